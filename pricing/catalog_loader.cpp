@@ -1,0 +1,420 @@
+#include "pricing/catalog_loader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "pricing/csv.hpp"
+
+namespace gpucost::pricing {
+namespace {
+
+// Column access for one table: checks the header once, then reads typed values by name.
+class Table {
+public:
+    Table(std::string name, std::vector<CsvRecord> records)
+        : name_(std::move(name)), records_(std::move(records)) {}
+
+    Status CheckHeader(const std::vector<std::string>& expected) {
+        if (records_.empty()) {
+            return Fail(1, "file is empty; expected a header row");
+        }
+        const auto& header = records_.front().fields;
+        for (std::size_t i = 0; i < header.size(); ++i) {
+            if (!columns_.emplace(header[i], i).second) {
+                return Fail(1, "duplicate column '" + header[i] + "'");
+            }
+        }
+        for (const auto& column : expected) {
+            if (columns_.count(column) == 0) {
+                return Fail(1, "missing column '" + column + "'");
+            }
+        }
+        std::set<std::string> known(expected.begin(), expected.end());
+        for (const auto& column : header) {
+            if (known.count(column) == 0) {
+                return Fail(1, "unknown column '" + column + "'");
+            }
+        }
+        return Ok{};
+    }
+
+    std::size_t RowCount() const { return records_.empty() ? 0 : records_.size() - 1; }
+    std::size_t Line(std::size_t row) const { return records_[row + 1].line; }
+
+    // Trimmed text of a column; empty when the row is short.
+    std::string Text(std::size_t row, const std::string& column) const {
+        const auto& fields = records_[row + 1].fields;
+        std::size_t index = columns_.at(column);
+        if (index >= fields.size()) {
+            return {};
+        }
+        std::string_view v = fields[index];
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) {
+            v.remove_prefix(1);
+        }
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) {
+            v.remove_suffix(1);
+        }
+        return std::string(v);
+    }
+
+    Result<std::optional<double>> OptionalNumber(std::size_t row, const std::string& column) const {
+        std::string text = Text(row, column);
+        if (text.empty()) {
+            return std::optional<double>{};
+        }
+        double value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+            return Fail(Line(row), column + " '" + text + "' is not a number");
+        }
+        if (value < 0) {
+            return Fail(Line(row), column + " must not be negative (got " + text + ")");
+        }
+        return std::optional<double>{value};
+    }
+
+    Result<double> Number(std::size_t row, const std::string& column) const {
+        auto value = OptionalNumber(row, column);
+        if (!value.ok()) {
+            return value.error();
+        }
+        if (!value.value().has_value()) {
+            return Fail(Line(row), column + " is required");
+        }
+        return *value.value();
+    }
+
+    Result<int> Integer(std::size_t row, const std::string& column, int min_value) const {
+        std::string text = Text(row, column);
+        int value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+            return Fail(Line(row), column + " '" + text + "' is not an integer");
+        }
+        if (value < min_value) {
+            return Fail(Line(row), column + " must be at least " + std::to_string(min_value));
+        }
+        return value;
+    }
+
+    Result<bool> Boolean(std::size_t row, const std::string& column) const {
+        std::string text = Text(row, column);
+        if (text == "true") {
+            return true;
+        }
+        if (text == "false") {
+            return false;
+        }
+        return Fail(Line(row), column + " must be true or false (got '" + text + "')");
+    }
+
+    Error Fail(std::size_t line, const std::string& what) const {
+        Error e = MakeError(ErrorCode::kInvalidArgument,
+                            name_ + " line " + std::to_string(line) + ": " + what);
+        e.field = name_ + ":" + std::to_string(line);
+        return e;
+    }
+
+private:
+    std::string name_;
+    std::vector<CsvRecord> records_;
+    std::unordered_map<std::string, std::size_t> columns_;
+};
+
+bool IsSlug(const std::string& id) {
+    if (id.empty()) {
+        return false;
+    }
+    for (char c : id) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+                  c == '_';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Unwraps a Result into `out` or returns its error from the enclosing function.
+#define GPUCOST_ASSIGN(out, expr)        \
+    do {                                 \
+        auto result_ = (expr);           \
+        if (!result_.ok()) {             \
+            return result_.error();      \
+        }                                \
+        (out) = std::move(result_).value(); \
+    } while (false)
+
+Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
+    static const std::vector<std::string> kColumns = {
+        "id", "name", "vendor", "form_factor", "launch_year", "fp32_tflops", "tf32_tflops",
+        "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops", "memory_gb",
+        "memory_type", "memory_gb_per_s", "cache_mb", "scale_up_interconnect",
+        "scale_up_gb_per_s", "host_pcie_gen", "tdp_w", "purchase_price_usd",
+        "purchase_price_as_of", "purchase_price_source", "spec_source", "confidence", "notes"};
+    static const std::vector<std::pair<Precision, std::string>> kPeakColumns = {
+        {Precision::kFp32, "fp32_tflops"}, {Precision::kTf32, "tf32_tflops"},
+        {Precision::kFp16, "fp16_tflops"}, {Precision::kBf16, "bf16_tflops"},
+        {Precision::kFp8, "fp8_tflops"},   {Precision::kInt8, "int8_tops"},
+        {Precision::kFp4, "fp4_tflops"}};
+    auto header = t.CheckHeader(kColumns);
+    if (!header.ok()) {
+        return header.error();
+    }
+    std::vector<Accelerator> out;
+    std::set<std::string> seen;
+    for (std::size_t row = 0; row < t.RowCount(); ++row) {
+        Accelerator a;
+        a.id = t.Text(row, "id");
+        if (!IsSlug(a.id)) {
+            return t.Fail(t.Line(row), "id '" + a.id + "' must be lowercase letters, digits, '.', '-' or '_'");
+        }
+        if (!seen.insert(a.id).second) {
+            return t.Fail(t.Line(row), "duplicate id '" + a.id + "'");
+        }
+        a.name = t.Text(row, "name");
+        a.vendor = t.Text(row, "vendor");
+        a.form_factor = t.Text(row, "form_factor");
+        GPUCOST_ASSIGN(a.launch_year, t.Integer(row, "launch_year", 1990));
+        bool any_peak = false;
+        for (const auto& [precision, column] : kPeakColumns) {
+            std::optional<double> peak;
+            GPUCOST_ASSIGN(peak, t.OptionalNumber(row, column));
+            a.peak_tflops[static_cast<std::size_t>(precision)] = peak;
+            any_peak = any_peak || peak.has_value();
+        }
+        if (!any_peak) {
+            return t.Fail(t.Line(row), "at least one peak throughput column is required");
+        }
+        GPUCOST_ASSIGN(a.memory_gb, t.Number(row, "memory_gb"));
+        GPUCOST_ASSIGN(a.memory_gb_per_s, t.Number(row, "memory_gb_per_s"));
+        if (a.memory_gb <= 0 || a.memory_gb_per_s <= 0) {
+            return t.Fail(t.Line(row), "memory_gb and memory_gb_per_s must be positive");
+        }
+        a.memory_type = t.Text(row, "memory_type");
+        GPUCOST_ASSIGN(a.cache_mb, t.OptionalNumber(row, "cache_mb"));
+        a.scale_up_interconnect = t.Text(row, "scale_up_interconnect");
+        GPUCOST_ASSIGN(a.scale_up_gb_per_s, t.OptionalNumber(row, "scale_up_gb_per_s"));
+        a.host_pcie_gen = t.Text(row, "host_pcie_gen");
+        GPUCOST_ASSIGN(a.tdp_w, t.OptionalNumber(row, "tdp_w"));
+        GPUCOST_ASSIGN(a.purchase_price_usd, t.OptionalNumber(row, "purchase_price_usd"));
+        a.purchase_price_as_of = t.Text(row, "purchase_price_as_of");
+        a.purchase_price_source = t.Text(row, "purchase_price_source");
+        a.spec_source = t.Text(row, "spec_source");
+        if (a.spec_source.empty()) {
+            return t.Fail(t.Line(row), "spec_source is required");
+        }
+        a.confidence = t.Text(row, "confidence");
+        a.notes = t.Text(row, "notes");
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+Result<std::vector<Offering>> LoadOfferings(Table& t, const std::set<std::string>& accelerators) {
+    static const std::vector<std::string> kColumns = {
+        "id", "provider", "instance_type", "accelerator", "accelerator_count",
+        "accelerator_memory_gb", "vcpus", "ram_gib", "interconnect", "scale_out_gbit_per_s",
+        "region", "price_type", "spot_interruption_bucket", "notes"};
+    auto header = t.CheckHeader(kColumns);
+    if (!header.ok()) {
+        return header.error();
+    }
+    std::vector<Offering> out;
+    std::set<std::string> seen;
+    for (std::size_t row = 0; row < t.RowCount(); ++row) {
+        Offering o;
+        o.id = t.Text(row, "id");
+        if (!IsSlug(o.id)) {
+            return t.Fail(t.Line(row), "id '" + o.id + "' must be lowercase letters, digits, '.', '-' or '_'");
+        }
+        if (!seen.insert(o.id).second) {
+            return t.Fail(t.Line(row), "duplicate id '" + o.id + "'");
+        }
+        o.provider = t.Text(row, "provider");
+        if (FindProvider(o.provider) == nullptr) {
+            return t.Fail(t.Line(row), "unknown provider '" + o.provider + "'");
+        }
+        o.instance_type = t.Text(row, "instance_type");
+        if (o.instance_type.empty()) {
+            return t.Fail(t.Line(row), "instance_type is required");
+        }
+        o.accelerator = t.Text(row, "accelerator");
+        if (accelerators.count(o.accelerator) == 0) {
+            return t.Fail(t.Line(row), "unknown accelerator id '" + o.accelerator + "'");
+        }
+        GPUCOST_ASSIGN(o.accelerator_count, t.Integer(row, "accelerator_count", 1));
+        GPUCOST_ASSIGN(o.accelerator_memory_gb, t.OptionalNumber(row, "accelerator_memory_gb"));
+        GPUCOST_ASSIGN(o.vcpus, t.OptionalNumber(row, "vcpus"));
+        GPUCOST_ASSIGN(o.ram_gib, t.OptionalNumber(row, "ram_gib"));
+        o.interconnect = t.Text(row, "interconnect");
+        GPUCOST_ASSIGN(o.scale_out_gbit_per_s, t.OptionalNumber(row, "scale_out_gbit_per_s"));
+        o.region = t.Text(row, "region");
+        if (o.region.empty()) {
+            return t.Fail(t.Line(row), "region is required");
+        }
+        std::string type = t.Text(row, "price_type");
+        auto price_type = ParsePriceType(type);
+        if (!price_type) {
+            return t.Fail(t.Line(row), "unknown price_type '" + type + "'");
+        }
+        o.price_type = *price_type;
+        std::string bucket = t.Text(row, "spot_interruption_bucket");
+        if (!bucket.empty()) {
+            o.spot_interruption = ParseSpotInterruptionBucket(bucket);
+            if (!o.spot_interruption) {
+                return t.Fail(t.Line(row), "unknown spot_interruption_bucket '" + bucket + "'");
+            }
+            if (o.price_type != PriceType::kSpot) {
+                return t.Fail(t.Line(row), "spot_interruption_bucket is only valid on spot offerings");
+            }
+        }
+        o.notes = t.Text(row, "notes");
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+Status AttachPrices(Table& t, std::vector<Offering>& offerings, std::size_t& observation_count) {
+    static const std::vector<std::string> kColumns = {
+        "offering_id", "usd_per_hour", "as_of", "as_of_estimated", "source", "verified", "notes"};
+    auto header = t.CheckHeader(kColumns);
+    if (!header.ok()) {
+        return header.error();
+    }
+    std::unordered_map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < offerings.size(); ++i) {
+        index.emplace(offerings[i].id, i);
+    }
+    std::vector<std::vector<PriceObservation>> observations(offerings.size());
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
+    for (std::size_t row = 0; row < t.RowCount(); ++row) {
+        std::string offering_id = t.Text(row, "offering_id");
+        auto it = index.find(offering_id);
+        if (it == index.end()) {
+            return t.Fail(t.Line(row), "unknown offering_id '" + offering_id + "'");
+        }
+        PriceObservation p;
+        GPUCOST_ASSIGN(p.usd_per_hour, t.Number(row, "usd_per_hour"));
+        p.as_of = t.Text(row, "as_of");
+        if (!IsIsoDate(p.as_of)) {
+            return t.Fail(t.Line(row), "as_of '" + p.as_of + "' is not a YYYY-MM-DD date");
+        }
+        GPUCOST_ASSIGN(p.as_of_estimated, t.Boolean(row, "as_of_estimated"));
+        p.source = t.Text(row, "source");
+        if (p.source.empty()) {
+            return t.Fail(t.Line(row), "source is required");
+        }
+        GPUCOST_ASSIGN(p.verified, t.Boolean(row, "verified"));
+        p.notes = t.Text(row, "notes");
+        if (!seen.emplace(offering_id, p.as_of, p.source).second) {
+            return t.Fail(t.Line(row), "duplicate price for '" + offering_id + "' as of " + p.as_of +
+                                           " from the same source");
+        }
+        observations[it->second].push_back(std::move(p));
+        ++observation_count;
+    }
+    for (std::size_t i = 0; i < offerings.size(); ++i) {
+        auto& obs = observations[i];
+        if (obs.empty()) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "offering '" + offerings[i].id + "' has no row in prices.csv");
+        }
+        std::size_t current = SelectCurrentPrice(obs);
+        offerings[i].price = obs[current];
+        for (std::size_t j = 0; j < obs.size(); ++j) {
+            if (j != current) {
+                offerings[i].superseded_prices.push_back(obs[j]);
+            }
+        }
+        std::stable_sort(offerings[i].superseded_prices.begin(),
+                         offerings[i].superseded_prices.end(),
+                         [](const PriceObservation& a, const PriceObservation& b) {
+                             return a.as_of > b.as_of;
+                         });
+    }
+    return Ok{};
+}
+
+}  // namespace
+
+bool IsIsoDate(const std::string& text) {
+    if (text.size() != 10 || text[4] != '-' || text[7] != '-') {
+        return false;
+    }
+    auto digits = [&](std::size_t from, std::size_t count, int& out) {
+        auto [end, ec] = std::from_chars(text.data() + from, text.data() + from + count, out);
+        return ec == std::errc() && end == text.data() + from + count;
+    };
+    int year = 0;
+    int month = 0;
+    int day = 0;
+    if (!digits(0, 4, year) || !digits(5, 2, month) || !digits(8, 2, day)) {
+        return false;
+    }
+    if (month < 1 || month > 12 || day < 1) {
+        return false;
+    }
+    static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    int max_day = kDays[month - 1] + ((month == 2 && leap) ? 1 : 0);
+    return day <= max_day;
+}
+
+std::string ContentHash(const std::string& text) {
+    std::uint64_t hash = 1469598103934665603ULL;
+    for (char c : text) {
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 1099511628211ULL;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 15; i >= 0; --i) {
+        out[static_cast<std::size_t>(i)] = kHex[hash & 0xF];
+        hash >>= 4;
+    }
+    return out;
+}
+
+Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv) {
+    std::vector<CsvRecord> records;
+    GPUCOST_ASSIGN(records, ParseCsv(csv.accelerators_csv, csv.accelerators_name));
+    Table accelerator_table(csv.accelerators_name, std::move(records));
+    std::vector<Accelerator> accelerators;
+    GPUCOST_ASSIGN(accelerators, LoadAccelerators(accelerator_table));
+
+    std::set<std::string> accelerator_ids;
+    for (const auto& a : accelerators) {
+        accelerator_ids.insert(a.id);
+    }
+    GPUCOST_ASSIGN(records, ParseCsv(csv.offerings_csv, csv.offerings_name));
+    Table offering_table(csv.offerings_name, std::move(records));
+    std::vector<Offering> offerings;
+    GPUCOST_ASSIGN(offerings, LoadOfferings(offering_table, accelerator_ids));
+
+    GPUCOST_ASSIGN(records, ParseCsv(csv.prices_csv, csv.prices_name));
+    Table price_table(csv.prices_name, std::move(records));
+    std::size_t observation_count = 0;
+    auto attached = AttachPrices(price_table, offerings, observation_count);
+    if (!attached.ok()) {
+        return attached.error();
+    }
+    std::string version =
+        ContentHash(csv.accelerators_csv + '\x1f' + csv.offerings_csv + '\x1f' + csv.prices_csv);
+    return InMemoryCatalog::Build(std::move(accelerators), std::move(offerings), version,
+                                  csv.origin, observation_count);
+}
+
+#undef GPUCOST_ASSIGN
+
+}  // namespace gpucost::pricing

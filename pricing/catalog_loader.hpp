@@ -1,0 +1,38 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "pricing/error.hpp"
+#include "pricing/in_memory_catalog.hpp"
+
+namespace gpucost::pricing {
+
+// The three catalog tables as CSV text (columns documented in schema/seed/README.md).
+// The *_name fields are used in error messages only.
+struct CatalogCsv {
+    std::string accelerators_csv;
+    std::string offerings_csv;
+    std::string prices_csv;
+    std::string accelerators_name = "accelerators.csv";
+    std::string offerings_name = "offerings.csv";
+    std::string prices_name = "prices.csv";
+    std::string origin = "embedded";
+};
+
+// Parses and validates the catalog tables and builds a snapshot whose offerings carry their
+// current price (SelectCurrentPrice) and superseded observations.
+// Errors (kInvalidArgument), each naming the file and line: missing or unknown column, a
+// value that is not a number where one is required, a negative number, a duplicate
+// accelerator or offering id, an unknown accelerator/provider/price type/spot bucket, a
+// malformed date, a price row for an unknown offering, a duplicate price row (same offering,
+// as_of and source), and an offering with no price row.
+[[nodiscard]] Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv);
+
+// 16 hex digits of FNV-1a 64 over the text; used as the catalog version.
+std::string ContentHash(const std::string& text);
+
+// True for a valid calendar date written YYYY-MM-DD.
+bool IsIsoDate(const std::string& text);
+
+}  // namespace gpucost::pricing

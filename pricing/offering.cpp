@@ -1,0 +1,90 @@
+#include "pricing/offering.hpp"
+
+#include <array>
+#include <cassert>
+
+namespace gpucost::pricing {
+
+std::string_view PriceTypeName(PriceType type) {
+    switch (type) {
+        case PriceType::kOnDemand:
+            return "on_demand";
+        case PriceType::kSpot:
+            return "spot";
+        case PriceType::kCommit1y:
+            return "commit_1y";
+        case PriceType::kCommit3y:
+            return "commit_3y";
+        case PriceType::kCapacityBlock:
+            return "capacity_block";
+    }
+    return "on_demand";
+}
+
+std::optional<PriceType> ParsePriceType(std::string_view name) {
+    constexpr std::array kTypes = {PriceType::kOnDemand, PriceType::kSpot, PriceType::kCommit1y,
+                                   PriceType::kCommit3y, PriceType::kCapacityBlock};
+    for (PriceType t : kTypes) {
+        if (PriceTypeName(t) == name) {
+            return t;
+        }
+    }
+    return std::nullopt;
+}
+
+const std::vector<Provider>& KnownProviders() {
+    static const std::vector<Provider> kProviders = {
+        {"aws", "AWS", "hyperscaler"},         {"gcp", "Google Cloud", "hyperscaler"},
+        {"azure", "Microsoft Azure", "hyperscaler"}, {"lambda", "Lambda", "neocloud"},
+        {"coreweave", "CoreWeave", "neocloud"}, {"runpod", "RunPod", "neocloud"},
+        {"vastai", "Vast.ai", "marketplace"},
+    };
+    return kProviders;
+}
+
+const Provider* FindProvider(std::string_view id) {
+    for (const Provider& p : KnownProviders()) {
+        if (p.id == id) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
+std::optional<SpotInterruptionBucket> ParseSpotInterruptionBucket(std::string_view label) {
+    static const std::array<SpotInterruptionBucket, 5> kBuckets = {{
+        {"<5%", 0, 5},
+        {"5-10%", 5, 11},
+        {"10-15%", 11, 16},
+        {"15-20%", 16, 22},
+        {">20%", 22, 100},
+    }};
+    for (const auto& b : kBuckets) {
+        if (b.label == label) {
+            return b;
+        }
+    }
+    return std::nullopt;
+}
+
+std::size_t SelectCurrentPrice(const std::vector<PriceObservation>& observations) {
+    assert(!observations.empty());
+    std::size_t best = 0;
+    auto better = [](const PriceObservation& a, const PriceObservation& b) {
+        if (a.verified != b.verified) {
+            return a.verified;
+        }
+        if (a.as_of != b.as_of) {
+            return a.as_of > b.as_of;  // ISO dates order lexicographically
+        }
+        return !a.as_of_estimated && b.as_of_estimated;
+    };
+    for (std::size_t i = 1; i < observations.size(); ++i) {
+        if (better(observations[i], observations[best])) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+}  // namespace gpucost::pricing

@@ -1,0 +1,285 @@
+#include "pricing/offering_query.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <utility>
+#include <variant>
+
+namespace gpucost::pricing {
+namespace {
+
+constexpr std::array<std::pair<OfferingSortField, const char*>, 7> kSortNames = {{
+    {OfferingSortField::kUsdPerAcceleratorHour, "usd_per_accelerator_hour"},
+    {OfferingSortField::kUsdPerHour, "usd_per_hour"},
+    {OfferingSortField::kAcceleratorCount, "accelerator_count"},
+    {OfferingSortField::kAcceleratorMemoryGb, "accelerator_memory_gb"},
+    {OfferingSortField::kAsOf, "as_of"},
+    {OfferingSortField::kProvider, "provider"},
+    {OfferingSortField::kId, "id"},
+}};
+
+using SortKey = std::variant<double, std::string>;
+
+SortKey KeyOf(const Offering& o, OfferingSortField field) {
+    switch (field) {
+        case OfferingSortField::kUsdPerAcceleratorHour:
+            return o.UsdPerAcceleratorHour();
+        case OfferingSortField::kUsdPerHour:
+            return o.price.usd_per_hour;
+        case OfferingSortField::kAcceleratorCount:
+            return static_cast<double>(o.accelerator_count);
+        case OfferingSortField::kAcceleratorMemoryGb:
+            return o.accelerator_memory_gb.value_or(0.0);
+        case OfferingSortField::kAsOf:
+            return o.price.as_of;
+        case OfferingSortField::kProvider:
+            return o.provider;
+        case OfferingSortField::kId:
+            return o.id;
+    }
+    return o.id;
+}
+
+// Strict weak order on (key, id), honouring the direction for the key only; id always ascends
+// so ties page deterministically.
+bool Before(const SortKey& ka, const std::string& ida, const SortKey& kb, const std::string& idb,
+            bool descending) {
+    if (ka != kb) {
+        return descending ? kb < ka : ka < kb;
+    }
+    return ida < idb;
+}
+
+std::string KeyText(const SortKey& key) {
+    if (const double* d = std::get_if<double>(&key)) {
+        std::array<char, 64> buf{};
+        auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), *d);
+        (void)ec;
+        return "n" + std::string(buf.data(), end);
+    }
+    return "s" + std::get<std::string>(key);
+}
+
+std::optional<SortKey> ParseKeyText(const std::string& text) {
+    if (text.empty()) {
+        return std::nullopt;
+    }
+    if (text[0] == 's') {
+        return SortKey{text.substr(1)};
+    }
+    if (text[0] == 'n') {
+        double d = 0;
+        auto [end, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), d);
+        if (ec != std::errc() || end != text.data() + text.size()) {
+            return std::nullopt;
+        }
+        return SortKey{d};
+    }
+    return std::nullopt;
+}
+
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string Base64UrlEncode(const std::string& in) {
+    std::string out;
+    std::size_t i = 0;
+    while (i + 2 < in.size()) {
+        auto byte = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(in[k])); };
+        unsigned v = (byte(i) << 16U) | (byte(i + 1) << 8U) | byte(i + 2);
+        out += kB64[(v >> 18U) & 63U];
+        out += kB64[(v >> 12U) & 63U];
+        out += kB64[(v >> 6U) & 63U];
+        out += kB64[v & 63U];
+        i += 3;
+    }
+    std::size_t rest = in.size() - i;
+    if (rest > 0) {
+        unsigned v = static_cast<unsigned>(static_cast<unsigned char>(in[i])) << 16U;
+        if (rest == 2) {
+            v |= static_cast<unsigned>(static_cast<unsigned char>(in[i + 1])) << 8U;
+        }
+        out += kB64[(v >> 18U) & 63U];
+        out += kB64[(v >> 12U) & 63U];
+        if (rest == 2) {
+            out += kB64[(v >> 6U) & 63U];
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> Base64UrlDecode(const std::string& in) {
+    std::string out;
+    unsigned buffer = 0;
+    int bits = 0;
+    for (char c : in) {
+        const char* p = std::find(std::begin(kB64), std::end(kB64) - 1, c);
+        if (p == std::end(kB64) - 1) {
+            return std::nullopt;
+        }
+        buffer = (buffer << 6U) | static_cast<unsigned>(p - kB64);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((buffer >> static_cast<unsigned>(bits)) & 0xFFU);
+        }
+    }
+    return out;
+}
+
+constexpr char kCursorSep = '\x1f';
+
+}  // namespace
+
+std::optional<OfferingSort> ParseOfferingSort(const std::string& text) {
+    OfferingSort sort;
+    std::string name = text;
+    if (!name.empty() && name[0] == '-') {
+        sort.descending = true;
+        name = name.substr(1);
+    } else if (!name.empty() && name[0] == '+') {
+        name = name.substr(1);
+    }
+    for (const auto& [field, field_name] : kSortNames) {
+        if (name == field_name) {
+            sort.field = field;
+            return sort;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string OfferingSortName(const OfferingSort& sort) {
+    for (const auto& [field, field_name] : kSortNames) {
+        if (field == sort.field) {
+            return (sort.descending ? "-" : "") + std::string(field_name);
+        }
+    }
+    return "id";
+}
+
+Status OfferingQuery::Validate() const {
+    Error error{ErrorCode::kInvalidArgument, "invalid query parameters", "", {}};
+    auto fail = [&](const std::string& field, const std::string& detail) {
+        error.errors.push_back({field, detail});
+    };
+    for (const auto& p : providers) {
+        if (FindProvider(p) == nullptr) {
+            fail("provider", "unknown provider '" + p + "'");
+        }
+    }
+    if (min_accelerators && *min_accelerators < 1) {
+        fail("min_accelerators", "must be at least 1");
+    }
+    if (max_accelerators && *max_accelerators < 1) {
+        fail("max_accelerators", "must be at least 1");
+    }
+    if (min_accelerators && max_accelerators && *min_accelerators > *max_accelerators) {
+        fail("min_accelerators", "must not exceed max_accelerators");
+    }
+    if (min_accelerator_memory_gb && !(*min_accelerator_memory_gb >= 0)) {
+        fail("min_accelerator_memory_gb", "must be a non-negative number");
+    }
+    if (max_usd_per_accelerator_hour && !(*max_usd_per_accelerator_hour >= 0)) {
+        fail("max_usd_per_accelerator_hour", "must be a non-negative number");
+    }
+    if (limit < 1 || limit > kMaxPageLimit) {
+        fail("limit", "must be between 1 and " + std::to_string(kMaxPageLimit));
+    }
+    if (error.errors.empty()) {
+        return Ok{};
+    }
+    error.field = error.errors.front().field;
+    error.message = error.errors.front().field + ": " + error.errors.front().detail;
+    return error;
+}
+
+Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
+                                    const OfferingQuery& query) {
+    auto contains = [](const auto& list, const auto& value) {
+        return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+    };
+    std::vector<const Offering*> matches;
+    for (const Offering& o : offerings) {
+        if (!contains(query.providers, o.provider) ||
+            !contains(query.accelerators, o.accelerator) ||
+            !contains(query.price_types, o.price_type) || !contains(query.regions, o.region)) {
+            continue;
+        }
+        if (query.min_accelerators && o.accelerator_count < *query.min_accelerators) {
+            continue;
+        }
+        if (query.max_accelerators && o.accelerator_count > *query.max_accelerators) {
+            continue;
+        }
+        if (query.min_accelerator_memory_gb &&
+            o.accelerator_memory_gb.value_or(0.0) < *query.min_accelerator_memory_gb) {
+            continue;
+        }
+        if (query.max_usd_per_accelerator_hour &&
+            o.UsdPerAcceleratorHour() > *query.max_usd_per_accelerator_hour) {
+            continue;
+        }
+        if (query.verified && o.price.verified != *query.verified) {
+            continue;
+        }
+        matches.push_back(&o);
+    }
+    const OfferingSort sort = query.sort;
+    std::sort(matches.begin(), matches.end(), [&](const Offering* a, const Offering* b) {
+        return Before(KeyOf(*a, sort.field), a->id, KeyOf(*b, sort.field), b->id, sort.descending);
+    });
+
+    std::size_t start = 0;
+    const std::string sort_name = OfferingSortName(sort);
+    if (!query.cursor.empty()) {
+        auto bad_cursor = MakeError(ErrorCode::kInvalidArgument,
+                                    "cursor is not valid for this listing; start again without it",
+                                    "cursor");
+        auto decoded = Base64UrlDecode(query.cursor);
+        if (!decoded) {
+            return bad_cursor;
+        }
+        std::size_t first = decoded->find(kCursorSep);
+        std::size_t second = first == std::string::npos ? first : decoded->find(kCursorSep, first + 1);
+        if (second == std::string::npos) {
+            return bad_cursor;
+        }
+        if (decoded->substr(0, first) != sort_name) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "cursor was issued for sort '" + decoded->substr(0, first) +
+                                 "'; repeat the same sort or start again without a cursor",
+                             "cursor");
+        }
+        auto key = ParseKeyText(decoded->substr(first + 1, second - first - 1));
+        if (!key) {
+            return bad_cursor;
+        }
+        std::string last_id = decoded->substr(second + 1);
+        // Keyset pagination: the first item strictly after the cursor's (key, id) position,
+        // so a page boundary survives catalog changes between requests.
+        auto it = std::upper_bound(matches.begin(), matches.end(), 0,
+                                   [&](int, const Offering* o) {
+                                       return Before(*key, last_id, KeyOf(*o, sort.field), o->id,
+                                                     sort.descending);
+                                   });
+        start = static_cast<std::size_t>(it - matches.begin());
+    }
+
+    OfferingPage page;
+    page.total_count = matches.size();
+    std::size_t end = std::min(matches.size(), start + query.limit);
+    for (std::size_t i = start; i < end; ++i) {
+        page.items.push_back(*matches[i]);
+    }
+    if (end < matches.size() && end > start) {
+        const Offering& last = *matches[end - 1];
+        page.next_cursor = Base64UrlEncode(sort_name + kCursorSep +
+                                           KeyText(KeyOf(last, sort.field)) + kCursorSep +
+                                           last.id);
+    }
+    return page;
+}
+
+}  // namespace gpucost::pricing

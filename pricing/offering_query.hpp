@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
+#include "pricing/offering.hpp"
+
+namespace gpucost::pricing {
+
+// Fields offerings can be sorted by (API names in SortFieldName).
+enum class OfferingSortField {
+    kUsdPerAcceleratorHour,
+    kUsdPerHour,
+    kAcceleratorCount,
+    kAcceleratorMemoryGb,
+    kAsOf,
+    kProvider,
+    kId,
+};
+
+struct OfferingSort {
+    OfferingSortField field = OfferingSortField::kUsdPerAcceleratorHour;
+    bool descending = false;
+};
+
+// Parses "usd_per_hour" or "-usd_per_hour" (descending); nullopt for an unknown field.
+std::optional<OfferingSort> ParseOfferingSort(const std::string& text);
+std::string OfferingSortName(const OfferingSort& sort);
+
+// Default and maximum page size of offering lists.
+inline constexpr std::size_t kDefaultPageLimit = 50;
+inline constexpr std::size_t kMaxPageLimit = 500;
+
+// A filtered, sorted, paginated read of the offerings. Empty vectors mean "any". Values in
+// one vector are alternatives (OR); different fields combine with AND. Numeric bounds are
+// inclusive. Accelerator memory is per accelerator in GB; price per accelerator-hour in USD.
+struct OfferingQuery {
+    std::vector<std::string> providers;
+    std::vector<std::string> accelerators;
+    std::vector<PriceType> price_types;
+    std::vector<std::string> regions;
+    std::optional<int> min_accelerators;
+    std::optional<int> max_accelerators;
+    std::optional<double> min_accelerator_memory_gb;
+    std::optional<double> max_usd_per_accelerator_hour;
+    std::optional<bool> verified;
+    OfferingSort sort;
+    std::size_t limit = kDefaultPageLimit;
+    std::string cursor;  // opaque, from a previous page's next_cursor
+
+    // Range and consistency checks; reports every failing field (kInvalidArgument, field =
+    // query parameter name).
+    [[nodiscard]] Status Validate() const;
+};
+
+struct OfferingPage {
+    std::vector<Offering> items;
+    std::size_t total_count = 0;  // matches across all pages
+    std::optional<std::string> next_cursor;
+};
+
+// Runs the query over `offerings`. Ordering is by the sort field, then by id, so pages are
+// stable. The cursor encodes the last item's sort key and id; kInvalidArgument (field
+// "cursor") when it is not one of ours or was made for another sort order.
+// REQUIRES: query.Validate() succeeded.
+[[nodiscard]] Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
+                                                  const OfferingQuery& query);
+
+}  // namespace gpucost::pricing

@@ -1,0 +1,57 @@
+#include "service/app/catalog_factory.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "pricing/catalog_loader.hpp"
+#include "service/app/embedded_data.hpp"
+
+namespace gpucost::app {
+namespace {
+
+pricing::Result<std::string> ReadFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return pricing::MakeError(pricing::ErrorCode::kNotFound, "cannot read " + path);
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadEmbeddedCatalog() {
+    pricing::CatalogCsv csv;
+    csv.accelerators_csv = std::string(embedded::kAcceleratorsCsv);
+    csv.offerings_csv = std::string(embedded::kOfferingsCsv);
+    csv.prices_csv = std::string(embedded::kPricesCsv);
+    csv.accelerators_name = "schema/seed/accelerators.csv (embedded)";
+    csv.offerings_name = "schema/seed/offerings.csv (embedded)";
+    csv.prices_name = "schema/seed/prices.csv (embedded)";
+    csv.origin = "embedded";
+    return pricing::LoadCatalog(csv);
+}
+
+pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFromDir(
+    const std::string& dir) {
+    pricing::CatalogCsv csv;
+    csv.accelerators_name = dir + "/accelerators.csv";
+    csv.offerings_name = dir + "/offerings.csv";
+    csv.prices_name = dir + "/prices.csv";
+    csv.origin = dir;
+    for (auto [path, out] : {std::pair{&csv.accelerators_name, &csv.accelerators_csv},
+                             std::pair{&csv.offerings_name, &csv.offerings_csv},
+                             std::pair{&csv.prices_name, &csv.prices_csv}}) {
+        auto text = ReadFile(*path);
+        if (!text.ok()) {
+            return text.error();
+        }
+        *out = std::move(text).value();
+    }
+    return pricing::LoadCatalog(csv);
+}
+
+std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }
+
+}  // namespace gpucost::app

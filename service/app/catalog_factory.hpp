@@ -1,0 +1,25 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pricing/error.hpp"
+#include "pricing/in_memory_catalog.hpp"
+
+namespace gpucost::app {
+
+// The catalog built into the binary from schema/seed/*.csv at compile time.
+// kInvalidArgument (naming file and line) if the embedded data is invalid, which a unit test
+// rules out for every build.
+[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadEmbeddedCatalog();
+
+// Reads accelerators.csv, offerings.csv and prices.csv from `dir` and validates them.
+// kNotFound when a file cannot be read; kInvalidArgument naming the file and line for bad data.
+[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFromDir(
+    const std::string& dir);
+
+// The OpenAPI document built into the binary (openapi.yaml at compile time).
+std::string_view EmbeddedOpenApiYaml();
+
+}  // namespace gpucost::app

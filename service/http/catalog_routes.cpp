@@ -1,0 +1,204 @@
+#include <algorithm>
+
+#include "pricing/offering_query.hpp"
+#include "service/http/json_codec.hpp"
+#include "service/http/problem.hpp"
+#include "service/http/query_params.hpp"
+#include "service/http/router.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+using pricing::Result;
+
+constexpr char kIdPattern[] = "([A-Za-z0-9._-]{1,200})";
+
+Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
+    auto checked = params.Check();
+    if (!checked.ok()) {
+        return checked.error();
+    }
+    pricing::OfferingQuery q;
+    q.providers = params.List("provider");
+    q.accelerators = params.List("accelerator");
+    q.regions = params.List("region");
+    for (const auto& name : params.List("price_type")) {
+        auto type = pricing::ParsePriceType(name);
+        if (!type) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "unknown price_type '" + name.substr(0, 32) +
+                                 "'; use on_demand, spot, commit_1y, commit_3y or capacity_block",
+                             "price_type");
+        }
+        q.price_types.push_back(*type);
+    }
+    auto min_acc = params.Int("min_accelerators");
+    auto max_acc = params.Int("max_accelerators");
+    auto min_mem = params.Double("min_accelerator_memory_gb");
+    auto max_price = params.Double("max_usd_per_accelerator_hour");
+    auto verified = params.Bool("verified");
+    auto limit = params.Int("limit");
+    auto sort = params.One("sort");
+    auto cursor = params.One("cursor");
+    for (const pricing::Error* e :
+         {min_acc.ok() ? nullptr : &min_acc.error(), max_acc.ok() ? nullptr : &max_acc.error(),
+          min_mem.ok() ? nullptr : &min_mem.error(), max_price.ok() ? nullptr : &max_price.error(),
+          verified.ok() ? nullptr : &verified.error(), limit.ok() ? nullptr : &limit.error(),
+          sort.ok() ? nullptr : &sort.error(), cursor.ok() ? nullptr : &cursor.error()}) {
+        if (e != nullptr) {
+            return *e;
+        }
+    }
+    q.min_accelerators = min_acc.value();
+    q.max_accelerators = max_acc.value();
+    q.min_accelerator_memory_gb = min_mem.value();
+    q.max_usd_per_accelerator_hour = max_price.value();
+    q.verified = verified.value();
+    if (limit.value()) {
+        q.limit = static_cast<std::size_t>(std::max(0, *limit.value()));
+    }
+    if (sort.value()) {
+        auto parsed = pricing::ParseOfferingSort(*sort.value());
+        if (!parsed) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "unknown sort '" + sort.value()->substr(0, 40) +
+                                 "'; use usd_per_accelerator_hour, usd_per_hour, "
+                                 "accelerator_count, accelerator_memory_gb, as_of, provider or "
+                                 "id, with a leading '-' for descending",
+                             "sort");
+        }
+        q.sort = *parsed;
+    }
+    q.cursor = cursor.value().value_or("");
+    auto valid = q.Validate();
+    if (!valid.ok()) {
+        return valid.error();
+    }
+    return q;
+}
+
+}  // namespace
+
+void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Get("/v1/accelerators", [deps](const httplib::Request& req, httplib::Response& res) {
+        QueryParams params(req, {"vendor", "precision"});
+        if (auto checked = params.Check(); !checked.ok()) {
+            return WriteProblem(res, req, checked.error());
+        }
+        std::vector<std::string> vendors = params.List("vendor");
+        std::vector<pricing::Precision> precisions;
+        for (const auto& name : params.List("precision")) {
+            auto p = pricing::ParsePrecision(name);
+            if (!p) {
+                return WriteProblem(res, req,
+                                    MakeError(ErrorCode::kInvalidArgument,
+                                              "unknown precision '" + name.substr(0, 16) +
+                                                  "'; use fp32, tf32, fp16, bf16, fp8, int8 or fp4",
+                                              "precision"));
+            }
+            precisions.push_back(*p);
+        }
+        json items = json::array();
+        for (const auto& a : deps.catalog()->Accelerators()) {
+            bool vendor_ok = vendors.empty() ||
+                             std::any_of(vendors.begin(), vendors.end(), [&](const std::string& v) {
+                                 return v.size() == a.vendor.size() &&
+                                        std::equal(v.begin(), v.end(), a.vendor.begin(),
+                                                   [](char x, char y) {
+                                                       return std::tolower(x) == std::tolower(y);
+                                                   });
+                             });
+            bool precision_ok = std::all_of(precisions.begin(), precisions.end(),
+                                            [&](auto p) { return a.PeakTflops(p).has_value(); });
+            if (vendor_ok && precision_ok) {
+                items.push_back(ToJson(a));
+            }
+        }
+        WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+    });
+
+    routes.Get(std::string("/v1/accelerators/") + kIdPattern,
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+                       return WriteProblem(res, req, checked.error());
+                   }
+                   auto found = deps.catalog()->FindAccelerator(req.matches[1].str());
+                   if (!found.ok()) {
+                       return WriteProblem(res, req, found.error());
+                   }
+                   WriteJson(res, ToJson(found.value()));
+               });
+
+    routes.Get("/v1/providers", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+            return WriteProblem(res, req, checked.error());
+        }
+        json items = json::array();
+        for (const auto& p : deps.catalog()->Providers()) {
+            items.push_back(ToJson(p));
+        }
+        WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+    });
+
+    routes.Get("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
+        QueryParams params(req, {"provider", "accelerator", "price_type", "region",
+                                 "min_accelerators", "max_accelerators",
+                                 "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
+                                 "verified", "sort", "limit", "cursor"});
+        auto query = DecodeOfferingQuery(params);
+        if (!query.ok()) {
+            return WriteProblem(res, req, query.error());
+        }
+        auto catalog = deps.catalog();
+        auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());
+        if (!page.ok()) {
+            return WriteProblem(res, req, page.error());
+        }
+        json items = json::array();
+        for (const auto& o : page.value().items) {
+            items.push_back(ToJson(o, /*with_history=*/false));
+        }
+        const auto& next = page.value().next_cursor;
+        WriteJson(res, {{"total_count", page.value().total_count},
+                        {"limit", query.value().limit},
+                        {"sort", pricing::OfferingSortName(query.value().sort)},
+                        {"next_cursor", next ? json(*next) : json(nullptr)},
+                        {"catalog_version", catalog->Describe().version},
+                        {"items", std::move(items)}});
+    });
+
+    routes.Get(std::string("/v1/offerings/") + kIdPattern,
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+                       return WriteProblem(res, req, checked.error());
+                   }
+                   auto found = deps.catalog()->FindOffering(req.matches[1].str());
+                   if (!found.ok()) {
+                       return WriteProblem(res, req, found.error());
+                   }
+                   WriteJson(res, ToJson(found.value(), /*with_history=*/true));
+               });
+
+    routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+            return WriteProblem(res, req, checked.error());
+        }
+        auto catalog = deps.catalog();
+        json body = ToJson(catalog->Describe());
+        json providers = json::array();
+        for (const auto& p : catalog->Providers()) {
+            providers.push_back({{"id", p.provider.id}, {"offering_count", p.offering_count}});
+        }
+        body["providers"] = std::move(providers);
+        body["price_types"] = {"on_demand", "spot", "commit_1y", "commit_3y", "capacity_block"};
+        body["price_selection_rule"] =
+            "per offering, the most recent verified price is current; an unverified price is "
+            "served (verified: false) only when no verified one exists; other observations are "
+            "listed as superseded_prices on GET /v1/offerings/{id}";
+        WriteJson(res, body);
+    });
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,49 @@
+#include <chrono>
+
+#include "service/http/json_codec.hpp"
+#include "service/http/problem.hpp"
+#include "service/http/router.hpp"
+
+namespace gpucost::http {
+
+void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Get("/healthz", [deps](const httplib::Request&, httplib::Response& res) {
+        auto catalog = deps.catalog();
+        auto info = catalog->Describe();
+        double uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                        deps.started_at)
+                              .count();
+        WriteJson(res, {{"status", "ok"},
+                        {"version", deps.service_version},
+                        {"uptime_s", std::round(uptime_s)},
+                        {"catalog",
+                         {{"version", info.version},
+                          {"origin", info.origin},
+                          {"offering_count", info.offering_count},
+                          {"newest_as_of", info.newest_as_of}}}});
+    });
+
+    routes.Get("/readyz", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (deps.shutting_down()) {
+            res.set_header("Retry-After", "5");
+            return WriteTransportProblem(res, req, 503, "shutting_down",
+                                         "the server is shutting down");
+        }
+        WriteJson(res, {{"ready", true}});
+    });
+
+    routes.Get("/openapi.yaml", [deps](const httplib::Request&, httplib::Response& res) {
+        res.set_content(deps.openapi_yaml, "application/yaml");
+    });
+
+    routes.Get("/", [deps](const httplib::Request&, httplib::Response& res) {
+        WriteJson(res, {{"service", "gpucost"},
+                        {"version", deps.service_version},
+                        {"openapi", "/openapi.yaml"},
+                        {"links",
+                         {"/v1/accelerators", "/v1/providers", "/v1/offerings", "/v1/catalog",
+                          "/healthz", "/readyz"}}});
+    });
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,206 @@
+#include "service/http/json_codec.hpp"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+namespace gpucost::http {
+namespace {
+
+struct JsonLimitExceeded : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+template <typename T>
+json Opt(const std::optional<T>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+json PriceToJson(const pricing::PriceObservation& p) {
+    return {{"usd_per_hour", Num(p.usd_per_hour)},
+            {"as_of", p.as_of},
+            {"as_of_estimated", p.as_of_estimated},
+            {"source", p.source},
+            {"verified", p.verified},
+            {"notes", p.notes}};
+}
+
+}  // namespace
+
+json Num(double value) {
+    if (!std::isfinite(value)) {
+        return nullptr;
+    }
+    return std::round(value * 1e6) / 1e6;
+}
+
+pricing::Result<json> ParseJsonBody(std::string_view body) {
+    std::vector<std::set<std::string>> keys_per_object;
+    std::vector<std::size_t> array_lengths;
+    auto callback = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
+        if (depth > kMaxJsonDepth) {
+            throw JsonLimitExceeded("nesting deeper than " + std::to_string(kMaxJsonDepth));
+        }
+        switch (event) {
+            case json::parse_event_t::object_start:
+                keys_per_object.emplace_back();
+                break;
+            case json::parse_event_t::object_end:
+                if (!keys_per_object.empty()) {
+                    keys_per_object.pop_back();
+                }
+                break;
+            case json::parse_event_t::array_start:
+                array_lengths.push_back(0);
+                break;
+            case json::parse_event_t::array_end:
+                if (!array_lengths.empty()) {
+                    array_lengths.pop_back();
+                }
+                break;
+            case json::parse_event_t::key: {
+                const auto& key = parsed.get_ref<const std::string&>();
+                if (key.size() > kMaxJsonStringBytes) {
+                    throw JsonLimitExceeded("an object key is too long");
+                }
+                if (!keys_per_object.empty() && !keys_per_object.back().insert(key).second) {
+                    throw JsonLimitExceeded("duplicate key '" + key.substr(0, 64) + "'");
+                }
+                break;
+            }
+            case json::parse_event_t::value:
+                if (parsed.is_string() &&
+                    parsed.get_ref<const std::string&>().size() > kMaxJsonStringBytes) {
+                    throw JsonLimitExceeded("a string value is longer than " +
+                                            std::to_string(kMaxJsonStringBytes) + " bytes");
+                }
+                if (!array_lengths.empty() && ++array_lengths.back() > kMaxJsonArrayLength) {
+                    throw JsonLimitExceeded("an array has more than " +
+                                            std::to_string(kMaxJsonArrayLength) + " elements");
+                }
+                break;
+        }
+        return true;
+    };
+    try {
+        json doc = json::parse(body.begin(), body.end(), callback, /*allow_exceptions=*/true);
+        if (!doc.is_object()) {
+            return pricing::MakeError(pricing::ErrorCode::kMalformed,
+                                      "the request body must be a JSON object", "/");
+        }
+        return doc;
+    } catch (const JsonLimitExceeded& e) {
+        return pricing::MakeError(pricing::ErrorCode::kMalformed,
+                                  std::string("request body rejected: ") + e.what(), "/");
+    } catch (const json::exception& e) {
+        // nlohmann's message names the byte offset; its id tells the kind. Keep both short.
+        std::string what = e.what();
+        auto pos = what.find("syntax error");
+        std::string reason = pos != std::string::npos ? what.substr(pos) : "invalid JSON";
+        return pricing::MakeError(pricing::ErrorCode::kMalformed,
+                                  "request body is not valid JSON: " + reason.substr(0, 200), "/");
+    }
+}
+
+json ToJson(const pricing::Accelerator& a) {
+    json peaks = json::object();
+    json supported = json::array();
+    for (pricing::Precision p : pricing::kAllPrecisions) {
+        if (auto peak = a.PeakTflops(p)) {
+            peaks[std::string(pricing::PrecisionName(p))] = *peak;
+            supported.push_back(pricing::PrecisionName(p));
+        }
+    }
+    return {{"id", a.id},
+            {"name", a.name},
+            {"vendor", a.vendor},
+            {"form_factor", a.form_factor},
+            {"launch_year", a.launch_year},
+            {"dense_peak_tflops", peaks},
+            {"supported_precisions", supported},
+            {"memory_gb", a.memory_gb},
+            {"memory_type", a.memory_type},
+            {"memory_gb_per_s", a.memory_gb_per_s},
+            {"cache_mb", Opt(a.cache_mb)},
+            {"scale_up_interconnect", a.scale_up_interconnect},
+            {"scale_up_gb_per_s", Opt(a.scale_up_gb_per_s)},
+            {"host_pcie_gen", a.host_pcie_gen},
+            {"tdp_w", Opt(a.tdp_w)},
+            {"purchase_price_usd", Opt(a.purchase_price_usd)},
+            {"purchase_price_as_of", a.purchase_price_as_of},
+            {"purchase_price_source", a.purchase_price_source},
+            {"spec_source", a.spec_source},
+            {"confidence", a.confidence},
+            {"notes", a.notes}};
+}
+
+json ToJson(const pricing::Offering& o, bool with_history) {
+    const pricing::Provider* provider = pricing::FindProvider(o.provider);
+    json spot = nullptr;
+    if (o.spot_interruption) {
+        spot = {{"bucket", o.spot_interruption->label},
+                {"min_percent_per_month", o.spot_interruption->min_percent_per_month},
+                {"max_percent_per_month", o.spot_interruption->max_percent_per_month}};
+    }
+    json out = {{"id", o.id},
+                {"provider", o.provider},
+                {"provider_name", provider ? provider->name : o.provider},
+                {"instance_type", o.instance_type},
+                {"accelerator", o.accelerator},
+                {"accelerator_count", o.accelerator_count},
+                {"accelerator_memory_gb", Opt(o.accelerator_memory_gb)},
+                {"vcpus", Opt(o.vcpus)},
+                {"ram_gib", Opt(o.ram_gib)},
+                {"interconnect", o.interconnect},
+                {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
+                {"region", o.region},
+                {"price_type", pricing::PriceTypeName(o.price_type)},
+                {"usd_per_hour", Num(o.price.usd_per_hour)},
+                {"usd_per_accelerator_hour", Num(o.UsdPerAcceleratorHour())},
+                {"as_of", o.price.as_of},
+                {"as_of_estimated", o.price.as_of_estimated},
+                {"source", o.price.source},
+                {"verified", o.price.verified},
+                {"price_notes", o.price.notes},
+                {"spot_interruption", spot},
+                {"notes", o.notes},
+                {"superseded_price_count", o.superseded_prices.size()}};
+    if (with_history) {
+        json history = json::array();
+        for (const auto& p : o.superseded_prices) {
+            history.push_back(PriceToJson(p));
+        }
+        out["superseded_prices"] = std::move(history);
+    }
+    return out;
+}
+
+json ToJson(const pricing::ProviderSummary& p) {
+    json by_type = json::object();
+    for (const auto& [type, count] : p.offerings_by_price_type) {
+        by_type[std::string(pricing::PriceTypeName(type))] = count;
+    }
+    return {{"id", p.provider.id},
+            {"name", p.provider.name},
+            {"kind", p.provider.kind},
+            {"offering_count", p.offering_count},
+            {"offerings_by_price_type", by_type},
+            {"accelerators", p.accelerators},
+            {"regions", p.regions},
+            {"oldest_as_of", p.oldest_as_of},
+            {"newest_as_of", p.newest_as_of}};
+}
+
+json ToJson(const pricing::CatalogInfo& info) {
+    return {{"version", info.version},
+            {"origin", info.origin},
+            {"accelerator_count", info.accelerator_count},
+            {"offering_count", info.offering_count},
+            {"unverified_offering_count", info.unverified_offering_count},
+            {"price_observation_count", info.price_observation_count},
+            {"oldest_as_of", info.oldest_as_of},
+            {"newest_as_of", info.newest_as_of}};
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/accelerator.hpp"
+#include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
+#include "pricing/offering.hpp"
+
+namespace gpucost::http {
+
+using json = nlohmann::json;
+
+// Limits applied while parsing request bodies (reliability-references §3): deeper nesting,
+// longer arrays or strings, and duplicate object keys are rejected during the parse, before
+// any copy or dump of the tree can recurse.
+inline constexpr int kMaxJsonDepth = 32;
+inline constexpr std::size_t kMaxJsonArrayLength = 4096;
+inline constexpr std::size_t kMaxJsonStringBytes = 4096;
+
+// Parses an untrusted JSON body. kMalformed (400) with a short reason for invalid JSON
+// (including ill-formed UTF-8), nesting over kMaxJsonDepth, an over-long array or string,
+// duplicate keys, or a top level that is not an object.
+[[nodiscard]] pricing::Result<json> ParseJsonBody(std::string_view body);
+
+// Rounds money and other derived figures at the JSON boundary (6 decimals). Non-finite
+// values become null.
+json Num(double value);
+
+json ToJson(const pricing::Accelerator& a);
+// `with_history` adds superseded_prices (single-offering reads only).
+json ToJson(const pricing::Offering& o, bool with_history);
+json ToJson(const pricing::ProviderSummary& p);
+json ToJson(const pricing::CatalogInfo& info);
+
+}  // namespace gpucost::http

@@ -1,0 +1,113 @@
+#include "service/http/problem.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "service/http/request_context.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using json = nlohmann::json;
+
+const char* TitleFor(int status) {
+    switch (status) {
+        case 400:
+            return "Bad Request";
+        case 401:
+            return "Unauthorized";
+        case 403:
+            return "Forbidden";
+        case 404:
+            return "Not Found";
+        case 405:
+            return "Method Not Allowed";
+        case 409:
+            return "Conflict";
+        case 411:
+            return "Length Required";
+        case 412:
+            return "Precondition Failed";
+        case 413:
+            return "Payload Too Large";
+        case 414:
+            return "URI Too Long";
+        case 415:
+            return "Unsupported Media Type";
+        case 416:
+            return "Range Not Satisfiable";
+        case 422:
+            return "Unprocessable Content";
+        case 429:
+            return "Too Many Requests";
+        case 503:
+            return "Service Unavailable";
+        default:
+            return status >= 500 ? "Internal Server Error" : "Error";
+    }
+}
+
+void Write(httplib::Response& res, const httplib::Request& req, int status, std::string_view code,
+           std::string_view detail, const std::string& field,
+           const std::vector<pricing::FieldError>& errors) {
+    json body = {
+        {"type", "urn:gpucost:problem:" + std::string(code)},
+        {"title", TitleFor(status)},
+        {"status", status},
+        {"detail", detail},
+        {"instance", req.path},
+        {"code", code},
+    };
+    if (!field.empty()) {
+        body["field"] = field;
+    }
+    json list = json::array();
+    for (const auto& e : errors) {
+        list.push_back({{"field", e.field}, {"detail", e.detail}});
+    }
+    body["errors"] = std::move(list);
+    std::string request_id = RequestIdOf(req);
+    if (!request_id.empty()) {
+        body["request_id"] = request_id;
+    }
+    res.status = status;
+    res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/problem+json");
+}
+
+}  // namespace
+
+int HttpStatusFor(pricing::ErrorCode code) {
+    switch (code) {
+        case pricing::ErrorCode::kInvalidArgument:
+            return 422;
+        case pricing::ErrorCode::kMalformed:
+            return 400;
+        case pricing::ErrorCode::kNotFound:
+            return 404;
+        case pricing::ErrorCode::kFailedPrecondition:
+            return 409;
+        case pricing::ErrorCode::kUnavailable:
+            return 503;
+        case pricing::ErrorCode::kInternal:
+            return 500;
+    }
+    return 500;
+}
+
+void WriteProblem(httplib::Response& res, const httplib::Request& req, const pricing::Error& error) {
+    int status = HttpStatusFor(error.code);
+    std::string detail = status == 500 ? "internal error; see the server log" : error.message;
+    Write(res, req, status, pricing::ErrorCodeName(error.code), detail, error.field, error.errors);
+    if (status == 503) {
+        res.set_header("Retry-After", "5");
+    }
+}
+
+void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,
+                           std::string_view code, std::string_view detail) {
+    Write(res, req, status, code, detail, {}, {});
+}
+
+std::string RequestIdOf(const httplib::Request& /*req*/) { return CurrentRequestContext().request_id; }
+
+}  // namespace gpucost::http

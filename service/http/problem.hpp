@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <httplib.h>
+
+#include "pricing/error.hpp"
+
+namespace gpucost::http {
+
+// HTTP status for a domain error code. The one table from ErrorCode to status.
+int HttpStatusFor(pricing::ErrorCode code);
+
+// Writes an RFC 9457 application/problem+json body:
+// {type, title, status, detail, instance, code, field?, errors[], request_id}.
+// `code` is a stable snake_case string; `errors` lists {field, detail} per failing field.
+void WriteProblem(httplib::Response& res, const httplib::Request& req, const pricing::Error& error);
+
+// Same, for failures the transport layer detects itself (404 route, 405, 411, 413, 415, 416,
+// 500). `code` is the stable string, e.g. "method_not_allowed".
+void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,
+                           std::string_view code, std::string_view detail);
+
+// The request id this server assigned to `req` (echoed in X-Request-Id).
+std::string RequestIdOf(const httplib::Request& req);
+
+}  // namespace gpucost::http

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace gpucost::http {
+
+// Per-request state kept by the worker thread that serves the request. cpp-httplib 0.11.4
+// runs pre-routing, the handler, the error handler and the logger for one request on the
+// same thread, and hands the handlers a const Request, so this is where the request id and
+// start time live between those hooks.
+struct RequestContext {
+    std::string request_id;
+    std::chrono::steady_clock::time_point started_at{};
+};
+
+RequestContext& CurrentRequestContext();
+
+// Starts a new context: keeps `client_request_id` when it is 1-64 characters of
+// [A-Za-z0-9._-], otherwise generates a fresh id.
+void BeginRequest(const std::string& client_request_id);
+
+}  // namespace gpucost::http

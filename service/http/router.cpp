@@ -1,0 +1,195 @@
+#include "service/http/router.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include "service/http/problem.hpp"
+#include "service/http/request_context.hpp"
+#include "service/log.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using HandlerResponse = httplib::Server::HandlerResponse;
+
+// Route patterns are std::regex, which recurses per character in libstdc++; no API path is
+// anywhere near this long.
+constexpr std::size_t kMaxPathBytes = 1024;
+
+bool HeaderContains(const httplib::Request& req, const char* name, const char* token) {
+    std::string value = req.get_header_value(name);
+    std::transform(value.begin(), value.end(), value.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return value.find(token) != std::string::npos;
+}
+
+}  // namespace
+
+void RouteTable::Add(const std::string& method, const std::string& pattern, Handler handler) {
+    routes_.push_back({method, pattern, std::regex(pattern), std::move(handler)});
+}
+
+void RouteTable::Install(httplib::Server& server) const {
+    for (const Route& r : routes_) {
+        if (r.method == "GET") {
+            server.Get(r.pattern, r.handler);
+        } else if (r.method == "POST") {
+            server.Post(r.pattern, r.handler);
+        } else if (r.method == "PUT") {
+            server.Put(r.pattern, r.handler);
+        } else if (r.method == "DELETE") {
+            server.Delete(r.pattern, r.handler);
+        }
+    }
+    auto table = std::make_shared<const std::vector<Route>>(routes_);
+    auto fallback = [table](const httplib::Request& req, httplib::Response& res) {
+        std::set<std::string> allowed;
+        for (const Route& r : *table) {
+            if (std::regex_match(req.path, r.regex)) {
+                allowed.insert(r.method);
+            }
+        }
+        if (allowed.empty()) {
+            WriteTransportProblem(res, req, 404, "not_found",
+                                  "no route " + req.path + "; see /openapi.yaml");
+            return;
+        }
+        std::string allow;
+        for (const auto& m : allowed) {
+            allow += (allow.empty() ? "" : ", ") + m;
+        }
+        res.set_header("Allow", allow);
+        WriteTransportProblem(res, req, 405, "method_not_allowed",
+                              req.method + " is not allowed on " + req.path + "; allowed: " + allow);
+    };
+    // cpp-httplib tries handlers in registration order, so these catch what nothing else did.
+    const std::string any = ".*";
+    server.Get(any, fallback);
+    server.Post(any, fallback);
+    server.Put(any, fallback);
+    server.Patch(any, fallback);
+    server.Delete(any, fallback);
+    server.Options(any, fallback);
+}
+
+void WriteJson(httplib::Response& res, const nlohmann::json& body, int status) {
+    res.status = status;
+    res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                    "application/json");
+}
+
+void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
+    const std::size_t threads = options.threads;
+    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    server.set_tcp_nodelay(true);
+    server.set_payload_max_length(options.max_body_bytes);
+    server.set_read_timeout(options.read_timeout_s, 0);
+    server.set_write_timeout(options.write_timeout_s, 0);
+    server.set_keep_alive_timeout(options.keep_alive_timeout_s);
+    server.set_keep_alive_max_count(options.keep_alive_max_count);
+
+    const std::size_t max_body = options.max_body_bytes;
+    server.set_pre_routing_handler([max_body](const httplib::Request& req,
+                                              httplib::Response& res) {
+        BeginRequest(req.get_header_value("X-Request-Id"));
+        res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        if (req.path.size() > kMaxPathBytes) {
+            WriteTransportProblem(res, req, 414, "uri_too_long",
+                                  "request path is longer than " + std::to_string(kMaxPathBytes) +
+                                      " bytes");
+            return HandlerResponse::Handled;
+        }
+        if (req.has_header("Content-Encoding")) {
+            WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                                  "compressed request bodies (Content-Encoding) are not accepted");
+            return HandlerResponse::Handled;
+        }
+        if (HeaderContains(req, "Transfer-Encoding", "chunked")) {
+            WriteTransportProblem(res, req, 411, "length_required",
+                                  "chunked request bodies are not accepted; send Content-Length");
+            return HandlerResponse::Handled;
+        }
+        if (req.has_header("Range")) {
+            WriteTransportProblem(res, req, 416, "range_not_satisfiable",
+                                  "Range requests are not supported by this API");
+            return HandlerResponse::Handled;
+        }
+        if (req.has_header("Content-Length")) {
+            std::string length = req.get_header_value("Content-Length");
+            bool digits = !length.empty() && length.size() <= 18 &&
+                          std::all_of(length.begin(), length.end(),
+                                      [](unsigned char c) { return std::isdigit(c) != 0; });
+            if (!digits || std::stoull(length) > max_body) {
+                WriteTransportProblem(res, req, 413, "payload_too_large",
+                                      "request body is larger than " + std::to_string(max_body) +
+                                          " bytes");
+                return HandlerResponse::Handled;
+            }
+        }
+        return HandlerResponse::Unhandled;
+    });
+
+    // Library-generated errors (400 bad request line, 413, 414, ...) get our problem body;
+    // responses our handlers already wrote are left alone.
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
+        [](const httplib::Request& req, httplib::Response& res) {
+        if (res.get_header_value("Content-Type") == "application/problem+json") {
+            return HandlerResponse::Unhandled;
+        }
+        std::string code = res.status == 413   ? "payload_too_large"
+                           : res.status == 414 ? "uri_too_long"
+                           : res.status >= 500 ? "internal"
+                                               : "bad_request";
+        WriteTransportProblem(res, req, res.status, code, "the request could not be processed");
+        return HandlerResponse::Handled;
+    }));
+
+    server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
+                                    std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+            if (ep) {
+                std::rethrow_exception(ep);
+            }
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        log::Error("unhandled exception",
+                   {{"request_id", CurrentRequestContext().request_id},
+                    {"path", req.path},
+                    {"error", what}});
+        res.headers.clear();
+        res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
+    });
+
+    if (options.access_log) {
+        server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+            const RequestContext& ctx = CurrentRequestContext();
+            auto elapsed = std::chrono::steady_clock::now() - ctx.started_at;
+            double ms = std::chrono::duration<double, std::milli>(elapsed).count();
+            log::Level level = res.status >= 500 ? log::Level::kError : log::Level::kInfo;
+            if (!log::Enabled(level)) {
+                return;
+            }
+            log::Write(level, "request",
+                       {{"request_id", ctx.request_id},
+                        {"method", req.method},
+                        {"path", req.path},
+                        {"status", res.status},
+                        {"duration_ms", std::round(ms * 1000.0) / 1000.0},
+                        {"remote_addr", req.remote_addr}});
+        });
+    }
+}
+
+void RegisterRoutes(httplib::Server& server, const Deps& deps) {
+    RouteTable routes;
+    AddHealthRoutes(routes, deps);
+    AddCatalogRoutes(routes, deps);
+    routes.Install(server);
+}
+
+}  // namespace gpucost::http

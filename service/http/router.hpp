@@ -1,0 +1,85 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "pricing/catalog.hpp"
+
+namespace gpucost::http {
+
+// What the handlers need from the rest of the service. Every member is thread-safe.
+struct Deps {
+    // The catalog snapshot to serve; called once per request, so a new snapshot can be
+    // swapped in behind it at any time.
+    std::function<std::shared_ptr<const pricing::Catalog>()> catalog;
+    std::string openapi_yaml;
+    std::string service_version;
+    // True once shutdown has begun; /readyz then answers 503.
+    std::function<bool()> shutting_down = [] { return false; };
+    std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
+};
+
+// Transport limits and pool size. Defaults suit a 2-core box behind nginx
+// (reliability-references §1.4).
+struct ServerOptions {
+    std::size_t threads = 16;
+    std::size_t max_body_bytes = 64 * 1024;
+    int read_timeout_s = 5;
+    int write_timeout_s = 5;
+    int keep_alive_timeout_s = 2;
+    std::size_t keep_alive_max_count = 100;
+    bool access_log = true;
+};
+
+// Routes with their methods, so that a path known under another method answers 405 with
+// an Allow header and an unknown path answers 404, both as problem+json.
+class RouteTable {
+public:
+    using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+
+    void Get(const std::string& pattern, Handler handler) { Add("GET", pattern, std::move(handler)); }
+    void Post(const std::string& pattern, Handler handler) { Add("POST", pattern, std::move(handler)); }
+    void Put(const std::string& pattern, Handler handler) { Add("PUT", pattern, std::move(handler)); }
+    void Delete(const std::string& pattern, Handler handler) {
+        Add("DELETE", pattern, std::move(handler));
+    }
+
+    // Registers every route, then per-method fallbacks that produce 404/405.
+    void Install(httplib::Server& server) const;
+
+private:
+    struct Route {
+        std::string method;
+        std::string pattern;
+        std::regex regex;
+        Handler handler;
+    };
+    void Add(const std::string& method, const std::string& pattern, Handler handler);
+    std::vector<Route> routes_;
+};
+
+// Applies limits, timeouts, the thread pool, TCP_NODELAY and the pre-routing, error,
+// exception and logging hooks. Requests that cpp-httplib 0.11.4 would mishandle are refused
+// before routing: a body over max_body_bytes (413), a chunked body (411), a Content-Encoding
+// (415), a Range header (416).
+void ConfigureServer(httplib::Server& server, const ServerOptions& options);
+
+// Declares every route of the API (see openapi.yaml) on `server`.
+void RegisterRoutes(httplib::Server& server, const Deps& deps);
+
+// Route groups, one per file; each adds its routes to the table.
+void AddHealthRoutes(RouteTable& routes, const Deps& deps);
+void AddCatalogRoutes(RouteTable& routes, const Deps& deps);
+
+// Writes `body` as application/json with status 200 (or `status`).
+void WriteJson(httplib::Response& res, const nlohmann::json& body, int status = 200);
+
+}  // namespace gpucost::http

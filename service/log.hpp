@@ -1,0 +1,39 @@
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace gpucost::log {
+
+enum class Level { kDebug, kInfo, kWarn, kError };
+
+std::optional<Level> ParseLevel(std::string_view name);
+std::string_view LevelName(Level level);
+
+// Minimum level written; default kInfo. Thread-safe.
+void SetLevel(Level level);
+bool Enabled(Level level);
+
+// Writes one JSON object per line to stderr: {"ts":..., "level":..., "msg":..., fields...}.
+// Thread-safe; lines never interleave. Fields must not carry secrets.
+void Write(Level level, std::string_view message, nlohmann::json fields = nlohmann::json::object());
+
+inline void Debug(std::string_view m, nlohmann::json f = nlohmann::json::object()) {
+    Write(Level::kDebug, m, std::move(f));
+}
+inline void Info(std::string_view m, nlohmann::json f = nlohmann::json::object()) {
+    Write(Level::kInfo, m, std::move(f));
+}
+inline void Warn(std::string_view m, nlohmann::json f = nlohmann::json::object()) {
+    Write(Level::kWarn, m, std::move(f));
+}
+inline void Error(std::string_view m, nlohmann::json f = nlohmann::json::object()) {
+    Write(Level::kError, m, std::move(f));
+}
+
+}  // namespace gpucost::log

@@ -1,0 +1,128 @@
+// gpucost: wires configuration, the catalog and the HTTP API together, then serves until
+// SIGTERM/SIGINT.
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "service/app/catalog_factory.hpp"
+#include "service/app/config.hpp"
+#include "service/http/json_codec.hpp"
+#include "service/http/router.hpp"
+#include "service/log.hpp"
+
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+// Exposes the listening socket so the accept backlog can be raised: the Debian build of
+// cpp-httplib 0.11.4 hard-codes 5, which turns connection bursts into 1-3 s SYN retries.
+class Server final : public httplib::Server {
+public:
+    bool SetBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+};
+
+std::optional<std::string> GetEnv(const std::string& name) {
+    const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe): before threads
+    return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace gpucost;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    auto parsed = app::ParseConfig(args, GetEnv);
+    if (!parsed.ok()) {
+        std::fprintf(stderr, "gpucost: %s\n", parsed.error().message.c_str());
+        return 2;
+    }
+    const app::ServiceConfig config = parsed.value();
+    if (config.command == "help") {
+        std::fputs(app::HelpText().c_str(), stdout);
+        return 0;
+    }
+    if (config.command == "version") {
+        std::printf("gpucost %s\n", kVersion);
+        return 0;
+    }
+    log::SetLevel(config.log_level);
+
+    auto loaded = config.catalog_dir.empty() ? app::LoadEmbeddedCatalog()
+                                             : app::LoadCatalogFromDir(config.catalog_dir);
+    if (!loaded.ok()) {
+        log::Error("catalog rejected; not starting", {{"error", loaded.error().message}});
+        return 1;
+    }
+    std::shared_ptr<const pricing::Catalog> catalog = loaded.value();
+    if (config.command == "check-catalog") {
+        std::printf("%s\n", http::ToJson(catalog->Describe()).dump(2).c_str());
+        return 0;
+    }
+
+    // Signals go to one waiting thread, never to a worker in the middle of a request.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    std::atomic<bool> shutting_down{false};
+    http::Deps deps;
+    deps.catalog = [catalog] { return catalog; };
+    deps.openapi_yaml = std::string(app::EmbeddedOpenApiYaml());
+    deps.service_version = kVersion;
+    deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
+
+    http::ServerOptions options;
+    options.threads = config.threads;
+    options.max_body_bytes = config.max_body_bytes;
+    options.access_log = config.access_log;
+
+    Server server;
+    http::ConfigureServer(server, options);
+    http::RegisterRoutes(server, deps);
+    int port = config.port;
+    if (port == 0) {
+        port = server.bind_to_any_port(config.bind);
+    } else if (!server.bind_to_port(config.bind, port)) {
+        port = -1;
+    }
+    if (port < 0) {
+        log::Error("cannot listen", {{"bind", config.bind}, {"port", config.port}});
+        return 1;
+    }
+    if (!server.SetBacklog(config.listen_backlog)) {
+        log::Warn("could not raise the listen backlog", {{"backlog", config.listen_backlog}});
+    }
+
+    std::thread signal_thread([&] {
+        int received = 0;
+        sigwait(&signals, &received);
+        log::Info("shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        shutting_down.store(true);
+        server.stop();
+    });
+
+    auto info = catalog->Describe();
+    log::Info("listening", {{"bind", config.bind},
+                            {"port", port},
+                            {"threads", config.threads},
+                            {"version", kVersion},
+                            {"catalog_origin", info.origin},
+                            {"catalog_version", info.version},
+                            {"accelerators", info.accelerator_count},
+                            {"offerings", info.offering_count}});
+    bool served = server.listen_after_bind();
+    if (!shutting_down.load()) {
+        // listen ended on its own (an error): wake the signal thread so it can be joined.
+        pthread_kill(signal_thread.native_handle(), SIGTERM);
+    }
+    signal_thread.join();
+    log::Info("stopped", {{"clean", served}});
+    return served ? 0 : 1;
+}

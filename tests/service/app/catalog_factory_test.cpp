@@ -1,0 +1,145 @@
+#include "service/app/catalog_factory.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "pricing/offering_query.hpp"
+
+using namespace gpucost;
+
+namespace {
+
+std::shared_ptr<const pricing::InMemoryCatalog> Embedded() {
+    auto r = app::LoadEmbeddedCatalog();
+    if (!r.ok()) {
+        FAIL(r.error().message);
+    }
+    return r.value();
+}
+
+const pricing::Offering* FindBy(const pricing::Catalog& c, const std::string& provider,
+                                const std::string& instance_prefix) {
+    for (const auto& o : c.Offerings()) {
+        if (o.provider == provider && o.instance_type.rfind(instance_prefix, 0) == 0) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_SUITE("catalog_factory") {
+    TEST_CASE("the embedded catalog loads and validates") {
+        auto catalog = Embedded();
+        auto info = catalog->Describe();
+        CHECK(info.origin == "embedded");
+        CHECK(info.accelerator_count >= 30);
+        CHECK(info.offering_count >= 150);
+        MESSAGE("embedded catalog: " << info.accelerator_count << " accelerators, "
+                                     << info.offering_count << " offerings, "
+                                     << info.price_observation_count << " price observations");
+    }
+
+    TEST_CASE("every accelerator of the shared hardware data is present, plus h800") {
+        auto catalog = Embedded();
+        for (const char* id :
+             {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm",
+              "h100-pcie", "h100-nvl", "h200-sxm", "b200", "gb200", "l40s", "l4", "a10g", "a10",
+              "t4", "rtx-3090", "rtx-4090", "rtx-5090", "mi250x", "mi300x", "mi325x", "tpu-v4",
+              "tpu-v5e", "tpu-v5p", "tpu-v6e", "trainium1", "trainium2", "inferentia2", "gaudi2",
+              "gaudi3", "h800"}) {
+            CAPTURE(id);
+            CHECK(catalog->FindAccelerator(id).ok());
+        }
+        auto h100 = catalog->FindAccelerator("h100-sxm").value();
+        CHECK(h100.PeakTflops(pricing::Precision::kBf16) == 989);
+        CHECK(h100.memory_gb_per_s == 3350);
+        auto h800 = catalog->FindAccelerator("h800").value();
+        CHECK(h800.scale_up_gb_per_s == 400);
+    }
+
+    TEST_CASE("every provider and instance family the issue names has offerings") {
+        auto catalog = Embedded();
+        std::map<std::string, std::vector<std::string>> families = {
+            {"aws", {"p3.", "p4d.", "p4de.", "p5.", "p5e.", "p5en.", "g5.", "g6e.", "trn1.",
+                     "trn1n.", "trn2.", "inf2."}},
+            {"gcp", {"a2-highgpu", "a2-ultragpu", "a2-megagpu", "a3-highgpu", "a3-megagpu",
+                     "a3-ultragpu", "g2-", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"}},
+            {"azure", {"Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4",
+                       "Standard_ND96isr_H100_v5", "Standard_NC24ads_A100_v4",
+                       "Standard_NC40ads_H100_v5", "Standard_NC64as_T4_v3",
+                       "Standard_NV36ads_A10_v5"}},
+            {"lambda", {""}},
+            {"coreweave", {""}},
+            {"vastai", {""}},
+            {"runpod", {""}}};
+        for (const auto& [provider, prefixes] : families) {
+            for (const auto& prefix : prefixes) {
+                CAPTURE(provider);
+                CAPTURE(prefix);
+                CHECK(FindBy(*catalog, provider, prefix) != nullptr);
+            }
+        }
+    }
+
+    TEST_CASE("stale pre-cut AWS prices are not served as current") {
+        auto catalog = Embedded();
+        auto p5 = catalog->FindOffering("aws-p5.48xlarge-us-east-1-on-demand");
+        REQUIRE(p5.ok());
+        // AWS cut P5 prices in June 2025: 98.32 (seed, SkyPilot snapshot) -> 55.04 (2026-11-09).
+        CHECK(p5.value().price.usd_per_hour == 55.04);
+        bool old_kept = false;
+        for (const auto& p : p5.value().superseded_prices) {
+            old_kept = old_kept || p.usd_per_hour == 98.32;
+        }
+        CHECK(old_kept);
+    }
+
+    TEST_CASE("every spot offering's interruption bucket, where present, is a spot one") {
+        auto catalog = Embedded();
+        for (const auto& o : catalog->Offerings()) {
+            if (o.spot_interruption) {
+                CHECK(o.price_type == pricing::PriceType::kSpot);
+            }
+            CHECK(o.price.usd_per_hour >= 0);
+            CHECK_FALSE(o.price.source.empty());
+        }
+    }
+
+    TEST_CASE("loading from a directory reports an unreadable file and bad rows") {
+        auto dir = std::filesystem::temp_directory_path() / "gpucost-catalog-test";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        auto missing = app::LoadCatalogFromDir(dir.string());
+        REQUIRE_FALSE(missing.ok());
+        CHECK(missing.error().code == pricing::ErrorCode::kNotFound);
+
+        // Copy the embedded catalog's source files, then corrupt one row.
+        const std::filesystem::path seed = GPUCOST_SOURCE_DIR "/schema/seed";
+        for (const char* f : {"accelerators.csv", "offerings.csv", "prices.csv"}) {
+            std::filesystem::copy_file(seed / f, dir / f);
+        }
+        auto good = app::LoadCatalogFromDir(dir.string());
+        REQUIRE(good.ok());
+        CHECK(good.value()->Describe().version == Embedded()->Describe().version);
+        {
+            std::ofstream out(dir / "prices.csv", std::ios::app);
+            out << "aws-p5.48xlarge-us-east-1-on-demand,-1,2026-11-21,false,TEST,true,\n";
+        }
+        auto bad = app::LoadCatalogFromDir(dir.string());
+        REQUIRE_FALSE(bad.ok());
+        CHECK(bad.error().message.find("prices.csv line") != std::string::npos);
+        CHECK(bad.error().message.find("must not be negative") != std::string::npos);
+        std::filesystem::remove_all(dir);
+    }
+
+    TEST_CASE("the embedded OpenAPI document is the repository's") {
+        CHECK(app::EmbeddedOpenApiYaml().rfind("openapi: 3.1", 0) == 0);
+    }
+}

@@ -1,0 +1,78 @@
+#include "service/app/config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+using gpucost::app::ParseConfig;
+
+namespace {
+
+gpucost::app::EnvLookup Env(std::map<std::string, std::string> values) {
+    return [values](const std::string& name) -> std::optional<std::string> {
+        auto it = values.find(name);
+        return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+}
+
+}  // namespace
+
+TEST_SUITE("config") {
+    TEST_CASE("defaults serve the embedded catalog on 127.0.0.1:8080") {
+        auto r = ParseConfig({}, Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().command == "serve");
+        CHECK(r.value().bind == "127.0.0.1");
+        CHECK(r.value().port == 8080);
+        CHECK(r.value().threads == 16);
+        CHECK(r.value().catalog_dir.empty());
+        CHECK(r.value().max_body_bytes == 65536);
+    }
+
+    TEST_CASE("a flag beats the environment, which beats the default") {
+        auto r = ParseConfig({"--port", "9000"}, Env({{"GPUCOST_PORT", "7000"},
+                                                      {"GPUCOST_BIND", "0.0.0.0"}}));
+        REQUIRE(r.ok());
+        CHECK(r.value().port == 9000);
+        CHECK(r.value().bind == "0.0.0.0");
+        auto eq = ParseConfig({"--threads=4", "--log-level=debug"}, Env({}));
+        REQUIRE(eq.ok());
+        CHECK(eq.value().threads == 4);
+        CHECK(eq.value().log_level == gpucost::log::Level::kDebug);
+    }
+
+    TEST_CASE("subcommands and --help are recognised") {
+        CHECK(ParseConfig({"check-catalog"}, Env({})).value().command == "check-catalog");
+        CHECK(ParseConfig({"--help"}, Env({})).value().command == "help");
+        CHECK(ParseConfig({"version"}, Env({})).value().command == "version");
+        CHECK_FALSE(ParseConfig({"launch"}, Env({})).ok());
+    }
+
+    TEST_CASE("every invalid value is reported at once, naming flag or variable") {
+        auto r = ParseConfig({"--port", "99999", "--bogus", "--threads", "0"},
+                             Env({{"GPUCOST_LOG_LEVEL", "loud"}}));
+        REQUIRE_FALSE(r.ok());
+        std::set<std::string> where;
+        for (const auto& e : r.error().errors) {
+            where.insert(e.field);
+        }
+        CHECK(where == std::set<std::string>{"--port", "--bogus", "--threads",
+                                             "GPUCOST_LOG_LEVEL"});
+        CHECK(r.error().message.find("GPUCOST_LOG_LEVEL: must be debug") != std::string::npos);
+    }
+
+    TEST_CASE("a flag without its value is an error") {
+        auto r = ParseConfig({"--port"}, Env({}));
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().errors.front().field == "--port");
+    }
+
+    TEST_CASE("the help text lists every option with its variable") {
+        std::string help = gpucost::app::HelpText();
+        for (const char* name : {"--bind", "GPUCOST_BIND", "--port", "GPUCOST_PORT", "--threads",
+                                 "--catalog-dir", "GPUCOST_CATALOG_DIR", "--log-level",
+                                 "--max-body-bytes", "--listen-backlog", "--access-log"}) {
+            CHECK(help.find(name) != std::string::npos);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/catalog_loader.hpp"
+#include "tests/support/sample_catalog.hpp"
+#include "tests/support/test_server.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::TestServer;
+
+namespace {
+
+gpucost::http::Deps SampleDeps() {
+    auto loaded = gpucost::pricing::LoadCatalog(gpucost::testing::SampleCatalogCsv());
+    REQUIRE(loaded.ok());
+    std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
+    gpucost::http::Deps deps;
+    deps.catalog = [catalog] { return catalog; };
+    deps.openapi_yaml = "openapi: 3.1.0\n";
+    deps.service_version = "test";
+    return deps;
+}
+
+json Body(const httplib::Result& r) {
+    REQUIRE(r);
+    return json::parse(r->body);
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& code,
+                  const std::string& field = "") {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+    json body = json::parse(r->body);
+    CHECK(body["status"] == status);
+    CHECK(body["code"] == code);
+    CHECK(body["type"] == "urn:gpucost:problem:" + code);
+    CHECK(body.contains("title"));
+    CHECK(body.contains("detail"));
+    if (!field.empty()) {
+        CHECK(body["field"] == field);
+    }
+}
+
+}  // namespace
+
+TEST_SUITE("catalog_routes") {
+    TEST_CASE("GET /v1/accelerators lists every accelerator with dense peaks per precision") {
+        TestServer server(SampleDeps());
+        auto r = server.Client().Get("/v1/accelerators");
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        CHECK(r->get_header_value("Content-Type") == "application/json");
+        json body = Body(r);
+        CHECK(body["total_count"] == 2);
+        json h100 = body["items"][0];
+        CHECK(h100["id"] == "h100-sxm");
+        CHECK(h100["dense_peak_tflops"]["bf16"] == 989);
+        CHECK(h100["dense_peak_tflops"]["fp8"] == 1979);
+        CHECK_FALSE(h100["dense_peak_tflops"].contains("fp4"));
+        CHECK(h100["memory_gb_per_s"] == 3350);
+        CHECK(h100["purchase_price_usd"] == 27500);
+        CHECK(body["items"][1]["purchase_price_usd"].is_null());
+    }
+
+    TEST_CASE("GET /v1/accelerators filters by vendor and precision") {
+        TestServer server(SampleDeps());
+        CHECK(Body(server.Client().Get("/v1/accelerators?vendor=google"))["total_count"] == 1);
+        CHECK(Body(server.Client().Get("/v1/accelerators?precision=fp8"))["total_count"] == 1);
+        CheckProblem(server.Client().Get("/v1/accelerators?precision=fp7"), 422,
+                     "invalid_argument", "precision");
+    }
+
+    TEST_CASE("GET /v1/accelerators/{id} returns one or a 404 problem") {
+        TestServer server(SampleDeps());
+        auto r = server.Client().Get("/v1/accelerators/tpu-v5e");
+        CHECK(Body(r)["vendor"] == "Google");
+        CheckProblem(server.Client().Get("/v1/accelerators/h100"), 404, "not_found", "id");
+    }
+
+    TEST_CASE("GET /v1/providers counts offerings and the as-of range per provider") {
+        TestServer server(SampleDeps());
+        json body = Body(server.Client().Get("/v1/providers"));
+        REQUIRE(body["items"].size() == 3);
+        json aws = body["items"][0];
+        CHECK(aws["id"] == "aws");
+        CHECK(aws["offering_count"] == 2);
+        CHECK(aws["offerings_by_price_type"]["spot"] == 1);
+        CHECK(aws["oldest_as_of"] == "2025-05-01");
+        CHECK(aws["newest_as_of"] == "2026-11-09");
+    }
+
+    TEST_CASE("GET /v1/offerings serves current prices with provenance") {
+        TestServer server(SampleDeps());
+        json body = Body(server.Client().Get("/v1/offerings?provider=aws&price_type=on_demand"));
+        REQUIRE(body["items"].size() == 1);
+        json p5 = body["items"][0];
+        CHECK(p5["usd_per_hour"] == 55.04);
+        CHECK(p5["usd_per_accelerator_hour"] == 6.88);
+        CHECK(p5["as_of"] == "2026-11-09");
+        CHECK(p5["source"] == "PRICE API");
+        CHECK(p5["verified"] == true);
+        CHECK(p5["superseded_price_count"] == 2);
+        CHECK_FALSE(p5.contains("superseded_prices"));
+        CHECK(body["total_count"] == 1);
+        CHECK(body["next_cursor"].is_null());
+    }
+
+    TEST_CASE("GET /v1/offerings pages with a cursor until next_cursor is null") {
+        TestServer server(SampleDeps());
+        std::string path = "/v1/offerings?limit=3&sort=-usd_per_hour";
+        json first = Body(server.Client().Get(path));
+        CHECK(first["items"].size() == 3);
+        REQUIRE(first["next_cursor"].is_string());
+        json second = Body(server.Client().Get(
+            path + "&cursor=" + first["next_cursor"].get<std::string>()));
+        CHECK(second["items"].size() == 1);
+        CHECK(second["next_cursor"].is_null());
+        CHECK(second["items"][0]["id"] == "gcp-tpu-v5e-us-central1-on-demand");
+    }
+
+    TEST_CASE("GET /v1/offerings rejects unknown parameters and bad values by name") {
+        TestServer server(SampleDeps());
+        auto client = server.Client();
+        CheckProblem(client.Get("/v1/offerings?gpu=h100"), 400, "malformed_request", "gpu");
+        CheckProblem(client.Get("/v1/offerings?limit=ten"), 400, "malformed_request", "limit");
+        CheckProblem(client.Get("/v1/offerings?limit=0"), 422, "invalid_argument", "limit");
+        CheckProblem(client.Get("/v1/offerings?limit=1&limit=2"), 400, "malformed_request",
+                     "limit");
+        CheckProblem(client.Get("/v1/offerings?price_type=reserved"), 422, "invalid_argument",
+                     "price_type");
+        CheckProblem(client.Get("/v1/offerings?sort=cheapest"), 422, "invalid_argument", "sort");
+        CheckProblem(client.Get("/v1/offerings?max_usd_per_accelerator_hour=-1"), 422,
+                     "invalid_argument", "max_usd_per_accelerator_hour");
+        CheckProblem(client.Get("/v1/offerings?min_accelerator_memory_gb=NaN"), 400,
+                     "malformed_request", "min_accelerator_memory_gb");
+        CheckProblem(client.Get("/v1/offerings?cursor=garbage"), 422, "invalid_argument",
+                     "cursor");
+        CheckProblem(client.Get("/v1/offerings?verified=yes"), 400, "malformed_request",
+                     "verified");
+    }
+
+    TEST_CASE("a filter that matches nothing is an empty list, not an error") {
+        TestServer server(SampleDeps());
+        auto r = server.Client().Get("/v1/offerings?accelerator=b200&region=mars");
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        CHECK(Body(r)["items"].empty());
+    }
+
+    TEST_CASE("GET /v1/offerings/{id} includes superseded prices, newest first") {
+        TestServer server(SampleDeps());
+        json body = Body(server.Client().Get("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand"));
+        REQUIRE(body["superseded_prices"].size() == 2);
+        CHECK(body["superseded_prices"][0]["usd_per_hour"] == 40.0);
+        CHECK(body["superseded_prices"][0]["verified"] == false);
+        CHECK(body["superseded_prices"][1]["usd_per_hour"] == 98.32);
+        json spot = Body(server.Client().Get("/v1/offerings/aws-p5.48xlarge-us-east-1-spot"));
+        CHECK(spot["spot_interruption"]["bucket"] == ">20%");
+        CheckProblem(server.Client().Get("/v1/offerings/nope"), 404, "not_found");
+    }
+
+    TEST_CASE("GET /v1/catalog describes version, counts and as-of range") {
+        TestServer server(SampleDeps());
+        json body = Body(server.Client().Get("/v1/catalog"));
+        CHECK(body["offering_count"] == 4);
+        CHECK(body["accelerator_count"] == 2);
+        CHECK(body["oldest_as_of"] == "2025-05-01");
+        CHECK(body["newest_as_of"] == "2026-11-09");
+        CHECK(body["version"].get<std::string>().size() == 16);
+        CHECK(body["providers"].size() == 3);
+    }
+
+    TEST_CASE("health, readiness and the OpenAPI document are served") {
+        TestServer server(SampleDeps());
+        auto client = server.Client();
+        json health = Body(client.Get("/healthz"));
+        CHECK(health["status"] == "ok");
+        CHECK(health["catalog"]["offering_count"] == 4);
+        CHECK(Body(client.Get("/readyz"))["ready"] == true);
+        auto spec = client.Get("/openapi.yaml");
+        REQUIRE(spec);
+        CHECK(spec->get_header_value("Content-Type") == "application/yaml");
+        CHECK(spec->body == "openapi: 3.1.0\n");
+    }
+
+    TEST_CASE("readiness fails with 503 once shutdown has begun") {
+        auto deps = SampleDeps();
+        deps.shutting_down = [] { return true; };
+        TestServer server(deps);
+        auto r = server.Client().Get("/readyz");
+        CheckProblem(r, 503, "shutting_down");
+        CHECK(r->get_header_value("Retry-After") == "5");
+    }
+}

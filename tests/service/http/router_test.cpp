@@ -1,0 +1,134 @@
+#include "service/http/router.hpp"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "pricing/catalog_loader.hpp"
+#include "service/http/problem.hpp"
+#include "tests/support/sample_catalog.hpp"
+#include "tests/support/test_server.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::TestServer;
+
+namespace {
+
+gpucost::http::Deps SampleDeps() {
+    auto loaded = gpucost::pricing::LoadCatalog(gpucost::testing::SampleCatalogCsv());
+    REQUIRE(loaded.ok());
+    std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
+    gpucost::http::Deps deps;
+    deps.catalog = [catalog] { return catalog; };
+    return deps;
+}
+
+std::string StatusLine(const std::string& raw) { return raw.substr(0, raw.find("\r\n")); }
+
+}  // namespace
+
+TEST_SUITE("router") {
+    TEST_CASE("an unknown route is a 404 problem") {
+        TestServer server(SampleDeps());
+        auto r = server.Client().Get("/v2/whatever");
+        REQUIRE(r);
+        CHECK(r->status == 404);
+        CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+        CHECK(json::parse(r->body)["code"] == "not_found");
+    }
+
+    TEST_CASE("a known route with the wrong method is a 405 with Allow") {
+        TestServer server(SampleDeps());
+        auto r = server.Client().Post("/v1/offerings", "{}", "application/json");
+        REQUIRE(r);
+        CHECK(r->status == 405);
+        CHECK(r->get_header_value("Allow") == "GET");
+        CHECK(json::parse(r->body)["code"] == "method_not_allowed");
+        auto d = server.Client().Delete("/v1/accelerators/h100-sxm");
+        REQUIRE(d);
+        CHECK(d->status == 405);
+    }
+
+    TEST_CASE("a body larger than the limit is refused with 413 before it is read") {
+        TestServer server(SampleDeps());
+        std::string big(70 * 1024, 'x');
+        auto r = server.Client().Post("/v1/offerings", big, "application/json");
+        REQUIRE(r);
+        CHECK(r->status == 413);
+        CHECK(json::parse(r->body)["code"] == "payload_too_large");
+    }
+
+    TEST_CASE("chunked, compressed and ranged requests are refused as problems") {
+        TestServer server(SampleDeps());
+        std::string chunked = server.Raw(
+            "POST /v1/offerings HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+            "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+        CHECK(StatusLine(chunked) == "HTTP/1.1 411 Length Required");
+        CHECK(chunked.find("application/problem+json") != std::string::npos);
+
+        httplib::Headers gz = {{"Content-Encoding", "gzip"}};
+        auto r = server.Client().Post("/v1/offerings", gz, "xx", "application/json");
+        REQUIRE(r);
+        CHECK(r->status == 415);
+
+        httplib::Headers range = {{"Range", "bytes=0-1,0-1,0-1"}};
+        auto g = server.Client().Get("/v1/offerings", range);
+        REQUIRE(g);
+        CHECK(g->status == 416);
+    }
+
+    TEST_CASE("an over-long path is refused with 414") {
+        TestServer server(SampleDeps());
+        auto r = server.Client().Get("/v1/offerings/" + std::string(2000, 'a'));
+        REQUIRE(r);
+        CHECK(r->status == 414);
+        CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+    }
+
+    TEST_CASE("a malformed request line gets a problem body from the error handler") {
+        TestServer server(SampleDeps());
+        std::string raw = server.Raw("GARBAGE\r\n\r\n");
+        CHECK(StatusLine(raw) == "HTTP/1.1 400 Bad Request");
+        CHECK(raw.find("application/problem+json") != std::string::npos);
+    }
+
+    TEST_CASE("an exception in a handler is a 500 problem that leaks nothing") {
+        auto deps = SampleDeps();
+        deps.catalog = []() -> std::shared_ptr<const gpucost::pricing::Catalog> {
+            throw std::runtime_error("secret database password in message");
+        };
+        TestServer server(deps);
+        auto r = server.Client().Get("/v1/offerings");
+        REQUIRE(r);
+        CHECK(r->status == 500);
+        CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+        CHECK(r->body.find("secret") == std::string::npos);
+        CHECK_FALSE(r->has_header("EXCEPTION_WHAT"));
+        CHECK(json::parse(r->body)["code"] == "internal");
+    }
+
+    TEST_CASE("every response carries a request id; a safe client id is kept") {
+        TestServer server(SampleDeps());
+        auto r = server.Client().Get("/healthz", {{"X-Request-Id", "abc-123"}});
+        REQUIRE(r);
+        CHECK(r->get_header_value("X-Request-Id") == "abc-123");
+        auto unsafe = server.Client().Get("/v1/nope", {{"X-Request-Id", "bad id\"<>"}});
+        REQUIRE(unsafe);
+        std::string id = unsafe->get_header_value("X-Request-Id");
+        CHECK_FALSE(id.empty());
+        CHECK(id != "bad id\"<>");
+        CHECK(json::parse(unsafe->body)["request_id"] == id);
+    }
+
+    TEST_CASE("the error code to status table covers every code") {
+        using gpucost::http::HttpStatusFor;
+        using gpucost::pricing::ErrorCode;
+        CHECK(HttpStatusFor(ErrorCode::kInvalidArgument) == 422);
+        CHECK(HttpStatusFor(ErrorCode::kMalformed) == 400);
+        CHECK(HttpStatusFor(ErrorCode::kNotFound) == 404);
+        CHECK(HttpStatusFor(ErrorCode::kFailedPrecondition) == 409);
+        CHECK(HttpStatusFor(ErrorCode::kUnavailable) == 503);
+        CHECK(HttpStatusFor(ErrorCode::kInternal) == 500);
+    }
+}
