@@ -13,8 +13,6 @@ using pricing::ErrorCode;
 using pricing::MakeError;
 using pricing::Result;
 
-constexpr char kIdPattern[] = "([A-Za-z0-9._-]{1,200})";
-
 Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
     auto checked = params.Check();
     if (!checked.ok()) {

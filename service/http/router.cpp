@@ -185,11 +185,28 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
     }
 }
 
-void RegisterRoutes(httplib::Server& server, const Deps& deps) {
+std::vector<std::pair<std::string, std::string>> RouteTable::Describe() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Route& r : routes_) {
+        std::string path = r.pattern;
+        const std::string id = kIdPattern;
+        for (auto pos = path.find(id); pos != std::string::npos; pos = path.find(id)) {
+            path.replace(pos, id.size(), "{id}");
+        }
+        out.emplace_back(r.method, path);
+    }
+    return out;
+}
+
+RouteTable BuildRouteTable(const Deps& deps) {
     RouteTable routes;
     AddHealthRoutes(routes, deps);
     AddCatalogRoutes(routes, deps);
-    routes.Install(server);
+    return routes;
+}
+
+void RegisterRoutes(httplib::Server& server, const Deps& deps) {
+    BuildRouteTable(deps).Install(server);
 }
 
 }  // namespace gpucost::http

@@ -55,6 +55,9 @@ public:
     // Registers every route, then per-method fallbacks that produce 404/405.
     void Install(httplib::Server& server) const;
 
+    // (method, OpenAPI-style path) of every route, e.g. ("GET", "/v1/offerings/{id}").
+    std::vector<std::pair<std::string, std::string>> Describe() const;
+
 private:
     struct Route {
         std::string method;
@@ -72,8 +75,14 @@ private:
 // (415), a Range header (416).
 void ConfigureServer(httplib::Server& server, const ServerOptions& options);
 
-// Declares every route of the API (see openapi.yaml) on `server`.
+// Every route of the API (see openapi.yaml).
+RouteTable BuildRouteTable(const Deps& deps);
+
+// Declares every route of BuildRouteTable on `server`.
 void RegisterRoutes(httplib::Server& server, const Deps& deps);
+
+// Regex fragment that captures a path id; Describe() shows it as {id}.
+inline constexpr char kIdPattern[] = "([A-Za-z0-9._-]{1,200})";
 
 // Route groups, one per file; each adds its routes to the table.
 void AddHealthRoutes(RouteTable& routes, const Deps& deps);

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <fstream>
+#include <set>
 #include <stdexcept>
 
 #include "pricing/catalog_loader.hpp"
@@ -131,4 +134,36 @@ TEST_SUITE("router") {
         CHECK(HttpStatusFor(ErrorCode::kUnavailable) == 503);
         CHECK(HttpStatusFor(ErrorCode::kInternal) == 500);
     }
+}
+
+TEST_CASE("every route is documented in openapi.yaml and every documented path is routed") {
+    // A line-level read of the paths section is enough: paths are the 2-space-indented keys
+    // under `paths:`, methods the 4-space-indented keys below them.
+    std::ifstream in(GPUCOST_SOURCE_DIR "/openapi.yaml");
+    REQUIRE(in);
+    std::set<std::pair<std::string, std::string>> documented;
+    std::string line;
+    std::string current_path;
+    bool in_paths = false;
+    while (std::getline(in, line)) {
+        if (line == "paths:") {
+            in_paths = true;
+            continue;
+        }
+        if (in_paths && !line.empty() && line[0] != ' ') {
+            break;
+        }
+        if (in_paths && line.rfind("  /", 0) == 0 && line.back() == ':') {
+            current_path = line.substr(2, line.size() - 3);
+        } else if (in_paths && line.size() > 4 && line.rfind("    ", 0) == 0 && line[4] != ' ' &&
+                   line.back() == ':') {
+            std::string method = line.substr(4, line.size() - 5);
+            std::transform(method.begin(), method.end(), method.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+            documented.emplace(method, current_path);
+        }
+    }
+    auto routes = gpucost::http::BuildRouteTable(SampleDeps()).Describe();
+    std::set<std::pair<std::string, std::string>> routed(routes.begin(), routes.end());
+    CHECK(routed == documented);
 }
