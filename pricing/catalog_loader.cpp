@@ -215,6 +215,9 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
             return t.Fail(t.Line(row), "spec_source is required");
         }
         a.confidence = t.Text(row, "confidence");
+        if (a.confidence != "high" && a.confidence != "medium" && a.confidence != "low") {
+            return t.Fail(t.Line(row), "confidence '" + a.confidence + "' must be high, medium or low");
+        }
         a.notes = t.Text(row, "notes");
         out.push_back(std::move(a));
     }

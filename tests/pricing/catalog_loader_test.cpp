@@ -86,6 +86,13 @@ TEST_SUITE("catalog_loader") {
         CHECK(LoadError(csv) == "accelerators.csv line 3: duplicate id 'h100-sxm'");
     }
 
+    TEST_CASE("a confidence rating other than high, medium or low stops loading") {
+        auto csv = SampleCatalogCsv();
+        csv.accelerators_csv = Replace(csv.accelerators_csv, "TEST,high,\n", "TEST,sure,\n");
+        CHECK(LoadError(csv) ==
+              "accelerators.csv line 2: confidence 'sure' must be high, medium or low");
+    }
+
     TEST_CASE("a duplicate offering id stops loading") {
         auto csv = SampleCatalogCsv();
         csv.offerings_csv = Replace(csv.offerings_csv, "lambda-gpu_1x_h100-us-on-demand,lambda",

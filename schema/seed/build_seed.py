@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""Builds the embedded catalog (accelerators.csv, offerings.csv, prices.csv) from the shared
+reference data (../shared/data/hardware.csv and prices.csv).
+
+    python3 schema/seed/build_seed.py [SHARED_DATA_DIR]
+
+The generated CSV files are committed; this script documents, and lets anyone repeat, every
+decision taken on the way (see README.md beside it). It uses only the Python standard library.
+"""
+import csv
+import re
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[1] / ".." / "shared" / "data"
+
+# ---------------------------------------------------------------------------------------------
+# Accelerators
+
+ACC_COLUMNS = [
+    "id", "name", "vendor", "form_factor", "launch_year", "fp32_tflops", "tf32_tflops",
+    "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops", "memory_gb",
+    "memory_type", "memory_gb_per_s", "cache_mb", "scale_up_interconnect", "scale_up_gb_per_s",
+    "host_pcie_gen", "tdp_w", "purchase_price_usd", "purchase_price_as_of",
+    "purchase_price_source", "spec_source", "confidence", "notes"]
+
+NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
+
+
+def number(text, what, notes):
+    """First number in `text`; a range 'a-b' gives its midpoint. '~x' and '(derived)' are
+    recorded in `notes` so nothing approximate looks exact."""
+    text = (text or "").strip()
+    if not text or text in ("–", "-", "n/a"):
+        return ""
+    rng = re.match(r"^~?\s*(\d[\d,]*(?:\.\d+)?)\s*-\s*(\d[\d,]*(?:\.\d+)?)", text)
+    if rng:
+        lo, hi = (float(g.replace(",", "")) for g in rng.groups())
+        notes.append(f"{what}: midpoint of range '{text}'")
+        return fmt((lo + hi) / 2)
+    m = NUMBER.search(text)
+    if not m:
+        return ""
+    if text.startswith("~") or "derived" in text:
+        notes.append(f"{what}: approximate in source ('{text}')")
+    return fmt(float(m.group(0).replace(",", "")))
+
+
+def fmt(x):
+    return ("%.6f" % x).rstrip("0").rstrip(".")
+
+
+def build_accelerators():
+    rows = list(csv.DictReader(open(SHARED / "hardware.csv", newline="")))
+    out = []
+    for r in rows:
+        notes = []
+        a = OrderedDict()
+        a["id"] = r["id"]
+        a["name"] = r["accelerator"]
+        a["vendor"] = r["vendor"]
+        a["form_factor"] = r["form_factor"]
+        a["launch_year"] = r["launch_year"]
+        a["fp32_tflops"] = number(r["fp32_tflops"], "fp32", notes)
+        a["tf32_tflops"] = number(r["tf32_tflops_dense"], "tf32", notes)
+        a["fp16_tflops"] = number(r["fp16_tflops_dense"], "fp16", notes)
+        a["bf16_tflops"] = number(r["bf16_tflops_dense"], "bf16", notes)
+        a["fp8_tflops"] = number(r["fp8_tflops_dense"], "fp8", notes)
+        a["int8_tops"] = number(r["int8_tops_dense"], "int8", notes)
+        a["fp4_tflops"] = number(r["fp4_tflops_dense"], "fp4", notes)
+        a["memory_gb"] = number(r["memory_gb"], "memory_gb", notes)
+        a["memory_type"] = r["memory_type"]
+        a["memory_gb_per_s"] = number(r["memory_bw_gbs"], "memory_gb_per_s", notes)
+        a["cache_mb"] = number(r["l2_or_onchip_cache_mb"], "cache_mb", notes)
+        a["scale_up_interconnect"] = r["scale_up_interconnect"]
+        a["scale_up_gb_per_s"] = number(r["scale_up_bw_gbs_bidir_per_chip"], "scale_up", notes)
+        a["host_pcie_gen"] = r["host_pcie_gen"]
+        a["tdp_w"] = number(r["tdp_w"], "tdp_w", notes)
+        a["purchase_price_usd"] = number(r["purchase_price_usd"], "purchase_price_usd", notes)
+        a["purchase_price_as_of"] = r["price_date"] if a["purchase_price_usd"] else ""
+        a["purchase_price_source"] = r["price_source"] if a["purchase_price_usd"] else ""
+        a["spec_source"] = r["spec_source"]
+        # The API serves high|medium|low; a qualified rating keeps its wording in notes.
+        confidence = r["confidence"].strip()
+        a["confidence"] = confidence.split()[0] if confidence else "low"
+        if confidence != a["confidence"]:
+            notes.append(f"confidence in source: '{confidence}'")
+        a["notes"] = "; ".join(x for x in [r["notes"]] + notes if x)
+        out.append(a)
+    by_id = {a["id"]: a for a in out}
+
+    # Accelerators the price data needs (or the issue asks for) that hardware.csv lacks. Each
+    # is a documented variant of a row above; the differences are the only new facts.
+    def variant(base, **changes):
+        a = OrderedDict(by_id[base])
+        a.update(changes)
+        return a
+
+    out.append(variant(
+        "v100-sxm2-32gb", id="v100-sxm2-16gb", name="V100 SXM2 16GB", memory_gb="16",
+        launch_year="2017", purchase_price_usd="", purchase_price_as_of="",
+        purchase_price_source="",
+        notes="16GB variant of the V100 SXM2 (same SM count, clocks and HBM2 bandwidth); "
+              "prices.csv rows 'V100 16GB' (AWS p3, Lambda, Vast.ai) map here",
+        confidence="medium"))
+    out.append(variant(
+        "h100-sxm", id="h800", name="H800 SXM", scale_up_interconnect="NVLink 4 (8 links)",
+        scale_up_gb_per_s="400", purchase_price_usd="", purchase_price_as_of="",
+        purchase_price_source="", confidence="medium",
+        spec_source="H100 SXM compute/memory (STAS; NV_H100) with NVLink cut to 400 GB/s "
+                    "(NVIDIA H800 export variant; DeepSeek-V3 technical report arXiv 2412.19437 "
+                    "section 3.1: H800 NVLink 400 GB/s)",
+        notes="H100 SXM with scale-up NVLink reduced to 400 GB/s bidirectional per GPU; "
+              "not rented by the providers in this catalog"))
+    out.append(variant(
+        "h100-sxm", id="gh200", name="GH200 (H100 96GB HBM3 + Grace)", form_factor="Superchip",
+        launch_year="2023", memory_gb="96", memory_type="HBM3", memory_gb_per_s="4000",
+        scale_up_interconnect="NVLink-C2C 900 GB/s to Grace; NVLink 4 to other GPUs",
+        tdp_w="1000", purchase_price_usd="", purchase_price_as_of="", purchase_price_source="",
+        confidence="medium",
+        spec_source="RECALL (NVIDIA GH200 datasheet: H100 Hopper GPU, 96 GB HBM3 at 4 TB/s, "
+                    "module power up to 1000 W incl. Grace CPU); compute as H100 SXM",
+        notes="Lambda gpu_1x_gh200 and CoreWeave GH200 rows map here; TDP is the whole "
+              "superchip (GPU + Grace CPU + memory)"))
+    out.sort(key=lambda a: a["id"])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Offerings and prices
+
+OFF_COLUMNS = [
+    "id", "provider", "instance_type", "accelerator", "accelerator_count",
+    "accelerator_memory_gb", "vcpus", "ram_gib", "interconnect", "scale_out_gbit_per_s",
+    "region", "price_type", "spot_interruption_bucket", "notes"]
+PRICE_COLUMNS = ["offering_id", "usd_per_hour", "as_of", "as_of_estimated", "source",
+                 "verified", "notes"]
+
+PROVIDERS = {"AWS": "aws", "GCP": "gcp", "GCP TPU": "gcp", "Azure": "azure",
+             "Lambda": "lambda", "CoreWeave": "coreweave", "Vast.ai": "vastai",
+             "RunPod": "runpod"}
+
+ACCELERATORS = {
+    "V100 16GB": "v100-sxm2-16gb", "V100 32GB": "v100-sxm2-32gb",
+    "A100 40GB SXM": "a100-sxm4-40gb", "A100 80GB SXM": "a100-sxm4-80gb",
+    "A100 80GB": "a100-sxm4-80gb", "A100 80GB PCIe": "a100-pcie-80gb",
+    "H100 80GB SXM": "h100-sxm", "H100 80GB SXM (Mega)": "h100-sxm", "H100 80GB": "h100-sxm",
+    "H100 80GB PCIe": "h100-pcie", "H100 NVL 94GB": "h100-nvl",
+    "H200 141GB SXM": "h200-sxm", "H200 141GB": "h200-sxm", "B200 180GB": "b200",
+    "GB200 186GB": "gb200", "GH200 (H100 96GB HBM3 + Grace)": "gh200", "GH200 96GB": "gh200",
+    "L40S 48GB": "l40s", "L4 24GB": "l4", "A10G 24GB": "a10g", "A10 24GB": "a10",
+    "T4 16GB": "t4", "RTX 3090 24GB": "rtx-3090", "RTX 4090 24GB": "rtx-4090",
+    "RTX 5090 32GB": "rtx-5090", "Trainium1 (32GB)": "trainium1", "Trainium1": "trainium1",
+    "Trainium2 (96GiB)": "trainium2", "Inferentia2 (32GB)": "inferentia2",
+    "TPU v4": "tpu-v4", "TPU v5e": "tpu-v5e", "TPU v5p": "tpu-v5p", "TPU v6e": "tpu-v6e",
+    "MI300X 192GB": "mi300x"}
+
+# Instance-type labels in prices.csv that carry commentary; the clean name is served and the
+# original label is kept in the offering's notes.
+INSTANCE_TYPES = {
+    "p5e.48xlarge (label truncated in source; 8xH200)": "p5e.48xlarge",
+    "a4-highgpu-8g (GPU row only; VM extra)": "a4-highgpu-8g",
+    "TPU v4 (per chip)": "tpu-v4-chip",
+    "TPU v5e (v5litepod, per chip)": "tpu-v5e-chip",
+    "TPU v5p (per chip)": "tpu-v5p-chip",
+    "TPU v6e Trillium (per chip)": "tpu-v6e-chip",
+}
+
+# Region labels normalised to one code per provider location.
+REGIONS = {
+    "all US regions": "us", "us": "us", "North America": "north-america",
+    "NA": "north-america", "us-east-1/us-east-2": "us-east-1", "us-east-2/us-west-2": "us-east-2",
+    "ap-southeast-4 (Melbourne)": "ap-southeast-4", "moved from $1.1378 on 2026-10-28 (+49.8%)":
+    "marketplace",
+}
+
+# Undated snapshots get an estimated as_of per source, chosen to be no later than the snapshot
+# can be: a dated observation of the same offering then always counts as newer.
+ESTIMATED_AS_OF = [
+    ("catalogs/v7/aws/", "2025-05-01", "SkyPilot AWS v7 snapshot predates the June-2025 P4/P5 "
+                                        "price cut"),
+    ("catalogs/v7/gcp/", "2025-06-01", "SkyPilot GCP v7 snapshot (undated)"),
+    ("catalogs/v6/azure/", "2025-06-01", "SkyPilot Azure v6 snapshot (undated)"),
+    ("catalogs/v8/lambda/", "2026-09-01", "SkyPilot Lambda v8 snapshot, consistent with "
+                                          "2026-09/11 third-party reads"),
+    ("catalogs/v8/runpod/", "2026-01-01", "SkyPilot RunPod v8 snapshot (undated)"),
+    ("catalogs/v8/vast/", "2026-01-01", "SkyPilot Vast.ai v8 snapshot (undated)"),
+    ("capacityblocks", "2024-12-01", "AWS Capacity Blocks page, rates valid until 2025-01-01"),
+    ("recalled by researcher", "2026-11-09", "recalled vendor price, undated; never verified"),
+]
+
+# AWS Spot Advisor interruption buckets (share of spot instances interrupted per month), from
+# the spotinfo embedded snapshot (alexei-led/spotinfo commit 05e9331, 2025-07), as quoted in
+# shared/docs/catalog-references.md section 6. Stale and for us-east-1 only.
+SPOT_BUCKETS = {("p5.48xlarge", "us-east-1"): ">20%", ("p4d.24xlarge", "us-east-1"): "10-15%",
+                ("p5en.48xlarge", "us-east-1"): "<5%", ("trn1.32xlarge", "us-east-1"): "<5%"}
+SPOT_BUCKET_SOURCE = ("AWS Spot Advisor bucket via spotinfo snapshot 05e9331 (2025-07); "
+                      "stale, illustrative")
+
+
+def slug(text):
+    return re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-")
+
+
+def scale_out_gbit(text):
+    """Scale-out (NIC/EFA/IB) bandwidth per node in Gbit/s from an interconnect description."""
+    if not text:
+        return ""
+    m = re.search(r"=\s*(\d+)\s*Gbps", text)
+    if m:
+        return m.group(1)
+    m = re.search(r"(\d+)\s*x\s*(\d+)\s*(?:Gb/s|Gbps)", text)
+    if m:
+        return str(int(m.group(1)) * int(m.group(2)))
+    m = re.search(r"(\d+)\s*(?:Gb/s|Gbps)", text)
+    if m:
+        return m.group(1)
+    return ""
+
+
+def verified_flag(row):
+    """'yes' is verified. 'conflict' rows are verified only when they are the newer, dated
+    reading of a repricing (shared prices-sources.md conflict 6: 'use the newer values');
+    catalog outliers flagged as errors stay unverified. Everything else is unverified."""
+    v = row["verified"]
+    if v == "yes":
+        return True
+    if v == "conflict" and re.match(r"\d{4}-\d{2}-\d{2}$", row["as_of"]):
+        return True
+    return False
+
+
+def build_offerings(accelerator_ids):
+    rows = list(csv.DictReader(open(SHARED / "prices.csv", newline="")))
+    offerings = OrderedDict()
+    prices = []
+    skipped = []
+    for line, r in enumerate(rows, start=2):
+        if r["price_type"] == "seed_claim":
+            skipped.append((line, "seed claim, checked against sources (not a price)"))
+            continue
+        if not r["usd_per_hour"].strip():
+            skipped.append((line, f"{r['provider']} {r['sku']} {r['price_type']}: no price "
+                                  f"in any source ({r['verified']})"))
+            continue
+        if "GPU row only" in r["sku"] and r["provider"] == "GCP" and "a2-ultragpu" in r["sku"]:
+            # A GPU-only charge for an instance whose full price is known: not an instance price.
+            skipped.append((line, "GCP a2-ultragpu-1g GPU-only row (catalog error per "
+                                  "prices-sources.md conflict 2)"))
+            continue
+        provider = PROVIDERS[r["provider"]]
+        accelerator = ACCELERATORS[r["accelerator"]]
+        assert accelerator in accelerator_ids, accelerator
+        instance = INSTANCE_TYPES.get(r["sku"], r["sku"].strip())
+        region_label = r["region"].strip()
+        region = REGIONS.get(region_label, slug(region_label))
+        price_type = r["price_type"]
+        oid = slug(f"{provider}-{instance}-{region}-{price_type.replace('_', '-')}")
+        o = offerings.get(oid)
+        if o is None:
+            notes = []
+            if instance != r["sku"].strip():
+                notes.append(f"source label '{r['sku'].strip()}'")
+            if region != region_label and region_label:
+                notes.append(f"source region '{region_label}'")
+            o = OrderedDict(
+                id=oid, provider=provider, instance_type=instance, accelerator=accelerator,
+                accelerator_count=r["accel_count"], accelerator_memory_gb=r["accel_mem_gb_each"],
+                vcpus=r["vcpus"], ram_gib=r["ram_gib"], interconnect=r["interconnect"],
+                scale_out_gbit_per_s=scale_out_gbit(r["interconnect"]), region=region,
+                price_type=price_type, spot_interruption_bucket="", notes="; ".join(notes))
+            if price_type == "spot" and (instance, region) in SPOT_BUCKETS:
+                o["spot_interruption_bucket"] = SPOT_BUCKETS[(instance, region)]
+                o["notes"] = "; ".join(x for x in [o["notes"], SPOT_BUCKET_SOURCE] if x)
+            offerings[oid] = o
+        else:
+            # Later rows of the same offering fill in what earlier rows left blank.
+            for key, value in (("vcpus", r["vcpus"]), ("ram_gib", r["ram_gib"]),
+                               ("interconnect", r["interconnect"])):
+                if not o[key] and value:
+                    o[key] = value
+            if not o["scale_out_gbit_per_s"]:
+                o["scale_out_gbit_per_s"] = scale_out_gbit(r["interconnect"])
+            assert o["accelerator"] == accelerator and o["accelerator_count"] == r["accel_count"], oid
+        as_of = r["as_of"].strip()
+        estimated = "false"
+        note = r["notes"].strip()
+        if not re.match(r"\d{4}-\d{2}-\d{2}$", as_of):
+            for key, date, why in ESTIMATED_AS_OF:
+                if key in r["source"]:
+                    as_of, estimated = date, "true"
+                    note = "; ".join(x for x in [f"as_of estimated: {why} (source said "
+                                                 f"'{r['as_of'].strip() or 'no date'}')", note] if x)
+                    break
+            else:
+                raise SystemExit(f"prices.csv line {line}: no as_of rule for source {r['source']}")
+        if r["verified"] not in ("yes",):
+            note = "; ".join(x for x in [note, f"source verification: {r['verified']}"] if x)
+        prices.append(OrderedDict(
+            offering_id=oid, usd_per_hour=r["usd_per_hour"].strip(), as_of=as_of,
+            as_of_estimated=estimated, source=r["source"].strip(),
+            verified="true" if verified_flag(r) else "false", notes=note))
+
+    # Instance-level facts that one source gives and another (for the same SKU) leaves out.
+    by_sku = {}
+    for o in offerings.values():
+        by_sku.setdefault((o["provider"], o["instance_type"]), []).append(o)
+    for group in by_sku.values():
+        for key in ("vcpus", "ram_gib", "interconnect", "scale_out_gbit_per_s",
+                    "accelerator_memory_gb"):
+            known = next((o[key] for o in group if o[key]), "")
+            for o in group:
+                if not o[key]:
+                    o[key] = known
+    return list(offerings.values()), prices, skipped
+
+
+def write(path, columns, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def main():
+    accelerators = build_accelerators()
+    offerings, prices, skipped = build_offerings({a["id"] for a in accelerators})
+    write(HERE / "accelerators.csv", ACC_COLUMNS, accelerators)
+    write(HERE / "offerings.csv", OFF_COLUMNS, offerings)
+    write(HERE / "prices.csv", PRICE_COLUMNS, prices)
+    print(f"{len(accelerators)} accelerators, {len(offerings)} offerings, "
+          f"{len(prices)} price observations; {len(skipped)} source rows skipped:")
+    for line, why in skipped:
+        print(f"  prices.csv line {line}: {why}")
+
+
+if __name__ == "__main__":
+    main()
