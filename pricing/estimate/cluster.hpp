@@ -1,0 +1,40 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "pricing/accelerator.hpp"
+#include "pricing/assumption.hpp"
+#include "pricing/error.hpp"
+
+namespace gpucost::pricing::estimate {
+
+// The machines a workload runs on: `accelerator_count` accelerators of one kind, grouped in
+// nodes of `accelerators_per_node` joined by the accelerator's scale-up link (NVLink, ICI,
+// ...), nodes joined by a scale-out network of `scale_out_gbit_per_s_per_node`.
+struct ClusterSpec {
+    Accelerator accelerator;
+    int accelerator_count = 1;
+    // 0 = the family default (DefaultAcceleratorsPerNode).
+    int accelerators_per_node = 0;
+    // Scale-out bandwidth of one node in Gbit/s (e.g. 3200 for AWS p5); nullopt = family
+    // default (DefaultScaleOutGbitPerSPerNode).
+    std::optional<double> scale_out_gbit_per_s_per_node;
+    // Overrides Accelerator::scale_up_gb_per_s (bidirectional per chip), e.g. 64 for PCIe only.
+    std::optional<double> scale_up_gb_per_s;
+};
+
+// Maximum limits a request is validated against.
+inline constexpr int kMaxAcceleratorCount = 1 << 20;
+inline constexpr int kMaxAcceleratorsPerNode = 1024;
+
+// Accelerators per node when the caller gives none: 8 for SXM/OAM/HGX-class parts, 4 for TPU
+// hosts, 16 for Trainium (trn1/trn2 instances), 1 for PCIe cards.
+int DefaultAcceleratorsPerNode(const Accelerator& accelerator);
+// Scale-out Gbit/s per node when the caller gives none (documented per family in README).
+double DefaultScaleOutGbitPerSPerNode(const Accelerator& accelerator);
+
+// Validates counts and bandwidths; errors name `/hardware/...`.
+[[nodiscard]] Status ValidateCluster(const ClusterSpec& cluster);
+
+}  // namespace gpucost::pricing::estimate

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pricing/assumption.hpp"
+#include "pricing/error.hpp"
+
+namespace gpucost::pricing::estimate {
+
+// A transformer as the caller describes it. Only params_b, or layers + hidden_size, is
+// required; DeriveModel fills the rest with the documented rules (README "Estimator").
+struct ModelSpec {
+    std::optional<double> params_b;         // total parameters, billions
+    std::optional<double> active_params_b;  // MoE: parameters used per token, billions
+    std::optional<int> layers;
+    std::optional<int> hidden_size;
+    std::optional<int> attention_heads;
+    std::optional<int> kv_heads;  // < attention_heads for GQA/MQA
+    std::optional<int> ffn_hidden_size;
+    std::optional<int> vocab_size;
+    std::optional<int> seq_len;
+    std::optional<bool> gated_mlp;        // SwiGLU-style (3 MLP matrices instead of 2)
+    std::optional<int> experts;           // MoE experts per layer (1 = dense)
+    std::optional<int> experts_per_token; // MoE top-k
+};
+
+// Every field resolved. Parameter counts are absolute (not billions).
+struct ResolvedModel {
+    double params = 0;         // total, used for memory
+    double active_params = 0;  // per token, used for FLOPs
+    int layers = 0;
+    int hidden_size = 0;
+    int attention_heads = 0;
+    int kv_heads = 0;
+    int head_dim = 0;
+    int ffn_hidden_size = 0;
+    int vocab_size = 0;
+    int seq_len = 0;
+    bool gated_mlp = false;
+    int experts = 1;
+    int experts_per_token = 1;
+    // Per layer: Q, K, V and output projections.
+    double attention_params_per_layer = 0;
+    // Per layer, all experts (memory) and the ones a token uses (FLOPs).
+    double mlp_params_per_layer = 0;
+    double mlp_active_params_per_layer = 0;
+    // Input embedding and output projection (untied), V*h each.
+    double embedding_params = 0;
+    // Fields that were derived rather than given, with the rule used, e.g.
+    // {"/model/layers", "from params_b with hidden = 128 * layers"}.
+    std::vector<FieldError> derived;
+
+    bool IsMoe() const { return experts > 1; }
+    // Dense parameters (attention + embeddings + norms), i.e. params minus all expert MLPs.
+    double NonExpertParams() const;
+    // Parameters the FLOPs count uses: active params without the input embedding.
+    double ActiveNonEmbeddingParams() const;
+};
+
+// Limits every field is validated against (absurd sizes are 422, never a hang).
+inline constexpr double kMaxParamsB = 100000;  // 100 T
+inline constexpr int kMaxLayers = 2048;
+inline constexpr int kMaxHiddenSize = 1 << 18;
+inline constexpr int kMaxHeads = 1 << 14;
+inline constexpr int kMaxFfnHiddenSize = 1 << 21;
+inline constexpr int kMaxVocabSize = 1 << 24;
+inline constexpr int kMaxSeqLen = 1 << 24;
+inline constexpr int kMaxExperts = 4096;
+
+// Defaults of the derivation rules (echoed under assumptions by the estimators).
+inline constexpr int kDefaultHeadDim = 128;
+inline constexpr int kDefaultVocabSize = 32000;
+inline constexpr int kDefaultSeqLen = 2048;
+inline constexpr double kAspectRatioHiddenPerLayer = 128.0;
+
+// Fills missing fields and validates. Errors are kInvalidArgument with JSON pointers under
+// `pointer_prefix` (e.g. "/model/layers"). Pure.
+[[nodiscard]] Result<ResolvedModel> DeriveModel(const ModelSpec& spec,
+                                                std::string_view pointer_prefix = "/model");
+
+// The derivation constants as assumptions.
+Assumptions ModelDerivationAssumptions();
+
+}  // namespace gpucost::pricing::estimate

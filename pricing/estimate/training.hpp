@@ -1,0 +1,162 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pricing/accelerator.hpp"
+#include "pricing/assumption.hpp"
+#include "pricing/error.hpp"
+#include "pricing/estimate/cluster.hpp"
+#include "pricing/estimate/model.hpp"
+#include "pricing/estimate/roofline.hpp"
+
+namespace gpucost::pricing::estimate {
+
+enum class Recompute { kNone, kSelective, kFull };
+const char* RecomputeName(Recompute r);
+std::optional<Recompute> ParseRecompute(std::string_view name);
+
+// A complete parallel layout. tensor * pipeline * data == accelerator count.
+struct ParallelLayout {
+    int tensor = 1;
+    int pipeline = 1;
+    int data = 1;
+    int zero_stage = 0;           // 0..3 (3 = FSDP FULL_SHARD)
+    Recompute recompute = Recompute::kNone;
+    int micro_batch_size = 1;     // sequences per micro-batch
+    int virtual_stages = 1;       // interleaved pipeline chunks per device
+    bool sequence_parallel = false;
+    int expert = 1;               // expert-parallel degree (MoE), divides data
+};
+
+// What the caller fixes; unset fields are searched.
+struct ParallelismRequest {
+    std::optional<int> tensor;
+    std::optional<int> pipeline;
+    std::optional<int> data;
+    std::optional<int> zero_stage;
+    std::optional<Recompute> recompute;
+    std::optional<int> micro_batch_size;
+    std::optional<int> virtual_stages;
+    std::optional<bool> sequence_parallel;
+};
+
+struct TrainingRequest {
+    ModelSpec model;
+    double tokens_b = 0;  // training tokens, billions
+    Precision precision = Precision::kBf16;
+    // Tokens per optimizer step; default kDefaultGlobalBatchTokens (rounded to whole
+    // sequences).
+    std::optional<double> global_batch_tokens;
+    std::optional<ParallelismRequest> parallelism;
+    EfficiencyOverrides efficiency;
+    // Fraction of wall-clock time that is productive training (restarts, checkpoints,
+    // evaluation excluded). Default kDefaultGoodput.
+    std::optional<double> goodput;
+    // Fraction of data-parallel / ZeRO / pipeline traffic that can hide behind compute.
+    std::optional<double> comm_overlap_fraction;
+    // Fraction of tensor-parallel traffic that can hide behind compute (default 0).
+    std::optional<double> tp_overlap_fraction;
+    // Memory reserved per accelerator for the framework, CUDA context and fragmentation.
+    std::optional<double> memory_overhead_gb;
+};
+
+// Seconds per optimizer step, by cause. compute + memory_bound + communication + bubble +
+// optimizer == step_time_s.
+struct StepBreakdown {
+    double compute_s = 0;        // compute-bound ops (GEMMs, attention)
+    double memory_bound_s = 0;   // bandwidth-bound ops (norms, element-wise, small GEMMs)
+    double communication_s = 0;  // exposed: tp + dp + pp + expert
+    double bubble_s = 0;         // pipeline fill and drain
+    double optimizer_s = 0;      // optimizer step
+    double tp_comm_s = 0;        // exposed tensor-parallel
+    double dp_comm_s = 0;        // exposed data-parallel / ZeRO
+    double pp_comm_s = 0;        // exposed pipeline point-to-point
+    double expert_comm_s = 0;    // exposed MoE all-to-all
+};
+
+// Bytes per accelerator on the most loaded (first) pipeline stage, in GB (1e9).
+struct MemoryBreakdown {
+    double weights_gb = 0;
+    double gradients_gb = 0;
+    double optimizer_gb = 0;
+    double activations_gb = 0;
+    double overhead_gb = 0;
+    double total_gb = 0;
+};
+
+// A layout with its headline figures (the chosen one and the runner-up).
+struct LayoutSummary {
+    ParallelLayout layout;
+    double step_time_s = 0;
+    double memory_per_accelerator_gb = 0;
+    double mfu = 0;
+};
+
+struct TrainingEstimate {
+    // Expected (with goodput) and ideal (goodput 1) figures for the whole run.
+    double wall_clock_hours = 0;
+    double accelerator_hours = 0;
+    double ideal_wall_clock_hours = 0;
+    double ideal_accelerator_hours = 0;
+    // PaLM-style model FLOPs utilisation: model FLOPs (no recompute, attention not halved
+    // for causal masks) per second over dense peak.
+    double mfu = 0;
+    // Hardware FLOPs utilisation: counts recompute FLOPs too.
+    double hfu = 0;
+    // Model TFLOP/s per accelerator (the MFU definition) and hardware TFLOP/s (HFU).
+    double achieved_tflops_per_accelerator = 0;
+    double hardware_tflops_per_accelerator = 0;
+    double tokens_per_second = 0;  // whole cluster, ideal (no goodput)
+    double step_time_s = 0;
+    double steps = 0;
+    double tokens_per_step = 0;
+    int global_batch_sequences = 0;
+    int micro_batches_per_step = 0;  // per data-parallel replica (gradient accumulation)
+    double model_flops_per_token = 0;
+    double total_model_flops = 0;
+    double memory_per_accelerator_gb = 0;
+    double memory_capacity_gb = 0;
+    bool fits_in_memory = false;
+    double memory_headroom_gb = 0;  // capacity - need; negative = short by that much
+    MemoryBreakdown memory;
+    StepBreakdown breakdown;
+    // "compute", "memory_bandwidth", "communication" or "pipeline_bubble": the largest share.
+    std::string bottleneck;
+    ParallelLayout parallelism;
+    bool layout_searched = false;
+    std::optional<LayoutSummary> runner_up;
+    int layouts_considered = 0;
+    ResolvedModel model;
+    Assumptions assumptions;
+};
+
+inline constexpr double kDefaultGlobalBatchTokens = 4194304;  // 4M tokens (LLaMA, GPT-3)
+inline constexpr double kDefaultGoodput = 0.85;
+inline constexpr double kDefaultCommOverlapFraction = 0.8;
+inline constexpr double kDefaultTpOverlapFraction = 0.0;
+inline constexpr double kDefaultMemoryOverheadGb = 2.0;
+inline constexpr double kMaxTokensB = 1e7;
+inline constexpr double kMaxGlobalBatchTokens = 1e10;
+
+// Estimates one training run. Pure and thread-safe. When the request fixes the whole layout
+// the estimate is returned even if it does not fit (fits_in_memory false, headroom
+// negative). When the layout is searched and nothing fits, kInvalidArgument naming
+// `/hardware/count` (or `/parallelism`) says how much memory the smallest layout needs and
+// how many accelerators would fit. Other errors name the offending field.
+[[nodiscard]] Result<TrainingEstimate> EstimateTraining(const TrainingRequest& request,
+                                                        const ClusterSpec& cluster);
+
+// Pieces exposed for tests and for the README formulas.
+// Model FLOPs per token (PaLM): 6 * (active non-embedding params + output projection) +
+// 12 * layers * hidden * seq_len.
+double ModelFlopsPerToken(const ResolvedModel& model);
+// Korthikanti et al. 2022 activation bytes per layer for one micro-batch of `micro_batch`
+// sequences (16-bit activations). `flash_attention` drops the 5as/h term.
+double ActivationBytesPerLayer(const ResolvedModel& model, int micro_batch, int tensor,
+                               bool sequence_parallel, Recompute recompute, bool flash_attention);
+// Pipeline bubble fraction (p - 1) / (m * v).
+double PipelineBubbleFraction(int pipeline, int micro_batches, int virtual_stages);
+
+}  // namespace gpucost::pricing::estimate
