@@ -1,0 +1,373 @@
+#include "pricing/plan/rent_vs_buy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/spot.hpp"
+
+namespace gpucost::pricing::plan {
+namespace {
+
+constexpr double kMaxUsd = 1e12;
+constexpr double kMaxUsdPerMonth = 1e10;
+constexpr int kMaxAcceleratorCount = 1'000'000;
+constexpr int kMaxHorizonMonths = 360;
+// Present values closer than this share are reported as a near tie in the reasoning.
+constexpr double kNearTieFraction = 0.02;
+
+std::string Usd(double value) { return "$" + Fixed(value, 0); }
+
+// Present value of `usd_per_month` paid at the end of each of `months` months.
+double Annuity(double usd_per_month, double months, double monthly_rate) {
+    if (monthly_rate <= 0) {
+        return usd_per_month * months;
+    }
+    return usd_per_month * -std::expm1(-months * std::log1p(monthly_rate)) / monthly_rate;
+}
+
+}  // namespace
+
+const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation) {
+    switch (recommendation) {
+        case RentVsBuyRecommendation::kRent:
+            return "rent";
+        case RentVsBuyRecommendation::kBuy:
+            return "buy";
+    }
+    return "rent";
+}
+
+Status RentVsBuyRequest::Validate() const {
+    FieldChecker check;
+    check.Range(buy.capex_usd, "/buy/capex_usd", 0, kMaxUsd);
+    check.Range(buy.opex_usd_per_month, "/buy/opex_usd_per_month", 0, kMaxUsdPerMonth);
+    if (buy.accelerator_count) {
+        check.IntRange(*buy.accelerator_count, "/buy/accelerator_count", 1, kMaxAcceleratorCount);
+    }
+    check.Range(buy.server_price_usd, "/buy/server_price_usd", 0, kMaxUsd);
+    check.Range(buy.purchase_price_usd_per_accelerator, "/buy/purchase_price_usd_per_accelerator",
+                0, 1e8);
+    check.Range(buy.chassis_overhead_fraction, "/buy/chassis_overhead_fraction", 0, 10);
+    check.Range(buy.tdp_w, "/buy/tdp_w", 0, 1e5, true);
+    check.Range(buy.server_power_overhead_fraction, "/buy/server_power_overhead_fraction", 0, 10);
+    check.Range(buy.utilization, "/buy/utilization", 0, 1);
+    check.Range(buy.pue, "/buy/pue", 1, 5);
+    check.Range(buy.usd_per_kwh, "/buy/usd_per_kwh", 0, 10);
+    check.Range(buy.hosting_usd_per_accelerator_month, "/buy/hosting_usd_per_accelerator_month", 0,
+                1e6);
+    check.Range(buy.staff_usd_per_month, "/buy/staff_usd_per_month", 0, kMaxUsdPerMonth);
+    check.Range(buy.depreciation_years, "/buy/depreciation_years", 0, 30, true);
+    check.Range(buy.residual_value_fraction, "/buy/residual_value_fraction", 0, 0.99);
+    check.Range(rent.usd_per_month, "/rent/usd_per_month", 0, kMaxUsdPerMonth);
+    check.Range(rent.usd_per_accelerator_hour, "/rent/usd_per_accelerator_hour", 0, 1e5);
+    check.Range(rent.accelerator_hours_per_month, "/rent/accelerator_hours_per_month", 0, 1e9,
+                true);
+    check.Range(discount_rate_annual, "/discount_rate_annual", 0, 1);
+    if (horizon_months) {
+        check.IntRange(*horizon_months, "/horizon_months", 1, kMaxHorizonMonths);
+    }
+    if (!buy.capex_usd && !buy.server_price_usd && !buy.accelerator_count) {
+        check.Fail("/buy/capex_usd",
+                   "is required unless server_price_usd or accelerator_count is given");
+    }
+    if (!buy.opex_usd_per_month && !buy.accelerator_count) {
+        check.Fail("/buy/opex_usd_per_month", "is required unless accelerator_count is given");
+    }
+    if (!rent.usd_per_month && !rent.usd_per_accelerator_hour && !rent.offering_id) {
+        check.Fail("/rent/usd_per_month",
+                   "give usd_per_month, usd_per_accelerator_hour or offering_id");
+    }
+    return check.Done();
+}
+
+Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catalog& catalog) {
+    if (auto valid = request.Validate(); !valid.ok()) {
+        return valid.error();
+    }
+    const BuySide& buy = request.buy;
+    const RentSide& rent = request.rent;
+    RentVsBuyPlan plan;
+    Assumptions& echo = plan.assumptions;
+
+    std::optional<Offering> offering;
+    if (rent.offering_id) {
+        auto found = catalog.FindOffering(*rent.offering_id);
+        if (!found.ok()) {
+            return MakeError(ErrorCode::kNotFound,
+                             "no offering '" + rent.offering_id->substr(0, 200) + "'",
+                             "/rent/offering_id");
+        }
+        offering = found.value();
+    }
+    plan.accelerator = buy.accelerator;
+    if (!plan.accelerator && offering) {
+        plan.accelerator = offering->accelerator;
+    }
+    std::optional<Accelerator> accelerator;
+    if (plan.accelerator) {
+        auto found = catalog.FindAccelerator(*plan.accelerator);
+        if (!found.ok()) {
+            return MakeError(ErrorCode::kNotFound,
+                             "no accelerator '" + plan.accelerator->substr(0, 200) + "'",
+                             "/buy/accelerator");
+        }
+        accelerator = found.value();
+    }
+    plan.accelerator_count = buy.accelerator_count;
+    const std::optional<double> count =
+        buy.accelerator_count ? std::optional<double>(*buy.accelerator_count) : std::nullopt;
+
+    // Rent rate and volume.
+    if (rent.usd_per_accelerator_hour) {
+        plan.rent_usd_per_accelerator_hour = rent.usd_per_accelerator_hour;
+    } else if (offering) {
+        plan.rent_usd_per_accelerator_hour = offering->UsdPerAcceleratorHour();
+    }
+    plan.accelerator_hours_per_month = rent.accelerator_hours_per_month;
+    if (!rent.usd_per_month && !plan.accelerator_hours_per_month) {
+        if (!count) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "accelerator_hours_per_month is required unless "
+                             "buy.accelerator_count is given",
+                             "/rent/accelerator_hours_per_month");
+        }
+        plan.accelerator_hours_per_month =
+            *count * kHoursPerMonth * buy.utilization.value_or(kDefaultUtilization);
+    }
+    if (count && plan.accelerator_hours_per_month) {
+        const double capacity = *count * kHoursPerMonth;
+        if (*plan.accelerator_hours_per_month > capacity * (1.0 + 1e-9)) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "rented accelerator-hours per month (" +
+                                 Fixed(*plan.accelerator_hours_per_month, 0) +
+                                 ") exceed what the owned accelerators deliver (" +
+                                 Fixed(capacity, 0) + ")",
+                             "/rent/accelerator_hours_per_month");
+        }
+    }
+    if (rent.usd_per_month) {
+        plan.monthly_rent_usd = *rent.usd_per_month;
+    } else {
+        plan.monthly_rent_usd =
+            *plan.rent_usd_per_accelerator_hour * *plan.accelerator_hours_per_month;
+    }
+    if (!plan.rent_usd_per_accelerator_hour && plan.accelerator_hours_per_month) {
+        plan.rent_usd_per_accelerator_hour =
+            plan.monthly_rent_usd / *plan.accelerator_hours_per_month;
+    }
+
+    // Utilisation of what is owned.
+    if (buy.utilization) {
+        plan.utilization = buy.utilization;
+    } else if (count && plan.accelerator_hours_per_month) {
+        plan.utilization = std::min(1.0, *plan.accelerator_hours_per_month /
+                                             (*count * kHoursPerMonth));
+    }
+
+    // Capex.
+    if (buy.capex_usd) {
+        plan.capex_usd = *buy.capex_usd;
+        echo.push_back(Echo("capex_usd", plan.capex_usd, "usd", "purchase cost", true, ""));
+    } else if (buy.server_price_usd) {
+        plan.capex_usd = *buy.server_price_usd;
+        echo.push_back(Echo("server_price_usd", plan.capex_usd, "usd",
+                            "purchase cost of the servers", true, ""));
+    } else {
+        std::optional<double> unit_price = buy.purchase_price_usd_per_accelerator;
+        if (!unit_price && accelerator) {
+            unit_price = accelerator->purchase_price_usd;
+        }
+        if (!unit_price) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "no purchase price: give capex_usd, server_price_usd or "
+                             "purchase_price_usd_per_accelerator" +
+                                 std::string(accelerator ? " (the catalog has none for " +
+                                                               accelerator->id + ")"
+                                                         : ""),
+                             "/buy/purchase_price_usd_per_accelerator");
+        }
+        const double overhead =
+            buy.chassis_overhead_fraction.value_or(kDefaultChassisOverheadFraction);
+        plan.capex_usd = *unit_price * *count * (1.0 + overhead);
+        echo.push_back(Echo("purchase_price_usd_per_accelerator", *unit_price, "usd",
+                            "purchase price of one accelerator",
+                            buy.purchase_price_usd_per_accelerator.has_value(),
+                            accelerator ? "catalog: " + accelerator->purchase_price_source + " (" +
+                                              accelerator->purchase_price_as_of + ")"
+                                        : ""));
+        echo.push_back(Echo("chassis_overhead_fraction", overhead, "fraction",
+                            "servers, CPUs, memory, NICs and switch ports on top of the "
+                            "accelerators",
+                            buy.chassis_overhead_fraction.has_value(),
+                            "default: judgement from 8-GPU HGX server list prices"));
+    }
+
+    // Opex.
+    double power_usd_per_month_at_full_use = 0;
+    if (buy.opex_usd_per_month) {
+        plan.opex_usd_per_month = *buy.opex_usd_per_month;
+        echo.push_back(Echo("opex_usd_per_month", plan.opex_usd_per_month, "usd_per_month",
+                            "running cost of owning", true, ""));
+    } else {
+        std::optional<double> tdp_w = buy.tdp_w;
+        if (!tdp_w && accelerator) {
+            tdp_w = accelerator->tdp_w;
+        }
+        if (!tdp_w) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "no power figure: give buy.tdp_w or opex_usd_per_month" +
+                                 std::string(accelerator ? " (the catalog has no TDP for " +
+                                                               accelerator->id + ")"
+                                                         : ""),
+                             "/buy/tdp_w");
+        }
+        const double host = buy.server_power_overhead_fraction.value_or(
+            kDefaultServerPowerOverheadFraction);
+        const double pue = buy.pue.value_or(kDefaultPue);
+        const double usd_per_kwh = buy.usd_per_kwh.value_or(kDefaultUsdPerKwh);
+        const double hosting =
+            buy.hosting_usd_per_accelerator_month.value_or(kDefaultHostingUsdPerAcceleratorMonth);
+        const double staff =
+            buy.staff_usd_per_month.value_or(kDefaultStaffUsdPerAcceleratorMonth * *count);
+        const double utilization = plan.utilization.value_or(kDefaultUtilization);
+        power_usd_per_month_at_full_use =
+            *count * *tdp_w / 1000.0 * (1.0 + host) * pue * usd_per_kwh * kHoursPerMonth;
+        plan.opex_usd_per_month =
+            power_usd_per_month_at_full_use * utilization + hosting * *count + staff;
+        echo.push_back(Echo("tdp_w", *tdp_w, "W", "board power of one accelerator",
+                            buy.tdp_w.has_value(), "catalog: accelerator TDP"));
+        echo.push_back(Echo("server_power_overhead_fraction", host, "fraction",
+                            "host power (CPUs, memory, NICs, fans) on top of accelerator TDP",
+                            buy.server_power_overhead_fraction.has_value(),
+                            "default: judgement, below the DGX H100 datasheet maximum "
+                            "(10.2 kW for 8 x 700 W)"));
+        echo.push_back(Echo("utilization", utilization, "fraction",
+                            "share of owned accelerator-hours in use; power scales with it",
+                            buy.utilization.has_value(),
+                            plan.utilization ? "derived: rented accelerator-hours / owned capacity"
+                                             : "default: judgement (60-80% in shared clusters)"));
+        echo.push_back(Echo("pue", pue, "ratio", "datacentre power usage effectiveness",
+                            buy.pue.has_value(),
+                            "default: Uptime Institute 2023 survey average 1.58; colocation "
+                            "quotes 1.3-1.4"));
+        echo.push_back(Echo("usd_per_kwh", usd_per_kwh, "usd_per_kwh", "electricity price",
+                            buy.usd_per_kwh.has_value(),
+                            "default: between US industrial (~0.08, EIA 2023) and commercial "
+                            "(~0.13) averages"));
+        echo.push_back(Echo("hosting_usd_per_accelerator_month", hosting, "usd_per_month",
+                            "rack space, cooling capacity and network per accelerator, energy "
+                            "excluded",
+                            buy.hosting_usd_per_accelerator_month.has_value(),
+                            "default: judgement from colocation quotes ($150-250 per kW-month)"));
+        echo.push_back(Echo("staff_usd_per_month", staff, "usd_per_month",
+                            "operations staff for the owned hardware",
+                            buy.staff_usd_per_month.has_value(),
+                            "default: $50 per accelerator-month (one ~$15K/month engineer per "
+                            "~300 accelerators; judgement)"));
+        plan.utilization = utilization;
+    }
+
+    const double depreciation_years = buy.depreciation_years.value_or(kDefaultDepreciationYears);
+    const double residual_fraction =
+        buy.residual_value_fraction.value_or(kDefaultResidualValueFraction);
+    const double rate = request.discount_rate_annual.value_or(kDefaultDiscountRateAnnual);
+    const double depreciation_months = depreciation_years * 12.0;
+    plan.horizon_months = request.horizon_months.value_or(
+        std::clamp(static_cast<int>(std::lround(depreciation_months)), 1, kMaxHorizonMonths));
+    plan.discount_rate_annual = rate;
+    echo.push_back(Echo("depreciation_years", depreciation_years, "years",
+                        "straight-line depreciation period", buy.depreciation_years.has_value(),
+                        "default: US MACRS 5-year class for computers"));
+    echo.push_back(Echo("residual_value_fraction", residual_fraction, "fraction",
+                        "resale value at the end of depreciation, share of capex",
+                        buy.residual_value_fraction.has_value(),
+                        "default: judgement (5-15% for five-year-old datacentre GPUs)"));
+    echo.push_back(Echo("discount_rate_annual", rate, "fraction_per_year",
+                        "cost of capital used to discount both cash flows",
+                        request.discount_rate_annual.has_value(), "default: judgement"));
+    echo.push_back(Echo("horizon_months", plan.horizon_months, "months", "comparison horizon",
+                        request.horizon_months.has_value(), "default: depreciation period"));
+
+    // Resale value after m months: straight line from capex down to the residual.
+    auto resale = [&](double months) {
+        const double worn = std::min(1.0, months / depreciation_months);
+        return plan.capex_usd * (1.0 - (1.0 - residual_fraction) * worn);
+    };
+    plan.monthly_own_usd =
+        plan.capex_usd * (1.0 - residual_fraction) / depreciation_months + plan.opex_usd_per_month;
+
+    const double margin = plan.monthly_rent_usd - plan.opex_usd_per_month;
+    const double monthly_rate = std::pow(1.0 + rate, 1.0 / 12.0) - 1.0;
+    const auto horizon = static_cast<double>(plan.horizon_months);
+    if (margin > 0) {
+        plan.break_even_months = plan.capex_usd / margin;
+        plan.breaks_even_within_horizon = *plan.break_even_months <= horizon;
+        if (monthly_rate <= 0) {
+            plan.discounted_break_even_months = plan.break_even_months;
+        } else if (plan.capex_usd * monthly_rate < margin) {
+            plan.discounted_break_even_months =
+                -std::log1p(-plan.capex_usd * monthly_rate / margin) / std::log1p(monthly_rate);
+        }
+    }
+
+    // Break-even utilisation: amortised fixed cost + power(u) = rent rate x capacity x u.
+    if (count && plan.rent_usd_per_accelerator_hour) {
+        const double fixed = plan.capex_usd * (1.0 - residual_fraction) / depreciation_months +
+                             plan.opex_usd_per_month -
+                             power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
+        const double rent_at_full_use =
+            *plan.rent_usd_per_accelerator_hour * *count * kHoursPerMonth;
+        const double slope = rent_at_full_use - power_usd_per_month_at_full_use;
+        if (slope > 0) {
+            plan.break_even_utilization = fixed / slope;
+        }
+    }
+
+    plan.residual_value_at_horizon_usd = resale(horizon);
+    plan.total_rent_usd = plan.monthly_rent_usd * horizon;
+    plan.total_own_usd =
+        plan.capex_usd + plan.opex_usd_per_month * horizon - plan.residual_value_at_horizon_usd;
+    const double horizon_discount = std::exp(-horizon * std::log1p(monthly_rate));
+    plan.npv_rent_usd = Annuity(plan.monthly_rent_usd, horizon, monthly_rate);
+    plan.npv_own_usd = plan.capex_usd + Annuity(plan.opex_usd_per_month, horizon, monthly_rate) -
+                       plan.residual_value_at_horizon_usd * horizon_discount;
+
+    plan.cumulative.reserve(static_cast<std::size_t>(plan.horizon_months) + 1);
+    for (int m = 0; m <= plan.horizon_months; ++m) {
+        const auto months = static_cast<double>(m);
+        const double own = plan.capex_usd + plan.opex_usd_per_month * months;
+        plan.cumulative.push_back(
+            {m, plan.monthly_rent_usd * months, own, own - resale(months)});
+    }
+
+    const bool buy_wins = plan.npv_own_usd < plan.npv_rent_usd;
+    plan.recommendation = buy_wins ? RentVsBuyRecommendation::kBuy : RentVsBuyRecommendation::kRent;
+    std::string why = "over " + Fixed(horizon, 0) + " months at " +
+                      Fixed(rate * 100.0, 1) + "% a year, owning costs " +
+                      Usd(plan.npv_own_usd) + " in present value (net of " +
+                      Usd(plan.residual_value_at_horizon_usd) + " resale) against " +
+                      Usd(plan.npv_rent_usd) + " for renting; ";
+    if (!plan.break_even_months) {
+        why += "owning never breaks even: its running cost (" + Usd(plan.opex_usd_per_month) +
+               "/month) is at least the rent (" + Usd(plan.monthly_rent_usd) + "/month)";
+    } else {
+        why += "cash break-even after " + Fixed(*plan.break_even_months, 1) + " months (" +
+               Fixed(*plan.break_even_months / 12.0, 1) + " years)" +
+               (plan.breaks_even_within_horizon ? "" : ", beyond the horizon");
+    }
+    if (plan.break_even_utilization && plan.utilization) {
+        why += "; owning pays at utilisation above " +
+               Fixed(*plan.break_even_utilization * 100.0, 0) + "%, yours is " +
+               Fixed(*plan.utilization * 100.0, 0) + "%";
+    }
+    const double gap = std::abs(plan.npv_own_usd - plan.npv_rent_usd);
+    if (gap < kNearTieFraction * std::max(plan.npv_own_usd, plan.npv_rent_usd)) {
+        why += "; a near tie (within " + Fixed(kNearTieFraction * 100.0, 0) +
+               "%), so flexibility, capacity access and risk should decide";
+    }
+    plan.reasoning = why;
+    return plan;
+}
+
+}  // namespace gpucost::pricing::plan

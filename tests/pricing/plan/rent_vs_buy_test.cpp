@@ -1,0 +1,203 @@
+#include "pricing/plan/rent_vs_buy.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "pricing/catalog_loader.hpp"
+#include "tests/support/sample_catalog.hpp"
+
+using namespace gpucost::pricing;
+using namespace gpucost::pricing::plan;
+
+namespace {
+
+std::shared_ptr<const InMemoryCatalog> Sample() {
+    auto r = LoadCatalog(gpucost::testing::SampleCatalogCsv());
+    REQUIRE(r.ok());
+    return r.value();
+}
+
+// Seed "Enterprise Scenario": 80 GPUs x $10K = $800K upfront, $5K/month running, against
+// 10,000 GPU-hours/month in the cloud at $2/h = $20K/month.
+RentVsBuyRequest EnterpriseSeed() {
+    RentVsBuyRequest r;
+    r.buy.capex_usd = 800000;
+    r.buy.opex_usd_per_month = 5000;
+    r.buy.accelerator_count = 80;
+    r.rent.usd_per_accelerator_hour = 2;
+    r.rent.accelerator_hours_per_month = 10000;
+    return r;
+}
+
+// Seed "Small Startup Scenario": ~1,000 GPU-hours a month. Renting H100s at the sample
+// catalog's Lambda price against buying one 8-GPU H100 server (the smallest HGX unit).
+RentVsBuyRequest SmallTeam() {
+    RentVsBuyRequest r;
+    r.buy.accelerator = "h100-sxm";
+    r.buy.accelerator_count = 8;
+    r.rent.offering_id = "lambda-gpu_1x_h100-us-on-demand";
+    r.rent.accelerator_hours_per_month = 1000;
+    return r;
+}
+
+}  // namespace
+
+TEST_SUITE("plan_rent_vs_buy") {
+    TEST_CASE("seed: 80 GPUs x $10K with $5K/month against $20K/month breaks even in 4.4 years") {
+        auto catalog = Sample();
+        auto plan = PlanRentVsBuy(EnterpriseSeed(), *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        CHECK(p.monthly_rent_usd == doctest::Approx(20000));
+        // 800,000 / (20,000 - 5,000) = 53.33 months = 4.44 years.
+        REQUIRE(p.break_even_months);
+        CHECK(*p.break_even_months == doctest::Approx(53.3333333));
+        CHECK(*p.break_even_months / 12.0 == doctest::Approx(4.44).epsilon(0.01));
+        CHECK(p.breaks_even_within_horizon);
+        CHECK(p.horizon_months == 60);
+        // Discounted at 8 %/year (0.6434 %/month): -ln(1 - 800000 i / 15000) / ln(1 + i).
+        CHECK(*p.discounted_break_even_months == doctest::Approx(65.5339835751));
+        // Undiscounted over 5 years: rent 1.2M; own 800K + 300K - 80K resale = 1.02M.
+        CHECK(p.total_rent_usd == doctest::Approx(1200000));
+        CHECK(p.total_own_usd == doctest::Approx(1020000));
+        CHECK(p.npv_rent_usd == doctest::Approx(992898.0670128557));
+        CHECK(p.npv_own_usd == doctest::Approx(993777.8609905136));
+        // Amortised: 800K x 0.9 / 60 + 5K = 17K; at $2/h x 80 x 730 h: 14.6 % utilisation.
+        CHECK(p.monthly_own_usd == doctest::Approx(17000));
+        CHECK(*p.break_even_utilization == doctest::Approx(17000.0 / 116800.0));
+        CHECK(*p.utilization == doctest::Approx(10000.0 / 58400.0));
+    }
+
+    TEST_CASE("seed: a small team renting about 1,000 GPU-hours a month should rent") {
+        auto catalog = Sample();
+        auto plan = PlanRentVsBuy(SmallTeam(), *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
+        // 1,000 h x $4.29 (Lambda H100 in the sample catalog).
+        CHECK(p.monthly_rent_usd == doctest::Approx(4290));
+        // 8 x $27,500 x 1.3 chassis overhead.
+        CHECK(p.capex_usd == doctest::Approx(286000));
+        // Power 8 x 0.7 kW x 1.5 host x 1.4 PUE x $0.10 x 730 h = $858.48 at full use, x
+        // 17.1 % utilisation; hosting 8 x $150; staff 8 x $50.
+        CHECK(p.opex_usd_per_month == doctest::Approx(858.48 * 1000.0 / 5840.0 + 1200 + 400));
+        CHECK(*p.break_even_months == doctest::Approx(286000 / (4290 - 1747.0)));
+        CHECK_FALSE(p.breaks_even_within_horizon);
+        CHECK(*p.break_even_utilization == doctest::Approx(0.2434375196));
+        CHECK(*p.break_even_utilization > *p.utilization);
+        CHECK(p.reasoning.find("utilisation above 24%") != std::string::npos);
+    }
+
+    TEST_CASE("renting stays cheaper for ever when the running cost reaches the rent") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.buy.opex_usd_per_month = 25000;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK_FALSE(plan.value().break_even_months.has_value());
+        CHECK_FALSE(plan.value().discounted_break_even_months.has_value());
+        CHECK(plan.value().recommendation == RentVsBuyRecommendation::kRent);
+        CHECK(plan.value().reasoning.find("never breaks even") != std::string::npos);
+    }
+
+    TEST_CASE("the cumulative series starts at the purchase and crosses at break-even") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.horizon_months = 72;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const auto& series = plan.value().cumulative;
+        REQUIRE(series.size() == 73);
+        CHECK(series[0].own_usd == 800000);
+        CHECK(series[0].rent_usd == 0);
+        CHECK(series[53].own_usd > series[53].rent_usd);
+        CHECK(series[54].own_usd < series[54].rent_usd);
+        // Resale falls linearly to 10 % at 60 months and stays there.
+        CHECK(series[60].own_usd - series[60].own_net_of_resale_usd == doctest::Approx(80000));
+        CHECK(series[72].own_usd - series[72].own_net_of_resale_usd == doctest::Approx(80000));
+    }
+
+    TEST_CASE("higher prices never lower either side's cost") {
+        auto catalog = Sample();
+        double previous_rent = 0;
+        double previous_own = 0;
+        for (double factor : {0.5, 1.0, 1.5, 3.0}) {
+            RentVsBuyRequest r = SmallTeam();
+            r.rent.usd_per_accelerator_hour = 4.29 * factor;
+            r.buy.purchase_price_usd_per_accelerator = 27500 * factor;
+            r.buy.usd_per_kwh = 0.1 * factor;
+            auto plan = PlanRentVsBuy(r, *catalog);
+            REQUIRE(plan.ok());
+            CHECK(plan.value().npv_rent_usd > previous_rent);
+            CHECK(plan.value().npv_own_usd > previous_own);
+            previous_rent = plan.value().npv_rent_usd;
+            previous_own = plan.value().npv_own_usd;
+        }
+    }
+
+    TEST_CASE("with no discounting the discounted break-even equals the cash one") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.discount_rate_annual = 0;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK(*plan.value().discounted_break_even_months ==
+              doctest::Approx(*plan.value().break_even_months));
+        CHECK(plan.value().npv_rent_usd == doctest::Approx(plan.value().total_rent_usd));
+        CHECK(plan.value().npv_own_usd == doctest::Approx(plan.value().total_own_usd));
+        CHECK(plan.value().recommendation == RentVsBuyRecommendation::kBuy);
+    }
+
+    TEST_CASE("every derived constant is echoed with its source, and request values say so") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = SmallTeam();
+        r.buy.pue = 1.2;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        int found = 0;
+        for (const auto& a : plan.value().assumptions) {
+            if (a.name == "pue") {
+                CHECK(a.value == 1.2);
+                CHECK(a.source == "request");
+                ++found;
+            }
+            if (a.name == "usd_per_kwh" || a.name == "chassis_overhead_fraction" ||
+                a.name == "depreciation_years" || a.name == "discount_rate_annual") {
+                CHECK(a.source.rfind("default", 0) == 0);
+                ++found;
+            }
+        }
+        CHECK(found == 5);
+    }
+
+    TEST_CASE("missing and invalid inputs are reported per field") {
+        auto catalog = Sample();
+        RentVsBuyRequest empty;
+        auto none = PlanRentVsBuy(empty, *catalog);
+        REQUIRE_FALSE(none.ok());
+        CHECK(none.error().code == ErrorCode::kInvalidArgument);
+        CHECK(none.error().errors.size() == 3);
+
+        RentVsBuyRequest bad = EnterpriseSeed();
+        bad.buy.pue = 0.5;
+        bad.horizon_months = 0;
+        bad.discount_rate_annual = INFINITY;
+        auto invalid = PlanRentVsBuy(bad, *catalog);
+        REQUIRE_FALSE(invalid.ok());
+        CHECK(invalid.error().field == "/buy/pue");
+        CHECK(invalid.error().errors.size() == 3);
+
+        RentVsBuyRequest too_many = SmallTeam();
+        too_many.rent.accelerator_hours_per_month = 8 * 730 + 1;
+        CHECK(PlanRentVsBuy(too_many, *catalog).error().code == ErrorCode::kFailedPrecondition);
+
+        RentVsBuyRequest unknown = SmallTeam();
+        unknown.buy.accelerator = "h100";
+        CHECK(PlanRentVsBuy(unknown, *catalog).error().field == "/buy/accelerator");
+
+        RentVsBuyRequest tpu = SmallTeam();
+        tpu.buy.accelerator = "tpu-v5e";  // rent only: no purchase price, no TDP
+        CHECK(PlanRentVsBuy(tpu, *catalog).error().code == ErrorCode::kFailedPrecondition);
+    }
+}
