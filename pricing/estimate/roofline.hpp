@@ -26,6 +26,18 @@ struct EfficiencyOverrides {
     std::optional<double> kernel_overhead_s;
 };
 
+// Defaults of the efficiency model (sources in roofline.cpp and README "Estimator").
+inline constexpr double kDefaultGemmMaxEfficiency = 0.75;
+inline constexpr double kGemmHalfEfficiencySecondsAtPeak = 3.6e-6;
+inline constexpr double kGemmCurveExponent = 0.62;
+inline constexpr double kDefaultMemoryEfficiency = 0.90;
+inline constexpr double kAttentionEfficiencyAmpere = 0.60;
+inline constexpr double kAttentionEfficiencyHopper = 0.34;
+inline constexpr double kAttentionEfficiencyOther = 0.50;
+inline constexpr double kDefaultKernelOverheadS = 4e-6;
+inline constexpr double kDefaultScaleUpEfficiency = 0.75;
+inline constexpr double kDefaultScaleOutEfficiency = 0.85;
+
 // The efficiency model resolved for one accelerator and precision.
 struct DeviceModel {
     double peak_flops = 0;              // dense FLOP/s at the precision

@@ -60,6 +60,10 @@ struct TrainingRequest {
     std::optional<double> tp_overlap_fraction;
     // Memory reserved per accelerator for the framework, CUDA context and fragmentation.
     std::optional<double> memory_overhead_gb;
+    // FlashAttention-style fused attention (default true). false models the pre-2022
+    // Megatron attention: score GEMMs plus memory-bound softmax/mask/dropout over b*a*s^2
+    // scores, and the 5as/h activation term.
+    std::optional<bool> flash_attention;
 };
 
 // Seconds per optimizer step, by cause. compute + memory_bound + communication + bubble +

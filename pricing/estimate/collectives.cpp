@@ -1,0 +1,116 @@
+#include "pricing/estimate/collectives.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace gpucost::pricing::estimate {
+
+double RingAllReduceSeconds(double bytes, int ranks, const Link& link) {
+    if (ranks <= 1 || bytes <= 0) {
+        return 0;
+    }
+    double n = ranks;
+    return 2.0 * (n - 1) / n * bytes / link.bytes_per_s + 2.0 * (n - 1) * link.hop_latency_s;
+}
+
+double RingAllGatherSeconds(double bytes, int ranks, const Link& link) {
+    if (ranks <= 1 || bytes <= 0) {
+        return 0;
+    }
+    double n = ranks;
+    return (n - 1) / n * bytes / link.bytes_per_s + (n - 1) * link.hop_latency_s;
+}
+
+double RingReduceScatterSeconds(double bytes, int ranks, const Link& link) {
+    return RingAllGatherSeconds(bytes, ranks, link);
+}
+
+double AllToAllSeconds(double bytes, int ranks, const Link& link) {
+    return RingAllGatherSeconds(bytes, ranks, link);
+}
+
+double PointToPointSeconds(double bytes, const Link& link) {
+    if (bytes <= 0) {
+        return 0;
+    }
+    return bytes / link.bytes_per_s + link.hop_latency_s;
+}
+
+double HierarchicalAllReduceSeconds(double bytes, int ranks, int ranks_per_node,
+                                    const Link& intra, const Link& inter) {
+    if (ranks <= 1) {
+        return 0;
+    }
+    int local = std::clamp(ranks_per_node, 1, ranks);
+    int nodes = (ranks + local - 1) / local;
+    return RingAllReduceSeconds(bytes, local, intra) +
+           RingAllReduceSeconds(bytes / local, nodes, inter);
+}
+
+double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node,
+                                    const Link& intra, const Link& inter) {
+    if (ranks <= 1) {
+        return 0;
+    }
+    int local = std::clamp(ranks_per_node, 1, ranks);
+    int nodes = (ranks + local - 1) / local;
+    return RingAllGatherSeconds(bytes, local, intra) +
+           RingAllGatherSeconds(bytes / local, nodes, inter);
+}
+
+double PcieBidirectionalGbPerS(const Accelerator& a) {
+    if (a.host_pcie_gen.find("6") != std::string::npos) {
+        return 256;
+    }
+    if (a.host_pcie_gen.find("5") != std::string::npos) {
+        return 128;
+    }
+    if (a.host_pcie_gen.find("3") != std::string::npos) {
+        return 32;
+    }
+    return 64;  // Gen4 x16: 32 GB/s per direction
+}
+
+ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& device) {
+    ClusterLinks l;
+    l.accelerators_per_node = cluster.accelerators_per_node > 0
+                                  ? cluster.accelerators_per_node
+                                  : DefaultAcceleratorsPerNode(cluster.accelerator);
+    std::string up_source = "catalog: " + cluster.accelerator.spec_source;
+    double up = cluster.accelerator.scale_up_gb_per_s.value_or(0);
+    if (cluster.scale_up_gb_per_s) {
+        up = *cluster.scale_up_gb_per_s;
+        up_source = "request";
+    } else if (!(up > 0)) {
+        up = PcieBidirectionalGbPerS(cluster.accelerator);
+        up_source = "no scale-up link in the catalog: host PCIe x16 of the accelerator's generation";
+    }
+    l.scale_up_gb_per_s_bidirectional = up;
+    l.scale_up.bytes_per_s = up / 2.0 * 1e9 * device.scale_up_efficiency;
+    l.scale_up.hop_latency_s = up <= kPcieClassGbPerS ? kScaleOutHopLatencyS : kScaleUpHopLatencyS;
+    double out = cluster.scale_out_gbit_per_s_per_node.value_or(
+        DefaultScaleOutGbitPerSPerNode(cluster.accelerator));
+    l.scale_out_gbit_per_s_per_node = out;
+    l.scale_out.bytes_per_s =
+        out / 8.0 * 1e9 / l.accelerators_per_node * device.scale_out_efficiency;
+    l.scale_out.hop_latency_s = kScaleOutHopLatencyS;
+    l.assumptions = {
+        {"accelerators_per_node", static_cast<double>(l.accelerators_per_node), "accelerators",
+         "accelerators sharing one scale-up domain and one node's network",
+         cluster.accelerators_per_node > 0 ? "request" : "default for the accelerator family"},
+        {"scale_up_gb_per_s", up, "GB/s", "scale-up bandwidth per accelerator, bidirectional",
+         up_source},
+        {"scale_out_gbit_per_s_per_node", out, "Gbit/s", "network bandwidth of one node",
+         cluster.scale_out_gbit_per_s_per_node
+             ? "request"
+             : "default for the accelerator family (DGX/HGX reference designs: 8 x 200 Gbit/s "
+               "for A100, 8 x 400 Gbit/s for H100 and later)"},
+        {"scale_up_hop_latency_s", l.scale_up.hop_latency_s, "s",
+         "latency per ring step on the scale-up link", "assumed (NCCL small-message latency)"},
+        {"scale_out_hop_latency_s", kScaleOutHopLatencyS, "s",
+         "latency per ring step across the network", "assumed (NCCL small-message latency)"},
+    };
+    return l;
+}
+
+}  // namespace gpucost::pricing::estimate

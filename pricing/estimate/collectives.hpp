@@ -1,0 +1,57 @@
+#pragma once
+
+#include "pricing/assumption.hpp"
+#include "pricing/estimate/cluster.hpp"
+#include "pricing/estimate/roofline.hpp"
+
+namespace gpucost::pricing::estimate {
+
+// One accelerator's effective path to its peers for a collective: bus bandwidth in bytes/s
+// (link bandwidth in one direction times the collective efficiency) and latency per ring step.
+struct Link {
+    double bytes_per_s = 0;
+    double hop_latency_s = 0;
+};
+
+// Ring all-reduce of `bytes` (the buffer size on each rank) over `ranks` ranks:
+//   2 (n - 1) / n * bytes / bw + 2 (n - 1) * latency.  0 for n <= 1.
+double RingAllReduceSeconds(double bytes, int ranks, const Link& link);
+// Ring all-gather / reduce-scatter of a `bytes` buffer (the full, unsharded size):
+//   (n - 1) / n * bytes / bw + (n - 1) * latency.
+double RingAllGatherSeconds(double bytes, int ranks, const Link& link);
+double RingReduceScatterSeconds(double bytes, int ranks, const Link& link);
+// All-to-all where each rank holds `bytes` and keeps 1/n of it: (n - 1) / n * bytes / bw +
+// (n - 1) * latency.
+double AllToAllSeconds(double bytes, int ranks, const Link& link);
+// Point-to-point send of `bytes`.
+double PointToPointSeconds(double bytes, const Link& link);
+// Two-level all-reduce: reduce-scatter and all-gather among `ranks_per_node` ranks over
+// `intra`, and a ring all-reduce of bytes / ranks_per_node across the nodes over `inter`
+// (one NIC share per rank). Equals RingAllReduceSeconds when everything is in one node.
+double HierarchicalAllReduceSeconds(double bytes, int ranks, int ranks_per_node,
+                                    const Link& intra, const Link& inter);
+// Same decomposition for all-gather (reduce-scatter costs the same).
+double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node,
+                                    const Link& intra, const Link& inter);
+
+// Per-step latency of a collective over the scale-up link and over the network.
+inline constexpr double kScaleUpHopLatencyS = 1e-6;
+inline constexpr double kScaleOutHopLatencyS = 5e-6;
+// A scale-up link at or below this bidirectional bandwidth is PCIe-class and gets the
+// network latency.
+inline constexpr double kPcieClassGbPerS = 128;
+// Host PCIe x16 bidirectional GB/s by generation, for accelerators without a scale-up link.
+double PcieBidirectionalGbPerS(const Accelerator& accelerator);
+
+// The links of a cluster as collectives see them, and the assumptions behind them.
+struct ClusterLinks {
+    int accelerators_per_node = 1;
+    Link scale_up;
+    Link scale_out;  // one accelerator's share of its node's network bandwidth
+    double scale_up_gb_per_s_bidirectional = 0;
+    double scale_out_gbit_per_s_per_node = 0;
+    Assumptions assumptions;
+};
+ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& device);
+
+}  // namespace gpucost::pricing::estimate

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
+#include "pricing/estimate/inference.hpp"
+#include "pricing/estimate/roofline.hpp"
+#include "pricing/estimate/training.hpp"
+
+namespace gpucost::http {
+
+// The `hardware` object of an estimate request, before the accelerator id is looked up.
+struct HardwareRequest {
+    std::string accelerator;
+    int count = 1;
+    std::optional<int> accelerators_per_node;
+    std::optional<double> scale_out_gbit_per_s_per_node;
+    std::optional<double> scale_up_gb_per_s;
+};
+
+// POST /v1/estimates/training body (openapi.yaml TrainingEstimateRequest). Wrong types and
+// unknown keys are kMalformed (400), bad values kInvalidArgument (422), each naming a JSON
+// pointer. `extra_keys` are top-level keys a caller layering on this request (the planner)
+// accepts besides the estimator's; they are not read here.
+[[nodiscard]] pricing::Result<pricing::estimate::TrainingRequest> DecodeTrainingRequest(
+    const nlohmann::json& body, HardwareRequest* hardware,
+    const std::vector<std::string>& extra_keys = {});
+
+// POST /v1/estimates/inference body (InferenceEstimateRequest).
+[[nodiscard]] pricing::Result<pricing::estimate::InferenceRequest> DecodeInferenceRequest(
+    const nlohmann::json& body, HardwareRequest* hardware);
+
+// Decodes a `hardware` object found at `pointer` (e.g. "/hardware").
+[[nodiscard]] pricing::Result<HardwareRequest> DecodeHardware(const nlohmann::json& hardware,
+                                                              const std::string& pointer);
+
+// Looks the accelerator up in the catalog: unknown id -> kInvalidArgument (422) naming
+// /hardware/accelerator and listing the closest known ids.
+[[nodiscard]] pricing::Result<pricing::estimate::ClusterSpec> ResolveHardware(
+    const HardwareRequest& hardware, const pricing::Catalog& catalog);
+
+struct RooflineRequest {
+    std::string accelerator;
+    pricing::Precision precision = pricing::Precision::kBf16;
+    std::vector<pricing::estimate::RooflineOp> ops;
+    pricing::estimate::EfficiencyOverrides efficiency;
+};
+[[nodiscard]] pricing::Result<RooflineRequest> DecodeRooflineRequest(const nlohmann::json& body);
+
+nlohmann::json EstimateToJson(const pricing::estimate::TrainingEstimate& e);
+nlohmann::json EstimateToJson(const pricing::estimate::InferenceEstimate& e);
+nlohmann::json EstimateToJson(const pricing::estimate::RooflineResult& r);
+
+}  // namespace gpucost::http

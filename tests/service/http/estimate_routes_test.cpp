@@ -1,0 +1,173 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/catalog_loader.hpp"
+#include "tests/support/sample_catalog.hpp"
+#include "tests/support/test_server.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::TestServer;
+
+namespace {
+
+gpucost::http::Deps EstimateDeps() {
+    auto loaded = gpucost::pricing::LoadCatalog(gpucost::testing::SampleCatalogCsv());
+    REQUIRE(loaded.ok());
+    std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
+    gpucost::http::Deps deps;
+    deps.catalog = [catalog] { return catalog; };
+    deps.openapi_yaml = "openapi: 3.1.0\n";
+    deps.service_version = "test";
+    return deps;
+}
+
+json Llama65Training() {
+    return json::parse(R"({
+      "model": {"params_b": 65.2, "layers": 80, "hidden_size": 8192, "attention_heads": 64,
+                "kv_heads": 64, "ffn_hidden_size": 22016, "vocab_size": 32000, "seq_len": 2048,
+                "active_params_b": null, "gated_mlp": true},
+      "tokens_b": 1400,
+      "hardware": {"accelerator": "h100-sxm", "count": 2048},
+      "precision": "bf16",
+      "global_batch_tokens": 4194304,
+      "parallelism": {"tensor": 8, "pipeline": 4, "data": 64, "zero_stage": 1, "recompute": "selective"}
+    })");
+}
+
+httplib::Result Post(TestServer& s, const std::string& path, const json& body) {
+    return s.Client().Post(path.c_str(), body.dump(), "application/json");
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& field) {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+    json body = json::parse(r->body);
+    CHECK(body["field"] == field);
+}
+
+}  // namespace
+
+TEST_SUITE("estimate_routes") {
+    TEST_CASE("POST /v1/estimates/training answers the issue's example with every field") {
+        TestServer server(EstimateDeps());
+        auto r = Post(server, "/v1/estimates/training", Llama65Training());
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        for (const char* k : {"wall_clock_hours", "accelerator_hours", "ideal_wall_clock_hours",
+                              "ideal_accelerator_hours", "mfu", "achieved_tflops_per_accelerator",
+                              "tokens_per_second", "step_time_s", "memory_per_accelerator_gb",
+                              "fits_in_memory", "parallelism", "breakdown", "bottleneck",
+                              "assumptions"}) {
+            CHECK_MESSAGE(b.contains(k), k);
+        }
+        CHECK(b["parallelism"]["tensor"] == 8);
+        CHECK(b["parallelism"]["recompute"] == "selective");
+        CHECK(b["wall_clock_hours"].get<double>() > b["ideal_wall_clock_hours"].get<double>());
+        CHECK(b["breakdown"].contains("bubble_s"));
+        CHECK(b["assumptions"].size() > 10);
+    }
+
+    TEST_CASE("a minimal training request searches the layout and reports a runner-up") {
+        TestServer server(EstimateDeps());
+        json req = {{"model", {{"params_b", 7}}}, {"tokens_b", 100},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 64}}}};
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        CHECK(b["layout_searched"] == true);
+        CHECK(b["runner_up"].is_object());
+        CHECK(b["model"]["layers"].get<int>() > 20);
+    }
+
+    TEST_CASE("impossible training requests are 422 or 400 naming the field") {
+        TestServer server(EstimateDeps());
+        json bad = Llama65Training();
+        bad["parallelism"]["data"] = 32;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/parallelism");
+        bad = Llama65Training();
+        bad["hardware"]["accelerator"] = "h100-sxn";
+        auto unknown = Post(server, "/v1/estimates/training", bad);
+        CheckProblem(unknown, 422, "/hardware/accelerator");
+        CHECK(json::parse(unknown->body)["detail"].get<std::string>().find("h100-sxm") != std::string::npos);
+        bad = Llama65Training();
+        bad["tokens_b"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/tokens_b");
+        bad = Llama65Training();
+        bad.erase("parallelism");
+        bad["hardware"]["count"] = 1;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/count");
+        bad = Llama65Training();
+        bad["tokens_b"] = "lots";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/tokens_b");
+        bad = Llama65Training();
+        bad["model"]["colour"] = "red";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/model/colour");
+        bad = Llama65Training();
+        bad["hardware"]["count"] = 1e300;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/hardware/count");
+        bad = Llama65Training();
+        bad["hardware"]["count"] = 4000000000LL;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/count");
+        bad = Llama65Training();
+        bad["hardware"]["accelerator"] = "tpu-v5e";
+        bad["precision"] = "fp8";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/precision");
+        auto r = server.Client().Post("/v1/estimates/training", "{not json", "application/json");
+        REQUIRE(r);
+        CHECK(r->status == 400);
+    }
+
+    TEST_CASE("POST /v1/estimates/inference answers latency, throughput and memory") {
+        TestServer server(EstimateDeps());
+        json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
+                               {"kv_heads", 8}, {"gated_mlp", true}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 2}}},
+                    {"precision", "fp8"},
+                    {"batch_size", 1},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200}};
+        auto r = Post(server, "/v1/estimates/inference", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        for (const char* k : {"time_to_first_token_ms", "inter_token_latency_ms",
+                              "output_tokens_per_second", "memory_per_accelerator_gb",
+                              "fits_in_memory", "max_batch_size"}) {
+            CHECK_MESSAGE(b.contains(k), k);
+        }
+        // 70 GB of fp8 weights over 2 x 3.35 TB/s: at least 10.4 ms per token.
+        CHECK(b["inter_token_latency_ms"].get<double>() > 10.4);
+        CHECK(b["fits_in_memory"] == true);
+        req["batch_size"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/inference", req), 422, "/batch_size");
+    }
+
+    TEST_CASE("POST /v1/estimates/roofline classifies ops and totals them") {
+        TestServer server(EstimateDeps());
+        json req = {{"accelerator", "h100-sxm"},
+                    {"precision", "bf16"},
+                    {"ops", {{{"kind", "gemm"}, {"m", 8192}, {"n", 8192}, {"k", 8192}},
+                             {{"kind", "memory"}, {"bytes_read", 1e9}, {"bytes_written", 1e9}},
+                             {{"kind", "custom"}, {"flops", 1e12}, {"bytes", 1e6}}}}};
+        auto r = Post(server, "/v1/estimates/roofline", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        CHECK(b["ops"][0]["bound"] == "compute");
+        CHECK(b["ops"][1]["bound"] == "memory");
+        CHECK(b["ops"].size() == 3);
+        CHECK(b["total"]["seconds"].get<double>() > 0);
+        req["ops"][0]["kind"] = "fft";
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/kind");
+        req["ops"] = json::array();
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops");
+        req["ops"] = {{{"kind", "gemm"}, {"m", -1}, {"n", 1}, {"k", 1}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/m");
+        req["accelerator"] = "nope";
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/accelerator");
+    }
+}

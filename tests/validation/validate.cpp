@@ -1,0 +1,278 @@
+// gpucost_validate: runs the estimator over every row of tests/data/published-runs.csv and
+// prints predicted vs published per row, then the median and 90th-percentile absolute error
+// per group. With --check it exits 1 when a group misses its accuracy target (issue 3):
+//   throughput (per-GPU TFLOP/s) and iteration (per-iteration time): median <= 10 %,
+//   worst <= 25 %; end_to_end: worst <= 20 %; inference: worst <= 30 %.
+//
+// With --regression it checks looser bounds equal to the accuracy reached so far instead.
+// Usage: gpucost_validate [--check|--regression] <published-runs.csv> <schema/seed directory>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pricing/catalog_loader.hpp"
+#include "pricing/csv.hpp"
+#include "pricing/estimate/inference.hpp"
+#include "pricing/estimate/training.hpp"
+
+namespace est = gpucost::pricing::estimate;
+using gpucost::pricing::Accelerator;
+using gpucost::pricing::Precision;
+
+namespace {
+
+std::string ReadFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct Row {
+    std::map<std::string, std::string> f;
+    const std::string& operator[](const std::string& k) const {
+        static const std::string empty;
+        auto it = f.find(k);
+        return it == f.end() ? empty : it->second;
+    }
+    std::optional<int> Int(const std::string& k) const {
+        const std::string& v = (*this)[k];
+        if (v.empty()) return std::nullopt;
+        return std::stoi(v);
+    }
+    std::optional<double> Num(const std::string& k) const {
+        const std::string& v = (*this)[k];
+        if (v.empty()) return std::nullopt;
+        return std::stod(v);
+    }
+};
+
+struct Outcome {
+    std::string id, group, metric;
+    double published = 0, predicted = 0;
+    std::string layout;
+    double Error() const { return (predicted - published) / published; }
+};
+
+est::ModelSpec ModelOf(const Row& r) {
+    est::ModelSpec m;
+    m.params_b = r.Num("params_b");
+    if (auto a = r.Num("active_params_b"); a && m.params_b && *a < *m.params_b) m.active_params_b = a;
+    m.layers = r.Int("layers");
+    m.hidden_size = r.Int("hidden_size");
+    m.attention_heads = r.Int("attention_heads");
+    m.kv_heads = r.Int("kv_heads");
+    m.ffn_hidden_size = r.Int("ffn_hidden_size");
+    m.vocab_size = r.Int("vocab_size");
+    m.seq_len = r.Int("seq_len");
+    if (!r["gated_mlp"].empty()) m.gated_mlp = r["gated_mlp"] == "true";
+    return m;
+}
+
+Precision PrecisionOf(const Row& r) {
+    const std::string& p = r["precision"];
+    if (p.find("bf16") != std::string::npos) return Precision::kBf16;
+    return Precision::kFp16;
+}
+
+std::string LayoutText(const est::ParallelLayout& l) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "t%d p%d d%d z%d %s mb%d v%d%s", l.tensor, l.pipeline, l.data,
+                  l.zero_stage, est::RecomputeName(l.recompute), l.micro_batch_size,
+                  l.virtual_stages, l.sequence_parallel ? " sp" : "");
+    return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool check = false;
+    bool regression = false;
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--check") check = true;
+        else if (a == "--regression") regression = true;
+        else args.push_back(a);
+    }
+    if (args.size() != 2) {
+        std::fprintf(stderr, "usage: gpucost_validate [--check] <published-runs.csv> <seed dir>\n");
+        return 2;
+    }
+    gpucost::pricing::CatalogCsv csv;
+    csv.accelerators_csv = ReadFile(args[1] + "/accelerators.csv");
+    csv.offerings_csv = ReadFile(args[1] + "/offerings.csv");
+    csv.prices_csv = ReadFile(args[1] + "/prices.csv");
+    auto catalog = gpucost::pricing::LoadCatalog(csv);
+    if (!catalog.ok()) {
+        std::fprintf(stderr, "catalog: %s\n", catalog.error().message.c_str());
+        return 2;
+    }
+    auto records = gpucost::pricing::ParseCsv(ReadFile(args[0]), args[0]);
+    if (!records.ok() || records.value().empty()) {
+        std::fprintf(stderr, "cannot read %s\n", args[0].c_str());
+        return 2;
+    }
+    const auto& header = records.value().front().fields;
+    std::vector<Outcome> outcomes;
+    int failures = 0;
+    for (std::size_t i = 1; i < records.value().size(); ++i) {
+        Row r;
+        const auto& fields = records.value()[i].fields;
+        for (std::size_t j = 0; j < header.size() && j < fields.size(); ++j) r.f[header[j]] = fields[j];
+        auto acc = catalog.value()->FindAccelerator(r["gpu_id"]);
+        if (!acc.ok()) {
+            std::fprintf(stderr, "%s: unknown accelerator %s\n", r["id"].c_str(), r["gpu_id"].c_str());
+            ++failures;
+            continue;
+        }
+        est::ClusterSpec cluster;
+        cluster.accelerator = acc.value();
+        cluster.accelerator_count = *r.Int("gpu_count");
+        cluster.scale_up_gb_per_s = r.Num("scale_up_gb_per_s");
+        const std::string& metric = r["metric"];
+        if (r["kind"] == "train") {
+            est::TrainingRequest req;
+            req.model = ModelOf(r);
+            req.precision = PrecisionOf(r);
+            bool per_iteration = r["notes"].rfind("ONE ITERATION", 0) == 0;
+            req.tokens_b = r.Num("tokens_b").value_or(1.0);
+            if (auto gbs = r.Num("global_batch_seqs")) req.global_batch_tokens = *gbs * *r.Int("seq_len");
+            est::ParallelismRequest pr;
+            pr.tensor = r.Int("tp");
+            pr.pipeline = r.Int("pp");
+            pr.data = r.Int("dp");
+            pr.zero_stage = r.Int("zero_stage");
+            pr.micro_batch_size = r.Int("micro_batch");
+            if (!r["recompute"].empty()) pr.recompute = est::ParseRecompute(r["recompute"]);
+            if (!r["sequence_parallel"].empty()) pr.sequence_parallel = r["sequence_parallel"] == "true";
+            req.parallelism = pr;
+            if (!r["flash_attention"].empty()) req.flash_attention = r["flash_attention"] == "true";
+            auto e = est::EstimateTraining(req, cluster);
+            if (!e.ok()) {
+                std::fprintf(stderr, "%s: %s (%s)\n", r["id"].c_str(), e.error().message.c_str(),
+                             e.error().field.c_str());
+                ++failures;
+                continue;
+            }
+            const auto& v = e.value();
+            Outcome o{r["id"], r["group"], metric, 0, 0, LayoutText(v.parallelism)};
+            if (metric == "hardware_tflops") {
+                o.published = *r.Num("reported_tflops_per_gpu");
+                o.predicted = v.hardware_tflops_per_accelerator;
+            } else if (metric == "model_tflops") {
+                o.published = *r.Num("reported_tflops_per_gpu");
+                o.predicted = v.achieved_tflops_per_accelerator;
+            } else if (metric == "iteration_s" && per_iteration) {
+                o.published = *r.Num("wall_days") * 86400.0;
+                o.predicted = v.step_time_s;
+            } else if (metric == "wall_days_expected") {
+                o.published = *r.Num("wall_days");
+                o.predicted = v.wall_clock_hours / 24.0;
+            } else if (metric == "wall_days_ideal") {
+                o.published = *r.Num("wall_days");
+                o.predicted = v.ideal_wall_clock_hours / 24.0;
+            } else {
+                std::fprintf(stderr, "%s: unknown metric %s\n", r["id"].c_str(), metric.c_str());
+                ++failures;
+                continue;
+            }
+            outcomes.push_back(o);
+        } else {
+            est::InferenceRequest req;
+            req.model = ModelOf(r);
+            req.precision = Precision::kFp16;
+            req.batch_size = *r.Int("batch");
+            req.input_tokens = *r.Int("input_tokens");
+            req.output_tokens = *r.Int("output_tokens");
+            req.tensor_parallel = r.Int("tp");
+            if (!req.model.seq_len) req.model.seq_len = req.input_tokens + req.output_tokens;
+            cluster.accelerator_count = *req.tensor_parallel;
+            auto e = est::EstimateInference(req, cluster);
+            if (!e.ok()) {
+                std::fprintf(stderr, "%s: %s (%s)\n", r["id"].c_str(), e.error().message.c_str(),
+                             e.error().field.c_str());
+                ++failures;
+                continue;
+            }
+            const auto& v = e.value();
+            std::stringstream ms(metric);
+            std::string part;
+            while (std::getline(ms, part, ';')) {
+                auto eq = part.find('=');
+                std::string name = part.substr(0, eq);
+                Outcome o{r["id"], r["group"], name, std::stod(part.substr(eq + 1)), 0,
+                          "tp" + std::to_string(v.tensor_parallel) + " batch " + r["batch"] + " in " +
+                              r["input_tokens"] + " out " + r["output_tokens"]};
+                if (name == "ttft_ms") o.predicted = v.time_to_first_token_ms;
+                else if (name == "itl_ms") o.predicted = v.inter_token_latency_ms;
+                else if (name == "tokens_per_s_per_gpu") o.predicted = v.output_tokens_per_second_per_accelerator;
+                else if (name == "decode_tokens_per_s") o.predicted = 1000.0 / v.inter_token_latency_ms;
+                else {
+                    std::fprintf(stderr, "%s: unknown metric %s\n", r["id"].c_str(), name.c_str());
+                    ++failures;
+                    continue;
+                }
+                outcomes.push_back(o);
+            }
+        }
+    }
+
+    std::printf("%-5s %-11s %-20s %12s %12s %8s  %s\n", "id", "group", "metric", "published",
+                "predicted", "error", "layout used");
+    for (const auto& o : outcomes) {
+        std::printf("%-5s %-11s %-20s %12.4g %12.4g %+7.1f%%  %s\n", o.id.c_str(), o.group.c_str(),
+                    o.metric.c_str(), o.published, o.predicted, 100.0 * o.Error(), o.layout.c_str());
+    }
+    struct Target {
+        const char* group;
+        double median_max;
+        double worst_max;
+    };
+    // Issue 3 targets; --regression instead guards the accuracy reached so far (README
+    // "Accuracy"), so that a change that makes it worse fails CI while the targets are unmet.
+    const Target issue_targets[] = {{"throughput", 0.10, 0.25},
+                                    {"iteration", 0.10, 0.25},
+                                    {"end_to_end", 0.20, 0.20},
+                                    {"inference", 0.30, 0.30}};
+    const Target regression_bounds[] = {{"throughput", 0.30, 0.75},
+                                        {"iteration", 0.10, 0.25},
+                                        {"end_to_end", 0.35, 0.35},
+                                        {"inference", 0.20, 0.50}};
+    const Target* targets = regression ? regression_bounds : issue_targets;
+    std::printf("\n%-11s %4s %9s %9s %9s %s\n", "group", "rows", "median", "p90", "worst", "target");
+    for (int ti = 0; ti < 4; ++ti) {
+        const Target& t = targets[ti];
+        std::vector<double> errs;
+        for (const auto& o : outcomes) {
+            if (o.group == t.group) errs.push_back(std::fabs(o.Error()));
+        }
+        if (errs.empty()) {
+            std::printf("%-11s    0  (no rows)\n", t.group);
+            ++failures;
+            continue;
+        }
+        std::sort(errs.begin(), errs.end());
+        auto quantile = [&](double q) {
+            double pos = q * static_cast<double>(errs.size() - 1);
+            auto lo = static_cast<std::size_t>(std::floor(pos));
+            auto hi = static_cast<std::size_t>(std::ceil(pos));
+            return errs[lo] + (errs[hi] - errs[lo]) * (pos - static_cast<double>(lo));
+        };
+        double median = quantile(0.5), p90 = quantile(0.9), worst = errs.back();
+        bool ok = median <= t.median_max && worst <= t.worst_max;
+        std::printf("%-11s %4zu %8.1f%% %8.1f%% %8.1f%% median <= %.0f%%, worst <= %.0f%% %s\n", t.group,
+                    errs.size(), 100 * median, 100 * p90, 100 * worst, 100 * t.median_max,
+                    100 * t.worst_max, ok ? "PASS" : "FAIL");
+        if (!ok) ++failures;
+    }
+    if (failures > 0) {
+        std::printf("\n%d problem(s)\n", failures);
+    }
+    return (check || regression) && failures > 0 ? 1 : 0;
+}
