@@ -14,6 +14,10 @@
 #include "service/http/json_codec.hpp"
 #include "service/http/router.hpp"
 #include "service/log.hpp"
+#ifdef GPUCOST_WITH_POSTGRES
+#include "service/storage/commands.hpp"
+#include "service/storage/pg_store.hpp"
+#endif
 
 namespace {
 
@@ -64,6 +68,41 @@ int main(int argc, char** argv) {
         return 0;
     }
 
+    // PostgreSQL mode (issue 5): the database is the source of truth; reads come from a
+    // snapshot of it that PgStore keeps current.
+    std::shared_ptr<http::CatalogStore> store;
+#ifdef GPUCOST_WITH_POSTGRES
+    if (config.command == "migrate") {
+        return storage::RunMigrate(config.database_url);
+    }
+    if (config.command == "seed") {
+        return storage::RunSeed(config.database_url, *catalog);
+    }
+    if (config.command == "apikey") {
+        return storage::RunApiKey(config.database_url, config.command_args, config.key_scope,
+                                  config.key_name);
+    }
+    if (!config.database_url.empty()) {
+        storage::PgStoreOptions pg;
+        pg.database_url = config.database_url;
+        pg.pool_size = config.db_pool_size;
+        pg.refresh_interval = std::chrono::milliseconds(config.snapshot_refresh_ms);
+        auto opened = storage::PgStore::Open(pg);
+        if (!opened.ok()) {
+            log::Error("PostgreSQL mode: cannot start", {{"error", opened.error().message}});
+            return 1;
+        }
+        store = std::move(opened).value();
+        catalog = store->Current();
+    }
+#else
+    if (!config.database_url.empty() || config.command == "migrate" || config.command == "seed" ||
+        config.command == "apikey") {
+        std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
+        return 2;
+    }
+#endif
+
     // Signals go to one waiting thread, never to a worker in the middle of a request.
     sigset_t signals;
     sigemptyset(&signals);
@@ -73,7 +112,14 @@ int main(int argc, char** argv) {
 
     std::atomic<bool> shutting_down{false};
     http::Deps deps;
-    deps.catalog = [catalog] { return catalog; };
+    if (store) {
+        deps.catalog = [store] { return store->Current(); };
+    } else {
+        deps.catalog = [catalog] { return catalog; };
+    }
+    deps.store = store;
+    deps.require_read_key = config.require_read_key;
+    deps.max_snapshot_age_s = config.max_snapshot_age_s;
     deps.openapi_yaml = std::string(app::EmbeddedOpenApiYaml());
     deps.service_version = kVersion;
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };

@@ -23,6 +23,18 @@ constexpr Option kOptions[] = {
     {"--max-body-bytes", "GPUCOST_MAX_BODY_BYTES", "65536", "largest request body accepted"},
     {"--listen-backlog", "GPUCOST_LISTEN_BACKLOG", "1024", "TCP accept queue length"},
     {"--access-log", "GPUCOST_ACCESS_LOG", "true", "log one line per request (true|false)"},
+    {"--database-url", "DATABASE_URL", "(none: embedded catalog)",
+     "PostgreSQL URL (postgresql://user@host:port/db); enables writes, history, as_of, "
+     "scenarios and API keys"},
+    {"--snapshot-refresh-ms", "GPUCOST_SNAPSHOT_REFRESH_MS", "1000",
+     "periodic check for catalog changes behind LISTEN/NOTIFY (50-600000)"},
+    {"--max-snapshot-age-s", "GPUCOST_MAX_SNAPSHOT_AGE_S", "300",
+     "/readyz fails when the snapshot was not confirmed current for this long (1-86400)"},
+    {"--require-read-key", "GPUCOST_REQUIRE_READ_KEY", "false",
+     "reads under /v1/ need an API key with read or admin scope (true|false)"},
+    {"--db-pool-size", "GPUCOST_DB_POOL_SIZE", "4", "database connections for writes (1-64)"},
+    {"--scope", "GPUCOST_APIKEY_SCOPE", "read", "apikey create: admin | read"},
+    {"--name", "GPUCOST_APIKEY_NAME", "", "apikey create: who or what the key is for"},
 };
 
 bool ParseInt(const std::string& text, long long min, long long max, long long& out) {
@@ -35,9 +47,13 @@ bool ParseInt(const std::string& text, long long min, long long max, long long& 
 
 std::string HelpText() {
     std::string text =
-        "usage: gpucost [serve|check-catalog|version|help] [options]\n\n"
+        "usage: gpucost [serve|check-catalog|migrate|seed|apikey|version|help] [options]\n\n"
         "  serve          run the HTTP API (default)\n"
         "  check-catalog  load and validate the catalog, print its summary, exit\n"
+        "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
+        "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
+        "  apikey create --scope admin|read --name N   print a new API key (shown once)\n"
+        "  apikey revoke PREFIX|ID    apikey list\n"
         "  version        print the version\n\n"
         "options (flag / environment variable / default):\n";
     for (const Option& o : kOptions) {
@@ -69,8 +85,15 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
         config.command = args[i];
         ++i;
         if (config.command != "serve" && config.command != "check-catalog" &&
-            config.command != "version" && config.command != "help") {
+            config.command != "version" && config.command != "help" &&
+            config.command != "migrate" && config.command != "seed" &&
+            config.command != "apikey") {
             fail("command", "unknown command '" + config.command + "'");
+        }
+        // apikey takes positional arguments: create | revoke PREFIX|ID | list.
+        while (config.command == "apikey" && i < args.size() && !args[i].empty() &&
+               args[i][0] != '-') {
+            config.command_args.push_back(args[i++]);
         }
     }
     for (; i < args.size(); ++i) {
@@ -153,6 +176,53 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
                 fail(where, "must be true or false");
             }
             config.access_log = value == "true";
+        } else if (flag == "--database-url") {
+            config.database_url = value;
+        } else if (flag == "--snapshot-refresh-ms") {
+            if (!ParseInt(value, 50, 600000, n)) {
+                fail(where, "must be an integer from 50 to 600000");
+            }
+            config.snapshot_refresh_ms = static_cast<int>(n);
+        } else if (flag == "--max-snapshot-age-s") {
+            if (!ParseInt(value, 1, 86400, n)) {
+                fail(where, "must be an integer from 1 to 86400");
+            }
+            config.max_snapshot_age_s = static_cast<double>(n);
+        } else if (flag == "--require-read-key") {
+            if (value != "true" && value != "false") {
+                fail(where, "must be true or false");
+            }
+            config.require_read_key = value == "true";
+        } else if (flag == "--db-pool-size") {
+            if (!ParseInt(value, 1, 64, n)) {
+                fail(where, "must be an integer from 1 to 64");
+            }
+            config.db_pool_size = static_cast<std::size_t>(n);
+        } else if (flag == "--scope") {
+            if (value != "admin" && value != "read") {
+                fail(where, "must be admin or read");
+            }
+            config.key_scope = value;
+        } else if (flag == "--name") {
+            config.key_name = value;
+        }
+    }
+    if ((config.command == "migrate" || config.command == "seed" || config.command == "apikey" ||
+         config.require_read_key) &&
+        config.database_url.empty()) {
+        fail("DATABASE_URL", "is required for " +
+                                 std::string(config.command == "serve" ? "--require-read-key"
+                                                                       : config.command));
+    }
+    if (config.command == "apikey") {
+        const auto& a = config.command_args;
+        bool ok = (a.size() == 1 && (a[0] == "create" || a[0] == "list")) ||
+                  (a.size() == 2 && a[0] == "revoke");
+        if (!ok) {
+            fail("apikey", "use: apikey create --scope admin|read --name N | apikey revoke "
+                           "PREFIX|ID | apikey list");
+        } else if (a[0] == "create" && (config.key_name.empty() || config.key_name.size() > 200)) {
+            fail("--name", "apikey create needs --name (1-200 characters)");
         }
     }
     if (!error.errors.empty()) {

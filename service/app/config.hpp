@@ -14,7 +14,7 @@ namespace gpucost::app {
 // Effective configuration of one gpucost process. Precedence: flag > GPUCOST_* environment
 // variable > default. See HelpText() and README "Configuration".
 struct ServiceConfig {
-    std::string command = "serve";  // serve | check-catalog | version | help
+    std::string command = "serve";  // serve | check-catalog | migrate | seed | apikey | version | help
     std::string bind = "127.0.0.1";
     int port = 8080;                // 0 picks a free port (printed at start-up)
     std::size_t threads = 16;
@@ -23,6 +23,16 @@ struct ServiceConfig {
     std::size_t max_body_bytes = 64 * 1024;
     int listen_backlog = 1024;
     bool access_log = true;
+    // PostgreSQL mode (issue 5). An empty database_url serves the embedded catalog.
+    std::string database_url;
+    int snapshot_refresh_ms = 1000;     // periodic revision check behind LISTEN/NOTIFY
+    double max_snapshot_age_s = 300;    // /readyz fails once the snapshot is older
+    bool require_read_key = false;      // reads under /v1/ need an API key too
+    std::size_t db_pool_size = 4;       // connections for writes and scenarios
+    // `apikey create|revoke|list` arguments.
+    std::vector<std::string> command_args;
+    std::string key_scope = "read";
+    std::string key_name;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;

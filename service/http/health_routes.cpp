@@ -13,14 +13,28 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
         double uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                         deps.started_at)
                               .count();
-        WriteJson(res, {{"status", "ok"},
-                        {"version", deps.service_version},
-                        {"uptime_s", std::round(uptime_s)},
-                        {"catalog",
-                         {{"version", info.version},
-                          {"origin", info.origin},
-                          {"offering_count", info.offering_count},
-                          {"newest_as_of", info.newest_as_of}}}});
+        json body = {{"status", "ok"},
+                     {"version", deps.service_version},
+                     {"uptime_s", std::round(uptime_s)},
+                     {"catalog",
+                      {{"version", info.version},
+                       {"origin", info.origin},
+                       {"offering_count", info.offering_count},
+                       {"newest_as_of", info.newest_as_of}}}};
+        if (deps.store) {
+            // PostgreSQL mode: without the database, reads go on from the last snapshot.
+            StoreHealth h = deps.store->Health();
+            body["status"] = h.database_connected ? "ok" : "degraded";
+            body["database"] = {{"connected", h.database_connected},
+                                {"catalog_revision", h.revision},
+                                {"snapshot_age_s", std::round(h.snapshot_age_s * 10) / 10},
+                                {"max_snapshot_age_s", deps.max_snapshot_age_s},
+                                {"writes", h.database_connected ? "accepted" : "unavailable"}};
+            if (!h.last_error.empty()) {
+                body["database"]["last_error"] = h.last_error;
+            }
+        }
+        WriteJson(res, body);
     });
 
     routes.Get("/readyz", [deps](const httplib::Request& req, httplib::Response& res) {
@@ -28,6 +42,17 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
             res.set_header("Retry-After", "5");
             return WriteTransportProblem(res, req, 503, "shutting_down",
                                          "the server is shutting down");
+        }
+        if (deps.store) {
+            StoreHealth h = deps.store->Health();
+            if (h.snapshot_age_s > deps.max_snapshot_age_s) {
+                res.set_header("Retry-After", "5");
+                return WriteTransportProblem(
+                    res, req, 503, "snapshot_stale",
+                    "the catalog snapshot was last confirmed " +
+                        std::to_string(static_cast<long long>(h.snapshot_age_s)) +
+                        " s ago, longer than the configured maximum; the database is unreachable");
+            }
         }
         WriteJson(res, {{"ready", true}});
     });

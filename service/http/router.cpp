@@ -202,6 +202,11 @@ RouteTable BuildRouteTable(const Deps& deps) {
     RouteTable routes;
     AddHealthRoutes(routes, deps);
     AddCatalogRoutes(routes, deps);
+    AddEstimateRoutes(routes, deps);
+    AddPlanRoutes(routes, deps);
+    AddWriteRoutes(routes, deps);
+    AddScenarioRoutes(routes, deps);
+    AddReadKeyGate(routes, deps);  // last: it wraps every route added before it
     return routes;
 }
 

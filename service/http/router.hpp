@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/catalog.hpp"
+#include "service/http/catalog_store.hpp"
 
 namespace gpucost::http {
 
@@ -25,6 +26,13 @@ struct Deps {
     // True once shutdown has begun; /readyz then answers 503.
     std::function<bool()> shutting_down = [] { return false; };
     std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
+    // PostgreSQL mode (issue 5): the writable catalog with its history. Null in embedded
+    // mode, where writes, history, as_of and scenarios answer 503.
+    std::shared_ptr<CatalogStore> store;
+    // Reads under /v1/ need an API key (read or admin scope) too (--require-read-key).
+    bool require_read_key = false;
+    // /readyz stays ready while the snapshot was confirmed current this recently.
+    double max_snapshot_age_s = 300;
 };
 
 // Transport limits and pool size. Defaults suit a 2-core box behind nginx
@@ -50,6 +58,14 @@ public:
     void Put(const std::string& pattern, Handler handler) { Add("PUT", pattern, std::move(handler)); }
     void Delete(const std::string& pattern, Handler handler) {
         Add("DELETE", pattern, std::move(handler));
+    }
+
+    // Replaces every handler added so far by wrap(method, pattern, handler) (auth gates).
+    void Wrap(const std::function<Handler(const std::string& method, const std::string& pattern,
+                                          Handler handler)>& wrap) {
+        for (Route& r : routes_) {
+            r.handler = wrap(r.method, r.pattern, std::move(r.handler));
+        }
     }
 
     // Registers every route, then per-method fallbacks that produce 404/405.
@@ -87,6 +103,14 @@ inline constexpr char kIdPattern[] = "([A-Za-z0-9._-]{1,200})";
 // Route groups, one per file; each adds its routes to the table.
 void AddHealthRoutes(RouteTable& routes, const Deps& deps);
 void AddCatalogRoutes(RouteTable& routes, const Deps& deps);
+// POST /v1/estimates/{training,inference,roofline} (estimate_routes.cpp).
+void AddEstimateRoutes(RouteTable& routes, const Deps& deps);
+void AddPlanRoutes(RouteTable& routes, const Deps& deps);
+// PostgreSQL mode: catalog writes, price history, saved scenarios (write_routes.cpp,
+// scenario_routes.cpp), and the read-key gate over every /v1/ route (auth.cpp; add last).
+void AddWriteRoutes(RouteTable& routes, const Deps& deps);
+void AddScenarioRoutes(RouteTable& routes, const Deps& deps);
+void AddReadKeyGate(RouteTable& routes, const Deps& deps);
 
 // Writes `body` as application/json with status 200 (or `status`).
 void WriteJson(httplib::Response& res, const nlohmann::json& body, int status = 200);

@@ -1,0 +1,25 @@
+#include "service/http/as_of.hpp"
+
+#include "service/http/timestamp.hpp"
+
+namespace gpucost::http {
+
+pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogAsOf(
+    const Deps& deps, const std::optional<std::string>& as_of) {
+    if (!as_of) {
+        return deps.catalog();
+    }
+    auto at = ParseAsOf(*as_of, kAsOfParam);
+    if (!at.ok()) {
+        return at.error();
+    }
+    if (!deps.store) {
+        return pricing::MakeError(pricing::ErrorCode::kUnavailable,
+                                  "as_of needs price history, which only PostgreSQL mode keeps: "
+                                  "start gpucost with DATABASE_URL",
+                                  kAsOfParam);
+    }
+    return deps.store->At(at.value());
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,150 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
+#include "pricing/offering.hpp"
+
+namespace gpucost::http {
+
+// Port between the HTTP handlers and a writable catalog (PostgreSQL mode). Implemented in
+// service/storage/, wired in service/main.cpp; absent (null) in embedded mode, where writes
+// answer 503. Snapshot reads (Current, At, History, Authenticate) come from memory and keep
+// working while the database is down; writes and scenario calls need the database.
+
+// Microseconds since 1970-01-01T00:00:00Z.
+using TimestampUs = std::int64_t;
+
+enum class KeyScope { kRead, kAdmin };
+std::string_view KeyScopeName(KeyScope scope);  // "read" | "admin"
+
+// Who is calling: the API key that authenticated the request.
+struct Principal {
+    std::int64_t key_id = 0;
+    std::string name;
+    std::string prefix;  // the non-secret part of the key, safe to log
+    KeyScope scope = KeyScope::kRead;
+};
+
+// One price row with the interval during which it was the served price:
+// [valid_from_us, valid_to_us); no valid_to_us = current. An empty interval means the
+// observation was recorded but never served.
+struct PriceInterval {
+    std::int64_t id = 0;
+    pricing::PriceObservation observation;
+    TimestampUs valid_from_us = 0;
+    std::optional<TimestampUs> valid_to_us;
+    TimestampUs recorded_at_us = 0;
+};
+
+// An offering with every price it ever had. `offering.price` is the current price, or the
+// last served one when the offering is retired.
+struct OfferingHistory {
+    pricing::Offering offering;
+    std::int64_t version = 1;  // bumped on every write; the ETag is derived from it
+    std::optional<TimestampUs> retired_at_us;
+    std::vector<PriceInterval> prices;  // by valid_from, then id
+};
+
+// Strong entity tag of an offering version: "\"v<version>\"".
+std::string OfferingEtag(std::int64_t version);
+
+// Body, status and ETag of a write's answer. Stored with the Idempotency-Key in the same
+// transaction as the write, so that a retry replays it byte for byte.
+struct StoredResponse {
+    int status = 200;
+    std::string body;
+    std::string etag;
+    bool replayed = false;
+};
+
+struct WriteRequest {
+    Principal principal;
+    std::string idempotency_key;  // empty: none sent
+    std::string request_hash;     // fingerprint of method, path and body
+    std::optional<std::string> if_match;
+};
+
+struct NewPrice {
+    double usd_per_hour = 0;
+    std::string as_of;  // YYYY-MM-DD of the observation
+    bool as_of_estimated = false;
+    std::string source;
+    bool verified = true;
+    std::string notes;
+};
+
+// Error.field of a failed If-Match check (the handlers answer 412 for it).
+inline constexpr char kIfMatchField[] = "If-Match";
+
+struct StoreHealth {
+    bool database_connected = false;
+    std::int64_t revision = 0;
+    double snapshot_age_s = 0;  // since the snapshot was last confirmed current
+    std::string last_error;     // short, no secrets
+};
+
+struct Scenario {
+    std::int64_t id = 0;
+    std::string name;
+    std::string plan_kind;  // which plan endpoint evaluates it
+    std::string request_json;
+    std::string saved_result_json;
+    std::int64_t catalog_revision = 0;
+    TimestampUs created_at_us = 0;
+    std::string created_by;  // key name
+};
+
+class CatalogStore {
+public:
+    CatalogStore() = default;
+    virtual ~CatalogStore() = default;
+    CatalogStore(const CatalogStore&) = delete;
+    CatalogStore& operator=(const CatalogStore&) = delete;
+    CatalogStore(CatalogStore&&) = delete;
+    CatalogStore& operator=(CatalogStore&&) = delete;
+
+    using HistoryEncoder = std::function<StoredResponse(const OfferingHistory&)>;
+    using CreatedEncoder = std::function<StoredResponse(const std::vector<OfferingHistory>&)>;
+
+    // The current snapshot (never null).
+    virtual std::shared_ptr<const pricing::Catalog> Current() const = 0;
+    // The catalog as it was served at `at`: each offering with the price valid then;
+    // offerings without a valid price then are absent.
+    [[nodiscard]] virtual pricing::Result<std::shared_ptr<const pricing::Catalog>> At(
+        TimestampUs at) const = 0;
+    // kNotFound for an unknown offering id.
+    [[nodiscard]] virtual pricing::Result<OfferingHistory> History(std::string_view id) const = 0;
+    virtual StoreHealth Health() const = 0;
+    // The key's principal, or nullopt for an unknown, malformed or revoked key.
+    virtual std::optional<Principal> Authenticate(std::string_view key) const = 0;
+
+    // Writes. Each runs in one transaction with the Idempotency-Key record; kUnavailable
+    // when the database cannot be reached (or the commit outcome is unknown), kNotFound,
+    // kFailedPrecondition (409; field kIfMatchField: 412), kInvalidArgument (422).
+    [[nodiscard]] virtual pricing::Result<StoredResponse> PutPrice(const WriteRequest& request,
+                                                                   std::string_view id,
+                                                                   const NewPrice& price,
+                                                                   const HistoryEncoder& encode) = 0;
+    // Offerings carry their first price in `price`.
+    [[nodiscard]] virtual pricing::Result<StoredResponse> CreateOfferings(
+        const WriteRequest& request, const std::vector<pricing::Offering>& offerings,
+        const CreatedEncoder& encode) = 0;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> RetireOffering(
+        const WriteRequest& request, std::string_view id, const HistoryEncoder& encode) = 0;
+
+    [[nodiscard]] virtual pricing::Result<Scenario> SaveScenario(const Principal& by,
+                                                                 const Scenario& draft) = 0;
+    [[nodiscard]] virtual pricing::Result<std::vector<Scenario>> ListScenarios(
+        std::size_t limit, std::int64_t after_id) = 0;
+    [[nodiscard]] virtual pricing::Result<Scenario> GetScenario(std::int64_t id) = 0;
+};
+
+}  // namespace gpucost::http

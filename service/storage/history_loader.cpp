@@ -1,0 +1,203 @@
+#include "service/storage/history_loader.hpp"
+
+#include <map>
+
+#include "pricing/accelerator.hpp"
+
+namespace gpucost::storage {
+namespace {
+
+std::optional<double> OptDouble(const pqxx::field& f) {
+    if (f.is_null()) {
+        return std::nullopt;
+    }
+    return f.as<double>();
+}
+
+std::optional<std::int64_t> OptInt(const pqxx::field& f) {
+    if (f.is_null()) {
+        return std::nullopt;
+    }
+    return f.as<std::int64_t>();
+}
+
+// Microseconds since the epoch of a timestamptz expression.
+#define GPUCOST_US(expr) "(extract(epoch from " expr ") * 1000000)::bigint"
+
+constexpr char kOfferingColumns[] =
+    "SELECT id, provider, instance_type, accelerator_id, accelerator_count,"
+    " accelerator_memory_gb::float8, vcpus::float8, ram_gib::float8, interconnect,"
+    " scale_out_gbit_per_s::float8, region, price_type, spot_interruption_bucket, notes, version,"
+    " " GPUCOST_US("retired_at") " FROM offerings";
+
+constexpr char kPriceColumns[] =
+    "SELECT p.id, p.offering_id, p.usd_per_hour::float8, to_char(p.as_of, 'YYYY-MM-DD'),"
+    " p.as_of_estimated, s.name, p.verified, p.notes, " GPUCOST_US("p.valid_from") ", "
+    GPUCOST_US("p.valid_to") ", " GPUCOST_US("p.recorded_at")
+    " FROM prices p JOIN sources s ON s.id = p.source_id";
+
+http::OfferingHistory OfferingFromRow(const pqxx::row& r) {
+    http::OfferingHistory h;
+    pricing::Offering& o = h.offering;
+    o.id = r[0].as<std::string>();
+    o.provider = r[1].as<std::string>();
+    o.instance_type = r[2].as<std::string>();
+    o.accelerator = r[3].as<std::string>();
+    o.accelerator_count = r[4].as<int>();
+    o.accelerator_memory_gb = OptDouble(r[5]);
+    o.vcpus = OptDouble(r[6]);
+    o.ram_gib = OptDouble(r[7]);
+    o.interconnect = r[8].as<std::string>();
+    o.scale_out_gbit_per_s = OptDouble(r[9]);
+    o.region = r[10].as<std::string>();
+    o.price_type = pricing::ParsePriceType(r[11].as<std::string>()).value_or(pricing::PriceType::kOnDemand);
+    if (!r[12].is_null()) {
+        o.spot_interruption = pricing::ParseSpotInterruptionBucket(r[12].as<std::string>());
+    }
+    o.notes = r[13].as<std::string>();
+    h.version = r[14].as<std::int64_t>();
+    h.retired_at_us = OptInt(r[15]);
+    return h;
+}
+
+http::PriceInterval PriceFromRow(const pqxx::row& r) {
+    http::PriceInterval p;
+    p.id = r[0].as<std::int64_t>();
+    p.observation.usd_per_hour = r[2].as<double>();
+    p.observation.as_of = r[3].as<std::string>();
+    p.observation.as_of_estimated = r[4].as<bool>();
+    p.observation.source = r[5].as<std::string>();
+    p.observation.verified = r[6].as<bool>();
+    p.observation.notes = r[7].as<std::string>();
+    p.valid_from_us = r[8].as<std::int64_t>();
+    p.valid_to_us = OptInt(r[9]);
+    p.recorded_at_us = r[10].as<std::int64_t>();
+    return p;
+}
+
+// Sets offering.price to the open interval's observation, or the last served one.
+void AttachCurrent(http::OfferingHistory& h) {
+    const http::PriceInterval* best = nullptr;
+    for (const auto& p : h.prices) {
+        if (!p.valid_to_us) {
+            best = &p;
+            break;
+        }
+        if (*p.valid_to_us > p.valid_from_us &&
+            (best == nullptr || *p.valid_to_us >= *best->valid_to_us)) {
+            best = &p;
+        }
+    }
+    if (best != nullptr) {
+        h.offering.price = best->observation;
+    }
+}
+
+}  // namespace
+
+std::int64_t LoadRevision(pqxx::transaction_base& tx) {
+    return tx.exec_params("SELECT revision FROM catalog_state")[0][0].as<std::int64_t>();
+}
+
+CatalogHistory LoadHistory(pqxx::transaction_base& tx) {
+    CatalogHistory h;
+    h.revision = LoadRevision(tx);
+    auto accelerators = tx.exec_params(
+        "SELECT id, name, vendor, form_factor, launch_year, fp32_tflops::float8,"
+        " tf32_tflops::float8, fp16_tflops::float8, bf16_tflops::float8, fp8_tflops::float8,"
+        " int8_tops::float8, fp4_tflops::float8, memory_gb::float8, memory_type,"
+        " memory_gb_per_s::float8, cache_mb::float8, scale_up_interconnect,"
+        " scale_up_gb_per_s::float8, host_pcie_gen, tdp_w::float8, purchase_price_usd::float8,"
+        " purchase_price_as_of, purchase_price_source, spec_source, confidence, notes"
+        " FROM accelerators ORDER BY id");
+    for (const auto& r : accelerators) {
+        pricing::Accelerator a;
+        a.id = r[0].as<std::string>();
+        a.name = r[1].as<std::string>();
+        a.vendor = r[2].as<std::string>();
+        a.form_factor = r[3].as<std::string>();
+        a.launch_year = r[4].as<int>();
+        for (std::size_t i = 0; i < pricing::kAllPrecisions.size(); ++i) {
+            a.peak_tflops[i] = OptDouble(r[static_cast<int>(5 + i)]);
+        }
+        a.memory_gb = r[12].as<double>();
+        a.memory_type = r[13].as<std::string>();
+        a.memory_gb_per_s = r[14].as<double>();
+        a.cache_mb = OptDouble(r[15]);
+        a.scale_up_interconnect = r[16].as<std::string>();
+        a.scale_up_gb_per_s = OptDouble(r[17]);
+        a.host_pcie_gen = r[18].as<std::string>();
+        a.tdp_w = OptDouble(r[19]);
+        a.purchase_price_usd = OptDouble(r[20]);
+        a.purchase_price_as_of = r[21].as<std::string>();
+        a.purchase_price_source = r[22].as<std::string>();
+        a.spec_source = r[23].as<std::string>();
+        a.confidence = r[24].as<std::string>();
+        a.notes = r[25].as<std::string>();
+        h.accelerators.push_back(std::move(a));
+    }
+    std::map<std::string, std::size_t> index;
+    for (const auto& r : tx.exec_params(std::string(kOfferingColumns) + " ORDER BY id")) {
+        index.emplace(r[0].as<std::string>(), h.offerings.size());
+        h.offerings.push_back(OfferingFromRow(r));
+    }
+    for (const auto& r :
+         tx.exec_params(std::string(kPriceColumns) + " ORDER BY p.offering_id, p.valid_from, p.id")) {
+        auto it = index.find(r[1].as<std::string>());
+        if (it != index.end()) {
+            h.offerings[it->second].prices.push_back(PriceFromRow(r));
+        }
+    }
+    for (auto& o : h.offerings) {
+        AttachCurrent(o);
+    }
+    for (const auto& r : tx.exec_params(
+             "SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL"
+             " FROM api_keys ORDER BY id")) {
+        KeyRecord k;
+        k.id = r[0].as<std::int64_t>();
+        k.prefix = r[1].as<std::string>();
+        k.salt = pqxx::binarystring(r[2]).str();
+        k.key_hash = pqxx::binarystring(r[3]).str();
+        k.scope = r[4].as<std::string>() == "admin" ? http::KeyScope::kAdmin : http::KeyScope::kRead;
+        k.name = r[5].as<std::string>();
+        k.revoked = r[6].as<bool>();
+        h.keys.push_back(std::move(k));
+    }
+    return h;
+}
+
+std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base& tx,
+                                                         const std::string& id, bool lock) {
+    auto rows = tx.exec_params(std::string(kOfferingColumns) + " WHERE id = $1" +
+                                   (lock ? " FOR UPDATE" : ""),
+                               id);
+    if (rows.empty()) {
+        return std::nullopt;
+    }
+    http::OfferingHistory h = OfferingFromRow(rows[0]);
+    for (const auto& r : tx.exec_params(
+             std::string(kPriceColumns) + " WHERE p.offering_id = $1 ORDER BY p.valid_from, p.id",
+             id)) {
+        h.prices.push_back(PriceFromRow(r));
+    }
+    AttachCurrent(h);
+    return h;
+}
+
+std::int64_t BumpRevision(pqxx::transaction_base& tx) {
+    auto revision = tx.exec_params(
+                          "UPDATE catalog_state SET revision = revision + 1, changed_at = now()"
+                          " RETURNING revision")[0][0]
+                        .as<std::int64_t>();
+    tx.exec_params("SELECT pg_notify($1, $2)", std::string(kCatalogChannel),
+                   std::to_string(revision));
+    return revision;
+}
+
+std::int64_t SourceId(pqxx::transaction_base& tx, const std::string& name) {
+    tx.exec_params("INSERT INTO sources (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", name);
+    return tx.exec_params("SELECT id FROM sources WHERE name = $1", name)[0][0].as<std::int64_t>();
+}
+
+}  // namespace gpucost::storage

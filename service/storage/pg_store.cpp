@@ -1,0 +1,648 @@
+#include "service/storage/pg_store.hpp"
+
+#include <algorithm>
+
+#include "service/log.hpp"
+#include "service/storage/api_keys.hpp"
+#include "service/storage/history_loader.hpp"
+#include "service/storage/migrations.hpp"
+#include "service/storage/pg_connection.hpp"
+
+namespace gpucost::storage {
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+
+// Slice in which the refresher waits for a NOTIFY before checking `stop_` again.
+constexpr std::chrono::milliseconds kListenSlice{100};
+// How long a writer waits for its own change to reach this process's snapshot before it
+// answers (read-your-writes on the same replica).
+constexpr std::chrono::milliseconds kOwnWriteWait{2000};
+
+// SQL fragment: the timestamptz of a microsecond count passed as text parameter $n.
+std::string Us(int n) {
+    return "(timestamptz 'epoch' + $" + std::to_string(n) + "::bigint * interval '1 microsecond')";
+}
+
+pricing::Error Unavailable(const std::string& detail) {
+    return MakeError(ErrorCode::kUnavailable, detail);
+}
+
+class Listener final : public pqxx::notification_receiver {
+public:
+    Listener(pqxx::connection_base& conn, bool& notified)
+        : pqxx::notification_receiver(conn, kCatalogChannel), notified_(notified) {}
+    void operator()(const std::string& /*payload*/, int /*backend_pid*/) override {
+        notified_ = true;
+    }
+
+private:
+    bool& notified_;
+};
+
+bool IfMatchAccepts(const std::string& header, const std::string& etag) {
+    std::size_t start = 0;
+    while (start <= header.size()) {
+        std::size_t end = header.find(',', start);
+        if (end == std::string::npos) {
+            end = header.size();
+        }
+        std::string item = header.substr(start, end - start);
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (item == "*" || item == etag) {
+            return true;
+        }
+        start = end + 1;
+    }
+    return false;
+}
+
+std::optional<pricing::Error> CheckIfMatch(const http::WriteRequest& request,
+                                           const http::OfferingHistory& h) {
+    if (!request.if_match) {
+        return std::nullopt;
+    }
+    std::string etag = http::OfferingEtag(h.version);
+    if (IfMatchAccepts(*request.if_match, etag)) {
+        return std::nullopt;
+    }
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "If-Match does not match the offering's current ETag " + etag +
+                         "; it changed since you read it: read it again and reapply your change",
+                     http::kIfMatchField);
+}
+
+// Inserts one price row valid from now_us; returns nothing (errors are exceptions).
+void InsertPrice(pqxx::work& tx, const std::string& offering_id, const pricing::PriceObservation& p,
+                 http::TimestampUs now_us, std::int64_t key_id) {
+    tx.exec_params("INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated,"
+                   " source_id, verified, notes, valid_from, recorded_by) VALUES ($1, $2::numeric,"
+                   " $3::date, $4, $5, $6, $7, " + Us(8) + ", $9)",
+                   offering_id, pqxx::to_string(p.usd_per_hour), p.as_of, p.as_of_estimated,
+                   SourceId(tx, p.source), p.verified, p.notes, now_us, key_id);
+}
+
+std::string Opt(const std::optional<double>& v) { return v ? pqxx::to_string(*v) : std::string(); }
+
+http::Scenario ScenarioFromRow(const pqxx::row& r) {
+    http::Scenario s;
+    s.id = r[0].as<std::int64_t>();
+    s.name = r[1].as<std::string>();
+    s.plan_kind = r[2].as<std::string>();
+    s.request_json = r[3].as<std::string>();
+    s.saved_result_json = r[4].as<std::string>();
+    s.catalog_revision = r[5].as<std::int64_t>();
+    s.created_at_us = r[6].as<std::int64_t>();
+    s.created_by = r[7].is_null() ? std::string() : r[7].as<std::string>();
+    return s;
+}
+
+constexpr char kScenarioColumns[] =
+    "SELECT s.id, s.name, s.plan_kind, s.request::text, s.saved_result::text,"
+    " s.catalog_revision, (extract(epoch from s.created_at) * 1000000)::bigint, k.name"
+    " FROM scenarios s LEFT JOIN api_keys k ON k.id = s.created_by";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Pool
+
+class PgStore::Lease {
+public:
+    Lease(PgStore& store, std::size_t slot) : store_(store), slot_(slot) {}
+    ~Lease() {
+        std::lock_guard<std::mutex> lock(store_.pool_mutex_);
+        auto& conn = store_.pool_[slot_];
+        if (conn && !conn->is_open()) {
+            conn.reset();
+        }
+        store_.free_slots_.push_back(slot_);
+        store_.pool_cv_.notify_one();
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease(Lease&&) = delete;
+    Lease& operator=(Lease&&) = delete;
+
+    pqxx::connection& conn() { return *store_.pool_[slot_]; }
+    void Drop() {
+        std::lock_guard<std::mutex> lock(store_.pool_mutex_);
+        store_.pool_[slot_].reset();
+    }
+
+private:
+    PgStore& store_;
+    std::size_t slot_;
+};
+
+pricing::Result<std::unique_ptr<PgStore::Lease>> PgStore::Checkout() {
+    std::size_t slot = 0;
+    bool needs_connect = false;
+    {
+        std::unique_lock<std::mutex> lock(pool_mutex_);
+        if (!pool_cv_.wait_for(lock, options_.checkout_timeout,
+                               [this] { return !free_slots_.empty(); })) {
+            return Unavailable("all database connections are busy; retry shortly");
+        }
+        slot = free_slots_.back();
+        needs_connect = !pool_[slot];
+        if (needs_connect && std::chrono::steady_clock::now() < next_connect_at_) {
+            free_slots_.push_back(slot);
+            pool_cv_.notify_one();
+            return Unavailable("the database is unreachable; retrying the connection in the "
+                               "background");
+        }
+        free_slots_.pop_back();
+    }
+    auto lease = std::make_unique<Lease>(*this, slot);
+    if (needs_connect) {
+        try {
+            auto conn = Connect(options_.database_url);
+            std::lock_guard<std::mutex> lock(pool_mutex_);
+            pool_[slot] = std::move(conn);
+            connect_backoff_ = std::chrono::milliseconds(0);
+        } catch (const std::exception& e) {
+            std::lock_guard<std::mutex> lock(pool_mutex_);
+            connect_backoff_ = std::clamp(connect_backoff_ * 2, options_.reconnect_min,
+                                          options_.reconnect_max);
+            next_connect_at_ = std::chrono::steady_clock::now() + connect_backoff_;
+            return Unavailable("the database is unreachable; retry later");
+        }
+    }
+    return lease;
+}
+
+// ---------------------------------------------------------------------------------------
+// Lifecycle and snapshots
+
+PgStore::PgStore(PgStoreOptions options) : options_(std::move(options)) {
+    options_.pool_size = std::max<std::size_t>(1, options_.pool_size);
+    pool_.resize(options_.pool_size);
+    for (std::size_t i = 0; i < options_.pool_size; ++i) {
+        free_slots_.push_back(i);
+    }
+}
+
+pricing::Result<std::unique_ptr<PgStore>> PgStore::Open(PgStoreOptions options) {
+    std::unique_ptr<PgStore> store(new PgStore(std::move(options)));
+    try {
+        auto conn = Connect(store->options_.database_url);
+        auto schema = CheckSchema(*conn);
+        if (!schema.ok()) {
+            return schema.error();
+        }
+        if (!schema.value().missing.empty()) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "the database schema is at version " +
+                                 std::to_string(schema.value().database_version) +
+                                 " but this gpucost needs " +
+                                 std::to_string(schema.value().binary_version) +
+                                 "; run `gpucost migrate` first");
+        }
+        auto loaded = store->Reload(*conn);
+        if (!loaded.ok()) {
+            return loaded.error();
+        }
+    } catch (const pqxx::broken_connection& e) {
+        return Unavailable("cannot connect to the database (" +
+                           RedactUrl(store->options_.database_url) + ")");
+    }
+    store->connected_ = true;
+    store->refresher_ = std::thread([s = store.get()] { s->RefresherLoop(); });
+    return store;
+}
+
+PgStore::~PgStore() {
+    stop_ = true;
+    if (refresher_.joinable()) {
+        refresher_.join();
+    }
+}
+
+std::shared_ptr<const PgStore::Snapshot> PgStore::Load() const {
+    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+    return snapshot_;
+}
+
+void PgStore::Install(std::shared_ptr<const CatalogHistory> history,
+                      std::shared_ptr<const pricing::InMemoryCatalog> current) {
+    auto next = std::make_shared<const Snapshot>(Snapshot{std::move(history), std::move(current)});
+    {
+        std::lock_guard<std::mutex> lock(snapshot_mutex_);
+        // Two loaders may race (refresher and Open); never go back to an older revision.
+        if (!snapshot_ || snapshot_->history->revision <= next->history->revision) {
+            snapshot_ = std::move(next);
+        }
+        confirmed_at_ = std::chrono::steady_clock::now();
+    }
+    snapshot_changed_.notify_all();
+}
+
+pricing::Status PgStore::Reload(pqxx::connection& conn) {
+    std::shared_ptr<const CatalogHistory> history;
+    {
+        pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::read_only> tx(conn);
+        history = std::make_shared<const CatalogHistory>(LoadHistory(tx));
+        tx.commit();
+    }
+    auto current = BuildSnapshot(*history, std::nullopt);
+    if (!current.ok()) {
+        log::Error("catalog snapshot rejected; keeping the previous one",
+                   {{"revision", history->revision}, {"error", current.error().message}});
+        return current.error();
+    }
+    Install(std::move(history), current.value());
+    log::Info("catalog snapshot loaded", {{"revision", Revision()},
+                                          {"offerings", current.value()->Offerings().size()}});
+    return pricing::Ok{};
+}
+
+void PgStore::MarkDown(const std::string& error) {
+    if (connected_.exchange(false)) {
+        log::Warn("database unreachable; serving the last snapshot", {{"error", error}});
+    }
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    last_error_ = error;
+}
+
+void PgStore::RefresherLoop() {
+    std::unique_ptr<pqxx::connection> conn;
+    std::unique_ptr<Listener> listener;
+    bool notified = false;
+    auto backoff = options_.reconnect_min;
+    auto next_check = std::chrono::steady_clock::now();
+    while (!stop_) {
+        try {
+            if (!conn) {
+                conn = Connect(options_.database_url);
+                listener = std::make_unique<Listener>(*conn, notified);
+                next_check = std::chrono::steady_clock::now();  // catch up at once
+                backoff = options_.reconnect_min;
+                if (!connected_.exchange(true)) {
+                    log::Info("database reachable again; catching up");
+                }
+            }
+            auto now = std::chrono::steady_clock::now();
+            if (notified || now >= next_check) {
+                notified = false;
+                next_check = now + options_.refresh_interval;
+                std::int64_t revision = 0;
+                {
+                    pqxx::nontransaction tx(*conn);
+                    revision = LoadRevision(tx);
+                }
+                if (revision != Revision()) {
+                    (void)Reload(*conn);
+                } else {
+                    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+                    confirmed_at_ = std::chrono::steady_clock::now();
+                }
+                connected_ = true;
+            }
+            conn->await_notification(0, static_cast<long>(kListenSlice.count()) * 1000);
+        } catch (const std::exception& e) {
+            listener.reset();
+            conn.reset();
+            MarkDown(e.what());
+            auto until = std::chrono::steady_clock::now() + backoff;
+            while (!stop_ && std::chrono::steady_clock::now() < until) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            backoff = std::min(backoff * 2, options_.reconnect_max);
+        }
+    }
+    listener.reset();
+}
+
+std::int64_t PgStore::Revision() const { return Load()->history->revision; }
+
+bool PgStore::WaitForRevision(std::int64_t revision, std::chrono::milliseconds timeout) const {
+    std::unique_lock<std::mutex> lock(snapshot_mutex_);
+    return snapshot_changed_.wait_for(lock, timeout, [&] {
+        return snapshot_ && snapshot_->history->revision >= revision;
+    });
+}
+
+std::shared_ptr<const pricing::Catalog> PgStore::Current() const { return Load()->current; }
+
+pricing::Result<std::shared_ptr<const pricing::Catalog>> PgStore::At(http::TimestampUs at) const {
+    auto built = BuildSnapshot(*Load()->history, at);
+    if (!built.ok()) {
+        return built.error();
+    }
+    return std::shared_ptr<const pricing::Catalog>(built.value());
+}
+
+pricing::Result<http::OfferingHistory> PgStore::History(std::string_view id) const {
+    auto snapshot = Load();
+    const auto& offerings = snapshot->history->offerings;
+    auto it = std::lower_bound(offerings.begin(), offerings.end(), id,
+                               [](const http::OfferingHistory& h, std::string_view key) {
+                                   return h.offering.id < key;
+                               });
+    if (it == offerings.end() || it->offering.id != id) {
+        return MakeError(ErrorCode::kNotFound, "no offering with id '" + std::string(id) + "'", "id");
+    }
+    return *it;
+}
+
+http::StoreHealth PgStore::Health() const {
+    http::StoreHealth h;
+    h.database_connected = connected_.load();
+    {
+        std::lock_guard<std::mutex> lock(snapshot_mutex_);
+        h.revision = snapshot_->history->revision;
+        h.snapshot_age_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - confirmed_at_).count();
+    }
+    if (!h.database_connected) {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        h.last_error = last_error_.substr(0, 200);
+    }
+    return h;
+}
+
+std::optional<http::Principal> PgStore::Authenticate(std::string_view key) const {
+    return VerifyKey(Load()->history->keys, key);
+}
+
+// ---------------------------------------------------------------------------------------
+// Writes
+
+pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest& request,
+                                                        const WriteBody& body) {
+    std::optional<pricing::Error> last_failure;
+    for (int attempt = 1; attempt <= options_.max_write_attempts; ++attempt) {
+        auto lease = Checkout();
+        if (!lease.ok()) {
+            return lease.error();
+        }
+        bool committing = false;
+        std::int64_t revision = 0;
+        try {
+            pqxx::work tx(lease.value()->conn());
+            tx.exec_params("SELECT revision FROM catalog_state FOR UPDATE");
+            if (!request.idempotency_key.empty()) {
+                auto seen = tx.exec_params(
+                    "SELECT request_hash, status, response_body, etag FROM idempotency_keys"
+                    " WHERE api_key_id = $1 AND key = $2",
+                    request.principal.key_id, request.idempotency_key);
+                if (!seen.empty()) {
+                    if (seen[0][0].as<std::string>() != request.request_hash) {
+                        return MakeError(ErrorCode::kInvalidArgument,
+                                         "this Idempotency-Key was already used with a different "
+                                         "request; use a new key for a new request",
+                                         "Idempotency-Key");
+                    }
+                    http::StoredResponse replay{seen[0][1].as<int>(), seen[0][2].as<std::string>(),
+                                                seen[0][3].as<std::string>(), true};
+                    return replay;
+                }
+            }
+            auto active = tx.exec_params("SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL",
+                                         request.principal.key_id);
+            if (active.empty()) {
+                return MakeError(ErrorCode::kFailedPrecondition, "the API key has been revoked",
+                                 "Authorization");
+            }
+            auto now_us = tx.exec_params(
+                                "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")[0][0]
+                              .as<std::int64_t>();
+            auto outcome = body(tx, now_us);
+            if (!outcome.ok()) {
+                return outcome.error();
+            }
+            revision = BumpRevision(tx);
+            if (!request.idempotency_key.empty()) {
+                const auto& r = outcome.value();
+                tx.exec_params("INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
+                               " response_body, etag) VALUES ($1, $2, $3, $4, $5, $6)",
+                               request.principal.key_id, request.idempotency_key,
+                               request.request_hash, r.status, r.body, r.etag);
+            }
+            committing = true;
+            tx.commit();
+            connected_ = true;
+            if (!WaitForRevision(revision, kOwnWriteWait)) {
+                log::Warn("write committed but not yet in this replica's snapshot",
+                          {{"revision", revision}});
+            }
+            return outcome;
+        } catch (const pqxx::in_doubt_error& e) {
+            lease.value()->Drop();
+            MarkDown(e.what());
+            return Unavailable("the database connection was lost while committing, so the outcome "
+                               "is unknown; retry with the same Idempotency-Key to apply it once");
+        } catch (const pqxx::transaction_rollback& e) {
+            // Serialization failure or deadlock: nothing was applied; retry the whole thing.
+            last_failure = Unavailable("the write conflicted with another one; retry");
+            log::Info("retrying write", {{"attempt", attempt}, {"sqlstate", SqlState(e)}});
+        } catch (const pqxx::unique_violation& e) {
+            // A concurrent request with the same Idempotency-Key won; the retry replays it.
+            last_failure = MakeError(ErrorCode::kFailedPrecondition,
+                                     "a conflicting write happened at the same time; retry");
+            log::Info("retrying write", {{"attempt", attempt}, {"sqlstate", SqlState(e)}});
+        } catch (const pqxx::integrity_constraint_violation& e) {
+            log::Warn("write rejected by a database constraint", {{"error", e.what()}});
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "the write breaks a catalog constraint (unknown accelerator, "
+                             "negative price or overlapping validity)");
+        } catch (const std::exception& e) {
+            bool open = lease.value()->conn().is_open();
+            if (committing) {
+                lease.value()->Drop();
+                MarkDown(e.what());
+                return Unavailable("the outcome of the commit is unknown; retry with the same "
+                                   "Idempotency-Key to apply it once");
+            }
+            if (!open || dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+                SqlState(e).rfind("57", 0) == 0 || SqlState(e).rfind("08", 0) == 0) {
+                // Lost before COMMIT was sent: nothing applied, safe to try once more.
+                lease.value()->Drop();
+                MarkDown(e.what());
+                last_failure = Unavailable("the database is unreachable; retry later");
+                continue;
+            }
+            log::Error("write failed", {{"error", e.what()}, {"sqlstate", SqlState(e)}});
+            return MakeError(ErrorCode::kInternal, "write failed");
+        }
+    }
+    return last_failure.value_or(Unavailable("the write could not be applied; retry"));
+}
+
+pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest& request,
+                                                        std::string_view id,
+                                                        const http::NewPrice& price,
+                                                        const HistoryEncoder& encode) {
+    const std::string offering_id(id);
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us)
+                                 -> pricing::Result<http::StoredResponse> {
+        auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
+        if (!h) {
+            return MakeError(ErrorCode::kNotFound, "no offering with id '" + offering_id + "'", "id");
+        }
+        if (h->retired_at_us) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "offering '" + offering_id + "' is retired; create a new offering");
+        }
+        if (auto stale = CheckIfMatch(request, *h)) {
+            return *stale;
+        }
+        auto closed = tx.exec_params("UPDATE prices SET valid_to = " + Us(2) +
+                                         " WHERE offering_id = $1 AND valid_to IS NULL AND valid_from < " +
+                                         Us(2) + " RETURNING id",
+                                     offering_id, now_us);
+        if (closed.empty()) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "the current price of '" + offering_id +
+                                 "' takes effect later than now; it cannot be replaced yet");
+        }
+        pricing::PriceObservation p{price.usd_per_hour, price.as_of, price.as_of_estimated,
+                                    price.source, price.verified, price.notes};
+        InsertPrice(tx, offering_id, p, now_us, request.principal.key_id);
+        tx.exec_params("UPDATE offerings SET version = version + 1 WHERE id = $1", offering_id);
+        return encode(*LoadOfferingHistory(tx, offering_id, false));
+    });
+}
+
+pricing::Result<http::StoredResponse> PgStore::CreateOfferings(
+    const http::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
+    const CreatedEncoder& encode) {
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us)
+                                 -> pricing::Result<http::StoredResponse> {
+        std::vector<http::OfferingHistory> created;
+        for (std::size_t i = 0; i < offerings.size(); ++i) {
+            const pricing::Offering& o = offerings[i];
+            auto known = tx.exec_params("SELECT 1 FROM accelerators WHERE id = $1", o.accelerator);
+            if (known.empty()) {
+                return MakeError(ErrorCode::kInvalidArgument,
+                                 "unknown accelerator '" + o.accelerator + "' (item " +
+                                     std::to_string(i) + ")");
+            }
+            auto inserted = tx.exec_params(
+                "INSERT INTO offerings (id, provider, instance_type, accelerator_id,"
+                " accelerator_count, accelerator_memory_gb, vcpus, ram_gib, interconnect,"
+                " scale_out_gbit_per_s, region, price_type, spot_interruption_bucket, notes,"
+                " created_at) VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::numeric,"
+                " NULLIF($7, '')::numeric, NULLIF($8, '')::numeric, $9, NULLIF($10, '')::numeric,"
+                " $11, $12, NULLIF($13, ''), $14, " + Us(15) + ")"
+                " ON CONFLICT (id) DO NOTHING RETURNING id",
+                o.id, o.provider, o.instance_type, o.accelerator, o.accelerator_count,
+                Opt(o.accelerator_memory_gb), Opt(o.vcpus), Opt(o.ram_gib), o.interconnect,
+                Opt(o.scale_out_gbit_per_s), o.region,
+                std::string(pricing::PriceTypeName(o.price_type)),
+                o.spot_interruption ? o.spot_interruption->label : std::string(), o.notes, now_us);
+            if (inserted.empty()) {
+                return MakeError(ErrorCode::kFailedPrecondition,
+                                 "offering '" + o.id + "' already exists (item " +
+                                     std::to_string(i) + "); use PUT /v1/offerings/" + o.id +
+                                     "/price to change its price");
+            }
+            InsertPrice(tx, o.id, o.price, now_us, request.principal.key_id);
+        }
+        for (const pricing::Offering& o : offerings) {
+            created.push_back(*LoadOfferingHistory(tx, o.id, false));
+        }
+        return encode(created);
+    });
+}
+
+pricing::Result<http::StoredResponse> PgStore::RetireOffering(const http::WriteRequest& request,
+                                                              std::string_view id,
+                                                              const HistoryEncoder& encode) {
+    const std::string offering_id(id);
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us)
+                                 -> pricing::Result<http::StoredResponse> {
+        auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
+        if (!h) {
+            return MakeError(ErrorCode::kNotFound, "no offering with id '" + offering_id + "'", "id");
+        }
+        if (h->retired_at_us) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "offering '" + offering_id + "' is already retired");
+        }
+        if (auto stale = CheckIfMatch(request, *h)) {
+            return *stale;
+        }
+        tx.exec_params("UPDATE prices SET valid_to = greatest(valid_from, " + Us(2) +
+                           ") WHERE offering_id = $1 AND valid_to IS NULL",
+                       offering_id, now_us);
+        tx.exec_params("UPDATE offerings SET retired_at = " + Us(2) +
+                           ", version = version + 1 WHERE id = $1",
+                       offering_id, now_us);
+        return encode(*LoadOfferingHistory(tx, offering_id, false));
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenarios
+
+template <typename T>
+pricing::Result<T> PgStore::RunSimple(
+    const std::function<pricing::Result<T>(pqxx::connection&)>& body) {
+    auto lease = Checkout();
+    if (!lease.ok()) {
+        return lease.error();
+    }
+    try {
+        auto out = body(lease.value()->conn());
+        connected_ = true;
+        return out;
+    } catch (const std::exception& e) {
+        if (!lease.value()->conn().is_open() ||
+            dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+            SqlState(e).rfind("57", 0) == 0 || SqlState(e).rfind("08", 0) == 0) {
+            lease.value()->Drop();
+            MarkDown(e.what());
+            return Unavailable("the database is unreachable; retry later");
+        }
+        log::Error("database call failed", {{"error", e.what()}, {"sqlstate", SqlState(e)}});
+        return MakeError(ErrorCode::kInternal, "database call failed");
+    }
+}
+
+pricing::Result<http::Scenario> PgStore::SaveScenario(const http::Principal& by,
+                                                      const http::Scenario& draft) {
+    return RunSimple<http::Scenario>([&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
+        pqxx::work tx(conn);
+        auto id = tx.exec_params("INSERT INTO scenarios (name, plan_kind, request, saved_result,"
+                                 " catalog_revision, created_by) VALUES ($1, $2, $3::jsonb,"
+                                 " $4::jsonb, $5, $6) RETURNING id",
+                                 draft.name, draft.plan_kind, draft.request_json,
+                                 draft.saved_result_json, draft.catalog_revision, by.key_id)[0][0]
+                      .as<std::int64_t>();
+        auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
+        tx.commit();
+        return ScenarioFromRow(row[0]);
+    });
+}
+
+pricing::Result<std::vector<http::Scenario>> PgStore::ListScenarios(std::size_t limit,
+                                                                    std::int64_t after_id) {
+    return RunSimple<std::vector<http::Scenario>>(
+        [&](pqxx::connection& conn) -> pricing::Result<std::vector<http::Scenario>> {
+            pqxx::read_transaction tx(conn);
+            std::vector<http::Scenario> out;
+            for (const auto& r : tx.exec_params(std::string(kScenarioColumns) +
+                                                    " WHERE s.id > $1 ORDER BY s.id LIMIT $2",
+                                                after_id, static_cast<std::int64_t>(limit))) {
+                out.push_back(ScenarioFromRow(r));
+            }
+            return out;
+        });
+}
+
+pricing::Result<http::Scenario> PgStore::GetScenario(std::int64_t id) {
+    return RunSimple<http::Scenario>([&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
+        pqxx::read_transaction tx(conn);
+        auto rows = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
+        if (rows.empty()) {
+            return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id), "id");
+        }
+        return ScenarioFromRow(rows[0]);
+    });
+}
+
+}  // namespace gpucost::storage
