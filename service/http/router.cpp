@@ -203,7 +203,6 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddHealthRoutes(routes, deps);
     AddCatalogRoutes(routes, deps);
     AddEstimateRoutes(routes, deps);
-    AddEstimateRoutes(routes, deps);
     AddPlanRoutes(routes, deps);
     AddWriteRoutes(routes, deps);
     AddScenarioRoutes(routes, deps);
