@@ -22,4 +22,13 @@ pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogAsOf(
     return deps.store->At(at.value());
 }
 
+pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogForQuery(
+    const Deps& deps, const QueryParams& params) {
+    auto as_of = params.One(kAsOfParam);
+    if (!as_of.ok()) {
+        return as_of.error();
+    }
+    return CatalogAsOf(deps, as_of.value());
+}
+
 }  // namespace gpucost::http

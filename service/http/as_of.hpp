@@ -6,6 +6,7 @@
 
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
+#include "service/http/query_params.hpp"
 #include "service/http/router.hpp"
 
 namespace gpucost::http {
@@ -18,5 +19,9 @@ inline constexpr char kAsOfParam[] = "as_of";
 // value, kUnavailable (503) in embedded mode, which keeps no history.
 [[nodiscard]] pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogAsOf(
     const Deps& deps, const std::optional<std::string>& as_of);
+
+// CatalogAsOf for the request's `as_of` query parameter (kMalformed when given twice).
+[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogForQuery(
+    const Deps& deps, const QueryParams& params);
 
 }  // namespace gpucost::http

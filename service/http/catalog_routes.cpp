@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "pricing/offering_query.hpp"
+#include "service/http/as_of.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
@@ -130,11 +131,16 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
                });
 
     routes.Get("/v1/providers", [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        QueryParams params(req, {kAsOfParam});
+        if (auto checked = params.Check(); !checked.ok()) {
             return WriteProblem(res, req, checked.error());
         }
+        auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+        if (!catalog.ok()) {
+            return WriteProblem(res, req, catalog.error());
+        }
         json items = json::array();
-        for (const auto& p : deps.catalog()->Providers()) {
+        for (const auto& p : catalog.value()->Providers()) {
             items.push_back(ToJson(p));
         }
         WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
@@ -144,12 +150,16 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         QueryParams params(req, {"provider", "accelerator", "price_type", "region",
                                  "min_accelerators", "max_accelerators",
                                  "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
-                                 "verified", "sort", "limit", "cursor"});
+                                 "verified", "sort", "limit", "cursor", kAsOfParam});
         auto query = DecodeOfferingQuery(params);
         if (!query.ok()) {
             return WriteProblem(res, req, query.error());
         }
-        auto catalog = deps.catalog();
+        auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+        if (!chosen.ok()) {
+            return WriteProblem(res, req, chosen.error());
+        }
+        auto catalog = chosen.value();
         auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());
         if (!page.ok()) {
             return WriteProblem(res, req, page.error());
@@ -169,10 +179,15 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
 
     routes.Get(std::string("/v1/offerings/") + kIdPattern,
                [deps](const httplib::Request& req, httplib::Response& res) {
-                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+                   QueryParams params(req, {kAsOfParam});
+                   if (auto checked = params.Check(); !checked.ok()) {
                        return WriteProblem(res, req, checked.error());
                    }
-                   auto found = deps.catalog()->FindOffering(req.matches[1].str());
+                   auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+                   if (!catalog.ok()) {
+                       return WriteProblem(res, req, catalog.error());
+                   }
+                   auto found = catalog.value()->FindOffering(req.matches[1].str());
                    if (!found.ok()) {
                        return WriteProblem(res, req, found.error());
                    }
@@ -180,10 +195,15 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
                });
 
     routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        QueryParams params(req, {kAsOfParam});
+        if (auto checked = params.Check(); !checked.ok()) {
             return WriteProblem(res, req, checked.error());
         }
-        auto catalog = deps.catalog();
+        auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+        if (!chosen.ok()) {
+            return WriteProblem(res, req, chosen.error());
+        }
+        auto catalog = chosen.value();
         json body = ToJson(catalog->Describe());
         json providers = json::array();
         for (const auto& p : catalog->Providers()) {

@@ -1,0 +1,122 @@
+#include <doctest/doctest.h>
+
+#include "pricing/catalog_loader.hpp"
+#include "service/http/timestamp.hpp"
+#include "service/storage/catalog_history.hpp"
+#include "tests/support/sample_catalog.hpp"
+
+using namespace gpucost;
+
+namespace {
+
+pricing::PriceObservation Obs(double usd, const std::string& as_of, bool verified) {
+    pricing::PriceObservation p;
+    p.usd_per_hour = usd;
+    p.as_of = as_of;
+    p.verified = verified;
+    p.source = "S" + as_of;
+    return p;
+}
+
+http::TimestampUs Day(const std::string& date) { return http::ParseIsoDate(date).value(); }
+
+}  // namespace
+
+TEST_SUITE("catalog_history") {
+    TEST_CASE("seed intervals follow the served price through time and leave unserved rows empty") {
+        // Old verified, newer verified (current), newest unverified (never served).
+        std::vector<pricing::PriceObservation> obs = {Obs(55.04, "2026-11-09", true),
+                                                      Obs(98.32, "2025-05-01", true),
+                                                      Obs(40.00, "2026-11-20", false)};
+        auto intervals = storage::SeedIntervals(obs);
+        REQUIRE(intervals.size() == 3);
+        CHECK(intervals[1].first == Day("2025-05-01"));
+        CHECK(intervals[1].second == Day("2026-11-09"));
+        CHECK(intervals[0].first == Day("2026-11-09"));
+        CHECK_FALSE(intervals[0].second.has_value());
+        CHECK(intervals[2].first == Day("2026-11-20"));
+        CHECK(intervals[2].second == Day("2026-11-20"));
+    }
+
+    TEST_CASE("an unverified price is served until the first verified one appears") {
+        std::vector<pricing::PriceObservation> obs = {Obs(2.0, "2025-01-01", false),
+                                                      Obs(3.0, "2025-06-01", true)};
+        auto intervals = storage::SeedIntervals(obs);
+        CHECK(intervals[0].first == Day("2025-01-01"));
+        CHECK(intervals[0].second == Day("2025-06-01"));
+        CHECK_FALSE(intervals[1].second.has_value());
+    }
+
+    TEST_CASE("a snapshot at a time prices each offering by the interval containing it") {
+        storage::CatalogHistory h;
+        h.revision = 7;
+        auto sample = pricing::LoadCatalog(testing::SampleCatalogCsv());
+        REQUIRE(sample.ok());
+        h.accelerators = sample.value()->Accelerators();
+        http::OfferingHistory o;
+        o.offering = sample.value()->Offerings().front();
+        o.prices = {{1, Obs(10, "2025-01-01", true), Day("2025-01-01"), Day("2025-06-01"), 0},
+                    {2, Obs(8, "2025-06-01", true), Day("2025-06-01"), std::nullopt, 0}};
+        h.offerings.push_back(o);
+        http::OfferingHistory retired = o;
+        retired.offering.id = "zz-retired";
+        retired.retired_at_us = Day("2025-03-01");
+        retired.prices = {{3, Obs(5, "2025-01-01", true), Day("2025-01-01"), Day("2025-03-01"), 0}};
+        h.offerings.push_back(retired);
+
+        auto current = storage::BuildSnapshot(h, std::nullopt);
+        REQUIRE(current.ok());
+        CHECK(current.value()->Offerings().size() == 1);
+        CHECK(current.value()->Offerings()[0].price.usd_per_hour == 8);
+        CHECK(current.value()->Offerings()[0].superseded_prices.size() == 1);
+        CHECK(current.value()->Describe().version == "pg-r7");
+
+        auto february = storage::BuildSnapshot(h, Day("2025-02-01"));
+        REQUIRE(february.ok());
+        REQUIRE(february.value()->Offerings().size() == 2);
+        CHECK(february.value()->Offerings()[0].price.usd_per_hour == 10);
+        CHECK(february.value()->Offerings()[0].superseded_prices.empty());
+        CHECK(february.value()->Offerings()[1].id == "zz-retired");
+
+        auto before = storage::BuildSnapshot(h, Day("2024-12-31"));
+        REQUIRE(before.ok());
+        CHECK(before.value()->Offerings().empty());
+
+        // The end of an interval is exclusive.
+        auto at_change = storage::BuildSnapshot(h, Day("2025-06-01"));
+        REQUIRE(at_change.ok());
+        CHECK(at_change.value()->Offerings()[0].price.usd_per_hour == 8);
+    }
+
+    TEST_CASE("two prices open at once are reported, not served") {
+        storage::CatalogHistory h;
+        auto sample = pricing::LoadCatalog(testing::SampleCatalogCsv());
+        REQUIRE(sample.ok());
+        h.accelerators = sample.value()->Accelerators();
+        http::OfferingHistory o;
+        o.offering = sample.value()->Offerings().front();
+        o.prices = {{1, Obs(10, "2025-01-01", true), Day("2025-01-01"), std::nullopt, 0},
+                    {2, Obs(8, "2025-06-01", true), Day("2025-06-01"), std::nullopt, 0}};
+        h.offerings.push_back(o);
+        auto built = storage::BuildSnapshot(h, std::nullopt);
+        REQUIRE_FALSE(built.ok());
+        CHECK(built.error().code == pricing::ErrorCode::kInternal);
+    }
+
+    TEST_CASE("as_of accepts a date (end of day) or a UTC time and rejects the rest") {
+        CHECK(http::ParseAsOf("2025-06-01", "as_of").value() == Day("2025-06-02") - 1);
+        CHECK(http::ParseAsOf("2025-06-01T12:00:00Z", "as_of").value() ==
+              Day("2025-06-01") + 12LL * 3600 * 1000000);
+        CHECK(http::ParseAsOf("2025-06-01T00:00:00.5Z", "as_of").value() == Day("2025-06-01") + 500000);
+        for (const char* bad : {"", "2025-13-01", "2025-02-30", "yesterday", "2025-06-01T25:00:00Z",
+                                "2025-06-01T12:00:00", "2025-06-01T12:00:00.Z", "1969-12-31",
+                                "2025-06-01T12:00:00.1234567Z"}) {
+            auto parsed = http::ParseAsOf(bad, "as_of");
+            CHECK_MESSAGE(!parsed.ok(), bad);
+            if (!parsed.ok()) {
+                CHECK(parsed.error().field == "as_of");
+            }
+        }
+        CHECK(http::FormatTimestamp(Day("2026-11-22") + 1) == "2026-11-22T00:00:00.000001Z");
+    }
+}

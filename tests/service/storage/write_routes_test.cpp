@@ -1,0 +1,277 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "service/storage/pg_store.hpp"
+#include "tests/service/storage/pg_test_db.hpp"
+#include "tests/support/test_server.hpp"
+
+using json = nlohmann::json;
+using namespace gpucost;
+using gpucost::testing::TestDatabase;
+using gpucost::testing::TestServer;
+
+namespace {
+
+constexpr char kOffering[] = "/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand";
+
+// A seeded database, a PgStore over it and the API in front, with one key of each scope.
+struct Fixture {
+    TestDatabase db;
+    std::string admin;
+    std::string reader;
+    std::shared_ptr<storage::PgStore> store;
+    std::unique_ptr<TestServer> server;
+
+    explicit Fixture(bool require_read_key = false) {
+        db.MigrateAndSeedSample();
+        admin = db.CreateKey("admin", "ops");
+        reader = db.CreateKey("read", "dashboard");
+        storage::PgStoreOptions options;
+        options.database_url = db.url();
+        auto opened = storage::PgStore::Open(options);
+        REQUIRE(opened.ok());
+        store = std::move(opened).value();
+        http::Deps deps;
+        auto s = store;
+        deps.catalog = [s] { return s->Current(); };
+        deps.store = store;
+        deps.require_read_key = require_read_key;
+        deps.openapi_yaml = "openapi: 3.1.0\n";
+        deps.service_version = "test";
+        server = std::make_unique<TestServer>(deps);
+    }
+
+    httplib::Headers Auth(const std::string& key, httplib::Headers extra = {}) const {
+        extra.emplace("Authorization", "Bearer " + key);
+        return extra;
+    }
+};
+
+json Body(const httplib::Result& r) {
+    REQUIRE(r);
+    return json::parse(r->body);
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& code) {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+    CHECK(json::parse(r->body)["code"] == code);
+}
+
+const std::string kPrice = R"({"usd_per_hour": 44.0, "as_of": "2026-11-21", "source": "NEGOTIATED"})";
+
+}  // namespace
+
+TEST_SUITE("write_routes") {
+    TEST_CASE("PUT price needs an admin key: none or unknown is 401, read scope is 403") {
+        Fixture f;
+        auto c = f.server->Client();
+        std::string path = std::string(kOffering) + "/price";
+        auto none = c.Put(path.c_str(), kPrice, "application/json");
+        CheckProblem(none, 401, "unauthenticated");
+        CHECK(none->get_header_value("WWW-Authenticate").find("Bearer") == 0);
+        CheckProblem(c.Put(path.c_str(), f.Auth("gpc_000000000000_" + std::string(48, '0')), kPrice,
+                           "application/json"),
+                     401, "unauthenticated");
+        CheckProblem(c.Put(path.c_str(), {{"Authorization", "Basic abc"}}, kPrice, "application/json"),
+                     401, "unauthenticated");
+        CheckProblem(c.Put(path.c_str(), f.Auth(f.reader), kPrice, "application/json"), 403, "forbidden");
+        CHECK(f.db.Scalar("SELECT count(*) FROM prices") == "6");
+    }
+
+    TEST_CASE("PUT price applies once, returns the history with an ETag, and GET shows it") {
+        Fixture f;
+        auto c = f.server->Client();
+        std::string path = std::string(kOffering) + "/price";
+        auto put = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "abc-1"}}), kPrice,
+                         "application/json");
+        REQUIRE(put);
+        CHECK(put->status == 200);
+        CHECK(put->get_header_value("ETag") == "\"v2\"");
+        json body = Body(put);
+        CHECK(body["offering"]["usd_per_hour"] == 44.0);
+        CHECK(body["prices"].size() == 4);
+        CHECK(body["prices"][3]["current"] == true);
+        CHECK(body["prices"][1]["usd_per_hour"] == 55.04);
+        CHECK(body["prices"][1]["valid_to"] == body["prices"][3]["valid_from"]);
+        CHECK(body["prices"][2]["served"] == false);
+
+        auto replay = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "abc-1"}}), kPrice,
+                            "application/json");
+        REQUIRE(replay);
+        CHECK(replay->status == 200);
+        CHECK(replay->get_header_value("Idempotent-Replayed") == "true");
+        CHECK(replay->body == put->body);
+        CHECK(f.db.Scalar("SELECT count(*) FROM prices") == "7");
+
+        auto reused = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "abc-1"}}),
+                            R"({"usd_per_hour": 45, "source": "X"})", "application/json");
+        CheckProblem(reused, 422, "invalid_argument");
+
+        CHECK(Body(c.Get(kOffering))["usd_per_hour"] == 44.0);
+        auto history = c.Get((std::string(kOffering) + "/history").c_str());
+        REQUIRE(history);
+        CHECK(history->status == 200);
+        CHECK(history->get_header_value("ETag") == "\"v2\"");
+        CHECK(Body(history)["prices"].size() == 4);
+        CheckProblem(c.Get("/v1/offerings/nope/history"), 404, "not_found");
+    }
+
+    TEST_CASE("a stale If-Match is 412 and the current one is accepted") {
+        Fixture f;
+        auto c = f.server->Client();
+        std::string path = std::string(kOffering) + "/price";
+        auto stale = c.Put(path.c_str(), f.Auth(f.admin, {{"If-Match", "\"v7\""}}), kPrice,
+                           "application/json");
+        CheckProblem(stale, 412, "precondition_failed");
+        auto fresh = c.Put(path.c_str(), f.Auth(f.admin, {{"If-Match", "\"v1\""}}), kPrice,
+                           "application/json");
+        REQUIRE(fresh);
+        CHECK(fresh->status == 200);
+        CheckProblem(c.Put(path.c_str(), f.Auth(f.admin, {{"If-Match", "\"v1\""}}), kPrice,
+                           "application/json"),
+                     412, "precondition_failed");
+    }
+
+    TEST_CASE("bad price bodies are 400 or 422 naming the field, and nothing is written") {
+        Fixture f;
+        auto c = f.server->Client();
+        std::string path = std::string(kOffering) + "/price";
+        struct Case {
+            std::string body;
+            int status;
+            std::string field;
+        };
+        for (const Case& k : std::vector<Case>{
+                 {"{", 400, ""},
+                 {"[]", 400, ""},
+                 {R"({"usd_per_hour": "1", "source": "x"})", 400, "/usd_per_hour"},
+                 {R"({"usd_per_hour": 1})", 400, "/source"},
+                 {R"({"usd_per_hour": 1, "source": "x", "extra": 1})", 400, "/extra"},
+                 {R"({"usd_per_hour": -1, "source": "x"})", 422, "/usd_per_hour"},
+                 {R"({"usd_per_hour": 1e300, "source": "x"})", 422, "/usd_per_hour"},
+                 {R"({"usd_per_hour": 1, "source": ""})", 422, "/source"},
+                 {R"({"usd_per_hour": 1, "source": "x", "as_of": "2026-02-30"})", 422, "/as_of"},
+             }) {
+            auto r = c.Put(path.c_str(), f.Auth(f.admin), k.body, "application/json");
+            REQUIRE(r);
+            CHECK_MESSAGE(r->status == k.status, k.body);
+            if (!k.field.empty()) {
+                CHECK_MESSAGE(json::parse(r->body)["field"] == k.field, k.body);
+            }
+        }
+        CheckProblem(c.Put(path.c_str(), f.Auth(f.admin), kPrice, "text/plain"), 415,
+                     "unsupported_media_type");
+        CheckProblem(c.Put("/v1/offerings/nope/price", f.Auth(f.admin), kPrice, "application/json"),
+                     404, "not_found");
+        CheckProblem(c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", std::string(201, 'k')}}),
+                           kPrice, "application/json"),
+                     400, "malformed_request");
+        CHECK(f.db.Scalar("SELECT count(*) FROM prices") == "6");
+    }
+
+    TEST_CASE("POST offerings creates one (201), a bulk array, or CSV rows; duplicates are 409") {
+        Fixture f;
+        auto c = f.server->Client();
+        const std::string one = R"({"provider": "aws", "instance_type": "p5.48xlarge",
+            "accelerator": "h100-sxm", "accelerator_count": 8, "region": "eu-west-1",
+            "price_type": "on_demand", "usd_per_hour": 60.5, "as_of": "2026-11-20",
+            "source": "AWS PRICE API"})";
+        auto created = c.Post("/v1/offerings", f.Auth(f.admin), one, "application/json");
+        REQUIRE(created);
+        CHECK(created->status == 201);
+        CHECK(created->get_header_value("Location") == "/v1/offerings/aws-p5.48xlarge-eu-west-1-on-demand");
+        CHECK(Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-west-1-on-demand"))["usd_per_hour"] == 60.5);
+
+        CheckProblem(c.Post("/v1/offerings", f.Auth(f.admin), one, "application/json"), 409,
+                     "failed_precondition");
+
+        const std::string bulk = R"([
+            {"id": "lambda-h100-a", "provider": "Lambda", "instance_type": "gpu_1x_h100",
+             "accelerator": "H100 SXM", "accelerator_count": 1, "region": "us-west",
+             "price_type": "on_demand", "usd_per_hour": 2.99, "as_of": "2026-11-20", "source": "L"},
+            {"id": "lambda-h100-b", "provider": "lambda", "instance_type": "gpu_8x_h100",
+             "accelerator": "h100-sxm", "accelerator_count": 8, "region": "us-west",
+             "price_type": "on_demand", "usd_per_hour": 23.92, "as_of": "2026-11-20", "source": "L"}])";
+        auto many = c.Post("/v1/offerings", f.Auth(f.admin), bulk, "application/json");
+        REQUIRE(many);
+        CHECK(many->status == 201);
+        CHECK(Body(many)["created_count"] == 2);
+
+        const std::string csv =
+            "provider,sku,accelerator,accel_count,accel_mem_gb_each,vcpus,ram_gib,interconnect,"
+            "region,price_type,usd_per_hour,usd_per_accel_hour,as_of,source,verified,notes\n"
+            "AWS,p5.48xlarge,H100 SXM,8,80,192,2048,EFA,ap-south-1,spot,30.1,3.76,2026-11-19,"
+            "spot page,yes,\"a, quoted note\"\n";
+        auto imported = c.Post("/v1/offerings", f.Auth(f.admin), csv, "text/csv");
+        REQUIRE(imported);
+        CHECK(imported->status == 201);
+        auto row = Body(c.Get("/v1/offerings/aws-p5.48xlarge-ap-south-1-spot"));
+        CHECK(row["usd_per_hour"] == 30.1);
+        CHECK(row["price_notes"] == "a, quoted note");
+
+        CheckProblem(c.Post("/v1/offerings", f.Auth(f.admin), "provider,bogus\naws,1\n", "text/csv"),
+                     422, "invalid_argument");
+        auto unknown_acc = c.Post("/v1/offerings", f.Auth(f.admin),
+                                  R"([{"provider": "aws", "instance_type": "x", "accelerator": "nope",
+                                  "accelerator_count": 1, "region": "r", "price_type": "spot",
+                                  "usd_per_hour": 1, "as_of": "2026-01-01", "source": "s"}])",
+                                  "application/json");
+        CheckProblem(unknown_acc, 422, "invalid_argument");
+        CHECK(json::parse(unknown_acc->body)["field"] == "/0/accelerator");
+        CheckProblem(c.Post("/v1/offerings", f.Auth(f.reader), one, "application/json"), 403, "forbidden");
+        CHECK(f.db.Scalar("SELECT count(*) FROM offerings") == "8");
+    }
+
+    TEST_CASE("DELETE retires an offering: reads lose it, its history stays") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto retired = c.Delete(kOffering, f.Auth(f.admin));
+        REQUIRE(retired);
+        CHECK(retired->status == 200);
+        CHECK(Body(retired)["retired"] == true);
+        CheckProblem(c.Get(kOffering), 404, "not_found");
+        auto history = Body(c.Get((std::string(kOffering) + "/history").c_str()));
+        CHECK(history["retired"] == true);
+        CHECK(history["prices"].size() == 3);
+        CheckProblem(c.Delete(kOffering, f.Auth(f.admin)), 409, "failed_precondition");
+        CheckProblem(c.Delete(kOffering), 401, "unauthenticated");
+    }
+
+    TEST_CASE("as_of on catalog reads evaluates against the prices valid then") {
+        Fixture f;
+        auto c = f.server->Client();
+        REQUIRE(c.Put((std::string(kOffering) + "/price").c_str(), f.Auth(f.admin), kPrice,
+                      "application/json"));
+        CHECK(Body(c.Get(kOffering))["usd_per_hour"] == 44.0);
+        CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2026-11-10").c_str()))["usd_per_hour"] == 55.04);
+        CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2025-06-01T00:00:00Z").c_str()))["usd_per_hour"] ==
+              98.32);
+        // The TPU price is dated 2025-06-01: a date means the end of that day.
+        CHECK(Body(c.Get("/v1/offerings?as_of=2025-05-31"))["total_count"] == 2);
+        CHECK(Body(c.Get("/v1/offerings?as_of=2025-06-01"))["total_count"] == 3);
+        CHECK(Body(c.Get("/v1/catalog?as_of=2024-01-01"))["offering_count"] == 0);
+        CHECK(Body(c.Get("/v1/providers?as_of=2026-11-10"))["total_count"] == 3);
+        CheckProblem(c.Get("/v1/offerings?as_of=last-week"), 422, "invalid_argument");
+        CheckProblem(c.Get((std::string(kOffering) + "?as_of=2024-01-01").c_str()), 404, "not_found");
+    }
+
+    TEST_CASE("with --require-read-key, reads need a key of either scope; probes stay open") {
+        Fixture f(/*require_read_key=*/true);
+        auto c = f.server->Client();
+        CheckProblem(c.Get("/v1/offerings"), 401, "unauthenticated");
+        auto with_reader = c.Get("/v1/offerings", f.Auth(f.reader));
+        REQUIRE(with_reader);
+        CHECK(with_reader->status == 200);
+        auto with_admin = c.Get("/v1/accelerators", f.Auth(f.admin));
+        REQUIRE(with_admin);
+        CHECK(with_admin->status == 200);
+        auto health = c.Get("/healthz");
+        REQUIRE(health);
+        CHECK(health->status == 200);
+        CHECK(Body(health)["database"]["connected"] == true);
+        CHECK(c.Get("/readyz")->status == 200);
+    }
+}
