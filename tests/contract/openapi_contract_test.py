@@ -179,6 +179,20 @@ try:
     call("/v1/offerings/{id}", "/v1/offerings/" + seen[0])
     call("/v1/offerings/{id}", "/v1/offerings/nope", expect=404)
     call("/v1/catalog", "/v1/catalog")
+    # Estimator (issue 3): each endpoint with its documented request example, and a 422.
+    json_headers = {"Content-Type": "application/json"}
+    for est_path in ("/v1/estimates/training", "/v1/estimates/inference",
+                     "/v1/estimates/roofline"):
+        body = operation(est_path, "post")["requestBody"]["content"]["application/json"]
+        errs = validate(body["example"], body["schema"])
+        check(not errs, f"request example POST {est_path} is valid" +
+              ("" if not errs else ": " + "; ".join(errs[:5])))
+        call(est_path, est_path, "post", body=json.dumps(body["example"]).encode(),
+             headers=json_headers)
+    call("/v1/estimates/training", "/v1/estimates/training", "post", expect=422,
+         body=json.dumps({"model": {"params_b": 7}, "tokens_b": 1,
+                          "hardware": {"accelerator": "no-such-chip", "count": 8}}).encode(),
+         headers=json_headers)
     call("/", "/")
     call("/healthz", "/healthz")
     call("/readyz", "/readyz")
