@@ -1,0 +1,275 @@
+#include "pricing/plan/inference_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/spot.hpp"
+
+namespace gpucost::pricing::plan {
+namespace {
+
+constexpr double kMaxRequestsPerSecond = 1e6;
+constexpr double kMaxTokensPerDay = 1e13;
+constexpr double kMaxInstances = 1e6;
+
+template <typename T>
+bool Allowed(const std::vector<T>& list, const T& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// The best way to serve on one instance shape (accelerator, accelerators per instance).
+struct ShapeChoice {
+    bool ok = false;
+    std::string reason;   // skip reason when !ok
+    std::string example;  // estimator message for it
+    int tensor_parallel = 1;
+    int batch_size = 1;
+    estimate::InferenceEstimate estimate;
+    double replicas_per_instance = 1;
+    double instances = 0;  // fractional before rounding up, for comparing degrees
+};
+
+}  // namespace
+
+Status InferencePlanRequest::Validate() const {
+    FieldChecker check;
+    if (traffic.requests_per_second.has_value() == traffic.tokens_per_day.has_value()) {
+        check.Fail("/traffic", "give exactly one of requests_per_second and tokens_per_day");
+    }
+    check.Range(traffic.requests_per_second, "/traffic/requests_per_second", 0,
+                kMaxRequestsPerSecond, /*lo_open=*/true);
+    check.Range(traffic.tokens_per_day, "/traffic/tokens_per_day", 0, kMaxTokensPerDay, true);
+    check.Range(max_time_to_first_token_ms, "/latency/max_time_to_first_token_ms", 0, 1e7, true);
+    check.Range(max_inter_token_latency_ms, "/latency/max_inter_token_latency_ms", 0, 1e7, true);
+    check.Range(utilization, "/utilization", 0, 1, true);
+    check.Range(api_usd_per_million_input_tokens, "/api_price/usd_per_million_input_tokens", 0,
+                1e6);
+    check.Range(api_usd_per_million_output_tokens, "/api_price/usd_per_million_output_tokens", 0,
+                1e6);
+    for (std::size_t i = 0; i < providers.size(); ++i) {
+        if (FindProvider(providers[i]) == nullptr) {
+            check.Fail("/constraints/providers/" + std::to_string(i),
+                       "unknown provider '" + providers[i].substr(0, 64) + "'");
+        }
+    }
+    check.IntRange(workload.input_tokens, "/input_tokens", 1, estimate::kMaxInferenceTokens);
+    check.IntRange(workload.output_tokens, "/output_tokens", 1, estimate::kMaxInferenceTokens);
+    if (limit < 1 || limit > 500) {
+        check.Fail("/limit", "must be between 1 and 500");
+    }
+    return check.Done();
+}
+
+Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const Catalog& catalog) {
+    if (auto valid = request.Validate(); !valid.ok()) {
+        return valid.error();
+    }
+    InferencePlan plan;
+    const double in = request.workload.input_tokens;
+    const double out = request.workload.output_tokens;
+    plan.requests_per_second = request.traffic.requests_per_second.value_or(
+        request.traffic.tokens_per_day.value_or(0) / 86400.0 / (in + out));
+    plan.output_tokens_per_second = plan.requests_per_second * out;
+    const double utilization = request.utilization.value_or(kDefaultServingUtilization);
+
+    std::map<std::pair<std::string, int>, ShapeChoice> shapes;
+    std::map<std::string, std::size_t> skipped;
+    std::map<std::string, std::string> examples;
+    std::size_t filtered = 0;
+
+    auto meets_latency = [&](const estimate::InferenceEstimate& e) {
+        return (!request.max_time_to_first_token_ms ||
+                e.time_to_first_token_ms <= *request.max_time_to_first_token_ms) &&
+               (!request.max_inter_token_latency_ms ||
+                e.inter_token_latency_ms <= *request.max_inter_token_latency_ms);
+    };
+
+    auto choose = [&](const Accelerator& accelerator, int per_node) -> Result<ShapeChoice> {
+        ShapeChoice best;
+        best.reason = "does_not_fit";
+        for (int tp = 1; tp <= per_node; tp *= 2) {
+            if (per_node % tp != 0) {
+                continue;
+            }
+            estimate::ClusterSpec cluster;
+            cluster.accelerator = accelerator;
+            cluster.accelerator_count = tp;
+            cluster.accelerators_per_node = tp;
+            auto run = [&](int batch) {
+                estimate::InferenceRequest r = request.workload;
+                r.batch_size = batch;
+                r.tensor_parallel = tp;
+                ++plan.estimates;
+                return estimate::EstimateInference(r, cluster);
+            };
+            auto first = run(1);
+            if (!first.ok()) {
+                const std::string& f = first.error().field;
+                if (f == "/precision") {
+                    best.reason = "precision_unsupported";
+                    best.example = first.error().message;
+                    return best;
+                }
+                if (f == "/hardware/count" || f == "/tensor_parallel") {
+                    best.example = first.error().message;
+                    continue;  // degree does not divide the heads
+                }
+                return first.error();
+            }
+            if (!first.value().fits_in_memory) {
+                best.example = "weights and KV cache need " +
+                               Fixed(first.value().memory_per_accelerator_gb, 1) +
+                               " GB per accelerator at tensor parallel " + std::to_string(tp) +
+                               "; " + accelerator.id + " has " +
+                               Fixed(first.value().memory_capacity_gb, 1) + " GB";
+                continue;
+            }
+            if (!meets_latency(first.value())) {
+                if (best.reason == "does_not_fit") {
+                    best.reason = "latency_target_unmet";
+                    best.example = "batch 1 at tensor parallel " + std::to_string(tp) +
+                                   " gives " + Fixed(first.value().time_to_first_token_ms, 1) +
+                                   " ms to first token and " +
+                                   Fixed(first.value().inter_token_latency_ms, 2) +
+                                   " ms between tokens";
+                }
+                continue;
+            }
+            // Largest power-of-two batch within memory and latency (latency grows with batch).
+            std::vector<int> batches;
+            const int cap = std::min(kMaxPlanBatchSize, std::max(1, first.value().max_batch_size));
+            for (int b = 1; b <= cap; b *= 2) {
+                batches.push_back(b);
+            }
+            estimate::InferenceEstimate chosen = first.value();
+            int chosen_batch = 1;
+            std::size_t lo = 1;
+            std::size_t hi = batches.size();  // search [lo, hi)
+            while (lo < hi) {
+                const std::size_t mid = (lo + hi) / 2;
+                auto e = run(batches[mid]);
+                if (e.ok() && e.value().fits_in_memory && meets_latency(e.value())) {
+                    chosen = e.value();
+                    chosen_batch = batches[mid];
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            const double per_instance = static_cast<double>(per_node / tp);
+            const double replicas = plan.output_tokens_per_second /
+                                    (chosen.output_tokens_per_second * utilization);
+            const double instances = replicas / per_instance;
+            if (!best.ok || instances < best.instances) {
+                best.ok = true;
+                best.tensor_parallel = tp;
+                best.batch_size = chosen_batch;
+                best.estimate = chosen;
+                best.replicas_per_instance = per_instance;
+                best.instances = instances;
+            }
+        }
+        return best;
+    };
+
+    std::vector<InferencePlanOption> all;
+    for (const Offering& o : catalog.Offerings()) {
+        if (!Allowed(request.providers, o.provider) ||
+            !Allowed(request.price_types, o.price_type) || !Allowed(request.regions, o.region) ||
+            !Allowed(request.accelerators, o.accelerator) || o.accelerator_count < 1) {
+            ++filtered;
+            continue;
+        }
+        const std::pair<std::string, int> key{o.accelerator, o.accelerator_count};
+        auto it = shapes.find(key);
+        if (it == shapes.end()) {
+            auto accelerator = catalog.FindAccelerator(o.accelerator);
+            if (!accelerator.ok()) {
+                ++filtered;
+                continue;
+            }
+            auto chosen = choose(accelerator.value(), o.accelerator_count);
+            if (!chosen.ok()) {
+                return chosen.error();
+            }
+            it = shapes.emplace(key, std::move(chosen).value()).first;
+        }
+        const ShapeChoice& s = it->second;
+        if (!s.ok) {
+            ++skipped[s.reason];
+            examples.emplace(s.reason, s.example);
+            continue;
+        }
+        if (!(s.instances < kMaxInstances)) {
+            ++skipped["traffic_too_large"];
+            continue;
+        }
+        InferencePlanOption opt;
+        opt.offering = &o;
+        opt.tensor_parallel = s.tensor_parallel;
+        opt.batch_size = s.batch_size;
+        opt.instances = std::max(1, static_cast<int>(std::ceil(s.instances - 1e-9)));
+        opt.replicas = static_cast<int>(std::ceil(s.instances * s.replicas_per_instance - 1e-9));
+        opt.replicas = std::max(1, opt.replicas);
+        opt.accelerators = opt.instances * o.accelerator_count;
+        opt.time_to_first_token_ms = s.estimate.time_to_first_token_ms;
+        opt.inter_token_latency_ms = s.estimate.inter_token_latency_ms;
+        opt.output_tokens_per_second_per_replica = s.estimate.output_tokens_per_second;
+        opt.capacity_requests_per_second = opt.instances * s.replicas_per_instance *
+                                           s.estimate.output_tokens_per_second * utilization / out;
+        opt.monthly_cost_usd = opt.instances * o.price.usd_per_hour * kHoursPerMonth;
+        const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
+        const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
+        const double prefill_share =
+            s.estimate.request_latency_ms > 0
+                ? std::clamp(s.estimate.time_to_first_token_ms / s.estimate.request_latency_ms,
+                             0.0, 1.0)
+                : 0.0;
+        opt.usd_per_million_input_tokens = usd_per_request * prefill_share / in * 1e6;
+        opt.usd_per_million_output_tokens = usd_per_request * (1.0 - prefill_share) / out * 1e6;
+        if (request.api_usd_per_million_input_tokens || request.api_usd_per_million_output_tokens) {
+            const double api = requests_per_month *
+                               (in * request.api_usd_per_million_input_tokens.value_or(0) +
+                                out * request.api_usd_per_million_output_tokens.value_or(0)) /
+                               1e6;
+            opt.api_monthly_cost_usd = api;
+            if (api > 0) {
+                opt.savings_vs_api_fraction = 1.0 - opt.monthly_cost_usd / api;
+            }
+        }
+        all.push_back(opt);
+    }
+
+    plan.total_options = all.size();
+    auto cheaper = [](const InferencePlanOption& a, const InferencePlanOption& b) {
+        if (a.monthly_cost_usd != b.monthly_cost_usd) {
+            return a.monthly_cost_usd < b.monthly_cost_usd;
+        }
+        return a.offering->id < b.offering->id;
+    };
+    const std::size_t keep = std::min(all.size(), request.limit);
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(),
+                      cheaper);
+    all.resize(keep);
+    plan.options = std::move(all);
+    plan.skipped.emplace_back("filtered", filtered);
+    for (const auto& [reason, count] : skipped) {
+        plan.skipped.emplace_back(reason, count);
+    }
+    for (const auto& [reason, message] : examples) {
+        plan.skipped_examples.emplace_back(reason, message);
+    }
+    plan.assumptions.push_back(Echo("utilization", utilization, "fraction",
+                                    "average load as a share of a replica's maximum throughput",
+                                    request.utilization.has_value(),
+                                    "default: judgement (serving fleets target 60-80%)"));
+    plan.assumptions.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
+                                "largest batch per replica the planner tries",
+                                "default: planner bound"});
+    plan.assumptions.push_back({"hours_per_month", kHoursPerMonth, "h", "8760 / 12", "definition"});
+    return plan;
+}
+
+}  // namespace gpucost::pricing::plan

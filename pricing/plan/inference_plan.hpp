@@ -1,0 +1,92 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pricing/assumption.hpp"
+#include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
+#include "pricing/estimate/inference.hpp"
+#include "pricing/offering.hpp"
+
+namespace gpucost::pricing::plan {
+
+// Share of a replica's measured throughput planned for, leaving headroom for bursts and
+// uneven load: capacity is sized so that average load is this fraction of the maximum.
+// Judgement (serving teams commonly target 60-80 % average utilisation).
+inline constexpr double kDefaultServingUtilization = 0.7;
+// Largest batch the planner considers per replica.
+inline constexpr int kMaxPlanBatchSize = 256;
+inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
+
+// Traffic to serve: requests per second, or total (input + output) tokens per day, which
+// becomes requests/s = tokens_per_day / 86400 / (input_tokens + output_tokens).
+struct InferenceTraffic {
+    std::optional<double> requests_per_second;
+    std::optional<double> tokens_per_day;
+};
+
+struct InferencePlanRequest {
+    // Model, precision, input/output tokens per request, estimator overrides. batch_size and
+    // tensor_parallel are chosen by the planner.
+    estimate::InferenceRequest workload;
+    InferenceTraffic traffic;
+    std::optional<double> max_time_to_first_token_ms;
+    std::optional<double> max_inter_token_latency_ms;
+    std::optional<double> utilization;
+    std::vector<std::string> providers;
+    std::vector<PriceType> price_types;
+    std::vector<std::string> regions;
+    std::vector<std::string> accelerators;
+    // Optional API price to compare with, USD per million tokens.
+    std::optional<double> api_usd_per_million_input_tokens;
+    std::optional<double> api_usd_per_million_output_tokens;
+    std::size_t limit = 20;
+
+    // kInvalidArgument naming the field (`/traffic/...`, `/latency/...`, `/api_price/...`).
+    [[nodiscard]] Status Validate() const;
+};
+
+// One offering sized for the traffic. Replicas of `tensor_parallel` accelerators each run
+// `batch_size` sequences; whole instances are rented.
+struct InferencePlanOption {
+    const Offering* offering = nullptr;  // into the catalog given to PlanInference
+    int tensor_parallel = 1;
+    int batch_size = 1;
+    int replicas = 0;
+    int instances = 0;
+    int accelerators = 0;  // instances x accelerators per instance
+    double time_to_first_token_ms = 0;
+    double inter_token_latency_ms = 0;
+    double output_tokens_per_second_per_replica = 0;
+    double capacity_requests_per_second = 0;  // at the planned utilisation
+    double monthly_cost_usd = 0;
+    double usd_per_million_input_tokens = 0;
+    double usd_per_million_output_tokens = 0;
+    std::optional<double> api_monthly_cost_usd;
+    std::optional<double> savings_vs_api_fraction;  // 1 - monthly / api monthly
+};
+
+struct InferencePlan {
+    double requests_per_second = 0;
+    double output_tokens_per_second = 0;
+    std::vector<InferencePlanOption> options;  // cheapest monthly first, `limit` of them
+    std::size_t total_options = 0;
+    std::vector<std::pair<std::string, std::size_t>> skipped;  // reason -> offerings
+    std::vector<std::pair<std::string, std::string>> skipped_examples;
+    std::size_t estimates = 0;
+    Assumptions assumptions;
+};
+
+// For each matching offering: the smallest tensor-parallel degree (power of two within one
+// instance) whose weights and KV cache fit, and larger ones up to the whole instance; for
+// each, the largest batch (power of two, <= kMaxPlanBatchSize and the KV-cache limit) that
+// meets the latency targets; the degree with the lowest monthly cost wins. Cost per million
+// tokens splits each request's cost between prefill (input) and decode (output) by their
+// share of the request's time. Instances sharing (accelerator, count) are estimated once.
+[[nodiscard]] Result<InferencePlan> PlanInference(const InferencePlanRequest& request,
+                                                  const Catalog& catalog);
+
+}  // namespace gpucost::pricing::plan

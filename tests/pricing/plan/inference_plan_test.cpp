@@ -1,0 +1,139 @@
+#include "pricing/plan/inference_plan.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <map>
+
+#include "pricing/catalog_loader.hpp"
+#include "tests/support/sample_catalog.hpp"
+
+using namespace gpucost::pricing;
+using namespace gpucost::pricing::plan;
+
+namespace {
+
+std::shared_ptr<const InMemoryCatalog> Sample() {
+    auto r = LoadCatalog(gpucost::testing::SampleCatalogCsv());
+    REQUIRE(r.ok());
+    return r.value();
+}
+
+// A 7B model answering 10 requests/s of 512 prompt tokens and 256 generated tokens.
+InferencePlanRequest Chat() {
+    InferencePlanRequest r;
+    r.workload.model.params_b = 7;
+    r.workload.precision = Precision::kBf16;
+    r.workload.input_tokens = 512;
+    r.workload.output_tokens = 256;
+    r.traffic.requests_per_second = 10;
+    return r;
+}
+
+}  // namespace
+
+TEST_SUITE("plan_inference") {
+    TEST_CASE("every option serves the traffic and its token prices add up to its monthly cost") {
+        auto catalog = Sample();
+        auto plan = PlanInference(Chat(), *catalog);
+        REQUIRE(plan.ok());
+        const InferencePlan& p = plan.value();
+        CHECK(p.output_tokens_per_second == doctest::Approx(2560));
+        REQUIRE(p.total_options >= 2);
+        const double requests_per_month = 10 * kSecondsPerMonth;
+        for (const auto& o : p.options) {
+            CHECK(o.monthly_cost_usd ==
+                  doctest::Approx(o.instances * o.offering->price.usd_per_hour * 730));
+            CHECK(o.capacity_requests_per_second >= 10 - 1e-9);
+            CHECK(o.accelerators == o.instances * o.offering->accelerator_count);
+            CHECK(o.replicas * o.tensor_parallel <= o.accelerators);
+            const double billed = requests_per_month *
+                                  (512 * o.usd_per_million_input_tokens +
+                                   256 * o.usd_per_million_output_tokens) /
+                                  1e6;
+            CHECK(billed == doctest::Approx(o.monthly_cost_usd));
+        }
+        for (std::size_t i = 1; i < p.options.size(); ++i) {
+            CHECK(p.options[i - 1].monthly_cost_usd <= p.options[i].monthly_cost_usd);
+        }
+    }
+
+    TEST_CASE("tokens per day convert to requests per second over input plus output") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.traffic.requests_per_second.reset();
+        r.traffic.tokens_per_day = 768.0 * 86400.0 * 10.0;
+        auto plan = PlanInference(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK(plan.value().requests_per_second == doctest::Approx(10));
+    }
+
+    TEST_CASE("more traffic never costs less") {
+        auto catalog = Sample();
+        std::map<std::string, double> previous;
+        for (double rps : {0.1, 1.0, 10.0, 100.0}) {
+            InferencePlanRequest r = Chat();
+            r.traffic.requests_per_second = rps;
+            auto plan = PlanInference(r, *catalog);
+            REQUIRE(plan.ok());
+            for (const auto& o : plan.value().options) {
+                CHECK(o.monthly_cost_usd >= previous[o.offering->id]);
+                previous[o.offering->id] = o.monthly_cost_usd;
+            }
+        }
+    }
+
+    TEST_CASE("a latency target smaller batches or rules hardware out") {
+        auto catalog = Sample();
+        auto loose = PlanInference(Chat(), *catalog);
+        InferencePlanRequest tight = Chat();
+        tight.max_inter_token_latency_ms = 1e-3;
+        auto none = PlanInference(tight, *catalog);
+        REQUIRE(none.ok());
+        CHECK(none.value().total_options == 0);
+        bool latency_reason = false;
+        for (const auto& [reason, count] : none.value().skipped) {
+            latency_reason = latency_reason || (reason == "latency_target_unmet" && count > 0);
+        }
+        CHECK(latency_reason);
+        // A target between batch 1 and the loose choice gives a smaller batch.
+        const auto& fast = loose.value().options.front();
+        InferencePlanRequest mid = Chat();
+        mid.max_inter_token_latency_ms = fast.inter_token_latency_ms * 0.99;
+        auto smaller = PlanInference(mid, *catalog);
+        REQUIRE(smaller.ok());
+        for (const auto& o : smaller.value().options) {
+            CHECK(o.inter_token_latency_ms <= *mid.max_inter_token_latency_ms);
+        }
+    }
+
+    TEST_CASE("an API price gives the monthly API bill and the saving against it") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.api_usd_per_million_input_tokens = 0.5;
+        r.api_usd_per_million_output_tokens = 1.5;
+        auto plan = PlanInference(r, *catalog);
+        REQUIRE(plan.ok());
+        const double api = 10 * kSecondsPerMonth * (512 * 0.5 + 256 * 1.5) / 1e6;
+        for (const auto& o : plan.value().options) {
+            CHECK(*o.api_monthly_cost_usd == doctest::Approx(api));
+            CHECK(*o.savings_vs_api_fraction == doctest::Approx(1 - o.monthly_cost_usd / api));
+        }
+    }
+
+    TEST_CASE("invalid traffic and limits name the field") {
+        auto catalog = Sample();
+        InferencePlanRequest both = Chat();
+        both.traffic.tokens_per_day = 5;
+        CHECK(PlanInference(both, *catalog).error().field == "/traffic");
+        InferencePlanRequest bad = Chat();
+        bad.traffic.requests_per_second = -1;
+        bad.utilization = 0;
+        auto e = PlanInference(bad, *catalog);
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().errors.size() == 2);
+        InferencePlanRequest wrong = Chat();
+        wrong.workload.model.params_b = -3;
+        CHECK_FALSE(PlanInference(wrong, *catalog).ok());
+    }
+}
