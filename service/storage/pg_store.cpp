@@ -1,6 +1,9 @@
 #include "service/storage/pg_store.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <csignal>
 
 #include "service/log.hpp"
 #include "service/storage/api_keys.hpp"
@@ -149,8 +152,7 @@ pricing::Result<std::unique_ptr<PgStore::Lease>> PgStore::Checkout() {
         slot = free_slots_.back();
         needs_connect = !pool_[slot];
         if (needs_connect && std::chrono::steady_clock::now() < next_connect_at_) {
-            free_slots_.push_back(slot);
-            pool_cv_.notify_one();
+            // The slot stays free (it was not taken); fail fast while the backoff runs.
             return Unavailable("the database is unreachable; retrying the connection in the "
                                "background");
         }
@@ -268,6 +270,12 @@ void PgStore::MarkDown(const std::string& error) {
 }
 
 void PgStore::RefresherLoop() {
+    // Process signals (SIGTERM/SIGINT) belong to main's signal thread, never to this one.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::unique_ptr<pqxx::connection> conn;
     std::unique_ptr<Listener> listener;
     bool notified = false;

@@ -75,6 +75,8 @@ as_owner "$PGBIN/initdb" -D "$GPUCOST_TEST_PG_DIR/data" -U gpucost --auth=trust 
 pg_start
 export DATABASE_URL="postgresql://gpucost@127.0.0.1:$GPUCOST_TEST_PG_PORT/postgres"
 export GPUCOST_TEST_PG_CTL="$here/with_pg.sh"
+# Sanitizer builds: suppress the libpq/libpqxx leak on broken connections (see lsan.supp).
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp"
 set +e
 "$@"
 status=$?
