@@ -444,4 +444,63 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     return plan;
 }
 
+Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
+                                     const estimate::TrainingRequest& workload,
+                                     const Catalog& catalog) {
+    if (request.job_hours) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "/job_hours: give either job_hours or a workload, not both",
+                         "/job_hours");
+    }
+    if (!request.spot_offering_id) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "/spot_offering_id: a workload needs the spot offering it runs on",
+                         "/spot_offering_id");
+    }
+    if (request.nodes < 1 || request.nodes > 4096) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "/nodes: must be an integer between 1 and 4096", "/nodes");
+    }
+    auto offering = catalog.FindOffering(*request.spot_offering_id);
+    if (!offering.ok()) {
+        return MakeError(ErrorCode::kNotFound,
+                         "no offering '" + request.spot_offering_id->substr(0, 200) + "'",
+                         "/spot_offering_id");
+    }
+    auto accelerator = catalog.FindAccelerator(offering.value().accelerator);
+    if (!accelerator.ok()) {
+        return accelerator.error();
+    }
+    estimate::ClusterSpec cluster;
+    cluster.accelerator = accelerator.value();
+    cluster.accelerators_per_node = offering.value().accelerator_count;
+    cluster.accelerator_count = offering.value().accelerator_count * request.nodes;
+    cluster.scale_out_gbit_per_s_per_node = offering.value().scale_out_gbit_per_s;
+    auto estimate = estimate::EstimateTraining(workload, cluster);
+    if (!estimate.ok()) {
+        Error e = estimate.error();
+        auto reroot = [](std::string& field) {
+            field = field.rfind("/hardware", 0) == 0 ? "/nodes" : "/workload" + field;
+        };
+        reroot(e.field);
+        for (auto& fe : e.errors) {
+            reroot(fe.field);
+        }
+        if (e.errors.empty()) {
+            e.errors.push_back({e.field, e.message});
+        }
+        return e;
+    }
+    request.job_hours = estimate.value().wall_clock_hours;
+    auto plan = PlanSpot(request, catalog);
+    if (plan.ok()) {
+        plan.value().assumptions.push_back(
+            {"job_hours", estimate.value().wall_clock_hours, "h",
+             "failure-free wall-clock hours of the workload on " +
+                 std::to_string(cluster.accelerator_count) + " x " + cluster.accelerator.id,
+             "estimator (POST /v1/estimates/training)"});
+    }
+    return plan;
+}
+
 }  // namespace gpucost::pricing::plan

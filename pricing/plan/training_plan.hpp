@@ -11,6 +11,7 @@
 #include "pricing/error.hpp"
 #include "pricing/estimate/training.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/plan/spot.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -129,6 +130,14 @@ std::vector<int> CandidateNodeCounts(int per_node, int min_accelerators, int max
 // estimator rejects for reasons other than fit or precision is returned as its error.
 [[nodiscard]] Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request,
                                                 const Catalog& catalog);
+
+// A spot plan whose job length is a training run: job_hours is the estimator's wall-clock
+// time for `workload` on `request.nodes` nodes of the spot offering's hardware. Needs
+// spot_offering_id and no job_hours (kInvalidArgument otherwise). Estimator errors are
+// re-rooted under /workload (hardware fit problems under /nodes).
+[[nodiscard]] Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
+                                                   const estimate::TrainingRequest& workload,
+                                                   const Catalog& catalog);
 
 // The quantile factor exp(z * sigma) for the 90th percentile given spreads as above.
 double CostQuantileFactor(double time_spread_fraction, double price_spread_fraction);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
 
 namespace gpucost::http {
@@ -31,6 +32,81 @@ json Opt(const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); }
 template <typename T>
 json OptValue(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
+}
+
+// Re-roots an error found in a nested object decoded as if it were the body.
+pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
+    auto reroot = [&](std::string& field) {
+        field = prefix + (field == "/" ? "" : field);
+    };
+    std::string old_field = error.field;
+    reroot(error.field);
+    for (auto& e : error.errors) {
+        reroot(e.field);
+    }
+    if (!old_field.empty() && error.message.rfind(old_field + ":", 0) == 0) {
+        error.message = error.field + error.message.substr(old_field.size());
+    }
+    return error;
+}
+
+json LayoutJson(const pricing::estimate::ParallelLayout& l) {
+    return {{"tensor", l.tensor},
+            {"pipeline", l.pipeline},
+            {"data", l.data},
+            {"zero_stage", l.zero_stage},
+            {"recompute", pricing::estimate::RecomputeName(l.recompute)},
+            {"micro_batch_size", l.micro_batch_size},
+            {"virtual_stages", l.virtual_stages},
+            {"sequence_parallel", l.sequence_parallel},
+            {"expert", l.expert}};
+}
+
+json OfferingSummary(const pricing::Offering& o) {
+    return {{"id", o.id},
+            {"provider", o.provider},
+            {"instance_type", o.instance_type},
+            {"accelerator", o.accelerator},
+            {"accelerators_per_instance", o.accelerator_count},
+            {"price_type", pricing::PriceTypeName(o.price_type)},
+            {"region", o.region},
+            {"usd_per_hour", Num(o.price.usd_per_hour)},
+            {"as_of", o.price.as_of},
+            {"verified", o.price.verified},
+            {"spot_interruption_bucket",
+             o.spot_interruption ? json(o.spot_interruption->label) : json(nullptr)}};
+}
+
+json Counts(const std::vector<std::pair<std::string, std::size_t>>& counts) {
+    json out = json::object();
+    for (const auto& [reason, count] : counts) {
+        out[reason] = count;
+    }
+    return out;
+}
+
+json Texts(const std::vector<std::pair<std::string, std::string>>& texts) {
+    json out = json::object();
+    for (const auto& [reason, text] : texts) {
+        out[reason] = text;
+    }
+    return out;
+}
+
+// Reads a list of price type names at `key`; unknown names are 422.
+std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key) {
+    std::vector<pricing::PriceType> out;
+    for (const auto& name : r.Strings(key).value_or(std::vector<std::string>{})) {
+        auto type = pricing::ParsePriceType(name);
+        if (!type) {
+            r.Fail(ErrorCode::kInvalidArgument, key,
+                   "unknown price type '" + name.substr(0, 32) +
+                       "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
+            return {};
+        }
+        out.push_back(*type);
+    }
+    return out;
 }
 
 }  // namespace
@@ -353,6 +429,348 @@ CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan) {
                               CsvNumber(point.own_usd), CsvNumber(point.own_net_of_resale_usd)});
     }
     return table;
+}
+
+pricing::Result<std::optional<pricing::estimate::TrainingRequest>> DecodeSpotWorkload(
+    const json& body) {
+    auto it = body.find("workload");
+    if (it == body.end() || it->is_null()) {
+        return std::optional<pricing::estimate::TrainingRequest>{};
+    }
+    if (!it->is_object()) {
+        return pricing::MakeError(ErrorCode::kMalformed, "/workload: must be an object",
+                                  "/workload");
+    }
+    if (it->contains("hardware")) {
+        return pricing::MakeError(ErrorCode::kMalformed,
+                                  "/workload/hardware: the spot offering and nodes give the "
+                                  "hardware; remove it",
+                                  "/workload/hardware");
+    }
+    auto decoded = DecodeTrainingRequest(*it, nullptr);
+    if (!decoded.ok()) {
+        return UnderPointer(decoded.error(), "/workload");
+    }
+    return std::optional<pricing::estimate::TrainingRequest>(std::move(decoded).value());
+}
+
+pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(const json& body) {
+    if (body.contains("hardware")) {
+        return pricing::MakeError(ErrorCode::kMalformed,
+                                  "/hardware: the planner chooses the hardware; narrow it with "
+                                  "constraints (accelerators, providers, max_accelerators)",
+                                  "/hardware");
+    }
+    auto workload = DecodeTrainingRequest(
+        body, nullptr, {"constraints", "sort", "limit", "offset", "uncertainty", "spot"});
+    if (!workload.ok()) {
+        return workload.error();
+    }
+    pricing::plan::TrainingPlanRequest q;
+    q.workload = std::move(workload).value();
+    JsonReader r(body, "");
+    if (auto sort = r.String("sort")) {
+        auto parsed = pricing::plan::ParseTrainingPlanSort(*sort);
+        if (!parsed) {
+            r.Fail(ErrorCode::kInvalidArgument, "sort", "must be cost, time or expected_cost");
+        } else {
+            q.sort = *parsed;
+        }
+    }
+    if (auto limit = r.Int("limit")) {
+        if (*limit < 0) {
+            r.Fail(ErrorCode::kInvalidArgument, "limit", "must be between 1 and 500");
+        } else {
+            q.limit = static_cast<std::size_t>(*limit);
+        }
+    }
+    if (auto offset = r.Int("offset")) {
+        if (*offset < 0) {
+            r.Fail(ErrorCode::kInvalidArgument, "offset", "must not be negative");
+        } else {
+            q.offset = static_cast<std::size_t>(*offset);
+        }
+    }
+    const json* constraints = r.Object("constraints");
+    const json* uncertainty = r.Object("uncertainty");
+    const json* spot = r.Object("spot");
+    if (!r.ok()) {
+        return r.error();
+    }
+    if (constraints != nullptr) {
+        JsonReader c(*constraints, "/constraints");
+        c.OnlyKnown({"deadline_hours", "budget_usd", "providers", "price_types", "regions",
+                     "accelerators", "max_accelerators", "min_accelerators", "node_counts"});
+        auto& out = q.constraints;
+        out.deadline_hours = c.Number("deadline_hours");
+        out.budget_usd = c.Number("budget_usd");
+        out.providers = c.Strings("providers").value_or(std::vector<std::string>{});
+        out.price_types = PriceTypes(c, "price_types");
+        out.regions = c.Strings("regions").value_or(std::vector<std::string>{});
+        out.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
+        out.max_accelerators = c.Int("max_accelerators");
+        out.min_accelerators = c.Int("min_accelerators");
+        if (const json* counts = constraints->contains("node_counts")
+                                     ? &constraints->at("node_counts")
+                                     : nullptr;
+            counts != nullptr && !counts->is_null()) {
+            if (!counts->is_array()) {
+                c.Fail(ErrorCode::kMalformed, "node_counts", "must be an array of integers");
+            } else {
+                for (std::size_t i = 0; i < counts->size(); ++i) {
+                    const json wrapped = {{"n", (*counts)[i]}};
+                    JsonReader item(wrapped, "/constraints/node_counts");
+                    auto n = item.Int("n");
+                    if (!item.ok() || !n) {
+                        c.Fail(ErrorCode::kMalformed, "node_counts",
+                               "must be an array of integers");
+                        break;
+                    }
+                    out.node_counts.push_back(*n);
+                }
+            }
+        }
+        if (!c.ok()) {
+            return c.error();
+        }
+    }
+    if (uncertainty != nullptr) {
+        JsonReader u(*uncertainty, "/uncertainty");
+        u.OnlyKnown({"efficiency_spread_fraction", "price_spread_fraction",
+                     "spot_price_spread_fraction"});
+        q.efficiency_spread_fraction = u.Number("efficiency_spread_fraction");
+        q.price_spread_fraction = u.Number("price_spread_fraction");
+        q.spot_price_spread_fraction = u.Number("spot_price_spread_fraction");
+        if (!u.ok()) {
+            return u.error();
+        }
+    }
+    if (spot != nullptr) {
+        JsonReader sp(*spot, "/spot");
+        sp.OnlyKnown({"checkpoint_minutes", "restart_minutes"});
+        q.checkpoint_minutes = sp.Number("checkpoint_minutes");
+        q.restart_minutes = sp.Number("restart_minutes");
+        if (!sp.ok()) {
+            return sp.error();
+        }
+    }
+    return q;
+}
+
+namespace {
+
+json OptionJson(const pricing::plan::TrainingPlanOption& o) {
+    return {{"offering", OfferingSummary(*o.offering)},
+            {"nodes", o.nodes},
+            {"accelerators", o.accelerators},
+            {"parallelism", LayoutJson(o.parallelism)},
+            {"mfu", Num(o.mfu)},
+            {"wall_clock_hours", Num(o.wall_clock_hours)},
+            {"expected_wall_clock_hours", Num(o.expected_wall_clock_hours)},
+            {"usd_per_hour", Num(o.usd_per_hour)},
+            {"cost_usd", Num(o.cost_usd)},
+            {"expected_cost_usd", Num(o.expected_cost_usd)},
+            {"cost_usd_p10", Num(o.cost_usd_p10)},
+            {"cost_usd_p50", Num(o.cost_usd_p50)},
+            {"cost_usd_p90", Num(o.cost_usd_p90)},
+            {"interruptions_per_hour",
+             o.interruptions_per_hour ? Num(*o.interruptions_per_hour) : json(nullptr)},
+            {"meets_deadline", o.meets_deadline},
+            {"within_budget", o.within_budget}};
+}
+
+json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
+    auto opt = [](const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); };
+    return {{"offering", OfferingSummary(*o.offering)},
+            {"tensor_parallel", o.tensor_parallel},
+            {"batch_size", o.batch_size},
+            {"replicas", o.replicas},
+            {"instances", o.instances},
+            {"accelerators", o.accelerators},
+            {"time_to_first_token_ms", Num(o.time_to_first_token_ms)},
+            {"inter_token_latency_ms", Num(o.inter_token_latency_ms)},
+            {"output_tokens_per_second_per_replica", Num(o.output_tokens_per_second_per_replica)},
+            {"capacity_requests_per_second", Num(o.capacity_requests_per_second)},
+            {"monthly_cost_usd", Num(o.monthly_cost_usd)},
+            {"usd_per_million_input_tokens", Num(o.usd_per_million_input_tokens)},
+            {"usd_per_million_output_tokens", Num(o.usd_per_million_output_tokens)},
+            {"api_monthly_cost_usd", opt(o.api_monthly_cost_usd)},
+            {"savings_vs_api_fraction", opt(o.savings_vs_api_fraction)}};
+}
+
+}  // namespace
+
+json ToJson(const pricing::plan::TrainingPlan& plan,
+            const pricing::plan::TrainingPlanRequest& request) {
+    json options = json::array();
+    for (const auto& o : plan.options) {
+        options.push_back(OptionJson(o));
+    }
+    json front = json::array();
+    for (const auto& o : plan.pareto_front) {
+        front.push_back(OptionJson(o));
+    }
+    return {{"total_options", plan.total_options},
+            {"feasible_options", plan.feasible_options},
+            {"sort", pricing::plan::TrainingPlanSortName(request.sort)},
+            {"limit", request.limit},
+            {"offset", request.offset},
+            {"options", std::move(options)},
+            {"cheapest", plan.cheapest ? OptionJson(*plan.cheapest) : json(nullptr)},
+            {"fastest", plan.fastest ? OptionJson(*plan.fastest) : json(nullptr)},
+            {"pareto_front", std::move(front)},
+            {"offerings_considered", plan.offerings_considered},
+            {"hardware_shapes", plan.hardware_shapes},
+            {"estimates", plan.estimates},
+            {"skipped", Counts(plan.skipped)},
+            {"skipped_examples", Texts(plan.skipped_examples)},
+            {"assumptions", ToJson(plan.assumptions)}};
+}
+
+CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
+    CsvTable t;
+    t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
+                "region", "offering_usd_per_hour", "as_of", "nodes", "accelerators",
+                "tensor", "pipeline", "data", "wall_clock_hours", "expected_wall_clock_hours",
+                "usd_per_hour", "cost_usd", "expected_cost_usd", "cost_usd_p10",
+                "cost_usd_p50", "cost_usd_p90", "meets_deadline", "within_budget"};
+    for (const auto& o : plan.options) {
+        const pricing::Offering& f = *o.offering;
+        t.rows.push_back({f.id, f.provider, f.instance_type, f.accelerator,
+                          std::string(pricing::PriceTypeName(f.price_type)), f.region,
+                          CsvNumber(f.price.usd_per_hour), f.price.as_of,
+                          std::to_string(o.nodes), std::to_string(o.accelerators),
+                          std::to_string(o.parallelism.tensor),
+                          std::to_string(o.parallelism.pipeline),
+                          std::to_string(o.parallelism.data), CsvNumber(o.wall_clock_hours),
+                          CsvNumber(o.expected_wall_clock_hours), CsvNumber(o.usd_per_hour),
+                          CsvNumber(o.cost_usd), CsvNumber(o.expected_cost_usd),
+                          CsvNumber(o.cost_usd_p10), CsvNumber(o.cost_usd_p50),
+                          CsvNumber(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
+                          o.within_budget ? "true" : "false"});
+    }
+    return t;
+}
+
+pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(const json& body) {
+    JsonReader r(body, "");
+    r.OnlyKnown({"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens",
+                 "efficiency", "step_overhead_s", "memory_overhead_gb", "traffic", "latency",
+                 "utilization", "constraints", "api_price", "limit"});
+    if (!r.ok()) {
+        return r.error();
+    }
+    // The estimator's decoder reads the workload; the planner picks hardware, batch and
+    // tensor parallelism, so a placeholder hardware object stands in for them.
+    json workload = json::object();
+    for (const char* key : {"model", "precision", "kv_cache_precision", "input_tokens",
+                            "output_tokens", "efficiency", "step_overhead_s",
+                            "memory_overhead_gb"}) {
+        if (body.contains(key)) {
+            workload[key] = body.at(key);
+        }
+    }
+    workload["hardware"] = {{"accelerator", "planner"}, {"count", 1}};
+    auto decoded = DecodeInferenceRequest(workload, nullptr);
+    if (!decoded.ok()) {
+        return decoded.error();
+    }
+    pricing::plan::InferencePlanRequest q;
+    q.workload = std::move(decoded).value();
+    q.utilization = r.Number("utilization");
+    if (auto limit = r.Int("limit")) {
+        if (*limit < 0) {
+            r.Fail(ErrorCode::kInvalidArgument, "limit", "must be between 1 and 500");
+        } else {
+            q.limit = static_cast<std::size_t>(*limit);
+        }
+    }
+    const json* traffic = r.Object("traffic");
+    const json* latency = r.Object("latency");
+    const json* constraints = r.Object("constraints");
+    const json* api = r.Object("api_price");
+    if (r.ok() && traffic == nullptr) {
+        r.Fail(ErrorCode::kMalformed, "traffic", "is required");
+    }
+    if (!r.ok()) {
+        return r.error();
+    }
+    JsonReader t(*traffic, "/traffic");
+    t.OnlyKnown({"requests_per_second", "tokens_per_day"});
+    q.traffic.requests_per_second = t.Number("requests_per_second");
+    q.traffic.tokens_per_day = t.Number("tokens_per_day");
+    if (!t.ok()) {
+        return t.error();
+    }
+    if (latency != nullptr) {
+        JsonReader l(*latency, "/latency");
+        l.OnlyKnown({"max_time_to_first_token_ms", "max_inter_token_latency_ms"});
+        q.max_time_to_first_token_ms = l.Number("max_time_to_first_token_ms");
+        q.max_inter_token_latency_ms = l.Number("max_inter_token_latency_ms");
+        if (!l.ok()) {
+            return l.error();
+        }
+    }
+    if (constraints != nullptr) {
+        JsonReader c(*constraints, "/constraints");
+        c.OnlyKnown({"providers", "price_types", "regions", "accelerators"});
+        q.providers = c.Strings("providers").value_or(std::vector<std::string>{});
+        q.price_types = PriceTypes(c, "price_types");
+        q.regions = c.Strings("regions").value_or(std::vector<std::string>{});
+        q.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
+        if (!c.ok()) {
+            return c.error();
+        }
+    }
+    if (api != nullptr) {
+        JsonReader a(*api, "/api_price");
+        a.OnlyKnown({"usd_per_million_input_tokens", "usd_per_million_output_tokens"});
+        q.api_usd_per_million_input_tokens = a.Number("usd_per_million_input_tokens");
+        q.api_usd_per_million_output_tokens = a.Number("usd_per_million_output_tokens");
+        if (!a.ok()) {
+            return a.error();
+        }
+    }
+    return q;
+}
+
+json ToJson(const pricing::plan::InferencePlan& plan) {
+    json options = json::array();
+    for (const auto& o : plan.options) {
+        options.push_back(InferenceOptionJson(o));
+    }
+    return {{"requests_per_second", Num(plan.requests_per_second)},
+            {"output_tokens_per_second", Num(plan.output_tokens_per_second)},
+            {"total_options", plan.total_options},
+            {"options", std::move(options)},
+            {"estimates", plan.estimates},
+            {"skipped", Counts(plan.skipped)},
+            {"skipped_examples", Texts(plan.skipped_examples)},
+            {"assumptions", ToJson(plan.assumptions)}};
+}
+
+CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
+    CsvTable t;
+    t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
+                "region", "offering_usd_per_hour", "tensor_parallel", "batch_size",
+                "replicas", "instances", "accelerators", "time_to_first_token_ms",
+                "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
+                "usd_per_million_output_tokens", "savings_vs_api_fraction"};
+    for (const auto& o : plan.options) {
+        const pricing::Offering& f = *o.offering;
+        t.rows.push_back({f.id, f.provider, f.instance_type, f.accelerator,
+                          std::string(pricing::PriceTypeName(f.price_type)), f.region,
+                          CsvNumber(f.price.usd_per_hour), std::to_string(o.tensor_parallel),
+                          std::to_string(o.batch_size), std::to_string(o.replicas),
+                          std::to_string(o.instances), std::to_string(o.accelerators),
+                          CsvNumber(o.time_to_first_token_ms),
+                          CsvNumber(o.inter_token_latency_ms), CsvNumber(o.monthly_cost_usd),
+                          CsvNumber(o.usd_per_million_input_tokens),
+                          CsvNumber(o.usd_per_million_output_tokens),
+                          o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction)
+                                                    : ""});
+    }
+    return t;
 }
 
 }  // namespace gpucost::http

@@ -3,8 +3,11 @@
 #include <memory>
 #include <optional>
 
+#include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
+#include "pricing/plan/training_plan.hpp"
+#include "service/http/as_of.hpp"
 #include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/plan_codec.hpp"
@@ -15,16 +18,17 @@
 namespace gpucost::http {
 namespace {
 
-// The one place plan handlers take their catalog snapshot from.
-std::shared_ptr<const pricing::Catalog> PlanCatalog(const Deps& deps,
-                                                    const httplib::Request& /*req*/) {
-    return deps.catalog();
+// The one place plan handlers take their catalog snapshot from: the current one, or with
+// ?as_of= the prices valid then (PostgreSQL mode; 503 without a database, 422 if malformed).
+pricing::Result<std::shared_ptr<const pricing::Catalog>> PlanCatalog(const Deps& deps,
+                                                                     const httplib::Request& req) {
+    return CatalogForQuery(deps, QueryParams(req, {kAsOfParam}));
 }
 
 // Checks query string and Content-Type and parses the body; on failure writes the problem
 // and returns nullopt.
 std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res) {
-    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+    if (auto checked = QueryParams(req, {kAsOfParam}).Check(); !checked.ok()) {
         WriteProblem(res, req, checked.error());
         return std::nullopt;
     }
@@ -56,11 +60,22 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!body) {
             return;
         }
-        auto request = DecodeSpotPlanRequest(*body);
+        auto request = DecodeSpotPlanRequest(*body, {"workload"});
         if (!request.ok()) {
             return WriteProblem(res, req, request.error());
         }
-        auto plan = pricing::plan::PlanSpot(request.value(), *PlanCatalog(deps, req));
+        auto workload = DecodeSpotWorkload(*body);
+        if (!workload.ok()) {
+            return WriteProblem(res, req, workload.error());
+        }
+        auto catalog = PlanCatalog(deps, req);
+        if (!catalog.ok()) {
+            return WriteProblem(res, req, catalog.error());
+        }
+        auto plan = workload.value()
+                        ? pricing::plan::PlanSpotForTraining(request.value(), *workload.value(),
+                                                             *catalog.value())
+                        : pricing::plan::PlanSpot(request.value(), *catalog.value());
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
@@ -77,12 +92,63 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!request.ok()) {
             return WriteProblem(res, req, request.error());
         }
-        auto plan = pricing::plan::PlanRentVsBuy(request.value(), *PlanCatalog(deps, req));
+        auto catalog = PlanCatalog(deps, req);
+        if (!catalog.ok()) {
+            return WriteProblem(res, req, catalog.error());
+        }
+        auto plan = pricing::plan::PlanRentVsBuy(request.value(), *catalog.value());
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
         if (WantsCsv(req)) {
             return WriteCsv(res, CumulativeCsv(plan.value()));
+        }
+        WriteJson(res, ToJson(plan.value()));
+    });
+
+    routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {
+        auto body = ReadJsonBody(req, res);
+        if (!body) {
+            return;
+        }
+        auto request = DecodeTrainingPlanRequest(*body);
+        if (!request.ok()) {
+            return WriteProblem(res, req, request.error());
+        }
+        auto catalog = PlanCatalog(deps, req);  // options point into it: keep it alive
+        if (!catalog.ok()) {
+            return WriteProblem(res, req, catalog.error());
+        }
+        auto plan = pricing::plan::PlanTraining(request.value(), *catalog.value());
+        if (!plan.ok()) {
+            return WriteProblem(res, req, plan.error());
+        }
+        if (WantsCsv(req)) {
+            return WriteCsv(res, OptionsCsv(plan.value()));
+        }
+        WriteJson(res, ToJson(plan.value(), request.value()));
+    });
+
+    routes.Post("/v1/plans/inference",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+        auto body = ReadJsonBody(req, res);
+        if (!body) {
+            return;
+        }
+        auto request = DecodeInferencePlanRequest(*body);
+        if (!request.ok()) {
+            return WriteProblem(res, req, request.error());
+        }
+        auto catalog = PlanCatalog(deps, req);  // options point into it: keep it alive
+        if (!catalog.ok()) {
+            return WriteProblem(res, req, catalog.error());
+        }
+        auto plan = pricing::plan::PlanInference(request.value(), *catalog.value());
+        if (!plan.ok()) {
+            return WriteProblem(res, req, plan.error());
+        }
+        if (WantsCsv(req)) {
+            return WriteCsv(res, OptionsCsv(plan.value()));
         }
         WriteJson(res, ToJson(plan.value()));
     });

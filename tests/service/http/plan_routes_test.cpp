@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <string>
 
 #include "pricing/catalog_loader.hpp"
@@ -201,5 +202,122 @@ TEST_SUITE("plan_routes") {
                           R"({"buy": {"accelerator": "tpu-v5e", "accelerator_count": 4},
                               "rent": {"usd_per_month": 100}})"),
                      409, "failed_precondition");
+    }
+
+    TEST_CASE("POST /v1/plans/training ranks offerings and names cheapest, fastest and the front") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 20, "precision": "bf16",
+                                  "constraints": {"max_accelerators": 64, "deadline_hours": 1000},
+                                  "sort": "cost", "limit": 5})"));
+        REQUIRE(body.contains("options"));
+        CHECK(body["options"].size() == 5);
+        CHECK(body["total_options"].get<int>() >= 5);
+        const json& first = body["options"][0];
+        for (const char* key : {"nodes", "accelerators", "parallelism", "wall_clock_hours",
+                                "cost_usd", "expected_cost_usd", "cost_usd_p10", "cost_usd_p50",
+                                "cost_usd_p90", "meets_deadline", "within_budget"}) {
+            CHECK(first.contains(key));
+        }
+        for (const char* key : {"id", "provider", "instance_type", "accelerator", "price_type",
+                                "region", "usd_per_hour", "as_of"}) {
+            CHECK(first["offering"].contains(key));
+        }
+        CHECK(first["cost_usd"].get<double>() <= body["options"][1]["cost_usd"].get<double>());
+        CHECK(body["cheapest"].is_object());
+        CHECK(body["fastest"].is_object());
+        CHECK(body["pareto_front"].size() >= 1);
+        CHECK(body["assumptions"].size() > 5);
+        CHECK(body["sort"] == "cost");
+    }
+
+    TEST_CASE("POST /v1/plans/training answers CSV rows for spreadsheets") {
+        TestServer server(SampleDeps());
+        auto r = Post(server, "/v1/plans/training",
+                      R"({"model": {"params_b": 7}, "tokens_b": 20, "limit": 3})", "text/csv");
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        CHECK(r->get_header_value("Content-Type") == "text/csv; charset=utf-8");
+        CHECK(r->body.rfind("offering_id,provider,instance_type,", 0) == 0);
+        CHECK(std::count(r->body.begin(), r->body.end(), '\n') == 4);
+    }
+
+    TEST_CASE("training plan problems name the field") {
+        TestServer server(SampleDeps());
+        CheckProblem(Post(server, "/v1/plans/training", R"({"tokens_b": 20})"), 400,
+                     "malformed_request", "/model");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "hardware": {"accelerator": "h100-sxm", "count": 8}})"),
+                     400, "malformed_request", "/hardware");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20, "sort": "cheap"})"),
+                     422, "invalid_argument", "/sort");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"price_types": ["reserved"]}})"),
+                     422, "invalid_argument", "/constraints/price_types");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"node_counts": [1, "two"]}})"),
+                     400, "malformed_request", "/constraints/node_counts");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": -1})"),
+                     422, "invalid_argument", "/tokens_b");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 1,
+                              "constraints": {"max_accelerators": 99999999}})"),
+                     422, "invalid_argument", "/constraints/max_accelerators");
+    }
+
+    TEST_CASE("POST /v1/plans/spot takes a training workload on a spot offering") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/spot",
+                              R"({"workload": {"model": {"params_b": 7}, "tokens_b": 20},
+                                  "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot",
+                                  "nodes": 2})"));
+        REQUIRE(body.contains("job_hours"));
+        CHECK(body["job_hours"].get<double>() > 0);
+        CheckProblem(Post(server, "/v1/plans/spot",
+                          R"({"workload": {"model": {"params_b": "x"}, "tokens_b": 20},
+                              "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot"})"),
+                     400, "malformed_request", "/workload/model/params_b");
+        CheckProblem(Post(server, "/v1/plans/spot",
+                          R"({"workload": {"model": {"params_b": 7}, "tokens_b": 20},
+                              "job_hours": 5,
+                              "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot"})"),
+                     422, "invalid_argument", "/job_hours");
+    }
+
+    TEST_CASE("POST /v1/plans/inference sizes each offering for the traffic") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/inference",
+                              R"({"model": {"params_b": 7}, "precision": "bf16",
+                                  "input_tokens": 512, "output_tokens": 256,
+                                  "traffic": {"requests_per_second": 10},
+                                  "latency": {"max_inter_token_latency_ms": 50},
+                                  "api_price": {"usd_per_million_input_tokens": 0.5,
+                                                "usd_per_million_output_tokens": 1.5}})"));
+        REQUIRE(body["options"].size() >= 1);
+        const json& o = body["options"][0];
+        for (const char* key : {"accelerators", "monthly_cost_usd", "usd_per_million_input_tokens",
+                                "usd_per_million_output_tokens", "savings_vs_api_fraction",
+                                "tensor_parallel", "batch_size", "instances"}) {
+            CHECK(o.contains(key));
+        }
+        CHECK(o["inter_token_latency_ms"].get<double>() <= 50);
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5})"),
+                     400, "malformed_request", "/traffic");
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5,
+                              "batch_size": 4, "traffic": {"requests_per_second": 1}})"),
+                     400, "malformed_request", "/batch_size");
+        auto csv = Post(server, "/v1/plans/inference",
+                        R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5,
+                            "traffic": {"tokens_per_day": 1e6}})",
+                        "text/csv");
+        REQUIRE(csv);
+        CHECK(csv->get_header_value("Content-Type") == "text/csv; charset=utf-8");
     }
 }
