@@ -43,7 +43,8 @@ TEST_SUITE("router") {
 
     TEST_CASE("a known route with the wrong method is a 405 with Allow") {
         TestServer server(SampleDeps());
-        auto r = server.Client().Post("/v1/offerings", "{}", "application/json");
+        // (POST /v1/offerings exists since PostgreSQL mode; /v1/accelerators stays read-only.)
+        auto r = server.Client().Post("/v1/accelerators", "{}", "application/json");
         REQUIRE(r);
         CHECK(r->status == 405);
         CHECK(r->get_header_value("Allow") == "GET");

@@ -2,51 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "service/storage/pg_store.hpp"
-#include "tests/service/storage/pg_test_db.hpp"
-#include "tests/support/test_server.hpp"
+#include "tests/service/storage/pg_fixture.hpp"
 
 using json = nlohmann::json;
 using namespace gpucost;
-using gpucost::testing::TestDatabase;
-using gpucost::testing::TestServer;
+using gpucost::testing::Fixture;
 
 namespace {
 
 constexpr char kOffering[] = "/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand";
-
-// A seeded database, a PgStore over it and the API in front, with one key of each scope.
-struct Fixture {
-    TestDatabase db;
-    std::string admin;
-    std::string reader;
-    std::shared_ptr<storage::PgStore> store;
-    std::unique_ptr<TestServer> server;
-
-    explicit Fixture(bool require_read_key = false) {
-        db.MigrateAndSeedSample();
-        admin = db.CreateKey("admin", "ops");
-        reader = db.CreateKey("read", "dashboard");
-        storage::PgStoreOptions options;
-        options.database_url = db.url();
-        auto opened = storage::PgStore::Open(options);
-        REQUIRE(opened.ok());
-        store = std::move(opened).value();
-        http::Deps deps;
-        auto s = store;
-        deps.catalog = [s] { return s->Current(); };
-        deps.store = store;
-        deps.require_read_key = require_read_key;
-        deps.openapi_yaml = "openapi: 3.1.0\n";
-        deps.service_version = "test";
-        server = std::make_unique<TestServer>(deps);
-    }
-
-    httplib::Headers Auth(const std::string& key, httplib::Headers extra = {}) const {
-        extra.emplace("Authorization", "Bearer " + key);
-        return extra;
-    }
-};
 
 json Body(const httplib::Result& r) {
     REQUIRE(r);

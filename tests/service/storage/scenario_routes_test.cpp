@@ -1,0 +1,132 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/service/storage/pg_fixture.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::Fixture;
+
+namespace {
+
+const std::string kScenario = R"({"name": "p5 training run", "plan": "spot", "request": {
+    "job_hours": 100, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot",
+    "on_demand_offering_id": "aws-p5.48xlarge-us-east-1-on-demand",
+    "interruptions_per_hour": 0.1, "checkpoint_minutes": 3, "restart_minutes": 6}})";
+
+json Body(const httplib::Result& r) {
+    REQUIRE(r);
+    return json::parse(r->body);
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& code,
+                  const std::string& field = "") {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+    json body = json::parse(r->body);
+    CHECK(body["code"] == code);
+    if (!field.empty()) {
+        CHECK(body["field"] == field);
+    }
+}
+
+}  // namespace
+
+TEST_SUITE("scenario_routes") {
+    TEST_CASE("a saved scenario re-evaluates on new prices and shows what changed") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader), kScenario, "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        json scenario = Body(saved);
+        const std::string id = scenario["id"];
+        CHECK(saved->get_header_value("Location") == "/v1/scenarios/" + id);
+        CHECK(scenario["plan"] == "spot");
+        CHECK(scenario["created_by"] == "dashboard");
+        CHECK(scenario["saved_result"].is_object());
+
+        auto list = Body(c.Get("/v1/scenarios"));
+        REQUIRE(list["items"].size() == 1);
+        CHECK(list["items"][0]["name"] == "p5 training run");
+        CHECK(Body(c.Get(("/v1/scenarios/" + id).c_str()))["request"]["job_hours"] == 100);
+
+        // Nothing changed yet.
+        auto same = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+        CHECK(same["changed"] == false);
+        CHECK(same["result"] == same["saved_result"]);
+        const std::string before_write = same["evaluated_at"];
+
+        // A negotiated on-demand rate moves the answer.
+        auto put = c.Put("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand/price", f.Auth(f.admin),
+                         R"({"usd_per_hour": 45.0, "source": "NEGOTIATED"})", "application/json");
+        REQUIRE(put);
+        REQUIRE(put->status == 200);
+        auto moved = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+        CHECK(moved["changed"] == true);
+        CHECK(moved["change_count"].get<int>() > 0);
+        bool found_on_demand = false;
+        for (const auto& change : moved["changes"]) {
+            if (change["saved"] == 55.04 && change["now"] == 45.0) {
+                found_on_demand = true;
+                CHECK(change["delta"].get<double>() == doctest::Approx(-10.04));
+            }
+        }
+        CHECK(found_on_demand);
+
+        // Time travel to before the write gives the saved answer back.
+        auto then = Body(c.Post(("/v1/scenarios/" + id + "/evaluate?as_of=" + before_write).c_str(), "",
+                                "application/json"));
+        CHECK(then["changed"] == false);
+        CHECK(then["as_of"] == before_write);
+
+        // The plan endpoints take the same as_of.
+        auto plan_now = Body(c.Post("/v1/plans/spot", scenario["request"].dump(), "application/json"));
+        auto plan_then = Body(c.Post(("/v1/plans/spot?as_of=" + before_write).c_str(),
+                                     scenario["request"].dump(), "application/json"));
+        CHECK(plan_then == scenario["saved_result"]);
+        CHECK(plan_now == moved["result"]);
+    }
+
+    TEST_CASE("scenario requests are validated like plan requests, under /request") {
+        Fixture f;
+        auto c = f.server->Client();
+        CheckProblem(c.Post("/v1/scenarios", kScenario, "application/json"), 401, "unauthenticated");
+        CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader),
+                            R"({"name": "x", "plan": "moon", "request": {}})", "application/json"),
+                     422, "invalid_argument", "/plan");
+        CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader),
+                            R"({"name": "x", "plan": "spot", "request": {"job_hours": "ten"}})",
+                            "application/json"),
+                     400, "malformed_request", "/request/job_hours");
+        CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader), R"({"plan": "spot", "request": {}})",
+                            "application/json"),
+                     400, "malformed_request", "/name");
+        CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader),
+                            R"({"name": "", "plan": "spot", "request": {}})", "application/json"),
+                     422, "invalid_argument", "/name");
+        CheckProblem(c.Get("/v1/scenarios/999"), 404, "not_found");
+        CheckProblem(c.Get("/v1/scenarios/abc"), 404, "not_found");
+        CheckProblem(c.Post("/v1/scenarios/999/evaluate", "", "application/json"), 404, "not_found");
+        CheckProblem(c.Get("/v1/scenarios?limit=0"), 422, "invalid_argument", "limit");
+        CheckProblem(c.Get("/v1/scenarios?cursor=x"), 422, "invalid_argument", "cursor");
+        CHECK(f.db.Scalar("SELECT count(*) FROM scenarios") == "0");
+    }
+
+    TEST_CASE("scenario lists page with a cursor") {
+        Fixture f;
+        auto c = f.server->Client();
+        for (int i = 0; i < 3; ++i) {
+            auto r = c.Post("/v1/scenarios", f.Auth(f.admin), kScenario, "application/json");
+            REQUIRE(r);
+            REQUIRE(r->status == 201);
+        }
+        auto first = Body(c.Get("/v1/scenarios?limit=2"));
+        CHECK(first["items"].size() == 2);
+        REQUIRE(first["next_cursor"].is_string());
+        auto second = Body(c.Get(("/v1/scenarios?limit=2&cursor=" + first["next_cursor"].get<std::string>()).c_str()));
+        CHECK(second["items"].size() == 1);
+        CHECK(second["next_cursor"].is_null());
+    }
+}
