@@ -56,6 +56,10 @@ def validate(value, schema, path="$"):
     errors = []
     for sub in schema.get("allOf", []):
         errors += validate(value, sub, path)
+    if "oneOf" in schema:
+        matches = sum(1 for sub in schema["oneOf"] if not validate(value, sub, path))
+        if matches != 1:
+            errors.append(f"{path}: matches {matches} of the oneOf alternatives (want 1)")
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(type_ok(value, t) for t in types):
@@ -137,7 +141,9 @@ for path, item in spec["paths"].items():
 
 # 2. Start the real server on a free port and read the port from its log.
 proc = subprocess.Popen([BINARY, "--port", "0", "--access-log", "false"],
-                        stderr=subprocess.PIPE, text=True)
+                        stderr=subprocess.PIPE, text=True,
+                        # embedded mode even when DATABASE_URL is set (openapi_contract_pg)
+                        env={k: v for k, v in __import__("os").environ.items() if k != "DATABASE_URL"})
 port = None
 deadline = time.time() + 20
 while time.time() < deadline and port is None:
@@ -193,6 +199,20 @@ try:
          body=json.dumps({"model": {"params_b": 7}, "tokens_b": 1,
                           "hardware": {"accelerator": "no-such-chip", "count": 8}}).encode(),
          headers=json_headers)
+    # PostgreSQL mode (issue 5) without a database: writes, history, scenarios and as_of
+    # answer 503 database_required (the PG run at the end checks their success paths).
+    offering_path = "/v1/offerings/" + seen[0]
+    admin_headers = dict(json_headers, Authorization="Bearer gpc_none")
+    call("/v1/offerings/{id}/price", offering_path + "/price", "put", expect=503,
+         body=b'{"usd_per_hour": 1, "source": "x"}', headers=admin_headers)
+    call("/v1/offerings", "/v1/offerings", "post", expect=503, body=b"{}", headers=admin_headers)
+    call("/v1/offerings/{id}", offering_path, "delete", expect=503, headers=admin_headers)
+    call("/v1/offerings/{id}/history", offering_path + "/history", expect=503)
+    call("/v1/offerings", "/v1/offerings?as_of=2026-01-01", expect=503)
+    call("/v1/scenarios", "/v1/scenarios", "post", expect=503, body=b"{}", headers=admin_headers)
+    call("/v1/scenarios", "/v1/scenarios", expect=503)
+    call("/v1/scenarios/{id}", "/v1/scenarios/1", expect=503)
+    call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=503)
     call("/", "/")
     call("/healthz", "/healthz")
     call("/readyz", "/readyz")
@@ -209,6 +229,127 @@ finally:
         proc.kill()
         code = -9
     check(code == 0, f"server exits 0 on SIGTERM (got {code})")
+
+
+
+def run_database_mode():
+    """PostgreSQL mode (issue 5), when DATABASE_URL is set (ctest: openapi_contract_pg, run
+    through tests/pg/with_pg.sh): migrate, seed, issue keys, then every write, history,
+    as_of and scenario operation's success and error answers against the document."""
+    global BASE
+    url = __import__("os").environ["DATABASE_URL"]
+
+    def gpucost(*args):
+        out = subprocess.run([BINARY, *args, "--database-url", url], capture_output=True, text=True,
+                             timeout=60)
+        check(out.returncode == 0, f"gpucost {' '.join(args)} exits 0 ({out.stderr.strip()[:200]})")
+        return out.stdout.strip()
+
+    gpucost("migrate")
+    gpucost("seed")
+    admin = gpucost("apikey", "create", "--scope", "admin", "--name", "contract-admin")
+    reader = gpucost("apikey", "create", "--scope", "read", "--name", "contract-reader")
+    pg = subprocess.Popen([BINARY, "--port", "0", "--access-log", "false", "--database-url", url],
+                          stderr=subprocess.PIPE, text=True)
+    pg_port = None
+    until = time.time() + 20
+    while time.time() < until and pg_port is None:
+        line = pg.stderr.readline()
+        if not line:
+            break
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("msg") == "listening":
+            pg_port = entry["port"]
+    check(pg_port is not None, "PostgreSQL-mode server started")
+    if pg_port is None:
+        pg.kill()
+        return
+    BASE = f"http://127.0.0.1:{pg_port}"
+    j = {"Content-Type": "application/json"}
+    a = dict(j, Authorization="Bearer " + admin)
+    r = dict(j, Authorization="Bearer " + reader)
+    try:
+        health = call("/healthz", "/healthz")
+        check(health.get("database", {}).get("connected") is True, "healthz reports the database")
+        first = call("/v1/offerings", "/v1/offerings?limit=1&sort=id")["items"][0]["id"]
+        path = "/v1/offerings/" + first
+        hist = call("/v1/offerings/{id}/history", path + "/history")
+        price = {"usd_per_hour": 12.5, "source": "contract test"}
+        example = operation("/v1/offerings/{id}/price", "put")["requestBody"]["content"]["application/json"]
+        check(not validate(example["example"], example["schema"]), "request example PUT price is valid")
+        call("/v1/offerings/{id}/price", path + "/price", "put", expect=401,
+             body=json.dumps(price).encode(), headers=j)
+        call("/v1/offerings/{id}/price", path + "/price", "put", expect=403,
+             body=json.dumps(price).encode(), headers=r)
+        call("/v1/offerings/{id}/price", path + "/price", "put", expect=422,
+             body=b'{"usd_per_hour": -1, "source": "x"}', headers=a)
+        call("/v1/offerings/{id}/price", path + "/price", "put", expect=400,
+             body=b'{"usd_per_hour": 1}', headers=a)
+        call("/v1/offerings/{id}/price", path + "/price", "put", expect=415,
+             body=json.dumps(price).encode(), headers=dict(a, **{"Content-Type": "text/plain"}))
+        call("/v1/offerings/{id}/price", "/v1/offerings/nope/price", "put", expect=404,
+             body=json.dumps(price).encode(), headers=a)
+        written = call("/v1/offerings/{id}/price", path + "/price", "put",
+                       body=json.dumps(price).encode(),
+                       headers=dict(a, **{"If-Match": hist["etag"], "Idempotency-Key": "contract-1"}))
+        check(written["offering"]["usd_per_hour"] == 12.5, "PUT price is served at once")
+        call("/v1/offerings/{id}/price", path + "/price", "put", expect=412,
+             body=json.dumps(price).encode(), headers=dict(a, **{"If-Match": hist["etag"]}))
+        call("/v1/offerings/{id}/history", "/v1/offerings/nope/history", expect=404)
+        old = call("/v1/offerings/{id}", path + "?as_of=" + written["prices"][-1]["valid_from"][:10] +
+                   "T00:00:00Z")
+        check(old["usd_per_hour"] != 12.5, "as_of before the write serves the old price")
+        call("/v1/offerings", "/v1/offerings?as_of=2020-01-01")
+        call("/v1/offerings", "/v1/offerings?as_of=soon", expect=422)
+        call("/v1/providers", "/v1/providers?as_of=2026-06-30")
+        call("/v1/catalog", "/v1/catalog?as_of=2026-06-30")
+        body = operation("/v1/offerings", "post")["requestBody"]["content"]["application/json"]
+        check(not validate(body["example"], body["schema"]), "request example POST /v1/offerings is valid")
+        call("/v1/offerings", "/v1/offerings", "post", expect=201,
+             body=json.dumps(body["example"]).encode(), headers=a)
+        call("/v1/offerings", "/v1/offerings", "post", expect=409,
+             body=json.dumps(body["example"]).encode(), headers=a)
+        bulk = [dict(body["example"], region=f"contract-{i}") for i in range(2)]
+        call("/v1/offerings", "/v1/offerings", "post", expect=201, body=json.dumps(bulk).encode(),
+             headers=a)
+        call("/v1/offerings", "/v1/offerings", "post", expect=422,
+             body=json.dumps(dict(body["example"], accelerator="nope")).encode(), headers=a)
+        call("/v1/offerings/{id}", path, "delete", expect=200, headers=a)
+        call("/v1/offerings/{id}", path, "delete", expect=409, headers=a)
+        call("/v1/offerings/{id}", path, "delete", expect=401, headers=j)
+        sc = operation("/v1/scenarios", "post")["requestBody"]["content"]["application/json"]
+        check(not validate(sc["example"], sc["schema"]), "request example POST /v1/scenarios is valid")
+        saved = call("/v1/scenarios", "/v1/scenarios", "post", expect=201,
+                     body=json.dumps(sc["example"]).encode(), headers=r)
+        call("/v1/scenarios", "/v1/scenarios", "post", expect=422,
+             body=json.dumps(dict(sc["example"], plan="moon")).encode(), headers=r)
+        call("/v1/scenarios", "/v1/scenarios", "post", expect=401,
+             body=json.dumps(sc["example"]).encode(), headers=j)
+        call("/v1/scenarios", "/v1/scenarios")
+        call("/v1/scenarios/{id}", "/v1/scenarios/" + saved["id"])
+        call("/v1/scenarios/{id}", "/v1/scenarios/999999", expect=404)
+        ev = call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/" + saved["id"] + "/evaluate", "post")
+        check(ev["changed"] is False, "an unchanged catalog re-evaluates to the saved answer")
+        call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/" + saved["id"] + "/evaluate?as_of=x",
+             "post", expect=422)
+        spot = operation("/v1/plans/spot", "post")["requestBody"]["content"]["application/json"]
+        call("/v1/plans/spot", "/v1/plans/spot?as_of=2026-06-30", "post",
+             body=json.dumps(spot["example"]).encode(), headers=j)
+    finally:
+        pg.terminate()
+        try:
+            code = pg.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pg.kill()
+            code = -9
+        check(code == 0, f"PostgreSQL-mode server exits 0 on SIGTERM (got {code})")
+
+
+if __import__("os").environ.get("DATABASE_URL"):
+    run_database_mode()
 
 passed = sum(results)
 failed = len(results) - passed
