@@ -49,6 +49,12 @@ struct InferenceEstimate {
 };
 
 inline constexpr int kMaxBatchSize = 1 << 20;
+// HBM bandwidth reached by serving engines streaming weights and KV cache (prefill of short
+// prompts and every decode step), fraction of peak. Training's large transfers reach 0.9
+// (Calculon); serving's measured figures are lower: NIM 70B FP8 on 2x H100 decodes at 0.55 of
+// peak, LLM-Viewer's ideal roofline over-predicts TensorRT-LLM by 1.5-1.9x (0.53-0.67);
+// estimator-references.md section 3.5. Callers override with efficiency.memory_bandwidth_efficiency.
+inline constexpr double kServingBandwidthEfficiency = 0.65;
 inline constexpr int kMaxInferenceTokens = 1 << 24;
 
 [[nodiscard]] Result<InferenceEstimate> EstimateInference(const InferenceRequest& request,

@@ -29,6 +29,11 @@ constexpr double kAdamBytesPerParamMixed = 12.0;
 constexpr double kAdamBytesPerParamFp32 = 8.0;
 // Logits are kept in fp32 for the loss.
 constexpr double kLogitBytes = 4.0;
+// Memory traffic of an unfused fp32 softmax cross-entropy per logit element, forward and
+// backward: cast bf16 -> fp32 (read 2, write 4), max (read 4), exp and sum (read 4, write 4),
+// log-softmax gather (read 4); gradient softmax - one-hot (read 4, write 4), cast back to
+// 16-bit (read 4, write 2): 36 bytes.
+constexpr double kCrossEntropyBytesPerLogit = 36.0;
 // Unfused attention: bytes moved per attention-score element in the forward pass (score GEMM
 // writes 2, scale-mask-softmax reads 2 and writes 2, dropout reads 2, writes 2 and a 1-byte
 // mask, the context GEMM reads 2): 13; backward moves twice as much.
@@ -127,7 +132,7 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, int ep) {
     }
     // Output head (logits) + loss + embedding, forward and backward.
     OpTime logits = GemmTime(c.dev, T, m.vocab_size / t, h, c.gemm_bpe);
-    double head_mem = MemoryTime(c.dev, 3.0 * T * m.vocab_size / t * kLogitBytes).seconds +
+    double head_mem = MemoryTime(c.dev, T * m.vocab_size / t * kCrossEntropyBytesPerLogit).seconds +
                       MemoryTime(c.dev, 2.0 * T * h * c.act_bpe).seconds;
     double logit_total = 3.0 * logits.seconds;
     (logits.bound == Bound::kCompute ? lc.head_compute_s : lc.head_memory_s) += logit_total;
@@ -281,7 +286,7 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
     br.pp_comm_s = pp_exposed;
     br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
     br.bubble_s = bubble;
-    br.optimizer_s = opt_s;
+    br.optimizer_s = opt_s + kStepFixedOverheadS;
     e.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
                     br.optimizer_s;
     double layer_fwd_flops = lc.gemm_flops + lc.attention_flops;
@@ -686,7 +691,17 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
         req.comm_overlap_fraction ? "request" : "assumed (Megatron/FSDP overlap gradient reduction and prefetch)");
     add("tp_overlap_fraction", c.tp_overlap, "fraction",
         "share of tensor-parallel traffic hidden behind compute",
-        req.tp_overlap_fraction ? "request" : "default: no overlap");
+        req.tp_overlap_fraction ? "request"
+                                : "default: no overlap; frameworks that overlap it (Megatron-Core "
+                                  "--tp-comm-overlap) are modelled with 0.6, assumed");
+    add("cross_entropy_bytes_per_logit", kCrossEntropyBytesPerLogit, "bytes",
+        "HBM traffic of the fp32 softmax cross-entropy per logit element, forward + backward",
+        "counted: cast, max, exp-sum, gather; softmax gradient, cast back");
+    add("step_fixed_overhead_s", kStepFixedOverheadS, "s",
+        "fixed cost per optimizer step (optimizer launches, gradient clipping, loss reduction, "
+        "host sync, logging); part of breakdown.optimizer_s",
+        "assumed; visible only for short steps (chosen on the small Megatron-Core rows of "
+        "tests/data/published-runs.csv)");
     add("memory_overhead_gb", c.overhead_gb, "GB",
         "framework, CUDA context and fragmentation per accelerator",
         req.memory_overhead_gb ? "request" : "estimator-references §3.4 (0.5-2 GB per GPU)");

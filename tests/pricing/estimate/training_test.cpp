@@ -218,9 +218,11 @@ TEST_SUITE("estimate_training") {
         REQUIRE(one.ok());
         CHECK(one.value().decode_bound == "memory");
         CHECK(one.value().prefill_bound == "compute");
-        // Weights (26 GB) over 2039 GB/s is the floor of one decode step.
-        CHECK(one.value().inter_token_latency_ms > 26e9 / 2039e9 * 1e3);
-        CHECK(one.value().inter_token_latency_ms < 26e9 / 2039e9 * 1e3 * 1.5);
+        // Weights (26 GB) over 2039 GB/s is the floor of one decode step; a serving engine
+        // streams them at kServingBandwidthEfficiency of that, plus per-kernel overheads.
+        const double floor_ms = 26e9 / 2039e9 * 1e3;
+        CHECK(one.value().inter_token_latency_ms > floor_ms / kServingBandwidthEfficiency);
+        CHECK(one.value().inter_token_latency_ms < floor_ms / kServingBandwidthEfficiency * 1.2);
         r.tensor_parallel = 2;
         auto two = EstimateInference(r, Cluster(2));
         REQUIRE(two.ok());
