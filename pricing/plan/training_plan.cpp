@@ -253,6 +253,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         }
         std::vector<ShapeRun> runs;
         bool shape_unsupported = false;
+        std::string shape_fit_example;
         for (int nodes : counts_for(key.per_node)) {
             estimate::ClusterSpec cluster;
             cluster.accelerator = accelerator.value();
@@ -284,7 +285,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
                     break;
                 }
                 if (runs.empty()) {
-                    fit_example = e.error().message;
+                    shape_fit_example = e.error().message;
                 }
                 if (e.error().field == "/global_batch_tokens") {
                     break;  // the batch cannot feed this many replicas, nor any larger count
@@ -308,6 +309,9 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         }
         if (runs.empty()) {
             no_fit += offerings.size();
+            if (!shape_fit_example.empty()) {
+                fit_example = shape_fit_example;
+            }
             continue;
         }
         for (const Offering* o : offerings) {

@@ -199,6 +199,61 @@ try:
          body=json.dumps({"model": {"params_b": 7}, "tokens_b": 1,
                           "hardware": {"accelerator": "no-such-chip", "count": 8}}).encode(),
          headers=json_headers)
+    # Planner (issue 4): each endpoint with its documented request example, CSV where offered,
+    # the seed scenarios, and 400/415/422 problems.
+    for plan_path in ("/v1/plans/training", "/v1/plans/spot", "/v1/plans/rent-vs-buy",
+                      "/v1/plans/inference"):
+        body = operation(plan_path, "post")["requestBody"]["content"]["application/json"]
+        errs = validate(body["example"], body["schema"])
+        check(not errs, f"request example POST {plan_path} is valid" +
+              ("" if not errs else ": " + "; ".join(errs[:5])))
+        call(plan_path, plan_path, "post", body=json.dumps(body["example"]).encode(),
+             headers=json_headers)
+    issue_spot = {"job_hours": 100, "on_demand_usd_per_hour": 98.32, "spot_usd_per_hour": 30,
+                  "interruptions_per_hour": 0.1, "checkpoint_minutes": 3, "restart_minutes": 6}
+    spot = call("/v1/plans/spot", "/v1/plans/spot", "post",
+                body=json.dumps(issue_spot).encode(), headers=json_headers)
+    check(spot["recommendation"] == "spot" and abs(spot["expected_savings_fraction"] - 0.6588) < 1e-3,
+          "the issue's spot example saves 65.9% and recommends spot")
+    seed = {"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "accelerator_count": 80},
+            "rent": {"usd_per_month": 20000}}
+    rvb = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
+               body=json.dumps(seed).encode(), headers=json_headers)
+    check(abs(rvb["break_even_months"] / 12 - 4.44) < 0.01,
+          f"80 GPUs x $10K + $5K/month vs $20K/month breaks even in {rvb['break_even_months'] / 12:.2f} years")
+    lambda_h100 = call("/v1/offerings", "/v1/offerings?provider=lambda&accelerator=h100-sxm"
+                       "&price_type=on_demand&sort=usd_per_accelerator_hour&limit=1")
+    if lambda_h100["items"]:
+        small = {"buy": {"accelerator": "h100-sxm", "accelerator_count": 8},
+                 "rent": {"offering_id": lambda_h100["items"][0]["id"],
+                          "accelerator_hours_per_month": 1000}}
+        small_team = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
+                          body=json.dumps(small).encode(), headers=json_headers)
+        check(small_team["recommendation"] == "rent",
+              "a small team at 1,000 GPU-hours/month should rent")
+    csv_headers = dict(json_headers, Accept="text/csv")
+    series = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
+                  body=json.dumps(seed).encode(), headers=csv_headers)
+    check(series.startswith(b"month,rent_usd,own_usd,own_net_of_resale_usd\r\n0,0,800000,0"),
+          "rent-vs-buy answers its cumulative series as CSV")
+    rows = call("/v1/plans/training", "/v1/plans/training", "post",
+                body=json.dumps({"model": {"params_b": 7}, "tokens_b": 100, "limit": 5}).encode(),
+                headers=csv_headers)
+    check(rows.startswith(b"offering_id,") and rows.count(b"\r\n") == 6,
+          "a training plan answers five CSV rows and a header")
+    call("/v1/plans/spot", "/v1/plans/spot", "post", expect=400,
+         body=b'{"job_hours": "ten"}', headers=json_headers)
+    call("/v1/plans/spot", "/v1/plans/spot", "post", expect=415,
+         body=json.dumps(issue_spot).encode(), headers={"Content-Type": "text/plain"})
+    call("/v1/plans/training", "/v1/plans/training", "post", expect=422,
+         body=b'{"model": {"params_b": 7}, "tokens_b": 1, "sort": "cheap"}',
+         headers=json_headers)
+    call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post", expect=422,
+         body=b'{"buy": {"capex_usd": 1, "opex_usd_per_month": 1, "pue": 0.5}, "rent": {"usd_per_month": 1}}',
+         headers=json_headers)
+    call("/v1/plans/inference", "/v1/plans/inference", "post", expect=422,
+         body=b'{"model": {"params_b": 7}, "input_tokens": 10, "output_tokens": 10, "traffic": {}}',
+         headers=json_headers)
     # PostgreSQL mode (issue 5) without a database: writes, history, scenarios and as_of
     # answer 503 database_required (the PG run at the end checks their success paths).
     offering_path = "/v1/offerings/" + seen[0]
