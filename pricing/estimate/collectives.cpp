@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace gpucost::pricing::estimate {
 
@@ -71,12 +72,13 @@ double PcieBidirectionalGbPerS(const Accelerator& a) {
     return 64;  // Gen4 x16: 32 GB/s per direction
 }
 
-ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& device) {
+ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& device,
+                              bool with_assumptions) {
     ClusterLinks l;
     l.accelerators_per_node = cluster.accelerators_per_node > 0
                                   ? cluster.accelerators_per_node
                                   : DefaultAcceleratorsPerNode(cluster.accelerator);
-    std::string up_source = "catalog: " + cluster.accelerator.spec_source;
+    std::string_view up_source = "catalog";
     double up = cluster.accelerator.scale_up_gb_per_s.value_or(0);
     if (cluster.scale_up_gb_per_s) {
         up = *cluster.scale_up_gb_per_s;
@@ -94,12 +96,16 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
     l.scale_out.bytes_per_s =
         out / 8.0 * 1e9 / l.accelerators_per_node * device.scale_out_efficiency;
     l.scale_out.hop_latency_s = kScaleOutHopLatencyS;
+    if (!with_assumptions) {
+        return l;
+    }
     l.assumptions = {
         {"accelerators_per_node", static_cast<double>(l.accelerators_per_node), "accelerators",
          "accelerators sharing one scale-up domain and one node's network",
          cluster.accelerators_per_node > 0 ? "request" : "default for the accelerator family"},
         {"scale_up_gb_per_s", up, "GB/s", "scale-up bandwidth per accelerator, bidirectional",
-         up_source},
+         up_source == "catalog" ? "catalog: " + cluster.accelerator.spec_source
+                                : std::string(up_source)},
         {"scale_out_gbit_per_s_per_node", out, "Gbit/s", "network bandwidth of one node",
          cluster.scale_out_gbit_per_s_per_node
              ? "request"

@@ -52,6 +52,7 @@ struct ClusterLinks {
     double scale_out_gbit_per_s_per_node = 0;
     Assumptions assumptions;
 };
-ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& device);
+ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& device,
+                              bool with_assumptions = true);
 
 }  // namespace gpucost::pricing::estimate

@@ -61,7 +61,8 @@ const char* BoundName(Bound bound) {
 
 Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
                                     const EfficiencyOverrides& o,
-                                    const std::string& precision_field) {
+                                    const std::string& precision_field,
+                                    bool with_assumptions) {
     auto peak = a.PeakTflops(precision);
     if (!peak || !(*peak > 0)) {
         std::string supported;
@@ -124,17 +125,19 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
         }
     }
     auto pick = [&](const std::optional<double>& over, double def, std::string_view name,
-                    std::string_view unit, std::string_view desc, std::string source) {
+                    std::string_view unit, std::string_view desc, std::string_view source) {
         double v = over.value_or(def);
-        d.assumptions.push_back({std::string(name), v, std::string(unit), std::string(desc),
-                                 over ? std::string("request") : std::move(source)});
+        if (with_assumptions) {
+            d.assumptions.push_back({std::string(name), v, std::string(unit), std::string(desc),
+                                     over ? std::string("request") : std::string(source)});
+        }
         return v;
     };
     d.gemm_max_efficiency =
         pick(o.gemm_max_efficiency, mamf, "gemm_max_efficiency", "fraction",
              "large-GEMM throughput as a fraction of dense peak (asymptote of the GEMM curve)",
              mamf_source);
-    d.assumptions.push_back(
+    if (with_assumptions) d.assumptions.push_back(
         {"gemm_sustained_fraction_of_mamf", kGemmSustainedFractionOfMamf, "fraction",
          "share of the best-shape MAMF figure that GEMMs reach inside a real training or "
          "serving step (sustained clocks, neighbouring kernels)",
@@ -142,13 +145,13 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
          "fit on tests/data/published-runs.csv gives 0.78-0.80 (README 'Estimator')"});
     d.gemm_curve_exponent = kGemmCurveExponent;
     d.gemm_half_flops = kGemmHalfEfficiencySecondsAtPeak * d.peak_flops;
-    d.assumptions.push_back(
+    if (with_assumptions) d.assumptions.push_back(
         {"gemm_half_efficiency_seconds_at_peak", kGemmHalfEfficiencySecondsAtPeak, "s",
          "a GEMM reaches half the asymptote when its FLOPs equal peak FLOP/s times this; "
          "eff = max / (1 + (half_flops / flops)^exponent)",
          "fit to LLMCompass A100 fp16 GEMM measurements (PrincetonUniversity/LLMCompass "
          "ae/figure5/ab/real_hardware/matmul_A100.csv)"});
-    d.assumptions.push_back({"gemm_curve_exponent", kGemmCurveExponent, "1",
+    if (with_assumptions) d.assumptions.push_back({"gemm_curve_exponent", kGemmCurveExponent, "1",
                              "steepness of the GEMM efficiency curve", "same fit"});
     d.memory_max_efficiency =
         pick(o.memory_bandwidth_efficiency, kDefaultMemoryEfficiency, "memory_bandwidth_efficiency",
@@ -183,10 +186,10 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
         pick(o.scale_out_efficiency, kDefaultScaleOutEfficiency, "scale_out_efficiency",
              "fraction", "collective bus bandwidth over the node's network bandwidth",
              "Calculon network efficiency for InfiniBand (0.9), rounded down for RoCE/EFA");
-    d.assumptions.push_back({"peak_tflops", *peak, "TFLOP/s",
+    if (with_assumptions) d.assumptions.push_back({"peak_tflops", *peak, "TFLOP/s",
                              "dense peak at " + std::string(PrecisionName(precision)),
                              "catalog: " + a.spec_source});
-    d.assumptions.push_back({"memory_gb_per_s", a.memory_gb_per_s, "GB/s", "HBM bandwidth",
+    if (with_assumptions) d.assumptions.push_back({"memory_gb_per_s", a.memory_gb_per_s, "GB/s", "HBM bandwidth",
                              "catalog: " + a.spec_source});
     return d;
 }

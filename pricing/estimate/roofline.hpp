@@ -61,10 +61,13 @@ struct DeviceModel {
 
 // kInvalidArgument naming `precision_field` (listing the supported precisions) when the
 // accelerator has no peak for `precision`; other fields name `/efficiency/...`.
+// `with_assumptions` false leaves DeviceModel::assumptions empty (callers that evaluate many
+// estimates and echo the constants once).
 [[nodiscard]] Result<DeviceModel> MakeDeviceModel(const Accelerator& accelerator,
                                                   Precision precision,
                                                   const EfficiencyOverrides& overrides,
-                                                  const std::string& precision_field = "/precision");
+                                                  const std::string& precision_field = "/precision",
+                                                  bool with_assumptions = true);
 
 // GEMM efficiency (fraction of peak) for an op of `flops` FLOPs:
 //   eff = max_eff / (1 + (half_flops / flops)^exponent).

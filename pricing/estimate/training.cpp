@@ -197,7 +197,9 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches)
     return mem;
 }
 
-Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
+// `time_unfitting`: also time a layout that does not fit (a fully specified layout is reported
+// whether or not it fits).
+Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool time_unfitting) {
     Eval e;
     e.layout = l;
     const ResolvedModel& m = c.m;
@@ -206,6 +208,14 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
     const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
     e.micro_batches = std::max(mb, 1);
     e.tokens_per_step = static_cast<double>(e.micro_batches) * d * b * m.seq_len;
+    // Memory first: a layout that does not fit needs no timing (the search only compares the
+    // memory it would need).
+    e.memory = Memory(c, l, e.micro_batches);
+    e.fits = e.memory.total_gb <= c.capacity_gb;
+    e.valid = true;
+    if (!e.fits && !time_unfitting) {
+        return e;
+    }
     const double layers_stage = std::ceil(static_cast<double>(m.layers) / l.pipeline);
 
     // Per micro-batch, one stage: forward + backward (+ recompute).
@@ -293,9 +303,6 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
     double hw_per_mb = static_cast<double>(m.layers) * (3.0 * layer_fwd_flops + rc_flops) *
                            l.tensor + lc.head_flops * l.tensor;
     e.hw_flops_per_step = hw_per_mb * mbs * d;
-    e.memory = Memory(c, l, e.micro_batches);
-    e.fits = e.memory.total_gb <= c.capacity_gb;
-    e.valid = true;
     return e;
 }
 
@@ -405,14 +412,15 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     if (!model.ok()) {
         return model.error();
     }
-    auto device = MakeDeviceModel(cluster.accelerator, req.precision, req.efficiency);
+    auto device = MakeDeviceModel(cluster.accelerator, req.precision, req.efficiency, "/precision",
+                                  req.with_assumptions);
     if (!device.ok()) {
         return device.error();
     }
     Ctx c;
     c.m = model.value();
     c.dev = device.value();
-    c.links = MakeClusterLinks(cluster, c.dev);
+    c.links = MakeClusterLinks(cluster, c.dev, req.with_assumptions);
     c.count = cluster.accelerator_count;
     c.capacity_gb = cluster.accelerator.memory_gb;
     bool fp32 = req.precision == Precision::kFp32 || req.precision == Precision::kTf32;
@@ -544,24 +552,37 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
                     lc = ComputeLayer(c, t, b, sp, ep);
                     lc_ready = true;
                 }
-                std::vector<int> vs;
+                // Candidate lists live on the stack: this loop runs hundreds of times per
+                // estimate and the planner runs hundreds of estimates per request.
+                std::array<int, 2> vs{1, 2};
+                std::size_t vs_n = 1;
                 if (pr.virtual_stages) {
-                    vs = {*pr.virtual_stages};
-                } else {
-                    vs = {1};
-                    if (p > 1 && (c.m.layers / p) % 2 == 0) vs.push_back(2);
+                    vs[0] = *pr.virtual_stages;
+                } else if (p > 1 && (c.m.layers / p) % 2 == 0) {
+                    vs_n = 2;
                 }
-                std::vector<Recompute> rcs;
-                if (pr.recompute) rcs = {*pr.recompute};
-                else rcs = {Recompute::kNone, Recompute::kFull};
-                std::vector<int> zs;
-                if (pr.zero_stage) zs = {*pr.zero_stage};
-                else if (d == 1) zs = {0};
-                else zs = {1, 2, 3};
-                for (int v : vs) {
-                    for (Recompute rc : rcs) {
+                std::array<Recompute, 2> rcs{Recompute::kNone, Recompute::kFull};
+                std::size_t rcs_n = 2;
+                if (pr.recompute) {
+                    rcs[0] = *pr.recompute;
+                    rcs_n = 1;
+                }
+                std::array<int, 3> zs{1, 2, 3};
+                std::size_t zs_n = 3;
+                if (pr.zero_stage) {
+                    zs[0] = *pr.zero_stage;
+                    zs_n = 1;
+                } else if (d == 1) {
+                    zs[0] = 0;
+                    zs_n = 1;
+                }
+                for (std::size_t vi = 0; vi < vs_n; ++vi) {
+                    const int v = vs[vi];
+                    for (std::size_t ri = 0; ri < rcs_n; ++ri) {
+                        const Recompute rc = rcs[ri];
                         // Lowest ZeRO stage that fits is the fastest for this recompute mode.
-                        for (int z : zs) {
+                        for (std::size_t zi = 0; zi < zs_n; ++zi) {
+                            const int z = zs[zi];
                             ParallelLayout l;
                             l.tensor = t;
                             l.pipeline = p;
@@ -572,7 +593,7 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
                             l.virtual_stages = v;
                             l.sequence_parallel = sp;
                             l.expert = ep;
-                            Eval e = Evaluate(c, l, lc);
+                            Eval e = Evaluate(c, l, lc, fully_given);
                             if (fully_given) {
                                 best = e;
                                 best.valid = true;
@@ -672,6 +693,9 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     }
     out.model = c.m;
 
+    if (!req.with_assumptions) {
+        return out;
+    }
     Assumptions& as = out.assumptions;
     as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());

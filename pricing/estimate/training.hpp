@@ -64,6 +64,9 @@ struct TrainingRequest {
     // Megatron attention: score GEMMs plus memory-bound softmax/mask/dropout over b*a*s^2
     // scores, and the 5as/h activation term.
     std::optional<bool> flash_attention;
+    // false: leave TrainingEstimate::assumptions empty. For callers that evaluate many
+    // estimates (the planner) and echo the constants once; every figure is the same.
+    bool with_assumptions = true;
 };
 
 // Seconds per optimizer step, by cause. compute + memory_bound + communication + bubble +

@@ -63,6 +63,12 @@ int main(int argc, char** argv) {
         auto e = est::EstimateTraining(req, small);
         return e.ok() ? e.value().step_time_s : 0.0;
     });
+    est::TrainingRequest lean = req;
+    lean.with_assumptions = false;
+    double search_lean_us = MicrosPerCall(iterations, [&] {
+        auto e = est::EstimateTraining(lean, cluster);
+        return e.ok() ? e.value().step_time_s : 0.0;
+    });
     est::TrainingRequest fixed = req;
     est::ParallelismRequest p;
     p.tensor = 8;
@@ -101,6 +107,7 @@ int main(int argc, char** argv) {
     std::printf("training estimate, layout search, 65B on 2048 x h100-sxm: %8.1f us/call (%d layouts evaluated)\n",
                 search_us, considered);
     std::printf("training estimate, layout search, 65B on   64 x h100-sxm: %8.1f us/call\n", search_small_us);
+    std::printf("  the same on 2048 without building assumptions (planner): %6.1f us/call\n", search_lean_us);
     std::printf("training estimate, fixed layout:                         %8.1f us/call\n", fixed_us);
     std::printf("inference estimate (TP2, batch 8):                       %8.1f us/call\n", inference_us);
     std::printf("roofline call (3 ops):                                   %8.1f us/call\n", roofline_us);

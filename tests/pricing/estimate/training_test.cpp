@@ -118,6 +118,25 @@ TEST_SUITE("estimate_training") {
         CHECK(v.layouts_considered > 10);
     }
 
+    TEST_CASE("skipping the assumptions list changes no figure of the estimate") {
+        TrainingRequest r;
+        r.model = Llama65();
+        r.tokens_b = 1400;
+        auto full = EstimateTraining(r, Cluster(256));
+        r.with_assumptions = false;
+        auto lean = EstimateTraining(r, Cluster(256));
+        REQUIRE(full.ok());
+        REQUIRE(lean.ok());
+        CHECK_FALSE(full.value().assumptions.empty());
+        CHECK(lean.value().assumptions.empty());
+        CHECK(lean.value().step_time_s == full.value().step_time_s);
+        CHECK(lean.value().memory_per_accelerator_gb == full.value().memory_per_accelerator_gb);
+        CHECK(lean.value().parallelism.tensor == full.value().parallelism.tensor);
+        CHECK(lean.value().parallelism.pipeline == full.value().parallelism.pipeline);
+        CHECK(lean.value().parallelism.micro_batch_size == full.value().parallelism.micro_batch_size);
+        CHECK(lean.value().layouts_considered == full.value().layouts_considered);
+    }
+
     TEST_CASE("more accelerators finish sooner; a slower interconnect never speeds things up") {
         TrainingRequest r;
         r.model = Llama65();
