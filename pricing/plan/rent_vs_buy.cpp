@@ -115,8 +115,10 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         accelerator = found.value();
     }
     plan.accelerator_count = buy.accelerator_count;
-    const std::optional<double> count =
-        buy.accelerator_count ? std::optional<double>(*buy.accelerator_count) : std::nullopt;
+    // Owned accelerators; 0 when not given (then every use below is guarded by has_count or
+    // by Validate's rule that derived figures need a count).
+    const bool has_count = buy.accelerator_count.has_value();
+    const double count = static_cast<double>(buy.accelerator_count.value_or(0));
 
     // Rent rate and volume.
     if (rent.usd_per_accelerator_hour) {
@@ -126,17 +128,17 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     }
     plan.accelerator_hours_per_month = rent.accelerator_hours_per_month;
     if (!rent.usd_per_month && !plan.accelerator_hours_per_month) {
-        if (!count) {
+        if (!has_count) {
             return MakeError(ErrorCode::kInvalidArgument,
                              "accelerator_hours_per_month is required unless "
                              "buy.accelerator_count is given",
                              "/rent/accelerator_hours_per_month");
         }
         plan.accelerator_hours_per_month =
-            *count * kHoursPerMonth * buy.utilization.value_or(kDefaultUtilization);
+            count * kHoursPerMonth * buy.utilization.value_or(kDefaultUtilization);
     }
-    if (count && plan.accelerator_hours_per_month) {
-        const double capacity = *count * kHoursPerMonth;
+    if (has_count && plan.accelerator_hours_per_month) {
+        const double capacity = count * kHoursPerMonth;
         if (*plan.accelerator_hours_per_month > capacity * (1.0 + 1e-9)) {
             return MakeError(ErrorCode::kFailedPrecondition,
                              "rented accelerator-hours per month (" +
@@ -160,9 +162,9 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     // Utilisation of what is owned.
     if (buy.utilization) {
         plan.utilization = buy.utilization;
-    } else if (count && plan.accelerator_hours_per_month) {
+    } else if (has_count && plan.accelerator_hours_per_month) {
         plan.utilization = std::min(1.0, *plan.accelerator_hours_per_month /
-                                             (*count * kHoursPerMonth));
+                                             (count * kHoursPerMonth));
     }
 
     // Capex.
@@ -189,7 +191,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
         const double overhead =
             buy.chassis_overhead_fraction.value_or(kDefaultChassisOverheadFraction);
-        plan.capex_usd = *unit_price * *count * (1.0 + overhead);
+        plan.capex_usd = *unit_price * count * (1.0 + overhead);
         echo.push_back(Echo("purchase_price_usd_per_accelerator", *unit_price, "usd",
                             "purchase price of one accelerator",
                             buy.purchase_price_usd_per_accelerator.has_value(),
@@ -229,12 +231,12 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         const double hosting =
             buy.hosting_usd_per_accelerator_month.value_or(kDefaultHostingUsdPerAcceleratorMonth);
         const double staff =
-            buy.staff_usd_per_month.value_or(kDefaultStaffUsdPerAcceleratorMonth * *count);
+            buy.staff_usd_per_month.value_or(kDefaultStaffUsdPerAcceleratorMonth * count);
         const double utilization = plan.utilization.value_or(kDefaultUtilization);
         power_usd_per_month_at_full_use =
-            *count * *tdp_w / 1000.0 * (1.0 + host) * pue * usd_per_kwh * kHoursPerMonth;
+            count * *tdp_w / 1000.0 * (1.0 + host) * pue * usd_per_kwh * kHoursPerMonth;
         plan.opex_usd_per_month =
-            power_usd_per_month_at_full_use * utilization + hosting * *count + staff;
+            power_usd_per_month_at_full_use * utilization + hosting * count + staff;
         echo.push_back(Echo("tdp_w", *tdp_w, "W", "board power of one accelerator",
                             buy.tdp_w.has_value(), "catalog: accelerator TDP"));
         echo.push_back(Echo("server_power_overhead_fraction", host, "fraction",
@@ -312,12 +314,12 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     }
 
     // Break-even utilisation: amortised fixed cost + power(u) = rent rate x capacity x u.
-    if (count && plan.rent_usd_per_accelerator_hour) {
+    if (has_count && plan.rent_usd_per_accelerator_hour) {
         const double fixed = plan.capex_usd * (1.0 - residual_fraction) / depreciation_months +
                              plan.opex_usd_per_month -
                              power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
         const double rent_at_full_use =
-            *plan.rent_usd_per_accelerator_hour * *count * kHoursPerMonth;
+            *plan.rent_usd_per_accelerator_hour * count * kHoursPerMonth;
         const double slope = rent_at_full_use - power_usd_per_month_at_full_use;
         if (slope > 0) {
             plan.break_even_utilization = fixed / slope;

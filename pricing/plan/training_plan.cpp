@@ -17,6 +17,9 @@ constexpr double kZ90 = 1.2815515655446004;
 // beyond that point every larger count costs about twice as much for (almost) nothing.
 constexpr double kMinDoublingSpeedup = 1.05;
 constexpr std::size_t kMaxExplicitNodeCounts = 64;
+// Spot options whose expected time exceeds this multiple of the failure-free time are left
+// out (counted as spot_impractical): checkpoints too slow for the interruption rate.
+constexpr double kMaxSpotSlowdown = 1e3;
 constexpr std::size_t kMaxPlanOffset = 1'000'000;
 
 struct ShapeKey {
@@ -184,6 +187,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     std::size_t filtered = 0;
     std::size_t precision_unsupported = 0;
     std::size_t no_fit = 0;
+    std::size_t spot_impractical = 0;
     std::string precision_example;
     std::string fit_example;
 
@@ -344,6 +348,11 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
                     opt.expected_wall_clock_hours = ExpectedHoursWithInterruptions(
                         opt.wall_clock_hours, rate, checkpoint_hours, restart_hours, interval);
                 }
+                if (!std::isfinite(opt.expected_wall_clock_hours) ||
+                    opt.expected_wall_clock_hours > opt.wall_clock_hours * kMaxSpotSlowdown) {
+                    ++spot_impractical;  // checkpoints too slow for the interruption rate
+                    continue;
+                }
                 opt.expected_cost_usd = opt.expected_wall_clock_hours * opt.usd_per_hour;
                 const double factor = rate_per_instance ? factor_spot : factor_fixed;
                 opt.cost_usd_p50 = opt.expected_cost_usd;
@@ -403,7 +412,8 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
 
     plan.skipped = {{"filtered", filtered},
                     {"precision_unsupported", precision_unsupported},
-                    {"does_not_fit", no_fit}};
+                    {"does_not_fit", no_fit},
+                    {"spot_impractical", spot_impractical}};
     if (!fit_example.empty()) {
         plan.skipped_examples.emplace_back("does_not_fit", fit_example);
     }

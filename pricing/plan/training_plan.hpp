@@ -109,7 +109,8 @@ struct TrainingPlan {
     std::size_t hardware_shapes = 0;  // distinct (accelerator, per node, scale-out)
     std::size_t estimates = 0;        // estimator calls made
     // Offerings left out, by reason: "filtered" (constraints), "precision_unsupported",
-    // "does_not_fit" (at no searched node count).
+    // "does_not_fit" (at no searched node count); "spot_impractical" counts spot options
+    // (offering x node count) whose expected time is over 1000x the failure-free time.
     std::vector<std::pair<std::string, std::size_t>> skipped;
     // One estimator message per skip reason, to say why (e.g. how much memory is missing).
     std::vector<std::pair<std::string, std::string>> skipped_examples;

@@ -66,6 +66,9 @@ Timing TimePlan(const plan::TrainingPlanRequest& request, const InMemoryCatalog&
         ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         t.last = std::move(result).value();
     }
+    if (ms.empty()) {
+        return t;
+    }
     std::sort(ms.begin(), ms.end());
     t.median_ms = ms[ms.size() / 2];
     t.min_ms = ms.front();

@@ -312,6 +312,22 @@ TEST_SUITE("plan_training") {
         REQUIRE_FALSE(none.value().skipped_examples.empty());
     }
 
+    TEST_CASE("spot options with very slow checkpoints stay finite or are left out") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.price_types = {PriceType::kSpot};
+        r.checkpoint_minutes = 1440;
+        r.restart_minutes = 1440;
+        auto plan = PlanTraining(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK(plan.value().skipped[3].first == "spot_impractical");
+        for (const auto& o : plan.value().options) {
+            CHECK(std::isfinite(o.expected_cost_usd));
+            CHECK(o.expected_wall_clock_hours <= o.wall_clock_hours * 1e3);
+            CHECK(o.expected_wall_clock_hours > o.wall_clock_hours);
+        }
+    }
+
     TEST_CASE("an invalid workload or plan field is an error naming the field") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
