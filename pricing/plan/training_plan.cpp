@@ -220,7 +220,11 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         InterruptionsPerHourFromMonthlyPercent(kDefaultUnknownSpotPercentPerMonth);
 
     std::vector<TrainingPlanOption> all;
-    std::optional<estimate::TrainingEstimate> first_estimate;
+    // The search runs without building assumption lists; the first successful cluster is
+    // estimated once more with them, for the echo.
+    estimate::TrainingRequest workload = request.workload;
+    workload.with_assumptions = false;
+    std::optional<estimate::ClusterSpec> first_cluster;
 
     // Node counts per shape: the caller's list, or the default ladder.
     std::vector<int> explicit_counts = c.node_counts;
@@ -271,7 +275,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
             Result<estimate::TrainingEstimate> fresh = Error{};
             if (cached == one_node.end()) {
                 ++plan.estimates;
-                fresh = estimate::EstimateTraining(request.workload, cluster);
+                fresh = estimate::EstimateTraining(workload, cluster);
                 if (nodes == 1) {
                     cached = one_node.emplace(single, OneNode{fresh}).first;
                 }
@@ -300,8 +304,8 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
             const bool slow_gain = explicit_counts.empty() && !runs.empty() &&
                                    runs.back().wall_clock_hours < hours * kMinDoublingSpeedup;
             runs.push_back({nodes, hours, e.value().mfu, e.value().parallelism});
-            if (!first_estimate) {
-                first_estimate = e.value();
+            if (!first_cluster) {
+                first_cluster = cluster;
             }
             if (slow_gain) {
                 break;
@@ -448,6 +452,14 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     echo.push_back(Echo("max_accelerators", max_accelerators, "accelerators",
                         "largest cluster searched", c.max_accelerators.has_value(),
                         "default: 4096"));
+    std::optional<estimate::TrainingEstimate> first_estimate;
+    if (first_cluster) {
+        ++plan.estimates;
+        auto echoed = estimate::EstimateTraining(request.workload, *first_cluster);
+        if (echoed.ok()) {
+            first_estimate = std::move(echoed).value();
+        }
+    }
     if (first_estimate) {
         for (const auto& a : first_estimate->assumptions) {
             Assumption copy = a;
