@@ -209,7 +209,9 @@ pricing::Result<std::unique_ptr<PgStore>> PgStore::Open(PgStoreOptions options) 
         }
     } catch (const pqxx::broken_connection& e) {
         return Unavailable("cannot connect to the database (" +
-                           RedactUrl(store->options_.database_url) + ")");
+                           RedactUrl(store->options_.database_url) + "): " + e.what());
+    } catch (const std::exception& e) {
+        return Unavailable(std::string("cannot read the catalog from the database: ") + e.what());
     }
     store->connected_ = true;
     store->refresher_ = std::thread([s = store.get()] { s->RefresherLoop(); });
