@@ -4,8 +4,10 @@
 #include <charconv>
 #include <functional>
 
+#include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
+#include "pricing/plan/training_plan.hpp"
 #include "service/http/as_of.hpp"
 #include "service/http/auth.hpp"
 #include "service/http/json_codec.hpp"
@@ -31,15 +33,47 @@ constexpr int kMaxDiffDepth = 16;
 using Evaluator = std::function<Result<json>(const json& request, const pricing::Catalog& catalog)>;
 
 // Plan kinds a scenario can hold: the path under /v1/plans/ and the planner behind it.
+// Each runs exactly what the handler in plan_routes.cpp runs (decoder, planner, encoder).
 const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
     static const std::vector<std::pair<std::string, Evaluator>> kinds = {
         {"spot",
          [](const json& request, const pricing::Catalog& catalog) -> Result<json> {
-             auto decoded = DecodeSpotPlanRequest(request);
+             auto decoded = DecodeSpotPlanRequest(request, {"workload"});
              if (!decoded.ok()) {
                  return decoded.error();
              }
-             auto plan = pricing::plan::PlanSpot(decoded.value(), catalog);
+             auto workload = DecodeSpotWorkload(request);
+             if (!workload.ok()) {
+                 return workload.error();
+             }
+             auto plan = workload.value()
+                             ? pricing::plan::PlanSpotForTraining(decoded.value(),
+                                                                  *workload.value(), catalog)
+                             : pricing::plan::PlanSpot(decoded.value(), catalog);
+             if (!plan.ok()) {
+                 return plan.error();
+             }
+             return ToJson(plan.value());
+         }},
+        {"training",
+         [](const json& request, const pricing::Catalog& catalog) -> Result<json> {
+             auto decoded = DecodeTrainingPlanRequest(request);
+             if (!decoded.ok()) {
+                 return decoded.error();
+             }
+             auto plan = pricing::plan::PlanTraining(decoded.value(), catalog);
+             if (!plan.ok()) {
+                 return plan.error();
+             }
+             return ToJson(plan.value(), decoded.value());
+         }},
+        {"inference",
+         [](const json& request, const pricing::Catalog& catalog) -> Result<json> {
+             auto decoded = DecodeInferencePlanRequest(request);
+             if (!decoded.ok()) {
+                 return decoded.error();
+             }
+             auto plan = pricing::plan::PlanInference(decoded.value(), catalog);
              if (!plan.ok()) {
                  return plan.error();
              }

@@ -114,6 +114,27 @@ TEST_SUITE("scenario_routes") {
         CHECK(f.db.Scalar("SELECT count(*) FROM scenarios") == "0");
     }
 
+    TEST_CASE("training and inference plans can be saved and re-evaluated too") {
+        Fixture f;
+        auto c = f.server->Client();
+        for (const std::string& body :
+             {std::string(R"({"name": "7B pretraining", "plan": "training",
+                 "request": {"model": {"params_b": 7}, "tokens_b": 100, "limit": 3}})"),
+              std::string(R"({"name": "7B chat", "plan": "inference",
+                 "request": {"model": {"params_b": 7}, "input_tokens": 500, "output_tokens": 200,
+                             "traffic": {"requests_per_second": 2}}})")}) {
+            auto saved = c.Post("/v1/scenarios", f.Auth(f.reader), body, "application/json");
+            REQUIRE(saved);
+            CHECK_MESSAGE(saved->status == 201, saved->body);
+            if (saved->status != 201) {
+                continue;
+            }
+            const std::string id = Body(saved)["id"];
+            auto again = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+            CHECK(again["changed"] == false);
+        }
+    }
+
     TEST_CASE("scenario lists page with a cursor") {
         Fixture f;
         auto c = f.server->Client();
