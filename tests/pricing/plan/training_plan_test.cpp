@@ -204,9 +204,12 @@ TEST_SUITE("plan_training") {
             hours.push_back(o.expected_wall_clock_hours);
         }
         std::sort(hours.begin(), hours.end());
+        REQUIRE(hours.size() >= 3);
+        const double shortest = *std::min_element(hours.begin(), hours.end());
+        const double longest = *std::max_element(hours.begin(), hours.end());
         std::set<std::string> previous;
-        for (double deadline : {hours.front() * 0.5, hours[hours.size() / 3],
-                                hours[hours.size() / 2], hours.back() * 2}) {
+        for (double deadline : {shortest * 0.5, hours[hours.size() / 3], hours[hours.size() / 2],
+                                longest * 2}) {
             TrainingPlanRequest r = SevenB();
             r.constraints.deadline_hours = deadline;
             auto plan = PlanTraining(r, *catalog);
