@@ -6,6 +6,7 @@
 #include <set>
 
 #include "service/http/json_codec.hpp"
+#include "service/http/json_reader.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -15,105 +16,8 @@ using pricing::ErrorCode;
 using pricing::MakeError;
 using pricing::Result;
 
-// Typed reads of one request object; the first failure wins. A null member counts as absent.
-class Reader {
-public:
-    Reader(const json& object, std::string pointer) : obj_(object), ptr_(std::move(pointer)) {}
 
-    std::string Ptr(const std::string& key) const { return ptr_ + "/" + key; }
-    bool ok() const { return !error_; }
-    const pricing::Error& error() const { return *error_; }
-    void Fail(ErrorCode code, const std::string& key, const std::string& detail) {
-        if (!error_) error_ = MakeError(code, detail, key.empty() ? ptr_ : Ptr(key));
-    }
-
-    const json* Member(const std::string& key) {
-        auto it = obj_.find(key);
-        if (it == obj_.end() || it->is_null()) return nullptr;
-        return &*it;
-    }
-    std::optional<double> Number(const std::string& key) {
-        const json* v = Member(key);
-        if (!v) return std::nullopt;
-        if (!v->is_number()) {
-            Fail(ErrorCode::kMalformed, key, key + " must be a number");
-            return std::nullopt;
-        }
-        double d = v->get<double>();
-        if (!std::isfinite(d)) {
-            Fail(ErrorCode::kInvalidArgument, key, key + " must be finite");
-            return std::nullopt;
-        }
-        return d;
-    }
-    std::optional<int> Int(const std::string& key) {
-        const json* v = Member(key);
-        if (!v) return std::nullopt;
-        if (!v->is_number_integer()) {
-            Fail(ErrorCode::kMalformed, key, key + " must be an integer");
-            return std::nullopt;
-        }
-        if (v->is_number_unsigned()) {
-            auto u = v->get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-                Fail(ErrorCode::kInvalidArgument, key, key + " is too large");
-                return std::nullopt;
-            }
-            return static_cast<int>(u);
-        }
-        auto i = v->get<std::int64_t>();
-        if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max()) {
-            Fail(ErrorCode::kInvalidArgument, key, key + " is out of range");
-            return std::nullopt;
-        }
-        return static_cast<int>(i);
-    }
-    std::optional<std::string> String(const std::string& key) {
-        const json* v = Member(key);
-        if (!v) return std::nullopt;
-        if (!v->is_string()) {
-            Fail(ErrorCode::kMalformed, key, key + " must be a string");
-            return std::nullopt;
-        }
-        return v->get<std::string>();
-    }
-    std::optional<bool> Bool(const std::string& key) {
-        const json* v = Member(key);
-        if (!v) return std::nullopt;
-        if (!v->is_boolean()) {
-            Fail(ErrorCode::kMalformed, key, key + " must be true or false");
-            return std::nullopt;
-        }
-        return v->get<bool>();
-    }
-    const json* Object(const std::string& key) {
-        const json* v = Member(key);
-        if (v && !v->is_object()) {
-            Fail(ErrorCode::kMalformed, key, key + " must be an object");
-            return nullptr;
-        }
-        return v;
-    }
-    void OnlyKnown(const std::vector<std::string>& known) {
-        for (auto it = obj_.begin(); it != obj_.end(); ++it) {
-            if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
-                Fail(ErrorCode::kMalformed, it.key(),
-                     "unknown member '" + it.key().substr(0, 64) + "'");
-                return;
-            }
-        }
-    }
-    void Require(const std::string& key) {
-        if (!Member(key)) Fail(ErrorCode::kMalformed, key, key + " is required");
-    }
-
-private:
-    const json& obj_;
-    std::string ptr_;
-    std::optional<pricing::Error> error_;
-};
-
-std::optional<pricing::Precision> PrecisionField(Reader& r, const std::string& key) {
+std::optional<pricing::Precision> PrecisionField(JsonReader& r, const std::string& key) {
     auto s = r.String(key);
     if (!s) return std::nullopt;
     auto p = pricing::ParsePrecision(*s);
@@ -126,7 +30,7 @@ std::optional<pricing::Precision> PrecisionField(Reader& r, const std::string& k
 }
 
 Result<est::ModelSpec> DecodeModel(const json& j, const std::string& ptr) {
-    Reader r(j, ptr);
+    JsonReader r(j, ptr);
     r.OnlyKnown({"params_b", "active_params_b", "layers", "hidden_size", "attention_heads",
                  "kv_heads", "ffn_hidden_size", "vocab_size", "seq_len", "gated_mlp", "experts",
                  "experts_per_token"});
@@ -148,7 +52,7 @@ Result<est::ModelSpec> DecodeModel(const json& j, const std::string& ptr) {
 }
 
 Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::string& ptr) {
-    Reader r(j, ptr);
+    JsonReader r(j, ptr);
     r.OnlyKnown({"gemm_max_efficiency", "memory_bandwidth_efficiency", "attention_efficiency",
                  "scale_up_efficiency", "scale_out_efficiency", "kernel_overhead_s"});
     est::EfficiencyOverrides o;
@@ -165,18 +69,6 @@ Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::stri
 template <typename T>
 json Opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
-}
-
-json AssumptionsJson(const pricing::Assumptions& as) {
-    json out = json::array();
-    for (const auto& a : as) {
-        out.push_back({{"name", a.name},
-                       {"value", Num(a.value)},
-                       {"unit", a.unit},
-                       {"description", a.description},
-                       {"source", a.source}});
-    }
-    return out;
 }
 
 json LayoutJson(const est::ParallelLayout& l) {
@@ -229,7 +121,7 @@ std::size_t Distance(const std::string& a, const std::string& b) {
 }  // namespace
 
 Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
-    Reader r(j, ptr);
+    JsonReader r(j, ptr);
     r.OnlyKnown({"accelerator", "count", "accelerators_per_node", "scale_out_gbit_per_s_per_node",
                  "scale_up_gb_per_s"});
     r.Require("accelerator");
@@ -283,7 +175,7 @@ Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing
 
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareRequest* hardware,
                                                    const std::vector<std::string>& extra_keys) {
-    Reader r(body, "");
+    JsonReader r(body, "");
     std::vector<std::string> known = {"model", "tokens_b", "hardware", "precision",
                                       "global_batch_tokens", "parallelism", "efficiency",
                                       "goodput", "comm_overlap_fraction", "tp_overlap_fraction",
@@ -321,7 +213,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
         req.efficiency = e.value();
     }
     if (par != nullptr) {
-        Reader p(*par, "/parallelism");
+        JsonReader p(*par, "/parallelism");
         p.OnlyKnown({"tensor", "pipeline", "data", "zero_stage", "recompute", "micro_batch_size",
                      "virtual_stages", "sequence_parallel"});
         est::ParallelismRequest pr;
@@ -346,7 +238,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
 }
 
 Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareRequest* hardware) {
-    Reader r(body, "");
+    JsonReader r(body, "");
     r.OnlyKnown({"model", "hardware", "precision", "kv_cache_precision", "batch_size",
                  "input_tokens", "output_tokens", "tensor_parallel", "efficiency",
                  "step_overhead_s", "memory_overhead_gb"});
@@ -382,7 +274,7 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
 }
 
 Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
-    Reader r(body, "");
+    JsonReader r(body, "");
     r.OnlyKnown({"accelerator", "precision", "ops", "efficiency"});
     r.Require("accelerator");
     r.Require("ops");
@@ -406,7 +298,7 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
         if (!op.is_object()) {
             return MakeError(ErrorCode::kMalformed, "each op must be an object", ptr);
         }
-        Reader o(op, ptr);
+        JsonReader o(op, ptr);
         auto kind = o.String("kind");
         if (!o.ok()) return o.error();
         est::RooflineOp rop;
@@ -497,7 +389,7 @@ json EstimateToJson(const est::TrainingEstimate& e) {
         {"layouts_considered", e.layouts_considered},
         {"runner_up", runner},
         {"model", ModelJson(e.model)},
-        {"assumptions", AssumptionsJson(e.assumptions)},
+        {"assumptions", ToJson(e.assumptions)},
     };
 }
 
@@ -520,7 +412,7 @@ json EstimateToJson(const est::InferenceEstimate& e) {
         {"tensor_parallel", e.tensor_parallel},
         {"replicas", e.replicas},
         {"model", ModelJson(e.model)},
-        {"assumptions", AssumptionsJson(e.assumptions)},
+        {"assumptions", ToJson(e.assumptions)},
     };
 }
 
@@ -548,7 +440,7 @@ json EstimateToJson(const est::RooflineResult& r) {
     return {{"ops", std::move(ops)},
             {"total", std::move(total)},
             {"ridge_point_flops_per_byte", Num(r.ridge_point_flops_per_byte)},
-            {"assumptions", AssumptionsJson(r.assumptions)}};
+            {"assumptions", ToJson(r.assumptions)}};
 }
 
 }  // namespace gpucost::http

@@ -203,4 +203,16 @@ json ToJson(const pricing::CatalogInfo& info) {
             {"newest_as_of", info.newest_as_of}};
 }
 
+json ToJson(const pricing::Assumptions& assumptions) {
+    json out = json::array();
+    for (const auto& a : assumptions) {
+        out.push_back({{"name", a.name},
+                       {"value", Num(a.value)},
+                       {"unit", a.unit},
+                       {"description", a.description},
+                       {"source", a.source}});
+    }
+    return out;
+}
+
 }  // namespace gpucost::http

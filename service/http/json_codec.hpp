@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/accelerator.hpp"
+#include "pricing/assumption.hpp"
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
 #include "pricing/offering.hpp"
@@ -35,5 +36,7 @@ json ToJson(const pricing::Accelerator& a);
 json ToJson(const pricing::Offering& o, bool with_history);
 json ToJson(const pricing::ProviderSummary& p);
 json ToJson(const pricing::CatalogInfo& info);
+// `assumptions` array: [{name, value, unit, description, source}].
+json ToJson(const pricing::Assumptions& assumptions);
 
 }  // namespace gpucost::http

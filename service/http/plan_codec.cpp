@@ -6,26 +6,12 @@
 
 #include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
+#include "service/http/json_reader.hpp"
 
 namespace gpucost::http {
 namespace {
 
 using pricing::ErrorCode;
-
-// JSON pointer escaping (RFC 6901): '~' -> "~0", '/' -> "~1"; long keys are cut.
-std::string EscapePointerToken(const std::string& key) {
-    std::string out;
-    for (char c : key.substr(0, 64)) {
-        if (c == '~') {
-            out += "~0";
-        } else if (c == '/') {
-            out += "~1";
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
 
 json Opt(const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); }
 
@@ -110,157 +96,6 @@ std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key
 }
 
 }  // namespace
-
-JsonReader::JsonReader(const json& object, std::string pointer)
-    : object_(object), pointer_(std::move(pointer)) {}
-
-std::string JsonReader::PointerOf(const std::string& key) const {
-    return pointer_ + "/" + EscapePointerToken(key);
-}
-
-void JsonReader::Fail(ErrorCode code, const std::string& key, const std::string& detail) {
-    if (!error_) {
-        const std::string field = PointerOf(key);
-        error_ = pricing::MakeError(code, field + ": " + detail, field);
-    }
-}
-
-const json* JsonReader::Member(const std::string& key) const {
-    auto it = object_.find(key);
-    if (it == object_.end() || it->is_null()) {
-        return nullptr;
-    }
-    return &*it;
-}
-
-std::optional<double> JsonReader::Number(const std::string& key) {
-    const json* v = Member(key);
-    if (v == nullptr) {
-        return std::nullopt;
-    }
-    if (!v->is_number()) {
-        Fail(ErrorCode::kMalformed, key, "must be a number");
-        return std::nullopt;
-    }
-    return v->get<double>();
-}
-
-std::optional<int> JsonReader::Int(const std::string& key) {
-    const json* v = Member(key);
-    if (v == nullptr) {
-        return std::nullopt;
-    }
-    if (v->is_number_integer()) {
-        if (v->is_number_unsigned()) {
-            auto u = v->get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(INT_MAX)) {
-                Fail(ErrorCode::kInvalidArgument, key, "is too large");
-                return std::nullopt;
-            }
-            return static_cast<int>(u);
-        }
-        auto i = v->get<std::int64_t>();
-        if (i > INT_MAX || i < INT_MIN) {
-            Fail(ErrorCode::kInvalidArgument, key, "is out of range");
-            return std::nullopt;
-        }
-        return static_cast<int>(i);
-    }
-    if (v->is_number_float()) {
-        double d = v->get<double>();
-        if (std::isfinite(d) && d == std::floor(d)) {
-            if (d > static_cast<double>(INT_MAX) || d < static_cast<double>(INT_MIN)) {
-                Fail(ErrorCode::kInvalidArgument, key, "is out of range");
-                return std::nullopt;
-            }
-            return static_cast<int>(d);
-        }
-    }
-    Fail(ErrorCode::kMalformed, key, "must be an integer");
-    return std::nullopt;
-}
-
-std::optional<std::string> JsonReader::String(const std::string& key) {
-    const json* v = Member(key);
-    if (v == nullptr) {
-        return std::nullopt;
-    }
-    if (!v->is_string()) {
-        Fail(ErrorCode::kMalformed, key, "must be a string");
-        return std::nullopt;
-    }
-    return v->get<std::string>();
-}
-
-std::optional<bool> JsonReader::Bool(const std::string& key) {
-    const json* v = Member(key);
-    if (v == nullptr) {
-        return std::nullopt;
-    }
-    if (!v->is_boolean()) {
-        Fail(ErrorCode::kMalformed, key, "must be true or false");
-        return std::nullopt;
-    }
-    return v->get<bool>();
-}
-
-std::optional<std::vector<std::string>> JsonReader::Strings(const std::string& key) {
-    const json* v = Member(key);
-    if (v == nullptr) {
-        return std::nullopt;
-    }
-    if (!v->is_array()) {
-        Fail(ErrorCode::kMalformed, key, "must be an array of strings");
-        return std::nullopt;
-    }
-    std::vector<std::string> out;
-    for (const json& item : *v) {
-        if (!item.is_string()) {
-            Fail(ErrorCode::kMalformed, key, "must be an array of strings");
-            return std::nullopt;
-        }
-        out.push_back(item.get<std::string>());
-    }
-    return out;
-}
-
-const json* JsonReader::Object(const std::string& key) {
-    const json* v = Member(key);
-    if (v == nullptr) {
-        return nullptr;
-    }
-    if (!v->is_object()) {
-        Fail(ErrorCode::kMalformed, key, "must be an object");
-        return nullptr;
-    }
-    return v;
-}
-
-void JsonReader::OnlyKnown(const std::vector<std::string>& known) {
-    std::set<std::string> allowed(known.begin(), known.end());
-    for (auto it = object_.begin(); it != object_.end(); ++it) {
-        if (allowed.count(it.key()) == 0) {
-            std::string list;
-            for (const auto& k : allowed) {
-                list += (list.empty() ? "" : ", ") + k;
-            }
-            Fail(ErrorCode::kMalformed, it.key(), "unknown member; known members: " + list);
-            return;
-        }
-    }
-}
-
-json ToJson(const pricing::Assumptions& assumptions) {
-    json out = json::array();
-    for (const auto& a : assumptions) {
-        out.push_back({{"name", a.name},
-                       {"value", Num(a.value)},
-                       {"unit", a.unit},
-                       {"description", a.description},
-                       {"source", a.source}});
-    }
-    return out;
-}
 
 pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     const json& body, const std::vector<std::string>& extra_keys) {

@@ -107,7 +107,12 @@ TEST_SUITE("estimate_routes") {
         bad["model"]["colour"] = "red";
         CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/model/colour");
         bad = Llama65Training();
+        // A number is the right JSON type for a count (JSON has no integer type; 64.0 is read
+        // as 64): one this large is an invalid value, not a malformed request.
         bad["hardware"]["count"] = 1e300;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/count");
+        bad = Llama65Training();
+        bad["hardware"]["count"] = 64.5;
         CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/hardware/count");
         bad = Llama65Training();
         bad["hardware"]["count"] = 4000000000LL;
