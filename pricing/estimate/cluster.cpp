@@ -23,8 +23,12 @@ int DefaultAcceleratorsPerNode(const Accelerator& a) {
     return 8;  // HGX/DGX boards, OAM platforms, and 8-GPU cloud instances
 }
 
-double DefaultScaleOutGbitPerSPerNode(const Accelerator& a) {
+double DefaultScaleOutGbitPerSPerNode(const Accelerator& a, int accelerators_per_node) {
     std::string_view id = a.id;
+    if (!StartsWith(id, "tpu-") && accelerators_per_node > 0 &&
+        accelerators_per_node < DefaultAcceleratorsPerNode(a)) {
+        return kPartialNodeScaleOutGbitPerS;
+    }
     if (StartsWith(id, "a100")) {
         return 1600;  // DGX A100: 8 x 200 Gbit/s HDR InfiniBand
     }

@@ -32,7 +32,11 @@ inline constexpr int kMaxAcceleratorsPerNode = 1024;
 // hosts, 16 for Trainium (trn1/trn2 instances), 1 for PCIe cards.
 int DefaultAcceleratorsPerNode(const Accelerator& accelerator);
 // Scale-out Gbit/s per node when the caller gives none (documented per family in README).
-double DefaultScaleOutGbitPerSPerNode(const Accelerator& accelerator);
+// `accelerators_per_node` below the family's full node (a 1- or 2-GPU cloud VM) gets a
+// single-NIC instance's kPartialNodeScaleOutGbitPerS instead: such VMs sit on the data-centre
+// network, not on the training fabric of a full HGX/DGX node. TPU chips are exempt (ICI).
+inline constexpr double kPartialNodeScaleOutGbitPerS = 100;
+double DefaultScaleOutGbitPerSPerNode(const Accelerator& accelerator, int accelerators_per_node);
 
 // Validates counts and bandwidths; errors name `/hardware/...`.
 [[nodiscard]] Status ValidateCluster(const ClusterSpec& cluster);

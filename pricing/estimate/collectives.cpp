@@ -91,7 +91,7 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
     l.scale_up.bytes_per_s = up / 2.0 * 1e9 * device.scale_up_efficiency;
     l.scale_up.hop_latency_s = up <= kPcieClassGbPerS ? kScaleOutHopLatencyS : kScaleUpHopLatencyS;
     double out = cluster.scale_out_gbit_per_s_per_node.value_or(
-        DefaultScaleOutGbitPerSPerNode(cluster.accelerator));
+        DefaultScaleOutGbitPerSPerNode(cluster.accelerator, l.accelerators_per_node));
     l.scale_out_gbit_per_s_per_node = out;
     l.scale_out.bytes_per_s =
         out / 8.0 * 1e9 / l.accelerators_per_node * device.scale_out_efficiency;
@@ -110,7 +110,8 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
          cluster.scale_out_gbit_per_s_per_node
              ? "request"
              : "default for the accelerator family (DGX/HGX reference designs: 8 x 200 Gbit/s "
-               "for A100, 8 x 400 Gbit/s for H100 and later)"},
+               "for A100, 8 x 400 Gbit/s for H100 and later; 100 Gbit/s for an instance "
+               "smaller than the family's full node)"},
         {"scale_up_hop_latency_s", l.scale_up.hop_latency_s, "s",
          "latency per ring step on the scale-up link", "assumed (NCCL small-message latency)"},
         {"scale_out_hop_latency_s", kScaleOutHopLatencyS, "s",

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "pricing/estimate/cluster.hpp"
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/training.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
@@ -135,6 +136,29 @@ TEST_SUITE("estimate_training") {
         CHECK(lean.value().parallelism.pipeline == full.value().parallelism.pipeline);
         CHECK(lean.value().parallelism.micro_batch_size == full.value().parallelism.micro_batch_size);
         CHECK(lean.value().layouts_considered == full.value().layouts_considered);
+    }
+
+    TEST_CASE("a single-GPU VM without a published network is not treated as a fabric node") {
+        auto h100 = gpucost::testing::H100Sxm();
+        CHECK(DefaultScaleOutGbitPerSPerNode(h100, 8) == 3200);
+        CHECK(DefaultScaleOutGbitPerSPerNode(h100, 1) == kPartialNodeScaleOutGbitPerS);
+        TrainingRequest r;
+        r.model = Llama65();
+        r.model.params_b = 7;
+        r.model.layers = 32;
+        r.model.hidden_size = 4096;
+        r.model.ffn_hidden_size.reset();
+        r.model.attention_heads = 32;
+        r.tokens_b = 100;
+        ClusterSpec hgx = Cluster(64, h100);
+        hgx.accelerators_per_node = 8;
+        ClusterSpec vms = Cluster(64, h100);
+        vms.accelerators_per_node = 1;
+        auto fabric = EstimateTraining(r, hgx);
+        auto ethernet = EstimateTraining(r, vms);
+        REQUIRE(fabric.ok());
+        REQUIRE(ethernet.ok());
+        CHECK(ethernet.value().step_time_s > fabric.value().step_time_s);
     }
 
     TEST_CASE("more accelerators finish sooner; a slower interconnect never speeds things up") {
