@@ -43,6 +43,33 @@ TEST_SUITE("estimate_training") {
         CHECK(ModelFlopsPerToken(m.value()) / (6.0 * 65.2e9) == doctest::Approx(1.05).epsilon(0.03));
     }
 
+    TEST_CASE("op-level FLOPs add up to 6N + 12Lhs per token; full recompute adds one forward") {
+        TrainingRequest r;
+        r.model = Llama65();
+        r.tokens_b = 1400;
+        ParallelismRequest p;
+        p.tensor = 8;
+        p.pipeline = 4;
+        p.data = 64;
+        p.zero_stage = 1;
+        p.micro_batch_size = 1;
+        p.recompute = Recompute::kNone;
+        r.parallelism = p;
+        auto none = EstimateTraining(r, Cluster(2048));
+        REQUIRE(none.ok());
+        // The step's FLOPs, summed op by op (GEMMs, attention, logits), equal the model FLOPs
+        // of the analytic 6N + 12 L h s count: hardware and model utilisation coincide.
+        CHECK(none.value().hfu == doctest::Approx(none.value().mfu).epsilon(1e-9));
+        p.recompute = Recompute::kFull;
+        r.parallelism = p;
+        auto full = EstimateTraining(r, Cluster(2048));
+        REQUIRE(full.ok());
+        // One extra forward of every layer: 4/3 of the layers' FLOPs, the logits not repeated.
+        double ratio = full.value().hfu / full.value().mfu;
+        CHECK(ratio > 1.30);
+        CHECK(ratio < 4.0 / 3.0);
+    }
+
     TEST_CASE("Korthikanti activation formulas per layer") {
         ModelSpec s;
         s.layers = 96;
@@ -89,8 +116,9 @@ TEST_SUITE("estimate_training") {
         CHECK(v.parallelism.tensor == 8);
         CHECK(v.parallelism.pipeline == 4);
         CHECK(v.fits_in_memory);
-        // LLaMA paper: ~21 days at 380 tokens/s/GPU; the ideal estimate is within 35 %.
-        CHECK(v.ideal_wall_clock_hours / 24 == doctest::Approx(21).epsilon(0.35));
+        // LLaMA paper: ~21 days at 380 tokens/s/GPU; the ideal estimate is within 20 %
+        // (17.9 days at this commit, 442 tokens/s/GPU).
+        CHECK(v.ideal_wall_clock_hours / 24 == doctest::Approx(21).epsilon(0.2));
         CHECK(v.wall_clock_hours == doctest::Approx(v.ideal_wall_clock_hours / kDefaultGoodput));
         CHECK(v.accelerator_hours == doctest::Approx(v.wall_clock_hours * 2048));
         CHECK(v.mfu > 0.2);
