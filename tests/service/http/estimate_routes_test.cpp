@@ -4,23 +4,14 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "tests/support/sample_catalog.hpp"
+#include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 
 namespace {
-
-gpucost::http::Deps EstimateDeps() {
-    auto loaded = gpucost::pricing::LoadCatalog(gpucost::testing::SampleCatalogCsv());
-    REQUIRE(loaded.ok());
-    std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
-    gpucost::http::Deps deps;
-    deps.catalog = [catalog] { return catalog; };
-    deps.openapi_yaml = "openapi: 3.1.0\n";
-    deps.service_version = "test";
-    return deps;
-}
 
 json Llama65Training() {
     return json::parse(R"({
@@ -51,7 +42,7 @@ void CheckProblem(const httplib::Result& r, int status, const std::string& field
 
 TEST_SUITE("estimate_routes") {
     TEST_CASE("POST /v1/estimates/training answers the issue's example with every field") {
-        TestServer server(EstimateDeps());
+        TestServer server(SampleDeps());
         auto r = Post(server, "/v1/estimates/training", Llama65Training());
         REQUIRE(r);
         CHECK(r->status == 200);
@@ -71,7 +62,7 @@ TEST_SUITE("estimate_routes") {
     }
 
     TEST_CASE("a minimal training request searches the layout and reports a runner-up") {
-        TestServer server(EstimateDeps());
+        TestServer server(SampleDeps());
         json req = {{"model", {{"params_b", 7}}}, {"tokens_b", 100},
                     {"hardware", {{"accelerator", "h100-sxm"}, {"count", 64}}}};
         auto r = Post(server, "/v1/estimates/training", req);
@@ -84,7 +75,7 @@ TEST_SUITE("estimate_routes") {
     }
 
     TEST_CASE("impossible training requests are 422 or 400 naming the field") {
-        TestServer server(EstimateDeps());
+        TestServer server(SampleDeps());
         json bad = Llama65Training();
         bad["parallelism"]["data"] = 32;
         CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/parallelism");
@@ -127,7 +118,7 @@ TEST_SUITE("estimate_routes") {
     }
 
     TEST_CASE("POST /v1/estimates/inference answers latency, throughput and memory") {
-        TestServer server(EstimateDeps());
+        TestServer server(SampleDeps());
         json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
                                {"kv_heads", 8}, {"gated_mlp", true}}},
                     {"hardware", {{"accelerator", "h100-sxm"}, {"count", 2}}},
@@ -152,7 +143,7 @@ TEST_SUITE("estimate_routes") {
     }
 
     TEST_CASE("POST /v1/estimates/roofline classifies ops and totals them") {
-        TestServer server(EstimateDeps());
+        TestServer server(SampleDeps());
         json req = {{"accelerator", "h100-sxm"},
                     {"precision", "bf16"},
                     {"ops", {{{"kind", "gemm"}, {"m", 8192}, {"n", 8192}, {"k", 8192}},

@@ -6,23 +6,14 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "tests/support/sample_catalog.hpp"
+#include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 
 namespace {
-
-gpucost::http::Deps SampleDeps() {
-    auto loaded = gpucost::pricing::LoadCatalog(gpucost::testing::SampleCatalogCsv());
-    REQUIRE(loaded.ok());
-    std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
-    gpucost::http::Deps deps;
-    deps.catalog = [catalog] { return catalog; };
-    deps.openapi_yaml = "openapi: 3.1.0\n";
-    deps.service_version = "test";
-    return deps;
-}
 
 httplib::Result Post(const TestServer& server, const std::string& path, const std::string& body,
                      const std::string& accept = "") {

@@ -11,21 +11,14 @@
 #include "pricing/catalog_loader.hpp"
 #include "service/http/problem.hpp"
 #include "tests/support/sample_catalog.hpp"
+#include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 
 namespace {
-
-gpucost::http::Deps SampleDeps() {
-    auto loaded = gpucost::pricing::LoadCatalog(gpucost::testing::SampleCatalogCsv());
-    REQUIRE(loaded.ok());
-    std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
-    gpucost::http::Deps deps;
-    deps.catalog = [catalog] { return catalog; };
-    return deps;
-}
 
 std::string StatusLine(const std::string& raw) { return raw.substr(0, raw.find("\r\n")); }
 

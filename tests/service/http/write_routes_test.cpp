@@ -4,25 +4,16 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "tests/support/sample_catalog.hpp"
+#include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 
 namespace {
 
 // Embedded mode: no store behind the API.
-gpucost::http::Deps EmbeddedDeps() {
-    auto loaded = gpucost::pricing::LoadCatalog(gpucost::testing::SampleCatalogCsv());
-    REQUIRE(loaded.ok());
-    std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
-    gpucost::http::Deps deps;
-    deps.catalog = [catalog] { return catalog; };
-    deps.openapi_yaml = "openapi: 3.1.0\n";
-    deps.service_version = "test";
-    return deps;
-}
-
 void CheckNeedsDatabase(const httplib::Result& r, const std::string& code = "database_required") {
     REQUIRE(r);
     CHECK(r->status == 503);
@@ -36,7 +27,7 @@ void CheckNeedsDatabase(const httplib::Result& r, const std::string& code = "dat
 
 TEST_SUITE("write_routes_embedded") {
     TEST_CASE("without a database every write answers 503 saying a database is needed") {
-        TestServer server(EmbeddedDeps());
+        TestServer server(SampleDeps());
         auto c = server.Client();
         const std::string id = "/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand";
         httplib::Headers auth = {{"Authorization", "Bearer gpc_x"}};
@@ -58,7 +49,7 @@ TEST_SUITE("write_routes_embedded") {
     }
 
     TEST_CASE("as_of without a database is 503, a malformed as_of is 422 either way") {
-        TestServer server(EmbeddedDeps());
+        TestServer server(SampleDeps());
         auto c = server.Client();
         auto r = c.Get("/v1/offerings?as_of=2026-01-01");
         REQUIRE(r);

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <memory>
+
+#include <doctest/doctest.h>
+
+#include "pricing/catalog_loader.hpp"
+#include "service/http/router.hpp"
+#include "tests/support/sample_catalog.hpp"
+
+namespace gpucost::testing {
+
+// Handler dependencies over the sample catalog (embedded mode: no database).
+inline http::Deps SampleDeps() {
+    auto loaded = pricing::LoadCatalog(SampleCatalogCsv());
+    REQUIRE(loaded.ok());
+    std::shared_ptr<const pricing::Catalog> catalog = loaded.value();
+    http::Deps deps;
+    deps.catalog = [catalog] { return catalog; };
+    deps.openapi_yaml = "openapi: 3.1.0\n";
+    deps.service_version = "test";
+    return deps;
+}
+
+}  // namespace gpucost::testing
