@@ -133,26 +133,32 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
         }
         return v;
     };
+    // Records a constant that has no override; nothing is built when assumptions are off.
+    auto note = [&](std::string_view name, double v, std::string_view unit, std::string_view desc,
+                    std::string_view source) {
+        if (with_assumptions) {
+            d.assumptions.push_back({std::string(name), v, std::string(unit), std::string(desc),
+                                     std::string(source)});
+        }
+    };
     d.gemm_max_efficiency =
         pick(o.gemm_max_efficiency, mamf, "gemm_max_efficiency", "fraction",
              "large-GEMM throughput as a fraction of dense peak (asymptote of the GEMM curve)",
              mamf_source);
-    if (with_assumptions) d.assumptions.push_back(
-        {"gemm_sustained_fraction_of_mamf", kGemmSustainedFractionOfMamf, "fraction",
+    note("gemm_sustained_fraction_of_mamf", kGemmSustainedFractionOfMamf, "fraction",
          "share of the best-shape MAMF figure that GEMMs reach inside a real training or "
          "serving step (sustained clocks, neighbouring kernels)",
          "LLMCompass A100 mid-size GEMMs measure 0.8 of the MAMF-anchored curve; a global "
-         "fit on tests/data/published-runs.csv gives 0.78-0.80 (README 'Estimator')"});
+         "fit on tests/data/published-runs.csv gives 0.78-0.80 (README 'Estimator')");
     d.gemm_curve_exponent = kGemmCurveExponent;
     d.gemm_half_flops = kGemmHalfEfficiencySecondsAtPeak * d.peak_flops;
-    if (with_assumptions) d.assumptions.push_back(
-        {"gemm_half_efficiency_seconds_at_peak", kGemmHalfEfficiencySecondsAtPeak, "s",
+    note("gemm_half_efficiency_seconds_at_peak", kGemmHalfEfficiencySecondsAtPeak, "s",
          "a GEMM reaches half the asymptote when its FLOPs equal peak FLOP/s times this; "
          "eff = max / (1 + (half_flops / flops)^exponent)",
          "fit to LLMCompass A100 fp16 GEMM measurements (PrincetonUniversity/LLMCompass "
-         "ae/figure5/ab/real_hardware/matmul_A100.csv)"});
-    if (with_assumptions) d.assumptions.push_back({"gemm_curve_exponent", kGemmCurveExponent, "1",
-                             "steepness of the GEMM efficiency curve", "same fit"});
+         "ae/figure5/ab/real_hardware/matmul_A100.csv)");
+    note("gemm_curve_exponent", kGemmCurveExponent, "1", "steepness of the GEMM efficiency curve",
+         "same fit");
     d.memory_max_efficiency =
         pick(o.memory_bandwidth_efficiency, kDefaultMemoryEfficiency, "memory_bandwidth_efficiency",
              "fraction",
@@ -186,11 +192,12 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
         pick(o.scale_out_efficiency, kDefaultScaleOutEfficiency, "scale_out_efficiency",
              "fraction", "collective bus bandwidth over the node's network bandwidth",
              "Calculon network efficiency for InfiniBand (0.9), rounded down for RoCE/EFA");
-    if (with_assumptions) d.assumptions.push_back({"peak_tflops", *peak, "TFLOP/s",
-                             "dense peak at " + std::string(PrecisionName(precision)),
-                             "catalog: " + a.spec_source});
-    if (with_assumptions) d.assumptions.push_back({"memory_gb_per_s", a.memory_gb_per_s, "GB/s", "HBM bandwidth",
-                             "catalog: " + a.spec_source});
+    if (with_assumptions) {
+        note("peak_tflops", *peak, "TFLOP/s",
+             "dense peak at " + std::string(PrecisionName(precision)), "catalog: " + a.spec_source);
+        note("memory_gb_per_s", a.memory_gb_per_s, "GB/s", "HBM bandwidth",
+             "catalog: " + a.spec_source);
+    }
     return d;
 }
 
