@@ -137,6 +137,16 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         if (res.get_header_value("Content-Type") == "application/problem+json") {
             return HandlerResponse::Unhandled;
         }
+        // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X POST
+        // with no -d sends none) as a bare 400 before routing: say what is missing, as 411.
+        bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+        if (res.status == 400 && body_method && !req.has_header("Content-Length") &&
+            !req.has_header("Transfer-Encoding")) {
+            WriteTransportProblem(res, req, 411, "length_required",
+                                  req.method + " needs a Content-Length header; send the JSON body "
+                                               "(or an empty one with Content-Length: 0)");
+            return HandlerResponse::Handled;
+        }
         std::string code = res.status == 413   ? "payload_too_large"
                            : res.status == 414 ? "uri_too_long"
                            : res.status >= 500 ? "internal"
