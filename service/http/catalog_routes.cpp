@@ -2,6 +2,7 @@
 
 #include "pricing/offering_query.hpp"
 #include "service/http/as_of.hpp"
+#include "service/http/catalog_store.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
@@ -190,6 +191,12 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
                    auto found = catalog.value()->FindOffering(req.matches[1].str());
                    if (!found.ok()) {
                        return WriteProblem(res, req, found.error());
+                   }
+                   // Database mode: the current version's ETag, for If-Match on the next write.
+                   if (deps.store && !req.has_param(kAsOfParam)) {
+                       if (auto history = deps.store->History(found.value().id); history.ok()) {
+                           res.set_header("ETag", OfferingEtag(history.value().version));
+                       }
                    }
                    WriteJson(res, ToJson(found.value(), /*with_history=*/true));
                });

@@ -74,7 +74,10 @@ TEST_SUITE("write_routes") {
                             R"({"usd_per_hour": 45, "source": "X"})", "application/json");
         CheckProblem(reused, 422, "invalid_argument");
 
-        CHECK(Body(c.Get(kOffering))["usd_per_hour"] == 44.0);
+        auto current = c.Get(kOffering);
+        REQUIRE(current);
+        CHECK(Body(current)["usd_per_hour"] == 44.0);
+        CHECK(current->get_header_value("ETag") == "\"v2\"");
         auto history = c.Get((std::string(kOffering) + "/history").c_str());
         REQUIRE(history);
         CHECK(history->status == 200);
@@ -209,7 +212,10 @@ TEST_SUITE("write_routes") {
         auto c = f.server->Client();
         REQUIRE(c.Put((std::string(kOffering) + "/price").c_str(), f.Auth(f.admin), kPrice,
                       "application/json"));
-        CHECK(Body(c.Get(kOffering))["usd_per_hour"] == 44.0);
+        auto current = c.Get(kOffering);
+        REQUIRE(current);
+        CHECK(Body(current)["usd_per_hour"] == 44.0);
+        CHECK(current->get_header_value("ETag") == "\"v2\"");
         CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2026-11-10").c_str()))["usd_per_hour"] == 55.04);
         CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2025-06-01T00:00:00Z").c_str()))["usd_per_hour"] ==
               98.32);
