@@ -21,6 +21,9 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(__file__))
+import serve  # noqa: E402
+
 BINARY = sys.argv[1]
 CASES = int(sys.argv[2]) if len(sys.argv) > 2 else 1500
 passed = 0
@@ -38,23 +41,8 @@ def check(ok, what):
     return ok
 
 
-proc = subprocess.Popen([BINARY, "--port", "0", "--access-log", "false"],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                        env={k: v for k, v in os.environ.items() if k != "DATABASE_URL"})
-port = None
-deadline = time.time() + 30
-while time.time() < deadline and port is None:
-    line = proc.stderr.readline()
-    if not line:
-        break
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        continue
-    if entry.get("msg") == "listening":
-        port = entry["port"]
+proc, port = serve.start(BINARY, stdout=subprocess.DEVNULL)
 if not check(port is not None, "server started and logged its port"):
-    proc.kill()
     print(f"{passed} passed, {failed} failed")
     sys.exit(1)
 BASE = f"http://127.0.0.1:{port}"

@@ -13,11 +13,13 @@ Prints one line per check and ends with 'N passed, M failed'.
 import json
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
 import yaml
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+import serve  # noqa: E402
 
 BINARY, SPEC_PATH = sys.argv[1], sys.argv[2]
 spec = yaml.safe_load(open(SPEC_PATH, encoding="utf-8"))
@@ -140,25 +142,10 @@ for path, item in spec["paths"].items():
                           ("" if not errs else ": " + "; ".join(errs[:5])))
 
 # 2. Start the real server on a free port and read the port from its log.
-proc = subprocess.Popen([BINARY, "--port", "0", "--access-log", "false"],
-                        stderr=subprocess.PIPE, text=True,
-                        # embedded mode even when DATABASE_URL is set (openapi_contract_pg)
-                        env={k: v for k, v in __import__("os").environ.items() if k != "DATABASE_URL"})
-port = None
-deadline = time.time() + 20
-while time.time() < deadline and port is None:
-    line = proc.stderr.readline()
-    if not line:
-        break
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        continue
-    if entry.get("msg") == "listening":
-        port = entry["port"]
+# embedded mode even when DATABASE_URL is set (openapi_contract_pg)
+proc, port = serve.start(BINARY)
 check(port is not None, "server started and logged its port")
 if port is None:
-    proc.kill()
     sys.exit(1)
 BASE = f"http://127.0.0.1:{port}"
 
@@ -304,23 +291,9 @@ def run_database_mode():
     gpucost("seed")
     admin = gpucost("apikey", "create", "--scope", "admin", "--name", "contract-admin")
     reader = gpucost("apikey", "create", "--scope", "read", "--name", "contract-reader")
-    pg = subprocess.Popen([BINARY, "--port", "0", "--access-log", "false", "--database-url", url],
-                          stderr=subprocess.PIPE, text=True)
-    pg_port = None
-    until = time.time() + 20
-    while time.time() < until and pg_port is None:
-        line = pg.stderr.readline()
-        if not line:
-            break
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if entry.get("msg") == "listening":
-            pg_port = entry["port"]
+    pg, pg_port = serve.start(BINARY, ["--database-url", url], embedded=False)
     check(pg_port is not None, "PostgreSQL-mode server started")
     if pg_port is None:
-        pg.kill()
         return
     BASE = f"http://127.0.0.1:{pg_port}"
     j = {"Content-Type": "application/json"}
