@@ -31,7 +31,7 @@ inline constexpr int kMaxAcceleratorsPerNode = 1024;
 // Accelerators per node when the caller gives none: 8 for SXM/OAM/HGX-class parts, 4 for TPU
 // hosts, 16 for Trainium (trn1/trn2 instances), 1 for PCIe cards.
 int DefaultAcceleratorsPerNode(const Accelerator& accelerator);
-// Scale-out Gbit/s per node when the caller gives none (documented per family in README).
+// Scale-out Gbit/s per node when the caller gives none (documented per family in docs/estimator.md).
 // `accelerators_per_node` below the family's full node (a 1- or 2-GPU cloud VM) gets a
 // single-NIC instance's kPartialNodeScaleOutGbitPerS instead: such VMs sit on the data-centre
 // network, not on the training fabric of a full HGX/DGX node. TPU chips are exempt (ICI).

@@ -11,7 +11,7 @@
 namespace gpucost::pricing::estimate {
 
 // A transformer as the caller describes it. Only params_b, or layers + hidden_size, is
-// required; DeriveModel fills the rest with the documented rules (README "Estimator").
+// required; DeriveModel fills the rest with the documented rules (docs/estimator.md).
 struct ModelSpec {
     std::optional<double> params_b;         // total parameters, billions
     std::optional<double> active_params_b;  // MoE: parameters used per token, billions

@@ -149,7 +149,7 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
          "share of the best-shape MAMF figure that GEMMs reach inside a real training or "
          "serving step (sustained clocks, neighbouring kernels)",
          "LLMCompass A100 mid-size GEMMs measure 0.8 of the MAMF-anchored curve; a global "
-         "fit on tests/data/published-runs.csv gives 0.78-0.80 (README 'Estimator')");
+         "fit on tests/data/published-runs.csv gives 0.78-0.80 (docs/estimator.md)");
     d.gemm_curve_exponent = kGemmCurveExponent;
     d.gemm_half_flops = kGemmHalfEfficiencySecondsAtPeak * d.peak_flops;
     note("gemm_half_efficiency_seconds_at_peak", kGemmHalfEfficiencySecondsAtPeak, "s",

@@ -26,13 +26,13 @@ struct EfficiencyOverrides {
     std::optional<double> kernel_overhead_s;
 };
 
-// Defaults of the efficiency model (sources in roofline.cpp and README "Estimator").
+// Defaults of the efficiency model (sources in roofline.cpp and docs/estimator.md).
 inline constexpr double kDefaultGemmMaxEfficiency = 0.75;
 // MAMF is the best shape of an exhaustive sweep; GEMMs of ordinary shapes inside a training or
 // serving step reach this fraction of it. Two independent reads agree on 0.8: LLMCompass's
 // A100 mid-size GEMMs (M=128 x 12288 x 12288: 0.62 of peak; 8192 x 1024 x 1024: 0.59) sit at
 // 0.80 of what the MAMF-anchored size curve gives them (0.78, 0.73), and one global value
-// fit on tests/data/published-runs.csv lands at 0.78-0.80 (README "Estimator").
+// fit on tests/data/published-runs.csv lands at 0.78-0.80 (docs/estimator.md).
 inline constexpr double kGemmSustainedFractionOfMamf = 0.8;
 inline constexpr double kGemmHalfEfficiencySecondsAtPeak = 3.6e-6;
 inline constexpr double kGemmCurveExponent = 0.62;

@@ -12,7 +12,7 @@
 namespace gpucost::app {
 
 // Effective configuration of one gpucost process. Precedence: flag > GPUCOST_* environment
-// variable > default. See HelpText() and README "Configuration".
+// variable > default. See HelpText() and docs/api.md "Configuration".
 struct ServiceConfig {
     std::string command = "serve";  // serve | check-catalog | migrate | seed | apikey | version | help
     std::string bind = "127.0.0.1";
@@ -43,7 +43,7 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 [[nodiscard]] pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
                                                          const EnvLookup& env);
 
-// The --help text (the same table as README "Configuration").
+// The --help text (the same table as docs/api.md "Configuration").
 std::string HelpText();
 
 }  // namespace gpucost::app

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "embedded catalog: %s\n", catalog.error().message.c_str());
         return 1;
     }
-    // The README's planning session: a 7B model on 1T tokens in bf16, whole catalog, every
+    // The planning session of docs/planning.md: a 7B model on 1T tokens in bf16, whole catalog, every
     // node count up to the default 4096 accelerators.
     plan::TrainingPlanRequest request;
     request.workload.model.params_b = 7;

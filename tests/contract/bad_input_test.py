@@ -4,7 +4,7 @@
 Sends a fixed-seed corpus of malformed and hostile requests to every POST endpoint and a few
 GET ones: random member names and values of every JSON type, mutations of valid requests,
 huge and negative numbers, deep nesting, duplicate keys, invalid UTF-8, non-object bodies, odd
-query strings. Checks the promise of the API (README "Errors"): never a 5xx, never a hang,
+query strings. Checks the promise of the API (docs/api.md "Errors"): never a 5xx, never a hang,
 every error is application/problem+json with a status and a code, and the server still answers
 and exits cleanly on SIGTERM afterwards.
 
