@@ -25,6 +25,21 @@ struct ModelSpec {
     std::optional<bool> gated_mlp;        // SwiGLU-style (3 MLP matrices instead of 2)
     std::optional<int> experts;           // MoE experts per layer (1 = dense)
     std::optional<int> experts_per_token; // MoE top-k
+    // Fields of current architectures (read from the model library and Hugging Face configs;
+    // unset means the classic GPT/LLaMA reading).
+    std::optional<int> head_dim;               // when not hidden_size / attention_heads (Gemma)
+    std::optional<bool> tied_embeddings;       // output projection shares the input embedding
+    std::optional<int> shared_experts;         // MoE: experts every token uses (DeepSeek)
+    std::optional<int> expert_ffn_hidden_size; // MoE: width of one expert's MLP
+    std::optional<int> dense_layers;           // MoE: leading layers with a dense MLP
+    std::optional<int> dense_ffn_hidden_size;  // MoE: MLP width of those dense layers
+    std::optional<int> q_lora_rank;            // MLA (DeepSeek-V2/V3): query compression rank
+    std::optional<int> kv_lora_rank;           // MLA: compressed KV width cached per token
+    std::optional<int> qk_rope_head_dim;       // MLA: decoupled RoPE key width per head
+    std::optional<int> qk_nope_head_dim;       // MLA: non-RoPE query/key width per head
+    std::optional<int> v_head_dim;             // MLA: value width per head
+    std::optional<int> sliding_window;         // tokens a local-attention layer attends to
+    std::optional<int> sliding_window_layers;  // layers that use the window (default: all)
 };
 
 // Every field resolved. Parameter counts are absolute (not billions).
@@ -42,6 +57,18 @@ struct ResolvedModel {
     bool gated_mlp = false;
     int experts = 1;
     int experts_per_token = 1;
+    bool tied_embeddings = false;
+    int shared_experts = 0;
+    int expert_ffn_hidden_size = 0;  // 0: ffn_hidden_size
+    int dense_layers = 0;
+    int dense_ffn_hidden_size = 0;   // 0: ffn_hidden_size
+    int q_lora_rank = 0;             // 0: not MLA (or no query compression)
+    int kv_lora_rank = 0;            // 0: not MLA
+    int qk_rope_head_dim = 0;
+    int qk_nope_head_dim = 0;
+    int v_head_dim = 0;
+    int sliding_window = 0;          // 0: every layer attends to the whole context
+    int sliding_window_layers = 0;
     // Per layer: Q, K, V and output projections.
     double attention_params_per_layer = 0;
     // Per layer, all experts (memory) and the ones a token uses (FLOPs).
