@@ -1,0 +1,501 @@
+// A budgeting scenario driven through a client nobody here wrote: types generated from
+// openapi.yaml by openapi-typescript (api.d.ts, made by client_build.sh), calls made by
+// openapi-fetch, the whole file type-checked by tsc. Every response the server sends is
+// validated with ajv (JSON Schema 2020-12, strict mode) against the schema openapi.yaml gives
+// for its operation, status and content type; an undocumented status or content type fails.
+//
+// usage: node scenario.mjs GPUCOST_BINARY OPENAPI_YAML embedded|database
+//   database mode needs DATABASE_URL (tests/pg/with_pg.sh sets it): the scenario migrates,
+//   seeds and issues keys with the binary's own commands first.
+// Prints one line per check and ends with "N responses validated, M mismatches; K checks failed".
+
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+import createClient, { type Middleware } from "openapi-fetch";
+
+import type { components, paths } from "./api.js";
+
+type Schema = components["schemas"];
+type JsonObject = Record<string, unknown>;
+
+const require = createRequire(import.meta.url);
+const Ajv2020: typeof import("ajv/dist/2020.js").default = require("ajv/dist/2020");
+const addFormats: typeof import("ajv-formats").default = require("ajv-formats");
+const YAML: typeof import("yaml") = require("yaml");
+
+const [binary, specPath, mode] = process.argv.slice(2);
+if (!binary || !specPath || (mode !== "embedded" && mode !== "database")) {
+    console.error("usage: node scenario.mjs GPUCOST_BINARY OPENAPI_YAML embedded|database");
+    process.exit(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks and counts.
+
+let checksFailed = 0;
+let checksPassed = 0;
+let responsesValidated = 0;
+let mismatches = 0;
+
+function check(ok: boolean, what: string): boolean {
+    if (ok) {
+        checksPassed++;
+    } else {
+        checksFailed++;
+        console.log(`not ok - ${what}`);
+    }
+    return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The contract, loaded strictly (a duplicate key is an error) and compiled by ajv.
+
+const spec = YAML.parse(readFileSync(specPath, "utf8"), { uniqueKeys: true, strict: true }) as {
+    paths: Record<string, Record<string, JsonObject>>;
+    components: { schemas: Record<string, unknown>; responses: Record<string, JsonObject> };
+};
+
+const kSchemaId = "urn:gpucost:openapi";
+
+// Component schemas live under $defs of one schema document; the document's
+// "#/components/schemas/X" references point there.
+function rewriteRefs(node: unknown): unknown {
+    if (Array.isArray(node)) {
+        return node.map(rewriteRefs);
+    }
+    if (node !== null && typeof node === "object") {
+        const out: JsonObject = {};
+        for (const [key, value] of Object.entries(node as JsonObject)) {
+            if (key === "$ref" && typeof value === "string" &&
+                value.startsWith("#/components/schemas/")) {
+                out[key] = `${kSchemaId}#/$defs/${value.slice("#/components/schemas/".length)}`;
+            } else {
+                out[key] = rewriteRefs(value);
+            }
+        }
+        return out;
+    }
+    return node;
+}
+
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+addFormats(ajv);
+// OpenAPI's own annotations inside schemas; they do not constrain values.
+ajv.addVocabulary(["example", "discriminator", "xml", "externalDocs"]);
+ajv.addSchema({ $id: kSchemaId, $defs: rewriteRefs(spec.components.schemas) as JsonObject });
+
+const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(key: string, schema: unknown): ReturnType<typeof ajv.compile> {
+    let v = compiled.get(key);
+    if (!v) {
+        v = ajv.compile(rewriteRefs(schema) as JsonObject);
+        compiled.set(key, v);
+    }
+    return v;
+}
+
+function documentedResponse(template: string, method: string, status: number): JsonObject | null {
+    const op = spec.paths[template]?.[method] as { responses?: Record<string, JsonObject> } | undefined;
+    let response = op?.responses?.[String(status)] ?? op?.responses?.["default"];
+    if (!response) {
+        return null;
+    }
+    const ref = response["$ref"];
+    if (typeof ref === "string") {
+        response = spec.components.responses[ref.slice("#/components/responses/".length)];
+    }
+    return response ?? null;
+}
+
+// Validates one response against the document; reads a clone, so the caller can still read it.
+async function validateResponse(template: string, method: string, response: Response) {
+    const what = `${method.toUpperCase()} ${template} -> ${response.status}`;
+    const documented = documentedResponse(template, method.toLowerCase(), response.status);
+    if (!documented) {
+        mismatches++;
+        console.log(`mismatch - ${what}: status not documented`);
+        return;
+    }
+    const content = documented["content"] as Record<string, { schema?: unknown }> | undefined;
+    const mediaType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
+    const text = await response.clone().text();
+    if (!content) {
+        responsesValidated++;
+        if (text.length !== 0) {
+            mismatches++;
+            console.log(`mismatch - ${what}: a body where none is documented`);
+        }
+        return;
+    }
+    const media = content[mediaType];
+    if (!media) {
+        mismatches++;
+        console.log(`mismatch - ${what}: content type '${mediaType}' not documented`);
+        return;
+    }
+    let body: unknown = text;
+    if (mediaType.endsWith("json")) {
+        try {
+            body = JSON.parse(text);
+        } catch {
+            mismatches++;
+            console.log(`mismatch - ${what}: body is not JSON`);
+            return;
+        }
+    }
+    responsesValidated++;
+    if (media.schema === undefined) {
+        return;
+    }
+    const validate = validatorFor(`${method} ${template} ${response.status} ${mediaType}`,
+                                  media.schema);
+    if (!validate(body)) {
+        mismatches++;
+        console.log(`mismatch - ${what}: ${ajv.errorsText(validate.errors, { dataVar: "body" })}`);
+    }
+}
+
+const validating: Middleware = {
+    async onResponse({ request, response, schemaPath }) {
+        await validateResponse(schemaPath, request.method, response);
+    },
+};
+
+// Requests the typed client cannot make (a wrong content type, CSV, a raw body) go through
+// this, validated the same way.
+async function raw(base: string, template: string, path: string, init: RequestInit = {}) {
+    const response = await fetch(base + path, init);
+    await validateResponse(template, init.method ?? "GET", response);
+    return response;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server.
+
+function startServer(args: string[], env: NodeJS.ProcessEnv): Promise<{ proc: ChildProcess; port: number }> {
+    return new Promise((resolve, reject) => {
+        const proc = spawn(binary!, ["--port", "0", "--access-log", "false", ...args],
+                           { env, stdio: ["ignore", "ignore", "pipe"] });
+        let buffered = "";
+        const timer = setTimeout(() => reject(new Error("no 'listening' line in 20 s")), 20_000);
+        proc.stderr!.on("data", (chunk: Buffer) => {
+            buffered += chunk.toString();
+            for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+                const line = buffered.slice(0, nl);
+                buffered = buffered.slice(nl + 1);
+                try {
+                    const entry = JSON.parse(line) as { msg?: string; port?: number };
+                    if (entry.msg === "listening" && entry.port) {
+                        clearTimeout(timer);
+                        resolve({ proc, port: entry.port });
+                    }
+                } catch {
+                    // not a log line
+                }
+            }
+        });
+        proc.on("exit", (code) => reject(new Error(`gpucost exited with ${code} before listening`)));
+    });
+}
+
+function stopServer(proc: ChildProcess): Promise<number | null> {
+    return new Promise((resolve) => {
+        const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+        proc.on("exit", (code) => {
+            clearTimeout(timer);
+            resolve(code);
+        });
+        proc.kill("SIGTERM");
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scenario's steps.
+
+type Client = ReturnType<typeof createClient<paths>>;
+
+async function discover(api: Client, base: string) {
+    const index = await api.GET("/");
+    check(index.response.status === 200 && index.data?.openapi === "/openapi.yaml",
+          "the index links the contract");
+    const health = await api.GET("/healthz");
+    check(health.response.status === 200, "healthz answers 200");
+    const ready = await api.GET("/readyz");
+    check(ready.response.status === 200, "readyz answers 200");
+    const document = await raw(base, "/openapi.yaml", "/openapi.yaml");
+    check((await document.text()) === readFileSync(specPath!, "utf8"),
+          "the served contract is the file this client was generated from");
+}
+
+async function chooseAccelerators(api: Client): Promise<string[]> {
+    const all = await api.GET("/v1/accelerators");
+    const ids = (all.data?.items ?? []).map((a) => a.id);
+    check(ids.length > 0 && all.data?.total_count === ids.length,
+          `accelerators listed (${ids.length}) match total_count`);
+    const nvidia = await api.GET("/v1/accelerators", { params: { query: { vendor: "NVIDIA" } } });
+    check((nvidia.data?.items.length ?? 0) > 0, "NVIDIA accelerators are listed");
+    for (const id of ids) {
+        const one = await api.GET("/v1/accelerators/{id}", { params: { path: { id } } });
+        check(one.data?.id === id, `accelerator ${id} reads back`);
+    }
+    const unknown = await api.GET("/v1/accelerators/{id}", { params: { path: { id: "h100-sxmm" } } });
+    check(unknown.response.status === 404, "an unknown accelerator is 404");
+    return ids;
+}
+
+// Walks every page of one offerings query; the pages must add up to total_count exactly,
+// with no offering twice.
+async function walkOfferings(api: Client,
+                             query: NonNullable<paths["/v1/offerings"]["get"]["parameters"]["query"]>,
+                             label: string): Promise<Schema["Offering"][]> {
+    const seen: Schema["Offering"][] = [];
+    const ids = new Set<string>();
+    let cursor: string | undefined;
+    let total = -1;
+    for (let page = 0; page < 1000; page++) {
+        const res = await api.GET("/v1/offerings", { params: { query: { ...query, cursor } } });
+        if (!check(res.response.status === 200 && res.data !== undefined,
+                   `offerings page ${page} of ${label} answers 200`)) {
+            return seen;
+        }
+        const data = res.data!;
+        total = data.total_count;
+        for (const o of data.items) {
+            check(!ids.has(o.id), `offering ${o.id} appears once in ${label}`);
+            ids.add(o.id);
+            seen.push(o);
+        }
+        cursor = data.next_cursor ?? undefined;
+        if (!cursor) {
+            break;
+        }
+    }
+    check(seen.length === total, `the walk over ${label} found ${seen.length} = total_count ${total}`);
+    return seen;
+}
+
+async function shopOfferings(api: Client, accelerators: string[]): Promise<Schema["Offering"][]> {
+    const everything = await walkOfferings(api, { limit: 7, sort: "id" }, "the whole catalog by id");
+    for (const sort of ["usd_per_hour", "-usd_per_accelerator_hour", "accelerator_count",
+                        "-as_of", "provider"] as const) {
+        await walkOfferings(api, { limit: 11, sort }, `the whole catalog by ${sort}`);
+    }
+    for (const accelerator of accelerators) {
+        await walkOfferings(api, { accelerator, limit: 3 }, `accelerator ${accelerator}`);
+    }
+    for (const price_type of ["on_demand", "spot"] as const) {
+        await walkOfferings(api, { price_type, min_accelerators: 8, limit: 5 }, `${price_type} x8+`);
+    }
+    for (const o of everything) {
+        const one = await api.GET("/v1/offerings/{id}", { params: { path: { id: o.id } } });
+        check(one.data?.usd_per_hour === o.usd_per_hour, `offering ${o.id} reads back its price`);
+    }
+    const providers = await api.GET("/v1/providers");
+    check((providers.data?.items.length ?? 0) > 0, "providers are listed");
+    const catalog = await api.GET("/v1/catalog");
+    check(catalog.response.status === 200, "the catalog summary answers 200");
+    return everything;
+}
+
+async function estimate(api: Client) {
+    const training = await api.POST("/v1/estimates/training", {
+        body: {
+            model: { params_b: 7 },
+            tokens_b: 100,
+            hardware: { accelerator: "h100-sxm", count: 64 },
+            precision: "bf16",
+        },
+    });
+    check(training.response.status === 200, "a 7B training estimate answers 200");
+    const inference = await api.POST("/v1/estimates/inference", {
+        body: {
+            model: { params_b: 8 },
+            hardware: { accelerator: "l40s", count: 1 },
+            input_tokens: 1000,
+            output_tokens: 250,
+        },
+    });
+    check(inference.response.status === 200, "an 8B inference estimate answers 200");
+    const roofline = await api.POST("/v1/estimates/roofline", {
+        body: { accelerator: "h100-sxm", precision: "bf16",
+                ops: [{ kind: "gemm", m: 4096, n: 4096, k: 4096 }] },
+    });
+    check(roofline.response.status === 200, "a roofline answers 200");
+}
+
+async function plan(api: Client, base: string, offerings: Schema["Offering"][]) {
+    const training = await api.POST("/v1/plans/training", {
+        body: {
+            model: { params_b: 7 },
+            tokens_b: 100,
+            constraints: { deadline_hours: 720, budget_usd: 100000, price_types: ["on_demand", "spot"] },
+            limit: 5,
+        },
+    });
+    const trainingPlan = typeof training.data === "object" ? training.data : undefined;
+    check(training.response.status === 200 && (trainingPlan?.options.length ?? 0) > 0,
+          "a 7B training plan has options");
+    const csv = await raw(base, "/v1/plans/training", "/v1/plans/training", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "text/csv" },
+        body: JSON.stringify({ model: { params_b: 7 }, tokens_b: 100, limit: 3 }),
+    });
+    check(csv.status === 200 && (await csv.text()).startsWith("offering_id,"),
+          "the training plan comes back as CSV");
+
+    const spotByNumbers = await api.POST("/v1/plans/spot", {
+        body: { job_hours: 100, on_demand_usd_per_hour: 98.32, spot_usd_per_hour: 30,
+                interruptions_per_hour: 0.1 },
+    });
+    check(spotByNumbers.response.status === 200, "a spot plan from numbers answers 200");
+    // Named spot offerings: any may lack a bucket or an on-demand twin (409, documented);
+    // at least one of them must plan.
+    let spotPlanned = 0;
+    for (const o of offerings.filter((x) => x.price_type === "spot" && x.spot_interruption)) {
+        const res = await api.POST("/v1/plans/spot", {
+            body: { spot_offering_id: o.id, workload: { model: { params_b: 7 }, tokens_b: 20 } },
+        });
+        spotPlanned += res.response.status === 200 ? 1 : 0;
+    }
+    check(spotPlanned > 0, `spot plans from named offerings: ${spotPlanned} answered 200`);
+
+    const rentVsBuy = await api.POST("/v1/plans/rent-vs-buy", {
+        body: {
+            buy: { accelerator: "h100-sxm", accelerator_count: 8 },
+            rent: { offering_id: offerings.find((o) => o.accelerator === "h100-sxm" &&
+                                                       o.price_type === "on_demand")?.id ?? "none" },
+        },
+    });
+    check(rentVsBuy.response.status === 200, "rent vs buy against a named offering answers 200");
+    const inference = await api.POST("/v1/plans/inference", {
+        body: {
+            model: { params_b: 8 },
+            input_tokens: 1000,
+            output_tokens: 250,
+            traffic: { requests_per_second: 5 },
+            limit: 3,
+        },
+    });
+    check(inference.response.status === 200, "a serving plan answers 200");
+}
+
+// The faults a client meets; each answer must be the documented problem.
+async function misuse(api: Client, base: string) {
+    const unknownParameter = await raw(base, "/v1/offerings", "/v1/offerings?gpu=h100");
+    check(unknownParameter.status === 400, "an unknown query parameter is 400");
+    const badLimit = await api.GET("/v1/offerings", { params: { query: { limit: 0 } } });
+    check(badLimit.response.status === 422, "limit 0 is 422");
+    const unknownField = await raw(base, "/v1/estimates/roofline", "/v1/estimates/roofline", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ accelerator: "h100-sxm", ops: [], colour: "red" }),
+    });
+    check(unknownField.status === 400, "an unknown body field is 400");
+    const unknownAccelerator = await api.POST("/v1/estimates/roofline", {
+        body: { accelerator: "h100-sxmm", precision: "bf16", ops: [{ kind: "gemm", m: 1, n: 1, k: 1 }] },
+    });
+    check(unknownAccelerator.response.status === 422, "an unknown accelerator id is 422");
+    const textBody = await raw(base, "/v1/plans/spot", "/v1/plans/spot", {
+        method: "POST",
+        headers: { "Content-Type": "text/plain" },
+        body: JSON.stringify({ job_hours: 1 }),
+    });
+    check(textBody.status === 415, "a text/plain body is 415");
+}
+
+async function embeddedOnly(api: Client) {
+    const history = await api.GET("/v1/offerings/{id}/history", {
+        params: { path: { id: "aws-p5.48xlarge-us-east-1-on-demand" } },
+    });
+    check(history.response.status >= 400, "price history needs a database");
+}
+
+function gpucostCommand(...args: string[]): string {
+    return execFileSync(binary!, [...args, "--database-url", process.env["DATABASE_URL"]!],
+                        { encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] }).trim();
+}
+
+async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
+    const admin = gpucostCommand("apikey", "create", "--scope", "admin", "--name", "client-admin");
+    const api = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${admin}` } });
+    api.use(validating);
+    const target = offerings.find((o) => o.price_type === "on_demand")!;
+    const history = await api.GET("/v1/offerings/{id}/history", {
+        params: { path: { id: target.id } },
+    });
+    check(history.response.status === 200, "price history answers 200");
+    const newPrice = Math.round(target.usd_per_hour * 93) / 100;
+    const written = await api.PUT("/v1/offerings/{id}/price", {
+        params: { path: { id: target.id }, header: { "If-Match": history.data!.etag,
+                                                     "Idempotency-Key": "client-scenario-1" } },
+        body: { usd_per_hour: newPrice, source: "client scenario: negotiated 7 % off" },
+    });
+    check(written.response.status === 200, "an admin corrects a price");
+    const readBack = await api.GET("/v1/offerings/{id}", { params: { path: { id: target.id } } });
+    check(readBack.data?.usd_per_hour === newPrice, "the corrected price is served at once");
+    const before = await api.GET("/v1/offerings/{id}", {
+        params: { path: { id: target.id }, query: { as_of: "2020-01-01T00:00:00Z" } },
+    });
+    check(before.response.status === 200 || before.response.status === 404,
+          "as_of before the catalog answers from history");
+    const saved = await api.POST("/v1/scenarios", {
+        body: { name: "client budget", plan: "spot",
+                request: { job_hours: 100, on_demand_usd_per_hour: 98.32, spot_usd_per_hour: 30,
+                           interruptions_per_hour: 0.1 } },
+    });
+    check(saved.response.status === 201, "a scenario is saved");
+    const listed = await api.GET("/v1/scenarios");
+    check((listed.data?.items.length ?? 0) > 0, "saved scenarios are listed");
+    const id = saved.data?.id ?? "0";
+    const one = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
+    check(one.response.status === 200, "the saved scenario reads back");
+    const evaluated = await api.POST("/v1/scenarios/{id}/evaluate", {
+        params: { path: { id: String(id) } },
+    });
+    check(evaluated.response.status === 200, "the saved scenario re-evaluates");
+    const retired = await api.DELETE("/v1/offerings/{id}", { params: { path: { id: target.id } } });
+    check(retired.response.status === 200, "an admin retires an offering");
+}
+
+async function main() {
+    const env = { ...process.env };
+    const serverArgs: string[] = [];
+    if (mode === "embedded") {
+        delete env["DATABASE_URL"];
+    } else {
+        gpucostCommand("migrate");
+        gpucostCommand("seed");
+        serverArgs.push("--database-url", env["DATABASE_URL"]!);
+    }
+    const { proc, port } = await startServer(serverArgs, env);
+    const base = `http://127.0.0.1:${port}`;
+    const api = createClient<paths>({ baseUrl: base });
+    api.use(validating);
+    try {
+        await discover(api, base);
+        const accelerators = await chooseAccelerators(api);
+        const offerings = await shopOfferings(api, accelerators);
+        await estimate(api);
+        await plan(api, base, offerings);
+        await misuse(api, base);
+        if (mode === "embedded") {
+            await embeddedOnly(api);
+        } else {
+            await databaseOnly(base, offerings);
+        }
+    } finally {
+        const code = await stopServer(proc);
+        check(code === 0, `gpucost exits 0 on SIGTERM (got ${code})`);
+    }
+    console.log(`${mode} mode: ${responsesValidated} responses validated, ${mismatches} mismatches; ` +
+                `${checksPassed} checks passed, ${checksFailed} failed`);
+    process.exit(mismatches === 0 && checksFailed === 0 && responsesValidated > 0 ? 0 : 1);
+}
+
+main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+});
