@@ -14,6 +14,8 @@ const char* ErrorCodeName(ErrorCode code) {
             return "failed_precondition";
         case ErrorCode::kUnavailable:
             return "unavailable";
+        case ErrorCode::kDatabaseRequired:
+            return "database_required";
         case ErrorCode::kInternal:
             return "internal";
     }

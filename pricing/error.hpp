@@ -15,6 +15,8 @@ enum class ErrorCode {
     kNotFound,            // an id names nothing (HTTP 404)
     kFailedPrecondition,  // the request is valid but cannot be satisfied (HTTP 409)
     kUnavailable,         // a dependency is down; retry later (HTTP 503)
+    kDatabaseRequired,    // the feature needs the database this process runs without (HTTP 409);
+                          // retrying cannot help, unlike kUnavailable
     kInternal,            // a bug; details only in the log (HTTP 500)
 };
 

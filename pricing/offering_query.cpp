@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <variant>
 
@@ -130,7 +131,55 @@ std::optional<std::string> Base64UrlDecode(const std::string& in) {
 
 constexpr char kCursorSep = '\x1f';
 
+// 64-bit FNV-1a (offset basis and prime from the FNV reference, isthe.com/chongo/tech/comp/fnv):
+// enough to tell one query's cursor from another's, not a security boundary.
+constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ULL;
+constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+
+std::string NumberText(double value) {
+    std::array<char, 32> buffer{};
+    auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+    return ec == std::errc() ? std::string(buffer.data(), end) : std::string("?");
+}
+
+std::string Alternatives(std::vector<std::string> values) {
+    std::sort(values.begin(), values.end());
+    std::string out;
+    for (const auto& v : values) {
+        out += v + ',';
+    }
+    return out;
+}
+
 }  // namespace
+
+std::string OfferingQueryDigest(const OfferingQuery& query) {
+    std::vector<std::string> price_types;
+    for (PriceType t : query.price_types) {
+        price_types.emplace_back(PriceTypeName(t));
+    }
+    auto optional_text = [](const auto& value) {
+        return value ? NumberText(static_cast<double>(*value)) : std::string("-");
+    };
+    const std::string canonical =
+        "sort=" + OfferingSortName(query.sort) + ";provider=" + Alternatives(query.providers) +
+        ";accelerator=" + Alternatives(query.accelerators) +
+        ";price_type=" + Alternatives(price_types) + ";region=" + Alternatives(query.regions) +
+        ";min_accelerators=" + optional_text(query.min_accelerators) +
+        ";max_accelerators=" + optional_text(query.max_accelerators) +
+        ";min_accelerator_memory_gb=" + optional_text(query.min_accelerator_memory_gb) +
+        ";max_usd_per_accelerator_hour=" + optional_text(query.max_usd_per_accelerator_hour) +
+        ";verified=" + (query.verified ? (*query.verified ? "true" : "false") : "-");
+    std::uint64_t hash = kFnvOffsetBasis;
+    for (char c : canonical) {
+        hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
+    }
+    std::array<char, 17> hex{};
+    auto [end, ec] = std::to_chars(hex.data(), hex.data() + 16, hash, 16);
+    (void)ec;
+    return std::string(static_cast<std::size_t>(16 - (end - hex.data())), '0') +
+           std::string(hex.data(), end);
+}
 
 std::optional<OfferingSort> ParseOfferingSort(const std::string& text) {
     OfferingSort sort;
@@ -232,7 +281,7 @@ Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
     });
 
     std::size_t start = 0;
-    const std::string sort_name = OfferingSortName(sort);
+    const std::string digest = OfferingQueryDigest(query);
     if (!query.cursor.empty()) {
         auto bad_cursor = MakeError(ErrorCode::kInvalidArgument,
                                     "cursor is not valid for this listing; start again without it",
@@ -246,10 +295,10 @@ Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
         if (second == std::string::npos) {
             return bad_cursor;
         }
-        if (decoded->substr(0, first) != sort_name) {
-            return MakeError(ErrorCode::kInvalidArgument,
-                             "cursor was issued for sort '" + decoded->substr(0, first) +
-                                 "'; repeat the same sort or start again without a cursor",
+        if (decoded->substr(0, first) != digest) {
+            return MakeError(ErrorCode::kMalformed,
+                             "cursor was issued for another query (its filters or sort differ); "
+                             "repeat that query with it, or start again without a cursor",
                              "cursor");
         }
         auto key = ParseKeyText(decoded->substr(first + 1, second - first - 1));
@@ -275,7 +324,7 @@ Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
     }
     if (end < matches.size() && end > start) {
         const Offering& last = *matches[end - 1];
-        page.next_cursor = Base64UrlEncode(sort_name + kCursorSep +
+        page.next_cursor = Base64UrlEncode(digest + kCursorSep +
                                            KeyText(KeyOf(last, sort.field)) + kCursorSep +
                                            last.id);
     }

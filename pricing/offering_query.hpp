@@ -63,9 +63,14 @@ struct OfferingPage {
     std::optional<std::string> next_cursor;
 };
 
+// A digest of what selects and orders the rows: every filter and the sort, not the limit or
+// the cursor. Alternatives are compared as sets (provider=aws,gcp equals provider=gcp,aws).
+std::string OfferingQueryDigest(const OfferingQuery& query);
+
 // Runs the query over `offerings`. Ordering is by the sort field, then by id, so pages are
-// stable. The cursor encodes the last item's sort key and id; kInvalidArgument (field
-// "cursor") when it is not one of ours or was made for another sort order.
+// stable. The cursor encodes the query's digest and the last item's sort key and id;
+// kInvalidArgument (field "cursor") when it is not one of ours, kMalformed when it was made
+// for another query (other filters or sort).
 // REQUIRES: query.Validate() succeeded.
 [[nodiscard]] Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
                                                   const OfferingQuery& query);

@@ -33,9 +33,57 @@ constexpr Option kOptions[] = {
     {"--require-read-key", "GPUCOST_REQUIRE_READ_KEY", "false",
      "reads under /v1/ need an API key with read or admin scope (true|false)"},
     {"--db-pool-size", "GPUCOST_DB_POOL_SIZE", "4", "database connections for writes (1-64)"},
+    {"--cors-origins", "GPUCOST_CORS_ORIGINS", "(none)",
+     "browser origins allowed to call the API (CORS), comma-separated: * or "
+     "scheme://host[:port]"},
     {"--scope", "GPUCOST_APIKEY_SCOPE", "read", "apikey create: admin | read"},
     {"--name", "GPUCOST_APIKEY_NAME", "", "apikey create: who or what the key is for"},
 };
+
+std::string Trim(const std::string& text) {
+    auto first = text.find_first_not_of(" \t");
+    if (first == std::string::npos) {
+        return "";
+    }
+    return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// The --cors-origins value: comma-separated, blanks around entries ignored.
+std::vector<std::string> SplitCorsOrigins(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t comma = text.find(',', start);
+        std::string item = Trim(text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                               : comma - start));
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+        if (comma == std::string::npos) {
+            break;
+        }
+        start = comma + 1;
+    }
+    return out;
+}
+
+// Each entry is "*" or scheme://host[:port] (http or https, no path); the first bad one.
+std::string ValidateCorsOrigins(const std::vector<std::string>& origins) {
+    for (const auto& o : origins) {
+        if (o == "*") {
+            continue;
+        }
+        std::size_t scheme_end = o.find("://");
+        std::string scheme = scheme_end == std::string::npos ? "" : o.substr(0, scheme_end);
+        std::string host = scheme_end == std::string::npos ? "" : o.substr(scheme_end + 3);
+        bool host_ok = !host.empty() && host.find_first_of("/?#* ") == std::string::npos;
+        if ((scheme != "http" && scheme != "https") || !host_ok) {
+            return "'" + o + "' is not an origin: use * or scheme://host[:port] (http or https, "
+                             "no path)";
+        }
+    }
+    return "";
+}
 
 bool ParseInt(const std::string& text, long long min, long long max, long long& out) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -198,6 +246,11 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
                 fail(where, "must be an integer from 1 to 64");
             }
             config.db_pool_size = static_cast<std::size_t>(n);
+        } else if (flag == "--cors-origins") {
+            config.cors_origins = SplitCorsOrigins(value);
+            if (auto problem = ValidateCorsOrigins(config.cors_origins); !problem.empty()) {
+                fail(where, problem);
+            }
         } else if (flag == "--scope") {
             if (value != "admin" && value != "read") {
                 fail(where, "must be admin or read");

@@ -29,6 +29,9 @@ struct ServiceConfig {
     double max_snapshot_age_s = 300;    // /readyz fails once the snapshot is older
     bool require_read_key = false;      // reads under /v1/ need an API key too
     std::size_t db_pool_size = 4;       // connections for writes and scenarios
+    // Browser origins allowed to call the API (CORS): "*" or scheme://host[:port]; none by
+    // default.
+    std::vector<std::string> cors_origins;
     // `apikey create|revoke|list` arguments.
     std::vector<std::string> command_args;
     std::string key_scope = "read";

@@ -14,7 +14,7 @@ pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogAsOf(
         return at.error();
     }
     if (!deps.store) {
-        return pricing::MakeError(pricing::ErrorCode::kUnavailable,
+        return pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
                                   "as_of needs price history, which only PostgreSQL mode keeps: "
                                   "start gpucost with DATABASE_URL",
                                   kAsOfParam);

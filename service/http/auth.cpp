@@ -66,9 +66,11 @@ std::optional<std::string> BearerKey(const httplib::Request& req) {
 std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& req,
                                     httplib::Response& res, KeyScope needed) {
     if (!deps.store) {
-        WriteTransportProblem(res, req, 503, "database_required",
-                              "API keys, writes, history, as_of and scenarios need PostgreSQL "
-                              "mode: start gpucost with DATABASE_URL (see README)");
+        WriteProblem(res, req,
+                     pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                        "API keys, writes, history, as_of and scenarios need "
+                                        "PostgreSQL mode: start gpucost with DATABASE_URL (see "
+                                        "docs/database.md)"));
         return std::nullopt;
     }
     auto key = BearerKey(req);

@@ -88,6 +88,8 @@ int HttpStatusFor(pricing::ErrorCode code) {
             return 409;
         case pricing::ErrorCode::kUnavailable:
             return 503;
+        case pricing::ErrorCode::kDatabaseRequired:
+            return 409;
         case pricing::ErrorCode::kInternal:
             return 500;
     }

@@ -30,7 +30,7 @@ void RouteTable::Add(const std::string& method, const std::string& pattern, Hand
     routes_.push_back({method, pattern, std::regex(pattern), std::move(handler)});
 }
 
-void RouteTable::Install(httplib::Server& server) const {
+void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const {
     for (const Route& r : routes_) {
         if (r.method == "GET") {
             server.Get(r.pattern, r.handler);
@@ -43,7 +43,7 @@ void RouteTable::Install(httplib::Server& server) const {
         }
     }
     auto table = std::make_shared<const std::vector<Route>>(routes_);
-    auto fallback = [table](const httplib::Request& req, httplib::Response& res) {
+    auto fallback = [table, cors](const httplib::Request& req, httplib::Response& res) {
         std::set<std::string> allowed;
         for (const Route& r : *table) {
             if (std::regex_match(req.path, r.regex)) {
@@ -53,6 +53,10 @@ void RouteTable::Install(httplib::Server& server) const {
         if (allowed.empty()) {
             WriteTransportProblem(res, req, 404, "not_found",
                                   "no route " + req.path + "; see /openapi.yaml");
+            return;
+        }
+        if (CorsPolicy::IsPreflight(req)) {
+            cors.AnswerPreflight(req, res, allowed);
             return;
         }
         std::string allow;
@@ -110,11 +114,11 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
                                   "chunked request bodies are not accepted; send Content-Length");
             return HandlerResponse::Handled;
         }
-        if (req.has_header("Range")) {
-            WriteTransportProblem(res, req, 416, "range_not_satisfiable",
-                                  "Range requests are not supported by this API");
-            return HandlerResponse::Handled;
-        }
+        // Range and If-Range are ignored (RFC 9110 §14.2 lets a server ignore Range): every
+        // answer is whole. cpp-httplib has already parsed a well-formed Range into req.ranges
+        // and would slice whatever we answer, error bodies included; the request object is a
+        // non-const local of the library's, so clearing its ranges here is well-defined.
+        const_cast<httplib::Request&>(req).ranges.clear();
         if (req.has_header("Content-Length")) {
             std::string length = req.get_header_value("Content-Length");
             bool digits = !length.empty() && length.size() <= 18 &&
@@ -221,7 +225,12 @@ RouteTable BuildRouteTable(const Deps& deps) {
 }
 
 void RegisterRoutes(httplib::Server& server, const Deps& deps) {
-    BuildRouteTable(deps).Install(server);
+    CorsPolicy cors(deps.cors_origins);
+    BuildRouteTable(deps).Install(server, cors);
+    // cpp-httplib runs this hook on every answer it writes, errors and preflights included.
+    server.set_post_routing_handler([cors](const httplib::Request& req, httplib::Response& res) {
+        cors.AddResponseHeaders(req, res);
+    });
 }
 
 }  // namespace gpucost::http

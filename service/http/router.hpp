@@ -13,6 +13,7 @@
 
 #include "pricing/catalog.hpp"
 #include "service/http/catalog_store.hpp"
+#include "service/http/cors.hpp"
 
 namespace gpucost::http {
 
@@ -33,6 +34,8 @@ struct Deps {
     bool require_read_key = false;
     // /readyz stays ready while the snapshot was confirmed current this recently.
     double max_snapshot_age_s = 300;
+    // Browser origins allowed to call the API (--cors-origins); none by default.
+    std::vector<std::string> cors_origins;
 };
 
 // Transport limits and pool size. Defaults suit a 2-core box behind nginx
@@ -68,8 +71,9 @@ public:
         }
     }
 
-    // Registers every route, then per-method fallbacks that produce 404/405.
-    void Install(httplib::Server& server) const;
+    // Registers every route, then per-method fallbacks that produce 404/405 and answer CORS
+    // preflights (OPTIONS) for known paths under `cors`.
+    void Install(httplib::Server& server, const CorsPolicy& cors = {}) const;
 
     // (method, OpenAPI-style path) of every route, e.g. ("GET", "/v1/offerings/{id}").
     std::vector<std::pair<std::string, std::string>> Describe() const;
@@ -88,13 +92,14 @@ private:
 // Applies limits, timeouts, the thread pool, TCP_NODELAY and the pre-routing, error,
 // exception and logging hooks. Requests that cpp-httplib 0.11.4 would mishandle are refused
 // before routing: a body over max_body_bytes (413), a chunked body (411), a Content-Encoding
-// (415), a Range header (416).
+// (415). A Range header is ignored (the whole answer is sent).
 void ConfigureServer(httplib::Server& server, const ServerOptions& options);
 
 // Every route of the API (see openapi.yaml).
 RouteTable BuildRouteTable(const Deps& deps);
 
-// Declares every route of BuildRouteTable on `server`.
+// Declares every route of BuildRouteTable on `server`, and the post-routing hook that adds
+// CORS headers for deps.cors_origins to every answer.
 void RegisterRoutes(httplib::Server& server, const Deps& deps);
 
 // Regex fragment that captures a path id; Describe() shows it as {id}.

@@ -201,9 +201,10 @@ bool NeedStore(const Deps& deps, const httplib::Request& req, httplib::Response&
     if (deps.store) {
         return true;
     }
-    WriteTransportProblem(res, req, 503, "database_required",
-                          "saved scenarios are kept only in PostgreSQL mode: start gpucost with "
-                          "DATABASE_URL");
+    WriteProblem(res, req,
+                 pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                    "saved scenarios are kept only in PostgreSQL mode: start "
+                                    "gpucost with DATABASE_URL"));
     return false;
 }
 

@@ -554,9 +554,10 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, checked.error());
         }
         if (!deps.store) {
-            return WriteTransportProblem(res, req, 503, "database_required",
-                                         "price history is kept only in PostgreSQL mode: start "
-                                         "gpucost with DATABASE_URL");
+            return WriteProblem(res, req,
+                                pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                                   "price history is kept only in PostgreSQL "
+                                                   "mode: start gpucost with DATABASE_URL"));
         }
         auto history = deps.store->History(req.matches[1].str());
         if (!history.ok()) {

@@ -242,19 +242,19 @@ try:
          body=b'{"model": {"params_b": 7}, "input_tokens": 10, "output_tokens": 10, "traffic": {}}',
          headers=json_headers)
     # PostgreSQL mode (issue 5) without a database: writes, history, scenarios and as_of
-    # answer 503 database_required (the PG run at the end checks their success paths).
+    # answer 409 database_required (the PG run at the end checks their success paths).
     offering_path = "/v1/offerings/" + seen[0]
     admin_headers = dict(json_headers, Authorization="Bearer gpc_none")
-    call("/v1/offerings/{id}/price", offering_path + "/price", "put", expect=503,
+    call("/v1/offerings/{id}/price", offering_path + "/price", "put", expect=409,
          body=b'{"usd_per_hour": 1, "source": "x"}', headers=admin_headers)
-    call("/v1/offerings", "/v1/offerings", "post", expect=503, body=b"{}", headers=admin_headers)
-    call("/v1/offerings/{id}", offering_path, "delete", expect=503, headers=admin_headers)
-    call("/v1/offerings/{id}/history", offering_path + "/history", expect=503)
-    call("/v1/offerings", "/v1/offerings?as_of=2026-01-01", expect=503)
-    call("/v1/scenarios", "/v1/scenarios", "post", expect=503, body=b"{}", headers=admin_headers)
-    call("/v1/scenarios", "/v1/scenarios", expect=503)
-    call("/v1/scenarios/{id}", "/v1/scenarios/1", expect=503)
-    call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=503)
+    call("/v1/offerings", "/v1/offerings", "post", expect=409, body=b"{}", headers=admin_headers)
+    call("/v1/offerings/{id}", offering_path, "delete", expect=409, headers=admin_headers)
+    call("/v1/offerings/{id}/history", offering_path + "/history", expect=409)
+    call("/v1/offerings", "/v1/offerings?as_of=2026-01-01", expect=409)
+    call("/v1/scenarios", "/v1/scenarios", "post", expect=409, body=b"{}", headers=admin_headers)
+    call("/v1/scenarios", "/v1/scenarios", expect=409)
+    call("/v1/scenarios/{id}", "/v1/scenarios/1", expect=409)
+    call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=409)
     call("/", "/")
     call("/healthz", "/healthz")
     call("/readyz", "/readyz")

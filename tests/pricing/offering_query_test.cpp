@@ -125,10 +125,54 @@ TEST_SUITE("offering_query") {
         auto r = QueryOfferings(catalog->Offerings(), q);
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().field == "cursor");
+        CHECK(r.error().code == ErrorCode::kMalformed);
         q.cursor = "!!!";
         r = QueryOfferings(catalog->Offerings(), q);
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().code == ErrorCode::kInvalidArgument);
+    }
+
+    TEST_CASE("the query digest covers every filter and the sort, not the limit or the order "
+              "of alternatives") {
+        OfferingQuery base;
+        base.providers = {"aws", "gcp"};
+        const std::string digest = OfferingQueryDigest(base);
+        CHECK(digest.size() == 16);
+        OfferingQuery reordered = base;
+        reordered.providers = {"gcp", "aws"};
+        reordered.limit = 7;
+        reordered.cursor = "anything";
+        CHECK(OfferingQueryDigest(reordered) == digest);
+        std::vector<OfferingQuery> others(9, base);
+        others[0].providers = {"aws"};
+        others[1].accelerators = {"h100-sxm"};
+        others[2].price_types = {PriceType::kSpot};
+        others[3].regions = {"us-east-1"};
+        others[4].min_accelerators = 8;
+        others[5].max_accelerators = 8;
+        others[6].min_accelerator_memory_gb = 80;
+        others[7].max_usd_per_accelerator_hour = 2.5;
+        others[8].verified = true;
+        std::set<std::string> digests = {digest};
+        for (const auto& other : others) {
+            digests.insert(OfferingQueryDigest(other));
+        }
+        CHECK(digests.size() == others.size() + 1);
+    }
+
+    TEST_CASE("a cursor from one filter is rejected by another") {
+        auto catalog = Sample();
+        OfferingQuery q;
+        q.limit = 1;
+        auto first = QueryOfferings(catalog->Offerings(), q);
+        REQUIRE(first.ok());
+        REQUIRE(first.value().next_cursor.has_value());
+        q.cursor = *first.value().next_cursor;
+        q.verified = true;
+        auto r = QueryOfferings(catalog->Offerings(), q);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == ErrorCode::kMalformed);
+        CHECK(r.error().field == "cursor");
     }
 
     TEST_CASE("validation reports every bad field at once") {

@@ -406,11 +406,19 @@ async function misuse(api: Client, base: string) {
     check(textBody.status === 415, "a text/plain body is 415");
 }
 
-async function embeddedOnly(api: Client) {
-    const history = await api.GET("/v1/offerings/{id}/history", {
-        params: { path: { id: "aws-p5.48xlarge-us-east-1-on-demand" } },
-    });
-    check(history.response.status >= 400, "price history needs a database");
+// Without a database, history, as_of and scenarios answer 409 database_required, which a
+// client must not retry (no Retry-After).
+async function embeddedOnly(api: Client, offerings: Schema["Offering"][]) {
+    const id = offerings[0]?.id ?? "none";
+    const needsDatabase = (what: string, response: Response, code: string | undefined) =>
+        check(response.status === 409 && code === "database_required" &&
+              !response.headers.has("Retry-After"), `${what} is 409 database_required`);
+    const history = await api.GET("/v1/offerings/{id}/history", { params: { path: { id } } });
+    needsDatabase("price history", history.response, history.error?.code);
+    const asOf = await api.GET("/v1/offerings", { params: { query: { as_of: "2026-01-01" } } });
+    needsDatabase("as_of", asOf.response, asOf.error?.code);
+    const scenarios = await api.GET("/v1/scenarios");
+    needsDatabase("saved scenarios", scenarios.response, scenarios.error?.code);
 }
 
 function gpucostCommand(...args: string[]): string {
@@ -482,7 +490,7 @@ async function main() {
         await plan(api, base, offerings);
         await misuse(api, base);
         if (mode === "embedded") {
-            await embeddedOnly(api);
+            await embeddedOnly(api, offerings);
         } else {
             await databaseOnly(base, offerings);
         }

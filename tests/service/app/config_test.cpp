@@ -62,6 +62,26 @@ TEST_SUITE("config") {
         CHECK(r.error().message.find("GPUCOST_LOG_LEVEL: must be debug") != std::string::npos);
     }
 
+    TEST_CASE("CORS origins come from --cors-origins or GPUCOST_CORS_ORIGINS; none by default") {
+        auto none = ParseConfig({}, Env({}));
+        REQUIRE(none.ok());
+        CHECK(none.value().cors_origins.empty());
+        auto env = ParseConfig({}, Env({{"GPUCOST_CORS_ORIGINS",
+                                         "https://a.example, http://localhost:3000"}}));
+        REQUIRE(env.ok());
+        CHECK(env.value().cors_origins ==
+              std::vector<std::string>{"https://a.example", "http://localhost:3000"});
+        auto any = ParseConfig({"--cors-origins", "*"}, Env({}));
+        REQUIRE(any.ok());
+        CHECK(any.value().cors_origins == std::vector<std::string>{"*"});
+        for (const char* bad : {"a.example", "https://a.example/app", "ftp://a.example"}) {
+            CAPTURE(bad);
+            auto r = ParseConfig({"--cors-origins", bad}, Env({}));
+            REQUIRE_FALSE(r.ok());
+            CHECK(r.error().errors.front().field == "--cors-origins");
+        }
+    }
+
     TEST_CASE("a flag without its value is an error") {
         auto r = ParseConfig({"--port"}, Env({}));
         REQUIRE_FALSE(r.ok());

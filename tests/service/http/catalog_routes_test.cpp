@@ -128,6 +128,27 @@ TEST_SUITE("catalog_routes") {
                      "malformed_request", "min_accelerator_memory_gb");
         CheckProblem(client.Get("/v1/offerings?cursor=garbage"), 422, "invalid_argument",
                      "cursor");
+    }
+
+    TEST_CASE("a cursor is accepted only by the query that issued it") {
+        TestServer server(SampleDeps());
+        auto client = server.Client();
+        auto first = client.Get("/v1/offerings?limit=1&sort=id&price_type=on_demand");
+        REQUIRE(first);
+        auto cursor = json::parse(first->body)["next_cursor"];
+        REQUIRE(cursor.is_string());
+        const std::string c = "&cursor=" + cursor.get<std::string>();
+        // Same filters and sort: the next page, whatever the page size.
+        auto next = client.Get("/v1/offerings?limit=2&sort=id&price_type=on_demand" + c);
+        REQUIRE(next);
+        CHECK(next->status == 200);
+        // Another filter, another sort, or no filter at all: 400 naming the cursor.
+        CheckProblem(client.Get("/v1/offerings?limit=1&sort=id&price_type=spot" + c), 400,
+                     "malformed_request", "cursor");
+        CheckProblem(client.Get("/v1/offerings?limit=1&sort=-id&price_type=on_demand" + c), 400,
+                     "malformed_request", "cursor");
+        CheckProblem(client.Get("/v1/offerings?limit=1&sort=id" + c), 400, "malformed_request",
+                     "cursor");
         CheckProblem(client.Get("/v1/offerings?verified=yes"), 400, "malformed_request",
                      "verified");
     }

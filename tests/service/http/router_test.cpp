@@ -56,7 +56,7 @@ TEST_SUITE("router") {
         CHECK(json::parse(r->body)["code"] == "payload_too_large");
     }
 
-    TEST_CASE("chunked, compressed and ranged requests are refused as problems") {
+    TEST_CASE("chunked and compressed requests are refused as problems") {
         TestServer server(SampleDeps());
         std::string chunked = server.Raw(
             "POST /v1/offerings HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
@@ -68,11 +68,93 @@ TEST_SUITE("router") {
         auto r = server.Client().Post("/v1/offerings", gz, "xx", "application/json");
         REQUIRE(r);
         CHECK(r->status == 415);
+    }
 
-        httplib::Headers range = {{"Range", "bytes=0-1,0-1,0-1"}};
-        auto g = server.Client().Get("/v1/offerings", range);
-        REQUIRE(g);
-        CHECK(g->status == 416);
+    TEST_CASE("Range and If-Range are ignored: the whole answer, 200 or its error, comes back") {
+        TestServer server(SampleDeps());
+        auto whole = server.Client().Get("/healthz");
+        REQUIRE(whole);
+        for (const char* range : {"bytes=0-10", "bytes=0-1,0-1,0-1", "bytes=-5"}) {
+            CAPTURE(range);
+            auto r = server.Client().Get("/v1/offerings?limit=2", {{"Range", range}});
+            REQUIRE(r);
+            CHECK(r->status == 200);
+            CHECK_FALSE(r->has_header("Content-Range"));
+            CHECK(json::parse(r->body).contains("items"));
+        }
+        auto conditional = server.Client().Get(
+            "/v1/offerings?limit=2", {{"Range", "bytes=0-10"}, {"If-Range", "\"x\""}});
+        REQUIRE(conditional);
+        CHECK(conditional->status == 200);
+        auto problem = server.Client().Get("/v1/nope", {{"Range", "bytes=0-10"}});
+        REQUIRE(problem);
+        CHECK(problem->status == 404);
+        CHECK(json::parse(problem->body)["code"] == "not_found");  // whole, not 11 bytes
+    }
+
+    TEST_CASE("without --cors-origins a preflight is refused and answers carry no CORS headers") {
+        TestServer server(SampleDeps());
+        auto preflight = server.Client().Options(
+            "/v1/plans/spot",
+            {{"Origin", "https://app.example.com"}, {"Access-Control-Request-Method", "POST"}});
+        REQUIRE(preflight);
+        CHECK(preflight->status == 403);
+        CHECK(json::parse(preflight->body)["code"] == "cors_origin_not_allowed");
+        auto r = server.Client().Get("/healthz", {{"Origin", "https://app.example.com"}});
+        REQUIRE(r);
+        CHECK_FALSE(r->has_header("Access-Control-Allow-Origin"));
+    }
+
+    TEST_CASE("an allowed origin's preflight is 204 with the path's methods and the headers") {
+        auto deps = SampleDeps();
+        deps.cors_origins = {"https://app.example.com"};
+        TestServer server(deps);
+        httplib::Headers ask = {{"Origin", "https://app.example.com"},
+                                {"Access-Control-Request-Method", "POST"},
+                                {"Access-Control-Request-Headers", "content-type, authorization"}};
+        auto preflight = server.Client().Options("/v1/plans/spot", ask);
+        REQUIRE(preflight);
+        CHECK(preflight->status == 204);
+        CHECK(preflight->body.empty());
+        CHECK(preflight->get_header_value("Access-Control-Allow-Origin") ==
+              "https://app.example.com");
+        CHECK(preflight->get_header_value("Access-Control-Allow-Methods") == "POST");
+        std::string headers = preflight->get_header_value("Access-Control-Allow-Headers");
+        for (const char* h : {"Authorization", "Content-Type", "If-Match", "Idempotency-Key"}) {
+            CHECK(headers.find(h) != std::string::npos);
+        }
+        CHECK(preflight->get_header_value("Access-Control-Max-Age") == "600");
+        auto offering = server.Client().Options("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand",
+                                                ask);
+        REQUIRE(offering);
+        CHECK(offering->get_header_value("Access-Control-Allow-Methods") == "DELETE, GET");
+
+        // Actual answers, errors included, carry the origin and the readable headers.
+        for (const char* path : {"/healthz", "/v1/nope"}) {
+            CAPTURE(path);
+            auto r = server.Client().Get(path, {{"Origin", "https://app.example.com"}});
+            REQUIRE(r);
+            CHECK(r->get_header_value("Access-Control-Allow-Origin") == "https://app.example.com");
+            CHECK(r->get_header_value("Access-Control-Expose-Headers").find("X-Request-Id") !=
+                  std::string::npos);
+            CHECK(r->get_header_value("Vary") == "Origin");
+        }
+        // Another origin: no grant, a refused preflight, and no 5xx.
+        auto other = server.Client().Get("/healthz", {{"Origin", "https://evil.example"}});
+        REQUIRE(other);
+        CHECK(other->status == 200);
+        CHECK_FALSE(other->has_header("Access-Control-Allow-Origin"));
+        ask.erase("Origin");
+        ask.emplace("Origin", "https://evil.example");
+        auto refused = server.Client().Options("/v1/plans/spot", ask);
+        REQUIRE(refused);
+        CHECK(refused->status == 403);
+        // A preflight for a path that does not exist is still a 404.
+        ask.erase("Origin");
+        ask.emplace("Origin", "https://app.example.com");
+        auto missing = server.Client().Options("/v2/nothing", ask);
+        REQUIRE(missing);
+        CHECK(missing->status == 404);
     }
 
     TEST_CASE("a POST without Content-Length is a 411 problem that says what is missing") {
@@ -138,6 +220,7 @@ TEST_SUITE("router") {
         CHECK(HttpStatusFor(ErrorCode::kNotFound) == 404);
         CHECK(HttpStatusFor(ErrorCode::kFailedPrecondition) == 409);
         CHECK(HttpStatusFor(ErrorCode::kUnavailable) == 503);
+        CHECK(HttpStatusFor(ErrorCode::kDatabaseRequired) == 409);
         CHECK(HttpStatusFor(ErrorCode::kInternal) == 500);
     }
 }

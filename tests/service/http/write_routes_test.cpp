@@ -16,7 +16,8 @@ namespace {
 // Embedded mode: no store behind the API.
 void CheckNeedsDatabase(const httplib::Result& r, const std::string& code = "database_required") {
     REQUIRE(r);
-    CHECK(r->status == 503);
+    CHECK(r->status == 409);
+    CHECK_FALSE(r->has_header("Retry-After"));  // retrying cannot help
     CHECK(r->get_header_value("Content-Type") == "application/problem+json");
     json body = json::parse(r->body);
     CHECK(body["code"] == code);
@@ -26,7 +27,7 @@ void CheckNeedsDatabase(const httplib::Result& r, const std::string& code = "dat
 }  // namespace
 
 TEST_SUITE("write_routes_embedded") {
-    TEST_CASE("without a database every write answers 503 saying a database is needed") {
+    TEST_CASE("without a database every write answers 409 saying a database is needed") {
         TestServer server(SampleDeps());
         auto c = server.Client();
         const std::string id = "/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand";
@@ -48,13 +49,16 @@ TEST_SUITE("write_routes_embedded") {
         CHECK_FALSE(health.contains("database"));
     }
 
-    TEST_CASE("as_of without a database is 503, a malformed as_of is 422 either way") {
+    TEST_CASE("as_of without a database is 409 database_required with no Retry-After, a "
+              "malformed as_of is 422 either way") {
         TestServer server(SampleDeps());
         auto c = server.Client();
         auto r = c.Get("/v1/offerings?as_of=2026-01-01");
-        REQUIRE(r);
-        CHECK(r->status == 503);
+        CheckNeedsDatabase(r);
         CHECK(json::parse(r->body)["field"] == "as_of");
+        CheckNeedsDatabase(c.Get("/v1/catalog?as_of=2026-01-01"));
+        CheckNeedsDatabase(c.Get("/v1/providers?as_of=2026-01-01"));
+        CheckNeedsDatabase(c.Get("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand?as_of=2026-01-01"));
         auto bad = c.Get("/v1/offerings?as_of=tomorrow");
         REQUIRE(bad);
         CHECK(bad->status == 422);
@@ -63,7 +67,6 @@ TEST_SUITE("write_routes_embedded") {
                            R"({"job_hours": 100, "on_demand_usd_per_hour": 98.32, "spot_usd_per_hour": 30,
                                "interruptions_per_hour": 0.1})",
                            "application/json");
-        REQUIRE(plan);
-        CHECK(plan->status == 503);
+        CheckNeedsDatabase(plan);
     }
 }
