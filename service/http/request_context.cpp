@@ -54,6 +54,7 @@ void BeginRequest(const std::string& client_request_id) {
     RequestContext& ctx = CurrentRequestContext();
     ctx.request_id = IsSafeId(client_request_id) ? client_request_id : NewRequestId();
     ctx.started_at = std::chrono::steady_clock::now();
+    ctx.route.clear();
 }
 
 }  // namespace gpucost::http

@@ -12,6 +12,8 @@ namespace gpucost::http {
 struct RequestContext {
     std::string request_id;
     std::chrono::steady_clock::time_point started_at{};
+    // The route template that handled the request ("/v1/offerings/{id}"); empty when none.
+    std::string route;
 };
 
 RequestContext& CurrentRequestContext();

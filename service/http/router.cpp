@@ -199,15 +199,19 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
     }
 }
 
+std::string RouteTable::Template(const std::string& pattern) {
+    std::string path = pattern;
+    const std::string id = kIdPattern;
+    for (auto pos = path.find(id); pos != std::string::npos; pos = path.find(id)) {
+        path.replace(pos, id.size(), "{id}");
+    }
+    return path;
+}
+
 std::vector<std::pair<std::string, std::string>> RouteTable::Describe() const {
     std::vector<std::pair<std::string, std::string>> out;
     for (const Route& r : routes_) {
-        std::string path = r.pattern;
-        const std::string id = kIdPattern;
-        for (auto pos = path.find(id); pos != std::string::npos; pos = path.find(id)) {
-            path.replace(pos, id.size(), "{id}");
-        }
-        out.emplace_back(r.method, path);
+        out.emplace_back(r.method, Template(r.pattern));
     }
     return out;
 }
@@ -220,7 +224,9 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddPlanRoutes(routes, deps);
     AddWriteRoutes(routes, deps);
     AddScenarioRoutes(routes, deps);
-    AddReadKeyGate(routes, deps);  // last: it wraps every route added before it
+    AddMetricsRoute(routes, deps);
+    AddReadKeyGate(routes, deps);    // wraps every route added before it
+    InstrumentRoutes(routes, deps);  // last: outermost, so 401s are counted under their route
     return routes;
 }
 
@@ -228,8 +234,10 @@ void RegisterRoutes(httplib::Server& server, const Deps& deps) {
     CorsPolicy cors(deps.cors_origins);
     BuildRouteTable(deps).Install(server, cors);
     // cpp-httplib runs this hook on every answer it writes, errors and preflights included.
-    server.set_post_routing_handler([cors](const httplib::Request& req, httplib::Response& res) {
+    server.set_post_routing_handler([cors, deps](const httplib::Request& req,
+                                                 httplib::Response& res) {
         cors.AddResponseHeaders(req, res);
+        ObserveAnswer(deps, req, res);
     });
 }
 

@@ -14,6 +14,7 @@
 #include "pricing/catalog.hpp"
 #include "service/http/catalog_store.hpp"
 #include "service/http/cors.hpp"
+#include "service/http/metrics.hpp"
 
 namespace gpucost::http {
 
@@ -36,6 +37,8 @@ struct Deps {
     double max_snapshot_age_s = 300;
     // Browser origins allowed to call the API (--cors-origins); none by default.
     std::vector<std::string> cors_origins;
+    // Request counters and histograms behind GET /metrics; shared by every copy of Deps.
+    std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
 };
 
 // Transport limits and pool size. Defaults suit a 2-core box behind nginx
@@ -78,6 +81,9 @@ public:
     // (method, OpenAPI-style path) of every route, e.g. ("GET", "/v1/offerings/{id}").
     std::vector<std::pair<std::string, std::string>> Describe() const;
 
+    // The OpenAPI-style path of a route pattern: kIdPattern becomes {id}.
+    static std::string Template(const std::string& pattern);
+
 private:
     struct Route {
         std::string method;
@@ -116,6 +122,11 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps);
 void AddWriteRoutes(RouteTable& routes, const Deps& deps);
 void AddScenarioRoutes(RouteTable& routes, const Deps& deps);
 void AddReadKeyGate(RouteTable& routes, const Deps& deps);
+// GET /metrics (metrics_routes.cpp); InstrumentRoutes wraps every route added before it to
+// record its template and in-flight count, ObserveAnswer counts one answer (post-routing).
+void AddMetricsRoute(RouteTable& routes, const Deps& deps);
+void InstrumentRoutes(RouteTable& routes, const Deps& deps);
+void ObserveAnswer(const Deps& deps, const httplib::Request& req, const httplib::Response& res);
 
 // Writes `body` as application/json with status 200 (or `status`).
 void WriteJson(httplib::Response& res, const nlohmann::json& body, int status = 200);

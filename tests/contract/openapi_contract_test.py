@@ -257,6 +257,7 @@ try:
     call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=409)
     call("/", "/")
     call("/healthz", "/healthz")
+    call("/metrics", "/metrics")
     call("/readyz", "/readyz")
     served = call("/openapi.yaml", "/openapi.yaml")
     check(served == open(SPEC_PATH, "rb").read(), "served /openapi.yaml is the repository's file")
