@@ -140,22 +140,37 @@ Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
     return h;
 }
 
+pricing::Error UnknownAccelerator(const std::string& id, const pricing::Catalog& catalog,
+                                  const std::string& field) {
+    std::vector<std::pair<std::size_t, std::string>> ranked;
+    for (const auto& a : catalog.Accelerators()) {
+        ranked.emplace_back(Distance(id, a.id), a.id);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    std::string closest;
+    for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
+        closest += (i ? ", " : "") + ranked[i].second;
+    }
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "unknown accelerator '" + id.substr(0, 64) + "'; closest known ids: " +
+                         closest + " (GET /v1/accelerators lists all)",
+                     field);
+}
+
+pricing::Status CheckAcceleratorIds(const std::vector<std::string>& ids,
+                                    const pricing::Catalog& catalog, const std::string& pointer) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (!catalog.FindAccelerator(ids[i]).ok()) {
+            return UnknownAccelerator(ids[i], catalog, pointer + "/" + std::to_string(i));
+        }
+    }
+    return pricing::Ok{};
+}
+
 Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing::Catalog& catalog) {
     auto found = catalog.FindAccelerator(h.accelerator);
     if (!found.ok()) {
-        std::vector<std::pair<std::size_t, std::string>> ranked;
-        for (const auto& a : catalog.Accelerators()) {
-            ranked.emplace_back(Distance(h.accelerator, a.id), a.id);
-        }
-        std::sort(ranked.begin(), ranked.end());
-        std::string closest;
-        for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
-            closest += (i ? ", " : "") + ranked[i].second;
-        }
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "unknown accelerator '" + h.accelerator.substr(0, 64) +
-                             "'; closest known ids: " + closest + " (GET /v1/accelerators lists all)",
-                         "/hardware/accelerator");
+        return UnknownAccelerator(h.accelerator, catalog, "/hardware/accelerator");
     }
     est::ClusterSpec c;
     c.accelerator = found.value();

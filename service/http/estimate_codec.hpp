@@ -39,6 +39,17 @@ struct HardwareRequest {
 [[nodiscard]] pricing::Result<HardwareRequest> DecodeHardware(const nlohmann::json& hardware,
                                                               const std::string& pointer);
 
+// An unknown accelerator id at `field` (a JSON pointer): kInvalidArgument (422) listing the
+// five closest known ids. The one answer for an unknown accelerator anywhere in a body.
+[[nodiscard]] pricing::Error UnknownAccelerator(const std::string& id,
+                                                const pricing::Catalog& catalog,
+                                                const std::string& field);
+
+// Checks every id of a list of accelerator ids (plan constraints) at `pointer`/i.
+[[nodiscard]] pricing::Status CheckAcceleratorIds(const std::vector<std::string>& ids,
+                                                  const pricing::Catalog& catalog,
+                                                  const std::string& pointer);
+
 // Looks the accelerator up in the catalog: unknown id -> kInvalidArgument (422) naming
 // /hardware/accelerator and listing the closest known ids.
 [[nodiscard]] pricing::Result<pricing::estimate::ClusterSpec> ResolveHardware(

@@ -11,6 +11,7 @@ namespace gpucost::http {
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     routes.Post("/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
         HardwareRequest hw;
@@ -24,6 +25,7 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     });
 
     routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
         HardwareRequest hw;
@@ -37,6 +39,7 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     });
 
     routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
         auto decoded = DecodeRooflineRequest(body.value());

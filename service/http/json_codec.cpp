@@ -135,14 +135,18 @@ json ToJson(const pricing::Accelerator& a) {
             {"notes", a.notes}};
 }
 
+json SpotInterruptionToJson(const std::optional<pricing::SpotInterruptionBucket>& bucket) {
+    if (!bucket) {
+        return nullptr;
+    }
+    return {{"bucket", bucket->label},
+            {"min_percent_per_month", bucket->min_percent_per_month},
+            {"max_percent_per_month", bucket->max_percent_per_month}};
+}
+
 json ToJson(const pricing::Offering& o, bool with_history) {
     const pricing::Provider* provider = pricing::FindProvider(o.provider);
-    json spot = nullptr;
-    if (o.spot_interruption) {
-        spot = {{"bucket", o.spot_interruption->label},
-                {"min_percent_per_month", o.spot_interruption->min_percent_per_month},
-                {"max_percent_per_month", o.spot_interruption->max_percent_per_month}};
-    }
+    json spot = SpotInterruptionToJson(o.spot_interruption);
     json out = {{"id", o.id},
                 {"provider", o.provider},
                 {"provider_name", provider ? provider->name : o.provider},

@@ -34,6 +34,9 @@ json Num(double value);
 json ToJson(const pricing::Accelerator& a);
 // `with_history` adds superseded_prices (single-offering reads only).
 json ToJson(const pricing::Offering& o, bool with_history);
+// The spot-risk object every answer uses under `spot_interruption`: {bucket,
+// min_percent_per_month, max_percent_per_month}, or null when unknown.
+json SpotInterruptionToJson(const std::optional<pricing::SpotInterruptionBucket>& bucket);
 json ToJson(const pricing::ProviderSummary& p);
 json ToJson(const pricing::CatalogInfo& info);
 // `assumptions` array: [{name, value, unit, description, source}].

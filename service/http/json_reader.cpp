@@ -173,7 +173,7 @@ void JsonReader::OnlyKnown(const std::vector<std::string>& known) {
 
 void JsonReader::Require(const std::string& key) {
     if (Member(key) == nullptr) {
-        Fail(ErrorCode::kMalformed, key, "is required");
+        Fail(ErrorCode::kInvalidArgument, key, "is required");
     }
 }
 

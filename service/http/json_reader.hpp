@@ -27,7 +27,8 @@ public:
     const nlohmann::json* Object(const std::string& key);
     // Fails (kMalformed) on the first member not in `known`.
     void OnlyKnown(const std::vector<std::string>& known);
-    // Fails (kMalformed) when `key` is absent or null.
+    // Fails (kInvalidArgument, 422) when `key` is absent or null: a missing field is a
+    // well-formed request with an invalid value, the same status in every endpoint.
     void Require(const std::string& key);
     // The member, or nullptr when absent or null (no type check).
     const nlohmann::json* Member(const std::string& key) const;

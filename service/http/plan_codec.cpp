@@ -53,14 +53,13 @@ json OfferingSummary(const pricing::Offering& o) {
             {"provider", o.provider},
             {"instance_type", o.instance_type},
             {"accelerator", o.accelerator},
-            {"accelerators_per_instance", o.accelerator_count},
+            {"accelerator_count", o.accelerator_count},
             {"price_type", pricing::PriceTypeName(o.price_type)},
             {"region", o.region},
             {"usd_per_hour", Num(o.price.usd_per_hour)},
             {"as_of", o.price.as_of},
             {"verified", o.price.verified},
-            {"spot_interruption_bucket",
-             o.spot_interruption ? json(o.spot_interruption->label) : json(nullptr)}};
+            {"spot_interruption", SpotInterruptionToJson(o.spot_interruption)}};
 }
 
 json Counts(const std::vector<std::pair<std::string, std::size_t>>& counts) {
@@ -143,7 +142,10 @@ json ToJson(const pricing::plan::SpotPlan& p) {
             {"spot_usd_per_hour", Num(p.spot_usd_per_hour)},
             {"spot_offering_id", OptValue(p.spot_offering_id)},
             {"on_demand_offering_id", OptValue(p.on_demand_offering_id)},
-            {"interruption_bucket", OptValue(p.interruption_bucket)},
+            {"spot_interruption",
+             SpotInterruptionToJson(p.interruption_bucket
+                                        ? pricing::ParseSpotInterruptionBucket(*p.interruption_bucket)
+                                        : std::nullopt)},
             {"interruptions_per_hour", Num(p.interruptions_per_hour)},
             {"mean_hours_between_interruptions", Opt(p.mean_hours_between_interruptions)},
             {"checkpoint_minutes", Num(p.checkpoint_hours * 60.0)},
@@ -176,10 +178,10 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
     const json* buy = r.Object("buy");
     const json* rent = r.Object("rent");
     if (r.ok() && buy == nullptr) {
-        r.Fail(ErrorCode::kMalformed, "buy", "is required");
+        r.Fail(ErrorCode::kInvalidArgument, "buy", "is required");
     }
     if (r.ok() && rent == nullptr) {
-        r.Fail(ErrorCode::kMalformed, "rent", "is required");
+        r.Fail(ErrorCode::kInvalidArgument, "rent", "is required");
     }
     if (!r.ok()) {
         return r.error();
@@ -525,7 +527,7 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     const json* constraints = r.Object("constraints");
     const json* api = r.Object("api_price");
     if (r.ok() && traffic == nullptr) {
-        r.Fail(ErrorCode::kMalformed, "traffic", "is required");
+        r.Fail(ErrorCode::kInvalidArgument, "traffic", "is required");
     }
     if (!r.ok()) {
         return r.error();

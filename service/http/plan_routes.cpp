@@ -10,6 +10,7 @@
 #include "service/http/as_of.hpp"
 #include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
+#include "service/http/estimate_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
@@ -32,16 +33,7 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
         WriteProblem(res, req, checked.error());
         return std::nullopt;
     }
-    std::string type = req.get_header_value("Content-Type");
-    type = type.substr(0, type.find(';'));
-    while (!type.empty() && type.back() == ' ') {
-        type.pop_back();
-    }
-    std::transform(type.begin(), type.end(), type.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (type != "application/json") {
-        WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                              "send the request body as Content-Type: application/json");
+    if (!RequireJsonBody(req, res)) {
         return std::nullopt;
     }
     auto parsed = ParseJsonBody(req.body);
@@ -119,6 +111,11 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
+        auto ids = CheckAcceleratorIds(request.value().constraints.accelerators, *catalog.value(),
+                                       "/constraints/accelerators");
+        if (!ids.ok()) {
+            return WriteProblem(res, req, ids.error());
+        }
         auto plan = pricing::plan::PlanTraining(request.value(), *catalog.value());
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
@@ -142,6 +139,11 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         auto catalog = PlanCatalog(deps, req);  // options point into it: keep it alive
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
+        }
+        auto ids = CheckAcceleratorIds(request.value().accelerators, *catalog.value(),
+                                       "/constraints/accelerators");
+        if (!ids.ok()) {
+            return WriteProblem(res, req, ids.error());
         }
         auto plan = pricing::plan::PlanInference(request.value(), *catalog.value());
         if (!plan.ok()) {

@@ -1,5 +1,7 @@
 #include "service/http/problem.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "service/http/request_context.hpp"
@@ -108,6 +110,22 @@ void WriteProblem(httplib::Response& res, const httplib::Request& req, const pri
 void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,
                            std::string_view code, std::string_view detail) {
     Write(res, req, status, code, detail, {}, {});
+}
+
+bool RequireJsonBody(const httplib::Request& req, httplib::Response& res) {
+    std::string type = req.get_header_value("Content-Type");
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.back() == ' ') {
+        type.pop_back();
+    }
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (type == "application/json") {
+        return true;
+    }
+    WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                          "send the request body as Content-Type: application/json");
+    return false;
 }
 
 std::string RequestIdOf(const httplib::Request& /*req*/) { return CurrentRequestContext().request_id; }

@@ -22,6 +22,11 @@ void WriteProblem(httplib::Response& res, const httplib::Request& req, const pri
 void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,
                            std::string_view code, std::string_view detail);
 
+// The request body must be sent as application/json (parameters allowed, case-insensitive);
+// otherwise writes the 415 problem and returns false. The one content-type check of every
+// JSON-body endpoint.
+bool RequireJsonBody(const httplib::Request& req, httplib::Response& res);
+
 // The request id this server assigned to `req` (echoed in X-Request-Id).
 std::string RequestIdOf(const httplib::Request& req);
 

@@ -222,6 +222,9 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         if (!principal) {
             return;
         }
+        if (!RequireJsonBody(req, res)) {
+            return;
+        }
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) {
             return WriteProblem(res, req, body.error());
@@ -232,10 +235,10 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         auto kind = r.String("plan");
         const json* request = r.Object("request");
         if (r.ok() && !name) {
-            r.Fail(ErrorCode::kMalformed, "name", "is required");
+            r.Fail(ErrorCode::kInvalidArgument, "name", "is required");
         }
         if (r.ok() && !kind) {
-            r.Fail(ErrorCode::kMalformed, "plan", "is required");
+            r.Fail(ErrorCode::kInvalidArgument, "plan", "is required");
         }
         if (r.ok() && request == nullptr) {
             r.Fail(ErrorCode::kMalformed, "request", "is required: the body of the plan request");

@@ -214,7 +214,7 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
     }
     auto require = [&](const auto& value, const std::string& key) {
         if (!value && r.ok()) {
-            r.Fail(ErrorCode::kMalformed, key, "is required");
+            r.Fail(ErrorCode::kInvalidArgument, key, "is required");
         }
     };
     require(provider, "provider");
@@ -427,10 +427,10 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
         price.verified = r.Bool("verified").value_or(true);
         price.notes = r.String("notes").value_or("");
         if (r.ok() && !usd) {
-            r.Fail(ErrorCode::kMalformed, "usd_per_hour", "is required");
+            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "is required");
         }
         if (r.ok() && !source) {
-            r.Fail(ErrorCode::kMalformed, "source", "is required");
+            r.Fail(ErrorCode::kInvalidArgument, "source", "is required");
         }
         if (r.ok() && (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour)) {
             r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");

@@ -315,8 +315,8 @@ def run_database_mode():
              body=json.dumps(price).encode(), headers=r)
         call("/v1/offerings/{id}/price", path + "/price", "put", expect=422,
              body=b'{"usd_per_hour": -1, "source": "x"}', headers=a)
-        call("/v1/offerings/{id}/price", path + "/price", "put", expect=400,
-             body=b'{"usd_per_hour": 1}', headers=a)
+        call("/v1/offerings/{id}/price", path + "/price", "put", expect=422,
+             body=b'{"usd_per_hour": 1}', headers=a)  # a missing field is 422 everywhere
         call("/v1/offerings/{id}/price", path + "/price", "put", expect=415,
              body=json.dumps(price).encode(), headers=dict(a, **{"Content-Type": "text/plain"}))
         call("/v1/offerings/{id}/price", "/v1/offerings/nope/price", "put", expect=404,

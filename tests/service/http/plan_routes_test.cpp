@@ -76,7 +76,8 @@ TEST_SUITE("plan_routes") {
                               R"({"job_hours": 48, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot",
                                   "deadline_hours": 60})"));
         CHECK(body["on_demand_offering_id"] == "aws-p5.48xlarge-us-east-1-on-demand");
-        CHECK(body["interruption_bucket"] == ">20%");
+        CHECK(body["spot_interruption"]["bucket"] == ">20%");
+        CHECK(body["spot_interruption"]["max_percent_per_month"] == 100);
         CHECK(body["spot_deadline_probability"].get<double>() > 0.9);
     }
 
@@ -176,7 +177,7 @@ TEST_SUITE("plan_routes") {
     TEST_CASE("rent-vs-buy problems name the nested field") {
         TestServer server(SampleDeps());
         CheckProblem(Post(server, "/v1/plans/rent-vs-buy", R"({"rent": {"usd_per_month": 1}})"),
-                     400, "malformed_request", "/buy");
+                     422, "invalid_argument", "/buy");
         CheckProblem(Post(server, "/v1/plans/rent-vs-buy",
                           R"({"buy": {"capex_usd": 1, "opex_usd_per_month": 1, "pue": "high"},
                               "rent": {"usd_per_month": 1}})"),
@@ -233,10 +234,40 @@ TEST_SUITE("plan_routes") {
         CHECK(std::count(r->body.begin(), r->body.end(), '\n') == 4);
     }
 
+    TEST_CASE("an unknown accelerator in plan constraints is 422 with the closest ids, as in "
+              "estimates") {
+        TestServer server(SampleDeps());
+        auto training = Post(server, "/v1/plans/training",
+                             R"({"model": {"params_b": 7}, "tokens_b": 20,
+                                 "constraints": {"accelerators": ["h100-sxm", "h100-sxmm"]}})");
+        CheckProblem(training, 422, "invalid_argument", "/constraints/accelerators/1");
+        CHECK(training->body.find("closest known ids: h100-sxm") != std::string::npos);
+        auto estimate = Post(server, "/v1/estimates/training",
+                             R"({"model": {"params_b": 7}, "tokens_b": 20,
+                                 "hardware": {"accelerator": "h100-sxmm", "count": 8}})");
+        CheckProblem(estimate, 422, "invalid_argument", "/hardware/accelerator");
+        auto inference = Post(server, "/v1/plans/inference",
+                              R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5,
+                                  "traffic": {"requests_per_second": 1},
+                                  "constraints": {"accelerators": ["nope"]}})");
+        CheckProblem(inference, 422, "invalid_argument", "/constraints/accelerators/0");
+    }
+
+    TEST_CASE("every JSON-body endpoint answers a text/plain body with 415") {
+        TestServer server(SampleDeps());
+        for (const char* path : {"/v1/estimates/training", "/v1/estimates/inference",
+                                 "/v1/estimates/roofline", "/v1/plans/spot", "/v1/plans/training",
+                                 "/v1/plans/rent-vs-buy", "/v1/plans/inference"}) {
+            CAPTURE(path);
+            auto r = server.Client().Post(path, R"({"job_hours": 1})", "text/plain");
+            CheckProblem(r, 415, "unsupported_media_type");
+        }
+    }
+
     TEST_CASE("training plan problems name the field") {
         TestServer server(SampleDeps());
-        CheckProblem(Post(server, "/v1/plans/training", R"({"tokens_b": 20})"), 400,
-                     "malformed_request", "/model");
+        CheckProblem(Post(server, "/v1/plans/training", R"({"tokens_b": 20})"), 422,
+                     "invalid_argument", "/model");  // a missing field is 422 everywhere
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
                               "hardware": {"accelerator": "h100-sxm", "count": 8}})"),
@@ -299,7 +330,7 @@ TEST_SUITE("plan_routes") {
         CHECK(o["inter_token_latency_ms"].get<double>() <= 50);
         CheckProblem(Post(server, "/v1/plans/inference",
                           R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5})"),
-                     400, "malformed_request", "/traffic");
+                     422, "invalid_argument", "/traffic");
         CheckProblem(Post(server, "/v1/plans/inference",
                           R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5,
                               "batch_size": 4, "traffic": {"requests_per_second": 1}})"),

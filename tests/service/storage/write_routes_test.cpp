@@ -115,7 +115,7 @@ TEST_SUITE("write_routes") {
                  {"{", 400, ""},
                  {"[]", 400, ""},
                  {R"({"usd_per_hour": "1", "source": "x"})", 400, "/usd_per_hour"},
-                 {R"({"usd_per_hour": 1})", 400, "/source"},
+                 {R"({"usd_per_hour": 1})", 422, "/source"},  // missing: 422 everywhere
                  {R"({"usd_per_hour": 1, "source": "x", "extra": 1})", 400, "/extra"},
                  {R"({"usd_per_hour": -1, "source": "x"})", 422, "/usd_per_hour"},
                  {R"({"usd_per_hour": 1e300, "source": "x"})", 422, "/usd_per_hour"},
