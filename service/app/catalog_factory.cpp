@@ -5,6 +5,7 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "service/app/embedded_data.hpp"
+#include "service/app/embedded_docs.hpp"
 
 namespace gpucost::app {
 namespace {
@@ -53,5 +54,7 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFrom
 }
 
 std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }
+
+std::string_view EmbeddedRedocJs() { return embedded::kRedocStandaloneJs; }
 
 }  // namespace gpucost::app

@@ -21,5 +21,7 @@ namespace gpucost::app {
 
 // The OpenAPI document built into the binary (openapi.yaml at compile time).
 std::string_view EmbeddedOpenApiYaml();
+// Redoc's standalone bundle for /docs, or empty when the build had no node_modules.
+std::string_view EmbeddedRedocJs();
 
 }  // namespace gpucost::app

@@ -12,7 +12,10 @@ foreach(_i RANGE ${_last})
   if(NOT _clash EQUAL -1)
     message(FATAL_ERROR "${_file} contains the raw-string delimiter")
   endif()
-  string(APPEND _content "inline constexpr std::string_view ${_name} = R\"gpucost_embed(${_data})gpucost_embed\";\n")
+  # An array and its size: a string_view built from the bare literal would count its length
+  # in a constexpr loop, which GCC stops at 262144 iterations (the /docs bundle is 1 MB).
+  string(APPEND _content "inline constexpr char ${_name}Bytes[] = R\"gpucost_embed(${_data})gpucost_embed\";\n")
+  string(APPEND _content "inline constexpr std::string_view ${_name}{${_name}Bytes, sizeof(${_name}Bytes) - 1};\n")
 endforeach()
 string(APPEND _content "}  // namespace gpucost::app::embedded\n")
 file(WRITE "${OUTPUT}.tmp" "${_content}")

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <regex>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct Deps {
     double max_snapshot_age_s = 300;
     // Browser origins allowed to call the API (--cors-origins); none by default.
     std::vector<std::string> cors_origins;
+    // Redoc's standalone bundle served under /docs (embedded at build time); empty: no page.
+    std::string_view redoc_js;
     // Request counters and histograms behind GET /metrics; shared by every copy of Deps.
     std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
 };
@@ -125,6 +128,8 @@ void AddReadKeyGate(RouteTable& routes, const Deps& deps);
 // GET /metrics (metrics_routes.cpp); InstrumentRoutes wraps every route added before it to
 // record its template and in-flight count, ObserveAnswer counts one answer (post-routing).
 void AddMetricsRoute(RouteTable& routes, const Deps& deps);
+// GET /docs (the Redoc page over /openapi.yaml) and its bundle (docs_routes.cpp).
+void AddDocsRoutes(RouteTable& routes, const Deps& deps);
 void InstrumentRoutes(RouteTable& routes, const Deps& deps);
 void ObserveAnswer(const Deps& deps, const httplib::Request& req, const httplib::Response& res);
 

@@ -258,6 +258,8 @@ try:
     call("/", "/")
     call("/healthz", "/healthz")
     call("/metrics", "/metrics")
+    call("/docs", "/docs")
+    call("/docs/redoc.standalone.js", "/docs/redoc.standalone.js")
     call("/readyz", "/readyz")
     served = call("/openapi.yaml", "/openapi.yaml")
     check(served == open(SPEC_PATH, "rb").read(), "served /openapi.yaml is the repository's file")
