@@ -102,7 +102,9 @@ TEST_SUITE("scenario_routes") {
                      400, "malformed_request", "/request/job_hours");
         CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader), R"({"plan": "spot", "request": {}})",
                             "application/json"),
-                     400, "malformed_request", "/name");
+                     422, "invalid_argument", "/name");  // a missing field is 422 everywhere
+        CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader), kScenario, "text/plain"), 415,
+                     "unsupported_media_type");
         CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader),
                             R"({"name": "", "plan": "spot", "request": {}})", "application/json"),
                      422, "invalid_argument", "/name");
