@@ -398,6 +398,36 @@ async function misuse(api: Client, base: string) {
         body: { accelerator: "h100-sxmm", precision: "bf16", ops: [{ kind: "gemm", m: 1, n: 1, k: 1 }] },
     });
     check(unknownAccelerator.response.status === 422, "an unknown accelerator id is 422");
+    const firstPage = await api.GET("/v1/offerings", { params: { query: { limit: 2, price_type: "spot" } } });
+    const cursor = firstPage.data?.next_cursor ?? "none";
+    const otherQuery = await api.GET("/v1/offerings", {
+        params: { query: { limit: 2, price_type: "on_demand", cursor } },
+    });
+    check(otherQuery.response.status === 400 && otherQuery.error?.field === "cursor",
+          "a cursor replayed on another query is 400 naming the cursor");
+    const ranged = await raw(base, "/v1/offerings", "/v1/offerings?limit=2",
+                             { headers: { Range: "bytes=0-10" } });
+    check(ranged.status === 200 && (await ranged.json() as { items?: unknown[] }).items?.length === 2,
+          "a Range header is ignored: the whole answer comes back");
+    const missingField = await raw(base, "/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ rent: { usd_per_month: 1 } }),
+    });
+    check(missingField.status === 422, "a missing required field is 422");
+    const textEstimate = await raw(base, "/v1/estimates/roofline", "/v1/estimates/roofline", {
+        method: "POST",
+        headers: { "Content-Type": "text/plain" },
+        body: JSON.stringify({ accelerator: "h100-sxm", precision: "bf16", ops: [] }),
+    });
+    check(textEstimate.status === 415, "a text/plain body is 415 on estimates too");
+    const unknownConstraint = await raw(base, "/v1/plans/training", "/v1/plans/training", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ model: { params_b: 7 }, tokens_b: 1,
+                               constraints: { accelerators: ["h100-sxmm"] } }),
+    });
+    check(unknownConstraint.status === 422, "an unknown accelerator in plan constraints is 422");
     const textBody = await raw(base, "/v1/plans/spot", "/v1/plans/spot", {
         method: "POST",
         headers: { "Content-Type": "text/plain" },
