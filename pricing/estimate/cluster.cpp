@@ -1,5 +1,7 @@
 #include "pricing/estimate/cluster.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -11,7 +13,40 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
 }
 
+// Scale-up domains larger than one node: the accelerators one NVLink switch fabric or one
+// ICI torus joins, as the vendor documents them.
+struct ScaleUpDomain {
+    std::string_view id_prefix;
+    int accelerators;
+    std::string_view source;
+};
+constexpr std::array<ScaleUpDomain, 5> kScaleUpDomains = {{
+    {"gb200", 72,
+     "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain (130 TB/s)"},
+    {"tpu-v4", 4096, "Google Cloud TPU v4 docs: a v4 Pod is 4,096 chips joined by ICI"},
+    {"tpu-v5p", 8960, "Google Cloud TPU v5p docs: a v5p Pod is 8,960 chips joined by ICI"},
+    {"tpu-v5e", 256, "Google Cloud TPU v5e docs: slices of up to 256 chips over ICI"},
+    {"tpu-v6e", 256, "Google Cloud TPU v6e (Trillium) docs: slices of up to 256 chips over ICI"},
+}};
+
+const ScaleUpDomain* FindDomain(const Accelerator& a) {
+    for (const ScaleUpDomain& d : kScaleUpDomains) {
+        if (StartsWith(a.id, d.id_prefix)) return &d;
+    }
+    return nullptr;
+}
+
 }  // namespace
+
+int DefaultScaleUpDomain(const Accelerator& a, int accelerators_per_node) {
+    const ScaleUpDomain* d = FindDomain(a);
+    return std::max(d != nullptr ? d->accelerators : 1, accelerators_per_node);
+}
+
+std::string ScaleUpDomainSource(const Accelerator& a) {
+    const ScaleUpDomain* d = FindDomain(a);
+    return d != nullptr ? std::string(d->source) : "one node (no multi-node scale-up fabric)";
+}
 
 int DefaultAcceleratorsPerNode(const Accelerator& a) {
     if (StartsWith(a.id, "tpu-")) {
@@ -65,6 +100,11 @@ Status ValidateCluster(const ClusterSpec& c) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "scale_out_gbit_per_s_per_node must be in (0, 1e7]",
                          "/hardware/scale_out_gbit_per_s_per_node");
+    }
+    if (c.scale_up_domain && (*c.scale_up_domain < 1 || *c.scale_up_domain > kMaxAcceleratorCount)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "scale_up_domain must be between 1 and " + std::to_string(kMaxAcceleratorCount),
+                         "/hardware/scale_up_domain");
     }
     if (bad_bw(c.scale_up_gb_per_s)) {
         return MakeError(ErrorCode::kInvalidArgument, "scale_up_gb_per_s must be in (0, 1e7]",
