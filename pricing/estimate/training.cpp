@@ -27,6 +27,8 @@ constexpr double kOptimizerBytesPerParam = 28.0;
 // Adam state: fp32 master copy + two fp32 moments (mixed precision); 8 when training in fp32.
 constexpr double kAdamBytesPerParamMixed = 12.0;
 constexpr double kAdamBytesPerParamFp32 = 8.0;
+// Two fp32 moments without a master copy (adapters trained in 16-bit, QLoRA).
+constexpr double kAdamMomentsBytesPerParam = 8.0;
 // Logits are kept in fp32 for the loss.
 constexpr double kLogitBytes = 4.0;
 // Memory traffic of an unfused fp32 softmax cross-entropy per logit element, forward and
@@ -42,6 +44,7 @@ constexpr std::array<int, 4> kMicroBatchCandidates = {1, 2, 4, 8};
 constexpr double kMaxMicroBatchTokens = 16384;
 constexpr int kMaxPipelineCandidates = 128;
 constexpr double kGb = 1e9;
+constexpr std::size_t kMaxLoraTargetEntries = 32;
 
 // Weight-gradient GEMMs: a trainable linear layer runs two backward GEMMs per forward one
 // (input gradient and weight gradient); a frozen one only the input gradient.
@@ -601,9 +604,10 @@ Result<std::vector<std::string>> ResolveLoraTargets(const TrainingRequest& req) 
         return all;
     }
     const auto& given = *req.lora_target_modules;
-    if (given.empty()) {
+    if (given.empty() || given.size() > kMaxLoraTargetEntries) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "lora_target_modules must name at least one module",
+                         "lora_target_modules must name between 1 and " +
+                             std::to_string(kMaxLoraTargetEntries) + " modules",
                          "/lora_target_modules");
     }
     std::vector<std::string> out;
@@ -670,6 +674,11 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster) 
         c.quantized_base = req.mode == TrainingMode::kQlora;
         c.frozen_weight_bpe = c.quantized_base ? kNf4BytesPerParam : c.weight_bpe;
         c.backward_gemms = kBackwardGemmsFrozen;
+        if (c.quantized_base && !fp32) {
+            // The QLoRA recipe trains 16-bit adapters with 32-bit Adam moments and no master
+            // copy (qlora.py casts the LoRA modules to bf16; --optim paged_adamw_32bit).
+            c.adam_bytes = kAdamMomentsBytesPerParam;
+        }
         c.adapters = MakeAdapters(c.m, rank, std::move(targets).value());
     }
     return c;
@@ -1035,9 +1044,12 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     add("attention_backward_ratio", kAttentionBackwardRatio, "ratio",
         "FlashAttention backward FLOPs over forward", "Dao 2023, arXiv 2307.08691 §3.1");
     add("adam_bytes_per_param", c.adam_bytes, "bytes",
-        "optimizer state per trainable parameter: fp32 master + 2 moments (mixed precision); "
-        "sharded once per replica group (experts over data / expert ranks)",
-        "EleutherAI Transformer Math 101; ZeRO paper (Rajbhandari et al. 2020)");
+        "optimizer state per trainable parameter: fp32 master + 2 moments (mixed precision), "
+        "2 fp32 moments only for QLoRA's 16-bit adapters; sharded once per replica group "
+        "(routed experts over data / expert ranks)",
+        c.quantized_base ? "QLoRA recipe (artidoro/qlora qlora.py: bf16 LoRA modules, "
+                           "paged_adamw_32bit)"
+                         : "EleutherAI Transformer Math 101; ZeRO paper (Rajbhandari et al. 2020)");
     add("optimizer_bytes_moved_per_param", kOptimizerBytesPerParam, "bytes",
         "HBM traffic of one Adam step per local trainable parameter", "derived: read 14, write 14");
     add("backward_gemms_per_forward", c.backward_gemms, "GEMMs",
