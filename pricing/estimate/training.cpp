@@ -396,10 +396,9 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     if (l.data <= 1) return {0.0, 0.0};
     const int model_span = l.tensor * l.pipeline;
     const int per_domain = std::max(1, c.links.scale_up_domain / model_span);
-    const ParallelLayout& lay = l;
-    ParamSplit train = Trainable(c);
+    const ParamSplit& train = Trainable(c);
     double grad_repl = train.replicated / model_span * c.weight_bpe;
-    double grad_routed = train.routed / (static_cast<double>(model_span) * lay.expert) * c.weight_bpe;
+    double grad_routed = train.routed / (static_cast<double>(model_span) * l.expert) * c.weight_bpe;
     const int routed_group = l.data / l.expert;
     const int routed_per_domain = std::max(1, per_domain / l.expert);
     auto gather = [&](double repl, double routed) {
@@ -428,6 +427,67 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     return {all_reduce, backward_s};  // backward of the last micro-batch
 }
 
+// One micro-batch on one pipeline stage: forward, backward and recompute passes over the
+// stage's layers plus the head, split by bound, with the exposed tensor-parallel and expert
+// traffic.
+struct StageTimes {
+    double compute_s = 0;
+    double memory_s = 0;
+    double tp_comm_s = 0;
+    double expert_comm_s = 0;
+    double backward_s = 0;         // the stage's backward pass (the gradient-reduction window)
+    double hw_flops_per_layer = 0; // forward + backward + recompute, one tensor rank
+    double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
+};
+
+StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
+    const ResolvedModel& m = c.m;
+    const double layers_stage = std::ceil(static_cast<double>(m.layers) / l.pipeline);
+    const double gb = c.backward_gemms;
+    // QLoRA: every pass that uses a layer's weights first dequantises them (read NF4, write
+    // 16-bit); the GEMM's own read of the 16-bit copy is in its time already.
+    double dequant_s = 0;
+    if (c.quantized_base) {
+        double block_params = PerAccelerator(c.split, l, false) * l.pipeline / m.layers;
+        dequant_s = MemoryTime(c.dev, block_params * (c.frozen_weight_bpe + c.weight_bpe)).seconds;
+    }
+    double fwd_c = lc.gemm_compute_s + lc.attention_s + lc.adapter_compute_s;
+    double fwd_m = lc.gemm_memory_s + lc.elementwise_s + lc.adapter_memory_s + dequant_s;
+    double bwd_c = gb * lc.gemm_compute_s + kAttentionBackwardRatio * lc.attention_s +
+                   2.0 * lc.adapter_compute_s;
+    double bwd_m = gb * lc.gemm_memory_s + kBackwardElementwiseRatio * lc.elementwise_s +
+                   2.0 * lc.adapter_memory_s + dequant_s;
+    double rc_c = 0, rc_m = 0, rc_flops = 0;
+    double comm_passes = 2.0;  // forward and backward
+    if (l.recompute == Recompute::kFull) {
+        rc_c = fwd_c;
+        rc_m = fwd_m;
+        rc_flops = lc.gemm_flops + lc.attention_flops + lc.adapter_flops;
+        comm_passes = 3.0;
+    } else if (l.recompute == Recompute::kSelective) {
+        rc_c = lc.attention_s;
+        rc_flops = lc.attention_flops;
+    }
+    // MoE dispatch and combine: two all-to-alls per expert layer and pass, over the expert
+    // group (tensor x expert consecutive ranks).
+    double comm_ep = 0;
+    if (m.IsMoe() && l.expert > 1) {
+        const double T = static_cast<double>(l.micro_batch_size) * m.seq_len;
+        double a2a = 2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
+                                           l.expert, LinkFor(c, l.tensor * l.expert));
+        comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
+    }
+    StageTimes st;
+    st.compute_s = layers_stage * (fwd_c + bwd_c + rc_c) + lc.head_compute_s;
+    st.memory_s = layers_stage * (fwd_m + bwd_m + rc_m) + lc.head_memory_s;
+    st.tp_comm_s = layers_stage * comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
+    st.expert_comm_s = layers_stage * comm_ep;
+    st.backward_s = layers_stage * (bwd_c + bwd_m);
+    st.hw_flops_per_layer = (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops +
+                            3.0 * lc.adapter_flops + rc_flops;
+    return st;
+}
+
 // `time_unfitting`: also time a layout that does not fit (a fully specified layout is reported
 // whether or not it fits).
 Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool time_unfitting) {
@@ -447,49 +507,9 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     if (!e.fits && !time_unfitting) {
         return e;
     }
-    const double layers_stage = std::ceil(static_cast<double>(m.layers) / l.pipeline);
-    const double gb = c.backward_gemms;
-
-    // QLoRA: every pass that uses a layer's weights first dequantises them (read NF4, write
-    // 16-bit); the GEMM's own read of the 16-bit copy is in its time already.
-    double dequant_s = 0;
-    if (c.quantized_base) {
-        double block_params = PerAccelerator(c.split, l, false) * l.pipeline / m.layers;
-        dequant_s = MemoryTime(c.dev, block_params * (c.frozen_weight_bpe + c.weight_bpe)).seconds;
-    }
-    // Per micro-batch, one stage: forward + backward (+ recompute).
-    double fwd_c = lc.gemm_compute_s + lc.attention_s + lc.adapter_compute_s;
-    double fwd_m = lc.gemm_memory_s + lc.elementwise_s + lc.adapter_memory_s + dequant_s;
-    double bwd_c = gb * lc.gemm_compute_s + kAttentionBackwardRatio * lc.attention_s +
-                   2.0 * lc.adapter_compute_s;
-    double bwd_m = gb * lc.gemm_memory_s + kBackwardElementwiseRatio * lc.elementwise_s +
-                   2.0 * lc.adapter_memory_s + dequant_s;
-    double rc_c = 0, rc_m = 0, rc_flops = 0;
-    double comm_passes = 2.0;  // forward and backward
-    if (l.recompute == Recompute::kFull) {
-        rc_c = fwd_c;
-        rc_m = fwd_m;
-        rc_flops = lc.gemm_flops + lc.attention_flops + lc.adapter_flops;
-        comm_passes = 3.0;
-    } else if (l.recompute == Recompute::kSelective) {
-        rc_c = lc.attention_s;
-        rc_flops = lc.attention_flops;
-    }
-    double comm_tp = comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
-    // MoE dispatch and combine: two all-to-alls per expert layer and pass, over the expert
-    // group (tensor x expert consecutive ranks).
-    double comm_ep = 0;
-    if (m.IsMoe() && l.expert > 1) {
-        const double T = b * m.seq_len;
-        double a2a = 2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
-                                           l.expert, LinkFor(c, l.tensor * l.expert));
-        comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
-    }
-    double stage_c = layers_stage * (fwd_c + bwd_c + rc_c) + lc.head_compute_s;
-    double stage_m = layers_stage * (fwd_m + bwd_m + rc_m) + lc.head_memory_s;
-    double stage_tp = layers_stage * comm_tp;
-    double stage_ep = layers_stage * comm_ep;
-    double t_mb = stage_c + stage_m + stage_tp + stage_ep;
+    const StageTimes st = MicroBatchStage(c, l, lc);
+    const double t_mb = st.Total();
+    const double mbs = e.micro_batches;
 
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
     double pp_comm = 0;
@@ -499,10 +519,9 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
         pp_comm = 2.0 * l.virtual_stages *
                   PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * e.micro_batches;
     }
-    const double mbs = e.micro_batches;
     double bubble = (l.pipeline - 1.0) / l.virtual_stages * t_mb;
 
-    auto [dp_comm, window] = DataParallelSeconds(c, l, mbs, t_mb, layers_stage * (bwd_c + bwd_m));
+    auto [dp_comm, window] = DataParallelSeconds(c, l, mbs, t_mb, st.backward_s);
     auto exposed = [&](double comm, double win) {
         return std::max(comm * (1.0 - c.overlap), comm - win);
     };
@@ -513,10 +532,10 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     double opt_s = MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
 
     StepBreakdown& br = e.breakdown;
-    br.compute_s = mbs * stage_c;
-    br.memory_bound_s = mbs * stage_m;
-    br.tp_comm_s = mbs * stage_tp;
-    br.expert_comm_s = mbs * stage_ep;
+    br.compute_s = mbs * st.compute_s;
+    br.memory_bound_s = mbs * st.memory_s;
+    br.tp_comm_s = mbs * st.tp_comm_s;
+    br.expert_comm_s = mbs * st.expert_comm_s;
     br.dp_comm_s = dp_exposed;
     br.pp_comm_s = pp_exposed;
     br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
@@ -524,9 +543,7 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     br.optimizer_s = opt_s + kStepFixedOverheadS;
     e.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
                     br.optimizer_s;
-    double layer_flops = (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops +
-                         3.0 * lc.adapter_flops + rc_flops;
-    double hw_per_mb = (static_cast<double>(m.layers) * layer_flops + lc.head_flops) * l.tensor;
+    double hw_per_mb = (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
     e.hw_flops_per_step = hw_per_mb * mbs * d;
     return e;
 }
@@ -749,67 +766,140 @@ struct SearchResult {
     int considered = 0;
     bool batch_too_small = false;
     bool fully_given = false;
+    Eval fixed;  // fully given: the best of its expert-parallel choices, fitting or not
+
+    // A searched layout: the fastest that fits wins, the next is the runner-up; for those
+    // that do not fit, the smallest memory need is kept for the error.
+    void Consider(const Eval& e) {
+        ++considered;
+        if (!e.fits) {
+            if (e.memory.total_gb < best_need_gb) {
+                best_need_gb = e.memory.total_gb;
+                best_need_layout = e.layout;
+            }
+            return;
+        }
+        if (!best.valid || e.step_time_s < best.step_time_s) {
+            second = best;
+            best = e;
+        } else if (!second.valid || e.step_time_s < second.step_time_s) {
+            second = e;
+        }
+    }
+    // A fully given layout: the fastest that fits, else the one needing the least memory.
+    void ConsiderFixed(const Eval& e) {
+        ++considered;
+        bool better = !fixed.valid ||
+                      (e.fits && (!fixed.fits || e.step_time_s < fixed.step_time_s)) ||
+                      (!e.fits && !fixed.fits && e.memory.total_gb < fixed.memory.total_gb);
+        if (better) fixed = e;
+    }
 };
+
+std::vector<int> TensorCandidates(const Ctx& c, const ParallelismRequest& pr) {
+    if (pr.tensor) return {*pr.tensor};
+    std::vector<int> tps;
+    for (int t : PowersOfTwoUpTo(std::min(c.links.scale_up_domain, c.count))) {
+        if (c.count % t == 0 && c.m.attention_heads % t == 0) tps.push_back(t);
+    }
+    return tps;
+}
+
+std::vector<int> MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
+    if (pr.micro_batch_size) return {*pr.micro_batch_size};
+    std::vector<int> mbs;
+    for (int b : kMicroBatchCandidates) {
+        if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs.push_back(b);
+    }
+    return mbs;
+}
+
+std::vector<int> PipelineCandidates(const Ctx& c, const ParallelismRequest& pr, int rest) {
+    if (pr.pipeline) {
+        return rest % *pr.pipeline == 0 ? std::vector<int>{*pr.pipeline} : std::vector<int>{};
+    }
+    std::vector<int> pps;
+    for (int p = 1; p <= std::min({rest, c.m.layers, kMaxPipelineCandidates}); ++p) {
+        if (rest % p == 0 && c.m.layers % p == 0) pps.push_back(p);
+    }
+    return pps;
+}
+
+// The settings tried for one tensor x pipeline x data split. The lists live on the stack:
+// this runs hundreds of times per estimate and the planner runs hundreds of estimates.
+struct InnerChoices {
+    std::array<int, 2> virtual_stages{1, 2};
+    std::size_t virtual_n = 1;
+    std::array<Recompute, 2> recompute{Recompute::kNone, Recompute::kFull};
+    std::size_t recompute_n = 2;
+    std::array<int, 3> zero{1, 2, 3};
+    std::size_t zero_n = 3;
+};
+
+InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d,
+                             bool fully_given) {
+    InnerChoices ch;
+    if (pr.virtual_stages) {
+        ch.virtual_stages[0] = *pr.virtual_stages;
+    } else if (!fully_given && p > 1 && (c.m.layers / p) % 2 == 0) {
+        ch.virtual_n = 2;
+    }
+    if (pr.recompute) {
+        ch.recompute[0] = *pr.recompute;
+        ch.recompute_n = 1;
+    }
+    if (pr.zero_stage) {
+        ch.zero[0] = *pr.zero_stage;
+        ch.zero_n = 1;
+    } else if (d == 1) {
+        ch.zero[0] = 0;
+        ch.zero_n = 1;
+    }
+    return ch;
+}
+
+// Evaluates the settings of one split; for each recompute mode the lowest ZeRO stage that
+// fits is the fastest, so the stages after it are skipped.
+void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const InnerChoices& ch,
+                 SearchResult& r) {
+    for (std::size_t vi = 0; vi < ch.virtual_n; ++vi) {
+        for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
+            for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
+                ParallelLayout l = base;
+                l.virtual_stages = ch.virtual_stages[vi];
+                l.recompute = ch.recompute[ri];
+                l.zero_stage = ch.zero[zi];
+                Eval e = Evaluate(c, l, lc, r.fully_given);
+                if (r.fully_given) {
+                    r.ConsiderFixed(e);
+                    break;
+                }
+                r.Consider(e);
+                if (e.fits) break;
+            }
+        }
+    }
+}
 
 // Every candidate layout is timed when it fits and ranked by step time. A fully specified
 // layout (all of tensor, pipeline, data, ZeRO, recompute and micro-batch) is timed whether
 // or not it fits; among its expert-parallel choices the fastest that fits wins, else the one
 // that needs the least memory.
 SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
-    const int n = c.count;
     SearchResult r;
     r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
                     pr.micro_batch_size;
-    std::vector<int> tps;
-    if (pr.tensor) {
-        tps = {*pr.tensor};
-    } else {
-        for (int t : PowersOfTwoUpTo(std::min(c.links.scale_up_domain, n))) {
-            if (n % t == 0 && c.m.attention_heads % t == 0) tps.push_back(t);
-        }
-    }
-    std::vector<int> mbs_list;
-    if (pr.micro_batch_size) {
-        mbs_list = {*pr.micro_batch_size};
-    } else {
-        for (int b : kMicroBatchCandidates) {
-            if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs_list.push_back(b);
-        }
-    }
-    auto consider = [&](const Eval& e) {
-        ++r.considered;
-        if (!e.fits) {
-            if (e.memory.total_gb < r.best_need_gb) {
-                r.best_need_gb = e.memory.total_gb;
-                r.best_need_layout = e.layout;
-            }
-            return;
-        }
-        if (!r.best.valid || e.step_time_s < r.best.step_time_s) {
-            r.second = r.best;
-            r.best = e;
-        } else if (!r.second.valid || e.step_time_s < r.second.step_time_s) {
-            r.second = e;
-        }
-    };
-    Eval fixed;  // fully given: the best of the expert-parallel choices, fitting or not
-    for (int t : tps) {
-        int rest = n / t;
-        if (n % t != 0) continue;
-        std::vector<int> pps;
-        if (pr.pipeline) {
-            if (rest % *pr.pipeline == 0) pps = {*pr.pipeline};
-        } else {
-            for (int p = 1; p <= std::min({rest, c.m.layers, kMaxPipelineCandidates}); ++p) {
-                if (rest % p == 0 && c.m.layers % p == 0) pps.push_back(p);
-            }
-        }
+    const std::vector<int> mbs_list = MicroBatchCandidates(c, pr);
+    for (int t : TensorCandidates(c, pr)) {
+        if (c.count % t != 0) continue;
+        const int rest = c.count / t;
+        const std::vector<int> pps = PipelineCandidates(c, pr, rest);
         for (int b : mbs_list) {
-            bool sp = pr.sequence_parallel.value_or(t > 1);
+            const bool sp = pr.sequence_parallel.value_or(t > 1);
             LayerCost lc;
             bool lc_ready = false;
             for (int p : pps) {
-                int d = rest / p;
+                const int d = rest / p;
                 if (pr.data && *pr.data != d) continue;
                 if (static_cast<double>(d) * b > c.global_batch_seqs) {
                     r.batch_too_small = true;
@@ -819,68 +909,25 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
                     lc = ComputeAverageLayer(c, t, b, sp);
                     lc_ready = true;
                 }
+                const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
                 std::vector<int> eps = pr.expert ? std::vector<int>{*pr.expert}
                                                  : ExpertParallelCandidates(c.m, d);
-                // Candidate lists live on the stack: this loop runs hundreds of times per
-                // estimate and the planner runs hundreds of estimates per request.
-                std::array<int, 2> vs{1, 2};
-                std::size_t vs_n = 1;
-                if (pr.virtual_stages) {
-                    vs[0] = *pr.virtual_stages;
-                } else if (!r.fully_given && p > 1 && (c.m.layers / p) % 2 == 0) {
-                    vs_n = 2;
-                }
-                std::array<Recompute, 2> rcs{Recompute::kNone, Recompute::kFull};
-                std::size_t rcs_n = 2;
-                if (pr.recompute) {
-                    rcs[0] = *pr.recompute;
-                    rcs_n = 1;
-                }
-                std::array<int, 3> zs{1, 2, 3};
-                std::size_t zs_n = 3;
-                if (pr.zero_stage) {
-                    zs[0] = *pr.zero_stage;
-                    zs_n = 1;
-                } else if (d == 1) {
-                    zs[0] = 0;
-                    zs_n = 1;
-                }
                 for (int ep : eps) {
                     if (d % ep != 0) continue;
-                    for (std::size_t vi = 0; vi < vs_n; ++vi) {
-                        for (std::size_t ri = 0; ri < rcs_n; ++ri) {
-                            // Lowest ZeRO stage that fits is the fastest for this recompute mode.
-                            for (std::size_t zi = 0; zi < zs_n; ++zi) {
-                                ParallelLayout l;
-                                l.tensor = t;
-                                l.pipeline = p;
-                                l.data = d;
-                                l.zero_stage = zs[zi];
-                                l.recompute = rcs[ri];
-                                l.micro_batch_size = b;
-                                l.virtual_stages = vs[vi];
-                                l.sequence_parallel = sp;
-                                l.expert = ep;
-                                Eval e = Evaluate(c, l, lc, r.fully_given);
-                                if (r.fully_given) {
-                                    ++r.considered;
-                                    bool better = !fixed.valid ||
-                                                  (e.fits && (!fixed.fits || e.step_time_s < fixed.step_time_s)) ||
-                                                  (!e.fits && !fixed.fits && e.memory.total_gb < fixed.memory.total_gb);
-                                    if (better) fixed = e;
-                                    break;
-                                }
-                                consider(e);
-                                if (e.fits) break;
-                            }
-                        }
-                    }
+                    ParallelLayout base;
+                    base.tensor = t;
+                    base.pipeline = p;
+                    base.data = d;
+                    base.micro_batch_size = b;
+                    base.sequence_parallel = sp;
+                    base.expert = ep;
+                    SearchSplit(c, base, lc, ch, r);
                 }
             }
         }
     }
-    if (r.fully_given && fixed.valid) {
-        r.best = fixed;
+    if (r.fully_given && r.fixed.valid) {
+        r.best = r.fixed;
         r.second = Eval{};
     }
     return r;
