@@ -304,16 +304,23 @@ struct Eval {
 };
 
 // Expert-parallel degrees to try: powers of two that divide the data-parallel degree and
-// the expert count (1 for dense models).
-std::vector<int> ExpertParallelCandidates(const ResolvedModel& m, int d) {
-    std::vector<int> eps{1};
+// the expert count (1 for dense models). A fixed-size list: the search asks for it in its
+// innermost loops.
+struct ExpertChoices {
+    std::array<int, 16> degrees{1};
+    std::size_t n = 1;
+};
+
+ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, int d) {
+    ExpertChoices ch;
     if (!m.IsMoe()) {
-        return eps;
+        return ch;
     }
-    for (int ep = 2; ep <= m.experts && d % ep == 0 && m.experts % ep == 0; ep *= 2) {
-        eps.push_back(ep);
+    for (int ep = 2; ep <= m.experts && d % ep == 0 && m.experts % ep == 0 && ch.n < ch.degrees.size();
+         ep *= 2) {
+        ch.degrees[ch.n++] = ep;
     }
-    return eps;
+    return ch;
 }
 
 // What one accelerator holds of a parameter split: the replicated part over tensor x
@@ -910,9 +917,14 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
                     lc_ready = true;
                 }
                 const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
-                std::vector<int> eps = pr.expert ? std::vector<int>{*pr.expert}
-                                                 : ExpertParallelCandidates(c.m, d);
-                for (int ep : eps) {
+                ExpertChoices eps;
+                if (pr.expert) {
+                    eps.degrees[0] = *pr.expert;
+                } else {
+                    eps = ExpertParallelCandidates(c.m, d);
+                }
+                for (std::size_t ei = 0; ei < eps.n; ++ei) {
+                    const int ep = eps.degrees[ei];
                     if (d % ep != 0) continue;
                     ParallelLayout base;
                     base.tensor = t;
