@@ -55,6 +55,9 @@ int DefaultAcceleratorsPerNode(const Accelerator& a) {
     if (StartsWith(a.id, "trainium")) {
         return 16;  // trn1.32xlarge / trn2.48xlarge
     }
+    if (StartsWith(a.id, "gb200")) {
+        return 4;  // one NVL72 compute tray: 2 GB200 superchips, 4 GPUs (NVIDIA DGX GB200 docs)
+    }
     return 8;  // HGX/DGX boards, OAM platforms, and 8-GPU cloud instances
 }
 
@@ -66,6 +69,10 @@ double DefaultScaleOutGbitPerSPerNode(const Accelerator& a, int accelerators_per
     }
     if (StartsWith(id, "a100")) {
         return 1600;  // DGX A100: 8 x 200 Gbit/s HDR InfiniBand
+    }
+    if (StartsWith(id, "gb200")) {
+        // DGX GB200 rack: 72 single-port ConnectX-7 400 Gbit/s, one per GPU (datasheet).
+        return 1600;
     }
     if (StartsWith(id, "v100")) {
         return 400;  // p3dn.24xlarge: 100 Gbit/s x 4 (DGX-2 class: 8 x 100)

@@ -32,8 +32,9 @@ struct ClusterSpec {
 inline constexpr int kMaxAcceleratorCount = 1 << 20;
 inline constexpr int kMaxAcceleratorsPerNode = 1024;
 
-// Accelerators per node when the caller gives none: 8 for SXM/OAM/HGX-class parts, 4 for TPU
-// hosts, 16 for Trainium (trn1/trn2 instances), 1 for PCIe cards.
+// Accelerators per node when the caller gives none: 4 for TPU hosts and GB200 compute trays,
+// 16 for Trainium (trn1/trn2 instances), 8 otherwise (HGX/DGX boards, OAM platforms, 8-GPU
+// cloud instances).
 int DefaultAcceleratorsPerNode(const Accelerator& accelerator);
 // Scale-out Gbit/s per node when the caller gives none (documented per family in docs/estimator.md).
 // `accelerators_per_node` below the family's full node (a 1- or 2-GPU cloud VM) gets a

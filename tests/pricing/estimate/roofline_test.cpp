@@ -114,6 +114,9 @@ TEST_SUITE("estimate_roofline") {
         gb.accelerator_count = 72;
         gb.accelerators_per_node = 4;
         CHECK(MakeClusterLinks(gb, d.value()).scale_up_domain == 72);
+        gb.accelerators_per_node = 0;  // the default: one compute tray of 4 GPUs, 4 x 400 Gbit/s
+        CHECK(MakeClusterLinks(gb, d.value()).accelerators_per_node == 4);
+        CHECK(MakeClusterLinks(gb, d.value()).scale_out_gbit_per_s_per_node == 1600);
         ClusterSpec tpu;
         tpu.accelerator = gpucost::testing::H100Sxm();
         tpu.accelerator.id = "tpu-v5p";
