@@ -329,8 +329,11 @@ ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, int d) {
 // the whole data-parallel degree for replicated parameters, data / expert for routed ones.
 double PerAccelerator(const ParamSplit& p, const ParallelLayout& l, bool sharded) {
     const double model_shards = static_cast<double>(l.tensor) * l.pipeline;
-    const double ep = l.expert;
     const double repl_group = sharded ? l.data : 1.0;
+    if (p.routed <= 0) {
+        return p.replicated / (model_shards * repl_group);  // dense: one division per layout
+    }
+    const double ep = l.expert;
     const double routed_group = sharded ? l.data / ep : 1.0;
     return p.replicated / model_shards / repl_group + p.routed / (model_shards * ep) / routed_group;
 }
@@ -409,10 +412,13 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     const int routed_group = l.data / l.expert;
     const int routed_per_domain = std::max(1, per_domain / l.expert);
     auto gather = [&](double repl, double routed) {
-        return HierarchicalAllGatherSeconds(repl, l.data, per_domain, c.links.scale_up,
-                                            c.links.scale_out) +
-               HierarchicalAllGatherSeconds(routed, routed_group, routed_per_domain,
-                                            c.links.scale_up, c.links.scale_out);
+        double t = HierarchicalAllGatherSeconds(repl, l.data, per_domain, c.links.scale_up,
+                                                c.links.scale_out);
+        if (routed > 0) {
+            t += HierarchicalAllGatherSeconds(routed, routed_group, routed_per_domain,
+                                              c.links.scale_up, c.links.scale_out);
+        }
+        return t;
     };
     if (l.zero_stage >= 3) {
         // Weights are gathered in their stored format (NF4 under QLoRA).
@@ -426,11 +432,12 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     if (l.zero_stage == 2 && micro_batches > 1) {
         return {(micro_batches + 1.0) * gather(grad_repl, grad_routed), micro_batches * backward_s};
     }
-    double all_reduce =
-        HierarchicalAllReduceSeconds(grad_repl, l.data, per_domain, c.links.scale_up,
-                                     c.links.scale_out) +
-        HierarchicalAllReduceSeconds(grad_routed, routed_group, routed_per_domain,
-                                     c.links.scale_up, c.links.scale_out);
+    double all_reduce = HierarchicalAllReduceSeconds(grad_repl, l.data, per_domain,
+                                                     c.links.scale_up, c.links.scale_out);
+    if (grad_routed > 0) {
+        all_reduce += HierarchicalAllReduceSeconds(grad_routed, routed_group, routed_per_domain,
+                                                   c.links.scale_up, c.links.scale_out);
+    }
     return {all_reduce, backward_s};  // backward of the last micro-batch
 }
 
