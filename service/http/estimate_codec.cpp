@@ -377,7 +377,9 @@ json EstimateToJson(const est::TrainingEstimate& e) {
         {"achieved_tflops_per_accelerator", Num(e.achieved_tflops_per_accelerator)},
         {"achieved_tflops_definition",
          "model FLOPs (PaLM): 6 * (active non-embedding params + output projection) + 12 * layers "
-         "* hidden * seq_len per token; no recompute, attention not halved for causal masks"},
+         "* hidden * seq_len per token (attention over heads * head width; MLA over its score and "
+         "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
+         "parameter; no recompute, attention not halved for causal masks"},
         {"hardware_tflops_per_accelerator", Num(e.hardware_tflops_per_accelerator)},
         {"tokens_per_second", Num(e.tokens_per_second)},
         {"step_time_s", Num(e.step_time_s)},
