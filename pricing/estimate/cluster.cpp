@@ -24,9 +24,11 @@ constexpr std::array<ScaleUpDomain, 5> kScaleUpDomains = {{
     {"gb200", 72,
      "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain (130 TB/s)"},
     {"tpu-v4", 4096, "Google Cloud TPU v4 docs: a v4 Pod is 4,096 chips joined by ICI"},
-    {"tpu-v5p", 8960, "Google Cloud TPU v5p docs: a v5p Pod is 8,960 chips joined by ICI"},
-    {"tpu-v5e", 256, "Google Cloud TPU v5e docs: slices of up to 256 chips over ICI"},
-    {"tpu-v6e", 256, "Google Cloud TPU v6e (Trillium) docs: slices of up to 256 chips over ICI"},
+    {"tpu-v5p", 6144,
+     "Google Cloud TPU v5p docs: the largest single slice is 16x16x24 = 6,144 chips over ICI "
+     "(Pod 8,960); larger jobs are multislice over the data-centre network"},
+    {"tpu-v5e", 256, "Google Cloud TPU v5e docs: a Pod (and the largest slice) is 256 chips, 2D torus"},
+    {"tpu-v6e", 256, "Google Cloud TPU v6e (Trillium) docs: a Pod (and the largest slice) is 256 chips"},
 }};
 
 const ScaleUpDomain* FindDomain(const Accelerator& a) {
@@ -79,6 +81,9 @@ double DefaultScaleOutGbitPerSPerNode(const Accelerator& a, int accelerators_per
     }
     if (StartsWith(id, "tpu-")) {
         // TPU slices talk over ICI across hosts; take 4 chips' ICI as the node's bandwidth.
+        // (Between slices the data-centre network is far slower, 50 Gbit/s per chip on v5p; it
+        // is not the default yet because the inference step still picks its tensor-parallel
+        // link by node rather than by scale-up domain.)
         return a.scale_up_gb_per_s.value_or(400) * 8.0 * 4.0 / 2.0;
     }
     if (a.form_factor.find("PCIe") != std::string::npos ||

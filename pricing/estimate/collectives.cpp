@@ -116,8 +116,8 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
          cluster.scale_out_gbit_per_s_per_node
              ? "request"
              : "default for the accelerator family (DGX/HGX reference designs: 8 x 200 Gbit/s "
-               "for A100, 8 x 400 Gbit/s for H100 and later; 100 Gbit/s for an instance "
-               "smaller than the family's full node)"},
+               "for A100, 8 x 400 Gbit/s for H100 and later, 4 x 400 per GB200 tray; 100 Gbit/s "
+               "for an instance smaller than the family's full node)"},
         {"scale_up_hop_latency_s", l.scale_up.hop_latency_s, "s",
          "latency per ring step on the scale-up link", "assumed (NCCL small-message latency)"},
         {"scale_out_hop_latency_s", kScaleOutHopLatencyS, "s",

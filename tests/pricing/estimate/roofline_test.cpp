@@ -120,7 +120,7 @@ TEST_SUITE("estimate_roofline") {
         ClusterSpec tpu;
         tpu.accelerator = gpucost::testing::H100Sxm();
         tpu.accelerator.id = "tpu-v5p";
-        CHECK(MakeClusterLinks(tpu, d.value()).scale_up_domain == 8960);
+        CHECK(MakeClusterLinks(tpu, d.value()).scale_up_domain == 6144);
         ClusterSpec hgx;
         hgx.accelerator = gpucost::testing::H100Sxm();
         CHECK(MakeClusterLinks(hgx, d.value()).scale_up_domain == 8);
