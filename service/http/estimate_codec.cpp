@@ -66,6 +66,14 @@ Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::stri
     return o;
 }
 
+json FineTuningJson(const est::FineTuning& f) {
+    if (!est::IsAdapterMode(f.mode)) return nullptr;
+    return {{"lora_rank", f.lora_rank},
+            {"lora_target_modules", f.lora_target_modules},
+            {"trainable_params_b", Num(f.trainable_params / 1e9)},
+            {"frozen_weight_bytes_per_param", Num(f.frozen_weight_bytes_per_param)}};
+}
+
 template <typename T>
 json Opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
@@ -101,14 +109,6 @@ json ModelJson(const est::ResolvedModel& m) {
             {"experts", m.experts},
             {"experts_per_token", m.experts_per_token},
             {"derived", std::move(derived)}};
-}
-
-json FineTuningJson(const est::FineTuning& f) {
-    if (!est::IsAdapterMode(f.mode)) return nullptr;
-    return {{"lora_rank", f.lora_rank},
-            {"lora_target_modules", f.lora_target_modules},
-            {"trainable_params_b", Num(f.trainable_params / 1e9)},
-            {"frozen_weight_bytes_per_param", Num(f.frozen_weight_bytes_per_param)}};
 }
 
 // Levenshtein distance, for "did you mean" lists of accelerator ids (ids are short).
@@ -411,13 +411,13 @@ json EstimateToJson(const est::TrainingEstimate& e) {
           {"pp_comm_s", Num(b.pp_comm_s)},
           {"expert_comm_s", Num(b.expert_comm_s)}}},
         {"bottleneck", e.bottleneck},
+        {"mode", est::TrainingModeName(e.fine_tuning.mode)},
+        {"fine_tuning", FineTuningJson(e.fine_tuning)},
         {"parallelism", LayoutJson(e.parallelism)},
         {"layout_searched", e.layout_searched},
         {"layouts_considered", e.layouts_considered},
         {"runner_up", runner},
         {"model", ModelJson(e.model)},
-        {"mode", est::TrainingModeName(e.fine_tuning.mode)},
-        {"fine_tuning", FineTuningJson(e.fine_tuning)},
         {"assumptions", ToJson(e.assumptions)},
     };
 }
