@@ -1,5 +1,7 @@
 #include "pricing/estimate/cluster.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -11,7 +13,42 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
 }
 
+// Scale-up domains larger than one node: the accelerators one NVLink switch fabric or one
+// ICI torus joins, as the vendor documents them.
+struct ScaleUpDomain {
+    std::string_view id_prefix;
+    int accelerators;
+    std::string_view source;
+};
+constexpr std::array<ScaleUpDomain, 5> kScaleUpDomains = {{
+    {"gb200", 72,
+     "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain (130 TB/s)"},
+    {"tpu-v4", 4096, "Google Cloud TPU v4 docs: a v4 Pod is 4,096 chips joined by ICI"},
+    {"tpu-v5p", 6144,
+     "Google Cloud TPU v5p docs: the largest single slice is 16x16x24 = 6,144 chips over ICI "
+     "(Pod 8,960); larger jobs are multislice over the data-centre network"},
+    {"tpu-v5e", 256, "Google Cloud TPU v5e docs: a Pod (and the largest slice) is 256 chips, 2D torus"},
+    {"tpu-v6e", 256, "Google Cloud TPU v6e (Trillium) docs: a Pod (and the largest slice) is 256 chips"},
+}};
+
+const ScaleUpDomain* FindDomain(const Accelerator& a) {
+    for (const ScaleUpDomain& d : kScaleUpDomains) {
+        if (StartsWith(a.id, d.id_prefix)) return &d;
+    }
+    return nullptr;
+}
+
 }  // namespace
+
+int DefaultScaleUpDomain(const Accelerator& a, int accelerators_per_node) {
+    const ScaleUpDomain* d = FindDomain(a);
+    return std::max(d != nullptr ? d->accelerators : 1, accelerators_per_node);
+}
+
+std::string ScaleUpDomainSource(const Accelerator& a) {
+    const ScaleUpDomain* d = FindDomain(a);
+    return d != nullptr ? std::string(d->source) : "one node (no multi-node scale-up fabric)";
+}
 
 int DefaultAcceleratorsPerNode(const Accelerator& a) {
     if (StartsWith(a.id, "tpu-")) {
@@ -19,6 +56,9 @@ int DefaultAcceleratorsPerNode(const Accelerator& a) {
     }
     if (StartsWith(a.id, "trainium")) {
         return 16;  // trn1.32xlarge / trn2.48xlarge
+    }
+    if (StartsWith(a.id, "gb200")) {
+        return 4;  // one NVL72 compute tray: 2 GB200 superchips, 4 GPUs (NVIDIA DGX GB200 docs)
     }
     return 8;  // HGX/DGX boards, OAM platforms, and 8-GPU cloud instances
 }
@@ -32,11 +72,18 @@ double DefaultScaleOutGbitPerSPerNode(const Accelerator& a, int accelerators_per
     if (StartsWith(id, "a100")) {
         return 1600;  // DGX A100: 8 x 200 Gbit/s HDR InfiniBand
     }
+    if (StartsWith(id, "gb200")) {
+        // DGX GB200 rack: 72 single-port ConnectX-7 400 Gbit/s, one per GPU (datasheet).
+        return 1600;
+    }
     if (StartsWith(id, "v100")) {
         return 400;  // p3dn.24xlarge: 100 Gbit/s x 4 (DGX-2 class: 8 x 100)
     }
     if (StartsWith(id, "tpu-")) {
         // TPU slices talk over ICI across hosts; take 4 chips' ICI as the node's bandwidth.
+        // (Between slices the data-centre network is far slower, 50 Gbit/s per chip on v5p; it
+        // is not the default yet because the inference step still picks its tensor-parallel
+        // link by node rather than by scale-up domain.)
         return a.scale_up_gb_per_s.value_or(400) * 8.0 * 4.0 / 2.0;
     }
     if (a.form_factor.find("PCIe") != std::string::npos ||
@@ -65,6 +112,11 @@ Status ValidateCluster(const ClusterSpec& c) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "scale_out_gbit_per_s_per_node must be in (0, 1e7]",
                          "/hardware/scale_out_gbit_per_s_per_node");
+    }
+    if (c.scale_up_domain && (*c.scale_up_domain < 1 || *c.scale_up_domain > kMaxAcceleratorCount)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "scale_up_domain must be between 1 and " + std::to_string(kMaxAcceleratorCount),
+                         "/hardware/scale_up_domain");
     }
     if (bad_bw(c.scale_up_gb_per_s)) {
         return MakeError(ErrorCode::kInvalidArgument, "scale_up_gb_per_s must be in (0, 1e7]",

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "pricing/accelerator.hpp"
 #include "pricing/assumption.hpp"
@@ -22,14 +23,18 @@ struct ClusterSpec {
     std::optional<double> scale_out_gbit_per_s_per_node;
     // Overrides Accelerator::scale_up_gb_per_s (bidirectional per chip), e.g. 64 for PCIe only.
     std::optional<double> scale_up_gb_per_s;
+    // Accelerators joined by the scale-up link, possibly spanning several nodes (a GB200
+    // NVL72 rack, a TPU slice over ICI); nullopt = DefaultScaleUpDomain.
+    std::optional<int> scale_up_domain;
 };
 
 // Maximum limits a request is validated against.
 inline constexpr int kMaxAcceleratorCount = 1 << 20;
 inline constexpr int kMaxAcceleratorsPerNode = 1024;
 
-// Accelerators per node when the caller gives none: 8 for SXM/OAM/HGX-class parts, 4 for TPU
-// hosts, 16 for Trainium (trn1/trn2 instances), 1 for PCIe cards.
+// Accelerators per node when the caller gives none: 4 for TPU hosts and GB200 compute trays,
+// 16 for Trainium (trn1/trn2 instances), 8 otherwise (HGX/DGX boards, OAM platforms, 8-GPU
+// cloud instances).
 int DefaultAcceleratorsPerNode(const Accelerator& accelerator);
 // Scale-out Gbit/s per node when the caller gives none (documented per family in docs/estimator.md).
 // `accelerators_per_node` below the family's full node (a 1- or 2-GPU cloud VM) gets a
@@ -37,6 +42,13 @@ int DefaultAcceleratorsPerNode(const Accelerator& accelerator);
 // network, not on the training fabric of a full HGX/DGX node. TPU chips are exempt (ICI).
 inline constexpr double kPartialNodeScaleOutGbitPerS = 100;
 double DefaultScaleOutGbitPerSPerNode(const Accelerator& accelerator, int accelerators_per_node);
+
+// Size of the scale-up domain when the caller gives none: a multi-node NVLink or ICI domain
+// for the accelerators that have one (kScaleUpDomains, sources in cluster.cpp), else the
+// node. Never smaller than `accelerators_per_node`.
+int DefaultScaleUpDomain(const Accelerator& accelerator, int accelerators_per_node);
+// Where the default domain comes from, for the assumptions echo.
+std::string ScaleUpDomainSource(const Accelerator& accelerator);
 
 // Validates counts and bandwidths; errors name `/hardware/...`.
 [[nodiscard]] Status ValidateCluster(const ClusterSpec& cluster);

@@ -46,6 +46,10 @@ double PcieBidirectionalGbPerS(const Accelerator& accelerator);
 // The links of a cluster as collectives see them, and the assumptions behind them.
 struct ClusterLinks {
     int accelerators_per_node = 1;
+    // Accelerators that reach each other over `scale_up` (>= accelerators_per_node): a group
+    // of up to this many ranks (tensor, expert, a data-parallel subgroup) communicates over
+    // the scale-up link; larger groups cross the scale-out network.
+    int scale_up_domain = 1;
     Link scale_up;
     Link scale_out;  // one accelerator's share of its node's network bandwidth
     double scale_up_gb_per_s_bidirectional = 0;

@@ -62,7 +62,7 @@ const char* BoundName(Bound bound) {
 Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
                                     const EfficiencyOverrides& o,
                                     const std::string& precision_field,
-                                    bool with_assumptions) {
+                                    bool with_assumptions, GemmSetting setting) {
     auto peak = a.PeakTflops(precision);
     if (!peak || !(*peak > 0)) {
         std::string supported;
@@ -108,18 +108,19 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
     d.peak_flops = *peak * 1e12;
     d.memory_bytes_per_s = a.memory_gb_per_s * 1e9;
 
-    double mamf = kDefaultGemmMaxEfficiency * kGemmSustainedFractionOfMamf;
+    const bool in_step = setting == GemmSetting::kInStep;
+    const double sustained = in_step ? kGemmSustainedFractionOfMamf : 1.0;
+    const std::string times_sustained = in_step ? " times gemm_sustained_fraction_of_mamf" : "";
+    double mamf = kDefaultGemmMaxEfficiency * sustained;
     std::string mamf_source =
-        "default for accelerators without a published MAMF measurement (0.75) times "
-        "gemm_sustained_fraction_of_mamf";
+        "default for accelerators without a published MAMF measurement (0.75)" + times_sustained;
     for (const Mamf& m : kMamf) {
         if (StartsWith(a.id, m.id_prefix)) {
             double v = IsLowPrecision(precision) ? m.fp8 : m.bf16;
             if (v > 0) {
-                mamf = v * kGemmSustainedFractionOfMamf;
+                mamf = v * sustained;
                 mamf_source = "MAMF measurement (stas00/ml-engineering, compute/accelerator: " +
-                              std::to_string(v).substr(0, 5) +
-                              ") times gemm_sustained_fraction_of_mamf";
+                              std::to_string(v).substr(0, 5) + ")" + times_sustained;
             }
             break;
         }
@@ -145,7 +146,7 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
         pick(o.gemm_max_efficiency, mamf, "gemm_max_efficiency", "fraction",
              "large-GEMM throughput as a fraction of dense peak (asymptote of the GEMM curve)",
              mamf_source);
-    note("gemm_sustained_fraction_of_mamf", kGemmSustainedFractionOfMamf, "fraction",
+    if (in_step) note("gemm_sustained_fraction_of_mamf", kGemmSustainedFractionOfMamf, "fraction",
          "share of the best-shape MAMF figure that GEMMs reach inside a real training or "
          "serving step (sustained clocks, neighbouring kernels)",
          "LLMCompass A100 mid-size GEMMs measure 0.8 of the MAMF-anchored curve; a global "
@@ -271,7 +272,8 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
                              " operations",
                          "/ops");
     }
-    auto device = MakeDeviceModel(accelerator, precision, overrides);
+    auto device = MakeDeviceModel(accelerator, precision, overrides, "/precision", true,
+                                  GemmSetting::kIsolated);
     if (!device.ok()) {
         return device.error();
     }

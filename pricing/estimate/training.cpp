@@ -27,6 +27,8 @@ constexpr double kOptimizerBytesPerParam = 28.0;
 // Adam state: fp32 master copy + two fp32 moments (mixed precision); 8 when training in fp32.
 constexpr double kAdamBytesPerParamMixed = 12.0;
 constexpr double kAdamBytesPerParamFp32 = 8.0;
+// Two fp32 moments without a master copy (adapters trained in 16-bit, QLoRA).
+constexpr double kAdamMomentsBytesPerParam = 8.0;
 // Logits are kept in fp32 for the loss.
 constexpr double kLogitBytes = 4.0;
 // Memory traffic of an unfused fp32 softmax cross-entropy per logit element, forward and
@@ -42,24 +44,46 @@ constexpr std::array<int, 4> kMicroBatchCandidates = {1, 2, 4, 8};
 constexpr double kMaxMicroBatchTokens = 16384;
 constexpr int kMaxPipelineCandidates = 128;
 constexpr double kGb = 1e9;
+constexpr std::size_t kMaxLoraTargetEntries = 32;
+
+// Weight-gradient GEMMs: a trainable linear layer runs two backward GEMMs per forward one
+// (input gradient and weight gradient); a frozen one only the input gradient.
+constexpr double kBackwardGemmsTrainable = 2.0;
+constexpr double kBackwardGemmsFrozen = 1.0;
+
+// LoRA adapters as the estimate sees them.
+struct Adapters {
+    int rank = 0;
+    std::vector<std::string> targets;
+    ParamSplit params;                 // all adapter parameters, sharded like their base layer
+    double active_per_token = 0;       // adapter parameters one token passes through
+};
 
 struct Ctx {
     ResolvedModel m;
+    ParamSplit split;
     DeviceModel dev;
     ClusterLinks links;
     int count = 1;
     double capacity_gb = 0;
     double gemm_bpe = 2;        // operand bytes of GEMMs at the compute precision
     double act_bpe = 2;         // stored activations, communication
-    double weight_bpe = 2;      // weights and gradients
+    double weight_bpe = 2;      // trainable weights and gradients
     double adam_bytes = 12;
     double goodput = kDefaultGoodput;
     double overlap = kDefaultCommOverlapFraction;
     double tp_overlap = kDefaultTpOverlapFraction;
+    double expert_overlap = kDefaultExpertOverlapFraction;
     double overhead_gb = kDefaultMemoryOverheadGb;
     bool flash = true;
     double global_batch_seqs = 0;
     double tokens = 0;
+    TrainingMode mode = TrainingMode::kPretrain;
+    bool frozen_base = false;         // adapter modes
+    bool quantized_base = false;      // QLoRA
+    double frozen_weight_bpe = 2;     // bytes per frozen block weight (16-bit or NF4)
+    double backward_gemms = kBackwardGemmsTrainable;
+    Adapters adapters;
 };
 
 // Per layer, per micro-batch, forward pass on one tensor-parallel rank.
@@ -68,15 +92,104 @@ struct LayerCost {
     double gemm_memory_s = 0;   // memory-bound GEMM time
     double attention_s = 0;
     double elementwise_s = 0;
+    double adapter_compute_s = 0;  // LoRA down/up projections
+    double adapter_memory_s = 0;
     double gemm_flops = 0;
     double attention_flops = 0;  // non-causal count (MFU convention)
+    double adapter_flops = 0;
     double tp_comm_s = 0;        // two collectives of one forward pass
-    double expert_comm_s = 0;    // two all-to-alls of one forward pass
     // Logits, loss and embedding of one micro-batch (last/first stage), forward + backward.
     double head_compute_s = 0;
     double head_memory_s = 0;
     double head_flops = 0;  // forward + backward
 };
+
+LayerCost Blend(const LayerCost& a, double wa, const LayerCost& b, double wb) {
+    LayerCost r = a;
+    auto mix = [&](double LayerCost::*f) { r.*f = a.*f * wa + b.*f * wb; };
+    for (double LayerCost::*f :
+         {&LayerCost::gemm_compute_s, &LayerCost::gemm_memory_s, &LayerCost::attention_s,
+          &LayerCost::elementwise_s, &LayerCost::adapter_compute_s, &LayerCost::adapter_memory_s,
+          &LayerCost::gemm_flops, &LayerCost::attention_flops, &LayerCost::adapter_flops,
+          &LayerCost::tp_comm_s}) {
+        mix(f);
+    }
+    return r;  // the head is the same in both
+}
+
+// The MLP of one kind of layer: width of one MLP and how many of them a token passes.
+struct MlpShape {
+    double width = 0;
+    double per_token = 1;  // routed top-k plus shared experts, 1 for a dense MLP
+};
+
+double MlpMatrices(const ResolvedModel& m) { return m.gated_mlp ? 3.0 : 2.0; }
+double ExpertWidth(const ResolvedModel& m) {
+    return m.expert_ffn_hidden_size > 0 ? m.expert_ffn_hidden_size : m.ffn_hidden_size;
+}
+double DenseWidth(const ResolvedModel& m) {
+    return m.IsMoe() && m.dense_ffn_hidden_size > 0 ? m.dense_ffn_hidden_size : m.ffn_hidden_size;
+}
+int MoeLayers(const ResolvedModel& m) {
+    return m.IsMoe() ? std::clamp(m.layers - m.dense_layers, 0, m.layers) : 0;
+}
+double QueryWidth(const ResolvedModel& m) {
+    return static_cast<double>(m.attention_heads) * m.head_dim;
+}
+double KvWidth(const ResolvedModel& m) { return static_cast<double>(m.kv_heads) * m.head_dim; }
+// Widths the attention core multiplies over: MLA scores use nope + rope dimensions per head
+// and values v_head_dim; otherwise head_dim for both.
+double ScoreWidth(const ResolvedModel& m) {
+    if (m.kv_lora_rank > 0 && m.qk_nope_head_dim + m.qk_rope_head_dim > 0) {
+        return static_cast<double>(m.attention_heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim);
+    }
+    return QueryWidth(m);
+}
+double ValueWidth(const ResolvedModel& m) {
+    if (m.kv_lora_rank > 0 && m.v_head_dim > 0) {
+        return static_cast<double>(m.attention_heads) * m.v_head_dim;
+    }
+    return QueryWidth(m);
+}
+
+// (input, output) width of each adapter target, for one layer with an MLP of `width`.
+std::pair<double, double> ModuleShape(const ResolvedModel& m, std::string_view name, double width) {
+    const double h = m.hidden_size;
+    if (name == "q_proj") return {h, QueryWidth(m)};
+    if (name == "k_proj" || name == "v_proj") return {h, KvWidth(m)};
+    if (name == "o_proj") return {QueryWidth(m), h};
+    if (name == "gate_proj") return m.gated_mlp ? std::pair{h, width} : std::pair{0.0, 0.0};
+    if (name == "up_proj") return {h, width};
+    return {width, h};  // down_proj
+}
+bool IsMlpModule(std::string_view name) {
+    return name == "gate_proj" || name == "up_proj" || name == "down_proj";
+}
+
+Adapters MakeAdapters(const ResolvedModel& m, int rank, std::vector<std::string> targets) {
+    Adapters a;
+    a.rank = rank;
+    a.targets = std::move(targets);
+    const double r = rank;
+    const double moe_layers = MoeLayers(m);
+    const double dense_layers = m.layers - moe_layers;
+    for (const std::string& t : a.targets) {
+        if (!IsMlpModule(t)) {
+            auto [in, out] = ModuleShape(m, t, 0);
+            a.params.replicated += m.layers * r * (in + out);
+            a.active_per_token += m.layers * r * (in + out);
+            continue;
+        }
+        auto [din, dout] = ModuleShape(m, t, DenseWidth(m));
+        auto [ein, eout] = ModuleShape(m, t, ExpertWidth(m));
+        const double dense = r * (din + dout), expert = r * (ein + eout);
+        a.params.replicated += dense_layers * dense + moe_layers * m.shared_experts * expert;
+        a.params.routed += moe_layers * m.experts * expert;
+        a.active_per_token += dense_layers * dense +
+                              moe_layers * (m.experts_per_token + m.shared_experts) * expert;
+    }
+    return a;
+}
 
 void AddGemm(const Ctx& c, LayerCost& lc, double m, double n, double k) {
     OpTime t = GemmTime(c.dev, m, n, k, c.gemm_bpe);
@@ -84,25 +197,47 @@ void AddGemm(const Ctx& c, LayerCost& lc, double m, double n, double k) {
     lc.gemm_flops += t.flops;
 }
 
-LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, int ep) {
+void AddAdapter(const Ctx& c, LayerCost& lc, double tokens, double in, double out, double tp) {
+    if (!(in > 0 && out > 0)) return;
+    const double r = c.adapters.rank;
+    // The adapter of a tensor-parallel layer is split along the same dimension as its base.
+    for (OpTime t : {GemmTime(c.dev, tokens, r, in / tp, c.gemm_bpe),
+                     GemmTime(c.dev, tokens, out / tp, r, c.gemm_bpe)}) {
+        (t.bound == Bound::kCompute ? lc.adapter_compute_s : lc.adapter_memory_s) += t.seconds;
+        lc.adapter_flops += t.flops;
+    }
+}
+
+LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp) {
     const ResolvedModel& m = c.m;
     LayerCost lc;
     const double T = static_cast<double>(b) * m.seq_len;
     const double h = m.hidden_size;
     const double t = tp;
-    const double kv_width = static_cast<double>(m.kv_heads) * m.head_dim;
-    AddGemm(c, lc, T, (h + 2 * kv_width) / t, h);  // QKV
-    AddGemm(c, lc, T, h, h / t);                    // output projection
-    // MLP: the active experts' up (+gate) and down projections.
+    const double q_width = QueryWidth(m);
+    const double kv_width = KvWidth(m);
+    if (m.kv_lora_rank > 0 && m.attention_params_per_layer > 0) {
+        // MLA: the down/up projections of queries, keys and values, counted as one GEMM of
+        // the layer's attention parameters (FLOPs exact, shapes approximate).
+        AddGemm(c, lc, T, m.attention_params_per_layer / h / t, h);
+    } else {
+        AddGemm(c, lc, T, (q_width + 2 * kv_width) / t, h);  // QKV
+        AddGemm(c, lc, T, h, q_width / t);                    // output projection
+    }
+    // MLP: the up (+gate) and down projections of every MLP a token passes.
     const double mult_up = m.gated_mlp ? 2.0 : 1.0;
-    const double k_exp = m.experts_per_token;
-    const double tokens_mlp = T * k_exp;
-    AddGemm(c, lc, tokens_mlp, mult_up * m.ffn_hidden_size / t, h);
-    AddGemm(c, lc, tokens_mlp, h, m.ffn_hidden_size / t);
-    // Attention core: QK^T and AV, 4 * s * h FLOPs per token (not halved), FlashAttention
-    // reads Q, K, V and writes O once.
-    double attn_flops = 4.0 * T * m.seq_len * h / t;
-    double attn_bytes = T * (2 * h + 2 * kv_width) / t * c.act_bpe;
+    const double tokens_mlp = T * mlp.per_token;
+    AddGemm(c, lc, tokens_mlp, mult_up * mlp.width / t, h);
+    AddGemm(c, lc, tokens_mlp, h, mlp.width / t);
+    for (const std::string& name : c.adapters.targets) {
+        auto [in, out] = ModuleShape(m, name, mlp.width);
+        AddAdapter(c, lc, IsMlpModule(name) ? tokens_mlp : T, in, out, t);
+    }
+    // Attention core: scores and context, 2 * s * (score + value width) FLOPs per token (not
+    // halved); FlashAttention reads Q, K, V and writes O once.
+    const double score_w = ScoreWidth(m), value_w = ValueWidth(m);
+    double attn_flops = 2.0 * T * m.seq_len * (score_w + value_w) / t;
+    double attn_bytes = T * (2 * q_width + 2 * kv_width) / t * c.act_bpe;
     if (c.flash) {
         OpTime a = AttentionTime(c.dev, attn_flops, kCausalWorkFraction, attn_bytes);
         lc.attention_s = a.seconds;
@@ -118,27 +253,42 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, int ep) {
     lc.attention_flops = attn_flops;
     // Element-wise ops; with sequence parallelism they run on 1/t of the tokens.
     double ew_tokens = sp ? T / t : T;
-    double ffn_elems = (m.gated_mlp ? 3.0 : 2.0) * m.ffn_hidden_size * k_exp / t;
+    double ffn_elems = (m.gated_mlp ? 3.0 : 2.0) * mlp.width * mlp.per_token / t;
     double ew_bytes = (ew_tokens * kElementwiseHiddenElements * h + T * ffn_elems) * c.act_bpe;
     lc.elementwise_s = MemoryTime(c.dev, ew_bytes).seconds + 3.0 * c.dev.kernel_overhead_s;
     // Tensor parallel: 2 all-reduces (or reduce-scatter + all-gather) of T x h per pass.
     if (tp > 1) {
-        const Link& link = tp <= c.links.accelerators_per_node ? c.links.scale_up : c.links.scale_out;
+        const Link& link = tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
         lc.tp_comm_s = 2.0 * RingAllReduceSeconds(T * h * c.act_bpe, tp, link);
     }
-    if (m.IsMoe() && ep > 1) {
-        const Link& link = ep <= c.links.accelerators_per_node ? c.links.scale_up : c.links.scale_out;
-        lc.expert_comm_s = 2.0 * AllToAllSeconds(T * k_exp * h * c.act_bpe / t, ep, link);
-    }
-    // Output head (logits) + loss + embedding, forward and backward.
+    // Output head (logits) + loss + embedding: forward and the backward GEMMs.
     OpTime logits = GemmTime(c.dev, T, m.vocab_size / t, h, c.gemm_bpe);
     double head_mem = MemoryTime(c.dev, T * m.vocab_size / t * kCrossEntropyBytesPerLogit).seconds +
                       MemoryTime(c.dev, 2.0 * T * h * c.act_bpe).seconds;
-    double logit_total = 3.0 * logits.seconds;
-    (logits.bound == Bound::kCompute ? lc.head_compute_s : lc.head_memory_s) += logit_total;
+    const double head_passes = 1.0 + c.backward_gemms;
+    (logits.bound == Bound::kCompute ? lc.head_compute_s : lc.head_memory_s) +=
+        head_passes * logits.seconds;
     lc.head_memory_s += head_mem;
-    lc.head_flops = 3.0 * logits.flops;
+    lc.head_flops = head_passes * logits.flops;
     return lc;
+}
+
+// The average layer of the model: MoE models blend their dense first layers with the
+// expert layers (shared experts run for every token).
+LayerCost ComputeAverageLayer(const Ctx& c, int tp, int b, bool sp) {
+    const ResolvedModel& m = c.m;
+    if (!m.IsMoe()) {
+        return ComputeLayer(c, tp, b, sp, MlpShape{static_cast<double>(m.ffn_hidden_size), 1.0});
+    }
+    const double moe = MoeLayers(m), L = m.layers;
+    LayerCost expert = ComputeLayer(
+        c, tp, b, sp,
+        MlpShape{ExpertWidth(m), static_cast<double>(m.experts_per_token + m.shared_experts)});
+    if (moe >= L) {
+        return expert;
+    }
+    LayerCost dense = ComputeLayer(c, tp, b, sp, MlpShape{DenseWidth(m), 1.0});
+    return Blend(expert, moe / L, dense, (L - moe) / L);
 }
 
 struct Eval {
@@ -153,29 +303,68 @@ struct Eval {
     bool fits = false;
 };
 
-int ExpertParallel(const ResolvedModel& m, int d) {
+// Expert-parallel degrees to try: powers of two that divide the data-parallel degree and
+// the expert count (1 for dense models). A fixed-size list: the search asks for it in its
+// innermost loops.
+struct ExpertChoices {
+    std::array<int, 16> degrees{1};
+    std::size_t n = 1;
+};
+
+ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, int d) {
+    ExpertChoices ch;
     if (!m.IsMoe()) {
-        return 1;
+        return ch;
     }
-    int ep = 1;
-    while (ep * 2 <= m.experts && d % (ep * 2) == 0 && m.experts % (ep * 2) == 0) {
-        ep *= 2;
+    for (int ep = 2; ep <= m.experts && d % ep == 0 && m.experts % ep == 0 && ch.n < ch.degrees.size();
+         ep *= 2) {
+        ch.degrees[ch.n++] = ep;
     }
-    return ep;
+    return ch;
 }
+
+// What one accelerator holds of a parameter split: the replicated part over tensor x
+// pipeline, the routed part also over the expert-parallel degree; with `sharded` (a ZeRO
+// stage that covers this state) each part is further split across its own replica group:
+// the whole data-parallel degree for replicated parameters, data / expert for routed ones.
+double PerAccelerator(const ParamSplit& p, const ParallelLayout& l, bool sharded) {
+    const double model_shards = static_cast<double>(l.tensor) * l.pipeline;
+    const double repl_group = sharded ? l.data : 1.0;
+    if (p.routed <= 0) {
+        return p.replicated / (model_shards * repl_group);  // dense: one division per layout
+    }
+    const double ep = l.expert;
+    const double routed_group = sharded ? l.data / ep : 1.0;
+    return p.replicated / model_shards / repl_group + p.routed / (model_shards * ep) / routed_group;
+}
+
+// Bytes of the weights one accelerator holds per parameter it holds (frozen NF4 blocks with
+// 16-bit embeddings under QLoRA).
+double WeightBytes(const Ctx& c, const ParallelLayout& l, bool sharded) {
+    double params = PerAccelerator(c.split, l, sharded);
+    double adapter = c.frozen_base ? PerAccelerator(c.adapters.params, l, sharded) : 0.0;
+    if (!c.frozen_base) {
+        return params * c.weight_bpe;
+    }
+    double embedding_share = c.m.params > 0 ? std::min(1.0, c.m.embedding_params / c.m.params) : 0;
+    double base = params * ((1.0 - embedding_share) * c.frozen_weight_bpe + embedding_share * 2.0);
+    return base + adapter * c.weight_bpe;
+}
+
+const ParamSplit& Trainable(const Ctx& c) { return c.frozen_base ? c.adapters.params : c.split; }
 
 MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches) {
     const ResolvedModel& m = c.m;
     MemoryBreakdown mem;
-    const double tp = l.tensor, pp = l.pipeline, d = l.data;
-    const int ep = l.expert;
-    double expert_params = static_cast<double>(m.layers) * m.mlp_params_per_layer;
-    double params_gpu = (m.params - expert_params * (m.IsMoe() ? 1.0 - 1.0 / ep : 0.0)) / (tp * pp);
-    mem.weights_gb = params_gpu * c.weight_bpe / (l.zero_stage >= 3 ? d : 1.0) / kGb;
-    mem.gradients_gb = params_gpu * c.weight_bpe / (l.zero_stage >= 2 ? d : 1.0) / kGb;
-    mem.optimizer_gb = params_gpu * c.adam_bytes / (l.zero_stage >= 1 ? d : 1.0) / kGb;
+    mem.weights_gb = WeightBytes(c, l, l.zero_stage >= 3) / kGb;
+    mem.gradients_gb = PerAccelerator(Trainable(c), l, l.zero_stage >= 2) * c.weight_bpe / kGb;
+    mem.optimizer_gb = PerAccelerator(Trainable(c), l, l.zero_stage >= 1) * c.adam_bytes / kGb;
+    const double pp = l.pipeline, tp = l.tensor;
     double layers_stage = std::ceil(static_cast<double>(m.layers) / pp);
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, micro_batches) : 1.0;
+    // Adapters on the linear layers keep those layers' inputs for their own gradients, so
+    // the stored activations are those of full training (the rank-r intermediates are
+    // negligible).
     double per_layer = ActivationBytesPerLayer(m, l.micro_batch_size, l.tensor,
                                                l.sequence_parallel, l.recompute, c.flash) *
                        c.act_bpe / 2.0;
@@ -187,14 +376,130 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches)
     }
     act += static_cast<double>(l.micro_batch_size) * m.seq_len * m.vocab_size / tp * kLogitBytes;
     if (l.zero_stage >= 3) {
-        // Two gathered layers in flight (prefetch).
-        act += 2.0 * (m.attention_params_per_layer + m.mlp_params_per_layer) / tp * c.weight_bpe;
+        // Two gathered layers in flight (prefetch), in their stored format.
+        double held = PerAccelerator(c.split, l, false);
+        double bytes_per_param = held > 0 ? WeightBytes(c, l, false) / held : c.weight_bpe;
+        double routed_per_layer = c.split.routed / m.layers;
+        double block = m.attention_params_per_layer + m.mlp_params_per_layer -
+                       routed_per_layer * (1.0 - 1.0 / l.expert);
+        act += 2.0 * block / tp * bytes_per_param;
     }
     mem.activations_gb = act / kGb;
     mem.overhead_gb = c.overhead_gb;
     mem.total_gb = mem.weights_gb + mem.gradients_gb + mem.optimizer_gb + mem.activations_gb +
                    mem.overhead_gb;
     return mem;
+}
+
+const Link& LinkFor(const Ctx& c, int span) {
+    return span <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
+}
+
+// Data-parallel traffic of one step: gradient all-reduce (ZeRO 0/1), reduce-scatter per
+// micro-batch (ZeRO 2), or gathers and reduce-scatters per micro-batch (ZeRO 3), each for
+// the replicated parameters over the data-parallel group and for the routed experts over
+// their data / expert replica group. Returns the communication and the compute window it
+// can hide behind.
+std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout& l,
+                                              double micro_batches, double t_mb,
+                                              double backward_s) {
+    if (l.data <= 1) return {0.0, 0.0};
+    const int model_span = l.tensor * l.pipeline;
+    const int per_domain = std::max(1, c.links.scale_up_domain / model_span);
+    const ParamSplit& train = Trainable(c);
+    double grad_repl = train.replicated / model_span * c.weight_bpe;
+    double grad_routed = train.routed / (static_cast<double>(model_span) * l.expert) * c.weight_bpe;
+    const int routed_group = l.data / l.expert;
+    const int routed_per_domain = std::max(1, per_domain / l.expert);
+    auto gather = [&](double repl, double routed) {
+        double t = HierarchicalAllGatherSeconds(repl, l.data, per_domain, c.links.scale_up,
+                                                c.links.scale_out);
+        if (routed > 0) {
+            t += HierarchicalAllGatherSeconds(routed, routed_group, routed_per_domain,
+                                              c.links.scale_up, c.links.scale_out);
+        }
+        return t;
+    };
+    if (l.zero_stage >= 3) {
+        // Weights are gathered in their stored format (NF4 under QLoRA).
+        double weight_bytes = WeightBytes(c, l, false);
+        double total_local = PerAccelerator(c.split, l, false);
+        double routed_share =
+            total_local > 0 ? c.split.routed / (static_cast<double>(model_span) * l.expert) / total_local : 0;
+        double gathers = 2.0 * gather(weight_bytes * (1 - routed_share), weight_bytes * routed_share);
+        return {micro_batches * (gathers + gather(grad_repl, grad_routed)), micro_batches * t_mb};
+    }
+    if (l.zero_stage == 2 && micro_batches > 1) {
+        return {(micro_batches + 1.0) * gather(grad_repl, grad_routed), micro_batches * backward_s};
+    }
+    double all_reduce = HierarchicalAllReduceSeconds(grad_repl, l.data, per_domain,
+                                                     c.links.scale_up, c.links.scale_out);
+    if (grad_routed > 0) {
+        all_reduce += HierarchicalAllReduceSeconds(grad_routed, routed_group, routed_per_domain,
+                                                   c.links.scale_up, c.links.scale_out);
+    }
+    return {all_reduce, backward_s};  // backward of the last micro-batch
+}
+
+// One micro-batch on one pipeline stage: forward, backward and recompute passes over the
+// stage's layers plus the head, split by bound, with the exposed tensor-parallel and expert
+// traffic.
+struct StageTimes {
+    double compute_s = 0;
+    double memory_s = 0;
+    double tp_comm_s = 0;
+    double expert_comm_s = 0;
+    double backward_s = 0;         // the stage's backward pass (the gradient-reduction window)
+    double hw_flops_per_layer = 0; // forward + backward + recompute, one tensor rank
+    double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
+};
+
+StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
+    const ResolvedModel& m = c.m;
+    const double layers_stage = std::ceil(static_cast<double>(m.layers) / l.pipeline);
+    const double gb = c.backward_gemms;
+    // QLoRA: every pass that uses a layer's weights first dequantises them (read NF4, write
+    // 16-bit); the GEMM's own read of the 16-bit copy is in its time already.
+    double dequant_s = 0;
+    if (c.quantized_base) {
+        double block_params = PerAccelerator(c.split, l, false) * l.pipeline / m.layers;
+        dequant_s = MemoryTime(c.dev, block_params * (c.frozen_weight_bpe + c.weight_bpe)).seconds;
+    }
+    double fwd_c = lc.gemm_compute_s + lc.attention_s + lc.adapter_compute_s;
+    double fwd_m = lc.gemm_memory_s + lc.elementwise_s + lc.adapter_memory_s + dequant_s;
+    double bwd_c = gb * lc.gemm_compute_s + kAttentionBackwardRatio * lc.attention_s +
+                   2.0 * lc.adapter_compute_s;
+    double bwd_m = gb * lc.gemm_memory_s + kBackwardElementwiseRatio * lc.elementwise_s +
+                   2.0 * lc.adapter_memory_s + dequant_s;
+    double rc_c = 0, rc_m = 0, rc_flops = 0;
+    double comm_passes = 2.0;  // forward and backward
+    if (l.recompute == Recompute::kFull) {
+        rc_c = fwd_c;
+        rc_m = fwd_m;
+        rc_flops = lc.gemm_flops + lc.attention_flops + lc.adapter_flops;
+        comm_passes = 3.0;
+    } else if (l.recompute == Recompute::kSelective) {
+        rc_c = lc.attention_s;
+        rc_flops = lc.attention_flops;
+    }
+    // MoE dispatch and combine: two all-to-alls per expert layer and pass, over the expert
+    // group (tensor x expert consecutive ranks).
+    double comm_ep = 0;
+    if (m.IsMoe() && l.expert > 1) {
+        const double T = static_cast<double>(l.micro_batch_size) * m.seq_len;
+        double a2a = 2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
+                                           l.expert, LinkFor(c, l.tensor * l.expert));
+        comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
+    }
+    StageTimes st;
+    st.compute_s = layers_stage * (fwd_c + bwd_c + rc_c) + lc.head_compute_s;
+    st.memory_s = layers_stage * (fwd_m + bwd_m + rc_m) + lc.head_memory_s;
+    st.tp_comm_s = layers_stage * comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
+    st.expert_comm_s = layers_stage * comm_ep;
+    st.backward_s = layers_stage * (bwd_c + bwd_m);
+    st.hw_flops_per_layer = (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops +
+                            3.0 * lc.adapter_flops + rc_flops;
+    return st;
 }
 
 // `time_unfitting`: also time a layout that does not fit (a fully specified layout is reported
@@ -216,82 +521,35 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     if (!e.fits && !time_unfitting) {
         return e;
     }
-    const double layers_stage = std::ceil(static_cast<double>(m.layers) / l.pipeline);
-
-    // Per micro-batch, one stage: forward + backward (+ recompute).
-    double fwd_c = lc.gemm_compute_s + lc.attention_s;
-    double fwd_m = lc.gemm_memory_s + lc.elementwise_s;
-    double bwd_c = 2.0 * lc.gemm_compute_s + kAttentionBackwardRatio * lc.attention_s;
-    double bwd_m = 2.0 * lc.gemm_memory_s + kBackwardElementwiseRatio * lc.elementwise_s;
-    double rc_c = 0, rc_m = 0, rc_flops = 0;
-    double comm_passes = 2.0;  // forward and backward
-    if (l.recompute == Recompute::kFull) {
-        rc_c = fwd_c;
-        rc_m = fwd_m;
-        rc_flops = lc.gemm_flops + lc.attention_flops;
-        comm_passes = 3.0;
-    } else if (l.recompute == Recompute::kSelective) {
-        rc_c = lc.attention_s;
-        rc_flops = lc.attention_flops;
-    }
-    double comm_tp = comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
-    double comm_ep = comm_passes * lc.expert_comm_s;
-    double stage_c = layers_stage * (fwd_c + bwd_c + rc_c) + lc.head_compute_s;
-    double stage_m = layers_stage * (fwd_m + bwd_m + rc_m) + lc.head_memory_s;
-    double stage_tp = layers_stage * comm_tp;
-    double stage_ep = layers_stage * comm_ep;
-    double t_mb = stage_c + stage_m + stage_tp + stage_ep;
+    const StageTimes st = MicroBatchStage(c, l, lc);
+    const double t_mb = st.Total();
+    const double mbs = e.micro_batches;
 
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
     double pp_comm = 0;
     if (l.pipeline > 1) {
-        const Link& link = l.tensor * l.pipeline <= c.links.accelerators_per_node ? c.links.scale_up
-                                                                                  : c.links.scale_out;
         double bytes = b * m.seq_len * m.hidden_size * c.act_bpe /
                        (l.sequence_parallel ? l.tensor : 1);
-        pp_comm = 2.0 * l.virtual_stages * PointToPointSeconds(bytes, link) * e.micro_batches;
+        pp_comm = 2.0 * l.virtual_stages *
+                  PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * e.micro_batches;
     }
-    const double mbs = e.micro_batches;
     double bubble = (l.pipeline - 1.0) / l.virtual_stages * t_mb;
 
-    // Data parallel gradients / ZeRO traffic for this stage's parameters.
-    double expert_params = static_cast<double>(m.layers) * m.mlp_params_per_layer;
-    double params_gpu = (m.params - expert_params * (m.IsMoe() ? 1.0 - 1.0 / l.expert : 0.0)) /
-                        (static_cast<double>(l.tensor) * l.pipeline);
-    double grad_bytes = params_gpu * c.weight_bpe;
-    int per_node_dp = std::max(1, c.links.accelerators_per_node / (l.tensor * l.pipeline));
-    double dp_comm = 0, window = 0;
-    if (l.data > 1) {
-        if (l.zero_stage >= 3) {
-            double ag = HierarchicalAllGatherSeconds(grad_bytes, l.data, per_node_dp,
-                                                     c.links.scale_up, c.links.scale_out);
-            dp_comm = mbs * 3.0 * ag;  // gather (fwd), gather (bwd), reduce-scatter, per micro-batch
-            window = mbs * t_mb;
-        } else if (l.zero_stage == 2 && e.micro_batches > 1) {
-            double ag = HierarchicalAllGatherSeconds(grad_bytes, l.data, per_node_dp,
-                                                     c.links.scale_up, c.links.scale_out);
-            dp_comm = (mbs + 1.0) * ag;  // reduce-scatter per micro-batch, one gather
-            window = mbs * layers_stage * (bwd_c + bwd_m);
-        } else {
-            dp_comm = HierarchicalAllReduceSeconds(grad_bytes, l.data, per_node_dp,
-                                                   c.links.scale_up, c.links.scale_out);
-            window = layers_stage * (bwd_c + bwd_m);  // backward of the last micro-batch
-        }
-    }
+    auto [dp_comm, window] = DataParallelSeconds(c, l, mbs, t_mb, st.backward_s);
     auto exposed = [&](double comm, double win) {
         return std::max(comm * (1.0 - c.overlap), comm - win);
     };
     double dp_exposed = dp_comm > 0 ? exposed(dp_comm, window) : 0.0;
     double pp_exposed = pp_comm > 0 ? exposed(pp_comm, mbs * t_mb) : 0.0;
 
-    double opt_params = params_gpu / (l.zero_stage >= 1 ? d : 1.0);
+    double opt_params = PerAccelerator(Trainable(c), l, l.zero_stage >= 1);
     double opt_s = MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
 
     StepBreakdown& br = e.breakdown;
-    br.compute_s = mbs * stage_c;
-    br.memory_bound_s = mbs * stage_m;
-    br.tp_comm_s = mbs * stage_tp;
-    br.expert_comm_s = mbs * stage_ep;
+    br.compute_s = mbs * st.compute_s;
+    br.memory_bound_s = mbs * st.memory_s;
+    br.tp_comm_s = mbs * st.tp_comm_s;
+    br.expert_comm_s = mbs * st.expert_comm_s;
     br.dp_comm_s = dp_exposed;
     br.pp_comm_s = pp_exposed;
     br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
@@ -299,9 +557,7 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     br.optimizer_s = opt_s + kStepFixedOverheadS;
     e.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
                     br.optimizer_s;
-    double layer_fwd_flops = lc.gemm_flops + lc.attention_flops;
-    double hw_per_mb = static_cast<double>(m.layers) * (3.0 * layer_fwd_flops + rc_flops) *
-                           l.tensor + lc.head_flops * l.tensor;
+    double hw_per_mb = (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
     e.hw_flops_per_step = hw_per_mb * mbs * d;
     return e;
 }
@@ -331,61 +587,8 @@ Status CheckFraction(const std::optional<double>& v, const char* field, double l
     return Ok{};
 }
 
-}  // namespace
-
-const char* RecomputeName(Recompute r) {
-    switch (r) {
-        case Recompute::kNone:
-            return "none";
-        case Recompute::kSelective:
-            return "selective";
-        case Recompute::kFull:
-            return "full";
-    }
-    return "none";
-}
-
-std::optional<Recompute> ParseRecompute(std::string_view name) {
-    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-        if (name == RecomputeName(r)) {
-            return r;
-        }
-    }
-    return std::nullopt;
-}
-
-double ModelFlopsPerToken(const ResolvedModel& m) {
-    double non_embedding = m.ActiveNonEmbeddingParams();
-    double output_head = static_cast<double>(m.vocab_size) * m.hidden_size;
-    return 6.0 * (non_embedding + output_head) +
-           12.0 * static_cast<double>(m.layers) * m.hidden_size * m.seq_len;
-}
-
-double ActivationBytesPerLayer(const ResolvedModel& m, int micro_batch, int tensor,
-                               bool sequence_parallel, Recompute recompute, bool flash_attention) {
-    const double s = m.seq_len, b = micro_batch, h = m.hidden_size, a = m.attention_heads;
-    const double t = tensor;
-    const double sbh = s * b * h;
-    if (recompute == Recompute::kFull) {
-        return 2.0 * sbh / (sequence_parallel ? t : 1.0);
-    }
-    double base = sequence_parallel ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
-    bool keep_scores = recompute == Recompute::kNone && !flash_attention;
-    double scores = keep_scores ? sbh * 5.0 * a * s / (h * t) : 0.0;
-    return base + scores;
-}
-
-double PipelineBubbleFraction(int pipeline, int micro_batches, int virtual_stages) {
-    if (pipeline <= 1 || micro_batches <= 0 || virtual_stages <= 0) {
-        return 0;
-    }
-    return (pipeline - 1.0) / (static_cast<double>(micro_batches) * virtual_stages);
-}
-
-Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const ClusterSpec& cluster) {
-    if (auto s = ValidateCluster(cluster); !s.ok()) {
-        return s.error();
-    }
+// ---- Step 1: the request's own fields ----
+Status ValidateRequest(const TrainingRequest& req) {
     if (!(std::isfinite(req.tokens_b) && req.tokens_b > 0 && req.tokens_b <= kMaxTokensB)) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "tokens_b must be a positive number of billions (at most 1e7)",
@@ -402,12 +605,61 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
         return s.error();
     if (auto s = CheckFraction(req.tp_overlap_fraction, "/tp_overlap_fraction", 0); !s.ok())
         return s.error();
+    if (auto s = CheckFraction(req.expert_overlap_fraction, "/expert_overlap_fraction", 0); !s.ok())
+        return s.error();
     if (req.memory_overhead_gb &&
         !(std::isfinite(*req.memory_overhead_gb) && *req.memory_overhead_gb >= 0 &&
           *req.memory_overhead_gb <= 1e4)) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "memory_overhead_gb must be between 0 and 10000", "/memory_overhead_gb");
     }
+    if (!IsAdapterMode(req.mode)) {
+        if (req.lora_rank) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "lora_rank applies only to mode lora or qlora", "/lora_rank");
+        }
+        if (req.lora_target_modules) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "lora_target_modules applies only to mode lora or qlora",
+                             "/lora_target_modules");
+        }
+    }
+    return Ok{};
+}
+
+// The adapter targets named by the request, resolved ("all-linear" expands); errors name
+// the offending list entry.
+Result<std::vector<std::string>> ResolveLoraTargets(const TrainingRequest& req) {
+    std::vector<std::string> all(kLoraTargetModules.begin(), kLoraTargetModules.end());
+    if (!req.lora_target_modules) {
+        return all;
+    }
+    const auto& given = *req.lora_target_modules;
+    if (given.empty() || given.size() > kMaxLoraTargetEntries) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "lora_target_modules must name between 1 and " +
+                             std::to_string(kMaxLoraTargetEntries) + " modules",
+                         "/lora_target_modules");
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        if (given[i] == kLoraAllLinear) {
+            return all;
+        }
+        if (std::find(all.begin(), all.end(), given[i]) == all.end()) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "unknown LoRA target module '" + given[i].substr(0, 32) +
+                                 "'; use all-linear or any of q_proj, k_proj, v_proj, o_proj, "
+                                 "gate_proj, up_proj, down_proj",
+                             "/lora_target_modules/" + std::to_string(i));
+        }
+        if (std::find(out.begin(), out.end(), given[i]) == out.end()) out.push_back(given[i]);
+    }
+    return out;
+}
+
+// ---- Step 2: model, device, links and the constants of this run ----
+Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster) {
     auto model = DeriveModel(req.model);
     if (!model.ok()) {
         return model.error();
@@ -419,6 +671,7 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     }
     Ctx c;
     c.m = model.value();
+    c.split = SplitParams(c.m);
     c.dev = device.value();
     c.links = MakeClusterLinks(cluster, c.dev, req.with_assumptions);
     c.count = cluster.accelerator_count;
@@ -431,14 +684,39 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     c.goodput = req.goodput.value_or(kDefaultGoodput);
     c.overlap = req.comm_overlap_fraction.value_or(kDefaultCommOverlapFraction);
     c.tp_overlap = req.tp_overlap_fraction.value_or(kDefaultTpOverlapFraction);
+    c.expert_overlap = req.expert_overlap_fraction.value_or(kDefaultExpertOverlapFraction);
     c.overhead_gb = req.memory_overhead_gb.value_or(kDefaultMemoryOverheadGb);
     c.tokens = req.tokens_b * 1e9;
     c.flash = req.flash_attention.value_or(true);
     double gbt = req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens);
     c.global_batch_seqs = std::max(1.0, std::round(gbt / c.m.seq_len));
+    c.mode = req.mode;
+    if (IsAdapterMode(req.mode)) {
+        int rank = req.lora_rank.value_or(kDefaultLoraRank);
+        if (rank < 1 || rank > std::min(kMaxLoraRank, c.m.hidden_size)) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "lora_rank must be between 1 and the hidden size (" +
+                                 std::to_string(c.m.hidden_size) + ")",
+                             "/lora_rank");
+        }
+        auto targets = ResolveLoraTargets(req);
+        if (!targets.ok()) return targets.error();
+        c.frozen_base = true;
+        c.quantized_base = req.mode == TrainingMode::kQlora;
+        c.frozen_weight_bpe = c.quantized_base ? kNf4BytesPerParam : c.weight_bpe;
+        c.backward_gemms = kBackwardGemmsFrozen;
+        if (c.quantized_base && !fp32) {
+            // The QLoRA recipe trains 16-bit adapters with 32-bit Adam moments and no master
+            // copy (qlora.py casts the LoRA modules to bf16; --optim paged_adamw_32bit).
+            c.adam_bytes = kAdamMomentsBytesPerParam;
+        }
+        c.adapters = MakeAdapters(c.m, rank, std::move(targets).value());
+    }
+    return c;
+}
 
-    // ---- candidate layouts ----
-    const ParallelismRequest pr = req.parallelism.value_or(ParallelismRequest{});
+// ---- Step 3: the fixed parallelism fields ----
+Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
     const int n = c.count;
     struct IntCheck {
         const std::optional<int>* v;
@@ -452,6 +730,7 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
         {&pr.zero_stage, "/parallelism/zero_stage", 0, 3},
         {&pr.micro_batch_size, "/parallelism/micro_batch_size", 1, 65536},
         {&pr.virtual_stages, "/parallelism/virtual_stages", 1, 64},
+        {&pr.expert, "/parallelism/expert", 1, n},
     };
     for (const IntCheck& ch : checks) {
         if (*ch.v && (**ch.v < ch.lo || **ch.v > ch.hi)) {
@@ -483,31 +762,29 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
                          "pipeline degree must not exceed layers (" + std::to_string(c.m.layers) + ")",
                          "/parallelism/pipeline");
     }
-    const bool fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage &&
-                             pr.recompute && pr.micro_batch_size;
-
-    std::vector<int> tps;
-    if (pr.tensor) {
-        tps = {*pr.tensor};
-    } else {
-        for (int t : PowersOfTwoUpTo(std::min(c.links.accelerators_per_node, n))) {
-            if (n % t == 0 && c.m.attention_heads % t == 0) tps.push_back(t);
-        }
+    if (pr.expert && *pr.expert > 1 &&
+        (!c.m.IsMoe() || c.m.experts % *pr.expert != 0 || (pr.data && *pr.data % *pr.expert != 0))) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "expert parallel degree must divide the expert count (" +
+                             std::to_string(c.m.experts) + ") and the data-parallel degree",
+                         "/parallelism/expert");
     }
-    std::vector<int> mbs_list;
-    if (pr.micro_batch_size) {
-        mbs_list = {*pr.micro_batch_size};
-    } else {
-        for (int b : kMicroBatchCandidates) {
-            if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs_list.push_back(b);
-        }
-    }
+    return Ok{};
+}
 
+// ---- Step 4: the layout search ----
+struct SearchResult {
     Eval best, second;
     double best_need_gb = std::numeric_limits<double>::infinity();
     ParallelLayout best_need_layout;
     int considered = 0;
-    auto consider = [&](const Eval& e) {
+    bool batch_too_small = false;
+    bool fully_given = false;
+    Eval fixed;  // fully given: the best of its expert-parallel choices, fitting or not
+
+    // A searched layout: the fastest that fits wins, the next is the runner-up; for those
+    // that do not fit, the smallest memory need is kept for the error.
+    void Consider(const Eval& e) {
         ++considered;
         if (!e.fits) {
             if (e.memory.total_gb < best_need_gb) {
@@ -522,134 +799,209 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
         } else if (!second.valid || e.step_time_s < second.step_time_s) {
             second = e;
         }
-    };
+    }
+    // A fully given layout: the fastest that fits, else the one needing the least memory.
+    void ConsiderFixed(const Eval& e) {
+        ++considered;
+        bool better = !fixed.valid ||
+                      (e.fits && (!fixed.fits || e.step_time_s < fixed.step_time_s)) ||
+                      (!e.fits && !fixed.fits && e.memory.total_gb < fixed.memory.total_gb);
+        if (better) fixed = e;
+    }
+};
 
-    bool batch_too_small = false;
-    for (int t : tps) {
-        int rest = n / t;
-        if (n % t != 0) continue;
-        std::vector<int> pps;
-        if (pr.pipeline) {
-            if (rest % *pr.pipeline == 0) pps = {*pr.pipeline};
-        } else {
-            for (int p = 1; p <= std::min({rest, c.m.layers, kMaxPipelineCandidates}); ++p) {
-                if (rest % p == 0 && c.m.layers % p == 0) pps.push_back(p);
+std::vector<int> TensorCandidates(const Ctx& c, const ParallelismRequest& pr) {
+    if (pr.tensor) return {*pr.tensor};
+    std::vector<int> tps;
+    for (int t : PowersOfTwoUpTo(std::min(c.links.scale_up_domain, c.count))) {
+        if (c.count % t == 0 && c.m.attention_heads % t == 0) tps.push_back(t);
+    }
+    return tps;
+}
+
+std::vector<int> MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
+    if (pr.micro_batch_size) return {*pr.micro_batch_size};
+    std::vector<int> mbs;
+    for (int b : kMicroBatchCandidates) {
+        if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs.push_back(b);
+    }
+    return mbs;
+}
+
+std::vector<int> PipelineCandidates(const Ctx& c, const ParallelismRequest& pr, int rest) {
+    if (pr.pipeline) {
+        return rest % *pr.pipeline == 0 ? std::vector<int>{*pr.pipeline} : std::vector<int>{};
+    }
+    std::vector<int> pps;
+    for (int p = 1; p <= std::min({rest, c.m.layers, kMaxPipelineCandidates}); ++p) {
+        if (rest % p == 0 && c.m.layers % p == 0) pps.push_back(p);
+    }
+    return pps;
+}
+
+// The settings tried for one tensor x pipeline x data split. The lists live on the stack:
+// this runs hundreds of times per estimate and the planner runs hundreds of estimates.
+struct InnerChoices {
+    std::array<int, 2> virtual_stages{1, 2};
+    std::size_t virtual_n = 1;
+    std::array<Recompute, 2> recompute{Recompute::kNone, Recompute::kFull};
+    std::size_t recompute_n = 2;
+    std::array<int, 3> zero{1, 2, 3};
+    std::size_t zero_n = 3;
+};
+
+InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d,
+                             bool fully_given) {
+    InnerChoices ch;
+    if (pr.virtual_stages) {
+        ch.virtual_stages[0] = *pr.virtual_stages;
+    } else if (!fully_given && p > 1 && (c.m.layers / p) % 2 == 0) {
+        ch.virtual_n = 2;
+    }
+    if (pr.recompute) {
+        ch.recompute[0] = *pr.recompute;
+        ch.recompute_n = 1;
+    }
+    if (pr.zero_stage) {
+        ch.zero[0] = *pr.zero_stage;
+        ch.zero_n = 1;
+    } else if (d == 1) {
+        ch.zero[0] = 0;
+        ch.zero_n = 1;
+    }
+    return ch;
+}
+
+// Evaluates the settings of one split; for each recompute mode the lowest ZeRO stage that
+// fits is the fastest, so the stages after it are skipped.
+void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const InnerChoices& ch,
+                 SearchResult& r) {
+    for (std::size_t vi = 0; vi < ch.virtual_n; ++vi) {
+        for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
+            for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
+                ParallelLayout l = base;
+                l.virtual_stages = ch.virtual_stages[vi];
+                l.recompute = ch.recompute[ri];
+                l.zero_stage = ch.zero[zi];
+                Eval e = Evaluate(c, l, lc, r.fully_given);
+                if (r.fully_given) {
+                    r.ConsiderFixed(e);
+                    break;
+                }
+                r.Consider(e);
+                if (e.fits) break;
             }
         }
+    }
+}
+
+// Every candidate layout is timed when it fits and ranked by step time. A fully specified
+// layout (all of tensor, pipeline, data, ZeRO, recompute and micro-batch) is timed whether
+// or not it fits; among its expert-parallel choices the fastest that fits wins, else the one
+// that needs the least memory.
+SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
+    SearchResult r;
+    r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
+                    pr.micro_batch_size;
+    const std::vector<int> mbs_list = MicroBatchCandidates(c, pr);
+    for (int t : TensorCandidates(c, pr)) {
+        if (c.count % t != 0) continue;
+        const int rest = c.count / t;
+        const std::vector<int> pps = PipelineCandidates(c, pr, rest);
         for (int b : mbs_list) {
-            bool sp = pr.sequence_parallel.value_or(t > 1);
+            const bool sp = pr.sequence_parallel.value_or(t > 1);
             LayerCost lc;
             bool lc_ready = false;
             for (int p : pps) {
-                int d = rest / p;
+                const int d = rest / p;
                 if (pr.data && *pr.data != d) continue;
                 if (static_cast<double>(d) * b > c.global_batch_seqs) {
-                    batch_too_small = true;
-                    if (!fully_given) continue;
+                    r.batch_too_small = true;
+                    if (!r.fully_given) continue;
                 }
-                int ep = ExpertParallel(c.m, d);
                 if (!lc_ready) {
-                    lc = ComputeLayer(c, t, b, sp, ep);
+                    lc = ComputeAverageLayer(c, t, b, sp);
                     lc_ready = true;
                 }
-                // Candidate lists live on the stack: this loop runs hundreds of times per
-                // estimate and the planner runs hundreds of estimates per request.
-                std::array<int, 2> vs{1, 2};
-                std::size_t vs_n = 1;
-                if (pr.virtual_stages) {
-                    vs[0] = *pr.virtual_stages;
-                } else if (p > 1 && (c.m.layers / p) % 2 == 0) {
-                    vs_n = 2;
+                const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
+                ExpertChoices eps;
+                if (pr.expert) {
+                    eps.degrees[0] = *pr.expert;
+                } else {
+                    eps = ExpertParallelCandidates(c.m, d);
                 }
-                std::array<Recompute, 2> rcs{Recompute::kNone, Recompute::kFull};
-                std::size_t rcs_n = 2;
-                if (pr.recompute) {
-                    rcs[0] = *pr.recompute;
-                    rcs_n = 1;
-                }
-                std::array<int, 3> zs{1, 2, 3};
-                std::size_t zs_n = 3;
-                if (pr.zero_stage) {
-                    zs[0] = *pr.zero_stage;
-                    zs_n = 1;
-                } else if (d == 1) {
-                    zs[0] = 0;
-                    zs_n = 1;
-                }
-                for (std::size_t vi = 0; vi < vs_n; ++vi) {
-                    const int v = vs[vi];
-                    for (std::size_t ri = 0; ri < rcs_n; ++ri) {
-                        const Recompute rc = rcs[ri];
-                        // Lowest ZeRO stage that fits is the fastest for this recompute mode.
-                        for (std::size_t zi = 0; zi < zs_n; ++zi) {
-                            const int z = zs[zi];
-                            ParallelLayout l;
-                            l.tensor = t;
-                            l.pipeline = p;
-                            l.data = d;
-                            l.zero_stage = z;
-                            l.recompute = rc;
-                            l.micro_batch_size = b;
-                            l.virtual_stages = v;
-                            l.sequence_parallel = sp;
-                            l.expert = ep;
-                            Eval e = Evaluate(c, l, lc, fully_given);
-                            if (fully_given) {
-                                best = e;
-                                best.valid = true;
-                                ++considered;
-                                break;
-                            }
-                            consider(e);
-                            if (e.fits) break;
-                        }
-                    }
+                for (std::size_t ei = 0; ei < eps.n; ++ei) {
+                    const int ep = eps.degrees[ei];
+                    if (d % ep != 0) continue;
+                    ParallelLayout base;
+                    base.tensor = t;
+                    base.pipeline = p;
+                    base.data = d;
+                    base.micro_batch_size = b;
+                    base.sequence_parallel = sp;
+                    base.expert = ep;
+                    SearchSplit(c, base, lc, ch, r);
                 }
             }
         }
     }
-
-    if (!best.valid) {
-        if (batch_too_small && !std::isfinite(best_need_gb)) {
-            return MakeError(ErrorCode::kInvalidArgument,
-                             "the global batch of " + std::to_string(static_cast<long long>(c.global_batch_seqs)) +
-                                 " sequences is smaller than the data-parallel degree of every "
-                                 "layout on " + std::to_string(n) +
-                                 " accelerators; raise global_batch_tokens or use fewer accelerators",
-                             "/global_batch_tokens");
-        }
-        if (!std::isfinite(best_need_gb)) {
-            return MakeError(ErrorCode::kInvalidArgument,
-                             "no parallel layout matches the fixed parallelism fields on " +
-                                 std::to_string(n) + " accelerators",
-                             "/parallelism");
-        }
-        double states_gb = c.m.params * (2.0 * c.weight_bpe + c.adam_bytes) / kGb;
-        double usable = c.capacity_gb - c.overhead_gb;
-        double min_count = usable > 0 ? std::ceil(states_gb / (0.8 * usable)) : 0;
-        std::string hint = usable > 0 ? "; weights, gradients and Adam state alone need about " +
-                                            std::to_string(static_cast<long long>(std::ceil(states_gb))) +
-                                            " GB, so at least ~" +
-                                            std::to_string(static_cast<long long>(min_count)) +
-                                            " accelerators of this kind (fully sharded) or more memory per accelerator"
-                                      : "";
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "the model does not fit: the smallest layout (" + Describe(best_need_layout) +
-                             ") needs " + std::to_string(best_need_gb) + " GB per accelerator but " +
-                             cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) +
-                             " GB" + hint,
-                         pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute
-                             ? "/parallelism"
-                             : "/hardware/count");
+    if (r.fully_given && r.fixed.valid) {
+        r.best = r.fixed;
+        r.second = Eval{};
     }
+    return r;
+}
 
-    // ---- assemble ----
+// ---- Step 5: why nothing was found ----
+Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResult& r,
+                    const ClusterSpec& cluster) {
+    const int n = c.count;
+    if (r.batch_too_small && !std::isfinite(r.best_need_gb)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "the global batch of " + std::to_string(static_cast<long long>(c.global_batch_seqs)) +
+                             " sequences is smaller than the data-parallel degree of every "
+                             "layout on " + std::to_string(n) +
+                             " accelerators; raise global_batch_tokens or use fewer accelerators",
+                         "/global_batch_tokens");
+    }
+    if (!std::isfinite(r.best_need_gb)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "no parallel layout matches the fixed parallelism fields on " +
+                             std::to_string(n) + " accelerators",
+                         "/parallelism");
+    }
+    const ParamSplit& train = Trainable(c);
+    double trainable = train.replicated + train.routed;
+    double frozen_gb = c.frozen_base ? c.m.params * c.frozen_weight_bpe : 0.0;
+    double states_gb = (frozen_gb + trainable * (2.0 * c.weight_bpe + c.adam_bytes)) / kGb;
+    double usable = c.capacity_gb - c.overhead_gb;
+    double min_count = usable > 0 ? std::ceil(states_gb / (0.8 * usable)) : 0;
+    std::string hint = usable > 0 ? "; weights, gradients and optimizer state alone need about " +
+                                        std::to_string(static_cast<long long>(std::ceil(states_gb))) +
+                                        " GB, so at least ~" +
+                                        std::to_string(static_cast<long long>(min_count)) +
+                                        " accelerators of this kind (fully sharded) or more memory per accelerator"
+                                  : "";
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the model does not fit: the smallest layout (" + Describe(r.best_need_layout) +
+                         ") needs " + std::to_string(r.best_need_gb) + " GB per accelerator but " +
+                         cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) +
+                         " GB" + hint,
+                     pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute ||
+                             pr.expert
+                         ? "/parallelism"
+                         : "/hardware/count");
+}
+
+// ---- Step 6: the headline figures of the chosen layout ----
+TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
     TrainingEstimate out;
-    const Eval& e = best;
+    const Eval& e = r.best;
+    const int n = c.count;
     const double peak_total = c.dev.peak_flops * n;
     out.parallelism = e.layout;
-    out.layout_searched = !fully_given;
-    out.layouts_considered = considered;
+    out.layout_searched = !r.fully_given;
+    out.layouts_considered = r.considered;
     out.step_time_s = e.step_time_s;
     out.tokens_per_step = e.tokens_per_step;
     out.global_batch_sequences = static_cast<int>(std::min(
@@ -657,7 +1009,7 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     out.micro_batches_per_step = e.micro_batches;
     out.steps = c.tokens / e.tokens_per_step;
     out.tokens_per_second = e.tokens_per_step / e.step_time_s;
-    out.model_flops_per_token = ModelFlopsPerToken(c.m);
+    out.model_flops_per_token = ModelFlopsPerToken(c.m, c.mode, c.adapters.active_per_token);
     out.total_model_flops = out.model_flops_per_token * c.tokens;
     double model_flops_per_s = out.model_flops_per_token * out.tokens_per_second;
     out.mfu = model_flops_per_s / peak_total;
@@ -683,21 +1035,28 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     out.bottleneck = std::max_element(std::begin(shares), std::end(shares),
                                       [](const auto& x, const auto& y) { return x.first < y.first; })
                          ->second;
-    if (second.valid) {
+    if (r.second.valid) {
         LayoutSummary rs;
-        rs.layout = second.layout;
-        rs.step_time_s = second.step_time_s;
-        rs.memory_per_accelerator_gb = second.memory.total_gb;
-        rs.mfu = out.model_flops_per_token * second.tokens_per_step / second.step_time_s / peak_total;
+        rs.layout = r.second.layout;
+        rs.step_time_s = r.second.step_time_s;
+        rs.memory_per_accelerator_gb = r.second.memory.total_gb;
+        rs.mfu = out.model_flops_per_token * r.second.tokens_per_step / r.second.step_time_s / peak_total;
         out.runner_up = rs;
     }
     out.model = c.m;
+    FineTuning& ft = out.fine_tuning;
+    ft.mode = c.mode;
+    ft.lora_rank = c.adapters.rank;
+    ft.lora_target_modules = c.adapters.targets;
+    const ParamSplit& train = Trainable(c);
+    ft.trainable_params = train.replicated + train.routed;
+    ft.frozen_weight_bytes_per_param = c.frozen_base ? c.frozen_weight_bpe : 0.0;
+    return out;
+}
 
-    if (!req.with_assumptions) {
-        return out;
-    }
-    Assumptions& as = out.assumptions;
-    as = c.dev.assumptions;
+// ---- Step 7: the constants behind the figures ----
+Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
+    Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
     auto add = [&](std::string name, double v, std::string unit, std::string desc,
                    std::string source) {
@@ -718,6 +1077,14 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
         req.tp_overlap_fraction ? "request"
                                 : "default: no overlap; frameworks that overlap it (Megatron-Core "
                                   "--tp-comm-overlap) are modelled with 0.6, assumed");
+    if (c.m.IsMoe()) {
+        add("expert_overlap_fraction", c.expert_overlap, "fraction",
+            "share of the MoE dispatch/combine all-to-all hidden behind compute",
+            req.expert_overlap_fraction
+                ? "request"
+                : "default: on the critical path; DualPipe-style schedules hide most of it "
+                  "(DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them");
+    }
     add("cross_entropy_bytes_per_logit", kCrossEntropyBytesPerLogit, "bytes",
         "HBM traffic of the fp32 softmax cross-entropy per logit element, forward + backward",
         "counted: cast, max, exp-sum, gather; softmax gradient, cast back");
@@ -729,7 +1096,8 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     add("memory_overhead_gb", c.overhead_gb, "GB",
         "framework, CUDA context and fragmentation per accelerator",
         req.memory_overhead_gb ? "request" : "estimator-references §3.4 (0.5-2 GB per GPU)");
-    add("global_batch_tokens", gbt, "tokens", "tokens per optimizer step requested",
+    add("global_batch_tokens", req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens),
+        "tokens", "tokens per optimizer step requested",
         req.global_batch_tokens ? "request" : "default 4M tokens (LLaMA, GPT-3 175B 3.2M)");
     add("flash_attention", c.flash ? 1.0 : 0.0, "bool",
         "1: fused FlashAttention-style attention; 0: unfused scores (softmax/mask/dropout over "
@@ -742,10 +1110,32 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     add("attention_backward_ratio", kAttentionBackwardRatio, "ratio",
         "FlashAttention backward FLOPs over forward", "Dao 2023, arXiv 2307.08691 §3.1");
     add("adam_bytes_per_param", c.adam_bytes, "bytes",
-        "optimizer state: fp32 master + 2 moments (mixed precision)",
-        "EleutherAI Transformer Math 101; ZeRO paper (Rajbhandari et al. 2020)");
+        "optimizer state per trainable parameter: fp32 master + 2 moments (mixed precision), "
+        "2 fp32 moments only for QLoRA's 16-bit adapters; sharded once per replica group "
+        "(routed experts over data / expert ranks)",
+        c.quantized_base ? "QLoRA recipe (artidoro/qlora qlora.py: bf16 LoRA modules, "
+                           "paged_adamw_32bit)"
+                         : "EleutherAI Transformer Math 101; ZeRO paper (Rajbhandari et al. 2020)");
     add("optimizer_bytes_moved_per_param", kOptimizerBytesPerParam, "bytes",
-        "HBM traffic of one Adam step per local parameter", "derived: read 14, write 14");
+        "HBM traffic of one Adam step per local trainable parameter", "derived: read 14, write 14");
+    add("backward_gemms_per_forward", c.backward_gemms, "GEMMs",
+        "backward GEMMs per forward GEMM of a base weight: 2 when it trains (input and weight "
+        "gradient), 1 when it is frozen (input gradient only)",
+        "backpropagation through a linear layer");
+    if (c.frozen_base) {
+        add("lora_rank", c.adapters.rank, "1", "rank r of every adapter (r * (in + out) parameters)",
+            req.lora_rank ? "request" : "QLoRA paper setting (Dettmers et al. 2023 §4: r = 64 on all linear layers)");
+        add("frozen_weight_bytes_per_param", c.frozen_weight_bpe, "bytes",
+            "storage of a frozen block weight (embeddings and output head stay 16-bit)",
+            c.quantized_base ? "NF4 + double quantisation, 4.127 bits (Dettmers et al. 2023 §3)"
+                             : "16-bit base (LoRA)");
+        if (c.quantized_base) {
+            add("dequantize_bytes_per_param", c.frozen_weight_bpe + c.weight_bpe, "bytes",
+                "HBM traffic to dequantise one weight before each forward and backward GEMM "
+                "(read NF4, write 16-bit)",
+                "bitsandbytes 4-bit linear layers dequantise to the compute dtype per call");
+        }
+    }
     add("elementwise_hidden_elements_per_token", kElementwiseHiddenElements, "elements",
         "per layer forward: 2 norms and 2 residual adds, in units of the hidden size",
         "counted from the Megatron layer (Korthikanti et al. 2022 Fig. 2)");
@@ -759,6 +1149,116 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
         "fraction", "(p - 1) / (m * v)", "Narayanan et al. 2021");
     Assumptions derivation = ModelDerivationAssumptions();
     as.insert(as.end(), derivation.begin(), derivation.end());
+    return as;
+}
+
+}  // namespace
+
+const char* RecomputeName(Recompute r) {
+    switch (r) {
+        case Recompute::kNone:
+            return "none";
+        case Recompute::kSelective:
+            return "selective";
+        case Recompute::kFull:
+            return "full";
+    }
+    return "none";
+}
+
+std::optional<Recompute> ParseRecompute(std::string_view name) {
+    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        if (name == RecomputeName(r)) {
+            return r;
+        }
+    }
+    return std::nullopt;
+}
+
+const char* TrainingModeName(TrainingMode mode) {
+    switch (mode) {
+        case TrainingMode::kPretrain:
+            return "pretrain";
+        case TrainingMode::kFullFinetune:
+            return "full_finetune";
+        case TrainingMode::kLora:
+            return "lora";
+        case TrainingMode::kQlora:
+            return "qlora";
+    }
+    return "pretrain";
+}
+
+std::optional<TrainingMode> ParseTrainingMode(std::string_view name) {
+    for (TrainingMode m : {TrainingMode::kPretrain, TrainingMode::kFullFinetune,
+                           TrainingMode::kLora, TrainingMode::kQlora}) {
+        if (name == TrainingModeName(m)) {
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
+ParamSplit SplitParams(const ResolvedModel& m) {
+    if (!m.IsMoe()) {
+        return {m.params, 0.0};
+    }
+    double per_expert = MlpMatrices(m) * m.hidden_size * ExpertWidth(m);
+    double routed = static_cast<double>(MoeLayers(m)) * m.experts * per_expert;
+    // Never more than what the parameter count leaves after attention and embeddings.
+    double room = m.params - m.embedding_params - m.layers * m.attention_params_per_layer;
+    routed = std::clamp(routed, 0.0, std::max(0.0, room));
+    return {m.params - routed, routed};
+}
+
+double ModelFlopsPerToken(const ResolvedModel& m) {
+    return ModelFlopsPerToken(m, TrainingMode::kPretrain, 0.0);
+}
+
+double ModelFlopsPerToken(const ResolvedModel& m, TrainingMode mode, double active_adapter_params) {
+    double base = m.ActiveNonEmbeddingParams() + static_cast<double>(m.vocab_size) * m.hidden_size;
+    double attention = 6.0 * static_cast<double>(m.layers) * m.seq_len * (ScoreWidth(m) + ValueWidth(m));
+    if (IsAdapterMode(mode)) {
+        return 4.0 * base + 6.0 * active_adapter_params + attention;
+    }
+    return 6.0 * base + attention;
+}
+
+double ActivationBytesPerLayer(const ResolvedModel& m, int micro_batch, int tensor,
+                               bool sequence_parallel, Recompute recompute, bool flash_attention) {
+    const double s = m.seq_len, b = micro_batch, h = m.hidden_size, a = m.attention_heads;
+    const double t = tensor;
+    const double sbh = s * b * h;
+    if (recompute == Recompute::kFull) {
+        return 2.0 * sbh / (sequence_parallel ? t : 1.0);
+    }
+    double base = sequence_parallel ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
+    bool keep_scores = recompute == Recompute::kNone && !flash_attention;
+    double scores = keep_scores ? sbh * 5.0 * a * s / (h * t) : 0.0;
+    return base + scores;
+}
+
+double PipelineBubbleFraction(int pipeline, int micro_batches, int virtual_stages) {
+    if (pipeline <= 1 || micro_batches <= 0 || virtual_stages <= 0) {
+        return 0;
+    }
+    return (pipeline - 1.0) / (static_cast<double>(micro_batches) * virtual_stages);
+}
+
+// The estimate in its steps: validate the request, build the run's context, check the
+// fixed parallelism, search the layouts, then summarise the best one with its assumptions.
+Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const ClusterSpec& cluster) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
+    if (auto s = ValidateRequest(req); !s.ok()) return s.error();
+    auto ctx = MakeContext(req, cluster);
+    if (!ctx.ok()) return ctx.error();
+    const Ctx& c = ctx.value();
+    const ParallelismRequest pr = req.parallelism.value_or(ParallelismRequest{});
+    if (auto s = ValidateParallelism(pr, c); !s.ok()) return s.error();
+    SearchResult found = SearchLayouts(c, pr);
+    if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
+    TrainingEstimate out = Summarize(c, found);
+    if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
     return out;
 }
 

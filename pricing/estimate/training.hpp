@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,22 @@ namespace gpucost::pricing::estimate {
 enum class Recompute { kNone, kSelective, kFull };
 const char* RecomputeName(Recompute r);
 std::optional<Recompute> ParseRecompute(std::string_view name);
+
+// What is trained. kPretrain and kFullFinetune update every weight (the same physics; the
+// name is echoed). kLora freezes the base weights in 16-bit and trains low-rank adapters
+// (Hu et al. 2021, arXiv 2106.09685); kQlora stores the frozen base in 4-bit NF4 with double
+// quantisation (Dettmers et al. 2023, arXiv 2305.14314) and dequantises it for every GEMM.
+enum class TrainingMode { kPretrain, kFullFinetune, kLora, kQlora };
+const char* TrainingModeName(TrainingMode mode);
+std::optional<TrainingMode> ParseTrainingMode(std::string_view name);
+inline bool IsAdapterMode(TrainingMode mode) {
+    return mode == TrainingMode::kLora || mode == TrainingMode::kQlora;
+}
+// Linear layers a LoRA adapter can attach to, by their Hugging Face names (LLaMA family).
+// "all-linear" (PEFT's shorthand) selects every one of them.
+inline constexpr std::array<std::string_view, 7> kLoraTargetModules = {
+    "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+inline constexpr std::string_view kLoraAllLinear = "all-linear";
 
 // A complete parallel layout. tensor * pipeline * data == accelerator count.
 struct ParallelLayout {
@@ -40,6 +57,7 @@ struct ParallelismRequest {
     std::optional<int> micro_batch_size;
     std::optional<int> virtual_stages;
     std::optional<bool> sequence_parallel;
+    std::optional<int> expert;  // MoE: must divide data and the expert count
 };
 
 struct TrainingRequest {
@@ -64,6 +82,14 @@ struct TrainingRequest {
     // Megatron attention: score GEMMs plus memory-bound softmax/mask/dropout over b*a*s^2
     // scores, and the 5as/h activation term.
     std::optional<bool> flash_attention;
+    // What is trained (default pretrain). lora_rank and lora_target_modules apply to the
+    // adapter modes only (422 naming the field otherwise).
+    TrainingMode mode = TrainingMode::kPretrain;
+    std::optional<int> lora_rank;                              // default kDefaultLoraRank
+    std::optional<std::vector<std::string>> lora_target_modules;  // default all-linear
+    // Fraction of the MoE expert all-to-all hidden behind compute (default
+    // kDefaultExpertOverlapFraction).
+    std::optional<double> expert_overlap_fraction;
     // false: leave TrainingEstimate::assumptions empty. For callers that evaluate many
     // estimates (the planner) and echo the constants once; every figure is the same.
     bool with_assumptions = true;
@@ -85,7 +111,7 @@ struct StepBreakdown {
 
 // Bytes per accelerator on the most loaded (first) pipeline stage, in GB (1e9).
 struct MemoryBreakdown {
-    double weights_gb = 0;
+    double weights_gb = 0;  // adapter modes: frozen base (16-bit or NF4) plus adapter weights
     double gradients_gb = 0;
     double optimizer_gb = 0;
     double activations_gb = 0;
@@ -99,6 +125,15 @@ struct LayoutSummary {
     double step_time_s = 0;
     double memory_per_accelerator_gb = 0;
     double mfu = 0;
+};
+
+// What the adapter modes train, echoed with the estimate.
+struct FineTuning {
+    TrainingMode mode = TrainingMode::kPretrain;
+    int lora_rank = 0;                            // 0 outside the adapter modes
+    std::vector<std::string> lora_target_modules;  // resolved list
+    double trainable_params = 0;                   // adapters, or every parameter
+    double frozen_weight_bytes_per_param = 0;      // base weights of the transformer blocks
 };
 
 struct TrainingEstimate {
@@ -136,6 +171,7 @@ struct TrainingEstimate {
     std::optional<LayoutSummary> runner_up;
     int layouts_considered = 0;
     ResolvedModel model;
+    FineTuning fine_tuning;
     Assumptions assumptions;
 };
 
@@ -154,6 +190,21 @@ inline constexpr double kTpOverlapFractionWhenEnabled = 0.6;
 // Megatron-Core rows of the validation set are where it was chosen).
 inline constexpr double kStepFixedOverheadS = 0.04;
 inline constexpr double kDefaultMemoryOverheadGb = 2.0;
+// Expert all-to-all (MoE dispatch and combine) hidden behind compute. Default none: the
+// common frameworks run it on the critical path unless an overlapping schedule is enabled.
+inline constexpr double kDefaultExpertOverlapFraction = 0.0;
+// With a DualPipe-style schedule, which pairs the forward and backward chunks of different
+// micro-batches so that one's all-to-all runs under the other's compute: DeepSeek-V3
+// (arXiv 2412.19437 Sec. 3.2.1) reports the all-to-all and pipeline traffic "fully hidden";
+// 0.9 keeps a tenth exposed for the chunks at the pipeline's edges (assumed).
+inline constexpr double kExpertOverlapFractionDualPipe = 0.9;
+// LoRA rank and targets when not given: the QLoRA paper's setting for all its models
+// (r = 64 on every linear layer of the blocks; Dettmers et al. 2023, Sec. 4).
+inline constexpr int kDefaultLoraRank = 64;
+inline constexpr int kMaxLoraRank = 65536;
+// NF4 with double quantisation: 4 bits per weight plus 8/64 + 32/(64*256) = 0.127 bits of
+// quantisation constants (Dettmers et al. 2023, Sec. 3 "Double Quantization").
+inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
 inline constexpr double kMaxTokensB = 1e7;
 inline constexpr double kMaxGlobalBatchTokens = 1e10;
 
@@ -167,8 +218,22 @@ inline constexpr double kMaxGlobalBatchTokens = 1e10;
 
 // Pieces exposed for tests and for the README formulas.
 // Model FLOPs per token (PaLM): 6 * (active non-embedding params + output projection) +
-// 12 * layers * hidden * seq_len.
+// 6 * layers * seq_len * (query-key width + value width), i.e. 12 * layers * hidden *
+// seq_len when heads * head_dim = hidden.
 double ModelFlopsPerToken(const ResolvedModel& model);
+// The same count for a training mode: the adapter modes skip the weight-gradient GEMMs of
+// the frozen weights (4 instead of 6 FLOPs per frozen parameter) and add 6 per active
+// adapter parameter.
+double ModelFlopsPerToken(const ResolvedModel& model, TrainingMode mode,
+                          double active_adapter_params);
+// Parameters by how they are sharded: `replicated` (attention, embeddings, dense MLPs,
+// shared experts) is split by tensor x pipeline; `routed` (routed experts) additionally by
+// the expert-parallel degree. replicated + routed == params.
+struct ParamSplit {
+    double replicated = 0;
+    double routed = 0;
+};
+ParamSplit SplitParams(const ResolvedModel& model);
 // Korthikanti et al. 2022 activation bytes per layer for one micro-batch of `micro_batch`
 // sequences (16-bit activations). `flash_attention` drops the 5as/h term.
 double ActivationBytesPerLayer(const ResolvedModel& model, int micro_batch, int tensor,

@@ -66,6 +66,14 @@ Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::stri
     return o;
 }
 
+json FineTuningJson(const est::FineTuning& f) {
+    if (!est::IsAdapterMode(f.mode)) return nullptr;
+    return {{"lora_rank", f.lora_rank},
+            {"lora_target_modules", f.lora_target_modules},
+            {"trainable_params_b", Num(f.trainable_params / 1e9)},
+            {"frozen_weight_bytes_per_param", Num(f.frozen_weight_bytes_per_param)}};
+}
+
 template <typename T>
 json Opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
@@ -123,7 +131,7 @@ std::size_t Distance(const std::string& a, const std::string& b) {
 Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
     JsonReader r(j, ptr);
     r.OnlyKnown({"accelerator", "count", "accelerators_per_node", "scale_out_gbit_per_s_per_node",
-                 "scale_up_gb_per_s"});
+                 "scale_up_gb_per_s", "scale_up_domain"});
     r.Require("accelerator");
     r.Require("count");
     HardwareRequest h;
@@ -132,6 +140,7 @@ Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
     h.accelerators_per_node = r.Int("accelerators_per_node");
     h.scale_out_gbit_per_s_per_node = r.Number("scale_out_gbit_per_s_per_node");
     h.scale_up_gb_per_s = r.Number("scale_up_gb_per_s");
+    h.scale_up_domain = r.Int("scale_up_domain");
     if (!r.ok()) return r.error();
     if (h.accelerator.size() > 200) {
         return MakeError(ErrorCode::kInvalidArgument, "accelerator id is too long",
@@ -182,6 +191,7 @@ Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing
     }
     c.scale_out_gbit_per_s_per_node = h.scale_out_gbit_per_s_per_node;
     c.scale_up_gb_per_s = h.scale_up_gb_per_s;
+    c.scale_up_domain = h.scale_up_domain;
     if (auto s = est::ValidateCluster(c); !s.ok()) {
         return s.error();
     }
@@ -194,7 +204,9 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     std::vector<std::string> known = {"model", "tokens_b", "hardware", "precision",
                                       "global_batch_tokens", "parallelism", "efficiency",
                                       "goodput", "comm_overlap_fraction", "tp_overlap_fraction",
-                                      "memory_overhead_gb", "flash_attention"};
+                                      "memory_overhead_gb", "flash_attention", "mode",
+                                      "lora_rank", "lora_target_modules",
+                                      "expert_overlap_fraction"};
     known.insert(known.end(), extra_keys.begin(), extra_keys.end());
     r.OnlyKnown(known);
     r.Require("model");
@@ -211,6 +223,18 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     req.tp_overlap_fraction = r.Number("tp_overlap_fraction");
     req.memory_overhead_gb = r.Number("memory_overhead_gb");
     req.flash_attention = r.Bool("flash_attention");
+    req.expert_overlap_fraction = r.Number("expert_overlap_fraction");
+    if (auto mode = r.String("mode")) {
+        auto parsed = est::ParseTrainingMode(*mode);
+        if (!parsed) {
+            r.Fail(ErrorCode::kInvalidArgument, "mode",
+                   "unknown mode '" + mode->substr(0, 16) +
+                       "'; use pretrain, full_finetune, lora or qlora");
+        }
+        req.mode = parsed.value_or(est::TrainingMode::kPretrain);
+    }
+    req.lora_rank = r.Int("lora_rank");
+    req.lora_target_modules = r.Strings("lora_target_modules");
     const json* par = r.Object("parallelism");
     const json* eff = r.Object("efficiency");
     if (!r.ok()) return r.error();
@@ -230,7 +254,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     if (par != nullptr) {
         JsonReader p(*par, "/parallelism");
         p.OnlyKnown({"tensor", "pipeline", "data", "zero_stage", "recompute", "micro_batch_size",
-                     "virtual_stages", "sequence_parallel"});
+                     "virtual_stages", "sequence_parallel", "expert"});
         est::ParallelismRequest pr;
         pr.tensor = p.Int("tensor");
         pr.pipeline = p.Int("pipeline");
@@ -239,6 +263,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
         pr.micro_batch_size = p.Int("micro_batch_size");
         pr.virtual_stages = p.Int("virtual_stages");
         pr.sequence_parallel = p.Bool("sequence_parallel");
+        pr.expert = p.Int("expert");
         if (auto rc = p.String("recompute")) {
             pr.recompute = est::ParseRecompute(*rc);
             if (!pr.recompute) {
@@ -367,7 +392,9 @@ json EstimateToJson(const est::TrainingEstimate& e) {
         {"achieved_tflops_per_accelerator", Num(e.achieved_tflops_per_accelerator)},
         {"achieved_tflops_definition",
          "model FLOPs (PaLM): 6 * (active non-embedding params + output projection) + 12 * layers "
-         "* hidden * seq_len per token; no recompute, attention not halved for causal masks"},
+         "* hidden * seq_len per token (attention over heads * head width; MLA over its score and "
+         "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
+         "parameter; no recompute, attention not halved for causal masks"},
         {"hardware_tflops_per_accelerator", Num(e.hardware_tflops_per_accelerator)},
         {"tokens_per_second", Num(e.tokens_per_second)},
         {"step_time_s", Num(e.step_time_s)},
@@ -399,6 +426,8 @@ json EstimateToJson(const est::TrainingEstimate& e) {
           {"pp_comm_s", Num(b.pp_comm_s)},
           {"expert_comm_s", Num(b.expert_comm_s)}}},
         {"bottleneck", e.bottleneck},
+        {"mode", est::TrainingModeName(e.fine_tuning.mode)},
+        {"fine_tuning", FineTuningJson(e.fine_tuning)},
         {"parallelism", LayoutJson(e.parallelism)},
         {"layout_searched", e.layout_searched},
         {"layouts_considered", e.layouts_considered},

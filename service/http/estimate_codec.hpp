@@ -21,6 +21,7 @@ struct HardwareRequest {
     std::optional<int> accelerators_per_node;
     std::optional<double> scale_out_gbit_per_s_per_node;
     std::optional<double> scale_up_gb_per_s;
+    std::optional<int> scale_up_domain;
 };
 
 // POST /v1/estimates/training body (openapi.yaml TrainingEstimateRequest). Wrong types and

@@ -82,6 +82,37 @@ int main(int argc, char** argv) {
         auto e = est::EstimateTraining(fixed, cluster);
         return e.ok() ? e.value().step_time_s : 0.0;
     });
+    // MoE with the expert-parallel degree searched too (Mixtral 8x22B shape on 256 GPUs).
+    est::TrainingRequest moe;
+    moe.model.params_b = 141;
+    moe.model.active_params_b = 39;
+    moe.model.layers = 56;
+    moe.model.hidden_size = 6144;
+    moe.model.attention_heads = 48;
+    moe.model.kv_heads = 8;
+    moe.model.ffn_hidden_size = 16384;
+    moe.model.gated_mlp = true;
+    moe.model.experts = 8;
+    moe.model.experts_per_token = 2;
+    moe.tokens_b = 1000;
+    est::ClusterSpec moe_cluster = cluster;
+    moe_cluster.accelerator_count = 256;
+    int moe_considered = 0;
+    double moe_us = MicrosPerCall(iterations, [&] {
+        auto e = est::EstimateTraining(moe, moe_cluster);
+        moe_considered = e.ok() ? e.value().layouts_considered : -1;
+        return e.ok() ? e.value().step_time_s : 0.0;
+    });
+    // QLoRA of the 65B model on one 80 GB card, layout searched.
+    est::TrainingRequest qlora = req;
+    qlora.mode = est::TrainingMode::kQlora;
+    qlora.tokens_b = 0.1;
+    est::ClusterSpec one = cluster;
+    one.accelerator_count = 1;
+    double qlora_us = MicrosPerCall(iterations, [&] {
+        auto e = est::EstimateTraining(qlora, one);
+        return e.ok() ? e.value().step_time_s : 0.0;
+    });
     est::InferenceRequest inf;
     inf.model = req.model;
     inf.batch_size = 8;
@@ -109,6 +140,9 @@ int main(int argc, char** argv) {
     std::printf("training estimate, layout search, 65B on   64 x h100-sxm: %8.1f us/call\n", search_small_us);
     std::printf("  the same on 2048 without building assumptions (planner): %6.1f us/call\n", search_lean_us);
     std::printf("training estimate, fixed layout:                         %8.1f us/call\n", fixed_us);
+    std::printf("training estimate, MoE 141B (8 experts) on 256, expert parallel searched: %6.1f us/call (%d layouts evaluated)\n",
+                moe_us, moe_considered);
+    std::printf("training estimate, QLoRA 65B on 1 x h100-sxm, searched:  %8.1f us/call\n", qlora_us);
     std::printf("inference estimate (TP2, batch 8):                       %8.1f us/call\n", inference_us);
     std::printf("roofline call (3 ops):                                   %8.1f us/call\n", roofline_us);
     return 0;

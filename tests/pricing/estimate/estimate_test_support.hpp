@@ -37,4 +37,52 @@ inline pricing::Accelerator H100Sxm() {
     return a;
 }
 
+// A 24 GB consumer card without a scale-up link (catalog figures for rtx-4090).
+inline pricing::Accelerator Rtx4090() {
+    pricing::Accelerator a;
+    a.id = "rtx-4090";
+    a.name = "RTX 4090";
+    a.vendor = "NVIDIA";
+    a.form_factor = "consumer PCIe";
+    a.peak_tflops[static_cast<std::size_t>(pricing::Precision::kBf16)] = 165.2;
+    a.peak_tflops[static_cast<std::size_t>(pricing::Precision::kFp16)] = 165.2;
+    a.memory_gb = 24;
+    a.memory_gb_per_s = 1008;
+    a.scale_up_gb_per_s = 0;
+    a.host_pcie_gen = "Gen4";
+    return a;
+}
+
+// A 48 GB PCIe card (catalog figures for l40s).
+inline pricing::Accelerator L40s() {
+    pricing::Accelerator a;
+    a.id = "l40s";
+    a.name = "L40S";
+    a.vendor = "NVIDIA";
+    a.form_factor = "PCIe dual-slot";
+    a.peak_tflops[static_cast<std::size_t>(pricing::Precision::kBf16)] = 362;
+    a.peak_tflops[static_cast<std::size_t>(pricing::Precision::kFp16)] = 362;
+    a.memory_gb = 48;
+    a.memory_gb_per_s = 864;
+    a.scale_up_gb_per_s = 0;
+    a.host_pcie_gen = "Gen4";
+    return a;
+}
+
+// One Blackwell GPU of a GB200 NVL72 rack (catalog figures for gb200).
+inline pricing::Accelerator Gb200() {
+    pricing::Accelerator a;
+    a.id = "gb200";
+    a.name = "GB200 (per Blackwell GPU in NVL72)";
+    a.vendor = "NVIDIA";
+    a.form_factor = "Superchip (2 GPUs + 1 Grace)";
+    a.peak_tflops[static_cast<std::size_t>(pricing::Precision::kBf16)] = 2500;
+    a.peak_tflops[static_cast<std::size_t>(pricing::Precision::kFp16)] = 2500;
+    a.memory_gb = 186;
+    a.memory_gb_per_s = 8000;
+    a.scale_up_gb_per_s = 1800;
+    a.host_pcie_gen = "n/a";
+    return a;
+}
+
 }  // namespace gpucost::testing

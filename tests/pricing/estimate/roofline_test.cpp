@@ -27,6 +27,34 @@ TEST_SUITE("estimate_roofline") {
         CHECK(mid < big);
     }
 
+    TEST_CASE("an isolated 8192^3 bf16 GEMM on H100 SXM runs near the measured MAMF of ~790 TFLOP/s") {
+        std::vector<RooflineOp> ops(2);
+        ops[0].kind = OpKind::kGemm;
+        ops[0].m = ops[0].n = ops[0].k = 8192;
+        ops[1].kind = OpKind::kMemory;
+        ops[1].bytes_read = ops[1].bytes_written = 1e9;
+        auto r = EstimateRoofline(gpucost::testing::H100Sxm(), Precision::kBf16, ops);
+        REQUIRE(r.ok());
+        CHECK(r.value().ops[0].achieved_tflops == doctest::Approx(790).epsilon(0.10));
+        // A large copy reaches ~90 % of HBM bandwidth.
+        CHECK(r.value().ops[1].efficiency == doctest::Approx(0.90).epsilon(0.02));
+        // The in-step fraction is not applied to isolated kernels, and is not echoed.
+        for (const auto& a : r.value().assumptions) {
+            CHECK(a.name != "gemm_sustained_fraction_of_mamf");
+        }
+    }
+
+    TEST_CASE("GEMMs inside a step sustain the named fraction of the isolated figure") {
+        auto in_step = MakeDeviceModel(gpucost::testing::H100Sxm(), Precision::kBf16, {});
+        auto isolated = MakeDeviceModel(gpucost::testing::H100Sxm(), Precision::kBf16, {},
+                                        "/precision", true, GemmSetting::kIsolated);
+        REQUIRE(in_step.ok());
+        REQUIRE(isolated.ok());
+        CHECK(in_step.value().gemm_max_efficiency ==
+              doctest::Approx(isolated.value().gemm_max_efficiency * kGemmSustainedFractionOfMamf));
+        CHECK(isolated.value().gemm_max_efficiency == doctest::Approx(0.803));
+    }
+
     TEST_CASE("a skinny GEMM is memory bound and a square one compute bound") {
         auto d = MakeDeviceModel(gpucost::testing::H100Sxm(), Precision::kBf16, {});
         REQUIRE(d.ok());
@@ -76,5 +104,27 @@ TEST_SUITE("estimate_roofline") {
         double two_level = HierarchicalAllReduceSeconds(1e9, 64, 8, link, nic);
         CHECK(two_level == doctest::Approx(RingAllReduceSeconds(1e9, 8, link) +
                                            RingAllReduceSeconds(1e9 / 8, 8, nic)));
+    }
+
+    TEST_CASE("an NVL72 rack and a TPU slice are scale-up domains beyond one node") {
+        auto d = MakeDeviceModel(gpucost::testing::H100Sxm(), Precision::kBf16, {});
+        REQUIRE(d.ok());
+        ClusterSpec gb;
+        gb.accelerator = gpucost::testing::Gb200();
+        gb.accelerator_count = 72;
+        gb.accelerators_per_node = 4;
+        CHECK(MakeClusterLinks(gb, d.value()).scale_up_domain == 72);
+        gb.accelerators_per_node = 0;  // the default: one compute tray of 4 GPUs, 4 x 400 Gbit/s
+        CHECK(MakeClusterLinks(gb, d.value()).accelerators_per_node == 4);
+        CHECK(MakeClusterLinks(gb, d.value()).scale_out_gbit_per_s_per_node == 1600);
+        ClusterSpec tpu;
+        tpu.accelerator = gpucost::testing::H100Sxm();
+        tpu.accelerator.id = "tpu-v5p";
+        CHECK(MakeClusterLinks(tpu, d.value()).scale_up_domain == 6144);
+        ClusterSpec hgx;
+        hgx.accelerator = gpucost::testing::H100Sxm();
+        CHECK(MakeClusterLinks(hgx, d.value()).scale_up_domain == 8);
+        hgx.scale_up_domain = 256;
+        CHECK(MakeClusterLinks(hgx, d.value()).scale_up_domain == 256);
     }
 }

@@ -23,6 +23,50 @@ ModelSpec Llama65() {
     return s;
 }
 
+// Llama-2-7B (HF config: 32 x 4096, 32 heads, SwiGLU 11008, vocab 32000).
+ModelSpec Llama7() {
+    ModelSpec s;
+    s.params_b = 6.74;
+    s.layers = 32;
+    s.hidden_size = 4096;
+    s.attention_heads = 32;
+    s.ffn_hidden_size = 11008;
+    s.gated_mlp = true;
+    s.vocab_size = 32000;
+    s.seq_len = 512;
+    return s;
+}
+
+// DeepSeek-V3 as far as the spec's classic fields go (61 x 7168, 128 heads, 256 experts of
+// width 2048, top-8, vocab 129280).
+ModelSpec DeepSeekV3() {
+    ModelSpec s;
+    s.params_b = 671;
+    s.active_params_b = 37;
+    s.layers = 61;
+    s.hidden_size = 7168;
+    s.attention_heads = 128;
+    s.ffn_hidden_size = 2048;
+    s.gated_mlp = true;
+    s.experts = 256;
+    s.experts_per_token = 8;
+    s.vocab_size = 129280;
+    s.seq_len = 4096;
+    return s;
+}
+
+ParallelismRequest Fixed(int t, int p, int d, int z, int ep, Recompute rc = Recompute::kFull) {
+    ParallelismRequest pr;
+    pr.tensor = t;
+    pr.pipeline = p;
+    pr.data = d;
+    pr.zero_stage = z;
+    pr.expert = ep;
+    pr.recompute = rc;
+    pr.micro_batch_size = 1;
+    return pr;
+}
+
 ClusterSpec Cluster(int count, gpucost::pricing::Accelerator a = gpucost::testing::A100Sxm80()) {
     ClusterSpec c;
     c.accelerator = std::move(a);
@@ -307,5 +351,244 @@ TEST_SUITE("estimate_training") {
         CHECK(!over.value().fits_in_memory);
         r.input_tokens = 0;
         CHECK(EstimateInference(r, Cluster(1)).error().field == "/input_tokens");
+    }
+
+    TEST_CASE("MoE: Adam state summed over all accelerators is 12 bytes per parameter for any layout") {
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 100;
+        r.global_batch_tokens = 4096.0 * 4096;
+        struct L {
+            int t, p, d, z, ep;
+        };
+        for (L l : {L{8, 1, 8, 1, 8}, L{1, 1, 64, 1, 64}, L{1, 16, 4, 2, 4}, L{2, 4, 8, 3, 2},
+                    L{4, 2, 8, 1, 1}, L{1, 8, 8, 3, 8}}) {
+            CAPTURE(l.t);
+            CAPTURE(l.p);
+            CAPTURE(l.ep);
+            r.parallelism = Fixed(l.t, l.p, l.d, l.z, l.ep);
+            auto e = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+            REQUIRE(e.ok());
+            CHECK(e.value().parallelism.expert == l.ep);
+            const double n = 64;
+            const double params_b = e.value().model.params / 1e9;  // 671 as given
+            CHECK(params_b == doctest::Approx(671).epsilon(0.1));
+            CHECK(e.value().memory.optimizer_gb * n == doctest::Approx(12.0 * params_b));
+            if (l.z >= 2) CHECK(e.value().memory.gradients_gb * n == doctest::Approx(2.0 * params_b));
+            if (l.z >= 3) CHECK(e.value().memory.weights_gb * n == doctest::Approx(2.0 * params_b));
+            // DeepSeek-V3 needs about 8 TB of Adam state: 64 H100s cannot hold it.
+            CHECK_FALSE(e.value().fits_in_memory);
+        }
+    }
+
+    TEST_CASE("DeepSeek-V3 (671B) does not fit on 64 H100 and the search says how many it needs") {
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 100;
+        auto e = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().field == "/hardware/count");
+        CHECK(e.error().message.find("does not fit") != std::string::npos);
+    }
+
+    TEST_CASE("the expert-parallel degree is searched and a fixed one is honoured") {
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 100;
+        r.precision = Precision::kFp8;
+        r.global_batch_tokens = 2048.0 * 4096;
+        auto searched = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE(searched.ok());
+        const auto& l = searched.value().parallelism;
+        CHECK(l.expert > 1);
+        CHECK(l.data % l.expert == 0);
+        CHECK(256 % l.expert == 0);
+        r.parallelism = Fixed(1, 16, 64, 1, 8);
+        r.parallelism->expert = 6;
+        auto bad = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE_FALSE(bad.ok());
+        CHECK(bad.error().field == "/parallelism/expert");
+    }
+
+    TEST_CASE("expert all-to-all overlap hides the named fraction of it") {
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 100;
+        r.precision = Precision::kFp8;
+        r.global_batch_tokens = 2048.0 * 4096;
+        r.parallelism = Fixed(1, 16, 64, 1, 64, Recompute::kNone);
+        auto exposed = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        r.expert_overlap_fraction = kExpertOverlapFractionDualPipe;
+        auto hidden = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE(exposed.ok());
+        REQUIRE(hidden.ok());
+        CHECK(exposed.value().breakdown.expert_comm_s > 0);
+        CHECK(hidden.value().breakdown.expert_comm_s ==
+              doctest::Approx(exposed.value().breakdown.expert_comm_s * (1 - kExpertOverlapFractionDualPipe)));
+        CHECK(hidden.value().step_time_s < exposed.value().step_time_s);
+        r.expert_overlap_fraction = 1.5;
+        auto bad = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE_FALSE(bad.ok());
+        CHECK(bad.error().field == "/expert_overlap_fraction");
+    }
+
+    TEST_CASE("routed experts are what expert parallelism shards; dense first layers and shared experts are not") {
+        ResolvedModel m;
+        m.params = 671e9;
+        m.layers = 61;
+        m.hidden_size = 7168;
+        m.attention_heads = 128;
+        m.head_dim = 128;
+        m.gated_mlp = true;
+        m.experts = 256;
+        m.experts_per_token = 8;
+        m.shared_experts = 1;
+        m.expert_ffn_hidden_size = 2048;
+        m.dense_layers = 3;
+        m.dense_ffn_hidden_size = 18432;
+        m.ffn_hidden_size = 18432;
+        m.vocab_size = 129280;
+        m.embedding_params = 2.0 * 129280 * 7168;
+        m.attention_params_per_layer = 187e6;
+        ParamSplit split = SplitParams(m);
+        double routed = 58.0 * 256 * 3 * 7168 * 2048;
+        CHECK(split.routed == doctest::Approx(routed));
+        CHECK(split.replicated + split.routed == doctest::Approx(m.params));
+        // MLA: scores over nope + rope (192) and values over 128 per head.
+        m.kv_lora_rank = 512;
+        m.q_lora_rank = 1536;
+        m.qk_nope_head_dim = 128;
+        m.qk_rope_head_dim = 64;
+        m.v_head_dim = 128;
+        m.seq_len = 4096;
+        double attention = 6.0 * 61 * 4096 * 128 * (192 + 128);
+        double base = m.ActiveNonEmbeddingParams() + 129280.0 * 7168;
+        CHECK(ModelFlopsPerToken(m) == doctest::Approx(6.0 * base + attention));
+    }
+
+    TEST_CASE("LoRA trains only the adapters; the frozen base stays in 16-bit and skips weight gradients") {
+        TrainingRequest r;
+        r.model = Llama7();
+        r.tokens_b = 0.1;
+        r.global_batch_tokens = 16.0 * 512;
+        r.parallelism = Fixed(1, 1, 1, 0, 1);
+        auto full = EstimateTraining(r, Cluster(1));
+        r.mode = TrainingMode::kLora;
+        r.lora_rank = 64;
+        auto lora = EstimateTraining(r, Cluster(1));
+        REQUIRE(full.ok());
+        REQUIRE(lora.ok());
+        const auto& ft = lora.value().fine_tuning;
+        // r * (in + out) on q, k, v, o (4096 -> 4096) and gate, up, down (4096 <-> 11008).
+        double adapters = 32.0 * 64 * (4 * 8192 + 3 * (4096 + 11008));
+        CHECK(ft.trainable_params == doctest::Approx(adapters));
+        CHECK(ft.lora_target_modules.size() == 7);
+        CHECK(lora.value().memory.weights_gb ==
+              doctest::Approx((lora.value().model.params + adapters) * 2 / 1e9));
+        CHECK(lora.value().memory.optimizer_gb == doctest::Approx(adapters * 12 / 1e9));
+        CHECK(lora.value().memory.gradients_gb == doctest::Approx(adapters * 2 / 1e9));
+        CHECK(full.value().fits_in_memory == false);  // 16 bytes x 6.74B > 80 GB
+        CHECK(lora.value().fits_in_memory);
+        // 4 FLOPs per frozen parameter instead of 6: about two thirds of the work.
+        CHECK(lora.value().model_flops_per_token / full.value().model_flops_per_token ==
+              doctest::Approx(0.69).epsilon(0.05));
+        CHECK(lora.value().step_time_s < full.value().step_time_s);
+    }
+
+    TEST_CASE("QLoRA: a 7B model trains within 24 GB and a 65B model within 48 GB") {
+        TrainingRequest r;
+        r.model = Llama7();
+        r.tokens_b = 0.01;
+        r.global_batch_tokens = 16.0 * 512;
+        r.mode = TrainingMode::kQlora;
+        auto seven = EstimateTraining(r, Cluster(1, gpucost::testing::Rtx4090()));
+        REQUIRE(seven.ok());
+        CHECK(seven.value().fits_in_memory);
+        CHECK(seven.value().fine_tuning.frozen_weight_bytes_per_param ==
+              doctest::Approx(4.127 / 8).epsilon(0.001));
+        r.model = Llama65();
+        r.model.seq_len = 512;
+        r.parallelism = Fixed(1, 1, 1, 0, 1);
+        auto big = EstimateTraining(r, Cluster(1, gpucost::testing::L40s()));
+        REQUIRE(big.ok());
+        CAPTURE(big.value().memory_per_accelerator_gb);
+        CHECK(big.value().fits_in_memory);
+        CHECK(big.value().memory_per_accelerator_gb > 40);
+        // LoRA on the same card does not fit: the 16-bit base alone is 130 GB.
+        r.mode = TrainingMode::kLora;
+        auto lora = EstimateTraining(r, Cluster(1, gpucost::testing::L40s()));
+        REQUIRE(lora.ok());
+        CHECK_FALSE(lora.value().fits_in_memory);
+    }
+
+    TEST_CASE("QLoRA pays for dequantising its 4-bit weights in every pass") {
+        TrainingRequest r;
+        r.model = Llama7();
+        r.tokens_b = 0.01;
+        r.global_batch_tokens = 16.0 * 512;
+        r.parallelism = Fixed(1, 1, 1, 0, 1);
+        r.mode = TrainingMode::kLora;
+        auto lora = EstimateTraining(r, Cluster(1));
+        r.mode = TrainingMode::kQlora;
+        auto qlora = EstimateTraining(r, Cluster(1));
+        REQUIRE(lora.ok());
+        REQUIRE(qlora.ok());
+        CHECK(qlora.value().breakdown.memory_bound_s > lora.value().breakdown.memory_bound_s);
+        CHECK(qlora.value().breakdown.compute_s == doctest::Approx(lora.value().breakdown.compute_s));
+        // NF4 blocks (4.127 bits) with 16-bit embeddings: about a third of the 16-bit base.
+        CHECK(qlora.value().memory.weights_gb < 0.35 * lora.value().memory.weights_gb);
+        CHECK(qlora.value().memory.optimizer_gb ==
+              doctest::Approx(lora.value().memory.optimizer_gb * 8.0 / 12.0));
+    }
+
+    TEST_CASE("fine-tuning fields are checked and name the field") {
+        TrainingRequest r;
+        r.model = Llama7();
+        r.tokens_b = 0.01;
+        r.lora_rank = 8;
+        auto e = EstimateTraining(r, Cluster(1));
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().field == "/lora_rank");
+        r.mode = TrainingMode::kLora;
+        r.lora_rank = 0;
+        e = EstimateTraining(r, Cluster(1));
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().field == "/lora_rank");
+        r.lora_rank = 8;
+        r.lora_target_modules = std::vector<std::string>{"q_proj", "query_key_value"};
+        e = EstimateTraining(r, Cluster(1));
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().field == "/lora_target_modules/1");
+        r.lora_target_modules = std::vector<std::string>{"q_proj", "v_proj"};
+        e = EstimateTraining(r, Cluster(1));
+        REQUIRE(e.ok());
+        CHECK(e.value().fine_tuning.trainable_params == doctest::Approx(32.0 * 8 * 2 * 8192));
+        CHECK(ParseTrainingMode("qlora") == TrainingMode::kQlora);
+        CHECK_FALSE(ParseTrainingMode("prefix"));
+    }
+
+    TEST_CASE("a scale-up domain beyond the node carries tensor-parallel traffic over its link") {
+        TrainingRequest r;
+        r.model = Llama65();
+        r.tokens_b = 10;
+        r.parallelism = Fixed(16, 1, 4, 1, 1);
+        ClusterSpec c = Cluster(64, gpucost::testing::Gb200());
+        c.accelerators_per_node = 4;
+        auto nvl72 = EstimateTraining(r, c);
+        c.scale_up_domain = 4;
+        auto per_tray = EstimateTraining(r, c);
+        REQUIRE(nvl72.ok());
+        REQUIRE(per_tray.ok());
+        CHECK(nvl72.value().breakdown.tp_comm_s < 0.5 * per_tray.value().breakdown.tp_comm_s);
+        // The search considers tensor degrees up to the domain, beyond the 4-GPU tray.
+        r.parallelism.reset();
+        c.scale_up_domain.reset();
+        auto searched = EstimateTraining(r, c);
+        REQUIRE(searched.ok());
+        c.scale_up_domain = 4;
+        auto small = EstimateTraining(r, c);
+        REQUIRE(small.ok());
+        CHECK(searched.value().layouts_considered > small.value().layouts_considered);
+        CHECK(searched.value().step_time_s <= small.value().step_time_s);
     }
 }

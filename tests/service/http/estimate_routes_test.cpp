@@ -117,6 +117,42 @@ TEST_SUITE("estimate_routes") {
         CHECK(r->status == 400);
     }
 
+    TEST_CASE("a QLoRA request echoes its mode and adapters; fine-tuning fields are checked") {
+        TestServer server(SampleDeps());
+        json req = {{"model", {{"params_b", 6.74}, {"layers", 32}, {"hidden_size", 4096},
+                               {"ffn_hidden_size", 11008}, {"gated_mlp", true}, {"seq_len", 512}}},
+                    {"tokens_b", 0.01},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 1}}},
+                    {"mode", "qlora"},
+                    {"lora_rank", 16},
+                    {"lora_target_modules", {"q_proj", "v_proj"}}};
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        CHECK(b["mode"] == "qlora");
+        CHECK(b["fine_tuning"]["lora_rank"] == 16);
+        CHECK(b["fine_tuning"]["lora_target_modules"].size() == 2);
+        CHECK(b["fine_tuning"]["trainable_params_b"].get<double>() ==
+              doctest::Approx(32.0 * 16 * 2 * 8192 / 1e9));
+        CHECK(b["fits_in_memory"] == true);
+        json bad = req;
+        bad["mode"] = "prefix";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/mode");
+        bad = req;
+        bad["lora_target_modules"] = {"qkv"};
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/lora_target_modules/0");
+        bad = req;
+        bad["lora_target_modules"] = "q_proj";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/lora_target_modules");
+        bad = req;
+        bad["mode"] = "pretrain";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/lora_rank");
+        bad = req;
+        bad["hardware"]["scale_up_domain"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/scale_up_domain");
+    }
+
     TEST_CASE("POST /v1/estimates/inference answers latency, throughput and memory") {
         TestServer server(SampleDeps());
         json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
