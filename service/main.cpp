@@ -13,6 +13,7 @@
 #include "service/app/config.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/router.hpp"
+#include "service/import/import_command.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
@@ -35,6 +36,51 @@ std::optional<std::string> GetEnv(const std::string& name) {
     return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
+// `gpucost import`: into --out DIR (a catalog directory), or with DATABASE_URL and no --out
+// through the writable catalog's write path.
+int RunImport(const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    import::ImportArgs args;
+    args.format = config.command_args.front();
+    args.files.assign(config.command_args.begin() + 1, config.command_args.end());
+    args.out_dir = config.import_out;
+    args.as_of = config.import_as_of;
+    std::size_t start = 0;
+    while (start <= config.import_regions.size() && !config.import_regions.empty()) {
+        std::size_t comma = config.import_regions.find(',', start);
+        std::string region = config.import_regions.substr(start, comma - start);
+        if (!region.empty()) {
+            args.regions.insert(region);
+        }
+        if (comma == std::string::npos) {
+            break;
+        }
+        start = comma + 1;
+    }
+    if (!args.out_dir.empty()) {
+        auto base = app::ReadCatalogCsv(config.catalog_dir);
+        if (!base.ok()) {
+            std::fprintf(stderr, "gpucost import: %s\n", base.error().message.c_str());
+            return import::kImportFailed;
+        }
+        return import::RunImportToDir(args, base.value(), stdout, stderr);
+    }
+#ifdef GPUCOST_WITH_POSTGRES
+    storage::PgStoreOptions pg;
+    pg.database_url = config.database_url;
+    pg.pool_size = 1;
+    auto opened = storage::PgStore::Open(pg);
+    if (!opened.ok()) {
+        std::fprintf(stderr, "gpucost import: %s\n", opened.error().message.c_str());
+        return import::kImportFailed;
+    }
+    return import::RunImportToStore(args, *opened.value(), stdout, stderr);
+#else
+    std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
+    return import::kImportBadInput;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +101,9 @@ int main(int argc, char** argv) {
         return 0;
     }
     log::SetLevel(config.log_level);
+    if (config.command == "import") {
+        return RunImport(config);
+    }
 
     auto loaded = config.catalog_dir.empty() ? app::LoadEmbeddedCatalog()
                                              : app::LoadCatalogFromDir(config.catalog_dir);
