@@ -113,7 +113,10 @@ int main(int argc, char** argv) {
     }
     std::shared_ptr<const pricing::Catalog> catalog = loaded.value();
     if (config.command == "check-catalog") {
-        std::printf("%s\n", http::ToJson(catalog->Describe()).dump(2).c_str());
+        auto summary = http::ToJson(catalog->Describe());
+        summary["price_ages"] =
+            http::ToJson(pricing::SummarizePriceAges(catalog->Offerings(), pricing::TodayUtc()));
+        std::printf("%s\n", summary.dump(2).c_str());
         return 0;
     }
 

@@ -217,6 +217,8 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
             providers.push_back({{"id", p.provider.id}, {"offering_count", p.offering_count}});
         }
         body["providers"] = std::move(providers);
+        body["price_ages"] =
+            ToJson(pricing::SummarizePriceAges(catalog->Offerings(), pricing::TodayUtc()));
         body["price_types"] = {"on_demand", "spot", "commit_1y", "commit_3y", "capacity_block"};
         body["price_selection_rule"] =
             "per offering, the most recent verified price is current; an unverified price is "
