@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "service/app/catalog_factory.hpp"
@@ -56,6 +57,11 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
             break;
         }
         start = comma + 1;
+    }
+    // A catalog directory may carry its own mapping tables (mappings/, as in schema/seed/).
+    if (!config.catalog_dir.empty() &&
+        std::filesystem::exists(config.catalog_dir + "/mappings/aws-instance-types.csv")) {
+        args.mappings_dir = config.catalog_dir + "/mappings";
     }
     if (!args.out_dir.empty()) {
         auto base = app::ReadCatalogCsv(config.catalog_dir);

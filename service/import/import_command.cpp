@@ -27,7 +27,8 @@ std::optional<std::vector<FileResult>> ReadAll(const ImportArgs& args, std::FILE
         Fail(err, "no price file given");
         return std::nullopt;
     }
-    auto mappings = LoadEmbeddedMappings();
+    auto mappings = args.mappings_dir.empty() ? LoadEmbeddedMappings()
+                                              : LoadMappingsFromDir(args.mappings_dir);
     if (!mappings.ok()) {
         Fail(err, mappings.error().message);
         return std::nullopt;

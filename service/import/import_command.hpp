@@ -17,6 +17,9 @@ struct ImportArgs {
     std::string out_dir;
     std::string as_of;
     std::set<std::string> regions;
+    // Directory holding the four mapping CSVs (the base catalog directory's mappings/ when it
+    // has one); empty: the tables embedded in the binary.
+    std::string mappings_dir;
 };
 
 // Exit status of the import subcommand: 0 done, 1 the catalog or the database refused the

@@ -1,6 +1,8 @@
 #include "service/import/mappings.hpp"
 
 #include <charconv>
+#include <fstream>
+#include <sstream>
 
 #include "pricing/csv.hpp"
 #include "service/import/embedded_mappings.hpp"
@@ -198,6 +200,23 @@ pricing::Result<Mappings> LoadMappings(const MappingsCsv& csv) {
         m.gcp_sku_components.push_back(std::move(c));
     }
     return m;
+}
+
+pricing::Result<Mappings> LoadMappingsFromDir(const std::string& dir) {
+    MappingsCsv csv;
+    for (auto [name, out] : {std::pair{"aws-instance-types.csv", &csv.aws_instance_types_csv},
+                             std::pair{"azure-vm-sizes.csv", &csv.azure_vm_sizes_csv},
+                             std::pair{"gcp-machine-shapes.csv", &csv.gcp_machine_shapes_csv},
+                             std::pair{"gcp-sku-components.csv", &csv.gcp_sku_components_csv}}) {
+        std::ifstream in(dir + "/" + name, std::ios::binary);
+        if (!in) {
+            return MakeError(ErrorCode::kNotFound, "cannot read " + dir + "/" + name);
+        }
+        std::ostringstream text;
+        text << in.rdbuf();
+        *out = text.str();
+    }
+    return LoadMappings(csv);
 }
 
 pricing::Result<Mappings> LoadEmbeddedMappings() {

@@ -52,6 +52,10 @@ struct MappingsCsv {
 // kInvalidArgument naming the file and line for a missing column or a bad number.
 [[nodiscard]] pricing::Result<Mappings> LoadMappings(const MappingsCsv& csv);
 
+// The four files of `dir` (aws-instance-types.csv, azure-vm-sizes.csv, gcp-machine-shapes.csv,
+// gcp-sku-components.csv); kNotFound when one cannot be read.
+[[nodiscard]] pricing::Result<Mappings> LoadMappingsFromDir(const std::string& dir);
+
 // The tables built into the binary from schema/seed/mappings/.
 [[nodiscard]] pricing::Result<Mappings> LoadEmbeddedMappings();
 

@@ -175,6 +175,24 @@ def check_malformed(work):
           "an Azure page without --as-of exits 2 asking for it")
 
 
+def check_catalog_dir_mappings(work):
+    """A --catalog-dir with its own mappings/ is read instead of the embedded tables."""
+    seed_mappings = os.path.join(FIXTURES, "..", "..", "..", "schema", "seed", "mappings")
+    custom = os.path.join(work, "custom")
+    shutil.copytree(os.path.join(work, "aws"), custom)
+    shutil.copytree(seed_mappings, os.path.join(custom, "mappings"))
+    sizes = os.path.join(custom, "mappings", "azure-vm-sizes.csv")
+    lines = [l for l in open(sizes) if "MI300X" not in l]
+    with open(sizes, "w") as f:
+        f.writelines(lines)
+    done = run("import", "azure-retail-prices", fixture("azure-retail-prices-page1.json"),
+               "--as-of", "2026-11-09", "--catalog-dir", custom, "--out", custom)
+    summary = json.loads(done.stdout) if done.returncode == 0 else {}
+    check(summary.get("skipped", {}).get("vm_size_not_mapped") == 8 and
+          summary.get("offerings_added") == 0,
+          f"the catalog directory's own mappings are used: {summary.get('skipped')}")
+
+
 def main():
     work = tempfile.mkdtemp(prefix="gpucost-import-")
     try:
@@ -184,6 +202,7 @@ def main():
         check(checked.returncode == 0, f"check-catalog accepts the import: {checked.stderr}")
         check_served(catalog_dir)
         check_malformed(work)
+        check_catalog_dir_mappings(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:
