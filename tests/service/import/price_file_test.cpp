@@ -171,3 +171,27 @@ TEST_CASE("GCP: units and nanos make one price") {
 
 }  // namespace
 }  // namespace gpucost::import
+
+namespace gpucost::import {
+namespace {
+
+TEST_CASE("every truncation of every fixture is refused, never half-read") {
+    ParseOptions options;
+    options.as_of = "2026-11-20";
+    for (auto [format, name] :
+         {std::pair{Format::kAwsPriceList, "aws-price-list-us-east-1.json"},
+          std::pair{Format::kAzureRetailPrices, "azure-retail-prices-page1.json"},
+          std::pair{Format::kGcpBillingCatalog, "gcp-billing-catalog-skus.json"}}) {
+        std::string text = testing::Fixture(name);
+        // The last byte is a newline after the closing brace: cut before the brace.
+        std::string body = text.substr(0, text.find_last_of('}'));
+        for (std::size_t cut = 0; cut < body.size(); cut += 97) {
+            auto read = ReadPriceBuffer(format, std::string_view(body).substr(0, cut), name,
+                                        testing::EmbeddedMappings(), options);
+            CHECK_MESSAGE(!read.ok(), name << " cut at " << cut);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace gpucost::import
