@@ -1,7 +1,6 @@
 #include "pricing/price_age.hpp"
 
 #include <chrono>
-#include <cstdio>
 
 #include "pricing/catalog_loader.hpp"
 
@@ -50,15 +49,6 @@ PriceAges SummarizePriceAges(const std::vector<Offering>& offerings, std::string
         }
     }
     return ages;
-}
-
-std::string TodayUtc() {
-    auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-    std::chrono::year_month_day ymd{today};
-    char text[16];
-    std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
-                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
-    return text;
 }
 
 }  // namespace gpucost::pricing

@@ -33,7 +33,4 @@ PriceAges SummarizePriceAges(const std::vector<Offering>& offerings, std::string
 // Days from `from` to `to` (both YYYY-MM-DD); nullopt when either is not a date.
 std::optional<long> DaysBetween(std::string_view from, std::string_view to);
 
-// Today's date in UTC, YYYY-MM-DD.
-std::string TodayUtc();
-
 }  // namespace gpucost::pricing

@@ -14,6 +14,7 @@
 #include "service/app/config.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/router.hpp"
+#include "service/http/timestamp.hpp"
 #include "service/import/import_command.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     if (config.command == "check-catalog") {
         auto summary = http::ToJson(catalog->Describe());
         summary["price_ages"] =
-            http::ToJson(pricing::SummarizePriceAges(catalog->Offerings(), pricing::TodayUtc()));
+            http::ToJson(pricing::SummarizePriceAges(catalog->Offerings(), http::TodayUtc()));
         std::printf("%s\n", summary.dump(2).c_str());
         return 0;
     }

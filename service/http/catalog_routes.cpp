@@ -7,6 +7,7 @@
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
 #include "service/http/router.hpp"
+#include "service/http/timestamp.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -218,7 +219,7 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         }
         body["providers"] = std::move(providers);
         body["price_ages"] =
-            ToJson(pricing::SummarizePriceAges(catalog->Offerings(), pricing::TodayUtc()));
+            ToJson(pricing::SummarizePriceAges(catalog->Offerings(), TodayUtc()));
         body["price_types"] = {"on_demand", "spot", "commit_1y", "commit_3y", "capacity_block"};
         body["price_selection_rule"] =
             "per offering, the most recent verified price is current; an unverified price is "
