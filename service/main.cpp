@@ -1,6 +1,7 @@
 // gpucost: wires configuration, the catalog and the HTTP API together, then serves until
 // SIGTERM/SIGINT.
 #include <pthread.h>
+#include <unistd.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "service/app/catalog_factory.hpp"
@@ -16,6 +18,7 @@
 #include "service/http/router.hpp"
 #include "service/http/timestamp.hpp"
 #include "service/import/import_command.hpp"
+#include "service/import/sync_download.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
@@ -38,6 +41,67 @@ std::optional<std::string> GetEnv(const std::string& name) {
     return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
+std::set<std::string> SplitRegions(const std::string& list) {
+    std::set<std::string> regions;
+    std::size_t start = 0;
+    while (start <= list.size() && !list.empty()) {
+        std::size_t comma = list.find(',', start);
+        std::string region = list.substr(start, comma - start);
+        if (!region.empty()) {
+            regions.insert(region);
+        }
+        if (comma == std::string::npos) {
+            break;
+        }
+        start = comma + 1;
+    }
+    return regions;
+}
+
+// `gpucost sync aws|azure... --region R,... --out DIR`: downloads the providers' price files
+// into a temporary directory, then imports them one format after another into --out (each
+// import extends the previous one's result). Exit 2 when a download fails (no network).
+int RunSync(const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    import::SyncArgs sync;
+    sync.providers = config.command_args;
+    sync.regions = SplitRegions(config.import_regions);
+    std::error_code ec;
+    auto tmp = std::filesystem::temp_directory_path(ec) /
+               ("gpucost-sync-" + std::to_string(::getpid()));
+    auto downloaded = import::DownloadPriceFiles(sync, tmp.string());
+    struct Cleanup {
+        std::filesystem::path dir;
+        ~Cleanup() {
+            std::error_code ignored;
+            std::filesystem::remove_all(dir, ignored);
+        }
+    } cleanup{tmp};
+    if (!downloaded.ok()) {
+        std::fprintf(stderr, "gpucost sync: %s\n", downloaded.error().message.c_str());
+        return import::kImportBadInput;
+    }
+    std::string base_dir = config.catalog_dir;
+    for (const auto& step : downloaded.value()) {
+        import::ImportArgs args;
+        args.format = step.format;
+        args.files = step.files;
+        args.out_dir = config.import_out;
+        args.as_of = config.import_as_of.empty() ? http::TodayUtc() : config.import_as_of;
+        args.regions = sync.regions;
+        auto base = app::ReadCatalogCsv(base_dir);
+        if (!base.ok()) {
+            std::fprintf(stderr, "gpucost sync: %s\n", base.error().message.c_str());
+            return import::kImportFailed;
+        }
+        if (int status = import::RunImportToDir(args, base.value(), stdout, stderr); status != 0) {
+            return status;
+        }
+        base_dir = config.import_out;
+    }
+    return import::kImportOk;
+}
+
 // `gpucost import`: into --out DIR (a catalog directory), or with DATABASE_URL and no --out
 // through the writable catalog's write path.
 int RunImport(const gpucost::app::ServiceConfig& config) {
@@ -47,18 +111,7 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
     args.files.assign(config.command_args.begin() + 1, config.command_args.end());
     args.out_dir = config.import_out;
     args.as_of = config.import_as_of;
-    std::size_t start = 0;
-    while (start <= config.import_regions.size() && !config.import_regions.empty()) {
-        std::size_t comma = config.import_regions.find(',', start);
-        std::string region = config.import_regions.substr(start, comma - start);
-        if (!region.empty()) {
-            args.regions.insert(region);
-        }
-        if (comma == std::string::npos) {
-            break;
-        }
-        start = comma + 1;
-    }
+    args.regions = SplitRegions(config.import_regions);
     // A catalog directory may carry its own mapping tables (mappings/, as in schema/seed/).
     if (!config.catalog_dir.empty() &&
         std::filesystem::exists(config.catalog_dir + "/mappings/aws-instance-types.csv")) {
@@ -110,6 +163,9 @@ int main(int argc, char** argv) {
     log::SetLevel(config.log_level);
     if (config.command == "import") {
         return RunImport(config);
+    }
+    if (config.command == "sync") {
+        return RunSync(config);
     }
 
     auto loaded = config.catalog_dir.empty() ? app::LoadEmbeddedCatalog()

@@ -58,6 +58,7 @@ std::string HelpText() {
         "  check-catalog  load and validate the catalog, print its summary, exit\n"
         "  import FORMAT FILE...  read provider price files (aws-price-list |\n"
         "                 azure-retail-prices | gcp-billing-catalog) into --out DIR or DATABASE_URL\n"
+        "  sync aws|azure...  download those price files (needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
         "  apikey create --scope admin|read --name N   print a new API key (shown once)\n"
@@ -95,11 +96,14 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
         if (config.command != "serve" && config.command != "check-catalog" &&
             config.command != "version" && config.command != "help" &&
             config.command != "migrate" && config.command != "seed" &&
-            config.command != "apikey" && config.command != "import") {
+            config.command != "apikey" && config.command != "import" &&
+            config.command != "sync") {
             fail("command", "unknown command '" + config.command + "'");
         }
         // apikey takes positional arguments: create | revoke PREFIX|ID | list.
-        while ((config.command == "apikey" || config.command == "import") && i < args.size() &&
+        while ((config.command == "apikey" || config.command == "import" ||
+                config.command == "sync") &&
+               i < args.size() &&
                !args[i].empty() && args[i][0] != '-') {
             config.command_args.push_back(args[i++]);
         }
@@ -238,6 +242,9 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
         } else if (a[0] == "create" && (config.key_name.empty() || config.key_name.size() > 200)) {
             fail("--name", "apikey create needs --name (1-200 characters)");
         }
+    }
+    if (config.command == "sync" && (config.command_args.empty() || config.import_out.empty())) {
+        fail("sync", "use: sync aws|azure... --region R,... --out DIR");
     }
     if (config.command == "import") {
         if (config.command_args.size() < 2) {

@@ -68,6 +68,15 @@ TEST_SUITE("config") {
         CHECK_FALSE(ParseConfig({"import", "aws-price-list", "--out", "cat"}, Env({})).ok());
     }
 
+    TEST_CASE("sync takes providers and needs --out") {
+        auto r = ParseConfig({"sync", "aws", "azure", "--region", "us-east-1", "--out", "cat"},
+                             Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().command_args == std::vector<std::string>{"aws", "azure"});
+        CHECK_FALSE(ParseConfig({"sync", "aws", "--region", "us-east-1"}, Env({})).ok());
+        CHECK_FALSE(ParseConfig({"sync", "--out", "cat"}, Env({})).ok());
+    }
+
     TEST_CASE("every invalid value is reported at once, naming flag or variable") {
         auto r = ParseConfig({"--port", "99999", "--bogus", "--threads", "0"},
                              Env({{"GPUCOST_LOG_LEVEL", "loud"}}));
