@@ -4,7 +4,6 @@
 // Products come before terms, as AWS publishes them; only products that pass the filters are
 // kept (a few hundred at most), so the terms of every other SKU are skipped unparsed.
 #include <charconv>
-#include <limits>
 #include <unordered_map>
 
 #include "service/import/readers.hpp"
@@ -201,6 +200,48 @@ private:
         }
     }
 
+    // One Reserved term read: its lease and purchase option and the effective hourly rate,
+    // or a skip reason.
+    struct ReservedRate {
+        std::string lease;
+        std::string option;
+        double usd_per_hour = 0;
+        std::string explained;
+        std::string problem;
+    };
+
+    static ReservedRate ReadReservedTerm(const json& term) {
+        ReservedRate rate;
+        const json empty = json::object();
+        const json& attrs = term.is_object() && term.contains("termAttributes")
+                                ? term["termAttributes"]
+                                : empty;
+        rate.lease = Text(attrs, "LeaseContractLength");
+        rate.option = Text(attrs, "PurchaseOption");
+        if (Text(attrs, "OfferingClass") != "standard") {
+            rate.problem = "reserved_not_standard_class";
+            return rate;
+        }
+        if (rate.lease != "1yr" && rate.lease != "3yr") {
+            rate.problem = "reserved_lease_unknown";
+            return rate;
+        }
+        TermPrice price = ReadDimensions(term);
+        if (!price.problem.empty()) {
+            rate.problem = price.problem;
+            return rate;
+        }
+        double hours = kHoursPerReservedYear * (rate.lease == "1yr" ? 1 : 3);
+        rate.usd_per_hour = *price.usd_per_hour + price.upfront_usd / hours;
+        if (rate.usd_per_hour <= 0) {
+            rate.problem = "zero_price";
+        }
+        rate.explained = rate.option + " " + Num(rate.usd_per_hour) + " (" +
+                         Num(*price.usd_per_hour) + "/h + " + Num(price.upfront_usd) +
+                         " upfront / " + Num(hours) + " h)";
+        return rate;
+    }
+
     // All purchase options of one lease length become one commitment offering: the lowest
     // effective hourly rate (hourly + upfront / hours in the term) is its price, and the
     // other options are listed in the price's notes.
@@ -208,58 +249,29 @@ private:
         if (!terms.is_object()) {
             return sink_.Skip("terms_not_an_object");
         }
-        struct Best {
-            double usd_per_hour = std::numeric_limits<double>::infinity();
-            std::string chosen;
-            std::string all;
-        };
-        std::map<std::string, Best> by_lease;
+        std::map<std::string, std::vector<ReservedRate>> by_lease;
         for (const auto& [code, term] : terms.items()) {
-            const json empty = json::object();
-            const json& attrs = term.is_object() && term.contains("termAttributes")
-                                    ? term["termAttributes"]
-                                    : empty;
-            std::string lease = Text(attrs, "LeaseContractLength");
-            std::string option = Text(attrs, "PurchaseOption");
-            if (Text(attrs, "OfferingClass") != "standard") {
-                sink_.Skip("reserved_not_standard_class");
-                continue;
-            }
-            if (lease != "1yr" && lease != "3yr") {
-                sink_.Skip("reserved_lease_unknown");
-                continue;
-            }
-            TermPrice price = ReadDimensions(term);
-            if (!price.problem.empty()) {
-                sink_.Skip(price.problem);
-                continue;
-            }
-            double hours = kHoursPerReservedYear * (lease == "1yr" ? 1 : 3);
-            double effective = *price.usd_per_hour + price.upfront_usd / hours;
-            if (effective <= 0) {
-                sink_.Skip("zero_price");
-                continue;
-            }
-            Best& best = by_lease[lease];
-            std::string line = option + " " + Num(effective) + " (" + Num(*price.usd_per_hour) +
-                               "/h + " + Num(price.upfront_usd) + " upfront / " + Num(hours) +
-                               " h)";
-            best.all += (best.all.empty() ? "" : "; ") + line;
-            if (effective < best.usd_per_hour) {
-                if (!best.chosen.empty()) {
-                    sink_.Skip("reserved_purchase_option_not_lowest");
-                }
-                best.usd_per_hour = effective;
-                best.chosen = option;
+            ReservedRate rate = ReadReservedTerm(term);
+            if (!rate.problem.empty()) {
+                sink_.Skip(rate.problem);
             } else {
-                sink_.Skip("reserved_purchase_option_not_lowest");
+                by_lease[rate.lease].push_back(std::move(rate));
             }
         }
-        for (const auto& [lease, best] : by_lease) {
+        for (const auto& [lease, rates] : by_lease) {
+            const ReservedRate* best = &rates.front();
+            std::string all;
+            for (const ReservedRate& r : rates) {
+                best = r.usd_per_hour < best->usd_per_hour ? &r : best;
+                all += (all.empty() ? "" : "; ") + r.explained;
+            }
+            for (std::size_t i = 1; i < rates.size(); ++i) {
+                sink_.Skip("reserved_purchase_option_not_lowest");
+            }
             auto type = lease == "1yr" ? pricing::PriceType::kCommit1y : pricing::PriceType::kCommit3y;
-            sink_.Add(Make(product, type, best.usd_per_hour,
-                           "terms.Reserved standard " + lease + ", " + best.chosen +
-                               " (lowest effective rate); options: " + best.all));
+            sink_.Add(Make(product, type, best->usd_per_hour,
+                           "terms.Reserved standard " + lease + ", " + best->option +
+                               " (lowest effective rate); options: " + all));
         }
     }
 
