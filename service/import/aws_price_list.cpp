@@ -285,6 +285,13 @@ private:
 
 }  // namespace
 
+pricing::Assumptions AwsAssumptions() {
+    return {{"hours_per_reserved_year", kHoursPerReservedYear, "h",
+             "a Reserved term's upfront fee is spread over 8760 h a year (1yr) or 26280 h (3yr); "
+             "effective hourly = hourly + upfront / hours, the lowest purchase option is served",
+             "AWS EC2 User Guide, Reserved Instances: 1-year = 31536000 s"}};
+}
+
 pricing::Result<FileResult> ReadAws(const Input& input, const std::string& name,
                                     const Mappings& mappings, const ParseOptions& options) {
     FileResult result;

@@ -114,6 +114,13 @@ private:
 
 }  // namespace
 
+pricing::Assumptions AzureAssumptions() {
+    return {{"hours_per_reservation_year", kHoursPerYear, "h",
+             "a Reservation's unitPrice is the whole term: divided by 8760 h (1 Year) or 26280 h "
+             "(3 Years)",
+             "Azure Retail Prices API reference (reservation unitPrice is per term)"}};
+}
+
 pricing::Result<FileResult> ReadAzure(const Input& input, const std::string& name,
                                       const Mappings& mappings, const ParseOptions& options) {
     FileResult result;

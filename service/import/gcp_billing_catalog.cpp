@@ -227,6 +227,13 @@ private:
 
 }  // namespace
 
+pricing::Assumptions GcpAssumptions() {
+    return {{"nanos_per_unit", kNanosPerUnit, "count",
+             "a Money value is units + nanos / 1e9; a machine is GPUs x GPU rate + vCPUs x core "
+             "rate + GiB x memory rate of its family (mappings/gcp-machine-shapes.csv)",
+             "google.type.Money; Cloud Billing Catalog API"}};
+}
+
 pricing::Result<FileResult> ReadGcp(const std::vector<NamedInput>& pages,
                                     const Mappings& mappings, const ParseOptions& options) {
     FileResult result;

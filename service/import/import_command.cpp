@@ -62,6 +62,16 @@ json Summary(const ImportArgs& args, const std::vector<FileResult>& files, const
                                 {"records_read", f.records_read},
                                 {"offerings_found", f.offerings.size()}});
     }
+    out["assumptions"] = json::array();
+    if (auto format = ParseFormat(args.format)) {
+        for (const auto& a : FormatAssumptions(*format)) {
+            out["assumptions"].push_back({{"name", a.name},
+                                          {"value", a.value},
+                                          {"unit", a.unit},
+                                          {"description", a.description},
+                                          {"source", a.source}});
+        }
+    }
     for (const auto& [provider, counts] : plan.by_provider) {
         out["providers"][provider] = {{"offerings_added", counts.offerings_added},
                                       {"prices_added", counts.prices_added}};

@@ -30,6 +30,18 @@ std::optional<Format> ParseFormat(std::string_view name) {
     return std::nullopt;
 }
 
+pricing::Assumptions FormatAssumptions(Format format) {
+    switch (format) {
+        case Format::kAwsPriceList:
+            return detail::AwsAssumptions();
+        case Format::kAzureRetailPrices:
+            return detail::AzureAssumptions();
+        case Format::kGcpBillingCatalog:
+            return detail::GcpAssumptions();
+    }
+    return {};
+}
+
 std::string OfferingId(std::string_view provider, std::string_view instance_type,
                        std::string_view region, pricing::PriceType price_type) {
     std::string type(pricing::PriceTypeName(price_type));

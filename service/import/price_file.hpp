@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 #include "pricing/offering.hpp"
 #include "service/import/mappings.hpp"
@@ -55,6 +56,9 @@ struct FileResult {
                                                           const std::string& name,
                                                           const Mappings& mappings,
                                                           const ParseOptions& options);
+
+// The constants a format's reader uses, as used (the import summary echoes them).
+pricing::Assumptions FormatAssumptions(Format format);
 
 // `{provider}-{instance_type}-{region}-{price_type}`, lowercased, every run of characters
 // other than a-z 0-9 . _ replaced by '-' (the seed's rule, schema/seed/README.md).

@@ -61,6 +61,10 @@ pricing::Offering MakeOffering(std::string_view provider, std::string_view insta
 pricing::Status StampObservations(FileResult& result, const ParseOptions& options,
                                   const std::string& source_prefix);
 
+pricing::Assumptions AwsAssumptions();
+pricing::Assumptions AzureAssumptions();
+pricing::Assumptions GcpAssumptions();
+
 pricing::Result<FileResult> ReadAws(const Input& input, const std::string& name,
                                     const Mappings& mappings, const ParseOptions& options);
 pricing::Result<FileResult> ReadAzure(const Input& input, const std::string& name,
