@@ -103,7 +103,7 @@ def check_summaries(s):
           aws.get("skipped", {}).get("capacity_reservation_status") == 2,
           f"AWS distractors counted by reason: {aws.get('skipped')}")
     check(aws.get("offerings_added") == 3, f"AWS adds p6-b200 and two p5 commitments: {aws}")
-    check({"name": "hours_per_reserved_year", "value": 8760} .items() <=
+    check({"name": "hours_per_reserved_year", "value": 8760}.items() <=
           next((a for a in aws.get("assumptions", []) if a.get("name") == "hours_per_reserved_year"),
                {}).items(), "the summary echoes the hours a Reserved year is spread over")
     check(azure.get("skipped", {}).get("windows") == 2 and
