@@ -319,6 +319,11 @@ Status AttachPrices(Table& t, std::vector<Offering>& offerings, std::size_t& obs
             return t.Fail(t.Line(row), "source is required");
         }
         GPUCOST_ASSIGN(p.verified, t.Boolean(row, "verified"));
+        // Verified means a dated primary source; an estimated date cannot be verified.
+        if (p.verified && p.as_of_estimated) {
+            return t.Fail(t.Line(row), "verified is true but as_of_estimated is true: a price "
+                                       "whose date was estimated cannot be verified");
+        }
         p.notes = t.Text(row, "notes");
         if (!seen.emplace(offering_id, p.as_of, p.source).second) {
             return t.Fail(t.Line(row), "duplicate price for '" + offering_id + "' as of " + p.as_of +

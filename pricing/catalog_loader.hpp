@@ -25,7 +25,8 @@ struct CatalogCsv {
 // Errors (kInvalidArgument), each naming the file and line: missing or unknown column, a
 // value that is not a number where one is required, a negative number, a duplicate
 // accelerator or offering id, an unknown accelerator/provider/price type/spot bucket, a
-// malformed date, a price row for an unknown offering, a duplicate price row (same offering,
+// malformed date, a price row both verified and with an estimated date, a price row for an
+// unknown offering, a duplicate price row (same offering,
 // as_of and source), and an offering with no price row.
 [[nodiscard]] Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv);
 

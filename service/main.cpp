@@ -1,18 +1,24 @@
 // gpucost: wires configuration, the catalog and the HTTP API together, then serves until
 // SIGTERM/SIGINT.
 #include <pthread.h>
+#include <unistd.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 #include <thread>
 
 #include "service/app/catalog_factory.hpp"
 #include "service/app/config.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/router.hpp"
+#include "service/http/timestamp.hpp"
+#include "service/import/import_command.hpp"
+#include "service/import/sync_download.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
@@ -35,6 +41,106 @@ std::optional<std::string> GetEnv(const std::string& name) {
     return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
+std::set<std::string> SplitRegions(const std::string& list) {
+    std::set<std::string> regions;
+    std::size_t start = 0;
+    while (start <= list.size() && !list.empty()) {
+        std::size_t comma = list.find(',', start);
+        std::string region = list.substr(start, comma - start);
+        if (!region.empty()) {
+            regions.insert(region);
+        }
+        if (comma == std::string::npos) {
+            break;
+        }
+        start = comma + 1;
+    }
+    return regions;
+}
+
+// `gpucost sync aws|azure... --region R,... --out DIR`: downloads the providers' price files
+// into a temporary directory, then imports them one format after another into --out (each
+// import extends the previous one's result). Exit 2 when a download fails (no network).
+int RunSync(const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    import::SyncArgs sync;
+    sync.providers = config.command_args;
+    sync.regions = SplitRegions(config.import_regions);
+    std::error_code ec;
+    auto tmp = std::filesystem::temp_directory_path(ec) /
+               ("gpucost-sync-" + std::to_string(::getpid()));
+    auto downloaded = import::DownloadPriceFiles(sync, tmp.string());
+    struct Cleanup {
+        std::filesystem::path dir;
+        ~Cleanup() {
+            std::error_code ignored;
+            std::filesystem::remove_all(dir, ignored);
+        }
+    } cleanup{tmp};
+    if (!downloaded.ok()) {
+        std::fprintf(stderr, "gpucost sync: %s\n", downloaded.error().message.c_str());
+        return import::kImportBadInput;
+    }
+    std::string base_dir = config.catalog_dir;
+    for (const auto& step : downloaded.value()) {
+        import::ImportArgs args;
+        args.format = step.format;
+        args.files = step.files;
+        args.out_dir = config.import_out;
+        args.as_of = config.import_as_of.empty() ? http::TodayUtc() : config.import_as_of;
+        args.regions = sync.regions;
+        auto base = app::ReadCatalogCsv(base_dir);
+        if (!base.ok()) {
+            std::fprintf(stderr, "gpucost sync: %s\n", base.error().message.c_str());
+            return import::kImportFailed;
+        }
+        if (int status = import::RunImportToDir(args, base.value(), stdout, stderr); status != 0) {
+            return status;
+        }
+        base_dir = config.import_out;
+    }
+    return import::kImportOk;
+}
+
+// `gpucost import`: into --out DIR (a catalog directory), or with DATABASE_URL and no --out
+// through the writable catalog's write path.
+int RunImport(const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    import::ImportArgs args;
+    args.format = config.command_args.front();
+    args.files.assign(config.command_args.begin() + 1, config.command_args.end());
+    args.out_dir = config.import_out;
+    args.as_of = config.import_as_of;
+    args.regions = SplitRegions(config.import_regions);
+    // A catalog directory may carry its own mapping tables (mappings/, as in schema/seed/).
+    if (!config.catalog_dir.empty() &&
+        std::filesystem::exists(config.catalog_dir + "/mappings/aws-instance-types.csv")) {
+        args.mappings_dir = config.catalog_dir + "/mappings";
+    }
+    if (!args.out_dir.empty()) {
+        auto base = app::ReadCatalogCsv(config.catalog_dir);
+        if (!base.ok()) {
+            std::fprintf(stderr, "gpucost import: %s\n", base.error().message.c_str());
+            return import::kImportFailed;
+        }
+        return import::RunImportToDir(args, base.value(), stdout, stderr);
+    }
+#ifdef GPUCOST_WITH_POSTGRES
+    storage::PgStoreOptions pg;
+    pg.database_url = config.database_url;
+    pg.pool_size = 1;
+    auto opened = storage::PgStore::Open(pg);
+    if (!opened.ok()) {
+        std::fprintf(stderr, "gpucost import: %s\n", opened.error().message.c_str());
+        return import::kImportFailed;
+    }
+    return import::RunImportToStore(args, *opened.value(), stdout, stderr);
+#else
+    std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
+    return import::kImportBadInput;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +161,12 @@ int main(int argc, char** argv) {
         return 0;
     }
     log::SetLevel(config.log_level);
+    if (config.command == "import") {
+        return RunImport(config);
+    }
+    if (config.command == "sync") {
+        return RunSync(config);
+    }
 
     auto loaded = config.catalog_dir.empty() ? app::LoadEmbeddedCatalog()
                                              : app::LoadCatalogFromDir(config.catalog_dir);
@@ -64,7 +176,10 @@ int main(int argc, char** argv) {
     }
     std::shared_ptr<const pricing::Catalog> catalog = loaded.value();
     if (config.command == "check-catalog") {
-        std::printf("%s\n", http::ToJson(catalog->Describe()).dump(2).c_str());
+        auto summary = http::ToJson(catalog->Describe());
+        summary["price_ages"] =
+            http::ToJson(pricing::SummarizePriceAges(catalog->Offerings(), http::TodayUtc()));
+        std::printf("%s\n", summary.dump(2).c_str());
         return 0;
     }
 

@@ -298,10 +298,15 @@ def build_offerings(accelerator_ids):
                 raise SystemExit(f"prices.csv line {line}: no as_of rule for source {r['source']}")
         if r["verified"] not in ("yes",):
             note = "; ".join(x for x in [note, f"source verification: {r['verified']}"] if x)
+        # `verified` means a dated primary source: a price whose date had to be estimated
+        # cannot be verified, whatever the source's own label says.
+        verified = verified_flag(r) and estimated == "false"
+        if verified_flag(r) and not verified:
+            note = "; ".join(x for x in [note, "not verified: the source is undated"] if x)
         prices.append(OrderedDict(
             offering_id=oid, usd_per_hour=r["usd_per_hour"].strip(), as_of=as_of,
             as_of_estimated=estimated, source=r["source"].strip(),
-            verified="true" if verified_flag(r) else "false", notes=note))
+            verified="true" if verified else "false", notes=note))
 
     # Instance-level facts that one source gives and another (for the same SKU) leaves out.
     by_sku = {}

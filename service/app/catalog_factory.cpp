@@ -22,7 +22,9 @@ pricing::Result<std::string> ReadFile(const std::string& path) {
 
 }  // namespace
 
-pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadEmbeddedCatalog() {
+namespace {
+
+pricing::CatalogCsv EmbeddedCsv() {
     pricing::CatalogCsv csv;
     csv.accelerators_csv = std::string(embedded::kAcceleratorsCsv);
     csv.offerings_csv = std::string(embedded::kOfferingsCsv);
@@ -31,11 +33,10 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadEmbeddedCat
     csv.offerings_name = "schema/seed/offerings.csv (embedded)";
     csv.prices_name = "schema/seed/prices.csv (embedded)";
     csv.origin = "embedded";
-    return pricing::LoadCatalog(csv);
+    return csv;
 }
 
-pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFromDir(
-    const std::string& dir) {
+pricing::Result<pricing::CatalogCsv> DirCsv(const std::string& dir) {
     pricing::CatalogCsv csv;
     csv.accelerators_name = dir + "/accelerators.csv";
     csv.offerings_name = dir + "/offerings.csv";
@@ -50,7 +51,26 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFrom
         }
         *out = std::move(text).value();
     }
-    return pricing::LoadCatalog(csv);
+    return csv;
+}
+
+}  // namespace
+
+pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadEmbeddedCatalog() {
+    return pricing::LoadCatalog(EmbeddedCsv());
+}
+
+pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFromDir(
+    const std::string& dir) {
+    auto csv = DirCsv(dir);
+    if (!csv.ok()) {
+        return csv.error();
+    }
+    return pricing::LoadCatalog(csv.value());
+}
+
+pricing::Result<pricing::CatalogCsv> ReadCatalogCsv(const std::string& dir) {
+    return dir.empty() ? pricing::Result<pricing::CatalogCsv>(EmbeddedCsv()) : DirCsv(dir);
 }
 
 std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "pricing/catalog_loader.hpp"
 #include "pricing/error.hpp"
 #include "pricing/in_memory_catalog.hpp"
 
@@ -18,6 +19,10 @@ namespace gpucost::app {
 // kNotFound when a file cannot be read; kInvalidArgument naming the file and line for bad data.
 [[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFromDir(
     const std::string& dir);
+
+// The catalog tables as text: from `dir`, or the embedded ones when `dir` is empty (the base
+// that `gpucost import` extends). kNotFound when a file cannot be read.
+[[nodiscard]] pricing::Result<pricing::CatalogCsv> ReadCatalogCsv(const std::string& dir);
 
 // The OpenAPI document built into the binary (openapi.yaml at compile time).
 std::string_view EmbeddedOpenApiYaml();

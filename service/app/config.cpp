@@ -38,6 +38,12 @@ constexpr Option kOptions[] = {
      "scheme://host[:port]"},
     {"--scope", "GPUCOST_APIKEY_SCOPE", "read", "apikey create: admin | read"},
     {"--name", "GPUCOST_APIKEY_NAME", "", "apikey create: who or what the key is for"},
+    {"--out", "GPUCOST_IMPORT_OUT", "(none: DATABASE_URL)",
+     "import: directory to write the merged catalog to"},
+    {"--as-of", "GPUCOST_IMPORT_AS_OF", "(the file's publication date)",
+     "import: date of the prices (YYYY-MM-DD); required for Azure and GCP files"},
+    {"--region", "GPUCOST_IMPORT_REGIONS", "(all)",
+     "import: comma-separated regions to import; rows of other regions are skipped"},
 };
 
 std::string Trim(const std::string& text) {
@@ -95,9 +101,12 @@ bool ParseInt(const std::string& text, long long min, long long max, long long& 
 
 std::string HelpText() {
     std::string text =
-        "usage: gpucost [serve|check-catalog|migrate|seed|apikey|version|help] [options]\n\n"
+        "usage: gpucost [serve|check-catalog|import|migrate|seed|apikey|version|help] [options]\n\n"
         "  serve          run the HTTP API (default)\n"
         "  check-catalog  load and validate the catalog, print its summary, exit\n"
+        "  import FORMAT FILE...  read provider price files (aws-price-list |\n"
+        "                 azure-retail-prices | gcp-billing-catalog) into --out DIR or DATABASE_URL\n"
+        "  sync aws|azure...  download those price files (needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
         "  apikey create --scope admin|read --name N   print a new API key (shown once)\n"
@@ -135,12 +144,15 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
         if (config.command != "serve" && config.command != "check-catalog" &&
             config.command != "version" && config.command != "help" &&
             config.command != "migrate" && config.command != "seed" &&
-            config.command != "apikey") {
+            config.command != "apikey" && config.command != "import" &&
+            config.command != "sync") {
             fail("command", "unknown command '" + config.command + "'");
         }
         // apikey takes positional arguments: create | revoke PREFIX|ID | list.
-        while (config.command == "apikey" && i < args.size() && !args[i].empty() &&
-               args[i][0] != '-') {
+        while ((config.command == "apikey" || config.command == "import" ||
+                config.command == "sync") &&
+               i < args.size() &&
+               !args[i].empty() && args[i][0] != '-') {
             config.command_args.push_back(args[i++]);
         }
     }
@@ -258,6 +270,12 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
             config.key_scope = value;
         } else if (flag == "--name") {
             config.key_name = value;
+        } else if (flag == "--out") {
+            config.import_out = value;
+        } else if (flag == "--as-of") {
+            config.import_as_of = value;
+        } else if (flag == "--region") {
+            config.import_regions = value;
         }
     }
     if ((config.command == "migrate" || config.command == "seed" || config.command == "apikey" ||
@@ -276,6 +294,16 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
                            "PREFIX|ID | apikey list");
         } else if (a[0] == "create" && (config.key_name.empty() || config.key_name.size() > 200)) {
             fail("--name", "apikey create needs --name (1-200 characters)");
+        }
+    }
+    if (config.command == "sync" && (config.command_args.empty() || config.import_out.empty())) {
+        fail("sync", "use: sync aws|azure... --region R,... --out DIR");
+    }
+    if (config.command == "import") {
+        if (config.command_args.size() < 2) {
+            fail("import", "use: import FORMAT FILE... (--out DIR | DATABASE_URL)");
+        } else if (config.import_out.empty() && config.database_url.empty()) {
+            fail("--out", "import needs --out DIR, or DATABASE_URL to record in the database");
         }
     }
     if (!error.errors.empty()) {

@@ -14,7 +14,7 @@ namespace gpucost::app {
 // Effective configuration of one gpucost process. Precedence: flag > GPUCOST_* environment
 // variable > default. See HelpText() and docs/api.md "Configuration".
 struct ServiceConfig {
-    std::string command = "serve";  // serve | check-catalog | migrate | seed | apikey | version | help
+    std::string command = "serve";  // serve | check-catalog | import | sync | migrate | seed | apikey | version | help
     std::string bind = "127.0.0.1";
     int port = 8080;                // 0 picks a free port (printed at start-up)
     std::size_t threads = 16;
@@ -36,6 +36,10 @@ struct ServiceConfig {
     std::vector<std::string> command_args;
     std::string key_scope = "read";
     std::string key_name;
+    // `import FORMAT FILE...` (format and files are in command_args) and `sync PROVIDER...`.
+    std::string import_out;      // --out DIR; empty with DATABASE_URL: record in the database
+    std::string import_as_of;    // --as-of YYYY-MM-DD
+    std::string import_regions;  // --region r1,r2 (empty: all)
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;

@@ -7,6 +7,7 @@
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
 #include "service/http/router.hpp"
+#include "service/http/timestamp.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -217,6 +218,8 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
             providers.push_back({{"id", p.provider.id}, {"offering_count", p.offering_count}});
         }
         body["providers"] = std::move(providers);
+        body["price_ages"] =
+            ToJson(pricing::SummarizePriceAges(catalog->Offerings(), TodayUtc()));
         body["price_types"] = {"on_demand", "spot", "commit_1y", "commit_3y", "capacity_block"};
         body["price_selection_rule"] =
             "per offering, the most recent verified price is current; an unverified price is "

@@ -207,6 +207,15 @@ json ToJson(const pricing::CatalogInfo& info) {
             {"newest_as_of", info.newest_as_of}};
 }
 
+json ToJson(const pricing::PriceAges& ages) {
+    return {{"today", ages.today},
+            {"current_price_count", ages.current_price_count},
+            {"older_than_90_days", ages.older_than_90_days},
+            {"older_than_180_days", ages.older_than_180_days},
+            {"estimated_date_count", ages.estimated_date_count},
+            {"unverified_count", ages.unverified_count}};
+}
+
 json ToJson(const pricing::Assumptions& assumptions) {
     json out = json::array();
     for (const auto& a : assumptions) {

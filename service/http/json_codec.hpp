@@ -10,6 +10,7 @@
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/price_age.hpp"
 
 namespace gpucost::http {
 
@@ -39,6 +40,8 @@ json ToJson(const pricing::Offering& o, bool with_history);
 json SpotInterruptionToJson(const std::optional<pricing::SpotInterruptionBucket>& bucket);
 json ToJson(const pricing::ProviderSummary& p);
 json ToJson(const pricing::CatalogInfo& info);
+// Ages of the current prices (/v1/catalog and check-catalog `price_ages`).
+json ToJson(const pricing::PriceAges& ages);
 // `assumptions` array: [{name, value, unit, description, source}].
 json ToJson(const pricing::Assumptions& assumptions);
 

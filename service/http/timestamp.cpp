@@ -148,4 +148,6 @@ TimestampUs NowUs() {
         .count();
 }
 
+std::string TodayUtc() { return FormatTimestamp(NowUs()).substr(0, 10); }
+
 }  // namespace gpucost::http

@@ -25,4 +25,7 @@ std::string FormatTimestamp(TimestampUs at);
 
 TimestampUs NowUs();
 
+// Today's date in UTC, YYYY-MM-DD (what price ages are counted to).
+std::string TodayUtc();
+
 }  // namespace gpucost::http

@@ -82,7 +82,7 @@ void InsertPrice(pqxx::work& tx, const std::string& offering_id, const pricing::
                  http::TimestampUs now_us, std::int64_t key_id) {
     tx.exec_params("INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated,"
                    " source_id, verified, notes, valid_from, recorded_by) VALUES ($1, $2::numeric,"
-                   " $3::date, $4, $5, $6, $7, " + Us(8) + ", $9)",
+                   " $3::date, $4, $5, $6, $7, " + Us(8) + ", NULLIF($9::bigint, 0))",
                    offering_id, pqxx::to_string(p.usd_per_hour), p.as_of, p.as_of_estimated,
                    SourceId(tx, p.source), p.verified, p.notes, now_us, key_id);
 }
@@ -411,8 +411,12 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
                     return replay;
                 }
             }
-            auto active = tx.exec_params("SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL",
-                                         request.principal.key_id);
+            // key_id 0 is the operator on the command line (`gpucost import` with
+            // DATABASE_URL): no API key, the rows are recorded with recorded_by NULL.
+            auto active = tx.exec_params(
+                "SELECT 1 WHERE $1 = 0 OR EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND"
+                " revoked_at IS NULL)",
+                request.principal.key_id);
             if (active.empty()) {
                 return MakeError(ErrorCode::kFailedPrecondition, "the API key has been revoked",
                                  "Authorization");

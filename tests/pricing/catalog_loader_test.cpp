@@ -51,7 +51,8 @@ TEST_SUITE("catalog_loader") {
         REQUIRE(r.ok());
         auto info = r.value()->Describe();
         CHECK(info.price_observation_count == 6);
-        CHECK(info.unverified_offering_count == 1);
+        // The spot row's date is estimated (so unverified) and the TPU row is recalled.
+        CHECK(info.unverified_offering_count == 2);
         CHECK(info.oldest_as_of == "2025-05-01");
         CHECK(info.newest_as_of == "2026-11-09");
         CHECK(info.version.size() == 16);
@@ -146,6 +147,13 @@ TEST_SUITE("catalog_loader") {
         SUBCASE("zero accelerators") {
             csv.offerings_csv = Replace(csv.offerings_csv, "h100-sxm,1,80", "h100-sxm,0,80");
             CHECK(LoadError(csv) == "offerings.csv line 4: accelerator_count must be at least 1");
+        }
+        SUBCASE("verified with an estimated date") {
+            csv.prices_csv = Replace(csv.prices_csv, "true,OLD SNAPSHOT,false,pre-cut",
+                                     "true,OLD SNAPSHOT,true,pre-cut");
+            CHECK(LoadError(csv) ==
+                  "prices.csv line 2: verified is true but as_of_estimated is true: a price "
+                  "whose date was estimated cannot be verified");
         }
         SUBCASE("bad boolean") {
             csv.prices_csv = Replace(csv.prices_csv, "LAMBDA PAGE,true", "LAMBDA PAGE,yes");

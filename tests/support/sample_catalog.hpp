@@ -33,10 +33,10 @@ inline pricing::CatalogCsv SampleCatalogCsv() {
         "gcp-tpu-v5e-us-central1-on-demand,gcp,tpu-v5e,tpu-v5e,1,16,,,,,us-central1,on_demand,,\n";
     csv.prices_csv =
         "offering_id,usd_per_hour,as_of,as_of_estimated,source,verified,notes\n"
-        "aws-p5.48xlarge-us-east-1-on-demand,98.32,2025-05-01,true,OLD SNAPSHOT,true,pre-cut\n"
+        "aws-p5.48xlarge-us-east-1-on-demand,98.32,2025-05-01,true,OLD SNAPSHOT,false,pre-cut\n"
         "aws-p5.48xlarge-us-east-1-on-demand,55.04,2026-11-09,false,PRICE API,true,post-cut\n"
         "aws-p5.48xlarge-us-east-1-on-demand,40.00,2026-11-20,false,RUMOUR,false,unverified\n"
-        "aws-p5.48xlarge-us-east-1-spot,20.9934,2025-05-01,true,OLD SNAPSHOT,true,\n"
+        "aws-p5.48xlarge-us-east-1-spot,20.9934,2025-05-01,true,OLD SNAPSHOT,false,\n"
         "lambda-gpu_1x_h100-us-on-demand,4.29,2026-09-25,false,LAMBDA PAGE,true,\n"
         "gcp-tpu-v5e-us-central1-on-demand,1.2,2025-06-01,true,RECALL,false,recalled\n";
     csv.origin = "test";

@@ -49,6 +49,34 @@ TEST_SUITE("config") {
         CHECK_FALSE(ParseConfig({"launch"}, Env({})).ok());
     }
 
+    TEST_CASE("import takes a format, files and --out (or a database)") {
+        auto r = ParseConfig({"import", "aws-price-list", "a.json", "b.json", "--out", "cat",
+                              "--as-of", "2026-11-20", "--region", "us-east-1,us-east-2"},
+                             Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().command == "import");
+        CHECK(r.value().command_args == std::vector<std::string>{"aws-price-list", "a.json", "b.json"});
+        CHECK(r.value().import_out == "cat");
+        CHECK(r.value().import_as_of == "2026-11-20");
+        CHECK(r.value().import_regions == "us-east-1,us-east-2");
+        auto no_out = ParseConfig({"import", "aws-price-list", "a.json"}, Env({}));
+        REQUIRE_FALSE(no_out.ok());
+        CHECK(no_out.error().field == "--out");
+        CHECK(ParseConfig({"import", "aws-price-list", "a.json"},
+                          Env({{"DATABASE_URL", "postgresql://x@h/db"}}))
+                  .ok());
+        CHECK_FALSE(ParseConfig({"import", "aws-price-list", "--out", "cat"}, Env({})).ok());
+    }
+
+    TEST_CASE("sync takes providers and needs --out") {
+        auto r = ParseConfig({"sync", "aws", "azure", "--region", "us-east-1", "--out", "cat"},
+                             Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().command_args == std::vector<std::string>{"aws", "azure"});
+        CHECK_FALSE(ParseConfig({"sync", "aws", "--region", "us-east-1"}, Env({})).ok());
+        CHECK_FALSE(ParseConfig({"sync", "--out", "cat"}, Env({})).ok());
+    }
+
     TEST_CASE("every invalid value is reported at once, naming flag or variable") {
         auto r = ParseConfig({"--port", "99999", "--bogus", "--threads", "0"},
                              Env({{"GPUCOST_LOG_LEVEL", "loud"}}));

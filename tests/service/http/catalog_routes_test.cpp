@@ -182,6 +182,13 @@ TEST_SUITE("catalog_routes") {
         CHECK(body["newest_as_of"] == "2026-11-09");
         CHECK(body["version"].get<std::string>().size() == 16);
         CHECK(body["providers"].size() == 3);
+        // Price ages count to today; the sample's 2025 and 2026 dates are all past.
+        const json& ages = body["price_ages"];
+        CHECK(ages["current_price_count"] == 4);
+        CHECK(ages["estimated_date_count"] == 2);
+        CHECK(ages["unverified_count"] == 2);
+        CHECK(ages["older_than_180_days"].get<int>() >= 2);  // the two 2025 prices
+        CHECK(ages["older_than_90_days"].get<int>() >= ages["older_than_180_days"].get<int>());
     }
 
     TEST_CASE("health, readiness and the OpenAPI document are served") {

@@ -87,7 +87,7 @@ void CheckSampleCatalogContract(const pricing::Catalog& c) {
     auto info = c.Describe();
     CHECK(info.offering_count == 4);
     CHECK(info.accelerator_count == 2);
-    CHECK(info.unverified_offering_count == 1);
+    CHECK(info.unverified_offering_count == 2);  // spot (estimated date) and TPU (recalled)
     CHECK(info.price_observation_count == 6);
     CHECK(info.newest_as_of == "2026-11-09");
     CHECK(info.oldest_as_of == "2025-05-01");

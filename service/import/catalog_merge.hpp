@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pricing/catalog.hpp"
+#include "pricing/catalog_loader.hpp"
+#include "service/import/price_file.hpp"
+
+namespace gpucost::import {
+
+struct ProviderCounts {
+    std::size_t offerings_added = 0;
+    std::size_t prices_added = 0;
+};
+
+// What an import adds to a catalog, and the counts the summary prints.
+struct ImportPlan {
+    std::vector<pricing::Offering> new_offerings;  // each carries its first price in `price`
+    // Observations for offerings that exist (in the base catalog or earlier in this plan).
+    std::vector<std::pair<std::string, pricing::PriceObservation>> new_prices;
+    std::size_t offerings_added = 0;
+    std::size_t prices_added = 0;
+    std::size_t prices_changed = 0;    // differ from the offering's current price
+    std::size_t prices_unchanged = 0;  // same price, newer observation
+    std::map<std::string, std::size_t> skipped;  // the files' skips plus the merge's own
+    std::map<std::string, ProviderCounts> by_provider;
+};
+
+// Compares the files' offerings with `base`: a new id becomes a new offering; a known id
+// gains a price observation unless one with the same as_of and source is already recorded
+// (skipped as "already_recorded"). An imported row whose accelerator or count disagrees with
+// the catalog's offering of the same id, or whose accelerator the catalog lacks, is skipped.
+ImportPlan PlanImport(const pricing::Catalog& base, const std::vector<FileResult>& files);
+
+// `base` with the plan's offerings and prices appended in the base files' own column order
+// (columns the importer does not know are left empty); accelerators.csv is copied unchanged.
+pricing::CatalogCsv AppendToCatalog(const pricing::CatalogCsv& base, const ImportPlan& plan);
+
+// Writes accelerators.csv, offerings.csv and prices.csv to `dir` (created if missing): each
+// file is written beside its target and renamed over it only after all three were written,
+// so a failed import leaves the directory as it was.
+[[nodiscard]] pricing::Status WriteCatalogDir(const std::string& dir, const pricing::CatalogCsv& csv);
+
+}  // namespace gpucost::import

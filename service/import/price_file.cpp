@@ -1,0 +1,255 @@
+#include "service/import/price_file.hpp"
+
+#include <charconv>
+#include <cctype>
+#include <cmath>
+
+#include "pricing/catalog_loader.hpp"
+#include "service/import/readers.hpp"
+
+namespace gpucost::import {
+
+std::string_view FormatName(Format format) {
+    switch (format) {
+        case Format::kAwsPriceList:
+            return "aws-price-list";
+        case Format::kAzureRetailPrices:
+            return "azure-retail-prices";
+        case Format::kGcpBillingCatalog:
+            return "gcp-billing-catalog";
+    }
+    return "";
+}
+
+std::optional<Format> ParseFormat(std::string_view name) {
+    for (Format f : {Format::kAwsPriceList, Format::kAzureRetailPrices, Format::kGcpBillingCatalog}) {
+        if (FormatName(f) == name) {
+            return f;
+        }
+    }
+    return std::nullopt;
+}
+
+pricing::Assumptions FormatAssumptions(Format format) {
+    switch (format) {
+        case Format::kAwsPriceList:
+            return detail::AwsAssumptions();
+        case Format::kAzureRetailPrices:
+            return detail::AzureAssumptions();
+        case Format::kGcpBillingCatalog:
+            return detail::GcpAssumptions();
+    }
+    return {};
+}
+
+std::string OfferingId(std::string_view provider, std::string_view instance_type,
+                       std::string_view region, pricing::PriceType price_type) {
+    std::string type(pricing::PriceTypeName(price_type));
+    for (char& c : type) {
+        c = c == '_' ? '-' : c;
+    }
+    std::string raw = std::string(provider) + "-" + std::string(instance_type) + "-" +
+                      std::string(region) + "-" + type;
+    std::string id;
+    bool in_run = false;
+    for (char c : raw) {
+        char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        bool keep = (lower >= 'a' && lower <= 'z') || (lower >= '0' && lower <= '9') ||
+                    lower == '.' || lower == '_';
+        if (keep) {
+            id += lower;
+            in_run = false;
+        } else if (!in_run) {
+            id += '-';
+            in_run = true;
+        }
+    }
+    while (!id.empty() && id.back() == '-') {
+        id.pop_back();
+    }
+    while (!id.empty() && id.front() == '-') {
+        id.erase(id.begin());
+    }
+    return id;
+}
+
+namespace {
+
+pricing::Status CheckOptions(const ParseOptions& options) {
+    if (!options.as_of.empty() && !pricing::IsIsoDate(options.as_of)) {
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  "--as-of must be a date written YYYY-MM-DD", "--as-of");
+    }
+    return pricing::Ok{};
+}
+
+// Closes the files opened for one import.
+struct OpenFiles {
+    std::vector<std::FILE*> files;
+    OpenFiles() = default;
+    OpenFiles(const OpenFiles&) = delete;
+    OpenFiles& operator=(const OpenFiles&) = delete;
+    OpenFiles(OpenFiles&&) = delete;
+    OpenFiles& operator=(OpenFiles&&) = delete;
+    ~OpenFiles() {
+        for (std::FILE* f : files) {
+            std::fclose(f);  // NOLINT(cppcoreguidelines-owning-memory): read-only, nothing to flush
+        }
+    }
+};
+
+}  // namespace
+
+pricing::Result<std::vector<FileResult>> ReadPriceFiles(Format format,
+                                                        const std::vector<std::string>& paths,
+                                                        const Mappings& mappings,
+                                                        const ParseOptions& options) {
+    if (auto checked = CheckOptions(options); !checked.ok()) {
+        return checked.error();
+    }
+    OpenFiles open;
+    std::vector<detail::NamedInput> inputs;
+    for (const std::string& path : paths) {
+        std::FILE* file = std::fopen(path.c_str(), "rb");
+        if (file == nullptr) {
+            return pricing::MakeError(pricing::ErrorCode::kNotFound, "cannot open " + path);
+        }
+        open.files.push_back(file);
+        detail::Input input;
+        input.file = file;
+        inputs.emplace_back(input, path);
+    }
+    std::vector<FileResult> results;
+    if (format == Format::kGcpBillingCatalog) {
+        auto read = detail::ReadGcp(inputs, mappings, options);
+        if (!read.ok()) {
+            return read.error();
+        }
+        results.push_back(std::move(read).value());
+        return results;
+    }
+    for (const auto& [input, name] : inputs) {
+        auto read = format == Format::kAwsPriceList
+                        ? detail::ReadAws(input, name, mappings, options)
+                        : detail::ReadAzure(input, name, mappings, options);
+        if (!read.ok()) {
+            return read.error();
+        }
+        results.push_back(std::move(read).value());
+    }
+    return results;
+}
+
+pricing::Result<FileResult> ReadPriceBuffer(Format format, std::string_view text,
+                                            const std::string& name, const Mappings& mappings,
+                                            const ParseOptions& options) {
+    if (auto checked = CheckOptions(options); !checked.ok()) {
+        return checked.error();
+    }
+    detail::Input input;
+    input.buffer = text;
+    switch (format) {
+        case Format::kAwsPriceList:
+            return detail::ReadAws(input, name, mappings, options);
+        case Format::kAzureRetailPrices:
+            return detail::ReadAzure(input, name, mappings, options);
+        case Format::kGcpBillingCatalog:
+            return detail::ReadGcp({{input, name}}, mappings, options);
+    }
+    return pricing::MakeError(pricing::ErrorCode::kInternal, "unknown format");
+}
+
+namespace detail {
+
+namespace {
+constexpr double kMicroDollarsPerDollar = 1e6;
+}  // namespace
+
+std::string Text(const nlohmann::json& object, const char* key) {
+    if (!object.is_object()) {
+        return {};
+    }
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<double> Usd(const nlohmann::json& value) {
+    if (value.is_number()) {
+        double v = value.get<double>();
+        return v >= 0 ? std::optional<double>(v) : std::nullopt;
+    }
+    if (!value.is_string()) {
+        return std::nullopt;
+    }
+    const auto& text = value.get_ref<const std::string&>();
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::string Num(double value) {
+    char buffer[64];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return ec == std::errc() ? std::string(buffer, end) : std::string("?");
+}
+
+std::string DatePart(const std::string& timestamp) {
+    std::string date = timestamp.substr(0, 10);
+    return pricing::IsIsoDate(date) ? date : std::string();
+}
+
+void OfferingSink::Add(pricing::Offering offering) {
+    if (index_.count(offering.id)) {
+        Skip("duplicate_offering_in_file");
+        return;
+    }
+    index_[offering.id] = result_.offerings.size();
+    result_.offerings.push_back(std::move(offering));
+}
+
+pricing::Offering MakeOffering(std::string_view provider, std::string_view instance_type,
+                               std::string_view region, pricing::PriceType price_type,
+                               const InstanceShape& shape, double usd_per_hour,
+                               std::string notes) {
+    pricing::Offering o;
+    o.id = OfferingId(provider, instance_type, region, price_type);
+    o.provider = std::string(provider);
+    o.instance_type = std::string(instance_type);
+    o.accelerator = shape.accelerator;
+    o.accelerator_count = shape.accelerator_count;
+    o.accelerator_memory_gb = shape.accelerator_memory_gb;
+    o.vcpus = shape.vcpus;
+    o.ram_gib = shape.ram_gib;
+    o.region = std::string(region);
+    o.price_type = price_type;
+    o.notes = "shape: " + shape.source;
+    // The catalog keeps micro-dollars (numeric(18, 6)); composed and amortised rates are
+    // rounded to that once, here, so the same file always yields the same text.
+    o.price.usd_per_hour = std::round(usd_per_hour * kMicroDollarsPerDollar) / kMicroDollarsPerDollar;
+    o.price.verified = true;  // a dated primary source: the provider's own price file
+    o.price.notes = std::move(notes);
+    return o;
+}
+
+pricing::Status StampObservations(FileResult& result, const ParseOptions& options,
+                                  const std::string& source_prefix) {
+    result.as_of = !options.as_of.empty() ? options.as_of : DatePart(result.publication_date);
+    if (result.as_of.empty()) {
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  result.file +
+                                      ": the file carries no publication date; pass --as-of "
+                                      "YYYY-MM-DD (the day it was downloaded)",
+                                  "--as-of");
+    }
+    for (auto& o : result.offerings) {
+        o.price.as_of = result.as_of;
+        o.price.source = source_prefix;
+    }
+    return pricing::Ok{};
+}
+
+}  // namespace detail
+}  // namespace gpucost::import

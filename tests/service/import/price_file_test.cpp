@@ -1,0 +1,197 @@
+#include "service/import/price_file.hpp"
+
+#include <doctest/doctest.h>
+
+#include "import_test_support.hpp"
+
+namespace gpucost::import {
+namespace {
+
+using testing::EmbeddedMappings;
+using testing::Fixture;
+
+const pricing::Offering* Find(const FileResult& r, const std::string& id) {
+    for (const auto& o : r.offerings) {
+        if (o.id == id) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+FileResult Read(Format format, const std::string& fixture, ParseOptions options) {
+    auto read = ReadPriceBuffer(format, Fixture(fixture), fixture, EmbeddedMappings(), options);
+    REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error().message));
+    return std::move(read).value();
+}
+
+TEST_CASE("offering ids follow the seed's rule") {
+    CHECK(OfferingId("aws", "p5.48xlarge", "us-east-1", pricing::PriceType::kOnDemand) ==
+          "aws-p5.48xlarge-us-east-1-on-demand");
+    CHECK(OfferingId("azure", "Standard_ND96isr_MI300X_v5", "eastus",
+                     pricing::PriceType::kCommit1y) ==
+          "azure-standard_nd96isr_mi300x_v5-eastus-commit-1y");
+}
+
+TEST_CASE("AWS: Linux shared on-demand rows become offerings at the file's publication date") {
+    ParseOptions options;
+    options.regions = {"us-east-1"};
+    FileResult r = Read(Format::kAwsPriceList, "aws-price-list-us-east-1.json", options);
+    CHECK(r.publication_date == "2026-11-20T18:05:31Z");
+    CHECK(r.as_of == "2026-11-20");
+    const auto* p5 = Find(r, "aws-p5.48xlarge-us-east-1-on-demand");
+    REQUIRE(p5 != nullptr);
+    CHECK(p5->price.usd_per_hour == doctest::Approx(55.04));
+    CHECK(p5->accelerator == "h100-sxm");
+    CHECK(p5->accelerator_count == 8);
+    CHECK(p5->vcpus == 192);
+    CHECK(p5->ram_gib == 2048);
+    CHECK(p5->scale_out_gbit_per_s == 3200);
+    CHECK(p5->price.verified);
+    CHECK_FALSE(p5->price.as_of_estimated);
+    CHECK(p5->price.source.find("AmazonEC2 offer file version 20261120180531") !=
+          std::string::npos);
+    const auto* b200 = Find(r, "aws-p6-b200.48xlarge-us-east-1-on-demand");
+    REQUIRE(b200 != nullptr);
+    CHECK(b200->accelerator == "b200");
+}
+
+TEST_CASE("AWS: every distractor is skipped under its reason") {
+    ParseOptions options;
+    options.regions = {"us-east-1"};
+    FileResult r = Read(Format::kAwsPriceList, "aws-price-list-us-east-1.json", options);
+    CHECK(r.skipped.at("not_linux") == 1);
+    CHECK(r.skipped.at("not_shared_tenancy") == 1);
+    CHECK(r.skipped.at("capacity_reservation_status") == 2);
+    CHECK(r.skipped.at("preinstalled_software") == 1);
+    CHECK(r.skipped.at("not_an_aws_region") == 1);
+    CHECK(r.skipped.at("region_not_selected") == 1);
+    CHECK(r.skipped.at("instance_type_not_mapped") == 1);
+    CHECK(r.skipped.at("not_a_compute_instance") == 2);
+    CHECK(r.skipped.at("reserved_not_standard_class") == 1);
+    CHECK(r.offerings.size() == 6);
+}
+
+TEST_CASE("AWS: a reservation's upfront fee is spread over the hours of its term") {
+    FileResult r = Read(Format::kAwsPriceList, "aws-price-list-us-east-1.json", {});
+    const auto* one_year = Find(r, "aws-p5.48xlarge-us-east-1-commit-1y");
+    REQUIRE(one_year != nullptr);
+    // No Upfront 40.20; Partial 19.15 + 167754 / 8760 = 38.30; All Upfront 328800 / 8760.
+    CHECK(one_year->price.usd_per_hour == doctest::Approx(328800.0 / 8760).epsilon(1e-6));
+    CHECK(one_year->price.notes.find("All Upfront") != std::string::npos);
+    CHECK(one_year->price.notes.find("No Upfront 40.2") != std::string::npos);
+    const auto* three_years = Find(r, "aws-p5.48xlarge-us-east-1-commit-3y");
+    REQUIRE(three_years != nullptr);
+    CHECK(three_years->price.usd_per_hour == doctest::Approx(631800.0 / 26280).epsilon(1e-6));
+}
+
+TEST_CASE("AWS: terms before products are not the offer file layout") {
+    std::string doc = R"({"offerCode":"AmazonEC2","terms":{"OnDemand":{"X":{}}},"products":{}})";
+    auto read = ReadPriceBuffer(Format::kAwsPriceList, doc, "odd.json", EmbeddedMappings(), {});
+    REQUIRE_FALSE(read.ok());
+    CHECK(read.error().message.find("terms before products") != std::string::npos);
+}
+
+TEST_CASE("AWS: a JSON document that is not an EC2 offer file is refused") {
+    auto read = ReadPriceBuffer(Format::kAwsPriceList, R"({"Items":[]})", "azure.json",
+                                EmbeddedMappings(), {});
+    REQUIRE_FALSE(read.ok());
+    CHECK(read.error().message.find("not an AWS Price List offer file") != std::string::npos);
+}
+
+TEST_CASE("Azure: spot, on-demand and whole-term reservations of ND MI300X v5") {
+    ParseOptions options;
+    options.as_of = "2026-11-09";
+    options.regions = {"eastus"};
+    FileResult r = Read(Format::kAzureRetailPrices, "azure-retail-prices-page1.json", options);
+    const auto* od = Find(r, "azure-standard_nd96isr_mi300x_v5-eastus-on-demand");
+    REQUIRE(od != nullptr);
+    CHECK(od->accelerator == "mi300x");
+    CHECK(od->accelerator_count == 8);
+    CHECK(od->price.usd_per_hour == doctest::Approx(48.0));
+    CHECK(od->price.as_of == "2026-11-09");
+    const auto* spot = Find(r, "azure-standard_nd96isr_mi300x_v5-eastus-spot");
+    REQUIRE(spot != nullptr);
+    CHECK(spot->price.usd_per_hour == doctest::Approx(14.4));
+    const auto* year = Find(r, "azure-standard_nd96isr_mi300x_v5-eastus-commit-1y");
+    REQUIRE(year != nullptr);
+    CHECK(year->price.usd_per_hour == doctest::Approx(262800.0 / 8760));
+    const auto* three = Find(r, "azure-standard_nd96isr_mi300x_v5-eastus-commit-3y");
+    REQUIRE(three != nullptr);
+    CHECK(three->price.usd_per_hour == doctest::Approx(578160.0 / 26280));
+    CHECK(r.skipped.at("windows") == 1);
+    CHECK(r.skipped.at("low_priority") == 1);
+    CHECK(r.skipped.at("dev_test") == 1);
+    CHECK(r.skipped.at("region_not_selected") == 1);
+    CHECK(r.offerings.size() == 4);
+}
+
+TEST_CASE("Azure: a page carries no date, so --as-of is required") {
+    auto read = ReadPriceBuffer(Format::kAzureRetailPrices, Fixture("azure-retail-prices-page2.json"),
+                                "page2.json", EmbeddedMappings(), {});
+    REQUIRE_FALSE(read.ok());
+    CHECK(read.error().field == "--as-of");
+}
+
+TEST_CASE("GCP: machine prices are composed from GPU, vCPU and memory SKUs of the shape") {
+    ParseOptions options;
+    options.as_of = "2026-07-30";
+    FileResult r = Read(Format::kGcpBillingCatalog, "gcp-billing-catalog-skus.json", options);
+    const auto* a2 = Find(r, "gcp-a2-highgpu-8g-us-central1-on-demand");
+    REQUIRE(a2 != nullptr);
+    CHECK(a2->price.usd_per_hour == doctest::Approx(8 * 2.933908 + 96 * 0.031611 + 680 * 0.004237));
+    CHECK(a2->price.notes.find("composed from SKUs") != std::string::npos);
+    const auto* g2 = Find(r, "gcp-g2-standard-4-us-central1-commit-1y");
+    REQUIRE(g2 != nullptr);  // the two-tier RAM SKU has one rate: taken
+    CHECK(g2->price.usd_per_hour == doctest::Approx(0.3528 + 4 * 0.015742 + 16 * 0.001845));
+    const auto* tpu = Find(r, "gcp-tpu-v5p-chip-us-east5-on-demand");
+    REQUIRE(tpu != nullptr);
+    CHECK(tpu->accelerator == "tpu-v5p");
+    CHECK(tpu->price.usd_per_hour == doctest::Approx(4.2));
+    CHECK(Find(r, "gcp-g2-standard-4-europe-west4-on-demand") == nullptr);  // no G2 core/RAM there
+    CHECK(r.skipped.at("tiered_rate_varies_with_usage") == 1);
+    CHECK(r.skipped.at("sole_tenancy") == 1);
+    CHECK(r.skipped.at("sku_not_mapped") == 2);
+    CHECK(r.skipped.at("machine_shape_incomplete") == 5 + 8);  // spot A100 x 5 shapes, L4 in europe-west4 x 8
+}
+
+TEST_CASE("GCP: units and nanos make one price") {
+    std::string doc = R"({"skus":[{"description":"Tpu-v5p chip-hour","category":{"usageType":
+        "OnDemand"},"serviceRegions":["us-east5"],"pricingInfo":[{"pricingExpression":{
+        "usageUnit":"h","tieredRates":[{"startUsageAmount":0,"unitPrice":{"currencyCode":"USD",
+        "units":"4","nanos":200000000}}]}}]}]})";
+    ParseOptions options;
+    options.as_of = "2026-07-30";
+    auto read = ReadPriceBuffer(Format::kGcpBillingCatalog, doc, "tpu.json", EmbeddedMappings(),
+                                options);
+    REQUIRE(read.ok());
+    REQUIRE(read.value().offerings.size() == 1);
+    CHECK(read.value().offerings[0].price.usd_per_hour == doctest::Approx(4.2));
+}
+
+}  // namespace
+}  // namespace gpucost::import
+
+namespace gpucost::import {
+namespace {
+
+TEST_CASE("every truncation of every fixture is refused, never half-read") {
+    ParseOptions options;
+    options.as_of = "2026-11-20";
+    for (auto [format, name] :
+         {std::pair{Format::kAwsPriceList, "aws-price-list-us-east-1.json"},
+          std::pair{Format::kAzureRetailPrices, "azure-retail-prices-page1.json"},
+          std::pair{Format::kGcpBillingCatalog, "gcp-billing-catalog-skus.json"}}) {
+        std::string text = testing::Fixture(name);
+        // The last byte is a newline after the closing brace: cut before the brace.
+        std::string body = text.substr(0, text.find_last_of('}'));
+        for (std::size_t cut = 0; cut < body.size(); cut += 97) {
+            auto read = ReadPriceBuffer(format, std::string_view(body).substr(0, cut), name,
+                                        testing::EmbeddedMappings(), options);
+            CHECK_MESSAGE(!read.ok(), name << " cut at " << cut);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace gpucost::import
