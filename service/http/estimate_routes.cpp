@@ -1,7 +1,7 @@
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/roofline.hpp"
 #include "pricing/estimate/training.hpp"
-#include "service/http/assumption_encoder.hpp"
+#include "service/http/encoded_cache.hpp"
 #include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
@@ -11,7 +11,7 @@ namespace gpucost::http {
 namespace {
 
 // Encodes the answer without its assumptions, which are spliced in pre-encoded (see
-// assumption_encoder.hpp): they are most of the answer's bytes and all of its long texts.
+// encoded_cache.hpp): they are most of the answer's bytes and all of its long texts.
 template <typename Estimate>
 void WriteEncoded(httplib::Response& res, Estimate estimate, AssumptionDetail detail) {
     pricing::Assumptions assumptions = std::move(estimate.assumptions);

@@ -8,7 +8,7 @@
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
 #include "service/http/as_of.hpp"
-#include "service/http/assumption_encoder.hpp"
+#include "service/http/encoded_cache.hpp"
 #include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/plan_codec.hpp"
@@ -26,7 +26,7 @@ pricing::Result<std::shared_ptr<const pricing::Catalog>> PlanCatalog(const Deps&
     return CatalogForQuery(deps, QueryParams(req, {kAsOfParam, kAssumptionsParam}));
 }
 
-// Encodes a plan with its assumptions spliced in pre-encoded (assumption_encoder.hpp); they
+// Encodes a plan with its assumptions spliced in pre-encoded (encoded_cache.hpp); they
 // are moved out of the plan first so the codec builds no DOM for them.
 template <typename Plan, typename Encode>
 void WriteEncoded(httplib::Response& res, const httplib::Request& req, Plan& plan,

@@ -148,7 +148,8 @@ public:
         : conn_(conn), options_(options) {}
 
     bool is_readable() const override {
-        return conn_.consumed < conn_.in.size() || WaitFor(conn_.fd, POLLIN, options_.read_timeout);
+        return conn_.consumed < conn_.in.size() ||
+               (Flush() && WaitFor(conn_.fd, POLLIN, options_.read_timeout));
     }
     bool is_writable() const override { return WaitFor(conn_.fd, POLLOUT, options_.write_timeout); }
 
@@ -159,7 +160,8 @@ public:
             conn_.consumed += n;
             return static_cast<ssize_t>(n);
         }
-        if (!WaitFor(conn_.fd, POLLIN, options_.read_timeout)) {
+        // The client may be waiting for "100 Continue" before it sends the body.
+        if (!Flush() || !WaitFor(conn_.fd, POLLIN, options_.read_timeout)) {
             return -1;
         }
         ssize_t n = 0;
@@ -169,24 +171,36 @@ public:
         return n;
     }
 
+    // Collects the answer so that status line, headers and body leave in one send().
     ssize_t write(const char* ptr, size_t size) override {
+        out_.append(ptr, size);
+        if (out_.size() >= kFlushBytes && !Flush()) {
+            return -1;
+        }
+        return static_cast<ssize_t>(size);
+    }
+
+    bool Flush() const {
+        std::size_t sent = 0;
         auto deadline = Clock::now() + options_.write_timeout;
-        for (;;) {
-            ssize_t n = ::send(conn_.fd, ptr, size, MSG_NOSIGNAL);
+        while (sent < out_.size()) {
+            ssize_t n = ::send(conn_.fd, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL);
             if (n >= 0) {
-                return n;
+                sent += static_cast<std::size_t>(n);
+                continue;
             }
             if (errno == EINTR) {
                 continue;
             }
-            if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                return -1;
-            }
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            if (left.count() <= 0 || !WaitFor(conn_.fd, POLLOUT, left)) {
-                return -1;
+            if ((errno != EAGAIN && errno != EWOULDBLOCK) || left.count() <= 0 ||
+                !WaitFor(conn_.fd, POLLOUT, left)) {
+                out_.clear();
+                return false;
             }
         }
+        out_.clear();
+        return true;
     }
 
     void get_remote_ip_and_port(std::string& ip, int& port) const override {
@@ -200,8 +214,10 @@ public:
     socket_t socket() const override { return conn_.fd; }
 
 private:
+    static constexpr std::size_t kFlushBytes = 64 * 1024;
     Connection& conn_;
     const TransportOptions& options_;
+    mutable std::string out_;  // answer bytes not sent yet
 };
 
 EventServer::EventServer(TransportOptions options) : options_(options) {
@@ -403,6 +419,7 @@ bool EventServer::ServeOne(Connection& conn) {
                             conn.served + 1 >= options_.keep_alive_max_count;
     bool connection_closed = false;
     bool ok = process_request(stream, close_connection, connection_closed, nullptr);
+    ok = stream.Flush() && ok;
     ++conn.served;
     conn.in.erase(0, conn.consumed);
     conn.consumed = 0;
