@@ -246,6 +246,21 @@ void EventServer::StopGracefully(std::chrono::milliseconds grace) {
         std::lock_guard<std::mutex> lock(mutex_);
         grace_ = grace;
     }
+    // Connections the kernel completed but nobody accepted yet would be reset when the
+    // listening socket closes: take them in first, so their requests are answered.
+    socket_t listener = svr_sock_;
+    if (listener != INVALID_SOCKET) {
+        // Non-blocking for the sweep; the accept thread treats EAGAIN as "try again" until
+        // stop() below closes the socket.
+        ::fcntl(listener, F_SETFL, ::fcntl(listener, F_GETFL, 0) | O_NONBLOCK);
+        for (;;) {
+            socket_t sock = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (sock == INVALID_SOCKET) {
+                break;
+            }
+            process_and_close_socket(sock);
+        }
+    }
     stop();
 }
 
@@ -268,7 +283,7 @@ bool EventServer::process_and_close_socket(socket_t sock) {
     {
         std::unique_lock<std::mutex> lock(mutex_);
         ++stats_.accepted;
-        if (draining_ || connections_.size() >= options_.max_connections) {
+        if (connections_.size() >= options_.max_connections) {
             ++stats_.refused_over_limit;
             lock.unlock();
             SendAndForget(sock, ProblemResponse(503, "Service Unavailable", "overloaded",
@@ -429,7 +444,7 @@ bool EventServer::ServeOne(Connection& conn) {
 void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
     std::lock_guard<std::mutex> lock(mutex_);
     conn->busy = false;
-    if (draining_ && conn->in.empty()) {
+    if (draining_ && conn->in.empty() && conn->served > 0) {
         CloseLocked(*conn);
         return;
     }
@@ -465,7 +480,8 @@ void EventServer::ReaperLoop() {
         for (auto& [id, conn] : connections_) {
             if (conn->busy) continue;
             bool timed_out = now > conn->deadline;
-            bool idle_while_draining = draining_ && conn->in.empty();
+            // Idle between requests; a connection that has sent nothing yet keeps its time.
+            bool idle_while_draining = draining_ && conn->in.empty() && conn->served > 0;
             bool grace_over = draining_ && now > drain_deadline_;
             if (timed_out || idle_while_draining || grace_over) {
                 if (timed_out && !draining_) ++stats_.timed_out;
