@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses with clang under ASan + UBSan (a separate build directory)
 # and runs each for a bounded time from the seed corpus in tests/fuzz/corpus/<name>. New
 # inputs go to BUILD_DIR/corpus, never into the repository; a crash leaves its input in
-# BUILD_DIR (crash-*) and fails the run: add it to the corpus and fix the code, with a
+# BUILD_DIR/tests/fuzz (crash-*) and fails the run: add it to the corpus and fix the code, with a
 # regression test.
 #   usage: tests/fuzz/run_fuzzers.sh SOURCE_DIR BUILD_DIR [SECONDS_EACH]
 set -euo pipefail
@@ -24,12 +24,12 @@ cmake --build "$build" -j2 --target "${harnesses[@]/#/fuzz_}" >"$build.build.log
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
-cd "$build"
+cd "$build/tests/fuzz"
 for name in "${harnesses[@]}"; do
     mkdir -p "corpus/$name"
     if ! "./fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 "corpus/$name" "$src/tests/fuzz/corpus/$name" >"fuzz_$name.log" 2>&1; then
-        echo "fuzz_$name FAILED; input and report in $build:"
+        echo "fuzz_$name FAILED; input and report in $build/tests/fuzz:"
         tail -60 "fuzz_$name.log"
         status=1
     else
