@@ -12,6 +12,8 @@ namespace {
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 std::mutex g_mutex;
 
+}  // namespace
+
 std::string Timestamp() {
     auto now = std::chrono::system_clock::now();
     std::time_t seconds = std::chrono::system_clock::to_time_t(now);
@@ -25,8 +27,6 @@ std::string Timestamp() {
                   static_cast<int>(millis.count()));
     return out;
 }
-
-}  // namespace
 
 std::optional<Level> ParseLevel(std::string_view name) {
     if (name == "debug") {
@@ -78,6 +78,16 @@ void Write(Level level, std::string_view message, nlohmann::json fields) {
     std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::lock_guard<std::mutex> lock(g_mutex);
     std::fprintf(stderr, "%s\n", text.c_str());
+    std::fflush(stderr);
+}
+
+void WriteLine(Level level, std::string json_object) {
+    if (!Enabled(level)) {
+        return;
+    }
+    json_object.push_back('\n');
+    std::lock_guard<std::mutex> lock(g_mutex);
+    std::fwrite(json_object.data(), 1, json_object.size(), stderr);
     std::fflush(stderr);
 }
 

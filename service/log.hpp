@@ -23,6 +23,14 @@ bool Enabled(Level level);
 // Thread-safe; lines never interleave. Fields must not carry secrets.
 void Write(Level level, std::string_view message, nlohmann::json fields = nlohmann::json::object());
 
+// Writes `json_object`, one JSON object already encoded by the caller in the format of Write
+// (keys sorted, "ts" from Timestamp()), as one line. For the per-request access log, which
+// builds its line without a DOM.
+void WriteLine(Level level, std::string json_object);
+
+// The "ts" value of Write: UTC, milliseconds, e.g. 2026-11-23T06:29:46.100Z.
+std::string Timestamp();
+
 inline void Debug(std::string_view m, nlohmann::json f = nlohmann::json::object()) {
     Write(Level::kDebug, m, std::move(f));
 }

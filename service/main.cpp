@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include "service/app/catalog_factory.hpp"
@@ -19,6 +21,7 @@
 #include "service/http/timestamp.hpp"
 #include "service/import/import_command.hpp"
 #include "service/import/sync_download.hpp"
+#include "service/http/transport.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
@@ -29,12 +32,6 @@ namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-// Exposes the listening socket so the accept backlog can be raised: the Debian build of
-// cpp-httplib 0.11.4 hard-codes 5, which turns connection bursts into 1-3 s SYN retries.
-class Server final : public httplib::Server {
-public:
-    bool SetBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
-};
 
 std::optional<std::string> GetEnv(const std::string& name) {
     const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe): before threads
@@ -245,8 +242,35 @@ int main(int argc, char** argv) {
     options.threads = config.threads;
     options.max_body_bytes = config.max_body_bytes;
     options.access_log = config.access_log;
+    options.max_connections = config.max_connections;
+    options.request_timeout_s = config.request_timeout_s;
+    options.keep_alive_timeout_s = config.keep_alive_timeout_s;
+    options.rate_limiter = std::make_shared<http::RateLimiter>(
+        http::RateLimitOptions{config.rate_limit_rps, config.rate_limit_burst});
+    options.key_store = store;
 
-    Server server;
+    // Plain HTTP: the epoll connection manager. HTTPS: the library's thread-per-connection
+    // TLS server (see docs/performance.md and SECURITY.md for what that gives up).
+    std::unique_ptr<httplib::Server> server_owner;
+    http::EventServer* event_server = nullptr;
+    std::function<bool(int)> set_backlog;
+    if (config.tls_cert.empty()) {
+        auto event = std::make_unique<http::EventServer>(http::TransportFor(options));
+        event_server = event.get();
+        set_backlog = [event_server](int backlog) { return event_server->SetBacklog(backlog); };
+        server_owner = std::move(event);
+    } else {
+        std::string tls_error;
+        auto tls = http::MakeTlsServer(config.tls_cert, config.tls_key, &tls_error);
+        if (!tls) {
+            log::Error("TLS: cannot start", {{"error", tls_error}});
+            return 1;
+        }
+        http::TlsServer* raw = tls.get();
+        set_backlog = [raw](int backlog) { return raw->SetBacklog(backlog); };
+        server_owner = std::move(tls);
+    }
+    httplib::Server& server = *server_owner;
     http::ConfigureServer(server, options);
     http::RegisterRoutes(server, deps);
     int port = config.port;
@@ -259,7 +283,7 @@ int main(int argc, char** argv) {
         log::Error("cannot listen", {{"bind", config.bind}, {"port", config.port}});
         return 1;
     }
-    if (!server.SetBacklog(config.listen_backlog)) {
+    if (!set_backlog(config.listen_backlog)) {
         log::Warn("could not raise the listen backlog", {{"backlog", config.listen_backlog}});
     }
 
@@ -268,13 +292,19 @@ int main(int argc, char** argv) {
         sigwait(&signals, &received);
         log::Info("shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
         shutting_down.store(true);
-        server.stop();
+        if (event_server != nullptr) {
+            // Stops accepting, answers what was received, closes idle connections.
+            event_server->StopGracefully(std::chrono::seconds(config.shutdown_grace_s));
+        } else {
+            server.stop();  // the TLS thread pool finishes its queued connections
+        }
     });
 
     auto info = catalog->Describe();
     log::Info("listening", {{"bind", config.bind},
                             {"port", port},
                             {"threads", config.threads},
+                            {"tls", !config.tls_cert.empty()},
                             {"version", kVersion},
                             {"catalog_origin", info.origin},
                             {"catalog_version", info.version},
@@ -286,6 +316,13 @@ int main(int argc, char** argv) {
         pthread_kill(signal_thread.native_handle(), SIGTERM);
     }
     signal_thread.join();
+    server_owner.reset();
+    if (store) {
+        deps = http::Deps{};
+        options.key_store = nullptr;
+        store.reset();  // closes the database connections
+        log::Info("database closed");
+    }
     log::Info("stopped", {{"clean", served}});
     return served ? 0 : 1;
 }

@@ -23,6 +23,21 @@ constexpr Option kOptions[] = {
     {"--max-body-bytes", "GPUCOST_MAX_BODY_BYTES", "65536", "largest request body accepted"},
     {"--listen-backlog", "GPUCOST_LISTEN_BACKLOG", "1024", "TCP accept queue length"},
     {"--access-log", "GPUCOST_ACCESS_LOG", "true", "log one line per request (true|false)"},
+    {"--max-connections", "GPUCOST_MAX_CONNECTIONS", "900",
+     "open connections at most; more get 503 (16-1000)"},
+    {"--request-timeout-s", "GPUCOST_REQUEST_TIMEOUT_S", "10",
+     "a request's headers and body must arrive within this time of its first byte (1-300)"},
+    {"--keep-alive-timeout-s", "GPUCOST_KEEP_ALIVE_TIMEOUT_S", "5",
+     "idle keep-alive connections are closed after this (1-300)"},
+    {"--shutdown-grace-s", "GPUCOST_SHUTDOWN_GRACE_S", "10",
+     "on SIGTERM, how long requests already received may take to finish (0-300)"},
+    {"--rate-limit-rps", "GPUCOST_RATE_LIMIT_RPS", "0 (off)",
+     "requests per second per API key, else per client address; 429 beyond (0-1000000)"},
+    {"--rate-limit-burst", "GPUCOST_RATE_LIMIT_BURST", "(= rps)",
+     "requests a caller may send at once (1-1000000)"},
+    {"--tls-cert", "GPUCOST_TLS_CERT", "(none: plain HTTP)",
+     "PEM certificate chain; with --tls-key serves HTTPS (TLS 1.2+, AEAD ciphers only)"},
+    {"--tls-key", "GPUCOST_TLS_KEY", "(none)", "PEM private key for --tls-cert"},
     {"--database-url", "DATABASE_URL", "(none: embedded catalog)",
      "PostgreSQL URL (postgresql://user@host:port/db); enables writes, history, as_of, "
      "scenarios and API keys"},
@@ -236,6 +251,33 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
                 fail(where, "must be true or false");
             }
             config.access_log = value == "true";
+        } else if (flag == "--max-connections") {
+            if (!ParseInt(value, 16, 1000, n)) {
+                fail(where, "must be an integer from 16 to 1000");
+            }
+            config.max_connections = static_cast<std::size_t>(n);
+        } else if (flag == "--request-timeout-s" || flag == "--keep-alive-timeout-s") {
+            if (!ParseInt(value, 1, 300, n)) {
+                fail(where, "must be an integer from 1 to 300");
+            }
+            (flag == "--request-timeout-s" ? config.request_timeout_s
+                                           : config.keep_alive_timeout_s) = static_cast<int>(n);
+        } else if (flag == "--shutdown-grace-s") {
+            if (!ParseInt(value, 0, 300, n)) {
+                fail(where, "must be an integer from 0 to 300");
+            }
+            config.shutdown_grace_s = static_cast<int>(n);
+        } else if (flag == "--rate-limit-rps" || flag == "--rate-limit-burst") {
+            long long min = flag == "--rate-limit-rps" ? 0 : 1;
+            if (!ParseInt(value, min, 1000000, n)) {
+                fail(where, "must be an integer from " + std::to_string(min) + " to 1000000");
+            }
+            (flag == "--rate-limit-rps" ? config.rate_limit_rps : config.rate_limit_burst) =
+                static_cast<double>(n);
+        } else if (flag == "--tls-cert") {
+            config.tls_cert = value;
+        } else if (flag == "--tls-key") {
+            config.tls_key = value;
         } else if (flag == "--database-url") {
             config.database_url = value;
         } else if (flag == "--snapshot-refresh-ms") {
@@ -284,6 +326,10 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
         fail("DATABASE_URL", "is required for " +
                                  std::string(config.command == "serve" ? "--require-read-key"
                                                                        : config.command));
+    }
+    if (config.tls_cert.empty() != config.tls_key.empty()) {
+        fail(config.tls_cert.empty() ? "--tls-cert" : "--tls-key",
+             "--tls-cert and --tls-key go together");
     }
     if (config.command == "apikey") {
         const auto& a = config.command_args;

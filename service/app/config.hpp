@@ -23,6 +23,18 @@ struct ServiceConfig {
     std::size_t max_body_bytes = 64 * 1024;
     int listen_backlog = 1024;
     bool access_log = true;
+    // Transport (docs/performance.md): open connections at most, whole-request and keep-alive
+    // idle timeouts, and how long SIGTERM waits for requests in flight.
+    std::size_t max_connections = 900;
+    int request_timeout_s = 10;
+    int keep_alive_timeout_s = 5;
+    int shutdown_grace_s = 10;
+    // Token bucket per API key, else per peer address; 0 requests/s: off.
+    double rate_limit_rps = 0;
+    double rate_limit_burst = 0;  // 0: the same as rate_limit_rps (at least 1)
+    // HTTPS when both are set (PEM files).
+    std::string tls_cert;
+    std::string tls_key;
     // PostgreSQL mode (issue 5). An empty database_url serves the embedded catalog.
     std::string database_url;
     int snapshot_refresh_ms = 1000;     // periodic revision check behind LISTEN/NOTIFY

@@ -3,6 +3,7 @@
 #include "pricing/offering_query.hpp"
 #include "service/http/as_of.hpp"
 #include "service/http/catalog_store.hpp"
+#include "service/http/encoded_cache.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
@@ -166,17 +167,22 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         if (!page.ok()) {
             return WriteProblem(res, req, page.error());
         }
-        json items = json::array();
+        // Offerings are encoded once per catalog version (encoded_cache.hpp).
+        const std::string version = catalog->Describe().version;
+        std::string items = "[";
         for (const auto& o : page.value().items) {
-            items.push_back(ToJson(o, /*with_history=*/false));
+            if (items.size() > 1) items.push_back(',');
+            AppendOfferingJson(items, version, o);
         }
+        items.push_back(']');
         const auto& next = page.value().next_cursor;
-        WriteJson(res, {{"total_count", page.value().total_count},
-                        {"limit", query.value().limit},
-                        {"sort", pricing::OfferingSortName(query.value().sort)},
-                        {"next_cursor", next ? json(*next) : json(nullptr)},
-                        {"catalog_version", catalog->Describe().version},
-                        {"items", std::move(items)}});
+        WriteJsonWithRaw(res,
+                         {{"total_count", page.value().total_count},
+                          {"limit", query.value().limit},
+                          {"sort", pricing::OfferingSortName(query.value().sort)},
+                          {"next_cursor", next ? json(*next) : json(nullptr)},
+                          {"catalog_version", version}},
+                         "items", items);
     });
 
     routes.Get(std::string("/v1/offerings/") + kIdPattern,

@@ -1,16 +1,31 @@
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/roofline.hpp"
 #include "pricing/estimate/training.hpp"
+#include "service/http/encoded_cache.hpp"
 #include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/router.hpp"
 
 namespace gpucost::http {
+namespace {
+
+// Encodes the answer without its assumptions, which are spliced in pre-encoded (see
+// encoded_cache.hpp): they are most of the answer's bytes and all of its long texts.
+template <typename Estimate>
+void WriteEncoded(httplib::Response& res, Estimate estimate, AssumptionDetail detail) {
+    pricing::Assumptions assumptions = std::move(estimate.assumptions);
+    estimate.assumptions.clear();
+    WriteJsonWithAssumptions(res, EstimateToJson(estimate), assumptions, detail);
+}
+
+}  // namespace
 
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     routes.Post("/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
+        auto detail = AssumptionDetailOf(req);
+        if (!detail.ok()) return WriteProblem(res, req, detail.error());
         if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
@@ -21,10 +36,12 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
         auto estimate = pricing::estimate::EstimateTraining(decoded.value(), cluster.value());
         if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-        WriteJson(res, EstimateToJson(estimate.value()));
+        WriteEncoded(res, std::move(estimate).value(), detail.value());
     });
 
     routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req, httplib::Response& res) {
+        auto detail = AssumptionDetailOf(req);
+        if (!detail.ok()) return WriteProblem(res, req, detail.error());
         if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
@@ -35,10 +52,12 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
         auto estimate = pricing::estimate::EstimateInference(decoded.value(), cluster.value());
         if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-        WriteJson(res, EstimateToJson(estimate.value()));
+        WriteEncoded(res, std::move(estimate).value(), detail.value());
     });
 
     routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req, httplib::Response& res) {
+        auto detail = AssumptionDetailOf(req);
+        if (!detail.ok()) return WriteProblem(res, req, detail.error());
         if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
@@ -57,7 +76,7 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         auto result = pricing::estimate::EstimateRoofline(cluster.value().accelerator, r.precision,
                                                           r.ops, r.efficiency);
         if (!result.ok()) return WriteProblem(res, req, result.error());
-        WriteJson(res, EstimateToJson(result.value()));
+        WriteEncoded(res, std::move(result).value(), detail.value());
     });
 }
 

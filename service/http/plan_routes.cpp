@@ -8,6 +8,7 @@
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
 #include "service/http/as_of.hpp"
+#include "service/http/encoded_cache.hpp"
 #include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/estimate_codec.hpp"
@@ -23,14 +24,30 @@ namespace {
 // ?as_of= the prices valid then (PostgreSQL mode; 503 without a database, 422 if malformed).
 pricing::Result<std::shared_ptr<const pricing::Catalog>> PlanCatalog(const Deps& deps,
                                                                      const httplib::Request& req) {
-    return CatalogForQuery(deps, QueryParams(req, {kAsOfParam}));
+    return CatalogForQuery(deps, QueryParams(req, {kAsOfParam, kAssumptionsParam}));
+}
+
+// Encodes a plan with its assumptions spliced in pre-encoded (encoded_cache.hpp); they
+// are moved out of the plan first so the codec builds no DOM for them.
+template <typename Plan, typename Encode>
+void WriteEncoded(httplib::Response& res, const httplib::Request& req, Plan& plan,
+                  const Encode& encode) {
+    auto detail = AssumptionDetailOf(req);  // validated in ReadJsonBody
+    pricing::Assumptions assumptions = std::move(plan.assumptions);
+    plan.assumptions.clear();
+    WriteJsonWithAssumptions(res, encode(plan), assumptions,
+                             detail.ok() ? detail.value() : AssumptionDetail::kFull);
 }
 
 // Checks query string and Content-Type and parses the body; on failure writes the problem
 // and returns nullopt.
 std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res) {
-    if (auto checked = QueryParams(req, {kAsOfParam}).Check(); !checked.ok()) {
+    if (auto checked = QueryParams(req, {kAsOfParam, kAssumptionsParam}).Check(); !checked.ok()) {
         WriteProblem(res, req, checked.error());
+        return std::nullopt;
+    }
+    if (auto detail = AssumptionDetailOf(req); !detail.ok()) {
+        WriteProblem(res, req, detail.error());
         return std::nullopt;
     }
     if (!RequireJsonBody(req, res)) {
@@ -71,7 +88,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
-        WriteJson(res, ToJson(plan.value()));
+        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
     });
 
     routes.Post("/v1/plans/rent-vs-buy",
@@ -95,7 +112,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, CumulativeCsv(plan.value()));
         }
-        WriteJson(res, ToJson(plan.value()));
+        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
     });
 
     routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {
@@ -123,7 +140,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(plan.value()));
         }
-        WriteJson(res, ToJson(plan.value(), request.value()));
+        WriteEncoded(res, req, plan.value(),
+                     [&request](const auto& p) { return ToJson(p, request.value()); });
     });
 
     routes.Post("/v1/plans/inference",
@@ -152,7 +170,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(plan.value()));
         }
-        WriteJson(res, ToJson(plan.value()));
+        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
     });
 }
 

@@ -4,6 +4,7 @@
 #include <exception>
 #include <set>
 
+#include "service/http/auth.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/request_context.hpp"
 #include "service/log.hpp"
@@ -83,9 +84,64 @@ void WriteJson(httplib::Response& res, const nlohmann::json& body, int status) {
                     "application/json");
 }
 
+TransportOptions TransportFor(const ServerOptions& options) {
+    TransportOptions t;
+    t.workers = options.threads;
+    t.max_connections = options.max_connections;
+    t.max_body_bytes = options.max_body_bytes;
+    t.request_timeout = std::chrono::seconds(options.request_timeout_s);
+    t.keep_alive_timeout = std::chrono::seconds(options.keep_alive_timeout_s);
+    t.keep_alive_max_count = options.keep_alive_max_count;
+    t.read_timeout = std::chrono::seconds(options.read_timeout_s);
+    t.write_timeout = std::chrono::seconds(options.write_timeout_s);
+    return t;
+}
+
+namespace {
+
+// Who a request counts against: the API key when the store accepts it (a made-up key must
+// not buy a fresh bucket), else the socket's peer address. Never a forwarded-for header:
+// clients can set those, and cpp-httplib 0.11.4 lets a client's own REMOTE_ADDR header
+// shadow the server's.
+std::string RateIdentity(const httplib::Request& req, const CatalogStore* key_store) {
+    if (key_store != nullptr) {
+        if (auto key = BearerKey(req)) {
+            if (auto principal = key_store->Authenticate(*key)) {
+                return "key:" + std::to_string(principal->key_id);
+            }
+        }
+    }
+    return "addr:" + req.remote_addr;
+}
+
+bool IsProbe(const std::string& path) { return path == "/healthz" || path == "/readyz"; }
+
+std::string JsonText(const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The access log's line, byte for byte what log::Write would produce for the same fields
+// (keys sorted), built without a DOM: it is written once per request.
+std::string AccessLogLine(log::Level level, const httplib::Request& req, int status, double ms,
+                          const std::string& request_id) {
+    std::string line = "{\"duration_ms\":" + JsonText(std::round(ms * 1000.0) / 1000.0);
+    line += ",\"level\":" + JsonText(log::LevelName(level));
+    line += ",\"method\":" + JsonText(req.method);
+    line += ",\"msg\":\"request\",\"path\":" + JsonText(req.path);
+    line += ",\"remote_addr\":" + JsonText(req.remote_addr);
+    line += ",\"request_id\":" + JsonText(request_id);
+    line += ",\"status\":" + std::to_string(status);
+    line += ",\"ts\":\"" + log::Timestamp() + "\"}";
+    return line;
+}
+
+}  // namespace
+
 void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
-    const std::size_t threads = options.threads;
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    if (dynamic_cast<EventServer*>(&server) == nullptr) {
+        const std::size_t threads = options.threads;
+        server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    }
     server.set_tcp_nodelay(true);
     server.set_payload_max_length(options.max_body_bytes);
     server.set_read_timeout(options.read_timeout_s, 0);
@@ -94,10 +150,23 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
     server.set_keep_alive_max_count(options.keep_alive_max_count);
 
     const std::size_t max_body = options.max_body_bytes;
-    server.set_pre_routing_handler([max_body](const httplib::Request& req,
-                                              httplib::Response& res) {
+    std::shared_ptr<RateLimiter> limiter =
+        options.rate_limiter && options.rate_limiter->enabled() ? options.rate_limiter : nullptr;
+    std::shared_ptr<CatalogStore> key_store = options.key_store;
+    server.set_pre_routing_handler([max_body, limiter, key_store](const httplib::Request& req,
+                                                                  httplib::Response& res) {
         BeginRequest(req.get_header_value("X-Request-Id"));
         res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        if (limiter && !IsProbe(req.path)) {
+            RateDecision decision = limiter->Take(RateIdentity(req, key_store.get()));
+            if (!decision.allowed) {
+                res.set_header("Retry-After", std::to_string(decision.retry_after_s));
+                WriteTransportProblem(res, req, 429, "rate_limited",
+                                      "too many requests; retry after " +
+                                          std::to_string(decision.retry_after_s) + " s");
+                return HandlerResponse::Handled;
+            }
+        }
         if (req.path.size() > kMaxPathBytes) {
             WriteTransportProblem(res, req, 414, "uri_too_long",
                                   "request path is longer than " + std::to_string(kMaxPathBytes) +
@@ -188,13 +257,7 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
             if (!log::Enabled(level)) {
                 return;
             }
-            log::Write(level, "request",
-                       {{"request_id", ctx.request_id},
-                        {"method", req.method},
-                        {"path", req.path},
-                        {"status", res.status},
-                        {"duration_ms", std::round(ms * 1000.0) / 1000.0},
-                        {"remote_addr", req.remote_addr}});
+            log::WriteLine(level, AccessLogLine(level, req, res.status, ms, ctx.request_id));
         });
     }
 }

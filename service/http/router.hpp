@@ -16,6 +16,8 @@
 #include "service/http/catalog_store.hpp"
 #include "service/http/cors.hpp"
 #include "service/http/metrics.hpp"
+#include "service/http/rate_limit.hpp"
+#include "service/http/transport.hpp"
 
 namespace gpucost::http {
 
@@ -44,17 +46,28 @@ struct Deps {
     std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
 };
 
-// Transport limits and pool size. Defaults suit a 2-core box behind nginx
-// (reliability-references §1.4).
+// Transport limits and pool size (docs/performance.md explains the defaults).
 struct ServerOptions {
     std::size_t threads = 16;
     std::size_t max_body_bytes = 64 * 1024;
     int read_timeout_s = 5;
     int write_timeout_s = 5;
-    int keep_alive_timeout_s = 2;
-    std::size_t keep_alive_max_count = 100;
+    int keep_alive_timeout_s = 5;
+    std::size_t keep_alive_max_count = 1000;
+    // EventServer only: a whole request must arrive within this many seconds of its first
+    // byte; open connections at most.
+    int request_timeout_s = 10;
+    std::size_t max_connections = 900;
     bool access_log = true;
+    // Token bucket per API key (when the store accepts the key), else per peer address.
+    // Null or disabled: no limit. /healthz and /readyz are never limited.
+    std::shared_ptr<RateLimiter> rate_limiter;
+    // The store that authenticates keys for the rate limiter's identity (PostgreSQL mode).
+    std::shared_ptr<CatalogStore> key_store;
 };
+
+// The EventServer settings that match `options`.
+TransportOptions TransportFor(const ServerOptions& options);
 
 // Routes with their methods, so that a path known under another method answers 405 with
 // an Allow header and an unknown path answers 404, both as problem+json.
@@ -98,7 +111,8 @@ private:
     std::vector<Route> routes_;
 };
 
-// Applies limits, timeouts, the thread pool, TCP_NODELAY and the pre-routing, error,
+// Applies limits, timeouts, the thread pool (unless `server` is an EventServer, which has
+// its own workers), TCP_NODELAY, the rate limit and the pre-routing, error,
 // exception and logging hooks. Requests that cpp-httplib 0.11.4 would mishandle are refused
 // before routing: a body over max_body_bytes (413), a chunked body (411), a Content-Encoding
 // (415). A Range header is ignored (the whole answer is sent).

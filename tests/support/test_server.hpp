@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -24,15 +25,16 @@ public:
     explicit TestServer(const http::Deps& deps, http::ServerOptions options = {}) {
         options.access_log = false;
         options.threads = 4;
-        http::ConfigureServer(server_, options);
-        http::RegisterRoutes(server_, deps);
-        port_ = server_.bind_to_any_port("127.0.0.1");
+        server_ = std::make_unique<http::EventServer>(http::TransportFor(options));
+        http::ConfigureServer(*server_, options);
+        http::RegisterRoutes(*server_, deps);
+        port_ = server_->bind_to_any_port("127.0.0.1");
         if (port_ <= 0) {
             throw std::runtime_error("test server could not bind");
         }
-        thread_ = std::thread([this] { server_.listen_after_bind(); });
+        thread_ = std::thread([this] { server_->listen_after_bind(); });
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        while (!server_.is_running()) {
+        while (!server_->is_running()) {
             if (std::chrono::steady_clock::now() > deadline) {
                 throw std::runtime_error("test server did not start");
             }
@@ -40,7 +42,7 @@ public:
         }
     }
     ~TestServer() {
-        server_.stop();
+        server_->stop();
         thread_.join();
     }
     TestServer(const TestServer&) = delete;
@@ -49,6 +51,7 @@ public:
     TestServer& operator=(TestServer&&) = delete;
 
     int port() const { return port_; }
+    http::EventServer& server() { return *server_; }
 
     httplib::Client Client() const {
         httplib::Client client("127.0.0.1", port_);
@@ -104,7 +107,7 @@ public:
     }
 
 private:
-    httplib::Server server_;
+    std::unique_ptr<http::EventServer> server_;
     int port_ = 0;
     std::thread thread_;
 };

@@ -1,0 +1,539 @@
+#include "service/http/transport.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+namespace gpucost::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Wakes idle workers and the reaper this often to notice a stop.
+constexpr int kPollIntervalMs = 100;
+// One recv() per read; a request is usually far smaller.
+constexpr std::size_t kRecvChunkBytes = 16 * 1024;
+
+// Queue that runs each accepted connection's task on the accept thread at once: the task is
+// our process_and_close_socket override, which only registers the socket with epoll.
+class HandOffQueue final : public httplib::TaskQueue {
+public:
+    explicit HandOffQueue(std::function<void()> on_shutdown) : on_shutdown_(std::move(on_shutdown)) {}
+    void enqueue(std::function<void()> fn) override { fn(); }
+    void shutdown() override { on_shutdown_(); }
+
+private:
+    std::function<void()> on_shutdown_;
+};
+
+void Address(int fd, bool peer, std::string& ip, int& port) {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    auto* sa = reinterpret_cast<sockaddr*>(&addr);
+    int rc = peer ? ::getpeername(fd, sa, &len) : ::getsockname(fd, sa, &len);
+    if (rc != 0) {
+        return;
+    }
+    char host[NI_MAXHOST] = {};
+    if (::getnameinfo(sa, len, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) == 0) {
+        ip = host;
+    }
+    if (addr.ss_family == AF_INET) {
+        port = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+        port = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    }
+}
+
+// Best effort: the socket is non-blocking and about to be closed.
+void SendAndForget(int fd, std::string_view bytes) {
+    (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+std::string ProblemResponse(int status, std::string_view reason, std::string_view code,
+                            std::string_view detail) {
+    std::string body = R"({"type": "urn:gpucost:problem:)" + std::string(code) +
+                       R"(", "title": ")" + std::string(reason) +
+                       R"(", "status": )" + std::to_string(status) + R"(, "detail": ")" +
+                       std::string(detail) + R"(", "code": ")" + std::string(code) + "\"}";
+    return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
+           "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+std::string_view Trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+// Values of header `name` in a request head (request line excluded), in order.
+std::vector<std::string_view> HeaderValues(std::string_view head, std::string_view name) {
+    std::vector<std::string_view> values;
+    std::size_t line_start = head.find('\n');
+    while (line_start != std::string_view::npos && line_start + 1 < head.size()) {
+        std::size_t begin = line_start + 1;
+        std::size_t end = head.find('\n', begin);
+        std::string_view line = head.substr(begin, end == std::string_view::npos ? end : end - begin);
+        std::size_t colon = line.find(':');
+        if (colon != std::string_view::npos && EqualsIgnoreCase(Trim(line.substr(0, colon)), name)) {
+            values.push_back(Trim(line.substr(colon + 1)));
+        }
+        line_start = end;
+    }
+    return values;
+}
+
+// Length of the request head including its blank line, or nullopt while it is incomplete.
+std::optional<std::size_t> HeadLength(std::string_view in) {
+    std::size_t pos = 0;
+    while ((pos = in.find('\n', pos)) != std::string_view::npos) {
+        if (pos + 1 < in.size() && in[pos + 1] == '\n') return pos + 2;
+        if (pos + 2 < in.size() && in[pos + 1] == '\r' && in[pos + 2] == '\n') return pos + 3;
+        ++pos;
+    }
+    return std::nullopt;
+}
+
+bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
+    pollfd p{fd, events, 0};
+    int rc = 0;
+    do {
+        rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    } while (rc < 0 && errno == EINTR);
+    return rc > 0;
+}
+
+}  // namespace
+
+struct EventServer::Connection {
+    int fd = -1;
+    std::uint64_t id = 0;
+    std::string in;           // received bytes; [0, consumed) already read by the parser
+    std::size_t consumed = 0;
+    std::size_t served = 0;   // requests answered on this connection
+    bool busy = false;        // a worker owns it (guarded by mutex_)
+    bool close_after = false; // the current request leaves unread bytes: close after answering
+    Clock::time_point deadline;
+    std::string remote_ip;
+    int remote_port = 0;
+    std::string local_ip;
+    int local_port = 0;
+};
+
+// The library's parser reads through this: first the bytes already received, then (only for
+// a body behind Expect: 100-continue) the socket itself with a bounded wait.
+class EventServer::ConnectionStream final : public httplib::Stream {
+public:
+    ConnectionStream(Connection& conn, const TransportOptions& options)
+        : conn_(conn), options_(options) {}
+
+    bool is_readable() const override {
+        return conn_.consumed < conn_.in.size() ||
+               (Flush() && WaitFor(conn_.fd, POLLIN, options_.read_timeout));
+    }
+    bool is_writable() const override { return WaitFor(conn_.fd, POLLOUT, options_.write_timeout); }
+
+    ssize_t read(char* ptr, size_t size) override {
+        if (conn_.consumed < conn_.in.size()) {
+            std::size_t n = std::min(size, conn_.in.size() - conn_.consumed);
+            std::memcpy(ptr, conn_.in.data() + conn_.consumed, n);
+            conn_.consumed += n;
+            return static_cast<ssize_t>(n);
+        }
+        // The client may be waiting for "100 Continue" before it sends the body.
+        if (!Flush() || !WaitFor(conn_.fd, POLLIN, options_.read_timeout)) {
+            return -1;
+        }
+        ssize_t n = 0;
+        do {
+            n = ::recv(conn_.fd, ptr, size, 0);
+        } while (n < 0 && errno == EINTR);
+        return n;
+    }
+
+    // Collects the answer so that status line, headers and body leave in one send().
+    ssize_t write(const char* ptr, size_t size) override {
+        out_.append(ptr, size);
+        if (out_.size() >= kFlushBytes && !Flush()) {
+            return -1;
+        }
+        return static_cast<ssize_t>(size);
+    }
+
+    bool Flush() const {
+        std::size_t sent = 0;
+        auto deadline = Clock::now() + options_.write_timeout;
+        while (sent < out_.size()) {
+            ssize_t n = ::send(conn_.fd, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL);
+            if (n >= 0) {
+                sent += static_cast<std::size_t>(n);
+                continue;
+            }
+            if (errno == EINTR) {
+                continue;
+            }
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            if ((errno != EAGAIN && errno != EWOULDBLOCK) || left.count() <= 0 ||
+                !WaitFor(conn_.fd, POLLOUT, left)) {
+                out_.clear();
+                return false;
+            }
+        }
+        out_.clear();
+        return true;
+    }
+
+    void get_remote_ip_and_port(std::string& ip, int& port) const override {
+        ip = conn_.remote_ip;
+        port = conn_.remote_port;
+    }
+    void get_local_ip_and_port(std::string& ip, int& port) const override {
+        ip = conn_.local_ip;
+        port = conn_.local_port;
+    }
+    socket_t socket() const override { return conn_.fd; }
+
+private:
+    static constexpr std::size_t kFlushBytes = 64 * 1024;
+    Connection& conn_;
+    const TransportOptions& options_;
+    mutable std::string out_;  // answer bytes not sent yet
+};
+
+EventServer::EventServer(TransportOptions options) : options_(options) {
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    new_task_queue = [this] { return new HandOffQueue([this] { Drain(); }); };
+    StartWorkers();
+}
+
+EventServer::~EventServer() {
+    stopping_ = true;
+    for (auto& t : workers_) {
+        if (t.joinable()) t.join();
+    }
+    if (reaper_.joinable()) reaper_.join();
+    for (auto& [id, conn] : connections_) {
+        ::close(conn->fd);
+    }
+    connections_.clear();
+    if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+bool EventServer::SetBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+
+void EventServer::StopGracefully(std::chrono::milliseconds grace) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        grace_ = grace;
+    }
+    // Connections the kernel completed but nobody accepted yet would be reset when the
+    // listening socket closes: take them in first, so their requests are answered.
+    socket_t listener = svr_sock_;
+    if (listener != INVALID_SOCKET) {
+        // Non-blocking for the sweep; the accept thread treats EAGAIN as "try again" until
+        // stop() below closes the socket.
+        ::fcntl(listener, F_SETFL, ::fcntl(listener, F_GETFL, 0) | O_NONBLOCK);
+        for (;;) {
+            socket_t sock = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (sock == INVALID_SOCKET) {
+                break;
+            }
+            process_and_close_socket(sock);
+        }
+    }
+    stop();
+}
+
+TransportStats EventServer::Stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TransportStats s = stats_;
+    s.open_connections = connections_.size();
+    return s;
+}
+
+void EventServer::StartWorkers() {
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, options_.workers); ++i) {
+        workers_.emplace_back([this] { WorkerLoop(); });
+    }
+    reaper_ = std::thread([this] { ReaperLoop(); });
+}
+
+// Called by the library on the accept thread for each new connection.
+bool EventServer::process_and_close_socket(socket_t sock) {
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++stats_.accepted;
+        if (connections_.size() >= options_.max_connections) {
+            ++stats_.refused_over_limit;
+            lock.unlock();
+            SendAndForget(sock, ProblemResponse(503, "Service Unavailable", "overloaded",
+                                                "too many open connections; retry later"));
+            ::close(sock);
+            return false;
+        }
+    }
+    int flags = ::fcntl(sock, F_GETFL, 0);
+    ::fcntl(sock, F_SETFL, flags | O_NONBLOCK);
+    int one = 1;
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+    auto conn = std::make_shared<Connection>();
+    conn->fd = sock;
+    conn->deadline = Clock::now() + options_.request_timeout;
+    Address(sock, true, conn->remote_ip, conn->remote_port);
+    Address(sock, false, conn->local_ip, conn->local_port);
+
+    std::lock_guard<std::mutex> lock(mutex_);
+    conn->id = next_id_++;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.u64 = conn->id;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sock, &ev) != 0) {
+        ::close(sock);
+        return false;
+    }
+    connections_.emplace(conn->id, std::move(conn));
+    return true;
+}
+
+void EventServer::WorkerLoop() {
+    while (!stopping_) {
+        epoll_event ev{};
+        int n = ::epoll_wait(epoll_fd_, &ev, 1, kPollIntervalMs);
+        if (n <= 0) {
+            continue;
+        }
+        std::shared_ptr<Connection> conn;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = connections_.find(ev.data.u64);
+            if (it == connections_.end() || it->second->busy) {
+                continue;  // closed by the reaper meanwhile
+            }
+            conn = it->second;
+            conn->busy = true;
+        }
+        HandleReadable(conn);
+    }
+}
+
+// Reads what arrived; answers every complete request; waits in epoll for the rest.
+void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
+    const std::size_t cap = options_.max_header_bytes + options_.max_body_bytes;
+    bool eof = false;
+    char buf[kRecvChunkBytes];
+    while (conn->in.size() <= cap) {
+        ssize_t n = ::recv(conn->fd, buf, sizeof(buf), 0);
+        if (n > 0) {
+            if (conn->in.empty()) {
+                conn->deadline = Clock::now() + options_.request_timeout;
+            }
+            conn->in.append(buf, static_cast<std::size_t>(n));
+            if (static_cast<std::size_t>(n) < sizeof(buf)) break;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        eof = true;  // orderly close or a socket error
+        break;
+    }
+    for (;;) {
+        Completeness c = CheckComplete(*conn);
+        if (c == Completeness::kHeaderTooLarge) {
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                ++stats_.header_too_large;
+            }
+            SendAndForget(conn->fd,
+                          ProblemResponse(431, "Request Header Fields Too Large",
+                                          "header_too_large",
+                                          "request line and headers are longer than " +
+                                              std::to_string(options_.max_header_bytes) + " bytes"));
+            return Close(conn);
+        }
+        if (c == Completeness::kIncomplete) {
+            return eof ? Close(conn) : Rearm(conn);
+        }
+        if (!ServeOne(*conn)) {
+            return Close(conn);
+        }
+        if (conn->in.empty()) {
+            conn->deadline = Clock::now() + options_.keep_alive_timeout;
+            return eof ? Close(conn) : Rearm(conn);
+        }
+        conn->deadline = Clock::now() + options_.request_timeout;  // a pipelined request
+    }
+}
+
+EventServer::Completeness EventServer::CheckComplete(Connection& conn) const {
+    std::string_view in(conn.in);
+    auto head = HeadLength(in);
+    if (!head) {
+        return in.size() > options_.max_header_bytes ? Completeness::kHeaderTooLarge
+                                                     : Completeness::kIncomplete;
+    }
+    if (*head > options_.max_header_bytes) {
+        return Completeness::kHeaderTooLarge;
+    }
+    std::string_view headers = in.substr(0, *head);
+    conn.close_after = false;
+    // A chunked body is refused (411) before it is read; whatever follows cannot be trusted.
+    if (!HeaderValues(headers, "Transfer-Encoding").empty()) {
+        conn.close_after = true;
+        return Completeness::kComplete;
+    }
+    // The client waits for "100 Continue" before sending the body; the library sends it and
+    // then reads the body through ConnectionStream.
+    for (auto v : HeaderValues(headers, "Expect")) {
+        if (EqualsIgnoreCase(v, "100-continue")) return Completeness::kComplete;
+    }
+    auto lengths = HeaderValues(headers, "Content-Length");
+    if (lengths.empty()) {
+        return Completeness::kComplete;
+    }
+    std::size_t length = 0;
+    std::string_view text = lengths.front();
+    bool digits = lengths.size() == 1 && !text.empty() && text.size() <= 18 &&
+                  std::all_of(text.begin(), text.end(),
+                              [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (digits) {
+        length = std::stoull(std::string(text));
+    }
+    if (!digits || length > options_.max_body_bytes) {
+        // Refused by the pre-routing handler (413) or the parser (400) without reading it.
+        conn.close_after = true;
+        return Completeness::kComplete;
+    }
+    return in.size() >= *head + length ? Completeness::kComplete : Completeness::kIncomplete;
+}
+
+bool EventServer::ServeOne(Connection& conn) {
+    ConnectionStream stream(conn, options_);
+    conn.consumed = 0;
+    bool close_connection = draining_ || conn.close_after ||
+                            conn.served + 1 >= options_.keep_alive_max_count;
+    bool connection_closed = false;
+    bool ok = process_request(stream, close_connection, connection_closed, nullptr);
+    ok = stream.Flush() && ok;
+    ++conn.served;
+    conn.in.erase(0, conn.consumed);
+    conn.consumed = 0;
+    return ok && !close_connection && !connection_closed;
+}
+
+void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    conn->busy = false;
+    if (draining_ && conn->in.empty() && conn->served > 0) {
+        CloseLocked(*conn);
+        return;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.u64 = conn->id;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, conn->fd, &ev) != 0) {
+        CloseLocked(*conn);
+    }
+}
+
+// Caller holds mutex_. epoll_ctl and close happen under the same lock as accept's
+// EPOLL_CTL_ADD, so a reused descriptor number never meets a stale registration.
+void EventServer::CloseLocked(Connection& conn) {
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
+    ::close(conn.fd);
+    connections_.erase(conn.id);
+    changed_.notify_all();
+}
+
+void EventServer::Close(const std::shared_ptr<Connection>& conn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CloseLocked(*conn);
+}
+
+// Closes connections whose request or keep-alive time is up, and idle ones while draining.
+void EventServer::ReaperLoop() {
+    while (!stopping_) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kPollIntervalMs));
+        auto now = Clock::now();
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<std::shared_ptr<Connection>> expired;
+        for (auto& [id, conn] : connections_) {
+            if (conn->busy) continue;
+            bool timed_out = now > conn->deadline;
+            // Idle between requests; a connection that has sent nothing yet keeps its time.
+            bool idle_while_draining = draining_ && conn->in.empty() && conn->served > 0;
+            bool grace_over = draining_ && now > drain_deadline_;
+            if (timed_out || idle_while_draining || grace_over) {
+                if (timed_out && !draining_) ++stats_.timed_out;
+                expired.push_back(conn);
+            }
+        }
+        for (auto& conn : expired) {
+            CloseLocked(*conn);
+        }
+    }
+}
+
+// Runs on the listen thread once the listening socket is closed (stop()).
+void EventServer::Drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    drain_deadline_ = Clock::now() + grace_;
+    draining_ = true;
+    // Requests in progress finish (bounded by their handler and the write timeout); the
+    // reaper closes idle connections now and partial requests once the grace is over.
+    changed_.wait_until(lock, drain_deadline_ + options_.write_timeout,
+                        [this] { return connections_.empty(); });
+    lock.unlock();
+    stopping_ = true;
+    for (auto& t : workers_) {
+        if (t.joinable()) t.join();
+    }
+    if (reaper_.joinable()) reaper_.join();
+}
+
+bool TlsServer::SetBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+
+std::unique_ptr<TlsServer> MakeTlsServer(const std::string& cert_path, const std::string& key_path,
+                                         std::string* error) {
+    for (const std::string& path : {cert_path, key_path}) {
+        if (::access(path.c_str(), R_OK) != 0) {
+            *error = "cannot read " + path;
+            return nullptr;
+        }
+    }
+    auto server = std::make_unique<TlsServer>(cert_path.c_str(), key_path.c_str());
+    SSL_CTX* ctx = server->is_valid() ? server->ssl_context() : nullptr;
+    if (ctx == nullptr) {
+        *error = "the certificate or key was rejected (PEM expected, matching pair)";
+        return nullptr;
+    }
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+        SSL_CTX_set_cipher_list(ctx, kTls12Ciphers) != 1) {
+        *error = "OpenSSL refused the protocol or cipher settings";
+        return nullptr;
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_RENEGOTIATION);
+    return server;
+}
+
+}  // namespace gpucost::http

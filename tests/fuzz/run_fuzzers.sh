@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses with clang under ASan + UBSan (a separate build directory)
+# and runs each for a bounded time from the seed corpus in tests/fuzz/corpus/<name>. New
+# inputs go to BUILD_DIR/corpus, never into the repository; a crash leaves its input in
+# BUILD_DIR/tests/fuzz (crash-*) and fails the run: add it to the corpus and fix the code, with a
+# regression test.
+#   usage: tests/fuzz/run_fuzzers.sh SOURCE_DIR BUILD_DIR [SECONDS_EACH]
+set -euo pipefail
+src=$1
+build=$2
+seconds=${3:-30}
+command -v clang++ >/dev/null || { echo "clang++ is missing (apt-get install clang)"; exit 1; }
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+harnesses=(json_request query_string catalog_csv)
+
+cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DGPUCOST_SANITIZERS=address;undefined;fuzzer-no-link" -DGPUCOST_FUZZ=ON \
+    -DGPUCOST_BUILD_TESTS=OFF -DGPUCOST_WITH_POSTGRES=OFF -DGPUCOST_WERROR=OFF "${launcher[@]}" \
+    >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+cmake --build "$build" -j2 --target "${harnesses[@]/#/fuzz_}" >"$build.build.log" 2>&1 ||
+    { tail -50 "$build.build.log"; exit 1; }
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+cd "$build/tests/fuzz"
+for name in "${harnesses[@]}"; do
+    mkdir -p "corpus/$name"
+    if ! "./fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 "corpus/$name" "$src/tests/fuzz/corpus/$name" >"fuzz_$name.log" 2>&1; then
+        echo "fuzz_$name FAILED; input and report in $build/tests/fuzz:"
+        tail -60 "fuzz_$name.log"
+        status=1
+    else
+        echo "fuzz_$name: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "fuzz_$name.log" |
+            grep -o '[0-9]*$') runs in ${seconds}s, corpus $(ls "corpus/$name" | wc -l) inputs, no crash"
+    fi
+done
+exit $status

@@ -1,0 +1,61 @@
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "service/app/config.hpp"
+
+using gpucost::app::ParseConfig;
+
+namespace {
+
+gpucost::app::EnvLookup Env(std::map<std::string, std::string> values) {
+    return [values](const std::string& name) -> std::optional<std::string> {
+        auto it = values.find(name);
+        return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+}
+
+}  // namespace
+
+TEST_SUITE("config transport") {
+    TEST_CASE("transport defaults: 900 connections, 10 s requests, 5 s keep-alive, no rate limit") {
+        auto r = ParseConfig({}, Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().max_connections == 900);
+        CHECK(r.value().request_timeout_s == 10);
+        CHECK(r.value().keep_alive_timeout_s == 5);
+        CHECK(r.value().shutdown_grace_s == 10);
+        CHECK(r.value().rate_limit_rps == 0);
+        CHECK(r.value().tls_cert.empty());
+    }
+
+    TEST_CASE("transport flags and their environment variables are read") {
+        auto r = ParseConfig({"--rate-limit-rps", "50", "--max-connections=100",
+                              "--tls-cert", "c.pem", "--tls-key", "k.pem"},
+                             Env({{"GPUCOST_RATE_LIMIT_BURST", "80"},
+                                  {"GPUCOST_REQUEST_TIMEOUT_S", "3"},
+                                  {"GPUCOST_KEEP_ALIVE_TIMEOUT_S", "2"},
+                                  {"GPUCOST_SHUTDOWN_GRACE_S", "0"}}));
+        REQUIRE(r.ok());
+        CHECK(r.value().rate_limit_rps == 50);
+        CHECK(r.value().rate_limit_burst == 80);
+        CHECK(r.value().max_connections == 100);
+        CHECK(r.value().request_timeout_s == 3);
+        CHECK(r.value().keep_alive_timeout_s == 2);
+        CHECK(r.value().shutdown_grace_s == 0);
+        CHECK(r.value().tls_cert == "c.pem");
+        CHECK(r.value().tls_key == "k.pem");
+    }
+
+    TEST_CASE("out-of-range transport values and a lone TLS file are all reported") {
+        auto r = ParseConfig({"--max-connections", "5000", "--request-timeout-s", "0",
+                              "--rate-limit-rps", "-1", "--tls-key", "k.pem"},
+                             Env({}));
+        REQUIRE_FALSE(r.ok());
+        std::string message = r.error().message;
+        CHECK(message.find("--max-connections") != std::string::npos);
+        CHECK(message.find("--request-timeout-s") != std::string::npos);
+        CHECK(message.find("--rate-limit-rps") != std::string::npos);
+        CHECK(message.find("--tls-cert and --tls-key go together") != std::string::npos);
+    }
+}

@@ -1,0 +1,234 @@
+#include "service/http/transport.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/sample_deps.hpp"
+#include "tests/support/test_server.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::SampleDeps;
+using gpucost::testing::TestServer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A connected loopback socket; closed on destruction.
+class RawClient {
+public:
+    explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(port));
+        ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+        timeval tv{5, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    }
+    ~RawClient() { ::close(fd_); }
+    RawClient(const RawClient&) = delete;
+    RawClient& operator=(const RawClient&) = delete;
+    RawClient(RawClient&&) = delete;
+    RawClient& operator=(RawClient&&) = delete;
+
+    bool connected() const { return connected_; }
+    bool Send(const std::string& bytes) const {
+        return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+               static_cast<ssize_t>(bytes.size());
+    }
+    // Reads until `count` complete responses (by Content-Length) arrived, the peer closed,
+    // or 5 s passed.
+    std::string Read(int count = 1) const {
+        std::string out;
+        char buf[8192];
+        while (Responses(out) < count) {
+            ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+            if (n <= 0) break;
+            out.append(buf, static_cast<std::size_t>(n));
+        }
+        return out;
+    }
+    // Reads until `marker` arrived (or the peer closed, or 5 s passed).
+    std::string ReadUntil(const std::string& marker) const {
+        std::string out;
+        char byte = 0;
+        while (out.find(marker) == std::string::npos && ::recv(fd_, &byte, 1, 0) == 1) {
+            out.push_back(byte);
+        }
+        return out;
+    }
+    // True when the server closed the connection within 5 s: an orderly close, or a reset
+    // when bytes were sent after it.
+    bool ClosedByServer() const {
+        char byte = 0;
+        ssize_t n = ::recv(fd_, &byte, 1, 0);
+        return n == 0 || (n < 0 && errno == ECONNRESET);
+    }
+
+private:
+    static int Responses(const std::string& out) {
+        int found = 0;
+        std::size_t pos = 0;
+        for (;;) {
+            auto head_end = out.find("\r\n\r\n", pos);
+            if (head_end == std::string::npos) return found;
+            auto cl = out.find("Content-Length: ", pos);
+            std::size_t length = 0;
+            if (cl != std::string::npos && cl < head_end) length = std::stoul(out.substr(cl + 16));
+            if (out.size() < head_end + 4 + length) return found;
+            ++found;
+            pos = head_end + 4 + length;
+        }
+    }
+
+    int fd_;
+    bool connected_ = false;
+};
+
+const std::string kHealthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+
+std::size_t ResidentKb() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6));
+    }
+    return 0;
+}
+
+}  // namespace
+
+TEST_SUITE("transport") {
+    TEST_CASE("200 clients trickling header bytes neither hold workers nor delay a normal client") {
+        gpucost::http::ServerOptions options;
+        options.request_timeout_s = 4;  // the trickling clients are cut off during the test
+        TestServer server(SampleDeps(), options);  // 4 workers
+        std::vector<std::unique_ptr<RawClient>> slow;
+        for (int i = 0; i < 200; ++i) {
+            slow.push_back(std::make_unique<RawClient>(server.port()));
+            REQUIRE(slow.back()->connected());
+        }
+        const std::size_t rss_before_kb = ResidentKb();
+        std::string partial = "GET /healthz HTTP/1.1\r\nHost: slow\r\nX-Padding: ";
+        double worst_ms = 0;
+        auto started = Clock::now();
+        // Three trickle rounds, 3 s apart (one header byte per client per round); a normal
+        // client asks every 250 ms meanwhile.
+        for (int round = 0; round < 3; ++round) {
+            for (auto& c : slow) {
+                c->Send(partial.substr(static_cast<std::size_t>(round), 1));
+            }
+            auto next_round = started + std::chrono::seconds(3 * (round + 1));
+            while (Clock::now() < next_round) {
+                auto t0 = Clock::now();
+                auto r = server.Client().Get("/healthz");
+                double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                REQUIRE(r);
+                CHECK(r->status == 200);
+                worst_ms = std::max(worst_ms, ms);
+                std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            }
+        }
+        MESSAGE("slowest normal request while 200 clients trickled: " << worst_ms << " ms");
+        CHECK(worst_ms < 1000);
+        // Every trickling client was disconnected once its request took longer than the
+        // request timeout, so what they can pin is bounded by time as well as by count.
+        auto stats = server.server().Stats();
+        CHECK(stats.timed_out >= 200);
+        CHECK(stats.open_connections <= 1);
+        CHECK(slow.front()->ClosedByServer());
+        // Loose bound: 200 connections with a few bytes each must not cost megabytes.
+        CHECK(ResidentKb() < rss_before_kb + 64 * 1024);
+    }
+
+    TEST_CASE("pipelined requests on one connection are answered in order") {
+        TestServer server(SampleDeps());
+        RawClient c(server.port());
+        REQUIRE(c.Send(kHealthz + "GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n" + kHealthz));
+        std::string out = c.Read(3);
+        auto first = out.find("HTTP/1.1 200");
+        auto second = out.find("HTTP/1.1 404");
+        auto third = out.find("HTTP/1.1 200", second);
+        CHECK(first != std::string::npos);
+        CHECK(second != std::string::npos);
+        CHECK(third != std::string::npos);
+        CHECK(first < second);
+    }
+
+    TEST_CASE("a body that arrives in pieces is read whole") {
+        TestServer server(SampleDeps());
+        RawClient c(server.port());
+        std::string body = R"({"accelerator": "h100-sxm", "precision": "bf16", )"
+                           R"("ops": [{"kind": "gemm", "m": 1024, "n": 1024, "k": 1024}]})";
+        REQUIRE(c.Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
+                       "Content-Type: application/json\r\nContent-Length: " +
+                       std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 10)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        REQUIRE(c.Send(body.substr(10)));
+        std::string out = c.Read();
+        CHECK(out.rfind("HTTP/1.1 200", 0) == 0);
+    }
+
+    TEST_CASE("a client waiting for 100 Continue gets it and its body is read") {
+        TestServer server(SampleDeps());
+        RawClient c(server.port());
+        std::string body = R"({"accelerator": "h100-sxm", "precision": "bf16", )"
+                           R"("ops": [{"kind": "gemm", "m": 1024, "n": 1024, "k": 1024}]})";
+        REQUIRE(c.Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
+                       "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                       "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"));
+        // The interim answer comes before the body is sent.
+        CHECK(c.ReadUntil("\r\n\r\n").rfind("HTTP/1.1 100 Continue", 0) == 0);
+        REQUIRE(c.Send(body));
+        CHECK(c.Read(1).rfind("HTTP/1.1 200 OK", 0) == 0);
+    }
+
+    TEST_CASE("request headers over the limit answer 431 and close") {
+        TestServer server(SampleDeps());
+        RawClient c(server.port());
+        REQUIRE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(40000, 'a')));
+        std::string out = c.Read();
+        CHECK(out.rfind("HTTP/1.1 431", 0) == 0);
+        CHECK(out.find("application/problem+json") != std::string::npos);
+        CHECK(server.server().Stats().header_too_large == 1);
+    }
+
+    TEST_CASE("connections beyond max_connections get a 503 problem") {
+        gpucost::http::ServerOptions options;
+        options.max_connections = 2;
+        TestServer server(SampleDeps(), options);
+        RawClient a(server.port());
+        RawClient b(server.port());
+        REQUIRE(a.Send(kHealthz));
+        REQUIRE(b.Send(kHealthz));
+        CHECK(a.Read().rfind("HTTP/1.1 200", 0) == 0);
+        CHECK(b.Read().rfind("HTTP/1.1 200", 0) == 0);
+        RawClient c(server.port());
+        std::string out = c.Read();
+        CHECK(out.rfind("HTTP/1.1 503", 0) == 0);
+        CHECK(json::parse(out.substr(out.find("\r\n\r\n") + 4))["code"] == "overloaded");
+    }
+
+    TEST_CASE("an idle keep-alive connection is closed after the keep-alive timeout") {
+        gpucost::http::ServerOptions options;
+        options.keep_alive_timeout_s = 1;
+        TestServer server(SampleDeps(), options);
+        RawClient c(server.port());
+        REQUIRE(c.Send(kHealthz));
+        CHECK(c.Read().find("Keep-Alive: timeout=1") != std::string::npos);
+        CHECK(c.ClosedByServer());  // within the 5 s receive timeout
+    }
+}
