@@ -426,6 +426,8 @@ json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
             {"tensor_parallel", o.tensor_parallel},
             {"batch_size", o.batch_size},
             {"replicas", o.replicas},
+            {"spare_replicas", o.spare_replicas},
+            {"reasoning", o.reasoning ? json(*o.reasoning) : json(nullptr)},
             {"instances", o.instances},
             {"accelerators", o.accelerators},
             {"time_to_first_token_ms", Num(o.time_to_first_token_ms)},
