@@ -596,8 +596,8 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
     CsvTable t;
     t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
                 "region", "offering_usd_per_hour", "tensor_parallel", "batch_size",
-                "replicas", "instances", "accelerators", "time_to_first_token_ms",
-                "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
+                "replicas", "spare_replicas", "instances", "accelerators",
+                "time_to_first_token_ms", "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
                 "usd_per_million_output_tokens", "savings_vs_api_fraction"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
@@ -605,7 +605,8 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                           std::string(pricing::PriceTypeName(f.price_type)), f.region,
                           CsvNumber(f.price.usd_per_hour), std::to_string(o.tensor_parallel),
                           std::to_string(o.batch_size), std::to_string(o.replicas),
-                          std::to_string(o.instances), std::to_string(o.accelerators),
+                          std::to_string(o.spare_replicas), std::to_string(o.instances),
+                          std::to_string(o.accelerators),
                           CsvNumber(o.time_to_first_token_ms),
                           CsvNumber(o.inter_token_latency_ms), CsvNumber(o.monthly_cost_usd),
                           CsvNumber(o.usd_per_million_input_tokens),
