@@ -88,11 +88,11 @@ double ExpectedHoursWithInterruptions(double work_hours, double interruptions_pe
                                       double checkpoint_hours, double restart_hours,
                                       double interval_hours);
 
-// Cells of the grid on which SpotDeadlineProbability spreads the lost time (0 .. deadline -
-// failure-free hours). Each lost-time distribution is put on the grid keeping its mean
-// exactly; the spread this adds stays below a few percent of the true spread for runs with
-// fewer than about 100 expected interruptions (checked against a seeded simulation in
-// tests/pricing/plan/spot_test.cpp).
+// Cells of the grids on which SpotDeadlineProbability spreads lost time. A stretch's lost
+// time sits on a grid fine enough for it; sums of stretches coarsen it by doubling until it
+// spans 0 .. deadline - failure-free hours. Every step keeps means exactly; the spread it adds
+// is paid per doubling, not per interruption (checked against a seeded simulation up to
+// thousands of interruptions in tests/pricing/plan/spot_test.cpp and docs/planning.md).
 inline constexpr std::size_t kDeadlineGridCells = 2048;
 
 // Probability that `run` finishes within `deadline_hours`, from the distribution of its lost
@@ -100,7 +100,8 @@ inline constexpr std::size_t kDeadlineGridCells = 2048;
 // attempts is geometric with success e^(-rate s), each failed attempt loses an exponential
 // time truncated to s plus a restart whose own failed attempts are geometric with success
 // e^(-rate R); the stretches' lost times are convolved (squaring for the identical full
-// stretches) on a grid of kDeadlineGridCells cells up to deadline - failure-free hours.
+// stretches) on grids of kDeadlineGridCells cells (see there), the last reaching deadline -
+// failure-free hours.
 // 0 when even a failure-free run is too long; 1 with no interruptions and enough time.
 // Non-decreasing in the deadline. Bounded work: O(cells^2 log stretches).
 // REQUIRES: the preconditions of ExpectedHoursWithInterruptions; deadline_hours finite.
