@@ -147,10 +147,15 @@ LostTime Convolve(const LostTime& a, const LostTime& b) {
     LostTime sum(a.size(), 0.0);
     const std::size_t na = Support(a);
     const std::size_t nb = Support(b);
+    // Plain pointers: this loop is most of a deadline probability's work, and unoptimised
+    // (Debug) builds pay a call per vector index.
+    const double* b_mass = b.data();
     for (std::size_t i = 0; i < na; ++i) {
         const std::size_t nj = std::min(nb, sum.size() - i);
+        const double a_mass = a[i];
+        double* out = sum.data() + i;
         for (std::size_t j = 0; j < nj; ++j) {
-            sum[i + j] += a[i] * b[j];
+            out[j] += a_mass * b_mass[j];
         }
     }
     return sum;
@@ -164,12 +169,15 @@ LostTime GeometricSum(const LostTime& cost, double success) {
     const double self = 1.0 - failure * cost[0];
     g[0] = success / self;
     const std::size_t nc = Support(cost);
+    const double* c = cost.data();
+    double* out = g.data();
     for (std::size_t i = 1; i < g.size(); ++i) {
         double sum = 0;
-        for (std::size_t j = 1; j <= i && j < nc; ++j) {
-            sum += cost[j] * g[i - j];
+        const std::size_t nj = std::min(i + 1, nc);
+        for (std::size_t j = 1; j < nj; ++j) {
+            sum += c[j] * out[i - j];
         }
-        g[i] = failure * sum / self;
+        out[i] = failure * sum / self;
     }
     return g;
 }

@@ -257,7 +257,7 @@ TEST_SUITE("plan_spot") {
                                                    run.checkpoint_hours)
                                      .failure_free_hours;
             double previous = 0;
-            for (double deadline = start; deadline <= start + 60; deadline += 7.5) {
+            for (double deadline = start; deadline <= start + 60; deadline += 10) {
                 const double p = SpotDeadlineProbability(deadline, run);
                 CHECK(p >= previous - 1e-9);
                 previous = p;
