@@ -11,9 +11,12 @@ namespace gpucost::pricing::estimate {
 namespace {
 
 constexpr double kGb = 1e9;
+constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 constexpr double kCausalWorkFraction = 0.5;
 constexpr double kDefaultInferenceOverheadGb = 2.0;
 constexpr double kElementwiseHiddenElements = 10.0;
+// Bisection steps when solving for the running batch that serves an offered request rate.
+constexpr int kRateSolveSteps = 60;
 
 struct PassCost {
     double seconds = 0;
@@ -26,53 +29,178 @@ void Add(PassCost& p, const OpTime& t) {
     (t.bound == Bound::kCompute ? p.compute_s : p.memory_s) += t.seconds;
 }
 
-// One forward pass over all layers for `tokens` new tokens per sequence of `batch`
-// sequences, each attending to `context` tokens (prefill: context = tokens, causal).
-PassCost ForwardPass(const ResolvedModel& m, const DeviceModel& dev, const ClusterLinks& links,
-                     int tp, double batch, double tokens, double context, bool causal,
-                     double bpe, double kv_bpe) {
-    PassCost layer;
-    const double M = batch * tokens;
+void Add(PassCost& p, const PassCost& q, double times = 1.0) {
+    p.seconds += q.seconds * times;
+    p.compute_s += q.compute_s * times;
+    p.memory_s += q.memory_s * times;
+}
+
+// Everything a forward pass needs besides the token counts.
+struct PassContext {
+    const ResolvedModel& m;
+    const DeviceModel& dev;
+    const ClusterLinks& links;
+    int tp = 1;
+    double bpe = 2;     // weights and activations
+    double kv_bpe = 2;  // KV cache
+};
+
+bool IsMla(const ResolvedModel& m) { return m.kv_lora_rank > 0; }
+
+// Layers that attend to a sliding window (0 when none); the spec's default is every layer.
+double WindowLayers(const ResolvedModel& m) {
+    if (m.sliding_window <= 0) {
+        return 0;
+    }
+    return m.sliding_window_layers > 0 ? std::min(m.sliding_window_layers, m.layers) : m.layers;
+}
+
+// KV-cache bytes one token adds to one layer on one accelerator. MLA caches the compressed
+// latent plus the decoupled RoPE key, (kv_lora_rank + qk_rope_head_dim) elements (DeepSeek-V2,
+// section 2.1), shared by all heads and so held whole by every tensor-parallel rank (vLLM's
+// MLA backends replicate it). Otherwise K and V of the rank's KV heads, at least one head per
+// rank (engines replicate KV heads when tensor parallel exceeds their count).
+double KvBytesPerTokenPerLayer(const ResolvedModel& m, int tp, double kv_bpe) {
+    if (IsMla(m)) {
+        return (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim) * kv_bpe;
+    }
+    const double heads_per_rank = std::max(1.0, static_cast<double>(m.kv_heads) / tp);
+    return 2.0 * heads_per_rank * m.head_dim * kv_bpe;
+}
+
+// KV-cache bytes of one sequence holding `tokens` tokens, all layers, one accelerator:
+// sliding-window layers keep at most the window.
+double KvBytesPerSequence(const ResolvedModel& m, int tp, double kv_bpe, double tokens) {
+    const double window_layers = WindowLayers(m);
+    const double full_layers = m.layers - window_layers;
+    const double per_layer = KvBytesPerTokenPerLayer(m, tp, kv_bpe);
+    return per_layer * (full_layers * tokens +
+                        window_layers * std::min(tokens, static_cast<double>(m.sliding_window)));
+}
+
+// Width of one head's query/key and value (MLA: nope + rope and v_head_dim).
+double QkHeadDim(const ResolvedModel& m) {
+    return IsMla(m) && m.qk_nope_head_dim + m.qk_rope_head_dim > 0
+               ? m.qk_nope_head_dim + m.qk_rope_head_dim
+               : m.head_dim;
+}
+double VHeadDim(const ResolvedModel& m) {
+    return IsMla(m) && m.v_head_dim > 0 ? m.v_head_dim : m.head_dim;
+}
+
+// Expected number of distinct routed experts that `tokens` tokens touch when each picks k of E
+// uniformly: E (1 - (1 - k/E)^tokens). A decode step at small batch reads only these.
+double TouchedExperts(double experts, double top_k, double tokens) {
+    if (top_k >= experts) {
+        return experts;
+    }
+    return experts * -std::expm1(tokens * std::log1p(-top_k / experts));
+}
+
+// MLP of one layer for M tokens: `ffn` wide, `routed` experts of which each token uses
+// `top_k`, plus `shared` experts every token uses (dense: 1 routed, top-1, none shared).
+OpTime MlpTime(const PassContext& c, double M, double ffn, double routed, double top_k,
+               double shared) {
+    const double h = c.m.hidden_size;
+    const double t = c.tp;
+    const double mult = c.m.gated_mlp ? 3.0 : 2.0;
+    const double per_expert = mult * h * ffn / t;
+    const double used = top_k + shared;
+    const double touched = TouchedExperts(routed, top_k, M) + shared;
+    const double flops = 2.0 * M * used * per_expert;
+    const double bytes = (touched * per_expert + M * used * (h + mult * ffn / t)) * c.bpe;
+    return CustomTime(c.dev, flops, bytes);
+}
+
+// Projections, MLP, elementwise work and TP all-reduces of every layer for M tokens, and the
+// logits of `sampled` sequences. Attention over the context is AttentionCost.
+PassCost LinearCost(const PassContext& c, double M, double sampled) {
+    const ResolvedModel& m = c.m;
     const double h = m.hidden_size;
-    const double t = tp;
-    const double kv_width = static_cast<double>(m.kv_heads) * m.head_dim;
-    Add(layer, GemmTime(dev, M, (h + 2 * kv_width) / t, h, bpe));
-    Add(layer, GemmTime(dev, M, h, h / t, bpe));
-    // MLP: tokens * top-k rows against the weights of the experts those tokens touch.
-    const double k = m.experts_per_token;
-    const double touched = std::min<double>(m.experts, std::max(1.0, M * k));
-    const double mult = m.gated_mlp ? 3.0 : 2.0;
-    const double per_expert = mult * h * m.ffn_hidden_size / t;
-    double mlp_flops = 2.0 * M * k * per_expert;
-    double mlp_bytes = (touched * per_expert + M * k * (h + mult * m.ffn_hidden_size / t)) * bpe;
-    Add(layer, CustomTime(dev, mlp_flops, mlp_bytes));
-    // Attention: each new token against `context` keys; KV cache read once per step.
-    double attn_flops = 4.0 * M * context * h / t;
-    double kv_bytes = batch * context * 2.0 * kv_width / t * kv_bpe;
-    double attn_bytes = kv_bytes + M * 2.0 * h / t * bpe;
-    Add(layer, AttentionTime(dev, attn_flops, causal ? kCausalWorkFraction : 1.0, attn_bytes));
-    Add(layer, MemoryTime(dev, M * kElementwiseHiddenElements * h * bpe));
-    if (tp > 1) {
-        const Link& link = tp <= links.accelerators_per_node ? links.scale_up : links.scale_out;
-        double ar = 2.0 * RingAllReduceSeconds(M * h * 2.0, tp, link);
+    const double t = c.tp;
+    // Output projection: heads x v width -> hidden; Q, K and V (or MLA's down/up projections)
+    // are the rest of the layer's attention parameters.
+    const double out_params = static_cast<double>(m.attention_heads) * VHeadDim(m) * h;
+    const double in_params = m.attention_params_per_layer > out_params
+                                 ? m.attention_params_per_layer - out_params
+                                 : h * (h + 2.0 * m.kv_heads * static_cast<double>(m.head_dim));
+    PassCost layer;
+    Add(layer, GemmTime(c.dev, M, in_params / h / t, h, c.bpe));
+    Add(layer, GemmTime(c.dev, M, h, out_params / h / t, c.bpe));
+    Add(layer, MemoryTime(c.dev, M * kElementwiseHiddenElements * h * c.bpe));
+    if (c.tp > 1) {
+        const Link& link =
+            c.tp <= c.links.accelerators_per_node ? c.links.scale_up : c.links.scale_out;
+        const double ar = 2.0 * RingAllReduceSeconds(M * h * 2.0, c.tp, link);
         layer.seconds += ar;
         layer.memory_s += ar;
     }
     PassCost total;
-    total.seconds = layer.seconds * m.layers;
-    total.compute_s = layer.compute_s * m.layers;
-    total.memory_s = layer.memory_s * m.layers;
-    // Logits for the last position of each sequence only.
-    Add(total, GemmTime(dev, batch, m.vocab_size / t, h, bpe));
+    Add(total, layer, m.layers);
+    const double dense_layers = m.IsMoe() ? std::min(m.dense_layers, m.layers) : m.layers;
+    const double moe_layers = m.layers - dense_layers;
+    if (dense_layers > 0) {
+        const double ffn = m.IsMoe() && m.dense_ffn_hidden_size > 0 ? m.dense_ffn_hidden_size
+                                                                    : m.ffn_hidden_size;
+        PassCost one;
+        Add(one, MlpTime(c, M, ffn, 1, 1, 0));
+        Add(total, one, dense_layers);
+    }
+    if (moe_layers > 0) {
+        const double ffn =
+            m.expert_ffn_hidden_size > 0 ? m.expert_ffn_hidden_size : m.ffn_hidden_size;
+        PassCost one;
+        Add(one, MlpTime(c, M, ffn, m.experts, m.experts_per_token, m.shared_experts));
+        Add(total, one, moe_layers);
+    }
+    if (sampled > 0) {
+        Add(total, GemmTime(c.dev, sampled, m.vocab_size / t, h, c.bpe));
+    }
     return total;
 }
 
-}  // namespace
-
-Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster) {
-    if (auto s = ValidateCluster(cluster); !s.ok()) {
-        return s.error();
+// Attention of `batch` sequences adding `tokens` tokens each over `context` tokens (causal:
+// a prompt attending to itself), every layer; sliding-window layers see at most the window.
+PassCost AttentionCost(const PassContext& c, double batch, double tokens, double context,
+                       bool causal) {
+    const ResolvedModel& m = c.m;
+    const double M = batch * tokens;
+    const double heads = static_cast<double>(m.attention_heads) / c.tp;
+    const double kv_token = KvBytesPerTokenPerLayer(m, c.tp, c.kv_bpe);
+    auto layer = [&](double window) {
+        double ctx = context;
+        double fraction = causal ? kCausalWorkFraction : 1.0;
+        if (window > 0 && window < context) {
+            ctx = window;
+            // Causal prompt of length L with window W: sum of min(i, W) = L W (1 - W / 2L).
+            fraction = causal ? 1.0 - window / (2.0 * tokens) : 1.0;
+        }
+        const double flops = 2.0 * M * ctx * heads * (QkHeadDim(m) + VHeadDim(m));
+        const double q_and_out = M * heads * (QkHeadDim(m) + VHeadDim(m)) * c.bpe;
+        const double bytes = batch * ctx * kv_token + q_and_out;
+        PassCost one;
+        Add(one, AttentionTime(c.dev, flops, fraction, bytes));
+        return one;
+    };
+    const double window_layers = WindowLayers(m);
+    PassCost total;
+    Add(total, layer(0), m.layers - window_layers);
+    if (window_layers > 0) {
+        Add(total, layer(m.sliding_window), window_layers);
     }
+    return total;
+}
+
+// One forward pass of `batch` sequences adding `tokens` tokens each over `context` tokens.
+PassCost ForwardPass(const PassContext& c, double batch, double tokens, double context,
+                     bool causal) {
+    PassCost p = LinearCost(c, batch * tokens, batch);
+    Add(p, AttentionCost(c, batch, tokens, context, causal));
+    return p;
+}
+
+// Static-batch request checks (the estimate's own fields).
+Status ValidateInferenceRequest(const InferenceRequest& req) {
     if (req.batch_size < 1 || req.batch_size > kMaxBatchSize) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "batch_size must be between 1 and " + std::to_string(kMaxBatchSize),
@@ -99,26 +227,29 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
         return MakeError(ErrorCode::kInvalidArgument,
                          "memory_overhead_gb must be between 0 and 10000", "/memory_overhead_gb");
     }
-    auto model = DeriveModel(req.model);
-    if (!model.ok()) {
-        return model.error();
-    }
-    const ResolvedModel& m = model.value();
-    const int n = cluster.accelerator_count;
-    int tp = req.tensor_parallel.value_or(n);
-    if (tp < 1 || tp > n || n % tp != 0) {
+    if (req.concurrency && req.requests_per_second) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "tensor_parallel must divide the hardware count (" + std::to_string(n) + ")",
-                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/count");
+                         "give at most one of concurrency and requests_per_second",
+                         "/requests_per_second");
     }
-    if (m.attention_heads % tp != 0) {
+    if (req.concurrency && (*req.concurrency < 1 || *req.concurrency > kMaxBatchSize)) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "tensor parallel degree " + std::to_string(tp) +
-                             " must divide attention_heads (" + std::to_string(m.attention_heads) +
-                             "); set tensor_parallel",
-                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/count");
+                         "concurrency must be between 1 and " + std::to_string(kMaxBatchSize),
+                         "/concurrency");
     }
-    auto device = MakeDeviceModel(cluster.accelerator, req.precision, req.efficiency);
+    if (req.requests_per_second &&
+        !(std::isfinite(*req.requests_per_second) && *req.requests_per_second > 0 &&
+          *req.requests_per_second <= kMaxServingRequestsPerSecond)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "requests_per_second must be above 0 and at most 1000000",
+                         "/requests_per_second");
+    }
+    return Ok{};
+}
+
+// The serving engine's device model: serving bandwidth unless the caller set one.
+Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator& accelerator) {
+    auto device = MakeDeviceModel(accelerator, req.precision, req.efficiency);
     if (!device.ok()) {
         return device.error();
     }
@@ -135,18 +266,223 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
             }
         }
     }
+    return dev;
+}
+
+// KV cache of fp4 weights defaults to fp8: serving engines offer no fp4 KV cache (vLLM's
+// --kv-cache-dtype is auto, fp8, fp8_e4m3 or fp8_e5m2).
+Precision DefaultKvPrecision(Precision weights) {
+    return weights == Precision::kFp4 ? Precision::kFp8 : weights;
+}
+
+// Continuous batching on one replica (see ServingPoint).
+class ServingModel {
+public:
+    ServingModel(const PassContext& c, const InferenceRequest& req, double capacity_gb,
+                 double overhead_gb, const std::string& accelerator_id)
+        : c_(c),
+          in_(req.input_tokens),
+          out_(req.output_tokens),
+          step_overhead_s_(req.step_overhead_s.value_or(0.0)) {
+        const bool large = capacity_gb * kGb >= kLargeDeviceMemoryGib * kGib &&
+                           accelerator_id.find("a100") == std::string::npos;
+        max_num_seqs_ = large ? kLargeDeviceMaxNumSeqs : kSmallDeviceMaxNumSeqs;
+        max_num_batched_tokens_ =
+            large ? kLargeDeviceMaxNumBatchedTokens : kSmallDeviceMaxNumBatchedTokens;
+        const ResolvedModel& m = c.m;
+        const double weights_gb = m.params * c.bpe / c.tp / kGb;
+        const double act_per_token =
+            (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / c.tp) * c.bpe;
+        kv_budget_gb_ = capacity_gb * kServingGpuMemoryUtilization - weights_gb - overhead_gb -
+                        max_num_batched_tokens_ * act_per_token / kGb;
+        const double kv_per_seq_gb =
+            KvBytesPerSequence(m, c.tp, c.kv_bpe, in_ + out_ / 2.0) / kGb;
+        kv_limit_ = kv_budget_gb_ > 0
+                        ? static_cast<int>(std::min(std::floor(kv_budget_gb_ / kv_per_seq_gb),
+                                                    static_cast<double>(kMaxBatchSize)))
+                        : 0;
+        running_limit_ = std::min(kv_limit_, max_num_seqs_);
+    }
+
+    int RunningLimit() const { return running_limit_; }
+
+    // Steady state with `running` sequences decoding and `queued` waiting.
+    ServingPoint At(double running, double queued) const {
+        ServingPoint p;
+        p.running_sequences = running;
+        p.queued_requests = queued;
+        p.concurrency = running + queued;
+        p.kv_cache_bound = queued > 0 && kv_limit_ <= max_num_seqs_;
+        p.prefill_tokens_per_step = running * in_ / out_;
+        const double step = StepSeconds(running, p.prefill_tokens_per_step);
+        // A new prompt waits on average half a step, then runs in chunks of the budget the
+        // running sequences leave.
+        const double chunk = std::max(1.0, std::min(in_, max_num_batched_tokens_ - running));
+        const double chunks = std::ceil(in_ / chunk);
+        const double first_token = 0.5 * step + chunks * StepSeconds(running, chunk);
+        const double service = first_token + (out_ - 1.0) * step;
+        p.inter_token_latency_ms = step * 1e3;
+        p.requests_per_second = running / (out_ * step);
+        p.output_tokens_per_second = running / step;
+        // Queued requests wait their turn: Little's law gives the time in the system.
+        const double in_system = std::max(service, p.concurrency / p.requests_per_second);
+        p.time_to_first_token_ms = (first_token + in_system - service) * 1e3;
+        p.request_latency_ms = in_system * 1e3;
+        return p;
+    }
+
+    ServingPoint AtConcurrency(double concurrency) const {
+        const double running = std::min(concurrency, static_cast<double>(running_limit_));
+        return At(running, concurrency - running);
+    }
+
+    // The running batch that serves `rate` requests/s (bisection: throughput grows with
+    // batch); saturated when even the running limit serves less.
+    ServingPoint AtRate(double rate, bool* saturated) const {
+        const ServingPoint full = At(running_limit_, 0);
+        *saturated = full.requests_per_second < rate;
+        if (*saturated) {
+            return full;
+        }
+        double lo = 0;
+        double hi = running_limit_;
+        for (int i = 0; i < kRateSolveSteps; ++i) {
+            const double mid = 0.5 * (lo + hi);
+            (At(mid, 0).requests_per_second < rate ? lo : hi) = mid;
+        }
+        return At(hi, 0);
+    }
+
+    std::vector<ServingPoint> Curve() const {
+        std::vector<ServingPoint> curve;
+        for (int n = 1; n < running_limit_; n *= 2) {
+            curve.push_back(At(n, 0));
+        }
+        if (running_limit_ >= 1) {
+            curve.push_back(At(running_limit_, 0));
+        }
+        return curve;
+    }
+
+    ServingEstimate Describe() const {
+        ServingEstimate s;
+        s.kv_cache_budget_gb_per_accelerator = kv_budget_gb_;
+        s.kv_cache_limit_sequences = kv_limit_;
+        s.max_num_seqs = max_num_seqs_;
+        s.max_num_batched_tokens = max_num_batched_tokens_;
+        s.curve = Curve();
+        return s;
+    }
+
+private:
+    // One engine step: `running` decode tokens at the mean context plus `prefill` prompt
+    // tokens (their attention as that share of whole causal prompts); weights read once.
+    double StepSeconds(double running, double prefill) const {
+        const double prompts = prefill / in_;
+        PassCost step = LinearCost(c_, running + prefill, running + prompts);
+        Add(step, AttentionCost(c_, running, 1, in_ + out_ / 2.0, false));
+        if (prefill > 0) {
+            Add(step, AttentionCost(c_, prompts, in_, in_, true));
+        }
+        return step.seconds + step_overhead_s_;
+    }
+
+    const PassContext& c_;
+    double in_;
+    double out_;
+    double step_overhead_s_;
+    int max_num_seqs_ = 0;
+    int max_num_batched_tokens_ = 0;
+    double kv_budget_gb_ = 0;
+    int kv_limit_ = 0;
+    int running_limit_ = 0;
+};
+
+void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumptions& echo) {
+    echo.push_back({"gpu_memory_utilization", kServingGpuMemoryUtilization, "fraction",
+                    "share of device memory the engine may use for weights, activations and "
+                    "KV cache",
+                    "vLLM --gpu-memory-utilization default"});
+    echo.push_back({"max_num_seqs", static_cast<double>(s.max_num_seqs), "sequences",
+                    "most sequences one engine step decodes",
+                    "vLLM EngineArgs.get_batch_defaults, OpenAI server: 1024 on devices of 70 GiB "
+                    "or more other than A100, else 256"});
+    echo.push_back({"max_num_batched_tokens", static_cast<double>(s.max_num_batched_tokens),
+                    "tokens", "token budget of one engine step (decode tokens first, then prompt "
+                              "chunks)",
+                    "vLLM EngineArgs.get_batch_defaults, OpenAI server: 8192 on devices of 70 "
+                    "GiB or more other than A100, else 2048"});
+    echo.push_back({"serving_mean_context_tokens",
+                    req.input_tokens + req.output_tokens / 2.0, "tokens",
+                    "context a running sequence holds on average (KV-cache limit and decode "
+                    "attention)",
+                    "derived: input + output / 2 (paged KV cache grows with the sequence)"});
+}
+
+}  // namespace
+
+double ExpectedTouchedExperts(double experts, double top_k, double tokens) {
+    return TouchedExperts(experts, top_k, tokens);
+}
+
+double KvCacheBytesPerSequence(const ResolvedModel& model, int tensor_parallel,
+                               double kv_bytes_per_element, double tokens) {
+    return KvBytesPerSequence(model, tensor_parallel, kv_bytes_per_element, tokens);
+}
+
+Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) {
+        return s.error();
+    }
+    if (auto s = ValidateInferenceRequest(req); !s.ok()) {
+        return s.error();
+    }
+    auto model = DeriveModel(req.model);
+    if (!model.ok()) {
+        return model.error();
+    }
+    return EstimateInference(req, cluster, model.value());
+}
+
+Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
+                                            const ResolvedModel& m) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) {
+        return s.error();
+    }
+    if (auto s = ValidateInferenceRequest(req); !s.ok()) {
+        return s.error();
+    }
+    const int n = cluster.accelerator_count;
+    int tp = req.tensor_parallel.value_or(n);
+    if (tp < 1 || tp > n || n % tp != 0) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "tensor_parallel must divide the hardware count (" + std::to_string(n) + ")",
+                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/count");
+    }
+    if (m.attention_heads % tp != 0) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "tensor parallel degree " + std::to_string(tp) +
+                             " must divide attention_heads (" + std::to_string(m.attention_heads) +
+                             "); set tensor_parallel",
+                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/count");
+    }
+    auto device = ServingDevice(req, cluster.accelerator);
+    if (!device.ok()) {
+        return device.error();
+    }
+    const DeviceModel& dev = device.value();
     ClusterLinks links = MakeClusterLinks(cluster, dev);
-    const double bpe = BytesPerElement(req.precision);
-    const Precision kv_precision = req.kv_cache_precision.value_or(req.precision);
-    const double kv_bpe = BytesPerElement(kv_precision);
+    const Precision kv_precision = req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
+    const PassContext ctx{m, dev, links, tp, BytesPerElement(req.precision),
+                          BytesPerElement(kv_precision)};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;
     const double in = req.input_tokens, out_tokens = req.output_tokens;
 
-    PassCost prefill = ForwardPass(m, dev, links, tp, batch, in, in, true, bpe, kv_bpe);
+    PassCost prefill = ForwardPass(ctx, batch, in, in, true);
     double mean_context = in + out_tokens / 2.0;
-    PassCost decode = ForwardPass(m, dev, links, tp, batch, 1, mean_context, false, bpe, kv_bpe);
+    PassCost decode = ForwardPass(ctx, batch, 1, mean_context, false);
     decode.seconds += step_overhead;
 
     InferenceEstimate e;
@@ -163,10 +499,9 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     e.prefill_bound = prefill.compute_s >= prefill.memory_s ? "compute" : "memory";
     e.decode_bound = decode.compute_s >= decode.memory_s ? "compute" : "memory";
 
-    const double kv_per_token = 2.0 * m.layers * static_cast<double>(m.kv_heads) * m.head_dim * kv_bpe / tp;
-    const double kv_per_seq = kv_per_token * (in + out_tokens);
-    const double act_per_seq = in * (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / tp) * bpe;
-    e.weights_gb_per_accelerator = m.params * bpe / tp / kGb;
+    const double kv_per_seq = KvBytesPerSequence(m, tp, ctx.kv_bpe, in + out_tokens);
+    const double act_per_seq = in * (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / tp) * ctx.bpe;
+    e.weights_gb_per_accelerator = m.params * ctx.bpe / tp / kGb;
     e.kv_cache_gb_per_accelerator = kv_per_seq * batch / kGb;
     e.memory_per_accelerator_gb = e.weights_gb_per_accelerator + e.kv_cache_gb_per_accelerator +
                                   act_per_seq * batch / kGb + overhead_gb;
@@ -180,6 +515,26 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
 
     e.assumptions = dev.assumptions;
     e.assumptions.insert(e.assumptions.end(), links.assumptions.begin(), links.assumptions.end());
+    if (req.concurrency || req.requests_per_second) {
+        const ServingModel serving(ctx, req, e.memory_capacity_gb, overhead_gb,
+                                   cluster.accelerator.id);
+        ServingEstimate s = serving.Describe();
+        if (serving.RunningLimit() < 1) {
+            // The weights leave no room for a single sequence's KV cache.
+            s.mode = req.concurrency ? "concurrency" : "request_rate";
+            s.offered_requests_per_second = req.requests_per_second;
+            s.saturated = true;
+        } else if (req.concurrency) {
+            s.mode = "concurrency";
+            s.point = serving.AtConcurrency(*req.concurrency);
+        } else {
+            s.mode = "request_rate";
+            s.offered_requests_per_second = *req.requests_per_second;
+            s.point = serving.AtRate(*req.requests_per_second, &s.saturated);
+        }
+        EchoServing(req, s, e.assumptions);
+        e.serving = std::move(s);
+    }
     e.assumptions.push_back({"step_overhead_s", step_overhead, "s",
                              "fixed cost per decode step (sampling, scheduling)",
                              req.step_overhead_s ? "request" : "default 0"});
@@ -189,9 +544,12 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     e.assumptions.push_back({"mean_decode_context_tokens", mean_context, "tokens",
                              "decode step evaluated at input + output / 2 (KV traffic is linear in "
                              "context)", "derived"});
-    e.assumptions.push_back({"kv_cache_bytes_per_element", kv_bpe, "bytes",
+    e.assumptions.push_back({"kv_cache_bytes_per_element", ctx.kv_bpe, "bytes",
                              "KV cache precision " + std::string(PrecisionName(kv_precision)),
-                             req.kv_cache_precision ? "request" : "same as precision"});
+                             req.kv_cache_precision ? "request"
+                             : req.precision == Precision::kFp4
+                                 ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
+                                 : "same as precision"});
     Assumptions derivation = ModelDerivationAssumptions();
     e.assumptions.insert(e.assumptions.end(), derivation.begin(), derivation.end());
     return e;

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "pricing/accelerator.hpp"
 #include "pricing/assumption.hpp"
@@ -25,6 +27,40 @@ struct InferenceRequest {
     // Fixed cost per decode step (sampling, scheduling), seconds. Default 0.
     std::optional<double> step_overhead_s;
     std::optional<double> memory_overhead_gb;
+    // Continuous batching as vLLM/SGLang serve (at most one of the two): `concurrency`
+    // requests kept in the system (closed loop: a finished request is replaced at once), or
+    // requests arriving at `requests_per_second` (open loop). Either adds `serving`.
+    std::optional<int> concurrency;
+    std::optional<double> requests_per_second;
+};
+
+// One operating point of a replica under continuous batching. Every engine step decodes one
+// token of each running sequence and prefills prompt tokens in chunks within the step's
+// token budget; in steady state the prompt tokens prefilled per step are running x input /
+// output (a sequence finishes, and a new prompt enters, every `output` steps).
+struct ServingPoint {
+    double concurrency = 0;        // requests in the system (running + queued)
+    double running_sequences = 0;  // decoded together in every step
+    double queued_requests = 0;    // waiting for KV cache or a sequence slot
+    double prefill_tokens_per_step = 0;
+    double inter_token_latency_ms = 0;  // one engine step
+    double time_to_first_token_ms = 0;  // wait + prompt chunks (+ queueing)
+    double request_latency_ms = 0;      // arrival to last token (mean = median in this model)
+    double requests_per_second = 0;
+    double output_tokens_per_second = 0;
+    bool kv_cache_bound = false;  // running sequences held down by the KV-cache limit
+};
+
+struct ServingEstimate {
+    std::string mode;  // "concurrency" | "request_rate"
+    std::optional<double> offered_requests_per_second;
+    bool saturated = false;  // offered rate above what the replica can serve
+    ServingPoint point;
+    std::vector<ServingPoint> curve;  // concurrency 1, 2, 4, ... up to the running limit
+    double kv_cache_budget_gb_per_accelerator = 0;
+    int kv_cache_limit_sequences = 0;  // at the mean context input + output / 2
+    int max_num_seqs = 0;
+    int max_num_batched_tokens = 0;
 };
 
 struct InferenceEstimate {
@@ -44,6 +80,7 @@ struct InferenceEstimate {
     int max_batch_size = 0;  // largest batch whose KV cache fits at input+output tokens
     int tensor_parallel = 1;
     int replicas = 1;
+    std::optional<ServingEstimate> serving;
     ResolvedModel model;
     Assumptions assumptions;
 };
@@ -57,7 +94,40 @@ inline constexpr int kMaxBatchSize = 1 << 20;
 inline constexpr double kServingBandwidthEfficiency = 0.65;
 inline constexpr int kMaxInferenceTokens = 1 << 24;
 
+// Engine defaults of vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
+// EngineArgs.get_batch_defaults and --gpu-memory-utilization): devices with at least 70 GiB
+// that are not A100 get a step budget of 8192 tokens and 1024 sequences, others 2048 and 256;
+// the engine may use 0.9 of device memory for weights, activations and the KV cache.
+inline constexpr double kServingGpuMemoryUtilization = 0.9;
+inline constexpr int kLargeDeviceMaxNumBatchedTokens = 8192;
+inline constexpr int kLargeDeviceMaxNumSeqs = 1024;
+inline constexpr int kSmallDeviceMaxNumBatchedTokens = 2048;
+inline constexpr int kSmallDeviceMaxNumSeqs = 256;
+inline constexpr double kLargeDeviceMemoryGib = 70.0;
+inline constexpr double kMaxServingRequestsPerSecond = 1e6;
+
+// Static batch: prefill of batch x input tokens (TTFT), decode steps at the mean context
+// (ITL), memory and the largest batch that fits. With `concurrency` or `requests_per_second`
+// also `serving`: continuous batching under the KV-cache limit with vLLM's engine defaults.
+// kInvalidArgument naming the field for bad input or a TP degree that does not divide the
+// hardware or the heads; the roofline's errors for an unsupported precision.
 [[nodiscard]] Result<InferenceEstimate> EstimateInference(const InferenceRequest& request,
                                                           const ClusterSpec& cluster);
+// The same for a model already derived (request.model is not read).
+[[nodiscard]] Result<InferenceEstimate> EstimateInference(const InferenceRequest& request,
+                                                          const ClusterSpec& cluster,
+                                                          const ResolvedModel& model);
+
+// Expected number of distinct experts that `tokens` tokens touch when each picks `top_k` of
+// `experts` uniformly: E (1 - (1 - k/E)^tokens) (E when k >= E). A decode step reads only
+// these experts' weights, so small batches of a large MoE read a fraction of its weights.
+double ExpectedTouchedExperts(double experts, double top_k, double tokens);
+
+// KV-cache bytes one sequence of `tokens` tokens holds on one of `tensor_parallel`
+// accelerators: MLA caches kv_lora_rank + qk_rope_head_dim elements per layer, replicated on
+// every rank; otherwise K and V of max(1, kv_heads / tp) heads; layers with a sliding window
+// hold at most the window.
+double KvCacheBytesPerSequence(const ResolvedModel& model, int tensor_parallel,
+                               double kv_bytes_per_element, double tokens);
 
 }  // namespace gpucost::pricing::estimate

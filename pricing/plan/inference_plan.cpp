@@ -62,6 +62,155 @@ Status InferencePlanRequest::Validate() const {
     return check.Done();
 }
 
+namespace {
+
+bool MeetsLatency(const InferencePlanRequest& request, const estimate::ServingPoint& p) {
+    return (!request.max_time_to_first_token_ms ||
+            p.time_to_first_token_ms <= *request.max_time_to_first_token_ms) &&
+           (!request.max_inter_token_latency_ms ||
+            p.inter_token_latency_ms <= *request.max_inter_token_latency_ms);
+}
+
+// One tensor-parallel degree on one shape: the largest power-of-two concurrency per replica
+// (up to the engine's running limit, which the KV cache and max_num_seqs set) whose
+// continuous-batching TTFT and ITL meet the targets (binary search: both grow with
+// concurrency). Sets `reason`/`example` on the choice when the degree cannot serve.
+std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request,
+                                             const estimate::ClusterSpec& cluster, int tp,
+                                             ShapeChoice& best, std::size_t& estimates,
+                                             Status& failure) {
+    auto run = [&](int concurrency) {
+        estimate::InferenceRequest r = request.workload;
+        r.batch_size = 1;
+        r.tensor_parallel = tp;
+        r.concurrency = concurrency;
+        r.requests_per_second.reset();
+        ++estimates;
+        return estimate::EstimateInference(r, cluster);
+    };
+    auto first = run(1);
+    if (!first.ok()) {
+        const std::string& f = first.error().field;
+        if (f == "/precision") {
+            best.reason = "precision_unsupported";
+            best.example = first.error().message;
+        } else if (f == "/hardware/count" || f == "/tensor_parallel") {
+            best.example = "tensor parallel " + std::to_string(tp) +
+                           " does not divide the model's attention heads";
+        } else {
+            failure = first.error();
+        }
+        return std::nullopt;
+    }
+    const estimate::InferenceEstimate& one = first.value();
+    if (!one.fits_in_memory || !one.serving || one.serving->kv_cache_limit_sequences < 1) {
+        best.example = "weights and KV cache need " + Fixed(one.memory_per_accelerator_gb, 1) +
+                       " GB per accelerator at tensor parallel " + std::to_string(tp) + "; " +
+                       cluster.accelerator.id + " has " + Fixed(one.memory_capacity_gb, 1) +
+                       " GB (the engine uses " +
+                       Fixed(estimate::kServingGpuMemoryUtilization * 100, 0) + " %)";
+        return std::nullopt;
+    }
+    if (!MeetsLatency(request, one.serving->point)) {
+        if (best.reason == "does_not_fit") {
+            best.reason = "latency_target_unmet";
+            best.example = "one request at tensor parallel " + std::to_string(tp) + " gives " +
+                           Fixed(one.serving->point.time_to_first_token_ms, 1) +
+                           " ms to first token and " +
+                           Fixed(one.serving->point.inter_token_latency_ms, 2) +
+                           " ms between tokens";
+        }
+        return std::nullopt;
+    }
+    const int limit = std::min(one.serving->max_num_seqs,
+                               std::max(1, one.serving->kv_cache_limit_sequences));
+    std::vector<int> levels;
+    for (int c = 1; c < limit && c <= kMaxPlanBatchSize; c *= 2) {
+        levels.push_back(c);
+    }
+    if (limit <= kMaxPlanBatchSize) {
+        levels.push_back(limit);
+    }
+    ShapeChoice choice;
+    choice.ok = true;
+    choice.tensor_parallel = tp;
+    choice.batch_size = 1;
+    choice.estimate = one;
+    std::size_t lo = 1;
+    std::size_t hi = levels.size();  // search [lo, hi)
+    while (lo < hi) {
+        const std::size_t mid = (lo + hi) / 2;
+        auto e = run(levels[mid]);
+        if (e.ok() && e.value().serving && MeetsLatency(request, e.value().serving->point)) {
+            choice.estimate = e.value();
+            choice.batch_size = levels[mid];
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return choice;
+}
+
+// The option for offering `o` on its shape's choice: whole instances for the replicas the
+// traffic needs, plus spare replicas on spot (kSpotServingSpareReplicaFraction, at least one).
+InferencePlanOption BuildOption(const InferencePlanRequest& request, const InferencePlan& plan,
+                                const Offering& o, const ShapeChoice& s, double utilization) {
+    const double in = request.workload.input_tokens;
+    const double out = request.workload.output_tokens;
+    const estimate::ServingPoint& point = s.estimate.serving->point;
+    InferencePlanOption opt;
+    opt.offering = &o;
+    opt.tensor_parallel = s.tensor_parallel;
+    opt.batch_size = s.batch_size;
+    const int needed =
+        std::max(1, static_cast<int>(std::ceil(s.instances * s.replicas_per_instance - 1e-9)));
+    if (o.price_type == PriceType::kSpot) {
+        opt.spare_replicas = std::max(
+            1, static_cast<int>(std::ceil(needed * kSpotServingSpareReplicaFraction - 1e-9)));
+        opt.reasoning =
+            "spot: " + std::to_string(opt.spare_replicas) + " spare replica(s) added to the " +
+            std::to_string(needed) + " the traffic needs (" +
+            Fixed(kSpotServingSpareReplicaFraction * 100, 0) +
+            " %, at least one): a reclaim gives about 2 minutes' notice while a replacement "
+            "replica needs a new instance, the container and the weights loaded (about " +
+            Fixed(kDefaultRestartMinutes, 0) + " minutes), and reclaims often take several "
+            "instances of a pool at once" +
+            (o.spot_interruption ? "; interruption bucket " + o.spot_interruption->label : "");
+    }
+    opt.replicas = needed + opt.spare_replicas;
+    opt.instances = std::max(
+        1, static_cast<int>(std::ceil(opt.replicas / s.replicas_per_instance - 1e-9)));
+    opt.accelerators = opt.instances * o.accelerator_count;
+    opt.time_to_first_token_ms = point.time_to_first_token_ms;
+    opt.inter_token_latency_ms = point.inter_token_latency_ms;
+    opt.output_tokens_per_second_per_replica = point.output_tokens_per_second;
+    opt.capacity_requests_per_second =
+        needed * point.output_tokens_per_second * utilization / out;
+    opt.monthly_cost_usd = opt.instances * o.price.usd_per_hour * kHoursPerMonth;
+    const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
+    const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
+    const double prefill_share =
+        point.request_latency_ms > 0
+            ? std::clamp(point.time_to_first_token_ms / point.request_latency_ms, 0.0, 1.0)
+            : 0.0;
+    opt.usd_per_million_input_tokens = usd_per_request * prefill_share / in * 1e6;
+    opt.usd_per_million_output_tokens = usd_per_request * (1.0 - prefill_share) / out * 1e6;
+    if (request.api_usd_per_million_input_tokens || request.api_usd_per_million_output_tokens) {
+        const double api = requests_per_month *
+                           (in * request.api_usd_per_million_input_tokens.value_or(0) +
+                            out * request.api_usd_per_million_output_tokens.value_or(0)) /
+                           1e6;
+        opt.api_monthly_cost_usd = api;
+        if (api > 0) {
+            opt.savings_vs_api_fraction = 1.0 - opt.monthly_cost_usd / api;
+        }
+    }
+    return opt;
+}
+
+}  // namespace
+
 Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const Catalog& catalog) {
     if (auto valid = request.Validate(); !valid.ok()) {
         return valid.error();
@@ -79,13 +228,6 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     std::map<std::string, std::string> examples;
     std::size_t filtered = 0;
 
-    auto meets_latency = [&](const estimate::InferenceEstimate& e) {
-        return (!request.max_time_to_first_token_ms ||
-                e.time_to_first_token_ms <= *request.max_time_to_first_token_ms) &&
-               (!request.max_inter_token_latency_ms ||
-                e.inter_token_latency_ms <= *request.max_inter_token_latency_ms);
-    };
-
     auto choose = [&](const Accelerator& accelerator, int per_node) -> Result<ShapeChoice> {
         ShapeChoice best;
         best.reason = "does_not_fit";
@@ -97,78 +239,24 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
             cluster.accelerator = accelerator;
             cluster.accelerator_count = tp;
             cluster.accelerators_per_node = tp;
-            auto run = [&](int batch) {
-                estimate::InferenceRequest r = request.workload;
-                r.batch_size = batch;
-                r.tensor_parallel = tp;
-                ++plan.estimates;
-                return estimate::EstimateInference(r, cluster);
-            };
-            auto first = run(1);
-            if (!first.ok()) {
-                const std::string& f = first.error().field;
-                if (f == "/precision") {
-                    best.reason = "precision_unsupported";
-                    best.example = first.error().message;
-                    return best;
-                }
-                if (f == "/hardware/count" || f == "/tensor_parallel") {
-                    best.example = first.error().message;
-                    continue;  // degree does not divide the heads
-                }
-                return first.error();
+            Status failure = Ok{};
+            auto chosen = ChooseConcurrency(request, cluster, tp, best, plan.estimates, failure);
+            if (!failure.ok()) {
+                return failure.error();
             }
-            if (!first.value().fits_in_memory) {
-                best.example = "weights and KV cache need " +
-                               Fixed(first.value().memory_per_accelerator_gb, 1) +
-                               " GB per accelerator at tensor parallel " + std::to_string(tp) +
-                               "; " + accelerator.id + " has " +
-                               Fixed(first.value().memory_capacity_gb, 1) + " GB";
+            if (best.reason == "precision_unsupported") {
+                return best;
+            }
+            if (!chosen) {
                 continue;
             }
-            if (!meets_latency(first.value())) {
-                if (best.reason == "does_not_fit") {
-                    best.reason = "latency_target_unmet";
-                    best.example = "batch 1 at tensor parallel " + std::to_string(tp) +
-                                   " gives " + Fixed(first.value().time_to_first_token_ms, 1) +
-                                   " ms to first token and " +
-                                   Fixed(first.value().inter_token_latency_ms, 2) +
-                                   " ms between tokens";
-                }
-                continue;
-            }
-            // Largest power-of-two batch within memory and latency (latency grows with batch).
-            std::vector<int> batches;
-            const int cap = std::min(kMaxPlanBatchSize, std::max(1, first.value().max_batch_size));
-            for (int b = 1; b <= cap; b *= 2) {
-                batches.push_back(b);
-            }
-            estimate::InferenceEstimate chosen = first.value();
-            int chosen_batch = 1;
-            std::size_t lo = 1;
-            std::size_t hi = batches.size();  // search [lo, hi)
-            while (lo < hi) {
-                const std::size_t mid = (lo + hi) / 2;
-                auto e = run(batches[mid]);
-                if (e.ok() && e.value().fits_in_memory && meets_latency(e.value())) {
-                    chosen = e.value();
-                    chosen_batch = batches[mid];
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            const double per_instance = static_cast<double>(per_node / tp);
-            const double replicas = plan.output_tokens_per_second /
-                                    (chosen.output_tokens_per_second * utilization);
-            const double instances = replicas / per_instance;
-            if (!best.ok || instances < best.instances) {
-                best.ok = true;
-                best.tensor_parallel = tp;
-                best.batch_size = chosen_batch;
-                best.estimate = chosen;
-                best.replicas_per_instance = per_instance;
-                best.instances = instances;
+            const estimate::ServingPoint& point = chosen->estimate.serving->point;
+            chosen->replicas_per_instance = static_cast<double>(per_node / tp);
+            const double replicas =
+                plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
+            chosen->instances = replicas / chosen->replicas_per_instance;
+            if (!best.ok || chosen->instances < best.instances) {
+                best = *chosen;
             }
         }
         return best;
@@ -180,6 +268,11 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
             !Allowed(request.price_types, o.price_type) || !Allowed(request.regions, o.region) ||
             !Allowed(request.accelerators, o.accelerator) || o.accelerator_count < 1) {
             ++filtered;
+            continue;
+        }
+        if (request.price_types.empty() && o.price_type == PriceType::kSpot) {
+            // A service must stay up: spot is planned only when price_types names it.
+            ++skipped["spot_not_requested"];
             continue;
         }
         const std::pair<std::string, int> key{o.accelerator, o.accelerator_count};
@@ -206,46 +299,21 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
             ++skipped["traffic_too_large"];
             continue;
         }
-        InferencePlanOption opt;
-        opt.offering = &o;
-        opt.tensor_parallel = s.tensor_parallel;
-        opt.batch_size = s.batch_size;
-        opt.instances = std::max(1, static_cast<int>(std::ceil(s.instances - 1e-9)));
-        opt.replicas = static_cast<int>(std::ceil(s.instances * s.replicas_per_instance - 1e-9));
-        opt.replicas = std::max(1, opt.replicas);
-        opt.accelerators = opt.instances * o.accelerator_count;
-        opt.time_to_first_token_ms = s.estimate.time_to_first_token_ms;
-        opt.inter_token_latency_ms = s.estimate.inter_token_latency_ms;
-        opt.output_tokens_per_second_per_replica = s.estimate.output_tokens_per_second;
-        opt.capacity_requests_per_second = opt.instances * s.replicas_per_instance *
-                                           s.estimate.output_tokens_per_second * utilization / out;
-        opt.monthly_cost_usd = opt.instances * o.price.usd_per_hour * kHoursPerMonth;
-        const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
-        const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
-        const double prefill_share =
-            s.estimate.request_latency_ms > 0
-                ? std::clamp(s.estimate.time_to_first_token_ms / s.estimate.request_latency_ms,
-                             0.0, 1.0)
-                : 0.0;
-        opt.usd_per_million_input_tokens = usd_per_request * prefill_share / in * 1e6;
-        opt.usd_per_million_output_tokens = usd_per_request * (1.0 - prefill_share) / out * 1e6;
-        if (request.api_usd_per_million_input_tokens || request.api_usd_per_million_output_tokens) {
-            const double api = requests_per_month *
-                               (in * request.api_usd_per_million_input_tokens.value_or(0) +
-                                out * request.api_usd_per_million_output_tokens.value_or(0)) /
-                               1e6;
-            opt.api_monthly_cost_usd = api;
-            if (api > 0) {
-                opt.savings_vs_api_fraction = 1.0 - opt.monthly_cost_usd / api;
-            }
-        }
-        all.push_back(opt);
+        all.push_back(BuildOption(request, plan, o, s, utilization));
     }
 
     plan.total_options = all.size();
+    // Cheapest first; equal costs break by the other criterion (latency: ITL, then TTFT),
+    // then by offering id so the order never depends on the catalog's.
     auto cheaper = [](const InferencePlanOption& a, const InferencePlanOption& b) {
         if (a.monthly_cost_usd != b.monthly_cost_usd) {
             return a.monthly_cost_usd < b.monthly_cost_usd;
+        }
+        if (a.inter_token_latency_ms != b.inter_token_latency_ms) {
+            return a.inter_token_latency_ms < b.inter_token_latency_ms;
+        }
+        if (a.time_to_first_token_ms != b.time_to_first_token_ms) {
+            return a.time_to_first_token_ms < b.time_to_first_token_ms;
         }
         return a.offering->id < b.offering->id;
     };
@@ -265,8 +333,16 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
                                     "average load as a share of a replica's maximum throughput",
                                     request.utilization.has_value(),
                                     "default: judgement (serving fleets target 60-80%)"));
+    plan.assumptions.push_back({"spot_spare_replica_fraction", kSpotServingSpareReplicaFraction,
+                                "fraction",
+                                "spare replicas added on spot, of the replicas the traffic "
+                                "needs (at least one)",
+                                "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to "
+                                "start a replacement replica; reclaims hit several instances of "
+                                "a pool together"});
     plan.assumptions.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
-                                "largest batch per replica the planner tries",
+                                "most concurrent requests per replica the planner tries (also "
+                                "capped by the engine's max_num_seqs and the KV cache)",
                                 "default: planner bound"});
     plan.assumptions.push_back({"hours_per_month", kHoursPerMonth, "h", "8760 / 12", "definition"});
     return plan;

@@ -17,8 +17,14 @@ namespace gpucost::pricing::plan {
 // uneven load: capacity is sized so that average load is this fraction of the maximum.
 // Judgement (serving teams commonly target 60-80 % average utilisation).
 inline constexpr double kDefaultServingUtilization = 0.7;
-// Largest batch the planner considers per replica.
-inline constexpr int kMaxPlanBatchSize = 256;
+// Most concurrent requests per replica the planner considers (the engine's max_num_seqs and
+// the KV cache may cap lower).
+inline constexpr int kMaxPlanBatchSize = 1024;
+// Spare replicas added when serving on spot, as a fraction of the replicas the traffic needs
+// (at least one). Judgement: a reclaim gives about 2 minutes' notice (AWS) while starting a
+// replacement replica (instance, container, weights) takes about kDefaultRestartMinutes, and
+// reclaims often take several instances of one pool together.
+inline constexpr double kSpotServingSpareReplicaFraction = 0.25;
 inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
 
 // Traffic to serve: requests per second, or total (input + output) tokens per day, which
@@ -54,14 +60,16 @@ struct InferencePlanRequest {
 struct InferencePlanOption {
     const Offering* offering = nullptr;  // into the catalog given to PlanInference
     int tensor_parallel = 1;
-    int batch_size = 1;
-    int replicas = 0;
+    int batch_size = 1;  // concurrent requests per replica (continuous batching)
+    int replicas = 0;    // including spare_replicas
+    int spare_replicas = 0;  // spot only
+    std::optional<std::string> reasoning;  // spot only: why the spares
     int instances = 0;
     int accelerators = 0;  // instances x accelerators per instance
     double time_to_first_token_ms = 0;
     double inter_token_latency_ms = 0;
     double output_tokens_per_second_per_replica = 0;
-    double capacity_requests_per_second = 0;  // at the planned utilisation
+    double capacity_requests_per_second = 0;  // without spares, at the planned utilisation
     double monthly_cost_usd = 0;
     double usd_per_million_input_tokens = 0;
     double usd_per_million_output_tokens = 0;
@@ -80,10 +88,13 @@ struct InferencePlan {
     Assumptions assumptions;
 };
 
-// For each matching offering: the smallest tensor-parallel degree (power of two within one
-// instance) whose weights and KV cache fit, and larger ones up to the whole instance; for
-// each, the largest batch (power of two, <= kMaxPlanBatchSize and the KV-cache limit) that
-// meets the latency targets; the degree with the lowest monthly cost wins. Cost per million
+// For each matching offering (spot only when `price_types` names it): every tensor-parallel
+// degree (power of two within one instance) whose weights and KV cache fit; for each, the
+// largest power-of-two concurrency per replica (<= kMaxPlanBatchSize and the engine's running
+// limit) whose continuous-batching TTFT and ITL (EstimateInference's `serving`) meet the
+// targets; the degree needing the fewest instances wins. Options missing a target are skipped
+// and counted (`latency_target_unmet`). Spot options carry spare replicas. Ranked by monthly
+// cost, ties by ITL, TTFT, then offering id. Cost per million
 // tokens splits each request's cost between prefill (input) and decode (output) by their
 // share of the request's time. Instances sharing (accelerator, count) are estimated once.
 [[nodiscard]] Result<InferencePlan> PlanInference(const InferencePlanRequest& request,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "pricing/plan/field_checker.hpp"
 
@@ -17,11 +18,17 @@ constexpr double kMaxDeadlineHours = 1e7;
 constexpr int kMaxNodes = 4096;
 // Above this ratio of expected spot time to job time the job practically never finishes.
 constexpr double kMaxExpectedSlowdown = 1e6;
+// One stretch's lost-time grid spans this many of its expected hours (see StretchSpread).
+constexpr double kStretchSpanMeans = 40.0;
+// Bound on how much finer than the deadline grid a stretch's grid may be.
+constexpr int kMaxGridHalvings = 40;
+// Grid masses below this are treated as empty at the tail of a lost-time distribution.
+constexpr double kNegligibleMass = 1e-16;
+// Stretches between checkpoints a job may be cut into (bounds the deadline computation's
+// binary powers and keeps the count exact in a double).
+constexpr double kMaxCheckpointStretches = 1e9;
 // Monthly percentage used for the open Spot Advisor bucket (>20%); see the header.
 constexpr double kOpenBucketPercentPerMonth = 30.0;
-constexpr double kPoissonNormalApproxMean = 1e4;
-// Tolerated-interruption counts scanned when the deadline estimate needs its envelope.
-constexpr double kMaxDeadlineScan = 256;
 
 
 std::string Usd(double value) { return "$" + Fixed(value, 2); }
@@ -58,76 +65,287 @@ double DalyCheckpointIntervalHours(double checkpoint_hours, double interruptions
            checkpoint_hours;
 }
 
+CheckpointLayout LayOutCheckpoints(double work_hours, double interval_hours,
+                                   double checkpoint_hours) {
+    CheckpointLayout layout;
+    if (interval_hours >= work_hours) {
+        layout.last_stretch_hours = work_hours;
+    } else {
+        layout.full_stretches = std::ceil(work_hours / interval_hours) - 1.0;
+        layout.full_stretch_hours = interval_hours + checkpoint_hours;
+        layout.last_stretch_hours = work_hours - layout.full_stretches * interval_hours;
+    }
+    layout.failure_free_hours = work_hours + layout.full_stretches * checkpoint_hours;
+    return layout;
+}
+
+namespace {
+
+// Daly's exact expectation of one stretch of `stretch_hours` with restart time R: a failed
+// attempt is followed by a restart that is itself repeated until it runs R hours unbroken.
+double ExpectedStretchHours(double stretch_hours, double mean_hours_between, double restart_hours) {
+    return mean_hours_between * std::exp(restart_hours / mean_hours_between) *
+           std::expm1(stretch_hours / mean_hours_between);
+}
+
+// Lost time as masses on the grid 0, h, 2h, ... (cells + 1 points); mass beyond the last
+// point has missed the deadline and is dropped.
+using LostTime = std::vector<double>;
+
+// Adds `mass` at `hours`, split between the two nearest grid points so its mean is kept.
+void Deposit(LostTime& grid, double cell_hours, double hours, double mass) {
+    const double position = hours / cell_hours;
+    const double last = static_cast<double>(grid.size() - 1);
+    if (!(position <= last)) {
+        return;
+    }
+    const double lower = std::floor(position);
+    const double upper_share = position - lower;
+    const auto i = static_cast<std::size_t>(lower);
+    grid[i] += mass * (1.0 - upper_share);
+    if (upper_share > 0) {
+        grid[i + 1] += mass * upper_share;
+    }
+}
+
+// Mean of an exponential of rate `rate` conditioned on falling in [0, width).
+double TruncatedExponentialMean(double rate, double width) {
+    const double x = rate * width;
+    if (x < 1e-4) {
+        return width / 2.0 - rate * width * width / 12.0;
+    }
+    return 1.0 / rate - width / std::expm1(x);
+}
+
+// Time lost by one failed attempt at a stretch of `hours`: exponential truncated to it.
+LostTime FailedAttempt(std::size_t cells, double cell_hours, double rate, double hours) {
+    LostTime grid(cells + 1, 0.0);
+    const double span = std::min(hours, cell_hours * static_cast<double>(cells));
+    const double total = -std::expm1(-rate * hours);
+    for (std::size_t k = 0; cell_hours * static_cast<double>(k) < span; ++k) {
+        const double lo = cell_hours * static_cast<double>(k);
+        const double hi = std::min(lo + cell_hours, hours);
+        const double mass = std::exp(-rate * lo) * -std::expm1(-rate * (hi - lo)) / total;
+        Deposit(grid, cell_hours, lo + TruncatedExponentialMean(rate, hi - lo), mass);
+    }
+    return grid;
+}
+
+// Index one past the last grid point holding more than kNegligibleMass: the tails of
+// geometric sums hold ever smaller masses across the whole grid that cannot change a
+// probability at double precision, and skipping them keeps the convolutions short.
+std::size_t Support(const LostTime& a) {
+    std::size_t n = a.size();
+    while (n > 1 && a[n - 1] <= kNegligibleMass) {
+        --n;
+    }
+    return n;
+}
+
+// Distribution of a + b, cut at the grid's end.
+LostTime Convolve(const LostTime& a, const LostTime& b) {
+    LostTime sum(a.size(), 0.0);
+    const std::size_t na = Support(a);
+    const std::size_t nb = Support(b);
+    // Plain pointers: this loop is most of a deadline probability's work, and unoptimised
+    // (Debug) builds pay a call per vector index.
+    const double* b_mass = b.data();
+    for (std::size_t i = 0; i < na; ++i) {
+        const std::size_t nj = std::min(nb, sum.size() - i);
+        const double a_mass = a[i];
+        double* out = sum.data() + i;
+        for (std::size_t j = 0; j < nj; ++j) {
+            out[j] += a_mass * b_mass[j];
+        }
+    }
+    return sum;
+}
+
+// Sum of a geometric number of independent `cost`s (failures before the first success, each
+// attempt succeeding with probability `success`): g = success * delta + (1 - success) cost * g.
+LostTime GeometricSum(const LostTime& cost, double success) {
+    LostTime g(cost.size(), 0.0);
+    const double failure = 1.0 - success;
+    const double self = 1.0 - failure * cost[0];
+    g[0] = success / self;
+    const std::size_t nc = Support(cost);
+    const double* c = cost.data();
+    double* out = g.data();
+    for (std::size_t i = 1; i < g.size(); ++i) {
+        double sum = 0;
+        const std::size_t nj = std::min(i + 1, nc);
+        for (std::size_t j = 1; j < nj; ++j) {
+            sum += c[j] * out[i - j];
+        }
+        out[i] = failure * sum / self;
+    }
+    return g;
+}
+
+// Distribution shifted later by `hours`.
+LostTime Shift(const LostTime& a, double cell_hours, double hours) {
+    LostTime shifted(a.size(), 0.0);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] > 0) {
+            Deposit(shifted, cell_hours, cell_hours * static_cast<double>(i) + hours, a[i]);
+        }
+    }
+    return shifted;
+}
+
+// Lost time of one stretch of `hours`: failed attempts, each followed by a full restart.
+LostTime StretchLostTime(std::size_t cells, double cell_hours, const InterruptedRun& run,
+                         double hours) {
+    const double rate = run.interruptions_per_hour;
+    LostTime restart(cells + 1, 0.0);
+    restart[0] = 1.0;
+    if (run.restart_hours > 0) {
+        const LostTime broken_restarts = GeometricSum(
+            FailedAttempt(cells, cell_hours, rate, run.restart_hours),
+            std::exp(-rate * run.restart_hours));
+        restart = Shift(broken_restarts, cell_hours, run.restart_hours);
+    }
+    const LostTime failure = Convolve(FailedAttempt(cells, cell_hours, rate, hours), restart);
+    return GeometricSum(failure, std::exp(-rate * hours));
+}
+
+// A lost-time distribution on kDeadlineGridCells cells of `cell_hours`. Cells are the
+// deadline grid (slack / cells) halved j times: fine enough for one stretch's lost time, and
+// doubled (Coarsen) as sums grow, so the spread that putting masses on the grid adds is paid
+// once per doubling of the sum rather than once per interruption.
+struct Spread {
+    double cell_hours = 0;
+    LostTime mass;
+};
+
+// Doubles the cell width keeping every mean: point 2k stays at k, point 2k + 1 lies halfway
+// between k and k + 1 and is split evenly.
+void Coarsen(Spread& a) {
+    LostTime merged(a.mass.size(), 0.0);
+    for (std::size_t i = 0; i < a.mass.size(); ++i) {
+        const std::size_t k = i / 2;
+        if (i % 2 == 0) {
+            merged[k] += a.mass[i];
+        } else {
+            merged[k] += 0.5 * a.mass[i];
+            merged[k + 1] += 0.5 * a.mass[i];
+        }
+    }
+    a.cell_hours *= 2.0;
+    a.mass = std::move(merged);
+}
+
+// Distribution of a + b on a common grid, coarsened until the sum fits or the grid reaches
+// the deadline (`deadline_cell_hours`), past which mass is dropped as missing it.
+Spread Combine(Spread a, Spread b, double deadline_cell_hours) {
+    while (a.cell_hours < b.cell_hours) {
+        Coarsen(a);
+    }
+    while (b.cell_hours < a.cell_hours) {
+        Coarsen(b);
+    }
+    const std::size_t last = a.mass.size() - 1;
+    while (Support(a.mass) + Support(b.mass) - 2 > last && a.cell_hours < deadline_cell_hours) {
+        Coarsen(a);
+        Coarsen(b);
+    }
+    return Spread{a.cell_hours, Convolve(a.mass, b.mass)};
+}
+
+// Distribution of the sum of `count` independent copies of `a` (binary powers).
+Spread SumOfCopies(Spread a, double count, double deadline_cell_hours) {
+    Spread sum{a.cell_hours, LostTime(a.mass.size(), 0.0)};
+    sum.mass[0] = 1.0;
+    auto n = static_cast<unsigned long long>(count);
+    while (n > 0) {
+        if ((n & 1ULL) != 0) {
+            sum = Combine(sum, a, deadline_cell_hours);
+        }
+        n >>= 1ULL;
+        if (n > 0) {
+            a = Combine(a, a, deadline_cell_hours);
+        }
+    }
+    return sum;
+}
+
+// One stretch's lost time on the finest deadline-grid cell whose grid still spans
+// kStretchSpanMeans times the stretch's expected hours plus an expected restart: a geometric
+// sum's tail decays exponentially on the scale of its mean, so the mass cut there is far
+// below double precision.
+Spread StretchSpread(const InterruptedRun& run, double hours, double deadline_cell_hours) {
+    const std::size_t cells = kDeadlineGridCells;
+    const double m = 1.0 / run.interruptions_per_hour;
+    const double expected_restart_hours = m * std::expm1(run.restart_hours / m);
+    const double span = kStretchSpanMeans * (ExpectedStretchHours(hours, m, run.restart_hours) +
+                                             expected_restart_hours + hours + run.restart_hours);
+    double cell_hours = deadline_cell_hours;
+    for (int halvings = 0; halvings < kMaxGridHalvings &&
+                           cell_hours * static_cast<double>(cells) / 2.0 >= span;
+         ++halvings) {
+        cell_hours /= 2.0;
+    }
+    return Spread{cell_hours, StretchLostTime(cells, cell_hours, run, hours)};
+}
+
+}  // namespace
+
+double ExpectedHoursWithInterruptions(const InterruptedRun& run) {
+    if (run.interruptions_per_hour <= 0) {
+        return run.work_hours;
+    }
+    const CheckpointLayout layout =
+        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours);
+    const double m = 1.0 / run.interruptions_per_hour;
+    double hours = ExpectedStretchHours(layout.last_stretch_hours, m, run.restart_hours);
+    if (layout.full_stretches > 0) {
+        hours += layout.full_stretches *
+                 ExpectedStretchHours(layout.full_stretch_hours, m, run.restart_hours);
+    }
+    return hours;
+}
+
 double ExpectedHoursWithInterruptions(double work_hours, double interruptions_per_hour,
                                       double checkpoint_hours, double restart_hours,
                                       double interval_hours) {
-    if (interruptions_per_hour <= 0) {
-        return work_hours;
-    }
-    double segments = 1.0;
-    double segment_hours = work_hours;  // one stretch, no intermediate checkpoint
-    if (interval_hours < work_hours) {
-        segments = work_hours / interval_hours;
-        segment_hours = interval_hours + checkpoint_hours;
-    }
-    const double m = 1.0 / interruptions_per_hour;
-    // Daly's exact expectation of one segment with restart time R.
-    return segments * m * std::exp(restart_hours / m) * std::expm1(segment_hours / m);
+    return ExpectedHoursWithInterruptions(InterruptedRun{
+        work_hours, interruptions_per_hour, checkpoint_hours, restart_hours, interval_hours});
 }
 
-double PoissonCdf(double k, double mean) {
-    if (!(k >= 0)) {
+double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run) {
+    const double rate = run.interruptions_per_hour;
+    const CheckpointLayout layout =
+        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours);
+    const double slack_hours = deadline_hours - layout.failure_free_hours;
+    if (slack_hours < 0) {
         return 0.0;
     }
-    if (!(mean > 0)) {
+    if (rate <= 0) {
         return 1.0;
     }
-    k = std::floor(k);
-    if (mean > kPoissonNormalApproxMean) {
-        const double z = (k + 0.5 - mean) / std::sqrt(mean);
-        return 0.5 * std::erfc(-z / std::sqrt(2.0));
+    if (slack_hours == 0) {
+        return std::exp(-rate * layout.failure_free_hours);  // not a single interruption
     }
-    // Beyond mean + 40 sd the remaining tail is far below double precision.
-    const double cutoff = mean + 40.0 * std::sqrt(mean) + 40.0;
-    if (k > cutoff) {
-        return 1.0;
+    const double deadline_cell_hours = slack_hours / static_cast<double>(kDeadlineGridCells);
+    Spread lost = StretchSpread(run, layout.last_stretch_hours, deadline_cell_hours);
+    if (layout.full_stretches > 0) {
+        lost = Combine(lost,
+                       SumOfCopies(StretchSpread(run, layout.full_stretch_hours,
+                                                 deadline_cell_hours),
+                                   layout.full_stretches, deadline_cell_hours),
+                       deadline_cell_hours);
     }
-    const auto last = static_cast<long>(k);
-    const double log_mean = std::log(mean);
-    double sum = 0.0;
-    for (long i = 0; i <= last; ++i) {
-        const double di = static_cast<double>(i);
-        sum += std::exp(-mean + di * log_mean - std::lgamma(di + 1.0));
+    // Each grid mass stands for a hat of one cell either side of its point (that is how
+    // Deposit spread it), so a point on the deadline itself counts half. Finer grids end
+    // before the deadline and count whole.
+    double probability = 0;
+    for (double mass : lost.mass) {
+        probability += mass;
     }
-    return std::min(1.0, sum);
-}
-
-double SpotDeadlineProbability(double deadline_hours, double failure_free_hours,
-                               double interruptions_per_hour, double average_loss_hours) {
-    if (failure_free_hours > deadline_hours) {
-        return 0.0;
+    if (lost.cell_hours >= deadline_cell_hours) {
+        probability -= 0.5 * lost.mass.back();
     }
-    if (interruptions_per_hour <= 0 || average_loss_hours <= 0) {
-        return 1.0;
-    }
-    const double tolerable =
-        std::min(1e12, std::floor((deadline_hours - failure_free_hours) / average_loss_hours));
-    // With j interruptions the run lasts failure_free + j * loss hours; it makes the deadline
-    // when no more than j arrive in that time.
-    auto with_at_most = [&](double j) {
-        return PoissonCdf(j, interruptions_per_hour * (failure_free_hours + j * average_loss_hours));
-    };
-    double probability = with_at_most(tolerable);
-    if (interruptions_per_hour * average_loss_hours >= 1.0) {
-        // Each interruption costs more than the mean time to the next: the estimate falls
-        // with more tolerated interruptions, while the true probability cannot fall with a
-        // later deadline. Take the best over fewer tolerated interruptions (bounded scan).
-        const double scan = std::min(tolerable, kMaxDeadlineScan);
-        for (double j = 0; j <= scan; j += 1.0) {
-            probability = std::max(probability, with_at_most(j));
-        }
-    }
-    return probability;
+    return std::clamp(probability, 0.0, 1.0);
 }
 
 const char* SpotRecommendationName(SpotRecommendation recommendation) {
@@ -182,100 +400,104 @@ std::optional<Offering> FindOnDemandTwin(const Catalog& catalog, const Offering&
     return std::nullopt;
 }
 
-Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog) {
-    if (auto valid = request.Validate(); !valid.ok()) {
-        return valid.error();
-    }
-    SpotPlan plan;
-    const double nodes = static_cast<double>(request.nodes);
-    plan.job_hours = *request.job_hours;
-    Assumptions& echo = plan.assumptions;
+namespace {
 
-    std::optional<Offering> spot_offering;
-    if (request.spot_offering_id) {
-        auto found = catalog.FindOffering(*request.spot_offering_id);
-        if (!found.ok()) {
-            return MakeError(ErrorCode::kNotFound,
-                             "no offering '" + request.spot_offering_id->substr(0, 200) + "'",
-                             "/spot_offering_id");
-        }
-        if (found.value().price_type != PriceType::kSpot) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "offering '" + found.value().id + "' is not a spot offering",
-                             "/spot_offering_id");
-        }
-        spot_offering = found.value();
-        plan.spot_offering_id = spot_offering->id;
+Result<std::optional<Offering>> FindSpotOffering(const SpotPlanRequest& request,
+                                                 const Catalog& catalog) {
+    if (!request.spot_offering_id) {
+        return std::optional<Offering>{};
     }
+    auto found = catalog.FindOffering(*request.spot_offering_id);
+    if (!found.ok()) {
+        return MakeError(ErrorCode::kNotFound,
+                         "no offering '" + request.spot_offering_id->substr(0, 200) + "'",
+                         "/spot_offering_id");
+    }
+    if (found.value().price_type != PriceType::kSpot) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "offering '" + found.value().id + "' is not a spot offering",
+                         "/spot_offering_id");
+    }
+    return std::optional<Offering>{found.value()};
+}
 
-    // Prices: a value in the request wins over an offering.
-    if (request.spot_usd_per_hour) {
-        plan.spot_usd_per_hour = *request.spot_usd_per_hour;
-    } else {
-        plan.spot_usd_per_hour = spot_offering->price.usd_per_hour * nodes;
-    }
+// Per-instance prices: a value in the request wins over an offering.
+Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
+                     const std::optional<Offering>& spot_offering, SpotPlan& plan) {
+    plan.spot_usd_per_hour =
+        request.spot_usd_per_hour.value_or(spot_offering ? spot_offering->price.usd_per_hour : 0);
     if (request.on_demand_usd_per_hour) {
         plan.on_demand_usd_per_hour = *request.on_demand_usd_per_hour;
-    } else {
-        std::optional<Offering> on_demand;
-        if (request.on_demand_offering_id) {
-            auto found = catalog.FindOffering(*request.on_demand_offering_id);
-            if (!found.ok()) {
-                return MakeError(ErrorCode::kNotFound,
-                                 "no offering '" + request.on_demand_offering_id->substr(0, 200) +
-                                     "'",
-                                 "/on_demand_offering_id");
-            }
-            if (found.value().price_type == PriceType::kSpot) {
-                return MakeError(ErrorCode::kFailedPrecondition,
-                                 "offering '" + found.value().id + "' is a spot offering",
-                                 "/on_demand_offering_id");
-            }
-            on_demand = found.value();
-        } else {
-            on_demand = FindOnDemandTwin(catalog, *spot_offering);
-            if (!on_demand) {
-                return MakeError(ErrorCode::kFailedPrecondition,
-                                 "the catalog has no on-demand offering of " +
-                                     spot_offering->instance_type + " in " + spot_offering->region +
-                                     "; give on_demand_usd_per_hour or on_demand_offering_id",
-                                 "/on_demand_usd_per_hour");
-            }
-        }
-        plan.on_demand_usd_per_hour = on_demand->price.usd_per_hour * nodes;
-        plan.on_demand_offering_id = on_demand->id;
+        return Ok{};
     }
+    std::optional<Offering> on_demand;
+    if (request.on_demand_offering_id) {
+        auto found = catalog.FindOffering(*request.on_demand_offering_id);
+        if (!found.ok()) {
+            return MakeError(ErrorCode::kNotFound,
+                             "no offering '" + request.on_demand_offering_id->substr(0, 200) + "'",
+                             "/on_demand_offering_id");
+        }
+        if (found.value().price_type == PriceType::kSpot) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "offering '" + found.value().id + "' is a spot offering",
+                             "/on_demand_offering_id");
+        }
+        on_demand = found.value();
+    } else {
+        on_demand = FindOnDemandTwin(catalog, *spot_offering);
+        if (!on_demand) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "the catalog has no on-demand offering of " +
+                                 spot_offering->instance_type + " in " + spot_offering->region +
+                                 "; give on_demand_usd_per_hour or on_demand_offering_id",
+                             "/on_demand_usd_per_hour");
+        }
+    }
+    plan.on_demand_usd_per_hour = on_demand->price.usd_per_hour;
+    plan.on_demand_offering_id = on_demand->id;
+    return Ok{};
+}
 
+// Per-instance interruption rate, from the request or the offering's Spot Advisor bucket.
+Status ResolveInterruptionRate(const SpotPlanRequest& request,
+                               const std::optional<Offering>& spot_offering, SpotPlan& plan) {
+    Assumptions& echo = plan.assumptions;
     if (request.interruptions_per_hour) {
         plan.interruptions_per_hour = *request.interruptions_per_hour;
         echo.push_back(Echo("interruptions_per_hour", plan.interruptions_per_hour, "1/h",
-                            "interruptions of the whole job per hour", true, ""));
-    } else {
-        std::optional<double> percent;
-        if (spot_offering->spot_interruption) {
-            percent = RepresentativePercentPerMonth(*spot_offering->spot_interruption);
-        }
-        if (!percent) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "offering '" + spot_offering->id +
-                                 "' has no Spot Advisor interruption bucket; give "
-                                 "interruptions_per_hour",
-                             "/interruptions_per_hour");
-        }
-        plan.interruption_bucket = spot_offering->spot_interruption->label;
-        plan.interruptions_per_hour = InterruptionsPerHourFromMonthlyPercent(*percent) * nodes;
-        echo.push_back({"interruption_percent_per_month", *percent, "percent",
-                        "representative monthly share of spot instances interrupted, for bucket " +
-                            *plan.interruption_bucket,
-                        "AWS Spot Advisor bucket via the catalog; midpoint of spotinfo's bucket "
-                        "bounds, 30 for the open >20% bucket (judgement)"});
-        echo.push_back({"interruptions_per_hour", plan.interruptions_per_hour, "1/h",
-                        "interruptions of the whole job per hour: -ln(1 - p/100) / 730 per "
-                        "instance, times nodes",
-                        "derived (Poisson interruptions, 730 h per month)"});
+                            "interruptions per instance-hour", true, ""));
+        return Ok{};
     }
+    std::optional<double> percent;
+    if (spot_offering->spot_interruption) {
+        percent = RepresentativePercentPerMonth(*spot_offering->spot_interruption);
+    }
+    if (!percent) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "offering '" + spot_offering->id +
+                             "' has no Spot Advisor interruption bucket; give "
+                             "interruptions_per_hour",
+                         "/interruptions_per_hour");
+    }
+    plan.interruption_bucket = spot_offering->spot_interruption->label;
+    plan.interruptions_per_hour = InterruptionsPerHourFromMonthlyPercent(*percent);
+    echo.push_back({"interruption_percent_per_month", *percent, "percent",
+                    "representative monthly share of spot instances interrupted, for bucket " +
+                        *plan.interruption_bucket,
+                    "AWS Spot Advisor bucket via the catalog; midpoint of spotinfo's bucket "
+                    "bounds, 30 for the open >20% bucket (judgement)"});
+    echo.push_back({"interruptions_per_hour", plan.interruptions_per_hour, "1/h",
+                    "interruptions per instance-hour: -ln(1 - p/100) / 730",
+                    "derived (Poisson interruptions, 730 h per month)"});
+    return Ok{};
+}
 
-    const double lambda = plan.interruptions_per_hour;
+// Checkpoint and restart times, the checkpoint interval (Daly unless given) and its layout.
+Status ChooseCheckpoints(const SpotPlanRequest& request, SpotPlan& plan) {
+    Assumptions& echo = plan.assumptions;
+    const double lambda = plan.cluster_interruptions_per_hour;
+    const double work = plan.job_hours;
     plan.checkpoint_hours = request.checkpoint_minutes.value_or(kDefaultCheckpointMinutes) / 60.0;
     plan.restart_hours = request.restart_minutes.value_or(kDefaultRestartMinutes) / 60.0;
     echo.push_back(Echo("checkpoint_minutes", plan.checkpoint_hours * 60.0, "min",
@@ -284,30 +506,47 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
                         "shared storage)"));
     echo.push_back(Echo("restart_minutes", plan.restart_hours * 60.0, "min",
                         "time from an interruption until work resumes (new capacity, container, "
-                        "NCCL init, checkpoint read)",
+                        "NCCL init, checkpoint read); an interrupted restart starts over",
                         request.restart_minutes.has_value(), "default: judgement"));
-
-    const double work = plan.job_hours;
     if (lambda > 0) {
         plan.mean_hours_between_interruptions = 1.0 / lambda;
         plan.young_checkpoint_interval_hours =
             YoungCheckpointIntervalHours(plan.checkpoint_hours, lambda);
-        plan.checkpoint_interval_hours =
-            request.checkpoint_interval_hours.value_or(
-                DalyCheckpointIntervalHours(plan.checkpoint_hours, lambda));
+        plan.checkpoint_interval_hours = request.checkpoint_interval_hours.value_or(
+            DalyCheckpointIntervalHours(plan.checkpoint_hours, lambda));
         echo.push_back(Echo("checkpoint_interval_hours", plan.checkpoint_interval_hours, "h",
                             "hours of work between checkpoints",
                             request.checkpoint_interval_hours.has_value(),
                             "Daly 2006 higher-order optimum (Young 1974 first order shown as "
                             "young_checkpoint_interval_hours)"));
     } else {
-        plan.checkpoint_interval_hours = request.checkpoint_interval_hours.value_or(work);
+        // Without interruptions no intermediate checkpoint is worth taking.
+        plan.checkpoint_interval_hours = work;
     }
     plan.checkpoint_interval_hours = std::min(plan.checkpoint_interval_hours, work);
-    const bool intermediate = lambda > 0 && plan.checkpoint_interval_hours < work;
+    if (work / plan.checkpoint_interval_hours > kMaxCheckpointStretches) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "the checkpoint interval cuts the job into more than 10^9 stretches; "
+                         "lengthen checkpoint_interval_hours or checkpoint_minutes",
+                         request.checkpoint_interval_hours ? "/checkpoint_interval_hours"
+                                                           : "/checkpoint_minutes");
+    }
+    const CheckpointLayout layout =
+        LayOutCheckpoints(work, plan.checkpoint_interval_hours, plan.checkpoint_hours);
+    plan.checkpoints = layout.full_stretches;
+    plan.failure_free_hours = layout.failure_free_hours;
+    return Ok{};
+}
 
-    plan.expected_spot_hours = ExpectedHoursWithInterruptions(
-        work, lambda, plan.checkpoint_hours, plan.restart_hours, plan.checkpoint_interval_hours);
+InterruptedRun RunOf(const SpotPlan& plan) {
+    return InterruptedRun{plan.job_hours, plan.cluster_interruptions_per_hour,
+                          plan.checkpoint_hours, plan.restart_hours,
+                          plan.checkpoint_interval_hours};
+}
+
+Status PriceExpectedRun(const SpotPlanRequest& request, SpotPlan& plan) {
+    const double work = plan.job_hours;
+    plan.expected_spot_hours = ExpectedHoursWithInterruptions(RunOf(plan));
     if (!std::isfinite(plan.expected_spot_hours) ||
         plan.expected_spot_hours > work * kMaxExpectedSlowdown) {
         return MakeError(ErrorCode::kFailedPrecondition,
@@ -317,41 +556,26 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
                          request.checkpoint_interval_hours ? "/checkpoint_interval_hours"
                                                            : "/interruptions_per_hour");
     }
-    plan.expected_interruptions = lambda * plan.expected_spot_hours;
+    // Interruptions arrive at a constant rate whatever the job is doing, so their expected
+    // number is the rate times the expected run (Wald).
+    plan.expected_interruptions = plan.cluster_interruptions_per_hour * plan.expected_spot_hours;
     plan.expected_overhead_fraction = plan.expected_spot_hours / work - 1.0;
-    plan.expected_spot_cost_usd = plan.expected_spot_hours * plan.spot_usd_per_hour;
+    plan.expected_spot_cost_usd = plan.expected_spot_hours * plan.spot_cluster_usd_per_hour;
     plan.on_demand_hours = work;
-    plan.on_demand_cost_usd = work * plan.on_demand_usd_per_hour;
+    plan.on_demand_cost_usd = work * plan.on_demand_cluster_usd_per_hour;
     plan.expected_savings_usd = plan.on_demand_cost_usd - plan.expected_spot_cost_usd;
     plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
+    return Ok{};
+}
 
-    const double failure_free_hours =
-        intermediate ? work + work / plan.checkpoint_interval_hours * plan.checkpoint_hours : work;
-    const double segment_hours =
-        intermediate ? plan.checkpoint_interval_hours + plan.checkpoint_hours : work;
-    const double required =
-        request.required_deadline_probability.value_or(kDefaultRequiredDeadlineProbability);
+void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_deadline,
+               bool on_demand_meets_deadline, SpotPlan& plan) {
+    const double work = plan.job_hours;
     const double min_savings = request.min_savings_fraction.value_or(kDefaultMinSavingsFraction);
-    echo.push_back(Echo("min_savings_fraction", min_savings, "fraction",
-                        "smallest expected saving for which spot is recommended",
-                        request.min_savings_fraction.has_value(), "default: judgement"));
-
-    bool spot_meets_deadline = true;
-    bool on_demand_meets_deadline = true;
-    if (request.deadline_hours) {
-        const double deadline = *request.deadline_hours;
-        plan.deadline_hours = deadline;
-        plan.spot_deadline_probability = SpotDeadlineProbability(
-            deadline, failure_free_hours, lambda, plan.restart_hours + segment_hours / 2.0);
-        plan.on_demand_deadline_probability = work <= deadline ? 1.0 : 0.0;
-        spot_meets_deadline = *plan.spot_deadline_probability >= required;
-        on_demand_meets_deadline = work <= deadline;
-        echo.push_back(Echo("required_deadline_probability", required, "fraction",
-                            "probability of finishing by the deadline that counts as meeting it",
-                            request.required_deadline_probability.has_value(),
-                            "default: judgement"));
-    }
-
+    plan.assumptions.push_back(Echo("min_savings_fraction", min_savings, "fraction",
+                                    "smallest expected saving for which spot is recommended",
+                                    request.min_savings_fraction.has_value(),
+                                    "default: judgement"));
     const std::string saving_text = "expected saving " + Usd(plan.expected_savings_usd) + " (" +
                                     Pct(plan.expected_savings_fraction) + ") after " +
                                     Pct(plan.expected_overhead_fraction) +
@@ -399,6 +623,73 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
                               Pct(*plan.spot_deadline_probability);
         }
     }
+    if (plan.nodes > 1) {
+        plan.reasoning += " (" + std::to_string(plan.nodes) + " instances: cluster rates " +
+                          Usd(plan.spot_cluster_usd_per_hour) + "/h spot, " +
+                          Usd(plan.on_demand_cluster_usd_per_hour) +
+                          "/h on-demand; the job is interrupted when any instance is)";
+    }
+}
+
+}  // namespace
+
+Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog) {
+    if (auto valid = request.Validate(); !valid.ok()) {
+        return valid.error();
+    }
+    SpotPlan plan;
+    plan.job_hours = *request.job_hours;
+    plan.nodes = request.nodes;
+    auto spot_offering = FindSpotOffering(request, catalog);
+    if (!spot_offering.ok()) {
+        return spot_offering.error();
+    }
+    if (spot_offering.value()) {
+        plan.spot_offering_id = spot_offering.value()->id;
+    }
+    if (auto s = ResolvePrices(request, catalog, spot_offering.value(), plan); !s.ok()) {
+        return s.error();
+    }
+    if (auto s = ResolveInterruptionRate(request, spot_offering.value(), plan); !s.ok()) {
+        return s.error();
+    }
+    const double nodes = static_cast<double>(plan.nodes);
+    plan.spot_cluster_usd_per_hour = plan.spot_usd_per_hour * nodes;
+    plan.on_demand_cluster_usd_per_hour = plan.on_demand_usd_per_hour * nodes;
+    plan.cluster_interruptions_per_hour = plan.interruptions_per_hour * nodes;
+    plan.assumptions.push_back({"cluster_interruptions_per_hour",
+                                plan.cluster_interruptions_per_hour, "1/h",
+                                "interruptions of the whole job: nodes x per instance (the job "
+                                "stops when any instance is interrupted)",
+                                "derived (independent Poisson processes add)"});
+    if (auto s = ChooseCheckpoints(request, plan); !s.ok()) {
+        return s.error();
+    }
+    if (auto s = PriceExpectedRun(request, plan); !s.ok()) {
+        return s.error();
+    }
+    const double required =
+        request.required_deadline_probability.value_or(kDefaultRequiredDeadlineProbability);
+    bool spot_meets_deadline = true;
+    bool on_demand_meets_deadline = true;
+    if (request.deadline_hours) {
+        const double deadline = *request.deadline_hours;
+        plan.deadline_hours = deadline;
+        plan.spot_deadline_probability = SpotDeadlineProbability(deadline, RunOf(plan));
+        plan.on_demand_deadline_probability = plan.job_hours <= deadline ? 1.0 : 0.0;
+        spot_meets_deadline = *plan.spot_deadline_probability >= required;
+        on_demand_meets_deadline = plan.job_hours <= deadline;
+        plan.assumptions.push_back(
+            Echo("required_deadline_probability", required, "fraction",
+                 "probability of finishing by the deadline that counts as meeting it",
+                 request.required_deadline_probability.has_value(), "default: judgement"));
+        plan.assumptions.push_back(
+            {"deadline_grid_cells", static_cast<double>(kDeadlineGridCells), "cells",
+             "cells of the grids on which lost time is convolved (means kept exactly; "
+             "coarsened by doubling up to the deadline)",
+             "definition (matches a seeded simulation within 0.015 in the tests)"});
+    }
+    Recommend(request, required, spot_meets_deadline, on_demand_meets_deadline, plan);
     return plan;
 }
 

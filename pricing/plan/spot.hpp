@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -49,23 +50,70 @@ double YoungCheckpointIntervalHours(double checkpoint_hours, double interruption
 // sqrt(2CM) * (1 + sqrt(C/2M)/3 + (C/2M)/9) - C, else M. Same preconditions as Young.
 double DalyCheckpointIntervalHours(double checkpoint_hours, double interruptions_per_hour);
 
-// Expected wall-clock hours to finish `work_hours` of failure-free work when interruptions
-// arrive as a Poisson process at `interruptions_per_hour`, a checkpoint taking
-// `checkpoint_hours` is written after every `interval_hours` of work, and each interruption
-// costs `restart_hours` plus the work since the last checkpoint. Daly's exact expectation
-// per segment, M * e^(R/M) * (e^((tau + C)/M) - 1), times the number of segments (no
-// checkpoint is written when the interval covers the whole job). With no interruptions the
-// answer is exactly work_hours. Returns +inf when the expectation overflows.
-// REQUIRES: every argument finite, work_hours > 0, interval_hours > 0, others >= 0.
+// How a job of `work_hours` is cut into stretches between checkpoints: every stretch but the
+// last is `interval_hours` of work followed by a checkpoint of `checkpoint_hours`; the last
+// stretch is the remaining work (0 < last <= interval) and writes no checkpoint, since the
+// job's result is saved as part of the work. An interval covering the whole job gives one
+// stretch and no checkpoint.
+struct CheckpointLayout {
+    double full_stretches = 0;        // stretches of interval + checkpoint hours
+    double full_stretch_hours = 0;    // interval_hours + checkpoint_hours
+    double last_stretch_hours = 0;    // remaining work, no checkpoint
+    double failure_free_hours = 0;    // work + full_stretches x checkpoint
+};
+// REQUIRES: work_hours > 0, interval_hours > 0, checkpoint_hours >= 0, all finite.
+CheckpointLayout LayOutCheckpoints(double work_hours, double interval_hours,
+                                   double checkpoint_hours);
+
+// The interrupted run both the expected time and the deadline probability describe:
+// interruptions arrive as a Poisson process at `interruptions_per_hour` (of the whole job,
+// whatever it is doing), a stretch interrupted before it ends is lost and run again after a
+// restart of `restart_hours`, and a restart interrupted before it ends starts over.
+struct InterruptedRun {
+    double work_hours = 0;
+    double interruptions_per_hour = 0;
+    double checkpoint_hours = 0;
+    double restart_hours = 0;
+    double interval_hours = 0;  // hours of work between checkpoints
+};
+
+// Expected wall-clock hours of `run` (see InterruptedRun and CheckpointLayout): Daly's exact
+// expectation per stretch of s hours, M * e^(R/M) * (e^(s/M) - 1) with M = 1 / rate, summed
+// over the stretches. With no interruptions the answer is exactly work_hours. Returns +inf
+// when the expectation overflows.
+// REQUIRES: every field finite, work_hours > 0, interval_hours > 0, others >= 0.
+double ExpectedHoursWithInterruptions(const InterruptedRun& run);
+// The same, by position (kept for callers that hold the five numbers).
 double ExpectedHoursWithInterruptions(double work_hours, double interruptions_per_hour,
                                       double checkpoint_hours, double restart_hours,
                                       double interval_hours);
 
-// What a spot plan is asked. Prices and the interruption rate are for the whole job (all its
-// instances together). Either give prices and the rate directly, or name offerings: the spot
-// offering supplies its price and its Spot Advisor bucket; the on-demand price comes from
-// `on_demand_offering_id` or, when absent, from the spot offering's on-demand twin (same
-// provider, instance type and region). `nodes` multiplies offering prices and the rate.
+// Cells of the grids on which SpotDeadlineProbability spreads lost time. A stretch's lost
+// time sits on a grid fine enough for it; sums of stretches coarsen it by doubling until it
+// spans 0 .. deadline - failure-free hours. Every step keeps means exactly; the spread it adds
+// is paid per doubling, not per interruption (checked against a seeded simulation up to
+// thousands of interruptions in tests/pricing/plan/spot_test.cpp and docs/planning.md).
+inline constexpr std::size_t kDeadlineGridCells = 2048;
+
+// Probability that `run` finishes within `deadline_hours`, from the distribution of its lost
+// time (not a normal or Poisson approximation): per stretch of s hours the number of failed
+// attempts is geometric with success e^(-rate s), each failed attempt loses an exponential
+// time truncated to s plus a restart whose own failed attempts are geometric with success
+// e^(-rate R); the stretches' lost times are convolved (squaring for the identical full
+// stretches) on grids of kDeadlineGridCells cells (see there), the last reaching deadline -
+// failure-free hours.
+// 0 when even a failure-free run is too long; 1 with no interruptions and enough time.
+// Non-decreasing in the deadline. Bounded work: O(cells^2 log stretches).
+// REQUIRES: the preconditions of ExpectedHoursWithInterruptions; deadline_hours finite.
+double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run);
+
+// What a spot plan is asked. Prices and the interruption rate are per instance, given
+// directly or read from offerings: the spot offering supplies its price and its Spot Advisor
+// bucket; the on-demand price comes from `on_demand_offering_id` or, when absent, from the
+// spot offering's on-demand twin (same provider, instance type and region). The job runs on
+// `nodes` instances: the cluster's rate is nodes x the price, and any one instance being
+// interrupted interrupts the job, so the job's interruption rate is nodes x the per-instance
+// rate (independent Poisson processes add).
 struct SpotPlanRequest {
     std::optional<double> job_hours;  // failure-free hours of work
     std::optional<double> on_demand_usd_per_hour;
@@ -93,10 +141,14 @@ const char* SpotRecommendationName(SpotRecommendation recommendation);
 
 struct SpotPlan {
     double job_hours = 0;
-    double on_demand_usd_per_hour = 0;
-    double spot_usd_per_hour = 0;
-    double interruptions_per_hour = 0;
-    std::optional<double> mean_hours_between_interruptions;  // none without interruptions
+    int nodes = 1;
+    double on_demand_usd_per_hour = 0;  // per instance
+    double spot_usd_per_hour = 0;       // per instance
+    double on_demand_cluster_usd_per_hour = 0;  // nodes x on_demand_usd_per_hour
+    double spot_cluster_usd_per_hour = 0;       // nodes x spot_usd_per_hour
+    double interruptions_per_hour = 0;          // per instance
+    double cluster_interruptions_per_hour = 0;  // of the whole job: nodes x per instance
+    std::optional<double> mean_hours_between_interruptions;  // of the job; none without
     std::optional<std::string> interruption_bucket;          // when taken from an offering
     double checkpoint_hours = 0;
     double restart_hours = 0;
@@ -105,6 +157,7 @@ struct SpotPlan {
     double checkpoint_interval_hours = 0;
     std::optional<double> young_checkpoint_interval_hours;
     double checkpoints = 0;  // checkpoints written in a failure-free run
+    double failure_free_hours = 0;  // job hours plus those checkpoints
     double expected_interruptions = 0;
     double expected_overhead_fraction = 0;  // expected spot hours / job hours - 1
     double expected_spot_hours = 0;
@@ -124,19 +177,6 @@ struct SpotPlan {
     std::optional<std::string> on_demand_offering_id;
     Assumptions assumptions;
 };
-
-// Probability that a spot job finishes by `deadline_hours`, each interruption costing on
-// average `average_loss_hours` (restart + half a segment): the run tolerates
-// k = floor((deadline - failure-free hours) / loss) interruptions, takes failure-free + k x
-// loss hours with k of them, and makes it when Poisson(rate x that time) <= k. When one
-// interruption costs more than the mean time between them (rate x loss >= 1) the estimate
-// is made non-decreasing in the deadline by taking the best over smaller k (first 256).
-// 0 when even a failure-free run is too long; 1 with no interruptions and enough time.
-double SpotDeadlineProbability(double deadline_hours, double failure_free_hours,
-                               double interruptions_per_hour, double average_loss_hours);
-
-// P(N <= k) for N ~ Poisson(mean); normal approximation for means above 10^4. Bounded work.
-double PoissonCdf(double k, double mean);
 
 // Plans `request` against `catalog` (used only when offerings are named). kInvalidArgument
 // for invalid inputs (see Validate), kNotFound for an unknown offering id,

@@ -281,7 +281,7 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
     JsonReader r(body, "");
     r.OnlyKnown({"model", "hardware", "precision", "kv_cache_precision", "batch_size",
                  "input_tokens", "output_tokens", "tensor_parallel", "efficiency",
-                 "step_overhead_s", "memory_overhead_gb"});
+                 "step_overhead_s", "memory_overhead_gb", "concurrency", "requests_per_second"});
     r.Require("model");
     r.Require("hardware");
     r.Require("input_tokens");
@@ -298,6 +298,8 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
     req.tensor_parallel = r.Int("tensor_parallel");
     req.step_overhead_s = r.Number("step_overhead_s");
     req.memory_overhead_gb = r.Number("memory_overhead_gb");
+    req.concurrency = r.Int("concurrency");
+    req.requests_per_second = r.Number("requests_per_second");
     if (!r.ok()) return r.error();
     auto m = DecodeModel(*model, "/model");
     if (!m.ok()) return m.error();
@@ -437,6 +439,39 @@ json EstimateToJson(const est::TrainingEstimate& e) {
     };
 }
 
+namespace {
+
+json ServingPointJson(const est::ServingPoint& p) {
+    return {{"concurrency", Num(p.concurrency)},
+            {"running_sequences", Num(p.running_sequences)},
+            {"queued_requests", Num(p.queued_requests)},
+            {"prefill_tokens_per_step", Num(p.prefill_tokens_per_step)},
+            {"inter_token_latency_ms", Num(p.inter_token_latency_ms)},
+            {"time_to_first_token_ms", Num(p.time_to_first_token_ms)},
+            {"request_latency_ms", Num(p.request_latency_ms)},
+            {"requests_per_second", Num(p.requests_per_second)},
+            {"output_tokens_per_second", Num(p.output_tokens_per_second)},
+            {"kv_cache_bound", p.kv_cache_bound}};
+}
+
+json ServingJson(const std::optional<est::ServingEstimate>& s) {
+    if (!s) return nullptr;
+    json curve = json::array();
+    for (const auto& p : s->curve) curve.push_back(ServingPointJson(p));
+    return {{"mode", s->mode},
+            {"offered_requests_per_second",
+             s->offered_requests_per_second ? Num(*s->offered_requests_per_second) : json(nullptr)},
+            {"saturated", s->saturated},
+            {"point", ServingPointJson(s->point)},
+            {"curve", std::move(curve)},
+            {"kv_cache_budget_gb_per_accelerator", Num(s->kv_cache_budget_gb_per_accelerator)},
+            {"kv_cache_limit_sequences", s->kv_cache_limit_sequences},
+            {"max_num_seqs", s->max_num_seqs},
+            {"max_num_batched_tokens", s->max_num_batched_tokens}};
+}
+
+}  // namespace
+
 json EstimateToJson(const est::InferenceEstimate& e) {
     return {
         {"time_to_first_token_ms", Num(e.time_to_first_token_ms)},
@@ -455,6 +490,7 @@ json EstimateToJson(const est::InferenceEstimate& e) {
         {"max_batch_size", e.max_batch_size},
         {"tensor_parallel", e.tensor_parallel},
         {"replicas", e.replicas},
+        {"serving", ServingJson(e.serving)},
         {"model", ModelJson(e.model)},
         {"assumptions", ToJson(e.assumptions)},
     };

@@ -138,8 +138,11 @@ pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
 
 json ToJson(const pricing::plan::SpotPlan& p) {
     return {{"job_hours", Num(p.job_hours)},
+            {"nodes", p.nodes},
             {"on_demand_usd_per_hour", Num(p.on_demand_usd_per_hour)},
             {"spot_usd_per_hour", Num(p.spot_usd_per_hour)},
+            {"on_demand_cluster_usd_per_hour", Num(p.on_demand_cluster_usd_per_hour)},
+            {"spot_cluster_usd_per_hour", Num(p.spot_cluster_usd_per_hour)},
             {"spot_offering_id", OptValue(p.spot_offering_id)},
             {"on_demand_offering_id", OptValue(p.on_demand_offering_id)},
             {"spot_interruption",
@@ -147,11 +150,14 @@ json ToJson(const pricing::plan::SpotPlan& p) {
                                         ? pricing::ParseSpotInterruptionBucket(*p.interruption_bucket)
                                         : std::nullopt)},
             {"interruptions_per_hour", Num(p.interruptions_per_hour)},
+            {"cluster_interruptions_per_hour", Num(p.cluster_interruptions_per_hour)},
             {"mean_hours_between_interruptions", Opt(p.mean_hours_between_interruptions)},
             {"checkpoint_minutes", Num(p.checkpoint_hours * 60.0)},
             {"restart_minutes", Num(p.restart_hours * 60.0)},
             {"checkpoint_interval_hours", Num(p.checkpoint_interval_hours)},
             {"young_checkpoint_interval_hours", Opt(p.young_checkpoint_interval_hours)},
+            {"checkpoints", Num(p.checkpoints)},
+            {"failure_free_hours", Num(p.failure_free_hours)},
             {"expected_interruptions", Num(p.expected_interruptions)},
             {"expected_overhead_fraction", Num(p.expected_overhead_fraction)},
             {"expected_spot_hours", Num(p.expected_spot_hours)},
@@ -422,6 +428,8 @@ json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
             {"tensor_parallel", o.tensor_parallel},
             {"batch_size", o.batch_size},
             {"replicas", o.replicas},
+            {"spare_replicas", o.spare_replicas},
+            {"reasoning", o.reasoning ? json(*o.reasoning) : json(nullptr)},
             {"instances", o.instances},
             {"accelerators", o.accelerators},
             {"time_to_first_token_ms", Num(o.time_to_first_token_ms)},
@@ -590,8 +598,8 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
     CsvTable t;
     t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
                 "region", "offering_usd_per_hour", "tensor_parallel", "batch_size",
-                "replicas", "instances", "accelerators", "time_to_first_token_ms",
-                "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
+                "replicas", "spare_replicas", "instances", "accelerators",
+                "time_to_first_token_ms", "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
                 "usd_per_million_output_tokens", "savings_vs_api_fraction"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
@@ -599,7 +607,8 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                           std::string(pricing::PriceTypeName(f.price_type)), f.region,
                           CsvNumber(f.price.usd_per_hour), std::to_string(o.tensor_parallel),
                           std::to_string(o.batch_size), std::to_string(o.replicas),
-                          std::to_string(o.instances), std::to_string(o.accelerators),
+                          std::to_string(o.spare_replicas), std::to_string(o.instances),
+                          std::to_string(o.accelerators),
                           CsvNumber(o.time_to_first_token_ms),
                           CsvNumber(o.inter_token_latency_ms), CsvNumber(o.monthly_cost_usd),
                           CsvNumber(o.usd_per_million_input_tokens),

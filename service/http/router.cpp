@@ -161,6 +161,7 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
             RateDecision decision = limiter->Take(RateIdentity(req, key_store.get()));
             if (!decision.allowed) {
                 res.set_header("Retry-After", std::to_string(decision.retry_after_s));
+                Metrics::CountRateLimited();
                 WriteTransportProblem(res, req, 429, "rate_limited",
                                       "too many requests; retry after " +
                                           std::to_string(decision.retry_after_s) + " s");

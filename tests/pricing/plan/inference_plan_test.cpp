@@ -136,4 +136,77 @@ TEST_SUITE("plan_inference") {
         wrong.workload.model.params_b = -3;
         CHECK_FALSE(PlanInference(wrong, *catalog).ok());
     }
+
+    TEST_CASE("spot is planned only when price_types names it, and then with spare replicas") {
+        auto catalog = Sample();
+        auto plain = PlanInference(Chat(), *catalog);
+        REQUIRE(plain.ok());
+        std::size_t left_out = 0;
+        for (const auto& [reason, count] : plain.value().skipped) {
+            left_out += reason == "spot_not_requested" ? count : 0;
+        }
+        CHECK(left_out > 0);
+        for (const auto& o : plain.value().options) {
+            CHECK(o.offering->price_type != PriceType::kSpot);
+            CHECK(o.spare_replicas == 0);
+            CHECK_FALSE(o.reasoning.has_value());
+        }
+        InferencePlanRequest r = Chat();
+        r.price_types = {PriceType::kSpot};
+        r.limit = 500;
+        auto spot = PlanInference(r, *catalog);
+        REQUIRE(spot.ok());
+        REQUIRE_FALSE(spot.value().options.empty());
+        for (const auto& o : spot.value().options) {
+            CHECK(o.offering->price_type == PriceType::kSpot);
+            const int needed = o.replicas - o.spare_replicas;
+            CHECK(o.spare_replicas ==
+                  std::max(1, static_cast<int>(std::ceil(needed * kSpotServingSpareReplicaFraction -
+                                                         1e-9))));
+            CHECK(o.capacity_requests_per_second >= 10 - 1e-9);
+            CHECK(o.instances * (o.offering->accelerator_count / o.tensor_parallel) >= o.replicas);
+            REQUIRE(o.reasoning.has_value());
+            CHECK(o.reasoning->find("spare replica") != std::string::npos);
+        }
+    }
+
+    TEST_CASE("equal monthly costs are ordered by latency, then by offering id") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.limit = 500;
+        auto plan = PlanInference(r, *catalog);
+        REQUIRE(plan.ok());
+        const auto& o = plan.value().options;
+        for (std::size_t i = 1; i < o.size(); ++i) {
+            if (o[i - 1].monthly_cost_usd != o[i].monthly_cost_usd) {
+                continue;
+            }
+            CHECK(o[i - 1].inter_token_latency_ms <= o[i].inter_token_latency_ms);
+            if (o[i - 1].inter_token_latency_ms == o[i].inter_token_latency_ms &&
+                o[i - 1].time_to_first_token_ms == o[i].time_to_first_token_ms) {
+                CHECK(o[i - 1].offering->id < o[i].offering->id);
+            }
+        }
+        // The same request twice gives the same order.
+        auto again = PlanInference(r, *catalog);
+        REQUIRE(again.ok());
+        REQUIRE(again.value().options.size() == o.size());
+        for (std::size_t i = 0; i < o.size(); ++i) {
+            CHECK(again.value().options[i].offering->id == o[i].offering->id);
+        }
+    }
+
+    TEST_CASE("a time-to-first-token target is met by every option or counted as unmet") {
+        auto catalog = Sample();
+        auto loose = PlanInference(Chat(), *catalog);
+        REQUIRE(loose.ok());
+        REQUIRE_FALSE(loose.value().options.empty());
+        InferencePlanRequest r = Chat();
+        r.max_time_to_first_token_ms = loose.value().options.front().time_to_first_token_ms * 0.8;
+        auto tight = PlanInference(r, *catalog);
+        REQUIRE(tight.ok());
+        for (const auto& o : tight.value().options) {
+            CHECK(o.time_to_first_token_ms <= *r.max_time_to_first_token_ms);
+        }
+    }
 }

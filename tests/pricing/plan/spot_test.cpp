@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 
 #include "pricing/catalog_loader.hpp"
 #include "tests/support/sample_catalog.hpp"
@@ -29,6 +30,53 @@ SpotPlanRequest IssueExample() {
     r.checkpoint_minutes = 3;
     r.restart_minutes = 6;
     return r;
+}
+
+struct Simulated {
+    double deadline_probability = 0;
+    double mean_hours = 0;
+};
+
+// Hours until an unbroken stretch of `hours` completes: an interrupted attempt loses its
+// time and is followed by a restart, itself repeated until it runs unbroken.
+double SimulateStretch(std::mt19937_64& rng, double rate, double hours, double restart_hours) {
+    std::exponential_distribution<double> next(rate);
+    double elapsed = 0;
+    for (;;) {
+        const double gap = next(rng);
+        if (gap >= hours) {
+            return elapsed + hours;
+        }
+        elapsed += gap;
+        for (;;) {
+            const double restart_gap = next(rng);
+            if (restart_gap >= restart_hours) {
+                elapsed += restart_hours;
+                break;
+            }
+            elapsed += restart_gap;
+        }
+    }
+}
+
+// Replays the plan's run `runs` times: stretches of interval + checkpoint hours, the last
+// one the remaining work without checkpoint (written out here, not taken from the code).
+Simulated Simulate(std::mt19937_64& rng, const SpotPlan& p, double deadline_hours, int runs) {
+    const double tau = p.checkpoint_interval_hours;
+    const double full = tau < p.job_hours ? std::ceil(p.job_hours / tau) - 1.0 : 0.0;
+    const double last = p.job_hours - full * tau;
+    Simulated out;
+    for (int i = 0; i < runs; ++i) {
+        double t = 0;
+        for (double k = 0; k < full; k += 1.0) {
+            t += SimulateStretch(rng, p.cluster_interruptions_per_hour,
+                                 tau + p.checkpoint_hours, p.restart_hours);
+        }
+        t += SimulateStretch(rng, p.cluster_interruptions_per_hour, last, p.restart_hours);
+        out.mean_hours += t / runs;
+        out.deadline_probability += t <= deadline_hours ? 1.0 / runs : 0.0;
+    }
+    return out;
 }
 
 }  // namespace
@@ -62,13 +110,16 @@ TEST_SUITE("plan_spot") {
         const SpotPlan& p = plan.value();
         CHECK(p.checkpoint_interval_hours == doctest::Approx(0.9669444444));
         CHECK(*p.young_checkpoint_interval_hours == doctest::Approx(1.0));
-        // 103.42 segments of 1.0169 h, each 10 * e^0.01 * (e^0.101694 - 1) = 1.08121 h.
-        CHECK(p.expected_spot_hours == doctest::Approx(111.8171561694));
-        CHECK(p.expected_overhead_fraction == doctest::Approx(0.1181715617));
-        CHECK(p.expected_spot_cost_usd == doctest::Approx(3354.5146850813));
+        // 103 stretches of 1.016944 h, each 10 * e^0.01 * (e^0.1016944 - 1) = 1.08121 h, and a
+        // last stretch of 0.404722 h without checkpoint: 10 * e^0.01 * (e^0.0404722 - 1).
+        CHECK(p.checkpoints == 103);
+        CHECK(p.failure_free_hours == doctest::Approx(105.15));
+        CHECK(p.expected_spot_hours == doctest::Approx(111.7817820911));
+        CHECK(p.expected_overhead_fraction == doctest::Approx(0.1178178209));
+        CHECK(p.expected_spot_cost_usd == doctest::Approx(3353.4534627322));
         CHECK(p.on_demand_cost_usd == doctest::Approx(9832.0));
-        CHECK(p.expected_savings_usd == doctest::Approx(6477.4853149187));
-        CHECK(p.expected_savings_fraction == doctest::Approx(0.6588166512));
+        CHECK(p.expected_savings_usd == doctest::Approx(6478.5465372678));
+        CHECK(p.expected_savings_fraction == doctest::Approx(0.6589245868));
         CHECK(p.recommendation == SpotRecommendation::kSpot);
         // The first-order estimate W (1 + C/tau) / (1 - lambda (R + (tau + C)/2)) = 111.98 h
         // agrees within a few tenths of a percent.
@@ -122,34 +173,117 @@ TEST_SUITE("plan_spot") {
         }
     }
 
-    TEST_CASE("the deadline probability counts Poisson interruptions over the run they allow") {
-        // D = 120 h: failure-free 105.17 h, average loss 0.6085 h, so 24 interruptions are
-        // tolerable; the run then takes 119.77 h: P(Poisson(11.977) <= 24) = 0.999332.
-        CHECK(SpotDeadlineProbability(120, 105.1709278943, 0.1, 0.6084722222) ==
-              doctest::Approx(0.9993319387));
-        CHECK(SpotDeadlineProbability(100, 105, 0.1, 0.6) == 0.0);
-        CHECK(SpotDeadlineProbability(200, 105, 0.0, 0.6) == 1.0);
-        CHECK(PoissonCdf(0, 2.0) == doctest::Approx(std::exp(-2.0)));
-        CHECK(PoissonCdf(3, 2.0) == doctest::Approx(std::exp(-2.0) * (1 + 2 + 2 + 4.0 / 3)));
-        CHECK(PoissonCdf(1e9, 5e5) == doctest::Approx(1.0));
-        CHECK(PoissonCdf(5e5, 5e5) == doctest::Approx(0.5).epsilon(0.01));
-        CHECK(PoissonCdf(-1, 3) == 0.0);
+    TEST_CASE("the deadline probability and the expected time match a seeded simulation") {
+        // Each case goes through PlanSpot (the service's own interval and layout); the
+        // simulation then replays that run 20000 times (5000 for the long one). Standard error
+        // of a probability is at most 0.0035 (0.0071) and of the mean a fraction of a percent,
+        // so the tolerances (0.015 (0.025) absolute on the probability, 1 % on the mean) fail
+        // on a wrong model, not on noise.
+        auto catalog = Sample();
+        struct Case {
+            double job_hours, rate, checkpoint_minutes, restart_minutes, deadline_hours;
+            int runs;
+        };
+        const Case cases[] = {
+            {100, 1.0, 5, 10, 201.4, 20000},  // the issue's example (default minutes)
+            {100, 1.0, 5, 10, 185, 20000},    // the same near its median
+            {100, 0.1, 3, 6, 108, 20000},     // the tight deadline of the mixed case below
+            {20, 0.05, 5, 30, 21, 20000},     // few interruptions: the atom of none dominates
+            {10, 0.5, 30, 20, 40, 20000},     // checkpoint as long as a third of the MTBF
+            {500, 0.02, 10, 15, 540, 20000},  // a long job at a low rate
+            {1000, 1.0, 5, 10, 1856, 5000},   // ~1800 interruptions (sd of P at most 0.0071)
+        };
+        std::mt19937_64 rng(20261123);
+        for (const Case& c : cases) {
+            SpotPlanRequest r;
+            r.job_hours = c.job_hours;
+            r.on_demand_usd_per_hour = 10;
+            r.spot_usd_per_hour = 2;
+            r.interruptions_per_hour = c.rate;
+            r.checkpoint_minutes = c.checkpoint_minutes;
+            r.restart_minutes = c.restart_minutes;
+            r.deadline_hours = c.deadline_hours;
+            auto plan = PlanSpot(r, *catalog);
+            REQUIRE(plan.ok());
+            const SpotPlan& p = plan.value();
+            const Simulated sim = Simulate(rng, p, c.deadline_hours, c.runs);
+            INFO("job " << c.job_hours << " h, rate " << c.rate << ", deadline "
+                        << c.deadline_hours << ": analytic " << *p.spot_deadline_probability
+                        << " simulated " << sim.deadline_probability << "; mean "
+                        << p.expected_spot_hours << " vs " << sim.mean_hours);
+            CHECK(std::abs(*p.spot_deadline_probability - sim.deadline_probability) <
+                  (c.runs < 20000 ? 0.025 : 0.015));
+            CHECK(std::abs(p.expected_spot_hours / sim.mean_hours - 1.0) < 0.01);
+        }
+    }
+
+    TEST_CASE("the issue's high-rate example now finishes by 201.4 h almost surely") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.on_demand_usd_per_hour = 10;
+        r.spot_usd_per_hour = 2;
+        r.interruptions_per_hour = 1;
+        r.deadline_hours = 201.4;
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        // Expected 183 h with a standard deviation of about 6 h: 201.4 h is 3 sd out.
+        CHECK(plan.value().expected_spot_hours < 190);
+        CHECK(*plan.value().spot_deadline_probability > 0.99);
+        CHECK(plan.value().recommendation == SpotRecommendation::kSpot);
+    }
+
+    TEST_CASE("the deadline probability is 0 before the failure-free run and 1 without interruptions") {
+        const InterruptedRun run{100, 0.1, 0.05, 0.1, 1.0};
+        const CheckpointLayout layout = LayOutCheckpoints(100, 1.0, 0.05);
+        CHECK(layout.full_stretches == 99);
+        CHECK(layout.last_stretch_hours == doctest::Approx(1.0));
+        CHECK(layout.failure_free_hours == doctest::Approx(104.95));
+        CHECK(SpotDeadlineProbability(104.9, run) == 0.0);
+        // Exactly the failure-free time: only a run with no interruption at all makes it.
+        CHECK(SpotDeadlineProbability(104.95, run) == doctest::Approx(std::exp(-10.495)));
+        InterruptedRun calm = run;
+        calm.interruptions_per_hour = 0;
+        CHECK(SpotDeadlineProbability(104.95, calm) == 1.0);
+        CHECK(SpotDeadlineProbability(1e6, run) == doctest::Approx(1.0));
     }
 
     TEST_CASE("a later deadline never lowers the probability of finishing") {
-        struct Case {
-            double failure_free, rate, loss;
-        };
-        for (Case c : {Case{105.17, 0.1, 0.61}, Case{10, 0.9, 2}, Case{10, 1.5, 1},
-                       Case{1, 3, 5}, Case{1000, 0.01, 0.3}}) {
+        for (InterruptedRun run : {InterruptedRun{100, 0.1, 0.05, 0.1, 1.0},
+                                   InterruptedRun{10, 0.9, 0.1, 0.5, 0.5},
+                                   InterruptedRun{10, 1.5, 0.2, 1.0, 10},
+                                   InterruptedRun{1000, 0.01, 0.1, 0.2, 14}}) {
+            const double start = LayOutCheckpoints(run.work_hours, run.interval_hours,
+                                                   run.checkpoint_hours)
+                                     .failure_free_hours;
             double previous = 0;
-            for (double deadline = c.failure_free; deadline <= c.failure_free + 200;
-                 deadline += 0.25) {
-                double p = SpotDeadlineProbability(deadline, c.failure_free, c.rate, c.loss);
-                CHECK(p >= previous - 1e-12);
+            for (double deadline = start; deadline <= start + 60; deadline += 10) {
+                const double p = SpotDeadlineProbability(deadline, run);
+                CHECK(p >= previous - 1e-9);
                 previous = p;
             }
         }
+    }
+
+    TEST_CASE("nodes scale given prices and the interruption rate to the cluster") {
+        auto catalog = Sample();
+        SpotPlanRequest one = IssueExample();
+        SpotPlanRequest four = IssueExample();
+        four.nodes = 4;
+        auto a = PlanSpot(one, *catalog);
+        auto b = PlanSpot(four, *catalog);
+        REQUIRE(a.ok());
+        REQUIRE(b.ok());
+        CHECK(b.value().spot_usd_per_hour == doctest::Approx(30));
+        CHECK(b.value().spot_cluster_usd_per_hour == doctest::Approx(120));
+        CHECK(b.value().on_demand_cluster_usd_per_hour == doctest::Approx(4 * 98.32));
+        CHECK(b.value().cluster_interruptions_per_hour == doctest::Approx(0.4));
+        CHECK(b.value().on_demand_cost_usd == doctest::Approx(4 * 9832.0));
+        // Four instances are interrupted four times as often: more overhead per job hour.
+        CHECK(b.value().expected_overhead_fraction > a.value().expected_overhead_fraction);
+        CHECK(b.value().expected_spot_cost_usd ==
+              doctest::Approx(b.value().expected_spot_hours * 120));
+        CHECK(b.value().reasoning.find("4 instances") != std::string::npos);
     }
 
     TEST_CASE("a tight deadline turns a good saving into a mixed recommendation") {
@@ -189,11 +323,14 @@ TEST_SUITE("plan_spot") {
         r.nodes = 2;
         auto plan = PlanSpot(r, *catalog);
         REQUIRE(plan.ok());
-        CHECK(plan.value().spot_usd_per_hour == doctest::Approx(2 * 20.9934));
-        CHECK(plan.value().on_demand_usd_per_hour == doctest::Approx(2 * 55.04));
+        CHECK(plan.value().spot_usd_per_hour == doctest::Approx(20.9934));
+        CHECK(plan.value().spot_cluster_usd_per_hour == doctest::Approx(2 * 20.9934));
+        CHECK(plan.value().on_demand_cluster_usd_per_hour == doctest::Approx(2 * 55.04));
         CHECK(*plan.value().on_demand_offering_id == "aws-p5.48xlarge-us-east-1-on-demand");
         CHECK(*plan.value().interruption_bucket == ">20%");
         CHECK(plan.value().interruptions_per_hour ==
+              doctest::Approx(InterruptionsPerHourFromMonthlyPercent(30)));
+        CHECK(plan.value().cluster_interruptions_per_hour ==
               doctest::Approx(2 * InterruptionsPerHourFromMonthlyPercent(30)));
         bool echoed = false;
         for (const auto& a : plan.value().assumptions) {

@@ -178,6 +178,29 @@ TEST_SUITE("estimate_routes") {
         CheckProblem(Post(server, "/v1/estimates/inference", req), 422, "/batch_size");
     }
 
+    TEST_CASE("POST /v1/estimates/inference with a concurrency adds the continuous-batching curve") {
+        TestServer server(SampleDeps());
+        json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
+                               {"kv_heads", 8}, {"gated_mlp", true}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 2}}},
+                    {"precision", "fp8"},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200},
+                    {"concurrency", 16}};
+        json b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        REQUIRE(b["serving"].is_object());
+        CHECK(b["serving"]["mode"] == "concurrency");
+        CHECK(b["serving"]["point"]["running_sequences"].get<double>() == 16);
+        CHECK(b["serving"]["curve"].size() >= 4);
+        req.erase("concurrency");
+        CHECK(json::parse(Post(server, "/v1/estimates/inference", req)->body)["serving"].is_null());
+        req["requests_per_second"] = 2;
+        b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        CHECK(b["serving"]["point"]["requests_per_second"].get<double>() == doctest::Approx(2));
+        req["concurrency"] = 4;
+        CheckProblem(Post(server, "/v1/estimates/inference", req), 422, "/requests_per_second");
+    }
+
     TEST_CASE("POST /v1/estimates/roofline classifies ops and totals them") {
         TestServer server(SampleDeps());
         json req = {{"accelerator", "h100-sxm"},

@@ -60,14 +60,33 @@ TEST_SUITE("plan_routes") {
         CHECK(r->get_header_value("Content-Type") == "application/json");
         json body = Body(r);
         CHECK(body["checkpoint_interval_hours"].get<double>() == doctest::Approx(0.966944));
-        CHECK(body["expected_overhead_fraction"].get<double>() == doctest::Approx(0.118172));
-        CHECK(body["expected_spot_cost_usd"].get<double>() == doctest::Approx(3354.514685));
+        CHECK(body["checkpoints"].get<double>() == 103);
+        CHECK(body["expected_overhead_fraction"].get<double>() == doctest::Approx(0.117818));
+        CHECK(body["expected_spot_cost_usd"].get<double>() == doctest::Approx(3353.453463));
         CHECK(body["on_demand_cost_usd"].get<double>() == doctest::Approx(9832));
-        CHECK(body["expected_savings_usd"].get<double>() == doctest::Approx(6477.485315));
-        CHECK(body["expected_savings_fraction"].get<double>() == doctest::Approx(0.658817));
+        CHECK(body["expected_savings_usd"].get<double>() == doctest::Approx(6478.546537));
+        CHECK(body["expected_savings_fraction"].get<double>() == doctest::Approx(0.658925));
         CHECK(body["recommendation"] == "spot");
         CHECK(body["assumptions"].is_array());
         CHECK(body["assumptions"].size() >= 4);
+    }
+
+    TEST_CASE("POST /v1/plans/spot scales given prices and rate by nodes and finishes the high-rate example") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/spot",
+                              R"({"job_hours": 100, "on_demand_usd_per_hour": 10,
+                                  "spot_usd_per_hour": 2, "interruptions_per_hour": 1,
+                                  "deadline_hours": 201.4})"));
+        CHECK(body["spot_deadline_probability"].get<double>() > 0.99);
+        CHECK(body["recommendation"] == "spot");
+        body = Body(Post(server, "/v1/plans/spot",
+                         R"({"job_hours": 100, "on_demand_usd_per_hour": 10, "nodes": 8,
+                             "spot_usd_per_hour": 2, "interruptions_per_hour": 0.01})"));
+        CHECK(body["nodes"] == 8);
+        CHECK(body["spot_usd_per_hour"].get<double>() == doctest::Approx(2));
+        CHECK(body["spot_cluster_usd_per_hour"].get<double>() == doctest::Approx(16));
+        CHECK(body["cluster_interruptions_per_hour"].get<double>() == doctest::Approx(0.08));
+        CHECK(body["on_demand_cost_usd"].get<double>() == doctest::Approx(8000));
     }
 
     TEST_CASE("POST /v1/plans/spot prices a catalog spot offering against its on-demand twin") {

@@ -1,0 +1,248 @@
+#include "pricing/estimate/inference.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "tests/pricing/estimate/estimate_test_support.hpp"
+
+using namespace gpucost::pricing;
+using namespace gpucost::pricing::estimate;
+
+namespace {
+
+ClusterSpec Cluster(const Accelerator& accelerator, int count) {
+    ClusterSpec c;
+    c.accelerator = accelerator;
+    c.accelerator_count = count;
+    c.accelerators_per_node = count;
+    return c;
+}
+
+// B200 figures of schema/seed/accelerators.csv (dense peaks).
+Accelerator B200() {
+    Accelerator a;
+    a.id = "b200";
+    a.name = "B200";
+    a.vendor = "NVIDIA";
+    a.form_factor = "SXM";
+    a.peak_tflops[static_cast<std::size_t>(Precision::kBf16)] = 2250;
+    a.peak_tflops[static_cast<std::size_t>(Precision::kFp16)] = 2250;
+    a.peak_tflops[static_cast<std::size_t>(Precision::kFp8)] = 4500;
+    a.peak_tflops[static_cast<std::size_t>(Precision::kFp4)] = 9000;
+    a.memory_gb = 180;
+    a.memory_gb_per_s = 8000;
+    a.scale_up_gb_per_s = 1800;
+    a.host_pcie_gen = "Gen5";
+    return a;
+}
+
+// Llama-3.3-70B as published (config.json): 80 x 8192, 64 heads, 8 KV heads, SwiGLU 28672.
+ModelSpec Llama70B() {
+    ModelSpec m;
+    m.params_b = 70.6;
+    m.layers = 80;
+    m.hidden_size = 8192;
+    m.attention_heads = 64;
+    m.kv_heads = 8;
+    m.ffn_hidden_size = 28672;
+    m.gated_mlp = true;
+    m.vocab_size = 128256;
+    return m;
+}
+
+InferenceRequest Chat(const ModelSpec& model, Precision precision) {
+    InferenceRequest r;
+    r.model = model;
+    r.precision = precision;
+    r.input_tokens = 1000;
+    r.output_tokens = 200;
+    return r;
+}
+
+}  // namespace
+
+TEST_SUITE("estimate_inference") {
+    TEST_CASE("a batch of b tokens touches E (1 - (1 - k/E)^b) of E experts") {
+        CHECK(ExpectedTouchedExperts(256, 8, 1) == doctest::Approx(8));
+        CHECK(ExpectedTouchedExperts(8, 2, 1) == doctest::Approx(2));
+        CHECK(ExpectedTouchedExperts(8, 2, 4) == doctest::Approx(8 * (1 - std::pow(0.75, 4))));
+        CHECK(ExpectedTouchedExperts(256, 8, 32) ==
+              doctest::Approx(256 * (1 - std::pow(1 - 8.0 / 256, 32))));
+        CHECK(ExpectedTouchedExperts(256, 8, 4096) == doctest::Approx(256));
+        CHECK(ExpectedTouchedExperts(1, 1, 7) == 1.0);  // dense
+        double previous = 0;
+        for (double b = 1; b <= 1024; b *= 2) {
+            const double touched = ExpectedTouchedExperts(64, 6, b);
+            CHECK(touched >= previous);
+            CHECK((touched > previous || touched == doctest::Approx(64)));
+            CHECK(touched <= 64);
+            previous = touched;
+        }
+    }
+
+    TEST_CASE("an MoE decodes small batches faster than a dense model of the same total size") {
+        // Mixtral-8x7B-shaped: 46.7B total, 12.9B active, top-2 of 8.
+        ModelSpec moe;
+        moe.params_b = 46.7;
+        moe.active_params_b = 12.9;
+        moe.layers = 32;
+        moe.hidden_size = 4096;
+        moe.attention_heads = 32;
+        moe.kv_heads = 8;
+        moe.ffn_hidden_size = 14336;
+        moe.gated_mlp = true;
+        moe.experts = 8;
+        moe.experts_per_token = 2;
+        InferenceRequest r = Chat(moe, Precision::kBf16);
+        auto one = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        r.batch_size = 64;
+        auto many = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(one.ok());
+        REQUIRE(many.ok());
+        // Batch 1 reads 2 of 8 experts, batch 64 all of them: the step takes well over twice
+        // as long although both are bandwidth bound.
+        CHECK(many.value().inter_token_latency_ms > 2.0 * one.value().inter_token_latency_ms);
+        CHECK(one.value().decode_bound == "memory");
+    }
+
+    TEST_CASE("MLA caches the compressed latent on every rank") {
+        // DeepSeek-V3: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64, fp8 cache.
+        ModelSpec spec;
+        spec.params_b = 671;
+        spec.active_params_b = 37;
+        spec.layers = 61;
+        spec.hidden_size = 7168;
+        spec.attention_heads = 128;
+        spec.experts = 256;
+        spec.experts_per_token = 8;
+        auto derived = DeriveModel(spec);
+        REQUIRE(derived.ok());
+        ResolvedModel m = derived.value();
+        // Without MLA: K and V of 128 heads of 56 at tensor parallel 1.
+        const double mha = KvCacheBytesPerSequence(m, 1, 1, 1000);
+        CHECK(mha == doctest::Approx(61.0 * 2 * 128 * 56 * 1000));
+        m.kv_lora_rank = 512;
+        m.qk_rope_head_dim = 64;
+        m.qk_nope_head_dim = 128;
+        m.v_head_dim = 128;
+        CHECK(KvCacheBytesPerSequence(m, 8, 1, 1000) == doctest::Approx(61.0 * 576 * 1000));
+        // Not split by tensor parallel: the latent serves all heads.
+        CHECK(KvCacheBytesPerSequence(m, 1, 1, 1000) == KvCacheBytesPerSequence(m, 8, 1, 1000));
+        CHECK(KvCacheBytesPerSequence(m, 1, 1, 1000) < mha / 20);
+
+        InferenceRequest r = Chat(spec, Precision::kFp8);
+        auto latent = EstimateInference(r, Cluster(B200(), 8), m);
+        REQUIRE(latent.ok());
+        CHECK(latent.value().kv_cache_gb_per_accelerator ==
+              doctest::Approx(61.0 * 576 * 1200 / 1e9));
+        CHECK(latent.value().fits_in_memory);
+    }
+
+    TEST_CASE("sliding-window layers hold at most the window, and KV heads are never split below one") {
+        auto derived = DeriveModel(Llama70B());
+        REQUIRE(derived.ok());
+        ResolvedModel m = derived.value();
+        const double per_token_layer = 2.0 * 8 * 128 * 2;  // K and V, 8 heads of 128, bf16
+        CHECK(KvCacheBytesPerSequence(m, 1, 2, 32768) ==
+              doctest::Approx(80 * per_token_layer * 32768));
+        // Tensor parallel 16 over 8 KV heads: each rank still holds one head.
+        CHECK(KvCacheBytesPerSequence(m, 16, 2, 100) ==
+              doctest::Approx(80 * 2.0 * 128 * 2 * 100));
+        m.sliding_window = 4096;
+        m.sliding_window_layers = 40;  // Gemma-style alternation: half the layers local
+        CHECK(KvCacheBytesPerSequence(m, 1, 2, 32768) ==
+              doctest::Approx(per_token_layer * (40.0 * 32768 + 40.0 * 4096)));
+        CHECK(KvCacheBytesPerSequence(m, 1, 2, 1000) ==
+              doctest::Approx(80 * per_token_layer * 1000));
+        // A long context decodes faster when half the layers read only the window.
+        InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
+        r.input_tokens = 32768;
+        r.batch_size = 8;
+        auto local = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2), m);
+        m.sliding_window = 0;
+        auto global = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2), m);
+        REQUIRE(local.ok());
+        REQUIRE(global.ok());
+        CHECK(local.value().inter_token_latency_ms < global.value().inter_token_latency_ms);
+        CHECK(local.value().time_to_first_token_ms < global.value().time_to_first_token_ms);
+    }
+
+    TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
+        auto fp8 = EstimateInference(r, Cluster(B200(), 1));
+        r.precision = Precision::kFp4;
+        auto fp4 = EstimateInference(r, Cluster(B200(), 1));
+        REQUIRE(fp8.ok());
+        REQUIRE(fp4.ok());
+        CHECK(fp4.value().weights_gb_per_accelerator ==
+              doctest::Approx(fp8.value().weights_gb_per_accelerator / 2));
+        CHECK(fp4.value().kv_cache_gb_per_accelerator ==
+              doctest::Approx(fp8.value().kv_cache_gb_per_accelerator));
+        CHECK(fp4.value().inter_token_latency_ms < 0.7 * fp8.value().inter_token_latency_ms);
+        CHECK(fp4.value().time_to_first_token_ms < fp8.value().time_to_first_token_ms);
+        // Hopper has no fp4 peak: refused, naming the field.
+        auto hopper = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE_FALSE(hopper.ok());
+        CHECK(hopper.error().field == "/precision");
+    }
+
+    TEST_CASE("continuous batching: throughput and step time grow with concurrency up to the KV limit") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
+        r.concurrency = 1;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        REQUIRE(e.value().serving.has_value());
+        const ServingEstimate& s = *e.value().serving;
+        CHECK(s.mode == "concurrency");
+        CHECK(s.max_num_seqs == kLargeDeviceMaxNumSeqs);
+        CHECK(s.max_num_batched_tokens == kLargeDeviceMaxNumBatchedTokens);
+        REQUIRE(s.kv_cache_limit_sequences > 8);
+        REQUIRE(s.curve.size() >= 4);
+        for (std::size_t i = 1; i < s.curve.size(); ++i) {
+            CHECK(s.curve[i].output_tokens_per_second > s.curve[i - 1].output_tokens_per_second);
+            CHECK(s.curve[i].inter_token_latency_ms >= s.curve[i - 1].inter_token_latency_ms);
+            CHECK(s.curve[i].queued_requests == 0);
+        }
+        const ServingPoint& last = s.curve.back();
+        CHECK(last.running_sequences ==
+              std::min(s.kv_cache_limit_sequences, s.max_num_seqs));
+        // Throughput = running / step; requests = throughput / output tokens.
+        CHECK(last.output_tokens_per_second ==
+              doctest::Approx(last.running_sequences / (last.inter_token_latency_ms / 1e3)));
+        CHECK(last.requests_per_second == doctest::Approx(last.output_tokens_per_second / 200));
+        // One request alone: its latency is its first token plus 199 steps.
+        const ServingPoint& solo = s.point;
+        CHECK(solo.request_latency_ms ==
+              doctest::Approx(solo.time_to_first_token_ms + 199 * solo.inter_token_latency_ms));
+
+        // Twice the KV limit: the rest queue, throughput stays, latency doubles (Little).
+        r.concurrency = 2 * static_cast<int>(last.running_sequences);
+        auto queued = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(queued.ok());
+        const ServingPoint& q = queued.value().serving->point;
+        CHECK(q.queued_requests == doctest::Approx(last.running_sequences));
+        CHECK(q.requests_per_second == doctest::Approx(last.requests_per_second));
+        CHECK(q.request_latency_ms == doctest::Approx(*r.concurrency / q.requests_per_second * 1e3));
+        CHECK(q.time_to_first_token_ms > last.time_to_first_token_ms);
+    }
+
+    TEST_CASE("a request rate is served by the running batch whose throughput matches it") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
+        r.requests_per_second = 2.0;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        const ServingEstimate& s = *e.value().serving;
+        CHECK(s.mode == "request_rate");
+        CHECK_FALSE(s.saturated);
+        CHECK(s.point.requests_per_second == doctest::Approx(2.0).epsilon(1e-6));
+        CHECK(s.point.running_sequences < s.curve.back().running_sequences);
+        r.requests_per_second = 1e5;
+        auto over = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(over.ok());
+        CHECK(over.value().serving->saturated);
+        r.concurrency = 4;
+        CHECK(EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2)).error().field ==
+              "/requests_per_second");
+    }
+}
