@@ -26,8 +26,10 @@ constexpr int kDefaultMlaRopeHeadDim = 64;
 constexpr int kDefaultMlaNopeHeadDim = 128;
 constexpr int kDefaultMlaValueHeadDim = 128;
 // A vocabulary solved from the residual of params_b must be at least this many tokens to be
-// plausible (byte-level tokenizers start at 256 + merges).
+// plausible (byte-level tokenizers start at 256 + merges), and at most this many (the largest
+// published vocabularies, Gemma 3 and gpt-oss, have 262k and 201k tokens).
 constexpr int kMinSolvedVocabSize = 1000;
+constexpr int kMaxSolvedVocabSize = 1 << 19;
 // The residual after the closest variant must exceed this before the vocabulary is solved.
 constexpr double kVocabSolveThreshold = 0.02;
 
@@ -502,7 +504,7 @@ void ReconcileWithStructure(Derivation& d) {
     if (!d.spec.vocab_size && RelativeDifference(best.params, P) > kVocabSolveThreshold) {
         const double per_token = (best.tied ? 1.0 : 2.0) * m.hidden_size;
         const double vocab = std::round((P - best.params) / per_token + m.vocab_size);
-        if (vocab >= kMinSolvedVocabSize && vocab <= kMaxVocabSize) {
+        if (vocab >= kMinSolvedVocabSize && vocab <= kMaxSolvedVocabSize) {
             adopted.vocab_size = static_cast<int>(vocab);
             adopted_params = CountParameters(adopted).total;
             vocab_solved = true;
