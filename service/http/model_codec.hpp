@@ -1,0 +1,37 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/error.hpp"
+#include "pricing/estimate/model.hpp"
+#include "pricing/model_library.hpp"
+
+namespace gpucost::http {
+
+// The model library the API serves: schema/seed/models.csv, compiled into the binary (the
+// same in embedded, --catalog-dir and database mode). A unit test loads every build's copy.
+const pricing::ModelLibrary& BuiltInModels();
+
+// The one decoder of the `model` member of every estimate, plan and saved scenario, found at
+// `pointer` (e.g. "/model"). Four forms:
+//   "llama-3.1-70b"                              a library id
+//   {"id": "llama-3.1-70b", "seq_len": 32768}    a library id with fields overridden
+//   {"hf_config": {...config.json...}}           a Hugging Face config, fields may be overridden
+//   {"params_b": 70, "layers": 80, ...}          the structure itself
+// Unknown id -> kInvalidArgument (422) naming pointer (or pointer/id) with the closest ids;
+// unknown keys and wrong types -> kMalformed (400).
+[[nodiscard]] pricing::Result<pricing::estimate::ModelSpec> DecodeModel(const nlohmann::json& model,
+                                                                        const std::string& pointer);
+
+// The resolved model as estimates echo it (`model`), with `derived` rules.
+nlohmann::json ModelJson(const pricing::estimate::ResolvedModel& m);
+// The model's `warnings` as [{field, detail}] (empty array when the inputs agree).
+nlohmann::json ModelWarningsJson(const pricing::estimate::ResolvedModel& m);
+
+// A library entry: id, name, family, published counts, source, the structure as stored and,
+// with `resolved`, the derivation's counts (params_b, active_params_b, per-layer figures).
+nlohmann::json LibraryModelJson(const pricing::LibraryModel& m, bool resolved);
+
+}  // namespace gpucost::http
