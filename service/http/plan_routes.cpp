@@ -10,6 +10,7 @@
 #include "service/http/as_of.hpp"
 #include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
+#include "service/http/model_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
@@ -126,7 +127,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(plan.value()));
         }
-        WriteJson(res, ToJson(plan.value(), request.value()));
+        WriteJson(res, WithModelWarnings(ToJson(plan.value(), request.value()),
+                                         request.value().workload.model));
     });
 
     routes.Post("/v1/plans/inference",
@@ -150,7 +152,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(plan.value()));
         }
-        WriteJson(res, ToJson(plan.value()));
+        WriteJson(res, WithModelWarnings(ToJson(plan.value()), request.value().workload.model));
     });
 }
 

@@ -118,6 +118,26 @@ TEST_SUITE("model_routes") {
         CHECK(e["model"]["params_b"].get<double>() == doctest::Approx(6.74).epsilon(0.01));
     }
 
+    TEST_CASE("plans carry the model's warnings too") {
+        TestServer server(SampleDeps());
+        json model = Llama2Structure();
+        model["params_b"] = 20;
+        model["gated_mlp"] = true;
+        json plan = Body(Post(server, "/v1/plans/inference",
+                              {{"model", model},
+                               {"input_tokens", 512},
+                               {"output_tokens", 256},
+                               {"traffic", {{"requests_per_second", 1}}}}));
+        REQUIRE(plan["warnings"].size() == 1);
+        CHECK(plan["warnings"][0]["field"] == "/model/params_b");
+        json agreeing = Body(Post(server, "/v1/plans/inference",
+                                  {{"model", "llama-2-7b"},
+                                   {"input_tokens", 512},
+                                   {"output_tokens", 256},
+                                   {"traffic", {{"requests_per_second", 1}}}}));
+        CHECK(!agreeing.contains("warnings"));
+    }
+
     TEST_CASE("inference estimates and plans take the three model forms") {
         TestServer server(SampleDeps());
         for (const json& model : {json("llama-3.1-70b"), json{{"id", "llama-3.1-70b"}, {"seq_len", 32768}},
