@@ -30,6 +30,9 @@ constexpr int kDefaultMlaValueHeadDim = 128;
 // published vocabularies, Gemma 3 and gpt-oss, have 262k and 201k tokens).
 constexpr int kMinSolvedVocabSize = 1000;
 constexpr int kMaxSolvedVocabSize = 1 << 19;
+// A given count that the structure's count differs from by more than this is noted under
+// `derived` (the count is what FLOPs and memory use).
+constexpr double kCountNoteThreshold = 0.005;
 // The residual after the closest variant must exceed this before the vocabulary is solved.
 constexpr double kVocabSolveThreshold = 0.02;
 
@@ -570,6 +573,12 @@ Status ReconcileCounts(Derivation& d) {
     m.active_params = counts.active;
     if (!s.params_b) {
         d.Note("params_b", "counted from the structure: layers * (attention + MLP) + embeddings");
+    } else if (structure_complete && m.warnings.empty() &&
+               RelativeDifference(counts.total, d.total_given) > kCountNoteThreshold) {
+        d.Note("params_b", "counted from the structure (" + Billions(counts.total) + ", " +
+                               Percent(RelativeDifference(counts.total, d.total_given)) +
+                               " from the " + Billions(d.total_given) +
+                               " given); the count is used for FLOPs and memory");
     } else if (!structure_complete && RelativeDifference(counts.total, d.total_given) > kParamsMatchTolerance) {
         m.warnings.push_back({Ptr(d.prefix, "params_b"),
                               "params_b (" + Billions(d.total_given) +
@@ -586,6 +595,12 @@ Status ReconcileCounts(Derivation& d) {
     }
     if (m.IsMoe() && !s.active_params_b) {
         d.Note("active_params_b", "attention + shared and top-k experts + dense layers + embeddings");
+    } else if (s.active_params_b &&
+               RelativeDifference(counts.active, d.active_given) > kCountNoteThreshold &&
+               RelativeDifference(counts.active, d.active_given) <= kParamsMatchTolerance) {
+        d.Note("active_params_b", "counted from the structure (" + Billions(counts.active) +
+                                      " per token; " + Billions(d.active_given) +
+                                      " given); the count is used for FLOPs");
     }
     return Ok{};
 }

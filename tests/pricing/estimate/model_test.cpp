@@ -150,6 +150,27 @@ TEST_SUITE("estimate_model") {
         CHECK(m.value().vocab_size == doctest::Approx(128256).epsilon(0.01));
     }
 
+    TEST_CASE("a given params_b a few percent off the structure's count is noted, not used") {
+        ModelSpec s;
+        s.params_b = 7;
+        s.layers = 32;
+        s.hidden_size = 4096;
+        s.attention_heads = 32;
+        s.kv_heads = 32;
+        s.ffn_hidden_size = 11008;
+        s.vocab_size = 32000;
+        s.gated_mlp = true;
+        s.tied_embeddings = false;
+        auto m = DeriveModel(s);
+        REQUIRE(m.ok());
+        CHECK(m.value().params / 1e9 == doctest::Approx(6.738).epsilon(0.002));
+        bool noted = false;
+        for (const auto& d : m.value().derived) {
+            if (d.field == "/model/params_b") noted = d.detail.find("counted from the structure") == 0;
+        }
+        CHECK(noted);
+    }
+
     TEST_CASE("params_b far from every reading of the structure warns and uses the structure") {
         ModelSpec s;
         s.params_b = 20;
