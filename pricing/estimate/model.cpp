@@ -251,8 +251,11 @@ void ResolveDepthAndWidth(Derivation& d) {
     if (s.layers) {
         m.layers = *s.layers;
         const double h = std::sqrt(std::max(P / m.layers, 1.0) / 12.0);
-        m.hidden_size = std::min(RoundToMultiple(h, 64), kMaxHiddenSize);
-        d.Note("hidden_size", "from params_b with 12 * hidden^2 parameters per layer, rounded to 64");
+        const int multiple = h >= kDerivedHiddenMultiple ? kDerivedHiddenMultiple : kDefaultHeadDim;
+        m.hidden_size = std::min(RoundToMultiple(h, multiple), kMaxHiddenSize);
+        d.Note("hidden_size",
+               "from params_b with 12 * hidden^2 parameters per layer, rounded to a multiple of "
+               "1024 (8 heads of 128; 128 below 1024)");
         return;
     }
     d.shape_from_params = true;

@@ -208,6 +208,17 @@ TEST_SUITE("estimate_model") {
         CHECK(m.value().attention_heads == 72);
     }
 
+    TEST_CASE("params_b with layers alone derives a hidden size whose heads TP 8 divides") {
+        ModelSpec s;
+        s.params_b = 7;
+        s.layers = 40;
+        auto m = DeriveModel(s);
+        REQUIRE(m.ok());
+        CHECK(m.value().hidden_size % 1024 == 0);
+        CHECK(m.value().attention_heads % 8 == 0);
+        CHECK(m.value().params / 1e9 == doctest::Approx(7).epsilon(0.01));
+    }
+
     TEST_CASE("tied embeddings count the vocabulary once") {
         ModelSpec s;
         s.layers = 42;
