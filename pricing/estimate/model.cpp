@@ -547,7 +547,10 @@ void ReconcileWithStructure(Derivation& d) {
     }
     if (d.kv_heads_free && best.kv_heads != m.kv_heads) {
         std::erase_if(m.derived, [&](const FieldError& f) { return f.field == Ptr(d.prefix, "kv_heads"); });
-        d.Note("kv_heads", std::to_string(best.kv_heads) + " (grouped-query attention): " + match);
+        d.Note("kv_heads", std::to_string(best.kv_heads) +
+                               (best.kv_heads == 1 ? " (multi-query attention): "
+                                                   : " (grouped-query attention): ") +
+                               match);
     }
     if (vocab_solved) {
         std::erase_if(m.derived, [&](const FieldError& f) { return f.field == Ptr(d.prefix, "vocab_size"); });

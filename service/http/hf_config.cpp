@@ -118,7 +118,7 @@ private:
     std::optional<pricing::Error> error_;
 };
 
-void ReadAttention(ConfigReader& r, const std::string& type, est::ModelSpec& s) {
+void ReadAttention(ConfigReader& r, est::ModelSpec& s) {
     s.attention_heads = r.Int({"num_attention_heads", "n_head", "num_heads", "n_heads"});
     s.kv_heads = r.Int({"num_key_value_heads", "num_kv_heads", "n_head_kv"});
     if (!s.kv_heads && r.Bool({"multi_query"}).value_or(false) &&
@@ -135,7 +135,6 @@ void ReadAttention(ConfigReader& r, const std::string& type, est::ModelSpec& s) 
         s.kv_heads.reset();
         s.head_dim.reset();
     }
-    (void)type;
 }
 
 void ReadSlidingWindow(ConfigReader& r, const std::string& type, est::ModelSpec& s) {
@@ -219,7 +218,7 @@ pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config, const 
     if (!s.vocab_size && (type == "gemma3_text" || type == "gemma3")) {
         s.vocab_size = kGemma3DefaultVocabSize;
     }
-    ReadAttention(r, type, s);
+    ReadAttention(r, s);
     ReadMlp(r, type, s);
     ReadSlidingWindow(r, type, s);
     s.tied_embeddings = r.Bool({"tie_word_embeddings"});
