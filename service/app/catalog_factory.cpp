@@ -52,6 +52,23 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFrom
     return pricing::LoadCatalog(csv);
 }
 
+pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFromDir(
+    const std::string& dir) {
+    const std::string path = dir + "/models.csv";
+    if (!std::ifstream(path).good()) {
+        return std::shared_ptr<const pricing::ModelLibrary>();
+    }
+    auto text = ReadFile(path);
+    if (!text.ok()) {
+        return text.error();
+    }
+    auto library = pricing::LoadModelLibrary(text.value(), path);
+    if (!library.ok()) {
+        return library.error();
+    }
+    return std::make_shared<const pricing::ModelLibrary>(std::move(library).value());
+}
+
 std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }
 
 }  // namespace gpucost::app

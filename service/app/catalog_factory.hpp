@@ -6,6 +6,7 @@
 
 #include "pricing/error.hpp"
 #include "pricing/in_memory_catalog.hpp"
+#include "pricing/model_library.hpp"
 
 namespace gpucost::app {
 
@@ -17,6 +18,11 @@ namespace gpucost::app {
 // Reads accelerators.csv, offerings.csv and prices.csv from `dir` and validates them.
 // kNotFound when a file cannot be read; kInvalidArgument naming the file and line for bad data.
 [[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadCatalogFromDir(
+    const std::string& dir);
+
+// Reads `dir`/models.csv (the model library) when the directory has one: nullptr when it does
+// not (the compiled-in library stays); kInvalidArgument naming the file and line for bad data.
+[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFromDir(
     const std::string& dir);
 
 // The OpenAPI document built into the binary (openapi.yaml at compile time).

@@ -1,5 +1,8 @@
 #include "service/http/model_codec.hpp"
 
+#include <atomic>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "service/http/embedded_models.hpp"
@@ -59,10 +62,10 @@ void ApplyStructure(JsonReader& r, est::ModelSpec& s) {
 }
 
 Result<est::ModelSpec> FromLibrary(const std::string& id, const std::string& pointer) {
-    const pricing::LibraryModel* found = BuiltInModels().Find(id);
+    const pricing::LibraryModel* found = ModelLibraryInUse().Find(id);
     if (found == nullptr) {
         std::string closest;
-        for (const std::string& c : BuiltInModels().Closest(id, 5)) {
+        for (const std::string& c : ModelLibraryInUse().Closest(id, 5)) {
             closest += (closest.empty() ? "" : ", ") + c;
         }
         return MakeError(ErrorCode::kInvalidArgument,
@@ -103,7 +106,9 @@ Result<est::ModelSpec> FromObject(const json& j, const std::string& pointer) {
 
 }  // namespace
 
-const pricing::ModelLibrary& BuiltInModels() {
+namespace {
+
+const pricing::ModelLibrary& CompiledInModels() {
     static const pricing::ModelLibrary library = [] {
         auto loaded = pricing::LoadModelLibrary(app::embedded::kModelsCsv,
                                                 "schema/seed/models.csv (embedded)");
@@ -112,6 +117,22 @@ const pricing::ModelLibrary& BuiltInModels() {
         return loaded.ok() ? loaded.value() : pricing::ModelLibrary();
     }();
     return library;
+}
+
+// Set once at start-up, before any request is served; read by every request.
+std::shared_ptr<const pricing::ModelLibrary> g_replacement;
+std::atomic<const pricing::ModelLibrary*> g_in_use{nullptr};
+
+}  // namespace
+
+const pricing::ModelLibrary& ModelLibraryInUse() {
+    const pricing::ModelLibrary* replaced = g_in_use.load(std::memory_order_acquire);
+    return replaced != nullptr ? *replaced : CompiledInModels();
+}
+
+void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library) {
+    g_replacement = std::move(library);
+    g_in_use.store(g_replacement.get(), std::memory_order_release);
 }
 
 Result<est::ModelSpec> DecodeModel(const json& model, const std::string& pointer) {

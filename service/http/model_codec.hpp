@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -10,9 +11,13 @@
 
 namespace gpucost::http {
 
-// The model library the API serves: schema/seed/models.csv, compiled into the binary (the
-// same in embedded, --catalog-dir and database mode). A unit test loads every build's copy.
-const pricing::ModelLibrary& BuiltInModels();
+// The model library the API serves: schema/seed/models.csv compiled into the binary (a unit
+// test loads every build's copy), unless UseModelLibrary replaced it at start-up.
+const pricing::ModelLibrary& ModelLibraryInUse();
+
+// Serves `library` instead of the compiled-in one (--catalog-dir with a models.csv). Call
+// before the server starts; the library must outlive it.
+void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library);
 
 // The one decoder of the `model` member of every estimate, plan and saved scenario, found at
 // `pointer` (e.g. "/model"). Four forms:

@@ -17,7 +17,7 @@ void AddModelRoutes(RouteTable& routes, const Deps& /*deps*/) {
         }
         const std::vector<std::string> families = params.List("family");
         json items = json::array();
-        for (const pricing::LibraryModel& m : BuiltInModels().All()) {
+        for (const pricing::LibraryModel& m : ModelLibraryInUse().All()) {
             if (families.empty() ||
                 std::find(families.begin(), families.end(), m.family) != families.end()) {
                 items.push_back(LibraryModelJson(m, false));
@@ -32,10 +32,10 @@ void AddModelRoutes(RouteTable& routes, const Deps& /*deps*/) {
                        return WriteProblem(res, req, checked.error());
                    }
                    const std::string id = req.matches[1].str();
-                   const pricing::LibraryModel* found = BuiltInModels().Find(id);
+                   const pricing::LibraryModel* found = ModelLibraryInUse().Find(id);
                    if (found == nullptr) {
                        std::string closest;
-                       for (const std::string& c : BuiltInModels().Closest(id, 5)) {
+                       for (const std::string& c : ModelLibraryInUse().Closest(id, 5)) {
                            closest += (closest.empty() ? "" : ", ") + c;
                        }
                        return WriteProblem(
