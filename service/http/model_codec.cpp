@@ -120,19 +120,19 @@ const pricing::ModelLibrary& CompiledInModels() {
 }
 
 // Set once at start-up, before any request is served; read by every request.
-std::shared_ptr<const pricing::ModelLibrary> g_replacement;
-std::atomic<const pricing::ModelLibrary*> g_in_use{nullptr};
+std::shared_ptr<const pricing::ModelLibrary> replacement_library;
+std::atomic<const pricing::ModelLibrary*> library_in_use{nullptr};
 
 }  // namespace
 
 const pricing::ModelLibrary& ModelLibraryInUse() {
-    const pricing::ModelLibrary* replaced = g_in_use.load(std::memory_order_acquire);
+    const pricing::ModelLibrary* replaced = library_in_use.load(std::memory_order_acquire);
     return replaced != nullptr ? *replaced : CompiledInModels();
 }
 
 void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library) {
-    g_replacement = std::move(library);
-    g_in_use.store(g_replacement.get(), std::memory_order_release);
+    replacement_library = std::move(library);
+    library_in_use.store(replacement_library.get(), std::memory_order_release);
 }
 
 Result<est::ModelSpec> DecodeModel(const json& model, const std::string& pointer) {
