@@ -17,6 +17,7 @@
 #include "service/app/catalog_factory.hpp"
 #include "service/app/config.hpp"
 #include "service/http/json_codec.hpp"
+#include "service/http/model_codec.hpp"
 #include "service/http/router.hpp"
 #include "service/http/timestamp.hpp"
 #include "service/import/import_command.hpp"
@@ -172,6 +173,15 @@ int main(int argc, char** argv) {
         return 1;
     }
     std::shared_ptr<const pricing::Catalog> catalog = loaded.value();
+    if (!config.catalog_dir.empty()) {
+        // A models.csv beside the catalog files replaces the compiled-in model library.
+        auto models = app::LoadModelLibraryFromDir(config.catalog_dir);
+        if (!models.ok()) {
+            log::Error("model library rejected; not starting", {{"error", models.error().message}});
+            return 1;
+        }
+        if (models.value()) http::UseModelLibrary(models.value());
+    }
     if (config.command == "check-catalog") {
         auto summary = http::ToJson(catalog->Describe());
         summary["price_ages"] =

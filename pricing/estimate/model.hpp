@@ -49,39 +49,53 @@ struct ResolvedModel {
     int layers = 0;
     int hidden_size = 0;
     int attention_heads = 0;
-    int kv_heads = 0;
-    int head_dim = 0;
+    int kv_heads = 0;   // MLA: equal to attention_heads (keys and values are decompressed per head)
+    int head_dim = 0;   // query/key width per head (MLA: qk_nope_head_dim + qk_rope_head_dim)
+    // MLP width a token passes through in one expert: for MoE models the routed expert's width
+    // (= expert_ffn_hidden_size), for dense models the MLP width (= dense_ffn_hidden_size).
     int ffn_hidden_size = 0;
     int vocab_size = 0;
     int seq_len = 0;
     bool gated_mlp = false;
-    int experts = 1;
-    int experts_per_token = 1;
+    int experts = 1;            // routed experts per MoE layer (1 = dense)
+    int experts_per_token = 1;  // routed experts a token uses (top-k)
     bool tied_embeddings = false;
-    int shared_experts = 0;
-    int expert_ffn_hidden_size = 0;  // 0: ffn_hidden_size
-    int dense_layers = 0;
-    int dense_ffn_hidden_size = 0;   // 0: ffn_hidden_size
+    int shared_experts = 0;          // experts every token uses, each expert_ffn_hidden_size wide
+    int expert_ffn_hidden_size = 0;  // always set (dense models: ffn_hidden_size)
+    int dense_layers = 0;            // MoE: leading layers with a dense MLP (dense models: 0)
+    int dense_ffn_hidden_size = 0;   // always set: MLP width of dense layers
     int q_lora_rank = 0;             // 0: not MLA (or no query compression)
     int kv_lora_rank = 0;            // 0: not MLA
     int qk_rope_head_dim = 0;
     int qk_nope_head_dim = 0;
     int v_head_dim = 0;
     int sliding_window = 0;          // 0: every layer attends to the whole context
-    int sliding_window_layers = 0;
-    // Per layer: Q, K, V and output projections.
+    int sliding_window_layers = 0;   // layers that use the window (0 when sliding_window is 0)
+    // Per layer: Q, K, V and output projections (MLA: the down- and up-projections and the
+    // decoupled RoPE key).
     double attention_params_per_layer = 0;
-    // Per layer, all experts (memory) and the ones a token uses (FLOPs).
+    // Per-layer averages over all layers of the MLP (dense first layers, shared experts,
+    // routed experts and the router): all experts (memory) and the ones a token uses (FLOPs),
+    // so that layers * (attention + mlp) is the whole model without embeddings.
     double mlp_params_per_layer = 0;
     double mlp_active_params_per_layer = 0;
-    // Input embedding and output projection (untied), V*h each.
+    // Input embedding and output projection: 2 * V * h, or V * h when tied.
     double embedding_params = 0;
     // Fields that were derived rather than given, with the rule used, e.g.
     // {"/model/layers", "from params_b with hidden = 128 * layers"}.
     std::vector<FieldError> derived;
+    // Inputs that disagree and could not be reconciled (e.g. params_b against a structure
+    // that counts 30 % more); the structure was used for both FLOPs and memory.
+    std::vector<FieldError> warnings;
 
     bool IsMoe() const { return experts > 1; }
-    // Dense parameters (attention + embeddings + norms), i.e. params minus all expert MLPs.
+    bool IsMla() const { return kv_lora_rank > 0; }
+    // Layers whose MLP is a mixture of experts (layers - dense_layers; 0 for dense models).
+    int MoeLayers() const { return IsMoe() ? layers - dense_layers : 0; }
+    // Parameters of the routed experts over all layers (what expert parallelism shards).
+    double RoutedExpertParams() const;
+    // Dense parameters (attention, embeddings, dense MLPs, shared experts, routers), i.e.
+    // params minus the routed experts.
     double NonExpertParams() const;
     // Parameters the FLOPs count uses: active params without the input embedding.
     double ActiveNonEmbeddingParams() const;
@@ -99,6 +113,12 @@ inline constexpr int kMaxExperts = 4096;
 
 // Defaults of the derivation rules (echoed under assumptions by the estimators).
 inline constexpr int kDefaultHeadDim = 128;
+// With params_b alone: heads in multiples of 8 so that tensor parallel 8 divides them, and
+// 8 key/value heads (GQA) once there are more than 8 heads (Llama 3, Mistral, Qwen2.5).
+inline constexpr int kDerivedHeadMultiple = 8;
+inline constexpr int kDerivedKvHeads = 8;
+// params_b and a structure "match" when they differ by at most this fraction.
+inline constexpr double kParamsMatchTolerance = 0.10;
 inline constexpr int kDefaultVocabSize = 32000;
 inline constexpr int kDefaultSeqLen = 2048;
 inline constexpr double kAspectRatioHiddenPerLayer = 128.0;

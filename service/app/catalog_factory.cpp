@@ -73,6 +73,23 @@ pricing::Result<pricing::CatalogCsv> ReadCatalogCsv(const std::string& dir) {
     return dir.empty() ? pricing::Result<pricing::CatalogCsv>(EmbeddedCsv()) : DirCsv(dir);
 }
 
+pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFromDir(
+    const std::string& dir) {
+    const std::string path = dir + "/models.csv";
+    if (!std::ifstream(path).good()) {
+        return std::shared_ptr<const pricing::ModelLibrary>();
+    }
+    auto text = ReadFile(path);
+    if (!text.ok()) {
+        return text.error();
+    }
+    auto library = pricing::LoadModelLibrary(text.value(), path);
+    if (!library.ok()) {
+        return library.error();
+    }
+    return std::make_shared<const pricing::ModelLibrary>(std::move(library).value());
+}
+
 std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }
 
 std::string_view EmbeddedRedocJs() { return embedded::kRedocStandaloneJs; }

@@ -7,6 +7,7 @@
 #include "pricing/catalog_loader.hpp"
 #include "pricing/error.hpp"
 #include "pricing/in_memory_catalog.hpp"
+#include "pricing/model_library.hpp"
 
 namespace gpucost::app {
 
@@ -23,6 +24,11 @@ namespace gpucost::app {
 // The catalog tables as text: from `dir`, or the embedded ones when `dir` is empty (the base
 // that `gpucost import` extends). kNotFound when a file cannot be read.
 [[nodiscard]] pricing::Result<pricing::CatalogCsv> ReadCatalogCsv(const std::string& dir);
+
+// Reads `dir`/models.csv (the model library) when the directory has one: nullptr when it does
+// not (the compiled-in library stays); kInvalidArgument naming the file and line for bad data.
+[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFromDir(
+    const std::string& dir);
 
 // The OpenAPI document built into the binary (openapi.yaml at compile time).
 std::string_view EmbeddedOpenApiYaml();

@@ -7,6 +7,7 @@
 
 #include "service/http/json_codec.hpp"
 #include "service/http/json_reader.hpp"
+#include "service/http/model_codec.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -27,28 +28,6 @@ std::optional<pricing::Precision> PrecisionField(JsonReader& r, const std::strin
                    "'; use fp32, tf32, fp16, bf16, fp8, int8 or fp4");
     }
     return p;
-}
-
-Result<est::ModelSpec> DecodeModel(const json& j, const std::string& ptr) {
-    JsonReader r(j, ptr);
-    r.OnlyKnown({"params_b", "active_params_b", "layers", "hidden_size", "attention_heads",
-                 "kv_heads", "ffn_hidden_size", "vocab_size", "seq_len", "gated_mlp", "experts",
-                 "experts_per_token"});
-    est::ModelSpec m;
-    m.params_b = r.Number("params_b");
-    m.active_params_b = r.Number("active_params_b");
-    m.layers = r.Int("layers");
-    m.hidden_size = r.Int("hidden_size");
-    m.attention_heads = r.Int("attention_heads");
-    m.kv_heads = r.Int("kv_heads");
-    m.ffn_hidden_size = r.Int("ffn_hidden_size");
-    m.vocab_size = r.Int("vocab_size");
-    m.seq_len = r.Int("seq_len");
-    m.gated_mlp = r.Bool("gated_mlp");
-    m.experts = r.Int("experts");
-    m.experts_per_token = r.Int("experts_per_token");
-    if (!r.ok()) return r.error();
-    return m;
 }
 
 Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::string& ptr) {
@@ -89,26 +68,6 @@ json LayoutJson(const est::ParallelLayout& l) {
             {"virtual_stages", l.virtual_stages},
             {"sequence_parallel", l.sequence_parallel},
             {"expert", l.expert}};
-}
-
-json ModelJson(const est::ResolvedModel& m) {
-    json derived = json::array();
-    for (const auto& d : m.derived) {
-        derived.push_back({{"field", d.field}, {"rule", d.detail}});
-    }
-    return {{"params_b", Num(m.params / 1e9)},
-            {"active_params_b", Num(m.active_params / 1e9)},
-            {"layers", m.layers},
-            {"hidden_size", m.hidden_size},
-            {"attention_heads", m.attention_heads},
-            {"kv_heads", m.kv_heads},
-            {"ffn_hidden_size", m.ffn_hidden_size},
-            {"vocab_size", m.vocab_size},
-            {"seq_len", m.seq_len},
-            {"gated_mlp", m.gated_mlp},
-            {"experts", m.experts},
-            {"experts_per_token", m.experts_per_token},
-            {"derived", std::move(derived)}};
 }
 
 // Levenshtein distance, for "did you mean" lists of accelerator ids (ids are short).
@@ -212,7 +171,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     r.Require("model");
     r.Require("tokens_b");
     est::TrainingRequest req;
-    const json* model = r.Object("model");
+    const json* model = r.Member("model");
     const json* hw = r.Object("hardware");
     if (hardware != nullptr) r.Require("hardware");
     req.tokens_b = r.Number("tokens_b").value_or(0);
@@ -287,7 +246,7 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
     r.Require("input_tokens");
     r.Require("output_tokens");
     est::InferenceRequest req;
-    const json* model = r.Object("model");
+    const json* model = r.Member("model");
     const json* hw = r.Object("hardware");
     const json* eff = r.Object("efficiency");
     req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
@@ -435,6 +394,7 @@ json EstimateToJson(const est::TrainingEstimate& e) {
         {"layouts_considered", e.layouts_considered},
         {"runner_up", runner},
         {"model", ModelJson(e.model)},
+        {"warnings", ModelWarningsJson(e.model)},
         {"assumptions", ToJson(e.assumptions)},
     };
 }
@@ -492,6 +452,7 @@ json EstimateToJson(const est::InferenceEstimate& e) {
         {"replicas", e.replicas},
         {"serving", ServingJson(e.serving)},
         {"model", ModelJson(e.model)},
+        {"warnings", ModelWarningsJson(e.model)},
         {"assumptions", ToJson(e.assumptions)},
     };
 }

@@ -32,7 +32,7 @@ json Num(double value) {
     if (!std::isfinite(value)) {
         return nullptr;
     }
-    return std::round(value * 1e6) / 1e6;
+    return value == 0 ? 0.0 : value;  // no "-0"
 }
 
 pricing::Result<json> ParseJsonBody(std::string_view body) {

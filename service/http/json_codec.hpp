@@ -28,8 +28,9 @@ inline constexpr std::size_t kMaxJsonStringBytes = 4096;
 // duplicate keys, or a top level that is not an object.
 [[nodiscard]] pricing::Result<json> ParseJsonBody(std::string_view body);
 
-// Rounds money and other derived figures at the JSON boundary (6 decimals). Non-finite
-// values become null.
+// A number at the JSON boundary, exact: serialised as the shortest text that reads back as
+// the same double, so echoed constants equal those used (3.6e-06 stays 3.6e-06). Non-finite
+// values become null, -0 becomes 0.
 json Num(double value);
 
 json ToJson(const pricing::Accelerator& a);

@@ -12,6 +12,7 @@
 #include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/estimate_codec.hpp"
+#include "service/http/model_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
@@ -140,8 +141,9 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(plan.value()));
         }
-        WriteEncoded(res, req, plan.value(),
-                     [&request](const auto& p) { return ToJson(p, request.value()); });
+        WriteEncoded(res, req, plan.value(), [&request](const auto& p) {
+            return WithModelWarnings(ToJson(p, request.value()), request.value().workload.model);
+        });
     });
 
     routes.Post("/v1/plans/inference",
@@ -170,7 +172,9 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(plan.value()));
         }
-        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
+        WriteEncoded(res, req, plan.value(), [&request](const auto& p) {
+            return WithModelWarnings(ToJson(p), request.value().workload.model);
+        });
     });
 }
 

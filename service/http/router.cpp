@@ -285,6 +285,7 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddHealthRoutes(routes, deps);
     AddCatalogRoutes(routes, deps);
     AddEstimateRoutes(routes, deps);
+    AddModelRoutes(routes, deps);
     AddPlanRoutes(routes, deps);
     AddWriteRoutes(routes, deps);
     AddScenarioRoutes(routes, deps);

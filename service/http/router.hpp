@@ -134,6 +134,8 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps);
 // POST /v1/estimates/{training,inference,roofline} (estimate_routes.cpp).
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps);
 void AddPlanRoutes(RouteTable& routes, const Deps& deps);
+// GET /v1/models and /v1/models/{id}: the model library (model_routes.cpp).
+void AddModelRoutes(RouteTable& routes, const Deps& deps);
 // PostgreSQL mode: catalog writes, price history, saved scenarios (write_routes.cpp,
 // scenario_routes.cpp), and the read-key gate over every /v1/ route (auth.cpp; add last).
 void AddWriteRoutes(RouteTable& routes, const Deps& deps);

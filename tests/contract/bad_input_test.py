@@ -178,6 +178,28 @@ for path in POSTS:
     for raw in RAW:
         record("POST", path, raw, send("POST", path, raw))
     record("POST", path, b"{}", send("POST", path, b"{}", {"Content-Type": "text/plain"}))
+# The model member's other forms: library ids, ids with overrides, Hugging Face configs with
+# hostile values (a fixed list, so the seeded corpus above stays as it was).
+HF = {"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+      "num_attention_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+      "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+      "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536, "vocab_size": 129280}
+MODELS = ["llama-3.1-70b", "LLAMA-3.1-70B", "", "x" * 300, "../etc", 7, [], None,
+          {"id": "deepseek-v3", "seq_len": 2**31}, {"id": 7}, {"id": "gpt-3-175b", "params_b": 1e-9},
+          {"id": "mixtral-8x7b", "experts_per_token": 9}, {"hf_config": "config.json"},
+          {"hf_config": {}}, {"id": "phi-4", "hf_config": HF}, {"hf_config": HF}]
+for key, hostile in [("num_hidden_layers", 10**9), ("n_routed_experts", 0), ("hidden_size", -1),
+                     ("first_k_dense_replace", 61), ("kv_lora_rank", 2**40), ("vocab_size", 1.5),
+                     ("num_experts_per_tok", 257), ("layer_types", "sliding"),
+                     ("sliding_window", 10**8), ("tie_word_embeddings", "yes")]:
+    MODELS.append({"hf_config": dict(HF, **{key: hostile})})
+for model in MODELS:
+    for path in ("/v1/estimates/training", "/v1/estimates/inference", "/v1/plans/inference"):
+        body = dict(VALID[path], model=model)
+        record("POST", path, body, send("POST", path, body))
+for path in ["/v1/models?family=", "/v1/models/%00", "/v1/models/" + "a" * 300,
+             "/v1/models/llama-2-7b?x=1"]:
+    record("GET", path, None, send("GET", path, None, {}))
 for path in ["/v1/offerings?limit=-1", "/v1/offerings?limit=99999999999999999999",
              "/v1/offerings?sort=%00", "/v1/offerings?cursor=%ff%fe", "/v1/offerings?provider=",
              "/v1/offerings?min_accelerators=1e308", "/v1/offerings/..%2f..%2fetc",

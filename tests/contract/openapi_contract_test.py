@@ -172,6 +172,26 @@ try:
     call("/v1/offerings/{id}", "/v1/offerings/" + seen[0])
     call("/v1/offerings/{id}", "/v1/offerings/nope", expect=404)
     call("/v1/catalog", "/v1/catalog")
+    # Model library: the list, one model, an unknown id, and each model form in an estimate.
+    models = call("/v1/models", "/v1/models")
+    check(models["total_count"] >= 30, "the model library lists at least 30 architectures")
+    call("/v1/models", "/v1/models?family=llama")
+    call("/v1/models/{id}", "/v1/models/deepseek-v3")
+    call("/v1/models/{id}", "/v1/models/no-such-model", expect=404)
+    json_headers = {"Content-Type": "application/json"}
+    hf_llama = {"model_type": "llama", "hidden_act": "silu", "hidden_size": 4096,
+                "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32,
+                "num_key_value_heads": 32, "vocab_size": 32000, "tie_word_embeddings": False}
+    for model in ("llama-2-7b", {"id": "llama-2-7b", "seq_len": 2048}, {"hf_config": hf_llama},
+                  {"params_b": 6.7, "layers": 32, "hidden_size": 4096, "ffn_hidden_size": 11008}):
+        call("/v1/estimates/inference", "/v1/estimates/inference", "post",
+             body=json.dumps({"model": model, "hardware": {"accelerator": "h100-sxm", "count": 1},
+                              "input_tokens": 128, "output_tokens": 128}).encode(),
+             headers=json_headers)
+    call("/v1/estimates/inference", "/v1/estimates/inference", "post", expect=422,
+         body=json.dumps({"model": "llama-9", "hardware": {"accelerator": "h100-sxm", "count": 1},
+                          "input_tokens": 128, "output_tokens": 128}).encode(),
+         headers=json_headers)
     # Estimator (issue 3): each endpoint with its documented request example, and a 422.
     json_headers = {"Content-Type": "application/json"}
     for est_path in ("/v1/estimates/training", "/v1/estimates/inference",

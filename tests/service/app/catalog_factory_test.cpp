@@ -139,6 +139,30 @@ TEST_SUITE("catalog_factory") {
         std::filesystem::remove_all(dir);
     }
 
+    TEST_CASE("a catalog directory may carry its own model library, checked like the seed") {
+        auto dir = std::filesystem::temp_directory_path() / "gpucost-models-test";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        auto none = app::LoadModelLibraryFromDir(dir.string());
+        REQUIRE(none.ok());
+        CHECK(none.value() == nullptr);
+        std::filesystem::copy_file(GPUCOST_SOURCE_DIR "/schema/seed/models.csv", dir / "models.csv");
+        auto seed = app::LoadModelLibraryFromDir(dir.string());
+        REQUIRE(seed.ok());
+        REQUIRE(seed.value() != nullptr);
+        CHECK(seed.value()->Find("llama-3.1-70b") != nullptr);
+        {
+            std::ofstream out(dir / "models.csv", std::ios::app);
+            out << "llama-3.1-70b,dup,llama,70,,80,8192,64,8,,28672,,,128256,8192,8192,true,false,"
+                   "1,1,,,,,,,,,,src\n";
+        }
+        auto dup = app::LoadModelLibraryFromDir(dir.string());
+        REQUIRE(!dup.ok());
+        CHECK(dup.error().message.find("models.csv line") != std::string::npos);
+        CHECK(dup.error().message.find("duplicate id") != std::string::npos);
+        std::filesystem::remove_all(dir);
+    }
+
     TEST_CASE("the embedded OpenAPI document is the repository's") {
         CHECK(app::EmbeddedOpenApiYaml().rfind("openapi: 3.1", 0) == 0);
     }

@@ -42,8 +42,11 @@ TEST_SUITE("json_codec") {
         CHECK_FALSE(ParseJsonBody(long_array).ok());
     }
 
-    TEST_CASE("numbers are rounded at the boundary and non-finite values become null") {
-        CHECK(gpucost::http::Num(6.8800000000001) == 6.88);
+    TEST_CASE("numbers keep every digit at the boundary and non-finite values become null") {
+        CHECK(gpucost::http::Num(3.6e-06).dump() == "3.6e-06");
+        CHECK(gpucost::http::Num(6.8800000000001).get<double>() == 6.8800000000001);
+        CHECK(gpucost::http::Num(0.1 + 0.2).dump() == "0.30000000000000004");
+        CHECK(gpucost::http::Num(-0.0).dump() == "0.0");
         CHECK(gpucost::http::Num(std::numeric_limits<double>::infinity()).is_null());
     }
 }

@@ -137,6 +137,29 @@ TEST_SUITE("scenario_routes") {
         }
     }
 
+    TEST_CASE("a scenario names its model by library id, and an unknown id is refused under /request") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
+                            R"({"name": "Llama serving", "plan": "inference",
+                                "request": {"model": {"id": "llama-3.1-8b", "seq_len": 8192},
+                                            "input_tokens": 500, "output_tokens": 200,
+                                            "traffic": {"requests_per_second": 2}}})",
+                            "application/json");
+        REQUIRE(saved);
+        CHECK_MESSAGE(saved->status == 201, saved->body);
+        if (saved->status == 201) {
+            const std::string id = Body(saved)["id"];
+            auto again = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+            CHECK(again["changed"] == false);
+        }
+        CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader),
+                            R"({"name": "x", "plan": "training",
+                                "request": {"model": "llama-9b", "tokens_b": 1}})",
+                            "application/json"),
+                     422, "invalid_argument", "/request/model");
+    }
+
     TEST_CASE("scenario lists page with a cursor") {
         Fixture f;
         auto c = f.server->Client();

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/error.hpp"
+#include "pricing/estimate/model.hpp"
+#include "pricing/model_library.hpp"
+
+namespace gpucost::http {
+
+// The model library the API serves: schema/seed/models.csv compiled into the binary (a unit
+// test loads every build's copy), unless UseModelLibrary replaced it at start-up.
+const pricing::ModelLibrary& ModelLibraryInUse();
+
+// Serves `library` instead of the compiled-in one (--catalog-dir with a models.csv). Call
+// before the server starts; the library must outlive it.
+void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library);
+
+// The one decoder of the `model` member of every estimate, plan and saved scenario, found at
+// `pointer` (e.g. "/model"). Four forms:
+//   "llama-3.1-70b"                              a library id
+//   {"id": "llama-3.1-70b", "seq_len": 32768}    a library id with fields overridden
+//   {"hf_config": {...config.json...}}           a Hugging Face config, fields may be overridden
+//   {"params_b": 70, "layers": 80, ...}          the structure itself
+// Unknown id -> kInvalidArgument (422) naming pointer (or pointer/id) with the closest ids;
+// unknown keys and wrong types -> kMalformed (400).
+[[nodiscard]] pricing::Result<pricing::estimate::ModelSpec> DecodeModel(const nlohmann::json& model,
+                                                                        const std::string& pointer);
+
+// The resolved model as estimates echo it (`model`), with `derived` rules.
+nlohmann::json ModelJson(const pricing::estimate::ResolvedModel& m);
+// The model's `warnings` as [{field, detail}] (empty array when the inputs agree).
+nlohmann::json ModelWarningsJson(const pricing::estimate::ResolvedModel& m);
+
+// `answer` with the model's `warnings` appended (a plan's answer, whose workload model the
+// planner resolves itself); unchanged when the inputs agree.
+nlohmann::json WithModelWarnings(nlohmann::json answer, const pricing::estimate::ModelSpec& spec);
+
+// A library entry: id, name, family, published counts, source, the structure as stored and,
+// with `resolved`, the derivation's counts (params_b, active_params_b, per-layer figures).
+nlohmann::json LibraryModelJson(const pricing::LibraryModel& m, bool resolved);
+
+}  // namespace gpucost::http

@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "pricing/model_library.hpp"
+
+using namespace gpucost::pricing;
+
+namespace {
+
+std::string ReadSeed() {
+    std::ifstream in(std::string(GPUCOST_SOURCE_DIR) + "/schema/seed/models.csv", std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+const ModelLibrary& Seed() {
+    static const ModelLibrary library = [] {
+        auto loaded = LoadModelLibrary(ReadSeed(), "models.csv");
+        REQUIRE(loaded.ok());
+        return loaded.value();
+    }();
+    return library;
+}
+
+}  // namespace
+
+TEST_SUITE("model_library") {
+    TEST_CASE("the seed library holds at least 30 architectures, each with a source") {
+        CHECK(Seed().All().size() >= 30);
+        for (const LibraryModel& m : Seed().All()) {
+            CAPTURE(m.id);
+            CHECK(!m.source.empty());
+            CHECK(m.published_params_b > 0);
+        }
+    }
+
+    TEST_CASE("every library row counts within 3 % of its published total") {
+        for (const LibraryModel& m : Seed().All()) {
+            CAPTURE(m.id);
+            auto r = estimate::DeriveModel(m.spec);
+            REQUIRE(r.ok());
+            CHECK(r.value().params / 1e9 == doctest::Approx(m.published_params_b).epsilon(0.03));
+            CHECK(r.value().warnings.empty());
+        }
+    }
+
+    TEST_CASE("DeepSeek-V3 counts about 671 B in total and 37 B per token") {
+        const LibraryModel* m = Seed().Find("deepseek-v3");
+        REQUIRE(m != nullptr);
+        auto r = estimate::DeriveModel(m->spec);
+        REQUIRE(r.ok());
+        const auto& v = r.value();
+        CHECK(v.IsMla());
+        CHECK(v.params / 1e9 == doctest::Approx(671).epsilon(0.01));
+        CHECK(v.active_params / 1e9 == doctest::Approx(37).epsilon(0.03));
+        CHECK(v.experts == 256);
+        CHECK(v.shared_experts == 1);
+        CHECK(v.dense_layers == 3);
+        CHECK(v.ffn_hidden_size == 2048);
+        CHECK(v.dense_ffn_hidden_size == 18432);
+        // MLA attention is far smaller than 4 h^2 of multi-head attention.
+        CHECK(v.attention_params_per_layer == doctest::Approx(187.1e6).epsilon(0.01));
+        CHECK(v.RoutedExpertParams() / 1e9 == doctest::Approx(58.0 * 256 * 3 * 7168 * 2048 / 1e9));
+    }
+
+    TEST_CASE("ids are found case-insensitively and unknown ids get close matches") {
+        CHECK(Seed().Find("Llama-3.1-70B") != nullptr);
+        CHECK(Seed().Find("llama-9") == nullptr);
+        auto close = Seed().Closest("llama-3-70b", 3);
+        REQUIRE(close.size() == 3);
+        CHECK(close.front() == "llama-2-70b");
+        CHECK(std::find(close.begin(), close.end(), "llama-3.1-70b") != close.end());
+    }
+
+    TEST_CASE("a malformed file is refused naming the line") {
+        std::string text = ReadSeed();
+        auto header_end = text.find('\n');
+        std::string bad = text.substr(0, header_end + 1) + "Bad Id,x,y,1,,2,64,1,1,,256,,,100,8,8,false,false,1,1,,,,,,,,,,src\n";
+        auto r = LoadModelLibrary(bad, "models.csv");
+        REQUIRE(!r.ok());
+        CHECK(r.error().message.find("models.csv line 2") != std::string::npos);
+        auto missing = LoadModelLibrary("id,name\n", "models.csv");
+        REQUIRE(!missing.ok());
+        CHECK(missing.error().message.find("missing column") != std::string::npos);
+    }
+}
