@@ -63,6 +63,16 @@ int main(int argc, char** argv) {
         return 1;
     }
     std::shared_ptr<const pricing::Catalog> catalog = loaded.value();
+    // The planners' reference data comes with the CSV catalog in every mode (a database
+    // snapshot has no capacity or storage tables).
+    auto reference = config.catalog_dir.empty()
+                         ? app::LoadEmbeddedPlanReference(*catalog)
+                         : app::LoadPlanReferenceFromDir(config.catalog_dir, *catalog);
+    if (!reference.ok()) {
+        log::Error("plan reference data rejected; not starting",
+                   {{"error", reference.error().message}});
+        return 1;
+    }
     if (config.command == "check-catalog") {
         std::printf("%s\n", http::ToJson(catalog->Describe()).dump(2).c_str());
         return 0;
@@ -118,6 +128,8 @@ int main(int argc, char** argv) {
         deps.catalog = [catalog] { return catalog; };
     }
     deps.store = store;
+    deps.plan_reference =
+        std::make_shared<const pricing::PlanReference>(std::move(reference).value());
     deps.require_read_key = config.require_read_key;
     deps.max_snapshot_age_s = config.max_snapshot_age_s;
     deps.openapi_yaml = std::string(app::EmbeddedOpenApiYaml());

@@ -52,6 +52,11 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
     return std::move(parsed).value();
 }
 
+const pricing::PlanReference& ReferenceOf(const Deps& deps) {
+    static const pricing::PlanReference kEmpty;
+    return deps.plan_reference ? *deps.plan_reference : kEmpty;
+}
+
 }  // namespace
 
 void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
@@ -119,14 +124,15 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
-        auto plan = pricing::plan::PlanTraining(request.value(), *catalog.value());
-        if (!plan.ok()) {
-            return WriteProblem(res, req, plan.error());
+        auto answer = AnswerTrainingPlan(request.value(), *catalog.value(), ReferenceOf(deps),
+                                         TodayUtcDate());
+        if (!answer.ok()) {
+            return WriteProblem(res, req, answer.error());
         }
         if (WantsCsv(req)) {
-            return WriteCsv(res, OptionsCsv(plan.value()));
+            return WriteCsv(res, OptionsCsv(answer.value().plan));
         }
-        WriteJson(res, ToJson(plan.value(), request.value()));
+        WriteJson(res, answer.value().body);
     });
 
     routes.Post("/v1/plans/inference",
@@ -143,14 +149,14 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
-        auto plan = pricing::plan::PlanInference(request.value(), *catalog.value());
-        if (!plan.ok()) {
-            return WriteProblem(res, req, plan.error());
+        auto answer = AnswerInferencePlan(request.value(), *catalog.value());
+        if (!answer.ok()) {
+            return WriteProblem(res, req, answer.error());
         }
         if (WantsCsv(req)) {
-            return WriteCsv(res, OptionsCsv(plan.value()));
+            return WriteCsv(res, OptionsCsv(answer.value().page));
         }
-        WriteJson(res, ToJson(plan.value()));
+        WriteJson(res, answer.value().body);
     });
 }
 

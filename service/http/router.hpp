@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/catalog.hpp"
+#include "pricing/plan_reference.hpp"
 #include "service/http/catalog_store.hpp"
 
 namespace gpucost::http {
@@ -33,6 +34,10 @@ struct Deps {
     bool require_read_key = false;
     // /readyz stays ready while the snapshot was confirmed current this recently.
     double max_snapshot_age_s = 300;
+    // The planners' reference data (capacity limits, storage/egress prices, accelerator
+    // workloads), loaded with the CSV catalog at start in every mode. Null: an empty one
+    // (every offering at the conservative capacity defaults).
+    std::shared_ptr<const pricing::PlanReference> plan_reference;
 };
 
 // Transport limits and pool size. Defaults suit a 2-core box behind nginx
