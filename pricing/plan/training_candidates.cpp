@@ -43,8 +43,9 @@ Skip Classify(const Error& error) {
 
 // Node counts for a shape: the caller's list, or the default ladder, within the accelerator
 // bounds and the shape's capacity.
+// `capped` (optional) says whether the capacity removed every count.
 std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
-                               int max_instances) {
+                               int max_instances, bool* capped = nullptr) {
     const TrainingPlanConstraints& c = request.constraints;
     const int max_accelerators = c.max_accelerators.value_or(kDefaultMaxPlanAccelerators);
     const int min_accelerators = c.min_accelerators.value_or(1);
@@ -62,6 +63,9 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
                 out.push_back(n);
             }
         }
+    }
+    if (capped != nullptr) {
+        *capped = !out.empty() && out.front() > max_instances;
     }
     out.erase(std::remove_if(out.begin(), out.end(), [&](int n) { return n > max_instances; }),
               out.end());
@@ -171,7 +175,18 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
         std::vector<ShapeRun> runs;
         bool shape_unsupported = false;
         std::string shape_fit_example;
-        for (int nodes : NodeCountsFor(request, key.per_node, group.max_instances)) {
+        bool capped = false;
+        const std::vector<int> counts =
+            NodeCountsFor(request, key.per_node, group.max_instances, &capped);
+        if (capped) {
+            tally.Add("over_capacity", group.offerings.size());
+            tally.Example("over_capacity",
+                          group.offerings.front().offering->id + ": one customer can get " +
+                              std::to_string(group.max_instances) + " instances (" +
+                              group.offerings.front().capacity.source + ")");
+            continue;
+        }
+        for (int nodes : counts) {
             estimate::ClusterSpec cluster;
             cluster.accelerator = accelerator.value();
             cluster.accelerator_count = nodes * key.per_node;

@@ -12,9 +12,6 @@
 namespace gpucost::pricing::plan::training_stages {
 namespace {
 
-// Hours in an average month (8,760 / 12), as object storage bills GB-months.
-constexpr double kHoursPerMonth = 730;
-
 // Estimator echoes that describe one cluster's hardware or layout: the plan's options run on
 // many, so these are echoed per accelerator (hardware.*) instead of from one stand-in.
 const std::set<std::string>& HardwareSpecificEcho() {

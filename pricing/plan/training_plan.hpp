@@ -206,8 +206,9 @@ struct TrainingPlan {
     // Offerings (or options) left out, by reason: "filtered" (constraints),
     // "price_type_not_requested" (commitments not named in price_types),
     // "not_for_training" (accelerator offered for inference only), "precision_unsupported",
-    // "does_not_fit" (at no searched node count), "over_capacity" (options with more
-    // instances than one customer can get), "spot_impractical" (spot options over 1000x the
+    // "does_not_fit" (at no searched node count), "over_capacity" (offerings none of whose
+    // searched node counts one customer can get, options above that limit, capacity-block
+    // runs longer than the longest block), "spot_impractical" (spot options over 1000x the
     // failure-free time).
     std::vector<std::pair<std::string, std::size_t>> skipped;
     // One message per skip reason, to say why (e.g. how much memory is missing).

@@ -225,8 +225,16 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
         return b.error();
     }
     JsonReader t(*rent, "/rent");
-    t.OnlyKnown({"usd_per_month", "offering_id", "usd_per_accelerator_hour",
+    t.OnlyKnown({"usd_per_month", "offering_id", "price_type", "usd_per_accelerator_hour",
                  "accelerator_hours_per_month"});
+    if (auto type = t.String("price_type")) {
+        q.rent.price_type = pricing::ParsePriceType(*type);
+        if (!q.rent.price_type) {
+            t.Fail(ErrorCode::kInvalidArgument, "price_type",
+                   "unknown price type '" + type->substr(0, 32) +
+                       "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
+        }
+    }
     q.rent.usd_per_month = t.Number("usd_per_month");
     q.rent.offering_id = t.String("offering_id");
     q.rent.usd_per_accelerator_hour = t.Number("usd_per_accelerator_hour");
@@ -238,6 +246,21 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
 }
 
 json ToJson(const pricing::plan::RentVsBuyPlan& p) {
+    json rent_options = json::array();
+    for (const auto& r : p.rent_options) {
+        rent_options.push_back({{"price_type", pricing::PriceTypeName(r.price_type)},
+                                {"offering_id", r.offering_id},
+                                {"usd_per_accelerator_hour", Num(r.usd_per_accelerator_hour)},
+                                {"instances", r.instances},
+                                {"monthly_usd", Num(r.monthly_usd)},
+                                {"billed_months", r.billed_months},
+                                {"total_usd", Num(r.total_usd)},
+                                {"npv_usd", Num(r.npv_usd)},
+                                {"cheaper_than_buying", r.cheaper_than_buying},
+                                {"as_of", r.as_of},
+                                {"as_of_estimated", r.as_of_estimated},
+                                {"verified", r.verified}});
+    }
     json cumulative = json::array();
     for (const auto& point : p.cumulative) {
         cumulative.push_back({{"month", point.month},
@@ -267,6 +290,8 @@ json ToJson(const pricing::plan::RentVsBuyPlan& p) {
             {"npv_rent_usd", Num(p.npv_rent_usd)},
             {"npv_own_usd", Num(p.npv_own_usd)},
             {"residual_value_at_horizon_usd", Num(p.residual_value_at_horizon_usd)},
+            {"rent_options", std::move(rent_options)},
+            {"catalog_version", p.catalog_version},
             {"cumulative", std::move(cumulative)},
             {"assumptions", ToJson(p.assumptions)}};
 }
