@@ -139,6 +139,34 @@ TEST_SUITE("catalog_factory") {
         std::filesystem::remove_all(dir);
     }
 
+    TEST_CASE("the embedded plan reference covers every offering, with sources") {
+        auto catalog = Embedded();
+        auto reference = app::LoadEmbeddedPlanReference(*catalog);
+        REQUIRE(reference.ok());
+        const pricing::PlanReference& r = reference.value();
+        for (const auto& o : catalog->Offerings()) {
+            const pricing::OfferingCapacity c = r.CapacityOf(o);
+            CHECK_MESSAGE(!c.defaulted, o.id);
+            CHECK_FALSE(c.source.empty());
+            CHECK(c.max_instances >= 1);
+            if (o.provider == "vastai" || o.provider == "runpod") {
+                CHECK_FALSE(c.cluster);  // marketplaces: independent hosts
+            }
+            if (o.price_type == pricing::PriceType::kCapacityBlock) {
+                CHECK(c.min_block_hours.has_value());
+                CHECK(c.max_block_hours.has_value());
+            }
+            const pricing::DataPrice* price = r.DataPriceOf(o.provider);
+            REQUIRE_MESSAGE(price != nullptr, o.provider);
+            CHECK_FALSE(price->source.empty());
+        }
+        for (const auto& a : catalog->Accelerators()) {
+            CHECK_MESSAGE(!a.workloads.source.empty(), a.id);
+            CHECK(r.WorkloadsOf(a).inference);
+            CHECK(r.WorkloadsOf(a).training == (a.id != "inferentia2"));
+        }
+    }
+
     TEST_CASE("the embedded OpenAPI document is the repository's") {
         CHECK(app::EmbeddedOpenApiYaml().rfind("openapi: 3.1", 0) == 0);
     }
