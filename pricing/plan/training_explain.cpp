@@ -22,6 +22,10 @@ const std::set<std::string>& HardwareSpecificEcho() {
     return kNames;
 }
 
+// A spot recommendation whose expected finish leaves less than this share of the deadline as
+// slack gets a sentence on the risk of missing it; judgement (about one day in a week).
+constexpr double kThinDeadlineSlackFraction = 0.15;
+
 std::string Money(double usd) { return UsdText(usd); }
 
 std::string Hours(double hours) { return Fixed(hours, hours < 10 ? 2 : 1) + " h"; }
@@ -127,6 +131,15 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                " add " +
                Fixed(100.0 * (r.expected_wall_clock_hours / r.wall_clock_hours - 1.0), 1) +
                "% expected time for checkpoints, lost work and restarts.";
+    }
+    // Spot risk against a deadline: a thin margin is worth saying out loud.
+    if (r.interruptions_per_hour && request.constraints.deadline_hours) {
+        const double slack = *request.constraints.deadline_hours - r.expected_wall_clock_hours;
+        if (slack < kThinDeadlineSlackFraction * *request.constraints.deadline_hours) {
+            out += " In expectation it finishes only " + Hours(slack) +
+                   " before the deadline; a few more interruptions than expected would miss "
+                   "it (POST /v1/plans/spot gives the probability).";
+        }
     }
     if (r.unused_committed_hours) {
         if (o.price_type == PriceType::kCapacityBlock) {

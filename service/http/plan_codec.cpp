@@ -710,7 +710,7 @@ json ToJson(const pricing::plan::InferencePlan& plan) {
 namespace {
 
 std::string Dollars(double usd, int decimals) {
-    return "$" + pricing::plan::Fixed(usd, decimals);
+    return decimals == 0 ? pricing::plan::UsdText(usd) : "$" + pricing::plan::Fixed(usd, decimals);
 }
 
 std::string InferenceOptionText(const pricing::plan::InferencePlanOption& o,
@@ -756,7 +756,8 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
         "Recommended: " + InferenceOptionText(r, catalog) + " at " +
         Dollars(r.monthly_cost_usd, 0) + " a month, the lowest of " +
         std::to_string(plan.total_options) + " options meeting the latency targets: " +
-        std::to_string(r.replicas) + " replicas of tensor parallel " +
+        std::to_string(r.replicas) + (r.replicas == 1 ? " replica" : " replicas") +
+        " of tensor parallel " +
         std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) +
         ", " + pricing::plan::Fixed(r.time_to_first_token_ms, 0) + " ms to first token, " +
         pricing::plan::Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
