@@ -744,6 +744,7 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
     }
     body["best_by_provider"] = std::move(best);
     if (plan.options.empty()) {
+        body["warnings"] = json::array();
         body["recommendation"] = nullptr;
         body["reasoning"] =
             "No offering can serve this traffic within the constraints and latency targets; "
@@ -780,6 +781,25 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
         text += " It runs on spot capacity, which the provider can reclaim at short notice.";
     }
     const pricing::PriceObservation& price = r.offering->price;
+    // Warnings about the recommended price, as training plans give them.
+    json warnings = json::array();
+    const auto today = pricing::plan::DaysFromIsoDate(TodayUtcDate());
+    const auto as_of = pricing::plan::DaysFromIsoDate(price.as_of);
+    if (today && as_of &&
+        static_cast<double>(*today - *as_of) > pricing::plan::kDefaultMaxPriceAgeDays) {
+        warnings.push_back(r.offering->id + ": price dated " + price.as_of + " is " +
+                           std::to_string(*today - *as_of) + " days old (over " +
+                           pricing::plan::Fixed(pricing::plan::kDefaultMaxPriceAgeDays, 0) +
+                           "); check the current price");
+    }
+    if (price.as_of_estimated) {
+        warnings.push_back(r.offering->id + ": the price's date " + price.as_of +
+                           " is estimated (its source is undated)");
+    }
+    if (!price.verified) {
+        warnings.push_back(r.offering->id + ": the price is unverified");
+    }
+    body["warnings"] = std::move(warnings);
     if (price.as_of_estimated || !price.verified) {
         text += " Its price is dated " + price.as_of +
                 (price.as_of_estimated ? " (estimated)" : "") +

@@ -282,6 +282,14 @@ TEST_SUITE("plan_routes") {
         CHECK(body["reasoning"].get<std::string>().rfind("Recommended: ", 0) == 0);
         CHECK(body["best_by_provider"].size() >= 2);
         CHECK(body["catalog_version"].is_string());
+        REQUIRE(body["warnings"].is_array());
+        const json& price = body["recommendation"]["offering"];
+        bool estimated_warned = false;
+        for (const auto& w : body["warnings"]) {
+            estimated_warned = estimated_warned ||
+                               w.get<std::string>().find("is estimated") != std::string::npos;
+        }
+        CHECK(estimated_warned == price["as_of_estimated"].get<bool>());
     }
 
     TEST_CASE("POST /v1/plans/training answers CSV rows for spreadsheets") {
