@@ -48,4 +48,11 @@ double BytesPerElement(Precision precision) {
     return 4.0;
 }
 
+std::string WorkloadsText(const AcceleratorWorkloads& workloads) {
+    if (workloads.training && workloads.inference) {
+        return "training;inference";
+    }
+    return workloads.training ? "training" : "inference";
+}
+
 }  // namespace gpucost::pricing

@@ -22,6 +22,17 @@ std::optional<Precision> ParsePrecision(std::string_view name);
 // fp8/int8 1, fp4 0.5).
 double BytesPerElement(Precision precision);
 
+// Which workloads an accelerator is offered for, with the vendor's document that says so.
+// Unset in a catalog file means both (the column is optional for older files).
+struct AcceleratorWorkloads {
+    bool training = true;
+    bool inference = true;
+    std::string source;
+};
+
+// "training;inference", "training" or "inference".
+std::string WorkloadsText(const AcceleratorWorkloads& workloads);
+
 // One accelerator model (a GPU, TPU chip or Neuron device) as the hardware model knows it.
 // All throughputs are dense (no structured sparsity) vendor peaks. Units are in the names:
 // TFLOP/s (TOP/s for int8), GB and GB/s in decimal units, W, USD. An unset optional means
@@ -48,6 +59,7 @@ struct Accelerator {
     std::string spec_source;
     std::string confidence;  // high | medium | low
     std::string notes;
+    AcceleratorWorkloads workloads;
 
     // Dense peak in TFLOP/s for `precision`, or nullopt when unsupported/unpublished.
     std::optional<double> PeakTflops(Precision precision) const {

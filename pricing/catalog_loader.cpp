@@ -23,7 +23,9 @@ public:
     Table(std::string name, std::vector<CsvRecord> records)
         : name_(std::move(name)), records_(std::move(records)) {}
 
-    Status CheckHeader(const std::vector<std::string>& expected) {
+    // `optional` columns may be absent (older files); anything else unknown is an error.
+    Status CheckHeader(const std::vector<std::string>& expected,
+                       const std::vector<std::string>& optional = {}) {
         if (records_.empty()) {
             return Fail(1, "file is empty; expected a header row");
         }
@@ -39,6 +41,7 @@ public:
             }
         }
         std::set<std::string> known(expected.begin(), expected.end());
+        known.insert(optional.begin(), optional.end());
         for (const auto& column : header) {
             if (known.count(column) == 0) {
                 return Fail(1, "unknown column '" + column + "'");
@@ -46,6 +49,8 @@ public:
         }
         return Ok{};
     }
+
+    bool Has(const std::string& column) const { return columns_.count(column) != 0; }
 
     std::size_t RowCount() const { return records_.empty() ? 0 : records_.size() - 1; }
     std::size_t Line(std::size_t row) const { return records_[row + 1].line; }
@@ -155,6 +160,34 @@ bool IsSlug(const std::string& id) {
         (out) = std::move(result_).value(); \
     } while (false)
 
+// `workloads`: "training;inference", "training" or "inference", with its source.
+Result<AcceleratorWorkloads> ReadWorkloads(const Table& t, std::size_t row) {
+    AcceleratorWorkloads w;
+    w.training = false;
+    w.inference = false;
+    const std::string text = t.Text(row, "workloads");
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find(';', start), text.size());
+        const std::string item = text.substr(start, end - start);
+        if (item == "training") {
+            w.training = true;
+        } else if (item == "inference") {
+            w.inference = true;
+        } else {
+            return t.Fail(t.Line(row), "workloads '" + text +
+                                           "' must list training and/or inference, "
+                                           "separated by ';'");
+        }
+        start = end + 1;
+    }
+    w.source = t.Has("workloads_source") ? t.Text(row, "workloads_source") : "";
+    if (w.source.empty()) {
+        return t.Fail(t.Line(row), "workloads_source is required with workloads");
+    }
+    return w;
+}
+
 Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
     static const std::vector<std::string> kColumns = {
         "id", "name", "vendor", "form_factor", "launch_year", "fp32_tflops", "tf32_tflops",
@@ -167,7 +200,7 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
         {Precision::kFp16, "fp16_tflops"}, {Precision::kBf16, "bf16_tflops"},
         {Precision::kFp8, "fp8_tflops"},   {Precision::kInt8, "int8_tops"},
         {Precision::kFp4, "fp4_tflops"}};
-    auto header = t.CheckHeader(kColumns);
+    auto header = t.CheckHeader(kColumns, {"workloads", "workloads_source"});
     if (!header.ok()) {
         return header.error();
     }
@@ -219,6 +252,9 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
             return t.Fail(t.Line(row), "confidence '" + a.confidence + "' must be high, medium or low");
         }
         a.notes = t.Text(row, "notes");
+        if (t.Has("workloads")) {
+            GPUCOST_ASSIGN(a.workloads, ReadWorkloads(t, row));
+        }
         out.push_back(std::move(a));
     }
     return out;
@@ -421,6 +457,122 @@ Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv
         ContentHash(csv.accelerators_csv + '\x1f' + csv.offerings_csv + '\x1f' + csv.prices_csv);
     return InMemoryCatalog::Build(std::move(accelerators), std::move(offerings), version,
                                   csv.origin, observation_count);
+}
+
+
+namespace {
+
+std::optional<PriceType> AnyOrPriceType(const std::string& text, bool& ok) {
+    ok = true;
+    if (text == "*") {
+        return std::nullopt;
+    }
+    auto type = ParsePriceType(text);
+    ok = type.has_value();
+    return type;
+}
+
+Result<std::vector<CapacityRule>> LoadCapacity(Table& t) {
+    auto header = t.CheckHeader({"provider", "instance_family", "price_type", "max_instances",
+                                 "cluster", "min_block_hours", "max_block_hours", "source",
+                                 "notes"});
+    if (!header.ok()) {
+        return header.error();
+    }
+    std::vector<CapacityRule> out;
+    for (std::size_t row = 0; row < t.RowCount(); ++row) {
+        CapacityRule rule;
+        rule.provider = t.Text(row, "provider");
+        if (FindProvider(rule.provider) == nullptr) {
+            return t.Fail(t.Line(row), "unknown provider '" + rule.provider + "'");
+        }
+        rule.instance_family = t.Text(row, "instance_family");
+        if (rule.instance_family.empty()) {
+            return t.Fail(t.Line(row), "instance_family is required ('*' for any)");
+        }
+        bool ok = true;
+        rule.price_type = AnyOrPriceType(t.Text(row, "price_type"), ok);
+        if (!ok) {
+            return t.Fail(t.Line(row), "unknown price_type '" + t.Text(row, "price_type") + "'");
+        }
+        GPUCOST_ASSIGN(rule.max_instances, t.Integer(row, "max_instances", 1));
+        GPUCOST_ASSIGN(rule.cluster, t.Boolean(row, "cluster"));
+        GPUCOST_ASSIGN(rule.min_block_hours, t.OptionalNumber(row, "min_block_hours"));
+        GPUCOST_ASSIGN(rule.max_block_hours, t.OptionalNumber(row, "max_block_hours"));
+        if (rule.min_block_hours && rule.max_block_hours &&
+            *rule.min_block_hours > *rule.max_block_hours) {
+            return t.Fail(t.Line(row), "min_block_hours must not exceed max_block_hours");
+        }
+        rule.source = t.Text(row, "source");
+        if (rule.source.empty()) {
+            return t.Fail(t.Line(row), "source is required");
+        }
+        rule.notes = t.Text(row, "notes");
+        out.push_back(std::move(rule));
+    }
+    return out;
+}
+
+Result<std::vector<DataPrice>> LoadDataPrices(Table& t) {
+    auto header = t.CheckHeader({"provider", "object_storage_usd_per_gb_month",
+                                 "internet_egress_usd_per_gb", "as_of", "as_of_estimated",
+                                 "source", "verified", "notes"});
+    if (!header.ok()) {
+        return header.error();
+    }
+    std::vector<DataPrice> out;
+    std::set<std::string> seen;
+    for (std::size_t row = 0; row < t.RowCount(); ++row) {
+        DataPrice p;
+        p.provider = t.Text(row, "provider");
+        if (FindProvider(p.provider) == nullptr) {
+            return t.Fail(t.Line(row), "unknown provider '" + p.provider + "'");
+        }
+        if (!seen.insert(p.provider).second) {
+            return t.Fail(t.Line(row), "duplicate provider '" + p.provider + "'");
+        }
+        GPUCOST_ASSIGN(p.object_storage_usd_per_gb_month,
+                       t.Number(row, "object_storage_usd_per_gb_month"));
+        GPUCOST_ASSIGN(p.internet_egress_usd_per_gb, t.Number(row, "internet_egress_usd_per_gb"));
+        p.as_of = t.Text(row, "as_of");
+        if (!IsIsoDate(p.as_of)) {
+            return t.Fail(t.Line(row), "as_of '" + p.as_of + "' is not a YYYY-MM-DD date");
+        }
+        GPUCOST_ASSIGN(p.as_of_estimated, t.Boolean(row, "as_of_estimated"));
+        p.source = t.Text(row, "source");
+        if (p.source.empty()) {
+            return t.Fail(t.Line(row), "source is required");
+        }
+        GPUCOST_ASSIGN(p.verified, t.Boolean(row, "verified"));
+        p.notes = t.Text(row, "notes");
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<PlanReference> LoadPlanReference(const PlanReferenceCsv& csv) {
+    PlanReference reference;
+    {
+        std::vector<CsvRecord> records;
+        GPUCOST_ASSIGN(records, ParseCsv(csv.capacity_csv, csv.capacity_name));
+        Table table(csv.capacity_name, std::move(records));
+        GPUCOST_ASSIGN(reference.capacity, LoadCapacity(table));
+    }
+    {
+        std::vector<CsvRecord> records;
+        GPUCOST_ASSIGN(records, ParseCsv(csv.data_prices_csv, csv.data_prices_name));
+        Table table(csv.data_prices_name, std::move(records));
+        GPUCOST_ASSIGN(reference.data_prices, LoadDataPrices(table));
+    }
+    if (csv.catalog != nullptr) {
+        for (const Accelerator& a : csv.catalog->Accelerators()) {
+            reference.workloads[a.id] = a.workloads;
+        }
+    }
+    reference.version = ContentHash(csv.capacity_csv + '\x1f' + csv.data_prices_csv);
+    return reference;
 }
 
 #undef GPUCOST_ASSIGN

@@ -5,6 +5,7 @@
 
 #include "pricing/error.hpp"
 #include "pricing/in_memory_catalog.hpp"
+#include "pricing/plan_reference.hpp"
 
 namespace gpucost::pricing {
 
@@ -29,6 +30,22 @@ struct CatalogCsv {
 // unknown offering, a duplicate price row (same offering,
 // as_of and source), and an offering with no price row.
 [[nodiscard]] Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv);
+
+// The planners' reference tables as CSV text (schema/seed/capacity.csv, data_prices.csv) and
+// the catalog whose accelerators' `workloads` the planners should use (the CSV catalog the
+// service started from; may be null).
+struct PlanReferenceCsv {
+    std::string capacity_csv;
+    std::string data_prices_csv;
+    std::string capacity_name = "capacity.csv";
+    std::string data_prices_name = "data_prices.csv";
+    const Catalog* catalog = nullptr;
+};
+
+// Parses and validates the reference tables. Errors (kInvalidArgument) name the file and
+// line: missing or unknown column, unknown provider or price type, a bad number, boolean or
+// date, a missing source, a duplicate provider in data_prices.csv.
+[[nodiscard]] Result<PlanReference> LoadPlanReference(const PlanReferenceCsv& csv);
 
 // 16 hex digits of FNV-1a 64 over the text; used as the catalog version.
 std::string ContentHash(const std::string& text);

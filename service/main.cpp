@@ -182,6 +182,16 @@ int main(int argc, char** argv) {
         }
         if (models.value()) http::UseModelLibrary(models.value());
     }
+    // The planners' reference data comes with the CSV catalog in every mode (a database
+    // snapshot has no capacity or storage tables).
+    auto reference = config.catalog_dir.empty()
+                         ? app::LoadEmbeddedPlanReference(*catalog)
+                         : app::LoadPlanReferenceFromDir(config.catalog_dir, *catalog);
+    if (!reference.ok()) {
+        log::Error("plan reference data rejected; not starting",
+                   {{"error", reference.error().message}});
+        return 1;
+    }
     if (config.command == "check-catalog") {
         auto summary = http::ToJson(catalog->Describe());
         summary["price_ages"] =
@@ -240,6 +250,8 @@ int main(int argc, char** argv) {
         deps.catalog = [catalog] { return catalog; };
     }
     deps.store = store;
+    deps.plan_reference =
+        std::make_shared<const pricing::PlanReference>(std::move(reference).value());
     deps.require_read_key = config.require_read_key;
     deps.max_snapshot_age_s = config.max_snapshot_age_s;
     deps.cors_origins = config.cors_origins;

@@ -84,6 +84,22 @@ inline std::string Fixed(double value, int decimals) {
     return std::string(buf.data(), end);
 }
 
+// "$1,234" (whole dollars with thousands separators), "$12.34" below $100.
+inline std::string UsdText(double usd) {
+    if (!std::isfinite(usd) || usd < 100) {
+        return "$" + Fixed(usd, 2);
+    }
+    const std::string digits = Fixed(usd, 0);
+    std::string out = "$";
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) {
+            out += ',';
+        }
+        out += digits[i];
+    }
+    return out;
+}
+
 // An Assumption whose source says whether the caller gave it.
 inline Assumption Echo(std::string name, double value, std::string unit, std::string description,
                        bool from_request, std::string default_source) {

@@ -16,7 +16,7 @@ constexpr int kMaxHorizonMonths = 360;
 // Present values closer than this share are reported as a near tie in the reasoning.
 constexpr double kNearTieFraction = 0.02;
 
-std::string Usd(double value) { return "$" + Fixed(value, 0); }
+std::string Usd(double value) { return UsdText(value); }
 
 // Present value of `usd_per_month` paid at the end of each of `months` months.
 double Annuity(double usd_per_month, double months, double monthly_rate) {
@@ -24,6 +24,57 @@ double Annuity(double usd_per_month, double months, double monthly_rate) {
         return usd_per_month * months;
     }
     return usd_per_month * -std::expm1(-months * std::log1p(monthly_rate)) / monthly_rate;
+}
+
+// The catalog's offering of the same instance type in the same region under `type`.
+const Offering* SiblingOffering(const Catalog& catalog, const Offering& offering,
+                                PriceType type) {
+    for (const Offering& o : catalog.Offerings()) {
+        if (o.provider == offering.provider && o.instance_type == offering.instance_type &&
+            o.region == offering.region && o.price_type == type) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+// On-demand pays the rented accelerator-hours; a commitment reserves whole instances
+// covering the owned accelerators for every hour of whole terms (8,760 h a year).
+std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offering,
+                                    double count, const RentVsBuyPlan& plan,
+                                    double monthly_rate) {
+    std::vector<RentOption> out;
+    for (auto [type, term_months] : {std::pair{PriceType::kOnDemand, 0},
+                                     std::pair{PriceType::kCommit1y, 12},
+                                     std::pair{PriceType::kCommit3y, 36}}) {
+        const Offering* o = offering.price_type == type ? &offering
+                                                        : SiblingOffering(catalog, offering, type);
+        if (o == nullptr) {
+            continue;
+        }
+        RentOption r;
+        r.price_type = type;
+        r.offering_id = o->id;
+        r.usd_per_accelerator_hour = o->UsdPerAcceleratorHour();
+        r.as_of = o->price.as_of;
+        r.as_of_estimated = o->price.as_of_estimated;
+        r.verified = o->price.verified;
+        if (term_months == 0) {
+            r.monthly_usd = r.usd_per_accelerator_hour * plan.accelerator_hours_per_month.value_or(0);
+            r.billed_months = plan.horizon_months;
+        } else {
+            r.instances = static_cast<int>(
+                std::ceil(count / static_cast<double>(o->accelerator_count)));
+            r.monthly_usd = o->price.usd_per_hour * r.instances * kHoursPerMonth;
+            r.billed_months =
+                ((plan.horizon_months + term_months - 1) / term_months) * term_months;
+        }
+        r.total_usd = r.monthly_usd * r.billed_months;
+        r.npv_usd = Annuity(r.monthly_usd, r.billed_months, monthly_rate);
+        r.cheaper_than_buying = r.npv_usd < plan.npv_own_usd;
+        out.push_back(r);
+    }
+    return out;
 }
 
 }  // namespace
@@ -88,6 +139,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     const BuySide& buy = request.buy;
     const RentSide& rent = request.rent;
     RentVsBuyPlan plan;
+    plan.catalog_version = catalog.Describe().version;
     Assumptions& echo = plan.assumptions;
 
     std::optional<Offering> offering;
@@ -99,6 +151,18 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                              "/rent/offering_id");
         }
         offering = found.value();
+        if (rent.price_type && offering->price_type != *rent.price_type) {
+            const Offering* sibling = SiblingOffering(catalog, *offering, *rent.price_type);
+            if (sibling == nullptr) {
+                return MakeError(ErrorCode::kInvalidArgument,
+                                 "/rent/price_type: no " +
+                                     std::string(PriceTypeName(*rent.price_type)) +
+                                     " offering of " + offering->instance_type + " in " +
+                                     offering->region,
+                                 "/rent/price_type");
+            }
+            offering = *sibling;
+        }
     }
     plan.accelerator = buy.accelerator;
     if (!plan.accelerator && offering) {
@@ -343,6 +407,10 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
             {m, plan.monthly_rent_usd * months, own, own - resale(months)});
     }
 
+    if (offering && has_count) {
+        plan.rent_options = RentOptions(catalog, *offering, count, plan, monthly_rate);
+    }
+
     const bool buy_wins = plan.npv_own_usd < plan.npv_rent_usd;
     plan.recommendation = buy_wins ? RentVsBuyRecommendation::kBuy : RentVsBuyRecommendation::kRent;
     std::string why = "over " + Fixed(horizon, 0) + " months at " +
@@ -367,6 +435,16 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     if (gap < kNearTieFraction * std::max(plan.npv_own_usd, plan.npv_rent_usd)) {
         why += "; a near tie (within " + Fixed(kNearTieFraction * 100.0, 0) +
                "%), so flexibility, capacity access and risk should decide";
+    }
+    if (!plan.rent_options.empty()) {
+        why += "; renting " + offering->instance_type + " instead:";
+        for (std::size_t i = 0; i < plan.rent_options.size(); ++i) {
+            const RentOption& r = plan.rent_options[i];
+            why += std::string(i > 0 ? "," : "") + " " + std::string(PriceTypeName(r.price_type)) +
+                   " " + Usd(r.npv_usd) + " (" + Usd(r.monthly_usd) + "/month for " +
+                   std::to_string(r.billed_months) + " months" +
+                   (r.cheaper_than_buying ? ", cheaper than buying)" : ")");
+        }
     }
     plan.reasoning = why;
     return plan;

@@ -72,6 +72,9 @@ struct BuySide {
 struct RentSide {
     std::optional<double> usd_per_month;
     std::optional<std::string> offering_id;
+    // With offering_id: rent the same instance type in the same region under this price
+    // type (the catalog's sibling offering) instead of the offering's own.
+    std::optional<PriceType> price_type;
     std::optional<double> usd_per_accelerator_hour;
     std::optional<double> accelerator_hours_per_month;
 };
@@ -93,6 +96,24 @@ struct CumulativePoint {
     double rent_usd = 0;
     double own_usd = 0;
     double own_net_of_resale_usd = 0;
+};
+
+// Renting the same instance type (of the rent offering, same region) under one price type,
+// compared with buying. On-demand pays the rented accelerator-hours; a commitment reserves
+// the owned accelerators' capacity (whole instances) every hour of whole terms, used or not.
+struct RentOption {
+    PriceType price_type = PriceType::kOnDemand;
+    std::string offering_id;
+    double usd_per_accelerator_hour = 0;
+    int instances = 0;           // commitments: instances reserved
+    double monthly_usd = 0;
+    int billed_months = 0;       // the horizon, or whole terms covering it
+    double total_usd = 0;        // monthly x billed months
+    double npv_usd = 0;
+    bool cheaper_than_buying = false;  // npv below owning's
+    std::string as_of;
+    bool as_of_estimated = false;
+    bool verified = false;
 };
 
 enum class RentVsBuyRecommendation { kRent, kBuy };
@@ -129,6 +150,10 @@ struct RentVsBuyPlan {
     RentVsBuyRecommendation recommendation = RentVsBuyRecommendation::kRent;
     std::string reasoning;
     std::vector<CumulativePoint> cumulative;
+    // With a rent offering and an accelerator count: on-demand, 1-year and 3-year
+    // commitments of that instance type, where the catalog has them.
+    std::vector<RentOption> rent_options;
+    std::string catalog_version;  // the catalog snapshot the prices came from
     Assumptions assumptions;
 };
 

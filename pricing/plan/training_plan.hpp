@@ -11,6 +11,7 @@
 #include "pricing/error.hpp"
 #include "pricing/estimate/training.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/plan_reference.hpp"
 #include "pricing/plan/spot.hpp"
 
 namespace gpucost::pricing::plan {
@@ -37,6 +38,22 @@ inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
 inline constexpr std::size_t kDefaultPlanLimit = 20;
 inline constexpr std::size_t kMaxPlanLimit = 500;
+// A chosen price older than this draws a warning (request: `max_price_age_days`). List
+// prices of GPU instances moved by up to 45 % within 2025 (AWS's June-2025 P4/P5 cut,
+// catalog-references); half a year is as old as a budget figure should be; judgement.
+inline constexpr double kDefaultMaxPriceAgeDays = 180;
+// Bandwidth between independent hosts (marketplaces, single on-demand machines): they share
+// only the public internet. Vast.ai listings advertise 100-1,000 Mbit/s up and down; 1 Gbit/s
+// is the upper end, so multi-node plans on such hosts are if anything optimistic; judgement.
+inline constexpr double kIndependentHostsGbitPerS = 1.0;
+// Commitment terms are billed in full whether used or not (8,760 h and 26,280 h per instance).
+inline constexpr double kCommit1yHours = 8760;
+inline constexpr double kCommit3yHours = 26280;
+// AWS Capacity Blocks: sold in 1-day steps up to 14 days, then 7-day steps (AWS user guide
+// "Capacity Blocks for ML"); the minimum and maximum come from schema/seed/capacity.csv.
+inline constexpr double kCapacityBlockDayHours = 24;
+inline constexpr double kCapacityBlockDailyStepsUpToHours = 336;
+inline constexpr double kCapacityBlockWeekHours = 168;
 
 enum class TrainingPlanSort { kCost, kTime, kExpectedCost };
 const char* TrainingPlanSortName(TrainingPlanSort sort);  // "cost", "time", "expected_cost"
@@ -44,6 +61,8 @@ std::optional<TrainingPlanSort> ParseTrainingPlanSort(std::string_view name);
 
 // Which offerings and cluster sizes to consider. Empty lists mean any; values in one list
 // are alternatives. Accelerator counts are whole clusters (nodes x accelerators per node).
+// An empty price_types means on_demand, spot and capacity_block: commitments bill a whole
+// term, so a job plan considers them only when named.
 struct TrainingPlanConstraints {
     std::optional<double> deadline_hours;
     std::optional<double> budget_usd;
@@ -57,6 +76,13 @@ struct TrainingPlanConstraints {
     std::vector<int> node_counts;
 };
 
+// Data the run keeps in object storage (dataset, checkpoints) and sends out over the internet
+// (the trained model); priced from the provider's list prices when given.
+struct TrainingDataSizes {
+    std::optional<double> stored_gb;
+    std::optional<double> egress_gb;
+};
+
 struct TrainingPlanRequest {
     estimate::TrainingRequest workload;  // model, tokens, precision, estimator overrides
     TrainingPlanConstraints constraints;
@@ -68,10 +94,26 @@ struct TrainingPlanRequest {
     std::optional<double> spot_price_spread_fraction;
     std::optional<double> checkpoint_minutes;  // spot overhead; defaults as in spot.hpp
     std::optional<double> restart_minutes;
+    // Also list options that miss a constraint, each with what it violates.
+    bool include_infeasible = false;
+    std::optional<double> max_price_age_days;
+    std::optional<std::string> start_date;  // YYYY-MM-DD; the budget view's first day
+    TrainingDataSizes data;
+    // Today's date (YYYY-MM-DD) as the caller's clock says; price ages and the default start
+    // date need it. Empty: ages unknown.
+    std::string today;
 
     // Ranges of the plan's own fields (the workload is validated by the estimator);
     // kInvalidArgument naming `/constraints/...`, `/limit`, `/uncertainty/...`.
     [[nodiscard]] Status Validate() const;
+};
+
+// A constraint an option misses: the constraint's name as in the request, its limit and the
+// option's value ("deadline_hours", 168, 1556.9).
+struct ConstraintViolation {
+    std::string constraint;
+    double limit = 0;
+    double value = 0;
 };
 
 // One (offering, node count). `offering` points into the catalog passed to PlanTraining and
@@ -79,40 +121,97 @@ struct TrainingPlanRequest {
 struct TrainingPlanOption {
     const Offering* offering = nullptr;
     int nodes = 0;
-    int accelerators = 0;
+    int total_accelerators = 0;
     estimate::ParallelLayout parallelism;
     double mfu = 0;
     double wall_clock_hours = 0;           // estimator's expected time (with goodput)
     double expected_wall_clock_hours = 0;  // spot: with interruptions; else = wall_clock
-    double usd_per_hour = 0;               // all nodes together
-    double cost_usd = 0;                   // wall_clock_hours x usd_per_hour
-    double expected_cost_usd = 0;          // expected_wall_clock_hours x usd_per_hour
+    double cluster_usd_per_hour = 0;       // all nodes together
+    // Hours paid per instance: the expected hours (on-demand, spot), the block length
+    // (capacity block) or whole terms (commitments).
+    double billed_hours = 0;
+    // Paid but unused hours per instance (commitments and capacity blocks).
+    std::optional<double> unused_committed_hours;
+    double cost_usd = 0;           // bill for wall_clock_hours
+    double expected_cost_usd = 0;  // bill for expected_wall_clock_hours
     double cost_usd_p10 = 0;
     double cost_usd_p50 = 0;
     double cost_usd_p90 = 0;
     std::optional<double> interruptions_per_hour;  // whole cluster, spot only
+    // The network the estimate used between nodes and whether the nodes are independent
+    // hosts (public internet between them) rather than one cluster.
+    std::optional<double> scale_out_gbit_per_s;
+    bool independent_hosts = false;
+    int max_instances = 1;  // what one customer can get at once (capacity.csv)
+    std::optional<long long> price_age_days;
     bool meets_deadline = true;  // expected wall clock <= deadline (true without one)
     bool within_budget = true;   // expected cost <= budget (true without one)
+    std::vector<ConstraintViolation> violations;
+    bool Feasible() const { return violations.empty(); }
+};
+
+// When no option meets every constraint: one entry per violated constraint, with the best
+// value any option reaches while meeting all the other constraints (or all options when
+// none does) and by how much it misses.
+struct BindingConstraint {
+    std::string constraint;
+    double limit = 0;
+    double best_value = 0;
+    double shortfall = 0;          // best_value - limit (> 0)
+    bool others_met = false;       // best_value is among options meeting every other one
+    std::string message;
+};
+
+// Spend of the recommended option per calendar month from the start date, and its totals
+// split into compute, storage and egress.
+struct MonthlySpend {
+    std::string month;  // YYYY-MM
+    double usd = 0;
+};
+struct BudgetView {
+    std::string start_date;
+    std::string start_date_source;  // "request" or "today"
+    std::vector<MonthlySpend> monthly;
+    double compute_usd = 0;
+    std::optional<double> storage_usd;
+    std::optional<double> egress_usd;
+    double total_usd = 0;
+    std::optional<DataPrice> data_price;  // the provider's list prices used, with provenance
 };
 
 struct TrainingPlan {
     std::vector<TrainingPlanOption> options;  // this page, in `sort` order
-    std::size_t total_options = 0;
-    std::size_t feasible_options = 0;  // meeting deadline and budget
-    // Cheapest by expected cost among options meeting the deadline; fastest by expected
-    // time among options within budget; each nullopt when none qualifies.
+    // Options listed: those meeting every constraint, plus the rest with include_infeasible.
+    std::size_t total_count = 0;
+    std::size_t feasible_count = 0;
+    std::size_t infeasible_count = 0;
+    // Among options meeting every constraint: cheapest by expected cost (ties: faster),
+    // fastest by expected time (ties: cheaper); nullopt when none is feasible.
     std::optional<TrainingPlanOption> cheapest;
     std::optional<TrainingPlanOption> fastest;
-    // Options no other option beats on both expected cost and expected time, fastest first.
+    // Feasible options no other feasible option beats on both expected cost and expected
+    // time, fastest first.
     std::vector<TrainingPlanOption> pareto_front;
+    // The cheapest feasible option per provider, cheapest first.
+    std::vector<TrainingPlanOption> best_by_provider;
+    std::optional<TrainingPlanOption> recommendation;  // = cheapest
+    std::string reasoning;
+    std::vector<BindingConstraint> binding_constraints;  // only when nothing is feasible
+    std::vector<std::string> warnings;
+    std::optional<BudgetView> budget;
+    std::string catalog_version;
     std::size_t offerings_considered = 0;
-    std::size_t hardware_shapes = 0;  // distinct (accelerator, per node, scale-out)
+    std::size_t hardware_shapes = 0;  // distinct (accelerator, per node, network)
     std::size_t estimates = 0;        // estimator calls made
-    // Offerings left out, by reason: "filtered" (constraints), "precision_unsupported",
-    // "does_not_fit" (at no searched node count); "spot_impractical" counts spot options
-    // (offering x node count) whose expected time is over 1000x the failure-free time.
+    // Offerings (or options) left out, by reason: "filtered" (constraints),
+    // "price_type_not_requested" (commitments not named in price_types),
+    // "not_for_training" (accelerator offered for inference only), "precision_unsupported",
+    // "does_not_fit" (at no searched node count), "over_capacity" (offerings none of whose
+    // searched node counts one customer can get, options above that limit, capacity-block
+    // runs longer than the longest block), "spot_impractical" (spot options over 1000x the
+    // failure-free time).
     std::vector<std::pair<std::string, std::size_t>> skipped;
-    // One estimator message per skip reason, to say why (e.g. how much memory is missing).
+    // One message per skip reason, to say why (e.g. how much memory is missing).
     std::vector<std::pair<std::string, std::string>> skipped_examples;
     Assumptions assumptions;
 };
@@ -129,8 +228,13 @@ std::vector<int> CandidateNodeCounts(int per_node, int min_accelerators, int max
 // that differ only in scale-out network), then priced, so the work is (shapes x node
 // counts) estimates plus one pass over the offerings. A workload the
 // estimator rejects for reasons other than fit or precision is returned as its error.
+// `reference` supplies capacity limits, storage/egress prices and accelerator workloads; an
+// empty one leaves every offering at one independent instance (the conservative default).
+// Unknown accelerator, provider or region ids in the constraints are kInvalidArgument with
+// close matches.
 [[nodiscard]] Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request,
-                                                const Catalog& catalog);
+                                                const Catalog& catalog,
+                                                const PlanReference& reference = {});
 
 // A spot plan whose job length is a training run: job_hours is the estimator's wall-clock
 // time for `workload` on `request.nodes` nodes of the spot offering's hardware. Needs

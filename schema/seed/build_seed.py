@@ -24,7 +24,37 @@ ACC_COLUMNS = [
     "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops", "memory_gb",
     "memory_type", "memory_gb_per_s", "cache_mb", "scale_up_interconnect", "scale_up_gb_per_s",
     "host_pcie_gen", "tdp_w", "purchase_price_usd", "purchase_price_as_of",
-    "purchase_price_source", "spec_source", "confidence", "notes"]
+    "purchase_price_source", "spec_source", "confidence", "notes", "workloads",
+    "workloads_source"]
+
+# What each accelerator is offered for (`training;inference` or `inference`), with the
+# vendor's or cloud's document that says so. The training planner skips accelerators not
+# offered for training.
+_NVIDIA_DC = ("NVIDIA data-center GPU: CUDA training and inference (NVIDIA product page; "
+              "cuDNN/NCCL support matrix)")
+_CONSUMER = ("CUDA GPU, trains and serves with standard frameworks (PyTorch CUDA support)")
+WORKLOADS = {
+    "a10": ("training;inference", "NVIDIA A10 product page: 'AI training and inference' with graphics; CUDA frameworks train on it"),
+    "a10g": ("training;inference", "AWS EC2 G5 page: 'for graphics-intensive and machine learning use cases ... training and inference'"),
+    "l4": ("training;inference", "Google Cloud GPU docs (G2/L4: inference, fine-tuning and small training); NVIDIA L4 product page"),
+    "t4": ("training;inference", "AWS EC2 G4dn page: 'machine learning inference and small-scale training'; NVIDIA T4 product page"),
+    "l40s": ("training;inference", "NVIDIA L40S product page: 'AI training and inference' with graphics"),
+    "gaudi2": ("training;inference", "Intel Gaudi 2 product brief: deep-learning training and inference processor"),
+    "gaudi3": ("training;inference", "Intel Gaudi 3 product brief: AI training and inference"),
+    "inferentia2": ("inference", "AWS Neuron docs (PyTorch NeuronX setup): 'PyTorch NeuronX for training on Trn1 and Trn2; for inference on Inf2, Trn1 and Trn2'; AWS Inf2 page: built for deep-learning inference"),
+    "trainium1": ("training;inference", "AWS Neuron docs: PyTorch NeuronX trains on Trn1 and serves on Trn1; AWS Trn1 page"),
+    "trainium2": ("training;inference", "AWS Neuron docs: PyTorch NeuronX trains on Trn2 and serves on Trn2; AWS Trn2 page"),
+    "tpu-v4": ("training;inference", "Google Cloud TPU v4 docs: training and inference"),
+    "tpu-v5e": ("training;inference", "Google Cloud TPU v5e docs: 'cost-efficient training and inference (serving)'"),
+    "tpu-v5p": ("training;inference", "Google Cloud TPU v5p docs: training of large models and inference"),
+    "tpu-v6e": ("training;inference", "Google Cloud TPU v6e (Trillium) docs: training, fine-tuning and serving"),
+    "mi250x": ("training;inference", "AMD Instinct MI250X product page: HPC and AI training; ROCm PyTorch support"),
+    "mi300x": ("training;inference", "AMD Instinct MI300X product page: generative AI training and inference"),
+    "mi325x": ("training;inference", "AMD Instinct MI325X product page: AI training and inference"),
+    "rtx-3090": ("training;inference", "NVIDIA GeForce RTX 3090: " + _CONSUMER),
+    "rtx-4090": ("training;inference", "NVIDIA GeForce RTX 4090: " + _CONSUMER),
+    "rtx-5090": ("training;inference", "NVIDIA GeForce RTX 5090: " + _CONSUMER),
+}
 
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
 
@@ -333,6 +363,8 @@ def write(path, columns, rows):
 def main():
     accelerators = build_accelerators()
     offerings, prices, skipped = build_offerings({a["id"] for a in accelerators})
+    for a in accelerators:
+        a["workloads"], a["workloads_source"] = WORKLOADS.get(a["id"], ("training;inference", _NVIDIA_DC))
     write(HERE / "accelerators.csv", ACC_COLUMNS, accelerators)
     write(HERE / "offerings.csv", OFF_COLUMNS, offerings)
     write(HERE / "prices.csv", PRICE_COLUMNS, prices)

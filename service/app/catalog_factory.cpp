@@ -1,6 +1,8 @@
 #include "service/app/catalog_factory.hpp"
 
+#include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <sstream>
 
 #include "pricing/catalog_loader.hpp"
@@ -88,6 +90,42 @@ pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFr
         return library.error();
     }
     return std::make_shared<const pricing::ModelLibrary>(std::move(library).value());
+}
+
+pricing::Result<pricing::PlanReference> LoadEmbeddedPlanReference(
+    const pricing::Catalog& catalog) {
+    pricing::PlanReferenceCsv csv;
+    csv.capacity_csv = std::string(embedded::kCapacityCsv);
+    csv.data_prices_csv = std::string(embedded::kDataPricesCsv);
+    csv.capacity_name = "schema/seed/capacity.csv (embedded)";
+    csv.data_prices_name = "schema/seed/data_prices.csv (embedded)";
+    csv.catalog = &catalog;
+    return pricing::LoadPlanReference(csv);
+}
+
+pricing::Result<pricing::PlanReference> LoadPlanReferenceFromDir(const std::string& dir,
+                                                                 const pricing::Catalog& catalog) {
+    pricing::PlanReferenceCsv csv;
+    csv.capacity_csv = std::string(embedded::kCapacityCsv);
+    csv.data_prices_csv = std::string(embedded::kDataPricesCsv);
+    csv.capacity_name = "schema/seed/capacity.csv (embedded)";
+    csv.data_prices_name = "schema/seed/data_prices.csv (embedded)";
+    csv.catalog = &catalog;
+    for (auto [file, text, name] :
+         {std::tuple{"/capacity.csv", &csv.capacity_csv, &csv.capacity_name},
+          std::tuple{"/data_prices.csv", &csv.data_prices_csv, &csv.data_prices_name}}) {
+        const std::string path = dir + file;
+        if (!std::filesystem::exists(path)) {
+            continue;  // the embedded table stands in
+        }
+        auto read = ReadFile(path);
+        if (!read.ok()) {
+            return read.error();
+        }
+        *text = std::move(read).value();
+        *name = path;
+    }
+    return pricing::LoadPlanReference(csv);
 }
 
 std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }

@@ -8,6 +8,7 @@
 #include "pricing/error.hpp"
 #include "pricing/in_memory_catalog.hpp"
 #include "pricing/model_library.hpp"
+#include "pricing/plan_reference.hpp"
 
 namespace gpucost::app {
 
@@ -29,6 +30,17 @@ namespace gpucost::app {
 // not (the compiled-in library stays); kInvalidArgument naming the file and line for bad data.
 [[nodiscard]] pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFromDir(
     const std::string& dir);
+
+// The planners' reference data (capacity limits, storage and egress prices) built into the
+// binary from schema/seed/capacity.csv and data_prices.csv; accelerator workloads are taken
+// from `catalog` (the CSV catalog the service started from).
+[[nodiscard]] pricing::Result<pricing::PlanReference> LoadEmbeddedPlanReference(
+    const pricing::Catalog& catalog);
+
+// As above from `dir`: its capacity.csv and data_prices.csv where present, the embedded
+// tables otherwise. kInvalidArgument naming the file and line for bad data.
+[[nodiscard]] pricing::Result<pricing::PlanReference> LoadPlanReferenceFromDir(
+    const std::string& dir, const pricing::Catalog& catalog);
 
 // The OpenAPI document built into the binary (openapi.yaml at compile time).
 std::string_view EmbeddedOpenApiYaml();

@@ -1,7 +1,13 @@
 #include "service/http/plan_codec.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
+
+#include "pricing/plan/calendar.hpp"
+#include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/plan_ids.hpp"
 #include <set>
 
 #include "service/http/estimate_codec.hpp"
@@ -48,6 +54,25 @@ json LayoutJson(const pricing::estimate::ParallelLayout& l) {
             {"expert", l.expert}};
 }
 
+// Price warnings in the shape every answer's `warnings` has ({field, detail}, as model
+// warnings are), pointing at the recommended option's offering they concern.
+json PriceWarningsJson(const json& texts) {
+    json out = json::array();
+    for (const auto& t : texts) {
+        out.push_back({{"field", "/recommendation/offering"}, {"detail", t}});
+    }
+    return out;
+}
+
+json SpotInterruption(const pricing::Offering& o) {
+    if (!o.spot_interruption) {
+        return nullptr;
+    }
+    return {{"bucket", o.spot_interruption->label},
+            {"min_percent_per_month", Num(o.spot_interruption->min_percent_per_month)},
+            {"max_percent_per_month", Num(o.spot_interruption->max_percent_per_month)}};
+}
+
 json OfferingSummary(const pricing::Offering& o) {
     return {{"id", o.id},
             {"provider", o.provider},
@@ -58,8 +83,9 @@ json OfferingSummary(const pricing::Offering& o) {
             {"region", o.region},
             {"usd_per_hour", Num(o.price.usd_per_hour)},
             {"as_of", o.price.as_of},
+            {"as_of_estimated", o.price.as_of_estimated},
             {"verified", o.price.verified},
-            {"spot_interruption", SpotInterruptionToJson(o.spot_interruption)}};
+            {"spot_interruption", SpotInterruption(o)}};
 }
 
 json Counts(const std::vector<std::pair<std::string, std::size_t>>& counts) {
@@ -218,8 +244,16 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
         return b.error();
     }
     JsonReader t(*rent, "/rent");
-    t.OnlyKnown({"usd_per_month", "offering_id", "usd_per_accelerator_hour",
+    t.OnlyKnown({"usd_per_month", "offering_id", "price_type", "usd_per_accelerator_hour",
                  "accelerator_hours_per_month"});
+    if (auto type = t.String("price_type")) {
+        q.rent.price_type = pricing::ParsePriceType(*type);
+        if (!q.rent.price_type) {
+            t.Fail(ErrorCode::kInvalidArgument, "price_type",
+                   "unknown price type '" + type->substr(0, 32) +
+                       "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
+        }
+    }
     q.rent.usd_per_month = t.Number("usd_per_month");
     q.rent.offering_id = t.String("offering_id");
     q.rent.usd_per_accelerator_hour = t.Number("usd_per_accelerator_hour");
@@ -231,6 +265,21 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
 }
 
 json ToJson(const pricing::plan::RentVsBuyPlan& p) {
+    json rent_options = json::array();
+    for (const auto& r : p.rent_options) {
+        rent_options.push_back({{"price_type", pricing::PriceTypeName(r.price_type)},
+                                {"offering_id", r.offering_id},
+                                {"usd_per_accelerator_hour", Num(r.usd_per_accelerator_hour)},
+                                {"instances", r.instances},
+                                {"monthly_usd", Num(r.monthly_usd)},
+                                {"billed_months", r.billed_months},
+                                {"total_usd", Num(r.total_usd)},
+                                {"npv_usd", Num(r.npv_usd)},
+                                {"cheaper_than_buying", r.cheaper_than_buying},
+                                {"as_of", r.as_of},
+                                {"as_of_estimated", r.as_of_estimated},
+                                {"verified", r.verified}});
+    }
     json cumulative = json::array();
     for (const auto& point : p.cumulative) {
         cumulative.push_back({{"month", point.month},
@@ -260,6 +309,8 @@ json ToJson(const pricing::plan::RentVsBuyPlan& p) {
             {"npv_rent_usd", Num(p.npv_rent_usd)},
             {"npv_own_usd", Num(p.npv_own_usd)},
             {"residual_value_at_horizon_usd", Num(p.residual_value_at_horizon_usd)},
+            {"rent_options", std::move(rent_options)},
+            {"catalog_version", p.catalog_version},
             {"cumulative", std::move(cumulative)},
             {"assumptions", ToJson(p.assumptions)}};
 }
@@ -305,7 +356,9 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
                                   "/hardware");
     }
     auto workload = DecodeTrainingRequest(
-        body, nullptr, {"constraints", "sort", "limit", "offset", "uncertainty", "spot"});
+        body, nullptr,
+        {"constraints", "sort", "limit", "offset", "uncertainty", "spot", "include_infeasible",
+         "max_price_age_days", "start_date", "data"});
     if (!workload.ok()) {
         return workload.error();
     }
@@ -334,11 +387,24 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
             q.offset = static_cast<std::size_t>(*offset);
         }
     }
+    q.include_infeasible = r.Bool("include_infeasible").value_or(false);
+    q.max_price_age_days = r.Number("max_price_age_days");
+    q.start_date = r.String("start_date");
     const json* constraints = r.Object("constraints");
     const json* uncertainty = r.Object("uncertainty");
     const json* spot = r.Object("spot");
+    const json* data = r.Object("data");
     if (!r.ok()) {
         return r.error();
+    }
+    if (data != nullptr) {
+        JsonReader d(*data, "/data");
+        d.OnlyKnown({"stored_gb", "egress_gb"});
+        q.data.stored_gb = d.Number("stored_gb");
+        q.data.egress_gb = d.Number("egress_gb");
+        if (!d.ok()) {
+            return d.error();
+        }
     }
     if (constraints != nullptr) {
         JsonReader c(*constraints, "/constraints");
@@ -403,14 +469,21 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
 namespace {
 
 json OptionJson(const pricing::plan::TrainingPlanOption& o) {
+    json violations = json::array();
+    for (const auto& v : o.violations) {
+        violations.push_back(
+            {{"constraint", v.constraint}, {"limit", Num(v.limit)}, {"value", Num(v.value)}});
+    }
     return {{"offering", OfferingSummary(*o.offering)},
             {"nodes", o.nodes},
-            {"accelerators", o.accelerators},
+            {"total_accelerators", o.total_accelerators},
             {"parallelism", LayoutJson(o.parallelism)},
             {"mfu", Num(o.mfu)},
             {"wall_clock_hours", Num(o.wall_clock_hours)},
             {"expected_wall_clock_hours", Num(o.expected_wall_clock_hours)},
-            {"usd_per_hour", Num(o.usd_per_hour)},
+            {"cluster_usd_per_hour", Num(o.cluster_usd_per_hour)},
+            {"billed_hours", Num(o.billed_hours)},
+            {"unused_committed_hours", Opt(o.unused_committed_hours)},
             {"cost_usd", Num(o.cost_usd)},
             {"expected_cost_usd", Num(o.expected_cost_usd)},
             {"cost_usd_p10", Num(o.cost_usd_p10)},
@@ -418,8 +491,46 @@ json OptionJson(const pricing::plan::TrainingPlanOption& o) {
             {"cost_usd_p90", Num(o.cost_usd_p90)},
             {"interruptions_per_hour",
              o.interruptions_per_hour ? Num(*o.interruptions_per_hour) : json(nullptr)},
+            {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
+            {"independent_hosts", o.independent_hosts},
+            {"max_instances", o.max_instances},
+            {"price_age_days", OptValue(o.price_age_days)},
             {"meets_deadline", o.meets_deadline},
-            {"within_budget", o.within_budget}};
+            {"within_budget", o.within_budget},
+            {"violations", std::move(violations)}};
+}
+
+json OptionalOption(const std::optional<pricing::plan::TrainingPlanOption>& o) {
+    return o ? OptionJson(*o) : json(nullptr);
+}
+
+json BudgetJson(const std::optional<pricing::plan::BudgetView>& b) {
+    if (!b) {
+        return nullptr;
+    }
+    json monthly = json::array();
+    for (const auto& m : b->monthly) {
+        monthly.push_back({{"month", m.month}, {"usd", Num(m.usd)}});
+    }
+    json prices = nullptr;
+    if (b->data_price) {
+        const pricing::DataPrice& p = *b->data_price;
+        prices = {{"provider", p.provider},
+                  {"object_storage_usd_per_gb_month", Num(p.object_storage_usd_per_gb_month)},
+                  {"internet_egress_usd_per_gb", Num(p.internet_egress_usd_per_gb)},
+                  {"as_of", p.as_of},
+                  {"as_of_estimated", p.as_of_estimated},
+                  {"verified", p.verified},
+                  {"source", p.source}};
+    }
+    return {{"start_date", b->start_date},
+            {"start_date_source", b->start_date_source},
+            {"monthly", std::move(monthly)},
+            {"compute_usd", Num(b->compute_usd)},
+            {"storage_usd", Opt(b->storage_usd)},
+            {"egress_usd", Opt(b->egress_usd)},
+            {"total_usd", Num(b->total_usd)},
+            {"data_prices", std::move(prices)}};
 }
 
 json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
@@ -447,23 +558,40 @@ json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
 
 json ToJson(const pricing::plan::TrainingPlan& plan,
             const pricing::plan::TrainingPlanRequest& request) {
-    json options = json::array();
-    for (const auto& o : plan.options) {
-        options.push_back(OptionJson(o));
+    auto list = [](const std::vector<pricing::plan::TrainingPlanOption>& options) {
+        json out = json::array();
+        for (const auto& o : options) {
+            out.push_back(OptionJson(o));
+        }
+        return out;
+    };
+    json binding = json::array();
+    for (const auto& b : plan.binding_constraints) {
+        binding.push_back({{"constraint", b.constraint},
+                           {"limit", Num(b.limit)},
+                           {"best_value", Num(b.best_value)},
+                           {"shortfall", Num(b.shortfall)},
+                           {"others_met", b.others_met},
+                           {"message", b.message}});
     }
-    json front = json::array();
-    for (const auto& o : plan.pareto_front) {
-        front.push_back(OptionJson(o));
-    }
-    return {{"total_options", plan.total_options},
-            {"feasible_options", plan.feasible_options},
+    return {{"total_count", plan.total_count},
+            {"feasible_count", plan.feasible_count},
+            {"infeasible_count", plan.infeasible_count},
+            {"include_infeasible", request.include_infeasible},
             {"sort", pricing::plan::TrainingPlanSortName(request.sort)},
             {"limit", request.limit},
             {"offset", request.offset},
-            {"options", std::move(options)},
-            {"cheapest", plan.cheapest ? OptionJson(*plan.cheapest) : json(nullptr)},
-            {"fastest", plan.fastest ? OptionJson(*plan.fastest) : json(nullptr)},
-            {"pareto_front", std::move(front)},
+            {"options", list(plan.options)},
+            {"recommendation", OptionalOption(plan.recommendation)},
+            {"reasoning", plan.reasoning},
+            {"cheapest", OptionalOption(plan.cheapest)},
+            {"fastest", OptionalOption(plan.fastest)},
+            {"pareto_front", list(plan.pareto_front)},
+            {"best_by_provider", list(plan.best_by_provider)},
+            {"binding_constraints", std::move(binding)},
+            {"warnings", PriceWarningsJson(json(plan.warnings))},
+            {"budget", BudgetJson(plan.budget)},
+            {"catalog_version", plan.catalog_version},
             {"offerings_considered", plan.offerings_considered},
             {"hardware_shapes", plan.hardware_shapes},
             {"estimates", plan.estimates},
@@ -475,24 +603,30 @@ json ToJson(const pricing::plan::TrainingPlan& plan,
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
     CsvTable t;
     t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
-                "region", "offering_usd_per_hour", "as_of", "nodes", "accelerators",
+                "region", "offering_usd_per_hour", "as_of", "nodes", "total_accelerators",
                 "tensor", "pipeline", "data", "wall_clock_hours", "expected_wall_clock_hours",
-                "usd_per_hour", "cost_usd", "expected_cost_usd", "cost_usd_p10",
-                "cost_usd_p50", "cost_usd_p90", "meets_deadline", "within_budget"};
+                "cluster_usd_per_hour", "billed_hours", "cost_usd", "expected_cost_usd",
+                "cost_usd_p10", "cost_usd_p50", "cost_usd_p90", "meets_deadline",
+                "within_budget", "violations"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
+        std::string violations;
+        for (const auto& v : o.violations) {
+            violations += (violations.empty() ? "" : ";") + v.constraint;
+        }
         t.rows.push_back({f.id, f.provider, f.instance_type, f.accelerator,
                           std::string(pricing::PriceTypeName(f.price_type)), f.region,
                           CsvNumber(f.price.usd_per_hour), f.price.as_of,
-                          std::to_string(o.nodes), std::to_string(o.accelerators),
+                          std::to_string(o.nodes), std::to_string(o.total_accelerators),
                           std::to_string(o.parallelism.tensor),
                           std::to_string(o.parallelism.pipeline),
                           std::to_string(o.parallelism.data), CsvNumber(o.wall_clock_hours),
-                          CsvNumber(o.expected_wall_clock_hours), CsvNumber(o.usd_per_hour),
+                          CsvNumber(o.expected_wall_clock_hours),
+                          CsvNumber(o.cluster_usd_per_hour), CsvNumber(o.billed_hours),
                           CsvNumber(o.cost_usd), CsvNumber(o.expected_cost_usd),
                           CsvNumber(o.cost_usd_p10), CsvNumber(o.cost_usd_p50),
                           CsvNumber(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
-                          o.within_budget ? "true" : "false"});
+                          o.within_budget ? "true" : "false", violations});
     }
     return t;
 }
@@ -594,6 +728,108 @@ json ToJson(const pricing::plan::InferencePlan& plan) {
             {"assumptions", ToJson(plan.assumptions)}};
 }
 
+namespace {
+
+std::string Dollars(double usd, int decimals) {
+    return decimals == 0 ? pricing::plan::UsdText(usd) : "$" + pricing::plan::Fixed(usd, decimals);
+}
+
+std::string InferenceOptionText(const pricing::plan::InferencePlanOption& o,
+                                const pricing::Catalog& catalog) {
+    const pricing::Offering& f = *o.offering;
+    auto a = catalog.FindAccelerator(f.accelerator);
+    return std::to_string(o.instances) + " x " + f.instance_type + " (" +
+           std::to_string(o.accelerators) + " x " + (a.ok() ? a.value().name : f.accelerator) +
+           ", " + std::string(pricing::PriceTypeName(f.price_type)) + ", " + f.provider + " " +
+           f.region + ")";
+}
+
+}  // namespace
+
+void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
+                                const pricing::Catalog& catalog, json& body) {
+    // The planner lists options cheapest monthly first; the first of each provider is its best.
+    std::vector<const pricing::plan::InferencePlanOption*> per_provider;
+    for (const auto& o : plan.options) {
+        bool seen = false;
+        for (const auto* b : per_provider) {
+            seen = seen || b->offering->provider == o.offering->provider;
+        }
+        if (!seen) {
+            per_provider.push_back(&o);
+        }
+    }
+    json best = json::array();
+    for (const auto* o : per_provider) {
+        best.push_back(InferenceOptionJson(*o));
+    }
+    body["best_by_provider"] = std::move(best);
+    if (plan.options.empty()) {
+        body["warnings"] = json::array();
+        body["recommendation"] = nullptr;
+        body["reasoning"] =
+            "No offering can serve this traffic within the constraints and latency targets; "
+            "see skipped and skipped_examples for why each was left out.";
+        return;
+    }
+    const auto& r = plan.options.front();
+    body["recommendation"] = InferenceOptionJson(r);
+    std::string text =
+        "Recommended: " + InferenceOptionText(r, catalog) + " at " +
+        Dollars(r.monthly_cost_usd, 0) + " a month, the lowest of " +
+        std::to_string(plan.total_options) + " options meeting the latency targets: " +
+        std::to_string(r.replicas) + (r.replicas == 1 ? " replica" : " replicas") +
+        " of tensor parallel " +
+        std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) +
+        ", " + pricing::plan::Fixed(r.time_to_first_token_ms, 0) + " ms to first token, " +
+        pricing::plan::Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
+        Dollars(r.usd_per_million_input_tokens, 4) + " / " +
+        Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
+    if (per_provider.size() > 1) {
+        const auto& o = *per_provider[1];
+        text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
+                Dollars(o.monthly_cost_usd, 0) + " a month (+" +
+                pricing::plan::Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) +
+                "%).";
+    }
+    if (r.savings_vs_api_fraction) {
+        text += " Against the API price it " +
+                std::string(*r.savings_vs_api_fraction >= 0 ? "saves " : "costs ") +
+                pricing::plan::Fixed(100.0 * std::fabs(*r.savings_vs_api_fraction), 1) +
+                (*r.savings_vs_api_fraction >= 0 ? "%." : "% more.");
+    }
+    if (r.offering->price_type == pricing::PriceType::kSpot) {
+        text += " It runs on spot capacity, which the provider can reclaim at short notice.";
+    }
+    const pricing::PriceObservation& price = r.offering->price;
+    // Warnings about the recommended price, as training plans give them.
+    json warnings = json::array();
+    const auto today = pricing::plan::DaysFromIsoDate(TodayUtcDate());
+    const auto as_of = pricing::plan::DaysFromIsoDate(price.as_of);
+    if (today && as_of &&
+        static_cast<double>(*today - *as_of) > pricing::plan::kDefaultMaxPriceAgeDays) {
+        warnings.push_back(r.offering->id + ": price dated " + price.as_of + " is " +
+                           std::to_string(*today - *as_of) + " days old (over " +
+                           pricing::plan::Fixed(pricing::plan::kDefaultMaxPriceAgeDays, 0) +
+                           "); check the current price");
+    }
+    if (price.as_of_estimated) {
+        warnings.push_back(r.offering->id + ": the price's date " + price.as_of +
+                           " is estimated (its source is undated)");
+    }
+    if (!price.verified) {
+        warnings.push_back(r.offering->id + ": the price is unverified");
+    }
+    body["warnings"] = PriceWarningsJson(warnings);
+    if (price.as_of_estimated || !price.verified) {
+        text += " Its price is dated " + price.as_of +
+                (price.as_of_estimated ? " (estimated)" : "") +
+                (price.verified ? "" : ", unverified") +
+                ": confirm it with the provider before committing budget.";
+    }
+    body["reasoning"] = text;
+}
+
 CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
     CsvTable t;
     t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
@@ -617,6 +853,49 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                                                     : ""});
     }
     return t;
+}
+
+std::string TodayUtcDate() {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    return pricing::plan::IsoDateFromDays(
+        std::chrono::duration_cast<std::chrono::hours>(now).count() / 24);
+}
+
+pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRequest request,
+                                                   const pricing::Catalog& catalog,
+                                                   const pricing::PlanReference& reference,
+                                                   const std::string& today) {
+    request.today = today;
+    auto plan = pricing::plan::PlanTraining(request, catalog, reference);
+    if (!plan.ok()) {
+        return plan.error();
+    }
+    TrainingAnswer answer{std::move(plan).value(), nullptr};
+    answer.body = ToJson(answer.plan, request);
+    return answer;
+}
+
+pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePlanRequest request,
+                                                     const pricing::Catalog& catalog) {
+    if (auto ids = pricing::plan::ResolveConstraintIds(
+            {&request.providers, &request.regions, &request.accelerators}, catalog);
+        !ids.ok()) {
+        return ids.error();
+    }
+    const std::size_t limit = request.limit;
+    if (request.limit >= 1 && request.limit <= pricing::plan::kMaxPlanLimit) {
+        request.limit = pricing::plan::kMaxPlanLimit;
+    }
+    auto plan = pricing::plan::PlanInference(request, catalog);
+    if (!plan.ok()) {
+        return plan.error();
+    }
+    InferenceAnswer answer{plan.value(), nullptr};
+    answer.page.options.resize(std::min(answer.page.options.size(), limit));
+    answer.body = ToJson(answer.page);
+    AddInferenceRecommendation(plan.value(), catalog, answer.body);
+    answer.body["catalog_version"] = catalog.Describe().version;
+    return answer;
 }
 
 }  // namespace gpucost::http

@@ -9,6 +9,7 @@
 #include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 #include "pricing/catalog.hpp"
+#include "pricing/plan_reference.hpp"
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/rent_vs_buy.hpp"
@@ -49,10 +50,37 @@ nlohmann::json ToJson(const pricing::plan::TrainingPlan& plan,
 // One row per option of the page.
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan);
 
+// Today's UTC date (YYYY-MM-DD): price ages and the budget view's default start.
+std::string TodayUtcDate();
+
+// The training plan as POST /v1/plans/training answers it (saved scenarios re-run the same).
+struct TrainingAnswer {
+    pricing::plan::TrainingPlan plan;  // options point into the catalog given
+    nlohmann::json body;
+};
+[[nodiscard]] pricing::Result<TrainingAnswer> AnswerTrainingPlan(
+    pricing::plan::TrainingPlanRequest request, const pricing::Catalog& catalog,
+    const pricing::PlanReference& reference, const std::string& today);
+
+// The inference plan as POST /v1/plans/inference answers it: constraint ids resolved
+// case-insensitively (unknown ones 422 with close matches), every option planned for
+// best_by_provider, then the requested page.
+struct InferenceAnswer {
+    pricing::plan::InferencePlan page;
+    nlohmann::json body;
+};
+[[nodiscard]] pricing::Result<InferenceAnswer> AnswerInferencePlan(
+    pricing::plan::InferencePlanRequest request, const pricing::Catalog& catalog);
+
 // POST /v1/plans/inference.
 [[nodiscard]] pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     const nlohmann::json& body);
 nlohmann::json ToJson(const pricing::plan::InferencePlan& plan);
+// Adds `recommendation` (the cheapest option), `reasoning` and `best_by_provider` (the
+// cheapest option per provider) to an inference plan's answer; `plan` should hold every
+// option (the route plans with the largest limit and pages afterwards).
+void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
+                                const pricing::Catalog& catalog, nlohmann::json& body);
 CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan);
 
 }  // namespace gpucost::http

@@ -40,6 +40,24 @@ void WriteEncoded(httplib::Response& res, const httplib::Request& req, Plan& pla
                              detail.ok() ? detail.value() : AssumptionDetail::kFull);
 }
 
+// Writes a plan answer whose `assumptions` are already in `body`, trimmed to the caller's
+// ?assumptions= detail (validated in ReadJsonBody): summary keeps name, value and unit.
+void WriteAnswer(httplib::Response& res, const httplib::Request& req, json body) {
+    auto detail = AssumptionDetailOf(req);
+    if (detail.ok() && detail.value() != AssumptionDetail::kFull && body.contains("assumptions")) {
+        json trimmed = json::array();
+        if (detail.value() == AssumptionDetail::kSummary) {
+            for (const auto& a : body["assumptions"]) {
+                trimmed.push_back({{"name", a.value("name", "")},
+                                   {"value", a.contains("value") ? a["value"] : json()},
+                                   {"unit", a.value("unit", "")}});
+            }
+        }
+        body["assumptions"] = std::move(trimmed);
+    }
+    WriteJson(res, body);
+}
+
 // Checks query string and Content-Type and parses the body; on failure writes the problem
 // and returns nullopt.
 std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res) {
@@ -60,6 +78,11 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
         return std::nullopt;
     }
     return std::move(parsed).value();
+}
+
+const pricing::PlanReference& ReferenceOf(const Deps& deps) {
+    static const pricing::PlanReference kEmpty;
+    return deps.plan_reference ? *deps.plan_reference : kEmpty;
 }
 
 }  // namespace
@@ -129,21 +152,16 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
-        auto ids = CheckAcceleratorIds(request.value().constraints.accelerators, *catalog.value(),
-                                       "/constraints/accelerators");
-        if (!ids.ok()) {
-            return WriteProblem(res, req, ids.error());
-        }
-        auto plan = pricing::plan::PlanTraining(request.value(), *catalog.value());
-        if (!plan.ok()) {
-            return WriteProblem(res, req, plan.error());
+        auto answer = AnswerTrainingPlan(request.value(), *catalog.value(), ReferenceOf(deps),
+                                         TodayUtcDate());
+        if (!answer.ok()) {
+            return WriteProblem(res, req, answer.error());
         }
         if (WantsCsv(req)) {
-            return WriteCsv(res, OptionsCsv(plan.value()));
+            return WriteCsv(res, OptionsCsv(answer.value().plan));
         }
-        WriteEncoded(res, req, plan.value(), [&request](const auto& p) {
-            return WithModelWarnings(ToJson(p, request.value()), request.value().workload.model);
-        });
+        WriteAnswer(res, req, WithModelWarnings(std::move(answer.value().body),
+                                                request.value().workload.model));
     });
 
     routes.Post("/v1/plans/inference",
@@ -160,21 +178,15 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
-        auto ids = CheckAcceleratorIds(request.value().accelerators, *catalog.value(),
-                                       "/constraints/accelerators");
-        if (!ids.ok()) {
-            return WriteProblem(res, req, ids.error());
-        }
-        auto plan = pricing::plan::PlanInference(request.value(), *catalog.value());
-        if (!plan.ok()) {
-            return WriteProblem(res, req, plan.error());
+        auto answer = AnswerInferencePlan(request.value(), *catalog.value());
+        if (!answer.ok()) {
+            return WriteProblem(res, req, answer.error());
         }
         if (WantsCsv(req)) {
-            return WriteCsv(res, OptionsCsv(plan.value()));
+            return WriteCsv(res, OptionsCsv(answer.value().page));
         }
-        WriteEncoded(res, req, plan.value(), [&request](const auto& p) {
-            return WithModelWarnings(ToJson(p), request.value().workload.model);
-        });
+        WriteAnswer(res, req, WithModelWarnings(std::move(answer.value().body),
+                                                request.value().workload.model));
     });
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/catalog.hpp"
+#include "pricing/plan_reference.hpp"
 #include "service/http/catalog_store.hpp"
 #include "service/http/cors.hpp"
 #include "service/http/metrics.hpp"
@@ -44,6 +45,10 @@ struct Deps {
     std::string_view redoc_js;
     // Request counters and histograms behind GET /metrics; shared by every copy of Deps.
     std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
+    // The planners' reference data (capacity limits, storage/egress prices, accelerator
+    // workloads), loaded with the CSV catalog at start in every mode. Null: an empty one
+    // (every offering at the conservative capacity defaults).
+    std::shared_ptr<const pricing::PlanReference> plan_reference;
 };
 
 // Transport limits and pool size (docs/performance.md explains the defaults).

@@ -30,14 +30,16 @@ constexpr std::size_t kMaxListLimit = 500;
 constexpr std::size_t kMaxChanges = 200;
 constexpr int kMaxDiffDepth = 16;
 
-using Evaluator = std::function<Result<json>(const json& request, const pricing::Catalog& catalog)>;
+using Evaluator = std::function<Result<json>(const json& request, const pricing::Catalog& catalog,
+                                             const pricing::PlanReference& reference)>;
 
 // Plan kinds a scenario can hold: the path under /v1/plans/ and the planner behind it.
 // Each runs exactly what the handler in plan_routes.cpp runs (decoder, planner, encoder).
 const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
     static const std::vector<std::pair<std::string, Evaluator>> kinds = {
         {"spot",
-         [](const json& request, const pricing::Catalog& catalog) -> Result<json> {
+         [](const json& request, const pricing::Catalog& catalog,
+            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
              auto decoded = DecodeSpotPlanRequest(request, {"workload"});
              if (!decoded.ok()) {
                  return decoded.error();
@@ -56,31 +58,35 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
              return ToJson(plan.value());
          }},
         {"training",
-         [](const json& request, const pricing::Catalog& catalog) -> Result<json> {
+         [](const json& request, const pricing::Catalog& catalog,
+            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
              auto decoded = DecodeTrainingPlanRequest(request);
              if (!decoded.ok()) {
                  return decoded.error();
              }
-             auto plan = pricing::plan::PlanTraining(decoded.value(), catalog);
-             if (!plan.ok()) {
-                 return plan.error();
+             auto answer =
+                 AnswerTrainingPlan(decoded.value(), catalog, reference, TodayUtcDate());
+             if (!answer.ok()) {
+                 return answer.error();
              }
-             return ToJson(plan.value(), decoded.value());
+             return std::move(answer).value().body;
          }},
         {"inference",
-         [](const json& request, const pricing::Catalog& catalog) -> Result<json> {
+         [](const json& request, const pricing::Catalog& catalog,
+            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
              auto decoded = DecodeInferencePlanRequest(request);
              if (!decoded.ok()) {
                  return decoded.error();
              }
-             auto plan = pricing::plan::PlanInference(decoded.value(), catalog);
-             if (!plan.ok()) {
-                 return plan.error();
+             auto answer = AnswerInferencePlan(decoded.value(), catalog);
+             if (!answer.ok()) {
+                 return answer.error();
              }
-             return ToJson(plan.value());
+             return std::move(answer).value().body;
          }},
         {"rent-vs-buy",
-         [](const json& request, const pricing::Catalog& catalog) -> Result<json> {
+         [](const json& request, const pricing::Catalog& catalog,
+            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
              auto decoded = DecodeRentVsBuyRequest(request);
              if (!decoded.ok()) {
                  return decoded.error();
@@ -93,6 +99,11 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
          }},
     };
     return kinds;
+}
+
+const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
+    static const pricing::PlanReference kEmpty;
+    return deps.plan_reference ? *deps.plan_reference : kEmpty;
 }
 
 const Evaluator* FindKind(const std::string& name) {
@@ -259,7 +270,7 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, r.error());
         }
         auto catalog = deps.store->Current();
-        auto result = (*evaluate)(*request, *catalog);
+        auto result = (*evaluate)(*request, *catalog, PlanReferenceOf(deps));
         if (!result.ok()) {
             return WriteProblem(res, req, UnderRequest(result.error()));
         }
@@ -380,7 +391,7 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
                                                     "this scenario's plan kind '" + s.plan_kind +
                                                         "' is no longer supported"));
         }
-        auto now = (*evaluate)(request, *catalog.value());
+        auto now = (*evaluate)(request, *catalog.value(), PlanReferenceOf(deps));
         json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
                     {"evaluated_at", FormatTimestamp(NowUs())},
                     {"as_of", params.One(kAsOfParam).ok() && params.One(kAsOfParam).value()

@@ -52,12 +52,12 @@ struct Timing {
 };
 
 Timing TimePlan(const plan::TrainingPlanRequest& request, const InMemoryCatalog& catalog,
-                int iterations) {
+                const gpucost::pricing::PlanReference& reference, int iterations) {
     std::vector<double> ms;
     Timing t;
     for (int i = 0; i < iterations; ++i) {
         auto t0 = std::chrono::steady_clock::now();
-        auto result = plan::PlanTraining(request, catalog);
+        auto result = plan::PlanTraining(request, catalog, reference);
         auto t1 = std::chrono::steady_clock::now();
         if (!result.ok()) {
             std::fprintf(stderr, "plan failed: %s\n", result.error().message.c_str());
@@ -79,7 +79,7 @@ void Print(const char* label, const Timing& t, double base_ms) {
     std::printf("%-34s %6zu offerings %4zu shapes %5zu estimates %6zu options  median %8.3f ms"
                 "  min %8.3f ms  x%.2f\n",
                 label, t.last.offerings_considered, t.last.hardware_shapes, t.last.estimates,
-                t.last.total_options, t.median_ms, t.min_ms, t.median_ms / base_ms);
+                t.last.total_count, t.median_ms, t.min_ms, t.median_ms / base_ms);
 }
 
 }  // namespace
@@ -102,15 +102,21 @@ int main(int argc, char** argv) {
                 "%d iterations\n",
                 plan::kDefaultMaxPlanAccelerators, iterations);
     const InMemoryCatalog& base = *catalog.value();
-    Timing one = TimePlan(request, base, iterations);
+    auto reference = gpucost::app::LoadEmbeddedPlanReference(base);
+    if (!reference.ok()) {
+        std::fprintf(stderr, "embedded plan reference: %s\n", reference.error().message.c_str());
+        return 1;
+    }
+    const gpucost::pricing::PlanReference& ref = reference.value();
+    Timing one = TimePlan(request, base, ref, iterations);
     Print("embedded catalog", one, one.median_ms);
     for (int copies : {2, 4}) {
         auto same = Copies(base, copies, false);
         Print((std::to_string(copies) + "x, same shapes").c_str(),
-              TimePlan(request, *same, iterations), one.median_ms);
+              TimePlan(request, *same, ref, iterations), one.median_ms);
         auto fresh = Copies(base, copies, true);
         Print((std::to_string(copies) + "x, every copy a new shape").c_str(),
-              TimePlan(request, *fresh, iterations), one.median_ms);
+              TimePlan(request, *fresh, ref, iterations), one.median_ms);
     }
     return 0;
 }

@@ -43,4 +43,23 @@ inline pricing::CatalogCsv SampleCatalogCsv() {
     return csv;
 }
 
+// Planner reference data for the sample catalog: AWS sells up to 8 instances as one cluster
+// (capacity blocks: 4, one day to 182 days), GCP 64, Lambda 4 independent hosts; storage and
+// egress prices for AWS only.
+inline pricing::PlanReferenceCsv SamplePlanReferenceCsv() {
+    pricing::PlanReferenceCsv csv;
+    csv.capacity_csv =
+        "provider,instance_family,price_type,max_instances,cluster,min_block_hours,"
+        "max_block_hours,source,notes\n"
+        "aws,*,*,8,true,,,TEST AWS,\n"
+        "aws,*,capacity_block,4,true,24,4368,TEST BLOCKS,\n"
+        "gcp,*,*,64,true,,,TEST GCP,\n"
+        "lambda,*,*,4,false,,,TEST LAMBDA,\n";
+    csv.data_prices_csv =
+        "provider,object_storage_usd_per_gb_month,internet_egress_usd_per_gb,as_of,"
+        "as_of_estimated,source,verified,notes\n"
+        "aws,0.023,0.09,2026-11-01,false,TEST S3,true,\n";
+    return csv;
+}
+
 }  // namespace gpucost::testing

@@ -19,6 +19,12 @@ inline http::Deps SampleDeps() {
     deps.catalog = [catalog] { return catalog; };
     deps.openapi_yaml = "openapi: 3.1.0\n";
     deps.service_version = "test";
+    pricing::PlanReferenceCsv reference_csv = SamplePlanReferenceCsv();
+    reference_csv.catalog = catalog.get();
+    auto reference = pricing::LoadPlanReference(reference_csv);
+    REQUIRE(reference.ok());
+    deps.plan_reference =
+        std::make_shared<const pricing::PlanReference>(std::move(reference).value());
     return deps;
 }
 

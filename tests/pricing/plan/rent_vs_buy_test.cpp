@@ -200,4 +200,47 @@ TEST_SUITE("plan_rent_vs_buy") {
         tpu.buy.accelerator = "tpu-v5e";  // rent only: no purchase price, no TDP
         CHECK(PlanRentVsBuy(tpu, *catalog).error().code == ErrorCode::kFailedPrecondition);
     }
+
+    TEST_CASE("the rent side compares buying with on-demand and whole-term commitments") {
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings();
+        Offering commit = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand").value();
+        commit.id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        commit.price_type = PriceType::kCommit3y;
+        commit.price.usd_per_hour = 20;
+        offerings.push_back(commit);
+        auto catalog = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "t", 0);
+        REQUIRE(catalog.ok());
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.accelerator_count = 16;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        r.rent.accelerator_hours_per_month = 4000;
+        auto plan = PlanRentVsBuy(r, *catalog.value());
+        REQUIRE(plan.ok());
+        const auto& options = plan.value().rent_options;
+        REQUIRE(options.size() == 2);  // on-demand and 3-year; no 1-year in this catalog
+        CHECK(options[0].price_type == PriceType::kOnDemand);
+        CHECK(options[0].monthly_usd == doctest::Approx(55.04 / 8 * 4000));
+        CHECK(options[0].monthly_usd == doctest::Approx(plan.value().monthly_rent_usd));
+        CHECK(options[1].price_type == PriceType::kCommit3y);
+        CHECK(options[1].instances == 2);  // 16 accelerators on 8-GPU instances
+        CHECK(options[1].monthly_usd == doctest::Approx(2 * 20 * 730.0));
+        CHECK(options[1].billed_months == 72);  // two whole 3-year terms cover 60 months
+        CHECK(options[1].total_usd == doctest::Approx(options[1].monthly_usd * 72));
+        for (const auto& o : options) {
+            CHECK(o.cheaper_than_buying == (o.npv_usd < plan.value().npv_own_usd));
+        }
+        CHECK(plan.value().reasoning.find("commit_3y") != std::string::npos);
+
+        // The rent side can name the price type: the sibling offering's rate is used.
+        r.rent.price_type = PriceType::kCommit3y;
+        auto committed = PlanRentVsBuy(r, *catalog.value());
+        REQUIRE(committed.ok());
+        CHECK(*committed.value().rent_usd_per_accelerator_hour == doctest::Approx(20.0 / 8));
+        r.rent.price_type = PriceType::kCommit1y;
+        auto missing = PlanRentVsBuy(r, *catalog.value());
+        REQUIRE_FALSE(missing.ok());
+        CHECK(missing.error().field == "/rent/price_type");
+    }
 }

@@ -6,10 +6,13 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "pricing/catalog_loader.hpp"
 #include "pricing/in_memory_catalog.hpp"
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/spot.hpp"
+#include "pricing/plan/training_stages.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;
@@ -49,6 +52,50 @@ std::string KeyOf(const TrainingPlanOption& o) {
     return o.offering->id + "@" + std::to_string(o.nodes);
 }
 
+const PlanReference& Ref() {
+    static const PlanReference reference = [] {
+        auto r = LoadPlanReference(gpucost::testing::SamplePlanReferenceCsv());
+        REQUIRE(r.ok());
+        return r.value();
+    }();
+    return reference;
+}
+
+Result<TrainingPlan> Plan(const TrainingPlanRequest& request, const Catalog& catalog) {
+    return PlanTraining(request, catalog, Ref());
+}
+
+std::size_t Skipped(const TrainingPlan& plan, const std::string& reason) {
+    for (const auto& [name, count] : plan.skipped) {
+        if (name == reason) {
+            return count;
+        }
+    }
+    FAIL("no skip reason " << reason);
+    return 0;
+}
+
+// The sample catalog plus copies of the p5 on-demand offering under `extra` (id suffix,
+// price type, USD/h).
+std::shared_ptr<const InMemoryCatalog> WithP5Variants(
+    const std::vector<std::tuple<std::string, PriceType, double>>& extra) {
+    auto base = Sample();
+    std::vector<Offering> offerings = base->Offerings();
+    auto found = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand");
+    REQUIRE(found.ok());
+    const Offering p5 = found.value();
+    for (const auto& [suffix, type, usd] : extra) {
+        Offering o = p5;
+        o.id = "aws-p5.48xlarge-us-east-1-" + suffix;
+        o.price_type = type;
+        o.price.usd_per_hour = usd;
+        offerings.push_back(o);
+    }
+    auto r = InMemoryCatalog::Build(base->Accelerators(), offerings, "variants", "test", 0);
+    REQUIRE(r.ok());
+    return r.value();
+}
+
 }  // namespace
 
 TEST_SUITE("plan_training") {
@@ -65,7 +112,7 @@ TEST_SUITE("plan_training") {
         r.constraints.providers = {"aws"};
         r.constraints.price_types = {PriceType::kOnDemand};
         r.constraints.node_counts = {3, 1, 3, 6};
-        auto plan = PlanTraining(r, *catalog);
+        auto plan = Plan(r, *catalog);
         REQUIRE(plan.ok());
         std::vector<int> nodes;
         for (const auto& o : plan.value().options) {
@@ -90,7 +137,7 @@ TEST_SUITE("plan_training") {
         r.constraints.providers = {"aws"};
         r.constraints.price_types = {PriceType::kOnDemand};
         r.constraints.node_counts = {1, 2};
-        auto plan = PlanTraining(r, *catalog.value());
+        auto plan = Plan(r, *catalog.value());
         REQUIRE(plan.ok());
         CHECK(plan.value().hardware_shapes == 2);
         CHECK(plan.value().estimates == 4);  // 3 counts + 1 re-run for the assumption echo
@@ -121,17 +168,17 @@ TEST_SUITE("plan_training") {
 
     TEST_CASE("every option is priced as wall-clock hours x nodes x the offering's hourly price") {
         auto catalog = Sample();
-        auto plan = PlanTraining(SevenB(), *catalog);
+        auto plan = Plan(SevenB(), *catalog);
         REQUIRE(plan.ok());
         const TrainingPlan& p = plan.value();
-        REQUIRE(p.total_options > 0);
-        CHECK(p.options.size() == p.total_options);
+        REQUIRE(p.total_count > 0);
+        CHECK(p.options.size() == p.total_count);
         for (const auto& o : p.options) {
-            CHECK(o.usd_per_hour == doctest::Approx(o.offering->price.usd_per_hour * o.nodes));
-            CHECK(o.cost_usd == doctest::Approx(o.wall_clock_hours * o.usd_per_hour));
-            CHECK(o.accelerators == o.nodes * o.offering->accelerator_count);
+            CHECK(o.cluster_usd_per_hour == doctest::Approx(o.offering->price.usd_per_hour * o.nodes));
+            CHECK(o.cost_usd == doctest::Approx(o.wall_clock_hours * o.cluster_usd_per_hour));
+            CHECK(o.total_accelerators == o.nodes * o.offering->accelerator_count);
             CHECK(o.parallelism.tensor * o.parallelism.pipeline * o.parallelism.data ==
-                  o.accelerators);
+                  o.total_accelerators);
             CHECK(o.cost_usd_p10 < o.cost_usd_p50);
             CHECK(o.cost_usd_p50 < o.cost_usd_p90);
             CHECK(o.cost_usd_p50 == doctest::Approx(o.expected_cost_usd));
@@ -160,7 +207,7 @@ TEST_SUITE("plan_training") {
 
     TEST_CASE("a spot option's expected time follows the spot model for its bucket and nodes") {
         auto catalog = Sample();
-        auto plan = PlanTraining(SevenB(), *catalog);
+        auto plan = Plan(SevenB(), *catalog);
         REQUIRE(plan.ok());
         for (const auto& o : plan.value().options) {
             if (o.offering->price_type != PriceType::kSpot) {
@@ -178,12 +225,12 @@ TEST_SUITE("plan_training") {
 
     TEST_CASE("a higher price never lowers any option's cost") {
         auto catalog = Sample();
-        auto base = PlanTraining(SevenB(), *catalog);
+        auto base = Plan(SevenB(), *catalog);
         auto dear = Scaled(*catalog, 1.5);
-        auto higher = PlanTraining(SevenB(), *dear);
+        auto higher = Plan(SevenB(), *dear);
         REQUIRE(base.ok());
         REQUIRE(higher.ok());
-        REQUIRE(base.value().total_options == higher.value().total_options);
+        REQUIRE(base.value().total_count == higher.value().total_count);
         std::map<std::string, double> base_cost;
         for (const auto& o : base.value().options) {
             base_cost[KeyOf(o)] = o.expected_cost_usd;
@@ -195,9 +242,11 @@ TEST_SUITE("plan_training") {
               base.value().cheapest->expected_cost_usd);
     }
 
-    TEST_CASE("a later deadline never removes options or feasible ones") {
+    TEST_CASE("a later deadline never removes feasible options, and an earlier one never adds") {
         auto catalog = Sample();
-        auto all = PlanTraining(SevenB(), *catalog);
+        TrainingPlanRequest base = SevenB();
+        base.include_infeasible = true;
+        auto all = Plan(base, *catalog);
         REQUIRE(all.ok());
         std::vector<double> hours;
         for (const auto& o : all.value().options) {
@@ -205,36 +254,424 @@ TEST_SUITE("plan_training") {
         }
         std::sort(hours.begin(), hours.end());
         REQUIRE(hours.size() >= 3);
-        const double shortest = *std::min_element(hours.begin(), hours.end());
-        const double longest = *std::max_element(hours.begin(), hours.end());
         std::set<std::string> previous;
-        for (double deadline : {shortest * 0.5, hours[hours.size() / 3], hours[hours.size() / 2],
-                                longest * 2}) {
-            TrainingPlanRequest r = SevenB();
+        for (double deadline : {hours.front() * 0.5, hours[hours.size() / 3],
+                                hours[hours.size() / 2], hours.back() * 2}) {
+            TrainingPlanRequest r = base;
             r.constraints.deadline_hours = deadline;
-            auto plan = PlanTraining(r, *catalog);
+            auto plan = Plan(r, *catalog);
             REQUIRE(plan.ok());
-            CHECK(plan.value().total_options == all.value().total_options);
+            CHECK(plan.value().total_count == all.value().total_count);
             std::set<std::string> meeting;
             for (const auto& o : plan.value().options) {
-                if (o.meets_deadline) {
+                CHECK(o.Feasible() == (o.expected_wall_clock_hours <= deadline));
+                if (o.Feasible()) {
                     meeting.insert(KeyOf(o));
                 }
             }
             CHECK(std::includes(meeting.begin(), meeting.end(), previous.begin(), previous.end()));
-            CHECK(plan.value().feasible_options == meeting.size());
+            CHECK(plan.value().feasible_count == meeting.size());
             previous = meeting;
         }
-        TrainingPlanRequest impossible = SevenB();
-        impossible.constraints.deadline_hours = hours.front() * 0.5;
-        auto none = PlanTraining(impossible, *catalog);
+    }
+
+    TEST_CASE("options, cheapest, fastest and the Pareto front hold only feasible options") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        std::vector<double> hours;
+        for (const auto& o : all.value().options) {
+            hours.push_back(o.expected_wall_clock_hours);
+        }
+        std::sort(hours.begin(), hours.end());
+        r.constraints.deadline_hours = hours[hours.size() / 2];
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlan& p = plan.value();
+        CHECK(p.total_count == p.feasible_count);
+        CHECK(p.infeasible_count > 0);
+        for (const auto* list : {&p.options, &p.pareto_front, &p.best_by_provider}) {
+            for (const auto& o : *list) {
+                CHECK(o.Feasible());
+                CHECK(o.expected_wall_clock_hours <= *r.constraints.deadline_hours);
+            }
+        }
+        REQUIRE(p.cheapest.has_value());
+        CHECK(p.cheapest->Feasible());
+        CHECK(p.fastest->Feasible());
+        REQUIRE(p.recommendation.has_value());
+        CHECK(KeyOf(*p.recommendation) == KeyOf(*p.cheapest));
+        CHECK(p.reasoning.find("Recommended: ") == 0);
+        CHECK(p.binding_constraints.empty());
+
+        // include_infeasible adds the rest, each listing what it violates.
+        r.include_infeasible = true;
+        auto with_rest = Plan(r, *catalog);
+        REQUIRE(with_rest.ok());
+        CHECK(with_rest.value().total_count == p.feasible_count + p.infeasible_count);
+        std::size_t violating = 0;
+        for (const auto& o : with_rest.value().options) {
+            if (!o.Feasible()) {
+                ++violating;
+                REQUIRE(o.violations.size() == 1);
+                CHECK(o.violations[0].constraint == "deadline_hours");
+                CHECK(o.violations[0].value == o.expected_wall_clock_hours);
+                CHECK(o.violations[0].limit == *r.constraints.deadline_hours);
+            }
+        }
+        CHECK(violating == p.infeasible_count);
+    }
+
+    TEST_CASE("when nothing is feasible the answer says which constraint binds and by how much") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        const double fastest = all.value().fastest->expected_wall_clock_hours;
+        r.constraints.deadline_hours = fastest * 0.5;
+        auto none = Plan(r, *catalog);
+        REQUIRE(none.ok());
         CHECK_FALSE(none.value().cheapest.has_value());
-        CHECK(none.value().fastest.has_value());
+        CHECK_FALSE(none.value().fastest.has_value());
+        CHECK_FALSE(none.value().recommendation.has_value());
+        CHECK(none.value().options.empty());
+        REQUIRE(none.value().binding_constraints.size() == 1);
+        const BindingConstraint& b = none.value().binding_constraints[0];
+        CHECK(b.constraint == "deadline_hours");
+        CHECK(b.best_value == doctest::Approx(fastest));
+        CHECK(b.shortfall == doctest::Approx(fastest * 0.5));
+        CHECK(b.others_met);
+        CHECK(none.value().reasoning.find("No option meets every constraint") == 0);
+        CHECK(none.value().reasoning.find("deadline_hours") != std::string::npos);
+    }
+
+    TEST_CASE("adding a constraint never adds options") {
+        auto catalog = Sample();
+        auto keys = [&](const TrainingPlanRequest& r) {
+            auto plan = Plan(r, *catalog);
+            REQUIRE(plan.ok());
+            std::set<std::string> out;
+            for (const auto& o : plan.value().options) {
+                out.insert(KeyOf(o));
+            }
+            return out;
+        };
+        const TrainingPlanRequest base = SevenB();
+        const std::set<std::string> all = keys(base);
+        REQUIRE(all.size() > 4);
+        auto full = Plan(base, *catalog);
+        REQUIRE(full.ok());
+        std::vector<double> hours;
+        std::vector<double> costs;
+        for (const auto& o : full.value().options) {
+            hours.push_back(o.expected_wall_clock_hours);
+            costs.push_back(o.expected_cost_usd);
+        }
+        std::sort(hours.begin(), hours.end());
+        std::sort(costs.begin(), costs.end());
+        const double median_hours = hours[hours.size() / 2];
+        const double median_cost = costs[costs.size() / 2];
+        std::vector<TrainingPlanRequest> narrower(6, base);
+        narrower[0].constraints.deadline_hours = median_hours;
+        narrower[1].constraints.budget_usd = median_cost;
+        narrower[2].constraints.providers = {"aws"};
+        narrower[3].constraints.price_types = {PriceType::kOnDemand};
+        narrower[4].constraints.max_accelerators = 8;
+        narrower[5].constraints.regions = {"us-east-1"};
+        for (const auto& r : narrower) {
+            const std::set<std::string> fewer = keys(r);
+            CHECK(fewer.size() < all.size());
+            CHECK(std::includes(all.begin(), all.end(), fewer.begin(), fewer.end()));
+        }
+        // Two constraints together allow no more than either alone.
+        TrainingPlanRequest both = narrower[0];
+        both.constraints.budget_usd = median_cost;
+        const std::set<std::string> two = keys(both);
+        for (const auto* one : {&narrower[0], &narrower[1]}) {
+            const std::set<std::string> single = keys(*one);
+            CHECK(std::includes(single.begin(), single.end(), two.begin(), two.end()));
+        }
+    }
+
+    TEST_CASE("no option exceeds its offering's capacity or max_accelerators") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.include_infeasible = true;
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        for (const auto& o : plan.value().options) {
+            CHECK(o.nodes <= Ref().CapacityOf(*o.offering).max_instances);
+            CHECK(o.nodes <= o.max_instances);
+            CHECK(o.total_accelerators <= 64);
+        }
+        CHECK(Skipped(plan.value(), "over_capacity") == 0);  // the ladder stops at capacity
+        r.constraints.node_counts = {16};
+        r.constraints.max_accelerators = 256;
+        r.constraints.providers = {"aws"};
+        auto over = Plan(r, *catalog);
+        REQUIRE(over.ok());
+        CHECK(over.value().options.empty());
+        CHECK(Skipped(over.value(), "over_capacity") == 2);  // both p5 offerings: 8 at most
+        CHECK(over.value().estimates == 0);                   // never estimated
+    }
+
+    TEST_CASE("multi-node plans on independent hosts use the internet-grade bandwidth") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"lambda"};
+        r.constraints.node_counts = {1, 2, 4};
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE_FALSE(plan.value().options.empty());
+        std::map<int, double> hours;
+        for (const auto& o : plan.value().options) {
+            CHECK(o.independent_hosts);
+            REQUIRE(o.scale_out_gbit_per_s.has_value());
+            CHECK(*o.scale_out_gbit_per_s == kIndependentHostsGbitPerS);
+            hours[o.nodes] = o.wall_clock_hours;
+        }
+        // The same count estimated as one cluster at the internet-grade bandwidth agrees.
+        estimate::ClusterSpec cluster;
+        cluster.accelerator = catalog->FindAccelerator("h100-sxm").value();
+        cluster.accelerator_count = 4;
+        cluster.accelerators_per_node = 1;
+        cluster.scale_out_gbit_per_s_per_node = kIndependentHostsGbitPerS;
+        auto fresh = estimate::EstimateTraining(r.workload, cluster);
+        REQUIRE(fresh.ok());
+        REQUIRE(hours.count(4) == 1);
+        CHECK(hours[4] == doctest::Approx(fresh.value().wall_clock_hours));
+        bool warned = false;
+        for (const auto& w : plan.value().warnings) {
+            warned = warned || w.find("independent hosts") != std::string::npos;
+        }
+        CHECK(warned == (plan.value().recommendation->nodes > 1 ||
+                         plan.value().fastest->nodes > 1));
+    }
+
+    TEST_CASE("training plans skip accelerators offered for inference only, counted and explained") {
+        auto catalog = Sample();
+        PlanReference reference = Ref();
+        AcceleratorWorkloads inference_only;
+        inference_only.training = false;
+        inference_only.source = "TEST VENDOR DOC";
+        reference.workloads["tpu-v5e"] = inference_only;
+        auto plan = PlanTraining(SevenB(), *catalog, reference);
+        REQUIRE(plan.ok());
+        for (const auto& o : plan.value().options) {
+            CHECK(o.offering->accelerator != "tpu-v5e");
+        }
+        CHECK(Skipped(plan.value(), "not_for_training") == 1);
+        bool explained = false;
+        for (const auto& [reason, text] : plan.value().skipped_examples) {
+            explained = explained || (reason == "not_for_training" &&
+                                      text.find("TEST VENDOR DOC") != std::string::npos);
+        }
+        CHECK(explained);
+    }
+
+    TEST_CASE("commitments are priced only when asked, and then bill whole terms") {
+        auto catalog = WithP5Variants({{"commit-1y", PriceType::kCommit1y, 30.0},
+                                       {"commit-3y", PriceType::kCommit3y, 20.0}});
+        TrainingPlanRequest r = SevenB();
+        r.include_infeasible = true;
+        auto unasked = Plan(r, *catalog);
+        REQUIRE(unasked.ok());
+        for (const auto& o : unasked.value().options) {
+            CHECK(o.offering->price_type != PriceType::kCommit1y);
+            CHECK(o.offering->price_type != PriceType::kCommit3y);
+        }
+        CHECK(Skipped(unasked.value(), "price_type_not_requested") == 2);
+
+        r.constraints.price_types = {PriceType::kCommit1y, PriceType::kCommit3y};
+        auto asked = Plan(r, *catalog);
+        REQUIRE(asked.ok());
+        REQUIRE_FALSE(asked.value().options.empty());
+        for (const auto& o : asked.value().options) {
+            const double term = o.offering->price_type == PriceType::kCommit1y ? kCommit1yHours
+                                                                               : kCommit3yHours;
+            CHECK(o.expected_cost_usd >= term * o.offering->price.usd_per_hour * o.nodes);
+            CHECK(o.billed_hours == term);  // these runs are shorter than a term
+            REQUIRE(o.unused_committed_hours.has_value());
+            CHECK(*o.unused_committed_hours ==
+                  doctest::Approx(term - o.expected_wall_clock_hours));
+            CHECK(o.cost_usd_p10 <= o.cost_usd_p50);
+            CHECK(o.cost_usd_p50 <= o.cost_usd_p90);
+        }
+        CHECK(training_stages::BilledHours(PriceType::kCommit1y, 9000, {}) == 2 * kCommit1yHours);
+    }
+
+    TEST_CASE("capacity blocks bill whole blocks within their length and instance limits") {
+        OfferingCapacity blocks;
+        blocks.min_block_hours = 24;
+        blocks.max_block_hours = 4368;
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 1.5, blocks) == 24);
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 25, blocks) == 48);
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 336, blocks) == 336);
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 337, blocks) == 3 * 168);  // 7-day steps past 14 days
+        CHECK(training_stages::BilledHours(PriceType::kOnDemand, 1.5, blocks) == 1.5);
+
+        auto catalog = WithP5Variants({{"capacity-block", PriceType::kCapacityBlock, 31.0}});
+        TrainingPlanRequest r = SevenB();
+        r.constraints.price_types = {PriceType::kCapacityBlock};
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE_FALSE(plan.value().options.empty());
+        for (const auto& o : plan.value().options) {
+            CHECK(o.nodes <= 4);  // capacity blocks: 4 instances in the sample reference
+            CHECK(o.billed_hours >= 24);
+            CHECK(o.billed_hours <= 4368);
+            CHECK(o.expected_cost_usd == doctest::Approx(o.billed_hours * 31.0 * o.nodes));
+        }
+        // A run longer than the longest block is not sold as one.
+        TrainingPlanRequest longer = r;
+        longer.workload.tokens_b = 2000;
+        longer.constraints.node_counts = {1};
+        auto too_long = Plan(longer, *catalog);
+        REQUIRE(too_long.ok());
+        CHECK(too_long.value().options.empty());
+        CHECK(Skipped(too_long.value(), "over_capacity") == 1);
+    }
+
+    TEST_CASE("a time tie breaks by cost and a cost tie by time") {
+        // Same shape, different prices: same hours, so the fastest is the cheaper one.
+        auto catalog = WithP5Variants({{"dearer", PriceType::kOnDemand, 99.0}});
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const auto& fastest = *plan.value().fastest;
+        for (const auto& o : plan.value().options) {
+            if (o.expected_wall_clock_hours == fastest.expected_wall_clock_hours) {
+                CHECK(fastest.expected_cost_usd <= o.expected_cost_usd);
+            }
+        }
+        CHECK(fastest.offering->id == "aws-p5.48xlarge-us-east-1-on-demand");
+        TrainingPlanOption a = fastest;
+        TrainingPlanOption b = fastest;
+        b.expected_wall_clock_hours += 1;
+        CHECK(training_stages::Before(a, b, TrainingPlanSort::kExpectedCost));
+        CHECK_FALSE(training_stages::Before(b, a, TrainingPlanSort::kExpectedCost));
+        b = fastest;
+        b.expected_cost_usd += 1;
+        CHECK(training_stages::Before(a, b, TrainingPlanSort::kTime));
+        CHECK_FALSE(training_stages::Before(b, a, TrainingPlanSort::kTime));
+    }
+
+    TEST_CASE("every option carries its price's provenance and old or estimated prices warn") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.today = "2026-11-20";
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK(plan.value().catalog_version == catalog->Describe().version);
+        for (const auto& o : plan.value().options) {
+            REQUIRE(o.price_age_days.has_value());
+        }
+        const TrainingPlanOption& rec = *plan.value().recommendation;
+        CHECK(*rec.price_age_days == *DaysFromIsoDate("2026-11-20") -
+                                         *DaysFromIsoDate(rec.offering->price.as_of));
+        const bool old = static_cast<double>(*rec.price_age_days) > kDefaultMaxPriceAgeDays;
+        bool age_warning = false;
+        for (const auto& w : plan.value().warnings) {
+            age_warning = age_warning || w.find("days old") != std::string::npos;
+        }
+        CHECK(age_warning == (old || (static_cast<double>(
+                                              plan.value().fastest->price_age_days.value_or(0)) >
+                                      kDefaultMaxPriceAgeDays)));
+        // A stricter age warns about any price older than it.
+        r.max_price_age_days = 0;
+        auto strict = Plan(r, *catalog);
+        REQUIRE(strict.ok());
+        bool strict_warning = false;
+        for (const auto& w : strict.value().warnings) {
+            strict_warning = strict_warning || w.find("days old") != std::string::npos;
+        }
+        CHECK(strict_warning == (*rec.price_age_days > 0 ||
+                                 plan.value().fastest->price_age_days.value_or(0) > 0));
+    }
+
+    TEST_CASE("the budget view spreads spend by calendar month and splits storage and egress") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        r.constraints.node_counts = {1};
+        r.start_date = "2026-01-31";
+        r.data.stored_gb = 1000;
+        r.data.egress_gb = 100;
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().budget.has_value());
+        const BudgetView& b = *plan.value().budget;
+        const TrainingPlanOption& rec = *plan.value().recommendation;
+        CHECK(b.start_date == "2026-01-31");
+        CHECK(b.compute_usd == doctest::Approx(rec.expected_cost_usd));
+        REQUIRE(b.storage_usd.has_value());
+        CHECK(*b.storage_usd ==
+              doctest::Approx(1000 * 0.023 * rec.expected_wall_clock_hours / kHoursPerMonth));
+        CHECK(*b.egress_usd == doctest::Approx(100 * 0.09));
+        double sum = 0;
+        for (const auto& m : b.monthly) {
+            sum += m.usd;
+        }
+        CHECK(sum == doctest::Approx(b.total_usd));
+        CHECK(b.total_usd == doctest::Approx(b.compute_usd + *b.storage_usd + *b.egress_usd));
+        REQUIRE_FALSE(b.monthly.empty());
+        CHECK(b.monthly.front().month == "2026-01");
+        if (rec.expected_wall_clock_hours > 24) {
+            CHECK(b.monthly.front().usd ==
+                  doctest::Approx(rec.cluster_usd_per_hour * 24 +
+                                  *b.storage_usd * 24 / rec.expected_wall_clock_hours));
+        }
+    }
+
+    TEST_CASE("the echo describes the hardware behind the options, never a stand-in") {
+        auto catalog = Sample();
+        auto plan = Plan(SevenB(), *catalog);
+        REQUIRE(plan.ok());
+        std::set<std::string> names;
+        for (const auto& a : plan.value().assumptions) {
+            names.insert(a.name);
+        }
+        CHECK(names.count("estimator.peak_tflops") == 0);
+        CHECK(names.count("estimator.accelerators_per_node") == 0);
+        CHECK(names.count("hardware.h100-sxm.peak_tflops") == 1);
+        for (const auto& a : plan.value().assumptions) {
+            if (a.name == "hardware.h100-sxm.peak_tflops") {
+                CHECK(a.value == 989);
+            }
+        }
+    }
+
+    TEST_CASE("unknown ids in constraints name the field with close matches; case is ignored") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"AWS"};
+        r.constraints.accelerators = {"H100-SXM"};
+        r.constraints.regions = {"US-EAST-1"};
+        auto fine = Plan(r, *catalog);
+        REQUIRE(fine.ok());
+        REQUIRE_FALSE(fine.value().options.empty());
+        r.constraints.providers = {"aws", "lamda"};
+        r.constraints.accelerators = {"h100"};
+        r.constraints.regions = {"us-east1"};
+        auto bad = Plan(r, *catalog);
+        REQUIRE_FALSE(bad.ok());
+        CHECK(bad.error().code == ErrorCode::kInvalidArgument);
+        REQUIRE(bad.error().errors.size() == 3);
+        CHECK(bad.error().errors[0].field == "/constraints/providers/1");
+        CHECK(bad.error().errors[0].detail.find("lambda") != std::string::npos);
+        CHECK(bad.error().errors[1].field == "/constraints/regions/0");
+        CHECK(bad.error().errors[1].detail.find("us-east-1") != std::string::npos);
+        CHECK(bad.error().errors[2].field == "/constraints/accelerators/0");
+        CHECK(bad.error().errors[2].detail.find("h100-sxm") != std::string::npos);
     }
 
     TEST_CASE("the Pareto front holds exactly the options nothing beats on cost and time") {
         auto catalog = Sample();
-        auto plan = PlanTraining(SevenB(), *catalog);
+        auto plan = Plan(SevenB(), *catalog);
         REQUIRE(plan.ok());
         const auto& options = plan.value().options;
         auto dominated = [&](const TrainingPlanOption& a) {
@@ -264,54 +701,58 @@ TEST_SUITE("plan_training") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         r.sort = TrainingPlanSort::kTime;
-        auto all = PlanTraining(r, *catalog);
+        auto all = Plan(r, *catalog);
         REQUIRE(all.ok());
-        REQUIRE(all.value().total_options >= 4);
+        REQUIRE(all.value().total_count >= 4);
         r.limit = 2;
         r.offset = 2;
-        auto page = PlanTraining(r, *catalog);
+        auto page = Plan(r, *catalog);
         REQUIRE(page.ok());
         REQUIRE(page.value().options.size() == 2);
         CHECK(KeyOf(page.value().options[0]) == KeyOf(all.value().options[2]));
         CHECK(KeyOf(page.value().options[1]) == KeyOf(all.value().options[3]));
         r.offset = 100000;
-        CHECK(PlanTraining(r, *catalog).value().options.empty());
+        CHECK(Plan(r, *catalog).value().options.empty());
     }
 
-    TEST_CASE("constraints filter offerings and the budget flags options") {
+    TEST_CASE("constraints filter offerings and the budget decides") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         r.constraints.providers = {"aws"};
         r.constraints.price_types = {PriceType::kOnDemand};
         r.constraints.budget_usd = 1.0;
-        auto plan = PlanTraining(r, *catalog);
+        r.include_infeasible = true;
+        auto plan = Plan(r, *catalog);
         REQUIRE(plan.ok());
+        REQUIRE_FALSE(plan.value().options.empty());
         for (const auto& o : plan.value().options) {
             CHECK(o.offering->id == "aws-p5.48xlarge-us-east-1-on-demand");
             CHECK_FALSE(o.within_budget);
+            CHECK_FALSE(o.Feasible());
         }
         CHECK_FALSE(plan.value().fastest.has_value());
-        CHECK(plan.value().skipped[0].first == "filtered");
-        CHECK(plan.value().skipped[0].second == 3);
+        CHECK_FALSE(plan.value().cheapest.has_value());
+        CHECK(plan.value().feasible_count == 0);
+        CHECK(Skipped(plan.value(), "filtered") == 3);
+        REQUIRE(plan.value().binding_constraints.size() == 1);
+        CHECK(plan.value().binding_constraints[0].constraint == "budget_usd");
     }
 
     TEST_CASE("hardware without the precision or the memory is skipped with a reason") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         r.workload.precision = Precision::kFp8;  // TPU v5e has no fp8
-        auto plan = PlanTraining(r, *catalog);
+        auto plan = Plan(r, *catalog);
         REQUIRE(plan.ok());
-        CHECK(plan.value().skipped[1].first == "precision_unsupported");
-        CHECK(plan.value().skipped[1].second == 1);
+        CHECK(Skipped(plan.value(), "precision_unsupported") == 1);
 
         TrainingPlanRequest huge = SevenB();
         huge.workload.model.params_b = 1000;
         huge.constraints.max_accelerators = 16;
-        auto none = PlanTraining(huge, *catalog);
+        auto none = Plan(huge, *catalog);
         REQUIRE(none.ok());
-        CHECK(none.value().total_options == 0);
-        CHECK(none.value().skipped[2].first == "does_not_fit");
-        CHECK(none.value().skipped[2].second == 4);
+        CHECK(none.value().total_count == 0);
+        CHECK(Skipped(none.value(), "does_not_fit") == 4);
         REQUIRE_FALSE(none.value().skipped_examples.empty());
     }
 
@@ -321,9 +762,9 @@ TEST_SUITE("plan_training") {
         r.constraints.price_types = {PriceType::kSpot};
         r.checkpoint_minutes = 1440;
         r.restart_minutes = 1440;
-        auto plan = PlanTraining(r, *catalog);
+        auto plan = Plan(r, *catalog);
         REQUIRE(plan.ok());
-        CHECK(plan.value().skipped[3].first == "spot_impractical");
+        CHECK(Skipped(plan.value(), "spot_impractical") + plan.value().options.size() > 0);
         for (const auto& o : plan.value().options) {
             CHECK(std::isfinite(o.expected_cost_usd));
             CHECK(o.expected_wall_clock_hours <= o.wall_clock_hours * 1e3);
@@ -335,15 +776,15 @@ TEST_SUITE("plan_training") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         r.workload.tokens_b = -1;
-        auto bad = PlanTraining(r, *catalog);
+        auto bad = Plan(r, *catalog);
         REQUIRE_FALSE(bad.ok());
         CHECK(bad.error().field == "/tokens_b");
 
         TrainingPlanRequest p = SevenB();
         p.limit = 0;
-        p.constraints.providers = {"ibm"};
         p.constraints.deadline_hours = -1;
-        auto invalid = PlanTraining(p, *catalog);
+        p.start_date = "2026-02-30";
+        auto invalid = Plan(p, *catalog);
         REQUIRE_FALSE(invalid.ok());
         CHECK(invalid.error().errors.size() == 3);
     }

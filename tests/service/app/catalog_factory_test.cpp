@@ -163,6 +163,66 @@ TEST_SUITE("catalog_factory") {
         std::filesystem::remove_all(dir);
     }
 
+    TEST_CASE("a catalog directory may bring its own capacity and storage tables") {
+        auto dir = std::filesystem::temp_directory_path() / "gpucost-reference-test";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        auto catalog = Embedded();
+        auto fallback = app::LoadPlanReferenceFromDir(dir.string(), *catalog);
+        REQUIRE(fallback.ok());  // neither file: the embedded tables
+        auto embedded = app::LoadEmbeddedPlanReference(*catalog);
+        REQUIRE(embedded.ok());
+        CHECK(fallback.value().version == embedded.value().version);
+        {
+            std::ofstream out(dir / "capacity.csv");
+            out << "provider,instance_family,price_type,max_instances,cluster,min_block_hours,"
+                   "max_block_hours,source,notes\n"
+                   "vastai,*,*,2,false,,,MY CONTRACT,\n";
+        }
+        auto own = app::LoadPlanReferenceFromDir(dir.string(), *catalog);
+        REQUIRE(own.ok());
+        const pricing::Offering* vast = FindBy(*catalog, "vastai", "8x");
+        REQUIRE(vast != nullptr);
+        CHECK(own.value().CapacityOf(*vast).max_instances == 2);
+        CHECK(own.value().CapacityOf(*vast).source == "MY CONTRACT");
+        {
+            std::ofstream out(dir / "capacity.csv", std::ios::app);
+            out << "vastai,*,*,zero,false,,,X,\n";
+        }
+        auto bad = app::LoadPlanReferenceFromDir(dir.string(), *catalog);
+        REQUIRE_FALSE(bad.ok());
+        CHECK(bad.error().message.find("capacity.csv line 3") != std::string::npos);
+        std::filesystem::remove_all(dir);
+    }
+
+    TEST_CASE("the embedded plan reference covers every offering, with sources") {
+        auto catalog = Embedded();
+        auto reference = app::LoadEmbeddedPlanReference(*catalog);
+        REQUIRE(reference.ok());
+        const pricing::PlanReference& r = reference.value();
+        for (const auto& o : catalog->Offerings()) {
+            const pricing::OfferingCapacity c = r.CapacityOf(o);
+            CHECK_MESSAGE(!c.defaulted, o.id);
+            CHECK_FALSE(c.source.empty());
+            CHECK(c.max_instances >= 1);
+            if (o.provider == "vastai" || o.provider == "runpod") {
+                CHECK_FALSE(c.cluster);  // marketplaces: independent hosts
+            }
+            if (o.price_type == pricing::PriceType::kCapacityBlock) {
+                CHECK(c.min_block_hours.has_value());
+                CHECK(c.max_block_hours.has_value());
+            }
+            const pricing::DataPrice* price = r.DataPriceOf(o.provider);
+            REQUIRE_MESSAGE(price != nullptr, o.provider);
+            CHECK_FALSE(price->source.empty());
+        }
+        for (const auto& a : catalog->Accelerators()) {
+            CHECK_MESSAGE(!a.workloads.source.empty(), a.id);
+            CHECK(r.WorkloadsOf(a).inference);
+            CHECK(r.WorkloadsOf(a).training == (a.id != "inferentia2"));
+        }
+    }
+
     TEST_CASE("the embedded OpenAPI document is the repository's") {
         CHECK(app::EmbeddedOpenApiYaml().rfind("openapi: 3.1", 0) == 0);
     }

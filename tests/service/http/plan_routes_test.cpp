@@ -223,23 +223,93 @@ TEST_SUITE("plan_routes") {
                                   "sort": "cost", "limit": 5})"));
         REQUIRE(body.contains("options"));
         CHECK(body["options"].size() == 5);
-        CHECK(body["total_options"].get<int>() >= 5);
+        CHECK(body["total_count"].get<int>() >= 5);
+        CHECK(body["total_count"] == body["feasible_count"]);
         const json& first = body["options"][0];
-        for (const char* key : {"nodes", "accelerators", "parallelism", "wall_clock_hours",
-                                "cost_usd", "expected_cost_usd", "cost_usd_p10", "cost_usd_p50",
-                                "cost_usd_p90", "meets_deadline", "within_budget"}) {
+        for (const char* key : {"nodes", "total_accelerators", "parallelism", "wall_clock_hours",
+                                "cluster_usd_per_hour", "billed_hours", "cost_usd",
+                                "expected_cost_usd", "cost_usd_p10", "cost_usd_p50",
+                                "cost_usd_p90", "meets_deadline", "within_budget", "violations",
+                                "price_age_days", "independent_hosts", "max_instances"}) {
             CHECK(first.contains(key));
         }
-        for (const char* key : {"id", "provider", "instance_type", "accelerator", "price_type",
-                                "region", "usd_per_hour", "as_of"}) {
+        for (const char* key : {"id", "provider", "instance_type", "accelerator",
+                                "accelerator_count", "price_type", "region", "usd_per_hour",
+                                "as_of", "as_of_estimated", "verified", "spot_interruption"}) {
             CHECK(first["offering"].contains(key));
         }
+        for (const auto& o : body["options"]) {
+            CHECK(o["expected_wall_clock_hours"].get<double>() <= 1000);
+            CHECK(o["violations"].empty());
+        }
+        CHECK(body["recommendation"] == body["cheapest"]);
+        CHECK(body["reasoning"].get<std::string>().rfind("Recommended: ", 0) == 0);
+        CHECK(body["best_by_provider"].size() >= 2);
+        CHECK(body["catalog_version"].is_string());
+        CHECK(body["budget"]["monthly"].size() >= 1);
         CHECK(first["cost_usd"].get<double>() <= body["options"][1]["cost_usd"].get<double>());
         CHECK(body["cheapest"].is_object());
         CHECK(body["fastest"].is_object());
         CHECK(body["pareto_front"].size() >= 1);
         CHECK(body["assumptions"].size() > 5);
         CHECK(body["sort"] == "cost");
+    }
+
+    TEST_CASE("POST /v1/plans/training: nothing feasible gives null picks and the binding constraint") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 20,
+                                  "constraints": {"budget_usd": 1}, "include_infeasible": true,
+                                  "limit": 3})"));
+        CHECK(body["cheapest"].is_null());
+        CHECK(body["fastest"].is_null());
+        CHECK(body["recommendation"].is_null());
+        CHECK(body["feasible_count"] == 0);
+        CHECK(body["options"].size() == 3);
+        CHECK(body["options"][0]["violations"][0]["constraint"] == "budget_usd");
+        REQUIRE(body["binding_constraints"].size() == 1);
+        CHECK(body["binding_constraints"][0]["constraint"] == "budget_usd");
+        CHECK(body["binding_constraints"][0]["shortfall"].get<double>() > 0);
+    }
+
+    TEST_CASE("POST /v1/plans/training: unknown ids are 422 with close matches") {
+        TestServer server(SampleDeps());
+        auto r = Post(server, "/v1/plans/training",
+                      R"({"model": {"params_b": 7}, "tokens_b": 20,
+                          "constraints": {"accelerators": ["H100"], "providers": ["AWS"]}})");
+        CheckProblem(r, 422, "invalid_argument", "/constraints/accelerators/0");
+        CHECK(Body(r)["detail"].get<std::string>().find("h100-sxm") != std::string::npos);
+        json ok = Body(Post(server, "/v1/plans/training",
+                            R"({"model": {"params_b": 7}, "tokens_b": 20,
+                                "constraints": {"accelerators": ["H100-SXM"],
+                                                "providers": ["AWS"]}})"));
+        CHECK(ok["total_count"].get<int>() > 0);
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          R"({"model": {"params_b": 7}, "input_tokens": 100, "output_tokens": 10,
+                              "traffic": {"requests_per_second": 1},
+                              "constraints": {"regions": ["us-east1"]}})"),
+                     422, "invalid_argument", "/constraints/regions/0");
+    }
+
+    TEST_CASE("POST /v1/plans/inference recommends and compares providers") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/inference",
+                              R"({"model": {"params_b": 7}, "input_tokens": 100,
+                                  "output_tokens": 10, "traffic": {"requests_per_second": 1},
+                                  "limit": 1})"));
+        CHECK(body["options"].size() == 1);
+        CHECK(body["recommendation"] == body["options"][0]);
+        CHECK(body["reasoning"].get<std::string>().rfind("Recommended: ", 0) == 0);
+        CHECK(body["best_by_provider"].size() >= 2);
+        CHECK(body["catalog_version"].is_string());
+        REQUIRE(body["warnings"].is_array());
+        const json& price = body["recommendation"]["offering"];
+        bool estimated_warned = false;
+        for (const auto& w : body["warnings"]) {
+            estimated_warned = estimated_warned ||
+                               w.get<std::string>().find("is estimated") != std::string::npos;
+        }
+        CHECK(estimated_warned == price["as_of_estimated"].get<bool>());
     }
 
     TEST_CASE("POST /v1/plans/training answers CSV rows for spreadsheets") {

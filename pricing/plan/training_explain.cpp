@@ -1,0 +1,350 @@
+// Stage 6 of a training plan: the recommendation in sentences with numbers, warnings about
+// the prices it rests on, the budget view and the assumptions echo.
+
+#include <cmath>
+#include <set>
+
+#include "pricing/estimate/training.hpp"
+#include "pricing/plan/calendar.hpp"
+#include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/training_stages.hpp"
+
+namespace gpucost::pricing::plan::training_stages {
+namespace {
+
+// Estimator echoes that describe one cluster's hardware or layout: the plan's options run on
+// many, so these are echoed per accelerator (hardware.*) instead of from one stand-in.
+const std::set<std::string>& HardwareSpecificEcho() {
+    static const std::set<std::string> kNames = {
+        "peak_tflops",          "memory_gb_per_s",       "accelerators_per_node",
+        "scale_up_gb_per_s",    "scale_out_gbit_per_s_per_node", "gemm_max_efficiency",
+        "activation_bytes_per_layer_gb", "pipeline_bubble_fraction"};
+    return kNames;
+}
+
+// A spot recommendation whose expected finish leaves less than this share of the deadline as
+// slack gets a sentence on the risk of missing it; judgement (about one day in a week).
+constexpr double kThinDeadlineSlackFraction = 0.15;
+
+std::string Money(double usd) { return UsdText(usd); }
+
+std::string Hours(double hours) { return Fixed(hours, hours < 10 ? 2 : 1) + " h"; }
+
+std::string AcceleratorName(const Catalog& catalog, const std::string& id) {
+    auto a = catalog.FindAccelerator(id);
+    return a.ok() ? a.value().name : id;
+}
+
+std::string Describe(const TrainingPlanOption& o, const Catalog& catalog) {
+    const Offering& f = *o.offering;
+    return std::to_string(o.nodes) + " x " + f.instance_type + " (" +
+           std::to_string(o.total_accelerators) + " x " + AcceleratorName(catalog, f.accelerator) +
+           ", " + std::string(PriceTypeName(f.price_type)) + ", " + f.provider + " " + f.region +
+           ")";
+}
+
+bool StalePrice(const TrainingPlanOption& o, const PricingSettings& s) {
+    return o.price_age_days && static_cast<double>(*o.price_age_days) > s.max_price_age_days;
+}
+
+void AddWarnings(const TrainingPlanOption& o, const PricingSettings& s,
+                 std::vector<std::string>& out) {
+    const Offering& f = *o.offering;
+    if (StalePrice(o, s)) {
+        out.push_back(f.id + ": price dated " + f.price.as_of + " is " +
+                      std::to_string(*o.price_age_days) + " days old (over " +
+                      Fixed(s.max_price_age_days, 0) + "); check the current price");
+    }
+    if (f.price.as_of_estimated) {
+        out.push_back(f.id + ": the price's date " + f.price.as_of +
+                      " is estimated (its source is undated)");
+    }
+    if (!f.price.verified) {
+        out.push_back(f.id + ": the price is unverified");
+    }
+    if (f.price_type == PriceType::kSpot && !f.spot_interruption) {
+        out.push_back(f.id + ": no Spot Advisor interruption data; planned at the worst bucket (" +
+                      Fixed(kDefaultUnknownSpotPercentPerMonth, 0) + "% a month)");
+    }
+    if (o.independent_hosts && o.nodes > 1) {
+        out.push_back(f.id + ": " + std::to_string(o.nodes) +
+                      " independent hosts joined by the public internet (planned at " +
+                      Fixed(kIndependentHostsGbitPerS, 0) + " Gbit/s)");
+    }
+}
+
+std::string ConstraintsText(const TrainingPlanConstraints& c) {
+    std::string out;
+    if (c.deadline_hours) {
+        out += "deadline " + Hours(*c.deadline_hours);
+    }
+    if (c.budget_usd) {
+        out += (out.empty() ? "" : ", ") + std::string("budget ") + Money(*c.budget_usd);
+    }
+    return out.empty() ? "" : " (" + out + ")";
+}
+
+std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
+                      const Catalog& catalog, const PricingSettings& s) {
+    if (!plan.recommendation) {
+        if (plan.binding_constraints.empty()) {
+            return "No offering can run this workload within the constraints; see skipped "
+                   "and skipped_examples for why each was left out.";
+        }
+        std::string out = "No option meets every constraint. ";
+        for (std::size_t i = 0; i < plan.binding_constraints.size(); ++i) {
+            out += (i > 0 ? "; " : "") + plan.binding_constraints[i].message;
+        }
+        return out + ". Relax the constraint with the smallest shortfall, or allow more "
+                     "providers, price types or accelerators.";
+    }
+    const TrainingPlanOption& r = *plan.recommendation;
+    std::string out = "Recommended: " + Describe(r, catalog) + " for an expected " +
+                      Hours(r.expected_wall_clock_hours) + " and " +
+                      Money(r.expected_cost_usd) + ", the lowest expected cost of " +
+                      std::to_string(plan.feasible_count) +
+                      " options that meet every constraint" +
+                      ConstraintsText(request.constraints) + "; p10-p90 " +
+                      Money(r.cost_usd_p10) + "-" + Money(r.cost_usd_p90) + ".";
+    for (const auto& other : plan.best_by_provider) {
+        if (other.offering->provider != r.offering->provider) {
+            out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
+                   Hours(other.expected_wall_clock_hours) + " for " +
+                   Money(other.expected_cost_usd) + " (+" +
+                   Fixed(100.0 * (other.expected_cost_usd / r.expected_cost_usd - 1.0), 1) +
+                   "%).";
+            break;
+        }
+    }
+    if (plan.fastest && (plan.fastest->offering != r.offering ||
+                         plan.fastest->nodes != r.nodes)) {
+        const TrainingPlanOption& f = *plan.fastest;
+        out += " Fastest: " + Describe(f, catalog) + ", " + Hours(f.expected_wall_clock_hours) +
+               " for " + Money(f.expected_cost_usd) + ".";
+    }
+    const Offering& o = *r.offering;
+    if (r.interruptions_per_hour) {
+        out += " It runs on spot capacity: " + Fixed(*r.interruptions_per_hour, 4) +
+               " interruptions per hour across the cluster" +
+               (o.spot_interruption ? " (Spot Advisor bucket " + o.spot_interruption->label + ")"
+                                    : " (no Spot Advisor data: the worst bucket assumed)") +
+               " add " +
+               Fixed(100.0 * (r.expected_wall_clock_hours / r.wall_clock_hours - 1.0), 1) +
+               "% expected time for checkpoints, lost work and restarts.";
+    }
+    // Spot risk against a deadline: a thin margin is worth saying out loud.
+    if (r.interruptions_per_hour && request.constraints.deadline_hours) {
+        const double slack = *request.constraints.deadline_hours - r.expected_wall_clock_hours;
+        if (slack < kThinDeadlineSlackFraction * *request.constraints.deadline_hours) {
+            out += " In expectation it finishes only " + Hours(slack) +
+                   " before the deadline; a few more interruptions than expected would miss "
+                   "it (POST /v1/plans/spot gives the probability).";
+        }
+    }
+    if (r.unused_committed_hours) {
+        if (o.price_type == PriceType::kCapacityBlock) {
+            out += " A capacity block of " + Hours(r.billed_hours) +
+                   " per instance is paid in full when reserved; " +
+                   Hours(*r.unused_committed_hours) + " of it go unused.";
+        } else {
+            out += " The commitment bills " + Hours(r.billed_hours) +
+                   " per instance whether used or not; this job uses " +
+                   Hours(r.expected_wall_clock_hours) + " and leaves " +
+                   Hours(*r.unused_committed_hours) + " to other work.";
+        }
+    }
+    if (StalePrice(r, s) || o.price.as_of_estimated || !o.price.verified) {
+        out += " Its price is dated " + o.price.as_of +
+               (o.price.as_of_estimated ? " (estimated)" : "") +
+               (r.price_age_days ? ", " + std::to_string(*r.price_age_days) + " days ago" : "") +
+               (o.price.verified ? "" : ", unverified") +
+               ": confirm it with the provider before committing budget.";
+    }
+    return out;
+}
+
+std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const TrainingPlanOption& r,
+                                 const PlanReference& reference) {
+    BudgetView view;
+    std::optional<long long> start;
+    if (request.start_date) {
+        start = DaysFromIsoDate(*request.start_date);
+        view.start_date_source = "request";
+    } else if (!request.today.empty()) {
+        start = DaysFromIsoDate(request.today);
+        view.start_date_source = "today";
+    }
+    if (!start) {
+        return std::nullopt;
+    }
+    view.start_date = IsoDateFromDays(*start);
+    view.compute_usd = r.expected_cost_usd;
+    std::map<std::string, double> monthly;
+    const PriceType type = r.offering->price_type;
+    if (type == PriceType::kCapacityBlock) {
+        // Paid in full at reservation.
+        monthly[IsoDateFromDays(*start).substr(0, 7)] += r.expected_cost_usd;
+    } else {
+        // Hourly use, or a term billed month by month over its hours.
+        const double hours = type == PriceType::kCommit1y || type == PriceType::kCommit3y
+                                 ? r.billed_hours
+                                 : r.expected_wall_clock_hours;
+        for (const MonthShare& m : SplitHoursByMonth(*start, hours)) {
+            monthly[m.month] += r.expected_cost_usd * m.hours / hours;
+        }
+    }
+    const TrainingDataSizes& data = request.data;
+    if (data.stored_gb || data.egress_gb) {
+        if (const DataPrice* price = reference.DataPriceOf(r.offering->provider)) {
+            view.data_price = *price;
+            const auto run = SplitHoursByMonth(*start, r.expected_wall_clock_hours);
+            if (data.stored_gb) {
+                // Kept for the run, billed as GB-months.
+                view.storage_usd = *data.stored_gb * price->object_storage_usd_per_gb_month *
+                                   r.expected_wall_clock_hours / kHoursPerMonth;
+                for (const MonthShare& m : run) {
+                    monthly[m.month] +=
+                        *view.storage_usd * m.hours / r.expected_wall_clock_hours;
+                }
+            }
+            if (data.egress_gb && !run.empty()) {
+                // Sent out once, when the run ends.
+                view.egress_usd = *data.egress_gb * price->internet_egress_usd_per_gb;
+                monthly[run.back().month] += *view.egress_usd;
+            }
+        }
+    }
+    view.total_usd =
+        view.compute_usd + view.storage_usd.value_or(0) + view.egress_usd.value_or(0);
+    for (const auto& [month, usd] : monthly) {
+        view.monthly.push_back({month, usd});
+    }
+    return view;
+}
+
+void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
+                     const PricingSettings& s, const ShapeEstimates& estimates,
+                     TrainingPlan& plan) {
+    const TrainingPlanConstraints& c = request.constraints;
+    Assumptions& echo = plan.assumptions;
+    echo.push_back(Echo("efficiency_spread_fraction", s.efficiency_spread, "fraction",
+                        "p90/p50 - 1 of run time from efficiency uncertainty (log-normal)",
+                        request.efficiency_spread_fraction.has_value(),
+                        "default: judgement (published MFUs for one model and chip differ by "
+                        "about +-20%)"));
+    echo.push_back(Echo("price_spread_fraction", s.price_spread, "fraction",
+                        "p90/p50 - 1 of on-demand prices (log-normal); committed prices are "
+                        "fixed once bought",
+                        request.price_spread_fraction.has_value(), "default: judgement"));
+    echo.push_back(Echo("spot_price_spread_fraction", s.spot_price_spread, "fraction",
+                        "p90/p50 - 1 of spot prices (log-normal)",
+                        request.spot_price_spread_fraction.has_value(),
+                        "default: judgement (spot prices move daily)"));
+    echo.push_back(Echo("checkpoint_minutes", s.checkpoint_hours * 60.0, "min",
+                        "checkpoint write time used for spot options",
+                        request.checkpoint_minutes.has_value(), "default: judgement (spot.hpp)"));
+    echo.push_back(Echo("restart_minutes", s.restart_hours * 60.0, "min",
+                        "restart time after a spot interruption",
+                        request.restart_minutes.has_value(), "default: judgement (spot.hpp)"));
+    echo.push_back({"unknown_spot_percent_per_month", kDefaultUnknownSpotPercentPerMonth,
+                    "percent",
+                    "monthly interruption share assumed for spot offerings without a Spot "
+                    "Advisor bucket",
+                    "default: the worst bucket (>20%), conservative"});
+    echo.push_back(Echo("max_accelerators",
+                        c.max_accelerators.value_or(kDefaultMaxPlanAccelerators),
+                        "accelerators", "largest cluster searched (offering capacity caps "
+                                        "further)",
+                        c.max_accelerators.has_value(), "default: 4096"));
+    echo.push_back(Echo("max_price_age_days", s.max_price_age_days, "days",
+                        "a chosen price older than this draws a warning",
+                        request.max_price_age_days.has_value(),
+                        "default: judgement (list prices moved up to 45% within 2025)"));
+    echo.push_back({"independent_hosts_gbit_per_s", kIndependentHostsGbitPerS, "Gbit/s",
+                    "network between nodes that are independent hosts (marketplaces, single "
+                    "on-demand machines)",
+                    "judgement: Vast.ai listings advertise 100-1,000 Mbit/s"});
+    echo.push_back({"commit_1y_hours", kCommit1yHours, "h",
+                    "hours a 1-year commitment bills per instance, used or not", "365 x 24"});
+    echo.push_back({"commit_3y_hours", kCommit3yHours, "h",
+                    "hours a 3-year commitment bills per instance, used or not", "3 x 365 x 24"});
+    // The hardware behind the options shown: each accelerator's figures as the estimator
+    // used them, from the catalog.
+    std::set<std::string> shown;
+    auto note = [&](const std::optional<TrainingPlanOption>& o) {
+        if (o) {
+            shown.insert(o->offering->accelerator);
+        }
+    };
+    note(plan.recommendation);
+    note(plan.fastest);
+    for (const auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
+        for (const auto& o : *list) {
+            shown.insert(o.offering->accelerator);
+        }
+    }
+    const std::string precision_name(PrecisionName(request.workload.precision));
+    for (const std::string& id : shown) {
+        auto a = catalog.FindAccelerator(id);
+        if (!a.ok()) {
+            continue;
+        }
+        const Accelerator& acc = a.value();
+        const std::string source = "catalog: " + acc.spec_source;
+        if (auto peak = acc.PeakTflops(request.workload.precision)) {
+            echo.push_back({"hardware." + id + ".peak_tflops", *peak, "TFLOP/s",
+                            "dense peak at " + precision_name + " of " + acc.name, source});
+        }
+        echo.push_back({"hardware." + id + ".memory_gb", acc.memory_gb, "GB",
+                        "memory per accelerator of " + acc.name, source});
+        echo.push_back({"hardware." + id + ".memory_gb_per_s", acc.memory_gb_per_s, "GB/s",
+                        "memory bandwidth of " + acc.name, source});
+        if (acc.scale_up_gb_per_s) {
+            echo.push_back({"hardware." + id + ".scale_up_gb_per_s", *acc.scale_up_gb_per_s,
+                            "GB/s", "scale-up bandwidth per chip (bidirectional) of " + acc.name,
+                            source});
+        }
+    }
+    // Workload-level estimator constants, from one cluster re-run with its echo on.
+    if (estimates.first_cluster) {
+        ++plan.estimates;
+        auto echoed = estimate::EstimateTraining(request.workload, *estimates.first_cluster);
+        if (echoed.ok()) {
+            for (const auto& a : echoed.value().assumptions) {
+                if (HardwareSpecificEcho().count(a.name) != 0) {
+                    continue;
+                }
+                Assumption copy = a;
+                copy.name = "estimator." + a.name;
+                echo.push_back(std::move(copy));
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
+             const PlanReference& reference, const PricingSettings& settings,
+             const ShapeEstimates& estimates, TrainingPlan& plan) {
+    plan.recommendation = plan.cheapest;
+    plan.reasoning = Reasoning(request, plan, catalog, settings);
+    std::set<const Offering*> warned;
+    for (const auto* o : {&plan.recommendation, &plan.fastest}) {
+        if (*o && warned.insert((*o)->offering).second) {
+            AddWarnings(**o, settings, plan.warnings);
+        }
+    }
+    if (plan.recommendation) {
+        plan.budget = Budget(request, *plan.recommendation, reference);
+        if ((request.data.stored_gb || request.data.egress_gb) && plan.budget &&
+            !plan.budget->data_price) {
+            plan.warnings.push_back(plan.recommendation->offering->provider +
+                                    ": no storage or egress list price on record; the budget "
+                                    "view counts compute only");
+        }
+    }
+    EchoAssumptions(request, catalog, settings, estimates, plan);
+}
+
+}  // namespace gpucost::pricing::plan::training_stages

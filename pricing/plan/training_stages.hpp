@@ -1,0 +1,136 @@
+#pragma once
+
+// The stages of a training plan, in order (training_plan.cpp runs them):
+//   candidates (training_candidates.cpp)  which offerings, grouped by hardware shape
+//   estimate   (training_candidates.cpp)  each shape once per node count
+//   price      (training_pricing.cpp)     each offering x node count billed as sold
+//   constrain  (training_pricing.cpp)     what each option violates
+//   rank       (training_rank.cpp)        cheapest, fastest, Pareto front, page, per provider
+//   explain    (training_explain.cpp)     recommendation, reasoning, warnings, budget, echo
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "pricing/catalog.hpp"
+#include "pricing/estimate/cluster.hpp"
+#include "pricing/plan/training_plan.hpp"
+#include "pricing/plan_reference.hpp"
+
+namespace gpucost::pricing::plan::training_stages {
+
+// Counts of what was left out, by reason, in a fixed order, with one example message each.
+class Tally {
+public:
+    Tally();
+    void Add(const std::string& reason, std::size_t count = 1);
+    void Example(const std::string& reason, const std::string& text);
+    const std::vector<std::pair<std::string, std::size_t>>& counts() const { return counts_; }
+    const std::vector<std::pair<std::string, std::string>>& examples() const {
+        return examples_;
+    }
+
+private:
+    std::vector<std::pair<std::string, std::size_t>> counts_;
+    std::vector<std::pair<std::string, std::string>> examples_;
+};
+
+// Offerings estimated together: same accelerator, accelerators per node and network between
+// nodes. Independent hosts get kIndependentHostsGbitPerS whatever their NIC says.
+struct ShapeKey {
+    std::string accelerator;
+    int per_node = 1;
+    double scale_out = -1;  // -1 = not published (estimator's family default)
+    bool independent_hosts = false;
+    bool operator<(const ShapeKey& o) const {
+        return std::tie(accelerator, per_node, scale_out, independent_hosts) <
+               std::tie(o.accelerator, o.per_node, o.scale_out, o.independent_hosts);
+    }
+};
+
+struct CandidateOffering {
+    const Offering* offering = nullptr;
+    OfferingCapacity capacity;
+};
+
+struct ShapeGroup {
+    std::vector<CandidateOffering> offerings;
+    int max_instances = 1;  // largest capacity among them: the ladder's top
+};
+
+struct Candidates {
+    std::map<ShapeKey, ShapeGroup> shapes;
+    std::size_t offerings_considered = 0;
+};
+
+// Stage 1: offerings the constraints allow, whose accelerator is offered for training, with
+// their capacity; the rest counted under `filtered`, `price_type_not_requested`,
+// `not_for_training`.
+Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& catalog,
+                            const PlanReference& reference, Tally& tally);
+
+struct ShapeRun {
+    int nodes = 0;
+    double wall_clock_hours = 0;
+    double mfu = 0;
+    estimate::ParallelLayout layout;
+};
+
+struct ShapeEstimates {
+    std::map<ShapeKey, std::vector<ShapeRun>> runs;
+    std::size_t estimates = 0;
+    std::optional<estimate::ClusterSpec> first_cluster;  // for the workload-level echo
+};
+
+// Stage 2: each shape over its node-count ladder (capped by the shape's capacity). A
+// workload the estimator rejects for reasons other than fit or precision is the error.
+[[nodiscard]] Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request,
+                                                    const Catalog& catalog,
+                                                    const Candidates& candidates, Tally& tally);
+
+// Constants of the pricing stage, resolved from the request and defaults.
+struct PricingSettings {
+    double checkpoint_hours = 0;
+    double restart_hours = 0;
+    double efficiency_spread = 0;
+    double price_spread = 0;
+    double spot_price_spread = 0;
+    double factor_fixed = 1;
+    double factor_spot = 1;
+    double unknown_spot_rate = 0;  // interruptions per instance-hour
+    double max_price_age_days = kDefaultMaxPriceAgeDays;
+};
+PricingSettings SettingsFor(const TrainingPlanRequest& request);
+
+// Hours one instance is billed for when the job takes `hours`: the hours themselves (on
+// demand, spot), whole blocks (capacity block, at least min_block_hours) or whole terms.
+double BilledHours(PriceType type, double hours, const OfferingCapacity& capacity);
+
+// Stage 3: every (offering, node count) within the offering's capacity, billed as sold;
+// over-capacity and impractical spot options counted.
+std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
+                                             const Candidates& candidates,
+                                             const ShapeEstimates& estimates,
+                                             const PricingSettings& settings, Tally& tally);
+
+// Stage 4: each option's violations (deadline, budget, capacity-block length).
+void Constrain(const TrainingPlanRequest& request, std::vector<TrainingPlanOption>& options);
+
+// Order within one criterion; ties break by the other criterion, then id and nodes.
+bool Before(const TrainingPlanOption& a, const TrainingPlanOption& b, TrainingPlanSort sort);
+
+// Stage 5: summaries over the feasible options, the page, and when nothing is feasible,
+// which constraints bind.
+void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
+          TrainingPlan& plan);
+
+// Stage 6: recommendation and reasoning, warnings, budget view and the assumptions echo.
+void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
+             const PlanReference& reference, const PricingSettings& settings,
+             const ShapeEstimates& estimates, TrainingPlan& plan);
+
+}  // namespace gpucost::pricing::plan::training_stages
