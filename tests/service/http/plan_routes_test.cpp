@@ -330,7 +330,7 @@ TEST_SUITE("plan_routes") {
                              R"({"model": {"params_b": 7}, "tokens_b": 20,
                                  "constraints": {"accelerators": ["h100-sxm", "h100-sxmm"]}})");
         CheckProblem(training, 422, "invalid_argument", "/constraints/accelerators/1");
-        CHECK(training->body.find("closest known ids: h100-sxm") != std::string::npos);
+        CHECK(training->body.find("close matches: h100-sxm") != std::string::npos);
         auto estimate = Post(server, "/v1/estimates/training",
                              R"({"model": {"params_b": 7}, "tokens_b": 20,
                                  "hardware": {"accelerator": "h100-sxmm", "count": 8}})");
