@@ -165,6 +165,9 @@ LostTime Convolve(const LostTime& a, const LostTime& b) {
 // attempt succeeding with probability `success`): g = success * delta + (1 - success) cost * g.
 LostTime GeometricSum(const LostTime& cost, double success) {
     LostTime g(cost.size(), 0.0);
+    if (cost.empty()) {
+        return g;  // no grid: nothing to sum (also keeps GCC's null-dereference check quiet)
+    }
     const double failure = 1.0 - success;
     const double self = 1.0 - failure * cost[0];
     g[0] = success / self;
@@ -255,6 +258,9 @@ Spread Combine(Spread a, Spread b, double deadline_cell_hours) {
 // Distribution of the sum of `count` independent copies of `a` (binary powers).
 Spread SumOfCopies(Spread a, double count, double deadline_cell_hours) {
     Spread sum{a.cell_hours, LostTime(a.mass.size(), 0.0)};
+    if (sum.mass.empty()) {
+        return sum;
+    }
     sum.mass[0] = 1.0;
     auto n = static_cast<unsigned long long>(count);
     while (n > 0) {
