@@ -161,6 +161,23 @@ bool IsSlug(const std::string& id) {
     } while (false)
 
 // `workloads`: "training;inference", "training" or "inference", with its source.
+// The provenance columns every dated price table carries (prices.csv, data_prices.csv):
+// as_of (YYYY-MM-DD), as_of_estimated, a required source, verified.
+template <typename Dated>
+Status ReadProvenance(const Table& t, std::size_t row, Dated& p) {
+    p.as_of = t.Text(row, "as_of");
+    if (!IsIsoDate(p.as_of)) {
+        return t.Fail(t.Line(row), "as_of '" + p.as_of + "' is not a YYYY-MM-DD date");
+    }
+    GPUCOST_ASSIGN(p.as_of_estimated, t.Boolean(row, "as_of_estimated"));
+    p.source = t.Text(row, "source");
+    if (p.source.empty()) {
+        return t.Fail(t.Line(row), "source is required");
+    }
+    GPUCOST_ASSIGN(p.verified, t.Boolean(row, "verified"));
+    return Ok{};
+}
+
 Result<AcceleratorWorkloads> ReadWorkloads(const Table& t, std::size_t row) {
     AcceleratorWorkloads w;
     w.training = false;
@@ -345,16 +362,9 @@ Status AttachPrices(Table& t, std::vector<Offering>& offerings, std::size_t& obs
         }
         PriceObservation p;
         GPUCOST_ASSIGN(p.usd_per_hour, t.Number(row, "usd_per_hour"));
-        p.as_of = t.Text(row, "as_of");
-        if (!IsIsoDate(p.as_of)) {
-            return t.Fail(t.Line(row), "as_of '" + p.as_of + "' is not a YYYY-MM-DD date");
+        if (auto dated = ReadProvenance(t, row, p); !dated.ok()) {
+            return dated.error();
         }
-        GPUCOST_ASSIGN(p.as_of_estimated, t.Boolean(row, "as_of_estimated"));
-        p.source = t.Text(row, "source");
-        if (p.source.empty()) {
-            return t.Fail(t.Line(row), "source is required");
-        }
-        GPUCOST_ASSIGN(p.verified, t.Boolean(row, "verified"));
         // Verified means a dated primary source; an estimated date cannot be verified.
         if (p.verified && p.as_of_estimated) {
             return t.Fail(t.Line(row), "verified is true but as_of_estimated is true: a price "
@@ -534,16 +544,9 @@ Result<std::vector<DataPrice>> LoadDataPrices(Table& t) {
         GPUCOST_ASSIGN(p.object_storage_usd_per_gb_month,
                        t.Number(row, "object_storage_usd_per_gb_month"));
         GPUCOST_ASSIGN(p.internet_egress_usd_per_gb, t.Number(row, "internet_egress_usd_per_gb"));
-        p.as_of = t.Text(row, "as_of");
-        if (!IsIsoDate(p.as_of)) {
-            return t.Fail(t.Line(row), "as_of '" + p.as_of + "' is not a YYYY-MM-DD date");
+        if (auto dated = ReadProvenance(t, row, p); !dated.ok()) {
+            return dated.error();
         }
-        GPUCOST_ASSIGN(p.as_of_estimated, t.Boolean(row, "as_of_estimated"));
-        p.source = t.Text(row, "source");
-        if (p.source.empty()) {
-            return t.Fail(t.Line(row), "source is required");
-        }
-        GPUCOST_ASSIGN(p.verified, t.Boolean(row, "verified"));
         p.notes = t.Text(row, "notes");
         out.push_back(std::move(p));
     }
