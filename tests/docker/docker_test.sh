@@ -113,7 +113,7 @@ podman network exists "$NETWORK" 2>/dev/null && network_existed=1
 # secrets, the claim's volume, the network). Safe to run more than once.
 kube_down() {
   local f pods
-  for f in "$KUBE_DIR/gpucost.yaml" "$TMP/job-pods.yaml" "$KUBE_DIR/postgres.yaml"; do
+  for f in "$TMP/gpucost.yaml" "$TMP/job-pods.yaml" "$TMP/postgres.yaml"; do
     [[ -f "$f" ]] && timeout 60 podman kube down "$f" >/dev/null 2>&1
   done
   pods="$(podman pod ps -q --filter label=app.kubernetes.io/part-of=gpucost 2>/dev/null)"
@@ -267,6 +267,12 @@ fi
 
 if wait_for 60 curl -fsS -m 2 -o /dev/null "$BASE/healthz"; then
   ok "service is ready through nginx within $WAITED s"
+  # (slow starts on a busy machine: the start-order lines say where the time went)
+  if ((WAITED > 10)); then
+    for c in "$CTR_MIGRATE" "${CTR_REPLICAS[@]}" "$CTR_NGINX"; do
+      podman logs "$c" 2>&1 | grep -E 'db-wait|nginx-entrypoint|"listening"|^seed|^applied' | cut -c1-160 | sed "s/^/#   $c: /"
+    done
+  fi
 else
   not_ok "service is ready through nginx within 60 s"
   podman ps -a --filter "label=io.podman.compose.project=$PROJECT" | sed 's/^/#   /'
@@ -293,6 +299,7 @@ for c in "${CTR_REPLICAS[@]}"; do
     show_logs "$c"
   fi
 done
+
 # ---------------------------------------------------------------------------------------------
 # HTTP checks through nginx. req METHOD PATH [curl args...] -> sets STATUS, CTYPE, BODY, HDRS.
 req() {
@@ -500,8 +507,11 @@ if "${KUBE_TOOL[@]}" secrets "$KUBE_DIR/secret.yaml" "$GPUCOST_DB_PASSWORD" >"$T
   ok "the Secrets of secret.yaml are podman secrets ($(cut -f1 "$TMP/secrets.tsv" | tr '\n' ' '))"
 else fatal_stop "the Secrets of secret.yaml are podman secrets"; fi
 
+# (played without the containers' `ports`: 4.3 would publish them on every host address)
+"${KUBE_TOOL[@]}" unpublished "$KUBE_DIR/postgres.yaml" >"$TMP/postgres.yaml"
+"${KUBE_TOOL[@]}" unpublished "$KUBE_DIR/gpucost.yaml" >"$TMP/gpucost.yaml"
 step kube-postgres 120 "podman kube play postgres.yaml (PersistentVolumeClaim, Deployment; Service postgres = network alias)" \
-  podman kube play --network "$KNET:alias=postgres" "$KUBE_DIR/postgres.yaml"
+  podman kube play --network "$KNET:alias=postgres" "$TMP/postgres.yaml"
 mapfile -t PG_READY < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/postgres.yaml" postgres readinessProbe)
 KPG=postgres-pod-0-postgres
 if wait_for 60 podman exec "$KPG" "${PG_READY[@]}"; then
@@ -522,20 +532,24 @@ else
 fi
 
 step kube-gpucost 120 "podman kube play gpucost.yaml (ConfigMap, Deployment; Service gpucost = network alias)" \
-  podman kube play --network "$KNET:alias=gpucost" "$KUBE_DIR/gpucost.yaml"
+  podman kube play --network "$KNET:alias=gpucost" "$TMP/gpucost.yaml"
 want_replicas="$("${KUBE_TOOL[@]}" replicas "$KUBE_DIR/gpucost.yaml" gpucost)"
 mapfile -t KGPU < <(podman ps -a --format '{{.Names}}' | grep -E '^gpucost-pod-[0-9]+-gpucost$' | sort)
 note "Deployment gpucost asks for $want_replicas replicas; podman kube play made ${#KGPU[@]} pod(s): ${KGPU[*]}"
-((${#KGPU[@]} > 0)) || fatal_stop "podman kube play gpucost.yaml makes a gpucost pod"
+if ((${#KGPU[@]} == want_replicas)); then ok "Deployment gpucost runs $want_replicas pods"
+else fatal_stop "Deployment gpucost runs $want_replicas pods (got ${#KGPU[@]})"; fi
 mapfile -t READY_CMD < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/gpucost.yaml" gpucost readinessProbe)
 mapfile -t LIVE_CMD < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/gpucost.yaml" gpucost livenessProbe)
 for c in "${KGPU[@]}"; do
   if wait_for 60 podman exec "$c" "${READY_CMD[@]}" && podman exec "$c" "${LIVE_CMD[@]}" >/dev/null 2>&1; then
     ok "pod container $c passes its readinessProbe and livenessProbe within $WAITED s"
+    if ((WAITED > 10)); then
+      podman logs "$c" 2>&1 | grep -E 'db-wait|"listening"' | cut -c1-160 | sed "s/^/#   $c: /"
+    fi
   else
     not_ok "pod container $c passes its readinessProbe and livenessProbe within 60 s"; show_logs "$c"
   fi
-  if [[ "$(podman inspect -f '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$c" 2>/dev/null)" == "10001 true" ]]; then
+  if [[ "$(podman inspect -f '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$c" 2>/dev/null)" == "10001:10001 true" ]]; then
     ok "$c runs as uid 10001 with a read-only root filesystem (the manifest's securityContext)"
   else not_ok "$c runs as uid 10001 with a read-only root filesystem ($(podman inspect -f '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$c" 2>&1))"; fi
 done
@@ -563,8 +577,8 @@ for c in "${KGPU[@]}"; do
 done
 
 step kube-down 120 "podman kube down of gpucost.yaml, the Job's pod and postgres.yaml" bash -c "
-  podman kube down '$KUBE_DIR/gpucost.yaml' && podman kube down '$TMP/job-pods.yaml' \
-  && podman kube down '$KUBE_DIR/postgres.yaml'"
+  podman kube down '$TMP/gpucost.yaml' && podman kube down '$TMP/job-pods.yaml' \
+  && podman kube down '$TMP/postgres.yaml'"
 left="$(podman pod ps -q --filter label=app.kubernetes.io/part-of=gpucost 2>/dev/null)"
 check "no pod of the manifests is left after kube down" test -z "$left"
 # podman 4.3's `kube down` keeps the claim's volume and the secrets (the Kubernetes objects

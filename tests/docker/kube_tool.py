@@ -8,6 +8,10 @@ lacks some of what those manifests use (see docs/deployment.md):
                                read). CHANGE_ME in the values is replaced by PASSWORD.
   job-pods FILE                the file's ConfigMaps, then each Job's pod template as a Pod named
                                after the Job, restartPolicy Never (4.3 plays no Jobs), as YAML.
+  unpublished FILE             the file without the containers' `ports` lists, as YAML: 4.3
+                               publishes every containerPort on all host addresses (hostPort =
+                               containerPort), so a second replica cannot start and the pods
+                               would be reachable from outside the host.
   probe FILE DEPLOYMENT KIND   the exec command of a container probe (readinessProbe,
                                livenessProbe, startupProbe) of the Deployment's first container,
                                one argument per line.
@@ -52,6 +56,16 @@ def job_pods(path):
     yaml.safe_dump_all(out, sys.stdout, sort_keys=False)
 
 
+def unpublished(path):
+    out = docs(path)
+    for d in out:
+        spec = d.get("spec") or {}
+        pod_spec = (spec.get("template") or {}).get("spec") or (spec if d.get("kind") == "Pod" else {})
+        for container in pod_spec.get("containers", []) + pod_spec.get("initContainers", []):
+            container.pop("ports", None)
+    yaml.safe_dump_all(out, sys.stdout, sort_keys=False)
+
+
 def deployment(path, name):
     for d in docs(path):
         if d.get("kind") == "Deployment" and d["metadata"]["name"] == name:
@@ -66,6 +80,7 @@ def probe(path, name, kind):
 
 def main(argv):
     commands = {"secrets": (secrets, 2), "job-pods": (job_pods, 1), "probe": (probe, 3),
+                "unpublished": (unpublished, 1),
                 "replicas": (lambda p, n: print(deployment(p, n)["spec"].get("replicas", 1)), 2)}
     if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:
         sys.exit(__doc__)
