@@ -365,6 +365,13 @@ if [[ "$KEY" =~ ^gpc_[0-9a-f]{12}_[0-9a-f]{48}$ ]]; then
 else
   not_ok "an admin key is created with \`gpucost apikey create\` in a replica (got '${KEY:0:20}...')"
 fi
+# The key is a catalog write made by another process: each replica learns it with its next
+# snapshot reload (NOTIFY, or the 1 s revision check). Any key may list scenarios.
+key_known_at() { [[ "$(curl -sS -m 2 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $2" "$1/v1/scenarios")" == 200 ]]; }
+for c in "${CTR_REPLICAS[@]}"; do
+  if wait_for 10 key_known_at "${REPLICA_URL[$c]}" "$KEY"; then ok "replica $c accepts the new key within $WAITED s"
+  else not_ok "replica $c accepts the new key within 10 s"; fi
+done
 OFFERING_ID=aws-p5.48xlarge-eu-west-3-on-demand
 OFFERING_BODY='{"provider": "aws", "instance_type": "p5.48xlarge", "accelerator": "h100-sxm",
   "accelerator_count": 8, "region": "eu-west-3", "price_type": "on_demand", "usd_per_hour": 61.25,
@@ -563,6 +570,10 @@ if podman exec "${KGPU[0]}" printenv GPUCOST_SNAPSHOT_REFRESH_MS 2>/dev/null | g
 else not_ok "the ConfigMap's settings are in the pod's environment"; fi
 
 KKEY="$(podman exec "${KGPU[0]}" /usr/local/bin/gpucost apikey create --scope admin --name kube-test 2>/dev/null)"
+for c in "${KGPU[@]}"; do
+  if wait_for 10 key_known_at "http://$(ip_of "$c"):8080" "$KKEY"; then ok "pod $c accepts the new key within $WAITED s"
+  else not_ok "pod $c accepts the new key within 10 s"; fi
+done
 KID=aws-p5.48xlarge-eu-north-1-on-demand
 status="$(curl -sS -m 10 -o "$TMP/kbody" -w '%{http_code}' -X POST "$KURL/v1/offerings" \
   -H "Authorization: Bearer $KKEY" -H 'Content-Type: application/json' \
