@@ -58,10 +58,18 @@ while ((!stopping)) && kill -0 "$nginx_pid" 2>/dev/null; do
   fi
 done
 # `wait` returns early (>128) when a trapped signal arrives; loop until nginx is really gone.
+# The signal can also end `wait` just as nginx exits: then ask once more for nginx's own status
+# (bash keeps it), so a graceful stop is not reported as 143.
 while :; do
   wait "$nginx_pid"
   rc=$?
-  kill -0 "$nginx_pid" 2>/dev/null || break
+  kill -0 "$nginx_pid" 2>/dev/null && continue
+  if ((rc > 128)); then
+    wait "$nginx_pid" 2>/dev/null
+    again=$?
+    ((again != 127)) && rc=$again
+  fi
+  break
 done
 log info "nginx exited with status $rc"
 exit "$rc"

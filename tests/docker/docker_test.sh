@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# End-to-end container test: builds docker/Dockerfile and docker/Dockerfile.nginx with podman,
-# starts docker/compose.yaml with podman-compose on a free 127.0.0.1 port, checks the service
-# through nginx, then stops everything and removes what it created.
+# End-to-end container test, in two parts on the same images:
+#
+#  1. docker/compose.yaml with podman-compose: PostgreSQL 15, the one-shot migrate + seed job,
+#     two gpucost replicas and nginx on a free 127.0.0.1 port. Checks the service through nginx,
+#     a write through nginx read back from EACH replica directly (their addresses on the project
+#     network), that nginx spreads requests over both, the images' healthchecks, graceful stops,
+#     then `podman-compose down -v` and that containers, network, volume and nft tables are gone.
+#  2. docker/kubernetes/*.yaml with `podman kube play` (podman 4.3): PostgreSQL, the migrate Job
+#     (played as its pod template, restartPolicy Never: 4.3 plays no Jobs), the gpucost
+#     Deployment with its ConfigMap and the Secret's DATABASE_URL; the probes' own commands
+#     report ready, the API answers from the pod, a write is read back; then `podman kube down`
+#     and that pods, secrets, volumes and network are gone.
 #
 # Needs root (CI is root). Installs podman, buildah, debootstrap, runc and podman-compose with
 # apt-get when missing. Skips (exit 0, "skipped: ...") only when not root or podman cannot be
 # installed. Prints `ok - ...` / `not ok - ...` per check, then `N passed, M failed`; exits 1 on
 # any failure. Keeps the images (layer cache for the next run) and the base image tag.
 #
-# Env: GPUCOST_TEST_KEEP=1 restarts the stack after the stop checks and leaves it running for
-#      debugging (no cleanup; the containers.conf path to use is printed);
-#      GPUCOST_TEST_PORT=NNNNN forces the published port.
+# Env: GPUCOST_TEST_KEEP=1 leaves the compose stack running after the stop checks for debugging
+#      (no compose teardown; the Kubernetes part is skipped; the containers.conf path to use is
+#      printed); GPUCOST_TEST_PORT=NNNNN forces the published port.
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 COMPOSE_FILE="$REPO/docker/compose.yaml"
+KUBE_DIR="$REPO/docker/kubernetes"
+KUBE_TOOL=(python3 "$REPO/tests/docker/kube_tool.py")
 GPUCOST_IMAGE=localhost/gpucost:latest
 NGINX_IMAGE=localhost/gpucost-nginx:latest
+POSTGRES_IMAGE=localhost/gpucost-postgres:latest
 T_START=$SECONDS
 
 passed=0
@@ -25,6 +37,8 @@ ok()     { passed=$((passed + 1)); echo "ok - $*"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
 note()   { echo "# $*"; }
 summary() { echo "$passed passed, $failed failed"; }
+# check DESCRIPTION CMD...: ok when CMD succeeds.
+check() { local what="$1"; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 
 # ---------------------------------------------------------------------------------------------
 # Preconditions
@@ -38,6 +52,7 @@ for pair in podman:podman buildah:buildah debootstrap:debootstrap runc:runc \
             podman-compose:podman-compose curl:curl nft:nftables ss:iproute2; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_pkgs+=("${pair#*:}")
 done
+python3 -c 'import yaml' 2>/dev/null || need_pkgs+=(python3-yaml)
 if ((${#need_pkgs[@]})); then
   note "installing ${need_pkgs[*]}"
   t=$SECONDS
@@ -53,44 +68,67 @@ if ! command -v podman >/dev/null 2>&1; then
   echo "skipped: podman is not installed and could not be installed with apt-get"
   exit 0
 fi
-for c in buildah debootstrap runc podman-compose curl nft ss; do
+for c in buildah debootstrap runc podman-compose curl nft ss python3; do
   command -v "$c" >/dev/null 2>&1 || { not_ok "required tool '$c' is available"; summary; exit 1; }
 done
 
 TMP="$(mktemp -d /tmp/gpucost-docker-test.XXXXXX)"
 # runc instead of crun (hybrid cgroups here) and explicit ulimits (no CAP_SYS_RESOURCE; conmon
 # caps nproc at 32768): see shared docs container-and-http-baseline.md.
-cat >"$TMP/containers.conf" <<'EOF'
+cat >"$TMP/containers.conf" <<'CONF'
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
 [engine]
 runtime = "runc"
-EOF
+CONF
 export CONTAINERS_CONF="$TMP/containers.conf"
 export BUILDAH_FORMAT=docker          # keep HEALTHCHECK (dropped by the OCI image format)
 export BUILDAH_LAYERS=true
+# podman without systemd logs an error for every healthcheck timer it cannot create; the
+# healthchecks themselves are run with `podman healthcheck run` below.
+quiet_podman() { grep -v -e 'unable to get systemd connection' -e 'failed to connect to syslog' -e 'Removing timer for container'; }
 
-PROJECT="gpucosttest$$"               # podman-compose: containers <project>_<service>_1
+PROJECT="gpucosttest$$"               # podman-compose: containers <project>_<service>_<n>
 NETWORK="${PROJECT}_default"
-CTR_GPUCOST="${PROJECT}_gpucost_1"
+VOLUME="${PROJECT}_pgdata"
+CTR_POSTGRES="${PROJECT}_postgres_1"
+CTR_MIGRATE="${PROJECT}_migrate_1"
+CTR_REPLICAS=("${PROJECT}_gpucost_1" "${PROJECT}_gpucost_2")
 CTR_NGINX="${PROJECT}_nginx_1"
 COMPOSE=(podman-compose -p "$PROJECT" -f "$COMPOSE_FILE")
+# URL-safe (it is part of DATABASE_URL); a fresh one per run.
+GPUCOST_DB_PASSWORD="$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
+export GPUCOST_DB_PASSWORD
+
+KNET="gpucostkube$$"                  # the Kubernetes part's network (one per run)
+KUBE_SECRETS=(gpucost-postgres gpucost-database)
+KUBE_VOLUME=gpucost-pgdata
 
 nft_tables() { nft list tables 2>/dev/null | sort; }
 NFT_BEFORE="$(nft_tables)"
 network_existed=0
 podman network exists "$NETWORK" 2>/dev/null && network_existed=1
 
-cleanup_done=0
-cleanup() {
-  ((cleanup_done)) && return
-  cleanup_done=1
-  if [[ "${GPUCOST_TEST_KEEP:-0}" == 1 ]]; then
-    podman start "$CTR_GPUCOST" >/dev/null 2>&1 && podman start "$CTR_NGINX" >/dev/null 2>&1
-    note "GPUCOST_TEST_KEEP=1: $PROJECT left running on ${BASE:-?}; use CONTAINERS_CONF=$CONTAINERS_CONF"
-    note "remove with: podman rm -f $CTR_NGINX $CTR_GPUCOST && podman network rm $NETWORK"
-    return
+# kube_down: what the Kubernetes part created (pods by the manifests' part-of label, their
+# secrets, the claim's volume, the network). Safe to run more than once.
+kube_down() {
+  local f pods
+  for f in "$TMP/gpucost.yaml" "$TMP/job-pods.yaml" "$TMP/postgres.yaml"; do
+    [[ -f "$f" ]] && timeout 60 podman kube down "$f" >/dev/null 2>&1
+  done
+  pods="$(podman pod ps -q --filter label=app.kubernetes.io/part-of=gpucost 2>/dev/null)"
+  # shellcheck disable=SC2086
+  [[ -n "$pods" ]] && podman pod rm -f $pods >/dev/null 2>&1
+  if ((kube_owned)); then
+    podman secret rm "${KUBE_SECRETS[@]}" >/dev/null 2>&1
+    podman volume rm -f "$KUBE_VOLUME" >/dev/null 2>&1
   fi
+  podman network exists "$KNET" 2>/dev/null && podman network rm -f "$KNET" >/dev/null 2>&1
+}
+kube_owned=0
+
+# compose_down_leftovers: whatever `podman-compose down` leaves (1.0.3 keeps the network).
+compose_leftovers() {
   local ids
   ids="$(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" 2>/dev/null)"
   if [[ -n "$ids" ]]; then
@@ -99,22 +137,39 @@ cleanup() {
     # shellcheck disable=SC2086
     podman rm -f $ids >/dev/null 2>&1
   fi
+  podman volume exists "$VOLUME" 2>/dev/null && podman volume rm -f "$VOLUME" >/dev/null 2>&1
   if ((!network_existed)) && podman network exists "$NETWORK" 2>/dev/null; then
     podman network rm -f "$NETWORK" >/dev/null 2>&1
   fi
-  # nftables tables that netavark created during this run (ip nat / ip filter): drop them once
-  # no container is left running and they hold only base chains and NETAVARK* chains.
-  if [[ -z "$(podman ps -q 2>/dev/null)" ]]; then
-    local fam name chains
-    while read -r _ fam name; do
-      [[ -n "$name" ]] || continue
-      grep -qxF "table $fam $name" <<<"$NFT_BEFORE" && continue
-      chains="$(nft list table "$fam" "$name" 2>/dev/null | awk '$1 == "chain" {print $2}')"
-      if ! grep -vqE '^(NETAVARK[A-Z0-9_-]*|INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING)$' <<<"$chains"; then
-        nft delete table "$fam" "$name" 2>/dev/null && note "removed nftables table $fam $name"
-      fi
-    done < <(nft_tables)
+}
+
+# nftables tables that netavark created during this run (ip nat / ip filter): drop them once no
+# container is left running and they hold only base chains and NETAVARK* chains.
+drop_netavark_tables() {
+  [[ -z "$(podman ps -q 2>/dev/null)" ]] || return 0
+  local fam name chains
+  while read -r _ fam name; do
+    [[ -n "$name" ]] || continue
+    grep -qxF "table $fam $name" <<<"$NFT_BEFORE" && continue
+    chains="$(nft list table "$fam" "$name" 2>/dev/null | awk '$1 == "chain" {print $2}')"
+    if ! grep -vqE '^(NETAVARK[A-Z0-9_-]*|INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING)$' <<<"$chains"; then
+      nft delete table "$fam" "$name" 2>/dev/null && note "removed nftables table $fam $name"
+    fi
+  done < <(nft_tables)
+}
+
+cleanup_done=0
+cleanup() {
+  ((cleanup_done)) && return
+  cleanup_done=1
+  if [[ "${GPUCOST_TEST_KEEP:-0}" == 1 ]]; then
+    note "GPUCOST_TEST_KEEP=1: $PROJECT left running on ${BASE:-?}; use CONTAINERS_CONF=$CONTAINERS_CONF GPUCOST_DB_PASSWORD=$GPUCOST_DB_PASSWORD"
+    note "remove with: podman-compose -p $PROJECT -f $COMPOSE_FILE down -v && podman network rm $NETWORK"
+    return
   fi
+  compose_leftovers
+  kube_down
+  drop_netavark_tables
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -138,52 +193,112 @@ BASE="http://127.0.0.1:$PORT"
 run_logged() {
   local name="$1" limit="$2"; shift 2
   if timeout "$limit" "$@" >"$TMP/$name.log" 2>&1; then return 0; fi
-  echo "# --- last lines of $name ---"; tail -n 40 "$TMP/$name.log" | sed 's/^/#   /'
+  echo "# --- last lines of $name ---"; quiet_podman <"$TMP/$name.log" | tail -n 40 | sed 's/^/#   /'
   return 1
 }
 
 fatal_stop() { not_ok "$1"; summary; exit 1; }
 
-# ---------------------------------------------------------------------------------------------
-# Images
 # step NAME TIMEOUT DESCRIPTION CMD...: a check that must pass for the rest to make sense.
 step() {
   local name="$1" limit="$2" what="$3" t=$SECONDS; shift 3
   if run_logged "$name" "$limit" "$@"; then ok "$what ($((SECONDS - t)) s)"
   else fatal_stop "$what"; fi
 }
+
+# wait_for SECONDS CMD...: polls CMD every 0.5 s; sets WAITED (seconds) and succeeds when it did.
+wait_for() {
+  local limit="$1" t=$SECONDS; shift
+  while ((SECONDS - t < limit)); do
+    if "$@" >/dev/null 2>&1; then WAITED=$((SECONDS - t)); return 0; fi
+    sleep 0.5
+  done
+  WAITED=$((SECONDS - t))
+  "$@" >/dev/null 2>&1
+}
+
+# ip_of CONTAINER: its address on its (first) network; for a pod's container, the pod's.
+ip_of() {
+  local c="$1" infra
+  infra="$(podman inspect -f '{{.Pod}}' "$c" 2>/dev/null)"
+  if [[ -n "$infra" ]]; then c="$(podman pod inspect -f '{{.InfraContainerID}}' "$infra" 2>/dev/null)"; fi
+  podman inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}' "$c" 2>/dev/null | awk '{print $1}'
+}
+
+# exited_with CONTAINER: prints "STATUS EXITCODE".
+state_of() { podman inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$1" 2>/dev/null; }
+has_exited() { [[ "$(state_of "$1")" == exited* ]]; }
+
+show_logs() {
+  local c
+  for c in "$@"; do
+    echo "# --- logs of $c ---"; podman logs --tail 30 "$c" 2>&1 | quiet_podman | sed 's/^/#   /'
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Images
 step base-image 300 "docker/make-base-image.sh: localhost/debian:bookworm is present" \
   "$REPO/docker/make-base-image.sh"
-step build-gpucost 900 "docker/Dockerfile builds $GPUCOST_IMAGE" \
+step build-gpucost 1200 "docker/Dockerfile builds $GPUCOST_IMAGE" \
   podman build --layers --format docker -f "$REPO/docker/Dockerfile" -t "$GPUCOST_IMAGE" "$REPO"
 step build-nginx 300 "docker/Dockerfile.nginx builds $NGINX_IMAGE" \
   podman build --layers --format docker -f "$REPO/docker/Dockerfile.nginx" -t "$NGINX_IMAGE" "$REPO"
-for img in localhost/debian:bookworm "$NGINX_IMAGE" "$GPUCOST_IMAGE"; do
+step build-postgres 300 "docker/Dockerfile.postgres builds $POSTGRES_IMAGE" \
+  podman build --layers --format docker -f "$REPO/docker/Dockerfile.postgres" -t "$POSTGRES_IMAGE" "$REPO"
+for img in localhost/debian:bookworm "$NGINX_IMAGE" "$GPUCOST_IMAGE" "$POSTGRES_IMAGE"; do
   note "image size: $img $(podman image inspect --format '{{.Size}}' "$img" 2>/dev/null \
     | awk '{printf "%.1f MB", $1 / 1e6}')"
 done
 
 # ---------------------------------------------------------------------------------------------
-# Start
-step compose-up 180 "podman-compose up (project $PROJECT, nginx on 127.0.0.1:$PORT)" \
+# Compose: start
+T_COMPOSE=$SECONDS
+step compose-up 180 "podman-compose up: postgres, migrate, 2 gpucost replicas, nginx (project $PROJECT, nginx on 127.0.0.1:$PORT)" \
   "${COMPOSE[@]}" up -d --no-build
 
-t=$SECONDS
-ready=0
-for _ in $(seq 1 120); do       # <= 60 s
-  if curl -fsS -m 2 -o /dev/null "$BASE/healthz" 2>/dev/null; then ready=1; break; fi
-  sleep 0.5
-done
-if ((ready)); then
-  ok "service is ready through nginx within $((SECONDS - t)) s"
+if wait_for 90 has_exited "$CTR_MIGRATE" && [[ "$(state_of "$CTR_MIGRATE")" == "exited 0" ]] \
+   && podman logs "$CTR_MIGRATE" 2>&1 | grep -q '^seed: '; then
+  ok "migrate job applied the schema and seeded, exit 0, within $WAITED s ($(podman logs "$CTR_MIGRATE" 2>&1 | grep -E '^(applied|schema|seed)' | tr '\n' ' ' | head -c 160))"
+else
+  not_ok "migrate job exits 0 after migrate + seed within 90 s (state: $(state_of "$CTR_MIGRATE"))"
+  show_logs "$CTR_POSTGRES" "$CTR_MIGRATE"
+fi
+
+if wait_for 60 curl -fsS -m 2 -o /dev/null "$BASE/healthz"; then
+  ok "service is ready through nginx within $WAITED s"
+  # (slow starts on a busy machine: the start-order lines say where the time went)
+  if ((WAITED > 10)); then
+    for c in "$CTR_MIGRATE" "${CTR_REPLICAS[@]}" "$CTR_NGINX"; do
+      podman logs "$c" 2>&1 | grep -E 'db-wait|nginx-entrypoint|"listening"|^seed|^applied' | cut -c1-160 | sed "s/^/#   $c: /"
+    done
+  fi
 else
   not_ok "service is ready through nginx within 60 s"
   podman ps -a --filter "label=io.podman.compose.project=$PROJECT" | sed 's/^/#   /'
-  for c in "$CTR_GPUCOST" "$CTR_NGINX"; do
-    echo "# --- logs of $c ---"; podman logs --tail 30 "$c" 2>&1 | sed 's/^/#   /'
-  done
+  show_logs "$CTR_POSTGRES" "$CTR_MIGRATE" "${CTR_REPLICAS[@]}" "$CTR_NGINX"
   summary; exit 1
 fi
+
+SUBNET="$(podman network inspect -f '{{range .Subnets}}{{.Subnet}} {{end}}' "$NETWORK" 2>/dev/null | awk '{print $1}')"
+
+# Each replica on its own address (the host reaches the project's bridge network directly; no
+# port of a replica is published): ready, and serving the seeded catalog from PostgreSQL.
+declare -A REPLICA_URL
+for c in "${CTR_REPLICAS[@]}"; do
+  REPLICA_URL[$c]="http://$(ip_of "$c"):8080"
+  replica_serves_catalog() {
+    curl -fsS -m 2 "${REPLICA_URL[$c]}/readyz" -o /dev/null \
+      && curl -fsS -m 2 "${REPLICA_URL[$c]}/healthz" | grep -q '"connected":true' \
+      && curl -fsS -m 5 "${REPLICA_URL[$c]}/v1/accelerators" | grep -q '"h100-sxm"'
+  }
+  if wait_for 60 replica_serves_catalog; then
+    ok "replica $c (${REPLICA_URL[$c]}) is ready, connected to PostgreSQL and serves the seeded catalog"
+  else
+    not_ok "replica $c (${REPLICA_URL[$c]}) is ready, connected to PostgreSQL and serves the seeded catalog"
+    show_logs "$c"
+  fi
+done
 
 # ---------------------------------------------------------------------------------------------
 # HTTP checks through nginx. req METHOD PATH [curl args...] -> sets STATUS, CTYPE, BODY, HDRS.
@@ -240,36 +355,104 @@ req GET /healthz -H 'X-Request-Id: e2e-test-42'
 if grep -qi '^x-request-id: e2e-test-42$' <<<"$HDRS"; then ok "X-Request-Id is passed through and echoed"
 else not_ok "X-Request-Id is passed through and echoed (headers: $(tr '\n' ' ' <<<"$HDRS" | head -c 300))"; fi
 
+
 # ---------------------------------------------------------------------------------------------
-# Container properties
-for c in "$CTR_GPUCOST" "$CTR_NGINX"; do
+# Compose: a write through nginx, read back from each replica
+KEY="$(podman exec "${CTR_REPLICAS[0]}" /usr/local/bin/gpucost apikey create --scope admin \
+         --name docker-test 2>/dev/null)"
+if [[ "$KEY" =~ ^gpc_[0-9a-f]{12}_[0-9a-f]{48}$ ]]; then
+  ok "an admin key is created with \`gpucost apikey create\` in a replica (DATABASE_URL from its environment)"
+else
+  not_ok "an admin key is created with \`gpucost apikey create\` in a replica (got '${KEY:0:20}...')"
+fi
+# The key is a catalog write made by another process: each replica learns it with its next
+# snapshot reload (NOTIFY, or the 1 s revision check). Any key may list scenarios.
+key_known_at() { [[ "$(curl -sS -m 2 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $2" "$1/v1/scenarios")" == 200 ]]; }
+for c in "${CTR_REPLICAS[@]}"; do
+  if wait_for 10 key_known_at "${REPLICA_URL[$c]}" "$KEY"; then ok "replica $c accepts the new key within $WAITED s"
+  else not_ok "replica $c accepts the new key within 10 s"; fi
+done
+OFFERING_ID=aws-p5.48xlarge-eu-west-3-on-demand
+OFFERING_BODY='{"provider": "aws", "instance_type": "p5.48xlarge", "accelerator": "h100-sxm",
+  "accelerator_count": 8, "region": "eu-west-3", "price_type": "on_demand", "usd_per_hour": 61.25,
+  "as_of": "2026-11-20", "source": "container test"}'
+req POST /v1/offerings -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+  --data-binary "$OFFERING_BODY"
+if [[ "$STATUS" == 201 ]] && grep -q "\"id\":\"$OFFERING_ID\"" <<<"$BODY"; then
+  ok "POST /v1/offerings with the admin key through nginx is 201 ($OFFERING_ID)"
+else not_ok "POST /v1/offerings with the admin key through nginx is 201 $(describe)"; fi
+
+for c in "${CTR_REPLICAS[@]}"; do
+  reads_back() { curl -fsS -m 2 "${REPLICA_URL[$c]}/v1/offerings/$OFFERING_ID" | grep -q '"usd_per_hour":61.25'; }
+  if wait_for 5 reads_back; then
+    ok "replica $c reads the written offering back directly (usd_per_hour 61.25) within $WAITED s"
+  else
+    not_ok "replica $c reads the written offering back directly within 5 s ($(curl -sS -m 2 "${REPLICA_URL[$c]}/v1/offerings/$OFFERING_ID" 2>&1 | head -c 200))"
+  fi
+done
+
+# nginx's upstream `gpucost` resolves to both replicas (network alias of the scaled service):
+# 20 requests through nginx, each with its own X-Request-Id, found in both replicas' access logs.
+for i in $(seq 1 20); do
+  curl -fsS -m 5 -o /dev/null -H "X-Request-Id: lb-$$-$i" "$BASE/v1/providers" 2>/dev/null
+done
+counts=()
+for c in "${CTR_REPLICAS[@]}"; do
+  counts+=("$(podman logs "$c" 2>&1 | grep -c "\"request_id\":\"lb-$$-")")
+done
+if ((counts[0] > 0 && counts[1] > 0 && counts[0] + counts[1] == 20)); then
+  ok "nginx spreads requests over both replicas (20 requests: ${counts[0]} + ${counts[1]})"
+else
+  not_ok "nginx spreads requests over both replicas (20 requests: ${counts[0]} + ${counts[1]} in the replicas' access logs)"
+fi
+# ---------------------------------------------------------------------------------------------
+# Compose: container properties
+for c in "$CTR_POSTGRES" "${CTR_REPLICAS[@]}" "$CTR_NGINX"; do
   if out="$(timeout 20 podman healthcheck run "$c" 2>&1)"; then
     ok "image HEALTHCHECK of $c reports healthy"
   else
-    not_ok "image HEALTHCHECK of $c reports healthy ($(tr '\n' ' ' <<<"$out" | head -c 300))"
+    not_ok "image HEALTHCHECK of $c reports healthy ($(quiet_podman <<<"$out" | tr '\n' ' ' | head -c 300))"
   fi
 done
 
 # podman top (descriptors, no ps(1) needed in the image): user in the container, user on the host.
-procs="$(podman top "$CTR_GPUCOST" user huser args 2>/dev/null | tail -n +2)"
-if [[ -n "$procs" ]] && grep -q /usr/local/bin/gpucost <<<"$procs" \
-   && ! awk '$1 == "0" || $1 == "root" || $2 == "0" || $2 == "root" {bad = 1} END {exit !bad}' <<<"$procs"; then
-  ok "gpucost container runs as non-root (user $(awk '{print $1; exit}' <<<"$procs"))"
-else
-  not_ok "gpucost container runs as non-root (podman top: $(tr -s ' \n' ' ;' <<<"$procs"))"
-fi
+for pair in "${CTR_REPLICAS[0]}:/usr/local/bin/gpucost" "$CTR_POSTGRES:postgres"; do
+  c="${pair%%:*}"; prog="${pair#*:}"
+  procs="$(podman top "$c" user huser args 2>/dev/null | tail -n +2)"
+  if [[ -n "$procs" ]] && grep -q "$prog" <<<"$procs" \
+     && ! awk '$1 == "0" || $1 == "root" || $2 == "0" || $2 == "root" {bad = 1} END {exit !bad}' <<<"$procs"; then
+    ok "$c runs as non-root (user $(awk '{print $1; exit}' <<<"$procs"))"
+  else
+    not_ok "$c runs as non-root (podman top: $(tr -s ' \n' ' ;' <<<"$procs"))"
+  fi
+done
+
+for c in "$CTR_POSTGRES" "${CTR_REPLICAS[@]}" "$CTR_NGINX" "$CTR_MIGRATE"; do
+  if [[ "$(podman inspect -f '{{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}}' "$c" 2>/dev/null)" == "true "* ]] \
+     && podman inspect -f '{{.HostConfig.SecurityOpt}}' "$c" 2>/dev/null | grep -q no-new-privileges; then
+    :
+  else
+    not_ok "$c has a read-only root filesystem and no-new-privileges"
+    continue
+  fi
+done
+ok "every compose container has a read-only root filesystem and no-new-privileges"
 
 t0=$(date +%s.%N)
-timeout 30 podman stop -t 10 "$CTR_GPUCOST" >/dev/null 2>&1
+timeout 30 podman stop -t 10 "${CTR_REPLICAS[0]}" >/dev/null 2>&1
 t1=$(date +%s.%N)
 elapsed="$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')"
-code="$(podman inspect -f '{{.State.ExitCode}}' "$CTR_GPUCOST" 2>/dev/null)"
+code="$(podman inspect -f '{{.State.ExitCode}}' "${CTR_REPLICAS[0]}" 2>/dev/null)"
 if [[ "$code" == 0 ]] && awk -v e="$elapsed" 'BEGIN {exit !(e < 10)}'; then
   ok "podman stop (SIGTERM) stops gpucost in ${elapsed} s with exit code 0"
 else
   not_ok "podman stop (SIGTERM) stops gpucost within 10 s with exit code 0 (took ${elapsed} s, exit code '${code}')"
-  podman logs --tail 10 "$CTR_GPUCOST" 2>&1 | sed 's/^/#   /'
+  show_logs "${CTR_REPLICAS[0]}"
 fi
+
+req GET /v1/accelerators
+if [[ "$STATUS" == 200 ]]; then ok "with one replica stopped, nginx still answers from the other (GET /v1/accelerators 200)"
+else not_ok "with one replica stopped, nginx still answers from the other $(describe)"; fi
 
 t0=$(date +%s.%N)
 timeout 30 podman stop -t 10 "$CTR_NGINX" >/dev/null 2>&1
@@ -279,15 +462,149 @@ code="$(podman inspect -f '{{.State.ExitCode}}' "$CTR_NGINX" 2>/dev/null)"
 if [[ "$code" == 0 ]]; then ok "podman stop stops nginx gracefully in ${elapsed} s with exit code 0"
 else not_ok "podman stop stops nginx gracefully with exit code 0 (took ${elapsed} s, exit code '${code}')"; fi
 
-# ---------------------------------------------------------------------------------------------
-# Teardown (the EXIT trap repeats it on every other path)
-cleanup
-if [[ "${GPUCOST_TEST_KEEP:-0}" != 1 ]]; then
-  left="$(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" 2>/dev/null)"
-  if [[ -z "$left" ]] && ! podman network exists "$NETWORK" 2>/dev/null; then
-    ok "containers and network of $PROJECT are removed"
-  else not_ok "containers and network of $PROJECT are removed"; fi
+t0=$(date +%s.%N)
+timeout 30 podman stop -t 20 "$CTR_POSTGRES" >/dev/null 2>&1
+t1=$(date +%s.%N)
+elapsed="$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')"
+code="$(podman inspect -f '{{.State.ExitCode}}' "$CTR_POSTGRES" 2>/dev/null)"
+if [[ "$code" == 0 ]]; then ok "podman stop (SIGINT: fast shutdown) stops PostgreSQL in ${elapsed} s with exit code 0"
+else not_ok "podman stop stops PostgreSQL with exit code 0 (took ${elapsed} s, exit code '${code}')"; show_logs "$CTR_POSTGRES"; fi
+
+if [[ "${GPUCOST_TEST_KEEP:-0}" == 1 ]]; then
+  for c in "$CTR_POSTGRES" "${CTR_REPLICAS[@]}" "$CTR_NGINX"; do podman start "$c" >/dev/null 2>&1; done
+  note "compose: $((SECONDS - T_COMPOSE)) s; the Kubernetes part is skipped with GPUCOST_TEST_KEEP=1"
+  summary
+  ((failed == 0)); exit
 fi
+
+# ---------------------------------------------------------------------------------------------
+# Compose: down
+step compose-down 120 "podman-compose down -v" "${COMPOSE[@]}" down -v
+left="$(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" 2>/dev/null)"
+check "no container of $PROJECT is left after down" test -z "$left"
+check "the data volume $VOLUME is removed by down -v" bash -c "! podman volume exists '$VOLUME'"
+# podman-compose 1.0.3's `down` leaves the project network (docker compose removes it).
+if ((!network_existed)) && podman network exists "$NETWORK" 2>/dev/null; then
+  podman network rm "$NETWORK" >/dev/null 2>&1
+fi
+check "the network $NETWORK is removed" bash -c "! podman network exists '$NETWORK'"
+if [[ -n "$SUBNET" ]]; then
+  check "no nftables rule for the project's subnet $SUBNET is left" \
+    bash -c "! nft list ruleset 2>/dev/null | grep -qF '$SUBNET'"
+fi
+drop_netavark_tables
+note "compose part: $((SECONDS - T_COMPOSE)) s"
+
+# ---------------------------------------------------------------------------------------------
+# Kubernetes manifests under `podman kube play` (podman 4.3). What 4.3 lacks is done by hand and
+# said so: a Service is a network alias on the pods' network (`--network NET:alias=NAME`);
+# the Job is its pod template played as a Pod with restartPolicy Never; each Secret becomes a
+# podman secret in the JSON form secretKeyRef reads; probes are run with their own commands.
+T_KUBE=$SECONDS
+for s in "${KUBE_SECRETS[@]}"; do
+  podman secret inspect "$s" >/dev/null 2>&1 && fatal_stop "podman secret $s does not exist before the test (remove it: podman secret rm $s)"
+done
+podman volume exists "$KUBE_VOLUME" 2>/dev/null && fatal_stop "podman volume $KUBE_VOLUME does not exist before the test (remove it: podman volume rm $KUBE_VOLUME)"
+kube_owned=1
+step kube-network 30 "network $KNET for the pods (DNS on)" podman network create "$KNET"
+if "${KUBE_TOOL[@]}" secrets "$KUBE_DIR/secret.yaml" "$GPUCOST_DB_PASSWORD" >"$TMP/secrets.tsv" \
+   && while IFS=$'\t' read -r name json; do
+        printf '%s' "$json" | podman secret create "$name" - >/dev/null || exit 1
+      done <"$TMP/secrets.tsv"; then
+  ok "the Secrets of secret.yaml are podman secrets ($(cut -f1 "$TMP/secrets.tsv" | tr '\n' ' '))"
+else fatal_stop "the Secrets of secret.yaml are podman secrets"; fi
+
+# (played without the containers' `ports`: 4.3 would publish them on every host address)
+"${KUBE_TOOL[@]}" unpublished "$KUBE_DIR/postgres.yaml" >"$TMP/postgres.yaml"
+"${KUBE_TOOL[@]}" unpublished "$KUBE_DIR/gpucost.yaml" >"$TMP/gpucost.yaml"
+step kube-postgres 120 "podman kube play postgres.yaml (PersistentVolumeClaim, Deployment; Service postgres = network alias)" \
+  podman kube play --network "$KNET:alias=postgres" "$TMP/postgres.yaml"
+mapfile -t PG_READY < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/postgres.yaml" postgres readinessProbe)
+KPG=postgres-pod-0-postgres
+if wait_for 60 podman exec "$KPG" "${PG_READY[@]}"; then
+  ok "PostgreSQL pod passes its readinessProbe (${PG_READY[*]}) within $WAITED s"
+else
+  not_ok "PostgreSQL pod passes its readinessProbe within 60 s"; show_logs "$KPG"
+fi
+
+"${KUBE_TOOL[@]}" job-pods "$KUBE_DIR/gpucost.yaml" >"$TMP/job-pods.yaml"
+step kube-job 60 "the migrate Job's pod template plays as a pod (restartPolicy Never)" \
+  podman kube play --network "$KNET" "$TMP/job-pods.yaml"
+KJOB=gpucost-migrate-migrate
+if wait_for 90 has_exited "$KJOB" && [[ "$(state_of "$KJOB")" == "exited 0" ]] \
+   && podman logs "$KJOB" 2>&1 | grep -q '^seed: '; then
+  ok "the migrate Job's pod migrated and seeded through the Secret's DATABASE_URL, exit 0, within $WAITED s"
+else
+  not_ok "the migrate Job's pod exits 0 after migrate + seed (state: $(state_of "$KJOB"))"; show_logs "$KJOB"
+fi
+
+step kube-gpucost 120 "podman kube play gpucost.yaml (ConfigMap, Deployment; Service gpucost = network alias)" \
+  podman kube play --network "$KNET:alias=gpucost" "$TMP/gpucost.yaml"
+want_replicas="$("${KUBE_TOOL[@]}" replicas "$KUBE_DIR/gpucost.yaml" gpucost)"
+mapfile -t KGPU < <(podman ps -a --format '{{.Names}}' | grep -E '^gpucost-pod-[0-9]+-gpucost$' | sort)
+note "Deployment gpucost asks for $want_replicas replicas; podman kube play made ${#KGPU[@]} pod(s): ${KGPU[*]}"
+if ((${#KGPU[@]} == want_replicas)); then ok "Deployment gpucost runs $want_replicas pods"
+else fatal_stop "Deployment gpucost runs $want_replicas pods (got ${#KGPU[@]})"; fi
+mapfile -t READY_CMD < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/gpucost.yaml" gpucost readinessProbe)
+mapfile -t LIVE_CMD < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/gpucost.yaml" gpucost livenessProbe)
+for c in "${KGPU[@]}"; do
+  if wait_for 60 podman exec "$c" "${READY_CMD[@]}" && podman exec "$c" "${LIVE_CMD[@]}" >/dev/null 2>&1; then
+    ok "pod container $c passes its readinessProbe and livenessProbe within $WAITED s"
+    if ((WAITED > 10)); then
+      podman logs "$c" 2>&1 | grep -E 'db-wait|"listening"' | cut -c1-160 | sed "s/^/#   $c: /"
+    fi
+  else
+    not_ok "pod container $c passes its readinessProbe and livenessProbe within 60 s"; show_logs "$c"
+  fi
+  if [[ "$(podman inspect -f '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$c" 2>/dev/null)" == "10001:10001 true" ]]; then
+    ok "$c runs as uid 10001 with a read-only root filesystem (the manifest's securityContext)"
+  else not_ok "$c runs as uid 10001 with a read-only root filesystem ($(podman inspect -f '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$c" 2>&1))"; fi
+done
+KURL="http://$(ip_of "${KGPU[0]}"):8080"
+if curl -fsS -m 5 "$KURL/v1/accelerators" | grep -q '"h100-sxm"' \
+   && curl -fsS -m 2 "$KURL/healthz" | grep -q '"connected":true'; then
+  ok "the API answers from the pod ($KURL) on the seeded PostgreSQL catalog"
+else not_ok "the API answers from the pod ($KURL) on the seeded PostgreSQL catalog"; fi
+if podman exec "${KGPU[0]}" printenv GPUCOST_SNAPSHOT_REFRESH_MS 2>/dev/null | grep -qx 1000; then
+  ok "the ConfigMap's settings are in the pod's environment"
+else not_ok "the ConfigMap's settings are in the pod's environment"; fi
+
+KKEY="$(podman exec "${KGPU[0]}" /usr/local/bin/gpucost apikey create --scope admin --name kube-test 2>/dev/null)"
+for c in "${KGPU[@]}"; do
+  if wait_for 10 key_known_at "http://$(ip_of "$c"):8080" "$KKEY"; then ok "pod $c accepts the new key within $WAITED s"
+  else not_ok "pod $c accepts the new key within 10 s"; fi
+done
+KID=aws-p5.48xlarge-eu-north-1-on-demand
+status="$(curl -sS -m 10 -o "$TMP/kbody" -w '%{http_code}' -X POST "$KURL/v1/offerings" \
+  -H "Authorization: Bearer $KKEY" -H 'Content-Type: application/json' \
+  --data-binary "${OFFERING_BODY/eu-west-3/eu-north-1}" 2>&1)"
+if [[ "$status" == 201 ]]; then ok "POST /v1/offerings to the pod with a key made in the pod is 201 ($KID)"
+else not_ok "POST /v1/offerings to the pod is 201 (got $status: $(head -c 200 "$TMP/kbody"))"; fi
+for c in "${KGPU[@]}"; do
+  url="http://$(ip_of "$c"):8080"
+  kreads_back() { curl -fsS -m 2 "$url/v1/offerings/$KID" | grep -q '"usd_per_hour":61.25'; }
+  if wait_for 5 kreads_back; then ok "pod $c reads the written offering back within $WAITED s"
+  else not_ok "pod $c reads the written offering back within 5 s"; fi
+done
+
+step kube-down 120 "podman kube down of gpucost.yaml, the Job's pod and postgres.yaml" bash -c "
+  podman kube down '$TMP/gpucost.yaml' && podman kube down '$TMP/job-pods.yaml' \
+  && podman kube down '$TMP/postgres.yaml'"
+left="$(podman pod ps -q --filter label=app.kubernetes.io/part-of=gpucost 2>/dev/null)"
+check "no pod of the manifests is left after kube down" test -z "$left"
+# podman 4.3's `kube down` keeps the claim's volume and the secrets (the Kubernetes objects
+# outlive their pods too): removed here, and checked.
+podman secret rm "${KUBE_SECRETS[@]}" >/dev/null 2>&1
+podman volume rm "$KUBE_VOLUME" >/dev/null 2>&1
+podman network rm "$KNET" >/dev/null 2>&1
+check "secrets, the claim's volume and the network $KNET are removed" bash -c "
+  ! podman secret inspect ${KUBE_SECRETS[0]} >/dev/null 2>&1 && ! podman secret inspect ${KUBE_SECRETS[1]} >/dev/null 2>&1 \
+  && ! podman volume exists $KUBE_VOLUME && ! podman network exists $KNET"
+drop_netavark_tables
+note "Kubernetes part: $((SECONDS - T_KUBE)) s"
+
+# ---------------------------------------------------------------------------------------------
+cleanup
 note "total: $((SECONDS - T_START)) s"
 summary
 ((failed == 0))
