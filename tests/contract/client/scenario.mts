@@ -380,8 +380,9 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
         },
     });
     check(inference.response.status === 200, "a serving plan answers 200");
-    const served = inference.data?.options[0];
-    check(served !== undefined && (inference.data?.total_count ?? 0) >= 1 &&
+    const servingPlan = typeof inference.data === "object" ? inference.data : undefined;
+    const served = servingPlan?.options[0];
+    check(served !== undefined && (servingPlan?.total_count ?? 0) >= 1 &&
           served.total_accelerators === served.nodes * served.offering.accelerator_count &&
           Math.abs(served.cluster_usd_per_hour - served.nodes * served.offering.usd_per_hour) < 1e-6,
           "a serving option rents nodes x accelerator_count accelerators at nodes x usd_per_hour");
