@@ -96,14 +96,14 @@ double DefaultScaleOutGbitPerSPerNode(const Accelerator& a, int accelerators_per
 Status ValidateCluster(const ClusterSpec& c) {
     if (c.accelerator_count < 1 || c.accelerator_count > kMaxAcceleratorCount) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "count must be between 1 and " + std::to_string(kMaxAcceleratorCount),
-                         "/hardware/count");
+                         "total_accelerators must be between 1 and " + std::to_string(kMaxAcceleratorCount),
+                         "/hardware/total_accelerators");
     }
     if (c.accelerators_per_node < 0 || c.accelerators_per_node > kMaxAcceleratorsPerNode) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "accelerators_per_node must be between 1 and " +
+                         "accelerator_count must be between 1 and " +
                              std::to_string(kMaxAcceleratorsPerNode),
-                         "/hardware/accelerators_per_node");
+                         "/hardware/accelerator_count");
     }
     auto bad_bw = [](const std::optional<double>& v) {
         return v && !(std::isfinite(*v) && *v > 0 && *v <= 1e7);

@@ -456,15 +456,15 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     int tp = req.tensor_parallel.value_or(n);
     if (tp < 1 || tp > n || n % tp != 0) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "tensor_parallel must divide the hardware count (" + std::to_string(n) + ")",
-                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/count");
+                         "tensor_parallel must divide hardware.total_accelerators (" + std::to_string(n) + ")",
+                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
     }
     if (m.attention_heads % tp != 0) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "tensor parallel degree " + std::to_string(tp) +
                              " must divide attention_heads (" + std::to_string(m.attention_heads) +
                              "); set tensor_parallel",
-                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/count");
+                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
     }
     auto device = ServingDevice(req, cluster.accelerator);
     if (!device.ok()) {

@@ -990,7 +990,7 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
                      pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute ||
                              pr.expert
                          ? "/parallelism"
-                         : "/hardware/count");
+                         : "/hardware/total_accelerators");
 }
 
 // ---- Step 6: the headline figures of the chosen layout ----

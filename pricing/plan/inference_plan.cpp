@@ -94,7 +94,7 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
         if (f == "/precision") {
             best.reason = "precision_unsupported";
             best.example = first.error().message;
-        } else if (f == "/hardware/count" || f == "/tensor_parallel") {
+        } else if (f == "/hardware/total_accelerators" || f == "/tensor_parallel") {
             best.example = "tensor parallel " + std::to_string(tp) +
                            " does not divide the model's attention heads";
         } else {
@@ -179,15 +179,15 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
             (o.spot_interruption ? "; interruption bucket " + o.spot_interruption->label : "");
     }
     opt.replicas = needed + opt.spare_replicas;
-    opt.instances = std::max(
+    opt.nodes = std::max(
         1, static_cast<int>(std::ceil(opt.replicas / s.replicas_per_instance - 1e-9)));
-    opt.accelerators = opt.instances * o.accelerator_count;
+    opt.total_accelerators = opt.nodes * o.accelerator_count;
     opt.time_to_first_token_ms = point.time_to_first_token_ms;
     opt.inter_token_latency_ms = point.inter_token_latency_ms;
     opt.output_tokens_per_second_per_replica = point.output_tokens_per_second;
     opt.capacity_requests_per_second =
         needed * point.output_tokens_per_second * utilization / out;
-    opt.monthly_cost_usd = opt.instances * o.price.usd_per_hour * kHoursPerMonth;
+    opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
     const double prefill_share =
@@ -302,7 +302,7 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
         all.push_back(BuildOption(request, plan, o, s, utilization));
     }
 
-    plan.total_options = all.size();
+    plan.total_count = all.size();
     // Cheapest first; equal costs break by the other criterion (latency: ITL, then TTFT),
     // then by offering id so the order never depends on the catalog's.
     auto cheaper = [](const InferencePlanOption& a, const InferencePlanOption& b) {

@@ -64,8 +64,8 @@ struct InferencePlanOption {
     int replicas = 0;    // including spare_replicas
     int spare_replicas = 0;  // spot only
     std::optional<std::string> reasoning;  // spot only: why the spares
-    int instances = 0;
-    int accelerators = 0;  // instances x accelerators per instance
+    int nodes = 0;               // instances rented
+    int total_accelerators = 0;  // nodes x accelerators per instance
     double time_to_first_token_ms = 0;
     double inter_token_latency_ms = 0;
     double output_tokens_per_second_per_replica = 0;
@@ -81,7 +81,7 @@ struct InferencePlan {
     double requests_per_second = 0;
     double output_tokens_per_second = 0;
     std::vector<InferencePlanOption> options;  // cheapest monthly first, `limit` of them
-    std::size_t total_options = 0;
+    std::size_t total_count = 0;
     std::vector<std::pair<std::string, std::size_t>> skipped;  // reason -> offerings
     std::vector<std::pair<std::string, std::string>> skipped_examples;
     std::size_t estimates = 0;

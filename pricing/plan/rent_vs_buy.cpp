@@ -63,9 +63,9 @@ std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offe
             r.monthly_usd = r.usd_per_accelerator_hour * plan.accelerator_hours_per_month.value_or(0);
             r.billed_months = plan.horizon_months;
         } else {
-            r.instances = static_cast<int>(
+            r.nodes = static_cast<int>(
                 std::ceil(count / static_cast<double>(o->accelerator_count)));
-            r.monthly_usd = o->price.usd_per_hour * r.instances * kHoursPerMonth;
+            r.monthly_usd = o->price.usd_per_hour * r.nodes * kHoursPerMonth;
             r.billed_months =
                 ((plan.horizon_months + term_months - 1) / term_months) * term_months;
         }
@@ -93,8 +93,8 @@ Status RentVsBuyRequest::Validate() const {
     FieldChecker check;
     check.Range(buy.capex_usd, "/buy/capex_usd", 0, kMaxUsd);
     check.Range(buy.opex_usd_per_month, "/buy/opex_usd_per_month", 0, kMaxUsdPerMonth);
-    if (buy.accelerator_count) {
-        check.IntRange(*buy.accelerator_count, "/buy/accelerator_count", 1, kMaxAcceleratorCount);
+    if (buy.total_accelerators) {
+        check.IntRange(*buy.total_accelerators, "/buy/total_accelerators", 1, kMaxAcceleratorCount);
     }
     check.Range(buy.server_price_usd, "/buy/server_price_usd", 0, kMaxUsd);
     check.Range(buy.purchase_price_usd_per_accelerator, "/buy/purchase_price_usd_per_accelerator",
@@ -118,12 +118,12 @@ Status RentVsBuyRequest::Validate() const {
     if (horizon_months) {
         check.IntRange(*horizon_months, "/horizon_months", 1, kMaxHorizonMonths);
     }
-    if (!buy.capex_usd && !buy.server_price_usd && !buy.accelerator_count) {
+    if (!buy.capex_usd && !buy.server_price_usd && !buy.total_accelerators) {
         check.Fail("/buy/capex_usd",
-                   "is required unless server_price_usd or accelerator_count is given");
+                   "is required unless server_price_usd or total_accelerators is given");
     }
-    if (!buy.opex_usd_per_month && !buy.accelerator_count) {
-        check.Fail("/buy/opex_usd_per_month", "is required unless accelerator_count is given");
+    if (!buy.opex_usd_per_month && !buy.total_accelerators) {
+        check.Fail("/buy/opex_usd_per_month", "is required unless total_accelerators is given");
     }
     if (!rent.usd_per_month && !rent.usd_per_accelerator_hour && !rent.offering_id) {
         check.Fail("/rent/usd_per_month",
@@ -178,11 +178,11 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
         accelerator = found.value();
     }
-    plan.accelerator_count = buy.accelerator_count;
+    plan.total_accelerators = buy.total_accelerators;
     // Owned accelerators; 0 when not given (then every use below is guarded by has_count or
     // by Validate's rule that derived figures need a count).
-    const bool has_count = buy.accelerator_count.has_value();
-    const double count = static_cast<double>(buy.accelerator_count.value_or(0));
+    const bool has_count = buy.total_accelerators.has_value();
+    const double count = static_cast<double>(buy.total_accelerators.value_or(0));
 
     // Rent rate and volume.
     if (rent.usd_per_accelerator_hour) {
@@ -195,7 +195,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         if (!has_count) {
             return MakeError(ErrorCode::kInvalidArgument,
                              "accelerator_hours_per_month is required unless "
-                             "buy.accelerator_count is given",
+                             "buy.total_accelerators is given",
                              "/rent/accelerator_hours_per_month");
         }
         plan.accelerator_hours_per_month =

@@ -51,7 +51,7 @@ struct BuySide {
     std::optional<double> capex_usd;
     std::optional<double> opex_usd_per_month;
     std::optional<std::string> accelerator;
-    std::optional<int> accelerator_count;
+    std::optional<int> total_accelerators;   // owned, across all servers
     std::optional<double> server_price_usd;  // whole purchase; replaces price x count x overhead
     std::optional<double> purchase_price_usd_per_accelerator;
     std::optional<double> chassis_overhead_fraction;
@@ -105,7 +105,7 @@ struct RentOption {
     PriceType price_type = PriceType::kOnDemand;
     std::string offering_id;
     double usd_per_accelerator_hour = 0;
-    int instances = 0;           // commitments: instances reserved
+    int nodes = 0;               // commitments: instances reserved
     double monthly_usd = 0;
     int billed_months = 0;       // the horizon, or whole terms covering it
     double total_usd = 0;        // monthly x billed months
@@ -122,7 +122,7 @@ const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation);
 struct RentVsBuyPlan {
     double capex_usd = 0;
     double opex_usd_per_month = 0;
-    std::optional<int> accelerator_count;
+    std::optional<int> total_accelerators;
     std::optional<std::string> accelerator;
     double monthly_rent_usd = 0;
     // Amortised owning cost: (capex - residual) / depreciation months + opex.

@@ -89,14 +89,14 @@ std::size_t Distance(const std::string& a, const std::string& b) {
 
 Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
     JsonReader r(j, ptr);
-    r.OnlyKnown({"accelerator", "count", "accelerators_per_node", "scale_out_gbit_per_s_per_node",
+    r.OnlyKnown({"accelerator", "total_accelerators", "accelerator_count", "scale_out_gbit_per_s_per_node",
                  "scale_up_gb_per_s", "scale_up_domain"});
     r.Require("accelerator");
-    r.Require("count");
+    r.Require("total_accelerators");
     HardwareRequest h;
     h.accelerator = r.String("accelerator").value_or("");
-    h.count = r.Int("count").value_or(1);
-    h.accelerators_per_node = r.Int("accelerators_per_node");
+    h.total_accelerators = r.Int("total_accelerators").value_or(1);
+    h.accelerator_count = r.Int("accelerator_count");
     h.scale_out_gbit_per_s_per_node = r.Number("scale_out_gbit_per_s_per_node");
     h.scale_up_gb_per_s = r.Number("scale_up_gb_per_s");
     h.scale_up_domain = r.Int("scale_up_domain");
@@ -142,11 +142,11 @@ Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing
     }
     est::ClusterSpec c;
     c.accelerator = found.value();
-    c.accelerator_count = h.count;
-    c.accelerators_per_node = h.accelerators_per_node.value_or(0);
-    if (h.accelerators_per_node && *h.accelerators_per_node < 1) {
-        return MakeError(ErrorCode::kInvalidArgument, "accelerators_per_node must be at least 1",
-                         "/hardware/accelerators_per_node");
+    c.accelerator_count = h.total_accelerators;
+    c.accelerators_per_node = h.accelerator_count.value_or(0);
+    if (h.accelerator_count && *h.accelerator_count < 1) {
+        return MakeError(ErrorCode::kInvalidArgument, "accelerator_count must be at least 1",
+                         "/hardware/accelerator_count");
     }
     c.scale_out_gbit_per_s_per_node = h.scale_out_gbit_per_s_per_node;
     c.scale_up_gb_per_s = h.scale_up_gb_per_s;

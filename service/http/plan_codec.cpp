@@ -13,6 +13,7 @@
 #include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/json_reader.hpp"
+#include "service/http/model_codec.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -219,7 +220,7 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
         return r.error();
     }
     JsonReader b(*buy, "/buy");
-    b.OnlyKnown({"capex_usd", "opex_usd_per_month", "accelerator", "accelerator_count",
+    b.OnlyKnown({"capex_usd", "opex_usd_per_month", "accelerator", "total_accelerators",
                  "server_price_usd", "purchase_price_usd_per_accelerator",
                  "chassis_overhead_fraction", "tdp_w", "server_power_overhead_fraction",
                  "utilization", "pue", "usd_per_kwh", "hosting_usd_per_accelerator_month",
@@ -227,7 +228,7 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
     q.buy.capex_usd = b.Number("capex_usd");
     q.buy.opex_usd_per_month = b.Number("opex_usd_per_month");
     q.buy.accelerator = b.String("accelerator");
-    q.buy.accelerator_count = b.Int("accelerator_count");
+    q.buy.total_accelerators = b.Int("total_accelerators");
     q.buy.server_price_usd = b.Number("server_price_usd");
     q.buy.purchase_price_usd_per_accelerator = b.Number("purchase_price_usd_per_accelerator");
     q.buy.chassis_overhead_fraction = b.Number("chassis_overhead_fraction");
@@ -270,7 +271,7 @@ json ToJson(const pricing::plan::RentVsBuyPlan& p) {
         rent_options.push_back({{"price_type", pricing::PriceTypeName(r.price_type)},
                                 {"offering_id", r.offering_id},
                                 {"usd_per_accelerator_hour", Num(r.usd_per_accelerator_hour)},
-                                {"instances", r.instances},
+                                {"nodes", r.nodes},
                                 {"monthly_usd", Num(r.monthly_usd)},
                                 {"billed_months", r.billed_months},
                                 {"total_usd", Num(r.total_usd)},
@@ -299,7 +300,7 @@ json ToJson(const pricing::plan::RentVsBuyPlan& p) {
             {"capex_usd", Num(p.capex_usd)},
             {"opex_usd_per_month", Num(p.opex_usd_per_month)},
             {"accelerator", OptValue(p.accelerator)},
-            {"accelerator_count", OptValue(p.accelerator_count)},
+            {"total_accelerators", OptValue(p.total_accelerators)},
             {"rent_usd_per_accelerator_hour", Opt(p.rent_usd_per_accelerator_hour)},
             {"accelerator_hours_per_month", Opt(p.accelerator_hours_per_month)},
             {"horizon_months", p.horizon_months},
@@ -541,8 +542,9 @@ json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
             {"replicas", o.replicas},
             {"spare_replicas", o.spare_replicas},
             {"reasoning", o.reasoning ? json(*o.reasoning) : json(nullptr)},
-            {"instances", o.instances},
-            {"accelerators", o.accelerators},
+            {"nodes", o.nodes},
+            {"total_accelerators", o.total_accelerators},
+            {"cluster_usd_per_hour", Num(o.nodes * o.offering->price.usd_per_hour)},
             {"time_to_first_token_ms", Num(o.time_to_first_token_ms)},
             {"inter_token_latency_ms", Num(o.inter_token_latency_ms)},
             {"output_tokens_per_second_per_replica", Num(o.output_tokens_per_second_per_replica)},
@@ -649,7 +651,7 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
             workload[key] = body.at(key);
         }
     }
-    workload["hardware"] = {{"accelerator", "planner"}, {"count", 1}};
+    workload["hardware"] = {{"accelerator", "planner"}, {"total_accelerators", 1}};
     auto decoded = DecodeInferenceRequest(workload, nullptr);
     if (!decoded.ok()) {
         return decoded.error();
@@ -720,7 +722,7 @@ json ToJson(const pricing::plan::InferencePlan& plan) {
     }
     return {{"requests_per_second", Num(plan.requests_per_second)},
             {"output_tokens_per_second", Num(plan.output_tokens_per_second)},
-            {"total_options", plan.total_options},
+            {"total_count", plan.total_count},
             {"options", std::move(options)},
             {"estimates", plan.estimates},
             {"skipped", Counts(plan.skipped)},
@@ -738,8 +740,8 @@ std::string InferenceOptionText(const pricing::plan::InferencePlanOption& o,
                                 const pricing::Catalog& catalog) {
     const pricing::Offering& f = *o.offering;
     auto a = catalog.FindAccelerator(f.accelerator);
-    return std::to_string(o.instances) + " x " + f.instance_type + " (" +
-           std::to_string(o.accelerators) + " x " + (a.ok() ? a.value().name : f.accelerator) +
+    return std::to_string(o.nodes) + " x " + f.instance_type + " (" +
+           std::to_string(o.total_accelerators) + " x " + (a.ok() ? a.value().name : f.accelerator) +
            ", " + std::string(pricing::PriceTypeName(f.price_type)) + ", " + f.provider + " " +
            f.region + ")";
 }
@@ -777,7 +779,7 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
     std::string text =
         "Recommended: " + InferenceOptionText(r, catalog) + " at " +
         Dollars(r.monthly_cost_usd, 0) + " a month, the lowest of " +
-        std::to_string(plan.total_options) + " options meeting the latency targets: " +
+        std::to_string(plan.total_count) + " options meeting the latency targets: " +
         std::to_string(r.replicas) + (r.replicas == 1 ? " replica" : " replicas") +
         " of tensor parallel " +
         std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) +
@@ -834,7 +836,7 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
     CsvTable t;
     t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
                 "region", "offering_usd_per_hour", "tensor_parallel", "batch_size",
-                "replicas", "spare_replicas", "instances", "accelerators",
+                "replicas", "spare_replicas", "nodes", "total_accelerators", "cluster_usd_per_hour",
                 "time_to_first_token_ms", "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
                 "usd_per_million_output_tokens", "savings_vs_api_fraction"};
     for (const auto& o : plan.options) {
@@ -843,8 +845,9 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                           std::string(pricing::PriceTypeName(f.price_type)), f.region,
                           CsvNumber(f.price.usd_per_hour), std::to_string(o.tensor_parallel),
                           std::to_string(o.batch_size), std::to_string(o.replicas),
-                          std::to_string(o.spare_replicas), std::to_string(o.instances),
-                          std::to_string(o.accelerators),
+                          std::to_string(o.spare_replicas), std::to_string(o.nodes),
+                          std::to_string(o.total_accelerators),
+                          CsvNumber(o.nodes * f.price.usd_per_hour),
                           CsvNumber(o.time_to_first_token_ms),
                           CsvNumber(o.inter_token_latency_ms), CsvNumber(o.monthly_cost_usd),
                           CsvNumber(o.usd_per_million_input_tokens),
@@ -853,6 +856,51 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                                                     : ""});
     }
     return t;
+}
+
+namespace {
+
+pricing::Status KnownOffering(const std::optional<std::string>& id,
+                              const pricing::Catalog& catalog, const std::string& field) {
+    if (!id || catalog.FindOffering(*id).ok()) {
+        return pricing::Ok{};
+    }
+    std::vector<std::string> ids;
+    ids.reserve(catalog.Offerings().size());
+    for (const auto& o : catalog.Offerings()) {
+        ids.push_back(o.id);
+    }
+    std::string closest;
+    for (const auto& match : pricing::plan::CloseMatches(*id, ids)) {
+        closest += (closest.empty() ? "" : ", ") + match;
+    }
+    return pricing::MakeError(
+        ErrorCode::kInvalidArgument,
+        "unknown offering '" + id->substr(0, 200) + "'" +
+            (closest.empty() ? "" : "; closest known ids: " + closest) +
+            " (GET /v1/offerings lists all)",
+        field);
+}
+
+}  // namespace
+
+pricing::Status CheckBodyIds(const pricing::plan::SpotPlanRequest& request,
+                             const pricing::Catalog& catalog) {
+    if (auto s = KnownOffering(request.spot_offering_id, catalog, "/spot_offering_id"); !s.ok()) {
+        return s;
+    }
+    return KnownOffering(request.on_demand_offering_id, catalog, "/on_demand_offering_id");
+}
+
+pricing::Status CheckBodyIds(const pricing::plan::RentVsBuyRequest& request,
+                             const pricing::Catalog& catalog) {
+    if (auto s = KnownOffering(request.rent.offering_id, catalog, "/rent/offering_id"); !s.ok()) {
+        return s;
+    }
+    if (request.buy.accelerator && !catalog.FindAccelerator(*request.buy.accelerator).ok()) {
+        return UnknownAccelerator(*request.buy.accelerator, catalog, "/buy/accelerator");
+    }
+    return pricing::Ok{};
 }
 
 std::string TodayUtcDate() {
@@ -871,7 +919,7 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
         return plan.error();
     }
     TrainingAnswer answer{std::move(plan).value(), nullptr};
-    answer.body = ToJson(answer.plan, request);
+    answer.body = WithModelWarnings(ToJson(answer.plan, request), request.workload.model);
     return answer;
 }
 
@@ -895,6 +943,7 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     answer.body = ToJson(answer.page);
     AddInferenceRecommendation(plan.value(), catalog, answer.body);
     answer.body["catalog_version"] = catalog.Describe().version;
+    answer.body = WithModelWarnings(std::move(answer.body), request.workload.model);
     return answer;
 }
 

@@ -50,10 +50,19 @@ nlohmann::json ToJson(const pricing::plan::TrainingPlan& plan,
 // One row per option of the page.
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan);
 
+// Ids in a spot or rent-vs-buy body that the catalog must know (offering ids, the buy
+// accelerator): an unknown one is 422 naming its field with the closest known ids, as
+// accelerators in estimates and plan constraints are; 404 is kept for ids in the path.
+[[nodiscard]] pricing::Status CheckBodyIds(const pricing::plan::SpotPlanRequest& request,
+                                           const pricing::Catalog& catalog);
+[[nodiscard]] pricing::Status CheckBodyIds(const pricing::plan::RentVsBuyRequest& request,
+                                           const pricing::Catalog& catalog);
+
 // Today's UTC date (YYYY-MM-DD): price ages and the budget view's default start.
 std::string TodayUtcDate();
 
-// The training plan as POST /v1/plans/training answers it (saved scenarios re-run the same).
+// The training plan as POST /v1/plans/training answers it (saved scenarios re-run the same),
+// with the workload model's consistency warnings after the price warnings.
 struct TrainingAnswer {
     pricing::plan::TrainingPlan plan;  // options point into the catalog given
     nlohmann::json body;
@@ -64,7 +73,7 @@ struct TrainingAnswer {
 
 // The inference plan as POST /v1/plans/inference answers it: constraint ids resolved
 // case-insensitively (unknown ones 422 with close matches), every option planned for
-// best_by_provider, then the requested page.
+// best_by_provider, then the requested page; model warnings as in training plans.
 struct InferenceAnswer {
     pricing::plan::InferencePlan page;
     nlohmann::json body;

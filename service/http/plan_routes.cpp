@@ -12,7 +12,6 @@
 #include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/estimate_codec.hpp"
-#include "service/http/model_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
@@ -28,34 +27,28 @@ pricing::Result<std::shared_ptr<const pricing::Catalog>> PlanCatalog(const Deps&
     return CatalogForQuery(deps, QueryParams(req, {kAsOfParam, kAssumptionsParam}));
 }
 
+// The caller's ?assumptions= detail (validated in ReadJsonBody, so full on any fault here).
+AssumptionDetail DetailOf(const httplib::Request& req) {
+    auto detail = AssumptionDetailOf(req);
+    return detail.ok() ? detail.value() : AssumptionDetail::kFull;
+}
+
 // Encodes a plan with its assumptions spliced in pre-encoded (encoded_cache.hpp); they
 // are moved out of the plan first so the codec builds no DOM for them.
 template <typename Plan, typename Encode>
 void WriteEncoded(httplib::Response& res, const httplib::Request& req, Plan& plan,
                   const Encode& encode) {
-    auto detail = AssumptionDetailOf(req);  // validated in ReadJsonBody
     pricing::Assumptions assumptions = std::move(plan.assumptions);
     plan.assumptions.clear();
-    WriteJsonWithAssumptions(res, encode(plan), assumptions,
-                             detail.ok() ? detail.value() : AssumptionDetail::kFull);
+    WriteJsonWithAssumptions(res, encode(plan), assumptions, DetailOf(req));
 }
 
-// Writes a plan answer whose `assumptions` are already in `body`, trimmed to the caller's
-// ?assumptions= detail (validated in ReadJsonBody): summary keeps name, value and unit.
-void WriteAnswer(httplib::Response& res, const httplib::Request& req, json body) {
-    auto detail = AssumptionDetailOf(req);
-    if (detail.ok() && detail.value() != AssumptionDetail::kFull && body.contains("assumptions")) {
-        json trimmed = json::array();
-        if (detail.value() == AssumptionDetail::kSummary) {
-            for (const auto& a : body["assumptions"]) {
-                trimmed.push_back({{"name", a.value("name", "")},
-                                   {"value", a.contains("value") ? a["value"] : json()},
-                                   {"unit", a.value("unit", "")}});
-            }
-        }
-        body["assumptions"] = std::move(trimmed);
-    }
-    WriteJson(res, body);
+// Writes a plan answer built whole (saved scenarios store the same body) with its
+// `assumptions` re-encoded from `assumptions` at the caller's detail, by the one encoder
+// every estimate and plan answer uses.
+void WriteAnswer(httplib::Response& res, const httplib::Request& req, json body,
+                 const pricing::Assumptions& assumptions) {
+    WriteJsonWithAssumptions(res, std::move(body), assumptions, DetailOf(req));
 }
 
 // Checks query string and Content-Type and parses the body; on failure writes the problem
@@ -105,6 +98,9 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
+        if (auto ids = CheckBodyIds(request.value(), *catalog.value()); !ids.ok()) {
+            return WriteProblem(res, req, ids.error());
+        }
         auto plan = workload.value()
                         ? pricing::plan::PlanSpotForTraining(request.value(), *workload.value(),
                                                              *catalog.value())
@@ -128,6 +124,9 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         auto catalog = PlanCatalog(deps, req);
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
+        }
+        if (auto ids = CheckBodyIds(request.value(), *catalog.value()); !ids.ok()) {
+            return WriteProblem(res, req, ids.error());
         }
         auto plan = pricing::plan::PlanRentVsBuy(request.value(), *catalog.value());
         if (!plan.ok()) {
@@ -160,8 +159,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().plan));
         }
-        WriteAnswer(res, req, WithModelWarnings(std::move(answer.value().body),
-                                                request.value().workload.model));
+        WriteAnswer(res, req, std::move(answer.value().body), answer.value().plan.assumptions);
     });
 
     routes.Post("/v1/plans/inference",
@@ -185,8 +183,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().page));
         }
-        WriteAnswer(res, req, WithModelWarnings(std::move(answer.value().body),
-                                                request.value().workload.model));
+        WriteAnswer(res, req, std::move(answer.value().body), answer.value().page.assumptions);
     });
 }
 

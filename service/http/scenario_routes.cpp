@@ -48,6 +48,9 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
              if (!workload.ok()) {
                  return workload.error();
              }
+             if (auto ids = CheckBodyIds(decoded.value(), catalog); !ids.ok()) {
+                 return ids.error();
+             }
              auto plan = workload.value()
                              ? pricing::plan::PlanSpotForTraining(decoded.value(),
                                                                   *workload.value(), catalog)
@@ -90,6 +93,9 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
              auto decoded = DecodeRentVsBuyRequest(request);
              if (!decoded.ok()) {
                  return decoded.error();
+             }
+             if (auto ids = CheckBodyIds(decoded.value(), catalog); !ids.ok()) {
+                 return ids.error();
              }
              auto plan = pricing::plan::PlanRentVsBuy(decoded.value(), catalog);
              if (!plan.ok()) {

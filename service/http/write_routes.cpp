@@ -6,6 +6,7 @@
 #include "pricing/catalog_loader.hpp"
 #include "pricing/csv.hpp"
 #include "service/http/auth.hpp"
+#include "service/http/csv_writer.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/problem.hpp"
@@ -175,10 +176,45 @@ std::optional<std::string> ResolveAccelerator(const pricing::Catalog& catalog,
     return std::nullopt;
 }
 
+// Spot risk in the shape offerings are answered with ({bucket, min_percent_per_month,
+// max_percent_per_month}). The bounds follow from the bucket, so they may be left out; given,
+// they must be the bucket's (422 otherwise): a stored offering cannot carry a range its
+// bucket contradicts.
+Result<pricing::SpotInterruptionBucket> DecodeSpotInterruption(const json& object,
+                                                               const std::string& pointer) {
+    JsonReader r(object, pointer + "/spot_interruption");
+    r.OnlyKnown({"bucket", "min_percent_per_month", "max_percent_per_month"});
+    r.Require("bucket");
+    auto label = r.String("bucket");
+    auto min_percent = r.Number("min_percent_per_month");
+    auto max_percent = r.Number("max_percent_per_month");
+    if (!r.ok()) {
+        return r.error();
+    }
+    auto bucket = pricing::ParseSpotInterruptionBucket(*label);
+    if (!bucket) {
+        r.Fail(ErrorCode::kInvalidArgument, "bucket", "must be <5%, 5-10%, 10-15%, 15-20% or >20%");
+        return r.error();
+    }
+    auto agree = [&](const std::optional<double>& given, double bound, const std::string& key) {
+        if (given && *given != bound && r.ok()) {
+            r.Fail(ErrorCode::kInvalidArgument, key,
+                   "must be " + CsvNumber(bound) + " for bucket " + bucket->label +
+                       ", or left out");
+        }
+    };
+    agree(min_percent, bucket->min_percent_per_month, "min_percent_per_month");
+    agree(max_percent, bucket->max_percent_per_month, "max_percent_per_month");
+    if (!r.ok()) {
+        return r.error();
+    }
+    return *bucket;
+}
+
 const std::vector<std::string> kOfferingMembers = {
     "id", "provider", "instance_type", "accelerator", "accelerator_count", "accelerator_memory_gb",
     "vcpus", "ram_gib", "interconnect", "scale_out_gbit_per_s", "region", "price_type",
-    "spot_interruption_bucket", "notes", "usd_per_hour", "as_of", "as_of_estimated", "source",
+    "spot_interruption", "notes", "usd_per_hour", "as_of", "as_of_estimated", "source",
     "verified", "price_notes"};
 
 // One new offering with its first price; `pointer` is the JSON pointer of the object.
@@ -201,7 +237,7 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
     auto scale_out = r.Number("scale_out_gbit_per_s");
     auto region = r.String("region");
     auto price_type = r.String("price_type");
-    auto bucket = r.String("spot_interruption_bucket");
+    const json* spot_interruption = r.Object("spot_interruption");
     auto notes = r.String("notes");
     auto usd = r.Number("usd_per_hour");
     auto as_of = r.String("as_of");
@@ -281,13 +317,14 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
         r.Fail(ErrorCode::kInvalidArgument, "price_type",
                "must be on_demand, spot, commit_1y, commit_3y or capacity_block");
     }
-    if (bucket && !bucket->empty()) {
-        o.spot_interruption = pricing::ParseSpotInterruptionBucket(*bucket);
-        if (!o.spot_interruption) {
-            r.Fail(ErrorCode::kInvalidArgument, "spot_interruption_bucket",
-                   "must be <5%, 5-10%, 10-15%, 15-20% or >20%");
-        } else if (o.price_type != pricing::PriceType::kSpot) {
-            r.Fail(ErrorCode::kInvalidArgument, "spot_interruption_bucket",
+    if (spot_interruption != nullptr && r.ok()) {
+        auto decoded = DecodeSpotInterruption(*spot_interruption, pointer);
+        if (!decoded.ok()) {
+            return decoded.error();
+        }
+        o.spot_interruption = decoded.value();
+        if (o.price_type != pricing::PriceType::kSpot) {
+            r.Fail(ErrorCode::kInvalidArgument, "spot_interruption",
                    "is only valid on spot offerings");
         }
     }
@@ -327,7 +364,7 @@ const std::vector<std::pair<std::string, std::string>> kCsvColumns = {
     {"usd_per_accel_hour", ""}, {"as_of", "as_of"}, {"source", "source"},
     {"verified", "verified"}, {"notes", "price_notes"}, {"id", "id"},
     {"scale_out_gbit_per_s", "scale_out_gbit_per_s"},
-    {"spot_interruption_bucket", "spot_interruption_bucket"},
+    {"spot_interruption_bucket", "spot_interruption"},
     {"as_of_estimated", "as_of_estimated"}};
 
 // CSV text -> JSON objects with typed members. Errors name "line N".
@@ -384,6 +421,8 @@ Result<json> CsvToJson(const std::string& body) {
                                      where);
                 }
                 item[key] = static_cast<int>(number);
+            } else if (key == "spot_interruption") {
+                item[key] = {{"bucket", value}};  // the bounds follow from the bucket
             } else if (key == "verified" || key == "as_of_estimated") {
                 std::string v = Lower(value);
                 if (v != "yes" && v != "no" && v != "true" && v != "false") {

@@ -39,9 +39,9 @@ wrk.body = [[$2]]
 LUA
 }
 post_script "$work/training.lua" \
-    '{"model": {"params_b": 8}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "count": 64}}'
+    '{"model": {"params_b": 8}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 64}}'
 post_script "$work/inference.lua" \
-    '{"model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8, "gated_mlp": true}, "hardware": {"accelerator": "h100-sxm", "count": 2}, "precision": "fp8", "batch_size": 1, "input_tokens": 1000, "output_tokens": 200}'
+    '{"model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8, "gated_mlp": true}, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 2}, "precision": "fp8", "batch_size": 1, "input_tokens": 1000, "output_tokens": 200}'
 post_script "$work/plan.lua" \
     '{"model": {"params_b": 7}, "tokens_b": 1000, "precision": "bf16", "constraints": {"deadline_hours": 720, "budget_usd": 150000, "price_types": ["on_demand", "spot"]}, "sort": "expected_cost", "limit": 3}'
 # Every request must succeed; a wrong body would otherwise benchmark the error path.

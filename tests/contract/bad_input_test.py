@@ -51,9 +51,9 @@ POSTS = ["/v1/estimates/training", "/v1/estimates/inference", "/v1/estimates/roo
          "/v1/plans/training", "/v1/plans/spot", "/v1/plans/rent-vs-buy", "/v1/plans/inference"]
 VALID = {
     "/v1/estimates/training": {"model": {"params_b": 7}, "tokens_b": 100,
-                               "hardware": {"accelerator": "h100-sxm", "count": 64}},
+                               "hardware": {"accelerator": "h100-sxm", "total_accelerators": 64}},
     "/v1/estimates/inference": {"model": {"params_b": 7},
-                                "hardware": {"accelerator": "h100-sxm", "count": 1},
+                                "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1},
                                 "batch_size": 1, "input_tokens": 100, "output_tokens": 100},
     "/v1/estimates/roofline": {"accelerator": "h100-sxm", "precision": "bf16",
                                "ops": [{"kind": "gemm", "m": 8192, "n": 8192, "k": 8192}]},
@@ -70,7 +70,7 @@ VALID = {
 }
 KEYS = ["model", "params_b", "active_params_b", "layers", "hidden_size", "attention_heads",
         "kv_heads", "ffn_hidden_size", "vocab_size", "seq_len", "tokens_b", "hardware",
-        "accelerator", "count", "precision", "parallelism", "tensor", "pipeline", "data",
+        "accelerator", "total_accelerators", "accelerator_count", "precision", "parallelism", "tensor", "pipeline", "data",
         "zero_stage", "recompute", "micro_batch_size", "batch_size", "input_tokens",
         "output_tokens", "ops", "kind", "m", "n", "k", "bytes_read", "flops", "job_hours",
         "spot_usd_per_hour", "on_demand_usd_per_hour", "interruptions_per_hour",

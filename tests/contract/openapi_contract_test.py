@@ -185,11 +185,11 @@ try:
     for model in ("llama-2-7b", {"id": "llama-2-7b", "seq_len": 2048}, {"hf_config": hf_llama},
                   {"params_b": 6.7, "layers": 32, "hidden_size": 4096, "ffn_hidden_size": 11008}):
         call("/v1/estimates/inference", "/v1/estimates/inference", "post",
-             body=json.dumps({"model": model, "hardware": {"accelerator": "h100-sxm", "count": 1},
+             body=json.dumps({"model": model, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1},
                               "input_tokens": 128, "output_tokens": 128}).encode(),
              headers=json_headers)
     call("/v1/estimates/inference", "/v1/estimates/inference", "post", expect=422,
-         body=json.dumps({"model": "llama-9", "hardware": {"accelerator": "h100-sxm", "count": 1},
+         body=json.dumps({"model": "llama-9", "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1},
                           "input_tokens": 128, "output_tokens": 128}).encode(),
          headers=json_headers)
     # Estimator (issue 3): each endpoint with its documented request example, and a 422.
@@ -204,7 +204,7 @@ try:
              headers=json_headers)
     call("/v1/estimates/training", "/v1/estimates/training", "post", expect=422,
          body=json.dumps({"model": {"params_b": 7}, "tokens_b": 1,
-                          "hardware": {"accelerator": "no-such-chip", "count": 8}}).encode(),
+                          "hardware": {"accelerator": "no-such-chip", "total_accelerators": 8}}).encode(),
          headers=json_headers)
     # Planner (issue 4): each endpoint with its documented request example, CSV where offered,
     # the seed scenarios, and 400/415/422 problems.
@@ -222,7 +222,7 @@ try:
                 body=json.dumps(issue_spot).encode(), headers=json_headers)
     check(spot["recommendation"] == "spot" and abs(spot["expected_savings_fraction"] - 0.6588) < 1e-3,
           "the issue's spot example saves 65.9% and recommends spot")
-    seed = {"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "accelerator_count": 80},
+    seed = {"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80},
             "rent": {"usd_per_month": 20000}}
     rvb = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
                body=json.dumps(seed).encode(), headers=json_headers)
@@ -231,7 +231,7 @@ try:
     lambda_h100 = call("/v1/offerings", "/v1/offerings?provider=lambda&accelerator=h100-sxm"
                        "&price_type=on_demand&sort=usd_per_accelerator_hour&limit=1")
     if lambda_h100["items"]:
-        small = {"buy": {"accelerator": "h100-sxm", "accelerator_count": 8},
+        small = {"buy": {"accelerator": "h100-sxm", "total_accelerators": 8},
                  "rent": {"offering_id": lambda_h100["items"][0]["id"],
                           "accelerator_hours_per_month": 1000}}
         small_team = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
@@ -275,6 +275,27 @@ try:
     call("/v1/scenarios", "/v1/scenarios", expect=409)
     call("/v1/scenarios/{id}", "/v1/scenarios/1", expect=409)
     call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=409)
+    # A method the path lacks: 405 with Allow, as the operations document it (MethodNotAllowed).
+    try:
+        urllib.request.urlopen(urllib.request.Request(BASE + "/v1/offerings", method="PATCH",
+                                                      data=b"{}", headers=json_headers), timeout=10)
+        check(False, "PATCH /v1/offerings -> 405")
+    except urllib.error.HTTPError as e:
+        check(e.code == 405, f"PATCH /v1/offerings -> {e.code} (want 405)")
+        check(e.headers.get("Allow") == "GET, POST", f"405 Allow is {e.headers.get('Allow')!r}")
+        check(e.headers.get("Content-Type", "").startswith("application/problem+json"),
+              "405 is application/problem+json")
+        schema, media = response_schema(operation("/v1/offerings", "get"), 405,
+                                        "application/problem+json")
+        check(media is not None and "Allow" in resolve(
+            operation("/v1/offerings", "get")["responses"]["405"]).get("headers", {}),
+              "GET /v1/offerings documents 405 with its Allow header")
+        errs = validate(json.loads(e.read()), schema) if schema else ["no schema"]
+        check(not errs, "405 body matches the documented problem" +
+              ("" if not errs else ": " + "; ".join(errs[:5])))
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            check("405" in op["responses"], f"{method.upper()} {path} documents 405")
     call("/", "/")
     call("/healthz", "/healthz")
     call("/metrics", "/metrics")

@@ -305,7 +305,7 @@ async function estimate(api: Client) {
         body: {
             model: { params_b: 7 },
             tokens_b: 100,
-            hardware: { accelerator: "h100-sxm", count: 64 },
+            hardware: { accelerator: "h100-sxm", total_accelerators: 64 },
             precision: "bf16",
         },
     });
@@ -313,7 +313,7 @@ async function estimate(api: Client) {
     const inference = await api.POST("/v1/estimates/inference", {
         body: {
             model: { params_b: 8 },
-            hardware: { accelerator: "l40s", count: 1 },
+            hardware: { accelerator: "l40s", total_accelerators: 1 },
             input_tokens: 1000,
             output_tokens: 250,
         },
@@ -364,7 +364,7 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
 
     const rentVsBuy = await api.POST("/v1/plans/rent-vs-buy", {
         body: {
-            buy: { accelerator: "h100-sxm", accelerator_count: 8 },
+            buy: { accelerator: "h100-sxm", total_accelerators: 8 },
             rent: { offering_id: offerings.find((o) => o.accelerator === "h100-sxm" &&
                                                        o.price_type === "on_demand")?.id ?? "none" },
         },
@@ -380,6 +380,12 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
         },
     });
     check(inference.response.status === 200, "a serving plan answers 200");
+    const servingPlan = typeof inference.data === "object" ? inference.data : undefined;
+    const served = servingPlan?.options[0];
+    check(served !== undefined && (servingPlan?.total_count ?? 0) >= 1 &&
+          served.total_accelerators === served.nodes * served.offering.accelerator_count &&
+          Math.abs(served.cluster_usd_per_hour - served.nodes * served.offering.usd_per_hour) < 1e-6,
+          "a serving option rents nodes x accelerator_count accelerators at nodes x usd_per_hour");
 }
 
 // The faults a client meets; each answer must be the documented problem.

@@ -267,7 +267,7 @@ TEST_SUITE("estimate_training") {
         r.parallelism.reset();
         auto no_fit = EstimateTraining(r, Cluster(1));
         REQUIRE(!no_fit.ok());
-        CHECK(no_fit.error().field == "/hardware/count");
+        CHECK(no_fit.error().field == "/hardware/total_accelerators");
         CHECK(no_fit.error().message.find("accelerators") != std::string::npos);
         r.precision = Precision::kFp8;
         auto fp8 = EstimateTraining(r, Cluster(64));
@@ -387,7 +387,7 @@ TEST_SUITE("estimate_training") {
         r.tokens_b = 100;
         auto e = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
         REQUIRE_FALSE(e.ok());
-        CHECK(e.error().field == "/hardware/count");
+        CHECK(e.error().field == "/hardware/total_accelerators");
         CHECK(e.error().message.find("does not fit") != std::string::npos);
     }
 

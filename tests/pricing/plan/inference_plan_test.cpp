@@ -39,14 +39,14 @@ TEST_SUITE("plan_inference") {
         REQUIRE(plan.ok());
         const InferencePlan& p = plan.value();
         CHECK(p.output_tokens_per_second == doctest::Approx(2560));
-        REQUIRE(p.total_options >= 2);
+        REQUIRE(p.total_count >= 2);
         const double requests_per_month = 10 * kSecondsPerMonth;
         for (const auto& o : p.options) {
             CHECK(o.monthly_cost_usd ==
-                  doctest::Approx(o.instances * o.offering->price.usd_per_hour * 730));
+                  doctest::Approx(o.nodes * o.offering->price.usd_per_hour * 730));
             CHECK(o.capacity_requests_per_second >= 10 - 1e-9);
-            CHECK(o.accelerators == o.instances * o.offering->accelerator_count);
-            CHECK(o.replicas * o.tensor_parallel <= o.accelerators);
+            CHECK(o.total_accelerators == o.nodes * o.offering->accelerator_count);
+            CHECK(o.replicas * o.tensor_parallel <= o.total_accelerators);
             const double billed = requests_per_month *
                                   (512 * o.usd_per_million_input_tokens +
                                    256 * o.usd_per_million_output_tokens) /
@@ -90,7 +90,7 @@ TEST_SUITE("plan_inference") {
         tight.max_inter_token_latency_ms = 1e-3;
         auto none = PlanInference(tight, *catalog);
         REQUIRE(none.ok());
-        CHECK(none.value().total_options == 0);
+        CHECK(none.value().total_count == 0);
         bool latency_reason = false;
         for (const auto& [reason, count] : none.value().skipped) {
             latency_reason = latency_reason || (reason == "latency_target_unmet" && count > 0);
@@ -164,7 +164,7 @@ TEST_SUITE("plan_inference") {
                   std::max(1, static_cast<int>(std::ceil(needed * kSpotServingSpareReplicaFraction -
                                                          1e-9))));
             CHECK(o.capacity_requests_per_second >= 10 - 1e-9);
-            CHECK(o.instances * (o.offering->accelerator_count / o.tensor_parallel) >= o.replicas);
+            CHECK(o.nodes * (o.offering->accelerator_count / o.tensor_parallel) >= o.replicas);
             REQUIRE(o.reasoning.has_value());
             CHECK(o.reasoning->find("spare replica") != std::string::npos);
         }

@@ -24,7 +24,7 @@ RentVsBuyRequest EnterpriseSeed() {
     RentVsBuyRequest r;
     r.buy.capex_usd = 800000;
     r.buy.opex_usd_per_month = 5000;
-    r.buy.accelerator_count = 80;
+    r.buy.total_accelerators = 80;
     r.rent.usd_per_accelerator_hour = 2;
     r.rent.accelerator_hours_per_month = 10000;
     return r;
@@ -35,7 +35,7 @@ RentVsBuyRequest EnterpriseSeed() {
 RentVsBuyRequest SmallTeam() {
     RentVsBuyRequest r;
     r.buy.accelerator = "h100-sxm";
-    r.buy.accelerator_count = 8;
+    r.buy.total_accelerators = 8;
     r.rent.offering_id = "lambda-gpu_1x_h100-us-on-demand";
     r.rent.accelerator_hours_per_month = 1000;
     return r;
@@ -213,7 +213,7 @@ TEST_SUITE("plan_rent_vs_buy") {
         REQUIRE(catalog.ok());
         RentVsBuyRequest r;
         r.buy.accelerator = "h100-sxm";
-        r.buy.accelerator_count = 16;
+        r.buy.total_accelerators = 16;
         r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
         r.rent.accelerator_hours_per_month = 4000;
         auto plan = PlanRentVsBuy(r, *catalog.value());
@@ -224,7 +224,7 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(options[0].monthly_usd == doctest::Approx(55.04 / 8 * 4000));
         CHECK(options[0].monthly_usd == doctest::Approx(plan.value().monthly_rent_usd));
         CHECK(options[1].price_type == PriceType::kCommit3y);
-        CHECK(options[1].instances == 2);  // 16 accelerators on 8-GPU instances
+        CHECK(options[1].nodes == 2);  // 16 accelerators on 8-GPU instances
         CHECK(options[1].monthly_usd == doctest::Approx(2 * 20 * 730.0));
         CHECK(options[1].billed_months == 72);  // two whole 3-year terms cover 60 months
         CHECK(options[1].total_usd == doctest::Approx(options[1].monthly_usd * 72));

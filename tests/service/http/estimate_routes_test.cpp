@@ -19,7 +19,7 @@ json Llama65Training() {
                 "kv_heads": 64, "ffn_hidden_size": 22016, "vocab_size": 32000, "seq_len": 2048,
                 "active_params_b": null, "gated_mlp": true},
       "tokens_b": 1400,
-      "hardware": {"accelerator": "h100-sxm", "count": 2048},
+      "hardware": {"accelerator": "h100-sxm", "total_accelerators": 2048},
       "precision": "bf16",
       "global_batch_tokens": 4194304,
       "parallelism": {"tensor": 8, "pipeline": 4, "data": 64, "zero_stage": 1, "recompute": "selective"}
@@ -64,7 +64,7 @@ TEST_SUITE("estimate_routes") {
     TEST_CASE("a minimal training request searches the layout and reports a runner-up") {
         TestServer server(SampleDeps());
         json req = {{"model", {{"params_b", 7}}}, {"tokens_b", 100},
-                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 64}}}};
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 64}}}};
         auto r = Post(server, "/v1/estimates/training", req);
         REQUIRE(r);
         CHECK(r->status == 200);
@@ -89,8 +89,8 @@ TEST_SUITE("estimate_routes") {
         CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/tokens_b");
         bad = Llama65Training();
         bad.erase("parallelism");
-        bad["hardware"]["count"] = 1;
-        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/count");
+        bad["hardware"]["total_accelerators"] = 1;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/total_accelerators");
         bad = Llama65Training();
         bad["tokens_b"] = "lots";
         CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/tokens_b");
@@ -100,14 +100,26 @@ TEST_SUITE("estimate_routes") {
         bad = Llama65Training();
         // A number is the right JSON type for a count (JSON has no integer type; 64.0 is read
         // as 64): one this large is an invalid value, not a malformed request.
-        bad["hardware"]["count"] = 1e300;
-        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/count");
+        bad["hardware"]["total_accelerators"] = 1e300;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/total_accelerators");
         bad = Llama65Training();
-        bad["hardware"]["count"] = 64.5;
+        bad["hardware"]["total_accelerators"] = 64.5;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/hardware/total_accelerators");
+        bad = Llama65Training();
+        bad["hardware"]["total_accelerators"] = 4000000000LL;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/total_accelerators");
+        // The hardware object's old names are unknown fields now: 400 naming each.
+        bad = Llama65Training();
+        bad["hardware"]["count"] = 2048;
         CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/hardware/count");
         bad = Llama65Training();
-        bad["hardware"]["count"] = 4000000000LL;
-        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/count");
+        bad["hardware"]["accelerators_per_node"] = 8;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400,
+                     "/hardware/accelerators_per_node");
+        bad = Llama65Training();
+        bad["hardware"]["accelerator_count"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/accelerator_count");
         bad = Llama65Training();
         bad["hardware"]["accelerator"] = "tpu-v5e";
         bad["precision"] = "fp8";
@@ -122,7 +134,7 @@ TEST_SUITE("estimate_routes") {
         json req = {{"model", {{"params_b", 6.74}, {"layers", 32}, {"hidden_size", 4096},
                                {"ffn_hidden_size", 11008}, {"gated_mlp", true}, {"seq_len", 512}}},
                     {"tokens_b", 0.01},
-                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 1}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
                     {"mode", "qlora"},
                     {"lora_rank", 16},
                     {"lora_target_modules", {"q_proj", "v_proj"}}};
@@ -157,7 +169,7 @@ TEST_SUITE("estimate_routes") {
         TestServer server(SampleDeps());
         json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
                                {"kv_heads", 8}, {"gated_mlp", true}}},
-                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 2}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
                     {"precision", "fp8"},
                     {"batch_size", 1},
                     {"input_tokens", 1000},
@@ -182,7 +194,7 @@ TEST_SUITE("estimate_routes") {
         TestServer server(SampleDeps());
         json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
                                {"kv_heads", 8}, {"gated_mlp", true}}},
-                    {"hardware", {{"accelerator", "h100-sxm"}, {"count", 2}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
                     {"precision", "fp8"},
                     {"input_tokens", 1000},
                     {"output_tokens", 200},

@@ -37,7 +37,7 @@ json HfConfig(const std::string& name) {
 json Llama2Training(json model) {
     return {{"model", std::move(model)},
             {"tokens_b", 2000},
-            {"hardware", {{"accelerator", "h100-sxm"}, {"count", 256}}},
+            {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 256}}},
             {"precision", "bf16"},
             {"global_batch_tokens", 4194304}};
 }
@@ -148,7 +148,7 @@ TEST_SUITE("model_routes") {
             CAPTURE(model.dump().substr(0, 80));
             json e = Body(Post(server, "/v1/estimates/inference",
                                {{"model", model},
-                                {"hardware", {{"accelerator", "h100-sxm"}, {"count", 8}}},
+                                {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 8}}},
                                 {"input_tokens", 1024},
                                 {"output_tokens", 256},
                                 {"tensor_parallel", 8}}));
@@ -172,7 +172,7 @@ TEST_SUITE("model_routes") {
         TestServer server(SampleDeps());
         json e = Body(Post(server, "/v1/estimates/inference",
                            {{"model", {{"params_b", 70}}},
-                            {"hardware", {{"accelerator", "h100-sxm"}, {"count", 8}}},
+                            {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 8}}},
                             {"input_tokens", 1024},
                             {"output_tokens", 256},
                             {"tensor_parallel", 8}}));

@@ -46,7 +46,7 @@ const char* kIssueSpotExample =
         "interruptions_per_hour": 0.1, "checkpoint_minutes": 3, "restart_minutes": 6})";
 
 const char* kEnterpriseSeed =
-    R"({"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "accelerator_count": 80},
+    R"({"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80},
         "rent": {"usd_per_accelerator_hour": 2, "accelerator_hours_per_month": 10000}})";
 
 }  // namespace
@@ -127,9 +127,21 @@ TEST_SUITE("plan_routes") {
         CheckProblem(Post(server, "/v1/plans/spot",
                           R"({"job_hours": 5, "nodes": 99999999999, "spot_offering_id": "x"})"),
                      422, "invalid_argument", "/nodes");
-        CheckProblem(Post(server, "/v1/plans/spot",
-                          R"({"job_hours": 5, "spot_offering_id": "no-such-offering"})"),
-                     404, "not_found", "/spot_offering_id");
+        // An unknown id in the body is 422 with close matches, as in estimates (404 is for
+        // ids in the path).
+        auto unknown = Post(server, "/v1/plans/spot",
+                            R"({"job_hours": 5, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spott"})");
+        CheckProblem(unknown, 422, "invalid_argument", "/spot_offering_id");
+        CHECK(json::parse(unknown->body)["detail"].get<std::string>().find("closest known ids") !=
+              std::string::npos);
+        CheckProblem(Post(server, "/v1/plans/rent-vs-buy",
+                          R"({"buy": {"accelerator": "h100-sxmm", "total_accelerators": 8},
+                              "rent": {"usd_per_month": 20000}})"),
+                     422, "invalid_argument", "/buy/accelerator");
+        CheckProblem(Post(server, "/v1/plans/rent-vs-buy",
+                          R"({"buy": {"capex_usd": 1, "opex_usd_per_month": 1},
+                              "rent": {"offering_id": "nope"}})"),
+                     422, "invalid_argument", "/rent/offering_id");
         auto wrong_type = server.Client().Post("/v1/plans/spot", kIssueSpotExample, "text/plain");
         CheckProblem(wrong_type, 415, "unsupported_media_type");
         CheckProblem(Post(server, "/v1/plans/spot?x=1", kIssueSpotExample), 400,
@@ -163,11 +175,17 @@ TEST_SUITE("plan_routes") {
     TEST_CASE("POST /v1/plans/rent-vs-buy: a small team at ~1,000 GPU-hours a month should rent") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/rent-vs-buy",
-                              R"({"buy": {"accelerator": "h100-sxm", "accelerator_count": 8},
+                              R"({"buy": {"accelerator": "h100-sxm", "total_accelerators": 8},
                                   "rent": {"offering_id": "lambda-gpu_1x_h100-us-on-demand",
                                            "accelerator_hours_per_month": 1000}})"));
         CHECK(body["recommendation"] == "rent");
         CHECK(body["breaks_even_within_horizon"] == false);
+        CHECK(body["total_accelerators"] == 8);
+        // The owned accelerators were `accelerator_count`, which names one instance's elsewhere.
+        CheckProblem(Post(server, "/v1/plans/rent-vs-buy",
+                          R"({"buy": {"accelerator": "h100-sxm", "accelerator_count": 8},
+                              "rent": {"usd_per_month": 20000}})"),
+                     400, "malformed_request", "/buy/accelerator_count");
     }
 
     TEST_CASE("rent-vs-buy never breaking even answers null, not a number") {
@@ -210,7 +228,7 @@ TEST_SUITE("plan_routes") {
                               "rent": {"usd_per_month": 1, "offering": "x"}})"),
                      400, "malformed_request", "/rent/offering");
         CheckProblem(Post(server, "/v1/plans/rent-vs-buy",
-                          R"({"buy": {"accelerator": "tpu-v5e", "accelerator_count": 4},
+                          R"({"buy": {"accelerator": "tpu-v5e", "total_accelerators": 4},
                               "rent": {"usd_per_month": 100}})"),
                      409, "failed_precondition");
     }
@@ -307,7 +325,7 @@ TEST_SUITE("plan_routes") {
         bool estimated_warned = false;
         for (const auto& w : body["warnings"]) {
             estimated_warned = estimated_warned ||
-                               w.get<std::string>().find("is estimated") != std::string::npos;
+                               w["detail"].get<std::string>().find("is estimated") != std::string::npos;
         }
         CHECK(estimated_warned == price["as_of_estimated"].get<bool>());
     }
@@ -333,7 +351,7 @@ TEST_SUITE("plan_routes") {
         CHECK(training->body.find("close matches: h100-sxm") != std::string::npos);
         auto estimate = Post(server, "/v1/estimates/training",
                              R"({"model": {"params_b": 7}, "tokens_b": 20,
-                                 "hardware": {"accelerator": "h100-sxmm", "count": 8}})");
+                                 "hardware": {"accelerator": "h100-sxmm", "total_accelerators": 8}})");
         CheckProblem(estimate, 422, "invalid_argument", "/hardware/accelerator");
         auto inference = Post(server, "/v1/plans/inference",
                               R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5,
@@ -359,7 +377,7 @@ TEST_SUITE("plan_routes") {
                      "invalid_argument", "/model");  // a missing field is 422 everywhere
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
-                              "hardware": {"accelerator": "h100-sxm", "count": 8}})"),
+                              "hardware": {"accelerator": "h100-sxm", "total_accelerators": 8}})"),
                      400, "malformed_request", "/hardware");
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20, "sort": "cheap"})"),
@@ -411,11 +429,24 @@ TEST_SUITE("plan_routes") {
                                                 "usd_per_million_output_tokens": 1.5}})"));
         REQUIRE(body["options"].size() >= 1);
         const json& o = body["options"][0];
-        for (const char* key : {"accelerators", "monthly_cost_usd", "usd_per_million_input_tokens",
-                                "usd_per_million_output_tokens", "savings_vs_api_fraction",
-                                "tensor_parallel", "batch_size", "instances"}) {
+        for (const char* key : {"total_accelerators", "monthly_cost_usd",
+                                "usd_per_million_input_tokens", "usd_per_million_output_tokens",
+                                "savings_vs_api_fraction", "tensor_parallel", "batch_size",
+                                "nodes", "cluster_usd_per_hour"}) {
             CHECK(o.contains(key));
         }
+        for (const char* old_key : {"accelerators", "instances"}) {
+            CHECK_FALSE(o.contains(old_key));
+        }
+        CHECK(body.contains("total_count"));
+        CHECK_FALSE(body.contains("total_options"));
+        // One instance's price is the offering's usd_per_hour; the option's rate is the cluster's.
+        CHECK(o["total_accelerators"] ==
+              o["nodes"].get<int>() * o["offering"]["accelerator_count"].get<int>());
+        CHECK(o["cluster_usd_per_hour"].get<double>() ==
+              doctest::Approx(o["nodes"].get<int>() * o["offering"]["usd_per_hour"].get<double>()));
+        CHECK(o["monthly_cost_usd"].get<double>() ==
+              doctest::Approx(o["cluster_usd_per_hour"].get<double>() * 730));
         CHECK(o["inter_token_latency_ms"].get<double>() <= 50);
         CheckProblem(Post(server, "/v1/plans/inference",
                           R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5})"),

@@ -41,10 +41,23 @@ TEST_SUITE("router") {
         REQUIRE(r);
         CHECK(r->status == 405);
         CHECK(r->get_header_value("Allow") == "GET");
-        CHECK(json::parse(r->body)["code"] == "method_not_allowed");
+        CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+        json problem = json::parse(r->body);
+        CHECK(problem["code"] == "method_not_allowed");
+        CHECK(problem["status"] == 405);
+        CHECK(problem["type"] == "urn:gpucost:problem:method_not_allowed");
+        CHECK(problem["instance"] == "/v1/accelerators");
         auto d = server.Client().Delete("/v1/accelerators/h100-sxm");
         REQUIRE(d);
         CHECK(d->status == 405);
+        CHECK(d->get_header_value("Content-Type") == "application/problem+json");
+        // A path with several methods lists them all; PATCH is served on no path.
+        auto p = server.Client().Patch("/v1/offerings", "{}", "application/json");
+        REQUIRE(p);
+        CHECK(p->status == 405);
+        CHECK(p->get_header_value("Allow") == "GET, POST");
+        CHECK(p->get_header_value("Content-Type") == "application/problem+json");
+        CHECK(json::parse(p->body)["code"] == "method_not_allowed");
     }
 
     TEST_CASE("a body larger than the limit is refused with 413 before it is read") {

@@ -34,6 +34,40 @@ void CheckProblem(const httplib::Result& r, int status, const std::string& code,
 }  // namespace
 
 TEST_SUITE("scenario_routes") {
+    TEST_CASE("a serving-plan scenario carries the model's warnings, as the plan route does") {
+        Fixture f;
+        auto c = f.server->Client();
+        // params_b that no reading of Llama-2-7B's structure gives: the model warns.
+        const json request = {
+            {"model", {{"params_b", 20}, {"layers", 32}, {"hidden_size", 4096},
+                       {"attention_heads", 32}, {"ffn_hidden_size", 11008}, {"gated_mlp", true},
+                       {"vocab_size", 32000}}},
+            {"input_tokens", 512},
+            {"output_tokens", 256},
+            {"traffic", {{"requests_per_second", 1}}}};
+        const json direct = Body(c.Post("/v1/plans/inference", request.dump(), "application/json"));
+        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
+                            json{{"name", "serving"}, {"plan", "inference"}, {"request", request}}.dump(),
+                            "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const std::string id = Body(saved)["id"];
+        auto evaluated =
+            Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+        auto model_warnings = [](const json& answer) {
+            json out = json::array();
+            for (const auto& w : answer.value("warnings", json::array())) {
+                if (w["field"].get<std::string>().rfind("/model", 0) == 0) {
+                    out.push_back(w);
+                }
+            }
+            return out;
+        };
+        REQUIRE(model_warnings(direct).size() == 1);
+        CHECK(model_warnings(evaluated["result"]) == model_warnings(direct));
+        CHECK(model_warnings(evaluated["saved_result"]) == model_warnings(direct));
+    }
+
     TEST_CASE("a saved scenario re-evaluates on new prices and shows what changed") {
         Fixture f;
         auto c = f.server->Client();

@@ -192,6 +192,53 @@ TEST_SUITE("write_routes") {
         CHECK(f.db.Scalar("SELECT count(*) FROM offerings") == "8");
     }
 
+    TEST_CASE("POST offerings takes spot risk as the spot_interruption object offerings answer") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto spot = [](const std::string& risk) {
+            return R"({"provider": "aws", "instance_type": "p5.48xlarge", "accelerator": "h100-sxm",
+                "accelerator_count": 8, "region": "eu-north-1", "price_type": "spot",
+                "usd_per_hour": 30.5, "as_of": "2026-11-20", "source": "spot page", )" +
+                   risk + "}";
+        };
+        // The bounds follow from the bucket; sent, they must be the bucket's own.
+        auto wrong_min = c.Post("/v1/offerings", f.Auth(f.admin),
+                                spot(R"("spot_interruption": {"bucket": ">20%", "min_percent_per_month": 5})"),
+                                "application/json");
+        CheckProblem(wrong_min, 422, "invalid_argument");
+        CHECK(json::parse(wrong_min->body)["field"] == "/spot_interruption/min_percent_per_month");
+        auto bad_bucket = c.Post("/v1/offerings", f.Auth(f.admin),
+                                 spot(R"("spot_interruption": {"bucket": "often"})"), "application/json");
+        CheckProblem(bad_bucket, 422, "invalid_argument");
+        CHECK(json::parse(bad_bucket->body)["field"] == "/spot_interruption/bucket");
+        // The old string member is gone: an unknown field, 400 naming it.
+        auto old_name = c.Post("/v1/offerings", f.Auth(f.admin),
+                               spot(R"("spot_interruption_bucket": ">20%")"), "application/json");
+        CheckProblem(old_name, 400, "malformed_request");
+        CHECK(json::parse(old_name->body)["field"] == "/spot_interruption_bucket");
+        CHECK(f.db.Scalar("SELECT count(*) FROM offerings WHERE region = 'eu-north-1'") == "0");
+
+        auto created = c.Post("/v1/offerings", f.Auth(f.admin),
+                              spot(R"("spot_interruption": {"bucket": ">20%", "min_percent_per_month": 22,
+                                      "max_percent_per_month": 100})"),
+                              "application/json");
+        REQUIRE(created);
+        CHECK(created->status == 201);
+        const json risk = Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-north-1-spot"))["spot_interruption"];
+        CHECK(risk == json{{"bucket", ">20%"}, {"min_percent_per_month", 22}, {"max_percent_per_month", 100}});
+
+        // The CSV column keeps the shared file's name and fills the same object.
+        const std::string csv =
+            "provider,sku,accelerator,accel_count,region,price_type,usd_per_hour,as_of,source,"
+            "spot_interruption_bucket\n"
+            "AWS,p5.48xlarge,H100 SXM,8,eu-south-1,spot,31,2026-11-19,spot page,5-10%\n";
+        auto imported = c.Post("/v1/offerings", f.Auth(f.admin), csv, "text/csv");
+        REQUIRE(imported);
+        CHECK(imported->status == 201);
+        CHECK(Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-south-1-spot"))["spot_interruption"]["bucket"] ==
+              "5-10%");
+    }
+
     TEST_CASE("DELETE retires an offering: reads lose it, its history stays") {
         Fixture f;
         auto c = f.server->Client();
