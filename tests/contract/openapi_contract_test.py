@@ -276,6 +276,8 @@ try:
     call("/v1/scenarios/{id}", "/v1/scenarios/1", expect=409)
     call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=409)
     call("/", "/")
+    call("/", "/", headers={"Accept": "text/html"})  # the planning page (tests/web drives it)
+    call("/web/{id}", "/web/app.0000000000000000.js", expect=404)
     call("/healthz", "/healthz")
     call("/metrics", "/metrics")
     call("/docs", "/docs")

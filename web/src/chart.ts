@@ -86,8 +86,10 @@ function refLines(root: SVGElement, lines: RefLine[], x: Scale, y: Scale): void 
         const p = s.map(l.value);
         const g = svg("g", { class: "ref", "data-ref": l.label, "data-value": l.value });
         if (l.axis === "x") {
+            // Labels near the right edge go to the line's left so they stay inside the chart.
+            const left = p > W * 0.7;
             g.append(svg("line", { x1: p, x2: p, y1: M.top, y2: H - M.bottom }),
-                     svg("text", { x: p + 4, y: M.top + 12 }, l.label));
+                     svg("text", { x: left ? p - 4 : p + 4, y: M.top + 12, "text-anchor": left ? "end" : "start" }, l.label));
         } else {
             g.append(svg("line", { x1: M.left, x2: W - M.right, y1: p, y2: p }),
                      svg("text", { x: W - M.right - 4, y: p - 4, "text-anchor": "end" }, l.label));

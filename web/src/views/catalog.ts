@@ -56,10 +56,14 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
     });
 
+    // Only the latest request is shown: a sort clicked while a search is on its way wins.
+    let latest = 0;
     async function load(): Promise<void> {
+        const mine = ++latest;
         clearProblem(form);
         status.textContent = "Loading…";
         const { data, error, response } = await api.GET("/v1/offerings", { params: { query: query() } });
+        if (mine !== latest) return;
         if (!data) {
             status.textContent = "";
             showProblem(form, asProblem(error, response.status));
