@@ -163,7 +163,9 @@ export function legend(items: { name: string; cls: string }[]): HTMLElement {
 // Horizontal bars (one per option) against a reference value drawn as a vertical line.
 export function bars(title: string, valueAxis: Axis, items: { label: string; value: number }[],
                      ref?: RefLine): SVGSVGElement {
-    const rowH = 22, left = 230, right = 24, top = 10, bottom = 46;
+    const rowH = 22, left = 250, right = 24, top = 10, bottom = 46;
+    // Labels past this many characters are cut (the full text is the bar's tooltip).
+    const kMaxLabelChars = 38;
     const height = top + bottom + rowH * items.length;
     const values = items.map((i) => i.value).concat(ref ? [ref.value] : []);
     const x = Scale.fit(values, left, W - right, false);
@@ -176,9 +178,11 @@ export function bars(title: string, valueAxis: Axis, items: { label: string; val
     }
     items.forEach((it, i) => {
         const y = top + i * rowH;
-        root.append(svg("text", { x: left - 6, y: y + rowH * 0.65, "text-anchor": "end" }, it.label),
-                    svg("rect", { x: left, y: y + 3, width: Math.max(1, x.map(it.value) - left), height: rowH - 6,
-                                  class: "bar", "data-x": it.value }));
+        const short = it.label.length > kMaxLabelChars ? it.label.slice(0, kMaxLabelChars - 1) + "…" : it.label;
+        const bar = svg("rect", { x: left, y: y + 3, width: Math.max(1, x.map(it.value) - left), height: rowH - 6,
+                                  class: "bar", "data-x": it.value });
+        bar.append(svg("title", {}, `${it.label}: ${valueAxis.format(it.value)}`));
+        root.append(svg("text", { x: left - 6, y: y + rowH * 0.65, "text-anchor": "end" }, short), bar);
     });
     root.append(svg("line", { x1: left, x2: left, y1: top, y2: height - bottom, class: "axis" }),
                 svg("text", { x: (left + W - right) / 2, y: height - 8, "text-anchor": "middle", class: "axis-label",
@@ -186,8 +190,10 @@ export function bars(title: string, valueAxis: Axis, items: { label: string; val
     if (ref && x.contains(ref.value)) {
         const px = x.map(ref.value);
         const g = svg("g", { class: "ref", "data-ref": ref.label, "data-value": ref.value });
+        const leftOf = px > W * 0.7;
         g.append(svg("line", { x1: px, x2: px, y1: top, y2: height - bottom }),
-                 svg("text", { x: px + 4, y: height - bottom - 4 }, ref.label));
+                 svg("text", { x: leftOf ? px - 4 : px + 4, y: height - bottom - 4, "text-anchor": leftOf ? "end" : "start" },
+                     ref.label));
         root.append(g);
     }
     return root;

@@ -66,13 +66,14 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
           "priced per million tokens against an API."), form, out);
 }
 
+const barLabel = (o: Option) => `${o.offering.instance_type} (${o.offering.provider})`;
 const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${o.offering.provider}, ${o.offering.price_type.replace(/_/g, " ")})`;
 
 function render(plan: Plan, body: Request): (HTMLElement | null)[] {
     const apiOut = body.api_price?.usd_per_million_output_tokens;
     const chart = bars("USD per million output tokens of each option against the API price",
                        { label: "USD per million output tokens", format: (v) => usd(v, 2) },
-                       plan.options.map((o) => ({ label: name(o), value: o.usd_per_million_output_tokens })),
+                       plan.options.map((o) => ({ label: barLabel(o), value: o.usd_per_million_output_tokens })),
                        apiOut !== undefined ? { axis: "x", value: apiOut, label: `API ${usd(apiOut, 2)}` } : undefined);
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/inference", body, "serving-plan.csv");
