@@ -325,9 +325,13 @@ try {
     await page.goto(`${base}/`);
     await page.waitForSelector("[data-testid=offerings] tbody tr");
     const firstRenderMs = Date.now() - t0;
-    const fcp = await page.evaluate(() => performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null);
-    console.log(`# time to first render: ${firstRenderMs} ms from navigation to the offerings table ` +
-                `(first contentful paint ${fcp === null ? "n/a" : fcp.toFixed(0) + " ms"})`);
+    const [fcp, rendered] = await page.evaluate(() => [
+        performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null,
+        performance.getEntriesByName("gpucost:first-render")[0]?.startTime ?? null]);
+    const ms = (v) => (v === null ? "n/a" : `${v.toFixed(0)} ms`);
+    console.log(`# time to first render: ${ms(rendered)} from navigation start to the offerings table drawn ` +
+                `(page's own clock; first contentful paint ${ms(fcp)}; ${firstRenderMs} ms from the test's goto, ` +
+                `browser start-up included)`);
 
     await catalog(page);
     await training(page);
