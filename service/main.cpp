@@ -257,6 +257,8 @@ int main(int argc, char** argv) {
     deps.cors_origins = config.cors_origins;
     deps.openapi_yaml = std::string(app::EmbeddedOpenApiYaml());
     deps.redoc_js = app::EmbeddedRedocJs();
+    const app::WebFiles web = app::EmbeddedWebFiles();
+    deps.web = {web.index_html, web.app_js, web.app_css};
     deps.service_version = kVersion;
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
 

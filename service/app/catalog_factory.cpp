@@ -8,6 +8,7 @@
 #include "pricing/catalog_loader.hpp"
 #include "service/app/embedded_data.hpp"
 #include "service/app/embedded_docs.hpp"
+#include "service/app/embedded_web.hpp"
 
 namespace gpucost::app {
 namespace {
@@ -131,5 +132,9 @@ pricing::Result<pricing::PlanReference> LoadPlanReferenceFromDir(const std::stri
 std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }
 
 std::string_view EmbeddedRedocJs() { return embedded::kRedocStandaloneJs; }
+
+WebFiles EmbeddedWebFiles() {
+    return {embedded::kWebIndexHtml, embedded::kWebAppJs, embedded::kWebAppCss};
+}
 
 }  // namespace gpucost::app

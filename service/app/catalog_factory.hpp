@@ -46,5 +46,13 @@ namespace gpucost::app {
 std::string_view EmbeddedOpenApiYaml();
 // Redoc's standalone bundle for /docs, or empty when the build had no node_modules.
 std::string_view EmbeddedRedocJs();
+// The planning page (web/ built by CMake, or GPUCOST_WEB_DIST); app_js is empty when the build
+// had neither.
+struct WebFiles {
+    std::string_view index_html;
+    std::string_view app_js;
+    std::string_view app_css;
+};
+WebFiles EmbeddedWebFiles();
 
 }  // namespace gpucost::app

@@ -60,15 +60,7 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/openapi.yaml", [deps](const httplib::Request&, httplib::Response& res) {
         res.set_content(deps.openapi_yaml, "application/yaml");
     });
-
-    routes.Get("/", [deps](const httplib::Request&, httplib::Response& res) {
-        WriteJson(res, {{"service", "gpucost"},
-                        {"version", deps.service_version},
-                        {"openapi", "/openapi.yaml"},
-                        {"links",
-                         {"/v1/accelerators", "/v1/providers", "/v1/offerings", "/v1/catalog",
-                          "/healthz", "/readyz"}}});
-    });
+    // GET / is in web_routes.cpp: browsers get the planning page there, clients this JSON.
 }
 
 }  // namespace gpucost::http

@@ -291,6 +291,7 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddScenarioRoutes(routes, deps);
     AddMetricsRoute(routes, deps);
     AddDocsRoutes(routes, deps);
+    AddWebRoutes(routes, deps);
     AddReadKeyGate(routes, deps);    // wraps every route added before it
     InstrumentRoutes(routes, deps);  // last: outermost, so 401s are counted under their route
     return routes;

@@ -22,6 +22,14 @@
 
 namespace gpucost::http {
 
+// The planning page's files (web/, built and embedded at build time); app_js empty: the binary
+// was built without them and / explains how to build them.
+struct WebBundle {
+    std::string_view index_html;
+    std::string_view app_js;
+    std::string_view app_css;
+};
+
 // What the handlers need from the rest of the service. Every member is thread-safe.
 struct Deps {
     // The catalog snapshot to serve; called once per request, so a new snapshot can be
@@ -43,6 +51,8 @@ struct Deps {
     std::vector<std::string> cors_origins;
     // Redoc's standalone bundle served under /docs (embedded at build time); empty: no page.
     std::string_view redoc_js;
+    // The planning page served at / to browsers and its assets under /web/.
+    WebBundle web;
     // Request counters and histograms behind GET /metrics; shared by every copy of Deps.
     std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
     // The planners' reference data (capacity limits, storage/egress prices, accelerator
@@ -151,6 +161,9 @@ void AddReadKeyGate(RouteTable& routes, const Deps& deps);
 void AddMetricsRoute(RouteTable& routes, const Deps& deps);
 // GET /docs (the Redoc page over /openapi.yaml) and its bundle (docs_routes.cpp).
 void AddDocsRoutes(RouteTable& routes, const Deps& deps);
+// GET / (the planning page for browsers, the JSON entry point otherwise) and /web/{file}, the
+// page's content-hashed assets (web_routes.cpp).
+void AddWebRoutes(RouteTable& routes, const Deps& deps);
 void InstrumentRoutes(RouteTable& routes, const Deps& deps);
 void ObserveAnswer(const Deps& deps, const httplib::Request& req, const httplib::Response& res);
 

@@ -297,6 +297,8 @@ try:
         for method, op in item.items():
             check("405" in op["responses"], f"{method.upper()} {path} documents 405")
     call("/", "/")
+    call("/", "/", headers={"Accept": "text/html"})  # the planning page (tests/web drives it)
+    call("/web/{id}", "/web/app.0000000000000000.js", expect=404)
     call("/healthz", "/healthz")
     call("/metrics", "/metrics")
     call("/docs", "/docs")

@@ -240,6 +240,14 @@ show_logs() {
 # Images
 step base-image 300 "docker/make-base-image.sh: localhost/debian:bookworm is present" \
   "$REPO/docker/make-base-image.sh"
+# The image has no Node: it embeds the planning page bundled here (web/dist), when the npm tools
+# are installed (`.ci/install-deps test`); without them the image serves a page saying how.
+if [[ -f "$REPO/web/node_modules/.package-lock.json" ]] && command -v node >/dev/null 2>&1; then
+  step web-dist 300 "web/dist is built for the image (the planning page)" \
+    bash -c "cd '$REPO/web' && npm run --silent build"
+else
+  note "web/node_modules missing: the image will serve the page-less / (run npm ci in web/)"
+fi
 step build-gpucost 1200 "docker/Dockerfile builds $GPUCOST_IMAGE" \
   podman build --layers --format docker -f "$REPO/docker/Dockerfile" -t "$GPUCOST_IMAGE" "$REPO"
 step build-nginx 300 "docker/Dockerfile.nginx builds $NGINX_IMAGE" \
@@ -330,6 +338,19 @@ else not_ok "GET /v1/accelerators is 200 JSON and lists h100-sxm $(describe)"; f
 req GET '/v1/offerings?provider=aws'
 if [[ "$STATUS" == 200 && "$CTYPE" == application/json* ]]; then ok "GET /v1/offerings?provider=aws is 200 JSON"
 else not_ok "GET /v1/offerings?provider=aws is 200 JSON $(describe)"; fi
+
+if [[ -f "$REPO/web/dist/app.js" ]]; then
+  # The planning page, embedded from web/dist, through nginx: the page, then its hashed script.
+  req GET / -H 'Accept: text/html'
+  script="$(grep -o '/web/app\.[0-9a-f]*\.js' "$TMP/body" | head -n1)"
+  if [[ "$STATUS" == 200 && "$CTYPE" == text/html* && -n "$script" ]]; then
+    req GET "$script"
+    if [[ "$STATUS" == 200 && "$CTYPE" == text/javascript* ]] \
+       && grep -qi '^cache-control:.*immutable' <<<"$HDRS"; then
+      ok "the planning page and its script are served through nginx (GET / as HTML, $script)"
+    else not_ok "the planning page's script is served through nginx $(describe)"; fi
+  else not_ok "GET / with Accept: text/html is the planning page $(describe)"; fi
+fi
 
 req GET /v1/no-such-route
 if [[ "$STATUS" == 404 && "$CTYPE" == application/problem+json* ]]; then

@@ -219,7 +219,9 @@ type Client = ReturnType<typeof createClient<paths>>;
 
 async function discover(api: Client, base: string) {
     const index = await api.GET("/");
-    check(index.response.status === 200 && index.data?.openapi === "/openapi.yaml",
+    // "/" answers a browser (Accept: text/html) with the planning page; this client gets JSON.
+    const entry = typeof index.data === "object" ? index.data : undefined;
+    check(index.response.status === 200 && entry?.openapi === "/openapi.yaml",
           "the index links the contract");
     const health = await api.GET("/healthz");
     check(health.response.status === 200, "healthz answers 200");

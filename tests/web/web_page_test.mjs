@@ -1,0 +1,367 @@
+// The planning page (GET /) in headless Chromium (Debian's chromium, driven by playwright-core
+// from the root package.json) against the real binary: every view's form is filled, and what the
+// tables and charts show is compared with the API's own answer to the same request, fetched here
+// directly; a bad value must show the API's error next to the field it names. Also checks the
+// headers the page and its assets are served with, that nothing is loaded from another host, the
+// 375 px layout, keyboard tabs and labelled controls. Prints the bundle size (bytes, gzip) and the
+// time to first render; takes a screenshot per view at 1280 and 375 px into SCREENSHOT_DIR.
+//
+// usage: node web_page_test.mjs GPUCOST_BINARY SCREENSHOT_DIR [CHROMIUM]
+// Prints one line per check and ends with 'N passed, M failed'.
+
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+
+const require = createRequire(import.meta.url);
+const { chromium } = require("playwright-core");
+
+const [binary, shotDir, executablePath = "/usr/bin/chromium"] = process.argv.slice(2);
+if (!binary || !shotDir) {
+    console.error("usage: node web_page_test.mjs GPUCOST_BINARY SCREENSHOT_DIR [CHROMIUM]");
+    process.exit(2);
+}
+mkdirSync(shotDir, { recursive: true });
+let passed = 0;
+let failed = 0;
+function check(ok, what) {
+    ok ? passed++ : failed++;
+    console.log(`${ok ? "ok" : "not ok"} - ${what}`);
+    return ok;
+}
+// Figures compare to the cent / the thousandth: the page keeps the API's numbers in data-value.
+const close = (a, b) => Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(b)));
+
+function startServer() {
+    return new Promise((resolve, reject) => {
+        const env = { ...process.env };
+        delete env.DATABASE_URL;
+        const proc = spawn(binary, ["--port", "0", "--access-log", "false"], { env, stdio: ["ignore", "ignore", "pipe"] });
+        let buffered = "";
+        const timer = setTimeout(() => reject(new Error("no 'listening' line in 20 s")), 20000);
+        proc.stderr.on("data", (chunk) => {
+            buffered += chunk.toString();
+            for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+                const line = buffered.slice(0, nl);
+                buffered = buffered.slice(nl + 1);
+                try {
+                    const entry = JSON.parse(line);
+                    if (entry.msg === "listening") {
+                        clearTimeout(timer);
+                        resolve({ proc, port: entry.port });
+                    }
+                } catch {
+                    // not a log line
+                }
+            }
+        });
+        proc.on("exit", (code) => reject(new Error(`gpucost exited with ${code}`)));
+    });
+}
+
+const { proc, port } = await startServer();
+const base = `http://127.0.0.1:${port}`;
+const getJson = async (path) => (await fetch(base + path)).json();
+const postJson = async (path, body) => (await fetch(base + path, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })).json();
+
+async function checkServing() {
+    const page = await fetch(`${base}/`, { headers: { Accept: "text/html,application/xhtml+xml,*/*;q=0.8" } });
+    check(page.status === 200 && page.headers.get("content-type") === "text/html; charset=utf-8",
+          `GET / for a browser is text/html (${page.headers.get("content-type")})`);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    check(csp.includes("default-src 'none'") && csp.includes("script-src 'self'") && !csp.includes("unsafe-inline"),
+          `the page's Content-Security-Policy keeps it to this server (${csp})`);
+    check(page.headers.get("x-content-type-options") === "nosniff", "the page is nosniff");
+    check(page.headers.get("cache-control") === "no-cache" && /^"[0-9a-f]{16}"$/.test(page.headers.get("etag") ?? ""),
+          `the page is revalidated (Cache-Control ${page.headers.get("cache-control")}, ETag ${page.headers.get("etag")})`);
+    const again = await fetch(`${base}/`, { headers: { Accept: "text/html", "If-None-Match": page.headers.get("etag") } });
+    check(again.status === 304, `a revalidation with the same ETag answers 304 (${again.status})`);
+    const html = await page.text();
+    const json = await fetch(`${base}/`);
+    check(json.headers.get("content-type").startsWith("application/json") && (await json.json()).service === "gpucost",
+          "GET / without text/html in Accept is still the JSON entry point");
+    const assets = [...html.matchAll(/(?:src|href)="(\/web\/app\.[0-9a-f]{16}\.(js|css))"/g)];
+    check(assets.length === 2, `the page names a hashed script and stylesheet (${assets.map((a) => a[1]).join(", ")})`);
+    let bytes = 0;
+    let gzipped = 0;
+    for (const [, path, ext] of assets) {
+        const res = await fetch(base + path);
+        const body = Buffer.from(await res.arrayBuffer());
+        bytes += body.length;
+        gzipped += gzipSync(body, { level: 9 }).length;
+        const type = ext === "js" ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
+        check(res.status === 200 && res.headers.get("content-type") === type, `${path} is ${type}`);
+        check(res.headers.get("cache-control") === "public, max-age=31536000, immutable", `${path} is cached as immutable`);
+    }
+    const missing = await fetch(`${base}/web/app.0000000000000000.js`);
+    check(missing.status === 404 && missing.headers.get("content-type") === "application/problem+json",
+          "an asset name from another build is a 404 problem");
+    console.log(`# bundle: ${bytes} bytes (${gzipped} bytes gzip -9), index.html ${html.length} bytes`);
+}
+
+// Every control of the page has a label (a <label for>, an enclosing label or a legend's fieldset).
+async function unlabelledControls(page) {
+    return page.evaluate(() => [...document.querySelectorAll("input, select, textarea")]
+        .filter((el) => el.labels.length === 0 && !el.getAttribute("aria-label"))
+        .map((el) => el.outerHTML.slice(0, 80)));
+}
+
+async function fieldError(page, form, field) {
+    const loc = page.locator(`[data-testid=${form}] .field-error[data-field="${field}"]`);
+    await loc.waitFor({ timeout: 10000 });
+    const id = await loc.getAttribute("id");
+    const described = await page.locator(`[data-testid=${form}] [aria-describedby="${id}"]`).count();
+    return { text: await loc.textContent(), described };
+}
+
+async function showTab(page, id) {
+    await page.click(`[data-tab=${id}]`);
+    await page.waitForSelector(`#panel-${id}:not([hidden])`);
+}
+
+// The view's main figure at the bottom of the window, its recommendation above it.
+async function screenshots(page, name, bottomSelector) {
+    if (bottomSelector) {
+        await page.$eval(bottomSelector, (el) => el.scrollIntoView({ block: "end" }));
+    }
+    await page.screenshot({ path: join(shotDir, `${name}-1280.png`) });
+}
+
+async function catalog(page) {
+    const first = await getJson("/v1/offerings?sort=usd_per_accelerator_hour&limit=25");
+    await page.waitForSelector("[data-testid=offerings] tbody tr");
+    const ids = await page.$$eval("[data-testid=offerings] tbody tr", (rows) => rows.map((r) => r.dataset.id));
+    check(JSON.stringify(ids) === JSON.stringify(first.items.map((o) => o.id)),
+          `the offerings table shows the API's first page in order (${ids.length} rows)`);
+    const perAcc = await page.$$eval("[data-testid=offerings] tbody tr td:nth-child(6)", (c) => c.map((x) => x.dataset.value));
+    check(perAcc.every((v, i) => close(v, first.items[i].usd_per_accelerator_hour)),
+          "USD per accelerator-hour matches the API row by row");
+    const status = await page.textContent("[data-testid=catalog-status]");
+    check(status.startsWith(`${first.total_count} offerings match`), `the status counts the API's total (${status})`);
+
+    // A second page through the API's cursor.
+    await page.click("[data-testid=next-page]");
+    const second = await getJson(`/v1/offerings?sort=usd_per_accelerator_hour&limit=25&cursor=${encodeURIComponent(first.next_cursor)}`);
+    await page.waitForFunction((id) => document.querySelector("[data-testid=offerings] tbody tr")?.dataset.id === id,
+                               second.items[0].id);
+    const ids2 = await page.$$eval("[data-testid=offerings] tbody tr", (rows) => rows.map((r) => r.dataset.id));
+    check(JSON.stringify(ids2) === JSON.stringify(second.items.map((o) => o.id)), "Next page shows the cursor's page");
+
+    // Filters and a sort by clicking a column heading.
+    await page.selectOption("[data-testid=f-price-type]", "spot");
+    await page.fill("[data-testid=f-min-acc]", "8");
+    await page.click("[data-testid=catalog-form] button[type=submit]");
+    await page.click("th button[data-sort=usd_per_hour]");
+    const filtered = await getJson("/v1/offerings?price_type=spot&min_accelerators=8&sort=usd_per_hour&limit=25");
+    await page.waitForFunction((n) => document.querySelector("[data-testid=catalog-status]")?.textContent
+        ?.startsWith(`${n} offerings match`) && document.querySelector("th[aria-sort=ascending] button[data-sort=usd_per_hour]"),
+                               filtered.total_count);
+    const ids3 = await page.$$eval("[data-testid=offerings] tbody tr", (rows) => rows.map((r) => r.dataset.id));
+    check(ids3.length > 0 && JSON.stringify(ids3) === JSON.stringify(filtered.items.map((o) => o.id)),
+          `filtered (spot, >= 8 accelerators) and sorted by USD/hour: the API's ${filtered.total_count} matches in order`);
+
+    const accs = await getJson("/v1/accelerators");
+    const accRows = await page.$$eval("[data-testid=accelerators] tbody tr", (r) => r.length);
+    check(accRows === accs.items.length, `the accelerators table lists all ${accs.items.length}`);
+    await page.fill("[data-testid=f-min-acc]", "0");
+    await page.click("[data-testid=catalog-form] button[type=submit]");
+    const err = await fieldError(page, "catalog-form", "min_accelerators");
+    check(err.text.includes("at least 1") && err.described === 1,
+          `min_accelerators = 0: the API's error is shown at its field ("${err.text}")`);
+    await page.fill("[data-testid=f-min-acc]", "");
+    await page.selectOption("[data-testid=f-price-type]", "");
+    await page.click("[data-testid=catalog-form] button[type=submit]");
+    await page.waitForSelector("[data-testid=catalog-form] .field-error", { state: "detached" });
+    await screenshots(page, "catalog");
+}
+
+async function training(page) {
+    await showTab(page, "training");
+    await page.selectOption("[data-testid=t-model]", "llama-3.1-8b");
+    await page.fill("[data-testid=t-tokens]", "100");
+    await page.fill("[data-testid=t-deadline]", "720");
+    await page.fill("[data-testid=t-budget]", "150000");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const body = { model: "llama-3.1-8b", tokens_b: 100, mode: "pretrain", precision: "bf16",
+                   constraints: { deadline_hours: 720, budget_usd: 150000, price_types: ["on_demand", "spot"] }, limit: 200 };
+    const plan = await postJson("/v1/plans/training", body);
+    await page.waitForSelector("[data-testid=recommendation]");
+    const recCost = await page.getAttribute("[data-testid=rec-cost]", "data-value");
+    check(close(recCost, plan.recommendation.expected_cost_usd),
+          `the recommendation's expected cost is the API's (${plan.recommendation.expected_cost_usd})`);
+    check((await page.textContent("[data-testid=reasoning]")) === plan.reasoning, "the reasoning is the API's");
+    const rows = await page.$$eval("[data-testid=options] tbody tr", (r) => r.map((x) => `${x.dataset.id}/${x.dataset.nodes}`));
+    check(JSON.stringify(rows) === JSON.stringify(plan.options.slice(0, 20).map((o) => `${o.offering.id}/${o.nodes}`)),
+          `the ranked options are the API's first ${rows.length}, in order`);
+    const pts = await page.$$eval("[data-testid=training-results] svg .points circle",
+                                  (c) => c.map((x) => [Number(x.dataset.x), Number(x.dataset.y)]));
+    check(pts.length === plan.options.length &&
+          pts.every(([x, y], i) => close(x, plan.options[i].expected_wall_clock_hours) && close(y, plan.options[i].expected_cost_usd)),
+          `the scatter draws every option at the API's expected hours and cost (${pts.length} points)`);
+    const front = await page.getAttribute("[data-testid=pareto-front]", "data-count");
+    check(Number(front) === plan.pareto_front.length, `the Pareto front line joins the API's ${plan.pareto_front.length} points`);
+    const refs = await page.$$eval("[data-testid=training-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
+    check(refs.includes(720) && refs.includes(150000), "the deadline and budget lines are drawn");
+    const labels = await page.$$eval("[data-testid=training-results] svg .axis-label", (t) => t.map((x) => x.textContent));
+    check(labels.some((l) => l.includes("hours")) && labels.some((l) => l.includes("USD")), `the axes carry units (${labels.join("; ")})`);
+    const best = await page.$$eval("[data-testid=best-by-provider] tbody tr", (r) => r.map((x) => x.dataset.id));
+    check(JSON.stringify(best) === JSON.stringify(plan.best_by_provider.map((o) => o.offering.id)), "best per provider is the API's");
+    const warnings = await page.$$eval("[data-testid=training-results] [data-testid=warnings] li", (l) => l.length);
+    check(warnings === plan.warnings.length, `all ${plan.warnings.length} warnings are listed`);
+    const summary = await page.textContent("[data-testid=training-results] [data-testid=assumptions] summary");
+    check(summary.includes(`(${plan.assumptions.length})`), `the assumptions can be shown (${summary})`);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("[data-testid=training-results] [data-testid=csv]")]);
+    const csvPath = join(shotDir, "training-plan.csv");
+    await download.saveAs(csvPath);
+    const csv = (await import("node:fs")).readFileSync(csvPath, "utf8");
+    check(csv.startsWith("offering_id,provider,") && csv.trim().split("\n").length === plan.options.length + 1,
+          `the CSV download is the API's CSV export (${csv.trim().split("\n").length - 1} rows)`);
+    await screenshots(page, "training", "[data-testid=training-results] figure");
+
+    await page.fill("[data-testid=t-tokens]", "-1");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const err = await fieldError(page, "training-form", "/tokens_b");
+    check(err.text.includes("tokens_b") && err.described === 1, `tokens_b = -1: the error is at its field ("${err.text}")`);
+    await page.fill("[data-testid=t-tokens]", "100");
+}
+
+async function rentBuy(page) {
+    await showTab(page, "rent-vs-buy");
+    await page.fill("[data-testid=r-count]", "16");
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/rent-vs-buy", {
+        buy: { accelerator: "h100-sxm", total_accelerators: 16, utilization: 0.7 },
+        rent: { offering_id: "aws-p5.48xlarge-us-east-1-on-demand" }, horizon_months: 60, discount_rate_annual: 0.08 });
+    await page.waitForSelector("[data-testid=break-even-months]");
+    const be = await page.getAttribute("[data-testid=break-even-months]", "data-value");
+    check(close(be, plan.break_even_months), `break-even month is the API's (${plan.break_even_months})`);
+    const beu = await page.getAttribute("[data-testid=break-even-utilization]", "data-value");
+    check(close(beu, plan.break_even_utilization), `break-even utilisation is the API's (${plan.break_even_utilization})`);
+    const series = await page.$$eval("[data-testid=rentbuy-results] svg .series",
+                                     (s) => Object.fromEntries(s.map((x) => [x.dataset.series, Number(x.dataset.lastY)])));
+    const last = plan.cumulative[plan.cumulative.length - 1];
+    check(close(series.rent, last.rent_usd) && close(series.own, last.own_usd),
+          `the cumulative curves end at the API's month ${last.month} totals`);
+    const marker = await page.$$eval("[data-testid=rentbuy-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
+    check(marker.length === 1 && close(marker[0], plan.break_even_months), "the break-even month is marked on the chart");
+    await screenshots(page, "rent-vs-buy", "[data-testid=rentbuy-results] figure");
+    await page.fill("[data-testid=r-util]", "2");
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
+    const err = await fieldError(page, "rentbuy-form", "/buy/utilization");
+    check(err.described === 1, `utilisation 2: the error is at its field ("${err.text}")`);
+    await page.fill("[data-testid=r-util]", "0.7");
+}
+
+async function spot(page) {
+    await showTab(page, "spot");
+    await page.fill("[data-testid=s-rate]", "0.05");
+    await page.click("[data-testid=spot-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/spot", { job_hours: 100, nodes: 1, checkpoint_minutes: 5, restart_minutes: 10,
+        deadline_hours: 130, on_demand_usd_per_hour: 98.32, spot_usd_per_hour: 30, interruptions_per_hour: 0.05 });
+    await page.waitForSelector("[data-testid=row-spot-expected]");
+    const exp = await page.$$eval("[data-testid=row-spot-expected] td", (c) => c.map((x) => x.dataset.value));
+    check(close(exp[1], plan.expected_spot_hours) && close(exp[2], plan.expected_spot_cost_usd),
+          `expected spot hours and cost are the API's (${plan.expected_spot_hours.toFixed(2)} h, $${plan.expected_spot_cost_usd.toFixed(0)})`);
+    const od = await page.$$eval("[data-testid=row-on-demand] td", (c) => c.map((x) => x.dataset.value));
+    check(close(od[2], plan.on_demand_cost_usd), "on-demand cost is the API's");
+    check(close(await page.getAttribute("[data-testid=checkpoint-interval]", "data-value"), plan.checkpoint_interval_hours),
+          "the checkpoint interval is the API's");
+    check(close(await page.getAttribute("[data-testid=deadline-probability]", "data-value"), plan.spot_deadline_probability),
+          `the deadline probability is the API's (${plan.spot_deadline_probability})`);
+    await screenshots(page, "spot", "[data-testid=spot-table]");
+    await page.fill("[data-testid=s-rate]", "20");
+    await page.click("[data-testid=spot-form] button[type=submit]");
+    const err = await fieldError(page, "spot-form", "/interruptions_per_hour");
+    check(err.described === 1, `20 interruptions an hour: the error is at its field ("${err.text}")`);
+    await page.fill("[data-testid=s-rate]", "0.05");
+}
+
+async function serving(page) {
+    await showTab(page, "serving");
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", input_tokens: 1000,
+        output_tokens: 250, traffic: { requests_per_second: 5 },
+        latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
+        constraints: { price_types: ["on_demand"] },
+        api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15 });
+    await page.waitForSelector("[data-testid=serving-options] tbody tr");
+    const rows = await page.$$eval("[data-testid=serving-options] tbody tr",
+                                   (r) => r.map((x) => [x.dataset.id, Number(x.children[11].dataset.value)]));
+    check(rows.length === plan.options.length &&
+          rows.every(([id, v], i) => id === plan.options[i].offering.id && close(v, plan.options[i].usd_per_million_output_tokens)),
+          `the options and their USD per million output tokens are the API's (${rows.length})`);
+    const barsDrawn = await page.$$eval("[data-testid=serving-results] svg .bar", (b) => b.map((x) => Number(x.dataset.x)));
+    check(barsDrawn.length === plan.options.length && barsDrawn.every((v, i) => close(v, plan.options[i].usd_per_million_output_tokens)),
+          "the bar chart draws the same figures");
+    const ref = await page.$$eval("[data-testid=serving-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
+    check(ref.length === 1 && ref[0] === 0.6, "the API price it compares with is drawn");
+    await screenshots(page, "serving", "[data-testid=serving-results] figure");
+    await page.fill("[data-testid=v-in]", "0");
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const err = await fieldError(page, "serving-form", "/input_tokens");
+    check(err.described === 1, `input_tokens = 0: the error is at its field ("${err.text}")`);
+    await page.fill("[data-testid=v-in]", "1000");
+}
+
+let browser;
+try {
+    await checkServing();
+    browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
+    const page = await context.newPage();
+    const foreign = [];
+    const consoleErrors = [];
+    page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("data:") && !r.url().startsWith("blob:")) foreign.push(r.url()); });
+    // The browser logs each 4xx answer as a failed resource; the bad values below cause them on purpose.
+    page.on("console", (m) => {
+        if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) consoleErrors.push(m.text());
+    });
+    page.on("pageerror", (e) => consoleErrors.push(String(e)));
+
+    const t0 = Date.now();
+    await page.goto(`${base}/`);
+    await page.waitForSelector("[data-testid=offerings] tbody tr");
+    const firstRenderMs = Date.now() - t0;
+    const [fcp, rendered] = await page.evaluate(() => [
+        performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null,
+        performance.getEntriesByName("gpucost:first-render")[0]?.startTime ?? null]);
+    const ms = (v) => (v === null ? "n/a" : `${v.toFixed(0)} ms`);
+    console.log(`# time to first render: ${ms(rendered)} from navigation start to the offerings table drawn ` +
+                `(page's own clock; first contentful paint ${ms(fcp)}; ${firstRenderMs} ms from the test's goto, ` +
+                `browser start-up included)`);
+
+    await catalog(page);
+    await training(page);
+    await rentBuy(page);
+    await spot(page);
+    await serving(page);
+
+    check((await unlabelledControls(page)).length === 0, "every form control has a label");
+    await page.focus("[data-tab=serving]");
+    await page.keyboard.press("ArrowRight");
+    const moved = await page.waitForFunction(() => document.querySelector("[data-tab=catalog]")?.getAttribute("aria-selected") === "true",
+                                             null, { timeout: 5000 }).then(() => true, () => false);
+    check(moved && await page.evaluate(() => document.activeElement?.dataset.tab) === "catalog",
+          "arrow keys move between the tabs");
+    check(foreign.length === 0, `nothing is loaded from another host (${foreign.length})`);
+    check(consoleErrors.length === 0, `no script errors (${consoleErrors.slice(0, 3).join(" | ")})`);
+
+    // Phone width: the same views, no sideways scrolling of the page (wide tables scroll inside).
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
+        await showTab(page, tab);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        check(width <= 375, `${tab} fits 375 px (document ${width} px wide)`);
+        await page.screenshot({ path: join(shotDir, `${tab}-375.png`) });
+    }
+} catch (e) {
+    check(false, `the test ran to the end (${e.stack ?? e})`);
+} finally {
+    await browser?.close();
+    proc.kill("SIGTERM");
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,200 @@
+// Hand-written SVG charts: a scatter (cost vs time) with a front line and reference lines, and a
+// line chart (cumulative cost by month) with a marked point. Axes carry their units; every mark
+// keeps its raw value in data-x / data-y so a test can read back exactly what was drawn.
+const NS = "http://www.w3.org/2000/svg";
+
+export interface Axis { label: string; log?: boolean; format: (v: number) => string }
+export interface Point { x: number; y: number; label: string; group?: string }
+export interface RefLine { axis: "x" | "y"; value: number; label: string }
+export interface Series { name: string; points: { x: number; y: number }[]; dashed?: boolean }
+
+const W = 720, H = 380, M = { left: 78, right: 20, top: 16, bottom: 52 };
+
+function svg(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
+    const el = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+    if (text !== undefined) el.textContent = text;
+    return el;
+}
+
+class Scale {
+    constructor(private lo: number, private hi: number, private a: number, private b: number,
+                readonly log: boolean) {}
+    static fit(values: number[], a: number, b: number, log = false): Scale {
+        const vs = values.filter((v) => Number.isFinite(v) && (!log || v > 0));
+        let lo = Math.min(...vs), hi = Math.max(...vs);
+        if (!Number.isFinite(lo)) { lo = log ? 1 : 0; hi = log ? 10 : 1; }
+        if (log) { lo = Math.pow(10, Math.floor(Math.log10(lo))); hi = Math.pow(10, Math.ceil(Math.log10(hi))); }
+        else { lo = Math.min(0, lo); hi = hi === lo ? lo + 1 : hi * 1.05; }
+        return new Scale(lo, hi, a, b, log);
+    }
+    map(v: number): number {
+        const t = this.log ? (Math.log10(v) - Math.log10(this.lo)) / (Math.log10(this.hi) - Math.log10(this.lo))
+                           : (v - this.lo) / (this.hi - this.lo);
+        return this.a + t * (this.b - this.a);
+    }
+    ticks(): number[] {
+        if (this.log) {
+            const out: number[] = [];
+            for (let p = this.lo; p <= this.hi * 1.0001; p *= 10) out.push(p);
+            return out;
+        }
+        const step = niceStep((this.hi - this.lo) / 5);
+        const out: number[] = [];
+        for (let v = Math.ceil(this.lo / step) * step; v <= this.hi + 1e-9; v += step) out.push(v);
+        return out;
+    }
+    contains(v: number): boolean { return v >= Math.min(this.lo, this.hi) && v <= Math.max(this.lo, this.hi); }
+}
+
+function niceStep(raw: number): number {
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const f = raw / p;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+}
+
+function frame(title: string, xAxis: Axis, yAxis: Axis, x: Scale, y: Scale): SVGSVGElement {
+    const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title,
+                              class: "chart" }) as SVGSVGElement;
+    root.append(svg("title", {}, title));
+    const axes = svg("g", { class: "axes" });
+    for (const t of x.ticks()) {
+        const px = x.map(t);
+        axes.append(svg("line", { x1: px, x2: px, y1: M.top, y2: H - M.bottom, class: "grid" }),
+                    svg("text", { x: px, y: H - M.bottom + 16, "text-anchor": "middle" }, xAxis.format(t)));
+    }
+    for (const t of y.ticks()) {
+        const py = y.map(t);
+        axes.append(svg("line", { x1: M.left, x2: W - M.right, y1: py, y2: py, class: "grid" }),
+                    svg("text", { x: M.left - 6, y: py + 4, "text-anchor": "end" }, yAxis.format(t)));
+    }
+    axes.append(svg("line", { x1: M.left, x2: W - M.right, y1: H - M.bottom, y2: H - M.bottom, class: "axis" }),
+                svg("line", { x1: M.left, x2: M.left, y1: M.top, y2: H - M.bottom, class: "axis" }),
+                svg("text", { x: (M.left + W - M.right) / 2, y: H - 10, "text-anchor": "middle",
+                              class: "axis-label", "data-testid": "x-label" }, xAxis.label),
+                svg("text", { x: 14, y: (M.top + H - M.bottom) / 2, "text-anchor": "middle", class: "axis-label",
+                              transform: `rotate(-90 14 ${(M.top + H - M.bottom) / 2})`, "data-testid": "y-label" },
+                    yAxis.label));
+    root.append(axes);
+    return root;
+}
+
+function refLines(root: SVGElement, lines: RefLine[], x: Scale, y: Scale): void {
+    for (const l of lines) {
+        const s = l.axis === "x" ? x : y;
+        if (!s.contains(l.value)) continue;
+        const p = s.map(l.value);
+        const g = svg("g", { class: "ref", "data-ref": l.label, "data-value": l.value });
+        if (l.axis === "x") {
+            // Labels near the right edge go to the line's left so they stay inside the chart.
+            const left = p > W * 0.7;
+            g.append(svg("line", { x1: p, x2: p, y1: M.top, y2: H - M.bottom }),
+                     svg("text", { x: left ? p - 4 : p + 4, y: M.top + 12, "text-anchor": left ? "end" : "start" }, l.label));
+        } else {
+            g.append(svg("line", { x1: M.left, x2: W - M.right, y1: p, y2: p }),
+                     svg("text", { x: W - M.right - 4, y: p - 4, "text-anchor": "end" }, l.label));
+        }
+        root.append(g);
+    }
+}
+
+// Cost (y) against time (x); `front` is drawn as a line through its points in x order.
+export function scatter(title: string, xAxis: Axis, yAxis: Axis, points: Point[], front: Point[],
+                        lines: RefLine[]): SVGSVGElement {
+    const xs = [...points, ...front].map((p) => p.x).concat(lines.filter((l) => l.axis === "x").map((l) => l.value));
+    const ys = [...points, ...front].map((p) => p.y).concat(lines.filter((l) => l.axis === "y").map((l) => l.value));
+    const x = Scale.fit(xs, M.left, W - M.right, xAxis.log);
+    const y = Scale.fit(ys, H - M.bottom, M.top, yAxis.log);
+    const root = frame(title, xAxis, yAxis, x, y);
+    refLines(root, lines, x, y);
+    const dots = svg("g", { class: "points" });
+    for (const p of points) {
+        const c = svg("circle", { cx: x.map(p.x), cy: y.map(p.y), r: 3.5, class: `pt ${p.group ?? ""}`,
+                                  "data-x": p.x, "data-y": p.y });
+        c.append(svg("title", {}, p.label));
+        dots.append(c);
+    }
+    root.append(dots);
+    const sorted = [...front].sort((a, b) => a.x - b.x);
+    if (sorted.length > 0) {
+        root.append(svg("polyline", { class: "front", "data-testid": "pareto-front", "data-count": sorted.length,
+                                      points: sorted.map((p) => `${x.map(p.x)},${y.map(p.y)}`).join(" ") }));
+        const g = svg("g", { class: "front-points" });
+        for (const p of sorted) {
+            const c = svg("circle", { cx: x.map(p.x), cy: y.map(p.y), r: 5, "data-x": p.x, "data-y": p.y });
+            c.append(svg("title", {}, `Pareto front: ${p.label}`));
+            g.append(c);
+        }
+        root.append(g);
+    }
+    return root;
+}
+
+// Lines over a shared x; `marker` (e.g. the break-even month) is drawn as a labelled vertical line.
+export function lines(title: string, xAxis: Axis, yAxis: Axis, series: Series[], marker?: RefLine): SVGSVGElement {
+    const xs = series.flatMap((s) => s.points.map((p) => p.x));
+    const ys = series.flatMap((s) => s.points.map((p) => p.y));
+    const x = Scale.fit(xs, M.left, W - M.right, false);
+    const y = Scale.fit(ys, H - M.bottom, M.top, false);
+    const root = frame(title, xAxis, yAxis, x, y);
+    series.forEach((s, i) => {
+        const last = s.points[s.points.length - 1];
+        root.append(svg("polyline", { class: `series s${i}${s.dashed ? " dashed" : ""}`, "data-series": s.name,
+                                      "data-last-y": last?.y ?? "",
+                                      points: s.points.map((p) => `${x.map(p.x)},${y.map(p.y)}`).join(" ") }));
+    });
+    if (marker) refLines(root, [marker], x, y);
+    return root;
+}
+
+export function legend(items: { name: string; cls: string }[]): HTMLElement {
+    const ul = document.createElement("ul");
+    ul.className = "legend";
+    for (const i of items) {
+        const li = document.createElement("li");
+        const sw = document.createElement("span");
+        sw.className = `swatch ${i.cls}`;
+        li.append(sw, i.name);
+        ul.append(li);
+    }
+    return ul;
+}
+
+// Horizontal bars (one per option) against a reference value drawn as a vertical line.
+export function bars(title: string, valueAxis: Axis, items: { label: string; value: number }[],
+                     ref?: RefLine): SVGSVGElement {
+    const rowH = 22, left = 250, right = 24, top = 10, bottom = 46;
+    // Labels past this many characters are cut (the full text is the bar's tooltip).
+    const kMaxLabelChars = 38;
+    const height = top + bottom + rowH * items.length;
+    const values = items.map((i) => i.value).concat(ref ? [ref.value] : []);
+    const x = Scale.fit(values, left, W - right, false);
+    const root = svg("svg", { viewBox: `0 0 ${W} ${height}`, role: "img", "aria-label": title, class: "chart" }) as SVGSVGElement;
+    root.append(svg("title", {}, title));
+    for (const t of x.ticks()) {
+        const px = x.map(t);
+        root.append(svg("line", { x1: px, x2: px, y1: top, y2: height - bottom, class: "grid" }),
+                    svg("text", { x: px, y: height - bottom + 14, "text-anchor": "middle" }, valueAxis.format(t)));
+    }
+    items.forEach((it, i) => {
+        const y = top + i * rowH;
+        const short = it.label.length > kMaxLabelChars ? it.label.slice(0, kMaxLabelChars - 1) + "…" : it.label;
+        const bar = svg("rect", { x: left, y: y + 3, width: Math.max(1, x.map(it.value) - left), height: rowH - 6,
+                                  class: "bar", "data-x": it.value });
+        bar.append(svg("title", {}, `${it.label}: ${valueAxis.format(it.value)}`));
+        root.append(svg("text", { x: left - 6, y: y + rowH * 0.65, "text-anchor": "end" }, short), bar);
+    });
+    root.append(svg("line", { x1: left, x2: left, y1: top, y2: height - bottom, class: "axis" }),
+                svg("text", { x: (left + W - right) / 2, y: height - 8, "text-anchor": "middle", class: "axis-label",
+                              "data-testid": "x-label" }, valueAxis.label));
+    if (ref && x.contains(ref.value)) {
+        const px = x.map(ref.value);
+        const g = svg("g", { class: "ref", "data-ref": ref.label, "data-value": ref.value });
+        const leftOf = px > W * 0.7;
+        g.append(svg("line", { x1: px, x2: px, y1: top, y2: height - bottom }),
+                 svg("text", { x: leftOf ? px - 4 : px + 4, y: height - bottom - 4, "text-anchor": leftOf ? "end" : "start" },
+                     ref.label));
+        root.append(g);
+    }
+    return root;
+}

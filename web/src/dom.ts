@@ -1,0 +1,161 @@
+// Small DOM helpers: element creation, number formatting, and the parts every view shares
+// (result panels, warnings, assumptions, field errors).
+import type { Assumption, Problem } from "./api";
+
+type Attrs = Record<string, string | number | boolean | undefined | null>;
+type Child = Node | string | number | null | undefined | false;
+
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]):
+        HTMLElementTagNameMap[K] {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+        if (v === undefined || v === null || v === false) continue;
+        if (v === true) el.setAttribute(k, "");
+        else el.setAttribute(k, String(v));
+    }
+    append(el, children);
+    return el;
+}
+
+export function append(el: Node, children: Child[]): void {
+    for (const c of children) {
+        if (c === null || c === undefined || c === false) continue;
+        el.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    }
+}
+
+export const usd = (v: number | null | undefined, digits = 0): string =>
+    v === null || v === undefined ? "–" :
+    "$" + v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const num = (v: number | null | undefined, digits = 1): string =>
+    v === null || v === undefined ? "–" :
+    v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const pct = (v: number | null | undefined, digits = 1): string =>
+    v === null || v === undefined ? "–" : (v * 100).toFixed(digits) + " %";
+
+// Days from an ISO date to today (UTC), for the "stale" mark.
+export function ageDays(isoDate: string): number {
+    return Math.floor((Date.now() - Date.parse(isoDate + "T00:00:00Z")) / 86400000);
+}
+// A price older than this is marked stale: the planners warn past the same 180 days
+// (max_price_age_days' default in openapi.yaml).
+export const kStalePriceDays = 180;
+
+// A collapsed table of the constants behind a figure (the answer's `assumptions`).
+export function assumptionsBlock(list: Assumption[] | undefined, label = "Assumptions"): HTMLElement {
+    const rows = (list ?? []).map((a) =>
+        h("tr", {}, h("td", {}, a.name), h("td", { class: "num" }, a.value === null ? "–" : String(a.value)),
+          h("td", {}, a.unit), h("td", {}, a.description ?? ""), h("td", { class: "src" }, a.source ?? "")));
+    return h("details", { class: "assumptions", "data-testid": "assumptions" },
+             h("summary", {}, `${label} (${rows.length})`),
+             h("div", { class: "scroll" },
+               h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"),
+                                                  h("th", { scope: "col" }, "Value"), h("th", { scope: "col" }, "Unit"),
+                                                  h("th", { scope: "col" }, "What"), h("th", { scope: "col" }, "Source"))),
+                 h("tbody", {}, ...rows))));
+}
+
+export function warningsBlock(list: { field: string; detail: string }[] | undefined): HTMLElement | null {
+    if (!list || list.length === 0) return null;
+    return h("div", { class: "warnings", role: "note", "data-testid": "warnings" },
+             h("strong", {}, `Warnings (${list.length})`),
+             h("ul", {}, ...list.map((w) => h("li", {}, h("code", {}, w.field), " ", w.detail))));
+}
+
+// Shows a problem next to the form controls it names (data-field holds the JSON pointer or query
+// parameter each control fills); what names no control goes to the form's own message.
+export function showProblem(form: HTMLFormElement, problem: Problem): void {
+    clearProblem(form);
+    const entries = problem.errors.length > 0 ? problem.errors
+        : [{ field: problem.field ?? "", detail: problem.detail }];
+    const general: string[] = [];
+    for (const e of entries) {
+        const control = controlFor(form, e.field);
+        if (!control) {
+            general.push(e.field ? `${e.field}: ${e.detail}` : e.detail);
+            continue;
+        }
+        const id = `${control.id}-error`;
+        control.setAttribute("aria-invalid", "true");
+        control.setAttribute("aria-describedby", id);
+        control.closest(".field")?.append(h("p", { class: "field-error", id, role: "alert", "data-testid": "field-error",
+                                                  "data-field": e.field }, e.detail));
+    }
+    if (general.length > 0) {
+        form.querySelector(".form-error")?.replaceChildren(
+            `${problem.title} (${problem.status}): ${general.join("; ")}`);
+    }
+}
+
+function controlFor(form: HTMLFormElement, field: string): HTMLElement | null {
+    if (!field) return null;
+    // The named field, or the closest enclosing one a control fills (/model/hf_config/x -> /model).
+    for (let f = field; f.length > 0; f = f.slice(0, Math.max(0, f.lastIndexOf("/")))) {
+        const el = form.querySelector<HTMLElement>(`[data-field="${CSS.escape(f)}"]`);
+        if (el) return el;
+        if (!f.includes("/")) break;
+    }
+    return null;
+}
+
+export function clearProblem(form: HTMLFormElement): void {
+    form.querySelectorAll(".field-error").forEach((e) => e.remove());
+    form.querySelectorAll("[aria-invalid]").forEach((e) => {
+        e.removeAttribute("aria-invalid");
+        e.removeAttribute("aria-describedby");
+    });
+    form.querySelector(".form-error")?.replaceChildren();
+}
+
+let idCounter = 0;
+// A labelled control in its .field wrapper; `field` is the request member it fills.
+export function field(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+                      fieldName: string, hint?: string): HTMLElement {
+    control.id ||= `c${++idCounter}`;
+    control.setAttribute("data-field", fieldName);
+    control.name ||= fieldName;
+    return h("div", { class: "field" }, h("label", { for: control.id }, label), control,
+             hint ? h("small", {}, hint) : null);
+}
+
+export function input(attrs: Attrs): HTMLInputElement { return h("input", attrs); }
+export function select(options: [string, string][], value: string, attrs: Attrs = {}): HTMLSelectElement {
+    const s = h("select", attrs, ...options.map(([v, l]) => h("option", { value: v }, l)));
+    s.value = value;
+    return s;
+}
+export function checkboxes(name: string, options: [string, string][], checked: string[]): HTMLElement {
+    return h("fieldset", { class: "checks", "data-field": name },
+             h("legend", {}, name.split("/").pop()!.replace(/_/g, " ")),
+             ...options.map(([v, l]) => h("label", {}, h("input", { type: "checkbox", value: v, name,
+                                                                      checked: checked.includes(v) }), " ", l)));
+}
+export function checkedValues(root: HTMLElement, name: string): string[] {
+    return [...root.querySelectorAll<HTMLInputElement>(`input[type=checkbox][name="${name}"]:checked`)]
+        .map((i) => i.value);
+}
+// An optional number: empty gives undefined, so the request leaves the member out.
+export function optNumber(el: HTMLInputElement): number | undefined {
+    return el.value.trim() === "" ? undefined : Number(el.value);
+}
+
+export function formShell(title: string, controls: HTMLElement[], submit: string, testid: string): HTMLFormElement {
+    return h("form", { class: "plan-form", "data-testid": testid, novalidate: true, "aria-label": title },
+             h("div", { class: "grid" }, ...controls),
+             h("p", { class: "form-error", role: "alert" }),
+             h("button", { type: "submit" }, submit));
+}
+
+export function table(head: string[], rows: HTMLElement[], testid: string, numericCols: number[] = []): HTMLElement {
+    return h("div", { class: "scroll" },
+             h("table", { "data-testid": testid },
+               h("thead", {}, h("tr", {}, ...head.map((c, i) =>
+                   h("th", { scope: "col", class: numericCols.includes(i) ? "num" : undefined }, c)))),
+               h("tbody", {}, ...rows)));
+}
+
+export const PRICE_TYPES: [string, string][] = [["on_demand", "on-demand"], ["spot", "spot"],
+    ["commit_1y", "1-year commitment"], ["commit_3y", "3-year commitment"], ["capacity_block", "capacity block"]];
+export const PROVIDERS: [string, string][] = [["aws", "AWS"], ["gcp", "Google Cloud"], ["azure", "Azure"],
+    ["lambda", "Lambda"], ["coreweave", "CoreWeave"], ["runpod", "RunPod"], ["vastai", "Vast.ai"]];
+export const PRECISIONS: [string, string][] = ["bf16", "fp16", "fp8", "fp32", "tf32", "int8", "fp4"].map((p) => [p, p]);

@@ -1,0 +1,60 @@
+// The planning page: one tab per view, the tab in the URL's hash so a view can be linked.
+import { api } from "./api";
+import { h } from "./dom";
+import { catalogView } from "./views/catalog";
+import { rentBuyView } from "./views/rentbuy";
+import { servingView } from "./views/serving";
+import { spotView } from "./views/spot";
+import { trainingView } from "./views/training";
+
+const TABS = [["catalog", "Catalog"], ["training", "Training planner"], ["rent-vs-buy", "Rent vs buy"],
+              ["spot", "Spot"], ["serving", "Serving"]] as const;
+type Tab = (typeof TABS)[number][0];
+
+async function start(): Promise<void> {
+    const main = document.getElementById("main")!;
+    const nav = document.getElementById("tabs")!;
+    const [accs, models] = await Promise.all([api.GET("/v1/accelerators"), api.GET("/v1/models")]);
+    const accelerators = accs.data?.items ?? [];
+    const library = models.data?.items ?? [];
+    const panels = new Map<Tab, HTMLElement>();
+    const buttons = TABS.map(([id, label]) => {
+        const panel = h("section", { id: `panel-${id}`, role: "tabpanel", "aria-labelledby": `tab-${id}`, hidden: true });
+        panels.set(id, panel);
+        const b = h("button", { type: "button", role: "tab", id: `tab-${id}`, "aria-controls": `panel-${id}`,
+                                "data-tab": id }, label);
+        b.onclick = () => { window.location.hash = id; };
+        return b;
+    });
+    nav.replaceChildren(...buttons);
+    // Arrow keys move between tabs (the WAI-ARIA tabs pattern); Tab moves into the panel.
+    nav.addEventListener("keydown", (e) => {
+        const i = buttons.findIndex((b) => b === document.activeElement);
+        if (i < 0 || (e.key !== "ArrowRight" && e.key !== "ArrowLeft")) return;
+        const next = buttons[(i + (e.key === "ArrowRight" ? 1 : buttons.length - 1)) % buttons.length]!;
+        next.focus();
+        next.click();
+    });
+    main.replaceChildren(...panels.values());
+    catalogView(panels.get("catalog")!, accelerators);
+    trainingView(panels.get("training")!, library);
+    rentBuyView(panels.get("rent-vs-buy")!, accelerators);
+    spotView(panels.get("spot")!);
+    servingView(panels.get("serving")!, library);
+
+    const show = () => {
+        const want = window.location.hash.slice(1);
+        const tab: Tab = TABS.some(([id]) => id === want) ? (want as Tab) : "catalog";
+        for (const [id, panel] of panels) panel.hidden = id !== tab;
+        for (const b of buttons) {
+            const on = b.dataset.tab === tab;
+            b.setAttribute("aria-selected", String(on));
+            b.tabIndex = on ? 0 : -1;
+        }
+    };
+    window.addEventListener("hashchange", show);
+    show();
+    document.body.dataset.ready = "true";
+}
+
+void start();

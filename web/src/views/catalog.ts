@@ -1,0 +1,145 @@
+// Catalog browser: the offerings search (GET /v1/offerings) with its filters, sort and cursor
+// paging, and the hardware model (GET /v1/accelerators).
+import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
+import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
+         PRICE_TYPES, PROVIDERS, select, showProblem, clearProblem, table, usd } from "../dom";
+
+type Offering = Schemas["Offering"];
+type Sort = NonNullable<OfferingQuery["sort"]>;
+
+const kPageSize = 25;
+
+const SORTABLE: { key: string; label: string; numeric?: boolean }[] = [
+    { key: "provider", label: "Provider" }, { key: "", label: "Instance" },
+    { key: "accelerator_count", label: "Accelerators", numeric: true }, { key: "", label: "Price type" },
+    { key: "usd_per_hour", label: "USD / hour", numeric: true },
+    { key: "usd_per_accelerator_hour", label: "USD / accelerator-hour", numeric: true },
+    { key: "", label: "Region" }, { key: "as_of", label: "As of" }, { key: "", label: "Source" },
+    { key: "", label: "Verified" },
+];
+
+export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerator"][]): void {
+    const provider = checkboxes("provider", PROVIDERS, []);
+    const accel = select([["", "any"], ...accelerators.map((a) => [a.id, a.name] as [string, string])], "",
+                         { "data-testid": "f-accelerator" });
+    const priceType = select([["", "any"], ...PRICE_TYPES], "", { "data-testid": "f-price-type" });
+    const region = input({ type: "text", placeholder: "us-east-1", autocomplete: "off" });
+    const minAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", "data-testid": "f-min-acc" });
+    const maxPrice = input({ type: "number", min: 0, step: 0.01, inputmode: "decimal", "data-testid": "f-max-price" });
+    const verified = input({ type: "checkbox", "data-testid": "f-verified" });
+    const form = formShell("Offering filters", [
+        provider,
+        field("Accelerator", accel, "accelerator"),
+        field("Price type", priceType, "price_type"),
+        field("Region", region, "region"),
+        field("Min accelerators per instance", minAcc, "min_accelerators"),
+        field("Max USD per accelerator-hour", maxPrice, "max_usd_per_accelerator_hour"),
+        h("div", { class: "field inline" }, h("label", {}, verified, " verified prices only")),
+    ], "Search", "catalog-form");
+    verified.setAttribute("data-field", "verified");
+
+    let sort: Sort = "usd_per_accelerator_hour";
+    let cursors: (string | undefined)[] = [undefined];  // cursor of each page seen, for Previous
+    const status = h("p", { class: "status", role: "status", "aria-live": "polite", "data-testid": "catalog-status" });
+    const results = h("div", {});
+    const prev = h("button", { type: "button", "data-testid": "prev-page" }, "Previous page");
+    const next = h("button", { type: "button", "data-testid": "next-page" }, "Next page");
+
+    const query = (): OfferingQuery => ({
+        provider: checkedValues(provider, "provider").join(",") || undefined,
+        accelerator: accel.value || undefined,
+        price_type: (priceType.value || undefined) as OfferingQuery["price_type"],
+        region: region.value.trim() || undefined,
+        min_accelerators: optNumber(minAcc),
+        max_usd_per_accelerator_hour: optNumber(maxPrice),
+        verified: verified.checked ? true : undefined,
+        sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
+    });
+
+    // Only the latest request is shown: a sort clicked while a search is on its way wins.
+    let latest = 0;
+    async function load(): Promise<void> {
+        const mine = ++latest;
+        clearProblem(form);
+        status.textContent = "Loading…";
+        const { data, error, response } = await api.GET("/v1/offerings", { params: { query: query() } });
+        if (mine !== latest) return;
+        if (!data) {
+            status.textContent = "";
+            showProblem(form, asProblem(error, response.status));
+            return;
+        }
+        const page = cursors.length;
+        status.textContent = `${data.total_count} offerings match; page ${page} of ` +
+            `${Math.max(1, Math.ceil(data.total_count / kPageSize))} (catalog ${data.catalog_version ?? ""})`;
+        results.replaceChildren(offeringsTable(data.items, sort, (key) => {
+            sort = (sort === key ? `-${key}` : key) as Sort;
+            cursors = [undefined];
+            void load();
+        }));
+        // The time to first render the test reports: navigation start to the first table drawn.
+        if (performance.getEntriesByName("gpucost:first-render").length === 0) performance.mark("gpucost:first-render");
+        prev.disabled = cursors.length <= 1;
+        next.disabled = data.next_cursor === null;
+        next.onclick = () => { cursors.push(data.next_cursor ?? undefined); void load(); };
+    }
+    prev.onclick = () => { cursors.pop(); void load(); };
+    form.addEventListener("submit", (e) => { e.preventDefault(); cursors = [undefined]; void load(); });
+
+    root.replaceChildren(
+        h("h2", {}, "Offerings"),
+        h("p", { class: "lede" }, "Every priced offering in the catalog. Click a column heading to sort; ",
+          "prices marked estimated have an inferred date, stale ones are over ", kStalePriceDays, " days old."),
+        form, status, results, h("div", { class: "pager" }, prev, next),
+        h("h2", {}, "Accelerators"),
+        acceleratorsTable(accelerators));
+    void load();
+}
+
+function offeringsTable(items: Offering[], sort: string, onSort: (key: string) => void): HTMLElement {
+    const head = h("tr", {}, ...SORTABLE.map((c) => {
+        if (!c.key) return h("th", { scope: "col", class: c.numeric ? "num" : undefined }, c.label);
+        const dir = sort === c.key ? "ascending" : sort === `-${c.key}` ? "descending" : undefined;
+        const b = h("button", { type: "button", class: "sort", "data-sort": c.key },
+                    c.label, dir ? (dir === "ascending" ? " ▲" : " ▼") : "");
+        b.onclick = () => onSort(c.key);
+        return h("th", { scope: "col", "aria-sort": dir ?? "none", class: c.numeric ? "num" : undefined }, b);
+    }));
+    const rows = items.map((o) => h("tr", { "data-id": o.id },
+        h("td", {}, o.provider_name ?? o.provider),
+        h("td", {}, o.instance_type),
+        h("td", { class: "num" }, `${o.accelerator_count} × ${o.accelerator}`),
+        h("td", {}, o.price_type.replace(/_/g, " ")),
+        h("td", { class: "num", "data-value": o.usd_per_hour }, usd(o.usd_per_hour, 2)),
+        h("td", { class: "num", "data-value": o.usd_per_accelerator_hour }, usd(o.usd_per_accelerator_hour, 3)),
+        h("td", {}, o.region),
+        h("td", {}, asOfCell(o.as_of, o.as_of_estimated ?? false)),
+        h("td", { class: "src" }, sourceCell(o.source)),
+        h("td", {}, o.verified ? "yes" : h("span", { class: "tag warn" }, "no"))));
+    return h("div", { class: "scroll" }, h("table", { "data-testid": "offerings" }, h("thead", {}, head),
+                                           h("tbody", {}, ...rows)));
+}
+
+export function asOfCell(asOf: string, estimated: boolean): HTMLElement {
+    const stale = ageDays(asOf) > kStalePriceDays;
+    return h("span", {}, asOf,
+             estimated ? h("span", { class: "tag", title: "the source is undated; the date is inferred" }, "estimated") : null,
+             stale ? h("span", { class: "tag warn", title: `older than ${kStalePriceDays} days` }, "stale") : null);
+}
+
+// Sources are free text that often embeds a URL; link the URL, keep the rest as text.
+function sourceCell(source: string): Node {
+    const m = /https?:\/\/[^\s)]+/.exec(source);
+    if (!m) return document.createTextNode(source);
+    return h("a", { href: m[0], rel: "noopener noreferrer", target: "_blank" }, source);
+}
+
+function acceleratorsTable(list: Schemas["Accelerator"][]): HTMLElement {
+    const precisions = ["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"] as const;
+    const rows = list.map((a) => h("tr", { "data-id": a.id },
+        h("td", {}, a.name), h("td", {}, a.vendor),
+        ...precisions.map((p) => h("td", { class: "num" }, num(a.dense_peak_tflops[p], 0))),
+        h("td", { class: "num" }, num(a.memory_gb, 0)), h("td", { class: "num" }, num(a.memory_gb_per_s, 0))));
+    return table(["Accelerator", "Vendor", ...precisions.map((p) => `${p} TFLOP/s`), "Memory GB", "Bandwidth GB/s"],
+                 rows, "accelerators", [2, 3, 4, 5, 6, 7, 8, 9, 10]);
+}

@@ -1,0 +1,104 @@
+// Rent vs buy: POST /v1/plans/rent-vs-buy; cumulative cost of renting, of each rent option the
+// answer lists (commitments among them) and of owning, with the break-even month marked.
+import { api, asProblem, downloadCsv, jsonAnswer, type Schemas } from "../api";
+import { legend, lines, type Series } from "../chart";
+import { assumptionsBlock, clearProblem, field, formShell, h, input, num, optNumber, pct, select, showProblem,
+         table, usd } from "../dom";
+
+type Request = Schemas["RentVsBuyRequest"];
+type Plan = Schemas["RentVsBuyPlan"];
+
+export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerator"][]): void {
+    const buyable = accelerators.filter((a) => a.purchase_price_usd !== null && a.purchase_price_usd !== undefined);
+    const accel = select(buyable.map((a) => [a.id, a.name] as [string, string]),
+                         buyable.some((a) => a.id === "h100-sxm") ? "h100-sxm" : (buyable[0]?.id ?? ""),
+                         { "data-testid": "r-accelerator" });
+    const count = input({ type: "number", min: 1, step: 1, value: 8, "data-testid": "r-count" });
+    const util = input({ type: "number", min: 0, max: 1, step: 0.05, value: 0.7, "data-testid": "r-util" });
+    const offering = input({ type: "text", value: "aws-p5.48xlarge-us-east-1-on-demand", autocomplete: "off",
+                             "data-testid": "r-offering" });
+    const rate = input({ type: "number", min: 0, step: "any", "data-testid": "r-rate" });
+    const horizon = input({ type: "number", min: 1, max: 360, step: 1, value: 60, "data-testid": "r-horizon" });
+    const discount = input({ type: "number", min: 0, max: 1, step: 0.01, value: 0.08, "data-testid": "r-discount" });
+    const form = formShell("Rent vs buy", [
+        field("Accelerator to buy", accel, "/buy/accelerator"),
+        field("Accelerators", count, "/buy/total_accelerators"),
+        field("Utilisation (0–1)", util, "/buy/utilization"),
+        field("Rent: offering id", offering, "/rent/offering_id", "or leave empty and give a rate"),
+        field("Rent: USD per accelerator-hour", rate, "/rent/usd_per_accelerator_hour", "overrides the offering"),
+        field("Horizon (months)", horizon, "/horizon_months"),
+        field("Discount rate (per year, 0–1)", discount, "/discount_rate_annual"),
+    ], "Compare", "rentbuy-form");
+    const out = h("div", { class: "results", "data-testid": "rentbuy-results" });
+
+    form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        clearProblem(form);
+        const r = optNumber(rate);
+        const body: Request = {
+            buy: { accelerator: accel.value, total_accelerators: optNumber(count), utilization: optNumber(util) },
+            rent: r !== undefined ? { usd_per_accelerator_hour: r }
+                : { offering_id: offering.value.trim() || undefined },
+            horizon_months: optNumber(horizon), discount_rate_annual: optNumber(discount),
+        };
+        out.replaceChildren(h("p", { role: "status" }, "Comparing…"));
+        const { data, error, response } = await api.POST("/v1/plans/rent-vs-buy", { body });
+        const answer = jsonAnswer<Plan>(data);
+        if (!answer) {
+            out.replaceChildren();
+            showProblem(form, asProblem(error, response.status));
+            return;
+        }
+        out.replaceChildren(...render(answer, body).filter((e): e is HTMLElement => e !== null));
+    });
+    root.replaceChildren(h("h2", {}, "Rent vs buy"),
+        h("p", { class: "lede" }, "Cumulative cash spent renting against owning (purchase up front, then power, hosting and staff)."),
+        form, out);
+}
+
+function render(plan: Plan, body: Request): HTMLElement[] {
+    const series: Series[] = [
+        { name: "rent", points: plan.cumulative.map((c) => ({ x: c.month, y: c.rent_usd })) },
+        { name: "own", points: plan.cumulative.map((c) => ({ x: c.month, y: c.own_usd })) },
+        { name: "own, net of resale", dashed: true,
+          points: plan.cumulative.map((c) => ({ x: c.month, y: c.own_net_of_resale_usd })) },
+    ];
+    // Commitments: their monthly charge accumulated over the horizon (the table gives their totals
+    // for whole terms).
+    for (const o of plan.rent_options ?? []) {
+        if (o.price_type === "on_demand") continue;
+        series.push({ name: `rent, ${o.price_type.replace(/_/g, " ")}`,
+                      points: plan.cumulative.map((c) => ({ x: c.month, y: o.monthly_usd * c.month })) });
+    }
+    const be = plan.break_even_months;
+    const chart = lines("Cumulative cost of renting and owning by month",
+                        { label: "months from purchase", format: (v) => num(v, 0) },
+                        { label: "cumulative cost (USD)", format: (v) => usd(v) }, series,
+                        be !== null && be !== undefined ? { axis: "x", value: be, label: `break-even ${num(be, 1)} months` } : undefined);
+    const csv = h("button", { type: "button", "data-testid": "csv" }, "Download the monthly series as CSV");
+    csv.onclick = () => void downloadCsv("/v1/plans/rent-vs-buy", body, "rent-vs-buy.csv");
+    return [
+        h("section", { class: "card", "data-testid": "recommendation" },
+          h("h3", {}, `Recommendation: ${plan.recommendation}`),
+          h("dl", { class: "kv" },
+            h("dt", {}, "Break-even"), h("dd", { "data-testid": "break-even-months", "data-value": be ?? "" },
+                                           be === null || be === undefined ? "never" : `${num(be, 1)} months`),
+            h("dt", {}, "Break-even utilisation"), h("dd", { "data-testid": "break-even-utilization",
+                                                             "data-value": plan.break_even_utilization ?? "" },
+                                                       pct(plan.break_even_utilization)),
+            h("dt", {}, "Monthly: rent / own"), h("dd", {}, `${usd(plan.monthly_rent_usd)} / ${usd(plan.monthly_own_usd)}`),
+            h("dt", {}, `NPV over ${plan.horizon_months ?? "?"} months: rent / own`),
+            h("dd", { "data-testid": "npv" }, `${usd(plan.npv_rent_usd)} / ${usd(plan.npv_own_usd)}`)),
+          h("p", { "data-testid": "reasoning" }, plan.reasoning)),
+        h("figure", {}, chart, h("figcaption", {}, legend(series.map((s, i) => ({ name: s.name, cls: `s${i}` }))))),
+        plan.rent_options?.length ? table(["Price type", "Offering", "USD / accelerator-hour", "Monthly", "Billed months",
+                                           "Total", "NPV", "Cheaper than buying"],
+            plan.rent_options.map((o) => h("tr", {}, h("td", {}, o.price_type), h("td", {}, o.offering_id),
+                h("td", { class: "num" }, usd(o.usd_per_accelerator_hour, 3)), h("td", { class: "num" }, usd(o.monthly_usd)),
+                h("td", { class: "num" }, o.billed_months), h("td", { class: "num" }, usd(o.total_usd)),
+                h("td", { class: "num" }, usd(o.npv_usd)), h("td", {}, o.cheaper_than_buying ? "yes" : "no"))),
+            "rent-options", [2, 3, 4, 5, 6]) : h("span", {}),
+        csv,
+        assumptionsBlock(plan.assumptions),
+    ];
+}

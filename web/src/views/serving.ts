@@ -1,0 +1,103 @@
+// Serving: POST /v1/plans/inference; cost per million tokens of each option against the API price
+// it is compared with, and the monthly cost of serving the traffic.
+import { api, asProblem, downloadCsv, jsonAnswer, type Schemas } from "../api";
+import { bars } from "../chart";
+import { assumptionsBlock, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber, pct,
+         PRECISIONS, PRICE_TYPES, select, showProblem, table, usd, warningsBlock } from "../dom";
+import { servingAccelerators, servingNodes, servingTotal } from "../fields";
+
+type Request = Schemas["InferencePlanRequest"];
+type Plan = Schemas["InferencePlan"];
+type Option = Schemas["InferencePlanOption"];
+
+const kOptions = 15;
+
+export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]): void {
+    const model = select(models.map((m) => [m.id, `${m.name} (${m.published_params_b} B)`] as [string, string]),
+                         models.some((m) => m.id === "llama-3.1-8b") ? "llama-3.1-8b" : (models[0]?.id ?? ""),
+                         { "data-testid": "v-model" });
+    const precision = select(PRECISIONS, "bf16", { "data-testid": "v-precision" });
+    const inTok = input({ type: "number", min: 1, step: 1, value: 1000, "data-testid": "v-in" });
+    const outTok = input({ type: "number", min: 1, step: 1, value: 250, "data-testid": "v-out" });
+    const rps = input({ type: "number", min: 0, step: "any", value: 5, "data-testid": "v-rps" });
+    const ttft = input({ type: "number", min: 0, step: "any", value: 1000, "data-testid": "v-ttft" });
+    const itl = input({ type: "number", min: 0, step: "any", value: 50, "data-testid": "v-itl" });
+    const apiIn = input({ type: "number", min: 0, step: "any", value: 0.2, "data-testid": "v-api-in" });
+    const apiOut = input({ type: "number", min: 0, step: "any", value: 0.6, "data-testid": "v-api-out" });
+    const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES.slice(0, 2), ["on_demand"]);
+    const form = formShell("Serving plan", [
+        field("Model", model, "/model"), field("Precision", precision, "/precision"),
+        field("Input tokens per request", inTok, "/input_tokens"),
+        field("Output tokens per request", outTok, "/output_tokens"),
+        field("Requests per second", rps, "/traffic/requests_per_second"),
+        field("Max time to first token (ms)", ttft, "/latency/max_time_to_first_token_ms"),
+        field("Max inter-token latency (ms)", itl, "/latency/max_inter_token_latency_ms"),
+        field("API price: USD per million input tokens", apiIn, "/api_price/usd_per_million_input_tokens"),
+        field("API price: USD per million output tokens", apiOut, "/api_price/usd_per_million_output_tokens"),
+        priceTypes,
+    ], "Plan serving", "serving-form");
+    const out = h("div", { class: "results", "data-testid": "serving-results" });
+    form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        clearProblem(form);
+        const api_price = optNumber(apiIn) === undefined && optNumber(apiOut) === undefined ? undefined
+            : { usd_per_million_input_tokens: optNumber(apiIn), usd_per_million_output_tokens: optNumber(apiOut) };
+        const types = checkedValues(priceTypes, "/constraints/price_types");
+        const body: Request = {
+            model: model.value, precision: precision.value as Request["precision"],
+            input_tokens: Number(inTok.value), output_tokens: Number(outTok.value),
+            traffic: { requests_per_second: optNumber(rps) },
+            latency: { max_time_to_first_token_ms: optNumber(ttft), max_inter_token_latency_ms: optNumber(itl) },
+            constraints: types.length ? { price_types: types } : undefined,
+            api_price, limit: kOptions,
+        };
+        out.replaceChildren(h("p", { role: "status" }, "Planning…"));
+        const { data, error, response } = await api.POST("/v1/plans/inference", { body });
+        const answer = jsonAnswer<Plan>(data);
+        if (!answer) {
+            out.replaceChildren();
+            showProblem(form, asProblem(error, response.status));
+            return;
+        }
+        out.replaceChildren(...render(answer, body).filter((e): e is HTMLElement => e !== null));
+    });
+    root.replaceChildren(h("h2", {}, "Serving"),
+        h("p", { class: "lede" }, "Serving a model on rented accelerators, sized to the traffic and latency targets, ",
+          "priced per million tokens against an API."), form, out);
+}
+
+const barLabel = (o: Option) => `${o.offering.instance_type} (${o.offering.provider})`;
+const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${o.offering.provider}, ${o.offering.price_type.replace(/_/g, " ")})`;
+
+function render(plan: Plan, body: Request): (HTMLElement | null)[] {
+    const apiOut = body.api_price?.usd_per_million_output_tokens;
+    const chart = bars("USD per million output tokens of each option against the API price",
+                       { label: "USD per million output tokens", format: (v) => usd(v, 2) },
+                       plan.options.map((o) => ({ label: barLabel(o), value: o.usd_per_million_output_tokens })),
+                       apiOut !== undefined ? { axis: "x", value: apiOut, label: `API ${usd(apiOut, 2)}` } : undefined);
+    const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
+    csv.onclick = () => void downloadCsv("/v1/plans/inference", body, "serving-plan.csv");
+    const rows = plan.options.map((o) => h("tr", { "data-id": o.offering.id },
+        h("td", {}, o.offering.provider), h("td", {}, o.offering.instance_type), h("td", {}, o.offering.price_type),
+        h("td", { class: "num" }, o.tensor_parallel), h("td", { class: "num" }, o.replicas),
+        h("td", { class: "num" }, servingNodes(o)), h("td", { class: "num" }, servingAccelerators(o)),
+        h("td", { class: "num" }, num(o.time_to_first_token_ms, 0)), h("td", { class: "num" }, num(o.inter_token_latency_ms, 1)),
+        h("td", { class: "num", "data-value": o.monthly_cost_usd }, usd(o.monthly_cost_usd)),
+        h("td", { class: "num", "data-value": o.usd_per_million_input_tokens }, usd(o.usd_per_million_input_tokens, 4)),
+        h("td", { class: "num", "data-value": o.usd_per_million_output_tokens }, usd(o.usd_per_million_output_tokens, 4)),
+        h("td", { class: "num" }, usd(o.api_monthly_cost_usd)), h("td", { class: "num" }, pct(o.savings_vs_api_fraction))));
+    return [
+        h("section", { class: "card", "data-testid": "recommendation" },
+          h("h3", {}, plan.recommendation ? `Recommended: ${name(plan.recommendation)}` : "No option meets the targets"),
+          h("p", { "data-testid": "reasoning" }, plan.reasoning ?? "")),
+        warningsBlock(plan.warnings),
+        h("p", { "data-testid": "counts" }, `${servingTotal(plan)} options meet the targets; `,
+          `${num(plan.output_tokens_per_second, 0)} output tokens/s to serve; the ${plan.options.length} cheapest shown.`),
+        h("figure", {}, chart),
+        table(["Provider", "Instance", "Price type", "Tensor parallel", "Replicas", "Nodes", "Accelerators", "TTFT ms",
+               "ITL ms", "Monthly", "USD / M input", "USD / M output", "API monthly", "Saving vs API"],
+              rows, "serving-options", [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]),
+        csv,
+        assumptionsBlock(plan.assumptions),
+    ];
+}

@@ -1,0 +1,159 @@
+// Training planner: POST /v1/plans/training with a model from the library, a pasted Hugging Face
+// config or a shape; shows the recommendation and its reasoning, the ranked options, cost against
+// time with the Pareto front and the deadline/budget lines, the best option per provider.
+import { api, asProblem, downloadCsv, jsonAnswer, type Schemas } from "../api";
+import { scatter, legend } from "../chart";
+import { assumptionsBlock, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber,
+         PRECISIONS, PRICE_TYPES, PROVIDERS, select, showProblem, table, usd, warningsBlock } from "../dom";
+import { asOfCell } from "./catalog";
+
+type Request = Schemas["TrainingPlanRequest"];
+type Plan = Schemas["TrainingPlan"];
+type Option = Schemas["TrainingPlanOption"];
+
+// Options asked for: enough for the chart to show the spread, few enough to draw quickly.
+const kChartOptions = 200;
+const kTableRows = 20;
+
+export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][]): void {
+    const source = select([["library", "from the model library"], ["hf", "a Hugging Face config.json"],
+                           ["shape", "a shape (parameters)"]], "library", { "data-testid": "t-model-source" });
+    const modelId = select(models.map((m) => [m.id, `${m.name} (${m.published_params_b} B)`] as [string, string]),
+                           models.find((m) => m.id === "llama-3.1-8b") ? "llama-3.1-8b" : (models[0]?.id ?? ""),
+                           { "data-testid": "t-model" });
+    const hf = h("textarea", { rows: 6, spellcheck: "false", placeholder: '{"hidden_size": 4096, "num_hidden_layers": 32, …}',
+                               "data-testid": "t-hf" });
+    const paramsB = input({ type: "number", min: 0, step: "any", value: 7, "data-testid": "t-params" });
+    const tokens = input({ type: "number", min: 0, step: "any", value: 100, required: true, "data-testid": "t-tokens" });
+    const mode = select([["pretrain", "pretrain"], ["full_finetune", "full fine-tune"], ["lora", "LoRA"],
+                         ["qlora", "QLoRA"]], "pretrain", { "data-testid": "t-mode" });
+    const precision = select(PRECISIONS, "bf16", { "data-testid": "t-precision" });
+    const deadline = input({ type: "number", min: 0, step: "any", value: 720, "data-testid": "t-deadline" });
+    const budget = input({ type: "number", min: 0, step: "any", value: 150000, "data-testid": "t-budget" });
+    const providers = checkboxes("/constraints/providers", PROVIDERS, []);
+    const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES, ["on_demand", "spot"]);
+
+    const libraryField = field("Model", modelId, "/model");
+    const hfField = field("Hugging Face config.json", hf, "/model/hf_config");
+    const shapeField = field("Parameters (billions)", paramsB, "/model/params_b");
+    const showSource = () => {
+        libraryField.hidden = source.value !== "library";
+        hfField.hidden = source.value !== "hf";
+        shapeField.hidden = source.value !== "shape";
+    };
+    source.onchange = showSource;
+    showSource();
+
+    const form = formShell("Training plan", [
+        field("Model given as", source, "model_source"), libraryField, hfField, shapeField,
+        field("Training tokens (billions)", tokens, "/tokens_b"),
+        field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
+        field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none"),
+        field("Budget (USD)", budget, "/constraints/budget_usd", "empty: none"),
+        providers, priceTypes,
+    ], "Plan the run", "training-form");
+    const out = h("div", { class: "results", "data-testid": "training-results" });
+
+    const request = (): Request | string => {
+        let model: Request["model"];
+        if (source.value === "library") model = modelId.value;
+        else if (source.value === "shape") model = { params_b: optNumber(paramsB) ?? null };
+        else {
+            try { model = { hf_config: JSON.parse(hf.value) as Record<string, never> }; }
+            catch (e) { return `the config is not JSON: ${(e as Error).message}`; }
+        }
+        const provs = checkedValues(providers, "/constraints/providers");
+        const types = checkedValues(priceTypes, "/constraints/price_types") as NonNullable<Request["constraints"]>["price_types"];
+        return {
+            model, tokens_b: Number(tokens.value), mode: mode.value as Request["mode"],
+            precision: precision.value as Request["precision"],
+            constraints: { deadline_hours: optNumber(deadline), budget_usd: optNumber(budget),
+                           providers: provs.length ? provs : undefined, price_types: types?.length ? types : undefined },
+            limit: kChartOptions,
+        };
+    };
+
+    form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        clearProblem(form);
+        const body = request();
+        if (typeof body === "string") {
+            showProblem(form, { type: "about:blank", title: "Invalid config", status: 400, detail: body, code: "client",
+                                errors: [{ field: "/model/hf_config", detail: body }] });
+            return;
+        }
+        out.replaceChildren(h("p", { role: "status" }, "Planning…"));
+        const { data, error, response } = await api.POST("/v1/plans/training", { body });
+        const answer = jsonAnswer<Plan>(data);
+        if (!answer) {
+            out.replaceChildren();
+            showProblem(form, asProblem(error, response.status));
+            return;
+        }
+        out.replaceChildren(...renderPlan(answer, body).filter((e): e is HTMLElement => e !== null));
+    });
+
+    root.replaceChildren(h("h2", {}, "Training planner"),
+        h("p", { class: "lede" }, "Every offering × node count priced for one training run; ",
+          "spot options include the expected cost of interruptions."), form, out);
+}
+
+function renderPlan(plan: Plan, body: Request): (HTMLElement | null)[] {
+    const rec = plan.recommendation;
+    const deadline = body.constraints?.deadline_hours;
+    const budget = body.constraints?.budget_usd;
+    const lines = [
+        ...(deadline !== undefined ? [{ axis: "x" as const, value: deadline, label: `deadline ${num(deadline, 0)} h` }] : []),
+        ...(budget !== undefined ? [{ axis: "y" as const, value: budget, label: `budget ${usd(budget)}` }] : []),
+    ];
+    const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
+                                    label: `${optionName(o)}: ${num(o.expected_wall_clock_hours)} h, ${usd(o.expected_cost_usd)}` });
+    const chart = scatter("Expected cost against expected time of every feasible option",
+                          { label: "expected wall-clock time (hours, log scale)", log: true, format: (v) => num(v, 0) },
+                          { label: "expected cost (USD, log scale)", log: true, format: (v) => usd(v) },
+                          plan.options.map(point), plan.pareto_front.map(point), lines);
+    const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
+    csv.onclick = () => void downloadCsv("/v1/plans/training", body, "training-plan.csv");
+    return [
+        h("section", { class: "card recommendation", "data-testid": "recommendation" },
+          h("h3", {}, rec ? `Recommended: ${optionName(rec)}` : "No option meets every constraint"),
+          rec ? h("p", { class: "figures" },
+                  h("span", { "data-testid": "rec-cost", "data-value": rec.expected_cost_usd }, usd(rec.expected_cost_usd)),
+                  " expected, ",
+                  h("span", { "data-testid": "rec-hours", "data-value": rec.expected_wall_clock_hours },
+                    `${num(rec.expected_wall_clock_hours)} h`),
+                  `, p10–p90 ${usd(rec.cost_usd_p10)}–${usd(rec.cost_usd_p90)}`) : null,
+          h("p", { "data-testid": "reasoning" }, plan.reasoning ?? ""),
+          plan.binding_constraints.length ? h("ul", { "data-testid": "binding" },
+              ...plan.binding_constraints.map((b) => h("li", {}, b.message))) : null),
+        warningsBlock(plan.warnings),
+        h("p", { "data-testid": "counts" }, `${plan.feasible_count} feasible options of ${plan.offerings_considered ?? "?"} `,
+          `offerings considered; ${plan.pareto_front.length} on the Pareto front.`),
+        h("figure", {}, chart,
+          h("figcaption", {}, legend([{ name: "on-demand", cls: "on_demand" }, { name: "spot", cls: "spot" },
+                                      { name: "other price types", cls: "other" }, { name: "Pareto front", cls: "front" }]))),
+        h("h3", {}, "Best option per provider"),
+        optionsTable(plan.best_by_provider, "best-by-provider"),
+        h("h3", {}, `Ranked options (first ${Math.min(kTableRows, plan.options.length)} of ${plan.total_count})`),
+        optionsTable(plan.options.slice(0, kTableRows), "options"),
+        csv,
+        assumptionsBlock(plan.assumptions),
+    ];
+}
+
+const optionName = (o: Option): string =>
+    `${o.nodes} × ${o.offering.instance_type} (${o.total_accelerators} × ${o.offering.accelerator}, ` +
+    `${o.offering.price_type.replace(/_/g, " ")}, ${o.offering.provider} ${o.offering.region})`;
+
+function optionsTable(options: Option[], testid: string): HTMLElement {
+    const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes },
+        h("td", {}, o.offering.provider), h("td", {}, o.offering.instance_type),
+        h("td", {}, o.offering.price_type.replace(/_/g, " ")), h("td", {}, o.offering.region),
+        h("td", { class: "num" }, o.nodes), h("td", { class: "num" }, o.total_accelerators),
+        h("td", { class: "num", "data-value": o.expected_wall_clock_hours }, num(o.expected_wall_clock_hours)),
+        h("td", { class: "num", "data-value": o.expected_cost_usd }, usd(o.expected_cost_usd)),
+        h("td", { class: "num" }, `${usd(o.cost_usd_p10)}–${usd(o.cost_usd_p90)}`),
+        h("td", {}, asOfCell(o.offering.as_of, o.offering.as_of_estimated))));
+    return table(["Provider", "Instance", "Price type", "Region", "Nodes", "Accelerators", "Expected hours",
+                  "Expected cost", "p10–p90", "Price as of"], rows, testid, [4, 5, 6, 7, 8]);
+}
