@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
     deps.require_read_key = config.require_read_key;
     deps.max_snapshot_age_s = config.max_snapshot_age_s;
     deps.cors_origins = config.cors_origins;
-    deps.openapi_yaml = std::string(app::EmbeddedOpenApiYaml());
+    deps.openapi_yaml = app::EmbeddedOpenApiYaml();
     deps.redoc_js = app::EmbeddedRedocJs();
     deps.service_version = kVersion;
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
