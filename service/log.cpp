@@ -2,17 +2,113 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <thread>
 
 namespace gpucost::log {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
-std::mutex g_mutex;
+std::mutex g_mutex;  // one line at a time on stderr (direct writes and the writer thread)
+
+// The buffer of the asynchronous writer and its thread; `running` says whether lines go
+// through it.
+struct AsyncSink {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::string pending;  // whole lines, '\n'-terminated
+    std::size_t max_bytes = 0;
+    bool running = false;
+    bool stopping = false;
+    std::thread writer;
+};
+AsyncSink g_sink;
+std::atomic<std::uint64_t> g_dropped{0};
+
+void WriteDirect(const std::string& lines) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    std::fwrite(lines.data(), 1, lines.size(), stderr);
+    std::fflush(stderr);
+}
+
+// Writes what is buffered in one write per wake-up, until StopAsyncWriter has been called
+// and the buffer is empty.
+void DrainLoop() {
+    std::string batch;
+    std::unique_lock<std::mutex> lock(g_sink.mutex);
+    for (;;) {
+        g_sink.wake.wait(lock, [] { return !g_sink.pending.empty() || g_sink.stopping; });
+        if (g_sink.pending.empty()) {
+            return;  // stopping, and everything is written
+        }
+        batch.clear();
+        batch.swap(g_sink.pending);
+        lock.unlock();
+        WriteDirect(batch);
+        lock.lock();
+    }
+}
+
+// Appends `line` (with its newline) to the buffer if the writer runs; false when the caller
+// must write it itself. A droppable line that does not fit is counted and dropped.
+bool Enqueue(const std::string& line, bool droppable) {
+    std::lock_guard<std::mutex> lock(g_sink.mutex);
+    if (!g_sink.running) {
+        return false;
+    }
+    if (droppable && g_sink.pending.size() + line.size() > g_sink.max_bytes) {
+        g_dropped.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    const bool was_empty = g_sink.pending.empty();
+    g_sink.pending += line;
+    if (was_empty) {
+        g_sink.wake.notify_one();  // otherwise the writer is awake already
+    }
+    return true;
+}
+
+void Emit(std::string line, bool droppable) {
+    line.push_back('\n');
+    if (!Enqueue(line, droppable)) {
+        WriteDirect(line);
+    }
+}
 
 }  // namespace
+
+void StartAsyncWriter(std::size_t max_buffered_bytes) {
+    std::lock_guard<std::mutex> lock(g_sink.mutex);
+    if (g_sink.running) {
+        return;
+    }
+    g_sink.max_bytes = max_buffered_bytes;
+    g_sink.stopping = false;
+    g_sink.running = true;
+    g_sink.writer = std::thread(DrainLoop);
+}
+
+void StopAsyncWriter() {
+    {
+        std::lock_guard<std::mutex> lock(g_sink.mutex);
+        if (!g_sink.running) {
+            return;
+        }
+        g_sink.running = false;  // later lines are written directly, after the buffered ones
+        g_sink.stopping = true;
+    }
+    g_sink.wake.notify_one();
+    g_sink.writer.join();
+    if (std::uint64_t dropped = DroppedLines(); dropped > 0) {
+        Write(Level::kWarn, "access log lines dropped (log buffer full)",
+              {{"dropped_lines", dropped}});
+    }
+}
+
+std::uint64_t DroppedLines() { return g_dropped.load(std::memory_order_relaxed); }
 
 std::string Timestamp() {
     auto now = std::chrono::system_clock::now();
@@ -75,20 +171,14 @@ void Write(Level level, std::string_view message, nlohmann::json fields) {
             line[key] = std::move(value);
         }
     }
-    std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    std::fprintf(stderr, "%s\n", text.c_str());
-    std::fflush(stderr);
+    Emit(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), false);
 }
 
 void WriteLine(Level level, std::string json_object) {
     if (!Enabled(level)) {
         return;
     }
-    json_object.push_back('\n');
-    std::lock_guard<std::mutex> lock(g_mutex);
-    std::fwrite(json_object.data(), 1, json_object.size(), stderr);
-    std::fflush(stderr);
+    Emit(std::move(json_object), true);
 }
 
 }  // namespace gpucost::log

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -32,6 +33,23 @@
 namespace {
 
 constexpr char kVersion[] = "0.1.0";
+// Access-log lines buffered for the log writer thread before new ones are dropped (and
+// counted in /metrics): about 20,000 lines of ~200 bytes, a few seconds of peak traffic
+// while stderr's reader stalls.
+constexpr std::size_t kLogBufferBytes = 4u << 20;
+// TLS uses the library's thread per connection, so its pool bounds concurrent TLS clients.
+constexpr std::size_t kTlsDefaultThreads = 16;
+// Plain HTTP workers only run handlers (they never wait on a client): two per CPU cover a
+// handler blocked in PostgreSQL without time-slicing CPU-bound estimates among many threads
+// (docs/performance.md, "Worker count").
+constexpr std::size_t kWorkersPerCpu = 2;
+
+std::size_t DefaultThreads(bool tls) {
+    if (tls) {
+        return kTlsDefaultThreads;
+    }
+    return std::max<std::size_t>(2, kWorkersPerCpu * std::max(1u, std::thread::hardware_concurrency()));
+}
 
 
 std::optional<std::string> GetEnv(const std::string& name) {
@@ -255,7 +273,7 @@ int main(int argc, char** argv) {
     deps.require_read_key = config.require_read_key;
     deps.max_snapshot_age_s = config.max_snapshot_age_s;
     deps.cors_origins = config.cors_origins;
-    deps.openapi_yaml = std::string(app::EmbeddedOpenApiYaml());
+    deps.openapi_yaml = app::EmbeddedOpenApiYaml();
     deps.redoc_js = app::EmbeddedRedocJs();
     const app::WebFiles web = app::EmbeddedWebFiles();
     deps.web = {web.index_html, web.app_js, web.app_css};
@@ -263,7 +281,9 @@ int main(int argc, char** argv) {
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
 
     http::ServerOptions options;
-    options.threads = config.threads;
+    const std::size_t threads =
+        config.threads != 0 ? config.threads : DefaultThreads(!config.tls_cert.empty());
+    options.threads = threads;
     options.max_body_bytes = config.max_body_bytes;
     options.access_log = config.access_log;
     options.max_connections = config.max_connections;
@@ -324,10 +344,12 @@ int main(int argc, char** argv) {
         }
     });
 
+    // From here on log lines are written by their own thread (see log::StartAsyncWriter).
+    log::StartAsyncWriter(kLogBufferBytes);
     auto info = catalog->Describe();
     log::Info("listening", {{"bind", config.bind},
                             {"port", port},
-                            {"threads", config.threads},
+                            {"threads", threads},
                             {"tls", !config.tls_cert.empty()},
                             {"version", kVersion},
                             {"catalog_origin", info.origin},
@@ -348,5 +370,6 @@ int main(int argc, char** argv) {
         log::Info("database closed");
     }
     log::Info("stopped", {{"clean", served}});
+    log::StopAsyncWriter();  // writes the buffered lines before the process exits
     return served ? 0 : 1;
 }

@@ -110,17 +110,24 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
 
     const bool in_step = setting == GemmSetting::kInStep;
     const double sustained = in_step ? kGemmSustainedFractionOfMamf : 1.0;
+    // The source texts are built only when echoed (the planner runs hundreds of estimates
+    // without assumptions).
     const std::string times_sustained = in_step ? " times gemm_sustained_fraction_of_mamf" : "";
     double mamf = kDefaultGemmMaxEfficiency * sustained;
-    std::string mamf_source =
-        "default for accelerators without a published MAMF measurement (0.75)" + times_sustained;
+    std::string mamf_source;
+    if (with_assumptions) {
+        mamf_source = "default for accelerators without a published MAMF measurement (0.75)" +
+                      times_sustained;
+    }
     for (const Mamf& m : kMamf) {
         if (StartsWith(a.id, m.id_prefix)) {
             double v = IsLowPrecision(precision) ? m.fp8 : m.bf16;
             if (v > 0) {
                 mamf = v * sustained;
-                mamf_source = "MAMF measurement (stas00/ml-engineering, compute/accelerator: " +
-                              std::to_string(v).substr(0, 5) + ")" + times_sustained;
+                if (with_assumptions) {
+                    mamf_source = "MAMF measurement (stas00/ml-engineering, compute/accelerator: " +
+                                  std::to_string(v).substr(0, 5) + ")" + times_sustained;
+                }
             }
             break;
         }

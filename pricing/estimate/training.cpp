@@ -503,8 +503,11 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
 }
 
 // `time_unfitting`: also time a layout that does not fit (a fully specified layout is reported
-// whether or not it fits).
-Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool time_unfitting) {
+// whether or not it fits). `cannot_win_at`: a step time at which the layout changes nothing
+// in the search (the runner-up's); a layout whose compute and memory time alone reach it is
+// not timed further and gets an infinite step time.
+Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool time_unfitting,
+              double cannot_win_at) {
     Eval e;
     e.layout = l;
     const ResolvedModel& m = c.m;
@@ -524,6 +527,15 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     const StageTimes st = MicroBatchStage(c, l, lc);
     const double t_mb = st.Total();
     const double mbs = e.micro_batches;
+    StepBreakdown& br = e.breakdown;
+    br.compute_s = mbs * st.compute_s;
+    br.memory_bound_s = mbs * st.memory_s;
+    // The step time below adds non-negative terms to compute + memory (in this order, so also
+    // in floating point it is never smaller): a layout already at the bound cannot win.
+    if (br.compute_s + br.memory_bound_s >= cannot_win_at) {
+        e.step_time_s = std::numeric_limits<double>::infinity();
+        return e;
+    }
 
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
     double pp_comm = 0;
@@ -545,9 +557,6 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     double opt_params = PerAccelerator(Trainable(c), l, l.zero_stage >= 1);
     double opt_s = MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
 
-    StepBreakdown& br = e.breakdown;
-    br.compute_s = mbs * st.compute_s;
-    br.memory_bound_s = mbs * st.memory_s;
     br.tp_comm_s = mbs * st.tp_comm_s;
     br.expert_comm_s = mbs * st.expert_comm_s;
     br.dp_comm_s = dp_exposed;
@@ -659,18 +668,15 @@ Result<std::vector<std::string>> ResolveLoraTargets(const TrainingRequest& req) 
 }
 
 // ---- Step 2: model, device, links and the constants of this run ----
-Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster) {
-    auto model = DeriveModel(req.model);
-    if (!model.ok()) {
-        return model.error();
-    }
+Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
+                        const ResolvedModel& model) {
     auto device = MakeDeviceModel(cluster.accelerator, req.precision, req.efficiency, "/precision",
                                   req.with_assumptions);
     if (!device.ok()) {
         return device.error();
     }
     Ctx c;
-    c.m = model.value();
+    c.m = model;
     c.split = SplitParams(c.m);
     c.dev = device.value();
     c.links = MakeClusterLinks(cluster, c.dev, req.with_assumptions);
@@ -782,6 +788,14 @@ struct SearchResult {
     bool fully_given = false;
     Eval fixed;  // fully given: the best of its expert-parallel choices, fitting or not
 
+    // The step time at or above which a searched layout changes neither the best nor the
+    // runner-up (Consider keeps only strictly faster ones); a fully given layout is always
+    // timed.
+    double CannotWinAt() const {
+        return !fully_given && second.valid ? second.step_time_s
+                                            : std::numeric_limits<double>::infinity();
+    }
+
     // A searched layout: the fastest that fits wins, the next is the runner-up; for those
     // that do not fit, the smallest memory need is kept for the error.
     void Consider(const Eval& e) {
@@ -883,7 +897,7 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const I
                 l.virtual_stages = ch.virtual_stages[vi];
                 l.recompute = ch.recompute[ri];
                 l.zero_stage = ch.zero[zi];
-                Eval e = Evaluate(c, l, lc, r.fully_given);
+                Eval e = Evaluate(c, l, lc, r.fully_given, r.CannotWinAt());
                 if (r.fully_given) {
                     r.ConsiderFixed(e);
                     break;
@@ -1245,12 +1259,14 @@ double PipelineBubbleFraction(int pipeline, int micro_batches, int virtual_stage
     return (pipeline - 1.0) / (static_cast<double>(micro_batches) * virtual_stages);
 }
 
-// The estimate in its steps: validate the request, build the run's context, check the
-// fixed parallelism, search the layouts, then summarise the best one with its assumptions.
-Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const ClusterSpec& cluster) {
-    if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
-    if (auto s = ValidateRequest(req); !s.ok()) return s.error();
-    auto ctx = MakeContext(req, cluster);
+namespace {
+
+// The estimate after the request's checks and the model derivation: build the run's
+// context, check the fixed parallelism, search the layouts, then summarise the best one with
+// its assumptions.
+Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const ClusterSpec& cluster,
+                                         const ResolvedModel& model) {
+    auto ctx = MakeContext(req, cluster, model);
     if (!ctx.ok()) return ctx.error();
     const Ctx& c = ctx.value();
     const ParallelismRequest pr = req.parallelism.value_or(ParallelismRequest{});
@@ -1260,6 +1276,24 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     TrainingEstimate out = Summarize(c, found);
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
     return out;
+}
+
+}  // namespace
+
+// The estimate in its steps: validate the request, derive the model, then estimate.
+Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const ClusterSpec& cluster) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
+    if (auto s = ValidateRequest(req); !s.ok()) return s.error();
+    auto model = DeriveModel(req.model);
+    if (!model.ok()) return model.error();
+    return EstimateDerived(req, cluster, model.value());
+}
+
+Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const ClusterSpec& cluster,
+                                          const ResolvedModel& model) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
+    if (auto s = ValidateRequest(req); !s.ok()) return s.error();
+    return EstimateDerived(req, cluster, model);
 }
 
 }  // namespace gpucost::pricing::estimate

@@ -215,6 +215,12 @@ inline constexpr double kMaxGlobalBatchTokens = 1e10;
 // how many accelerators would fit. Other errors name the offending field.
 [[nodiscard]] Result<TrainingEstimate> EstimateTraining(const TrainingRequest& request,
                                                         const ClusterSpec& cluster);
+// The same with `model` = DeriveModel(request.model) already derived, for a caller that
+// estimates one workload on many clusters (the planner): the answer is identical, the
+// derivation is not repeated per cluster.
+[[nodiscard]] Result<TrainingEstimate> EstimateTraining(const TrainingRequest& request,
+                                                        const ClusterSpec& cluster,
+                                                        const ResolvedModel& model);
 
 // Pieces exposed for tests and for the README formulas.
 // Model FLOPs per token (PaLM): 6 * (active non-embedding params + output projection) +

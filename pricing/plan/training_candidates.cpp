@@ -161,6 +161,13 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
     estimate::TrainingRequest workload = request.workload;
     workload.with_assumptions = false;
     const bool default_ladder = request.constraints.node_counts.empty();
+    // The workload's model is derived once for all clusters. A model that does not derive
+    // keeps the per-cluster call, which reports its error in the estimator's own order.
+    const Result<estimate::ResolvedModel> model = estimate::DeriveModel(workload.model);
+    auto estimate_on = [&](const estimate::ClusterSpec& cluster) {
+        return model.ok() ? estimate::EstimateTraining(workload, cluster, model.value())
+                          : estimate::EstimateTraining(workload, cluster);
+    };
 
     // A single node never touches the scale-out network, so shapes differing only in it
     // share their one-node estimate.
@@ -199,7 +206,7 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
             Result<estimate::TrainingEstimate> fresh = Error{};
             if (cached == one_node.end()) {
                 ++out.estimates;
-                fresh = estimate::EstimateTraining(workload, cluster);
+                fresh = estimate_on(cluster);
                 if (nodes == 1) {
                     cached = one_node.emplace(single, fresh).first;
                 }

@@ -17,7 +17,7 @@ struct ServiceConfig {
     std::string command = "serve";  // serve | check-catalog | import | sync | migrate | seed | apikey | version | help
     std::string bind = "127.0.0.1";
     int port = 8080;                // 0 picks a free port (printed at start-up)
-    std::size_t threads = 16;
+    std::size_t threads = 0;  // 0: not given; main picks DefaultThreads for the transport
     std::string catalog_dir;        // empty: the catalog embedded in the binary
     log::Level log_level = log::Level::kInfo;
     std::size_t max_body_bytes = 64 * 1024;

@@ -58,7 +58,7 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
     });
 
     routes.Get("/openapi.yaml", [deps](const httplib::Request&, httplib::Response& res) {
-        res.set_content(deps.openapi_yaml, "application/yaml");
+        res.set_content(deps.openapi_yaml.data(), deps.openapi_yaml.size(), "application/yaml");
     });
     // GET / is in web_routes.cpp: browsers get the planning page there, clients this JSON.
 }

@@ -97,6 +97,9 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
            "Requests refused by the rate limiter (429).");
     out += "gpucost_rate_limited_requests_total " + std::to_string(RateLimitedCount()) + "\n";
 
+    Family(out, "gpucost_log_lines_dropped_total", "counter",
+           "Access-log lines dropped because the log buffer was full (stderr not read fast enough).");
+    out += "gpucost_log_lines_dropped_total " + std::to_string(snapshot.log_lines_dropped) + "\n";
     Family(out, "gpucost_catalog_snapshot_age_seconds", "gauge",
            "Seconds since the served catalog snapshot was loaded or last confirmed current.");
     out += "gpucost_catalog_snapshot_age_seconds " + Number(snapshot.catalog_snapshot_age_s) + "\n";

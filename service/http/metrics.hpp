@@ -18,6 +18,7 @@ struct MetricsSnapshot {
     std::size_t catalog_accelerator_count = 0;
     std::optional<bool> database_up;           // absent in embedded mode
     std::string version;
+    std::uint64_t log_lines_dropped = 0;      // access-log lines the full log buffer dropped
 };
 
 // Request counters and latency histograms for the Prometheus text exposition format (0.0.4).

@@ -3,6 +3,7 @@
 #include "service/http/metrics.hpp"
 #include "service/http/request_context.hpp"
 #include "service/http/router.hpp"
+#include "service/log.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -13,6 +14,7 @@ MetricsSnapshot Snapshot(const Deps& deps) {
     s.catalog_offering_count = info.offering_count;
     s.catalog_accelerator_count = info.accelerator_count;
     s.version = deps.service_version;
+    s.log_lines_dropped = log::DroppedLines();
     if (deps.store) {
         StoreHealth h = deps.store->Health();
         s.catalog_snapshot_age_s = h.snapshot_age_s;

@@ -5,8 +5,8 @@
 #include <functional>
 #include <memory>
 #include <regex>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <httplib.h>
@@ -35,7 +35,9 @@ struct Deps {
     // The catalog snapshot to serve; called once per request, so a new snapshot can be
     // swapped in behind it at any time.
     std::function<std::shared_ptr<const pricing::Catalog>()> catalog;
-    std::string openapi_yaml;
+    // Static text (built into the binary): every route captures a copy of Deps, so a
+    // std::string here cost a copy of the whole document per route (MBs of memory).
+    std::string_view openapi_yaml;
     std::string service_version;
     // True once shutdown has begun; /readyz then answers 503.
     std::function<bool()> shutting_down = [] { return false; };

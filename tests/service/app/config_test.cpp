@@ -25,7 +25,7 @@ TEST_SUITE("config") {
         CHECK(r.value().command == "serve");
         CHECK(r.value().bind == "127.0.0.1");
         CHECK(r.value().port == 8080);
-        CHECK(r.value().threads == 16);
+        CHECK(r.value().threads == 0);  // chosen at start for the transport
         CHECK(r.value().catalog_dir.empty());
         CHECK(r.value().max_body_bytes == 65536);
     }

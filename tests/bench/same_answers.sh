@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Saves the answers of a fixed set of requests (training estimates: searched, fixed, MoE,
+# LoRA, QLoRA, not fitting; inference estimates incl. MoE and serving; training plans incl.
+# MoE, QLoRA and CSV; inference and spot plans), so a speed change can show that it changes
+# no answer: run it with the binary before and after, then compare the two directories.
+#   usage: tests/bench/same_answers.sh BINARY OUT_DIR
+#          tests/bench/same_answers.sh --compare DIR_A DIR_B   (request ids aside)
+set -euo pipefail
+if [[ ${1:-} == --compare ]]; then
+    a=$2 b=$3 bad=0
+    for f in "$a"/*; do
+        n=$(basename "$f")
+        if ! diff -q <(sed 's/"request_id":"[^"]*"//' "$f") <(sed 's/"request_id":"[^"]*"//' "$b/$n") >/dev/null; then
+            echo "DIFFERENT: $n"
+            bad=1
+        fi
+    done
+    [[ $bad == 0 ]] && echo "all $(ls "$a" | wc -l) files identical"
+    exit $bad
+fi
+bin=$1 out=$2
+mkdir -p "$out"
+log=$(mktemp)
+"$bin" --port 0 --access-log false 2>"$log" >/dev/null &
+pid=$!
+trap 'kill $pid; wait $pid 2>/dev/null; rm -f "$log"' EXIT
+port=""
+for _ in $(seq 500); do
+    port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
+    [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
+    port=""
+    sleep 0.02
+done
+[[ -n "$port" ]] || { echo "server did not start"; cat "$log"; exit 1; }
+b="http://127.0.0.1:$port"
+i=0
+req() {  # $1: path, $2: body
+  i=$((i+1)); curl -s -H 'Content-Type: application/json' -d "$2" "$b$1" -o "$out/$i.json" -w "%{http_code}\n" > "$out/$i.code"; }
+reqcsv() { i=$((i+1)); curl -s -H "Accept: text/csv" -H "Content-Type: application/json" -d "$2" "$b$1" -o "$out/$i.json" -w "%{http_code}\n" > "$out/$i.code"; }
+T=/v1/estimates/training; I=/v1/estimates/inference
+req $T '{"model": {"params_b": 8}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "count": 64}}'
+req $T '{"model": {"params_b": 65.2, "layers": 80, "hidden_size": 8192, "attention_heads": 64, "kv_heads": 64, "ffn_hidden_size": 22016, "vocab_size": 32000, "seq_len": 2048, "gated_mlp": true}, "tokens_b": 1400, "hardware": {"accelerator": "a100-sxm4-80gb", "count": 2048}}'
+req $T '{"model": {"params_b": 65.2, "layers": 80, "hidden_size": 8192, "attention_heads": 64, "kv_heads": 64, "ffn_hidden_size": 22016, "vocab_size": 32000, "seq_len": 2048, "gated_mlp": true}, "tokens_b": 1400, "hardware": {"accelerator": "a100-sxm4-80gb", "count": 2048}, "parallelism": {"tensor": 8, "pipeline": 4, "data": 64, "zero_stage": 1, "recompute": "selective"}}'
+req $T '{"model": {"id": "deepseek-v3"}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "count": 2048}}'
+req $T '{"model": {"id": "deepseek-v3"}, "tokens_b": 100, "hardware": {"accelerator": "h200-sxm", "count": 256}, "precision": "fp8"}'
+req $T '{"model": {"id": "llama-3.1-70b"}, "tokens_b": 1, "hardware": {"accelerator": "h100-sxm", "count": 8}, "mode": "lora"}'
+req $T '{"model": {"id": "llama-3.1-70b"}, "tokens_b": 1, "hardware": {"accelerator": "a100-sxm4-80gb", "count": 1}, "mode": "qlora", "lora_rank": 16}'
+req $T '{"model": {"id": "llama-3.1-8b"}, "tokens_b": 10, "hardware": {"accelerator": "h100-sxm", "count": 8}, "mode": "full_finetune", "flash_attention": false}'
+req $T '{"model": {"params_b": 400}, "tokens_b": 10, "hardware": {"accelerator": "h100-sxm", "count": 8}}'
+req $T '{"model": {"id": "mixtral-8x7b"}, "tokens_b": 100, "hardware": {"accelerator": "h100-sxm", "count": 64}}'
+req $I '{"model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8, "gated_mlp": true}, "hardware": {"accelerator": "h100-sxm", "count": 2}, "precision": "fp8", "batch_size": 1, "input_tokens": 1000, "output_tokens": 200}'
+req $I '{"model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8, "gated_mlp": true}, "hardware": {"accelerator": "h100-sxm", "count": 2}, "precision": "fp8", "batch_size": 1, "input_tokens": 1000, "output_tokens": 200, "concurrency": 8}'
+req $I '{"model": {"id": "deepseek-v3"}, "hardware": {"accelerator": "h200-sxm", "count": 8}, "precision": "fp8", "batch_size": 4, "input_tokens": 2000, "output_tokens": 500, "requests_per_second": 3}'
+req $I '{"model": {"params_b": 7}, "hardware": {"accelerator": "h100-sxm", "count": 1}, "batch_size": 1, "input_tokens": 100, "output_tokens": 100}'
+req /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000, "precision": "bf16", "constraints": {"deadline_hours": 720, "budget_usd": 150000, "price_types": ["on_demand", "spot"]}, "sort": "expected_cost", "limit": 3}'
+req /v1/plans/training '{"model": {"id": "deepseek-v3"}, "tokens_b": 100, "constraints": {"price_types": ["on_demand", "spot", "commit_1y"]}, "limit": 10, "include_infeasible": true}'
+req /v1/plans/training '{"model": {"id": "llama-3.1-70b"}, "tokens_b": 1, "mode": "qlora", "limit": 5}'
+req /v1/plans/training '{"model": {"params_b": 1}, "tokens_b": 10, "constraints": {"accelerators": ["h100-sxm"]}}'
+req /v1/plans/inference '{"model": {"params_b": 7}, "input_tokens": 1000, "output_tokens": 250, "traffic": {"requests_per_second": 1}, "constraints": {"accelerators": ["h100-sxm"]}}'
+req /v1/plans/inference '{"model": {"id": "llama-3.1-70b"}, "input_tokens": 2000, "output_tokens": 500, "traffic": {"requests_per_second": 20}}'
+req /v1/plans/spot '{"job_hours": 100, "on_demand_usd_per_hour": 98.32, "spot_usd_per_hour": 30, "interruptions_per_hour": 0.1, "checkpoint_minutes": 3, "restart_minutes": 6}'
+reqcsv /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000}'
+req '/v1/estimates/training?assumptions=summary' '{"model": {"id": "deepseek-v3"}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "count": 2048}}'
+echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"
