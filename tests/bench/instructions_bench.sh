@@ -27,7 +27,9 @@ instructions() {  # $1: path ("" for none), $2: body, $3: count -> total instruc
     done
     [[ -n "$port" ]] || { echo "server did not start" >&2; cat "$log" >&2; exit 1; }
     for _ in $(seq "$3"); do
-        curl -s -o /dev/null -H 'Content-Type: application/json' -d "$2" "http://127.0.0.1:$port$1"
+        # --fail: a refused request (400 after a field rename) must not pass for a cheap answer
+        curl -sf -o /dev/null -H 'Content-Type: application/json' -d "$2" "http://127.0.0.1:$port$1" \
+            || { echo "request to $1 failed" >&2; kill "$pid"; exit 1; }
     done
     kill -TERM "$pid"
     wait "$pid" || true
