@@ -137,6 +137,10 @@ void WriteJsonWithRaw(httplib::Response& res, json body, const std::string& memb
     if (auto at = text.find(kPlaceholderJson); at != std::string::npos) {
         text.replace(at, kPlaceholderJson.size(), raw_json);
     }
+    WriteJsonText(res, std::move(text), status);
+}
+
+void WriteJsonText(httplib::Response& res, std::string text, int status) {
     res.status = status;
     res.body = std::move(text);
     res.set_header("Content-Type", "application/json");

@@ -36,6 +36,9 @@ void WriteJsonWithAssumptions(httplib::Response& res, nlohmann::json body,
                               const pricing::Assumptions& assumptions, AssumptionDetail detail,
                               int status = 200);
 
+// Writes `text`, a whole answer already encoded as JSON, as application/json.
+void WriteJsonText(httplib::Response& res, std::string text, int status = 200);
+
 // Appends the JSON text of ToJson(offering, false), encoded once per catalog version (the
 // version is a content hash, so equal versions hold equal offerings).
 void AppendOfferingJson(std::string& out, const std::string& catalog_version,

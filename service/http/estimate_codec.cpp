@@ -45,29 +45,9 @@ Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::stri
     return o;
 }
 
-json FineTuningJson(const est::FineTuning& f) {
-    if (!est::IsAdapterMode(f.mode)) return nullptr;
-    return {{"lora_rank", f.lora_rank},
-            {"lora_target_modules", f.lora_target_modules},
-            {"trainable_params_b", Num(f.trainable_params / 1e9)},
-            {"frozen_weight_bytes_per_param", Num(f.frozen_weight_bytes_per_param)}};
-}
-
 template <typename T>
 json Opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
-}
-
-json LayoutJson(const est::ParallelLayout& l) {
-    return {{"tensor", l.tensor},
-            {"pipeline", l.pipeline},
-            {"data", l.data},
-            {"zero_stage", l.zero_stage},
-            {"recompute", est::RecomputeName(l.recompute)},
-            {"micro_batch_size", l.micro_batch_size},
-            {"virtual_stages", l.virtual_stages},
-            {"sequence_parallel", l.sequence_parallel},
-            {"expert", l.expert}};
 }
 
 // Levenshtein distance, for "did you mean" lists of accelerator ids (ids are short).
@@ -333,128 +313,203 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
     return req;
 }
 
-json EstimateToJson(const est::TrainingEstimate& e) {
-    const auto& b = e.breakdown;
-    const auto& m = e.memory;
-    json runner = nullptr;
-    if (e.runner_up) {
-        runner = {{"parallelism", LayoutJson(e.runner_up->layout)},
-                  {"step_time_s", Num(e.runner_up->step_time_s)},
-                  {"memory_per_accelerator_gb", Num(e.runner_up->memory_per_accelerator_gb)},
-                  {"mfu", Num(e.runner_up->mfu)}};
-    }
-    return {
-        {"wall_clock_hours", Num(e.wall_clock_hours)},
-        {"accelerator_hours", Num(e.accelerator_hours)},
-        {"ideal_wall_clock_hours", Num(e.ideal_wall_clock_hours)},
-        {"ideal_accelerator_hours", Num(e.ideal_accelerator_hours)},
-        {"mfu", Num(e.mfu)},
-        {"hfu", Num(e.hfu)},
-        {"achieved_tflops_per_accelerator", Num(e.achieved_tflops_per_accelerator)},
-        {"achieved_tflops_definition",
-         "model FLOPs (PaLM): 6 * (active non-embedding params + output projection) + 12 * layers "
-         "* hidden * seq_len per token (attention over heads * head width; MLA over its score and "
-         "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
-         "parameter; no recompute, attention not halved for causal masks"},
-        {"hardware_tflops_per_accelerator", Num(e.hardware_tflops_per_accelerator)},
-        {"tokens_per_second", Num(e.tokens_per_second)},
-        {"step_time_s", Num(e.step_time_s)},
-        {"steps", Num(e.steps)},
-        {"tokens_per_step", Num(e.tokens_per_step)},
-        {"global_batch_sequences", e.global_batch_sequences},
-        {"micro_batches_per_step", e.micro_batches_per_step},
-        {"model_flops_per_token", Num(e.model_flops_per_token)},
-        {"total_model_flops", Num(e.total_model_flops)},
-        {"memory_per_accelerator_gb", Num(e.memory_per_accelerator_gb)},
-        {"memory_capacity_gb", Num(e.memory_capacity_gb)},
-        {"memory_headroom_gb", Num(e.memory_headroom_gb)},
-        {"fits_in_memory", e.fits_in_memory},
-        {"memory",
-         {{"weights_gb", Num(m.weights_gb)},
-          {"gradients_gb", Num(m.gradients_gb)},
-          {"optimizer_gb", Num(m.optimizer_gb)},
-          {"activations_gb", Num(m.activations_gb)},
-          {"overhead_gb", Num(m.overhead_gb)},
-          {"total_gb", Num(m.total_gb)}}},
-        {"breakdown",
-         {{"compute_s", Num(b.compute_s)},
-          {"memory_bound_s", Num(b.memory_bound_s)},
-          {"communication_s", Num(b.communication_s)},
-          {"bubble_s", Num(b.bubble_s)},
-          {"optimizer_s", Num(b.optimizer_s)},
-          {"tp_comm_s", Num(b.tp_comm_s)},
-          {"dp_comm_s", Num(b.dp_comm_s)},
-          {"pp_comm_s", Num(b.pp_comm_s)},
-          {"expert_comm_s", Num(b.expert_comm_s)}}},
-        {"bottleneck", e.bottleneck},
-        {"mode", est::TrainingModeName(e.fine_tuning.mode)},
-        {"fine_tuning", FineTuningJson(e.fine_tuning)},
-        {"parallelism", LayoutJson(e.parallelism)},
-        {"layout_searched", e.layout_searched},
-        {"layouts_considered", e.layouts_considered},
-        {"runner_up", runner},
-        {"model", ModelJson(e.model)},
-        {"warnings", ModelWarningsJson(e.model)},
-        {"assumptions", ToJson(e.assumptions)},
-    };
-}
-
+// Training and inference answers are written as JSON text, one function per section of the
+// answer, members in the sorted order nlohmann::json keeps, so the bytes are those a DOM's
+// dump gave (JsonWriter checks the order in debug builds). `assumptions` comes encoded from
+// the cache (encoded_cache.hpp).
 namespace {
 
-json ServingPointJson(const est::ServingPoint& p) {
-    return {{"concurrency", Num(p.concurrency)},
-            {"running_sequences", Num(p.running_sequences)},
-            {"queued_requests", Num(p.queued_requests)},
-            {"prefill_tokens_per_step", Num(p.prefill_tokens_per_step)},
-            {"inter_token_latency_ms", Num(p.inter_token_latency_ms)},
-            {"time_to_first_token_ms", Num(p.time_to_first_token_ms)},
-            {"request_latency_ms", Num(p.request_latency_ms)},
-            {"requests_per_second", Num(p.requests_per_second)},
-            {"output_tokens_per_second", Num(p.output_tokens_per_second)},
-            {"kv_cache_bound", p.kv_cache_bound}};
+constexpr std::string_view kAchievedTflopsDefinition =
+    "model FLOPs (PaLM): 6 * (active non-embedding params + output projection) + 12 * layers "
+    "* hidden * seq_len per token (attention over heads * head width; MLA over its score and "
+    "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
+    "parameter; no recompute, attention not halved for causal masks";
+
+void WriteLayout(JsonWriter& w, const est::ParallelLayout& l) {
+    w.BeginObject();
+    w.Member("data", l.data);
+    w.Member("expert", l.expert);
+    w.Member("micro_batch_size", l.micro_batch_size);
+    w.Member("pipeline", l.pipeline);
+    w.Member("recompute", est::RecomputeName(l.recompute));
+    w.Member("sequence_parallel", l.sequence_parallel);
+    w.Member("tensor", l.tensor);
+    w.Member("virtual_stages", l.virtual_stages);
+    w.Member("zero_stage", l.zero_stage);
+    w.EndObject();
 }
 
-json ServingJson(const std::optional<est::ServingEstimate>& s) {
-    if (!s) return nullptr;
-    json curve = json::array();
-    for (const auto& p : s->curve) curve.push_back(ServingPointJson(p));
-    return {{"mode", s->mode},
-            {"offered_requests_per_second",
-             s->offered_requests_per_second ? Num(*s->offered_requests_per_second) : json(nullptr)},
-            {"saturated", s->saturated},
-            {"point", ServingPointJson(s->point)},
-            {"curve", std::move(curve)},
-            {"kv_cache_budget_gb_per_accelerator", Num(s->kv_cache_budget_gb_per_accelerator)},
-            {"kv_cache_limit_sequences", s->kv_cache_limit_sequences},
-            {"max_num_seqs", s->max_num_seqs},
-            {"max_num_batched_tokens", s->max_num_batched_tokens}};
+void WriteBreakdown(JsonWriter& w, const est::StepBreakdown& b) {
+    w.BeginObject();
+    w.Member("bubble_s", b.bubble_s);
+    w.Member("communication_s", b.communication_s);
+    w.Member("compute_s", b.compute_s);
+    w.Member("dp_comm_s", b.dp_comm_s);
+    w.Member("expert_comm_s", b.expert_comm_s);
+    w.Member("memory_bound_s", b.memory_bound_s);
+    w.Member("optimizer_s", b.optimizer_s);
+    w.Member("pp_comm_s", b.pp_comm_s);
+    w.Member("tp_comm_s", b.tp_comm_s);
+    w.EndObject();
+}
+
+void WriteMemory(JsonWriter& w, const est::MemoryBreakdown& m) {
+    w.BeginObject();
+    w.Member("activations_gb", m.activations_gb);
+    w.Member("gradients_gb", m.gradients_gb);
+    w.Member("optimizer_gb", m.optimizer_gb);
+    w.Member("overhead_gb", m.overhead_gb);
+    w.Member("total_gb", m.total_gb);
+    w.Member("weights_gb", m.weights_gb);
+    w.EndObject();
+}
+
+// null unless an adapter mode (lora, qlora).
+void WriteFineTuning(JsonWriter& w, const est::FineTuning& f) {
+    if (!est::IsAdapterMode(f.mode)) return w.Null();
+    w.BeginObject();
+    w.Member("frozen_weight_bytes_per_param", f.frozen_weight_bytes_per_param);
+    w.Member("lora_rank", f.lora_rank);
+    w.Key("lora_target_modules");
+    w.BeginArray();
+    for (const auto& module : f.lora_target_modules) w.String(module);
+    w.EndArray();
+    w.Member("trainable_params_b", f.trainable_params / 1e9);
+    w.EndObject();
+}
+
+void WriteRunnerUp(JsonWriter& w, const std::optional<est::LayoutSummary>& r) {
+    if (!r) return w.Null();
+    w.BeginObject();
+    w.Member("memory_per_accelerator_gb", r->memory_per_accelerator_gb);
+    w.Member("mfu", r->mfu);
+    w.Key("parallelism");
+    WriteLayout(w, r->layout);
+    w.Member("step_time_s", r->step_time_s);
+    w.EndObject();
+}
+
+void WriteServingPoint(JsonWriter& w, const est::ServingPoint& p) {
+    w.BeginObject();
+    w.Member("concurrency", p.concurrency);
+    w.Member("inter_token_latency_ms", p.inter_token_latency_ms);
+    w.Member("kv_cache_bound", p.kv_cache_bound);
+    w.Member("output_tokens_per_second", p.output_tokens_per_second);
+    w.Member("prefill_tokens_per_step", p.prefill_tokens_per_step);
+    w.Member("queued_requests", p.queued_requests);
+    w.Member("request_latency_ms", p.request_latency_ms);
+    w.Member("requests_per_second", p.requests_per_second);
+    w.Member("running_sequences", p.running_sequences);
+    w.Member("time_to_first_token_ms", p.time_to_first_token_ms);
+    w.EndObject();
+}
+
+void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
+    if (!s) return w.Null();
+    w.BeginObject();
+    w.Key("curve");
+    w.BeginArray();
+    for (const auto& p : s->curve) WriteServingPoint(w, p);
+    w.EndArray();
+    w.Member("kv_cache_budget_gb_per_accelerator", s->kv_cache_budget_gb_per_accelerator);
+    w.Member("kv_cache_limit_sequences", s->kv_cache_limit_sequences);
+    w.Member("max_num_batched_tokens", s->max_num_batched_tokens);
+    w.Member("max_num_seqs", s->max_num_seqs);
+    w.Member("mode", s->mode);
+    if (s->offered_requests_per_second) {
+        w.Member("offered_requests_per_second", *s->offered_requests_per_second);
+    } else {
+        w.NullMember("offered_requests_per_second");
+    }
+    w.Key("point");
+    WriteServingPoint(w, s->point);
+    w.Member("saturated", s->saturated);
+    w.EndObject();
 }
 
 }  // namespace
 
-json EstimateToJson(const est::InferenceEstimate& e) {
-    return {
-        {"time_to_first_token_ms", Num(e.time_to_first_token_ms)},
-        {"inter_token_latency_ms", Num(e.inter_token_latency_ms)},
-        {"output_tokens_per_second", Num(e.output_tokens_per_second)},
-        {"output_tokens_per_second_per_accelerator", Num(e.output_tokens_per_second_per_accelerator)},
-        {"request_latency_ms", Num(e.request_latency_ms)},
-        {"prefill_tokens_per_second", Num(e.prefill_tokens_per_second)},
-        {"prefill_bound", e.prefill_bound},
-        {"decode_bound", e.decode_bound},
-        {"memory_per_accelerator_gb", Num(e.memory_per_accelerator_gb)},
-        {"weights_gb_per_accelerator", Num(e.weights_gb_per_accelerator)},
-        {"kv_cache_gb_per_accelerator", Num(e.kv_cache_gb_per_accelerator)},
-        {"memory_capacity_gb", Num(e.memory_capacity_gb)},
-        {"fits_in_memory", e.fits_in_memory},
-        {"max_batch_size", e.max_batch_size},
-        {"tensor_parallel", e.tensor_parallel},
-        {"replicas", e.replicas},
-        {"serving", ServingJson(e.serving)},
-        {"model", ModelJson(e.model)},
-        {"warnings", ModelWarningsJson(e.model)},
-        {"assumptions", ToJson(e.assumptions)},
-    };
+std::string EncodeEstimate(const est::TrainingEstimate& e, std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096);
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Member("accelerator_hours", e.accelerator_hours);
+    w.Member("achieved_tflops_definition", kAchievedTflopsDefinition);
+    w.Member("achieved_tflops_per_accelerator", e.achieved_tflops_per_accelerator);
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Member("bottleneck", e.bottleneck);
+    w.Key("breakdown");
+    WriteBreakdown(w, e.breakdown);
+    w.Key("fine_tuning");
+    WriteFineTuning(w, e.fine_tuning);
+    w.Member("fits_in_memory", e.fits_in_memory);
+    w.Member("global_batch_sequences", e.global_batch_sequences);
+    w.Member("hardware_tflops_per_accelerator", e.hardware_tflops_per_accelerator);
+    w.Member("hfu", e.hfu);
+    w.Member("ideal_accelerator_hours", e.ideal_accelerator_hours);
+    w.Member("ideal_wall_clock_hours", e.ideal_wall_clock_hours);
+    w.Member("layout_searched", e.layout_searched);
+    w.Member("layouts_considered", e.layouts_considered);
+    w.Key("memory");
+    WriteMemory(w, e.memory);
+    w.Member("memory_capacity_gb", e.memory_capacity_gb);
+    w.Member("memory_headroom_gb", e.memory_headroom_gb);
+    w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
+    w.Member("mfu", e.mfu);
+    w.Member("micro_batches_per_step", e.micro_batches_per_step);
+    w.Member("mode", est::TrainingModeName(e.fine_tuning.mode));
+    w.Key("model");
+    w.Dom(ModelJson(e.model));
+    w.Member("model_flops_per_token", e.model_flops_per_token);
+    w.Key("parallelism");
+    WriteLayout(w, e.parallelism);
+    w.Key("runner_up");
+    WriteRunnerUp(w, e.runner_up);
+    w.Member("step_time_s", e.step_time_s);
+    w.Member("steps", e.steps);
+    w.Member("tokens_per_second", e.tokens_per_second);
+    w.Member("tokens_per_step", e.tokens_per_step);
+    w.Member("total_model_flops", e.total_model_flops);
+    w.Member("wall_clock_hours", e.wall_clock_hours);
+    w.Key("warnings");
+    w.Dom(ModelWarningsJson(e.model));
+    w.EndObject();
+    return out;
+}
+
+std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096);
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Member("decode_bound", e.decode_bound);
+    w.Member("fits_in_memory", e.fits_in_memory);
+    w.Member("inter_token_latency_ms", e.inter_token_latency_ms);
+    w.Member("kv_cache_gb_per_accelerator", e.kv_cache_gb_per_accelerator);
+    w.Member("max_batch_size", e.max_batch_size);
+    w.Member("memory_capacity_gb", e.memory_capacity_gb);
+    w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
+    w.Key("model");
+    w.Dom(ModelJson(e.model));
+    w.Member("output_tokens_per_second", e.output_tokens_per_second);
+    w.Member("output_tokens_per_second_per_accelerator", e.output_tokens_per_second_per_accelerator);
+    w.Member("prefill_bound", e.prefill_bound);
+    w.Member("prefill_tokens_per_second", e.prefill_tokens_per_second);
+    w.Member("replicas", e.replicas);
+    w.Member("request_latency_ms", e.request_latency_ms);
+    w.Key("serving");
+    WriteServing(w, e.serving);
+    w.Member("tensor_parallel", e.tensor_parallel);
+    w.Member("time_to_first_token_ms", e.time_to_first_token_ms);
+    w.Key("warnings");
+    w.Dom(ModelWarningsJson(e.model));
+    w.Member("weights_gb_per_accelerator", e.weights_gb_per_accelerator);
+    w.EndObject();
+    return out;
 }
 
 json EstimateToJson(const est::RooflineResult& r) {

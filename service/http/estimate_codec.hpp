@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,8 +65,12 @@ struct RooflineRequest {
 };
 [[nodiscard]] pricing::Result<RooflineRequest> DecodeRooflineRequest(const nlohmann::json& body);
 
-nlohmann::json EstimateToJson(const pricing::estimate::TrainingEstimate& e);
-nlohmann::json EstimateToJson(const pricing::estimate::InferenceEstimate& e);
+// The answers of POST /v1/estimates/training and /inference as JSON text, `assumptions` set to
+// `assumptions_json` (EncodeAssumptions), written without a DOM (byte-identical to one).
+std::string EncodeEstimate(const pricing::estimate::TrainingEstimate& e,
+                           std::string_view assumptions_json);
+std::string EncodeEstimate(const pricing::estimate::InferenceEstimate& e,
+                           std::string_view assumptions_json);
 nlohmann::json EstimateToJson(const pricing::estimate::RooflineResult& r);
 
 }  // namespace gpucost::http

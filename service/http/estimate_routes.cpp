@@ -10,13 +10,20 @@
 namespace gpucost::http {
 namespace {
 
-// Encodes the answer without its assumptions, which are spliced in pre-encoded (see
-// encoded_cache.hpp): they are most of the answer's bytes and all of its long texts.
+// Training and inference answers are written as text with their assumptions spliced in
+// pre-encoded (see encoded_cache.hpp): the assumptions are most of the answer's bytes and all
+// of its long texts, and no DOM is built for the rest.
 template <typename Estimate>
-void WriteEncoded(httplib::Response& res, Estimate estimate, AssumptionDetail detail) {
-    pricing::Assumptions assumptions = std::move(estimate.assumptions);
-    estimate.assumptions.clear();
-    WriteJsonWithAssumptions(res, EstimateToJson(estimate), assumptions, detail);
+void WriteEncoded(httplib::Response& res, const Estimate& estimate, AssumptionDetail detail) {
+    WriteJsonText(res, EncodeEstimate(estimate, EncodeAssumptions(estimate.assumptions, detail)));
+}
+
+// The roofline answer is small: a DOM with the assumptions spliced in.
+void WriteEncoded(httplib::Response& res, pricing::estimate::RooflineResult result,
+                  AssumptionDetail detail) {
+    pricing::Assumptions assumptions = std::move(result.assumptions);
+    result.assumptions.clear();
+    WriteJsonWithAssumptions(res, EstimateToJson(result), assumptions, detail);
 }
 
 }  // namespace
@@ -36,7 +43,7 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
         auto estimate = pricing::estimate::EstimateTraining(decoded.value(), cluster.value());
         if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-        WriteEncoded(res, std::move(estimate).value(), detail.value());
+        WriteEncoded(res, estimate.value(), detail.value());
     });
 
     routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req, httplib::Response& res) {
@@ -52,7 +59,7 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
         auto estimate = pricing::estimate::EstimateInference(decoded.value(), cluster.value());
         if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-        WriteEncoded(res, std::move(estimate).value(), detail.value());
+        WriteEncoded(res, estimate.value(), detail.value());
     });
 
     routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req, httplib::Response& res) {

@@ -1,5 +1,8 @@
 #include "service/http/json_codec.hpp"
 
+#include <algorithm>
+#include <cassert>
+#include <charconv>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -33,6 +36,121 @@ json Num(double value) {
         return nullptr;
     }
     return value == 0 ? 0.0 : value;  // no "-0"
+}
+
+void JsonWriter::BeforeValue() {
+    if (after_key_) {
+        after_key_ = false;
+        return;
+    }
+    if (!first_.empty()) {
+        if (!first_.back()) out_.push_back(',');
+        first_.back() = false;
+    }
+}
+
+void JsonWriter::BeginObject() {
+    BeforeValue();
+    out_.push_back('{');
+    first_.push_back(true);
+#ifndef NDEBUG
+    last_key_.emplace_back();
+#endif
+}
+
+void JsonWriter::EndObject() {
+    out_.push_back('}');
+    first_.pop_back();
+#ifndef NDEBUG
+    last_key_.pop_back();
+#endif
+}
+
+void JsonWriter::BeginArray() {
+    BeforeValue();
+    out_.push_back('[');
+    first_.push_back(true);
+#ifndef NDEBUG
+    last_key_.emplace_back();
+#endif
+}
+
+void JsonWriter::EndArray() {
+    out_.push_back(']');
+    first_.pop_back();
+#ifndef NDEBUG
+    last_key_.pop_back();
+#endif
+}
+
+void JsonWriter::Key(std::string_view key) {
+#ifndef NDEBUG
+    // nlohmann::json keeps members sorted; a writer out of that order would change the bytes.
+    assert(last_key_.back().empty() || last_key_.back() < key);
+    last_key_.back().assign(key);
+#endif
+    BeforeValue();
+    AppendString(key);
+    out_.push_back(':');
+    after_key_ = true;
+}
+
+void JsonWriter::Number(double value) {
+    BeforeValue();
+    if (!std::isfinite(value)) {
+        out_ += "null";
+        return;
+    }
+    // The same shortest round-trip formatting nlohmann::json's serialiser uses for doubles.
+    char buffer[64];
+    char* end = nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, value == 0 ? 0.0 : value);
+    out_.append(buffer, end);
+}
+
+void JsonWriter::Integer(long long value) {
+    BeforeValue();
+    char buffer[24];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    out_.append(buffer, end);
+}
+
+void JsonWriter::Bool(bool value) {
+    BeforeValue();
+    out_ += value ? "true" : "false";
+}
+
+void JsonWriter::Null() {
+    BeforeValue();
+    out_ += "null";
+}
+
+void JsonWriter::String(std::string_view text) {
+    BeforeValue();
+    AppendString(text);
+}
+
+void JsonWriter::AppendString(std::string_view text) {
+    // Printable ASCII without quote or backslash needs no escaping (ids, names, rules); the
+    // rest goes through the library so escapes and invalid UTF-8 come out as in a DOM's dump.
+    bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    });
+    if (plain) {
+        out_.push_back('"');
+        out_.append(text);
+        out_.push_back('"');
+        return;
+    }
+    out_ += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void JsonWriter::Raw(std::string_view json_text) {
+    BeforeValue();
+    out_.append(json_text);
+}
+
+void JsonWriter::Dom(const json& value) {
+    Raw(value.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 pricing::Result<json> ParseJsonBody(std::string_view body) {

@@ -2,6 +2,8 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +34,62 @@ inline constexpr std::size_t kMaxJsonStringBytes = 4096;
 // the same double, so echoed constants equal those used (3.6e-06 stays 3.6e-06). Non-finite
 // values become null, -0 becomes 0.
 json Num(double value);
+
+// Writes JSON text straight into a string, for answers encoded without building a DOM. The
+// text is byte-identical to nlohmann::json's dump of the same values: numbers through
+// Number() as Num() would give them, strings escaped the same way, and members written in the
+// order nlohmann::json keeps them (sorted keys; debug builds check it).
+class JsonWriter {
+public:
+    explicit JsonWriter(std::string& out) : out_(out) {}
+
+    void BeginObject();
+    void EndObject();
+    void BeginArray();
+    void EndArray();
+    // The next member's key, inside an object.
+    void Key(std::string_view key);
+
+    // A number as Num(value) writes it: shortest round-trip text, null for non-finite, 0 for -0.
+    void Number(double value);
+    void Integer(long long value);
+    void Bool(bool value);
+    void Null();
+    void String(std::string_view text);
+    // JSON text already encoded (a cached array, a DOM's dump).
+    void Raw(std::string_view json_text);
+    void Dom(const json& value);
+
+    // One member: Key(key), then the value by its type (floating point goes through Number).
+    template <typename T>
+    void Member(std::string_view key, const T& value) {
+        Key(key);
+        if constexpr (std::is_same_v<T, bool>) {
+            Bool(value);
+        } else if constexpr (std::is_integral_v<T>) {
+            Integer(static_cast<long long>(value));
+        } else if constexpr (std::is_floating_point_v<T>) {
+            Number(value);
+        } else {
+            String(value);
+        }
+    }
+    void NullMember(std::string_view key) {
+        Key(key);
+        Null();
+    }
+
+private:
+    void BeforeValue();
+    void AppendString(std::string_view text);
+
+    std::string& out_;
+    std::vector<bool> first_;  // per open object or array: nothing written in it yet
+    bool after_key_ = false;
+#ifndef NDEBUG
+    std::vector<std::string> last_key_;  // per open container, to check the sorted order
+#endif
+};
 
 json ToJson(const pricing::Accelerator& a);
 // `with_history` adds superseded_prices (single-offering reads only).
