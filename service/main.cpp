@@ -37,20 +37,6 @@ constexpr char kVersion[] = "0.1.0";
 // counted in /metrics): about 20,000 lines of ~200 bytes, a few seconds of peak traffic
 // while stderr's reader stalls.
 constexpr std::size_t kLogBufferBytes = 4u << 20;
-// TLS uses the library's thread per connection, so its pool bounds concurrent TLS clients.
-constexpr std::size_t kTlsDefaultThreads = 16;
-// Plain HTTP workers only run handlers (they never wait on a client): two per CPU cover a
-// handler blocked in PostgreSQL without time-slicing CPU-bound estimates among many threads
-// (docs/performance.md, "Worker count").
-constexpr std::size_t kWorkersPerCpu = 2;
-
-std::size_t DefaultThreads(bool tls) {
-    if (tls) {
-        return kTlsDefaultThreads;
-    }
-    return std::max<std::size_t>(2, kWorkersPerCpu * std::max(1u, std::thread::hardware_concurrency()));
-}
-
 
 std::optional<std::string> GetEnv(const std::string& name) {
     const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe): before threads
@@ -282,7 +268,8 @@ int main(int argc, char** argv) {
 
     http::ServerOptions options;
     const std::size_t threads =
-        config.threads != 0 ? config.threads : DefaultThreads(!config.tls_cert.empty());
+        config.threads != 0 ? config.threads
+                            : app::DefaultThreads(config, std::thread::hardware_concurrency());
     options.threads = threads;
     options.max_body_bytes = config.max_body_bytes;
     options.access_log = config.access_log;

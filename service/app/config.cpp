@@ -1,5 +1,6 @@
 #include "service/app/config.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gpucost::app {
@@ -15,7 +16,8 @@ struct Option {
 constexpr Option kOptions[] = {
     {"--bind", "GPUCOST_BIND", "127.0.0.1", "address to listen on (0.0.0.0 in containers)"},
     {"--port", "GPUCOST_PORT", "8080", "TCP port; 0 picks a free one"},
-    {"--threads", "GPUCOST_THREADS", "2 x CPU cores (TLS: 16)", "HTTP worker threads (1-256)"},
+    {"--threads", "GPUCOST_THREADS", "2 x CPU cores; database: at least 16; TLS: 16",
+     "HTTP worker threads (1-256)"},
     {"--catalog-dir", "GPUCOST_CATALOG_DIR", "(embedded)",
      "directory with accelerators.csv, offerings.csv, prices.csv; default: the catalog built "
      "into the binary"},
@@ -113,6 +115,14 @@ bool ParseInt(const std::string& text, long long min, long long max, long long& 
 }
 
 }  // namespace
+
+std::size_t DefaultThreads(const ServiceConfig& config, unsigned cpus) {
+    if (!config.tls_cert.empty()) {
+        return kTlsDefaultThreads;
+    }
+    const std::size_t per_cpu = std::max<std::size_t>(2, kWorkersPerCpu * std::max(1u, cpus));
+    return config.database_url.empty() ? per_cpu : std::max(per_cpu, kDatabaseMinThreads);
+}
 
 std::string HelpText() {
     std::string text =

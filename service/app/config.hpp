@@ -17,7 +17,7 @@ struct ServiceConfig {
     std::string command = "serve";  // serve | check-catalog | import | sync | migrate | seed | apikey | version | help
     std::string bind = "127.0.0.1";
     int port = 8080;                // 0 picks a free port (printed at start-up)
-    std::size_t threads = 0;  // 0: not given; main picks DefaultThreads for the transport
+    std::size_t threads = 0;  // 0: not given; main picks DefaultThreads(config, CPUs)
     std::string catalog_dir;        // empty: the catalog embedded in the binary
     log::Level log_level = log::Level::kInfo;
     std::size_t max_body_bytes = 64 * 1024;
@@ -64,5 +64,15 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 // The --help text (the same table as docs/api.md "Configuration").
 std::string HelpText();
+
+// Worker threads when --threads is not given (docs/performance.md, "Worker count"). HTTPS:
+// kTlsDefaultThreads (the library holds one thread per TLS connection). Plain HTTP: two per
+// CPU, at least 2, so CPU-bound estimates are not time-sliced among many threads; with a
+// database (database_url set) at least kDatabaseMinThreads, because writes and history reads
+// hold a worker while they wait on PostgreSQL and would otherwise starve the estimates.
+inline constexpr std::size_t kTlsDefaultThreads = 16;
+inline constexpr std::size_t kWorkersPerCpu = 2;
+inline constexpr std::size_t kDatabaseMinThreads = 16;
+[[nodiscard]] std::size_t DefaultThreads(const ServiceConfig& config, unsigned cpus);
 
 }  // namespace gpucost::app

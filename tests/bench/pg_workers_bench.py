@@ -89,11 +89,14 @@ def measure(binary, threads, seconds, offerings, auth):
         proc.terminate()
         proc.wait(timeout=30)
     lat = sorted(t for t, s in estimates if s == 200)
-    bad = sum(1 for _, s in writes + estimates if s >= 300)
+    bad = {}
+    for _, s in writes + estimates:
+        if s >= 300:
+            bad[s] = bad.get(s, 0) + 1
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
     print(f"--threads {threads:3}: writes {len(writes) / seconds:7.0f}/s, estimates "
           f"{len(lat) / seconds:7.0f}/s, estimate p50 {p(0.5):6.1f} ms p99 {p(0.99):6.1f} ms, "
-          f"non-2xx {bad}", flush=True)
+          f"non-2xx {bad or 0}", flush=True)
 
 
 def main():

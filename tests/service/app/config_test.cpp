@@ -30,6 +30,22 @@ TEST_SUITE("config") {
         CHECK(r.value().max_body_bytes == 65536);
     }
 
+    TEST_CASE("default workers: two per CPU, at least 16 with a database, 16 for TLS") {
+        using gpucost::app::DefaultThreads;
+        gpucost::app::ServiceConfig plain;
+        CHECK(DefaultThreads(plain, 2) == 4);
+        CHECK(DefaultThreads(plain, 16) == 32);
+        CHECK(DefaultThreads(plain, 0) == 2);  // the CPU count unknown
+        gpucost::app::ServiceConfig database;
+        database.database_url = "postgresql://db/gpucost";
+        CHECK(DefaultThreads(database, 2) == 16);
+        CHECK(DefaultThreads(database, 16) == 32);
+        gpucost::app::ServiceConfig tls;
+        tls.tls_cert = "cert.pem";
+        CHECK(DefaultThreads(tls, 2) == 16);
+        CHECK(DefaultThreads(tls, 64) == 16);
+    }
+
     TEST_CASE("a flag beats the environment, which beats the default") {
         auto r = ParseConfig({"--port", "9000"}, Env({{"GPUCOST_PORT", "7000"},
                                                       {"GPUCOST_BIND", "0.0.0.0"}}));
