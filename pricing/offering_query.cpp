@@ -165,8 +165,8 @@ std::string OfferingQueryDigest(const OfferingQuery& query) {
         "sort=" + OfferingSortName(query.sort) + ";provider=" + Alternatives(query.providers) +
         ";accelerator=" + Alternatives(query.accelerators) +
         ";price_type=" + Alternatives(price_types) + ";region=" + Alternatives(query.regions) +
-        ";min_accelerators=" + optional_text(query.min_accelerators) +
-        ";max_accelerators=" + optional_text(query.max_accelerators) +
+        ";min_accelerator_count=" + optional_text(query.min_accelerator_count) +
+        ";max_accelerator_count=" + optional_text(query.max_accelerator_count) +
         ";min_accelerator_memory_gb=" + optional_text(query.min_accelerator_memory_gb) +
         ";max_usd_per_accelerator_hour=" + optional_text(query.max_usd_per_accelerator_hour) +
         ";verified=" + (query.verified ? (*query.verified ? "true" : "false") : "-");
@@ -218,14 +218,14 @@ Status OfferingQuery::Validate() const {
             fail("provider", "unknown provider '" + p + "'");
         }
     }
-    if (min_accelerators && *min_accelerators < 1) {
-        fail("min_accelerators", "must be at least 1");
+    if (min_accelerator_count && *min_accelerator_count < 1) {
+        fail("min_accelerator_count", "must be at least 1");
     }
-    if (max_accelerators && *max_accelerators < 1) {
-        fail("max_accelerators", "must be at least 1");
+    if (max_accelerator_count && *max_accelerator_count < 1) {
+        fail("max_accelerator_count", "must be at least 1");
     }
-    if (min_accelerators && max_accelerators && *min_accelerators > *max_accelerators) {
-        fail("min_accelerators", "must not exceed max_accelerators");
+    if (min_accelerator_count && max_accelerator_count && *min_accelerator_count > *max_accelerator_count) {
+        fail("min_accelerator_count", "must not exceed max_accelerator_count");
     }
     if (min_accelerator_memory_gb && !(*min_accelerator_memory_gb >= 0)) {
         fail("min_accelerator_memory_gb", "must be a non-negative number");
@@ -256,10 +256,10 @@ Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
             !contains(query.price_types, o.price_type) || !contains(query.regions, o.region)) {
             continue;
         }
-        if (query.min_accelerators && o.accelerator_count < *query.min_accelerators) {
+        if (query.min_accelerator_count && o.accelerator_count < *query.min_accelerator_count) {
             continue;
         }
-        if (query.max_accelerators && o.accelerator_count > *query.max_accelerators) {
+        if (query.max_accelerator_count && o.accelerator_count > *query.max_accelerator_count) {
             continue;
         }
         if (query.min_accelerator_memory_gb &&

@@ -43,8 +43,8 @@ struct OfferingQuery {
     std::vector<std::string> accelerators;
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;
-    std::optional<int> min_accelerators;
-    std::optional<int> max_accelerators;
+    std::optional<int> min_accelerator_count;
+    std::optional<int> max_accelerator_count;
     std::optional<double> min_accelerator_memory_gb;
     std::optional<double> max_usd_per_accelerator_hour;
     std::optional<bool> verified;

@@ -47,11 +47,11 @@ Skip Classify(const Error& error) {
 std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
                                int max_instances, bool* capped = nullptr) {
     const TrainingPlanConstraints& c = request.constraints;
-    const int max_accelerators = c.max_accelerators.value_or(kDefaultMaxPlanAccelerators);
-    const int min_accelerators = c.min_accelerators.value_or(1);
+    const int max_total_accelerators = c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators);
+    const int min_total_accelerators = c.min_total_accelerators.value_or(1);
     std::vector<int> out;
     if (c.node_counts.empty()) {
-        out = CandidateNodeCounts(per_node, min_accelerators, max_accelerators);
+        out = CandidateNodeCounts(per_node, min_total_accelerators, max_total_accelerators);
     } else {
         std::vector<int> explicit_counts = c.node_counts;
         std::sort(explicit_counts.begin(), explicit_counts.end());
@@ -59,7 +59,7 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
                               explicit_counts.end());
         for (int n : explicit_counts) {
             const long long accelerators = static_cast<long long>(n) * per_node;
-            if (accelerators >= min_accelerators && accelerators <= max_accelerators) {
+            if (accelerators >= min_total_accelerators && accelerators <= max_total_accelerators) {
                 out.push_back(n);
             }
         }

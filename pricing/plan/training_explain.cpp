@@ -251,11 +251,11 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                     "monthly interruption share assumed for spot offerings without a Spot "
                     "Advisor bucket",
                     "default: the worst bucket (>20%), conservative"});
-    echo.push_back(Echo("max_accelerators",
-                        c.max_accelerators.value_or(kDefaultMaxPlanAccelerators),
+    echo.push_back(Echo("max_total_accelerators",
+                        c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators),
                         "accelerators", "largest cluster searched (offering capacity caps "
                                         "further)",
-                        c.max_accelerators.has_value(), "default: 4096"));
+                        c.max_total_accelerators.has_value(), "default: 4096"));
     echo.push_back(Echo("max_price_age_days", s.max_price_age_days, "days",
                         "a chosen price older than this draws a warning",
                         request.max_price_age_days.has_value(),

@@ -47,13 +47,13 @@ double CostQuantileFactor(double time_spread_fraction, double price_spread_fract
     return std::exp(kZ90 * std::sqrt(s_time * s_time + s_price * s_price));
 }
 
-std::vector<int> CandidateNodeCounts(int per_node, int min_accelerators, int max_accelerators) {
+std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators, int max_total_accelerators) {
     std::vector<int> out;
     if (per_node < 1) {
         return out;
     }
-    for (long long nodes = 1; nodes * per_node <= max_accelerators; nodes *= 2) {
-        if (nodes * per_node >= min_accelerators) {
+    for (long long nodes = 1; nodes * per_node <= max_total_accelerators; nodes *= 2) {
+        if (nodes * per_node >= min_total_accelerators) {
             out.push_back(static_cast<int>(nodes));
         }
     }
@@ -65,16 +65,16 @@ Status TrainingPlanRequest::Validate() const {
     const TrainingPlanConstraints& c = constraints;
     check.Range(c.deadline_hours, "/constraints/deadline_hours", 0, 1e7, /*lo_open=*/true);
     check.Range(c.budget_usd, "/constraints/budget_usd", 0, 1e12);
-    if (c.max_accelerators) {
-        check.IntRange(*c.max_accelerators, "/constraints/max_accelerators", 1,
+    if (c.max_total_accelerators) {
+        check.IntRange(*c.max_total_accelerators, "/constraints/max_total_accelerators", 1,
                        kMaxPlanAccelerators);
     }
-    if (c.min_accelerators) {
-        check.IntRange(*c.min_accelerators, "/constraints/min_accelerators", 1,
+    if (c.min_total_accelerators) {
+        check.IntRange(*c.min_total_accelerators, "/constraints/min_total_accelerators", 1,
                        kMaxPlanAccelerators);
     }
-    if (c.min_accelerators && c.max_accelerators && *c.min_accelerators > *c.max_accelerators) {
-        check.Fail("/constraints/min_accelerators", "must not exceed max_accelerators");
+    if (c.min_total_accelerators && c.max_total_accelerators && *c.min_total_accelerators > *c.max_total_accelerators) {
+        check.Fail("/constraints/min_total_accelerators", "must not exceed max_total_accelerators");
     }
     if (c.node_counts.size() > kMaxExplicitNodeCounts) {
         check.Fail("/constraints/node_counts",

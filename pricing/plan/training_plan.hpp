@@ -33,7 +33,7 @@ inline constexpr double kDefaultSpotPriceSpreadFraction = 0.25;
 // Spot offerings without a Spot Advisor bucket (GCP, Azure, marketplaces) are planned as if
 // in the worst bucket (>20 %, 30 % a month; see RepresentativePercentPerMonth).
 inline constexpr double kDefaultUnknownSpotPercentPerMonth = 30.0;
-// Largest cluster searched when the caller sets no max_accelerators.
+// Largest cluster searched when the caller sets no max_total_accelerators.
 inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
 inline constexpr std::size_t kDefaultPlanLimit = 20;
@@ -70,8 +70,8 @@ struct TrainingPlanConstraints {
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;
     std::vector<std::string> accelerators;
-    std::optional<int> max_accelerators;
-    std::optional<int> min_accelerators;
+    std::optional<int> max_total_accelerators;
+    std::optional<int> min_total_accelerators;
     // Node counts to try instead of the default ladder (see CandidateNodeCounts).
     std::vector<int> node_counts;
 };
@@ -218,10 +218,10 @@ struct TrainingPlan {
 
 // The default node-count ladder for nodes of `per_node` accelerators: powers of two (the
 // counts the layout search divides into tensor x pipeline x data best) whose accelerator
-// total lies in [min_accelerators, max_accelerators], ascending. PlanTraining stops a shape's
+// total lies in [min_total_accelerators, max_total_accelerators], ascending. PlanTraining stops a shape's
 // ladder early when the batch cannot feed more replicas or when doubling the nodes gains
 // less than 5 % speed.
-std::vector<int> CandidateNodeCounts(int per_node, int min_accelerators, int max_accelerators);
+std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators, int max_total_accelerators);
 
 // Plans a training run over every matching offering in `catalog`. Offerings that share a
 // hardware shape are estimated once per node count (one-node estimates are shared by shapes

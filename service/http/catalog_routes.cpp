@@ -36,8 +36,8 @@ Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
         }
         q.price_types.push_back(*type);
     }
-    auto min_acc = params.Int("min_accelerators");
-    auto max_acc = params.Int("max_accelerators");
+    auto min_acc = params.Int("min_accelerator_count");
+    auto max_acc = params.Int("max_accelerator_count");
     auto min_mem = params.Double("min_accelerator_memory_gb");
     auto max_price = params.Double("max_usd_per_accelerator_hour");
     auto verified = params.Bool("verified");
@@ -53,8 +53,8 @@ Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
             return *e;
         }
     }
-    q.min_accelerators = min_acc.value();
-    q.max_accelerators = max_acc.value();
+    q.min_accelerator_count = min_acc.value();
+    q.max_accelerator_count = max_acc.value();
     q.min_accelerator_memory_gb = min_mem.value();
     q.max_usd_per_accelerator_hour = max_price.value();
     q.verified = verified.value();
@@ -151,7 +151,7 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
 
     routes.Get("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
         QueryParams params(req, {"provider", "accelerator", "price_type", "region",
-                                 "min_accelerators", "max_accelerators",
+                                 "min_accelerator_count", "max_accelerator_count",
                                  "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
                                  "verified", "sort", "limit", "cursor", kAsOfParam});
         auto query = DecodeOfferingQuery(params);

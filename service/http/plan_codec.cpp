@@ -353,7 +353,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     if (body.contains("hardware")) {
         return pricing::MakeError(ErrorCode::kMalformed,
                                   "/hardware: the planner chooses the hardware; narrow it with "
-                                  "constraints (accelerators, providers, max_accelerators)",
+                                  "constraints (accelerators, providers, max_total_accelerators)",
                                   "/hardware");
     }
     auto workload = DecodeTrainingRequest(
@@ -410,7 +410,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     if (constraints != nullptr) {
         JsonReader c(*constraints, "/constraints");
         c.OnlyKnown({"deadline_hours", "budget_usd", "providers", "price_types", "regions",
-                     "accelerators", "max_accelerators", "min_accelerators", "node_counts"});
+                     "accelerators", "max_total_accelerators", "min_total_accelerators", "node_counts"});
         auto& out = q.constraints;
         out.deadline_hours = c.Number("deadline_hours");
         out.budget_usd = c.Number("budget_usd");
@@ -418,8 +418,8 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         out.price_types = PriceTypes(c, "price_types");
         out.regions = c.Strings("regions").value_or(std::vector<std::string>{});
         out.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
-        out.max_accelerators = c.Int("max_accelerators");
-        out.min_accelerators = c.Int("min_accelerators");
+        out.max_total_accelerators = c.Int("max_total_accelerators");
+        out.min_total_accelerators = c.Int("min_total_accelerators");
         if (const json* counts = constraints->contains("node_counts")
                                      ? &constraints->at("node_counts")
                                      : nullptr;

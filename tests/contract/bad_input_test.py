@@ -202,7 +202,7 @@ for path in ["/v1/models?family=", "/v1/models/%00", "/v1/models/" + "a" * 300,
     record("GET", path, None, send("GET", path, None, {}))
 for path in ["/v1/offerings?limit=-1", "/v1/offerings?limit=99999999999999999999",
              "/v1/offerings?sort=%00", "/v1/offerings?cursor=%ff%fe", "/v1/offerings?provider=",
-             "/v1/offerings?min_accelerators=1e308", "/v1/offerings/..%2f..%2fetc",
+             "/v1/offerings?min_accelerator_count=1e308", "/v1/offerings/..%2f..%2fetc",
              "/v1/accelerators?precision=fp3", "/v1/offerings?limit=1&limit=2"]:
     record("GET", path, None, send("GET", path, None, {}))
 elapsed = time.time() - started

@@ -53,7 +53,7 @@ TEST_SUITE("offering_query") {
         CHECK(page.value().total_count == 2);
 
         q = {};
-        q.min_accelerators = 8;
+        q.min_accelerator_count = 8;
         q.max_usd_per_accelerator_hour = 3.0;
         page = QueryOfferings(catalog->Offerings(), q);
         REQUIRE(page.ok());
@@ -148,8 +148,8 @@ TEST_SUITE("offering_query") {
         others[1].accelerators = {"h100-sxm"};
         others[2].price_types = {PriceType::kSpot};
         others[3].regions = {"us-east-1"};
-        others[4].min_accelerators = 8;
-        others[5].max_accelerators = 8;
+        others[4].min_accelerator_count = 8;
+        others[5].max_accelerator_count = 8;
         others[6].min_accelerator_memory_gb = 80;
         others[7].max_usd_per_accelerator_hour = 2.5;
         others[8].verified = true;
@@ -177,7 +177,7 @@ TEST_SUITE("offering_query") {
 
     TEST_CASE("validation reports every bad field at once") {
         OfferingQuery q;
-        q.min_accelerators = 0;
+        q.min_accelerator_count = 0;
         q.max_usd_per_accelerator_hour = -1;
         q.limit = 501;
         auto s = q.Validate();
@@ -186,14 +186,14 @@ TEST_SUITE("offering_query") {
         for (const auto& e : s.error().errors) {
             fields.insert(e.field);
         }
-        CHECK(fields == std::set<std::string>{"min_accelerators", "max_usd_per_accelerator_hour",
+        CHECK(fields == std::set<std::string>{"min_accelerator_count", "max_usd_per_accelerator_hour",
                                               "limit"});
     }
 
     TEST_CASE("min above max is rejected") {
         OfferingQuery q;
-        q.min_accelerators = 16;
-        q.max_accelerators = 8;
+        q.min_accelerator_count = 16;
+        q.max_accelerator_count = 8;
         CHECK_FALSE(q.Validate().ok());
     }
 }

@@ -155,7 +155,7 @@ async function catalog(page) {
     await page.fill("[data-testid=f-min-acc]", "8");
     await page.click("[data-testid=catalog-form] button[type=submit]");
     await page.click("th button[data-sort=usd_per_hour]");
-    const filtered = await getJson("/v1/offerings?price_type=spot&min_accelerators=8&sort=usd_per_hour&limit=25");
+    const filtered = await getJson("/v1/offerings?price_type=spot&min_accelerator_count=8&sort=usd_per_hour&limit=25");
     await page.waitForFunction((n) => document.querySelector("[data-testid=catalog-status]")?.textContent
         ?.startsWith(`${n} offerings match`) && document.querySelector("th[aria-sort=ascending] button[data-sort=usd_per_hour]"),
                                filtered.total_count);
@@ -168,9 +168,9 @@ async function catalog(page) {
     check(accRows === accs.items.length, `the accelerators table lists all ${accs.items.length}`);
     await page.fill("[data-testid=f-min-acc]", "0");
     await page.click("[data-testid=catalog-form] button[type=submit]");
-    const err = await fieldError(page, "catalog-form", "min_accelerators");
+    const err = await fieldError(page, "catalog-form", "min_accelerator_count");
     check(err.text.includes("at least 1") && err.described === 1,
-          `min_accelerators = 0: the API's error is shown at its field ("${err.text}")`);
+          `min_accelerator_count = 0: the API's error is shown at its field ("${err.text}")`);
     await page.fill("[data-testid=f-min-acc]", "");
     await page.selectOption("[data-testid=f-price-type]", "");
     await page.click("[data-testid=catalog-form] button[type=submit]");

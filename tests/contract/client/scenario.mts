@@ -289,7 +289,7 @@ async function shopOfferings(api: Client, accelerators: string[]): Promise<Schem
         await walkOfferings(api, { accelerator, limit: 3 }, `accelerator ${accelerator}`);
     }
     for (const price_type of ["on_demand", "spot"] as const) {
-        await walkOfferings(api, { price_type, min_accelerators: 8, limit: 5 }, `${price_type} x8+`);
+        await walkOfferings(api, { price_type, min_accelerator_count: 8, limit: 5 }, `${price_type} x8+`);
     }
     for (const o of everything) {
         const one = await api.GET("/v1/offerings/{id}", { params: { path: { id: o.id } } });

@@ -43,7 +43,7 @@ TrainingPlanRequest SevenB() {
     r.workload.model.params_b = 7;
     r.workload.tokens_b = 20;
     r.workload.precision = Precision::kBf16;
-    r.constraints.max_accelerators = 64;
+    r.constraints.max_total_accelerators = 64;
     r.limit = kMaxPlanLimit;
     return r;
 }
@@ -377,7 +377,7 @@ TEST_SUITE("plan_training") {
         narrower[1].constraints.budget_usd = median_cost;
         narrower[2].constraints.providers = {"aws"};
         narrower[3].constraints.price_types = {PriceType::kOnDemand};
-        narrower[4].constraints.max_accelerators = 8;
+        narrower[4].constraints.max_total_accelerators = 8;
         narrower[5].constraints.regions = {"us-east-1"};
         for (const auto& r : narrower) {
             const std::set<std::string> fewer = keys(r);
@@ -394,7 +394,7 @@ TEST_SUITE("plan_training") {
         }
     }
 
-    TEST_CASE("no option exceeds its offering's capacity or max_accelerators") {
+    TEST_CASE("no option exceeds its offering's capacity or max_total_accelerators") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         r.include_infeasible = true;
@@ -407,7 +407,7 @@ TEST_SUITE("plan_training") {
         }
         CHECK(Skipped(plan.value(), "over_capacity") == 0);  // the ladder stops at capacity
         r.constraints.node_counts = {16};
-        r.constraints.max_accelerators = 256;
+        r.constraints.max_total_accelerators = 256;
         r.constraints.providers = {"aws"};
         auto over = Plan(r, *catalog);
         REQUIRE(over.ok());
@@ -748,7 +748,7 @@ TEST_SUITE("plan_training") {
 
         TrainingPlanRequest huge = SevenB();
         huge.workload.model.params_b = 1000;
-        huge.constraints.max_accelerators = 16;
+        huge.constraints.max_total_accelerators = 16;
         auto none = Plan(huge, *catalog);
         REQUIRE(none.ok());
         CHECK(none.value().total_count == 0);

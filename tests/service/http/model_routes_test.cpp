@@ -162,7 +162,7 @@ TEST_SUITE("model_routes") {
             json training = Body(Post(server, "/v1/plans/training",
                                       {{"model", model},
                                        {"tokens_b", 1},
-                                       {"constraints", {{"max_accelerators", 64}}},
+                                       {"constraints", {{"max_total_accelerators", 64}}},
                                        {"limit", 3}}));
             CHECK(training.contains("options"));
         }

@@ -237,7 +237,7 @@ TEST_SUITE("plan_routes") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/training",
                               R"({"model": {"params_b": 7}, "tokens_b": 20, "precision": "bf16",
-                                  "constraints": {"max_accelerators": 64, "deadline_hours": 1000},
+                                  "constraints": {"max_total_accelerators": 64, "deadline_hours": 1000},
                                   "sort": "cost", "limit": 5})"));
         REQUIRE(body.contains("options"));
         CHECK(body["options"].size() == 5);
@@ -395,8 +395,8 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/tokens_b");
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 1,
-                              "constraints": {"max_accelerators": 99999999}})"),
-                     422, "invalid_argument", "/constraints/max_accelerators");
+                              "constraints": {"max_total_accelerators": 99999999}})"),
+                     422, "invalid_argument", "/constraints/max_total_accelerators");
     }
 
     TEST_CASE("POST /v1/plans/spot takes a training workload on a spot offering") {

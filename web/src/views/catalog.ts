@@ -32,7 +32,7 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Accelerator", accel, "accelerator"),
         field("Price type", priceType, "price_type"),
         field("Region", region, "region"),
-        field("Min accelerators per instance", minAcc, "min_accelerators"),
+        field("Min accelerators per instance", minAcc, "min_accelerator_count"),
         field("Max USD per accelerator-hour", maxPrice, "max_usd_per_accelerator_hour"),
         h("div", { class: "field inline" }, h("label", {}, verified, " verified prices only")),
     ], "Search", "catalog-form");
@@ -50,7 +50,7 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         accelerator: accel.value || undefined,
         price_type: (priceType.value || undefined) as OfferingQuery["price_type"],
         region: region.value.trim() || undefined,
-        min_accelerators: optNumber(minAcc),
+        min_accelerator_count: optNumber(minAcc),
         max_usd_per_accelerator_hour: optNumber(maxPrice),
         verified: verified.checked ? true : undefined,
         sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
