@@ -18,6 +18,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "contract"))
+import serve  # noqa: E402
+
 WRITERS = 16
 ESTIMATORS = 8
 ESTIMATE = json.dumps({"model": {"params_b": 8}, "tokens_b": 1000,
@@ -32,20 +35,11 @@ def run(binary, *args):
 
 
 def start(binary, threads, log):
-    proc = subprocess.Popen([binary, "serve", "--port", "0", "--threads", str(threads),
-                             "--access-log", "false", "--database-url", os.environ["DATABASE_URL"]],
-                            stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        with open(log.name) as f:
-            for line in f:
-                if '"msg":"listening"' in line:
-                    return proc, json.loads(line)["port"]
-        if proc.poll() is not None:
-            raise SystemExit("gpucost exited at start-up: " + open(log.name).read())
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("gpucost did not start")
+    proc, port = serve.start(binary, ["--threads", str(threads)], embedded=False, timeout_s=60,
+                             stdout=subprocess.DEVNULL, log=log)
+    if port is None:
+        raise SystemExit("gpucost did not start: " + open(log.name).read())
+    return proc, port
 
 
 def client(port, stop, results, make_request):

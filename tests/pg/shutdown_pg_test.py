@@ -28,6 +28,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "contract"))
+import serve  # noqa: E402
+
 GPUCOST = sys.argv[1]
 URL = os.environ["DATABASE_URL"]
 PG_LOG = os.path.join(os.environ["GPUCOST_TEST_PG_DIR"], "server.log")
@@ -66,21 +69,13 @@ def gpucost_sessions():
 
 
 def start_server(log):
-    proc = subprocess.Popen(
-        [GPUCOST, "serve", "--port", "0", "--threads", "4", "--db-pool-size", str(POOL_SIZE),
-         "--shutdown-grace-s", str(GRACE_S), "--database-url", URL],
-        stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        with open(log.name) as f:
-            for line in f:
-                if '"msg":"listening"' in line:
-                    return proc, json.loads(line)["port"]
-        if proc.poll() is not None:
-            raise SystemExit("gpucost exited at start-up: " + open(log.name).read())
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("gpucost did not start")
+    proc, port = serve.start(
+        GPUCOST, ["--threads", "4", "--db-pool-size", str(POOL_SIZE),
+                  "--shutdown-grace-s", str(GRACE_S), "--database-url", URL],
+        embedded=False, timeout_s=30, stdout=subprocess.DEVNULL, log=log, access_log=True)
+    if port is None:
+        raise SystemExit("gpucost did not start: " + open(log.name).read())
+    return proc, port
 
 
 class Load:
