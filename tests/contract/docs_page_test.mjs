@@ -6,9 +6,9 @@
 // usage: node docs_page_test.mjs GPUCOST_BINARY OPENAPI_YAML [CHROMIUM]
 // Prints one line per check and ends with 'N passed, M failed'.
 
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { startServer } from "./serve.mjs";
 
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
@@ -23,34 +23,6 @@ function check(ok, what) {
     return ok;
 }
 
-function startServer() {
-    return new Promise((resolve, reject) => {
-        const env = { ...process.env };
-        delete env.DATABASE_URL;
-        const proc = spawn(binary, ["--port", "0", "--access-log", "false"],
-                           { env, stdio: ["ignore", "ignore", "pipe"] });
-        let buffered = "";
-        const timer = setTimeout(() => reject(new Error("no 'listening' line in 20 s")), 20000);
-        proc.stderr.on("data", (chunk) => {
-            buffered += chunk.toString();
-            for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-                const line = buffered.slice(0, nl);
-                buffered = buffered.slice(nl + 1);
-                try {
-                    const entry = JSON.parse(line);
-                    if (entry.msg === "listening") {
-                        clearTimeout(timer);
-                        resolve({ proc, port: entry.port });
-                    }
-                } catch {
-                    // not a log line
-                }
-            }
-        });
-        proc.on("exit", (code) => reject(new Error(`gpucost exited with ${code}`)));
-    });
-}
-
 const spec = YAML.parse(readFileSync(specPath, "utf8"), { uniqueKeys: true });
 const operations = [];
 for (const item of Object.values(spec.paths)) {
@@ -61,7 +33,7 @@ for (const item of Object.values(spec.paths)) {
     }
 }
 
-const { proc, port } = await startServer();
+const { proc, port } = await startServer(binary);
 const base = `http://127.0.0.1:${port}`;
 let browser;
 try {

@@ -9,11 +9,11 @@
 // usage: node web_page_test.mjs GPUCOST_BINARY SCREENSHOT_DIR [CHROMIUM]
 // Prints one line per check and ends with 'N passed, M failed'.
 
-import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { startServer } from "../contract/serve.mjs";
 
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
@@ -34,34 +34,7 @@ function check(ok, what) {
 // Figures compare to the cent / the thousandth: the page keeps the API's numbers in data-value.
 const close = (a, b) => Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(b)));
 
-function startServer() {
-    return new Promise((resolve, reject) => {
-        const env = { ...process.env };
-        delete env.DATABASE_URL;
-        const proc = spawn(binary, ["--port", "0", "--access-log", "false"], { env, stdio: ["ignore", "ignore", "pipe"] });
-        let buffered = "";
-        const timer = setTimeout(() => reject(new Error("no 'listening' line in 20 s")), 20000);
-        proc.stderr.on("data", (chunk) => {
-            buffered += chunk.toString();
-            for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-                const line = buffered.slice(0, nl);
-                buffered = buffered.slice(nl + 1);
-                try {
-                    const entry = JSON.parse(line);
-                    if (entry.msg === "listening") {
-                        clearTimeout(timer);
-                        resolve({ proc, port: entry.port });
-                    }
-                } catch {
-                    // not a log line
-                }
-            }
-        });
-        proc.on("exit", (code) => reject(new Error(`gpucost exited with ${code}`)));
-    });
-}
-
-const { proc, port } = await startServer();
+const { proc, port } = await startServer(binary);
 const base = `http://127.0.0.1:${port}`;
 const getJson = async (path) => (await fetch(base + path)).json();
 const postJson = async (path, body) => (await fetch(base + path, {
