@@ -1,6 +1,6 @@
 // Small DOM helpers: element creation, number formatting, and the parts every view shares
 // (result panels, warnings, assumptions, field errors).
-import type { Assumption, Problem } from "./api";
+import { asProblem, type Assumption, type Problem } from "./api";
 
 type Attrs = Record<string, string | number | boolean | undefined | null>;
 type Child = Node | string | number | null | undefined | false;
@@ -159,3 +159,16 @@ export const PRICE_TYPES: [string, string][] = [["on_demand", "on-demand"], ["sp
 export const PROVIDERS: [string, string][] = [["aws", "AWS"], ["gcp", "Google Cloud"], ["azure", "Azure"],
     ["lambda", "Lambda"], ["coreweave", "CoreWeave"], ["runpod", "RunPod"], ["vastai", "Vast.ai"]];
 export const PRECISIONS: [string, string][] = ["bf16", "fp16", "fp8", "fp32", "tf32", "int8", "fp4"].map((p) => [p, p]);
+
+// A form's outcome: the views drawn from the API's answer, or its problem shown at the fields
+// it names (and the output emptied).
+export function showOutcome<T>(form: HTMLFormElement, out: HTMLElement, answer: T | undefined,
+                               error: unknown, status: number,
+                               draw: (answer: T) => (HTMLElement | null)[]): void {
+    if (!answer) {
+        out.replaceChildren();
+        showProblem(form, asProblem(error, status));
+        return;
+    }
+    out.replaceChildren(...draw(answer).filter((e): e is HTMLElement => e !== null));
+}

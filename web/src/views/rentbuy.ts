@@ -1,8 +1,8 @@
 // Rent vs buy: POST /v1/plans/rent-vs-buy; cumulative cost of renting, of each rent option the
 // answer lists (commitments among them) and of owning, with the break-even month marked.
-import { api, asProblem, downloadCsv, jsonAnswer, type Schemas } from "../api";
+import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, type Series } from "../chart";
-import { assumptionsBlock, clearProblem, field, formShell, h, input, num, optNumber, pct, select, showProblem,
+import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, num, optNumber, pct, select,
          table, usd } from "../dom";
 
 type Request = Schemas["RentVsBuyRequest"];
@@ -43,13 +43,7 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         };
         out.replaceChildren(h("p", { role: "status" }, "Comparing…"));
         const { data, error, response } = await api.POST("/v1/plans/rent-vs-buy", { body });
-        const answer = jsonAnswer<Plan>(data);
-        if (!answer) {
-            out.replaceChildren();
-            showProblem(form, asProblem(error, response.status));
-            return;
-        }
-        out.replaceChildren(...render(answer, body).filter((e): e is HTMLElement => e !== null));
+        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body));
     });
     root.replaceChildren(h("h2", {}, "Rent vs buy"),
         h("p", { class: "lede" }, "Cumulative cash spent renting against owning (purchase up front, then power, hosting and staff)."),

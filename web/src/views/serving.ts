@@ -1,9 +1,9 @@
 // Serving: POST /v1/plans/inference; cost per million tokens of each option against the API price
 // it is compared with, and the monthly cost of serving the traffic.
-import { api, asProblem, downloadCsv, jsonAnswer, type Schemas } from "../api";
+import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
-import { assumptionsBlock, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber, pct,
-         PRECISIONS, PRICE_TYPES, select, showProblem, table, usd, warningsBlock } from "../dom";
+import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber, pct,
+         PRECISIONS, PRICE_TYPES, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
 
 type Request = Schemas["InferencePlanRequest"];
@@ -53,13 +53,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         };
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/inference", { body });
-        const answer = jsonAnswer<Plan>(data);
-        if (!answer) {
-            out.replaceChildren();
-            showProblem(form, asProblem(error, response.status));
-            return;
-        }
-        out.replaceChildren(...render(answer, body).filter((e): e is HTMLElement => e !== null));
+        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body));
     });
     root.replaceChildren(h("h2", {}, "Serving"),
         h("p", { class: "lede" }, "Serving a model on rented accelerators, sized to the traffic and latency targets, ",

@@ -1,7 +1,7 @@
 // Spot: POST /v1/plans/spot; expected cost and time on spot with and without interruptions against
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
-import { api, asProblem, type Schemas } from "../api";
-import { assumptionsBlock, clearProblem, field, formShell, h, input, num, optNumber, pct, showProblem, table,
+import { api, type Schemas } from "../api";
+import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, num, optNumber, pct, table,
          usd } from "../dom";
 
 type Request = Schemas["SpotPlanRequest"];
@@ -42,12 +42,7 @@ export function spotView(root: HTMLElement): void {
         };
         out.replaceChildren(h("p", { role: "status" }, "Pricing…"));
         const { data, error, response } = await api.POST("/v1/plans/spot", { body });
-        if (!data) {
-            out.replaceChildren();
-            showProblem(form, asProblem(error, response.status));
-            return;
-        }
-        out.replaceChildren(...render(data));
+        showOutcome(form, out, data, error, response.status, render);
     });
     root.replaceChildren(h("h2", {}, "Spot"),
         h("p", { class: "lede" }, "What interruptions cost: checkpoints, lost work and restarts, priced against on-demand."),

@@ -1,9 +1,9 @@
 // Training planner: POST /v1/plans/training with a model from the library, a pasted Hugging Face
 // config or a shape; shows the recommendation and its reasoning, the ranked options, cost against
 // time with the Pareto front and the deadline/budget lines, the best option per provider.
-import { api, asProblem, downloadCsv, jsonAnswer, type Schemas } from "../api";
+import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { scatter, legend } from "../chart";
-import { assumptionsBlock, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber,
+import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber,
          PRECISIONS, PRICE_TYPES, PROVIDERS, select, showProblem, table, usd, warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
 
@@ -84,13 +84,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         }
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/training", { body });
-        const answer = jsonAnswer<Plan>(data);
-        if (!answer) {
-            out.replaceChildren();
-            showProblem(form, asProblem(error, response.status));
-            return;
-        }
-        out.replaceChildren(...renderPlan(answer, body).filter((e): e is HTMLElement => e !== null));
+        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => renderPlan(a, body));
     });
 
     root.replaceChildren(h("h2", {}, "Training planner"),
