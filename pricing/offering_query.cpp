@@ -244,89 +244,121 @@ Status OfferingQuery::Validate() const {
     return error;
 }
 
-Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
-                                    const OfferingQuery& query) {
+namespace {
+
+// An offering that passed the filters with its sort key, computed once (not per comparison).
+struct Match {
+    SortKey key;
+    const Offering* offering = nullptr;
+};
+
+bool Passes(const Offering& o, const OfferingQuery& query) {
     auto contains = [](const auto& list, const auto& value) {
         return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
     };
-    std::vector<const Offering*> matches;
+    if (!contains(query.providers, o.provider) || !contains(query.accelerators, o.accelerator) ||
+        !contains(query.price_types, o.price_type) || !contains(query.regions, o.region)) {
+        return false;
+    }
+    if (query.min_accelerator_count && o.accelerator_count < *query.min_accelerator_count) {
+        return false;
+    }
+    if (query.max_accelerator_count && o.accelerator_count > *query.max_accelerator_count) {
+        return false;
+    }
+    if (query.min_accelerator_memory_gb &&
+        o.accelerator_memory_gb.value_or(0.0) < *query.min_accelerator_memory_gb) {
+        return false;
+    }
+    if (query.max_usd_per_accelerator_hour &&
+        o.UsdPerAcceleratorHour() > *query.max_usd_per_accelerator_hour) {
+        return false;
+    }
+    return !query.verified || o.price.verified == *query.verified;
+}
+
+// The filtered offerings in page order: by the sort key, then by id.
+std::vector<Match> SortedMatches(const std::vector<Offering>& offerings, const OfferingQuery& query) {
+    std::vector<Match> matches;
     for (const Offering& o : offerings) {
-        if (!contains(query.providers, o.provider) ||
-            !contains(query.accelerators, o.accelerator) ||
-            !contains(query.price_types, o.price_type) || !contains(query.regions, o.region)) {
-            continue;
+        if (Passes(o, query)) {
+            matches.push_back({KeyOf(o, query.sort.field), &o});
         }
-        if (query.min_accelerator_count && o.accelerator_count < *query.min_accelerator_count) {
-            continue;
-        }
-        if (query.max_accelerator_count && o.accelerator_count > *query.max_accelerator_count) {
-            continue;
-        }
-        if (query.min_accelerator_memory_gb &&
-            o.accelerator_memory_gb.value_or(0.0) < *query.min_accelerator_memory_gb) {
-            continue;
-        }
-        if (query.max_usd_per_accelerator_hour &&
-            o.UsdPerAcceleratorHour() > *query.max_usd_per_accelerator_hour) {
-            continue;
-        }
-        if (query.verified && o.price.verified != *query.verified) {
-            continue;
-        }
-        matches.push_back(&o);
     }
-    const OfferingSort sort = query.sort;
-    std::sort(matches.begin(), matches.end(), [&](const Offering* a, const Offering* b) {
-        return Before(KeyOf(*a, sort.field), a->id, KeyOf(*b, sort.field), b->id, sort.descending);
+    const bool descending = query.sort.descending;
+    std::sort(matches.begin(), matches.end(), [&](const Match& a, const Match& b) {
+        return Before(a.key, a.offering->id, b.key, b.offering->id, descending);
     });
+    return matches;
+}
 
-    std::size_t start = 0;
-    const std::string digest = OfferingQueryDigest(query);
-    if (!query.cursor.empty()) {
-        auto bad_cursor = MakeError(ErrorCode::kInvalidArgument,
-                                    "cursor is not valid for this listing; start again without it",
-                                    "cursor");
-        auto decoded = Base64UrlDecode(query.cursor);
-        if (!decoded) {
-            return bad_cursor;
-        }
-        std::size_t first = decoded->find(kCursorSep);
-        std::size_t second = first == std::string::npos ? first : decoded->find(kCursorSep, first + 1);
-        if (second == std::string::npos) {
-            return bad_cursor;
-        }
-        if (decoded->substr(0, first) != digest) {
-            return MakeError(ErrorCode::kMalformed,
-                             "cursor was issued for another query (its filters or sort differ); "
-                             "repeat that query with it, or start again without a cursor",
-                             "cursor");
-        }
-        auto key = ParseKeyText(decoded->substr(first + 1, second - first - 1));
-        if (!key) {
-            return bad_cursor;
-        }
-        std::string last_id = decoded->substr(second + 1);
-        // Keyset pagination: the first item strictly after the cursor's (key, id) position,
-        // so a page boundary survives catalog changes between requests.
-        auto it = std::upper_bound(matches.begin(), matches.end(), 0,
-                                   [&](int, const Offering* o) {
-                                       return Before(*key, last_id, KeyOf(*o, sort.field), o->id,
-                                                     sort.descending);
-                                   });
-        start = static_cast<std::size_t>(it - matches.begin());
+// Where the page starts: 0 without a cursor, else the first match strictly after the
+// cursor's (key, id) position (keyset pagination, so a page boundary survives catalog
+// changes between requests).
+Result<std::size_t> PageStart(const std::vector<Match>& matches, const OfferingQuery& query,
+                              const std::string& digest) {
+    if (query.cursor.empty()) {
+        return std::size_t{0};
     }
+    auto bad_cursor = MakeError(ErrorCode::kInvalidArgument,
+                                "cursor is not valid for this listing; start again without it",
+                                "cursor");
+    auto decoded = Base64UrlDecode(query.cursor);
+    if (!decoded) {
+        return bad_cursor;
+    }
+    std::size_t first = decoded->find(kCursorSep);
+    std::size_t second = first == std::string::npos ? first : decoded->find(kCursorSep, first + 1);
+    if (second == std::string::npos) {
+        return bad_cursor;
+    }
+    if (decoded->substr(0, first) != digest) {
+        return MakeError(ErrorCode::kMalformed,
+                         "cursor was issued for another query (its filters or sort differ); "
+                         "repeat that query with it, or start again without a cursor",
+                         "cursor");
+    }
+    auto key = ParseKeyText(decoded->substr(first + 1, second - first - 1));
+    if (!key) {
+        return bad_cursor;
+    }
+    const std::string last_id = decoded->substr(second + 1);
+    auto it = std::upper_bound(matches.begin(), matches.end(), 0, [&](int, const Match& m) {
+        return Before(*key, last_id, m.key, m.offering->id, query.sort.descending);
+    });
+    return static_cast<std::size_t>(it - matches.begin());
+}
 
+}  // namespace
+
+Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
+                                    const OfferingQuery& query) {
+    const std::vector<Match> matches = SortedMatches(offerings, query);
+    // The digest ties a cursor to its query; only a cursor given or issued needs it.
+    std::string digest;
+    auto query_digest = [&]() -> const std::string& {
+        if (digest.empty()) digest = OfferingQueryDigest(query);
+        return digest;
+    };
+    std::size_t start = 0;
+    if (!query.cursor.empty()) {
+        auto found = PageStart(matches, query, query_digest());
+        if (!found.ok()) {
+            return found.error();
+        }
+        start = found.value();
+    }
     OfferingPage page;
     page.total_count = matches.size();
-    std::size_t end = std::min(matches.size(), start + query.limit);
+    const std::size_t end = std::min(matches.size(), start + query.limit);
+    page.items.reserve(end > start ? end - start : 0);
     for (std::size_t i = start; i < end; ++i) {
-        page.items.push_back(*matches[i]);
+        page.items.push_back(matches[i].offering);
     }
     if (end < matches.size() && end > start) {
-        const Offering& last = *matches[end - 1];
-        page.next_cursor = Base64UrlEncode(digest + kCursorSep +
-                                           KeyText(KeyOf(last, sort.field)) + kCursorSep +
-                                           last.id);
+        const Match& last = matches[end - 1];
+        page.next_cursor = Base64UrlEncode(query_digest() + kCursorSep + KeyText(last.key) +
+                                           kCursorSep + last.offering->id);
     }
     return page;
 }

@@ -57,8 +57,10 @@ struct OfferingQuery {
     [[nodiscard]] Status Validate() const;
 };
 
+// The items point into the offerings the query ran over: keep those alive while using them
+// (a listing copies nothing it does not encode).
 struct OfferingPage {
-    std::vector<Offering> items;
+    std::vector<const Offering*> items;
     std::size_t total_count = 0;  // matches across all pages
     std::optional<std::string> next_cursor;
 };

@@ -172,7 +172,7 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         std::string items = "[";
         for (const auto& o : page.value().items) {
             if (items.size() > 1) items.push_back(',');
-            AppendOfferingJson(items, version, o);
+            AppendOfferingJson(items, version, *o);
         }
         items.push_back(']');
         const auto& next = page.value().next_cursor;

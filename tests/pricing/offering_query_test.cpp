@@ -20,7 +20,7 @@ std::shared_ptr<const InMemoryCatalog> Sample() {
 std::vector<std::string> Ids(const OfferingPage& page) {
     std::vector<std::string> ids;
     for (const auto& o : page.items) {
-        ids.push_back(o.id);
+        ids.push_back(o->id);
     }
     return ids;
 }
@@ -83,8 +83,8 @@ TEST_SUITE("offering_query") {
         q.sort = *ParseOfferingSort("-usd_per_hour");
         auto page = QueryOfferings(catalog->Offerings(), q);
         REQUIRE(page.ok());
-        CHECK(page.value().items.front().id == "aws-p5.48xlarge-us-east-1-on-demand");
-        CHECK(page.value().items.back().id == "gcp-tpu-v5e-us-central1-on-demand");
+        CHECK(page.value().items.front()->id == "aws-p5.48xlarge-us-east-1-on-demand");
+        CHECK(page.value().items.back()->id == "gcp-tpu-v5e-us-central1-on-demand");
     }
 
     TEST_CASE("cursor pagination visits every item exactly once in order") {
