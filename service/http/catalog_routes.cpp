@@ -83,6 +83,38 @@ Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
 
 }  // namespace
 
+namespace {
+
+// The listing written as text: offerings come encoded once per catalog version
+// (encoded_cache.hpp), the envelope around them in the members' sorted order.
+std::string OfferingListJson(const pricing::OfferingPage& page, const pricing::OfferingQuery& query,
+                             const std::string& catalog_version) {
+    std::string text;
+    JsonWriter w(text);
+    w.BeginObject();
+    w.Member("catalog_version", catalog_version);
+    w.Key("items");
+    std::string items = "[";
+    for (const pricing::Offering* o : page.items) {
+        if (items.size() > 1) items.push_back(',');
+        AppendOfferingJson(items, catalog_version, *o);
+    }
+    items.push_back(']');
+    w.Raw(items);
+    w.Member("limit", query.limit);
+    if (page.next_cursor) {
+        w.Member("next_cursor", *page.next_cursor);
+    } else {
+        w.NullMember("next_cursor");
+    }
+    w.Member("sort", pricing::OfferingSortName(query.sort));
+    w.Member("total_count", page.total_count);
+    w.EndObject();
+    return text;
+}
+
+}  // namespace
+
 void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/v1/accelerators", [deps](const httplib::Request& req, httplib::Response& res) {
         QueryParams params(req, {"vendor", "precision"});
@@ -167,22 +199,7 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         if (!page.ok()) {
             return WriteProblem(res, req, page.error());
         }
-        // Offerings are encoded once per catalog version (encoded_cache.hpp).
-        const std::string version = catalog->Describe().version;
-        std::string items = "[";
-        for (const auto& o : page.value().items) {
-            if (items.size() > 1) items.push_back(',');
-            AppendOfferingJson(items, version, *o);
-        }
-        items.push_back(']');
-        const auto& next = page.value().next_cursor;
-        WriteJsonWithRaw(res,
-                         {{"total_count", page.value().total_count},
-                          {"limit", query.value().limit},
-                          {"sort", pricing::OfferingSortName(query.value().sort)},
-                          {"next_cursor", next ? json(*next) : json(nullptr)},
-                          {"catalog_version", version}},
-                         "items", items);
+        WriteJsonText(res, OfferingListJson(page.value(), query.value(), catalog->Describe().version));
     });
 
     routes.Get(std::string("/v1/offerings/") + kIdPattern,
