@@ -67,6 +67,12 @@ std::string AssumptionPrefix(const pricing::Assumption& a, AssumptionDetail deta
     return prefix;
 }
 
+// The value as Num(value).dump() writes it, without building a json value per assumption.
+void AppendNumber(std::string& out, double value) {
+    JsonWriter writer(out);
+    writer.Number(value);
+}
+
 }  // namespace
 
 pricing::Result<AssumptionDetail> AssumptionDetailOf(const httplib::Request& req) {
@@ -102,7 +108,7 @@ std::string EncodeAssumptions(const pricing::Assumptions& assumptions, Assumptio
             key.append(*part);
         }
         Cache().Append(out, key, [&] { return AssumptionPrefix(a, detail); });
-        out += Num(a.value).dump();
+        AppendNumber(out, a.value);
         out.push_back('}');
     }
     out.push_back(']');
