@@ -353,12 +353,29 @@ double WeightBytes(const Ctx& c, const ParallelLayout& l, bool sharded) {
 
 const ParamSplit& Trainable(const Ctx& c) { return c.frozen_base ? c.adapters.params : c.split; }
 
-MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches) {
+// Weights, gradients and optimizer state one accelerator of a split holds, in GB, indexed by
+// whether the ZeRO stage shards that state ([0] no, [1] yes); the settings tried on a split
+// differ only in that choice.
+struct StateMemory {
+    std::array<double, 2> weights_gb{};
+    std::array<double, 2> gradients_gb{};
+    std::array<double, 2> optimizer_gb{};
+};
+
+StateMemory StatesOf(const Ctx& c, const ParallelLayout& l) {
+    StateMemory s;
+    for (bool sharded : {false, true}) {
+        s.weights_gb[sharded] = WeightBytes(c, l, sharded) / kGb;
+        s.gradients_gb[sharded] = PerAccelerator(Trainable(c), l, sharded) * c.weight_bpe / kGb;
+        s.optimizer_gb[sharded] = PerAccelerator(Trainable(c), l, sharded) * c.adam_bytes / kGb;
+    }
+    return s;
+}
+
+// Activations stored on the first pipeline stage (with the logits), in bytes, before the
+// ZeRO-3 prefetch buffers.
+double StoredActivationBytes(const Ctx& c, const ParallelLayout& l, int micro_batches) {
     const ResolvedModel& m = c.m;
-    MemoryBreakdown mem;
-    mem.weights_gb = WeightBytes(c, l, l.zero_stage >= 3) / kGb;
-    mem.gradients_gb = PerAccelerator(Trainable(c), l, l.zero_stage >= 2) * c.weight_bpe / kGb;
-    mem.optimizer_gb = PerAccelerator(Trainable(c), l, l.zero_stage >= 1) * c.adam_bytes / kGb;
     const double pp = l.pipeline, tp = l.tensor;
     double layers_stage = std::ceil(static_cast<double>(m.layers) / pp);
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, micro_batches) : 1.0;
@@ -375,14 +392,31 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches)
                                        Recompute::kNone, c.flash) * c.act_bpe / 2.0;
     }
     act += static_cast<double>(l.micro_batch_size) * m.seq_len * m.vocab_size / tp * kLogitBytes;
-    if (l.zero_stage >= 3) {
-        // Two gathered layers in flight (prefetch), in their stored format.
-        double held = PerAccelerator(c.split, l, false);
-        double bytes_per_param = held > 0 ? WeightBytes(c, l, false) / held : c.weight_bpe;
-        double routed_per_layer = c.split.routed / m.layers;
-        double block = m.attention_params_per_layer + m.mlp_params_per_layer -
-                       routed_per_layer * (1.0 - 1.0 / l.expert);
-        act += 2.0 * block / tp * bytes_per_param;
+    return act;
+}
+
+// ZeRO 3: two gathered layers in flight (prefetch), in their stored format, in bytes.
+double Zero3PrefetchBytes(const Ctx& c, const ParallelLayout& l) {
+    const ResolvedModel& m = c.m;
+    double held = PerAccelerator(c.split, l, false);
+    double bytes_per_param = held > 0 ? WeightBytes(c, l, false) / held : c.weight_bpe;
+    double routed_per_layer = c.split.routed / m.layers;
+    double block = m.attention_params_per_layer + m.mlp_params_per_layer -
+                   routed_per_layer * (1.0 - 1.0 / l.expert);
+    return 2.0 * block / l.tensor * bytes_per_param;
+}
+
+// The memory of one accelerator at ZeRO stage `zero_stage` from the split's states and the
+// stored activations.
+MemoryBreakdown MemoryAt(const Ctx& c, const StateMemory& states, double activation_bytes,
+                         const ParallelLayout& l, int zero_stage) {
+    MemoryBreakdown mem;
+    mem.weights_gb = states.weights_gb[zero_stage >= 3];
+    mem.gradients_gb = states.gradients_gb[zero_stage >= 2];
+    mem.optimizer_gb = states.optimizer_gb[zero_stage >= 1];
+    double act = activation_bytes;
+    if (zero_stage >= 3) {
+        act += Zero3PrefetchBytes(c, l);
     }
     mem.activations_gb = act / kGb;
     mem.overhead_gb = c.overhead_gb;
@@ -502,39 +536,48 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     return st;
 }
 
-// `time_unfitting`: also time a layout that does not fit (a fully specified layout is reported
-// whether or not it fits). `cannot_win_at`: a step time at which the layout changes nothing
-// in the search (the runner-up's); a layout whose compute and memory time alone reach it is
-// not timed further and gets an infinite step time.
-Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool time_unfitting,
-              double cannot_win_at) {
-    Eval e;
-    e.layout = l;
-    const ResolvedModel& m = c.m;
+// Gradient accumulation of a split: micro-batches per step on each replica, and the tokens
+// one step trains on.
+struct Batching {
+    int micro_batches = 1;
+    double tokens_per_step = 0;
+};
+
+Batching BatchingOf(const Ctx& c, const ParallelLayout& l) {
     const double d = l.data;
     const double b = l.micro_batch_size;
     const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
-    e.micro_batches = std::max(mb, 1);
-    e.tokens_per_step = static_cast<double>(e.micro_batches) * d * b * m.seq_len;
-    // Memory first: a layout that does not fit needs no timing (the search only compares the
-    // memory it would need).
-    e.memory = Memory(c, l, e.micro_batches);
-    e.fits = e.memory.total_gb <= c.capacity_gb;
-    e.valid = true;
-    if (!e.fits && !time_unfitting) {
-        return e;
-    }
-    const StageTimes st = MicroBatchStage(c, l, lc);
+    Batching out;
+    out.micro_batches = std::max(mb, 1);
+    out.tokens_per_step = static_cast<double>(out.micro_batches) * d * b * c.m.seq_len;
+    return out;
+}
+
+// A timed layout: its step by cause and the hardware FLOPs it runs.
+struct StepTiming {
+    StepBreakdown breakdown;
+    double step_time_s = 0;
+    double hw_flops_per_step = 0;  // per replica set (all accelerators)
+};
+
+// The step of layout `l` from its micro-batch stage `st`. `cannot_win_at`: a step time at
+// which the layout changes nothing in the search (the runner-up's); a layout whose compute
+// and memory time alone reach it is not timed further and gets an infinite step time.
+StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
+                    const StageTimes& st, int micro_batches, double cannot_win_at) {
+    const ResolvedModel& m = c.m;
+    const double b = l.micro_batch_size;
     const double t_mb = st.Total();
-    const double mbs = e.micro_batches;
-    StepBreakdown& br = e.breakdown;
+    const double mbs = micro_batches;
+    StepTiming out;
+    StepBreakdown& br = out.breakdown;
     br.compute_s = mbs * st.compute_s;
     br.memory_bound_s = mbs * st.memory_s;
     // The step time below adds non-negative terms to compute + memory (in this order, so also
     // in floating point it is never smaller): a layout already at the bound cannot win.
     if (br.compute_s + br.memory_bound_s >= cannot_win_at) {
-        e.step_time_s = std::numeric_limits<double>::infinity();
-        return e;
+        out.step_time_s = std::numeric_limits<double>::infinity();
+        return out;
     }
 
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
@@ -543,7 +586,7 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
         double bytes = b * m.seq_len * m.hidden_size * c.act_bpe /
                        (l.sequence_parallel ? l.tensor : 1);
         pp_comm = 2.0 * l.virtual_stages *
-                  PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * e.micro_batches;
+                  PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * micro_batches;
     }
     double bubble = (l.pipeline - 1.0) / l.virtual_stages * t_mb;
 
@@ -564,10 +607,65 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
     br.bubble_s = bubble;
     br.optimizer_s = opt_s + kStepFixedOverheadS;
-    e.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
-                    br.optimizer_s;
+    out.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
+                      br.optimizer_s;
     double hw_per_mb = (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
-    e.hw_flops_per_step = hw_per_mb * mbs * d;
+    out.hw_flops_per_step = hw_per_mb * mbs * l.data;
+    return out;
+}
+
+// What the settings tried on one split (tensor x pipeline x data x expert at one micro-batch
+// size) share, each worked out when first asked for: the weight and optimizer states, the
+// stored activations and micro-batch stage of each recompute mode, and the memory of each
+// (recompute, ZeRO stage) pair. Neither memory nor the micro-batch stage depends on the
+// virtual stages, and the stage not on the ZeRO stage, so the search works each out once per
+// split instead of once per layout.
+class SplitCosts {
+public:
+    SplitCosts(const Ctx& c, const ParallelLayout& base, const LayerCost& lc)
+        : c_(c), lc_(lc), batching_(BatchingOf(c, base)), states_(StatesOf(c, base)) {}
+
+    const Batching& batching() const { return batching_; }
+
+    // `l` is the split with recompute choice `ri` and ZeRO choice `zi`.
+    const MemoryBreakdown& Memory(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
+        std::optional<MemoryBreakdown>& mem = memory_[ri][zi];
+        if (!mem) {
+            std::optional<double>& act = activation_bytes_[ri];
+            if (!act) act = StoredActivationBytes(c_, l, batching_.micro_batches);
+            mem = MemoryAt(c_, states_, *act, l, l.zero_stage);
+        }
+        return *mem;
+    }
+
+    StepTiming Time(const ParallelLayout& l, std::size_t ri, double cannot_win_at) {
+        std::optional<StageTimes>& st = stage_[ri];
+        if (!st) st = MicroBatchStage(c_, l, lc_);
+        return TimeStep(c_, l, lc_, *st, batching_.micro_batches, cannot_win_at);
+    }
+
+private:
+    const Ctx& c_;
+    const LayerCost& lc_;
+    Batching batching_;
+    StateMemory states_;
+    std::array<std::optional<double>, 2> activation_bytes_;
+    std::array<std::array<std::optional<MemoryBreakdown>, 3>, 2> memory_;
+    std::array<std::optional<StageTimes>, 2> stage_;
+};
+
+Eval MakeEval(const ParallelLayout& l, const Batching& batching, const MemoryBreakdown& mem,
+              bool fits, const StepTiming& timing) {
+    Eval e;
+    e.layout = l;
+    e.valid = true;
+    e.step_time_s = timing.step_time_s;
+    e.micro_batches = batching.micro_batches;
+    e.tokens_per_step = batching.tokens_per_step;
+    e.breakdown = timing.breakdown;
+    e.memory = mem;
+    e.hw_flops_per_step = timing.hw_flops_per_step;
+    e.fits = fits;
     return e;
 }
 
@@ -796,22 +894,24 @@ struct SearchResult {
                                             : std::numeric_limits<double>::infinity();
     }
 
-    // A searched layout: the fastest that fits wins, the next is the runner-up; for those
-    // that do not fit, the smallest memory need is kept for the error.
-    void Consider(const Eval& e) {
+    // A searched layout that does not fit: the smallest memory need is kept for the error.
+    void ConsiderUnfitting(double need_gb, const ParallelLayout& l) {
         ++considered;
-        if (!e.fits) {
-            if (e.memory.total_gb < best_need_gb) {
-                best_need_gb = e.memory.total_gb;
-                best_need_layout = e.layout;
-            }
-            return;
+        if (need_gb < best_need_gb) {
+            best_need_gb = need_gb;
+            best_need_layout = l;
         }
-        if (!best.valid || e.step_time_s < best.step_time_s) {
+    }
+    // A searched layout that fits: the fastest wins, the next is the runner-up. `make` builds
+    // its Eval, only when it takes one of those places (most layouts take none).
+    template <typename MakeEval>
+    void ConsiderFitting(double step_time_s, MakeEval&& make) {
+        ++considered;
+        if (!best.valid || step_time_s < best.step_time_s) {
             second = best;
-            best = e;
-        } else if (!second.valid || e.step_time_s < second.step_time_s) {
-            second = e;
+            best = make();
+        } else if (!second.valid || step_time_s < second.step_time_s) {
+            second = make();
         }
     }
     // A fully given layout: the fastest that fits, else the one needing the least memory.
@@ -890,6 +990,7 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
 // fits is the fastest, so the stages after it are skipped.
 void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const InnerChoices& ch,
                  SearchResult& r) {
+    SplitCosts costs(c, base, lc);
     for (std::size_t vi = 0; vi < ch.virtual_n; ++vi) {
         for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
             for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
@@ -897,13 +998,24 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const I
                 l.virtual_stages = ch.virtual_stages[vi];
                 l.recompute = ch.recompute[ri];
                 l.zero_stage = ch.zero[zi];
-                Eval e = Evaluate(c, l, lc, r.fully_given, r.CannotWinAt());
+                const MemoryBreakdown& mem = costs.Memory(l, ri, zi);
+                const bool fits = mem.total_gb <= c.capacity_gb;
                 if (r.fully_given) {
-                    r.ConsiderFixed(e);
+                    // Reported whether or not it fits, so always timed.
+                    const StepTiming timing =
+                        costs.Time(l, ri, std::numeric_limits<double>::infinity());
+                    r.ConsiderFixed(MakeEval(l, costs.batching(), mem, fits, timing));
                     break;
                 }
-                r.Consider(e);
-                if (e.fits) break;
+                if (!fits) {
+                    r.ConsiderUnfitting(mem.total_gb, l);
+                    continue;
+                }
+                const StepTiming timing = costs.Time(l, ri, r.CannotWinAt());
+                r.ConsiderFitting(timing.step_time_s, [&] {
+                    return MakeEval(l, costs.batching(), mem, fits, timing);
+                });
+                break;
             }
         }
     }
