@@ -353,23 +353,16 @@ double WeightBytes(const Ctx& c, const ParallelLayout& l, bool sharded) {
 
 const ParamSplit& Trainable(const Ctx& c) { return c.frozen_base ? c.adapters.params : c.split; }
 
-// Weights, gradients and optimizer state one accelerator of a split holds, in GB, indexed by
-// whether the ZeRO stage shards that state ([0] no, [1] yes); the settings tried on a split
-// differ only in that choice.
-struct StateMemory {
-    std::array<double, 2> weights_gb{};
-    std::array<double, 2> gradients_gb{};
-    std::array<double, 2> optimizer_gb{};
-};
-
-StateMemory StatesOf(const Ctx& c, const ParallelLayout& l) {
-    StateMemory s;
-    for (bool sharded : {false, true}) {
-        s.weights_gb[sharded] = WeightBytes(c, l, sharded) / kGb;
-        s.gradients_gb[sharded] = PerAccelerator(Trainable(c), l, sharded) * c.weight_bpe / kGb;
-        s.optimizer_gb[sharded] = PerAccelerator(Trainable(c), l, sharded) * c.adam_bytes / kGb;
-    }
-    return s;
+// Weights, gradients and optimizer state one accelerator holds, in GB, with or without the
+// ZeRO sharding that covers each.
+double WeightsGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
+    return WeightBytes(c, l, sharded) / kGb;
+}
+double GradientsGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
+    return PerAccelerator(Trainable(c), l, sharded) * c.weight_bpe / kGb;
+}
+double OptimizerGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
+    return PerAccelerator(Trainable(c), l, sharded) * c.adam_bytes / kGb;
 }
 
 // Activations stored on the first pipeline stage (with the logits), in bytes, before the
@@ -406,16 +399,13 @@ double Zero3PrefetchBytes(const Ctx& c, const ParallelLayout& l) {
     return 2.0 * block / l.tensor * bytes_per_param;
 }
 
-// The memory of one accelerator at ZeRO stage `zero_stage` from the split's states and the
-// stored activations.
-MemoryBreakdown MemoryAt(const Ctx& c, const StateMemory& states, double activation_bytes,
-                         const ParallelLayout& l, int zero_stage) {
+MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches) {
     MemoryBreakdown mem;
-    mem.weights_gb = states.weights_gb[zero_stage >= 3];
-    mem.gradients_gb = states.gradients_gb[zero_stage >= 2];
-    mem.optimizer_gb = states.optimizer_gb[zero_stage >= 1];
-    double act = activation_bytes;
-    if (zero_stage >= 3) {
+    mem.weights_gb = WeightsGb(c, l, l.zero_stage >= 3);
+    mem.gradients_gb = GradientsGb(c, l, l.zero_stage >= 2);
+    mem.optimizer_gb = OptimizerGb(c, l, l.zero_stage >= 1);
+    double act = StoredActivationBytes(c, l, micro_batches);
+    if (l.zero_stage >= 3) {
         act += Zero3PrefetchBytes(c, l);
     }
     mem.activations_gb = act / kGb;
@@ -615,47 +605,73 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
 }
 
 // What the settings tried on one split (tensor x pipeline x data x expert at one micro-batch
-// size) share, each worked out when first asked for: the weight and optimizer states, the
-// stored activations and micro-batch stage of each recompute mode, and the memory of each
-// (recompute, ZeRO stage) pair. Neither memory nor the micro-batch stage depends on the
-// virtual stages, and the stage not on the ZeRO stage, so the search works each out once per
-// split instead of once per layout.
+// size) share, each worked out when first asked for: the weights, gradients and optimizer
+// state with and without sharding, the stored activations and micro-batch stage of each
+// recompute mode, and the memory need of each (recompute, ZeRO stage) pair. Neither memory
+// nor the micro-batch stage depends on the virtual stages, and the stage not on the ZeRO
+// stage, so the search works each out once per split instead of once per layout. The sums
+// are those of Memory(), in its order, so the figures are the same to the bit.
 class SplitCosts {
 public:
     SplitCosts(const Ctx& c, const ParallelLayout& base, const LayerCost& lc)
-        : c_(c), lc_(lc), batching_(BatchingOf(c, base)), states_(StatesOf(c, base)) {}
+        : c_(c), lc_(lc), batching_(BatchingOf(c, base)) {}
 
     const Batching& batching() const { return batching_; }
 
-    // `l` is the split with recompute choice `ri` and ZeRO choice `zi`.
-    const MemoryBreakdown& Memory(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
-        std::optional<MemoryBreakdown>& mem = memory_[ri][zi];
-        if (!mem) {
-            std::optional<double>& act = activation_bytes_[ri];
-            if (!act) act = StoredActivationBytes(c_, l, batching_.micro_batches);
-            mem = MemoryAt(c_, states_, *act, l, l.zero_stage);
+    // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
+    double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
+        double& need = need_gb_[ri][zi];
+        if (std::isnan(need)) {
+            double act = ActivationBytes(l, ri);
+            if (l.zero_stage >= 3) {
+                act += Zero3PrefetchBytes(c_, l);
+            }
+            need = Cached(weights_gb_, l.zero_stage >= 3, WeightsGb, l) +
+                   Cached(gradients_gb_, l.zero_stage >= 2, GradientsGb, l) +
+                   Cached(optimizer_gb_, l.zero_stage >= 1, OptimizerGb, l) + act / kGb +
+                   c_.overhead_gb;
         }
-        return *mem;
+        return need;
     }
 
     StepTiming Time(const ParallelLayout& l, std::size_t ri, double cannot_win_at) {
-        std::optional<StageTimes>& st = stage_[ri];
-        if (!st) st = MicroBatchStage(c_, l, lc_);
-        return TimeStep(c_, l, lc_, *st, batching_.micro_batches, cannot_win_at);
+        if (!stage_ready_[ri]) {
+            stage_[ri] = MicroBatchStage(c_, l, lc_);
+            stage_ready_[ri] = true;
+        }
+        return TimeStep(c_, l, lc_, stage_[ri], batching_.micro_batches, cannot_win_at);
     }
 
 private:
+    static constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+    using StateGb = double (*)(const Ctx&, const ParallelLayout&, bool);
+
+    double Cached(std::array<double, 2>& slot, bool sharded, StateGb gb, const ParallelLayout& l) {
+        double& v = slot[sharded];
+        if (std::isnan(v)) v = gb(c_, l, sharded);
+        return v;
+    }
+    double ActivationBytes(const ParallelLayout& l, std::size_t ri) {
+        double& v = activation_bytes_[ri];
+        if (std::isnan(v)) v = StoredActivationBytes(c_, l, batching_.micro_batches);
+        return v;
+    }
+
     const Ctx& c_;
     const LayerCost& lc_;
     Batching batching_;
-    StateMemory states_;
-    std::array<std::optional<double>, 2> activation_bytes_;
-    std::array<std::array<std::optional<MemoryBreakdown>, 3>, 2> memory_;
-    std::array<std::optional<StageTimes>, 2> stage_;
+    std::array<double, 2> weights_gb_{kUnknown, kUnknown};
+    std::array<double, 2> gradients_gb_{kUnknown, kUnknown};
+    std::array<double, 2> optimizer_gb_{kUnknown, kUnknown};
+    std::array<double, 2> activation_bytes_{kUnknown, kUnknown};
+    std::array<std::array<double, 3>, 2> need_gb_{{{kUnknown, kUnknown, kUnknown},
+                                                   {kUnknown, kUnknown, kUnknown}}};
+    std::array<bool, 2> stage_ready_{false, false};
+    std::array<StageTimes, 2> stage_;
 };
 
-Eval MakeEval(const ParallelLayout& l, const Batching& batching, const MemoryBreakdown& mem,
-              bool fits, const StepTiming& timing) {
+Eval MakeEval(const Ctx& c, const ParallelLayout& l, const Batching& batching, bool fits,
+              const StepTiming& timing) {
     Eval e;
     e.layout = l;
     e.valid = true;
@@ -663,7 +679,7 @@ Eval MakeEval(const ParallelLayout& l, const Batching& batching, const MemoryBre
     e.micro_batches = batching.micro_batches;
     e.tokens_per_step = batching.tokens_per_step;
     e.breakdown = timing.breakdown;
-    e.memory = mem;
+    e.memory = Memory(c, l, batching.micro_batches);
     e.hw_flops_per_step = timing.hw_flops_per_step;
     e.fits = fits;
     return e;
@@ -942,13 +958,31 @@ std::vector<int> MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr
     return mbs;
 }
 
-std::vector<int> PipelineCandidates(const Ctx& c, const ParallelismRequest& pr, int rest) {
+// Pipeline degrees that split the layers evenly (each stage holds whole layers), up to
+// kMaxPipelineCandidates, ascending. Worked out once per search by pairing each divisor
+// below the square root with its cofactor: the search then tests only these against each
+// tensor degree's remaining accelerators.
+std::vector<int> LayerDivisors(const ResolvedModel& m) {
+    std::vector<int> low, high;
+    for (int p = 1; p * p <= m.layers; ++p) {
+        if (m.layers % p != 0) continue;
+        low.push_back(p);
+        if (p * p != m.layers) high.push_back(m.layers / p);
+    }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    while (!low.empty() && low.back() > kMaxPipelineCandidates) low.pop_back();
+    return low;
+}
+
+std::vector<int> PipelineCandidates(const ParallelismRequest& pr,
+                                    const std::vector<int>& layer_divisors, int rest) {
     if (pr.pipeline) {
         return rest % *pr.pipeline == 0 ? std::vector<int>{*pr.pipeline} : std::vector<int>{};
     }
     std::vector<int> pps;
-    for (int p = 1; p <= std::min({rest, c.m.layers, kMaxPipelineCandidates}); ++p) {
-        if (rest % p == 0 && c.m.layers % p == 0) pps.push_back(p);
+    for (int p : layer_divisors) {
+        if (p > rest) break;
+        if (rest % p == 0) pps.push_back(p);
     }
     return pps;
 }
@@ -998,22 +1032,22 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const I
                 l.virtual_stages = ch.virtual_stages[vi];
                 l.recompute = ch.recompute[ri];
                 l.zero_stage = ch.zero[zi];
-                const MemoryBreakdown& mem = costs.Memory(l, ri, zi);
-                const bool fits = mem.total_gb <= c.capacity_gb;
+                const double need_gb = costs.NeedGb(l, ri, zi);
+                const bool fits = need_gb <= c.capacity_gb;
                 if (r.fully_given) {
                     // Reported whether or not it fits, so always timed.
                     const StepTiming timing =
                         costs.Time(l, ri, std::numeric_limits<double>::infinity());
-                    r.ConsiderFixed(MakeEval(l, costs.batching(), mem, fits, timing));
+                    r.ConsiderFixed(MakeEval(c, l, costs.batching(), fits, timing));
                     break;
                 }
                 if (!fits) {
-                    r.ConsiderUnfitting(mem.total_gb, l);
+                    r.ConsiderUnfitting(need_gb, l);
                     continue;
                 }
                 const StepTiming timing = costs.Time(l, ri, r.CannotWinAt());
                 r.ConsiderFitting(timing.step_time_s, [&] {
-                    return MakeEval(l, costs.batching(), mem, fits, timing);
+                    return MakeEval(c, l, costs.batching(), fits, timing);
                 });
                 break;
             }
@@ -1030,10 +1064,11 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
     r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
                     pr.micro_batch_size;
     const std::vector<int> mbs_list = MicroBatchCandidates(c, pr);
+    const std::vector<int> layer_divisors = LayerDivisors(c.m);
     for (int t : TensorCandidates(c, pr)) {
         if (c.count % t != 0) continue;
         const int rest = c.count / t;
-        const std::vector<int> pps = PipelineCandidates(c, pr, rest);
+        const std::vector<int> pps = PipelineCandidates(pr, layer_divisors, rest);
         for (int b : mbs_list) {
             const bool sp = pr.sequence_parallel.value_or(t > 1);
             LayerCost lc;
