@@ -60,7 +60,10 @@ struct Adapters {
 };
 
 struct Ctx {
-    ResolvedModel m;
+    // The caller's derived model, which outlives the estimate (the planner estimates one
+    // model on hundreds of clusters and does not copy it for each).
+    explicit Ctx(const ResolvedModel& model) : m(model) {}
+    const ResolvedModel& m;
     ParamSplit split;
     DeviceModel dev;
     ClusterLinks links;
@@ -208,6 +211,12 @@ void AddAdapter(const Ctx& c, LayerCost& lc, double tokens, double in, double ou
     }
 }
 
+// The link the tensor-parallel collectives of a layer use (none at degree 1).
+Link TensorLink(const Ctx& c, int tp) {
+    if (tp <= 1) return Link{};
+    return tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
+}
+
 LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp) {
     const ResolvedModel& m = c.m;
     LayerCost lc;
@@ -258,8 +267,7 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
     lc.elementwise_s = MemoryTime(c.dev, ew_bytes).seconds + 3.0 * c.dev.kernel_overhead_s;
     // Tensor parallel: 2 all-reduces (or reduce-scatter + all-gather) of T x h per pass.
     if (tp > 1) {
-        const Link& link = tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
-        lc.tp_comm_s = 2.0 * RingAllReduceSeconds(T * h * c.act_bpe, tp, link);
+        lc.tp_comm_s = 2.0 * RingAllReduceSeconds(T * h * c.act_bpe, tp, TensorLink(c, tp));
     }
     // Output head (logits) + loss + embedding: forward and the backward GEMMs.
     OpTime logits = GemmTime(c.dev, T, m.vocab_size / t, h, c.gemm_bpe);
@@ -789,8 +797,7 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     if (!device.ok()) {
         return device.error();
     }
-    Ctx c;
-    c.m = model;
+    Ctx c(model);
     c.split = SplitParams(c.m);
     c.dev = device.value();
     c.links = MakeClusterLinks(cluster, c.dev, req.with_assumptions);
@@ -1055,11 +1062,56 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const I
     }
 }
 
+// Every figure of the device model the roofline functions read; devices with the same
+// figures give the same layer costs.
+using RooflineFigures = std::array<double, 8>;
+RooflineFigures RooflineFiguresOf(const DeviceModel& d) {
+    return {d.peak_flops,          d.memory_bytes_per_s,    d.gemm_max_efficiency,
+            d.gemm_half_flops,     d.gemm_curve_exponent,   d.memory_max_efficiency,
+            d.attention_efficiency, d.kernel_overhead_s};
+}
+
+// One average layer kept by a TrainingEstimator: ComputeAverageLayer(c, tp, b, sp) for a
+// context with the device's figures and this tensor link (the workload's part of the
+// context, the request and model, is the estimator's own).
+struct KeptLayerCost {
+    int tp = 1;
+    int micro_batch = 1;
+    bool sequence_parallel = false;
+    Link link;
+    LayerCost cost;
+};
+
+// The average layer's costs as the search asks for them: worked out, or taken from (and
+// added to) the layers a TrainingEstimator keeps for this device.
+class LayerCosts {
+public:
+    LayerCosts(const Ctx& c, std::vector<KeptLayerCost>* kept) : c_(c), kept_(kept) {}
+
+    LayerCost At(int tp, int b, bool sp) {
+        if (kept_ == nullptr) return ComputeAverageLayer(c_, tp, b, sp);
+        const Link link = TensorLink(c_, tp);
+        for (const KeptLayerCost& k : *kept_) {
+            if (k.tp == tp && k.micro_batch == b && k.sequence_parallel == sp &&
+                k.link.bytes_per_s == link.bytes_per_s &&
+                k.link.hop_latency_s == link.hop_latency_s) {
+                return k.cost;
+            }
+        }
+        kept_->push_back({tp, b, sp, link, ComputeAverageLayer(c_, tp, b, sp)});
+        return kept_->back().cost;
+    }
+
+private:
+    const Ctx& c_;
+    std::vector<KeptLayerCost>* kept_;
+};
+
 // Every candidate layout is timed when it fits and ranked by step time. A fully specified
 // layout (all of tensor, pipeline, data, ZeRO, recompute and micro-batch) is timed whether
 // or not it fits; among its expert-parallel choices the fastest that fits wins, else the one
 // that needs the least memory.
-SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
+SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers) {
     SearchResult r;
     r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
                     pr.micro_batch_size;
@@ -1081,7 +1133,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
                     if (!r.fully_given) continue;
                 }
                 if (!lc_ready) {
-                    lc = ComputeAverageLayer(c, t, b, sp);
+                    lc = layers.At(t, b, sp);
                     lc_ready = true;
                 }
                 const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
@@ -1406,19 +1458,39 @@ double PipelineBubbleFraction(int pipeline, int micro_batches, int virtual_stage
     return (pipeline - 1.0) / (static_cast<double>(micro_batches) * virtual_stages);
 }
 
+// The layer costs a TrainingEstimator keeps, per device model (by its roofline figures).
+struct TrainingEstimator::LayerCostMemo {
+    struct Device {
+        RooflineFigures figures;
+        std::vector<KeptLayerCost> layers;
+    };
+    std::vector<Device> devices;
+};
+
 namespace {
+
+std::vector<KeptLayerCost>& KeptFor(TrainingEstimator::LayerCostMemo& memo, const DeviceModel& d) {
+    const RooflineFigures figures = RooflineFiguresOf(d);
+    for (auto& device : memo.devices) {
+        if (device.figures == figures) return device.layers;
+    }
+    memo.devices.push_back({figures, {}});
+    return memo.devices.back().layers;
+}
 
 // The estimate after the request's checks and the model derivation: build the run's
 // context, check the fixed parallelism, search the layouts, then summarise the best one with
 // its assumptions.
 Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const ClusterSpec& cluster,
-                                         const ResolvedModel& model) {
+                                         const ResolvedModel& model,
+                                         TrainingEstimator::LayerCostMemo* memo) {
     auto ctx = MakeContext(req, cluster, model);
     if (!ctx.ok()) return ctx.error();
     const Ctx& c = ctx.value();
     const ParallelismRequest pr = req.parallelism.value_or(ParallelismRequest{});
     if (auto s = ValidateParallelism(pr, c); !s.ok()) return s.error();
-    SearchResult found = SearchLayouts(c, pr);
+    LayerCosts layers(c, memo != nullptr ? &KeptFor(*memo, c.dev) : nullptr);
+    SearchResult found = SearchLayouts(c, pr, layers);
     if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
     TrainingEstimate out = Summarize(c, found);
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
@@ -1433,14 +1505,32 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     if (auto s = ValidateRequest(req); !s.ok()) return s.error();
     auto model = DeriveModel(req.model);
     if (!model.ok()) return model.error();
-    return EstimateDerived(req, cluster, model.value());
+    return EstimateDerived(req, cluster, model.value(), nullptr);
 }
 
 Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const ClusterSpec& cluster,
                                           const ResolvedModel& model) {
     if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
     if (auto s = ValidateRequest(req); !s.ok()) return s.error();
-    return EstimateDerived(req, cluster, model);
+    return EstimateDerived(req, cluster, model, nullptr);
+}
+
+TrainingEstimator::TrainingEstimator(const TrainingRequest& request, const ResolvedModel& model)
+    : request_(request), model_(model), memo_(std::make_unique<LayerCostMemo>()) {}
+
+TrainingEstimator::~TrainingEstimator() = default;
+
+// The same steps as EstimateTraining(request, cluster, model), with the kept layer costs.
+Result<TrainingEstimate> TrainingEstimator::Estimate(const ClusterSpec& cluster) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
+    if (auto s = ValidateRequest(request_); !s.ok()) return s.error();
+    return EstimateDerived(request_, cluster, model_, memo_.get());
+}
+
+std::size_t TrainingEstimator::LayerCostsKept() const {
+    std::size_t n = 0;
+    for (const auto& device : memo_->devices) n += device.layers.size();
+    return n;
 }
 
 }  // namespace gpucost::pricing::estimate

@@ -2,6 +2,7 @@
 // per node count.
 
 #include <algorithm>
+#include <optional>
 
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -161,12 +162,16 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
     estimate::TrainingRequest workload = request.workload;
     workload.with_assumptions = false;
     const bool default_ladder = request.constraints.node_counts.empty();
-    // The workload's model is derived once for all clusters. A model that does not derive
-    // keeps the per-cluster call, which reports its error in the estimator's own order.
+    // The workload's model is derived once for all clusters, and one estimator keeps the
+    // per-layer costs each accelerator shares across its node counts and shapes. A model
+    // that does not derive keeps the per-cluster call, which reports its error in the
+    // estimator's own order.
     const Result<estimate::ResolvedModel> model = estimate::DeriveModel(workload.model);
+    std::optional<estimate::TrainingEstimator> estimator;
+    if (model.ok()) estimator.emplace(workload, model.value());
     auto estimate_on = [&](const estimate::ClusterSpec& cluster) {
-        return model.ok() ? estimate::EstimateTraining(workload, cluster, model.value())
-                          : estimate::EstimateTraining(workload, cluster);
+        return estimator ? estimator->Estimate(cluster)
+                         : estimate::EstimateTraining(workload, cluster);
     };
 
     // A single node never touches the scale-out network, so shapes differing only in it
