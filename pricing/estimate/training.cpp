@@ -311,16 +311,21 @@ struct Eval {
     bool fits = false;
 };
 
-// Expert-parallel degrees to try: powers of two that divide the data-parallel degree and
-// the expert count (1 for dense models). A fixed-size list: the search asks for it in its
+// Expert-parallel degrees to try: the request's, or powers of two that divide the
+// data-parallel degree and the expert count (1 for dense models). A fixed-size list: the search asks for it in its
 // innermost loops.
 struct ExpertChoices {
     std::array<int, 16> degrees{1};
     std::size_t n = 1;
 };
 
-ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, int d) {
+ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const ParallelismRequest& pr,
+                                       int d) {
     ExpertChoices ch;
+    if (pr.expert) {
+        ch.degrees[0] = *pr.expert;
+        return ch;
+    }
     if (!m.IsMoe()) {
         return ch;
     }
@@ -373,26 +378,42 @@ double OptimizerGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
     return PerAccelerator(Trainable(c), l, sharded) * c.adam_bytes / kGb;
 }
 
-// Activations stored on the first pipeline stage (with the logits), in bytes, before the
-// ZeRO-3 prefetch buffers.
-double StoredActivationBytes(const Ctx& c, const ParallelLayout& l, int micro_batches) {
+// The activation figures of one tensor degree and micro-batch size (a row of the search),
+// which every pipeline split of the row shares, in bytes at the run's activation precision.
+struct RowActivations {
+    // Stored per layer, by recompute mode. Adapters on the linear layers keep those layers'
+    // inputs for their own gradients, so the stored activations are those of full training
+    // (the rank-r intermediates are negligible).
+    std::array<double, 3> per_layer{};
+    double logits = 0;  // fp32 logits of one micro-batch
+};
+
+RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, bool sequence_parallel) {
     const ResolvedModel& m = c.m;
-    const double pp = l.pipeline, tp = l.tensor;
-    double layers_stage = std::ceil(static_cast<double>(m.layers) / pp);
+    RowActivations a;
+    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        a.per_layer[static_cast<std::size_t>(r)] =
+            ActivationBytesPerLayer(m, micro_batch, tensor, sequence_parallel, r, c.flash) *
+            c.act_bpe / 2.0;
+    }
+    const double tp = tensor;
+    a.logits = static_cast<double>(micro_batch) * m.seq_len * m.vocab_size / tp * kLogitBytes;
+    return a;
+}
+
+// Activations stored on the first pipeline stage (with the logits), in bytes, before the
+// ZeRO-3 prefetch buffers. `row`: RowActivationsOf the layout's tensor degree and micro-batch.
+double StoredActivationBytes(const Ctx& c, const ParallelLayout& l, int micro_batches,
+                             const RowActivations& row) {
+    const double pp = l.pipeline;
+    double layers_stage = std::ceil(static_cast<double>(c.m.layers) / pp);
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, micro_batches) : 1.0;
-    // Adapters on the linear layers keep those layers' inputs for their own gradients, so
-    // the stored activations are those of full training (the rank-r intermediates are
-    // negligible).
-    double per_layer = ActivationBytesPerLayer(m, l.micro_batch_size, l.tensor,
-                                               l.sequence_parallel, l.recompute, c.flash) *
-                       c.act_bpe / 2.0;
-    double act = per_layer * layers_stage * in_flight;
+    double act = row.per_layer[static_cast<std::size_t>(l.recompute)] * layers_stage * in_flight;
     if (l.recompute == Recompute::kFull) {
         // The layer being recomputed holds its full activations once.
-        act += ActivationBytesPerLayer(m, l.micro_batch_size, l.tensor, l.sequence_parallel,
-                                       Recompute::kNone, c.flash) * c.act_bpe / 2.0;
+        act += row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
     }
-    act += static_cast<double>(l.micro_batch_size) * m.seq_len * m.vocab_size / tp * kLogitBytes;
+    act += row.logits;
     return act;
 }
 
@@ -412,7 +433,9 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches)
     mem.weights_gb = WeightsGb(c, l, l.zero_stage >= 3);
     mem.gradients_gb = GradientsGb(c, l, l.zero_stage >= 2);
     mem.optimizer_gb = OptimizerGb(c, l, l.zero_stage >= 1);
-    double act = StoredActivationBytes(c, l, micro_batches);
+    double act = StoredActivationBytes(
+        c, l, micro_batches,
+        RowActivationsOf(c, l.micro_batch_size, l.tensor, l.sequence_parallel));
     if (l.zero_stage >= 3) {
         act += Zero3PrefetchBytes(c, l);
     }
@@ -612,6 +635,12 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     return out;
 }
 
+// What every split of one tensor degree and micro-batch size (a row of the search) shares.
+struct RowCosts {
+    LayerCost layer;
+    RowActivations activations;
+};
+
 // What the settings tried on one split (tensor x pipeline x data x expert at one micro-batch
 // size) share, each worked out when first asked for: the weights, gradients and optimizer
 // state with and without sharding, the stored activations and micro-batch stage of each
@@ -621,8 +650,8 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
 // are those of Memory(), in its order, so the figures are the same to the bit.
 class SplitCosts {
 public:
-    SplitCosts(const Ctx& c, const ParallelLayout& base, const LayerCost& lc)
-        : c_(c), lc_(lc), batching_(BatchingOf(c, base)) {}
+    SplitCosts(const Ctx& c, const ParallelLayout& base, const RowCosts& row)
+        : c_(c), row_(row), batching_(BatchingOf(c, base)) {}
 
     const Batching& batching() const { return batching_; }
 
@@ -644,10 +673,10 @@ public:
 
     StepTiming Time(const ParallelLayout& l, std::size_t ri, double cannot_win_at) {
         if (!stage_ready_[ri]) {
-            stage_[ri] = MicroBatchStage(c_, l, lc_);
+            stage_[ri] = MicroBatchStage(c_, l, row_.layer);
             stage_ready_[ri] = true;
         }
-        return TimeStep(c_, l, lc_, stage_[ri], batching_.micro_batches, cannot_win_at);
+        return TimeStep(c_, l, row_.layer, stage_[ri], batching_.micro_batches, cannot_win_at);
     }
 
 private:
@@ -661,12 +690,14 @@ private:
     }
     double ActivationBytes(const ParallelLayout& l, std::size_t ri) {
         double& v = activation_bytes_[ri];
-        if (std::isnan(v)) v = StoredActivationBytes(c_, l, batching_.micro_batches);
+        if (std::isnan(v)) {
+            v = StoredActivationBytes(c_, l, batching_.micro_batches, row_.activations);
+        }
         return v;
     }
 
     const Ctx& c_;
-    const LayerCost& lc_;
+    const RowCosts& row_;
     Batching batching_;
     std::array<double, 2> weights_gb_{kUnknown, kUnknown};
     std::array<double, 2> gradients_gb_{kUnknown, kUnknown};
@@ -693,13 +724,25 @@ Eval MakeEval(const Ctx& c, const ParallelLayout& l, const Batching& batching, b
     return e;
 }
 
-std::vector<int> PowersOfTwoUpTo(int limit) {
-    std::vector<int> v;
-    for (int x = 1; x <= limit && x > 0; x *= 2) {
-        v.push_back(x);
+// Candidate degrees of one kind, kept on the stack (the planner runs hundreds of searches).
+// They are distinct integers in [1, kMaxDegrees] (pipeline) or distinct powers of two of an
+// int (tensor) or at most the four micro-batch sizes, so they always fit.
+class Degrees {
+public:
+    static constexpr std::size_t kMaxDegrees = 128;
+    Degrees() = default;
+    Degrees(std::initializer_list<int> values) {
+        for (int v : values) Add(v);
     }
-    return v;
-}
+    void Add(int v) { values_[n_++] = v; }
+    const int* begin() const { return values_.data(); }
+    const int* end() const { return values_.data() + n_; }
+    std::size_t size() const { return n_; }
+
+private:
+    std::array<int, kMaxDegrees> values_{};
+    std::size_t n_ = 0;
+};
 
 std::string Describe(const ParallelLayout& l) {
     return "tensor " + std::to_string(l.tensor) + ", pipeline " + std::to_string(l.pipeline) +
@@ -947,20 +990,21 @@ struct SearchResult {
     }
 };
 
-std::vector<int> TensorCandidates(const Ctx& c, const ParallelismRequest& pr) {
+Degrees TensorCandidates(const Ctx& c, const ParallelismRequest& pr) {
     if (pr.tensor) return {*pr.tensor};
-    std::vector<int> tps;
-    for (int t : PowersOfTwoUpTo(std::min(c.links.scale_up_domain, c.count))) {
-        if (c.count % t == 0 && c.m.attention_heads % t == 0) tps.push_back(t);
+    Degrees tps;
+    const int limit = std::min(c.links.scale_up_domain, c.count);
+    for (int t = 1; t <= limit && t > 0; t *= 2) {
+        if (c.count % t == 0 && c.m.attention_heads % t == 0) tps.Add(t);
     }
     return tps;
 }
 
-std::vector<int> MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
+Degrees MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
     if (pr.micro_batch_size) return {*pr.micro_batch_size};
-    std::vector<int> mbs;
+    Degrees mbs;
     for (int b : kMicroBatchCandidates) {
-        if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs.push_back(b);
+        if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs.Add(b);
     }
     return mbs;
 }
@@ -969,27 +1013,27 @@ std::vector<int> MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr
 // kMaxPipelineCandidates, ascending. Worked out once per search by pairing each divisor
 // below the square root with its cofactor: the search then tests only these against each
 // tensor degree's remaining accelerators.
-std::vector<int> LayerDivisors(const ResolvedModel& m) {
-    std::vector<int> low, high;
-    for (int p = 1; p * p <= m.layers; ++p) {
+Degrees LayerDivisors(const ResolvedModel& m) {
+    Degrees low, high;  // high: the cofactors, descending
+    for (int p = 1; p * p <= m.layers && p <= kMaxPipelineCandidates; ++p) {
         if (m.layers % p != 0) continue;
-        low.push_back(p);
-        if (p * p != m.layers) high.push_back(m.layers / p);
+        low.Add(p);
+        const int cofactor = m.layers / p;
+        if (cofactor != p && cofactor <= kMaxPipelineCandidates) high.Add(cofactor);
     }
-    low.insert(low.end(), high.rbegin(), high.rend());
-    while (!low.empty() && low.back() > kMaxPipelineCandidates) low.pop_back();
-    return low;
+    Degrees out = low;
+    for (std::size_t i = high.size(); i > 0; --i) out.Add(high.begin()[i - 1]);
+    return out;
 }
 
-std::vector<int> PipelineCandidates(const ParallelismRequest& pr,
-                                    const std::vector<int>& layer_divisors, int rest) {
+Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& layer_divisors, int rest) {
     if (pr.pipeline) {
-        return rest % *pr.pipeline == 0 ? std::vector<int>{*pr.pipeline} : std::vector<int>{};
+        return rest % *pr.pipeline == 0 ? Degrees{*pr.pipeline} : Degrees{};
     }
-    std::vector<int> pps;
+    Degrees pps;
     for (int p : layer_divisors) {
         if (p > rest) break;
-        if (rest % p == 0) pps.push_back(p);
+        if (rest % p == 0) pps.Add(p);
     }
     return pps;
 }
@@ -1029,9 +1073,9 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
 
 // Evaluates the settings of one split; for each recompute mode the lowest ZeRO stage that
 // fits is the fastest, so the stages after it are skipped.
-void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const InnerChoices& ch,
+void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const InnerChoices& ch,
                  SearchResult& r) {
-    SplitCosts costs(c, base, lc);
+    SplitCosts costs(c, base, row);
     for (std::size_t vi = 0; vi < ch.virtual_n; ++vi) {
         for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
             for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
@@ -1115,16 +1159,16 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
     SearchResult r;
     r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
                     pr.micro_batch_size;
-    const std::vector<int> mbs_list = MicroBatchCandidates(c, pr);
-    const std::vector<int> layer_divisors = LayerDivisors(c.m);
+    const Degrees mbs_list = MicroBatchCandidates(c, pr);
+    const Degrees layer_divisors = LayerDivisors(c.m);
     for (int t : TensorCandidates(c, pr)) {
         if (c.count % t != 0) continue;
         const int rest = c.count / t;
-        const std::vector<int> pps = PipelineCandidates(pr, layer_divisors, rest);
+        const Degrees pps = PipelineCandidates(pr, layer_divisors, rest);
         for (int b : mbs_list) {
             const bool sp = pr.sequence_parallel.value_or(t > 1);
-            LayerCost lc;
-            bool lc_ready = false;
+            RowCosts row;
+            bool row_ready = false;
             for (int p : pps) {
                 const int d = rest / p;
                 if (pr.data && *pr.data != d) continue;
@@ -1132,17 +1176,13 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     r.batch_too_small = true;
                     if (!r.fully_given) continue;
                 }
-                if (!lc_ready) {
-                    lc = layers.At(t, b, sp);
-                    lc_ready = true;
+                if (!row_ready) {
+                    row.layer = layers.At(t, b, sp);
+                    row.activations = RowActivationsOf(c, b, t, sp);
+                    row_ready = true;
                 }
                 const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
-                ExpertChoices eps;
-                if (pr.expert) {
-                    eps.degrees[0] = *pr.expert;
-                } else {
-                    eps = ExpertParallelCandidates(c.m, d);
-                }
+                const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, d);
                 for (std::size_t ei = 0; ei < eps.n; ++ei) {
                     const int ep = eps.degrees[ei];
                     if (d % ep != 0) continue;
@@ -1153,7 +1193,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     base.micro_batch_size = b;
                     base.sequence_parallel = sp;
                     base.expert = ep;
-                    SearchSplit(c, base, lc, ch, r);
+                    SearchSplit(c, base, row, ch, r);
                 }
             }
         }
