@@ -581,11 +581,40 @@ struct StepTiming {
     double hw_flops_per_step = 0;  // per replica set (all accelerators)
 };
 
-// The step of layout `l` from its micro-batch stage `st`. `cannot_win_at`: a step time at
-// which the layout changes nothing in the search (the runner-up's); a layout whose compute
-// and memory time alone reach it is not timed further and gets an infinite step time.
+// `cannot_win_at`: a step time at which a layout changes nothing in the search (the
+// runner-up's). The step time adds non-negative terms to the compute and memory time of its
+// micro-batches (in this order, so also in floating point it is never smaller): a layout
+// already at the bound cannot win and is not timed further.
+bool ReachesBound(const StageTimes& st, int micro_batches, double cannot_win_at) {
+    const double mbs = micro_batches;
+    return mbs * st.compute_s + mbs * st.memory_s >= cannot_win_at;
+}
+
+// Data-parallel traffic of a step and the compute window it can hide behind
+// (DataParallelSeconds).
+struct DataParallelTraffic {
+    double comm_s = 0;
+    double window_s = 0;
+};
+
+DataParallelTraffic DataParallelTrafficOf(const Ctx& c, const ParallelLayout& l,
+                                          const StageTimes& st, int micro_batches) {
+    auto [comm, window] =
+        DataParallelSeconds(c, l, static_cast<double>(micro_batches), st.Total(), st.backward_s);
+    return {comm, window};
+}
+
+// The optimizer step's own time (Adam over the local trainable parameters).
+double OptimizerSeconds(const Ctx& c, const ParallelLayout& l) {
+    double opt_params = PerAccelerator(Trainable(c), l, l.zero_stage >= 1);
+    return MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
+}
+
+// The step of layout `l` from its micro-batch stage `st`, its data-parallel traffic and its
+// optimizer time.
 StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
-                    const StageTimes& st, int micro_batches, double cannot_win_at) {
+                    const StageTimes& st, int micro_batches, const DataParallelTraffic& dp,
+                    double opt_s) {
     const ResolvedModel& m = c.m;
     const double b = l.micro_batch_size;
     const double t_mb = st.Total();
@@ -594,12 +623,6 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     StepBreakdown& br = out.breakdown;
     br.compute_s = mbs * st.compute_s;
     br.memory_bound_s = mbs * st.memory_s;
-    // The step time below adds non-negative terms to compute + memory (in this order, so also
-    // in floating point it is never smaller): a layout already at the bound cannot win.
-    if (br.compute_s + br.memory_bound_s >= cannot_win_at) {
-        out.step_time_s = std::numeric_limits<double>::infinity();
-        return out;
-    }
 
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
     double pp_comm = 0;
@@ -611,15 +634,11 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     }
     double bubble = (l.pipeline - 1.0) / l.virtual_stages * t_mb;
 
-    auto [dp_comm, window] = DataParallelSeconds(c, l, mbs, t_mb, st.backward_s);
     auto exposed = [&](double comm, double win) {
         return std::max(comm * (1.0 - c.overlap), comm - win);
     };
-    double dp_exposed = dp_comm > 0 ? exposed(dp_comm, window) : 0.0;
+    double dp_exposed = dp.comm_s > 0 ? exposed(dp.comm_s, dp.window_s) : 0.0;
     double pp_exposed = pp_comm > 0 ? exposed(pp_comm, mbs * t_mb) : 0.0;
-
-    double opt_params = PerAccelerator(Trainable(c), l, l.zero_stage >= 1);
-    double opt_s = MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
 
     br.tp_comm_s = mbs * st.tp_comm_s;
     br.expert_comm_s = mbs * st.expert_comm_s;
@@ -671,12 +690,29 @@ public:
         return need;
     }
 
-    StepTiming Time(const ParallelLayout& l, std::size_t ri, double cannot_win_at) {
+    // The step of `l` (choices `ri`, `zi`); a layout that ReachesBound(cannot_win_at) gets an
+    // infinite step time. The data-parallel traffic and optimizer time do not depend on the
+    // virtual stages either, and are kept for the next layout that shares them.
+    StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi,
+                    double cannot_win_at) {
         if (!stage_ready_[ri]) {
             stage_[ri] = MicroBatchStage(c_, l, row_.layer);
             stage_ready_[ri] = true;
         }
-        return TimeStep(c_, l, row_.layer, stage_[ri], batching_.micro_batches, cannot_win_at);
+        const StageTimes& st = stage_[ri];
+        const int mbs = batching_.micro_batches;
+        if (ReachesBound(st, mbs, cannot_win_at)) {
+            StepTiming never;
+            never.step_time_s = std::numeric_limits<double>::infinity();
+            return never;
+        }
+        if (!dp_ready_[ri][zi]) {
+            dp_[ri][zi] = DataParallelTrafficOf(c_, l, st, mbs);
+            dp_ready_[ri][zi] = true;
+        }
+        double& opt_s = optimizer_s_[l.zero_stage >= 1];
+        if (std::isnan(opt_s)) opt_s = OptimizerSeconds(c_, l);
+        return TimeStep(c_, l, row_.layer, st, mbs, dp_[ri][zi], opt_s);
     }
 
 private:
@@ -707,6 +743,9 @@ private:
                                                    {kUnknown, kUnknown, kUnknown}}};
     std::array<bool, 2> stage_ready_{false, false};
     std::array<StageTimes, 2> stage_;
+    std::array<std::array<bool, 3>, 2> dp_ready_{};
+    std::array<std::array<DataParallelTraffic, 3>, 2> dp_;
+    std::array<double, 2> optimizer_s_{kUnknown, kUnknown};
 };
 
 Eval MakeEval(const Ctx& c, const ParallelLayout& l, const Batching& batching, bool fits,
@@ -1088,7 +1127,7 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
                 if (r.fully_given) {
                     // Reported whether or not it fits, so always timed.
                     const StepTiming timing =
-                        costs.Time(l, ri, std::numeric_limits<double>::infinity());
+                        costs.Time(l, ri, zi, std::numeric_limits<double>::infinity());
                     r.ConsiderFixed(MakeEval(c, l, costs.batching(), fits, timing));
                     break;
                 }
@@ -1096,7 +1135,7 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
                     r.ConsiderUnfitting(need_gb, l);
                     continue;
                 }
-                const StepTiming timing = costs.Time(l, ri, r.CannotWinAt());
+                const StepTiming timing = costs.Time(l, ri, zi, r.CannotWinAt());
                 r.ConsiderFitting(timing.step_time_s, [&] {
                     return MakeEval(c, l, costs.batching(), fits, timing);
                 });
