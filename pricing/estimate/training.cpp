@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "pricing/estimate/collectives.hpp"
@@ -676,18 +677,19 @@ public:
 
     // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
     double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
-        double& need = need_gb_[ri][zi];
-        if (std::isnan(need)) {
-            double act = ActivationBytes(l, ri);
+        return need_gb_[ri][zi].Get([&] {
+            double act = activation_bytes_[ri].Get([&] {
+                return StoredActivationBytes(c_, l, batching_.micro_batches, row_.activations);
+            });
             if (l.zero_stage >= 3) {
                 act += Zero3PrefetchBytes(c_, l);
             }
-            need = Cached(weights_gb_, l.zero_stage >= 3, WeightsGb, l) +
-                   Cached(gradients_gb_, l.zero_stage >= 2, GradientsGb, l) +
-                   Cached(optimizer_gb_, l.zero_stage >= 1, OptimizerGb, l) + act / kGb +
+            const bool z1 = l.zero_stage >= 1, z2 = l.zero_stage >= 2, z3 = l.zero_stage >= 3;
+            return weights_gb_[z3].Get([&] { return WeightsGb(c_, l, z3); }) +
+                   gradients_gb_[z2].Get([&] { return GradientsGb(c_, l, z2); }) +
+                   optimizer_gb_[z1].Get([&] { return OptimizerGb(c_, l, z1); }) + act / kGb +
                    c_.overhead_gb;
-        }
-        return need;
+        });
     }
 
     // The step of `l` (choices `ri`, `zi`); a layout that ReachesBound(cannot_win_at) gets an
@@ -695,57 +697,55 @@ public:
     // virtual stages either, and are kept for the next layout that shares them.
     StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi,
                     double cannot_win_at) {
-        if (!stage_ready_[ri]) {
-            stage_[ri] = MicroBatchStage(c_, l, row_.layer);
-            stage_ready_[ri] = true;
-        }
-        const StageTimes& st = stage_[ri];
+        const StageTimes& st = stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer); });
         const int mbs = batching_.micro_batches;
         if (ReachesBound(st, mbs, cannot_win_at)) {
             StepTiming never;
             never.step_time_s = std::numeric_limits<double>::infinity();
             return never;
         }
-        if (!dp_ready_[ri][zi]) {
-            dp_[ri][zi] = DataParallelTrafficOf(c_, l, st, mbs);
-            dp_ready_[ri][zi] = true;
-        }
-        double& opt_s = optimizer_s_[l.zero_stage >= 1];
-        if (std::isnan(opt_s)) opt_s = OptimizerSeconds(c_, l);
-        return TimeStep(c_, l, row_.layer, st, mbs, dp_[ri][zi], opt_s);
+        const DataParallelTraffic& dp =
+            dp_[ri][zi].Get([&] { return DataParallelTrafficOf(c_, l, st, mbs); });
+        const double opt_s =
+            optimizer_s_[l.zero_stage >= 1].Get([&] { return OptimizerSeconds(c_, l); });
+        return TimeStep(c_, l, row_.layer, st, mbs, dp, opt_s);
     }
 
 private:
-    static constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
-    using StateGb = double (*)(const Ctx&, const ParallelLayout&, bool);
-
-    double Cached(std::array<double, 2>& slot, bool sharded, StateGb gb, const ParallelLayout& l) {
-        double& v = slot[sharded];
-        if (std::isnan(v)) v = gb(c_, l, sharded);
-        return v;
-    }
-    double ActivationBytes(const ParallelLayout& l, std::size_t ri) {
-        double& v = activation_bytes_[ri];
-        if (std::isnan(v)) {
-            v = StoredActivationBytes(c_, l, batching_.micro_batches, row_.activations);
+    // A figure worked out at most once. Its storage starts uninitialised and the figure is
+    // built in place: a split is set up hundreds of times per estimate and most of its
+    // figures are never asked for.
+    template <typename T>
+    class Once {
+    public:
+        Once() {}  // NOLINT(modernize-use-equals-default): leaves value_ uninitialised
+        template <typename Work>
+        const T& Get(Work&& work) {
+            if (!known_) {
+                ::new (static_cast<void*>(&value_)) T(work());
+                known_ = true;
+            }
+            return value_;
         }
-        return v;
-    }
+
+    private:
+        bool known_ = false;
+        union {
+            T value_;
+        };
+    };
 
     const Ctx& c_;
     const RowCosts& row_;
     Batching batching_;
-    std::array<double, 2> weights_gb_{kUnknown, kUnknown};
-    std::array<double, 2> gradients_gb_{kUnknown, kUnknown};
-    std::array<double, 2> optimizer_gb_{kUnknown, kUnknown};
-    std::array<double, 2> activation_bytes_{kUnknown, kUnknown};
-    std::array<std::array<double, 3>, 2> need_gb_{{{kUnknown, kUnknown, kUnknown},
-                                                   {kUnknown, kUnknown, kUnknown}}};
-    std::array<bool, 2> stage_ready_{false, false};
-    std::array<StageTimes, 2> stage_;
-    std::array<std::array<bool, 3>, 2> dp_ready_{};
-    std::array<std::array<DataParallelTraffic, 3>, 2> dp_;
-    std::array<double, 2> optimizer_s_{kUnknown, kUnknown};
+    std::array<Once<double>, 2> weights_gb_;  // by sharded
+    std::array<Once<double>, 2> gradients_gb_;
+    std::array<Once<double>, 2> optimizer_gb_;
+    std::array<Once<double>, 2> activation_bytes_;  // by recompute choice
+    std::array<std::array<Once<double>, 3>, 2> need_gb_;  // by recompute and ZeRO choice
+    std::array<Once<StageTimes>, 2> stage_;
+    std::array<std::array<Once<DataParallelTraffic>, 3>, 2> dp_;
+    std::array<Once<double>, 2> optimizer_s_;  // by sharded
 };
 
 Eval MakeEval(const Ctx& c, const ParallelLayout& l, const Batching& batching, bool fits,
