@@ -55,6 +55,25 @@ std::vector<BindingConstraint> Binding(const std::vector<TrainingPlanOption>& op
     return list;
 }
 
+// The first `count` options in `sort` order. Before() orders every pair of options (ties
+// end at the offering id and node count), so the partial order of the page is the order a
+// full sort gives; only the page is sorted, and pointers are moved instead of options.
+std::vector<const TrainingPlanOption*> FirstInOrder(const std::vector<TrainingPlanOption>& options,
+                                                    std::size_t count, TrainingPlanSort sort) {
+    std::vector<const TrainingPlanOption*> order;
+    order.reserve(options.size());
+    for (const TrainingPlanOption& o : options) order.push_back(&o);
+    auto in_order = [sort](const auto* a, const auto* b) { return Before(*a, *b, sort); };
+    if (count >= order.size()) {
+        std::sort(order.begin(), order.end(), in_order);
+        return order;
+    }
+    const auto middle = order.begin() + static_cast<std::ptrdiff_t>(count);
+    std::partial_sort(order.begin(), middle, order.end(), in_order);
+    order.erase(middle, order.end());
+    return order;
+}
+
 }  // namespace
 
 void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
@@ -114,20 +133,16 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     }
 
     // The page: feasible options in `sort` order, then (when asked) the rest in that order.
-    const TrainingPlanSort sort = request.sort;
-    auto in_order = [sort](const auto& a, const auto& b) { return Before(a, b, sort); };
-    std::sort(feasible.begin(), feasible.end(), in_order);
-    std::vector<TrainingPlanOption>& listed = feasible;
-    if (request.include_infeasible) {
-        std::sort(infeasible.begin(), infeasible.end(), in_order);
-        listed.insert(listed.end(), std::make_move_iterator(infeasible.begin()),
-                      std::make_move_iterator(infeasible.end()));
+    plan.total_count = feasible.size() + (request.include_infeasible ? infeasible.size() : 0);
+    const std::size_t end = std::min(plan.total_count, request.offset + request.limit);
+    std::vector<const TrainingPlanOption*> page = FirstInOrder(feasible, end, request.sort);
+    if (end > feasible.size()) {  // only with include_infeasible
+        const std::vector<const TrainingPlanOption*> more =
+            FirstInOrder(infeasible, end - feasible.size(), request.sort);
+        page.insert(page.end(), more.begin(), more.end());
     }
-    plan.total_count = listed.size();
-    const std::size_t end = std::min(listed.size(), request.offset + request.limit);
-    if (request.offset < end) {
-        plan.options.assign(listed.begin() + static_cast<std::ptrdiff_t>(request.offset),
-                            listed.begin() + static_cast<std::ptrdiff_t>(end));
+    for (std::size_t i = request.offset; i < end; ++i) {
+        plan.options.push_back(*page[i]);
     }
 }
 
