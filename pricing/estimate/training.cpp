@@ -379,6 +379,25 @@ double OptimizerGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
     return PerAccelerator(Trainable(c), l, sharded) * c.adam_bytes / kGb;
 }
 
+// The shape of a split that its settings share: gradient accumulation (micro-batches per
+// step on each replica, tokens per step) and the layers each pipeline stage holds.
+struct SplitShape {
+    int micro_batches = 1;
+    double tokens_per_step = 0;
+    double layers_per_stage = 0;
+};
+
+SplitShape SplitShapeOf(const Ctx& c, const ParallelLayout& l) {
+    const double d = l.data;
+    const double b = l.micro_batch_size;
+    const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
+    SplitShape out;
+    out.micro_batches = std::max(mb, 1);
+    out.tokens_per_step = static_cast<double>(out.micro_batches) * d * b * c.m.seq_len;
+    out.layers_per_stage = std::ceil(static_cast<double>(c.m.layers) / l.pipeline);
+    return out;
+}
+
 // The activation figures of one tensor degree and micro-batch size (a row of the search),
 // which every pipeline split of the row shares, in bytes at the run's activation precision.
 struct RowActivations {
@@ -404,12 +423,12 @@ RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, bool 
 
 // Activations stored on the first pipeline stage (with the logits), in bytes, before the
 // ZeRO-3 prefetch buffers. `row`: RowActivationsOf the layout's tensor degree and micro-batch.
-double StoredActivationBytes(const Ctx& c, const ParallelLayout& l, int micro_batches,
+double StoredActivationBytes(const ParallelLayout& l, const SplitShape& shape,
                              const RowActivations& row) {
     const double pp = l.pipeline;
-    double layers_stage = std::ceil(static_cast<double>(c.m.layers) / pp);
-    double in_flight = l.pipeline > 1 ? std::min<double>(pp, micro_batches) : 1.0;
-    double act = row.per_layer[static_cast<std::size_t>(l.recompute)] * layers_stage * in_flight;
+    double in_flight = l.pipeline > 1 ? std::min<double>(pp, shape.micro_batches) : 1.0;
+    double act = row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage *
+                 in_flight;
     if (l.recompute == Recompute::kFull) {
         // The layer being recomputed holds its full activations once.
         act += row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
@@ -429,14 +448,13 @@ double Zero3PrefetchBytes(const Ctx& c, const ParallelLayout& l) {
     return 2.0 * block / l.tensor * bytes_per_param;
 }
 
-MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches) {
+MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& shape) {
     MemoryBreakdown mem;
     mem.weights_gb = WeightsGb(c, l, l.zero_stage >= 3);
     mem.gradients_gb = GradientsGb(c, l, l.zero_stage >= 2);
     mem.optimizer_gb = OptimizerGb(c, l, l.zero_stage >= 1);
     double act = StoredActivationBytes(
-        c, l, micro_batches,
-        RowActivationsOf(c, l.micro_batch_size, l.tensor, l.sequence_parallel));
+        l, shape, RowActivationsOf(c, l.micro_batch_size, l.tensor, l.sequence_parallel));
     if (l.zero_stage >= 3) {
         act += Zero3PrefetchBytes(c, l);
     }
@@ -510,9 +528,10 @@ struct StageTimes {
     double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
 };
 
-StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
+StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
+                           const SplitShape& shape) {
     const ResolvedModel& m = c.m;
-    const double layers_stage = std::ceil(static_cast<double>(m.layers) / l.pipeline);
+    const double layers_stage = shape.layers_per_stage;
     const double gb = c.backward_gemms;
     // QLoRA: every pass that uses a layer's weights first dequantises them (read NF4, write
     // 16-bit); the GEMM's own read of the 16-bit copy is in its time already.
@@ -556,23 +575,6 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     st.hw_flops_per_layer = (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops +
                             3.0 * lc.adapter_flops + rc_flops;
     return st;
-}
-
-// Gradient accumulation of a split: micro-batches per step on each replica, and the tokens
-// one step trains on.
-struct Batching {
-    int micro_batches = 1;
-    double tokens_per_step = 0;
-};
-
-Batching BatchingOf(const Ctx& c, const ParallelLayout& l) {
-    const double d = l.data;
-    const double b = l.micro_batch_size;
-    const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
-    Batching out;
-    out.micro_batches = std::max(mb, 1);
-    out.tokens_per_step = static_cast<double>(out.micro_batches) * d * b * c.m.seq_len;
-    return out;
 }
 
 // A timed layout: its step by cause and the hardware FLOPs it runs.
@@ -671,15 +673,15 @@ struct RowCosts {
 class SplitCosts {
 public:
     SplitCosts(const Ctx& c, const ParallelLayout& base, const RowCosts& row)
-        : c_(c), row_(row), batching_(BatchingOf(c, base)) {}
+        : c_(c), row_(row), shape_(SplitShapeOf(c, base)) {}
 
-    const Batching& batching() const { return batching_; }
+    const SplitShape& shape() const { return shape_; }
 
     // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
     double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
         return need_gb_[ri][zi].Get([&] {
             double act = activation_bytes_[ri].Get([&] {
-                return StoredActivationBytes(c_, l, batching_.micro_batches, row_.activations);
+                return StoredActivationBytes(l, shape_, row_.activations);
             });
             if (l.zero_stage >= 3) {
                 act += Zero3PrefetchBytes(c_, l);
@@ -697,8 +699,8 @@ public:
     // virtual stages either, and are kept for the next layout that shares them.
     StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi,
                     double cannot_win_at) {
-        const StageTimes& st = stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer); });
-        const int mbs = batching_.micro_batches;
+        const StageTimes& st = stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
+        const int mbs = shape_.micro_batches;
         if (ReachesBound(st, mbs, cannot_win_at)) {
             StepTiming never;
             never.step_time_s = std::numeric_limits<double>::infinity();
@@ -737,7 +739,7 @@ private:
 
     const Ctx& c_;
     const RowCosts& row_;
-    Batching batching_;
+    SplitShape shape_;
     std::array<Once<double>, 2> weights_gb_;  // by sharded
     std::array<Once<double>, 2> gradients_gb_;
     std::array<Once<double>, 2> optimizer_gb_;
@@ -748,16 +750,16 @@ private:
     std::array<Once<double>, 2> optimizer_s_;  // by sharded
 };
 
-Eval MakeEval(const Ctx& c, const ParallelLayout& l, const Batching& batching, bool fits,
+Eval MakeEval(const Ctx& c, const ParallelLayout& l, const SplitShape& shape, bool fits,
               const StepTiming& timing) {
     Eval e;
     e.layout = l;
     e.valid = true;
     e.step_time_s = timing.step_time_s;
-    e.micro_batches = batching.micro_batches;
-    e.tokens_per_step = batching.tokens_per_step;
+    e.micro_batches = shape.micro_batches;
+    e.tokens_per_step = shape.tokens_per_step;
     e.breakdown = timing.breakdown;
-    e.memory = Memory(c, l, batching.micro_batches);
+    e.memory = Memory(c, l, shape);
     e.hw_flops_per_step = timing.hw_flops_per_step;
     e.fits = fits;
     return e;
@@ -1128,7 +1130,7 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
                     // Reported whether or not it fits, so always timed.
                     const StepTiming timing =
                         costs.Time(l, ri, zi, std::numeric_limits<double>::infinity());
-                    r.ConsiderFixed(MakeEval(c, l, costs.batching(), fits, timing));
+                    r.ConsiderFixed(MakeEval(c, l, costs.shape(), fits, timing));
                     break;
                 }
                 if (!fits) {
@@ -1137,7 +1139,7 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
                 }
                 const StepTiming timing = costs.Time(l, ri, zi, r.CannotWinAt());
                 r.ConsiderFitting(timing.step_time_s, [&] {
-                    return MakeEval(c, l, costs.batching(), fits, timing);
+                    return MakeEval(c, l, costs.shape(), fits, timing);
                 });
                 break;
             }
