@@ -699,7 +699,8 @@ public:
     // virtual stages either, and are kept for the next layout that shares them.
     StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi,
                     double cannot_win_at) {
-        const StageTimes& st = stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
+        const StageTimes& st =
+            stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
         const int mbs = shape_.micro_batches;
         if (ReachesBound(st, mbs, cannot_win_at)) {
             StepTiming never;
