@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <string>
 
 #include "pricing/estimate/collectives.hpp"
@@ -60,7 +61,10 @@ struct Adapters {
 };
 
 struct Ctx {
-    ResolvedModel m;
+    // The caller's derived model, which outlives the estimate (the planner estimates one
+    // model on hundreds of clusters and does not copy it for each).
+    explicit Ctx(const ResolvedModel& model) : m(model) {}
+    const ResolvedModel& m;
     ParamSplit split;
     DeviceModel dev;
     ClusterLinks links;
@@ -208,6 +212,12 @@ void AddAdapter(const Ctx& c, LayerCost& lc, double tokens, double in, double ou
     }
 }
 
+// The link the tensor-parallel collectives of a layer use (none at degree 1).
+Link TensorLink(const Ctx& c, int tp) {
+    if (tp <= 1) return Link{};
+    return tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
+}
+
 LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp) {
     const ResolvedModel& m = c.m;
     LayerCost lc;
@@ -258,8 +268,7 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
     lc.elementwise_s = MemoryTime(c.dev, ew_bytes).seconds + 3.0 * c.dev.kernel_overhead_s;
     // Tensor parallel: 2 all-reduces (or reduce-scatter + all-gather) of T x h per pass.
     if (tp > 1) {
-        const Link& link = tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
-        lc.tp_comm_s = 2.0 * RingAllReduceSeconds(T * h * c.act_bpe, tp, link);
+        lc.tp_comm_s = 2.0 * RingAllReduceSeconds(T * h * c.act_bpe, tp, TensorLink(c, tp));
     }
     // Output head (logits) + loss + embedding: forward and the backward GEMMs.
     OpTime logits = GemmTime(c.dev, T, m.vocab_size / t, h, c.gemm_bpe);
@@ -303,16 +312,21 @@ struct Eval {
     bool fits = false;
 };
 
-// Expert-parallel degrees to try: powers of two that divide the data-parallel degree and
-// the expert count (1 for dense models). A fixed-size list: the search asks for it in its
+// Expert-parallel degrees to try: the request's, or powers of two that divide the
+// data-parallel degree and the expert count (1 for dense models). A fixed-size list: the search asks for it in its
 // innermost loops.
 struct ExpertChoices {
     std::array<int, 16> degrees{1};
     std::size_t n = 1;
 };
 
-ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, int d) {
+ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const ParallelismRequest& pr,
+                                       int d) {
     ExpertChoices ch;
+    if (pr.expert) {
+        ch.degrees[0] = *pr.expert;
+        return ch;
+    }
     if (!m.IsMoe()) {
         return ch;
     }
@@ -353,36 +367,96 @@ double WeightBytes(const Ctx& c, const ParallelLayout& l, bool sharded) {
 
 const ParamSplit& Trainable(const Ctx& c) { return c.frozen_base ? c.adapters.params : c.split; }
 
-MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, int micro_batches) {
+// Weights, gradients and optimizer state one accelerator holds, in GB, with or without the
+// ZeRO sharding that covers each.
+double WeightsGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
+    return WeightBytes(c, l, sharded) / kGb;
+}
+double GradientsGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
+    return PerAccelerator(Trainable(c), l, sharded) * c.weight_bpe / kGb;
+}
+double OptimizerGb(const Ctx& c, const ParallelLayout& l, bool sharded) {
+    return PerAccelerator(Trainable(c), l, sharded) * c.adam_bytes / kGb;
+}
+
+// The shape of a split that its settings share: gradient accumulation (micro-batches per
+// step on each replica, tokens per step) and the layers each pipeline stage holds.
+struct SplitShape {
+    int micro_batches = 1;
+    double tokens_per_step = 0;
+    double layers_per_stage = 0;
+};
+
+SplitShape SplitShapeOf(const Ctx& c, const ParallelLayout& l) {
+    const double d = l.data;
+    const double b = l.micro_batch_size;
+    const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
+    SplitShape out;
+    out.micro_batches = std::max(mb, 1);
+    out.tokens_per_step = static_cast<double>(out.micro_batches) * d * b * c.m.seq_len;
+    out.layers_per_stage = std::ceil(static_cast<double>(c.m.layers) / l.pipeline);
+    return out;
+}
+
+// The activation figures of one tensor degree and micro-batch size (a row of the search),
+// which every pipeline split of the row shares, in bytes at the run's activation precision.
+struct RowActivations {
+    // Stored per layer, by recompute mode. Adapters on the linear layers keep those layers'
+    // inputs for their own gradients, so the stored activations are those of full training
+    // (the rank-r intermediates are negligible).
+    std::array<double, 3> per_layer{};
+    double logits = 0;  // fp32 logits of one micro-batch
+};
+
+RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, bool sequence_parallel) {
     const ResolvedModel& m = c.m;
-    MemoryBreakdown mem;
-    mem.weights_gb = WeightBytes(c, l, l.zero_stage >= 3) / kGb;
-    mem.gradients_gb = PerAccelerator(Trainable(c), l, l.zero_stage >= 2) * c.weight_bpe / kGb;
-    mem.optimizer_gb = PerAccelerator(Trainable(c), l, l.zero_stage >= 1) * c.adam_bytes / kGb;
-    const double pp = l.pipeline, tp = l.tensor;
-    double layers_stage = std::ceil(static_cast<double>(m.layers) / pp);
-    double in_flight = l.pipeline > 1 ? std::min<double>(pp, micro_batches) : 1.0;
-    // Adapters on the linear layers keep those layers' inputs for their own gradients, so
-    // the stored activations are those of full training (the rank-r intermediates are
-    // negligible).
-    double per_layer = ActivationBytesPerLayer(m, l.micro_batch_size, l.tensor,
-                                               l.sequence_parallel, l.recompute, c.flash) *
-                       c.act_bpe / 2.0;
-    double act = per_layer * layers_stage * in_flight;
+    RowActivations a;
+    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        a.per_layer[static_cast<std::size_t>(r)] =
+            ActivationBytesPerLayer(m, micro_batch, tensor, sequence_parallel, r, c.flash) *
+            c.act_bpe / 2.0;
+    }
+    const double tp = tensor;
+    a.logits = static_cast<double>(micro_batch) * m.seq_len * m.vocab_size / tp * kLogitBytes;
+    return a;
+}
+
+// Activations stored on the first pipeline stage (with the logits), in bytes, before the
+// ZeRO-3 prefetch buffers. `row`: RowActivationsOf the layout's tensor degree and micro-batch.
+double StoredActivationBytes(const ParallelLayout& l, const SplitShape& shape,
+                             const RowActivations& row) {
+    const double pp = l.pipeline;
+    double in_flight = l.pipeline > 1 ? std::min<double>(pp, shape.micro_batches) : 1.0;
+    double act = row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage *
+                 in_flight;
     if (l.recompute == Recompute::kFull) {
         // The layer being recomputed holds its full activations once.
-        act += ActivationBytesPerLayer(m, l.micro_batch_size, l.tensor, l.sequence_parallel,
-                                       Recompute::kNone, c.flash) * c.act_bpe / 2.0;
+        act += row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
     }
-    act += static_cast<double>(l.micro_batch_size) * m.seq_len * m.vocab_size / tp * kLogitBytes;
+    act += row.logits;
+    return act;
+}
+
+// ZeRO 3: two gathered layers in flight (prefetch), in their stored format, in bytes.
+double Zero3PrefetchBytes(const Ctx& c, const ParallelLayout& l) {
+    const ResolvedModel& m = c.m;
+    double held = PerAccelerator(c.split, l, false);
+    double bytes_per_param = held > 0 ? WeightBytes(c, l, false) / held : c.weight_bpe;
+    double routed_per_layer = c.split.routed / m.layers;
+    double block = m.attention_params_per_layer + m.mlp_params_per_layer -
+                   routed_per_layer * (1.0 - 1.0 / l.expert);
+    return 2.0 * block / l.tensor * bytes_per_param;
+}
+
+MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& shape) {
+    MemoryBreakdown mem;
+    mem.weights_gb = WeightsGb(c, l, l.zero_stage >= 3);
+    mem.gradients_gb = GradientsGb(c, l, l.zero_stage >= 2);
+    mem.optimizer_gb = OptimizerGb(c, l, l.zero_stage >= 1);
+    double act = StoredActivationBytes(
+        l, shape, RowActivationsOf(c, l.micro_batch_size, l.tensor, l.sequence_parallel));
     if (l.zero_stage >= 3) {
-        // Two gathered layers in flight (prefetch), in their stored format.
-        double held = PerAccelerator(c.split, l, false);
-        double bytes_per_param = held > 0 ? WeightBytes(c, l, false) / held : c.weight_bpe;
-        double routed_per_layer = c.split.routed / m.layers;
-        double block = m.attention_params_per_layer + m.mlp_params_per_layer -
-                       routed_per_layer * (1.0 - 1.0 / l.expert);
-        act += 2.0 * block / tp * bytes_per_param;
+        act += Zero3PrefetchBytes(c, l);
     }
     mem.activations_gb = act / kGb;
     mem.overhead_gb = c.overhead_gb;
@@ -454,9 +528,10 @@ struct StageTimes {
     double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
 };
 
-StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
+StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
+                           const SplitShape& shape) {
     const ResolvedModel& m = c.m;
-    const double layers_stage = std::ceil(static_cast<double>(m.layers) / l.pipeline);
+    const double layers_stage = shape.layers_per_stage;
     const double gb = c.backward_gemms;
     // QLoRA: every pass that uses a layer's weights first dequantises them (read NF4, write
     // 16-bit); the GEMM's own read of the 16-bit copy is in its time already.
@@ -502,40 +577,55 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     return st;
 }
 
-// `time_unfitting`: also time a layout that does not fit (a fully specified layout is reported
-// whether or not it fits). `cannot_win_at`: a step time at which the layout changes nothing
-// in the search (the runner-up's); a layout whose compute and memory time alone reach it is
-// not timed further and gets an infinite step time.
-Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool time_unfitting,
-              double cannot_win_at) {
-    Eval e;
-    e.layout = l;
+// A timed layout: its step by cause and the hardware FLOPs it runs.
+struct StepTiming {
+    StepBreakdown breakdown;
+    double step_time_s = 0;
+    double hw_flops_per_step = 0;  // per replica set (all accelerators)
+};
+
+// `cannot_win_at`: a step time at which a layout changes nothing in the search (the
+// runner-up's). The step time adds non-negative terms to the compute and memory time of its
+// micro-batches (in this order, so also in floating point it is never smaller): a layout
+// already at the bound cannot win and is not timed further.
+bool ReachesBound(const StageTimes& st, int micro_batches, double cannot_win_at) {
+    const double mbs = micro_batches;
+    return mbs * st.compute_s + mbs * st.memory_s >= cannot_win_at;
+}
+
+// Data-parallel traffic of a step and the compute window it can hide behind
+// (DataParallelSeconds).
+struct DataParallelTraffic {
+    double comm_s = 0;
+    double window_s = 0;
+};
+
+DataParallelTraffic DataParallelTrafficOf(const Ctx& c, const ParallelLayout& l,
+                                          const StageTimes& st, int micro_batches) {
+    auto [comm, window] =
+        DataParallelSeconds(c, l, static_cast<double>(micro_batches), st.Total(), st.backward_s);
+    return {comm, window};
+}
+
+// The optimizer step's own time (Adam over the local trainable parameters).
+double OptimizerSeconds(const Ctx& c, const ParallelLayout& l) {
+    double opt_params = PerAccelerator(Trainable(c), l, l.zero_stage >= 1);
+    return MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
+}
+
+// The step of layout `l` from its micro-batch stage `st`, its data-parallel traffic and its
+// optimizer time.
+StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
+                    const StageTimes& st, int micro_batches, const DataParallelTraffic& dp,
+                    double opt_s) {
     const ResolvedModel& m = c.m;
-    const double d = l.data;
     const double b = l.micro_batch_size;
-    const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
-    e.micro_batches = std::max(mb, 1);
-    e.tokens_per_step = static_cast<double>(e.micro_batches) * d * b * m.seq_len;
-    // Memory first: a layout that does not fit needs no timing (the search only compares the
-    // memory it would need).
-    e.memory = Memory(c, l, e.micro_batches);
-    e.fits = e.memory.total_gb <= c.capacity_gb;
-    e.valid = true;
-    if (!e.fits && !time_unfitting) {
-        return e;
-    }
-    const StageTimes st = MicroBatchStage(c, l, lc);
     const double t_mb = st.Total();
-    const double mbs = e.micro_batches;
-    StepBreakdown& br = e.breakdown;
+    const double mbs = micro_batches;
+    StepTiming out;
+    StepBreakdown& br = out.breakdown;
     br.compute_s = mbs * st.compute_s;
     br.memory_bound_s = mbs * st.memory_s;
-    // The step time below adds non-negative terms to compute + memory (in this order, so also
-    // in floating point it is never smaller): a layout already at the bound cannot win.
-    if (br.compute_s + br.memory_bound_s >= cannot_win_at) {
-        e.step_time_s = std::numeric_limits<double>::infinity();
-        return e;
-    }
 
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
     double pp_comm = 0;
@@ -543,19 +633,15 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
         double bytes = b * m.seq_len * m.hidden_size * c.act_bpe /
                        (l.sequence_parallel ? l.tensor : 1);
         pp_comm = 2.0 * l.virtual_stages *
-                  PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * e.micro_batches;
+                  PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * micro_batches;
     }
     double bubble = (l.pipeline - 1.0) / l.virtual_stages * t_mb;
 
-    auto [dp_comm, window] = DataParallelSeconds(c, l, mbs, t_mb, st.backward_s);
     auto exposed = [&](double comm, double win) {
         return std::max(comm * (1.0 - c.overlap), comm - win);
     };
-    double dp_exposed = dp_comm > 0 ? exposed(dp_comm, window) : 0.0;
+    double dp_exposed = dp.comm_s > 0 ? exposed(dp.comm_s, dp.window_s) : 0.0;
     double pp_exposed = pp_comm > 0 ? exposed(pp_comm, mbs * t_mb) : 0.0;
-
-    double opt_params = PerAccelerator(Trainable(c), l, l.zero_stage >= 1);
-    double opt_s = MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
 
     br.tp_comm_s = mbs * st.tp_comm_s;
     br.expert_comm_s = mbs * st.expert_comm_s;
@@ -564,20 +650,141 @@ Eval Evaluate(const Ctx& c, const ParallelLayout& l, const LayerCost& lc, bool t
     br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
     br.bubble_s = bubble;
     br.optimizer_s = opt_s + kStepFixedOverheadS;
-    e.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
-                    br.optimizer_s;
+    out.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
+                      br.optimizer_s;
     double hw_per_mb = (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
-    e.hw_flops_per_step = hw_per_mb * mbs * d;
+    out.hw_flops_per_step = hw_per_mb * mbs * l.data;
+    return out;
+}
+
+// What every split of one tensor degree and micro-batch size (a row of the search) shares.
+struct RowCosts {
+    LayerCost layer;
+    RowActivations activations;
+};
+
+// What the settings tried on one split (tensor x pipeline x data x expert at one micro-batch
+// size) share, each worked out when first asked for: the weights, gradients and optimizer
+// state with and without sharding, the stored activations and micro-batch stage of each
+// recompute mode, and the memory need of each (recompute, ZeRO stage) pair. Neither memory
+// nor the micro-batch stage depends on the virtual stages, and the stage not on the ZeRO
+// stage, so the search works each out once per split instead of once per layout. The sums
+// are those of Memory(), in its order, so the figures are the same to the bit.
+class SplitCosts {
+public:
+    SplitCosts(const Ctx& c, const ParallelLayout& base, const RowCosts& row)
+        : c_(c), row_(row), shape_(SplitShapeOf(c, base)) {}
+
+    const SplitShape& shape() const { return shape_; }
+
+    // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
+    double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
+        return need_gb_[ri][zi].Get([&] {
+            double act = activation_bytes_[ri].Get([&] {
+                return StoredActivationBytes(l, shape_, row_.activations);
+            });
+            if (l.zero_stage >= 3) {
+                act += Zero3PrefetchBytes(c_, l);
+            }
+            const bool z1 = l.zero_stage >= 1, z2 = l.zero_stage >= 2, z3 = l.zero_stage >= 3;
+            return weights_gb_[z3].Get([&] { return WeightsGb(c_, l, z3); }) +
+                   gradients_gb_[z2].Get([&] { return GradientsGb(c_, l, z2); }) +
+                   optimizer_gb_[z1].Get([&] { return OptimizerGb(c_, l, z1); }) + act / kGb +
+                   c_.overhead_gb;
+        });
+    }
+
+    // The step of `l` (choices `ri`, `zi`); a layout that ReachesBound(cannot_win_at) gets an
+    // infinite step time. The data-parallel traffic and optimizer time do not depend on the
+    // virtual stages either, and are kept for the next layout that shares them.
+    StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi,
+                    double cannot_win_at) {
+        const StageTimes& st =
+            stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
+        const int mbs = shape_.micro_batches;
+        if (ReachesBound(st, mbs, cannot_win_at)) {
+            StepTiming never;
+            never.step_time_s = std::numeric_limits<double>::infinity();
+            return never;
+        }
+        const DataParallelTraffic& dp =
+            dp_[ri][zi].Get([&] { return DataParallelTrafficOf(c_, l, st, mbs); });
+        const double opt_s =
+            optimizer_s_[l.zero_stage >= 1].Get([&] { return OptimizerSeconds(c_, l); });
+        return TimeStep(c_, l, row_.layer, st, mbs, dp, opt_s);
+    }
+
+private:
+    // A figure worked out at most once. Its storage starts uninitialised and the figure is
+    // built in place: a split is set up hundreds of times per estimate and most of its
+    // figures are never asked for.
+    template <typename T>
+    class Once {
+    public:
+        Once() {}  // NOLINT(modernize-use-equals-default): leaves value_ uninitialised
+        template <typename Work>
+        const T& Get(Work&& work) {
+            if (!known_) {
+                ::new (static_cast<void*>(&value_)) T(work());
+                known_ = true;
+            }
+            return value_;
+        }
+
+    private:
+        bool known_ = false;
+        union {
+            T value_;
+        };
+    };
+
+    const Ctx& c_;
+    const RowCosts& row_;
+    SplitShape shape_;
+    std::array<Once<double>, 2> weights_gb_;  // by sharded
+    std::array<Once<double>, 2> gradients_gb_;
+    std::array<Once<double>, 2> optimizer_gb_;
+    std::array<Once<double>, 2> activation_bytes_;  // by recompute choice
+    std::array<std::array<Once<double>, 3>, 2> need_gb_;  // by recompute and ZeRO choice
+    std::array<Once<StageTimes>, 2> stage_;
+    std::array<std::array<Once<DataParallelTraffic>, 3>, 2> dp_;
+    std::array<Once<double>, 2> optimizer_s_;  // by sharded
+};
+
+Eval MakeEval(const Ctx& c, const ParallelLayout& l, const SplitShape& shape, bool fits,
+              const StepTiming& timing) {
+    Eval e;
+    e.layout = l;
+    e.valid = true;
+    e.step_time_s = timing.step_time_s;
+    e.micro_batches = shape.micro_batches;
+    e.tokens_per_step = shape.tokens_per_step;
+    e.breakdown = timing.breakdown;
+    e.memory = Memory(c, l, shape);
+    e.hw_flops_per_step = timing.hw_flops_per_step;
+    e.fits = fits;
     return e;
 }
 
-std::vector<int> PowersOfTwoUpTo(int limit) {
-    std::vector<int> v;
-    for (int x = 1; x <= limit && x > 0; x *= 2) {
-        v.push_back(x);
+// Candidate degrees of one kind, kept on the stack (the planner runs hundreds of searches).
+// They are distinct integers in [1, kMaxDegrees] (pipeline) or distinct powers of two of an
+// int (tensor) or at most the four micro-batch sizes, so they always fit.
+class Degrees {
+public:
+    static constexpr std::size_t kMaxDegrees = 128;
+    Degrees() = default;
+    Degrees(std::initializer_list<int> values) {
+        for (int v : values) Add(v);
     }
-    return v;
-}
+    void Add(int v) { values_[n_++] = v; }
+    const int* begin() const { return values_.data(); }
+    const int* end() const { return values_.data() + n_; }
+    std::size_t size() const { return n_; }
+
+private:
+    std::array<int, kMaxDegrees> values_{};
+    std::size_t n_ = 0;
+};
 
 std::string Describe(const ParallelLayout& l) {
     return "tensor " + std::to_string(l.tensor) + ", pipeline " + std::to_string(l.pipeline) +
@@ -675,8 +882,7 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     if (!device.ok()) {
         return device.error();
     }
-    Ctx c;
-    c.m = model;
+    Ctx c(model);
     c.split = SplitParams(c.m);
     c.dev = device.value();
     c.links = MakeClusterLinks(cluster, c.dev, req.with_assumptions);
@@ -796,22 +1002,24 @@ struct SearchResult {
                                             : std::numeric_limits<double>::infinity();
     }
 
-    // A searched layout: the fastest that fits wins, the next is the runner-up; for those
-    // that do not fit, the smallest memory need is kept for the error.
-    void Consider(const Eval& e) {
+    // A searched layout that does not fit: the smallest memory need is kept for the error.
+    void ConsiderUnfitting(double need_gb, const ParallelLayout& l) {
         ++considered;
-        if (!e.fits) {
-            if (e.memory.total_gb < best_need_gb) {
-                best_need_gb = e.memory.total_gb;
-                best_need_layout = e.layout;
-            }
-            return;
+        if (need_gb < best_need_gb) {
+            best_need_gb = need_gb;
+            best_need_layout = l;
         }
-        if (!best.valid || e.step_time_s < best.step_time_s) {
+    }
+    // A searched layout that fits: the fastest wins, the next is the runner-up. `make` builds
+    // its Eval, only when it takes one of those places (most layouts take none).
+    template <typename MakeEval>
+    void ConsiderFitting(double step_time_s, MakeEval&& make) {
+        ++considered;
+        if (!best.valid || step_time_s < best.step_time_s) {
             second = best;
-            best = e;
-        } else if (!second.valid || e.step_time_s < second.step_time_s) {
-            second = e;
+            best = make();
+        } else if (!second.valid || step_time_s < second.step_time_s) {
+            second = make();
         }
     }
     // A fully given layout: the fastest that fits, else the one needing the least memory.
@@ -824,31 +1032,50 @@ struct SearchResult {
     }
 };
 
-std::vector<int> TensorCandidates(const Ctx& c, const ParallelismRequest& pr) {
+Degrees TensorCandidates(const Ctx& c, const ParallelismRequest& pr) {
     if (pr.tensor) return {*pr.tensor};
-    std::vector<int> tps;
-    for (int t : PowersOfTwoUpTo(std::min(c.links.scale_up_domain, c.count))) {
-        if (c.count % t == 0 && c.m.attention_heads % t == 0) tps.push_back(t);
+    Degrees tps;
+    const int limit = std::min(c.links.scale_up_domain, c.count);
+    for (int t = 1; t <= limit && t > 0; t *= 2) {
+        if (c.count % t == 0 && c.m.attention_heads % t == 0) tps.Add(t);
     }
     return tps;
 }
 
-std::vector<int> MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
+Degrees MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
     if (pr.micro_batch_size) return {*pr.micro_batch_size};
-    std::vector<int> mbs;
+    Degrees mbs;
     for (int b : kMicroBatchCandidates) {
-        if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs.push_back(b);
+        if (b == 1 || static_cast<double>(b) * c.m.seq_len <= kMaxMicroBatchTokens) mbs.Add(b);
     }
     return mbs;
 }
 
-std::vector<int> PipelineCandidates(const Ctx& c, const ParallelismRequest& pr, int rest) {
-    if (pr.pipeline) {
-        return rest % *pr.pipeline == 0 ? std::vector<int>{*pr.pipeline} : std::vector<int>{};
+// Pipeline degrees that split the layers evenly (each stage holds whole layers), up to
+// kMaxPipelineCandidates, ascending. Worked out once per search by pairing each divisor
+// below the square root with its cofactor: the search then tests only these against each
+// tensor degree's remaining accelerators.
+Degrees LayerDivisors(const ResolvedModel& m) {
+    Degrees low, high;  // high: the cofactors, descending
+    for (int p = 1; p * p <= m.layers && p <= kMaxPipelineCandidates; ++p) {
+        if (m.layers % p != 0) continue;
+        low.Add(p);
+        const int cofactor = m.layers / p;
+        if (cofactor != p && cofactor <= kMaxPipelineCandidates) high.Add(cofactor);
     }
-    std::vector<int> pps;
-    for (int p = 1; p <= std::min({rest, c.m.layers, kMaxPipelineCandidates}); ++p) {
-        if (rest % p == 0 && c.m.layers % p == 0) pps.push_back(p);
+    Degrees out = low;
+    for (std::size_t i = high.size(); i > 0; --i) out.Add(high.begin()[i - 1]);
+    return out;
+}
+
+Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& layer_divisors, int rest) {
+    if (pr.pipeline) {
+        return rest % *pr.pipeline == 0 ? Degrees{*pr.pipeline} : Degrees{};
+    }
+    Degrees pps;
+    for (int p : layer_divisors) {
+        if (p > rest) break;
+        if (rest % p == 0) pps.Add(p);
     }
     return pps;
 }
@@ -888,8 +1115,9 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
 
 // Evaluates the settings of one split; for each recompute mode the lowest ZeRO stage that
 // fits is the fastest, so the stages after it are skipped.
-void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const InnerChoices& ch,
+void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const InnerChoices& ch,
                  SearchResult& r) {
+    SplitCosts costs(c, base, row);
     for (std::size_t vi = 0; vi < ch.virtual_n; ++vi) {
         for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
             for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
@@ -897,35 +1125,92 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const LayerCost& lc, const I
                 l.virtual_stages = ch.virtual_stages[vi];
                 l.recompute = ch.recompute[ri];
                 l.zero_stage = ch.zero[zi];
-                Eval e = Evaluate(c, l, lc, r.fully_given, r.CannotWinAt());
+                const double need_gb = costs.NeedGb(l, ri, zi);
+                const bool fits = need_gb <= c.capacity_gb;
                 if (r.fully_given) {
-                    r.ConsiderFixed(e);
+                    // Reported whether or not it fits, so always timed.
+                    const StepTiming timing =
+                        costs.Time(l, ri, zi, std::numeric_limits<double>::infinity());
+                    r.ConsiderFixed(MakeEval(c, l, costs.shape(), fits, timing));
                     break;
                 }
-                r.Consider(e);
-                if (e.fits) break;
+                if (!fits) {
+                    r.ConsiderUnfitting(need_gb, l);
+                    continue;
+                }
+                const StepTiming timing = costs.Time(l, ri, zi, r.CannotWinAt());
+                r.ConsiderFitting(timing.step_time_s, [&] {
+                    return MakeEval(c, l, costs.shape(), fits, timing);
+                });
+                break;
             }
         }
     }
 }
 
+// Every figure of the device model the roofline functions read; devices with the same
+// figures give the same layer costs.
+using RooflineFigures = std::array<double, 8>;
+RooflineFigures RooflineFiguresOf(const DeviceModel& d) {
+    return {d.peak_flops,          d.memory_bytes_per_s,    d.gemm_max_efficiency,
+            d.gemm_half_flops,     d.gemm_curve_exponent,   d.memory_max_efficiency,
+            d.attention_efficiency, d.kernel_overhead_s};
+}
+
+// One average layer kept by a TrainingEstimator: ComputeAverageLayer(c, tp, b, sp) for a
+// context with the device's figures and this tensor link (the workload's part of the
+// context, the request and model, is the estimator's own).
+struct KeptLayerCost {
+    int tp = 1;
+    int micro_batch = 1;
+    bool sequence_parallel = false;
+    Link link;
+    LayerCost cost;
+};
+
+// The average layer's costs as the search asks for them: worked out, or taken from (and
+// added to) the layers a TrainingEstimator keeps for this device.
+class LayerCosts {
+public:
+    LayerCosts(const Ctx& c, std::vector<KeptLayerCost>* kept) : c_(c), kept_(kept) {}
+
+    LayerCost At(int tp, int b, bool sp) {
+        if (kept_ == nullptr) return ComputeAverageLayer(c_, tp, b, sp);
+        const Link link = TensorLink(c_, tp);
+        for (const KeptLayerCost& k : *kept_) {
+            if (k.tp == tp && k.micro_batch == b && k.sequence_parallel == sp &&
+                k.link.bytes_per_s == link.bytes_per_s &&
+                k.link.hop_latency_s == link.hop_latency_s) {
+                return k.cost;
+            }
+        }
+        kept_->push_back({tp, b, sp, link, ComputeAverageLayer(c_, tp, b, sp)});
+        return kept_->back().cost;
+    }
+
+private:
+    const Ctx& c_;
+    std::vector<KeptLayerCost>* kept_;
+};
+
 // Every candidate layout is timed when it fits and ranked by step time. A fully specified
 // layout (all of tensor, pipeline, data, ZeRO, recompute and micro-batch) is timed whether
 // or not it fits; among its expert-parallel choices the fastest that fits wins, else the one
 // that needs the least memory.
-SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
+SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers) {
     SearchResult r;
     r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
                     pr.micro_batch_size;
-    const std::vector<int> mbs_list = MicroBatchCandidates(c, pr);
+    const Degrees mbs_list = MicroBatchCandidates(c, pr);
+    const Degrees layer_divisors = LayerDivisors(c.m);
     for (int t : TensorCandidates(c, pr)) {
         if (c.count % t != 0) continue;
         const int rest = c.count / t;
-        const std::vector<int> pps = PipelineCandidates(c, pr, rest);
+        const Degrees pps = PipelineCandidates(pr, layer_divisors, rest);
         for (int b : mbs_list) {
             const bool sp = pr.sequence_parallel.value_or(t > 1);
-            LayerCost lc;
-            bool lc_ready = false;
+            RowCosts row;
+            bool row_ready = false;
             for (int p : pps) {
                 const int d = rest / p;
                 if (pr.data && *pr.data != d) continue;
@@ -933,17 +1218,13 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
                     r.batch_too_small = true;
                     if (!r.fully_given) continue;
                 }
-                if (!lc_ready) {
-                    lc = ComputeAverageLayer(c, t, b, sp);
-                    lc_ready = true;
+                if (!row_ready) {
+                    row.layer = layers.At(t, b, sp);
+                    row.activations = RowActivationsOf(c, b, t, sp);
+                    row_ready = true;
                 }
                 const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
-                ExpertChoices eps;
-                if (pr.expert) {
-                    eps.degrees[0] = *pr.expert;
-                } else {
-                    eps = ExpertParallelCandidates(c.m, d);
-                }
+                const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, d);
                 for (std::size_t ei = 0; ei < eps.n; ++ei) {
                     const int ep = eps.degrees[ei];
                     if (d % ep != 0) continue;
@@ -954,7 +1235,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr) {
                     base.micro_batch_size = b;
                     base.sequence_parallel = sp;
                     base.expert = ep;
-                    SearchSplit(c, base, lc, ch, r);
+                    SearchSplit(c, base, row, ch, r);
                 }
             }
         }
@@ -1259,19 +1540,39 @@ double PipelineBubbleFraction(int pipeline, int micro_batches, int virtual_stage
     return (pipeline - 1.0) / (static_cast<double>(micro_batches) * virtual_stages);
 }
 
+// The layer costs a TrainingEstimator keeps, per device model (by its roofline figures).
+struct TrainingEstimator::LayerCostMemo {
+    struct Device {
+        RooflineFigures figures;
+        std::vector<KeptLayerCost> layers;
+    };
+    std::vector<Device> devices;
+};
+
 namespace {
+
+std::vector<KeptLayerCost>& KeptFor(TrainingEstimator::LayerCostMemo& memo, const DeviceModel& d) {
+    const RooflineFigures figures = RooflineFiguresOf(d);
+    for (auto& device : memo.devices) {
+        if (device.figures == figures) return device.layers;
+    }
+    memo.devices.push_back({figures, {}});
+    return memo.devices.back().layers;
+}
 
 // The estimate after the request's checks and the model derivation: build the run's
 // context, check the fixed parallelism, search the layouts, then summarise the best one with
 // its assumptions.
 Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const ClusterSpec& cluster,
-                                         const ResolvedModel& model) {
+                                         const ResolvedModel& model,
+                                         TrainingEstimator::LayerCostMemo* memo) {
     auto ctx = MakeContext(req, cluster, model);
     if (!ctx.ok()) return ctx.error();
     const Ctx& c = ctx.value();
     const ParallelismRequest pr = req.parallelism.value_or(ParallelismRequest{});
     if (auto s = ValidateParallelism(pr, c); !s.ok()) return s.error();
-    SearchResult found = SearchLayouts(c, pr);
+    LayerCosts layers(c, memo != nullptr ? &KeptFor(*memo, c.dev) : nullptr);
+    SearchResult found = SearchLayouts(c, pr, layers);
     if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
     TrainingEstimate out = Summarize(c, found);
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
@@ -1286,14 +1587,32 @@ Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const Clus
     if (auto s = ValidateRequest(req); !s.ok()) return s.error();
     auto model = DeriveModel(req.model);
     if (!model.ok()) return model.error();
-    return EstimateDerived(req, cluster, model.value());
+    return EstimateDerived(req, cluster, model.value(), nullptr);
 }
 
 Result<TrainingEstimate> EstimateTraining(const TrainingRequest& req, const ClusterSpec& cluster,
                                           const ResolvedModel& model) {
     if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
     if (auto s = ValidateRequest(req); !s.ok()) return s.error();
-    return EstimateDerived(req, cluster, model);
+    return EstimateDerived(req, cluster, model, nullptr);
+}
+
+TrainingEstimator::TrainingEstimator(const TrainingRequest& request, const ResolvedModel& model)
+    : request_(request), model_(model), memo_(std::make_unique<LayerCostMemo>()) {}
+
+TrainingEstimator::~TrainingEstimator() = default;
+
+// The same steps as EstimateTraining(request, cluster, model), with the kept layer costs.
+Result<TrainingEstimate> TrainingEstimator::Estimate(const ClusterSpec& cluster) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) return s.error();
+    if (auto s = ValidateRequest(request_); !s.ok()) return s.error();
+    return EstimateDerived(request_, cluster, model_, memo_.get());
+}
+
+std::size_t TrainingEstimator::LayerCostsKept() const {
+    std::size_t n = 0;
+    for (const auto& device : memo_->devices) n += device.layers.size();
+    return n;
 }
 
 }  // namespace gpucost::pricing::estimate

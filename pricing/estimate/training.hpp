@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -221,6 +222,35 @@ inline constexpr double kMaxGlobalBatchTokens = 1e10;
 [[nodiscard]] Result<TrainingEstimate> EstimateTraining(const TrainingRequest& request,
                                                         const ClusterSpec& cluster,
                                                         const ResolvedModel& model);
+
+// One workload estimated on many clusters, as the planner does (each hardware shape at
+// several node counts). Estimate(cluster) answers exactly as EstimateTraining(request,
+// cluster, model); what the layout search works out per layer (the roofline costs of one
+// average layer at each tensor degree and micro-batch size) depends on the accelerator's
+// efficiency model and the tensor-parallel link but not on the node count, so it is kept
+// and reused by later clusters that share them. `request` and `model` (=
+// DeriveModel(request.model)) must outlive the estimator unchanged. Not for concurrent use:
+// one per thread (the planner makes one per plan).
+class TrainingEstimator {
+public:
+    TrainingEstimator(const TrainingRequest& request, const ResolvedModel& model);
+    ~TrainingEstimator();
+    TrainingEstimator(const TrainingEstimator&) = delete;
+    TrainingEstimator& operator=(const TrainingEstimator&) = delete;
+
+    [[nodiscard]] Result<TrainingEstimate> Estimate(const ClusterSpec& cluster);
+
+    // Layer costs worked out so far (one per device model, link, tensor degree and
+    // micro-batch size); for tests.
+    std::size_t LayerCostsKept() const;
+
+    struct LayerCostMemo;  // defined in training.cpp
+
+private:
+    const TrainingRequest& request_;
+    const ResolvedModel& model_;
+    std::unique_ptr<LayerCostMemo> memo_;
+};
 
 // Pieces exposed for tests and for the README formulas.
 // Model FLOPs per token (PaLM): 6 * (active non-embedding params + output projection) +

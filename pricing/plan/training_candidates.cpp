@@ -2,6 +2,7 @@
 // per node count.
 
 #include <algorithm>
+#include <optional>
 
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -72,6 +73,36 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
     return out;
 }
 
+// An accelerator of the catalog with the workloads the reference allows it.
+struct AcceleratorInfo {
+    std::string id;
+    Result<Accelerator> accelerator;
+    AcceleratorWorkloads workloads;
+};
+
+// The catalog's accelerators, each looked up once per plan: offerings of one accelerator are
+// many (regions, price types), and a lookup copies the whole record.
+class AcceleratorLookup {
+public:
+    AcceleratorLookup(const Catalog& catalog, const PlanReference& reference)
+        : catalog_(catalog), reference_(reference) {}
+
+    const AcceleratorInfo& Of(const std::string& id) {
+        for (const AcceleratorInfo& known : known_) {
+            if (known.id == id) return known;
+        }
+        AcceleratorInfo info{id, catalog_.FindAccelerator(id), {}};
+        if (info.accelerator.ok()) info.workloads = reference_.WorkloadsOf(info.accelerator.value());
+        known_.push_back(std::move(info));
+        return known_.back();
+    }
+
+private:
+    const Catalog& catalog_;
+    const PlanReference& reference_;
+    std::vector<AcceleratorInfo> known_;
+};
+
 }  // namespace
 
 Tally::Tally() {
@@ -106,6 +137,7 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
                             const PlanReference& reference, Tally& tally) {
     const TrainingPlanConstraints& c = request.constraints;
     Candidates out;
+    AcceleratorLookup accelerators(catalog, reference);
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
             !Allowed(c.accelerators, o.accelerator)) {
@@ -124,17 +156,17 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
             }
             continue;
         }
-        auto accelerator = catalog.FindAccelerator(o.accelerator);
-        if (!accelerator.ok()) {
+        const AcceleratorInfo& info = accelerators.Of(o.accelerator);
+        if (!info.accelerator.ok()) {
             tally.Add("filtered");
             continue;
         }
-        const AcceleratorWorkloads workloads = reference.WorkloadsOf(accelerator.value());
-        if (!workloads.training) {
+        if (!info.workloads.training) {
             tally.Add("not_for_training");
             tally.Example("not_for_training",
-                          accelerator.value().name + " is offered for " +
-                              WorkloadsText(workloads) + " only (" + workloads.source + ")");
+                          info.accelerator.value().name + " is offered for " +
+                              WorkloadsText(info.workloads) + " only (" + info.workloads.source +
+                              ")");
             continue;
         }
         ++out.offerings_considered;
@@ -161,12 +193,16 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
     estimate::TrainingRequest workload = request.workload;
     workload.with_assumptions = false;
     const bool default_ladder = request.constraints.node_counts.empty();
-    // The workload's model is derived once for all clusters. A model that does not derive
-    // keeps the per-cluster call, which reports its error in the estimator's own order.
+    // The workload's model is derived once for all clusters, and one estimator keeps the
+    // per-layer costs each accelerator shares across its node counts and shapes. A model
+    // that does not derive keeps the per-cluster call, which reports its error in the
+    // estimator's own order.
     const Result<estimate::ResolvedModel> model = estimate::DeriveModel(workload.model);
+    std::optional<estimate::TrainingEstimator> estimator;
+    if (model.ok()) estimator.emplace(workload, model.value());
     auto estimate_on = [&](const estimate::ClusterSpec& cluster) {
-        return model.ok() ? estimate::EstimateTraining(workload, cluster, model.value())
-                          : estimate::EstimateTraining(workload, cluster);
+        return estimator ? estimator->Estimate(cluster)
+                         : estimate::EstimateTraining(workload, cluster);
     };
 
     // A single node never touches the scale-out network, so shapes differing only in it
@@ -193,14 +229,15 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
                               group.offerings.front().capacity.source + ")");
             continue;
         }
+        // One cluster description per shape; only the count changes between node counts.
+        estimate::ClusterSpec cluster;
+        cluster.accelerator = std::move(accelerator).value();
+        cluster.accelerators_per_node = key.per_node;
+        if (key.scale_out >= 0) {
+            cluster.scale_out_gbit_per_s_per_node = key.scale_out;
+        }
         for (int nodes : counts) {
-            estimate::ClusterSpec cluster;
-            cluster.accelerator = accelerator.value();
             cluster.accelerator_count = nodes * key.per_node;
-            cluster.accelerators_per_node = key.per_node;
-            if (key.scale_out >= 0) {
-                cluster.scale_out_gbit_per_s_per_node = key.scale_out;
-            }
             const std::pair<std::string, int> single{key.accelerator, key.per_node};
             auto cached = nodes == 1 ? one_node.find(single) : one_node.end();
             Result<estimate::TrainingEstimate> fresh = Error{};

@@ -2,6 +2,7 @@
 // bills it within what one customer can buy, then checked against the constraints.
 
 #include <cmath>
+#include <utility>
 
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/spot.hpp"
@@ -86,6 +87,11 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const ShapeEstimates& estimates,
                                              const PricingSettings& settings, Tally& tally) {
     std::vector<TrainingPlanOption> out;
+    std::size_t most = 0;  // every offering at every node count of its shape
+    for (const auto& [key, runs] : estimates.runs) {
+        most += candidates.shapes.at(key).offerings.size() * runs.size();
+    }
+    out.reserve(most);
     // The time factor alone (p90/p50 of run time): committed prices are fixed once bought,
     // so only the hours (and with them the blocks or terms billed) are uncertain.
     const double time_factor = 1.0 + settings.efficiency_spread;
@@ -167,7 +173,7 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                     opt.cost_usd_p10 = opt.expected_cost_usd / factor;
                     opt.cost_usd_p90 = opt.expected_cost_usd * factor;
                 }
-                out.push_back(opt);
+                out.push_back(std::move(opt));
             }
         }
     }

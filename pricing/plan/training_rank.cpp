@@ -20,9 +20,10 @@ std::string ValueText(const std::string& constraint, double value) {
 
 // For each violated constraint: the best value among options that meet every other
 // constraint (or among all options when none does).
-std::vector<BindingConstraint> Binding(const std::vector<TrainingPlanOption>& options) {
+std::vector<BindingConstraint> Binding(const std::vector<const TrainingPlanOption*>& options) {
     std::map<std::string, BindingConstraint> out;
-    for (const TrainingPlanOption& o : options) {
+    for (const TrainingPlanOption* option : options) {
+        const TrainingPlanOption& o = *option;
         for (const ConstraintViolation& v : o.violations) {
             const bool only_this = o.violations.size() == 1;
             auto [it, fresh] = out.try_emplace(v.constraint);
@@ -55,34 +56,52 @@ std::vector<BindingConstraint> Binding(const std::vector<TrainingPlanOption>& op
     return list;
 }
 
+// The first `count` options in `sort` order. Before() orders every pair of options (ties
+// end at the offering id and node count), so the partial order of the page is the order a
+// full sort gives; only the page is sorted.
+std::vector<const TrainingPlanOption*> FirstInOrder(
+    std::vector<const TrainingPlanOption*> order, std::size_t count, TrainingPlanSort sort) {
+    auto in_order = [sort](const auto* a, const auto* b) { return Before(*a, *b, sort); };
+    if (count >= order.size()) {
+        std::sort(order.begin(), order.end(), in_order);
+        return order;
+    }
+    const auto middle = order.begin() + static_cast<std::ptrdiff_t>(count);
+    std::partial_sort(order.begin(), middle, order.end(), in_order);
+    order.erase(middle, order.end());
+    return order;
+}
+
 }  // namespace
 
 void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
           TrainingPlan& plan) {
-    std::vector<TrainingPlanOption> feasible;
-    std::vector<TrainingPlanOption> infeasible;
-    for (auto& o : options) {
-        (o.Feasible() ? feasible : infeasible).push_back(std::move(o));
+    // The options stay where they are; the summaries and the page refer to them and copy
+    // only what the plan returns.
+    std::vector<const TrainingPlanOption*> feasible;
+    std::vector<const TrainingPlanOption*> infeasible;
+    for (const auto& o : options) {
+        (o.Feasible() ? feasible : infeasible).push_back(&o);
     }
     plan.feasible_count = feasible.size();
     plan.infeasible_count = infeasible.size();
 
-    for (const auto& o : feasible) {
-        if (!plan.cheapest || Before(o, *plan.cheapest, TrainingPlanSort::kExpectedCost)) {
-            plan.cheapest = o;
+    const TrainingPlanOption* cheapest = nullptr;
+    const TrainingPlanOption* fastest = nullptr;
+    for (const auto* o : feasible) {
+        if (cheapest == nullptr || Before(*o, *cheapest, TrainingPlanSort::kExpectedCost)) {
+            cheapest = o;
         }
-        if (!plan.fastest || Before(o, *plan.fastest, TrainingPlanSort::kTime)) {
-            plan.fastest = o;
+        if (fastest == nullptr || Before(*o, *fastest, TrainingPlanSort::kTime)) {
+            fastest = o;
         }
     }
+    if (cheapest != nullptr) plan.cheapest = *cheapest;
+    if (fastest != nullptr) plan.fastest = *fastest;
 
     // Pareto front: walk from fastest (ties: cheaper first); keep each option cheaper than
     // every faster one.
-    std::vector<const TrainingPlanOption*> by_time;
-    by_time.reserve(feasible.size());
-    for (const auto& o : feasible) {
-        by_time.push_back(&o);
-    }
+    std::vector<const TrainingPlanOption*> by_time = feasible;
     std::sort(by_time.begin(), by_time.end(), [](const auto* a, const auto* b) {
         return Before(*a, *b, TrainingPlanSort::kTime);
     });
@@ -95,10 +114,10 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     }
 
     std::map<std::string, const TrainingPlanOption*> per_provider;
-    for (const auto& o : feasible) {
-        auto& best = per_provider[o.offering->provider];
-        if (best == nullptr || Before(o, *best, TrainingPlanSort::kExpectedCost)) {
-            best = &o;
+    for (const auto* o : feasible) {
+        auto& best = per_provider[o->offering->provider];
+        if (best == nullptr || Before(*o, *best, TrainingPlanSort::kExpectedCost)) {
+            best = o;
         }
     }
     for (const auto& [provider, o] : per_provider) {
@@ -114,20 +133,16 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     }
 
     // The page: feasible options in `sort` order, then (when asked) the rest in that order.
-    const TrainingPlanSort sort = request.sort;
-    auto in_order = [sort](const auto& a, const auto& b) { return Before(a, b, sort); };
-    std::sort(feasible.begin(), feasible.end(), in_order);
-    std::vector<TrainingPlanOption>& listed = feasible;
-    if (request.include_infeasible) {
-        std::sort(infeasible.begin(), infeasible.end(), in_order);
-        listed.insert(listed.end(), std::make_move_iterator(infeasible.begin()),
-                      std::make_move_iterator(infeasible.end()));
+    plan.total_count = feasible.size() + (request.include_infeasible ? infeasible.size() : 0);
+    const std::size_t end = std::min(plan.total_count, request.offset + request.limit);
+    std::vector<const TrainingPlanOption*> page = FirstInOrder(feasible, end, request.sort);
+    if (end > feasible.size()) {  // only with include_infeasible
+        const std::vector<const TrainingPlanOption*> more =
+            FirstInOrder(infeasible, end - feasible.size(), request.sort);
+        page.insert(page.end(), more.begin(), more.end());
     }
-    plan.total_count = listed.size();
-    const std::size_t end = std::min(listed.size(), request.offset + request.limit);
-    if (request.offset < end) {
-        plan.options.assign(listed.begin() + static_cast<std::ptrdiff_t>(request.offset),
-                            listed.begin() + static_cast<std::ptrdiff_t>(end));
+    for (std::size_t i = request.offset; i < end; ++i) {
+        plan.options.push_back(*page[i]);
     }
 }
 

@@ -1,5 +1,6 @@
-// estimate_bench: time of one training estimate with the layout search, one with a fixed
-// layout, one inference estimate and one roofline call (Release build, one core).
+// estimate_bench: time of one training estimate with the layout search, the planner's
+// estimates of one workload over a shape's node counts, one with a fixed layout, one
+// inference estimate and one roofline call (Release build, one core).
 // Usage: estimate_bench [iterations]
 #include <chrono>
 #include <cstdio>
@@ -69,6 +70,22 @@ int main(int argc, char** argv) {
         auto e = est::EstimateTraining(lean, cluster);
         return e.ok() ? e.value().step_time_s : 0.0;
     });
+    // The planner's way: one TrainingEstimator for the workload over the node counts of one
+    // shape (8 to 4096 accelerators), keeping the per-layer costs across them.
+    auto lean_model = est::DeriveModel(lean.model);
+    if (!lean_model.ok()) return 1;
+    constexpr int kLadderSteps = 10;
+    double ladder_us = MicrosPerCall(iterations, [&] {
+        est::TrainingEstimator estimator(lean, lean_model.value());
+        double sum = 0;
+        est::ClusterSpec step = cluster;
+        for (int count = 8, i = 0; i < kLadderSteps; ++i, count *= 2) {
+            step.accelerator_count = count;
+            auto e = estimator.Estimate(step);
+            sum += e.ok() ? e.value().step_time_s : 0.0;
+        }
+        return sum;
+    }) / kLadderSteps;
     est::TrainingRequest fixed = req;
     est::ParallelismRequest p;
     p.tensor = 8;
@@ -139,6 +156,7 @@ int main(int argc, char** argv) {
                 search_us, considered);
     std::printf("training estimate, layout search, 65B on   64 x h100-sxm: %8.1f us/call\n", search_small_us);
     std::printf("  the same on 2048 without building assumptions (planner): %6.1f us/call\n", search_lean_us);
+    std::printf("  one TrainingEstimator over 8..4096 x h100-sxm (planner):  %8.1f us/estimate\n", ladder_us);
     std::printf("training estimate, fixed layout:                         %8.1f us/call\n", fixed_us);
     std::printf("training estimate, MoE 141B (8 experts) on 256, expert parallel searched: %6.1f us/call (%d layouts evaluated)\n",
                 moe_us, moe_considered);

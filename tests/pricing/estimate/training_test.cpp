@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "pricing/estimate/cluster.hpp"
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/training.hpp"
@@ -590,5 +592,103 @@ TEST_SUITE("estimate_training") {
         REQUIRE(small.ok());
         CHECK(searched.value().layouts_considered > small.value().layouts_considered);
         CHECK(searched.value().step_time_s <= small.value().step_time_s);
+    }
+}
+
+TEST_SUITE("estimate_training_estimator") {
+    // The kept layer costs must change no answer: every figure equals the one-off estimate's,
+    // to the bit, whichever clusters came before.
+    void CheckSame(const gpucost::pricing::Result<TrainingEstimate>& kept,
+                   const gpucost::pricing::Result<TrainingEstimate>& fresh) {
+        REQUIRE(kept.ok() == fresh.ok());
+        if (!fresh.ok()) {
+            CHECK(kept.error().field == fresh.error().field);
+            CHECK(kept.error().message == fresh.error().message);
+            return;
+        }
+        const TrainingEstimate& a = kept.value();
+        const TrainingEstimate& b = fresh.value();
+        CHECK(a.step_time_s == b.step_time_s);
+        CHECK(a.wall_clock_hours == b.wall_clock_hours);
+        CHECK(a.mfu == b.mfu);
+        CHECK(a.hfu == b.hfu);
+        CHECK(a.memory_per_accelerator_gb == b.memory_per_accelerator_gb);
+        CHECK(a.breakdown.compute_s == b.breakdown.compute_s);
+        CHECK(a.breakdown.communication_s == b.breakdown.communication_s);
+        CHECK(a.layouts_considered == b.layouts_considered);
+        CHECK(a.bottleneck == b.bottleneck);
+        CHECK(a.parallelism.tensor == b.parallelism.tensor);
+        CHECK(a.parallelism.pipeline == b.parallelism.pipeline);
+        CHECK(a.parallelism.zero_stage == b.parallelism.zero_stage);
+        CHECK(a.parallelism.micro_batch_size == b.parallelism.micro_batch_size);
+        CHECK(a.parallelism.virtual_stages == b.parallelism.virtual_stages);
+        REQUIRE(a.runner_up.has_value() == b.runner_up.has_value());
+        if (a.runner_up) CHECK(a.runner_up->step_time_s == b.runner_up->step_time_s);
+        CHECK(a.assumptions.size() == b.assumptions.size());
+    }
+
+    // Clusters in the order a plan meets them: node counts of one shape, another network,
+    // another accelerator, a smaller scale-up domain (tensor traffic over the network), a
+    // count that does not fit and one the batch cannot feed.
+    std::vector<ClusterSpec> PlanLikeClusters() {
+        std::vector<ClusterSpec> out;
+        for (int count : {8, 64, 512}) out.push_back(Cluster(count, gpucost::testing::H100Sxm()));
+        ClusterSpec slow_network = Cluster(64, gpucost::testing::H100Sxm());
+        slow_network.scale_out_gbit_per_s_per_node = 100;
+        out.push_back(slow_network);
+        for (int count : {1, 8, 64}) out.push_back(Cluster(count));
+        ClusterSpec small_domain = Cluster(16, gpucost::testing::H100Sxm());
+        small_domain.scale_up_domain = 2;
+        out.push_back(small_domain);
+        out.push_back(Cluster(1 << 16, gpucost::testing::H100Sxm()));
+        out.push_back(Cluster(8, gpucost::testing::Rtx4090()));
+        return out;
+    }
+
+    TEST_CASE("an estimator answers as EstimateTraining on every cluster of a plan") {
+        std::vector<TrainingRequest> requests(4);
+        requests[0].model = Llama7();
+        requests[0].tokens_b = 100;
+        requests[1] = requests[0];
+        requests[1].mode = TrainingMode::kQlora;
+        requests[1].lora_rank = 16;
+        requests[2].model = DeepSeekV3();
+        requests[2].tokens_b = 100;
+        requests[2].with_assumptions = false;
+        requests[3] = requests[0];
+        requests[3].flash_attention = false;
+        ParallelismRequest wide_tensor;
+        wide_tensor.tensor = 8;  // beyond the small scale-up domain: the network link
+        requests[3].parallelism = wide_tensor;
+        for (const TrainingRequest& request : requests) {
+            auto model = DeriveModel(request.model);
+            REQUIRE(model.ok());
+            TrainingEstimator estimator(request, model.value());
+            for (const ClusterSpec& cluster : PlanLikeClusters()) {
+                CAPTURE(cluster.accelerator.id);
+                CAPTURE(cluster.accelerator_count);
+                CheckSame(estimator.Estimate(cluster), EstimateTraining(request, cluster));
+            }
+        }
+    }
+
+    TEST_CASE("an estimator keeps one set of layer costs per accelerator, not per node count") {
+        TrainingRequest request;
+        request.model = Llama7();
+        request.tokens_b = 100;
+        auto model = DeriveModel(request.model);
+        REQUIRE(model.ok());
+        TrainingEstimator estimator(request, model.value());
+        CHECK(estimator.LayerCostsKept() == 0);
+        REQUIRE(estimator.Estimate(Cluster(8, gpucost::testing::H100Sxm())).ok());
+        const std::size_t one_shape = estimator.LayerCostsKept();
+        CHECK(one_shape > 0);
+        // More nodes of the same accelerator try the same tensor degrees and micro-batches.
+        REQUIRE(estimator.Estimate(Cluster(64, gpucost::testing::H100Sxm())).ok());
+        REQUIRE(estimator.Estimate(Cluster(512, gpucost::testing::H100Sxm())).ok());
+        CHECK(estimator.LayerCostsKept() == one_shape);
+        // Another accelerator has its own.
+        REQUIRE(estimator.Estimate(Cluster(8)).ok());
+        CHECK(estimator.LayerCostsKept() == 2 * one_shape);
     }
 }
