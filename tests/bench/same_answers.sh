@@ -61,4 +61,15 @@ req /v1/plans/inference '{"model": {"id": "llama-3.1-70b"}, "input_tokens": 2000
 req /v1/plans/spot '{"job_hours": 100, "on_demand_usd_per_hour": 98.32, "spot_usd_per_hour": 30, "interruptions_per_hour": 0.1, "checkpoint_minutes": 3, "restart_minutes": 6}'
 reqcsv /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000}'
 req '/v1/estimates/training?assumptions=summary' '{"model": {"id": "deepseek-v3"}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 2048}}'
+# Model warnings (params_b against a structure that counts more), a budget view with data
+# prices, nothing feasible (binding constraints), and the ?assumptions= detail levels.
+W='"model": {"params_b": 30, "layers": 80, "hidden_size": 8192, "attention_heads": 64, "kv_heads": 8, "ffn_hidden_size": 28672, "vocab_size": 128256, "seq_len": 8192, "gated_mlp": true}'
+req $T "{$W, \"tokens_b\": 100, \"hardware\": {\"accelerator\": \"h100-sxm\", \"total_accelerators\": 64}}"
+req $I "{$W, \"hardware\": {\"accelerator\": \"h100-sxm\", \"total_accelerators\": 4}, \"input_tokens\": 1000, \"output_tokens\": 200}"
+req /v1/plans/training "{$W, \"tokens_b\": 100, \"data\": {\"stored_gb\": 500, \"egress_gb\": 100}, \"start_date\": \"2026-01-15\", \"limit\": 2, \"uncertainty\": {\"price_spread_fraction\": 0.2}}"
+req /v1/plans/training '{"model": {"params_b": 70}, "tokens_b": 15000, "constraints": {"deadline_hours": 24, "budget_usd": 1000}, "limit": 2}'
+req '/v1/plans/training?assumptions=summary' '{"model": {"params_b": 7}, "tokens_b": 1000, "limit": 1}'
+req '/v1/plans/training?assumptions=none' '{"model": {"params_b": 7}, "tokens_b": 1000, "limit": 1, "offset": 2, "sort": "time"}'
+req '/v1/estimates/inference?assumptions=none' '{"model": {"id": "llama-3.1-8b"}, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1}, "input_tokens": 100, "output_tokens": 100}'
+req /v1/plans/inference "{$W, \"input_tokens\": 1000, \"output_tokens\": 250, \"traffic\": {\"requests_per_second\": 2}, \"limit\": 2}"
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"
