@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -72,6 +73,16 @@ public:
             Number(value);
         } else {
             String(value);
+        }
+    }
+    // An optional member: its value as above, or null when unset (as Num()/json(*v) or null
+    // gave it in a DOM).
+    template <typename T>
+    void Member(std::string_view key, const std::optional<T>& value) {
+        if (value) {
+            Member(key, *value);
+        } else {
+            NullMember(key);
         }
     }
     void NullMember(std::string_view key) {
