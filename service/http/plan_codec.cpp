@@ -10,6 +10,7 @@
 #include "pricing/plan/plan_ids.hpp"
 #include <set>
 
+#include "service/http/encoded_cache.hpp"
 #include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/json_reader.hpp"
@@ -41,18 +42,6 @@ pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
         error.message = error.field + error.message.substr(old_field.size());
     }
     return error;
-}
-
-json LayoutJson(const pricing::estimate::ParallelLayout& l) {
-    return {{"tensor", l.tensor},
-            {"pipeline", l.pipeline},
-            {"data", l.data},
-            {"zero_stage", l.zero_stage},
-            {"recompute", pricing::estimate::RecomputeName(l.recompute)},
-            {"micro_batch_size", l.micro_batch_size},
-            {"virtual_stages", l.virtual_stages},
-            {"sequence_parallel", l.sequence_parallel},
-            {"expert", l.expert}};
 }
 
 // Price warnings in the shape every answer's `warnings` has ({field, detail}, as model
@@ -469,71 +458,6 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
 
 namespace {
 
-json OptionJson(const pricing::plan::TrainingPlanOption& o) {
-    json violations = json::array();
-    for (const auto& v : o.violations) {
-        violations.push_back(
-            {{"constraint", v.constraint}, {"limit", Num(v.limit)}, {"value", Num(v.value)}});
-    }
-    return {{"offering", OfferingSummary(*o.offering)},
-            {"nodes", o.nodes},
-            {"total_accelerators", o.total_accelerators},
-            {"parallelism", LayoutJson(o.parallelism)},
-            {"mfu", Num(o.mfu)},
-            {"wall_clock_hours", Num(o.wall_clock_hours)},
-            {"expected_wall_clock_hours", Num(o.expected_wall_clock_hours)},
-            {"cluster_usd_per_hour", Num(o.cluster_usd_per_hour)},
-            {"billed_hours", Num(o.billed_hours)},
-            {"unused_committed_hours", Opt(o.unused_committed_hours)},
-            {"cost_usd", Num(o.cost_usd)},
-            {"expected_cost_usd", Num(o.expected_cost_usd)},
-            {"cost_usd_p10", Num(o.cost_usd_p10)},
-            {"cost_usd_p50", Num(o.cost_usd_p50)},
-            {"cost_usd_p90", Num(o.cost_usd_p90)},
-            {"interruptions_per_hour",
-             o.interruptions_per_hour ? Num(*o.interruptions_per_hour) : json(nullptr)},
-            {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
-            {"independent_hosts", o.independent_hosts},
-            {"max_instances", o.max_instances},
-            {"price_age_days", OptValue(o.price_age_days)},
-            {"meets_deadline", o.meets_deadline},
-            {"within_budget", o.within_budget},
-            {"violations", std::move(violations)}};
-}
-
-json OptionalOption(const std::optional<pricing::plan::TrainingPlanOption>& o) {
-    return o ? OptionJson(*o) : json(nullptr);
-}
-
-json BudgetJson(const std::optional<pricing::plan::BudgetView>& b) {
-    if (!b) {
-        return nullptr;
-    }
-    json monthly = json::array();
-    for (const auto& m : b->monthly) {
-        monthly.push_back({{"month", m.month}, {"usd", Num(m.usd)}});
-    }
-    json prices = nullptr;
-    if (b->data_price) {
-        const pricing::DataPrice& p = *b->data_price;
-        prices = {{"provider", p.provider},
-                  {"object_storage_usd_per_gb_month", Num(p.object_storage_usd_per_gb_month)},
-                  {"internet_egress_usd_per_gb", Num(p.internet_egress_usd_per_gb)},
-                  {"as_of", p.as_of},
-                  {"as_of_estimated", p.as_of_estimated},
-                  {"verified", p.verified},
-                  {"source", p.source}};
-    }
-    return {{"start_date", b->start_date},
-            {"start_date_source", b->start_date_source},
-            {"monthly", std::move(monthly)},
-            {"compute_usd", Num(b->compute_usd)},
-            {"storage_usd", Opt(b->storage_usd)},
-            {"egress_usd", Opt(b->egress_usd)},
-            {"total_usd", Num(b->total_usd)},
-            {"data_prices", std::move(prices)}};
-}
-
 json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
     auto opt = [](const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); };
     return {{"offering", OfferingSummary(*o.offering)},
@@ -558,48 +482,233 @@ json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
 
 }  // namespace
 
-json ToJson(const pricing::plan::TrainingPlan& plan,
-            const pricing::plan::TrainingPlanRequest& request) {
-    auto list = [](const std::vector<pricing::plan::TrainingPlanOption>& options) {
-        json out = json::array();
-        for (const auto& o : options) {
-            out.push_back(OptionJson(o));
-        }
-        return out;
-    };
-    json binding = json::array();
-    for (const auto& b : plan.binding_constraints) {
-        binding.push_back({{"constraint", b.constraint},
-                           {"limit", Num(b.limit)},
-                           {"best_value", Num(b.best_value)},
-                           {"shortfall", Num(b.shortfall)},
-                           {"others_met", b.others_met},
-                           {"message", b.message}});
+// The training plan's answer is written as JSON text, one function per part, members in the
+// sorted order nlohmann::json keeps, so the bytes are those a DOM's dump gave (JsonWriter
+// checks the order in debug builds). `assumptions` comes encoded from the cache
+// (encoded_cache.hpp).
+namespace {
+
+void WriteSpotInterruption(JsonWriter& w, const pricing::Offering& o) {
+    if (!o.spot_interruption) return w.Null();
+    w.BeginObject();
+    w.Member("bucket", o.spot_interruption->label);
+    w.Member("max_percent_per_month", o.spot_interruption->max_percent_per_month);
+    w.Member("min_percent_per_month", o.spot_interruption->min_percent_per_month);
+    w.EndObject();
+}
+
+// The offering as plan options name it (OfferingSummary's members).
+void WriteOfferingSummary(JsonWriter& w, const pricing::Offering& o) {
+    w.BeginObject();
+    w.Member("accelerator", o.accelerator);
+    w.Member("accelerator_count", o.accelerator_count);
+    w.Member("as_of", o.price.as_of);
+    w.Member("as_of_estimated", o.price.as_of_estimated);
+    w.Member("id", o.id);
+    w.Member("instance_type", o.instance_type);
+    w.Member("price_type", pricing::PriceTypeName(o.price_type));
+    w.Member("provider", o.provider);
+    w.Member("region", o.region);
+    w.Key("spot_interruption");
+    WriteSpotInterruption(w, o);
+    w.Member("usd_per_hour", o.price.usd_per_hour);
+    w.Member("verified", o.price.verified);
+    w.EndObject();
+}
+
+void WriteViolations(JsonWriter& w, const std::vector<pricing::plan::ConstraintViolation>& list) {
+    w.BeginArray();
+    for (const auto& v : list) {
+        w.BeginObject();
+        w.Member("constraint", v.constraint);
+        w.Member("limit", v.limit);
+        w.Member("value", v.value);
+        w.EndObject();
     }
-    return {{"total_count", plan.total_count},
-            {"feasible_count", plan.feasible_count},
-            {"infeasible_count", plan.infeasible_count},
-            {"include_infeasible", request.include_infeasible},
-            {"sort", pricing::plan::TrainingPlanSortName(request.sort)},
-            {"limit", request.limit},
-            {"offset", request.offset},
-            {"options", list(plan.options)},
-            {"recommendation", OptionalOption(plan.recommendation)},
-            {"reasoning", plan.reasoning},
-            {"cheapest", OptionalOption(plan.cheapest)},
-            {"fastest", OptionalOption(plan.fastest)},
-            {"pareto_front", list(plan.pareto_front)},
-            {"best_by_provider", list(plan.best_by_provider)},
-            {"binding_constraints", std::move(binding)},
-            {"warnings", PriceWarningsJson(json(plan.warnings))},
-            {"budget", BudgetJson(plan.budget)},
-            {"catalog_version", plan.catalog_version},
-            {"offerings_considered", plan.offerings_considered},
-            {"hardware_shapes", plan.hardware_shapes},
-            {"estimates", plan.estimates},
-            {"skipped", Counts(plan.skipped)},
-            {"skipped_examples", Texts(plan.skipped_examples)},
-            {"assumptions", ToJson(plan.assumptions)}};
+    w.EndArray();
+}
+
+void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
+    w.BeginObject();
+    w.Member("billed_hours", o.billed_hours);
+    w.Member("cluster_usd_per_hour", o.cluster_usd_per_hour);
+    w.Member("cost_usd", o.cost_usd);
+    w.Member("cost_usd_p10", o.cost_usd_p10);
+    w.Member("cost_usd_p50", o.cost_usd_p50);
+    w.Member("cost_usd_p90", o.cost_usd_p90);
+    w.Member("expected_cost_usd", o.expected_cost_usd);
+    w.Member("expected_wall_clock_hours", o.expected_wall_clock_hours);
+    w.Member("independent_hosts", o.independent_hosts);
+    w.Member("interruptions_per_hour", o.interruptions_per_hour);
+    w.Member("max_instances", o.max_instances);
+    w.Member("meets_deadline", o.meets_deadline);
+    w.Member("mfu", o.mfu);
+    w.Member("nodes", o.nodes);
+    w.Key("offering");
+    WriteOfferingSummary(w, *o.offering);
+    w.Key("parallelism");
+    WriteLayout(w, o.parallelism);
+    w.Member("price_age_days", o.price_age_days);
+    w.Member("scale_out_gbit_per_s", o.scale_out_gbit_per_s);
+    w.Member("total_accelerators", o.total_accelerators);
+    w.Member("unused_committed_hours", o.unused_committed_hours);
+    w.Key("violations");
+    WriteViolations(w, o.violations);
+    w.Member("wall_clock_hours", o.wall_clock_hours);
+    w.Member("within_budget", o.within_budget);
+    w.EndObject();
+}
+
+void WriteOptionalOption(JsonWriter& w,
+                         const std::optional<pricing::plan::TrainingPlanOption>& o) {
+    if (!o) return w.Null();
+    WriteOption(w, *o);
+}
+
+void WriteOptions(JsonWriter& w, const std::vector<pricing::plan::TrainingPlanOption>& options) {
+    w.BeginArray();
+    for (const auto& o : options) WriteOption(w, o);
+    w.EndArray();
+}
+
+void WriteBindingConstraints(JsonWriter& w,
+                             const std::vector<pricing::plan::BindingConstraint>& list) {
+    w.BeginArray();
+    for (const auto& b : list) {
+        w.BeginObject();
+        w.Member("best_value", b.best_value);
+        w.Member("constraint", b.constraint);
+        w.Member("limit", b.limit);
+        w.Member("message", b.message);
+        w.Member("others_met", b.others_met);
+        w.Member("shortfall", b.shortfall);
+        w.EndObject();
+    }
+    w.EndArray();
+}
+
+void WriteDataPrice(JsonWriter& w, const std::optional<pricing::DataPrice>& price) {
+    if (!price) return w.Null();
+    w.BeginObject();
+    w.Member("as_of", price->as_of);
+    w.Member("as_of_estimated", price->as_of_estimated);
+    w.Member("internet_egress_usd_per_gb", price->internet_egress_usd_per_gb);
+    w.Member("object_storage_usd_per_gb_month", price->object_storage_usd_per_gb_month);
+    w.Member("provider", price->provider);
+    w.Member("source", price->source);
+    w.Member("verified", price->verified);
+    w.EndObject();
+}
+
+void WriteBudget(JsonWriter& w, const std::optional<pricing::plan::BudgetView>& b) {
+    if (!b) return w.Null();
+    w.BeginObject();
+    w.Member("compute_usd", b->compute_usd);
+    w.Key("data_prices");
+    WriteDataPrice(w, b->data_price);
+    w.Member("egress_usd", b->egress_usd);
+    w.Key("monthly");
+    w.BeginArray();
+    for (const auto& m : b->monthly) {
+        w.BeginObject();
+        w.Member("month", m.month);
+        w.Member("usd", m.usd);
+        w.EndObject();
+    }
+    w.EndArray();
+    w.Member("start_date", b->start_date);
+    w.Member("start_date_source", b->start_date_source);
+    w.Member("storage_usd", b->storage_usd);
+    w.Member("total_usd", b->total_usd);
+    w.EndObject();
+}
+
+// An object of (key, value) pairs as a DOM filled by out[key] = value gave it: keys sorted,
+// a repeated key holding its last value.
+template <typename Value>
+void WriteKeyed(JsonWriter& w, const std::vector<std::pair<std::string, Value>>& pairs) {
+    std::vector<const std::pair<std::string, Value>*> sorted;
+    sorted.reserve(pairs.size());
+    for (const auto& p : pairs) sorted.push_back(&p);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto* a, const auto* b) { return a->first < b->first; });
+    w.BeginObject();
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        const bool replaced = i + 1 < sorted.size() && sorted[i + 1]->first == sorted[i]->first;
+        if (!replaced) w.Member(sorted[i]->first, sorted[i]->second);
+    }
+    w.EndObject();
+}
+
+// The price warnings (each about the recommended option's offering), then the workload
+// model's consistency warnings.
+void WritePlanWarnings(JsonWriter& w, const std::vector<std::string>& price_warnings,
+                       const std::vector<pricing::FieldError>& model_warnings) {
+    w.BeginArray();
+    for (const auto& text : price_warnings) WriteWarning(w, "/recommendation/offering", text);
+    for (const auto& m : model_warnings) WriteWarning(w, m.field, m.detail);
+    w.EndArray();
+}
+
+// The members that sort before `options`: the assumptions, the summary options, the counts
+// and the request's paging (apart from EncodeTrainingPlan to keep each one screen).
+void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::string_view assumptions_json) {
+    const pricing::plan::TrainingPlan& plan = a.plan;
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Key("best_by_provider");
+    WriteOptions(w, plan.best_by_provider);
+    w.Key("binding_constraints");
+    WriteBindingConstraints(w, plan.binding_constraints);
+    w.Key("budget");
+    WriteBudget(w, plan.budget);
+    w.Member("catalog_version", plan.catalog_version);
+    w.Key("cheapest");
+    WriteOptionalOption(w, plan.cheapest);
+    w.Member("estimates", plan.estimates);
+    w.Key("fastest");
+    WriteOptionalOption(w, plan.fastest);
+    w.Member("feasible_count", plan.feasible_count);
+    w.Member("hardware_shapes", plan.hardware_shapes);
+    w.Member("include_infeasible", a.include_infeasible);
+    w.Member("infeasible_count", plan.infeasible_count);
+    w.Member("limit", a.limit);
+    w.Member("offerings_considered", plan.offerings_considered);
+    w.Member("offset", a.offset);
+}
+
+}  // namespace
+
+std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumptions_json) {
+    const pricing::plan::TrainingPlan& plan = a.plan;
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096 + 2048 * (plan.options.size() + 8));
+    JsonWriter w(out);
+    w.BeginObject();
+    WriteMembersBeforeOptions(w, a, assumptions_json);
+    w.Key("options");
+    WriteOptions(w, plan.options);
+    w.Key("pareto_front");
+    WriteOptions(w, plan.pareto_front);
+    w.Member("reasoning", plan.reasoning);
+    w.Key("recommendation");
+    WriteOptionalOption(w, plan.recommendation);
+    w.Key("skipped");
+    WriteKeyed(w, plan.skipped);
+    w.Key("skipped_examples");
+    WriteKeyed(w, plan.skipped_examples);
+    w.Member("sort", pricing::plan::TrainingPlanSortName(a.sort));
+    w.Member("total_count", plan.total_count);
+    w.Key("warnings");
+    WritePlanWarnings(w, plan.warnings, a.model_warnings);
+    w.EndObject();
+    return out;
+}
+
+json TrainingPlanJson(const TrainingAnswer& answer) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(
+        EncodeTrainingPlan(answer, EncodeAssumptions(answer.plan.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
@@ -918,8 +1027,11 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
     if (!plan.ok()) {
         return plan.error();
     }
-    TrainingAnswer answer{std::move(plan).value(), nullptr};
-    answer.body = WithModelWarnings(ToJson(answer.plan, request), request.workload.model);
+    TrainingAnswer answer{std::move(plan).value(), request.include_infeasible, request.sort,
+                          request.limit, request.offset, {}};
+    if (auto model = pricing::estimate::DeriveModel(request.workload.model); model.ok()) {
+        answer.model_warnings = std::move(model).value().warnings;
+    }
     return answer;
 }
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,8 +46,6 @@ DecodeSpotWorkload(const nlohmann::json& body);
 // constraints, sort, limit, offset, uncertainty and spot.
 [[nodiscard]] pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(
     const nlohmann::json& body);
-nlohmann::json ToJson(const pricing::plan::TrainingPlan& plan,
-                      const pricing::plan::TrainingPlanRequest& request);
 // One row per option of the page.
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan);
 
@@ -61,15 +60,24 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan);
 // Today's UTC date (YYYY-MM-DD): price ages and the budget view's default start.
 std::string TodayUtcDate();
 
-// The training plan as POST /v1/plans/training answers it (saved scenarios re-run the same),
-// with the workload model's consistency warnings after the price warnings.
+// The training plan as POST /v1/plans/training answers it (saved scenarios re-run the same):
+// the plan, the request's paging it echoes, and the workload model's consistency warnings,
+// which follow the price warnings.
 struct TrainingAnswer {
     pricing::plan::TrainingPlan plan;  // options point into the catalog given
-    nlohmann::json body;
+    bool include_infeasible = false;
+    pricing::plan::TrainingPlanSort sort = pricing::plan::TrainingPlanSort::kExpectedCost;
+    std::size_t limit = 0;
+    std::size_t offset = 0;
+    std::vector<pricing::FieldError> model_warnings;
 };
 [[nodiscard]] pricing::Result<TrainingAnswer> AnswerTrainingPlan(
     pricing::plan::TrainingPlanRequest request, const pricing::Catalog& catalog,
     const pricing::PlanReference& reference, const std::string& today);
+// The answer as JSON text, `assumptions` set to `assumptions_json` (EncodeAssumptions), written
+// without a DOM (byte-identical to one); as a DOM with every assumption for saved scenarios.
+std::string EncodeTrainingPlan(const TrainingAnswer& answer, std::string_view assumptions_json);
+nlohmann::json TrainingPlanJson(const TrainingAnswer& answer);
 
 // The inference plan as POST /v1/plans/inference answers it: constraint ids resolved
 // case-insensitively (unknown ones 422 with close matches), every option planned for

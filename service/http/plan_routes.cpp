@@ -159,7 +159,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().plan));
         }
-        WriteAnswer(res, req, std::move(answer.value().body), answer.value().plan.assumptions);
+        const TrainingAnswer& a = answer.value();
+        WriteJsonText(res, EncodeTrainingPlan(a, EncodeAssumptions(a.plan.assumptions, DetailOf(req))));
     });
 
     routes.Post("/v1/plans/inference",
