@@ -102,7 +102,7 @@ std::string EncodeAssumptions(const pricing::Assumptions& assumptions, Assumptio
             key.append(*part);
         }
         Cache().Append(out, key, [&] { return AssumptionPrefix(a, detail); });
-        out += Num(a.value).dump();
+        AppendJsonNumber(out, a.value);
         out.push_back('}');
     }
     out.push_back(']');

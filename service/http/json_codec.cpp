@@ -95,16 +95,20 @@ void JsonWriter::Key(std::string_view key) {
     after_key_ = true;
 }
 
-void JsonWriter::Number(double value) {
-    BeforeValue();
+void AppendJsonNumber(std::string& out, double value) {
     if (!std::isfinite(value)) {
-        out_ += "null";
+        out += "null";
         return;
     }
     // The same shortest round-trip formatting nlohmann::json's serialiser uses for doubles.
     char buffer[64];
     char* end = nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, value == 0 ? 0.0 : value);
-    out_.append(buffer, end);
+    out.append(buffer, end);
+}
+
+void JsonWriter::Number(double value) {
+    BeforeValue();
+    AppendJsonNumber(out_, value);
 }
 
 void JsonWriter::Integer(long long value) {

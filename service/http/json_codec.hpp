@@ -36,6 +36,10 @@ inline constexpr std::size_t kMaxJsonStringBytes = 4096;
 // values become null, -0 becomes 0.
 json Num(double value);
 
+// Appends `value` as Num(value).dump() writes it (shortest round-trip text, null for
+// non-finite, 0 for -0) without building a json value for it.
+void AppendJsonNumber(std::string& out, double value);
+
 // Writes JSON text straight into a string, for answers encoded without building a DOM. The
 // text is byte-identical to nlohmann::json's dump of the same values: numbers through
 // Number() as Num() would give them, strings escaped the same way, and members written in the
