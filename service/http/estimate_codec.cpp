@@ -140,14 +140,18 @@ Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareRequest* hardware,
                                                    const std::vector<std::string>& extra_keys) {
     JsonReader r(body, "");
-    std::vector<std::string> known = {"model", "tokens_b", "hardware", "precision",
-                                      "global_batch_tokens", "parallelism", "efficiency",
-                                      "goodput", "comm_overlap_fraction", "tp_overlap_fraction",
-                                      "memory_overhead_gb", "flash_attention", "mode",
-                                      "lora_rank", "lora_target_modules",
-                                      "expert_overlap_fraction"};
-    known.insert(known.end(), extra_keys.begin(), extra_keys.end());
-    r.OnlyKnown(known);
+    static const std::vector<std::string> kKnown = {
+        "model", "tokens_b", "hardware", "precision", "global_batch_tokens", "parallelism",
+        "efficiency", "goodput", "comm_overlap_fraction", "tp_overlap_fraction",
+        "memory_overhead_gb", "flash_attention", "mode", "lora_rank", "lora_target_modules",
+        "expert_overlap_fraction"};
+    if (extra_keys.empty()) {
+        r.OnlyKnown(kKnown);
+    } else {
+        std::vector<std::string> known = kKnown;
+        known.insert(known.end(), extra_keys.begin(), extra_keys.end());
+        r.OnlyKnown(known);
+    }
     r.Require("model");
     r.Require("tokens_b");
     est::TrainingRequest req;

@@ -77,11 +77,14 @@ Result<est::ModelSpec> FromLibrary(const std::string& id, const std::string& poi
 }
 
 Result<est::ModelSpec> FromObject(const json& j, const std::string& pointer) {
+    static const std::vector<std::string> kKnown = [] {
+        std::vector<std::string> known = kStructureKeys;
+        known.push_back("id");
+        known.push_back("hf_config");
+        return known;
+    }();
     JsonReader r(j, pointer);
-    std::vector<std::string> known = kStructureKeys;
-    known.push_back("id");
-    known.push_back("hf_config");
-    r.OnlyKnown(known);
+    r.OnlyKnown(kKnown);
     auto id = r.String("id");
     const json* hf = r.Object("hf_config");
     if (!r.ok()) return r.error();

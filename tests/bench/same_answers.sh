@@ -72,4 +72,10 @@ req '/v1/plans/training?assumptions=summary' '{"model": {"params_b": 7}, "tokens
 req '/v1/plans/training?assumptions=none' '{"model": {"params_b": 7}, "tokens_b": 1000, "limit": 1, "offset": 2, "sort": "time"}'
 req '/v1/estimates/inference?assumptions=none' '{"model": {"id": "llama-3.1-8b"}, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1}, "input_tokens": 100, "output_tokens": 100}'
 req /v1/plans/inference "{$W, \"input_tokens\": 1000, \"output_tokens\": 250, \"traffic\": {\"requests_per_second\": 2}, \"limit\": 2}"
+# Problems from the request reader: an unknown member (with the list of known ones), an
+# escaped pointer, a wrong type, a missing field.
+req $T '{"model": {"params_b": 8, "bogus": 1}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 64}}'
+req $T '{"model": {"params_b": 8}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 64}, "a/b~c": 1}'
+req /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000, "constraints": {"deadline_hours": "soon"}}'
+req $I '{"model": {"params_b": 7}, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1}, "output_tokens": 100}'
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"
