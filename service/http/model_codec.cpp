@@ -214,21 +214,6 @@ void WriteModelWarnings(JsonWriter& w, const est::ResolvedModel& m) {
     w.EndArray();
 }
 
-json ModelWarningsJson(const est::ResolvedModel& m) {
-    json out = json::array();
-    for (const auto& w : m.warnings) out.push_back({{"field", w.field}, {"detail", w.detail}});
-    return out;
-}
-
-json WithModelWarnings(json answer, const est::ModelSpec& spec) {
-    auto resolved = est::DeriveModel(spec);
-    if (!resolved.ok() || resolved.value().warnings.empty() || !answer.is_object()) return answer;
-    json& warnings = answer["warnings"];
-    if (!warnings.is_array()) warnings = json::array();
-    for (json& w : ModelWarningsJson(resolved.value())) warnings.push_back(std::move(w));
-    return answer;
-}
-
 json LibraryModelJson(const pricing::LibraryModel& m, bool resolved) {
     const est::ModelSpec& s = m.spec;
     auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };

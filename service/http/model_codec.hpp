@@ -41,11 +41,6 @@ nlohmann::json ModelJson(const pricing::estimate::ResolvedModel& m);
 void WriteWarning(JsonWriter& w, std::string_view field, std::string_view detail);
 // The model's `warnings` as [{field, detail}] (empty array when the inputs agree).
 void WriteModelWarnings(JsonWriter& w, const pricing::estimate::ResolvedModel& m);
-nlohmann::json ModelWarningsJson(const pricing::estimate::ResolvedModel& m);
-
-// `answer` with the model's `warnings` appended (a plan's answer, whose workload model the
-// planner resolves itself); unchanged when the inputs agree.
-nlohmann::json WithModelWarnings(nlohmann::json answer, const pricing::estimate::ModelSpec& spec);
 
 // A library entry: id, name, family, published counts, source, the structure as stored and,
 // with `resolved`, the derivation's counts (params_b, active_params_b, per-layer figures).

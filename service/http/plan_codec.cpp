@@ -44,56 +44,6 @@ pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
     return error;
 }
 
-// Price warnings in the shape every answer's `warnings` has ({field, detail}, as model
-// warnings are), pointing at the recommended option's offering they concern.
-json PriceWarningsJson(const json& texts) {
-    json out = json::array();
-    for (const auto& t : texts) {
-        out.push_back({{"field", "/recommendation/offering"}, {"detail", t}});
-    }
-    return out;
-}
-
-json SpotInterruption(const pricing::Offering& o) {
-    if (!o.spot_interruption) {
-        return nullptr;
-    }
-    return {{"bucket", o.spot_interruption->label},
-            {"min_percent_per_month", Num(o.spot_interruption->min_percent_per_month)},
-            {"max_percent_per_month", Num(o.spot_interruption->max_percent_per_month)}};
-}
-
-json OfferingSummary(const pricing::Offering& o) {
-    return {{"id", o.id},
-            {"provider", o.provider},
-            {"instance_type", o.instance_type},
-            {"accelerator", o.accelerator},
-            {"accelerator_count", o.accelerator_count},
-            {"price_type", pricing::PriceTypeName(o.price_type)},
-            {"region", o.region},
-            {"usd_per_hour", Num(o.price.usd_per_hour)},
-            {"as_of", o.price.as_of},
-            {"as_of_estimated", o.price.as_of_estimated},
-            {"verified", o.price.verified},
-            {"spot_interruption", SpotInterruption(o)}};
-}
-
-json Counts(const std::vector<std::pair<std::string, std::size_t>>& counts) {
-    json out = json::object();
-    for (const auto& [reason, count] : counts) {
-        out[reason] = count;
-    }
-    return out;
-}
-
-json Texts(const std::vector<std::pair<std::string, std::string>>& texts) {
-    json out = json::object();
-    for (const auto& [reason, text] : texts) {
-        out[reason] = text;
-    }
-    return out;
-}
-
 // Reads a list of price type names at `key`; unknown names are 422.
 std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key) {
     std::vector<pricing::PriceType> out;
@@ -458,27 +408,6 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
 
 namespace {
 
-json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
-    auto opt = [](const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); };
-    return {{"offering", OfferingSummary(*o.offering)},
-            {"tensor_parallel", o.tensor_parallel},
-            {"batch_size", o.batch_size},
-            {"replicas", o.replicas},
-            {"spare_replicas", o.spare_replicas},
-            {"reasoning", o.reasoning ? json(*o.reasoning) : json(nullptr)},
-            {"nodes", o.nodes},
-            {"total_accelerators", o.total_accelerators},
-            {"cluster_usd_per_hour", Num(o.nodes * o.offering->price.usd_per_hour)},
-            {"time_to_first_token_ms", Num(o.time_to_first_token_ms)},
-            {"inter_token_latency_ms", Num(o.inter_token_latency_ms)},
-            {"output_tokens_per_second_per_replica", Num(o.output_tokens_per_second_per_replica)},
-            {"capacity_requests_per_second", Num(o.capacity_requests_per_second)},
-            {"monthly_cost_usd", Num(o.monthly_cost_usd)},
-            {"usd_per_million_input_tokens", Num(o.usd_per_million_input_tokens)},
-            {"usd_per_million_output_tokens", Num(o.usd_per_million_output_tokens)},
-            {"api_monthly_cost_usd", opt(o.api_monthly_cost_usd)},
-            {"savings_vs_api_fraction", opt(o.savings_vs_api_fraction)}};
-}
 
 }  // namespace
 
@@ -824,21 +753,6 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     return q;
 }
 
-json ToJson(const pricing::plan::InferencePlan& plan) {
-    json options = json::array();
-    for (const auto& o : plan.options) {
-        options.push_back(InferenceOptionJson(o));
-    }
-    return {{"requests_per_second", Num(plan.requests_per_second)},
-            {"output_tokens_per_second", Num(plan.output_tokens_per_second)},
-            {"total_count", plan.total_count},
-            {"options", std::move(options)},
-            {"estimates", plan.estimates},
-            {"skipped", Counts(plan.skipped)},
-            {"skipped_examples", Texts(plan.skipped_examples)},
-            {"assumptions", ToJson(plan.assumptions)}};
-}
-
 namespace {
 
 std::string Dollars(double usd, int decimals) {
@@ -857,34 +771,30 @@ std::string InferenceOptionText(const pricing::plan::InferencePlanOption& o,
 
 }  // namespace
 
-void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
-                                const pricing::Catalog& catalog, json& body) {
-    // The planner lists options cheapest monthly first; the first of each provider is its best.
-    std::vector<const pricing::plan::InferencePlanOption*> per_provider;
+namespace {
+
+// The planner lists options cheapest monthly first; the first of each provider is its best.
+std::vector<pricing::plan::InferencePlanOption> BestByProvider(
+    const pricing::plan::InferencePlan& plan) {
+    std::vector<pricing::plan::InferencePlanOption> best;
     for (const auto& o : plan.options) {
         bool seen = false;
-        for (const auto* b : per_provider) {
-            seen = seen || b->offering->provider == o.offering->provider;
+        for (const auto& b : best) {
+            seen = seen || b.offering->provider == o.offering->provider;
         }
         if (!seen) {
-            per_provider.push_back(&o);
+            best.push_back(o);
         }
     }
-    json best = json::array();
-    for (const auto* o : per_provider) {
-        best.push_back(InferenceOptionJson(*o));
-    }
-    body["best_by_provider"] = std::move(best);
-    if (plan.options.empty()) {
-        body["warnings"] = json::array();
-        body["recommendation"] = nullptr;
-        body["reasoning"] =
-            "No offering can serve this traffic within the constraints and latency targets; "
-            "see skipped and skipped_examples for why each was left out.";
-        return;
-    }
+    return best;
+}
+
+// Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
+// (`best_by_provider[1]`) for comparison.
+std::string RecommendationText(const pricing::plan::InferencePlan& plan,
+                               const std::vector<pricing::plan::InferencePlanOption>& best_by_provider,
+                               const pricing::Catalog& catalog) {
     const auto& r = plan.options.front();
-    body["recommendation"] = InferenceOptionJson(r);
     std::string text =
         "Recommended: " + InferenceOptionText(r, catalog) + " at " +
         Dollars(r.monthly_cost_usd, 0) + " a month, the lowest of " +
@@ -896,8 +806,8 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
         pricing::plan::Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
         Dollars(r.usd_per_million_input_tokens, 4) + " / " +
         Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
-    if (per_provider.size() > 1) {
-        const auto& o = *per_provider[1];
+    if (best_by_provider.size() > 1) {
+        const auto& o = best_by_provider[1];
         text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
                 Dollars(o.monthly_cost_usd, 0) + " a month (+" +
                 pricing::plan::Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) +
@@ -913,8 +823,19 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
         text += " It runs on spot capacity, which the provider can reclaim at short notice.";
     }
     const pricing::PriceObservation& price = r.offering->price;
-    // Warnings about the recommended price, as training plans give them.
-    json warnings = json::array();
+    if (price.as_of_estimated || !price.verified) {
+        text += " Its price is dated " + price.as_of +
+                (price.as_of_estimated ? " (estimated)" : "") +
+                (price.verified ? "" : ", unverified") +
+                ": confirm it with the provider before committing budget.";
+    }
+    return text;
+}
+
+// Warnings about the recommended option's price, as training plans give them.
+std::vector<std::string> PriceWarnings(const pricing::plan::InferencePlanOption& r) {
+    const pricing::PriceObservation& price = r.offering->price;
+    std::vector<std::string> warnings;
     const auto today = pricing::plan::DaysFromIsoDate(TodayUtcDate());
     const auto as_of = pricing::plan::DaysFromIsoDate(price.as_of);
     if (today && as_of &&
@@ -931,14 +852,96 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
     if (!price.verified) {
         warnings.push_back(r.offering->id + ": the price is unverified");
     }
-    body["warnings"] = PriceWarningsJson(warnings);
-    if (price.as_of_estimated || !price.verified) {
-        text += " Its price is dated " + price.as_of +
-                (price.as_of_estimated ? " (estimated)" : "") +
-                (price.verified ? "" : ", unverified") +
-                ": confirm it with the provider before committing budget.";
+    return warnings;
+}
+
+// The recommendation (the cheapest option), its reasoning and price warnings, and the
+// cheapest option per provider, from `plan` holding every option.
+void Recommend(const pricing::plan::InferencePlan& plan, const pricing::Catalog& catalog,
+               InferenceAnswer& answer) {
+    answer.best_by_provider = BestByProvider(plan);
+    if (plan.options.empty()) {
+        answer.reasoning =
+            "No offering can serve this traffic within the constraints and latency targets; "
+            "see skipped and skipped_examples for why each was left out.";
+        return;
     }
-    body["reasoning"] = text;
+    answer.recommendation = plan.options.front();
+    answer.reasoning = RecommendationText(plan, answer.best_by_provider, catalog);
+    answer.price_warnings = PriceWarnings(plan.options.front());
+}
+
+void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOption& o) {
+    w.BeginObject();
+    w.Member("api_monthly_cost_usd", o.api_monthly_cost_usd);
+    w.Member("batch_size", o.batch_size);
+    w.Member("capacity_requests_per_second", o.capacity_requests_per_second);
+    w.Member("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
+    w.Member("inter_token_latency_ms", o.inter_token_latency_ms);
+    w.Member("monthly_cost_usd", o.monthly_cost_usd);
+    w.Member("nodes", o.nodes);
+    w.Key("offering");
+    WriteOfferingSummary(w, *o.offering);
+    w.Member("output_tokens_per_second_per_replica", o.output_tokens_per_second_per_replica);
+    w.Member("reasoning", o.reasoning);
+    w.Member("replicas", o.replicas);
+    w.Member("savings_vs_api_fraction", o.savings_vs_api_fraction);
+    w.Member("spare_replicas", o.spare_replicas);
+    w.Member("tensor_parallel", o.tensor_parallel);
+    w.Member("time_to_first_token_ms", o.time_to_first_token_ms);
+    w.Member("total_accelerators", o.total_accelerators);
+    w.Member("usd_per_million_input_tokens", o.usd_per_million_input_tokens);
+    w.Member("usd_per_million_output_tokens", o.usd_per_million_output_tokens);
+    w.EndObject();
+}
+
+void WriteInferenceOptions(JsonWriter& w,
+                           const std::vector<pricing::plan::InferencePlanOption>& options) {
+    w.BeginArray();
+    for (const auto& o : options) WriteInferenceOption(w, o);
+    w.EndArray();
+}
+
+}  // namespace
+
+std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assumptions_json) {
+    const pricing::plan::InferencePlan& page = a.page;
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096 + 1536 * (page.options.size() + a.best_by_provider.size()));
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Key("best_by_provider");
+    WriteInferenceOptions(w, a.best_by_provider);
+    w.Member("catalog_version", a.catalog_version);
+    w.Member("estimates", page.estimates);
+    w.Key("options");
+    WriteInferenceOptions(w, page.options);
+    w.Member("output_tokens_per_second", page.output_tokens_per_second);
+    w.Member("reasoning", a.reasoning);
+    w.Key("recommendation");
+    if (a.recommendation) {
+        WriteInferenceOption(w, *a.recommendation);
+    } else {
+        w.Null();
+    }
+    w.Member("requests_per_second", page.requests_per_second);
+    w.Key("skipped");
+    WriteKeyed(w, page.skipped);
+    w.Key("skipped_examples");
+    WriteKeyed(w, page.skipped_examples);
+    w.Member("total_count", page.total_count);
+    w.Key("warnings");
+    WritePlanWarnings(w, a.price_warnings, a.model_warnings);
+    w.EndObject();
+    return out;
+}
+
+json InferencePlanJson(const InferenceAnswer& answer) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(EncodeInferencePlan(
+        answer, EncodeAssumptions(answer.page.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
@@ -1018,6 +1021,16 @@ std::string TodayUtcDate() {
         std::chrono::duration_cast<std::chrono::hours>(now).count() / 24);
 }
 
+namespace {
+
+// The workload model's consistency warnings (the planner resolves the model itself).
+std::vector<pricing::FieldError> ModelWarnings(const pricing::estimate::ModelSpec& spec) {
+    auto model = pricing::estimate::DeriveModel(spec);
+    return model.ok() ? std::move(model).value().warnings : std::vector<pricing::FieldError>{};
+}
+
+}  // namespace
+
 pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRequest request,
                                                    const pricing::Catalog& catalog,
                                                    const pricing::PlanReference& reference,
@@ -1027,12 +1040,8 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
     if (!plan.ok()) {
         return plan.error();
     }
-    TrainingAnswer answer{std::move(plan).value(), request.include_infeasible, request.sort,
-                          request.limit, request.offset, {}};
-    if (auto model = pricing::estimate::DeriveModel(request.workload.model); model.ok()) {
-        answer.model_warnings = std::move(model).value().warnings;
-    }
-    return answer;
+    return TrainingAnswer{std::move(plan).value(), request.include_infeasible, request.sort,
+                          request.limit, request.offset, ModelWarnings(request.workload.model)};
 }
 
 pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePlanRequest request,
@@ -1050,12 +1059,12 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     if (!plan.ok()) {
         return plan.error();
     }
-    InferenceAnswer answer{plan.value(), nullptr};
+    InferenceAnswer answer;
+    answer.page = plan.value();
     answer.page.options.resize(std::min(answer.page.options.size(), limit));
-    answer.body = ToJson(answer.page);
-    AddInferenceRecommendation(plan.value(), catalog, answer.body);
-    answer.body["catalog_version"] = catalog.Describe().version;
-    answer.body = WithModelWarnings(std::move(answer.body), request.workload.model);
+    Recommend(plan.value(), catalog, answer);
+    answer.catalog_version = catalog.Describe().version;
+    answer.model_warnings = ModelWarnings(request.workload.model);
     return answer;
 }
 

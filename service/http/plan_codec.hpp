@@ -83,8 +83,15 @@ nlohmann::json TrainingPlanJson(const TrainingAnswer& answer);
 // case-insensitively (unknown ones 422 with close matches), every option planned for
 // best_by_provider, then the requested page; model warnings as in training plans.
 struct InferenceAnswer {
-    pricing::plan::InferencePlan page;
-    nlohmann::json body;
+    pricing::plan::InferencePlan page;  // the requested page of options
+    // From every option: the cheapest per provider, cheapest first; the cheapest of all with
+    // why, and warnings about its price.
+    std::vector<pricing::plan::InferencePlanOption> best_by_provider;
+    std::optional<pricing::plan::InferencePlanOption> recommendation;
+    std::string reasoning;
+    std::vector<std::string> price_warnings;
+    std::string catalog_version;
+    std::vector<pricing::FieldError> model_warnings;
 };
 [[nodiscard]] pricing::Result<InferenceAnswer> AnswerInferencePlan(
     pricing::plan::InferencePlanRequest request, const pricing::Catalog& catalog);
@@ -92,12 +99,10 @@ struct InferenceAnswer {
 // POST /v1/plans/inference.
 [[nodiscard]] pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     const nlohmann::json& body);
-nlohmann::json ToJson(const pricing::plan::InferencePlan& plan);
-// Adds `recommendation` (the cheapest option), `reasoning` and `best_by_provider` (the
-// cheapest option per provider) to an inference plan's answer; `plan` should hold every
-// option (the route plans with the largest limit and pages afterwards).
-void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
-                                const pricing::Catalog& catalog, nlohmann::json& body);
+// The answer as JSON text with `assumptions_json`, written without a DOM (byte-identical to
+// one); as a DOM with every assumption for saved scenarios.
+std::string EncodeInferencePlan(const InferenceAnswer& answer, std::string_view assumptions_json);
+nlohmann::json InferencePlanJson(const InferenceAnswer& answer);
 CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan);
 
 }  // namespace gpucost::http

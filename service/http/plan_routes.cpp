@@ -43,14 +43,6 @@ void WriteEncoded(httplib::Response& res, const httplib::Request& req, Plan& pla
     WriteJsonWithAssumptions(res, encode(plan), assumptions, DetailOf(req));
 }
 
-// Writes a plan answer built whole (saved scenarios store the same body) with its
-// `assumptions` re-encoded from `assumptions` at the caller's detail, by the one encoder
-// every estimate and plan answer uses.
-void WriteAnswer(httplib::Response& res, const httplib::Request& req, json body,
-                 const pricing::Assumptions& assumptions) {
-    WriteJsonWithAssumptions(res, std::move(body), assumptions, DetailOf(req));
-}
-
 // Checks query string and Content-Type and parses the body; on failure writes the problem
 // and returns nullopt.
 std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res) {
@@ -184,7 +176,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().page));
         }
-        WriteAnswer(res, req, std::move(answer.value().body), answer.value().page.assumptions);
+        const InferenceAnswer& a = answer.value();
+        WriteJsonText(res, EncodeInferencePlan(a, EncodeAssumptions(a.page.assumptions, DetailOf(req))));
     });
 }
 

@@ -78,4 +78,7 @@ req $T '{"model": {"params_b": 8, "bogus": 1}, "tokens_b": 1000, "hardware": {"a
 req $T '{"model": {"params_b": 8}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 64}, "a/b~c": 1}'
 req /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000, "constraints": {"deadline_hours": "soon"}}'
 req $I '{"model": {"params_b": 7}, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1}, "output_tokens": 100}'
+# Inference plans with no option meeting the targets, and on spot capacity (spare replicas).
+req /v1/plans/inference '{"model": {"params_b": 70}, "input_tokens": 1000, "output_tokens": 250, "traffic": {"requests_per_second": 1}, "latency": {"max_time_to_first_token_ms": 0.001}}'
+req /v1/plans/inference '{"model": {"params_b": 8}, "input_tokens": 1000, "output_tokens": 250, "traffic": {"requests_per_second": 5}, "constraints": {"price_types": ["spot"]}, "limit": 3}'
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"
