@@ -96,10 +96,12 @@ public:
 
 private:
     void BeforeValue();
-    void AppendString(std::string_view text);
+    // Appends `text` as a JSON string, then `suffix` as it is.
+    void AppendString(std::string_view text, std::string_view suffix = {});
 
     std::string& out_;
-    std::vector<bool> first_;  // per open object or array: nothing written in it yet
+    std::vector<char> first_;  // per open object or array: nothing written in it yet
+                               // (char, not bool: vector<bool>'s bit access cost more)
     bool after_key_ = false;
 #ifndef NDEBUG
     std::vector<std::string> last_key_;  // per open container, to check the sorted order
