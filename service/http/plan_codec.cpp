@@ -102,43 +102,76 @@ pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     return q;
 }
 
-json ToJson(const pricing::plan::SpotPlan& p) {
-    return {{"job_hours", Num(p.job_hours)},
-            {"nodes", p.nodes},
-            {"on_demand_usd_per_hour", Num(p.on_demand_usd_per_hour)},
-            {"spot_usd_per_hour", Num(p.spot_usd_per_hour)},
-            {"on_demand_cluster_usd_per_hour", Num(p.on_demand_cluster_usd_per_hour)},
-            {"spot_cluster_usd_per_hour", Num(p.spot_cluster_usd_per_hour)},
-            {"spot_offering_id", OptValue(p.spot_offering_id)},
-            {"on_demand_offering_id", OptValue(p.on_demand_offering_id)},
-            {"spot_interruption",
-             SpotInterruptionToJson(p.interruption_bucket
-                                        ? pricing::ParseSpotInterruptionBucket(*p.interruption_bucket)
-                                        : std::nullopt)},
-            {"interruptions_per_hour", Num(p.interruptions_per_hour)},
-            {"cluster_interruptions_per_hour", Num(p.cluster_interruptions_per_hour)},
-            {"mean_hours_between_interruptions", Opt(p.mean_hours_between_interruptions)},
-            {"checkpoint_minutes", Num(p.checkpoint_hours * 60.0)},
-            {"restart_minutes", Num(p.restart_hours * 60.0)},
-            {"checkpoint_interval_hours", Num(p.checkpoint_interval_hours)},
-            {"young_checkpoint_interval_hours", Opt(p.young_checkpoint_interval_hours)},
-            {"checkpoints", Num(p.checkpoints)},
-            {"failure_free_hours", Num(p.failure_free_hours)},
-            {"expected_interruptions", Num(p.expected_interruptions)},
-            {"expected_overhead_fraction", Num(p.expected_overhead_fraction)},
-            {"expected_spot_hours", Num(p.expected_spot_hours)},
-            {"expected_spot_cost_usd", Num(p.expected_spot_cost_usd)},
-            {"on_demand_hours", Num(p.on_demand_hours)},
-            {"on_demand_cost_usd", Num(p.on_demand_cost_usd)},
-            {"expected_savings_usd", Num(p.expected_savings_usd)},
-            {"expected_savings_fraction", Num(p.expected_savings_fraction)},
-            {"deadline_hours", Opt(p.deadline_hours)},
-            {"spot_deadline_probability", Opt(p.spot_deadline_probability)},
-            {"on_demand_deadline_probability", Opt(p.on_demand_deadline_probability)},
-            {"mixed_slack_hours", Opt(p.mixed_slack_hours)},
-            {"recommendation", pricing::plan::SpotRecommendationName(p.recommendation)},
-            {"reasoning", p.reasoning},
-            {"assumptions", ToJson(p.assumptions)}};
+namespace {
+
+// The spot-risk object of the offering the plan read its interruption rate from, or null.
+void WriteSpotRisk(JsonWriter& w, const std::optional<std::string>& bucket_label) {
+    const auto bucket = bucket_label ? pricing::ParseSpotInterruptionBucket(*bucket_label)
+                                     : std::nullopt;
+    if (!bucket) return w.Null();
+    w.BeginObject();
+    w.Member("bucket", bucket->label);
+    w.Member("max_percent_per_month", bucket->max_percent_per_month);
+    w.Member("min_percent_per_month", bucket->min_percent_per_month);
+    w.EndObject();
+}
+
+// The members that sort before `job_hours` (apart from EncodeSpotPlan to keep each one
+// screen): the checkpoint and interruption figures.
+void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::SpotPlan& p) {
+    w.Member("checkpoint_interval_hours", p.checkpoint_interval_hours);
+    w.Member("checkpoint_minutes", p.checkpoint_hours * 60.0);
+    w.Member("checkpoints", p.checkpoints);
+    w.Member("cluster_interruptions_per_hour", p.cluster_interruptions_per_hour);
+    w.Member("deadline_hours", p.deadline_hours);
+    w.Member("expected_interruptions", p.expected_interruptions);
+    w.Member("expected_overhead_fraction", p.expected_overhead_fraction);
+    w.Member("expected_savings_fraction", p.expected_savings_fraction);
+    w.Member("expected_savings_usd", p.expected_savings_usd);
+    w.Member("expected_spot_cost_usd", p.expected_spot_cost_usd);
+    w.Member("expected_spot_hours", p.expected_spot_hours);
+    w.Member("failure_free_hours", p.failure_free_hours);
+    w.Member("interruptions_per_hour", p.interruptions_per_hour);
+}
+
+}  // namespace
+
+std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 2048);
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    WriteSpotCheckpointsAndInterruptions(w, p);
+    w.Member("job_hours", p.job_hours);
+    w.Member("mean_hours_between_interruptions", p.mean_hours_between_interruptions);
+    w.Member("mixed_slack_hours", p.mixed_slack_hours);
+    w.Member("nodes", p.nodes);
+    w.Member("on_demand_cluster_usd_per_hour", p.on_demand_cluster_usd_per_hour);
+    w.Member("on_demand_cost_usd", p.on_demand_cost_usd);
+    w.Member("on_demand_deadline_probability", p.on_demand_deadline_probability);
+    w.Member("on_demand_hours", p.on_demand_hours);
+    w.Member("on_demand_offering_id", p.on_demand_offering_id);
+    w.Member("on_demand_usd_per_hour", p.on_demand_usd_per_hour);
+    w.Member("reasoning", p.reasoning);
+    w.Member("recommendation", pricing::plan::SpotRecommendationName(p.recommendation));
+    w.Member("restart_minutes", p.restart_hours * 60.0);
+    w.Member("spot_cluster_usd_per_hour", p.spot_cluster_usd_per_hour);
+    w.Member("spot_deadline_probability", p.spot_deadline_probability);
+    w.Key("spot_interruption");
+    WriteSpotRisk(w, p.interruption_bucket);
+    w.Member("spot_offering_id", p.spot_offering_id);
+    w.Member("spot_usd_per_hour", p.spot_usd_per_hour);
+    w.Member("young_checkpoint_interval_hours", p.young_checkpoint_interval_hours);
+    w.EndObject();
+    return out;
+}
+
+json ToJson(const pricing::plan::SpotPlan& plan) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(
+        EncodeSpotPlan(plan, EncodeAssumptions(plan.assumptions, AssumptionDetail::kFull)));
 }
 
 pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const json& body) {

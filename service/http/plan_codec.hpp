@@ -27,6 +27,9 @@ namespace gpucost::http {
 // job instead of job_hours) is layered on in plan_routes.cpp.
 [[nodiscard]] pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     const nlohmann::json& body, const std::vector<std::string>& extra_keys = {});
+// The answer as JSON text with `assumptions_json` (EncodeAssumptions), written without a DOM
+// (byte-identical to one); as a DOM with every assumption for saved scenarios.
+std::string EncodeSpotPlan(const pricing::plan::SpotPlan& plan, std::string_view assumptions_json);
 nlohmann::json ToJson(const pricing::plan::SpotPlan& plan);
 
 // POST /v1/plans/rent-vs-buy.

@@ -100,7 +100,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
-        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
+        const pricing::plan::SpotPlan& p = plan.value();
+        WriteJsonText(res, EncodeSpotPlan(p, EncodeAssumptions(p.assumptions, DetailOf(req))));
     });
 
     routes.Post("/v1/plans/rent-vs-buy",

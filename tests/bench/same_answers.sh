@@ -81,4 +81,8 @@ req $I '{"model": {"params_b": 7}, "hardware": {"accelerator": "h100-sxm", "tota
 # Inference plans with no option meeting the targets, and on spot capacity (spare replicas).
 req /v1/plans/inference '{"model": {"params_b": 70}, "input_tokens": 1000, "output_tokens": 250, "traffic": {"requests_per_second": 1}, "latency": {"max_time_to_first_token_ms": 0.001}}'
 req /v1/plans/inference '{"model": {"params_b": 8}, "input_tokens": 1000, "output_tokens": 250, "traffic": {"requests_per_second": 5}, "constraints": {"price_types": ["spot"]}, "limit": 3}'
+# Spot plans from catalog offerings (spot risk bucket, offering ids) with a deadline, and
+# for a training workload.
+req /v1/plans/spot '{"spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "on_demand_offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "nodes": 4, "job_hours": 200, "deadline_hours": 260}'
+req '/v1/plans/spot?assumptions=summary' '{"spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "nodes": 2, "workload": {"model": {"params_b": 7}, "tokens_b": 100}}'
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"
