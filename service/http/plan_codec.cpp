@@ -21,13 +21,6 @@ namespace {
 
 using pricing::ErrorCode;
 
-json Opt(const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); }
-
-template <typename T>
-json OptValue(const std::optional<T>& v) {
-    return v ? json(*v) : json(nullptr);
-}
-
 // Re-roots an error found in a nested object decoded as if it were the body.
 pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
     auto reroot = [&](std::string& field) {
@@ -237,55 +230,93 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
     return q;
 }
 
-json ToJson(const pricing::plan::RentVsBuyPlan& p) {
-    json rent_options = json::array();
-    for (const auto& r : p.rent_options) {
-        rent_options.push_back({{"price_type", pricing::PriceTypeName(r.price_type)},
-                                {"offering_id", r.offering_id},
-                                {"usd_per_accelerator_hour", Num(r.usd_per_accelerator_hour)},
-                                {"nodes", r.nodes},
-                                {"monthly_usd", Num(r.monthly_usd)},
-                                {"billed_months", r.billed_months},
-                                {"total_usd", Num(r.total_usd)},
-                                {"npv_usd", Num(r.npv_usd)},
-                                {"cheaper_than_buying", r.cheaper_than_buying},
-                                {"as_of", r.as_of},
-                                {"as_of_estimated", r.as_of_estimated},
-                                {"verified", r.verified}});
+namespace {
+
+void WriteRentOptions(JsonWriter& w, const std::vector<pricing::plan::RentOption>& options) {
+    w.BeginArray();
+    for (const auto& r : options) {
+        w.BeginObject();
+        w.Member("as_of", r.as_of);
+        w.Member("as_of_estimated", r.as_of_estimated);
+        w.Member("billed_months", r.billed_months);
+        w.Member("cheaper_than_buying", r.cheaper_than_buying);
+        w.Member("monthly_usd", r.monthly_usd);
+        w.Member("nodes", r.nodes);
+        w.Member("npv_usd", r.npv_usd);
+        w.Member("offering_id", r.offering_id);
+        w.Member("price_type", pricing::PriceTypeName(r.price_type));
+        w.Member("total_usd", r.total_usd);
+        w.Member("usd_per_accelerator_hour", r.usd_per_accelerator_hour);
+        w.Member("verified", r.verified);
+        w.EndObject();
     }
-    json cumulative = json::array();
-    for (const auto& point : p.cumulative) {
-        cumulative.push_back({{"month", point.month},
-                              {"rent_usd", Num(point.rent_usd)},
-                              {"own_usd", Num(point.own_usd)},
-                              {"own_net_of_resale_usd", Num(point.own_net_of_resale_usd)}});
+    w.EndArray();
+}
+
+void WriteCumulative(JsonWriter& w, const std::vector<pricing::plan::CumulativePoint>& points) {
+    w.BeginArray();
+    for (const auto& point : points) {
+        w.BeginObject();
+        w.Member("month", point.month);
+        w.Member("own_net_of_resale_usd", point.own_net_of_resale_usd);
+        w.Member("own_usd", point.own_usd);
+        w.Member("rent_usd", point.rent_usd);
+        w.EndObject();
     }
-    return {{"recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation)},
-            {"reasoning", p.reasoning},
-            {"break_even_months", Opt(p.break_even_months)},
-            {"breaks_even_within_horizon", p.breaks_even_within_horizon},
-            {"discounted_break_even_months", Opt(p.discounted_break_even_months)},
-            {"break_even_utilization", Opt(p.break_even_utilization)},
-            {"utilization", Opt(p.utilization)},
-            {"monthly_rent_usd", Num(p.monthly_rent_usd)},
-            {"monthly_own_usd", Num(p.monthly_own_usd)},
-            {"capex_usd", Num(p.capex_usd)},
-            {"opex_usd_per_month", Num(p.opex_usd_per_month)},
-            {"accelerator", OptValue(p.accelerator)},
-            {"total_accelerators", OptValue(p.total_accelerators)},
-            {"rent_usd_per_accelerator_hour", Opt(p.rent_usd_per_accelerator_hour)},
-            {"accelerator_hours_per_month", Opt(p.accelerator_hours_per_month)},
-            {"horizon_months", p.horizon_months},
-            {"discount_rate_annual", Num(p.discount_rate_annual)},
-            {"total_rent_usd", Num(p.total_rent_usd)},
-            {"total_own_usd", Num(p.total_own_usd)},
-            {"npv_rent_usd", Num(p.npv_rent_usd)},
-            {"npv_own_usd", Num(p.npv_own_usd)},
-            {"residual_value_at_horizon_usd", Num(p.residual_value_at_horizon_usd)},
-            {"rent_options", std::move(rent_options)},
-            {"catalog_version", p.catalog_version},
-            {"cumulative", std::move(cumulative)},
-            {"assumptions", ToJson(p.assumptions)}};
+    w.EndArray();
+}
+
+// The members that sort before `horizon_months` (apart from EncodeRentVsBuyPlan to keep each
+// one screen): the break-even figures, capex and the monthly series.
+void WriteBreakEvenAndSeries(JsonWriter& w, const pricing::plan::RentVsBuyPlan& p) {
+    w.Member("break_even_months", p.break_even_months);
+    w.Member("break_even_utilization", p.break_even_utilization);
+    w.Member("breaks_even_within_horizon", p.breaks_even_within_horizon);
+    w.Member("capex_usd", p.capex_usd);
+    w.Member("catalog_version", p.catalog_version);
+    w.Key("cumulative");
+    WriteCumulative(w, p.cumulative);
+    w.Member("discount_rate_annual", p.discount_rate_annual);
+    w.Member("discounted_break_even_months", p.discounted_break_even_months);
+}
+
+}  // namespace
+
+std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
+                                std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 2048 + 128 * p.cumulative.size());
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Member("accelerator", p.accelerator);
+    w.Member("accelerator_hours_per_month", p.accelerator_hours_per_month);
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    WriteBreakEvenAndSeries(w, p);
+    w.Member("horizon_months", p.horizon_months);
+    w.Member("monthly_own_usd", p.monthly_own_usd);
+    w.Member("monthly_rent_usd", p.monthly_rent_usd);
+    w.Member("npv_own_usd", p.npv_own_usd);
+    w.Member("npv_rent_usd", p.npv_rent_usd);
+    w.Member("opex_usd_per_month", p.opex_usd_per_month);
+    w.Member("reasoning", p.reasoning);
+    w.Member("recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation));
+    w.Key("rent_options");
+    WriteRentOptions(w, p.rent_options);
+    w.Member("rent_usd_per_accelerator_hour", p.rent_usd_per_accelerator_hour);
+    w.Member("residual_value_at_horizon_usd", p.residual_value_at_horizon_usd);
+    w.Member("total_accelerators", p.total_accelerators);
+    w.Member("total_own_usd", p.total_own_usd);
+    w.Member("total_rent_usd", p.total_rent_usd);
+    w.Member("utilization", p.utilization);
+    w.EndObject();
+    return out;
+}
+
+json ToJson(const pricing::plan::RentVsBuyPlan& plan) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(
+        EncodeRentVsBuyPlan(plan, EncodeAssumptions(plan.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan) {

@@ -35,6 +35,10 @@ nlohmann::json ToJson(const pricing::plan::SpotPlan& plan);
 // POST /v1/plans/rent-vs-buy.
 [[nodiscard]] pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(
     const nlohmann::json& body);
+// The answer as JSON text with `assumptions_json`, written without a DOM (byte-identical to
+// one); as a DOM with every assumption for saved scenarios.
+std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& plan,
+                                std::string_view assumptions_json);
 nlohmann::json ToJson(const pricing::plan::RentVsBuyPlan& plan);
 // The month-by-month cumulative series as a table.
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan);

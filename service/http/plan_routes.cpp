@@ -33,16 +33,6 @@ AssumptionDetail DetailOf(const httplib::Request& req) {
     return detail.ok() ? detail.value() : AssumptionDetail::kFull;
 }
 
-// Encodes a plan with its assumptions spliced in pre-encoded (encoded_cache.hpp); they
-// are moved out of the plan first so the codec builds no DOM for them.
-template <typename Plan, typename Encode>
-void WriteEncoded(httplib::Response& res, const httplib::Request& req, Plan& plan,
-                  const Encode& encode) {
-    pricing::Assumptions assumptions = std::move(plan.assumptions);
-    plan.assumptions.clear();
-    WriteJsonWithAssumptions(res, encode(plan), assumptions, DetailOf(req));
-}
-
 // Checks query string and Content-Type and parses the body; on failure writes the problem
 // and returns nullopt.
 std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res) {
@@ -128,7 +118,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, CumulativeCsv(plan.value()));
         }
-        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
+        const pricing::plan::RentVsBuyPlan& p = plan.value();
+        WriteJsonText(res, EncodeRentVsBuyPlan(p, EncodeAssumptions(p.assumptions, DetailOf(req))));
     });
 
     routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Saves the answers of a fixed set of requests (training estimates: searched, fixed, MoE,
 # LoRA, QLoRA, not fitting; inference estimates incl. MoE and serving; training plans incl.
-# MoE, QLoRA and CSV; inference and spot plans), so a speed change can show that it changes
-# no answer: run it with the binary before and after, then compare the two directories.
+# MoE, QLoRA and CSV; inference, spot and rent-vs-buy plans; problems from the request
+# reader), so a speed change can show that it changes no answer: run it with the binary
+# before and after, then compare the two directories.
 #   usage: tests/bench/same_answers.sh BINARY OUT_DIR
 #          tests/bench/same_answers.sh --compare DIR_A DIR_B   (request ids aside)
 set -euo pipefail
@@ -85,4 +86,9 @@ req /v1/plans/inference '{"model": {"params_b": 8}, "input_tokens": 1000, "outpu
 # for a training workload.
 req /v1/plans/spot '{"spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "on_demand_offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "nodes": 4, "job_hours": 200, "deadline_hours": 260}'
 req '/v1/plans/spot?assumptions=summary' '{"spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "nodes": 2, "workload": {"model": {"params_b": 7}, "tokens_b": 100}}'
+# Rent-vs-buy: given figures; a catalog accelerator against a catalog offering (rent options,
+# utilisation); the cumulative series as CSV.
+req /v1/plans/rent-vs-buy '{"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80}, "rent": {"usd_per_month": 20000}}'
+req /v1/plans/rent-vs-buy '{"buy": {"accelerator": "h100-sxm", "total_accelerators": 8}, "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "accelerator_hours_per_month": 4000}, "horizon_months": 48, "discount_rate_annual": 0.08}'
+reqcsv /v1/plans/rent-vs-buy '{"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80}, "rent": {"usd_per_month": 20000}}'
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"
