@@ -67,12 +67,6 @@ std::string AssumptionPrefix(const pricing::Assumption& a, AssumptionDetail deta
     return prefix;
 }
 
-// The value as Num(value).dump() writes it, without building a json value per assumption.
-void AppendNumber(std::string& out, double value) {
-    JsonWriter writer(out);
-    writer.Number(value);
-}
-
 }  // namespace
 
 pricing::Result<AssumptionDetail> AssumptionDetailOf(const httplib::Request& req) {
@@ -108,7 +102,7 @@ std::string EncodeAssumptions(const pricing::Assumptions& assumptions, Assumptio
             key.append(*part);
         }
         Cache().Append(out, key, [&] { return AssumptionPrefix(a, detail); });
-        AppendNumber(out, a.value);
+        AppendJsonNumber(out, a.value);
         out.push_back('}');
     }
     out.push_back(']');

@@ -140,14 +140,18 @@ Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareRequest* hardware,
                                                    const std::vector<std::string>& extra_keys) {
     JsonReader r(body, "");
-    std::vector<std::string> known = {"model", "tokens_b", "hardware", "precision",
-                                      "global_batch_tokens", "parallelism", "efficiency",
-                                      "goodput", "comm_overlap_fraction", "tp_overlap_fraction",
-                                      "memory_overhead_gb", "flash_attention", "mode",
-                                      "lora_rank", "lora_target_modules",
-                                      "expert_overlap_fraction"};
-    known.insert(known.end(), extra_keys.begin(), extra_keys.end());
-    r.OnlyKnown(known);
+    static const std::vector<std::string> kKnown = {
+        "model", "tokens_b", "hardware", "precision", "global_batch_tokens", "parallelism",
+        "efficiency", "goodput", "comm_overlap_fraction", "tp_overlap_fraction",
+        "memory_overhead_gb", "flash_attention", "mode", "lora_rank", "lora_target_modules",
+        "expert_overlap_fraction"};
+    if (extra_keys.empty()) {
+        r.OnlyKnown(kKnown);
+    } else {
+        std::vector<std::string> known = kKnown;
+        known.insert(known.end(), extra_keys.begin(), extra_keys.end());
+        r.OnlyKnown(known);
+    }
     r.Require("model");
     r.Require("tokens_b");
     est::TrainingRequest req;
@@ -325,20 +329,6 @@ constexpr std::string_view kAchievedTflopsDefinition =
     "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
     "parameter; no recompute, attention not halved for causal masks";
 
-void WriteLayout(JsonWriter& w, const est::ParallelLayout& l) {
-    w.BeginObject();
-    w.Member("data", l.data);
-    w.Member("expert", l.expert);
-    w.Member("micro_batch_size", l.micro_batch_size);
-    w.Member("pipeline", l.pipeline);
-    w.Member("recompute", est::RecomputeName(l.recompute));
-    w.Member("sequence_parallel", l.sequence_parallel);
-    w.Member("tensor", l.tensor);
-    w.Member("virtual_stages", l.virtual_stages);
-    w.Member("zero_stage", l.zero_stage);
-    w.EndObject();
-}
-
 void WriteBreakdown(JsonWriter& w, const est::StepBreakdown& b) {
     w.BeginObject();
     w.Member("bubble_s", b.bubble_s);
@@ -429,6 +419,20 @@ void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
 
 }  // namespace
 
+void WriteLayout(JsonWriter& w, const est::ParallelLayout& l) {
+    w.BeginObject();
+    w.Member("data", l.data);
+    w.Member("expert", l.expert);
+    w.Member("micro_batch_size", l.micro_batch_size);
+    w.Member("pipeline", l.pipeline);
+    w.Member("recompute", est::RecomputeName(l.recompute));
+    w.Member("sequence_parallel", l.sequence_parallel);
+    w.Member("tensor", l.tensor);
+    w.Member("virtual_stages", l.virtual_stages);
+    w.Member("zero_stage", l.zero_stage);
+    w.EndObject();
+}
+
 std::string EncodeEstimate(const est::TrainingEstimate& e, std::string_view assumptions_json) {
     std::string out;
     out.reserve(assumptions_json.size() + 4096);
@@ -461,7 +465,7 @@ std::string EncodeEstimate(const est::TrainingEstimate& e, std::string_view assu
     w.Member("micro_batches_per_step", e.micro_batches_per_step);
     w.Member("mode", est::TrainingModeName(e.fine_tuning.mode));
     w.Key("model");
-    w.Dom(ModelJson(e.model));
+    WriteModel(w, e.model);
     w.Member("model_flops_per_token", e.model_flops_per_token);
     w.Key("parallelism");
     WriteLayout(w, e.parallelism);
@@ -474,7 +478,7 @@ std::string EncodeEstimate(const est::TrainingEstimate& e, std::string_view assu
     w.Member("total_model_flops", e.total_model_flops);
     w.Member("wall_clock_hours", e.wall_clock_hours);
     w.Key("warnings");
-    w.Dom(ModelWarningsJson(e.model));
+    WriteModelWarnings(w, e.model);
     w.EndObject();
     return out;
 }
@@ -494,7 +498,7 @@ std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view ass
     w.Member("memory_capacity_gb", e.memory_capacity_gb);
     w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
     w.Key("model");
-    w.Dom(ModelJson(e.model));
+    WriteModel(w, e.model);
     w.Member("output_tokens_per_second", e.output_tokens_per_second);
     w.Member("output_tokens_per_second_per_accelerator", e.output_tokens_per_second_per_accelerator);
     w.Member("prefill_bound", e.prefill_bound);
@@ -506,7 +510,7 @@ std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view ass
     w.Member("tensor_parallel", e.tensor_parallel);
     w.Member("time_to_first_token_ms", e.time_to_first_token_ms);
     w.Key("warnings");
-    w.Dom(ModelWarningsJson(e.model));
+    WriteModelWarnings(w, e.model);
     w.Member("weights_gb_per_accelerator", e.weights_gb_per_accelerator);
     w.EndObject();
     return out;

@@ -73,4 +73,8 @@ std::string EncodeEstimate(const pricing::estimate::InferenceEstimate& e,
                            std::string_view assumptions_json);
 nlohmann::json EstimateToJson(const pricing::estimate::RooflineResult& r);
 
+class JsonWriter;
+// A layout as every answer's `parallelism` gives it (estimates, runner-ups, plan options).
+void WriteLayout(JsonWriter& w, const pricing::estimate::ParallelLayout& l);
+
 }  // namespace gpucost::http

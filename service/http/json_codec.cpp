@@ -1,6 +1,7 @@
 #include "service/http/json_codec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <charconv>
 #include <cmath>
@@ -28,6 +29,15 @@ json PriceToJson(const pricing::PriceObservation& p) {
             {"verified", p.verified},
             {"notes", p.notes}};
 }
+
+// Characters a JSON string holds as they are: printable ASCII but the quote and backslash.
+constexpr std::array<bool, 256> kPlainJsonChar = [] {
+    std::array<bool, 256> plain{};
+    for (std::size_t c = 0x20; c < 0x7f; ++c) {
+        plain[c] = c != '"' && c != '\\';
+    }
+    return plain;
+}();
 
 }  // namespace
 
@@ -90,21 +100,24 @@ void JsonWriter::Key(std::string_view key) {
     last_key_.back().assign(key);
 #endif
     BeforeValue();
-    AppendString(key);
-    out_.push_back(':');
+    AppendString(key, ":");
     after_key_ = true;
 }
 
-void JsonWriter::Number(double value) {
-    BeforeValue();
+void AppendJsonNumber(std::string& out, double value) {
     if (!std::isfinite(value)) {
-        out_ += "null";
+        out += "null";
         return;
     }
     // The same shortest round-trip formatting nlohmann::json's serialiser uses for doubles.
     char buffer[64];
     char* end = nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, value == 0 ? 0.0 : value);
-    out_.append(buffer, end);
+    out.append(buffer, end);
+}
+
+void JsonWriter::Number(double value) {
+    BeforeValue();
+    AppendJsonNumber(out_, value);
 }
 
 void JsonWriter::Integer(long long value) {
@@ -129,19 +142,25 @@ void JsonWriter::String(std::string_view text) {
     AppendString(text);
 }
 
-void JsonWriter::AppendString(std::string_view text) {
-    // Printable ASCII without quote or backslash needs no escaping (ids, names, rules); the
-    // rest goes through the library so escapes and invalid UTF-8 come out as in a DOM's dump.
-    bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+void JsonWriter::AppendString(std::string_view text, std::string_view suffix) {
+    // Printable ASCII without quote or backslash needs no escaping (ids, names, rules, every
+    // key): copied in one step, as most strings of an answer are. The rest goes through the
+    // library so escapes and invalid UTF-8 come out as in a DOM's dump.
+    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+        return kPlainJsonChar[static_cast<unsigned char>(c)];
     });
-    if (plain) {
-        out_.push_back('"');
-        out_.append(text);
-        out_.push_back('"');
+    if (!plain) {
+        out_ += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+        out_ += suffix;
         return;
     }
-    out_ += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::size_t at = out_.size();
+    out_.resize(at + text.size() + suffix.size() + 2);
+    char* p = out_.data() + at;
+    *p++ = '"';
+    p = std::copy(text.begin(), text.end(), p);
+    *p++ = '"';
+    std::copy(suffix.begin(), suffix.end(), p);
 }
 
 void JsonWriter::Raw(std::string_view json_text) {

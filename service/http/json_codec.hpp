@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -34,6 +35,10 @@ inline constexpr std::size_t kMaxJsonStringBytes = 4096;
 // the same double, so echoed constants equal those used (3.6e-06 stays 3.6e-06). Non-finite
 // values become null, -0 becomes 0.
 json Num(double value);
+
+// Appends `value` as Num(value).dump() writes it (shortest round-trip text, null for
+// non-finite, 0 for -0) without building a json value for it.
+void AppendJsonNumber(std::string& out, double value);
 
 // Writes JSON text straight into a string, for answers encoded without building a DOM. The
 // text is byte-identical to nlohmann::json's dump of the same values: numbers through
@@ -74,6 +79,16 @@ public:
             String(value);
         }
     }
+    // An optional member: its value as above, or null when unset (as Num()/json(*v) or null
+    // gave it in a DOM).
+    template <typename T>
+    void Member(std::string_view key, const std::optional<T>& value) {
+        if (value) {
+            Member(key, *value);
+        } else {
+            NullMember(key);
+        }
+    }
     void NullMember(std::string_view key) {
         Key(key);
         Null();
@@ -81,10 +96,12 @@ public:
 
 private:
     void BeforeValue();
-    void AppendString(std::string_view text);
+    // Appends `text` as a JSON string, then `suffix` as it is.
+    void AppendString(std::string_view text, std::string_view suffix = {});
 
     std::string& out_;
-    std::vector<bool> first_;  // per open object or array: nothing written in it yet
+    std::vector<char> first_;  // per open object or array: nothing written in it yet
+                               // (char, not bool: vector<bool>'s bit access cost more)
     bool after_key_ = false;
 #ifndef NDEBUG
     std::vector<std::string> last_key_;  // per open container, to check the sorted order

@@ -1,5 +1,6 @@
 #include "service/http/json_reader.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <set>
@@ -11,7 +12,7 @@ using json = nlohmann::json;
 using pricing::ErrorCode;
 
 // JSON pointer escaping (RFC 6901): '~' -> "~0", '/' -> "~1"; long keys are cut.
-std::string EscapePointerToken(const std::string& key) {
+std::string EscapePointerToken(std::string_view key) {
     std::string out;
     for (char c : key.substr(0, 64)) {
         if (c == '~') {
@@ -30,18 +31,18 @@ std::string EscapePointerToken(const std::string& key) {
 JsonReader::JsonReader(const json& object, std::string pointer)
     : object_(object), pointer_(std::move(pointer)) {}
 
-std::string JsonReader::PointerOf(const std::string& key) const {
+std::string JsonReader::PointerOf(std::string_view key) const {
     return pointer_ + "/" + EscapePointerToken(key);
 }
 
-void JsonReader::Fail(ErrorCode code, const std::string& key, const std::string& detail) {
+void JsonReader::Fail(ErrorCode code, std::string_view key, const std::string& detail) {
     if (!error_) {
         const std::string field = PointerOf(key);
         error_ = pricing::MakeError(code, field + ": " + detail, field);
     }
 }
 
-const json* JsonReader::Member(const std::string& key) const {
+const json* JsonReader::Member(std::string_view key) const {
     auto it = object_.find(key);
     if (it == object_.end() || it->is_null()) {
         return nullptr;
@@ -49,7 +50,7 @@ const json* JsonReader::Member(const std::string& key) const {
     return &*it;
 }
 
-std::optional<double> JsonReader::Number(const std::string& key) {
+std::optional<double> JsonReader::Number(std::string_view key) {
     const json* v = Member(key);
     if (v == nullptr) {
         return std::nullopt;
@@ -66,7 +67,7 @@ std::optional<double> JsonReader::Number(const std::string& key) {
     return d;
 }
 
-std::optional<int> JsonReader::Int(const std::string& key) {
+std::optional<int> JsonReader::Int(std::string_view key) {
     const json* v = Member(key);
     if (v == nullptr) {
         return std::nullopt;
@@ -101,7 +102,7 @@ std::optional<int> JsonReader::Int(const std::string& key) {
     return std::nullopt;
 }
 
-std::optional<std::string> JsonReader::String(const std::string& key) {
+std::optional<std::string> JsonReader::String(std::string_view key) {
     const json* v = Member(key);
     if (v == nullptr) {
         return std::nullopt;
@@ -113,7 +114,7 @@ std::optional<std::string> JsonReader::String(const std::string& key) {
     return v->get<std::string>();
 }
 
-std::optional<bool> JsonReader::Bool(const std::string& key) {
+std::optional<bool> JsonReader::Bool(std::string_view key) {
     const json* v = Member(key);
     if (v == nullptr) {
         return std::nullopt;
@@ -125,7 +126,7 @@ std::optional<bool> JsonReader::Bool(const std::string& key) {
     return v->get<bool>();
 }
 
-std::optional<std::vector<std::string>> JsonReader::Strings(const std::string& key) {
+std::optional<std::vector<std::string>> JsonReader::Strings(std::string_view key) {
     const json* v = Member(key);
     if (v == nullptr) {
         return std::nullopt;
@@ -145,7 +146,7 @@ std::optional<std::vector<std::string>> JsonReader::Strings(const std::string& k
     return out;
 }
 
-const json* JsonReader::Object(const std::string& key) {
+const json* JsonReader::Object(std::string_view key) {
     const json* v = Member(key);
     if (v == nullptr) {
         return nullptr;
@@ -157,21 +158,30 @@ const json* JsonReader::Object(const std::string& key) {
     return v;
 }
 
-void JsonReader::OnlyKnown(const std::vector<std::string>& known) {
-    std::set<std::string> allowed(known.begin(), known.end());
+// A linear scan: the lists are short and fixed, and a set built per request cost more than
+// the whole lookup (known-member lists run to 30 keys).
+template <typename Keys>
+void JsonReader::CheckKnown(const Keys& known) {
     for (auto it = object_.begin(); it != object_.end(); ++it) {
-        if (allowed.count(it.key()) == 0) {
+        const std::string& key = it.key();
+        if (std::find(known.begin(), known.end(), key) == known.end()) {
+            std::set<std::string> allowed;
+            for (const auto& k : known) allowed.emplace(k);
             std::string list;
             for (const auto& k : allowed) {
                 list += (list.empty() ? "" : ", ") + k;
             }
-            Fail(ErrorCode::kMalformed, it.key(), "unknown member; known members: " + list);
+            Fail(ErrorCode::kMalformed, key, "unknown member; known members: " + list);
             return;
         }
     }
 }
 
-void JsonReader::Require(const std::string& key) {
+void JsonReader::OnlyKnown(std::initializer_list<std::string_view> known) { CheckKnown(known); }
+
+void JsonReader::OnlyKnown(const std::vector<std::string>& known) { CheckKnown(known); }
+
+void JsonReader::Require(std::string_view key) {
     if (Member(key) == nullptr) {
         Fail(ErrorCode::kInvalidArgument, key, "is required");
     }

@@ -77,11 +77,14 @@ Result<est::ModelSpec> FromLibrary(const std::string& id, const std::string& poi
 }
 
 Result<est::ModelSpec> FromObject(const json& j, const std::string& pointer) {
+    static const std::vector<std::string> kKnown = [] {
+        std::vector<std::string> known = kStructureKeys;
+        known.push_back("id");
+        known.push_back("hf_config");
+        return known;
+    }();
     JsonReader r(j, pointer);
-    std::vector<std::string> known = kStructureKeys;
-    known.push_back("id");
-    known.push_back("hf_config");
-    r.OnlyKnown(known);
+    r.OnlyKnown(kKnown);
     auto id = r.String("id");
     const json* hf = r.Object("hf_config");
     if (!r.ok()) return r.error();
@@ -146,56 +149,69 @@ Result<est::ModelSpec> DecodeModel(const json& model, const std::string& pointer
     return FromObject(model, pointer);
 }
 
-json ModelJson(const est::ResolvedModel& m) {
-    json derived = json::array();
+void WriteModel(JsonWriter& w, const est::ResolvedModel& m) {
+    w.BeginObject();
+    w.Member("active_params_b", m.active_params / 1e9);
+    w.Member("attention_heads", m.attention_heads);
+    w.Member("attention_params_per_layer", m.attention_params_per_layer);
+    w.Member("dense_ffn_hidden_size", m.dense_ffn_hidden_size);
+    w.Member("dense_layers", m.dense_layers);
+    w.Key("derived");
+    w.BeginArray();
     for (const auto& d : m.derived) {
-        derived.push_back({{"field", d.field}, {"rule", d.detail}});
+        w.BeginObject();
+        w.Member("field", d.field);
+        w.Member("rule", d.detail);
+        w.EndObject();
     }
-    return {{"params_b", Num(m.params / 1e9)},
-            {"active_params_b", Num(m.active_params / 1e9)},
-            {"layers", m.layers},
-            {"hidden_size", m.hidden_size},
-            {"attention_heads", m.attention_heads},
-            {"kv_heads", m.kv_heads},
-            {"head_dim", m.head_dim},
-            {"ffn_hidden_size", m.ffn_hidden_size},
-            {"vocab_size", m.vocab_size},
-            {"seq_len", m.seq_len},
-            {"gated_mlp", m.gated_mlp},
-            {"tied_embeddings", m.tied_embeddings},
-            {"experts", m.experts},
-            {"experts_per_token", m.experts_per_token},
-            {"shared_experts", m.shared_experts},
-            {"expert_ffn_hidden_size", m.expert_ffn_hidden_size},
-            {"dense_layers", m.dense_layers},
-            {"dense_ffn_hidden_size", m.dense_ffn_hidden_size},
-            {"q_lora_rank", m.q_lora_rank},
-            {"kv_lora_rank", m.kv_lora_rank},
-            {"qk_rope_head_dim", m.qk_rope_head_dim},
-            {"qk_nope_head_dim", m.qk_nope_head_dim},
-            {"v_head_dim", m.v_head_dim},
-            {"sliding_window", m.sliding_window},
-            {"sliding_window_layers", m.sliding_window_layers},
-            {"attention_params_per_layer", Num(m.attention_params_per_layer)},
-            {"mlp_params_per_layer", Num(m.mlp_params_per_layer)},
-            {"mlp_active_params_per_layer", Num(m.mlp_active_params_per_layer)},
-            {"embedding_params", Num(m.embedding_params)},
-            {"derived", std::move(derived)}};
+    w.EndArray();
+    w.Member("embedding_params", m.embedding_params);
+    w.Member("expert_ffn_hidden_size", m.expert_ffn_hidden_size);
+    w.Member("experts", m.experts);
+    w.Member("experts_per_token", m.experts_per_token);
+    w.Member("ffn_hidden_size", m.ffn_hidden_size);
+    w.Member("gated_mlp", m.gated_mlp);
+    w.Member("head_dim", m.head_dim);
+    w.Member("hidden_size", m.hidden_size);
+    w.Member("kv_heads", m.kv_heads);
+    w.Member("kv_lora_rank", m.kv_lora_rank);
+    w.Member("layers", m.layers);
+    w.Member("mlp_active_params_per_layer", m.mlp_active_params_per_layer);
+    w.Member("mlp_params_per_layer", m.mlp_params_per_layer);
+    w.Member("params_b", m.params / 1e9);
+    w.Member("q_lora_rank", m.q_lora_rank);
+    w.Member("qk_nope_head_dim", m.qk_nope_head_dim);
+    w.Member("qk_rope_head_dim", m.qk_rope_head_dim);
+    w.Member("seq_len", m.seq_len);
+    w.Member("shared_experts", m.shared_experts);
+    w.Member("sliding_window", m.sliding_window);
+    w.Member("sliding_window_layers", m.sliding_window_layers);
+    w.Member("tied_embeddings", m.tied_embeddings);
+    w.Member("v_head_dim", m.v_head_dim);
+    w.Member("vocab_size", m.vocab_size);
+    w.EndObject();
 }
 
-json ModelWarningsJson(const est::ResolvedModel& m) {
-    json out = json::array();
-    for (const auto& w : m.warnings) out.push_back({{"field", w.field}, {"detail", w.detail}});
-    return out;
+json ModelJson(const est::ResolvedModel& m) {
+    // The library route is the only DOM user; reading the text back keeps one definition of
+    // the echo (numbers read back to the same doubles, so a dump gives the same bytes).
+    std::string text;
+    JsonWriter w(text);
+    WriteModel(w, m);
+    return json::parse(text);
 }
 
-json WithModelWarnings(json answer, const est::ModelSpec& spec) {
-    auto resolved = est::DeriveModel(spec);
-    if (!resolved.ok() || resolved.value().warnings.empty() || !answer.is_object()) return answer;
-    json& warnings = answer["warnings"];
-    if (!warnings.is_array()) warnings = json::array();
-    for (json& w : ModelWarningsJson(resolved.value())) warnings.push_back(std::move(w));
-    return answer;
+void WriteWarning(JsonWriter& w, std::string_view field, std::string_view detail) {
+    w.BeginObject();
+    w.Member("detail", detail);
+    w.Member("field", field);
+    w.EndObject();
+}
+
+void WriteModelWarnings(JsonWriter& w, const est::ResolvedModel& m) {
+    w.BeginArray();
+    for (const auto& warning : m.warnings) WriteWarning(w, warning.field, warning.detail);
+    w.EndArray();
 }
 
 json LibraryModelJson(const pricing::LibraryModel& m, bool resolved) {

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -30,14 +31,16 @@ void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library);
 [[nodiscard]] pricing::Result<pricing::estimate::ModelSpec> DecodeModel(const nlohmann::json& model,
                                                                         const std::string& pointer);
 
-// The resolved model as estimates echo it (`model`), with `derived` rules.
-nlohmann::json ModelJson(const pricing::estimate::ResolvedModel& m);
-// The model's `warnings` as [{field, detail}] (empty array when the inputs agree).
-nlohmann::json ModelWarningsJson(const pricing::estimate::ResolvedModel& m);
+class JsonWriter;
 
-// `answer` with the model's `warnings` appended (a plan's answer, whose workload model the
-// planner resolves itself); unchanged when the inputs agree.
-nlohmann::json WithModelWarnings(nlohmann::json answer, const pricing::estimate::ModelSpec& spec);
+// The resolved model as estimates echo it (`model`), with `derived` rules: written as text
+// (estimate answers) or as a DOM (the library's `resolved`), the same members either way.
+void WriteModel(JsonWriter& w, const pricing::estimate::ResolvedModel& m);
+nlohmann::json ModelJson(const pricing::estimate::ResolvedModel& m);
+// One warning as every answer's `warnings` holds it: {field, detail}.
+void WriteWarning(JsonWriter& w, std::string_view field, std::string_view detail);
+// The model's `warnings` as [{field, detail}] (empty array when the inputs agree).
+void WriteModelWarnings(JsonWriter& w, const pricing::estimate::ResolvedModel& m);
 
 // A library entry: id, name, family, published counts, source, the structure as stored and,
 // with `resolved`, the derivation's counts (params_b, active_params_b, per-layer figures).

@@ -10,6 +10,7 @@
 #include "pricing/plan/plan_ids.hpp"
 #include <set>
 
+#include "service/http/encoded_cache.hpp"
 #include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/json_reader.hpp"
@@ -19,13 +20,6 @@ namespace gpucost::http {
 namespace {
 
 using pricing::ErrorCode;
-
-json Opt(const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); }
-
-template <typename T>
-json OptValue(const std::optional<T>& v) {
-    return v ? json(*v) : json(nullptr);
-}
 
 // Re-roots an error found in a nested object decoded as if it were the body.
 pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
@@ -41,68 +35,6 @@ pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
         error.message = error.field + error.message.substr(old_field.size());
     }
     return error;
-}
-
-json LayoutJson(const pricing::estimate::ParallelLayout& l) {
-    return {{"tensor", l.tensor},
-            {"pipeline", l.pipeline},
-            {"data", l.data},
-            {"zero_stage", l.zero_stage},
-            {"recompute", pricing::estimate::RecomputeName(l.recompute)},
-            {"micro_batch_size", l.micro_batch_size},
-            {"virtual_stages", l.virtual_stages},
-            {"sequence_parallel", l.sequence_parallel},
-            {"expert", l.expert}};
-}
-
-// Price warnings in the shape every answer's `warnings` has ({field, detail}, as model
-// warnings are), pointing at the recommended option's offering they concern.
-json PriceWarningsJson(const json& texts) {
-    json out = json::array();
-    for (const auto& t : texts) {
-        out.push_back({{"field", "/recommendation/offering"}, {"detail", t}});
-    }
-    return out;
-}
-
-json SpotInterruption(const pricing::Offering& o) {
-    if (!o.spot_interruption) {
-        return nullptr;
-    }
-    return {{"bucket", o.spot_interruption->label},
-            {"min_percent_per_month", Num(o.spot_interruption->min_percent_per_month)},
-            {"max_percent_per_month", Num(o.spot_interruption->max_percent_per_month)}};
-}
-
-json OfferingSummary(const pricing::Offering& o) {
-    return {{"id", o.id},
-            {"provider", o.provider},
-            {"instance_type", o.instance_type},
-            {"accelerator", o.accelerator},
-            {"accelerator_count", o.accelerator_count},
-            {"price_type", pricing::PriceTypeName(o.price_type)},
-            {"region", o.region},
-            {"usd_per_hour", Num(o.price.usd_per_hour)},
-            {"as_of", o.price.as_of},
-            {"as_of_estimated", o.price.as_of_estimated},
-            {"verified", o.price.verified},
-            {"spot_interruption", SpotInterruption(o)}};
-}
-
-json Counts(const std::vector<std::pair<std::string, std::size_t>>& counts) {
-    json out = json::object();
-    for (const auto& [reason, count] : counts) {
-        out[reason] = count;
-    }
-    return out;
-}
-
-json Texts(const std::vector<std::pair<std::string, std::string>>& texts) {
-    json out = json::object();
-    for (const auto& [reason, text] : texts) {
-        out[reason] = text;
-    }
-    return out;
 }
 
 // Reads a list of price type names at `key`; unknown names are 422.
@@ -163,43 +95,76 @@ pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     return q;
 }
 
-json ToJson(const pricing::plan::SpotPlan& p) {
-    return {{"job_hours", Num(p.job_hours)},
-            {"nodes", p.nodes},
-            {"on_demand_usd_per_hour", Num(p.on_demand_usd_per_hour)},
-            {"spot_usd_per_hour", Num(p.spot_usd_per_hour)},
-            {"on_demand_cluster_usd_per_hour", Num(p.on_demand_cluster_usd_per_hour)},
-            {"spot_cluster_usd_per_hour", Num(p.spot_cluster_usd_per_hour)},
-            {"spot_offering_id", OptValue(p.spot_offering_id)},
-            {"on_demand_offering_id", OptValue(p.on_demand_offering_id)},
-            {"spot_interruption",
-             SpotInterruptionToJson(p.interruption_bucket
-                                        ? pricing::ParseSpotInterruptionBucket(*p.interruption_bucket)
-                                        : std::nullopt)},
-            {"interruptions_per_hour", Num(p.interruptions_per_hour)},
-            {"cluster_interruptions_per_hour", Num(p.cluster_interruptions_per_hour)},
-            {"mean_hours_between_interruptions", Opt(p.mean_hours_between_interruptions)},
-            {"checkpoint_minutes", Num(p.checkpoint_hours * 60.0)},
-            {"restart_minutes", Num(p.restart_hours * 60.0)},
-            {"checkpoint_interval_hours", Num(p.checkpoint_interval_hours)},
-            {"young_checkpoint_interval_hours", Opt(p.young_checkpoint_interval_hours)},
-            {"checkpoints", Num(p.checkpoints)},
-            {"failure_free_hours", Num(p.failure_free_hours)},
-            {"expected_interruptions", Num(p.expected_interruptions)},
-            {"expected_overhead_fraction", Num(p.expected_overhead_fraction)},
-            {"expected_spot_hours", Num(p.expected_spot_hours)},
-            {"expected_spot_cost_usd", Num(p.expected_spot_cost_usd)},
-            {"on_demand_hours", Num(p.on_demand_hours)},
-            {"on_demand_cost_usd", Num(p.on_demand_cost_usd)},
-            {"expected_savings_usd", Num(p.expected_savings_usd)},
-            {"expected_savings_fraction", Num(p.expected_savings_fraction)},
-            {"deadline_hours", Opt(p.deadline_hours)},
-            {"spot_deadline_probability", Opt(p.spot_deadline_probability)},
-            {"on_demand_deadline_probability", Opt(p.on_demand_deadline_probability)},
-            {"mixed_slack_hours", Opt(p.mixed_slack_hours)},
-            {"recommendation", pricing::plan::SpotRecommendationName(p.recommendation)},
-            {"reasoning", p.reasoning},
-            {"assumptions", ToJson(p.assumptions)}};
+namespace {
+
+// The spot-risk object of the offering the plan read its interruption rate from, or null.
+void WriteSpotRisk(JsonWriter& w, const std::optional<std::string>& bucket_label) {
+    const auto bucket = bucket_label ? pricing::ParseSpotInterruptionBucket(*bucket_label)
+                                     : std::nullopt;
+    if (!bucket) return w.Null();
+    w.BeginObject();
+    w.Member("bucket", bucket->label);
+    w.Member("max_percent_per_month", bucket->max_percent_per_month);
+    w.Member("min_percent_per_month", bucket->min_percent_per_month);
+    w.EndObject();
+}
+
+// The members that sort before `job_hours` (apart from EncodeSpotPlan to keep each one
+// screen): the checkpoint and interruption figures.
+void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::SpotPlan& p) {
+    w.Member("checkpoint_interval_hours", p.checkpoint_interval_hours);
+    w.Member("checkpoint_minutes", p.checkpoint_hours * 60.0);
+    w.Member("checkpoints", p.checkpoints);
+    w.Member("cluster_interruptions_per_hour", p.cluster_interruptions_per_hour);
+    w.Member("deadline_hours", p.deadline_hours);
+    w.Member("expected_interruptions", p.expected_interruptions);
+    w.Member("expected_overhead_fraction", p.expected_overhead_fraction);
+    w.Member("expected_savings_fraction", p.expected_savings_fraction);
+    w.Member("expected_savings_usd", p.expected_savings_usd);
+    w.Member("expected_spot_cost_usd", p.expected_spot_cost_usd);
+    w.Member("expected_spot_hours", p.expected_spot_hours);
+    w.Member("failure_free_hours", p.failure_free_hours);
+    w.Member("interruptions_per_hour", p.interruptions_per_hour);
+}
+
+}  // namespace
+
+std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 2048);
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    WriteSpotCheckpointsAndInterruptions(w, p);
+    w.Member("job_hours", p.job_hours);
+    w.Member("mean_hours_between_interruptions", p.mean_hours_between_interruptions);
+    w.Member("mixed_slack_hours", p.mixed_slack_hours);
+    w.Member("nodes", p.nodes);
+    w.Member("on_demand_cluster_usd_per_hour", p.on_demand_cluster_usd_per_hour);
+    w.Member("on_demand_cost_usd", p.on_demand_cost_usd);
+    w.Member("on_demand_deadline_probability", p.on_demand_deadline_probability);
+    w.Member("on_demand_hours", p.on_demand_hours);
+    w.Member("on_demand_offering_id", p.on_demand_offering_id);
+    w.Member("on_demand_usd_per_hour", p.on_demand_usd_per_hour);
+    w.Member("reasoning", p.reasoning);
+    w.Member("recommendation", pricing::plan::SpotRecommendationName(p.recommendation));
+    w.Member("restart_minutes", p.restart_hours * 60.0);
+    w.Member("spot_cluster_usd_per_hour", p.spot_cluster_usd_per_hour);
+    w.Member("spot_deadline_probability", p.spot_deadline_probability);
+    w.Key("spot_interruption");
+    WriteSpotRisk(w, p.interruption_bucket);
+    w.Member("spot_offering_id", p.spot_offering_id);
+    w.Member("spot_usd_per_hour", p.spot_usd_per_hour);
+    w.Member("young_checkpoint_interval_hours", p.young_checkpoint_interval_hours);
+    w.EndObject();
+    return out;
+}
+
+json ToJson(const pricing::plan::SpotPlan& plan) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(
+        EncodeSpotPlan(plan, EncodeAssumptions(plan.assumptions, AssumptionDetail::kFull)));
 }
 
 pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const json& body) {
@@ -265,55 +230,93 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
     return q;
 }
 
-json ToJson(const pricing::plan::RentVsBuyPlan& p) {
-    json rent_options = json::array();
-    for (const auto& r : p.rent_options) {
-        rent_options.push_back({{"price_type", pricing::PriceTypeName(r.price_type)},
-                                {"offering_id", r.offering_id},
-                                {"usd_per_accelerator_hour", Num(r.usd_per_accelerator_hour)},
-                                {"nodes", r.nodes},
-                                {"monthly_usd", Num(r.monthly_usd)},
-                                {"billed_months", r.billed_months},
-                                {"total_usd", Num(r.total_usd)},
-                                {"npv_usd", Num(r.npv_usd)},
-                                {"cheaper_than_buying", r.cheaper_than_buying},
-                                {"as_of", r.as_of},
-                                {"as_of_estimated", r.as_of_estimated},
-                                {"verified", r.verified}});
+namespace {
+
+void WriteRentOptions(JsonWriter& w, const std::vector<pricing::plan::RentOption>& options) {
+    w.BeginArray();
+    for (const auto& r : options) {
+        w.BeginObject();
+        w.Member("as_of", r.as_of);
+        w.Member("as_of_estimated", r.as_of_estimated);
+        w.Member("billed_months", r.billed_months);
+        w.Member("cheaper_than_buying", r.cheaper_than_buying);
+        w.Member("monthly_usd", r.monthly_usd);
+        w.Member("nodes", r.nodes);
+        w.Member("npv_usd", r.npv_usd);
+        w.Member("offering_id", r.offering_id);
+        w.Member("price_type", pricing::PriceTypeName(r.price_type));
+        w.Member("total_usd", r.total_usd);
+        w.Member("usd_per_accelerator_hour", r.usd_per_accelerator_hour);
+        w.Member("verified", r.verified);
+        w.EndObject();
     }
-    json cumulative = json::array();
-    for (const auto& point : p.cumulative) {
-        cumulative.push_back({{"month", point.month},
-                              {"rent_usd", Num(point.rent_usd)},
-                              {"own_usd", Num(point.own_usd)},
-                              {"own_net_of_resale_usd", Num(point.own_net_of_resale_usd)}});
+    w.EndArray();
+}
+
+void WriteCumulative(JsonWriter& w, const std::vector<pricing::plan::CumulativePoint>& points) {
+    w.BeginArray();
+    for (const auto& point : points) {
+        w.BeginObject();
+        w.Member("month", point.month);
+        w.Member("own_net_of_resale_usd", point.own_net_of_resale_usd);
+        w.Member("own_usd", point.own_usd);
+        w.Member("rent_usd", point.rent_usd);
+        w.EndObject();
     }
-    return {{"recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation)},
-            {"reasoning", p.reasoning},
-            {"break_even_months", Opt(p.break_even_months)},
-            {"breaks_even_within_horizon", p.breaks_even_within_horizon},
-            {"discounted_break_even_months", Opt(p.discounted_break_even_months)},
-            {"break_even_utilization", Opt(p.break_even_utilization)},
-            {"utilization", Opt(p.utilization)},
-            {"monthly_rent_usd", Num(p.monthly_rent_usd)},
-            {"monthly_own_usd", Num(p.monthly_own_usd)},
-            {"capex_usd", Num(p.capex_usd)},
-            {"opex_usd_per_month", Num(p.opex_usd_per_month)},
-            {"accelerator", OptValue(p.accelerator)},
-            {"total_accelerators", OptValue(p.total_accelerators)},
-            {"rent_usd_per_accelerator_hour", Opt(p.rent_usd_per_accelerator_hour)},
-            {"accelerator_hours_per_month", Opt(p.accelerator_hours_per_month)},
-            {"horizon_months", p.horizon_months},
-            {"discount_rate_annual", Num(p.discount_rate_annual)},
-            {"total_rent_usd", Num(p.total_rent_usd)},
-            {"total_own_usd", Num(p.total_own_usd)},
-            {"npv_rent_usd", Num(p.npv_rent_usd)},
-            {"npv_own_usd", Num(p.npv_own_usd)},
-            {"residual_value_at_horizon_usd", Num(p.residual_value_at_horizon_usd)},
-            {"rent_options", std::move(rent_options)},
-            {"catalog_version", p.catalog_version},
-            {"cumulative", std::move(cumulative)},
-            {"assumptions", ToJson(p.assumptions)}};
+    w.EndArray();
+}
+
+// The members that sort before `horizon_months` (apart from EncodeRentVsBuyPlan to keep each
+// one screen): the break-even figures, capex and the monthly series.
+void WriteBreakEvenAndSeries(JsonWriter& w, const pricing::plan::RentVsBuyPlan& p) {
+    w.Member("break_even_months", p.break_even_months);
+    w.Member("break_even_utilization", p.break_even_utilization);
+    w.Member("breaks_even_within_horizon", p.breaks_even_within_horizon);
+    w.Member("capex_usd", p.capex_usd);
+    w.Member("catalog_version", p.catalog_version);
+    w.Key("cumulative");
+    WriteCumulative(w, p.cumulative);
+    w.Member("discount_rate_annual", p.discount_rate_annual);
+    w.Member("discounted_break_even_months", p.discounted_break_even_months);
+}
+
+}  // namespace
+
+std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
+                                std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 2048 + 128 * p.cumulative.size());
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Member("accelerator", p.accelerator);
+    w.Member("accelerator_hours_per_month", p.accelerator_hours_per_month);
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    WriteBreakEvenAndSeries(w, p);
+    w.Member("horizon_months", p.horizon_months);
+    w.Member("monthly_own_usd", p.monthly_own_usd);
+    w.Member("monthly_rent_usd", p.monthly_rent_usd);
+    w.Member("npv_own_usd", p.npv_own_usd);
+    w.Member("npv_rent_usd", p.npv_rent_usd);
+    w.Member("opex_usd_per_month", p.opex_usd_per_month);
+    w.Member("reasoning", p.reasoning);
+    w.Member("recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation));
+    w.Key("rent_options");
+    WriteRentOptions(w, p.rent_options);
+    w.Member("rent_usd_per_accelerator_hour", p.rent_usd_per_accelerator_hour);
+    w.Member("residual_value_at_horizon_usd", p.residual_value_at_horizon_usd);
+    w.Member("total_accelerators", p.total_accelerators);
+    w.Member("total_own_usd", p.total_own_usd);
+    w.Member("total_rent_usd", p.total_rent_usd);
+    w.Member("utilization", p.utilization);
+    w.EndObject();
+    return out;
+}
+
+json ToJson(const pricing::plan::RentVsBuyPlan& plan) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(
+        EncodeRentVsBuyPlan(plan, EncodeAssumptions(plan.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan) {
@@ -469,137 +472,236 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
 
 namespace {
 
-json OptionJson(const pricing::plan::TrainingPlanOption& o) {
-    json violations = json::array();
-    for (const auto& v : o.violations) {
-        violations.push_back(
-            {{"constraint", v.constraint}, {"limit", Num(v.limit)}, {"value", Num(v.value)}});
-    }
-    return {{"offering", OfferingSummary(*o.offering)},
-            {"nodes", o.nodes},
-            {"total_accelerators", o.total_accelerators},
-            {"parallelism", LayoutJson(o.parallelism)},
-            {"mfu", Num(o.mfu)},
-            {"wall_clock_hours", Num(o.wall_clock_hours)},
-            {"expected_wall_clock_hours", Num(o.expected_wall_clock_hours)},
-            {"cluster_usd_per_hour", Num(o.cluster_usd_per_hour)},
-            {"billed_hours", Num(o.billed_hours)},
-            {"unused_committed_hours", Opt(o.unused_committed_hours)},
-            {"cost_usd", Num(o.cost_usd)},
-            {"expected_cost_usd", Num(o.expected_cost_usd)},
-            {"cost_usd_p10", Num(o.cost_usd_p10)},
-            {"cost_usd_p50", Num(o.cost_usd_p50)},
-            {"cost_usd_p90", Num(o.cost_usd_p90)},
-            {"interruptions_per_hour",
-             o.interruptions_per_hour ? Num(*o.interruptions_per_hour) : json(nullptr)},
-            {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
-            {"independent_hosts", o.independent_hosts},
-            {"max_instances", o.max_instances},
-            {"price_age_days", OptValue(o.price_age_days)},
-            {"meets_deadline", o.meets_deadline},
-            {"within_budget", o.within_budget},
-            {"violations", std::move(violations)}};
+
+}  // namespace
+
+// The training plan's answer is written as JSON text, one function per part, members in the
+// sorted order nlohmann::json keeps, so the bytes are those a DOM's dump gave (JsonWriter
+// checks the order in debug builds). `assumptions` comes encoded from the cache
+// (encoded_cache.hpp).
+namespace {
+
+void WriteSpotInterruption(JsonWriter& w, const pricing::Offering& o) {
+    if (!o.spot_interruption) return w.Null();
+    w.BeginObject();
+    w.Member("bucket", o.spot_interruption->label);
+    w.Member("max_percent_per_month", o.spot_interruption->max_percent_per_month);
+    w.Member("min_percent_per_month", o.spot_interruption->min_percent_per_month);
+    w.EndObject();
 }
 
-json OptionalOption(const std::optional<pricing::plan::TrainingPlanOption>& o) {
-    return o ? OptionJson(*o) : json(nullptr);
+// The offering as plan options name it (OfferingSummary's members).
+void WriteOfferingSummary(JsonWriter& w, const pricing::Offering& o) {
+    w.BeginObject();
+    w.Member("accelerator", o.accelerator);
+    w.Member("accelerator_count", o.accelerator_count);
+    w.Member("as_of", o.price.as_of);
+    w.Member("as_of_estimated", o.price.as_of_estimated);
+    w.Member("id", o.id);
+    w.Member("instance_type", o.instance_type);
+    w.Member("price_type", pricing::PriceTypeName(o.price_type));
+    w.Member("provider", o.provider);
+    w.Member("region", o.region);
+    w.Key("spot_interruption");
+    WriteSpotInterruption(w, o);
+    w.Member("usd_per_hour", o.price.usd_per_hour);
+    w.Member("verified", o.price.verified);
+    w.EndObject();
 }
 
-json BudgetJson(const std::optional<pricing::plan::BudgetView>& b) {
-    if (!b) {
-        return nullptr;
+void WriteViolations(JsonWriter& w, const std::vector<pricing::plan::ConstraintViolation>& list) {
+    w.BeginArray();
+    for (const auto& v : list) {
+        w.BeginObject();
+        w.Member("constraint", v.constraint);
+        w.Member("limit", v.limit);
+        w.Member("value", v.value);
+        w.EndObject();
     }
-    json monthly = json::array();
+    w.EndArray();
+}
+
+void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
+    w.BeginObject();
+    w.Member("billed_hours", o.billed_hours);
+    w.Member("cluster_usd_per_hour", o.cluster_usd_per_hour);
+    w.Member("cost_usd", o.cost_usd);
+    w.Member("cost_usd_p10", o.cost_usd_p10);
+    w.Member("cost_usd_p50", o.cost_usd_p50);
+    w.Member("cost_usd_p90", o.cost_usd_p90);
+    w.Member("expected_cost_usd", o.expected_cost_usd);
+    w.Member("expected_wall_clock_hours", o.expected_wall_clock_hours);
+    w.Member("independent_hosts", o.independent_hosts);
+    w.Member("interruptions_per_hour", o.interruptions_per_hour);
+    w.Member("max_instances", o.max_instances);
+    w.Member("meets_deadline", o.meets_deadline);
+    w.Member("mfu", o.mfu);
+    w.Member("nodes", o.nodes);
+    w.Key("offering");
+    WriteOfferingSummary(w, *o.offering);
+    w.Key("parallelism");
+    WriteLayout(w, o.parallelism);
+    w.Member("price_age_days", o.price_age_days);
+    w.Member("scale_out_gbit_per_s", o.scale_out_gbit_per_s);
+    w.Member("total_accelerators", o.total_accelerators);
+    w.Member("unused_committed_hours", o.unused_committed_hours);
+    w.Key("violations");
+    WriteViolations(w, o.violations);
+    w.Member("wall_clock_hours", o.wall_clock_hours);
+    w.Member("within_budget", o.within_budget);
+    w.EndObject();
+}
+
+void WriteOptionalOption(JsonWriter& w,
+                         const std::optional<pricing::plan::TrainingPlanOption>& o) {
+    if (!o) return w.Null();
+    WriteOption(w, *o);
+}
+
+void WriteOptions(JsonWriter& w, const std::vector<pricing::plan::TrainingPlanOption>& options) {
+    w.BeginArray();
+    for (const auto& o : options) WriteOption(w, o);
+    w.EndArray();
+}
+
+void WriteBindingConstraints(JsonWriter& w,
+                             const std::vector<pricing::plan::BindingConstraint>& list) {
+    w.BeginArray();
+    for (const auto& b : list) {
+        w.BeginObject();
+        w.Member("best_value", b.best_value);
+        w.Member("constraint", b.constraint);
+        w.Member("limit", b.limit);
+        w.Member("message", b.message);
+        w.Member("others_met", b.others_met);
+        w.Member("shortfall", b.shortfall);
+        w.EndObject();
+    }
+    w.EndArray();
+}
+
+void WriteDataPrice(JsonWriter& w, const std::optional<pricing::DataPrice>& price) {
+    if (!price) return w.Null();
+    w.BeginObject();
+    w.Member("as_of", price->as_of);
+    w.Member("as_of_estimated", price->as_of_estimated);
+    w.Member("internet_egress_usd_per_gb", price->internet_egress_usd_per_gb);
+    w.Member("object_storage_usd_per_gb_month", price->object_storage_usd_per_gb_month);
+    w.Member("provider", price->provider);
+    w.Member("source", price->source);
+    w.Member("verified", price->verified);
+    w.EndObject();
+}
+
+void WriteBudget(JsonWriter& w, const std::optional<pricing::plan::BudgetView>& b) {
+    if (!b) return w.Null();
+    w.BeginObject();
+    w.Member("compute_usd", b->compute_usd);
+    w.Key("data_prices");
+    WriteDataPrice(w, b->data_price);
+    w.Member("egress_usd", b->egress_usd);
+    w.Key("monthly");
+    w.BeginArray();
     for (const auto& m : b->monthly) {
-        monthly.push_back({{"month", m.month}, {"usd", Num(m.usd)}});
+        w.BeginObject();
+        w.Member("month", m.month);
+        w.Member("usd", m.usd);
+        w.EndObject();
     }
-    json prices = nullptr;
-    if (b->data_price) {
-        const pricing::DataPrice& p = *b->data_price;
-        prices = {{"provider", p.provider},
-                  {"object_storage_usd_per_gb_month", Num(p.object_storage_usd_per_gb_month)},
-                  {"internet_egress_usd_per_gb", Num(p.internet_egress_usd_per_gb)},
-                  {"as_of", p.as_of},
-                  {"as_of_estimated", p.as_of_estimated},
-                  {"verified", p.verified},
-                  {"source", p.source}};
-    }
-    return {{"start_date", b->start_date},
-            {"start_date_source", b->start_date_source},
-            {"monthly", std::move(monthly)},
-            {"compute_usd", Num(b->compute_usd)},
-            {"storage_usd", Opt(b->storage_usd)},
-            {"egress_usd", Opt(b->egress_usd)},
-            {"total_usd", Num(b->total_usd)},
-            {"data_prices", std::move(prices)}};
+    w.EndArray();
+    w.Member("start_date", b->start_date);
+    w.Member("start_date_source", b->start_date_source);
+    w.Member("storage_usd", b->storage_usd);
+    w.Member("total_usd", b->total_usd);
+    w.EndObject();
 }
 
-json InferenceOptionJson(const pricing::plan::InferencePlanOption& o) {
-    auto opt = [](const std::optional<double>& v) { return v ? Num(*v) : json(nullptr); };
-    return {{"offering", OfferingSummary(*o.offering)},
-            {"tensor_parallel", o.tensor_parallel},
-            {"batch_size", o.batch_size},
-            {"replicas", o.replicas},
-            {"spare_replicas", o.spare_replicas},
-            {"reasoning", o.reasoning ? json(*o.reasoning) : json(nullptr)},
-            {"nodes", o.nodes},
-            {"total_accelerators", o.total_accelerators},
-            {"cluster_usd_per_hour", Num(o.nodes * o.offering->price.usd_per_hour)},
-            {"time_to_first_token_ms", Num(o.time_to_first_token_ms)},
-            {"inter_token_latency_ms", Num(o.inter_token_latency_ms)},
-            {"output_tokens_per_second_per_replica", Num(o.output_tokens_per_second_per_replica)},
-            {"capacity_requests_per_second", Num(o.capacity_requests_per_second)},
-            {"monthly_cost_usd", Num(o.monthly_cost_usd)},
-            {"usd_per_million_input_tokens", Num(o.usd_per_million_input_tokens)},
-            {"usd_per_million_output_tokens", Num(o.usd_per_million_output_tokens)},
-            {"api_monthly_cost_usd", opt(o.api_monthly_cost_usd)},
-            {"savings_vs_api_fraction", opt(o.savings_vs_api_fraction)}};
+// An object of (key, value) pairs as a DOM filled by out[key] = value gave it: keys sorted,
+// a repeated key holding its last value.
+template <typename Value>
+void WriteKeyed(JsonWriter& w, const std::vector<std::pair<std::string, Value>>& pairs) {
+    std::vector<const std::pair<std::string, Value>*> sorted;
+    sorted.reserve(pairs.size());
+    for (const auto& p : pairs) sorted.push_back(&p);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto* a, const auto* b) { return a->first < b->first; });
+    w.BeginObject();
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        const bool replaced = i + 1 < sorted.size() && sorted[i + 1]->first == sorted[i]->first;
+        if (!replaced) w.Member(sorted[i]->first, sorted[i]->second);
+    }
+    w.EndObject();
+}
+
+// The price warnings (each about the recommended option's offering), then the workload
+// model's consistency warnings.
+void WritePlanWarnings(JsonWriter& w, const std::vector<std::string>& price_warnings,
+                       const std::vector<pricing::FieldError>& model_warnings) {
+    w.BeginArray();
+    for (const auto& text : price_warnings) WriteWarning(w, "/recommendation/offering", text);
+    for (const auto& m : model_warnings) WriteWarning(w, m.field, m.detail);
+    w.EndArray();
+}
+
+// The members that sort before `options`: the assumptions, the summary options, the counts
+// and the request's paging (apart from EncodeTrainingPlan to keep each one screen).
+void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::string_view assumptions_json) {
+    const pricing::plan::TrainingPlan& plan = a.plan;
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Key("best_by_provider");
+    WriteOptions(w, plan.best_by_provider);
+    w.Key("binding_constraints");
+    WriteBindingConstraints(w, plan.binding_constraints);
+    w.Key("budget");
+    WriteBudget(w, plan.budget);
+    w.Member("catalog_version", plan.catalog_version);
+    w.Key("cheapest");
+    WriteOptionalOption(w, plan.cheapest);
+    w.Member("estimates", plan.estimates);
+    w.Key("fastest");
+    WriteOptionalOption(w, plan.fastest);
+    w.Member("feasible_count", plan.feasible_count);
+    w.Member("hardware_shapes", plan.hardware_shapes);
+    w.Member("include_infeasible", a.include_infeasible);
+    w.Member("infeasible_count", plan.infeasible_count);
+    w.Member("limit", a.limit);
+    w.Member("offerings_considered", plan.offerings_considered);
+    w.Member("offset", a.offset);
 }
 
 }  // namespace
 
-json ToJson(const pricing::plan::TrainingPlan& plan,
-            const pricing::plan::TrainingPlanRequest& request) {
-    auto list = [](const std::vector<pricing::plan::TrainingPlanOption>& options) {
-        json out = json::array();
-        for (const auto& o : options) {
-            out.push_back(OptionJson(o));
-        }
-        return out;
-    };
-    json binding = json::array();
-    for (const auto& b : plan.binding_constraints) {
-        binding.push_back({{"constraint", b.constraint},
-                           {"limit", Num(b.limit)},
-                           {"best_value", Num(b.best_value)},
-                           {"shortfall", Num(b.shortfall)},
-                           {"others_met", b.others_met},
-                           {"message", b.message}});
-    }
-    return {{"total_count", plan.total_count},
-            {"feasible_count", plan.feasible_count},
-            {"infeasible_count", plan.infeasible_count},
-            {"include_infeasible", request.include_infeasible},
-            {"sort", pricing::plan::TrainingPlanSortName(request.sort)},
-            {"limit", request.limit},
-            {"offset", request.offset},
-            {"options", list(plan.options)},
-            {"recommendation", OptionalOption(plan.recommendation)},
-            {"reasoning", plan.reasoning},
-            {"cheapest", OptionalOption(plan.cheapest)},
-            {"fastest", OptionalOption(plan.fastest)},
-            {"pareto_front", list(plan.pareto_front)},
-            {"best_by_provider", list(plan.best_by_provider)},
-            {"binding_constraints", std::move(binding)},
-            {"warnings", PriceWarningsJson(json(plan.warnings))},
-            {"budget", BudgetJson(plan.budget)},
-            {"catalog_version", plan.catalog_version},
-            {"offerings_considered", plan.offerings_considered},
-            {"hardware_shapes", plan.hardware_shapes},
-            {"estimates", plan.estimates},
-            {"skipped", Counts(plan.skipped)},
-            {"skipped_examples", Texts(plan.skipped_examples)},
-            {"assumptions", ToJson(plan.assumptions)}};
+std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumptions_json) {
+    const pricing::plan::TrainingPlan& plan = a.plan;
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096 + 2048 * (plan.options.size() + 8));
+    JsonWriter w(out);
+    w.BeginObject();
+    WriteMembersBeforeOptions(w, a, assumptions_json);
+    w.Key("options");
+    WriteOptions(w, plan.options);
+    w.Key("pareto_front");
+    WriteOptions(w, plan.pareto_front);
+    w.Member("reasoning", plan.reasoning);
+    w.Key("recommendation");
+    WriteOptionalOption(w, plan.recommendation);
+    w.Key("skipped");
+    WriteKeyed(w, plan.skipped);
+    w.Key("skipped_examples");
+    WriteKeyed(w, plan.skipped_examples);
+    w.Member("sort", pricing::plan::TrainingPlanSortName(a.sort));
+    w.Member("total_count", plan.total_count);
+    w.Key("warnings");
+    WritePlanWarnings(w, plan.warnings, a.model_warnings);
+    w.EndObject();
+    return out;
+}
+
+json TrainingPlanJson(const TrainingAnswer& answer) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(
+        EncodeTrainingPlan(answer, EncodeAssumptions(answer.plan.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
@@ -715,21 +817,6 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     return q;
 }
 
-json ToJson(const pricing::plan::InferencePlan& plan) {
-    json options = json::array();
-    for (const auto& o : plan.options) {
-        options.push_back(InferenceOptionJson(o));
-    }
-    return {{"requests_per_second", Num(plan.requests_per_second)},
-            {"output_tokens_per_second", Num(plan.output_tokens_per_second)},
-            {"total_count", plan.total_count},
-            {"options", std::move(options)},
-            {"estimates", plan.estimates},
-            {"skipped", Counts(plan.skipped)},
-            {"skipped_examples", Texts(plan.skipped_examples)},
-            {"assumptions", ToJson(plan.assumptions)}};
-}
-
 namespace {
 
 std::string Dollars(double usd, int decimals) {
@@ -748,34 +835,30 @@ std::string InferenceOptionText(const pricing::plan::InferencePlanOption& o,
 
 }  // namespace
 
-void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
-                                const pricing::Catalog& catalog, json& body) {
-    // The planner lists options cheapest monthly first; the first of each provider is its best.
-    std::vector<const pricing::plan::InferencePlanOption*> per_provider;
+namespace {
+
+// The planner lists options cheapest monthly first; the first of each provider is its best.
+std::vector<pricing::plan::InferencePlanOption> BestByProvider(
+    const pricing::plan::InferencePlan& plan) {
+    std::vector<pricing::plan::InferencePlanOption> best;
     for (const auto& o : plan.options) {
         bool seen = false;
-        for (const auto* b : per_provider) {
-            seen = seen || b->offering->provider == o.offering->provider;
+        for (const auto& b : best) {
+            seen = seen || b.offering->provider == o.offering->provider;
         }
         if (!seen) {
-            per_provider.push_back(&o);
+            best.push_back(o);
         }
     }
-    json best = json::array();
-    for (const auto* o : per_provider) {
-        best.push_back(InferenceOptionJson(*o));
-    }
-    body["best_by_provider"] = std::move(best);
-    if (plan.options.empty()) {
-        body["warnings"] = json::array();
-        body["recommendation"] = nullptr;
-        body["reasoning"] =
-            "No offering can serve this traffic within the constraints and latency targets; "
-            "see skipped and skipped_examples for why each was left out.";
-        return;
-    }
+    return best;
+}
+
+// Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
+// (`best_by_provider[1]`) for comparison.
+std::string RecommendationText(const pricing::plan::InferencePlan& plan,
+                               const std::vector<pricing::plan::InferencePlanOption>& best_by_provider,
+                               const pricing::Catalog& catalog) {
     const auto& r = plan.options.front();
-    body["recommendation"] = InferenceOptionJson(r);
     std::string text =
         "Recommended: " + InferenceOptionText(r, catalog) + " at " +
         Dollars(r.monthly_cost_usd, 0) + " a month, the lowest of " +
@@ -787,8 +870,8 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
         pricing::plan::Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
         Dollars(r.usd_per_million_input_tokens, 4) + " / " +
         Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
-    if (per_provider.size() > 1) {
-        const auto& o = *per_provider[1];
+    if (best_by_provider.size() > 1) {
+        const auto& o = best_by_provider[1];
         text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
                 Dollars(o.monthly_cost_usd, 0) + " a month (+" +
                 pricing::plan::Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) +
@@ -804,8 +887,19 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
         text += " It runs on spot capacity, which the provider can reclaim at short notice.";
     }
     const pricing::PriceObservation& price = r.offering->price;
-    // Warnings about the recommended price, as training plans give them.
-    json warnings = json::array();
+    if (price.as_of_estimated || !price.verified) {
+        text += " Its price is dated " + price.as_of +
+                (price.as_of_estimated ? " (estimated)" : "") +
+                (price.verified ? "" : ", unverified") +
+                ": confirm it with the provider before committing budget.";
+    }
+    return text;
+}
+
+// Warnings about the recommended option's price, as training plans give them.
+std::vector<std::string> PriceWarnings(const pricing::plan::InferencePlanOption& r) {
+    const pricing::PriceObservation& price = r.offering->price;
+    std::vector<std::string> warnings;
     const auto today = pricing::plan::DaysFromIsoDate(TodayUtcDate());
     const auto as_of = pricing::plan::DaysFromIsoDate(price.as_of);
     if (today && as_of &&
@@ -822,14 +916,96 @@ void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
     if (!price.verified) {
         warnings.push_back(r.offering->id + ": the price is unverified");
     }
-    body["warnings"] = PriceWarningsJson(warnings);
-    if (price.as_of_estimated || !price.verified) {
-        text += " Its price is dated " + price.as_of +
-                (price.as_of_estimated ? " (estimated)" : "") +
-                (price.verified ? "" : ", unverified") +
-                ": confirm it with the provider before committing budget.";
+    return warnings;
+}
+
+// The recommendation (the cheapest option), its reasoning and price warnings, and the
+// cheapest option per provider, from `plan` holding every option.
+void Recommend(const pricing::plan::InferencePlan& plan, const pricing::Catalog& catalog,
+               InferenceAnswer& answer) {
+    answer.best_by_provider = BestByProvider(plan);
+    if (plan.options.empty()) {
+        answer.reasoning =
+            "No offering can serve this traffic within the constraints and latency targets; "
+            "see skipped and skipped_examples for why each was left out.";
+        return;
     }
-    body["reasoning"] = text;
+    answer.recommendation = plan.options.front();
+    answer.reasoning = RecommendationText(plan, answer.best_by_provider, catalog);
+    answer.price_warnings = PriceWarnings(plan.options.front());
+}
+
+void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOption& o) {
+    w.BeginObject();
+    w.Member("api_monthly_cost_usd", o.api_monthly_cost_usd);
+    w.Member("batch_size", o.batch_size);
+    w.Member("capacity_requests_per_second", o.capacity_requests_per_second);
+    w.Member("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
+    w.Member("inter_token_latency_ms", o.inter_token_latency_ms);
+    w.Member("monthly_cost_usd", o.monthly_cost_usd);
+    w.Member("nodes", o.nodes);
+    w.Key("offering");
+    WriteOfferingSummary(w, *o.offering);
+    w.Member("output_tokens_per_second_per_replica", o.output_tokens_per_second_per_replica);
+    w.Member("reasoning", o.reasoning);
+    w.Member("replicas", o.replicas);
+    w.Member("savings_vs_api_fraction", o.savings_vs_api_fraction);
+    w.Member("spare_replicas", o.spare_replicas);
+    w.Member("tensor_parallel", o.tensor_parallel);
+    w.Member("time_to_first_token_ms", o.time_to_first_token_ms);
+    w.Member("total_accelerators", o.total_accelerators);
+    w.Member("usd_per_million_input_tokens", o.usd_per_million_input_tokens);
+    w.Member("usd_per_million_output_tokens", o.usd_per_million_output_tokens);
+    w.EndObject();
+}
+
+void WriteInferenceOptions(JsonWriter& w,
+                           const std::vector<pricing::plan::InferencePlanOption>& options) {
+    w.BeginArray();
+    for (const auto& o : options) WriteInferenceOption(w, o);
+    w.EndArray();
+}
+
+}  // namespace
+
+std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assumptions_json) {
+    const pricing::plan::InferencePlan& page = a.page;
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096 + 1536 * (page.options.size() + a.best_by_provider.size()));
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Key("best_by_provider");
+    WriteInferenceOptions(w, a.best_by_provider);
+    w.Member("catalog_version", a.catalog_version);
+    w.Member("estimates", page.estimates);
+    w.Key("options");
+    WriteInferenceOptions(w, page.options);
+    w.Member("output_tokens_per_second", page.output_tokens_per_second);
+    w.Member("reasoning", a.reasoning);
+    w.Key("recommendation");
+    if (a.recommendation) {
+        WriteInferenceOption(w, *a.recommendation);
+    } else {
+        w.Null();
+    }
+    w.Member("requests_per_second", page.requests_per_second);
+    w.Key("skipped");
+    WriteKeyed(w, page.skipped);
+    w.Key("skipped_examples");
+    WriteKeyed(w, page.skipped_examples);
+    w.Member("total_count", page.total_count);
+    w.Key("warnings");
+    WritePlanWarnings(w, a.price_warnings, a.model_warnings);
+    w.EndObject();
+    return out;
+}
+
+json InferencePlanJson(const InferenceAnswer& answer) {
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(EncodeInferencePlan(
+        answer, EncodeAssumptions(answer.page.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
@@ -909,6 +1085,16 @@ std::string TodayUtcDate() {
         std::chrono::duration_cast<std::chrono::hours>(now).count() / 24);
 }
 
+namespace {
+
+// The workload model's consistency warnings (the planner resolves the model itself).
+std::vector<pricing::FieldError> ModelWarnings(const pricing::estimate::ModelSpec& spec) {
+    auto model = pricing::estimate::DeriveModel(spec);
+    return model.ok() ? std::move(model).value().warnings : std::vector<pricing::FieldError>{};
+}
+
+}  // namespace
+
 pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRequest request,
                                                    const pricing::Catalog& catalog,
                                                    const pricing::PlanReference& reference,
@@ -918,9 +1104,8 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
     if (!plan.ok()) {
         return plan.error();
     }
-    TrainingAnswer answer{std::move(plan).value(), nullptr};
-    answer.body = WithModelWarnings(ToJson(answer.plan, request), request.workload.model);
-    return answer;
+    return TrainingAnswer{std::move(plan).value(), request.include_infeasible, request.sort,
+                          request.limit, request.offset, ModelWarnings(request.workload.model)};
 }
 
 pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePlanRequest request,
@@ -938,12 +1123,12 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     if (!plan.ok()) {
         return plan.error();
     }
-    InferenceAnswer answer{plan.value(), nullptr};
+    InferenceAnswer answer;
+    answer.page = plan.value();
     answer.page.options.resize(std::min(answer.page.options.size(), limit));
-    answer.body = ToJson(answer.page);
-    AddInferenceRecommendation(plan.value(), catalog, answer.body);
-    answer.body["catalog_version"] = catalog.Describe().version;
-    answer.body = WithModelWarnings(std::move(answer.body), request.workload.model);
+    Recommend(plan.value(), catalog, answer);
+    answer.catalog_version = catalog.Describe().version;
+    answer.model_warnings = ModelWarnings(request.workload.model);
     return answer;
 }
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,11 +27,18 @@ namespace gpucost::http {
 // job instead of job_hours) is layered on in plan_routes.cpp.
 [[nodiscard]] pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     const nlohmann::json& body, const std::vector<std::string>& extra_keys = {});
+// The answer as JSON text with `assumptions_json` (EncodeAssumptions), written without a DOM
+// (byte-identical to one); as a DOM with every assumption for saved scenarios.
+std::string EncodeSpotPlan(const pricing::plan::SpotPlan& plan, std::string_view assumptions_json);
 nlohmann::json ToJson(const pricing::plan::SpotPlan& plan);
 
 // POST /v1/plans/rent-vs-buy.
 [[nodiscard]] pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(
     const nlohmann::json& body);
+// The answer as JSON text with `assumptions_json`, written without a DOM (byte-identical to
+// one); as a DOM with every assumption for saved scenarios.
+std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& plan,
+                                std::string_view assumptions_json);
 nlohmann::json ToJson(const pricing::plan::RentVsBuyPlan& plan);
 // The month-by-month cumulative series as a table.
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan);
@@ -45,8 +53,6 @@ DecodeSpotWorkload(const nlohmann::json& body);
 // constraints, sort, limit, offset, uncertainty and spot.
 [[nodiscard]] pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(
     const nlohmann::json& body);
-nlohmann::json ToJson(const pricing::plan::TrainingPlan& plan,
-                      const pricing::plan::TrainingPlanRequest& request);
 // One row per option of the page.
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan);
 
@@ -61,22 +67,38 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan);
 // Today's UTC date (YYYY-MM-DD): price ages and the budget view's default start.
 std::string TodayUtcDate();
 
-// The training plan as POST /v1/plans/training answers it (saved scenarios re-run the same),
-// with the workload model's consistency warnings after the price warnings.
+// The training plan as POST /v1/plans/training answers it (saved scenarios re-run the same):
+// the plan, the request's paging it echoes, and the workload model's consistency warnings,
+// which follow the price warnings.
 struct TrainingAnswer {
     pricing::plan::TrainingPlan plan;  // options point into the catalog given
-    nlohmann::json body;
+    bool include_infeasible = false;
+    pricing::plan::TrainingPlanSort sort = pricing::plan::TrainingPlanSort::kExpectedCost;
+    std::size_t limit = 0;
+    std::size_t offset = 0;
+    std::vector<pricing::FieldError> model_warnings;
 };
 [[nodiscard]] pricing::Result<TrainingAnswer> AnswerTrainingPlan(
     pricing::plan::TrainingPlanRequest request, const pricing::Catalog& catalog,
     const pricing::PlanReference& reference, const std::string& today);
+// The answer as JSON text, `assumptions` set to `assumptions_json` (EncodeAssumptions), written
+// without a DOM (byte-identical to one); as a DOM with every assumption for saved scenarios.
+std::string EncodeTrainingPlan(const TrainingAnswer& answer, std::string_view assumptions_json);
+nlohmann::json TrainingPlanJson(const TrainingAnswer& answer);
 
 // The inference plan as POST /v1/plans/inference answers it: constraint ids resolved
 // case-insensitively (unknown ones 422 with close matches), every option planned for
 // best_by_provider, then the requested page; model warnings as in training plans.
 struct InferenceAnswer {
-    pricing::plan::InferencePlan page;
-    nlohmann::json body;
+    pricing::plan::InferencePlan page;  // the requested page of options
+    // From every option: the cheapest per provider, cheapest first; the cheapest of all with
+    // why, and warnings about its price.
+    std::vector<pricing::plan::InferencePlanOption> best_by_provider;
+    std::optional<pricing::plan::InferencePlanOption> recommendation;
+    std::string reasoning;
+    std::vector<std::string> price_warnings;
+    std::string catalog_version;
+    std::vector<pricing::FieldError> model_warnings;
 };
 [[nodiscard]] pricing::Result<InferenceAnswer> AnswerInferencePlan(
     pricing::plan::InferencePlanRequest request, const pricing::Catalog& catalog);
@@ -84,12 +106,10 @@ struct InferenceAnswer {
 // POST /v1/plans/inference.
 [[nodiscard]] pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     const nlohmann::json& body);
-nlohmann::json ToJson(const pricing::plan::InferencePlan& plan);
-// Adds `recommendation` (the cheapest option), `reasoning` and `best_by_provider` (the
-// cheapest option per provider) to an inference plan's answer; `plan` should hold every
-// option (the route plans with the largest limit and pages afterwards).
-void AddInferenceRecommendation(const pricing::plan::InferencePlan& plan,
-                                const pricing::Catalog& catalog, nlohmann::json& body);
+// The answer as JSON text with `assumptions_json`, written without a DOM (byte-identical to
+// one); as a DOM with every assumption for saved scenarios.
+std::string EncodeInferencePlan(const InferenceAnswer& answer, std::string_view assumptions_json);
+nlohmann::json InferencePlanJson(const InferenceAnswer& answer);
 CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan);
 
 }  // namespace gpucost::http

@@ -33,24 +33,6 @@ AssumptionDetail DetailOf(const httplib::Request& req) {
     return detail.ok() ? detail.value() : AssumptionDetail::kFull;
 }
 
-// Encodes a plan with its assumptions spliced in pre-encoded (encoded_cache.hpp); they
-// are moved out of the plan first so the codec builds no DOM for them.
-template <typename Plan, typename Encode>
-void WriteEncoded(httplib::Response& res, const httplib::Request& req, Plan& plan,
-                  const Encode& encode) {
-    pricing::Assumptions assumptions = std::move(plan.assumptions);
-    plan.assumptions.clear();
-    WriteJsonWithAssumptions(res, encode(plan), assumptions, DetailOf(req));
-}
-
-// Writes a plan answer built whole (saved scenarios store the same body) with its
-// `assumptions` re-encoded from `assumptions` at the caller's detail, by the one encoder
-// every estimate and plan answer uses.
-void WriteAnswer(httplib::Response& res, const httplib::Request& req, json body,
-                 const pricing::Assumptions& assumptions) {
-    WriteJsonWithAssumptions(res, std::move(body), assumptions, DetailOf(req));
-}
-
 // Checks query string and Content-Type and parses the body; on failure writes the problem
 // and returns nullopt.
 std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res) {
@@ -108,7 +90,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
-        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
+        const pricing::plan::SpotPlan& p = plan.value();
+        WriteJsonText(res, EncodeSpotPlan(p, EncodeAssumptions(p.assumptions, DetailOf(req))));
     });
 
     routes.Post("/v1/plans/rent-vs-buy",
@@ -135,7 +118,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, CumulativeCsv(plan.value()));
         }
-        WriteEncoded(res, req, plan.value(), [](const auto& p) { return ToJson(p); });
+        const pricing::plan::RentVsBuyPlan& p = plan.value();
+        WriteJsonText(res, EncodeRentVsBuyPlan(p, EncodeAssumptions(p.assumptions, DetailOf(req))));
     });
 
     routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {
@@ -159,7 +143,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().plan));
         }
-        WriteAnswer(res, req, std::move(answer.value().body), answer.value().plan.assumptions);
+        const TrainingAnswer& a = answer.value();
+        WriteJsonText(res, EncodeTrainingPlan(a, EncodeAssumptions(a.plan.assumptions, DetailOf(req))));
     });
 
     routes.Post("/v1/plans/inference",
@@ -183,7 +168,8 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().page));
         }
-        WriteAnswer(res, req, std::move(answer.value().body), answer.value().page.assumptions);
+        const InferenceAnswer& a = answer.value();
+        WriteJsonText(res, EncodeInferencePlan(a, EncodeAssumptions(a.page.assumptions, DetailOf(req))));
     });
 }
 

@@ -72,7 +72,7 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
              if (!answer.ok()) {
                  return answer.error();
              }
-             return std::move(answer).value().body;
+             return TrainingPlanJson(answer.value());
          }},
         {"inference",
          [](const json& request, const pricing::Catalog& catalog,
@@ -85,7 +85,7 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
              if (!answer.ok()) {
                  return answer.error();
              }
-             return std::move(answer).value().body;
+             return InferencePlanJson(answer.value());
          }},
         {"rent-vs-buy",
          [](const json& request, const pricing::Catalog& catalog,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Saves the answers of a fixed set of requests (training estimates: searched, fixed, MoE,
 # LoRA, QLoRA, not fitting; inference estimates incl. MoE and serving; training plans incl.
-# MoE, QLoRA and CSV; inference and spot plans), so a speed change can show that it changes
-# no answer: run it with the binary before and after, then compare the two directories.
+# MoE, QLoRA and CSV; inference, spot and rent-vs-buy plans; problems from the request
+# reader), so a speed change can show that it changes no answer: run it with the binary
+# before and after, then compare the two directories.
 #   usage: tests/bench/same_answers.sh BINARY OUT_DIR
 #          tests/bench/same_answers.sh --compare DIR_A DIR_B   (request ids aside)
 set -euo pipefail
@@ -61,4 +62,33 @@ req /v1/plans/inference '{"model": {"id": "llama-3.1-70b"}, "input_tokens": 2000
 req /v1/plans/spot '{"job_hours": 100, "on_demand_usd_per_hour": 98.32, "spot_usd_per_hour": 30, "interruptions_per_hour": 0.1, "checkpoint_minutes": 3, "restart_minutes": 6}'
 reqcsv /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000}'
 req '/v1/estimates/training?assumptions=summary' '{"model": {"id": "deepseek-v3"}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 2048}}'
+# Model warnings (params_b against a structure that counts more), a budget view with data
+# prices, nothing feasible (binding constraints), and the ?assumptions= detail levels.
+W='"model": {"params_b": 30, "layers": 80, "hidden_size": 8192, "attention_heads": 64, "kv_heads": 8, "ffn_hidden_size": 28672, "vocab_size": 128256, "seq_len": 8192, "gated_mlp": true}'
+req $T "{$W, \"tokens_b\": 100, \"hardware\": {\"accelerator\": \"h100-sxm\", \"total_accelerators\": 64}}"
+req $I "{$W, \"hardware\": {\"accelerator\": \"h100-sxm\", \"total_accelerators\": 4}, \"input_tokens\": 1000, \"output_tokens\": 200}"
+req /v1/plans/training "{$W, \"tokens_b\": 100, \"data\": {\"stored_gb\": 500, \"egress_gb\": 100}, \"start_date\": \"2026-01-15\", \"limit\": 2, \"uncertainty\": {\"price_spread_fraction\": 0.2}}"
+req /v1/plans/training '{"model": {"params_b": 70}, "tokens_b": 15000, "constraints": {"deadline_hours": 24, "budget_usd": 1000}, "limit": 2}'
+req '/v1/plans/training?assumptions=summary' '{"model": {"params_b": 7}, "tokens_b": 1000, "limit": 1}'
+req '/v1/plans/training?assumptions=none' '{"model": {"params_b": 7}, "tokens_b": 1000, "limit": 1, "offset": 2, "sort": "time"}'
+req '/v1/estimates/inference?assumptions=none' '{"model": {"id": "llama-3.1-8b"}, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1}, "input_tokens": 100, "output_tokens": 100}'
+req /v1/plans/inference "{$W, \"input_tokens\": 1000, \"output_tokens\": 250, \"traffic\": {\"requests_per_second\": 2}, \"limit\": 2}"
+# Problems from the request reader: an unknown member (with the list of known ones), an
+# escaped pointer, a wrong type, a missing field.
+req $T '{"model": {"params_b": 8, "bogus": 1}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 64}}'
+req $T '{"model": {"params_b": 8}, "tokens_b": 1000, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 64}, "a/b~c": 1}'
+req /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000, "constraints": {"deadline_hours": "soon"}}'
+req $I '{"model": {"params_b": 7}, "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1}, "output_tokens": 100}'
+# Inference plans with no option meeting the targets, and on spot capacity (spare replicas).
+req /v1/plans/inference '{"model": {"params_b": 70}, "input_tokens": 1000, "output_tokens": 250, "traffic": {"requests_per_second": 1}, "latency": {"max_time_to_first_token_ms": 0.001}}'
+req /v1/plans/inference '{"model": {"params_b": 8}, "input_tokens": 1000, "output_tokens": 250, "traffic": {"requests_per_second": 5}, "constraints": {"price_types": ["spot"]}, "limit": 3}'
+# Spot plans from catalog offerings (spot risk bucket, offering ids) with a deadline, and
+# for a training workload.
+req /v1/plans/spot '{"spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "on_demand_offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "nodes": 4, "job_hours": 200, "deadline_hours": 260}'
+req '/v1/plans/spot?assumptions=summary' '{"spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "nodes": 2, "workload": {"model": {"params_b": 7}, "tokens_b": 100}}'
+# Rent-vs-buy: given figures; a catalog accelerator against a catalog offering (rent options,
+# utilisation); the cumulative series as CSV.
+req /v1/plans/rent-vs-buy '{"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80}, "rent": {"usd_per_month": 20000}}'
+req /v1/plans/rent-vs-buy '{"buy": {"accelerator": "h100-sxm", "total_accelerators": 8}, "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "accelerator_hours_per_month": 4000}, "horizon_months": 48, "discount_rate_annual": 0.08}'
+reqcsv /v1/plans/rent-vs-buy '{"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80}, "rent": {"usd_per_month": 20000}}'
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"

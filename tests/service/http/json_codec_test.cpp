@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+#include <optional>
+#include <string>
+
 using gpucost::http::ParseJsonBody;
 using gpucost::pricing::ErrorCode;
 
@@ -48,5 +52,55 @@ TEST_SUITE("json_codec") {
         CHECK(gpucost::http::Num(0.1 + 0.2).dump() == "0.30000000000000004");
         CHECK(gpucost::http::Num(-0.0).dump() == "0.0");
         CHECK(gpucost::http::Num(std::numeric_limits<double>::infinity()).is_null());
+    }
+
+    // Answers written as text must be the bytes a DOM's dump gave before: the writer is held
+    // to nlohmann::json's output for the same values, the awkward ones included.
+    TEST_CASE("JsonWriter writes what a DOM's dump writes") {
+        using gpucost::http::json;
+        using gpucost::http::JsonWriter;
+        using gpucost::http::Num;
+        const double inf = std::numeric_limits<double>::infinity();
+        const std::string strings[] = {"plain-id_1.0", "say \"hi\"", "back\\slash", "tab\there",
+                                       std::string("nul\0byte", 8), "\x01\x1f\x7f", "caf\xc3\xa9",
+                                       "bad \xff utf-8", ""};
+        const double numbers[] = {0.0,    -0.0,    3.0,   0.1 + 0.2, 3.6e-06, 1e300,
+                                  -2.5e-300, 1e21, 123456789012345678.0, inf, -inf,
+                                  std::numeric_limits<double>::quiet_NaN()};
+        for (const std::string& text : strings) {
+            for (double number : numbers) {
+                CAPTURE(text);
+                CAPTURE(number);
+                const std::optional<double> unset;
+                json dom = {{"a_number", Num(number)},
+                            {"b_int", -42},
+                            {"c_text", text},
+                            {"d_list", {text, Num(number), nullptr, true}},
+                            {"e_unset", nullptr},
+                            {"f_set", Num(number)},
+                            {"g_keyed", {{text, false}}}};
+                std::string out;
+                JsonWriter w(out);
+                w.BeginObject();
+                w.Member("a_number", number);
+                w.Member("b_int", -42);
+                w.Member("c_text", text);
+                w.Key("d_list");
+                w.BeginArray();
+                w.String(text);
+                w.Number(number);
+                w.Null();
+                w.Bool(true);
+                w.EndArray();
+                w.Member("e_unset", unset);
+                w.Member("f_set", std::optional<double>(number));
+                w.Key("g_keyed");
+                w.BeginObject();
+                w.Member(text, false);
+                w.EndObject();
+                w.EndObject();
+                CHECK(out == dom.dump(-1, ' ', false, json::error_handler_t::replace));
+            }
+        }
     }
 }
