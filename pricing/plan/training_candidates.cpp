@@ -2,7 +2,11 @@
 // per node count.
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <map>
 #include <optional>
+#include <thread>
 
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -185,112 +189,243 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     return out;
 }
 
+namespace {
+
+// What one shape's node-count ladder gave, before it is counted into the plan: the stage
+// works shapes out independently (possibly on several threads), then folds the outcomes in
+// shape order, so the plan is the same however the work was spread.
+struct ShapeOutcome {
+    enum class Kind { kFiltered, kOverCapacity, kPrecisionUnsupported, kDoesNotFit, kRuns, kError };
+    Kind kind = Kind::kDoesNotFit;
+    std::string example;  // over capacity, precision or fit: the tally's example text
+    std::vector<ShapeRun> runs;
+    std::optional<estimate::ClusterSpec> first_cluster;  // the cluster of the first run
+    std::size_t estimates = 0;                           // estimator calls made
+    Error error;                                         // kError: the workload's error
+};
+
+// Estimates of one workload, for shapes worked out one after another: the per-layer costs
+// each accelerator shares (TrainingEstimator) and the one-node estimate that shapes differing
+// only in their network share. Not shared between threads.
+class ShapeEstimator {
+public:
+    ShapeEstimator(const estimate::TrainingRequest& workload,
+                   const Result<estimate::ResolvedModel>& model)
+        : workload_(workload) {
+        // A model that does not derive keeps the per-cluster call, which reports its error
+        // in the estimator's own order.
+        if (model.ok()) estimator_.emplace(workload, model.value());
+    }
+
+    // The estimate of `cluster` (`nodes` nodes); `fresh` counts estimator calls.
+    const Result<estimate::TrainingEstimate>& At(const ShapeKey& key, int nodes,
+                                                 const estimate::ClusterSpec& cluster,
+                                                 std::size_t& fresh) {
+        if (nodes == 1) {
+            const std::pair<std::string, int> single{key.accelerator, key.per_node};
+            auto cached = one_node_.find(single);
+            if (cached == one_node_.end()) {
+                ++fresh;
+                cached = one_node_.emplace(single, Run(cluster)).first;
+            }
+            return cached->second;
+        }
+        ++fresh;
+        last_ = Run(cluster);
+        return last_;
+    }
+
+private:
+    Result<estimate::TrainingEstimate> Run(const estimate::ClusterSpec& cluster) {
+        return estimator_ ? estimator_->Estimate(cluster)
+                          : estimate::EstimateTraining(workload_, cluster);
+    }
+
+    const estimate::TrainingRequest& workload_;
+    std::optional<estimate::TrainingEstimator> estimator_;
+    std::map<std::pair<std::string, int>, Result<estimate::TrainingEstimate>> one_node_;
+    Result<estimate::TrainingEstimate> last_ = Error{};
+};
+
+// One shape over its node-count ladder (capped by its capacity); the ladder stops at a
+// precision the accelerator lacks, a batch too small for more replicas, or (default ladder)
+// once doubling the nodes gains too little.
+ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const Catalog& catalog,
+                           const ShapeKey& key, const ShapeGroup& group, ShapeEstimator& estimates) {
+    using Kind = ShapeOutcome::Kind;
+    ShapeOutcome out;
+    auto accelerator = catalog.FindAccelerator(key.accelerator);
+    if (!accelerator.ok()) {
+        out.kind = Kind::kFiltered;
+        return out;
+    }
+    bool capped = false;
+    const std::vector<int> counts = NodeCountsFor(request, key.per_node, group.max_instances, &capped);
+    if (capped) {
+        out.kind = Kind::kOverCapacity;
+        out.example = group.offerings.front().offering->id + ": one customer can get " +
+                      std::to_string(group.max_instances) + " instances (" +
+                      group.offerings.front().capacity.source + ")";
+        return out;
+    }
+    const bool default_ladder = request.constraints.node_counts.empty();
+    // One cluster description per shape; only the count changes between node counts.
+    estimate::ClusterSpec cluster;
+    cluster.accelerator = std::move(accelerator).value();
+    cluster.accelerators_per_node = key.per_node;
+    if (key.scale_out >= 0) {
+        cluster.scale_out_gbit_per_s_per_node = key.scale_out;
+    }
+    for (int nodes : counts) {
+        cluster.accelerator_count = nodes * key.per_node;
+        const Result<estimate::TrainingEstimate>& e = estimates.At(key, nodes, cluster, out.estimates);
+        if (!e.ok()) {
+            const Skip skip = Classify(e.error());
+            if (skip == Skip::kWorkload) {
+                out.kind = Kind::kError;
+                out.error = e.error();
+                return out;
+            }
+            if (skip == Skip::kPrecision) {
+                out.kind = Kind::kPrecisionUnsupported;
+                out.example = e.error().message;
+                return out;
+            }
+            if (out.runs.empty()) {
+                out.example = e.error().message;
+            }
+            if (e.error().field == "/global_batch_tokens") {
+                break;  // the batch cannot feed this many replicas, nor any larger count
+            }
+            continue;
+        }
+        const double hours = e.value().wall_clock_hours;
+        const bool slow_gain = default_ladder && !out.runs.empty() &&
+                               out.runs.back().wall_clock_hours < hours * kMinDoublingSpeedup;
+        out.runs.push_back({nodes, hours, e.value().mfu, e.value().parallelism});
+        if (!out.first_cluster) {
+            out.first_cluster = cluster;
+        }
+        if (slow_gain) {
+            break;
+        }
+    }
+    out.kind = out.runs.empty() ? Kind::kDoesNotFit : Kind::kRuns;
+    return out;
+}
+
+// Shapes that share an accelerator and its count per node come next to each other in the
+// candidates' order; such a group shares its one-node estimate, so it is worked out by one
+// thread. Returns the index of each group's first shape, and the end.
+std::vector<std::size_t> GroupStarts(const std::vector<const ShapeKey*>& keys) {
+    std::vector<std::size_t> starts;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (i == 0 || keys[i]->accelerator != keys[i - 1]->accelerator ||
+            keys[i]->per_node != keys[i - 1]->per_node) {
+            starts.push_back(i);
+        }
+    }
+    starts.push_back(keys.size());
+    return starts;
+}
+
+// Every shape's outcome, in the candidates' order. With `threads` > 1 the groups of shapes
+// are handed out to that many threads; each thread keeps its own estimator.
+std::vector<ShapeOutcome> EstimateAllShapes(const TrainingPlanRequest& request,
+                                            const Catalog& catalog, const Candidates& candidates,
+                                            const estimate::TrainingRequest& workload,
+                                            const Result<estimate::ResolvedModel>& model) {
+    std::vector<const ShapeKey*> keys;
+    std::vector<const ShapeGroup*> groups;
+    for (const auto& [key, group] : candidates.shapes) {
+        keys.push_back(&key);
+        groups.push_back(&group);
+    }
+    std::vector<ShapeOutcome> outcomes(keys.size());
+    const std::vector<std::size_t> starts = GroupStarts(keys);
+    const std::size_t group_count = starts.size() - 1;
+    std::atomic<std::size_t> next_group{0};
+    auto work = [&] {
+        ShapeEstimator estimates(workload, model);
+        for (std::size_t g = next_group++; g < group_count; g = next_group++) {
+            for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
+                outcomes[i] = EstimateShape(request, catalog, *keys[i], *groups[i], estimates);
+            }
+        }
+    };
+    // Thread h runs work() and keeps what it throws in failures[h] (0: this thread), so
+    // every thread is joined before anything is rethrown.
+    const std::size_t thread_count = std::min<std::size_t>(
+        static_cast<std::size_t>(std::clamp(request.estimate_threads, 1, kMaxPlanEstimateThreads)),
+        std::max<std::size_t>(group_count, 1));
+    std::vector<std::exception_ptr> failures(thread_count);
+    auto guarded = [&](std::size_t h) {
+        try {
+            work();
+        } catch (...) {
+            failures[h] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t h = 1; h < thread_count; ++h) {
+        threads.emplace_back(guarded, h);
+    }
+    guarded(0);
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& failure : failures) {
+        if (failure) std::rethrow_exception(failure);
+    }
+    return outcomes;
+}
+
+}  // namespace
+
 Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const Catalog& catalog,
                                       const Candidates& candidates, Tally& tally) {
-    ShapeEstimates out;
+    using Kind = ShapeOutcome::Kind;
     // The search runs without building assumption lists; the explain stage re-runs one
-    // cluster with them for the workload-level echo.
+    // cluster with them for the workload-level echo. The workload's model is derived once
+    // for all clusters.
     estimate::TrainingRequest workload = request.workload;
     workload.with_assumptions = false;
-    const bool default_ladder = request.constraints.node_counts.empty();
-    // The workload's model is derived once for all clusters, and one estimator keeps the
-    // per-layer costs each accelerator shares across its node counts and shapes. A model
-    // that does not derive keeps the per-cluster call, which reports its error in the
-    // estimator's own order.
     const Result<estimate::ResolvedModel> model = estimate::DeriveModel(workload.model);
-    std::optional<estimate::TrainingEstimator> estimator;
-    if (model.ok()) estimator.emplace(workload, model.value());
-    auto estimate_on = [&](const estimate::ClusterSpec& cluster) {
-        return estimator ? estimator->Estimate(cluster)
-                         : estimate::EstimateTraining(workload, cluster);
-    };
+    std::vector<ShapeOutcome> outcomes = EstimateAllShapes(request, catalog, candidates, workload, model);
 
-    // A single node never touches the scale-out network, so shapes differing only in it
-    // share their one-node estimate.
-    std::map<std::pair<std::string, int>, Result<estimate::TrainingEstimate>> one_node;
-
+    // Counted in the candidates' order: the first workload error is the plan's error, and
+    // the tally's examples are those of the first shapes.
+    ShapeEstimates out;
+    std::size_t i = 0;
     for (const auto& [key, group] : candidates.shapes) {
-        auto accelerator = catalog.FindAccelerator(key.accelerator);
-        if (!accelerator.ok()) {
-            tally.Add("filtered", group.offerings.size());
-            continue;
+        ShapeOutcome& o = outcomes[i++];
+        out.estimates += o.estimates;
+        if (!out.first_cluster && o.first_cluster) {
+            out.first_cluster = std::move(o.first_cluster);  // the first cluster that ran
         }
-        std::vector<ShapeRun> runs;
-        bool shape_unsupported = false;
-        std::string shape_fit_example;
-        bool capped = false;
-        const std::vector<int> counts =
-            NodeCountsFor(request, key.per_node, group.max_instances, &capped);
-        if (capped) {
-            tally.Add("over_capacity", group.offerings.size());
-            tally.Example("over_capacity",
-                          group.offerings.front().offering->id + ": one customer can get " +
-                              std::to_string(group.max_instances) + " instances (" +
-                              group.offerings.front().capacity.source + ")");
-            continue;
-        }
-        // One cluster description per shape; only the count changes between node counts.
-        estimate::ClusterSpec cluster;
-        cluster.accelerator = std::move(accelerator).value();
-        cluster.accelerators_per_node = key.per_node;
-        if (key.scale_out >= 0) {
-            cluster.scale_out_gbit_per_s_per_node = key.scale_out;
-        }
-        for (int nodes : counts) {
-            cluster.accelerator_count = nodes * key.per_node;
-            const std::pair<std::string, int> single{key.accelerator, key.per_node};
-            auto cached = nodes == 1 ? one_node.find(single) : one_node.end();
-            Result<estimate::TrainingEstimate> fresh = Error{};
-            if (cached == one_node.end()) {
-                ++out.estimates;
-                fresh = estimate_on(cluster);
-                if (nodes == 1) {
-                    cached = one_node.emplace(single, fresh).first;
-                }
-            }
-            const Result<estimate::TrainingEstimate>& e =
-                cached != one_node.end() ? cached->second : fresh;
-            if (!e.ok()) {
-                const Skip skip = Classify(e.error());
-                if (skip == Skip::kWorkload) {
-                    return e.error();
-                }
-                if (skip == Skip::kPrecision) {
-                    shape_unsupported = true;
-                    tally.Example("precision_unsupported", e.error().message);
-                    break;
-                }
-                if (runs.empty()) {
-                    shape_fit_example = e.error().message;
-                }
-                if (e.error().field == "/global_batch_tokens") {
-                    break;  // the batch cannot feed this many replicas, nor any larger count
-                }
-                continue;
-            }
-            const double hours = e.value().wall_clock_hours;
-            const bool slow_gain = default_ladder && !runs.empty() &&
-                                   runs.back().wall_clock_hours < hours * kMinDoublingSpeedup;
-            runs.push_back({nodes, hours, e.value().mfu, e.value().parallelism});
-            if (!out.first_cluster) {
-                out.first_cluster = cluster;
-            }
-            if (slow_gain) {
+        const std::size_t offerings = group.offerings.size();
+        switch (o.kind) {
+            case Kind::kError:
+                return o.error;
+            case Kind::kFiltered:
+                tally.Add("filtered", offerings);
                 break;
-            }
+            case Kind::kOverCapacity:
+                tally.Add("over_capacity", offerings);
+                tally.Example("over_capacity", o.example);
+                break;
+            case Kind::kPrecisionUnsupported:
+                tally.Example("precision_unsupported", o.example);
+                tally.Add("precision_unsupported", offerings);
+                break;
+            case Kind::kDoesNotFit:
+                tally.Add("does_not_fit", offerings);
+                if (!o.example.empty()) {
+                    tally.Example("does_not_fit", o.example);
+                }
+                break;
+            case Kind::kRuns:
+                out.runs.emplace(key, std::move(o.runs));
+                break;
         }
-        if (shape_unsupported) {
-            tally.Add("precision_unsupported", group.offerings.size());
-            continue;
-        }
-        if (runs.empty()) {
-            tally.Add("does_not_fit", group.offerings.size());
-            if (!shape_fit_example.empty()) {
-                tally.Example("does_not_fit", shape_fit_example);
-            }
-            continue;
-        }
-        out.runs.emplace(key, std::move(runs));
     }
     return out;
 }

@@ -38,6 +38,8 @@ inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
 inline constexpr std::size_t kDefaultPlanLimit = 20;
 inline constexpr std::size_t kMaxPlanLimit = 500;
+// Most threads one plan's shape estimates run on (a plan has tens of shape groups).
+inline constexpr int kMaxPlanEstimateThreads = 16;
 // A chosen price older than this draws a warning (request: `max_price_age_days`). List
 // prices of GPU instances moved by up to 45 % within 2025 (AWS's June-2025 P4/P5 cut,
 // catalog-references); half a year is as old as a budget figure should be; judgement.
@@ -102,6 +104,9 @@ struct TrainingPlanRequest {
     // Today's date (YYYY-MM-DD) as the caller's clock says; price ages and the default start
     // date need it. Empty: ages unknown.
     std::string today;
+    // Threads the shape estimates may run on (1 to kMaxPlanEstimateThreads), the caller's
+    // choice from the CPUs it has idle; the plan is the same for any number.
+    int estimate_threads = 1;
 
     // Ranges of the plan's own fields (the workload is validated by the estimator);
     // kInvalidArgument naming `/constraints/...`, `/limit`, `/uncertainty/...`.

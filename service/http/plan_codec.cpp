@@ -1,9 +1,11 @@
 #include "service/http/plan_codec.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <thread>
 
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
@@ -1087,6 +1089,28 @@ std::string TodayUtcDate() {
 
 namespace {
 
+// Counts the training plans being worked out, across all workers, while it lives. A plan
+// spreads its shape estimates over the CPUs the other plans leave: alone on a 2-CPU machine
+// it uses both (half the latency for one client); with as many plans in flight as CPUs each
+// keeps to its own worker's thread, so plans under load do not slice the CPUs among more
+// threads than there are (docs/performance.md, "Plans").
+class PlanInFlight {
+public:
+    PlanInFlight() : plans_(++count_) {}
+    ~PlanInFlight() { --count_; }
+    PlanInFlight(const PlanInFlight&) = delete;
+    PlanInFlight& operator=(const PlanInFlight&) = delete;
+
+    int EstimateThreads() const {
+        const int cpus = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+        return std::max(1, cpus / std::max(1, plans_));
+    }
+
+private:
+    static inline std::atomic<int> count_{0};
+    int plans_;
+};
+
 // The workload model's consistency warnings (the planner resolves the model itself).
 std::vector<pricing::FieldError> ModelWarnings(const pricing::estimate::ModelSpec& spec) {
     auto model = pricing::estimate::DeriveModel(spec);
@@ -1100,6 +1124,8 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
                                                    const pricing::PlanReference& reference,
                                                    const std::string& today) {
     request.today = today;
+    const PlanInFlight in_flight;
+    request.estimate_threads = in_flight.EstimateThreads();
     auto plan = pricing::plan::PlanTraining(request, catalog, reference);
     if (!plan.ok()) {
         return plan.error();

@@ -123,6 +123,49 @@ TEST_SUITE("plan_training") {
         CHECK(plan.value().estimates == 4);  // 3 counts + 1 re-run for the assumption echo
     }
 
+    TEST_CASE("a plan is the same whatever number of threads its shape estimates run on") {
+        // Shapes sharing an accelerator and count per node are worked out by one thread and
+        // counted in the candidates' order afterwards, so options, counts, skip reasons and
+        // their examples must not depend on how the work was spread.
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.max_total_accelerators = 256;
+        r.include_infeasible = true;
+        r.constraints.deadline_hours = 200;
+        auto one = Plan(r, *catalog);
+        REQUIRE(one.ok());
+        REQUIRE(one.value().options.size() > 4);
+        for (int threads : {2, 3, 16}) {
+            CAPTURE(threads);
+            r.estimate_threads = threads;
+            auto many = Plan(r, *catalog);
+            REQUIRE(many.ok());
+            const TrainingPlan& a = one.value();
+            const TrainingPlan& b = many.value();
+            CHECK(a.estimates == b.estimates);
+            CHECK(a.hardware_shapes == b.hardware_shapes);
+            CHECK(a.skipped == b.skipped);
+            CHECK(a.skipped_examples == b.skipped_examples);
+            CHECK(a.reasoning == b.reasoning);
+            REQUIRE(a.options.size() == b.options.size());
+            for (std::size_t i = 0; i < a.options.size(); ++i) {
+                CHECK(KeyOf(a.options[i]) == KeyOf(b.options[i]));
+                CHECK(a.options[i].wall_clock_hours == b.options[i].wall_clock_hours);
+                CHECK(a.options[i].expected_cost_usd == b.options[i].expected_cost_usd);
+            }
+        }
+        // A workload error is the plan's error with any number of threads.
+        r.workload.lora_rank = 8;  // only valid with an adapter mode
+        r.estimate_threads = 1;
+        auto bad_one = Plan(r, *catalog);
+        r.estimate_threads = 4;
+        auto bad_many = Plan(r, *catalog);
+        REQUIRE_FALSE(bad_one.ok());
+        REQUIRE_FALSE(bad_many.ok());
+        CHECK(bad_one.error().message == bad_many.error().message);
+        CHECK(bad_one.error().field == bad_many.error().field);
+    }
+
     TEST_CASE("shapes differing only in scale-out share their one-node estimate") {
         auto base = Sample();
         std::vector<Offering> offerings = base->Offerings();
