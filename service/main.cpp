@@ -17,6 +17,7 @@
 
 #include "service/app/catalog_factory.hpp"
 #include "service/app/config.hpp"
+#include "service/app/cpus.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/model_codec.hpp"
 #include "service/http/router.hpp"
@@ -266,10 +267,10 @@ int main(int argc, char** argv) {
     deps.service_version = kVersion;
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
 
+    deps.cpus = app::UsableCpus();
     http::ServerOptions options;
     const std::size_t threads =
-        config.threads != 0 ? config.threads
-                            : app::DefaultThreads(config, std::thread::hardware_concurrency());
+        config.threads != 0 ? config.threads : app::DefaultThreads(config, deps.cpus);
     options.threads = threads;
     options.max_body_bytes = config.max_body_bytes;
     options.access_log = config.access_log;
@@ -337,6 +338,7 @@ int main(int argc, char** argv) {
     log::Info("listening", {{"bind", config.bind},
                             {"port", port},
                             {"threads", threads},
+                            {"cpus", deps.cpus},
                             {"tls", !config.tls_cert.empty()},
                             {"version", kVersion},
                             {"catalog_origin", info.origin},

@@ -16,7 +16,7 @@ struct Option {
 constexpr Option kOptions[] = {
     {"--bind", "GPUCOST_BIND", "127.0.0.1", "address to listen on (0.0.0.0 in containers)"},
     {"--port", "GPUCOST_PORT", "8080", "TCP port; 0 picks a free one"},
-    {"--threads", "GPUCOST_THREADS", "2 x CPU cores; database: at least 16; TLS: 16",
+    {"--threads", "GPUCOST_THREADS", "2 x usable CPUs; database: at least 16; TLS: 16",
      "HTTP worker threads (1-256)"},
     {"--catalog-dir", "GPUCOST_CATALOG_DIR", "(embedded)",
      "directory with accelerators.csv, offerings.csv, prices.csv; default: the catalog built "

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <thread>
 
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
@@ -1101,9 +1100,9 @@ public:
     PlanInFlight(const PlanInFlight&) = delete;
     PlanInFlight& operator=(const PlanInFlight&) = delete;
 
-    int EstimateThreads() const {
-        const int cpus = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-        return std::max(1, cpus / std::max(1, plans_));
+    // `cpus`: what the process may use (app::UsableCpus, in Deps).
+    int EstimateThreads(unsigned cpus) const {
+        return std::max(1, static_cast<int>(std::max(1U, cpus)) / std::max(1, plans_));
     }
 
 private:
@@ -1122,10 +1121,10 @@ std::vector<pricing::FieldError> ModelWarnings(const pricing::estimate::ModelSpe
 pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRequest request,
                                                    const pricing::Catalog& catalog,
                                                    const pricing::PlanReference& reference,
-                                                   const std::string& today) {
+                                                   const std::string& today, unsigned cpus) {
     request.today = today;
     const PlanInFlight in_flight;
-    request.estimate_threads = in_flight.EstimateThreads();
+    request.estimate_threads = in_flight.EstimateThreads(cpus);
     auto plan = pricing::plan::PlanTraining(request, catalog, reference);
     if (!plan.ok()) {
         return plan.error();

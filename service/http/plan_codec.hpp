@@ -80,7 +80,7 @@ struct TrainingAnswer {
 };
 [[nodiscard]] pricing::Result<TrainingAnswer> AnswerTrainingPlan(
     pricing::plan::TrainingPlanRequest request, const pricing::Catalog& catalog,
-    const pricing::PlanReference& reference, const std::string& today);
+    const pricing::PlanReference& reference, const std::string& today, unsigned cpus = 1);
 // The answer as JSON text, `assumptions` set to `assumptions_json` (EncodeAssumptions), written
 // without a DOM (byte-identical to one); as a DOM with every assumption for saved scenarios.
 std::string EncodeTrainingPlan(const TrainingAnswer& answer, std::string_view assumptions_json);

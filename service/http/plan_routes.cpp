@@ -136,7 +136,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, catalog.error());
         }
         auto answer = AnswerTrainingPlan(request.value(), *catalog.value(), ReferenceOf(deps),
-                                         TodayUtcDate());
+                                         TodayUtcDate(), deps.cpus);
         if (!answer.ok()) {
             return WriteProblem(res, req, answer.error());
         }

@@ -61,6 +61,9 @@ struct Deps {
     // workloads), loaded with the CSV catalog at start in every mode. Null: an empty one
     // (every offering at the conservative capacity defaults).
     std::shared_ptr<const pricing::PlanReference> plan_reference;
+    // CPUs the process may use (app::UsableCpus); a training plan spreads its estimates over
+    // those the other plans in flight leave (docs/performance.md, "Plans across idle CPUs").
+    unsigned cpus = 1;
 };
 
 // Transport limits and pool size (docs/performance.md explains the defaults).
