@@ -479,7 +479,8 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
                                                      "Idempotency-Key": "client-scenario-1" } },
         body: { usd_per_hour: newPrice, source: "client scenario: negotiated 7 % off" },
     });
-    check(written.response.status === 200, "an admin corrects a price");
+    check(written.response.status === 200,
+          `an admin corrects a price (answered ${written.response.status}: ${JSON.stringify(written.error ?? {})})`);
     const readBack = await api.GET("/v1/offerings/{id}", { params: { path: { id: target.id } } });
     check(readBack.data?.usd_per_hour === newPrice, "the corrected price is served at once");
     const before = await api.GET("/v1/offerings/{id}", {
