@@ -181,6 +181,9 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
             key.scale_out = kIndependentHostsGbitPerS;
         }
         ShapeGroup& group = out.shapes[key];
+        if (group.offerings.empty()) {
+            group.accelerator = info.accelerator.value();
+        }
         group.max_instances = group.offerings.empty()
                                   ? candidate.capacity.max_instances
                                   : std::max(group.max_instances, candidate.capacity.max_instances);
@@ -195,7 +198,7 @@ namespace {
 // works shapes out independently (possibly on several threads), then folds the outcomes in
 // shape order, so the plan is the same however the work was spread.
 struct ShapeOutcome {
-    enum class Kind { kFiltered, kOverCapacity, kPrecisionUnsupported, kDoesNotFit, kRuns, kError };
+    enum class Kind { kOverCapacity, kPrecisionUnsupported, kDoesNotFit, kRuns, kError };
     Kind kind = Kind::kDoesNotFit;
     std::string example;  // over capacity, precision or fit: the tally's example text
     std::vector<ShapeRun> runs;
@@ -250,15 +253,10 @@ private:
 // One shape over its node-count ladder (capped by its capacity); the ladder stops at a
 // precision the accelerator lacks, a batch too small for more replicas, or (default ladder)
 // once doubling the nodes gains too little.
-ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const Catalog& catalog,
-                           const ShapeKey& key, const ShapeGroup& group, ShapeEstimator& estimates) {
+ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& key,
+                           const ShapeGroup& group, ShapeEstimator& estimates) {
     using Kind = ShapeOutcome::Kind;
     ShapeOutcome out;
-    auto accelerator = catalog.FindAccelerator(key.accelerator);
-    if (!accelerator.ok()) {
-        out.kind = Kind::kFiltered;
-        return out;
-    }
     bool capped = false;
     const std::vector<int> counts = NodeCountsFor(request, key.per_node, group.max_instances, &capped);
     if (capped) {
@@ -271,7 +269,7 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const Catalog& ca
     const bool default_ladder = request.constraints.node_counts.empty();
     // One cluster description per shape; only the count changes between node counts.
     estimate::ClusterSpec cluster;
-    cluster.accelerator = std::move(accelerator).value();
+    cluster.accelerator = group.accelerator;
     cluster.accelerators_per_node = key.per_node;
     if (key.scale_out >= 0) {
         cluster.scale_out_gbit_per_s_per_node = key.scale_out;
@@ -332,7 +330,7 @@ std::vector<std::size_t> GroupStarts(const std::vector<const ShapeKey*>& keys) {
 // Every shape's outcome, in the candidates' order. With `threads` > 1 the groups of shapes
 // are handed out to that many threads; each thread keeps its own estimator.
 std::vector<ShapeOutcome> EstimateAllShapes(const TrainingPlanRequest& request,
-                                            const Catalog& catalog, const Candidates& candidates,
+                                            const Candidates& candidates,
                                             const estimate::TrainingRequest& workload,
                                             const Result<estimate::ResolvedModel>& model) {
     std::vector<const ShapeKey*> keys;
@@ -349,7 +347,7 @@ std::vector<ShapeOutcome> EstimateAllShapes(const TrainingPlanRequest& request,
         ShapeEstimator estimates(workload, model);
         for (std::size_t g = next_group++; g < group_count; g = next_group++) {
             for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
-                outcomes[i] = EstimateShape(request, catalog, *keys[i], *groups[i], estimates);
+                outcomes[i] = EstimateShape(request, *keys[i], *groups[i], estimates);
             }
         }
     };
@@ -380,7 +378,7 @@ std::vector<ShapeOutcome> EstimateAllShapes(const TrainingPlanRequest& request,
 
 }  // namespace
 
-Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const Catalog& catalog,
+Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request,
                                       const Candidates& candidates, Tally& tally) {
     using Kind = ShapeOutcome::Kind;
     // The search runs without building assumption lists; the explain stage re-runs one
@@ -389,7 +387,7 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
     estimate::TrainingRequest workload = request.workload;
     workload.with_assumptions = false;
     const Result<estimate::ResolvedModel> model = estimate::DeriveModel(workload.model);
-    std::vector<ShapeOutcome> outcomes = EstimateAllShapes(request, catalog, candidates, workload, model);
+    std::vector<ShapeOutcome> outcomes = EstimateAllShapes(request, candidates, workload, model);
 
     // Counted in the candidates' order: the first workload error is the plan's error, and
     // the tally's examples are those of the first shapes.
@@ -405,9 +403,6 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request, const 
         switch (o.kind) {
             case Kind::kError:
                 return o.error;
-            case Kind::kFiltered:
-                tally.Add("filtered", offerings);
-                break;
             case Kind::kOverCapacity:
                 tally.Add("over_capacity", offerings);
                 tally.Example("over_capacity", o.example);

@@ -123,7 +123,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     stages::Tally tally;
     const stages::Candidates candidates =
         stages::SelectCandidates(resolved, catalog, reference, tally);
-    auto estimates = stages::EstimateShapes(resolved, catalog, candidates, tally);
+    auto estimates = stages::EstimateShapes(resolved, candidates, tally);
     if (!estimates.ok()) {
         return estimates.error();
     }

@@ -58,6 +58,7 @@ struct CandidateOffering {
 };
 
 struct ShapeGroup {
+    Accelerator accelerator;  // the catalog's record, looked up once when selecting
     std::vector<CandidateOffering> offerings;
     int max_instances = 1;  // largest capacity among them: the ladder's top
 };
@@ -89,7 +90,6 @@ struct ShapeEstimates {
 // Stage 2: each shape over its node-count ladder (capped by the shape's capacity). A
 // workload the estimator rejects for reasons other than fit or precision is the error.
 [[nodiscard]] Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request,
-                                                    const Catalog& catalog,
                                                     const Candidates& candidates, Tally& tally);
 
 // Constants of the pricing stage, resolved from the request and defaults.
