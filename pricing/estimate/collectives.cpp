@@ -81,7 +81,7 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
     l.scale_up_domain = cluster.scale_up_domain
                             ? std::max(*cluster.scale_up_domain, 1)
                             : DefaultScaleUpDomain(cluster.accelerator, l.accelerators_per_node);
-    std::string_view up_source = "catalog";
+    AssumptionText up_source = "catalog";
     double up = cluster.accelerator.scale_up_gb_per_s.value_or(0);
     if (cluster.scale_up_gb_per_s) {
         up = *cluster.scale_up_gb_per_s;
@@ -105,19 +105,18 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
     l.assumptions = {
         {"accelerators_per_node", static_cast<double>(l.accelerators_per_node), "accelerators",
          "accelerators sharing one scale-up domain and one node's network",
-         cluster.accelerators_per_node > 0 ? "request" : "default for the accelerator family"},
+         SourceOf(cluster.accelerators_per_node > 0, "default for the accelerator family")},
         {"scale_up_domain", static_cast<double>(l.scale_up_domain), "accelerators",
          "accelerators joined by the scale-up link; collectives within it use that link",
          cluster.scale_up_domain ? "request" : ScaleUpDomainSource(cluster.accelerator)},
         {"scale_up_gb_per_s", up, "GB/s", "scale-up bandwidth per accelerator, bidirectional",
-         up_source == "catalog" ? "catalog: " + cluster.accelerator.spec_source
-                                : std::string(up_source)},
+         up_source == "catalog" ? AssumptionText("catalog: " + cluster.accelerator.spec_source)
+                                : up_source},
         {"scale_out_gbit_per_s_per_node", out, "Gbit/s", "network bandwidth of one node",
-         cluster.scale_out_gbit_per_s_per_node
-             ? "request"
-             : "default for the accelerator family (DGX/HGX reference designs: 8 x 200 Gbit/s "
-               "for A100, 8 x 400 Gbit/s for H100 and later, 4 x 400 per GB200 tray; 100 Gbit/s "
-               "for an instance smaller than the family's full node)"},
+         SourceOf(cluster.scale_out_gbit_per_s_per_node.has_value(),
+                  "default for the accelerator family (DGX/HGX reference designs: 8 x 200 "
+                  "Gbit/s for A100, 8 x 400 Gbit/s for H100 and later, 4 x 400 per GB200 tray; "
+                  "100 Gbit/s for an instance smaller than the family's full node)")},
         {"scale_up_hop_latency_s", l.scale_up.hop_latency_s, "s",
          "latency per ring step on the scale-up link", "assumed (NCCL small-message latency)"},
         {"scale_out_hop_latency_s", kScaleOutHopLatencyS, "s",

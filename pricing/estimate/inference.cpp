@@ -537,10 +537,11 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     }
     e.assumptions.push_back({"step_overhead_s", step_overhead, "s",
                              "fixed cost per decode step (sampling, scheduling)",
-                             req.step_overhead_s ? "request" : "default 0"});
+                             SourceOf(req.step_overhead_s.has_value(), "default 0")});
     e.assumptions.push_back({"memory_overhead_gb", overhead_gb, "GB",
                              "framework, CUDA context and workspace per accelerator",
-                             req.memory_overhead_gb ? "request" : "estimator-references §3.4"});
+                             SourceOf(req.memory_overhead_gb.has_value(),
+                                      "estimator-references §3.4")});
     e.assumptions.push_back({"mean_decode_context_tokens", mean_context, "tokens",
                              "decode step evaluated at input + output / 2 (KV traffic is linear in "
                              "context)", "derived"});
@@ -550,7 +551,7 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                              : req.precision == Precision::kFp4
                                  ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
                                  : "same as precision"});
-    Assumptions derivation = ModelDerivationAssumptions();
+    const Assumptions& derivation = ModelDerivationAssumptions();
     e.assumptions.insert(e.assumptions.end(), derivation.begin(), derivation.end());
     return e;
 }

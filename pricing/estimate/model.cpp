@@ -626,8 +626,8 @@ double ResolvedModel::ActiveNonEmbeddingParams() const {
     return static_cast<double>(layers) * (attention_params_per_layer + mlp_active_params_per_layer);
 }
 
-Assumptions ModelDerivationAssumptions() {
-    return {
+const Assumptions& ModelDerivationAssumptions() {
+    static const Assumptions kDerivation = {
         {"default_head_dim", kDefaultHeadDim, "elements",
          "attention_heads = hidden_size / 128 when not given", "GPT-3, LLaMA, Megatron configs"},
         {"default_vocab_size", kDefaultVocabSize, "tokens", "vocab_size when not given",
@@ -656,6 +656,7 @@ Assumptions ModelDerivationAssumptions() {
          "experts per token when the model is MoE and experts_per_token is not given",
          "Mixtral 8x7B, GShard"},
     };
+    return kDerivation;
 }
 
 Result<ResolvedModel> DeriveModel(const ModelSpec& spec, std::string_view prefix) {

@@ -129,6 +129,6 @@ inline constexpr double kAspectRatioHiddenPerLayer = 128.0;
                                                 std::string_view pointer_prefix = "/model");
 
 // The derivation constants as assumptions.
-Assumptions ModelDerivationAssumptions();
+const Assumptions& ModelDerivationAssumptions();
 
 }  // namespace gpucost::pricing::estimate

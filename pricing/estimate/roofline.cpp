@@ -132,21 +132,21 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
             break;
         }
     }
-    auto pick = [&](const std::optional<double>& over, double def, std::string_view name,
-                    std::string_view unit, std::string_view desc, std::string_view source) {
+    auto pick = [&](const std::optional<double>& over, double def, AssumptionText name,
+                    AssumptionText unit, AssumptionText desc, AssumptionText source) {
         double v = over.value_or(def);
         if (with_assumptions) {
-            d.assumptions.push_back({std::string(name), v, std::string(unit), std::string(desc),
-                                     over ? std::string("request") : std::string(source)});
+            d.assumptions.push_back({std::move(name), v, std::move(unit), std::move(desc),
+                                     SourceOf(over.has_value(), std::move(source))});
         }
         return v;
     };
     // Records a constant that has no override; nothing is built when assumptions are off.
-    auto note = [&](std::string_view name, double v, std::string_view unit, std::string_view desc,
-                    std::string_view source) {
+    auto note = [&](AssumptionText name, double v, AssumptionText unit, AssumptionText desc,
+                    AssumptionText source) {
         if (with_assumptions) {
-            d.assumptions.push_back({std::string(name), v, std::string(unit), std::string(desc),
-                                     std::string(source)});
+            d.assumptions.push_back({std::move(name), v, std::move(unit), std::move(desc),
+                                     std::move(source)});
         }
     };
     d.gemm_max_efficiency =

@@ -1353,32 +1353,32 @@ TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
     Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
-    auto add = [&](std::string name, double v, std::string unit, std::string desc,
-                   std::string source) {
+    auto add = [&](AssumptionText name, double v, AssumptionText unit, AssumptionText desc,
+                   AssumptionText source) {
         as.push_back({std::move(name), v, std::move(unit), std::move(desc), std::move(source)});
     };
     add("goodput", c.goodput, "fraction",
         "productive share of wall-clock time (restarts, checkpoints, evaluation excluded); "
         "expected hours = ideal hours / goodput",
-        req.goodput ? "request"
-                    : "estimator-references §3: model-card GPU-hours imply 0.8-0.9 of in-run "
-                      "throughput (Llama-3.1-405B 0.35 vs 0.38-0.43 MFU)");
+        SourceOf(req.goodput.has_value(),
+                 "estimator-references §3: model-card GPU-hours imply 0.8-0.9 of in-run "
+                 "throughput (Llama-3.1-405B 0.35 vs 0.38-0.43 MFU)"));
     add("comm_overlap_fraction", c.overlap, "fraction",
         "share of data-parallel/ZeRO/pipeline traffic that can hide behind compute "
         "(exposed = max((1 - f) * comm, comm - compute window))",
-        req.comm_overlap_fraction ? "request" : "assumed (Megatron/FSDP overlap gradient reduction and prefetch)");
+        SourceOf(req.comm_overlap_fraction.has_value(),
+                 "assumed (Megatron/FSDP overlap gradient reduction and prefetch)"));
     add("tp_overlap_fraction", c.tp_overlap, "fraction",
         "share of tensor-parallel traffic hidden behind compute",
-        req.tp_overlap_fraction ? "request"
-                                : "default: no overlap; frameworks that overlap it (Megatron-Core "
-                                  "--tp-comm-overlap) are modelled with 0.6, assumed");
+        SourceOf(req.tp_overlap_fraction.has_value(),
+                 "default: no overlap; frameworks that overlap it (Megatron-Core "
+                 "--tp-comm-overlap) are modelled with 0.6, assumed"));
     if (c.m.IsMoe()) {
         add("expert_overlap_fraction", c.expert_overlap, "fraction",
             "share of the MoE dispatch/combine all-to-all hidden behind compute",
-            req.expert_overlap_fraction
-                ? "request"
-                : "default: on the critical path; DualPipe-style schedules hide most of it "
-                  "(DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them");
+            SourceOf(req.expert_overlap_fraction.has_value(),
+                     "default: on the critical path; DualPipe-style schedules hide most of it "
+                     "(DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them"));
     }
     add("cross_entropy_bytes_per_logit", kCrossEntropyBytesPerLogit, "bytes",
         "HBM traffic of the fp32 softmax cross-entropy per logit element, forward + backward",
@@ -1390,14 +1390,16 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "tests/data/published-runs.csv)");
     add("memory_overhead_gb", c.overhead_gb, "GB",
         "framework, CUDA context and fragmentation per accelerator",
-        req.memory_overhead_gb ? "request" : "estimator-references §3.4 (0.5-2 GB per GPU)");
+        SourceOf(req.memory_overhead_gb.has_value(),
+                 "estimator-references §3.4 (0.5-2 GB per GPU)"));
     add("global_batch_tokens", req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens),
         "tokens", "tokens per optimizer step requested",
-        req.global_batch_tokens ? "request" : "default 4M tokens (LLaMA, GPT-3 175B 3.2M)");
+        SourceOf(req.global_batch_tokens.has_value(),
+                 "default 4M tokens (LLaMA, GPT-3 175B 3.2M)"));
     add("flash_attention", c.flash ? 1.0 : 0.0, "bool",
         "1: fused FlashAttention-style attention; 0: unfused scores (softmax/mask/dropout over "
         "b*a*s^2 elements, 13 bytes per score forward, 26 backward)",
-        req.flash_attention ? "request" : "default: FlashAttention (Dao et al. 2022)");
+        SourceOf(req.flash_attention.has_value(), "default: FlashAttention (Dao et al. 2022)"));
     add("causal_attention_work_fraction", kCausalWorkFraction, "fraction",
         "share of attention FLOPs FlashAttention executes under a causal mask (time only; MFU "
         "counts the full 4*s*h per token, PaLM convention)",
@@ -1419,7 +1421,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "backpropagation through a linear layer");
     if (c.frozen_base) {
         add("lora_rank", c.adapters.rank, "1", "rank r of every adapter (r * (in + out) parameters)",
-            req.lora_rank ? "request" : "QLoRA paper setting (Dettmers et al. 2023 §4: r = 64 on all linear layers)");
+            SourceOf(req.lora_rank.has_value(),
+                     "QLoRA paper setting (Dettmers et al. 2023 §4: r = 64 on all linear layers)"));
         add("frozen_weight_bytes_per_param", c.frozen_weight_bpe, "bytes",
             "storage of a frozen block weight (embeddings and output head stay 16-bit)",
             c.quantized_base ? "NF4 + double quantisation, 4.127 bits (Dettmers et al. 2023 §3)"
@@ -1442,7 +1445,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     add("pipeline_bubble_fraction",
         PipelineBubbleFraction(e.layout.pipeline, e.micro_batches, e.layout.virtual_stages),
         "fraction", "(p - 1) / (m * v)", "Narayanan et al. 2021");
-    Assumptions derivation = ModelDerivationAssumptions();
+    const Assumptions& derivation = ModelDerivationAssumptions();
     as.insert(as.end(), derivation.begin(), derivation.end());
     return as;
 }

@@ -101,10 +101,11 @@ inline std::string UsdText(double usd) {
 }
 
 // An Assumption whose source says whether the caller gave it.
-inline Assumption Echo(std::string name, double value, std::string unit, std::string description,
-                       bool from_request, std::string default_source) {
+inline Assumption Echo(AssumptionText name, double value, AssumptionText unit,
+                       AssumptionText description, bool from_request,
+                       AssumptionText default_source) {
     return Assumption{std::move(name), value, std::move(unit), std::move(description),
-                      from_request ? std::string("request") : std::move(default_source)};
+                      SourceOf(from_request, std::move(default_source))};
 }
 
 }  // namespace gpucost::pricing::plan

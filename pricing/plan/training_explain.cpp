@@ -14,8 +14,8 @@ namespace {
 
 // Estimator echoes that describe one cluster's hardware or layout: the plan's options run on
 // many, so these are echoed per accelerator (hardware.*) instead of from one stand-in.
-const std::set<std::string>& HardwareSpecificEcho() {
-    static const std::set<std::string> kNames = {
+const std::set<std::string, std::less<>>& HardwareSpecificEcho() {
+    static const std::set<std::string, std::less<>> kNames = {
         "peak_tflops",          "memory_gb_per_s",       "accelerators_per_node",
         "scale_up_gb_per_s",    "scale_out_gbit_per_s_per_node", "gemm_max_efficiency",
         "activation_bytes_per_layer_gb", "pipeline_bubble_fraction"};
@@ -311,7 +311,7 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
         auto echoed = estimate::EstimateTraining(request.workload, *estimates.first_cluster);
         if (echoed.ok()) {
             for (const auto& a : echoed.value().assumptions) {
-                if (HardwareSpecificEcho().count(a.name) != 0) {
+                if (HardwareSpecificEcho().count(a.name.view()) != 0) {
                     continue;
                 }
                 Assumption copy = a;

@@ -1,9 +1,13 @@
 #include "service/http/encoded_cache.hpp"
 
+#include <array>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "service/http/json_codec.hpp"
 
@@ -57,14 +61,163 @@ TextCache& Cache() {
 std::string AssumptionPrefix(const pricing::Assumption& a, AssumptionDetail detail) {
     std::string prefix = "{";
     if (detail == AssumptionDetail::kFull) {
-        prefix += "\"description\":" + Escaped(a.description) + ",";
+        prefix += "\"description\":" + Escaped(a.description.str()) + ",";
     }
-    prefix += "\"name\":" + Escaped(a.name) + ",";
+    prefix += "\"name\":" + Escaped(a.name.str()) + ",";
     if (detail == AssumptionDetail::kFull) {
-        prefix += "\"source\":" + Escaped(a.source) + ",";
+        prefix += "\"source\":" + Escaped(a.source.str()) + ",";
     }
-    prefix += "\"unit\":" + Escaped(a.unit) + ",\"value\":";
+    prefix += "\"unit\":" + Escaped(a.unit.str()) + ",\"value\":";
     return prefix;
+}
+
+// The texts an assumption's prefix is made of, as a key: looked up by views of the
+// assumption's own texts (nothing is copied or joined per request), kept as copies.
+struct PrefixKeyView {
+    std::string_view name, unit, description, source;
+    AssumptionDetail detail;
+};
+struct PrefixKey {
+    std::string name, unit, description, source;
+    AssumptionDetail detail;
+    [[nodiscard]] PrefixKeyView View() const { return {name, unit, description, source, detail}; }
+};
+
+PrefixKeyView ViewOf(const pricing::Assumption& a, AssumptionDetail detail) {
+    return {a.name, a.unit, a.description, a.source, detail};
+}
+
+// Hashes the name, unit and source and only the description's length: descriptions are the
+// long texts, and two assumptions that agree on all the rest but not on the description are
+// rare enough that the equality check may tell them apart.
+struct PrefixKeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const PrefixKeyView& k) const noexcept {
+        std::size_t h = std::hash<std::string_view>{}(k.name);
+        for (std::size_t part : {std::hash<std::string_view>{}(k.unit),
+                                 std::hash<std::string_view>{}(k.source), k.description.size(),
+                                 static_cast<std::size_t>(k.detail)}) {
+            h ^= part + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        }
+        return h;
+    }
+    std::size_t operator()(const PrefixKey& k) const noexcept { return (*this)(k.View()); }
+};
+struct PrefixKeyEqual {
+    using is_transparent = void;
+    static bool Same(const PrefixKeyView& a, const PrefixKeyView& b) noexcept {
+        return a.detail == b.detail && a.name == b.name && a.unit == b.unit &&
+               a.source == b.source && a.description == b.description;
+    }
+    bool operator()(const PrefixKey& a, const PrefixKey& b) const noexcept {
+        return Same(a.View(), b.View());
+    }
+    bool operator()(const PrefixKeyView& a, const PrefixKey& b) const noexcept {
+        return Same(a, b.View());
+    }
+    bool operator()(const PrefixKey& a, const PrefixKeyView& b) const noexcept {
+        return Same(a.View(), b);
+    }
+};
+
+// An assumption whose four texts are string literals, identified by their addresses and
+// lengths: a literal's address names one text for the life of the process, so this key needs
+// neither hashing nor comparing the texts (most of an estimate's assumptions).
+struct LiteralKey {
+    std::array<const char*, 4> texts{};
+    std::array<std::size_t, 4> sizes{};
+    AssumptionDetail detail = AssumptionDetail::kFull;
+    bool operator==(const LiteralKey&) const = default;
+};
+struct LiteralKeyHash {
+    std::size_t operator()(const LiteralKey& k) const noexcept {
+        std::size_t h = static_cast<std::size_t>(k.detail);
+        for (const char* text : k.texts) {
+            h ^= std::hash<const void*>{}(text) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        }
+        return h;
+    }
+};
+
+std::optional<LiteralKey> LiteralKeyOf(const pricing::Assumption& a, AssumptionDetail detail) {
+    LiteralKey key;
+    key.detail = detail;
+    std::size_t i = 0;
+    for (const pricing::AssumptionText* text : {&a.name, &a.unit, &a.description, &a.source}) {
+        if (!text->is_literal()) return std::nullopt;
+        key.texts[i] = text->view().data();
+        key.sizes[i] = text->size();
+        ++i;
+    }
+    return key;
+}
+
+// Escaped assumption prefixes, bounded like TextCache: by literal addresses where all four
+// texts are literals, else by content. One shared lock covers a whole answer; prefixes met
+// for the first time are escaped outside it and stored afterwards.
+class PrefixCache {
+public:
+    void AppendAll(std::string& out, const pricing::Assumptions& assumptions,
+                   AssumptionDetail detail) {
+        std::vector<Missed> missed;
+        {
+            std::shared_lock<std::shared_mutex> lock(mutex_);
+            for (const auto& a : assumptions) {
+                if (out.size() > 1) out.push_back(',');
+                const std::string* prefix = Find(a, detail);
+                if (prefix != nullptr) {
+                    out += *prefix;
+                } else {
+                    missed.push_back({&a, AssumptionPrefix(a, detail)});
+                    out += missed.back().prefix;
+                }
+                AppendJsonNumber(out, a.value);
+                out.push_back('}');
+            }
+        }
+        if (!missed.empty()) Store(missed, detail);
+    }
+
+private:
+    struct Missed {
+        const pricing::Assumption* assumption;
+        std::string prefix;
+    };
+
+    const std::string* Find(const pricing::Assumption& a, AssumptionDetail detail) const {
+        if (auto key = LiteralKeyOf(a, detail)) {
+            auto it = literal_prefixes_.find(*key);
+            return it != literal_prefixes_.end() ? &it->second : nullptr;
+        }
+        auto it = prefixes_.find(ViewOf(a, detail));
+        return it != prefixes_.end() ? &it->second : nullptr;
+    }
+
+    void Store(std::vector<Missed>& missed, AssumptionDetail detail) {
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        for (auto& [a, prefix] : missed) {
+            if (literal_prefixes_.size() + prefixes_.size() >= kMaxCachedTexts) {
+                literal_prefixes_.clear();
+                prefixes_.clear();
+            }
+            if (auto key = LiteralKeyOf(*a, detail)) {
+                literal_prefixes_.try_emplace(*key, std::move(prefix));
+            } else {
+                prefixes_.try_emplace(PrefixKey{a->name.str(), a->unit.str(),
+                                                a->description.str(), a->source.str(), detail},
+                                      std::move(prefix));
+            }
+        }
+    }
+
+    std::shared_mutex mutex_;
+    std::unordered_map<LiteralKey, std::string, LiteralKeyHash> literal_prefixes_;
+    std::unordered_map<PrefixKey, std::string, PrefixKeyHash, PrefixKeyEqual> prefixes_;
+};
+
+PrefixCache& Prefixes() {
+    static PrefixCache cache;
+    return cache;
 }
 
 }  // namespace
@@ -93,18 +246,7 @@ std::string EncodeAssumptions(const pricing::Assumptions& assumptions, Assumptio
         return out + "]";
     }
     out.reserve(assumptions.size() * (detail == AssumptionDetail::kFull ? 320 : 80));
-    for (const auto& a : assumptions) {
-        if (out.size() > 1) out.push_back(',');
-        thread_local std::string key;
-        key.assign(detail == AssumptionDetail::kFull ? "assumption-full" : "assumption-summary");
-        for (const std::string* part : {&a.name, &a.unit, &a.description, &a.source}) {
-            key.push_back('\0');
-            key.append(*part);
-        }
-        Cache().Append(out, key, [&] { return AssumptionPrefix(a, detail); });
-        AppendJsonNumber(out, a.value);
-        out.push_back('}');
-    }
+    Prefixes().AppendAll(out, assumptions, detail);
     out.push_back(']');
     return out;
 }

@@ -22,9 +22,11 @@ inline constexpr char kAssumptionsParam[] = "assumptions";
 [[nodiscard]] pricing::Result<AssumptionDetail> AssumptionDetailOf(const httplib::Request& req);
 
 // The JSON text of an `assumptions` array. Each assumption's constant part (name, unit,
-// description, source) is escaped once and kept, so a request pays only for its values:
-// the texts come from code and the catalog, so the set is small and changes only with a new
-// catalog version (the cache forgets everything past kMaxCachedTexts entries).
+// description, source) is escaped once and kept, so a request pays only for its values. The
+// kept parts are found by the texts' addresses when all four are string literals (most are),
+// else by their content; the texts come from code and the catalog, so the set is small and
+// changes only with a new catalog version (the cache forgets everything past kMaxCachedTexts
+// entries).
 std::string EncodeAssumptions(const pricing::Assumptions& assumptions, AssumptionDetail detail);
 
 // Entries kept by the encoding cache (assumption texts and offerings); a few MB at most.

@@ -164,7 +164,7 @@ TEST_SUITE("plan_rent_vs_buy") {
             }
             if (a.name == "usd_per_kwh" || a.name == "chassis_overhead_fraction" ||
                 a.name == "depreciation_years" || a.name == "discount_rate_annual") {
-                CHECK(a.source.rfind("default", 0) == 0);
+                CHECK(a.source.view().rfind("default", 0) == 0);
                 ++found;
             }
         }

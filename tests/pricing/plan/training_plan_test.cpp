@@ -676,7 +676,7 @@ TEST_SUITE("plan_training") {
         REQUIRE(plan.ok());
         std::set<std::string> names;
         for (const auto& a : plan.value().assumptions) {
-            names.insert(a.name);
+            names.insert(a.name.str());
         }
         CHECK(names.count("estimator.peak_tflops") == 0);
         CHECK(names.count("estimator.accelerators_per_node") == 0);
