@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
@@ -209,81 +211,122 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     return opt;
 }
 
-}  // namespace
-
-Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const Catalog& catalog) {
-    if (auto valid = request.Validate(); !valid.ok()) {
-        return valid.error();
-    }
-    InferencePlan plan;
-    const double in = request.workload.input_tokens;
-    const double out = request.workload.output_tokens;
-    plan.requests_per_second = request.traffic.requests_per_second.value_or(
-        request.traffic.tokens_per_day.value_or(0) / 86400.0 / (in + out));
-    plan.output_tokens_per_second = plan.requests_per_second * out;
-    const double utilization = request.utilization.value_or(kDefaultServingUtilization);
-
-    std::map<std::pair<std::string, int>, ShapeChoice> shapes;
-    std::map<std::string, std::size_t> skipped;
-    std::map<std::string, std::string> examples;
-    std::size_t filtered = 0;
-
-    auto choose = [&](const Accelerator& accelerator, int per_node) -> Result<ShapeChoice> {
-        ShapeChoice best;
-        best.reason = "does_not_fit";
-        for (int tp = 1; tp <= per_node; tp *= 2) {
-            if (per_node % tp != 0) {
-                continue;
-            }
-            estimate::ClusterSpec cluster;
-            cluster.accelerator = accelerator;
-            cluster.accelerator_count = tp;
-            cluster.accelerators_per_node = tp;
-            Status failure = Ok{};
-            auto chosen = ChooseConcurrency(request, cluster, tp, best, plan.estimates, failure);
-            if (!failure.ok()) {
-                return failure.error();
-            }
-            if (best.reason == "precision_unsupported") {
-                return best;
-            }
-            if (!chosen) {
-                continue;
-            }
-            const estimate::ServingPoint& point = chosen->estimate.serving->point;
-            chosen->replicas_per_instance = static_cast<double>(per_node / tp);
-            const double replicas =
-                plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
-            chosen->instances = replicas / chosen->replicas_per_instance;
-            if (!best.ok || chosen->instances < best.instances) {
-                best = *chosen;
-            }
+// The best tensor-parallel degree on one instance shape: the one needing the fewest
+// instances for the plan's output tokens per second.
+Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const InferencePlan& plan,
+                                const Accelerator& accelerator, int per_node, double utilization,
+                                std::size_t& estimates) {
+    ShapeChoice best;
+    best.reason = "does_not_fit";
+    for (int tp = 1; tp <= per_node; tp *= 2) {
+        if (per_node % tp != 0) {
+            continue;
         }
-        return best;
+        estimate::ClusterSpec cluster;
+        cluster.accelerator = accelerator;
+        cluster.accelerator_count = tp;
+        cluster.accelerators_per_node = tp;
+        Status failure = Ok{};
+        auto chosen = ChooseConcurrency(request, cluster, tp, best, estimates, failure);
+        if (!failure.ok()) {
+            return failure.error();
+        }
+        if (best.reason == "precision_unsupported") {
+            return best;
+        }
+        if (!chosen) {
+            continue;
+        }
+        const estimate::ServingPoint& point = chosen->estimate.serving->point;
+        chosen->replicas_per_instance = static_cast<double>(per_node / tp);
+        const double replicas =
+            plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
+        chosen->instances = replicas / chosen->replicas_per_instance;
+        if (!best.ok || chosen->instances < best.instances) {
+            best = *chosen;
+        }
+    }
+    return best;
+}
+
+// Each accelerator of the catalog looked up once: its record and what it is offered for.
+class AcceleratorLookup {
+public:
+    struct Info {
+        std::optional<Accelerator> accelerator;  // unset: not in the catalog
+        AcceleratorWorkloads workloads;
     };
 
+    AcceleratorLookup(const Catalog& catalog, const PlanReference& reference)
+        : catalog_(catalog), reference_(reference) {}
+
+    const Info& Of(const std::string& id) {
+        auto [it, added] = infos_.try_emplace(id);
+        if (added) {
+            if (auto found = catalog_.FindAccelerator(id); found.ok()) {
+                it->second.accelerator = std::move(found).value();
+                it->second.workloads = reference_.WorkloadsOf(*it->second.accelerator);
+            }
+        }
+        return it->second;
+    }
+
+private:
+    const Catalog& catalog_;
+    const PlanReference& reference_;
+    std::map<std::string, Info, std::less<>> infos_;
+};
+
+// Why offerings were left out: counts and one example per reason.
+struct SkipTally {
+    std::size_t filtered = 0;
+    std::map<std::string, std::size_t> counts;
+    std::map<std::string, std::string> examples;
+
+    void Add(const std::string& reason, std::string example = "") {
+        ++counts[reason];
+        if (!example.empty()) examples.emplace(reason, std::move(example));
+    }
+};
+
+// Sizes every offering the request allows for the traffic; the options that can serve it
+// within the latency targets and the provider's capacity, the rest tallied.
+Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanRequest& request,
+                                                       const Catalog& catalog,
+                                                       const PlanReference& reference,
+                                                       double utilization, InferencePlan& plan,
+                                                       SkipTally& tally) {
+    AcceleratorLookup accelerators(catalog, reference);
+    std::map<std::pair<std::string, int>, ShapeChoice> shapes;
     std::vector<InferencePlanOption> all;
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(request.providers, o.provider) ||
             !Allowed(request.price_types, o.price_type) || !Allowed(request.regions, o.region) ||
             !Allowed(request.accelerators, o.accelerator) || o.accelerator_count < 1) {
-            ++filtered;
+            ++tally.filtered;
             continue;
         }
         if (request.price_types.empty() && o.price_type == PriceType::kSpot) {
             // A service must stay up: spot is planned only when price_types names it.
-            ++skipped["spot_not_requested"];
+            tally.Add("spot_not_requested");
+            continue;
+        }
+        const AcceleratorLookup::Info& info = accelerators.Of(o.accelerator);
+        if (!info.accelerator) {
+            ++tally.filtered;
+            continue;
+        }
+        if (!info.workloads.inference) {
+            tally.Add("not_for_inference", info.accelerator->name + " is offered for " +
+                                               WorkloadsText(info.workloads) + " only (" +
+                                               info.workloads.source + ")");
             continue;
         }
         const std::pair<std::string, int> key{o.accelerator, o.accelerator_count};
         auto it = shapes.find(key);
         if (it == shapes.end()) {
-            auto accelerator = catalog.FindAccelerator(o.accelerator);
-            if (!accelerator.ok()) {
-                ++filtered;
-                continue;
-            }
-            auto chosen = choose(accelerator.value(), o.accelerator_count);
+            auto chosen = ChooseShape(request, plan, *info.accelerator, o.accelerator_count,
+                                      utilization, plan.estimates);
             if (!chosen.ok()) {
                 return chosen.error();
             }
@@ -291,20 +334,31 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
         }
         const ShapeChoice& s = it->second;
         if (!s.ok) {
-            ++skipped[s.reason];
-            examples.emplace(s.reason, s.example);
+            tally.Add(s.reason, s.example);
             continue;
         }
         if (!(s.instances < kMaxInstances)) {
-            ++skipped["traffic_too_large"];
+            tally.Add("traffic_too_large");
             continue;
         }
-        all.push_back(BuildOption(request, plan, o, s, utilization));
+        InferencePlanOption option = BuildOption(request, plan, o, s, utilization);
+        const OfferingCapacity capacity = reference.CapacityOf(o);
+        if (option.nodes > capacity.max_instances) {
+            tally.Add("over_capacity", o.id + ": " + std::to_string(option.nodes) +
+                                           " instances needed, one customer can get " +
+                                           std::to_string(capacity.max_instances) + " (" +
+                                           capacity.source + ")");
+            continue;
+        }
+        option.max_instances = capacity.max_instances;
+        all.push_back(std::move(option));
     }
+    return all;
+}
 
-    plan.total_count = all.size();
-    // Cheapest first; equal costs break by the other criterion (latency: ITL, then TTFT),
-    // then by offering id so the order never depends on the catalog's.
+// The first `limit` options, cheapest first; equal costs break by the other criterion
+// (latency: ITL, then TTFT), then by offering id so the order never depends on the catalog's.
+void KeepCheapest(std::vector<InferencePlanOption>& all, std::size_t limit) {
     auto cheaper = [](const InferencePlanOption& a, const InferencePlanOption& b) {
         if (a.monthly_cost_usd != b.monthly_cost_usd) {
             return a.monthly_cost_usd < b.monthly_cost_usd;
@@ -317,34 +371,64 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
         }
         return a.offering->id < b.offering->id;
     };
-    const std::size_t keep = std::min(all.size(), request.limit);
+    const std::size_t keep = std::min(all.size(), limit);
     std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(),
                       cheaper);
     all.resize(keep);
+}
+
+void EchoPlanConstants(const InferencePlanRequest& request, double utilization,
+                       Assumptions& echo) {
+    echo.push_back(Echo("utilization", utilization, "fraction",
+                        "average load as a share of a replica's maximum throughput",
+                        request.utilization.has_value(),
+                        "default: judgement (serving fleets target 60-80%)"));
+    echo.push_back({"spot_spare_replica_fraction", kSpotServingSpareReplicaFraction, "fraction",
+                    "spare replicas added on spot, of the replicas the traffic needs (at least "
+                    "one)",
+                    "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to start a "
+                    "replacement replica; reclaims hit several instances of a pool together"});
+    echo.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
+                    "most concurrent requests per replica the planner tries (also capped by "
+                    "the engine's max_num_seqs and the KV cache)",
+                    "default: planner bound"});
+    echo.push_back({"hours_per_month", kHoursPerMonth, "h", "8760 / 12", "definition"});
+}
+
+}  // namespace
+
+// The plan in its steps: the traffic in output tokens per second, every allowed offering
+// sized for it, the cheapest kept, why the others were left out, the constants used.
+Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const Catalog& catalog,
+                                    const PlanReference& reference) {
+    if (auto valid = request.Validate(); !valid.ok()) {
+        return valid.error();
+    }
+    InferencePlan plan;
+    const double in = request.workload.input_tokens;
+    const double out = request.workload.output_tokens;
+    plan.requests_per_second = request.traffic.requests_per_second.value_or(
+        request.traffic.tokens_per_day.value_or(0) / 86400.0 / (in + out));
+    plan.output_tokens_per_second = plan.requests_per_second * out;
+    const double utilization = request.utilization.value_or(kDefaultServingUtilization);
+
+    SkipTally tally;
+    auto sized = SizeOfferings(request, catalog, reference, utilization, plan, tally);
+    if (!sized.ok()) {
+        return sized.error();
+    }
+    std::vector<InferencePlanOption> all = std::move(sized).value();
+    plan.total_count = all.size();
+    KeepCheapest(all, request.limit);
     plan.options = std::move(all);
-    plan.skipped.emplace_back("filtered", filtered);
-    for (const auto& [reason, count] : skipped) {
+    plan.skipped.emplace_back("filtered", tally.filtered);
+    for (const auto& [reason, count] : tally.counts) {
         plan.skipped.emplace_back(reason, count);
     }
-    for (const auto& [reason, message] : examples) {
+    for (const auto& [reason, message] : tally.examples) {
         plan.skipped_examples.emplace_back(reason, message);
     }
-    plan.assumptions.push_back(Echo("utilization", utilization, "fraction",
-                                    "average load as a share of a replica's maximum throughput",
-                                    request.utilization.has_value(),
-                                    "default: judgement (serving fleets target 60-80%)"));
-    plan.assumptions.push_back({"spot_spare_replica_fraction", kSpotServingSpareReplicaFraction,
-                                "fraction",
-                                "spare replicas added on spot, of the replicas the traffic "
-                                "needs (at least one)",
-                                "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to "
-                                "start a replacement replica; reclaims hit several instances of "
-                                "a pool together"});
-    plan.assumptions.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
-                                "most concurrent requests per replica the planner tries (also "
-                                "capped by the engine's max_num_seqs and the KV cache)",
-                                "default: planner bound"});
-    plan.assumptions.push_back({"hours_per_month", kHoursPerMonth, "h", "8760 / 12", "definition"});
+    EchoPlanConstants(request, utilization, plan.assumptions);
     return plan;
 }
 

@@ -10,6 +10,7 @@
 #include "pricing/error.hpp"
 #include "pricing/estimate/inference.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/plan_reference.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -65,6 +66,7 @@ struct InferencePlanOption {
     int spare_replicas = 0;  // spot only
     std::optional<std::string> reasoning;  // spot only: why the spares
     int nodes = 0;               // instances rented
+    int max_instances = 0;       // most instances one customer can get (capacity rule)
     int total_accelerators = 0;  // nodes x accelerators per instance
     double time_to_first_token_ms = 0;
     double inter_token_latency_ms = 0;
@@ -88,16 +90,21 @@ struct InferencePlan {
     Assumptions assumptions;
 };
 
-// For each matching offering (spot only when `price_types` names it): every tensor-parallel
-// degree (power of two within one instance) whose weights and KV cache fit; for each, the
-// largest power-of-two concurrency per replica (<= kMaxPlanBatchSize and the engine's running
-// limit) whose continuous-batching TTFT and ITL (EstimateInference's `serving`) meet the
-// targets; the degree needing the fewest instances wins. Options missing a target are skipped
-// and counted (`latency_target_unmet`). Spot options carry spare replicas. Ranked by monthly
-// cost, ties by ITL, TTFT, then offering id. Cost per million
-// tokens splits each request's cost between prefill (input) and decode (output) by their
-// share of the request's time. Instances sharing (accelerator, count) are estimated once.
+// For each matching offering (spot only when `price_types` names it) whose accelerator is
+// offered for inference (`reference` workloads; `not_for_inference` otherwise): every
+// tensor-parallel degree (power of two within one instance) whose weights and KV cache fit;
+// for each, the largest power-of-two concurrency per replica (<= kMaxPlanBatchSize and the
+// engine's running limit) whose continuous-batching TTFT and ITL meet the targets
+// (EstimateInference's `serving`); the degree needing the fewest instances wins. Options
+// missing a target are skipped and counted (`latency_target_unmet`), as are options needing
+// more instances than one customer can get (`reference` capacity; `over_capacity`): replicas
+// are independent, so the hosts need not form a cluster, but the provider's limit holds. Spot
+// options carry spare replicas. Ranked by monthly cost, ties by ITL, TTFT, then offering id.
+// Cost per million tokens splits each request's cost between prefill (input) and decode
+// (output) by their share of the request's time. Instances sharing (accelerator, count) are
+// estimated once.
 [[nodiscard]] Result<InferencePlan> PlanInference(const InferencePlanRequest& request,
-                                                  const Catalog& catalog);
+                                                  const Catalog& catalog,
+                                                  const PlanReference& reference);
 
 }  // namespace gpucost::pricing::plan

@@ -854,6 +854,42 @@ std::vector<pricing::plan::InferencePlanOption> BestByProvider(
     return best;
 }
 
+// What buying a serving option's price type commits to, beyond the monthly figure.
+std::string ServingTermsText(const pricing::Offering& o) {
+    switch (o.price_type) {
+        case pricing::PriceType::kSpot:
+            return " It runs on spot capacity, which the provider can reclaim at short notice.";
+        case pricing::PriceType::kCapacityBlock:
+            return " It is a capacity block: reserved for a fixed span and paid in full when "
+                   "reserved, so a service needs the next block booked before this one ends.";
+        case pricing::PriceType::kCommit1y:
+        case pricing::PriceType::kCommit3y:
+            return " The commitment bills every hour of its " +
+                   std::string(o.price_type == pricing::PriceType::kCommit1y ? "1-year"
+                                                                             : "3-year") +
+                   " term whether the service needs it or not.";
+        case pricing::PriceType::kOnDemand:
+            break;
+    }
+    return "";
+}
+
+// Options left out because they need more instances than one customer can get: large traffic
+// is then served only by splitting it, which the planner does not do.
+std::string OverCapacityText(const pricing::plan::InferencePlan& plan) {
+    for (const auto& [reason, count] : plan.skipped) {
+        if (reason == "over_capacity" && count > 0) {
+            const bool one = count == 1;
+            return " " + std::to_string(count) + (one ? " option" : " options") +
+                   " needing more instances than one customer can get of " +
+                   (one ? "its offering was" : "their offering were") +
+                   " left out (skipped.over_capacity); traffic this large can be split across "
+                   "offerings or regions.";
+        }
+    }
+    return "";
+}
+
 // Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
 // (`best_by_provider[1]`) for comparison.
 std::string RecommendationText(const pricing::plan::InferencePlan& plan,
@@ -862,8 +898,10 @@ std::string RecommendationText(const pricing::plan::InferencePlan& plan,
     const auto& r = plan.options.front();
     std::string text =
         "Recommended: " + InferenceOptionText(r, catalog) + " at " +
-        Dollars(r.monthly_cost_usd, 0) + " a month, the lowest of " +
-        std::to_string(plan.total_count) + " options meeting the latency targets: " +
+        Dollars(r.monthly_cost_usd, 0) + " a month, " +
+        (plan.total_count == 1 ? std::string("the only option")
+                               : "the lowest of " + std::to_string(plan.total_count) + " options") +
+        " meeting the latency targets: " +
         std::to_string(r.replicas) + (r.replicas == 1 ? " replica" : " replicas") +
         " of tensor parallel " +
         std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) +
@@ -884,9 +922,8 @@ std::string RecommendationText(const pricing::plan::InferencePlan& plan,
                 pricing::plan::Fixed(100.0 * std::fabs(*r.savings_vs_api_fraction), 1) +
                 (*r.savings_vs_api_fraction >= 0 ? "%." : "% more.");
     }
-    if (r.offering->price_type == pricing::PriceType::kSpot) {
-        text += " It runs on spot capacity, which the provider can reclaim at short notice.";
-    }
+    text += ServingTermsText(*r.offering);
+    text += OverCapacityText(plan);
     const pricing::PriceObservation& price = r.offering->price;
     if (price.as_of_estimated || !price.verified) {
         text += " Its price is dated " + price.as_of +
@@ -943,6 +980,7 @@ void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOptio
     w.Member("capacity_requests_per_second", o.capacity_requests_per_second);
     w.Member("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
     w.Member("inter_token_latency_ms", o.inter_token_latency_ms);
+    w.Member("max_instances", o.max_instances);
     w.Member("monthly_cost_usd", o.monthly_cost_usd);
     w.Member("nodes", o.nodes);
     w.Key("offering");
@@ -1134,7 +1172,8 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
 }
 
 pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePlanRequest request,
-                                                     const pricing::Catalog& catalog) {
+                                                     const pricing::Catalog& catalog,
+                                                     const pricing::PlanReference& reference) {
     if (auto ids = pricing::plan::ResolveConstraintIds(
             {&request.providers, &request.regions, &request.accelerators}, catalog);
         !ids.ok()) {
@@ -1144,7 +1183,7 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     if (request.limit >= 1 && request.limit <= pricing::plan::kMaxPlanLimit) {
         request.limit = pricing::plan::kMaxPlanLimit;
     }
-    auto plan = pricing::plan::PlanInference(request, catalog);
+    auto plan = pricing::plan::PlanInference(request, catalog, reference);
     if (!plan.ok()) {
         return plan.error();
     }

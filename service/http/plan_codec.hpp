@@ -100,8 +100,11 @@ struct InferenceAnswer {
     std::string catalog_version;
     std::vector<pricing::FieldError> model_warnings;
 };
+// `reference` gives what each accelerator is offered for and how many instances one customer
+// can get of each offering.
 [[nodiscard]] pricing::Result<InferenceAnswer> AnswerInferencePlan(
-    pricing::plan::InferencePlanRequest request, const pricing::Catalog& catalog);
+    pricing::plan::InferencePlanRequest request, const pricing::Catalog& catalog,
+    const pricing::PlanReference& reference);
 
 // POST /v1/plans/inference.
 [[nodiscard]] pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(

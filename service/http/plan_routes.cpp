@@ -161,7 +161,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
-        auto answer = AnswerInferencePlan(request.value(), *catalog.value());
+        auto answer = AnswerInferencePlan(request.value(), *catalog.value(), ReferenceOf(deps));
         if (!answer.ok()) {
             return WriteProblem(res, req, answer.error());
         }

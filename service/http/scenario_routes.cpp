@@ -76,12 +76,12 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
          }},
         {"inference",
          [](const json& request, const pricing::Catalog& catalog,
-            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
+            const pricing::PlanReference& reference) -> Result<json> {
              auto decoded = DecodeInferencePlanRequest(request);
              if (!decoded.ok()) {
                  return decoded.error();
              }
-             auto answer = AnswerInferencePlan(decoded.value(), catalog);
+             auto answer = AnswerInferencePlan(decoded.value(), catalog, reference);
              if (!answer.ok()) {
                  return answer.error();
              }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "pricing/catalog_loader.hpp"
 #include "tests/support/sample_catalog.hpp"
@@ -17,6 +18,29 @@ std::shared_ptr<const InMemoryCatalog> Sample() {
     auto r = LoadCatalog(gpucost::testing::SampleCatalogCsv());
     REQUIRE(r.ok());
     return r.value();
+}
+
+const PlanReference& Ref() {
+    static const PlanReference reference = [] {
+        auto r = LoadPlanReference(gpucost::testing::SamplePlanReferenceCsv());
+        REQUIRE(r.ok());
+        return r.value();
+    }();
+    return reference;
+}
+
+std::size_t Skipped(const InferencePlan& plan, const std::string& reason) {
+    for (const auto& [name, count] : plan.skipped) {
+        if (name == reason) return count;
+    }
+    return 0;
+}
+
+std::string Example(const InferencePlan& plan, const std::string& reason) {
+    for (const auto& [name, text] : plan.skipped_examples) {
+        if (name == reason) return text;
+    }
+    return "";
 }
 
 // A 7B model answering 10 requests/s of 512 prompt tokens and 256 generated tokens.
@@ -35,7 +59,7 @@ InferencePlanRequest Chat() {
 TEST_SUITE("plan_inference") {
     TEST_CASE("every option serves the traffic and its token prices add up to its monthly cost") {
         auto catalog = Sample();
-        auto plan = PlanInference(Chat(), *catalog);
+        auto plan = PlanInference(Chat(), *catalog, Ref());
         REQUIRE(plan.ok());
         const InferencePlan& p = plan.value();
         CHECK(p.output_tokens_per_second == doctest::Approx(2560));
@@ -63,7 +87,7 @@ TEST_SUITE("plan_inference") {
         InferencePlanRequest r = Chat();
         r.traffic.requests_per_second.reset();
         r.traffic.tokens_per_day = 768.0 * 86400.0 * 10.0;
-        auto plan = PlanInference(r, *catalog);
+        auto plan = PlanInference(r, *catalog, Ref());
         REQUIRE(plan.ok());
         CHECK(plan.value().requests_per_second == doctest::Approx(10));
     }
@@ -74,7 +98,7 @@ TEST_SUITE("plan_inference") {
         for (double rps : {0.1, 1.0, 10.0, 100.0}) {
             InferencePlanRequest r = Chat();
             r.traffic.requests_per_second = rps;
-            auto plan = PlanInference(r, *catalog);
+            auto plan = PlanInference(r, *catalog, Ref());
             REQUIRE(plan.ok());
             for (const auto& o : plan.value().options) {
                 CHECK(o.monthly_cost_usd >= previous[o.offering->id]);
@@ -85,10 +109,10 @@ TEST_SUITE("plan_inference") {
 
     TEST_CASE("a latency target smaller batches or rules hardware out") {
         auto catalog = Sample();
-        auto loose = PlanInference(Chat(), *catalog);
+        auto loose = PlanInference(Chat(), *catalog, Ref());
         InferencePlanRequest tight = Chat();
         tight.max_inter_token_latency_ms = 1e-3;
-        auto none = PlanInference(tight, *catalog);
+        auto none = PlanInference(tight, *catalog, Ref());
         REQUIRE(none.ok());
         CHECK(none.value().total_count == 0);
         bool latency_reason = false;
@@ -100,7 +124,7 @@ TEST_SUITE("plan_inference") {
         const auto& fast = loose.value().options.front();
         InferencePlanRequest mid = Chat();
         mid.max_inter_token_latency_ms = fast.inter_token_latency_ms * 0.99;
-        auto smaller = PlanInference(mid, *catalog);
+        auto smaller = PlanInference(mid, *catalog, Ref());
         REQUIRE(smaller.ok());
         for (const auto& o : smaller.value().options) {
             CHECK(o.inter_token_latency_ms <= *mid.max_inter_token_latency_ms);
@@ -112,7 +136,7 @@ TEST_SUITE("plan_inference") {
         InferencePlanRequest r = Chat();
         r.api_usd_per_million_input_tokens = 0.5;
         r.api_usd_per_million_output_tokens = 1.5;
-        auto plan = PlanInference(r, *catalog);
+        auto plan = PlanInference(r, *catalog, Ref());
         REQUIRE(plan.ok());
         const double api = 10 * kSecondsPerMonth * (512 * 0.5 + 256 * 1.5) / 1e6;
         for (const auto& o : plan.value().options) {
@@ -125,21 +149,63 @@ TEST_SUITE("plan_inference") {
         auto catalog = Sample();
         InferencePlanRequest both = Chat();
         both.traffic.tokens_per_day = 5;
-        CHECK(PlanInference(both, *catalog).error().field == "/traffic");
+        CHECK(PlanInference(both, *catalog, Ref()).error().field == "/traffic");
         InferencePlanRequest bad = Chat();
         bad.traffic.requests_per_second = -1;
         bad.utilization = 0;
-        auto e = PlanInference(bad, *catalog);
+        auto e = PlanInference(bad, *catalog, Ref());
         REQUIRE_FALSE(e.ok());
         CHECK(e.error().errors.size() == 2);
         InferencePlanRequest wrong = Chat();
         wrong.workload.model.params_b = -3;
-        CHECK_FALSE(PlanInference(wrong, *catalog).ok());
+        CHECK_FALSE(PlanInference(wrong, *catalog, Ref()).ok());
+    }
+
+    TEST_CASE("no option needs more instances than one customer can get of its offering") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.limit = 500;
+        // Small traffic: every offering serves it within its provider's limit.
+        auto small = PlanInference(r, *catalog, Ref());
+        REQUIRE(small.ok());
+        CHECK(Skipped(small.value(), "over_capacity") == 0);
+        for (const auto& o : small.value().options) {
+            CHECK(o.max_instances == Ref().CapacityOf(*o.offering).max_instances);
+            CHECK(o.nodes <= o.max_instances);
+        }
+        // Traffic that needs more single-GPU Lambda hosts than the 4 one customer can get.
+        r.traffic.requests_per_second = 400;
+        auto large = PlanInference(r, *catalog, Ref());
+        REQUIRE(large.ok());
+        for (const auto& o : large.value().options) {
+            CHECK(o.nodes <= o.max_instances);
+            CHECK(o.offering->provider != "lambda");
+        }
+        CHECK(Skipped(large.value(), "over_capacity") >= 1);
+        const std::string example = Example(large.value(), "over_capacity");
+        CHECK(example.find("lambda-gpu_1x_h100-us-on-demand") != std::string::npos);
+        CHECK(example.find("one customer can get 4 (TEST LAMBDA)") != std::string::npos);
+    }
+
+    TEST_CASE("an accelerator not offered for serving is skipped, with the vendor's document") {
+        auto catalog = Sample();
+        PlanReference training_only = Ref();
+        training_only.workloads["h100-sxm"] = {true, false, "TEST TRAINING-ONLY DOC"};
+        InferencePlanRequest r = Chat();
+        r.limit = 500;
+        auto plan = PlanInference(r, *catalog, training_only);
+        REQUIRE(plan.ok());
+        for (const auto& o : plan.value().options) {
+            CHECK(o.offering->accelerator != "h100-sxm");
+        }
+        CHECK(Skipped(plan.value(), "not_for_inference") >= 2);
+        CHECK(Example(plan.value(), "not_for_inference") ==
+              "H100 SXM is offered for training only (TEST TRAINING-ONLY DOC)");
     }
 
     TEST_CASE("spot is planned only when price_types names it, and then with spare replicas") {
         auto catalog = Sample();
-        auto plain = PlanInference(Chat(), *catalog);
+        auto plain = PlanInference(Chat(), *catalog, Ref());
         REQUIRE(plain.ok());
         std::size_t left_out = 0;
         for (const auto& [reason, count] : plain.value().skipped) {
@@ -154,7 +220,7 @@ TEST_SUITE("plan_inference") {
         InferencePlanRequest r = Chat();
         r.price_types = {PriceType::kSpot};
         r.limit = 500;
-        auto spot = PlanInference(r, *catalog);
+        auto spot = PlanInference(r, *catalog, Ref());
         REQUIRE(spot.ok());
         REQUIRE_FALSE(spot.value().options.empty());
         for (const auto& o : spot.value().options) {
@@ -174,7 +240,7 @@ TEST_SUITE("plan_inference") {
         auto catalog = Sample();
         InferencePlanRequest r = Chat();
         r.limit = 500;
-        auto plan = PlanInference(r, *catalog);
+        auto plan = PlanInference(r, *catalog, Ref());
         REQUIRE(plan.ok());
         const auto& o = plan.value().options;
         for (std::size_t i = 1; i < o.size(); ++i) {
@@ -188,7 +254,7 @@ TEST_SUITE("plan_inference") {
             }
         }
         // The same request twice gives the same order.
-        auto again = PlanInference(r, *catalog);
+        auto again = PlanInference(r, *catalog, Ref());
         REQUIRE(again.ok());
         REQUIRE(again.value().options.size() == o.size());
         for (std::size_t i = 0; i < o.size(); ++i) {
@@ -198,12 +264,12 @@ TEST_SUITE("plan_inference") {
 
     TEST_CASE("a time-to-first-token target is met by every option or counted as unmet") {
         auto catalog = Sample();
-        auto loose = PlanInference(Chat(), *catalog);
+        auto loose = PlanInference(Chat(), *catalog, Ref());
         REQUIRE(loose.ok());
         REQUIRE_FALSE(loose.value().options.empty());
         InferencePlanRequest r = Chat();
         r.max_time_to_first_token_ms = loose.value().options.front().time_to_first_token_ms * 0.8;
-        auto tight = PlanInference(r, *catalog);
+        auto tight = PlanInference(r, *catalog, Ref());
         REQUIRE(tight.ok());
         for (const auto& o : tight.value().options) {
             CHECK(o.time_to_first_token_ms <= *r.max_time_to_first_token_ms);

@@ -330,6 +330,25 @@ TEST_SUITE("plan_routes") {
         CHECK(estimated_warned == price["as_of_estimated"].get<bool>());
     }
 
+    TEST_CASE("POST /v1/plans/inference never rents more instances than one customer can get") {
+        TestServer server(SampleDeps());
+        // 400 requests/s needs more single-GPU Lambda hosts than the sample's limit of 4.
+        json body = Body(Post(server, "/v1/plans/inference",
+                              R"({"model": {"params_b": 7}, "input_tokens": 512,
+                                  "output_tokens": 256, "traffic": {"requests_per_second": 400},
+                                  "limit": 50})"));
+        REQUIRE(body["options"].size() >= 1);
+        for (const json& o : body["options"]) {
+            CHECK(o["nodes"].get<int>() <= o["max_instances"].get<int>());
+            CHECK(o["offering"]["provider"] != "lambda");
+        }
+        CHECK(body["skipped"]["over_capacity"].get<int>() >= 1);
+        CHECK(body["skipped_examples"]["over_capacity"].get<std::string>().find(
+                  "one customer can get 4 (TEST LAMBDA)") != std::string::npos);
+        CHECK(body["reasoning"].get<std::string>().find("skipped.over_capacity") !=
+              std::string::npos);
+    }
+
     TEST_CASE("POST /v1/plans/training answers CSV rows for spreadsheets") {
         TestServer server(SampleDeps());
         auto r = Post(server, "/v1/plans/training",
@@ -432,7 +451,7 @@ TEST_SUITE("plan_routes") {
         for (const char* key : {"total_accelerators", "monthly_cost_usd",
                                 "usd_per_million_input_tokens", "usd_per_million_output_tokens",
                                 "savings_vs_api_fraction", "tensor_parallel", "batch_size",
-                                "nodes", "cluster_usd_per_hour"}) {
+                                "nodes", "max_instances", "cluster_usd_per_hour"}) {
             CHECK(o.contains(key));
         }
         for (const char* old_key : {"accelerators", "instances"}) {
