@@ -5,6 +5,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 using gpucost::http::ParseJsonBody;
 using gpucost::pricing::ErrorCode;
@@ -14,6 +16,25 @@ TEST_SUITE("json_codec") {
         auto r = ParseJsonBody(R"({"a": [1, 2, {"b": "c"}]})");
         REQUIRE(r.ok());
         CHECK(r.value()["a"][2]["b"] == "c");
+    }
+
+    TEST_CASE("a duplicate key is named, nested or not, and before a later fault") {
+        for (const auto& [body, key] : std::vector<std::pair<std::string, std::string>>{
+                 {R"({"a": 1, "b": 2, "a": 3})", "a"},
+                 {R"({"model": {"params_b": 7, "layers": 32, "params_b": 8}, "x": 1})",
+                  "params_b"},
+                 {R"({"list": [{"k": 1}, {"k": 2, "k": 3}]})", "k"},
+                 {R"({"a": 1, "a": 2, "b": })", "a"}}) {
+            CAPTURE(body);
+            auto r = ParseJsonBody(body);
+            REQUIRE_FALSE(r.ok());
+            CHECK(r.error().code == ErrorCode::kMalformed);
+            CHECK(r.error().message == "request body rejected: duplicate key '" + key + "'");
+        }
+        // Equal keys in different objects are no duplicate.
+        auto ok = ParseJsonBody(R"({"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}]})");
+        REQUIRE(ok.ok());
+        CHECK(ok.value()["b"][1]["a"] == 3);
     }
 
     TEST_CASE("invalid JSON, non-objects, duplicates and excess depth are malformed") {
