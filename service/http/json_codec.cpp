@@ -5,6 +5,8 @@
 #include <cassert>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -104,15 +106,60 @@ void JsonWriter::Key(std::string_view key) {
     after_key_ = true;
 }
 
+namespace {
+
+// Below this, nlohmann::json writes an integral double as its integer digits and ".0"
+// (it switches to an exponent from 1e15 on).
+constexpr double kPlainIntegralLimit = 1e15;
+
+// The text of recently formatted doubles, by bit pattern, per thread: an answer repeats its
+// constants (assumption values, efficiencies) request after request, and the shortest
+// round-trip formatting costs about 400 instructions a number.
+class NumberTexts {
+public:
+    template <typename Format>
+    void Append(std::string& out, double value, const Format& format) {
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &value, sizeof bits);
+        Entry& e = entries_[(bits ^ (bits >> 29) ^ (bits >> 47)) % entries_.size()];
+        if (e.length == 0 || e.bits != bits) {
+            e.bits = bits;
+            e.length = static_cast<std::uint8_t>(format(e.text.data(), e.text.size()));
+        }
+        out.append(e.text.data(), e.length);
+    }
+
+private:
+    struct Entry {
+        std::uint64_t bits = 0;
+        std::uint8_t length = 0;  // 0: empty
+        std::array<char, 32> text{};
+    };
+    std::array<Entry, 128> entries_{};
+};
+
+}  // namespace
+
 void AppendJsonNumber(std::string& out, double value) {
     if (!std::isfinite(value)) {
         out += "null";
         return;
     }
+    if (value == 0) value = 0.0;  // -0 is written as 0
+    if (std::fabs(value) < kPlainIntegralLimit && value == std::trunc(value)) {
+        char buffer[24];
+        auto [end, ec] =
+            std::to_chars(buffer, buffer + sizeof buffer, static_cast<long long>(value));
+        out.append(buffer, end);
+        out += ".0";
+        return;
+    }
     // The same shortest round-trip formatting nlohmann::json's serialiser uses for doubles.
-    char buffer[64];
-    char* end = nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, value == 0 ? 0.0 : value);
-    out.append(buffer, end);
+    thread_local NumberTexts texts;
+    texts.Append(out, value, [value](char* buffer, std::size_t size) {
+        return static_cast<std::size_t>(nlohmann::detail::to_chars(buffer, buffer + size, value) -
+                                        buffer);
+    });
 }
 
 void JsonWriter::Number(double value) {

@@ -2,8 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +20,40 @@ TEST_SUITE("json_codec") {
         auto r = ParseJsonBody(R"({"a": [1, 2, {"b": "c"}]})");
         REQUIRE(r.ok());
         CHECK(r.value()["a"][2]["b"] == "c");
+    }
+
+    TEST_CASE("numbers are written as the DOM writes them, first time and repeated") {
+        using gpucost::http::AppendJsonNumber;
+        using gpucost::http::Num;
+        std::vector<double> values = {0.0, -0.0, 1.0, -1.0, 64.0, 0.5, 0.85, 3.6e-06, 1e-7,
+                                      1e14, 999999999999999.0, 1e15, -1e15, 1e16, 123456789.5,
+                                      9007199254740992.0, 1e300, -2.5e-300, 4.9e-324,
+                                      std::numeric_limits<double>::infinity(),
+                                      std::numeric_limits<double>::quiet_NaN()};
+        std::mt19937_64 random(42);  // fixed seed: the same values every run
+        for (int i = 0; i < 20000; ++i) {
+            std::uint64_t bits = random();
+            double v = 0;
+            std::memcpy(&v, &bits, sizeof v);
+            values.push_back(v);                                     // any bit pattern
+            values.push_back(std::ldexp(static_cast<double>(random() % 100000), -(i % 40)));
+            values.push_back(static_cast<double>(random() % 2000000000000000ULL) -
+                             1e15);                                  // integral, both sides
+        }
+        std::size_t mismatches = 0;
+        std::string first_mismatch;
+        for (int round = 0; round < 2; ++round) {  // the second round repeats every value
+            for (double v : values) {
+                std::string text;
+                AppendJsonNumber(text, v);
+                const std::string expected = Num(v).dump();
+                if (text != expected && mismatches++ == 0) {
+                    first_mismatch = text + " instead of " + expected;
+                }
+            }
+        }
+        CAPTURE(first_mismatch);
+        CHECK(mismatches == 0);
     }
 
     TEST_CASE("a duplicate key is named, nested or not, and before a later fault") {
