@@ -29,7 +29,7 @@ inline constexpr char kAssumptionsParam[] = "assumptions";
 // entries).
 std::string EncodeAssumptions(const pricing::Assumptions& assumptions, AssumptionDetail detail);
 
-// Entries kept by the encoding cache (assumption texts and offerings); a few MB at most.
+// Entries kept by each encoding cache (assumption prefixes; offerings); a few MB at most.
 inline constexpr std::size_t kMaxCachedTexts = 4096;
 
 // Writes `body` (an object) as application/json with its top-level `assumptions` member set
