@@ -387,8 +387,16 @@ else
   not_ok "an admin key is created with \`gpucost apikey create\` in a replica (got '${KEY:0:20}...')"
 fi
 # The key is a catalog write made by another process: each replica learns it with its next
-# snapshot reload (NOTIFY, or the 1 s revision check). Any key may list scenarios.
-key_known_at() { [[ "$(curl -sS -m 2 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $2" "$1/v1/scenarios")" == 200 ]]; }
+# snapshot reload (NOTIFY, or the 1 s revision check). Whether a replica knows key $2 yet: an
+# admin write with an empty body is refused with 401 while the replica's key table lacks the
+# key and with 400/422 (nothing written) once it has it. (A read such as GET /v1/scenarios
+# answers 200 whatever the key, since reads need none by default.)
+key_known_at() {
+  local s
+  s="$(curl -sS -m 2 -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $2" \
+       -H 'Content-Type: application/json' --data-binary '{}' "$1/v1/offerings")"
+  [[ "$s" == 422 || "$s" == 400 ]]
+}
 for c in "${CTR_REPLICAS[@]}"; do
   if wait_for 10 key_known_at "${REPLICA_URL[$c]}" "$KEY"; then ok "replica $c accepts the new key within $WAITED s"
   else not_ok "replica $c accepts the new key within 10 s"; fi
