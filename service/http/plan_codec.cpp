@@ -965,7 +965,8 @@ void Recommend(const pricing::plan::InferencePlan& plan, const pricing::Catalog&
     if (plan.options.empty()) {
         answer.reasoning =
             "No offering can serve this traffic within the constraints and latency targets; "
-            "see skipped and skipped_examples for why each was left out.";
+            "see skipped and skipped_examples for why each was left out." +
+            OverCapacityText(plan);
         return;
     }
     answer.recommendation = plan.options.front();

@@ -347,6 +347,17 @@ TEST_SUITE("plan_routes") {
                   "one customer can get 4 (TEST LAMBDA)") != std::string::npos);
         CHECK(body["reasoning"].get<std::string>().find("skipped.over_capacity") !=
               std::string::npos);
+        // Lambda alone cannot serve it: no option, and the reasoning says why.
+        json lambda = Body(Post(server, "/v1/plans/inference",
+                                R"({"model": {"params_b": 7}, "input_tokens": 512,
+                                    "output_tokens": 256, "traffic": {"requests_per_second": 400},
+                                    "constraints": {"providers": ["lambda"]}})"));
+        CHECK(lambda["options"].empty());
+        CHECK(lambda["recommendation"].is_null());
+        const std::string why = lambda["reasoning"].get<std::string>();
+        CHECK(why.rfind("No offering can serve this traffic", 0) == 0);
+        CHECK(why.find("1 option needing more instances than one customer can get of its "
+                       "offering was left out (skipped.over_capacity)") != std::string::npos);
     }
 
     TEST_CASE("POST /v1/plans/training answers CSV rows for spreadsheets") {
