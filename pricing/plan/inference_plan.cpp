@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 
@@ -15,11 +16,6 @@ namespace {
 constexpr double kMaxRequestsPerSecond = 1e6;
 constexpr double kMaxTokensPerDay = 1e13;
 constexpr double kMaxInstances = 1e6;
-
-template <typename T>
-bool Allowed(const std::vector<T>& list, const T& value) {
-    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
-}
 
 // The best way to serve on one instance shape (accelerator, accelerators per instance).
 struct ShapeChoice {
@@ -249,34 +245,6 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
     return best;
 }
 
-// Each accelerator of the catalog looked up once: its record and what it is offered for.
-class AcceleratorLookup {
-public:
-    struct Info {
-        std::optional<Accelerator> accelerator;  // unset: not in the catalog
-        AcceleratorWorkloads workloads;
-    };
-
-    AcceleratorLookup(const Catalog& catalog, const PlanReference& reference)
-        : catalog_(catalog), reference_(reference) {}
-
-    const Info& Of(const std::string& id) {
-        auto [it, added] = infos_.try_emplace(id);
-        if (added) {
-            if (auto found = catalog_.FindAccelerator(id); found.ok()) {
-                it->second.accelerator = std::move(found).value();
-                it->second.workloads = reference_.WorkloadsOf(*it->second.accelerator);
-            }
-        }
-        return it->second;
-    }
-
-private:
-    const Catalog& catalog_;
-    const PlanReference& reference_;
-    std::map<std::string, Info, std::less<>> infos_;
-};
-
 // Why offerings were left out: counts and one example per reason.
 struct SkipTally {
     std::size_t filtered = 0;
@@ -311,13 +279,13 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
             tally.Add("spot_not_requested");
             continue;
         }
-        const AcceleratorLookup::Info& info = accelerators.Of(o.accelerator);
-        if (!info.accelerator) {
+        const AcceleratorInfo& info = accelerators.Of(o.accelerator);
+        if (!info.accelerator.ok()) {
             ++tally.filtered;
             continue;
         }
         if (!info.workloads.inference) {
-            tally.Add("not_for_inference", info.accelerator->name + " is offered for " +
+            tally.Add("not_for_inference", info.accelerator.value().name + " is offered for " +
                                                WorkloadsText(info.workloads) + " only (" +
                                                info.workloads.source + ")");
             continue;
@@ -325,7 +293,7 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
         const std::pair<std::string, int> key{o.accelerator, o.accelerator_count};
         auto it = shapes.find(key);
         if (it == shapes.end()) {
-            auto chosen = ChooseShape(request, plan, *info.accelerator, o.accelerator_count,
+            auto chosen = ChooseShape(request, plan, info.accelerator.value(), o.accelerator_count,
                                       utilization, plan.estimates);
             if (!chosen.ok()) {
                 return chosen.error();

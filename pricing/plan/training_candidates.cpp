@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "pricing/estimate/training.hpp"
+#include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/training_stages.hpp"
 
 namespace gpucost::pricing::plan::training_stages {
@@ -17,11 +18,6 @@ namespace {
 // The default ladder stops once doubling the nodes speeds the run up by less than this:
 // beyond that point every larger count costs about twice as much for (almost) nothing.
 constexpr double kMinDoublingSpeedup = 1.05;
-
-template <typename T>
-bool Allowed(const std::vector<T>& list, const T& value) {
-    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
-}
 
 // Price types a job plan considers when the request names none: those billed for the hours
 // used (or a short block). Commitments bill a whole term and must be asked for.
@@ -76,36 +72,6 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
               out.end());
     return out;
 }
-
-// An accelerator of the catalog with the workloads the reference allows it.
-struct AcceleratorInfo {
-    std::string id;
-    Result<Accelerator> accelerator;
-    AcceleratorWorkloads workloads;
-};
-
-// The catalog's accelerators, each looked up once per plan: offerings of one accelerator are
-// many (regions, price types), and a lookup copies the whole record.
-class AcceleratorLookup {
-public:
-    AcceleratorLookup(const Catalog& catalog, const PlanReference& reference)
-        : catalog_(catalog), reference_(reference) {}
-
-    const AcceleratorInfo& Of(const std::string& id) {
-        for (const AcceleratorInfo& known : known_) {
-            if (known.id == id) return known;
-        }
-        AcceleratorInfo info{id, catalog_.FindAccelerator(id), {}};
-        if (info.accelerator.ok()) info.workloads = reference_.WorkloadsOf(info.accelerator.value());
-        known_.push_back(std::move(info));
-        return known_.back();
-    }
-
-private:
-    const Catalog& catalog_;
-    const PlanReference& reference_;
-    std::vector<AcceleratorInfo> known_;
-};
 
 }  // namespace
 
