@@ -71,6 +71,11 @@ std::string AssumptionPrefix(const pricing::Assumption& a, AssumptionDetail deta
     return prefix;
 }
 
+// Folds `part` into the hash `seed` (boost::hash_combine's mixing).
+std::size_t MixHash(std::size_t seed, std::size_t part) {
+    return seed ^ (part + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
 // The texts an assumption's prefix is made of, as a key: looked up by views of the
 // assumption's own texts (nothing is copied or joined per request), kept as copies.
 struct PrefixKeyView {
@@ -97,7 +102,7 @@ struct PrefixKeyHash {
         for (std::size_t part : {std::hash<std::string_view>{}(k.unit),
                                  std::hash<std::string_view>{}(k.source), k.description.size(),
                                  static_cast<std::size_t>(k.detail)}) {
-            h ^= part + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+            h = MixHash(h, part);
         }
         return h;
     }
@@ -133,7 +138,7 @@ struct LiteralKeyHash {
     std::size_t operator()(const LiteralKey& k) const noexcept {
         std::size_t h = static_cast<std::size_t>(k.detail);
         for (const char* text : k.texts) {
-            h ^= std::hash<const void*>{}(text) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+            h = MixHash(h, std::hash<const void*>{}(text));
         }
         return h;
     }
