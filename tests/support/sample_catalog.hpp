@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <doctest/doctest.h>
+
 #include "pricing/catalog_loader.hpp"
 
 namespace gpucost::testing {
@@ -60,6 +62,16 @@ inline pricing::PlanReferenceCsv SamplePlanReferenceCsv() {
         "as_of_estimated,source,verified,notes\n"
         "aws,0.023,0.09,2026-11-01,false,TEST S3,true,\n";
     return csv;
+}
+
+// SamplePlanReferenceCsv() loaded once (the accelerators' own workloads apply).
+inline const pricing::PlanReference& SamplePlanReference() {
+    static const pricing::PlanReference reference = [] {
+        auto loaded = pricing::LoadPlanReference(SamplePlanReferenceCsv());
+        REQUIRE(loaded.ok());
+        return loaded.value();
+    }();
+    return reference;
 }
 
 }  // namespace gpucost::testing

@@ -20,14 +20,7 @@ std::shared_ptr<const InMemoryCatalog> Sample() {
     return r.value();
 }
 
-const PlanReference& Ref() {
-    static const PlanReference reference = [] {
-        auto r = LoadPlanReference(gpucost::testing::SamplePlanReferenceCsv());
-        REQUIRE(r.ok());
-        return r.value();
-    }();
-    return reference;
-}
+const PlanReference& Ref() { return gpucost::testing::SamplePlanReference(); }
 
 std::size_t Skipped(const InferencePlan& plan, const std::string& reason) {
     for (const auto& [name, count] : plan.skipped) {

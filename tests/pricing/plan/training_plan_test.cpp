@@ -52,14 +52,7 @@ std::string KeyOf(const TrainingPlanOption& o) {
     return o.offering->id + "@" + std::to_string(o.nodes);
 }
 
-const PlanReference& Ref() {
-    static const PlanReference reference = [] {
-        auto r = LoadPlanReference(gpucost::testing::SamplePlanReferenceCsv());
-        REQUIRE(r.ok());
-        return r.value();
-    }();
-    return reference;
-}
+const PlanReference& Ref() { return gpucost::testing::SamplePlanReference(); }
 
 Result<TrainingPlan> Plan(const TrainingPlanRequest& request, const Catalog& catalog) {
     return PlanTraining(request, catalog, Ref());
