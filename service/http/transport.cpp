@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -112,6 +113,13 @@ std::optional<std::size_t> HeadLength(std::string_view in) {
         ++pos;
     }
     return std::nullopt;
+}
+
+// Bytes the kernel holds for `fd` that no worker has read yet: a request may be waiting for a
+// free worker. Closing a socket with unread bytes sends a reset, and that request is lost.
+bool UnreadBytesWaiting(int fd) {
+    int bytes = 0;
+    return ::ioctl(fd, FIONREAD, &bytes) == 0 && bytes > 0;
 }
 
 bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
@@ -444,7 +452,7 @@ bool EventServer::ServeOne(Connection& conn) {
 void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
     std::lock_guard<std::mutex> lock(mutex_);
     conn->busy = false;
-    if (draining_ && conn->in.empty() && conn->served > 0) {
+    if (draining_ && IdleAfterAnswer(*conn)) {
         CloseLocked(*conn);
         return;
     }
@@ -454,6 +462,12 @@ void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, conn->fd, &ev) != 0) {
         CloseLocked(*conn);
     }
+}
+
+// Answered at least once, nothing of a next request received or waiting in the kernel: such a
+// connection may be closed while draining without losing a request.
+bool EventServer::IdleAfterAnswer(const Connection& conn) const {
+    return conn.served > 0 && conn.in.empty() && !UnreadBytesWaiting(conn.fd);
 }
 
 // Caller holds mutex_. epoll_ctl and close happen under the same lock as accept's
@@ -479,9 +493,11 @@ void EventServer::ReaperLoop() {
         std::vector<std::shared_ptr<Connection>> expired;
         for (auto& [id, conn] : connections_) {
             if (conn->busy) continue;
-            bool timed_out = now > conn->deadline;
+            // A request that arrived while every worker was busy is not idleness.
+            bool waiting = conn->in.empty() && UnreadBytesWaiting(conn->fd);
+            bool timed_out = now > conn->deadline && !waiting;
             // Idle between requests; a connection that has sent nothing yet keeps its time.
-            bool idle_while_draining = draining_ && conn->in.empty() && conn->served > 0;
+            bool idle_while_draining = draining_ && IdleAfterAnswer(*conn);
             bool grace_over = draining_ && now > drain_deadline_;
             if (timed_out || idle_while_draining || grace_over) {
                 if (timed_out && !draining_) ++stats_.timed_out;

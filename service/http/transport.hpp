@@ -95,6 +95,7 @@ private:
     bool ServeOne(Connection& conn);
     Completeness CheckComplete(Connection& conn) const;
     void Rearm(const std::shared_ptr<Connection>& conn);
+    bool IdleAfterAnswer(const Connection& conn) const;
     void CloseLocked(Connection& conn);
     void Close(const std::shared_ptr<Connection>& conn);
 

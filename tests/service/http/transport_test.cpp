@@ -222,6 +222,42 @@ TEST_SUITE("transport") {
         CHECK(json::parse(out.substr(out.find("\r\n\r\n") + 4))["code"] == "overloaded");
     }
 
+    // The race behind a reset seen under load at SIGTERM: a keep-alive connection that had
+    // been answered sent its next request while every worker was busy, so the bytes sat in
+    // the kernel and the connection still looked idle when the drain began. Closing a socket
+    // with unread bytes sends a reset, losing a request sent before the signal.
+    TEST_CASE("a request waiting for a busy worker when the drain begins is answered, not reset") {
+        gpucost::http::TransportOptions transport;
+        transport.workers = 1;
+        gpucost::http::EventServer server(transport);
+        server.Get("/fast", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content("fast", "text/plain");
+        });
+        server.Get("/slow", [](const httplib::Request&, httplib::Response& res) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(600));
+            res.set_content("slow", "text/plain");
+        });
+        int port = server.bind_to_any_port("127.0.0.1");
+        REQUIRE(port > 0);
+        std::thread listener([&] { server.listen_after_bind(); });
+        while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+        RawClient idle(port);
+        REQUIRE(idle.Send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"));
+        REQUIRE(idle.Read().rfind("HTTP/1.1 200", 0) == 0);  // answered once: now idle
+        RawClient busy(port);
+        REQUIRE(busy.Send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the worker is in /slow
+        REQUIRE(idle.Send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"));  // waits in the kernel
+        server.StopGracefully(std::chrono::milliseconds(3000));
+
+        std::string second = idle.Read();
+        CHECK(second.rfind("HTTP/1.1 200", 0) == 0);
+        CHECK(second.find("Connection: close") != std::string::npos);
+        CHECK(busy.Read().rfind("HTTP/1.1 200", 0) == 0);
+        listener.join();
+    }
+
     TEST_CASE("an idle keep-alive connection is closed after the keep-alive timeout") {
         gpucost::http::ServerOptions options;
         options.keep_alive_timeout_s = 1;
