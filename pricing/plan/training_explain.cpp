@@ -95,8 +95,9 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
         for (std::size_t i = 0; i < plan.binding_constraints.size(); ++i) {
             out += (i > 0 ? "; " : "") + plan.binding_constraints[i].message;
         }
-        return out + ". Relax the constraint with the smallest shortfall, or allow more "
-                     "providers, price types or accelerators.";
+        const bool one = plan.binding_constraints.size() == 1;
+        return out + (one ? ". Relax it" : ". Relax the constraint with the smallest shortfall") +
+               ", or allow more providers, price types or accelerators.";
     }
     const TrainingPlanOption& r = *plan.recommendation;
     std::string out = "Recommended: " + Describe(r, catalog) + " for an expected " +

@@ -18,39 +18,60 @@ std::string ValueText(const std::string& constraint, double value) {
     return constraint == "budget_usd" ? Money(value) : Fixed(value, 1) + " h";
 }
 
-// For each violated constraint: the best value among options that meet every other
-// constraint (or among all options when none does).
+// What an option reaches on a constraint, whether it meets it or not.
+double ReachedValue(const TrainingPlanOption& o, const std::string& constraint) {
+    return constraint == "deadline_hours" ? o.expected_wall_clock_hours : o.expected_cost_usd;
+}
+
+std::string BindingMessage(const std::string& name, const BindingConstraint& b) {
+    const bool time = name == "deadline_hours";
+    const std::string subject =
+        std::string(time ? "the fastest option" : "the cheapest option") +
+        (b.others_met ? " that meets every other constraint" : "");
+    std::string relative;
+    if (b.limit > 0) {
+        relative = b.shortfall > 10 * b.limit
+                       ? " (" + Fixed(b.best_value / b.limit, 0) + " times the limit)"
+                       : " (" + Fixed(100.0 * b.shortfall / b.limit, 1) + "% more)";
+    }
+    return name + " " + ValueText(name, b.limit) + ": " + subject + (time ? " takes " : " costs ") +
+           ValueText(name, b.best_value) + ", " + ValueText(name, b.shortfall) + " over" + relative;
+}
+
+// For each violated constraint, how far relaxing it would have to go. Among options that
+// break only this constraint, the best value: relaxed to it, that option becomes feasible.
+// When no option breaks it alone, the best value of all options, including those that meet
+// it. If some option meets it, it binds only together with another constraint and is not
+// listed: "the fastest option takes 729 h" would be false when a 95 h option exists that
+// is over the budget.
 std::vector<BindingConstraint> Binding(const std::vector<const TrainingPlanOption*>& options) {
     std::map<std::string, BindingConstraint> out;
-    for (const TrainingPlanOption* option : options) {
-        const TrainingPlanOption& o = *option;
-        for (const ConstraintViolation& v : o.violations) {
-            const bool only_this = o.violations.size() == 1;
+    for (const TrainingPlanOption* o : options) {
+        for (const ConstraintViolation& v : o->violations) {
             auto [it, fresh] = out.try_emplace(v.constraint);
             BindingConstraint& b = it->second;
-            const bool better = fresh || (only_this && !b.others_met) ||
-                                (only_this == b.others_met && v.value < b.best_value);
-            if (better) {
+            if (fresh) {
                 b.constraint = v.constraint;
                 b.limit = v.limit;
+                b.best_value = INFINITY;
+            }
+            const bool only_this = o->violations.size() == 1;
+            if (only_this && (!b.others_met || v.value < b.best_value)) {
+                b.others_met = true;
                 b.best_value = v.value;
-                b.others_met = only_this;
             }
         }
     }
     std::vector<BindingConstraint> list;
     for (auto& [name, b] : out) {
+        if (!b.others_met) {
+            for (const TrainingPlanOption* o : options) {
+                b.best_value = std::min(b.best_value, ReachedValue(*o, name));
+            }
+            if (b.best_value <= b.limit) continue;  // met by some option: not binding alone
+        }
         b.shortfall = b.best_value - b.limit;
-        const bool time = name == "deadline_hours";
-        const std::string subject =
-            std::string(time ? "the fastest option" : "the cheapest option") +
-            (b.others_met ? " that meets every other constraint" : "");
-        b.message = name + " " + ValueText(name, b.limit) + ": " + subject +
-                    (time ? " takes " : " costs ") + ValueText(name, b.best_value) + ", " +
-                    ValueText(name, b.shortfall) + " over (" +
-                    (b.shortfall > 10 * b.limit
-                         ? Fixed(b.best_value / b.limit, 0) + " times the limit)"
-                         : Fixed(100.0 * b.shortfall / b.limit, 1) + "% more)");
+        b.message = BindingMessage(name, b);
         list.push_back(b);
     }
     return list;

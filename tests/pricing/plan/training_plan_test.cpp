@@ -382,6 +382,57 @@ TEST_SUITE("plan_training") {
         CHECK(none.value().reasoning.find("deadline_hours") != std::string::npos);
     }
 
+    // A deadline that many options meet, all of them over a budget no option meets: only
+    // the budget binds. Listing the deadline with "the fastest option takes ..." named the
+    // quickest of the options that miss it, hours over the deadline, while options days
+    // inside it existed (and relaxing the deadline never helps).
+    TEST_CASE("a constraint that some option meets is not listed as binding when another binds") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        const double fastest_h = all.value().fastest->expected_wall_clock_hours;
+        const double cheapest_usd = all.value().cheapest->expected_cost_usd;
+        double slowest_h = 0;
+        for (const auto& o : all.value().options) {
+            slowest_h = std::max(slowest_h, o.expected_wall_clock_hours);
+        }
+        REQUIRE(slowest_h > 2 * fastest_h);
+        r.constraints.deadline_hours = (fastest_h + slowest_h) / 2;  // some miss it
+        r.constraints.budget_usd = cheapest_usd * 0.5;               // every option misses it
+        auto none = Plan(r, *catalog);
+        REQUIRE(none.ok());
+        REQUIRE(none.value().feasible_count == 0);
+        REQUIRE(none.value().binding_constraints.size() == 1);
+        const BindingConstraint& b = none.value().binding_constraints[0];
+        CHECK(b.constraint == "budget_usd");
+        CHECK(b.others_met);  // the cheapest option within the deadline
+        CHECK(none.value().reasoning.find("deadline_hours") == std::string::npos);
+    }
+
+    TEST_CASE("a constraint no option meets, with none meeting the others, is measured on all options") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        const double fastest_h = all.value().fastest->expected_wall_clock_hours;
+        const double cheapest_usd = all.value().cheapest->expected_cost_usd;
+        r.constraints.deadline_hours = fastest_h * 0.5;
+        r.constraints.budget_usd = 0;  // a zero budget is a limit, not a ratio's denominator
+        auto none = Plan(r, *catalog);
+        REQUIRE(none.ok());
+        REQUIRE(none.value().binding_constraints.size() == 2);
+        for (const BindingConstraint& b : none.value().binding_constraints) {
+            CHECK_FALSE(b.others_met);
+            CHECK(b.message.find("inf") == std::string::npos);
+            if (b.constraint == "deadline_hours") {
+                CHECK(b.best_value == doctest::Approx(fastest_h));
+            } else {
+                CHECK(b.best_value == doctest::Approx(cheapest_usd));
+            }
+        }
+    }
+
     TEST_CASE("adding a constraint never adds options") {
         auto catalog = Sample();
         auto keys = [&](const TrainingPlanRequest& r) {
