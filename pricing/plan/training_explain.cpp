@@ -1,8 +1,12 @@
 // Stage 6 of a training plan: the recommendation in sentences with numbers, warnings about
 // the prices it rests on, the budget view and the assumptions echo.
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string_view>
 
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/calendar.hpp"
@@ -13,13 +17,35 @@ namespace gpucost::pricing::plan::training_stages {
 namespace {
 
 // Estimator echoes that describe one cluster's hardware or layout: the plan's options run on
-// many, so these are echoed per accelerator (hardware.*) instead of from one stand-in.
+// many, so these are never echoed as workload-level estimator.* figures from one stand-in.
 const std::set<std::string, std::less<>>& HardwareSpecificEcho() {
     static const std::set<std::string, std::less<>> kNames = {
         "peak_tflops",          "memory_gb_per_s",       "accelerators_per_node",
         "scale_up_gb_per_s",    "scale_out_gbit_per_s_per_node", "gemm_max_efficiency",
-        "activation_bytes_per_layer_gb", "pipeline_bubble_fraction"};
+        "activation_bytes_per_layer_gb", "pipeline_bubble_fraction", "attention_efficiency",
+        "scale_up_domain",      "scale_up_hop_latency_s"};
     return kNames;
+}
+
+// Of those, the ones that follow from the accelerator (and the offering's node), echoed as
+// hardware.<accelerator>.* from an estimate of a shown option on it. The catalog's peaks,
+// memory and links are echoed from the catalog itself; the layout-dependent ones
+// (activations, pipeline bubble) belong to each option's layout.
+constexpr std::array<std::string_view, 4> kDeviceEstimatorEcho = {
+    "gemm_max_efficiency", "attention_efficiency", "scale_up_domain", "scale_up_hop_latency_s"};
+
+// The cluster an option was estimated on, as the shape stage described it.
+std::optional<estimate::ClusterSpec> ClusterOf(const TrainingPlanOption& o, const Catalog& catalog) {
+    auto a = catalog.FindAccelerator(o.offering->accelerator);
+    if (!a.ok()) {
+        return std::nullopt;
+    }
+    estimate::ClusterSpec cluster;
+    cluster.accelerator = a.value();
+    cluster.accelerators_per_node = o.offering->accelerator_count;
+    cluster.accelerator_count = o.total_accelerators;
+    cluster.scale_out_gbit_per_s_per_node = o.scale_out_gbit_per_s;
+    return cluster;
 }
 
 // A spot recommendation whose expected finish leaves less than this share of the deadline as
@@ -223,6 +249,98 @@ std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const Train
     return view;
 }
 
+// The options shown (recommendation first), one per accelerator: the estimator's
+// device-dependent figures are echoed from an estimate of that option's cluster.
+std::map<std::string, const TrainingPlanOption*> ShownByAccelerator(const TrainingPlan& plan) {
+    std::map<std::string, const TrainingPlanOption*> shown;
+    auto note = [&](const TrainingPlanOption& o) { shown.emplace(o.offering->accelerator, &o); };
+    for (const auto* one : {&plan.recommendation, &plan.fastest}) {
+        if (*one) note(**one);
+    }
+    for (const auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
+        for (const auto& o : *list) note(o);
+    }
+    return shown;
+}
+
+// The hardware behind the options shown, each accelerator's figures as the estimator used
+// them; and the workload-level estimator constants from the recommendation's own estimate
+// (else the fastest's or another shown option's, else the first cluster that ran).
+void EchoShownHardware(const TrainingPlanRequest& request, const Catalog& catalog,
+                       const ShapeEstimates& estimates, TrainingPlan& plan) {
+    Assumptions& echo = plan.assumptions;
+    const auto shown = ShownByAccelerator(plan);
+    const std::string precision_name(PrecisionName(request.workload.precision));
+    std::optional<estimate::TrainingEstimate> workload_echo;
+    for (const auto& [id, option] : shown) {
+        auto a = catalog.FindAccelerator(id);
+        if (!a.ok()) {
+            continue;
+        }
+        const Accelerator& acc = a.value();
+        const std::string source = "catalog: " + acc.spec_source;
+        if (auto peak = acc.PeakTflops(request.workload.precision)) {
+            echo.push_back({"hardware." + id + ".peak_tflops", *peak, "TFLOP/s",
+                            "dense peak at " + precision_name + " of " + acc.name, source});
+        }
+        echo.push_back({"hardware." + id + ".memory_gb", acc.memory_gb, "GB",
+                        "memory per accelerator of " + acc.name, source});
+        echo.push_back({"hardware." + id + ".memory_gb_per_s", acc.memory_gb_per_s, "GB/s",
+                        "memory bandwidth of " + acc.name, source});
+        if (acc.scale_up_gb_per_s) {
+            echo.push_back({"hardware." + id + ".scale_up_gb_per_s", *acc.scale_up_gb_per_s,
+                            "GB/s", "scale-up bandwidth per chip (bidirectional) of " + acc.name,
+                            source});
+        }
+        const auto cluster = ClusterOf(*option, catalog);
+        if (!cluster) {
+            continue;
+        }
+        ++plan.estimates;
+        auto e = estimate::EstimateTraining(request.workload, *cluster);
+        if (!e.ok()) {
+            continue;
+        }
+        for (const Assumption& used : e.value().assumptions) {
+            const bool device_figure =
+                std::find(kDeviceEstimatorEcho.begin(), kDeviceEstimatorEcho.end(),
+                          used.name.view()) != kDeviceEstimatorEcho.end();
+            // A link the catalog does not publish is the estimator's family default.
+            const bool default_link =
+                !acc.scale_up_gb_per_s && used.name.view() == "scale_up_gb_per_s";
+            if (!device_figure && !default_link) {
+                continue;
+            }
+            Assumption copy = used;
+            copy.name = "hardware." + id + "." + used.name;
+            copy.description = used.description.str() + " (" + option->offering->instance_type + ")";
+            echo.push_back(std::move(copy));
+        }
+        const bool is_recommended =
+            plan.recommendation && plan.recommendation->offering == option->offering &&
+            plan.recommendation->nodes == option->nodes;
+        if (is_recommended || !workload_echo) {
+            workload_echo = std::move(e.value());
+        }
+    }
+    if (!workload_echo && estimates.first_cluster) {
+        ++plan.estimates;
+        auto e = estimate::EstimateTraining(request.workload, *estimates.first_cluster);
+        if (e.ok()) workload_echo = std::move(e.value());
+    }
+    if (!workload_echo) {
+        return;
+    }
+    for (const auto& a : workload_echo->assumptions) {
+        if (HardwareSpecificEcho().count(a.name.view()) != 0) {
+            continue;
+        }
+        Assumption copy = a;
+        copy.name = "estimator." + a.name;
+        echo.push_back(std::move(copy));
+    }
+}
+
 void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                      const PricingSettings& s, const ShapeEstimates& estimates,
                      TrainingPlan& plan) {
@@ -269,60 +387,8 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                     "hours a 1-year commitment bills per instance, used or not", "365 x 24"});
     echo.push_back({"commit_3y_hours", kCommit3yHours, "h",
                     "hours a 3-year commitment bills per instance, used or not", "3 x 365 x 24"});
-    // The hardware behind the options shown: each accelerator's figures as the estimator
-    // used them, from the catalog.
-    std::set<std::string> shown;
-    auto note = [&](const std::optional<TrainingPlanOption>& o) {
-        if (o) {
-            shown.insert(o->offering->accelerator);
-        }
-    };
-    note(plan.recommendation);
-    note(plan.fastest);
-    for (const auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
-        for (const auto& o : *list) {
-            shown.insert(o.offering->accelerator);
-        }
-    }
-    const std::string precision_name(PrecisionName(request.workload.precision));
-    for (const std::string& id : shown) {
-        auto a = catalog.FindAccelerator(id);
-        if (!a.ok()) {
-            continue;
-        }
-        const Accelerator& acc = a.value();
-        const std::string source = "catalog: " + acc.spec_source;
-        if (auto peak = acc.PeakTflops(request.workload.precision)) {
-            echo.push_back({"hardware." + id + ".peak_tflops", *peak, "TFLOP/s",
-                            "dense peak at " + precision_name + " of " + acc.name, source});
-        }
-        echo.push_back({"hardware." + id + ".memory_gb", acc.memory_gb, "GB",
-                        "memory per accelerator of " + acc.name, source});
-        echo.push_back({"hardware." + id + ".memory_gb_per_s", acc.memory_gb_per_s, "GB/s",
-                        "memory bandwidth of " + acc.name, source});
-        if (acc.scale_up_gb_per_s) {
-            echo.push_back({"hardware." + id + ".scale_up_gb_per_s", *acc.scale_up_gb_per_s,
-                            "GB/s", "scale-up bandwidth per chip (bidirectional) of " + acc.name,
-                            source});
-        }
-    }
-    // Workload-level estimator constants, from one cluster re-run with its echo on.
-    if (estimates.first_cluster) {
-        ++plan.estimates;
-        auto echoed = estimate::EstimateTraining(request.workload, *estimates.first_cluster);
-        if (echoed.ok()) {
-            for (const auto& a : echoed.value().assumptions) {
-                if (HardwareSpecificEcho().count(a.name.view()) != 0) {
-                    continue;
-                }
-                Assumption copy = a;
-                copy.name = "estimator." + a.name;
-                echo.push_back(std::move(copy));
-            }
-        }
-    }
+    EchoShownHardware(request, catalog, estimates, plan);
 }
-
 }  // namespace
 
 void Explain(const TrainingPlanRequest& request, const Catalog& catalog,

@@ -732,6 +732,45 @@ TEST_SUITE("plan_training") {
         }
     }
 
+    // The echo once took the workload-level constants from whichever cluster ran first: a
+    // plan recommending Trainium showed an A100's attention efficiency (0.6) and an 8-chip
+    // scale-up domain, figures neither shown option used.
+    TEST_CASE("the echo's estimator figures are those of the recommendation's own estimate") {
+        auto catalog = Sample();
+        auto plan = Plan(SevenB(), *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().recommendation.has_value());
+        const TrainingPlanOption& rec = *plan.value().recommendation;
+        estimate::ClusterSpec cluster;
+        cluster.accelerator = catalog->FindAccelerator(rec.offering->accelerator).value();
+        cluster.accelerators_per_node = rec.offering->accelerator_count;
+        cluster.accelerator_count = rec.total_accelerators;
+        cluster.scale_out_gbit_per_s_per_node = rec.scale_out_gbit_per_s;
+        auto used = estimate::EstimateTraining(SevenB().workload, cluster);
+        REQUIRE(used.ok());
+        CHECK(used.value().wall_clock_hours == doctest::Approx(rec.wall_clock_hours));
+        std::map<std::string, double> echoed;
+        for (const auto& a : plan.value().assumptions) {
+            echoed[a.name.str()] = a.value;
+        }
+        const std::string hw = "hardware." + rec.offering->accelerator + ".";
+        int compared = 0;
+        for (const auto& a : used.value().assumptions) {
+            const std::string name = a.name.str();
+            if (auto it = echoed.find("estimator." + name); it != echoed.end()) {
+                CHECK_MESSAGE(it->second == a.value, name);
+                ++compared;
+            }
+            if (name == "attention_efficiency" || name == "scale_up_domain" ||
+                name == "gemm_max_efficiency") {
+                CHECK(echoed.count("estimator." + name) == 0);
+                REQUIRE(echoed.count(hw + name) == 1);
+                CHECK(echoed[hw + name] == a.value);
+            }
+        }
+        CHECK(compared > 20);
+    }
+
     TEST_CASE("unknown ids in constraints name the field with close matches; case is ignored") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
