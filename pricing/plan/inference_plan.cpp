@@ -151,7 +151,8 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
 }
 
 // The option for offering `o` on its shape's choice: whole instances for the replicas the
-// traffic needs, plus spare replicas on spot (kSpotServingSpareReplicaFraction, at least one).
+// traffic needs, plus spare instances on spot (kSpotServingSpareInstanceFraction, at least
+// one), so that the fleet still carries the traffic when that many instances are reclaimed.
 InferencePlanOption BuildOption(const InferencePlanRequest& request, const InferencePlan& plan,
                                 const Offering& o, const ShapeChoice& s, double utilization) {
     const double in = request.workload.input_tokens;
@@ -163,22 +164,30 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.batch_size = s.batch_size;
     const int needed =
         std::max(1, static_cast<int>(std::ceil(s.instances * s.replicas_per_instance - 1e-9)));
+    const int needed_nodes =
+        std::max(1, static_cast<int>(std::ceil(needed / s.replicas_per_instance - 1e-9)));
+    opt.nodes = needed_nodes;
+    opt.replicas = needed;
     if (o.price_type == PriceType::kSpot) {
-        opt.spare_replicas = std::max(
-            1, static_cast<int>(std::ceil(needed * kSpotServingSpareReplicaFraction - 1e-9)));
+        const int spare_nodes = std::max(
+            1, static_cast<int>(std::ceil(needed_nodes * kSpotServingSpareInstanceFraction - 1e-9)));
+        opt.nodes = needed_nodes + spare_nodes;
+        // Every instance runs its full share of replicas: with any spare_nodes reclaimed, the
+        // rest still hold the replicas the traffic needs.
+        opt.replicas = static_cast<int>(std::lround(opt.nodes * s.replicas_per_instance));
+        opt.spare_replicas = opt.replicas - needed;
         opt.reasoning =
-            "spot: " + std::to_string(opt.spare_replicas) + " spare replica(s) added to the " +
-            std::to_string(needed) + " the traffic needs (" +
-            Fixed(kSpotServingSpareReplicaFraction * 100, 0) +
-            " %, at least one): a reclaim gives about 2 minutes' notice while a replacement "
-            "replica needs a new instance, the container and the weights loaded (about " +
-            Fixed(kDefaultRestartMinutes, 0) + " minutes), and reclaims often take several "
-            "instances of a pool at once" +
+            "spot: " + std::to_string(spare_nodes) + " spare instance(s) added to the " +
+            std::to_string(needed_nodes) + " the traffic needs (" +
+            Fixed(kSpotServingSpareInstanceFraction * 100, 0) +
+            " %, at least one), " + std::to_string(opt.spare_replicas) +
+            " replica(s) beyond the " + std::to_string(needed) +
+            " needed: a reclaim takes a whole instance with its replicas and gives about 2 "
+            "minutes' notice, while a replacement needs a new instance, the container and the "
+            "weights loaded (about " + Fixed(kDefaultRestartMinutes, 0) +
+            " minutes), and reclaims often take several instances of a pool at once" +
             (o.spot_interruption ? "; interruption bucket " + o.spot_interruption->label : "");
     }
-    opt.replicas = needed + opt.spare_replicas;
-    opt.nodes = std::max(
-        1, static_cast<int>(std::ceil(opt.replicas / s.replicas_per_instance - 1e-9)));
     opt.total_accelerators = opt.nodes * o.accelerator_count;
     opt.time_to_first_token_ms = point.time_to_first_token_ms;
     opt.inter_token_latency_ms = point.inter_token_latency_ms;
@@ -351,9 +360,9 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization,
                         "average load as a share of a replica's maximum throughput",
                         request.utilization.has_value(),
                         "default: judgement (serving fleets target 60-80%)"));
-    echo.push_back({"spot_spare_replica_fraction", kSpotServingSpareReplicaFraction, "fraction",
-                    "spare replicas added on spot, of the replicas the traffic needs (at least "
-                    "one)",
+    echo.push_back({"spot_spare_instance_fraction", kSpotServingSpareInstanceFraction, "fraction",
+                    "spare instances added on spot, of the instances the traffic needs (at "
+                    "least one); a reclaim takes a whole instance with its replicas",
                     "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to start a "
                     "replacement replica; reclaims hit several instances of a pool together"});
     echo.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",

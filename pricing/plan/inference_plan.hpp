@@ -21,11 +21,13 @@ inline constexpr double kDefaultServingUtilization = 0.7;
 // Most concurrent requests per replica the planner considers (the engine's max_num_seqs and
 // the KV cache may cap lower).
 inline constexpr int kMaxPlanBatchSize = 1024;
-// Spare replicas added when serving on spot, as a fraction of the replicas the traffic needs
-// (at least one). Judgement: a reclaim gives about 2 minutes' notice (AWS) while starting a
-// replacement replica (instance, container, weights) takes about kDefaultRestartMinutes, and
-// reclaims often take several instances of one pool together.
-inline constexpr double kSpotServingSpareReplicaFraction = 0.25;
+// Spare instances added when serving on spot, as a fraction of the instances the traffic needs
+// (at least one). Counted in instances, not replicas: a reclaim takes a whole instance with
+// every replica on it, so spares on the instances already there protect nothing. Judgement: a
+// reclaim gives about 2 minutes' notice (AWS) while starting a replacement (instance,
+// container, weights) takes about kDefaultRestartMinutes, and reclaims often take several
+// instances of one pool together.
+inline constexpr double kSpotServingSpareInstanceFraction = 0.25;
 inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
 
 // Traffic to serve: requests per second, or total (input + output) tokens per day, which

@@ -218,14 +218,21 @@ TEST_SUITE("plan_inference") {
         REQUIRE_FALSE(spot.value().options.empty());
         for (const auto& o : spot.value().options) {
             CHECK(o.offering->price_type == PriceType::kSpot);
+            // Spares are whole instances: a reclaim takes an instance with all its replicas,
+            // so spare replicas on the one instance a service runs on protected nothing.
+            const int per_instance = o.offering->accelerator_count / o.tensor_parallel;
             const int needed = o.replicas - o.spare_replicas;
-            CHECK(o.spare_replicas ==
-                  std::max(1, static_cast<int>(std::ceil(needed * kSpotServingSpareReplicaFraction -
-                                                         1e-9))));
+            const int needed_nodes = (needed + per_instance - 1) / per_instance;
+            const int spare_nodes = o.nodes - needed_nodes;
+            CHECK(spare_nodes ==
+                  std::max(1, static_cast<int>(std::ceil(
+                                  needed_nodes * kSpotServingSpareInstanceFraction - 1e-9))));
+            CHECK(o.nodes >= 2);
+            CHECK(o.replicas == o.nodes * per_instance);
+            CHECK((o.nodes - spare_nodes) * per_instance >= needed);
             CHECK(o.capacity_requests_per_second >= 10 - 1e-9);
-            CHECK(o.nodes * (o.offering->accelerator_count / o.tensor_parallel) >= o.replicas);
             REQUIRE(o.reasoning.has_value());
-            CHECK(o.reasoning->find("spare replica") != std::string::npos);
+            CHECK(o.reasoning->find("spare instance") != std::string::npos);
         }
     }
 
