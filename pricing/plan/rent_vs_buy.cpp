@@ -77,6 +77,26 @@ std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offe
     return out;
 }
 
+// Renting `hours_per_month` and owning `count` accelerators at `utilization` should be the
+// same workload. When they are not, the comparison runs as given (the rented hours priced, the
+// owned fleet powered at its utilisation) and the answer says that they disagree.
+void WarnOnUtilizationMismatch(double utilization, double hours_per_month, double count,
+                               RentVsBuyPlan& plan) {
+    const double capacity_hours = count * kHoursPerMonth;
+    const double implied = std::min(1.0, hours_per_month / capacity_hours);
+    if (std::abs(utilization - implied) <= kUtilizationMismatchTolerance) {
+        return;
+    }
+    plan.warnings.push_back(
+        {"/buy/utilization",
+         "buy.utilization " + Fixed(utilization * 100.0, 0) + "% disagrees with " +
+             "rent.accelerator_hours_per_month: " + Fixed(hours_per_month, 0) +
+             " accelerator-hours a month fill " + Fixed(implied * 100.0, 0) + "% of the " +
+             Fixed(count, 0) + " owned accelerators (" + Fixed(capacity_hours, 0) +
+             " h a month). Renting is priced for the hours, owning powered at the "
+             "utilisation; give equal figures (or only one) to compare the same workload"});
+}
+
 }  // namespace
 
 const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation) {
@@ -226,6 +246,10 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     // Utilisation of what is owned.
     if (buy.utilization) {
         plan.utilization = buy.utilization;
+        if (has_count && rent.accelerator_hours_per_month) {
+            WarnOnUtilizationMismatch(*buy.utilization, *rent.accelerator_hours_per_month, count,
+                                      plan);
+        }
     } else if (has_count && plan.accelerator_hours_per_month) {
         plan.utilization = std::min(1.0, *plan.accelerator_hours_per_month /
                                              (count * kHoursPerMonth));
@@ -430,6 +454,12 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         why += "; owning pays at utilisation above " +
                Fixed(*plan.break_even_utilization * 100.0, 0) + "%, yours is " +
                Fixed(*plan.utilization * 100.0, 0) + "%";
+        if (!plan.warnings.empty()) {
+            why += " (buy.utilization; the rented hours fill " +
+                   Fixed(*plan.accelerator_hours_per_month / (count * kHoursPerMonth) * 100.0, 0) +
+                   "% of the owned capacity: the two sides describe different workloads, see "
+                   "warnings)";
+        }
     }
     const double gap = std::abs(plan.npv_own_usd - plan.npv_rent_usd);
     if (gap < kNearTieFraction * std::max(plan.npv_own_usd, plan.npv_rent_usd)) {

@@ -36,6 +36,10 @@ inline constexpr double kDefaultStaffUsdPerAcceleratorMonth = 50.0;
 // Share of owned accelerator-hours actually used when the workload does not say.
 // Judgement: well-run shared clusters report 60-80% allocation.
 inline constexpr double kDefaultUtilization = 0.7;
+// buy.utilization and the share of the owned capacity that rent.accelerator_hours_per_month
+// fills describe the same workload; further apart than this (absolute) they draw a warning.
+// Judgement: a monthly estimate of hours is rarely closer than a few percent.
+inline constexpr double kUtilizationMismatchTolerance = 0.05;
 // US MACRS 5-year class for computers; hyperscalers depreciate servers over 5-6 years.
 inline constexpr double kDefaultDepreciationYears = 5.0;
 // Resale value at the end of depreciation, as a share of capex (judgement: five-year-old
@@ -155,6 +159,9 @@ struct RentVsBuyPlan {
     std::vector<RentOption> rent_options;
     std::string catalog_version;  // the catalog snapshot the prices came from
     Assumptions assumptions;
+    // Inputs that disagree, kept as given: buy.utilization against the share of the owned
+    // capacity the rented hours fill.
+    std::vector<FieldError> warnings;
 };
 
 // Computes the comparison. kInvalidArgument for invalid or missing inputs (naming the field),

@@ -310,6 +310,10 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
     w.Member("total_own_usd", p.total_own_usd);
     w.Member("total_rent_usd", p.total_rent_usd);
     w.Member("utilization", p.utilization);
+    w.Key("warnings");
+    w.BeginArray();
+    for (const auto& warning : p.warnings) WriteWarning(w, warning.field, warning.detail);
+    w.EndArray();
     w.EndObject();
     return out;
 }

@@ -89,6 +89,29 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.reasoning.find("utilisation above 24%") != std::string::npos);
     }
 
+    // 1,000 rented hours fill 17 % of 8 owned GPUs; a utilisation of 90 % on the buy side
+    // describes another workload. The answer once said "owning pays above 24%, yours is 90%"
+    // and recommended renting, with nothing pointing at the disagreement.
+    TEST_CASE("a utilisation that disagrees with the rented hours draws a warning") {
+        auto catalog = Sample();
+        CHECK(PlanRentVsBuy(SmallTeam(), *catalog).value().warnings.empty());
+        RentVsBuyRequest close = SmallTeam();
+        close.buy.utilization = 0.2;  // 17 %, within the tolerance
+        CHECK(PlanRentVsBuy(close, *catalog).value().warnings.empty());
+        RentVsBuyRequest r = SmallTeam();
+        r.buy.utilization = 0.9;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].field == "/buy/utilization");
+        CHECK(p.warnings[0].detail.find("fill 17% of the 8 owned accelerators") != std::string::npos);
+        CHECK(p.reasoning.find("different workloads") != std::string::npos);
+        CHECK(*p.utilization == doctest::Approx(0.9));  // kept as given
+        RentVsBuyRequest only_hours = SmallTeam();  // utilisation derived: nothing to disagree
+        CHECK(PlanRentVsBuy(only_hours, *catalog).value().warnings.empty());
+    }
+
     TEST_CASE("renting stays cheaper for ever when the running cost reaches the rent") {
         auto catalog = Sample();
         RentVsBuyRequest r = EnterpriseSeed();
