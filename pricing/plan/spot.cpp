@@ -427,6 +427,26 @@ Result<std::optional<Offering>> FindSpotOffering(const SpotPlanRequest& request,
     return std::optional<Offering>{found.value()};
 }
 
+// The plan prices the same job hours on `nodes` instances of either offering: instances with
+// other accelerators, or another number of them, would not run the job in those hours.
+void WarnOnDifferentHardware(const Offering& spot, const Offering& on_demand, SpotPlan& plan) {
+    if (spot.accelerator == on_demand.accelerator &&
+        spot.accelerator_count == on_demand.accelerator_count) {
+        return;
+    }
+    auto hardware = [](const Offering& o) {
+        return o.instance_type + " (" + std::to_string(o.accelerator_count) + " x " +
+               o.accelerator + ")";
+    };
+    plan.warnings.push_back(
+        {"/on_demand_offering_id",
+         "the spot instance " + hardware(spot) + " and the on-demand instance " +
+             hardware(on_demand) +
+             " hold different hardware, yet both are priced for the same job hours on the "
+             "same number of instances; compare offerings of the same instance shape, or give "
+             "on_demand_usd_per_hour for the equivalent capacity"});
+}
+
 // Per-instance prices: a value in the request wins over an offering.
 Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                      const std::optional<Offering>& spot_offering, SpotPlan& plan) {
@@ -450,6 +470,9 @@ Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                              "/on_demand_offering_id");
         }
         on_demand = found.value();
+        if (spot_offering) {
+            WarnOnDifferentHardware(*spot_offering, *on_demand, plan);
+        }
     } else {
         on_demand = FindOnDemandTwin(catalog, *spot_offering);
         if (!on_demand) {
@@ -634,6 +657,10 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                           Usd(plan.spot_cluster_usd_per_hour) + "/h spot, " +
                           Usd(plan.on_demand_cluster_usd_per_hour) +
                           "/h on-demand; the job is interrupted when any instance is)";
+    }
+    if (!plan.warnings.empty()) {
+        plan.reasoning += "; the two offerings hold different hardware, so this compares "
+                          "prices, not the same job (see warnings)";
     }
 }
 

@@ -176,6 +176,10 @@ struct SpotPlan {
     std::optional<std::string> spot_offering_id;
     std::optional<std::string> on_demand_offering_id;
     Assumptions assumptions;
+    // Inputs that disagree, kept as given: an on-demand offering with other accelerators, or
+    // another number per instance, than the spot offering (the same job hours and node count
+    // priced on both).
+    std::vector<FieldError> warnings;
 };
 
 // Plans `request` against `catalog` (used only when offerings are named). kInvalidArgument

@@ -157,6 +157,10 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     WriteSpotRisk(w, p.interruption_bucket);
     w.Member("spot_offering_id", p.spot_offering_id);
     w.Member("spot_usd_per_hour", p.spot_usd_per_hour);
+    w.Key("warnings");
+    w.BeginArray();
+    for (const auto& warning : p.warnings) WriteWarning(w, warning.field, warning.detail);
+    w.EndArray();
     w.Member("young_checkpoint_interval_hours", p.young_checkpoint_interval_hours);
     w.EndObject();
     return out;

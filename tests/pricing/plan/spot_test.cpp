@@ -339,6 +339,32 @@ TEST_SUITE("plan_spot") {
         CHECK(echoed);
     }
 
+    // 100 job hours on one 8-GPU p5 spot instance against one 1-GPU Lambda instance: the
+    // comparison said on-demand was cheaper, pricing eight times less hardware for the same
+    // hours, with nothing said.
+    TEST_CASE("an on-demand offering of other hardware than the spot one draws a warning") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        auto twin = PlanSpot(r, *catalog);
+        REQUIRE(twin.ok());
+        CHECK(twin.value().warnings.empty());
+        r.on_demand_offering_id = "aws-p5.48xlarge-us-east-1-on-demand";  // same shape, named
+        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        r.on_demand_offering_id = "lambda-gpu_1x_h100-us-on-demand";
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().warnings.size() == 1);
+        CHECK(plan.value().warnings[0].field == "/on_demand_offering_id");
+        CHECK(plan.value().warnings[0].detail.find("p5.48xlarge (8 x h100-sxm)") !=
+              std::string::npos);
+        CHECK(plan.value().warnings[0].detail.find("gpu_1x_h100 (1 x h100-sxm)") !=
+              std::string::npos);
+        CHECK(plan.value().reasoning.find("different hardware") != std::string::npos);
+        CHECK(plan.value().on_demand_usd_per_hour == doctest::Approx(4.29));  // kept as given
+    }
+
     TEST_CASE("wrong offerings and out-of-range values name the field") {
         auto catalog = Sample();
         SpotPlanRequest r;
