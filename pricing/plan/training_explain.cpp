@@ -151,11 +151,12 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     }
     const Offering& o = *r.offering;
     if (r.interruptions_per_hour) {
-        out += " It runs on spot capacity: " + Fixed(*r.interruptions_per_hour, 4) +
-               " interruptions per hour across the cluster" +
+        // As a mean interval: a rate printed to fixed decimals read 0.0000 for a rare one.
+        out += " It runs on spot capacity: about one interruption every " +
+               Hours(1.0 / *r.interruptions_per_hour) + " across the cluster" +
                (o.spot_interruption ? " (Spot Advisor bucket " + o.spot_interruption->label + ")"
                                     : " (no Spot Advisor data: the worst bucket assumed)") +
-               " add " +
+               "; interruptions add " +
                Fixed(100.0 * (r.expected_wall_clock_hours / r.wall_clock_hours - 1.0), 1) +
                "% expected time for checkpoints, lost work and restarts.";
     }
