@@ -128,11 +128,16 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     const TrainingPlanOption& r = *plan.recommendation;
     std::string out = "Recommended: " + Describe(r, catalog) + " for an expected " +
                       Hours(r.expected_wall_clock_hours) + " and " +
-                      Money(r.expected_cost_usd) + ", the lowest expected cost of " +
-                      std::to_string(plan.feasible_count) +
-                      " options that meet every constraint" +
-                      ConstraintsText(request.constraints) + "; p10-p90 " +
-                      Money(r.cost_usd_p10) + "-" + Money(r.cost_usd_p90) + ".";
+                      Money(r.expected_cost_usd) + ", " +
+                      (plan.feasible_count == 1
+                           ? std::string("the only option that meets every constraint")
+                           : "the lowest expected cost of " + std::to_string(plan.feasible_count) +
+                                 " options that meet every constraint") +
+                      ConstraintsText(request.constraints) + "; " +
+                      // A commitment bills its whole term however long the run takes.
+                      (Money(r.cost_usd_p10) == Money(r.cost_usd_p90)
+                           ? "a fixed cost, whatever the run's length."
+                           : "p10-p90 " + Money(r.cost_usd_p10) + "-" + Money(r.cost_usd_p90) + ".");
     for (const auto& other : plan.best_by_provider) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +

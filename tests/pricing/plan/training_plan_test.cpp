@@ -433,6 +433,20 @@ TEST_SUITE("plan_training") {
         }
     }
 
+    TEST_CASE("a single feasible option is called the only one, not 'the lowest of 1 options'") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        r.constraints.node_counts = {2};
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().feasible_count == 1);
+        CHECK(plan.value().reasoning.find("the only option that meets every constraint") !=
+              std::string::npos);
+        CHECK(plan.value().reasoning.find("of 1 options") == std::string::npos);
+    }
+
     TEST_CASE("adding a constraint never adds options") {
         auto catalog = Sample();
         auto keys = [&](const TrainingPlanRequest& r) {
