@@ -3,7 +3,7 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, type Series } from "../chart";
 import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, num, optNumber, pct, select,
-         table, usd } from "../dom";
+         table, usd, warningsBlock } from "../dom";
 
 type Request = Schemas["RentVsBuyRequest"];
 type Plan = Schemas["RentVsBuyPlan"];
@@ -84,6 +84,7 @@ function render(plan: Plan, body: Request): HTMLElement[] {
             h("dt", {}, `NPV over ${plan.horizon_months ?? "?"} months: rent / own`),
             h("dd", { "data-testid": "npv" }, `${usd(plan.npv_rent_usd)} / ${usd(plan.npv_own_usd)}`)),
           h("p", { "data-testid": "reasoning" }, plan.reasoning)),
+        warningsBlock(plan.warnings),
         h("figure", {}, chart, h("figcaption", {}, legend(series.map((s, i) => ({ name: s.name, cls: `s${i}` }))))),
         plan.rent_options?.length ? table(["Price type", "Offering", "USD / accelerator-hour", "Monthly", "Billed months",
                                            "Total", "NPV", "Cheaper than buying"],

@@ -2,7 +2,7 @@
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
 import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, num, optNumber, pct, table,
-         usd } from "../dom";
+         usd, warningsBlock } from "../dom";
 
 type Request = Schemas["SpotPlanRequest"];
 type Plan = Schemas["SpotPlan"];
@@ -74,6 +74,7 @@ function render(p: Plan): HTMLElement[] {
               p.spot_deadline_probability === null || p.spot_deadline_probability === undefined ? "no deadline"
                 : pct(p.spot_deadline_probability))),
           h("p", { "data-testid": "reasoning" }, p.reasoning)),
+        warningsBlock(p.warnings),
         table(["Run", "Hours", "Cost (USD)", "P(meets deadline)"], [
             row("on-demand", p.on_demand_hours, p.on_demand_cost_usd, "row-on-demand", p.on_demand_deadline_probability),
             row("spot without interruptions", freeHours, freeCost, "row-spot-free"),
