@@ -84,7 +84,7 @@ function render(plan: Plan, body: Request): HTMLElement[] {
             h("dt", {}, `NPV over ${plan.horizon_months ?? "?"} months: rent / own`),
             h("dd", { "data-testid": "npv" }, `${usd(plan.npv_rent_usd)} / ${usd(plan.npv_own_usd)}`)),
           h("p", { "data-testid": "reasoning" }, plan.reasoning)),
-        warningsBlock(plan.warnings),
+        warningsBlock(plan.warnings) ?? h("span", {}),
         h("figure", {}, chart, h("figcaption", {}, legend(series.map((s, i) => ({ name: s.name, cls: `s${i}` }))))),
         plan.rent_options?.length ? table(["Price type", "Offering", "USD / accelerator-hour", "Monthly", "Billed months",
                                            "Total", "NPV", "Cheaper than buying"],

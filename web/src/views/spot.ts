@@ -74,7 +74,7 @@ function render(p: Plan): HTMLElement[] {
               p.spot_deadline_probability === null || p.spot_deadline_probability === undefined ? "no deadline"
                 : pct(p.spot_deadline_probability))),
           h("p", { "data-testid": "reasoning" }, p.reasoning)),
-        warningsBlock(p.warnings),
+        warningsBlock(p.warnings) ?? h("span", {}),
         table(["Run", "Hours", "Cost (USD)", "P(meets deadline)"], [
             row("on-demand", p.on_demand_hours, p.on_demand_cost_usd, "row-on-demand", p.on_demand_deadline_probability),
             row("spot without interruptions", freeHours, freeCost, "row-spot-free"),
