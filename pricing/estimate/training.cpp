@@ -1288,6 +1288,28 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
                          : "/hardware/total_accelerators");
 }
 
+// A step holds whole micro-batches of whole sequences on every data-parallel replica, so the
+// batch the optimizer sees can differ from the one asked for (or the default); it changes the
+// step count and, for the run's convergence, the batch size itself, so the answer says so.
+void WarnOnBatchChange(const TrainingRequest& req, TrainingEstimate& out) {
+    const double asked = req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens);
+    if (std::abs(out.tokens_per_step - asked) <= kBatchChangeWarnFraction * asked) {
+        return;
+    }
+    const ParallelLayout& l = out.parallelism;
+    out.model.warnings.push_back(
+        {"/global_batch_tokens",
+         std::string(req.global_batch_tokens ? "global_batch_tokens " : "the default global batch of ") +
+             std::to_string(static_cast<long long>(asked)) + " tokens became " +
+             std::to_string(static_cast<long long>(out.tokens_per_step)) +
+             " tokens per step (" + std::to_string(out.global_batch_sequences) +
+             " sequences = data-parallel " + std::to_string(l.data) + " x micro-batch " +
+             std::to_string(l.micro_batch_size) + " x " +
+             std::to_string(out.micro_batches_per_step) +
+             " micro-batches): every replica takes whole sequences; steps and the optimizer's "
+             "batch follow tokens_per_step"});
+}
+
 // ---- Step 6: the headline figures of the chosen layout ----
 TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
     TrainingEstimate out;
@@ -1393,7 +1415,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         SourceOf(req.memory_overhead_gb.has_value(),
                  "estimator-references §3.4 (0.5-2 GB per GPU)"));
     add("global_batch_tokens", req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens),
-        "tokens", "tokens per optimizer step requested",
+        "tokens", "tokens per optimizer step requested (the step holds tokens_per_step: whole "
+        "sequences on every data-parallel replica; a change over 1% is a warning)",
         SourceOf(req.global_batch_tokens.has_value(),
                  "default 4M tokens (LLaMA, GPT-3 175B 3.2M)"));
     add("flash_attention", c.flash ? 1.0 : 0.0, "bool",
@@ -1578,6 +1601,7 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     SearchResult found = SearchLayouts(c, pr, layers);
     if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
     TrainingEstimate out = Summarize(c, found);
+    WarnOnBatchChange(req, out);
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
     return out;
 }

@@ -177,6 +177,9 @@ struct TrainingEstimate {
 };
 
 inline constexpr double kDefaultGlobalBatchTokens = 4194304;  // 4M tokens (LLaMA, GPT-3)
+// A step's tokens further than this from the global batch asked for draw a warning; below it
+// the difference is rounding to whole sequences (judgement).
+inline constexpr double kBatchChangeWarnFraction = 0.01;
 inline constexpr double kDefaultGoodput = 0.85;
 inline constexpr double kDefaultCommOverlapFraction = 0.8;
 inline constexpr double kDefaultTpOverlapFraction = 0.0;

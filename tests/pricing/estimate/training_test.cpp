@@ -116,6 +116,30 @@ TEST_SUITE("estimate_training") {
         CHECK(ratio < 4.0 / 3.0);
     }
 
+    // A batch of 1,000 tokens on 8 data-parallel replicas cannot be: each takes at least one
+    // 512-token sequence. The answer ran 8 x 512 tokens per step while echoing the 1,000
+    // asked for, with no word of the change.
+    TEST_CASE("a step whose tokens differ from the batch asked for says so") {
+        TrainingRequest r;
+        r.model = Llama7();
+        r.tokens_b = 1;
+        r.parallelism = Fixed(1, 1, 8, 1, 1);
+        r.global_batch_tokens = 1000;
+        auto changed = EstimateTraining(r, Cluster(8));
+        REQUIRE(changed.ok());
+        CHECK(changed.value().tokens_per_step == 8 * 512);
+        REQUIRE(changed.value().model.warnings.size() == 1);
+        CHECK(changed.value().model.warnings[0].field == "/global_batch_tokens");
+        CHECK(changed.value().model.warnings[0].detail.find(
+                  "global_batch_tokens 1000 tokens became 4096 tokens per step") != std::string::npos);
+        r.global_batch_tokens = 8 * 512;
+        auto kept = EstimateTraining(r, Cluster(8));
+        REQUIRE(kept.ok());
+        CHECK(kept.value().model.warnings.empty());
+        r.global_batch_tokens.reset();  // the default 4M tokens: 8192 sequences, 1024 per replica
+        CHECK(EstimateTraining(r, Cluster(8)).value().model.warnings.empty());
+    }
+
     TEST_CASE("Korthikanti activation formulas per layer") {
         ModelSpec s;
         s.layers = 96;
