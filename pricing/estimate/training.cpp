@@ -125,6 +125,7 @@ LayerCost Blend(const LayerCost& a, double wa, const LayerCost& b, double wb) {
 struct MlpShape {
     double width = 0;
     double per_token = 1;  // routed top-k plus shared experts, 1 for a dense MLP
+    double router_outputs = 0;  // experts the router scores per token; 0 for a dense MLP
 };
 
 double MlpMatrices(const ResolvedModel& m) { return m.gated_mlp ? 3.0 : 2.0; }
@@ -239,6 +240,11 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
     const double tokens_mlp = T * mlp.per_token;
     AddGemm(c, lc, tokens_mlp, mult_up * mlp.width / t, h);
     AddGemm(c, lc, tokens_mlp, h, mlp.width / t);
+    // The router's logits (h x experts per token): its weights are in the active parameters
+    // that model FLOPs count, so the hardware count has them too.
+    if (mlp.router_outputs > 0) {
+        AddGemm(c, lc, T, mlp.router_outputs / t, h);
+    }
     for (const std::string& name : c.adapters.targets) {
         auto [in, out] = ModuleShape(m, name, mlp.width);
         AddAdapter(c, lc, IsMlpModule(name) ? tokens_mlp : T, in, out, t);
@@ -292,7 +298,8 @@ LayerCost ComputeAverageLayer(const Ctx& c, int tp, int b, bool sp) {
     const double moe = MoeLayers(m), L = m.layers;
     LayerCost expert = ComputeLayer(
         c, tp, b, sp,
-        MlpShape{ExpertWidth(m), static_cast<double>(m.experts_per_token + m.shared_experts)});
+        MlpShape{ExpertWidth(m), static_cast<double>(m.experts_per_token + m.shared_experts),
+                 static_cast<double>(m.experts)});
     if (moe >= L) {
         return expert;
     }

@@ -140,6 +140,19 @@ TEST_SUITE("estimate_training") {
         CHECK(EstimateTraining(r, Cluster(8)).value().model.warnings.empty());
     }
 
+    // The router's logits were missing from the op-level count while model FLOPs held its
+    // weights: every MoE model showed HFU below MFU without recompute (0.3239 vs 0.3248).
+    TEST_CASE("for an MoE model too, op-level FLOPs equal model FLOPs without recompute") {
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 100;
+        ParallelismRequest p = Fixed(8, 8, 32, 1, 32, Recompute::kNone);
+        r.parallelism = p;
+        auto e = EstimateTraining(r, Cluster(2048, gpucost::testing::H100Sxm()));
+        REQUIRE(e.ok());
+        CHECK(e.value().hfu == doctest::Approx(e.value().mfu).epsilon(1e-9));
+    }
+
     TEST_CASE("Korthikanti activation formulas per layer") {
         ModelSpec s;
         s.layers = 96;
