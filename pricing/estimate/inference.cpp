@@ -47,14 +47,6 @@ struct PassContext {
 
 bool IsMla(const ResolvedModel& m) { return m.kv_lora_rank > 0; }
 
-// Layers that attend to a sliding window (0 when none); the spec's default is every layer.
-double WindowLayers(const ResolvedModel& m) {
-    if (m.sliding_window <= 0) {
-        return 0;
-    }
-    return m.sliding_window_layers > 0 ? std::min(m.sliding_window_layers, m.layers) : m.layers;
-}
-
 // KV-cache bytes one token adds to one layer on one accelerator. MLA caches the compressed
 // latent plus the decoupled RoPE key, (kv_lora_rank + qk_rope_head_dim) elements (DeepSeek-V2,
 // section 2.1), shared by all heads and so held whole by every tensor-parallel rank (vLLM's
@@ -71,7 +63,7 @@ double KvBytesPerTokenPerLayer(const ResolvedModel& m, int tp, double kv_bpe) {
 // KV-cache bytes of one sequence holding `tokens` tokens, all layers, one accelerator:
 // sliding-window layers keep at most the window.
 double KvBytesPerSequence(const ResolvedModel& m, int tp, double kv_bpe, double tokens) {
-    const double window_layers = WindowLayers(m);
+    const double window_layers = m.WindowLayers();
     const double full_layers = m.layers - window_layers;
     const double per_layer = KvBytesPerTokenPerLayer(m, tp, kv_bpe);
     return per_layer * (full_layers * tokens +
@@ -182,7 +174,7 @@ PassCost AttentionCost(const PassContext& c, double batch, double tokens, double
         Add(one, AttentionTime(c.dev, flops, fraction, bytes));
         return one;
     };
-    const double window_layers = WindowLayers(m);
+    const double window_layers = m.WindowLayers();
     PassCost total;
     Add(total, layer(0), m.layers - window_layers);
     if (window_layers > 0) {

@@ -622,6 +622,25 @@ double ResolvedModel::RoutedExpertParams() const {
 
 double ResolvedModel::NonExpertParams() const { return std::max(0.0, params - RoutedExpertParams()); }
 
+double ResolvedModel::WindowLayers() const {
+    // Resolution fills an absent sliding_window_layers with every layer; 0 given is none.
+    if (sliding_window <= 0) {
+        return 0;
+    }
+    return std::min(sliding_window_layers, layers);
+}
+
+double ResolvedModel::AttentionContextTokens() const {
+    const double s = seq_len;
+    const double w = sliding_window;
+    const double window_layers = WindowLayers();
+    if (window_layers <= 0 || w >= s || layers <= 0) {
+        return s;
+    }
+    const double windowed = 2.0 * w - w * w / s;
+    return (window_layers * windowed + (layers - window_layers) * s) / layers;
+}
+
 double ResolvedModel::ActiveNonEmbeddingParams() const {
     return static_cast<double>(layers) * (attention_params_per_layer + mlp_active_params_per_layer);
 }

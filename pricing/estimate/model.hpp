@@ -99,6 +99,14 @@ struct ResolvedModel {
     double NonExpertParams() const;
     // Parameters the FLOPs count uses: active params without the input embedding.
     double ActiveNonEmbeddingParams() const;
+    // Layers that attend to a sliding window: sliding_window_layers (which resolution sets to
+    // every layer when the spec gives a window but no count), 0 without a window.
+    double WindowLayers() const;
+    // The context a training sequence's attention counts per query, averaged over layers, in
+    // the PaLM convention that counts a causal layer's whole seq_len (its executed work being
+    // half of that). A sliding-window layer of w < seq_len tokens attends to min(i, w) keys at
+    // position i, on average w - w^2 / (2 seq_len), so it counts twice that.
+    double AttentionContextTokens() const;
 };
 
 // Limits every field is validated against (absurd sizes are 422, never a hang).

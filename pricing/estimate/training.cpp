@@ -252,7 +252,8 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
     // Attention core: scores and context, 2 * s * (score + value width) FLOPs per token (not
     // halved); FlashAttention reads Q, K, V and writes O once.
     const double score_w = ScoreWidth(m), value_w = ValueWidth(m);
-    double attn_flops = 2.0 * T * m.seq_len * (score_w + value_w) / t;
+    // Sliding-window layers attend to at most their window (averaged over the layers).
+    double attn_flops = 2.0 * T * m.AttentionContextTokens() * (score_w + value_w) / t;
     double attn_bytes = T * (2 * q_width + 2 * kv_width) / t * c.act_bpe;
     if (c.flash) {
         OpTime a = AttentionTime(c.dev, attn_flops, kCausalWorkFraction, attn_bytes);
@@ -1432,7 +1433,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         SourceOf(req.flash_attention.has_value(), "default: FlashAttention (Dao et al. 2022)"));
     add("causal_attention_work_fraction", kCausalWorkFraction, "fraction",
         "share of attention FLOPs FlashAttention executes under a causal mask (time only; MFU "
-        "counts the full 4*s*h per token, PaLM convention)",
+        "counts the full 4*s*h per token, PaLM convention; a sliding-window layer of w < s "
+        "tokens counts 2w - w^2/s in place of s)",
         "Dao 2023");
     add("attention_backward_ratio", kAttentionBackwardRatio, "ratio",
         "FlashAttention backward FLOPs over forward", "Dao 2023, arXiv 2307.08691 §3.1");
@@ -1545,7 +1547,8 @@ double ModelFlopsPerToken(const ResolvedModel& m) {
 
 double ModelFlopsPerToken(const ResolvedModel& m, TrainingMode mode, double active_adapter_params) {
     double base = m.ActiveNonEmbeddingParams() + static_cast<double>(m.vocab_size) * m.hidden_size;
-    double attention = 6.0 * static_cast<double>(m.layers) * m.seq_len * (ScoreWidth(m) + ValueWidth(m));
+    double attention = 6.0 * static_cast<double>(m.layers) * m.AttentionContextTokens() *
+                       (ScoreWidth(m) + ValueWidth(m));
     if (IsAdapterMode(mode)) {
         return 4.0 * base + 6.0 * active_adapter_params + attention;
     }

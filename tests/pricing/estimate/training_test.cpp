@@ -153,6 +153,42 @@ TEST_SUITE("estimate_training") {
         CHECK(e.value().hfu == doctest::Approx(e.value().mfu).epsilon(1e-9));
     }
 
+    // Gemma 3, gpt-oss and Mistral attend to a short window in most layers; training counted
+    // every layer at the whole context (Gemma 3 27B at 131k tokens: about 2.5x the FLOPs).
+    TEST_CASE("sliding-window layers count their window in model and hardware FLOPs") {
+        TrainingRequest r;
+        r.model = Llama7();
+        r.model.seq_len = 8192;
+        r.tokens_b = 10;
+        r.parallelism = Fixed(1, 1, 64, 1, 1, Recompute::kNone);
+        auto full = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        REQUIRE(full.ok());
+        r.model.sliding_window = 1024;
+        r.model.sliding_window_layers = 16;
+        auto windowed = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        REQUIRE(windowed.ok());
+        // 16 layers attend to 2w - w^2/s = 1920 keys instead of 8192 (PaLM convention), over
+        // score and value widths of 4096 each, forward and backward (x6).
+        const double saved = 6.0 * 16 * (8192 - (2 * 1024 - 1024.0 * 1024 / 8192)) * 8192;
+        CHECK(full.value().model_flops_per_token - windowed.value().model_flops_per_token ==
+              doctest::Approx(saved));
+        CHECK(windowed.value().hfu == doctest::Approx(windowed.value().mfu).epsilon(1e-9));
+        CHECK(windowed.value().step_time_s < full.value().step_time_s);
+        r.model.sliding_window_layers = 0;  // a window in no layer: none (not "every layer")
+        auto none = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        REQUIRE(none.ok());
+        CHECK(none.value().model_flops_per_token == full.value().model_flops_per_token);
+        r.model.sliding_window_layers.reset();  // given a window alone, every layer uses it
+        auto every = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        REQUIRE(every.ok());
+        CHECK(every.value().model_flops_per_token ==
+              doctest::Approx(full.value().model_flops_per_token - 2 * saved));
+        r.model.sliding_window = 8192;  // a window as long as the sequence changes nothing
+        auto whole = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        REQUIRE(whole.ok());
+        CHECK(whole.value().model_flops_per_token == full.value().model_flops_per_token);
+    }
+
     TEST_CASE("Korthikanti activation formulas per layer") {
         ModelSpec s;
         s.layers = 96;
