@@ -305,17 +305,22 @@ public:
         p.queued_requests = queued;
         p.concurrency = running + queued;
         p.kv_cache_bound = queued > 0 && kv_limit_ <= max_num_seqs_;
-        p.prefill_tokens_per_step = running * in_ / out_;
-        const double step = StepSeconds(running, p.prefill_tokens_per_step);
-        // A new prompt waits on average half a step, then runs in chunks of the budget the
-        // running sequences leave.
+        // A new prompt runs in chunks of the budget the running sequences leave; a sequence
+        // holds its slot for those chunk steps and its output - 1 decode steps.
         const double chunk = std::max(1.0, std::min(in_, max_num_batched_tokens_ - running));
         const double chunks = std::ceil(in_ / chunk);
+        const double life_steps = chunks + out_ - 1.0;
+        // Each decode step also carries the prompts of the other running sequences, spread
+        // over their lives; a sequence's own prompt is in its chunk steps, counted once.
+        p.prefill_tokens_per_step = std::max(0.0, running - 1.0) * in_ / life_steps;
+        const double step = StepSeconds(running, p.prefill_tokens_per_step);
+        // It waits on average half a step before its first chunk.
         const double first_token = 0.5 * step + chunks * StepSeconds(running, chunk);
         const double service = first_token + (out_ - 1.0) * step;
         p.inter_token_latency_ms = step * 1e3;
-        p.requests_per_second = running / (out_ * step);
-        p.output_tokens_per_second = running / step;
+        // Little's law on the running slots: each is busy for one request's service time.
+        p.requests_per_second = running / service;
+        p.output_tokens_per_second = p.requests_per_second * out_;
         // Queued requests wait their turn: Little's law gives the time in the system.
         const double in_system = std::max(service, p.concurrency / p.requests_per_second);
         p.time_to_first_token_ms = (first_token + in_system - service) * 1e3;

@@ -207,10 +207,15 @@ TEST_SUITE("estimate_inference") {
         const ServingPoint& last = s.curve.back();
         CHECK(last.running_sequences ==
               std::min(s.kv_cache_limit_sequences, s.max_num_seqs));
-        // Throughput = running / step; requests = throughput / output tokens.
-        CHECK(last.output_tokens_per_second ==
-              doctest::Approx(last.running_sequences / (last.inter_token_latency_ms / 1e3)));
+        // Little's law on the running slots: requests/s x latency = running sequences; output
+        // tokens = requests x 200. Close to running / step (a sequence's life is about 200
+        // steps when its prompt fits one chunk).
+        CHECK(last.requests_per_second * last.request_latency_ms / 1e3 ==
+              doctest::Approx(last.running_sequences));
         CHECK(last.requests_per_second == doctest::Approx(last.output_tokens_per_second / 200));
+        CHECK(last.output_tokens_per_second ==
+              doctest::Approx(last.running_sequences / (last.inter_token_latency_ms / 1e3))
+                  .epsilon(0.02));
         // One request alone: its latency is its first token plus 199 steps.
         const ServingPoint& solo = s.point;
         CHECK(solo.request_latency_ms ==
@@ -225,6 +230,25 @@ TEST_SUITE("estimate_inference") {
         CHECK(q.requests_per_second == doctest::Approx(last.requests_per_second));
         CHECK(q.request_latency_ms == doctest::Approx(*r.concurrency / q.requests_per_second * 1e3));
         CHECK(q.time_to_first_token_ms > last.time_to_first_token_ms);
+    }
+
+    // One client with a 100,000-token prompt: the prompt was counted in its chunk steps and
+    // again spread over every decode step, so requests/s x latency came to 1.9 for one
+    // sequence (0.084 requests/s from a client that can send one every 22.8 s).
+    TEST_CASE("a long prompt is counted once: one client's requests/s x latency is 1") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
+        r.input_tokens = 100000;
+        r.concurrency = 1;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        const ServingPoint& solo = e.value().serving->point;
+        CHECK(solo.prefill_tokens_per_step == 0);  // no other sequence's prompt to carry
+        CHECK(solo.requests_per_second * solo.request_latency_ms / 1e3 == doctest::Approx(1.0));
+        CHECK(solo.request_latency_ms ==
+              doctest::Approx(solo.time_to_first_token_ms + 199 * solo.inter_token_latency_ms));
+        // Its decode steps read weights and cache alone: the single-request decode step.
+        CHECK(solo.inter_token_latency_ms ==
+              doctest::Approx(e.value().inter_token_latency_ms).epsilon(0.05));
     }
 
     TEST_CASE("a request rate is served by the running batch whose throughput matches it") {
