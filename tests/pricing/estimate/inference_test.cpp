@@ -251,6 +251,31 @@ TEST_SUITE("estimate_inference") {
               doctest::Approx(e.value().inter_token_latency_ms).epsilon(0.05));
     }
 
+    // An NVL72 rack joins 72 GPUs over NVLink though each compute tray holds 4: serving with
+    // tensor parallel 8 across two trays sent its all-reduces over the network while the
+    // answer echoed a 72-GPU scale-up domain, so 8 GPUs decoded slower than 4.
+    TEST_CASE("tensor parallelism within the scale-up domain uses the scale-up link, beyond the node too") {
+        Accelerator gb200 = B200();
+        gb200.id = "gb200";
+        InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
+        ClusterSpec rack;
+        rack.accelerator = gb200;
+        rack.accelerator_count = 8;
+        rack.accelerators_per_node = 4;  // one tray
+        r.tensor_parallel = 8;
+        auto nvlink = EstimateInference(r, rack);
+        REQUIRE(nvlink.ok());
+        rack.scale_up_domain = 4;  // the same trays without the rack's NVLink spine
+        auto network = EstimateInference(r, rack);
+        REQUIRE(network.ok());
+        CHECK(nvlink.value().inter_token_latency_ms < network.value().inter_token_latency_ms);
+        rack.scale_up_domain.reset();
+        r.tensor_parallel = 4;
+        auto four = EstimateInference(r, rack);
+        REQUIRE(four.ok());
+        CHECK(nvlink.value().inter_token_latency_ms < four.value().inter_token_latency_ms);
+    }
+
     TEST_CASE("a request rate is served by the running batch whose throughput matches it") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         r.requests_per_second = 2.0;
