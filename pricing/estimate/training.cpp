@@ -1318,6 +1318,29 @@ void WarnOnBatchChange(const TrainingRequest& req, TrainingEstimate& out) {
              "batch follow tokens_per_step"});
 }
 
+// MFU and HFU count causal attention whole (PaLM, Megatron), twice what FlashAttention runs
+// under the mask. Where attention dominates (very long sequences) they can pass what the GEMMs
+// or even the peak allow; the answer then gives the utilisation of the work actually run.
+void WarnOnCountedAttention(const Ctx& c, TrainingEstimate& out) {
+    if (!c.flash || out.hfu <= c.dev.gemm_max_efficiency) {
+        return;
+    }
+    const ResolvedModel& m = c.m;
+    const double attention_per_token = 6.0 * static_cast<double>(m.layers) *
+                                       m.AttentionContextTokens() * (ScoreWidth(m) + ValueWidth(m));
+    const double share = attention_per_token / out.model_flops_per_token;
+    const double executed_mfu = out.mfu * (1.0 - (1.0 - kCausalWorkFraction) * share);
+    out.model.warnings.push_back(
+        {"/model/seq_len",
+         "mfu " + std::to_string(out.mfu).substr(0, 5) + " and hfu " +
+             std::to_string(out.hfu).substr(0, 5) +
+             " count causal attention whole (PaLM convention), twice what FlashAttention runs "
+             "under the mask; at this sequence length attention is " +
+             std::to_string(static_cast<int>(std::lround(share * 100))) +
+             "% of the counted FLOPs, so the work actually run uses " +
+             std::to_string(executed_mfu).substr(0, 5) + " of peak"});
+}
+
 // ---- Step 6: the headline figures of the chosen layout ----
 TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
     TrainingEstimate out;
@@ -1612,6 +1635,7 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
     TrainingEstimate out = Summarize(c, found);
     WarnOnBatchChange(req, out);
+    WarnOnCountedAttention(c, out);
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
     return out;
 }

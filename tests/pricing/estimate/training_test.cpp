@@ -189,6 +189,32 @@ TEST_SUITE("estimate_training") {
         CHECK(whole.value().model_flops_per_token == full.value().model_flops_per_token);
     }
 
+    // A small model at half a million tokens of context: attention is nearly all of the
+    // counted FLOPs, and counted whole (PaLM) it read mfu 0.99 with nothing said.
+    TEST_CASE("utilisation past what the GEMMs allow, from counting causal attention whole, is explained") {
+        TrainingRequest r;
+        ModelSpec tiny;
+        tiny.layers = 16;
+        tiny.hidden_size = 1024;
+        tiny.attention_heads = 8;
+        tiny.seq_len = 524288;
+        r.model = tiny;
+        r.tokens_b = 10;
+        auto e = EstimateTraining(r, Cluster(64));
+        REQUIRE(e.ok());
+        REQUIRE(e.value().hfu > 0.7);
+        REQUIRE(e.value().model.warnings.size() == 1);
+        const auto& w = e.value().model.warnings[0];
+        CHECK(w.field == "/model/seq_len");
+        CHECK(w.detail.find("count causal attention whole") != std::string::npos);
+        const auto used = w.detail.substr(w.detail.rfind("uses ") + 5, 5);
+        CHECK(std::stod(used) < 0.7);  // below the GEMM asymptote: work that can run
+        TrainingRequest usual;
+        usual.model = Llama7();
+        usual.tokens_b = 10;
+        CHECK(EstimateTraining(usual, Cluster(64)).value().model.warnings.empty());
+    }
+
     TEST_CASE("Korthikanti activation formulas per layer") {
         ModelSpec s;
         s.layers = 96;
