@@ -208,11 +208,13 @@ void WriteWarning(JsonWriter& w, std::string_view field, std::string_view detail
     w.EndObject();
 }
 
-void WriteModelWarnings(JsonWriter& w, const est::ResolvedModel& m) {
+void WriteWarnings(JsonWriter& w, const std::vector<pricing::FieldError>& warnings) {
     w.BeginArray();
-    for (const auto& warning : m.warnings) WriteWarning(w, warning.field, warning.detail);
+    for (const auto& warning : warnings) WriteWarning(w, warning.field, warning.detail);
     w.EndArray();
 }
+
+void WriteModelWarnings(JsonWriter& w, const est::ResolvedModel& m) { WriteWarnings(w, m.warnings); }
 
 json LibraryModelJson(const pricing::LibraryModel& m, bool resolved) {
     const est::ModelSpec& s = m.spec;

@@ -39,6 +39,8 @@ void WriteModel(JsonWriter& w, const pricing::estimate::ResolvedModel& m);
 nlohmann::json ModelJson(const pricing::estimate::ResolvedModel& m);
 // One warning as every answer's `warnings` holds it: {field, detail}.
 void WriteWarning(JsonWriter& w, std::string_view field, std::string_view detail);
+// A `warnings` array of [{field, detail}] (empty when the inputs agree).
+void WriteWarnings(JsonWriter& w, const std::vector<pricing::FieldError>& warnings);
 // The model's `warnings` as [{field, detail}] (empty array when the inputs agree).
 void WriteModelWarnings(JsonWriter& w, const pricing::estimate::ResolvedModel& m);
 

@@ -158,9 +158,7 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     w.Member("spot_offering_id", p.spot_offering_id);
     w.Member("spot_usd_per_hour", p.spot_usd_per_hour);
     w.Key("warnings");
-    w.BeginArray();
-    for (const auto& warning : p.warnings) WriteWarning(w, warning.field, warning.detail);
-    w.EndArray();
+    WriteWarnings(w, p.warnings);
     w.Member("young_checkpoint_interval_hours", p.young_checkpoint_interval_hours);
     w.EndObject();
     return out;
@@ -315,9 +313,7 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
     w.Member("total_rent_usd", p.total_rent_usd);
     w.Member("utilization", p.utilization);
     w.Key("warnings");
-    w.BeginArray();
-    for (const auto& warning : p.warnings) WriteWarning(w, warning.field, warning.detail);
-    w.EndArray();
+    WriteWarnings(w, p.warnings);
     w.EndObject();
     return out;
 }
