@@ -157,6 +157,13 @@ double ValueWidth(const ResolvedModel& m) {
     return QueryWidth(m);
 }
 
+// Attention's scores and context, forward and backward, per token, as model FLOPs count them
+// (causal attention whole, sliding-window layers at their window).
+double AttentionFlopsPerToken(const ResolvedModel& m) {
+    return 6.0 * static_cast<double>(m.layers) * m.AttentionContextTokens() *
+           (ScoreWidth(m) + ValueWidth(m));
+}
+
 // (input, output) width of each adapter target, for one layer with an MLP of `width`.
 std::pair<double, double> ModuleShape(const ResolvedModel& m, std::string_view name, double width) {
     const double h = m.hidden_size;
@@ -1325,10 +1332,7 @@ void WarnOnCountedAttention(const Ctx& c, TrainingEstimate& out) {
     if (!c.flash || out.hfu <= c.dev.gemm_max_efficiency) {
         return;
     }
-    const ResolvedModel& m = c.m;
-    const double attention_per_token = 6.0 * static_cast<double>(m.layers) *
-                                       m.AttentionContextTokens() * (ScoreWidth(m) + ValueWidth(m));
-    const double share = attention_per_token / out.model_flops_per_token;
+    const double share = AttentionFlopsPerToken(c.m) / out.model_flops_per_token;
     const double executed_mfu = out.mfu * (1.0 - (1.0 - kCausalWorkFraction) * share);
     out.model.warnings.push_back(
         {"/model/seq_len",
@@ -1570,8 +1574,7 @@ double ModelFlopsPerToken(const ResolvedModel& m) {
 
 double ModelFlopsPerToken(const ResolvedModel& m, TrainingMode mode, double active_adapter_params) {
     double base = m.ActiveNonEmbeddingParams() + static_cast<double>(m.vocab_size) * m.hidden_size;
-    double attention = 6.0 * static_cast<double>(m.layers) * m.AttentionContextTokens() *
-                       (ScoreWidth(m) + ValueWidth(m));
+    const double attention = AttentionFlopsPerToken(m);
     if (IsAdapterMode(mode)) {
         return 4.0 * base + 6.0 * active_adapter_params + attention;
     }
