@@ -322,9 +322,8 @@ void EchoShownHardware(const TrainingPlanRequest& request, const Catalog& catalo
             copy.description = used.description.str() + " (" + option->offering->instance_type + ")";
             echo.push_back(std::move(copy));
         }
-        const bool is_recommended =
-            plan.recommendation && plan.recommendation->offering == option->offering &&
-            plan.recommendation->nodes == option->nodes;
+        // ShownByAccelerator takes the recommendation itself for its accelerator.
+        const bool is_recommended = plan.recommendation && option == &*plan.recommendation;
         if (is_recommended || !workload_echo) {
             workload_echo = std::move(e.value());
         }
