@@ -493,16 +493,20 @@ void EventServer::ReaperLoop() {
         std::vector<std::shared_ptr<Connection>> expired;
         for (auto& [id, conn] : connections_) {
             if (conn->busy) continue;
-            // A request that arrived while every worker was busy is not idleness.
-            bool waiting = conn->in.empty() && UnreadBytesWaiting(conn->fd);
-            bool timed_out = now > conn->deadline && !waiting;
+            bool timed_out = now > conn->deadline;
             // Idle between requests; a connection that has sent nothing yet keeps its time.
-            bool idle_while_draining = draining_ && IdleAfterAnswer(*conn);
+            bool idle_while_draining = draining_ && conn->served > 0 && conn->in.empty();
             bool grace_over = draining_ && now > drain_deadline_;
-            if (timed_out || idle_while_draining || grace_over) {
-                if (timed_out && !draining_) ++stats_.timed_out;
-                expired.push_back(conn);
+            if (!timed_out && !idle_while_draining && !grace_over) {
+                continue;
             }
+            // A request that arrived while every worker was busy is not idleness: a worker
+            // answers it. Asked only of a connection about to be closed.
+            if (!grace_over && conn->in.empty() && UnreadBytesWaiting(conn->fd)) {
+                continue;
+            }
+            if (timed_out && !draining_) ++stats_.timed_out;
+            expired.push_back(conn);
         }
         for (auto& conn : expired) {
             CloseLocked(*conn);
