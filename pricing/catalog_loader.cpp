@@ -482,10 +482,36 @@ std::optional<PriceType> AnyOrPriceType(const std::string& text, bool& ok) {
     return type;
 }
 
+// "4|8|16": the instance counts sold, each within 1..max_instances, ascending.
+Result<std::vector<int>> InstanceCounts(Table& t, std::size_t row, int max_instances) {
+    std::vector<int> out;
+    const std::string text = t.Has("instance_counts") ? t.Text(row, "instance_counts") : "";
+    if (text.empty()) {
+        return out;
+    }
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t bar = std::min(text.find('|', start), text.size());
+        const std::string item = text.substr(start, bar - start);
+        int n = 0;
+        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+        if (ec != std::errc{} || end != item.data() + item.size() || n < 1 ||
+            n > max_instances || (!out.empty() && n <= out.back())) {
+            return t.Fail(t.Line(row), "instance_counts '" + text +
+                                           "' must be ascending counts from 1 to max_instances, "
+                                           "joined by '|'");
+        }
+        out.push_back(n);
+        start = bar + 1;
+    }
+    return out;
+}
+
 Result<std::vector<CapacityRule>> LoadCapacity(Table& t) {
     auto header = t.CheckHeader({"provider", "instance_family", "price_type", "max_instances",
                                  "cluster", "min_block_hours", "max_block_hours", "source",
-                                 "notes"});
+                                 "notes"},
+                                {"instance_counts"});
     if (!header.ok()) {
         return header.error();
     }
@@ -513,6 +539,7 @@ Result<std::vector<CapacityRule>> LoadCapacity(Table& t) {
             *rule.min_block_hours > *rule.max_block_hours) {
             return t.Fail(t.Line(row), "min_block_hours must not exceed max_block_hours");
         }
+        GPUCOST_ASSIGN(rule.instance_counts, InstanceCounts(t, row, rule.max_instances));
         rule.source = t.Text(row, "source");
         if (rule.source.empty()) {
             return t.Fail(t.Line(row), "source is required");

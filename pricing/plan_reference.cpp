@@ -1,5 +1,7 @@
 #include "pricing/plan_reference.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 
 namespace gpucost::pricing {
@@ -60,8 +62,15 @@ OfferingCapacity PlanReference::CapacityOf(const Offering& offering) const {
     out.cluster = best->cluster;
     out.min_block_hours = best->min_block_hours;
     out.max_block_hours = best->max_block_hours;
+    out.instance_counts = best->instance_counts;
     out.source = best->source;
     return out;
+}
+
+bool OfferingCapacity::Sells(int nodes) const {
+    return nodes <= max_instances &&
+           (instance_counts.empty() ||
+            std::binary_search(instance_counts.begin(), instance_counts.end(), nodes));
 }
 
 const DataPrice* PlanReference::DataPriceOf(std::string_view provider) const {

@@ -27,6 +27,9 @@ struct CapacityRule {
     bool cluster = false;
     std::optional<double> min_block_hours;
     std::optional<double> max_block_hours;
+    // The instance counts sold, ascending (TPU slices: 4, 8, 16 ... chips); empty: any count
+    // up to max_instances.
+    std::vector<int> instance_counts;
     std::string source;
     std::string notes;
 };
@@ -37,8 +40,12 @@ struct OfferingCapacity {
     bool cluster = false;
     std::optional<double> min_block_hours;
     std::optional<double> max_block_hours;
+    std::vector<int> instance_counts;  // empty: any count up to max_instances
     std::string source;
-    bool defaulted = false;  // no rule matched: the conservative defaults below
+    bool defaulted = false;
+
+    // Whether `nodes` instances can be bought as one purchase.
+    bool Sells(int nodes) const;  // no rule matched: the conservative defaults below
 };
 
 // Where a provider publishes no limit we found: one instance, an independent host. A plan

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -928,6 +929,14 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
         }
         auto targets = ResolveLoraTargets(req);
         if (!targets.ok()) return targets.error();
+        if (req.mode == TrainingMode::kQlora && !RunsQlora(cluster.accelerator.vendor)) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "mode qlora needs bitsandbytes' NF4 kernels, which run on NVIDIA, "
+                             "AMD and Intel accelerators; " + cluster.accelerator.name + " (" +
+                                 cluster.accelerator.vendor +
+                                 ") has none: use mode lora, or one of those accelerators",
+                             "/mode");
+        }
         c.frozen_base = true;
         c.quantized_base = req.mode == TrainingMode::kQlora;
         c.frozen_weight_bpe = c.quantized_base ? kNf4BytesPerParam : c.weight_bpe;
@@ -1511,6 +1520,37 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
 
 }  // namespace
 
+std::optional<std::string> TrainingPrecisionCaveat(Precision precision) {
+    switch (precision) {
+        case Precision::kInt8:
+            return std::string(
+                "int8 has no established LLM training recipe (mixed-precision training runs "
+                "in bf16 or fp8); every GEMM is timed at the int8 peak, so the time is a "
+                "lower bound, not a plan");
+        case Precision::kFp4:
+            return std::string(
+                "fp4 training is research (NVFP4 pretraining recipes, not in mainstream "
+                "frameworks); every GEMM is timed at the fp4 peak, so the time is a lower "
+                "bound, not a plan");
+        case Precision::kFp32:
+        case Precision::kTf32:
+        case Precision::kFp16:
+        case Precision::kBf16:
+        case Precision::kFp8:
+            return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+bool RunsQlora(std::string_view vendor) {
+    return std::any_of(kQloraVendors.begin(), kQloraVendors.end(), [vendor](std::string_view v) {
+        return v.size() == vendor.size() &&
+               std::equal(v.begin(), v.end(), vendor.begin(), [](char a, char b) {
+                   return a == std::tolower(static_cast<unsigned char>(b));
+               });
+    });
+}
+
 const char* RecomputeName(Recompute r) {
     switch (r) {
         case Recompute::kNone:
@@ -1639,6 +1679,9 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     TrainingEstimate out = Summarize(c, found);
     WarnOnBatchChange(req, out);
     WarnOnCountedAttention(c, out);
+    if (auto caveat = TrainingPrecisionCaveat(req.precision)) {
+        out.model.warnings.push_back({"/precision", std::move(*caveat)});
+    }
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
     return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <string_view>
 #include <memory>
 #include <optional>
 #include <string>
@@ -209,6 +210,17 @@ inline constexpr int kMaxLoraRank = 65536;
 // NF4 with double quantisation: 4 bits per weight plus 8/64 + 32/(64*256) = 0.127 bits of
 // quantisation constants (Dettmers et al. 2023, Sec. 3 "Double Quantization").
 inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+// Vendors whose accelerators run QLoRA's NF4 kernels: bitsandbytes, which the recipe needs,
+// supports NVIDIA, AMD and Intel (Gaudi) devices (bitsandbytes installation guide, v0.50);
+// it has no TPU (XLA) or AWS Neuron backend.
+inline constexpr std::array<std::string_view, 3> kQloraVendors = {"nvidia", "amd", "intel"};
+// True when `vendor` (any case) is one of kQloraVendors.
+bool RunsQlora(std::string_view vendor);
+
+// What a user must know when training at `precision`: int8 and fp4 have accelerator peaks but
+// no established LLM training recipe, so an estimate at their peak is a bound, not a plan.
+// nullopt for the precisions runs are trained in (fp32, tf32, fp16, bf16, fp8).
+std::optional<std::string> TrainingPrecisionCaveat(Precision precision);
 inline constexpr double kMaxTokensB = 1e7;
 inline constexpr double kMaxGlobalBatchTokens = 1e10;
 

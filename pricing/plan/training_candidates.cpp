@@ -15,9 +15,13 @@
 namespace gpucost::pricing::plan::training_stages {
 namespace {
 
-// The default ladder stops once doubling the nodes speeds the run up by less than this:
-// beyond that point every larger count costs about twice as much for (almost) nothing.
+// The default ladder stops once doubling the nodes speeds the run up by less than this twice
+// in a row: beyond that point every larger count costs about twice as much for (almost)
+// nothing. One flat step is not enough: over a slow network the layout search can gain
+// nothing from 2 to 4 nodes and then 24 % from 4 to 8 (a pipeline across nodes replaces
+// data parallelism), and stopping there would hide a plan that meets the deadline.
 constexpr double kMinDoublingSpeedup = 1.05;
+constexpr int kSlowDoublingsToStop = 2;
 
 // Price types a job plan considers when the request names none: those billed for the hours
 // used (or a short block). Commitments bill a whole term and must be asked for.
@@ -26,7 +30,7 @@ bool ConsideredByDefault(PriceType type) {
            type == PriceType::kCapacityBlock;
 }
 
-enum class Skip { kPrecision, kFit, kWorkload };
+enum class Skip { kPrecision, kMode, kFit, kWorkload };
 
 // Which estimator failures mean "this shape/count cannot run it" rather than "the workload
 // is wrong": cluster size, layout and batch problems are per count; precision per shape.
@@ -35,6 +39,9 @@ Skip Classify(const Error& error) {
     if (f == "/precision") {
         return Skip::kPrecision;
     }
+    if (f == "/mode") {
+        return Skip::kMode;  // the training mode's software does not run on this accelerator
+    }
     if (f.rfind("/hardware", 0) == 0 || f.rfind("/parallelism", 0) == 0 ||
         f == "/global_batch_tokens") {
         return Skip::kFit;
@@ -42,11 +49,22 @@ Skip Classify(const Error& error) {
     return Skip::kWorkload;
 }
 
+// Whether any offering of the group sells `nodes` instances as one purchase (TPU slices come
+// in fixed sizes; most offerings in any count up to their capacity).
+bool AnySells(const ShapeGroup& group, int nodes) {
+    return std::any_of(group.offerings.begin(), group.offerings.end(),
+                       [nodes](const CandidateOffering& c) {
+                           return c.capacity.instance_counts.empty() ||
+                                  std::binary_search(c.capacity.instance_counts.begin(),
+                                                     c.capacity.instance_counts.end(), nodes);
+                       });
+}
+
 // Node counts for a shape: the caller's list, or the default ladder, within the accelerator
-// bounds and the shape's capacity.
-// `capped` (optional) says whether the capacity removed every count.
+// bounds, the sizes sold and the shape's capacity. `why_none` says what removed every count.
+enum class NoCounts { kNone, kBounds, kSizes, kCapacity };
 std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
-                               int max_instances, bool* capped = nullptr) {
+                               const ShapeGroup& group, NoCounts& why_none) {
     const TrainingPlanConstraints& c = request.constraints;
     const int max_total_accelerators = c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators);
     const int min_total_accelerators = c.min_total_accelerators.value_or(1);
@@ -65,11 +83,28 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
             }
         }
     }
-    if (capped != nullptr) {
-        *capped = !out.empty() && out.front() > max_instances;
+    why_none = NoCounts::kNone;
+    if (out.empty()) {
+        why_none = NoCounts::kBounds;
+        return out;
     }
-    out.erase(std::remove_if(out.begin(), out.end(), [&](int n) { return n > max_instances; }),
+    out.erase(std::remove_if(out.begin(), out.end(), [&](int n) { return !AnySells(group, n); }),
               out.end());
+    if (out.empty()) {
+        why_none = NoCounts::kSizes;
+        return out;
+    }
+    out.erase(std::remove_if(out.begin(), out.end(), [&](int n) { return n > group.max_instances; }),
+              out.end());
+    if (out.empty()) {
+        why_none = NoCounts::kCapacity;
+    }
+    return out;
+}
+
+std::string CountsText(const std::vector<int>& counts) {
+    std::string out;
+    for (int n : counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
     return out;
 }
 
@@ -77,8 +112,8 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
 
 Tally::Tally() {
     for (const char* reason : {"filtered", "price_type_not_requested", "not_for_training",
-                               "precision_unsupported", "does_not_fit", "over_capacity",
-                               "spot_impractical"}) {
+                               "precision_unsupported", "mode_unsupported", "does_not_fit",
+                               "over_capacity", "size_not_sold", "spot_impractical"}) {
         counts_.emplace_back(reason, 0);
     }
 }
@@ -164,7 +199,16 @@ namespace {
 // works shapes out independently (possibly on several threads), then folds the outcomes in
 // shape order, so the plan is the same however the work was spread.
 struct ShapeOutcome {
-    enum class Kind { kOverCapacity, kPrecisionUnsupported, kDoesNotFit, kRuns, kError };
+    enum class Kind {
+        kOverCapacity,
+        kOutsideBounds,  // no node count within min/max_total_accelerators
+        kSizeNotSold,    // no node count asked is a size the offerings are sold in
+        kPrecisionUnsupported,
+        kModeUnsupported,  // the training mode's software does not run on the accelerator
+        kDoesNotFit,
+        kRuns,
+        kError
+    };
     Kind kind = Kind::kDoesNotFit;
     std::string example;  // over capacity, precision or fit: the tally's example text
     std::vector<ShapeRun> runs;
@@ -223,16 +267,38 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
                            const ShapeGroup& group, ShapeEstimator& estimates) {
     using Kind = ShapeOutcome::Kind;
     ShapeOutcome out;
-    bool capped = false;
-    const std::vector<int> counts = NodeCountsFor(request, key.per_node, group.max_instances, &capped);
-    if (capped) {
-        out.kind = Kind::kOverCapacity;
-        out.example = group.offerings.front().offering->id + ": one customer can get " +
-                      std::to_string(group.max_instances) + " instances (" +
-                      group.offerings.front().capacity.source + ")";
-        return out;
+    NoCounts why_none = NoCounts::kNone;
+    const std::vector<int> counts = NodeCountsFor(request, key.per_node, group, why_none);
+    const CandidateOffering& first = group.offerings.front();
+    const TrainingPlanConstraints& c = request.constraints;
+    switch (why_none) {
+        case NoCounts::kNone:
+            break;
+        case NoCounts::kBounds:
+            out.kind = Kind::kOutsideBounds;
+            out.example = first.offering->id + ": " + std::to_string(key.per_node) +
+                          " accelerators per instance; no " +
+                          (c.node_counts.empty() ? "instance count" : "node_counts entry") +
+                          " gives a total within min_total_accelerators-max_total_accelerators (" +
+                          std::to_string(c.min_total_accelerators.value_or(1)) + "-" +
+                          std::to_string(c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators)) +
+                          ")";
+            return out;
+        case NoCounts::kSizes:
+            out.kind = Kind::kSizeNotSold;
+            out.example = first.offering->id + ": sold as " +
+                          CountsText(first.capacity.instance_counts) + " instances (" +
+                          first.capacity.source + ")";
+            return out;
+        case NoCounts::kCapacity:
+            out.kind = Kind::kOverCapacity;
+            out.example = first.offering->id + ": one customer can get " +
+                          std::to_string(group.max_instances) + " instances (" +
+                          first.capacity.source + ")";
+            return out;
     }
     const bool default_ladder = request.constraints.node_counts.empty();
+    int slow_doublings = 0;  // in a row, at the top of the ladder
     // One cluster description per shape; only the count changes between node counts.
     estimate::ClusterSpec cluster;
     cluster.accelerator = group.accelerator;
@@ -250,8 +316,9 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
                 out.error = e.error();
                 return out;
             }
-            if (skip == Skip::kPrecision) {
-                out.kind = Kind::kPrecisionUnsupported;
+            if (skip == Skip::kPrecision || skip == Skip::kMode) {
+                out.kind = skip == Skip::kMode ? Kind::kModeUnsupported
+                                               : Kind::kPrecisionUnsupported;
                 out.example = e.error().message;
                 return out;
             }
@@ -266,11 +333,12 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
         const double hours = e.value().wall_clock_hours;
         const bool slow_gain = default_ladder && !out.runs.empty() &&
                                out.runs.back().wall_clock_hours < hours * kMinDoublingSpeedup;
+        slow_doublings = slow_gain ? slow_doublings + 1 : 0;
         out.runs.push_back({nodes, hours, e.value().mfu, e.value().parallelism});
         if (!out.first_cluster) {
             out.first_cluster = cluster;
         }
-        if (slow_gain) {
+        if (slow_doublings >= kSlowDoublingsToStop) {
             break;
         }
     }
@@ -372,6 +440,18 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request,
             case Kind::kOverCapacity:
                 tally.Add("over_capacity", offerings);
                 tally.Example("over_capacity", o.example);
+                break;
+            case Kind::kOutsideBounds:
+                tally.Add("filtered", offerings);
+                tally.Example("filtered", o.example);
+                break;
+            case Kind::kSizeNotSold:
+                tally.Add("size_not_sold", offerings);
+                tally.Example("size_not_sold", o.example);
+                break;
+            case Kind::kModeUnsupported:
+                tally.Example("mode_unsupported", o.example);
+                tally.Add("mode_unsupported", offerings);
                 break;
             case Kind::kPrecisionUnsupported:
                 tally.Example("precision_unsupported", o.example);

@@ -73,9 +73,12 @@ bool StalePrice(const TrainingPlanOption& o, const PricingSettings& s) {
     return o.price_age_days && static_cast<double>(*o.price_age_days) > s.max_price_age_days;
 }
 
-void AddWarnings(const TrainingPlanOption& o, const PricingSettings& s,
-                 std::vector<std::string>& out) {
+// Warnings about one shown option's price and hosts, filed under `field` (the recommendation
+// or the fastest option) so a client reads each against the option it concerns.
+void AddWarnings(const TrainingPlanOption& o, const PricingSettings& s, const std::string& field,
+                 std::vector<FieldError>& warnings) {
     const Offering& f = *o.offering;
+    std::vector<std::string> out;
     if (StalePrice(o, s)) {
         out.push_back(f.id + ": price dated " + f.price.as_of + " is " +
                       std::to_string(*o.price_age_days) + " days old (over " +
@@ -97,6 +100,9 @@ void AddWarnings(const TrainingPlanOption& o, const PricingSettings& s,
                       " independent hosts joined by the public internet (planned at " +
                       Fixed(kIndependentHostsGbitPerS, 0) + " Gbit/s)");
     }
+    for (std::string& text : out) {
+        warnings.push_back({field, std::move(text)});
+    }
 }
 
 std::string ConstraintsText(const TrainingPlanConstraints& c) {
@@ -108,6 +114,30 @@ std::string ConstraintsText(const TrainingPlanConstraints& c) {
         out += (out.empty() ? "" : ", ") + std::string("budget ") + Money(*c.budget_usd);
     }
     return out.empty() ? "" : " (" + out + ")";
+}
+
+// An option's expected cost in words: the total the plan compares, and the storage and egress
+// in it when the request gave `data`.
+std::string CostText(const TrainingPlanOption& o) {
+    if (!o.data_cost_usd) {
+        return Money(o.expected_cost_usd);
+    }
+    return Money(o.ExpectedTotalUsd()) + " (" + Money(*o.data_cost_usd) +
+           " of it storage and egress)";
+}
+
+// The cost's range in words. A commitment, or a capacity block whose p10 and p90 runs fit the
+// same block, bills the same whatever the run's length; an hourly price with no spread asked
+// for has a single figure; otherwise p10-p90.
+std::string SpreadText(const TrainingPlanOption& r) {
+    const PriceType type = r.offering->price_type;
+    const bool reserved = type == PriceType::kCommit1y || type == PriceType::kCommit3y ||
+                          type == PriceType::kCapacityBlock;
+    if (r.cost_usd_p10 == r.cost_usd_p90) {
+        return reserved ? "a fixed cost, whatever the run's length."
+                        : "no spread at the uncertainty given.";
+    }
+    return "p10-p90 " + Money(r.cost_usd_p10) + "-" + Money(r.cost_usd_p90) + ".";
 }
 
 std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
@@ -127,23 +157,18 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     }
     const TrainingPlanOption& r = *plan.recommendation;
     std::string out = "Recommended: " + Describe(r, catalog) + " for an expected " +
-                      Hours(r.expected_wall_clock_hours) + " and " +
-                      Money(r.expected_cost_usd) + ", " +
+                      Hours(r.expected_wall_clock_hours) + " and " + CostText(r) + ", " +
                       (plan.feasible_count == 1
                            ? std::string("the only option that meets every constraint")
                            : "the lowest expected cost of " + std::to_string(plan.feasible_count) +
                                  " options that meet every constraint") +
-                      ConstraintsText(request.constraints) + "; " +
-                      // A commitment bills its whole term however long the run takes.
-                      (Money(r.cost_usd_p10) == Money(r.cost_usd_p90)
-                           ? "a fixed cost, whatever the run's length."
-                           : "p10-p90 " + Money(r.cost_usd_p10) + "-" + Money(r.cost_usd_p90) + ".");
+                      ConstraintsText(request.constraints) + "; " + SpreadText(r);
     for (const auto& other : plan.best_by_provider) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
                    Hours(other.expected_wall_clock_hours) + " for " +
-                   Money(other.expected_cost_usd) + " (+" +
-                   Fixed(100.0 * (other.expected_cost_usd / r.expected_cost_usd - 1.0), 1) +
+                   CostText(other) + " (+" +
+                   Fixed(100.0 * (other.ExpectedTotalUsd() / r.ExpectedTotalUsd() - 1.0), 1) +
                    "%).";
             break;
         }
@@ -152,7 +177,7 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                          plan.fastest->nodes != r.nodes)) {
         const TrainingPlanOption& f = *plan.fastest;
         out += " Fastest: " + Describe(f, catalog) + ", " + Hours(f.expected_wall_clock_hours) +
-               " for " + Money(f.expected_cost_usd) + ".";
+               " for " + CostText(f) + ".";
     }
     const Offering& o = *r.offering;
     if (r.interruptions_per_hour) {
@@ -178,7 +203,16 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
         if (o.price_type == PriceType::kCapacityBlock) {
             out += " A capacity block of " + Hours(r.billed_hours) +
                    " per instance is paid in full when reserved; " +
-                   Hours(*r.unused_committed_hours) + " of it go unused.";
+                   Hours(*r.unused_committed_hours) + " of it go unused (" +
+                   Hours(kCapacityBlockEndLeadHours) +
+                   " of them while AWS terminates the instances before the block ends).";
+            // A block cannot be cancelled: say when the p90 run would outlast it.
+            const double p90_hours = r.expected_wall_clock_hours * (1.0 + s.efficiency_spread);
+            if (p90_hours + kCapacityBlockEndLeadHours > r.billed_hours) {
+                out += " At the p90 run time (" + Hours(p90_hours) +
+                       ") the run would outlast the block: extend it while AWS has capacity, "
+                       "or reserve a longer block (priced in cost_usd_p90).";
+            }
         } else {
             out += " The commitment bills " + Hours(r.billed_hours) +
                    " per instance whether used or not; this job uses " +
@@ -388,6 +422,11 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                     "network between nodes that are independent hosts (marketplaces, single "
                     "on-demand machines)",
                     "judgement: Vast.ai listings advertise 100-1,000 Mbit/s"});
+    echo.push_back({"capacity_block_end_lead_hours", kCapacityBlockEndLeadHours, "h",
+                    "time before a capacity block ends when AWS begins terminating its instances; "
+                    "a run must fit the block less this",
+                    "AWS EC2 user guide 'Monitor Capacity Blocks using EventBridge' (warning 40 "
+                    "min before the end, termination 10 min later)"});
     echo.push_back({"commit_1y_hours", kCommit1yHours, "h",
                     "hours a 1-year commitment bills per instance, used or not", "365 x 24"});
     echo.push_back({"commit_3y_hours", kCommit3yHours, "h",
@@ -401,19 +440,24 @@ void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
              const ShapeEstimates& estimates, TrainingPlan& plan) {
     plan.recommendation = plan.cheapest;
     plan.reasoning = Reasoning(request, plan, catalog, settings);
-    std::set<const Offering*> warned;
-    for (const auto* o : {&plan.recommendation, &plan.fastest}) {
-        if (*o && warned.insert((*o)->offering).second) {
-            AddWarnings(**o, settings, plan.warnings);
-        }
+    if (plan.recommendation) {
+        AddWarnings(*plan.recommendation, settings, "/recommendation/offering", plan.warnings);
+    }
+    if (plan.fastest && (!plan.recommendation ||
+                         plan.fastest->offering != plan.recommendation->offering ||
+                         plan.fastest->nodes != plan.recommendation->nodes)) {
+        AddWarnings(*plan.fastest, settings, "/fastest/offering", plan.warnings);
+    }
+    if (auto caveat = estimate::TrainingPrecisionCaveat(request.workload.precision)) {
+        plan.warnings.push_back({"/precision", std::move(*caveat)});
     }
     if (plan.recommendation) {
         plan.budget = Budget(request, *plan.recommendation, reference);
         if ((request.data.stored_gb || request.data.egress_gb) && plan.budget &&
             !plan.budget->data_price) {
-            plan.warnings.push_back(plan.recommendation->offering->provider +
-                                    ": no storage or egress list price on record; the budget "
-                                    "view counts compute only");
+            plan.warnings.push_back({"/data", plan.recommendation->offering->provider +
+                                                  ": no storage or egress list price on record; "
+                                                  "the budget view counts compute only"});
         }
     }
     EchoAssumptions(request, catalog, settings, estimates, plan);

@@ -73,8 +73,12 @@ Status TrainingPlanRequest::Validate() const {
         check.IntRange(*c.min_total_accelerators, "/constraints/min_total_accelerators", 1,
                        kMaxPlanAccelerators);
     }
-    if (c.min_total_accelerators && c.max_total_accelerators && *c.min_total_accelerators > *c.max_total_accelerators) {
-        check.Fail("/constraints/min_total_accelerators", "must not exceed max_total_accelerators");
+    // Against the default maximum too: a minimum above it leaves nothing to plan.
+    const int max_total = c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators);
+    if (c.min_total_accelerators && *c.min_total_accelerators > max_total) {
+        check.Fail("/constraints/min_total_accelerators",
+                   "must not exceed max_total_accelerators (" + std::to_string(max_total) +
+                       (c.max_total_accelerators ? ")" : ", the default; raise it as well)"));
     }
     if (c.node_counts.size() > kMaxExplicitNodeCounts) {
         check.Fail("/constraints/node_counts",
@@ -129,7 +133,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     }
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
     std::vector<TrainingPlanOption> options =
-        stages::PriceOptions(resolved, candidates, estimates.value(), settings, tally);
+        stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally);
     stages::Constrain(resolved, options);
 
     TrainingPlan plan;

@@ -56,6 +56,10 @@ inline constexpr double kCommit3yHours = 26280;
 inline constexpr double kCapacityBlockDayHours = 24;
 inline constexpr double kCapacityBlockDailyStepsUpToHours = 336;
 inline constexpr double kCapacityBlockWeekHours = 168;
+// Instances in a Capacity Block begin to terminate 30 minutes before the block ends (AWS user
+// guide "Monitor Capacity Blocks using EventBridge": the expiry warning comes 40 minutes before
+// the end, termination 10 minutes later), so a run must fit the block less this lead.
+inline constexpr double kCapacityBlockEndLeadHours = 0.5;
 
 enum class TrainingPlanSort { kCost, kTime, kExpectedCost };
 const char* TrainingPlanSortName(TrainingPlanSort sort);  // "cost", "time", "expected_cost"
@@ -139,6 +143,12 @@ struct TrainingPlanOption {
     std::optional<double> unused_committed_hours;
     double cost_usd = 0;           // bill for wall_clock_hours
     double expected_cost_usd = 0;  // bill for expected_wall_clock_hours
+    // With `data` in the request: the provider's object storage for the expected run plus
+    // egress once (data_prices.csv); nullopt without `data` or without a price on record.
+    std::optional<double> data_cost_usd;
+    // What the budget, the cost sorts, `cheapest` and the Pareto front compare: the expected
+    // bill plus the data costs.
+    double ExpectedTotalUsd() const { return expected_cost_usd + data_cost_usd.value_or(0); }
     double cost_usd_p10 = 0;
     double cost_usd_p50 = 0;
     double cost_usd_p90 = 0;
@@ -202,7 +212,8 @@ struct TrainingPlan {
     std::optional<TrainingPlanOption> recommendation;  // = cheapest
     std::string reasoning;
     std::vector<BindingConstraint> binding_constraints;  // only when nothing is feasible
-    std::vector<std::string> warnings;
+    // Each names what it concerns: /recommendation/offering, /fastest/offering or /data.
+    std::vector<FieldError> warnings;
     std::optional<BudgetView> budget;
     std::string catalog_version;
     std::size_t offerings_considered = 0;

@@ -43,6 +43,24 @@ std::optional<long long> PriceAgeDays(const Offering& o, const std::string& toda
     return *now - *as_of;
 }
 
+// Storage kept for the expected run (GB-months) plus egress once, at the provider's list prices;
+// the budget view splits the same figures by month.
+std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice* price,
+                                  double expected_hours) {
+    if ((!data.stored_gb && !data.egress_gb) || price == nullptr) {
+        return std::nullopt;
+    }
+    return data.stored_gb.value_or(0) * price->object_storage_usd_per_gb_month * expected_hours /
+               kHoursPerMonth +
+           data.egress_gb.value_or(0) * price->internet_egress_usd_per_gb;
+}
+
+std::string InstanceCountsText(const OfferingCapacity& capacity) {
+    std::string out;
+    for (int n : capacity.instance_counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
+    return out;
+}
+
 }  // namespace
 
 PricingSettings SettingsFor(const TrainingPlanRequest& request) {
@@ -72,10 +90,12 @@ double BilledHours(PriceType type, double hours, const OfferingCapacity& capacit
         case PriceType::kCommit3y:
             return std::max(1.0, std::ceil(hours / kCommit3yHours)) * kCommit3yHours;
         case PriceType::kCapacityBlock: {
-            const double step = hours <= kCapacityBlockDailyStepsUpToHours
+            // The block must outlast the run by the time AWS takes to terminate instances.
+            const double needed = hours + kCapacityBlockEndLeadHours;
+            const double step = needed <= kCapacityBlockDailyStepsUpToHours
                                     ? kCapacityBlockDayHours
                                     : kCapacityBlockWeekHours;
-            const double block = std::ceil(hours / step) * step;
+            const double block = std::ceil(needed / step) * step;
             return std::max(block, capacity.min_block_hours.value_or(kCapacityBlockDayHours));
         }
     }
@@ -85,7 +105,8 @@ double BilledHours(PriceType type, double hours, const OfferingCapacity& capacit
 std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const Candidates& candidates,
                                              const ShapeEstimates& estimates,
-                                             const PricingSettings& settings, Tally& tally) {
+                                             const PricingSettings& settings,
+                                             const PlanReference& reference, Tally& tally) {
     std::vector<TrainingPlanOption> out;
     std::size_t most = 0;  // every offering at every node count of its shape
     for (const auto& [key, runs] : estimates.runs) {
@@ -107,6 +128,15 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                   o.id + ": " + std::to_string(run.nodes) +
                                       " instances asked, one customer can get " +
                                       std::to_string(candidate.capacity.max_instances) + " (" +
+                                      candidate.capacity.source + ")");
+                    continue;
+                }
+                if (!candidate.capacity.Sells(run.nodes)) {
+                    tally.Add("size_not_sold");
+                    tally.Example("size_not_sold",
+                                  o.id + ": " + std::to_string(run.nodes) +
+                                      " instances asked; sold as " +
+                                      InstanceCountsText(candidate.capacity) + " (" +
                                       candidate.capacity.source + ")");
                     continue;
                 }
@@ -173,6 +203,8 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                     opt.cost_usd_p10 = opt.expected_cost_usd / factor;
                     opt.cost_usd_p90 = opt.expected_cost_usd * factor;
                 }
+                opt.data_cost_usd = DataCostUsd(request.data, reference.DataPriceOf(o.provider),
+                                                opt.expected_wall_clock_hours);
                 out.push_back(std::move(opt));
             }
         }
@@ -185,13 +217,13 @@ void Constrain(const TrainingPlanRequest& request, std::vector<TrainingPlanOptio
     for (TrainingPlanOption& o : options) {
         o.violations.clear();
         o.meets_deadline = !c.deadline_hours || o.expected_wall_clock_hours <= *c.deadline_hours;
-        o.within_budget = !c.budget_usd || o.expected_cost_usd <= *c.budget_usd;
+        o.within_budget = !c.budget_usd || o.ExpectedTotalUsd() <= *c.budget_usd;
         if (!o.meets_deadline) {
             o.violations.push_back(
                 {"deadline_hours", *c.deadline_hours, o.expected_wall_clock_hours});
         }
         if (!o.within_budget) {
-            o.violations.push_back({"budget_usd", *c.budget_usd, o.expected_cost_usd});
+            o.violations.push_back({"budget_usd", *c.budget_usd, o.ExpectedTotalUsd()});
         }
     }
 }
@@ -201,16 +233,16 @@ bool Before(const TrainingPlanOption& a, const TrainingPlanOption& b, TrainingPl
     auto primary = [&](const TrainingPlanOption& o) {
         switch (sort) {
             case TrainingPlanSort::kCost:
-                return o.cost_usd;
+                return o.cost_usd + o.data_cost_usd.value_or(0);
             case TrainingPlanSort::kTime:
                 return o.expected_wall_clock_hours;
             case TrainingPlanSort::kExpectedCost:
-                return o.expected_cost_usd;
+                return o.ExpectedTotalUsd();
         }
-        return o.expected_cost_usd;
+        return o.ExpectedTotalUsd();
     };
     auto secondary = [&](const TrainingPlanOption& o) {
-        return by_time ? o.expected_cost_usd : o.expected_wall_clock_hours;
+        return by_time ? o.ExpectedTotalUsd() : o.expected_wall_clock_hours;
     };
     if (primary(a) != primary(b)) {
         return primary(a) < primary(b);

@@ -20,7 +20,7 @@ std::string ValueText(const std::string& constraint, double value) {
 
 // What an option reaches on a constraint, whether it meets it or not.
 double ReachedValue(const TrainingPlanOption& o, const std::string& constraint) {
-    return constraint == "deadline_hours" ? o.expected_wall_clock_hours : o.expected_cost_usd;
+    return constraint == "deadline_hours" ? o.expected_wall_clock_hours : o.ExpectedTotalUsd();
 }
 
 std::string BindingMessage(const std::string& name, const BindingConstraint& b) {
@@ -128,8 +128,8 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     });
     double cheapest_so_far = INFINITY;
     for (const auto* o : by_time) {
-        if (o->expected_cost_usd < cheapest_so_far) {
-            cheapest_so_far = o->expected_cost_usd;
+        if (o->ExpectedTotalUsd() < cheapest_so_far) {
+            cheapest_so_far = o->ExpectedTotalUsd();
             plan.pareto_front.push_back(*o);
         }
     }

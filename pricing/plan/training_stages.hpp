@@ -110,12 +110,14 @@ PricingSettings SettingsFor(const TrainingPlanRequest& request);
 // demand, spot), whole blocks (capacity block, at least min_block_hours) or whole terms.
 double BilledHours(PriceType type, double hours, const OfferingCapacity& capacity);
 
-// Stage 3: every (offering, node count) within the offering's capacity, billed as sold;
-// over-capacity and impractical spot options counted.
+// Stage 3: every (offering, node count) within the offering's capacity, billed as sold, with
+// the storage and egress of `data` at the provider's list prices; over-capacity, unsold sizes
+// and impractical spot options counted.
 std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const Candidates& candidates,
                                              const ShapeEstimates& estimates,
-                                             const PricingSettings& settings, Tally& tally);
+                                             const PricingSettings& settings,
+                                             const PlanReference& reference, Tally& tally);
 
 // Stage 4: each option's violations (deadline, budget, capacity-block length).
 void Constrain(const TrainingPlanRequest& request, std::vector<TrainingPlanOption>& options);

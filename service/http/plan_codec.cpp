@@ -534,6 +534,7 @@ void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.Member("cost_usd_p10", o.cost_usd_p10);
     w.Member("cost_usd_p50", o.cost_usd_p50);
     w.Member("cost_usd_p90", o.cost_usd_p90);
+    w.Member("data_cost_usd", o.data_cost_usd);
     w.Member("expected_cost_usd", o.expected_cost_usd);
     w.Member("expected_wall_clock_hours", o.expected_wall_clock_hours);
     w.Member("independent_hosts", o.independent_hosts);
@@ -698,7 +699,10 @@ std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumpt
     w.Member("sort", pricing::plan::TrainingPlanSortName(a.sort));
     w.Member("total_count", plan.total_count);
     w.Key("warnings");
-    WritePlanWarnings(w, plan.warnings, a.model_warnings);
+    w.BeginArray();
+    for (const auto& p : plan.warnings) WriteWarning(w, p.field, p.detail);
+    for (const auto& m : a.model_warnings) WriteWarning(w, m.field, m.detail);
+    w.EndArray();
     w.EndObject();
     return out;
 }
@@ -716,7 +720,7 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                 "tensor", "pipeline", "data", "wall_clock_hours", "expected_wall_clock_hours",
                 "cluster_usd_per_hour", "billed_hours", "cost_usd", "expected_cost_usd",
                 "cost_usd_p10", "cost_usd_p50", "cost_usd_p90", "meets_deadline",
-                "within_budget", "violations"};
+                "within_budget", "violations", "data_cost_usd"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         std::string violations;
@@ -735,7 +739,8 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                           CsvNumber(o.cost_usd), CsvNumber(o.expected_cost_usd),
                           CsvNumber(o.cost_usd_p10), CsvNumber(o.cost_usd_p50),
                           CsvNumber(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
-                          o.within_budget ? "true" : "false", violations});
+                          o.within_budget ? "true" : "false", violations,
+                          o.data_cost_usd ? CsvNumber(*o.data_cost_usd) : ""});
     }
     return t;
 }

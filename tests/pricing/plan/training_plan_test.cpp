@@ -544,7 +544,7 @@ TEST_SUITE("plan_training") {
         CHECK(hours[4] == doctest::Approx(fresh.value().wall_clock_hours));
         bool warned = false;
         for (const auto& w : plan.value().warnings) {
-            warned = warned || w.find("independent hosts") != std::string::npos;
+            warned = warned || w.detail.find("independent hosts") != std::string::npos;
         }
         CHECK(warned == (plan.value().recommendation->nodes > 1 ||
                          plan.value().fastest->nodes > 1));
@@ -608,7 +608,10 @@ TEST_SUITE("plan_training") {
         blocks.max_block_hours = 4368;
         CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 1.5, blocks) == 24);
         CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 25, blocks) == 48);
-        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 336, blocks) == 336);
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 335.5, blocks) == 336);
+        // AWS terminates a block's instances 30 minutes before it ends: a 336 h run needs more.
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 336, blocks) == 3 * 168);
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 23.6, blocks) == 48);
         CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 337, blocks) == 3 * 168);  // 7-day steps past 14 days
         CHECK(training_stages::BilledHours(PriceType::kOnDemand, 1.5, blocks) == 1.5);
 
@@ -676,7 +679,7 @@ TEST_SUITE("plan_training") {
         const bool old = static_cast<double>(*rec.price_age_days) > kDefaultMaxPriceAgeDays;
         bool age_warning = false;
         for (const auto& w : plan.value().warnings) {
-            age_warning = age_warning || w.find("days old") != std::string::npos;
+            age_warning = age_warning || w.detail.find("days old") != std::string::npos;
         }
         CHECK(age_warning == (old || (static_cast<double>(
                                               plan.value().fastest->price_age_days.value_or(0)) >
@@ -687,7 +690,7 @@ TEST_SUITE("plan_training") {
         REQUIRE(strict.ok());
         bool strict_warning = false;
         for (const auto& w : strict.value().warnings) {
-            strict_warning = strict_warning || w.find("days old") != std::string::npos;
+            strict_warning = strict_warning || w.detail.find("days old") != std::string::npos;
         }
         CHECK(strict_warning == (*rec.price_age_days > 0 ||
                                  plan.value().fastest->price_age_days.value_or(0) > 0));
@@ -927,5 +930,149 @@ TEST_SUITE("plan_training") {
         auto invalid = Plan(p, *catalog);
         REQUIRE_FALSE(invalid.ok());
         CHECK(invalid.error().errors.size() == 3);
+    }
+
+    TEST_CASE("slices sold in fixed sizes are planned only at those sizes") {
+        auto catalog = Sample();
+        PlanReferenceCsv csv = gpucost::testing::SamplePlanReferenceCsv();
+        csv.capacity_csv += "gcp,tpu-v5e,*,64,true,,,TEST SLICES,,4|8|16\n";
+        csv.capacity_csv.replace(csv.capacity_csv.find("source,notes\n"), 13,
+                                 "source,notes,instance_counts\n");
+        auto reference = LoadPlanReference(csv);
+        REQUIRE(reference.ok());
+        TrainingPlanRequest r = SevenB();
+        r.constraints.accelerators = {"tpu-v5e"};
+        auto plan = PlanTraining(r, *catalog, reference.value());
+        REQUIRE(plan.ok());
+        REQUIRE_FALSE(plan.value().options.empty());
+        for (const auto& o : plan.value().options) {
+            CHECK((o.nodes == 4 || o.nodes == 8 || o.nodes == 16));
+        }
+        r.constraints.node_counts = {2, 3};
+        auto unsold = PlanTraining(r, *catalog, reference.value());
+        REQUIRE(unsold.ok());
+        CHECK(unsold.value().options.empty());
+        CHECK(Skipped(unsold.value(), "size_not_sold") == 1);
+        CHECK(unsold.value().skipped_examples.size() == 1);
+        // Counts that are not ascending, or above the capacity, are refused when loading.
+        PlanReferenceCsv bad = csv;
+        bad.capacity_csv.replace(bad.capacity_csv.find("4|8|16"), 6, "8|4|99");
+        CHECK_FALSE(LoadPlanReference(bad).ok());
+    }
+
+    TEST_CASE("bounds that leave no instance count are an error or a counted, explained skip") {
+        auto catalog = Sample();
+        TrainingPlanRequest above_default = SevenB();
+        above_default.constraints.max_total_accelerators.reset();
+        above_default.constraints.min_total_accelerators = kDefaultMaxPlanAccelerators + 1;
+        auto refused = Plan(above_default, *catalog);
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().field == "/constraints/min_total_accelerators");
+
+        TrainingPlanRequest small = SevenB();
+        small.constraints.providers = {"aws"};
+        small.constraints.max_total_accelerators = 4;  // p5 has 8 per instance
+        auto plan = Plan(small, *catalog);
+        REQUIRE(plan.ok());
+        CHECK(Skipped(plan.value(), "does_not_fit") == 0);
+        bool explained = false;
+        for (const auto& [reason, text] : plan.value().skipped_examples) {
+            explained = explained || (reason == "filtered" &&
+                                      text.find("8 accelerators per instance") != std::string::npos);
+        }
+        CHECK(explained);
+    }
+
+    TEST_CASE("storage and egress count in the budget and the ranking") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        auto compute_only = Plan(r, *catalog);
+        REQUIRE(compute_only.ok());
+        const TrainingPlanOption cheapest = *compute_only.value().cheapest;
+        CHECK_FALSE(cheapest.data_cost_usd.has_value());
+
+        r.data.stored_gb = 100000;
+        r.data.egress_gb = 10;
+        auto with_data = Plan(r, *catalog);
+        REQUIRE(with_data.ok());
+        for (const auto& o : with_data.value().options) {
+            REQUIRE(o.data_cost_usd.has_value());
+            CHECK(*o.data_cost_usd == doctest::Approx(100000 * 0.023 * o.expected_wall_clock_hours / 730.0 +
+                                                      10 * 0.09));
+        }
+        // A budget between the compute bill and compute + data is not met.
+        const double data_usd = 100000 * 0.023 * cheapest.expected_wall_clock_hours / 730.0 + 0.9;
+        r.constraints.budget_usd = cheapest.expected_cost_usd + data_usd / 2;
+        r.constraints.node_counts = {cheapest.nodes};
+        auto over = Plan(r, *catalog);
+        REQUIRE(over.ok());
+        CHECK(over.value().feasible_count == 0);
+        REQUIRE(over.value().binding_constraints.size() == 1);
+        CHECK(over.value().binding_constraints[0].best_value ==
+              doctest::Approx(cheapest.expected_cost_usd + data_usd));
+    }
+
+    TEST_CASE("qlora is planned only where its kernels run; int8 and fp4 training warn") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.workload.mode = estimate::TrainingMode::kQlora;
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK(Skipped(plan.value(), "mode_unsupported") == 1);  // the TPU v5e offering
+        for (const auto& o : plan.value().options) {
+            CHECK(o.offering->accelerator != "tpu-v5e");
+        }
+        CHECK(estimate::RunsQlora("NVIDIA"));
+        CHECK(estimate::RunsQlora("AMD"));
+        CHECK_FALSE(estimate::RunsQlora("Google"));
+
+        TrainingPlanRequest int8 = SevenB();
+        int8.workload.precision = Precision::kInt8;
+        auto warned = Plan(int8, *catalog);
+        REQUIRE(warned.ok());
+        bool caveat = false;
+        for (const auto& w : warned.value().warnings) {
+            caveat = caveat || (w.field == "/precision" && w.detail.find("int8") != std::string::npos);
+        }
+        CHECK(caveat);
+        auto bf16 = Plan(SevenB(), *catalog);
+        REQUIRE(bf16.ok());
+        for (const auto& w : bf16.value().warnings) {
+            CHECK(w.field != "/precision");
+        }
+    }
+
+    TEST_CASE("price warnings name the option they are about") {
+        auto catalog = Sample();
+        auto plan = Plan(SevenB(), *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlan& p = plan.value();
+        for (const auto& w : p.warnings) {
+            if (w.field == "/recommendation/offering") {
+                CHECK(w.detail.rfind(p.recommendation->offering->id, 0) == 0);
+            } else if (w.field == "/fastest/offering") {
+                CHECK(w.detail.rfind(p.fastest->offering->id, 0) == 0);
+            }
+        }
+    }
+
+    TEST_CASE("the reasoning calls only a reserved price a fixed cost") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        r.efficiency_spread_fraction = 0;
+        r.price_spread_fraction = 0;
+        auto hourly = Plan(r, *catalog);
+        REQUIRE(hourly.ok());
+        CHECK(hourly.value().reasoning.find("fixed cost") == std::string::npos);
+        CHECK(hourly.value().reasoning.find("no spread") != std::string::npos);
+        auto committed = WithP5Variants({{"commit-1y", PriceType::kCommit1y, 50.0}});
+        r.constraints.price_types = {PriceType::kCommit1y};
+        auto term = Plan(r, *committed);
+        REQUIRE(term.ok());
+        CHECK(term.value().reasoning.find("a fixed cost") != std::string::npos);
     }
 }
