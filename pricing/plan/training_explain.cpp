@@ -122,8 +122,8 @@ std::string CostText(const TrainingPlanOption& o) {
     if (!o.data_cost_usd) {
         return Money(o.expected_cost_usd);
     }
-    return Money(o.ExpectedTotalUsd()) + " (" + Money(*o.data_cost_usd) +
-           " of it storage and egress)";
+    return Money(o.ExpectedTotalUsd()) + " with " + Money(*o.data_cost_usd) +
+           " of storage and egress";
 }
 
 // The cost's range in words. A commitment, or a capacity block whose p10 and p90 runs fit the
@@ -137,7 +137,8 @@ std::string SpreadText(const TrainingPlanOption& r) {
         return reserved ? "a fixed cost, whatever the run's length."
                         : "no spread at the uncertainty given.";
     }
-    return "p10-p90 " + Money(r.cost_usd_p10) + "-" + Money(r.cost_usd_p90) + ".";
+    return std::string(r.data_cost_usd ? "compute " : "") + "p10-p90 " + Money(r.cost_usd_p10) +
+           "-" + Money(r.cost_usd_p90) + ".";
 }
 
 std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
