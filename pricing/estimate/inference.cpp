@@ -465,6 +465,16 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                              "); set tensor_parallel",
                          req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
     }
+    if (!m.IsMla() && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
+        // Each rank holds whole KV heads: kv_heads / tp of them, or one replicated head when
+        // tp is a multiple of kv_heads. vLLM refuses any other degree (10 KV heads on 4 ranks
+        // would be 2.5 heads each).
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "tensor parallel degree " + std::to_string(tp) +
+                             " must divide kv_heads (" + std::to_string(m.kv_heads) +
+                             ") or be a multiple of it; set tensor_parallel",
+                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
+    }
     auto device = ServingDevice(req, cluster.accelerator);
     if (!device.ok()) {
         return device.error();

@@ -110,7 +110,9 @@ inline constexpr double kMaxServingRequestsPerSecond = 1e6;
 // (ITL), memory and the largest batch that fits. With `concurrency` or `requests_per_second`
 // also `serving`: continuous batching under the KV-cache limit with vLLM's engine defaults.
 // kInvalidArgument naming the field for bad input or a TP degree that does not divide the
-// hardware or the heads; the roofline's errors for an unsupported precision.
+// hardware or the attention heads, or that neither divides the KV heads nor is a multiple of
+// them (engines shard whole KV heads or replicate them); the roofline's errors for an
+// unsupported precision.
 [[nodiscard]] Result<InferenceEstimate> EstimateInference(const InferenceRequest& request,
                                                           const ClusterSpec& cluster);
 // The same for a model already derived (request.model is not read).

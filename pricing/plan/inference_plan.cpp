@@ -93,8 +93,9 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
             best.reason = "precision_unsupported";
             best.example = first.error().message;
         } else if (f == "/hardware/total_accelerators" || f == "/tensor_parallel") {
-            best.example = "tensor parallel " + std::to_string(tp) +
-                           " does not divide the model's attention heads";
+            // The degree does not fit the model's attention or KV heads (the estimator says
+            // which); the next degree may.
+            best.example = first.error().message;
         } else {
             failure = first.error();
         }

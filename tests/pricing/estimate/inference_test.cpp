@@ -168,6 +168,37 @@ TEST_SUITE("estimate_inference") {
         CHECK(local.value().time_to_first_token_ms < global.value().time_to_first_token_ms);
     }
 
+    // Phi-4 has 10 KV heads: tensor parallel 4 was accepted and counted 2.5 heads per rank,
+    // a layout vLLM refuses (it shards whole KV heads or replicates one on each rank).
+    TEST_CASE("tensor parallelism must divide the KV heads or be a multiple of them") {
+        ModelSpec phi4;  // huggingface.co/microsoft/phi-4 config.json
+        phi4.layers = 40;
+        phi4.hidden_size = 5120;
+        phi4.attention_heads = 40;
+        phi4.kv_heads = 10;
+        phi4.ffn_hidden_size = 17920;
+        phi4.gated_mlp = true;
+        phi4.vocab_size = 100352;
+        InferenceRequest r = Chat(phi4, Precision::kBf16);
+        auto four = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 4));
+        REQUIRE_FALSE(four.ok());
+        CHECK(four.error().field == "/hardware/total_accelerators");
+        CHECK(four.error().message.find("kv_heads (10)") != std::string::npos);
+        r.tensor_parallel = 4;
+        CHECK(EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 8)).error().field ==
+              "/tensor_parallel");
+        // 2 divides 10; 20 is a multiple of 10 (each rank holds one replicated head).
+        r.tensor_parallel = 2;
+        auto two = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 8));
+        REQUIRE(two.ok());
+        CHECK(two.value().replicas == 4);
+        r.tensor_parallel = 20;
+        auto twenty = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 20));
+        REQUIRE(twenty.ok());
+        CHECK(twenty.value().kv_cache_gb_per_accelerator ==
+              doctest::Approx(KvCacheBytesPerSequence(twenty.value().model, 10, 2, 1200) / 1e9));
+    }
+
     TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         auto fp8 = EstimateInference(r, Cluster(B200(), 1));

@@ -75,6 +75,28 @@ TEST_SUITE("plan_inference") {
         }
     }
 
+    // A model of 10 KV heads too large for one or two H100s: tensor parallel 4 and 8 were
+    // planned with 2.5 and 1.25 KV heads per rank, layouts no serving engine runs.
+    TEST_CASE("no option uses a tensor-parallel degree that splits KV heads unevenly") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model = {};
+        r.workload.model.layers = 80;
+        r.workload.model.hidden_size = 10240;
+        r.workload.model.attention_heads = 40;
+        r.workload.model.kv_heads = 10;
+        r.workload.model.ffn_hidden_size = 35840;
+        r.workload.model.gated_mlp = true;
+        r.traffic.requests_per_second = 1;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        for (const auto& o : plan.value().options) {
+            CHECK((10 % o.tensor_parallel == 0 || o.tensor_parallel % 10 == 0));
+        }
+        CHECK(plan.value().total_count == 0);
+        CHECK(Example(plan.value(), "does_not_fit").find("kv_heads") != std::string::npos);
+    }
+
     TEST_CASE("tokens per day convert to requests per second over input plus output") {
         auto catalog = Sample();
         InferencePlanRequest r = Chat();
