@@ -522,6 +522,11 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                                                                static_cast<double>(kMaxBatchSize)))
                                    : 0;
 
+    if (auto w = ContextWarning(m, in + out_tokens, "/input_tokens",
+                                "input_tokens + output_tokens")) {
+        e.warnings.push_back(std::move(*w));
+    }
+
     e.assumptions = dev.assumptions;
     e.assumptions.insert(e.assumptions.end(), links.assumptions.begin(), links.assumptions.end());
     if (req.concurrency || req.requests_per_second) {

@@ -81,6 +81,9 @@ struct InferenceEstimate {
     int tensor_parallel = 1;
     int replicas = 1;
     std::optional<ServingEstimate> serving;
+    // About the request rather than the model's inputs (those are model.warnings): a context
+    // past the model's max_context, a serving engine with no room for one sequence.
+    std::vector<FieldError> warnings;
     ResolvedModel model;
     Assumptions assumptions;
 };

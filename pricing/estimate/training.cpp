@@ -1639,6 +1639,9 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     TrainingEstimate out = Summarize(c, found);
     WarnOnBatchChange(req, out);
     WarnOnCountedAttention(c, out);
+    if (auto w = ContextWarning(c.m, c.m.seq_len, "/model/seq_len", "seq_len")) {
+        out.model.warnings.push_back(std::move(*w));
+    }
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
     return out;
 }

@@ -390,6 +390,13 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     plan.output_tokens_per_second = plan.requests_per_second * out;
     const double utilization = request.utilization.value_or(kDefaultServingUtilization);
 
+    if (auto model = estimate::DeriveModel(request.workload.model); model.ok()) {
+        if (auto w = estimate::ContextWarning(model.value(), in + out, "/input_tokens",
+                                              "input_tokens + output_tokens")) {
+            plan.warnings.push_back(std::move(*w));
+        }
+    }
+
     SkipTally tally;
     auto sized = SizeOfferings(request, catalog, reference, utilization, plan, tally);
     if (!sized.ok()) {

@@ -89,6 +89,8 @@ struct InferencePlan {
     std::vector<std::pair<std::string, std::size_t>> skipped;  // reason -> offerings
     std::vector<std::pair<std::string, std::string>> skipped_examples;
     std::size_t estimates = 0;
+    // About the workload: a context (input + output tokens) past the model's max_context.
+    std::vector<FieldError> warnings;
     Assumptions assumptions;
 };
 

@@ -510,7 +510,9 @@ std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view ass
     w.Member("tensor_parallel", e.tensor_parallel);
     w.Member("time_to_first_token_ms", e.time_to_first_token_ms);
     w.Key("warnings");
-    WriteModelWarnings(w, e.model);
+    std::vector<pricing::FieldError> warnings = e.model.warnings;
+    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
+    WriteWarnings(w, warnings);
     w.Member("weights_gb_per_accelerator", e.weights_gb_per_accelerator);
     w.EndObject();
     return out;

@@ -1198,6 +1198,8 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     Recommend(plan.value(), catalog, answer);
     answer.catalog_version = catalog.Describe().version;
     answer.model_warnings = ModelWarnings(request.workload.model);
+    answer.model_warnings.insert(answer.model_warnings.end(), plan.value().warnings.begin(),
+                                 plan.value().warnings.end());
     return answer;
 }
 

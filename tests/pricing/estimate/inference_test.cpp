@@ -199,6 +199,24 @@ TEST_SUITE("estimate_inference") {
               doctest::Approx(KvCacheBytesPerSequence(twenty.value().model, 10, 2, 1200) / 1e9));
     }
 
+    TEST_CASE("a prompt and output past the model's context length draw a warning") {
+        ModelSpec spec = Llama70B();
+        spec.max_context = 8192;
+        spec.max_context_source = "test library";
+        InferenceRequest r = Chat(spec, Precision::kFp8);
+        r.input_tokens = 8000;
+        r.output_tokens = 500;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        REQUIRE(e.value().warnings.size() == 1);
+        CHECK(e.value().warnings[0].field == "/input_tokens");
+        CHECK(e.value().warnings[0].detail.find("8500 tokens") != std::string::npos);
+        CHECK(e.value().warnings[0].detail.find("8192 tokens (test library)") !=
+              std::string::npos);
+        r.output_tokens = 192;
+        CHECK(EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2)).value().warnings.empty());
+    }
+
     TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         auto fp8 = EstimateInference(r, Cluster(B200(), 1));

@@ -146,6 +146,21 @@ TEST_SUITE("plan_inference") {
         }
     }
 
+    TEST_CASE("a request longer than the model's context is planned, with a warning") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model.max_context = 512;
+        r.workload.model.max_context_source = "test library";
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        CHECK(plan.value().total_count > 0);
+        REQUIRE(plan.value().warnings.size() == 1);
+        CHECK(plan.value().warnings[0].field == "/input_tokens");
+        CHECK(plan.value().warnings[0].detail.find("768 tokens") != std::string::npos);
+        r.workload.model.max_context = 768;
+        CHECK(PlanInference(r, *catalog, Ref()).value().warnings.empty());
+    }
+
     TEST_CASE("an API price gives the monthly API bill and the saving against it") {
         auto catalog = Sample();
         InferencePlanRequest r = Chat();

@@ -492,4 +492,18 @@ TEST_SUITE("plan_routes") {
         REQUIRE(csv);
         CHECK(csv->get_header_value("Content-Type") == "text/csv; charset=utf-8");
     }
+
+    TEST_CASE("POST /v1/plans/inference warns when a request runs past the model's context") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/inference",
+                              R"({"model": "phi-4", "input_tokens": 16000, "output_tokens": 1000,
+                                  "traffic": {"requests_per_second": 1}})"));
+        REQUIRE(body["warnings"].is_array());
+        bool named = false;
+        for (const json& w : body["warnings"]) {
+            named = named || (w["field"] == "/input_tokens" &&
+                              w["detail"].get<std::string>().find("16384") != std::string::npos);
+        }
+        CHECK(named);
+    }
 }
