@@ -55,7 +55,9 @@ struct ServingEstimate {
     std::string mode;  // "concurrency" | "request_rate"
     std::optional<double> offered_requests_per_second;
     bool saturated = false;  // offered rate above what the replica can serve
-    ServingPoint point;
+    // The operating point; nullopt when the KV-cache budget holds no sequence (the weights,
+    // overhead and one step's activations take the engine's share of memory).
+    std::optional<ServingPoint> point;
     std::vector<ServingPoint> curve;  // concurrency 1, 2, 4, ... up to the running limit
     double kv_cache_budget_gb_per_accelerator = 0;
     int kv_cache_limit_sequences = 0;  // at the mean context input + output / 2
@@ -76,6 +78,8 @@ struct InferenceEstimate {
     double weights_gb_per_accelerator = 0;
     double kv_cache_gb_per_accelerator = 0;
     double memory_capacity_gb = 0;
+    // Both within the share of the capacity a serving engine may use
+    // (kServingGpuMemoryUtilization), as the `serving` model counts it.
     bool fits_in_memory = false;
     int max_batch_size = 0;  // largest batch whose KV cache fits at input+output tokens
     int tensor_parallel = 1;

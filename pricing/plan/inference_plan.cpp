@@ -102,7 +102,7 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
         return std::nullopt;
     }
     const estimate::InferenceEstimate& one = first.value();
-    if (!one.fits_in_memory || !one.serving || one.serving->kv_cache_limit_sequences < 1) {
+    if (!one.fits_in_memory || !one.serving || !one.serving->point) {
         best.example = "weights and KV cache need " + Fixed(one.memory_per_accelerator_gb, 1) +
                        " GB per accelerator at tensor parallel " + std::to_string(tp) + "; " +
                        cluster.accelerator.id + " has " + Fixed(one.memory_capacity_gb, 1) +
@@ -110,13 +110,13 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
                        Fixed(estimate::kServingGpuMemoryUtilization * 100, 0) + " %)";
         return std::nullopt;
     }
-    if (!MeetsLatency(request, one.serving->point)) {
+    if (!MeetsLatency(request, *one.serving->point)) {
         if (best.reason == "does_not_fit") {
             best.reason = "latency_target_unmet";
             best.example = "one request at tensor parallel " + std::to_string(tp) + " gives " +
-                           Fixed(one.serving->point.time_to_first_token_ms, 1) +
+                           Fixed(one.serving->point->time_to_first_token_ms, 1) +
                            " ms to first token and " +
-                           Fixed(one.serving->point.inter_token_latency_ms, 2) +
+                           Fixed(one.serving->point->inter_token_latency_ms, 2) +
                            " ms between tokens";
         }
         return std::nullopt;
@@ -140,7 +140,8 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     while (lo < hi) {
         const std::size_t mid = (lo + hi) / 2;
         auto e = run(levels[mid]);
-        if (e.ok() && e.value().serving && MeetsLatency(request, e.value().serving->point)) {
+        if (e.ok() && e.value().serving && e.value().serving->point &&
+            MeetsLatency(request, *e.value().serving->point)) {
             choice.estimate = e.value();
             choice.batch_size = levels[mid];
             lo = mid + 1;
@@ -158,7 +159,7 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
                                 const Offering& o, const ShapeChoice& s, double utilization) {
     const double in = request.workload.input_tokens;
     const double out = request.workload.output_tokens;
-    const estimate::ServingPoint& point = s.estimate.serving->point;
+    const estimate::ServingPoint& point = *s.estimate.serving->point;
     InferencePlanOption opt;
     opt.offering = &o;
     opt.tensor_parallel = s.tensor_parallel;
@@ -243,7 +244,7 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
         if (!chosen) {
             continue;
         }
-        const estimate::ServingPoint& point = chosen->estimate.serving->point;
+        const estimate::ServingPoint& point = *chosen->estimate.serving->point;
         chosen->replicas_per_instance = static_cast<double>(per_node / tp);
         const double replicas =
             plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);

@@ -411,8 +411,12 @@ void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
     } else {
         w.NullMember("offered_requests_per_second");
     }
-    w.Key("point");
-    WriteServingPoint(w, s->point);
+    if (s->point) {
+        w.Key("point");
+        WriteServingPoint(w, *s->point);
+    } else {
+        w.NullMember("point");  // no room for one sequence; `warnings` says why
+    }
     w.Member("saturated", s->saturated);
     w.EndObject();
 }

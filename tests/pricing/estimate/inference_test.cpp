@@ -217,6 +217,30 @@ TEST_SUITE("estimate_inference") {
         CHECK(EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2)).value().warnings.empty());
     }
 
+    // Llama 70B in bf16 on two H100s: fits_in_memory said true (71 GB of weights within 80 GB)
+    // while the serving model, within vLLM's 0.9 of memory, had -1.8 GB for the KV cache and
+    // wrote an all-zero operating point.
+    TEST_CASE("the fit check and the serving model use the same share of memory") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.concurrency = 8;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        CHECK_FALSE(e.value().fits_in_memory);
+        CHECK(e.value().max_batch_size == 0);
+        REQUIRE(e.value().serving.has_value());
+        CHECK(e.value().serving->kv_cache_budget_gb_per_accelerator < 0);
+        CHECK_FALSE(e.value().serving->point.has_value());
+        REQUIRE(e.value().warnings.size() == 1);
+        CHECK(e.value().warnings[0].field == "/concurrency");
+        CHECK(e.value().warnings[0].detail.find("no room for one sequence") != std::string::npos);
+        // Four GPUs hold it: both views agree that it fits and serves.
+        auto four = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 4));
+        REQUIRE(four.ok());
+        CHECK(four.value().fits_in_memory);
+        CHECK(four.value().serving->point.has_value());
+        CHECK(four.value().warnings.empty());
+    }
+
     TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         auto fp8 = EstimateInference(r, Cluster(B200(), 1));
@@ -266,7 +290,7 @@ TEST_SUITE("estimate_inference") {
               doctest::Approx(last.running_sequences / (last.inter_token_latency_ms / 1e3))
                   .epsilon(0.02));
         // One request alone: its latency is its first token plus 199 steps.
-        const ServingPoint& solo = s.point;
+        const ServingPoint& solo = *s.point;
         CHECK(solo.request_latency_ms ==
               doctest::Approx(solo.time_to_first_token_ms + 199 * solo.inter_token_latency_ms));
 
@@ -274,7 +298,7 @@ TEST_SUITE("estimate_inference") {
         r.concurrency = 2 * static_cast<int>(last.running_sequences);
         auto queued = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
         REQUIRE(queued.ok());
-        const ServingPoint& q = queued.value().serving->point;
+        const ServingPoint& q = *queued.value().serving->point;
         CHECK(q.queued_requests == doctest::Approx(last.running_sequences));
         CHECK(q.requests_per_second == doctest::Approx(last.requests_per_second));
         CHECK(q.request_latency_ms == doctest::Approx(*r.concurrency / q.requests_per_second * 1e3));
@@ -290,7 +314,7 @@ TEST_SUITE("estimate_inference") {
         r.concurrency = 1;
         auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
         REQUIRE(e.ok());
-        const ServingPoint& solo = e.value().serving->point;
+        const ServingPoint& solo = *e.value().serving->point;
         CHECK(solo.prefill_tokens_per_step == 0);  // no other sequence's prompt to carry
         CHECK(solo.requests_per_second * solo.request_latency_ms / 1e3 == doctest::Approx(1.0));
         CHECK(solo.request_latency_ms ==
@@ -333,8 +357,8 @@ TEST_SUITE("estimate_inference") {
         const ServingEstimate& s = *e.value().serving;
         CHECK(s.mode == "request_rate");
         CHECK_FALSE(s.saturated);
-        CHECK(s.point.requests_per_second == doctest::Approx(2.0).epsilon(1e-6));
-        CHECK(s.point.running_sequences < s.curve.back().running_sequences);
+        CHECK(s.point->requests_per_second == doctest::Approx(2.0).epsilon(1e-6));
+        CHECK(s.point->running_sequences < s.curve.back().running_sequences);
         r.requests_per_second = 1e5;
         auto over = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
         REQUIRE(over.ok());
