@@ -128,10 +128,9 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
     Add(layer, GemmTime(c.dev, M, h, out_params / h / t, c.bpe));
     Add(layer, MemoryTime(c.dev, M * kElementwiseHiddenElements * h * c.bpe));
     if (c.tp > 1) {
-        // As in training: within the scale-up domain (an NVL72 rack spans 18 trays of 4) the
-        // all-reduces ride the scale-up link, beyond it the network.
-        const Link& link =
-            c.tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
+        // As in training: within a bridged pair the bridge, within the scale-up domain (an
+        // NVL72 rack spans 18 trays of 4) the scale-up link, beyond it the network.
+        const Link& link = c.links.GroupLink(c.tp);
         const double ar = 2.0 * RingAllReduceSeconds(M * h * 2.0, c.tp, link);
         layer.seconds += ar;
         layer.memory_s += ar;

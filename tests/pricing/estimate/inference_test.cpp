@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "pricing/estimate/collectives.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
 
 using namespace gpucost::pricing;
@@ -239,6 +240,37 @@ TEST_SUITE("estimate_inference") {
         CHECK(four.value().fits_in_memory);
         CHECK(four.value().serving->point.has_value());
         CHECK(four.value().warnings.empty());
+    }
+
+    // PCIe A100s pair over an NVLink bridge: tensor parallel 8 used the bridge's 600 GB/s as
+    // if all eight shared one NVLink fabric.
+    TEST_CASE("tensor parallelism beyond an NVLink bridge pair crosses PCIe") {
+        Accelerator pcie = gpucost::testing::A100Sxm80();
+        pcie.id = "a100-pcie-80gb";
+        pcie.form_factor = "PCIe";
+        pcie.scale_up_interconnect = "NVLink bridge (2-GPU pairs)";
+        pcie.scale_up_gb_per_s = 600;
+        Accelerator nvswitch = pcie;
+        nvswitch.scale_up_interconnect = "NVLink 3";
+        auto dev = MakeDeviceModel(pcie, Precision::kBf16, {});
+        REQUIRE(dev.ok());
+        const ClusterLinks links = MakeClusterLinks(Cluster(pcie, 8), dev.value());
+        CHECK(links.bridge_domain == 2);
+        CHECK(links.GroupLink(2).bytes_per_s ==
+              doctest::Approx(300e9 * dev.value().scale_up_efficiency));
+        CHECK(links.GroupLink(8).bytes_per_s ==
+              doctest::Approx(32e9 * dev.value().scale_up_efficiency));  // Gen4 x16
+        CHECK(MakeClusterLinks(Cluster(nvswitch, 8), dev.value()).bridge_domain == 0);
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.tensor_parallel = 8;
+        auto bridged = EstimateInference(r, Cluster(pcie, 8));
+        auto switched = EstimateInference(r, Cluster(nvswitch, 8));
+        REQUIRE(bridged.ok());
+        REQUIRE(switched.ok());
+        CHECK(bridged.value().inter_token_latency_ms > switched.value().inter_token_latency_ms);
+        r.tensor_parallel = 2;
+        CHECK(EstimateInference(r, Cluster(pcie, 2)).value().inter_token_latency_ms ==
+              doctest::Approx(EstimateInference(r, Cluster(nvswitch, 2)).value().inter_token_latency_ms));
     }
 
     TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
