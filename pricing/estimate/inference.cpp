@@ -446,6 +446,24 @@ double ExpectedTouchedExperts(double experts, double top_k, double tokens) {
     return TouchedExperts(experts, top_k, tokens);
 }
 
+RequestFlops ServedRequestFlops(const ResolvedModel& m, double in, double out) {
+    const double linear_per_token = 2.0 * m.ActiveNonEmbeddingParams();
+    const double logits_per_token = 2.0 * m.vocab_size * static_cast<double>(m.hidden_size);
+    const double heads = m.attention_heads;
+    const double width = QkHeadDim(m) + VHeadDim(m);
+    const double window_layers = m.WindowLayers();
+    // Attention FLOPs of one token over `context` keys, every layer (window layers capped).
+    auto attention = [&](double context) {
+        const double windowed = std::min(context, static_cast<double>(m.sliding_window));
+        return 2.0 * heads * width *
+               ((m.layers - window_layers) * context + window_layers * windowed);
+    };
+    RequestFlops f;
+    f.prefill = in * (linear_per_token + attention(kCausalWorkFraction * in));
+    f.decode = out * (linear_per_token + logits_per_token + attention(in + out / 2.0));
+    return f;
+}
+
 double KvCacheBytesPerSequence(const ResolvedModel& model, int tensor_parallel,
                                double kv_bytes_per_element, double tokens) {
     return KvBytesPerSequence(model, tensor_parallel, kv_bytes_per_element, tokens);

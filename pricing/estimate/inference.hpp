@@ -132,6 +132,19 @@ inline constexpr double kMaxServingRequestsPerSecond = 1e6;
 // these experts' weights, so small batches of a large MoE read a fraction of its weights.
 double ExpectedTouchedExperts(double experts, double top_k, double tokens);
 
+// FLOPs one served request carries in each phase (whole model, all ranks): every token
+// passes the active weights (2 FLOPs per parameter); the prompt's tokens attend causally to
+// input / 2 tokens on average and the output's to the mean context input + output / 2
+// (sliding-window layers to at most the window); logits for the output tokens only (the
+// prompt's last position gives the first of them). Serving plans split a replica's cost
+// between input and output tokens by these shares.
+struct RequestFlops {
+    double prefill = 0;
+    double decode = 0;
+};
+RequestFlops ServedRequestFlops(const ResolvedModel& model, double input_tokens,
+                                double output_tokens);
+
 // KV-cache bytes one sequence of `tokens` tokens holds on one of `tensor_parallel`
 // accelerators: MLA caches kv_lora_rank + qk_rope_head_dim elements per layer, replicated on
 // every rank; otherwise K and V of max(1, kv_heads / tp) heads; layers with a sliding window

@@ -199,12 +199,16 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
-    const double prefill_share =
-        point.request_latency_ms > 0
-            ? std::clamp(point.time_to_first_token_ms / point.request_latency_ms, 0.0, 1.0)
-            : 0.0;
+    // Every engine step runs decode tokens and prompt chunks together (continuous batching),
+    // so a step's cost is split by the FLOPs each kind carries in it; over a request's life
+    // that is the request's prefill and decode FLOPs. (Splitting by time gave the prompt only
+    // its TTFT: 8000 prompt tokens at $0.005/M against 100 output tokens at $17/M.)
+    const estimate::RequestFlops flops =
+        estimate::ServedRequestFlops(s.estimate.model, in, out);
+    const double prefill_share = flops.prefill / (flops.prefill + flops.decode);
     opt.usd_per_million_input_tokens = usd_per_request * prefill_share / in * 1e6;
     opt.usd_per_million_output_tokens = usd_per_request * (1.0 - prefill_share) / out * 1e6;
+    opt.usd_per_million_tokens = usd_per_request / (in + out) * 1e6;
     if (request.api_usd_per_million_input_tokens || request.api_usd_per_million_output_tokens) {
         const double api = requests_per_month *
                            (in * request.api_usd_per_million_input_tokens.value_or(0) +

@@ -77,6 +77,7 @@ struct InferencePlanOption {
     double monthly_cost_usd = 0;
     double usd_per_million_input_tokens = 0;
     double usd_per_million_output_tokens = 0;
+    double usd_per_million_tokens = 0;  // blended: monthly cost / (input + output) tokens a month
     std::optional<double> api_monthly_cost_usd;
     std::optional<double> savings_vs_api_fraction;  // 1 - monthly / api monthly
 };
@@ -105,8 +106,9 @@ struct InferencePlan {
 // are independent, so the hosts need not form a cluster, but the provider's limit holds. Spot
 // options carry spare replicas. Ranked by monthly cost, ties by ITL, TTFT, then offering id.
 // Cost per million tokens splits each request's cost between prefill (input) and decode
-// (output) by their share of the request's time. Instances sharing (accelerator, count) are
-// estimated once.
+// (output) by their share of the request's FLOPs (estimate::ServedRequestFlops), as every
+// engine step runs both kinds together; the blended figure divides by input + output.
+// Instances sharing (accelerator, count) are estimated once.
 [[nodiscard]] Result<InferencePlan> PlanInference(const InferencePlanRequest& request,
                                                   const Catalog& catalog,
                                                   const PlanReference& reference);

@@ -273,6 +273,16 @@ TEST_SUITE("estimate_inference") {
               doctest::Approx(EstimateInference(r, Cluster(nvswitch, 2)).value().inter_token_latency_ms));
     }
 
+    TEST_CASE("a served request's FLOPs: the prompt's causal attention, the output's context") {
+        auto m = DeriveModel(Llama70B());
+        REQUIRE(m.ok());
+        const RequestFlops f = ServedRequestFlops(m.value(), 8000, 100);
+        const double linear = 2.0 * m.value().ActiveNonEmbeddingParams();
+        const double attention = 2.0 * 64 * 256 * 80;  // per token per context token
+        CHECK(f.prefill == doctest::Approx(8000 * (linear + attention * 4000)));
+        CHECK(f.decode == doctest::Approx(100 * (linear + 2.0 * 128256 * 8192 + attention * 8050)));
+    }
+
     TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         auto fp8 = EstimateInference(r, Cluster(B200(), 1));

@@ -146,6 +146,43 @@ TEST_SUITE("plan_inference") {
         }
     }
 
+    // Splitting by time gave the prompt only its TTFT: Llama 3.3 70B fp8 at 8000 in / 100 out
+    // priced input at $0.005/M and output at $14-17/M.
+    TEST_CASE("input and output tokens are priced by their share of a request's FLOPs") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model = {};
+        r.workload.model.params_b = 70.6;
+        r.workload.model.layers = 80;
+        r.workload.model.hidden_size = 8192;
+        r.workload.model.attention_heads = 64;
+        r.workload.model.kv_heads = 8;
+        r.workload.model.ffn_hidden_size = 28672;
+        r.workload.model.gated_mlp = true;
+        r.workload.model.vocab_size = 128256;
+        r.workload.precision = Precision::kFp8;
+        r.workload.input_tokens = 8000;
+        r.workload.output_tokens = 100;
+        r.traffic.requests_per_second = 1;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        REQUIRE_FALSE(plan.value().options.empty());
+        auto model = estimate::DeriveModel(r.workload.model);
+        REQUIRE(model.ok());
+        const estimate::RequestFlops f = estimate::ServedRequestFlops(model.value(), 8000, 100);
+        const double requests_per_month = kSecondsPerMonth;
+        for (const auto& o : plan.value().options) {
+            const double per_request = o.monthly_cost_usd / requests_per_month;
+            CHECK(o.usd_per_million_input_tokens * 8000 / 1e6 ==
+                  doctest::Approx(per_request * f.prefill / (f.prefill + f.decode)));
+            // A token costs about the same in either phase: an output token more, for its
+            // longer context and its logits.
+            CHECK(o.usd_per_million_output_tokens > o.usd_per_million_input_tokens);
+            CHECK(o.usd_per_million_output_tokens < 1.5 * o.usd_per_million_input_tokens);
+            CHECK(o.usd_per_million_tokens * 8100 / 1e6 == doctest::Approx(per_request));
+        }
+    }
+
     TEST_CASE("a request longer than the model's context is planned, with a warning") {
         auto catalog = Sample();
         InferencePlanRequest r = Chat();
