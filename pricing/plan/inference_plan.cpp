@@ -69,10 +69,10 @@ bool MeetsLatency(const InferencePlanRequest& request, const estimate::ServingPo
             p.inter_token_latency_ms <= *request.max_inter_token_latency_ms);
 }
 
-// One tensor-parallel degree on one shape: the largest power-of-two concurrency per replica
-// (up to the engine's running limit, which the KV cache and max_num_seqs set) whose
-// continuous-batching TTFT and ITL meet the targets (binary search: both grow with
-// concurrency). Sets `reason`/`example` on the choice when the degree cannot serve.
+// One tensor-parallel degree on one shape: of the power-of-two concurrencies per replica (up
+// to the engine's running limit, which the KV cache and max_num_seqs set) whose
+// continuous-batching TTFT and ITL meet the targets, the one giving the most output tokens/s
+// (the smallest on a tie). Sets `reason`/`example` on the choice when the degree cannot serve.
 std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request,
                                              const estimate::ClusterSpec& cluster, int tp,
                                              ShapeChoice& best, std::size_t& estimates,
@@ -135,18 +135,19 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     choice.tensor_parallel = tp;
     choice.batch_size = 1;
     choice.estimate = one;
-    std::size_t lo = 1;
-    std::size_t hi = levels.size();  // search [lo, hi)
-    while (lo < hi) {
-        const std::size_t mid = (lo + hi) / 2;
-        auto e = run(levels[mid]);
-        if (e.ok() && e.value().serving && e.value().serving->point &&
-            MeetsLatency(request, *e.value().serving->point)) {
-            choice.estimate = e.value();
-            choice.batch_size = levels[mid];
-            lo = mid + 1;
-        } else {
-            hi = mid;
+    // Latency grows with concurrency, so the levels meeting the targets are a prefix; the
+    // throughput need not (an MoE's step reads more experts as sequences join), so each level
+    // of that prefix is compared by output tokens/s.
+    for (std::size_t i = 1; i < levels.size(); ++i) {
+        auto e = run(levels[i]);
+        if (!e.ok() || !e.value().serving || !e.value().serving->point ||
+            !MeetsLatency(request, *e.value().serving->point)) {
+            break;
+        }
+        if (e.value().serving->point->output_tokens_per_second >
+            choice.estimate.serving->point->output_tokens_per_second) {
+            choice.estimate = std::move(e).value();
+            choice.batch_size = levels[i];
         }
     }
     return choice;

@@ -98,8 +98,9 @@ struct InferencePlan {
 // For each matching offering (spot only when `price_types` names it) whose accelerator is
 // offered for inference (`reference` workloads; `not_for_inference` otherwise): every
 // tensor-parallel degree (power of two within one instance) whose weights and KV cache fit;
-// for each, the largest power-of-two concurrency per replica (<= kMaxPlanBatchSize and the
-// engine's running limit) whose continuous-batching TTFT and ITL meet the targets
+// for each, of the power-of-two concurrencies per replica (<= kMaxPlanBatchSize and the
+// engine's running limit) whose continuous-batching TTFT and ITL meet the targets, the one
+// with the most output tokens/s
 // (EstimateInference's `serving`); the degree needing the fewest instances wins. Options
 // missing a target are skipped and counted (`latency_target_unmet`), as are options needing
 // more instances than one customer can get (`reference` capacity; `over_capacity`): replicas

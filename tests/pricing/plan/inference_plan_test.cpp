@@ -47,6 +47,26 @@ InferencePlanRequest Chat() {
     return r;
 }
 
+// gpt-oss-120b as published (huggingface.co/openai/gpt-oss-120b config.json): 36 x 2880,
+// 64 heads of 64, 8 KV heads, 128 experts of 2880, top-4, half the layers a 128-token window.
+estimate::ModelSpec GptOss120b() {
+    estimate::ModelSpec m;
+    m.layers = 36;
+    m.hidden_size = 2880;
+    m.attention_heads = 64;
+    m.kv_heads = 8;
+    m.head_dim = 64;
+    m.ffn_hidden_size = 2880;
+    m.expert_ffn_hidden_size = 2880;
+    m.vocab_size = 201088;
+    m.gated_mlp = true;
+    m.experts = 128;
+    m.experts_per_token = 4;
+    m.sliding_window = 128;
+    m.sliding_window_layers = 18;
+    return m;
+}
+
 }  // namespace
 
 TEST_SUITE("plan_inference") {
@@ -143,6 +163,51 @@ TEST_SUITE("plan_inference") {
         REQUIRE(smaller.ok());
         for (const auto& o : smaller.value().options) {
             CHECK(o.inter_token_latency_ms <= *mid.max_inter_token_latency_ms);
+        }
+    }
+
+    // gpt-oss-120b at 8000 in / 500 out: the planner took the largest concurrency meeting the
+    // ITL target (4 on one H200: 126 output tokens/s) although one request alone gives 378.
+    TEST_CASE("each replica runs the concurrency with the most output tokens/s within the targets") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model = GptOss120b();
+        r.workload.precision = Precision::kFp8;
+        r.workload.input_tokens = 8000;
+        r.workload.output_tokens = 500;
+        r.traffic.requests_per_second = 1;
+        auto loose = PlanInference(r, *catalog, Ref());
+        REQUIRE(loose.ok());
+        REQUIRE_FALSE(loose.value().options.empty());
+        const InferencePlanOption& first = loose.value().options.front();
+        estimate::ClusterSpec cluster;
+        auto h100 = catalog->FindAccelerator("h100-sxm");
+        REQUIRE(h100.ok());
+        cluster.accelerator = h100.value();
+        cluster.accelerator_count = first.tensor_parallel;
+        cluster.accelerators_per_node = first.tensor_parallel;
+        estimate::InferenceRequest w = r.workload;
+        w.tensor_parallel = first.tensor_parallel;
+        w.concurrency = 1;
+        auto curve = estimate::EstimateInference(w, cluster);
+        REQUIRE(curve.ok());
+        const auto& points = curve.value().serving->curve;
+        REQUIRE(points.size() >= 3);
+        // The MoE effect this guards against: a second sequence makes every step read most
+        // experts, so throughput falls from concurrency 1 to 2 and 4.
+        REQUIRE(points[0].output_tokens_per_second > points[2].output_tokens_per_second);
+        r.max_inter_token_latency_ms = points[2].inter_token_latency_ms * 1.001;
+        auto tight = PlanInference(r, *catalog, Ref());
+        REQUIRE(tight.ok());
+        for (const auto& o : tight.value().options) {
+            CAPTURE(o.offering->id);
+            if (o.tensor_parallel != first.tensor_parallel) continue;
+            for (const auto& p : points) {
+                if (p.inter_token_latency_ms <= *r.max_inter_token_latency_ms) {
+                    CHECK(o.output_tokens_per_second_per_replica >=
+                          p.output_tokens_per_second * (1 - 1e-9));
+                }
+            }
         }
     }
 
