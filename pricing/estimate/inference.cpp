@@ -333,10 +333,20 @@ public:
         const double chunk = std::max(1.0, std::min(in_, max_num_batched_tokens_ - running));
         const double chunks = std::ceil(in_ / chunk);
         const double life_steps = chunks + out_ - 1.0;
-        // Each decode step also carries the prompts of the other running sequences, spread
+        // The decode steps also carry the prompts of the other running sequences, spread
         // over their lives; a sequence's own prompt is in its chunk steps, counted once.
         p.prefill_tokens_per_step = std::max(0.0, running - 1.0) * in_ / life_steps;
-        const double step = StepSeconds(running, p.prefill_tokens_per_step);
+        // Those prompts enter as whole chunks: a share of the steps carries a chunk and the
+        // rest decode alone (all steps carry prompt tokens once they average a chunk or more).
+        // The two kinds are timed apart, weighted by how often each occurs: a step's time is
+        // not linear in its tokens (an MoE step reads the experts its tokens touch, nearly all
+        // with a chunk in, a few without; a dense step turns compute bound).
+        const double chunk_share = std::min(1.0, p.prefill_tokens_per_step / chunk);
+        const double step =
+            chunk_share > 0
+                ? chunk_share * StepSeconds(running, p.prefill_tokens_per_step / chunk_share) +
+                      (1.0 - chunk_share) * StepSeconds(running, 0)
+                : StepSeconds(running, 0);
         // It waits on average half a step before its first chunk.
         const double first_token = 0.5 * step + chunks * StepSeconds(running, chunk);
         const double service = first_token + (out_ - 1.0) * step;

@@ -167,7 +167,9 @@ TEST_SUITE("plan_inference") {
     }
 
     // gpt-oss-120b at 8000 in / 500 out: the planner took the largest concurrency meeting the
-    // ITL target (4 on one H200: 126 output tokens/s) although one request alone gives 378.
+    // ITL target (4 on one H200: 126 output tokens/s) although one request alone gave 378
+    // (while the serving model spread prompts over every step, a second sequence made every
+    // step read most experts). Throughput need not grow with concurrency; the choice holds.
     TEST_CASE("each replica runs the concurrency with the most output tokens/s within the targets") {
         auto catalog = Sample();
         InferencePlanRequest r = Chat();
@@ -193,9 +195,6 @@ TEST_SUITE("plan_inference") {
         REQUIRE(curve.ok());
         const auto& points = curve.value().serving->curve;
         REQUIRE(points.size() >= 3);
-        // The MoE effect this guards against: a second sequence makes every step read most
-        // experts, so throughput falls from concurrency 1 to 2 and 4.
-        REQUIRE(points[0].output_tokens_per_second > points[2].output_tokens_per_second);
         r.max_inter_token_latency_ms = points[2].inter_token_latency_ms * 1.001;
         auto tight = PlanInference(r, *catalog, Ref());
         REQUIRE(tight.ok());
