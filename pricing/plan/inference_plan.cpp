@@ -121,33 +121,32 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
         }
         return std::nullopt;
     }
-    const int limit = std::min(one.serving->max_num_seqs,
-                               std::max(1, one.serving->kv_cache_limit_sequences));
-    std::vector<int> levels;
-    for (int c = 1; c < limit && c <= kMaxPlanBatchSize; c *= 2) {
-        levels.push_back(c);
-    }
-    if (limit <= kMaxPlanBatchSize) {
-        levels.push_back(limit);
-    }
     ShapeChoice choice;
     choice.ok = true;
     choice.tensor_parallel = tp;
     choice.batch_size = 1;
     choice.estimate = one;
+    // The first estimate's curve holds every level: concurrency 1, 2, 4, ... up to the
+    // engine's running limit (the KV cache and max_num_seqs), each with nothing queued.
     // Latency grows with concurrency, so the levels meeting the targets are a prefix; the
     // throughput need not (an MoE's step reads more experts as sequences join), so each level
-    // of that prefix is compared by output tokens/s.
-    for (std::size_t i = 1; i < levels.size(); ++i) {
-        auto e = run(levels[i]);
-        if (!e.ok() || !e.value().serving || !e.value().serving->point ||
-            !MeetsLatency(request, *e.value().serving->point)) {
+    // of that prefix is compared by output tokens/s, and the best one estimated in full.
+    int best_level = 1;
+    double best_tokens_per_second = one.serving->point->output_tokens_per_second;
+    for (const estimate::ServingPoint& p : one.serving->curve) {
+        if (p.running_sequences > kMaxPlanBatchSize || !MeetsLatency(request, p)) {
             break;
         }
-        if (e.value().serving->point->output_tokens_per_second >
-            choice.estimate.serving->point->output_tokens_per_second) {
+        if (p.output_tokens_per_second > best_tokens_per_second) {
+            best_tokens_per_second = p.output_tokens_per_second;
+            best_level = static_cast<int>(p.running_sequences);
+        }
+    }
+    if (best_level > 1) {
+        auto e = run(best_level);
+        if (e.ok() && e.value().serving && e.value().serving->point) {
             choice.estimate = std::move(e).value();
-            choice.batch_size = levels[i];
+            choice.batch_size = best_level;
         }
     }
     return choice;
