@@ -171,6 +171,10 @@ Result<LibraryModel> ReadModel(Row& row) {
     s.v_head_dim = row.Int("v_head_dim");
     s.sliding_window = row.Int("sliding_window");
     s.sliding_window_layers = row.Int("sliding_window_layers");
+    if (m.max_context > 0) {
+        s.max_context = m.max_context;
+        s.max_context_source = "model library " + m.id + " max_context: " + m.source;
+    }
     if (!s.layers || !s.hidden_size || !(s.ffn_hidden_size || s.expert_ffn_hidden_size) ||
         !s.vocab_size || !s.gated_mlp || !s.tied_embeddings) {
         row.Fail("layers, hidden_size, ffn_hidden_size (or expert_ffn_hidden_size), vocab_size, "

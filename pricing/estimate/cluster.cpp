@@ -50,6 +50,12 @@ std::string ScaleUpDomainSource(const Accelerator& a) {
     return d != nullptr ? std::string(d->source) : "one node (no multi-node scale-up fabric)";
 }
 
+int BridgeDomain(const Accelerator& a) {
+    const bool bridged = a.scale_up_interconnect.find("bridge") != std::string::npos &&
+                         a.scale_up_gb_per_s.value_or(0) > 0;
+    return bridged ? kNvlinkBridgeGpus : 0;
+}
+
 int DefaultAcceleratorsPerNode(const Accelerator& a) {
     if (StartsWith(a.id, "tpu-")) {
         return 4;  // one TPU VM host has 4 chips (v4, v5p); GCP TPU docs

@@ -50,6 +50,17 @@ int DefaultScaleUpDomain(const Accelerator& accelerator, int accelerators_per_no
 // Where the default domain comes from, for the assumptions echo.
 std::string ScaleUpDomainSource(const Accelerator& accelerator);
 
+// An NVLink bridge joins two GPUs (A100 PCIe, H100 PCIe and H100 NVL product briefs: "NVLink
+// bridge connects two GPUs"; GeForce RTX 3090: 2-way NVLink bridge). Accelerators whose
+// catalog scale_up_interconnect is a bridge reach only their pair over it; wider groups in the
+// node cross host PCIe.
+inline constexpr int kNvlinkBridgeGpus = 2;
+// kNvlinkBridgeGpus when the accelerator's scale-up link is a bridge, else 0.
+int BridgeDomain(const Accelerator& accelerator);
+inline constexpr char kNvlinkBridgeSource[] =
+    "NVIDIA A100 PCIe, H100 PCIe and H100 NVL product briefs (NVLink bridge joins 2 GPUs); "
+    "RTX 3090: 2-way NVLink bridge; catalog scale_up_interconnect names the bridge";
+
 // Validates counts and bandwidths; errors name `/hardware/...`.
 [[nodiscard]] Status ValidateCluster(const ClusterSpec& cluster);
 

@@ -90,6 +90,18 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
         up = PcieBidirectionalGbPerS(cluster.accelerator);
         up_source = "no scale-up link in the catalog: host PCIe x16 of the accelerator's generation";
     }
+    // A bridge joins pairs only: the catalog's link serves groups of two, and the node's
+    // scale-up fabric for wider groups is host PCIe. A request that gives the link or the
+    // domain describes the fabric itself.
+    const double bridge = up;
+    if (up_source == "catalog" && !cluster.scale_up_domain && BridgeDomain(cluster.accelerator) > 0) {
+        l.bridge_domain = BridgeDomain(cluster.accelerator);
+        l.bridge.bytes_per_s = bridge / 2.0 * 1e9 * device.scale_up_efficiency;
+        l.bridge.hop_latency_s = bridge <= kPcieClassGbPerS ? kScaleOutHopLatencyS : kScaleUpHopLatencyS;
+        up = PcieBidirectionalGbPerS(cluster.accelerator);
+        up_source = "NVLink bridge joins pairs only: wider groups cross host PCIe x16 of the "
+                    "accelerator's generation";
+    }
     l.scale_up_gb_per_s_bidirectional = up;
     l.scale_up.bytes_per_s = up / 2.0 * 1e9 * device.scale_up_efficiency;
     l.scale_up.hop_latency_s = up <= kPcieClassGbPerS ? kScaleOutHopLatencyS : kScaleUpHopLatencyS;
@@ -122,6 +134,16 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
         {"scale_out_hop_latency_s", kScaleOutHopLatencyS, "s",
          "latency per ring step across the network", "assumed (NCCL small-message latency)"},
     };
+    if (l.bridge_domain > 0) {
+        l.assumptions.push_back({"nvlink_bridge_domain", static_cast<double>(l.bridge_domain),
+                                 "accelerators",
+                                 "accelerators one NVLink bridge joins; tensor-parallel (and "
+                                 "other) groups this small use it, wider ones cross PCIe",
+                                 kNvlinkBridgeSource});
+        l.assumptions.push_back({"nvlink_bridge_gb_per_s", bridge, "GB/s",
+                                 "NVLink bridge bandwidth per accelerator, bidirectional",
+                                 AssumptionText("catalog: " + cluster.accelerator.spec_source)});
+    }
     return l;
 }
 

@@ -52,9 +52,22 @@ struct ClusterLinks {
     int scale_up_domain = 1;
     Link scale_up;
     Link scale_out;  // one accelerator's share of its node's network bandwidth
+    // Accelerators joined in pairs by an NVLink bridge (PCIe A100/H100, H100 NVL, RTX 3090):
+    // a group of up to `bridge_domain` ranks uses `bridge`; larger groups in the node cross
+    // PCIe (`scale_up` is then the host PCIe link). 0 without a bridge, or when the request
+    // gives the scale-up link or domain itself.
+    int bridge_domain = 0;
+    Link bridge;
     double scale_up_gb_per_s_bidirectional = 0;
     double scale_out_gbit_per_s_per_node = 0;
     Assumptions assumptions;
+
+    // The link a group of `ranks` ranks (tensor, expert or pipeline span) communicates over:
+    // the bridge within a bridged pair, the scale-up link within the domain, else the network.
+    const Link& GroupLink(int ranks) const {
+        if (ranks <= bridge_domain) return bridge;
+        return ranks <= scale_up_domain ? scale_up : scale_out;
+    }
 };
 ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& device,
                               bool with_assumptions = true);

@@ -18,6 +18,13 @@ constexpr double kElementwiseHiddenElements = 10.0;
 // Bisection steps when solving for the running batch that serves an offered request rate.
 constexpr int kRateSolveSteps = 60;
 
+// A figure with one decimal for messages (0.9, 71.5).
+std::string Fixed1(double v) {
+    const double rounded = std::round(v * 10.0) / 10.0;
+    std::string text = std::to_string(rounded);
+    return text.substr(0, text.find('.') + 2);
+}
+
 struct PassCost {
     double seconds = 0;
     double compute_s = 0;
@@ -121,10 +128,9 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
     Add(layer, GemmTime(c.dev, M, h, out_params / h / t, c.bpe));
     Add(layer, MemoryTime(c.dev, M * kElementwiseHiddenElements * h * c.bpe));
     if (c.tp > 1) {
-        // As in training: within the scale-up domain (an NVL72 rack spans 18 trays of 4) the
-        // all-reduces ride the scale-up link, beyond it the network.
-        const Link& link =
-            c.tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
+        // As in training: within a bridged pair the bridge, within the scale-up domain (an
+        // NVL72 rack spans 18 trays of 4) the scale-up link, beyond it the network.
+        const Link& link = c.links.GroupLink(c.tp);
         const double ar = 2.0 * RingAllReduceSeconds(M * h * 2.0, c.tp, link);
         layer.seconds += ar;
         layer.memory_s += ar;
@@ -284,21 +290,36 @@ public:
         max_num_batched_tokens_ =
             large ? kLargeDeviceMaxNumBatchedTokens : kSmallDeviceMaxNumBatchedTokens;
         const ResolvedModel& m = c.m;
-        const double weights_gb = m.params * c.bpe / c.tp / kGb;
+        usable_gb_ = capacity_gb * kServingGpuMemoryUtilization;
+        weights_gb_ = m.params * c.bpe / c.tp / kGb;
+        overhead_gb_ = overhead_gb;
         const double act_per_token =
             (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / c.tp) * c.bpe;
-        kv_budget_gb_ = capacity_gb * kServingGpuMemoryUtilization - weights_gb - overhead_gb -
-                        max_num_batched_tokens_ * act_per_token / kGb;
-        const double kv_per_seq_gb =
-            KvBytesPerSequence(m, c.tp, c.kv_bpe, in_ + out_ / 2.0) / kGb;
+        step_activations_gb_ = max_num_batched_tokens_ * act_per_token / kGb;
+        kv_budget_gb_ = usable_gb_ - weights_gb_ - overhead_gb_ - step_activations_gb_;
+        kv_per_seq_gb_ = KvBytesPerSequence(m, c.tp, c.kv_bpe, in_ + out_ / 2.0) / kGb;
         kv_limit_ = kv_budget_gb_ > 0
-                        ? static_cast<int>(std::min(std::floor(kv_budget_gb_ / kv_per_seq_gb),
+                        ? static_cast<int>(std::min(std::floor(kv_budget_gb_ / kv_per_seq_gb_),
                                                     static_cast<double>(kMaxBatchSize)))
                         : 0;
         running_limit_ = std::min(kv_limit_, max_num_seqs_);
     }
 
     int RunningLimit() const { return running_limit_; }
+
+    // Why no sequence can run (RunningLimit() < 1), in the engine's own memory terms.
+    std::string NoRoomReason() const {
+        return "the serving engine has no room for one sequence: of " + Fixed1(usable_gb_) +
+               " GB per accelerator it may use (gpu_memory_utilization " +
+               Fixed1(kServingGpuMemoryUtilization) + " of the capacity) the weights take " +
+               Fixed1(weights_gb_) + " GB, the overhead " + Fixed1(overhead_gb_) +
+               " GB and one step's activations (" + std::to_string(max_num_batched_tokens_) +
+               " tokens) " + Fixed1(step_activations_gb_) + " GB, leaving " +
+               Fixed1(kv_budget_gb_) + " GB for a KV cache that needs " +
+               Fixed1(kv_per_seq_gb_) + " GB per sequence; no operating point (point: null). "
+               "Use more accelerators per replica (tensor parallel), a lower precision, or an "
+               "accelerator with more memory";
+    }
 
     // Steady state with `running` sequences decoding and `queued` waiting.
     ServingPoint At(double running, double queued) const {
@@ -312,10 +333,20 @@ public:
         const double chunk = std::max(1.0, std::min(in_, max_num_batched_tokens_ - running));
         const double chunks = std::ceil(in_ / chunk);
         const double life_steps = chunks + out_ - 1.0;
-        // Each decode step also carries the prompts of the other running sequences, spread
+        // The decode steps also carry the prompts of the other running sequences, spread
         // over their lives; a sequence's own prompt is in its chunk steps, counted once.
         p.prefill_tokens_per_step = std::max(0.0, running - 1.0) * in_ / life_steps;
-        const double step = StepSeconds(running, p.prefill_tokens_per_step);
+        // Those prompts enter as whole chunks: a share of the steps carries a chunk and the
+        // rest decode alone (all steps carry prompt tokens once they average a chunk or more).
+        // The two kinds are timed apart, weighted by how often each occurs: a step's time is
+        // not linear in its tokens (an MoE step reads the experts its tokens touch, nearly all
+        // with a chunk in, a few without; a dense step turns compute bound).
+        const double chunk_share = std::min(1.0, p.prefill_tokens_per_step / chunk);
+        const double step =
+            chunk_share > 0
+                ? chunk_share * StepSeconds(running, p.prefill_tokens_per_step / chunk_share) +
+                      (1.0 - chunk_share) * StepSeconds(running, 0)
+                : StepSeconds(running, 0);
         // It waits on average half a step before its first chunk.
         const double first_token = 0.5 * step + chunks * StepSeconds(running, chunk);
         const double service = first_token + (out_ - 1.0) * step;
@@ -392,16 +423,17 @@ private:
     double step_overhead_s_;
     int max_num_seqs_ = 0;
     int max_num_batched_tokens_ = 0;
+    double usable_gb_ = 0;
+    double weights_gb_ = 0;
+    double overhead_gb_ = 0;
+    double step_activations_gb_ = 0;
+    double kv_per_seq_gb_ = 0;
     double kv_budget_gb_ = 0;
     int kv_limit_ = 0;
     int running_limit_ = 0;
 };
 
 void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumptions& echo) {
-    echo.push_back({"gpu_memory_utilization", kServingGpuMemoryUtilization, "fraction",
-                    "share of device memory the engine may use for weights, activations and "
-                    "KV cache",
-                    "vLLM --gpu-memory-utilization default"});
     echo.push_back({"max_num_seqs", static_cast<double>(s.max_num_seqs), "sequences",
                     "most sequences one engine step decodes",
                     "vLLM EngineArgs.get_batch_defaults, OpenAI server: 1024 on devices of 70 GiB "
@@ -422,6 +454,24 @@ void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumpti
 
 double ExpectedTouchedExperts(double experts, double top_k, double tokens) {
     return TouchedExperts(experts, top_k, tokens);
+}
+
+RequestFlops ServedRequestFlops(const ResolvedModel& m, double in, double out) {
+    const double linear_per_token = 2.0 * m.ActiveNonEmbeddingParams();
+    const double logits_per_token = 2.0 * m.vocab_size * static_cast<double>(m.hidden_size);
+    const double heads = m.attention_heads;
+    const double width = QkHeadDim(m) + VHeadDim(m);
+    const double window_layers = m.WindowLayers();
+    // Attention FLOPs of one token over `context` keys, every layer (window layers capped).
+    auto attention = [&](double context) {
+        const double windowed = std::min(context, static_cast<double>(m.sliding_window));
+        return 2.0 * heads * width *
+               ((m.layers - window_layers) * context + window_layers * windowed);
+    };
+    RequestFlops f;
+    f.prefill = in * (linear_per_token + attention(kCausalWorkFraction * in));
+    f.decode = out * (linear_per_token + logits_per_token + attention(in + out / 2.0));
+    return f;
 }
 
 double KvCacheBytesPerSequence(const ResolvedModel& model, int tensor_parallel,
@@ -465,6 +515,16 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                              "); set tensor_parallel",
                          req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
     }
+    if (!m.IsMla() && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
+        // Each rank holds whole KV heads: kv_heads / tp of them, or one replicated head when
+        // tp is a multiple of kv_heads. vLLM refuses any other degree (10 KV heads on 4 ranks
+        // would be 2.5 heads each).
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "tensor parallel degree " + std::to_string(tp) +
+                             " must divide kv_heads (" + std::to_string(m.kv_heads) +
+                             ") or be a multiple of it; set tensor_parallel",
+                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
+    }
     auto device = ServingDevice(req, cluster.accelerator);
     if (!device.ok()) {
         return device.error();
@@ -505,24 +565,38 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     e.memory_per_accelerator_gb = e.weights_gb_per_accelerator + e.kv_cache_gb_per_accelerator +
                                   act_per_seq * batch / kGb + overhead_gb;
     e.memory_capacity_gb = cluster.accelerator.memory_gb;
-    e.fits_in_memory = e.memory_per_accelerator_gb <= e.memory_capacity_gb;
-    double free_gb = e.memory_capacity_gb - e.weights_gb_per_accelerator - overhead_gb;
+    // The share of memory a serving engine may use, as `serving` counts it: a model that fits
+    // the whole device but not the engine's share does not serve.
+    const double usable_gb = e.memory_capacity_gb * kServingGpuMemoryUtilization;
+    e.fits_in_memory = e.memory_per_accelerator_gb <= usable_gb;
+    double free_gb = usable_gb - e.weights_gb_per_accelerator - overhead_gb;
     double per_seq_gb = (kv_per_seq + act_per_seq) / kGb;
     e.max_batch_size = free_gb > 0 ? static_cast<int>(std::min(std::floor(free_gb / per_seq_gb),
                                                                static_cast<double>(kMaxBatchSize)))
                                    : 0;
 
+    if (auto w = ContextWarning(m, in + out_tokens, "/input_tokens",
+                                "input_tokens + output_tokens")) {
+        e.warnings.push_back(std::move(*w));
+    }
+
     e.assumptions = dev.assumptions;
     e.assumptions.insert(e.assumptions.end(), links.assumptions.begin(), links.assumptions.end());
+    e.assumptions.push_back({"gpu_memory_utilization", kServingGpuMemoryUtilization, "fraction",
+                             "share of device memory the engine may use for weights, activations "
+                             "and KV cache (fits_in_memory, max_batch_size and serving)",
+                             "vLLM --gpu-memory-utilization default"});
     if (req.concurrency || req.requests_per_second) {
         const ServingModel serving(ctx, req, e.memory_capacity_gb, overhead_gb,
                                    cluster.accelerator.id);
         ServingEstimate s = serving.Describe();
         if (serving.RunningLimit() < 1) {
-            // The weights leave no room for a single sequence's KV cache.
+            // The weights leave no room for a single sequence's KV cache: no operating point.
             s.mode = req.concurrency ? "concurrency" : "request_rate";
             s.offered_requests_per_second = req.requests_per_second;
             s.saturated = true;
+            e.warnings.push_back({req.concurrency ? "/concurrency" : "/requests_per_second",
+                                  serving.NoRoomReason()});
         } else if (req.concurrency) {
             s.mode = "concurrency";
             s.point = serving.AtConcurrency(*req.concurrency);

@@ -55,7 +55,9 @@ struct ServingEstimate {
     std::string mode;  // "concurrency" | "request_rate"
     std::optional<double> offered_requests_per_second;
     bool saturated = false;  // offered rate above what the replica can serve
-    ServingPoint point;
+    // The operating point; nullopt when the KV-cache budget holds no sequence (the weights,
+    // overhead and one step's activations take the engine's share of memory).
+    std::optional<ServingPoint> point;
     std::vector<ServingPoint> curve;  // concurrency 1, 2, 4, ... up to the running limit
     double kv_cache_budget_gb_per_accelerator = 0;
     int kv_cache_limit_sequences = 0;  // at the mean context input + output / 2
@@ -76,11 +78,16 @@ struct InferenceEstimate {
     double weights_gb_per_accelerator = 0;
     double kv_cache_gb_per_accelerator = 0;
     double memory_capacity_gb = 0;
+    // Both within the share of the capacity a serving engine may use
+    // (kServingGpuMemoryUtilization), as the `serving` model counts it.
     bool fits_in_memory = false;
     int max_batch_size = 0;  // largest batch whose KV cache fits at input+output tokens
     int tensor_parallel = 1;
     int replicas = 1;
     std::optional<ServingEstimate> serving;
+    // About the request rather than the model's inputs (those are model.warnings): a context
+    // past the model's max_context, a serving engine with no room for one sequence.
+    std::vector<FieldError> warnings;
     ResolvedModel model;
     Assumptions assumptions;
 };
@@ -110,7 +117,9 @@ inline constexpr double kMaxServingRequestsPerSecond = 1e6;
 // (ITL), memory and the largest batch that fits. With `concurrency` or `requests_per_second`
 // also `serving`: continuous batching under the KV-cache limit with vLLM's engine defaults.
 // kInvalidArgument naming the field for bad input or a TP degree that does not divide the
-// hardware or the heads; the roofline's errors for an unsupported precision.
+// hardware or the attention heads, or that neither divides the KV heads nor is a multiple of
+// them (engines shard whole KV heads or replicate them); the roofline's errors for an
+// unsupported precision.
 [[nodiscard]] Result<InferenceEstimate> EstimateInference(const InferenceRequest& request,
                                                           const ClusterSpec& cluster);
 // The same for a model already derived (request.model is not read).
@@ -122,6 +131,19 @@ inline constexpr double kMaxServingRequestsPerSecond = 1e6;
 // `experts` uniformly: E (1 - (1 - k/E)^tokens) (E when k >= E). A decode step reads only
 // these experts' weights, so small batches of a large MoE read a fraction of its weights.
 double ExpectedTouchedExperts(double experts, double top_k, double tokens);
+
+// FLOPs one served request carries in each phase (whole model, all ranks): every token
+// passes the active weights (2 FLOPs per parameter); the prompt's tokens attend causally to
+// input / 2 tokens on average and the output's to the mean context input + output / 2
+// (sliding-window layers to at most the window); logits for the output tokens only (the
+// prompt's last position gives the first of them). Serving plans split a replica's cost
+// between input and output tokens by these shares.
+struct RequestFlops {
+    double prefill = 0;
+    double decode = 0;
+};
+RequestFlops ServedRequestFlops(const ResolvedModel& model, double input_tokens,
+                                double output_tokens);
 
 // KV-cache bytes one sequence of `tokens` tokens holds on one of `tensor_parallel`
 // accelerators: MLA caches kv_lora_rank + qk_rope_head_dim elements per layer, replicated on

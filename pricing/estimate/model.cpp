@@ -682,6 +682,8 @@ Result<ResolvedModel> DeriveModel(const ModelSpec& spec, std::string_view prefix
     if (auto s = ValidateSpec(spec, prefix); !s.ok()) return s.error();
     Derivation d{spec, prefix, {}};
     ResolveContext(d);
+    d.m.max_context = spec.max_context.value_or(0);
+    d.m.max_context_source = spec.max_context_source;
     ResolveDepthAndWidth(d);
     if (auto s = ResolveHeads(d); !s.ok()) return s.error();
     ResolveSlidingWindow(d);
@@ -689,6 +691,19 @@ Result<ResolvedModel> DeriveModel(const ModelSpec& spec, std::string_view prefix
     if (auto s = ResolveMlpWidths(d); !s.ok()) return s.error();
     if (auto s = ReconcileCounts(d); !s.ok()) return s.error();
     return std::move(d.m);
+}
+
+std::optional<FieldError> ContextWarning(const ResolvedModel& m, double tokens,
+                                         std::string_view field, std::string_view what) {
+    if (m.max_context <= 0 || tokens <= m.max_context) {
+        return std::nullopt;
+    }
+    return FieldError{std::string(field),
+                      std::string(what) + " (" + std::to_string(std::llround(tokens)) +
+                          " tokens) exceeds the model's context length of " +
+                          std::to_string(m.max_context) + " tokens (" + m.max_context_source +
+                          "); the figures assume a long-context variant (e.g. RoPE scaling) "
+                          "that accepts it"};
 }
 
 }  // namespace gpucost::pricing::estimate

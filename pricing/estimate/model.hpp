@@ -40,6 +40,11 @@ struct ModelSpec {
     std::optional<int> v_head_dim;             // MLA: value width per head
     std::optional<int> sliding_window;         // tokens a local-attention layer attends to
     std::optional<int> sliding_window_layers;  // layers that use the window (default: all)
+    // The longest context the released model accepts and where that figure comes from (the
+    // model library's max_context and source). Not part of the structure: nothing derives
+    // from it; estimates warn when a request runs past it.
+    std::optional<int> max_context;
+    std::string max_context_source;
 };
 
 // Every field resolved. Parameter counts are absolute (not billions).
@@ -71,6 +76,8 @@ struct ResolvedModel {
     int v_head_dim = 0;
     int sliding_window = 0;          // 0: every layer attends to the whole context
     int sliding_window_layers = 0;   // layers that use the window (0 when sliding_window is 0)
+    int max_context = 0;             // the spec's max_context (0: unknown)
+    std::string max_context_source;
     // Per layer: Q, K, V and output projections (MLA: the down- and up-projections and the
     // decoupled RoPE key).
     double attention_params_per_layer = 0;
@@ -135,6 +142,13 @@ inline constexpr double kAspectRatioHiddenPerLayer = 128.0;
 // `pointer_prefix` (e.g. "/model/layers"). Pure.
 [[nodiscard]] Result<ResolvedModel> DeriveModel(const ModelSpec& spec,
                                                 std::string_view pointer_prefix = "/model");
+
+// A warning on `field` when `tokens` (a request's context: prompt + output, or a training
+// sequence) exceed the model's published max_context, naming it and its source; nullopt
+// when within it or unknown. Not an error: long-context variants (RoPE scaling) exist.
+[[nodiscard]] std::optional<FieldError> ContextWarning(const ResolvedModel& model, double tokens,
+                                                       std::string_view field,
+                                                       std::string_view what);
 
 // The derivation constants as assumptions.
 const Assumptions& ModelDerivationAssumptions();

@@ -224,7 +224,7 @@ void AddAdapter(const Ctx& c, LayerCost& lc, double tokens, double in, double ou
 // The link the tensor-parallel collectives of a layer use (none at degree 1).
 Link TensorLink(const Ctx& c, int tp) {
     if (tp <= 1) return Link{};
-    return tp <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
+    return c.links.GroupLink(tp);
 }
 
 LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp) {
@@ -481,9 +481,7 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& 
     return mem;
 }
 
-const Link& LinkFor(const Ctx& c, int span) {
-    return span <= c.links.scale_up_domain ? c.links.scale_up : c.links.scale_out;
-}
+const Link& LinkFor(const Ctx& c, int span) { return c.links.GroupLink(span); }
 
 // Data-parallel traffic of one step: gradient all-reduce (ZeRO 0/1), reduce-scatter per
 // micro-batch (ZeRO 2), or gathers and reduce-scatters per micro-batch (ZeRO 3), each for
@@ -1681,6 +1679,9 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     WarnOnCountedAttention(c, out);
     if (auto caveat = TrainingPrecisionCaveat(req.precision)) {
         out.model.warnings.push_back({"/precision", std::move(*caveat)});
+    }
+    if (auto w = ContextWarning(c.m, c.m.seq_len, "/model/seq_len", "seq_len")) {
+        out.model.warnings.push_back(std::move(*w));
     }
     if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
     return out;

@@ -69,10 +69,10 @@ bool MeetsLatency(const InferencePlanRequest& request, const estimate::ServingPo
             p.inter_token_latency_ms <= *request.max_inter_token_latency_ms);
 }
 
-// One tensor-parallel degree on one shape: the largest power-of-two concurrency per replica
-// (up to the engine's running limit, which the KV cache and max_num_seqs set) whose
-// continuous-batching TTFT and ITL meet the targets (binary search: both grow with
-// concurrency). Sets `reason`/`example` on the choice when the degree cannot serve.
+// One tensor-parallel degree on one shape: of the power-of-two concurrencies per replica (up
+// to the engine's running limit, which the KV cache and max_num_seqs set) whose
+// continuous-batching TTFT and ITL meet the targets, the one giving the most output tokens/s
+// (the smallest on a tie). Sets `reason`/`example` on the choice when the degree cannot serve.
 std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request,
                                              const estimate::ClusterSpec& cluster, int tp,
                                              ShapeChoice& best, std::size_t& estimates,
@@ -93,15 +93,16 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
             best.reason = "precision_unsupported";
             best.example = first.error().message;
         } else if (f == "/hardware/total_accelerators" || f == "/tensor_parallel") {
-            best.example = "tensor parallel " + std::to_string(tp) +
-                           " does not divide the model's attention heads";
+            // The degree does not fit the model's attention or KV heads (the estimator says
+            // which); the next degree may.
+            best.example = first.error().message;
         } else {
             failure = first.error();
         }
         return std::nullopt;
     }
     const estimate::InferenceEstimate& one = first.value();
-    if (!one.fits_in_memory || !one.serving || one.serving->kv_cache_limit_sequences < 1) {
+    if (!one.fits_in_memory || !one.serving || !one.serving->point) {
         best.example = "weights and KV cache need " + Fixed(one.memory_per_accelerator_gb, 1) +
                        " GB per accelerator at tensor parallel " + std::to_string(tp) + "; " +
                        cluster.accelerator.id + " has " + Fixed(one.memory_capacity_gb, 1) +
@@ -109,42 +110,43 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
                        Fixed(estimate::kServingGpuMemoryUtilization * 100, 0) + " %)";
         return std::nullopt;
     }
-    if (!MeetsLatency(request, one.serving->point)) {
+    if (!MeetsLatency(request, *one.serving->point)) {
         if (best.reason == "does_not_fit") {
             best.reason = "latency_target_unmet";
             best.example = "one request at tensor parallel " + std::to_string(tp) + " gives " +
-                           Fixed(one.serving->point.time_to_first_token_ms, 1) +
+                           Fixed(one.serving->point->time_to_first_token_ms, 1) +
                            " ms to first token and " +
-                           Fixed(one.serving->point.inter_token_latency_ms, 2) +
+                           Fixed(one.serving->point->inter_token_latency_ms, 2) +
                            " ms between tokens";
         }
         return std::nullopt;
-    }
-    const int limit = std::min(one.serving->max_num_seqs,
-                               std::max(1, one.serving->kv_cache_limit_sequences));
-    std::vector<int> levels;
-    for (int c = 1; c < limit && c <= kMaxPlanBatchSize; c *= 2) {
-        levels.push_back(c);
-    }
-    if (limit <= kMaxPlanBatchSize) {
-        levels.push_back(limit);
     }
     ShapeChoice choice;
     choice.ok = true;
     choice.tensor_parallel = tp;
     choice.batch_size = 1;
     choice.estimate = one;
-    std::size_t lo = 1;
-    std::size_t hi = levels.size();  // search [lo, hi)
-    while (lo < hi) {
-        const std::size_t mid = (lo + hi) / 2;
-        auto e = run(levels[mid]);
-        if (e.ok() && e.value().serving && MeetsLatency(request, e.value().serving->point)) {
-            choice.estimate = e.value();
-            choice.batch_size = levels[mid];
-            lo = mid + 1;
-        } else {
-            hi = mid;
+    // The first estimate's curve holds every level: concurrency 1, 2, 4, ... up to the
+    // engine's running limit (the KV cache and max_num_seqs), each with nothing queued.
+    // Latency grows with concurrency, so the levels meeting the targets are a prefix; the
+    // throughput need not (an MoE's step reads more experts as sequences join), so each level
+    // of that prefix is compared by output tokens/s, and the best one estimated in full.
+    int best_level = 1;
+    double best_tokens_per_second = one.serving->point->output_tokens_per_second;
+    for (const estimate::ServingPoint& p : one.serving->curve) {
+        if (p.running_sequences > kMaxPlanBatchSize || !MeetsLatency(request, p)) {
+            break;
+        }
+        if (p.output_tokens_per_second > best_tokens_per_second) {
+            best_tokens_per_second = p.output_tokens_per_second;
+            best_level = static_cast<int>(p.running_sequences);
+        }
+    }
+    if (best_level > 1) {
+        auto e = run(best_level);
+        if (e.ok() && e.value().serving && e.value().serving->point) {
+            choice.estimate = std::move(e).value();
+            choice.batch_size = best_level;
         }
     }
     return choice;
@@ -157,7 +159,7 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
                                 const Offering& o, const ShapeChoice& s, double utilization) {
     const double in = request.workload.input_tokens;
     const double out = request.workload.output_tokens;
-    const estimate::ServingPoint& point = s.estimate.serving->point;
+    const estimate::ServingPoint& point = *s.estimate.serving->point;
     InferencePlanOption opt;
     opt.offering = &o;
     opt.tensor_parallel = s.tensor_parallel;
@@ -197,12 +199,16 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
-    const double prefill_share =
-        point.request_latency_ms > 0
-            ? std::clamp(point.time_to_first_token_ms / point.request_latency_ms, 0.0, 1.0)
-            : 0.0;
+    // Every engine step runs decode tokens and prompt chunks together (continuous batching),
+    // so a step's cost is split by the FLOPs each kind carries in it; over a request's life
+    // that is the request's prefill and decode FLOPs. (Splitting by time gave the prompt only
+    // its TTFT: 8000 prompt tokens at $0.005/M against 100 output tokens at $17/M.)
+    const estimate::RequestFlops flops =
+        estimate::ServedRequestFlops(s.estimate.model, in, out);
+    const double prefill_share = flops.prefill / (flops.prefill + flops.decode);
     opt.usd_per_million_input_tokens = usd_per_request * prefill_share / in * 1e6;
     opt.usd_per_million_output_tokens = usd_per_request * (1.0 - prefill_share) / out * 1e6;
+    opt.usd_per_million_tokens = usd_per_request / (in + out) * 1e6;
     if (request.api_usd_per_million_input_tokens || request.api_usd_per_million_output_tokens) {
         const double api = requests_per_month *
                            (in * request.api_usd_per_million_input_tokens.value_or(0) +
@@ -242,7 +248,7 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
         if (!chosen) {
             continue;
         }
-        const estimate::ServingPoint& point = chosen->estimate.serving->point;
+        const estimate::ServingPoint& point = *chosen->estimate.serving->point;
         chosen->replicas_per_instance = static_cast<double>(per_node / tp);
         const double replicas =
             plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
@@ -388,6 +394,13 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
         request.traffic.tokens_per_day.value_or(0) / 86400.0 / (in + out));
     plan.output_tokens_per_second = plan.requests_per_second * out;
     const double utilization = request.utilization.value_or(kDefaultServingUtilization);
+
+    if (auto model = estimate::DeriveModel(request.workload.model); model.ok()) {
+        if (auto w = estimate::ContextWarning(model.value(), in + out, "/input_tokens",
+                                              "input_tokens + output_tokens")) {
+            plan.warnings.push_back(std::move(*w));
+        }
+    }
 
     SkipTally tally;
     auto sized = SizeOfferings(request, catalog, reference, utilization, plan, tally);

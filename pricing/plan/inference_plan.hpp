@@ -77,6 +77,7 @@ struct InferencePlanOption {
     double monthly_cost_usd = 0;
     double usd_per_million_input_tokens = 0;
     double usd_per_million_output_tokens = 0;
+    double usd_per_million_tokens = 0;  // blended: monthly cost / (input + output) tokens a month
     std::optional<double> api_monthly_cost_usd;
     std::optional<double> savings_vs_api_fraction;  // 1 - monthly / api monthly
 };
@@ -89,22 +90,26 @@ struct InferencePlan {
     std::vector<std::pair<std::string, std::size_t>> skipped;  // reason -> offerings
     std::vector<std::pair<std::string, std::string>> skipped_examples;
     std::size_t estimates = 0;
+    // About the workload: a context (input + output tokens) past the model's max_context.
+    std::vector<FieldError> warnings;
     Assumptions assumptions;
 };
 
 // For each matching offering (spot only when `price_types` names it) whose accelerator is
 // offered for inference (`reference` workloads; `not_for_inference` otherwise): every
 // tensor-parallel degree (power of two within one instance) whose weights and KV cache fit;
-// for each, the largest power-of-two concurrency per replica (<= kMaxPlanBatchSize and the
-// engine's running limit) whose continuous-batching TTFT and ITL meet the targets
+// for each, of the power-of-two concurrencies per replica (<= kMaxPlanBatchSize and the
+// engine's running limit) whose continuous-batching TTFT and ITL meet the targets, the one
+// with the most output tokens/s
 // (EstimateInference's `serving`); the degree needing the fewest instances wins. Options
 // missing a target are skipped and counted (`latency_target_unmet`), as are options needing
 // more instances than one customer can get (`reference` capacity; `over_capacity`): replicas
 // are independent, so the hosts need not form a cluster, but the provider's limit holds. Spot
 // options carry spare replicas. Ranked by monthly cost, ties by ITL, TTFT, then offering id.
 // Cost per million tokens splits each request's cost between prefill (input) and decode
-// (output) by their share of the request's time. Instances sharing (accelerator, count) are
-// estimated once.
+// (output) by their share of the request's FLOPs (estimate::ServedRequestFlops), as every
+// engine step runs both kinds together; the blended figure divides by input + output.
+// Instances sharing (accelerator, count) are estimated once.
 [[nodiscard]] Result<InferencePlan> PlanInference(const InferencePlanRequest& request,
                                                   const Catalog& catalog,
                                                   const PlanReference& reference);

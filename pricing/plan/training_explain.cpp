@@ -23,7 +23,8 @@ const std::set<std::string, std::less<>>& HardwareSpecificEcho() {
         "peak_tflops",          "memory_gb_per_s",       "accelerators_per_node",
         "scale_up_gb_per_s",    "scale_out_gbit_per_s_per_node", "gemm_max_efficiency",
         "activation_bytes_per_layer_gb", "pipeline_bubble_fraction", "attention_efficiency",
-        "scale_up_domain",      "scale_up_hop_latency_s"};
+        "scale_up_domain",      "scale_up_hop_latency_s", "nvlink_bridge_domain",
+        "nvlink_bridge_gb_per_s"};
     return kNames;
 }
 
@@ -31,8 +32,9 @@ const std::set<std::string, std::less<>>& HardwareSpecificEcho() {
 // hardware.<accelerator>.* from an estimate of a shown option on it. The catalog's peaks,
 // memory and links are echoed from the catalog itself; the layout-dependent ones
 // (activations, pipeline bubble) belong to each option's layout.
-constexpr std::array<std::string_view, 4> kDeviceEstimatorEcho = {
-    "gemm_max_efficiency", "attention_efficiency", "scale_up_domain", "scale_up_hop_latency_s"};
+constexpr std::array<std::string_view, 6> kDeviceEstimatorEcho = {
+    "gemm_max_efficiency", "attention_efficiency",  "scale_up_domain",
+    "scale_up_hop_latency_s", "nvlink_bridge_domain", "nvlink_bridge_gb_per_s"};
 
 // The cluster an option was estimated on, as the shape stage described it.
 std::optional<estimate::ClusterSpec> ClusterOf(const TrainingPlanOption& o, const Catalog& catalog) {

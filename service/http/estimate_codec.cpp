@@ -411,8 +411,12 @@ void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
     } else {
         w.NullMember("offered_requests_per_second");
     }
-    w.Key("point");
-    WriteServingPoint(w, s->point);
+    if (s->point) {
+        w.Key("point");
+        WriteServingPoint(w, *s->point);
+    } else {
+        w.NullMember("point");  // no room for one sequence; `warnings` says why
+    }
     w.Member("saturated", s->saturated);
     w.EndObject();
 }
@@ -510,7 +514,9 @@ std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view ass
     w.Member("tensor_parallel", e.tensor_parallel);
     w.Member("time_to_first_token_ms", e.time_to_first_token_ms);
     w.Key("warnings");
-    WriteModelWarnings(w, e.model);
+    std::vector<pricing::FieldError> warnings = e.model.warnings;
+    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
+    WriteWarnings(w, warnings);
     w.Member("weights_gb_per_accelerator", e.weights_gb_per_accelerator);
     w.EndObject();
     return out;

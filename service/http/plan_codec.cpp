@@ -1005,6 +1005,7 @@ void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOptio
     w.Member("total_accelerators", o.total_accelerators);
     w.Member("usd_per_million_input_tokens", o.usd_per_million_input_tokens);
     w.Member("usd_per_million_output_tokens", o.usd_per_million_output_tokens);
+    w.Member("usd_per_million_tokens", o.usd_per_million_tokens);
     w.EndObject();
 }
 
@@ -1063,7 +1064,7 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                 "region", "offering_usd_per_hour", "tensor_parallel", "batch_size",
                 "replicas", "spare_replicas", "nodes", "total_accelerators", "cluster_usd_per_hour",
                 "time_to_first_token_ms", "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
-                "usd_per_million_output_tokens", "savings_vs_api_fraction"};
+                "usd_per_million_output_tokens", "usd_per_million_tokens", "savings_vs_api_fraction"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         t.rows.push_back({f.id, f.provider, f.instance_type, f.accelerator,
@@ -1077,6 +1078,7 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                           CsvNumber(o.inter_token_latency_ms), CsvNumber(o.monthly_cost_usd),
                           CsvNumber(o.usd_per_million_input_tokens),
                           CsvNumber(o.usd_per_million_output_tokens),
+                          CsvNumber(o.usd_per_million_tokens),
                           o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction)
                                                     : ""});
     }
@@ -1203,6 +1205,8 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     Recommend(plan.value(), catalog, answer);
     answer.catalog_version = catalog.Describe().version;
     answer.model_warnings = ModelWarnings(request.workload.model);
+    answer.model_warnings.insert(answer.model_warnings.end(), plan.value().warnings.begin(),
+                                 plan.value().warnings.end());
     return answer;
 }
 

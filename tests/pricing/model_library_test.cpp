@@ -39,6 +39,24 @@ TEST_SUITE("model_library") {
         }
     }
 
+    // max_context was loaded and used nowhere: a 100,000-token prompt on Phi-4 (16K) passed
+    // without a word.
+    TEST_CASE("a library model carries its context length and source into its spec") {
+        const LibraryModel* phi = Seed().Find("phi-4");
+        REQUIRE(phi != nullptr);
+        CHECK(phi->spec.max_context == phi->max_context);
+        CHECK(phi->spec.max_context_source.find("phi-4") != std::string::npos);
+        auto resolved = estimate::DeriveModel(phi->spec);
+        REQUIRE(resolved.ok());
+        CHECK(resolved.value().max_context == 16384);
+        auto warning = estimate::ContextWarning(resolved.value(), 20000, "/input_tokens", "input");
+        REQUIRE(warning.has_value());
+        CHECK(warning->field == "/input_tokens");
+        CHECK(warning->detail.find("16384") != std::string::npos);
+        CHECK(warning->detail.find("model library phi-4") != std::string::npos);
+        CHECK_FALSE(estimate::ContextWarning(resolved.value(), 16384, "/input_tokens", "input"));
+    }
+
     TEST_CASE("every library row counts within 3 % of its published total") {
         for (const LibraryModel& m : Seed().All()) {
             CAPTURE(m.id);

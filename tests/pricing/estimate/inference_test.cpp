@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "pricing/estimate/collectives.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
 
 using namespace gpucost::pricing;
@@ -168,6 +169,154 @@ TEST_SUITE("estimate_inference") {
         CHECK(local.value().time_to_first_token_ms < global.value().time_to_first_token_ms);
     }
 
+    // Phi-4 has 10 KV heads: tensor parallel 4 was accepted and counted 2.5 heads per rank,
+    // a layout vLLM refuses (it shards whole KV heads or replicates one on each rank).
+    TEST_CASE("tensor parallelism must divide the KV heads or be a multiple of them") {
+        ModelSpec phi4;  // huggingface.co/microsoft/phi-4 config.json
+        phi4.layers = 40;
+        phi4.hidden_size = 5120;
+        phi4.attention_heads = 40;
+        phi4.kv_heads = 10;
+        phi4.ffn_hidden_size = 17920;
+        phi4.gated_mlp = true;
+        phi4.vocab_size = 100352;
+        InferenceRequest r = Chat(phi4, Precision::kBf16);
+        auto four = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 4));
+        REQUIRE_FALSE(four.ok());
+        CHECK(four.error().field == "/hardware/total_accelerators");
+        CHECK(four.error().message.find("kv_heads (10)") != std::string::npos);
+        r.tensor_parallel = 4;
+        CHECK(EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 8)).error().field ==
+              "/tensor_parallel");
+        // 2 divides 10; 20 is a multiple of 10 (each rank holds one replicated head).
+        r.tensor_parallel = 2;
+        auto two = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 8));
+        REQUIRE(two.ok());
+        CHECK(two.value().replicas == 4);
+        r.tensor_parallel = 20;
+        auto twenty = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 20));
+        REQUIRE(twenty.ok());
+        CHECK(twenty.value().kv_cache_gb_per_accelerator ==
+              doctest::Approx(KvCacheBytesPerSequence(twenty.value().model, 10, 2, 1200) / 1e9));
+    }
+
+    TEST_CASE("a prompt and output past the model's context length draw a warning") {
+        ModelSpec spec = Llama70B();
+        spec.max_context = 8192;
+        spec.max_context_source = "test library";
+        InferenceRequest r = Chat(spec, Precision::kFp8);
+        r.input_tokens = 8000;
+        r.output_tokens = 500;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        REQUIRE(e.value().warnings.size() == 1);
+        CHECK(e.value().warnings[0].field == "/input_tokens");
+        CHECK(e.value().warnings[0].detail.find("8500 tokens") != std::string::npos);
+        CHECK(e.value().warnings[0].detail.find("8192 tokens (test library)") !=
+              std::string::npos);
+        r.output_tokens = 192;
+        CHECK(EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2)).value().warnings.empty());
+    }
+
+    // Llama 70B in bf16 on two H100s: fits_in_memory said true (71 GB of weights within 80 GB)
+    // while the serving model, within vLLM's 0.9 of memory, had -1.8 GB for the KV cache and
+    // wrote an all-zero operating point.
+    TEST_CASE("the fit check and the serving model use the same share of memory") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.concurrency = 8;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        CHECK_FALSE(e.value().fits_in_memory);
+        CHECK(e.value().max_batch_size == 0);
+        REQUIRE(e.value().serving.has_value());
+        CHECK(e.value().serving->kv_cache_budget_gb_per_accelerator < 0);
+        CHECK_FALSE(e.value().serving->point.has_value());
+        REQUIRE(e.value().warnings.size() == 1);
+        CHECK(e.value().warnings[0].field == "/concurrency");
+        CHECK(e.value().warnings[0].detail.find("no room for one sequence") != std::string::npos);
+        // Four GPUs hold it: both views agree that it fits and serves.
+        auto four = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 4));
+        REQUIRE(four.ok());
+        CHECK(four.value().fits_in_memory);
+        CHECK(four.value().serving->point.has_value());
+        CHECK(four.value().warnings.empty());
+    }
+
+    // PCIe A100s pair over an NVLink bridge: tensor parallel 8 used the bridge's 600 GB/s as
+    // if all eight shared one NVLink fabric.
+    TEST_CASE("tensor parallelism beyond an NVLink bridge pair crosses PCIe") {
+        Accelerator pcie = gpucost::testing::A100Sxm80();
+        pcie.id = "a100-pcie-80gb";
+        pcie.form_factor = "PCIe";
+        pcie.scale_up_interconnect = "NVLink bridge (2-GPU pairs)";
+        pcie.scale_up_gb_per_s = 600;
+        Accelerator nvswitch = pcie;
+        nvswitch.scale_up_interconnect = "NVLink 3";
+        auto dev = MakeDeviceModel(pcie, Precision::kBf16, {});
+        REQUIRE(dev.ok());
+        const ClusterLinks links = MakeClusterLinks(Cluster(pcie, 8), dev.value());
+        CHECK(links.bridge_domain == 2);
+        CHECK(links.GroupLink(2).bytes_per_s ==
+              doctest::Approx(300e9 * dev.value().scale_up_efficiency));
+        CHECK(links.GroupLink(8).bytes_per_s ==
+              doctest::Approx(32e9 * dev.value().scale_up_efficiency));  // Gen4 x16
+        CHECK(MakeClusterLinks(Cluster(nvswitch, 8), dev.value()).bridge_domain == 0);
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.tensor_parallel = 8;
+        auto bridged = EstimateInference(r, Cluster(pcie, 8));
+        auto switched = EstimateInference(r, Cluster(nvswitch, 8));
+        REQUIRE(bridged.ok());
+        REQUIRE(switched.ok());
+        CHECK(bridged.value().inter_token_latency_ms > switched.value().inter_token_latency_ms);
+        r.tensor_parallel = 2;
+        CHECK(EstimateInference(r, Cluster(pcie, 2)).value().inter_token_latency_ms ==
+              doctest::Approx(EstimateInference(r, Cluster(nvswitch, 2)).value().inter_token_latency_ms));
+    }
+
+    TEST_CASE("a served request's FLOPs: the prompt's causal attention, the output's context") {
+        auto m = DeriveModel(Llama70B());
+        REQUIRE(m.ok());
+        const RequestFlops f = ServedRequestFlops(m.value(), 8000, 100);
+        const double linear = 2.0 * m.value().ActiveNonEmbeddingParams();
+        const double attention = 2.0 * 64 * 256 * 80;  // per token per context token
+        CHECK(f.prefill == doctest::Approx(8000 * (linear + attention * 4000)));
+        CHECK(f.decode == doctest::Approx(100 * (linear + 2.0 * 128256 * 8192 + attention * 8050)));
+    }
+
+    // gpt-oss-120b (128 experts, top-4) on one H200, 8000 in / 500 out: 377.9 output tokens/s
+    // at concurrency 1 but 112.8 at 2, because the other sequence's prompt was spread over
+    // every step (16 tokens each) and 18 tokens touch 55 of 128 experts: every step read
+    // nearly half the experts. Chunk steps and pure decode steps are now timed apart.
+    TEST_CASE("an MoE serves more with two running sequences than with one") {
+        ModelSpec moe;  // huggingface.co/openai/gpt-oss-120b config.json
+        moe.layers = 36;
+        moe.hidden_size = 2880;
+        moe.attention_heads = 64;
+        moe.kv_heads = 8;
+        moe.head_dim = 64;
+        moe.ffn_hidden_size = 2880;
+        moe.expert_ffn_hidden_size = 2880;
+        moe.vocab_size = 201088;
+        moe.gated_mlp = true;
+        moe.experts = 128;
+        moe.experts_per_token = 4;
+        moe.sliding_window = 128;
+        moe.sliding_window_layers = 18;
+        InferenceRequest r = Chat(moe, Precision::kFp8);
+        r.input_tokens = 8000;
+        r.output_tokens = 500;
+        r.concurrency = 1;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(e.ok());
+        const auto& curve = e.value().serving->curve;
+        REQUIRE(curve.size() >= 3);
+        for (std::size_t i = 1; i < curve.size(); ++i) {
+            CHECK(curve[i].output_tokens_per_second > curve[i - 1].output_tokens_per_second);
+        }
+        // A step without a chunk reads the experts of its two decode tokens only.
+        CHECK(curve[1].inter_token_latency_ms < 2 * curve[0].inter_token_latency_ms);
+    }
+
     TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         auto fp8 = EstimateInference(r, Cluster(B200(), 1));
@@ -217,7 +366,7 @@ TEST_SUITE("estimate_inference") {
               doctest::Approx(last.running_sequences / (last.inter_token_latency_ms / 1e3))
                   .epsilon(0.02));
         // One request alone: its latency is its first token plus 199 steps.
-        const ServingPoint& solo = s.point;
+        const ServingPoint& solo = *s.point;
         CHECK(solo.request_latency_ms ==
               doctest::Approx(solo.time_to_first_token_ms + 199 * solo.inter_token_latency_ms));
 
@@ -225,7 +374,7 @@ TEST_SUITE("estimate_inference") {
         r.concurrency = 2 * static_cast<int>(last.running_sequences);
         auto queued = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
         REQUIRE(queued.ok());
-        const ServingPoint& q = queued.value().serving->point;
+        const ServingPoint& q = *queued.value().serving->point;
         CHECK(q.queued_requests == doctest::Approx(last.running_sequences));
         CHECK(q.requests_per_second == doctest::Approx(last.requests_per_second));
         CHECK(q.request_latency_ms == doctest::Approx(*r.concurrency / q.requests_per_second * 1e3));
@@ -241,7 +390,7 @@ TEST_SUITE("estimate_inference") {
         r.concurrency = 1;
         auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
         REQUIRE(e.ok());
-        const ServingPoint& solo = e.value().serving->point;
+        const ServingPoint& solo = *e.value().serving->point;
         CHECK(solo.prefill_tokens_per_step == 0);  // no other sequence's prompt to carry
         CHECK(solo.requests_per_second * solo.request_latency_ms / 1e3 == doctest::Approx(1.0));
         CHECK(solo.request_latency_ms ==
@@ -284,8 +433,8 @@ TEST_SUITE("estimate_inference") {
         const ServingEstimate& s = *e.value().serving;
         CHECK(s.mode == "request_rate");
         CHECK_FALSE(s.saturated);
-        CHECK(s.point.requests_per_second == doctest::Approx(2.0).epsilon(1e-6));
-        CHECK(s.point.running_sequences < s.curve.back().running_sequences);
+        CHECK(s.point->requests_per_second == doctest::Approx(2.0).epsilon(1e-6));
+        CHECK(s.point->running_sequences < s.curve.back().running_sequences);
         r.requests_per_second = 1e5;
         auto over = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
         REQUIRE(over.ok());

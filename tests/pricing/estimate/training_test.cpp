@@ -140,6 +140,30 @@ TEST_SUITE("estimate_training") {
         CHECK(EstimateTraining(r, Cluster(8)).value().model.warnings.empty());
     }
 
+    TEST_CASE("a sequence longer than the model's published context is named, not refused") {
+        TrainingRequest r;
+        r.model = Llama7();
+        r.model.max_context = 4096;
+        r.model.max_context_source = "test library";
+        r.model.seq_len = 8192;
+        r.tokens_b = 1;
+        r.parallelism = Fixed(1, 1, 8, 1, 1);
+        auto e = EstimateTraining(r, Cluster(8));
+        REQUIRE(e.ok());
+        bool named = false;
+        for (const auto& w : e.value().model.warnings) {
+            named = named || (w.field == "/model/seq_len" &&
+                              w.detail.find("4096 tokens (test library)") != std::string::npos);
+        }
+        CHECK(named);
+        r.model.seq_len = 4096;
+        auto within = EstimateTraining(r, Cluster(8));
+        REQUIRE(within.ok());
+        for (const auto& w : within.value().model.warnings) {
+            CHECK(w.detail.find("context length") == std::string::npos);
+        }
+    }
+
     // The router's logits were missing from the op-level count while model FLOPs held its
     // weights: every MoE model showed HFU below MFU without recompute (0.3239 vs 0.3248).
     TEST_CASE("for an MoE model too, op-level FLOPs equal model FLOPs without recompute") {

@@ -47,6 +47,26 @@ InferencePlanRequest Chat() {
     return r;
 }
 
+// gpt-oss-120b as published (huggingface.co/openai/gpt-oss-120b config.json): 36 x 2880,
+// 64 heads of 64, 8 KV heads, 128 experts of 2880, top-4, half the layers a 128-token window.
+estimate::ModelSpec GptOss120b() {
+    estimate::ModelSpec m;
+    m.layers = 36;
+    m.hidden_size = 2880;
+    m.attention_heads = 64;
+    m.kv_heads = 8;
+    m.head_dim = 64;
+    m.ffn_hidden_size = 2880;
+    m.expert_ffn_hidden_size = 2880;
+    m.vocab_size = 201088;
+    m.gated_mlp = true;
+    m.experts = 128;
+    m.experts_per_token = 4;
+    m.sliding_window = 128;
+    m.sliding_window_layers = 18;
+    return m;
+}
+
 }  // namespace
 
 TEST_SUITE("plan_inference") {
@@ -73,6 +93,28 @@ TEST_SUITE("plan_inference") {
         for (std::size_t i = 1; i < p.options.size(); ++i) {
             CHECK(p.options[i - 1].monthly_cost_usd <= p.options[i].monthly_cost_usd);
         }
+    }
+
+    // A model of 10 KV heads too large for one or two H100s: tensor parallel 4 and 8 were
+    // planned with 2.5 and 1.25 KV heads per rank, layouts no serving engine runs.
+    TEST_CASE("no option uses a tensor-parallel degree that splits KV heads unevenly") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model = {};
+        r.workload.model.layers = 80;
+        r.workload.model.hidden_size = 10240;
+        r.workload.model.attention_heads = 40;
+        r.workload.model.kv_heads = 10;
+        r.workload.model.ffn_hidden_size = 35840;
+        r.workload.model.gated_mlp = true;
+        r.traffic.requests_per_second = 1;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        for (const auto& o : plan.value().options) {
+            CHECK((10 % o.tensor_parallel == 0 || o.tensor_parallel % 10 == 0));
+        }
+        CHECK(plan.value().total_count == 0);
+        CHECK(Example(plan.value(), "does_not_fit").find("kv_heads") != std::string::npos);
     }
 
     TEST_CASE("tokens per day convert to requests per second over input plus output") {
@@ -122,6 +164,102 @@ TEST_SUITE("plan_inference") {
         for (const auto& o : smaller.value().options) {
             CHECK(o.inter_token_latency_ms <= *mid.max_inter_token_latency_ms);
         }
+    }
+
+    // gpt-oss-120b at 8000 in / 500 out: the planner took the largest concurrency meeting the
+    // ITL target (4 on one H200: 126 output tokens/s) although one request alone gave 378
+    // (while the serving model spread prompts over every step, a second sequence made every
+    // step read most experts). Throughput need not grow with concurrency; the choice holds.
+    TEST_CASE("each replica runs the concurrency with the most output tokens/s within the targets") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model = GptOss120b();
+        r.workload.precision = Precision::kFp8;
+        r.workload.input_tokens = 8000;
+        r.workload.output_tokens = 500;
+        r.traffic.requests_per_second = 1;
+        auto loose = PlanInference(r, *catalog, Ref());
+        REQUIRE(loose.ok());
+        REQUIRE_FALSE(loose.value().options.empty());
+        const InferencePlanOption& first = loose.value().options.front();
+        estimate::ClusterSpec cluster;
+        auto h100 = catalog->FindAccelerator("h100-sxm");
+        REQUIRE(h100.ok());
+        cluster.accelerator = h100.value();
+        cluster.accelerator_count = first.tensor_parallel;
+        cluster.accelerators_per_node = first.tensor_parallel;
+        estimate::InferenceRequest w = r.workload;
+        w.tensor_parallel = first.tensor_parallel;
+        w.concurrency = 1;
+        auto curve = estimate::EstimateInference(w, cluster);
+        REQUIRE(curve.ok());
+        const auto& points = curve.value().serving->curve;
+        REQUIRE(points.size() >= 3);
+        r.max_inter_token_latency_ms = points[2].inter_token_latency_ms * 1.001;
+        auto tight = PlanInference(r, *catalog, Ref());
+        REQUIRE(tight.ok());
+        for (const auto& o : tight.value().options) {
+            CAPTURE(o.offering->id);
+            if (o.tensor_parallel != first.tensor_parallel) continue;
+            for (const auto& p : points) {
+                if (p.inter_token_latency_ms <= *r.max_inter_token_latency_ms) {
+                    CHECK(o.output_tokens_per_second_per_replica >=
+                          p.output_tokens_per_second * (1 - 1e-9));
+                }
+            }
+        }
+    }
+
+    // Splitting by time gave the prompt only its TTFT: Llama 3.3 70B fp8 at 8000 in / 100 out
+    // priced input at $0.005/M and output at $14-17/M.
+    TEST_CASE("input and output tokens are priced by their share of a request's FLOPs") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model = {};
+        r.workload.model.params_b = 70.6;
+        r.workload.model.layers = 80;
+        r.workload.model.hidden_size = 8192;
+        r.workload.model.attention_heads = 64;
+        r.workload.model.kv_heads = 8;
+        r.workload.model.ffn_hidden_size = 28672;
+        r.workload.model.gated_mlp = true;
+        r.workload.model.vocab_size = 128256;
+        r.workload.precision = Precision::kFp8;
+        r.workload.input_tokens = 8000;
+        r.workload.output_tokens = 100;
+        r.traffic.requests_per_second = 1;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        REQUIRE_FALSE(plan.value().options.empty());
+        auto model = estimate::DeriveModel(r.workload.model);
+        REQUIRE(model.ok());
+        const estimate::RequestFlops f = estimate::ServedRequestFlops(model.value(), 8000, 100);
+        const double requests_per_month = kSecondsPerMonth;
+        for (const auto& o : plan.value().options) {
+            const double per_request = o.monthly_cost_usd / requests_per_month;
+            CHECK(o.usd_per_million_input_tokens * 8000 / 1e6 ==
+                  doctest::Approx(per_request * f.prefill / (f.prefill + f.decode)));
+            // A token costs about the same in either phase: an output token more, for its
+            // longer context and its logits.
+            CHECK(o.usd_per_million_output_tokens > o.usd_per_million_input_tokens);
+            CHECK(o.usd_per_million_output_tokens < 1.5 * o.usd_per_million_input_tokens);
+            CHECK(o.usd_per_million_tokens * 8100 / 1e6 == doctest::Approx(per_request));
+        }
+    }
+
+    TEST_CASE("a request longer than the model's context is planned, with a warning") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model.max_context = 512;
+        r.workload.model.max_context_source = "test library";
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        CHECK(plan.value().total_count > 0);
+        REQUIRE(plan.value().warnings.size() == 1);
+        CHECK(plan.value().warnings[0].field == "/input_tokens");
+        CHECK(plan.value().warnings[0].detail.find("768 tokens") != std::string::npos);
+        r.workload.model.max_context = 768;
+        CHECK(PlanInference(r, *catalog, Ref()).value().warnings.empty());
     }
 
     TEST_CASE("an API price gives the monthly API bill and the saving against it") {

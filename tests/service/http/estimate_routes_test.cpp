@@ -213,6 +213,33 @@ TEST_SUITE("estimate_routes") {
         CheckProblem(Post(server, "/v1/estimates/inference", req), 422, "/requests_per_second");
     }
 
+    // Llama 70B bf16 on two H100s has no room for one sequence within the engine's 0.9 of
+    // memory: the answer said fits_in_memory true with an all-zero point.
+    TEST_CASE("POST /v1/estimates/inference with no room for a sequence gives point null and says why") {
+        TestServer server(SampleDeps());
+        json req = {{"model", "llama-3.1-70b"},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
+                    {"precision", "bf16"},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200},
+                    {"concurrency", 8}};
+        json b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        CHECK(b["fits_in_memory"] == false);
+        REQUIRE(b["serving"].is_object());
+        CHECK(b["serving"]["point"].is_null());
+        REQUIRE(b["warnings"].size() == 1);
+        CHECK(b["warnings"][0]["field"] == "/concurrency");
+        req["input_tokens"] = 200000;
+        req["hardware"]["total_accelerators"] = 8;
+        b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        bool context = false;
+        for (const json& w : b["warnings"]) {
+            context = context || (w["field"] == "/input_tokens" &&
+                                  w["detail"].get<std::string>().find("131072") != std::string::npos);
+        }
+        CHECK(context);
+    }
+
     TEST_CASE("POST /v1/estimates/roofline classifies ops and totals them") {
         TestServer server(SampleDeps());
         json req = {{"accelerator", "h100-sxm"},

@@ -461,6 +461,7 @@ TEST_SUITE("plan_routes") {
         const json& o = body["options"][0];
         for (const char* key : {"total_accelerators", "monthly_cost_usd",
                                 "usd_per_million_input_tokens", "usd_per_million_output_tokens",
+                                "usd_per_million_tokens",
                                 "savings_vs_api_fraction", "tensor_parallel", "batch_size",
                                 "nodes", "max_instances", "cluster_usd_per_hour"}) {
             CHECK(o.contains(key));
@@ -491,5 +492,24 @@ TEST_SUITE("plan_routes") {
                         "text/csv");
         REQUIRE(csv);
         CHECK(csv->get_header_value("Content-Type") == "text/csv; charset=utf-8");
+        CHECK(csv->body.find("usd_per_million_output_tokens,usd_per_million_tokens,") !=
+              std::string::npos);
+        // The blended price: the monthly cost over every input and output token.
+        CHECK(o["usd_per_million_tokens"].get<double>() * 768 / 1e6 * 10 * 730 * 3600 ==
+              doctest::Approx(o["monthly_cost_usd"].get<double>()));
+    }
+
+    TEST_CASE("POST /v1/plans/inference warns when a request runs past the model's context") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/inference",
+                              R"({"model": "phi-4", "input_tokens": 16000, "output_tokens": 1000,
+                                  "traffic": {"requests_per_second": 1}})"));
+        REQUIRE(body["warnings"].is_array());
+        bool named = false;
+        for (const json& w : body["warnings"]) {
+            named = named || (w["field"] == "/input_tokens" &&
+                              w["detail"].get<std::string>().find("16384") != std::string::npos);
+        }
+        CHECK(named);
     }
 }
