@@ -333,6 +333,17 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
                                            capacity.source + ")");
             continue;
         }
+        // Replicas are independent purchases, but one tensor-parallel group is one: where only
+        // some counts are sold (TPU slices), the instances of a group must be one of them.
+        const int group_instances =
+            std::max(1, option.tensor_parallel / std::max(1, o.accelerator_count));
+        if (!capacity.instance_counts.empty() && !capacity.Sells(group_instances)) {
+            tally.Add("size_not_sold", o.id + ": tensor parallel " +
+                                           std::to_string(option.tensor_parallel) + " needs " +
+                                           std::to_string(group_instances) +
+                                           " instances as one slice; " + capacity.source);
+            continue;
+        }
         option.max_instances = capacity.max_instances;
         all.push_back(std::move(option));
     }

@@ -413,4 +413,30 @@ TEST_SUITE("plan_inference") {
             CHECK(o.time_to_first_token_ms <= *r.max_time_to_first_token_ms);
         }
     }
+
+    TEST_CASE("a replica is planned only on a slice size the provider sells") {
+        auto catalog = Sample();
+        PlanReferenceCsv csv = gpucost::testing::SamplePlanReferenceCsv();
+        csv.capacity_csv.replace(csv.capacity_csv.find("source,notes\n"), 13,
+                                 "source,notes,instance_counts\n");
+        csv.capacity_csv += "gcp,tpu-v5e,*,64,true,,,TEST SLICES,,4|8\n";
+        auto reference = LoadPlanReference(csv);
+        REQUIRE(reference.ok());
+        InferencePlanRequest r = Chat();
+        r.workload.model.params_b = 1;  // one 16 GB chip serves it
+        r.traffic.requests_per_second = 1;
+        r.accelerators = {"tpu-v5e"};
+        auto sold_in_fours = PlanInference(r, *catalog, reference.value());
+        REQUIRE(sold_in_fours.ok());
+        CHECK(sold_in_fours.value().options.empty());
+        std::size_t unsold = 0;
+        for (const auto& [reason, n] : sold_in_fours.value().skipped) {
+            if (reason == "size_not_sold") unsold = n;
+        }
+        CHECK(unsold == 1);
+        // The same offering where single chips are sold is planned.
+        auto any_size = PlanInference(r, *catalog, Ref());
+        REQUIRE(any_size.ok());
+        CHECK_FALSE(any_size.value().options.empty());
+    }
 }
