@@ -38,15 +38,51 @@ const Offering* SiblingOffering(const Catalog& catalog, const Offering& offering
     return nullptr;
 }
 
+// Months of a commitment's term; 0 for a price type billed by the hour.
+int TermMonths(PriceType type) {
+    switch (type) {
+        case PriceType::kCommit1y:
+            return 12;
+        case PriceType::kCommit3y:
+            return 36;
+        default:
+            return 0;
+    }
+}
+
+// Whole terms of `term_months` covering `horizon_months`, in months.
+int WholeTermMonths(int horizon_months, int term_months) {
+    return ((horizon_months + term_months - 1) / term_months) * term_months;
+}
+
+// Rent-vs-buy compares a steady monthly rent with owning. A spot offering is interrupted and
+// repriced at will and a capacity block is booked for days or weeks, so neither is a monthly
+// rent: refused, naming the field that chose it.
+Status CheckSteadyRent(const Offering& offering, const RentSide& rent) {
+    if (offering.price_type != PriceType::kSpot &&
+        offering.price_type != PriceType::kCapacityBlock) {
+        return Ok{};
+    }
+    const std::string field = rent.price_type ? "/rent/price_type" : "/rent/offering_id";
+    const std::string what = offering.price_type == PriceType::kSpot
+                                 ? "a spot offering (interrupted at the provider's will)"
+                                 : "a capacity block (booked for days or weeks)";
+    return MakeError(ErrorCode::kInvalidArgument,
+                     field.substr(1) + ": '" + offering.id + "' is " + what +
+                         "; rent-vs-buy compares a steady monthly rent with owning, so rent "
+                         "on_demand or under a commitment here, and price spot against "
+                         "on-demand with POST /v1/plans/spot",
+                     field);
+}
+
 // On-demand pays the rented accelerator-hours; a commitment reserves whole instances
 // covering the owned accelerators for every hour of whole terms (8,760 h a year).
 std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offering,
                                     double count, const RentVsBuyPlan& plan,
                                     double monthly_rate) {
     std::vector<RentOption> out;
-    for (auto [type, term_months] : {std::pair{PriceType::kOnDemand, 0},
-                                     std::pair{PriceType::kCommit1y, 12},
-                                     std::pair{PriceType::kCommit3y, 36}}) {
+    for (PriceType type : {PriceType::kOnDemand, PriceType::kCommit1y, PriceType::kCommit3y}) {
+        const int term_months = TermMonths(type);
         const Offering* o = offering.price_type == type ? &offering
                                                         : SiblingOffering(catalog, offering, type);
         if (o == nullptr) {
@@ -66,8 +102,7 @@ std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offe
             r.nodes = static_cast<int>(
                 std::ceil(count / static_cast<double>(o->accelerator_count)));
             r.monthly_usd = o->price.usd_per_hour * r.nodes * kHoursPerMonth;
-            r.billed_months =
-                ((plan.horizon_months + term_months - 1) / term_months) * term_months;
+            r.billed_months = WholeTermMonths(plan.horizon_months, term_months);
         }
         r.total_usd = r.monthly_usd * r.billed_months;
         r.npv_usd = Annuity(r.monthly_usd, r.billed_months, monthly_rate);
@@ -183,6 +218,10 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
             }
             offering = *sibling;
         }
+        if (auto steady = CheckSteadyRent(*offering, rent); !steady.ok()) {
+            return steady.error();
+        }
+        plan.rent_price_type = offering->price_type;
     }
     plan.accelerator = buy.accelerator;
     if (!plan.accelerator && offering) {
@@ -232,8 +271,20 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                              "/rent/accelerator_hours_per_month");
         }
     }
+    const int term_months = offering ? TermMonths(offering->price_type) : 0;
+    if (term_months > 0) {
+        // A commitment reserves whole instances for the owned accelerators (or, without a
+        // count, for the rented hours) every hour, used or not.
+        const double per_instance = static_cast<double>(offering->accelerator_count);
+        const double needed =
+            has_count ? count : *plan.accelerator_hours_per_month / kHoursPerMonth;
+        plan.rent_nodes = std::max(1, static_cast<int>(std::ceil(needed / per_instance - 1e-9)));
+    }
     if (rent.usd_per_month) {
         plan.monthly_rent_usd = *rent.usd_per_month;
+    } else if (plan.rent_nodes) {
+        plan.monthly_rent_usd = *plan.rent_usd_per_accelerator_hour * offering->accelerator_count *
+                                *plan.rent_nodes * kHoursPerMonth;
     } else {
         plan.monthly_rent_usd =
             *plan.rent_usd_per_accelerator_hour * *plan.accelerator_hours_per_month;
@@ -401,8 +452,9 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
     }
 
-    // Break-even utilisation: amortised fixed cost + power(u) = rent rate x capacity x u.
-    if (has_count && plan.rent_usd_per_accelerator_hour) {
+    // Break-even utilisation: amortised fixed cost + power(u) = rent rate x capacity x u. A
+    // commitment costs the same at any utilisation, so it has none.
+    if (has_count && plan.rent_usd_per_accelerator_hour && term_months == 0) {
         const double fixed = plan.capex_usd * (1.0 - residual_fraction) / depreciation_months +
                              plan.opex_usd_per_month -
                              power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
@@ -415,11 +467,14 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     }
 
     plan.residual_value_at_horizon_usd = resale(horizon);
-    plan.total_rent_usd = plan.monthly_rent_usd * horizon;
+    plan.rent_billed_months =
+        term_months > 0 ? WholeTermMonths(plan.horizon_months, term_months) : plan.horizon_months;
+    const auto billed = static_cast<double>(plan.rent_billed_months);
+    plan.total_rent_usd = plan.monthly_rent_usd * billed;
     plan.total_own_usd =
         plan.capex_usd + plan.opex_usd_per_month * horizon - plan.residual_value_at_horizon_usd;
     const double horizon_discount = std::exp(-horizon * std::log1p(monthly_rate));
-    plan.npv_rent_usd = Annuity(plan.monthly_rent_usd, horizon, monthly_rate);
+    plan.npv_rent_usd = Annuity(plan.monthly_rent_usd, billed, monthly_rate);
     plan.npv_own_usd = plan.capex_usd + Annuity(plan.opex_usd_per_month, horizon, monthly_rate) -
                        plan.residual_value_at_horizon_usd * horizon_discount;
 
@@ -442,6 +497,13 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                       Usd(plan.npv_own_usd) + " in present value (net of " +
                       Usd(plan.residual_value_at_horizon_usd) + " resale) against " +
                       Usd(plan.npv_rent_usd) + " for renting; ";
+    if (plan.rent_nodes) {
+        why += "the rent is a " + std::string(PriceTypeName(offering->price_type)) +
+               " commitment: " + std::to_string(*plan.rent_nodes) + " x " +
+               offering->instance_type + " reserved every hour (" + Usd(plan.monthly_rent_usd) +
+               "/month, used or not), billed for " + std::to_string(plan.rent_billed_months) +
+               " months of whole terms; ";
+    }
     if (!plan.break_even_months) {
         why += "owning never breaks even: its running cost (" + Usd(plan.opex_usd_per_month) +
                "/month) is at least the rent (" + Usd(plan.monthly_rent_usd) + "/month)";

@@ -129,6 +129,12 @@ struct RentVsBuyPlan {
     std::optional<int> total_accelerators;
     std::optional<std::string> accelerator;
     double monthly_rent_usd = 0;
+    // The rent offering's price type (null without an offering). Under a commitment the rent
+    // reserves whole instances (`rent_nodes`) for every hour of whole terms, used or not.
+    std::optional<PriceType> rent_price_type;
+    std::optional<int> rent_nodes;
+    // Months of rent paid: the horizon, or whole commitment terms covering it.
+    int rent_billed_months = 0;
     // Amortised owning cost: (capex - residual) / depreciation months + opex.
     double monthly_own_usd = 0;
     std::optional<double> rent_usd_per_accelerator_hour;

@@ -266,4 +266,57 @@ TEST_SUITE("plan_rent_vs_buy") {
         REQUIRE_FALSE(missing.ok());
         CHECK(missing.error().field == "/rent/price_type");
     }
+
+    TEST_CASE("a commitment chosen as the rent is billed as reserved whole instances and terms") {
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings();
+        Offering commit = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand").value();
+        commit.id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        commit.price_type = PriceType::kCommit3y;
+        commit.price.usd_per_hour = 20;
+        offerings.push_back(commit);
+        auto catalog = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "t", 0);
+        REQUIRE(catalog.ok());
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 8;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        r.rent.price_type = PriceType::kCommit3y;
+        r.rent.accelerator_hours_per_month = 1000;
+        auto plan = PlanRentVsBuy(r, *catalog.value());
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        // One p5 reserved every hour ($20 x 730 h), not $2.50 x the 1,000 hours used.
+        CHECK(p.monthly_rent_usd == doctest::Approx(20.0 * 730));
+        REQUIRE(p.rent_nodes);
+        CHECK(*p.rent_nodes == 1);
+        CHECK(p.rent_billed_months == 72);  // two whole 3-year terms cover the 60 months
+        CHECK(p.total_rent_usd == doctest::Approx(20.0 * 730 * 72));
+        REQUIRE(p.rent_options.size() == 2);
+        CHECK(p.npv_rent_usd == doctest::Approx(p.rent_options[1].npv_usd));
+        CHECK_FALSE(p.break_even_utilization.has_value());  // the rent does not scale with use
+        CHECK(p.reasoning.find("commit_3y commitment: 1 x p5.48xlarge reserved") != std::string::npos);
+        // The commitment's id named directly answers the same.
+        RentVsBuyRequest direct = r;
+        direct.rent.price_type.reset();
+        direct.rent.offering_id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        CHECK(PlanRentVsBuy(direct, *catalog.value()).value().npv_rent_usd ==
+              doctest::Approx(p.npv_rent_usd));
+    }
+
+    TEST_CASE("spot as the steady rent is refused, naming the field that chose it") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = SmallTeam();
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        auto direct = PlanRentVsBuy(r, *catalog);
+        REQUIRE_FALSE(direct.ok());
+        CHECK(direct.error().code == ErrorCode::kInvalidArgument);
+        CHECK(direct.error().field == "/rent/offering_id");
+        CHECK(direct.error().message.find("/v1/plans/spot") != std::string::npos);
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        r.rent.price_type = PriceType::kSpot;
+        auto sibling = PlanRentVsBuy(r, *catalog);
+        REQUIRE_FALSE(sibling.ok());
+        CHECK(sibling.error().field == "/rent/price_type");
+    }
 }

@@ -231,6 +231,12 @@ TEST_SUITE("plan_routes") {
                           R"({"buy": {"accelerator": "tpu-v5e", "total_accelerators": 4},
                               "rent": {"usd_per_month": 100}})"),
                      409, "failed_precondition");
+        // Spot is no steady monthly rent: 422 on the field that chose it.
+        CheckProblem(Post(server, "/v1/plans/rent-vs-buy",
+                          R"({"buy": {"accelerator": "h100-sxm", "total_accelerators": 8},
+                              "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand",
+                                       "price_type": "spot"}})"),
+                     422, "invalid_argument", "/rent/price_type");
     }
 
     TEST_CASE("POST /v1/plans/training ranks offerings and names cheapest, fastest and the front") {
