@@ -622,23 +622,30 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
         plan.reasoning = "neither meets the deadline; on-demand is the faster (" +
                          Fixed(work, 1) + " h without interruptions)";
     } else if (!spot_meets_deadline) {
-        if (plan.expected_savings_fraction >= min_savings) {
+        const double deadline = *request.deadline_hours;
+        plan.mixed_slack_hours = deadline - plan.failure_free_hours;
+        plan.expected_mixed_cost_usd = ExpectedMixedCost(plan, deadline);
+        const double mixed_saving = plan.on_demand_cost_usd - *plan.expected_mixed_cost_usd;
+        plan.expected_mixed_savings_fraction = mixed_saving / plan.on_demand_cost_usd;
+        const std::string mixed_text =
+            "starting on spot and moving to on-demand once hours elapsed + remaining work "
+            "hours reach the deadline (" + Fixed(deadline - work, 1) +
+            " h of checkpoints, lost work and restarts allowed; " +
+            Fixed(*plan.mixed_slack_hours, 1) +
+            " h of lost work and restarts once all checkpoints are written) is expected to "
+            "cost " + Usd(*plan.expected_mixed_cost_usd) + ", saving " + Usd(mixed_saving) +
+            " (" + Pct(*plan.expected_mixed_savings_fraction) + ")";
+        if (*plan.expected_mixed_savings_fraction >= min_savings) {
             plan.recommendation = SpotRecommendation::kMixed;
-            plan.mixed_slack_hours = *request.deadline_hours - work;
-            plan.reasoning =
-                "spot alone finishes by the deadline with probability " +
-                Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) + "), but " +
-                saving_text +
-                "; start on spot and move to on-demand once hours elapsed + remaining work "
-                "hours reach the deadline (" +
-                Fixed(*plan.mixed_slack_hours, 1) +
-                " h of lost time can be absorbed); the cost then lies between the spot and "
-                "the on-demand figures";
+            plan.reasoning = "spot alone finishes by the deadline with probability " +
+                             Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) +
+                             ", " + saving_text + "); " + mixed_text;
         } else {
             plan.recommendation = SpotRecommendation::kOnDemand;
-            plan.reasoning = "spot misses the deadline too often (probability " +
-                             Pct(*plan.spot_deadline_probability) + ") and saves too little (" +
-                             saving_text + ")";
+            plan.reasoning = "spot alone finishes by the deadline with probability " +
+                             Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) +
+                             "), and " + mixed_text + ", below the " + Pct(min_savings) +
+                             " worth the operational risk of spot";
         }
     } else if (plan.expected_savings_fraction < min_savings) {
         plan.recommendation = SpotRecommendation::kOnDemand;
@@ -665,6 +672,15 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
 }
 
 }  // namespace
+
+double ExpectedMixedCost(const SpotPlan& plan, double deadline_hours) {
+    const double work = plan.job_hours;
+    const double overhead = plan.expected_spot_hours - work;
+    const double allowance = std::max(0.0, deadline_hours - work);
+    const double spot_share = overhead > 0 ? std::min(1.0, allowance / overhead) : 1.0;
+    return spot_share * plan.expected_spot_hours * plan.spot_cluster_usd_per_hour +
+           (1.0 - spot_share) * work * plan.on_demand_cluster_usd_per_hour;
+}
 
 Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog) {
     if (auto valid = request.Validate(); !valid.ok()) {

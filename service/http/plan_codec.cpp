@@ -119,6 +119,8 @@ void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::Sp
     w.Member("cluster_interruptions_per_hour", p.cluster_interruptions_per_hour);
     w.Member("deadline_hours", p.deadline_hours);
     w.Member("expected_interruptions", p.expected_interruptions);
+    w.Member("expected_mixed_cost_usd", p.expected_mixed_cost_usd);
+    w.Member("expected_mixed_savings_fraction", p.expected_mixed_savings_fraction);
     w.Member("expected_overhead_fraction", p.expected_overhead_fraction);
     w.Member("expected_savings_fraction", p.expected_savings_fraction);
     w.Member("expected_savings_usd", p.expected_savings_usd);
