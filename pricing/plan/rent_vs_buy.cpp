@@ -443,26 +443,11 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     const auto horizon = static_cast<double>(plan.horizon_months);
     if (margin > 0) {
         plan.break_even_months = plan.capex_usd / margin;
-        plan.breaks_even_within_horizon = *plan.break_even_months <= horizon;
         if (monthly_rate <= 0) {
             plan.discounted_break_even_months = plan.break_even_months;
         } else if (plan.capex_usd * monthly_rate < margin) {
             plan.discounted_break_even_months =
                 -std::log1p(-plan.capex_usd * monthly_rate / margin) / std::log1p(monthly_rate);
-        }
-    }
-
-    // Break-even utilisation: amortised fixed cost + power(u) = rent rate x capacity x u. A
-    // commitment costs the same at any utilisation, so it has none.
-    if (has_count && plan.rent_usd_per_accelerator_hour && term_months == 0) {
-        const double fixed = plan.capex_usd * (1.0 - residual_fraction) / depreciation_months +
-                             plan.opex_usd_per_month -
-                             power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
-        const double rent_at_full_use =
-            *plan.rent_usd_per_accelerator_hour * count * kHoursPerMonth;
-        const double slope = rent_at_full_use - power_usd_per_month_at_full_use;
-        if (slope > 0) {
-            plan.break_even_utilization = fixed / slope;
         }
     }
 
@@ -477,6 +462,30 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     plan.npv_rent_usd = Annuity(plan.monthly_rent_usd, billed, monthly_rate);
     plan.npv_own_usd = plan.capex_usd + Annuity(plan.opex_usd_per_month, horizon, monthly_rate) -
                        plan.residual_value_at_horizon_usd * horizon_discount;
+
+    // On the recommendation's basis: the discounted break-even (no resale) within the horizon.
+    plan.breaks_even_within_horizon =
+        plan.discounted_break_even_months && *plan.discounted_break_even_months <= horizon;
+
+    // Break-even utilisation on the recommendation's basis (present values over the horizon,
+    // resale credited): capex - PV(resale) + A x (fixed opex + power x u) = A x rent rate x
+    // capacity x u, with A the horizon's annuity factor. With no discounting and the horizon
+    // at the depreciation period this is the amortised monthly balance. A commitment costs the
+    // same at any utilisation, so it has none.
+    if (has_count && plan.rent_usd_per_accelerator_hour && term_months == 0) {
+        const double annuity = Annuity(1.0, horizon, monthly_rate);
+        const double fixed_opex = plan.opex_usd_per_month -
+                                  power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
+        const double rent_at_full_use =
+            *plan.rent_usd_per_accelerator_hour * count * kHoursPerMonth;
+        const double slope = annuity * (rent_at_full_use - power_usd_per_month_at_full_use);
+        if (slope > 0) {
+            plan.break_even_utilization =
+                (plan.capex_usd - plan.residual_value_at_horizon_usd * horizon_discount +
+                 annuity * fixed_opex) /
+                slope;
+        }
+    }
 
     plan.cumulative.reserve(static_cast<std::size_t>(plan.horizon_months) + 1);
     for (int m = 0; m <= plan.horizon_months; ++m) {
@@ -509,13 +518,20 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                "/month) is at least the rent (" + Usd(plan.monthly_rent_usd) + "/month)";
     } else {
         why += "cash break-even after " + Fixed(*plan.break_even_months, 1) + " months (" +
-               Fixed(*plan.break_even_months / 12.0, 1) + " years)" +
-               (plan.breaks_even_within_horizon ? "" : ", beyond the horizon");
+               Fixed(*plan.break_even_months / 12.0, 1) + " years), ";
+        why += plan.discounted_break_even_months
+                   ? "discounted after " + Fixed(*plan.discounted_break_even_months, 1) +
+                         " months"
+                   : "never once discounted";
+        why += plan.breaks_even_within_horizon ? "" : ", beyond the horizon";
     }
     if (plan.break_even_utilization && plan.utilization) {
-        why += "; owning pays at utilisation above " +
-               Fixed(*plan.break_even_utilization * 100.0, 0) + "%, yours is " +
-               Fixed(*plan.utilization * 100.0, 0) + "%";
+        why += *plan.break_even_utilization > 1.0
+                   ? "; in present value owning pays at no utilisation (renting every owned "
+                     "hour costs less), yours is "
+                   : "; in present value owning pays at utilisation above " +
+                         Fixed(*plan.break_even_utilization * 100.0, 0) + "%, yours is ";
+        why += Fixed(*plan.utilization * 100.0, 0) + "%";
         if (!plan.warnings.empty()) {
             why += " (buy.utilization; the rented hours fill " +
                    Fixed(*plan.accelerator_hours_per_month / (count * kHoursPerMonth) * 100.0, 0) +

@@ -54,7 +54,8 @@ TEST_SUITE("plan_rent_vs_buy") {
         REQUIRE(p.break_even_months);
         CHECK(*p.break_even_months == doctest::Approx(53.3333333));
         CHECK(*p.break_even_months / 12.0 == doctest::Approx(4.44).epsilon(0.01));
-        CHECK(p.breaks_even_within_horizon);
+        // Discounted (the recommendation's basis) it breaks even after 65.5 > 60 months.
+        CHECK_FALSE(p.breaks_even_within_horizon);
         CHECK(p.horizon_months == 60);
         // Discounted at 8 %/year (0.6434 %/month): -ln(1 - 800000 i / 15000) / ln(1 + i).
         CHECK(*p.discounted_break_even_months == doctest::Approx(65.5339835751));
@@ -63,9 +64,15 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.total_own_usd == doctest::Approx(1020000));
         CHECK(p.npv_rent_usd == doctest::Approx(992898.0670128557));
         CHECK(p.npv_own_usd == doctest::Approx(993777.8609905136));
-        // Amortised: 800K x 0.9 / 60 + 5K = 17K; at $2/h x 80 x 730 h: 14.6 % utilisation.
+        // Amortised: 800K x 0.9 / 60 + 5K = 17K.
         CHECK(p.monthly_own_usd == doctest::Approx(17000));
-        CHECK(*p.break_even_utilization == doctest::Approx(17000.0 / 116800.0));
+        // In present value: owning's NPV (no power to scale) = annuity x $2/h x 80 x 730 h x u,
+        // the annuity factor being npv_rent / $20K: 17.14 %, just above the 17.12 % in use,
+        // as the (near-tie) rent recommendation says.
+        CHECK(*p.break_even_utilization ==
+              doctest::Approx(p.npv_own_usd / (p.npv_rent_usd / 20000.0 * 116800.0)));
+        CHECK(*p.break_even_utilization > *p.utilization);
+        CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
         CHECK(*p.utilization == doctest::Approx(10000.0 / 58400.0));
     }
 
@@ -318,5 +325,34 @@ TEST_SUITE("plan_rent_vs_buy") {
         auto sibling = PlanRentVsBuy(r, *catalog);
         REQUIRE_FALSE(sibling.ok());
         CHECK(sibling.error().field == "/rent/price_type");
+    }
+
+    TEST_CASE("break-even utilisation and break-even within the horizon follow the NPV basis") {
+        auto catalog = Sample();
+        // The review's case: at 25 % a year, 12,000 h a month (21 % of 80 GPUs) rents.
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.rent.accelerator_hours_per_month = 12000;
+        r.discount_rate_annual = 0.25;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
+        CHECK(*p.discounted_break_even_months > 60);
+        CHECK_FALSE(p.breaks_even_within_horizon);  // was true on the 53-month cash basis
+        CHECK(*p.break_even_utilization > *p.utilization);  // was 15 % against 21 %
+        CHECK(*p.break_even_utilization == doctest::Approx(0.2278).epsilon(1e-3));
+        CHECK(p.reasoning.find("owning pays at utilisation above 23%, yours is 21%") !=
+              std::string::npos);
+        // Undiscounted over the depreciation period it is the amortised monthly balance.
+        r.discount_rate_annual = 0;
+        CHECK(*PlanRentVsBuy(r, *catalog).value().break_even_utilization ==
+              doctest::Approx(17000.0 / 116800.0));
+        // A break-even utilisation above 1 reads "at no utilisation", not "above 319%".
+        r.rent.usd_per_accelerator_hour = 0.5;
+        r.rent.accelerator_hours_per_month = 40000;
+        auto never = PlanRentVsBuy(r, *catalog);
+        REQUIRE(never.ok());
+        CHECK(*never.value().break_even_utilization > 1);
+        CHECK(never.value().reasoning.find("at no utilisation") != std::string::npos);
     }
 }
