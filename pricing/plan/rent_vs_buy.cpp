@@ -132,6 +132,29 @@ void WarnOnUtilizationMismatch(double utilization, double hours_per_month, doubl
              "utilisation; give equal figures (or only one) to compare the same workload"});
 }
 
+// The comparison prices owning `bought` against renting `rented`: other accelerators do other
+// work in an hour (an L4 is not a B200; a 40 GB A100 is not an 80 GB one), so the same hours
+// on both compare prices, not the same work. Kept as given, with a warning.
+bool WarnOnDifferentHardware(const Accelerator& bought, const Offering& rented,
+                             RentVsBuyPlan& plan) {
+    if (rented.accelerator == bought.id) {
+        return false;
+    }
+    plan.warnings.push_back(
+        {"/rent/offering_id",
+         "the rented offering " + rented.id + " holds " + std::to_string(rented.accelerator_count) +
+             " x " + rented.accelerator + " per instance while buy.accelerator is " + bought.id +
+             ": both are priced for the same accelerator-hours, yet other accelerators do "
+             "another amount of work in an hour; rent an offering of " + bought.id +
+             ", or give the hours each side needs for the same work"});
+    return true;
+}
+
+bool HasWarning(const RentVsBuyPlan& plan, const std::string& field) {
+    return std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                       [&](const FieldError& w) { return w.field == field; });
+}
+
 }  // namespace
 
 const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation) {
@@ -236,6 +259,9 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                              "/buy/accelerator");
         }
         accelerator = found.value();
+        if (buy.accelerator && offering) {
+            WarnOnDifferentHardware(*accelerator, *offering, plan);
+        }
     }
     plan.total_accelerators = buy.total_accelerators;
     // Owned accelerators; 0 when not given (then every use below is guarded by has_count or
@@ -532,7 +558,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                    : "; in present value owning pays at utilisation above " +
                          Fixed(*plan.break_even_utilization * 100.0, 0) + "%, yours is ";
         why += Fixed(*plan.utilization * 100.0, 0) + "%";
-        if (!plan.warnings.empty()) {
+        if (HasWarning(plan, "/buy/utilization")) {
             why += " (buy.utilization; the rented hours fill " +
                    Fixed(*plan.accelerator_hours_per_month / (count * kHoursPerMonth) * 100.0, 0) +
                    "% of the owned capacity: the two sides describe different workloads, see "
@@ -553,6 +579,11 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                    std::to_string(r.billed_months) + " months" +
                    (r.cheaper_than_buying ? ", cheaper than buying)" : ")");
         }
+    }
+    if (HasWarning(plan, "/rent/offering_id")) {
+        why += "; the rented " + offering->accelerator + " is not the " + *plan.accelerator +
+               " you would buy, so this compares prices for the same hours, not the same work "
+               "(see warnings)";
     }
     plan.reasoning = why;
     return plan;

@@ -355,4 +355,21 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(*never.value().break_even_utilization > 1);
         CHECK(never.value().reasoning.find("at no utilisation") != std::string::npos);
     }
+
+    TEST_CASE("renting other accelerators than the ones bought draws a warning") {
+        auto catalog = Sample();
+        CHECK(PlanRentVsBuy(SmallTeam(), *catalog).value().warnings.empty());  // H100 both
+        RentVsBuyRequest r = SmallTeam();
+        r.rent.offering_id = "gcp-tpu-v5e-us-central1-on-demand";  // 1 x TPU v5e per instance
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].field == "/rent/offering_id");
+        CHECK(p.warnings[0].detail.find("1 x tpu-v5e per instance while buy.accelerator is "
+                                        "h100-sxm") != std::string::npos);
+        CHECK(p.reasoning.find("the rented tpu-v5e is not the h100-sxm you would buy") !=
+              std::string::npos);
+        CHECK(p.reasoning.find("different workloads") == std::string::npos);
+    }
 }
