@@ -150,6 +150,23 @@ bool WarnOnDifferentHardware(const Accelerator& bought, const Offering& rented,
     return true;
 }
 
+// rent.usd_per_month against the monthly rent the hourly figures give (rate x hours, or the
+// commitment's reserved instances): further apart than kRentReadingsTolerance they are named.
+void WarnOnDisagreeingRent(double hourly_reading, RentVsBuyPlan& plan) {
+    const double given = plan.monthly_rent_usd;
+    if (std::abs(given - hourly_reading) <=
+        kRentReadingsTolerance * std::max(given, hourly_reading)) {
+        return;
+    }
+    plan.warnings.push_back(
+        {"/rent/usd_per_month",
+         "rent.usd_per_month " + Usd(given) + " disagrees with the hourly figures, which give " +
+             Usd(hourly_reading) + " a month (" +
+             Fixed(*plan.rent_usd_per_accelerator_hour, 2) + " USD per accelerator-hour); " +
+             "usd_per_month is used throughout, the rate it implies included; give one or "
+             "figures that agree"});
+}
+
 bool HasWarning(const RentVsBuyPlan& plan, const std::string& field) {
     return std::any_of(plan.warnings.begin(), plan.warnings.end(),
                        [&](const FieldError& w) { return w.field == field; });
@@ -298,7 +315,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
     }
     const int term_months = offering ? TermMonths(offering->price_type) : 0;
-    if (term_months > 0) {
+    if (term_months > 0 && (has_count || plan.accelerator_hours_per_month)) {
         // A commitment reserves whole instances for the owned accelerators (or, without a
         // count, for the rented hours) every hour, used or not.
         const double per_instance = static_cast<double>(offering->accelerator_count);
@@ -306,18 +323,28 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
             has_count ? count : *plan.accelerator_hours_per_month / kHoursPerMonth;
         plan.rent_nodes = std::max(1, static_cast<int>(std::ceil(needed / per_instance - 1e-9)));
     }
-    if (rent.usd_per_month) {
-        plan.monthly_rent_usd = *rent.usd_per_month;
-    } else if (plan.rent_nodes) {
-        plan.monthly_rent_usd = *plan.rent_usd_per_accelerator_hour * offering->accelerator_count *
-                                *plan.rent_nodes * kHoursPerMonth;
-    } else {
-        plan.monthly_rent_usd =
-            *plan.rent_usd_per_accelerator_hour * *plan.accelerator_hours_per_month;
+    // The monthly rent read from the hourly figures, when they are there.
+    std::optional<double> hourly_reading;
+    if (plan.rent_usd_per_accelerator_hour && plan.rent_nodes) {
+        hourly_reading = *plan.rent_usd_per_accelerator_hour * offering->accelerator_count *
+                         *plan.rent_nodes * kHoursPerMonth;
+    } else if (plan.rent_usd_per_accelerator_hour && plan.accelerator_hours_per_month) {
+        hourly_reading = *plan.rent_usd_per_accelerator_hour * *plan.accelerator_hours_per_month;
     }
-    if (!plan.rent_usd_per_accelerator_hour && plan.accelerator_hours_per_month) {
-        plan.rent_usd_per_accelerator_hour =
-            plan.monthly_rent_usd / *plan.accelerator_hours_per_month;
+    if (rent.usd_per_month) {
+        // The monthly figure given is the rent; a disagreeing hourly reading is named, and
+        // the hourly rate used elsewhere (break-even utilisation) becomes the monthly one's.
+        plan.monthly_rent_usd = *rent.usd_per_month;
+        if (hourly_reading) {
+            WarnOnDisagreeingRent(*hourly_reading, plan);
+        }
+        if (term_months == 0 && plan.accelerator_hours_per_month &&
+            *plan.accelerator_hours_per_month > 0) {
+            plan.rent_usd_per_accelerator_hour =
+                plan.monthly_rent_usd / *plan.accelerator_hours_per_month;
+        }
+    } else {
+        plan.monthly_rent_usd = *hourly_reading;
     }
 
     // Utilisation of what is owned.
@@ -532,7 +559,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                       Usd(plan.npv_own_usd) + " in present value (net of " +
                       Usd(plan.residual_value_at_horizon_usd) + " resale) against " +
                       Usd(plan.npv_rent_usd) + " for renting; ";
-    if (plan.rent_nodes) {
+    if (plan.rent_nodes && !rent.usd_per_month) {
         why += "the rent is a " + std::string(PriceTypeName(offering->price_type)) +
                " commitment: " + std::to_string(*plan.rent_nodes) + " x " +
                offering->instance_type + " reserved every hour (" + Usd(plan.monthly_rent_usd) +

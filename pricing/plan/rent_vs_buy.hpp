@@ -40,6 +40,9 @@ inline constexpr double kDefaultUtilization = 0.7;
 // fills describe the same workload; further apart than this (absolute) they draw a warning.
 // Judgement: a monthly estimate of hours is rarely closer than a few percent.
 inline constexpr double kUtilizationMismatchTolerance = 0.05;
+// rent.usd_per_month and the monthly rent its hourly figures give (rate x hours) further
+// apart than this share of the larger draw a warning. Judgement: beyond rounding of a quote.
+inline constexpr double kRentReadingsTolerance = 0.01;
 // US MACRS 5-year class for computers; hyperscalers depreciate servers over 5-6 years.
 inline constexpr double kDefaultDepreciationYears = 5.0;
 // Resale value at the end of depreciation, as a share of capex (judgement: five-year-old

@@ -447,11 +447,31 @@ void WarnOnDifferentHardware(const Offering& spot, const Offering& on_demand, Sp
              "on_demand_usd_per_hour for the equivalent capacity"});
 }
 
+// A figure given in the request wins over the named spot offering's catalog figure; when they
+// differ by more than kOverrideTolerance of the larger, the answer names both.
+void WarnOnOverride(const std::string& field, const std::string& what, double given,
+                    double catalog_value, const std::string& catalog_text, SpotPlan& plan) {
+    if (std::abs(given - catalog_value) <=
+        kOverrideTolerance * std::max(std::abs(given), std::abs(catalog_value))) {
+        return;
+    }
+    plan.warnings.push_back({field, field.substr(1) + " " + what + " overrides " + catalog_text +
+                                        "; the plan uses the value given"});
+}
+
 // Per-instance prices: a value in the request wins over an offering.
 Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                      const std::optional<Offering>& spot_offering, SpotPlan& plan) {
     plan.spot_usd_per_hour =
         request.spot_usd_per_hour.value_or(spot_offering ? spot_offering->price.usd_per_hour : 0);
+    if (request.spot_usd_per_hour && spot_offering) {
+        WarnOnOverride("/spot_usd_per_hour", "$" + Fixed(*request.spot_usd_per_hour, 4) + "/h",
+                       *request.spot_usd_per_hour, spot_offering->price.usd_per_hour,
+                       "the catalog's spot price of " + spot_offering->id + ", $" +
+                           Fixed(spot_offering->price.usd_per_hour, 4) + "/h (as of " +
+                           spot_offering->price.as_of + ")",
+                       plan);
+    }
     if (request.on_demand_usd_per_hour) {
         plan.on_demand_usd_per_hour = *request.on_demand_usd_per_hour;
         return Ok{};
@@ -494,6 +514,21 @@ Status ResolveInterruptionRate(const SpotPlanRequest& request,
     Assumptions& echo = plan.assumptions;
     if (request.interruptions_per_hour) {
         plan.interruptions_per_hour = *request.interruptions_per_hour;
+        const std::optional<double> percent =
+            spot_offering && spot_offering->spot_interruption
+                ? RepresentativePercentPerMonth(*spot_offering->spot_interruption)
+                : std::nullopt;
+        if (percent) {
+            const double catalog_rate = InterruptionsPerHourFromMonthlyPercent(*percent);
+            WarnOnOverride("/interruptions_per_hour",
+                           Fixed(plan.interruptions_per_hour, 6) + " per instance-hour",
+                           plan.interruptions_per_hour, catalog_rate,
+                           "the rate of " + spot_offering->id + "'s Spot Advisor bucket " +
+                               spot_offering->spot_interruption->label + ", " +
+                               Fixed(catalog_rate, 6) + " per instance-hour (" +
+                               Fixed(*percent, 1) + "% a month)",
+                           plan);
+        }
         echo.push_back(Echo("interruptions_per_hour", plan.interruptions_per_hour, "1/h",
                             "interruptions per instance-hour", true, ""));
         return Ok{};
@@ -665,7 +700,10 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                           Usd(plan.on_demand_cluster_usd_per_hour) +
                           "/h on-demand; the job is interrupted when any instance is)";
     }
-    if (!plan.warnings.empty()) {
+    const bool different_hardware =
+        std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                    [](const FieldError& w) { return w.field == "/on_demand_offering_id"; });
+    if (different_hardware) {
         plan.reasoning += "; the two offerings hold different hardware, so this compares "
                           "prices, not the same job (see warnings)";
     }

@@ -29,6 +29,11 @@ inline constexpr double kDefaultRequiredDeadlineProbability = 0.9;
 // on_demand). Judgement.
 inline constexpr double kDefaultMinSavingsFraction = 0.10;
 
+// spot_usd_per_hour or interruptions_per_hour given next to a spot offering whose catalog
+// figure differs by more than this share of the larger draws a warning naming both.
+// Judgement: beyond rounding of a quoted price.
+inline constexpr double kOverrideTolerance = 0.01;
+
 // Representative monthly interruption percentage of an AWS Spot Advisor bucket: the midpoint
 // of the bucket's bounds as spotinfo states them (<5%: 0..5 -> 2.5; 5-10%: 5..11 -> 8;
 // 10-15%: 11..16 -> 13.5; 15-20%: 16..22 -> 19). The open bucket >20% (22..100) uses 30, a
@@ -186,7 +191,8 @@ struct SpotPlan {
     Assumptions assumptions;
     // Inputs that disagree, kept as given: an on-demand offering with other accelerators, or
     // another number per instance, than the spot offering (the same job hours and node count
-    // priced on both).
+    // priced on both); spot_usd_per_hour or interruptions_per_hour overriding the spot
+    // offering's catalog price or bucket rate.
     std::vector<FieldError> warnings;
 };
 

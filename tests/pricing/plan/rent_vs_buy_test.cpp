@@ -372,4 +372,29 @@ TEST_SUITE("plan_rent_vs_buy") {
               std::string::npos);
         CHECK(p.reasoning.find("different workloads") == std::string::npos);
     }
+
+    TEST_CASE("a monthly rent that disagrees with rate x hours is named and read one way") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.rent.usd_per_accelerator_hour = 4;
+        r.rent.accelerator_hours_per_month = 1000;
+        r.rent.usd_per_month = 4000 * 1.005;  // within 1 %: no warning
+        CHECK(PlanRentVsBuy(r, *catalog).value().warnings.empty());
+        r.rent.usd_per_month = 10000;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].field == "/rent/usd_per_month");
+        CHECK(p.warnings[0].detail.find("$10,000") != std::string::npos);
+        CHECK(p.warnings[0].detail.find("$4,000") != std::string::npos);
+        CHECK(p.monthly_rent_usd == doctest::Approx(10000));
+        // The rate used elsewhere is the monthly figure's: $10 per accelerator-hour.
+        CHECK(*p.rent_usd_per_accelerator_hour == doctest::Approx(10));
+        RentVsBuyRequest at_ten = EnterpriseSeed();
+        at_ten.rent.usd_per_accelerator_hour = 10;
+        at_ten.rent.accelerator_hours_per_month = 1000;
+        CHECK(*p.break_even_utilization ==
+              doctest::Approx(*PlanRentVsBuy(at_ten, *catalog).value().break_even_utilization));
+    }
 }

@@ -482,4 +482,30 @@ TEST_SUITE("plan_spot") {
         REQUIRE_FALSE(plan.ok());
         CHECK(plan.error().field == "/checkpoint_interval_hours");
     }
+
+    TEST_CASE("a price or rate given over the spot offering's catalog figure is named") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        r.spot_usd_per_hour = 20.9934;  // the catalog's own price
+        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        r.spot_usd_per_hour = 10;
+        r.interruptions_per_hour = 0.1;
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        CHECK(p.spot_usd_per_hour == 10);  // the value given is used
+        REQUIRE(p.warnings.size() == 2);
+        CHECK(p.warnings[0].field == "/spot_usd_per_hour");
+        CHECK(p.warnings[0].detail.find("$10.0000/h overrides") != std::string::npos);
+        CHECK(p.warnings[0].detail.find("$20.9934/h") != std::string::npos);
+        CHECK(p.warnings[1].field == "/interruptions_per_hour");
+        CHECK(p.warnings[1].detail.find("0.100000 per instance-hour overrides") !=
+              std::string::npos);
+        CHECK(p.warnings[1].detail.find("bucket >20%, 0.000489 per instance-hour (30.0% a month)") !=
+              std::string::npos);
+        CHECK(p.reasoning.find("different hardware") == std::string::npos);
+    }
 }
