@@ -167,6 +167,28 @@ void WarnOnDisagreeingRent(double hourly_reading, RentVsBuyPlan& plan) {
              "figures that agree"});
 }
 
+// Owning recommended although it does not break even (discounted, no resale) within the
+// horizon: it wins only through the resale value credited at the horizon, the straight-line
+// book value. A used server sells below book (dealer margin, de-installation and shipping,
+// prices falling as new generations ship), and the model has no sourced figure for that
+// discount, so the answer names the resale price owning needs instead.
+void WarnOnWinByResale(double horizon_discount, double monthly_rate, RentVsBuyPlan& plan) {
+    const double horizon = plan.horizon_months;
+    const double cost_before_resale =
+        plan.capex_usd + Annuity(plan.opex_usd_per_month, horizon, monthly_rate);
+    const double needed = (cost_before_resale - plan.npv_rent_usd) / horizon_discount;
+    plan.warnings.push_back(
+        {"/horizon_months",
+         "owning wins over " + Fixed(horizon, 0) + " months only through the resale value "
+         "credited at the horizon, " + Usd(plan.residual_value_at_horizon_usd) + " (" +
+             Fixed(plan.residual_value_at_horizon_usd / plan.capex_usd * 100.0, 1) +
+             "% of capex, straight-line book value); it stays cheaper than renting only if the "
+             "hardware resells for at least " + Usd(needed) + " (" +
+             Fixed(needed / plan.capex_usd * 100.0, 1) +
+             "% of capex) then. Used hardware sells below book; a horizon this short against "
+             "the depreciation period rests on that price"});
+}
+
 bool HasWarning(const RentVsBuyPlan& plan, const std::string& field) {
     return std::any_of(plan.warnings.begin(), plan.warnings.end(),
                        [&](const FieldError& w) { return w.field == field; });
@@ -554,6 +576,9 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
 
     const bool buy_wins = plan.npv_own_usd < plan.npv_rent_usd;
     plan.recommendation = buy_wins ? RentVsBuyRecommendation::kBuy : RentVsBuyRecommendation::kRent;
+    if (buy_wins && !plan.breaks_even_within_horizon && plan.capex_usd > 0) {
+        WarnOnWinByResale(horizon_discount, monthly_rate, plan);
+    }
     std::string why = "over " + Fixed(horizon, 0) + " months at " +
                       Fixed(rate * 100.0, 1) + "% a year, owning costs " +
                       Usd(plan.npv_own_usd) + " in present value (net of " +
@@ -606,6 +631,10 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                    std::to_string(r.billed_months) + " months" +
                    (r.cheaper_than_buying ? ", cheaper than buying)" : ")");
         }
+    }
+    if (HasWarning(plan, "/horizon_months")) {
+        why += "; owning wins only by reselling the hardware at its book value after " +
+               Fixed(horizon, 0) + " months (see warnings)";
     }
     if (HasWarning(plan, "/rent/offering_id")) {
         why += "; the rented " + offering->accelerator + " is not the " + *plan.accelerator +

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "pricing/catalog_loader.hpp"
+#include "pricing/plan/field_checker.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;
@@ -396,5 +397,28 @@ TEST_SUITE("plan_rent_vs_buy") {
         at_ten.rent.accelerator_hours_per_month = 1000;
         CHECK(*p.break_even_utilization ==
               doctest::Approx(*PlanRentVsBuy(at_ten, *catalog).value().break_even_utilization));
+    }
+
+    TEST_CASE("owning that wins only through resale over a short horizon draws a warning") {
+        auto catalog = Sample();
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 8;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        CHECK(PlanRentVsBuy(r, *catalog).value().warnings.empty());
+        r.horizon_months = 1;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        CHECK(p.recommendation == RentVsBuyRecommendation::kBuy);  // resold at 98.5 % of capex
+        CHECK_FALSE(p.breaks_even_within_horizon);
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].field == "/horizon_months");
+        CHECK(p.warnings[0].detail.find("98.5% of capex") != std::string::npos);
+        CHECK(p.reasoning.find("reselling the hardware at its book value") != std::string::npos);
+        // The resale price named is the one at which the two present values meet.
+        const double i = std::pow(1.08, 1.0 / 12.0) - 1.0;
+        const double needed = (p.capex_usd + p.opex_usd_per_month / (1 + i) - p.npv_rent_usd) * (1 + i);
+        CHECK(p.warnings[0].detail.find(UsdText(needed)) != std::string::npos);
     }
 }
