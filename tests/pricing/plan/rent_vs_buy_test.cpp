@@ -349,7 +349,7 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(*PlanRentVsBuy(r, *catalog).value().break_even_utilization ==
               doctest::Approx(17000.0 / 116800.0));
         // A break-even utilisation above 1 reads "at no utilisation", not "above 319%".
-        r.rent.usd_per_accelerator_hour = 0.5;
+        r.rent.usd_per_accelerator_hour = 0.25;  // all 58,400 owned hours rent for $14,600
         r.rent.accelerator_hours_per_month = 40000;
         auto never = PlanRentVsBuy(r, *catalog);
         REQUIRE(never.ok());
