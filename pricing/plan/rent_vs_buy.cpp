@@ -45,9 +45,12 @@ int TermMonths(PriceType type) {
             return 12;
         case PriceType::kCommit3y:
             return 36;
-        default:
+        case PriceType::kOnDemand:
+        case PriceType::kSpot:
+        case PriceType::kCapacityBlock:
             return 0;
     }
+    return 0;
 }
 
 // Whole terms of `term_months` covering `horizon_months`, in months.
@@ -135,10 +138,10 @@ void WarnOnUtilizationMismatch(double utilization, double hours_per_month, doubl
 // The comparison prices owning `bought` against renting `rented`: other accelerators do other
 // work in an hour (an L4 is not a B200; a 40 GB A100 is not an 80 GB one), so the same hours
 // on both compare prices, not the same work. Kept as given, with a warning.
-bool WarnOnDifferentHardware(const Accelerator& bought, const Offering& rented,
+void WarnOnDifferentHardware(const Accelerator& bought, const Offering& rented,
                              RentVsBuyPlan& plan) {
     if (rented.accelerator == bought.id) {
-        return false;
+        return;
     }
     plan.warnings.push_back(
         {"/rent/offering_id",
@@ -147,7 +150,6 @@ bool WarnOnDifferentHardware(const Accelerator& bought, const Offering& rented,
              ": both are priced for the same accelerator-hours, yet other accelerators do "
              "another amount of work in an hour; rent an offering of " + bought.id +
              ", or give the hours each side needs for the same work"});
-    return true;
 }
 
 // rent.usd_per_month against the monthly rent the hourly figures give (rate x hours, or the

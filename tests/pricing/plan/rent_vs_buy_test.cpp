@@ -92,9 +92,15 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.opex_usd_per_month == doctest::Approx(858.48 * 1000.0 / 5840.0 + 1200 + 400));
         CHECK(*p.break_even_months == doctest::Approx(286000 / (4290 - 1747.0)));
         CHECK_FALSE(p.breaks_even_within_horizon);
-        CHECK(*p.break_even_utilization == doctest::Approx(0.2434375196));
+        // In present value over 60 months (24.3 % on the amortised monthly basis): at that
+        // utilisation renting the owned hours costs what owning does.
+        CHECK(*p.break_even_utilization == doctest::Approx(0.288026).epsilon(1e-5));
         CHECK(*p.break_even_utilization > *p.utilization);
-        CHECK(p.reasoning.find("utilisation above 24%") != std::string::npos);
+        CHECK(p.reasoning.find("utilisation above 29%") != std::string::npos);
+        RentVsBuyRequest at_break_even = SmallTeam();
+        at_break_even.rent.accelerator_hours_per_month = *p.break_even_utilization * 8 * 730;
+        const RentVsBuyPlan even = PlanRentVsBuy(at_break_even, *catalog).value();
+        CHECK(even.npv_rent_usd == doctest::Approx(even.npv_own_usd));
     }
 
     // 1,000 rented hours fill 17 % of 8 owned GPUs; a utilisation of 90 % on the buy side
