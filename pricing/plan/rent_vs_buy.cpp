@@ -71,7 +71,7 @@ Status CheckSteadyRent(const Offering& offering, const RentSide& rent) {
                                  ? "a spot offering (interrupted at the provider's will)"
                                  : "a capacity block (booked for days or weeks)";
     return MakeError(ErrorCode::kInvalidArgument,
-                     field.substr(1) + ": '" + offering.id + "' is " + what +
+                     field + ": '" + offering.id + "' is " + what +
                          "; rent-vs-buy compares a steady monthly rent with owning, so rent "
                          "on_demand or under a commitment here, and price spot against "
                          "on-demand with POST /v1/plans/spot",
@@ -606,12 +606,17 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         why += plan.breaks_even_within_horizon ? "" : ", beyond the horizon";
     }
     if (plan.break_even_utilization && plan.utilization) {
+        // One decimal where whole percents would read alike ("above 17%, yours is 17%").
+        const int decimals = std::lround(*plan.break_even_utilization * 100.0) ==
+                                     std::lround(*plan.utilization * 100.0)
+                                 ? 1
+                                 : 0;
         why += *plan.break_even_utilization > 1.0
                    ? "; in present value owning pays at no utilisation (renting every owned "
                      "hour costs less), yours is "
                    : "; in present value owning pays at utilisation above " +
-                         Fixed(*plan.break_even_utilization * 100.0, 0) + "%, yours is ";
-        why += Fixed(*plan.utilization * 100.0, 0) + "%";
+                         Fixed(*plan.break_even_utilization * 100.0, decimals) + "%, yours is ";
+        why += Fixed(*plan.utilization * 100.0, decimals) + "%";
         if (HasWarning(plan, "/buy/utilization")) {
             why += " (buy.utilization; the rented hours fill " +
                    Fixed(*plan.accelerator_hours_per_month / (count * kHoursPerMonth) * 100.0, 0) +

@@ -662,14 +662,19 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
         plan.expected_mixed_cost_usd = ExpectedMixedCost(plan, deadline);
         const double mixed_saving = plan.on_demand_cost_usd - *plan.expected_mixed_cost_usd;
         plan.expected_mixed_savings_fraction = mixed_saving / plan.on_demand_cost_usd;
+        const std::string slack_text =
+            *plan.mixed_slack_hours >= 0
+                ? Fixed(*plan.mixed_slack_hours, 1) +
+                      " h of lost work and restarts once all checkpoints are written"
+                : "less than the " + Fixed(plan.checkpoints, 0) + " checkpoints alone take (" +
+                      Fixed(plan.failure_free_hours - work, 1) +
+                      " h), so the job moves to on-demand before the end";
         const std::string mixed_text =
             "starting on spot and moving to on-demand once hours elapsed + remaining work "
             "hours reach the deadline (" + Fixed(deadline - work, 1) +
-            " h of checkpoints, lost work and restarts allowed; " +
-            Fixed(*plan.mixed_slack_hours, 1) +
-            " h of lost work and restarts once all checkpoints are written) is expected to "
-            "cost " + Usd(*plan.expected_mixed_cost_usd) + ", saving " + Usd(mixed_saving) +
-            " (" + Pct(*plan.expected_mixed_savings_fraction) + ")";
+            " h allowed for checkpoints, lost work and restarts: " + slack_text +
+            ") is expected to cost " + Usd(*plan.expected_mixed_cost_usd) + ", saving " +
+            Usd(mixed_saving) + " (" + Pct(*plan.expected_mixed_savings_fraction) + ")";
         if (*plan.expected_mixed_savings_fraction >= min_savings) {
             plan.recommendation = SpotRecommendation::kMixed;
             plan.reasoning = "spot alone finishes by the deadline with probability " +

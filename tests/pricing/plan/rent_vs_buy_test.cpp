@@ -74,6 +74,8 @@ TEST_SUITE("plan_rent_vs_buy") {
               doctest::Approx(p.npv_own_usd / (p.npv_rent_usd / 20000.0 * 116800.0)));
         CHECK(*p.break_even_utilization > *p.utilization);
         CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
+        // Whole percents would read alike; one decimal tells them apart.
+        CHECK(p.reasoning.find("above 17.1%, yours is 17.1%") != std::string::npos);
         CHECK(*p.utilization == doctest::Approx(10000.0 / 58400.0));
     }
 

@@ -360,6 +360,8 @@ TEST_SUITE("plan_spot") {
         CHECK(*p.expected_mixed_savings_fraction == doctest::Approx(0.028).epsilon(0.05));
         CHECK(p.recommendation == SpotRecommendation::kOnDemand);
         CHECK(p.reasoning.find("below the 10.0%") != std::string::npos);
+        CHECK(p.reasoning.find("less than the 103 checkpoints alone take (5.2 h)") !=
+              std::string::npos);
     }
 
     TEST_CASE("the expected mixed cost matches a seeded simulation of the switch rule") {
