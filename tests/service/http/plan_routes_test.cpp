@@ -71,6 +71,22 @@ TEST_SUITE("plan_routes") {
         CHECK(body["assumptions"].size() >= 4);
     }
 
+    TEST_CASE("POST /v1/plans/spot costs the mixed plan: a 100.5 h deadline is on-demand") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/spot",
+                              R"({"job_hours": 100, "on_demand_usd_per_hour": 98.32,
+                                  "spot_usd_per_hour": 30, "interruptions_per_hour": 0.1,
+                                  "checkpoint_minutes": 3, "restart_minutes": 6,
+                                  "deadline_hours": 100.5})"));
+        CHECK(body["recommendation"] == "on_demand");
+        CHECK(body["mixed_slack_hours"].get<double>() == doctest::Approx(-4.65));
+        CHECK(body["expected_mixed_cost_usd"].get<double>() == doctest::Approx(9557.06));
+        CHECK(body["expected_mixed_savings_fraction"].get<double>() == doctest::Approx(0.027964));
+        // Without a deadline the mixed plan is not weighed: null, not absent.
+        body = Body(Post(server, "/v1/plans/spot", kIssueSpotExample));
+        CHECK(body["expected_mixed_cost_usd"].is_null());
+    }
+
     TEST_CASE("POST /v1/plans/spot scales given prices and rate by nodes and finishes the high-rate example") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/spot",
