@@ -38,15 +38,54 @@ const Offering* SiblingOffering(const Catalog& catalog, const Offering& offering
     return nullptr;
 }
 
+// Months of a commitment's term; 0 for a price type billed by the hour.
+int TermMonths(PriceType type) {
+    switch (type) {
+        case PriceType::kCommit1y:
+            return 12;
+        case PriceType::kCommit3y:
+            return 36;
+        case PriceType::kOnDemand:
+        case PriceType::kSpot:
+        case PriceType::kCapacityBlock:
+            return 0;
+    }
+    return 0;
+}
+
+// Whole terms of `term_months` covering `horizon_months`, in months.
+int WholeTermMonths(int horizon_months, int term_months) {
+    return ((horizon_months + term_months - 1) / term_months) * term_months;
+}
+
+// Rent-vs-buy compares a steady monthly rent with owning. A spot offering is interrupted and
+// repriced at will and a capacity block is booked for days or weeks, so neither is a monthly
+// rent: refused, naming the field that chose it.
+Status CheckSteadyRent(const Offering& offering, const RentSide& rent) {
+    if (offering.price_type != PriceType::kSpot &&
+        offering.price_type != PriceType::kCapacityBlock) {
+        return Ok{};
+    }
+    const std::string field = rent.price_type ? "/rent/price_type" : "/rent/offering_id";
+    const std::string what = offering.price_type == PriceType::kSpot
+                                 ? "a spot offering (interrupted at the provider's will)"
+                                 : "a capacity block (booked for days or weeks)";
+    return MakeError(ErrorCode::kInvalidArgument,
+                     field + ": '" + offering.id + "' is " + what +
+                         "; rent-vs-buy compares a steady monthly rent with owning, so rent "
+                         "on_demand or under a commitment here, and price spot against "
+                         "on-demand with POST /v1/plans/spot",
+                     field);
+}
+
 // On-demand pays the rented accelerator-hours; a commitment reserves whole instances
 // covering the owned accelerators for every hour of whole terms (8,760 h a year).
 std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offering,
                                     double count, const RentVsBuyPlan& plan,
                                     double monthly_rate) {
     std::vector<RentOption> out;
-    for (auto [type, term_months] : {std::pair{PriceType::kOnDemand, 0},
-                                     std::pair{PriceType::kCommit1y, 12},
-                                     std::pair{PriceType::kCommit3y, 36}}) {
+    for (PriceType type : {PriceType::kOnDemand, PriceType::kCommit1y, PriceType::kCommit3y}) {
+        const int term_months = TermMonths(type);
         const Offering* o = offering.price_type == type ? &offering
                                                         : SiblingOffering(catalog, offering, type);
         if (o == nullptr) {
@@ -66,8 +105,7 @@ std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offe
             r.nodes = static_cast<int>(
                 std::ceil(count / static_cast<double>(o->accelerator_count)));
             r.monthly_usd = o->price.usd_per_hour * r.nodes * kHoursPerMonth;
-            r.billed_months =
-                ((plan.horizon_months + term_months - 1) / term_months) * term_months;
+            r.billed_months = WholeTermMonths(plan.horizon_months, term_months);
         }
         r.total_usd = r.monthly_usd * r.billed_months;
         r.npv_usd = Annuity(r.monthly_usd, r.billed_months, monthly_rate);
@@ -95,6 +133,67 @@ void WarnOnUtilizationMismatch(double utilization, double hours_per_month, doubl
              Fixed(count, 0) + " owned accelerators (" + Fixed(capacity_hours, 0) +
              " h a month). Renting is priced for the hours, owning powered at the "
              "utilisation; give equal figures (or only one) to compare the same workload"});
+}
+
+// The comparison prices owning `bought` against renting `rented`: other accelerators do other
+// work in an hour (an L4 is not a B200; a 40 GB A100 is not an 80 GB one), so the same hours
+// on both compare prices, not the same work. Kept as given, with a warning.
+void WarnOnDifferentHardware(const Accelerator& bought, const Offering& rented,
+                             RentVsBuyPlan& plan) {
+    if (rented.accelerator == bought.id) {
+        return;
+    }
+    plan.warnings.push_back(
+        {"/rent/offering_id",
+         "the rented offering " + rented.id + " holds " + std::to_string(rented.accelerator_count) +
+             " x " + rented.accelerator + " per instance while buy.accelerator is " + bought.id +
+             ": both are priced for the same accelerator-hours, yet other accelerators do "
+             "another amount of work in an hour; rent an offering of " + bought.id +
+             ", or give the hours each side needs for the same work"});
+}
+
+// rent.usd_per_month against the monthly rent the hourly figures give (rate x hours, or the
+// commitment's reserved instances): further apart than kRentReadingsTolerance they are named.
+void WarnOnDisagreeingRent(double hourly_reading, RentVsBuyPlan& plan) {
+    const double given = plan.monthly_rent_usd;
+    if (std::abs(given - hourly_reading) <=
+        kRentReadingsTolerance * std::max(given, hourly_reading)) {
+        return;
+    }
+    plan.warnings.push_back(
+        {"/rent/usd_per_month",
+         "rent.usd_per_month " + Usd(given) + " disagrees with the hourly figures, which give " +
+             Usd(hourly_reading) + " a month (" +
+             Fixed(*plan.rent_usd_per_accelerator_hour, 2) + " USD per accelerator-hour); " +
+             "usd_per_month is used throughout, the rate it implies included; give one or "
+             "figures that agree"});
+}
+
+// Owning recommended although it does not break even (discounted, no resale) within the
+// horizon: it wins only through the resale value credited at the horizon, the straight-line
+// book value. A used server sells below book (dealer margin, de-installation and shipping,
+// prices falling as new generations ship), and the model has no sourced figure for that
+// discount, so the answer names the resale price owning needs instead.
+void WarnOnWinByResale(double horizon_discount, double monthly_rate, RentVsBuyPlan& plan) {
+    const double horizon = plan.horizon_months;
+    const double cost_before_resale =
+        plan.capex_usd + Annuity(plan.opex_usd_per_month, horizon, monthly_rate);
+    const double needed = (cost_before_resale - plan.npv_rent_usd) / horizon_discount;
+    plan.warnings.push_back(
+        {"/horizon_months",
+         "owning wins over " + Fixed(horizon, 0) + " months only through the resale value "
+         "credited at the horizon, " + Usd(plan.residual_value_at_horizon_usd) + " (" +
+             Fixed(plan.residual_value_at_horizon_usd / plan.capex_usd * 100.0, 1) +
+             "% of capex, straight-line book value); it stays cheaper than renting only if the "
+             "hardware resells for at least " + Usd(needed) + " (" +
+             Fixed(needed / plan.capex_usd * 100.0, 1) +
+             "% of capex) then. Used hardware sells below book; a horizon this short against "
+             "the depreciation period rests on that price"});
+}
+
+bool HasWarning(const RentVsBuyPlan& plan, const std::string& field) {
+    return std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                       [&](const FieldError& w) { return w.field == field; });
 }
 
 }  // namespace
@@ -183,6 +282,10 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
             }
             offering = *sibling;
         }
+        if (auto steady = CheckSteadyRent(*offering, rent); !steady.ok()) {
+            return steady.error();
+        }
+        plan.rent_price_type = offering->price_type;
     }
     plan.accelerator = buy.accelerator;
     if (!plan.accelerator && offering) {
@@ -197,6 +300,9 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                              "/buy/accelerator");
         }
         accelerator = found.value();
+        if (buy.accelerator && offering) {
+            WarnOnDifferentHardware(*accelerator, *offering, plan);
+        }
     }
     plan.total_accelerators = buy.total_accelerators;
     // Owned accelerators; 0 when not given (then every use below is guarded by has_count or
@@ -232,15 +338,37 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                              "/rent/accelerator_hours_per_month");
         }
     }
-    if (rent.usd_per_month) {
-        plan.monthly_rent_usd = *rent.usd_per_month;
-    } else {
-        plan.monthly_rent_usd =
-            *plan.rent_usd_per_accelerator_hour * *plan.accelerator_hours_per_month;
+    const int term_months = offering ? TermMonths(offering->price_type) : 0;
+    if (term_months > 0 && (has_count || plan.accelerator_hours_per_month)) {
+        // A commitment reserves whole instances for the owned accelerators (or, without a
+        // count, for the rented hours) every hour, used or not.
+        const double per_instance = static_cast<double>(offering->accelerator_count);
+        const double needed =
+            has_count ? count : *plan.accelerator_hours_per_month / kHoursPerMonth;
+        plan.rent_nodes = std::max(1, static_cast<int>(std::ceil(needed / per_instance - 1e-9)));
     }
-    if (!plan.rent_usd_per_accelerator_hour && plan.accelerator_hours_per_month) {
-        plan.rent_usd_per_accelerator_hour =
-            plan.monthly_rent_usd / *plan.accelerator_hours_per_month;
+    // The monthly rent read from the hourly figures, when they are there.
+    std::optional<double> hourly_reading;
+    if (plan.rent_usd_per_accelerator_hour && plan.rent_nodes) {
+        hourly_reading = *plan.rent_usd_per_accelerator_hour * offering->accelerator_count *
+                         *plan.rent_nodes * kHoursPerMonth;
+    } else if (plan.rent_usd_per_accelerator_hour && plan.accelerator_hours_per_month) {
+        hourly_reading = *plan.rent_usd_per_accelerator_hour * *plan.accelerator_hours_per_month;
+    }
+    if (rent.usd_per_month) {
+        // The monthly figure given is the rent; a disagreeing hourly reading is named, and
+        // the hourly rate used elsewhere (break-even utilisation) becomes the monthly one's.
+        plan.monthly_rent_usd = *rent.usd_per_month;
+        if (hourly_reading) {
+            WarnOnDisagreeingRent(*hourly_reading, plan);
+        }
+        if (term_months == 0 && plan.accelerator_hours_per_month &&
+            *plan.accelerator_hours_per_month > 0) {
+            plan.rent_usd_per_accelerator_hour =
+                plan.monthly_rent_usd / *plan.accelerator_hours_per_month;
+        }
+    } else {
+        plan.monthly_rent_usd = *hourly_reading;
     }
 
     // Utilisation of what is owned.
@@ -392,7 +520,6 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     const auto horizon = static_cast<double>(plan.horizon_months);
     if (margin > 0) {
         plan.break_even_months = plan.capex_usd / margin;
-        plan.breaks_even_within_horizon = *plan.break_even_months <= horizon;
         if (monthly_rate <= 0) {
             plan.discounted_break_even_months = plan.break_even_months;
         } else if (plan.capex_usd * monthly_rate < margin) {
@@ -401,27 +528,41 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
     }
 
-    // Break-even utilisation: amortised fixed cost + power(u) = rent rate x capacity x u.
-    if (has_count && plan.rent_usd_per_accelerator_hour) {
-        const double fixed = plan.capex_usd * (1.0 - residual_fraction) / depreciation_months +
-                             plan.opex_usd_per_month -
-                             power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
-        const double rent_at_full_use =
-            *plan.rent_usd_per_accelerator_hour * count * kHoursPerMonth;
-        const double slope = rent_at_full_use - power_usd_per_month_at_full_use;
-        if (slope > 0) {
-            plan.break_even_utilization = fixed / slope;
-        }
-    }
-
     plan.residual_value_at_horizon_usd = resale(horizon);
-    plan.total_rent_usd = plan.monthly_rent_usd * horizon;
+    plan.rent_billed_months =
+        term_months > 0 ? WholeTermMonths(plan.horizon_months, term_months) : plan.horizon_months;
+    const auto billed = static_cast<double>(plan.rent_billed_months);
+    plan.total_rent_usd = plan.monthly_rent_usd * billed;
     plan.total_own_usd =
         plan.capex_usd + plan.opex_usd_per_month * horizon - plan.residual_value_at_horizon_usd;
     const double horizon_discount = std::exp(-horizon * std::log1p(monthly_rate));
-    plan.npv_rent_usd = Annuity(plan.monthly_rent_usd, horizon, monthly_rate);
+    plan.npv_rent_usd = Annuity(plan.monthly_rent_usd, billed, monthly_rate);
     plan.npv_own_usd = plan.capex_usd + Annuity(plan.opex_usd_per_month, horizon, monthly_rate) -
                        plan.residual_value_at_horizon_usd * horizon_discount;
+
+    // On the recommendation's basis: the discounted break-even (no resale) within the horizon.
+    plan.breaks_even_within_horizon =
+        plan.discounted_break_even_months && *plan.discounted_break_even_months <= horizon;
+
+    // Break-even utilisation on the recommendation's basis (present values over the horizon,
+    // resale credited): capex - PV(resale) + A x (fixed opex + power x u) = A x rent rate x
+    // capacity x u, with A the horizon's annuity factor. With no discounting and the horizon
+    // at the depreciation period this is the amortised monthly balance. A commitment costs the
+    // same at any utilisation, so it has none.
+    if (has_count && plan.rent_usd_per_accelerator_hour && term_months == 0) {
+        const double annuity = Annuity(1.0, horizon, monthly_rate);
+        const double fixed_opex = plan.opex_usd_per_month -
+                                  power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
+        const double rent_at_full_use =
+            *plan.rent_usd_per_accelerator_hour * count * kHoursPerMonth;
+        const double slope = annuity * (rent_at_full_use - power_usd_per_month_at_full_use);
+        if (slope > 0) {
+            plan.break_even_utilization =
+                (plan.capex_usd - plan.residual_value_at_horizon_usd * horizon_discount +
+                 annuity * fixed_opex) /
+                slope;
+        }
+    }
 
     plan.cumulative.reserve(static_cast<std::size_t>(plan.horizon_months) + 1);
     for (int m = 0; m <= plan.horizon_months; ++m) {
@@ -437,24 +578,46 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
 
     const bool buy_wins = plan.npv_own_usd < plan.npv_rent_usd;
     plan.recommendation = buy_wins ? RentVsBuyRecommendation::kBuy : RentVsBuyRecommendation::kRent;
+    if (buy_wins && !plan.breaks_even_within_horizon && plan.capex_usd > 0) {
+        WarnOnWinByResale(horizon_discount, monthly_rate, plan);
+    }
     std::string why = "over " + Fixed(horizon, 0) + " months at " +
                       Fixed(rate * 100.0, 1) + "% a year, owning costs " +
                       Usd(plan.npv_own_usd) + " in present value (net of " +
                       Usd(plan.residual_value_at_horizon_usd) + " resale) against " +
                       Usd(plan.npv_rent_usd) + " for renting; ";
+    if (plan.rent_nodes && !rent.usd_per_month) {
+        why += "the rent is a " + std::string(PriceTypeName(offering->price_type)) +
+               " commitment: " + std::to_string(*plan.rent_nodes) + " x " +
+               offering->instance_type + " reserved every hour (" + Usd(plan.monthly_rent_usd) +
+               "/month, used or not), billed for " + std::to_string(plan.rent_billed_months) +
+               " months of whole terms; ";
+    }
     if (!plan.break_even_months) {
         why += "owning never breaks even: its running cost (" + Usd(plan.opex_usd_per_month) +
                "/month) is at least the rent (" + Usd(plan.monthly_rent_usd) + "/month)";
     } else {
         why += "cash break-even after " + Fixed(*plan.break_even_months, 1) + " months (" +
-               Fixed(*plan.break_even_months / 12.0, 1) + " years)" +
-               (plan.breaks_even_within_horizon ? "" : ", beyond the horizon");
+               Fixed(*plan.break_even_months / 12.0, 1) + " years), ";
+        why += plan.discounted_break_even_months
+                   ? "discounted after " + Fixed(*plan.discounted_break_even_months, 1) +
+                         " months"
+                   : "never once discounted";
+        why += plan.breaks_even_within_horizon ? "" : ", beyond the horizon";
     }
     if (plan.break_even_utilization && plan.utilization) {
-        why += "; owning pays at utilisation above " +
-               Fixed(*plan.break_even_utilization * 100.0, 0) + "%, yours is " +
-               Fixed(*plan.utilization * 100.0, 0) + "%";
-        if (!plan.warnings.empty()) {
+        // One decimal where whole percents would read alike ("above 17%, yours is 17%").
+        const int decimals = std::lround(*plan.break_even_utilization * 100.0) ==
+                                     std::lround(*plan.utilization * 100.0)
+                                 ? 1
+                                 : 0;
+        why += *plan.break_even_utilization > 1.0
+                   ? "; in present value owning pays at no utilisation (renting every owned "
+                     "hour costs less), yours is "
+                   : "; in present value owning pays at utilisation above " +
+                         Fixed(*plan.break_even_utilization * 100.0, decimals) + "%, yours is ";
+        why += Fixed(*plan.utilization * 100.0, decimals) + "%";
+        if (HasWarning(plan, "/buy/utilization")) {
             why += " (buy.utilization; the rented hours fill " +
                    Fixed(*plan.accelerator_hours_per_month / (count * kHoursPerMonth) * 100.0, 0) +
                    "% of the owned capacity: the two sides describe different workloads, see "
@@ -475,6 +638,15 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                    std::to_string(r.billed_months) + " months" +
                    (r.cheaper_than_buying ? ", cheaper than buying)" : ")");
         }
+    }
+    if (HasWarning(plan, "/horizon_months")) {
+        why += "; owning wins only by reselling the hardware at its book value after " +
+               Fixed(horizon, 0) + " months (see warnings)";
+    }
+    if (HasWarning(plan, "/rent/offering_id")) {
+        why += "; the rented " + offering->accelerator + " is not the " + *plan.accelerator +
+               " you would buy, so this compares prices for the same hours, not the same work "
+               "(see warnings)";
     }
     plan.reasoning = why;
     return plan;

@@ -40,6 +40,9 @@ inline constexpr double kDefaultUtilization = 0.7;
 // fills describe the same workload; further apart than this (absolute) they draw a warning.
 // Judgement: a monthly estimate of hours is rarely closer than a few percent.
 inline constexpr double kUtilizationMismatchTolerance = 0.05;
+// rent.usd_per_month and the monthly rent its hourly figures give (rate x hours) further
+// apart than this share of the larger draw a warning. Judgement: beyond rounding of a quote.
+inline constexpr double kRentReadingsTolerance = 0.01;
 // US MACRS 5-year class for computers; hyperscalers depreciate servers over 5-6 years.
 inline constexpr double kDefaultDepreciationYears = 5.0;
 // Resale value at the end of depreciation, as a share of capex (judgement: five-year-old
@@ -129,6 +132,12 @@ struct RentVsBuyPlan {
     std::optional<int> total_accelerators;
     std::optional<std::string> accelerator;
     double monthly_rent_usd = 0;
+    // The rent offering's price type (null without an offering). Under a commitment the rent
+    // reserves whole instances (`rent_nodes`) for every hour of whole terms, used or not.
+    std::optional<PriceType> rent_price_type;
+    std::optional<int> rent_nodes;
+    // Months of rent paid: the horizon, or whole commitment terms covering it.
+    int rent_billed_months = 0;
     // Amortised owning cost: (capex - residual) / depreciation months + opex.
     double monthly_own_usd = 0;
     std::optional<double> rent_usd_per_accelerator_hour;

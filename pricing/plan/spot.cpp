@@ -447,11 +447,31 @@ void WarnOnDifferentHardware(const Offering& spot, const Offering& on_demand, Sp
              "on_demand_usd_per_hour for the equivalent capacity"});
 }
 
+// A figure given in the request wins over the named spot offering's catalog figure; when they
+// differ by more than kOverrideTolerance of the larger, the answer names both.
+void WarnOnOverride(const std::string& field, const std::string& what, double given,
+                    double catalog_value, const std::string& catalog_text, SpotPlan& plan) {
+    if (std::abs(given - catalog_value) <=
+        kOverrideTolerance * std::max(std::abs(given), std::abs(catalog_value))) {
+        return;
+    }
+    plan.warnings.push_back({field, field.substr(1) + " " + what + " overrides " + catalog_text +
+                                        "; the plan uses the value given"});
+}
+
 // Per-instance prices: a value in the request wins over an offering.
 Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                      const std::optional<Offering>& spot_offering, SpotPlan& plan) {
     plan.spot_usd_per_hour =
         request.spot_usd_per_hour.value_or(spot_offering ? spot_offering->price.usd_per_hour : 0);
+    if (request.spot_usd_per_hour && spot_offering) {
+        WarnOnOverride("/spot_usd_per_hour", "$" + Fixed(*request.spot_usd_per_hour, 4) + "/h",
+                       *request.spot_usd_per_hour, spot_offering->price.usd_per_hour,
+                       "the catalog's spot price of " + spot_offering->id + ", $" +
+                           Fixed(spot_offering->price.usd_per_hour, 4) + "/h (as of " +
+                           spot_offering->price.as_of + ")",
+                       plan);
+    }
     if (request.on_demand_usd_per_hour) {
         plan.on_demand_usd_per_hour = *request.on_demand_usd_per_hour;
         return Ok{};
@@ -494,6 +514,21 @@ Status ResolveInterruptionRate(const SpotPlanRequest& request,
     Assumptions& echo = plan.assumptions;
     if (request.interruptions_per_hour) {
         plan.interruptions_per_hour = *request.interruptions_per_hour;
+        const std::optional<double> percent =
+            spot_offering && spot_offering->spot_interruption
+                ? RepresentativePercentPerMonth(*spot_offering->spot_interruption)
+                : std::nullopt;
+        if (percent) {
+            const double catalog_rate = InterruptionsPerHourFromMonthlyPercent(*percent);
+            WarnOnOverride("/interruptions_per_hour",
+                           Fixed(plan.interruptions_per_hour, 6) + " per instance-hour",
+                           plan.interruptions_per_hour, catalog_rate,
+                           "the rate of " + spot_offering->id + "'s Spot Advisor bucket " +
+                               spot_offering->spot_interruption->label + ", " +
+                               Fixed(catalog_rate, 6) + " per instance-hour (" +
+                               Fixed(*percent, 1) + "% a month)",
+                           plan);
+        }
         echo.push_back(Echo("interruptions_per_hour", plan.interruptions_per_hour, "1/h",
                             "interruptions per instance-hour", true, ""));
         return Ok{};
@@ -622,23 +657,35 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
         plan.reasoning = "neither meets the deadline; on-demand is the faster (" +
                          Fixed(work, 1) + " h without interruptions)";
     } else if (!spot_meets_deadline) {
-        if (plan.expected_savings_fraction >= min_savings) {
+        const double deadline = *request.deadline_hours;
+        plan.mixed_slack_hours = deadline - plan.failure_free_hours;
+        plan.expected_mixed_cost_usd = ExpectedMixedCost(plan, deadline);
+        const double mixed_saving = plan.on_demand_cost_usd - *plan.expected_mixed_cost_usd;
+        plan.expected_mixed_savings_fraction = mixed_saving / plan.on_demand_cost_usd;
+        const std::string slack_text =
+            *plan.mixed_slack_hours >= 0
+                ? Fixed(*plan.mixed_slack_hours, 1) +
+                      " h of lost work and restarts once all checkpoints are written"
+                : "less than the " + Fixed(plan.checkpoints, 0) + " checkpoints alone take (" +
+                      Fixed(plan.failure_free_hours - work, 1) +
+                      " h), so the job moves to on-demand before the end";
+        const std::string mixed_text =
+            "starting on spot and moving to on-demand once hours elapsed + remaining work "
+            "hours reach the deadline (" + Fixed(deadline - work, 1) +
+            " h allowed for checkpoints, lost work and restarts: " + slack_text +
+            ") is expected to cost " + Usd(*plan.expected_mixed_cost_usd) + ", saving " +
+            Usd(mixed_saving) + " (" + Pct(*plan.expected_mixed_savings_fraction) + ")";
+        if (*plan.expected_mixed_savings_fraction >= min_savings) {
             plan.recommendation = SpotRecommendation::kMixed;
-            plan.mixed_slack_hours = *request.deadline_hours - work;
-            plan.reasoning =
-                "spot alone finishes by the deadline with probability " +
-                Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) + "), but " +
-                saving_text +
-                "; start on spot and move to on-demand once hours elapsed + remaining work "
-                "hours reach the deadline (" +
-                Fixed(*plan.mixed_slack_hours, 1) +
-                " h of lost time can be absorbed); the cost then lies between the spot and "
-                "the on-demand figures";
+            plan.reasoning = "spot alone finishes by the deadline with probability " +
+                             Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) +
+                             ", " + saving_text + "); " + mixed_text;
         } else {
             plan.recommendation = SpotRecommendation::kOnDemand;
-            plan.reasoning = "spot misses the deadline too often (probability " +
-                             Pct(*plan.spot_deadline_probability) + ") and saves too little (" +
-                             saving_text + ")";
+            plan.reasoning = "spot alone finishes by the deadline with probability " +
+                             Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) +
+                             "), and " + mixed_text + ", below the " + Pct(min_savings) +
+                             " worth the operational risk of spot";
         }
     } else if (plan.expected_savings_fraction < min_savings) {
         plan.recommendation = SpotRecommendation::kOnDemand;
@@ -658,13 +705,25 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                           Usd(plan.on_demand_cluster_usd_per_hour) +
                           "/h on-demand; the job is interrupted when any instance is)";
     }
-    if (!plan.warnings.empty()) {
+    const bool different_hardware =
+        std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                    [](const FieldError& w) { return w.field == "/on_demand_offering_id"; });
+    if (different_hardware) {
         plan.reasoning += "; the two offerings hold different hardware, so this compares "
                           "prices, not the same job (see warnings)";
     }
 }
 
 }  // namespace
+
+double ExpectedMixedCost(const SpotPlan& plan, double deadline_hours) {
+    const double work = plan.job_hours;
+    const double overhead = plan.expected_spot_hours - work;
+    const double allowance = std::max(0.0, deadline_hours - work);
+    const double spot_share = overhead > 0 ? std::min(1.0, allowance / overhead) : 1.0;
+    return spot_share * plan.expected_spot_hours * plan.spot_cluster_usd_per_hour +
+           (1.0 - spot_share) * work * plan.on_demand_cluster_usd_per_hour;
+}
 
 Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog) {
     if (auto valid = request.Validate(); !valid.ok()) {

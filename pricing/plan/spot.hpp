@@ -29,6 +29,11 @@ inline constexpr double kDefaultRequiredDeadlineProbability = 0.9;
 // on_demand). Judgement.
 inline constexpr double kDefaultMinSavingsFraction = 0.10;
 
+// spot_usd_per_hour or interruptions_per_hour given next to a spot offering whose catalog
+// figure differs by more than this share of the larger draws a warning naming both.
+// Judgement: beyond rounding of a quoted price.
+inline constexpr double kOverrideTolerance = 0.01;
+
 // Representative monthly interruption percentage of an AWS Spot Advisor bucket: the midpoint
 // of the bucket's bounds as spotinfo states them (<5%: 0..5 -> 2.5; 5-10%: 5..11 -> 8;
 // 10-15%: 11..16 -> 13.5; 15-20%: 16..22 -> 19). The open bucket >20% (22..100) uses 30, a
@@ -169,8 +174,16 @@ struct SpotPlan {
     std::optional<double> deadline_hours;
     std::optional<double> spot_deadline_probability;
     std::optional<double> on_demand_deadline_probability;
-    // For `mixed`: hours of lost time the job can absorb before it must move to on-demand.
+    // When spot alone misses the deadline too often and on-demand meets it, the mixed plan
+    // (start on spot, move to on-demand once hours elapsed + remaining work reach the
+    // deadline) is weighed. Its slack: hours of lost work and restarts a spot run writing all
+    // its checkpoints can absorb, deadline - failure_free_hours (negative: the checkpoints
+    // alone overrun the deadline, so every run moves to on-demand before the end).
     std::optional<double> mixed_slack_hours;
+    // Its expected cost (see ExpectedMixedCost) and saving against on-demand; the mixed
+    // recommendation needs that saving to reach min_savings_fraction.
+    std::optional<double> expected_mixed_cost_usd;
+    std::optional<double> expected_mixed_savings_fraction;
     SpotRecommendation recommendation = SpotRecommendation::kOnDemand;
     std::string reasoning;
     std::optional<std::string> spot_offering_id;
@@ -178,9 +191,19 @@ struct SpotPlan {
     Assumptions assumptions;
     // Inputs that disagree, kept as given: an on-demand offering with other accelerators, or
     // another number per instance, than the spot offering (the same job hours and node count
-    // priced on both).
+    // priced on both); spot_usd_per_hour or interruptions_per_hour overriding the spot
+    // offering's catalog price or bucket rate.
     std::vector<FieldError> warnings;
 };
+
+// Expected cost of the mixed plan, to first order: the run's expected overhead over the
+// work (checkpoints, lost work, restarts: E[T] - W) accrues in proportion to the work done, so
+// the deadline's allowance D - W is used up after the share f = min(1, (D - W) / (E[T] - W))
+// of the job; that share runs on spot (f x E[T] hours), the rest of the work on on-demand
+// ((1 - f) x W hours). Cost = f E[T] x spot cluster USD/h + (1 - f) W x on-demand cluster
+// USD/h. Within 1.5 % of the on-demand cost of a seeded simulation of the switch rule in
+// tests/pricing/plan/spot_test.cpp. REQUIRES: W <= deadline_hours, plan priced (E[T] set).
+double ExpectedMixedCost(const SpotPlan& plan, double deadline_hours);
 
 // Plans `request` against `catalog` (used only when offerings are named). kInvalidArgument
 // for invalid inputs (see Validate), kNotFound for an unknown offering id,

@@ -119,6 +119,8 @@ void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::Sp
     w.Member("cluster_interruptions_per_hour", p.cluster_interruptions_per_hour);
     w.Member("deadline_hours", p.deadline_hours);
     w.Member("expected_interruptions", p.expected_interruptions);
+    w.Member("expected_mixed_cost_usd", p.expected_mixed_cost_usd);
+    w.Member("expected_mixed_savings_fraction", p.expected_mixed_savings_fraction);
     w.Member("expected_overhead_fraction", p.expected_overhead_fraction);
     w.Member("expected_savings_fraction", p.expected_savings_fraction);
     w.Member("expected_savings_usd", p.expected_savings_usd);
@@ -304,8 +306,16 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
     w.Member("opex_usd_per_month", p.opex_usd_per_month);
     w.Member("reasoning", p.reasoning);
     w.Member("recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation));
+    w.Member("rent_billed_months", p.rent_billed_months);
+    w.Member("rent_nodes", p.rent_nodes);
     w.Key("rent_options");
     WriteRentOptions(w, p.rent_options);
+    if (p.rent_price_type) {
+        w.Member("rent_price_type", pricing::PriceTypeName(*p.rent_price_type));
+    } else {
+        w.Key("rent_price_type");
+        w.Null();
+    }
     w.Member("rent_usd_per_accelerator_hour", p.rent_usd_per_accelerator_hour);
     w.Member("residual_value_at_horizon_usd", p.residual_value_at_horizon_usd);
     w.Member("total_accelerators", p.total_accelerators);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "pricing/catalog_loader.hpp"
+#include "pricing/plan/field_checker.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;
@@ -54,7 +55,8 @@ TEST_SUITE("plan_rent_vs_buy") {
         REQUIRE(p.break_even_months);
         CHECK(*p.break_even_months == doctest::Approx(53.3333333));
         CHECK(*p.break_even_months / 12.0 == doctest::Approx(4.44).epsilon(0.01));
-        CHECK(p.breaks_even_within_horizon);
+        // Discounted (the recommendation's basis) it breaks even after 65.5 > 60 months.
+        CHECK_FALSE(p.breaks_even_within_horizon);
         CHECK(p.horizon_months == 60);
         // Discounted at 8 %/year (0.6434 %/month): -ln(1 - 800000 i / 15000) / ln(1 + i).
         CHECK(*p.discounted_break_even_months == doctest::Approx(65.5339835751));
@@ -63,9 +65,17 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.total_own_usd == doctest::Approx(1020000));
         CHECK(p.npv_rent_usd == doctest::Approx(992898.0670128557));
         CHECK(p.npv_own_usd == doctest::Approx(993777.8609905136));
-        // Amortised: 800K x 0.9 / 60 + 5K = 17K; at $2/h x 80 x 730 h: 14.6 % utilisation.
+        // Amortised: 800K x 0.9 / 60 + 5K = 17K.
         CHECK(p.monthly_own_usd == doctest::Approx(17000));
-        CHECK(*p.break_even_utilization == doctest::Approx(17000.0 / 116800.0));
+        // In present value: owning's NPV (no power to scale) = annuity x $2/h x 80 x 730 h x u,
+        // the annuity factor being npv_rent / $20K: 17.14 %, just above the 17.12 % in use,
+        // as the (near-tie) rent recommendation says.
+        CHECK(*p.break_even_utilization ==
+              doctest::Approx(p.npv_own_usd / (p.npv_rent_usd / 20000.0 * 116800.0)));
+        CHECK(*p.break_even_utilization > *p.utilization);
+        CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
+        // Whole percents would read alike; one decimal tells them apart.
+        CHECK(p.reasoning.find("above 17.1%, yours is 17.1%") != std::string::npos);
         CHECK(*p.utilization == doctest::Approx(10000.0 / 58400.0));
     }
 
@@ -84,9 +94,15 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.opex_usd_per_month == doctest::Approx(858.48 * 1000.0 / 5840.0 + 1200 + 400));
         CHECK(*p.break_even_months == doctest::Approx(286000 / (4290 - 1747.0)));
         CHECK_FALSE(p.breaks_even_within_horizon);
-        CHECK(*p.break_even_utilization == doctest::Approx(0.2434375196));
+        // In present value over 60 months (24.3 % on the amortised monthly basis): at that
+        // utilisation renting the owned hours costs what owning does.
+        CHECK(*p.break_even_utilization == doctest::Approx(0.288026).epsilon(1e-5));
         CHECK(*p.break_even_utilization > *p.utilization);
-        CHECK(p.reasoning.find("utilisation above 24%") != std::string::npos);
+        CHECK(p.reasoning.find("utilisation above 29%") != std::string::npos);
+        RentVsBuyRequest at_break_even = SmallTeam();
+        at_break_even.rent.accelerator_hours_per_month = *p.break_even_utilization * 8 * 730;
+        const RentVsBuyPlan even = PlanRentVsBuy(at_break_even, *catalog).value();
+        CHECK(even.npv_rent_usd == doctest::Approx(even.npv_own_usd));
     }
 
     // 1,000 rented hours fill 17 % of 8 owned GPUs; a utilisation of 90 % on the buy side
@@ -265,5 +281,152 @@ TEST_SUITE("plan_rent_vs_buy") {
         auto missing = PlanRentVsBuy(r, *catalog.value());
         REQUIRE_FALSE(missing.ok());
         CHECK(missing.error().field == "/rent/price_type");
+    }
+
+    TEST_CASE("a commitment chosen as the rent is billed as reserved whole instances and terms") {
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings();
+        Offering commit = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand").value();
+        commit.id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        commit.price_type = PriceType::kCommit3y;
+        commit.price.usd_per_hour = 20;
+        offerings.push_back(commit);
+        auto catalog = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "t", 0);
+        REQUIRE(catalog.ok());
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 8;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        r.rent.price_type = PriceType::kCommit3y;
+        r.rent.accelerator_hours_per_month = 1000;
+        auto plan = PlanRentVsBuy(r, *catalog.value());
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        // One p5 reserved every hour ($20 x 730 h), not $2.50 x the 1,000 hours used.
+        CHECK(p.monthly_rent_usd == doctest::Approx(20.0 * 730));
+        REQUIRE(p.rent_nodes);
+        CHECK(*p.rent_nodes == 1);
+        CHECK(p.rent_billed_months == 72);  // two whole 3-year terms cover the 60 months
+        CHECK(p.total_rent_usd == doctest::Approx(20.0 * 730 * 72));
+        REQUIRE(p.rent_options.size() == 2);
+        CHECK(p.npv_rent_usd == doctest::Approx(p.rent_options[1].npv_usd));
+        CHECK_FALSE(p.break_even_utilization.has_value());  // the rent does not scale with use
+        CHECK(p.reasoning.find("commit_3y commitment: 1 x p5.48xlarge reserved") != std::string::npos);
+        // The commitment's id named directly answers the same.
+        RentVsBuyRequest direct = r;
+        direct.rent.price_type.reset();
+        direct.rent.offering_id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        CHECK(PlanRentVsBuy(direct, *catalog.value()).value().npv_rent_usd ==
+              doctest::Approx(p.npv_rent_usd));
+    }
+
+    TEST_CASE("spot as the steady rent is refused, naming the field that chose it") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = SmallTeam();
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        auto direct = PlanRentVsBuy(r, *catalog);
+        REQUIRE_FALSE(direct.ok());
+        CHECK(direct.error().code == ErrorCode::kInvalidArgument);
+        CHECK(direct.error().field == "/rent/offering_id");
+        CHECK(direct.error().message.find("/v1/plans/spot") != std::string::npos);
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        r.rent.price_type = PriceType::kSpot;
+        auto sibling = PlanRentVsBuy(r, *catalog);
+        REQUIRE_FALSE(sibling.ok());
+        CHECK(sibling.error().field == "/rent/price_type");
+    }
+
+    TEST_CASE("break-even utilisation and break-even within the horizon follow the NPV basis") {
+        auto catalog = Sample();
+        // The review's case: at 25 % a year, 12,000 h a month (21 % of 80 GPUs) rents.
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.rent.accelerator_hours_per_month = 12000;
+        r.discount_rate_annual = 0.25;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
+        CHECK(*p.discounted_break_even_months > 60);
+        CHECK_FALSE(p.breaks_even_within_horizon);  // was true on the 53-month cash basis
+        CHECK(*p.break_even_utilization > *p.utilization);  // was 15 % against 21 %
+        CHECK(*p.break_even_utilization == doctest::Approx(0.2278).epsilon(1e-3));
+        CHECK(p.reasoning.find("owning pays at utilisation above 23%, yours is 21%") !=
+              std::string::npos);
+        // Undiscounted over the depreciation period it is the amortised monthly balance.
+        r.discount_rate_annual = 0;
+        CHECK(*PlanRentVsBuy(r, *catalog).value().break_even_utilization ==
+              doctest::Approx(17000.0 / 116800.0));
+        // A break-even utilisation above 1 reads "at no utilisation", not "above 319%".
+        r.rent.usd_per_accelerator_hour = 0.25;  // all 58,400 owned hours rent for $14,600
+        r.rent.accelerator_hours_per_month = 40000;
+        auto never = PlanRentVsBuy(r, *catalog);
+        REQUIRE(never.ok());
+        CHECK(*never.value().break_even_utilization > 1);
+        CHECK(never.value().reasoning.find("at no utilisation") != std::string::npos);
+    }
+
+    TEST_CASE("renting other accelerators than the ones bought draws a warning") {
+        auto catalog = Sample();
+        CHECK(PlanRentVsBuy(SmallTeam(), *catalog).value().warnings.empty());  // H100 both
+        RentVsBuyRequest r = SmallTeam();
+        r.rent.offering_id = "gcp-tpu-v5e-us-central1-on-demand";  // 1 x TPU v5e per instance
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].field == "/rent/offering_id");
+        CHECK(p.warnings[0].detail.find("1 x tpu-v5e per instance while buy.accelerator is "
+                                        "h100-sxm") != std::string::npos);
+        CHECK(p.reasoning.find("the rented tpu-v5e is not the h100-sxm you would buy") !=
+              std::string::npos);
+        CHECK(p.reasoning.find("different workloads") == std::string::npos);
+    }
+
+    TEST_CASE("a monthly rent that disagrees with rate x hours is named and read one way") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.rent.usd_per_accelerator_hour = 4;
+        r.rent.accelerator_hours_per_month = 1000;
+        r.rent.usd_per_month = 4000 * 1.005;  // within 1 %: no warning
+        CHECK(PlanRentVsBuy(r, *catalog).value().warnings.empty());
+        r.rent.usd_per_month = 10000;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].field == "/rent/usd_per_month");
+        CHECK(p.warnings[0].detail.find("$10,000") != std::string::npos);
+        CHECK(p.warnings[0].detail.find("$4,000") != std::string::npos);
+        CHECK(p.monthly_rent_usd == doctest::Approx(10000));
+        // The rate used elsewhere is the monthly figure's: $10 per accelerator-hour.
+        CHECK(*p.rent_usd_per_accelerator_hour == doctest::Approx(10));
+        RentVsBuyRequest at_ten = EnterpriseSeed();
+        at_ten.rent.usd_per_accelerator_hour = 10;
+        at_ten.rent.accelerator_hours_per_month = 1000;
+        CHECK(*p.break_even_utilization ==
+              doctest::Approx(*PlanRentVsBuy(at_ten, *catalog).value().break_even_utilization));
+    }
+
+    TEST_CASE("owning that wins only through resale over a short horizon draws a warning") {
+        auto catalog = Sample();
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 8;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        CHECK(PlanRentVsBuy(r, *catalog).value().warnings.empty());
+        r.horizon_months = 1;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        CHECK(p.recommendation == RentVsBuyRecommendation::kBuy);  // resold at 98.5 % of capex
+        CHECK_FALSE(p.breaks_even_within_horizon);
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].field == "/horizon_months");
+        CHECK(p.warnings[0].detail.find("98.5% of capex") != std::string::npos);
+        CHECK(p.reasoning.find("reselling the hardware at its book value") != std::string::npos);
+        // The resale price named is the one at which the two present values meet.
+        const double i = std::pow(1.08, 1.0 / 12.0) - 1.0;
+        const double needed = (p.capex_usd + p.opex_usd_per_month / (1 + i) - p.npv_rent_usd) * (1 + i);
+        CHECK(p.warnings[0].detail.find(UsdText(needed)) != std::string::npos);
     }
 }

@@ -79,6 +79,48 @@ Simulated Simulate(std::mt19937_64& rng, const SpotPlan& p, double deadline_hour
     return out;
 }
 
+// Replays the mixed plan `runs` times: before each attempt at a stretch (a decision point)
+// the job moves to on-demand if elapsed hours + the work left after the last checkpoint, plus
+// the checkpoint that stretch would write, pass the deadline. Returns the mean cost: spot
+// hours elapsed x spot rate + work left x on-demand rate.
+double SimulateMixedCost(std::mt19937_64& rng, const SpotPlan& p, double deadline_hours,
+                         int runs) {
+    const double tau = p.checkpoint_interval_hours;
+    const double full = tau < p.job_hours ? std::ceil(p.job_hours / tau) - 1.0 : 0.0;
+    const double last = p.job_hours - full * tau;
+    std::exponential_distribution<double> next(p.cluster_interruptions_per_hour);
+    double mean = 0;
+    for (int i = 0; i < runs; ++i) {
+        double t = 0;
+        double saved = 0;  // work behind the last checkpoint
+        bool moved = false;
+        for (double k = 0; k <= full && !moved; k += 1.0) {
+            const bool is_last = k == full;
+            const double work = is_last ? last : tau;
+            const double stretch = is_last ? last : tau + p.checkpoint_hours;
+            for (;;) {
+                if (t + (p.job_hours - saved) + (is_last ? 0.0 : p.checkpoint_hours) >
+                    deadline_hours) {
+                    moved = true;
+                    break;
+                }
+                const double gap = next(rng);
+                if (gap >= stretch) {
+                    t += stretch;
+                    saved += work;
+                    break;
+                }
+                t += gap;
+                for (double r = next(rng); r < p.restart_hours; r = next(rng)) t += r;
+                t += p.restart_hours;
+            }
+        }
+        mean += (t * p.spot_cluster_usd_per_hour +
+                 (p.job_hours - saved) * p.on_demand_cluster_usd_per_hour) / runs;
+    }
+    return mean;
+}
+
 }  // namespace
 
 TEST_SUITE("plan_spot") {
@@ -295,8 +337,46 @@ TEST_SUITE("plan_spot") {
         CHECK(*plan.value().spot_deadline_probability < 0.9);
         CHECK(*plan.value().on_demand_deadline_probability == 1.0);
         CHECK(plan.value().recommendation == SpotRecommendation::kMixed);
-        CHECK(*plan.value().mixed_slack_hours == doctest::Approx(8.0));
-        CHECK(plan.value().reasoning.find("move to on-demand") != std::string::npos);
+        // 108 h - 105.15 h failure-free (100 h work + 103 checkpoints x 3 min).
+        CHECK(*plan.value().mixed_slack_hours == doctest::Approx(108 - 105.15));
+        // 8 h of allowance over 11.78 h expected overhead: 67.9 % of the job on spot.
+        const double share = 8.0 / (plan.value().expected_spot_hours - 100);
+        CHECK(*plan.value().expected_mixed_cost_usd ==
+              doctest::Approx(share * plan.value().expected_spot_hours * 30 +
+                              (1 - share) * 100 * 98.32));
+        CHECK(*plan.value().expected_mixed_savings_fraction == doctest::Approx(0.4474).epsilon(1e-3));
+        CHECK(plan.value().reasoning.find("moving to on-demand") != std::string::npos);
+    }
+
+    TEST_CASE("a mixed plan that moves to on-demand almost at once saves too little") {
+        auto catalog = Sample();
+        SpotPlanRequest r = IssueExample();
+        r.deadline_hours = 100.5;  // 103 checkpoints x 3 min = 5.15 h alone exceed the 0.5 h
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        CHECK(p.expected_savings_fraction > 0.5);  // spot to the end would save 65.9 %
+        CHECK(*p.mixed_slack_hours == doctest::Approx(100.5 - 105.15));
+        CHECK(*p.expected_mixed_savings_fraction == doctest::Approx(0.028).epsilon(0.05));
+        CHECK(p.recommendation == SpotRecommendation::kOnDemand);
+        CHECK(p.reasoning.find("below the 10.0%") != std::string::npos);
+        CHECK(p.reasoning.find("less than the 103 checkpoints alone take (5.2 h)") !=
+              std::string::npos);
+    }
+
+    TEST_CASE("the expected mixed cost matches a seeded simulation of the switch rule") {
+        auto catalog = Sample();
+        std::mt19937_64 rng(20261123);
+        // Simulated savings: 4.0 %, 45.4 %, 65.3 % of the on-demand cost.
+        for (double deadline : {100.5, 108.0, 115.0}) {
+            CAPTURE(deadline);
+            SpotPlanRequest r = IssueExample();
+            auto plan = PlanSpot(r, *catalog);
+            REQUIRE(plan.ok());
+            const double analytic = ExpectedMixedCost(plan.value(), deadline);
+            const double simulated = SimulateMixedCost(rng, plan.value(), deadline, 4000);
+            CHECK(std::abs(analytic - simulated) < 0.015 * plan.value().on_demand_cost_usd);
+        }
     }
 
     TEST_CASE("small savings, a price above the cap, or a loss recommend on-demand") {
@@ -403,5 +483,31 @@ TEST_SUITE("plan_spot") {
         auto plan = PlanSpot(r, *catalog);
         REQUIRE_FALSE(plan.ok());
         CHECK(plan.error().field == "/checkpoint_interval_hours");
+    }
+
+    TEST_CASE("a price or rate given over the spot offering's catalog figure is named") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        r.spot_usd_per_hour = 20.9934;  // the catalog's own price
+        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        r.spot_usd_per_hour = 10;
+        r.interruptions_per_hour = 0.1;
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        CHECK(p.spot_usd_per_hour == 10);  // the value given is used
+        REQUIRE(p.warnings.size() == 2);
+        CHECK(p.warnings[0].field == "/spot_usd_per_hour");
+        CHECK(p.warnings[0].detail.find("$10.0000/h overrides") != std::string::npos);
+        CHECK(p.warnings[0].detail.find("$20.9934/h") != std::string::npos);
+        CHECK(p.warnings[1].field == "/interruptions_per_hour");
+        CHECK(p.warnings[1].detail.find("0.100000 per instance-hour overrides") !=
+              std::string::npos);
+        CHECK(p.warnings[1].detail.find("bucket >20%, 0.000489 per instance-hour (30.0% a month)") !=
+              std::string::npos);
+        CHECK(p.reasoning.find("different hardware") == std::string::npos);
     }
 }

@@ -71,6 +71,22 @@ TEST_SUITE("plan_routes") {
         CHECK(body["assumptions"].size() >= 4);
     }
 
+    TEST_CASE("POST /v1/plans/spot costs the mixed plan: a 100.5 h deadline is on-demand") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/spot",
+                              R"({"job_hours": 100, "on_demand_usd_per_hour": 98.32,
+                                  "spot_usd_per_hour": 30, "interruptions_per_hour": 0.1,
+                                  "checkpoint_minutes": 3, "restart_minutes": 6,
+                                  "deadline_hours": 100.5})"));
+        CHECK(body["recommendation"] == "on_demand");
+        CHECK(body["mixed_slack_hours"].get<double>() == doctest::Approx(-4.65));
+        CHECK(body["expected_mixed_cost_usd"].get<double>() == doctest::Approx(9557.06));
+        CHECK(body["expected_mixed_savings_fraction"].get<double>() == doctest::Approx(0.027964));
+        // Without a deadline the mixed plan is not weighed: null, not absent.
+        body = Body(Post(server, "/v1/plans/spot", kIssueSpotExample));
+        CHECK(body["expected_mixed_cost_usd"].is_null());
+    }
+
     TEST_CASE("POST /v1/plans/spot scales given prices and rate by nodes and finishes the high-rate example") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/spot",
@@ -162,7 +178,9 @@ TEST_SUITE("plan_routes") {
         CHECK(body["break_even_months"].get<double>() / 12.0 == doctest::Approx(4.44).epsilon(0.01));
         CHECK(body["monthly_rent_usd"] == 20000);
         CHECK(body["monthly_own_usd"] == 17000);
-        CHECK(body["break_even_utilization"].get<double>() == doctest::Approx(0.145548));
+        // In present value, as the recommendation (17.14 %, was 14.6 % amortised).
+        CHECK(body["break_even_utilization"].get<double>() == doctest::Approx(0.171385));
+        CHECK(body["breaks_even_within_horizon"] == false);  // discounted: 65.5 > 60 months
         CHECK(body["cumulative"].size() == 61);
         CHECK(body["cumulative"][0]["own_usd"] == 800000);
         CHECK(body.contains("npv_rent_usd"));
@@ -231,6 +249,12 @@ TEST_SUITE("plan_routes") {
                           R"({"buy": {"accelerator": "tpu-v5e", "total_accelerators": 4},
                               "rent": {"usd_per_month": 100}})"),
                      409, "failed_precondition");
+        // Spot is no steady monthly rent: 422 on the field that chose it.
+        CheckProblem(Post(server, "/v1/plans/rent-vs-buy",
+                          R"({"buy": {"accelerator": "h100-sxm", "total_accelerators": 8},
+                              "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand",
+                                       "price_type": "spot"}})"),
+                     422, "invalid_argument", "/rent/price_type");
     }
 
     TEST_CASE("POST /v1/plans/training ranks offerings and names cheapest, fastest and the front") {
