@@ -211,6 +211,13 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         if (res.get_header_value("Content-Type") == "application/problem+json") {
             return HandlerResponse::Unhandled;
         }
+        // A request the library refuses before routing (bad request line, bad Range) never
+        // reached the pre-routing handler: its context, still the previous request's on this
+        // worker thread, starts here.
+        if (!res.has_header("X-Request-Id")) {
+            BeginRequest(req.get_header_value("X-Request-Id"));
+            res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        }
         // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X POST
         // with no -d sends none) as a bare 400 before routing: say what is missing, as 411.
         bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";

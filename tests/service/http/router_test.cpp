@@ -225,6 +225,29 @@ TEST_SUITE("router") {
         CHECK(json::parse(unsafe->body)["request_id"] == id);
     }
 
+    TEST_CASE("a request the library refuses gets its own request id, not the previous one's") {
+        TestServer server(SampleDeps());
+        // Pipelined on one connection, so one worker thread serves both requests.
+        std::string range = server.Raw(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: prev\r\n\r\n"
+            "GET /v1/accelerators HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine\r\n"
+            "Range: bytes=x\r\nConnection: close\r\n\r\n");
+        std::string second = range.substr(range.find("HTTP/1.1", 10));
+        CHECK(StatusLine(second) == "HTTP/1.1 416 Range Not Satisfiable");
+        CHECK(second.find("X-Request-Id: mine\r\n") != std::string::npos);
+        CHECK(json::parse(second.substr(second.find("\r\n\r\n") + 4))["request_id"] == "mine");
+
+        std::string garbage = server.Raw(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: prev\r\n\r\nGARBAGE\r\n\r\n");
+        std::string refused = garbage.substr(garbage.find("HTTP/1.1", 10));
+        CHECK(StatusLine(refused) == "HTTP/1.1 400 Bad Request");
+        std::string id = refused.substr(refused.find("X-Request-Id: ") + 14);
+        id = id.substr(0, id.find("\r\n"));
+        CHECK_FALSE(id.empty());
+        CHECK(id != "prev");
+        CHECK(json::parse(refused.substr(refused.find("\r\n\r\n") + 4))["request_id"] == id);
+    }
+
     TEST_CASE("the error code to status table covers every code") {
         using gpucost::http::HttpStatusFor;
         using gpucost::pricing::ErrorCode;
