@@ -5,6 +5,7 @@
 #include "service/http/estimate_codec.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
+#include "service/http/query_params.hpp"
 #include "service/http/router.hpp"
 
 namespace gpucost::http {
@@ -26,13 +27,24 @@ void WriteEncoded(httplib::Response& res, pricing::estimate::RooflineResult resu
     WriteJsonWithAssumptions(res, EstimateToJson(result), assumptions, detail);
 }
 
+// Estimates read no prices, so `as_of` is as unknown here as any other parameter: 400, like an
+// unknown parameter on a plan route (never silently ignored).
+pricing::Status CheckQuery(const httplib::Request& req) {
+    if (auto checked = QueryParams(req, {kAssumptionsParam}).Check(); !checked.ok()) {
+        return checked;
+    }
+    auto detail = AssumptionDetailOf(req);
+    if (!detail.ok()) return detail.error();
+    return pricing::Ok{};
+}
+
 }  // namespace
 
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     routes.Post("/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
         auto detail = AssumptionDetailOf(req);
-        if (!detail.ok()) return WriteProblem(res, req, detail.error());
         if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
@@ -47,8 +59,8 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     });
 
     routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
         auto detail = AssumptionDetailOf(req);
-        if (!detail.ok()) return WriteProblem(res, req, detail.error());
         if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());
@@ -63,8 +75,8 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     });
 
     routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
         auto detail = AssumptionDetailOf(req);
-        if (!detail.ok()) return WriteProblem(res, req, detail.error());
         if (!RequireJsonBody(req, res)) return;
         auto body = ParseJsonBody(req.body);
         if (!body.ok()) return WriteProblem(res, req, body.error());

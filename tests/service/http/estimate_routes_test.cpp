@@ -237,4 +237,21 @@ TEST_SUITE("estimate_routes") {
         req["accelerator"] = "nope";
         CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/accelerator");
     }
+
+    TEST_CASE("estimate routes refuse unknown query parameters, as_of included, like plans") {
+        TestServer server(SampleDeps());
+        for (const char* path : {"/v1/estimates/training", "/v1/estimates/inference",
+                                 "/v1/estimates/roofline"}) {
+            for (const char* query : {"?as_of=2026-01-01", "?gpu=h100"}) {
+                auto r = Post(server, std::string(path) + query, Llama65Training());
+                REQUIRE(r);
+                CHECK_MESSAGE(r->status == 400, path, query);
+                CHECK(json::parse(r->body)["code"] == "malformed_request");
+                CHECK(json::parse(r->body)["field"] == std::string(query).substr(1, std::string(query).find('=') - 1));
+            }
+        }
+        auto ok = Post(server, "/v1/estimates/training?assumptions=none", Llama65Training());
+        REQUIRE(ok);
+        CHECK(ok->status == 200);
+    }
 }
