@@ -74,7 +74,7 @@ Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
     r.Require("accelerator");
     r.Require("total_accelerators");
     HardwareRequest h;
-    h.accelerator = r.String("accelerator").value_or("");
+    h.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
     h.total_accelerators = r.Int("total_accelerators").value_or(1);
     h.accelerator_count = r.Int("accelerator_count");
     h.scale_out_gbit_per_s_per_node = r.Number("scale_out_gbit_per_s_per_node");
@@ -264,7 +264,7 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
     r.Require("accelerator");
     r.Require("ops");
     RooflineRequest req;
-    req.accelerator = r.String("accelerator").value_or("");
+    req.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
     req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
     const json* eff = r.Object("efficiency");
     const json* ops = r.Member("ops");

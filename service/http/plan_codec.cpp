@@ -38,6 +38,15 @@ pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
     return error;
 }
 
+// An id from a request body, as the catalog's lowercase key: ids compare case-insensitively,
+// and the planners compare them with the catalog's spelling.
+std::optional<std::string> LowerId(std::optional<std::string> id) {
+    if (id) {
+        *id = pricing::IdKey(*id);
+    }
+    return id;
+}
+
 // Reads a list of price type names at `key`; unknown names are 422.
 std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key) {
     std::vector<pricing::PriceType> out;
@@ -80,8 +89,8 @@ pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     q.on_demand_usd_per_hour = r.Number("on_demand_usd_per_hour");
     q.spot_usd_per_hour = r.Number("spot_usd_per_hour");
     q.interruptions_per_hour = r.Number("interruptions_per_hour");
-    q.spot_offering_id = r.String("spot_offering_id");
-    q.on_demand_offering_id = r.String("on_demand_offering_id");
+    q.spot_offering_id = LowerId(r.String("spot_offering_id"));
+    q.on_demand_offering_id = LowerId(r.String("on_demand_offering_id"));
     q.nodes = r.Int("nodes").value_or(1);
     q.checkpoint_minutes = r.Number("checkpoint_minutes");
     q.restart_minutes = r.Number("restart_minutes");
@@ -195,7 +204,7 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
                  "staff_usd_per_month", "depreciation_years", "residual_value_fraction"});
     q.buy.capex_usd = b.Number("capex_usd");
     q.buy.opex_usd_per_month = b.Number("opex_usd_per_month");
-    q.buy.accelerator = b.String("accelerator");
+    q.buy.accelerator = LowerId(b.String("accelerator"));
     q.buy.total_accelerators = b.Int("total_accelerators");
     q.buy.server_price_usd = b.Number("server_price_usd");
     q.buy.purchase_price_usd_per_accelerator = b.Number("purchase_price_usd_per_accelerator");
@@ -224,7 +233,7 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
         }
     }
     q.rent.usd_per_month = t.Number("usd_per_month");
-    q.rent.offering_id = t.String("offering_id");
+    q.rent.offering_id = LowerId(t.String("offering_id"));
     q.rent.usd_per_accelerator_hour = t.Number("usd_per_accelerator_hour");
     q.rent.accelerator_hours_per_month = t.Number("accelerator_hours_per_month");
     if (!t.ok()) {

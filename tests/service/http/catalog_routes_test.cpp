@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 #include "pricing/catalog_loader.hpp"
@@ -211,5 +214,23 @@ TEST_SUITE("catalog_routes") {
         auto r = server.Client().Get("/readyz");
         CheckProblem(r, 503, "shutting_down");
         CHECK(r->get_header_value("Retry-After") == "5");
+    }
+
+    TEST_CASE("ids compare case-insensitively in paths and filters") {
+        TestServer server(SampleDeps());
+        auto one = server.Client().Get("/v1/accelerators/TPU-V5E");
+        REQUIRE(one);
+        CHECK(one->status == 200);
+        CHECK(Body(one)["id"] == "tpu-v5e");
+        json lower = Body(server.Client().Get("/v1/offerings?provider=aws&accelerator=h100-sxm"));
+        json upper = Body(server.Client().Get("/v1/offerings?provider=AWS&accelerator=H100-SXM"));
+        CHECK(lower["total_count"].get<int>() > 0);
+        CHECK(upper["items"] == lower["items"]);
+        std::string id = lower["items"][0]["id"].get<std::string>();
+        std::transform(id.begin(), id.end(), id.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+        auto shouted = server.Client().Get(("/v1/offerings/" + id).c_str());
+        REQUIRE(shouted);
+        CHECK(shouted->status == 200);
     }
 }

@@ -254,4 +254,19 @@ TEST_SUITE("estimate_routes") {
         REQUIRE(ok);
         CHECK(ok->status == 200);
     }
+
+    TEST_CASE("the accelerator id of an estimate compares case-insensitively") {
+        TestServer server(SampleDeps());
+        json req = Llama65Training();
+        req["hardware"]["accelerator"] = "H100-SXM";
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json roof = {{"accelerator", "H100-Sxm"},
+                     {"precision", "bf16"},
+                     {"ops", {{{"kind", "gemm"}, {"m", 8}, {"n", 8}, {"k", 8}}}}};
+        auto rr = Post(server, "/v1/estimates/roofline", roof);
+        REQUIRE(rr);
+        CHECK(rr->status == 200);
+    }
 }

@@ -492,4 +492,19 @@ TEST_SUITE("plan_routes") {
         REQUIRE(csv);
         CHECK(csv->get_header_value("Content-Type") == "text/csv; charset=utf-8");
     }
+
+    TEST_CASE("ids in plan bodies compare case-insensitively") {
+        TestServer server(SampleDeps());
+        auto spot = Post(server, "/v1/plans/spot",
+                         R"({"job_hours": 48, "spot_offering_id": "AWS-P5.48XLARGE-US-EAST-1-SPOT"})");
+        REQUIRE(spot);
+        CHECK(spot->status == 200);
+        CHECK(Body(spot)["on_demand_offering_id"] == "aws-p5.48xlarge-us-east-1-on-demand");
+        auto rvb = Post(server, "/v1/plans/rent-vs-buy",
+                        R"({"buy": {"accelerator": "H100-SXM", "total_accelerators": 8},
+                            "rent": {"offering_id": "LAMBDA-GPU_1X_H100-US-ON-DEMAND",
+                                     "accelerator_hours_per_month": 1000}})");
+        REQUIRE(rvb);
+        CHECK(rvb->status == 200);
+    }
 }
