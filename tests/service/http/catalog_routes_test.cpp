@@ -233,4 +233,15 @@ TEST_SUITE("catalog_routes") {
         REQUIRE(shouted);
         CHECK(shouted->status == 200);
     }
+
+    TEST_CASE("a filter value that matches nothing is an empty list, an unknown provider too") {
+        TestServer server(SampleDeps());
+        for (const char* path : {"/v1/offerings?provider=nope", "/v1/offerings?accelerator=nope",
+                                 "/v1/offerings?region=nope"}) {
+            auto r = server.Client().Get(path);
+            REQUIRE(r);
+            CHECK_MESSAGE(r->status == 200, path);
+            CHECK(Body(r)["total_count"] == 0);
+        }
+    }
 }
