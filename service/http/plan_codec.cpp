@@ -444,14 +444,19 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
             if (!counts->is_array()) {
                 c.Fail(ErrorCode::kMalformed, "node_counts", "must be an array of integers");
             } else {
-                for (std::size_t i = 0; i < counts->size(); ++i) {
-                    const json wrapped = {{"n", (*counts)[i]}};
+                // Each element is read as a member named by its index, so a fault names
+                // /constraints/node_counts/<i>: a wrong type is 400, a well-formed integer
+                // out of range 422 (JsonReader::Int), as for every other integer field.
+                for (std::size_t i = 0; i < counts->size() && c.ok(); ++i) {
+                    const std::string index = std::to_string(i);
+                    const json wrapped = {{index, (*counts)[i]}};
                     JsonReader item(wrapped, "/constraints/node_counts");
-                    auto n = item.Int("n");
-                    if (!item.ok() || !n) {
-                        c.Fail(ErrorCode::kMalformed, "node_counts",
-                               "must be an array of integers");
-                        break;
+                    auto n = item.Int(index);
+                    if (item.ok() && !n) {
+                        item.Fail(ErrorCode::kMalformed, index, "must be an integer");
+                    }
+                    if (!item.ok()) {
+                        return item.error();
                     }
                     out.node_counts.push_back(*n);
                 }

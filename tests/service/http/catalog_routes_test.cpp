@@ -120,6 +120,9 @@ TEST_SUITE("catalog_routes") {
         CheckProblem(client.Get("/v1/offerings?gpu=h100"), 400, "malformed_request", "gpu");
         CheckProblem(client.Get("/v1/offerings?limit=ten"), 400, "malformed_request", "limit");
         CheckProblem(client.Get("/v1/offerings?limit=0"), 422, "invalid_argument", "limit");
+        CheckProblem(client.Get("/v1/offerings?limit=99999999999"), 422, "invalid_argument",
+                     "limit");  // well-formed but out of range: 422 like limit=501, not 400
+        CheckProblem(client.Get("/v1/offerings?limit=1.5"), 400, "malformed_request", "limit");
         CheckProblem(client.Get("/v1/offerings?limit=1&limit=2"), 400, "malformed_request",
                      "limit");
         CheckProblem(client.Get("/v1/offerings?price_type=reserved"), 422, "invalid_argument",

@@ -419,7 +419,12 @@ TEST_SUITE("plan_routes") {
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
                               "constraints": {"node_counts": [1, "two"]}})"),
-                     400, "malformed_request", "/constraints/node_counts");
+                     400, "malformed_request", "/constraints/node_counts/1");
+        // A well-formed integer out of range is 422 naming the element, as for any integer.
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"node_counts": [99999999999]}})"),
+                     422, "invalid_argument", "/constraints/node_counts/0");
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": -1})"),
                      422, "invalid_argument", "/tokens_b");
