@@ -284,6 +284,7 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
             return MakeError(ErrorCode::kMalformed, "each op must be an object", ptr);
         }
         JsonReader o(op, ptr);
+        o.Require("kind");  // missing: 422, as every missing required field
         auto kind = o.String("kind");
         if (!o.ok()) return o.error();
         est::RooflineOp rop;
@@ -308,8 +309,8 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
             rop.flops = o.Number("flops").value_or(0);
             rop.bytes = o.Number("bytes").value_or(0);
         } else {
-            return MakeError(kind ? ErrorCode::kInvalidArgument : ErrorCode::kMalformed,
-                             "kind must be gemm, memory or custom", ptr + "/kind");
+            return MakeError(ErrorCode::kInvalidArgument, "kind must be gemm, memory or custom",
+                             ptr + "/kind");
         }
         if (!o.ok()) return o.error();
         req.ops.push_back(rop);

@@ -230,6 +230,10 @@ TEST_SUITE("estimate_routes") {
         CHECK(b["total"]["seconds"].get<double>() > 0);
         req["ops"][0]["kind"] = "fft";
         CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/kind");
+        req["ops"][0].erase("kind");  // a missing required field is 422, as `m` below
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/kind");
+        req["ops"] = {{{"kind", "gemm"}, {"n", 1}, {"k", 1}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/m");
         req["ops"] = json::array();
         CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops");
         req["ops"] = {{{"kind", "gemm"}, {"m", -1}, {"n", 1}, {"k", 1}}};
