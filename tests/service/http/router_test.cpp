@@ -182,6 +182,22 @@ TEST_SUITE("router") {
         CHECK(raw.find("Content-Length header") != std::string::npos);
     }
 
+    TEST_CASE("a missing or malformed Content-Length is judged after the route") {
+        TestServer server(SampleDeps());
+        // Without Content-Length: an unknown path is 404 and a wrong method 405, as with one.
+        CHECK(StatusLine(server.Raw("POST /v1/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) ==
+              "HTTP/1.1 404 Not Found");
+        CHECK(StatusLine(server.Raw(
+                  "POST /v1/accelerators HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) ==
+              "HTTP/1.1 405 Method Not Allowed");
+        // A Content-Length that is not a number is malformed (400), not too large (413).
+        std::string bad = server.Raw(
+            "POST /v1/plans/spot HTTP/1.1\r\nHost: x\r\nContent-Length: 1a\r\n"
+            "Connection: close\r\n\r\n");
+        CHECK(StatusLine(bad) == "HTTP/1.1 400 Bad Request");
+        CHECK(bad.find("application/problem+json") != std::string::npos);
+    }
+
     TEST_CASE("an over-long path is refused with 414") {
         TestServer server(SampleDeps());
         auto r = server.Client().Get("/v1/offerings/" + std::string(2000, 'a'));
