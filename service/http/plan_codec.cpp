@@ -47,15 +47,17 @@ std::optional<std::string> LowerId(std::optional<std::string> id) {
     return id;
 }
 
-// Reads a list of price type names at `key`; unknown names are 422.
+// Reads a list of price type names at `key`; an unknown name is 422 naming its element
+// (`<key>/<i>`), as an unknown accelerator in constraints is.
 std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key) {
     std::vector<pricing::PriceType> out;
-    for (const auto& name : r.Strings(key).value_or(std::vector<std::string>{})) {
-        auto type = pricing::ParsePriceType(name);
+    const auto names = r.Strings(key).value_or(std::vector<std::string>{});
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        auto type = pricing::ParsePriceType(names[i]);
         if (!type) {
-            r.Fail(ErrorCode::kInvalidArgument, key,
-                   "unknown price type '" + name.substr(0, 32) +
-                       "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
+            r.FailAt(ErrorCode::kInvalidArgument, key, i,
+                     "unknown price type '" + names[i].substr(0, 32) +
+                         "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
             return {};
         }
         out.push_back(*type);

@@ -254,6 +254,12 @@ TEST_SUITE("estimate_routes") {
                 CHECK(json::parse(r->body)["field"] == std::string(query).substr(1, std::string(query).find('=') - 1));
             }
         }
+        auto bad = Post(server, "/v1/estimates/training?assumptions=bad", Llama65Training());
+        REQUIRE(bad);
+        CHECK(bad->status == 422);
+        CHECK(json::parse(bad->body)["errors"] ==
+              json::array({{{"field", "assumptions"},
+                            {"detail", "assumptions must be full, summary or none"}}}));
         auto ok = Post(server, "/v1/estimates/training?assumptions=none", Llama65Training());
         REQUIRE(ok);
         CHECK(ok->status == 200);

@@ -415,7 +415,7 @@ TEST_SUITE("plan_routes") {
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
                               "constraints": {"price_types": ["reserved"]}})"),
-                     422, "invalid_argument", "/constraints/price_types");
+                     422, "invalid_argument", "/constraints/price_types/0");
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
                               "constraints": {"node_counts": [1, "two"]}})"),
