@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/roofline.hpp"
 #include "pricing/estimate/training.hpp"
@@ -38,6 +40,35 @@ pricing::Status CheckQuery(const httplib::Request& req) {
     return pricing::Ok{};
 }
 
+// Last guard before encoding: a headline figure the spec says is a number is never written as
+// null. The inputs' documented ranges keep them finite; a result that is not is refused as
+// 422 for the request as a whole ("/"), since no single input can be blamed.
+pricing::Status FiniteFigures(std::initializer_list<double> figures) {
+    for (double figure : figures) {
+        if (!std::isfinite(figure)) {
+            return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                      "these inputs give no finite estimate; keep each number "
+                                      "within its documented range (openapi.yaml)",
+                                      "/");
+        }
+    }
+    return pricing::Ok{};
+}
+
+pricing::Status Finite(const pricing::estimate::TrainingEstimate& e) {
+    return FiniteFigures({e.wall_clock_hours, e.accelerator_hours, e.ideal_wall_clock_hours,
+                          e.ideal_accelerator_hours, e.mfu, e.hfu,
+                          e.achieved_tflops_per_accelerator, e.hardware_tflops_per_accelerator,
+                          e.tokens_per_second, e.step_time_s, e.memory_per_accelerator_gb});
+}
+
+pricing::Status Finite(const pricing::estimate::InferenceEstimate& e) {
+    return FiniteFigures({e.time_to_first_token_ms, e.inter_token_latency_ms,
+                          e.output_tokens_per_second, e.output_tokens_per_second_per_accelerator,
+                          e.request_latency_ms, e.prefill_tokens_per_second,
+                          e.memory_per_accelerator_gb});
+}
+
 }  // namespace
 
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
@@ -55,6 +86,9 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
         auto estimate = pricing::estimate::EstimateTraining(decoded.value(), cluster.value());
         if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
+        if (auto finite = Finite(estimate.value()); !finite.ok()) {
+            return WriteProblem(res, req, finite.error());
+        }
         WriteEncoded(res, estimate.value(), detail.value());
     });
 
@@ -71,6 +105,9 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
         auto estimate = pricing::estimate::EstimateInference(decoded.value(), cluster.value());
         if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
+        if (auto finite = Finite(estimate.value()); !finite.ok()) {
+            return WriteProblem(res, req, finite.error());
+        }
         WriteEncoded(res, estimate.value(), detail.value());
     });
 

@@ -279,4 +279,16 @@ TEST_SUITE("estimate_routes") {
         REQUIRE(rr);
         CHECK(rr->status == 200);
     }
+
+    TEST_CASE("a denormal input is refused by its lower bound, never answered with null") {
+        TestServer server(SampleDeps());
+        json roof = {{"accelerator", "h100-sxm"},
+                     {"precision", "bf16"},
+                     {"ops", {{{"kind", "custom"}, {"flops", 5e-324}}}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", roof), 422, "/ops/0/flops");
+        json training = Llama65Training();
+        training["hardware"]["scale_up_gb_per_s"] = 5e-324;
+        CheckProblem(Post(server, "/v1/estimates/training", training), 422,
+                     "/hardware/scale_up_gb_per_s");
+    }
 }
