@@ -35,6 +35,16 @@ struct ProviderSummary {
     std::string newest_as_of;
 };
 
+// Ids (accelerators, offerings, providers, regions) are lowercase slugs and compare
+// case-insensitively (docs/api.md): every lookup and filter uses this key.
+inline std::string IdKey(std::string_view id) {
+    std::string key(id);
+    for (char& c : key) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    return key;
+}
+
 // The catalog port: read access to accelerators and offerings. Implementations are
 // immutable snapshots or decorators over one; every method is const and thread-safe.
 class Catalog {
@@ -50,9 +60,9 @@ public:
     virtual const std::vector<Accelerator>& Accelerators() const = 0;
     // All offerings with their current price, ordered by id.
     virtual const std::vector<Offering>& Offerings() const = 0;
-    // kNotFound when no accelerator has this id.
+    // kNotFound when no accelerator has this id (compared case-insensitively: IdKey).
     [[nodiscard]] virtual Result<Accelerator> FindAccelerator(std::string_view id) const = 0;
-    // kNotFound when no offering has this id.
+    // kNotFound when no offering has this id (compared case-insensitively: IdKey).
     [[nodiscard]] virtual Result<Offering> FindOffering(std::string_view id) const = 0;
     virtual CatalogInfo Describe() const = 0;
     // One entry per known provider that has at least one offering.

@@ -59,10 +59,10 @@ InMemoryCatalog::InMemoryCatalog(std::vector<Accelerator> accelerators,
       offerings_(std::move(offerings)),
       info_(std::move(info)) {
     for (std::size_t i = 0; i < accelerators_.size(); ++i) {
-        accelerator_index_.emplace(accelerators_[i].id, i);
+        accelerator_index_.emplace(IdKey(accelerators_[i].id), i);
     }
     for (std::size_t i = 0; i < offerings_.size(); ++i) {
-        offering_index_.emplace(offerings_[i].id, i);
+        offering_index_.emplace(IdKey(offerings_[i].id), i);
     }
     std::map<std::string, ProviderSummary> by_provider;
     std::map<std::string, std::map<PriceType, std::size_t>> types;
@@ -96,7 +96,7 @@ InMemoryCatalog::InMemoryCatalog(std::vector<Accelerator> accelerators,
 }
 
 Result<Accelerator> InMemoryCatalog::FindAccelerator(std::string_view id) const {
-    auto it = accelerator_index_.find(std::string(id));
+    auto it = accelerator_index_.find(IdKey(id));
     if (it == accelerator_index_.end()) {
         return MakeError(ErrorCode::kNotFound, "no accelerator with id '" + std::string(id) + "'",
                          "id");
@@ -105,7 +105,7 @@ Result<Accelerator> InMemoryCatalog::FindAccelerator(std::string_view id) const 
 }
 
 Result<Offering> InMemoryCatalog::FindOffering(std::string_view id) const {
-    auto it = offering_index_.find(std::string(id));
+    auto it = offering_index_.find(IdKey(id));
     if (it == offering_index_.end()) {
         return MakeError(ErrorCode::kNotFound, "no offering with id '" + std::string(id) + "'",
                          "id");

@@ -213,11 +213,8 @@ Status OfferingQuery::Validate() const {
     auto fail = [&](const std::string& field, const std::string& detail) {
         error.errors.push_back({field, detail});
     };
-    for (const auto& p : providers) {
-        if (FindProvider(p) == nullptr) {
-            fail("provider", "unknown provider '" + p + "'");
-        }
-    }
+    // An unknown provider, like an unknown accelerator or region, is a filter that matches
+    // nothing (docs/api.md): an empty list, not an error.
     if (min_accelerator_count && *min_accelerator_count < 1) {
         fail("min_accelerator_count", "must be at least 1");
     }

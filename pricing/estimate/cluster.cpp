@@ -99,6 +99,11 @@ double DefaultScaleOutGbitPerSPerNode(const Accelerator& a, int accelerators_per
     return 3200;  // DGX H100/B200, AWS p5, MI300X platforms: 8 x 400 Gbit/s
 }
 
+namespace {
+constexpr double kMinLinkBandwidth = 1;    // GB/s scale-up, Gbit/s scale-out
+constexpr double kMaxLinkBandwidth = 1e7;  // far above any link
+}  // namespace
+
 Status ValidateCluster(const ClusterSpec& c) {
     if (c.accelerator_count < 1 || c.accelerator_count > kMaxAcceleratorCount) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -111,12 +116,15 @@ Status ValidateCluster(const ClusterSpec& c) {
                              std::to_string(kMaxAcceleratorsPerNode),
                          "/hardware/accelerator_count");
     }
+    // At least 1 GB/s (scale-up) or 1 Gbit/s (scale-out): below any link accelerators are
+    // clustered over (the catalog's slowest NIC is 10 Gbit/s). A "> 0" rule let 5e-324 through
+    // and the communication time became infinite, written as null.
     auto bad_bw = [](const std::optional<double>& v) {
-        return v && !(std::isfinite(*v) && *v > 0 && *v <= 1e7);
+        return v && !(std::isfinite(*v) && *v >= kMinLinkBandwidth && *v <= kMaxLinkBandwidth);
     };
     if (bad_bw(c.scale_out_gbit_per_s_per_node)) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "scale_out_gbit_per_s_per_node must be in (0, 1e7]",
+                         "scale_out_gbit_per_s_per_node must be between 1 and 1e7",
                          "/hardware/scale_out_gbit_per_s_per_node");
     }
     if (c.scale_up_domain && (*c.scale_up_domain < 1 || *c.scale_up_domain > kMaxAcceleratorCount)) {
@@ -125,7 +133,7 @@ Status ValidateCluster(const ClusterSpec& c) {
                          "/hardware/scale_up_domain");
     }
     if (bad_bw(c.scale_up_gb_per_s)) {
-        return MakeError(ErrorCode::kInvalidArgument, "scale_up_gb_per_s must be in (0, 1e7]",
+        return MakeError(ErrorCode::kInvalidArgument, "scale_up_gb_per_s must be between 1 and 1e7",
                          "/hardware/scale_up_gb_per_s");
     }
     if (!(c.accelerator.memory_gb > 0) || !(c.accelerator.memory_gb_per_s > 0)) {

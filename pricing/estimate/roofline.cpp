@@ -292,8 +292,11 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const RooflineOp& op = ops[i];
         const std::string at = "/ops/" + std::to_string(i);
+        // Counts of FLOPs, bytes and GEMM dimensions are whole: 0 (where allowed) or at least
+        // one. A fraction such as 5e-324 passed a "> 0" rule and drove the efficiency curve
+        // to a non-finite time, written as null.
         auto in_range = [](double v, double hi, bool allow_zero) {
-            return std::isfinite(v) && (allow_zero ? v >= 0 : v >= 1) && v <= hi;
+            return std::isfinite(v) && ((allow_zero && v == 0) || v >= 1) && v <= hi;
         };
         OpTime t;
         switch (op.kind) {
@@ -311,11 +314,11 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
             case OpKind::kMemory:
                 if (!in_range(op.bytes_read, kMaxOpBytes, true)) {
                     return MakeError(ErrorCode::kInvalidArgument,
-                                     "bytes_read must be between 0 and 1e18", at + "/bytes_read");
+                                     "bytes_read must be 0 or between 1 and 1e18", at + "/bytes_read");
                 }
                 if (!in_range(op.bytes_written, kMaxOpBytes, true)) {
                     return MakeError(ErrorCode::kInvalidArgument,
-                                     "bytes_written must be between 0 and 1e18",
+                                     "bytes_written must be 0 or between 1 and 1e18",
                                      at + "/bytes_written");
                 }
                 if (op.bytes_read + op.bytes_written <= 0) {
@@ -327,11 +330,11 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
             case OpKind::kCustom:
                 if (!in_range(op.flops, kMaxOpFlops, true)) {
                     return MakeError(ErrorCode::kInvalidArgument,
-                                     "flops must be between 0 and 1e21", at + "/flops");
+                                     "flops must be 0 or between 1 and 1e21", at + "/flops");
                 }
                 if (!in_range(op.bytes, kMaxOpBytes, true)) {
                     return MakeError(ErrorCode::kInvalidArgument,
-                                     "bytes must be between 0 and 1e18", at + "/bytes");
+                                     "bytes must be 0 or between 1 and 1e18", at + "/bytes");
                 }
                 if (op.flops <= 0 && op.bytes <= 0) {
                     return MakeError(ErrorCode::kInvalidArgument,
@@ -339,6 +342,12 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
                 }
                 t = CustomTime(d, op.flops, op.bytes);
                 break;
+        }
+        // Last guard: a time the answer cannot state is refused, naming the op, never
+        // written as null.
+        if (!std::isfinite(t.seconds) || !std::isfinite(t.flops) || !std::isfinite(t.bytes)) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "this op's figures give no finite time on this accelerator", at);
         }
         RooflineOpResult r;
         r.name = op.name;

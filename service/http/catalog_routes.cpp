@@ -23,9 +23,14 @@ Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
         return checked.error();
     }
     pricing::OfferingQuery q;
-    q.providers = params.List("provider");
-    q.accelerators = params.List("accelerator");
-    q.regions = params.List("region");
+    // Ids compare case-insensitively: filters match on the lowercase key (pricing::IdKey).
+    for (auto [list, name] : {std::pair{&q.providers, "provider"},
+                              std::pair{&q.accelerators, "accelerator"},
+                              std::pair{&q.regions, "region"}}) {
+        for (const auto& value : params.List(name)) {
+            list->push_back(pricing::IdKey(value));
+        }
+    }
     for (const auto& name : params.List("price_type")) {
         auto type = pricing::ParsePriceType(name);
         if (!type) {

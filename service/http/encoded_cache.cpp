@@ -232,17 +232,16 @@ pricing::Result<AssumptionDetail> AssumptionDetailOf(const httplib::Request& req
         return AssumptionDetail::kFull;
     }
     if (req.get_param_value_count(kAssumptionsParam) > 1) {
-        return pricing::Error{pricing::ErrorCode::kMalformed,
-                              "query parameter 'assumptions' given more than once",
-                              kAssumptionsParam, {}};
+        return pricing::MakeError(pricing::ErrorCode::kMalformed,
+                                  "query parameter 'assumptions' given more than once",
+                                  kAssumptionsParam);
     }
     const std::string value = req.get_param_value(kAssumptionsParam);
     if (value == "full") return AssumptionDetail::kFull;
     if (value == "summary") return AssumptionDetail::kSummary;
     if (value == "none") return AssumptionDetail::kNone;
-    return pricing::Error{pricing::ErrorCode::kInvalidArgument,
-                          "assumptions must be full, summary or none",
-                          kAssumptionsParam, {}};
+    return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                              "assumptions must be full, summary or none", kAssumptionsParam);
 }
 
 std::string EncodeAssumptions(const pricing::Assumptions& assumptions, AssumptionDetail detail) {

@@ -74,7 +74,7 @@ Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
     r.Require("accelerator");
     r.Require("total_accelerators");
     HardwareRequest h;
-    h.accelerator = r.String("accelerator").value_or("");
+    h.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
     h.total_accelerators = r.Int("total_accelerators").value_or(1);
     h.accelerator_count = r.Int("accelerator_count");
     h.scale_out_gbit_per_s_per_node = r.Number("scale_out_gbit_per_s_per_node");
@@ -264,7 +264,7 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
     r.Require("accelerator");
     r.Require("ops");
     RooflineRequest req;
-    req.accelerator = r.String("accelerator").value_or("");
+    req.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
     req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
     const json* eff = r.Object("efficiency");
     const json* ops = r.Member("ops");
@@ -284,6 +284,7 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
             return MakeError(ErrorCode::kMalformed, "each op must be an object", ptr);
         }
         JsonReader o(op, ptr);
+        o.Require("kind");  // missing: 422, as every missing required field
         auto kind = o.String("kind");
         if (!o.ok()) return o.error();
         est::RooflineOp rop;
@@ -308,8 +309,8 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
             rop.flops = o.Number("flops").value_or(0);
             rop.bytes = o.Number("bytes").value_or(0);
         } else {
-            return MakeError(kind ? ErrorCode::kInvalidArgument : ErrorCode::kMalformed,
-                             "kind must be gemm, memory or custom", ptr + "/kind");
+            return MakeError(ErrorCode::kInvalidArgument, "kind must be gemm, memory or custom",
+                             ptr + "/kind");
         }
         if (!o.ok()) return o.error();
         req.ops.push_back(rop);

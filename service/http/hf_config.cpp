@@ -40,7 +40,10 @@ constexpr int kGemma3DefaultSlidingWindowPattern = 6;
 // Activations only used in gated MLPs by current architectures.
 const std::set<std::string, std::less<>> kGatedActivations = {"silu", "swiglu", "swish"};
 
-// Typed reads of the config's keys; the first wrong type is kept.
+// Larger than any size, count or length in a published config; read into an int.
+constexpr double kMaxConfigInteger = 1e9;
+
+// Typed reads of the config's keys; the first fault is kept (wrong type 400, out of range 422).
 class ConfigReader {
 public:
     ConfigReader(const json& config, std::string pointer)
@@ -63,9 +66,15 @@ public:
     std::optional<int> Int(std::initializer_list<std::string_view> keys) {
         const json* v = Find(keys);
         if (v == nullptr) return std::nullopt;
-        if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0 ||
-            v->get<double>() > 1e9 || std::floor(v->get<double>()) != v->get<double>()) {
+        if (!v->is_number() || !std::isfinite(v->get<double>()) ||
+            std::floor(v->get<double>()) != v->get<double>()) {
             Fail(keys, "must be a non-negative integer");
+            return std::nullopt;
+        }
+        // A well-formed integer out of range is an invalid value (422), as in the `model`
+        // object; only a wrong type is 400.
+        if (v->get<double>() < 0 || v->get<double>() > kMaxConfigInteger) {
+            Fail(keys, "must be between 0 and 1e9", ErrorCode::kInvalidArgument);
             return std::nullopt;
         }
         return static_cast<int>(v->get<double>());
@@ -104,11 +113,11 @@ public:
         return std::pair{static_cast<int>(v->size()), matches};
     }
 
-    void Fail(std::initializer_list<std::string_view> keys, const std::string& what) {
+    void Fail(std::initializer_list<std::string_view> keys, const std::string& what,
+              ErrorCode code = ErrorCode::kMalformed) {
         if (error_) return;
         const std::string key = KeyOf(keys);
-        error_ = MakeError(ErrorCode::kMalformed, pointer_ + "/" + key + ": " + what,
-                           pointer_ + "/" + key);
+        error_ = MakeError(code, pointer_ + "/" + key + ": " + what, pointer_ + "/" + key);
     }
     const std::optional<pricing::Error>& error() const { return error_; }
 

@@ -42,6 +42,14 @@ void JsonReader::Fail(ErrorCode code, std::string_view key, const std::string& d
     }
 }
 
+void JsonReader::FailAt(ErrorCode code, std::string_view key, std::size_t index,
+                        const std::string& detail) {
+    if (!error_) {
+        const std::string field = PointerOf(key) + "/" + std::to_string(index);
+        error_ = pricing::MakeError(code, field + ": " + detail, field);
+    }
+}
+
 const json* JsonReader::Member(std::string_view key) const {
     auto it = object_.find(key);
     if (it == object_.end() || it->is_null()) {

@@ -37,6 +37,9 @@ public:
     const nlohmann::json* Member(std::string_view key) const;
     // Records a failure found by the caller.
     void Fail(pricing::ErrorCode code, std::string_view key, const std::string& detail);
+    // Same, naming element `index` of the array at `key` (`<pointer>/<key>/<index>`).
+    void FailAt(pricing::ErrorCode code, std::string_view key, std::size_t index,
+                const std::string& detail);
 
     std::string PointerOf(std::string_view key) const;
     bool ok() const { return !error_.has_value(); }

@@ -42,7 +42,8 @@ void AddModelRoutes(RouteTable& routes, const Deps& /*deps*/) {
                            res, req,
                            pricing::MakeError(pricing::ErrorCode::kNotFound,
                                               "no model '" + id.substr(0, 64) +
-                                                  "' in the library; closest ids: " + closest));
+                                                  "' in the library; closest ids: " + closest,
+                                              "id"));
                    }
                    WriteJson(res, LibraryModelJson(*found, true));
                });

@@ -38,15 +38,26 @@ pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
     return error;
 }
 
-// Reads a list of price type names at `key`; unknown names are 422.
+// An id from a request body, as the catalog's lowercase key: ids compare case-insensitively,
+// and the planners compare them with the catalog's spelling.
+std::optional<std::string> LowerId(std::optional<std::string> id) {
+    if (id) {
+        *id = pricing::IdKey(*id);
+    }
+    return id;
+}
+
+// Reads a list of price type names at `key`; an unknown name is 422 naming its element
+// (`<key>/<i>`), as an unknown accelerator in constraints is.
 std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key) {
     std::vector<pricing::PriceType> out;
-    for (const auto& name : r.Strings(key).value_or(std::vector<std::string>{})) {
-        auto type = pricing::ParsePriceType(name);
+    const auto names = r.Strings(key).value_or(std::vector<std::string>{});
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        auto type = pricing::ParsePriceType(names[i]);
         if (!type) {
-            r.Fail(ErrorCode::kInvalidArgument, key,
-                   "unknown price type '" + name.substr(0, 32) +
-                       "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
+            r.FailAt(ErrorCode::kInvalidArgument, key, i,
+                     "unknown price type '" + names[i].substr(0, 32) +
+                         "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
             return {};
         }
         out.push_back(*type);
@@ -80,8 +91,8 @@ pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     q.on_demand_usd_per_hour = r.Number("on_demand_usd_per_hour");
     q.spot_usd_per_hour = r.Number("spot_usd_per_hour");
     q.interruptions_per_hour = r.Number("interruptions_per_hour");
-    q.spot_offering_id = r.String("spot_offering_id");
-    q.on_demand_offering_id = r.String("on_demand_offering_id");
+    q.spot_offering_id = LowerId(r.String("spot_offering_id"));
+    q.on_demand_offering_id = LowerId(r.String("on_demand_offering_id"));
     q.nodes = r.Int("nodes").value_or(1);
     q.checkpoint_minutes = r.Number("checkpoint_minutes");
     q.restart_minutes = r.Number("restart_minutes");
@@ -197,7 +208,7 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
                  "staff_usd_per_month", "depreciation_years", "residual_value_fraction"});
     q.buy.capex_usd = b.Number("capex_usd");
     q.buy.opex_usd_per_month = b.Number("opex_usd_per_month");
-    q.buy.accelerator = b.String("accelerator");
+    q.buy.accelerator = LowerId(b.String("accelerator"));
     q.buy.total_accelerators = b.Int("total_accelerators");
     q.buy.server_price_usd = b.Number("server_price_usd");
     q.buy.purchase_price_usd_per_accelerator = b.Number("purchase_price_usd_per_accelerator");
@@ -226,7 +237,7 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
         }
     }
     q.rent.usd_per_month = t.Number("usd_per_month");
-    q.rent.offering_id = t.String("offering_id");
+    q.rent.offering_id = LowerId(t.String("offering_id"));
     q.rent.usd_per_accelerator_hour = t.Number("usd_per_accelerator_hour");
     q.rent.accelerator_hours_per_month = t.Number("accelerator_hours_per_month");
     if (!t.ok()) {
@@ -445,14 +456,19 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
             if (!counts->is_array()) {
                 c.Fail(ErrorCode::kMalformed, "node_counts", "must be an array of integers");
             } else {
-                for (std::size_t i = 0; i < counts->size(); ++i) {
-                    const json wrapped = {{"n", (*counts)[i]}};
+                // Each element is read as a member named by its index, so a fault names
+                // /constraints/node_counts/<i>: a wrong type is 400, a well-formed integer
+                // out of range 422 (JsonReader::Int), as for every other integer field.
+                for (std::size_t i = 0; i < counts->size() && c.ok(); ++i) {
+                    const std::string index = std::to_string(i);
+                    const json wrapped = {{index, (*counts)[i]}};
                     JsonReader item(wrapped, "/constraints/node_counts");
-                    auto n = item.Int("n");
-                    if (!item.ok() || !n) {
-                        c.Fail(ErrorCode::kMalformed, "node_counts",
-                               "must be an array of integers");
-                        break;
+                    auto n = item.Int(index);
+                    if (item.ok() && !n) {
+                        item.Fail(ErrorCode::kMalformed, index, "must be an integer");
+                    }
+                    if (!item.ok()) {
+                        return item.error();
                     }
                     out.node_counts.push_back(*n);
                 }

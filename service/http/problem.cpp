@@ -41,6 +41,8 @@ const char* TitleFor(int status) {
             return "Unprocessable Content";
         case 429:
             return "Too Many Requests";
+        case 431:
+            return "Request Header Fields Too Large";
         case 503:
             return "Service Unavailable";
         default:
@@ -48,17 +50,22 @@ const char* TitleFor(int status) {
     }
 }
 
-void Write(httplib::Response& res, const httplib::Request& req, int status, std::string_view code,
-           std::string_view detail, const std::string& field,
-           const std::vector<pricing::FieldError>& errors) {
+// The one Problem body (openapi.yaml components/schemas/Problem). `instance` is left out
+// when the request path is unknown (a connection refused before anything was read).
+std::string ProblemBody(int status, std::string_view code, std::string_view detail,
+                        std::string_view instance, const std::string& field,
+                        const std::vector<pricing::FieldError>& errors,
+                        std::string_view request_id) {
     json body = {
         {"type", "urn:gpucost:problem:" + std::string(code)},
         {"title", TitleFor(status)},
         {"status", status},
         {"detail", detail},
-        {"instance", req.path},
         {"code", code},
     };
+    if (!instance.empty()) {
+        body["instance"] = instance;
+    }
     if (!field.empty()) {
         body["field"] = field;
     }
@@ -67,12 +74,17 @@ void Write(httplib::Response& res, const httplib::Request& req, int status, std:
         list.push_back({{"field", e.field}, {"detail", e.detail}});
     }
     body["errors"] = std::move(list);
-    std::string request_id = RequestIdOf(req);
     if (!request_id.empty()) {
         body["request_id"] = request_id;
     }
+    return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void Write(httplib::Response& res, const httplib::Request& req, int status, std::string_view code,
+           std::string_view detail, const std::string& field,
+           const std::vector<pricing::FieldError>& errors) {
     res.status = status;
-    res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+    res.set_content(ProblemBody(status, code, detail, req.path, field, errors, RequestIdOf(req)),
                     "application/problem+json");
 }
 
@@ -105,6 +117,13 @@ void WriteProblem(httplib::Response& res, const httplib::Request& req, const pri
     if (status == 503) {
         res.set_header("Retry-After", "5");
     }
+}
+
+std::string ProblemTitle(int status) { return TitleFor(status); }
+
+std::string ProblemText(int status, std::string_view code, std::string_view detail,
+                        std::string_view instance, std::string_view request_id) {
+    return ProblemBody(status, code, detail, instance, {}, {}, request_id);
 }
 
 void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,

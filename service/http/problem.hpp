@@ -22,6 +22,15 @@ void WriteProblem(httplib::Response& res, const httplib::Request& req, const pri
 void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,
                            std::string_view code, std::string_view detail);
 
+// The same body as text, for answers the transport writes below cpp-httplib, where there is
+// no Request (431 headers too large, 503 overloaded): `instance` is the request path when
+// known (else left out), `request_id` the id this answer carries in X-Request-Id.
+std::string ProblemText(int status, std::string_view code, std::string_view detail,
+                        std::string_view instance, std::string_view request_id);
+
+// The Problem's `title` for a status (its HTTP reason phrase).
+std::string ProblemTitle(int status);
+
 // The request body must be sent as application/json (parameters allowed, case-insensitive);
 // otherwise writes the 415 problem and returns false. The one content-type check of every
 // JSON-body endpoint.

@@ -8,6 +8,12 @@ namespace gpucost::http {
 using pricing::ErrorCode;
 using pricing::MakeError;
 
+namespace {
+// Beyond every integer parameter's own limit (limit <= 500, counts of accelerators): a value
+// past it is out of range before the query's Validate() looks at it.
+constexpr long long kMaxMagnitude = 1000000000LL;
+}  // namespace
+
 QueryParams::QueryParams(const httplib::Request& req, std::set<std::string> allowed)
     : req_(req), allowed_(std::move(allowed)) {}
 
@@ -72,11 +78,18 @@ pricing::Result<std::optional<int>> QueryParams::Int(const std::string& name) co
     const std::string& s = *text.value();
     long long value = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value < -1000000000LL ||
-        value > 1000000000LL) {
+    const bool integer_text = !s.empty() && end == s.data() + s.size() &&
+                              (ec == std::errc() || ec == std::errc::result_out_of_range);
+    if (!integer_text) {
         return MakeError(ErrorCode::kMalformed, name + " must be an integer (got '" +
                                                    s.substr(0, 32) + "')",
                          name);
+    }
+    // A well-formed integer beyond any parameter's range is an invalid value (422), as in a
+    // body; the type fault above is the only 400.
+    if (ec != std::errc() || value < -kMaxMagnitude || value > kMaxMagnitude) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         name + ": " + s.substr(0, 32) + " is out of range", name);
     }
     return std::optional<int>{static_cast<int>(value)};
 }

@@ -55,6 +55,7 @@ void BeginRequest(const std::string& client_request_id) {
     ctx.request_id = IsSafeId(client_request_id) ? client_request_id : NewRequestId();
     ctx.started_at = std::chrono::steady_clock::now();
     ctx.route.clear();
+    ctx.missing_length = false;
 }
 
 }  // namespace gpucost::http

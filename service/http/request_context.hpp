@@ -14,6 +14,9 @@ struct RequestContext {
     std::chrono::steady_clock::time_point started_at{};
     // The route template that handled the request ("/v1/offerings/{id}"); empty when none.
     std::string route;
+    // A POST or PUT that came without Content-Length: answered 411 once routed, so that an
+    // unknown path is still 404 and a wrong method 405 (router.cpp).
+    bool missing_length = false;
 };
 
 RequestContext& CurrentRequestContext();

@@ -33,14 +33,26 @@ void RouteTable::Add(const std::string& method, const std::string& pattern, Hand
 
 void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const {
     for (const Route& r : routes_) {
+        // A routed request that came without Content-Length is refused here, after routing
+        // (see the pre-routing handler in ConfigureServer).
+        Handler handler = [inner = r.handler](const httplib::Request& req, httplib::Response& res) {
+            if (CurrentRequestContext().missing_length) {
+                WriteTransportProblem(res, req, 411, "length_required",
+                                      req.method + " needs a Content-Length header; send the "
+                                                   "JSON body (or an empty one with "
+                                                   "Content-Length: 0)");
+                return;
+            }
+            inner(req, res);
+        };
         if (r.method == "GET") {
-            server.Get(r.pattern, r.handler);
+            server.Get(r.pattern, handler);
         } else if (r.method == "POST") {
-            server.Post(r.pattern, r.handler);
+            server.Post(r.pattern, handler);
         } else if (r.method == "PUT") {
-            server.Put(r.pattern, r.handler);
+            server.Put(r.pattern, handler);
         } else if (r.method == "DELETE") {
-            server.Delete(r.pattern, r.handler);
+            server.Delete(r.pattern, handler);
         }
     }
     auto table = std::make_shared<const std::vector<Route>>(routes_);
@@ -189,12 +201,27 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         // and would slice whatever we answer, error bodies included; the request object is a
         // non-const local of the library's, so clearing its ranges here is well-defined.
         const_cast<httplib::Request&>(req).ranges.clear();
+        // cpp-httplib 0.11.4 would read a POST/PUT body without Content-Length until the read
+        // timeout and refuse it as 400 before routing. It is read as empty instead and refused
+        // with 411 once routed (RouteTable::Install), so that an unknown path stays 404 and a
+        // wrong method 405.
+        const bool body_method = req.method == "POST" || req.method == "PUT" ||
+                                 req.method == "PATCH";
+        if (body_method && !req.has_header("Content-Length")) {
+            CurrentRequestContext().missing_length = true;
+            const_cast<httplib::Request&>(req).headers.emplace("Content-Length", "0");
+        }
         if (req.has_header("Content-Length")) {
             std::string length = req.get_header_value("Content-Length");
-            bool digits = !length.empty() && length.size() <= 18 &&
+            bool digits = !length.empty() &&
                           std::all_of(length.begin(), length.end(),
                                       [](unsigned char c) { return std::isdigit(c) != 0; });
-            if (!digits || std::stoull(length) > max_body) {
+            if (!digits) {
+                WriteTransportProblem(res, req, 400, "bad_request",
+                                      "Content-Length must be a decimal number of bytes");
+                return HandlerResponse::Handled;
+            }
+            if (length.size() > 18 || std::stoull(length) > max_body) {
                 WriteTransportProblem(res, req, 413, "payload_too_large",
                                       "request body is larger than " + std::to_string(max_body) +
                                           " bytes");
@@ -210,6 +237,13 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         [](const httplib::Request& req, httplib::Response& res) {
         if (res.get_header_value("Content-Type") == "application/problem+json") {
             return HandlerResponse::Unhandled;
+        }
+        // A request the library refuses before routing (bad request line, bad Range) never
+        // reached the pre-routing handler: its context, still the previous request's on this
+        // worker thread, starts here.
+        if (!res.has_header("X-Request-Id")) {
+            BeginRequest(req.get_header_value("X-Request-Id"));
+            res.set_header("X-Request-Id", CurrentRequestContext().request_id);
         }
         // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X POST
         // with no -d sends none) as a bare 400 before routing: say what is missing, as 411.

@@ -16,6 +16,9 @@
 #include <optional>
 #include <string_view>
 
+#include "service/http/problem.hpp"
+#include "service/http/request_context.hpp"
+
 namespace gpucost::http {
 namespace {
 
@@ -62,17 +65,6 @@ void SendAndForget(int fd, std::string_view bytes) {
     (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-std::string ProblemResponse(int status, std::string_view reason, std::string_view code,
-                            std::string_view detail) {
-    std::string body = R"({"type": "urn:gpucost:problem:)" + std::string(code) +
-                       R"(", "title": ")" + std::string(reason) +
-                       R"(", "status": )" + std::to_string(status) + R"(, "detail": ")" +
-                       std::string(detail) + R"(", "code": ")" + std::string(code) + "\"}";
-    return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) +
-           "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-}
-
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
     return a.size() == b.size() &&
            std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -102,6 +94,33 @@ std::vector<std::string_view> HeaderValues(std::string_view head, std::string_vi
         line_start = end;
     }
     return values;
+}
+
+// The path of the request line at the start of `head` ("" when there is none to trust).
+std::string_view RequestPath(std::string_view head) {
+    constexpr std::size_t kMaxInstanceBytes = 1024;  // the router's longest path
+    std::string_view line = head.substr(0, head.find('\n'));
+    std::size_t start = line.find(' ');
+    if (start == std::string_view::npos) return {};
+    std::string_view target = line.substr(start + 1);
+    target = target.substr(0, target.find_first_of(" ?\r"));
+    if (target.empty() || target.front() != '/' || target.size() > kMaxInstanceBytes) return {};
+    return target;
+}
+
+// An answer written below cpp-httplib (431, 503 overloaded): the shared Problem body and an
+// X-Request-Id, from what of the request `head` has arrived (nothing, for a refused
+// connection).
+std::string ProblemResponse(int status, std::string_view code, std::string_view detail,
+                            std::string_view head = {}) {
+    auto client_ids = HeaderValues(head, "X-Request-Id");
+    BeginRequest(client_ids.empty() ? std::string() : std::string(client_ids.front()));
+    const std::string request_id = CurrentRequestContext().request_id;
+    std::string body = ProblemText(status, code, detail, RequestPath(head), request_id);
+    return "HTTP/1.1 " + std::to_string(status) + " " + ProblemTitle(status) +
+           "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nX-Request-Id: " + request_id +
+           "\r\nConnection: close\r\n\r\n" + body;
 }
 
 // Length of the request head including its blank line, or nullopt while it is incomplete.
@@ -294,7 +313,7 @@ bool EventServer::process_and_close_socket(socket_t sock) {
         if (connections_.size() >= options_.max_connections) {
             ++stats_.refused_over_limit;
             lock.unlock();
-            SendAndForget(sock, ProblemResponse(503, "Service Unavailable", "overloaded",
+            SendAndForget(sock, ProblemResponse(503, "overloaded",
                                                 "too many open connections; retry later"));
             ::close(sock);
             return false;
@@ -373,10 +392,10 @@ void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
                 ++stats_.header_too_large;
             }
             SendAndForget(conn->fd,
-                          ProblemResponse(431, "Request Header Fields Too Large",
-                                          "header_too_large",
+                          ProblemResponse(431, "header_too_large",
                                           "request line and headers are longer than " +
-                                              std::to_string(options_.max_header_bytes) + " bytes"));
+                                              std::to_string(options_.max_header_bytes) + " bytes",
+                                          conn->in));
             return Close(conn);
         }
         if (c == Completeness::kIncomplete) {

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 #include "pricing/catalog_loader.hpp"
@@ -117,6 +120,9 @@ TEST_SUITE("catalog_routes") {
         CheckProblem(client.Get("/v1/offerings?gpu=h100"), 400, "malformed_request", "gpu");
         CheckProblem(client.Get("/v1/offerings?limit=ten"), 400, "malformed_request", "limit");
         CheckProblem(client.Get("/v1/offerings?limit=0"), 422, "invalid_argument", "limit");
+        CheckProblem(client.Get("/v1/offerings?limit=99999999999"), 422, "invalid_argument",
+                     "limit");  // well-formed but out of range: 422 like limit=501, not 400
+        CheckProblem(client.Get("/v1/offerings?limit=1.5"), 400, "malformed_request", "limit");
         CheckProblem(client.Get("/v1/offerings?limit=1&limit=2"), 400, "malformed_request",
                      "limit");
         CheckProblem(client.Get("/v1/offerings?price_type=reserved"), 422, "invalid_argument",
@@ -211,5 +217,34 @@ TEST_SUITE("catalog_routes") {
         auto r = server.Client().Get("/readyz");
         CheckProblem(r, 503, "shutting_down");
         CHECK(r->get_header_value("Retry-After") == "5");
+    }
+
+    TEST_CASE("ids compare case-insensitively in paths and filters") {
+        TestServer server(SampleDeps());
+        auto one = server.Client().Get("/v1/accelerators/TPU-V5E");
+        REQUIRE(one);
+        CHECK(one->status == 200);
+        CHECK(Body(one)["id"] == "tpu-v5e");
+        json lower = Body(server.Client().Get("/v1/offerings?provider=aws&accelerator=h100-sxm"));
+        json upper = Body(server.Client().Get("/v1/offerings?provider=AWS&accelerator=H100-SXM"));
+        CHECK(lower["total_count"].get<int>() > 0);
+        CHECK(upper["items"] == lower["items"]);
+        std::string id = lower["items"][0]["id"].get<std::string>();
+        std::transform(id.begin(), id.end(), id.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+        auto shouted = server.Client().Get(("/v1/offerings/" + id).c_str());
+        REQUIRE(shouted);
+        CHECK(shouted->status == 200);
+    }
+
+    TEST_CASE("a filter value that matches nothing is an empty list, an unknown provider too") {
+        TestServer server(SampleDeps());
+        for (const char* path : {"/v1/offerings?provider=nope", "/v1/offerings?accelerator=nope",
+                                 "/v1/offerings?region=nope"}) {
+            auto r = server.Client().Get(path);
+            REQUIRE(r);
+            CHECK_MESSAGE(r->status == 200, path);
+            CHECK(Body(r)["total_count"] == 0);
+        }
     }
 }

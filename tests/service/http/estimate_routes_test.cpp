@@ -257,11 +257,65 @@ TEST_SUITE("estimate_routes") {
         CHECK(b["total"]["seconds"].get<double>() > 0);
         req["ops"][0]["kind"] = "fft";
         CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/kind");
+        req["ops"][0].erase("kind");  // a missing required field is 422, as `m` below
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/kind");
+        req["ops"] = {{{"kind", "gemm"}, {"n", 1}, {"k", 1}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/m");
         req["ops"] = json::array();
         CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops");
         req["ops"] = {{{"kind", "gemm"}, {"m", -1}, {"n", 1}, {"k", 1}}};
         CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/m");
         req["accelerator"] = "nope";
         CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/accelerator");
+    }
+
+    TEST_CASE("estimate routes refuse unknown query parameters, as_of included, like plans") {
+        TestServer server(SampleDeps());
+        for (const char* path : {"/v1/estimates/training", "/v1/estimates/inference",
+                                 "/v1/estimates/roofline"}) {
+            for (const char* query : {"?as_of=2026-01-01", "?gpu=h100"}) {
+                auto r = Post(server, std::string(path) + query, Llama65Training());
+                REQUIRE(r);
+                CHECK_MESSAGE(r->status == 400, path, query);
+                CHECK(json::parse(r->body)["code"] == "malformed_request");
+                CHECK(json::parse(r->body)["field"] == std::string(query).substr(1, std::string(query).find('=') - 1));
+            }
+        }
+        auto bad = Post(server, "/v1/estimates/training?assumptions=bad", Llama65Training());
+        REQUIRE(bad);
+        CHECK(bad->status == 422);
+        CHECK(json::parse(bad->body)["errors"] ==
+              json::array({{{"field", "assumptions"},
+                            {"detail", "assumptions must be full, summary or none"}}}));
+        auto ok = Post(server, "/v1/estimates/training?assumptions=none", Llama65Training());
+        REQUIRE(ok);
+        CHECK(ok->status == 200);
+    }
+
+    TEST_CASE("the accelerator id of an estimate compares case-insensitively") {
+        TestServer server(SampleDeps());
+        json req = Llama65Training();
+        req["hardware"]["accelerator"] = "H100-SXM";
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json roof = {{"accelerator", "H100-Sxm"},
+                     {"precision", "bf16"},
+                     {"ops", {{{"kind", "gemm"}, {"m", 8}, {"n", 8}, {"k", 8}}}}};
+        auto rr = Post(server, "/v1/estimates/roofline", roof);
+        REQUIRE(rr);
+        CHECK(rr->status == 200);
+    }
+
+    TEST_CASE("a denormal input is refused by its lower bound, never answered with null") {
+        TestServer server(SampleDeps());
+        json roof = {{"accelerator", "h100-sxm"},
+                     {"precision", "bf16"},
+                     {"ops", {{{"kind", "custom"}, {"flops", 5e-324}}}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", roof), 422, "/ops/0/flops");
+        json training = Llama65Training();
+        training["hardware"]["scale_up_gb_per_s"] = 5e-324;
+        CheckProblem(Post(server, "/v1/estimates/training", training), 422,
+                     "/hardware/scale_up_gb_per_s");
     }
 }

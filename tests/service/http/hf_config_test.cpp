@@ -159,6 +159,12 @@ TEST_SUITE("hf_config") {
         json extra = Config("llama-2-7b");
         extra["some_future_key"] = {{"nested", true}};
         CHECK(ModelSpecFromHfConfig(extra, "/model/hf_config").ok());
+        json negative = Config("llama-2-7b");
+        negative["hidden_size"] = -4096;  // well-formed but out of range: 422, as in `model`
+        auto out_of_range = ModelSpecFromHfConfig(negative, "/model/hf_config");
+        REQUIRE(!out_of_range.ok());
+        CHECK(out_of_range.error().code == gpucost::pricing::ErrorCode::kInvalidArgument);
+        CHECK(out_of_range.error().field == "/model/hf_config/hidden_size");
         auto empty = ModelSpecFromHfConfig(json::object(), "/model/hf_config");
         REQUIRE(!empty.ok());
         CHECK(empty.error().code == gpucost::pricing::ErrorCode::kInvalidArgument);

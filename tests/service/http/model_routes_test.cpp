@@ -74,6 +74,7 @@ TEST_SUITE("model_routes") {
         CHECK(m["resolved"]["kv_lora_rank"] == 512);
         json missing = Body(server.Client().Get("/v1/models/llama-3.1-7b"), 404);
         CHECK(missing["detail"].get<std::string>().find("llama-3.1-8b") != std::string::npos);
+        CHECK(missing["field"] == "id");  // as every other unknown id in a path
     }
 
     TEST_CASE("a library id, an id with overrides and a Hugging Face config all estimate") {

@@ -439,11 +439,16 @@ TEST_SUITE("plan_routes") {
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
                               "constraints": {"price_types": ["reserved"]}})"),
-                     422, "invalid_argument", "/constraints/price_types");
+                     422, "invalid_argument", "/constraints/price_types/0");
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
                               "constraints": {"node_counts": [1, "two"]}})"),
-                     400, "malformed_request", "/constraints/node_counts");
+                     400, "malformed_request", "/constraints/node_counts/1");
+        // A well-formed integer out of range is 422 naming the element, as for any integer.
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"node_counts": [99999999999]}})"),
+                     422, "invalid_argument", "/constraints/node_counts/0");
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": -1})"),
                      422, "invalid_argument", "/tokens_b");
@@ -535,5 +540,20 @@ TEST_SUITE("plan_routes") {
                               w["detail"].get<std::string>().find("16384") != std::string::npos);
         }
         CHECK(named);
+    }
+
+    TEST_CASE("ids in plan bodies compare case-insensitively") {
+        TestServer server(SampleDeps());
+        auto spot = Post(server, "/v1/plans/spot",
+                         R"({"job_hours": 48, "spot_offering_id": "AWS-P5.48XLARGE-US-EAST-1-SPOT"})");
+        REQUIRE(spot);
+        CHECK(spot->status == 200);
+        CHECK(Body(spot)["on_demand_offering_id"] == "aws-p5.48xlarge-us-east-1-on-demand");
+        auto rvb = Post(server, "/v1/plans/rent-vs-buy",
+                        R"({"buy": {"accelerator": "H100-SXM", "total_accelerators": 8},
+                            "rent": {"offering_id": "LAMBDA-GPU_1X_H100-US-ON-DEMAND",
+                                     "accelerator_hours_per_month": 1000}})");
+        REQUIRE(rvb);
+        CHECK(rvb->status == 200);
     }
 }

@@ -182,6 +182,22 @@ TEST_SUITE("router") {
         CHECK(raw.find("Content-Length header") != std::string::npos);
     }
 
+    TEST_CASE("a missing or malformed Content-Length is judged after the route") {
+        TestServer server(SampleDeps());
+        // Without Content-Length: an unknown path is 404 and a wrong method 405, as with one.
+        CHECK(StatusLine(server.Raw("POST /v1/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) ==
+              "HTTP/1.1 404 Not Found");
+        CHECK(StatusLine(server.Raw(
+                  "POST /v1/accelerators HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) ==
+              "HTTP/1.1 405 Method Not Allowed");
+        // A Content-Length that is not a number is malformed (400), not too large (413).
+        std::string bad = server.Raw(
+            "POST /v1/plans/spot HTTP/1.1\r\nHost: x\r\nContent-Length: 1a\r\n"
+            "Connection: close\r\n\r\n");
+        CHECK(StatusLine(bad) == "HTTP/1.1 400 Bad Request");
+        CHECK(bad.find("application/problem+json") != std::string::npos);
+    }
+
     TEST_CASE("an over-long path is refused with 414") {
         TestServer server(SampleDeps());
         auto r = server.Client().Get("/v1/offerings/" + std::string(2000, 'a'));
@@ -223,6 +239,30 @@ TEST_SUITE("router") {
         CHECK_FALSE(id.empty());
         CHECK(id != "bad id\"<>");
         CHECK(json::parse(unsafe->body)["request_id"] == id);
+    }
+
+    TEST_CASE("a request the library refuses gets its own request id, not the previous one's") {
+        TestServer server(SampleDeps());
+        // Before, the answer had no X-Request-Id header, and its body named whichever request
+        // the worker thread had served last ("prev" here when the same thread served both).
+        server.Raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: prev\r\nConnection: close\r\n\r\n");
+        std::string second = server.Raw(
+            "GET /v1/accelerators HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine\r\n"
+            "Range: bytes=x\r\nConnection: close\r\n\r\n");
+        CHECK(StatusLine(second) == "HTTP/1.1 416 Range Not Satisfiable");
+        CHECK(second.find("X-Request-Id: mine\r\n") != std::string::npos);
+        CHECK(json::parse(second.substr(second.find("\r\n\r\n") + 4))["request_id"] == "mine");
+
+        // A garbage request line carries an id of its own, in the header and the body alike.
+        std::string refused = server.Raw("GARBAGE\r\n\r\n");
+        CHECK(StatusLine(refused) == "HTTP/1.1 400 Bad Request");
+        const std::size_t header = refused.find("X-Request-Id: ");
+        REQUIRE(header != std::string::npos);
+        std::string id = refused.substr(header + 14);
+        id = id.substr(0, id.find("\r\n"));
+        CHECK_FALSE(id.empty());
+        CHECK(id != "prev");
+        CHECK(json::parse(refused.substr(refused.find("\r\n\r\n") + 4))["request_id"] == id);
     }
 
     TEST_CASE("the error code to status table covers every code") {

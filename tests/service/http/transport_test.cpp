@@ -199,10 +199,18 @@ TEST_SUITE("transport") {
     TEST_CASE("request headers over the limit answer 431 and close") {
         TestServer server(SampleDeps());
         RawClient c(server.port());
-        REQUIRE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(40000, 'a')));
+        REQUIRE(c.Send("GET /healthz?x=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-1\r\nX-Big: " +
+                       std::string(40000, 'a')));
         std::string out = c.Read();
         CHECK(out.rfind("HTTP/1.1 431", 0) == 0);
         CHECK(out.find("application/problem+json") != std::string::npos);
+        // The shared Problem body: errors, instance and request_id, as every other problem.
+        CHECK(out.find("\r\nX-Request-Id: big-1\r\n") != std::string::npos);
+        json problem = json::parse(out.substr(out.find("\r\n\r\n") + 4));
+        CHECK(problem["errors"] == json::array());
+        CHECK(problem["instance"] == "/healthz");
+        CHECK(problem["request_id"] == "big-1");
+        CHECK(problem["title"] == "Request Header Fields Too Large");
         CHECK(server.server().Stats().header_too_large == 1);
     }
 
@@ -219,7 +227,12 @@ TEST_SUITE("transport") {
         RawClient c(server.port());
         std::string out = c.Read();
         CHECK(out.rfind("HTTP/1.1 503", 0) == 0);
-        CHECK(json::parse(out.substr(out.find("\r\n\r\n") + 4))["code"] == "overloaded");
+        json problem = json::parse(out.substr(out.find("\r\n\r\n") + 4));
+        CHECK(problem["code"] == "overloaded");
+        CHECK(problem["errors"] == json::array());
+        REQUIRE(problem["request_id"].is_string());
+        CHECK(out.find("\r\nX-Request-Id: " + problem["request_id"].get<std::string>() + "\r\n") !=
+              std::string::npos);
     }
 
     // The race behind a reset seen under load at SIGTERM: a keep-alive connection that had
