@@ -15,6 +15,10 @@ namespace {
 
 constexpr double kMaxRequestsPerSecond = 1e6;
 constexpr double kMaxTokensPerDay = 1e13;
+// Traffic floors: one request in about 11.6 days, one token a day. Below them a denormal rate
+// made cost per token infinite (written as null); no service is sized for less.
+constexpr double kMinRequestsPerSecond = 1e-6;
+constexpr double kMinTokensPerDay = 1.0;
 constexpr double kMaxInstances = 1e6;
 
 // The best way to serve on one instance shape (accelerator, accelerators per instance).
@@ -36,9 +40,10 @@ Status InferencePlanRequest::Validate() const {
     if (traffic.requests_per_second.has_value() == traffic.tokens_per_day.has_value()) {
         check.Fail("/traffic", "give exactly one of requests_per_second and tokens_per_day");
     }
-    check.Range(traffic.requests_per_second, "/traffic/requests_per_second", 0,
-                kMaxRequestsPerSecond, /*lo_open=*/true);
-    check.Range(traffic.tokens_per_day, "/traffic/tokens_per_day", 0, kMaxTokensPerDay, true);
+    check.Range(traffic.requests_per_second, "/traffic/requests_per_second",
+                kMinRequestsPerSecond, kMaxRequestsPerSecond);
+    check.Range(traffic.tokens_per_day, "/traffic/tokens_per_day", kMinTokensPerDay,
+                kMaxTokensPerDay);
     check.Range(max_time_to_first_token_ms, "/latency/max_time_to_first_token_ms", 0, 1e7, true);
     check.Range(max_inter_token_latency_ms, "/latency/max_inter_token_latency_ms", 0, 1e7, true);
     check.Range(utilization, "/utilization", 0, 1, true);

@@ -227,7 +227,8 @@ Status RentVsBuyRequest::Validate() const {
     check.Range(buy.hosting_usd_per_accelerator_month, "/buy/hosting_usd_per_accelerator_month", 0,
                 1e6);
     check.Range(buy.staff_usd_per_month, "/buy/staff_usd_per_month", 0, kMaxUsdPerMonth);
-    check.Range(buy.depreciation_years, "/buy/depreciation_years", 0, 30, true);
+    // At least a month: a denormal period made the monthly depreciation infinite.
+    check.Range(buy.depreciation_years, "/buy/depreciation_years", 1.0 / 12.0, 30);
     check.Range(buy.residual_value_fraction, "/buy/residual_value_fraction", 0, 0.99);
     check.Range(rent.usd_per_month, "/rent/usd_per_month", 0, kMaxUsdPerMonth);
     check.Range(rent.usd_per_accelerator_hour, "/rent/usd_per_accelerator_hour", 0, 1e5);

@@ -12,6 +12,9 @@ namespace {
 // Request bounds: far beyond any real job, small enough that every product stays finite.
 constexpr double kMaxJobHours = 1e6;
 constexpr double kMaxUsdPerHour = 1e6;
+// A tenth of a cent an hour: the cheapest real price is far above it, and a denormal on-demand
+// price made the savings fraction infinite (written as null).
+constexpr double kMinOnDemandUsdPerHour = 0.001;
 constexpr double kMaxInterruptionsPerHour = 10.0;
 constexpr double kMaxMinutes = 1440.0;
 constexpr double kMaxDeadlineHours = 1e7;
@@ -372,7 +375,8 @@ Status SpotPlanRequest::Validate() const {
         check.Fail("/job_hours", "is required (or give a training workload)");
     }
     check.Range(job_hours, "/job_hours", 0, kMaxJobHours, /*lo_open=*/true);
-    check.Range(on_demand_usd_per_hour, "/on_demand_usd_per_hour", 0, kMaxUsdPerHour, true);
+    check.Range(on_demand_usd_per_hour, "/on_demand_usd_per_hour", kMinOnDemandUsdPerHour,
+                kMaxUsdPerHour);
     check.Range(spot_usd_per_hour, "/spot_usd_per_hour", 0, kMaxUsdPerHour);
     check.Range(interruptions_per_hour, "/interruptions_per_hour", 0, kMaxInterruptionsPerHour);
     check.Range(checkpoint_minutes, "/checkpoint_minutes", 0, kMaxMinutes, true);

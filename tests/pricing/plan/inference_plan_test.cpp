@@ -439,4 +439,13 @@ TEST_SUITE("plan_inference") {
         REQUIRE(any_size.ok());
         CHECK_FALSE(any_size.value().options.empty());
     }
+
+    TEST_CASE("traffic below one request in 11.6 days is refused, not priced at infinity") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.traffic.requests_per_second = 5e-324;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().field == "/traffic/requests_per_second");
+    }
 }

@@ -429,4 +429,15 @@ TEST_SUITE("plan_rent_vs_buy") {
         const double needed = (p.capex_usd + p.opex_usd_per_month / (1 + i) - p.npv_rent_usd) * (1 + i);
         CHECK(p.warnings[0].detail.find(UsdText(needed)) != std::string::npos);
     }
+
+    TEST_CASE("a depreciation period under a month is refused, not answered with an infinite cost") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = EnterpriseSeed();
+        r.buy.depreciation_years = 5e-324;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().field == "/buy/depreciation_years");
+        r.buy.depreciation_years = 1.0 / 12.0;
+        CHECK(PlanRentVsBuy(r, *catalog).ok());
+    }
 }

@@ -510,4 +510,13 @@ TEST_SUITE("plan_spot") {
               std::string::npos);
         CHECK(p.reasoning.find("different hardware") == std::string::npos);
     }
+
+    TEST_CASE("a denormal on-demand price is refused, not answered with an infinite saving") {
+        auto catalog = Sample();
+        SpotPlanRequest r = IssueExample();
+        r.on_demand_usd_per_hour = 5e-324;
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().field == "/on_demand_usd_per_hour");
+    }
 }
