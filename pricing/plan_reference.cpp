@@ -68,9 +68,18 @@ OfferingCapacity PlanReference::CapacityOf(const Offering& offering) const {
 }
 
 bool OfferingCapacity::Sells(int nodes) const {
-    return nodes <= max_instances &&
-           (instance_counts.empty() ||
-            std::binary_search(instance_counts.begin(), instance_counts.end(), nodes));
+    return nodes <= max_instances && SoldAsOne(nodes);
+}
+
+bool OfferingCapacity::SoldAsOne(int nodes) const {
+    return instance_counts.empty() ||
+           std::binary_search(instance_counts.begin(), instance_counts.end(), nodes);
+}
+
+std::string OfferingCapacity::SizesText() const {
+    std::string out;
+    for (int n : instance_counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
+    return out;
 }
 
 const DataPrice* PlanReference::DataPriceOf(std::string_view provider) const {

@@ -44,8 +44,12 @@ struct OfferingCapacity {
     std::string source;
     bool defaulted = false;
 
-    // Whether `nodes` instances can be bought as one purchase.
-    bool Sells(int nodes) const;  // no rule matched: the conservative defaults below
+    // Whether `nodes` instances can be bought as one purchase: a size sold, within capacity.
+    bool Sells(int nodes) const;
+    // Whether `nodes` is one of the sizes sold, whatever the capacity (any, without a list).
+    bool SoldAsOne(int nodes) const;
+    // The sizes sold, "4, 8, 16" (empty without a list).
+    std::string SizesText() const;  // no rule matched: the conservative defaults below
 };
 
 // Where a provider publishes no limit we found: one instance, an independent host. A plan

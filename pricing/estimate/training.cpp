@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <new>
 #include <string>
 
+#include "pricing/catalog.hpp"
 #include "pricing/estimate/collectives.hpp"
 
 namespace gpucost::pricing::estimate {
@@ -1541,12 +1541,8 @@ std::optional<std::string> TrainingPrecisionCaveat(Precision precision) {
 }
 
 bool RunsQlora(std::string_view vendor) {
-    return std::any_of(kQloraVendors.begin(), kQloraVendors.end(), [vendor](std::string_view v) {
-        return v.size() == vendor.size() &&
-               std::equal(v.begin(), v.end(), vendor.begin(), [](char a, char b) {
-                   return a == std::tolower(static_cast<unsigned char>(b));
-               });
-    });
+    const std::string key = IdKey(vendor);
+    return std::find(kQloraVendors.begin(), kQloraVendors.end(), key) != kQloraVendors.end();
 }
 
 const char* RecomputeName(Recompute r) {

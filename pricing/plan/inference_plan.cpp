@@ -342,7 +342,7 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
         // some counts are sold (TPU slices), the instances of a group must be one of them.
         const int group_instances =
             std::max(1, option.tensor_parallel / std::max(1, o.accelerator_count));
-        if (!capacity.instance_counts.empty() && !capacity.Sells(group_instances)) {
+        if (!capacity.SoldAsOne(group_instances)) {
             tally.Add("size_not_sold", o.id + ": tensor parallel " +
                                            std::to_string(option.tensor_parallel) + " needs " +
                                            std::to_string(group_instances) +

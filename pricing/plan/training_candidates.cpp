@@ -53,11 +53,7 @@ Skip Classify(const Error& error) {
 // in fixed sizes; most offerings in any count up to their capacity).
 bool AnySells(const ShapeGroup& group, int nodes) {
     return std::any_of(group.offerings.begin(), group.offerings.end(),
-                       [nodes](const CandidateOffering& c) {
-                           return c.capacity.instance_counts.empty() ||
-                                  std::binary_search(c.capacity.instance_counts.begin(),
-                                                     c.capacity.instance_counts.end(), nodes);
-                       });
+                       [nodes](const CandidateOffering& c) { return c.capacity.SoldAsOne(nodes); });
 }
 
 // Node counts for a shape: the caller's list, or the default ladder, within the accelerator
@@ -99,12 +95,6 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
     if (out.empty()) {
         why_none = NoCounts::kCapacity;
     }
-    return out;
-}
-
-std::string CountsText(const std::vector<int>& counts) {
-    std::string out;
-    for (int n : counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
     return out;
 }
 
@@ -287,7 +277,7 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
         case NoCounts::kSizes:
             out.kind = Kind::kSizeNotSold;
             out.example = first.offering->id + ": sold as " +
-                          CountsText(first.capacity.instance_counts) + " instances (" +
+                          first.capacity.SizesText() + " instances (" +
                           first.capacity.source + ")";
             return out;
         case NoCounts::kCapacity:

@@ -132,12 +132,9 @@ std::string CostText(const TrainingPlanOption& o) {
 // same block, bills the same whatever the run's length; an hourly price with no spread asked
 // for has a single figure; otherwise p10-p90.
 std::string SpreadText(const TrainingPlanOption& r) {
-    const PriceType type = r.offering->price_type;
-    const bool reserved = type == PriceType::kCommit1y || type == PriceType::kCommit3y ||
-                          type == PriceType::kCapacityBlock;
     if (r.cost_usd_p10 == r.cost_usd_p90) {
-        return reserved ? "a fixed cost, whatever the run's length."
-                        : "no spread at the uncertainty given.";
+        return IsCommitted(r.offering->price_type) ? "a fixed cost, whatever the run's length."
+                                                   : "no spread at the uncertainty given.";
     }
     return std::string(r.data_cost_usd ? "compute " : "") + "p10-p90 " + Money(r.cost_usd_p10) +
            "-" + Money(r.cost_usd_p90) + ".";
@@ -268,18 +265,18 @@ std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const Train
         if (const DataPrice* price = reference.DataPriceOf(r.offering->provider)) {
             view.data_price = *price;
             const auto run = SplitHoursByMonth(*start, r.expected_wall_clock_hours);
-            if (data.stored_gb) {
+            const DataCosts costs = DataCostsFor(data, *price, r.expected_wall_clock_hours);
+            if (costs.storage_usd) {
                 // Kept for the run, billed as GB-months.
-                view.storage_usd = *data.stored_gb * price->object_storage_usd_per_gb_month *
-                                   r.expected_wall_clock_hours / kHoursPerMonth;
+                view.storage_usd = costs.storage_usd;
                 for (const MonthShare& m : run) {
                     monthly[m.month] +=
                         *view.storage_usd * m.hours / r.expected_wall_clock_hours;
                 }
             }
-            if (data.egress_gb && !run.empty()) {
+            if (costs.egress_usd && !run.empty()) {
                 // Sent out once, when the run ends.
-                view.egress_usd = *data.egress_gb * price->internet_egress_usd_per_gb;
+                view.egress_usd = costs.egress_usd;
                 monthly[run.back().month] += *view.egress_usd;
             }
         }

@@ -15,11 +15,6 @@ namespace {
 // out (counted as spot_impractical): checkpoints too slow for the interruption rate.
 constexpr double kMaxSpotSlowdown = 1e3;
 
-bool IsCommitted(PriceType type) {
-    return type == PriceType::kCommit1y || type == PriceType::kCommit3y ||
-           type == PriceType::kCapacityBlock;
-}
-
 // Interruptions per instance-hour of a spot offering: its Spot Advisor bucket, or the worst
 // bucket when it has none; nullopt for other price types.
 std::optional<double> SpotRate(const Offering& o, const PricingSettings& settings) {
@@ -43,25 +38,35 @@ std::optional<long long> PriceAgeDays(const Offering& o, const std::string& toda
     return *now - *as_of;
 }
 
-// Storage kept for the expected run (GB-months) plus egress once, at the provider's list prices;
-// the budget view splits the same figures by month.
+// An option's storage and egress at its provider's list prices; nullopt without `data` or
+// without a price on record.
 std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice* price,
                                   double expected_hours) {
     if ((!data.stored_gb && !data.egress_gb) || price == nullptr) {
         return std::nullopt;
     }
-    return data.stored_gb.value_or(0) * price->object_storage_usd_per_gb_month * expected_hours /
-               kHoursPerMonth +
-           data.egress_gb.value_or(0) * price->internet_egress_usd_per_gb;
-}
-
-std::string InstanceCountsText(const OfferingCapacity& capacity) {
-    std::string out;
-    for (int n : capacity.instance_counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
-    return out;
+    return DataCostsFor(data, *price, expected_hours).TotalUsd();
 }
 
 }  // namespace
+
+bool IsCommitted(PriceType type) {
+    return type == PriceType::kCommit1y || type == PriceType::kCommit3y ||
+           type == PriceType::kCapacityBlock;
+}
+
+DataCosts DataCostsFor(const TrainingDataSizes& data, const DataPrice& price,
+                       double expected_hours) {
+    DataCosts out;
+    if (data.stored_gb) {
+        out.storage_usd = *data.stored_gb * price.object_storage_usd_per_gb_month *
+                          expected_hours / kHoursPerMonth;
+    }
+    if (data.egress_gb) {
+        out.egress_usd = *data.egress_gb * price.internet_egress_usd_per_gb;
+    }
+    return out;
+}
 
 PricingSettings SettingsFor(const TrainingPlanRequest& request) {
     PricingSettings s;
@@ -136,7 +141,7 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                     tally.Example("size_not_sold",
                                   o.id + ": " + std::to_string(run.nodes) +
                                       " instances asked; sold as " +
-                                      InstanceCountsText(candidate.capacity) + " (" +
+                                      candidate.capacity.SizesText() + " (" +
                                       candidate.capacity.source + ")");
                     continue;
                 }

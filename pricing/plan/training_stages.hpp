@@ -106,9 +106,23 @@ struct PricingSettings {
 };
 PricingSettings SettingsFor(const TrainingPlanRequest& request);
 
+// Commitments and capacity blocks: paid for up front, whatever the run's length.
+bool IsCommitted(PriceType type);
+
 // Hours one instance is billed for when the job takes `hours`: the hours themselves (on
 // demand, spot), whole blocks (capacity block, at least min_block_hours) or whole terms.
 double BilledHours(PriceType type, double hours, const OfferingCapacity& capacity);
+
+// Storage kept for `expected_hours` (billed as GB-months) and egress once, at `price`: each
+// nullopt when the request gives no such size. Options sum them (data_cost_usd); the budget
+// view spreads them by month.
+struct DataCosts {
+    std::optional<double> storage_usd;
+    std::optional<double> egress_usd;
+    double TotalUsd() const { return storage_usd.value_or(0) + egress_usd.value_or(0); }
+};
+DataCosts DataCostsFor(const TrainingDataSizes& data, const DataPrice& price,
+                       double expected_hours);
 
 // Stage 3: every (offering, node count) within the offering's capacity, billed as sold, with
 // the storage and egress of `data` at the provider's list prices; over-capacity, unsold sizes
