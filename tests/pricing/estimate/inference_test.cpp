@@ -6,6 +6,7 @@
 
 #include "pricing/estimate/collectives.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
+#include "tests/support/published_models.hpp"
 
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::estimate;
@@ -288,20 +289,7 @@ TEST_SUITE("estimate_inference") {
     // every step (16 tokens each) and 18 tokens touch 55 of 128 experts: every step read
     // nearly half the experts. Chunk steps and pure decode steps are now timed apart.
     TEST_CASE("an MoE serves more with two running sequences than with one") {
-        ModelSpec moe;  // huggingface.co/openai/gpt-oss-120b config.json
-        moe.layers = 36;
-        moe.hidden_size = 2880;
-        moe.attention_heads = 64;
-        moe.kv_heads = 8;
-        moe.head_dim = 64;
-        moe.ffn_hidden_size = 2880;
-        moe.expert_ffn_hidden_size = 2880;
-        moe.vocab_size = 201088;
-        moe.gated_mlp = true;
-        moe.experts = 128;
-        moe.experts_per_token = 4;
-        moe.sliding_window = 128;
-        moe.sliding_window_layers = 18;
+        const ModelSpec moe = gpucost::testing::GptOss120b();
         InferenceRequest r = Chat(moe, Precision::kFp8);
         r.input_tokens = 8000;
         r.output_tokens = 500;

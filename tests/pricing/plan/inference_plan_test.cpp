@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pricing/catalog_loader.hpp"
+#include "tests/support/published_models.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;
@@ -45,26 +46,6 @@ InferencePlanRequest Chat() {
     r.workload.output_tokens = 256;
     r.traffic.requests_per_second = 10;
     return r;
-}
-
-// gpt-oss-120b as published (huggingface.co/openai/gpt-oss-120b config.json): 36 x 2880,
-// 64 heads of 64, 8 KV heads, 128 experts of 2880, top-4, half the layers a 128-token window.
-estimate::ModelSpec GptOss120b() {
-    estimate::ModelSpec m;
-    m.layers = 36;
-    m.hidden_size = 2880;
-    m.attention_heads = 64;
-    m.kv_heads = 8;
-    m.head_dim = 64;
-    m.ffn_hidden_size = 2880;
-    m.expert_ffn_hidden_size = 2880;
-    m.vocab_size = 201088;
-    m.gated_mlp = true;
-    m.experts = 128;
-    m.experts_per_token = 4;
-    m.sliding_window = 128;
-    m.sliding_window_layers = 18;
-    return m;
 }
 
 }  // namespace
@@ -173,7 +154,7 @@ TEST_SUITE("plan_inference") {
     TEST_CASE("each replica runs the concurrency with the most output tokens/s within the targets") {
         auto catalog = Sample();
         InferencePlanRequest r = Chat();
-        r.workload.model = GptOss120b();
+        r.workload.model = gpucost::testing::GptOss120b();
         r.workload.precision = Precision::kFp8;
         r.workload.input_tokens = 8000;
         r.workload.output_tokens = 500;
