@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -144,6 +147,252 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
 #endif
 }
 
+// What serving needs loaded before the server starts: the catalog, the planners' reference
+// data, and in PostgreSQL mode the store that keeps the catalog current.
+struct Loaded {
+    std::shared_ptr<const gpucost::pricing::Catalog> catalog;
+    std::shared_ptr<const gpucost::pricing::PlanReference> reference;
+    std::shared_ptr<gpucost::http::CatalogStore> store;
+};
+
+// The commands that answer without a catalog: help, version, import, sync. nullopt: go on.
+std::optional<int> RunCommandWithoutCatalog(const gpucost::app::ServiceConfig& config) {
+    if (config.command == "help") {
+        std::fputs(gpucost::app::HelpText().c_str(), stdout);
+        return 0;
+    }
+    if (config.command == "version") {
+        std::printf("gpucost %s\n", kVersion);
+        return 0;
+    }
+    if (config.command == "import") {
+        return RunImport(config);
+    }
+    if (config.command == "sync") {
+        return RunSync(config);
+    }
+    return std::nullopt;
+}
+
+// The catalog (embedded or --catalog-dir), its model library and the plan reference data.
+// nullopt (logged) when any is rejected.
+std::optional<Loaded> LoadCatalog(const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    auto loaded = config.catalog_dir.empty() ? app::LoadEmbeddedCatalog()
+                                             : app::LoadCatalogFromDir(config.catalog_dir);
+    if (!loaded.ok()) {
+        log::Error("catalog rejected; not starting", {{"error", loaded.error().message}});
+        return std::nullopt;
+    }
+    Loaded out;
+    out.catalog = loaded.value();
+    if (!config.catalog_dir.empty()) {
+        // A models.csv beside the catalog files replaces the compiled-in model library.
+        auto models = app::LoadModelLibraryFromDir(config.catalog_dir);
+        if (!models.ok()) {
+            log::Error("model library rejected; not starting", {{"error", models.error().message}});
+            return std::nullopt;
+        }
+        if (models.value()) http::UseModelLibrary(models.value());
+    }
+    // The planners' reference data comes with the CSV catalog in every mode (a database
+    // snapshot has no capacity or storage tables).
+    auto reference = config.catalog_dir.empty()
+                         ? app::LoadEmbeddedPlanReference(*out.catalog)
+                         : app::LoadPlanReferenceFromDir(config.catalog_dir, *out.catalog);
+    if (!reference.ok()) {
+        log::Error("plan reference data rejected; not starting",
+                   {{"error", reference.error().message}});
+        return std::nullopt;
+    }
+    out.reference = std::make_shared<const pricing::PlanReference>(std::move(reference).value());
+    return out;
+}
+
+// The commands that work on the loaded catalog or the database (check-catalog, migrate, seed,
+// apikey); and in PostgreSQL mode, opens the store whose snapshot replaces the catalog.
+// nullopt: go on and serve.
+std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfig& config,
+                                                Loaded& loaded) {
+    using namespace gpucost;
+    if (config.command == "check-catalog") {
+        auto summary = http::ToJson(loaded.catalog->Describe());
+        summary["price_ages"] =
+            http::ToJson(pricing::SummarizePriceAges(loaded.catalog->Offerings(), http::TodayUtc()));
+        std::printf("%s\n", summary.dump(2).c_str());
+        return 0;
+    }
+#ifdef GPUCOST_WITH_POSTGRES
+    if (config.command == "migrate") {
+        return storage::RunMigrate(config.database_url);
+    }
+    if (config.command == "seed") {
+        return storage::RunSeed(config.database_url, *loaded.catalog);
+    }
+    if (config.command == "apikey") {
+        return storage::RunApiKey(config.database_url, config.command_args, config.key_scope,
+                                  config.key_name);
+    }
+    if (!config.database_url.empty()) {
+        // PostgreSQL mode (issue 5): the database is the source of truth; reads come from a
+        // snapshot of it that PgStore keeps current.
+        storage::PgStoreOptions pg;
+        pg.database_url = config.database_url;
+        pg.pool_size = config.db_pool_size;
+        pg.refresh_interval = std::chrono::milliseconds(config.snapshot_refresh_ms);
+        auto opened = storage::PgStore::Open(pg);
+        if (!opened.ok()) {
+            log::Error("PostgreSQL mode: cannot start", {{"error", opened.error().message}});
+            return 1;
+        }
+        std::shared_ptr<storage::PgStore> store = std::move(opened).value();
+        loaded.catalog = store->Current();
+        loaded.store = store;
+    }
+#else
+    if (!config.database_url.empty() || config.command == "migrate" || config.command == "seed" ||
+        config.command == "apikey") {
+        std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
+        return 2;
+    }
+#endif
+    return std::nullopt;
+}
+
+gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Loaded& loaded,
+                             const std::atomic<bool>& shutting_down) {
+    using namespace gpucost;
+    http::Deps deps;
+    if (loaded.store) {
+        deps.catalog = [store = loaded.store] { return store->Current(); };
+    } else {
+        deps.catalog = [catalog = loaded.catalog] { return catalog; };
+    }
+    deps.store = loaded.store;
+    deps.plan_reference = loaded.reference;
+    deps.require_read_key = config.require_read_key;
+    deps.max_snapshot_age_s = config.max_snapshot_age_s;
+    deps.cors_origins = config.cors_origins;
+    deps.openapi_yaml = app::EmbeddedOpenApiYaml();
+    deps.redoc_js = app::EmbeddedRedocJs();
+    const app::WebFiles web = app::EmbeddedWebFiles();
+    deps.web = {web.index_html, web.app_js, web.app_css};
+    deps.service_version = kVersion;
+    deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
+    deps.cpus = app::UsableCpus();
+    return deps;
+}
+
+gpucost::http::ServerOptions MakeServerOptions(const gpucost::app::ServiceConfig& config,
+                                               const gpucost::http::Deps& deps) {
+    using namespace gpucost;
+    http::ServerOptions options;
+    options.threads = config.threads != 0 ? config.threads : app::DefaultThreads(config, deps.cpus);
+    options.max_body_bytes = config.max_body_bytes;
+    options.access_log = config.access_log;
+    options.max_connections = config.max_connections;
+    options.max_connections_per_address = config.max_connections_per_address;
+    options.request_timeout_s = config.request_timeout_s;
+    options.keep_alive_timeout_s = config.keep_alive_timeout_s;
+    options.rate_limiter = std::make_shared<http::RateLimiter>(
+        http::RateLimitOptions{config.rate_limit_rps, config.rate_limit_burst});
+    options.key_store = deps.store;
+    return options;
+}
+
+// The server, configured, routed and bound. Plain HTTP: the epoll connection manager. HTTPS:
+// the library's thread-per-connection TLS server (see docs/performance.md and SECURITY.md for
+// what that gives up).
+struct BoundServer {
+    std::unique_ptr<gpucost::http::EventServer> event;
+    std::unique_ptr<gpucost::http::TlsServer> tls;
+    int port = -1;
+    httplib::Server& server() const {
+        return event ? static_cast<httplib::Server&>(*event) : static_cast<httplib::Server&>(*tls);
+    }
+};
+
+std::optional<BoundServer> BindServer(const gpucost::app::ServiceConfig& config,
+                                      const gpucost::http::ServerOptions& options,
+                                      const gpucost::http::Deps& deps) {
+    using namespace gpucost;
+    BoundServer bound;
+    if (config.tls_cert.empty()) {
+        bound.event = std::make_unique<http::EventServer>(http::TransportFor(options));
+    } else {
+        std::string tls_error;
+        bound.tls = http::MakeTlsServer(config.tls_cert, config.tls_key, &tls_error);
+        if (!bound.tls) {
+            log::Error("TLS: cannot start", {{"error", tls_error}});
+            return std::nullopt;
+        }
+    }
+    httplib::Server& server = bound.server();
+    http::ConfigureServer(server, options);
+    http::RegisterRoutes(server, deps);
+    errno = 0;
+    bound.port = config.port == 0 ? server.bind_to_any_port(config.bind)
+                                  : (server.bind_to_port(config.bind, config.port) ? config.port : -1);
+    if (bound.port < 0) {
+        // Most often another process (another gpucost) listens there: say so in one line.
+        const int bind_errno = errno;
+        std::string reason = bind_errno == EADDRINUSE ? "the port is already in use"
+                             : bind_errno != 0        ? std::strerror(bind_errno)
+                                                      : "bind failed";
+        log::Error("cannot listen on " + config.bind + ":" + std::to_string(config.port) + ": " +
+                       reason,
+                   {{"bind", config.bind}, {"port", config.port}});
+        return std::nullopt;
+    }
+    bool raised = bound.event ? bound.event->SetBacklog(config.listen_backlog)
+                              : bound.tls->SetBacklog(config.listen_backlog);
+    if (!raised) {
+        log::Warn("could not raise the listen backlog", {{"backlog", config.listen_backlog}});
+    }
+    return bound;
+}
+
+// Serves until SIGTERM/SIGINT (blocked in every thread before this, handled by one waiting
+// thread, never by a worker in the middle of a request). True when the server stopped cleanly.
+bool Serve(const gpucost::app::ServiceConfig& config, BoundServer& bound, const Loaded& loaded,
+           std::size_t threads, unsigned cpus, const sigset_t& signals,
+           std::atomic<bool>& shutting_down) {
+    using namespace gpucost;
+    std::thread signal_thread([&] {
+        int received = 0;
+        sigwait(&signals, &received);
+        log::Info("shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        shutting_down.store(true);
+        if (bound.event) {
+            // Stops accepting, answers what was received, closes idle connections.
+            bound.event->StopGracefully(std::chrono::seconds(config.shutdown_grace_s));
+        } else {
+            bound.tls->stop();  // the TLS thread pool finishes its queued connections
+        }
+    });
+
+    // From here on log lines are written by their own thread (see log::StartAsyncWriter).
+    log::StartAsyncWriter(kLogBufferBytes);
+    auto info = loaded.catalog->Describe();
+    log::Info("listening", {{"bind", config.bind},
+                            {"port", bound.port},
+                            {"threads", threads},
+                            {"cpus", cpus},
+                            {"tls", !config.tls_cert.empty()},
+                            {"version", kVersion},
+                            {"catalog_origin", info.origin},
+                            {"catalog_version", info.version},
+                            {"accelerators", info.accelerator_count},
+                            {"offerings", info.offering_count}});
+    bool served = bound.server().listen_after_bind();
+    if (!shutting_down.load()) {
+        // listen ended on its own (an error): wake the signal thread so it can be joined.
+        pthread_kill(signal_thread.native_handle(), SIGTERM);
+    }
+    signal_thread.join();
+    return served;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,92 +404,18 @@ int main(int argc, char** argv) {
         return 2;
     }
     const app::ServiceConfig config = parsed.value();
-    if (config.command == "help") {
-        std::fputs(app::HelpText().c_str(), stdout);
-        return 0;
-    }
-    if (config.command == "version") {
-        std::printf("gpucost %s\n", kVersion);
-        return 0;
-    }
     log::SetLevel(config.log_level);
-    if (config.command == "import") {
-        return RunImport(config);
+    if (auto status = RunCommandWithoutCatalog(config)) {
+        return *status;
     }
-    if (config.command == "sync") {
-        return RunSync(config);
-    }
-
-    auto loaded = config.catalog_dir.empty() ? app::LoadEmbeddedCatalog()
-                                             : app::LoadCatalogFromDir(config.catalog_dir);
-    if (!loaded.ok()) {
-        log::Error("catalog rejected; not starting", {{"error", loaded.error().message}});
+    std::optional<Loaded> loaded = LoadCatalog(config);
+    if (!loaded) {
         return 1;
     }
-    std::shared_ptr<const pricing::Catalog> catalog = loaded.value();
-    if (!config.catalog_dir.empty()) {
-        // A models.csv beside the catalog files replaces the compiled-in model library.
-        auto models = app::LoadModelLibraryFromDir(config.catalog_dir);
-        if (!models.ok()) {
-            log::Error("model library rejected; not starting", {{"error", models.error().message}});
-            return 1;
-        }
-        if (models.value()) http::UseModelLibrary(models.value());
-    }
-    // The planners' reference data comes with the CSV catalog in every mode (a database
-    // snapshot has no capacity or storage tables).
-    auto reference = config.catalog_dir.empty()
-                         ? app::LoadEmbeddedPlanReference(*catalog)
-                         : app::LoadPlanReferenceFromDir(config.catalog_dir, *catalog);
-    if (!reference.ok()) {
-        log::Error("plan reference data rejected; not starting",
-                   {{"error", reference.error().message}});
-        return 1;
-    }
-    if (config.command == "check-catalog") {
-        auto summary = http::ToJson(catalog->Describe());
-        summary["price_ages"] =
-            http::ToJson(pricing::SummarizePriceAges(catalog->Offerings(), http::TodayUtc()));
-        std::printf("%s\n", summary.dump(2).c_str());
-        return 0;
+    if (auto status = RunCatalogCommandOrOpenStore(config, *loaded)) {
+        return *status;
     }
 
-    // PostgreSQL mode (issue 5): the database is the source of truth; reads come from a
-    // snapshot of it that PgStore keeps current.
-    std::shared_ptr<http::CatalogStore> store;
-#ifdef GPUCOST_WITH_POSTGRES
-    if (config.command == "migrate") {
-        return storage::RunMigrate(config.database_url);
-    }
-    if (config.command == "seed") {
-        return storage::RunSeed(config.database_url, *catalog);
-    }
-    if (config.command == "apikey") {
-        return storage::RunApiKey(config.database_url, config.command_args, config.key_scope,
-                                  config.key_name);
-    }
-    if (!config.database_url.empty()) {
-        storage::PgStoreOptions pg;
-        pg.database_url = config.database_url;
-        pg.pool_size = config.db_pool_size;
-        pg.refresh_interval = std::chrono::milliseconds(config.snapshot_refresh_ms);
-        auto opened = storage::PgStore::Open(pg);
-        if (!opened.ok()) {
-            log::Error("PostgreSQL mode: cannot start", {{"error", opened.error().message}});
-            return 1;
-        }
-        store = std::move(opened).value();
-        catalog = store->Current();
-    }
-#else
-    if (!config.database_url.empty() || config.command == "migrate" || config.command == "seed" ||
-        config.command == "apikey") {
-        std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
-        return 2;
-    }
-#endif
-
-    // Signals go to one waiting thread, never to a worker in the middle of a request.
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
@@ -248,114 +423,18 @@ int main(int argc, char** argv) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     std::atomic<bool> shutting_down{false};
-    http::Deps deps;
-    if (store) {
-        deps.catalog = [store] { return store->Current(); };
-    } else {
-        deps.catalog = [catalog] { return catalog; };
-    }
-    deps.store = store;
-    deps.plan_reference =
-        std::make_shared<const pricing::PlanReference>(std::move(reference).value());
-    deps.require_read_key = config.require_read_key;
-    deps.max_snapshot_age_s = config.max_snapshot_age_s;
-    deps.cors_origins = config.cors_origins;
-    deps.openapi_yaml = app::EmbeddedOpenApiYaml();
-    deps.redoc_js = app::EmbeddedRedocJs();
-    const app::WebFiles web = app::EmbeddedWebFiles();
-    deps.web = {web.index_html, web.app_js, web.app_css};
-    deps.service_version = kVersion;
-    deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
-
-    deps.cpus = app::UsableCpus();
-    http::ServerOptions options;
-    const std::size_t threads =
-        config.threads != 0 ? config.threads : app::DefaultThreads(config, deps.cpus);
-    options.threads = threads;
-    options.max_body_bytes = config.max_body_bytes;
-    options.access_log = config.access_log;
-    options.max_connections = config.max_connections;
-    options.request_timeout_s = config.request_timeout_s;
-    options.keep_alive_timeout_s = config.keep_alive_timeout_s;
-    options.rate_limiter = std::make_shared<http::RateLimiter>(
-        http::RateLimitOptions{config.rate_limit_rps, config.rate_limit_burst});
-    options.key_store = store;
-
-    // Plain HTTP: the epoll connection manager. HTTPS: the library's thread-per-connection
-    // TLS server (see docs/performance.md and SECURITY.md for what that gives up).
-    std::unique_ptr<httplib::Server> server_owner;
-    http::EventServer* event_server = nullptr;
-    std::function<bool(int)> set_backlog;
-    if (config.tls_cert.empty()) {
-        auto event = std::make_unique<http::EventServer>(http::TransportFor(options));
-        event_server = event.get();
-        set_backlog = [event_server](int backlog) { return event_server->SetBacklog(backlog); };
-        server_owner = std::move(event);
-    } else {
-        std::string tls_error;
-        auto tls = http::MakeTlsServer(config.tls_cert, config.tls_key, &tls_error);
-        if (!tls) {
-            log::Error("TLS: cannot start", {{"error", tls_error}});
-            return 1;
-        }
-        http::TlsServer* raw = tls.get();
-        set_backlog = [raw](int backlog) { return raw->SetBacklog(backlog); };
-        server_owner = std::move(tls);
-    }
-    httplib::Server& server = *server_owner;
-    http::ConfigureServer(server, options);
-    http::RegisterRoutes(server, deps);
-    int port = config.port;
-    if (port == 0) {
-        port = server.bind_to_any_port(config.bind);
-    } else if (!server.bind_to_port(config.bind, port)) {
-        port = -1;
-    }
-    if (port < 0) {
-        log::Error("cannot listen", {{"bind", config.bind}, {"port", config.port}});
+    http::Deps deps = MakeDeps(config, *loaded, shutting_down);
+    http::ServerOptions options = MakeServerOptions(config, deps);
+    std::optional<BoundServer> bound = BindServer(config, options, deps);
+    if (!bound) {
         return 1;
     }
-    if (!set_backlog(config.listen_backlog)) {
-        log::Warn("could not raise the listen backlog", {{"backlog", config.listen_backlog}});
-    }
-
-    std::thread signal_thread([&] {
-        int received = 0;
-        sigwait(&signals, &received);
-        log::Info("shutting down", {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
-        shutting_down.store(true);
-        if (event_server != nullptr) {
-            // Stops accepting, answers what was received, closes idle connections.
-            event_server->StopGracefully(std::chrono::seconds(config.shutdown_grace_s));
-        } else {
-            server.stop();  // the TLS thread pool finishes its queued connections
-        }
-    });
-
-    // From here on log lines are written by their own thread (see log::StartAsyncWriter).
-    log::StartAsyncWriter(kLogBufferBytes);
-    auto info = catalog->Describe();
-    log::Info("listening", {{"bind", config.bind},
-                            {"port", port},
-                            {"threads", threads},
-                            {"cpus", deps.cpus},
-                            {"tls", !config.tls_cert.empty()},
-                            {"version", kVersion},
-                            {"catalog_origin", info.origin},
-                            {"catalog_version", info.version},
-                            {"accelerators", info.accelerator_count},
-                            {"offerings", info.offering_count}});
-    bool served = server.listen_after_bind();
-    if (!shutting_down.load()) {
-        // listen ended on its own (an error): wake the signal thread so it can be joined.
-        pthread_kill(signal_thread.native_handle(), SIGTERM);
-    }
-    signal_thread.join();
-    server_owner.reset();
-    if (store) {
+    bool served = Serve(config, *bound, *loaded, options.threads, deps.cpus, signals, shutting_down);
+    bound.reset();
+    if (loaded->store) {
         deps = http::Deps{};
         options.key_store = nullptr;
-        store.reset();  // closes the database connections
+        loaded->store.reset();  // closes the database connections
         log::Info("database closed");
     }
     log::Info("stopped", {{"clean", served}});

@@ -27,6 +27,9 @@ constexpr Option kOptions[] = {
     {"--access-log", "GPUCOST_ACCESS_LOG", "true", "log one line per request (true|false)"},
     {"--max-connections", "GPUCOST_MAX_CONNECTIONS", "900",
      "open connections at most; more get 503 (16-1000)"},
+    {"--max-connections-per-address", "GPUCOST_MAX_CONNECTIONS_PER_ADDRESS", "64",
+     "open connections from one client address at most; more get 503 (1-1000; behind a proxy "
+     "raise it to --max-connections and limit per client in the proxy)"},
     {"--request-timeout-s", "GPUCOST_REQUEST_TIMEOUT_S", "10",
      "a request's headers and body must arrive within this time of its first byte (1-300)"},
     {"--keep-alive-timeout-s", "GPUCOST_KEEP_ALIVE_TIMEOUT_S", "5",
@@ -266,6 +269,11 @@ pricing::Result<ServiceConfig> ParseConfig(const std::vector<std::string>& args,
                 fail(where, "must be an integer from 16 to 1000");
             }
             config.max_connections = static_cast<std::size_t>(n);
+        } else if (flag == "--max-connections-per-address") {
+            if (!ParseInt(value, 1, 1000, n)) {
+                fail(where, "must be an integer from 1 to 1000");
+            }
+            config.max_connections_per_address = static_cast<std::size_t>(n);
         } else if (flag == "--request-timeout-s" || flag == "--keep-alive-timeout-s") {
             if (!ParseInt(value, 1, 300, n)) {
                 fail(where, "must be an integer from 1 to 300");

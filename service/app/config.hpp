@@ -26,6 +26,7 @@ struct ServiceConfig {
     // Transport (docs/performance.md): open connections at most, whole-request and keep-alive
     // idle timeouts, and how long SIGTERM waits for requests in flight.
     std::size_t max_connections = 900;
+    std::size_t max_connections_per_address = 64;  // one client address; 503 beyond
     int request_timeout_s = 10;
     int keep_alive_timeout_s = 5;
     int shutdown_grace_s = 10;

@@ -88,7 +88,9 @@ struct StoreHealth {
     bool database_connected = false;
     std::int64_t revision = 0;
     double snapshot_age_s = 0;  // since the snapshot was last confirmed current
-    std::string last_error;     // short, no secrets
+    // Empty while the database schema is at this binary's version (checked at start and with
+    // every periodic refresh); otherwise what differs, in words without hosts or credentials.
+    std::string schema_problem;
 };
 
 struct Scenario {

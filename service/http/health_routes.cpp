@@ -30,9 +30,8 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
                                 {"snapshot_age_s", std::round(h.snapshot_age_s * 10) / 10},
                                 {"max_snapshot_age_s", deps.max_snapshot_age_s},
                                 {"writes", h.database_connected ? "accepted" : "unavailable"}};
-            if (!h.last_error.empty()) {
-                body["database"]["last_error"] = h.last_error;
-            }
+            // Why the database is unreachable (libpq's text names hosts and ports) goes to the
+            // log only: this probe is open to anyone who can reach the port.
         }
         WriteJson(res, body);
     });
@@ -43,8 +42,19 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
             return WriteTransportProblem(res, req, 503, "shutting_down",
                                          "the server is shutting down");
         }
+        if (deps.catalog()->Describe().offering_count == 0) {
+            // A migrated database that was never seeded: every plan would answer from nothing.
+            res.set_header("Retry-After", "30");
+            return WriteTransportProblem(res, req, 503, "catalog_empty",
+                                         "the catalog holds no offerings; seed the database "
+                                         "(gpucost seed) or import prices before sending traffic");
+        }
         if (deps.store) {
             StoreHealth h = deps.store->Health();
+            if (!h.schema_problem.empty()) {
+                res.set_header("Retry-After", "30");
+                return WriteTransportProblem(res, req, 503, "schema_mismatch", h.schema_problem);
+            }
             if (h.snapshot_age_s > deps.max_snapshot_age_s) {
                 res.set_header("Retry-After", "5");
                 return WriteTransportProblem(

@@ -1,5 +1,7 @@
 #include "service/http/router.hpp"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <exception>
 #include <set>
@@ -100,11 +102,12 @@ TransportOptions TransportFor(const ServerOptions& options) {
     TransportOptions t;
     t.workers = options.threads;
     t.max_connections = options.max_connections;
+    t.max_connections_per_address = options.max_connections_per_address;
+    t.log_refusals = options.access_log;
     t.max_body_bytes = options.max_body_bytes;
     t.request_timeout = std::chrono::seconds(options.request_timeout_s);
     t.keep_alive_timeout = std::chrono::seconds(options.keep_alive_timeout_s);
     t.keep_alive_max_count = options.keep_alive_max_count;
-    t.read_timeout = std::chrono::seconds(options.read_timeout_s);
     t.write_timeout = std::chrono::seconds(options.write_timeout_s);
     return t;
 }
@@ -155,11 +158,23 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     }
     server.set_tcp_nodelay(true);
+    // SO_REUSEADDR only: the library's default adds SO_REUSEPORT, which let a second gpucost
+    // bind a port the first is listening on and split its traffic silently. Without it the
+    // second bind fails (main says so and exits).
+    server.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     server.set_payload_max_length(options.max_body_bytes);
     server.set_read_timeout(options.read_timeout_s, 0);
     server.set_write_timeout(options.write_timeout_s, 0);
     server.set_keep_alive_timeout(options.keep_alive_timeout_s);
-    server.set_keep_alive_max_count(options.keep_alive_max_count);
+    // The EventServer frames every request itself (FrameRequest). The TLS server reads through
+    // the library alone, whose framing leaves a body it did not read (a GET's, or one behind an
+    // early answer) to be parsed as the next request: one request per TLS connection, so that
+    // nothing after a request is ever read as one.
+    const bool own_framing = dynamic_cast<EventServer*>(&server) != nullptr;
+    server.set_keep_alive_max_count(own_framing ? options.keep_alive_max_count : 1);
 
     const std::size_t max_body = options.max_body_bytes;
     std::shared_ptr<RateLimiter> limiter =

@@ -78,6 +78,7 @@ struct ServerOptions {
     // byte; open connections at most.
     int request_timeout_s = 10;
     std::size_t max_connections = 900;
+    std::size_t max_connections_per_address = 64;
     bool access_log = true;
     // Token bucket per API key (when the store accepts the key), else per peer address.
     // Null or disabled: no limit. /healthz and /readyz are never limited.

@@ -18,6 +18,7 @@
 
 #include "service/http/problem.hpp"
 #include "service/http/request_context.hpp"
+#include "service/log.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -112,26 +113,15 @@ std::string_view RequestPath(std::string_view head) {
 // X-Request-Id, from what of the request `head` has arrived (nothing, for a refused
 // connection).
 std::string ProblemResponse(int status, std::string_view code, std::string_view detail,
-                            std::string_view head = {}) {
+                            std::string_view head = {}, std::optional<std::string_view> path = {}) {
     auto client_ids = HeaderValues(head, "X-Request-Id");
     BeginRequest(client_ids.empty() ? std::string() : std::string(client_ids.front()));
     const std::string request_id = CurrentRequestContext().request_id;
-    std::string body = ProblemText(status, code, detail, RequestPath(head), request_id);
+    std::string body = ProblemText(status, code, detail, path ? *path : RequestPath(head), request_id);
     return "HTTP/1.1 " + std::to_string(status) + " " + ProblemTitle(status) +
            "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
            std::to_string(body.size()) + "\r\nX-Request-Id: " + request_id +
            "\r\nConnection: close\r\n\r\n" + body;
-}
-
-// Length of the request head including its blank line, or nullopt while it is incomplete.
-std::optional<std::size_t> HeadLength(std::string_view in) {
-    std::size_t pos = 0;
-    while ((pos = in.find('\n', pos)) != std::string_view::npos) {
-        if (pos + 1 < in.size() && in[pos + 1] == '\n') return pos + 2;
-        if (pos + 2 < in.size() && in[pos + 1] == '\r' && in[pos + 2] == '\n') return pos + 3;
-        ++pos;
-    }
-    return std::nullopt;
 }
 
 // Bytes the kernel holds for `fd` that no worker has read yet: a request may be waiting for a
@@ -140,6 +130,33 @@ bool UnreadBytesWaiting(int fd) {
     int bytes = 0;
     return ::ioctl(fd, FIONREAD, &bytes) == 0 && bytes > 0;
 }
+
+// Whether bytes [from, end) of `in` can change what FrameRequest says about a head that was
+// still incomplete at `from`: the blank line, a bare LF (refused at once), or a line or head
+// over its limit. Anything else is more of a line already judged incomplete, so a client that
+// trickles its head costs one framing per request, not one per packet.
+bool WorthFraming(std::string_view in, std::size_t from, const FrameLimits& limits) {
+    if (in.size() > limits.max_head_bytes) return true;
+    std::size_t begin = from >= 3 ? from - 3 : 0;
+    if (in.find("\r\n\r\n", begin) != std::string_view::npos) return true;
+    for (std::size_t pos = in.find('\n', from); pos != std::string_view::npos;
+         pos = in.find('\n', pos + 1)) {
+        if (pos == 0 || in[pos - 1] != '\r') return true;
+    }
+    std::size_t last_lf = in.rfind('\n');
+    std::size_t line_bytes = last_lf == std::string_view::npos ? in.size() : in.size() - last_lf - 1;
+    return line_bytes > std::min(limits.max_request_line_bytes, limits.max_header_line_bytes);
+}
+
+// The head's bytes as far as they go (the whole buffer while the blank line has not come).
+std::string_view HeadOf(std::string_view in) {
+    std::size_t end = in.find("\r\n\r\n");
+    return end == std::string_view::npos ? in : in.substr(0, end + 4);
+}
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// A lingering close reads at most this much before it gives up on a polite end.
+constexpr std::size_t kMaxLingerBytes = 1024 * 1024;
 
 bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
     pollfd p{fd, events, 0};
@@ -155,11 +172,14 @@ bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
 struct EventServer::Connection {
     int fd = -1;
     std::uint64_t id = 0;
-    std::string in;           // received bytes; [0, consumed) already read by the parser
-    std::size_t consumed = 0;
-    std::size_t served = 0;   // requests answered on this connection
-    bool busy = false;        // a worker owns it (guarded by mutex_)
-    bool close_after = false; // the current request leaves unread bytes: close after answering
+    std::string in;             // received bytes; the current request starts at in[0]
+    std::size_t framed_upto = 0; // in.size() when the current head was last judged incomplete
+    RequestFrame frame;          // of the current request, once its head is whole (kFramed)
+    bool continue_sent = false;  // the 100 Continue for the current request went out
+    std::size_t served = 0;     // requests answered on this connection
+    bool busy = false;          // a worker owns it (guarded by mutex_)
+    bool lingering = false;     // answered with Connection: close; reading to EOF (shut for writes)
+    std::size_t lingered_bytes = 0;
     Clock::time_point deadline;
     std::string remote_ip;
     int remote_port = 0;
@@ -167,35 +187,23 @@ struct EventServer::Connection {
     int local_port = 0;
 };
 
-// The library's parser reads through this: first the bytes already received, then (only for
-// a body behind Expect: 100-continue) the socket itself with a bounded wait.
+// The library's parser reads through this: exactly one framed request (FrameRequest), then end
+// of stream. It never reads the socket, so it cannot take a byte of the next request or wait on
+// a client.
 class EventServer::ConnectionStream final : public httplib::Stream {
 public:
-    ConnectionStream(Connection& conn, const TransportOptions& options)
-        : conn_(conn), options_(options) {}
+    ConnectionStream(const Connection& conn, std::string_view request,
+                     const TransportOptions& options)
+        : conn_(conn), request_(request), options_(options) {}
 
-    bool is_readable() const override {
-        return conn_.consumed < conn_.in.size() ||
-               (Flush() && WaitFor(conn_.fd, POLLIN, options_.read_timeout));
-    }
+    bool is_readable() const override { return read_ < request_.size(); }
     bool is_writable() const override { return WaitFor(conn_.fd, POLLOUT, options_.write_timeout); }
 
     ssize_t read(char* ptr, size_t size) override {
-        if (conn_.consumed < conn_.in.size()) {
-            std::size_t n = std::min(size, conn_.in.size() - conn_.consumed);
-            std::memcpy(ptr, conn_.in.data() + conn_.consumed, n);
-            conn_.consumed += n;
-            return static_cast<ssize_t>(n);
-        }
-        // The client may be waiting for "100 Continue" before it sends the body.
-        if (!Flush() || !WaitFor(conn_.fd, POLLIN, options_.read_timeout)) {
-            return -1;
-        }
-        ssize_t n = 0;
-        do {
-            n = ::recv(conn_.fd, ptr, size, 0);
-        } while (n < 0 && errno == EINTR);
-        return n;
+        std::size_t n = std::min(size, request_.size() - read_);
+        std::memcpy(ptr, request_.data() + read_, n);
+        read_ += n;
+        return static_cast<ssize_t>(n);
     }
 
     // Collects the answer so that status line, headers and body leave in one send().
@@ -242,12 +250,18 @@ public:
 
 private:
     static constexpr std::size_t kFlushBytes = 64 * 1024;
-    Connection& conn_;
+    const Connection& conn_;
+    std::string_view request_;
+    std::size_t read_ = 0;
     const TransportOptions& options_;
     mutable std::string out_;  // answer bytes not sent yet
 };
 
 EventServer::EventServer(TransportOptions options) : options_(options) {
+    limits_.max_request_line_bytes = options_.max_request_line_bytes;
+    limits_.max_header_line_bytes = options_.max_header_line_bytes;
+    limits_.max_head_bytes = options_.max_header_bytes;
+    limits_.max_body_bytes = options_.max_body_bytes;
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
     new_task_queue = [this] { return new HandOffQueue([this] { Drain(); }); };
     StartWorkers();
@@ -307,17 +321,19 @@ void EventServer::StartWorkers() {
 
 // Called by the library on the accept thread for each new connection.
 bool EventServer::process_and_close_socket(socket_t sock) {
-    {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ++stats_.accepted;
-        if (connections_.size() >= options_.max_connections) {
-            ++stats_.refused_over_limit;
-            lock.unlock();
-            SendAndForget(sock, ProblemResponse(503, "overloaded",
-                                                "too many open connections; retry later"));
-            ::close(sock);
-            return false;
+    std::string remote_ip;
+    int remote_port = 0;
+    Address(sock, true, remote_ip, remote_port);
+    if (std::string refusal = AdmissionRefusal(remote_ip); !refusal.empty()) {
+        // Whatever request already arrived is read first, so that closing does not reset the
+        // connection before the client has read the 503.
+        char discard[kRecvChunkBytes];
+        while (::recv(sock, discard, sizeof(discard), MSG_DONTWAIT) > 0) {
         }
+        SendAndForget(sock, refusal);
+        ::shutdown(sock, SHUT_WR);
+        ::close(sock);
+        return false;
     }
     int flags = ::fcntl(sock, F_GETFL, 0);
     ::fcntl(sock, F_SETFL, flags | O_NONBLOCK);
@@ -327,7 +343,8 @@ bool EventServer::process_and_close_socket(socket_t sock) {
     auto conn = std::make_shared<Connection>();
     conn->fd = sock;
     conn->deadline = Clock::now() + options_.request_timeout;
-    Address(sock, true, conn->remote_ip, conn->remote_port);
+    conn->remote_ip = std::move(remote_ip);
+    conn->remote_port = remote_port;
     Address(sock, false, conn->local_ip, conn->local_port);
 
     std::lock_guard<std::mutex> lock(mutex_);
@@ -339,8 +356,30 @@ bool EventServer::process_and_close_socket(socket_t sock) {
         ::close(sock);
         return false;
     }
+    ++connections_per_address_[conn->remote_ip];
     connections_.emplace(conn->id, std::move(conn));
     return true;
+}
+
+std::string EventServer::AdmissionRefusal(const std::string& remote_ip) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++stats_.accepted;
+    if (connections_.size() >= options_.max_connections) {
+        ++stats_.refused_over_limit;
+        lock.unlock();
+        return ProblemResponse(503, "overloaded", "too many open connections; retry later");
+    }
+    auto it = connections_per_address_.find(remote_ip);
+    if (it != connections_per_address_.end() &&
+        it->second >= options_.max_connections_per_address) {
+        ++stats_.refused_per_address;
+        lock.unlock();
+        return ProblemResponse(503, "overloaded",
+                               "too many open connections from your address (at most " +
+                                   std::to_string(options_.max_connections_per_address) +
+                                   "); reuse a keep-alive connection or retry later");
+    }
+    return {};
 }
 
 void EventServer::WorkerLoop() {
@@ -366,43 +405,21 @@ void EventServer::WorkerLoop() {
 
 // Reads what arrived; answers every complete request; waits in epoll for the rest.
 void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
-    const std::size_t cap = options_.max_header_bytes + options_.max_body_bytes;
-    bool eof = false;
-    char buf[kRecvChunkBytes];
-    while (conn->in.size() <= cap) {
-        ssize_t n = ::recv(conn->fd, buf, sizeof(buf), 0);
-        if (n > 0) {
-            if (conn->in.empty()) {
-                conn->deadline = Clock::now() + options_.request_timeout;
-            }
-            conn->in.append(buf, static_cast<std::size_t>(n));
-            if (static_cast<std::size_t>(n) < sizeof(buf)) break;
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        eof = true;  // orderly close or a socket error
-        break;
+    if (conn->lingering) {
+        return DrainLingering(conn);
     }
+    const bool eof = Receive(*conn);
     for (;;) {
-        Completeness c = CheckComplete(*conn);
-        if (c == Completeness::kHeaderTooLarge) {
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-                ++stats_.header_too_large;
-            }
-            SendAndForget(conn->fd,
-                          ProblemResponse(431, "header_too_large",
-                                          "request line and headers are longer than " +
-                                              std::to_string(options_.max_header_bytes) + " bytes",
-                                          conn->in));
-            return Close(conn);
-        }
-        if (c == Completeness::kIncomplete) {
-            return eof ? Close(conn) : Rearm(conn);
+        switch (Advance(*conn)) {
+            case Progress::kRefused:
+                return RefuseAndLinger(conn);
+            case Progress::kWait:
+                return eof ? Close(conn) : Rearm(conn);
+            case Progress::kServe:
+                break;
         }
         if (!ServeOne(*conn)) {
-            return Close(conn);
+            return Linger(conn);
         }
         if (conn->in.empty()) {
             conn->deadline = Clock::now() + options_.keep_alive_timeout;
@@ -412,60 +429,130 @@ void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
     }
 }
 
-EventServer::Completeness EventServer::CheckComplete(Connection& conn) const {
-    std::string_view in(conn.in);
-    auto head = HeadLength(in);
-    if (!head) {
-        return in.size() > options_.max_header_bytes ? Completeness::kHeaderTooLarge
-                                                     : Completeness::kIncomplete;
+// Appends what the kernel holds, up to one request's worth beyond the current one (pipelined
+// requests after that wait in the kernel). True at end of stream or on a socket error.
+bool EventServer::Receive(Connection& conn) {
+    const std::size_t cap = options_.max_header_bytes + options_.max_body_bytes;
+    char buf[kRecvChunkBytes];
+    while (conn.in.size() <= cap) {
+        ssize_t n = ::recv(conn.fd, buf, sizeof(buf), 0);
+        if (n > 0) {
+            if (conn.in.empty()) {
+                conn.deadline = Clock::now() + options_.request_timeout;
+            }
+            conn.in.append(buf, static_cast<std::size_t>(n));
+            if (static_cast<std::size_t>(n) < sizeof(buf)) return false;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+        return true;  // orderly close or a socket error
     }
-    if (*head > options_.max_header_bytes) {
-        return Completeness::kHeaderTooLarge;
+    return false;
+}
+
+// Frames the request at the start of conn.in once its head is whole; sends the interim answer
+// a client waiting on Expect: 100-continue needs; says whether the whole frame is here.
+EventServer::Progress EventServer::Advance(Connection& conn) {
+    if (conn.frame.state != FrameState::kFramed) {
+        if (conn.in.empty() || !WorthFraming(conn.in, conn.framed_upto, limits_)) {
+            conn.framed_upto = conn.in.size();
+            return Progress::kWait;
+        }
+        conn.frame = FrameRequest(conn.in, limits_);
+        conn.framed_upto = conn.in.size();
+        if (conn.frame.state == FrameState::kRefused) return Progress::kRefused;
+        if (conn.frame.state == FrameState::kNeedHead) return Progress::kWait;
     }
-    std::string_view headers = in.substr(0, *head);
-    conn.close_after = false;
-    // A chunked body is refused (411) before it is read; whatever follows cannot be trusted.
-    if (!HeaderValues(headers, "Transfer-Encoding").empty()) {
-        conn.close_after = true;
-        return Completeness::kComplete;
+    const std::size_t frame_bytes = conn.frame.head_bytes + conn.frame.body_bytes;
+    if (conn.in.size() >= frame_bytes) return Progress::kServe;
+    if (conn.frame.expects_continue && !conn.continue_sent) {
+        // Sent here, in the event loop: the body then arrives like any other, under the
+        // request deadline, and no worker waits for it.
+        conn.continue_sent = true;
+        SendAndForget(conn.fd, kContinue);
     }
-    // The client waits for "100 Continue" before sending the body; the library sends it and
-    // then reads the body through ConnectionStream.
-    for (auto v : HeaderValues(headers, "Expect")) {
-        if (EqualsIgnoreCase(v, "100-continue")) return Completeness::kComplete;
-    }
-    auto lengths = HeaderValues(headers, "Content-Length");
-    if (lengths.empty()) {
-        return Completeness::kComplete;
-    }
-    std::size_t length = 0;
-    std::string_view text = lengths.front();
-    bool digits = lengths.size() == 1 && !text.empty() && text.size() <= 18 &&
-                  std::all_of(text.begin(), text.end(),
-                              [](char ch) { return ch >= '0' && ch <= '9'; });
-    if (digits) {
-        length = std::stoull(std::string(text));
-    }
-    if (!digits || length > options_.max_body_bytes) {
-        // Refused by the pre-routing handler (413) or the parser (400) without reading it.
-        conn.close_after = true;
-        return Completeness::kComplete;
-    }
-    return in.size() >= *head + length ? Completeness::kComplete : Completeness::kIncomplete;
+    return Progress::kWait;
 }
 
 bool EventServer::ServeOne(Connection& conn) {
-    ConnectionStream stream(conn, options_);
-    conn.consumed = 0;
-    bool close_connection = draining_ || conn.close_after ||
-                            conn.served + 1 >= options_.keep_alive_max_count;
+    const RequestFrame& frame = conn.frame;
+    const std::size_t frame_bytes = frame.head_bytes + frame.body_bytes;
+    std::string_view request(conn.in.data(), frame_bytes);
+    std::string without_expect;
+    if (frame.expect_end > frame.expect_begin) {
+        // The transport answered the expectation; the library would send a second 100.
+        without_expect.reserve(frame_bytes);
+        without_expect.append(request.substr(0, frame.expect_begin));
+        without_expect.append(request.substr(frame.expect_end));
+        request = without_expect;
+    }
+    ConnectionStream stream(conn, request, options_);
+    bool close_connection = draining_ || conn.served + 1 >= options_.keep_alive_max_count;
     bool connection_closed = false;
     bool ok = process_request(stream, close_connection, connection_closed, nullptr);
     ok = stream.Flush() && ok;
     ++conn.served;
-    conn.in.erase(0, conn.consumed);
-    conn.consumed = 0;
+    // The whole frame, whatever the handler or the library read of it: a body left unread
+    // (an early answer, a route that takes none) never becomes the next request.
+    conn.in.erase(0, frame_bytes);
+    conn.frame = RequestFrame{};
+    conn.framed_upto = 0;
+    conn.continue_sent = false;
     return ok && !close_connection && !connection_closed;
+}
+
+// A request the transport cannot frame: answered here (the library never sees it), then the
+// connection is closed, since nothing after it can be trusted to start a request.
+void EventServer::RefuseAndLinger(const std::shared_ptr<Connection>& conn) {
+    const RequestFrame& frame = conn->frame;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.refused_framing;
+        if (frame.status == 431) ++stats_.header_too_large;
+    }
+    std::string_view head = HeadOf(conn->in);
+    std::string answer = ProblemResponse(frame.status, frame.code, frame.detail, head,
+                                         std::string_view(frame.path));
+    if (options_.log_refusals && log::Enabled(log::Level::kInfo)) {
+        std::string_view line = head.substr(0, head.find('\n'));
+        log::Info("request refused before routing",
+                  {{"status", frame.status},
+                   {"code", frame.code},
+                   {"path", frame.path},
+                   {"method", std::string(line.substr(0, std::min<std::size_t>(line.find(' '), 16)))},
+                   {"remote_addr", conn->remote_ip},
+                   {"request_id", CurrentRequestContext().request_id}});
+    }
+    SendAndForget(conn->fd, answer);
+    Linger(conn);
+}
+
+// Closes for writing (the client reads the answer, then end of stream) and drops what the
+// client still sends until it closes or linger_timeout passes.
+void EventServer::Linger(const std::shared_ptr<Connection>& conn) {
+    ::shutdown(conn->fd, SHUT_WR);
+    conn->lingering = true;
+    conn->in.clear();
+    conn->in.shrink_to_fit();
+    conn->frame = RequestFrame{};
+    conn->deadline = Clock::now() + options_.linger_timeout;
+    DrainLingering(conn);
+}
+
+void EventServer::DrainLingering(const std::shared_ptr<Connection>& conn) {
+    char buf[kRecvChunkBytes];
+    for (;;) {
+        ssize_t n = ::recv(conn->fd, buf, sizeof(buf), 0);
+        if (n > 0) {
+            conn->lingered_bytes += static_cast<std::size_t>(n);
+            if (conn->lingered_bytes > kMaxLingerBytes) return Close(conn);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Rearm(conn);
+        return Close(conn);
+    }
 }
 
 void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
@@ -486,7 +573,8 @@ void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
 // Answered at least once, nothing of a next request received or waiting in the kernel: such a
 // connection may be closed while draining without losing a request.
 bool EventServer::IdleAfterAnswer(const Connection& conn) const {
-    return conn.served > 0 && conn.in.empty() && !UnreadBytesWaiting(conn.fd);
+    return conn.lingering ||
+           (conn.served > 0 && conn.in.empty() && !UnreadBytesWaiting(conn.fd));
 }
 
 // Caller holds mutex_. epoll_ctl and close happen under the same lock as accept's
@@ -494,6 +582,10 @@ bool EventServer::IdleAfterAnswer(const Connection& conn) const {
 void EventServer::CloseLocked(Connection& conn) {
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
     ::close(conn.fd);
+    auto per_address = connections_per_address_.find(conn.remote_ip);
+    if (per_address != connections_per_address_.end() && --per_address->second == 0) {
+        connections_per_address_.erase(per_address);
+    }
     connections_.erase(conn.id);
     changed_.notify_all();
 }
@@ -503,7 +595,8 @@ void EventServer::Close(const std::shared_ptr<Connection>& conn) {
     CloseLocked(*conn);
 }
 
-// Closes connections whose request or keep-alive time is up, and idle ones while draining.
+// Closes connections whose request, keep-alive or linger time is up, and idle ones while
+// draining. A request cut off part-way gets a 408 first.
 void EventServer::ReaperLoop() {
     while (!stopping_) {
         std::this_thread::sleep_for(std::chrono::milliseconds(kPollIntervalMs));
@@ -514,17 +607,38 @@ void EventServer::ReaperLoop() {
             if (conn->busy) continue;
             bool timed_out = now > conn->deadline;
             // Idle between requests; a connection that has sent nothing yet keeps its time.
-            bool idle_while_draining = draining_ && conn->served > 0 && conn->in.empty();
+            bool idle_while_draining =
+                draining_ && ((conn->served > 0 && conn->in.empty()) || conn->lingering);
             bool grace_over = draining_ && now > drain_deadline_;
             if (!timed_out && !idle_while_draining && !grace_over) {
                 continue;
             }
             // A request that arrived while every worker was busy is not idleness: a worker
             // answers it. Asked only of a connection about to be closed.
-            if (!grace_over && conn->in.empty() && UnreadBytesWaiting(conn->fd)) {
+            if (!grace_over && !conn->lingering && conn->in.empty() &&
+                UnreadBytesWaiting(conn->fd)) {
                 continue;
             }
-            if (timed_out && !draining_) ++stats_.timed_out;
+            if (timed_out && !draining_ && !conn->lingering) {
+                ++stats_.timed_out;
+                if (!conn->in.empty()) {
+                    // Cut off part-way: told why, then a lingering close like any refusal, so
+                    // that bytes still arriving do not reset the connection over the answer.
+                    SendAndForget(conn->fd,
+                                  ProblemResponse(408, "request_timeout",
+                                                  "the request did not arrive whole within " +
+                                                      std::to_string(options_.request_timeout.count()) +
+                                                      " ms of its first byte",
+                                                  HeadOf(conn->in)));
+                    ::shutdown(conn->fd, SHUT_WR);
+                    conn->lingering = true;
+                    conn->in.clear();
+                    conn->in.shrink_to_fit();
+                    conn->frame = RequestFrame{};
+                    conn->deadline = now + options_.linger_timeout;
+                    continue;
+                }
+            }
             expired.push_back(conn);
         }
         for (auto& conn : expired) {

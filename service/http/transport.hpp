@@ -14,14 +14,17 @@
 
 #include <httplib.h>
 
+#include "service/http/request_frame.hpp"
+
 namespace gpucost::http {
 
-// How connections are held. cpp-httplib 0.11.4 gives each connection a pool thread from
-// accept to close, so idle keep-alive clients and clients that trickle their headers starve
-// everyone else once they outnumber the threads. EventServer keeps every connection in one
-// epoll set instead and hands a connection to a worker only once a whole request (headers,
-// and a Content-Length body up to max_body_bytes) has arrived; a worker never waits for a
-// client to send.
+// How connections are held and requests framed. cpp-httplib 0.11.4 gives each connection a pool
+// thread from accept to close, so idle keep-alive clients and clients that trickle their headers
+// starve everyone else once they outnumber the threads; and it reads a body only when its handler
+// asks, so a body left unread became the next request. EventServer keeps every connection in one
+// epoll set, frames each request itself (FrameRequest: head and Content-Length body, strictly),
+// and hands a worker the whole frame and nothing beyond it; a worker never waits for a client to
+// send, and after the answer the whole frame is gone, whatever the handler read of it.
 struct TransportOptions {
     // Threads that run handlers. They never wait on a client's input, so they only need to
     // cover the CPUs plus requests blocked in the database or on a slow reader.
@@ -29,9 +32,17 @@ struct TransportOptions {
     // Open connections at most; further ones get a 503 and are closed. Kept under FD_SETSIZE
     // (1024): the library answers 500 to a request on a higher descriptor.
     std::size_t max_connections = 900;
+    // Open connections from one peer address at most, so that one client cannot take every
+    // slot; further ones get a 503. Behind a proxy every connection comes from the proxy's
+    // address: raise it to max_connections there and let the proxy limit per client.
+    std::size_t max_connections_per_address = 64;
     // A request's line and headers larger than this answer 431 (nginx's default
     // large_client_header_buffers is 4 x 8 KiB).
     std::size_t max_header_bytes = 32 * 1024;
+    // The request line (414) and each header line (431), CRLF included: cpp-httplib's own
+    // limits, so that nothing the transport frames is a request the library cannot parse.
+    std::size_t max_request_line_bytes = 8192;
+    std::size_t max_header_line_bytes = 8192;
     // Bodies up to this are received before a worker is involved; larger ones are refused
     // (413) by the pre-routing handler and the connection closed.
     std::size_t max_body_bytes = 64 * 1024;
@@ -44,8 +55,12 @@ struct TransportOptions {
     std::size_t keep_alive_max_count = 1000;
     // A blocked send (slow reader) fails after this long.
     std::chrono::milliseconds write_timeout{5000};
-    // Reading a body the library asks for (Expect: 100-continue) waits at most this long.
-    std::chrono::milliseconds read_timeout{5000};
+    // After an answer that closes the connection, the client's remaining bytes are read and
+    // dropped for at most this long (a lingering close, as nginx's lingering_time): closing a
+    // socket with unread bytes sends a reset, which can destroy the answer before it is read.
+    std::chrono::milliseconds linger_timeout{2000};
+    // Requests the transport refuses itself (framing faults) are logged as access lines.
+    bool log_refusals = true;
 };
 
 // Counters of the connection manager (thread-safe snapshots).
@@ -53,13 +68,16 @@ struct TransportStats {
     std::size_t open_connections = 0;
     std::uint64_t accepted = 0;
     std::uint64_t refused_over_limit = 0;     // 503: max_connections reached
+    std::uint64_t refused_per_address = 0;    // 503: max_connections_per_address reached
     std::uint64_t timed_out = 0;              // request_timeout or keep-alive expiry
     std::uint64_t header_too_large = 0;       // 431
+    std::uint64_t refused_framing = 0;        // any answer FrameRequest decided (400-431)
 };
 
 // An httplib::Server whose accepted sockets go to an epoll-based connection manager (see
-// TransportOptions). Routes, hooks, and the request parser are the library's
-// (Server::process_request); only the waiting for input is ours.
+// TransportOptions). Routes and hooks are the library's (Server::process_request); the waiting
+// for input and the framing of requests are ours: the library reads from a stream that ends
+// where FrameRequest says the request ends.
 class EventServer : public httplib::Server {
 public:
     explicit EventServer(TransportOptions options = {});
@@ -83,23 +101,30 @@ public:
 private:
     struct Connection;
     class ConnectionStream;
-    enum class Completeness { kIncomplete, kComplete, kHeaderTooLarge };
+    enum class Progress { kWait, kServe, kRefused };
 
     bool process_and_close_socket(socket_t sock) override;
+    // The 503 for a connection over a limit, or empty when it may be registered.
+    std::string AdmissionRefusal(const std::string& remote_ip);
 
     void StartWorkers();
     void WorkerLoop();
     void ReaperLoop();
     void Drain();
     void HandleReadable(const std::shared_ptr<Connection>& conn);
+    bool Receive(Connection& conn);
+    Progress Advance(Connection& conn);
     bool ServeOne(Connection& conn);
-    Completeness CheckComplete(Connection& conn) const;
+    void RefuseAndLinger(const std::shared_ptr<Connection>& conn);
+    void Linger(const std::shared_ptr<Connection>& conn);
+    void DrainLingering(const std::shared_ptr<Connection>& conn);
     void Rearm(const std::shared_ptr<Connection>& conn);
     bool IdleAfterAnswer(const Connection& conn) const;
     void CloseLocked(Connection& conn);
     void Close(const std::shared_ptr<Connection>& conn);
 
     TransportOptions options_;
+    FrameLimits limits_;
     int epoll_fd_ = -1;
     std::atomic<bool> draining_{false};
     std::atomic<bool> stopping_{false};
@@ -109,6 +134,7 @@ private:
     mutable std::mutex mutex_;  // guards connections_ and every epoll_ctl call
     std::condition_variable changed_;
     std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
+    std::unordered_map<std::string, std::size_t> connections_per_address_;
     std::uint64_t next_id_ = 1;
     TransportStats stats_;
 

@@ -263,12 +263,28 @@ pricing::Status PgStore::Reload(pqxx::connection& conn) {
     return pricing::Ok{};
 }
 
+// The error's text (libpq's, with host and port) goes to the log, never into an answer.
 void PgStore::MarkDown(const std::string& error) {
     if (connected_.exchange(false)) {
         log::Warn("database unreachable; serving the last snapshot", {{"error", error}});
     }
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    last_error_ = error;
+}
+
+void PgStore::RecheckSchema(pqxx::connection& conn) {
+    auto schema = CheckSchema(conn);
+    std::string problem;
+    if (!schema.ok()) {
+        problem = schema.error().message;
+    } else if (!schema.value().missing.empty()) {
+        problem = "the database schema is at migration " +
+                  std::to_string(schema.value().database_version) + " but this gpucost needs " +
+                  std::to_string(schema.value().binary_version) + "; run gpucost migrate";
+    }
+    std::lock_guard<std::mutex> lock(schema_mutex_);
+    if (problem != schema_problem_ && !problem.empty()) {
+        log::Warn("database schema does not match this binary; not ready", {{"error", problem}});
+    }
+    schema_problem_ = std::move(problem);
 }
 
 void PgStore::RefresherLoop() {
@@ -298,6 +314,7 @@ void PgStore::RefresherLoop() {
             if (notified || now >= next_check) {
                 notified = false;
                 next_check = now + options_.refresh_interval;
+                RecheckSchema(*conn);
                 std::int64_t revision = 0;
                 {
                     pqxx::nontransaction tx(*conn);
@@ -367,10 +384,8 @@ http::StoreHealth PgStore::Health() const {
         h.snapshot_age_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - confirmed_at_).count();
     }
-    if (!h.database_connected) {
-        std::lock_guard<std::mutex> lock(error_mutex_);
-        h.last_error = last_error_.substr(0, 200);
-    }
+    std::lock_guard<std::mutex> lock(schema_mutex_);
+    h.schema_problem = schema_problem_;
     return h;
 }
 

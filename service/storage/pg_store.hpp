@@ -108,6 +108,8 @@ private:
                  std::shared_ptr<const pricing::InMemoryCatalog> current);
     void RefresherLoop();
     void MarkDown(const std::string& error);
+    // CheckSchema on `conn`; what differs becomes /readyz's schema_problem.
+    void RecheckSchema(pqxx::connection& conn);
     std::shared_ptr<const Snapshot> Load() const;
 
     PgStoreOptions options_;
@@ -125,8 +127,10 @@ private:
     std::chrono::milliseconds connect_backoff_{0};             // guarded by pool_mutex_
 
     std::atomic<bool> connected_{false};
-    mutable std::mutex error_mutex_;
-    std::string last_error_;
+    // What /readyz reports about the schema (CheckSchema at start and on each periodic check);
+    // empty while it is at this binary's version.
+    mutable std::mutex schema_mutex_;
+    std::string schema_problem_;
 
     std::atomic<bool> stop_{false};
     std::thread refresher_;

@@ -115,8 +115,12 @@ TEST_SUITE("transport") {
     TEST_CASE("200 clients trickling header bytes neither hold workers nor delay a normal client") {
         gpucost::http::ServerOptions options;
         options.request_timeout_s = 4;  // the trickling clients are cut off during the test
+        options.max_connections_per_address = 1000;  // all 200 come from 127.0.0.1
         TestServer server(SampleDeps(), options);  // 4 workers
         std::vector<std::unique_ptr<RawClient>> slow;
+        // One more that sends part of a head once, then nothing: it is told 408 when cut off.
+        RawClient stalled(server.port());
+        REQUIRE(stalled.Send("GET /healthz HTTP/1.1\r\nHost: stalled\r\n"));
         for (int i = 0; i < 200; ++i) {
             slow.push_back(std::make_unique<RawClient>(server.port()));
             REQUIRE(slow.back()->connected());
@@ -147,9 +151,14 @@ TEST_SUITE("transport") {
         // Every trickling client was disconnected once its request took longer than the
         // request timeout, so what they can pin is bounded by time as well as by count.
         auto stats = server.server().Stats();
-        CHECK(stats.timed_out >= 200);
+        CHECK(stats.timed_out >= 201);
         CHECK(stats.open_connections <= 1);
         CHECK(slow.front()->ClosedByServer());
+        // Cut off part-way, a request is told why (408) before the connection closes.
+        std::string cut_off = stalled.Read();
+        CHECK(cut_off.rfind("HTTP/1.1 408", 0) == 0);
+        CHECK(cut_off.find("Connection: close") != std::string::npos);
+        CHECK(stalled.ClosedByServer());
         // Loose bound: 200 connections with a few bytes each must not cost megabytes.
         CHECK(ResidentKb() < rss_before_kb + 64 * 1024);
     }
@@ -280,4 +289,25 @@ TEST_SUITE("transport") {
         CHECK(c.Read().find("Keep-Alive: timeout=1") != std::string::npos);
         CHECK(c.ClosedByServer());  // within the 5 s receive timeout
     }
+
+    TEST_CASE("one address cannot take every connection: beyond its share, 503 and close") {
+        gpucost::http::ServerOptions options;
+        options.max_connections = 100;
+        options.max_connections_per_address = 2;
+        TestServer server(SampleDeps(), options);
+        RawClient a(server.port());
+        RawClient b(server.port());
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        RawClient c(server.port());
+        REQUIRE(c.Send(kHealthz));
+        std::string out = c.Read();
+        CHECK(out.rfind("HTTP/1.1 503", 0) == 0);
+        CHECK(out.find("from your address") != std::string::npos);
+        CHECK(c.ClosedByServer());
+        CHECK(server.server().Stats().refused_per_address == 1);
+        // The two within the share are served.
+        REQUIRE(a.Send(kHealthz));
+        CHECK(a.Read().rfind("HTTP/1.1 200", 0) == 0);
+    }
+
 }

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace gpucost::http {
+
+// Where one HTTP/1.1 request ends: the transport's single reading of a request head. The
+// transport frames every request with it before a worker or cpp-httplib sees a byte, hands the
+// library exactly that frame, and erases exactly that frame after the answer. Two framers that
+// can disagree (ours and the library's) are how a body becomes a second request, so this one
+// is strict (RFC 9112): anything it cannot frame with certainty is refused and the connection
+// closed, never guessed at.
+struct FrameLimits {
+    // The request line with its CRLF (cpp-httplib's CPPHTTPLIB_REQUEST_URI_MAX_LENGTH; nginx's
+    // large_client_header_buffers size in the Docker deployment). Longer: 414.
+    std::size_t max_request_line_bytes = 8192;
+    // One header line with its CRLF (cpp-httplib's CPPHTTPLIB_HEADER_MAX_LENGTH). Longer: 431.
+    std::size_t max_header_line_bytes = 8192;
+    // Request line, headers and the blank line together. Larger: 431.
+    std::size_t max_head_bytes = 32 * 1024;
+    // Content-Length at most; larger: 413 before any body byte is read.
+    std::size_t max_body_bytes = 64 * 1024;
+};
+
+// What the transport does with the bytes received so far.
+enum class FrameState {
+    kNeedHead,  // no complete head yet, and nothing wrong with what has arrived
+    kFramed,    // the head is complete and valid: the request is head_bytes + body_bytes long
+    kRefused,   // answer `status` and close the connection (the framing cannot be trusted)
+};
+
+struct RequestFrame {
+    FrameState state = FrameState::kNeedHead;
+    std::size_t head_bytes = 0;  // request line + headers + blank line
+    std::size_t body_bytes = 0;  // the one Content-Length (0 without one)
+    // The client sent `Expect: 100-continue` for a body that is to come: the transport sends the
+    // interim answer, and the line [expect_begin, expect_end) of the head is not shown to
+    // cpp-httplib (which would send a second one).
+    bool expects_continue = false;
+    std::size_t expect_begin = 0;
+    std::size_t expect_end = 0;
+    // kRefused: the answer. `code` is the Problem's stable code.
+    int status = 0;
+    std::string code;
+    std::string detail;
+    // The request path for the Problem's `instance` ("" when the request line is unusable).
+    std::string path;
+};
+
+// Frames the request at the start of `received` (which may hold only part of it, or several
+// pipelined requests). Pure and total: every byte sequence gives one of the three states.
+//  - Head syntax (400): request line `token SP target SP HTTP/1.0|HTTP/1.1 CRLF`; header lines
+//    `token ":" value CRLF` (no whitespace before the colon, no obsolete line folding, no control
+//    bytes but HTAB); every line ends with CRLF (a bare LF or CR is refused, not tolerated).
+//  - Content-Length (400): at most one field, of 1 to 18 digits.
+//  - Transfer-Encoding: 411 on a method that takes a body (send Content-Length), 400 otherwise.
+//  - A body on a method that takes none (anything but POST, PUT, PATCH): 400.
+//  - Expect: only `100-continue` (417 otherwise).
+//  - Sizes: request line 414, header line or head 431, body 413.
+// A kNeedHead result is decided on the bytes so far: a refusal is given as soon as the bytes
+// received already break a rule (a bare LF, an overlong line), without waiting for the rest.
+RequestFrame FrameRequest(std::string_view received, const FrameLimits& limits);
+
+// True for the methods whose requests may carry a body (POST, PUT, PATCH); every other
+// method's request is refused when it announces one.
+bool MethodTakesBody(std::string_view method);
+
+}  // namespace gpucost::http
