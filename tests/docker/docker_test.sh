@@ -434,6 +434,31 @@ if ((counts[0] > 0 && counts[1] > 0 && counts[0] + counts[1] == 20)); then
 else
   not_ok "nginx spreads requests over both replicas (20 requests: ${counts[0]} + ${counts[1]} in the replicas' access logs)"
 fi
+# Request smuggling through nginx (the connection boundary): an attacker without a key hides
+# requests (complete, and incomplete heads a following request would complete: a DELETE of an
+# offering) in bodies, while four clients (one sending the admin key) read on kept-alive
+# connections. Every legitimate answer must be its own, no hidden request answered or executed.
+SMUGGLE_TARGET=aws-p4d.24xlarge-us-east-1-on-demand
+if python3 "$REPO/tests/docker/desync_through_nginx.py" "$BASE" "$KEY" "$SMUGGLE_TARGET" 12 \
+     >"$TMP/desync.log" 2>&1; then
+  ok "through nginx, hidden requests are never answered: $(tail -n1 "$TMP/desync.log" | sed 's/^# //')"
+else
+  not_ok "through nginx, hidden requests are never answered"
+  sed 's/^/#   /' "$TMP/desync.log" | tail -n 15
+fi
+smuggled_lines=0
+for c in "${CTR_REPLICAS[@]}"; do
+  n="$(podman logs "$c" 2>&1 | grep '"msg":"request"' \
+        | grep -c -e 'SMUGGLED-MARKER' -e '"method":"DELETE".*"status":20')"
+  smuggled_lines=$((smuggled_lines + n))
+done
+req GET "/v1/offerings/$SMUGGLE_TARGET"
+if ((smuggled_lines == 0)) && [[ "$STATUS" == 200 ]]; then
+  ok "the replicas' access logs show no smuggled request routed and no DELETE executed; $SMUGGLE_TARGET is still offered"
+else
+  not_ok "no smuggled request routed or executed ($smuggled_lines access-log lines; GET $SMUGGLE_TARGET: $STATUS)"
+fi
+
 # ---------------------------------------------------------------------------------------------
 # Compose: container properties
 for c in "$CTR_POSTGRES" "${CTR_REPLICAS[@]}" "$CTR_NGINX"; do

@@ -12,7 +12,7 @@ seconds=${3:-22}
 command -v clang++ >/dev/null || { echo "clang++ is missing (apt-get install clang)"; exit 1; }
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-harnesses=(json_request query_string catalog_csv price_file)
+harnesses=(json_request query_string catalog_csv price_file request_frame)
 
 cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DGPUCOST_SANITIZERS=address;undefined;fuzzer-no-link" -DGPUCOST_FUZZ=ON \

@@ -62,7 +62,17 @@ fi
 handshake -tls1_2 -cipher 'ECDHE-RSA-AES128-GCM-SHA256' || fail "ECDHE-RSA-AES128-GCM-SHA256 refused"
 grep -q "ECDHE-RSA-AES128-GCM-SHA256" "$work/s_client" || fail "negotiated another cipher"
 
+# The library frames TLS requests itself, so each TLS connection serves one request: a request
+# hidden in a GET's body (which the library never reads) is not answered.
+hidden=$'GET /v1/offerings/SMUGGLED-TLS HTTP/1.1\r\nHost: x\r\n\r\n'
+printf 'GET /readyz HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s' "${#hidden}" "$hidden" |
+    timeout 10 openssl s_client -connect "127.0.0.1:$port" -quiet -ign_eof >"$work/smuggle" 2>/dev/null || true
+answers=$(grep -c '^HTTP/1.1 ' "$work/smuggle" || true)
+[[ $answers == 1 ]] || fail "TLS: $answers answers to one request with a hidden one in its body"
+if grep -q 'SMUGGLED-TLS' "$work/smuggle"; then fail "TLS: the hidden request was answered"; fi
+grep -qi '^Connection: close' "$work/smuggle" || fail "TLS: the answer does not close the connection"
+
 kill -TERM "$pid"
 wait "$pid" || fail "exit status $? after SIGTERM"
 pid=""
-echo "tls: TLS 1.2/1.3 served with AEAD ciphers; TLS 1.1, CBC and plain HTTP refused"
+echo "tls: TLS 1.2/1.3 served with AEAD ciphers; TLS 1.1, CBC and plain HTTP refused; one request per connection"
