@@ -311,10 +311,10 @@ TEST_SUITE("desync") {
         gpucost::http::ServerOptions options;
         options.request_timeout_s = 1;
         TestServer server(SampleDeps(), options);  // 4 workers
-        // Six clients that announce a body and never send it hold no worker: probes are
-        // answered at once, and each of the six gets 408 when its deadline passes.
+        // Twelve clients (three per worker) that announce a body and never send it hold no
+        // worker: probes are answered at once, and each gets 408 when its deadline passes.
         std::vector<std::unique_ptr<Conn>> slow;
-        for (int i = 0; i < 6; ++i) {
+        for (int i = 0; i < 12; ++i) {
             slow.push_back(std::make_unique<Conn>(server.port()));
             slow.back()->Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nExpect: "
                               "100-continue\r\nContent-Length: 200\r\n\r\n");
