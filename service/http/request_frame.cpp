@@ -57,19 +57,16 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
            });
 }
 
-RequestFrame Refuse(int status, std::string code, std::string detail, std::string_view path = {}) {
+RequestFrame Refuse(int status, std::string code, std::string detail) {
     RequestFrame frame;
     frame.state = FrameState::kRefused;
     frame.status = status;
     frame.code = std::move(code);
     frame.detail = std::move(detail);
-    frame.path = std::string(path);
     return frame;
 }
 
-RequestFrame Malformed(std::string detail, std::string_view path = {}) {
-    return Refuse(400, "bad_request", std::move(detail), path);
-}
+RequestFrame Malformed(std::string detail) { return Refuse(400, "bad_request", std::move(detail)); }
 
 struct RequestLine {
     std::string_view method;
@@ -109,7 +106,16 @@ class HeadReader {
 public:
     HeadReader(std::string_view in, const FrameLimits& limits) : in_(in), limits_(limits) {}
 
+    // Every result names the method and path once the request line has been read.
     RequestFrame Read() {
+        RequestFrame frame = ReadLines();
+        frame.method = std::string(line_.method);
+        frame.path = std::string(line_.path);
+        return frame;
+    }
+
+private:
+    RequestFrame ReadLines() {
         std::size_t pos = 0;
         bool first = true;
         for (;;) {
@@ -120,18 +126,18 @@ public:
             }
             if (lf == pos || in_[lf - 1] != '\r') {
                 return Malformed("a line of the request head ends with a bare LF; HTTP/1.1 lines "
-                                 "end with CRLF", line_.path);
+                                 "end with CRLF");
             }
             std::string_view line = in_.substr(pos, lf - 1 - pos);
             if (line.size() + 2 > limit) {
                 return first ? Refuse(414, "uri_too_long", RequestLineTooLong())
-                             : Refuse(431, "header_too_large", HeaderLineTooLong(), line_.path);
+                             : Refuse(431, "header_too_large", HeaderLineTooLong());
             }
             if (lf + 1 > limits_.max_head_bytes) {
-                return Refuse(431, "header_too_large", HeadTooLarge(), line_.path);
+                return Refuse(431, "header_too_large", HeadTooLarge());
             }
             if (line.find('\r') != std::string_view::npos) {
-                return Malformed("a bare CR inside a line of the request head", line_.path);
+                return Malformed("a bare CR inside a line of the request head");
             }
             if (first) {
                 auto parsed = ParseRequestLine(line);
@@ -150,20 +156,19 @@ public:
         }
     }
 
-private:
     RequestFrame Incomplete(std::size_t line_start, std::size_t limit, bool request_line) const {
         std::size_t partial = in_.size() - line_start;
         // A CR can only be followed by the LF that is still to come.
         std::size_t cr = in_.find('\r', line_start);
         if (cr != std::string_view::npos && cr + 1 < in_.size()) {
-            return Malformed("a bare CR inside a line of the request head", line_.path);
+            return Malformed("a bare CR inside a line of the request head");
         }
         if (partial > limit) {
             return request_line ? Refuse(414, "uri_too_long", RequestLineTooLong())
-                                : Refuse(431, "header_too_large", HeaderLineTooLong(), line_.path);
+                                : Refuse(431, "header_too_large", HeaderLineTooLong());
         }
         if (in_.size() > limits_.max_head_bytes) {
-            return Refuse(431, "header_too_large", HeadTooLarge(), line_.path);
+            return Refuse(431, "header_too_large", HeadTooLarge());
         }
         return {};
     }
@@ -171,18 +176,17 @@ private:
     std::optional<RequestFrame> ReadField(std::string_view line, std::size_t line_start) {
         if (line.front() == ' ' || line.front() == '\t') {
             return Malformed("obsolete line folding (a header line starting with whitespace) is "
-                             "not accepted", line_.path);
+                             "not accepted");
         }
         std::size_t colon = line.find(':');
         if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) {
             return Malformed("a header line must be name \":\" value, the name a token directly "
-                             "followed by the colon", line_.path);
+                             "followed by the colon");
         }
         std::string_view name = line.substr(0, colon);
         std::string_view value = TrimOws(line.substr(colon + 1));
         if (!IsFieldValue(value)) {
-            return Malformed("header " + std::string(name) + " holds a control character",
-                             line_.path);
+            return Malformed("header " + std::string(name) + " holds a control character");
         }
         if (EqualsIgnoreCase(name, "Content-Length")) {
             ++body_.content_length_fields;
@@ -200,11 +204,10 @@ private:
 
     // The head is whole: judge what it says about the body.
     RequestFrame Framed(std::size_t head_bytes) const {
-        const std::string_view path = line_.path;
         const bool takes_body = MethodTakesBody(line_.method);
         std::size_t length = 0;
         if (body_.content_length_fields > 1) {
-            return Malformed("more than one Content-Length header", path);
+            return Malformed("more than one Content-Length header");
         }
         if (body_.content_length_fields == 1) {
             std::string_view text = body_.content_length;
@@ -212,36 +215,33 @@ private:
                           std::all_of(text.begin(), text.end(),
                                       [](char c) { return c >= '0' && c <= '9'; });
             if (!digits) {
-                return Malformed("Content-Length must be one decimal number of bytes", path);
+                return Malformed("Content-Length must be one decimal number of bytes");
             }
             for (char c : text) length = length * 10 + static_cast<std::size_t>(c - '0');
         }
         if (body_.transfer_encoding) {
             return takes_body ? Refuse(411, "length_required",
                                        "request bodies with Transfer-Encoding (chunked) are not "
-                                       "accepted; send Content-Length",
-                                       path)
-                              : BodyNotAllowed(path);
+                                       "accepted; send Content-Length")
+                              : BodyNotAllowed();
         }
         if (length > 0 && !takes_body) {
-            return BodyNotAllowed(path);
+            return BodyNotAllowed();
         }
         if (body_.expect_fields > 1 ||
             (body_.expect_fields == 1 && !EqualsIgnoreCase(body_.expect, "100-continue"))) {
             return Refuse(417, "expectation_failed",
-                          "the only expectation accepted is Expect: 100-continue", path);
+                          "the only expectation accepted is Expect: 100-continue");
         }
         if (length > limits_.max_body_bytes) {
             return Refuse(413, "payload_too_large",
                           "request body is larger than " + std::to_string(limits_.max_body_bytes) +
-                              " bytes",
-                          path);
+                              " bytes");
         }
         RequestFrame frame;
         frame.state = FrameState::kFramed;
         frame.head_bytes = head_bytes;
         frame.body_bytes = length;
-        frame.path = std::string(path);
         if (body_.expect_fields == 1) {
             frame.expects_continue = length > 0;
             frame.expect_begin = body_.expect_begin;
@@ -250,11 +250,10 @@ private:
         return frame;
     }
 
-    RequestFrame BodyNotAllowed(std::string_view path) const {
+    RequestFrame BodyNotAllowed() const {
         return Malformed(std::string(line_.method) +
-                             " takes no request body; send it without one (no Content-Length "
-                             "above 0, no Transfer-Encoding)",
-                         path);
+                         " takes no request body; send it without one (no Content-Length above "
+                         "0, no Transfer-Encoding)");
     }
 
     std::string RequestLineTooLong() const {

@@ -45,7 +45,9 @@ struct RequestFrame {
     int status = 0;
     std::string code;
     std::string detail;
-    // The request path for the Problem's `instance` ("" when the request line is unusable).
+    // The request's method and path (for the Problem's `instance` and the log; "" when the
+    // request line is unusable).
+    std::string method;
     std::string path;
 };
 

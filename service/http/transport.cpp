@@ -515,12 +515,11 @@ void EventServer::RefuseAndLinger(const std::shared_ptr<Connection>& conn) {
     std::string answer = ProblemResponse(frame.status, frame.code, frame.detail, head,
                                          std::string_view(frame.path));
     if (options_.log_refusals && log::Enabled(log::Level::kInfo)) {
-        std::string_view line = head.substr(0, head.find('\n'));
         log::Info("request refused before routing",
                   {{"status", frame.status},
                    {"code", frame.code},
                    {"path", frame.path},
-                   {"method", std::string(line.substr(0, std::min<std::size_t>(line.find(' '), 16)))},
+                   {"method", frame.method},
                    {"remote_addr", conn->remote_ip},
                    {"request_id", CurrentRequestContext().request_id}});
     }

@@ -87,6 +87,8 @@ TEST_SUITE("request_frame") {
             RequestFrame f = Frame(method + " / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc");
             CHECK(f.status == 400);
             CHECK(f.detail.find("takes no request body") != std::string::npos);
+            CHECK(f.method == method);  // named in the log line of the refusal
+            CHECK(f.path == "/");
             CHECK(Frame(method + " / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").status == 400);
             CHECK(Frame(method + " / HTTP/1.1\r\nContent-Length: 0\r\n\r\n").state ==
                   FrameState::kFramed);
