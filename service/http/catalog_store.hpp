@@ -102,6 +102,9 @@ struct Scenario {
     std::int64_t catalog_revision = 0;
     TimestampUs created_at_us = 0;
     std::string created_by;  // key name
+    // SaveScenario only: this is the scenario an earlier request with the same Idempotency-Key
+    // saved (nothing new was saved).
+    bool replayed = false;
 };
 
 class CatalogStore {
@@ -142,7 +145,10 @@ public:
     [[nodiscard]] virtual pricing::Result<StoredResponse> RetireOffering(
         const WriteRequest& request, std::string_view id, const HistoryEncoder& encode) = 0;
 
-    [[nodiscard]] virtual pricing::Result<Scenario> SaveScenario(const Principal& by,
+    // Saves `draft` by request.principal. With an Idempotency-Key, a retry of the same request
+    // (request_hash) returns the scenario saved the first time (replayed), a different request
+    // with that key is kInvalidArgument on field Idempotency-Key.
+    [[nodiscard]] virtual pricing::Result<Scenario> SaveScenario(const WriteRequest& request,
                                                                  const Scenario& draft) = 0;
     [[nodiscard]] virtual pricing::Result<std::vector<Scenario>> ListScenarios(
         std::size_t limit, std::int64_t after_id) = 0;

@@ -30,10 +30,16 @@ bool LooksNumeric(const std::string& cell) {
     return ec == std::errc() && end == cell.data() + cell.size();
 }
 
+// OWASP's CSV-injection list: a cell a spreadsheet would read as a formula starts with one of
+// these (TAB and CR included: some spreadsheets drop them and read what follows).
+bool StartsLikeFormula(const std::string& cell) {
+    return !cell.empty() && (cell[0] == '=' || cell[0] == '+' || cell[0] == '-' ||
+                             cell[0] == '@' || cell[0] == '\t' || cell[0] == '\r');
+}
+
 std::string Cell(const std::string& raw) {
     std::string cell = raw;
-    if (!cell.empty() && (cell[0] == '=' || cell[0] == '+' || cell[0] == '-' || cell[0] == '@') &&
-        !LooksNumeric(cell)) {
+    if (StartsLikeFormula(cell) && !LooksNumeric(cell)) {
         cell.insert(cell.begin(), '\'');
     }
     if (cell.find_first_of(",\"\r\n") == std::string::npos) {

@@ -119,7 +119,13 @@ std::optional<std::string> JsonReader::String(std::string_view key) {
         Fail(ErrorCode::kMalformed, key, "must be a string");
         return std::nullopt;
     }
-    return v->get<std::string>();
+    const std::string& text = v->get_ref<const std::string&>();
+    if (text.find('\0') != std::string::npos) {
+        // PostgreSQL's text cannot hold U+0000: it would be stored cut at the NUL.
+        Fail(ErrorCode::kInvalidArgument, key, "must not contain the NUL character (U+0000)");
+        return std::nullopt;
+    }
+    return text;
 }
 
 std::optional<bool> JsonReader::Bool(std::string_view key) {
@@ -147,6 +153,10 @@ std::optional<std::vector<std::string>> JsonReader::Strings(std::string_view key
     for (const json& item : *v) {
         if (!item.is_string()) {
             Fail(ErrorCode::kMalformed, key, "must be an array of strings");
+            return std::nullopt;
+        }
+        if (item.get_ref<const std::string&>().find('\0') != std::string::npos) {
+            Fail(ErrorCode::kInvalidArgument, key, "must not contain the NUL character (U+0000)");
             return std::nullopt;
         }
         out.push_back(item.get<std::string>());

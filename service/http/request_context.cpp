@@ -1,6 +1,7 @@
 #include "service/http/request_context.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <cstdint>
 #include <random>
 
@@ -56,6 +57,26 @@ void BeginRequest(const std::string& client_request_id) {
     ctx.started_at = std::chrono::steady_clock::now();
     ctx.route.clear();
     ctx.missing_length = false;
+}
+
+namespace {
+thread_local std::vector<std::string> t_empty_header_fields;
+}  // namespace
+
+void SetEmptyHeaderFields(std::vector<std::string> names) {
+    t_empty_header_fields = std::move(names);
+}
+
+bool HeaderSentEmpty(std::string_view name) {
+    for (const std::string& field : t_empty_header_fields) {
+        bool same = field.size() == name.size();
+        for (std::size_t i = 0; same && i < field.size(); ++i) {
+            same = std::tolower(static_cast<unsigned char>(field[i])) ==
+                   std::tolower(static_cast<unsigned char>(name[i]));
+        }
+        if (same) return true;
+    }
+    return false;
 }
 
 }  // namespace gpucost::http

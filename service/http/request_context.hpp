@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace gpucost::http {
 
@@ -24,5 +26,12 @@ RequestContext& CurrentRequestContext();
 // Starts a new context: keeps `client_request_id` when it is 1-64 characters of
 // [A-Za-z0-9._-], otherwise generates a fresh id.
 void BeginRequest(const std::string& client_request_id);
+
+// Header fields the client sent with an empty value (or only spaces). cpp-httplib 0.11.4 drops
+// them while parsing, so an empty Idempotency-Key would read as none. The transport sets them
+// for the request it hands the library on this thread (from its own framing) and clears them
+// after; in TLS mode, where the library frames requests, none are known.
+void SetEmptyHeaderFields(std::vector<std::string> names);
+bool HeaderSentEmpty(std::string_view name);
 
 }  // namespace gpucost::http

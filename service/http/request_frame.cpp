@@ -188,6 +188,9 @@ private:
         if (!IsFieldValue(value)) {
             return Malformed("header " + std::string(name) + " holds a control character");
         }
+        if (value.empty() && empty_fields_.size() < RequestFrame::kMaxEmptyFields) {
+            empty_fields_.emplace_back(name);
+        }
         if (EqualsIgnoreCase(name, "Content-Length")) {
             ++body_.content_length_fields;
             body_.content_length = value;
@@ -242,6 +245,7 @@ private:
         frame.state = FrameState::kFramed;
         frame.head_bytes = head_bytes;
         frame.body_bytes = length;
+        frame.empty_fields = empty_fields_;
         if (body_.expect_fields == 1) {
             frame.expects_continue = length > 0;
             frame.expect_begin = body_.expect_begin;
@@ -273,6 +277,7 @@ private:
     const FrameLimits& limits_;
     RequestLine line_;
     BodyFields body_;
+    std::vector<std::string> empty_fields_;
 };
 
 }  // namespace

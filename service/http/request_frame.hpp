@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpucost::http {
 
@@ -41,6 +42,10 @@ struct RequestFrame {
     bool expects_continue = false;
     std::size_t expect_begin = 0;
     std::size_t expect_end = 0;
+    // Header fields sent with an empty value (at most kMaxEmptyFields kept), which cpp-httplib
+    // drops: a handler can still tell an empty field from a missing one (HeaderSentEmpty).
+    std::vector<std::string> empty_fields;
+    static constexpr std::size_t kMaxEmptyFields = 8;
     // kRefused: the answer. `code` is the Problem's stable code.
     int status = 0;
     std::string code;

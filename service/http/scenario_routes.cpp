@@ -10,6 +10,7 @@
 #include "pricing/plan/training_plan.hpp"
 #include "service/http/as_of.hpp"
 #include "service/http/auth.hpp"
+#include "service/http/idempotency.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/problem.hpp"
@@ -239,6 +240,14 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         if (!principal) {
             return;
         }
+        WriteRequest write;
+        write.principal = *principal;
+        auto key = ReadIdempotencyKey(req, res);
+        if (!key) {
+            return;
+        }
+        write.idempotency_key = *key;
+        write.request_hash = RequestFingerprint(req);
         if (!RequireJsonBody(req, res)) {
             return;
         }
@@ -286,9 +295,12 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         draft.request_json = request->dump();
         draft.saved_result_json = result.value().dump(-1, ' ', false, json::error_handler_t::replace);
         draft.catalog_revision = deps.store->Health().revision;
-        auto saved = deps.store->SaveScenario(*principal, draft);
+        auto saved = deps.store->SaveScenario(write, draft);
         if (!saved.ok()) {
             return WriteProblem(res, req, saved.error());
+        }
+        if (saved.value().replayed) {
+            res.set_header("Idempotent-Replayed", "true");
         }
         res.set_header("Location", "/v1/scenarios/" + std::to_string(saved.value().id));
         json out = ScenarioJson(saved.value(), /*with_bodies=*/true);

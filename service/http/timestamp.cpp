@@ -3,6 +3,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 namespace gpucost::http {
 namespace {
@@ -34,7 +35,8 @@ bool ValidDate(int year, int month, int day) {
 
 pricing::Error Invalid(const std::string& field) {
     return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                              "must be a date YYYY-MM-DD or a UTC time YYYY-MM-DDTHH:MM:SS[.ffffff]Z "
+                              "must be a date YYYY-MM-DD or an RFC 3339 time "
+                              "YYYY-MM-DDTHH:MM:SS[.ffffff] with Z or an offset (+HH:MM, -HH:MM), "
                               "from 1970 on",
                               field);
 }
@@ -75,6 +77,24 @@ pricing::Result<TimestampUs> ParseIsoDate(std::string_view text) {
     return DaysFromCivil(year, month, day) * kUsPerDay;
 }
 
+namespace {
+
+// The zone of an RFC 3339 date-time: "Z" (either case) or "+HH:MM" / "-HH:MM", as the offset
+// to subtract to reach UTC; nullopt otherwise.
+std::optional<std::int64_t> ZoneOffsetUs(std::string_view zone) {
+    if (zone == "Z" || zone == "z") return 0;
+    int hours = 0;
+    int minutes = 0;
+    if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || zone[3] != ':' ||
+        !Digits(zone, 1, 2, hours) || !Digits(zone, 4, 2, minutes) || hours > 23 || minutes > 59) {
+        return std::nullopt;
+    }
+    std::int64_t offset = (static_cast<std::int64_t>(hours) * 3600 + minutes * 60) * kUsPerSecond;
+    return zone[0] == '+' ? offset : -offset;
+}
+
+}  // namespace
+
 pricing::Result<TimestampUs> ParseAsOf(std::string_view text, const std::string& field) {
     if (text.size() == 10) {
         auto day = ParseIsoDate(text);
@@ -83,9 +103,9 @@ pricing::Result<TimestampUs> ParseAsOf(std::string_view text, const std::string&
         }
         return day.value() + kUsPerDay - 1;
     }
-    // YYYY-MM-DDTHH:MM:SS[.f{1,6}]Z
-    if (text.size() < 20 || text.size() > 27 || text[10] != 'T' || text[13] != ':' ||
-        text[16] != ':' || text.back() != 'Z') {
+    // RFC 3339 date-time: YYYY-MM-DD(T|t)HH:MM:SS[.f{1,6}](Z|z|+HH:MM|-HH:MM)
+    if (text.size() < 20 || text.size() > 32 || (text[10] != 'T' && text[10] != 't') ||
+        text[13] != ':' || text[16] != ':') {
         return Invalid(field);
     }
     auto day = ParseIsoDate(text.substr(0, 10));
@@ -96,24 +116,30 @@ pricing::Result<TimestampUs> ParseAsOf(std::string_view text, const std::string&
         !Digits(text, 17, 2, second) || hour > 23 || minute > 59 || second > 59) {
         return Invalid(field);
     }
+    std::size_t zone_at = 19;
     std::int64_t fraction_us = 0;
-    std::size_t rest = text.size() - 20;  // characters between seconds and 'Z'
-    if (rest > 0) {
-        if (rest < 2 || text[19] != '.') {
-            return Invalid(field);
+    if (text[19] == '.') {
+        std::size_t digits = 0;
+        while (20 + digits < text.size() && text[20 + digits] >= '0' && text[20 + digits] <= '9') {
+            ++digits;
         }
         int fraction = 0;
-        std::size_t digits = rest - 1;
-        if (!Digits(text, 20, digits, fraction)) {
+        if (digits == 0 || digits > 6 || !Digits(text, 20, digits, fraction)) {
             return Invalid(field);
         }
         fraction_us = fraction;
         for (std::size_t i = digits; i < 6; ++i) {
             fraction_us *= 10;
         }
+        zone_at = 20 + digits;
     }
-    return day.value() + (static_cast<std::int64_t>(hour) * 3600 + minute * 60 + second) * kUsPerSecond +
-           fraction_us;
+    auto offset = ZoneOffsetUs(text.substr(zone_at));
+    if (!offset) {
+        return Invalid(field);
+    }
+    return day.value() +
+           (static_cast<std::int64_t>(hour) * 3600 + minute * 60 + second) * kUsPerSecond +
+           fraction_us - *offset;
 }
 
 std::string FormatTimestamp(TimestampUs at) {

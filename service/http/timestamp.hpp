@@ -15,7 +15,8 @@ std::int64_t DaysFromCivil(int year, int month, int day);
 [[nodiscard]] pricing::Result<TimestampUs> ParseIsoDate(std::string_view text);
 
 // The instant an `as_of` parameter names: "YYYY-MM-DD" is the end of that UTC day (the last
-// microsecond, so prices that took effect during the day count), "YYYY-MM-DDTHH:MM:SS[.f]Z"
+// microsecond, so prices that took effect during the day count); an RFC 3339 date-time
+// "YYYY-MM-DDTHH:MM:SS[.f]" with "Z" or an offset "+HH:MM"/"-HH:MM" (T and Z in either case)
 // is that instant. kInvalidArgument naming `field` otherwise.
 [[nodiscard]] pricing::Result<TimestampUs> ParseAsOf(std::string_view text,
                                                      const std::string& field);

@@ -490,7 +490,9 @@ bool EventServer::ServeOne(Connection& conn) {
     ConnectionStream stream(conn, request, options_);
     bool close_connection = draining_ || conn.served + 1 >= options_.keep_alive_max_count;
     bool connection_closed = false;
+    SetEmptyHeaderFields(frame.empty_fields);
     bool ok = process_request(stream, close_connection, connection_closed, nullptr);
+    SetEmptyHeaderFields({});
     ok = stream.Flush() && ok;
     ++conn.served;
     // The whole frame, whatever the handler or the library read of it: a body left unread

@@ -7,6 +7,7 @@
 #include "pricing/csv.hpp"
 #include "service/http/auth.hpp"
 #include "service/http/csv_writer.hpp"
+#include "service/http/idempotency.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/problem.hpp"
@@ -27,7 +28,35 @@ constexpr double kMaxUsdPerHour = 1'000'000;
 constexpr double kMaxSpec = 1'000'000'000;
 constexpr std::size_t kMaxTextBytes = 1000;
 constexpr std::size_t kMaxBulkItems = 1000;
-constexpr std::size_t kMaxIdempotencyKeyBytes = 200;
+
+// A written price's date: a YYYY-MM-DD at most kMaxPriceDateAheadDays past today (UTC), since a
+// price dated 2099 would become the catalog's newest and stay current for decades; and its
+// trust: an estimated date is never verified (the catalog loader's rule). `verified` is the
+// member as sent: when left out it follows the date (verified unless estimated).
+constexpr int kMaxPriceDateAheadDays = 1;  // a writer's clock a day ahead of this server's
+
+bool CheckPriceDate(JsonReader& r, const std::string& as_of, bool estimated,
+                    const std::optional<bool>& verified) {
+    auto day = ParseIsoDate(as_of);
+    if (!day.ok()) {
+        r.Fail(ErrorCode::kInvalidArgument, "as_of", "must be a YYYY-MM-DD date");
+        return false;
+    }
+    auto today = ParseIsoDate(TodayUtc());
+    constexpr std::int64_t kUsPerDay = 86'400'000'000;
+    if (today.ok() && day.value() > today.value() + kMaxPriceDateAheadDays * kUsPerDay) {
+        r.Fail(ErrorCode::kInvalidArgument, "as_of",
+               "is in the future (today is " + TodayUtc() +
+                   " UTC); a price is dated the day it was observed");
+        return false;
+    }
+    if (estimated && verified.value_or(false)) {
+        r.Fail(ErrorCode::kInvalidArgument, "verified",
+               "cannot be true when as_of_estimated is true: an estimated date is never verified");
+        return false;
+    }
+    return true;
+}
 
 std::string Lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -120,24 +149,15 @@ std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request&
     }
     WriteRequest w;
     w.principal = *principal;
-    if (req.has_header("Idempotency-Key")) {
-        w.idempotency_key = req.get_header_value("Idempotency-Key");
-        bool printable = std::all_of(w.idempotency_key.begin(), w.idempotency_key.end(),
-                                     [](char c) { return c > ' ' && c < 127; });
-        if (w.idempotency_key.empty() || w.idempotency_key.size() > kMaxIdempotencyKeyBytes ||
-            !printable) {
-            WriteProblem(res, req,
-                         MakeError(ErrorCode::kMalformed,
-                                   "Idempotency-Key must be 1-200 printable ASCII characters "
-                                   "without spaces (a UUID is a good choice)",
-                                   "Idempotency-Key"));
-            return std::nullopt;
-        }
+    auto key = ReadIdempotencyKey(req, res);
+    if (!key) {
+        return std::nullopt;
     }
+    w.idempotency_key = *key;
     if (req.has_header("If-Match")) {
         w.if_match = req.get_header_value("If-Match");
     }
-    w.request_hash = pricing::ContentHash(req.method + " " + req.path + "\n" + req.body);
+    w.request_hash = RequestFingerprint(req);
     return w;
 }
 
@@ -332,12 +352,12 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
         r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
     }
     o.price.usd_per_hour = *usd;
-    if (!pricing::IsIsoDate(*as_of)) {
-        r.Fail(ErrorCode::kInvalidArgument, "as_of", "must be a YYYY-MM-DD date");
-    }
     o.price.as_of = *as_of;
     o.price.as_of_estimated = estimated.value_or(false);
-    o.price.verified = verified.value_or(true);
+    o.price.verified = verified.value_or(!o.price.as_of_estimated);
+    if (r.ok()) {
+        CheckPriceDate(r, o.price.as_of, o.price.as_of_estimated, verified);
+    }
     std::string price_type_slug(pricing::PriceTypeName(o.price_type));
     std::replace(price_type_slug.begin(), price_type_slug.end(), '_', '-');
     o.id = id.value_or(Lower(o.provider + "-" + o.instance_type + "-" + o.region + "-" + price_type_slug));
@@ -369,7 +389,13 @@ const std::vector<std::pair<std::string, std::string>> kCsvColumns = {
 
 // CSV text -> JSON objects with typed members. Errors name "line N".
 Result<json> CsvToJson(const std::string& body) {
-    auto records = pricing::ParseCsv(body, "body");
+    // Excel's "CSV UTF-8" starts with a byte order mark; it is not part of the first column.
+    constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+    std::string_view text = body;
+    if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) {
+        text.remove_prefix(kUtf8Bom.size());
+    }
+    auto records = pricing::ParseCsv(text, "body");
     if (!records.ok()) {
         return records.error();
     }
@@ -463,7 +489,8 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
         auto as_of = r.String("as_of");
         auto source = r.String("source");
         price.as_of_estimated = r.Bool("as_of_estimated").value_or(false);
-        price.verified = r.Bool("verified").value_or(true);
+        auto verified = r.Bool("verified");
+        price.verified = verified.value_or(!price.as_of_estimated);
         price.notes = r.String("notes").value_or("");
         if (r.ok() && !usd) {
             r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "is required");
@@ -481,9 +508,9 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
             r.Fail(ErrorCode::kInvalidArgument, "notes", "must be at most 1000 characters");
         }
         // as_of defaults to today (UTC): the day the new price was observed.
-        price.as_of = as_of.value_or(FormatTimestamp(NowUs()).substr(0, 10));
-        if (r.ok() && !pricing::IsIsoDate(price.as_of)) {
-            r.Fail(ErrorCode::kInvalidArgument, "as_of", "must be a YYYY-MM-DD date");
+        price.as_of = as_of.value_or(TodayUtc());
+        if (r.ok()) {
+            CheckPriceDate(r, price.as_of, price.as_of_estimated, verified);
         }
         if (!r.ok()) {
             return WriteProblem(res, req, r.error());

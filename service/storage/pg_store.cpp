@@ -632,16 +632,50 @@ pricing::Result<T> PgStore::RunSimple(
     }
 }
 
-pricing::Result<http::Scenario> PgStore::SaveScenario(const http::Principal& by,
+pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& request,
                                                       const http::Scenario& draft) {
     return RunSimple<http::Scenario>([&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
         pqxx::work tx(conn);
+        if (!request.idempotency_key.empty()) {
+            // The key's row is locked for the transaction, so two retries racing each other
+            // save one scenario: the second waits, then finds the first's row.
+            tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                           static_cast<int>(request.principal.key_id), request.idempotency_key);
+            auto seen = tx.exec_params(
+                "SELECT request_hash, response_body FROM idempotency_keys"
+                " WHERE api_key_id = $1 AND key = $2",
+                request.principal.key_id, request.idempotency_key);
+            if (!seen.empty()) {
+                if (seen[0][0].as<std::string>() != request.request_hash) {
+                    return MakeError(ErrorCode::kInvalidArgument,
+                                     "this Idempotency-Key was already used with a different "
+                                     "request; use a new key for a new request",
+                                     "Idempotency-Key");
+                }
+                auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1",
+                                          std::stoll(seen[0][1].as<std::string>()));
+                if (!row.empty()) {
+                    http::Scenario replay = ScenarioFromRow(row[0]);
+                    replay.replayed = true;
+                    return replay;
+                }
+            }
+        }
         auto id = tx.exec_params("INSERT INTO scenarios (name, plan_kind, request, saved_result,"
                                  " catalog_revision, created_by) VALUES ($1, $2, $3::jsonb,"
                                  " $4::jsonb, $5, $6) RETURNING id",
                                  draft.name, draft.plan_kind, draft.request_json,
-                                 draft.saved_result_json, draft.catalog_revision, by.key_id)[0][0]
+                                 draft.saved_result_json, draft.catalog_revision,
+                                 request.principal.key_id)[0][0]
                       .as<std::int64_t>();
+        if (!request.idempotency_key.empty()) {
+            // The response recorded is the scenario's id: a replay answers the scenario as
+            // it is then.
+            tx.exec_params("INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
+                           " response_body, etag) VALUES ($1, $2, $3, 201, $4, '')",
+                           request.principal.key_id, request.idempotency_key,
+                           request.request_hash, std::to_string(id));
+        }
         auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
         tx.commit();
         return ScenarioFromRow(row[0]);

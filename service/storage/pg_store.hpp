@@ -69,7 +69,7 @@ public:
                                                          std::string_view id,
                                                          const HistoryEncoder& encode) override;
 
-    pricing::Result<http::Scenario> SaveScenario(const http::Principal& by,
+    pricing::Result<http::Scenario> SaveScenario(const http::WriteRequest& request,
                                                  const http::Scenario& draft) override;
     pricing::Result<std::vector<http::Scenario>> ListScenarios(std::size_t limit,
                                                                std::int64_t after_id) override;

@@ -26,6 +26,9 @@ TEST_SUITE("csv_writer") {
     TEST_CASE("text that a spreadsheet would run as a formula is defused, numbers are not") {
         CsvTable table{{"v"}, {{"=1+2"}, {"-3.5"}, {"@cmd"}, {"+x"}}};
         CHECK(ToCsv(table) == "v\r\n'=1+2\r\n-3.5\r\n'@cmd\r\n'+x\r\n");
+        // TAB and CR too (OWASP CSV injection): a spreadsheet may drop them and read the rest.
+        CsvTable hidden{{"v"}, {{"\t=cmd"}, {"\r=cmd"}}};
+        CHECK(ToCsv(hidden) == "v\r\n'\t=cmd\r\n\"'\r=cmd\"\r\n");
     }
 
     TEST_CASE("numbers are rounded like the JSON answers and non-finite ones are empty") {

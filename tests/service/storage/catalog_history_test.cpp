@@ -103,14 +103,23 @@ TEST_SUITE("catalog_history") {
         CHECK(built.error().code == pricing::ErrorCode::kInternal);
     }
 
-    TEST_CASE("as_of accepts a date (end of day) or a UTC time and rejects the rest") {
+    TEST_CASE("as_of accepts a date (end of day) or an RFC 3339 time, Z or offset, and rejects the rest") {
         CHECK(http::ParseAsOf("2025-06-01", "as_of").value() == Day("2025-06-02") - 1);
         CHECK(http::ParseAsOf("2025-06-01T12:00:00Z", "as_of").value() ==
               Day("2025-06-01") + 12LL * 3600 * 1000000);
         CHECK(http::ParseAsOf("2025-06-01T00:00:00.5Z", "as_of").value() == Day("2025-06-01") + 500000);
+        // RFC 3339 as clients write it: lower-case t and z, and offsets (the same instant).
+        const auto noon_utc = Day("2025-06-01") + 12LL * 3600 * 1000000;
+        CHECK(http::ParseAsOf("2025-06-01t12:00:00z", "as_of").value() == noon_utc);
+        CHECK(http::ParseAsOf("2025-06-01T14:00:00+02:00", "as_of").value() == noon_utc);
+        CHECK(http::ParseAsOf("2025-06-01T07:30:00-04:30", "as_of").value() == noon_utc);
+        CHECK(http::ParseAsOf("2025-06-01T14:00:00.25+02:00", "as_of").value() == noon_utc + 250000);
         for (const char* bad : {"", "2025-13-01", "2025-02-30", "yesterday", "2025-06-01T25:00:00Z",
                                 "2025-06-01T12:00:00", "2025-06-01T12:00:00.Z", "1969-12-31",
-                                "2025-06-01T12:00:00.1234567Z"}) {
+                                "2025-06-01T12:00:00.1234567Z", "2025-06-01T12:00:00+2:00",
+                                "2025-06-01T12:00:00+24:00", "2025-06-01T12:00:00+02:60",
+                                "2025-06-01T12:00:00+0200", "2025-06-01 12:00:00Z",
+                                "2025-06-01T12:00:00Zjunk"}) {
             auto parsed = http::ParseAsOf(bad, "as_of");
             CHECK_MESSAGE(!parsed.ok(), bad);
             if (!parsed.ok()) {

@@ -209,4 +209,36 @@ TEST_SUITE("scenario_routes") {
         CHECK(second["items"].size() == 1);
         CHECK(second["next_cursor"].is_null());
     }
+
+    TEST_CASE("saving with an Idempotency-Key saves once; the same request written another way replays") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto key = [&](const std::string& k) { return f.Auth(f.admin, {{"Idempotency-Key", k}}); };
+        auto first = c.Post("/v1/scenarios", key("save-1"), kScenario, "application/json");
+        REQUIRE(first);
+        REQUIRE(first->status == 201);
+        const auto id = Body(first)["id"];
+        auto again = c.Post("/v1/scenarios", key("save-1"), kScenario, "application/json");
+        REQUIRE(again);
+        CHECK(again->status == 201);
+        CHECK(again->get_header_value("Idempotent-Replayed") == "true");
+        CHECK(Body(again)["id"] == id);
+        json reordered = json::parse(kScenario);  // members in another order, 100 as 100.0
+        reordered["request"]["job_hours"] = 100.0;
+        auto rewritten = c.Post("/v1/scenarios", key("save-1"), reordered.dump(2), "application/json");
+        REQUIRE(rewritten);
+        CHECK(Body(rewritten)["id"] == id);
+        json other = json::parse(kScenario);
+        other["name"] = "another run";
+        CheckProblem(c.Post("/v1/scenarios", key("save-1"), other.dump(), "application/json"), 422,
+                     "invalid_argument", "Idempotency-Key");
+        CheckProblem(c.Post("/v1/scenarios", key(""), kScenario, "application/json"), 400,
+                     "malformed_request", "Idempotency-Key");
+        CHECK(f.db.Scalar("SELECT count(*) FROM scenarios") == "1");
+        // A name with a NUL would be stored cut at it.
+        json nul = json::parse(kScenario);
+        nul["name"] = std::string("run\0x", 5);
+        CheckProblem(c.Post("/v1/scenarios", f.Auth(f.admin), nul.dump(), "application/json"), 422,
+                     "invalid_argument", "/name");
+    }
 }

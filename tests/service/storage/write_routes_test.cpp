@@ -70,6 +70,16 @@ TEST_SUITE("write_routes") {
         CHECK(replay->body == put->body);
         CHECK(f.db.Scalar("SELECT count(*) FROM prices") == "7");
 
+        // The same request written another way (member order, spacing, 44 for 44.0) is a
+        // replay, not a conflict: the key is compared with the parsed request.
+        auto rewritten = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "abc-1"}}),
+                               R"({ "source": "NEGOTIATED",   "as_of": "2026-11-21", "usd_per_hour": 44 })",
+                               "application/json");
+        REQUIRE(rewritten);
+        CHECK(rewritten->status == 200);
+        CHECK(rewritten->get_header_value("Idempotent-Replayed") == "true");
+        CHECK(rewritten->body == put->body);
+
         auto reused = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "abc-1"}}),
                             R"({"usd_per_hour": 45, "source": "X"})", "application/json");
         CheckProblem(reused, 422, "invalid_argument");
@@ -121,6 +131,14 @@ TEST_SUITE("write_routes") {
                  {R"({"usd_per_hour": 1e300, "source": "x"})", 422, "/usd_per_hour"},
                  {R"({"usd_per_hour": 1, "source": ""})", 422, "/source"},
                  {R"({"usd_per_hour": 1, "source": "x", "as_of": "2026-02-30"})", 422, "/as_of"},
+                 // A date in the future would become the catalog's newest, current for years.
+                 {R"({"usd_per_hour": 1, "source": "x", "as_of": "2099-01-01"})", 422, "/as_of"},
+                 // An estimated date is never verified (the catalog loader's rule).
+                 {R"({"usd_per_hour": 1, "source": "x", "as_of": "2026-11-01",
+                      "as_of_estimated": true, "verified": true})", 422, "/verified"},
+                 // PostgreSQL would keep the text cut at the NUL.
+                 {R"({"usd_per_hour": 1, "source": "AWS\u0000x"})", 422, "/source"},
+                 {R"({"usd_per_hour": 1, "source": "x", "notes": "a\u0000b"})", 422, "/notes"},
              }) {
             auto r = c.Put(path.c_str(), f.Auth(f.admin), k.body, "application/json");
             REQUIRE(r);
@@ -136,6 +154,13 @@ TEST_SUITE("write_routes") {
         CheckProblem(c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", std::string(201, 'k')}}),
                            kPrice, "application/json"),
                      400, "malformed_request");
+        // Sent empty or blank, a key is a mistake, not "no key" (the write would apply twice).
+        for (const std::string& blank : {std::string(), std::string("   ")}) {
+            auto r = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", blank}}), kPrice,
+                           "application/json");
+            CheckProblem(r, 400, "malformed_request");
+            CHECK(json::parse(r->body)["field"] == "Idempotency-Key");
+        }
         CHECK(f.db.Scalar("SELECT count(*) FROM prices") == "6");
     }
 
@@ -190,6 +215,14 @@ TEST_SUITE("write_routes") {
         CHECK(json::parse(unknown_acc->body)["field"] == "/0/accelerator");
         CheckProblem(c.Post("/v1/offerings", f.Auth(f.reader), one, "application/json"), 403, "forbidden");
         CHECK(f.db.Scalar("SELECT count(*) FROM offerings") == "8");
+
+        // Excel's "CSV UTF-8" begins with a byte order mark: not part of the first column.
+        std::string with_bom = "\xEF\xBB\xBF" + csv;
+        with_bom.replace(with_bom.find("ap-south-1"), 10, "ap-south-2");
+        auto excel = c.Post("/v1/offerings", f.Auth(f.admin), with_bom, "text/csv");
+        REQUIRE(excel);
+        CHECK(excel->status == 201);
+        CHECK(Body(c.Get("/v1/offerings/aws-p5.48xlarge-ap-south-2-spot"))["usd_per_hour"] == 30.1);
     }
 
     TEST_CASE("POST offerings takes spot risk as the spot_interruption object offerings answer") {

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <httplib.h>
+
+namespace gpucost::http {
+
+// The Idempotency-Key of a write: "" when none was sent; nullopt, with a 400 problem written,
+// when it was sent empty or blank (not taken as none: the client meant one), or is longer than
+// 200 characters, or holds anything but printable ASCII without spaces.
+std::optional<std::string> ReadIdempotencyKey(const httplib::Request& req, httplib::Response& res);
+
+// What a retry with the same Idempotency-Key must match: method, path and body. A JSON body is
+// compared as parsed (member order, whitespace and 44 vs 44.0 do not matter: the same request
+// written another way is a replay, not a conflict); any other body byte for byte.
+std::string RequestFingerprint(const httplib::Request& req);
+
+}  // namespace gpucost::http
