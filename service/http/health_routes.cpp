@@ -20,7 +20,8 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
                       {{"version", info.version},
                        {"origin", info.origin},
                        {"offering_count", info.offering_count},
-                       {"newest_as_of", info.newest_as_of}}}};
+                       {"newest_as_of", info.newest_as_of.empty() ? json(nullptr)
+                                                                  : json(info.newest_as_of)}}}};
         if (deps.store) {
             // PostgreSQL mode: without the database, reads go on from the last snapshot.
             StoreHealth h = deps.store->Health();

@@ -364,6 +364,13 @@ json ToJson(const pricing::Offering& o, bool with_history) {
     return out;
 }
 
+namespace {
+
+// A date that an empty catalog (or an as_of before any price) does not have: null, not "".
+json DateOrNull(const std::string& date) { return date.empty() ? json(nullptr) : json(date); }
+
+}  // namespace
+
 json ToJson(const pricing::ProviderSummary& p) {
     json by_type = json::object();
     for (const auto& [type, count] : p.offerings_by_price_type) {
@@ -376,8 +383,8 @@ json ToJson(const pricing::ProviderSummary& p) {
             {"offerings_by_price_type", by_type},
             {"accelerators", p.accelerators},
             {"regions", p.regions},
-            {"oldest_as_of", p.oldest_as_of},
-            {"newest_as_of", p.newest_as_of}};
+            {"oldest_as_of", DateOrNull(p.oldest_as_of)},
+            {"newest_as_of", DateOrNull(p.newest_as_of)}};
 }
 
 json ToJson(const pricing::CatalogInfo& info) {
@@ -387,8 +394,8 @@ json ToJson(const pricing::CatalogInfo& info) {
             {"offering_count", info.offering_count},
             {"unverified_offering_count", info.unverified_offering_count},
             {"price_observation_count", info.price_observation_count},
-            {"oldest_as_of", info.oldest_as_of},
-            {"newest_as_of", info.newest_as_of}};
+            {"oldest_as_of", DateOrNull(info.oldest_as_of)},
+            {"newest_as_of", DateOrNull(info.newest_as_of)}};
 }
 
 json ToJson(const pricing::PriceAges& ages) {

@@ -29,16 +29,18 @@ bool HeaderContains(const httplib::Request& req, const char* name, const char* t
 
 }  // namespace
 
-void RouteTable::Add(const std::string& method, const std::string& pattern, Handler handler) {
-    routes_.push_back({method, pattern, std::regex(pattern), std::move(handler)});
+void RouteTable::Add(const std::string& method, const std::string& pattern, Handler handler,
+                     bool needs_length) {
+    routes_.push_back({method, pattern, std::regex(pattern), std::move(handler), needs_length});
 }
 
 void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const {
     for (const Route& r : routes_) {
         // A routed request that came without Content-Length is refused here, after routing
         // (see the pre-routing handler in ConfigureServer).
-        Handler handler = [inner = r.handler](const httplib::Request& req, httplib::Response& res) {
-            if (CurrentRequestContext().missing_length) {
+        Handler handler = [inner = r.handler, needs_length = r.needs_length](
+                              const httplib::Request& req, httplib::Response& res) {
+            if (needs_length && CurrentRequestContext().missing_length) {
                 WriteTransportProblem(res, req, 411, "length_required",
                                       req.method + " needs a Content-Length header; send the "
                                                    "JSON body (or an empty one with "

@@ -98,6 +98,11 @@ public:
 
     void Get(const std::string& pattern, Handler handler) { Add("GET", pattern, std::move(handler)); }
     void Post(const std::string& pattern, Handler handler) { Add("POST", pattern, std::move(handler)); }
+    // A POST whose body is optional (none documented): sent without Content-Length it is
+    // served, not refused with 411 (`curl -X POST` sends none).
+    void PostWithoutBody(const std::string& pattern, Handler handler) {
+        Add("POST", pattern, std::move(handler), /*needs_length=*/false);
+    }
     void Put(const std::string& pattern, Handler handler) { Add("PUT", pattern, std::move(handler)); }
     void Delete(const std::string& pattern, Handler handler) {
         Add("DELETE", pattern, std::move(handler));
@@ -127,8 +132,10 @@ private:
         std::string pattern;
         std::regex regex;
         Handler handler;
+        bool needs_length = true;  // a POST/PUT without Content-Length is 411
     };
-    void Add(const std::string& method, const std::string& pattern, Handler handler);
+    void Add(const std::string& method, const std::string& pattern, Handler handler,
+             bool needs_length = true);
     std::vector<Route> routes_;
 };
 

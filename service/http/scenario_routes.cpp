@@ -377,7 +377,7 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         WriteJson(res, ScenarioJson(found.value(), /*with_bodies=*/true));
     });
 
-    routes.Post(std::string("/v1/scenarios/") + kIdPattern + "/evaluate",
+    routes.PostWithoutBody(std::string("/v1/scenarios/") + kIdPattern + "/evaluate",
                 [deps](const httplib::Request& req, httplib::Response& res) {
         QueryParams params(req, {kAsOfParam});
         if (auto checked = params.Check(); !checked.ok()) {

@@ -241,4 +241,29 @@ TEST_SUITE("scenario_routes") {
         CheckProblem(c.Post("/v1/scenarios", f.Auth(f.admin), nul.dump(), "application/json"), 422,
                      "invalid_argument", "/name");
     }
+
+    TEST_CASE("evaluate takes no body: a POST without Content-Length is served, as curl -X POST sends it") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto saved = c.Post("/v1/scenarios", f.Auth(f.admin), kScenario, "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const std::string id = Body(saved)["id"].get<std::string>();
+        std::string answer = f.server->Raw("POST /v1/scenarios/" + id +
+                                           "/evaluate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        CHECK(answer.rfind("HTTP/1.1 200", 0) == 0);
+        // A POST that needs a body still says what is missing.
+        std::string needs = f.server->Raw("POST /v1/scenarios HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        CHECK(needs.rfind("HTTP/1.1 411", 0) == 0);
+    }
+
+    TEST_CASE("a catalog read before every price says null for its dates, not an empty string") {
+        Fixture f;
+        auto c = f.server->Client();
+        json catalog = Body(c.Get("/v1/catalog?as_of=2000-01-01"));
+        CHECK(catalog["oldest_as_of"].is_null());
+        CHECK(catalog["newest_as_of"].is_null());
+        json current = Body(c.Get("/v1/catalog"));
+        CHECK(current["newest_as_of"].is_string());
+    }
 }
