@@ -343,6 +343,7 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddMetricsRoute(routes, deps);
     AddDocsRoutes(routes, deps);
     AddWebRoutes(routes, deps);
+    AddConditionalReads(routes, deps);
     AddReadKeyGate(routes, deps);    // wraps every route added before it
     InstrumentRoutes(routes, deps);  // last: outermost, so 401s are counted under their route
     return routes;

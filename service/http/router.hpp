@@ -169,6 +169,10 @@ void AddModelRoutes(RouteTable& routes, const Deps& deps);
 void AddWriteRoutes(RouteTable& routes, const Deps& deps);
 void AddScenarioRoutes(RouteTable& routes, const Deps& deps);
 void AddReadKeyGate(RouteTable& routes, const Deps& deps);
+// Catalog reads (accelerators, providers, offerings, catalog, models) answer with a strong ETag,
+// Cache-Control: no-cache and Vary, and 304 to a matching If-None-Match (conditional.cpp).
+// Wraps the routes added before it; add it before the read-key gate, which must answer first.
+void AddConditionalReads(RouteTable& routes, const Deps& deps);
 // GET /metrics (metrics_routes.cpp); InstrumentRoutes wraps every route added before it to
 // record its template and in-flight count, ObserveAnswer counts one answer (post-routing).
 void AddMetricsRoute(RouteTable& routes, const Deps& deps);

@@ -247,4 +247,45 @@ TEST_SUITE("catalog_routes") {
             CHECK(Body(r)["total_count"] == 0);
         }
     }
+
+    TEST_CASE("catalog reads carry a strong ETag and answer 304 to a matching If-None-Match") {
+        TestServer server(SampleDeps());
+        auto c = server.Client();
+        for (const char* path : {"/v1/offerings?provider=aws&limit=5", "/v1/accelerators",
+                                 "/v1/accelerators/h100-sxm", "/v1/providers", "/v1/catalog",
+                                 "/v1/models"}) {
+            INFO(path);
+            auto first = c.Get(path);
+            REQUIRE(first);
+            REQUIRE(first->status == 200);
+            const std::string etag = first->get_header_value("ETag");
+            CHECK(etag.size() > 4);
+            CHECK(etag.front() == '"');
+            CHECK(first->get_header_value("Cache-Control") == "no-cache");
+            CHECK(first->get_header_value("Vary") == "Accept, Accept-Encoding");
+            auto again = c.Get(path, {{"If-None-Match", etag}});
+            REQUIRE(again);
+            CHECK(again->status == 304);
+            CHECK(again->body.empty());
+            CHECK(again->get_header_value("ETag") == etag);
+            auto listed = c.Get(path, {{"If-None-Match", "\"other\", W/" + etag}});
+            REQUIRE(listed);
+            CHECK(listed->status == 304);
+            auto stale = c.Get(path, {{"If-None-Match", "\"c0000000000000000\""}});
+            REQUIRE(stale);
+            CHECK(stale->status == 200);
+            CHECK(stale->body == first->body);
+        }
+        // Another query or another representation is another validator.
+        auto aws = c.Get("/v1/offerings?provider=aws&limit=5");
+        auto gcp = c.Get("/v1/offerings?provider=gcp&limit=5");
+        REQUIRE(aws);
+        REQUIRE(gcp);
+        CHECK(aws->get_header_value("ETag") != gcp->get_header_value("ETag"));
+        // Errors are not cached.
+        auto missing = c.Get("/v1/accelerators/nope");
+        REQUIRE(missing);
+        CHECK(missing->status == 404);
+        CHECK_FALSE(missing->has_header("ETag"));
+    }
 }

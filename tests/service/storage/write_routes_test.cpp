@@ -324,4 +324,23 @@ TEST_SUITE("write_routes") {
         CHECK(Body(health)["database"]["connected"] == true);
         CHECK(c.Get("/readyz")->status == 200);
     }
+
+    TEST_CASE("an offering's version is its validator: 304 until a write changes it") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto first = c.Get(kOffering);
+        REQUIRE(first);
+        CHECK(first->get_header_value("ETag") == "\"v1\"");
+        auto same = c.Get(kOffering, {{"If-None-Match", "\"v1\""}});
+        REQUIRE(same);
+        CHECK(same->status == 304);
+        CHECK(same->body.empty());
+        std::string path = std::string(kOffering) + "/price";
+        REQUIRE(c.Put(path.c_str(), f.Auth(f.admin), kPrice, "application/json"));
+        auto changed = c.Get(kOffering, {{"If-None-Match", "\"v1\""}});
+        REQUIRE(changed);
+        CHECK(changed->status == 200);
+        CHECK(changed->get_header_value("ETag") == "\"v2\"");
+        CHECK(Body(changed)["usd_per_hour"] == 44.0);
+    }
 }
