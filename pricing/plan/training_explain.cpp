@@ -190,14 +190,16 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                Fixed(100.0 * (r.expected_wall_clock_hours / r.wall_clock_hours - 1.0), 1) +
                "% expected time for checkpoints, lost work and restarts.";
     }
-    // Spot risk against a deadline: a thin margin is worth saying out loud.
-    if (r.interruptions_per_hour && request.constraints.deadline_hours) {
+    // Spot risk against a deadline: the probability, and a thin margin said out loud.
+    if (r.interruptions_per_hour && request.constraints.deadline_hours && r.deadline_probability) {
         const double slack = *request.constraints.deadline_hours - r.expected_wall_clock_hours;
-        if (slack < kThinDeadlineSlackFraction * *request.constraints.deadline_hours) {
-            out += " In expectation it finishes only " + Hours(slack) +
-                   " before the deadline; a few more interruptions than expected would miss "
-                   "it (POST /v1/plans/spot gives the probability).";
-        }
+        out += " It finishes by the deadline with probability " +
+               Fixed(100.0 * *r.deadline_probability, 1) + "% (deadline_confidence " +
+               Fixed(100.0 * s.deadline_confidence, 1) +
+               "%; the interruption model of POST /v1/plans/spot)";
+        out += slack < kThinDeadlineSlackFraction * *request.constraints.deadline_hours
+                   ? ", " + Hours(slack) + " before it in expectation."
+                   : ".";
     }
     if (r.unused_committed_hours) {
         if (o.price_type == PriceType::kCapacityBlock) {
@@ -409,6 +411,21 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                     "monthly interruption share assumed for spot offerings without a Spot "
                     "Advisor bucket",
                     "default: the worst bucket (>20%), conservative"});
+    if (c.deadline_hours) {
+        echo.push_back(Echo("deadline_confidence", s.deadline_confidence, "probability",
+                            "an option meets deadline_hours when it finishes by it with at "
+                            "least this probability (spot: the interruption model of POST "
+                            "/v1/plans/spot; other price types: 1 when the expected time fits)",
+                            c.deadline_confidence.has_value(),
+                            "default: as the spot plan's required_deadline_probability "
+                            "(judgement)"));
+        echo.push_back({"deadline_bound_shown_tolerance", kDeadlineBoundShownTolerance,
+                        "probability",
+                        "a spot option whose Chernoff lower bound on deadline_probability is "
+                        "within this of 1 shows the bound (within this of the distribution's "
+                        "figure)",
+                        "definition: the distribution costs milliseconds per option"});
+    }
     echo.push_back(Echo("max_total_accelerators",
                         c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators),
                         "accelerators", "largest cluster searched (offering capacity caps "

@@ -64,6 +64,8 @@ Status TrainingPlanRequest::Validate() const {
     FieldChecker check;
     const TrainingPlanConstraints& c = constraints;
     check.Range(c.deadline_hours, "/constraints/deadline_hours", 0, 1e7, /*lo_open=*/true);
+    check.Range(c.deadline_confidence, "/constraints/deadline_confidence", 0, 1,
+                /*lo_open=*/true);
     check.Range(c.budget_usd, "/constraints/budget_usd", 0, 1e12);
     if (c.max_total_accelerators) {
         check.IntRange(*c.max_total_accelerators, "/constraints/max_total_accelerators", 1,
@@ -134,7 +136,8 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
     std::vector<TrainingPlanOption> options =
         stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally);
-    stages::Constrain(resolved, options);
+    stages::DeadlineProbabilities probabilities(resolved, settings);
+    stages::Constrain(resolved, probabilities, options);
 
     TrainingPlan plan;
     plan.catalog_version = catalog.Describe().version;
@@ -142,6 +145,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     plan.hardware_shapes = candidates.shapes.size();
     plan.estimates = estimates.value().estimates;
     stages::Rank(resolved, std::move(options), plan);
+    stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();
     stages::Explain(resolved, catalog, reference, settings, estimates.value(), plan);

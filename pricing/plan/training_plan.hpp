@@ -33,6 +33,15 @@ inline constexpr double kDefaultSpotPriceSpreadFraction = 0.25;
 // Spot offerings without a Spot Advisor bucket (GCP, Azure, marketplaces) are planned as if
 // in the worst bucket (>20 %, 30 % a month; see RepresentativePercentPerMonth).
 inline constexpr double kDefaultUnknownSpotPercentPerMonth = 30.0;
+// A deadline counts as met when the option finishes by it with at least this probability
+// (request: `constraints.deadline_confidence`). The same default as the spot plan's
+// required_deadline_probability (spot.hpp), so both planners judge a deadline alike.
+inline constexpr double kDefaultDeadlineConfidence = kDefaultRequiredDeadlineProbability;
+// A shown spot option whose Chernoff lower bound on deadline_probability is above 1 - this
+// shows the bound instead of the distribution's figure (within this of it): the distribution
+// costs milliseconds per option (SpotDeadlineProbability), the bound microseconds.
+// Definition; echoed.
+inline constexpr double kDeadlineBoundShownTolerance = 1e-6;
 // Largest cluster searched when the caller sets no max_total_accelerators.
 inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
@@ -71,6 +80,9 @@ std::optional<TrainingPlanSort> ParseTrainingPlanSort(std::string_view name);
 // term, so a job plan considers them only when named.
 struct TrainingPlanConstraints {
     std::optional<double> deadline_hours;
+    // Probability (0, 1] with which an option must finish by deadline_hours; default
+    // kDefaultDeadlineConfidence. Ignored without a deadline.
+    std::optional<double> deadline_confidence;
     std::optional<double> budget_usd;
     std::vector<std::string> providers;
     std::vector<PriceType> price_types;
@@ -118,7 +130,9 @@ struct TrainingPlanRequest {
 };
 
 // A constraint an option misses: the constraint's name as in the request, its limit and the
-// option's value ("deadline_hours", 168, 1556.9).
+// option's value ("deadline_hours", 168, 1556.9). An option expected to finish in time whose
+// probability of doing so is below the confidence misses "deadline_confidence" (limit: the
+// confidence, value: its probability; higher is better).
 struct ConstraintViolation {
     std::string constraint;
     double limit = 0;
@@ -159,7 +173,14 @@ struct TrainingPlanOption {
     bool independent_hosts = false;
     int max_instances = 1;  // what one customer can get at once (capacity.csv)
     std::optional<long long> price_age_days;
-    bool meets_deadline = true;  // expected wall clock <= deadline (true without one)
+    // With a deadline: the probability of finishing by it. Spot options: the distribution of
+    // the interrupted run (SpotDeadlineProbability, the model of POST /v1/plans/spot, with
+    // the rate, checkpoint interval, checkpoint and restart times the expected time used);
+    // other price types have no interruptions: 1 when the expected time fits, else 0. Set on
+    // every option the plan returns (options, summaries); nullopt without a deadline.
+    std::optional<double> deadline_probability;
+    // deadline_probability >= deadline_confidence (true without a deadline).
+    bool meets_deadline = true;
     bool within_budget = true;   // expected cost <= budget (true without one)
     std::vector<ConstraintViolation> violations;
     bool Feasible() const { return violations.empty(); }
@@ -172,7 +193,8 @@ struct BindingConstraint {
     std::string constraint;
     double limit = 0;
     double best_value = 0;
-    double shortfall = 0;          // best_value - limit (> 0)
+    // best_value - limit (> 0); for deadline_confidence limit - best_value (> 0).
+    double shortfall = 0;
     bool others_met = false;       // best_value is among options meeting every other one
     std::string message;
 };

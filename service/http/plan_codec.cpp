@@ -438,10 +438,12 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     }
     if (constraints != nullptr) {
         JsonReader c(*constraints, "/constraints");
-        c.OnlyKnown({"deadline_hours", "budget_usd", "providers", "price_types", "regions",
-                     "accelerators", "max_total_accelerators", "min_total_accelerators", "node_counts"});
+        c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "providers",
+                     "price_types", "regions", "accelerators", "max_total_accelerators",
+                     "min_total_accelerators", "node_counts"});
         auto& out = q.constraints;
         out.deadline_hours = c.Number("deadline_hours");
+        out.deadline_confidence = c.Number("deadline_confidence");
         out.budget_usd = c.Number("budget_usd");
         out.providers = c.Strings("providers").value_or(std::vector<std::string>{});
         out.price_types = PriceTypes(c, "price_types");
@@ -561,6 +563,7 @@ void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.Member("cost_usd_p50", o.cost_usd_p50);
     w.Member("cost_usd_p90", o.cost_usd_p90);
     w.Member("data_cost_usd", o.data_cost_usd);
+    w.Member("deadline_probability", o.deadline_probability);
     w.Member("expected_cost_usd", o.expected_cost_usd);
     w.Member("expected_wall_clock_hours", o.expected_wall_clock_hours);
     w.Member("independent_hosts", o.independent_hosts);
@@ -746,7 +749,7 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                 "tensor", "pipeline", "data", "wall_clock_hours", "expected_wall_clock_hours",
                 "cluster_usd_per_hour", "billed_hours", "cost_usd", "expected_cost_usd",
                 "cost_usd_p10", "cost_usd_p50", "cost_usd_p90", "meets_deadline",
-                "within_budget", "violations", "data_cost_usd"};
+                "within_budget", "violations", "data_cost_usd", "deadline_probability"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         std::string violations;
@@ -766,7 +769,8 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                           CsvNumber(o.cost_usd_p10), CsvNumber(o.cost_usd_p50),
                           CsvNumber(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
                           o.within_budget ? "true" : "false", violations,
-                          o.data_cost_usd ? CsvNumber(*o.data_cost_usd) : ""});
+                          o.data_cost_usd ? CsvNumber(*o.data_cost_usd) : "",
+                          o.deadline_probability ? CsvNumber(*o.deadline_probability) : ""});
     }
     return t;
 }

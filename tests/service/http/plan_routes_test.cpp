@@ -314,6 +314,43 @@ TEST_SUITE("plan_routes") {
         CHECK(body["binding_constraints"][0]["shortfall"].get<double>() > 0);
     }
 
+    TEST_CASE("POST /v1/plans/training judges deadlines by probability: deadline_confidence") {
+        TestServer server(SampleDeps());
+        // One p5 spot option, expected to finish just inside the deadline: on the mean only.
+        const std::string base =
+            R"({"model": {"params_b": 7}, "tokens_b": 400, "include_infeasible": true,
+                "constraints": {"accelerators": ["h100-sxm"], "price_types": ["spot"],
+                                "max_total_accelerators": 8)";
+        json free = Body(Post(server, "/v1/plans/training", base + "}}"));
+        REQUIRE(free["options"].size() == 1);
+        CHECK(free["options"][0]["deadline_probability"].is_null());
+        const double expected = free["options"][0]["expected_wall_clock_hours"].get<double>();
+        const std::string deadline = std::to_string(expected * 1.001);
+        json strict = Body(Post(server, "/v1/plans/training",
+                                base + R"(, "deadline_hours": )" + deadline + "}}"));
+        const json& option = strict["options"][0];
+        const double p = option["deadline_probability"].get<double>();
+        CHECK(p < 0.9);
+        CHECK(option["meets_deadline"] == false);
+        CHECK(option["violations"][0]["constraint"] == "deadline_confidence");
+        CHECK(strict["recommendation"].is_null());
+        CHECK(strict["binding_constraints"][0]["constraint"] == "deadline_confidence");
+        json lenient = Body(Post(server, "/v1/plans/training",
+                                 base + R"(, "deadline_hours": )" + deadline +
+                                     R"(, "deadline_confidence": 0.5}})"));
+        CHECK(lenient["options"][0]["meets_deadline"] == true);
+        CHECK(lenient["recommendation"]["deadline_probability"].get<double>() == p);
+        auto csv = Post(server, "/v1/plans/training",
+                        base + R"(, "deadline_hours": )" + deadline + "}}", "text/csv");
+        REQUIRE(csv);
+        const std::string header = csv->body.substr(0, csv->body.find('\r'));
+        CHECK(header.size() > 21);
+        CHECK(header.substr(header.size() - 21) == ",deadline_probability");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          base + R"(, "deadline_hours": 10, "deadline_confidence": 1.5}})"),
+                     422, "invalid_argument", "/constraints/deadline_confidence");
+    }
+
     TEST_CASE("POST /v1/plans/training: unknown ids are 422 with close matches") {
         TestServer server(SampleDeps());
         auto r = Post(server, "/v1/plans/training",
