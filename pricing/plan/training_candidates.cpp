@@ -103,7 +103,8 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
 Tally::Tally() {
     for (const char* reason : {"filtered", "price_type_not_requested", "not_for_training",
                                "precision_unsupported", "mode_unsupported", "does_not_fit",
-                               "over_capacity", "size_not_sold", "spot_impractical"}) {
+                               "over_capacity", "size_not_sold", "spot_impractical",
+                               "over_max_wall_clock"}) {
         counts_.emplace_back(reason, 0);
     }
 }

@@ -140,9 +140,41 @@ std::string SpreadText(const TrainingPlanOption& r) {
            "-" + Money(r.cost_usd_p90) + ".";
 }
 
+std::string Days(double hours) {
+    const double days = hours / 24.0;
+    std::string out = Fixed(days, days < 10 ? 1 : 0) + " days";
+    if (days >= 365) out += " (" + Fixed(days / 365.0, 1) + " years)";
+    return out;
+}
+
+// Nothing runs within the wall-clock ceiling: say so, and what each provider's fastest option
+// (its largest cluster for this run) would take.
+std::string BeyondCeilingText(const TrainingPlanRequest& request, const TrainingPlan& plan,
+                              const Catalog& catalog) {
+    const double days = plan.max_wall_clock_days.value_or(kDefaultMaxWallClockDays);
+    std::string out = "No option finishes within " + Fixed(days, 0) + " days (max_wall_clock_days" +
+                      (request.constraints.max_wall_clock_days
+                           ? ")"
+                           : ", the default when no deadline is given)") +
+                      ": nobody runs one job for longer on one rented cluster. The fastest each "
+                      "provider sells for this run:";
+    for (std::size_t i = 0; i < plan.beyond_max_wall_clock.size(); ++i) {
+        const TrainingPlanOption& o = plan.beyond_max_wall_clock[i];
+        out += std::string(i > 0 ? ";" : "") + " " + Describe(o, catalog) + " would take " + Days(o.expected_wall_clock_hours) +
+               " for " + Money(o.ExpectedTotalUsd());
+    }
+    return out + ". Each is as large as one customer can rent of that offering (capacity.csv); "
+                 "a bigger cluster needs a reservation or several providers at once, which this "
+                 "plan does not combine. Fewer tokens, a smaller model, or a larger "
+                 "max_wall_clock_days would list options.";
+}
+
 std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
                       const Catalog& catalog, const PricingSettings& s) {
     if (!plan.recommendation) {
+        if (plan.binding_constraints.empty() && !plan.beyond_max_wall_clock.empty()) {
+            return BeyondCeilingText(request, plan, catalog);
+        }
         if (plan.binding_constraints.empty()) {
             return "No offering can run this workload within the constraints; see skipped "
                    "and skipped_examples for why each was left out.";
@@ -228,6 +260,14 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                (r.price_age_days ? ", " + std::to_string(*r.price_age_days) + " days ago" : "") +
                (o.price.verified ? "" : ", unverified") +
                ": confirm it with the provider before committing budget.";
+    }
+    for (const auto& [reason, count] : plan.skipped) {
+        if (reason == "over_max_wall_clock" && count > 0 && plan.max_wall_clock_days) {
+            out += " " + std::to_string(count) + " option" + (count == 1 ? "" : "s") +
+                   " expected to run longer than " + Fixed(*plan.max_wall_clock_days, 0) +
+                   " days (max_wall_clock_days) " + (count == 1 ? "was" : "were") +
+                   " left out.";
+        }
     }
     return out;
 }
@@ -425,6 +465,16 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                         "within this of 1 shows the bound (within this of the distribution's "
                         "figure)",
                         "definition: the distribution costs milliseconds per option"});
+    }
+    if (plan.max_wall_clock_days) {
+        echo.push_back(Echo("max_wall_clock_days", *plan.max_wall_clock_days, "days",
+                            "options expected to run longer are left out "
+                            "(skipped.over_max_wall_clock); applied by default only without a "
+                            "deadline",
+                            c.max_wall_clock_days.has_value(),
+                            "default: judgement (half a year: the longest published frontier "
+                            "pre-training programmes, e.g. Llama 3, arXiv 2407.21783; GPU list "
+                            "prices moved up to 45% within 2025)"));
     }
     echo.push_back(Echo("max_total_accelerators",
                         c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators),

@@ -67,6 +67,8 @@ Status TrainingPlanRequest::Validate() const {
     check.Range(c.deadline_confidence, "/constraints/deadline_confidence", 0, 1,
                 /*lo_open=*/true);
     check.Range(c.budget_usd, "/constraints/budget_usd", 0, 1e12);
+    check.Range(c.max_wall_clock_days, "/constraints/max_wall_clock_days", 0,
+                kMaxWallClockDaysLimit, /*lo_open=*/true);
     if (c.max_total_accelerators) {
         check.IntRange(*c.max_total_accelerators, "/constraints/max_total_accelerators", 1,
                        kMaxPlanAccelerators);
@@ -136,6 +138,8 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
     std::vector<TrainingPlanOption> options =
         stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally);
+    std::vector<TrainingPlanOption> beyond =
+        stages::ApplyWallClockCeiling(resolved, options, tally);
     stages::DeadlineProbabilities probabilities(resolved, settings);
     stages::Constrain(resolved, probabilities, options);
 
@@ -144,6 +148,10 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     plan.offerings_considered = candidates.offerings_considered;
     plan.hardware_shapes = candidates.shapes.size();
     plan.estimates = estimates.value().estimates;
+    plan.max_wall_clock_days = stages::WallClockCeilingDays(resolved);
+    if (options.empty()) {
+        plan.beyond_max_wall_clock = std::move(beyond);
+    }
     stages::Rank(resolved, std::move(options), plan);
     stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();

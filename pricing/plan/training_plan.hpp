@@ -42,6 +42,14 @@ inline constexpr double kDefaultDeadlineConfidence = kDefaultRequiredDeadlinePro
 // costs milliseconds per option (SpotDeadlineProbability), the bound microseconds.
 // Definition; echoed.
 inline constexpr double kDeadlineBoundShownTolerance = 1e-6;
+// Longest run listed when the request gives no deadline (request:
+// `constraints.max_wall_clock_days`, which also applies next to a deadline when given). Half
+// a year: the length of the longest published frontier pre-training runs (Llama 3 405B: 54
+// days of training, arXiv 2407.21783 section 3.3.4; the full programme about 6 months), the
+// cadence of model generations, and a span over which GPU list prices moved up to 45 % in 2025
+// (catalog-references), so a plan for one rented cluster stops being a plan; judgement.
+inline constexpr double kDefaultMaxWallClockDays = 180;
+inline constexpr double kMaxWallClockDaysLimit = 36500;
 // Largest cluster searched when the caller sets no max_total_accelerators.
 inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
@@ -90,6 +98,10 @@ struct TrainingPlanConstraints {
     std::vector<std::string> accelerators;
     std::optional<int> max_total_accelerators;
     std::optional<int> min_total_accelerators;
+    // Options expected to take longer are left out (skipped.over_max_wall_clock). Default
+    // kDefaultMaxWallClockDays when there is no deadline_hours; none with a deadline unless
+    // given.
+    std::optional<double> max_wall_clock_days;
     // Node counts to try instead of the default ladder (see CandidateNodeCounts).
     std::vector<int> node_counts;
 };
@@ -234,6 +246,11 @@ struct TrainingPlan {
     std::optional<TrainingPlanOption> recommendation;  // = cheapest
     std::string reasoning;
     std::vector<BindingConstraint> binding_constraints;  // only when nothing is feasible
+    // The wall-clock ceiling applied (max_wall_clock_days in days; nullopt: none) and, when it
+    // left out every option, the fastest option each provider has (usually its largest
+    // cluster), fastest first: what the reasoning offers in words.
+    std::optional<double> max_wall_clock_days;
+    std::vector<TrainingPlanOption> beyond_max_wall_clock;
     // Each names what it concerns: /recommendation/offering, /fastest/offering or /data.
     std::vector<FieldError> warnings;
     std::optional<BudgetView> budget;
@@ -247,7 +264,8 @@ struct TrainingPlan {
     // "does_not_fit" (at no searched node count), "over_capacity" (offerings none of whose
     // searched node counts one customer can get, options above that limit, capacity-block
     // runs longer than the longest block), "spot_impractical" (spot options over 1000x the
-    // failure-free time).
+    // failure-free time), "over_max_wall_clock" (options expected to run longer than
+    // max_wall_clock_days).
     std::vector<std::pair<std::string, std::size_t>> skipped;
     // One message per skip reason, to say why (e.g. how much memory is missing).
     std::vector<std::pair<std::string, std::string>> skipped_examples;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "pricing/plan/calendar.hpp"
+#include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
 
@@ -389,6 +390,47 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
         }
     }
     return out;
+}
+
+std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request) {
+    const TrainingPlanConstraints& c = request.constraints;
+    if (c.max_wall_clock_days) return c.max_wall_clock_days;
+    if (c.deadline_hours) return std::nullopt;
+    return kDefaultMaxWallClockDays;
+}
+
+std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest& request,
+                                                      std::vector<TrainingPlanOption>& options,
+                                                      Tally& tally) {
+    std::vector<TrainingPlanOption> fastest_per_provider;
+    const std::optional<double> days = WallClockCeilingDays(request);
+    if (!days) return fastest_per_provider;
+    const double limit_hours = *days * 24.0;
+    std::map<std::string, std::size_t> index;  // provider -> position in fastest_per_provider
+    auto over = [limit_hours](const TrainingPlanOption& o) {
+        return o.expected_wall_clock_hours > limit_hours;
+    };
+    for (const TrainingPlanOption& o : options) {
+        if (!over(o)) continue;
+        tally.Add("over_max_wall_clock");
+        const auto [it, fresh] = index.try_emplace(o.offering->provider, fastest_per_provider.size());
+        if (fresh) {
+            fastest_per_provider.push_back(o);
+        } else if (Before(o, fastest_per_provider[it->second], TrainingPlanSort::kTime)) {
+            fastest_per_provider[it->second] = o;
+        }
+    }
+    if (fastest_per_provider.empty()) return fastest_per_provider;
+    std::sort(fastest_per_provider.begin(), fastest_per_provider.end(),
+              [](const auto& a, const auto& b) { return Before(a, b, TrainingPlanSort::kTime); });
+    const TrainingPlanOption& best = fastest_per_provider.front();
+    tally.Example("over_max_wall_clock",
+                  "the fastest such option, " + best.offering->id + " x " +
+                      std::to_string(best.nodes) + ", takes " +
+                      Fixed(best.expected_wall_clock_hours / 24.0, 0) +
+                      " days; max_wall_clock_days is " + Fixed(*days, 0));
+    options.erase(std::remove_if(options.begin(), options.end(), over), options.end());
+    return fastest_per_provider;
 }
 
 void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities,

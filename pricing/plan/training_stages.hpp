@@ -135,6 +135,17 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const PricingSettings& settings,
                                              const PlanReference& reference, Tally& tally);
 
+// The ceiling on expected wall-clock days: the request's max_wall_clock_days, else
+// kDefaultMaxWallClockDays without a deadline, else none.
+std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request);
+
+// Between stages 3 and 4: options expected to run past the ceiling are removed and counted
+// (over_max_wall_clock, with an example); returns the fastest removed option per
+// provider, fastest first.
+std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest& request,
+                                                      std::vector<TrainingPlanOption>& options,
+                                                      Tally& tally);
+
 // The interrupted run a spot option's expected time describes: its wall-clock hours of work,
 // its cluster rate, Daly's interval and the settings' checkpoint and restart times (no
 // interruptions for other price types).

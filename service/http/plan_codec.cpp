@@ -440,7 +440,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         JsonReader c(*constraints, "/constraints");
         c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "providers",
                      "price_types", "regions", "accelerators", "max_total_accelerators",
-                     "min_total_accelerators", "node_counts"});
+                     "min_total_accelerators", "max_wall_clock_days", "node_counts"});
         auto& out = q.constraints;
         out.deadline_hours = c.Number("deadline_hours");
         out.deadline_confidence = c.Number("deadline_confidence");
@@ -451,6 +451,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         out.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
         out.max_total_accelerators = c.Int("max_total_accelerators");
         out.min_total_accelerators = c.Int("min_total_accelerators");
+        out.max_wall_clock_days = c.Number("max_wall_clock_days");
         if (const json* counts = constraints->contains("node_counts")
                                      ? &constraints->at("node_counts")
                                      : nullptr;
@@ -686,6 +687,8 @@ void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::stri
     w.Raw(assumptions_json);
     w.Key("best_by_provider");
     WriteOptions(w, plan.best_by_provider);
+    w.Key("beyond_max_wall_clock");
+    WriteOptions(w, plan.beyond_max_wall_clock);
     w.Key("binding_constraints");
     WriteBindingConstraints(w, plan.binding_constraints);
     w.Key("budget");
@@ -701,6 +704,7 @@ void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::stri
     w.Member("include_infeasible", a.include_infeasible);
     w.Member("infeasible_count", plan.infeasible_count);
     w.Member("limit", a.limit);
+    w.Member("max_wall_clock_days", plan.max_wall_clock_days);
     w.Member("offerings_considered", plan.offerings_considered);
     w.Member("offset", a.offset);
 }

@@ -355,6 +355,74 @@ TEST_SUITE("plan_training") {
         CHECK(b.message.find("probability") != std::string::npos);
     }
 
+    // Issue 21 item 2: 70B on 15T tokens recommended 64 GPUs for 8.4 years and listed a
+    // 172-year option.
+    TEST_CASE("without a deadline no option over 180 days is listed, and when none is left the "
+              "answer says what each provider's fastest option would take") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.workload.tokens_b = 200000;  // years on any sample offering
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlan& p = plan.value();
+        CHECK(p.options.empty());
+        CHECK_FALSE(p.recommendation.has_value());
+        REQUIRE(p.max_wall_clock_days.has_value());
+        CHECK(*p.max_wall_clock_days == kDefaultMaxWallClockDays);
+        CHECK(Skipped(p, "over_max_wall_clock") > 0);
+        REQUIRE_FALSE(p.beyond_max_wall_clock.empty());
+        std::set<std::string> providers;
+        for (const auto& o : p.beyond_max_wall_clock) {
+            CHECK(o.expected_wall_clock_hours > kDefaultMaxWallClockDays * 24);
+            CHECK(providers.insert(o.offering->provider).second);  // one per provider
+            CHECK(p.reasoning.find(o.offering->instance_type) != std::string::npos);
+        }
+        CHECK(p.reasoning.find("No option finishes within 180 days") == 0);
+        CHECK(p.reasoning.find("years") != std::string::npos);
+        bool echoed = false;
+        for (const auto& a : p.assumptions) {
+            echoed = echoed || (a.name.view() == "max_wall_clock_days" && a.value == 180);
+        }
+        CHECK(echoed);
+    }
+
+    TEST_CASE("max_wall_clock_days filters options; a deadline alone sets no ceiling") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.workload.tokens_b = 2000;
+        r.constraints.max_wall_clock_days = 36500;
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        double slowest = 0;
+        for (const auto& o : all.value().options) {
+            slowest = std::max(slowest, o.expected_wall_clock_hours);
+        }
+        r.constraints.max_wall_clock_days = slowest / 24.0 / 2.0;
+        auto capped = Plan(r, *catalog);
+        REQUIRE(capped.ok());
+        std::size_t kept = 0;
+        for (const auto& o : all.value().options) {
+            kept += o.expected_wall_clock_hours <= slowest / 2.0 ? 1U : 0U;
+        }
+        CHECK(capped.value().total_count == kept);
+        CHECK(Skipped(capped.value(), "over_max_wall_clock") ==
+              all.value().total_count - kept);
+        for (const auto& o : capped.value().options) {
+            CHECK(o.expected_wall_clock_hours <= slowest / 2.0);
+        }
+        CHECK(capped.value().beyond_max_wall_clock.empty());  // some options remain
+        CHECK(capped.value().reasoning.find("max_wall_clock_days") != std::string::npos);
+
+        // A deadline replaces the default ceiling: the slow options are listed as missing it.
+        r.constraints.max_wall_clock_days.reset();
+        r.constraints.deadline_hours = slowest / 2.0;
+        r.include_infeasible = true;
+        auto with_deadline = Plan(r, *catalog);
+        REQUIRE(with_deadline.ok());
+        CHECK_FALSE(with_deadline.value().max_wall_clock_days.has_value());
+        CHECK(with_deadline.value().total_count == all.value().total_count);
+    }
+
     TEST_CASE("the cheap deadline bounds never exceed the distribution, and shown ones are close") {
         TrainingPlanRequest r = SevenB();
         const training_stages::PricingSettings settings = training_stages::SettingsFor(r);

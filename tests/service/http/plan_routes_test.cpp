@@ -351,6 +351,31 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/constraints/deadline_confidence");
     }
 
+    TEST_CASE("POST /v1/plans/training caps runs at max_wall_clock_days and says what is possible") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 200000,
+                                  "constraints": {"max_total_accelerators": 64}})"));
+        CHECK(body["max_wall_clock_days"] == 180);
+        CHECK(body["options"].empty());
+        CHECK(body["recommendation"].is_null());
+        REQUIRE_FALSE(body["beyond_max_wall_clock"].empty());
+        CHECK(body["beyond_max_wall_clock"][0]["expected_wall_clock_hours"].get<double>() >
+              180 * 24);
+        CHECK(body["skipped"]["over_max_wall_clock"].get<int>() > 0);
+        CHECK(body["reasoning"].get<std::string>().rfind("No option finishes within 180 days", 0) ==
+              0);
+        json fast = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 20,
+                                  "constraints": {"deadline_hours": 1000}})"));
+        CHECK(fast["max_wall_clock_days"].is_null());
+        CHECK(fast["beyond_max_wall_clock"].empty());
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"max_wall_clock_days": 0}})"),
+                     422, "invalid_argument", "/constraints/max_wall_clock_days");
+    }
+
     TEST_CASE("POST /v1/plans/training: unknown ids are 422 with close matches") {
         TestServer server(SampleDeps());
         auto r = Post(server, "/v1/plans/training",
