@@ -140,6 +140,20 @@ std::string SpreadText(const TrainingPlanOption& r) {
            "-" + Money(r.cost_usd_p90) + ".";
 }
 
+bool SameOption(const TrainingPlanOption& a, const TrainingPlanOption& b) {
+    return a.offering == b.offering && a.nodes == b.nodes;
+}
+
+// Why a price is not trusted, in words (TrustedPrice's conditions that fail).
+std::string UntrustedText(const TrainingPlanOption& o, const PricingSettings& s) {
+    std::string out;
+    auto add = [&out](const std::string& text) { out += (out.empty() ? "" : ", ") + text; };
+    if (!o.offering->price.verified) add("unverified");
+    if (o.offering->price.as_of_estimated) add("dated by estimate");
+    if (StalePrice(o, s)) add(std::to_string(*o.price_age_days) + " days old");
+    return out;
+}
+
 std::string Days(double hours) {
     const double days = hours / 24.0;
     std::string out = Fixed(days, days < 10 ? 1 : 0) + " days";
@@ -188,13 +202,30 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                ", or allow more providers, price types or accelerators.";
     }
     const TrainingPlanOption& r = *plan.recommendation;
+    const bool cheapest_passed_over = plan.cheapest && !SameOption(r, *plan.cheapest);
     std::string out = "Recommended: " + Describe(r, catalog) + " for an expected " +
                       Hours(r.expected_wall_clock_hours) + " and " + CostText(r) + ", " +
-                      (plan.feasible_count == 1
-                           ? std::string("the only option that meets every constraint")
+                      (plan.feasible_count == 1 ? std::string("the only option that meets every constraint")
+                       : cheapest_passed_over
+                           ? "the lowest expected cost with a trusted price among " +
+                                 std::to_string(plan.feasible_count) +
+                                 " options that meet every constraint"
                            : "the lowest expected cost of " + std::to_string(plan.feasible_count) +
                                  " options that meet every constraint") +
                       ConstraintsText(request.constraints) + "; " + SpreadText(r);
+    if (cheapest_passed_over) {
+        const TrainingPlanOption& c = *plan.cheapest;
+        out += " The cheapest, " + Describe(c, catalog) + " at " + CostText(c) + " (" +
+               Fixed(100.0 * (1.0 - c.ExpectedTotalUsd() / r.ExpectedTotalUsd()), 1) +
+               "% less), has a price that is " + UntrustedText(c, s) +
+               "; a verified, dated price within " +
+               Fixed(100.0 * kTrustedPriceToleranceFraction, 0) +
+               "% of it ranks first (trusted_price_tolerance_fraction).";
+    } else if (plan.feasible_count > 1 && !TrustedPrice(r, s.max_price_age_days)) {
+        out += " No option with a verified, dated price comes within " +
+               Fixed(100.0 * kTrustedPriceToleranceFraction, 0) +
+               "% of it (trusted_price_tolerance_fraction), so it stays first.";
+    }
     for (const auto& other : plan.best_by_provider) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
@@ -476,6 +507,13 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                             "pre-training programmes, e.g. Llama 3, arXiv 2407.21783; GPU list "
                             "prices moved up to 45% within 2025)"));
     }
+    echo.push_back({"trusted_price_tolerance_fraction", kTrustedPriceToleranceFraction,
+                    "fraction",
+                    "an option with a verified, dated price not older than max_price_age_days "
+                    "is recommended over a cheaper one without, when it costs at most this "
+                    "much more",
+                    "judgement: twice the default p90 spread of list prices; unconfirmed list "
+                    "prices moved up to 45% within 2025"});
     echo.push_back(Echo("max_total_accelerators",
                         c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators),
                         "accelerators", "largest cluster searched (offering capacity caps "
@@ -506,6 +544,12 @@ void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
              const PlanReference& reference, const PricingSettings& settings,
              const ShapeEstimates& estimates, TrainingPlan& plan) {
     plan.recommendation = plan.cheapest;
+    if (plan.cheapest && plan.cheapest_trusted &&
+        !TrustedPrice(*plan.cheapest, settings.max_price_age_days) &&
+        plan.cheapest_trusted->ExpectedTotalUsd() <=
+            plan.cheapest->ExpectedTotalUsd() * (1.0 + kTrustedPriceToleranceFraction)) {
+        plan.recommendation = plan.cheapest_trusted;
+    }
     plan.reasoning = Reasoning(request, plan, catalog, settings);
     if (plan.recommendation) {
         AddWarnings(*plan.recommendation, settings, "/recommendation/offering", plan.warnings);

@@ -67,6 +67,7 @@ Status TrainingPlanRequest::Validate() const {
     check.Range(c.deadline_confidence, "/constraints/deadline_confidence", 0, 1,
                 /*lo_open=*/true);
     check.Range(c.budget_usd, "/constraints/budget_usd", 0, 1e12);
+    check.Range(c.max_price_age_days, "/constraints/max_price_age_days", 0, 36500);
     check.Range(c.max_wall_clock_days, "/constraints/max_wall_clock_days", 0,
                 kMaxWallClockDaysLimit, /*lo_open=*/true);
     if (c.max_total_accelerators) {

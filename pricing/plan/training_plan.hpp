@@ -50,6 +50,14 @@ inline constexpr double kDeadlineBoundShownTolerance = 1e-6;
 // (catalog-references), so a plan for one rented cluster stops being a plan; judgement.
 inline constexpr double kDefaultMaxWallClockDays = 180;
 inline constexpr double kMaxWallClockDaysLimit = 36500;
+// The recommendation is the cheapest option meeting every constraint, unless its price is not
+// trusted (unverified, an estimated date, or older than max_price_age_days) and an option with
+// a trusted price costs at most this much more (expected cost with data costs): then that one,
+// and the reasoning says so. A tenth: twice the default p90 spread of list prices
+// (kDefaultPriceSpreadFraction), so within it the two costs are indistinguishable in the
+// plan's own uncertainty, while a price nobody can confirm may be wrong by far more (AWS's
+// June-2025 P4/P5 cut moved list prices by up to 45 %, catalog-references); judgement.
+inline constexpr double kTrustedPriceToleranceFraction = 0.10;
 // Largest cluster searched when the caller sets no max_total_accelerators.
 inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
@@ -98,6 +106,11 @@ struct TrainingPlanConstraints {
     std::vector<std::string> accelerators;
     std::optional<int> max_total_accelerators;
     std::optional<int> min_total_accelerators;
+    // Offerings whose current price is not verified are left out (skipped.unverified_price).
+    bool verified_only = false;
+    // Offerings whose price is older than this many days (by `today`) are left out
+    // (skipped.price_too_old); no default. The plan's top-level max_price_age_days only warns.
+    std::optional<double> max_price_age_days;
     // Options expected to take longer are left out (skipped.over_max_wall_clock). Default
     // kDefaultMaxWallClockDays when there is no deadline_hours; none with a deadline unless
     // given.
@@ -243,7 +256,12 @@ struct TrainingPlan {
     std::vector<TrainingPlanOption> pareto_front;
     // The cheapest feasible option per provider, cheapest first.
     std::vector<TrainingPlanOption> best_by_provider;
-    std::optional<TrainingPlanOption> recommendation;  // = cheapest
+    // The cheapest feasible option whose price is trusted (verified, dated, not older than
+    // max_price_age_days); nullopt when none is.
+    std::optional<TrainingPlanOption> cheapest_trusted;
+    // = cheapest, or cheapest_trusted when cheapest's price is not trusted and
+    // cheapest_trusted costs at most kTrustedPriceToleranceFraction more.
+    std::optional<TrainingPlanOption> recommendation;
     std::string reasoning;
     std::vector<BindingConstraint> binding_constraints;  // only when nothing is feasible
     // The wall-clock ceiling applied (max_wall_clock_days in days; nullopt: none) and, when it
@@ -265,7 +283,8 @@ struct TrainingPlan {
     // searched node counts one customer can get, options above that limit, capacity-block
     // runs longer than the longest block), "spot_impractical" (spot options over 1000x the
     // failure-free time), "over_max_wall_clock" (options expected to run longer than
-    // max_wall_clock_days).
+    // max_wall_clock_days), "unverified_price" and "price_too_old" (constraints.verified_only,
+    // constraints.max_price_age_days).
     std::vector<std::pair<std::string, std::size_t>> skipped;
     // One message per skip reason, to say why (e.g. how much memory is missing).
     std::vector<std::pair<std::string, std::string>> skipped_examples;

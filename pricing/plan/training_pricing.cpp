@@ -471,7 +471,7 @@ void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& 
     for (auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
         for (TrainingPlanOption& o : *list) probabilities.Fill(o);
     }
-    for (auto* one : {&plan.cheapest, &plan.fastest, &plan.recommendation}) {
+    for (auto* one : {&plan.cheapest, &plan.cheapest_trusted, &plan.fastest, &plan.recommendation}) {
         if (*one) probabilities.Fill(**one);
     }
 }

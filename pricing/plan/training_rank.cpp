@@ -117,6 +117,12 @@ std::vector<const TrainingPlanOption*> FirstInOrder(
 
 }  // namespace
 
+bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days) {
+    const PriceObservation& p = o.offering->price;
+    return p.verified && !p.as_of_estimated &&
+           (!o.price_age_days || static_cast<double>(*o.price_age_days) <= max_price_age_days);
+}
+
 void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
           TrainingPlan& plan) {
     // The options stay where they are; the summaries and the page refer to them and copy
@@ -130,16 +136,24 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     plan.infeasible_count = infeasible.size();
 
     const TrainingPlanOption* cheapest = nullptr;
+    const TrainingPlanOption* cheapest_trusted = nullptr;
     const TrainingPlanOption* fastest = nullptr;
+    const double max_age = request.max_price_age_days.value_or(kDefaultMaxPriceAgeDays);
     for (const auto* o : feasible) {
         if (cheapest == nullptr || Before(*o, *cheapest, TrainingPlanSort::kExpectedCost)) {
             cheapest = o;
+        }
+        if (TrustedPrice(*o, max_age) &&
+            (cheapest_trusted == nullptr ||
+             Before(*o, *cheapest_trusted, TrainingPlanSort::kExpectedCost))) {
+            cheapest_trusted = o;
         }
         if (fastest == nullptr || Before(*o, *fastest, TrainingPlanSort::kTime)) {
             fastest = o;
         }
     }
     if (cheapest != nullptr) plan.cheapest = *cheapest;
+    if (cheapest_trusted != nullptr) plan.cheapest_trusted = *cheapest_trusted;
     if (fastest != nullptr) plan.fastest = *fastest;
 
     // Pareto front: walk from fastest (ties: cheaper first); keep each option cheaper than

@@ -184,6 +184,10 @@ void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probab
 // After stage 5: deadline_probability on every option the plan shows.
 void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& plan);
 
+// A price the recommendation can lean on: verified, with a known date, at most
+// `max_price_age_days` old (an unknown age counts as fresh).
+bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days);
+
 // Order within one criterion; ties break by the other criterion, then id and nodes.
 bool Before(const TrainingPlanOption& a, const TrainingPlanOption& b, TrainingPlanSort sort);
 

@@ -440,7 +440,8 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         JsonReader c(*constraints, "/constraints");
         c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "providers",
                      "price_types", "regions", "accelerators", "max_total_accelerators",
-                     "min_total_accelerators", "max_wall_clock_days", "node_counts"});
+                     "min_total_accelerators", "max_wall_clock_days", "verified_only",
+                     "max_price_age_days", "node_counts"});
         auto& out = q.constraints;
         out.deadline_hours = c.Number("deadline_hours");
         out.deadline_confidence = c.Number("deadline_confidence");
@@ -452,6 +453,8 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         out.max_total_accelerators = c.Int("max_total_accelerators");
         out.min_total_accelerators = c.Int("min_total_accelerators");
         out.max_wall_clock_days = c.Number("max_wall_clock_days");
+        out.verified_only = c.Bool("verified_only").value_or(false);
+        out.max_price_age_days = c.Number("max_price_age_days");
         if (const json* counts = constraints->contains("node_counts")
                                      ? &constraints->at("node_counts")
                                      : nullptr;

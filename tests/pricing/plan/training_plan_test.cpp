@@ -453,6 +453,90 @@ TEST_SUITE("plan_training") {
         CHECK(tight > 10);  // the bound spares most far-from-deadline runs the distribution
     }
 
+    // Issue 21 item 4: the default plan recommended an unverified price dated by estimate and
+    // 543 days old; max_price_age_days only warned.
+    TEST_CASE("verified_only and constraints.max_price_age_days leave such prices out, counted") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.today = "2026-11-27";
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        bool any_unverified = false;
+        bool any_old = false;
+        for (const auto& o : all.value().options) {
+            any_unverified = any_unverified || !o.offering->price.verified;
+            any_old = any_old || (o.price_age_days && *o.price_age_days > 180);
+        }
+        REQUIRE(any_unverified);
+        REQUIRE(any_old);
+        r.constraints.verified_only = true;
+        auto verified = Plan(r, *catalog);
+        REQUIRE(verified.ok());
+        REQUIRE_FALSE(verified.value().options.empty());
+        for (const auto& o : verified.value().options) CHECK(o.offering->price.verified);
+        CHECK(Skipped(verified.value(), "unverified_price") > 0);
+        r.constraints.verified_only = false;
+        r.constraints.max_price_age_days = 180;
+        auto fresh = Plan(r, *catalog);
+        REQUIRE(fresh.ok());
+        REQUIRE_FALSE(fresh.value().options.empty());
+        for (const auto& o : fresh.value().options) {
+            REQUIRE(o.price_age_days.has_value());
+            CHECK(*o.price_age_days <= 180);
+        }
+        CHECK(Skipped(fresh.value(), "price_too_old") > 0);
+        r.constraints.max_price_age_days = -1;
+        CHECK_FALSE(Plan(r, *catalog).ok());
+    }
+
+    TEST_CASE("a trusted price within the tolerance is recommended over a cheaper untrusted one") {
+        auto base = Sample();
+        auto found = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand");
+        REQUIRE(found.ok());
+        auto catalog_with = [&](double trusted_usd) {
+            std::vector<Offering> offerings = base->Offerings();
+            Offering untrusted = found.value();
+            untrusted.id = "aws-p5.48xlarge-us-east-1-untrusted";
+            untrusted.price.usd_per_hour = 1.0;
+            untrusted.price.verified = false;
+            untrusted.price.as_of = "2026-11-20";
+            Offering trusted = untrusted;
+            trusted.id = "aws-p5.48xlarge-us-east-1-trusted";
+            trusted.price.usd_per_hour = trusted_usd;
+            trusted.price.verified = true;
+            offerings.push_back(untrusted);
+            offerings.push_back(trusted);
+            auto built = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "test", 0);
+            REQUIRE(built.ok());
+            return built.value();
+        };
+        TrainingPlanRequest r = SevenB();
+        r.today = "2026-11-27";
+        r.constraints.accelerators = {"h100-sxm"};
+        r.constraints.node_counts = {1};
+        auto near = catalog_with(1.0 * (1 + kTrustedPriceToleranceFraction) * 0.99);
+        auto plan = Plan(r, *near);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().cheapest.has_value());
+        CHECK(plan.value().cheapest->offering->id == "aws-p5.48xlarge-us-east-1-untrusted");
+        REQUIRE(plan.value().recommendation.has_value());
+        CHECK(plan.value().recommendation->offering->id == "aws-p5.48xlarge-us-east-1-trusted");
+        CHECK(plan.value().cheapest_trusted->offering->id == "aws-p5.48xlarge-us-east-1-trusted");
+        CHECK(plan.value().reasoning.find("unverified") != std::string::npos);
+        CHECK(plan.value().reasoning.find("trusted_price_tolerance_fraction") != std::string::npos);
+        // Beyond the tolerance the cheapest stays first, and the reasoning says why.
+        auto far = catalog_with(1.0 * (1 + kTrustedPriceToleranceFraction) * 1.05);
+        auto dear = Plan(r, *far);
+        REQUIRE(dear.ok());
+        CHECK(dear.value().recommendation->offering->id == "aws-p5.48xlarge-us-east-1-untrusted");
+        CHECK(dear.value().reasoning.find("so it stays first") != std::string::npos);
+        bool echoed = false;
+        for (const auto& a : dear.value().assumptions) {
+            echoed = echoed || a.name.view() == "trusted_price_tolerance_fraction";
+        }
+        CHECK(echoed);
+    }
+
     TEST_CASE("deadline_confidence must be above 0 and at most 1") {
         auto catalog = Sample();
         for (double bad : {0.0, -0.1, 1.5}) {

@@ -376,6 +376,25 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/constraints/max_wall_clock_days");
     }
 
+    TEST_CASE("POST /v1/plans/training leaves out unverified and old prices when asked") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 20, "limit": 500,
+                                  "constraints": {"verified_only": true}})"));
+        REQUIRE_FALSE(body["options"].empty());
+        for (const auto& o : body["options"]) CHECK(o["offering"]["verified"] == true);
+        CHECK(body["skipped"]["unverified_price"].get<int>() > 0);
+        json fresh = Body(Post(server, "/v1/plans/training",
+                               R"({"model": {"params_b": 7}, "tokens_b": 20, "limit": 500,
+                                   "constraints": {"max_price_age_days": 30}})"));
+        for (const auto& o : fresh["options"]) CHECK(o["price_age_days"].get<int>() <= 30);
+        CHECK(fresh["skipped"]["price_too_old"].get<int>() > 0);
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"max_price_age_days": -1}})"),
+                     422, "invalid_argument", "/constraints/max_price_age_days");
+    }
+
     TEST_CASE("POST /v1/plans/training: unknown ids are 422 with close matches") {
         TestServer server(SampleDeps());
         auto r = Post(server, "/v1/plans/training",
