@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 
 namespace gpucost::pricing::plan {
@@ -464,6 +465,25 @@ void WarnOnOverride(const std::string& field, const std::string& what, double gi
 }
 
 // Per-instance prices: a value in the request wins over an offering.
+// A spot price observed before the on-demand price it is compared with misses any price change
+// in between: AWS cut P4/P5 on-demand prices by up to 45 % in June 2025, and the catalog's p5
+// spot price predates that cut, so the saving compares prices of different times.
+void WarnOnOlderSpotPrice(const std::optional<Offering>& spot, const Offering& on_demand,
+                          SpotPlan& plan) {
+    if (!spot) return;
+    const auto spot_day = DaysFromIsoDate(spot->price.as_of);
+    const auto on_demand_day = DaysFromIsoDate(on_demand.price.as_of);
+    if (!spot_day || !on_demand_day || *spot_day >= *on_demand_day) return;
+    plan.warnings.push_back(
+        {"/spot_offering_id",
+         spot->id + ": the spot price is dated " + spot->price.as_of +
+             (spot->price.as_of_estimated ? " (estimated)" : "") + ", " +
+             std::to_string(*on_demand_day - *spot_day) + " days before the on-demand price (" +
+             on_demand.id + ", " + on_demand.price.as_of +
+             ") it is compared with; a list-price change in between is not in it, so the "
+             "saving may be wrong: check the current spot price"});
+}
+
 Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                      const std::optional<Offering>& spot_offering, SpotPlan& plan) {
     plan.spot_usd_per_hour =
@@ -509,6 +529,7 @@ Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
     }
     plan.on_demand_usd_per_hour = on_demand->price.usd_per_hour;
     plan.on_demand_offering_id = on_demand->id;
+    WarnOnOlderSpotPrice(spot_offering, *on_demand, plan);
     return Ok{};
 }
 
@@ -542,11 +563,26 @@ Status ResolveInterruptionRate(const SpotPlanRequest& request,
         percent = RepresentativePercentPerMonth(*spot_offering->spot_interruption);
     }
     if (!percent) {
-        return MakeError(ErrorCode::kFailedPrecondition,
-                         "offering '" + spot_offering->id +
-                             "' has no Spot Advisor interruption bucket; give "
-                             "interruptions_per_hour",
-                         "/interruptions_per_hour");
+        // As training plans do: the worst bucket, said in a warning and echoed.
+        plan.interruptions_per_hour =
+            InterruptionsPerHourFromMonthlyPercent(kDefaultUnknownSpotPercentPerMonth);
+        plan.warnings.push_back(
+            {"/spot_offering_id",
+             spot_offering->id + ": no Spot Advisor interruption data; planned at the worst "
+                                 "bucket (" +
+                 Fixed(kDefaultUnknownSpotPercentPerMonth, 0) +
+                 "% a month), as training plans do; give interruptions_per_hour if you know "
+                 "better"});
+        echo.push_back({"interruption_percent_per_month", kDefaultUnknownSpotPercentPerMonth,
+                        "percent",
+                        "monthly share of spot instances interrupted, assumed: the offering has "
+                        "no Spot Advisor bucket",
+                        "default: the worst bucket (>20%), conservative; as training plans "
+                        "(unknown_spot_percent_per_month)"});
+        echo.push_back({"interruptions_per_hour", plan.interruptions_per_hour, "1/h",
+                        "interruptions per instance-hour: -ln(1 - p/100) / 730",
+                        "derived (Poisson interruptions, 730 h per month)"});
+        return Ok{};
     }
     plan.interruption_bucket = spot_offering->spot_interruption->label;
     plan.interruptions_per_hour = InterruptionsPerHourFromMonthlyPercent(*percent);

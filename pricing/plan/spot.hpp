@@ -23,6 +23,10 @@ inline constexpr double kDefaultCheckpointMinutes = 5.0;
 // Restart/requeue time after an interruption: getting new capacity, pulling the container,
 // re-initialising NCCL and reading the last checkpoint. Judgement; override per job.
 inline constexpr double kDefaultRestartMinutes = 10.0;
+// Spot offerings without a Spot Advisor bucket (GCP, Azure, marketplaces: 45 of the catalog's
+// 49 spot offerings) are planned as if in the worst bucket (>20 %, 30 % a month; see
+// RepresentativePercentPerMonth), by training plans and spot plans alike; conservative.
+inline constexpr double kDefaultUnknownSpotPercentPerMonth = 30.0;
 // A deadline counts as met when the probability of finishing by it is at least this.
 inline constexpr double kDefaultRequiredDeadlineProbability = 0.9;
 // Below this expected saving, spot's operational risk is not worth it (recommendation

@@ -30,9 +30,8 @@ inline constexpr double kDefaultPriceSpreadFraction = 0.05;
 // Spot prices move daily; AWS Spot Advisor savings for one instance type differ by tens of
 // percentage points across regions (catalog-references §6); judgement.
 inline constexpr double kDefaultSpotPriceSpreadFraction = 0.25;
-// Spot offerings without a Spot Advisor bucket (GCP, Azure, marketplaces) are planned as if
-// in the worst bucket (>20 %, 30 % a month; see RepresentativePercentPerMonth).
-inline constexpr double kDefaultUnknownSpotPercentPerMonth = 30.0;
+// Spot offerings without a Spot Advisor bucket: kDefaultUnknownSpotPercentPerMonth (spot.hpp),
+// shared with the spot plan.
 // A deadline counts as met when the option finishes by it with at least this probability
 // (request: `constraints.deadline_confidence`). The same default as the spot plan's
 // required_deadline_probability (spot.hpp), so both planners judge a deadline alike.

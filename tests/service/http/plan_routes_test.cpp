@@ -116,6 +116,17 @@ TEST_SUITE("plan_routes") {
         CHECK(body["spot_deadline_probability"].get<double>() > 0.9);
     }
 
+    TEST_CASE("POST /v1/plans/spot warns when the spot price predates the on-demand one") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/spot",
+                              R"({"job_hours": 100,
+                                  "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot"})"));
+        REQUIRE(body["warnings"].size() == 1);
+        CHECK(body["warnings"][0]["field"] == "/spot_offering_id");
+        CHECK(body["warnings"][0]["detail"].get<std::string>().find("557 days before") !=
+              std::string::npos);
+    }
+
     TEST_CASE("POST /v1/plans/spot rejects bad bodies with the right status and field") {
         TestServer server(SampleDeps());
         CheckProblem(Post(server, "/v1/plans/spot", "{"), 400, "malformed_request");
