@@ -121,6 +121,16 @@ void WriteSpotRisk(JsonWriter& w, const std::optional<std::string>& bucket_label
     w.EndObject();
 }
 
+void WriteSpotRange(JsonWriter& w, std::string_view key,
+                    const std::optional<pricing::plan::SpotRange>& range) {
+    w.Key(key);
+    if (!range) return w.Null();
+    w.BeginObject();
+    w.Member("high", range->high);
+    w.Member("low", range->low);
+    w.EndObject();
+}
+
 // The members that sort before `job_hours` (apart from EncodeSpotPlan to keep each one
 // screen): the checkpoint and interruption figures.
 void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::SpotPlan& p) {
@@ -136,8 +146,11 @@ void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::Sp
     w.Member("expected_savings_fraction", p.expected_savings_fraction);
     w.Member("expected_savings_usd", p.expected_savings_usd);
     w.Member("expected_spot_cost_usd", p.expected_spot_cost_usd);
+    WriteSpotRange(w, "expected_spot_cost_usd_range", p.expected_spot_cost_usd_range);
     w.Member("expected_spot_hours", p.expected_spot_hours);
     w.Member("failure_free_hours", p.failure_free_hours);
+    WriteSpotRange(w, "interruption_percent_per_month_range",
+                   p.interruption_percent_per_month_range);
     w.Member("interruptions_per_hour", p.interruptions_per_hour);
 }
 
@@ -166,6 +179,7 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     w.Member("restart_minutes", p.restart_hours * 60.0);
     w.Member("spot_cluster_usd_per_hour", p.spot_cluster_usd_per_hour);
     w.Member("spot_deadline_probability", p.spot_deadline_probability);
+    WriteSpotRange(w, "spot_deadline_probability_range", p.spot_deadline_probability_range);
     w.Key("spot_interruption");
     WriteSpotRisk(w, p.interruption_bucket);
     w.Member("spot_offering_id", p.spot_offering_id);

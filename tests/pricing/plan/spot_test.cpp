@@ -550,6 +550,41 @@ TEST_SUITE("plan_spot") {
         CHECK(echoed);
     }
 
+    // Issue 21 item 3: the open >20 % bucket was read as 30 %/month and a 0.9999995 chance
+    // reported without a range.
+    TEST_CASE("a bucket's rate gives ranges over its bounds, the open bucket up to 50 %") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 336;
+        r.nodes = 8;
+        r.deadline_hours = 384;
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        REQUIRE(p.interruption_percent_per_month_range.has_value());
+        CHECK(p.interruption_percent_per_month_range->low == 22);
+        CHECK(p.interruption_percent_per_month_range->high == kOpenBucketUpperPercentPerMonth);
+        REQUIRE(p.expected_spot_cost_usd_range.has_value());
+        CHECK(p.expected_spot_cost_usd_range->low < p.expected_spot_cost_usd);
+        CHECK(p.expected_spot_cost_usd < p.expected_spot_cost_usd_range->high);
+        REQUIRE(p.spot_deadline_probability_range.has_value());
+        CHECK(p.spot_deadline_probability_range->low < *p.spot_deadline_probability);
+        CHECK(*p.spot_deadline_probability < p.spot_deadline_probability_range->high);
+        CHECK(p.reasoning.find("22-50% a month") != std::string::npos);
+        bool echoed = false;
+        for (const auto& a : p.assumptions) {
+            echoed = echoed || a.name.view() == "open_bucket_upper_percent_per_month";
+        }
+        CHECK(echoed);
+        // A rate given by the caller has no bucket to range over.
+        r.interruptions_per_hour = 0.001;
+        auto given = PlanSpot(r, *catalog);
+        REQUIRE(given.ok());
+        CHECK_FALSE(given.value().interruption_percent_per_month_range.has_value());
+        CHECK_FALSE(given.value().spot_deadline_probability_range.has_value());
+    }
+
     TEST_CASE("a price or rate given over the spot offering's catalog figure is named") {
         auto catalog = Sample();
         SpotPlanRequest r;

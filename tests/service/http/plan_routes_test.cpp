@@ -125,6 +125,11 @@ TEST_SUITE("plan_routes") {
         CHECK(body["warnings"][0]["field"] == "/spot_offering_id");
         CHECK(body["warnings"][0]["detail"].get<std::string>().find("557 days before") !=
               std::string::npos);
+        CHECK(body["interruption_percent_per_month_range"]["low"] == 22);
+        CHECK(body["interruption_percent_per_month_range"]["high"] == 50);
+        CHECK(body["expected_spot_cost_usd_range"]["low"].get<double>() <
+              body["expected_spot_cost_usd_range"]["high"].get<double>());
+        CHECK(body["spot_deadline_probability_range"].is_null());  // no deadline
     }
 
     TEST_CASE("POST /v1/plans/spot rejects bad bodies with the right status and field") {
