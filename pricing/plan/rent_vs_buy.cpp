@@ -196,73 +196,27 @@ bool HasWarning(const RentVsBuyPlan& plan, const std::string& field) {
                        [&](const FieldError& w) { return w.field == field; });
 }
 
-}  // namespace
+// The stages of a rent-vs-buy plan, in order (PlanRentVsBuy runs them); what one stage
+// finds that a later one needs, beyond the plan itself, travels in Owning.
+struct Owning {
+    std::optional<Offering> offering;        // the rented offering, when named
+    std::optional<Accelerator> accelerator;  // the bought (or rented) accelerator
+    bool has_count = false;                  // buy.total_accelerators given
+    double count = 0;                        // owned accelerators; 0 when not given
+    int term_months = 0;                     // the rent's commitment term; 0 when hourly
+    double power_usd_per_month_at_full_use = 0;
+    double depreciation_months = 0;
+    double residual_fraction = 0;
+    double monthly_rate = 0;
+    double horizon_discount = 1;
+};
 
-const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation) {
-    switch (recommendation) {
-        case RentVsBuyRecommendation::kRent:
-            return "rent";
-        case RentVsBuyRecommendation::kBuy:
-            return "buy";
-    }
-    return "rent";
-}
-
-Status RentVsBuyRequest::Validate() const {
-    FieldChecker check;
-    check.Range(buy.capex_usd, "/buy/capex_usd", 0, kMaxUsd);
-    check.Range(buy.opex_usd_per_month, "/buy/opex_usd_per_month", 0, kMaxUsdPerMonth);
-    if (buy.total_accelerators) {
-        check.IntRange(*buy.total_accelerators, "/buy/total_accelerators", 1, kMaxAcceleratorCount);
-    }
-    check.Range(buy.server_price_usd, "/buy/server_price_usd", 0, kMaxUsd);
-    check.Range(buy.purchase_price_usd_per_accelerator, "/buy/purchase_price_usd_per_accelerator",
-                0, 1e8);
-    check.Range(buy.chassis_overhead_fraction, "/buy/chassis_overhead_fraction", 0, 10);
-    check.Range(buy.tdp_w, "/buy/tdp_w", 0, 1e5, true);
-    check.Range(buy.server_power_overhead_fraction, "/buy/server_power_overhead_fraction", 0, 10);
-    check.Range(buy.utilization, "/buy/utilization", 0, 1);
-    check.Range(buy.pue, "/buy/pue", 1, 5);
-    check.Range(buy.usd_per_kwh, "/buy/usd_per_kwh", 0, 10);
-    check.Range(buy.hosting_usd_per_accelerator_month, "/buy/hosting_usd_per_accelerator_month", 0,
-                1e6);
-    check.Range(buy.staff_usd_per_month, "/buy/staff_usd_per_month", 0, kMaxUsdPerMonth);
-    // At least a month: a denormal period made the monthly depreciation infinite.
-    check.Range(buy.depreciation_years, "/buy/depreciation_years", 1.0 / 12.0, 30);
-    check.Range(buy.residual_value_fraction, "/buy/residual_value_fraction", 0, 0.99);
-    check.Range(rent.usd_per_month, "/rent/usd_per_month", 0, kMaxUsdPerMonth);
-    check.Range(rent.usd_per_accelerator_hour, "/rent/usd_per_accelerator_hour", 0, 1e5);
-    check.Range(rent.accelerator_hours_per_month, "/rent/accelerator_hours_per_month", 0, 1e9,
-                true);
-    check.Range(discount_rate_annual, "/discount_rate_annual", 0, 1);
-    if (horizon_months) {
-        check.IntRange(*horizon_months, "/horizon_months", 1, kMaxHorizonMonths);
-    }
-    if (!buy.capex_usd && !buy.server_price_usd && !buy.total_accelerators) {
-        check.Fail("/buy/capex_usd",
-                   "is required unless server_price_usd or total_accelerators is given");
-    }
-    if (!buy.opex_usd_per_month && !buy.total_accelerators) {
-        check.Fail("/buy/opex_usd_per_month", "is required unless total_accelerators is given");
-    }
-    if (!rent.usd_per_month && !rent.usd_per_accelerator_hour && !rent.offering_id) {
-        check.Fail("/rent/usd_per_month",
-                   "give usd_per_month, usd_per_accelerator_hour or offering_id");
-    }
-    return check.Done();
-}
-
-Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catalog& catalog) {
-    if (auto valid = request.Validate(); !valid.ok()) {
-        return valid.error();
-    }
-    const BuySide& buy = request.buy;
+// The offering named by rent.offering_id (or its sibling of rent.price_type), checked to be
+// a steady monthly rent.
+Status ResolveRentOffering(const RentVsBuyRequest& request, const Catalog& catalog,
+                           RentVsBuyPlan& plan, Owning& own) {
     const RentSide& rent = request.rent;
-    RentVsBuyPlan plan;
-    plan.catalog_version = catalog.Describe().version;
-    Assumptions& echo = plan.assumptions;
-
-    std::optional<Offering> offering;
+    std::optional<Offering>& offering = own.offering;
     if (rent.offering_id) {
         auto found = catalog.FindOffering(*rent.offering_id);
         if (!found.ok()) {
@@ -288,11 +242,19 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
         plan.rent_price_type = offering->price_type;
     }
+    return Ok{};
+}
+
+// The accelerator bought (or, without one, rented), with a warning when the two differ.
+Status ResolveAccelerator(const RentVsBuyRequest& request, const Catalog& catalog,
+                          RentVsBuyPlan& plan, Owning& own) {
+    const BuySide& buy = request.buy;
+    const std::optional<Offering>& offering = own.offering;
     plan.accelerator = buy.accelerator;
     if (!plan.accelerator && offering) {
         plan.accelerator = offering->accelerator;
     }
-    std::optional<Accelerator> accelerator;
+    std::optional<Accelerator>& accelerator = own.accelerator;
     if (plan.accelerator) {
         auto found = catalog.FindAccelerator(*plan.accelerator);
         if (!found.ok()) {
@@ -305,13 +267,17 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
             WarnOnDifferentHardware(*accelerator, *offering, plan);
         }
     }
-    plan.total_accelerators = buy.total_accelerators;
-    // Owned accelerators; 0 when not given (then every use below is guarded by has_count or
-    // by Validate's rule that derived figures need a count).
-    const bool has_count = buy.total_accelerators.has_value();
-    const double count = static_cast<double>(buy.total_accelerators.value_or(0));
+    return Ok{};
+}
 
-    // Rent rate and volume.
+// Rent rate and volume: the monthly rent, read from the given figures or the offering, and the
+// instances a commitment reserves.
+Status PriceRent(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own) {
+    const BuySide& buy = request.buy;
+    const RentSide& rent = request.rent;
+    const std::optional<Offering>& offering = own.offering;
+    const bool has_count = own.has_count;
+    const double count = own.count;
     if (rent.usd_per_accelerator_hour) {
         plan.rent_usd_per_accelerator_hour = rent.usd_per_accelerator_hour;
     } else if (offering) {
@@ -339,7 +305,8 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                              "/rent/accelerator_hours_per_month");
         }
     }
-    const int term_months = offering ? TermMonths(offering->price_type) : 0;
+    own.term_months = offering ? TermMonths(offering->price_type) : 0;
+    const int term_months = own.term_months;
     if (term_months > 0 && (has_count || plan.accelerator_hours_per_month)) {
         // A commitment reserves whole instances for the owned accelerators (or, without a
         // count, for the rented hours) every hour, used or not.
@@ -372,7 +339,16 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         plan.monthly_rent_usd = *hourly_reading;
     }
 
-    // Utilisation of what is owned.
+    return Ok{};
+}
+
+// Utilisation of what is owned: given, or the rented hours over the owned capacity.
+void EstimateUtilization(const RentVsBuyRequest& request, RentVsBuyPlan& plan,
+                         const Owning& own) {
+    const BuySide& buy = request.buy;
+    const RentSide& rent = request.rent;
+    const bool has_count = own.has_count;
+    const double count = own.count;
     if (buy.utilization) {
         plan.utilization = buy.utilization;
         if (has_count && rent.accelerator_hours_per_month) {
@@ -384,7 +360,14 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                                              (count * kHoursPerMonth));
     }
 
-    // Capex.
+}
+
+// Capex: given, or the accelerators' purchase price plus the chassis.
+Status PriceCapex(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Owning& own) {
+    const BuySide& buy = request.buy;
+    const std::optional<Accelerator>& accelerator = own.accelerator;
+    const double count = own.count;
+    Assumptions& echo = plan.assumptions;
     if (buy.capex_usd) {
         plan.capex_usd = *buy.capex_usd;
         echo.push_back(Echo("capex_usd", plan.capex_usd, "usd", "purchase cost", true, ""));
@@ -422,8 +405,16 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                             "default: judgement from 8-GPU HGX server list prices"));
     }
 
-    // Opex.
-    double power_usd_per_month_at_full_use = 0;
+    return Ok{};
+}
+
+// Opex: given, or power at the utilisation, hosting and staff.
+Status PriceOpex(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own) {
+    const BuySide& buy = request.buy;
+    const std::optional<Accelerator>& accelerator = own.accelerator;
+    const double count = own.count;
+    Assumptions& echo = plan.assumptions;
+    double& power_usd_per_month_at_full_use = own.power_usd_per_month_at_full_use;
     if (buy.opex_usd_per_month) {
         plan.opex_usd_per_month = *buy.opex_usd_per_month;
         echo.push_back(Echo("opex_usd_per_month", plan.opex_usd_per_month, "usd_per_month",
@@ -487,11 +478,27 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         plan.utilization = utilization;
     }
 
+    return Ok{};
+}
+
+// Resale value after `months`: straight line from capex down to the residual.
+double Resale(const RentVsBuyPlan& plan, const Owning& own, double months) {
+    const double worn = std::min(1.0, months / own.depreciation_months);
+    return plan.capex_usd * (1.0 - (1.0 - own.residual_fraction) * worn);
+}
+
+// Both cash flows over the horizon: depreciation and resale, break-even months, totals and
+// present values.
+void CompareCashFlows(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own) {
+    const BuySide& buy = request.buy;
+    Assumptions& echo = plan.assumptions;
+    const int term_months = own.term_months;
     const double depreciation_years = buy.depreciation_years.value_or(kDefaultDepreciationYears);
-    const double residual_fraction =
-        buy.residual_value_fraction.value_or(kDefaultResidualValueFraction);
+    own.residual_fraction = buy.residual_value_fraction.value_or(kDefaultResidualValueFraction);
+    const double residual_fraction = own.residual_fraction;
     const double rate = request.discount_rate_annual.value_or(kDefaultDiscountRateAnnual);
-    const double depreciation_months = depreciation_years * 12.0;
+    own.depreciation_months = depreciation_years * 12.0;
+    const double depreciation_months = own.depreciation_months;
     plan.horizon_months = request.horizon_months.value_or(
         std::clamp(static_cast<int>(std::lround(depreciation_months)), 1, kMaxHorizonMonths));
     plan.discount_rate_annual = rate;
@@ -508,16 +515,12 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     echo.push_back(Echo("horizon_months", plan.horizon_months, "months", "comparison horizon",
                         request.horizon_months.has_value(), "default: depreciation period"));
 
-    // Resale value after m months: straight line from capex down to the residual.
-    auto resale = [&](double months) {
-        const double worn = std::min(1.0, months / depreciation_months);
-        return plan.capex_usd * (1.0 - (1.0 - residual_fraction) * worn);
-    };
     plan.monthly_own_usd =
         plan.capex_usd * (1.0 - residual_fraction) / depreciation_months + plan.opex_usd_per_month;
 
     const double margin = plan.monthly_rent_usd - plan.opex_usd_per_month;
-    const double monthly_rate = std::pow(1.0 + rate, 1.0 / 12.0) - 1.0;
+    own.monthly_rate = std::pow(1.0 + rate, 1.0 / 12.0) - 1.0;
+    const double monthly_rate = own.monthly_rate;
     const auto horizon = static_cast<double>(plan.horizon_months);
     if (margin > 0) {
         plan.break_even_months = plan.capex_usd / margin;
@@ -529,14 +532,15 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
     }
 
-    plan.residual_value_at_horizon_usd = resale(horizon);
+    plan.residual_value_at_horizon_usd = Resale(plan, own, horizon);
     plan.rent_billed_months =
         term_months > 0 ? WholeTermMonths(plan.horizon_months, term_months) : plan.horizon_months;
     const auto billed = static_cast<double>(plan.rent_billed_months);
     plan.total_rent_usd = plan.monthly_rent_usd * billed;
     plan.total_own_usd =
         plan.capex_usd + plan.opex_usd_per_month * horizon - plan.residual_value_at_horizon_usd;
-    const double horizon_discount = std::exp(-horizon * std::log1p(monthly_rate));
+    own.horizon_discount = std::exp(-horizon * std::log1p(monthly_rate));
+    const double horizon_discount = own.horizon_discount;
     plan.npv_rent_usd = Annuity(plan.monthly_rent_usd, billed, monthly_rate);
     plan.npv_own_usd = plan.capex_usd + Annuity(plan.opex_usd_per_month, horizon, monthly_rate) -
                        plan.residual_value_at_horizon_usd * horizon_discount;
@@ -545,6 +549,17 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     plan.breaks_even_within_horizon =
         plan.discounted_break_even_months && *plan.discounted_break_even_months <= horizon;
 
+}
+
+// Break-even utilisation on the recommendation's basis (hourly rent only).
+void FindBreakEvenUtilization(RentVsBuyPlan& plan, const Owning& own) {
+    const bool has_count = own.has_count;
+    const double count = own.count;
+    const int term_months = own.term_months;
+    const double monthly_rate = own.monthly_rate;
+    const double horizon_discount = own.horizon_discount;
+    const double power_usd_per_month_at_full_use = own.power_usd_per_month_at_full_use;
+    const auto horizon = static_cast<double>(plan.horizon_months);
     // Break-even utilisation on the recommendation's basis (present values over the horizon,
     // resale credited): capex - PV(resale) + A x (fixed opex + power x u) = A x rent rate x
     // capacity x u, with A the horizon's annuity factor. With no discounting and the horizon
@@ -565,18 +580,28 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
         }
     }
 
+}
+
+// The month-by-month cumulative series of both sides.
+void Accumulate(RentVsBuyPlan& plan, const Owning& own) {
     plan.cumulative.reserve(static_cast<std::size_t>(plan.horizon_months) + 1);
     for (int m = 0; m <= plan.horizon_months; ++m) {
         const auto months = static_cast<double>(m);
-        const double own = plan.capex_usd + plan.opex_usd_per_month * months;
+        const double owned = plan.capex_usd + plan.opex_usd_per_month * months;
         plan.cumulative.push_back(
-            {m, plan.monthly_rent_usd * months, own, own - resale(months)});
+            {m, plan.monthly_rent_usd * months, owned, owned - Resale(plan, own, months)});
     }
+}
 
-    if (offering && has_count) {
-        plan.rent_options = RentOptions(catalog, *offering, count, plan, monthly_rate);
-    }
-
+// rent or buy on present value, and why in words.
+void Recommend(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Owning& own) {
+    const RentSide& rent = request.rent;
+    const std::optional<Offering>& offering = own.offering;
+    const double count = own.count;
+    const double rate = plan.discount_rate_annual;
+    const double monthly_rate = own.monthly_rate;
+    const double horizon_discount = own.horizon_discount;
+    const auto horizon = static_cast<double>(plan.horizon_months);
     const bool buy_wins = plan.npv_own_usd < plan.npv_rent_usd;
     plan.recommendation = buy_wins ? RentVsBuyRecommendation::kBuy : RentVsBuyRecommendation::kRent;
     if (buy_wins && !plan.breaks_even_within_horizon && plan.capex_usd > 0) {
@@ -650,6 +675,88 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
                "(see warnings)";
     }
     plan.reasoning = why;
+}
+
+}  // namespace
+
+const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation) {
+    switch (recommendation) {
+        case RentVsBuyRecommendation::kRent:
+            return "rent";
+        case RentVsBuyRecommendation::kBuy:
+            return "buy";
+    }
+    return "rent";
+}
+
+Status RentVsBuyRequest::Validate() const {
+    FieldChecker check;
+    check.Range(buy.capex_usd, "/buy/capex_usd", 0, kMaxUsd);
+    check.Range(buy.opex_usd_per_month, "/buy/opex_usd_per_month", 0, kMaxUsdPerMonth);
+    if (buy.total_accelerators) {
+        check.IntRange(*buy.total_accelerators, "/buy/total_accelerators", 1, kMaxAcceleratorCount);
+    }
+    check.Range(buy.server_price_usd, "/buy/server_price_usd", 0, kMaxUsd);
+    check.Range(buy.purchase_price_usd_per_accelerator, "/buy/purchase_price_usd_per_accelerator",
+                0, 1e8);
+    check.Range(buy.chassis_overhead_fraction, "/buy/chassis_overhead_fraction", 0, 10);
+    check.Range(buy.tdp_w, "/buy/tdp_w", 0, 1e5, true);
+    check.Range(buy.server_power_overhead_fraction, "/buy/server_power_overhead_fraction", 0, 10);
+    check.Range(buy.utilization, "/buy/utilization", 0, 1);
+    check.Range(buy.pue, "/buy/pue", 1, 5);
+    check.Range(buy.usd_per_kwh, "/buy/usd_per_kwh", 0, 10);
+    check.Range(buy.hosting_usd_per_accelerator_month, "/buy/hosting_usd_per_accelerator_month", 0,
+                1e6);
+    check.Range(buy.staff_usd_per_month, "/buy/staff_usd_per_month", 0, kMaxUsdPerMonth);
+    // At least a month: a denormal period made the monthly depreciation infinite.
+    check.Range(buy.depreciation_years, "/buy/depreciation_years", 1.0 / 12.0, 30);
+    check.Range(buy.residual_value_fraction, "/buy/residual_value_fraction", 0, 0.99);
+    check.Range(rent.usd_per_month, "/rent/usd_per_month", 0, kMaxUsdPerMonth);
+    check.Range(rent.usd_per_accelerator_hour, "/rent/usd_per_accelerator_hour", 0, 1e5);
+    check.Range(rent.accelerator_hours_per_month, "/rent/accelerator_hours_per_month", 0, 1e9,
+                true);
+    check.Range(discount_rate_annual, "/discount_rate_annual", 0, 1);
+    if (horizon_months) {
+        check.IntRange(*horizon_months, "/horizon_months", 1, kMaxHorizonMonths);
+    }
+    if (!buy.capex_usd && !buy.server_price_usd && !buy.total_accelerators) {
+        check.Fail("/buy/capex_usd",
+                   "is required unless server_price_usd or total_accelerators is given");
+    }
+    if (!buy.opex_usd_per_month && !buy.total_accelerators) {
+        check.Fail("/buy/opex_usd_per_month", "is required unless total_accelerators is given");
+    }
+    if (!rent.usd_per_month && !rent.usd_per_accelerator_hour && !rent.offering_id) {
+        check.Fail("/rent/usd_per_month",
+                   "give usd_per_month, usd_per_accelerator_hour or offering_id");
+    }
+    return check.Done();
+}
+
+Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catalog& catalog) {
+    if (auto valid = request.Validate(); !valid.ok()) {
+        return valid.error();
+    }
+    RentVsBuyPlan plan;
+    plan.catalog_version = catalog.Describe().version;
+    Owning own;
+    if (auto s = ResolveRentOffering(request, catalog, plan, own); !s.ok()) return s.error();
+    if (auto s = ResolveAccelerator(request, catalog, plan, own); !s.ok()) return s.error();
+    plan.total_accelerators = request.buy.total_accelerators;
+    own.has_count = request.buy.total_accelerators.has_value();
+    own.count = static_cast<double>(request.buy.total_accelerators.value_or(0));
+    if (auto s = PriceRent(request, plan, own); !s.ok()) return s.error();
+    EstimateUtilization(request, plan, own);
+    if (auto s = PriceCapex(request, plan, own); !s.ok()) return s.error();
+    if (auto s = PriceOpex(request, plan, own); !s.ok()) return s.error();
+    CompareCashFlows(request, plan, own);
+    FindBreakEvenUtilization(plan, own);
+    Accumulate(plan, own);
+    if (own.offering && own.has_count) {
+        plan.rent_options =
+            RentOptions(catalog, *own.offering, own.count, plan, own.monthly_rate);
+    }
+    Recommend(request, plan, own);
     return plan;
 }
 

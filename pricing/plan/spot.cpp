@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 
 namespace gpucost::pricing::plan {
@@ -464,6 +465,25 @@ void WarnOnOverride(const std::string& field, const std::string& what, double gi
 }
 
 // Per-instance prices: a value in the request wins over an offering.
+// A spot price observed before the on-demand price it is compared with misses any price change
+// in between: AWS cut P4/P5 on-demand prices by up to 45 % in June 2025, and the catalog's p5
+// spot price predates that cut, so the saving compares prices of different times.
+void WarnOnOlderSpotPrice(const std::optional<Offering>& spot, const Offering& on_demand,
+                          SpotPlan& plan) {
+    if (!spot) return;
+    const auto spot_day = DaysFromIsoDate(spot->price.as_of);
+    const auto on_demand_day = DaysFromIsoDate(on_demand.price.as_of);
+    if (!spot_day || !on_demand_day || *spot_day >= *on_demand_day) return;
+    plan.warnings.push_back(
+        {"/spot_offering_id",
+         spot->id + ": the spot price is dated " + spot->price.as_of +
+             (spot->price.as_of_estimated ? " (estimated)" : "") + ", " +
+             std::to_string(*on_demand_day - *spot_day) + " days before the on-demand price (" +
+             on_demand.id + ", " + on_demand.price.as_of +
+             ") it is compared with; a list-price change in between is not in it, so the "
+             "saving may be wrong: check the current spot price"});
+}
+
 Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                      const std::optional<Offering>& spot_offering, SpotPlan& plan) {
     plan.spot_usd_per_hour =
@@ -509,6 +529,7 @@ Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
     }
     plan.on_demand_usd_per_hour = on_demand->price.usd_per_hour;
     plan.on_demand_offering_id = on_demand->id;
+    WarnOnOlderSpotPrice(spot_offering, *on_demand, plan);
     return Ok{};
 }
 
@@ -542,13 +563,34 @@ Status ResolveInterruptionRate(const SpotPlanRequest& request,
         percent = RepresentativePercentPerMonth(*spot_offering->spot_interruption);
     }
     if (!percent) {
-        return MakeError(ErrorCode::kFailedPrecondition,
-                         "offering '" + spot_offering->id +
-                             "' has no Spot Advisor interruption bucket; give "
-                             "interruptions_per_hour",
-                         "/interruptions_per_hour");
+        // As training plans do: the worst bucket, said in a warning and echoed.
+        plan.interruptions_per_hour =
+            InterruptionsPerHourFromMonthlyPercent(kDefaultUnknownSpotPercentPerMonth);
+        plan.interruption_percent_per_month_range =
+            SpotRange{0.0, kOpenBucketUpperPercentPerMonth};
+        plan.warnings.push_back(
+            {"/spot_offering_id",
+             spot_offering->id + ": no Spot Advisor interruption data; planned at the worst "
+                                 "bucket (" +
+                 Fixed(kDefaultUnknownSpotPercentPerMonth, 0) +
+                 "% a month), as training plans do; give interruptions_per_hour if you know "
+                 "better"});
+        echo.push_back({"interruption_percent_per_month", kDefaultUnknownSpotPercentPerMonth,
+                        "percent",
+                        "monthly share of spot instances interrupted, assumed: the offering has "
+                        "no Spot Advisor bucket",
+                        "default: the worst bucket (>20%), conservative; as training plans "
+                        "(unknown_spot_percent_per_month)"});
+        echo.push_back({"interruptions_per_hour", plan.interruptions_per_hour, "1/h",
+                        "interruptions per instance-hour: -ln(1 - p/100) / 730",
+                        "derived (Poisson interruptions, 730 h per month)"});
+        return Ok{};
     }
     plan.interruption_bucket = spot_offering->spot_interruption->label;
+    plan.interruption_percent_per_month_range =
+        SpotRange{spot_offering->spot_interruption->min_percent_per_month,
+                  std::min(spot_offering->spot_interruption->max_percent_per_month,
+                           kOpenBucketUpperPercentPerMonth)};
     plan.interruptions_per_hour = InterruptionsPerHourFromMonthlyPercent(*percent);
     echo.push_back({"interruption_percent_per_month", *percent, "percent",
                     "representative monthly share of spot instances interrupted, for bucket " +
@@ -610,6 +652,56 @@ InterruptedRun RunOf(const SpotPlan& plan) {
     return InterruptedRun{plan.job_hours, plan.cluster_interruptions_per_hour,
                           plan.checkpoint_hours, plan.restart_hours,
                           plan.checkpoint_interval_hours};
+}
+
+// The expected cost and deadline probability at both ends of the interruption share's range,
+// with the plan's checkpoint interval; said in the reasoning.
+void PriceRange(SpotPlan& plan) {
+    if (!plan.interruption_percent_per_month_range) return;
+    const SpotRange percent = *plan.interruption_percent_per_month_range;
+    const double nodes = static_cast<double>(plan.nodes);
+    auto run_at = [&](double p) {
+        InterruptedRun run = RunOf(plan);
+        run.interruptions_per_hour = InterruptionsPerHourFromMonthlyPercent(p) * nodes;
+        return run;
+    };
+    const double low_hours = ExpectedHoursWithInterruptions(run_at(percent.low));
+    const double high_hours = ExpectedHoursWithInterruptions(run_at(percent.high));
+    if (!std::isfinite(low_hours) || !std::isfinite(high_hours) ||
+        high_hours > plan.job_hours * kMaxExpectedSlowdown) {
+        plan.interruption_percent_per_month_range.reset();
+        return;
+    }
+    plan.expected_spot_cost_usd_range = SpotRange{low_hours * plan.spot_cluster_usd_per_hour,
+                                                  high_hours * plan.spot_cluster_usd_per_hour};
+    // Probabilities near 1 need more digits to differ.
+    auto probability = [](double p) { return Fixed(p * 100.0, p >= 0.9995 ? 4 : 1) + "%"; };
+    std::string text = "; over the interruption share's range of " + Fixed(percent.low, 0) + "-" +
+                       Fixed(percent.high, 0) + "% a month (" +
+                       (plan.interruption_bucket ? "bucket " + *plan.interruption_bucket
+                                                 : std::string("no bucket: any")) +
+                       (percent.high == kOpenBucketUpperPercentPerMonth
+                            ? ", the open end taken at " +
+                                  Fixed(kOpenBucketUpperPercentPerMonth, 0) + "%"
+                            : std::string()) +
+                       "), spot is expected to cost " +
+                       Usd(plan.expected_spot_cost_usd_range->low) + "-" +
+                       Usd(plan.expected_spot_cost_usd_range->high);
+    if (plan.deadline_hours) {
+        plan.spot_deadline_probability_range =
+            SpotRange{SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.high)),
+                      SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.low))};
+        text += " and to finish by the deadline with probability " +
+                probability(plan.spot_deadline_probability_range->low) + "-" +
+                probability(plan.spot_deadline_probability_range->high);
+    }
+    plan.reasoning += text + ".";
+    plan.assumptions.push_back({"open_bucket_upper_percent_per_month",
+                                kOpenBucketUpperPercentPerMonth, "percent",
+                                "upper end of the open >20% bucket (and of an unknown one) for "
+                                "the ranges",
+                                "judgement: AWS publishes no figure above 20%; spotinfo's 100% "
+                                "would make a run endless"});
 }
 
 Status PriceExpectedRun(const SpotPlanRequest& request, SpotPlan& plan) {
@@ -786,6 +878,7 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
              "definition (matches a seeded simulation within 0.015 in the tests)"});
     }
     Recommend(request, required, spot_meets_deadline, on_demand_meets_deadline, plan);
+    PriceRange(plan);
     return plan;
 }
 

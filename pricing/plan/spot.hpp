@@ -23,6 +23,15 @@ inline constexpr double kDefaultCheckpointMinutes = 5.0;
 // Restart/requeue time after an interruption: getting new capacity, pulling the container,
 // re-initialising NCCL and reading the last checkpoint. Judgement; override per job.
 inline constexpr double kDefaultRestartMinutes = 10.0;
+// Spot offerings without a Spot Advisor bucket (GCP, Azure, marketplaces: 45 of the catalog's
+// 49 spot offerings) are planned as if in the worst bucket (>20 %, 30 % a month; see
+// RepresentativePercentPerMonth), by training plans and spot plans alike; conservative.
+inline constexpr double kDefaultUnknownSpotPercentPerMonth = 30.0;
+// Upper end of the open >20 % Spot Advisor bucket for the ranges a spot plan gives: spotinfo
+// bounds it at 100 %, where a run never ends. Half of the instances in a month, a stated
+// assumption: AWS publishes no figure above 20 %, and operators of p5/p4d capacity report
+// interruptions several times a month, not continuous loss; judgement.
+inline constexpr double kOpenBucketUpperPercentPerMonth = 50.0;
 // A deadline counts as met when the probability of finishing by it is at least this.
 inline constexpr double kDefaultRequiredDeadlineProbability = 0.9;
 // Below this expected saving, spot's operational risk is not worth it (recommendation
@@ -140,6 +149,12 @@ struct SpotPlanRequest {
     [[nodiscard]] Status Validate() const;
 };
 
+// A figure's range: at the lower and upper end of what it depends on.
+struct SpotRange {
+    double low = 0;
+    double high = 0;
+};
+
 enum class SpotRecommendation { kSpot, kOnDemand, kMixed };
 // "spot", "on_demand", "mixed".
 const char* SpotRecommendationName(SpotRecommendation recommendation);
@@ -155,6 +170,14 @@ struct SpotPlan {
     double cluster_interruptions_per_hour = 0;  // of the whole job: nodes x per instance
     std::optional<double> mean_hours_between_interruptions;  // of the job; none without
     std::optional<std::string> interruption_bucket;          // when taken from an offering
+    // When the rate comes from the offering's bucket (or, without one, the worst-bucket
+    // default) rather than the request: the monthly interruption share's bounds (the bucket's,
+    // the open bucket's up to kOpenBucketUpperPercentPerMonth; without a bucket 0 to that),
+    // and the expected spot cost and deadline probability at each, with the same checkpoint
+    // interval. Nullopt when a bound makes the run endless (expected time not finite).
+    std::optional<SpotRange> interruption_percent_per_month_range;
+    std::optional<SpotRange> expected_spot_cost_usd_range;
+    std::optional<SpotRange> spot_deadline_probability_range;  // with a deadline
     double checkpoint_hours = 0;
     double restart_hours = 0;
     // Hours of work between checkpoints; equals job_hours when no intermediate checkpoint

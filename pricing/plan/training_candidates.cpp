@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "pricing/estimate/training.hpp"
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/training_stages.hpp"
 
@@ -103,7 +104,8 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
 Tally::Tally() {
     for (const char* reason : {"filtered", "price_type_not_requested", "not_for_training",
                                "precision_unsupported", "mode_unsupported", "does_not_fit",
-                               "over_capacity", "size_not_sold", "spot_impractical"}) {
+                               "over_capacity", "size_not_sold", "spot_impractical",
+                               "over_max_wall_clock", "unverified_price", "price_too_old"}) {
         counts_.emplace_back(reason, 0);
     }
 }
@@ -133,6 +135,7 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     const TrainingPlanConstraints& c = request.constraints;
     Candidates out;
     AcceleratorLookup accelerators(catalog, reference);
+    const std::optional<long long> today = DaysFromIsoDate(request.today);
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
             !Allowed(c.accelerators, o.accelerator)) {
@@ -150,6 +153,25 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
                 tally.Add("filtered");
             }
             continue;
+        }
+        if (c.verified_only && !o.price.verified) {
+            tally.Add("unverified_price");
+            tally.Example("unverified_price",
+                          o.id + ": price " + o.price.source.substr(0, 120) +
+                              " is not verified (constraints.verified_only)");
+            continue;
+        }
+        if (c.max_price_age_days && today) {
+            if (auto as_of = DaysFromIsoDate(o.price.as_of);
+                as_of && static_cast<double>(*today - *as_of) > *c.max_price_age_days) {
+                tally.Add("price_too_old");
+                tally.Example("price_too_old",
+                              o.id + ": price dated " + o.price.as_of +
+                                  (o.price.as_of_estimated ? " (estimated)" : "") + ", " +
+                                  std::to_string(*today - *as_of) +
+                                  " days ago (constraints.max_price_age_days)");
+                continue;
+            }
         }
         const AcceleratorInfo& info = accelerators.Of(o.accelerator);
         if (!info.accelerator.ok()) {

@@ -140,9 +140,55 @@ std::string SpreadText(const TrainingPlanOption& r) {
            "-" + Money(r.cost_usd_p90) + ".";
 }
 
+bool SameOption(const TrainingPlanOption& a, const TrainingPlanOption& b) {
+    return a.offering == b.offering && a.nodes == b.nodes;
+}
+
+// Why a price is not trusted, in words (TrustedPrice's conditions that fail).
+std::string UntrustedText(const TrainingPlanOption& o, const PricingSettings& s) {
+    std::string out;
+    auto add = [&out](const std::string& text) { out += (out.empty() ? "" : ", ") + text; };
+    if (!o.offering->price.verified) add("unverified");
+    if (o.offering->price.as_of_estimated) add("dated by estimate");
+    if (StalePrice(o, s)) add(std::to_string(*o.price_age_days) + " days old");
+    return out;
+}
+
+std::string Days(double hours) {
+    const double days = hours / 24.0;
+    std::string out = Fixed(days, days < 10 ? 1 : 0) + " days";
+    if (days >= 365) out += " (" + Fixed(days / 365.0, 1) + " years)";
+    return out;
+}
+
+// Nothing runs within the wall-clock ceiling: say so, and what each provider's fastest option
+// (its largest cluster for this run) would take.
+std::string BeyondCeilingText(const TrainingPlanRequest& request, const TrainingPlan& plan,
+                              const Catalog& catalog) {
+    const double days = plan.max_wall_clock_days.value_or(kDefaultMaxWallClockDays);
+    std::string out = "No option finishes within " + Fixed(days, 0) + " days (max_wall_clock_days" +
+                      (request.constraints.max_wall_clock_days
+                           ? ")"
+                           : ", the default when no deadline is given)") +
+                      ": nobody runs one job for longer on one rented cluster. The fastest each "
+                      "provider sells for this run:";
+    for (std::size_t i = 0; i < plan.beyond_max_wall_clock.size(); ++i) {
+        const TrainingPlanOption& o = plan.beyond_max_wall_clock[i];
+        out += std::string(i > 0 ? ";" : "") + " " + Describe(o, catalog) + " would take " + Days(o.expected_wall_clock_hours) +
+               " for " + Money(o.ExpectedTotalUsd());
+    }
+    return out + ". Each is as large as one customer can rent of that offering (capacity.csv); "
+                 "a bigger cluster needs a reservation or several providers at once, which this "
+                 "plan does not combine. Fewer tokens, a smaller model, or a larger "
+                 "max_wall_clock_days would list options.";
+}
+
 std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
                       const Catalog& catalog, const PricingSettings& s) {
     if (!plan.recommendation) {
+        if (plan.binding_constraints.empty() && !plan.beyond_max_wall_clock.empty()) {
+            return BeyondCeilingText(request, plan, catalog);
+        }
         if (plan.binding_constraints.empty()) {
             return "No offering can run this workload within the constraints; see skipped "
                    "and skipped_examples for why each was left out.";
@@ -156,13 +202,30 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                ", or allow more providers, price types or accelerators.";
     }
     const TrainingPlanOption& r = *plan.recommendation;
+    const bool cheapest_passed_over = plan.cheapest && !SameOption(r, *plan.cheapest);
     std::string out = "Recommended: " + Describe(r, catalog) + " for an expected " +
                       Hours(r.expected_wall_clock_hours) + " and " + CostText(r) + ", " +
-                      (plan.feasible_count == 1
-                           ? std::string("the only option that meets every constraint")
+                      (plan.feasible_count == 1 ? std::string("the only option that meets every constraint")
+                       : cheapest_passed_over
+                           ? "the lowest expected cost with a trusted price among " +
+                                 std::to_string(plan.feasible_count) +
+                                 " options that meet every constraint"
                            : "the lowest expected cost of " + std::to_string(plan.feasible_count) +
                                  " options that meet every constraint") +
                       ConstraintsText(request.constraints) + "; " + SpreadText(r);
+    if (cheapest_passed_over) {
+        const TrainingPlanOption& c = *plan.cheapest;
+        out += " The cheapest, " + Describe(c, catalog) + " at " + CostText(c) + " (" +
+               Fixed(100.0 * (1.0 - c.ExpectedTotalUsd() / r.ExpectedTotalUsd()), 1) +
+               "% less), has a price that is " + UntrustedText(c, s) +
+               "; a verified, dated price within " +
+               Fixed(100.0 * kTrustedPriceToleranceFraction, 0) +
+               "% of it ranks first (trusted_price_tolerance_fraction).";
+    } else if (plan.feasible_count > 1 && !TrustedPrice(r, s.max_price_age_days)) {
+        out += " No option with a verified, dated price comes within " +
+               Fixed(100.0 * kTrustedPriceToleranceFraction, 0) +
+               "% of it (trusted_price_tolerance_fraction), so it stays first.";
+    }
     for (const auto& other : plan.best_by_provider) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
@@ -190,14 +253,16 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                Fixed(100.0 * (r.expected_wall_clock_hours / r.wall_clock_hours - 1.0), 1) +
                "% expected time for checkpoints, lost work and restarts.";
     }
-    // Spot risk against a deadline: a thin margin is worth saying out loud.
-    if (r.interruptions_per_hour && request.constraints.deadline_hours) {
+    // Spot risk against a deadline: the probability, and a thin margin said out loud.
+    if (r.interruptions_per_hour && request.constraints.deadline_hours && r.deadline_probability) {
         const double slack = *request.constraints.deadline_hours - r.expected_wall_clock_hours;
-        if (slack < kThinDeadlineSlackFraction * *request.constraints.deadline_hours) {
-            out += " In expectation it finishes only " + Hours(slack) +
-                   " before the deadline; a few more interruptions than expected would miss "
-                   "it (POST /v1/plans/spot gives the probability).";
-        }
+        out += " It finishes by the deadline with probability " +
+               Fixed(100.0 * *r.deadline_probability, 1) + "% (deadline_confidence " +
+               Fixed(100.0 * s.deadline_confidence, 1) +
+               "%; the interruption model of POST /v1/plans/spot)";
+        out += slack < kThinDeadlineSlackFraction * *request.constraints.deadline_hours
+                   ? ", " + Hours(slack) + " before it in expectation."
+                   : ".";
     }
     if (r.unused_committed_hours) {
         if (o.price_type == PriceType::kCapacityBlock) {
@@ -226,6 +291,14 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                (r.price_age_days ? ", " + std::to_string(*r.price_age_days) + " days ago" : "") +
                (o.price.verified ? "" : ", unverified") +
                ": confirm it with the provider before committing budget.";
+    }
+    for (const auto& [reason, count] : plan.skipped) {
+        if (reason == "over_max_wall_clock" && count > 0 && plan.max_wall_clock_days) {
+            out += " " + std::to_string(count) + " option" + (count == 1 ? "" : "s") +
+                   " expected to run longer than " + Fixed(*plan.max_wall_clock_days, 0) +
+                   " days (max_wall_clock_days) " + (count == 1 ? "was" : "were") +
+                   " left out.";
+        }
     }
     return out;
 }
@@ -409,6 +482,38 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                     "monthly interruption share assumed for spot offerings without a Spot "
                     "Advisor bucket",
                     "default: the worst bucket (>20%), conservative"});
+    if (c.deadline_hours) {
+        echo.push_back(Echo("deadline_confidence", s.deadline_confidence, "probability",
+                            "an option meets deadline_hours when it finishes by it with at "
+                            "least this probability (spot: the interruption model of POST "
+                            "/v1/plans/spot; other price types: 1 when the expected time fits)",
+                            c.deadline_confidence.has_value(),
+                            "default: as the spot plan's required_deadline_probability "
+                            "(judgement)"));
+        echo.push_back({"deadline_bound_shown_tolerance", kDeadlineBoundShownTolerance,
+                        "probability",
+                        "a spot option whose Chernoff lower bound on deadline_probability is "
+                        "within this of 1 shows the bound (within this of the distribution's "
+                        "figure)",
+                        "definition: the distribution costs milliseconds per option"});
+    }
+    if (plan.max_wall_clock_days) {
+        echo.push_back(Echo("max_wall_clock_days", *plan.max_wall_clock_days, "days",
+                            "options expected to run longer are left out "
+                            "(skipped.over_max_wall_clock); applied by default only without a "
+                            "deadline",
+                            c.max_wall_clock_days.has_value(),
+                            "default: judgement (half a year: the longest published frontier "
+                            "pre-training programmes, e.g. Llama 3, arXiv 2407.21783; GPU list "
+                            "prices moved up to 45% within 2025)"));
+    }
+    echo.push_back({"trusted_price_tolerance_fraction", kTrustedPriceToleranceFraction,
+                    "fraction",
+                    "an option with a verified, dated price not older than max_price_age_days "
+                    "is recommended over a cheaper one without, when it costs at most this "
+                    "much more",
+                    "judgement: twice the default p90 spread of list prices; unconfirmed list "
+                    "prices moved up to 45% within 2025"});
     echo.push_back(Echo("max_total_accelerators",
                         c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators),
                         "accelerators", "largest cluster searched (offering capacity caps "
@@ -439,6 +544,12 @@ void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
              const PlanReference& reference, const PricingSettings& settings,
              const ShapeEstimates& estimates, TrainingPlan& plan) {
     plan.recommendation = plan.cheapest;
+    if (plan.cheapest && plan.cheapest_trusted &&
+        !TrustedPrice(*plan.cheapest, settings.max_price_age_days) &&
+        plan.cheapest_trusted->ExpectedTotalUsd() <=
+            plan.cheapest->ExpectedTotalUsd() * (1.0 + kTrustedPriceToleranceFraction)) {
+        plan.recommendation = plan.cheapest_trusted;
+    }
     plan.reasoning = Reasoning(request, plan, catalog, settings);
     if (plan.recommendation) {
         AddWarnings(*plan.recommendation, settings, "/recommendation/offering", plan.warnings);

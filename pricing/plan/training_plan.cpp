@@ -64,7 +64,12 @@ Status TrainingPlanRequest::Validate() const {
     FieldChecker check;
     const TrainingPlanConstraints& c = constraints;
     check.Range(c.deadline_hours, "/constraints/deadline_hours", 0, 1e7, /*lo_open=*/true);
+    check.Range(c.deadline_confidence, "/constraints/deadline_confidence", 0, 1,
+                /*lo_open=*/true);
     check.Range(c.budget_usd, "/constraints/budget_usd", 0, 1e12);
+    check.Range(c.max_price_age_days, "/constraints/max_price_age_days", 0, 36500);
+    check.Range(c.max_wall_clock_days, "/constraints/max_wall_clock_days", 0,
+                kMaxWallClockDaysLimit, /*lo_open=*/true);
     if (c.max_total_accelerators) {
         check.IntRange(*c.max_total_accelerators, "/constraints/max_total_accelerators", 1,
                        kMaxPlanAccelerators);
@@ -134,14 +139,22 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
     std::vector<TrainingPlanOption> options =
         stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally);
-    stages::Constrain(resolved, options);
+    std::vector<TrainingPlanOption> beyond =
+        stages::ApplyWallClockCeiling(resolved, options, tally);
+    stages::DeadlineProbabilities probabilities(resolved, settings);
+    stages::Constrain(resolved, probabilities, options);
 
     TrainingPlan plan;
     plan.catalog_version = catalog.Describe().version;
     plan.offerings_considered = candidates.offerings_considered;
     plan.hardware_shapes = candidates.shapes.size();
     plan.estimates = estimates.value().estimates;
+    plan.max_wall_clock_days = stages::WallClockCeilingDays(resolved);
+    if (options.empty()) {
+        plan.beyond_max_wall_clock = std::move(beyond);
+    }
     stages::Rank(resolved, std::move(options), plan);
+    stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();
     stages::Explain(resolved, catalog, reference, settings, estimates.value(), plan);

@@ -30,9 +30,33 @@ inline constexpr double kDefaultPriceSpreadFraction = 0.05;
 // Spot prices move daily; AWS Spot Advisor savings for one instance type differ by tens of
 // percentage points across regions (catalog-references §6); judgement.
 inline constexpr double kDefaultSpotPriceSpreadFraction = 0.25;
-// Spot offerings without a Spot Advisor bucket (GCP, Azure, marketplaces) are planned as if
-// in the worst bucket (>20 %, 30 % a month; see RepresentativePercentPerMonth).
-inline constexpr double kDefaultUnknownSpotPercentPerMonth = 30.0;
+// Spot offerings without a Spot Advisor bucket: kDefaultUnknownSpotPercentPerMonth (spot.hpp),
+// shared with the spot plan.
+// A deadline counts as met when the option finishes by it with at least this probability
+// (request: `constraints.deadline_confidence`). The same default as the spot plan's
+// required_deadline_probability (spot.hpp), so both planners judge a deadline alike.
+inline constexpr double kDefaultDeadlineConfidence = kDefaultRequiredDeadlineProbability;
+// A shown spot option whose Chernoff lower bound on deadline_probability is above 1 - this
+// shows the bound instead of the distribution's figure (within this of it): the distribution
+// costs milliseconds per option (SpotDeadlineProbability), the bound microseconds.
+// Definition; echoed.
+inline constexpr double kDeadlineBoundShownTolerance = 1e-6;
+// Longest run listed when the request gives no deadline (request:
+// `constraints.max_wall_clock_days`, which also applies next to a deadline when given). Half
+// a year: the length of the longest published frontier pre-training runs (Llama 3 405B: 54
+// days of training, arXiv 2407.21783 section 3.3.4; the full programme about 6 months), the
+// cadence of model generations, and a span over which GPU list prices moved up to 45 % in 2025
+// (catalog-references), so a plan for one rented cluster stops being a plan; judgement.
+inline constexpr double kDefaultMaxWallClockDays = 180;
+inline constexpr double kMaxWallClockDaysLimit = 36500;
+// The recommendation is the cheapest option meeting every constraint, unless its price is not
+// trusted (unverified, an estimated date, or older than max_price_age_days) and an option with
+// a trusted price costs at most this much more (expected cost with data costs): then that one,
+// and the reasoning says so. A tenth: twice the default p90 spread of list prices
+// (kDefaultPriceSpreadFraction), so within it the two costs are indistinguishable in the
+// plan's own uncertainty, while a price nobody can confirm may be wrong by far more (AWS's
+// June-2025 P4/P5 cut moved list prices by up to 45 %, catalog-references); judgement.
+inline constexpr double kTrustedPriceToleranceFraction = 0.10;
 // Largest cluster searched when the caller sets no max_total_accelerators.
 inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
@@ -71,6 +95,9 @@ std::optional<TrainingPlanSort> ParseTrainingPlanSort(std::string_view name);
 // term, so a job plan considers them only when named.
 struct TrainingPlanConstraints {
     std::optional<double> deadline_hours;
+    // Probability (0, 1] with which an option must finish by deadline_hours; default
+    // kDefaultDeadlineConfidence. Ignored without a deadline.
+    std::optional<double> deadline_confidence;
     std::optional<double> budget_usd;
     std::vector<std::string> providers;
     std::vector<PriceType> price_types;
@@ -78,6 +105,15 @@ struct TrainingPlanConstraints {
     std::vector<std::string> accelerators;
     std::optional<int> max_total_accelerators;
     std::optional<int> min_total_accelerators;
+    // Offerings whose current price is not verified are left out (skipped.unverified_price).
+    bool verified_only = false;
+    // Offerings whose price is older than this many days (by `today`) are left out
+    // (skipped.price_too_old); no default. The plan's top-level max_price_age_days only warns.
+    std::optional<double> max_price_age_days;
+    // Options expected to take longer are left out (skipped.over_max_wall_clock). Default
+    // kDefaultMaxWallClockDays when there is no deadline_hours; none with a deadline unless
+    // given.
+    std::optional<double> max_wall_clock_days;
     // Node counts to try instead of the default ladder (see CandidateNodeCounts).
     std::vector<int> node_counts;
 };
@@ -118,7 +154,9 @@ struct TrainingPlanRequest {
 };
 
 // A constraint an option misses: the constraint's name as in the request, its limit and the
-// option's value ("deadline_hours", 168, 1556.9).
+// option's value ("deadline_hours", 168, 1556.9). An option expected to finish in time whose
+// probability of doing so is below the confidence misses "deadline_confidence" (limit: the
+// confidence, value: its probability; higher is better).
 struct ConstraintViolation {
     std::string constraint;
     double limit = 0;
@@ -159,7 +197,14 @@ struct TrainingPlanOption {
     bool independent_hosts = false;
     int max_instances = 1;  // what one customer can get at once (capacity.csv)
     std::optional<long long> price_age_days;
-    bool meets_deadline = true;  // expected wall clock <= deadline (true without one)
+    // With a deadline: the probability of finishing by it. Spot options: the distribution of
+    // the interrupted run (SpotDeadlineProbability, the model of POST /v1/plans/spot, with
+    // the rate, checkpoint interval, checkpoint and restart times the expected time used);
+    // other price types have no interruptions: 1 when the expected time fits, else 0. Set on
+    // every option the plan returns (options, summaries); nullopt without a deadline.
+    std::optional<double> deadline_probability;
+    // deadline_probability >= deadline_confidence (true without a deadline).
+    bool meets_deadline = true;
     bool within_budget = true;   // expected cost <= budget (true without one)
     std::vector<ConstraintViolation> violations;
     bool Feasible() const { return violations.empty(); }
@@ -172,7 +217,8 @@ struct BindingConstraint {
     std::string constraint;
     double limit = 0;
     double best_value = 0;
-    double shortfall = 0;          // best_value - limit (> 0)
+    // best_value - limit (> 0); for deadline_confidence limit - best_value (> 0).
+    double shortfall = 0;
     bool others_met = false;       // best_value is among options meeting every other one
     std::string message;
 };
@@ -209,9 +255,19 @@ struct TrainingPlan {
     std::vector<TrainingPlanOption> pareto_front;
     // The cheapest feasible option per provider, cheapest first.
     std::vector<TrainingPlanOption> best_by_provider;
-    std::optional<TrainingPlanOption> recommendation;  // = cheapest
+    // The cheapest feasible option whose price is trusted (verified, dated, not older than
+    // max_price_age_days); nullopt when none is.
+    std::optional<TrainingPlanOption> cheapest_trusted;
+    // = cheapest, or cheapest_trusted when cheapest's price is not trusted and
+    // cheapest_trusted costs at most kTrustedPriceToleranceFraction more.
+    std::optional<TrainingPlanOption> recommendation;
     std::string reasoning;
     std::vector<BindingConstraint> binding_constraints;  // only when nothing is feasible
+    // The wall-clock ceiling applied (max_wall_clock_days in days; nullopt: none) and, when it
+    // left out every option, the fastest option each provider has (usually its largest
+    // cluster), fastest first: what the reasoning offers in words.
+    std::optional<double> max_wall_clock_days;
+    std::vector<TrainingPlanOption> beyond_max_wall_clock;
     // Each names what it concerns: /recommendation/offering, /fastest/offering or /data.
     std::vector<FieldError> warnings;
     std::optional<BudgetView> budget;
@@ -225,7 +281,9 @@ struct TrainingPlan {
     // "does_not_fit" (at no searched node count), "over_capacity" (offerings none of whose
     // searched node counts one customer can get, options above that limit, capacity-block
     // runs longer than the longest block), "spot_impractical" (spot options over 1000x the
-    // failure-free time).
+    // failure-free time), "over_max_wall_clock" (options expected to run longer than
+    // max_wall_clock_days), "unverified_price" and "price_too_old" (constraints.verified_only,
+    // constraints.max_price_age_days).
     std::vector<std::pair<std::string, std::size_t>> skipped;
     // One message per skip reason, to say why (e.g. how much memory is missing).
     std::vector<std::pair<std::string, std::string>> skipped_examples;

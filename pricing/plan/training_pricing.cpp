@@ -1,10 +1,14 @@
 // Stages 3 and 4 of a training plan: each (offering, node count) billed as the provider
 // bills it within what one customer can buy, then checked against the constraints.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <utility>
 
 #include "pricing/plan/calendar.hpp"
+#include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
 
@@ -14,6 +18,113 @@ namespace {
 // Spot options whose expected time exceeds this multiple of the failure-free time are left
 // out (counted as spot_impractical): checkpoints too slow for the interruption rate.
 constexpr double kMaxSpotSlowdown = 1e3;
+
+// A bound clears an option's deadline without the full distribution only when it beats the
+// confidence by this much: the grid's probability is within 0.015 of the run's (spot.hpp,
+// tested against a simulation), so a cleared option never shows a probability below the
+// confidence. Definition (a computing shortcut; answers do not depend on it).
+constexpr double kDeadlineBoundMargin = 0.05;
+
+// log E[e^(theta Z)] for an exponential time Z of `rate` truncated to [0, width]:
+// rate / (rate - theta) * (1 - e^-(rate - theta) width) / (1 - e^-rate width).
+double TruncatedExponentialLogMgf(double rate, double width, double theta) {
+    const double d = rate - theta;
+    const double integral =
+        std::abs(d * width) < 1e-12 ? width : -std::expm1(-d * width) / d;  // (1-e^-dw)/d
+    return std::log(rate * integral / -std::expm1(-rate * width));
+}
+
+// log E[e^(theta L)] of one stretch's lost time L (see StretchLostVariance below): N failed
+// attempts before the first success (success q = e^(-rate s)), so
+// E[e^(theta L)] = q / (1 - (1 - q) E[e^(theta (X + Y))]); +inf where that diverges.
+double StretchLostLogMgf(double rate, double hours, double restart_hours, double theta) {
+    double log_w = TruncatedExponentialLogMgf(rate, hours, theta);
+    if (restart_hours > 0) {
+        const double fail_restart = -std::expm1(-rate * restart_hours);
+        const double g = fail_restart *
+                         std::exp(TruncatedExponentialLogMgf(rate, restart_hours, theta));
+        if (!(g < 1)) return std::numeric_limits<double>::infinity();
+        log_w += theta * restart_hours + (-rate * restart_hours) - std::log1p(-g);
+    }
+    const double fail = -std::expm1(-rate * hours);
+    const double g = fail * std::exp(log_w);
+    if (!(g < 1)) return std::numeric_limits<double>::infinity();
+    return -rate * hours - std::log1p(-g);
+}
+
+// Chernoff's bound P(L > t) <= min over theta of E[e^(theta L)] e^(-theta t), L the run's lost
+// time (a sum over independent stretches); the exponent is convex in theta, minimised by a
+// golden-section search over where it is finite.
+double ChernoffLateBound(const InterruptedRun& run, const CheckpointLayout& layout, double t) {
+    const double rate = run.interruptions_per_hour;
+    auto exponent = [&](double theta) {
+        double k = StretchLostLogMgf(rate, layout.last_stretch_hours, run.restart_hours, theta);
+        if (layout.full_stretches > 0) {
+            k += layout.full_stretches *
+                 StretchLostLogMgf(rate, layout.full_stretch_hours, run.restart_hours, theta);
+        }
+        return std::isfinite(k) ? k - theta * t : std::numeric_limits<double>::infinity();
+    };
+    double hi = rate;  // the largest theta where the exponent is finite, within 2x
+    for (int i = 0; i < 200 && std::isfinite(exponent(2 * hi)); ++i) hi *= 2;
+    double lo_ok = 0;
+    double hi_bad = 2 * hi;
+    for (int i = 0; i < 60; ++i) {
+        const double mid = 0.5 * (lo_ok + hi_bad);
+        (std::isfinite(exponent(mid)) ? lo_ok : hi_bad) = mid;
+    }
+    constexpr double kGolden = 0.6180339887498949;
+    double a = 0;
+    double b = lo_ok;
+    for (int i = 0; i < 80; ++i) {
+        const double c = b - kGolden * (b - a);
+        const double d = a + kGolden * (b - a);
+        if (exponent(c) < exponent(d)) {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    return std::min(1.0, std::exp(std::min(exponent(0.5 * (a + b)), 0.0)));
+}
+
+// First two moments of an exponential time of `rate` truncated to [0, width].
+struct Moments {
+    double mean = 0;
+    double second = 0;
+    double Variance() const { return std::max(0.0, second - mean * mean); }
+};
+Moments TruncatedExponential(double rate, double width) {
+    const double x = rate * width;
+    if (x < 1e-4) {  // series: the closed forms cancel
+        return {width / 2 - rate * width * width / 12,
+                width * width / 3 - rate * width * width * width / 12};
+    }
+    const double tail = std::exp(-x) / -std::expm1(-x);  // e^-x / (1 - e^-x)
+    return {1 / rate - width * tail,
+            2 / (rate * rate) - (width * width + 2 * width / rate) * tail};
+}
+
+// Variance of one stretch's lost time in the model of SpotDeadlineProbability: a geometric
+// number N of failed attempts (success e^(-rate s)), each losing a truncated exponential X
+// and a restart Y = R plus a geometric number of failed restarts, each a truncated
+// exponential on [0, R]. Compound sums: Var = E[N] Var[W] + Var[N] E[W]^2, W = X + Y.
+double StretchLostVariance(double rate, double hours, double restart_hours) {
+    const Moments x = TruncatedExponential(rate, hours);
+    double y_mean = restart_hours;
+    double y_var = 0;
+    if (restart_hours > 0) {
+        const Moments z = TruncatedExponential(rate, restart_hours);
+        const double m_mean = std::expm1(rate * restart_hours);
+        const double m_var = std::exp(rate * restart_hours) * m_mean;
+        y_mean += m_mean * z.mean;
+        y_var = m_mean * z.Variance() + m_var * z.mean * z.mean;
+    }
+    const double n_mean = std::expm1(rate * hours);
+    const double n_var = std::exp(rate * hours) * n_mean;
+    const double w_mean = x.mean + y_mean;
+    return n_mean * (x.Variance() + y_var) + n_var * w_mean * w_mean;
+}
 
 // Interruptions per instance-hour of a spot offering: its Spot Advisor bucket, or the worst
 // bucket when it has none; nullopt for other price types.
@@ -50,6 +161,72 @@ std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice
 
 }  // namespace
 
+InterruptedRun RunOf(const TrainingPlanOption& o, const PricingSettings& settings) {
+    const double rate = o.interruptions_per_hour.value_or(0);
+    const double interval = rate > 0
+                                ? DalyCheckpointIntervalHours(settings.checkpoint_hours, rate)
+                                : o.wall_clock_hours;
+    return InterruptedRun{o.wall_clock_hours, rate, settings.checkpoint_hours,
+                          settings.restart_hours, interval};
+}
+
+DeadlineProbabilities::DeadlineProbabilities(const TrainingPlanRequest& request,
+                                             const PricingSettings& settings)
+    : deadline_hours_(request.constraints.deadline_hours), settings_(settings) {}
+
+double DeadlineProbabilities::Of(const TrainingPlanOption& o) {
+    if (!o.interruptions_per_hour) {
+        return o.expected_wall_clock_hours <= *deadline_hours_ ? 1.0 : 0.0;
+    }
+    auto [it, fresh] = cache_.try_emplace({o.wall_clock_hours, *o.interruptions_per_hour}, 0.0);
+    if (fresh) {
+        it->second = SpotDeadlineProbability(*deadline_hours_, RunOf(o, settings_));
+    }
+    return it->second;
+}
+
+double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o) const {
+    if (!o.interruptions_per_hour) {
+        return o.expected_wall_clock_hours <= *deadline_hours_ ? 1.0 : 0.0;
+    }
+    const InterruptedRun run = RunOf(o, settings_);
+    const double failure_free =
+        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours)
+            .failure_free_hours;
+    const double slack = *deadline_hours_ - failure_free;
+    if (slack < 0) {
+        return 0.0;
+    }
+    // Not one interruption; Markov's inequality on the lost time L = T - T0 >= 0; Cantelli's
+    // with L's variance (a sum over independent stretches).
+    const double none = std::exp(-run.interruptions_per_hour * failure_free);
+    const double lost = o.expected_wall_clock_hours - failure_free;
+    const double markov = slack > 0 ? 1.0 - lost / slack : 0.0;
+    double cantelli = 0;
+    double chernoff = 0;
+    if (slack > lost) {
+        const CheckpointLayout layout =
+            LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours);
+        const double rate = run.interruptions_per_hour;
+        chernoff = 1.0 - ChernoffLateBound(run, layout, slack);
+        double variance = StretchLostVariance(rate, layout.last_stretch_hours, run.restart_hours);
+        if (layout.full_stretches > 0) {
+            variance += layout.full_stretches *
+                        StretchLostVariance(rate, layout.full_stretch_hours, run.restart_hours);
+        }
+        const double gap = slack - lost;
+        if (std::isfinite(variance)) cantelli = 1.0 - variance / (variance + gap * gap);
+    }
+    return std::max({none, markov, cantelli, chernoff});
+}
+
+void DeadlineProbabilities::Fill(TrainingPlanOption& o) {
+    if (deadline_hours_ && !o.deadline_probability) {
+        const double bound = LowerBound(o);
+        o.deadline_probability = bound >= 1.0 - kDeadlineBoundShownTolerance ? bound : Of(o);
+    }
+}
+
 bool IsCommitted(PriceType type) {
     return type == PriceType::kCommit1y || type == PriceType::kCommit3y ||
            type == PriceType::kCapacityBlock;
@@ -82,6 +259,8 @@ PricingSettings SettingsFor(const TrainingPlanRequest& request) {
     s.unknown_spot_rate =
         InterruptionsPerHourFromMonthlyPercent(kDefaultUnknownSpotPercentPerMonth);
     s.max_price_age_days = request.max_price_age_days.value_or(kDefaultMaxPriceAgeDays);
+    s.deadline_confidence =
+        request.constraints.deadline_confidence.value_or(kDefaultDeadlineConfidence);
     return s;
 }
 
@@ -163,12 +342,8 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                 if (rate_per_instance) {
                     const double rate = *rate_per_instance * run.nodes;
                     opt.interruptions_per_hour = rate;
-                    const double interval =
-                        rate > 0 ? DalyCheckpointIntervalHours(settings.checkpoint_hours, rate)
-                                 : opt.wall_clock_hours;
-                    opt.expected_wall_clock_hours = ExpectedHoursWithInterruptions(
-                        opt.wall_clock_hours, rate, settings.checkpoint_hours,
-                        settings.restart_hours, interval);
+                    opt.expected_wall_clock_hours =
+                        ExpectedHoursWithInterruptions(RunOf(opt, settings));
                 }
                 if (!std::isfinite(opt.expected_wall_clock_hours) ||
                     opt.expected_wall_clock_hours > opt.wall_clock_hours * kMaxSpotSlowdown) {
@@ -217,19 +392,87 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
     return out;
 }
 
-void Constrain(const TrainingPlanRequest& request, std::vector<TrainingPlanOption>& options) {
+std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request) {
     const TrainingPlanConstraints& c = request.constraints;
+    if (c.max_wall_clock_days) return c.max_wall_clock_days;
+    if (c.deadline_hours) return std::nullopt;
+    return kDefaultMaxWallClockDays;
+}
+
+std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest& request,
+                                                      std::vector<TrainingPlanOption>& options,
+                                                      Tally& tally) {
+    std::vector<TrainingPlanOption> fastest_per_provider;
+    const std::optional<double> days = WallClockCeilingDays(request);
+    if (!days) return fastest_per_provider;
+    const double limit_hours = *days * 24.0;
+    std::map<std::string, std::size_t> index;  // provider -> position in fastest_per_provider
+    auto over = [limit_hours](const TrainingPlanOption& o) {
+        return o.expected_wall_clock_hours > limit_hours;
+    };
+    for (const TrainingPlanOption& o : options) {
+        if (!over(o)) continue;
+        tally.Add("over_max_wall_clock");
+        const auto [it, fresh] = index.try_emplace(o.offering->provider, fastest_per_provider.size());
+        if (fresh) {
+            fastest_per_provider.push_back(o);
+        } else if (Before(o, fastest_per_provider[it->second], TrainingPlanSort::kTime)) {
+            fastest_per_provider[it->second] = o;
+        }
+    }
+    if (fastest_per_provider.empty()) return fastest_per_provider;
+    std::sort(fastest_per_provider.begin(), fastest_per_provider.end(),
+              [](const auto& a, const auto& b) { return Before(a, b, TrainingPlanSort::kTime); });
+    const TrainingPlanOption& best = fastest_per_provider.front();
+    tally.Example("over_max_wall_clock",
+                  "the fastest such option, " + best.offering->id + " x " +
+                      std::to_string(best.nodes) + ", takes " +
+                      Fixed(best.expected_wall_clock_hours / 24.0, 0) +
+                      " days; max_wall_clock_days is " + Fixed(*days, 0));
+    options.erase(std::remove_if(options.begin(), options.end(), over), options.end());
+    return fastest_per_provider;
+}
+
+void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities,
+               std::vector<TrainingPlanOption>& options) {
+    const TrainingPlanConstraints& c = request.constraints;
+    const double confidence = c.deadline_confidence.value_or(kDefaultDeadlineConfidence);
     for (TrainingPlanOption& o : options) {
         o.violations.clear();
-        o.meets_deadline = !c.deadline_hours || o.expected_wall_clock_hours <= *c.deadline_hours;
+        const bool expected_in_time =
+            !c.deadline_hours || o.expected_wall_clock_hours <= *c.deadline_hours;
+        o.deadline_probability.reset();
+        if (c.deadline_hours &&
+            probabilities.LowerBound(o) < std::min(1.0, confidence + kDeadlineBoundMargin)) {
+            // Only options a bound cannot clear pay for the distribution here; the rest get
+            // theirs when shown (Fill).
+            o.deadline_probability = probabilities.Of(o);
+        }
+        o.meets_deadline = !c.deadline_hours || !o.deadline_probability ||
+                           *o.deadline_probability >= confidence;
         o.within_budget = !c.budget_usd || o.ExpectedTotalUsd() <= *c.budget_usd;
         if (!o.meets_deadline) {
-            o.violations.push_back(
-                {"deadline_hours", *c.deadline_hours, o.expected_wall_clock_hours});
+            if (expected_in_time) {
+                // In time on average, not often enough: the shortfall is in probability.
+                o.violations.push_back(
+                    {"deadline_confidence", confidence, o.deadline_probability.value_or(0)});
+            } else {
+                o.violations.push_back(
+                    {"deadline_hours", *c.deadline_hours, o.expected_wall_clock_hours});
+            }
         }
         if (!o.within_budget) {
             o.violations.push_back({"budget_usd", *c.budget_usd, o.ExpectedTotalUsd()});
         }
+    }
+}
+
+void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& plan) {
+    for (auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
+        for (TrainingPlanOption& o : *list) probabilities.Fill(o);
+    }
+    for (auto* one : {&plan.cheapest, &plan.cheapest_trusted, &plan.fastest, &plan.recommendation}) {
+        if (*one) probabilities.Fill(**one);
     }
 }
 

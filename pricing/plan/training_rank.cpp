@@ -14,16 +14,33 @@ namespace {
 
 std::string Money(double usd) { return UsdText(usd); }
 
+// A probability constraint is met from above; hours and dollars from below.
+bool HigherIsBetter(const std::string& constraint) {
+    return constraint == "deadline_confidence";
+}
+
 std::string ValueText(const std::string& constraint, double value) {
+    if (HigherIsBetter(constraint)) return Fixed(100.0 * value, 1) + "%";
     return constraint == "budget_usd" ? Money(value) : Fixed(value, 1) + " h";
 }
 
-// What an option reaches on a constraint, whether it meets it or not.
+// What an option reaches on a constraint, whether it meets it or not, signed so that lower is
+// better.
 double ReachedValue(const TrainingPlanOption& o, const std::string& constraint) {
+    if (HigherIsBetter(constraint)) {
+        // An option a bound cleared has no probability yet; it meets the confidence.
+        return o.meets_deadline ? -1.0 : -o.deadline_probability.value_or(0);
+    }
     return constraint == "deadline_hours" ? o.expected_wall_clock_hours : o.ExpectedTotalUsd();
 }
 
 std::string BindingMessage(const std::string& name, const BindingConstraint& b) {
+    if (HigherIsBetter(name)) {
+        return name + " " + ValueText(name, b.limit) + ": the option most likely to finish by " +
+               "the deadline" + (b.others_met ? " that meets every other constraint" : "") +
+               " does so with probability " + ValueText(name, b.best_value) + ", " +
+               Fixed(100.0 * b.shortfall, 1) + " points short";
+    }
     const bool time = name == "deadline_hours";
     const std::string subject =
         std::string(time ? "the fastest option" : "the cheapest option") +
@@ -55,22 +72,27 @@ std::vector<BindingConstraint> Binding(const std::vector<const TrainingPlanOptio
                 b.limit = v.limit;
                 b.best_value = INFINITY;
             }
+            // Compared signed so that lower is better; turned back below.
+            const double sign = HigherIsBetter(v.constraint) ? -1.0 : 1.0;
             const bool only_this = o->violations.size() == 1;
-            if (only_this && (!b.others_met || v.value < b.best_value)) {
+            if (only_this && (!b.others_met || sign * v.value < b.best_value)) {
                 b.others_met = true;
-                b.best_value = v.value;
+                b.best_value = sign * v.value;
             }
         }
     }
     std::vector<BindingConstraint> list;
     for (auto& [name, b] : out) {
+        const double sign = HigherIsBetter(name) ? -1.0 : 1.0;
         if (!b.others_met) {
             for (const TrainingPlanOption* o : options) {
                 b.best_value = std::min(b.best_value, ReachedValue(*o, name));
             }
-            if (b.best_value <= b.limit) continue;  // met by some option: not binding alone
+            // Met by some option: not binding alone.
+            if (b.best_value <= sign * b.limit) continue;
         }
-        b.shortfall = b.best_value - b.limit;
+        b.best_value *= sign;
+        b.shortfall = sign * (b.best_value - b.limit);
         b.message = BindingMessage(name, b);
         list.push_back(b);
     }
@@ -95,6 +117,12 @@ std::vector<const TrainingPlanOption*> FirstInOrder(
 
 }  // namespace
 
+bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days) {
+    const PriceObservation& p = o.offering->price;
+    return p.verified && !p.as_of_estimated &&
+           (!o.price_age_days || static_cast<double>(*o.price_age_days) <= max_price_age_days);
+}
+
 void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
           TrainingPlan& plan) {
     // The options stay where they are; the summaries and the page refer to them and copy
@@ -108,16 +136,24 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     plan.infeasible_count = infeasible.size();
 
     const TrainingPlanOption* cheapest = nullptr;
+    const TrainingPlanOption* cheapest_trusted = nullptr;
     const TrainingPlanOption* fastest = nullptr;
+    const double max_age = request.max_price_age_days.value_or(kDefaultMaxPriceAgeDays);
     for (const auto* o : feasible) {
         if (cheapest == nullptr || Before(*o, *cheapest, TrainingPlanSort::kExpectedCost)) {
             cheapest = o;
+        }
+        if (TrustedPrice(*o, max_age) &&
+            (cheapest_trusted == nullptr ||
+             Before(*o, *cheapest_trusted, TrainingPlanSort::kExpectedCost))) {
+            cheapest_trusted = o;
         }
         if (fastest == nullptr || Before(*o, *fastest, TrainingPlanSort::kTime)) {
             fastest = o;
         }
     }
     if (cheapest != nullptr) plan.cheapest = *cheapest;
+    if (cheapest_trusted != nullptr) plan.cheapest_trusted = *cheapest_trusted;
     if (fastest != nullptr) plan.fastest = *fastest;
 
     // Pareto front: walk from fastest (ties: cheaper first); keep each option cheaper than

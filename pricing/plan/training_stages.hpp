@@ -18,6 +18,7 @@
 
 #include "pricing/catalog.hpp"
 #include "pricing/estimate/cluster.hpp"
+#include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
 #include "pricing/plan_reference.hpp"
 
@@ -103,6 +104,7 @@ struct PricingSettings {
     double factor_spot = 1;
     double unknown_spot_rate = 0;  // interruptions per instance-hour
     double max_price_age_days = kDefaultMaxPriceAgeDays;
+    double deadline_confidence = kDefaultDeadlineConfidence;
 };
 PricingSettings SettingsFor(const TrainingPlanRequest& request);
 
@@ -133,8 +135,58 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const PricingSettings& settings,
                                              const PlanReference& reference, Tally& tally);
 
-// Stage 4: each option's violations (deadline, budget, capacity-block length).
-void Constrain(const TrainingPlanRequest& request, std::vector<TrainingPlanOption>& options);
+// The ceiling on expected wall-clock days: the request's max_wall_clock_days, else
+// kDefaultMaxWallClockDays without a deadline, else none.
+std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request);
+
+// Between stages 3 and 4: options expected to run past the ceiling are removed and counted
+// (over_max_wall_clock, with an example); returns the fastest removed option per
+// provider, fastest first.
+std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest& request,
+                                                      std::vector<TrainingPlanOption>& options,
+                                                      Tally& tally);
+
+// The interrupted run a spot option's expected time describes: its wall-clock hours of work,
+// its cluster rate, Daly's interval and the settings' checkpoint and restart times (no
+// interruptions for other price types).
+InterruptedRun RunOf(const TrainingPlanOption& o, const PricingSettings& settings);
+
+// Probabilities of finishing by the request's deadline (TrainingPlanOption::
+// deadline_probability). One costs O(cells^2 log stretches) (SpotDeadlineProbability), so they
+// are kept per (work hours, cluster rate), which offerings of one shape and bucket share, and
+// computed only where a cheap lower bound cannot settle the deadline or an option is shown.
+// REQUIRES: the request has a deadline (every member but the constructor).
+class DeadlineProbabilities {
+public:
+    DeadlineProbabilities(const TrainingPlanRequest& request, const PricingSettings& settings);
+    // The probability itself: spot options from the distribution of RunOf(o), others 1 when
+    // the expected time fits, else 0.
+    double Of(const TrainingPlanOption& o);
+    // A lower bound on Of(o) in O(1): 0 when the failure-free run is late; else the larger of
+    // "no interruption at all" (e^(-rate T0)) and Markov's inequality on the lost time
+    // (1 - (E[T] - T0) / (D - T0)).
+    double LowerBound(const TrainingPlanOption& o) const;
+    // Sets o.deadline_probability where unset (a no-op without a deadline).
+    void Fill(TrainingPlanOption& o);
+
+private:
+    std::optional<double> deadline_hours_;
+    const PricingSettings& settings_;
+    std::map<std::pair<double, double>, double> cache_;
+};
+
+// Stage 4: each option's violations (deadline_hours or deadline_confidence, budget). An option
+// meets the deadline with probability >= the confidence; its deadline_probability is set here
+// when the lower bound falls short of the confidence (else left to Fill for shown options).
+void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities,
+               std::vector<TrainingPlanOption>& options);
+
+// After stage 5: deadline_probability on every option the plan shows.
+void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& plan);
+
+// A price the recommendation can lean on: verified, with a known date, at most
+// `max_price_age_days` old (an unknown age counts as fresh).
+bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days);
 
 // Order within one criterion; ties break by the other criterion, then id and nodes.
 bool Before(const TrainingPlanOption& a, const TrainingPlanOption& b, TrainingPlanSort sort);

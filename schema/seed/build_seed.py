@@ -56,6 +56,25 @@ WORKLOADS = {
     "rtx-5090": ("training;inference", "NVIDIA GeForce RTX 5090: " + _CONSUMER),
 }
 
+# A10G: a GA102 data-center SKU made for AWS g5 with the A10's fp32 peak (31.2 TFLOP/s in
+# hardware.csv, HFCAT) and memory (24 GB GDDR6, 600 GB/s). NVIDIA publishes no A10G datasheet;
+# the A10 datasheet (NV_A10) gives GA102 data-center parts full-rate FP32-accumulate tensor
+# cores: dense TF32 = 2x, FP16/BF16 = 4x, INT8 = 8x the fp32 peak (62.5 / 125 / 250). The
+# A10G is taken at those A10 rates; third-party spec tables list the same (BF16 125 dense, 250
+# sparse). hardware-sources.md caveat 7 allows A10 x 0.5-1.0 until measured: confidence stays
+# low and the lower bound is stated in notes. No fp8 (Ampere has none).
+PEAK_SUPPLEMENTS = {
+    "a10g": {
+        "tf32_tflops": "62.5", "fp16_tflops": "125", "bf16_tflops": "125", "int8_tops": "250",
+        "spec_source": "HFCAT (fp32 31.2, 150 W, 6 MB L2); tensor peaks at the A10 datasheet's "
+                       "GA102 data-center rates (NV_A10: TF32 2x, FP16/BF16 4x, INT8 8x fp32) "
+                       "- NVIDIA publishes no A10G datasheet",
+        "notes": "tensor rates taken as A10-class (hardware-sources.md caveat 7: A10 x 0.5-1.0 "
+                 "until measured; at the lower bound bf16 is 62.5 TFLOP/s and plans take up to "
+                 "2x as long); NVIDIA does not publish A10G tensor specs",
+    },
+}
+
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
 
 
@@ -120,6 +139,17 @@ def build_accelerators():
         a["notes"] = "; ".join(x for x in [r["notes"]] + notes if x)
         out.append(a)
     by_id = {a["id"]: a for a in out}
+
+    # Peaks hardware.csv lacks that a planner needs, each with its reasoning. The A10G has
+    # fp32 only there ("NVIDIA does not publish A10G tensor specs"), so every AWS g5 offering
+    # was skipped as unsupported for bf16/fp16 serving and training (issue 21 item 9).
+    for acc_id, changes in PEAK_SUPPLEMENTS.items():
+        a = by_id[acc_id]
+        for column in ("tf32_tflops", "fp16_tflops", "bf16_tflops", "int8_tops"):
+            if changes.get(column) and a[column]:
+                raise SystemExit(f"{acc_id}.{column}: hardware.csv now has a figure; "
+                                 "drop the supplement")
+        a.update(changes)
 
     # Accelerators the price data needs (or the issue asks for) that hardware.csv lacks. Each
     # is a documented variant of a row above; the differences are the only new facts.

@@ -121,6 +121,16 @@ void WriteSpotRisk(JsonWriter& w, const std::optional<std::string>& bucket_label
     w.EndObject();
 }
 
+void WriteSpotRange(JsonWriter& w, std::string_view key,
+                    const std::optional<pricing::plan::SpotRange>& range) {
+    w.Key(key);
+    if (!range) return w.Null();
+    w.BeginObject();
+    w.Member("high", range->high);
+    w.Member("low", range->low);
+    w.EndObject();
+}
+
 // The members that sort before `job_hours` (apart from EncodeSpotPlan to keep each one
 // screen): the checkpoint and interruption figures.
 void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::SpotPlan& p) {
@@ -136,8 +146,11 @@ void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::Sp
     w.Member("expected_savings_fraction", p.expected_savings_fraction);
     w.Member("expected_savings_usd", p.expected_savings_usd);
     w.Member("expected_spot_cost_usd", p.expected_spot_cost_usd);
+    WriteSpotRange(w, "expected_spot_cost_usd_range", p.expected_spot_cost_usd_range);
     w.Member("expected_spot_hours", p.expected_spot_hours);
     w.Member("failure_free_hours", p.failure_free_hours);
+    WriteSpotRange(w, "interruption_percent_per_month_range",
+                   p.interruption_percent_per_month_range);
     w.Member("interruptions_per_hour", p.interruptions_per_hour);
 }
 
@@ -166,6 +179,7 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     w.Member("restart_minutes", p.restart_hours * 60.0);
     w.Member("spot_cluster_usd_per_hour", p.spot_cluster_usd_per_hour);
     w.Member("spot_deadline_probability", p.spot_deadline_probability);
+    WriteSpotRange(w, "spot_deadline_probability_range", p.spot_deadline_probability_range);
     w.Key("spot_interruption");
     WriteSpotRisk(w, p.interruption_bucket);
     w.Member("spot_offering_id", p.spot_offering_id);
@@ -438,10 +452,13 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     }
     if (constraints != nullptr) {
         JsonReader c(*constraints, "/constraints");
-        c.OnlyKnown({"deadline_hours", "budget_usd", "providers", "price_types", "regions",
-                     "accelerators", "max_total_accelerators", "min_total_accelerators", "node_counts"});
+        c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "providers",
+                     "price_types", "regions", "accelerators", "max_total_accelerators",
+                     "min_total_accelerators", "max_wall_clock_days", "verified_only",
+                     "max_price_age_days", "node_counts"});
         auto& out = q.constraints;
         out.deadline_hours = c.Number("deadline_hours");
+        out.deadline_confidence = c.Number("deadline_confidence");
         out.budget_usd = c.Number("budget_usd");
         out.providers = c.Strings("providers").value_or(std::vector<std::string>{});
         out.price_types = PriceTypes(c, "price_types");
@@ -449,6 +466,9 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         out.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
         out.max_total_accelerators = c.Int("max_total_accelerators");
         out.min_total_accelerators = c.Int("min_total_accelerators");
+        out.max_wall_clock_days = c.Number("max_wall_clock_days");
+        out.verified_only = c.Bool("verified_only").value_or(false);
+        out.max_price_age_days = c.Number("max_price_age_days");
         if (const json* counts = constraints->contains("node_counts")
                                      ? &constraints->at("node_counts")
                                      : nullptr;
@@ -561,6 +581,7 @@ void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.Member("cost_usd_p50", o.cost_usd_p50);
     w.Member("cost_usd_p90", o.cost_usd_p90);
     w.Member("data_cost_usd", o.data_cost_usd);
+    w.Member("deadline_probability", o.deadline_probability);
     w.Member("expected_cost_usd", o.expected_cost_usd);
     w.Member("expected_wall_clock_hours", o.expected_wall_clock_hours);
     w.Member("independent_hosts", o.independent_hosts);
@@ -683,6 +704,8 @@ void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::stri
     w.Raw(assumptions_json);
     w.Key("best_by_provider");
     WriteOptions(w, plan.best_by_provider);
+    w.Key("beyond_max_wall_clock");
+    WriteOptions(w, plan.beyond_max_wall_clock);
     w.Key("binding_constraints");
     WriteBindingConstraints(w, plan.binding_constraints);
     w.Key("budget");
@@ -698,6 +721,7 @@ void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::stri
     w.Member("include_infeasible", a.include_infeasible);
     w.Member("infeasible_count", plan.infeasible_count);
     w.Member("limit", a.limit);
+    w.Member("max_wall_clock_days", plan.max_wall_clock_days);
     w.Member("offerings_considered", plan.offerings_considered);
     w.Member("offset", a.offset);
 }
@@ -746,7 +770,7 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                 "tensor", "pipeline", "data", "wall_clock_hours", "expected_wall_clock_hours",
                 "cluster_usd_per_hour", "billed_hours", "cost_usd", "expected_cost_usd",
                 "cost_usd_p10", "cost_usd_p50", "cost_usd_p90", "meets_deadline",
-                "within_budget", "violations", "data_cost_usd"};
+                "within_budget", "violations", "data_cost_usd", "deadline_probability"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         std::string violations;
@@ -766,7 +790,8 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                           CsvNumber(o.cost_usd_p10), CsvNumber(o.cost_usd_p50),
                           CsvNumber(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
                           o.within_budget ? "true" : "false", violations,
-                          o.data_cost_usd ? CsvNumber(*o.data_cost_usd) : ""});
+                          o.data_cost_usd ? CsvNumber(*o.data_cost_usd) : "",
+                          o.deadline_probability ? CsvNumber(*o.deadline_probability) : ""});
     }
     return t;
 }

@@ -6,12 +6,23 @@
 #include <random>
 
 #include "pricing/catalog_loader.hpp"
+#include "pricing/in_memory_catalog.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::plan;
 
 namespace {
+
+// Warnings other than the one on a spot price dated before its on-demand comparison (the
+// sample's p5 spot price predates its on-demand one).
+std::vector<FieldError> ApartFromSpotDate(const std::vector<FieldError>& warnings) {
+    std::vector<FieldError> out;
+    for (const auto& w : warnings) {
+        if (w.field != "/spot_offering_id") out.push_back(w);
+    }
+    return out;
+}
 
 std::shared_ptr<const InMemoryCatalog> Sample() {
     auto r = LoadCatalog(gpucost::testing::SampleCatalogCsv());
@@ -429,18 +440,17 @@ TEST_SUITE("plan_spot") {
         r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
         auto twin = PlanSpot(r, *catalog);
         REQUIRE(twin.ok());
-        CHECK(twin.value().warnings.empty());
+        CHECK(ApartFromSpotDate(twin.value().warnings).empty());
         r.on_demand_offering_id = "aws-p5.48xlarge-us-east-1-on-demand";  // same shape, named
-        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        CHECK(ApartFromSpotDate(PlanSpot(r, *catalog).value().warnings).empty());
         r.on_demand_offering_id = "lambda-gpu_1x_h100-us-on-demand";
         auto plan = PlanSpot(r, *catalog);
         REQUIRE(plan.ok());
-        REQUIRE(plan.value().warnings.size() == 1);
-        CHECK(plan.value().warnings[0].field == "/on_demand_offering_id");
-        CHECK(plan.value().warnings[0].detail.find("p5.48xlarge (8 x h100-sxm)") !=
-              std::string::npos);
-        CHECK(plan.value().warnings[0].detail.find("gpu_1x_h100 (1 x h100-sxm)") !=
-              std::string::npos);
+        const auto warnings = ApartFromSpotDate(plan.value().warnings);
+        REQUIRE(warnings.size() == 1);
+        CHECK(warnings[0].field == "/on_demand_offering_id");
+        CHECK(warnings[0].detail.find("p5.48xlarge (8 x h100-sxm)") != std::string::npos);
+        CHECK(warnings[0].detail.find("gpu_1x_h100 (1 x h100-sxm)") != std::string::npos);
         CHECK(plan.value().reasoning.find("different hardware") != std::string::npos);
         CHECK(plan.value().on_demand_usd_per_hour == doctest::Approx(4.29));  // kept as given
     }
@@ -485,28 +495,118 @@ TEST_SUITE("plan_spot") {
         CHECK(plan.error().field == "/checkpoint_interval_hours");
     }
 
+    // Issue 21 item 3: the p5 spot price predates the June-2025 on-demand cut it is compared with.
+    TEST_CASE("a spot price dated before the on-demand price it is compared with is warned about") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().warnings.size() == 1);
+        const FieldError& w = plan.value().warnings[0];
+        CHECK(w.field == "/spot_offering_id");
+        CHECK(w.detail.find("557 days before the on-demand price "
+                            "(aws-p5.48xlarge-us-east-1-on-demand, 2026-11-09)") !=
+              std::string::npos);
+        r.on_demand_usd_per_hour = 55.04;  // a number has no date to compare
+        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+    }
+
+    // Issue 21 item 3: the spot plan refused (409) 45 of 49 catalog spot offerings that training
+    // plans priced at the worst bucket.
+    TEST_CASE("a spot offering without a bucket is planned at the worst bucket, as training "
+              "plans do") {
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings();
+        Offering bare = base->FindOffering("aws-p5.48xlarge-us-east-1-spot").value();
+        bare.id = "aws-p5.48xlarge-us-east-1-spot-nobucket";
+        bare.spot_interruption.reset();
+        offerings.push_back(bare);
+        auto built = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "test", 0);
+        REQUIRE(built.ok());
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.nodes = 2;
+        r.spot_offering_id = bare.id;
+        auto plan = PlanSpot(r, *built.value());
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        CHECK_FALSE(p.interruption_bucket.has_value());
+        CHECK(p.interruptions_per_hour ==
+              doctest::Approx(InterruptionsPerHourFromMonthlyPercent(
+                  kDefaultUnknownSpotPercentPerMonth)));
+        CHECK(p.cluster_interruptions_per_hour == doctest::Approx(2 * p.interruptions_per_hour));
+        bool warned = false;
+        for (const auto& w : p.warnings) {
+            warned = warned || w.detail.find("no Spot Advisor interruption data; planned at the "
+                                             "worst bucket (30% a month)") != std::string::npos;
+        }
+        CHECK(warned);
+        bool echoed = false;
+        for (const auto& a : p.assumptions) {
+            echoed = echoed || (a.name.view() == "interruption_percent_per_month" && a.value == 30);
+        }
+        CHECK(echoed);
+    }
+
+    // Issue 21 item 3: the open >20 % bucket was read as 30 %/month and a 0.9999995 chance
+    // reported without a range.
+    TEST_CASE("a bucket's rate gives ranges over its bounds, the open bucket up to 50 %") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 336;
+        r.nodes = 8;
+        r.deadline_hours = 384;
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        REQUIRE(p.interruption_percent_per_month_range.has_value());
+        CHECK(p.interruption_percent_per_month_range->low == 22);
+        CHECK(p.interruption_percent_per_month_range->high == kOpenBucketUpperPercentPerMonth);
+        REQUIRE(p.expected_spot_cost_usd_range.has_value());
+        CHECK(p.expected_spot_cost_usd_range->low < p.expected_spot_cost_usd);
+        CHECK(p.expected_spot_cost_usd < p.expected_spot_cost_usd_range->high);
+        REQUIRE(p.spot_deadline_probability_range.has_value());
+        CHECK(p.spot_deadline_probability_range->low < *p.spot_deadline_probability);
+        CHECK(*p.spot_deadline_probability < p.spot_deadline_probability_range->high);
+        CHECK(p.reasoning.find("22-50% a month") != std::string::npos);
+        bool echoed = false;
+        for (const auto& a : p.assumptions) {
+            echoed = echoed || a.name.view() == "open_bucket_upper_percent_per_month";
+        }
+        CHECK(echoed);
+        // A rate given by the caller has no bucket to range over.
+        r.interruptions_per_hour = 0.001;
+        auto given = PlanSpot(r, *catalog);
+        REQUIRE(given.ok());
+        CHECK_FALSE(given.value().interruption_percent_per_month_range.has_value());
+        CHECK_FALSE(given.value().spot_deadline_probability_range.has_value());
+    }
+
     TEST_CASE("a price or rate given over the spot offering's catalog figure is named") {
         auto catalog = Sample();
         SpotPlanRequest r;
         r.job_hours = 100;
         r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
-        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        CHECK(ApartFromSpotDate(PlanSpot(r, *catalog).value().warnings).empty());
         r.spot_usd_per_hour = 20.9934;  // the catalog's own price
-        CHECK(PlanSpot(r, *catalog).value().warnings.empty());
+        CHECK(ApartFromSpotDate(PlanSpot(r, *catalog).value().warnings).empty());
         r.spot_usd_per_hour = 10;
         r.interruptions_per_hour = 0.1;
         auto plan = PlanSpot(r, *catalog);
         REQUIRE(plan.ok());
         const SpotPlan& p = plan.value();
         CHECK(p.spot_usd_per_hour == 10);  // the value given is used
-        REQUIRE(p.warnings.size() == 2);
-        CHECK(p.warnings[0].field == "/spot_usd_per_hour");
-        CHECK(p.warnings[0].detail.find("$10.0000/h overrides") != std::string::npos);
-        CHECK(p.warnings[0].detail.find("$20.9934/h") != std::string::npos);
-        CHECK(p.warnings[1].field == "/interruptions_per_hour");
-        CHECK(p.warnings[1].detail.find("0.100000 per instance-hour overrides") !=
-              std::string::npos);
-        CHECK(p.warnings[1].detail.find("bucket >20%, 0.000489 per instance-hour (30.0% a month)") !=
+        const auto warnings = ApartFromSpotDate(p.warnings);
+        REQUIRE(warnings.size() == 2);
+        CHECK(warnings[0].field == "/spot_usd_per_hour");
+        CHECK(warnings[0].detail.find("$10.0000/h overrides") != std::string::npos);
+        CHECK(warnings[0].detail.find("$20.9934/h") != std::string::npos);
+        CHECK(warnings[1].field == "/interruptions_per_hour");
+        CHECK(warnings[1].detail.find("0.100000 per instance-hour overrides") != std::string::npos);
+        CHECK(warnings[1].detail.find("bucket >20%, 0.000489 per instance-hour (30.0% a month)") !=
               std::string::npos);
         CHECK(p.reasoning.find("different hardware") == std::string::npos);
     }

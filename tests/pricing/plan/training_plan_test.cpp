@@ -259,6 +259,296 @@ TEST_SUITE("plan_training") {
         }
     }
 
+    // Issue 21 item 1: a spot option finishing "in time" on the mean missed the deadline about
+    // as often as not; the spot plan's own model gave 0.61 for the issue's recommendation.
+    TEST_CASE("a spot option expected in time but likely late misses the deadline by probability") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        // Long enough that a run on the >20 % bucket is interrupted more than 1 time in 10.
+        r.workload.tokens_b = 400;
+        r.constraints.price_types = {PriceType::kSpot, PriceType::kOnDemand};
+        r.constraints.accelerators = {"h100-sxm"};
+        auto free = Plan(r, *catalog);
+        REQUIRE(free.ok());
+        const TrainingPlanOption* spot = nullptr;
+        for (const auto& o : free.value().options) {
+            if (o.interruptions_per_hour && o.expected_wall_clock_hours > o.wall_clock_hours) {
+                spot = &o;
+                break;
+            }
+        }
+        REQUIRE(spot != nullptr);
+        CHECK_FALSE(spot->deadline_probability.has_value());  // no deadline, no probability
+        // A deadline just past the expected finish: met on the mean, not 9 times in 10.
+        r.constraints.deadline_hours = spot->expected_wall_clock_hours * 1.001;
+        r.include_infeasible = true;
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlanOption* judged = nullptr;
+        for (const auto& o : plan.value().options) {
+            if (KeyOf(o) == KeyOf(*spot)) judged = &o;
+        }
+        REQUIRE(judged != nullptr);
+        REQUIRE(judged->deadline_probability.has_value());
+        // The spot plan, asked about the same run, gives the same probability.
+        SpotPlanRequest same;
+        same.job_hours = judged->wall_clock_hours;
+        same.spot_usd_per_hour = judged->offering->price.usd_per_hour;
+        same.on_demand_usd_per_hour = judged->offering->price.usd_per_hour * 2;
+        same.interruptions_per_hour = *judged->interruptions_per_hour / judged->nodes;
+        same.nodes = judged->nodes;
+        same.deadline_hours = r.constraints.deadline_hours;
+        auto spot_plan = PlanSpot(same, *catalog);
+        REQUIRE(spot_plan.ok());
+        CHECK(*judged->deadline_probability ==
+              doctest::Approx(*spot_plan.value().spot_deadline_probability));
+        CHECK(*judged->deadline_probability < kDefaultDeadlineConfidence);
+        CHECK_FALSE(judged->meets_deadline);
+        REQUIRE(judged->violations.size() == 1);
+        CHECK(judged->violations[0].constraint == "deadline_confidence");
+        // Never recommended; on-demand options finish in time with probability 1 or 0.
+        REQUIRE(plan.value().recommendation.has_value());
+        CHECK(*plan.value().recommendation->deadline_probability >= kDefaultDeadlineConfidence);
+        for (const auto& o : plan.value().options) {
+            if (!o.interruptions_per_hour) {
+                CHECK(*o.deadline_probability ==
+                      (o.expected_wall_clock_hours <= *r.constraints.deadline_hours ? 1.0 : 0.0));
+            }
+        }
+        bool echoed = false;
+        for (const auto& a : plan.value().assumptions) {
+            echoed = echoed || (a.name.view() == "deadline_confidence" && a.value == 0.9);
+        }
+        CHECK(echoed);
+
+        // A confidence the option reaches makes it feasible again.
+        r.constraints.deadline_confidence = *judged->deadline_probability * 0.5;
+        auto lenient = Plan(r, *catalog);
+        REQUIRE(lenient.ok());
+        for (const auto& o : lenient.value().options) {
+            if (KeyOf(o) == KeyOf(*spot)) CHECK(o.meets_deadline);
+        }
+    }
+
+    TEST_CASE("when only confidence binds, the answer names the likeliest option's probability") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        // Long enough that a run on the >20 % bucket is interrupted more than 1 time in 10.
+        r.workload.tokens_b = 400;
+        r.constraints.price_types = {PriceType::kSpot};
+        r.constraints.accelerators = {"h100-sxm"};
+        r.constraints.max_total_accelerators = 8;
+        auto free = Plan(r, *catalog);
+        REQUIRE(free.ok());
+        REQUIRE(free.value().options.size() == 1);
+        const TrainingPlanOption only = free.value().options.front();
+        r.constraints.deadline_hours = only.expected_wall_clock_hours * 1.001;
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK_FALSE(plan.value().recommendation.has_value());
+        REQUIRE(plan.value().binding_constraints.size() == 1);
+        const BindingConstraint& b = plan.value().binding_constraints.front();
+        CHECK(b.constraint == "deadline_confidence");
+        CHECK(b.limit == kDefaultDeadlineConfidence);
+        CHECK(b.best_value < kDefaultDeadlineConfidence);
+        CHECK(b.shortfall == doctest::Approx(kDefaultDeadlineConfidence - b.best_value));
+        CHECK(b.message.find("probability") != std::string::npos);
+    }
+
+    // Issue 21 item 2: 70B on 15T tokens recommended 64 GPUs for 8.4 years and listed a
+    // 172-year option.
+    TEST_CASE("without a deadline no option over 180 days is listed, and when none is left the "
+              "answer says what each provider's fastest option would take") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.workload.tokens_b = 200000;  // years on any sample offering
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlan& p = plan.value();
+        CHECK(p.options.empty());
+        CHECK_FALSE(p.recommendation.has_value());
+        REQUIRE(p.max_wall_clock_days.has_value());
+        CHECK(*p.max_wall_clock_days == kDefaultMaxWallClockDays);
+        CHECK(Skipped(p, "over_max_wall_clock") > 0);
+        REQUIRE_FALSE(p.beyond_max_wall_clock.empty());
+        std::set<std::string> providers;
+        for (const auto& o : p.beyond_max_wall_clock) {
+            CHECK(o.expected_wall_clock_hours > kDefaultMaxWallClockDays * 24);
+            CHECK(providers.insert(o.offering->provider).second);  // one per provider
+            CHECK(p.reasoning.find(o.offering->instance_type) != std::string::npos);
+        }
+        CHECK(p.reasoning.find("No option finishes within 180 days") == 0);
+        CHECK(p.reasoning.find("years") != std::string::npos);
+        bool echoed = false;
+        for (const auto& a : p.assumptions) {
+            echoed = echoed || (a.name.view() == "max_wall_clock_days" && a.value == 180);
+        }
+        CHECK(echoed);
+    }
+
+    TEST_CASE("max_wall_clock_days filters options; a deadline alone sets no ceiling") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.workload.tokens_b = 2000;
+        r.constraints.max_wall_clock_days = 36500;
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        double slowest = 0;
+        for (const auto& o : all.value().options) {
+            slowest = std::max(slowest, o.expected_wall_clock_hours);
+        }
+        r.constraints.max_wall_clock_days = slowest / 24.0 / 2.0;
+        auto capped = Plan(r, *catalog);
+        REQUIRE(capped.ok());
+        std::size_t kept = 0;
+        for (const auto& o : all.value().options) {
+            kept += o.expected_wall_clock_hours <= slowest / 2.0 ? 1U : 0U;
+        }
+        CHECK(capped.value().total_count == kept);
+        CHECK(Skipped(capped.value(), "over_max_wall_clock") ==
+              all.value().total_count - kept);
+        for (const auto& o : capped.value().options) {
+            CHECK(o.expected_wall_clock_hours <= slowest / 2.0);
+        }
+        CHECK(capped.value().beyond_max_wall_clock.empty());  // some options remain
+        CHECK(capped.value().reasoning.find("max_wall_clock_days") != std::string::npos);
+
+        // A deadline replaces the default ceiling: the slow options are listed as missing it.
+        r.constraints.max_wall_clock_days.reset();
+        r.constraints.deadline_hours = slowest / 2.0;
+        r.include_infeasible = true;
+        auto with_deadline = Plan(r, *catalog);
+        REQUIRE(with_deadline.ok());
+        CHECK_FALSE(with_deadline.value().max_wall_clock_days.has_value());
+        CHECK(with_deadline.value().total_count == all.value().total_count);
+    }
+
+    TEST_CASE("the cheap deadline bounds never exceed the distribution, and shown ones are close") {
+        TrainingPlanRequest r = SevenB();
+        const training_stages::PricingSettings settings = training_stages::SettingsFor(r);
+        int tight = 0;
+        for (double deadline : {100.0, 400.0, 720.0}) {
+            r.constraints.deadline_hours = deadline;
+            training_stages::DeadlineProbabilities probabilities(r, settings);
+            for (double work : {20.0, 95.0, 190.0, 370.0, 550.0, 675.0}) {
+                for (double rate : {0.0005, 0.004, 0.03, 0.12}) {
+                    TrainingPlanOption o;
+                    o.wall_clock_hours = work;
+                    o.interruptions_per_hour = rate;
+                    o.expected_wall_clock_hours =
+                        ExpectedHoursWithInterruptions(training_stages::RunOf(o, settings));
+                    const double bound = probabilities.LowerBound(o);
+                    const double exact = probabilities.Of(o);
+                    CAPTURE(deadline);
+                    CAPTURE(work);
+                    CAPTURE(rate);
+                    CHECK(bound <= exact + 0.015);  // the grid's own error (spot.hpp)
+                    TrainingPlanOption shown = o;
+                    probabilities.Fill(shown);
+                    CHECK(std::abs(*shown.deadline_probability - exact) < 1e-6);
+                    tight += bound >= 1 - 1e-6 ? 1 : 0;
+                }
+            }
+        }
+        CHECK(tight > 10);  // the bound spares most far-from-deadline runs the distribution
+    }
+
+    // Issue 21 item 4: the default plan recommended an unverified price dated by estimate and
+    // 543 days old; max_price_age_days only warned.
+    TEST_CASE("verified_only and constraints.max_price_age_days leave such prices out, counted") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.today = "2026-11-27";
+        auto all = Plan(r, *catalog);
+        REQUIRE(all.ok());
+        bool any_unverified = false;
+        bool any_old = false;
+        for (const auto& o : all.value().options) {
+            any_unverified = any_unverified || !o.offering->price.verified;
+            any_old = any_old || (o.price_age_days && *o.price_age_days > 180);
+        }
+        REQUIRE(any_unverified);
+        REQUIRE(any_old);
+        r.constraints.verified_only = true;
+        auto verified = Plan(r, *catalog);
+        REQUIRE(verified.ok());
+        REQUIRE_FALSE(verified.value().options.empty());
+        for (const auto& o : verified.value().options) CHECK(o.offering->price.verified);
+        CHECK(Skipped(verified.value(), "unverified_price") > 0);
+        r.constraints.verified_only = false;
+        r.constraints.max_price_age_days = 180;
+        auto fresh = Plan(r, *catalog);
+        REQUIRE(fresh.ok());
+        REQUIRE_FALSE(fresh.value().options.empty());
+        for (const auto& o : fresh.value().options) {
+            REQUIRE(o.price_age_days.has_value());
+            CHECK(*o.price_age_days <= 180);
+        }
+        CHECK(Skipped(fresh.value(), "price_too_old") > 0);
+        r.constraints.max_price_age_days = -1;
+        CHECK_FALSE(Plan(r, *catalog).ok());
+    }
+
+    TEST_CASE("a trusted price within the tolerance is recommended over a cheaper untrusted one") {
+        auto base = Sample();
+        auto found = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand");
+        REQUIRE(found.ok());
+        auto catalog_with = [&](double trusted_usd) {
+            std::vector<Offering> offerings = base->Offerings();
+            Offering untrusted = found.value();
+            untrusted.id = "aws-p5.48xlarge-us-east-1-untrusted";
+            untrusted.price.usd_per_hour = 1.0;
+            untrusted.price.verified = false;
+            untrusted.price.as_of = "2026-11-20";
+            Offering trusted = untrusted;
+            trusted.id = "aws-p5.48xlarge-us-east-1-trusted";
+            trusted.price.usd_per_hour = trusted_usd;
+            trusted.price.verified = true;
+            offerings.push_back(untrusted);
+            offerings.push_back(trusted);
+            auto built = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "test", 0);
+            REQUIRE(built.ok());
+            return built.value();
+        };
+        TrainingPlanRequest r = SevenB();
+        r.today = "2026-11-27";
+        r.constraints.accelerators = {"h100-sxm"};
+        r.constraints.node_counts = {1};
+        auto near = catalog_with(1.0 * (1 + kTrustedPriceToleranceFraction) * 0.99);
+        auto plan = Plan(r, *near);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().cheapest.has_value());
+        CHECK(plan.value().cheapest->offering->id == "aws-p5.48xlarge-us-east-1-untrusted");
+        REQUIRE(plan.value().recommendation.has_value());
+        CHECK(plan.value().recommendation->offering->id == "aws-p5.48xlarge-us-east-1-trusted");
+        CHECK(plan.value().cheapest_trusted->offering->id == "aws-p5.48xlarge-us-east-1-trusted");
+        CHECK(plan.value().reasoning.find("unverified") != std::string::npos);
+        CHECK(plan.value().reasoning.find("trusted_price_tolerance_fraction") != std::string::npos);
+        // Beyond the tolerance the cheapest stays first, and the reasoning says why.
+        auto far = catalog_with(1.0 * (1 + kTrustedPriceToleranceFraction) * 1.05);
+        auto dear = Plan(r, *far);
+        REQUIRE(dear.ok());
+        CHECK(dear.value().recommendation->offering->id == "aws-p5.48xlarge-us-east-1-untrusted");
+        CHECK(dear.value().reasoning.find("so it stays first") != std::string::npos);
+        bool echoed = false;
+        for (const auto& a : dear.value().assumptions) {
+            echoed = echoed || a.name.view() == "trusted_price_tolerance_fraction";
+        }
+        CHECK(echoed);
+    }
+
+    TEST_CASE("deadline_confidence must be above 0 and at most 1") {
+        auto catalog = Sample();
+        for (double bad : {0.0, -0.1, 1.5}) {
+            TrainingPlanRequest r = SevenB();
+            r.constraints.deadline_hours = 100;
+            r.constraints.deadline_confidence = bad;
+            auto plan = Plan(r, *catalog);
+            REQUIRE_FALSE(plan.ok());
+            CHECK(plan.error().field == "/constraints/deadline_confidence");
+        }
+    }
+
     TEST_CASE("a higher price never lowers any option's cost") {
         auto catalog = Sample();
         auto base = Plan(SevenB(), *catalog);
@@ -300,7 +590,11 @@ TEST_SUITE("plan_training") {
             CHECK(plan.value().total_count == all.value().total_count);
             std::set<std::string> meeting;
             for (const auto& o : plan.value().options) {
-                CHECK(o.Feasible() == (o.expected_wall_clock_hours <= deadline));
+                REQUIRE(o.deadline_probability.has_value());
+                CHECK(o.Feasible() == (*o.deadline_probability >= kDefaultDeadlineConfidence));
+                if (!o.interruptions_per_hour) {
+                    CHECK(o.Feasible() == (o.expected_wall_clock_hours <= deadline));
+                }
                 if (o.Feasible()) {
                     meeting.insert(KeyOf(o));
                 }
@@ -331,6 +625,7 @@ TEST_SUITE("plan_training") {
             for (const auto& o : *list) {
                 CHECK(o.Feasible());
                 CHECK(o.expected_wall_clock_hours <= *r.constraints.deadline_hours);
+                CHECK(*o.deadline_probability >= kDefaultDeadlineConfidence);
             }
         }
         REQUIRE(p.cheapest.has_value());
@@ -351,6 +646,13 @@ TEST_SUITE("plan_training") {
             if (!o.Feasible()) {
                 ++violating;
                 REQUIRE(o.violations.size() == 1);
+                if (o.expected_wall_clock_hours <= *r.constraints.deadline_hours) {
+                    // In time on average, not with the confidence asked for.
+                    CHECK(o.violations[0].constraint == "deadline_confidence");
+                    CHECK(o.violations[0].value == *o.deadline_probability);
+                    CHECK(o.violations[0].limit == kDefaultDeadlineConfidence);
+                    continue;
+                }
                 CHECK(o.violations[0].constraint == "deadline_hours");
                 CHECK(o.violations[0].value == o.expected_wall_clock_hours);
                 CHECK(o.violations[0].limit == *r.constraints.deadline_hours);

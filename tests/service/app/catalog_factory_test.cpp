@@ -9,6 +9,8 @@
 #include <set>
 
 #include "pricing/offering_query.hpp"
+#include "pricing/plan/inference_plan.hpp"
+#include "pricing/plan/training_plan.hpp"
 
 using namespace gpucost;
 
@@ -62,6 +64,55 @@ TEST_SUITE("catalog_factory") {
         CHECK(h100.memory_gb_per_s == 3350);
         auto h800 = catalog->FindAccelerator("h800").value();
         CHECK(h800.scale_up_gb_per_s == 400);
+    }
+
+    TEST_CASE("every accelerator has a 16-bit tensor peak, the A10G at the A10's rates") {
+        auto catalog = Embedded();
+        for (const auto& a : catalog->Accelerators()) {
+            CAPTURE(a.id);
+            CHECK((a.PeakTflops(pricing::Precision::kBf16) ||
+                   a.PeakTflops(pricing::Precision::kFp16)));
+        }
+        // NVIDIA publishes no A10G datasheet; schema/seed/build_seed.py PEAK_SUPPLEMENTS.
+        auto a10g = catalog->FindAccelerator("a10g").value();
+        CHECK(a10g.PeakTflops(pricing::Precision::kBf16) == 125);
+        CHECK(a10g.PeakTflops(pricing::Precision::kFp16) == 125);
+        CHECK(a10g.PeakTflops(pricing::Precision::kTf32) == 62.5);
+        CHECK(a10g.PeakTflops(pricing::Precision::kInt8) == 250);
+        CHECK_FALSE(a10g.PeakTflops(pricing::Precision::kFp8));
+    }
+
+    TEST_CASE("AWS g5 (A10G) offerings are planned in bf16 for training and serving") {
+        auto catalog = Embedded();
+        auto count = [](const auto& skipped, const std::string& reason) {
+            std::size_t n = 0;
+            for (const auto& [name, c] : skipped) n += name == reason ? c : 0;
+            return n;
+        };
+        pricing::plan::TrainingPlanRequest train;
+        train.workload.model.params_b = 1;
+        train.workload.tokens_b = 1;
+        train.workload.precision = pricing::Precision::kBf16;
+        train.constraints.accelerators = {"a10g"};
+        train.constraints.max_total_accelerators = 16;
+        auto trained = pricing::plan::PlanTraining(train, *catalog);
+        REQUIRE(trained.ok());
+        CHECK(count(trained.value().skipped, "precision_unsupported") == 0);
+        REQUIRE_FALSE(trained.value().options.empty());
+        CHECK(trained.value().options.front().offering->accelerator == "a10g");
+
+        pricing::plan::InferencePlanRequest serve;
+        serve.workload.model.params_b = 7;
+        serve.workload.precision = pricing::Precision::kBf16;
+        serve.workload.input_tokens = 1000;
+        serve.workload.output_tokens = 250;
+        serve.traffic.requests_per_second = 1;
+        serve.accelerators = {"a10g"};
+        auto served = pricing::plan::PlanInference(serve, *catalog, pricing::PlanReference{});
+        REQUIRE(served.ok());
+        CHECK(count(served.value().skipped, "precision_unsupported") == 0);
+        REQUIRE_FALSE(served.value().options.empty());
+        CHECK(served.value().options.front().offering->accelerator == "a10g");
     }
 
     TEST_CASE("every provider and instance family the issue names has offerings") {

@@ -116,6 +116,22 @@ TEST_SUITE("plan_routes") {
         CHECK(body["spot_deadline_probability"].get<double>() > 0.9);
     }
 
+    TEST_CASE("POST /v1/plans/spot warns when the spot price predates the on-demand one") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/spot",
+                              R"({"job_hours": 100,
+                                  "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot"})"));
+        REQUIRE(body["warnings"].size() == 1);
+        CHECK(body["warnings"][0]["field"] == "/spot_offering_id");
+        CHECK(body["warnings"][0]["detail"].get<std::string>().find("557 days before") !=
+              std::string::npos);
+        CHECK(body["interruption_percent_per_month_range"]["low"] == 22);
+        CHECK(body["interruption_percent_per_month_range"]["high"] == 50);
+        CHECK(body["expected_spot_cost_usd_range"]["low"].get<double>() <
+              body["expected_spot_cost_usd_range"]["high"].get<double>());
+        CHECK(body["spot_deadline_probability_range"].is_null());  // no deadline
+    }
+
     TEST_CASE("POST /v1/plans/spot rejects bad bodies with the right status and field") {
         TestServer server(SampleDeps());
         CheckProblem(Post(server, "/v1/plans/spot", "{"), 400, "malformed_request");
@@ -312,6 +328,87 @@ TEST_SUITE("plan_routes") {
         REQUIRE(body["binding_constraints"].size() == 1);
         CHECK(body["binding_constraints"][0]["constraint"] == "budget_usd");
         CHECK(body["binding_constraints"][0]["shortfall"].get<double>() > 0);
+    }
+
+    TEST_CASE("POST /v1/plans/training judges deadlines by probability: deadline_confidence") {
+        TestServer server(SampleDeps());
+        // One p5 spot option, expected to finish just inside the deadline: on the mean only.
+        const std::string base =
+            R"({"model": {"params_b": 7}, "tokens_b": 400, "include_infeasible": true,
+                "constraints": {"accelerators": ["h100-sxm"], "price_types": ["spot"],
+                                "max_total_accelerators": 8)";
+        json free = Body(Post(server, "/v1/plans/training", base + "}}"));
+        REQUIRE(free["options"].size() == 1);
+        CHECK(free["options"][0]["deadline_probability"].is_null());
+        const double expected = free["options"][0]["expected_wall_clock_hours"].get<double>();
+        const std::string deadline = std::to_string(expected * 1.001);
+        json strict = Body(Post(server, "/v1/plans/training",
+                                base + R"(, "deadline_hours": )" + deadline + "}}"));
+        const json& option = strict["options"][0];
+        const double p = option["deadline_probability"].get<double>();
+        CHECK(p < 0.9);
+        CHECK(option["meets_deadline"] == false);
+        CHECK(option["violations"][0]["constraint"] == "deadline_confidence");
+        CHECK(strict["recommendation"].is_null());
+        CHECK(strict["binding_constraints"][0]["constraint"] == "deadline_confidence");
+        json lenient = Body(Post(server, "/v1/plans/training",
+                                 base + R"(, "deadline_hours": )" + deadline +
+                                     R"(, "deadline_confidence": 0.5}})"));
+        CHECK(lenient["options"][0]["meets_deadline"] == true);
+        CHECK(lenient["recommendation"]["deadline_probability"].get<double>() == p);
+        auto csv = Post(server, "/v1/plans/training",
+                        base + R"(, "deadline_hours": )" + deadline + "}}", "text/csv");
+        REQUIRE(csv);
+        const std::string header = csv->body.substr(0, csv->body.find('\r'));
+        CHECK(header.size() > 21);
+        CHECK(header.substr(header.size() - 21) == ",deadline_probability");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          base + R"(, "deadline_hours": 10, "deadline_confidence": 1.5}})"),
+                     422, "invalid_argument", "/constraints/deadline_confidence");
+    }
+
+    TEST_CASE("POST /v1/plans/training caps runs at max_wall_clock_days and says what is possible") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 200000,
+                                  "constraints": {"max_total_accelerators": 64}})"));
+        CHECK(body["max_wall_clock_days"] == 180);
+        CHECK(body["options"].empty());
+        CHECK(body["recommendation"].is_null());
+        REQUIRE_FALSE(body["beyond_max_wall_clock"].empty());
+        CHECK(body["beyond_max_wall_clock"][0]["expected_wall_clock_hours"].get<double>() >
+              180 * 24);
+        CHECK(body["skipped"]["over_max_wall_clock"].get<int>() > 0);
+        CHECK(body["reasoning"].get<std::string>().rfind("No option finishes within 180 days", 0) ==
+              0);
+        json fast = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 20,
+                                  "constraints": {"deadline_hours": 1000}})"));
+        CHECK(fast["max_wall_clock_days"].is_null());
+        CHECK(fast["beyond_max_wall_clock"].empty());
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"max_wall_clock_days": 0}})"),
+                     422, "invalid_argument", "/constraints/max_wall_clock_days");
+    }
+
+    TEST_CASE("POST /v1/plans/training leaves out unverified and old prices when asked") {
+        TestServer server(SampleDeps());
+        json body = Body(Post(server, "/v1/plans/training",
+                              R"({"model": {"params_b": 7}, "tokens_b": 20, "limit": 500,
+                                  "constraints": {"verified_only": true}})"));
+        REQUIRE_FALSE(body["options"].empty());
+        for (const auto& o : body["options"]) CHECK(o["offering"]["verified"] == true);
+        CHECK(body["skipped"]["unverified_price"].get<int>() > 0);
+        json fresh = Body(Post(server, "/v1/plans/training",
+                               R"({"model": {"params_b": 7}, "tokens_b": 20, "limit": 500,
+                                   "constraints": {"max_price_age_days": 30}})"));
+        for (const auto& o : fresh["options"]) CHECK(o["price_age_days"].get<int>() <= 30);
+        CHECK(fresh["skipped"]["price_too_old"].get<int>() > 0);
+        CheckProblem(Post(server, "/v1/plans/training",
+                          R"({"model": {"params_b": 7}, "tokens_b": 20,
+                              "constraints": {"max_price_age_days": -1}})"),
+                     422, "invalid_argument", "/constraints/max_price_age_days");
     }
 
     TEST_CASE("POST /v1/plans/training: unknown ids are 422 with close matches") {
