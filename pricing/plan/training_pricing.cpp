@@ -185,7 +185,7 @@ double DeadlineProbabilities::Of(const TrainingPlanOption& o) {
     return it->second;
 }
 
-double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o) const {
+double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o, double target) const {
     if (!o.interruptions_per_hour) {
         return o.expected_wall_clock_hours <= *deadline_hours_ ? 1.0 : 0.0;
     }
@@ -203,12 +203,10 @@ double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o) const {
     const double lost = o.expected_wall_clock_hours - failure_free;
     const double markov = slack > 0 ? 1.0 - lost / slack : 0.0;
     double cantelli = 0;
-    double chernoff = 0;
     if (slack > lost) {
         const CheckpointLayout layout =
             LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours);
         const double rate = run.interruptions_per_hour;
-        chernoff = 1.0 - ChernoffLateBound(run, layout, slack);
         double variance = StretchLostVariance(rate, layout.last_stretch_hours, run.restart_hours);
         if (layout.full_stretches > 0) {
             variance += layout.full_stretches *
@@ -216,13 +214,20 @@ double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o) const {
         }
         const double gap = slack - lost;
         if (std::isfinite(variance)) cantelli = 1.0 - variance / (variance + gap * gap);
+        const double cheap = std::max({none, markov, cantelli});
+        if (cheap >= target) {
+            return cheap;
+        }
+        // Chernoff's costs a search over theta (hundreds of log/exp): only when needed.
+        return std::max(cheap, 1.0 - ChernoffLateBound(run, layout, slack));
     }
-    return std::max({none, markov, cantelli, chernoff});
+    return std::max({none, markov, cantelli});
 }
 
 void DeadlineProbabilities::Fill(TrainingPlanOption& o) {
     if (deadline_hours_ && !o.deadline_probability) {
-        const double bound = LowerBound(o);
+        // Every bound for a shown figure (the largest is shown; an unreachable target).
+        const double bound = LowerBound(o, 2.0);
         o.deadline_probability = bound >= 1.0 - kDeadlineBoundShownTolerance ? bound : Of(o);
     }
 }
@@ -443,7 +448,8 @@ void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probab
             !c.deadline_hours || o.expected_wall_clock_hours <= *c.deadline_hours;
         o.deadline_probability.reset();
         if (c.deadline_hours &&
-            probabilities.LowerBound(o) < std::min(1.0, confidence + kDeadlineBoundMargin)) {
+            probabilities.LowerBound(o, std::min(1.0, confidence + kDeadlineBoundMargin)) <
+                std::min(1.0, confidence + kDeadlineBoundMargin)) {
             // Only options a bound cannot clear pay for the distribution here; the rest get
             // theirs when shown (Fill).
             o.deadline_probability = probabilities.Of(o);

@@ -162,10 +162,12 @@ public:
     // The probability itself: spot options from the distribution of RunOf(o), others 1 when
     // the expected time fits, else 0.
     double Of(const TrainingPlanOption& o);
-    // A lower bound on Of(o) in O(1): 0 when the failure-free run is late; else the larger of
-    // "no interruption at all" (e^(-rate T0)) and Markov's inequality on the lost time
-    // (1 - (E[T] - T0) / (D - T0)).
-    double LowerBound(const TrainingPlanOption& o) const;
+    // A lower bound on Of(o): 0 when the failure-free run is late; else the largest of "no
+    // interruption at all" (e^(-rate T0)), Markov's inequality on the lost time
+    // (1 - (E[T] - T0) / (D - T0)), Cantelli's with its variance, and Chernoff's. The first
+    // three are O(1) and tried first; Chernoff's (a search over theta) only when they fall
+    // short of `target`, so the answer is at least `target` whenever the four together are.
+    double LowerBound(const TrainingPlanOption& o, double target) const;
     // Sets o.deadline_probability where unset (a no-op without a deadline).
     void Fill(TrainingPlanOption& o);
 

@@ -437,8 +437,13 @@ TEST_SUITE("plan_training") {
                     o.interruptions_per_hour = rate;
                     o.expected_wall_clock_hours =
                         ExpectedHoursWithInterruptions(training_stages::RunOf(o, settings));
-                    const double bound = probabilities.LowerBound(o);
+                    const double bound = probabilities.LowerBound(o, 2.0);  // every bound
                     const double exact = probabilities.Of(o);
+                    // A reachable target stops at the cheap bounds once they reach it, and
+                    // never says less than the target where all four together reach it.
+                    const double stopped = probabilities.LowerBound(o, 0.9);
+                    CHECK(stopped <= bound);
+                    CHECK((stopped >= 0.9) == (bound >= 0.9));
                     CAPTURE(deadline);
                     CAPTURE(work);
                     CAPTURE(rate);
