@@ -826,6 +826,7 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
         return valid.error();
     }
     SpotPlan plan;
+    plan.catalog_version = catalog.Describe().version;
     plan.job_hours = *request.job_hours;
     plan.nodes = request.nodes;
     auto spot_offering = FindSpotOffering(request, catalog);

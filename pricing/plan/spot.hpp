@@ -160,6 +160,7 @@ enum class SpotRecommendation { kSpot, kOnDemand, kMixed };
 const char* SpotRecommendationName(SpotRecommendation recommendation);
 
 struct SpotPlan {
+    std::string catalog_version;  // the catalog snapshot the offerings' prices came from
     double job_hours = 0;
     int nodes = 1;
     double on_demand_usd_per_hour = 0;  // per instance

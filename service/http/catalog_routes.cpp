@@ -227,7 +227,9 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
                            res.set_header("ETag", OfferingEtag(history.value().version));
                        }
                    }
-                   WriteJson(res, ToJson(found.value(), /*with_history=*/true));
+                   json body = ToJson(found.value(), /*with_history=*/true);
+                   body["catalog_version"] = catalog.value()->Describe().version;
+                   WriteJson(res, body);
                });
 
     routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {

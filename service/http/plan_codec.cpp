@@ -163,6 +163,7 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     w.BeginObject();
     w.Key("assumptions");
     w.Raw(assumptions_json);
+    w.Member("catalog_version", p.catalog_version);
     WriteSpotCheckpointsAndInterruptions(w, p);
     w.Member("job_hours", p.job_hours);
     w.Member("mean_hours_between_interruptions", p.mean_hours_between_interruptions);

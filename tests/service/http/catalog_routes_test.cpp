@@ -288,4 +288,14 @@ TEST_SUITE("catalog_routes") {
         CHECK(missing->status == 404);
         CHECK_FALSE(missing->has_header("ETag"));
     }
+
+    TEST_CASE("GET /v1/offerings/{id} names the catalog version it was read from") {
+        TestServer server(SampleDeps());
+        auto c = server.Client();
+        const json catalog = Body(c.Get("/v1/catalog"));
+        const json page = Body(c.Get("/v1/offerings?limit=1"));
+        REQUIRE(page["items"].size() == 1);
+        const std::string id = page["items"][0]["id"];
+        CHECK(Body(c.Get(("/v1/offerings/" + id).c_str()))["catalog_version"] == catalog["version"]);
+    }
 }

@@ -69,6 +69,8 @@ TEST_SUITE("plan_routes") {
         CHECK(body["recommendation"] == "spot");
         CHECK(body["assumptions"].is_array());
         CHECK(body["assumptions"].size() >= 4);
+        // A priced answer names the catalog its prices came from.
+        CHECK(body["catalog_version"] == Body(server.Client().Get("/v1/catalog"))["version"]);
     }
 
     TEST_CASE("POST /v1/plans/spot costs the mixed plan: a 100.5 h deadline is on-demand") {
