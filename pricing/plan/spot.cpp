@@ -146,7 +146,34 @@ std::size_t Support(const LostTime& a) {
     return n;
 }
 
-// Distribution of a + b, cut at the grid's end.
+// Distribution of a + a' (a' an independent copy of a), cut at the grid's end: Convolve(a, a)
+// with each pair of different points taken once and doubled, half the multiplications (the
+// squarings of SumOfCopies are half of its convolutions).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2,fma", "default")))  // as Convolve
+#endif
+LostTime ConvolveSelf(const LostTime& a) {
+    LostTime sum(a.size(), 0.0);
+    const std::size_t n = Support(a);
+    const double* mass = a.data();
+    for (std::size_t i = 0; i < n && 2 * i < sum.size(); ++i) {
+        const double twice = 2.0 * mass[i];
+        double* out = sum.data() + i;
+        out[i] += mass[i] * mass[i];
+        const std::size_t nj = std::min(n, sum.size() - i);
+        for (std::size_t j = i + 1; j < nj; ++j) {
+            out[j] += twice * mass[j];
+        }
+    }
+    return sum;
+}
+
+// Distribution of a + b, cut at the grid's end. Most of a deadline probability's work: built
+// twice, for the baseline x86-64 and for AVX2 with FMA (four products per instruction, picked
+// at run time where the processor has them), since the service is built without -march.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2,fma", "default")))
+#endif
 LostTime Convolve(const LostTime& a, const LostTime& b) {
     LostTime sum(a.size(), 0.0);
     const std::size_t na = Support(a);
@@ -167,6 +194,9 @@ LostTime Convolve(const LostTime& a, const LostTime& b) {
 
 // Sum of a geometric number of independent `cost`s (failures before the first success, each
 // attempt succeeding with probability `success`): g = success * delta + (1 - success) cost * g.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2,fma", "default")))  // as Convolve
+#endif
 LostTime GeometricSum(const LostTime& cost, double success) {
     LostTime g(cost.size(), 0.0);
     if (cost.empty()) {
@@ -179,12 +209,20 @@ LostTime GeometricSum(const LostTime& cost, double success) {
     const double* c = cost.data();
     double* out = g.data();
     for (std::size_t i = 1; i < g.size(); ++i) {
-        double sum = 0;
+        // Four running sums, so that the compiler may keep them in one vector register (a
+        // single sum is a chain it must not reorder).
+        double sums[4] = {0, 0, 0, 0};
         const std::size_t nj = std::min(i + 1, nc);
-        for (std::size_t j = 1; j < nj; ++j) {
-            sum += c[j] * out[i - j];
+        std::size_t j = 1;
+        for (; j + 4 <= nj; j += 4) {
+            for (std::size_t lane = 0; lane < 4; ++lane) {
+                sums[lane] += c[j + lane] * out[i - j - lane];
+            }
         }
-        out[i] = failure * sum / self;
+        for (; j < nj; ++j) {
+            sums[0] += c[j] * out[i - j];
+        }
+        out[i] = failure * ((sums[0] + sums[1]) + (sums[2] + sums[3])) / self;
     }
     return g;
 }
@@ -256,7 +294,7 @@ Spread Combine(Spread a, Spread b, double deadline_cell_hours) {
         Coarsen(a);
         Coarsen(b);
     }
-    return Spread{a.cell_hours, Convolve(a.mass, b.mass)};
+    return Spread{a.cell_hours, a.mass == b.mass ? ConvolveSelf(a.mass) : Convolve(a.mass, b.mass)};
 }
 
 // Distribution of the sum of `count` independent copies of `a` (binary powers).
