@@ -429,7 +429,14 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         }
         json changes = json::array();
         std::size_t total = 0;
-        Diff(saved, now.value(), "", 0, changes, total);
+        // Which catalog each answer was read from is provenance, not a change of the plan: the
+        // evaluation names its own catalog_version above, and an as_of catalog is named by its
+        // instant ("pg-r7@...") even where it holds the very prices the scenario was saved with.
+        json saved_content = saved;
+        json now_content = now.value();
+        if (saved_content.is_object()) saved_content.erase("catalog_version");
+        if (now_content.is_object()) now_content.erase("catalog_version");
+        Diff(saved_content, now_content, "", 0, changes, total);
         out["result"] = now.value();
         out["changed"] = total > 0;
         out["change_count"] = total;

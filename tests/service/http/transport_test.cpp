@@ -153,6 +153,9 @@ TEST_SUITE("transport") {
         auto stats = server.server().Stats();
         CHECK(stats.timed_out >= 201);
         CHECK(stats.open_connections <= 1);
+        // Each trickling client was told 408 (unless its next byte raced the close) and closed.
+        std::string told = slow.front()->Read();
+        CHECK((told.empty() || told.rfind("HTTP/1.1 408", 0) == 0));
         CHECK(slow.front()->ClosedByServer());
         // Cut off part-way, a request is told why (408) before the connection closes.
         std::string cut_off = stalled.Read();

@@ -119,7 +119,12 @@ TEST_SUITE("scenario_routes") {
         auto plan_now = Body(c.Post("/v1/plans/spot", scenario["request"].dump(), "application/json"));
         auto plan_then = Body(c.Post(("/v1/plans/spot?as_of=" + before_write).c_str(),
                                      scenario["request"].dump(), "application/json"));
-        CHECK(plan_then == scenario["saved_result"]);
+        // The same answer, but for which catalog it names (an as_of catalog by its instant).
+        json saved_result = scenario["saved_result"];
+        CHECK(plan_then["catalog_version"].get<std::string>().find('@') != std::string::npos);
+        plan_then.erase("catalog_version");
+        saved_result.erase("catalog_version");
+        CHECK(plan_then == saved_result);
         CHECK(plan_now == moved["result"]);
     }
 
