@@ -3,8 +3,8 @@
 // tables and charts show is compared with the API's own answer to the same request, fetched here
 // directly; a bad value must show the API's error next to the field it names. Also checks the
 // headers the page and its assets are served with, that nothing is loaded from another host, the
-// 375 px layout, keyboard tabs and labelled controls. Prints the bundle size (bytes, gzip) and the
-// time to first render; takes a screenshot per view at 1280 and 375 px into SCREENSHOT_DIR.
+// 390 px layout, keyboard tabs and labelled controls. Prints the bundle size (bytes, gzip) and the
+// time to first render; takes a screenshot per view at 1280 and 390 px into SCREENSHOT_DIR.
 //
 // usage: node web_page_test.mjs GPUCOST_BINARY SCREENSHOT_DIR [CHROMIUM]
 // Prints one line per check and ends with 'N passed, M failed'.
@@ -82,6 +82,48 @@ async function unlabelledControls(page) {
         .map((el) => el.outerHTML.slice(0, 80)));
 }
 
+// What the page must never show, checked in the view on screen: NaN, undefined or Infinity in
+// its text or in an SVG attribute, and an element marked hidden that still takes space.
+async function brokenFigures(page) {
+    return page.evaluate(() => {
+        const bad = /\b(NaN|undefined|Infinity)\b/;
+        const out = [];
+        const text = document.body.innerText;
+        const m = bad.exec(text);
+        if (m) out.push(`text "…${text.slice(Math.max(0, m.index - 40), m.index + 20)}…"`);
+        for (const el of document.querySelectorAll("svg, svg *")) {
+            for (const a of el.attributes) if (bad.test(a.value)) out.push(`<${el.tagName} ${a.name}="${a.value.slice(0, 40)}">`);
+        }
+        return out.slice(0, 3);
+    });
+}
+async function hiddenButShown(page) {
+    return page.evaluate(() => [...document.querySelectorAll("[hidden]")]
+        .filter((el) => el.getClientRects().length > 0).map((el) => el.outerHTML.slice(0, 80)));
+}
+async function checkClean(page, what) {
+    const broken = await brokenFigures(page);
+    check(broken.length === 0, `${what}: no NaN, undefined or Infinity in text or SVG (${broken.join(" | ")})`);
+    const shown = await hiddenButShown(page);
+    check(shown.length === 0, `${what}: no element marked hidden is visible (${shown.join(" | ")})`);
+}
+
+// Elements past the window's right edge (a wide table's own scroll box excepted), and the page's
+// own scroll width.
+async function sideways(page) {
+    return page.evaluate(() => {
+        const w = document.documentElement.clientWidth;
+        const out = [];
+        if (document.documentElement.scrollWidth > w) out.push(`document ${document.documentElement.scrollWidth} px wide`);
+        for (const el of document.querySelectorAll("body *")) {
+            if (el.parentElement?.closest(".scroll, svg")) continue;
+            const r = el.getBoundingClientRect();
+            if (r.width > 0 && r.right > w + 0.5) out.push(`<${el.tagName.toLowerCase()} class="${el.getAttribute("class") ?? ""}"> to ${r.right.toFixed(0)} px`);
+        }
+        return out.slice(0, 4);
+    });
+}
+
 async function fieldError(page, form, field) {
     const loc = page.locator(`[data-testid=${form}] .field-error[data-field="${field}"]`);
     await loc.waitFor({ timeout: 10000 });
@@ -148,6 +190,7 @@ async function catalog(page) {
     await page.selectOption("[data-testid=f-price-type]", "");
     await page.click("[data-testid=catalog-form] button[type=submit]");
     await page.waitForSelector("[data-testid=catalog-form] .field-error", { state: "detached" });
+    await checkClean(page, "catalog at 1280 px");
     await screenshots(page, "catalog");
 }
 
@@ -194,6 +237,23 @@ async function training(page) {
           `the CSV download is the API's CSV export (${csv.trim().split("\n").length - 1} rows)`);
     await screenshots(page, "training", "[data-testid=training-results] figure");
 
+    await checkClean(page, "training, from the model library");
+
+    // A parameter count is a model only when "a shape" is chosen: otherwise its box is not shown.
+    check(!(await page.isVisible("[data-testid=t-params]")) && !(await page.isVisible("[data-testid=t-hf]")),
+          "with a library model chosen, the parameter count and config.json boxes are not shown");
+    await page.selectOption("[data-testid=t-model-source]", "shape");
+    check(await page.isVisible("[data-testid=t-params]") && !(await page.isVisible("[data-testid=t-model]")),
+          "with \"a shape\" chosen, the parameter count is shown and the library model is not");
+    await page.fill("[data-testid=t-params]", "70");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const shaped = await postJson("/v1/plans/training", { ...body, model: { params_b: 70 } });
+    await page.waitForFunction((v) => Number(document.querySelector("[data-testid=rec-cost]")?.dataset.value) === v,
+                               shaped.recommendation.expected_cost_usd, { timeout: 15000 }).catch(() => {});
+    check(close(await page.getAttribute("[data-testid=rec-cost]", "data-value"), shaped.recommendation.expected_cost_usd),
+          `70 B parameters plan a 70 B model (${shaped.recommendation.expected_cost_usd.toFixed(0)} USD)`);
+    await page.selectOption("[data-testid=t-model-source]", "library");
+
     await page.fill("[data-testid=t-tokens]", "-1");
     await page.click("[data-testid=training-form] button[type=submit]");
     const err = await fieldError(page, "training-form", "/tokens_b");
@@ -220,6 +280,7 @@ async function rentBuy(page) {
           `the cumulative curves end at the API's month ${last.month} totals`);
     const marker = await page.$$eval("[data-testid=rentbuy-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
     check(marker.length === 1 && close(marker[0], plan.break_even_months), "the break-even month is marked on the chart");
+    await checkClean(page, "rent-vs-buy at 1280 px");
     await screenshots(page, "rent-vs-buy", "[data-testid=rentbuy-results] figure");
     await page.fill("[data-testid=r-util]", "2");
     await page.click("[data-testid=rentbuy-form] button[type=submit]");
@@ -244,6 +305,7 @@ async function spot(page) {
           "the checkpoint interval is the API's");
     check(close(await page.getAttribute("[data-testid=deadline-probability]", "data-value"), plan.spot_deadline_probability),
           `the deadline probability is the API's (${plan.spot_deadline_probability})`);
+    await checkClean(page, "spot at 1280 px");
     await screenshots(page, "spot", "[data-testid=spot-table]");
     await page.fill("[data-testid=s-rate]", "20");
     await page.click("[data-testid=spot-form] button[type=submit]");
@@ -271,6 +333,7 @@ async function serving(page) {
           "the bar chart draws the same figures");
     const ref = await page.$$eval("[data-testid=serving-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
     check(ref.length === 1 && ref[0] === 0.6, "the API price it compares with is drawn");
+    await checkClean(page, "serving at 1280 px");
     await screenshots(page, "serving", "[data-testid=serving-results] figure");
     await page.fill("[data-testid=v-in]", "0");
     await page.click("[data-testid=serving-form] button[type=submit]");
@@ -322,13 +385,22 @@ try {
     check(foreign.length === 0, `nothing is loaded from another host (${foreign.length})`);
     check(consoleErrors.length === 0, `no script errors (${consoleErrors.slice(0, 3).join(" | ")})`);
 
-    // Phone width: the same views, no sideways scrolling of the page (wide tables scroll inside).
-    await page.setViewportSize({ width: 375, height: 800 });
+    // Phone width (390 px, an iPhone 12-15): each view's task from its form as it stands, then no
+    // sideways scrolling of the page (wide tables scroll inside their own box) and nothing
+    // sticking out of the window, no broken figure, nothing hidden shown.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const results = { training: "training-results", "rent-vs-buy": "rentbuy-results", spot: "spot-results",
+                      serving: "serving-results" };
     for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
         await showTab(page, tab);
-        const width = await page.evaluate(() => document.documentElement.scrollWidth);
-        check(width <= 375, `${tab} fits 375 px (document ${width} px wide)`);
-        await page.screenshot({ path: join(shotDir, `${tab}-375.png`) });
+        if (results[tab]) {
+            await page.click(`#panel-${tab} form button[type=submit]`);
+            await page.waitForSelector(`[data-testid=${results[tab]}] [data-testid=recommendation]`);
+        }
+        const over = await sideways(page);
+        check(over.length === 0, `${tab} at 390 px: no sideways scrolling, nothing past the right edge (${over.join(" | ")})`);
+        await checkClean(page, `${tab} at 390 px`);
+        await page.screenshot({ path: join(shotDir, `${tab}-390.png`) });
     }
 } catch (e) {
     check(false, `the test ran to the end (${e.stack ?? e})`);
