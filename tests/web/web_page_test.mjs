@@ -261,6 +261,56 @@ async function training(page) {
     await page.fill("[data-testid=t-tokens]", "100");
 }
 
+// Nothing qualifies: a $1 budget. The page says which constraint binds and what to change, at
+// the budget's control, and lists the nearest options (the API's include_infeasible), each with
+// what it misses; no chart of nothing, no CSV of nothing.
+async function trainingNothing(page, width) {
+    await showTab(page, "training");
+    await page.selectOption("[data-testid=t-model-source]", "library");
+    await page.selectOption("[data-testid=t-model]", "llama-3.1-8b");
+    await page.fill("[data-testid=t-tokens]", "100");
+    await page.fill("[data-testid=t-deadline]", "720");
+    await page.fill("[data-testid=t-budget]", "1");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const body = { model: "llama-3.1-8b", tokens_b: 100, mode: "pretrain", precision: "bf16",
+                   constraints: { deadline_hours: 720, budget_usd: 1, price_types: ["on_demand", "spot"] } };
+    const plan = await postJson("/v1/plans/training", { ...body, limit: 200 });
+    const nearest = await postJson("/v1/plans/training", { ...body, limit: 20, include_infeasible: true, sort: "expected_cost" });
+    const binding = plan.binding_constraints[0];
+    const note = await page.locator("[data-testid=training-form] .field-note[data-field='/constraints/budget_usd']")
+        .textContent({ timeout: 15000 }).catch(() => "");
+    const best = `$${Math.round(binding.best_value).toLocaleString("en-US")}`;
+    check(note.includes("budget binds") && note.includes(best) && note.includes("Raise the budget"),
+          `${width} px, $1 budget: the budget's control says it binds and what to change ("${note}")`);
+    const rows = await page.$$eval("[data-testid=nearest-options] tbody tr", (r) => r.map((x) => `${x.dataset.id}/${x.dataset.nodes}`));
+    check(rows.length > 0 && JSON.stringify(rows) === JSON.stringify(nearest.options.map((o) => `${o.offering.id}/${o.nodes}`)),
+          `${width} px, $1 budget: the nearest ${rows.length} options are the API's include_infeasible options, in order`);
+    const missed = await page.textContent("[data-testid=nearest-options] tbody tr [data-testid=misses]").catch(() => "");
+    check(/over the budget/.test(missed), `${width} px, $1 budget: each nearest option says what it misses ("${missed}")`);
+    check(await page.locator("[data-testid=training-results] [data-testid=csv]").count() === 0,
+          `${width} px, $1 budget: no CSV button for nothing`);
+    await checkClean(page, `training at ${width} px with a $1 budget`);
+    await page.fill("[data-testid=t-budget]", "150000");
+}
+
+// Serving with an impossible time to first token: why, in words, at the control; no empty chart,
+// no API field names.
+async function servingNothing(page, width) {
+    await showTab(page, "serving");
+    await page.fill("[data-testid=v-ttft]", "1");
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const note = await page.locator("[data-testid=serving-form] .field-note[data-field='/latency/max_time_to_first_token_ms']")
+        .textContent({ timeout: 15000 }).catch(() => "");
+    check(note.includes("latency targets"), `${width} px, 1 ms to first token: the control says what to change ("${note}")`);
+    const text = await page.textContent("[data-testid=serving-results]");
+    check(/cannot meet the latency targets/.test(text) && !/skipped/.test(text),
+          `${width} px, 1 ms to first token: the reasons are in words, not API field names`);
+    check(await page.locator("[data-testid=serving-results] svg, [data-testid=serving-results] [data-testid=csv]").count() === 0,
+          `${width} px, 1 ms to first token: no empty chart, no CSV of nothing`);
+    await checkClean(page, `serving at ${width} px with 1 ms to first token`);
+    await page.fill("[data-testid=v-ttft]", "1000");
+}
+
 async function rentBuy(page) {
     await showTab(page, "rent-vs-buy");
     await page.fill("[data-testid=r-count]", "16");
@@ -371,9 +421,11 @@ try {
 
     await catalog(page);
     await training(page);
+    await trainingNothing(page, 1280);
     await rentBuy(page);
     await spot(page);
     await serving(page);
+    await servingNothing(page, 1280);
 
     check((await unlabelledControls(page)).length === 0, "every form control has a label");
     await page.focus("[data-tab=serving]");
@@ -402,6 +454,8 @@ try {
         await checkClean(page, `${tab} at 390 px`);
         await page.screenshot({ path: join(shotDir, `${tab}-390.png`) });
     }
+    await trainingNothing(page, 390);
+    await servingNothing(page, 390);
 } catch (e) {
     check(false, `the test ran to the end (${e.stack ?? e})`);
 } finally {

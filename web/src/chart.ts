@@ -24,8 +24,14 @@ class Scale {
         const vs = values.filter((v) => Number.isFinite(v) && (!log || v > 0));
         let lo = Math.min(...vs), hi = Math.max(...vs);
         if (!Number.isFinite(lo)) { lo = log ? 1 : 0; hi = log ? 10 : 1; }
-        if (log) { lo = Math.pow(10, Math.floor(Math.log10(lo))); hi = Math.pow(10, Math.ceil(Math.log10(hi))); }
-        else { lo = Math.min(0, lo); hi = hi === lo ? lo + 1 : hi * 1.05; }
+        if (log) {
+            lo = Math.pow(10, Math.floor(Math.log10(lo)));
+            hi = Math.pow(10, Math.ceil(Math.log10(hi)));
+            if (hi <= lo) hi = lo * 10;  // one value, or all on one power of ten: a decade around it
+        } else {
+            lo = Math.min(0, lo);
+            hi = hi <= lo ? lo + 1 : hi * 1.05;
+        }
         return new Scale(lo, hi, a, b, log);
     }
     map(v: number): number {
@@ -48,6 +54,7 @@ class Scale {
 }
 
 function niceStep(raw: number): number {
+    if (!(raw > 0) || !Number.isFinite(raw)) return 1;
     const p = Math.pow(10, Math.floor(Math.log10(raw)));
     const f = raw / p;
     return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;

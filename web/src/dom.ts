@@ -27,11 +27,38 @@ export function append(el: Node, children: Child[]): void {
 export const usd = (v: number | null | undefined, digits = 0): string =>
     v === null || v === undefined ? "–" :
     "$" + v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+// Dollars for an axis: $950, $12k, $1.5M, $10M.
+export function usdShort(v: number): string {
+    const a = Math.abs(v);
+    const short = (x: number, unit: string) =>
+        "$" + x.toLocaleString("en-US", { maximumFractionDigits: Math.abs(x) < 10 ? 1 : 0 }) + unit;
+    if (a >= 1e9) return short(v / 1e9, "B");
+    if (a >= 1e6) return short(v / 1e6, "M");
+    if (a >= 1e4) return short(v / 1e3, "k");
+    return usd(v, a > 0 && a < 10 && v !== Math.round(v) ? 2 : 0);
+}
 export const num = (v: number | null | undefined, digits = 1): string =>
     v === null || v === undefined ? "–" :
     v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 export const pct = (v: number | null | undefined, digits = 1): string =>
     v === null || v === undefined ? "–" : (v * 100).toFixed(digits) + " %";
+
+// Hours as people think of them: the hours, and beside them days (from two days) or months (from
+// two months, 730 h each).
+export function duration(hours: number | null | undefined, digits = 1): string {
+    if (hours === null || hours === undefined || !Number.isFinite(hours)) return "–";
+    const h = `${num(hours, digits)} h`;
+    if (hours >= 2 * 730) return `${h} (${num(hours / 730, 1)} months)`;
+    if (hours >= 48) return `${h} (${num(hours / 24, 1)} days)`;
+    return h;
+}
+
+// A note under a control: why the plan found nothing, and what to change there (not an error of
+// the value itself). Cleared with the form's problems.
+export function noteAt(form: HTMLFormElement, fieldName: string, text: string): void {
+    const control = form.querySelector<HTMLElement>(`[data-field="${CSS.escape(fieldName)}"]`);
+    (control?.closest(".field") ?? control)?.append(h("p", { class: "field-note", "data-testid": "field-note", "data-field": fieldName }, text));
+}
 
 // Days from an ISO date to today (UTC), for the "stale" mark.
 export function ageDays(isoDate: string): number {
@@ -99,7 +126,7 @@ function controlFor(form: HTMLFormElement, field: string): HTMLElement | null {
 }
 
 export function clearProblem(form: HTMLFormElement): void {
-    form.querySelectorAll(".field-error").forEach((e) => e.remove());
+    form.querySelectorAll(".field-error, .field-note").forEach((e) => e.remove());
     form.querySelectorAll("[aria-invalid]").forEach((e) => {
         e.removeAttribute("aria-invalid");
         e.removeAttribute("aria-describedby");

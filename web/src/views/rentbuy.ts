@@ -2,7 +2,7 @@
 // answer lists (commitments among them) and of owning, with the break-even month marked.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, type Series } from "../chart";
-import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, num, optNumber, pct, select,
+import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, num, optNumber, pct, select, usdShort,
          table, usd, warningsBlock } from "../dom";
 
 type Request = Schemas["RentVsBuyRequest"];
@@ -67,7 +67,7 @@ function render(plan: Plan, body: Request): HTMLElement[] {
     const be = plan.break_even_months;
     const chart = lines("Cumulative cost of renting and owning by month",
                         { label: "months from purchase", format: (v) => num(v, 0) },
-                        { label: "cumulative cost (USD)", format: (v) => usd(v) }, series,
+                        { label: "cumulative cost (USD)", format: (v) => usdShort(v) }, series,
                         be !== null && be !== undefined ? { axis: "x", value: be, label: `break-even ${num(be, 1)} months` } : undefined);
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download the monthly series as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/rent-vs-buy", body, "rent-vs-buy.csv");

@@ -2,7 +2,7 @@
 // it is compared with, and the monthly cost of serving the traffic.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
-import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber, pct,
+import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, noteAt, num, optNumber, pct,
          PRECISIONS, PRICE_TYPES, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
 
@@ -53,7 +53,12 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         };
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/inference", { body });
-        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body));
+        const plan = jsonAnswer<Plan>(data);
+        showOutcome(form, out, plan, error, response.status, (a) => render(a, body));
+        if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
+            noteAt(form, "/latency/max_time_to_first_token_ms",
+                   "No offering meets the latency targets: allow more time to the first token or between tokens.");
+        }
     });
     root.replaceChildren(h("h2", {}, "Serving"),
         h("p", { class: "lede" }, "Serving a model on rented accelerators, sized to the traffic and latency targets, ",
@@ -63,7 +68,35 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
 const barLabel = (o: Option) => `${o.offering.instance_type} (${o.offering.provider})`;
 const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${o.offering.provider}, ${o.offering.price_type.replace(/_/g, " ")})`;
 
+// Why offerings were left out, in words, with the API's example of each reason.
+function skippedWords(plan: Plan, body: Request): string[] {
+    const example = (k: string) => plan.skipped_examples?.[k] ? ` (for example, ${plan.skipped_examples[k]})` : "";
+    const words: Record<string, (n: number) => string> = {
+        latency_target_unmet: (n) => `${n} cannot meet the latency targets${example("latency_target_unmet")}. ` +
+            "Allow a longer time to first token or inter-token latency.",
+        does_not_fit: (n) => `${n} do not have the memory for the model${example("does_not_fit")}. ` +
+            "A smaller model or precision fits more.",
+        precision_unsupported: (n) => `${n} have no published ${body.precision ?? "bf16"} speed${example("precision_unsupported")}. ` +
+            "Another precision may allow them.",
+        filtered: (n) => `${n} are outside the price types chosen. Allow more price types to consider them.`,
+        not_for_inference: (n) => `${n} are not offered for serving${example("not_for_inference")}.`,
+    };
+    return Object.entries(plan.skipped).filter(([, n]) => n > 0).map(([k, n]) =>
+        words[k]?.(n) ?? `${n} left out: ${k.replace(/_/g, " ")}${example(k)}.`);
+}
+
 function render(plan: Plan, body: Request): (HTMLElement | null)[] {
+    if (plan.options.length === 0) {
+        return [
+            h("section", { class: "card nothing", "data-testid": "recommendation" },
+              h("h3", {}, "No option meets the targets"),
+              h("p", {}, `No offering can serve ${num(plan.requests_per_second, 2)} requests a second within the latency ` +
+                "targets and constraints. Of the offerings in the catalog:"),
+              h("ul", { "data-testid": "skipped" }, ...skippedWords(plan, body).map((w) => h("li", {}, w)))),
+            warningsBlock(plan.warnings),
+            assumptionsBlock(plan.assumptions),
+        ];
+    }
     const apiOut = body.api_price?.usd_per_million_output_tokens;
     const chart = bars("USD per million output tokens of each option against the API price",
                        { label: "USD per million output tokens", format: (v) => usd(v, 2) },

@@ -2,9 +2,9 @@
 // config or a shape; shows the recommendation and its reasoning, the ranked options, cost against
 // time with the Pareto front and the deadline/budget lines, the best option per provider.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
-import { scatter, legend } from "../chart";
-import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber,
-         PRECISIONS, PRICE_TYPES, PROVIDERS, select, showProblem, table, usd, warningsBlock } from "../dom";
+import { scatter, legend, type RefLine } from "../chart";
+import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
+         PRECISIONS, PRICE_TYPES, PROVIDERS, select, showProblem, table, usd, usdShort, warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
 
 type Request = Schemas["TrainingPlanRequest"];
@@ -84,7 +84,20 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         }
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/training", { body });
-        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => renderPlan(a, body));
+        const plan = jsonAnswer<Plan>(data);
+        // Nothing qualifies: ask again for the options that miss, nearest first (the fastest when
+        // only the deadline binds, else the cheapest), to show what relaxing would buy.
+        let nearest: Plan | undefined;
+        if (plan && plan.feasible_count === 0 && plan.binding_constraints.length > 0) {
+            const timeOnly = plan.binding_constraints.every((b) => b.constraint === "deadline_hours");
+            const again = await api.POST("/v1/plans/training", { body: { ...body, include_infeasible: true, limit: kTableRows,
+                                                                          sort: timeOnly ? "time" : "expected_cost" } });
+            nearest = jsonAnswer<Plan>(again.data);
+        }
+        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, nearest));
+        for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
+            noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
+        }
     });
 
     root.replaceChildren(h("h2", {}, "Training planner"),
@@ -92,19 +105,65 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
           "spot options include the expected cost of interruptions."), form, out);
 }
 
-function renderPlan(plan: Plan, body: Request): (HTMLElement | null)[] {
-    const rec = plan.recommendation;
+type Binding = Plan["binding_constraints"][number];
+
+// Which constraint binds, by how much, and what to change, in words.
+function bindingWords(b: Binding, body: Request): string {
+    const c = body.constraints ?? {};
+    if (b.constraint === "budget_usd") {
+        const which = b.others_met && c.deadline_hours !== undefined ? " that meets the deadline" : "";
+        return `The budget binds: the cheapest option${which} costs ${usd(b.best_value)}, ${usd(b.shortfall)} more than ` +
+               `the ${usd(b.limit)} budget. Raise the budget to at least ${usd(Math.ceil(b.best_value))}` +
+               `${b.others_met ? "" : " and allow more time"}, or allow more providers or price types.`;
+    }
+    if (b.constraint === "deadline_hours") {
+        const which = b.others_met && c.budget_usd !== undefined ? " within the budget" : "";
+        return `The deadline binds: the fastest option${which} takes ${duration(b.best_value)}, ` +
+               `${duration(b.shortfall)} more than the ${duration(b.limit)} deadline. Allow at least ` +
+               `${num(Math.ceil(b.best_value), 0)} hours${b.others_met ? "" : " and a larger budget"}, ` +
+               "or allow more providers or price types.";
+    }
+    return b.message;
+}
+
+// The options the API lists when none meets every constraint: each with what it misses.
+function renderNothing(plan: Plan, body: Request, nearest: Plan | undefined): (HTMLElement | null)[] {
+    const options = nearest?.options ?? [];
+    const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
+                                    label: `${optionName(o)}: ${duration(o.expected_wall_clock_hours)}, ${usd(o.expected_cost_usd)}` });
+    return [
+        h("section", { class: "card nothing", "data-testid": "recommendation" },
+          h("h3", {}, "No option meets every constraint"),
+          h("ul", { "data-testid": "binding" }, ...plan.binding_constraints.map((b) => h("li", {}, bindingWords(b, body))))),
+        warningsBlock(plan.warnings),
+        options.length ? h("h3", {}, `The ${options.length} nearest options (none meets every constraint)`) : null,
+        options.length ? h("figure", {}, scatter("Expected cost against expected time of the nearest options",
+            { label: "expected wall-clock time (hours, log scale)", log: true, format: (v) => num(v, 0) },
+            { label: "expected cost (USD, log scale)", log: true, format: (v) => usdShort(v) },
+            options.map(point), [], refLines(body))) : null,
+        options.length ? optionsTable(options, "nearest-options", true) : null,
+        assumptionsBlock(plan.assumptions),
+    ];
+}
+
+function refLines(body: Request): RefLine[] {
     const deadline = body.constraints?.deadline_hours;
     const budget = body.constraints?.budget_usd;
-    const lines = [
+    return [
         ...(deadline !== undefined ? [{ axis: "x" as const, value: deadline, label: `deadline ${num(deadline, 0)} h` }] : []),
         ...(budget !== undefined ? [{ axis: "y" as const, value: budget, label: `budget ${usd(budget)}` }] : []),
     ];
+}
+
+function renderPlan(plan: Plan, body: Request, nearest?: Plan): (HTMLElement | null)[] {
+    if (plan.feasible_count === 0) return renderNothing(plan, body, nearest);
+    const rec = plan.recommendation;
+    const lines = refLines(body);
     const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
                                     label: `${optionName(o)}: ${num(o.expected_wall_clock_hours)} h, ${usd(o.expected_cost_usd)}` });
     const chart = scatter("Expected cost against expected time of every feasible option",
                           { label: "expected wall-clock time (hours, log scale)", log: true, format: (v) => num(v, 0) },
-                          { label: "expected cost (USD, log scale)", log: true, format: (v) => usd(v) },
+                          { label: "expected cost (USD, log scale)", log: true, format: (v) => usdShort(v) },
                           plan.options.map(point), plan.pareto_front.map(point), lines);
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/training", body, "training-plan.csv");
@@ -139,7 +198,13 @@ const optionName = (o: Option): string =>
     `${o.nodes} × ${o.offering.instance_type} (${o.total_accelerators} × ${o.offering.accelerator}, ` +
     `${o.offering.price_type.replace(/_/g, " ")}, ${o.offering.provider} ${o.offering.region})`;
 
-function optionsTable(options: Option[], testid: string): HTMLElement {
+// What an option misses, in words.
+const misses = (o: Option): string => o.violations.map((v) =>
+    v.constraint === "budget_usd" ? `${usd(v.value - v.limit)} over the budget`
+        : v.constraint === "deadline_hours" ? `${duration(v.value - v.limit)} past the deadline`
+        : `${v.constraint.replace(/_/g, " ")} ${num(v.value)} (limit ${num(v.limit)})`).join("; ");
+
+function optionsTable(options: Option[], testid: string, withMisses = false): HTMLElement {
     const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes },
         h("td", {}, o.offering.provider), h("td", {}, o.offering.instance_type),
         h("td", {}, o.offering.price_type.replace(/_/g, " ")), h("td", {}, o.offering.region),
@@ -147,7 +212,8 @@ function optionsTable(options: Option[], testid: string): HTMLElement {
         h("td", { class: "num", "data-value": o.expected_wall_clock_hours }, num(o.expected_wall_clock_hours)),
         h("td", { class: "num", "data-value": o.expected_cost_usd }, usd(o.expected_cost_usd)),
         h("td", { class: "num" }, `${usd(o.cost_usd_p10)}–${usd(o.cost_usd_p90)}`),
-        h("td", {}, asOfCell(o.offering.as_of, o.offering.as_of_estimated))));
+        h("td", {}, asOfCell(o.offering.as_of, o.offering.as_of_estimated)),
+        withMisses ? h("td", { "data-testid": "misses" }, misses(o)) : null));
     return table(["Provider", "Instance", "Price type", "Region", "Nodes", "Accelerators", "Expected hours",
-                  "Expected cost", "p10–p90", "Price as of"], rows, testid, [4, 5, 6, 7, 8]);
+                  "Expected cost", "p10–p90", "Price as of", ...(withMisses ? ["Misses"] : [])], rows, testid, [4, 5, 6, 7, 8]);
 }
