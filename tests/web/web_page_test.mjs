@@ -364,6 +364,33 @@ async function spot(page) {
     await page.fill("[data-testid=s-rate]", "0.05");
 }
 
+// When the plan recommends mixed, the headline is the mixed plan's saving (not spot alone's), and
+// the table has a mixed row, marked recommended. 240 h on 8 nodes, deadline 250 h.
+async function spotMixed(page, width) {
+    await showTab(page, "spot");
+    const fill = { "s-hours": "240", "s-nodes": "8", "s-deadline": "250", "s-od": "98.32", "s-spot": "30", "s-rate": "0.01" };
+    for (const [id, v] of Object.entries(fill)) await page.fill(`[data-testid=${id}]`, v);
+    await page.click("[data-testid=spot-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/spot", { job_hours: 240, nodes: 8, checkpoint_minutes: 5, restart_minutes: 10,
+        deadline_hours: 250, on_demand_usd_per_hour: 98.32, spot_usd_per_hour: 30, interruptions_per_hour: 0.01 });
+    const mixedSaving = plan.on_demand_cost_usd - plan.expected_mixed_cost_usd;
+    await page.waitForSelector("[data-testid=spot-results] [data-testid=savings]");
+    await page.waitForFunction(() => /mixed|move to on-demand/.test(document.querySelector("[data-testid=spot-results] h3")?.textContent ?? ""),
+                               null, { timeout: 10000 }).catch(() => {});
+    const saving = await page.getAttribute("[data-testid=savings]", "data-value");
+    const text = await page.textContent("[data-testid=savings]");
+    const shown = `$${Math.round(mixedSaving).toLocaleString("en-US")}`;
+    check(plan.recommendation === "mixed" && close(saving, mixedSaving) && text.includes(shown),
+          `${width} px, spot recommends mixed: the headline saving is the mixed plan's (${text}), not spot alone's`);
+    const mixedRow = await page.$$eval("[data-testid=row-mixed] td", (c) => c.map((x) => x.dataset.value ?? x.textContent));
+    check(mixedRow.length === 4 && close(mixedRow[2], plan.expected_mixed_cost_usd) &&
+          await page.locator("[data-testid=row-mixed].chosen").count() === 1,
+          `${width} px: the table has the mixed row at the API's cost, marked recommended (${mixedRow.join(" | ")})`);
+    await checkClean(page, `spot at ${width} px, mixed`);
+    const back = { "s-hours": "100", "s-nodes": "1", "s-deadline": "130", "s-rate": "0.05" };
+    for (const [id, v] of Object.entries(back)) await page.fill(`[data-testid=${id}]`, v);
+}
+
 async function serving(page) {
     await showTab(page, "serving");
     await page.click("[data-testid=serving-form] button[type=submit]");
@@ -424,6 +451,7 @@ try {
     await trainingNothing(page, 1280);
     await rentBuy(page);
     await spot(page);
+    await spotMixed(page, 1280);
     await serving(page);
     await servingNothing(page, 1280);
 
@@ -455,6 +483,7 @@ try {
         await page.screenshot({ path: join(shotDir, `${tab}-390.png`) });
     }
     await trainingNothing(page, 390);
+    await spotMixed(page, 390);
     await servingNothing(page, 390);
 } catch (e) {
     check(false, `the test ran to the end (${e.stack ?? e})`);

@@ -1,7 +1,7 @@
 // Spot: POST /v1/plans/spot; expected cost and time on spot with and without interruptions against
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
-import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, num, optNumber, pct, table,
+import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, table,
          usd, warningsBlock } from "../dom";
 
 type Request = Schemas["SpotPlanRequest"];
@@ -49,37 +49,71 @@ export function spotView(root: HTMLElement): void {
         form, out);
 }
 
+const kPlanWords: Record<Plan["recommendation"], string> = {
+    spot: "run on spot", on_demand: "run on-demand",
+    mixed: "start on spot, move to on-demand when behind",
+};
+
 function render(p: Plan): HTMLElement[] {
     // Without interruptions the spot run still writes its checkpoints: failure_free_hours.
     const freeHours = p.failure_free_hours ?? p.job_hours;
     const freeCost = freeHours * (p.spot_cluster_usd_per_hour ?? 0);
-    const row = (what: string, hours: number | undefined, cost: number | undefined, testid: string, prob?: number | null) =>
-        h("tr", { "data-testid": testid }, h("td", {}, what),
-          h("td", { class: "num", "data-value": hours ?? "" }, num(hours, 1)),
+    const mixedCost = p.expected_mixed_cost_usd ?? null;
+    // The recommended plan's own cost and saving: the headline never shows spot alone's saving
+    // when spot alone is not what is recommended.
+    const rec = p.recommendation;
+    const recCost = rec === "spot" ? p.expected_spot_cost_usd : rec === "mixed" && mixedCost !== null ? mixedCost
+        : p.on_demand_cost_usd;
+    const recSaving = p.on_demand_cost_usd - recCost;
+    const recFraction = rec === "spot" ? p.expected_savings_fraction
+        : rec === "mixed" ? (p.expected_mixed_savings_fraction ?? recSaving / p.on_demand_cost_usd) : 0;
+    const row = (what: string, hours: string, hoursValue: number | undefined, cost: number | undefined, testid: string,
+                 prob: number | null | undefined, chosen: boolean) =>
+        h("tr", { "data-testid": testid, class: chosen ? "chosen" : undefined },
+          h("td", {}, what, chosen ? h("span", { class: "tag" }, "recommended") : null),
+          h("td", { class: "num", "data-value": hoursValue ?? "" }, hours),
           h("td", { class: "num", "data-value": cost ?? "" }, usd(cost)),
-          h("td", { class: "num" }, prob === undefined ? "" : pct(prob)));
+          h("td", { class: "num" }, prob === undefined || prob === null ? "" : pct(prob)));
+    const spotAlone = rec === "spot" ? null
+        : h("p", { "data-testid": "spot-alone" }, `Spot alone would be expected to save ${usd(p.expected_savings_usd)} ` +
+            `(${pct(p.expected_savings_fraction)})` +
+            (p.spot_deadline_probability !== null && p.spot_deadline_probability !== undefined
+                ? `, but it finishes by the deadline with probability ${pct(p.spot_deadline_probability)}.` : "."));
     return [
         h("section", { class: "card", "data-testid": "recommendation" },
-          h("h3", {}, `Recommendation: ${p.recommendation.replace(/_/g, " ")}`),
+          h("h3", {}, `Recommendation: ${kPlanWords[rec]}`),
           h("dl", { class: "kv" },
+            h("dt", {}, "Expected cost of the recommended plan"),
+            h("dd", { "data-testid": "recommended-cost", "data-value": recCost }, usd(recCost)),
+            h("dt", {}, "Expected saving against on-demand"),
+            h("dd", { "data-testid": "savings", "data-value": recSaving },
+              rec === "on_demand" ? "none (on-demand is recommended)" : `${usd(recSaving)} (${pct(recFraction)})`),
             h("dt", {}, "Checkpoint every"), h("dd", { "data-testid": "checkpoint-interval",
                                                        "data-value": p.checkpoint_interval_hours },
                                                  `${num(p.checkpoint_interval_hours, 2)} h (Young: ${num(p.young_checkpoint_interval_hours, 2)} h)`),
             h("dt", {}, "Expected interruptions"), h("dd", {}, num(p.expected_interruptions, 1)),
-            h("dt", {}, "Expected overhead"), h("dd", {}, pct(p.expected_overhead_fraction)),
-            h("dt", {}, "Expected saving"), h("dd", { "data-testid": "savings", "data-value": p.expected_savings_usd },
-                                                `${usd(p.expected_savings_usd)} (${pct(p.expected_savings_fraction)})`),
-            h("dt", {}, "Deadline probability (spot)"),
+            h("dt", {}, "Expected overhead on spot"), h("dd", {}, pct(p.expected_overhead_fraction)),
+            h("dt", {}, "Deadline probability (spot alone)"),
             h("dd", { "data-testid": "deadline-probability", "data-value": p.spot_deadline_probability ?? "" },
               p.spot_deadline_probability === null || p.spot_deadline_probability === undefined ? "no deadline"
-                : pct(p.spot_deadline_probability))),
+                : pct(p.spot_deadline_probability)),
+            p.spot_offering_id ? h("dt", {}, "Spot offering") : null,
+            p.spot_offering_id ? h("dd", { "data-testid": "spot-offering" }, p.spot_offering_id) : null,
+            p.on_demand_offering_id ? h("dt", {}, "Compared with on-demand offering") : null,
+            p.on_demand_offering_id ? h("dd", { "data-testid": "on-demand-offering" }, p.on_demand_offering_id) : null),
+          spotAlone,
           h("p", { "data-testid": "reasoning" }, p.reasoning)),
         warningsBlock(p.warnings) ?? h("span", {}),
         table(["Run", "Hours", "Cost (USD)", "P(meets deadline)"], [
-            row("on-demand", p.on_demand_hours, p.on_demand_cost_usd, "row-on-demand", p.on_demand_deadline_probability),
-            row("spot without interruptions", freeHours, freeCost, "row-spot-free"),
-            row("spot, expected with interruptions", p.expected_spot_hours, p.expected_spot_cost_usd, "row-spot-expected",
-                p.spot_deadline_probability),
+            row("on-demand", duration(p.on_demand_hours), p.on_demand_hours, p.on_demand_cost_usd, "row-on-demand",
+                p.on_demand_deadline_probability, rec === "on_demand"),
+            row("spot without interruptions", duration(freeHours), freeHours, freeCost, "row-spot-free", undefined, false),
+            row("spot, expected with interruptions", duration(p.expected_spot_hours), p.expected_spot_hours,
+                p.expected_spot_cost_usd, "row-spot-expected", p.spot_deadline_probability, rec === "spot"),
+            ...(mixedCost !== null
+                ? [row("mixed: start on spot, move to on-demand when behind",
+                       p.deadline_hours !== null && p.deadline_hours !== undefined ? `by the deadline, ${duration(p.deadline_hours)}` : "",
+                       undefined, mixedCost, "row-mixed", undefined, rec === "mixed")] : []),
         ], "spot-table", [1, 2, 3]),
         assumptionsBlock(p.assumptions),
     ];
