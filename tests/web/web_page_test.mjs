@@ -140,7 +140,7 @@ async function showTab(page, id) {
 // The view's main figure at the bottom of the window, its recommendation above it.
 async function screenshots(page, name, bottomSelector) {
     if (bottomSelector) {
-        await page.$eval(bottomSelector, (el) => el.scrollIntoView({ block: "end" }));
+        await page.$eval(bottomSelector, (el) => el.scrollIntoView({ block: "end" })).catch(() => {});
     }
     await page.screenshot({ path: join(shotDir, `${name}-1280.png`) });
 }
@@ -208,7 +208,11 @@ async function training(page) {
     const recCost = await page.getAttribute("[data-testid=rec-cost]", "data-value");
     check(close(recCost, plan.recommendation.expected_cost_usd),
           `the recommendation's expected cost is the API's (${plan.recommendation.expected_cost_usd})`);
-    check((await page.textContent("[data-testid=reasoning]")) === plan.reasoning, "the reasoning is the API's");
+    // The API's sentence, its dollar amounts rounded and with thousands separators, price types by name.
+    const words = (t) => t.replace(/\$[0-9][0-9,.]*/g, "$").replace(/\bon_demand\b/g, "on-demand")
+        .replace(/\bcommit_1y\b/g, "1-year commitment").replace(/\bcommit_3y\b/g, "3-year commitment")
+        .replace(/\bcapacity_block\b/g, "capacity block");
+    check(words(await page.textContent("[data-testid=reasoning]")) === words(plan.reasoning), "the reasoning is the API's");
     const rows = await page.$$eval("[data-testid=options] tbody tr", (r) => r.map((x) => `${x.dataset.id}/${x.dataset.nodes}`));
     check(JSON.stringify(rows) === JSON.stringify(plan.options.slice(0, 20).map((o) => `${o.offering.id}/${o.nodes}`)),
           `the ranked options are the API's first ${rows.length}, in order`);
@@ -225,8 +229,15 @@ async function training(page) {
     check(labels.some((l) => l.includes("hours")) && labels.some((l) => l.includes("USD")), `the axes carry units (${labels.join("; ")})`);
     const best = await page.$$eval("[data-testid=best-by-provider] tbody tr", (r) => r.map((x) => x.dataset.id));
     check(JSON.stringify(best) === JSON.stringify(plan.best_by_provider.map((o) => o.offering.id)), "best per provider is the API's");
-    const warnings = await page.$$eval("[data-testid=training-results] [data-testid=warnings] li", (l) => l.length);
-    check(warnings === plan.warnings.length, `all ${plan.warnings.length} warnings are listed`);
+    const warnings = await page.$$eval("[data-testid=training-results] [data-testid=warnings] li", (l) => l.map((x) => x.textContent));
+    check(warnings.length === plan.warnings.length, `all ${plan.warnings.length} warnings are listed`);
+    check(warnings.length > 0 && warnings.every((w) => !w.startsWith("/") && !/\$\d{4}/.test(w)),
+          `warnings name what they are about in words, dollars with separators ("${warnings[0]}")`);
+    const tableText = await page.innerText("[data-testid=options]");
+    check(!/\b(on_demand|commit_1y|commit_3y|capacity_block|aws|gcp|azure|vastai|runpod|lambda|coreweave)\b/.test(tableText),
+          "the options table names price types and providers in words (on-demand, AWS), not API ids");
+    const recHours = await page.textContent("[data-testid=rec-hours]");
+    check(/h \([0-9.]+ (days|months)\)/.test(recHours), `the recommended run's hours also in days or months ("${recHours}")`);
     const summary = await page.textContent("[data-testid=training-results] [data-testid=assumptions] summary");
     check(summary.includes(`(${plan.assumptions.length})`), `the assumptions can be shown (${summary})`);
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("[data-testid=training-results] [data-testid=csv]")]);
@@ -257,7 +268,8 @@ async function training(page) {
     await page.fill("[data-testid=t-tokens]", "-1");
     await page.click("[data-testid=training-form] button[type=submit]");
     const err = await fieldError(page, "training-form", "/tokens_b");
-    check(err.text.includes("tokens_b") && err.described === 1, `tokens_b = -1: the error is at its field ("${err.text}")`);
+    check(err.described === 1 && err.text.includes("Training tokens") && !err.text.includes("tokens_b") && !/\b1e7\b/.test(err.text),
+          `tokens -1: the error is at its field, in the form's words ("${err.text}")`);
     await page.fill("[data-testid=t-tokens]", "100");
 }
 
@@ -314,14 +326,18 @@ async function servingNothing(page, width) {
 async function rentBuy(page) {
     await showTab(page, "rent-vs-buy");
     await page.fill("[data-testid=r-count]", "16");
+    // Percentages as people type them: 70 (%) utilisation, 8 (%) a year.
+    await page.fill("[data-testid=r-util]", "70");
+    await page.fill("[data-testid=r-discount]", "8 %").catch(() => page.fill("[data-testid=r-discount]", "8"));
     await page.click("[data-testid=rentbuy-form] button[type=submit]");
     const plan = await postJson("/v1/plans/rent-vs-buy", {
         buy: { accelerator: "h100-sxm", total_accelerators: 16, utilization: 0.7 },
         rent: { offering_id: "aws-p5.48xlarge-us-east-1-on-demand" }, horizon_months: 60, discount_rate_annual: 0.08 });
-    await page.waitForSelector("[data-testid=break-even-months]");
-    const be = await page.getAttribute("[data-testid=break-even-months]", "data-value");
-    check(close(be, plan.break_even_months), `break-even month is the API's (${plan.break_even_months})`);
-    const beu = await page.getAttribute("[data-testid=break-even-utilization]", "data-value");
+    await page.waitForSelector("[data-testid=break-even-months], [data-testid=rentbuy-form] .field-error");
+    const be = await page.getAttribute("[data-testid=break-even-months]", "data-value", { timeout: 2000 }).catch(() => null);
+    check(close(be, plan.break_even_months),
+          `utilisation typed 70 and discount rate 8 %: break-even month is the API's for 0.7 and 0.08 (${plan.break_even_months})`);
+    const beu = await page.getAttribute("[data-testid=break-even-utilization]", "data-value", { timeout: 2000 }).catch(() => null);
     check(close(beu, plan.break_even_utilization), `break-even utilisation is the API's (${plan.break_even_utilization})`);
     const series = await page.$$eval("[data-testid=rentbuy-results] svg .series",
                                      (s) => Object.fromEntries(s.map((x) => [x.dataset.series, Number(x.dataset.lastY)])));
@@ -332,11 +348,20 @@ async function rentBuy(page) {
     check(marker.length === 1 && close(marker[0], plan.break_even_months), "the break-even month is marked on the chart");
     await checkClean(page, "rent-vs-buy at 1280 px");
     await screenshots(page, "rent-vs-buy", "[data-testid=rentbuy-results] figure");
-    await page.fill("[data-testid=r-util]", "2");
+    await page.fill("[data-testid=r-util]", "150");
     await page.click("[data-testid=rentbuy-form] button[type=submit]");
     const err = await fieldError(page, "rentbuy-form", "/buy/utilization");
-    check(err.described === 1, `utilisation 2: the error is at its field ("${err.text}")`);
-    await page.fill("[data-testid=r-util]", "0.7");
+    check(err.described === 1 && /percentage from 0 to 100/.test(err.text),
+          `utilisation 150 %: words at its field ("${err.text}")`);
+    await page.fill("[data-testid=r-util]", "70");
+    // No count: the API's complaint about /buy/capex_usd (a member not on the form) is said at the count.
+    await page.fill("[data-testid=r-count]", "");
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
+    const capex = await fieldError(page, "rentbuy-form", "/buy/capex_usd").catch(() => ({ text: "", described: 0 }));
+    const above = await page.textContent("[data-testid=rentbuy-form] .form-error");
+    check(capex.described === 1 && /number of accelerators/.test(capex.text) && !/capex|\/buy\//.test(above + capex.text),
+          `no accelerator count: words at the count, no API member names ("${capex.text}"; above the button: "${above}")`);
+    await page.fill("[data-testid=r-count]", "16");
 }
 
 async function spot(page) {
@@ -386,6 +411,10 @@ async function spotMixed(page, width) {
     check(mixedRow.length === 4 && close(mixedRow[2], plan.expected_mixed_cost_usd) &&
           await page.locator("[data-testid=row-mixed].chosen").count() === 1,
           `${width} px: the table has the mixed row at the API's cost, marked recommended (${mixedRow.join(" | ")})`);
+    const reasoning = await page.textContent("[data-testid=spot-results] [data-testid=reasoning]");
+    check(!/\$\d{4}/.test(reasoning) && reasoning.includes("$123,130"), `${width} px: dollars in the reasoning have thousands separators`);
+    const spotHours = await page.textContent("[data-testid=row-spot-expected] td:nth-child(2)");
+    check(/days\)$/.test(spotHours), `${width} px: spot hours also in days ("${spotHours}")`);
     await checkClean(page, `spot at ${width} px, mixed`);
     const back = { "s-hours": "100", "s-nodes": "1", "s-deadline": "130", "s-rate": "0.05" };
     for (const [id, v] of Object.entries(back)) await page.fill(`[data-testid=${id}]`, v);

@@ -53,6 +53,9 @@ export function duration(hours: number | null | undefined, digits = 1): string {
     return h;
 }
 
+// Months, and years beside them from two years.
+export const months = (m: number): string => m >= 24 ? `${num(m, 1)} months (${num(m / 12, 1)} years)` : `${num(m, 1)} months`;
+
 // A note under a control: why the plan found nothing, and what to change there (not an error of
 // the value itself). Cleared with the form's problems.
 export function noteAt(form: HTMLFormElement, fieldName: string, text: string): void {
@@ -82,11 +85,72 @@ export function assumptionsBlock(list: Assumption[] | undefined, label = "Assump
                  h("tbody", {}, ...rows))));
 }
 
-export function warningsBlock(list: { field: string; detail: string }[] | undefined): HTMLElement | null {
+// What a warning's JSON pointer is about, in words: the form's control that fills it, or one of
+// the plans' own parts; nothing when neither (the sentence stands alone).
+const kPartNames: Record<string, string> = {
+    "/recommendation/offering": "The recommended offering", "/recommendation": "The recommended option",
+    "/fastest/offering": "The fastest option's offering", "/fastest": "The fastest option",
+    "/cheapest/offering": "The cheapest option's offering",
+};
+function aboutWords(pointer: string, form?: HTMLFormElement): string {
+    if (kPartNames[pointer]) return kPartNames[pointer];
+    const control = form ? controlFor(form, pointer) : null;
+    return control ? labelOf(control) : "";
+}
+
+export function warningsBlock(list: { field: string; detail: string }[] | undefined, form?: HTMLFormElement): HTMLElement | null {
     if (!list || list.length === 0) return null;
     return h("div", { class: "warnings", role: "note", "data-testid": "warnings" },
              h("strong", {}, `Warnings (${list.length})`),
-             h("ul", {}, ...list.map((w) => h("li", {}, h("code", {}, w.field), " ", w.detail))));
+             h("ul", {}, ...list.map((w) => {
+                 const about = aboutWords(w.field, form);
+                 return h("li", { "data-field": w.field }, about ? h("strong", {}, `${about}: `) : null, prose(w.detail));
+             })));
+}
+
+export const PRICE_TYPE_NAMES: Record<string, string> = {
+    on_demand: "on-demand", spot: "spot", commit_1y: "1-year commitment", commit_3y: "3-year commitment",
+    capacity_block: "capacity block",
+};
+export const PROVIDER_NAMES: Record<string, string> = {
+    aws: "AWS", gcp: "Google Cloud", azure: "Azure", lambda: "Lambda", coreweave: "CoreWeave", runpod: "RunPod",
+    vastai: "Vast.ai",
+};
+export const priceTypeName = (id: string): string => PRICE_TYPE_NAMES[id] ?? id.replace(/_/g, " ");
+export const providerName = (id: string): string => PROVIDER_NAMES[id] ?? id;
+
+// The API's sentences as the page shows them: dollar amounts with thousands separators
+// ("$64297.86" -> "$64,298"), price types by name.
+export function prose(text: string): string {
+    return text
+        .replace(/\$(\d{4,})(\.\d+)?/g, (_m, whole: string, frac: string | undefined) => usd(Number(whole + (frac ?? ""))))
+        .replace(/\b(on_demand|commit_1y|commit_3y|capacity_block)\b/g, (m) => PRICE_TYPE_NAMES[m] ?? m);
+}
+
+// "must be at least 1" under its control reads as a sentence: "Accelerators must be at least 1."
+function sentence(label: string, detail: string): string {
+    const text = /^(must|is|should|has|cannot|can't|needs?) /.test(detail) && label ? `${label.replace(/ \(.*\)$/, "")} ${detail}` : detail;
+    return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?)]$/.test(text) ? "" : ".");
+}
+
+// The label a control is known by on the page (its <label>, or its fieldset's legend).
+function labelOf(control: HTMLElement): string {
+    const label = (control as HTMLInputElement).labels?.[0]?.textContent
+        ?? control.closest("fieldset")?.querySelector("legend")?.textContent ?? "";
+    return label.trim();
+}
+
+// An API error detail in the page's words: the request member names it quotes become the labels
+// of the controls that fill them, 1e7 becomes 10,000,000.
+function errorWords(form: HTMLFormElement, detail: string): string {
+    return prose(detail)
+        .replace(/\b[a-z]+(?:_[a-z0-9]+)+\b/g, (m) => {
+            const control = form.querySelector<HTMLElement>(`[data-field$="/${CSS.escape(m)}"], [data-field="${CSS.escape(m)}"]`);
+            return control ? `“${labelOf(control)}”` : m.replace(/_/g, " ");
+        })
+        .replace(/\b(\d+(?:\.\d+)?)e\+?(\d+)\b/g, (_m, a: string, b: string) =>
+            (Number(a) * Math.pow(10, Number(b))).toLocaleString("en-US"))
+        .replace(/(^|[\s(])(\d{5,})\b/g, (_m, pre: string, n: string) => pre + Number(n).toLocaleString("en-US"));
 }
 
 // Shows a problem next to the form controls it names (data-field holds the JSON pointer or query
@@ -99,18 +163,22 @@ export function showProblem(form: HTMLFormElement, problem: Problem): void {
     for (const e of entries) {
         const control = controlFor(form, e.field);
         if (!control) {
-            general.push(e.field ? `${e.field}: ${e.detail}` : e.detail);
+            general.push(errorWords(form, e.detail));
             continue;
         }
+        // A control may carry its own sentence (data-words), for values it shows differently from
+        // the API (percentages) or members it stands for (data-also).
+        const own = control.dataset.field === e.field || !control.dataset.also?.split(" ").includes(e.field);
+        const words = (own ? control.dataset.words : control.dataset.alsoWords) ?? sentence(labelOf(control), errorWords(form, e.detail));
+        if (control.getAttribute("aria-invalid") === "true") continue;  // one sentence per control
         const id = `${control.id}-error`;
         control.setAttribute("aria-invalid", "true");
         control.setAttribute("aria-describedby", id);
-        control.closest(".field")?.append(h("p", { class: "field-error", id, role: "alert", "data-testid": "field-error",
-                                                  "data-field": e.field }, e.detail));
+        (control.closest(".field") ?? control).append(h("p", { class: "field-error", id, role: "alert", "data-testid": "field-error",
+                                                          "data-field": e.field, title: e.detail }, words));
     }
     if (general.length > 0) {
-        form.querySelector(".form-error")?.replaceChildren(
-            `${problem.title} (${problem.status}): ${general.join("; ")}`);
+        form.querySelector(".form-error")?.replaceChildren(`${problem.title}: ${general.join("; ")}`);
     }
 }
 
@@ -118,7 +186,7 @@ function controlFor(form: HTMLFormElement, field: string): HTMLElement | null {
     if (!field) return null;
     // The named field, or the closest enclosing one a control fills (/model/hf_config/x -> /model).
     for (let f = field; f.length > 0; f = f.slice(0, Math.max(0, f.lastIndexOf("/")))) {
-        const el = form.querySelector<HTMLElement>(`[data-field="${CSS.escape(f)}"]`);
+        const el = form.querySelector<HTMLElement>(`[data-field="${CSS.escape(f)}"], [data-also~="${CSS.escape(f)}"]`);
         if (el) return el;
         if (!f.includes("/")) break;
     }
@@ -161,6 +229,30 @@ export function checkedValues(root: HTMLElement, name: string): string[] {
     return [...root.querySelectorAll<HTMLInputElement>(`input[type=checkbox][name="${name}"]:checked`)]
         .map((i) => i.value);
 }
+// A percentage as people type it ("70", "70 %", "7.5%"), for a 0–1 member: 0.7. Empty gives
+// undefined; anything else NaN, which the form refuses before sending.
+export function percentInput(value: number, attrs: Attrs = {}): HTMLInputElement {
+    const el = input({ type: "text", inputmode: "decimal", value, ...attrs });
+    el.dataset.percent = "true";
+    el.dataset.words = "Give a percentage from 0 to 100, such as 70.";
+    return el;
+}
+export function readPercent(el: HTMLInputElement): number | undefined {
+    const t = el.value.replace(/%/g, "").trim();
+    if (t === "") return undefined;
+    return /^[0-9]*\.?[0-9]+$/.test(t) ? Number(t) / 100 : NaN;
+}
+// Numbers the browser could not read (NaN) are refused here, with words at their control: the
+// API would only see null.
+export function refuseUnreadable(form: HTMLFormElement, values: [HTMLInputElement, number | undefined][]): boolean {
+    const bad = values.filter(([, v]) => v !== undefined && Number.isNaN(v));
+    if (bad.length > 0) {
+        showProblem(form, { type: "about:blank", title: "Not a number", status: 400, code: "client", detail: "",
+                            errors: bad.map(([el]) => ({ field: el.dataset.field ?? "", detail: el.dataset.words ?? "Give a number." })) } as Problem);
+    }
+    return bad.length > 0;
+}
+
 // An optional number: empty gives undefined, so the request leaves the member out.
 export function optNumber(el: HTMLInputElement): number | undefined {
     return el.value.trim() === "" ? undefined : Number(el.value);

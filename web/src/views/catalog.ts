@@ -2,7 +2,7 @@
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
-         PRICE_TYPES, PROVIDERS, select, showProblem, clearProblem, table, usd } from "../dom";
+         PRICE_TYPES, priceTypeName, PROVIDERS, providerName, select, showProblem, clearProblem, table, usd } from "../dom";
 
 type Offering = Schemas["Offering"];
 type Sort = NonNullable<OfferingQuery["sort"]>;
@@ -71,7 +71,7 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         }
         const page = cursors.length;
         status.textContent = `${data.total_count} offerings match; page ${page} of ` +
-            `${Math.max(1, Math.ceil(data.total_count / kPageSize))} (catalog ${data.catalog_version ?? ""})`;
+            `${Math.max(1, Math.ceil(data.total_count / kPageSize))}` + (data.catalog_version ? ` (catalog version ${data.catalog_version})` : "");
         results.replaceChildren(offeringsTable(data.items, sort, (key) => {
             sort = (sort === key ? `-${key}` : key) as Sort;
             cursors = [undefined];
@@ -106,10 +106,10 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         return h("th", { scope: "col", "aria-sort": dir ?? "none", class: c.numeric ? "num" : undefined }, b);
     }));
     const rows = items.map((o) => h("tr", { "data-id": o.id },
-        h("td", {}, o.provider_name ?? o.provider),
+        h("td", {}, o.provider_name ?? providerName(o.provider)),
         h("td", {}, o.instance_type),
         h("td", { class: "num" }, `${o.accelerator_count} × ${o.accelerator}`),
-        h("td", {}, o.price_type.replace(/_/g, " ")),
+        h("td", {}, priceTypeName(o.price_type)),
         h("td", { class: "num", "data-value": o.usd_per_hour }, usd(o.usd_per_hour, 2)),
         h("td", { class: "num", "data-value": o.usd_per_accelerator_hour }, usd(o.usd_per_accelerator_hour, 3)),
         h("td", {}, o.region),

@@ -3,7 +3,7 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
 import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, noteAt, num, optNumber, pct,
-         PRECISIONS, PRICE_TYPES, select, table, usd, warningsBlock } from "../dom";
+         PRECISIONS, PRICE_TYPES, priceTypeName, prose, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
 
 type Request = Schemas["InferencePlanRequest"];
@@ -54,7 +54,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/inference", { body });
         const plan = jsonAnswer<Plan>(data);
-        showOutcome(form, out, plan, error, response.status, (a) => render(a, body));
+        showOutcome(form, out, plan, error, response.status, (a) => render(a, body, form));
         if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
             noteAt(form, "/latency/max_time_to_first_token_ms",
                    "No offering meets the latency targets: allow more time to the first token or between tokens.");
@@ -65,8 +65,8 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
           "priced per million tokens against an API."), form, out);
 }
 
-const barLabel = (o: Option) => `${o.offering.instance_type} (${o.offering.provider})`;
-const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${o.offering.provider}, ${o.offering.price_type.replace(/_/g, " ")})`;
+const barLabel = (o: Option) => `${o.offering.instance_type} (${providerName(o.offering.provider)})`;
+const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${providerName(o.offering.provider)}, ${priceTypeName(o.offering.price_type)})`;
 
 // Why offerings were left out, in words, with the API's example of each reason.
 function skippedWords(plan: Plan, body: Request): string[] {
@@ -85,7 +85,7 @@ function skippedWords(plan: Plan, body: Request): string[] {
         words[k]?.(n) ?? `${n} left out: ${k.replace(/_/g, " ")}${example(k)}.`);
 }
 
-function render(plan: Plan, body: Request): (HTMLElement | null)[] {
+function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement | null)[] {
     if (plan.options.length === 0) {
         return [
             h("section", { class: "card nothing", "data-testid": "recommendation" },
@@ -93,7 +93,7 @@ function render(plan: Plan, body: Request): (HTMLElement | null)[] {
               h("p", {}, `No offering can serve ${num(plan.requests_per_second, 2)} requests a second within the latency ` +
                 "targets and constraints. Of the offerings in the catalog:"),
               h("ul", { "data-testid": "skipped" }, ...skippedWords(plan, body).map((w) => h("li", {}, w)))),
-            warningsBlock(plan.warnings),
+            warningsBlock(plan.warnings, form),
             assumptionsBlock(plan.assumptions),
         ];
     }
@@ -105,7 +105,7 @@ function render(plan: Plan, body: Request): (HTMLElement | null)[] {
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/inference", body, "serving-plan.csv");
     const rows = plan.options.map((o) => h("tr", { "data-id": o.offering.id },
-        h("td", {}, o.offering.provider), h("td", {}, o.offering.instance_type), h("td", {}, o.offering.price_type),
+        h("td", {}, providerName(o.offering.provider)), h("td", {}, o.offering.instance_type), h("td", {}, priceTypeName(o.offering.price_type)),
         h("td", { class: "num" }, o.tensor_parallel), h("td", { class: "num" }, o.replicas),
         h("td", { class: "num" }, servingNodes(o)), h("td", { class: "num" }, servingAccelerators(o)),
         h("td", { class: "num" }, num(o.time_to_first_token_ms, 0)), h("td", { class: "num" }, num(o.inter_token_latency_ms, 1)),
@@ -116,8 +116,8 @@ function render(plan: Plan, body: Request): (HTMLElement | null)[] {
     return [
         h("section", { class: "card", "data-testid": "recommendation" },
           h("h3", {}, plan.recommendation ? `Recommended: ${name(plan.recommendation)}` : "No option meets the targets"),
-          h("p", { "data-testid": "reasoning" }, plan.reasoning ?? "")),
-        warningsBlock(plan.warnings),
+          h("p", { "data-testid": "reasoning" }, prose(plan.reasoning ?? ""))),
+        warningsBlock(plan.warnings, form),
         h("p", { "data-testid": "counts" }, `${servingTotal(plan)} options meet the targets; `,
           `${num(plan.output_tokens_per_second, 0)} output tokens/s to serve; the ${plan.options.length} cheapest shown.`),
         h("figure", {}, chart),

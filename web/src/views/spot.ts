@@ -1,7 +1,7 @@
 // Spot: POST /v1/plans/spot; expected cost and time on spot with and without interruptions against
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
-import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, table,
+import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, table,
          usd, warningsBlock } from "../dom";
 
 type Request = Schemas["SpotPlanRequest"];
@@ -19,7 +19,7 @@ export function spotView(root: HTMLElement): void {
     const restart = input({ type: "number", min: 0, step: "any", value: 10, "data-testid": "s-restart" });
     const deadline = input({ type: "number", min: 0, step: "any", value: 130, "data-testid": "s-deadline" });
     const form = formShell("Spot plan", [
-        field("Job length (failure-free hours)", hours, "/job_hours"),
+        field("Job length (failure-free hours)", hours, "/job_hours", "240 h is 10 days"),
         field("On-demand USD per instance-hour", od, "/on_demand_usd_per_hour"),
         field("Spot USD per instance-hour", sp, "/spot_usd_per_hour"),
         field("Interruptions per instance-hour", rate, "/interruptions_per_hour"),
@@ -42,7 +42,7 @@ export function spotView(root: HTMLElement): void {
         };
         out.replaceChildren(h("p", { role: "status" }, "Pricing…"));
         const { data, error, response } = await api.POST("/v1/plans/spot", { body });
-        showOutcome(form, out, data, error, response.status, render);
+        showOutcome(form, out, data, error, response.status, (a) => render(a, form));
     });
     root.replaceChildren(h("h2", {}, "Spot"),
         h("p", { class: "lede" }, "What interruptions cost: checkpoints, lost work and restarts, priced against on-demand."),
@@ -54,7 +54,7 @@ const kPlanWords: Record<Plan["recommendation"], string> = {
     mixed: "start on spot, move to on-demand when behind",
 };
 
-function render(p: Plan): HTMLElement[] {
+function render(p: Plan, form: HTMLFormElement): HTMLElement[] {
     // Without interruptions the spot run still writes its checkpoints: failure_free_hours.
     const freeHours = p.failure_free_hours ?? p.job_hours;
     const freeCost = freeHours * (p.spot_cluster_usd_per_hour ?? 0);
@@ -102,8 +102,8 @@ function render(p: Plan): HTMLElement[] {
             p.on_demand_offering_id ? h("dt", {}, "Compared with on-demand offering") : null,
             p.on_demand_offering_id ? h("dd", { "data-testid": "on-demand-offering" }, p.on_demand_offering_id) : null),
           spotAlone,
-          h("p", { "data-testid": "reasoning" }, p.reasoning)),
-        warningsBlock(p.warnings) ?? h("span", {}),
+          h("p", { "data-testid": "reasoning" }, prose(p.reasoning))),
+        warningsBlock(p.warnings, form) ?? h("span", {}),
         table(["Run", "Hours", "Cost (USD)", "P(meets deadline)"], [
             row("on-demand", duration(p.on_demand_hours), p.on_demand_hours, p.on_demand_cost_usd, "row-on-demand",
                 p.on_demand_deadline_probability, rec === "on_demand"),

@@ -4,7 +4,8 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { scatter, legend, type RefLine } from "../chart";
 import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
-         PRECISIONS, PRICE_TYPES, PROVIDERS, select, showProblem, table, usd, usdShort, warningsBlock } from "../dom";
+         PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
+         warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
 
 type Request = Schemas["TrainingPlanRequest"];
@@ -48,7 +49,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         field("Model given as", source, "model_source"), libraryField, hfField, shapeField,
         field("Training tokens (billions)", tokens, "/tokens_b"),
         field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
-        field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none"),
+        field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none; 720 h is 30 days"),
         field("Budget (USD)", budget, "/constraints/budget_usd", "empty: none"),
         providers, priceTypes,
     ], "Plan the run", "training-form");
@@ -94,7 +95,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
                                                                           sort: timeOnly ? "time" : "expected_cost" } });
             nearest = jsonAnswer<Plan>(again.data);
         }
-        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, nearest));
+        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest));
         for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
             noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
         }
@@ -127,7 +128,7 @@ function bindingWords(b: Binding, body: Request): string {
 }
 
 // The options the API lists when none meets every constraint: each with what it misses.
-function renderNothing(plan: Plan, body: Request, nearest: Plan | undefined): (HTMLElement | null)[] {
+function renderNothing(plan: Plan, body: Request, form: HTMLFormElement, nearest: Plan | undefined): (HTMLElement | null)[] {
     const options = nearest?.options ?? [];
     const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
                                     label: `${optionName(o)}: ${duration(o.expected_wall_clock_hours)}, ${usd(o.expected_cost_usd)}` });
@@ -135,7 +136,7 @@ function renderNothing(plan: Plan, body: Request, nearest: Plan | undefined): (H
         h("section", { class: "card nothing", "data-testid": "recommendation" },
           h("h3", {}, "No option meets every constraint"),
           h("ul", { "data-testid": "binding" }, ...plan.binding_constraints.map((b) => h("li", {}, bindingWords(b, body))))),
-        warningsBlock(plan.warnings),
+        warningsBlock(plan.warnings, form),
         options.length ? h("h3", {}, `The ${options.length} nearest options (none meets every constraint)`) : null,
         options.length ? h("figure", {}, scatter("Expected cost against expected time of the nearest options",
             { label: "expected wall-clock time (hours, log scale)", log: true, format: (v) => num(v, 0) },
@@ -155,8 +156,8 @@ function refLines(body: Request): RefLine[] {
     ];
 }
 
-function renderPlan(plan: Plan, body: Request, nearest?: Plan): (HTMLElement | null)[] {
-    if (plan.feasible_count === 0) return renderNothing(plan, body, nearest);
+function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: Plan): (HTMLElement | null)[] {
+    if (plan.feasible_count === 0) return renderNothing(plan, body, form, nearest);
     const rec = plan.recommendation;
     const lines = refLines(body);
     const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
@@ -174,12 +175,12 @@ function renderPlan(plan: Plan, body: Request, nearest?: Plan): (HTMLElement | n
                   h("span", { "data-testid": "rec-cost", "data-value": rec.expected_cost_usd }, usd(rec.expected_cost_usd)),
                   " expected, ",
                   h("span", { "data-testid": "rec-hours", "data-value": rec.expected_wall_clock_hours },
-                    `${num(rec.expected_wall_clock_hours)} h`),
+                    duration(rec.expected_wall_clock_hours)),
                   `, p10–p90 ${usd(rec.cost_usd_p10)}–${usd(rec.cost_usd_p90)}`) : null,
-          h("p", { "data-testid": "reasoning" }, plan.reasoning ?? ""),
+          h("p", { "data-testid": "reasoning" }, prose(plan.reasoning ?? "")),
           plan.binding_constraints.length ? h("ul", { "data-testid": "binding" },
-              ...plan.binding_constraints.map((b) => h("li", {}, b.message))) : null),
-        warningsBlock(plan.warnings),
+              ...plan.binding_constraints.map((b) => h("li", {}, prose(b.message)))) : null),
+        warningsBlock(plan.warnings, form),
         h("p", { "data-testid": "counts" }, `${plan.feasible_count} feasible options of ${plan.offerings_considered ?? "?"} `,
           `offerings considered; ${plan.pareto_front.length} on the Pareto front.`),
         h("figure", {}, chart,
@@ -196,7 +197,7 @@ function renderPlan(plan: Plan, body: Request, nearest?: Plan): (HTMLElement | n
 
 const optionName = (o: Option): string =>
     `${o.nodes} × ${o.offering.instance_type} (${o.total_accelerators} × ${o.offering.accelerator}, ` +
-    `${o.offering.price_type.replace(/_/g, " ")}, ${o.offering.provider} ${o.offering.region})`;
+    `${priceTypeName(o.offering.price_type)}, ${providerName(o.offering.provider)} ${o.offering.region})`;
 
 // What an option misses, in words.
 const misses = (o: Option): string => o.violations.map((v) =>
@@ -206,8 +207,8 @@ const misses = (o: Option): string => o.violations.map((v) =>
 
 function optionsTable(options: Option[], testid: string, withMisses = false): HTMLElement {
     const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes },
-        h("td", {}, o.offering.provider), h("td", {}, o.offering.instance_type),
-        h("td", {}, o.offering.price_type.replace(/_/g, " ")), h("td", {}, o.offering.region),
+        h("td", {}, providerName(o.offering.provider)), h("td", {}, o.offering.instance_type),
+        h("td", {}, priceTypeName(o.offering.price_type)), h("td", {}, o.offering.region),
         h("td", { class: "num" }, o.nodes), h("td", { class: "num" }, o.total_accelerators),
         h("td", { class: "num", "data-value": o.expected_wall_clock_hours }, num(o.expected_wall_clock_hours)),
         h("td", { class: "num", "data-value": o.expected_cost_usd }, usd(o.expected_cost_usd)),
