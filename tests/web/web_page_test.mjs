@@ -177,6 +177,11 @@ async function catalog(page) {
     const ids3 = await page.$$eval("[data-testid=offerings] tbody tr", (rows) => rows.map((r) => r.dataset.id));
     check(ids3.length > 0 && JSON.stringify(ids3) === JSON.stringify(filtered.items.map((o) => o.id)),
           `filtered (spot, >= 8 accelerators) and sorted by USD/hour: the API's ${filtered.total_count} matches in order`);
+    (await fromUrl(page, "catalog filtered and sorted",
+                   async (p) => p.waitForFunction((id) => document.querySelector("[data-testid=offerings] tbody tr")?.dataset.id === id,
+                                                  filtered.items[0].id, { timeout: 15000 })
+                       .then(() => p.$$eval("[data-testid=offerings] tbody tr", (r) => r.map((x) => x.dataset.id).join(","))).catch(() => null),
+                   filtered.items.map((o) => o.id).join(",")))?.close();
 
     const accs = await getJson("/v1/accelerators");
     const accRows = await page.$$eval("[data-testid=accelerators] tbody tr", (r) => r.length);
@@ -247,6 +252,8 @@ async function training(page) {
     check(csv.startsWith("offering_id,provider,") && csv.trim().split("\n").length === plan.options.length + 1,
           `the CSV download is the API's CSV export (${csv.trim().split("\n").length - 1} rows)`);
     await screenshots(page, "training", "[data-testid=training-results] figure");
+    const again = await fromUrl(page, "training plan", attrOf("[data-testid=rec-cost]"), plan.recommendation.expected_cost_usd);
+    if (again) { await printed(again, "training plan"); await again.close(); } else check(false, "training plan printed");
 
     await checkClean(page, "training, from the model library");
 
@@ -337,6 +344,7 @@ async function rentBuy(page) {
     const be = await page.getAttribute("[data-testid=break-even-months]", "data-value", { timeout: 2000 }).catch(() => null);
     check(close(be, plan.break_even_months),
           `utilisation typed 70 and discount rate 8 %: break-even month is the API's for 0.7 and 0.08 (${plan.break_even_months})`);
+    (await fromUrl(page, "rent vs buy", attrOf("[data-testid=break-even-months]"), plan.break_even_months))?.close();
     const beu = await page.getAttribute("[data-testid=break-even-utilization]", "data-value", { timeout: 2000 }).catch(() => null);
     check(close(beu, plan.break_even_utilization), `break-even utilisation is the API's (${plan.break_even_utilization})`);
     const series = await page.$$eval("[data-testid=rentbuy-results] svg .series",
@@ -416,6 +424,7 @@ async function spotMixed(page, width) {
     const spotHours = await page.textContent("[data-testid=row-spot-expected] td:nth-child(2)");
     check(/days\)$/.test(spotHours), `${width} px: spot hours also in days ("${spotHours}")`);
     await checkClean(page, `spot at ${width} px, mixed`);
+    (await fromUrl(page, `${width} px, spot (mixed)`, attrOf("[data-testid=savings]"), mixedSaving))?.close();
     const back = { "s-hours": "100", "s-nodes": "1", "s-deadline": "130", "s-rate": "0.05" };
     for (const [id, v] of Object.entries(back)) await page.fill(`[data-testid=${id}]`, v);
 }
@@ -434,6 +443,7 @@ async function serving(page) {
     check(rows.length === plan.options.length &&
           rows.every(([id, v], i) => id === plan.options[i].offering.id && close(v, plan.options[i].usd_per_million_output_tokens)),
           `the options and their USD per million output tokens are the API's (${rows.length})`);
+    (await fromUrl(page, "serving plan", attrOf("[data-testid=serving-options] tbody tr", "data-id"), plan.options[0].offering.id))?.close();
     const barsDrawn = await page.$$eval("[data-testid=serving-results] svg .bar", (b) => b.map((x) => Number(x.dataset.x)));
     check(barsDrawn.length === plan.options.length && barsDrawn.every((v, i) => close(v, plan.options[i].usd_per_million_output_tokens)),
           "the bar chart draws the same figures");
@@ -446,6 +456,45 @@ async function serving(page) {
     const err = await fieldError(page, "serving-form", "/input_tokens");
     check(err.described === 1, `input_tokens = 0: the error is at its field ("${err.text}")`);
     await page.fill("[data-testid=v-in]", "1000");
+}
+
+// The result on screen, reproduced from its URL: the same URL in a fresh page, then reloaded,
+// shows the same figure. `read` returns the figure from a page (null when absent).
+async function fromUrl(page, what, read, expected) {
+    const url = page.url();
+    const fresh = await page.context().newPage();
+    await fresh.setViewportSize(page.viewportSize());
+    let got = null;
+    try {
+        await fresh.goto(url);
+        await fresh.waitForSelector("body[data-ready=true]");
+        await fresh.reload();
+        await fresh.waitForSelector("body[data-ready=true]");
+        got = await read(fresh);
+        const ok = check(got !== null && (typeof expected === "number" ? close(got, expected) : got === expected),
+                         `${what}: reproduced from its URL after a reload (${url.slice(url.indexOf("#"), url.indexOf("#") + 60)}…)`);
+        return ok ? fresh : (await fresh.close(), null);
+    } catch (e) {
+        check(false, `${what}: reproduced from its URL after a reload (${e.message.split("\n")[0]})`);
+        await fresh.close();
+        return null;
+    }
+}
+const attrOf = (selector, attr = "data-value") => async (p) =>
+    p.waitForSelector(selector, { timeout: 15000 }).then(() => p.getAttribute(selector, attr)).catch(() => null);
+
+// Printing: the result with its inputs, catalog version and price dates; no tabs, form or buttons.
+async function printed(page, what) {
+    await page.emulateMedia({ media: "print" });
+    const shown = await page.evaluate(() => {
+        const visible = (sel) => [...document.querySelectorAll(sel)].some((el) => el.getClientRects().length > 0);
+        return { nav: visible("nav"), form: visible("form"), button: visible("button"),
+                 inputs: [...document.querySelectorAll("[data-testid=printed-inputs]")].find((el) => el.getClientRects().length > 0)?.innerText ?? "" };
+    });
+    check(!shown.nav && !shown.form && !shown.button && /Inputs/.test(shown.inputs) && /Catalog version \w+/.test(shown.inputs) &&
+          /Prices dated \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d/.test(shown.inputs),
+          `${what} printed: no tabs, form or buttons; the inputs, catalog version and price dates (${shown.inputs.replace(/\s+/g, " ").slice(0, 90)}…)`);
+    await page.emulateMedia({ media: "screen" });
 }
 
 let browser;

@@ -279,6 +279,80 @@ export const PROVIDERS: [string, string][] = [["aws", "AWS"], ["gcp", "Google Cl
     ["lambda", "Lambda"], ["coreweave", "CoreWeave"], ["runpod", "RunPod"], ["vastai", "Vast.ai"]];
 export const PRECISIONS: [string, string][] = ["bf16", "fp16", "fp8", "fp32", "tf32", "int8", "fp4"].map((p) => [p, p]);
 
+// A form's inputs as the URL keeps them: each named control by its request member without the
+// leading slash ("constraints/deadline_hours"), a group of checkboxes as its checked values
+// joined by commas. Controls hidden by another choice are left out.
+export function formState(form: HTMLFormElement): URLSearchParams {
+    const out = new URLSearchParams();
+    const groups = new Map<string, string[]>();
+    for (const el of form.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>("input, select, textarea")) {
+        if (!el.name || el.closest("[hidden]")) continue;
+        const key = el.name.replace(/^\//, "");
+        if (el instanceof HTMLInputElement && el.type === "checkbox") {
+            if (!groups.has(key)) groups.set(key, []);
+            if (el.checked) groups.get(key)!.push(el.value);
+        } else if (el instanceof HTMLInputElement && el.type === "radio") {
+            if (el.checked) out.set(key, el.value);
+        } else if (el.value !== "") {
+            out.set(key, el.value);
+        }
+    }
+    for (const [k, v] of groups) out.set(k, v.join(","));
+    return out;
+}
+// Fills a form from the URL's inputs (what formState wrote); returns whether any was given.
+export function applyState(form: HTMLFormElement, params: URLSearchParams): boolean {
+    if ([...params.keys()].length === 0) return false;
+    for (const el of form.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>("input, select, textarea")) {
+        if (!el.name) continue;
+        const v = params.get(el.name.replace(/^\//, ""));
+        if (el instanceof HTMLInputElement && el.type === "checkbox") {
+            if (v !== null) el.checked = v.split(",").includes(el.value);
+        } else if (el instanceof HTMLInputElement && el.type === "radio") {
+            if (v !== null) el.checked = el.value === v;
+        } else {
+            el.value = v ?? "";
+        }
+        el.dispatchEvent(new Event("change"));
+    }
+    return true;
+}
+// After a result: the view's inputs go into the URL (#tab?inputs), so a reload or a shared link
+// gives the same result.
+export function rememberForm(form: HTMLFormElement): void {
+    const panel = form.closest<HTMLElement>("[role=tabpanel]");
+    const query = formState(form).toString();
+    form.dataset.query = query;
+    // Only the view on screen writes the URL (a view loading in the background does not).
+    if (!panel || panel.hidden) return;
+    const hash = `#${panel.id.replace(/^panel-/, "")}${query ? `?${query}` : ""}`;
+    if (window.location.hash !== hash) history.replaceState(null, "", hash);
+}
+
+// What a printed result needs beside its figures: the inputs, the catalog version and the dates
+// of the prices it used. Shown only in print.
+export function printedInputs(form: HTMLFormElement, answer: unknown): HTMLElement {
+    const rows: HTMLElement[] = [];
+    for (const el of form.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>("input, select, textarea")) {
+        if (el.closest("[hidden]") || (el instanceof HTMLInputElement && (el.type === "checkbox" || el.type === "radio"))) continue;
+        const value = el instanceof HTMLSelectElement ? el.selectedOptions[0]?.textContent ?? el.value : el.value;
+        if (value === "") continue;
+        rows.push(h("dt", {}, labelOf(el)), h("dd", {}, value));
+    }
+    for (const group of form.querySelectorAll<HTMLFieldSetElement>("fieldset.checks")) {
+        const checked = [...group.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.parentElement?.textContent?.trim());
+        rows.push(h("dt", {}, group.querySelector("legend")?.textContent ?? ""), h("dd", {}, checked.join(", ") || "any"));
+    }
+    const text = JSON.stringify(answer ?? {});
+    const dates = [...text.matchAll(/"as_of":"(\d{4}-\d{2}-\d{2})/g)].map((m) => m[1]!).sort();
+    const version = /"catalog_version":"([^"]+)"/.exec(text)?.[1];
+    return h("section", { class: "print-only printed-inputs", "data-testid": "printed-inputs" },
+             h("h3", {}, "Inputs"), h("dl", { class: "kv" }, ...rows),
+             h("p", {}, version ? `Catalog version ${version}. ` : "",
+               dates.length ? `Prices dated ${dates[0]} to ${dates[dates.length - 1]}. ` : "",
+               `Printed ${new Date().toISOString().slice(0, 10)} from ${window.location.href}`));
+}
+
 // A form's outcome: the views drawn from the API's answer, or its problem shown at the fields
 // it names (and the output emptied).
 export function showOutcome<T>(form: HTMLFormElement, out: HTMLElement, answer: T | undefined,
@@ -289,5 +363,6 @@ export function showOutcome<T>(form: HTMLFormElement, out: HTMLElement, answer: 
         showProblem(form, asProblem(error, status));
         return;
     }
-    out.replaceChildren(...draw(answer).filter((e): e is HTMLElement => e !== null));
+    out.replaceChildren(printedInputs(form, answer), ...draw(answer).filter((e): e is HTMLElement => e !== null));
+    rememberForm(form);
 }

@@ -2,7 +2,7 @@
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
-         PRICE_TYPES, priceTypeName, PROVIDERS, providerName, select, showProblem, clearProblem, table, usd } from "../dom";
+         PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, select, showProblem, clearProblem, table, usd } from "../dom";
 
 type Offering = Schemas["Offering"];
 type Sort = NonNullable<OfferingQuery["sort"]>;
@@ -27,6 +27,12 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
     const minAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", "data-testid": "f-min-acc" });
     const maxPrice = input({ type: "number", min: 0, step: 0.01, inputmode: "decimal", "data-testid": "f-max-price" });
     const verified = input({ type: "checkbox", "data-testid": "f-verified" });
+    // The sort is a control too (the column headings set it), so that it goes into the URL.
+    const sortSelect = select(SORTABLE.filter((c) => c.key).flatMap((c) => [
+        [c.key, `${c.label}, ${c.numeric || c.key === "as_of" ? "lowest" : "A"} first`],
+        [`-${c.key}`, `${c.label}, ${c.numeric || c.key === "as_of" ? "highest" : "Z"} first`]] as [string, string][]),
+        "usd_per_accelerator_hour", { "data-testid": "f-sort" });
+    const sortField = field("Sort by", sortSelect, "sort");
     const form = formShell("Offering filters", [
         provider,
         field("Accelerator", accel, "accelerator"),
@@ -34,11 +40,13 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Region", region, "region"),
         field("Min accelerators per instance", minAcc, "min_accelerator_count"),
         field("Max USD per accelerator-hour", maxPrice, "max_usd_per_accelerator_hour"),
+        sortField,
         h("div", { class: "field inline" }, h("label", {}, verified, " verified prices only")),
     ], "Search", "catalog-form");
     verified.setAttribute("data-field", "verified");
+    verified.name = "verified";
+    verified.value = "true";
 
-    let sort: Sort = "usd_per_accelerator_hour";
     let cursors: (string | undefined)[] = [undefined];  // cursor of each page seen, for Previous
     const status = h("p", { class: "status", role: "status", "aria-live": "polite", "data-testid": "catalog-status" });
     const results = h("div", {});
@@ -53,7 +61,7 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         min_accelerator_count: optNumber(minAcc),
         max_usd_per_accelerator_hour: optNumber(maxPrice),
         verified: verified.checked ? true : undefined,
-        sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
+        sort: sortSelect.value as Sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
     });
 
     // Only the latest request is shown: a sort clicked while a search is on its way wins.
@@ -72,8 +80,9 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         const page = cursors.length;
         status.textContent = `${data.total_count} offerings match; page ${page} of ` +
             `${Math.max(1, Math.ceil(data.total_count / kPageSize))}` + (data.catalog_version ? ` (catalog version ${data.catalog_version})` : "");
-        results.replaceChildren(offeringsTable(data.items, sort, (key) => {
-            sort = (sort === key ? `-${key}` : key) as Sort;
+        rememberForm(form);
+        results.replaceChildren(offeringsTable(data.items, sortSelect.value, (key) => {
+            sortSelect.value = sortSelect.value === key ? `-${key}` : key;
             cursors = [undefined];
             void load();
         }));
