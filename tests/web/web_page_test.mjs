@@ -429,6 +429,61 @@ async function spotMixed(page, width) {
     for (const [id, v] of Object.entries(back)) await page.fill(`[data-testid=${id}]`, v);
 }
 
+// An offering picked from a list: typed prices give way to the offering's (and are not shown);
+// the plan is the API's for that id, and names the on-demand offering it compared with.
+async function spotPick(page, width) {
+    await showTab(page, "spot");
+    await page.selectOption("[data-testid=s-source]", "offering").catch(() => {});
+    check(!(await page.isVisible("[data-testid=s-od]")) && !(await page.isVisible("[data-testid=s-rate]")),
+          `${width} px, spot from an offering: the typed prices and rate are not shown`);
+    const id = await pickOffering(page, "s-picker", "h100 aws");
+    check(id !== null && (await page.inputValue("[data-testid=s-offering]").catch(() => "")) === id,
+          `${width} px, spot: an offering picked from the list fills the offering (${id})`);
+    await page.click("[data-testid=spot-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/spot", { job_hours: 100, nodes: 1, checkpoint_minutes: 5, restart_minutes: 10,
+                                                     deadline_hours: 130, spot_offering_id: id });
+    const named = await page.waitForSelector("[data-testid=spot-results] [data-testid=on-demand-offering]", { timeout: 10000 })
+        .then(() => page.textContent("[data-testid=on-demand-offering]")).catch(() => "");
+    const cost = await page.getAttribute("[data-testid=row-spot-expected] td:nth-child(3)", "data-value", { timeout: 2000 }).catch(() => null);
+    check(close(cost, plan.expected_spot_cost_usd) && named === plan.on_demand_offering_id,
+          `${width} px, spot on ${id}: the API's expected cost, compared with ${plan.on_demand_offering_id} (shown: "${named}")`);
+    await checkClean(page, `spot at ${width} px, from an offering`);
+    await page.selectOption("[data-testid=s-source]", "hand").catch(() => {});
+}
+
+async function pickOffering(page, picker, words) {
+    try {
+        await page.fill(`[data-testid=${picker}-search]`, words, { timeout: 3000 });
+        const first = page.locator(`[data-testid=${picker}-list] button`).first();
+        await first.waitFor({ timeout: 10000 });
+        const id = await first.getAttribute("data-id");
+        await first.click();
+        return id;
+    } catch {
+        return null;
+    }
+}
+
+async function rentPick(page, width) {
+    await showTab(page, "rent-vs-buy");
+    const id = await pickOffering(page, "r-picker", "h100 gcp 3-year");
+    check(id !== null && (await page.inputValue("[data-testid=r-offering]")) === id,
+          `${width} px, rent vs buy: an offering picked from the list fills the offering (${id})`);
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/rent-vs-buy", {
+        buy: { accelerator: "h100-sxm", total_accelerators: 16, utilization: 0.7 },
+        rent: { offering_id: id }, horizon_months: 60, discount_rate_annual: 0.08 });
+    await page.waitForFunction((n) => document.querySelectorAll("[data-testid=rent-options] tbody tr").length === n,
+                               plan.rent_options?.length ?? 0, { timeout: 10000 }).catch(() => {});
+    const be = await page.getAttribute("[data-testid=break-even-months]", "data-value", { timeout: 2000 }).catch(() => null);
+    const rows = await page.$$eval("[data-testid=rent-options] tbody tr", (r) => r.length);
+    check(id !== null && (plan.break_even_months === null ? be === "" : close(be, plan.break_even_months)) &&
+          rows === (plan.rent_options?.length ?? 0) && rows > 0,
+          `${width} px, rent vs buy on ${id}: the API's break-even and its ${rows} rent options`);
+    await checkClean(page, `rent vs buy at ${width} px, from a picked offering`);
+    await page.fill("[data-testid=r-offering]", "aws-p5.48xlarge-us-east-1-on-demand").catch(() => {});
+}
+
 async function serving(page) {
     await showTab(page, "serving");
     await page.click("[data-testid=serving-form] button[type=submit]");
@@ -530,6 +585,8 @@ try {
     await rentBuy(page);
     await spot(page);
     await spotMixed(page, 1280);
+    await spotPick(page, 1280);
+    await rentPick(page, 1280);
     await serving(page);
     await servingNothing(page, 1280);
 
@@ -562,6 +619,8 @@ try {
     }
     await trainingNothing(page, 390);
     await spotMixed(page, 390);
+    await spotPick(page, 390);
+    await rentPick(page, 390);
     await servingNothing(page, 390);
 } catch (e) {
     check(false, `the test ran to the end (${e.stack ?? e})`);

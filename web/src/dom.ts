@@ -306,6 +306,7 @@ export function applyState(form: HTMLFormElement, params: URLSearchParams): bool
     for (const el of form.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>("input, select, textarea")) {
         if (!el.name) continue;
         const v = params.get(el.name.replace(/^\//, ""));
+        if (v === null && el.closest("[hidden]")) continue;  // not given, and not in use (another choice is)
         if (el instanceof HTMLInputElement && el.type === "checkbox") {
             if (v !== null) el.checked = v.split(",").includes(el.value);
         } else if (el instanceof HTMLInputElement && el.type === "radio") {

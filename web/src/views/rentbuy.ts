@@ -2,6 +2,7 @@
 // answer lists (commitments among them) and of owning, with the break-even month marked.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, type Series } from "../chart";
+import { offeringPicker } from "../picker";
 import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, months, num, optNumber, pct, percentInput, priceTypeName, prose,
          readPercent, refuseUnreadable, select, usdShort,
          table, usd, warningsBlock } from "../dom";
@@ -32,6 +33,7 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Accelerators", count, "/buy/total_accelerators"),
         field("Utilisation (%)", util, "/buy/utilization", "share of the hours the owned accelerators work"),
         field("Rent: offering id", offering, "/rent/offering_id", "or leave empty and give a rate"),
+        offeringPicker(offering, ["on_demand", "commit_1y", "commit_3y"], "r-picker"),
         field("Rent: USD per accelerator-hour", rate, "/rent/usd_per_accelerator_hour", "overrides the offering"),
         field("Horizon (months)", horizon, "/horizon_months"),
         field("Discount rate (% a year)", discount, "/discount_rate_annual"),

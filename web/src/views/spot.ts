@@ -1,7 +1,9 @@
 // Spot: POST /v1/plans/spot; expected cost and time on spot with and without interruptions against
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
-import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, table,
+import { offeringPicker } from "../picker";
+import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, select,
+         showProblem, table,
          usd, warningsBlock } from "../dom";
 
 type Request = Schemas["SpotPlanRequest"];
@@ -14,16 +16,30 @@ export function spotView(root: HTMLElement): void {
     const rate = input({ type: "number", min: 0, max: 10, step: "any", value: 0.01, "data-testid": "s-rate" });
     const offering = input({ type: "text", autocomplete: "off", placeholder: "aws-trn1.32xlarge-us-east-1-spot",
                              "data-testid": "s-offering" });
+    // Prices by hand, or from a spot offering (its catalog price, Spot Advisor rate and on-demand
+    // twin): one or the other is shown and sent, never both.
+    const source = select([["hand", "typed in below"], ["offering", "a spot offering in the catalog"]], "hand",
+                          { "data-testid": "s-source" });
+    const picker = offeringPicker(offering, ["spot"], "s-picker", (o) => o.spot_interruption !== null);
     const nodes = input({ type: "number", min: 1, step: 1, value: 1, "data-testid": "s-nodes" });
     const ckpt = input({ type: "number", min: 0, step: "any", value: 5, "data-testid": "s-ckpt" });
     const restart = input({ type: "number", min: 0, step: "any", value: 10, "data-testid": "s-restart" });
     const deadline = input({ type: "number", min: 0, step: "any", value: 130, "data-testid": "s-deadline" });
+    const byHand = [field("On-demand USD per instance-hour", od, "/on_demand_usd_per_hour"),
+                    field("Spot USD per instance-hour", sp, "/spot_usd_per_hour"),
+                    field("Interruptions per instance-hour", rate, "/interruptions_per_hour")];
+    const fromCatalog = [field("Spot offering id", offering, "/spot_offering_id",
+                               "its price, interruption rate and on-demand twin come from the catalog; listed: spot offerings with interruption data"), picker];
+    const showSource = () => {
+        for (const f of byHand) f.hidden = source.value !== "hand";
+        for (const f of fromCatalog) f.hidden = source.value !== "offering";
+    };
+    source.onchange = showSource;
+    showSource();
     const form = formShell("Spot plan", [
         field("Job length (failure-free hours)", hours, "/job_hours", "240 h is 10 days"),
-        field("On-demand USD per instance-hour", od, "/on_demand_usd_per_hour"),
-        field("Spot USD per instance-hour", sp, "/spot_usd_per_hour"),
-        field("Interruptions per instance-hour", rate, "/interruptions_per_hour"),
-        field("Or a spot offering id", offering, "/spot_offering_id", "replaces the three figures above"),
+        field("Prices and interruption rate", source, "price_source"),
+        ...byHand, ...fromCatalog,
         field("Nodes", nodes, "/nodes"),
         field("Checkpoint write (minutes)", ckpt, "/checkpoint_minutes"),
         field("Restart (minutes)", restart, "/restart_minutes"),
@@ -33,7 +49,12 @@ export function spotView(root: HTMLElement): void {
     form.addEventListener("submit", async (e) => {
         e.preventDefault();
         clearProblem(form);
-        const id = offering.value.trim();
+        const id = source.value === "offering" ? offering.value.trim() : "";
+        if (source.value === "offering" && !id) {
+            showProblem(form, { type: "about:blank", title: "No offering", status: 400, code: "client", detail: "",
+                                errors: [{ field: "/spot_offering_id", detail: "Pick a spot offering from the list, or type its id." }] });
+            return;
+        }
         const body: Request = {
             job_hours: optNumber(hours), nodes: optNumber(nodes), checkpoint_minutes: optNumber(ckpt),
             restart_minutes: optNumber(restart), deadline_hours: optNumber(deadline),
