@@ -552,6 +552,44 @@ async function printed(page, what) {
     await page.emulateMedia({ media: "screen" });
 }
 
+// The charts as drawn at this width: as wide as the view (not stopped at 760 px), labels at a
+// readable size (>= 10 px), every label inside its chart, the y-axis title clear of the tick
+// labels; line charts show their values from the keyboard, a dashed series has a dashed legend mark.
+async function chartsRead(page, tab, width) {
+    const charts = await page.$$eval(`#panel-${tab} svg.chart`, (svgs) => svgs.map((s) => {
+        const box = s.getBoundingClientRect();
+        const texts = [...s.querySelectorAll("text")].filter((t) => t.textContent && t.getClientRects().length > 0 &&
+                                                              !t.closest("[visibility=hidden]"));
+        const small = texts.filter((t) => t.getBoundingClientRect().height < 10).map((t) => t.textContent);
+        const outside = texts.filter((t) => {
+            const r = t.getBoundingClientRect();
+            return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1;
+        }).map((t) => t.textContent);
+        const yTitle = s.querySelector("[data-testid=y-label]")?.getBoundingClientRect();
+        const overlap = yTitle ? texts.filter((t) => t.dataset.testid !== "y-label" && (() => {
+            const r = t.getBoundingClientRect();
+            return r.left < yTitle.right && r.right > yTitle.left && r.top < yTitle.bottom && r.bottom > yTitle.top;
+        })()).map((t) => t.textContent) : [];
+        return { width: box.width, small, outside, overlap };
+    }));
+    const view = await page.$eval(`#panel-${tab}`, (p) => p.getBoundingClientRect().width);
+    check(charts.length > 0 && charts.every((c) => c.width >= Math.min(view, 1232) - 2),
+          `${tab} at ${width} px: charts use the view's width (${charts.map((c) => c.width.toFixed(0)).join(", ")} of ${view.toFixed(0)} px)`);
+    check(charts.every((c) => c.small.length === 0), `${tab} at ${width} px: chart labels at least 10 px high (${charts.flatMap((c) => c.small).slice(0, 3).join(", ")})`);
+    check(charts.every((c) => c.outside.length === 0), `${tab} at ${width} px: no chart label cut at the chart's edge (${charts.flatMap((c) => c.outside).slice(0, 3).join(", ")})`);
+    check(charts.every((c) => c.overlap.length === 0), `${tab} at ${width} px: the y-axis title clear of the tick labels (${charts.flatMap((c) => c.overlap).slice(0, 3).join(", ")})`);
+    if (tab !== "rent-vs-buy") return;
+    const dashed = await page.$$eval(`#panel-${tab} .legend li`, (li) => li.filter((x) => x.textContent.includes("net of resale"))
+        .map((x) => { const m = x.querySelector("line, path, svg *"); return m ? getComputedStyle(m).strokeDasharray : "none"; }));
+    check(dashed.length === 1 && dashed[0] !== "none", `${tab} at ${width} px: the dashed series has a dashed legend mark (${dashed[0]})`);
+    await page.focus(`#panel-${tab} svg.chart`).catch(() => {});
+    await page.keyboard.press("ArrowLeft");
+    const shown = await page.$eval(`#panel-${tab} [data-testid=readout]`, (g) => g.getAttribute("visibility") === "visible" ? g.textContent : "")
+        .catch(() => "");
+    check(/months from purchase: \d+/.test(shown) && /rent: \$/.test(shown),
+          `${tab} at ${width} px: the chart reads out its values from the keyboard ("${shown.slice(0, 70)}")`);
+}
+
 let browser;
 try {
     await checkServing();
@@ -590,6 +628,12 @@ try {
     await serving(page);
     await servingNothing(page, 1280);
 
+    for (const tab of ["training", "rent-vs-buy", "serving"]) {
+        await showTab(page, tab);
+        await page.click(`#panel-${tab} form button[type=submit]`);
+        await page.waitForSelector(`#panel-${tab} svg.chart`);
+        await chartsRead(page, tab, 1280);
+    }
     check((await unlabelledControls(page)).length === 0, "every form control has a label");
     await page.focus("[data-tab=serving]");
     await page.keyboard.press("ArrowRight");
@@ -612,6 +656,7 @@ try {
             await page.click(`#panel-${tab} form button[type=submit]`);
             await page.waitForSelector(`[data-testid=${results[tab]}] [data-testid=recommendation]`);
         }
+        if (tab !== "catalog" && tab !== "spot") await chartsRead(page, tab, 390);
         const over = await sideways(page);
         check(over.length === 0, `${tab} at 390 px: no sideways scrolling, nothing past the right edge (${over.join(" | ")})`);
         await checkClean(page, `${tab} at 390 px`);

@@ -48,6 +48,7 @@ export function offeringPicker(target: HTMLInputElement, priceTypes: PriceType[]
             b.onclick = () => {
                 target.value = o.id;
                 target.dispatchEvent(new Event("change"));
+                list.replaceChildren();
                 status.textContent = `Chosen: ${offeringLabel(o)}`;
                 target.focus();
             };

@@ -1,7 +1,7 @@
 // Rent vs buy: POST /v1/plans/rent-vs-buy; cumulative cost of renting, of each rent option the
 // answer lists (commitments among them) and of owning, with the break-even month marked.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
-import { legend, lines, type Series } from "../chart";
+import { legend, lines, seriesClass, type Series } from "../chart";
 import { offeringPicker } from "../picker";
 import { assumptionsBlock, showOutcome, clearProblem, field, formShell, h, input, months, num, optNumber, pct, percentInput, priceTypeName, prose,
          readPercent, refuseUnreadable, select, usdShort,
@@ -63,6 +63,13 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         form, out);
 }
 
+// Two series that end within 0.5 % of each other are drawn on top of each other: the legend says so.
+function coincides(s: Series, before: Series[]): string {
+    const last = (t: Series) => t.points[t.points.length - 1]?.y ?? NaN;
+    const same = before.find((t) => Math.abs(last(t) - last(s)) <= 0.005 * Math.max(1, Math.abs(last(t))));
+    return same ? ` (on the ${same.name} line)` : "";
+}
+
 function render(plan: Plan, body: Request, form: HTMLFormElement): HTMLElement[] {
     const series: Series[] = [
         { name: "rent", points: plan.cumulative.map((c) => ({ x: c.month, y: c.rent_usd })) },
@@ -74,7 +81,7 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): HTMLElement[]
     // for whole terms).
     for (const o of plan.rent_options ?? []) {
         if (o.price_type === "on_demand") continue;
-        series.push({ name: `rent, ${priceTypeName(o.price_type)}`,
+        series.push({ name: `rent, ${priceTypeName(o.price_type)}`, commit: true,
                       points: plan.cumulative.map((c) => ({ x: c.month, y: o.monthly_usd * c.month })) });
     }
     const be = plan.break_even_months;
@@ -98,7 +105,8 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): HTMLElement[]
             h("dd", { "data-testid": "npv" }, `${usd(plan.npv_rent_usd)} / ${usd(plan.npv_own_usd)}`)),
           h("p", { "data-testid": "reasoning" }, prose(plan.reasoning))),
         warningsBlock(plan.warnings, form) ?? h("span", {}),
-        h("figure", {}, chart, h("figcaption", {}, legend(series.map((s, i) => ({ name: s.name, cls: `s${i}` }))))),
+        h("figure", {}, chart, h("figcaption", {}, legend(series.map((s, i) => ({
+            name: s.name + coincides(s, series.slice(0, i)), cls: seriesClass(s, i), line: true }))))),
         plan.rent_options?.length ? table(["Price type", "Offering", "USD / accelerator-hour", "Monthly", "Billed months",
                                            "Total", "NPV", "Cheaper than buying"],
             plan.rent_options.map((o) => h("tr", {}, h("td", {}, priceTypeName(o.price_type)), h("td", {}, o.offering_id),

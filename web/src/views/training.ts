@@ -139,8 +139,8 @@ function renderNothing(plan: Plan, body: Request, form: HTMLFormElement, nearest
         warningsBlock(plan.warnings, form),
         options.length ? h("h3", {}, `The ${options.length} nearest options (none meets every constraint)`) : null,
         options.length ? h("figure", {}, scatter("Expected cost against expected time of the nearest options",
-            { label: "expected wall-clock time (hours, log scale)", log: true, format: (v) => num(v, 0) },
-            { label: "expected cost (USD, log scale)", log: true, format: (v) => usdShort(v) },
+            { label: "expected wall-clock time (hours, log scale)", short: "expected hours (log scale)", log: true, format: (v) => num(v, 0) },
+            { label: "expected cost (USD, log scale)", short: "expected USD (log scale)", log: true, format: (v) => usdShort(v) },
             options.map(point), [], refLines(body))) : null,
         options.length ? optionsTable(options, "nearest-options", true) : null,
         assumptionsBlock(plan.assumptions),
@@ -163,8 +163,8 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
     const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
                                     label: `${optionName(o)}: ${num(o.expected_wall_clock_hours)} h, ${usd(o.expected_cost_usd)}` });
     const chart = scatter("Expected cost against expected time of every feasible option",
-                          { label: "expected wall-clock time (hours, log scale)", log: true, format: (v) => num(v, 0) },
-                          { label: "expected cost (USD, log scale)", log: true, format: (v) => usdShort(v) },
+                          { label: "expected wall-clock time (hours, log scale)", short: "expected hours (log scale)", log: true, format: (v) => num(v, 0) },
+                          { label: "expected cost (USD, log scale)", short: "expected USD (log scale)", log: true, format: (v) => usdShort(v) },
                           plan.options.map(point), plan.pareto_front.map(point), lines);
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/training", body, "training-plan.csv");
