@@ -256,6 +256,10 @@ async function training(page) {
     if (again) { await printed(again, "training plan"); await again.close(); } else check(false, "training plan printed");
 
     await checkClean(page, "training, from the model library");
+    const announced = await page.textContent("[data-testid=training-form] [data-testid=announce]").catch(() => "");
+    check(announced.startsWith("Recommended:") &&
+          await page.getAttribute("[data-testid=training-form] [data-testid=announce]", "aria-live") === "polite",
+          `the result is announced to screen readers (an aria-live region: "${announced.slice(0, 50)}…")`);
 
     // A parameter count is a model only when "a shape" is chosen: otherwise its box is not shown.
     check(!(await page.isVisible("[data-testid=t-params]")) && !(await page.isVisible("[data-testid=t-hf]")),
@@ -590,6 +594,17 @@ async function chartsRead(page, tab, width) {
           `${tab} at ${width} px: the chart reads out its values from the keyboard ("${shown.slice(0, 70)}")`);
 }
 
+// axe-core's WCAG 2.0/2.1 A and AA rules on the view as it stands (evaluated through the
+// debugging protocol, which the page's CSP does not govern).
+const axeSource = (await import("node:fs")).readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+async function accessible(page, what) {
+    await page.evaluate(axeSource);
+    const violations = await page.evaluate(async () => (await window.axe.run(document, {
+        runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })).violations
+        .map((v) => `${v.id}: ${v.nodes.length} (${v.nodes[0]?.target.join(" ")})`));
+    check(violations.length === 0, `${what}: axe-core (WCAG 2.1 AA) finds no violation (${violations.join("; ")})`);
+}
+
 let browser;
 try {
     await checkServing();
@@ -634,6 +649,14 @@ try {
         await page.waitForSelector(`#panel-${tab} svg.chart`);
         await chartsRead(page, tab, 1280);
     }
+    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
+        await showTab(page, tab);
+        if (tab === "spot") {
+            await page.click("[data-testid=spot-form] button[type=submit]");
+            await page.waitForSelector("[data-testid=spot-results] [data-testid=recommendation]");
+        }
+        await accessible(page, `${tab} at 1280 px`);
+    }
     check((await unlabelledControls(page)).length === 0, "every form control has a label");
     await page.focus("[data-tab=serving]");
     await page.keyboard.press("ArrowRight");
@@ -657,6 +680,7 @@ try {
             await page.waitForSelector(`[data-testid=${results[tab]}] [data-testid=recommendation]`);
         }
         if (tab !== "catalog" && tab !== "spot") await chartsRead(page, tab, 390);
+        await accessible(page, `${tab} at 390 px`);
         const over = await sideways(page);
         check(over.length === 0, `${tab} at 390 px: no sideways scrolling, nothing past the right edge (${over.join(" | ")})`);
         await checkClean(page, `${tab} at 390 px`);

@@ -78,7 +78,7 @@ export function assumptionsBlock(list: Assumption[] | undefined, label = "Assump
           h("td", {}, a.unit), h("td", {}, a.description ?? ""), h("td", { class: "src" }, a.source ?? "")));
     return h("details", { class: "assumptions", "data-testid": "assumptions" },
              h("summary", {}, `${label} (${rows.length})`),
-             h("div", { class: "scroll" },
+             scrollBox(`${label}: table`,
                h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"),
                                                   h("th", { scope: "col" }, "Value"), h("th", { scope: "col" }, "Unit"),
                                                   h("th", { scope: "col" }, "What"), h("th", { scope: "col" }, "Source"))),
@@ -262,11 +262,17 @@ export function formShell(title: string, controls: HTMLElement[], submit: string
     return h("form", { class: "plan-form", "data-testid": testid, novalidate: true, "aria-label": title },
              h("div", { class: "grid" }, ...controls),
              h("p", { class: "form-error", role: "alert" }),
+             h("p", { class: "sr-only announce", role: "status", "aria-live": "polite", "data-testid": "announce" }),
              h("button", { type: "submit" }, submit));
 }
 
+// A wide table's own scroll box: reachable from the keyboard (arrow keys scroll it) and named.
+export function scrollBox(label: string, child: HTMLElement): HTMLElement {
+    return h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label }, child);
+}
+
 export function table(head: string[], rows: HTMLElement[], testid: string, numericCols: number[] = []): HTMLElement {
-    return h("div", { class: "scroll" },
+    return scrollBox(`${testid.replace(/-/g, " ")} table`,
              h("table", { "data-testid": testid },
                h("thead", {}, h("tr", {}, ...head.map((c, i) =>
                    h("th", { scope: "col", class: numericCols.includes(i) ? "num" : undefined }, c)))),
@@ -359,11 +365,15 @@ export function printedInputs(form: HTMLFormElement, answer: unknown): HTMLEleme
 export function showOutcome<T>(form: HTMLFormElement, out: HTMLElement, answer: T | undefined,
                                error: unknown, status: number,
                                draw: (answer: T) => (HTMLElement | null)[]): void {
+    const announce = form.querySelector(".announce");
     if (!answer) {
         out.replaceChildren();
         showProblem(form, asProblem(error, status));
+        announce?.replaceChildren("The plan was refused; see the messages at the fields.");
         return;
     }
     out.replaceChildren(printedInputs(form, answer), ...draw(answer).filter((e): e is HTMLElement => e !== null));
+    // Screen readers hear the result's headline when it arrives.
+    announce?.replaceChildren(out.querySelector("[data-testid=recommendation] h3")?.textContent ?? "Result ready.");
     rememberForm(form);
 }

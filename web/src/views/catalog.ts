@@ -2,7 +2,7 @@
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
-         PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, select, showProblem, clearProblem, table, usd } from "../dom";
+         PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, scrollBox, select, showProblem, clearProblem, table, usd } from "../dom";
 
 type Offering = Schemas["Offering"];
 type Sort = NonNullable<OfferingQuery["sort"]>;
@@ -125,7 +125,7 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         h("td", {}, asOfCell(o.as_of, o.as_of_estimated ?? false)),
         h("td", { class: "src" }, sourceCell(o.source)),
         h("td", {}, o.verified ? "yes" : h("span", { class: "tag warn" }, "no"))));
-    return h("div", { class: "scroll" }, h("table", { "data-testid": "offerings" }, h("thead", {}, head),
+    return scrollBox("Offerings table", h("table", { "data-testid": "offerings" }, h("thead", {}, head),
                                            h("tbody", {}, ...rows)));
 }
 
