@@ -145,6 +145,15 @@ async function screenshots(page, name, bottomSelector) {
     await page.screenshot({ path: join(shotDir, `${name}-1280.png`) });
 }
 
+// The catalog at a glance: one line per offering (the source cut, not wrapped), the memory per
+// accelerator shown.
+async function catalogRows(page, width) {
+    const tallest = await page.$$eval("[data-testid=offerings] tbody tr", (r) => Math.max(...r.map((x) => x.getBoundingClientRect().height)));
+    check(tallest <= 48, `catalog at ${width} px: every offering on one line (tallest row ${tallest.toFixed(0)} px)`);
+    const heads = await page.$$eval("[data-testid=offerings] thead th", (t) => t.map((x) => x.textContent));
+    check(heads.some((x) => /Memory/.test(x)), "the offerings table shows the memory per accelerator");
+}
+
 async function catalog(page) {
     const first = await getJson("/v1/offerings?sort=usd_per_accelerator_hour&limit=25");
     await page.waitForSelector("[data-testid=offerings] tbody tr");
@@ -154,6 +163,7 @@ async function catalog(page) {
     const perAcc = await page.$$eval("[data-testid=offerings] tbody tr td:nth-child(6)", (c) => c.map((x) => x.dataset.value));
     check(perAcc.every((v, i) => close(v, first.items[i].usd_per_accelerator_hour)),
           "USD per accelerator-hour matches the API row by row");
+    await catalogRows(page, 1280);
     const status = await page.textContent("[data-testid=catalog-status]");
     check(status.startsWith(`${first.total_count} offerings match`), `the status counts the API's total (${status})`);
 
@@ -680,6 +690,7 @@ try {
             await page.waitForSelector(`[data-testid=${results[tab]}] [data-testid=recommendation]`);
         }
         if (tab !== "catalog" && tab !== "spot") await chartsRead(page, tab, 390);
+        if (tab === "catalog") await catalogRows(page, 390);
         await accessible(page, `${tab} at 390 px`);
         const over = await sideways(page);
         check(over.length === 0, `${tab} at 390 px: no sideways scrolling, nothing past the right edge (${over.join(" | ")})`);

@@ -14,6 +14,7 @@ const SORTABLE: { key: string; label: string; numeric?: boolean }[] = [
     { key: "accelerator_count", label: "Accelerators", numeric: true }, { key: "", label: "Price type" },
     { key: "usd_per_hour", label: "USD / hour", numeric: true },
     { key: "usd_per_accelerator_hour", label: "USD / accelerator-hour", numeric: true },
+    { key: "accelerator_memory_gb", label: "Memory", numeric: true },
     { key: "", label: "Region" }, { key: "as_of", label: "As of" }, { key: "", label: "Source" },
     { key: "", label: "Verified" },
 ];
@@ -121,9 +122,10 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         h("td", {}, priceTypeName(o.price_type)),
         h("td", { class: "num", "data-value": o.usd_per_hour }, usd(o.usd_per_hour, 2)),
         h("td", { class: "num", "data-value": o.usd_per_accelerator_hour }, usd(o.usd_per_accelerator_hour, 3)),
+        h("td", { class: "num" }, o.accelerator_memory_gb ? `${num(o.accelerator_memory_gb, 0)} GB` : "–"),
         h("td", {}, o.region),
         h("td", {}, asOfCell(o.as_of, o.as_of_estimated ?? false)),
-        h("td", { class: "src" }, sourceCell(o.source)),
+        h("td", { class: "src", title: o.source }, sourceCell(o.source)),
         h("td", {}, o.verified ? "yes" : h("span", { class: "tag warn" }, "no"))));
     return scrollBox("Offerings table", h("table", { "data-testid": "offerings" }, h("thead", {}, head),
                                            h("tbody", {}, ...rows)));
