@@ -3,8 +3,12 @@
 // tables and charts show is compared with the API's own answer to the same request, fetched here
 // directly; a bad value must show the API's error next to the field it names. Also checks the
 // headers the page and its assets are served with, that nothing is loaded from another host, the
-// 390 px layout, keyboard tabs and labelled controls. Prints the bundle size (bytes, gzip) and the
-// time to first render; takes a screenshot per view at 1280 and 390 px into SCREENSHOT_DIR.
+// 390 px layout, keyboard tabs and labelled controls. Per view at 1280 and 390 px: no NaN/undefined
+// in text or SVG, nothing hidden shown, nothing past the right edge on the phone, axe-core (WCAG 2.1
+// AA) clean, charts readable; nothing-qualifies answers in words, the mixed spot headline, offerings
+// picked from a list, results reproduced from their URL after a reload, the printed page. Prints
+// the bundle size (bytes, gzip) and the time to first render; takes a screenshot per view at 1280
+// and 390 px into SCREENSHOT_DIR.
 //
 // usage: node web_page_test.mjs GPUCOST_BINARY SCREENSHOT_DIR [CHROMIUM]
 // Prints one line per check and ends with 'N passed, M failed'.

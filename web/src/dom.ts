@@ -120,9 +120,10 @@ export const priceTypeName = (id: string): string => PRICE_TYPE_NAMES[id] ?? id.
 export const providerName = (id: string): string => PROVIDER_NAMES[id] ?? id;
 
 // The API's sentences as the page shows them: dollar amounts with thousands separators
-// ("$64297.86" -> "$64,298"), price types by name.
+// ("$64297.86" -> "$64,298"), price types by name, no pointers to skipped.* counts.
 export function prose(text: string): string {
     return text
+        .replace(/ \((?:see )?skipped\.[a-z_]+\)/g, "")  // an API field name the page does not show
         .replace(/\$(\d{4,})(\.\d+)?/g, (_m, whole: string, frac: string | undefined) => usd(Number(whole + (frac ?? ""))))
         .replace(/\b(on_demand|commit_1y|commit_3y|capacity_block)\b/g, (m) => PRICE_TYPE_NAMES[m] ?? m);
 }
