@@ -246,6 +246,10 @@ async function training(page) {
     check(refs.includes(720) && refs.includes(150000), "the deadline and budget lines are drawn");
     const labels = await page.$$eval("[data-testid=training-results] svg .axis-label", (t) => t.map((x) => x.textContent));
     check(labels.some((l) => l.includes("hours")) && labels.some((l) => l.includes("USD")), `the axes carry units (${labels.join("; ")})`);
+    const months = await page.$$eval("[data-testid=monthly] tbody tr", (r) => r.map((x) => [x.dataset.month, Number(x.children[1].dataset.value)]));
+    check(months.length === plan.budget.monthly.length && months.length > 0 &&
+          months.every(([m, v], i) => m === plan.budget.monthly[i].month && close(v, plan.budget.monthly[i].usd)),
+          `the cash by calendar month is the API's budget.monthly (${months.map(([m]) => m).join(", ")})`);
     const best = await page.$$eval("[data-testid=best-by-provider] tbody tr", (r) => r.map((x) => x.dataset.id));
     check(JSON.stringify(best) === JSON.stringify(plan.best_by_provider.map((o) => o.offering.id)), "best per provider is the API's");
     const warnings = await page.$$eval("[data-testid=training-results] [data-testid=warnings] li", (l) => l.map((x) => x.textContent));

@@ -2,7 +2,7 @@
 // config or a shape; shows the recommendation and its reasoning, the ranked options, cost against
 // time with the Pareto front and the deadline/budget lines, the best option per provider.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
-import { scatter, legend, type RefLine } from "../chart";
+import { bars, scatter, legend, type RefLine } from "../chart";
 import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
          PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
@@ -186,6 +186,7 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
         h("figure", {}, chart,
           h("figcaption", {}, legend([{ name: "on-demand", cls: "on_demand" }, { name: "spot", cls: "spot" },
                                       { name: "other price types", cls: "other" }, { name: "Pareto front", cls: "front" }]))),
+        ...monthly(plan),
         h("h3", {}, "Best option per provider"),
         optionsTable(plan.best_by_provider, "best-by-provider"),
         h("h3", {}, `Ranked options (first ${Math.min(kTableRows, plan.options.length)} of ${plan.total_count})`),
@@ -198,6 +199,24 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
 const optionName = (o: Option): string =>
     `${o.nodes} × ${o.offering.instance_type} (${o.total_accelerators} × ${o.offering.accelerator}, ` +
     `${priceTypeName(o.offering.price_type)}, ${providerName(o.offering.provider)} ${o.offering.region})`;
+
+// The recommended run's cash by calendar month (the API's budget view), as bars and a table.
+function monthly(plan: Plan): HTMLElement[] {
+    const b = plan.budget;
+    if (!b || b.monthly.length === 0) return [];
+    const name = (m: string) => new Date(`${m}-01T00:00:00Z`).toLocaleString("en-US", { month: "short", year: "numeric", timeZone: "UTC" });
+    const parts = [b.storage_usd ? `storage ${usd(b.storage_usd)}` : "", b.egress_usd ? `egress ${usd(b.egress_usd)}` : ""].filter(Boolean);
+    return [
+        h("h3", {}, "Cash by calendar month"),
+        h("p", {}, `The recommended run starting ${b.start_date}${b.start_date_source === "today" ? " (today)" : ""}: `,
+          h("strong", { "data-testid": "budget-total", "data-value": b.total_usd }, usd(b.total_usd)),
+          ` in all${parts.length ? `, of which ${parts.join(" and ")}` : ""}.`),
+        h("figure", {}, bars("The recommended run's cost by calendar month", { label: "USD in the month", format: (v) => usdShort(v) },
+                             b.monthly.map((m) => ({ label: name(m.month), value: m.usd })))),
+        table(["Month", "USD"], b.monthly.map((m) => h("tr", { "data-month": m.month },
+            h("td", {}, name(m.month)), h("td", { class: "num", "data-value": m.usd }, usd(m.usd)))), "monthly", [1]),
+    ];
+}
 
 // What an option misses, in words.
 const misses = (o: Option): string => o.violations.map((v) =>
