@@ -528,6 +528,20 @@ async function serving(page) {
     check(ref.length === 1 && ref[0] === 0.6, "the API price it compares with is drawn");
     await checkClean(page, "serving at 1280 px");
     await screenshots(page, "serving", "[data-testid=serving-results] figure");
+    // Only the providers ticked: AWS.
+    await page.check("[data-testid=serving-form] input[name='/constraints/providers'][value=aws]").catch(() => {});
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const awsOnly = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", input_tokens: 1000,
+        output_tokens: 250, traffic: { requests_per_second: 5 },
+        latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
+        constraints: { price_types: ["on_demand"], providers: ["aws"] },
+        api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15 });
+    await page.waitForFunction((id) => document.querySelector("[data-testid=serving-options] tbody tr")?.dataset.id === id,
+                               awsOnly.options[0]?.offering.id, { timeout: 10000 }).catch(() => {});
+    const awsRows = await page.$$eval("[data-testid=serving-options] tbody tr", (r) => r.map((x) => x.dataset.id));
+    check(awsRows.length > 0 && JSON.stringify(awsRows) === JSON.stringify(awsOnly.options.map((o) => o.offering.id)),
+          `serving for AWS only: the API's ${awsRows.length} AWS options`);
+    await page.uncheck("[data-testid=serving-form] input[name='/constraints/providers'][value=aws]").catch(() => {});
     await page.fill("[data-testid=v-in]", "0");
     await page.click("[data-testid=serving-form] button[type=submit]");
     const err = await fieldError(page, "serving-form", "/input_tokens");

@@ -3,7 +3,7 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
 import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, noteAt, num, optNumber, pct,
-         PRECISIONS, PRICE_TYPES, priceTypeName, prose, providerName, select, table, usd, warningsBlock } from "../dom";
+         PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
 
 type Request = Schemas["InferencePlanRequest"];
@@ -25,6 +25,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     const apiIn = input({ type: "number", min: 0, step: "any", value: 0.2, "data-testid": "v-api-in" });
     const apiOut = input({ type: "number", min: 0, step: "any", value: 0.6, "data-testid": "v-api-out" });
     const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES.slice(0, 2), ["on_demand"]);
+    const providers = checkboxes("/constraints/providers", PROVIDERS, []);
     const form = formShell("Serving plan", [
         field("Model", model, "/model"), field("Precision", precision, "/precision"),
         field("Input tokens per request", inTok, "/input_tokens"),
@@ -34,7 +35,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         field("Max inter-token latency (ms)", itl, "/latency/max_inter_token_latency_ms"),
         field("API price: USD per million input tokens", apiIn, "/api_price/usd_per_million_input_tokens"),
         field("API price: USD per million output tokens", apiOut, "/api_price/usd_per_million_output_tokens"),
-        priceTypes,
+        priceTypes, providers,
     ], "Plan serving", "serving-form");
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
@@ -43,12 +44,14 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         const api_price = optNumber(apiIn) === undefined && optNumber(apiOut) === undefined ? undefined
             : { usd_per_million_input_tokens: optNumber(apiIn), usd_per_million_output_tokens: optNumber(apiOut) };
         const types = checkedValues(priceTypes, "/constraints/price_types");
+        const provs = checkedValues(providers, "/constraints/providers");
         const body: Request = {
             model: model.value, precision: precision.value as Request["precision"],
             input_tokens: Number(inTok.value), output_tokens: Number(outTok.value),
             traffic: { requests_per_second: optNumber(rps) },
             latency: { max_time_to_first_token_ms: optNumber(ttft), max_inter_token_latency_ms: optNumber(itl) },
-            constraints: types.length ? { price_types: types } : undefined,
+            constraints: types.length || provs.length
+                ? { price_types: types.length ? types : undefined, providers: provs.length ? provs : undefined } : undefined,
             api_price, limit: kOptions,
         };
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));

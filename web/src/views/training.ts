@@ -31,6 +31,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
     const precision = select(PRECISIONS, "bf16", { "data-testid": "t-precision" });
     const deadline = input({ type: "number", min: 0, step: "any", value: 720, "data-testid": "t-deadline" });
     const budget = input({ type: "number", min: 0, step: "any", value: 150000, "data-testid": "t-budget" });
+    const maxAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", placeholder: "4096", "data-testid": "t-max-acc" });
     const providers = checkboxes("/constraints/providers", PROVIDERS, []);
     const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES, ["on_demand", "spot"]);
 
@@ -51,6 +52,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
         field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none; 720 h is 30 days"),
         field("Budget (USD)", budget, "/constraints/budget_usd", "empty: none"),
+        field("Most accelerators in the cluster", maxAcc, "/constraints/max_total_accelerators", "empty: up to 4,096"),
         providers, priceTypes,
     ], "Plan the run", "training-form");
     const out = h("div", { class: "results", "data-testid": "training-results" });
@@ -69,6 +71,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             model, tokens_b: Number(tokens.value), mode: mode.value as Request["mode"],
             precision: precision.value as Request["precision"],
             constraints: { deadline_hours: optNumber(deadline), budget_usd: optNumber(budget),
+                           max_total_accelerators: optNumber(maxAcc),
                            providers: provs.length ? provs : undefined, price_types: types?.length ? types : undefined },
             limit: kChartOptions,
         };
