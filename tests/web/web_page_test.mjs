@@ -211,6 +211,25 @@ async function catalog(page) {
     await page.waitForSelector("[data-testid=catalog-form] .field-error", { state: "detached" });
     await checkClean(page, "catalog at 1280 px");
     await screenshots(page, "catalog");
+
+    // "Plan with this" on a catalog row opens the planner with the offering filled in.
+    const want = "aws-p5.48xlarge-us-east-1-spot";
+    await page.selectOption("[data-testid=f-price-type]", "spot");
+    await page.fill("[data-testid=f-min-acc]", "8");
+    await page.click("[data-testid=catalog-form] button[type=submit]");
+    const planned = await page.waitForSelector(`[data-testid=offerings] tr[data-id="${want}"] [data-testid=plan-with]`, { timeout: 10000 })
+        .then((b) => b.click()).then(() => page.waitForSelector("[data-testid=spot-results] [data-testid=spot-offering]", { timeout: 15000 }))
+        .then(() => page.textContent("[data-testid=spot-offering]")).catch(() => "");
+    const viaRow = await postJson("/v1/plans/spot", { job_hours: 100, nodes: 1, checkpoint_minutes: 5, restart_minutes: 10,
+                                                       deadline_hours: 130, spot_offering_id: want });
+    const rowCost = await page.getAttribute("[data-testid=row-spot-expected] td:nth-child(3)", "data-value", { timeout: 2000 }).catch(() => null);
+    check(planned === want && close(rowCost, viaRow.expected_spot_cost_usd),
+          `"Plan with this" on the catalog's ${want} row opens Spot with it: the API's expected cost (${rowCost})`);
+    await page.selectOption("[data-testid=s-source]", "hand").catch(() => {});
+    await showTab(page, "catalog");
+    await page.fill("[data-testid=f-min-acc]", "");
+    await page.selectOption("[data-testid=f-price-type]", "");
+    await page.click("[data-testid=catalog-form] button[type=submit]");
 }
 
 async function training(page) {

@@ -2,7 +2,7 @@
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
-         PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, scrollBox, select, showProblem, clearProblem, table, usd } from "../dom";
+         formState, PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, scrollBox, select, showProblem, clearProblem, table, usd } from "../dom";
 
 type Offering = Schemas["Offering"];
 type Sort = NonNullable<OfferingQuery["sort"]>;
@@ -16,8 +16,27 @@ const SORTABLE: { key: string; label: string; numeric?: boolean }[] = [
     { key: "usd_per_accelerator_hour", label: "USD / accelerator-hour", numeric: true },
     { key: "accelerator_memory_gb", label: "Memory", numeric: true },
     { key: "", label: "Region" }, { key: "as_of", label: "As of" }, { key: "", label: "Source" },
-    { key: "", label: "Verified" },
+    { key: "", label: "Verified" }, { key: "", label: "Plan" },
 ];
+
+// "Plan with this": the planner that takes this offering opens with it filled in (spot offerings
+// in Spot, the others in Rent vs buy), the planner's other inputs as they stand.
+function planWith(o: Offering): void {
+    const tab = o.price_type === "spot" ? "spot" : "rent-vs-buy";
+    const form = document.querySelector<HTMLFormElement>(`#panel-${tab} form.plan-form`);
+    if (!form) return;
+    const q = formState(form);
+    if (tab === "spot") {
+        q.set("price_source", "offering");
+        q.set("spot_offering_id", o.id);
+    } else {
+        q.set("rent/offering_id", o.id);
+        q.delete("rent/usd_per_accelerator_hour");
+        const accel = form.querySelector<HTMLSelectElement>("select[name='/buy/accelerator']");
+        if (accel && [...accel.options].some((x) => x.value === o.accelerator)) q.set("buy/accelerator", o.accelerator);
+    }
+    window.location.hash = `${tab}?${q.toString()}`;
+}
 
 export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerator"][]): void {
     const provider = checkboxes("provider", PROVIDERS, []);
@@ -126,9 +145,18 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         h("td", {}, o.region),
         h("td", {}, asOfCell(o.as_of, o.as_of_estimated ?? false)),
         h("td", { class: "src", title: o.source }, sourceCell(o.source)),
-        h("td", {}, o.verified ? "yes" : h("span", { class: "tag warn" }, "no"))));
+        h("td", {}, o.verified ? "yes" : h("span", { class: "tag warn" }, "no")),
+        h("td", {}, planButton(o))));
     return scrollBox("Offerings table", h("table", { "data-testid": "offerings" }, h("thead", {}, head),
                                            h("tbody", {}, ...rows)));
+}
+
+function planButton(o: Offering): HTMLElement {
+    const text = o.price_type === "spot" ? "Spot risk" : "Rent vs buy";
+    const b = h("button", { type: "button", class: "plan-with", "data-testid": "plan-with",
+                            "aria-label": `${text} with ${o.id}` }, text);
+    b.onclick = () => planWith(o);
+    return b;
 }
 
 export function asOfCell(asOf: string, estimated: boolean): HTMLElement {
