@@ -210,6 +210,10 @@ async function catalog(page) {
     await page.click("[data-testid=catalog-form] button[type=submit]");
     await page.waitForSelector("[data-testid=catalog-form] .field-error", { state: "detached" });
     await checkClean(page, "catalog at 1280 px");
+    await page.waitForSelector("[data-testid=price-summary] tbody tr", { timeout: 10000 }).catch(() => {});
+    await page.waitForFunction(() => /^\d+ offerings/.test(document.querySelector("[data-testid=catalog-status]")?.textContent ?? ""),
+                               null, { timeout: 10000 }).catch(() => {});
+    await page.evaluate(() => window.scrollTo(0, 0));
     await screenshots(page, "catalog");
 
     // "Plan with this" on a catalog row opens the planner with the offering filled in.
@@ -230,6 +234,34 @@ async function catalog(page) {
     await page.fill("[data-testid=f-min-acc]", "");
     await page.selectOption("[data-testid=f-price-type]", "");
     await page.click("[data-testid=catalog-form] button[type=submit]");
+
+    // Prices by accelerator: per provider and price type, the cheapest of the API's offerings.
+    const h100 = await getJson("/v1/offerings?accelerator=h100-sxm&limit=500");
+    const cheapest = {};
+    for (const o of h100.items) {
+        const k = `${o.provider}|${o.price_type}`;
+        cheapest[k] = Math.min(cheapest[k] ?? Infinity, o.usd_per_accelerator_hour);
+    }
+    const summary = await page.waitForSelector("[data-testid=price-summary] tbody tr", { timeout: 10000 })
+        .then(() => page.$$eval("[data-testid=price-summary] tbody tr",
+                                (r) => r.map((x) => [`${x.dataset.provider}|${x.dataset.priceType}`, Number(x.children[2].dataset.value)])))
+        .catch(() => []);
+    check(summary.length === Object.keys(cheapest).length && summary.every(([k, v]) => close(v, cheapest[k])),
+          `prices by accelerator (H100 SXM): the cheapest of the API's offerings per provider and price type (${summary.length} rows)`);
+    if (summary.length > 0) {
+        const [prov, type] = summary[0][0].split("|");
+        const shown = await getJson(`/v1/offerings?provider=${prov}&accelerator=h100-sxm&price_type=${type}&sort=usd_per_hour&limit=25`);
+        await page.click("[data-testid=price-summary] tbody tr:first-child button");
+        await page.waitForFunction((n) => document.querySelector("[data-testid=catalog-status]")?.textContent?.startsWith(`${n} offerings match`),
+                                   shown.total_count, { timeout: 10000 }).catch(() => {});
+        const ids = await page.$$eval("[data-testid=offerings] tbody tr", (r) => r.map((x) => x.dataset.id).sort());
+        check(JSON.stringify(ids) === JSON.stringify(shown.items.map((o) => o.id).sort()),
+              `its "Show offerings" lists the API's ${shown.total_count} offerings of ${prov}, ${type}`);
+        await page.selectOption("[data-testid=f-accelerator]", "");
+        await page.selectOption("[data-testid=f-price-type]", "");
+        await page.uncheck(`[data-testid=catalog-form] input[name=provider][value=${prov}]`);
+        await page.click("[data-testid=catalog-form] button[type=submit]");
+    }
 }
 
 async function training(page) {

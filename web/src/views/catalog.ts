@@ -40,9 +40,11 @@ function planWith(o: Offering): void {
 
 export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerator"][]): void {
     const provider = checkboxes("provider", PROVIDERS, []);
+    const provider_ = provider;
     const accel = select([["", "any"], ...accelerators.map((a) => [a.id, a.name] as [string, string])], "",
                          { "data-testid": "f-accelerator" });
     const priceType = select([["", "any"], ...PRICE_TYPES], "", { "data-testid": "f-price-type" });
+    const priceType_ = priceType;
     const region = input({ type: "text", placeholder: "us-east-1", autocomplete: "off" });
     const minAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", "data-testid": "f-min-acc" });
     const maxPrice = input({ type: "number", min: 0, step: 0.01, inputmode: "decimal", "data-testid": "f-max-price" });
@@ -116,6 +118,14 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
     form.addEventListener("submit", (e) => { e.preventDefault(); cursors = [undefined]; void load(); });
 
     root.replaceChildren(
+        summaryView(accelerators, (accelerator, provider, priceType) => {
+            accel.value = accelerator;
+            priceType_.value = priceType;
+            for (const box of provider_.querySelectorAll<HTMLInputElement>("input[type=checkbox]")) box.checked = box.value === provider;
+            cursors = [undefined];
+            void load();
+            results.scrollIntoView?.({ block: "start" });
+        }),
         h("h2", {}, "Offerings"),
         h("p", { class: "lede" }, "Every priced offering in the catalog. Click a column heading to sort; ",
           "prices marked estimated have an inferred date, stale ones are over ", kStalePriceDays, " days old."),
@@ -123,6 +133,57 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         h("h2", {}, "Accelerators"),
         acceleratorsTable(accelerators));
     void load();
+}
+
+// Prices by accelerator, the view people come for first (as `sky show-gpus` and the price
+// comparison sites): for one accelerator, per provider and price type, the cheapest, median and
+// range of USD per accelerator-hour over its offerings (GET /v1/offerings?accelerator=…, every
+// page); a row's button shows those offerings below.
+function summaryView(accelerators: Schemas["Accelerator"][],
+                     show: (accelerator: string, provider: string, priceType: string) => void): HTMLElement {
+    const pick = select(accelerators.map((a) => [a.id, a.name] as [string, string]),
+                        accelerators.some((a) => a.id === "h100-sxm") ? "h100-sxm" : (accelerators[0]?.id ?? ""),
+                        { "data-testid": "sum-accelerator" });
+    const out = h("div", { "data-testid": "summary" });
+    const draw = async () => {
+        const items: Offering[] = [];
+        let cursor: string | undefined;
+        do {
+            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value, limit: 500, cursor } } });
+            if (!data) break;
+            items.push(...data.items);
+            cursor = data.next_cursor ?? undefined;
+        } while (cursor);
+        const groups = new Map<string, Offering[]>();
+        for (const o of items) {
+            const k = `${o.provider}|${o.price_type}`;
+            if (!groups.has(k)) groups.set(k, []);
+            groups.get(k)!.push(o);
+        }
+        const rows = [...groups.entries()].map(([k, list]) => {
+            const [prov = "", type = ""] = k.split("|");
+            const prices = list.map((o) => o.usd_per_accelerator_hour).sort((a, b) => a - b);
+            const mid = prices.length % 2 ? prices[(prices.length - 1) / 2]! : (prices[prices.length / 2 - 1]! + prices[prices.length / 2]!) / 2;
+            return { prov, type, min: prices[0]!, max: prices[prices.length - 1]!, mid, n: prices.length, name: list[0]?.provider_name };
+        }).sort((a, b) => a.min - b.min);
+        out.replaceChildren(rows.length === 0 ? h("p", {}, "No offering of this accelerator in the catalog.")
+            : table(["Provider", "Price type", "Cheapest", "Median", "Range", "Offerings", ""], rows.map((r) => {
+                const b = h("button", { type: "button", class: "plan-with", "aria-label": `Show ${r.n} offering${r.n === 1 ? "" : "s"}: ${r.prov} ${r.type}` },
+                            `Show ${r.n} offering${r.n === 1 ? "" : "s"}`);
+                b.onclick = () => show(pick.value, r.prov, r.type);
+                return h("tr", { "data-provider": r.prov, "data-price-type": r.type },
+                         h("td", {}, r.name ?? providerName(r.prov)), h("td", {}, priceTypeName(r.type)),
+                         h("td", { class: "num", "data-value": r.min }, usd(r.min, 2)), h("td", { class: "num", "data-value": r.mid }, usd(r.mid, 2)),
+                         h("td", { class: "num" }, r.min === r.max ? "–" : `${usd(r.min, 2)}–${usd(r.max, 2)}`),
+                         h("td", { class: "num" }, r.n), h("td", {}, b));
+            }), "price-summary", [2, 3, 4, 5]));
+    };
+    pick.onchange = () => void draw();
+    void draw();
+    return h("section", { "aria-labelledby": "sum-title" },
+             h("h2", { id: "sum-title" }, "Prices by accelerator"),
+             h("p", { class: "lede" }, "USD per accelerator-hour of one accelerator across providers and price types."),
+             h("div", { class: "grid" }, field("Accelerator", pick, "summary_accelerator")), out);
 }
 
 function offeringsTable(items: Offering[], sort: string, onSort: (key: string) => void): HTMLElement {
