@@ -5,14 +5,43 @@
 # first one, does nothing. Prints how long it took.
 #   tests/contract/npm_tools.sh [DIR]            install if needed
 #   tests/contract/npm_tools.sh --check [DIR]    exit 1 when node_modules does not match the lock file
+#   tests/contract/npm_tools.sh --redoc          only Redoc's standalone bundle (what the build embeds
+#                                                for /docs), from the lock's redoc tarball, checked
+#                                                against the lock's integrity; no other package
 set -euo pipefail
 check=0
+redoc=0
 dir=.
 for arg in "$@"; do
-    if [[ "$arg" == "--check" ]]; then check=1; else dir=$arg; fi
+    if [[ "$arg" == "--check" ]]; then check=1; elif [[ "$arg" == "--redoc" ]]; then redoc=1; else dir=$arg; fi
 done
 cd "$(dirname "$0")/../.."
 cd "$dir"
+
+if ((redoc)); then
+    bundle=node_modules/redoc/bundles/redoc.standalone.js
+    version=$(node -p 'require("./package-lock.json").packages["node_modules/redoc"].version')
+    if [[ -f "$bundle" && "$(node -p 'require("./node_modules/redoc/package.json").version' 2>/dev/null)" == "$version" ]]; then
+        echo "npm tools: $bundle (redoc $version) present"
+        exit 0
+    fi
+    integrity=$(node -p 'require("./package-lock.json").packages["node_modules/redoc"].integrity')
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    timeout 300 npm pack "redoc@$version" --pack-destination "$tmp" --silent --fetch-timeout=60000 --fetch-retries=2 >/dev/null
+    got=$(node -e 'const c = require("crypto"), f = require("fs");
+        console.log("sha512-" + c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' \
+        "$tmp/redoc-$version.tgz")
+    if [[ "$got" != "$integrity" ]]; then
+        echo "npm tools: redoc-$version.tgz does not match package-lock.json's integrity" >&2
+        exit 1
+    fi
+    mkdir -p node_modules/redoc/bundles
+    tar -xzf "$tmp/redoc-$version.tgz" -C node_modules/redoc --strip-components=1 \
+        package/package.json package/bundles/redoc.standalone.js
+    echo "npm tools: $bundle (redoc $version) unpacked"
+    exit 0
+fi
 
 SECONDS=0
 # npm ci writes node_modules/.package-lock.json last; a copy of the lock's packages there means

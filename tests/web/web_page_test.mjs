@@ -3,8 +3,12 @@
 // tables and charts show is compared with the API's own answer to the same request, fetched here
 // directly; a bad value must show the API's error next to the field it names. Also checks the
 // headers the page and its assets are served with, that nothing is loaded from another host, the
-// 375 px layout, keyboard tabs and labelled controls. Prints the bundle size (bytes, gzip) and the
-// time to first render; takes a screenshot per view at 1280 and 375 px into SCREENSHOT_DIR.
+// 390 px layout, keyboard tabs and labelled controls. Per view at 1280 and 390 px: no NaN/undefined
+// in text or SVG, nothing hidden shown, nothing past the right edge on the phone, axe-core (WCAG 2.1
+// AA) clean, charts readable; nothing-qualifies answers in words, the mixed spot headline, offerings
+// picked from a list, results reproduced from their URL after a reload, the printed page. Prints
+// the bundle size (bytes, gzip) and the time to first render; takes a screenshot per view at 1280
+// and 390 px into SCREENSHOT_DIR.
 //
 // usage: node web_page_test.mjs GPUCOST_BINARY SCREENSHOT_DIR [CHROMIUM]
 // Prints one line per check and ends with 'N passed, M failed'.
@@ -82,6 +86,48 @@ async function unlabelledControls(page) {
         .map((el) => el.outerHTML.slice(0, 80)));
 }
 
+// What the page must never show, checked in the view on screen: NaN, undefined or Infinity in
+// its text or in an SVG attribute, and an element marked hidden that still takes space.
+async function brokenFigures(page) {
+    return page.evaluate(() => {
+        const bad = /\b(NaN|undefined|Infinity)\b/;
+        const out = [];
+        const text = document.body.innerText;
+        const m = bad.exec(text);
+        if (m) out.push(`text "…${text.slice(Math.max(0, m.index - 40), m.index + 20)}…"`);
+        for (const el of document.querySelectorAll("svg, svg *")) {
+            for (const a of el.attributes) if (bad.test(a.value)) out.push(`<${el.tagName} ${a.name}="${a.value.slice(0, 40)}">`);
+        }
+        return out.slice(0, 3);
+    });
+}
+async function hiddenButShown(page) {
+    return page.evaluate(() => [...document.querySelectorAll("[hidden]")]
+        .filter((el) => el.getClientRects().length > 0).map((el) => el.outerHTML.slice(0, 80)));
+}
+async function checkClean(page, what) {
+    const broken = await brokenFigures(page);
+    check(broken.length === 0, `${what}: no NaN, undefined or Infinity in text or SVG (${broken.join(" | ")})`);
+    const shown = await hiddenButShown(page);
+    check(shown.length === 0, `${what}: no element marked hidden is visible (${shown.join(" | ")})`);
+}
+
+// Elements past the window's right edge (a wide table's own scroll box excepted), and the page's
+// own scroll width.
+async function sideways(page) {
+    return page.evaluate(() => {
+        const w = document.documentElement.clientWidth;
+        const out = [];
+        if (document.documentElement.scrollWidth > w) out.push(`document ${document.documentElement.scrollWidth} px wide`);
+        for (const el of document.querySelectorAll("body *")) {
+            if (el.parentElement?.closest(".scroll, svg")) continue;
+            const r = el.getBoundingClientRect();
+            if (r.width > 0 && r.right > w + 0.5) out.push(`<${el.tagName.toLowerCase()} class="${el.getAttribute("class") ?? ""}"> to ${r.right.toFixed(0)} px`);
+        }
+        return out.slice(0, 4);
+    });
+}
+
 async function fieldError(page, form, field) {
     const loc = page.locator(`[data-testid=${form}] .field-error[data-field="${field}"]`);
     await loc.waitFor({ timeout: 10000 });
@@ -98,9 +144,18 @@ async function showTab(page, id) {
 // The view's main figure at the bottom of the window, its recommendation above it.
 async function screenshots(page, name, bottomSelector) {
     if (bottomSelector) {
-        await page.$eval(bottomSelector, (el) => el.scrollIntoView({ block: "end" }));
+        await page.$eval(bottomSelector, (el) => el.scrollIntoView({ block: "end" })).catch(() => {});
     }
     await page.screenshot({ path: join(shotDir, `${name}-1280.png`) });
+}
+
+// The catalog at a glance: one line per offering (the source cut, not wrapped), the memory per
+// accelerator shown.
+async function catalogRows(page, width) {
+    const tallest = await page.$$eval("[data-testid=offerings] tbody tr", (r) => Math.max(...r.map((x) => x.getBoundingClientRect().height)));
+    check(tallest <= 48, `catalog at ${width} px: every offering on one line (tallest row ${tallest.toFixed(0)} px)`);
+    const heads = await page.$$eval("[data-testid=offerings] thead th", (t) => t.map((x) => x.textContent));
+    check(heads.some((x) => /Memory/.test(x)), "the offerings table shows the memory per accelerator");
 }
 
 async function catalog(page) {
@@ -112,6 +167,7 @@ async function catalog(page) {
     const perAcc = await page.$$eval("[data-testid=offerings] tbody tr td:nth-child(6)", (c) => c.map((x) => x.dataset.value));
     check(perAcc.every((v, i) => close(v, first.items[i].usd_per_accelerator_hour)),
           "USD per accelerator-hour matches the API row by row");
+    await catalogRows(page, 1280);
     const status = await page.textContent("[data-testid=catalog-status]");
     check(status.startsWith(`${first.total_count} offerings match`), `the status counts the API's total (${status})`);
 
@@ -135,6 +191,11 @@ async function catalog(page) {
     const ids3 = await page.$$eval("[data-testid=offerings] tbody tr", (rows) => rows.map((r) => r.dataset.id));
     check(ids3.length > 0 && JSON.stringify(ids3) === JSON.stringify(filtered.items.map((o) => o.id)),
           `filtered (spot, >= 8 accelerators) and sorted by USD/hour: the API's ${filtered.total_count} matches in order`);
+    (await fromUrl(page, "catalog filtered and sorted",
+                   async (p) => p.waitForFunction((id) => document.querySelector("[data-testid=offerings] tbody tr")?.dataset.id === id,
+                                                  filtered.items[0].id, { timeout: 15000 })
+                       .then(() => p.$$eval("[data-testid=offerings] tbody tr", (r) => r.map((x) => x.dataset.id).join(","))).catch(() => null),
+                   filtered.items.map((o) => o.id).join(",")))?.close();
 
     const accs = await getJson("/v1/accelerators");
     const accRows = await page.$$eval("[data-testid=accelerators] tbody tr", (r) => r.length);
@@ -148,7 +209,59 @@ async function catalog(page) {
     await page.selectOption("[data-testid=f-price-type]", "");
     await page.click("[data-testid=catalog-form] button[type=submit]");
     await page.waitForSelector("[data-testid=catalog-form] .field-error", { state: "detached" });
+    await checkClean(page, "catalog at 1280 px");
+    await page.waitForSelector("[data-testid=price-summary] tbody tr", { timeout: 10000 }).catch(() => {});
+    await page.waitForFunction(() => /^\d+ offerings/.test(document.querySelector("[data-testid=catalog-status]")?.textContent ?? ""),
+                               null, { timeout: 10000 }).catch(() => {});
+    await page.evaluate(() => window.scrollTo(0, 0));
     await screenshots(page, "catalog");
+
+    // "Plan with this" on a catalog row opens the planner with the offering filled in.
+    const want = "aws-p5.48xlarge-us-east-1-spot";
+    await page.selectOption("[data-testid=f-price-type]", "spot");
+    await page.fill("[data-testid=f-min-acc]", "8");
+    await page.click("[data-testid=catalog-form] button[type=submit]");
+    const planned = await page.waitForSelector(`[data-testid=offerings] tr[data-id="${want}"] [data-testid=plan-with]`, { timeout: 10000 })
+        .then((b) => b.click()).then(() => page.waitForSelector("[data-testid=spot-results] [data-testid=spot-offering]", { timeout: 15000 }))
+        .then(() => page.textContent("[data-testid=spot-offering]")).catch(() => "");
+    const viaRow = await postJson("/v1/plans/spot", { job_hours: 100, nodes: 1, checkpoint_minutes: 5, restart_minutes: 10,
+                                                       deadline_hours: 130, spot_offering_id: want });
+    const rowCost = await page.getAttribute("[data-testid=row-spot-expected] td:nth-child(3)", "data-value", { timeout: 2000 }).catch(() => null);
+    check(planned === want && close(rowCost, viaRow.expected_spot_cost_usd),
+          `"Plan with this" on the catalog's ${want} row opens Spot with it: the API's expected cost (${rowCost})`);
+    await page.selectOption("[data-testid=s-source]", "hand").catch(() => {});
+    await showTab(page, "catalog");
+    await page.fill("[data-testid=f-min-acc]", "");
+    await page.selectOption("[data-testid=f-price-type]", "");
+    await page.click("[data-testid=catalog-form] button[type=submit]");
+
+    // Prices by accelerator: per provider and price type, the cheapest of the API's offerings.
+    const h100 = await getJson("/v1/offerings?accelerator=h100-sxm&limit=500");
+    const cheapest = {};
+    for (const o of h100.items) {
+        const k = `${o.provider}|${o.price_type}`;
+        cheapest[k] = Math.min(cheapest[k] ?? Infinity, o.usd_per_accelerator_hour);
+    }
+    const summary = await page.waitForSelector("[data-testid=price-summary] tbody tr", { timeout: 10000 })
+        .then(() => page.$$eval("[data-testid=price-summary] tbody tr",
+                                (r) => r.map((x) => [`${x.dataset.provider}|${x.dataset.priceType}`, Number(x.children[2].dataset.value)])))
+        .catch(() => []);
+    check(summary.length === Object.keys(cheapest).length && summary.every(([k, v]) => close(v, cheapest[k])),
+          `prices by accelerator (H100 SXM): the cheapest of the API's offerings per provider and price type (${summary.length} rows)`);
+    if (summary.length > 0) {
+        const [prov, type] = summary[0][0].split("|");
+        const shown = await getJson(`/v1/offerings?provider=${prov}&accelerator=h100-sxm&price_type=${type}&sort=usd_per_hour&limit=25`);
+        await page.click("[data-testid=price-summary] tbody tr:first-child button");
+        await page.waitForFunction((n) => document.querySelector("[data-testid=catalog-status]")?.textContent?.startsWith(`${n} offerings match`),
+                                   shown.total_count, { timeout: 10000 }).catch(() => {});
+        const ids = await page.$$eval("[data-testid=offerings] tbody tr", (r) => r.map((x) => x.dataset.id).sort());
+        check(JSON.stringify(ids) === JSON.stringify(shown.items.map((o) => o.id).sort()),
+              `its "Show offerings" lists the API's ${shown.total_count} offerings of ${prov}, ${type}`);
+        await page.selectOption("[data-testid=f-accelerator]", "");
+        await page.selectOption("[data-testid=f-price-type]", "");
+        await page.uncheck(`[data-testid=catalog-form] input[name=provider][value=${prov}]`);
+        await page.click("[data-testid=catalog-form] button[type=submit]");
+    }
 }
 
 async function training(page) {
@@ -165,7 +278,11 @@ async function training(page) {
     const recCost = await page.getAttribute("[data-testid=rec-cost]", "data-value");
     check(close(recCost, plan.recommendation.expected_cost_usd),
           `the recommendation's expected cost is the API's (${plan.recommendation.expected_cost_usd})`);
-    check((await page.textContent("[data-testid=reasoning]")) === plan.reasoning, "the reasoning is the API's");
+    // The API's sentence, its dollar amounts rounded and with thousands separators, price types by name.
+    const words = (t) => t.replace(/\$[0-9][0-9,.]*/g, "$").replace(/\bon_demand\b/g, "on-demand")
+        .replace(/\bcommit_1y\b/g, "1-year commitment").replace(/\bcommit_3y\b/g, "3-year commitment")
+        .replace(/\bcapacity_block\b/g, "capacity block");
+    check(words(await page.textContent("[data-testid=reasoning]")) === words(plan.reasoning), "the reasoning is the API's");
     const rows = await page.$$eval("[data-testid=options] tbody tr", (r) => r.map((x) => `${x.dataset.id}/${x.dataset.nodes}`));
     check(JSON.stringify(rows) === JSON.stringify(plan.options.slice(0, 20).map((o) => `${o.offering.id}/${o.nodes}`)),
           `the ranked options are the API's first ${rows.length}, in order`);
@@ -180,10 +297,21 @@ async function training(page) {
     check(refs.includes(720) && refs.includes(150000), "the deadline and budget lines are drawn");
     const labels = await page.$$eval("[data-testid=training-results] svg .axis-label", (t) => t.map((x) => x.textContent));
     check(labels.some((l) => l.includes("hours")) && labels.some((l) => l.includes("USD")), `the axes carry units (${labels.join("; ")})`);
+    const months = await page.$$eval("[data-testid=monthly] tbody tr", (r) => r.map((x) => [x.dataset.month, Number(x.children[1].dataset.value)]));
+    check(months.length === plan.budget.monthly.length && months.length > 0 &&
+          months.every(([m, v], i) => m === plan.budget.monthly[i].month && close(v, plan.budget.monthly[i].usd)),
+          `the cash by calendar month is the API's budget.monthly (${months.map(([m]) => m).join(", ")})`);
     const best = await page.$$eval("[data-testid=best-by-provider] tbody tr", (r) => r.map((x) => x.dataset.id));
     check(JSON.stringify(best) === JSON.stringify(plan.best_by_provider.map((o) => o.offering.id)), "best per provider is the API's");
-    const warnings = await page.$$eval("[data-testid=training-results] [data-testid=warnings] li", (l) => l.length);
-    check(warnings === plan.warnings.length, `all ${plan.warnings.length} warnings are listed`);
+    const warnings = await page.$$eval("[data-testid=training-results] [data-testid=warnings] li", (l) => l.map((x) => x.textContent));
+    check(warnings.length === plan.warnings.length, `all ${plan.warnings.length} warnings are listed`);
+    check(warnings.length > 0 && warnings.every((w) => !w.startsWith("/") && !/\$\d{4}/.test(w)),
+          `warnings name what they are about in words, dollars with separators ("${warnings[0]}")`);
+    const tableText = await page.innerText("[data-testid=options]");
+    check(!/\b(on_demand|commit_1y|commit_3y|capacity_block|aws|gcp|azure|vastai|runpod|lambda|coreweave)\b/.test(tableText),
+          "the options table names price types and providers in words (on-demand, AWS), not API ids");
+    const recHours = await page.textContent("[data-testid=rec-hours]");
+    check(/h \([0-9.]+ (days|months)\)/.test(recHours), `the recommended run's hours also in days or months ("${recHours}")`);
     const summary = await page.textContent("[data-testid=training-results] [data-testid=assumptions] summary");
     check(summary.includes(`(${plan.assumptions.length})`), `the assumptions can be shown (${summary})`);
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("[data-testid=training-results] [data-testid=csv]")]);
@@ -193,25 +321,104 @@ async function training(page) {
     check(csv.startsWith("offering_id,provider,") && csv.trim().split("\n").length === plan.options.length + 1,
           `the CSV download is the API's CSV export (${csv.trim().split("\n").length - 1} rows)`);
     await screenshots(page, "training", "[data-testid=training-results] figure");
+    const again = await fromUrl(page, "training plan", attrOf("[data-testid=rec-cost]"), plan.recommendation.expected_cost_usd);
+    if (again) { await printed(again, "training plan"); await again.close(); } else check(false, "training plan printed");
+
+    await checkClean(page, "training, from the model library");
+    const announced = await page.textContent("[data-testid=training-form] [data-testid=announce]").catch(() => "");
+    check(announced.startsWith("Recommended:") &&
+          await page.getAttribute("[data-testid=training-form] [data-testid=announce]", "aria-live") === "polite",
+          `the result is announced to screen readers (an aria-live region: "${announced.slice(0, 50)}…")`);
+
+    // A parameter count is a model only when "a shape" is chosen: otherwise its box is not shown.
+    check(!(await page.isVisible("[data-testid=t-params]")) && !(await page.isVisible("[data-testid=t-hf]")),
+          "with a library model chosen, the parameter count and config.json boxes are not shown");
+    await page.selectOption("[data-testid=t-model-source]", "shape");
+    check(await page.isVisible("[data-testid=t-params]") && !(await page.isVisible("[data-testid=t-model]")),
+          "with \"a shape\" chosen, the parameter count is shown and the library model is not");
+    await page.fill("[data-testid=t-params]", "70");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const shaped = await postJson("/v1/plans/training", { ...body, model: { params_b: 70 } });
+    await page.waitForFunction((v) => Number(document.querySelector("[data-testid=rec-cost]")?.dataset.value) === v,
+                               shaped.recommendation.expected_cost_usd, { timeout: 15000 }).catch(() => {});
+    check(close(await page.getAttribute("[data-testid=rec-cost]", "data-value"), shaped.recommendation.expected_cost_usd),
+          `70 B parameters plan a 70 B model (${shaped.recommendation.expected_cost_usd.toFixed(0)} USD)`);
+    await page.selectOption("[data-testid=t-model-source]", "library");
 
     await page.fill("[data-testid=t-tokens]", "-1");
     await page.click("[data-testid=training-form] button[type=submit]");
     const err = await fieldError(page, "training-form", "/tokens_b");
-    check(err.text.includes("tokens_b") && err.described === 1, `tokens_b = -1: the error is at its field ("${err.text}")`);
+    check(err.described === 1 && err.text.includes("Training tokens") && !err.text.includes("tokens_b") && !/\b1e7\b/.test(err.text),
+          `tokens -1: the error is at its field, in the form's words ("${err.text}")`);
     await page.fill("[data-testid=t-tokens]", "100");
+}
+
+// Nothing qualifies: a $1 budget. The page says which constraint binds and what to change, at
+// the budget's control, and lists the nearest options (the API's include_infeasible), each with
+// what it misses; no chart of nothing, no CSV of nothing.
+async function trainingNothing(page, width) {
+    await showTab(page, "training");
+    await page.selectOption("[data-testid=t-model-source]", "library");
+    await page.selectOption("[data-testid=t-model]", "llama-3.1-8b");
+    await page.fill("[data-testid=t-tokens]", "100");
+    await page.fill("[data-testid=t-deadline]", "720");
+    await page.fill("[data-testid=t-budget]", "1");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const body = { model: "llama-3.1-8b", tokens_b: 100, mode: "pretrain", precision: "bf16",
+                   constraints: { deadline_hours: 720, budget_usd: 1, price_types: ["on_demand", "spot"] } };
+    const plan = await postJson("/v1/plans/training", { ...body, limit: 200 });
+    const nearest = await postJson("/v1/plans/training", { ...body, limit: 20, include_infeasible: true, sort: "expected_cost" });
+    const binding = plan.binding_constraints[0];
+    const note = await page.locator("[data-testid=training-form] .field-note[data-field='/constraints/budget_usd']")
+        .textContent({ timeout: 15000 }).catch(() => "");
+    const best = `$${Math.round(binding.best_value).toLocaleString("en-US")}`;
+    check(note.includes("budget binds") && note.includes(best) && note.includes("Raise the budget"),
+          `${width} px, $1 budget: the budget's control says it binds and what to change ("${note}")`);
+    const rows = await page.$$eval("[data-testid=nearest-options] tbody tr", (r) => r.map((x) => `${x.dataset.id}/${x.dataset.nodes}`));
+    check(rows.length > 0 && JSON.stringify(rows) === JSON.stringify(nearest.options.map((o) => `${o.offering.id}/${o.nodes}`)),
+          `${width} px, $1 budget: the nearest ${rows.length} options are the API's include_infeasible options, in order`);
+    const missed = await page.textContent("[data-testid=nearest-options] tbody tr [data-testid=misses]").catch(() => "");
+    check(/over the budget/.test(missed), `${width} px, $1 budget: each nearest option says what it misses ("${missed}")`);
+    check(await page.locator("[data-testid=training-results] [data-testid=csv]").count() === 0,
+          `${width} px, $1 budget: no CSV button for nothing`);
+    await checkClean(page, `training at ${width} px with a $1 budget`);
+    await page.fill("[data-testid=t-budget]", "150000");
+}
+
+// Serving with an impossible time to first token: why, in words, at the control; no empty chart,
+// no API field names.
+async function servingNothing(page, width) {
+    await showTab(page, "serving");
+    await page.fill("[data-testid=v-ttft]", "1");
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const note = await page.locator("[data-testid=serving-form] .field-note[data-field='/latency/max_time_to_first_token_ms']")
+        .textContent({ timeout: 15000 }).catch(() => "");
+    check(note.includes("latency targets"), `${width} px, 1 ms to first token: the control says what to change ("${note}")`);
+    const text = await page.textContent("[data-testid=serving-results]");
+    check(/cannot meet the latency targets/.test(text) && !/skipped/.test(text),
+          `${width} px, 1 ms to first token: the reasons are in words, not API field names`);
+    check(await page.locator("[data-testid=serving-results] svg, [data-testid=serving-results] [data-testid=csv]").count() === 0,
+          `${width} px, 1 ms to first token: no empty chart, no CSV of nothing`);
+    await checkClean(page, `serving at ${width} px with 1 ms to first token`);
+    await page.fill("[data-testid=v-ttft]", "1000");
 }
 
 async function rentBuy(page) {
     await showTab(page, "rent-vs-buy");
     await page.fill("[data-testid=r-count]", "16");
+    // Percentages as people type them: 70 (%) utilisation, 8 (%) a year.
+    await page.fill("[data-testid=r-util]", "70");
+    await page.fill("[data-testid=r-discount]", "8 %").catch(() => page.fill("[data-testid=r-discount]", "8"));
     await page.click("[data-testid=rentbuy-form] button[type=submit]");
     const plan = await postJson("/v1/plans/rent-vs-buy", {
         buy: { accelerator: "h100-sxm", total_accelerators: 16, utilization: 0.7 },
         rent: { offering_id: "aws-p5.48xlarge-us-east-1-on-demand" }, horizon_months: 60, discount_rate_annual: 0.08 });
-    await page.waitForSelector("[data-testid=break-even-months]");
-    const be = await page.getAttribute("[data-testid=break-even-months]", "data-value");
-    check(close(be, plan.break_even_months), `break-even month is the API's (${plan.break_even_months})`);
-    const beu = await page.getAttribute("[data-testid=break-even-utilization]", "data-value");
+    await page.waitForSelector("[data-testid=break-even-months], [data-testid=rentbuy-form] .field-error");
+    const be = await page.getAttribute("[data-testid=break-even-months]", "data-value", { timeout: 2000 }).catch(() => null);
+    check(close(be, plan.break_even_months),
+          `utilisation typed 70 and discount rate 8 %: break-even month is the API's for 0.7 and 0.08 (${plan.break_even_months})`);
+    (await fromUrl(page, "rent vs buy", attrOf("[data-testid=break-even-months]"), plan.break_even_months))?.close();
+    const beu = await page.getAttribute("[data-testid=break-even-utilization]", "data-value", { timeout: 2000 }).catch(() => null);
     check(close(beu, plan.break_even_utilization), `break-even utilisation is the API's (${plan.break_even_utilization})`);
     const series = await page.$$eval("[data-testid=rentbuy-results] svg .series",
                                      (s) => Object.fromEntries(s.map((x) => [x.dataset.series, Number(x.dataset.lastY)])));
@@ -220,12 +427,22 @@ async function rentBuy(page) {
           `the cumulative curves end at the API's month ${last.month} totals`);
     const marker = await page.$$eval("[data-testid=rentbuy-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
     check(marker.length === 1 && close(marker[0], plan.break_even_months), "the break-even month is marked on the chart");
+    await checkClean(page, "rent-vs-buy at 1280 px");
     await screenshots(page, "rent-vs-buy", "[data-testid=rentbuy-results] figure");
-    await page.fill("[data-testid=r-util]", "2");
+    await page.fill("[data-testid=r-util]", "150");
     await page.click("[data-testid=rentbuy-form] button[type=submit]");
     const err = await fieldError(page, "rentbuy-form", "/buy/utilization");
-    check(err.described === 1, `utilisation 2: the error is at its field ("${err.text}")`);
-    await page.fill("[data-testid=r-util]", "0.7");
+    check(err.described === 1 && /percentage from 0 to 100/.test(err.text),
+          `utilisation 150 %: words at its field ("${err.text}")`);
+    await page.fill("[data-testid=r-util]", "70");
+    // No count: the API's complaint about /buy/capex_usd (a member not on the form) is said at the count.
+    await page.fill("[data-testid=r-count]", "");
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
+    const capex = await fieldError(page, "rentbuy-form", "/buy/capex_usd").catch(() => ({ text: "", described: 0 }));
+    const above = await page.textContent("[data-testid=rentbuy-form] .form-error");
+    check(capex.described === 1 && /number of accelerators/.test(capex.text) && !/capex|\/buy\//.test(above + capex.text),
+          `no accelerator count: words at the count, no API member names ("${capex.text}"; above the button: "${above}")`);
+    await page.fill("[data-testid=r-count]", "16");
 }
 
 async function spot(page) {
@@ -244,12 +461,100 @@ async function spot(page) {
           "the checkpoint interval is the API's");
     check(close(await page.getAttribute("[data-testid=deadline-probability]", "data-value"), plan.spot_deadline_probability),
           `the deadline probability is the API's (${plan.spot_deadline_probability})`);
+    await checkClean(page, "spot at 1280 px");
     await screenshots(page, "spot", "[data-testid=spot-table]");
     await page.fill("[data-testid=s-rate]", "20");
     await page.click("[data-testid=spot-form] button[type=submit]");
     const err = await fieldError(page, "spot-form", "/interruptions_per_hour");
     check(err.described === 1, `20 interruptions an hour: the error is at its field ("${err.text}")`);
     await page.fill("[data-testid=s-rate]", "0.05");
+}
+
+// When the plan recommends mixed, the headline is the mixed plan's saving (not spot alone's), and
+// the table has a mixed row, marked recommended. 240 h on 8 nodes, deadline 250 h.
+async function spotMixed(page, width) {
+    await showTab(page, "spot");
+    const fill = { "s-hours": "240", "s-nodes": "8", "s-deadline": "250", "s-od": "98.32", "s-spot": "30", "s-rate": "0.01" };
+    for (const [id, v] of Object.entries(fill)) await page.fill(`[data-testid=${id}]`, v);
+    await page.click("[data-testid=spot-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/spot", { job_hours: 240, nodes: 8, checkpoint_minutes: 5, restart_minutes: 10,
+        deadline_hours: 250, on_demand_usd_per_hour: 98.32, spot_usd_per_hour: 30, interruptions_per_hour: 0.01 });
+    const mixedSaving = plan.on_demand_cost_usd - plan.expected_mixed_cost_usd;
+    await page.waitForSelector("[data-testid=spot-results] [data-testid=savings]");
+    await page.waitForFunction(() => /mixed|move to on-demand/.test(document.querySelector("[data-testid=spot-results] h3")?.textContent ?? ""),
+                               null, { timeout: 10000 }).catch(() => {});
+    const saving = await page.getAttribute("[data-testid=savings]", "data-value");
+    const text = await page.textContent("[data-testid=savings]");
+    const shown = `$${Math.round(mixedSaving).toLocaleString("en-US")}`;
+    check(plan.recommendation === "mixed" && close(saving, mixedSaving) && text.includes(shown),
+          `${width} px, spot recommends mixed: the headline saving is the mixed plan's (${text}), not spot alone's`);
+    const mixedRow = await page.$$eval("[data-testid=row-mixed] td", (c) => c.map((x) => x.dataset.value ?? x.textContent));
+    check(mixedRow.length === 4 && close(mixedRow[2], plan.expected_mixed_cost_usd) &&
+          await page.locator("[data-testid=row-mixed].chosen").count() === 1,
+          `${width} px: the table has the mixed row at the API's cost, marked recommended (${mixedRow.join(" | ")})`);
+    const reasoning = await page.textContent("[data-testid=spot-results] [data-testid=reasoning]");
+    check(!/\$\d{4}/.test(reasoning) && reasoning.includes("$123,130"), `${width} px: dollars in the reasoning have thousands separators`);
+    const spotHours = await page.textContent("[data-testid=row-spot-expected] td:nth-child(2)");
+    check(/days\)$/.test(spotHours), `${width} px: spot hours also in days ("${spotHours}")`);
+    await checkClean(page, `spot at ${width} px, mixed`);
+    (await fromUrl(page, `${width} px, spot (mixed)`, attrOf("[data-testid=savings]"), mixedSaving))?.close();
+    const back = { "s-hours": "100", "s-nodes": "1", "s-deadline": "130", "s-rate": "0.05" };
+    for (const [id, v] of Object.entries(back)) await page.fill(`[data-testid=${id}]`, v);
+}
+
+// An offering picked from a list: typed prices give way to the offering's (and are not shown);
+// the plan is the API's for that id, and names the on-demand offering it compared with.
+async function spotPick(page, width) {
+    await showTab(page, "spot");
+    await page.selectOption("[data-testid=s-source]", "offering").catch(() => {});
+    check(!(await page.isVisible("[data-testid=s-od]")) && !(await page.isVisible("[data-testid=s-rate]")),
+          `${width} px, spot from an offering: the typed prices and rate are not shown`);
+    const id = await pickOffering(page, "s-picker", "h100 aws");
+    check(id !== null && (await page.inputValue("[data-testid=s-offering]").catch(() => "")) === id,
+          `${width} px, spot: an offering picked from the list fills the offering (${id})`);
+    await page.click("[data-testid=spot-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/spot", { job_hours: 100, nodes: 1, checkpoint_minutes: 5, restart_minutes: 10,
+                                                     deadline_hours: 130, spot_offering_id: id });
+    const named = await page.waitForSelector("[data-testid=spot-results] [data-testid=on-demand-offering]", { timeout: 10000 })
+        .then(() => page.textContent("[data-testid=on-demand-offering]")).catch(() => "");
+    const cost = await page.getAttribute("[data-testid=row-spot-expected] td:nth-child(3)", "data-value", { timeout: 2000 }).catch(() => null);
+    check(close(cost, plan.expected_spot_cost_usd) && named === plan.on_demand_offering_id,
+          `${width} px, spot on ${id}: the API's expected cost, compared with ${plan.on_demand_offering_id} (shown: "${named}")`);
+    await checkClean(page, `spot at ${width} px, from an offering`);
+    await page.selectOption("[data-testid=s-source]", "hand").catch(() => {});
+}
+
+async function pickOffering(page, picker, words) {
+    try {
+        await page.fill(`[data-testid=${picker}-search]`, words, { timeout: 3000 });
+        const first = page.locator(`[data-testid=${picker}-list] button`).first();
+        await first.waitFor({ timeout: 10000 });
+        const id = await first.getAttribute("data-id");
+        await first.click();
+        return id;
+    } catch {
+        return null;
+    }
+}
+
+async function rentPick(page, width) {
+    await showTab(page, "rent-vs-buy");
+    const id = await pickOffering(page, "r-picker", "h100 gcp 3-year");
+    check(id !== null && (await page.inputValue("[data-testid=r-offering]")) === id,
+          `${width} px, rent vs buy: an offering picked from the list fills the offering (${id})`);
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/rent-vs-buy", {
+        buy: { accelerator: "h100-sxm", total_accelerators: 16, utilization: 0.7 },
+        rent: { offering_id: id }, horizon_months: 60, discount_rate_annual: 0.08 });
+    await page.waitForFunction((n) => document.querySelectorAll("[data-testid=rent-options] tbody tr").length === n,
+                               plan.rent_options?.length ?? 0, { timeout: 10000 }).catch(() => {});
+    const be = await page.getAttribute("[data-testid=break-even-months]", "data-value", { timeout: 2000 }).catch(() => null);
+    const rows = await page.$$eval("[data-testid=rent-options] tbody tr", (r) => r.length);
+    check(id !== null && (plan.break_even_months === null ? be === "" : close(be, plan.break_even_months)) &&
+          rows === (plan.rent_options?.length ?? 0) && rows > 0,
+          `${width} px, rent vs buy on ${id}: the API's break-even and its ${rows} rent options`);
+    await checkClean(page, `rent vs buy at ${width} px, from a picked offering`);
+    await page.fill("[data-testid=r-offering]", "aws-p5.48xlarge-us-east-1-on-demand").catch(() => {});
 }
 
 async function serving(page) {
@@ -266,17 +571,121 @@ async function serving(page) {
     check(rows.length === plan.options.length &&
           rows.every(([id, v], i) => id === plan.options[i].offering.id && close(v, plan.options[i].usd_per_million_output_tokens)),
           `the options and their USD per million output tokens are the API's (${rows.length})`);
+    (await fromUrl(page, "serving plan", attrOf("[data-testid=serving-options] tbody tr", "data-id"), plan.options[0].offering.id))?.close();
     const barsDrawn = await page.$$eval("[data-testid=serving-results] svg .bar", (b) => b.map((x) => Number(x.dataset.x)));
     check(barsDrawn.length === plan.options.length && barsDrawn.every((v, i) => close(v, plan.options[i].usd_per_million_output_tokens)),
           "the bar chart draws the same figures");
     const ref = await page.$$eval("[data-testid=serving-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
     check(ref.length === 1 && ref[0] === 0.6, "the API price it compares with is drawn");
+    await checkClean(page, "serving at 1280 px");
     await screenshots(page, "serving", "[data-testid=serving-results] figure");
+    // Only the providers ticked: AWS.
+    await page.check("[data-testid=serving-form] input[name='/constraints/providers'][value=aws]").catch(() => {});
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const awsOnly = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", input_tokens: 1000,
+        output_tokens: 250, traffic: { requests_per_second: 5 },
+        latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
+        constraints: { price_types: ["on_demand"], providers: ["aws"] },
+        api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15 });
+    await page.waitForFunction((id) => document.querySelector("[data-testid=serving-options] tbody tr")?.dataset.id === id,
+                               awsOnly.options[0]?.offering.id, { timeout: 10000 }).catch(() => {});
+    const awsRows = await page.$$eval("[data-testid=serving-options] tbody tr", (r) => r.map((x) => x.dataset.id));
+    check(awsRows.length > 0 && JSON.stringify(awsRows) === JSON.stringify(awsOnly.options.map((o) => o.offering.id)),
+          `serving for AWS only: the API's ${awsRows.length} AWS options`);
+    await page.uncheck("[data-testid=serving-form] input[name='/constraints/providers'][value=aws]").catch(() => {});
     await page.fill("[data-testid=v-in]", "0");
     await page.click("[data-testid=serving-form] button[type=submit]");
     const err = await fieldError(page, "serving-form", "/input_tokens");
     check(err.described === 1, `input_tokens = 0: the error is at its field ("${err.text}")`);
     await page.fill("[data-testid=v-in]", "1000");
+}
+
+// The result on screen, reproduced from its URL: the same URL in a fresh page, then reloaded,
+// shows the same figure. `read` returns the figure from a page (null when absent).
+async function fromUrl(page, what, read, expected) {
+    const url = page.url();
+    const fresh = await page.context().newPage();
+    await fresh.setViewportSize(page.viewportSize());
+    let got = null;
+    try {
+        await fresh.goto(url);
+        await fresh.waitForSelector("body[data-ready=true]");
+        await fresh.reload();
+        await fresh.waitForSelector("body[data-ready=true]");
+        got = await read(fresh);
+        const ok = check(got !== null && (typeof expected === "number" ? close(got, expected) : got === expected),
+                         `${what}: reproduced from its URL after a reload (${url.slice(url.indexOf("#"), url.indexOf("#") + 60)}…)`);
+        return ok ? fresh : (await fresh.close(), null);
+    } catch (e) {
+        check(false, `${what}: reproduced from its URL after a reload (${e.message.split("\n")[0]})`);
+        await fresh.close();
+        return null;
+    }
+}
+const attrOf = (selector, attr = "data-value") => async (p) =>
+    p.waitForSelector(selector, { timeout: 15000 }).then(() => p.getAttribute(selector, attr)).catch(() => null);
+
+// Printing: the result with its inputs, catalog version and price dates; no tabs, form or buttons.
+async function printed(page, what) {
+    await page.emulateMedia({ media: "print" });
+    const shown = await page.evaluate(() => {
+        const visible = (sel) => [...document.querySelectorAll(sel)].some((el) => el.getClientRects().length > 0);
+        return { nav: visible("nav"), form: visible("form"), button: visible("button"),
+                 inputs: [...document.querySelectorAll("[data-testid=printed-inputs]")].find((el) => el.getClientRects().length > 0)?.innerText ?? "" };
+    });
+    check(!shown.nav && !shown.form && !shown.button && /Inputs/.test(shown.inputs) && /Catalog version \w+/.test(shown.inputs) &&
+          /Prices dated \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d/.test(shown.inputs),
+          `${what} printed: no tabs, form or buttons; the inputs, catalog version and price dates (${shown.inputs.replace(/\s+/g, " ").slice(0, 90)}…)`);
+    await page.emulateMedia({ media: "screen" });
+}
+
+// The charts as drawn at this width: as wide as the view (not stopped at 760 px), labels at a
+// readable size (>= 10 px), every label inside its chart, the y-axis title clear of the tick
+// labels; line charts show their values from the keyboard, a dashed series has a dashed legend mark.
+async function chartsRead(page, tab, width) {
+    const charts = await page.$$eval(`#panel-${tab} svg.chart`, (svgs) => svgs.map((s) => {
+        const box = s.getBoundingClientRect();
+        const texts = [...s.querySelectorAll("text")].filter((t) => t.textContent && t.getClientRects().length > 0 &&
+                                                              !t.closest("[visibility=hidden]"));
+        const small = texts.filter((t) => t.getBoundingClientRect().height < 10).map((t) => t.textContent);
+        const outside = texts.filter((t) => {
+            const r = t.getBoundingClientRect();
+            return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1;
+        }).map((t) => t.textContent);
+        const yTitle = s.querySelector("[data-testid=y-label]")?.getBoundingClientRect();
+        const overlap = yTitle ? texts.filter((t) => t.dataset.testid !== "y-label" && (() => {
+            const r = t.getBoundingClientRect();
+            return r.left < yTitle.right && r.right > yTitle.left && r.top < yTitle.bottom && r.bottom > yTitle.top;
+        })()).map((t) => t.textContent) : [];
+        return { width: box.width, small, outside, overlap };
+    }));
+    const view = await page.$eval(`#panel-${tab}`, (p) => p.getBoundingClientRect().width);
+    check(charts.length > 0 && charts.every((c) => c.width >= Math.min(view, 1232) - 2),
+          `${tab} at ${width} px: charts use the view's width (${charts.map((c) => c.width.toFixed(0)).join(", ")} of ${view.toFixed(0)} px)`);
+    check(charts.every((c) => c.small.length === 0), `${tab} at ${width} px: chart labels at least 10 px high (${charts.flatMap((c) => c.small).slice(0, 3).join(", ")})`);
+    check(charts.every((c) => c.outside.length === 0), `${tab} at ${width} px: no chart label cut at the chart's edge (${charts.flatMap((c) => c.outside).slice(0, 3).join(", ")})`);
+    check(charts.every((c) => c.overlap.length === 0), `${tab} at ${width} px: the y-axis title clear of the tick labels (${charts.flatMap((c) => c.overlap).slice(0, 3).join(", ")})`);
+    if (tab !== "rent-vs-buy") return;
+    const dashed = await page.$$eval(`#panel-${tab} .legend li`, (li) => li.filter((x) => x.textContent.includes("net of resale"))
+        .map((x) => { const m = x.querySelector("line, path, svg *"); return m ? getComputedStyle(m).strokeDasharray : "none"; }));
+    check(dashed.length === 1 && dashed[0] !== "none", `${tab} at ${width} px: the dashed series has a dashed legend mark (${dashed[0]})`);
+    await page.focus(`#panel-${tab} svg.chart`).catch(() => {});
+    await page.keyboard.press("ArrowLeft");
+    const shown = await page.$eval(`#panel-${tab} [data-testid=readout]`, (g) => g.getAttribute("visibility") === "visible" ? g.textContent : "")
+        .catch(() => "");
+    check(/months from purchase: \d+/.test(shown) && /rent: \$/.test(shown),
+          `${tab} at ${width} px: the chart reads out its values from the keyboard ("${shown.slice(0, 70)}")`);
+}
+
+// axe-core's WCAG 2.0/2.1 A and AA rules on the view as it stands (evaluated through the
+// debugging protocol, which the page's CSP does not govern).
+const axeSource = (await import("node:fs")).readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+async function accessible(page, what) {
+    await page.evaluate(axeSource);
+    const violations = await page.evaluate(async () => (await window.axe.run(document, {
+        runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })).violations
+        .map((v) => `${v.id}: ${v.nodes.length} (${v.nodes[0]?.target.join(" ")})`));
+    check(violations.length === 0, `${what}: axe-core (WCAG 2.1 AA) finds no violation (${violations.join("; ")})`);
 }
 
 let browser;
@@ -308,10 +717,29 @@ try {
 
     await catalog(page);
     await training(page);
+    await trainingNothing(page, 1280);
     await rentBuy(page);
     await spot(page);
+    await spotMixed(page, 1280);
+    await spotPick(page, 1280);
+    await rentPick(page, 1280);
     await serving(page);
+    await servingNothing(page, 1280);
 
+    for (const tab of ["training", "rent-vs-buy", "serving"]) {
+        await showTab(page, tab);
+        await page.click(`#panel-${tab} form button[type=submit]`);
+        await page.waitForSelector(`#panel-${tab} svg.chart`);
+        await chartsRead(page, tab, 1280);
+    }
+    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
+        await showTab(page, tab);
+        if (tab === "spot") {
+            await page.click("[data-testid=spot-form] button[type=submit]");
+            await page.waitForSelector("[data-testid=spot-results] [data-testid=recommendation]");
+        }
+        await accessible(page, `${tab} at 1280 px`);
+    }
     check((await unlabelledControls(page)).length === 0, "every form control has a label");
     await page.focus("[data-tab=serving]");
     await page.keyboard.press("ArrowRight");
@@ -322,14 +750,31 @@ try {
     check(foreign.length === 0, `nothing is loaded from another host (${foreign.length})`);
     check(consoleErrors.length === 0, `no script errors (${consoleErrors.slice(0, 3).join(" | ")})`);
 
-    // Phone width: the same views, no sideways scrolling of the page (wide tables scroll inside).
-    await page.setViewportSize({ width: 375, height: 800 });
+    // Phone width (390 px, an iPhone 12-15): each view's task from its form as it stands, then no
+    // sideways scrolling of the page (wide tables scroll inside their own box) and nothing
+    // sticking out of the window, no broken figure, nothing hidden shown.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const results = { training: "training-results", "rent-vs-buy": "rentbuy-results", spot: "spot-results",
+                      serving: "serving-results" };
     for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
         await showTab(page, tab);
-        const width = await page.evaluate(() => document.documentElement.scrollWidth);
-        check(width <= 375, `${tab} fits 375 px (document ${width} px wide)`);
-        await page.screenshot({ path: join(shotDir, `${tab}-375.png`) });
+        if (results[tab]) {
+            await page.click(`#panel-${tab} form button[type=submit]`);
+            await page.waitForSelector(`[data-testid=${results[tab]}] [data-testid=recommendation]`);
+        }
+        if (tab !== "catalog" && tab !== "spot") await chartsRead(page, tab, 390);
+        if (tab === "catalog") await catalogRows(page, 390);
+        await accessible(page, `${tab} at 390 px`);
+        const over = await sideways(page);
+        check(over.length === 0, `${tab} at 390 px: no sideways scrolling, nothing past the right edge (${over.join(" | ")})`);
+        await checkClean(page, `${tab} at 390 px`);
+        await page.screenshot({ path: join(shotDir, `${tab}-390.png`) });
     }
+    await trainingNothing(page, 390);
+    await spotMixed(page, 390);
+    await spotPick(page, 390);
+    await rentPick(page, 390);
+    await servingNothing(page, 390);
 } catch (e) {
     check(false, `the test ran to the end (${e.stack ?? e})`);
 } finally {

@@ -3,12 +3,26 @@
 // keeps its raw value in data-x / data-y so a test can read back exactly what was drawn.
 const NS = "http://www.w3.org/2000/svg";
 
-export interface Axis { label: string; log?: boolean; format: (v: number) => string }
+export interface Axis { label: string; log?: boolean; format: (v: number) => string; short?: string }
+// The axis title for the width drawn: the short one on a phone.
+const titleOf = (a: Axis): string => (W < 560 && a.short ? a.short : a.label);
 export interface Point { x: number; y: number; label: string; group?: string }
 export interface RefLine { axis: "x" | "y"; value: number; label: string }
-export interface Series { name: string; points: { x: number; y: number }[]; dashed?: boolean }
+export interface Series { name: string; points: { x: number; y: number }[]; dashed?: boolean; commit?: boolean }
+// A series' classes (colour by position, dash by kind), shared by its line and its legend mark.
+export const seriesClass = (s: Series, i: number): string => `s${i}${s.dashed ? " dashed" : ""}${s.commit ? " commit" : ""}`;
 
-const W = 720, H = 380, M = { left: 78, right: 20, top: 16, bottom: 52 };
+// Charts are drawn at the width they are shown at (one SVG unit a CSS pixel), so that their
+// labels keep their size on a phone and the chart uses a wide screen.
+let W = 720, H = 380;
+const M = { left: 78, right: 20, top: 16, bottom: 52 };
+function fit(): void {
+    const main = document.getElementById("main");
+    const style = main ? getComputedStyle(main) : null;
+    const inner = main ? main.clientWidth - parseFloat(style!.paddingLeft) - parseFloat(style!.paddingRight) : 720;
+    W = Math.round(Math.min(1232, Math.max(300, inner || 720)));
+    H = W < 560 ? 300 : 380;
+}
 
 function svg(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
     const el = document.createElementNS(NS, tag);
@@ -24,8 +38,14 @@ class Scale {
         const vs = values.filter((v) => Number.isFinite(v) && (!log || v > 0));
         let lo = Math.min(...vs), hi = Math.max(...vs);
         if (!Number.isFinite(lo)) { lo = log ? 1 : 0; hi = log ? 10 : 1; }
-        if (log) { lo = Math.pow(10, Math.floor(Math.log10(lo))); hi = Math.pow(10, Math.ceil(Math.log10(hi))); }
-        else { lo = Math.min(0, lo); hi = hi === lo ? lo + 1 : hi * 1.05; }
+        if (log) {
+            lo = Math.pow(10, Math.floor(Math.log10(lo)));
+            hi = Math.pow(10, Math.ceil(Math.log10(hi)));
+            if (hi <= lo) hi = lo * 10;  // one value, or all on one power of ten: a decade around it
+        } else {
+            lo = Math.min(0, lo);
+            hi = hi <= lo ? lo + 1 : hi * 1.05;
+        }
         return new Scale(lo, hi, a, b, log);
     }
     map(v: number): number {
@@ -48,6 +68,7 @@ class Scale {
 }
 
 function niceStep(raw: number): number {
+    if (!(raw > 0) || !Number.isFinite(raw)) return 1;
     const p = Math.pow(10, Math.floor(Math.log10(raw)));
     const f = raw / p;
     return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
@@ -71,10 +92,10 @@ function frame(title: string, xAxis: Axis, yAxis: Axis, x: Scale, y: Scale): SVG
     axes.append(svg("line", { x1: M.left, x2: W - M.right, y1: H - M.bottom, y2: H - M.bottom, class: "axis" }),
                 svg("line", { x1: M.left, x2: M.left, y1: M.top, y2: H - M.bottom, class: "axis" }),
                 svg("text", { x: (M.left + W - M.right) / 2, y: H - 10, "text-anchor": "middle",
-                              class: "axis-label", "data-testid": "x-label" }, xAxis.label),
+                              class: "axis-label", "data-testid": "x-label" }, titleOf(xAxis)),
                 svg("text", { x: 14, y: (M.top + H - M.bottom) / 2, "text-anchor": "middle", class: "axis-label",
                               transform: `rotate(-90 14 ${(M.top + H - M.bottom) / 2})`, "data-testid": "y-label" },
-                    yAxis.label));
+                    titleOf(yAxis)));
     root.append(axes);
     return root;
 }
@@ -101,6 +122,7 @@ function refLines(root: SVGElement, lines: RefLine[], x: Scale, y: Scale): void 
 // Cost (y) against time (x); `front` is drawn as a line through its points in x order.
 export function scatter(title: string, xAxis: Axis, yAxis: Axis, points: Point[], front: Point[],
                         lines: RefLine[]): SVGSVGElement {
+    fit();
     const xs = [...points, ...front].map((p) => p.x).concat(lines.filter((l) => l.axis === "x").map((l) => l.value));
     const ys = [...points, ...front].map((p) => p.y).concat(lines.filter((l) => l.axis === "y").map((l) => l.value));
     const x = Scale.fit(xs, M.left, W - M.right, xAxis.log);
@@ -132,6 +154,7 @@ export function scatter(title: string, xAxis: Axis, yAxis: Axis, points: Point[]
 
 // Lines over a shared x; `marker` (e.g. the break-even month) is drawn as a labelled vertical line.
 export function lines(title: string, xAxis: Axis, yAxis: Axis, series: Series[], marker?: RefLine): SVGSVGElement {
+    fit();
     const xs = series.flatMap((s) => s.points.map((p) => p.x));
     const ys = series.flatMap((s) => s.points.map((p) => p.y));
     const x = Scale.fit(xs, M.left, W - M.right, false);
@@ -139,22 +162,93 @@ export function lines(title: string, xAxis: Axis, yAxis: Axis, series: Series[],
     const root = frame(title, xAxis, yAxis, x, y);
     series.forEach((s, i) => {
         const last = s.points[s.points.length - 1];
-        root.append(svg("polyline", { class: `series s${i}${s.dashed ? " dashed" : ""}`, "data-series": s.name,
+        root.append(svg("polyline", { class: `series ${seriesClass(s, i)}`, "data-series": s.name,
                                       "data-last-y": last?.y ?? "",
                                       points: s.points.map((p) => `${x.map(p.x)},${y.map(p.y)}`).join(" ") }));
     });
     if (marker) refLines(root, [marker], x, y);
+    readout(root, title, xAxis, yAxis, series, x, y);
     return root;
 }
 
-export function legend(items: { name: string; cls: string }[]): HTMLElement {
+// The values at one x, on hover (nearest point to the pointer) or from the keyboard (the chart is
+// focusable; arrow keys move along x, Home/End jump): a vertical line and a box listing each
+// series' value, also announced to screen readers.
+function readout(root: SVGSVGElement, title: string, xAxis: Axis, yAxis: Axis, series: Series[], x: Scale, y: Scale): void {
+    const xsAll = [...new Set(series.flatMap((s) => s.points.map((p) => p.x)))].sort((a, b) => a - b);
+    if (xsAll.length === 0) return;
+    const g = svg("g", { class: "readout", visibility: "hidden", "data-testid": "readout" });
+    const line = svg("line", { y1: M.top, y2: H - M.bottom });
+    const box = svg("rect", { rx: 4, class: "readout-box" });
+    const texts = svg("text", {});
+    g.append(line, box, texts);
+    root.append(g);
+    root.setAttribute("tabindex", "0");
+    root.setAttribute("aria-label", `${title}; use the arrow keys to read the values`);
+    const live = svg("desc", { "aria-live": "polite" });
+    root.append(live);
+    let at = xsAll.length - 1;
+    const showAt = (i: number) => {
+        at = Math.max(0, Math.min(xsAll.length - 1, i));
+        const xv = xsAll[at]!;
+        const px = x.map(xv);
+        line.setAttribute("x1", String(px));
+        line.setAttribute("x2", String(px));
+        const rows = [`${xAxis.label}: ${xAxis.format(xv)}`, ...series.map((s) => {
+            const p = s.points.find((q) => q.x === xv);
+            return p ? `${s.name}: ${yAxis.format(p.y)}` : "";
+        }).filter(Boolean)];
+        texts.replaceChildren(...rows.map((r, k) => svg("tspan", { x: 0, dy: k === 0 ? 0 : 15 }, r)));
+        const width = Math.max(...rows.map((r) => r.length)) * 6.4 + 12;
+        const left = px + width + 12 > W - M.right ? px - width - 8 : px + 8;
+        box.setAttribute("x", String(left));
+        box.setAttribute("y", String(M.top + 4));
+        box.setAttribute("width", String(width));
+        box.setAttribute("height", String(rows.length * 15 + 8));
+        texts.setAttribute("transform", `translate(${left + 6} ${M.top + 18})`);
+        for (const t of texts.querySelectorAll("tspan")) t.setAttribute("x", "0");
+        g.setAttribute("visibility", "visible");
+        live.textContent = rows.join("; ");
+        void y;
+    };
+    const hide = () => g.setAttribute("visibility", "hidden");
+    root.addEventListener("mousemove", (e) => {
+        const ctm = root.getScreenCTM();
+        if (!ctm) return;
+        const sx = (e.clientX - ctm.e) / ctm.a;
+        let best = 0;
+        xsAll.forEach((v, i) => { if (Math.abs(x.map(v) - sx) < Math.abs(x.map(xsAll[best]!) - sx)) best = i; });
+        showAt(best);
+    });
+    root.addEventListener("mouseleave", () => { if (document.activeElement !== root) hide(); });
+    root.addEventListener("focus", () => showAt(at));
+    root.addEventListener("blur", hide);
+    root.addEventListener("keydown", (e) => {
+        const step = { ArrowRight: 1, ArrowLeft: -1, ArrowUp: 1, ArrowDown: -1 }[e.key];
+        if (step !== undefined) showAt(at + step);
+        else if (e.key === "Home") showAt(0);
+        else if (e.key === "End") showAt(xsAll.length - 1);
+        else return;
+        e.preventDefault();
+    });
+}
+
+// A legend: a dot per point group, or for line series (`line: true`) a short line drawn with the
+// series' own class, so a dashed series has a dashed mark.
+export function legend(items: { name: string; cls: string; line?: boolean }[]): HTMLElement {
     const ul = document.createElement("ul");
     ul.className = "legend";
     for (const i of items) {
         const li = document.createElement("li");
-        const sw = document.createElement("span");
-        sw.className = `swatch ${i.cls}`;
-        li.append(sw, i.name);
+        if (i.line) {
+            const mark = svg("svg", { class: "mark", viewBox: "0 0 28 10", width: 28, height: 10, "aria-hidden": "true" });
+            mark.append(svg("line", { x1: 1, x2: 27, y1: 5, y2: 5, class: `series ${i.cls}` }));
+            li.append(mark, i.name);
+        } else {
+            const sw = document.createElement("span");
+            sw.className = `swatch ${i.cls}`;
+            li.append(sw, i.name);
+        }
         ul.append(li);
     }
     return ul;
@@ -163,9 +257,10 @@ export function legend(items: { name: string; cls: string }[]): HTMLElement {
 // Horizontal bars (one per option) against a reference value drawn as a vertical line.
 export function bars(title: string, valueAxis: Axis, items: { label: string; value: number }[],
                      ref?: RefLine): SVGSVGElement {
-    const rowH = 22, left = 250, right = 24, top = 10, bottom = 46;
+    fit();
+    const rowH = 22, left = Math.round(Math.min(250, W * 0.4)), right = 64, top = 10, bottom = 46;
     // Labels past this many characters are cut (the full text is the bar's tooltip).
-    const kMaxLabelChars = 38;
+    const kMaxLabelChars = Math.floor((left - 10) / 7.4);
     const height = top + bottom + rowH * items.length;
     const values = items.map((i) => i.value).concat(ref ? [ref.value] : []);
     const x = Scale.fit(values, left, W - right, false);
@@ -182,7 +277,9 @@ export function bars(title: string, valueAxis: Axis, items: { label: string; val
         const bar = svg("rect", { x: left, y: y + 3, width: Math.max(1, x.map(it.value) - left), height: rowH - 6,
                                   class: "bar", "data-x": it.value });
         bar.append(svg("title", {}, `${it.label}: ${valueAxis.format(it.value)}`));
-        root.append(svg("text", { x: left - 6, y: y + rowH * 0.65, "text-anchor": "end" }, short), bar);
+        // The value beside its bar: readable without hovering.
+        root.append(svg("text", { x: left - 6, y: y + rowH * 0.65, "text-anchor": "end" }, short), bar,
+                    svg("text", { x: x.map(it.value) + 4, y: y + rowH * 0.65, class: "value" }, valueAxis.format(it.value)));
     });
     root.append(svg("line", { x1: left, x2: left, y1: top, y2: height - bottom, class: "axis" }),
                 svg("text", { x: (left + W - right) / 2, y: height - 8, "text-anchor": "middle", class: "axis-label",

@@ -1,6 +1,6 @@
 // The planning page: one tab per view, the tab in the URL's hash so a view can be linked.
 import { api } from "./api";
-import { h } from "./dom";
+import { applyState, h } from "./dom";
 import { catalogView } from "./views/catalog";
 import { rentBuyView } from "./views/rentbuy";
 import { servingView } from "./views/serving";
@@ -23,7 +23,11 @@ async function start(): Promise<void> {
         panels.set(id, panel);
         const b = h("button", { type: "button", role: "tab", id: `tab-${id}`, "aria-controls": `panel-${id}`,
                                 "data-tab": id }, label);
-        b.onclick = () => { window.location.hash = id; };
+        // Back to a view keeps its inputs (and so its result) in the URL.
+        b.onclick = () => {
+            const query = panel.querySelector<HTMLFormElement>("form.plan-form")?.dataset.query;
+            window.location.hash = id + (query ? `?${query}` : "");
+        };
         return b;
     });
     nav.replaceChildren(...buttons);
@@ -42,9 +46,17 @@ async function start(): Promise<void> {
     spotView(panels.get("spot")!);
     servingView(panels.get("serving")!, library);
 
+    // The URL is #view or #view?inputs: a link with inputs fills the view's form and runs it, so a
+    // reload or a shared link shows the same result.
     const show = () => {
-        const want = window.location.hash.slice(1);
+        const [want = "", query = ""] = window.location.hash.slice(1).split(/\?(.*)/s);
         const tab: Tab = TABS.some(([id]) => id === want) ? (want as Tab) : "catalog";
+        const form = panels.get(tab)?.querySelector<HTMLFormElement>("form.plan-form");
+        // form.dataset.query: the inputs of the result on screen (rememberForm).
+        if (form && query && query !== form.dataset.query) {
+            form.dataset.query = query;
+            if (applyState(form, new URLSearchParams(query))) form.requestSubmit();
+        }
         for (const [id, panel] of panels) panel.hidden = id !== tab;
         for (const b of buttons) {
             const on = b.dataset.tab === tab;

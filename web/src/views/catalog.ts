@@ -2,7 +2,7 @@
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
-         PRICE_TYPES, PROVIDERS, select, showProblem, clearProblem, table, usd } from "../dom";
+         formState, PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, scrollBox, select, showProblem, clearProblem, table, usd } from "../dom";
 
 type Offering = Schemas["Offering"];
 type Sort = NonNullable<OfferingQuery["sort"]>;
@@ -14,19 +14,47 @@ const SORTABLE: { key: string; label: string; numeric?: boolean }[] = [
     { key: "accelerator_count", label: "Accelerators", numeric: true }, { key: "", label: "Price type" },
     { key: "usd_per_hour", label: "USD / hour", numeric: true },
     { key: "usd_per_accelerator_hour", label: "USD / accelerator-hour", numeric: true },
+    { key: "accelerator_memory_gb", label: "Memory", numeric: true },
     { key: "", label: "Region" }, { key: "as_of", label: "As of" }, { key: "", label: "Source" },
-    { key: "", label: "Verified" },
+    { key: "", label: "Verified" }, { key: "", label: "Plan" },
 ];
+
+// "Plan with this": the planner that takes this offering opens with it filled in (spot offerings
+// in Spot, the others in Rent vs buy), the planner's other inputs as they stand.
+function planWith(o: Offering): void {
+    const tab = o.price_type === "spot" ? "spot" : "rent-vs-buy";
+    const form = document.querySelector<HTMLFormElement>(`#panel-${tab} form.plan-form`);
+    if (!form) return;
+    const q = formState(form);
+    if (tab === "spot") {
+        q.set("price_source", "offering");
+        q.set("spot_offering_id", o.id);
+    } else {
+        q.set("rent/offering_id", o.id);
+        q.delete("rent/usd_per_accelerator_hour");
+        const accel = form.querySelector<HTMLSelectElement>("select[name='/buy/accelerator']");
+        if (accel && [...accel.options].some((x) => x.value === o.accelerator)) q.set("buy/accelerator", o.accelerator);
+    }
+    window.location.hash = `${tab}?${q.toString()}`;
+}
 
 export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerator"][]): void {
     const provider = checkboxes("provider", PROVIDERS, []);
+    const provider_ = provider;
     const accel = select([["", "any"], ...accelerators.map((a) => [a.id, a.name] as [string, string])], "",
                          { "data-testid": "f-accelerator" });
     const priceType = select([["", "any"], ...PRICE_TYPES], "", { "data-testid": "f-price-type" });
+    const priceType_ = priceType;
     const region = input({ type: "text", placeholder: "us-east-1", autocomplete: "off" });
     const minAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", "data-testid": "f-min-acc" });
     const maxPrice = input({ type: "number", min: 0, step: 0.01, inputmode: "decimal", "data-testid": "f-max-price" });
     const verified = input({ type: "checkbox", "data-testid": "f-verified" });
+    // The sort is a control too (the column headings set it), so that it goes into the URL.
+    const sortSelect = select(SORTABLE.filter((c) => c.key).flatMap((c) => [
+        [c.key, `${c.label}, ${c.numeric || c.key === "as_of" ? "lowest" : "A"} first`],
+        [`-${c.key}`, `${c.label}, ${c.numeric || c.key === "as_of" ? "highest" : "Z"} first`]] as [string, string][]),
+        "usd_per_accelerator_hour", { "data-testid": "f-sort" });
+    const sortField = field("Sort by", sortSelect, "sort");
     const form = formShell("Offering filters", [
         provider,
         field("Accelerator", accel, "accelerator"),
@@ -34,11 +62,13 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Region", region, "region"),
         field("Min accelerators per instance", minAcc, "min_accelerator_count"),
         field("Max USD per accelerator-hour", maxPrice, "max_usd_per_accelerator_hour"),
+        sortField,
         h("div", { class: "field inline" }, h("label", {}, verified, " verified prices only")),
     ], "Search", "catalog-form");
     verified.setAttribute("data-field", "verified");
+    verified.name = "verified";
+    verified.value = "true";
 
-    let sort: Sort = "usd_per_accelerator_hour";
     let cursors: (string | undefined)[] = [undefined];  // cursor of each page seen, for Previous
     const status = h("p", { class: "status", role: "status", "aria-live": "polite", "data-testid": "catalog-status" });
     const results = h("div", {});
@@ -53,7 +83,7 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         min_accelerator_count: optNumber(minAcc),
         max_usd_per_accelerator_hour: optNumber(maxPrice),
         verified: verified.checked ? true : undefined,
-        sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
+        sort: sortSelect.value as Sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
     });
 
     // Only the latest request is shown: a sort clicked while a search is on its way wins.
@@ -71,9 +101,10 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         }
         const page = cursors.length;
         status.textContent = `${data.total_count} offerings match; page ${page} of ` +
-            `${Math.max(1, Math.ceil(data.total_count / kPageSize))} (catalog ${data.catalog_version ?? ""})`;
-        results.replaceChildren(offeringsTable(data.items, sort, (key) => {
-            sort = (sort === key ? `-${key}` : key) as Sort;
+            `${Math.max(1, Math.ceil(data.total_count / kPageSize))}` + (data.catalog_version ? ` (catalog version ${data.catalog_version})` : "");
+        rememberForm(form);
+        results.replaceChildren(offeringsTable(data.items, sortSelect.value, (key) => {
+            sortSelect.value = sortSelect.value === key ? `-${key}` : key;
             cursors = [undefined];
             void load();
         }));
@@ -87,6 +118,14 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
     form.addEventListener("submit", (e) => { e.preventDefault(); cursors = [undefined]; void load(); });
 
     root.replaceChildren(
+        summaryView(accelerators, (accelerator, provider, priceType) => {
+            accel.value = accelerator;
+            priceType_.value = priceType;
+            for (const box of provider_.querySelectorAll<HTMLInputElement>("input[type=checkbox]")) box.checked = box.value === provider;
+            cursors = [undefined];
+            void load();
+            results.scrollIntoView?.({ block: "start" });
+        }),
         h("h2", {}, "Offerings"),
         h("p", { class: "lede" }, "Every priced offering in the catalog. Click a column heading to sort; ",
           "prices marked estimated have an inferred date, stale ones are over ", kStalePriceDays, " days old."),
@@ -94,6 +133,57 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         h("h2", {}, "Accelerators"),
         acceleratorsTable(accelerators));
     void load();
+}
+
+// Prices by accelerator, the view people come for first (as `sky show-gpus` and the price
+// comparison sites): for one accelerator, per provider and price type, the cheapest, median and
+// range of USD per accelerator-hour over its offerings (GET /v1/offerings?accelerator=…, every
+// page); a row's button shows those offerings below.
+function summaryView(accelerators: Schemas["Accelerator"][],
+                     show: (accelerator: string, provider: string, priceType: string) => void): HTMLElement {
+    const pick = select(accelerators.map((a) => [a.id, a.name] as [string, string]),
+                        accelerators.some((a) => a.id === "h100-sxm") ? "h100-sxm" : (accelerators[0]?.id ?? ""),
+                        { "data-testid": "sum-accelerator" });
+    const out = h("div", { "data-testid": "summary" });
+    const draw = async () => {
+        const items: Offering[] = [];
+        let cursor: string | undefined;
+        do {
+            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value, limit: 500, cursor } } });
+            if (!data) break;
+            items.push(...data.items);
+            cursor = data.next_cursor ?? undefined;
+        } while (cursor);
+        const groups = new Map<string, Offering[]>();
+        for (const o of items) {
+            const k = `${o.provider}|${o.price_type}`;
+            if (!groups.has(k)) groups.set(k, []);
+            groups.get(k)!.push(o);
+        }
+        const rows = [...groups.entries()].map(([k, list]) => {
+            const [prov = "", type = ""] = k.split("|");
+            const prices = list.map((o) => o.usd_per_accelerator_hour).sort((a, b) => a - b);
+            const mid = prices.length % 2 ? prices[(prices.length - 1) / 2]! : (prices[prices.length / 2 - 1]! + prices[prices.length / 2]!) / 2;
+            return { prov, type, min: prices[0]!, max: prices[prices.length - 1]!, mid, n: prices.length, name: list[0]?.provider_name };
+        }).sort((a, b) => a.min - b.min);
+        out.replaceChildren(rows.length === 0 ? h("p", {}, "No offering of this accelerator in the catalog.")
+            : table(["Provider", "Price type", "Cheapest", "Median", "Range", "Offerings", ""], rows.map((r) => {
+                const b = h("button", { type: "button", class: "plan-with", "aria-label": `Show ${r.n} offering${r.n === 1 ? "" : "s"}: ${r.prov} ${r.type}` },
+                            `Show ${r.n} offering${r.n === 1 ? "" : "s"}`);
+                b.onclick = () => show(pick.value, r.prov, r.type);
+                return h("tr", { "data-provider": r.prov, "data-price-type": r.type },
+                         h("td", {}, r.name ?? providerName(r.prov)), h("td", {}, priceTypeName(r.type)),
+                         h("td", { class: "num", "data-value": r.min }, usd(r.min, 2)), h("td", { class: "num", "data-value": r.mid }, usd(r.mid, 2)),
+                         h("td", { class: "num" }, r.min === r.max ? "–" : `${usd(r.min, 2)}–${usd(r.max, 2)}`),
+                         h("td", { class: "num" }, r.n), h("td", {}, b));
+            }), "price-summary", [2, 3, 4, 5]));
+    };
+    pick.onchange = () => void draw();
+    void draw();
+    return h("section", { "aria-labelledby": "sum-title" },
+             h("h2", { id: "sum-title" }, "Prices by accelerator"),
+             h("p", { class: "lede" }, "USD per accelerator-hour of one accelerator across providers and price types."),
+             h("div", { class: "grid" }, field("Accelerator", pick, "summary_accelerator")), out);
 }
 
 function offeringsTable(items: Offering[], sort: string, onSort: (key: string) => void): HTMLElement {
@@ -106,18 +196,28 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         return h("th", { scope: "col", "aria-sort": dir ?? "none", class: c.numeric ? "num" : undefined }, b);
     }));
     const rows = items.map((o) => h("tr", { "data-id": o.id },
-        h("td", {}, o.provider_name ?? o.provider),
+        h("td", {}, o.provider_name ?? providerName(o.provider)),
         h("td", {}, o.instance_type),
         h("td", { class: "num" }, `${o.accelerator_count} × ${o.accelerator}`),
-        h("td", {}, o.price_type.replace(/_/g, " ")),
+        h("td", {}, priceTypeName(o.price_type)),
         h("td", { class: "num", "data-value": o.usd_per_hour }, usd(o.usd_per_hour, 2)),
         h("td", { class: "num", "data-value": o.usd_per_accelerator_hour }, usd(o.usd_per_accelerator_hour, 3)),
+        h("td", { class: "num" }, o.accelerator_memory_gb ? `${num(o.accelerator_memory_gb, 0)} GB` : "–"),
         h("td", {}, o.region),
         h("td", {}, asOfCell(o.as_of, o.as_of_estimated ?? false)),
-        h("td", { class: "src" }, sourceCell(o.source)),
-        h("td", {}, o.verified ? "yes" : h("span", { class: "tag warn" }, "no"))));
-    return h("div", { class: "scroll" }, h("table", { "data-testid": "offerings" }, h("thead", {}, head),
+        h("td", { class: "src", title: o.source }, sourceCell(o.source)),
+        h("td", {}, o.verified ? "yes" : h("span", { class: "tag warn" }, "no")),
+        h("td", {}, planButton(o))));
+    return scrollBox("Offerings table", h("table", { "data-testid": "offerings" }, h("thead", {}, head),
                                            h("tbody", {}, ...rows)));
+}
+
+function planButton(o: Offering): HTMLElement {
+    const text = o.price_type === "spot" ? "Spot risk" : "Rent vs buy";
+    const b = h("button", { type: "button", class: "plan-with", "data-testid": "plan-with",
+                            "aria-label": `${text} with ${o.id}` }, text);
+    b.onclick = () => planWith(o);
+    return b;
 }
 
 export function asOfCell(asOf: string, estimated: boolean): HTMLElement {

@@ -2,8 +2,8 @@
 // it is compared with, and the monthly cost of serving the traffic.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
-import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber, pct,
-         PRECISIONS, PRICE_TYPES, select, table, usd, warningsBlock } from "../dom";
+import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, noteAt, num, optNumber, pct,
+         PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
 
 type Request = Schemas["InferencePlanRequest"];
@@ -25,6 +25,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     const apiIn = input({ type: "number", min: 0, step: "any", value: 0.2, "data-testid": "v-api-in" });
     const apiOut = input({ type: "number", min: 0, step: "any", value: 0.6, "data-testid": "v-api-out" });
     const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES.slice(0, 2), ["on_demand"]);
+    const providers = checkboxes("/constraints/providers", PROVIDERS, []);
     const form = formShell("Serving plan", [
         field("Model", model, "/model"), field("Precision", precision, "/precision"),
         field("Input tokens per request", inTok, "/input_tokens"),
@@ -34,7 +35,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         field("Max inter-token latency (ms)", itl, "/latency/max_inter_token_latency_ms"),
         field("API price: USD per million input tokens", apiIn, "/api_price/usd_per_million_input_tokens"),
         field("API price: USD per million output tokens", apiOut, "/api_price/usd_per_million_output_tokens"),
-        priceTypes,
+        priceTypes, providers,
     ], "Plan serving", "serving-form");
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
@@ -43,27 +44,62 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         const api_price = optNumber(apiIn) === undefined && optNumber(apiOut) === undefined ? undefined
             : { usd_per_million_input_tokens: optNumber(apiIn), usd_per_million_output_tokens: optNumber(apiOut) };
         const types = checkedValues(priceTypes, "/constraints/price_types");
+        const provs = checkedValues(providers, "/constraints/providers");
         const body: Request = {
             model: model.value, precision: precision.value as Request["precision"],
             input_tokens: Number(inTok.value), output_tokens: Number(outTok.value),
             traffic: { requests_per_second: optNumber(rps) },
             latency: { max_time_to_first_token_ms: optNumber(ttft), max_inter_token_latency_ms: optNumber(itl) },
-            constraints: types.length ? { price_types: types } : undefined,
+            constraints: types.length || provs.length
+                ? { price_types: types.length ? types : undefined, providers: provs.length ? provs : undefined } : undefined,
             api_price, limit: kOptions,
         };
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/inference", { body });
-        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body));
+        const plan = jsonAnswer<Plan>(data);
+        showOutcome(form, out, plan, error, response.status, (a) => render(a, body, form));
+        if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
+            noteAt(form, "/latency/max_time_to_first_token_ms",
+                   "No offering meets the latency targets: allow more time to the first token or between tokens.");
+        }
     });
     root.replaceChildren(h("h2", {}, "Serving"),
         h("p", { class: "lede" }, "Serving a model on rented accelerators, sized to the traffic and latency targets, ",
           "priced per million tokens against an API."), form, out);
 }
 
-const barLabel = (o: Option) => `${o.offering.instance_type} (${o.offering.provider})`;
-const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${o.offering.provider}, ${o.offering.price_type.replace(/_/g, " ")})`;
+const barLabel = (o: Option) => `${o.offering.instance_type} (${providerName(o.offering.provider)})`;
+const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${providerName(o.offering.provider)}, ${priceTypeName(o.offering.price_type)})`;
 
-function render(plan: Plan, body: Request): (HTMLElement | null)[] {
+// Why offerings were left out, in words, with the API's example of each reason.
+function skippedWords(plan: Plan, body: Request): string[] {
+    const example = (k: string) => plan.skipped_examples?.[k] ? ` (for example, ${plan.skipped_examples[k]})` : "";
+    const words: Record<string, (n: number) => string> = {
+        latency_target_unmet: (n) => `${n} cannot meet the latency targets${example("latency_target_unmet")}. ` +
+            "Allow a longer time to first token or inter-token latency.",
+        does_not_fit: (n) => `${n} do not have the memory for the model${example("does_not_fit")}. ` +
+            "A smaller model or precision fits more.",
+        precision_unsupported: (n) => `${n} have no published ${body.precision ?? "bf16"} speed${example("precision_unsupported")}. ` +
+            "Another precision may allow them.",
+        filtered: (n) => `${n} are outside the price types chosen. Allow more price types to consider them.`,
+        not_for_inference: (n) => `${n} are not offered for serving${example("not_for_inference")}.`,
+    };
+    return Object.entries(plan.skipped).filter(([, n]) => n > 0).map(([k, n]) =>
+        words[k]?.(n) ?? `${n} left out: ${k.replace(/_/g, " ")}${example(k)}.`);
+}
+
+function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement | null)[] {
+    if (plan.options.length === 0) {
+        return [
+            h("section", { class: "card nothing", "data-testid": "recommendation" },
+              h("h3", {}, "No option meets the targets"),
+              h("p", {}, `No offering can serve ${num(plan.requests_per_second, 2)} requests a second within the latency ` +
+                "targets and constraints. Of the offerings in the catalog:"),
+              h("ul", { "data-testid": "skipped" }, ...skippedWords(plan, body).map((w) => h("li", {}, w)))),
+            warningsBlock(plan.warnings, form),
+            assumptionsBlock(plan.assumptions),
+        ];
+    }
     const apiOut = body.api_price?.usd_per_million_output_tokens;
     const chart = bars("USD per million output tokens of each option against the API price",
                        { label: "USD per million output tokens", format: (v) => usd(v, 2) },
@@ -72,7 +108,7 @@ function render(plan: Plan, body: Request): (HTMLElement | null)[] {
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/inference", body, "serving-plan.csv");
     const rows = plan.options.map((o) => h("tr", { "data-id": o.offering.id },
-        h("td", {}, o.offering.provider), h("td", {}, o.offering.instance_type), h("td", {}, o.offering.price_type),
+        h("td", {}, providerName(o.offering.provider)), h("td", {}, o.offering.instance_type), h("td", {}, priceTypeName(o.offering.price_type)),
         h("td", { class: "num" }, o.tensor_parallel), h("td", { class: "num" }, o.replicas),
         h("td", { class: "num" }, servingNodes(o)), h("td", { class: "num" }, servingAccelerators(o)),
         h("td", { class: "num" }, num(o.time_to_first_token_ms, 0)), h("td", { class: "num" }, num(o.inter_token_latency_ms, 1)),
@@ -83,8 +119,8 @@ function render(plan: Plan, body: Request): (HTMLElement | null)[] {
     return [
         h("section", { class: "card", "data-testid": "recommendation" },
           h("h3", {}, plan.recommendation ? `Recommended: ${name(plan.recommendation)}` : "No option meets the targets"),
-          h("p", { "data-testid": "reasoning" }, plan.reasoning ?? "")),
-        warningsBlock(plan.warnings),
+          h("p", { "data-testid": "reasoning" }, prose(plan.reasoning ?? ""))),
+        warningsBlock(plan.warnings, form),
         h("p", { "data-testid": "counts" }, `${servingTotal(plan)} options meet the targets; `,
           `${num(plan.output_tokens_per_second, 0)} output tokens/s to serve; the ${plan.options.length} cheapest shown.`),
         h("figure", {}, chart),

@@ -2,9 +2,10 @@
 // config or a shape; shows the recommendation and its reasoning, the ranked options, cost against
 // time with the Pareto front and the deadline/budget lines, the best option per provider.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
-import { scatter, legend } from "../chart";
-import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, num, optNumber,
-         PRECISIONS, PRICE_TYPES, PROVIDERS, select, showProblem, table, usd, warningsBlock } from "../dom";
+import { bars, scatter, legend, type RefLine } from "../chart";
+import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
+         PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
+         warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
 
 type Request = Schemas["TrainingPlanRequest"];
@@ -30,6 +31,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
     const precision = select(PRECISIONS, "bf16", { "data-testid": "t-precision" });
     const deadline = input({ type: "number", min: 0, step: "any", value: 720, "data-testid": "t-deadline" });
     const budget = input({ type: "number", min: 0, step: "any", value: 150000, "data-testid": "t-budget" });
+    const maxAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", placeholder: "4096", "data-testid": "t-max-acc" });
     const providers = checkboxes("/constraints/providers", PROVIDERS, []);
     const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES, ["on_demand", "spot"]);
 
@@ -48,8 +50,9 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         field("Model given as", source, "model_source"), libraryField, hfField, shapeField,
         field("Training tokens (billions)", tokens, "/tokens_b"),
         field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
-        field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none"),
+        field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none; 720 h is 30 days"),
         field("Budget (USD)", budget, "/constraints/budget_usd", "empty: none"),
+        field("Most accelerators in the cluster", maxAcc, "/constraints/max_total_accelerators", "empty: up to 4,096"),
         providers, priceTypes,
     ], "Plan the run", "training-form");
     const out = h("div", { class: "results", "data-testid": "training-results" });
@@ -68,6 +71,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             model, tokens_b: Number(tokens.value), mode: mode.value as Request["mode"],
             precision: precision.value as Request["precision"],
             constraints: { deadline_hours: optNumber(deadline), budget_usd: optNumber(budget),
+                           max_total_accelerators: optNumber(maxAcc),
                            providers: provs.length ? provs : undefined, price_types: types?.length ? types : undefined },
             limit: kChartOptions,
         };
@@ -84,7 +88,20 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         }
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/training", { body });
-        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => renderPlan(a, body));
+        const plan = jsonAnswer<Plan>(data);
+        // Nothing qualifies: ask again for the options that miss, nearest first (the fastest when
+        // only the deadline binds, else the cheapest), to show what relaxing would buy.
+        let nearest: Plan | undefined;
+        if (plan && plan.feasible_count === 0 && plan.binding_constraints.length > 0) {
+            const timeOnly = plan.binding_constraints.every((b) => b.constraint === "deadline_hours");
+            const again = await api.POST("/v1/plans/training", { body: { ...body, include_infeasible: true, limit: kTableRows,
+                                                                          sort: timeOnly ? "time" : "expected_cost" } });
+            nearest = jsonAnswer<Plan>(again.data);
+        }
+        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest));
+        for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
+            noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
+        }
     });
 
     root.replaceChildren(h("h2", {}, "Training planner"),
@@ -92,19 +109,65 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
           "spot options include the expected cost of interruptions."), form, out);
 }
 
-function renderPlan(plan: Plan, body: Request): (HTMLElement | null)[] {
-    const rec = plan.recommendation;
+type Binding = Plan["binding_constraints"][number];
+
+// Which constraint binds, by how much, and what to change, in words.
+function bindingWords(b: Binding, body: Request): string {
+    const c = body.constraints ?? {};
+    if (b.constraint === "budget_usd") {
+        const which = b.others_met && c.deadline_hours !== undefined ? " that meets the deadline" : "";
+        return `The budget binds: the cheapest option${which} costs ${usd(b.best_value)}, ${usd(b.shortfall)} more than ` +
+               `the ${usd(b.limit)} budget. Raise the budget to at least ${usd(Math.ceil(b.best_value))}` +
+               `${b.others_met ? "" : " and allow more time"}, or allow more providers or price types.`;
+    }
+    if (b.constraint === "deadline_hours") {
+        const which = b.others_met && c.budget_usd !== undefined ? " within the budget" : "";
+        return `The deadline binds: the fastest option${which} takes ${duration(b.best_value)}, ` +
+               `${duration(b.shortfall)} more than the ${duration(b.limit)} deadline. Allow at least ` +
+               `${num(Math.ceil(b.best_value), 0)} hours${b.others_met ? "" : " and a larger budget"}, ` +
+               "or allow more providers or price types.";
+    }
+    return b.message;
+}
+
+// The options the API lists when none meets every constraint: each with what it misses.
+function renderNothing(plan: Plan, body: Request, form: HTMLFormElement, nearest: Plan | undefined): (HTMLElement | null)[] {
+    const options = nearest?.options ?? [];
+    const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
+                                    label: `${optionName(o)}: ${duration(o.expected_wall_clock_hours)}, ${usd(o.expected_cost_usd)}` });
+    return [
+        h("section", { class: "card nothing", "data-testid": "recommendation" },
+          h("h3", {}, "No option meets every constraint"),
+          h("ul", { "data-testid": "binding" }, ...plan.binding_constraints.map((b) => h("li", {}, bindingWords(b, body))))),
+        warningsBlock(plan.warnings, form),
+        options.length ? h("h3", {}, `The ${options.length} nearest options (none meets every constraint)`) : null,
+        options.length ? h("figure", {}, scatter("Expected cost against expected time of the nearest options",
+            { label: "expected wall-clock time (hours, log scale)", short: "expected hours (log scale)", log: true, format: (v) => num(v, 0) },
+            { label: "expected cost (USD, log scale)", short: "expected USD (log scale)", log: true, format: (v) => usdShort(v) },
+            options.map(point), [], refLines(body))) : null,
+        options.length ? optionsTable(options, "nearest-options", true) : null,
+        assumptionsBlock(plan.assumptions),
+    ];
+}
+
+function refLines(body: Request): RefLine[] {
     const deadline = body.constraints?.deadline_hours;
     const budget = body.constraints?.budget_usd;
-    const lines = [
+    return [
         ...(deadline !== undefined ? [{ axis: "x" as const, value: deadline, label: `deadline ${num(deadline, 0)} h` }] : []),
         ...(budget !== undefined ? [{ axis: "y" as const, value: budget, label: `budget ${usd(budget)}` }] : []),
     ];
+}
+
+function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: Plan): (HTMLElement | null)[] {
+    if (plan.feasible_count === 0) return renderNothing(plan, body, form, nearest);
+    const rec = plan.recommendation;
+    const lines = refLines(body);
     const point = (o: Option) => ({ x: o.expected_wall_clock_hours, y: o.expected_cost_usd, group: o.offering.price_type,
                                     label: `${optionName(o)}: ${num(o.expected_wall_clock_hours)} h, ${usd(o.expected_cost_usd)}` });
     const chart = scatter("Expected cost against expected time of every feasible option",
-                          { label: "expected wall-clock time (hours, log scale)", log: true, format: (v) => num(v, 0) },
-                          { label: "expected cost (USD, log scale)", log: true, format: (v) => usd(v) },
+                          { label: "expected wall-clock time (hours, log scale)", short: "expected hours (log scale)", log: true, format: (v) => num(v, 0) },
+                          { label: "expected cost (USD, log scale)", short: "expected USD (log scale)", log: true, format: (v) => usdShort(v) },
                           plan.options.map(point), plan.pareto_front.map(point), lines);
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/training", body, "training-plan.csv");
@@ -115,17 +178,18 @@ function renderPlan(plan: Plan, body: Request): (HTMLElement | null)[] {
                   h("span", { "data-testid": "rec-cost", "data-value": rec.expected_cost_usd }, usd(rec.expected_cost_usd)),
                   " expected, ",
                   h("span", { "data-testid": "rec-hours", "data-value": rec.expected_wall_clock_hours },
-                    `${num(rec.expected_wall_clock_hours)} h`),
+                    duration(rec.expected_wall_clock_hours)),
                   `, p10–p90 ${usd(rec.cost_usd_p10)}–${usd(rec.cost_usd_p90)}`) : null,
-          h("p", { "data-testid": "reasoning" }, plan.reasoning ?? ""),
+          h("p", { "data-testid": "reasoning" }, prose(plan.reasoning ?? "")),
           plan.binding_constraints.length ? h("ul", { "data-testid": "binding" },
-              ...plan.binding_constraints.map((b) => h("li", {}, b.message))) : null),
-        warningsBlock(plan.warnings),
+              ...plan.binding_constraints.map((b) => h("li", {}, prose(b.message)))) : null),
+        warningsBlock(plan.warnings, form),
         h("p", { "data-testid": "counts" }, `${plan.feasible_count} feasible options of ${plan.offerings_considered ?? "?"} `,
           `offerings considered; ${plan.pareto_front.length} on the Pareto front.`),
         h("figure", {}, chart,
           h("figcaption", {}, legend([{ name: "on-demand", cls: "on_demand" }, { name: "spot", cls: "spot" },
                                       { name: "other price types", cls: "other" }, { name: "Pareto front", cls: "front" }]))),
+        ...monthly(plan),
         h("h3", {}, "Best option per provider"),
         optionsTable(plan.best_by_provider, "best-by-provider"),
         h("h3", {}, `Ranked options (first ${Math.min(kTableRows, plan.options.length)} of ${plan.total_count})`),
@@ -137,17 +201,42 @@ function renderPlan(plan: Plan, body: Request): (HTMLElement | null)[] {
 
 const optionName = (o: Option): string =>
     `${o.nodes} × ${o.offering.instance_type} (${o.total_accelerators} × ${o.offering.accelerator}, ` +
-    `${o.offering.price_type.replace(/_/g, " ")}, ${o.offering.provider} ${o.offering.region})`;
+    `${priceTypeName(o.offering.price_type)}, ${providerName(o.offering.provider)} ${o.offering.region})`;
 
-function optionsTable(options: Option[], testid: string): HTMLElement {
+// The recommended run's cash by calendar month (the API's budget view), as bars and a table.
+function monthly(plan: Plan): HTMLElement[] {
+    const b = plan.budget;
+    if (!b || b.monthly.length === 0) return [];
+    const name = (m: string) => new Date(`${m}-01T00:00:00Z`).toLocaleString("en-US", { month: "short", year: "numeric", timeZone: "UTC" });
+    const parts = [b.storage_usd ? `storage ${usd(b.storage_usd)}` : "", b.egress_usd ? `egress ${usd(b.egress_usd)}` : ""].filter(Boolean);
+    return [
+        h("h3", {}, "Cash by calendar month"),
+        h("p", {}, `The recommended run starting ${b.start_date}${b.start_date_source === "today" ? " (today)" : ""}: `,
+          h("strong", { "data-testid": "budget-total", "data-value": b.total_usd }, usd(b.total_usd)),
+          ` in all${parts.length ? `, of which ${parts.join(" and ")}` : ""}.`),
+        h("figure", {}, bars("The recommended run's cost by calendar month", { label: "USD in the month", format: (v) => usdShort(v) },
+                             b.monthly.map((m) => ({ label: name(m.month), value: m.usd })))),
+        table(["Month", "USD"], b.monthly.map((m) => h("tr", { "data-month": m.month },
+            h("td", {}, name(m.month)), h("td", { class: "num", "data-value": m.usd }, usd(m.usd)))), "monthly", [1]),
+    ];
+}
+
+// What an option misses, in words.
+const misses = (o: Option): string => o.violations.map((v) =>
+    v.constraint === "budget_usd" ? `${usd(v.value - v.limit)} over the budget`
+        : v.constraint === "deadline_hours" ? `${duration(v.value - v.limit)} past the deadline`
+        : `${v.constraint.replace(/_/g, " ")} ${num(v.value)} (limit ${num(v.limit)})`).join("; ");
+
+function optionsTable(options: Option[], testid: string, withMisses = false): HTMLElement {
     const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes },
-        h("td", {}, o.offering.provider), h("td", {}, o.offering.instance_type),
-        h("td", {}, o.offering.price_type.replace(/_/g, " ")), h("td", {}, o.offering.region),
+        h("td", {}, providerName(o.offering.provider)), h("td", {}, o.offering.instance_type),
+        h("td", {}, priceTypeName(o.offering.price_type)), h("td", {}, o.offering.region),
         h("td", { class: "num" }, o.nodes), h("td", { class: "num" }, o.total_accelerators),
         h("td", { class: "num", "data-value": o.expected_wall_clock_hours }, num(o.expected_wall_clock_hours)),
         h("td", { class: "num", "data-value": o.expected_cost_usd }, usd(o.expected_cost_usd)),
         h("td", { class: "num" }, `${usd(o.cost_usd_p10)}–${usd(o.cost_usd_p90)}`),
-        h("td", {}, asOfCell(o.offering.as_of, o.offering.as_of_estimated))));
+        h("td", {}, asOfCell(o.offering.as_of, o.offering.as_of_estimated)),
+        withMisses ? h("td", { "data-testid": "misses" }, misses(o)) : null));
     return table(["Provider", "Instance", "Price type", "Region", "Nodes", "Accelerators", "Expected hours",
-                  "Expected cost", "p10–p90", "Price as of"], rows, testid, [4, 5, 6, 7, 8]);
+                  "Expected cost", "p10–p90", "Price as of", ...(withMisses ? ["Misses"] : [])], rows, testid, [4, 5, 6, 7, 8]);
 }
