@@ -32,6 +32,44 @@ pricing::Error Unavailable(const std::string& detail) {
     return MakeError(ErrorCode::kUnavailable, detail);
 }
 
+// What an earlier request with this Idempotency-Key recorded, read in the write's own
+// transaction: nothing for a new key (or none sent), kInvalidArgument when the key came with
+// another request. The one check behind every idempotent write (catalog writes, scenarios).
+pricing::Result<std::optional<http::StoredResponse>> RecordedAnswer(
+    pqxx::transaction_base& tx, const http::WriteRequest& request) {
+    if (request.idempotency_key.empty()) {
+        return std::optional<http::StoredResponse>();
+    }
+    auto seen = tx.exec_params(
+        "SELECT request_hash, status, response_body, etag FROM idempotency_keys"
+        " WHERE api_key_id = $1 AND key = $2",
+        request.principal.key_id, request.idempotency_key);
+    if (seen.empty()) {
+        return std::optional<http::StoredResponse>();
+    }
+    if (seen[0][0].as<std::string>() != request.request_hash) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "this Idempotency-Key was already used with a different request; use a "
+                         "new key for a new request",
+                         "Idempotency-Key");
+    }
+    return std::optional<http::StoredResponse>(http::StoredResponse{
+        seen[0][1].as<int>(), seen[0][2].as<std::string>(), seen[0][3].as<std::string>(), true});
+}
+
+// Records `answer` under the request's Idempotency-Key (none sent: nothing), in the write's
+// transaction, so that a retry finds it exactly when the write committed.
+void RecordAnswer(pqxx::transaction_base& tx, const http::WriteRequest& request,
+                  const http::StoredResponse& answer) {
+    if (request.idempotency_key.empty()) {
+        return;
+    }
+    tx.exec_params("INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
+                   " response_body, etag) VALUES ($1, $2, $3, $4, $5, $6)",
+                   request.principal.key_id, request.idempotency_key, request.request_hash,
+                   answer.status, answer.body, answer.etag);
+}
+
 class Listener final : public pqxx::notification_receiver {
 public:
     Listener(pqxx::connection_base& conn, bool& notified)
@@ -409,22 +447,12 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
         try {
             pqxx::work tx(lease.value()->conn());
             tx.exec_params("SELECT revision FROM catalog_state FOR UPDATE");
-            if (!request.idempotency_key.empty()) {
-                auto seen = tx.exec_params(
-                    "SELECT request_hash, status, response_body, etag FROM idempotency_keys"
-                    " WHERE api_key_id = $1 AND key = $2",
-                    request.principal.key_id, request.idempotency_key);
-                if (!seen.empty()) {
-                    if (seen[0][0].as<std::string>() != request.request_hash) {
-                        return MakeError(ErrorCode::kInvalidArgument,
-                                         "this Idempotency-Key was already used with a different "
-                                         "request; use a new key for a new request",
-                                         "Idempotency-Key");
-                    }
-                    http::StoredResponse replay{seen[0][1].as<int>(), seen[0][2].as<std::string>(),
-                                                seen[0][3].as<std::string>(), true};
-                    return replay;
-                }
+            auto recorded = RecordedAnswer(tx, request);
+            if (!recorded.ok()) {
+                return recorded.error();
+            }
+            if (recorded.value()) {
+                return *recorded.value();
             }
             // key_id 0 is the operator on the command line (`gpucost import` with
             // DATABASE_URL): no API key, the rows are recorded with recorded_by NULL.
@@ -444,13 +472,7 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
                 return outcome.error();
             }
             revision = BumpRevision(tx);
-            if (!request.idempotency_key.empty()) {
-                const auto& r = outcome.value();
-                tx.exec_params("INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
-                               " response_body, etag) VALUES ($1, $2, $3, $4, $5, $6)",
-                               request.principal.key_id, request.idempotency_key,
-                               request.request_hash, r.status, r.body, r.etag);
-            }
+            RecordAnswer(tx, request, outcome.value());
             committing = true;
             tx.commit();
             connected_ = true;
@@ -641,19 +663,13 @@ pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& 
             // save one scenario: the second waits, then finds the first's row.
             tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))",
                            static_cast<int>(request.principal.key_id), request.idempotency_key);
-            auto seen = tx.exec_params(
-                "SELECT request_hash, response_body FROM idempotency_keys"
-                " WHERE api_key_id = $1 AND key = $2",
-                request.principal.key_id, request.idempotency_key);
-            if (!seen.empty()) {
-                if (seen[0][0].as<std::string>() != request.request_hash) {
-                    return MakeError(ErrorCode::kInvalidArgument,
-                                     "this Idempotency-Key was already used with a different "
-                                     "request; use a new key for a new request",
-                                     "Idempotency-Key");
-                }
+            auto recorded = RecordedAnswer(tx, request);
+            if (!recorded.ok()) {
+                return recorded.error();
+            }
+            if (recorded.value()) {
                 auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1",
-                                          std::stoll(seen[0][1].as<std::string>()));
+                                          std::stoll(recorded.value()->body));
                 if (!row.empty()) {
                     http::Scenario replay = ScenarioFromRow(row[0]);
                     replay.replayed = true;
@@ -668,14 +684,8 @@ pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& 
                                  draft.saved_result_json, draft.catalog_revision,
                                  request.principal.key_id)[0][0]
                       .as<std::int64_t>();
-        if (!request.idempotency_key.empty()) {
-            // The response recorded is the scenario's id: a replay answers the scenario as
-            // it is then.
-            tx.exec_params("INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
-                           " response_body, etag) VALUES ($1, $2, $3, 201, $4, '')",
-                           request.principal.key_id, request.idempotency_key,
-                           request.request_hash, std::to_string(id));
-        }
+        // The answer recorded is the scenario's id: a replay answers the scenario as it is then.
+        RecordAnswer(tx, request, http::StoredResponse{201, std::to_string(id), "", false});
         auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
         tx.commit();
         return ScenarioFromRow(row[0]);
