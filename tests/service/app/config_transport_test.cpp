@@ -22,6 +22,7 @@ TEST_SUITE("config transport") {
         auto r = ParseConfig({}, Env({}));
         REQUIRE(r.ok());
         CHECK(r.value().max_connections == 900);
+        CHECK(r.value().max_connections_per_address == 64);
         CHECK(r.value().request_timeout_s == 10);
         CHECK(r.value().keep_alive_timeout_s == 5);
         CHECK(r.value().shutdown_grace_s == 10);
@@ -45,6 +46,20 @@ TEST_SUITE("config transport") {
         CHECK(r.value().shutdown_grace_s == 0);
         CHECK(r.value().tls_cert == "c.pem");
         CHECK(r.value().tls_key == "k.pem");
+    }
+
+    TEST_CASE("the per-address connection share is read from its flag or variable, 1-1000") {
+        auto flag = ParseConfig({"--max-connections-per-address", "900"}, Env({}));
+        REQUIRE(flag.ok());
+        CHECK(flag.value().max_connections_per_address == 900);
+        auto env = ParseConfig({}, Env({{"GPUCOST_MAX_CONNECTIONS_PER_ADDRESS", "8"}}));
+        REQUIRE(env.ok());
+        CHECK(env.value().max_connections_per_address == 8);
+        for (const char* bad : {"0", "1001", "many"}) {
+            auto r = ParseConfig({"--max-connections-per-address", bad}, Env({}));
+            REQUIRE_FALSE(r.ok());
+            CHECK(r.error().message.find("--max-connections-per-address") != std::string::npos);
+        }
     }
 
     TEST_CASE("out-of-range transport values and a lone TLS file are all reported") {
