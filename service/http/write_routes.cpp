@@ -100,8 +100,14 @@ json HistoryJson(const OfferingHistory& h) {
              {"current", !p.valid_to_us.has_value()},
              {"recorded_at", FormatTimestamp(p.recorded_at_us)}});
     }
+    // The history record's offering carries no superseded list of its own: count what
+    // GET /v1/offerings/{id} counts, every observation but the current one.
+    json offering = ToJson(h.offering, /*with_history=*/false);
+    offering["superseded_price_count"] =
+        std::count_if(h.prices.begin(), h.prices.end(),
+                      [](const PriceInterval& p) { return p.valid_to_us.has_value(); });
     return {{"id", h.offering.id},
-            {"offering", ToJson(h.offering, /*with_history=*/false)},
+            {"offering", std::move(offering)},
             {"retired", h.retired_at_us.has_value()},
             {"retired_at", h.retired_at_us ? json(FormatTimestamp(*h.retired_at_us)) : json(nullptr)},
             {"version", h.version},

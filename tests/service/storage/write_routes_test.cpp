@@ -93,6 +93,10 @@ TEST_SUITE("write_routes") {
         CHECK(history->status == 200);
         CHECK(history->get_header_value("ETag") == "\"v2\"");
         CHECK(Body(history)["prices"].size() == 4);
+        // The offering in the history says what the offering itself says.
+        CHECK(Body(history)["offering"]["superseded_price_count"] ==
+              Body(current)["superseded_price_count"]);
+        CHECK(Body(current)["superseded_price_count"] == 3);
         CheckProblem(c.Get("/v1/offerings/nope/history"), 404, "not_found");
     }
 
