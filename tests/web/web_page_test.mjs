@@ -509,6 +509,12 @@ async function spotPick(page, width) {
     await page.selectOption("[data-testid=s-source]", "offering").catch(() => {});
     check(!(await page.isVisible("[data-testid=s-od]")) && !(await page.isVisible("[data-testid=s-rate]")),
           `${width} px, spot from an offering: the typed prices and rate are not shown`);
+    // Spot offerings without Spot Advisor data (GCP's, among others) plan at the worst bucket,
+    // so the list offers them too.
+    await page.fill("[data-testid=s-picker-search]", "gcp spot", { timeout: 3000 }).catch(() => {});
+    const gcpListed = await page.locator("[data-testid=s-picker-list] button").first()
+        .waitFor({ timeout: 5000 }).then(() => true).catch(() => false);
+    check(gcpListed, `${width} px, spot: offerings without interruption data are in the list too`);
     const id = await pickOffering(page, "s-picker", "h100 aws");
     check(id !== null && (await page.inputValue("[data-testid=s-offering]").catch(() => "")) === id,
           `${width} px, spot: an offering picked from the list fills the offering (${id})`);

@@ -20,7 +20,9 @@ export function spotView(root: HTMLElement): void {
     // twin): one or the other is shown and sent, never both.
     const source = select([["hand", "typed in below"], ["offering", "a spot offering in the catalog"]], "hand",
                           { "data-testid": "s-source" });
-    const picker = offeringPicker(offering, ["spot"], "s-picker", (o) => o.spot_interruption !== null);
+    // Every spot offering: one without Spot Advisor data is planned at the worst bucket, and the
+    // answer says so in its warnings.
+    const picker = offeringPicker(offering, ["spot"], "s-picker");
     const nodes = input({ type: "number", min: 1, step: 1, value: 1, "data-testid": "s-nodes" });
     const ckpt = input({ type: "number", min: 0, step: "any", value: 5, "data-testid": "s-ckpt" });
     const restart = input({ type: "number", min: 0, step: "any", value: 10, "data-testid": "s-restart" });
@@ -29,7 +31,7 @@ export function spotView(root: HTMLElement): void {
                     field("Spot USD per instance-hour", sp, "/spot_usd_per_hour"),
                     field("Interruptions per instance-hour", rate, "/interruptions_per_hour")];
     const fromCatalog = [field("Spot offering id", offering, "/spot_offering_id",
-                               "its price, interruption rate and on-demand twin come from the catalog; listed: spot offerings with interruption data"), picker];
+                               "its price, interruption rate and on-demand twin come from the catalog; one without interruption data is planned at the worst bucket (>20 %), as its warnings say"), picker];
     const showSource = () => {
         for (const f of byHand) f.hidden = source.value !== "hand";
         for (const f of fromCatalog) f.hidden = source.value !== "offering";
