@@ -1,9 +1,11 @@
 #include "service/http/request_context.hpp"
 
+#include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cstdint>
 #include <random>
+
+#include "service/http/request_frame.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -68,15 +70,8 @@ void SetEmptyHeaderFields(std::vector<std::string> names) {
 }
 
 bool HeaderSentEmpty(std::string_view name) {
-    for (const std::string& field : t_empty_header_fields) {
-        bool same = field.size() == name.size();
-        for (std::size_t i = 0; same && i < field.size(); ++i) {
-            same = std::tolower(static_cast<unsigned char>(field[i])) ==
-                   std::tolower(static_cast<unsigned char>(name[i]));
-        }
-        if (same) return true;
-    }
-    return false;
+    return std::any_of(t_empty_header_fields.begin(), t_empty_header_fields.end(),
+                       [name](const std::string& field) { return EqualsIgnoreCase(field, name); });
 }
 
 }  // namespace gpucost::http

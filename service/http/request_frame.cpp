@@ -48,15 +48,6 @@ std::string_view TrimOws(std::string_view s) {
     return s;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               auto lower = [](char c) {
-                   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-               };
-               return lower(x) == lower(y);
-           });
-}
-
 RequestFrame Refuse(int status, std::string code, std::string detail) {
     RequestFrame frame;
     frame.state = FrameState::kRefused;
@@ -281,6 +272,13 @@ private:
 };
 
 }  // namespace
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(),
+                      [&](char x, char y) { return lower(x) == lower(y); });
+}
 
 bool MethodTakesBody(std::string_view method) {
     return method == "POST" || method == "PUT" || method == "PATCH";

@@ -70,6 +70,10 @@ struct RequestFrame {
 // received already break a rule (a bare LF, an overlong line), without waiting for the rest.
 RequestFrame FrameRequest(std::string_view received, const FrameLimits& limits);
 
+// ASCII case-insensitive equality: how HTTP compares field names (RFC 9110 §5.1) and tokens
+// such as "100-continue". The one such compare of the transport and the request context.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
 // True for the methods whose requests may carry a body (POST, PUT, PATCH); every other
 // method's request is refused when it announces one.
 bool MethodTakesBody(std::string_view method);

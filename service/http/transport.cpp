@@ -66,14 +66,6 @@ void SendAndForget(int fd, std::string_view bytes) {
     (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
 std::string_view Trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
@@ -532,13 +524,17 @@ void EventServer::RefuseAndLinger(const std::shared_ptr<Connection>& conn) {
 // Closes for writing (the client reads the answer, then end of stream) and drops what the
 // client still sends until it closes or linger_timeout passes.
 void EventServer::Linger(const std::shared_ptr<Connection>& conn) {
-    ::shutdown(conn->fd, SHUT_WR);
-    conn->lingering = true;
-    conn->in.clear();
-    conn->in.shrink_to_fit();
-    conn->frame = RequestFrame{};
-    conn->deadline = Clock::now() + options_.linger_timeout;
+    BeginLinger(*conn, Clock::now());
     DrainLingering(conn);
+}
+
+void EventServer::BeginLinger(Connection& conn, Clock::time_point now) const {
+    ::shutdown(conn.fd, SHUT_WR);
+    conn.lingering = true;
+    conn.in.clear();
+    conn.in.shrink_to_fit();
+    conn.frame = RequestFrame{};
+    conn.deadline = now + options_.linger_timeout;
 }
 
 void EventServer::DrainLingering(const std::shared_ptr<Connection>& conn) {
@@ -631,12 +627,7 @@ void EventServer::ReaperLoop() {
                                                       std::to_string(options_.request_timeout.count()) +
                                                       " ms of its first byte",
                                                   HeadOf(conn->in)));
-                    ::shutdown(conn->fd, SHUT_WR);
-                    conn->lingering = true;
-                    conn->in.clear();
-                    conn->in.shrink_to_fit();
-                    conn->frame = RequestFrame{};
-                    conn->deadline = now + options_.linger_timeout;
+                    BeginLinger(*conn, now);
                     continue;
                 }
             }

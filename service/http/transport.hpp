@@ -117,6 +117,9 @@ private:
     bool ServeOne(Connection& conn);
     void RefuseAndLinger(const std::shared_ptr<Connection>& conn);
     void Linger(const std::shared_ptr<Connection>& conn);
+    // Shuts the connection for writing and starts dropping what the client still sends, until
+    // it closes or linger_timeout passes (caller owns the connection or holds mutex_).
+    void BeginLinger(Connection& conn, std::chrono::steady_clock::time_point now) const;
     void DrainLingering(const std::shared_ptr<Connection>& conn);
     void Rearm(const std::shared_ptr<Connection>& conn);
     bool IdleAfterAnswer(const Connection& conn) const;
