@@ -1,24 +1,19 @@
 // The connection boundary: a request hidden in another request's body is never answered, and
 // pipelined requests split at any byte get the same answers as the same requests sent one per
 // connection. Against the real EventServer with every route, over loopback sockets.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <cstdint>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/support/raw_client.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
+using Conn = gpucost::testing::RawClient;
 using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 using Clock = std::chrono::steady_clock;
@@ -30,55 +25,6 @@ struct Answer {
     int status = 0;
     std::string head;
     std::string body;
-};
-
-// A loopback connection that sends bytes (whole, or cut into pieces) and reads until the
-// server closes or `timeout` passes.
-class Conn {
-public:
-    explicit Conn(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_port = htons(static_cast<std::uint16_t>(port));
-        ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    }
-    ~Conn() { ::close(fd_); }
-    Conn(const Conn&) = delete;
-    Conn& operator=(const Conn&) = delete;
-    Conn(Conn&&) = delete;
-    Conn& operator=(Conn&&) = delete;
-
-    bool connected() const { return connected_; }
-
-    void Send(std::string_view bytes) const {
-        while (!bytes.empty()) {
-            ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-            if (n <= 0) return;  // the server closed: what it answered is still read below
-            bytes.remove_prefix(static_cast<std::size_t>(n));
-        }
-    }
-    void EndOfRequests() const { ::shutdown(fd_, SHUT_WR); }
-
-    // Everything until the server closes (or `timeout`).
-    std::string ReadAll(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) const {
-        std::string out;
-        auto deadline = Clock::now() + timeout;
-        char buf[16384];
-        for (;;) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            pollfd p{fd_, POLLIN, 0};
-            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-            ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-            if (n <= 0) break;
-            out.append(buf, static_cast<std::size_t>(n));
-        }
-        return out;
-    }
-
-private:
-    int fd_;
-    bool connected_ = false;
 };
 
 std::string HeaderValue(std::string_view head, std::string_view name) {

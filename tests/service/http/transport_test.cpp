@@ -1,13 +1,7 @@
 #include "service/http/transport.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <doctest/doctest.h>
 
-#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -16,87 +10,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/raw_client.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::RawClient;
 using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// A connected loopback socket; closed on destruction.
-class RawClient {
-public:
-    explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_port = htons(static_cast<std::uint16_t>(port));
-        ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-        timeval tv{5, 0};
-        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    }
-    ~RawClient() { ::close(fd_); }
-    RawClient(const RawClient&) = delete;
-    RawClient& operator=(const RawClient&) = delete;
-    RawClient(RawClient&&) = delete;
-    RawClient& operator=(RawClient&&) = delete;
-
-    bool connected() const { return connected_; }
-    bool Send(const std::string& bytes) const {
-        return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-               static_cast<ssize_t>(bytes.size());
-    }
-    // Reads until `count` complete responses (by Content-Length) arrived, the peer closed,
-    // or 5 s passed.
-    std::string Read(int count = 1) const {
-        std::string out;
-        char buf[8192];
-        while (Responses(out) < count) {
-            ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-            if (n <= 0) break;
-            out.append(buf, static_cast<std::size_t>(n));
-        }
-        return out;
-    }
-    // Reads until `marker` arrived (or the peer closed, or 5 s passed).
-    std::string ReadUntil(const std::string& marker) const {
-        std::string out;
-        char byte = 0;
-        while (out.find(marker) == std::string::npos && ::recv(fd_, &byte, 1, 0) == 1) {
-            out.push_back(byte);
-        }
-        return out;
-    }
-    // True when the server closed the connection within 5 s: an orderly close, or a reset
-    // when bytes were sent after it.
-    bool ClosedByServer() const {
-        char byte = 0;
-        ssize_t n = ::recv(fd_, &byte, 1, 0);
-        return n == 0 || (n < 0 && errno == ECONNRESET);
-    }
-
-private:
-    static int Responses(const std::string& out) {
-        int found = 0;
-        std::size_t pos = 0;
-        for (;;) {
-            auto head_end = out.find("\r\n\r\n", pos);
-            if (head_end == std::string::npos) return found;
-            auto cl = out.find("Content-Length: ", pos);
-            std::size_t length = 0;
-            if (cl != std::string::npos && cl < head_end) length = std::stoul(out.substr(cl + 16));
-            if (out.size() < head_end + 4 + length) return found;
-            ++found;
-            pos = head_end + 4 + length;
-        }
-    }
-
-    int fd_;
-    bool connected_ = false;
-};
 
 const std::string kHealthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
 
