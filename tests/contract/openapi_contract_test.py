@@ -6,7 +6,8 @@ usage: openapi_contract_test.py GPUCOST_BINARY OPENAPI_YAML
 Every operation in the document is called at least once; each response's status must be
 documented for that operation and its body must validate against the documented schema
 (a small validator for the subset of JSON Schema the document uses: $ref, allOf, type with
-null, required, properties, items, enum, additionalProperties, minimum, maximum). Examples in
+null, required, properties, items, enum, additionalProperties, unevaluatedProperties, minimum,
+maximum). Every response schema must be closed, so a served field the document lacks fails. Examples in
 the document are validated too, so they cannot drift from the schemas.
 Prints one line per check and ends with 'N passed, M failed'.
 """
@@ -86,10 +87,70 @@ def validate(value, schema, path="$"):
             for key, v in value.items():
                 if key not in props:
                     errors += validate(v, extra, f"{path}.{key}")
+        elif extra is False:
+            errors += [f"{path}: '{key}' is served but not in the schema" for key in value
+                       if key not in props]
+        if schema.get("unevaluatedProperties") is False:
+            known = evaluated_properties(value, schema)
+            errors += [f"{path}: '{key}' is served but not in the schema" for key in value
+                       if key not in known]
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             errors += validate(item, schema["items"], f"{path}[{i}]")
     return errors
+
+
+def evaluated_properties(value, schema):
+    """The member names a schema and its allOf parts (and the oneOf part that matches)
+    declare, as unevaluatedProperties sees them."""
+    schema = resolve(schema)
+    names = set(schema.get("properties", {}))
+    for sub in schema.get("allOf", []):
+        names |= evaluated_properties(value, sub)
+    for sub in schema.get("oneOf", []):
+        if not validate(value, sub):
+            names |= evaluated_properties(value, sub)
+    return names
+
+
+def open_response_schemas():
+    """Object schemas reachable from a response that list properties but say nothing about
+    other members: a field served and forgotten in the document would pass them silently.
+    A part of an allOf is closed by its parent's unevaluatedProperties: false."""
+    found, seen = [], set()
+
+    def walk(schema, where, closed_by_parent=False):
+        if not isinstance(schema, dict):
+            return
+        if "$ref" in schema:
+            key = (schema["$ref"], closed_by_parent)
+            if key not in seen:
+                seen.add(key)
+                walk(resolve(schema), schema["$ref"], closed_by_parent)
+            return
+        closes = schema.get("unevaluatedProperties") is False
+        if ("properties" in schema and not closed_by_parent and not closes
+                and "additionalProperties" not in schema):
+            found.append(where)
+        for key, sub in schema.get("properties", {}).items():
+            walk(sub, f"{where}.{key}")
+        if isinstance(schema.get("additionalProperties"), dict):
+            walk(schema["additionalProperties"], where + ".*")
+        if "items" in schema:
+            walk(schema["items"], where + "[]")
+        for i, sub in enumerate(schema.get("allOf", [])):
+            walk(sub, f"{where}.allOf[{i}]", closed_by_parent or closes)
+        for comb in ("oneOf", "anyOf"):
+            for i, sub in enumerate(schema.get(comb, [])):
+                walk(sub, f"{where}.{comb}[{i}]")
+
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            for status, resp in op["responses"].items():
+                for media, content in resolve(resp).get("content", {}).items():
+                    if "schema" in content:
+                        walk(content["schema"], f"{method.upper()} {path} {status} {media}")
+    return found
 
 
 def operation(path, method):
@@ -130,6 +191,12 @@ def call(doc_path, url_path, method="get", expect=200, body=None, headers=None):
         return value
     return raw
 
+
+# 0. Every response schema is closed, so the checks below fail on a field the server sends
+#    and the document does not list (a field added to an answer and forgotten in the spec).
+for where in open_response_schemas():
+    check(False, f"response schema {where} is closed (additionalProperties or unevaluatedProperties)")
+check(True, "response schemas are closed")
 
 # 1. Examples in the document validate against their schemas.
 for path, item in spec["paths"].items():
