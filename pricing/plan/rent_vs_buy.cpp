@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "pricing/money.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 
@@ -689,6 +690,44 @@ const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation) 
     return "rent";
 }
 
+namespace {
+
+// Money as answers state it (pricing/money.hpp), once the recommendation is made: capex, opex,
+// rent and resale to the cent, and every total and cumulative point rebuilt from them in whole
+// cents, so that capex + months x opex - resale is the own side and months x monthly rent the
+// rent side exactly, as a budget tool recomputing them gets.
+void StateMoneyInCents(RentVsBuyPlan& plan) {
+    const long long capex = ToCents(plan.capex_usd);
+    const long long opex = ToCents(plan.opex_usd_per_month);
+    const long long rent = ToCents(plan.monthly_rent_usd);
+    const long long resale = ToCents(plan.residual_value_at_horizon_usd);
+    plan.capex_usd = FromCents(capex);
+    plan.opex_usd_per_month = FromCents(opex);
+    plan.monthly_rent_usd = FromCents(rent);
+    plan.residual_value_at_horizon_usd = FromCents(resale);
+    plan.monthly_own_usd = RoundToCents(plan.monthly_own_usd);
+    plan.npv_own_usd = RoundToCents(plan.npv_own_usd);
+    plan.npv_rent_usd = RoundToCents(plan.npv_rent_usd);
+    plan.total_rent_usd = FromCents(rent * plan.rent_billed_months);
+    plan.total_own_usd = FromCents(capex + opex * plan.horizon_months - resale);
+    for (CumulativePoint& point : plan.cumulative) {
+        const long long resale_then = ToCents(point.own_usd - point.own_net_of_resale_usd);
+        const long long owned = capex + opex * point.month;
+        point.rent_usd = FromCents(rent * point.month);
+        point.own_usd = FromCents(owned);
+        point.own_net_of_resale_usd =
+            FromCents(owned - (point.month == plan.horizon_months ? resale : resale_then));
+    }
+    for (RentOption& option : plan.rent_options) {
+        const long long monthly = ToCents(option.monthly_usd);
+        option.monthly_usd = FromCents(monthly);
+        option.total_usd = FromCents(monthly * option.billed_months);
+        option.npv_usd = RoundToCents(option.npv_usd);
+    }
+}
+
+}  // namespace
+
 Status RentVsBuyRequest::Validate() const {
     FieldChecker check;
     check.Range(buy.capex_usd, "/buy/capex_usd", 0, kMaxUsd);
@@ -757,6 +796,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
             RentOptions(catalog, *own.offering, own.count, plan, own.monthly_rate);
     }
     Recommend(request, plan, own);
+    StateMoneyInCents(plan);
     return plan;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 
@@ -758,10 +759,15 @@ Status PriceExpectedRun(const SpotPlanRequest& request, SpotPlan& plan) {
     // number is the rate times the expected run (Wald).
     plan.expected_interruptions = plan.cluster_interruptions_per_hour * plan.expected_spot_hours;
     plan.expected_overhead_fraction = plan.expected_spot_hours / work - 1.0;
-    plan.expected_spot_cost_usd = plan.expected_spot_hours * plan.spot_cluster_usd_per_hour;
     plan.on_demand_hours = work;
-    plan.on_demand_cost_usd = work * plan.on_demand_cluster_usd_per_hour;
-    plan.expected_savings_usd = plan.on_demand_cost_usd - plan.expected_spot_cost_usd;
+    // Money as answers state it (pricing/money.hpp): both costs to the cent, and the saving
+    // their difference in cents, so that the three figures shown agree exactly.
+    const long long spot_cents =
+        ToCents(plan.expected_spot_hours * plan.spot_cluster_usd_per_hour);
+    const long long on_demand_cents = ToCents(work * plan.on_demand_cluster_usd_per_hour);
+    plan.expected_spot_cost_usd = FromCents(spot_cents);
+    plan.on_demand_cost_usd = FromCents(on_demand_cents);
+    plan.expected_savings_usd = FromCents(on_demand_cents - spot_cents);
     plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
     return Ok{};
 }

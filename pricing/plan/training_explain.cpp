@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "pricing/estimate/training.hpp"
+#include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -303,6 +304,32 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     return out;
 }
 
+namespace {
+
+// Money as answers state it (pricing/money.hpp): compute, storage and egress to the cent, the
+// total their sum, and the months the total split by largest remainder, so that a budget tool
+// adding either the parts or the months gets the total to the cent.
+void StateBudgetInCents(BudgetView& view, const std::map<std::string, double>& monthly_usd) {
+    const long long compute = ToCents(view.compute_usd);
+    const long long storage = view.storage_usd ? ToCents(*view.storage_usd) : 0;
+    const long long egress = view.egress_usd ? ToCents(*view.egress_usd) : 0;
+    const long long total = compute + storage + egress;
+    view.compute_usd = FromCents(compute);
+    if (view.storage_usd) view.storage_usd = FromCents(storage);
+    if (view.egress_usd) view.egress_usd = FromCents(egress);
+    view.total_usd = FromCents(total);
+    std::vector<double> weights;
+    weights.reserve(monthly_usd.size());
+    for (const auto& [month, usd] : monthly_usd) weights.push_back(usd);
+    const std::vector<long long> cents = ApportionCents(weights, total);
+    std::size_t i = 0;
+    for (const auto& [month, usd] : monthly_usd) {
+        view.monthly.push_back({month, FromCents(cents[i++])});
+    }
+}
+
+}  // namespace
+
 std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const TrainingPlanOption& r,
                                  const PlanReference& reference) {
     BudgetView view;
@@ -354,11 +381,7 @@ std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const Train
             }
         }
     }
-    view.total_usd =
-        view.compute_usd + view.storage_usd.value_or(0) + view.egress_usd.value_or(0);
-    for (const auto& [month, usd] : monthly) {
-        view.monthly.push_back({month, usd});
-    }
+    StateBudgetInCents(view, monthly);
     return view;
 }
 

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "pricing/money.hpp"
+
 namespace gpucost::http {
 namespace {
 
@@ -66,6 +68,8 @@ void AppendRow(std::string& out, const std::vector<std::string>& row) {
 }
 
 }  // namespace
+
+std::string CsvUsd(double usd) { return CsvNumber(pricing::RoundToCents(usd)); }
 
 std::string CsvNumber(double value) {
     if (!std::isfinite(value)) {

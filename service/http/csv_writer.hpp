@@ -17,6 +17,9 @@ struct CsvTable {
 // Formats a number the way the JSON answers round it (6 decimals, trailing zeros dropped);
 // empty for non-finite values.
 std::string CsvNumber(double value);
+// An amount in USD as answers state money (pricing/money.hpp): to the cent, the same figure
+// the JSON answer gives.
+std::string CsvUsd(double usd);
 
 // RFC 4180 text with CRLF line ends. Cells with a comma, quote, CR or LF are quoted and
 // quotes doubled. Text cells starting with '=', '+', '-' or '@' get a leading apostrophe so

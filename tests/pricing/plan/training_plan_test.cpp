@@ -10,6 +10,7 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "pricing/in_memory_catalog.hpp"
+#include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -1020,14 +1021,18 @@ TEST_SUITE("plan_training") {
         CHECK(b.start_date == "2026-01-31");
         CHECK(b.compute_usd == doctest::Approx(rec.expected_cost_usd));
         REQUIRE(b.storage_usd.has_value());
-        CHECK(*b.storage_usd ==
-              doctest::Approx(1000 * 0.023 * rec.expected_wall_clock_hours / kHoursPerMonth));
+        // Money to the cent (pricing/money.hpp): each part within half a cent of its figure,
+        // and the months adding up to the total exactly in cents.
+        CHECK(std::abs(*b.storage_usd -
+                       1000 * 0.023 * rec.expected_wall_clock_hours / kHoursPerMonth) <= 0.005);
         CHECK(*b.egress_usd == doctest::Approx(100 * 0.09));
-        double sum = 0;
+        long long month_cents = 0;
         for (const auto& m : b.monthly) {
-            sum += m.usd;
+            month_cents += ToCents(m.usd);
         }
-        CHECK(sum == doctest::Approx(b.total_usd));
+        CHECK(month_cents == ToCents(b.total_usd));
+        CHECK(ToCents(b.compute_usd) + ToCents(*b.storage_usd) + ToCents(*b.egress_usd) ==
+              ToCents(b.total_usd));
         CHECK(b.total_usd == doctest::Approx(b.compute_usd + *b.storage_usd + *b.egress_usd));
         REQUIRE_FALSE(b.monthly.empty());
         CHECK(b.monthly.front().month == "2026-01");
