@@ -80,6 +80,9 @@ struct InferencePlanOption {
     double usd_per_million_tokens = 0;  // blended: monthly cost / (input + output) tokens a month
     std::optional<double> api_monthly_cost_usd;
     std::optional<double> savings_vs_api_fraction;  // 1 - monthly / api monthly
+    // Whole days from the price's as_of to today (UTC), as training options give it; set by
+    // the caller, which knows today (null when a date does not parse).
+    std::optional<long long> price_age_days;
 };
 
 struct InferencePlan {

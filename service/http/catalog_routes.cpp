@@ -3,6 +3,7 @@
 #include "pricing/offering_query.hpp"
 #include "service/http/as_of.hpp"
 #include "service/http/catalog_store.hpp"
+#include "service/http/deprecation.hpp"
 #include "service/http/encoded_cache.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
@@ -255,6 +256,7 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
             "per offering, the most recent verified price is current; an unverified price is "
             "served (verified: false) only when no verified one exists; other observations are "
             "listed as superseded_prices on GET /v1/offerings/{id}";
+        SetDeprecationHeaders(res, kCatalogVersionRename);  // body's `version`
         WriteJson(res, body);
     });
 }

@@ -1,5 +1,7 @@
 #include <chrono>
+#include <memory>
 
+#include "service/http/gzip.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/router.hpp"
@@ -68,7 +70,18 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
         WriteJson(res, {{"ready", true}});
     });
 
-    routes.Get("/openapi.yaml", [deps](const httplib::Request&, httplib::Response& res) {
+    // The contract is the largest answer (about 150 KB of YAML, a fifth of it gzipped) and the
+    // HTTP library does not compress YAML: it is gzipped once here and sent to clients that
+    // accept it.
+    auto gzipped = std::make_shared<const std::string>(Gzip(deps.openapi_yaml));
+    routes.Get("/openapi.yaml", [deps, gzipped](const httplib::Request& req,
+                                                httplib::Response& res) {
+        res.set_header("Vary", "Accept-Encoding");
+        if (AcceptsGzip(req.get_header_value("Accept-Encoding"))) {
+            res.set_header("Content-Encoding", "gzip");
+            res.set_content(gzipped->data(), gzipped->size(), "application/yaml");
+            return;
+        }
         res.set_content(deps.openapi_yaml.data(), deps.openapi_yaml.size(), "application/yaml");
     });
     // GET / is in web_routes.cpp: browsers get the planning page there, clients this JSON.

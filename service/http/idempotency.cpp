@@ -67,4 +67,12 @@ std::string RequestFingerprint(const httplib::Request& req) {
     return pricing::ContentHash(req.method + " " + req.path + "\n" + body);
 }
 
+std::string JsonFingerprint(json value, std::initializer_list<std::string_view> ignored) {
+    if (value.is_object()) {
+        for (std::string_view key : ignored) value.erase(std::string(key));
+    }
+    NumbersAsDoubles(value);
+    return pricing::ContentHash(value.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 }  // namespace gpucost::http

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 namespace gpucost::http {
 
@@ -16,5 +19,9 @@ std::optional<std::string> ReadIdempotencyKey(const httplib::Request& req, httpl
 // compared as parsed (member order, whitespace and 44 vs 44.0 do not matter: the same request
 // written another way is a replay, not a conflict); any other body byte for byte.
 std::string RequestFingerprint(const httplib::Request& req);
+
+// A JSON request's content hash as RequestFingerprint compares it (numbers as doubles, members
+// in order), leaving out the top-level members named in `ignored` (a page cursor, say).
+std::string JsonFingerprint(nlohmann::json value, std::initializer_list<std::string_view> ignored);
 
 }  // namespace gpucost::http

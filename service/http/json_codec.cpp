@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "pricing/money.hpp"
+
 namespace gpucost::http {
 namespace {
 
@@ -167,6 +169,26 @@ void JsonWriter::Number(double value) {
     AppendJsonNumber(out_, value);
 }
 
+void JsonWriter::UsdMember(std::string_view key, double usd) {
+    Key(key);
+    Number(pricing::RoundToCents(usd));
+}
+
+void JsonWriter::UsdMember(std::string_view key, const std::optional<double>& usd) {
+    if (usd) return UsdMember(key, *usd);
+    NullMember(key);
+}
+
+void JsonWriter::UsdRateMember(std::string_view key, double usd) {
+    Key(key);
+    Number(pricing::RoundToMicroUsd(usd));
+}
+
+void JsonWriter::UsdRateMember(std::string_view key, const std::optional<double>& usd) {
+    if (usd) return UsdRateMember(key, *usd);
+    NullMember(key);
+}
+
 void JsonWriter::Integer(long long value) {
     BeforeValue();
     char buffer[24];
@@ -220,27 +242,35 @@ void JsonWriter::Dom(const json& value) {
 }
 
 pricing::Result<json> ParseJsonBody(std::string_view body) {
-    std::vector<std::set<std::string>> keys_per_object;
-    std::vector<std::size_t> array_lengths;
+    // One entry per open container: an object's keys so far, or an array's elements so far.
+    // An array counts its own elements (a value, or an object or array begun directly in it),
+    // not the members of the objects inside it: 1,000 offerings of nine members are 1,000.
+    struct Container {
+        bool is_array = false;
+        std::size_t elements = 0;
+        std::set<std::string> keys;
+    };
+    std::vector<Container> open;
+    auto count_element = [&open] {
+        if (!open.empty() && open.back().is_array && ++open.back().elements > kMaxJsonArrayLength) {
+            throw JsonLimitExceeded("an array has more than " +
+                                    std::to_string(kMaxJsonArrayLength) + " elements");
+        }
+    };
     auto callback = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
         if (depth > kMaxJsonDepth) {
             throw JsonLimitExceeded("nesting deeper than " + std::to_string(kMaxJsonDepth));
         }
         switch (event) {
             case json::parse_event_t::object_start:
-                keys_per_object.emplace_back();
+            case json::parse_event_t::array_start:
+                count_element();
+                open.push_back({event == json::parse_event_t::array_start, 0, {}});
                 break;
             case json::parse_event_t::object_end:
-                if (!keys_per_object.empty()) {
-                    keys_per_object.pop_back();
-                }
-                break;
-            case json::parse_event_t::array_start:
-                array_lengths.push_back(0);
-                break;
             case json::parse_event_t::array_end:
-                if (!array_lengths.empty()) {
-                    array_lengths.pop_back();
+                if (!open.empty()) {
+                    open.pop_back();
                 }
                 break;
             case json::parse_event_t::key: {
@@ -248,7 +278,7 @@ pricing::Result<json> ParseJsonBody(std::string_view body) {
                 if (key.size() > kMaxJsonStringBytes) {
                     throw JsonLimitExceeded("an object key is too long");
                 }
-                if (!keys_per_object.empty() && !keys_per_object.back().insert(key).second) {
+                if (!open.empty() && !open.back().keys.insert(key).second) {
                     throw JsonLimitExceeded("duplicate key '" + key.substr(0, 64) + "'");
                 }
                 break;
@@ -259,9 +289,9 @@ pricing::Result<json> ParseJsonBody(std::string_view body) {
                     throw JsonLimitExceeded("a string value is longer than " +
                                             std::to_string(kMaxJsonStringBytes) + " bytes");
                 }
-                if (!array_lengths.empty() && ++array_lengths.back() > kMaxJsonArrayLength) {
-                    throw JsonLimitExceeded("an array has more than " +
-                                            std::to_string(kMaxJsonArrayLength) + " elements");
+                // Scalars here; objects and arrays were counted when they began.
+                if (!parsed.is_structured()) {
+                    count_element();
                 }
                 break;
         }
@@ -344,8 +374,8 @@ json ToJson(const pricing::Offering& o, bool with_history) {
                 {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
                 {"region", o.region},
                 {"price_type", pricing::PriceTypeName(o.price_type)},
-                {"usd_per_hour", Num(o.price.usd_per_hour)},
-                {"usd_per_accelerator_hour", Num(o.UsdPerAcceleratorHour())},
+                {"usd_per_hour", Num(pricing::RoundToMicroUsd(o.price.usd_per_hour))},
+                {"usd_per_accelerator_hour", Num(pricing::RoundToMicroUsd(o.UsdPerAcceleratorHour()))},
                 {"as_of", o.price.as_of},
                 {"as_of_estimated", o.price.as_of_estimated},
                 {"source", o.price.source},
@@ -388,7 +418,9 @@ json ToJson(const pricing::ProviderSummary& p) {
 }
 
 json ToJson(const pricing::CatalogInfo& info) {
-    return {{"version", info.version},
+    // `version` is catalog_version's deprecated name (kCatalogVersionRename), kept until 0.3.0.
+    return {{"catalog_version", info.version},
+            {"version", info.version},
             {"origin", info.origin},
             {"accelerator_count", info.accelerator_count},
             {"offering_count", info.offering_count},

@@ -93,6 +93,12 @@ public:
         Key(key);
         Null();
     }
+    // Money as answers state it (pricing/money.hpp, docs/api.md "Money"): an amount in USD
+    // rounded to the cent, or a rate (USD per hour, per GB, per million tokens) to 1e-6 USD.
+    void UsdMember(std::string_view key, double usd);
+    void UsdMember(std::string_view key, const std::optional<double>& usd);
+    void UsdRateMember(std::string_view key, double usd);
+    void UsdRateMember(std::string_view key, const std::optional<double>& usd);
 
 private:
     void BeforeValue();

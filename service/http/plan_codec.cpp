@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 
+#include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/plan_ids.hpp"
@@ -131,6 +132,15 @@ void WriteSpotRange(JsonWriter& w, std::string_view key,
     w.EndObject();
 }
 
+// A range of amounts as answers state money: both ends to the cent.
+std::optional<pricing::plan::SpotRange> InCents(std::optional<pricing::plan::SpotRange> range) {
+    if (range) {
+        range->low = pricing::RoundToCents(range->low);
+        range->high = pricing::RoundToCents(range->high);
+    }
+    return range;
+}
+
 // The members that sort before `job_hours` (apart from EncodeSpotPlan to keep each one
 // screen): the checkpoint and interruption figures.
 void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::SpotPlan& p) {
@@ -138,15 +148,16 @@ void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::Sp
     w.Member("checkpoint_minutes", p.checkpoint_hours * 60.0);
     w.Member("checkpoints", p.checkpoints);
     w.Member("cluster_interruptions_per_hour", p.cluster_interruptions_per_hour);
+    w.Member("currency", pricing::kCurrency);
     w.Member("deadline_hours", p.deadline_hours);
     w.Member("expected_interruptions", p.expected_interruptions);
-    w.Member("expected_mixed_cost_usd", p.expected_mixed_cost_usd);
+    w.UsdMember("expected_mixed_cost_usd", p.expected_mixed_cost_usd);
     w.Member("expected_mixed_savings_fraction", p.expected_mixed_savings_fraction);
     w.Member("expected_overhead_fraction", p.expected_overhead_fraction);
     w.Member("expected_savings_fraction", p.expected_savings_fraction);
-    w.Member("expected_savings_usd", p.expected_savings_usd);
-    w.Member("expected_spot_cost_usd", p.expected_spot_cost_usd);
-    WriteSpotRange(w, "expected_spot_cost_usd_range", p.expected_spot_cost_usd_range);
+    w.UsdMember("expected_savings_usd", p.expected_savings_usd);
+    w.UsdMember("expected_spot_cost_usd", p.expected_spot_cost_usd);
+    WriteSpotRange(w, "expected_spot_cost_usd_range", InCents(p.expected_spot_cost_usd_range));
     w.Member("expected_spot_hours", p.expected_spot_hours);
     w.Member("failure_free_hours", p.failure_free_hours);
     WriteSpotRange(w, "interruption_percent_per_month_range",
@@ -169,22 +180,22 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     w.Member("mean_hours_between_interruptions", p.mean_hours_between_interruptions);
     w.Member("mixed_slack_hours", p.mixed_slack_hours);
     w.Member("nodes", p.nodes);
-    w.Member("on_demand_cluster_usd_per_hour", p.on_demand_cluster_usd_per_hour);
-    w.Member("on_demand_cost_usd", p.on_demand_cost_usd);
+    w.UsdRateMember("on_demand_cluster_usd_per_hour", p.on_demand_cluster_usd_per_hour);
+    w.UsdMember("on_demand_cost_usd", p.on_demand_cost_usd);
     w.Member("on_demand_deadline_probability", p.on_demand_deadline_probability);
     w.Member("on_demand_hours", p.on_demand_hours);
     w.Member("on_demand_offering_id", p.on_demand_offering_id);
-    w.Member("on_demand_usd_per_hour", p.on_demand_usd_per_hour);
+    w.UsdRateMember("on_demand_usd_per_hour", p.on_demand_usd_per_hour);
     w.Member("reasoning", p.reasoning);
     w.Member("recommendation", pricing::plan::SpotRecommendationName(p.recommendation));
     w.Member("restart_minutes", p.restart_hours * 60.0);
-    w.Member("spot_cluster_usd_per_hour", p.spot_cluster_usd_per_hour);
+    w.UsdRateMember("spot_cluster_usd_per_hour", p.spot_cluster_usd_per_hour);
     w.Member("spot_deadline_probability", p.spot_deadline_probability);
     WriteSpotRange(w, "spot_deadline_probability_range", p.spot_deadline_probability_range);
     w.Key("spot_interruption");
     WriteSpotRisk(w, p.interruption_bucket);
     w.Member("spot_offering_id", p.spot_offering_id);
-    w.Member("spot_usd_per_hour", p.spot_usd_per_hour);
+    w.UsdRateMember("spot_usd_per_hour", p.spot_usd_per_hour);
     w.Key("warnings");
     WriteWarnings(w, p.warnings);
     w.Member("young_checkpoint_interval_hours", p.young_checkpoint_interval_hours);
@@ -271,13 +282,13 @@ void WriteRentOptions(JsonWriter& w, const std::vector<pricing::plan::RentOption
         w.Member("as_of_estimated", r.as_of_estimated);
         w.Member("billed_months", r.billed_months);
         w.Member("cheaper_than_buying", r.cheaper_than_buying);
-        w.Member("monthly_usd", r.monthly_usd);
+        w.UsdMember("monthly_usd", r.monthly_usd);
         w.Member("nodes", r.nodes);
-        w.Member("npv_usd", r.npv_usd);
+        w.UsdMember("npv_usd", r.npv_usd);
         w.Member("offering_id", r.offering_id);
         w.Member("price_type", pricing::PriceTypeName(r.price_type));
-        w.Member("total_usd", r.total_usd);
-        w.Member("usd_per_accelerator_hour", r.usd_per_accelerator_hour);
+        w.UsdMember("total_usd", r.total_usd);
+        w.UsdRateMember("usd_per_accelerator_hour", r.usd_per_accelerator_hour);
         w.Member("verified", r.verified);
         w.EndObject();
     }
@@ -289,9 +300,9 @@ void WriteCumulative(JsonWriter& w, const std::vector<pricing::plan::CumulativeP
     for (const auto& point : points) {
         w.BeginObject();
         w.Member("month", point.month);
-        w.Member("own_net_of_resale_usd", point.own_net_of_resale_usd);
-        w.Member("own_usd", point.own_usd);
-        w.Member("rent_usd", point.rent_usd);
+        w.UsdMember("own_net_of_resale_usd", point.own_net_of_resale_usd);
+        w.UsdMember("own_usd", point.own_usd);
+        w.UsdMember("rent_usd", point.rent_usd);
         w.EndObject();
     }
     w.EndArray();
@@ -303,10 +314,11 @@ void WriteBreakEvenAndSeries(JsonWriter& w, const pricing::plan::RentVsBuyPlan& 
     w.Member("break_even_months", p.break_even_months);
     w.Member("break_even_utilization", p.break_even_utilization);
     w.Member("breaks_even_within_horizon", p.breaks_even_within_horizon);
-    w.Member("capex_usd", p.capex_usd);
+    w.UsdMember("capex_usd", p.capex_usd);
     w.Member("catalog_version", p.catalog_version);
     w.Key("cumulative");
     WriteCumulative(w, p.cumulative);
+    w.Member("currency", pricing::kCurrency);
     w.Member("discount_rate_annual", p.discount_rate_annual);
     w.Member("discounted_break_even_months", p.discounted_break_even_months);
 }
@@ -325,11 +337,11 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
     w.Raw(assumptions_json);
     WriteBreakEvenAndSeries(w, p);
     w.Member("horizon_months", p.horizon_months);
-    w.Member("monthly_own_usd", p.monthly_own_usd);
-    w.Member("monthly_rent_usd", p.monthly_rent_usd);
-    w.Member("npv_own_usd", p.npv_own_usd);
-    w.Member("npv_rent_usd", p.npv_rent_usd);
-    w.Member("opex_usd_per_month", p.opex_usd_per_month);
+    w.UsdMember("monthly_own_usd", p.monthly_own_usd);
+    w.UsdMember("monthly_rent_usd", p.monthly_rent_usd);
+    w.UsdMember("npv_own_usd", p.npv_own_usd);
+    w.UsdMember("npv_rent_usd", p.npv_rent_usd);
+    w.UsdMember("opex_usd_per_month", p.opex_usd_per_month);
     w.Member("reasoning", p.reasoning);
     w.Member("recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation));
     w.Member("rent_billed_months", p.rent_billed_months);
@@ -342,11 +354,11 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
         w.Key("rent_price_type");
         w.Null();
     }
-    w.Member("rent_usd_per_accelerator_hour", p.rent_usd_per_accelerator_hour);
-    w.Member("residual_value_at_horizon_usd", p.residual_value_at_horizon_usd);
+    w.UsdRateMember("rent_usd_per_accelerator_hour", p.rent_usd_per_accelerator_hour);
+    w.UsdMember("residual_value_at_horizon_usd", p.residual_value_at_horizon_usd);
     w.Member("total_accelerators", p.total_accelerators);
-    w.Member("total_own_usd", p.total_own_usd);
-    w.Member("total_rent_usd", p.total_rent_usd);
+    w.UsdMember("total_own_usd", p.total_own_usd);
+    w.UsdMember("total_rent_usd", p.total_rent_usd);
     w.Member("utilization", p.utilization);
     w.Key("warnings");
     WriteWarnings(w, p.warnings);
@@ -362,10 +374,12 @@ json ToJson(const pricing::plan::RentVsBuyPlan& plan) {
 
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan) {
     CsvTable table;
-    table.header = {"month", "rent_usd", "own_usd", "own_net_of_resale_usd"};
+    table.header = {"month", "rent_usd", "own_usd", "own_net_of_resale_usd", "currency",
+                    "catalog_version"};
     for (const auto& point : plan.cumulative) {
-        table.rows.push_back({std::to_string(point.month), CsvNumber(point.rent_usd),
-                              CsvNumber(point.own_usd), CsvNumber(point.own_net_of_resale_usd)});
+        table.rows.push_back({std::to_string(point.month), CsvUsd(point.rent_usd),
+                              CsvUsd(point.own_usd), CsvUsd(point.own_net_of_resale_usd),
+                              pricing::kCurrency, plan.catalog_version});
     }
     return table;
 }
@@ -402,8 +416,8 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     }
     auto workload = DecodeTrainingRequest(
         body, nullptr,
-        {"constraints", "sort", "limit", "offset", "uncertainty", "spot", "include_infeasible",
-         "max_price_age_days", "start_date", "data"});
+        {"constraints", "sort", "limit", "offset", "cursor", "uncertainty", "spot",
+         "include_infeasible", "max_price_age_days", "start_date", "data"});
     if (!workload.ok()) {
         return workload.error();
     }
@@ -556,7 +570,7 @@ void WriteOfferingSummary(JsonWriter& w, const pricing::Offering& o) {
     w.Member("region", o.region);
     w.Key("spot_interruption");
     WriteSpotInterruption(w, o);
-    w.Member("usd_per_hour", o.price.usd_per_hour);
+    w.UsdRateMember("usd_per_hour", o.price.usd_per_hour);
     w.Member("verified", o.price.verified);
     w.EndObject();
 }
@@ -576,14 +590,14 @@ void WriteViolations(JsonWriter& w, const std::vector<pricing::plan::ConstraintV
 void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.BeginObject();
     w.Member("billed_hours", o.billed_hours);
-    w.Member("cluster_usd_per_hour", o.cluster_usd_per_hour);
-    w.Member("cost_usd", o.cost_usd);
-    w.Member("cost_usd_p10", o.cost_usd_p10);
-    w.Member("cost_usd_p50", o.cost_usd_p50);
-    w.Member("cost_usd_p90", o.cost_usd_p90);
-    w.Member("data_cost_usd", o.data_cost_usd);
+    w.UsdRateMember("cluster_usd_per_hour", o.cluster_usd_per_hour);
+    w.UsdMember("cost_usd", o.cost_usd);
+    w.UsdMember("cost_usd_p10", o.cost_usd_p10);
+    w.UsdMember("cost_usd_p50", o.cost_usd_p50);
+    w.UsdMember("cost_usd_p90", o.cost_usd_p90);
+    w.UsdMember("data_cost_usd", o.data_cost_usd);
     w.Member("deadline_probability", o.deadline_probability);
-    w.Member("expected_cost_usd", o.expected_cost_usd);
+    w.UsdMember("expected_cost_usd", o.expected_cost_usd);
     w.Member("expected_wall_clock_hours", o.expected_wall_clock_hours);
     w.Member("independent_hosts", o.independent_hosts);
     w.Member("interruptions_per_hour", o.interruptions_per_hour);
@@ -639,8 +653,8 @@ void WriteDataPrice(JsonWriter& w, const std::optional<pricing::DataPrice>& pric
     w.BeginObject();
     w.Member("as_of", price->as_of);
     w.Member("as_of_estimated", price->as_of_estimated);
-    w.Member("internet_egress_usd_per_gb", price->internet_egress_usd_per_gb);
-    w.Member("object_storage_usd_per_gb_month", price->object_storage_usd_per_gb_month);
+    w.UsdRateMember("internet_egress_usd_per_gb", price->internet_egress_usd_per_gb);
+    w.UsdRateMember("object_storage_usd_per_gb_month", price->object_storage_usd_per_gb_month);
     w.Member("provider", price->provider);
     w.Member("source", price->source);
     w.Member("verified", price->verified);
@@ -650,23 +664,23 @@ void WriteDataPrice(JsonWriter& w, const std::optional<pricing::DataPrice>& pric
 void WriteBudget(JsonWriter& w, const std::optional<pricing::plan::BudgetView>& b) {
     if (!b) return w.Null();
     w.BeginObject();
-    w.Member("compute_usd", b->compute_usd);
+    w.UsdMember("compute_usd", b->compute_usd);
     w.Key("data_prices");
     WriteDataPrice(w, b->data_price);
-    w.Member("egress_usd", b->egress_usd);
+    w.UsdMember("egress_usd", b->egress_usd);
     w.Key("monthly");
     w.BeginArray();
     for (const auto& m : b->monthly) {
         w.BeginObject();
         w.Member("month", m.month);
-        w.Member("usd", m.usd);
+        w.UsdMember("usd", m.usd);
         w.EndObject();
     }
     w.EndArray();
     w.Member("start_date", b->start_date);
     w.Member("start_date_source", b->start_date_source);
-    w.Member("storage_usd", b->storage_usd);
-    w.Member("total_usd", b->total_usd);
+    w.UsdMember("storage_usd", b->storage_usd);
+    w.UsdMember("total_usd", b->total_usd);
     w.EndObject();
 }
 
@@ -714,6 +728,7 @@ void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::stri
     w.Member("catalog_version", plan.catalog_version);
     w.Key("cheapest");
     WriteOptionalOption(w, plan.cheapest);
+    w.Member("currency", pricing::kCurrency);
     w.Member("estimates", plan.estimates);
     w.Key("fastest");
     WriteOptionalOption(w, plan.fastest);
@@ -723,6 +738,7 @@ void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::stri
     w.Member("infeasible_count", plan.infeasible_count);
     w.Member("limit", a.limit);
     w.Member("max_wall_clock_days", plan.max_wall_clock_days);
+    w.Member("next_cursor", a.next_cursor);
     w.Member("offerings_considered", plan.offerings_considered);
     w.Member("offset", a.offset);
 }
@@ -771,7 +787,8 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                 "tensor", "pipeline", "data", "wall_clock_hours", "expected_wall_clock_hours",
                 "cluster_usd_per_hour", "billed_hours", "cost_usd", "expected_cost_usd",
                 "cost_usd_p10", "cost_usd_p50", "cost_usd_p90", "meets_deadline",
-                "within_budget", "violations", "data_cost_usd", "deadline_probability"};
+                "within_budget", "violations", "data_cost_usd", "deadline_probability",
+                "as_of_estimated", "verified", "currency", "catalog_version"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         std::string violations;
@@ -787,12 +804,15 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                           std::to_string(o.parallelism.data), CsvNumber(o.wall_clock_hours),
                           CsvNumber(o.expected_wall_clock_hours),
                           CsvNumber(o.cluster_usd_per_hour), CsvNumber(o.billed_hours),
-                          CsvNumber(o.cost_usd), CsvNumber(o.expected_cost_usd),
-                          CsvNumber(o.cost_usd_p10), CsvNumber(o.cost_usd_p50),
-                          CsvNumber(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
+                          CsvUsd(o.cost_usd), CsvUsd(o.expected_cost_usd),
+                          CsvUsd(o.cost_usd_p10), CsvUsd(o.cost_usd_p50),
+                          CsvUsd(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
                           o.within_budget ? "true" : "false", violations,
-                          o.data_cost_usd ? CsvNumber(*o.data_cost_usd) : "",
-                          o.deadline_probability ? CsvNumber(*o.deadline_probability) : ""});
+                          o.data_cost_usd ? CsvUsd(*o.data_cost_usd) : "",
+                          o.deadline_probability ? CsvNumber(*o.deadline_probability) : "",
+                          f.price.as_of_estimated ? "true" : "false",
+                          f.price.verified ? "true" : "false", pricing::kCurrency,
+                          plan.catalog_version});
     }
     return t;
 }
@@ -801,7 +821,7 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     JsonReader r(body, "");
     r.OnlyKnown({"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens",
                  "efficiency", "step_overhead_s", "memory_overhead_gb", "traffic", "latency",
-                 "utilization", "constraints", "api_price", "limit"});
+                 "utilization", "constraints", "api_price", "limit", "cursor"});
     if (!r.ok()) {
         return r.error();
     }
@@ -995,6 +1015,15 @@ std::string RecommendationText(const pricing::plan::InferencePlan& plan,
     return text;
 }
 
+// Each option's price age in days on today's date (UTC), as training options carry it.
+void StatePriceAges(std::vector<pricing::plan::InferencePlanOption>& options) {
+    const auto today = pricing::plan::DaysFromIsoDate(TodayUtcDate());
+    for (auto& o : options) {
+        const auto as_of = pricing::plan::DaysFromIsoDate(o.offering->price.as_of);
+        if (today && as_of) o.price_age_days = *today - *as_of;
+    }
+}
+
 // Warnings about the recommended option's price, as training plans give them.
 std::vector<std::string> PriceWarnings(const pricing::plan::InferencePlanOption& r) {
     const pricing::PriceObservation& price = r.offering->price;
@@ -1037,17 +1066,18 @@ void Recommend(const pricing::plan::InferencePlan& plan, const pricing::Catalog&
 
 void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOption& o) {
     w.BeginObject();
-    w.Member("api_monthly_cost_usd", o.api_monthly_cost_usd);
+    w.UsdMember("api_monthly_cost_usd", o.api_monthly_cost_usd);
     w.Member("batch_size", o.batch_size);
     w.Member("capacity_requests_per_second", o.capacity_requests_per_second);
-    w.Member("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
+    w.UsdRateMember("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
     w.Member("inter_token_latency_ms", o.inter_token_latency_ms);
     w.Member("max_instances", o.max_instances);
-    w.Member("monthly_cost_usd", o.monthly_cost_usd);
+    w.UsdMember("monthly_cost_usd", o.monthly_cost_usd);
     w.Member("nodes", o.nodes);
     w.Key("offering");
     WriteOfferingSummary(w, *o.offering);
     w.Member("output_tokens_per_second_per_replica", o.output_tokens_per_second_per_replica);
+    w.Member("price_age_days", o.price_age_days);
     w.Member("reasoning", o.reasoning);
     w.Member("replicas", o.replicas);
     w.Member("savings_vs_api_fraction", o.savings_vs_api_fraction);
@@ -1055,9 +1085,9 @@ void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOptio
     w.Member("tensor_parallel", o.tensor_parallel);
     w.Member("time_to_first_token_ms", o.time_to_first_token_ms);
     w.Member("total_accelerators", o.total_accelerators);
-    w.Member("usd_per_million_input_tokens", o.usd_per_million_input_tokens);
-    w.Member("usd_per_million_output_tokens", o.usd_per_million_output_tokens);
-    w.Member("usd_per_million_tokens", o.usd_per_million_tokens);
+    w.UsdRateMember("usd_per_million_input_tokens", o.usd_per_million_input_tokens);
+    w.UsdRateMember("usd_per_million_output_tokens", o.usd_per_million_output_tokens);
+    w.UsdRateMember("usd_per_million_tokens", o.usd_per_million_tokens);
     w.EndObject();
 }
 
@@ -1081,7 +1111,9 @@ std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assum
     w.Key("best_by_provider");
     WriteInferenceOptions(w, a.best_by_provider);
     w.Member("catalog_version", a.catalog_version);
+    w.Member("currency", pricing::kCurrency);
     w.Member("estimates", page.estimates);
+    w.Member("next_cursor", a.next_cursor);
     w.Key("options");
     WriteInferenceOptions(w, page.options);
     w.Member("output_tokens_per_second", page.output_tokens_per_second);
@@ -1110,13 +1142,15 @@ json InferencePlanJson(const InferenceAnswer& answer) {
         answer, EncodeAssumptions(answer.page.assumptions, AssumptionDetail::kFull)));
 }
 
-CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
+CsvTable OptionsCsv(const InferenceAnswer& answer) {
+    const pricing::plan::InferencePlan& plan = answer.page;
     CsvTable t;
     t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
                 "region", "offering_usd_per_hour", "tensor_parallel", "batch_size",
                 "replicas", "spare_replicas", "nodes", "total_accelerators", "cluster_usd_per_hour",
                 "time_to_first_token_ms", "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
-                "usd_per_million_output_tokens", "usd_per_million_tokens", "savings_vs_api_fraction"};
+                "usd_per_million_output_tokens", "usd_per_million_tokens", "savings_vs_api_fraction",
+                "as_of", "as_of_estimated", "verified", "currency", "catalog_version"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         t.rows.push_back({f.id, f.provider, f.instance_type, f.accelerator,
@@ -1127,12 +1161,15 @@ CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan) {
                           std::to_string(o.total_accelerators),
                           CsvNumber(o.nodes * f.price.usd_per_hour),
                           CsvNumber(o.time_to_first_token_ms),
-                          CsvNumber(o.inter_token_latency_ms), CsvNumber(o.monthly_cost_usd),
+                          CsvNumber(o.inter_token_latency_ms), CsvUsd(o.monthly_cost_usd),
                           CsvNumber(o.usd_per_million_input_tokens),
                           CsvNumber(o.usd_per_million_output_tokens),
                           CsvNumber(o.usd_per_million_tokens),
                           o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction)
-                                                    : ""});
+                                                    : "",
+                          f.price.as_of, f.price.as_of_estimated ? "true" : "false",
+                          f.price.verified ? "true" : "false", pricing::kCurrency,
+                          answer.catalog_version});
     }
     return t;
 }
@@ -1232,12 +1269,14 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
         return plan.error();
     }
     return TrainingAnswer{std::move(plan).value(), request.include_infeasible, request.sort,
-                          request.limit, request.offset, ModelWarnings(request.workload.model)};
+                          request.limit, request.offset, ModelWarnings(request.workload.model),
+                          std::nullopt};
 }
 
 pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePlanRequest request,
                                                      const pricing::Catalog& catalog,
-                                                     const pricing::PlanReference& reference) {
+                                                     const pricing::PlanReference& reference,
+                                                     std::size_t offset) {
     if (auto ids = pricing::plan::ResolveConstraintIds(
             {&request.providers, &request.regions, &request.accelerators}, catalog);
         !ids.ok()) {
@@ -1251,9 +1290,16 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     if (!plan.ok()) {
         return plan.error();
     }
+    StatePriceAges(plan.value().options);
     InferenceAnswer answer;
     answer.page = plan.value();
-    answer.page.options.resize(std::min(answer.page.options.size(), limit));
+    // The requested page of the options planned (the planner keeps kMaxPlanLimit of them).
+    auto& options = answer.page.options;
+    const std::size_t first = std::min(offset, options.size());
+    options.erase(options.begin(), options.begin() + static_cast<std::ptrdiff_t>(first));
+    options.resize(std::min(options.size(), limit));
+    answer.offset = first;
+    answer.available_count = plan.value().options.size();
     Recommend(plan.value(), catalog, answer);
     answer.catalog_version = catalog.Describe().version;
     answer.model_warnings = ModelWarnings(request.workload.model);

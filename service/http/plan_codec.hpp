@@ -77,6 +77,7 @@ struct TrainingAnswer {
     std::size_t limit = 0;
     std::size_t offset = 0;
     std::vector<pricing::FieldError> model_warnings;
+    std::optional<std::string> next_cursor;  // the page after this one (plan_cursor.hpp)
 };
 [[nodiscard]] pricing::Result<TrainingAnswer> AnswerTrainingPlan(
     pricing::plan::TrainingPlanRequest request, const pricing::Catalog& catalog,
@@ -99,12 +100,15 @@ struct InferenceAnswer {
     std::vector<std::string> price_warnings;
     std::string catalog_version;
     std::vector<pricing::FieldError> model_warnings;
+    std::size_t offset = 0;           // where the page starts among the options planned
+    std::size_t available_count = 0;  // options planned (at most kMaxPlanLimit) to page through
+    std::optional<std::string> next_cursor;  // the page after this one (plan_cursor.hpp)
 };
 // `reference` gives what each accelerator is offered for and how many instances one customer
-// can get of each offering.
+// can get of each offering. The page is the `request.limit` options from `offset`.
 [[nodiscard]] pricing::Result<InferenceAnswer> AnswerInferencePlan(
     pricing::plan::InferencePlanRequest request, const pricing::Catalog& catalog,
-    const pricing::PlanReference& reference);
+    const pricing::PlanReference& reference, std::size_t offset = 0);
 
 // POST /v1/plans/inference.
 [[nodiscard]] pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
@@ -113,6 +117,7 @@ struct InferenceAnswer {
 // one); as a DOM with every assumption for saved scenarios.
 std::string EncodeInferencePlan(const InferenceAnswer& answer, std::string_view assumptions_json);
 nlohmann::json InferencePlanJson(const InferenceAnswer& answer);
-CsvTable OptionsCsv(const pricing::plan::InferencePlan& plan);
+// The options of the requested page, one row each, with the catalog version and currency.
+CsvTable OptionsCsv(const InferenceAnswer& answer);
 
 }  // namespace gpucost::http

@@ -10,9 +10,11 @@
 #include "service/http/as_of.hpp"
 #include "service/http/encoded_cache.hpp"
 #include "service/http/csv_writer.hpp"
+#include "service/http/deprecation.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/estimate_codec.hpp"
 #include "service/http/plan_codec.hpp"
+#include "service/http/plan_cursor.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
 #include "service/http/router.hpp"
@@ -135,10 +137,23 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
+        auto paging = ReadPlanPaging(*body, catalog.value()->Describe().version);
+        if (!paging.ok()) {
+            return WriteProblem(res, req, paging.error());
+        }
+        if (paging.value().cursor_offset) {
+            request.value().offset = *paging.value().cursor_offset;
+        }
         auto answer = AnswerTrainingPlan(request.value(), *catalog.value(), ReferenceOf(deps),
                                          TodayUtcDate(), deps.cpus);
         if (!answer.ok()) {
             return WriteProblem(res, req, answer.error());
+        }
+        answer.value().next_cursor =
+            paging.value().Next(answer.value().offset, answer.value().plan.options.size(),
+                                answer.value().plan.total_count);
+        if (body->contains("offset")) {
+            SetDeprecationHeaders(res, kOffsetPaging);
         }
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().plan));
@@ -161,12 +176,20 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!catalog.ok()) {
             return WriteProblem(res, req, catalog.error());
         }
-        auto answer = AnswerInferencePlan(request.value(), *catalog.value(), ReferenceOf(deps));
+        auto paging = ReadPlanPaging(*body, catalog.value()->Describe().version);
+        if (!paging.ok()) {
+            return WriteProblem(res, req, paging.error());
+        }
+        auto answer = AnswerInferencePlan(request.value(), *catalog.value(), ReferenceOf(deps),
+                                          paging.value().cursor_offset.value_or(0));
         if (!answer.ok()) {
             return WriteProblem(res, req, answer.error());
         }
+        answer.value().next_cursor =
+            paging.value().Next(answer.value().offset, answer.value().page.options.size(),
+                                answer.value().available_count);
         if (WantsCsv(req)) {
-            return WriteCsv(res, OptionsCsv(answer.value().page));
+            return WriteCsv(res, OptionsCsv(answer.value()));
         }
         const InferenceAnswer& a = answer.value();
         WriteJsonText(res, EncodeInferencePlan(a, EncodeAssumptions(a.page.assumptions, DetailOf(req))));

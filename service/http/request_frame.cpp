@@ -227,10 +227,10 @@ private:
             return Refuse(417, "expectation_failed",
                           "the only expectation accepted is Expect: 100-continue");
         }
-        if (length > limits_.max_body_bytes) {
+        if (const std::size_t limit = limits_.BodyLimitFor(line_.method, line_.path);
+            length > limit) {
             return Refuse(413, "payload_too_large",
-                          "request body is larger than " + std::to_string(limits_.max_body_bytes) +
-                              " bytes");
+                          "request body is larger than " + std::to_string(limit) + " bytes");
         }
         RequestFrame frame;
         frame.state = FrameState::kFramed;

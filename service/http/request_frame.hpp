@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -23,6 +24,20 @@ struct FrameLimits {
     std::size_t max_head_bytes = 32 * 1024;
     // Content-Length at most; larger: 413 before any body byte is read.
     std::size_t max_body_bytes = 64 * 1024;
+    // The one route that takes a larger body (the bulk offering import, POST of this path with
+    // up to 1,000 items): its Content-Length at most. An empty path: no such route.
+    std::string_view bulk_post_path;
+    std::size_t max_bulk_body_bytes = 0;
+    // The Content-Length limit for a request of `method` on `path` (the target without query).
+    [[nodiscard]] std::size_t BodyLimitFor(std::string_view method, std::string_view path) const {
+        return !bulk_post_path.empty() && method == "POST" && path == bulk_post_path
+                   ? std::max(max_body_bytes, max_bulk_body_bytes)
+                   : max_body_bytes;
+    }
+    // The most any request's body may hold.
+    [[nodiscard]] std::size_t LargestBody() const {
+        return std::max(max_body_bytes, bulk_post_path.empty() ? 0 : max_bulk_body_bytes);
+    }
 };
 
 // What the transport does with the bytes received so far.

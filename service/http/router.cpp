@@ -6,6 +6,7 @@
 #include <exception>
 #include <set>
 
+#include "service/http/api_version.hpp"
 #include "service/http/auth.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/request_context.hpp"
@@ -107,6 +108,8 @@ TransportOptions TransportFor(const ServerOptions& options) {
     t.max_connections_per_address = options.max_connections_per_address;
     t.log_refusals = options.access_log;
     t.max_body_bytes = options.max_body_bytes;
+    t.bulk_post_path = kBulkImportPath;
+    t.max_bulk_body_bytes = options.max_bulk_body_bytes;
     t.request_timeout = std::chrono::seconds(options.request_timeout_s);
     t.keep_alive_timeout = std::chrono::seconds(options.keep_alive_timeout_s);
     t.keep_alive_max_count = options.keep_alive_max_count;
@@ -167,7 +170,11 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         int yes = 1;
         ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     });
-    server.set_payload_max_length(options.max_body_bytes);
+    FrameLimits body_limits;  // the transport's rule, for the library's own framing (TLS)
+    body_limits.max_body_bytes = options.max_body_bytes;
+    body_limits.bulk_post_path = kBulkImportPath;
+    body_limits.max_bulk_body_bytes = options.max_bulk_body_bytes;
+    server.set_payload_max_length(body_limits.LargestBody());
     server.set_read_timeout(options.read_timeout_s, 0);
     server.set_write_timeout(options.write_timeout_s, 0);
     server.set_keep_alive_timeout(options.keep_alive_timeout_s);
@@ -178,14 +185,15 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
     const bool own_framing = dynamic_cast<EventServer*>(&server) != nullptr;
     server.set_keep_alive_max_count(own_framing ? options.keep_alive_max_count : 1);
 
-    const std::size_t max_body = options.max_body_bytes;
+
     std::shared_ptr<RateLimiter> limiter =
         options.rate_limiter && options.rate_limiter->enabled() ? options.rate_limiter : nullptr;
     std::shared_ptr<CatalogStore> key_store = options.key_store;
-    server.set_pre_routing_handler([max_body, limiter, key_store](const httplib::Request& req,
+    server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
                                                                   httplib::Response& res) {
         BeginRequest(req.get_header_value("X-Request-Id"));
         res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        res.set_header(kApiVersionHeader, std::string(kApiVersion));
         if (limiter && !IsProbe(req.path)) {
             RateDecision decision = limiter->Take(RateIdentity(req, key_store.get()));
             if (!decision.allowed) {
@@ -238,6 +246,7 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
                                       "Content-Length must be a decimal number of bytes");
                 return HandlerResponse::Handled;
             }
+            const std::size_t max_body = body_limits.BodyLimitFor(req.method, req.path);
             if (length.size() > 18 || std::stoull(length) > max_body) {
                 WriteTransportProblem(res, req, 413, "payload_too_large",
                                       "request body is larger than " + std::to_string(max_body) +
@@ -261,6 +270,9 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         if (!res.has_header("X-Request-Id")) {
             BeginRequest(req.get_header_value("X-Request-Id"));
             res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        }
+        if (!res.has_header(kApiVersionHeader)) {
+            res.set_header(kApiVersionHeader, std::string(kApiVersion));
         }
         // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X POST
         // with no -d sends none) as a bare 400 before routing: say what is missing, as 411.
@@ -297,6 +309,7 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
                     {"error", what}});
         res.headers.clear();
         res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        res.set_header(kApiVersionHeader, std::string(kApiVersion));
         WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
     });
 
@@ -349,6 +362,35 @@ RouteTable BuildRouteTable(const Deps& deps) {
     return routes;
 }
 
+namespace {
+
+// The content types cpp-httplib 0.11.4 compresses (gzip or brotli) when the request's
+// Accept-Encoding allows it: such an answer varies with Accept-Encoding, and a shared cache
+// must be told so (RFC 9110 §12.5.5), whether or not this one was compressed.
+bool LibraryMayCompress(std::string_view content_type) {
+    content_type = content_type.substr(0, content_type.find(';'));
+    return (content_type.rfind("text/", 0) == 0 && content_type != "text/event-stream") ||
+           content_type == "application/json" || content_type == "application/javascript" ||
+           content_type == "application/xml" || content_type == "application/xhtml+xml" ||
+           content_type == "image/svg+xml";
+}
+
+// Adds Accept-Encoding to the answer's Vary unless a Vary header already names it.
+void VaryOnAcceptEncoding(httplib::Response& res) {
+    auto [begin, end] = res.headers.equal_range("Vary");
+    for (auto it = begin; it != end; ++it) {
+        const std::string& value = it->second;
+        for (std::size_t i = 0; i + 15 <= value.size(); ++i) {
+            if (EqualsIgnoreCase(std::string_view(value).substr(i, 15), "Accept-Encoding")) {
+                return;
+            }
+        }
+    }
+    res.set_header("Vary", "Accept-Encoding");
+}
+
+}  // namespace
+
 void RegisterRoutes(httplib::Server& server, const Deps& deps) {
     CorsPolicy cors(deps.cors_origins);
     BuildRouteTable(deps).Install(server, cors);
@@ -356,6 +398,9 @@ void RegisterRoutes(httplib::Server& server, const Deps& deps) {
     server.set_post_routing_handler([cors, deps](const httplib::Request& req,
                                                  httplib::Response& res) {
         cors.AddResponseHeaders(req, res);
+        if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
+            VaryOnAcceptEncoding(res);
+        }
         ObserveAnswer(deps, req, res);
     });
 }

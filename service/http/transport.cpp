@@ -16,6 +16,7 @@
 #include <optional>
 #include <string_view>
 
+#include "service/http/api_version.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/request_context.hpp"
 #include "service/log.hpp"
@@ -112,7 +113,8 @@ std::string ProblemResponse(int status, std::string_view code, std::string_view 
     std::string body = ProblemText(status, code, detail, path ? *path : RequestPath(head), request_id);
     return "HTTP/1.1 " + std::to_string(status) + " " + ProblemTitle(status) +
            "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nX-Request-Id: " + request_id +
+           std::to_string(body.size()) + "\r\nX-Request-Id: " + request_id + "\r\n" +
+           kApiVersionHeader + ": " + std::string(kApiVersion) +
            "\r\nConnection: close\r\n\r\n" + body;
 }
 
@@ -254,6 +256,8 @@ EventServer::EventServer(TransportOptions options) : options_(options) {
     limits_.max_header_line_bytes = options_.max_header_line_bytes;
     limits_.max_head_bytes = options_.max_header_bytes;
     limits_.max_body_bytes = options_.max_body_bytes;
+    limits_.bulk_post_path = options_.bulk_post_path;
+    limits_.max_bulk_body_bytes = options_.max_bulk_body_bytes;
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
     new_task_queue = [this] { return new HandOffQueue([this] { Drain(); }); };
     StartWorkers();
@@ -424,7 +428,7 @@ void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
 // Appends what the kernel holds, up to one request's worth beyond the current one (pipelined
 // requests after that wait in the kernel). True at end of stream or on a socket error.
 bool EventServer::Receive(Connection& conn) {
-    const std::size_t cap = options_.max_header_bytes + options_.max_body_bytes;
+    const std::size_t cap = options_.max_header_bytes + limits_.LargestBody();
     char buf[kRecvChunkBytes];
     while (conn.in.size() <= cap) {
         ssize_t n = ::recv(conn.fd, buf, sizeof(buf), 0);

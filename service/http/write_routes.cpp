@@ -5,6 +5,7 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "pricing/csv.hpp"
+#include "pricing/money.hpp"
 #include "service/http/auth.hpp"
 #include "service/http/csv_writer.hpp"
 #include "service/http/idempotency.hpp"
@@ -25,6 +26,11 @@ using pricing::Result;
 // Bounds on written values: a price above this per hour, or a spec above kMaxSpec, is a
 // typo, not a cloud offering.
 constexpr double kMaxUsdPerHour = 1'000'000;
+// The catalog keeps prices as numeric(18, 6) (schema/migrations/001_catalog.sql): a price with
+// more decimals would be stored as another number, so it is refused rather than rounded.
+constexpr const char* kMicroUsdOnly =
+    "has more than 6 decimal places; prices are kept to 1e-6 USD and this one would be stored "
+    "as another number";
 constexpr double kMaxSpec = 1'000'000'000;
 constexpr std::size_t kMaxTextBytes = 1000;
 constexpr std::size_t kMaxBulkItems = 1000;
@@ -356,6 +362,8 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
     }
     if (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour) {
         r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
+    } else if (!pricing::IsWholeMicroUsd(*usd)) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
     }
     o.price.usd_per_hour = *usd;
     o.price.as_of = *as_of;
@@ -506,6 +514,9 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
         }
         if (r.ok() && (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour)) {
             r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
+        }
+        if (r.ok() && !pricing::IsWholeMicroUsd(*usd)) {
+            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
         }
         if (r.ok() && (source->empty() || source->size() > 200)) {
             r.Fail(ErrorCode::kInvalidArgument, "source", "must be 1-200 characters");

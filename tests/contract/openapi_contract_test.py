@@ -170,17 +170,21 @@ def response_schema(op, status, media):
 called = set()
 
 
-def call(doc_path, url_path, method="get", expect=200, body=None, headers=None):
+def call(doc_path, url_path, method="get", expect=200, body=None, headers=None, timeout_s=10):
     called.add((doc_path, method))
     req = urllib.request.Request(BASE + url_path, method=method.upper(), data=body,
                                  headers=headers or {})
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=timeout_s) as r:
             status, ctype, raw = r.status, r.headers.get("Content-Type", ""), r.read()
+            version = r.headers.get("API-Version")
     except urllib.error.HTTPError as e:
         status, ctype, raw = e.code, e.headers.get("Content-Type", ""), e.read()
+        version = e.headers.get("API-Version")
     op = operation(doc_path, method)
     check(status == expect, f"{method.upper()} {url_path} -> {status} (want {expect})")
+    check(version == spec["info"]["version"],
+          f"{method.upper()} {url_path} names the contract's version (API-Version: {version})")
     schema, media = response_schema(op, status, ctype.split(";")[0])
     check(media is not None, f"{method.upper()} {doc_path} documents {status} {ctype}")
     if schema is not None and ctype.startswith(("application/json", "application/problem+json")):
@@ -238,7 +242,19 @@ try:
     call("/v1/offerings", "/v1/offerings?limit=0", expect=422)
     call("/v1/offerings/{id}", "/v1/offerings/" + seen[0])
     call("/v1/offerings/{id}", "/v1/offerings/nope", expect=404)
-    call("/v1/catalog", "/v1/catalog")
+    catalog_info = call("/v1/catalog", "/v1/catalog")
+    check(catalog_info["catalog_version"] == catalog_info["version"],
+          "/v1/catalog names catalog_version (and its deprecated name version, equal)")
+    with urllib.request.urlopen(BASE + "/v1/catalog", timeout=10) as r:
+        check(r.headers.get("Deprecation", "").startswith("@") and r.headers.get("Sunset") and
+              'rel="deprecation"' in r.headers.get("Link", ""),
+              "an answer with a deprecated member sends Deprecation, Sunset and Link")
+    with urllib.request.urlopen(BASE + "/v1/providers", timeout=10) as r:
+        check(r.headers.get("Deprecation") is None, "an answer without one sends no Deprecation")
+    deprecated = [f"{name}.{key}" for name, s in spec["components"]["schemas"].items()
+                  for key, p in s.get("properties", {}).items() if p.get("deprecated")]
+    check(deprecated == ["CatalogInfo.version", "TrainingPlanRequest.offset"],
+          f"the deprecated members are the ones the server marks ({deprecated})")
     # Model library: the list, one model, an unknown id, and each model form in an estimate.
     models = call("/v1/models", "/v1/models")
     check(models["total_count"] >= 30, "the model library lists at least 30 architectures")
@@ -308,8 +324,46 @@ try:
     csv_headers = dict(json_headers, Accept="text/csv")
     series = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
                   body=json.dumps(seed).encode(), headers=csv_headers)
-    check(series.startswith(b"month,rent_usd,own_usd,own_net_of_resale_usd\r\n0,0,800000,0"),
+    check(series.startswith(b"month,rent_usd,own_usd,own_net_of_resale_usd,currency,catalog_version\r\n0,0,800000,0,USD,"),
           "rent-vs-buy answers its cumulative series as CSV")
+    # Paging a plan: next_cursor walks every option once; a cursor belongs to its request.
+    walk_body = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 40}
+    page = call("/v1/plans/training", "/v1/plans/training", "post",
+                body=json.dumps(walk_body).encode(), headers=json_headers)
+    walked = [o["offering"]["id"] + "/" + str(o["nodes"]) for o in page["options"]]
+    first_cursor = page["next_cursor"]
+    while page["next_cursor"]:
+        page = call("/v1/plans/training", "/v1/plans/training", "post", headers=json_headers,
+                    body=json.dumps(dict(walk_body, cursor=page["next_cursor"])).encode())
+        walked += [o["offering"]["id"] + "/" + str(o["nodes"]) for o in page["options"]]
+    check(first_cursor and len(walked) == len(set(walked)) == page["total_count"],
+          f"a training plan's cursor walk lists its {page['total_count']} options once each")
+    problem = call("/v1/plans/training", "/v1/plans/training", "post", expect=422,
+                   headers=json_headers,
+                   body=json.dumps(dict(walk_body, tokens_b=200, cursor=first_cursor)).encode())
+    check(problem.get("field") == "/cursor", "a cursor sent with another request is 422 on /cursor")
+    call("/v1/plans/training", "/v1/plans/training", "post", expect=422, headers=json_headers,
+         body=json.dumps(dict(walk_body, cursor="zz")).encode())
+    call("/v1/plans/training", "/v1/plans/training", "post", expect=422, headers=json_headers,
+         body=json.dumps(dict(walk_body, cursor=first_cursor, offset=40)).encode())
+    with urllib.request.urlopen(urllib.request.Request(
+            BASE + "/v1/plans/training", data=json.dumps(dict(walk_body, offset=40)).encode(),
+            headers=json_headers), timeout=30) as r:
+        check(r.headers.get("Deprecation") and r.headers.get("Sunset"),
+              "a training plan asked with the deprecated offset says so (Deprecation, Sunset)")
+    inference_walk = {"model": {"params_b": 8}, "input_tokens": 1000, "output_tokens": 200,
+                      "traffic": {"requests_per_second": 2}, "limit": 25}
+    page = call("/v1/plans/inference", "/v1/plans/inference", "post",
+                body=json.dumps(inference_walk).encode(), headers=json_headers)
+    served = [o["offering"]["id"] for o in page["options"]]
+    pages = 1
+    while page["next_cursor"]:
+        page = call("/v1/plans/inference", "/v1/plans/inference", "post", headers=json_headers,
+                    body=json.dumps(dict(inference_walk, cursor=page["next_cursor"])).encode())
+        served += [o["offering"]["id"] for o in page["options"]]
+        pages += 1
+    check(pages > 1 and len(served) == len(set(served)) == min(page["total_count"], 500),
+          f"an inference plan's cursor walk lists its {len(served)} options once each in {pages} pages")
     rows = call("/v1/plans/training", "/v1/plans/training", "post",
                 body=json.dumps({"model": {"params_b": 7}, "tokens_b": 100, "limit": 5}).encode(),
                 headers=csv_headers)
@@ -373,6 +427,17 @@ try:
     call("/readyz", "/readyz")
     served = call("/openapi.yaml", "/openapi.yaml")
     check(served == open(SPEC_PATH, "rb").read(), "served /openapi.yaml is the repository's file")
+    gz = urllib.request.Request(BASE + "/openapi.yaml", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(gz, timeout=10) as r:
+        packed = r.read()
+        check(r.headers.get("Content-Encoding") == "gzip" and
+              __import__("gzip").decompress(packed) == served and len(packed) < len(served) / 3,
+              f"/openapi.yaml is served gzipped to a client that accepts it "
+              f"({len(packed)} of {len(served)} bytes)")
+        check("Accept-Encoding" in r.headers.get("Vary", ""), "/openapi.yaml varies on Accept-Encoding")
+    with urllib.request.urlopen(BASE + "/v1/accelerators", timeout=10) as r:
+        check("Accept-Encoding" in ",".join(r.headers.get_all("Vary") or []),
+              "a JSON answer (compressible) says Vary: Accept-Encoding")
     for path, item in spec["paths"].items():
         for method in item:
             check((path, method) in called, f"{method.upper()} {path} was exercised")
@@ -429,16 +494,30 @@ def run_database_mode():
              body=b'{"usd_per_hour": -1, "source": "x"}', headers=a)
         call("/v1/offerings/{id}/price", path + "/price", "put", expect=422,
              body=b'{"usd_per_hour": 1}', headers=a)  # a missing field is 422 everywhere
+        # A price the store would keep as another number (numeric(18, 6)) is refused, not
+        # rounded: before, 1.23456789 was stored as 1.234568 and 1e-7 as 0, both answered 200.
+        for inexact in (b"1.23456789", b"1e-7"):
+            problem = call("/v1/offerings/{id}/price", path + "/price", "put", expect=422,
+                           body=b'{"usd_per_hour": ' + inexact + b', "source": "x"}', headers=a)
+            check(problem.get("field") == "/usd_per_hour",
+                  f"usd_per_hour {inexact.decode()} is refused naming the field")
         call("/v1/offerings/{id}/price", path + "/price", "put", expect=415,
              body=json.dumps(price).encode(), headers=dict(a, **{"Content-Type": "text/plain"}))
         call("/v1/offerings/{id}/price", "/v1/offerings/nope/price", "put", expect=404,
              body=json.dumps(price).encode(), headers=a)
+        plan_walk = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 5}
+        stale_cursor = call("/v1/plans/training", "/v1/plans/training", "post", headers=j,
+                            body=json.dumps(plan_walk).encode())["next_cursor"]
         written = call("/v1/offerings/{id}/price", path + "/price", "put",
                        body=json.dumps(price).encode(),
                        headers=dict(a, **{"If-Match": hist["etag"], "Idempotency-Key": "contract-1"}))
         check(written["offering"]["usd_per_hour"] == 12.5, "PUT price is served at once")
         call("/v1/offerings/{id}/price", path + "/price", "put", expect=412,
              body=json.dumps(price).encode(), headers=dict(a, **{"If-Match": hist["etag"]}))
+        problem = call("/v1/plans/training", "/v1/plans/training", "post", expect=409, headers=j,
+                       body=json.dumps(dict(plan_walk, cursor=stale_cursor)).encode())
+        check(problem.get("field") == "/cursor",
+              "a plan cursor from before a price write is 409: the catalog changed under the walk")
         call("/v1/offerings/{id}/history", "/v1/offerings/nope/history", expect=404)
         old = call("/v1/offerings/{id}", path + "?as_of=" + written["prices"][-1]["valid_from"][:10] +
                    "T00:00:00Z")
@@ -456,6 +535,18 @@ def run_database_mode():
         bulk = [dict(body["example"], region=f"contract-{i}") for i in range(2)]
         call("/v1/offerings", "/v1/offerings", "post", expect=201, body=json.dumps(bulk).encode(),
              headers=a)
+        # The documented 1,000 items in one import: over the 64 KiB of other routes, and
+        # 9,000 members in all (before, 413, and 400 past 455 items: every member inside the
+        # items counted against the 4,096-element array limit).
+        thousand = json.dumps([dict(body["example"], region=f"bulk-{i:04d}")
+                               for i in range(1000)]).encode()
+        created = call("/v1/offerings", "/v1/offerings", "post", expect=201, body=thousand,
+                       headers=a, timeout_s=120)
+        check(len(thousand) > 65536 and created["created_count"] == 1000,
+              f"a bulk import of 1,000 offerings ({len(thousand)} bytes) creates 1,000")
+        call("/v1/offerings", "/v1/offerings", "post", expect=422, headers=a, timeout_s=120,
+             body=json.dumps([dict(body["example"], region=f"bulk-x{i:04d}")
+                              for i in range(1001)]).encode())
         call("/v1/offerings", "/v1/offerings", "post", expect=422,
              body=json.dumps(dict(body["example"], accelerator="nope")).encode(), headers=a)
         call("/v1/offerings/{id}", path, "delete", expect=200, headers=a)

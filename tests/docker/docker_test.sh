@@ -358,10 +358,20 @@ if [[ "$STATUS" == 404 && "$CTYPE" == application/problem+json* ]]; then
 else not_ok "unknown route is 404 application/problem+json $(describe)"; fi
 
 head -c 102400 /dev/zero | tr '\0' 'a' >"$TMP/big"
-req POST /v1/offerings -H 'Content-Type: application/json' --data-binary "@$TMP/big"
+req POST /v1/plans/training -H 'Content-Type: application/json' --data-binary "@$TMP/big"
 if [[ "$STATUS" == 413 && "$CTYPE" == application/problem+json* ]] && grep -q '"status":413' <<<"$BODY"; then
   ok "100 KiB POST body is refused by nginx with 413 application/problem+json"
 else not_ok "100 KiB POST body is refused by nginx with 413 application/problem+json $(describe)"; fi
+# The bulk import takes up to 1 MiB (1,000 offerings): 100 KiB passes nginx to gpucost (401
+# without a key), 2 MiB is refused by nginx.
+req POST /v1/offerings -H 'Content-Type: application/json' --data-binary "@$TMP/big"
+if [[ "$STATUS" == 401 || "$STATUS" == 400 ]]; then ok "a 100 KiB bulk import body passes nginx (gpucost refuses it: $STATUS)"
+else not_ok "a 100 KiB bulk import body passes nginx $(describe)"; fi
+head -c 2097152 /dev/zero | tr '\0' 'a' >"$TMP/huge"
+req POST /v1/offerings -H 'Content-Type: application/json' --data-binary "@$TMP/huge"
+if [[ "$STATUS" == 413 && "$CTYPE" == application/problem+json* ]]; then
+  ok "a 2 MiB bulk import body is refused by nginx with 413 application/problem+json"
+else not_ok "a 2 MiB bulk import body is refused by nginx with 413 $(describe)"; fi
 
 req POST /v1/offerings -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' --data-binary '{}'
 if [[ "$STATUS" == 415 && "$CTYPE" == application/problem+json* ]]; then

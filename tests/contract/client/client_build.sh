@@ -17,6 +17,6 @@ cat >"$out/tsconfig.json" <<JSON
   "compilerOptions": { "rootDir": ".", "outDir": ".", "typeRoots": ["$root/node_modules/@types"] },
   "files": ["scenario.mts", "api.d.ts"] }
 JSON
-"$root/node_modules/.bin/openapi-typescript" "$spec" -o "$out/api.d.ts" --silent --default-non-nullable false
+"$root/node_modules/.bin/openapi-typescript" "$spec" -o "$out/api.d.ts" --silent
 "$root/node_modules/.bin/tsc" -p "$out/tsconfig.json"
 echo "client build: api.d.ts generated ($(wc -l <"$out/api.d.ts") lines), scenario type-checked in ${SECONDS} s"

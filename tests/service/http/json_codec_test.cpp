@@ -103,6 +103,26 @@ TEST_SUITE("json_codec") {
         }
         long_array += "]}";
         CHECK_FALSE(ParseJsonBody(long_array).ok());
+        // Objects in an array count once each, whatever their members (4,097 objects do not fit).
+        std::string objects = "{\"a\":[";
+        for (int i = 0; i < 4097; ++i) {
+            objects += (i ? ",{\"x\":1}" : "{\"x\":1}");
+        }
+        objects += "]}";
+        CHECK_FALSE(ParseJsonBody(objects).ok());
+    }
+
+    TEST_CASE("an array counts its own elements, not the members of the objects in it") {
+        // The bulk import's 1,000 offerings of nine members: 9,000 values, 1,000 elements.
+        std::string items = "{\"items\":[";
+        for (int i = 0; i < 1000; ++i) {
+            items += std::string(i ? "," : "") +
+                     R"({"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":[8, 9],"i":"x"})";
+        }
+        items += "]}";
+        auto parsed = ParseJsonBody(items);
+        REQUIRE(parsed.ok());
+        CHECK(parsed.value()["items"].size() == 1000);
     }
 
     TEST_CASE("numbers keep every digit at the boundary and non-finite values become null") {

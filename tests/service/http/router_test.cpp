@@ -63,10 +63,24 @@ TEST_SUITE("router") {
     TEST_CASE("a body larger than the limit is refused with 413 before it is read") {
         TestServer server(SampleDeps());
         std::string big(70 * 1024, 'x');
-        auto r = server.Client().Post("/v1/offerings", big, "application/json");
+        auto r = server.Client().Post("/v1/plans/training", big, "application/json");
         REQUIRE(r);
         CHECK(r->status == 413);
         CHECK(json::parse(r->body)["code"] == "payload_too_large");
+    }
+
+    TEST_CASE("the bulk import takes up to 1 MiB, every other route 64 KiB") {
+        TestServer server(SampleDeps());
+        // Past the framing (this server has no database: 409), where other routes are 413.
+        auto big = server.Client().Post("/v1/offerings", std::string(300 * 1024, 'x'),
+                                        "application/json");
+        REQUIRE(big);
+        CHECK(big->status == 409);
+        auto huge = server.Client().Post("/v1/offerings", std::string(1100 * 1024, 'x'),
+                                         "application/json");
+        REQUIRE(huge);
+        CHECK(huge->status == 413);
+        CHECK(json::parse(huge->body)["code"] == "payload_too_large");
     }
 
     TEST_CASE("chunked and compressed requests are refused as problems") {
