@@ -95,8 +95,8 @@ std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& re
 }
 
 void AddReadKeyGate(RouteTable& routes, const Deps& deps) {
-    if (!deps.require_read_key) {
-        return;
+    if (!deps.store) {
+        return;  // no keys to check: every read is open (docs/database.md, "Who reads what")
     }
     routes.Wrap([deps](const std::string& /*method*/, const std::string& pattern,
                        RouteTable::Handler handler) -> RouteTable::Handler {
@@ -104,7 +104,11 @@ void AddReadKeyGate(RouteTable& routes, const Deps& deps) {
             return handler;  // probes, /openapi.yaml and / stay open
         }
         return [deps, handler](const httplib::Request& req, httplib::Response& res) {
-            if (RequireKey(deps, req, res, KeyScope::kRead)) {
+            // With --require-read-key every /v1/ request needs a key. Without it reads are
+            // open, but a key that is sent is still checked: an unknown or revoked key is 401,
+            // not silently taken as none (a client would believe it is authenticated).
+            const bool check = deps.require_read_key || req.has_header("Authorization");
+            if (!check || RequireKey(deps, req, res, KeyScope::kRead)) {
                 handler(req, res);
             }
         };

@@ -481,6 +481,11 @@ def run_database_mode():
         health = call("/healthz", "/healthz")
         check(health.get("database", {}).get("connected") is True, "healthz reports the database")
         first = call("/v1/offerings", "/v1/offerings?limit=1&sort=id")["items"][0]["id"]
+        # Reads need no key here, but a key that is sent is checked (before: a made-up key
+        # read as if none had been sent).
+        call("/v1/offerings", "/v1/offerings?limit=1", expect=401,
+             headers={"Authorization": "Bearer gpc_000000000000_" + "0" * 48})
+        call("/v1/offerings", "/v1/offerings?limit=1", headers={"Authorization": "Bearer " + reader})
         path = "/v1/offerings/" + first
         hist = call("/v1/offerings/{id}/history", path + "/history")
         price = {"usd_per_hour": 12.5, "source": "contract test"}
