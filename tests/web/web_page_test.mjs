@@ -606,6 +606,61 @@ async function serving(page) {
     await page.fill("[data-testid=v-in]", "1000");
 }
 
+// Filters (issue 24 item 10). Training: accelerators, the cluster's size, verified and recent
+// prices only; the plan is the API's for the same constraints.
+async function trainingFilters(page) {
+    await showTab(page, "training");
+    await page.check("[data-testid=training-form] input[name='/constraints/accelerators'][value=h100-sxm]");
+    await page.fill("[data-testid=t-min-acc]", "16");
+    await page.check("[data-testid=training-form] input[name='/constraints/verified_only']");
+    await page.fill("[data-testid=t-max-age]", "180");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/training", { model: "llama-3.1-8b", tokens_b: 100, mode: "pretrain", precision: "bf16",
+        constraints: { deadline_hours: 720, budget_usd: 150000, price_types: ["on_demand", "spot"], accelerators: ["h100-sxm"],
+                       min_total_accelerators: 16, verified_only: true, max_price_age_days: 180 }, limit: 200 });
+    const want = plan.options.slice(0, 20).map((o) => `${o.offering.id}/${o.nodes}`);
+    await page.waitForFunction((w) => [...document.querySelectorAll("[data-testid=options] tbody tr")]
+        .map((x) => `${x.dataset.id}/${x.dataset.nodes}`).join(",") === w, want.join(","), { timeout: 15000 }).catch(() => {});
+    const rows = await page.$$eval("[data-testid=options] tbody tr", (r) => r.map((x) => `${x.dataset.id}/${x.dataset.nodes}`));
+    const recCost = await page.getAttribute("[data-testid=rec-cost]", "data-value").catch(() => null);
+    check(plan.options.length > 0 && JSON.stringify(rows) === JSON.stringify(want) && close(recCost, plan.recommendation.expected_cost_usd) &&
+          plan.options.every((o) => o.offering.accelerator === "h100-sxm" && o.total_accelerators >= 16),
+          `training on H100 SXM only, 16 or more accelerators, verified prices at most 180 days old: the API's ${plan.total_count} options and recommendation (${recCost})`);
+    const again = await fromUrl(page, "training with filters", attrOf("[data-testid=rec-cost]"), plan.recommendation.expected_cost_usd);
+    await again?.close();
+    await page.uncheck("[data-testid=training-form] input[name='/constraints/accelerators'][value=h100-sxm]");
+    await page.uncheck("[data-testid=training-form] input[name='/constraints/verified_only']");
+    await page.fill("[data-testid=t-min-acc]", "");
+    await page.fill("[data-testid=t-max-age]", "");
+}
+
+// Serving's region and accelerator filters: the API's options for the same constraints.
+async function servingFilters(page) {
+    await showTab(page, "serving");
+    await page.fill("[data-testid=v-regions]", "us-east-1");
+    for (const a of ["h100-sxm", "a100-sxm4-80gb"]) {
+        await page.check(`[data-testid=serving-form] input[name='/constraints/accelerators'][value=${a}]`);
+    }
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", input_tokens: 1000,
+        output_tokens: 250, traffic: { requests_per_second: 5 },
+        latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
+        constraints: { price_types: ["on_demand"], regions: ["us-east-1"], accelerators: ["h100-sxm", "a100-sxm4-80gb"] },
+        api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15 });
+    const want = plan.options.map((o) => o.offering.id).join(",");
+    await page.waitForFunction((w) => [...document.querySelectorAll("[data-testid=serving-options] tbody tr")]
+        .map((x) => x.dataset.id).join(",") === w, want, { timeout: 15000 }).catch(() => {});
+    const rows = await page.$$eval("[data-testid=serving-options] tbody tr", (r) => r.map((x) => x.dataset.id));
+    check(rows.length > 0 && rows.join(",") === want &&
+          plan.options.every((o) => o.offering.region === "us-east-1" && ["h100-sxm", "a100-sxm4-80gb"].includes(o.offering.accelerator)),
+          `serving in us-east-1 on H100 SXM or A100 80 GB only: the API's ${rows.length} options (${rows.join(", ")})`);
+    (await fromUrl(page, "serving with filters", attrOf("[data-testid=serving-options] tbody tr", "data-id"), plan.options[0]?.offering.id))?.close();
+    await page.fill("[data-testid=v-regions]", "");
+    for (const a of ["h100-sxm", "a100-sxm4-80gb"]) {
+        await page.uncheck(`[data-testid=serving-form] input[name='/constraints/accelerators'][value=${a}]`);
+    }
+}
+
 // The result on screen, reproduced from its URL: the same URL in a fresh page, then reloaded,
 // shows the same figure. `read` returns the figure from a page (null when absent).
 async function fromUrl(page, what, read, expected) {
@@ -723,6 +778,7 @@ try {
 
     await catalog(page);
     await training(page);
+    await trainingFilters(page);
     await trainingNothing(page, 1280);
     await rentBuy(page);
     await spot(page);
@@ -730,6 +786,7 @@ try {
     await spotPick(page, 1280);
     await rentPick(page, 1280);
     await serving(page);
+    await servingFilters(page);
     await servingNothing(page, 1280);
 
     for (const tab of ["training", "rent-vs-buy", "serving"]) {

@@ -220,9 +220,10 @@ export function select(options: [string, string][], value: string, attrs: Attrs 
     s.value = value;
     return s;
 }
-export function checkboxes(name: string, options: [string, string][], checked: string[]): HTMLElement {
-    return h("fieldset", { class: "checks", "data-field": name },
-             h("legend", {}, name.split("/").pop()!.replace(/_/g, " ")),
+export function checkboxes(name: string, options: [string, string][], checked: string[], legendText?: string,
+                           wide = false): HTMLElement {
+    return h("fieldset", { class: wide ? "checks wide" : "checks", "data-field": name },
+             h("legend", {}, legendText ?? name.split("/").pop()!.replace(/_/g, " ")),
              ...options.map(([v, l]) => h("label", {}, h("input", { type: "checkbox", value: v, name,
                                                                       checked: checked.includes(v) }), " ", l)));
 }
@@ -253,6 +254,15 @@ export function refuseUnreadable(form: HTMLFormElement, values: [HTMLInputElemen
     }
     return bad.length > 0;
 }
+
+// A list typed as words ("us-east-1, europe-west4"): its items, or undefined when empty.
+export function listOf(el: HTMLInputElement): string[] | undefined {
+    const items = el.value.split(/[\s,]+/).map((x) => x.trim()).filter(Boolean);
+    return items.length ? items : undefined;
+}
+// The accelerators as checkbox options, by name.
+export const acceleratorOptions = (list: { id: string; name: string }[]): [string, string][] =>
+    list.map((a) => [a.id, a.name]);
 
 // An optional number: empty gives undefined, so the request leaves the member out.
 export function optNumber(el: HTMLInputElement): number | undefined {

@@ -41,10 +41,10 @@ async function start(): Promise<void> {
     });
     main.replaceChildren(...panels.values());
     catalogView(panels.get("catalog")!, accelerators);
-    trainingView(panels.get("training")!, library);
+    trainingView(panels.get("training")!, library, accelerators);
     rentBuyView(panels.get("rent-vs-buy")!, accelerators);
     spotView(panels.get("spot")!);
-    servingView(panels.get("serving")!, library);
+    servingView(panels.get("serving")!, library, accelerators);
 
     // The URL is #view or #view?inputs: a link with inputs fills the view's form and runs it, so a
     // reload or a shared link shows the same result.
