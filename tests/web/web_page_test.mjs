@@ -38,6 +38,47 @@ function check(ok, what) {
 // Figures compare to the cent / the thousandth: the page keeps the API's numbers in data-value.
 const close = (a, b) => Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(b)));
 
+// A CSV the page offers for download, as rows of cells (RFC 4180 quoting).
+function parseCsv(text) {
+    const rows = [];
+    let row = [], cell = "", quoted = false;
+    for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (quoted) {
+            if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
+            else if (c === '"') quoted = false;
+            else cell += c;
+        } else if (c === '"') quoted = true;
+        else if (c === ",") { row.push(cell); cell = ""; }
+        else if (c === "\r" && text[i + 1] === "\n") { row.push(cell); rows.push(row); row = []; cell = ""; i++; }
+        else cell += c;
+    }
+    if (cell !== "" || row.length) { row.push(cell); rows.push(row); }
+    return rows;
+}
+async function downloaded(page, selector, name) {
+    const [download] = await Promise.all([page.waitForEvent("download", { timeout: 10000 }), page.click(selector)]);
+    const path = join(shotDir, name);
+    await download.saveAs(path);
+    return (await import("node:fs")).readFileSync(path, "utf8");
+}
+
+// The page's CSV cell rule itself (web/src/csv.ts, compiled here with the page's esbuild): cells a
+// spreadsheet would take for a formula are neutralised, quotes and separators quoted.
+async function checkCsvRule() {
+    const { createRequire: cr } = await import("node:module");
+    const webRequire = cr(new URL("../../web/package.json", import.meta.url));
+    const esbuild = webRequire("esbuild");
+    const src = (await import("node:fs")).readFileSync(new URL("../../web/src/csv.ts", import.meta.url), "utf8");
+    const { code } = await esbuild.transform(src, { loader: "ts", format: "esm" });
+    const mod = await import("data:text/javascript;base64," + Buffer.from(code).toString("base64"));
+    const cases = [["=1+2", "'=1+2"], ["+1", "'+1"], ["-2", "'-2"], ["@SUM(A1)", "'@SUM(A1)"], ["\tx", "'\tx"],
+                   ["\rx", "\"'\rx\""], ["a,b", '"a,b"'], ['say "hi"', '"say ""hi"""'], ["=A1,B1", "\"'=A1,B1\""],
+                   ["plain", "plain"], [12.5, "12.5"], [null, ""]];
+    const bad = cases.filter(([v, want]) => mod.csvCell(v) !== want).map(([v, want]) => `${JSON.stringify(v)} -> ${JSON.stringify(mod.csvCell(v))}, want ${JSON.stringify(want)}`);
+    check(bad.length === 0, `CSV cells beginning with = + - @ TAB CR are neutralised, separators and quotes quoted (${bad.join("; ")})`);
+}
+
 const { proc, port } = await startServer(binary);
 const base = `http://127.0.0.1:${port}`;
 const getJson = async (path) => (await fetch(base + path)).json();
@@ -168,6 +209,11 @@ async function catalog(page) {
     check(perAcc.every((v, i) => close(v, first.items[i].usd_per_accelerator_hour)),
           "USD per accelerator-hour matches the API row by row");
     await catalogRows(page, 1280);
+    const offCsv = parseCsv(await downloaded(page, "[data-testid=offerings-csv]", "offerings.csv").catch(() => ""));
+    check(offCsv.length === first.items.length + 1 && offCsv[0][0] === "offering_id" &&
+          offCsv.slice(1).every((r, i) => r[0] === first.items[i].id && close(r[7], first.items[i].usd_per_accelerator_hour) &&
+                                          r[9] === first.items[i].region),
+          `the offerings CSV is exactly the ${first.items.length} rows shown, in order, at the API's prices (${offCsv.length - 1} rows)`);
     const status = await page.textContent("[data-testid=catalog-status]");
     check(status.startsWith(`${first.total_count} offerings match`), `the status counts the API's total (${status})`);
 
@@ -235,21 +281,55 @@ async function catalog(page) {
     await page.selectOption("[data-testid=f-price-type]", "");
     await page.click("[data-testid=catalog-form] button[type=submit]");
 
-    // Prices by accelerator: per provider and price type, the cheapest of the API's offerings.
-    const h100 = await getJson("/v1/offerings?accelerator=h100-sxm&limit=500");
+    // Prices by accelerator: every accelerator first, per provider and price type, the cheapest,
+    // median and range of the API's offerings; then one accelerator.
+    const everyOffering = [];
+    for (let cursor = ""; ;) {
+        const pageOf = await getJson(`/v1/offerings?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        everyOffering.push(...pageOf.items);
+        if (!pageOf.next_cursor) break;
+        cursor = pageOf.next_cursor;
+    }
+    const stats = (items) => {
+        const out = {};
+        for (const o of items) (out[`${o.accelerator}|${o.provider}|${o.price_type}`] ??= []).push(o.usd_per_accelerator_hour);
+        for (const k of Object.keys(out)) {
+            const v = out[k].sort((a, b) => a - b);
+            const n = v.length;
+            out[k] = { min: v[0], max: v[n - 1], mid: n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, n };
+        }
+        return out;
+    };
+    const readSummary = () => page.$$eval("[data-testid=price-summary] tbody tr", (r) => r.map((x) =>
+        [`${x.dataset.accelerator}|${x.dataset.provider}|${x.dataset.priceType}`, Number(x.children[4].dataset.value),
+         Number(x.children[5].dataset.value), Number(x.children[7].textContent)]));
+    const all = stats(everyOffering);
+    await page.waitForFunction((n) => document.querySelectorAll("[data-testid=price-summary] tbody tr").length === n,
+                               Object.keys(all).length, { timeout: 15000 }).catch(() => {});
+    const allRows = await readSummary();
+    check(allRows.length === Object.keys(all).length &&
+          allRows.every(([k, min, mid, n]) => all[k] && close(min, all[k].min) && close(mid, all[k].mid) && n === all[k].n),
+          `prices by accelerator, all ${new Set(everyOffering.map((o) => o.accelerator)).size} accelerators at once: the cheapest, median and count of the API's ${everyOffering.length} offerings per accelerator, provider and price type (${allRows.length} rows)`);
+    const memCell = await page.$eval("[data-testid=price-summary] tbody tr[data-accelerator=h100-sxm] td:nth-child(2)", (c) => c.textContent).catch(() => "");
+    const accList = (await getJson("/v1/accelerators")).items;
+    check(memCell === `${accList.find((a) => a.id === "h100-sxm").memory_gb} GB`, `the summary shows the accelerator's memory (H100 SXM: ${memCell})`);
+    const sumCsv = parseCsv(await downloaded(page, "[data-testid=summary-csv]", "prices-by-accelerator.csv").catch(() => ""));
+    check(sumCsv.length === allRows.length + 1 && sumCsv.slice(1).every((r, i) => `${r[0]}|${r[3]}|${r[4]}` === allRows[i][0] && close(r[5], allRows[i][1])),
+          `the prices-by-accelerator CSV is exactly the ${allRows.length} rows shown (${sumCsv.length - 1} rows)`);
+    await page.selectOption("[data-testid=sum-accelerator]", "h100-sxm");
+    const h100 = { items: everyOffering.filter((o) => o.accelerator === "h100-sxm") };
     const cheapest = {};
     for (const o of h100.items) {
-        const k = `${o.provider}|${o.price_type}`;
+        const k = `${o.accelerator}|${o.provider}|${o.price_type}`;
         cheapest[k] = Math.min(cheapest[k] ?? Infinity, o.usd_per_accelerator_hour);
     }
-    const summary = await page.waitForSelector("[data-testid=price-summary] tbody tr", { timeout: 10000 })
-        .then(() => page.$$eval("[data-testid=price-summary] tbody tr",
-                                (r) => r.map((x) => [`${x.dataset.provider}|${x.dataset.priceType}`, Number(x.children[2].dataset.value)])))
-        .catch(() => []);
+    await page.waitForFunction((n) => document.querySelectorAll("[data-testid=price-summary] tbody tr").length === n,
+                               Object.keys(cheapest).length, { timeout: 15000 }).catch(() => {});
+    const summary = await readSummary().catch(() => []);
     check(summary.length === Object.keys(cheapest).length && summary.every(([k, v]) => close(v, cheapest[k])),
           `prices by accelerator (H100 SXM): the cheapest of the API's offerings per provider and price type (${summary.length} rows)`);
     if (summary.length > 0) {
-        const [prov, type] = summary[0][0].split("|");
+        const [, prov, type] = summary[0][0].split("|");
         const shown = await getJson(`/v1/offerings?provider=${prov}&accelerator=h100-sxm&price_type=${type}&sort=usd_per_hour&limit=25`);
         await page.click("[data-testid=price-summary] tbody tr:first-child button");
         await page.waitForFunction((n) => document.querySelector("[data-testid=catalog-status]")?.textContent?.startsWith(`${n} offerings match`),
@@ -494,6 +574,16 @@ async function spotMixed(page, width) {
           `${width} px: the table has the mixed row at the API's cost, marked recommended (${mixedRow.join(" | ")})`);
     const reasoning = await page.textContent("[data-testid=spot-results] [data-testid=reasoning]");
     check(!/\$\d{4}/.test(reasoning) && reasoning.includes("$123,130"), `${width} px: dollars in the reasoning have thousands separators`);
+    if (width === 1280) {
+        const spotCsv = parseCsv(await downloaded(page, "[data-testid=spot-results] [data-testid=csv]", "spot-plan.csv").catch(() => ""));
+        const byRun = Object.fromEntries(spotCsv.slice(1).map((r) => [r[0], r]));
+        check(spotCsv.length === 5 && close(byRun["on-demand"]?.[2], plan.on_demand_cost_usd) &&
+              close(byRun["spot, expected with interruptions"]?.[1], plan.expected_spot_hours) &&
+              close(byRun["spot, expected with interruptions"]?.[2], plan.expected_spot_cost_usd) &&
+              close(byRun["mixed: start on spot, move to on-demand when behind"]?.[2], plan.expected_mixed_cost_usd) &&
+              byRun["mixed: start on spot, move to on-demand when behind"]?.[4] === "true",
+              `the spot CSV is the table's 4 rows at the API's hours and costs, the mixed run marked recommended (${spotCsv.length - 1} rows)`);
+    }
     const spotHours = await page.textContent("[data-testid=row-spot-expected] td:nth-child(2)");
     check(/days\)$/.test(spotHours), `${width} px: spot hours also in days ("${spotHours}")`);
     await checkClean(page, `spot at ${width} px, mixed`);
@@ -752,6 +842,7 @@ async function accessible(page, what) {
 let browser;
 try {
     await checkServing();
+    await checkCsvRule();
     browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     const page = await context.newPage();
