@@ -724,6 +724,39 @@ async function trainingFilters(page) {
     await page.fill("[data-testid=t-max-age]", "");
 }
 
+// Two scenarios side by side (issue 24 item 8): a result pinned as A, the next one (B) beside
+// it; the inputs and figures are the API's and the rows that differ are marked.
+async function trainingCompare(page) {
+    await showTab(page, "training");
+    const body = { model: "llama-3.1-8b", tokens_b: 100, mode: "pretrain", precision: "bf16",
+                   constraints: { deadline_hours: 720, budget_usd: 150000, price_types: ["on_demand", "spot"] }, limit: 200 };
+    const [planA, planB] = [await postJson("/v1/plans/training", body), await postJson("/v1/plans/training", { ...body, tokens_b: 200 })];
+    await page.fill("[data-testid=t-tokens]", "100");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    await page.waitForFunction((v) => Number(document.querySelector("[data-testid=rec-cost]")?.dataset.value) === v,
+                               planA.recommendation.expected_cost_usd, { timeout: 15000 }).catch(() => {});
+    const pinned = await page.click("[data-testid=training-results] [data-testid=pin-a]", { timeout: 5000 }).then(() => true, () => false);
+    await page.fill("[data-testid=t-tokens]", "200");
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const rows = await page.waitForSelector("[data-testid=compare-table]", { timeout: 15000 })
+        .then(() => page.$$eval("[data-testid=compare-table] tbody tr[data-label]", (r) => r.map((x) => ({
+            label: x.dataset.label, kind: x.dataset.kind, diff: x.classList.contains("diff"),
+            a: x.children[1].dataset.value ?? x.children[1].textContent, b: x.children[2].dataset.value ?? x.children[2].textContent,
+            mark: x.children[3].textContent }))))
+        .catch(() => []);
+    const row = (l) => rows.find((r) => r.label === l) ?? {};
+    const tokens = row("Training tokens (billions)"), model = row("Model"), cost = row("Recommended run's expected cost");
+    check(pinned && tokens.diff && tokens.a === "100" && tokens.b === "200" && /differs/.test(tokens.mark) && model.diff === false &&
+          cost.diff && close(cost.a, planA.recommendation.expected_cost_usd) && close(cost.b, planB.recommendation.expected_cost_usd) &&
+          cost.mark.includes("+"),
+          `training, A (100 B tokens) pinned and B (200 B tokens) side by side: the tokens row marked as differing, the model not, ` +
+          `the API's expected costs (${cost.a} and ${cost.b}, "${cost.mark}")`);
+    await accessible(page, "training with A and B side by side");
+    await page.click("[data-testid=training-results] [data-testid=clear-a]").catch(() => {});
+    check(await page.locator("[data-testid=compare-table]").count() === 0, "Clear A drops the comparison");
+    await page.fill("[data-testid=t-tokens]", "100");
+}
+
 // Serving's region and accelerator filters: the API's options for the same constraints.
 async function servingFilters(page) {
     await showTab(page, "serving");
@@ -870,6 +903,7 @@ try {
     await catalog(page);
     await training(page);
     await trainingFilters(page);
+    await trainingCompare(page);
     await trainingNothing(page, 1280);
     await rentBuy(page);
     await spot(page);
@@ -935,5 +969,6 @@ try {
     await browser?.close();
     proc.kill("SIGTERM");
 }
+
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

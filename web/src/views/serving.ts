@@ -2,6 +2,7 @@
 // it is compared with, and the monthly cost of serving the traffic.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
+import { compareBlock } from "../compare";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, listOf, noteAt, num, optNumber, pct,
          PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
@@ -65,7 +66,12 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/inference", { body });
         const plan = jsonAnswer<Plan>(data);
-        showOutcome(form, out, plan, error, response.status, (a) => render(a, body, form));
+        showOutcome(form, out, plan, error, response.status, (a) => render(a, body, form), (a) => [compareBlock(form, [
+            { label: "Recommended option's monthly cost", value: a.recommendation?.monthly_cost_usd, format: (v) => usd(v) },
+            { label: "Recommended option's USD per million output tokens", value: a.recommendation?.usd_per_million_output_tokens, format: (v) => usd(v, 4) },
+            { label: "Recommended option's accelerators", value: a.recommendation ? servingAccelerators(a.recommendation) : undefined, format: (v) => num(v, 0) },
+            { label: "Options meeting the targets", value: servingTotal(a), format: (v) => num(v, 0) },
+        ])]);
         if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
             noteAt(form, "/latency/max_time_to_first_token_ms",
                    "No offering meets the latency targets: allow more time to the first token or between tokens.");

@@ -1,6 +1,7 @@
 // Spot: POST /v1/plans/spot; expected cost and time on spot with and without interruptions against
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
+import { compareBlock } from "../compare";
 import { csvButton, type Cell } from "../csv";
 import { offeringPicker } from "../picker";
 import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, select,
@@ -66,7 +67,13 @@ export function spotView(root: HTMLElement): void {
         };
         out.replaceChildren(h("p", { role: "status" }, "Pricing…"));
         const { data, error, response } = await api.POST("/v1/plans/spot", { body });
-        showOutcome(form, out, data, error, response.status, (a) => render(a, form));
+        showOutcome(form, out, data, error, response.status, (a) => render(a, form), (a) => [compareBlock(form, [
+            { label: "Expected cost of the recommended plan", value: recommendedCost(a), format: (v) => usd(v) },
+            { label: "On-demand cost", value: a.on_demand_cost_usd, format: (v) => usd(v) },
+            { label: "Expected cost on spot", value: a.expected_spot_cost_usd, format: (v) => usd(v) },
+            { label: "Expected hours on spot", value: a.expected_spot_hours, format: (v) => duration(v) },
+            { label: "Deadline probability (spot alone)", value: a.spot_deadline_probability, format: (v) => pct(v) },
+        ])]);
     });
     root.replaceChildren(h("h2", {}, "Spot"),
         h("p", { class: "lede" }, "What interruptions cost: checkpoints, lost work and restarts, priced against on-demand."),
@@ -77,6 +84,13 @@ const kPlanWords: Record<Plan["recommendation"], string> = {
     spot: "run on spot", on_demand: "run on-demand",
     mixed: "start on spot, move to on-demand when behind",
 };
+
+// The recommended plan's own expected cost (mixed: the mixed cost; on-demand: on-demand's).
+function recommendedCost(p: Plan): number {
+    return p.recommendation === "spot" ? p.expected_spot_cost_usd
+        : p.recommendation === "mixed" && p.expected_mixed_cost_usd !== null && p.expected_mixed_cost_usd !== undefined ? p.expected_mixed_cost_usd
+        : p.on_demand_cost_usd;
+}
 
 function render(p: Plan, form: HTMLFormElement): HTMLElement[] {
     // Without interruptions the spot run still writes its checkpoints: failure_free_hours.

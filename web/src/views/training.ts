@@ -3,6 +3,7 @@
 // time with the Pareto front and the deadline/budget lines, the best option per provider.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars, scatter, legend, type RefLine } from "../chart";
+import { compareBlock } from "../compare";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
          PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
@@ -115,7 +116,12 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
                                                                           sort: timeOnly ? "time" : "expected_cost" } });
             nearest = jsonAnswer<Plan>(again.data);
         }
-        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest));
+        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest), (a) => [compareBlock(form, [
+            { label: "Recommended run's expected cost", value: a.recommendation?.expected_cost_usd, format: (v) => usd(v) },
+            { label: "Recommended run's expected time", value: a.recommendation?.expected_wall_clock_hours, format: (v) => duration(v) },
+            { label: "Recommended run's accelerators", value: a.recommendation?.total_accelerators, format: (v) => num(v, 0) },
+            { label: "Options meeting every constraint", value: a.feasible_count, format: (v) => num(v, 0) },
+        ])]);
         for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
             noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
         }
