@@ -920,7 +920,15 @@ try {
         await page.waitForSelector(`#panel-${tab} svg.chart`);
         await chartsRead(page, tab, 1280);
     }
-    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
+    // Without a database: the saved-scenarios view says so with the API's words, and no result
+    // offers to save.
+    const noDb = await fetch(`${base}/v1/scenarios`).then(async (r) => ({ status: r.status, body: await r.json() }));
+    await showTab(page, "scenarios");
+    const unavailable = await page.textContent("[data-testid=scenarios-unavailable]").catch(() => "");
+    check(noDb.status === 409 && unavailable.includes("database mode") && unavailable.includes(noDb.body.detail) &&
+          await page.locator("[data-testid=save-scenario]").count() === 0,
+          `without a database the saved-scenarios view says so in the API's words ("${unavailable.slice(0, 120)}…") and no result offers to save`);
+    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving", "scenarios"]) {
         await showTab(page, tab);
         if (tab === "spot") {
             await page.click("[data-testid=spot-form] button[type=submit]");
@@ -929,7 +937,7 @@ try {
         await accessible(page, `${tab} at 1280 px`);
     }
     check((await unlabelledControls(page)).length === 0, "every form control has a label");
-    await page.focus("[data-tab=serving]");
+    await page.focus("[data-tab=scenarios]");
     await page.keyboard.press("ArrowRight");
     const moved = await page.waitForFunction(() => document.querySelector("[data-tab=catalog]")?.getAttribute("aria-selected") === "true",
                                              null, { timeout: 5000 }).then(() => true, () => false);
@@ -970,5 +978,23 @@ try {
     proc.kill("SIGTERM");
 }
 
+// Database mode (saving and opening scenarios): web_scenarios_test.mjs against a throwaway
+// PostgreSQL 15 started by tests/pg/with_pg.sh; its checks count with these.
+{
+    const { existsSync } = await import("node:fs");
+    const { spawnSync } = await import("node:child_process");
+    const withPg = new URL("../pg/with_pg.sh", import.meta.url).pathname;
+    if (!existsSync(`${process.env.PGBIN ?? "/usr/lib/postgresql/15/bin"}/initdb`)) {
+        console.log("# database mode not tested: no PostgreSQL 15 (tests/pg/with_pg.sh needs its initdb)");
+    } else {
+        const run = spawnSync("/bin/bash", [withPg, process.execPath, new URL("./web_scenarios_test.mjs", import.meta.url).pathname,
+                                            binary, shotDir, executablePath], { encoding: "utf8", timeout: 180000 });
+        const out = (run.stdout ?? "") + (run.stderr ?? "");
+        process.stdout.write(out.split("\n").filter((l) => !/^\d+ passed, \d+ failed$/.test(l)).join("\n"));
+        const m = /(\d+) passed, (\d+) failed/.exec(out);
+        if (m) { passed += Number(m[1]); failed += Number(m[2]); }
+        if (!m) check(false, `database mode: the test ran to the end (exit ${run.status}${run.error ? `, ${run.error.message}` : ""})`);
+    }
+}
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -1,6 +1,7 @@
 // Rent vs buy: POST /v1/plans/rent-vs-buy; cumulative cost of renting, of each rent option the
 // answer lists (commitments among them) and of owning, with the break-even month marked.
 import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, seriesClass, type Series } from "../chart";
 import { offeringPicker } from "../picker";
@@ -63,7 +64,7 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
             { label: "NPV of renting", value: a.npv_rent_usd, format: (v) => usd(v) },
             { label: "NPV of owning", value: a.npv_own_usd, format: (v) => usd(v) },
             { label: "Monthly cost of renting", value: a.monthly_rent_usd, format: (v) => usd(v) },
-        ])]);
+        ]), saveBlock("rent-vs-buy", body)]);
     });
     root.replaceChildren(h("h2", {}, "Rent vs buy"),
         h("p", { class: "lede" }, "Cumulative cash spent renting against owning (purchase up front, then power, hosting and staff)."),

@@ -3,6 +3,7 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
 import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, listOf, noteAt, num, optNumber, pct,
          PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
@@ -71,7 +72,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
             { label: "Recommended option's USD per million output tokens", value: a.recommendation?.usd_per_million_output_tokens, format: (v) => usd(v, 4) },
             { label: "Recommended option's accelerators", value: a.recommendation ? servingAccelerators(a.recommendation) : undefined, format: (v) => num(v, 0) },
             { label: "Options meeting the targets", value: servingTotal(a), format: (v) => num(v, 0) },
-        ])]);
+        ]), saveBlock("inference", body)]);
         if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
             noteAt(form, "/latency/max_time_to_first_token_ms",
                    "No offering meets the latency targets: allow more time to the first token or between tokens.");

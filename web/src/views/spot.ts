@@ -2,6 +2,7 @@
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
 import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
 import { csvButton, type Cell } from "../csv";
 import { offeringPicker } from "../picker";
 import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, select,
@@ -73,7 +74,7 @@ export function spotView(root: HTMLElement): void {
             { label: "Expected cost on spot", value: a.expected_spot_cost_usd, format: (v) => usd(v) },
             { label: "Expected hours on spot", value: a.expected_spot_hours, format: (v) => duration(v) },
             { label: "Deadline probability (spot alone)", value: a.spot_deadline_probability, format: (v) => pct(v) },
-        ])]);
+        ]), saveBlock("spot", body)]);
     });
     root.replaceChildren(h("h2", {}, "Spot"),
         h("p", { class: "lede" }, "What interruptions cost: checkpoints, lost work and restarts, priced against on-demand."),

@@ -4,6 +4,7 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars, scatter, legend, type RefLine } from "../chart";
 import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
          PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
@@ -121,7 +122,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             { label: "Recommended run's expected time", value: a.recommendation?.expected_wall_clock_hours, format: (v) => duration(v) },
             { label: "Recommended run's accelerators", value: a.recommendation?.total_accelerators, format: (v) => num(v, 0) },
             { label: "Options meeting every constraint", value: a.feasible_count, format: (v) => num(v, 0) },
-        ])]);
+        ]), saveBlock("training", body)]);
         for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
             noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
         }
