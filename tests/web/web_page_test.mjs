@@ -849,6 +849,29 @@ async function chartsRead(page, tab, width) {
     check(charts.every((c) => c.small.length === 0), `${tab} at ${width} px: chart labels at least 10 px high (${charts.flatMap((c) => c.small).slice(0, 3).join(", ")})`);
     check(charts.every((c) => c.outside.length === 0), `${tab} at ${width} px: no chart label cut at the chart's edge (${charts.flatMap((c) => c.outside).slice(0, 3).join(", ")})`);
     check(charts.every((c) => c.overlap.length === 0), `${tab} at ${width} px: the y-axis title clear of the tick labels (${charts.flatMap((c) => c.overlap).slice(0, 3).join(", ")})`);
+    if (tab === "training") {
+        // The scatter from the keyboard: Home is the fastest option, the arrow keys step on.
+        const xs = await page.$$eval("#panel-training svg.chart .points circle", (c) => c.map((x) => Number(x.dataset.x)));
+        await page.focus("#panel-training svg.chart").catch(() => {});
+        await page.keyboard.press("Home");
+        const first = await page.$eval("#panel-training svg.chart [data-testid=readout]", (g) => ({
+            visible: g.getAttribute("visibility") === "visible", x: Number(g.dataset.x), text: g.textContent,
+            live: g.closest("svg").querySelector("desc[aria-live]")?.textContent ?? "" })).catch(() => ({}));
+        await page.keyboard.press("ArrowRight");
+        const second = await page.$eval("#panel-training svg.chart [data-testid=readout]", (g) => Number(g.dataset.x)).catch(() => NaN);
+        check(first.visible && close(first.x, Math.min(...xs)) && second >= first.x && /\$[0-9]/.test(first.text) &&
+              new RegExp(`point 1 of ${xs.length}`).test(first.live),
+              `training at ${width} px: the scatter reads out its points from the keyboard (Home: "${(first.live ?? "").slice(0, 80)}…")`);
+        const inside = await page.$eval("#panel-training svg.chart", (s) => {
+            const box = s.getBoundingClientRect();
+            return [...s.querySelectorAll("[data-testid=readout] text")].every((t) => {
+                const r = t.getBoundingClientRect();
+                return r.left >= box.left - 1 && r.right <= box.right + 1;
+            });
+        }).catch(() => false);
+        check(inside, `training at ${width} px: the scatter's readout stays inside the chart`);
+        await page.keyboard.press("Tab");
+    }
     if (tab !== "rent-vs-buy") return;
     const dashed = await page.$$eval(`#panel-${tab} .legend li`, (li) => li.filter((x) => x.textContent.includes("net of resale"))
         .map((x) => { const m = x.querySelector("line, path, svg *"); return m ? getComputedStyle(m).strokeDasharray : "none"; }));
@@ -859,6 +882,21 @@ async function chartsRead(page, tab, width) {
         .catch(() => "");
     check(/months from purchase: \d+/.test(shown) && /rent: \$/.test(shown),
           `${tab} at ${width} px: the chart reads out its values from the keyboard ("${shown.slice(0, 70)}")`);
+}
+
+// A resized window redraws the charts at their new width (no new request): each chart's drawing
+// is as wide as it is shown, and still draws the same points.
+async function chartsResize(page, tab) {
+    const before = await page.$$eval(`#panel-${tab} svg.chart`, (s) => s.map((x) => x.querySelectorAll(".points [data-x], .bar").length));
+    await page.setViewportSize({ width: 800, height: 860 });
+    await page.waitForFunction((t) => [...document.querySelectorAll(`#panel-${t} svg.chart`)].every((s) =>
+        Math.abs(s.viewBox.baseVal.width - s.getBoundingClientRect().width) <= 2), tab, { timeout: 5000 }).catch(() => {});
+    const after = await page.$$eval(`#panel-${tab} svg.chart`, (s) => s.map((x) => ({
+        drawn: x.viewBox.baseVal.width, shown: x.getBoundingClientRect().width, marks: x.querySelectorAll(".points [data-x], .bar").length })));
+    check(after.length > 0 && after.every((c, i) => Math.abs(c.drawn - c.shown) <= 2 && c.marks === before[i]),
+          `${tab}, window resized from 1280 to 800 px: the charts are redrawn at their new width (${after.map((c) => `${c.drawn.toFixed(0)} drawn, ${c.shown.toFixed(0)} shown`).join("; ")}), the same marks`);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.waitForTimeout(400);
 }
 
 // axe-core's WCAG 2.0/2.1 A and AA rules on the view as it stands (evaluated through the
@@ -919,6 +957,7 @@ try {
         await page.click(`#panel-${tab} form button[type=submit]`);
         await page.waitForSelector(`#panel-${tab} svg.chart`);
         await chartsRead(page, tab, 1280);
+        if (tab === "training") await chartsResize(page, tab);
     }
     // Without a database: the saved-scenarios view says so with the API's words, and no result
     // offers to save.
