@@ -150,6 +150,14 @@ try {
     check(close(trainShown, trainNow.body.recommendation?.expected_cost_usd),
           `opening the training scenario plans it in the training planner: the API's expected cost (${trainShown})`);
     await accessible(page, "training result with its save form at 1280 px");
+    // On a phone: the list and a result's save form fit the width (wide tables scroll in their box).
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const tab of ["scenarios", "training"]) {
+        await showTab(page, tab);
+        const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        check(over <= 0, `${tab} at 390 px: no sideways scrolling (${over} px over)`);
+        await accessible(page, `${tab} at 390 px`);
+    }
     check(errors.length === 0, `no script errors (${errors.slice(0, 3).join(" | ")})`);
 } catch (e) {
     check(false, `the test ran to the end (${e.stack ?? e})`);

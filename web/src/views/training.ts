@@ -5,7 +5,7 @@ import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars, scatter, legend, type RefLine } from "../chart";
 import { compareBlock } from "../compare";
 import { saveBlock } from "../scenarios";
-import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
+import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, listOf, noteAt, num, optNumber,
          PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
@@ -44,6 +44,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
     // Trusted prices only: verified ones, or ones at most so many days old (the plan leaves the
     // others out: skipped.unverified_price, skipped.price_too_old).
     const verifiedOnly = checkboxes("/constraints/verified_only", [["true", "verified prices only"]], [], "Prices");
+    const regions = input({ type: "text", autocomplete: "off", placeholder: "us-east-1, europe-west4", "data-testid": "t-regions" });
     const maxAge = input({ type: "number", min: 0, step: "any", inputmode: "decimal", "data-testid": "t-max-age" });
 
     const libraryField = field("Model", modelId, "/model");
@@ -68,7 +69,9 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         verifiedOnly,
         field("Prices at most this many days old", maxAge, "/constraints/max_price_age_days",
               "empty: any age; 180 leaves out the stale ones"),
-        providers, priceTypes, accels,
+        providers, priceTypes,
+        field("Regions", regions, "/constraints/regions", "the provider's region ids, separated by commas; empty: any"),
+        accels,
     ], "Plan the run", "training-form");
     const out = h("div", { class: "results", "data-testid": "training-results" });
 
@@ -88,7 +91,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             precision: precision.value as Request["precision"],
             constraints: { deadline_hours: optNumber(deadline), budget_usd: optNumber(budget),
                            max_total_accelerators: optNumber(maxAcc), min_total_accelerators: optNumber(minAcc),
-                           accelerators: accs.length ? accs : undefined,
+                           accelerators: accs.length ? accs : undefined, regions: listOf(regions),
                            verified_only: checkedValues(verifiedOnly, "/constraints/verified_only").length ? true : undefined,
                            max_price_age_days: optNumber(maxAge),
                            providers: provs.length ? provs : undefined, price_types: types?.length ? types : undefined },
