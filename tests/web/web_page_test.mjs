@@ -917,7 +917,7 @@ async function accessible(page, what) {
 let browser;
 try {
     await checkServing();
-    await checkCsvRule();
+    await checkCsvRule().catch((e) => check(false, `the CSV cell rule could be compiled and run (${e.message})`));
     browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     const page = await context.newPage();
