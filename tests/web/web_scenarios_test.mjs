@@ -5,7 +5,8 @@
 // Migrates and seeds the database, creates a read-scope API key, then: a result saved without a
 // key shows the API's 401 in words; with the key it is saved (the API lists it with the request the
 // page sent); the saved scenarios are listed as the API lists them; opening one plans it again in
-// its planner, with the API's figures for the saved request; axe-core finds no violation.
+// its planner, with the API's figures for the saved request; "What changed" is the API's
+// evaluation on today's prices; axe-core finds no violation.
 // Prints one line per check and ends with 'N passed, M failed'.
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -35,7 +36,8 @@ function gpucost(...args) {
 gpucost("migrate");
 gpucost("seed");
 const key = gpucost("apikey", "create", "--scope", "read", "--name", "web page test").split(/\s+/).find((w) => w.startsWith("gpc_"));
-check(/^gpc_/.test(key ?? ""), "gpucost apikey create gives a read-scope key");
+const adminKey = gpucost("apikey", "create", "--scope", "admin", "--name", "web page test admin").split(/\s+/).find((w) => w.startsWith("gpc_"));
+check(/^gpc_/.test(key ?? "") && /^gpc_/.test(adminKey ?? ""), "gpucost apikey create gives a read-scope and an admin key");
 
 function startServer() {
     return new Promise((resolve, reject) => {
@@ -130,6 +132,22 @@ try {
     const rows = await page.$$eval("[data-testid=scenarios] tbody tr", (r) => r.map((x) => [x.dataset.id, x.children[0].textContent]));
     check(rows.length === 2 && JSON.stringify(rows) === JSON.stringify(listed.items.map((s) => [s.id, s.name])),
           `the saved scenarios are listed as the API lists them (${rows.map((r) => r[1]).join("; ")})`);
+    // What changed since saving: the training plan's recommended offering gets a new price (an
+    // admin write), and "What changed" shows the API's evaluation on today's prices.
+    const recId = trainSaved.saved_result?.recommendation?.offering?.id;
+    const current = recId ? await getJson(`/v1/offerings/${recId}`) : {};
+    const put = recId ? await fetch(`${base}/v1/offerings/${recId}/price`, { method: "PUT",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${adminKey}` },
+        body: JSON.stringify({ usd_per_hour: Math.round(current.usd_per_hour * 0.5 * 100) / 100, source: "web page test: half price", verified: true }) }) : { status: 0 };
+    const evaluation = await postJson(`/v1/scenarios/${trainId}/evaluate`, {});
+    await page.click(`[data-testid=scenarios] tr[data-id="${trainId}"] [data-testid=evaluate-scenario]`).catch(() => {});
+    const shownEval = await page.waitForSelector("[data-testid=scenario-changes] [data-testid=evaluation]", { timeout: 10000 })
+        .then((e) => e.evaluate((x) => ({ changed: x.dataset.changed, count: Number(x.dataset.count), text: x.textContent,
+                                          rows: document.querySelectorAll("[data-testid=scenario-changes] [data-testid=changes] tbody tr").length })), () => ({}));
+    check(put.status === 200 && evaluation.status === 200 && evaluation.body.changed === true && shownEval.changed === "true" &&
+          shownEval.count === evaluation.body.change_count && shownEval.rows === evaluation.body.changes.length,
+          `after a new price for ${recId}, "What changed" gives the API's evaluation of the saved training plan: ` +
+          `${shownEval.rows} changed values listed ("${shownEval.text}")`);
     await accessible(page, "saved scenarios at 1280 px");
     await page.screenshot({ path: join(shotDir, "scenarios-1280.png") });
 

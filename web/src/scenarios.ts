@@ -97,6 +97,7 @@ export function scenariosView(root: HTMLElement): void {
         return;
     }
     const list = h("div", { "data-testid": "scenario-list" });
+    const changes = h("section", { "data-testid": "scenario-changes", "aria-live": "polite" });
     const status = h("p", { role: "status", class: "status", "data-testid": "scenarios-status" });
     const more = h("button", { type: "button", class: "csv", hidden: true }, "More");
     const refresh = h("button", { type: "button", class: "csv" }, "Refresh");
@@ -110,9 +111,12 @@ export function scenariosView(root: HTMLElement): void {
                     const open = h("button", { type: "button", class: "plan-with", "data-testid": "open-scenario",
                                                "aria-label": `Open ${s.name} in ${kPlanWords[s.plan] ?? s.plan}` }, "Open");
                     open.onclick = () => void openScenario(s.id, status);
+                    const again = h("button", { type: "button", class: "plan-with", "data-testid": "evaluate-scenario",
+                                                "aria-label": `What changed in ${s.name} since it was saved` }, "What changed");
+                    again.onclick = () => void evaluateScenario(s, changes);
                     return h("tr", { "data-id": s.id }, h("td", {}, s.name), h("td", {}, kPlanWords[s.plan] ?? s.plan),
                              h("td", {}, s.created_at.replace("T", " ").slice(0, 16)), h("td", {}, s.created_by),
-                             h("td", { class: "num" }, num(s.catalog_revision, 0)), h("td", {}, open));
+                             h("td", { class: "num" }, num(s.catalog_revision, 0)), h("td", {}, open, " ", again));
                 })))));
         more.hidden = cursor === null;
     };
@@ -128,7 +132,7 @@ export function scenariosView(root: HTMLElement): void {
     more.onclick = () => void load(false);
     refresh.onclick = () => void load(true);
     refreshList = () => void load(true);
-    root.append(status, list, h("p", {}, more, " ", refresh));
+    root.append(status, list, h("p", {}, more, " ", refresh), changes);
     void load(true);
 }
 
@@ -139,4 +143,35 @@ async function openScenario(id: string, status: HTMLElement): Promise<void> {
     if (!tab) { status.textContent = `Scenario ${id} is a ${data.plan} plan, which this page has no view for.`; return; }
     const form = document.querySelector<HTMLFormElement>(`#panel-${tab} form.plan-form`);
     window.location.hash = `${tab}?${requestQuery(data.request as Record<string, unknown>, form).toString()}`;
+}
+
+// A saved scenario planned again on today's prices (POST /v1/scenarios/{id}/evaluate): whether its
+// answer changed, and the values that did (the answer's JSON pointers, saved and now, the change).
+async function evaluateScenario(s: Schemas["ScenarioSummary"], out: HTMLElement): Promise<void> {
+    out.replaceChildren(h("p", { role: "status" }, `Planning “${s.name}” again…`));
+    const { data, error, response } = await api.POST("/v1/scenarios/{id}/evaluate", { params: { path: { id: s.id } } });
+    if (!data) {
+        out.replaceChildren(h("p", { class: "field-error" }, `“${s.name}” could not be planned again: ${asProblem(error, response.status).detail}`));
+        return;
+    }
+    // Numbers as numbers; text (a reasoning sentence, say) cut to a line, its whole in the cell's title.
+    const full = (v: unknown) => (v === null || v === undefined ? "–" : typeof v === "number" ? num(v, Number.isInteger(v) ? 0 : 2)
+        : typeof v === "object" ? JSON.stringify(v) : String(v));
+    const value = (v: unknown) => { const t = full(v); return t.length > 48 ? t.slice(0, 47) + "…" : t; };
+    const list = data.changes ?? [];
+    const count = data.change_count ?? list.length;
+    out.replaceChildren(h("h3", {}, `“${s.name}” on today's prices`),
+        data.result === null ? h("p", { class: "field-error", "data-testid": "evaluation" },
+                                 `It no longer plans: ${data.error?.detail ?? "the API gave no reason"}.`)
+            : h("p", { "data-testid": "evaluation", "data-changed": String(data.changed), "data-count": count },
+                data.changed ? `${num(count, 0)} value${count === 1 ? "" : "s"} of its answer changed since it was saved` +
+                               `${list.length < count ? ` (the first ${list.length} below)` : ""} (catalog version ${data.catalog_version}).`
+                             : `Nothing in its answer changed since it was saved (catalog version ${data.catalog_version}).`),
+        list.length === 0 ? "" : scrollBox("Changed values table", h("table", { "data-testid": "changes" },
+            h("thead", {}, h("tr", {}, ...["Value (in the answer)", "Saved", "Now", "Change"].map((t) => h("th", { scope: "col" }, t)))),
+            h("tbody", {}, ...list.map((c) => h("tr", {}, h("td", {}, h("code", {}, c.path)),
+                h("td", { class: "num wrap", title: full(c.saved) }, c.saved_length !== undefined ? `${c.saved_length} items` : value(c.saved)),
+                h("td", { class: "num wrap", title: full(c.now) }, c.now_length !== undefined ? `${c.now_length} items` : value(c.now)),
+                h("td", { class: "num" }, c.delta === undefined ? "" : `${c.delta > 0 ? "+" : ""}${value(c.delta)}` +
+                    (c.delta_percent === null || c.delta_percent === undefined ? "" : ` (${c.delta_percent > 0 ? "+" : ""}${num(c.delta_percent, 1)} %)`))))))));
 }
