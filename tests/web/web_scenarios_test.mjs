@@ -123,6 +123,20 @@ try {
     check(trainSaved.plan === "training" && trainSaved.request?.model === "llama-3.1-8b" && trainSaved.request?.tokens_b === 100,
           `a training plan saved with the same key (scenario ${trainId})`);
     check(!page.url().includes(key), "the API key never goes into the URL");
+    // Rent vs buy (percentages on the form, fractions in the request).
+    await showTab(page, "rent-vs-buy");
+    await page.fill("[data-testid=r-util]", "55");
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
+    await page.waitForSelector("[data-testid=rentbuy-results] [data-testid=save-scenario]", { timeout: 20000 });
+    await page.fill("[data-testid=rentbuy-results] [data-testid=scenario-name]", "web test: rent vs buy at 55 %");
+    await page.click("[data-testid=rentbuy-results] [data-testid=save-scenario] button[type=submit]");
+    const rentId = await page.waitForFunction(() => document.querySelector("[data-testid=rentbuy-results] [data-testid=scenario-status]")?.dataset.id,
+                                              null, { timeout: 10000 }).then((h) => h.jsonValue(), () => null);
+    const rentSaved = rentId ? await getJson(`/v1/scenarios/${rentId}`) : {};
+    check(rentSaved.plan === "rent-vs-buy" && rentSaved.request?.buy?.utilization === 0.55 && rentSaved.request?.discount_rate_annual === 0.08,
+          `a rent-vs-buy plan saved with utilisation 55 % and discount 8 % as the request's 0.55 and 0.08 (scenario ${rentId})`);
+    await page.fill("[data-testid=r-util]", "70");
+    await page.click("[data-testid=rentbuy-form] button[type=submit]");
 
     // The saved scenarios, as the API lists them.
     await showTab(page, "scenarios");
@@ -130,7 +144,7 @@ try {
     await page.waitForFunction((n) => document.querySelectorAll("[data-testid=scenarios] tbody tr").length === n,
                                listed.items.length, { timeout: 10000 }).catch(() => {});
     const rows = await page.$$eval("[data-testid=scenarios] tbody tr", (r) => r.map((x) => [x.dataset.id, x.children[0].textContent]));
-    check(rows.length === 2 && JSON.stringify(rows) === JSON.stringify(listed.items.map((s) => [s.id, s.name])),
+    check(rows.length === 3 && JSON.stringify(rows) === JSON.stringify(listed.items.map((s) => [s.id, s.name])),
           `the saved scenarios are listed as the API lists them (${rows.map((r) => r[1]).join("; ")})`);
     // What changed since saving: the training plan's recommended offering gets a new price (an
     // admin write), and "What changed" shows the API's evaluation on today's prices.
@@ -168,6 +182,15 @@ try {
     check(close(trainShown, trainNow.body.recommendation?.expected_cost_usd),
           `opening the training scenario plans it in the training planner: the API's expected cost (${trainShown})`);
     await accessible(page, "training result with its save form at 1280 px");
+    await showTab(page, "scenarios");
+    const rentNow = await postJson("/v1/plans/rent-vs-buy", rentSaved.request ?? {});
+    await page.click(`[data-testid=scenarios] tr[data-id="${rentId}"] [data-testid=open-scenario]`).catch(() => {});
+    await page.waitForFunction((v) => document.querySelector("#panel-rent-vs-buy:not([hidden]) [data-testid=break-even-utilization]")?.dataset.value === String(v),
+                               rentNow.body.break_even_utilization, { timeout: 20000 }).catch(() => {});
+    const util = await page.inputValue("[data-testid=r-util]").catch(() => "");
+    const beShown = await page.getAttribute("#panel-rent-vs-buy [data-testid=break-even-utilization]", "data-value").catch(() => null);
+    check(util === "55" && close(beShown, rentNow.body.break_even_utilization),
+          `opening the rent-vs-buy scenario fills utilisation as 55 (%) and gives the API's break-even utilisation (${beShown})`);
     // On a phone: the list and a result's save form fit the width (wide tables scroll in their box).
     await page.setViewportSize({ width: 390, height: 844 });
     for (const tab of ["scenarios", "training"]) {
