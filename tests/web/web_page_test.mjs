@@ -38,6 +38,47 @@ function check(ok, what) {
 // Figures compare to the cent / the thousandth: the page keeps the API's numbers in data-value.
 const close = (a, b) => Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(b)));
 
+// A CSV the page offers for download, as rows of cells (RFC 4180 quoting).
+function parseCsv(text) {
+    const rows = [];
+    let row = [], cell = "", quoted = false;
+    for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (quoted) {
+            if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
+            else if (c === '"') quoted = false;
+            else cell += c;
+        } else if (c === '"') quoted = true;
+        else if (c === ",") { row.push(cell); cell = ""; }
+        else if (c === "\r" && text[i + 1] === "\n") { row.push(cell); rows.push(row); row = []; cell = ""; i++; }
+        else cell += c;
+    }
+    if (cell !== "" || row.length) { row.push(cell); rows.push(row); }
+    return rows;
+}
+async function downloaded(page, selector, name) {
+    const [download] = await Promise.all([page.waitForEvent("download", { timeout: 10000 }), page.click(selector)]);
+    const path = join(shotDir, name);
+    await download.saveAs(path);
+    return (await import("node:fs")).readFileSync(path, "utf8");
+}
+
+// The page's CSV cell rule itself (web/src/csv.ts, compiled here with the page's esbuild): cells a
+// spreadsheet would take for a formula are neutralised, quotes and separators quoted.
+async function checkCsvRule() {
+    const { createRequire: cr } = await import("node:module");
+    const webRequire = cr(new URL("../../web/package.json", import.meta.url));
+    const esbuild = webRequire("esbuild");
+    const src = (await import("node:fs")).readFileSync(new URL("../../web/src/csv.ts", import.meta.url), "utf8");
+    const { code } = await esbuild.transform(src, { loader: "ts", format: "esm" });
+    const mod = await import("data:text/javascript;base64," + Buffer.from(code).toString("base64"));
+    const cases = [["=1+2", "'=1+2"], ["+1", "'+1"], ["-2", "'-2"], ["@SUM(A1)", "'@SUM(A1)"], ["\tx", "'\tx"],
+                   ["\rx", "\"'\rx\""], ["a,b", '"a,b"'], ['say "hi"', '"say ""hi"""'], ["=A1,B1", "\"'=A1,B1\""],
+                   ["plain", "plain"], [12.5, "12.5"], [null, ""]];
+    const bad = cases.filter(([v, want]) => mod.csvCell(v) !== want).map(([v, want]) => `${JSON.stringify(v)} -> ${JSON.stringify(mod.csvCell(v))}, want ${JSON.stringify(want)}`);
+    check(bad.length === 0, `CSV cells beginning with = + - @ TAB CR are neutralised, separators and quotes quoted (${bad.join("; ")})`);
+}
+
 const { proc, port } = await startServer(binary);
 const base = `http://127.0.0.1:${port}`;
 const getJson = async (path) => (await fetch(base + path)).json();
@@ -168,6 +209,11 @@ async function catalog(page) {
     check(perAcc.every((v, i) => close(v, first.items[i].usd_per_accelerator_hour)),
           "USD per accelerator-hour matches the API row by row");
     await catalogRows(page, 1280);
+    const offCsv = parseCsv(await downloaded(page, "[data-testid=offerings-csv]", "offerings.csv").catch(() => ""));
+    check(offCsv.length === first.items.length + 1 && offCsv[0][0] === "offering_id" &&
+          offCsv.slice(1).every((r, i) => r[0] === first.items[i].id && close(r[7], first.items[i].usd_per_accelerator_hour) &&
+                                          r[9] === first.items[i].region),
+          `the offerings CSV is exactly the ${first.items.length} rows shown, in order, at the API's prices (${offCsv.length - 1} rows)`);
     const status = await page.textContent("[data-testid=catalog-status]");
     check(status.startsWith(`${first.total_count} offerings match`), `the status counts the API's total (${status})`);
 
@@ -235,21 +281,55 @@ async function catalog(page) {
     await page.selectOption("[data-testid=f-price-type]", "");
     await page.click("[data-testid=catalog-form] button[type=submit]");
 
-    // Prices by accelerator: per provider and price type, the cheapest of the API's offerings.
-    const h100 = await getJson("/v1/offerings?accelerator=h100-sxm&limit=500");
+    // Prices by accelerator: every accelerator first, per provider and price type, the cheapest,
+    // median and range of the API's offerings; then one accelerator.
+    const everyOffering = [];
+    for (let cursor = ""; ;) {
+        const pageOf = await getJson(`/v1/offerings?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        everyOffering.push(...pageOf.items);
+        if (!pageOf.next_cursor) break;
+        cursor = pageOf.next_cursor;
+    }
+    const stats = (items) => {
+        const out = {};
+        for (const o of items) (out[`${o.accelerator}|${o.provider}|${o.price_type}`] ??= []).push(o.usd_per_accelerator_hour);
+        for (const k of Object.keys(out)) {
+            const v = out[k].sort((a, b) => a - b);
+            const n = v.length;
+            out[k] = { min: v[0], max: v[n - 1], mid: n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, n };
+        }
+        return out;
+    };
+    const readSummary = () => page.$$eval("[data-testid=price-summary] tbody tr", (r) => r.map((x) =>
+        [`${x.dataset.accelerator}|${x.dataset.provider}|${x.dataset.priceType}`, Number(x.children[4].dataset.value),
+         Number(x.children[5]?.dataset.value), Number(x.children[7]?.textContent)]));
+    const all = stats(everyOffering);
+    await page.waitForFunction((n) => document.querySelectorAll("[data-testid=price-summary] tbody tr").length === n,
+                               Object.keys(all).length, { timeout: 15000 }).catch(() => {});
+    const allRows = await readSummary();
+    check(allRows.length === Object.keys(all).length &&
+          allRows.every(([k, min, mid, n]) => all[k] && close(min, all[k].min) && close(mid, all[k].mid) && n === all[k].n),
+          `prices by accelerator, all ${new Set(everyOffering.map((o) => o.accelerator)).size} accelerators at once: the cheapest, median and count of the API's ${everyOffering.length} offerings per accelerator, provider and price type (${allRows.length} rows)`);
+    const memCell = await page.$eval("[data-testid=price-summary] tbody tr[data-accelerator=h100-sxm] td:nth-child(2)", (c) => c.textContent).catch(() => "");
+    const accList = (await getJson("/v1/accelerators")).items;
+    check(memCell === `${accList.find((a) => a.id === "h100-sxm").memory_gb} GB`, `the summary shows the accelerator's memory (H100 SXM: ${memCell})`);
+    const sumCsv = parseCsv(await downloaded(page, "[data-testid=summary-csv]", "prices-by-accelerator.csv").catch(() => ""));
+    check(sumCsv.length === allRows.length + 1 && sumCsv.slice(1).every((r, i) => `${r[0]}|${r[3]}|${r[4]}` === allRows[i][0] && close(r[5], allRows[i][1])),
+          `the prices-by-accelerator CSV is exactly the ${allRows.length} rows shown (${sumCsv.length - 1} rows)`);
+    await page.selectOption("[data-testid=sum-accelerator]", "h100-sxm", { timeout: 3000 }).catch(() => {});
+    const h100 = { items: everyOffering.filter((o) => o.accelerator === "h100-sxm") };
     const cheapest = {};
     for (const o of h100.items) {
-        const k = `${o.provider}|${o.price_type}`;
+        const k = `${o.accelerator}|${o.provider}|${o.price_type}`;
         cheapest[k] = Math.min(cheapest[k] ?? Infinity, o.usd_per_accelerator_hour);
     }
-    const summary = await page.waitForSelector("[data-testid=price-summary] tbody tr", { timeout: 10000 })
-        .then(() => page.$$eval("[data-testid=price-summary] tbody tr",
-                                (r) => r.map((x) => [`${x.dataset.provider}|${x.dataset.priceType}`, Number(x.children[2].dataset.value)])))
-        .catch(() => []);
+    await page.waitForFunction((n) => document.querySelectorAll("[data-testid=price-summary] tbody tr").length === n,
+                               Object.keys(cheapest).length, { timeout: 15000 }).catch(() => {});
+    const summary = await readSummary().catch(() => []);
     check(summary.length === Object.keys(cheapest).length && summary.every(([k, v]) => close(v, cheapest[k])),
           `prices by accelerator (H100 SXM): the cheapest of the API's offerings per provider and price type (${summary.length} rows)`);
     if (summary.length > 0) {
-        const [prov, type] = summary[0][0].split("|");
+        const [, prov, type] = summary[0][0].split("|");
         const shown = await getJson(`/v1/offerings?provider=${prov}&accelerator=h100-sxm&price_type=${type}&sort=usd_per_hour&limit=25`);
         await page.click("[data-testid=price-summary] tbody tr:first-child button");
         await page.waitForFunction((n) => document.querySelector("[data-testid=catalog-status]")?.textContent?.startsWith(`${n} offerings match`),
@@ -494,6 +574,16 @@ async function spotMixed(page, width) {
           `${width} px: the table has the mixed row at the API's cost, marked recommended (${mixedRow.join(" | ")})`);
     const reasoning = await page.textContent("[data-testid=spot-results] [data-testid=reasoning]");
     check(!/\$\d{4}/.test(reasoning) && reasoning.includes("$123,130"), `${width} px: dollars in the reasoning have thousands separators`);
+    if (width === 1280) {
+        const spotCsv = parseCsv(await downloaded(page, "[data-testid=spot-results] [data-testid=csv]", "spot-plan.csv").catch(() => ""));
+        const byRun = Object.fromEntries(spotCsv.slice(1).map((r) => [r[0], r]));
+        check(spotCsv.length === 5 && close(byRun["on-demand"]?.[2], plan.on_demand_cost_usd) &&
+              close(byRun["spot, expected with interruptions"]?.[1], plan.expected_spot_hours) &&
+              close(byRun["spot, expected with interruptions"]?.[2], plan.expected_spot_cost_usd) &&
+              close(byRun["mixed: start on spot, move to on-demand when behind"]?.[2], plan.expected_mixed_cost_usd) &&
+              byRun["mixed: start on spot, move to on-demand when behind"]?.[4] === "true",
+              `the spot CSV is the table's 4 rows at the API's hours and costs, the mixed run marked recommended (${spotCsv.length - 1} rows)`);
+    }
     const spotHours = await page.textContent("[data-testid=row-spot-expected] td:nth-child(2)");
     check(/days\)$/.test(spotHours), `${width} px: spot hours also in days ("${spotHours}")`);
     await checkClean(page, `spot at ${width} px, mixed`);
@@ -606,6 +696,98 @@ async function serving(page) {
     await page.fill("[data-testid=v-in]", "1000");
 }
 
+// Filters (issue 24 item 10). Training: accelerators, the cluster's size, verified and recent
+// prices only; the plan is the API's for the same constraints.
+async function trainingFilters(page) {
+    await showTab(page, "training");
+    await page.check("[data-testid=training-form] input[name='/constraints/accelerators'][value=h100-sxm]", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=t-min-acc]", "16", { timeout: 3000 }).catch(() => {});
+    await page.check("[data-testid=training-form] input[name='/constraints/verified_only']", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=t-max-age]", "180", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=t-regions]", "us-east4, north-america", { timeout: 3000 }).catch(() => {});
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/training", { model: "llama-3.1-8b", tokens_b: 100, mode: "pretrain", precision: "bf16",
+        constraints: { deadline_hours: 720, budget_usd: 150000, price_types: ["on_demand", "spot"], accelerators: ["h100-sxm"],
+                       min_total_accelerators: 16, verified_only: true, max_price_age_days: 180,
+                       regions: ["us-east4", "north-america"] }, limit: 200 });
+    const want = plan.options.slice(0, 20).map((o) => `${o.offering.id}/${o.nodes}`);
+    await page.waitForFunction((w) => [...document.querySelectorAll("[data-testid=options] tbody tr")]
+        .map((x) => `${x.dataset.id}/${x.dataset.nodes}`).join(",") === w, want.join(","), { timeout: 15000 }).catch(() => {});
+    const rows = await page.$$eval("[data-testid=options] tbody tr", (r) => r.map((x) => `${x.dataset.id}/${x.dataset.nodes}`));
+    const recCost = await page.getAttribute("[data-testid=rec-cost]", "data-value").catch(() => null);
+    check(plan.options.length > 0 && JSON.stringify(rows) === JSON.stringify(want) && close(recCost, plan.recommendation.expected_cost_usd) &&
+          plan.options.every((o) => o.offering.accelerator === "h100-sxm" && o.total_accelerators >= 16 &&
+                             ["us-east4", "north-america"].includes(o.offering.region)),
+          `training on H100 SXM only in us-east4 or north-america, 16 or more accelerators, verified prices at most 180 days old: the API's ${plan.total_count} options and recommendation (${recCost})`);
+    const again = await fromUrl(page, "training with filters", attrOf("[data-testid=rec-cost]"), plan.recommendation.expected_cost_usd);
+    await again?.close();
+    await page.uncheck("[data-testid=training-form] input[name='/constraints/accelerators'][value=h100-sxm]", { timeout: 3000 }).catch(() => {});
+    await page.uncheck("[data-testid=training-form] input[name='/constraints/verified_only']", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=t-min-acc]", "", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=t-max-age]", "", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=t-regions]", "", { timeout: 3000 }).catch(() => {});
+}
+
+// Two scenarios side by side (issue 24 item 8): a result pinned as A, the next one (B) beside
+// it; the inputs and figures are the API's and the rows that differ are marked.
+async function trainingCompare(page) {
+    await showTab(page, "training");
+    const body = { model: "llama-3.1-8b", tokens_b: 100, mode: "pretrain", precision: "bf16",
+                   constraints: { deadline_hours: 720, budget_usd: 150000, price_types: ["on_demand", "spot"] }, limit: 200 };
+    const [planA, planB] = [await postJson("/v1/plans/training", body), await postJson("/v1/plans/training", { ...body, tokens_b: 200 })];
+    await page.fill("[data-testid=t-tokens]", "100", { timeout: 3000 }).catch(() => {});
+    await page.click("[data-testid=training-form] button[type=submit]");
+    await page.waitForFunction((v) => Number(document.querySelector("[data-testid=rec-cost]")?.dataset.value) === v,
+                               planA.recommendation.expected_cost_usd, { timeout: 15000 }).catch(() => {});
+    const pinned = await page.click("[data-testid=training-results] [data-testid=pin-a]", { timeout: 5000 }).then(() => true, () => false);
+    await page.fill("[data-testid=t-tokens]", "200", { timeout: 3000 }).catch(() => {});
+    await page.click("[data-testid=training-form] button[type=submit]");
+    const rows = await page.waitForSelector("[data-testid=compare-table]", { timeout: 15000 })
+        .then(() => page.$$eval("[data-testid=compare-table] tbody tr[data-label]", (r) => r.map((x) => ({
+            label: x.dataset.label, kind: x.dataset.kind, diff: x.classList.contains("diff"),
+            a: x.children[1].dataset.value ?? x.children[1].textContent, b: x.children[2].dataset.value ?? x.children[2].textContent,
+            mark: x.children[3].textContent }))))
+        .catch(() => []);
+    const row = (l) => rows.find((r) => r.label === l) ?? {};
+    const tokens = row("Training tokens (billions)"), model = row("Model"), cost = row("Recommended run's expected cost");
+    check(pinned && tokens.diff && tokens.a === "100" && tokens.b === "200" && /differs/.test(tokens.mark) && model.diff === false &&
+          cost.diff && close(cost.a, planA.recommendation.expected_cost_usd) && close(cost.b, planB.recommendation.expected_cost_usd) &&
+          cost.mark.includes("+"),
+          `training, A (100 B tokens) pinned and B (200 B tokens) side by side: the tokens row marked as differing, the model not, ` +
+          `the API's expected costs (${cost.a} and ${cost.b}, "${cost.mark}")`);
+    await accessible(page, "training with A and B side by side");
+    await page.click("[data-testid=training-results] [data-testid=clear-a]", { timeout: 3000 }).catch(() => {});
+    check(await page.locator("[data-testid=compare-table]").count() === 0, "Clear A drops the comparison");
+    await page.fill("[data-testid=t-tokens]", "100", { timeout: 3000 }).catch(() => {});
+}
+
+// Serving's region and accelerator filters: the API's options for the same constraints.
+async function servingFilters(page) {
+    await showTab(page, "serving");
+    await page.fill("[data-testid=v-regions]", "us-east-1", { timeout: 3000 }).catch(() => {});
+    for (const a of ["h100-sxm", "a100-sxm4-80gb"]) {
+        await page.check(`[data-testid=serving-form] input[name='/constraints/accelerators'][value=${a}]`, { timeout: 3000 }).catch(() => {});
+    }
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", input_tokens: 1000,
+        output_tokens: 250, traffic: { requests_per_second: 5 },
+        latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
+        constraints: { price_types: ["on_demand"], regions: ["us-east-1"], accelerators: ["h100-sxm", "a100-sxm4-80gb"] },
+        api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15 });
+    const want = plan.options.map((o) => o.offering.id).join(",");
+    await page.waitForFunction((w) => [...document.querySelectorAll("[data-testid=serving-options] tbody tr")]
+        .map((x) => x.dataset.id).join(",") === w, want, { timeout: 15000 }).catch(() => {});
+    const rows = await page.$$eval("[data-testid=serving-options] tbody tr", (r) => r.map((x) => x.dataset.id));
+    check(rows.length > 0 && rows.join(",") === want &&
+          plan.options.every((o) => o.offering.region === "us-east-1" && ["h100-sxm", "a100-sxm4-80gb"].includes(o.offering.accelerator)),
+          `serving in us-east-1 on H100 SXM or A100 80 GB only: the API's ${rows.length} options (${rows.join(", ")})`);
+    (await fromUrl(page, "serving with filters", attrOf("[data-testid=serving-options] tbody tr", "data-id"), plan.options[0]?.offering.id))?.close();
+    await page.fill("[data-testid=v-regions]", "", { timeout: 3000 }).catch(() => {});
+    for (const a of ["h100-sxm", "a100-sxm4-80gb"]) {
+        await page.uncheck(`[data-testid=serving-form] input[name='/constraints/accelerators'][value=${a}]`, { timeout: 3000 }).catch(() => {});
+    }
+}
+
 // The result on screen, reproduced from its URL: the same URL in a fresh page, then reloaded,
 // shows the same figure. `read` returns the figure from a page (null when absent).
 async function fromUrl(page, what, read, expected) {
@@ -671,6 +853,29 @@ async function chartsRead(page, tab, width) {
     check(charts.every((c) => c.small.length === 0), `${tab} at ${width} px: chart labels at least 10 px high (${charts.flatMap((c) => c.small).slice(0, 3).join(", ")})`);
     check(charts.every((c) => c.outside.length === 0), `${tab} at ${width} px: no chart label cut at the chart's edge (${charts.flatMap((c) => c.outside).slice(0, 3).join(", ")})`);
     check(charts.every((c) => c.overlap.length === 0), `${tab} at ${width} px: the y-axis title clear of the tick labels (${charts.flatMap((c) => c.overlap).slice(0, 3).join(", ")})`);
+    if (tab === "training") {
+        // The scatter from the keyboard: Home is the fastest option, the arrow keys step on.
+        const xs = await page.$$eval("#panel-training svg.chart .points circle", (c) => c.map((x) => Number(x.dataset.x)));
+        await page.focus("#panel-training svg.chart").catch(() => {});
+        await page.keyboard.press("Home");
+        const first = await page.$eval("#panel-training svg.chart [data-testid=readout]", (g) => ({
+            visible: g.getAttribute("visibility") === "visible", x: Number(g.dataset.x), text: g.textContent,
+            live: g.closest("svg").querySelector("desc[aria-live]")?.textContent ?? "" })).catch(() => ({}));
+        await page.keyboard.press("ArrowRight");
+        const second = await page.$eval("#panel-training svg.chart [data-testid=readout]", (g) => Number(g.dataset.x)).catch(() => NaN);
+        check(first.visible && close(first.x, Math.min(...xs)) && second >= first.x && /\$[0-9]/.test(first.text) &&
+              new RegExp(`point 1 of ${xs.length}`).test(first.live),
+              `training at ${width} px: the scatter reads out its points from the keyboard (Home: "${(first.live ?? "").slice(0, 80)}…")`);
+        const inside = await page.$eval("#panel-training svg.chart", (s) => {
+            const box = s.getBoundingClientRect();
+            return [...s.querySelectorAll("[data-testid=readout] text")].every((t) => {
+                const r = t.getBoundingClientRect();
+                return r.left >= box.left - 1 && r.right <= box.right + 1;
+            });
+        }).catch(() => false);
+        check(inside, `training at ${width} px: the scatter's readout stays inside the chart`);
+        await page.keyboard.press("Tab");
+    }
     if (tab !== "rent-vs-buy") return;
     const dashed = await page.$$eval(`#panel-${tab} .legend li`, (li) => li.filter((x) => x.textContent.includes("net of resale"))
         .map((x) => { const m = x.querySelector("line, path, svg *"); return m ? getComputedStyle(m).strokeDasharray : "none"; }));
@@ -681,6 +886,21 @@ async function chartsRead(page, tab, width) {
         .catch(() => "");
     check(/months from purchase: \d+/.test(shown) && /rent: \$/.test(shown),
           `${tab} at ${width} px: the chart reads out its values from the keyboard ("${shown.slice(0, 70)}")`);
+}
+
+// A resized window redraws the charts at their new width (no new request): each chart's drawing
+// is as wide as it is shown, and still draws the same points.
+async function chartsResize(page, tab) {
+    const before = await page.$$eval(`#panel-${tab} svg.chart`, (s) => s.map((x) => x.querySelectorAll(".points [data-x], .bar").length));
+    await page.setViewportSize({ width: 800, height: 860 });
+    await page.waitForFunction((t) => [...document.querySelectorAll(`#panel-${t} svg.chart`)].every((s) =>
+        Math.abs(s.viewBox.baseVal.width - s.getBoundingClientRect().width) <= 2), tab, { timeout: 5000 }).catch(() => {});
+    const after = await page.$$eval(`#panel-${tab} svg.chart`, (s) => s.map((x) => ({
+        drawn: x.viewBox.baseVal.width, shown: x.getBoundingClientRect().width, marks: x.querySelectorAll(".points [data-x], .bar").length })));
+    check(after.length > 0 && after.every((c, i) => Math.abs(c.drawn - c.shown) <= 2 && c.marks === before[i]),
+          `${tab}, window resized from 1280 to 800 px: the charts are redrawn at their new width (${after.map((c) => `${c.drawn.toFixed(0)} drawn, ${c.shown.toFixed(0)} shown`).join("; ")}), the same marks`);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.waitForTimeout(400);
 }
 
 // axe-core's WCAG 2.0/2.1 A and AA rules on the view as it stands (evaluated through the
@@ -697,6 +917,7 @@ async function accessible(page, what) {
 let browser;
 try {
     await checkServing();
+    await checkCsvRule().catch((e) => check(false, `the CSV cell rule could be compiled and run (${e.message})`));
     browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     const page = await context.newPage();
@@ -723,6 +944,8 @@ try {
 
     await catalog(page);
     await training(page);
+    await trainingFilters(page);
+    await trainingCompare(page);
     await trainingNothing(page, 1280);
     await rentBuy(page);
     await spot(page);
@@ -730,6 +953,7 @@ try {
     await spotPick(page, 1280);
     await rentPick(page, 1280);
     await serving(page);
+    await servingFilters(page);
     await servingNothing(page, 1280);
 
     for (const tab of ["training", "rent-vs-buy", "serving"]) {
@@ -737,8 +961,18 @@ try {
         await page.click(`#panel-${tab} form button[type=submit]`);
         await page.waitForSelector(`#panel-${tab} svg.chart`);
         await chartsRead(page, tab, 1280);
+        if (tab === "training") await chartsResize(page, tab);
     }
-    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
+    // Without a database: the saved-scenarios view says so with the API's words, and no result
+    // offers to save.
+    const noDb = await fetch(`${base}/v1/scenarios`).then(async (r) => ({ status: r.status, body: await r.json() }));
+    await showTab(page, "scenarios").catch(() => {});
+    const unavailable = await page.textContent("[data-testid=scenarios-unavailable]").catch(() => "");
+    check(noDb.status === 409 && unavailable.includes("database mode") && unavailable.includes(noDb.body.detail) &&
+          await page.locator("[data-testid=save-scenario]").count() === 0,
+          `without a database the saved-scenarios view says so in the API's words ("${unavailable.slice(0, 120)}…") and no result offers to save`);
+    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving", "scenarios"]) {
+        if (!check(await page.$(`[data-tab=${tab}]`) !== null, `the ${tab} tab is there`)) continue;
         await showTab(page, tab);
         if (tab === "spot") {
             await page.click("[data-testid=spot-form] button[type=submit]");
@@ -747,7 +981,7 @@ try {
         await accessible(page, `${tab} at 1280 px`);
     }
     check((await unlabelledControls(page)).length === 0, "every form control has a label");
-    await page.focus("[data-tab=serving]");
+    await page.focus("[data-tab=scenarios]", { timeout: 3000 }).catch(() => {});
     await page.keyboard.press("ArrowRight");
     const moved = await page.waitForFunction(() => document.querySelector("[data-tab=catalog]")?.getAttribute("aria-selected") === "true",
                                              null, { timeout: 5000 }).then(() => true, () => false);
@@ -762,13 +996,14 @@ try {
     await page.setViewportSize({ width: 390, height: 844 });
     const results = { training: "training-results", "rent-vs-buy": "rentbuy-results", spot: "spot-results",
                       serving: "serving-results" };
-    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving"]) {
+    for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving", "scenarios"]) {
+        if (!check(await page.$(`[data-tab=${tab}]`) !== null, `the ${tab} tab is there at 390 px`)) continue;
         await showTab(page, tab);
         if (results[tab]) {
             await page.click(`#panel-${tab} form button[type=submit]`);
             await page.waitForSelector(`[data-testid=${results[tab]}] [data-testid=recommendation]`);
         }
-        if (tab !== "catalog" && tab !== "spot") await chartsRead(page, tab, 390);
+        if (!["catalog", "spot", "scenarios"].includes(tab)) await chartsRead(page, tab, 390);
         if (tab === "catalog") await catalogRows(page, 390);
         await accessible(page, `${tab} at 390 px`);
         const over = await sideways(page);
@@ -786,6 +1021,25 @@ try {
 } finally {
     await browser?.close();
     proc.kill("SIGTERM");
+}
+
+// Database mode (saving and opening scenarios): web_scenarios_test.mjs against a throwaway
+// PostgreSQL 15 started by tests/pg/with_pg.sh; its checks count with these.
+{
+    const { existsSync } = await import("node:fs");
+    const { spawnSync } = await import("node:child_process");
+    const withPg = new URL("../pg/with_pg.sh", import.meta.url).pathname;
+    if (!existsSync(`${process.env.PGBIN ?? "/usr/lib/postgresql/15/bin"}/initdb`)) {
+        console.log("# database mode not tested: no PostgreSQL 15 (tests/pg/with_pg.sh needs its initdb)");
+    } else {
+        const run = spawnSync("/bin/bash", [withPg, process.execPath, new URL("./web_scenarios_test.mjs", import.meta.url).pathname,
+                                            binary, shotDir, executablePath], { encoding: "utf8", timeout: 180000 });
+        const out = (run.stdout ?? "") + (run.stderr ?? "");
+        process.stdout.write(out.split("\n").filter((l) => !/^\d+ passed, \d+ failed$/.test(l)).join("\n"));
+        const m = /(\d+) passed, (\d+) failed/.exec(out);
+        if (m) { passed += Number(m[1]); failed += Number(m[2]); }
+        if (!m) check(false, `database mode: the test ran to the end (exit ${run.status}${run.error ? `, ${run.error.message}` : ""})`);
+    }
 }
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

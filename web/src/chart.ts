@@ -24,6 +24,32 @@ function fit(): void {
     H = W < 560 ? 300 : 380;
 }
 
+// Charts redraw at the new width when the window's size changes (a phone turned, a window
+// resized): each chart keeps the function that draws it, and a resize (settled for 150 ms)
+// replaces every chart drawn at another width than the one it would have now.
+const makers = new WeakMap<Element, () => SVGSVGElement>();
+function keep(make: () => SVGSVGElement): SVGSVGElement {
+    const el = make();
+    el.dataset.width = String(W);
+    makers.set(el, make);
+    return el;
+}
+let resizeTimer: number | undefined;
+if (typeof window !== "undefined") {
+    window.addEventListener("resize", () => {
+        window.clearTimeout(resizeTimer);
+        resizeTimer = window.setTimeout(() => {
+            fit();
+            for (const el of document.querySelectorAll<SVGSVGElement>("svg.chart")) {
+                const make = makers.get(el);
+                if (!make || el.dataset.width === String(W)) continue;
+                const again = keep(make);
+                el.replaceWith(again);
+            }
+        }, 150);
+    });
+}
+
 function svg(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
     const el = document.createElementNS(NS, tag);
     for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
@@ -122,6 +148,10 @@ function refLines(root: SVGElement, lines: RefLine[], x: Scale, y: Scale): void 
 // Cost (y) against time (x); `front` is drawn as a line through its points in x order.
 export function scatter(title: string, xAxis: Axis, yAxis: Axis, points: Point[], front: Point[],
                         lines: RefLine[]): SVGSVGElement {
+    return keep(() => drawScatter(title, xAxis, yAxis, points, front, lines));
+}
+function drawScatter(title: string, xAxis: Axis, yAxis: Axis, points: Point[], front: Point[],
+                     lines: RefLine[]): SVGSVGElement {
     fit();
     const xs = [...points, ...front].map((p) => p.x).concat(lines.filter((l) => l.axis === "x").map((l) => l.value));
     const ys = [...points, ...front].map((p) => p.y).concat(lines.filter((l) => l.axis === "y").map((l) => l.value));
@@ -149,11 +179,70 @@ export function scatter(title: string, xAxis: Axis, yAxis: Axis, points: Point[]
         }
         root.append(g);
     }
+    pointReadout(root, title, points, x, y);
     return root;
+}
+
+// The scatter from the keyboard: the chart is focusable, the arrow keys step through the points
+// in order of x (then y), Home/End jump to the first and last; the point is ringed, its label
+// shown in a box and announced to screen readers.
+function pointReadout(root: SVGSVGElement, title: string, points: Point[], x: Scale, y: Scale): void {
+    const order = [...points].sort((a, b) => a.x - b.x || a.y - b.y);
+    if (order.length === 0) return;
+    const g = svg("g", { class: "readout", visibility: "hidden", "data-testid": "readout" });
+    const ring = svg("circle", { r: 7, class: "ring" });
+    const box = svg("rect", { rx: 4, class: "readout-box" });
+    const texts = svg("text", {});
+    g.append(ring, box, texts);
+    root.append(g);
+    root.setAttribute("tabindex", "0");
+    root.setAttribute("aria-label", `${title}; use the arrow keys to read the points one by one`);
+    const live = svg("desc", { "aria-live": "polite" });
+    root.append(live);
+    const maxChars = Math.max(20, Math.floor((W - M.left - M.right - 12) / 6.6));
+    let at = 0;
+    const showAt = (i: number) => {
+        at = Math.max(0, Math.min(order.length - 1, i));
+        const p = order[at]!;
+        const px = x.map(p.x), py = y.map(p.y);
+        ring.setAttribute("cx", String(px));
+        ring.setAttribute("cy", String(py));
+        // The label's name and its figures (after the last ": ") on two lines, cut to the chart.
+        const cut = p.label.lastIndexOf(": ");
+        const rows = (cut > 0 ? [p.label.slice(0, cut), p.label.slice(cut + 2)] : [p.label])
+            .map((r) => (r.length > maxChars ? r.slice(0, maxChars - 1) + "…" : r));
+        rows.push(`point ${at + 1} of ${order.length}`);
+        texts.replaceChildren(...rows.map((r, k) => svg("tspan", { x: 0, dy: k === 0 ? 0 : 15 }, r)));
+        const width = Math.max(...rows.map((r) => r.length)) * 6.6 + 12;
+        const left = Math.max(M.left + 2, Math.min(W - M.right - width - 2, px + 10));
+        const top = py - rows.length * 15 - 20 > M.top ? py - rows.length * 15 - 20 : Math.min(py + 12, H - M.bottom - rows.length * 15 - 10);
+        box.setAttribute("x", String(left));
+        box.setAttribute("y", String(top));
+        box.setAttribute("width", String(width));
+        box.setAttribute("height", String(rows.length * 15 + 8));
+        texts.setAttribute("transform", `translate(${left + 6} ${top + 15})`);
+        g.setAttribute("visibility", "visible");
+        g.setAttribute("data-x", String(p.x));
+        g.setAttribute("data-y", String(p.y));
+        live.textContent = `${p.label} (point ${at + 1} of ${order.length})`;
+    };
+    root.addEventListener("focus", () => showAt(at));
+    root.addEventListener("blur", () => g.setAttribute("visibility", "hidden"));
+    root.addEventListener("keydown", (e) => {
+        const step = { ArrowRight: 1, ArrowLeft: -1, ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 }[e.key];
+        if (step !== undefined) showAt(at + step);
+        else if (e.key === "Home") showAt(0);
+        else if (e.key === "End") showAt(order.length - 1);
+        else return;
+        e.preventDefault();
+    });
 }
 
 // Lines over a shared x; `marker` (e.g. the break-even month) is drawn as a labelled vertical line.
 export function lines(title: string, xAxis: Axis, yAxis: Axis, series: Series[], marker?: RefLine): SVGSVGElement {
+    return keep(() => drawLines(title, xAxis, yAxis, series, marker));
+}
+function drawLines(title: string, xAxis: Axis, yAxis: Axis, series: Series[], marker?: RefLine): SVGSVGElement {
     fit();
     const xs = series.flatMap((s) => s.points.map((p) => p.x));
     const ys = series.flatMap((s) => s.points.map((p) => p.y));
@@ -257,6 +346,10 @@ export function legend(items: { name: string; cls: string; line?: boolean }[]): 
 // Horizontal bars (one per option) against a reference value drawn as a vertical line.
 export function bars(title: string, valueAxis: Axis, items: { label: string; value: number }[],
                      ref?: RefLine): SVGSVGElement {
+    return keep(() => drawBars(title, valueAxis, items, ref));
+}
+function drawBars(title: string, valueAxis: Axis, items: { label: string; value: number }[],
+                  ref?: RefLine): SVGSVGElement {
     fit();
     const rowH = 22, left = Math.round(Math.min(250, W * 0.4)), right = 64, top = 10, bottom = 46;
     // Labels past this many characters are cut (the full text is the bar's tooltip).

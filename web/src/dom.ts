@@ -220,9 +220,10 @@ export function select(options: [string, string][], value: string, attrs: Attrs 
     s.value = value;
     return s;
 }
-export function checkboxes(name: string, options: [string, string][], checked: string[]): HTMLElement {
-    return h("fieldset", { class: "checks", "data-field": name },
-             h("legend", {}, name.split("/").pop()!.replace(/_/g, " ")),
+export function checkboxes(name: string, options: [string, string][], checked: string[], legendText?: string,
+                           wide = false): HTMLElement {
+    return h("fieldset", { class: wide ? "checks wide" : "checks", "data-field": name },
+             h("legend", {}, legendText ?? name.split("/").pop()!.replace(/_/g, " ")),
              ...options.map(([v, l]) => h("label", {}, h("input", { type: "checkbox", value: v, name,
                                                                       checked: checked.includes(v) }), " ", l)));
 }
@@ -253,6 +254,15 @@ export function refuseUnreadable(form: HTMLFormElement, values: [HTMLInputElemen
     }
     return bad.length > 0;
 }
+
+// A list typed as words ("us-east-1, europe-west4"): its items, or undefined when empty.
+export function listOf(el: HTMLInputElement): string[] | undefined {
+    const items = el.value.split(/[\s,]+/).map((x) => x.trim()).filter(Boolean);
+    return items.length ? items : undefined;
+}
+// The accelerators as checkbox options, by name.
+export const acceleratorOptions = (list: { id: string; name: string }[]): [string, string][] =>
+    list.map((a) => [a.id, a.name]);
 
 // An optional number: empty gives undefined, so the request leaves the member out.
 export function optNumber(el: HTMLInputElement): number | undefined {
@@ -339,18 +349,26 @@ export function rememberForm(form: HTMLFormElement): void {
 
 // What a printed result needs beside its figures: the inputs, the catalog version and the dates
 // of the prices it used. Shown only in print.
-export function printedInputs(form: HTMLFormElement, answer: unknown): HTMLElement {
-    const rows: HTMLElement[] = [];
+// The inputs as the form shows them: each control's label and value (a select's option text, a
+// group of checkboxes' ticked labels or "any"); controls hidden by another choice left out.
+export function inputsOf(form: HTMLFormElement): [string, string][] {
+    const out: [string, string][] = [];
     for (const el of form.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>("input, select, textarea")) {
         if (el.closest("[hidden]") || (el instanceof HTMLInputElement && (el.type === "checkbox" || el.type === "radio"))) continue;
         const value = el instanceof HTMLSelectElement ? el.selectedOptions[0]?.textContent ?? el.value : el.value;
         if (value === "") continue;
-        rows.push(h("dt", {}, labelOf(el)), h("dd", {}, value));
+        out.push([labelOf(el), value]);
     }
     for (const group of form.querySelectorAll<HTMLFieldSetElement>("fieldset.checks")) {
+        if (group.closest("[hidden]")) continue;
         const checked = [...group.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.parentElement?.textContent?.trim());
-        rows.push(h("dt", {}, group.querySelector("legend")?.textContent ?? ""), h("dd", {}, checked.join(", ") || "any"));
+        out.push([group.querySelector("legend")?.textContent ?? "", checked.join(", ") || "any"]);
     }
+    return out;
+}
+
+export function printedInputs(form: HTMLFormElement, answer: unknown): HTMLElement {
+    const rows = inputsOf(form).flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]);
     const text = JSON.stringify(answer ?? {});
     const dates = [...text.matchAll(/"as_of":"(\d{4}-\d{2}-\d{2})/g)].map((m) => m[1]!).sort();
     const version = /"catalog_version":"([^"]+)"/.exec(text)?.[1];
@@ -365,7 +383,8 @@ export function printedInputs(form: HTMLFormElement, answer: unknown): HTMLEleme
 // it names (and the output emptied).
 export function showOutcome<T>(form: HTMLFormElement, out: HTMLElement, answer: T | undefined,
                                error: unknown, status: number,
-                               draw: (answer: T) => (HTMLElement | null)[]): void {
+                               draw: (answer: T) => (HTMLElement | null)[],
+                               extra?: (answer: T) => (HTMLElement | null)[]): void {
     const announce = form.querySelector(".announce");
     if (!answer) {
         out.replaceChildren();
@@ -373,7 +392,8 @@ export function showOutcome<T>(form: HTMLFormElement, out: HTMLElement, answer: 
         announce?.replaceChildren("The plan was refused; see the messages at the fields.");
         return;
     }
-    out.replaceChildren(printedInputs(form, answer), ...draw(answer).filter((e): e is HTMLElement => e !== null));
+    out.replaceChildren(printedInputs(form, answer), ...[...draw(answer), ...(extra?.(answer) ?? [])]
+        .filter((e): e is HTMLElement => e !== null));
     // Screen readers hear the result's headline when it arrives.
     announce?.replaceChildren(out.querySelector("[data-testid=recommendation] h3")?.textContent ?? "Result ready.");
     rememberForm(form);

@@ -1,6 +1,7 @@
 // The planning page: one tab per view, the tab in the URL's hash so a view can be linked.
 import { api } from "./api";
 import { applyState, h } from "./dom";
+import { detectScenarios, scenariosView } from "./scenarios";
 import { catalogView } from "./views/catalog";
 import { rentBuyView } from "./views/rentbuy";
 import { servingView } from "./views/serving";
@@ -8,13 +9,13 @@ import { spotView } from "./views/spot";
 import { trainingView } from "./views/training";
 
 const TABS = [["catalog", "Catalog"], ["training", "Training planner"], ["rent-vs-buy", "Rent vs buy"],
-              ["spot", "Spot"], ["serving", "Serving"]] as const;
+              ["spot", "Spot"], ["serving", "Serving"], ["scenarios", "Saved scenarios"]] as const;
 type Tab = (typeof TABS)[number][0];
 
 async function start(): Promise<void> {
     const main = document.getElementById("main")!;
     const nav = document.getElementById("tabs")!;
-    const [accs, models] = await Promise.all([api.GET("/v1/accelerators"), api.GET("/v1/models")]);
+    const [accs, models] = await Promise.all([api.GET("/v1/accelerators"), api.GET("/v1/models"), detectScenarios()]);
     const accelerators = accs.data?.items ?? [];
     const library = models.data?.items ?? [];
     const panels = new Map<Tab, HTMLElement>();
@@ -41,10 +42,11 @@ async function start(): Promise<void> {
     });
     main.replaceChildren(...panels.values());
     catalogView(panels.get("catalog")!, accelerators);
-    trainingView(panels.get("training")!, library);
+    trainingView(panels.get("training")!, library, accelerators);
     rentBuyView(panels.get("rent-vs-buy")!, accelerators);
     spotView(panels.get("spot")!);
-    servingView(panels.get("serving")!, library);
+    servingView(panels.get("serving")!, library, accelerators);
+    scenariosView(panels.get("scenarios")!);
 
     // The URL is #view or #view?inputs: a link with inputs fills the view's form and runs it, so a
     // reload or a shared link shows the same result.

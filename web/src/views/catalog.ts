@@ -1,6 +1,7 @@
 // Catalog browser: the offerings search (GET /v1/offerings) with its filters, sort and cursor
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
+import { csvButton } from "../csv";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
          formState, PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, scrollBox, select, showProblem, clearProblem, table, usd } from "../dom";
 
@@ -74,6 +75,15 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
     const results = h("div", {});
     const prev = h("button", { type: "button", "data-testid": "prev-page" }, "Previous page");
     const next = h("button", { type: "button", "data-testid": "next-page" }, "Next page");
+    // The rows on screen as CSV: this page, in this order.
+    let shownItems: Offering[] = [];
+    const csv = csvButton("Download these offerings as CSV", "offerings.csv", () => ({
+        head: ["offering_id", "provider", "instance_type", "accelerator", "accelerator_count", "price_type", "usd_per_hour",
+               "usd_per_accelerator_hour", "accelerator_memory_gb", "region", "as_of", "as_of_estimated", "source", "verified"],
+        rows: shownItems.map((o) => [o.id, o.provider, o.instance_type, o.accelerator, o.accelerator_count, o.price_type, o.usd_per_hour,
+                                     o.usd_per_accelerator_hour, o.accelerator_memory_gb, o.region, o.as_of, o.as_of_estimated ?? false,
+                                     o.source, o.verified]),
+    }), "offerings-csv");
 
     const query = (): OfferingQuery => ({
         provider: checkedValues(provider, "provider").join(",") || undefined,
@@ -103,6 +113,8 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         status.textContent = `${data.total_count} offerings match; page ${page} of ` +
             `${Math.max(1, Math.ceil(data.total_count / kPageSize))}` + (data.catalog_version ? ` (catalog version ${data.catalog_version})` : "");
         rememberForm(form);
+        shownItems = data.items;
+        csv.hidden = data.items.length === 0;
         results.replaceChildren(offeringsTable(data.items, sortSelect.value, (key) => {
             sortSelect.value = sortSelect.value === key ? `-${key}` : key;
             cursors = [undefined];
@@ -129,61 +141,89 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         h("h2", {}, "Offerings"),
         h("p", { class: "lede" }, "Every priced offering in the catalog. Click a column heading to sort; ",
           "prices marked estimated have an inferred date, stale ones are over ", kStalePriceDays, " days old."),
-        form, status, results, h("div", { class: "pager" }, prev, next),
+        form, status, results, h("div", { class: "pager" }, prev, next, " ", csv),
         h("h2", {}, "Accelerators"),
         acceleratorsTable(accelerators));
     void load();
 }
 
 // Prices by accelerator, the view people come for first (as `sky show-gpus` and the price
-// comparison sites): for one accelerator, per provider and price type, the cheapest, median and
-// range of USD per accelerator-hour over its offerings (GET /v1/offerings?accelerator=…, every
-// page); a row's button shows those offerings below.
+// comparison sites): per accelerator (all of them at first, or one), per provider and price type,
+// the cheapest, median and range of USD per accelerator-hour over its offerings (GET
+// /v1/offerings, every page), with the accelerator's memory; a row's button shows those
+// offerings below.
+interface SummaryRow { acc: string; prov: string; type: string; min: number; max: number; mid: number; n: number; name?: string | null }
+
+export function summarize(items: Offering[]): SummaryRow[] {
+    const groups = new Map<string, Offering[]>();
+    for (const o of items) {
+        const k = `${o.accelerator}|${o.provider}|${o.price_type}`;
+        if (!groups.has(k)) groups.set(k, []);
+        groups.get(k)!.push(o);
+    }
+    return [...groups.entries()].map(([k, list]) => {
+        const [acc = "", prov = "", type = ""] = k.split("|");
+        const prices = list.map((o) => o.usd_per_accelerator_hour).sort((a, b) => a - b);
+        const mid = prices.length % 2 ? prices[(prices.length - 1) / 2]! : (prices[prices.length / 2 - 1]! + prices[prices.length / 2]!) / 2;
+        return { acc, prov, type, min: prices[0]!, max: prices[prices.length - 1]!, mid, n: prices.length, name: list[0]?.provider_name };
+    });
+}
+
 function summaryView(accelerators: Schemas["Accelerator"][],
                      show: (accelerator: string, provider: string, priceType: string) => void): HTMLElement {
-    const pick = select(accelerators.map((a) => [a.id, a.name] as [string, string]),
-                        accelerators.some((a) => a.id === "h100-sxm") ? "h100-sxm" : (accelerators[0]?.id ?? ""),
+    const accName = new Map(accelerators.map((a) => [a.id, a.name]));
+    const accMemory = new Map(accelerators.map((a) => [a.id, a.memory_gb]));
+    const pick = select([["", "all accelerators"], ...accelerators.map((a) => [a.id, a.name] as [string, string])], "",
                         { "data-testid": "sum-accelerator" });
     const out = h("div", { "data-testid": "summary" });
+    let shown: SummaryRow[] = [];
+    const csv = csvButton("Download these prices as CSV", "prices-by-accelerator.csv", () => ({
+        head: ["accelerator", "accelerator_name", "memory_gb", "provider", "price_type", "cheapest_usd_per_accelerator_hour",
+               "median_usd_per_accelerator_hour", "highest_usd_per_accelerator_hour", "offerings"],
+        rows: shown.map((r) => [r.acc, accName.get(r.acc) ?? r.acc, accMemory.get(r.acc), r.prov, r.type, r.min, r.mid, r.max, r.n]),
+    }), "summary-csv");
+    let latest = 0;
     const draw = async () => {
+        const mine = ++latest;
         const items: Offering[] = [];
         let cursor: string | undefined;
         do {
-            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value, limit: 500, cursor } } });
+            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value || undefined, limit: 500, cursor } } });
             if (!data) break;
             items.push(...data.items);
             cursor = data.next_cursor ?? undefined;
         } while (cursor);
-        const groups = new Map<string, Offering[]>();
-        for (const o of items) {
-            const k = `${o.provider}|${o.price_type}`;
-            if (!groups.has(k)) groups.set(k, []);
-            groups.get(k)!.push(o);
-        }
-        const rows = [...groups.entries()].map(([k, list]) => {
-            const [prov = "", type = ""] = k.split("|");
-            const prices = list.map((o) => o.usd_per_accelerator_hour).sort((a, b) => a - b);
-            const mid = prices.length % 2 ? prices[(prices.length - 1) / 2]! : (prices[prices.length / 2 - 1]! + prices[prices.length / 2]!) / 2;
-            return { prov, type, min: prices[0]!, max: prices[prices.length - 1]!, mid, n: prices.length, name: list[0]?.provider_name };
-        }).sort((a, b) => a.min - b.min);
+        if (mine !== latest) return;
+        // By accelerator (by name), then cheapest first.
+        const rows = summarize(items).sort((a, b) =>
+            (accName.get(a.acc) ?? a.acc).localeCompare(accName.get(b.acc) ?? b.acc) || a.min - b.min);
+        shown = rows;
+        csv.hidden = rows.length === 0;
         out.replaceChildren(rows.length === 0 ? h("p", {}, "No offering of this accelerator in the catalog.")
-            : table(["Provider", "Price type", "Cheapest", "Median", "Range", "Offerings", ""], rows.map((r) => {
-                const b = h("button", { type: "button", class: "plan-with", "aria-label": `Show ${r.n} offering${r.n === 1 ? "" : "s"}: ${r.prov} ${r.type}` },
-                            `Show ${r.n} offering${r.n === 1 ? "" : "s"}`);
-                b.onclick = () => show(pick.value, r.prov, r.type);
-                return h("tr", { "data-provider": r.prov, "data-price-type": r.type },
+            : table(["Accelerator", "Memory", "Provider", "Price type", "Cheapest", "Median", "Range", "Offerings", ""], rows.map((r, i) => {
+                const label = `${accName.get(r.acc) ?? r.acc}, ${r.name ?? providerName(r.prov)}, ${priceTypeName(r.type)}`;
+                const b = h("button", { type: "button", class: "plan-with", "aria-label": `Show ${r.n} offering${r.n === 1 ? "" : "s"}: ${label}` },
+                            `Show ${r.n}`);
+                b.onclick = () => show(r.acc, r.prov, r.type);
+                // The accelerator's name and memory once per accelerator (its first row).
+                const first = i === 0 || rows[i - 1]!.acc !== r.acc;
+                const mem = accMemory.get(r.acc);
+                return h("tr", { "data-accelerator": r.acc, "data-provider": r.prov, "data-price-type": r.type, class: first ? "group-start" : undefined },
+                         h("td", {}, first ? accName.get(r.acc) ?? r.acc : h("span", { class: "sr-only" }, accName.get(r.acc) ?? r.acc)),
+                         h("td", { class: "num" }, first ? (mem ? `${num(mem, 0)} GB` : "–") : ""),
                          h("td", {}, r.name ?? providerName(r.prov)), h("td", {}, priceTypeName(r.type)),
                          h("td", { class: "num", "data-value": r.min }, usd(r.min, 2)), h("td", { class: "num", "data-value": r.mid }, usd(r.mid, 2)),
                          h("td", { class: "num" }, r.min === r.max ? "–" : `${usd(r.min, 2)}–${usd(r.max, 2)}`),
                          h("td", { class: "num" }, r.n), h("td", {}, b));
-            }), "price-summary", [2, 3, 4, 5]));
+            }), "price-summary", [1, 4, 5, 6, 7]));
     };
     pick.onchange = () => void draw();
     void draw();
     return h("section", { "aria-labelledby": "sum-title" },
              h("h2", { id: "sum-title" }, "Prices by accelerator"),
-             h("p", { class: "lede" }, "USD per accelerator-hour of one accelerator across providers and price types."),
-             h("div", { class: "grid" }, field("Accelerator", pick, "summary_accelerator")), out);
+             h("p", { class: "lede" }, "USD per accelerator-hour across providers and price types: the cheapest, the median and the range ",
+               "of each provider's offerings. \"Show\" lists them below."),
+             h("div", { class: "grid" }, field("Accelerator", pick, "summary_accelerator")), out, csv);
 }
 
 function offeringsTable(items: Offering[], sort: string, onSort: (key: string) => void): HTMLElement {

@@ -1,5 +1,7 @@
 // Rent vs buy: POST /v1/plans/rent-vs-buy; cumulative cost of renting, of each rent option the
 // answer lists (commitments among them) and of owning, with the break-even month marked.
+import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, seriesClass, type Series } from "../chart";
 import { offeringPicker } from "../picker";
@@ -56,7 +58,13 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         };
         out.replaceChildren(h("p", { role: "status" }, "Comparing…"));
         const { data, error, response } = await api.POST("/v1/plans/rent-vs-buy", { body });
-        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body, form));
+        showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body, form), (a) => [compareBlock(form, [
+            { label: "Break-even (months)", value: a.break_even_months, format: (v) => num(v, 1) },
+            { label: "Break-even utilisation", value: a.break_even_utilization, format: (v) => pct(v) },
+            { label: "NPV of renting", value: a.npv_rent_usd, format: (v) => usd(v) },
+            { label: "NPV of owning", value: a.npv_own_usd, format: (v) => usd(v) },
+            { label: "Monthly cost of renting", value: a.monthly_rent_usd, format: (v) => usd(v) },
+        ]), saveBlock("rent-vs-buy", body)]);
     });
     root.replaceChildren(h("h2", {}, "Rent vs buy"),
         h("p", { class: "lede" }, "Cumulative cash spent renting against owning (purchase up front, then power, hosting and staff)."),

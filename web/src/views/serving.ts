@@ -2,7 +2,9 @@
 // it is compared with, and the monthly cost of serving the traffic.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars } from "../chart";
-import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, noteAt, num, optNumber, pct,
+import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
+import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, listOf, noteAt, num, optNumber, pct,
          PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
 
@@ -12,7 +14,7 @@ type Option = Schemas["InferencePlanOption"];
 
 const kOptions = 15;
 
-export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]): void {
+export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][], accelerators: Schemas["Accelerator"][]): void {
     const model = select(models.map((m) => [m.id, `${m.name} (${m.published_params_b} B)`] as [string, string]),
                          models.some((m) => m.id === "llama-3.1-8b") ? "llama-3.1-8b" : (models[0]?.id ?? ""),
                          { "data-testid": "v-model" });
@@ -26,6 +28,9 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     const apiOut = input({ type: "number", min: 0, step: "any", value: 0.6, "data-testid": "v-api-out" });
     const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES.slice(0, 2), ["on_demand"]);
     const providers = checkboxes("/constraints/providers", PROVIDERS, []);
+    const regions = input({ type: "text", autocomplete: "off", placeholder: "us-east-1, europe-west4", "data-testid": "v-regions" });
+    const accels = checkboxes("/constraints/accelerators", acceleratorOptions(accelerators), [],
+                              "Accelerators (none ticked: any)", true);
     const form = formShell("Serving plan", [
         field("Model", model, "/model"), field("Precision", precision, "/precision"),
         field("Input tokens per request", inTok, "/input_tokens"),
@@ -36,6 +41,8 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         field("API price: USD per million input tokens", apiIn, "/api_price/usd_per_million_input_tokens"),
         field("API price: USD per million output tokens", apiOut, "/api_price/usd_per_million_output_tokens"),
         priceTypes, providers,
+        field("Regions", regions, "/constraints/regions", "the provider's region ids, separated by commas; empty: any"),
+        accels,
     ], "Plan serving", "serving-form");
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
@@ -45,19 +52,27 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
             : { usd_per_million_input_tokens: optNumber(apiIn), usd_per_million_output_tokens: optNumber(apiOut) };
         const types = checkedValues(priceTypes, "/constraints/price_types");
         const provs = checkedValues(providers, "/constraints/providers");
+        const accs = checkedValues(accels, "/constraints/accelerators");
+        const regs = listOf(regions);
         const body: Request = {
             model: model.value, precision: precision.value as Request["precision"],
             input_tokens: Number(inTok.value), output_tokens: Number(outTok.value),
             traffic: { requests_per_second: optNumber(rps) },
             latency: { max_time_to_first_token_ms: optNumber(ttft), max_inter_token_latency_ms: optNumber(itl) },
-            constraints: types.length || provs.length
-                ? { price_types: types.length ? types : undefined, providers: provs.length ? provs : undefined } : undefined,
+            constraints: types.length || provs.length || accs.length || regs
+                ? { price_types: types.length ? types : undefined, providers: provs.length ? provs : undefined,
+                    accelerators: accs.length ? accs : undefined, regions: regs } : undefined,
             api_price, limit: kOptions,
         };
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/inference", { body });
         const plan = jsonAnswer<Plan>(data);
-        showOutcome(form, out, plan, error, response.status, (a) => render(a, body, form));
+        showOutcome(form, out, plan, error, response.status, (a) => render(a, body, form), (a) => [compareBlock(form, [
+            { label: "Recommended option's monthly cost", value: a.recommendation?.monthly_cost_usd, format: (v) => usd(v) },
+            { label: "Recommended option's USD per million output tokens", value: a.recommendation?.usd_per_million_output_tokens, format: (v) => usd(v, 4) },
+            { label: "Recommended option's accelerators", value: a.recommendation ? servingAccelerators(a.recommendation) : undefined, format: (v) => num(v, 0) },
+            { label: "Options meeting the targets", value: servingTotal(a), format: (v) => num(v, 0) },
+        ]), saveBlock("inference", body)]);
         if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
             noteAt(form, "/latency/max_time_to_first_token_ms",
                    "No offering meets the latency targets: allow more time to the first token or between tokens.");
@@ -81,7 +96,7 @@ function skippedWords(plan: Plan, body: Request): string[] {
             "A smaller model or precision fits more.",
         precision_unsupported: (n) => `${n} have no published ${body.precision ?? "bf16"} speed${example("precision_unsupported")}. ` +
             "Another precision may allow them.",
-        filtered: (n) => `${n} are outside the price types chosen. Allow more price types to consider them.`,
+        filtered: (n) => `${n} are outside the price types, providers, regions or accelerators chosen. Allow more of them to consider those.`,
         not_for_inference: (n) => `${n} are not offered for serving${example("not_for_inference")}.`,
     };
     return Object.entries(plan.skipped).filter(([, n]) => n > 0).map(([k, n]) =>

@@ -1,6 +1,9 @@
 // Spot: POST /v1/plans/spot; expected cost and time on spot with and without interruptions against
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
+import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
+import { csvButton, type Cell } from "../csv";
 import { offeringPicker } from "../picker";
 import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, select,
          showProblem, table,
@@ -65,7 +68,13 @@ export function spotView(root: HTMLElement): void {
         };
         out.replaceChildren(h("p", { role: "status" }, "Pricing…"));
         const { data, error, response } = await api.POST("/v1/plans/spot", { body });
-        showOutcome(form, out, data, error, response.status, (a) => render(a, form));
+        showOutcome(form, out, data, error, response.status, (a) => render(a, form), (a) => [compareBlock(form, [
+            { label: "Expected cost of the recommended plan", value: recommendedCost(a), format: (v) => usd(v) },
+            { label: "On-demand cost", value: a.on_demand_cost_usd, format: (v) => usd(v) },
+            { label: "Expected cost on spot", value: a.expected_spot_cost_usd, format: (v) => usd(v) },
+            { label: "Expected hours on spot", value: a.expected_spot_hours, format: (v) => duration(v) },
+            { label: "Deadline probability (spot alone)", value: a.spot_deadline_probability, format: (v) => pct(v) },
+        ]), saveBlock("spot", body)]);
     });
     root.replaceChildren(h("h2", {}, "Spot"),
         h("p", { class: "lede" }, "What interruptions cost: checkpoints, lost work and restarts, priced against on-demand."),
@@ -76,6 +85,13 @@ const kPlanWords: Record<Plan["recommendation"], string> = {
     spot: "run on spot", on_demand: "run on-demand",
     mixed: "start on spot, move to on-demand when behind",
 };
+
+// The recommended plan's own expected cost (mixed: the mixed cost; on-demand: on-demand's).
+function recommendedCost(p: Plan): number {
+    return p.recommendation === "spot" ? p.expected_spot_cost_usd
+        : p.recommendation === "mixed" && p.expected_mixed_cost_usd !== null && p.expected_mixed_cost_usd !== undefined ? p.expected_mixed_cost_usd
+        : p.on_demand_cost_usd;
+}
 
 function render(p: Plan, form: HTMLFormElement): HTMLElement[] {
     // Without interruptions the spot run still writes its checkpoints: failure_free_hours.
@@ -102,6 +118,18 @@ function render(p: Plan, form: HTMLFormElement): HTMLElement[] {
             `(${pct(p.expected_savings_fraction)})` +
             (p.spot_deadline_probability !== null && p.spot_deadline_probability !== undefined
                 ? `, but it finishes by the deadline with probability ${pct(p.spot_deadline_probability)}.` : "."));
+    type Run = [string, string, number | undefined, number | undefined, string, number | null | undefined, boolean];
+    const runs: Run[] = [
+        ["on-demand", duration(p.on_demand_hours), p.on_demand_hours, p.on_demand_cost_usd, "row-on-demand",
+         p.on_demand_deadline_probability, rec === "on_demand"],
+        ["spot without interruptions", duration(freeHours), freeHours, freeCost, "row-spot-free", undefined, false],
+        ["spot, expected with interruptions", duration(p.expected_spot_hours), p.expected_spot_hours,
+         p.expected_spot_cost_usd, "row-spot-expected", p.spot_deadline_probability, rec === "spot"],
+        ...(mixedCost !== null
+            ? [["mixed: start on spot, move to on-demand when behind",
+                p.deadline_hours !== null && p.deadline_hours !== undefined ? `by the deadline, ${duration(p.deadline_hours)}` : "",
+                undefined, mixedCost, "row-mixed", undefined, rec === "mixed"] as Run] : []),
+    ];
     return [
         h("section", { class: "card", "data-testid": "recommendation" },
           h("h3", {}, `Recommendation: ${kPlanWords[rec]}`),
@@ -127,17 +155,13 @@ function render(p: Plan, form: HTMLFormElement): HTMLElement[] {
           spotAlone,
           h("p", { "data-testid": "reasoning" }, prose(p.reasoning))),
         warningsBlock(p.warnings, form) ?? h("span", {}),
-        table(["Run", "Hours", "Cost (USD)", "P(meets deadline)"], [
-            row("on-demand", duration(p.on_demand_hours), p.on_demand_hours, p.on_demand_cost_usd, "row-on-demand",
-                p.on_demand_deadline_probability, rec === "on_demand"),
-            row("spot without interruptions", duration(freeHours), freeHours, freeCost, "row-spot-free", undefined, false),
-            row("spot, expected with interruptions", duration(p.expected_spot_hours), p.expected_spot_hours,
-                p.expected_spot_cost_usd, "row-spot-expected", p.spot_deadline_probability, rec === "spot"),
-            ...(mixedCost !== null
-                ? [row("mixed: start on spot, move to on-demand when behind",
-                       p.deadline_hours !== null && p.deadline_hours !== undefined ? `by the deadline, ${duration(p.deadline_hours)}` : "",
-                       undefined, mixedCost, "row-mixed", undefined, rec === "mixed")] : []),
-        ], "spot-table", [1, 2, 3]),
+        table(["Run", "Hours", "Cost (USD)", "P(meets deadline)"], runs.map((r) => row(...r)), "spot-table", [1, 2, 3]),
+        // The table's rows as CSV, the figures as the API gave them.
+        csvButton("Download this table as CSV", "spot-plan.csv", () => ({
+            head: ["run", "hours", "cost_usd", "deadline_probability", "recommended"],
+            rows: runs.map(([what, , hoursValue, cost, , prob, chosen]): Cell[] =>
+                [what, hoursValue, cost, prob, chosen]),
+        })),
         assumptionsBlock(p.assumptions),
     ];
 }

@@ -3,7 +3,9 @@
 // time with the Pareto front and the deadline/budget lines, the best option per provider.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { bars, scatter, legend, type RefLine } from "../chart";
-import { assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, noteAt, num, optNumber,
+import { compareBlock } from "../compare";
+import { saveBlock } from "../scenarios";
+import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, listOf, noteAt, num, optNumber,
          PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
@@ -16,7 +18,7 @@ type Option = Schemas["TrainingPlanOption"];
 const kChartOptions = 200;
 const kTableRows = 20;
 
-export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][]): void {
+export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][], accelerators: Schemas["Accelerator"][]): void {
     const source = select([["library", "from the model library"], ["hf", "a Hugging Face config.json"],
                            ["shape", "a shape (parameters)"]], "library", { "data-testid": "t-model-source" });
     const modelId = select(models.map((m) => [m.id, `${m.name} (${m.published_params_b} B)`] as [string, string]),
@@ -32,8 +34,18 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
     const deadline = input({ type: "number", min: 0, step: "any", value: 720, "data-testid": "t-deadline" });
     const budget = input({ type: "number", min: 0, step: "any", value: 150000, "data-testid": "t-budget" });
     const maxAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", placeholder: "4096", "data-testid": "t-max-acc" });
+    const minAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", placeholder: "1", "data-testid": "t-min-acc" });
     const providers = checkboxes("/constraints/providers", PROVIDERS, []);
     const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES, ["on_demand", "spot"]);
+    // Which accelerators may be used (none ticked: any), so the "allow more accelerators" advice
+    // can be followed here.
+    const accels = checkboxes("/constraints/accelerators", acceleratorOptions(accelerators), [],
+                              "Accelerators (none ticked: any)", true);
+    // Trusted prices only: verified ones, or ones at most so many days old (the plan leaves the
+    // others out: skipped.unverified_price, skipped.price_too_old).
+    const verifiedOnly = checkboxes("/constraints/verified_only", [["true", "verified prices only"]], [], "Prices");
+    const regions = input({ type: "text", autocomplete: "off", placeholder: "us-east-1, europe-west4", "data-testid": "t-regions" });
+    const maxAge = input({ type: "number", min: 0, step: "any", inputmode: "decimal", "data-testid": "t-max-age" });
 
     const libraryField = field("Model", modelId, "/model");
     const hfField = field("Hugging Face config.json", hf, "/model/hf_config");
@@ -52,8 +64,14 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
         field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none; 720 h is 30 days"),
         field("Budget (USD)", budget, "/constraints/budget_usd", "empty: none"),
+        field("Fewest accelerators in the cluster", minAcc, "/constraints/min_total_accelerators", "empty: 1"),
         field("Most accelerators in the cluster", maxAcc, "/constraints/max_total_accelerators", "empty: up to 4,096"),
+        verifiedOnly,
+        field("Prices at most this many days old", maxAge, "/constraints/max_price_age_days",
+              "empty: any age; 180 leaves out the stale ones"),
         providers, priceTypes,
+        field("Regions", regions, "/constraints/regions", "the provider's region ids, separated by commas; empty: any"),
+        accels,
     ], "Plan the run", "training-form");
     const out = h("div", { class: "results", "data-testid": "training-results" });
 
@@ -67,11 +85,15 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         }
         const provs = checkedValues(providers, "/constraints/providers");
         const types = checkedValues(priceTypes, "/constraints/price_types") as NonNullable<Request["constraints"]>["price_types"];
+        const accs = checkedValues(accels, "/constraints/accelerators");
         return {
             model, tokens_b: Number(tokens.value), mode: mode.value as Request["mode"],
             precision: precision.value as Request["precision"],
             constraints: { deadline_hours: optNumber(deadline), budget_usd: optNumber(budget),
-                           max_total_accelerators: optNumber(maxAcc),
+                           max_total_accelerators: optNumber(maxAcc), min_total_accelerators: optNumber(minAcc),
+                           accelerators: accs.length ? accs : undefined, regions: listOf(regions),
+                           verified_only: checkedValues(verifiedOnly, "/constraints/verified_only").length ? true : undefined,
+                           max_price_age_days: optNumber(maxAge),
                            providers: provs.length ? provs : undefined, price_types: types?.length ? types : undefined },
             limit: kChartOptions,
         };
@@ -98,7 +120,12 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
                                                                           sort: timeOnly ? "time" : "expected_cost" } });
             nearest = jsonAnswer<Plan>(again.data);
         }
-        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest));
+        showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest), (a) => [compareBlock(form, [
+            { label: "Recommended run's expected cost", value: a.recommendation?.expected_cost_usd, format: (v) => usd(v) },
+            { label: "Recommended run's expected time", value: a.recommendation?.expected_wall_clock_hours, format: (v) => duration(v) },
+            { label: "Recommended run's accelerators", value: a.recommendation?.total_accelerators, format: (v) => num(v, 0) },
+            { label: "Options meeting every constraint", value: a.feasible_count, format: (v) => num(v, 0) },
+        ]), saveBlock("training", body)]);
         for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
             noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
         }
