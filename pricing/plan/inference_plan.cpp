@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
@@ -47,6 +48,7 @@ Status InferencePlanRequest::Validate() const {
     check.Range(max_time_to_first_token_ms, "/latency/max_time_to_first_token_ms", 0, 1e7, true);
     check.Range(max_inter_token_latency_ms, "/latency/max_inter_token_latency_ms", 0, 1e7, true);
     check.Range(utilization, "/utilization", 0, 1, true);
+    check.Range(max_price_age_days, "/constraints/max_price_age_days", 0, 36500);
     check.Range(api_usd_per_million_input_tokens, "/api_price/usd_per_million_input_tokens", 0,
                 1e6);
     check.Range(api_usd_per_million_output_tokens, "/api_price/usd_per_million_output_tokens", 0,
@@ -277,6 +279,27 @@ struct SkipTally {
     }
 };
 
+// Why the request does not trust `o`'s price (reason, example), if it does not: unverified
+// with verified_only, or dated more than max_price_age_days before today.
+std::optional<std::pair<std::string, std::string>> DistrustedPrice(
+    const InferencePlanRequest& request, const Offering& o) {
+    if (request.verified_only && !o.price.verified) {
+        return std::pair<std::string, std::string>{
+            "unverified_price", o.id + ": the price is not verified (constraints.verified_only)"};
+    }
+    if (request.max_price_age_days) {
+        const auto today = DaysFromIsoDate(request.today);
+        const auto as_of = DaysFromIsoDate(o.price.as_of);
+        if (today && as_of && static_cast<double>(*today - *as_of) > *request.max_price_age_days) {
+            return std::pair<std::string, std::string>{
+                "price_too_old", o.id + ": the price is dated " + o.price.as_of + ", " +
+                                     std::to_string(*today - *as_of) +
+                                     " days ago (constraints.max_price_age_days)"};
+        }
+    }
+    return std::nullopt;
+}
+
 // Sizes every offering the request allows for the traffic; the options that can serve it
 // within the latency targets and the provider's capacity, the rest tallied.
 Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanRequest& request,
@@ -297,6 +320,10 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
         if (request.price_types.empty() && o.price_type == PriceType::kSpot) {
             // A service must stay up: spot is planned only when price_types names it.
             tally.Add("spot_not_requested");
+            continue;
+        }
+        if (auto distrust = DistrustedPrice(request, o)) {
+            tally.Add(distrust->first, std::move(distrust->second));
             continue;
         }
         const AcceleratorInfo& info = accelerators.Of(o.accelerator);

@@ -49,6 +49,12 @@ struct InferencePlanRequest {
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;
     std::vector<std::string> accelerators;
+    // Prices to trust, as training plans take them: leave out offerings whose current price is
+    // unverified (skipped.unverified_price), or older than max_price_age_days on `today`
+    // (skipped.price_too_old; needs `today`, YYYY-MM-DD, which the caller sets).
+    bool verified_only = false;
+    std::optional<double> max_price_age_days;
+    std::string today;
     // Optional API price to compare with, USD per million tokens.
     std::optional<double> api_usd_per_million_input_tokens;
     std::optional<double> api_usd_per_million_output_tokens;

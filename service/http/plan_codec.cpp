@@ -878,11 +878,14 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     }
     if (constraints != nullptr) {
         JsonReader c(*constraints, "/constraints");
-        c.OnlyKnown({"providers", "price_types", "regions", "accelerators"});
+        c.OnlyKnown({"providers", "price_types", "regions", "accelerators", "verified_only",
+                     "max_price_age_days"});
         q.providers = c.Strings("providers").value_or(std::vector<std::string>{});
         q.price_types = PriceTypes(c, "price_types");
         q.regions = c.Strings("regions").value_or(std::vector<std::string>{});
         q.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
+        q.verified_only = c.Bool("verified_only").value_or(false);
+        q.max_price_age_days = c.Number("max_price_age_days");
         if (!c.ok()) {
             return c.error();
         }
@@ -1283,6 +1286,7 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
         return ids.error();
     }
     const std::size_t limit = request.limit;
+    request.today = TodayUtcDate();
     if (request.limit >= 1 && request.limit <= pricing::plan::kMaxPlanLimit) {
         request.limit = pricing::plan::kMaxPlanLimit;
     }

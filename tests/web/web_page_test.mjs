@@ -768,11 +768,14 @@ async function servingFilters(page) {
     for (const a of ["h100-sxm", "a100-sxm4-80gb"]) {
         await page.check(`[data-testid=serving-form] input[name='/constraints/accelerators'][value=${a}]`, { timeout: 3000 }).catch(() => {});
     }
+    await page.check("[data-testid=serving-form] input[name='/constraints/verified_only']", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=v-max-age]", "365", { timeout: 3000 }).catch(() => {});
     await page.click("[data-testid=serving-form] button[type=submit]");
     const plan = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", input_tokens: 1000,
         output_tokens: 250, traffic: { requests_per_second: 5 },
         latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
-        constraints: { price_types: ["on_demand"], regions: ["us-east-1"], accelerators: ["h100-sxm", "a100-sxm4-80gb"] },
+        constraints: { price_types: ["on_demand"], regions: ["us-east-1"], accelerators: ["h100-sxm", "a100-sxm4-80gb"],
+                       verified_only: true, max_price_age_days: 365 },
         api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15 });
     const want = plan.options.map((o) => o.offering.id).join(",");
     await page.waitForFunction((w) => [...document.querySelectorAll("[data-testid=serving-options] tbody tr")]
@@ -780,9 +783,11 @@ async function servingFilters(page) {
     const rows = await page.$$eval("[data-testid=serving-options] tbody tr", (r) => r.map((x) => x.dataset.id));
     check(rows.length > 0 && rows.join(",") === want &&
           plan.options.every((o) => o.offering.region === "us-east-1" && ["h100-sxm", "a100-sxm4-80gb"].includes(o.offering.accelerator)),
-          `serving in us-east-1 on H100 SXM or A100 80 GB only: the API's ${rows.length} options (${rows.join(", ")})`);
+          `serving in us-east-1 on H100 SXM or A100 80 GB only, verified prices at most 365 days old: the API's ${rows.length} options (${rows.join(", ")})`);
     (await fromUrl(page, "serving with filters", attrOf("[data-testid=serving-options] tbody tr", "data-id"), plan.options[0]?.offering.id))?.close();
     await page.fill("[data-testid=v-regions]", "", { timeout: 3000 }).catch(() => {});
+    await page.uncheck("[data-testid=serving-form] input[name='/constraints/verified_only']", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=v-max-age]", "", { timeout: 3000 }).catch(() => {});
     for (const a of ["h100-sxm", "a100-sxm4-80gb"]) {
         await page.uncheck(`[data-testid=serving-form] input[name='/constraints/accelerators'][value=${a}]`, { timeout: 3000 }).catch(() => {});
     }

@@ -6,7 +6,7 @@ import { api, type OfferingQuery, type Schemas } from "./api";
 import { h, priceTypeName, providerName, usd } from "./dom";
 
 type Offering = Schemas["Offering"];
-type PriceType = NonNullable<OfferingQuery["price_type"]>;
+type PriceType = NonNullable<OfferingQuery["price_type"]>[number];
 
 const kShown = 8;
 
@@ -19,7 +19,7 @@ async function loadOfferings(priceTypes: PriceType[]): Promise<Offering[]> {
     for (const price_type of priceTypes) {
         let cursor: string | undefined;
         do {
-            const { data } = await api.GET("/v1/offerings", { params: { query: { price_type, limit: 500, cursor,
+            const { data } = await api.GET("/v1/offerings", { params: { query: { price_type: [price_type], limit: 500, cursor,
                                                                                   sort: "usd_per_accelerator_hour" } } });
             if (!data) break;
             out.push(...data.items);

@@ -237,7 +237,7 @@ async function chooseAccelerators(api: Client): Promise<string[]> {
     const ids = (all.data?.items ?? []).map((a) => a.id);
     check(ids.length > 0 && all.data?.total_count === ids.length,
           `accelerators listed (${ids.length}) match total_count`);
-    const nvidia = await api.GET("/v1/accelerators", { params: { query: { vendor: "NVIDIA" } } });
+    const nvidia = await api.GET("/v1/accelerators", { params: { query: { vendor: ["NVIDIA"] } } });
     check((nvidia.data?.items.length ?? 0) > 0, "NVIDIA accelerators are listed");
     for (const id of ids) {
         const one = await api.GET("/v1/accelerators/{id}", { params: { path: { id } } });
@@ -406,10 +406,10 @@ async function misuse(api: Client, base: string) {
         body: { accelerator: "h100-sxmm", precision: "bf16", ops: [{ kind: "gemm", m: 1, n: 1, k: 1 }] },
     });
     check(unknownAccelerator.response.status === 422, "an unknown accelerator id is 422");
-    const firstPage = await api.GET("/v1/offerings", { params: { query: { limit: 2, price_type: "spot" } } });
+    const firstPage = await api.GET("/v1/offerings", { params: { query: { limit: 2, price_type: ["spot"] } } });
     const cursor = firstPage.data?.next_cursor ?? "none";
     const otherQuery = await api.GET("/v1/offerings", {
-        params: { query: { limit: 2, price_type: "on_demand", cursor } },
+        params: { query: { limit: 2, price_type: ["on_demand"], cursor } },
     });
     check(otherQuery.response.status === 400 && otherQuery.error?.field === "cursor",
           "a cursor replayed on another query is 400 naming the cursor");

@@ -257,6 +257,36 @@ TEST_SUITE("plan_inference") {
         }
     }
 
+    TEST_CASE("verified_only and max_price_age_days leave out the prices not trusted") {
+        auto catalog = Sample();
+        InferencePlanRequest all = Chat();
+        all.limit = 500;
+        all.price_types = {PriceType::kOnDemand, PriceType::kSpot};  // the spot price is unverified
+        auto every = PlanInference(all, *catalog, Ref());
+        REQUIRE(every.ok());
+        std::size_t unverified = 0;
+        for (const auto& o : every.value().options) unverified += o.offering->price.verified ? 0 : 1;
+        REQUIRE(unverified > 0);  // the sample has unverified prices to leave out
+        InferencePlanRequest verified = all;
+        verified.verified_only = true;
+        auto trusted = PlanInference(verified, *catalog, Ref());
+        REQUIRE(trusted.ok());
+        CHECK(trusted.value().total_count == every.value().total_count - unverified);
+        CHECK(Skipped(trusted.value(), "unverified_price") >= unverified);
+        for (const auto& o : trusted.value().options) CHECK(o.offering->price.verified);
+        CHECK(Example(trusted.value(), "unverified_price").find("verified_only") != std::string::npos);
+
+        InferencePlanRequest recent = all;
+        recent.today = "2100-01-01";  // every price is older than a year then
+        recent.max_price_age_days = 365;
+        auto none = PlanInference(recent, *catalog, Ref());
+        REQUIRE(none.ok());
+        CHECK(none.value().options.empty());
+        CHECK(Skipped(none.value(), "price_too_old") > 0);
+        recent.max_price_age_days = -1;
+        CHECK(PlanInference(recent, *catalog, Ref()).error().field == "/constraints/max_price_age_days");
+    }
+
     TEST_CASE("invalid traffic and limits name the field") {
         auto catalog = Sample();
         InferencePlanRequest both = Chat();

@@ -8,6 +8,9 @@ import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStaleP
 type Offering = Schemas["Offering"];
 type Sort = NonNullable<OfferingQuery["sort"]>;
 
+// A filter of several values, as the API's array parameters take them; none: no filter.
+const listOrUndefined = (values: string[]): string[] | undefined => (values.length ? values : undefined);
+
 const kPageSize = 25;
 
 const SORTABLE: { key: string; label: string; numeric?: boolean }[] = [
@@ -86,10 +89,10 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
     }), "offerings-csv");
 
     const query = (): OfferingQuery => ({
-        provider: checkedValues(provider, "provider").join(",") || undefined,
-        accelerator: accel.value || undefined,
-        price_type: (priceType.value || undefined) as OfferingQuery["price_type"],
-        region: region.value.trim() || undefined,
+        provider: listOrUndefined(checkedValues(provider, "provider")),
+        accelerator: accel.value ? [accel.value] : undefined,
+        price_type: priceType.value ? [priceType.value] as OfferingQuery["price_type"] : undefined,
+        region: region.value.trim() ? [region.value.trim()] : undefined,
         min_accelerator_count: optNumber(minAcc),
         max_usd_per_accelerator_hour: optNumber(maxPrice),
         verified: verified.checked ? true : undefined,
@@ -188,7 +191,7 @@ function summaryView(accelerators: Schemas["Accelerator"][],
         const items: Offering[] = [];
         let cursor: string | undefined;
         do {
-            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value || undefined, limit: 500, cursor } } });
+            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value ? [pick.value] : undefined, limit: 500, cursor } } });
             if (!data) break;
             items.push(...data.items);
             cursor = data.next_cursor ?? undefined;

@@ -31,6 +31,10 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     const regions = input({ type: "text", autocomplete: "off", placeholder: "us-east-1, europe-west4", "data-testid": "v-regions" });
     const accels = checkboxes("/constraints/accelerators", acceleratorOptions(accelerators), [],
                               "Accelerators (none ticked: any)", true);
+    // Trusted prices only, as in training: the plan leaves the others out (skipped.unverified_price,
+    // skipped.price_too_old).
+    const verifiedOnly = checkboxes("/constraints/verified_only", [["true", "verified prices only"]], [], "Prices");
+    const maxAge = input({ type: "number", min: 0, step: "any", inputmode: "decimal", "data-testid": "v-max-age" });
     const form = formShell("Serving plan", [
         field("Model", model, "/model"), field("Precision", precision, "/precision"),
         field("Input tokens per request", inTok, "/input_tokens"),
@@ -43,6 +47,9 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         priceTypes, providers,
         field("Regions", regions, "/constraints/regions", "the provider's region ids, separated by commas; empty: any"),
         accels,
+        verifiedOnly,
+        field("Prices at most this many days old", maxAge, "/constraints/max_price_age_days",
+              "empty: any age; 180 leaves out the stale ones"),
     ], "Plan serving", "serving-form");
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
@@ -54,14 +61,17 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         const provs = checkedValues(providers, "/constraints/providers");
         const accs = checkedValues(accels, "/constraints/accelerators");
         const regs = listOf(regions);
+        const verified = checkedValues(verifiedOnly, "/constraints/verified_only").length > 0;
+        const age = optNumber(maxAge);
         const body: Request = {
             model: model.value, precision: precision.value as Request["precision"],
             input_tokens: Number(inTok.value), output_tokens: Number(outTok.value),
             traffic: { requests_per_second: optNumber(rps) },
             latency: { max_time_to_first_token_ms: optNumber(ttft), max_inter_token_latency_ms: optNumber(itl) },
-            constraints: types.length || provs.length || accs.length || regs
+            constraints: types.length || provs.length || accs.length || regs || verified || age !== undefined
                 ? { price_types: types.length ? types : undefined, providers: provs.length ? provs : undefined,
-                    accelerators: accs.length ? accs : undefined, regions: regs } : undefined,
+                    accelerators: accs.length ? accs : undefined, regions: regs,
+                    verified_only: verified ? true : undefined, max_price_age_days: age } : undefined,
             api_price, limit: kOptions,
         };
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
@@ -98,6 +108,10 @@ function skippedWords(plan: Plan, body: Request): string[] {
             "Another precision may allow them.",
         filtered: (n) => `${n} are outside the price types, providers, regions or accelerators chosen. Allow more of them to consider those.`,
         not_for_inference: (n) => `${n} are not offered for serving${example("not_for_inference")}.`,
+        unverified_price: (n) => `${n} have a price that is not verified${example("unverified_price")}. ` +
+            "Untick \"verified prices only\" to consider them.",
+        price_too_old: (n) => `${n} have a price older than the age asked for${example("price_too_old")}. ` +
+            "A larger age, or none, considers them.",
     };
     return Object.entries(plan.skipped).filter(([, n]) => n > 0).map(([k, n]) =>
         words[k]?.(n) ?? `${n} left out: ${k.replace(/_/g, " ")}${example(k)}.`);
