@@ -9,6 +9,7 @@
 #include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/inference_explain.hpp"
 #include "pricing/plan/plan_ids.hpp"
 #include <set>
 
@@ -904,169 +905,6 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
 
 namespace {
 
-std::string Dollars(double usd, int decimals) {
-    return decimals == 0 ? pricing::plan::UsdText(usd) : "$" + pricing::plan::Fixed(usd, decimals);
-}
-
-std::string InferenceOptionText(const pricing::plan::InferencePlanOption& o,
-                                const pricing::Catalog& catalog) {
-    const pricing::Offering& f = *o.offering;
-    auto a = catalog.FindAccelerator(f.accelerator);
-    return std::to_string(o.nodes) + " x " + f.instance_type + " (" +
-           std::to_string(o.total_accelerators) + " x " + (a.ok() ? a.value().name : f.accelerator) +
-           ", " + std::string(pricing::PriceTypeName(f.price_type)) + ", " + f.provider + " " +
-           f.region + ")";
-}
-
-}  // namespace
-
-namespace {
-
-// The planner lists options cheapest monthly first; the first of each provider is its best.
-std::vector<pricing::plan::InferencePlanOption> BestByProvider(
-    const pricing::plan::InferencePlan& plan) {
-    std::vector<pricing::plan::InferencePlanOption> best;
-    for (const auto& o : plan.options) {
-        bool seen = false;
-        for (const auto& b : best) {
-            seen = seen || b.offering->provider == o.offering->provider;
-        }
-        if (!seen) {
-            best.push_back(o);
-        }
-    }
-    return best;
-}
-
-// What buying a serving option's price type commits to, beyond the monthly figure.
-std::string ServingTermsText(const pricing::Offering& o) {
-    switch (o.price_type) {
-        case pricing::PriceType::kSpot:
-            return " It runs on spot capacity, which the provider can reclaim at short notice.";
-        case pricing::PriceType::kCapacityBlock:
-            return " It is a capacity block: reserved for a fixed span and paid in full when "
-                   "reserved, so a service needs the next block booked before this one ends.";
-        case pricing::PriceType::kCommit1y:
-        case pricing::PriceType::kCommit3y:
-            return " The commitment bills every hour of its " +
-                   std::string(o.price_type == pricing::PriceType::kCommit1y ? "1-year"
-                                                                             : "3-year") +
-                   " term whether the service needs it or not.";
-        case pricing::PriceType::kOnDemand:
-            break;
-    }
-    return "";
-}
-
-// Options left out because they need more instances than one customer can get: large traffic
-// is then served only by splitting it, which the planner does not do.
-std::string OverCapacityText(const pricing::plan::InferencePlan& plan) {
-    for (const auto& [reason, count] : plan.skipped) {
-        if (reason == "over_capacity" && count > 0) {
-            const bool one = count == 1;
-            return " " + std::to_string(count) + (one ? " option" : " options") +
-                   " needing more instances than one customer can get of " +
-                   (one ? "its offering was" : "their offering were") +
-                   " left out (skipped.over_capacity); traffic this large can be split across "
-                   "offerings or regions.";
-        }
-    }
-    return "";
-}
-
-// Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
-// (`best_by_provider[1]`) for comparison.
-std::string RecommendationText(const pricing::plan::InferencePlan& plan,
-                               const std::vector<pricing::plan::InferencePlanOption>& best_by_provider,
-                               const pricing::Catalog& catalog) {
-    const auto& r = plan.options.front();
-    std::string text =
-        "Recommended: " + InferenceOptionText(r, catalog) + " at " +
-        Dollars(r.monthly_cost_usd, 0) + " a month, " +
-        (plan.total_count == 1 ? std::string("the only option")
-                               : "the lowest of " + std::to_string(plan.total_count) + " options") +
-        " meeting the latency targets: " +
-        std::to_string(r.replicas) + (r.replicas == 1 ? " replica" : " replicas") +
-        " of tensor parallel " +
-        std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) +
-        ", " + pricing::plan::Fixed(r.time_to_first_token_ms, 0) + " ms to first token, " +
-        pricing::plan::Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
-        Dollars(r.usd_per_million_input_tokens, 4) + " / " +
-        Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
-    if (best_by_provider.size() > 1) {
-        const auto& o = best_by_provider[1];
-        text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
-                Dollars(o.monthly_cost_usd, 0) + " a month (+" +
-                pricing::plan::Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) +
-                "%).";
-    }
-    if (r.savings_vs_api_fraction) {
-        text += " Against the API price it " +
-                std::string(*r.savings_vs_api_fraction >= 0 ? "saves " : "costs ") +
-                pricing::plan::Fixed(100.0 * std::fabs(*r.savings_vs_api_fraction), 1) +
-                (*r.savings_vs_api_fraction >= 0 ? "%." : "% more.");
-    }
-    text += ServingTermsText(*r.offering);
-    text += OverCapacityText(plan);
-    const pricing::PriceObservation& price = r.offering->price;
-    if (price.as_of_estimated || !price.verified) {
-        text += " Its price is dated " + price.as_of +
-                (price.as_of_estimated ? " (estimated)" : "") +
-                (price.verified ? "" : ", unverified") +
-                ": confirm it with the provider before committing budget.";
-    }
-    return text;
-}
-
-// Each option's price age in days on today's date (UTC), as training options carry it.
-void StatePriceAges(std::vector<pricing::plan::InferencePlanOption>& options) {
-    const auto today = pricing::plan::DaysFromIsoDate(TodayUtcDate());
-    for (auto& o : options) {
-        const auto as_of = pricing::plan::DaysFromIsoDate(o.offering->price.as_of);
-        if (today && as_of) o.price_age_days = *today - *as_of;
-    }
-}
-
-// Warnings about the recommended option's price, as training plans give them.
-std::vector<std::string> PriceWarnings(const pricing::plan::InferencePlanOption& r) {
-    const pricing::PriceObservation& price = r.offering->price;
-    std::vector<std::string> warnings;
-    const auto today = pricing::plan::DaysFromIsoDate(TodayUtcDate());
-    const auto as_of = pricing::plan::DaysFromIsoDate(price.as_of);
-    if (today && as_of &&
-        static_cast<double>(*today - *as_of) > pricing::plan::kDefaultMaxPriceAgeDays) {
-        warnings.push_back(r.offering->id + ": price dated " + price.as_of + " is " +
-                           std::to_string(*today - *as_of) + " days old (over " +
-                           pricing::plan::Fixed(pricing::plan::kDefaultMaxPriceAgeDays, 0) +
-                           "); check the current price");
-    }
-    if (price.as_of_estimated) {
-        warnings.push_back(r.offering->id + ": the price's date " + price.as_of +
-                           " is estimated (its source is undated)");
-    }
-    if (!price.verified) {
-        warnings.push_back(r.offering->id + ": the price is unverified");
-    }
-    return warnings;
-}
-
-// The recommendation (the cheapest option), its reasoning and price warnings, and the
-// cheapest option per provider, from `plan` holding every option.
-void Recommend(const pricing::plan::InferencePlan& plan, const pricing::Catalog& catalog,
-               InferenceAnswer& answer) {
-    answer.best_by_provider = BestByProvider(plan);
-    if (plan.options.empty()) {
-        answer.reasoning =
-            "No offering can serve this traffic within the constraints and latency targets; "
-            "see skipped and skipped_examples for why each was left out." +
-            OverCapacityText(plan);
-        return;
-    }
-    answer.recommendation = plan.options.front();
-    answer.reasoning = RecommendationText(plan, answer.best_by_provider, catalog);
-    answer.price_warnings = PriceWarnings(plan.options.front());
-}
-
 void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOption& o) {
     w.BeginObject();
     w.UsdMember("api_monthly_cost_usd", o.api_monthly_cost_usd);
@@ -1294,7 +1132,7 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     if (!plan.ok()) {
         return plan.error();
     }
-    StatePriceAges(plan.value().options);
+    pricing::plan::StatePriceAges(plan.value().options, request.today);
     InferenceAnswer answer;
     answer.page = plan.value();
     // The requested page of the options planned (the planner keeps kMaxPlanLimit of them).
@@ -1304,7 +1142,12 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     options.resize(std::min(options.size(), limit));
     answer.offset = first;
     answer.available_count = plan.value().options.size();
-    Recommend(plan.value(), catalog, answer);
+    pricing::plan::InferenceRecommendation recommended =
+        pricing::plan::RecommendInference(plan.value(), catalog, request.today);
+    answer.best_by_provider = std::move(recommended.best_by_provider);
+    answer.recommendation = std::move(recommended.recommendation);
+    answer.reasoning = std::move(recommended.reasoning);
+    answer.price_warnings = std::move(recommended.price_warnings);
     answer.catalog_version = catalog.Describe().version;
     answer.model_warnings = ModelWarnings(request.workload.model);
     answer.model_warnings.insert(answer.model_warnings.end(), plan.value().warnings.begin(),
