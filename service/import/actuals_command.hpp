@@ -4,6 +4,10 @@
 // docs/billing.md): reads the clouds' FOCUS exports, reports what was kept and skipped (JSON on
 // `out`) and, with --into, appends the kept accelerator charges not already in STORE.csv
 // (idempotent: a row already imported, by its identity, is not added again).
+// `gpucost actuals compare --plan FORECAST.csv --actuals STORE.csv [--tag VALUE] [--currency C]`:
+// a plan's FOCUS forecast (its accelerator rows) against the imported actuals (rows with that
+// tag value, in that currency), by month, the gap split into price and quantity
+// (pricing/plan_vs_actual.hpp), as JSON on `out`.
 
 #include <cstdio>
 #include <string>

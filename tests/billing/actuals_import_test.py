@@ -1,7 +1,7 @@
 """`gpucost actuals import focus` end to end on FOCUS exports of the three clouds
 (tests/data/focus/: AWS 1.0 with AWS columns, Azure 1.2 in EUR, GCP 1.0 gzip-compressed),
 with usage, spot, credits, taxes, commitment purchases, an adjustment, untagged, non-GPU and
-unknown-GPU rows. The expected figures are summed by hand in tests/data/focus/README.md.
+unknown-GPU rows, then `gpucost actuals compare` against a plan's forecast. The expected figures are summed by hand in tests/data/focus/README.md.
 
 usage: actuals_import_test.py GPUCOST_BINARY DATA_DIR
 """
@@ -72,6 +72,21 @@ def main():
               f"re-import {again.get('added')} {again.get('already_imported')}")
         with open(store, newline="") as f:
             check(len(list(csv.DictReader(f))) == 6, "store unchanged")
+
+        # Plan vs actual for scenario s-1, figures worked by hand in tests/data/focus/README.md.
+        rc, out, err = run(binary, "compare", "--plan", os.path.join(data, "plan-s-1.focus.csv"),
+                           "--actuals", store, "--tag", "s-1")
+        check(rc == 0, f"compare: {rc} {err}")
+        cmp = json.loads(out)
+        check(close(cmp["planned"]["accelerator_hours"], 1500) and
+              close(cmp["planned"]["effective_cost"], 9000), f"planned {cmp['planned']}")
+        check(close(cmp["actual"]["accelerator_hours"], 1280) and
+              close(cmp["actual"]["effective_cost"], 5826.95), f"actual {cmp['actual']}")
+        check(close(cmp["gap"], -3173.05), f"gap {cmp['gap']}")
+        check(abs(cmp["price_effect"] - -2171.543) < 1e-3, f"price {cmp['price_effect']}")
+        check(abs(cmp["quantity_effect"] - -1001.507) < 1e-3, f"qty {cmp['quantity_effect']}")
+        check([m["month"] for m in cmp["by_month"]] == ["2026-12", "2027-01"], "months")
+        check("Mostly price." in cmp["explanation"], cmp["explanation"])
 
         # Another attribution tag.
         rc, out, _ = run(binary, "import", "focus", files[0], "--tag-key", "team")
