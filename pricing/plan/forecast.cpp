@@ -100,6 +100,36 @@ void AddData(const TrainingPlanOption& o, const BudgetView& budget,
 
 }  // namespace
 
+std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
+                                            const std::string& first_month,
+                                            double list_usd_per_hour, int months) {
+    std::vector<ForecastCharge> out;
+    auto day = DaysFromIsoDate(first_month + "-01");
+    if (!day || option.offering == nullptr) return out;
+    const double effective_usd_per_hour = option.offering->price.usd_per_hour;
+    for (int i = 0; i < months; ++i) {
+        const std::string month = IsoDateFromDays(*day).substr(0, 7);
+        auto [start, end] = MonthBounds(month);
+        auto next = DaysFromIsoDate(end);
+        if (!next) break;
+        const double instance_hours = static_cast<double>(*next - *day) * 24.0 * option.nodes;
+        ForecastCharge c;
+        c.period_start = start;
+        c.period_end = end;
+        c.offering = option.offering;
+        c.nodes = option.nodes;
+        c.pricing_quantity = instance_hours;
+        c.list_unit_price_usd = list_usd_per_hour;
+        c.effective_unit_price_usd = effective_usd_per_hour;
+        c.list_cost_usd = instance_hours * list_usd_per_hour;
+        c.effective_cost_usd = instance_hours * effective_usd_per_hour;
+        c.accelerator_hours = instance_hours * option.offering->accelerator_count;
+        out.push_back(std::move(c));
+        day = next;
+    }
+    return out;
+}
+
 std::vector<ForecastCharge> ForecastTraining(const TrainingPlan& plan,
                                              const TrainingPlanRequest& request,
                                              double list_usd_per_hour) {

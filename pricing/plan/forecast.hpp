@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pricing/offering.hpp"
+#include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/training_plan.hpp"
 
 namespace gpucost::pricing::plan {
@@ -51,5 +52,17 @@ inline constexpr double kHoursPerStorageMonth = 730.0;
 std::vector<ForecastCharge> ForecastTraining(const TrainingPlan& plan,
                                              const TrainingPlanRequest& request,
                                              double list_usd_per_hour);
+
+// Months a serving forecast covers from its first month: a budget year; judgement.
+inline constexpr int kServingForecastMonths = 12;
+
+// A serving option run around the clock for `months` calendar months from `first_month`
+// (YYYY-MM): one compute charge per month of its days x 24 hours on every node (so a month's
+// cost is nodes x price x its hours, not the 730-hour average of monthly_cost_usd). Empty
+// when `first_month` is malformed or months < 1.
+std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
+                                            const std::string& first_month,
+                                            double list_usd_per_hour,
+                                            int months = kServingForecastMonths);
 
 }  // namespace gpucost::pricing::plan

@@ -68,7 +68,7 @@ std::string Description(const ForecastCharge& c) {
             return std::to_string(c.nodes) + " x " + o.instance_type + " (" +
                    std::string(pricing::PriceTypeName(o.price_type)) + ") in " + o.region +
                    (c.category == ChargeCategoryKind::kPurchase ? ", paid at reservation"
-                                                                : ", planned run");
+                                                                : ", planned");
         case ChargeKind::kStorage:
             return "object storage for the run's dataset and checkpoints";
         case ChargeKind::kEgress:
@@ -173,24 +173,44 @@ CsvTable FocusForecastCsv(const std::vector<ForecastCharge>& charges,
     return table;
 }
 
+namespace {
+
+// The list price of `offering` (its price without a book) and the basis the rows name.
+double ListPriceFor(const pricing::Offering* offering, const PricingView& view,
+                    FocusContext& context) {
+    if (view.priced) {
+        context.pricing_basis = "price_book";
+        context.price_book = view.priced->Book().name;
+    }
+    if (offering == nullptr) return 0;
+    if (view.priced) {
+        if (const pricing::AppliedPrice* p = view.priced->PriceOf(offering->id)) {
+            return p->list_usd_per_hour;
+        }
+    }
+    return offering->price.usd_per_hour;
+}
+
+}  // namespace
+
 CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
                           const pricing::plan::TrainingPlanRequest& request,
                           const PricingView& view) {
     FocusContext context{"training", "list", "", plan.catalog_version};
-    double list_usd_per_hour = 0;
-    if (plan.recommendation) {
-        const pricing::Offering& o = *plan.recommendation->offering;
-        list_usd_per_hour = o.price.usd_per_hour;
-        if (view.priced) {
-            context.pricing_basis = "price_book";
-            context.price_book = view.priced->Book().name;
-            if (const pricing::AppliedPrice* p = view.priced->PriceOf(o.id)) {
-                list_usd_per_hour = p->list_usd_per_hour;
-            }
-        }
-    }
+    const double list_usd_per_hour = ListPriceFor(
+        plan.recommendation ? plan.recommendation->offering : nullptr, view, context);
     return FocusForecastCsv(pricing::plan::ForecastTraining(plan, request, list_usd_per_hour),
                             context);
+}
+
+CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
+                         const std::string& catalog_version, const std::string& first_month,
+                         const PricingView& view) {
+    FocusContext context{"serving", "list", "", catalog_version};
+    if (!recommendation) return FocusForecastCsv({}, context);
+    const double list_usd_per_hour = ListPriceFor(recommendation->offering, view, context);
+    return FocusForecastCsv(
+        pricing::plan::ForecastServing(*recommendation, first_month, list_usd_per_hour), context);
 }
 
 }  // namespace gpucost::http

@@ -4,6 +4,7 @@
 // calendar month and charge, for the spreadsheets and FinOps tools that read the clouds'
 // exports. Asked for with `Accept: text/csv; profile="focus"` or `?format=focus`.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ inline constexpr char kFormatParam[] = "format";
 // What the rows say beside the charges: the plan kind (Tags' `gpucost-plan`), the basis the
 // plan priced at and the book's name (x_PricingBasis, x_PriceBook), and the catalog version.
 struct FocusContext {
-    std::string plan_kind;  // "training"
+    std::string plan_kind;  // "training" or "serving"
     std::string pricing_basis = "list";
     std::string price_book;  // empty: none
     std::string catalog_version;
@@ -45,5 +46,11 @@ CsvTable FocusForecastCsv(const std::vector<pricing::plan::ForecastCharge>& char
 CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
                           const pricing::plan::TrainingPlanRequest& request,
                           const PricingView& view);
+
+// The serving plan's recommendation run for kServingForecastMonths calendar months from
+// `first_month` (YYYY-MM: this month) as FOCUS rows; a header only without a recommendation.
+CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
+                         const std::string& catalog_version, const std::string& first_month,
+                         const PricingView& view);
 
 }  // namespace gpucost::http

@@ -221,7 +221,7 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
 
     routes.Post("/v1/plans/inference",
                 [deps](const httplib::Request& req, httplib::Response& res) {
-        auto body = ReadJsonBody(req, res);
+        auto body = ReadJsonBody(req, res, /*takes_format=*/true);
         if (!body) {
             return;
         }
@@ -240,6 +240,15 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         auto answer = AnswerInferencePlan(request.value(), *view->catalog, ReferenceOf(deps));
         if (!answer.ok()) {
             return WriteProblem(res, req, answer.error());
+        }
+        auto focus = WantsFocus(req);
+        if (!focus.ok()) {
+            return WriteProblem(res, req, focus.error());
+        }
+        if (focus.value()) {
+            const InferenceAnswer& a = answer.value();
+            return WriteCsv(res, ServingFocusCsv(a.recommendation, a.catalog_version,
+                                                 TodayUtcDate().substr(0, 7), *view));
         }
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().page));

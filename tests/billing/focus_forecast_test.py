@@ -102,6 +102,31 @@ def main():
             check(abs(float(r["EffectiveCost"]) - 0.75 * float(r["ListCost"])) <
                   1e-4 * float(r["ListCost"]), "effective = list x (1 - 0.25)")
 
+        # Serving: the recommendation around the clock for 12 calendar months, at its price.
+        serving = {"model": {"params_b": 8}, "input_tokens": 1000, "output_tokens": 250,
+                   "traffic": {"requests_per_second": 5}, "limit": 1,
+                   "constraints": {"providers": ["aws"]}, "price_book": BOOK}
+        status, _, plan_text = post(port, "/v1/plans/inference", serving)
+        check(status == 200, f"serving plan: {status} {plan_text[:200]}")
+        rec = json.loads(plan_text)["recommendation"]
+        status, ctype, text = post(port, "/v1/plans/inference", serving,
+                                   'text/csv; profile="focus"')
+        check(status == 200 and ctype.startswith("text/csv"), f"serving FOCUS: {status}")
+        problems = validate(text)
+        check(not problems, "serving FOCUS validator: " + "; ".join(problems[:10]))
+        rows = rows_of(text)
+        check(len(rows) == 12 and len({r["ChargePeriodStart"] for r in rows}) == 12,
+              f"12 monthly rows, got {len(rows)}")
+        for r in rows:
+            days = (int(r["ChargePeriodEnd"][8:10]) == 1) and r["PricingQuantity"]
+            check(days and abs(float(r["EffectiveCost"]) - float(r["PricingQuantity"]) *
+                               rec["offering"]["usd_per_hour"]) < 1e-3, "cost = hours x price")
+            check(float(r["PricingQuantity"]) / rec["nodes"] / 24 in (28, 29, 30, 31),
+                  f"a whole month of hours: {r['PricingQuantity']}")
+            check(json.loads(r["Tags"])["gpucost-plan"] == "serving", "serving tag")
+            check(abs(float(r["ListCost"]) * 0.75 - float(r["EffectiveCost"])) < 1e-3,
+                  "serving at the book's price")
+
         # The validator is not a rubber stamp: a wrong category and a missing cost fail.
         bad = rows_of(post(port, "/v1/plans/training?format=focus", PLAN)[2])
         bad[0]["ChargeCategory"] = "Usages"
