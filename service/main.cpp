@@ -25,6 +25,7 @@
 #include "service/http/model_codec.hpp"
 #include "service/http/router.hpp"
 #include "service/http/timestamp.hpp"
+#include "service/import/actuals_command.hpp"
 #include "service/import/import_command.hpp"
 #include "service/import/sync_download.hpp"
 #include "service/http/transport.hpp"
@@ -395,9 +396,29 @@ bool Serve(const gpucost::app::ServiceConfig& config, BoundServer& bound, const 
 
 }  // namespace
 
+namespace {
+
+// `gpucost actuals ...` (issue 25): its own arguments, the embedded catalog and mappings.
+int RunActuals(const std::vector<std::string>& args) {
+    using namespace gpucost;
+    auto catalog = app::LoadEmbeddedCatalog();
+    auto mappings = import::LoadEmbeddedMappings();
+    if (!catalog.ok() || !mappings.ok()) {
+        std::fprintf(stderr, "gpucost actuals: %s\n",
+                     (catalog.ok() ? mappings.error() : catalog.error()).message.c_str());
+        return import::kImportFailed;
+    }
+    return import::RunActualsCommand(args, *catalog.value(), mappings.value(), stdout, stderr);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace gpucost;
     std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args.front() == "actuals") {
+        return RunActuals({args.begin() + 1, args.end()});
+    }
     auto parsed = app::ParseConfig(args, GetEnv);
     if (!parsed.ok()) {
         std::fprintf(stderr, "gpucost: %s\n", parsed.error().message.c_str());

@@ -20,6 +20,12 @@
 #include "service/http/model_codec.hpp"
 
 namespace gpucost::http {
+
+namespace {
+// Every plan is written on list prices; a price book's answer is re-marked "price_book" with
+// its echo (price_book_codec.cpp, MarkPricingBasis).
+constexpr const char* kListPricing = "list";
+}  // namespace
 namespace {
 
 using pricing::ErrorCode;
@@ -187,6 +193,7 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     w.Member("on_demand_hours", p.on_demand_hours);
     w.Member("on_demand_offering_id", p.on_demand_offering_id);
     w.UsdRateMember("on_demand_usd_per_hour", p.on_demand_usd_per_hour);
+    w.Member("pricing_basis", kListPricing);
     w.Member("reasoning", p.reasoning);
     w.Member("recommendation", pricing::plan::SpotRecommendationName(p.recommendation));
     w.Member("restart_minutes", p.restart_hours * 60.0);
@@ -343,6 +350,7 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
     w.UsdMember("npv_own_usd", p.npv_own_usd);
     w.UsdMember("npv_rent_usd", p.npv_rent_usd);
     w.UsdMember("opex_usd_per_month", p.opex_usd_per_month);
+    w.Member("pricing_basis", kListPricing);
     w.Member("reasoning", p.reasoning);
     w.Member("recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation));
     w.Member("rent_billed_months", p.rent_billed_months);
@@ -757,6 +765,7 @@ std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumpt
     WriteOptions(w, plan.options);
     w.Key("pareto_front");
     WriteOptions(w, plan.pareto_front);
+    w.Member("pricing_basis", kListPricing);
     w.Member("reasoning", plan.reasoning);
     w.Key("recommendation");
     WriteOptionalOption(w, plan.recommendation);
@@ -958,6 +967,7 @@ std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assum
     w.Key("options");
     WriteInferenceOptions(w, page.options);
     w.Member("output_tokens_per_second", page.output_tokens_per_second);
+    w.Member("pricing_basis", kListPricing);
     w.Member("reasoning", a.reasoning);
     w.Key("recommendation");
     if (a.recommendation) {

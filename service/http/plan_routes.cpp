@@ -2,6 +2,7 @@
 #include <cctype>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/rent_vs_buy.hpp"
@@ -13,8 +14,10 @@
 #include "service/http/deprecation.hpp"
 #include "service/http/json_codec.hpp"
 #include "service/http/estimate_codec.hpp"
+#include "service/http/focus_codec.hpp"
 #include "service/http/plan_codec.hpp"
 #include "service/http/plan_cursor.hpp"
+#include "service/http/price_book_codec.hpp"
 #include "service/http/problem.hpp"
 #include "service/http/query_params.hpp"
 #include "service/http/router.hpp"
@@ -37,8 +40,12 @@ AssumptionDetail DetailOf(const httplib::Request& req) {
 
 // Checks query string and Content-Type and parses the body; on failure writes the problem
 // and returns nullopt.
-std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res) {
-    if (auto checked = QueryParams(req, {kAsOfParam, kAssumptionsParam}).Check(); !checked.ok()) {
+// `takes_format`: the route answers FOCUS rows for ?format=focus (focus_codec.hpp).
+std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response& res,
+                                 bool takes_format = false) {
+    std::set<std::string> allowed = {kAsOfParam, kAssumptionsParam};
+    if (takes_format) allowed.insert(kFormatParam);
+    if (auto checked = QueryParams(req, allowed).Check(); !checked.ok()) {
         WriteProblem(res, req, checked.error());
         return std::nullopt;
     }
@@ -57,6 +64,44 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
     return std::move(parsed).value();
 }
 
+// The body's inline price book (taken out of it before the plan's decoder reads it); on failure
+// writes the problem and returns nullopt.
+std::optional<std::optional<pricing::PriceBook>> TakeBook(json& body, const httplib::Request& req,
+                                                          httplib::Response& res) {
+    auto book = TakePriceBook(body);
+    if (!book.ok()) {
+        WriteProblem(res, req, book.error());
+        return std::nullopt;
+    }
+    return std::move(book).value();
+}
+
+// The plan's catalog snapshot seen through the price book (list prices without one); on
+// failure writes the problem and returns nullopt. The view keeps the snapshot alive.
+std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request& req,
+                                       httplib::Response& res,
+                                       std::optional<pricing::PriceBook> book) {
+    auto catalog = PlanCatalog(deps, req);
+    if (!catalog.ok()) {
+        WriteProblem(res, req, catalog.error());
+        return std::nullopt;
+    }
+    auto view = ViewThroughBook(catalog.value(), std::move(book));
+    if (!view.ok()) {
+        WriteProblem(res, req, view.error());
+        return std::nullopt;
+    }
+    return std::move(view).value();
+}
+
+std::vector<std::string> NamedIds(std::initializer_list<std::optional<std::string>> ids) {
+    std::vector<std::string> out;
+    for (const auto& id : ids) {
+        if (id) out.push_back(*id);
+    }
+    return out;
+}
+
 const pricing::PlanReference& ReferenceOf(const Deps& deps) {
     static const pricing::PlanReference kEmpty;
     return deps.plan_reference ? *deps.plan_reference : kEmpty;
@@ -70,6 +115,10 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!body) {
             return;
         }
+        auto book = TakeBook(*body, req, res);
+        if (!book) {
+            return;
+        }
         auto request = DecodeSpotPlanRequest(*body, {"workload"});
         if (!request.ok()) {
             return WriteProblem(res, req, request.error());
@@ -78,22 +127,26 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!workload.ok()) {
             return WriteProblem(res, req, workload.error());
         }
-        auto catalog = PlanCatalog(deps, req);
-        if (!catalog.ok()) {
-            return WriteProblem(res, req, catalog.error());
+        auto view = PlanPricing(deps, req, res, std::move(*book));
+        if (!view) {
+            return;
         }
-        if (auto ids = CheckBodyIds(request.value(), *catalog.value()); !ids.ok()) {
+        const pricing::Catalog& catalog = *view->catalog;
+        if (auto ids = CheckBodyIds(request.value(), catalog); !ids.ok()) {
             return WriteProblem(res, req, ids.error());
         }
         auto plan = workload.value()
                         ? pricing::plan::PlanSpotForTraining(request.value(), *workload.value(),
-                                                             *catalog.value())
-                        : pricing::plan::PlanSpot(request.value(), *catalog.value());
+                                                             catalog)
+                        : pricing::plan::PlanSpot(request.value(), catalog);
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
         const pricing::plan::SpotPlan& p = plan.value();
-        WriteJsonText(res, EncodeSpotPlan(p, EncodeAssumptions(p.assumptions, DetailOf(req))));
+        auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
+        WriteJsonText(res, MarkPricingBasis(EncodeSpotPlan(p, assumptions), *view,
+                                            NamedIds({request.value().spot_offering_id,
+                                                      request.value().on_demand_offering_id})));
     });
 
     routes.Post("/v1/plans/rent-vs-buy",
@@ -102,18 +155,22 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!body) {
             return;
         }
+        auto book = TakeBook(*body, req, res);
+        if (!book) {
+            return;
+        }
         auto request = DecodeRentVsBuyRequest(*body);
         if (!request.ok()) {
             return WriteProblem(res, req, request.error());
         }
-        auto catalog = PlanCatalog(deps, req);
-        if (!catalog.ok()) {
-            return WriteProblem(res, req, catalog.error());
+        auto view = PlanPricing(deps, req, res, std::move(*book));
+        if (!view) {
+            return;
         }
-        if (auto ids = CheckBodyIds(request.value(), *catalog.value()); !ids.ok()) {
+        if (auto ids = CheckBodyIds(request.value(), *view->catalog); !ids.ok()) {
             return WriteProblem(res, req, ids.error());
         }
-        auto plan = pricing::plan::PlanRentVsBuy(request.value(), *catalog.value());
+        auto plan = pricing::plan::PlanRentVsBuy(request.value(), *view->catalog);
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
@@ -121,30 +178,37 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
             return WriteCsv(res, CumulativeCsv(plan.value()));
         }
         const pricing::plan::RentVsBuyPlan& p = plan.value();
-        WriteJsonText(res, EncodeRentVsBuyPlan(p, EncodeAssumptions(p.assumptions, DetailOf(req))));
+        auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
+        WriteJsonText(res, MarkPricingBasis(EncodeRentVsBuyPlan(p, assumptions), *view,
+                                            NamedIds({request.value().rent.offering_id})));
     });
 
     routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {
-        auto body = ReadJsonBody(req, res);
+        auto body = ReadJsonBody(req, res, /*takes_format=*/true);
         if (!body) {
+            return;
+        }
+        const json paged_body = *body;  // the cursor's fingerprint covers the price book too
+        auto book = TakeBook(*body, req, res);
+        if (!book) {
             return;
         }
         auto request = DecodeTrainingPlanRequest(*body);
         if (!request.ok()) {
             return WriteProblem(res, req, request.error());
         }
-        auto catalog = PlanCatalog(deps, req);  // options point into it: keep it alive
-        if (!catalog.ok()) {
-            return WriteProblem(res, req, catalog.error());
+        auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
+        if (!view) {
+            return;
         }
-        auto paging = ReadPlanPaging(*body, catalog.value()->Describe().version);
+        auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
         if (!paging.ok()) {
             return WriteProblem(res, req, paging.error());
         }
         if (paging.value().cursor_offset) {
             request.value().offset = *paging.value().cursor_offset;
         }
-        auto answer = AnswerTrainingPlan(request.value(), *catalog.value(), ReferenceOf(deps),
+        auto answer = AnswerTrainingPlan(request.value(), *view->catalog, ReferenceOf(deps),
                                          TodayUtcDate(), deps.cpus);
         if (!answer.ok()) {
             return WriteProblem(res, req, answer.error());
@@ -155,32 +219,46 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (body->contains("offset")) {
             SetDeprecationHeaders(res, kOffsetPaging);
         }
+        auto focus = WantsFocus(req);
+        if (!focus.ok()) {
+            return WriteProblem(res, req, focus.error());
+        }
+        if (focus.value()) {
+            return WriteCsv(res, TrainingFocusCsv(answer.value().plan, request.value(), *view));
+        }
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value().plan));
         }
         const TrainingAnswer& a = answer.value();
-        WriteJsonText(res, EncodeTrainingPlan(a, EncodeAssumptions(a.plan.assumptions, DetailOf(req))));
+        auto assumptions =
+            EncodeAssumptions(WithBookAssumptions(a.plan.assumptions, *view), DetailOf(req));
+        WriteJsonText(res, MarkPricingBasis(EncodeTrainingPlan(a, assumptions), *view));
     });
 
     routes.Post("/v1/plans/inference",
                 [deps](const httplib::Request& req, httplib::Response& res) {
-        auto body = ReadJsonBody(req, res);
+        auto body = ReadJsonBody(req, res, /*takes_format=*/true);
         if (!body) {
+            return;
+        }
+        const json paged_body = *body;  // the cursor's fingerprint covers the price book too
+        auto book = TakeBook(*body, req, res);
+        if (!book) {
             return;
         }
         auto request = DecodeInferencePlanRequest(*body);
         if (!request.ok()) {
             return WriteProblem(res, req, request.error());
         }
-        auto catalog = PlanCatalog(deps, req);  // options point into it: keep it alive
-        if (!catalog.ok()) {
-            return WriteProblem(res, req, catalog.error());
+        auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
+        if (!view) {
+            return;
         }
-        auto paging = ReadPlanPaging(*body, catalog.value()->Describe().version);
+        auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
         if (!paging.ok()) {
             return WriteProblem(res, req, paging.error());
         }
-        auto answer = AnswerInferencePlan(request.value(), *catalog.value(), ReferenceOf(deps),
+        auto answer = AnswerInferencePlan(request.value(), *view->catalog, ReferenceOf(deps),
                                           paging.value().cursor_offset.value_or(0));
         if (!answer.ok()) {
             return WriteProblem(res, req, answer.error());
@@ -188,11 +266,22 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         answer.value().next_cursor =
             paging.value().Next(answer.value().offset, answer.value().page.options.size(),
                                 answer.value().available_count);
+        auto focus = WantsFocus(req);
+        if (!focus.ok()) {
+            return WriteProblem(res, req, focus.error());
+        }
+        if (focus.value()) {
+            const InferenceAnswer& a = answer.value();
+            return WriteCsv(res, ServingFocusCsv(a.recommendation, a.catalog_version,
+                                                 TodayUtcDate().substr(0, 7), *view));
+        }
         if (WantsCsv(req)) {
             return WriteCsv(res, OptionsCsv(answer.value()));
         }
         const InferenceAnswer& a = answer.value();
-        WriteJsonText(res, EncodeInferencePlan(a, EncodeAssumptions(a.page.assumptions, DetailOf(req))));
+        auto assumptions =
+            EncodeAssumptions(WithBookAssumptions(a.page.assumptions, *view), DetailOf(req));
+        WriteJsonText(res, MarkPricingBasis(EncodeInferencePlan(a, assumptions), *view));
     });
 }
 

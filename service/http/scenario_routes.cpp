@@ -436,10 +436,13 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         json now_content = now.value();
         if (saved_content.is_object()) saved_content.erase("catalog_version");
         if (now_content.is_object()) now_content.erase("catalog_version");
-        // Answers saved before plans named their currency are in the same US dollars.
-        if (saved_content.is_object() && now_content.is_object() &&
-            !saved_content.contains("currency")) {
-            now_content.erase("currency");
+        // Answers saved before plans named their currency and pricing basis were in the same
+        // US dollars at list prices: members added since are not changes of the plan.
+        for (const char* added : {"currency", "pricing_basis"}) {
+            if (saved_content.is_object() && now_content.is_object() &&
+                !saved_content.contains(added)) {
+                now_content.erase(added);
+            }
         }
         Diff(saved_content, now_content, "", 0, changes, total);
         out["result"] = now.value();

@@ -286,10 +286,10 @@ async function shopOfferings(api: Client, accelerators: string[]): Promise<Schem
         await walkOfferings(api, { limit: 11, sort }, `the whole catalog by ${sort}`);
     }
     for (const accelerator of accelerators) {
-        await walkOfferings(api, { accelerator, limit: 3 }, `accelerator ${accelerator}`);
+        await walkOfferings(api, { accelerator: [accelerator], limit: 3 }, `accelerator ${accelerator}`);
     }
     for (const price_type of ["on_demand", "spot"] as const) {
-        await walkOfferings(api, { price_type, min_accelerator_count: 8, limit: 5 }, `${price_type} x8+`);
+        await walkOfferings(api, { price_type: [price_type], min_accelerator_count: 8, limit: 5 }, `${price_type} x8+`);
     }
     for (const o of everything) {
         const one = await api.GET("/v1/offerings/{id}", { params: { path: { id: o.id } } });
@@ -388,6 +388,34 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
           served.total_accelerators === served.nodes * served.offering.accelerator_count &&
           Math.abs(served.cluster_usd_per_hour - served.nodes * served.offering.usd_per_hour) < 1e-6,
           "a serving option rents nodes x accelerator_count accelerators at nodes x usd_per_hour");
+
+    // Issue 25: an inline price book, and the plan as FOCUS forecast rows.
+    const booked = await api.POST("/v1/plans/training", {
+        body: {
+            model: { params_b: 7 },
+            tokens_b: 100,
+            constraints: { providers: ["aws"], price_types: ["on_demand"] },
+            limit: 3,
+            price_book: { name: "acme EDP", version: 2,
+                          rules: [{ provider: "aws", discount_fraction: 0.18 },
+                                  { provider: "azure", instance_family: "Standard_ND96isr",
+                                    discount_fraction: 0.2 }] },
+        },
+    });
+    const bookedPlan = typeof booked.data === "object" ? booked.data : undefined;
+    const first = bookedPlan?.options[0]?.offering;
+    check(booked.response.status === 200 && bookedPlan?.pricing_basis === "price_book" &&
+          bookedPlan.price_book?.name === "acme EDP" && first?.list_usd_per_hour !== undefined &&
+          Math.abs(first.usd_per_hour - first.list_usd_per_hour * 0.82) < 1e-6,
+          "a training plan through a price book shows list beside the effective price");
+    check(trainingPlan?.pricing_basis === "list", "a plan without a book is priced at list");
+    const focus = await raw(base, "/v1/plans/training", "/v1/plans/training?format=focus", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ model: { params_b: 7 }, tokens_b: 100, limit: 3 }),
+    });
+    check(focus.status === 200 && (await focus.text()).startsWith("AvailabilityZone,BilledCost,"),
+          "the training plan comes back as FOCUS forecast rows");
 }
 
 // The faults a client meets; each answer must be the documented problem.
