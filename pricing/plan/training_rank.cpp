@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -115,6 +116,24 @@ std::vector<const TrainingPlanOption*> FirstInOrder(
     return order;
 }
 
+// Of each set of options with equal expected hours, the first in time order (the cheapest,
+// then the lowest id and node count). Offerings of one shape copied across regions share
+// their hours, so at 20,000 offerings this is a few hundred of tens of thousands.
+std::vector<const TrainingPlanOption*> FirstPerTime(
+    const std::vector<const TrainingPlanOption*>& options) {
+    std::unordered_map<double, std::size_t> index;  // hours -> position in `out`
+    std::vector<const TrainingPlanOption*> out;
+    for (const TrainingPlanOption* o : options) {
+        auto [it, fresh] = index.try_emplace(o->expected_wall_clock_hours, out.size());
+        if (fresh) {
+            out.push_back(o);
+        } else if (Before(*o, *out[it->second], TrainingPlanSort::kTime)) {
+            out[it->second] = o;
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days) {
@@ -124,7 +143,7 @@ bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days) {
 }
 
 void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
-          TrainingPlan& plan) {
+          TrainingPlan& plan, std::size_t infeasible_not_kept) {
     // The options stay where they are; the summaries and the page refer to them and copy
     // only what the plan returns.
     std::vector<const TrainingPlanOption*> feasible;
@@ -132,8 +151,12 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     for (const auto& o : options) {
         (o.Feasible() ? feasible : infeasible).push_back(&o);
     }
+    if (feasible.empty()) {
+        // The binding constraints read every option's violations.
+        for (auto& o : options) ListViolations(request, o);
+    }
     plan.feasible_count = feasible.size();
-    plan.infeasible_count = infeasible.size();
+    plan.infeasible_count = infeasible.size() + infeasible_not_kept;
 
     const TrainingPlanOption* cheapest = nullptr;
     const TrainingPlanOption* cheapest_trusted = nullptr;
@@ -157,8 +180,9 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     if (fastest != nullptr) plan.fastest = *fastest;
 
     // Pareto front: walk from fastest (ties: cheaper first); keep each option cheaper than
-    // every faster one.
-    std::vector<const TrainingPlanOption*> by_time = feasible;
+    // every faster one. Of options with equal expected hours only the first in that order
+    // can be kept (the others cost as much or more), so one per distinct time is sorted.
+    std::vector<const TrainingPlanOption*> by_time = FirstPerTime(feasible);
     std::sort(by_time.begin(), by_time.end(), [](const auto* a, const auto* b) {
         return Before(*a, *b, TrainingPlanSort::kTime);
     });
@@ -200,6 +224,9 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     }
     for (std::size_t i = request.offset; i < end; ++i) {
         plan.options.push_back(*page[i]);
+        if (!page[i]->Feasible()) {
+            ListViolations(request, plan.options.back());
+        }
     }
 }
 
