@@ -119,12 +119,17 @@ public:
 
     const OfferingCapacity& Of(const Offering& o) {
         const Key key{o.provider, o.instance_type, o.price_type};
+        // Offerings sorted by id put one instance type's regions next to each other: most
+        // ask for the record the offering before them got.
+        if (last_ != nullptr && last_key_ == key) return *last_;
         auto [it, fresh] = known_.try_emplace(key, nullptr);
         if (fresh) {
             store_.push_back(reference_.CapacityOf(o));
             it->second = &store_.back();
         }
-        return *it->second;
+        last_key_ = key;
+        last_ = it->second;
+        return *last_;
     }
 
 private:
@@ -133,6 +138,8 @@ private:
     const PlanReference& reference_;
     std::deque<OfferingCapacity>& store_;
     std::map<Key, const OfferingCapacity*> known_;
+    Key last_key_;
+    const OfferingCapacity* last_ = nullptr;
 };
 
 }  // namespace

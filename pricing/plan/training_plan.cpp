@@ -138,34 +138,28 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     }
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
     stages::DeadlineProbabilities probabilities(resolved, settings);
-    // Stages 3 and 4 one option at a time: an option that misses a constraint is only
-    // counted once some option is feasible (unless the caller lists them all); before that
-    // it may be binding. At 20,000 offerings that keeps thousands of options, not 60,000.
+    // Stages 3 and 4 one option at a time: an option that misses a constraint is kept only
+    // when the request lists such options; otherwise it is counted and its figures go into
+    // the binding constraints. At 20,000 offerings that keeps thousands of options, not
+    // 60,000.
     stages::WallClockCeiling ceiling(resolved, tally);
     stages::ConstraintJudge judge(resolved, probabilities);
+    stages::BindingTally binding(resolved);
     std::vector<TrainingPlanOption> options;
     std::size_t within_ceiling = 0;
     std::size_t infeasible_not_kept = 0;
-    bool any_feasible = false;
-    stages::PriceOptions(
-        resolved, candidates, estimates.value(), settings, reference, tally,
-        [&](TrainingPlanOption& o) {
-            if (ceiling.Over(o)) return;
-            ++within_ceiling;
-            judge.Judge(o);
-            if (o.Feasible() && !any_feasible) {
-                any_feasible = true;
-                if (!resolved.include_infeasible) {  // all infeasible so far: counted only
-                    infeasible_not_kept += options.size();
-                    std::vector<TrainingPlanOption>().swap(options);
-                }
-            }
-            if (o.Feasible() || resolved.include_infeasible || !any_feasible) {
-                options.push_back(std::move(o));
-            } else {
-                ++infeasible_not_kept;
-            }
-        });
+    stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally,
+                         [&](TrainingPlanOption& o) {
+                             if (ceiling.Over(o)) return;
+                             ++within_ceiling;
+                             judge.Judge(o);
+                             if (!o.Feasible()) binding.Add(o);
+                             if (o.Feasible() || resolved.include_infeasible) {
+                                 options.push_back(std::move(o));
+                             } else {
+                                 ++infeasible_not_kept;
+                             }
+                         });
     std::vector<TrainingPlanOption> beyond = ceiling.Finish();
 
     TrainingPlan plan;
@@ -177,7 +171,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     if (within_ceiling == 0) {
         plan.beyond_max_wall_clock = std::move(beyond);
     }
-    stages::Rank(resolved, std::move(options), plan, infeasible_not_kept);
+    stages::Rank(resolved, std::move(options), plan, infeasible_not_kept, binding);
     stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();

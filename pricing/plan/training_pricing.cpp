@@ -383,13 +383,19 @@ void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidat
     DataPriceLookup data_prices(reference);
     std::map<std::pair<double, double>, double> spot_hours;
     SkipTally skipped(tally);
+    std::string_view last_as_of_text;
+    std::optional<long long> last_as_of = DaysFromIsoDate(last_as_of_text);
     for (const auto& [key, runs] : estimates.runs) {
         const ShapeGroup& group = candidates.shapes.at(key);
         for (const CandidateOffering& candidate : group.offerings) {
             const Offering& o = *candidate.offering;
             const OfferingCapacity& capacity = *candidate.capacity;
             const std::optional<double> rate_per_instance = SpotRate(o, settings);
-            const std::optional<long long> as_of = DaysFromIsoDate(o.price.as_of);
+            if (o.price.as_of != last_as_of_text) {  // neighbours mostly share a date
+                last_as_of_text = o.price.as_of;
+                last_as_of = DaysFromIsoDate(o.price.as_of);
+            }
+            const std::optional<long long> as_of = last_as_of;
             const std::optional<long long> price_age_days =
                 today && as_of ? std::optional<long long>(*today - *as_of) : std::nullopt;
             const DataPrice* data_price = data_prices.Of(o.provider);

@@ -8,9 +8,11 @@
 //   rank       (training_rank.cpp)        cheapest, fastest, Pareto front, page, per provider
 //   explain    (training_explain.cpp)     recommendation, reasoning, warnings, budget, echo
 
+#include <array>
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -245,11 +247,44 @@ bool Before(const TrainingPlanOption& a, const TrainingPlanOption& b, TrainingPl
 
 // Stage 5: summaries over the feasible options, the page, and when nothing is feasible,
 // which constraints bind.
-// `options` are those judged (stage 4) and kept; `infeasible_not_kept` counts the options
-// that missed a constraint and were not kept (they are neither listed nor binding: only
-// without include_infeasible, and only once some option is feasible).
+// When no option meets every constraint: for each violated constraint, how far relaxing it
+// would have to go. Among options that break only this constraint, the best value: relaxed
+// to it, that option becomes feasible. When no option breaks it alone, the best value of all
+// options, including those that meet it. If some option meets it, it binds only together
+// with another constraint and is not listed: "the fastest option takes 729 h" would be false
+// when a 95 h option exists that is over the budget. Kept as a few running figures, so the
+// options themselves need not be.
+class BindingTally {
+public:
+    explicit BindingTally(const TrainingPlanRequest& request);
+    // One option that misses a constraint (judged by stage 4).
+    void Add(const TrainingPlanOption& o);
+    // The binding constraints over every option added, by name.
+    std::vector<BindingConstraint> Result() const;
+
+private:
+    static constexpr std::array<const char*, 3> kNames = {"budget_usd", "deadline_confidence",
+                                                          "deadline_hours"};
+    static constexpr std::size_t kBudgetSlot = 0;
+    static constexpr std::size_t kConfidenceSlot = 1;
+    static constexpr std::size_t kHoursSlot = 2;
+    struct Slot {
+        bool violated = false;
+        double limit = 0;
+        bool others_met = false;
+        double best_value = std::numeric_limits<double>::infinity();  // signed: lower is better
+        double reached = std::numeric_limits<double>::infinity();     // ReachedValue, all options
+    };
+    void Note(std::size_t slot, double limit, double value, bool only_this);
+    const TrainingPlanConstraints& constraints_;
+    std::array<Slot, 3> slots_{};
+};
+
+// `options` are those judged (stage 4) and kept: the feasible ones, and the rest when the
+// request lists them (include_infeasible); `infeasible_not_kept` counts the others, and
+// `binding` has seen every option that misses a constraint.
 void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
-          TrainingPlan& plan, std::size_t infeasible_not_kept = 0);
+          TrainingPlan& plan, std::size_t infeasible_not_kept, const BindingTally& binding);
 
 // Stage 6: recommendation and reasoning, warnings, budget view and the assumptions echo.
 void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
