@@ -3,7 +3,7 @@
 # seed), 1k, 5k and 20k offerings (tests/bench/make_scale_catalog.py: the seed's offerings
 # copied into more regions, same hardware shapes), serves each with the binary
 # (--catalog-dir) and prints one table: the full-catalog training plan's p50 with 1 client and
-# plans/s with 8, GET /v1/catalog's p50 and instructions (callgrind, 187 and 20k only), the
+# plans/s with 8, GET /v1/catalog's p50, instructions of both (callgrind, 187 and 20k only), the
 # offerings list without filters sorted by price (limit=100), and RSS after start and after the
 # load. Then the ratios 20k / 187 that issue 23's "Done when" names. Finally the database
 # half, tests/bench/scale_pg_bench.py, when that script and PostgreSQL are there.
@@ -65,9 +65,11 @@ measure() {
     echo "$(to_ms "$(awk '$1=="50%" {print $2}' <<<"$out")") $(awk '/Requests\/sec/ {printf "%.0f", $2}' <<<"$out")"
 }
 
-# Instructions per GET $2 on catalog $1 under callgrind: 10 requests minus a run without.
-catalog_instructions() {
-    local dir=$1 path=$2 total idle
+# Instructions per request to $2 (POST body $3, else GET) on catalog $1 under callgrind: 11
+# requests minus a run with 1, so one-off work (a per-version summary, the first use of a
+# cache) is not counted as every request's.
+instructions() {
+    local dir=$1 path=$2 body=${3:-} total idle
     run_callgrind() {  # $1: request count
         local out="$work/callgrind.out" log="$work/cg.log" port=""
         valgrind --tool=callgrind --callgrind-out-file="$out" "$binary" --port 0 --threads 2 \
@@ -79,20 +81,27 @@ catalog_instructions() {
             sleep 0.1
         done
         [[ -n "$port" ]] || { echo "server did not start under callgrind" >&2; exit 1; }
-        for _ in $(seq "$1"); do curl -sf -o /dev/null "http://127.0.0.1:$port$path"; done
+        for _ in $(seq "$1"); do
+            if [[ -n "$body" ]]; then
+                curl -sf -o /dev/null -H 'Content-Type: application/json' -d "$body" \
+                    "http://127.0.0.1:$port$path"
+            else
+                curl -sf -o /dev/null "http://127.0.0.1:$port$path"
+            fi
+        done
         kill -TERM "$cg"
         wait "$cg" || true
         callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
     }
-    idle=$(run_callgrind 0)
-    total=$(run_callgrind 10)
+    idle=$(run_callgrind 1)
+    total=$(run_callgrind 11)
     awk -v a="$total" -v b="$idle" 'BEGIN {printf "%.2f", (a - b) / 10 / 1e6}'
 }
 
 echo "gpucost $("$binary" version | cut -d' ' -f2) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "embedded mode, --catalog-dir of synthetic catalogs; wrk keep-alive -t1, ${seconds}s per row"
 echo
-declare -A plan_p50 catalog_p50 catalog_minstr rows
+declare -A plan_p50 catalog_p50 catalog_minstr plan_minstr rows
 sizes=(187 1000 5000 20000)
 for n in "${sizes[@]}"; do
     python3 "$here/make_scale_catalog.py" "$seed" "$work/catalog-$n" "$n"
@@ -105,20 +114,24 @@ for n in "${sizes[@]}"; do
     rss_end=$(rss_mb)
     stop
     minstr="-"
+    plan_instr="-"
     if [[ $n == 187 || $n == 20000 ]]; then
-        minstr="$(catalog_instructions "$work/catalog-$n" /v1/catalog) M"
+        minstr="$(instructions "$work/catalog-$n" /v1/catalog) M"
         catalog_minstr[$n]=${minstr% M}
+        plan_instr="$(instructions "$work/catalog-$n" /v1/plans/training "$plan") M"
+        plan_minstr[$n]=${plan_instr% M}
     fi
     plan_p50[$n]=$p1
     catalog_p50[$n]=$cat_p50
-    rows[$n]="| $n | $p1 ms | $rps8 | $cat_p50 ms ($minstr) | $off_p50 ms | $rss_start / $rss_end MB |"
+    rows[$n]="| $n | $p1 ms ($plan_instr) | $rps8 | $cat_p50 ms ($minstr) | $off_p50 ms | $rss_start / $rss_end MB |"
 done
-echo "| offerings | training plan, 1 client, p50 | plans/s, 8 clients | /v1/catalog p50 (instructions) | offerings, no filter, sort, limit=100, p50 | RSS after start / after load |"
+echo "| offerings | training plan, 1 client, p50 (instructions) | plans/s, 8 clients | /v1/catalog p50 (instructions) | offerings, no filter, sort, limit=100, p50 | RSS after start / after load |"
 echo "|---|---|---|---|---|---|"
 for n in "${sizes[@]}"; do echo "${rows[$n]}"; done
 echo
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a / b}'; }
-echo "20k / 187: training plan p50 $(ratio "${plan_p50[20000]}" "${plan_p50[187]}") (target <= 2x)," \
+echo "20k / 187: training plan p50 $(ratio "${plan_p50[20000]}" "${plan_p50[187]}")" \
+     "and instructions $(ratio "${plan_minstr[20000]}" "${plan_minstr[187]}") (target <= 2x)," \
      "/v1/catalog p50 $(ratio "${catalog_p50[20000]}" "${catalog_p50[187]}")" \
      "and instructions $(ratio "${catalog_minstr[20000]}" "${catalog_minstr[187]}") (target <= 2x);" \
      "RSS after load at 20k: see the last row (target <= 100 MB)"
