@@ -38,7 +38,7 @@ start() {
         --max-connections-per-address 900 "$@" 2>"$log" >/dev/null &
     pid=$!
     for _ in $(seq 1000); do
-        port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
+        port=$(grep -so '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
         [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
         port=""
         sleep 0.02
@@ -76,7 +76,7 @@ instructions() {
             --catalog-dir "$dir" --access-log false 2>"$log" >/dev/null &
         local cg=$!
         for _ in $(seq 1200); do
-            port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
+            port=$(grep -so '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
             [[ -n "$port" ]] && break
             sleep 0.1
         done
