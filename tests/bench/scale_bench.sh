@@ -8,8 +8,8 @@
 # load. Then the ratios 20k / 187 that issue 23's "Done when" names. Finally the database
 # half, tests/bench/scale_pg_bench.py, when that script and PostgreSQL are there.
 #   usage: tests/bench/scale_bench.sh [BINARY] [SECONDS_PER_ROW]
-# Needs wrk, curl, python3 and valgrind. About 4 x (4 x SECONDS_PER_ROW + 40) s plus the
-# callgrind runs (about 2 minutes at 2 cores); SECONDS_PER_ROW defaults to 5.
+# Needs wrk, curl, python3 and valgrind. SECONDS_PER_ROW defaults to 5: about 7 minutes in all
+# at 2 cores, half of it the callgrind runs.
 set -euo pipefail
 binary=${1:-build/release/service/gpucost}
 seconds=${2:-5}
