@@ -58,7 +58,9 @@ Skip Classify(const Error& error) {
 // in fixed sizes; most offerings in any count up to their capacity).
 bool AnySells(const ShapeGroup& group, int nodes) {
     return std::any_of(group.offerings.begin(), group.offerings.end(),
-                       [nodes](const CandidateOffering& c) { return c.capacity->SoldAsOne(nodes); });
+                       [nodes](const CandidateOffering& c) {
+                           return c.capacity->SoldAsOne(nodes);
+                       });
 }
 
 // Node counts for a shape: the caller's list, or the default ladder, within the accelerator
@@ -235,7 +237,9 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
         }
         if (!info.workloads.training) {
             tally.Add("not_for_training");
-            if (not_for_training == nullptr) tally.Example("not_for_training", NotForTraining(info));
+            if (not_for_training == nullptr) {
+                tally.Example("not_for_training", NotForTraining(info));
+            }
             not_for_training = &info;
             continue;
         }
@@ -256,9 +260,10 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
         if (group.offerings.empty()) {
             group.accelerator = info.accelerator.value();
         }
+        const int max_instances = candidate.capacity->max_instances;
         group.max_instances = group.offerings.empty()
-                                  ? candidate.capacity->max_instances
-                                  : std::max(group.max_instances, candidate.capacity->max_instances);
+                                  ? max_instances
+                                  : std::max(group.max_instances, max_instances);
         group.offerings.push_back(candidate);
     }
     if (not_for_training != nullptr) {

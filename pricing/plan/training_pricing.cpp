@@ -296,13 +296,16 @@ struct SkippedOption {
     int nodes = 0;
     double billed_hours = 0;
 
-    const char* Reason() const { return why == Why::kSizeNotSold ? "size_not_sold" : "over_capacity"; }
+    const char* Reason() const {
+        return why == Why::kSizeNotSold ? "size_not_sold" : "over_capacity";
+    }
     std::string Text() const {
         const Offering& o = *candidate->offering;
         const OfferingCapacity& capacity = *candidate->capacity;
         switch (why) {
             case Why::kOverInstances:
-                return o.id + ": " + std::to_string(nodes) + " instances asked, one customer can get " +
+                return o.id + ": " + std::to_string(nodes) +
+                       " instances asked, one customer can get " +
                        std::to_string(capacity.max_instances) + " (" + capacity.source + ")";
             case Why::kSizeNotSold:
                 return o.id + ": " + std::to_string(nodes) + " instances asked; sold as " +
@@ -438,7 +441,8 @@ void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidat
                 const auto bill = [&](double hours) {
                     return BilledHours(o.price_type, hours, capacity) * opt.cluster_usd_per_hour;
                 };
-                opt.billed_hours = BilledHours(o.price_type, opt.expected_wall_clock_hours, capacity);
+                opt.billed_hours =
+                    BilledHours(o.price_type, opt.expected_wall_clock_hours, capacity);
                 if (capacity.max_block_hours && opt.billed_hours > *capacity.max_block_hours) {
                     // A longer run would need several reservations, each its own purchase.
                     skipped.Add({SkippedOption::Why::kOverBlock, &candidate, run.nodes,
