@@ -96,11 +96,16 @@ Status ResolveConstraintIds(const ConstraintIds& ids, const Catalog& catalog,
     for (const Provider& p : KnownProviders()) {
         providers.push_back(p.id);
     }
-    std::set<std::string> region_set;
-    for (const Offering& o : catalog.Offerings()) {
-        region_set.insert(o.region);
+    // The catalog's regions only when the request names some: collecting them walks every
+    // offering, and most requests name none.
+    std::vector<std::string> regions;
+    if (ids.regions != nullptr && !ids.regions->empty()) {
+        std::set<std::string> region_set;
+        for (const Offering& o : catalog.Offerings()) {
+            region_set.insert(o.region);
+        }
+        regions.assign(region_set.begin(), region_set.end());
     }
-    const std::vector<std::string> regions(region_set.begin(), region_set.end());
     std::vector<std::string> accelerators;
     for (const Accelerator& a : catalog.Accelerators()) {
         accelerators.push_back(a.id);

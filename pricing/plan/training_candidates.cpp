@@ -2,10 +2,14 @@
 // per node count.
 
 #include <algorithm>
+#include <deque>
 #include <atomic>
 #include <exception>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
 #include <thread>
 
 #include "pricing/estimate/training.hpp"
@@ -54,7 +58,9 @@ Skip Classify(const Error& error) {
 // in fixed sizes; most offerings in any count up to their capacity).
 bool AnySells(const ShapeGroup& group, int nodes) {
     return std::any_of(group.offerings.begin(), group.offerings.end(),
-                       [nodes](const CandidateOffering& c) { return c.capacity.SoldAsOne(nodes); });
+                       [nodes](const CandidateOffering& c) {
+                           return c.capacity->SoldAsOne(nodes);
+                       });
 }
 
 // Node counts for a shape: the caller's list, or the default ladder, within the accelerator
@@ -99,6 +105,45 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
     return out;
 }
 
+// The tally's example for an accelerator offered for other workloads only.
+std::string NotForTraining(const AcceleratorInfo& info) {
+    return info.accelerator.value().name + " is offered for " + WorkloadsText(info.workloads) +
+           " only (" + info.workloads.source + ")";
+}
+
+// Each offering's capacity, looked up once per (provider, instance type, price type): what
+// PlanReference::CapacityOf matches on. At 20,000 offerings a lookup per offering (a
+// case-insensitive scan of the rules and a copy of the record) was a fifth of a plan.
+class CapacityLookup {
+public:
+    CapacityLookup(const PlanReference& reference, std::deque<OfferingCapacity>& store)
+        : reference_(reference), store_(store) {}
+
+    const OfferingCapacity& Of(const Offering& o) {
+        const Key key{o.provider, o.instance_type, o.price_type};
+        // Offerings sorted by id put one instance type's regions next to each other: most
+        // ask for the record the offering before them got.
+        if (last_ != nullptr && last_key_ == key) return *last_;
+        auto [it, fresh] = known_.try_emplace(key, nullptr);
+        if (fresh) {
+            store_.push_back(reference_.CapacityOf(o));
+            it->second = &store_.back();
+        }
+        last_key_ = key;
+        last_ = it->second;
+        return *last_;
+    }
+
+private:
+    // Views of the catalog's own strings, which outlive the plan.
+    using Key = std::tuple<std::string_view, std::string_view, PriceType>;
+    const PlanReference& reference_;
+    std::deque<OfferingCapacity>& store_;
+    std::map<Key, const OfferingCapacity*> known_;
+    Key last_key_;
+    const OfferingCapacity* last_ = nullptr;
+};
+
 }  // namespace
 
 Tally::Tally() {
@@ -135,7 +180,15 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     const TrainingPlanConstraints& c = request.constraints;
     Candidates out;
     AcceleratorLookup accelerators(catalog, reference);
+    CapacityLookup capacities(reference, out.capacities);
     const std::optional<long long> today = DaysFromIsoDate(request.today);
+    // Per offering only a hash (accelerator) and usually one compare (shape): offerings sorted
+    // by id put one instance type's regions next to each other, so most share the shape of
+    // the offering before them. Keys view the catalog's strings.
+    std::unordered_map<std::string_view, AcceleratorInfo> infos;
+    const ShapeKey* last_key = nullptr;
+    ShapeGroup* last_group = nullptr;
+    const AcceleratorInfo* not_for_training = nullptr;  // the tally's example: the last one
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
             !Allowed(c.accelerators, o.accelerator)) {
@@ -173,34 +226,48 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
                 continue;
             }
         }
-        const AcceleratorInfo& info = accelerators.Of(o.accelerator);
+        auto found = infos.find(o.accelerator);
+        if (found == infos.end()) {
+            found = infos.emplace(o.accelerator, accelerators.Of(o.accelerator)).first;
+        }
+        const AcceleratorInfo& info = found->second;
         if (!info.accelerator.ok()) {
             tally.Add("filtered");
             continue;
         }
         if (!info.workloads.training) {
             tally.Add("not_for_training");
-            tally.Example("not_for_training",
-                          info.accelerator.value().name + " is offered for " +
-                              WorkloadsText(info.workloads) + " only (" + info.workloads.source +
-                              ")");
+            if (not_for_training == nullptr) {
+                tally.Example("not_for_training", NotForTraining(info));
+            }
+            not_for_training = &info;
             continue;
         }
         ++out.offerings_considered;
-        CandidateOffering candidate{&o, reference.CapacityOf(o)};
-        ShapeKey key{o.accelerator, o.accelerator_count, o.scale_out_gbit_per_s.value_or(-1),
-                     !candidate.capacity.cluster};
-        if (key.independent_hosts) {
-            key.scale_out = kIndependentHostsGbitPerS;
+        CandidateOffering candidate{&o, &capacities.Of(o)};
+        const bool independent_hosts = !candidate.capacity->cluster;
+        const double scale_out = independent_hosts ? kIndependentHostsGbitPerS
+                                                   : o.scale_out_gbit_per_s.value_or(-1);
+        if (last_key == nullptr || last_key->accelerator != o.accelerator ||
+            last_key->per_node != o.accelerator_count || last_key->scale_out != scale_out ||
+            last_key->independent_hosts != independent_hosts) {
+            auto [it, fresh] = out.shapes.try_emplace(
+                ShapeKey{o.accelerator, o.accelerator_count, scale_out, independent_hosts});
+            last_key = &it->first;
+            last_group = &it->second;
         }
-        ShapeGroup& group = out.shapes[key];
+        ShapeGroup& group = *last_group;
         if (group.offerings.empty()) {
             group.accelerator = info.accelerator.value();
         }
+        const int max_instances = candidate.capacity->max_instances;
         group.max_instances = group.offerings.empty()
-                                  ? candidate.capacity.max_instances
-                                  : std::max(group.max_instances, candidate.capacity.max_instances);
+                                  ? max_instances
+                                  : std::max(group.max_instances, max_instances);
         group.offerings.push_back(candidate);
+    }
+    if (not_for_training != nullptr) {
+        tally.Example("not_for_training", NotForTraining(*not_for_training));
     }
     return out;
 }
@@ -299,14 +366,14 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
         case NoCounts::kSizes:
             out.kind = Kind::kSizeNotSold;
             out.example = first.offering->id + ": sold as " +
-                          first.capacity.SizesText() + " instances (" +
-                          first.capacity.source + ")";
+                          first.capacity->SizesText() + " instances (" +
+                          first.capacity->source + ")";
             return out;
         case NoCounts::kCapacity:
             out.kind = Kind::kOverCapacity;
             out.example = first.offering->id + ": one customer can get " +
                           std::to_string(group.max_instances) + " instances (" +
-                          first.capacity.source + ")";
+                          first.capacity->source + ")";
             return out;
     }
     const bool default_ladder = request.constraints.node_counts.empty();

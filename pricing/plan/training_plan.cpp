@@ -137,12 +137,30 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         return estimates.error();
     }
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
-    std::vector<TrainingPlanOption> options =
-        stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally);
-    std::vector<TrainingPlanOption> beyond =
-        stages::ApplyWallClockCeiling(resolved, options, tally);
     stages::DeadlineProbabilities probabilities(resolved, settings);
-    stages::Constrain(resolved, probabilities, options);
+    // Stages 3 and 4 one option at a time: an option that misses a constraint is kept only
+    // when the request lists such options; otherwise it is counted and its figures go into
+    // the binding constraints. At 20,000 offerings that keeps thousands of options, not
+    // 60,000.
+    stages::WallClockCeiling ceiling(resolved, tally);
+    stages::ConstraintJudge judge(resolved, probabilities);
+    stages::BindingTally binding(resolved);
+    std::vector<TrainingPlanOption> options;
+    std::size_t within_ceiling = 0;
+    std::size_t infeasible_not_kept = 0;
+    stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally,
+                         [&](TrainingPlanOption& o) {
+                             if (ceiling.Over(o)) return;
+                             ++within_ceiling;
+                             judge.Judge(o);
+                             if (!o.Feasible()) binding.Add(o);
+                             if (o.Feasible() || resolved.include_infeasible) {
+                                 options.push_back(std::move(o));
+                             } else {
+                                 ++infeasible_not_kept;
+                             }
+                         });
+    std::vector<TrainingPlanOption> beyond = ceiling.Finish();
 
     TrainingPlan plan;
     plan.catalog_version = catalog.Describe().version;
@@ -150,10 +168,10 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     plan.hardware_shapes = candidates.shapes.size();
     plan.estimates = estimates.value().estimates;
     plan.max_wall_clock_days = stages::WallClockCeilingDays(resolved);
-    if (options.empty()) {
+    if (within_ceiling == 0) {
         plan.beyond_max_wall_clock = std::move(beyond);
     }
-    stages::Rank(resolved, std::move(options), plan);
+    stages::Rank(resolved, std::move(options), plan, infeasible_not_kept, binding);
     stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();

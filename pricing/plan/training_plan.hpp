@@ -206,8 +206,10 @@ struct TrainingPlanOption {
     // deadline_probability >= deadline_confidence (true without a deadline).
     bool meets_deadline = true;
     bool within_budget = true;   // expected cost <= budget (true without one)
+    // What the option misses, listed on every option the plan returns (the planner judges
+    // the others by the two flags only).
     std::vector<ConstraintViolation> violations;
-    bool Feasible() const { return violations.empty(); }
+    bool Feasible() const { return meets_deadline && within_budget; }
 };
 
 // When no option meets every constraint: one entry per violated constraint, with the best

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
 
 #include "pricing/offering_query.hpp"
 #include "service/http/as_of.hpp"
@@ -117,6 +120,55 @@ std::string OfferingListJson(const pricing::OfferingPage& page, const pricing::O
     w.Member("total_count", page.total_count);
     w.EndObject();
     return text;
+}
+
+// The /v1/catalog answer depends only on the snapshot and the day: kept for the last
+// snapshot asked about, so a request does not rescan every price for the age summary (at
+// 20,000 offerings that scan was most of the answer's cost). The snapshot is held by a
+// weak_ptr: the cache never keeps a replaced catalog alive, and a live snapshot's address
+// names only it.
+class CatalogSummaryCache {
+public:
+    std::string TextFor(const std::shared_ptr<const pricing::Catalog>& catalog,
+                        const std::string& today) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (catalog_.lock() == catalog && today_ == today) return text_;
+        }
+        std::string text = Encode(*catalog, today);
+        std::lock_guard<std::mutex> lock(mutex_);
+        catalog_ = catalog;
+        today_ = today;
+        text_ = text;
+        return text;
+    }
+
+private:
+    static std::string Encode(const pricing::Catalog& catalog, const std::string& today) {
+        json body = ToJson(catalog.Describe());
+        json providers = json::array();
+        for (const auto& p : catalog.Providers()) {
+            providers.push_back({{"id", p.provider.id}, {"offering_count", p.offering_count}});
+        }
+        body["providers"] = std::move(providers);
+        body["price_ages"] = ToJson(pricing::SummarizePriceAges(catalog.Offerings(), today));
+        body["price_types"] = {"on_demand", "spot", "commit_1y", "commit_3y", "capacity_block"};
+        body["price_selection_rule"] =
+            "per offering, the most recent verified price is current; an unverified price is "
+            "served (verified: false) only when no verified one exists; other observations are "
+            "listed as superseded_prices on GET /v1/offerings/{id}";
+        return body.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+
+    std::mutex mutex_;
+    std::weak_ptr<const pricing::Catalog> catalog_;
+    std::string today_;
+    std::string text_;
+};
+
+CatalogSummaryCache& CatalogSummaries() {
+    static CatalogSummaryCache cache;
+    return cache;
 }
 
 }  // namespace
@@ -242,22 +294,8 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         if (!chosen.ok()) {
             return WriteProblem(res, req, chosen.error());
         }
-        auto catalog = chosen.value();
-        json body = ToJson(catalog->Describe());
-        json providers = json::array();
-        for (const auto& p : catalog->Providers()) {
-            providers.push_back({{"id", p.provider.id}, {"offering_count", p.offering_count}});
-        }
-        body["providers"] = std::move(providers);
-        body["price_ages"] =
-            ToJson(pricing::SummarizePriceAges(catalog->Offerings(), TodayUtc()));
-        body["price_types"] = {"on_demand", "spot", "commit_1y", "commit_3y", "capacity_block"};
-        body["price_selection_rule"] =
-            "per offering, the most recent verified price is current; an unverified price is "
-            "served (verified: false) only when no verified one exists; other observations are "
-            "listed as superseded_prices on GET /v1/offerings/{id}";
-        SetDeprecationHeaders(res, kCatalogVersionRename);  // body's `version`
-        WriteJson(res, body);
+        SetDeprecationHeaders(res, kCatalogVersionRename);  // the body's `version`
+        WriteJsonText(res, CatalogSummaries().TextFor(chosen.value(), TodayUtc()));
     });
 }
 

@@ -22,8 +22,12 @@ std::string Escaped(const std::string& text) {
     return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// Encoded texts by key, bounded: past kMaxCachedTexts entries everything is forgotten (texts
-// of an older catalog version; the live ones come back on first use).
+// Encoded texts by key, bounded by two generations of kMaxCachedTexts entries each: new
+// texts go into the current generation; when it is full it becomes the previous one (the
+// one before is forgotten), and a text found only in the previous generation moves back into
+// the current one. So a working set of up to kMaxCachedTexts texts (a catalog's offerings
+// that are listed) always stays, and texts of older catalog versions age out, where clearing
+// everything when full would never hit on a catalog larger than the cache.
 class TextCache {
 public:
     // Appends the text cached under `key` to `out`, encoding it with make() on a miss.
@@ -31,23 +35,42 @@ public:
     void Append(std::string& out, const std::string& key, const Make& make) {
         {
             std::shared_lock<std::shared_mutex> lock(mutex_);
-            if (auto it = texts_.find(key); it != texts_.end()) {
+            if (auto it = current_.find(key); it != current_.end()) {
                 out += it->second;
                 return;
             }
         }
+        std::unique_lock<std::shared_mutex> lock(mutex_);
+        if (auto it = current_.find(key); it != current_.end()) {  // stored meanwhile
+            out += it->second;
+            return;
+        }
+        if (auto old = previous_.find(key); old != previous_.end()) {
+            out += old->second;
+            Store(key, std::move(old->second));
+            previous_.erase(key);
+            return;
+        }
+        lock.unlock();
         std::string text = make();
         out += text;
-        std::unique_lock<std::shared_mutex> lock(mutex_);
-        if (texts_.size() >= kMaxCachedTexts) {
-            texts_.clear();
-        }
-        texts_.try_emplace(key, std::move(text));
+        lock.lock();
+        Store(key, std::move(text));
     }
 
 private:
+    // REQUIRES: mutex_ held exclusively.
+    void Store(const std::string& key, std::string text) {
+        if (current_.size() >= kMaxCachedTexts) {
+            previous_ = std::move(current_);
+            current_ = {};
+        }
+        current_.try_emplace(key, std::move(text));
+    }
+
     std::shared_mutex mutex_;
-    std::unordered_map<std::string, std::string> texts_;
+    std::unordered_map<std::string, std::string> current_;
+    std::unordered_map<std::string, std::string> previous_;
 };
 
 TextCache& Cache() {

@@ -29,7 +29,9 @@ inline constexpr char kAssumptionsParam[] = "assumptions";
 // entries).
 std::string EncodeAssumptions(const pricing::Assumptions& assumptions, AssumptionDetail detail);
 
-// Entries kept by each encoding cache (assumption prefixes; offerings); a few MB at most.
+// Entries kept by each encoding cache (assumption prefixes; offerings); a few MB at most. The
+// offering cache keeps two generations of this many (the live one and the one before), so
+// it keeps hitting on catalogs larger than this.
 inline constexpr std::size_t kMaxCachedTexts = 4096;
 
 // Writes `body` (an object) as application/json with its top-level `assumptions` member set

@@ -1152,6 +1152,55 @@ TEST_SUITE("plan_training") {
               plan.value().cheapest->expected_cost_usd);
     }
 
+    TEST_CASE("a catalog copied into more regions counts every copy and ranks the originals first") {
+        // Each offering again under a new id and region at the same price: every option ties
+        // with its copy on cost and time, so counts double and the summaries keep the
+        // original (its id sorts first), whether or not the infeasible options are listed.
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings();
+        for (const Offering& o : base->Offerings()) {
+            Offering copy = o;
+            copy.id += "-copy";
+            copy.region += "-copy";
+            offerings.push_back(copy);
+        }
+        auto built = InMemoryCatalog::Build(base->Accelerators(), offerings, "copied", "test", 0);
+        REQUIRE(built.ok());
+        const auto& copied = *built.value();
+        TrainingPlanRequest r = SevenB();
+        auto all = Plan(r, *base);
+        REQUIRE(all.ok());
+        REQUIRE(all.value().options.size() >= 4);
+        // A budget between the options' costs: some feasible, some not.
+        r.constraints.budget_usd = all.value().options[all.value().options.size() / 2].ExpectedTotalUsd();
+        for (bool listed : {false, true}) {
+            CAPTURE(listed);
+            r.include_infeasible = listed;
+            auto original = Plan(r, *base);
+            auto twice = Plan(r, copied);
+            REQUIRE(original.ok());
+            REQUIRE(twice.ok());
+            const TrainingPlan& a = original.value();
+            const TrainingPlan& b = twice.value();
+            REQUIRE(a.feasible_count > 0);
+            REQUIRE(a.infeasible_count > 0);
+            CHECK(b.feasible_count == 2 * a.feasible_count);
+            CHECK(b.infeasible_count == 2 * a.infeasible_count);
+            CHECK(b.total_count == 2 * a.total_count);
+            REQUIRE(b.pareto_front.size() == a.pareto_front.size());
+            for (std::size_t i = 0; i < a.pareto_front.size(); ++i) {
+                CHECK(KeyOf(b.pareto_front[i]) == KeyOf(a.pareto_front[i]));
+            }
+            CHECK(KeyOf(*b.cheapest) == KeyOf(*a.cheapest));
+            CHECK(KeyOf(*b.fastest) == KeyOf(*a.fastest));
+            REQUIRE(b.options.size() >= 2);
+            CHECK(b.options[1].offering->id == b.options[0].offering->id + "-copy");
+            for (const TrainingPlanOption& o : b.options) {
+                CHECK(o.Feasible() == o.violations.empty());
+            }
+        }
+    }
+
     TEST_CASE("sort, limit and offset page through the same ordering") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string_view>
+#include <vector>
 #include <cctype>
 
 #include <nlohmann/json.hpp>
@@ -195,6 +199,56 @@ TEST_SUITE("catalog_routes") {
         CHECK(ages["unverified_count"] == 2);
         CHECK(ages["older_than_180_days"].get<int>() >= 2);  // the two 2025 prices
         CHECK(ages["older_than_90_days"].get<int>() >= ages["older_than_180_days"].get<int>());
+    }
+
+    TEST_CASE("GET /v1/catalog reads the offerings once per snapshot, not once per request") {
+        // Counts the snapshot's Offerings() calls: the price-age summary is a scan of every
+        // price, which at 20,000 offerings was most of the answer's cost.
+        class CountingCatalog final : public gpucost::pricing::Catalog {
+        public:
+            explicit CountingCatalog(std::shared_ptr<const gpucost::pricing::Catalog> inner)
+                : inner_(std::move(inner)) {}
+            const std::vector<gpucost::pricing::Accelerator>& Accelerators() const override {
+                return inner_->Accelerators();
+            }
+            const std::vector<gpucost::pricing::Offering>& Offerings() const override {
+                ++offering_reads;
+                return inner_->Offerings();
+            }
+            gpucost::pricing::Result<gpucost::pricing::Accelerator> FindAccelerator(
+                std::string_view id) const override {
+                return inner_->FindAccelerator(id);
+            }
+            gpucost::pricing::Result<gpucost::pricing::Offering> FindOffering(
+                std::string_view id) const override {
+                return inner_->FindOffering(id);
+            }
+            gpucost::pricing::CatalogInfo Describe() const override { return inner_->Describe(); }
+            std::vector<gpucost::pricing::ProviderSummary> Providers() const override {
+                return inner_->Providers();
+            }
+            mutable std::atomic<int> offering_reads{0};
+
+        private:
+            std::shared_ptr<const gpucost::pricing::Catalog> inner_;
+        };
+        auto deps = SampleDeps();
+        auto counting = std::make_shared<const CountingCatalog>(deps.catalog());
+        deps.catalog = [counting] { return counting; };
+        TestServer server(deps);
+        const std::string first = server.Client().Get("/v1/catalog")->body;
+        for (int i = 0; i < 3; ++i) {
+            auto again = server.Client().Get("/v1/catalog");
+            REQUIRE(again);
+            CHECK(again->body == first);
+        }
+        CHECK(counting->offering_reads.load() == 1);
+        // A new snapshot is summarised afresh.
+        auto replaced = std::make_shared<const CountingCatalog>(SampleDeps().catalog());
+        deps.catalog = [replaced] { return replaced; };
+        TestServer second(deps);
+        CHECK(Body(second.Client().Get("/v1/catalog"))["price_ages"]["current_price_count"] == 4);
+        CHECK(replaced->offering_reads.load() == 1);
     }
 
     TEST_CASE("health, readiness and the OpenAPI document are served") {

@@ -2,8 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <string>
 
+#include "pricing/offering.hpp"
 #include "service/http/json_codec.hpp"
 
 using gpucost::http::AssumptionDetail;
@@ -55,5 +57,27 @@ TEST_SUITE("encoded_cache") {
               R"([{"description":"productive share","name":"goodput","source":"paper",)"
               R"("unit":"fraction","value":0.85}])");
         CHECK(EncodeAssumptions(as, AssumptionDetail::kNone) == "[]");
+    }
+
+    TEST_CASE("an offering listed before the cache filled is still served from it after") {
+        // The cache's answer for a key does not change while the catalog version does not, so
+        // a changed offering under the same version shows whether the text came from the
+        // cache. Clearing the whole cache when full (the old behaviour) lost it.
+        const std::string version = "cache-test-version";
+        gpucost::pricing::Offering listed;
+        listed.id = "listed-first";
+        listed.price.usd_per_hour = 1.0;
+        std::string first;
+        gpucost::http::AppendOfferingJson(first, version, listed);
+        for (std::size_t i = 0; i < gpucost::http::kMaxCachedTexts; ++i) {
+            gpucost::pricing::Offering other;
+            other.id = "other-" + std::to_string(i);
+            std::string ignored;
+            gpucost::http::AppendOfferingJson(ignored, version, other);
+        }
+        listed.price.usd_per_hour = 2.0;  // not what the cache holds
+        std::string again;
+        gpucost::http::AppendOfferingJson(again, version, listed);
+        CHECK(again == first);
     }
 }
