@@ -193,36 +193,79 @@ CatalogHistory ApplyChange(const CatalogHistory& base, std::int64_t revision,
 pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PatchSnapshot(
     const pricing::InMemoryCatalog& base_current, const CatalogHistory& next,
     const CatalogChange& change) {
-    std::set<std::string_view> changed(change.offering_ids.begin(), change.offering_ids.end());
+    const std::set<std::string_view> changed(change.offering_ids.begin(),
+                                             change.offering_ids.end());
     std::size_t observations = base_current.Describe().price_observation_count;
     std::vector<pricing::Offering> offerings;
     offerings.reserve(base_current.Offerings().size() + changed.size());
-    for (const pricing::Offering& o : base_current.Offerings()) {
-        if (changed.count(o.id) != 0) {
-            observations -= 1 + o.superseded_prices.size();
-        } else {
-            offerings.push_back(o);
-        }
-    }
-    for (std::string_view id : changed) {
+    // The changed offering's new served form, appended in id order; nothing when it is gone.
+    auto emit = [&](std::string_view id) -> pricing::Status {
         const OfferingHistory* h = FindHistory(next, id);
         if (h == nullptr) {
-            continue;
+            return pricing::Ok{};
         }
         auto served = ServedOffering(*h, std::nullopt);
         if (!served.ok()) {
             return served.error();
         }
-        if (served.value()) {
-            observations += 1 + served.value()->superseded_prices.size();
-            offerings.push_back(std::move(*served.value()));
+        if (!served.value()) {
+            return pricing::Ok{};
+        }
+        if (!base_current.FindAccelerator(served.value()->accelerator).ok()) {
+            return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                      "offering '" + served.value()->id +
+                                          "' names unknown accelerator '" +
+                                          served.value()->accelerator + "'");
+        }
+        observations += 1 + served.value()->superseded_prices.size();
+        offerings.push_back(std::move(*served.value()));
+        return pricing::Ok{};
+    };
+    // Merge the id-ordered snapshot with the id-ordered changes, so the result is in order
+    // and unique without the sort and the id sets of InMemoryCatalog::Build (the unchanged
+    // offerings were validated when their snapshot was built).
+    auto c = changed.begin();
+    for (const pricing::Offering& o : base_current.Offerings()) {
+        for (; c != changed.end() && *c < o.id; ++c) {
+            if (auto done = emit(*c); !done.ok()) {
+                return done.error();
+            }
+        }
+        if (c != changed.end() && *c == o.id) {
+            observations -= 1 + o.superseded_prices.size();
+            if (auto done = emit(*c); !done.ok()) {
+                return done.error();
+            }
+            ++c;
+        } else {
+            offerings.push_back(o);
         }
     }
-    // Build sorts by id and re-validates; the copy above is the price of an immutable
-    // snapshot behind Catalog::Offerings()'s contiguous vector.
-    return pricing::InMemoryCatalog::Build(next.accelerators, std::move(offerings),
-                                           "pg-r" + std::to_string(next.revision), "postgresql",
-                                           observations);
+    for (; c != changed.end(); ++c) {
+        if (auto done = emit(*c); !done.ok()) {
+            return done.error();
+        }
+    }
+    // What InMemoryCatalog::Build derives; the catalog_history test compares the two.
+    pricing::CatalogInfo info;
+    info.version = "pg-r" + std::to_string(next.revision);
+    info.origin = "postgresql";
+    info.accelerator_count = base_current.Accelerators().size();
+    info.offering_count = offerings.size();
+    info.price_observation_count = observations;
+    for (const pricing::Offering& o : offerings) {
+        if (!o.price.verified) {
+            ++info.unverified_offering_count;
+        }
+        if (info.oldest_as_of.empty() || o.price.as_of < info.oldest_as_of) {
+            info.oldest_as_of = o.price.as_of;
+        }
+        if (o.price.as_of > info.newest_as_of) {
+            info.newest_as_of = o.price.as_of;
+        }
+    }
+    return std::make_shared<const pricing::InMemoryCatalog>(
+        base_current.Accelerators(), std::move(offerings), std::move(info));
 }
 
 std::vector<TimestampUs> ChangePoints(const CatalogHistory& history) {

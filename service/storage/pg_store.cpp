@@ -381,6 +381,7 @@ void PgStore::ApplyNotified(pqxx::connection& conn, const std::vector<std::strin
         return;
     }
     change.offering_ids.assign(ids.begin(), ids.end());
+    const auto started = std::chrono::steady_clock::now();
     std::vector<OfferingHistory> loaded;
     std::vector<KeyRecord> keys;
     {
@@ -394,7 +395,9 @@ void PgStore::ApplyNotified(pqxx::connection& conn, const std::vector<std::strin
     }
     auto history = std::make_shared<const CatalogHistory>(
         ApplyChange(*base->history, to, change, std::move(loaded), std::move(keys)));
+    const auto read = std::chrono::steady_clock::now();
     auto current = PatchSnapshot(*base->current, *history, change);
+    const auto patched = std::chrono::steady_clock::now();
     if (!current.ok()) {
         log::Error("catalog change rejected; reloading",
                    {{"revision", to}, {"error", current.error().message}});
@@ -402,6 +405,10 @@ void PgStore::ApplyNotified(pqxx::connection& conn, const std::vector<std::strin
         return;
     }
     Install(std::move(history), current.value());
+    using Ms = std::chrono::duration<double, std::milli>;
+    log::Debug("catalog change applied",
+               {{"revision", to}, {"offerings_changed", change.offering_ids.size()},
+                {"read_ms", Ms(read - started).count()}, {"patch_ms", Ms(patched - read).count()}});
 }
 
 void PgStore::RefresherLoop() {

@@ -192,8 +192,16 @@ TEST_SUITE("catalog_history") {
         REQUIRE(patched.ok());
         REQUIRE(rebuilt.ok());
         CHECK(patched.value()->Describe().version == rebuilt.value()->Describe().version);
-        CHECK(patched.value()->Describe().price_observation_count ==
-              rebuilt.value()->Describe().price_observation_count);
+        const pricing::CatalogInfo pi = patched.value()->Describe();
+        const pricing::CatalogInfo ri = rebuilt.value()->Describe();
+        CHECK(pi.origin == ri.origin);
+        CHECK(pi.accelerator_count == ri.accelerator_count);
+        CHECK(pi.offering_count == ri.offering_count);
+        CHECK(pi.unverified_offering_count == ri.unverified_offering_count);
+        CHECK(pi.price_observation_count == ri.price_observation_count);
+        CHECK(pi.oldest_as_of == ri.oldest_as_of);
+        CHECK(pi.newest_as_of == ri.newest_as_of);
+        CHECK(patched.value()->Providers().size() == rebuilt.value()->Providers().size());
         REQUIRE(patched.value()->Offerings().size() == rebuilt.value()->Offerings().size());
         for (std::size_t i = 0; i < rebuilt.value()->Offerings().size(); ++i) {
             const auto& p = patched.value()->Offerings()[i];
