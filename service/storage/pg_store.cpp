@@ -311,6 +311,10 @@ void PgStore::Install(std::shared_ptr<const CatalogHistory> history,
         confirmed_at_ = std::chrono::steady_clock::now();
     }
     snapshot_changed_.notify_all();
+    // as_of reads now key on the new revision: older entries would only hold memory.
+    const std::int64_t installed = Revision();
+    std::lock_guard<std::mutex> lock(as_of_mutex_);
+    std::erase_if(as_of_cache_, [&](const AsOfEntry& e) { return e.revision < installed; });
 }
 
 pricing::Status PgStore::Reload(pqxx::connection& conn) {
