@@ -1,6 +1,9 @@
 #include "service/storage/pg_store.hpp"
 
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <csignal>
@@ -360,6 +363,16 @@ void PgStore::RecheckSchema(pqxx::connection& conn) {
     schema_problem_ = std::move(problem);
 }
 
+// Each applied change frees the previous snapshot's copy of every offering, on whichever
+// thread dropped it last; glibc keeps such memory in per-thread arenas, so RSS grew with the
+// number of changes (a replica at 20,000 offerings: 334 MB after about 600 applied writes and
+// the as_of load; 240 MB with this). Freed pages go back once per periodic check.
+static void ReturnFreedMemory() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 void PgStore::ApplyNotified(pqxx::connection& conn, const std::vector<std::string>& payloads) {
     auto base = Load();
     const std::int64_t from = base->history->revision;
@@ -474,6 +487,7 @@ void PgStore::RefresherLoop() {
                 }
                 catch_up = false;
                 connected_ = true;
+                ReturnFreedMemory();
             }
             conn->await_notification(0, static_cast<long>(kListenSlice.count()) * 1000);
         } catch (const std::exception& e) {
