@@ -609,7 +609,7 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
         std::int64_t revision = 0;
         std::optional<pricing::Result<http::StoredResponse>> committed;
         try {
-          {
+            // tx ends with this block, before the lease is given back below.
             pqxx::work tx(lease.value()->conn());
             tx.exec_params("SELECT revision FROM catalog_state FOR UPDATE");
             auto recorded = RecordedAnswer(tx, request);
@@ -642,7 +642,6 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
             committing = true;
             tx.commit();
             committed = std::move(outcome);
-          }
         } catch (const pqxx::in_doubt_error& e) {
             lease.value()->Drop();
             MarkDown(e.what());
