@@ -237,18 +237,28 @@ std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base&
 }
 
 std::int64_t BumpRevision(pqxx::transaction_base& tx, const CatalogChange& change) {
-    auto revision = tx.exec_params(
-                          "UPDATE catalog_state SET revision = revision + 1, changed_at = now()"
-                          " RETURNING revision")[0][0]
-                        .as<std::int64_t>();
-    tx.exec_params("SELECT pg_notify($1, $2)", std::string(kCatalogChannel),
-                   EncodeChange(revision, change));
-    return revision;
+    // One round trip; the payload's first line is the revision the UPDATE returns.
+    const std::string lines = EncodeChange(0, change).substr(1);
+    return tx.exec_params("WITH bumped AS (UPDATE catalog_state SET revision = revision + 1,"
+                          " changed_at = now() RETURNING revision)"
+                          " SELECT revision, pg_notify($1, revision::text || $2) FROM bumped",
+                          std::string(kCatalogChannel), lines)[0][0]
+        .as<std::int64_t>();
 }
 
 std::int64_t SourceId(pqxx::transaction_base& tx, const std::string& name) {
-    tx.exec_params("INSERT INTO sources (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", name);
-    return tx.exec_params("SELECT id FROM sources WHERE name = $1", name)[0][0].as<std::int64_t>();
+    // One round trip: the row inserted, or the one already there.
+    auto found = tx.exec_params("WITH added AS (INSERT INTO sources (name) VALUES ($1)"
+                                " ON CONFLICT (name) DO NOTHING RETURNING id)"
+                                " SELECT id FROM added UNION ALL"
+                                " SELECT id FROM sources WHERE name = $1 LIMIT 1",
+                                name);
+    if (found.empty()) {
+        // Another transaction committed the name while this statement waited on it; the
+        // statement's snapshot predates that row, a new statement sees it.
+        found = tx.exec_params("SELECT id FROM sources WHERE name = $1", name);
+    }
+    return found[0][0].as<std::int64_t>();
 }
 
 }  // namespace gpucost::storage

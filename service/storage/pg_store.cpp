@@ -621,17 +621,18 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
             }
             // key_id 0 is the operator on the command line (`gpucost import` with
             // DATABASE_URL): no API key, the rows are recorded with recorded_by NULL.
+            // The key check and the write's instant (taken after the lock, so intervals never
+            // overlap) in one round trip: every statement here runs under the catalog lock.
             auto active = tx.exec_params(
-                "SELECT 1 WHERE $1 = 0 OR EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND"
+                "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint"
+                " WHERE $1 = 0 OR EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND"
                 " revoked_at IS NULL)",
                 request.principal.key_id);
             if (active.empty()) {
                 return MakeError(ErrorCode::kFailedPrecondition, "the API key has been revoked",
                                  "Authorization");
             }
-            auto now_us = tx.exec_params(
-                                "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")[0][0]
-                              .as<std::int64_t>();
+            const auto now_us = active[0][0].as<std::int64_t>();
             CatalogChange changed;
             auto outcome = body(tx, now_us, changed);
             if (!outcome.ok()) {
