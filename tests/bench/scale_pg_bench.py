@@ -13,7 +13,10 @@ a training plan current and with `as_of` (median of 5), replica RSS at start and
 At the largest size also: 8 writers for --seconds (writes/s, count of non-2xx), then 16 `as_of`
 readers for --seconds on the other replica (req/s, p99, RSS after); seeding that size is the
 "seeding 100k prices" figure.
-Every phase has a time cap, so a slow build still finishes; capped figures are printed as such.
+Bounded: the load phases last --seconds, a write not seen by the other replica within 5 s counts
+as inf, seeding gives up after 600 s. About 1.5 min on the current code, 9.5 min on the code
+before issue 23 (seeding 100k prices row by row), 2 cores shared. Importing prices into the
+database is not measured (`gpucost import` needs provider price files; see docs/performance.md).
 The clients are Python threads: above a few thousand requests per second they, not the server,
 are the limit (the figures say what one run saw on this machine, 2 cores shared).
 """
