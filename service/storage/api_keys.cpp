@@ -104,7 +104,7 @@ pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn, const std::strin
     std::string salt = RandomBytes(kKeySaltBytes);
     std::string hash = HashKey(salt, issued.key);
     pqxx::work tx(conn);
-    BumpRevision(tx);
+    BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
     issued.id = tx.exec_params(
                       "INSERT INTO api_keys (prefix, salt, key_hash, scope, name)"
                       " VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -116,7 +116,7 @@ pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn, const std::strin
 
 pricing::Status RevokeApiKey(pqxx::connection& conn, const std::string& which) {
     pqxx::work tx(conn);
-    BumpRevision(tx);
+    BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
     auto rows = tx.exec_params(
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())"
         " WHERE prefix = $1 OR id::text = $1 RETURNING id",

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,13 +31,54 @@ struct KeyRecord {
 };
 
 // Everything the database holds about the catalog at one revision, in memory. Pure data;
-// loaded by history_loader, turned into snapshots by BuildSnapshot.
+// loaded by history_loader, turned into snapshots by BuildSnapshot. Offerings are shared
+// between revisions: a write replaces the pointers of the offerings it changed and keeps
+// the others (ApplyChange), so a new revision costs a pointer per offering, not a copy.
 struct CatalogHistory {
     std::int64_t revision = 0;
     std::vector<pricing::Accelerator> accelerators;
-    std::vector<OfferingHistory> offerings;  // ordered by id; prices by valid_from, id
+    // ordered by id; prices by valid_from, id
+    std::vector<std::shared_ptr<const OfferingHistory>> offerings;
     std::vector<KeyRecord> keys;
 };
+
+// The offering with `id`, or null.
+const OfferingHistory* FindHistory(const CatalogHistory& history, std::string_view id);
+
+// What one revision changed, as its NOTIFY payload names it, so that every replica applies
+// exactly that to its snapshot instead of reloading the catalog.
+struct CatalogChange {
+    std::vector<std::string> offering_ids;  // offerings created, repriced or retired
+    bool keys = false;                      // API keys created or revoked
+    bool everything = false;                // unknown or bulk (seed, import): reload
+};
+
+// The NOTIFY payload for `revision`: "REV" alone means "reload everything" (what older
+// binaries send, and what a change too large for one payload becomes); then one line per
+// change: "k" for the keys, "o:ID" per offering.
+std::string EncodeChange(std::int64_t revision, const CatalogChange& change);
+// nullopt when the payload is not one (its revision unreadable).
+std::optional<std::pair<std::int64_t, CatalogChange>> DecodeChange(std::string_view payload);
+
+// The next revision: `base` with the offerings named in `change` replaced by `loaded` (their
+// rows read after the change; an id missing from `loaded` no longer exists) and, when
+// change.keys, the keys replaced by `keys`. Unchanged offerings are shared with `base`.
+CatalogHistory ApplyChange(const CatalogHistory& base, std::int64_t revision,
+                           const CatalogChange& change, std::vector<OfferingHistory> loaded,
+                           std::vector<KeyRecord> keys);
+
+// The current snapshot of `next` (ApplyChange's result) built from `base_current` (the
+// snapshot of the revision before) by re-pricing only the offerings `change` names: the
+// unchanged offerings are copied from memory, never re-derived from their history.
+[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PatchSnapshot(
+    const pricing::InMemoryCatalog& base_current, const CatalogHistory& next,
+    const CatalogChange& change);
+
+// Every instant at which some offering's snapshot at t can change (each valid_from and
+// valid_to), ascending and unique. Two instants with the same count of change points at or
+// before them have the same BuildSnapshot content (only the version string differs), which
+// is what the as_of cache keys on.
+std::vector<TimestampUs> ChangePoints(const CatalogHistory& history);
 
 // The catalog served at `at`, or the current one when `at` is nullopt:
 // * current: every offering that is not retired, priced by its open interval;

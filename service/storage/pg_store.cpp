@@ -1,9 +1,15 @@
 #include "service/storage/pg_store.hpp"
 
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <csignal>
+#include <set>
+
+#include "service/http/timestamp.hpp"
 
 #include "service/log.hpp"
 #include "service/storage/api_keys.hpp"
@@ -70,16 +76,41 @@ void RecordAnswer(pqxx::transaction_base& tx, const http::WriteRequest& request,
                    answer.status, answer.body, answer.etag);
 }
 
+// Collects the payloads of the catalog channel's notifications, in delivery (commit) order.
 class Listener final : public pqxx::notification_receiver {
 public:
-    Listener(pqxx::connection_base& conn, bool& notified)
-        : pqxx::notification_receiver(conn, kCatalogChannel), notified_(notified) {}
-    void operator()(const std::string& /*payload*/, int /*backend_pid*/) override {
-        notified_ = true;
+    Listener(pqxx::connection_base& conn, std::vector<std::string>& payloads)
+        : pqxx::notification_receiver(conn, kCatalogChannel), payloads_(payloads) {}
+    void operator()(const std::string& payload, int /*backend_pid*/) override {
+        payloads_.push_back(payload);
     }
 
 private:
-    bool& notified_;
+    std::vector<std::string>& payloads_;
+};
+
+// A catalog that answers as `base` does but describes itself as `info` says: an as_of
+// snapshot shared by several instants carries each request's own version string.
+class DescribedAs final : public pricing::Catalog {
+public:
+    DescribedAs(std::shared_ptr<const pricing::InMemoryCatalog> base, pricing::CatalogInfo info)
+        : base_(std::move(base)), info_(std::move(info)) {}
+    const std::vector<pricing::Accelerator>& Accelerators() const override {
+        return base_->Accelerators();
+    }
+    const std::vector<pricing::Offering>& Offerings() const override { return base_->Offerings(); }
+    pricing::Result<pricing::Accelerator> FindAccelerator(std::string_view id) const override {
+        return base_->FindAccelerator(id);
+    }
+    pricing::Result<pricing::Offering> FindOffering(std::string_view id) const override {
+        return base_->FindOffering(id);
+    }
+    pricing::CatalogInfo Describe() const override { return info_; }
+    std::vector<pricing::ProviderSummary> Providers() const override { return base_->Providers(); }
+
+private:
+    std::shared_ptr<const pricing::InMemoryCatalog> base_;
+    pricing::CatalogInfo info_;
 };
 
 bool IfMatchAccepts(const std::string& header, const std::string& etag) {
@@ -270,7 +301,10 @@ std::shared_ptr<const PgStore::Snapshot> PgStore::Load() const {
 
 void PgStore::Install(std::shared_ptr<const CatalogHistory> history,
                       std::shared_ptr<const pricing::InMemoryCatalog> current) {
-    auto next = std::make_shared<const Snapshot>(Snapshot{std::move(history), std::move(current)});
+    auto built = std::make_shared<Snapshot>();
+    built->history = std::move(history);
+    built->current = std::move(current);
+    std::shared_ptr<const Snapshot> next = std::move(built);
     {
         std::lock_guard<std::mutex> lock(snapshot_mutex_);
         // Two loaders may race (refresher and Open); never go back to an older revision.
@@ -280,6 +314,10 @@ void PgStore::Install(std::shared_ptr<const CatalogHistory> history,
         confirmed_at_ = std::chrono::steady_clock::now();
     }
     snapshot_changed_.notify_all();
+    // as_of reads now key on the new revision: older entries would only hold memory.
+    const std::int64_t installed = Revision();
+    std::lock_guard<std::mutex> lock(as_of_mutex_);
+    std::erase_if(as_of_cache_, [&](const AsOfEntry& e) { return e.revision < installed; });
 }
 
 pricing::Status PgStore::Reload(pqxx::connection& conn) {
@@ -325,6 +363,71 @@ void PgStore::RecheckSchema(pqxx::connection& conn) {
     schema_problem_ = std::move(problem);
 }
 
+// Each applied change frees the previous snapshot's copy of every offering, on whichever
+// thread dropped it last; glibc keeps such memory in per-thread arenas, so RSS grew with the
+// number of changes (a replica at 20,000 offerings: 334 MB after about 600 applied writes and
+// the as_of load; 240 MB with this). Freed pages go back once per periodic check.
+static void ReturnFreedMemory() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+void PgStore::ApplyNotified(pqxx::connection& conn, const std::vector<std::string>& payloads) {
+    auto base = Load();
+    const std::int64_t from = base->history->revision;
+    std::int64_t to = from;
+    CatalogChange change;
+    std::set<std::string> ids;
+    for (const std::string& payload : payloads) {
+        auto decoded = DecodeChange(payload);
+        if (!decoded || decoded->first <= to) {
+            continue;  // already in the snapshot (a reload overtook it), or not ours
+        }
+        // A revision skipped (a notification lost) cannot be applied as a difference.
+        change.everything |= decoded->first != to + 1 || decoded->second.everything;
+        change.keys |= decoded->second.keys;
+        ids.insert(decoded->second.offering_ids.begin(), decoded->second.offering_ids.end());
+        to = decoded->first;
+    }
+    if (to == from) {
+        return;
+    }
+    if (change.everything) {
+        (void)Reload(conn);
+        return;
+    }
+    change.offering_ids.assign(ids.begin(), ids.end());
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<OfferingHistory> loaded;
+    std::vector<KeyRecord> keys;
+    {
+        // The rows may already include later changes; their own notifications re-apply them.
+        pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::read_only> tx(conn);
+        loaded = LoadOfferingHistories(tx, change.offering_ids);
+        if (change.keys) {
+            keys = LoadKeys(tx);
+        }
+        tx.commit();
+    }
+    auto history = std::make_shared<const CatalogHistory>(
+        ApplyChange(*base->history, to, change, std::move(loaded), std::move(keys)));
+    const auto read = std::chrono::steady_clock::now();
+    auto current = PatchSnapshot(*base->current, *history, change);
+    const auto patched = std::chrono::steady_clock::now();
+    if (!current.ok()) {
+        log::Error("catalog change rejected; reloading",
+                   {{"revision", to}, {"error", current.error().message}});
+        (void)Reload(conn);
+        return;
+    }
+    Install(std::move(history), current.value());
+    using Ms = std::chrono::duration<double, std::milli>;
+    log::Debug("catalog change applied",
+               {{"revision", to}, {"offerings_changed", change.offering_ids.size()},
+                {"read_ms", Ms(read - started).count()}, {"patch_ms", Ms(patched - read).count()}});
+}
+
 void PgStore::RefresherLoop() {
     // Process signals (SIGTERM/SIGINT) belong to main's signal thread, never to this one.
     sigset_t signals;
@@ -334,23 +437,34 @@ void PgStore::RefresherLoop() {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::unique_ptr<pqxx::connection> conn;
     std::unique_ptr<Listener> listener;
-    bool notified = false;
+    std::vector<std::string> payloads;
     auto backoff = options_.reconnect_min;
     auto next_check = std::chrono::steady_clock::now();
+    // The database's revision at the previous periodic check while the snapshot was behind
+    // it: still behind it one check later means a notification was missed, so reload.
+    std::int64_t behind_since_check = 0;
+    bool catch_up = true;
     while (!stop_) {
         try {
             if (!conn) {
                 conn = Connect(options_.database_url);
-                listener = std::make_unique<Listener>(*conn, notified);
+                payloads.clear();
+                listener = std::make_unique<Listener>(*conn, payloads);
                 next_check = std::chrono::steady_clock::now();  // catch up at once
+                catch_up = true;
                 backoff = options_.reconnect_min;
                 if (!connected_.exchange(true)) {
                     log::Info("database reachable again; catching up");
                 }
             }
+            if (!payloads.empty()) {
+                std::vector<std::string> batch;
+                batch.swap(payloads);  // all that arrived: applied as one change
+                ApplyNotified(*conn, batch);
+                connected_ = true;
+            }
             auto now = std::chrono::steady_clock::now();
-            if (notified || now >= next_check) {
-                notified = false;
+            if (now >= next_check) {
                 next_check = now + options_.refresh_interval;
                 RecheckSchema(*conn);
                 std::int64_t revision = 0;
@@ -358,13 +472,22 @@ void PgStore::RefresherLoop() {
                     pqxx::nontransaction tx(*conn);
                     revision = LoadRevision(tx);
                 }
-                if (revision != Revision()) {
-                    (void)Reload(*conn);
-                } else {
+                const std::int64_t served = Revision();
+                if (revision == served) {
+                    behind_since_check = 0;
                     std::lock_guard<std::mutex> lock(snapshot_mutex_);
                     confirmed_at_ = std::chrono::steady_clock::now();
+                } else if (catch_up || served < behind_since_check || revision < served) {
+                    // Behind for a whole interval (or just connected, or the database went
+                    // back, e.g. restored): notifications cannot be trusted to bring it.
+                    (void)Reload(*conn);
+                    behind_since_check = 0;
+                } else {
+                    behind_since_check = revision;
                 }
+                catch_up = false;
                 connected_ = true;
+                ReturnFreedMemory();
             }
             conn->await_notification(0, static_cast<long>(kListenSlice.count()) * 1000);
         } catch (const std::exception& e) {
@@ -393,24 +516,64 @@ bool PgStore::WaitForRevision(std::int64_t revision, std::chrono::milliseconds t
 std::shared_ptr<const pricing::Catalog> PgStore::Current() const { return Load()->current; }
 
 pricing::Result<std::shared_ptr<const pricing::Catalog>> PgStore::At(http::TimestampUs at) const {
-    auto built = BuildSnapshot(*Load()->history, at);
+    auto snapshot = Load();
+    auto built = AsOfCatalog(*snapshot, at);
     if (!built.ok()) {
         return built.error();
     }
-    return std::shared_ptr<const pricing::Catalog>(built.value());
+    pricing::CatalogInfo info = built.value()->Describe();
+    info.version = "pg-r" + std::to_string(snapshot->history->revision) + "@" +
+                   http::FormatTimestamp(at);
+    return std::shared_ptr<const pricing::Catalog>(
+        std::make_shared<const DescribedAs>(std::move(built).value(), std::move(info)));
+}
+
+pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PgStore::AsOfCatalog(
+    const Snapshot& snapshot, http::TimestampUs at) const {
+    std::call_once(snapshot.change_points_once,
+                   [&] { snapshot.change_points = ChangePoints(*snapshot.history); });
+    const auto& points = snapshot.change_points;
+    const std::size_t interval = static_cast<std::size_t>(
+        std::upper_bound(points.begin(), points.end(), at) - points.begin());
+    const std::int64_t revision = snapshot.history->revision;
+    auto cached = [&]() -> std::shared_ptr<const pricing::InMemoryCatalog> {
+        std::lock_guard<std::mutex> lock(as_of_mutex_);
+        for (auto it = as_of_cache_.begin(); it != as_of_cache_.end(); ++it) {
+            if (it->revision == revision && it->interval == interval) {
+                AsOfEntry hit = *it;
+                as_of_cache_.erase(it);
+                as_of_cache_.push_back(hit);
+                return hit.catalog;
+            }
+        }
+        return nullptr;
+    };
+    if (auto hit = cached()) {
+        return hit;
+    }
+    std::lock_guard<std::mutex> building(as_of_build_mutex_);
+    if (auto hit = cached()) {
+        return hit;  // another request built it while this one waited
+    }
+    auto built = BuildSnapshot(*snapshot.history, at);
+    if (!built.ok()) {
+        return built.error();
+    }
+    std::lock_guard<std::mutex> lock(as_of_mutex_);
+    if (as_of_cache_.size() >= kAsOfCacheEntries) {
+        as_of_cache_.erase(as_of_cache_.begin());
+    }
+    as_of_cache_.push_back(AsOfEntry{revision, interval, built.value()});
+    return built.value();
 }
 
 pricing::Result<http::OfferingHistory> PgStore::History(std::string_view id) const {
     auto snapshot = Load();
-    const auto& offerings = snapshot->history->offerings;
-    auto it = std::lower_bound(offerings.begin(), offerings.end(), id,
-                               [](const http::OfferingHistory& h, std::string_view key) {
-                                   return h.offering.id < key;
-                               });
-    if (it == offerings.end() || it->offering.id != id) {
+    const OfferingHistory* h = FindHistory(*snapshot->history, id);
+    if (h == nullptr) {
         return MakeError(ErrorCode::kNotFound, "no offering with id '" + std::string(id) + "'", "id");
     }
-    return *it;
+    return *h;
 }
 
 http::StoreHealth PgStore::Health() const {
@@ -444,7 +607,9 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
         }
         bool committing = false;
         std::int64_t revision = 0;
+        std::optional<pricing::Result<http::StoredResponse>> committed;
         try {
+            // tx ends with this block, before the lease is given back below.
             pqxx::work tx(lease.value()->conn());
             tx.exec_params("SELECT revision FROM catalog_state FOR UPDATE");
             auto recorded = RecordedAnswer(tx, request);
@@ -456,31 +621,28 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
             }
             // key_id 0 is the operator on the command line (`gpucost import` with
             // DATABASE_URL): no API key, the rows are recorded with recorded_by NULL.
+            // The key check and the write's instant (taken after the lock, so intervals never
+            // overlap) in one round trip: every statement here runs under the catalog lock.
             auto active = tx.exec_params(
-                "SELECT 1 WHERE $1 = 0 OR EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND"
+                "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint"
+                " WHERE $1 = 0 OR EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND"
                 " revoked_at IS NULL)",
                 request.principal.key_id);
             if (active.empty()) {
                 return MakeError(ErrorCode::kFailedPrecondition, "the API key has been revoked",
                                  "Authorization");
             }
-            auto now_us = tx.exec_params(
-                                "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")[0][0]
-                              .as<std::int64_t>();
-            auto outcome = body(tx, now_us);
+            const auto now_us = active[0][0].as<std::int64_t>();
+            CatalogChange changed;
+            auto outcome = body(tx, now_us, changed);
             if (!outcome.ok()) {
                 return outcome.error();
             }
-            revision = BumpRevision(tx);
+            revision = BumpRevision(tx, changed);
             RecordAnswer(tx, request, outcome.value());
             committing = true;
             tx.commit();
-            connected_ = true;
-            if (!WaitForRevision(revision, kOwnWriteWait)) {
-                log::Warn("write committed but not yet in this replica's snapshot",
-                          {{"revision", revision}});
-            }
-            return outcome;
+            committed = std::move(outcome);
         } catch (const pqxx::in_doubt_error& e) {
             lease.value()->Drop();
             MarkDown(e.what());
@@ -519,8 +681,24 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
             log::Error("write failed", {{"error", e.what()}, {"sqlstate", SqlState(e)}});
             return MakeError(ErrorCode::kInternal, "write failed");
         }
+        if (committed) {
+            connected_ = true;
+            // The connection goes back before the wait, so that writers queue on the
+            // catalog_state lock, not on the pool.
+            lease.value().reset();
+            return AwaitOwnWrite(revision, std::move(*committed));
+        }
     }
     return last_failure.value_or(Unavailable("the write could not be applied; retry"));
+}
+
+pricing::Result<http::StoredResponse> PgStore::AwaitOwnWrite(
+    std::int64_t revision, pricing::Result<http::StoredResponse> outcome) const {
+    if (!WaitForRevision(revision, kOwnWriteWait)) {
+        log::Warn("write committed but not yet in this replica's snapshot",
+                  {{"revision", revision}});
+    }
+    return outcome;
 }
 
 pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest& request,
@@ -528,7 +706,7 @@ pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest
                                                         const http::NewPrice& price,
                                                         const HistoryEncoder& encode) {
     const std::string offering_id(id);
-    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us)
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
                                  -> pricing::Result<http::StoredResponse> {
         auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
         if (!h) {
@@ -554,6 +732,7 @@ pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest
                                     price.source, price.verified, price.notes};
         InsertPrice(tx, offering_id, p, now_us, request.principal.key_id);
         tx.exec_params("UPDATE offerings SET version = version + 1 WHERE id = $1", offering_id);
+        changed.offering_ids.push_back(offering_id);
         return encode(*LoadOfferingHistory(tx, offering_id, false));
     });
 }
@@ -561,7 +740,7 @@ pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest
 pricing::Result<http::StoredResponse> PgStore::CreateOfferings(
     const http::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
     const CreatedEncoder& encode) {
-    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us)
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
                                  -> pricing::Result<http::StoredResponse> {
         std::vector<http::OfferingHistory> created;
         for (std::size_t i = 0; i < offerings.size(); ++i) {
@@ -595,6 +774,7 @@ pricing::Result<http::StoredResponse> PgStore::CreateOfferings(
         }
         for (const pricing::Offering& o : offerings) {
             created.push_back(*LoadOfferingHistory(tx, o.id, false));
+            changed.offering_ids.push_back(o.id);
         }
         return encode(created);
     });
@@ -604,7 +784,7 @@ pricing::Result<http::StoredResponse> PgStore::RetireOffering(const http::WriteR
                                                               std::string_view id,
                                                               const HistoryEncoder& encode) {
     const std::string offering_id(id);
-    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us)
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
                                  -> pricing::Result<http::StoredResponse> {
         auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
         if (!h) {
@@ -623,6 +803,7 @@ pricing::Result<http::StoredResponse> PgStore::RetireOffering(const http::WriteR
         tx.exec_params("UPDATE offerings SET retired_at = " + Us(2) +
                            ", version = version + 1 WHERE id = $1",
                        offering_id, now_us);
+        changed.offering_ids.push_back(offering_id);
         return encode(*LoadOfferingHistory(tx, offering_id, false));
     });
 }

@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 #include "pricing/catalog_loader.hpp"
 #include "service/http/timestamp.hpp"
+#include "service/storage/history_loader.hpp"
 #include "service/storage/pg_store.hpp"
 #include "tests/service/storage/pg_test_db.hpp"
 
@@ -24,6 +27,21 @@ std::unique_ptr<storage::PgStore> OpenStore(const TestDatabase& db) {
     }
     return std::move(store).value();
 }
+
+// A store whose periodic check runs every `interval` (after the first, at connect).
+std::unique_ptr<storage::PgStore> OpenStoreChecking(const TestDatabase& db,
+                                                    std::chrono::milliseconds interval) {
+    storage::PgStoreOptions options;
+    options.database_url = db.url();
+    options.refresh_interval = interval;
+    auto store = storage::PgStore::Open(options);
+    if (!store.ok()) {
+        FAIL(store.error().message);
+    }
+    return std::move(store).value();
+}
+
+http::TimestampUs Day(const std::string& date) { return http::ParseIsoDate(date).value(); }
 
 http::WriteRequest Admin(const storage::PgStore& store, const std::string& key,
                          const std::string& idempotency_key = "", const std::string& hash = "h") {
@@ -338,5 +356,129 @@ TEST_SUITE("pg_store") {
                         " AND p1.valid_to > p2.valid_from WHERE p1.offering_id = '" +
                         std::string(kOnDemand) + "' AND p1.valid_to > p1.valid_from"
                         " AND (p2.valid_to IS NULL OR p2.valid_to > p2.valid_from)") == "0");
+    }
+
+    // Issue 23: a write's NOTIFY names its rows and replicas apply exactly those. The other
+    // offering is changed behind the stores' back (no new revision): a full reload would
+    // pick that up, an incremental apply must not touch it.
+    TEST_CASE("a write reaches another replica as a change to its rows, without a full reload") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        const std::string key = db.CreateKey("admin");
+        auto writer = OpenStoreChecking(db, std::chrono::minutes(1));
+        auto reader = OpenStoreChecking(db, std::chrono::minutes(1));
+        const std::string other = "lambda-gpu_1x_h100-us-on-demand";
+        db.Scalar("UPDATE offerings SET notes = 'edited behind the stores' WHERE id = '" + other +
+                  "' RETURNING 1");
+        auto put = writer->PutPrice(Admin(*writer, key), kOnDemand, Price(77.7), EncodePrice);
+        REQUIRE(put.ok());
+        // The write returns once its own replica serves it.
+        CHECK(writer->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(77.7));
+        REQUIRE(reader->WaitForRevision(writer->Revision(), std::chrono::milliseconds(3000)));
+        CHECK(reader->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(77.7));
+        CHECK(reader->History(kOnDemand).value().prices.size() == 4);
+        CHECK(reader->Current()->FindOffering(other).value().notes != "edited behind the stores");
+        CHECK(writer->Current()->FindOffering(other).value().notes != "edited behind the stores");
+        CHECK(reader->Current()->Describe().version == "pg-r" + std::to_string(writer->Revision()));
+        // Creating and retiring travel the same way.
+        pricing::Offering fresh = writer->Current()->FindOffering(kOnDemand).value();
+        fresh.id = "aws-p5.48xlarge-eu-west-1-on-demand";
+        fresh.region = "eu-west-1";
+        fresh.superseded_prices.clear();
+        auto created = writer->CreateOfferings(
+            Admin(*writer, key), {fresh},
+            [](const auto&) { return http::StoredResponse{201, "", "", false}; });
+        REQUIRE(created.ok());
+        REQUIRE(writer->RetireOffering(Admin(*writer, key), kOnDemand, EncodePrice).ok());
+        REQUIRE(reader->WaitForRevision(writer->Revision(), std::chrono::milliseconds(3000)));
+        CHECK(reader->Current()->FindOffering(fresh.id).ok());
+        CHECK_FALSE(reader->Current()->FindOffering(kOnDemand).ok());
+        CHECK(reader->Current()->Offerings().size() == 4);
+        CHECK(reader->Current()->Describe().offering_count == 4);
+    }
+
+    // Issue 23: 8 writers through one replica whose snapshot is slow to catch up (a full
+    // reload would wait on the accelerators table, held here). A write that kept its pooled
+    // connection while waiting for its replica starved the others into 503.
+    TEST_CASE("concurrent writers all succeed; a write waits for its replica without a connection") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        const std::string key = db.CreateKey("admin");
+        storage::PgStoreOptions options;
+        options.database_url = db.url();
+        options.pool_size = 2;
+        options.checkout_timeout = std::chrono::milliseconds(300);
+        options.refresh_interval = std::chrono::minutes(1);
+        auto opened = storage::PgStore::Open(options);
+        REQUIRE(opened.ok());
+        auto store = std::move(opened).value();
+        auto blocker = db.Connect();
+        pqxx::work hold(*blocker);
+        hold.exec("LOCK TABLE accelerators IN ACCESS EXCLUSIVE MODE");
+        const std::vector<std::string> ids = {kOnDemand, "aws-p5.48xlarge-us-east-1-spot",
+                                              "lambda-gpu_1x_h100-us-on-demand",
+                                              "gcp-tpu-v5e-us-central1-on-demand"};
+        std::atomic<int> ok{0};
+        std::atomic<int> failed{0};
+        std::vector<std::thread> writers;
+        for (int t = 0; t < 8; ++t) {
+            writers.emplace_back([&, t] {
+                for (int i = 0; i < 3; ++i) {
+                    auto put = store->PutPrice(Admin(*store, key), ids[static_cast<std::size_t>(t % 4)], Price(10 + t + i * 0.1),
+                                               EncodePrice);
+                    (put.ok() ? ok : failed)++;
+                }
+            });
+        }
+        for (auto& w : writers) {
+            w.join();
+        }
+        hold.abort();
+        CHECK(failed.load() == 0);
+        CHECK(ok.load() == 24);
+        CHECK(db.Scalar("SELECT count(*) FROM prices WHERE source_id = (SELECT id FROM sources"
+                        " WHERE name = 'NEGOTIATED RATE')") == "24");
+    }
+
+    // Issue 23: as_of reads come from a cache shared by every instant between two change
+    // points; each answer must equal a snapshot built for that instant from a fresh load.
+    TEST_CASE("as_of answers equal snapshots built from the full history at that instant") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        const std::string key = db.CreateKey("admin");
+        auto store = OpenStore(db);
+        REQUIRE(store->PutPrice(Admin(*store, key), kOnDemand, Price(12.5), EncodePrice).ok());
+        REQUIRE(store->RetireOffering(Admin(*store, key), "gcp-tpu-v5e-us-central1-on-demand",
+                                      EncodePrice).ok());
+        auto conn = db.Connect();
+        pqxx::read_transaction tx(*conn);
+        const storage::CatalogHistory history = storage::LoadHistory(tx);
+        REQUIRE(history.revision == store->Revision());
+        std::vector<http::TimestampUs> instants = {0, Day("2025-03-01"), Day("2026-12-31")};
+        for (http::TimestampUs p : storage::ChangePoints(history)) {
+            instants.insert(instants.end(), {p - 1, p, p + 1});
+        }
+        for (int round = 0; round < 2; ++round) {  // the second round answers from the cache
+            for (http::TimestampUs t : instants) {
+                auto got = store->At(t);
+                auto want = storage::BuildSnapshot(history, t);
+                REQUIRE(got.ok());
+                REQUIRE(want.ok());
+                CHECK(got.value()->Describe().version == want.value()->Describe().version);
+                CHECK(got.value()->Describe().price_observation_count ==
+                      want.value()->Describe().price_observation_count);
+                REQUIRE(got.value()->Offerings().size() == want.value()->Offerings().size());
+                for (std::size_t i = 0; i < want.value()->Offerings().size(); ++i) {
+                    const auto& g = got.value()->Offerings()[i];
+                    const auto& w = want.value()->Offerings()[i];
+                    CHECK(g.id == w.id);
+                    CHECK(g.price.usd_per_hour == w.price.usd_per_hour);
+                    CHECK(g.price.as_of == w.price.as_of);
+                    CHECK(g.superseded_prices.size() == w.superseded_prices.size());
+                }
+            }
+        }
     }
 }
