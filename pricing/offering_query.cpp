@@ -307,9 +307,11 @@ Result<std::optional<CursorPosition>> DecodeCursor(const OfferingQuery& query,
     if (!decoded) {
         return bad_cursor;
     }
+    // digest SEP catalog version SEP sort key SEP id
     std::size_t first = decoded->find(kCursorSep);
     std::size_t second = first == std::string::npos ? first : decoded->find(kCursorSep, first + 1);
-    if (second == std::string::npos) {
+    std::size_t third = second == std::string::npos ? second : decoded->find(kCursorSep, second + 1);
+    if (third == std::string::npos) {
         return bad_cursor;
     }
     if (decoded->substr(0, first) != digest) {
@@ -318,11 +320,20 @@ Result<std::optional<CursorPosition>> DecodeCursor(const OfferingQuery& query,
                          "repeat that query with it, or start again without a cursor",
                          "cursor");
     }
-    auto key = ParseKeyText(decoded->substr(first + 1, second - first - 1));
+    const std::string version = decoded->substr(first + 1, second - first - 1);
+    if (version != query.catalog_version) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "the catalog changed since this walk began (" + version + ", now " +
+                             query.catalog_version +
+                             "): its pages would list offerings twice or never; start again "
+                             "without a cursor (database mode: or page with as_of fixed)",
+                         "cursor");
+    }
+    auto key = ParseKeyText(decoded->substr(second + 1, third - second - 1));
     if (!key) {
         return bad_cursor;
     }
-    return std::optional<CursorPosition>{CursorPosition{*key, decoded->substr(second + 1)}};
+    return std::optional<CursorPosition>{CursorPosition{*key, decoded->substr(third + 1)}};
 }
 
 }  // namespace
@@ -363,8 +374,9 @@ Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
     }
     if (count < matches.size() && count > 0) {
         const Match& last = matches[count - 1];
-        page.next_cursor = Base64UrlEncode(query_digest() + kCursorSep + KeyText(last.key) +
-                                           kCursorSep + last.offering->id);
+        page.next_cursor =
+            Base64UrlEncode(query_digest() + kCursorSep + query.catalog_version + kCursorSep +
+                            KeyText(last.key) + kCursorSep + last.offering->id);
     }
     return page;
 }

@@ -3,7 +3,9 @@
 #include <mutex>
 #include <string>
 
+#include "pricing/money.hpp"
 #include "pricing/offering_query.hpp"
+#include "service/http/api_version.hpp"
 #include "service/http/as_of.hpp"
 #include "service/http/catalog_store.hpp"
 #include "service/http/deprecation.hpp"
@@ -102,6 +104,7 @@ std::string OfferingListJson(const pricing::OfferingPage& page, const pricing::O
     JsonWriter w(text);
     w.BeginObject();
     w.Member("catalog_version", catalog_version);
+    w.Member("currency", pricing::kCurrency);
     w.Key("items");
     std::string items = "[";
     for (const pricing::Offering* o : page.items) {
@@ -253,11 +256,14 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, chosen.error());
         }
         auto catalog = chosen.value();
+        const std::string version = catalog->Describe().version;
+        query.value().catalog_version = version;
         auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());
         if (!page.ok()) {
             return WriteProblem(res, req, page.error());
         }
-        WriteJsonText(res, OfferingListJson(page.value(), query.value(), catalog->Describe().version));
+        SetCatalogVersionHeader(res, version);
+        WriteJsonText(res, OfferingListJson(page.value(), query.value(), version));
     });
 
     routes.Get(std::string("/v1/offerings/") + kIdPattern,
@@ -282,6 +288,8 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
                    }
                    json body = ToJson(found.value(), /*with_history=*/true);
                    body["catalog_version"] = catalog.value()->Describe().version;
+                   body["currency"] = pricing::kCurrency;
+                   SetCatalogVersionHeader(res, body["catalog_version"].get<std::string>());
                    WriteJson(res, body);
                });
 
@@ -295,6 +303,7 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, chosen.error());
         }
         SetDeprecationHeaders(res, kCatalogVersionRename);  // the body's `version`
+        SetCatalogVersionHeader(res, chosen.value()->Describe().version);
         WriteJsonText(res, CatalogSummaries().TextFor(chosen.value(), TodayUtc()));
     });
 }

@@ -8,6 +8,7 @@
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
+#include "service/http/api_version.hpp"
 #include "service/http/as_of.hpp"
 #include "service/http/encoded_cache.hpp"
 #include "service/http/csv_writer.hpp"
@@ -91,6 +92,7 @@ std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request&
         WriteProblem(res, req, view.error());
         return std::nullopt;
     }
+    SetCatalogVersionHeader(res, catalog.value()->Describe().version);
     return std::move(view).value();
 }
 

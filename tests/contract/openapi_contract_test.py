@@ -230,6 +230,17 @@ try:
     check({p["id"] for p in providers["items"]} ==
           {"aws", "gcp", "azure", "lambda", "coreweave", "runpod", "vastai"},
           "all seven providers are listed")
+    with urllib.request.urlopen(BASE + "/v1/offerings?limit=1", timeout=10) as r:
+        listed = json.loads(r.read())
+        check(r.headers.get("Catalog-Version") == listed["catalog_version"] and
+              listed["currency"] == "USD",
+              "an offering page names its catalog version (header and body) and currency")
+    with urllib.request.urlopen(urllib.request.Request(
+            BASE + "/v1/plans/training", headers={"Content-Type": "application/json", "Accept": "text/csv"},
+            data=json.dumps({"model": {"params_b": 7}, "tokens_b": 10, "limit": 2}).encode()),
+            timeout=30) as r:
+        check(r.headers.get("Catalog-Version") == listed["catalog_version"],
+              "a plan's CSV names its catalog version in the Catalog-Version header")
     page = call("/v1/offerings", "/v1/offerings?provider=aws&limit=7")
     seen = [o["id"] for o in page["items"]]
     while page["next_cursor"]:
@@ -510,6 +521,7 @@ def run_database_mode():
              body=json.dumps(price).encode(), headers=dict(a, **{"Content-Type": "text/plain"}))
         call("/v1/offerings/{id}/price", "/v1/offerings/nope/price", "put", expect=404,
              body=json.dumps(price).encode(), headers=a)
+        offering_cursor = call("/v1/offerings", "/v1/offerings?limit=3&sort=usd_per_hour")["next_cursor"]
         plan_walk = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 5}
         stale_cursor = call("/v1/plans/training", "/v1/plans/training", "post", headers=j,
                             body=json.dumps(plan_walk).encode())["next_cursor"]
@@ -523,6 +535,10 @@ def run_database_mode():
                        body=json.dumps(dict(plan_walk, cursor=stale_cursor)).encode())
         check(problem.get("field") == "/cursor",
               "a plan cursor from before a price write is 409: the catalog changed under the walk")
+        # Before, a walk went on across the change (a re-priced offering moved past the page
+        # boundary and was listed twice: 190 rows for 189 offerings).
+        call("/v1/offerings", "/v1/offerings?limit=3&sort=usd_per_hour&cursor=" + offering_cursor,
+             expect=409)
         call("/v1/offerings/{id}/history", "/v1/offerings/nope/history", expect=404)
         old = call("/v1/offerings/{id}", path + "?as_of=" + written["prices"][-1]["valid_from"][:10] +
                    "T00:00:00Z")
