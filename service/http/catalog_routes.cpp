@@ -8,6 +8,7 @@
 #include "service/http/api_version.hpp"
 #include "service/http/as_of.hpp"
 #include "service/http/catalog_store.hpp"
+#include "service/http/csv_writer.hpp"
 #include "service/http/deprecation.hpp"
 #include "service/http/encoded_cache.hpp"
 #include "service/http/json_codec.hpp"
@@ -123,6 +124,30 @@ std::string OfferingListJson(const pricing::OfferingPage& page, const pricing::O
     w.Member("total_count", page.total_count);
     w.EndObject();
     return text;
+}
+
+// The page as CSV rows (Accept: text/csv), one per offering with its current price, and the
+// currency and catalog version on every row as plan CSVs carry them. CSV has no place for the
+// next cursor: a client walking the catalog pages with the JSON answer.
+CsvTable OfferingListCsv(const pricing::OfferingPage& page, const std::string& catalog_version) {
+    CsvTable table;
+    table.header = {"id", "provider", "instance_type", "accelerator", "accelerator_count",
+                    "accelerator_memory_gb", "region", "price_type", "usd_per_hour",
+                    "usd_per_accelerator_hour", "as_of", "as_of_estimated", "verified", "source",
+                    "currency", "catalog_version"};
+    for (const pricing::Offering* o : page.items) {
+        table.rows.push_back({o->id, o->provider, o->instance_type, o->accelerator,
+                              std::to_string(o->accelerator_count),
+                              o->accelerator_memory_gb ? CsvNumber(*o->accelerator_memory_gb) : "",
+                              o->region,
+                              std::string(pricing::PriceTypeName(o->price_type)),
+                              CsvNumber(o->price.usd_per_hour),
+                              CsvNumber(o->UsdPerAcceleratorHour()), o->price.as_of,
+                              o->price.as_of_estimated ? "true" : "false",
+                              o->price.verified ? "true" : "false", o->price.source,
+                              pricing::kCurrency, catalog_version});
+    }
+    return table;
 }
 
 // The /v1/catalog answer depends only on the snapshot and the day: kept for the last
@@ -263,6 +288,9 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, page.error());
         }
         SetCatalogVersionHeader(res, version);
+        if (WantsCsv(req)) {
+            return WriteCsv(res, OfferingListCsv(page.value(), version));
+        }
         WriteJsonText(res, OfferingListJson(page.value(), query.value(), version));
     });
 

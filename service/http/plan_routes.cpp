@@ -144,6 +144,13 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         if (!plan.ok()) {
             return WriteProblem(res, req, plan.error());
         }
+        if (WantsCsv(req)) {
+            // One plan, not rows: a CSV would be a JSON object flattened. Say so rather than
+            // answer JSON to a client that asked for CSV (issue 22).
+            return WriteTransportProblem(res, req, 406, "not_acceptable",
+                                         "a spot plan is answered as application/json only; "
+                                         "send Accept: application/json (or none)");
+        }
         const pricing::plan::SpotPlan& p = plan.value();
         auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
         WriteJsonText(res, MarkPricingBasis(EncodeSpotPlan(p, assumptions), *view,

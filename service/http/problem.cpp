@@ -23,6 +23,8 @@ const char* TitleFor(int status) {
             return "Not Found";
         case 405:
             return "Method Not Allowed";
+        case 406:
+            return "Not Acceptable";
         case 409:
             return "Conflict";
         case 411:

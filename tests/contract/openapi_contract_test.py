@@ -380,6 +380,13 @@ try:
                 headers=csv_headers)
     check(rows.startswith(b"offering_id,") and rows.count(b"\r\n") == 6,
           "a training plan answers five CSV rows and a header")
+    # A client asking for CSV gets CSV or a 406, never JSON it did not ask for (issue 22).
+    call("/v1/plans/spot", "/v1/plans/spot", "post", expect=406,
+         body=json.dumps(issue_spot).encode(), headers=csv_headers)
+    offering_rows = call("/v1/offerings", "/v1/offerings?provider=aws&limit=3",
+                         headers={"Accept": "text/csv"})
+    check(offering_rows.startswith(b"id,provider,") and offering_rows.count(b"\r\n") == 4,
+          "an offering page answers CSV: a header and its three offerings")
     call("/v1/plans/spot", "/v1/plans/spot", "post", expect=400,
          body=b'{"job_hours": "ten"}', headers=json_headers)
     call("/v1/plans/spot", "/v1/plans/spot", "post", expect=415,

@@ -215,7 +215,10 @@ function stopServer(proc: ChildProcess): Promise<number | null> {
 // ---------------------------------------------------------------------------------------------
 // The scenario's steps.
 
-type Client = ReturnType<typeof createClient<paths>>;
+// Answers that also come as CSV are typed as their JSON form by naming the media types the
+// client reads (openapi-fetch's second type parameter), as an integrator's client would.
+type JsonMedia = "application/json" | "application/problem+json";
+type Client = ReturnType<typeof createClient<paths, JsonMedia>>;
 
 async function discover(api: Client, base: string) {
     const index = await api.GET("/");
@@ -494,7 +497,7 @@ function gpucostCommand(...args: string[]): string {
 
 async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     const admin = gpucostCommand("apikey", "create", "--scope", "admin", "--name", "client-admin");
-    const api = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${admin}` } });
+    const api = createClient<paths, JsonMedia>({ baseUrl: base, headers: { Authorization: `Bearer ${admin}` } });
     api.use(validating);
     const target = offerings.find((o) => o.price_type === "on_demand")!;
     const history = await api.GET("/v1/offerings/{id}/history", {
@@ -556,7 +559,7 @@ async function main() {
     }
     const { proc, port } = await startServer(serverArgs, env);
     const base = `http://127.0.0.1:${port}`;
-    const api = createClient<paths>({ baseUrl: base });
+    const api = createClient<paths, JsonMedia>({ baseUrl: base });
     api.use(validating);
     try {
         await discover(api, base);
