@@ -66,6 +66,18 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 // The --help text (the same table as docs/api.md "Configuration").
 std::string HelpText();
 
+// The settings table's rows as --help prints them (flag, variable, default text), for the test
+// that holds docs/api.md's table to it.
+struct SettingRow {
+    std::string flag;
+    std::string env;
+    std::string default_text;
+};
+[[nodiscard]] std::vector<SettingRow> SettingRows();
+// Applies one setting's value to `config` as a flag would (kInvalidArgument naming the flag).
+[[nodiscard]] pricing::Status ApplySetting(ServiceConfig& config, const std::string& flag,
+                                           const std::string& value);
+
 // Worker threads when --threads is not given (docs/performance.md, "Worker count"). HTTPS:
 // kTlsDefaultThreads (the library holds one thread per TLS connection). Plain HTTP: two per
 // CPU, at least 2, so CPU-bound estimates are not time-sliced among many threads; with a
