@@ -201,138 +201,164 @@ CatalogSummaryCache& CatalogSummaries() {
 
 }  // namespace
 
+namespace {
+
+void ServeAccelerators(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {"vendor", "precision"});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    std::vector<std::string> vendors = params.List("vendor");
+    std::vector<pricing::Precision> precisions;
+    for (const auto& name : params.List("precision")) {
+        auto p = pricing::ParsePrecision(name);
+        if (!p) {
+            return WriteProblem(res, req,
+                                MakeError(ErrorCode::kInvalidArgument,
+                                          "unknown precision '" + name.substr(0, 16) +
+                                              "'; use fp32, tf32, fp16, bf16, fp8, int8 or fp4",
+                                          "precision"));
+        }
+        precisions.push_back(*p);
+    }
+    json items = json::array();
+    for (const auto& a : deps.catalog()->Accelerators()) {
+        bool vendor_ok = vendors.empty() ||
+                         std::any_of(vendors.begin(), vendors.end(), [&](const std::string& v) {
+                             return v.size() == a.vendor.size() &&
+                                    std::equal(v.begin(), v.end(), a.vendor.begin(),
+                                               [](char x, char y) {
+                                                   return std::tolower(x) == std::tolower(y);
+                                               });
+                         });
+        bool precision_ok = std::all_of(precisions.begin(), precisions.end(),
+                                        [&](auto p) { return a.PeakTflops(p).has_value(); });
+        if (vendor_ok && precision_ok) {
+            items.push_back(ToJson(a));
+        }
+    }
+    WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+}
+
+void ServeAccelerator(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto found = deps.catalog()->FindAccelerator(req.matches[1].str());
+    if (!found.ok()) {
+        return WriteProblem(res, req, found.error());
+    }
+    WriteJson(res, ToJson(found.value()));
+}
+
+void ServeProviders(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {kAsOfParam});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!catalog.ok()) {
+        return WriteProblem(res, req, catalog.error());
+    }
+    json items = json::array();
+    for (const auto& p : catalog.value()->Providers()) {
+        items.push_back(ToJson(p));
+    }
+    WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+}
+
+void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {"provider", "accelerator", "price_type", "region",
+                             "min_accelerator_count", "max_accelerator_count",
+                             "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
+                             "verified", "sort", "limit", "cursor", kAsOfParam});
+    auto query = DecodeOfferingQuery(params);
+    if (!query.ok()) {
+        return WriteProblem(res, req, query.error());
+    }
+    auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!chosen.ok()) {
+        return WriteProblem(res, req, chosen.error());
+    }
+    auto catalog = chosen.value();
+    const std::string version = catalog->Describe().version;
+    query.value().catalog_version = version;
+    auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());
+    if (!page.ok()) {
+        return WriteProblem(res, req, page.error());
+    }
+    SetCatalogVersionHeader(res, version);
+    if (WantsCsv(req)) {
+        return WriteCsv(res, OfferingListCsv(page.value(), version));
+    }
+    WriteJsonText(res, OfferingListJson(page.value(), query.value(), version));
+}
+
+void ServeOffering(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {kAsOfParam});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!catalog.ok()) {
+        return WriteProblem(res, req, catalog.error());
+    }
+    auto found = catalog.value()->FindOffering(req.matches[1].str());
+    if (!found.ok()) {
+        return WriteProblem(res, req, found.error());
+    }
+    // Database mode: the current version's ETag, for If-Match on the next write.
+    if (deps.store && !req.has_param(kAsOfParam)) {
+        if (auto history = deps.store->History(found.value().id); history.ok()) {
+            res.set_header("ETag", OfferingEtag(history.value().version));
+        }
+    }
+    json body = ToJson(found.value(), /*with_history=*/true);
+    body["catalog_version"] = catalog.value()->Describe().version;
+    body["currency"] = pricing::kCurrency;
+    SetCatalogVersionHeader(res, body["catalog_version"].get<std::string>());
+    WriteJson(res, body);
+}
+
+void ServeCatalog(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {kAsOfParam});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!chosen.ok()) {
+        return WriteProblem(res, req, chosen.error());
+    }
+    SetDeprecationHeaders(res, kCatalogVersionRename);  // the body's `version`
+    SetCatalogVersionHeader(res, chosen.value()->Describe().version);
+    WriteJsonText(res, CatalogSummaries().TextFor(chosen.value(), TodayUtc()));
+}
+
+}  // namespace
+
 void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/v1/accelerators", [deps](const httplib::Request& req, httplib::Response& res) {
-        QueryParams params(req, {"vendor", "precision"});
-        if (auto checked = params.Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        std::vector<std::string> vendors = params.List("vendor");
-        std::vector<pricing::Precision> precisions;
-        for (const auto& name : params.List("precision")) {
-            auto p = pricing::ParsePrecision(name);
-            if (!p) {
-                return WriteProblem(res, req,
-                                    MakeError(ErrorCode::kInvalidArgument,
-                                              "unknown precision '" + name.substr(0, 16) +
-                                                  "'; use fp32, tf32, fp16, bf16, fp8, int8 or fp4",
-                                              "precision"));
-            }
-            precisions.push_back(*p);
-        }
-        json items = json::array();
-        for (const auto& a : deps.catalog()->Accelerators()) {
-            bool vendor_ok = vendors.empty() ||
-                             std::any_of(vendors.begin(), vendors.end(), [&](const std::string& v) {
-                                 return v.size() == a.vendor.size() &&
-                                        std::equal(v.begin(), v.end(), a.vendor.begin(),
-                                                   [](char x, char y) {
-                                                       return std::tolower(x) == std::tolower(y);
-                                                   });
-                             });
-            bool precision_ok = std::all_of(precisions.begin(), precisions.end(),
-                                            [&](auto p) { return a.PeakTflops(p).has_value(); });
-            if (vendor_ok && precision_ok) {
-                items.push_back(ToJson(a));
-            }
-        }
-        WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+        ServeAccelerators(deps, req, res);
     });
 
-    routes.Get(std::string("/v1/accelerators/") + kIdPattern,
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
-                       return WriteProblem(res, req, checked.error());
-                   }
-                   auto found = deps.catalog()->FindAccelerator(req.matches[1].str());
-                   if (!found.ok()) {
-                       return WriteProblem(res, req, found.error());
-                   }
-                   WriteJson(res, ToJson(found.value()));
-               });
+    routes.Get(std::string("/v1/accelerators/") + kIdPattern, [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeAccelerator(deps, req, res);
+    });
 
     routes.Get("/v1/providers", [deps](const httplib::Request& req, httplib::Response& res) {
-        QueryParams params(req, {kAsOfParam});
-        if (auto checked = params.Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
-        if (!catalog.ok()) {
-            return WriteProblem(res, req, catalog.error());
-        }
-        json items = json::array();
-        for (const auto& p : catalog.value()->Providers()) {
-            items.push_back(ToJson(p));
-        }
-        WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+        ServeProviders(deps, req, res);
     });
 
     routes.Get("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
-        QueryParams params(req, {"provider", "accelerator", "price_type", "region",
-                                 "min_accelerator_count", "max_accelerator_count",
-                                 "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
-                                 "verified", "sort", "limit", "cursor", kAsOfParam});
-        auto query = DecodeOfferingQuery(params);
-        if (!query.ok()) {
-            return WriteProblem(res, req, query.error());
-        }
-        auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
-        if (!chosen.ok()) {
-            return WriteProblem(res, req, chosen.error());
-        }
-        auto catalog = chosen.value();
-        const std::string version = catalog->Describe().version;
-        query.value().catalog_version = version;
-        auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());
-        if (!page.ok()) {
-            return WriteProblem(res, req, page.error());
-        }
-        SetCatalogVersionHeader(res, version);
-        if (WantsCsv(req)) {
-            return WriteCsv(res, OfferingListCsv(page.value(), version));
-        }
-        WriteJsonText(res, OfferingListJson(page.value(), query.value(), version));
+        ServeOfferings(deps, req, res);
     });
 
-    routes.Get(std::string("/v1/offerings/") + kIdPattern,
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   QueryParams params(req, {kAsOfParam});
-                   if (auto checked = params.Check(); !checked.ok()) {
-                       return WriteProblem(res, req, checked.error());
-                   }
-                   auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
-                   if (!catalog.ok()) {
-                       return WriteProblem(res, req, catalog.error());
-                   }
-                   auto found = catalog.value()->FindOffering(req.matches[1].str());
-                   if (!found.ok()) {
-                       return WriteProblem(res, req, found.error());
-                   }
-                   // Database mode: the current version's ETag, for If-Match on the next write.
-                   if (deps.store && !req.has_param(kAsOfParam)) {
-                       if (auto history = deps.store->History(found.value().id); history.ok()) {
-                           res.set_header("ETag", OfferingEtag(history.value().version));
-                       }
-                   }
-                   json body = ToJson(found.value(), /*with_history=*/true);
-                   body["catalog_version"] = catalog.value()->Describe().version;
-                   body["currency"] = pricing::kCurrency;
-                   SetCatalogVersionHeader(res, body["catalog_version"].get<std::string>());
-                   WriteJson(res, body);
-               });
+    routes.Get(std::string("/v1/offerings/") + kIdPattern, [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeOffering(deps, req, res);
+    });
 
     routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {
-        QueryParams params(req, {kAsOfParam});
-        if (auto checked = params.Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
-        if (!chosen.ok()) {
-            return WriteProblem(res, req, chosen.error());
-        }
-        SetDeprecationHeaders(res, kCatalogVersionRename);  // the body's `version`
-        SetCatalogVersionHeader(res, chosen.value()->Describe().version);
-        WriteJsonText(res, CatalogSummaries().TextFor(chosen.value(), TodayUtc()));
+        ServeCatalog(deps, req, res);
     });
 }
 

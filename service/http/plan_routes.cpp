@@ -111,186 +111,208 @@ const pricing::PlanReference& ReferenceOf(const Deps& deps) {
 
 }  // namespace
 
+namespace {
+
+// POST /v1/plans/spot: spot or on-demand for one job (JSON only: 406 to a CSV Accept).
+void ServeSpotPlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto body = ReadJsonBody(req, res);
+    if (!body) {
+        return;
+    }
+    auto book = TakeBook(*body, req, res);
+    if (!book) {
+        return;
+    }
+    auto request = DecodeSpotPlanRequest(*body, {"workload"});
+    if (!request.ok()) {
+        return WriteProblem(res, req, request.error());
+    }
+    auto workload = DecodeSpotWorkload(*body);
+    if (!workload.ok()) {
+        return WriteProblem(res, req, workload.error());
+    }
+    auto view = PlanPricing(deps, req, res, std::move(*book));
+    if (!view) {
+        return;
+    }
+    const pricing::Catalog& catalog = *view->catalog;
+    if (auto ids = CheckBodyIds(request.value(), catalog); !ids.ok()) {
+        return WriteProblem(res, req, ids.error());
+    }
+    auto plan = workload.value()
+                    ? pricing::plan::PlanSpotForTraining(request.value(), *workload.value(),
+                                                         catalog)
+                    : pricing::plan::PlanSpot(request.value(), catalog);
+    if (!plan.ok()) {
+        return WriteProblem(res, req, plan.error());
+    }
+    if (WantsCsv(req)) {
+        // One plan, not rows: a CSV would be a JSON object flattened. Say so rather than
+        // answer JSON to a client that asked for CSV (issue 22).
+        return WriteTransportProblem(res, req, 406, "not_acceptable",
+                                     "a spot plan is answered as application/json only; "
+                                     "send Accept: application/json (or none)");
+    }
+    const pricing::plan::SpotPlan& p = plan.value();
+    auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
+    WriteJsonText(res, MarkPricingBasis(EncodeSpotPlan(p, assumptions), *view,
+                                        NamedIds({request.value().spot_offering_id,
+                                                  request.value().on_demand_offering_id})));
+}
+
+// POST /v1/plans/rent-vs-buy: owning against renting over a horizon (CSV: the series).
+void ServeRentVsBuyPlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto body = ReadJsonBody(req, res);
+    if (!body) {
+        return;
+    }
+    auto book = TakeBook(*body, req, res);
+    if (!book) {
+        return;
+    }
+    auto request = DecodeRentVsBuyRequest(*body);
+    if (!request.ok()) {
+        return WriteProblem(res, req, request.error());
+    }
+    auto view = PlanPricing(deps, req, res, std::move(*book));
+    if (!view) {
+        return;
+    }
+    if (auto ids = CheckBodyIds(request.value(), *view->catalog); !ids.ok()) {
+        return WriteProblem(res, req, ids.error());
+    }
+    auto plan = pricing::plan::PlanRentVsBuy(request.value(), *view->catalog);
+    if (!plan.ok()) {
+        return WriteProblem(res, req, plan.error());
+    }
+    if (WantsCsv(req)) {
+        return WriteCsv(res, CumulativeCsv(plan.value()));
+    }
+    const pricing::plan::RentVsBuyPlan& p = plan.value();
+    auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
+    WriteJsonText(res, MarkPricingBasis(EncodeRentVsBuyPlan(p, assumptions), *view,
+                                        NamedIds({request.value().rent.offering_id})));
+}
+
+// POST /v1/plans/training: every offering ranked for a run (CSV, FOCUS; paged by cursor).
+void ServeTrainingPlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto body = ReadJsonBody(req, res, /*takes_format=*/true);
+    if (!body) {
+        return;
+    }
+    const json paged_body = *body;  // the cursor's fingerprint covers the price book too
+    auto book = TakeBook(*body, req, res);
+    if (!book) {
+        return;
+    }
+    auto request = DecodeTrainingPlanRequest(*body);
+    if (!request.ok()) {
+        return WriteProblem(res, req, request.error());
+    }
+    auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
+    if (!view) {
+        return;
+    }
+    auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
+    if (!paging.ok()) {
+        return WriteProblem(res, req, paging.error());
+    }
+    if (paging.value().cursor_offset) {
+        request.value().offset = *paging.value().cursor_offset;
+    }
+    auto answer = AnswerTrainingPlan(request.value(), *view->catalog, ReferenceOf(deps),
+                                     TodayUtcDate(), deps.cpus);
+    if (!answer.ok()) {
+        return WriteProblem(res, req, answer.error());
+    }
+    answer.value().next_cursor =
+        paging.value().Next(answer.value().offset, answer.value().plan.options.size(),
+                            answer.value().plan.total_count);
+    if (body->contains("offset")) {
+        SetDeprecationHeaders(res, kOffsetPaging);
+    }
+    auto focus = WantsFocus(req);
+    if (!focus.ok()) {
+        return WriteProblem(res, req, focus.error());
+    }
+    if (focus.value()) {
+        return WriteCsv(res, TrainingFocusCsv(answer.value().plan, request.value(), *view));
+    }
+    if (WantsCsv(req)) {
+        return WriteCsv(res, OptionsCsv(answer.value().plan));
+    }
+    const TrainingAnswer& a = answer.value();
+    auto assumptions =
+        EncodeAssumptions(WithBookAssumptions(a.plan.assumptions, *view), DetailOf(req));
+    WriteJsonText(res, MarkPricingBasis(EncodeTrainingPlan(a, assumptions), *view));
+}
+
+// POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor).
+void ServeInferencePlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto body = ReadJsonBody(req, res, /*takes_format=*/true);
+    if (!body) {
+        return;
+    }
+    const json paged_body = *body;  // the cursor's fingerprint covers the price book too
+    auto book = TakeBook(*body, req, res);
+    if (!book) {
+        return;
+    }
+    auto request = DecodeInferencePlanRequest(*body);
+    if (!request.ok()) {
+        return WriteProblem(res, req, request.error());
+    }
+    auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
+    if (!view) {
+        return;
+    }
+    auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
+    if (!paging.ok()) {
+        return WriteProblem(res, req, paging.error());
+    }
+    auto answer = AnswerInferencePlan(request.value(), *view->catalog, ReferenceOf(deps),
+                                      paging.value().cursor_offset.value_or(0));
+    if (!answer.ok()) {
+        return WriteProblem(res, req, answer.error());
+    }
+    answer.value().next_cursor =
+        paging.value().Next(answer.value().offset, answer.value().page.options.size(),
+                            answer.value().available_count);
+    auto focus = WantsFocus(req);
+    if (!focus.ok()) {
+        return WriteProblem(res, req, focus.error());
+    }
+    if (focus.value()) {
+        const InferenceAnswer& a = answer.value();
+        return WriteCsv(res, ServingFocusCsv(a.recommendation, a.catalog_version,
+                                             TodayUtcDate().substr(0, 7), *view));
+    }
+    if (WantsCsv(req)) {
+        return WriteCsv(res, OptionsCsv(answer.value()));
+    }
+    const InferenceAnswer& a = answer.value();
+    auto assumptions =
+        EncodeAssumptions(WithBookAssumptions(a.page.assumptions, *view), DetailOf(req));
+    WriteJsonText(res, MarkPricingBasis(EncodeInferencePlan(a, assumptions), *view));
+}
+
+}  // namespace
+
 void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
     routes.Post("/v1/plans/spot", [deps](const httplib::Request& req, httplib::Response& res) {
-        auto body = ReadJsonBody(req, res);
-        if (!body) {
-            return;
-        }
-        auto book = TakeBook(*body, req, res);
-        if (!book) {
-            return;
-        }
-        auto request = DecodeSpotPlanRequest(*body, {"workload"});
-        if (!request.ok()) {
-            return WriteProblem(res, req, request.error());
-        }
-        auto workload = DecodeSpotWorkload(*body);
-        if (!workload.ok()) {
-            return WriteProblem(res, req, workload.error());
-        }
-        auto view = PlanPricing(deps, req, res, std::move(*book));
-        if (!view) {
-            return;
-        }
-        const pricing::Catalog& catalog = *view->catalog;
-        if (auto ids = CheckBodyIds(request.value(), catalog); !ids.ok()) {
-            return WriteProblem(res, req, ids.error());
-        }
-        auto plan = workload.value()
-                        ? pricing::plan::PlanSpotForTraining(request.value(), *workload.value(),
-                                                             catalog)
-                        : pricing::plan::PlanSpot(request.value(), catalog);
-        if (!plan.ok()) {
-            return WriteProblem(res, req, plan.error());
-        }
-        if (WantsCsv(req)) {
-            // One plan, not rows: a CSV would be a JSON object flattened. Say so rather than
-            // answer JSON to a client that asked for CSV (issue 22).
-            return WriteTransportProblem(res, req, 406, "not_acceptable",
-                                         "a spot plan is answered as application/json only; "
-                                         "send Accept: application/json (or none)");
-        }
-        const pricing::plan::SpotPlan& p = plan.value();
-        auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
-        WriteJsonText(res, MarkPricingBasis(EncodeSpotPlan(p, assumptions), *view,
-                                            NamedIds({request.value().spot_offering_id,
-                                                      request.value().on_demand_offering_id})));
+        ServeSpotPlan(deps, req, res);
     });
 
-    routes.Post("/v1/plans/rent-vs-buy",
-                [deps](const httplib::Request& req, httplib::Response& res) {
-        auto body = ReadJsonBody(req, res);
-        if (!body) {
-            return;
-        }
-        auto book = TakeBook(*body, req, res);
-        if (!book) {
-            return;
-        }
-        auto request = DecodeRentVsBuyRequest(*body);
-        if (!request.ok()) {
-            return WriteProblem(res, req, request.error());
-        }
-        auto view = PlanPricing(deps, req, res, std::move(*book));
-        if (!view) {
-            return;
-        }
-        if (auto ids = CheckBodyIds(request.value(), *view->catalog); !ids.ok()) {
-            return WriteProblem(res, req, ids.error());
-        }
-        auto plan = pricing::plan::PlanRentVsBuy(request.value(), *view->catalog);
-        if (!plan.ok()) {
-            return WriteProblem(res, req, plan.error());
-        }
-        if (WantsCsv(req)) {
-            return WriteCsv(res, CumulativeCsv(plan.value()));
-        }
-        const pricing::plan::RentVsBuyPlan& p = plan.value();
-        auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
-        WriteJsonText(res, MarkPricingBasis(EncodeRentVsBuyPlan(p, assumptions), *view,
-                                            NamedIds({request.value().rent.offering_id})));
+    routes.Post("/v1/plans/rent-vs-buy", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeRentVsBuyPlan(deps, req, res);
     });
 
     routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {
-        auto body = ReadJsonBody(req, res, /*takes_format=*/true);
-        if (!body) {
-            return;
-        }
-        const json paged_body = *body;  // the cursor's fingerprint covers the price book too
-        auto book = TakeBook(*body, req, res);
-        if (!book) {
-            return;
-        }
-        auto request = DecodeTrainingPlanRequest(*body);
-        if (!request.ok()) {
-            return WriteProblem(res, req, request.error());
-        }
-        auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
-        if (!view) {
-            return;
-        }
-        auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
-        if (!paging.ok()) {
-            return WriteProblem(res, req, paging.error());
-        }
-        if (paging.value().cursor_offset) {
-            request.value().offset = *paging.value().cursor_offset;
-        }
-        auto answer = AnswerTrainingPlan(request.value(), *view->catalog, ReferenceOf(deps),
-                                         TodayUtcDate(), deps.cpus);
-        if (!answer.ok()) {
-            return WriteProblem(res, req, answer.error());
-        }
-        answer.value().next_cursor =
-            paging.value().Next(answer.value().offset, answer.value().plan.options.size(),
-                                answer.value().plan.total_count);
-        if (body->contains("offset")) {
-            SetDeprecationHeaders(res, kOffsetPaging);
-        }
-        auto focus = WantsFocus(req);
-        if (!focus.ok()) {
-            return WriteProblem(res, req, focus.error());
-        }
-        if (focus.value()) {
-            return WriteCsv(res, TrainingFocusCsv(answer.value().plan, request.value(), *view));
-        }
-        if (WantsCsv(req)) {
-            return WriteCsv(res, OptionsCsv(answer.value().plan));
-        }
-        const TrainingAnswer& a = answer.value();
-        auto assumptions =
-            EncodeAssumptions(WithBookAssumptions(a.plan.assumptions, *view), DetailOf(req));
-        WriteJsonText(res, MarkPricingBasis(EncodeTrainingPlan(a, assumptions), *view));
+        ServeTrainingPlan(deps, req, res);
     });
 
-    routes.Post("/v1/plans/inference",
-                [deps](const httplib::Request& req, httplib::Response& res) {
-        auto body = ReadJsonBody(req, res, /*takes_format=*/true);
-        if (!body) {
-            return;
-        }
-        const json paged_body = *body;  // the cursor's fingerprint covers the price book too
-        auto book = TakeBook(*body, req, res);
-        if (!book) {
-            return;
-        }
-        auto request = DecodeInferencePlanRequest(*body);
-        if (!request.ok()) {
-            return WriteProblem(res, req, request.error());
-        }
-        auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
-        if (!view) {
-            return;
-        }
-        auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
-        if (!paging.ok()) {
-            return WriteProblem(res, req, paging.error());
-        }
-        auto answer = AnswerInferencePlan(request.value(), *view->catalog, ReferenceOf(deps),
-                                          paging.value().cursor_offset.value_or(0));
-        if (!answer.ok()) {
-            return WriteProblem(res, req, answer.error());
-        }
-        answer.value().next_cursor =
-            paging.value().Next(answer.value().offset, answer.value().page.options.size(),
-                                answer.value().available_count);
-        auto focus = WantsFocus(req);
-        if (!focus.ok()) {
-            return WriteProblem(res, req, focus.error());
-        }
-        if (focus.value()) {
-            const InferenceAnswer& a = answer.value();
-            return WriteCsv(res, ServingFocusCsv(a.recommendation, a.catalog_version,
-                                                 TodayUtcDate().substr(0, 7), *view));
-        }
-        if (WantsCsv(req)) {
-            return WriteCsv(res, OptionsCsv(answer.value()));
-        }
-        const InferenceAnswer& a = answer.value();
-        auto assumptions =
-            EncodeAssumptions(WithBookAssumptions(a.page.assumptions, *view), DetailOf(req));
-        WriteJsonText(res, MarkPricingBasis(EncodeInferencePlan(a, assumptions), *view));
+    routes.Post("/v1/plans/inference", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeInferencePlan(deps, req, res);
     });
 }
 

@@ -157,38 +157,14 @@ std::string AccessLogLine(log::Level level, const httplib::Request& req, int sta
 
 }  // namespace
 
-void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
-    if (dynamic_cast<EventServer*>(&server) == nullptr) {
-        const std::size_t threads = options.threads;
-        server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    }
-    server.set_tcp_nodelay(true);
-    // SO_REUSEADDR only: the library's default adds SO_REUSEPORT, which let a second gpucost
-    // bind a port the first is listening on and split its traffic silently. Without it the
-    // second bind fails (main says so and exits).
-    server.set_socket_options([](socket_t sock) {
-        int yes = 1;
-        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    });
-    FrameLimits body_limits;  // the transport's rule, for the library's own framing (TLS)
-    body_limits.max_body_bytes = options.max_body_bytes;
-    body_limits.bulk_post_path = kBulkImportPath;
-    body_limits.max_bulk_body_bytes = options.max_bulk_body_bytes;
-    server.set_payload_max_length(body_limits.LargestBody());
-    server.set_read_timeout(options.read_timeout_s, 0);
-    server.set_write_timeout(options.write_timeout_s, 0);
-    server.set_keep_alive_timeout(options.keep_alive_timeout_s);
-    // The EventServer frames every request itself (FrameRequest). The TLS server reads through
-    // the library alone, whose framing leaves a body it did not read (a GET's, or one behind an
-    // early answer) to be parsed as the next request: one request per TLS connection, so that
-    // nothing after a request is ever read as one.
-    const bool own_framing = dynamic_cast<EventServer*>(&server) != nullptr;
-    server.set_keep_alive_max_count(own_framing ? options.keep_alive_max_count : 1);
+namespace {
 
-
-    std::shared_ptr<RateLimiter> limiter =
-        options.rate_limiter && options.rate_limiter->enabled() ? options.rate_limiter : nullptr;
-    std::shared_ptr<CatalogStore> key_store = options.key_store;
+// Before routing, for every request: its id and the contract's version on the answer, then
+// the refusals that need no route (rate limit, long path, compressed or chunked bodies, body
+// sizes by route).
+void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
+                          std::shared_ptr<RateLimiter> limiter,
+                          std::shared_ptr<CatalogStore> key_store) {
     server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
                                                                   httplib::Response& res) {
         BeginRequest(req.get_header_value("X-Request-Id"));
@@ -256,9 +232,10 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         }
         return HandlerResponse::Unhandled;
     });
+}
 
-    // Library-generated errors (400 bad request line, 413, 414, ...) get our problem body;
-    // responses our handlers already wrote are left alone.
+// Answers the library generates itself (a bad request line, 413, 414, ...) get the problem body.
+void InstallErrorAnswers(httplib::Server& server) {
     server.set_error_handler(httplib::Server::HandlerWithResponse(
         [](const httplib::Request& req, httplib::Response& res) {
         if (res.get_header_value("Content-Type") == "application/problem+json") {
@@ -291,7 +268,10 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         WriteTransportProblem(res, req, res.status, code, "the request could not be processed");
         return HandlerResponse::Handled;
     }));
+}
 
+// An exception a handler did not catch: logged with the request id, answered 500 as a problem.
+void InstallExceptionAnswer(httplib::Server& server) {
     server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
                                     std::exception_ptr ep) {
         std::string what = "unknown exception";
@@ -312,6 +292,48 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
         res.set_header(kApiVersionHeader, std::string(kApiVersion));
         WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
     });
+}
+
+}  // namespace
+
+void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
+    if (dynamic_cast<EventServer*>(&server) == nullptr) {
+        const std::size_t threads = options.threads;
+        server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    }
+    server.set_tcp_nodelay(true);
+    // SO_REUSEADDR only: the library's default adds SO_REUSEPORT, which let a second gpucost
+    // bind a port the first is listening on and split its traffic silently. Without it the
+    // second bind fails (main says so and exits).
+    server.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
+    FrameLimits body_limits;  // the transport's rule, for the library's own framing (TLS)
+    body_limits.max_body_bytes = options.max_body_bytes;
+    body_limits.bulk_post_path = kBulkImportPath;
+    body_limits.max_bulk_body_bytes = options.max_bulk_body_bytes;
+    server.set_payload_max_length(body_limits.LargestBody());
+    server.set_read_timeout(options.read_timeout_s, 0);
+    server.set_write_timeout(options.write_timeout_s, 0);
+    server.set_keep_alive_timeout(options.keep_alive_timeout_s);
+    // The EventServer frames every request itself (FrameRequest). The TLS server reads through
+    // the library alone, whose framing leaves a body it did not read (a GET's, or one behind an
+    // early answer) to be parsed as the next request: one request per TLS connection, so that
+    // nothing after a request is ever read as one.
+    const bool own_framing = dynamic_cast<EventServer*>(&server) != nullptr;
+    server.set_keep_alive_max_count(own_framing ? options.keep_alive_max_count : 1);
+
+    std::shared_ptr<RateLimiter> limiter =
+        options.rate_limiter && options.rate_limiter->enabled() ? options.rate_limiter : nullptr;
+    std::shared_ptr<CatalogStore> key_store = options.key_store;
+    InstallRequestChecks(server, body_limits, limiter, key_store);
+
+    // Library-generated errors (400 bad request line, 413, 414, ...) get our problem body;
+    // responses our handlers already wrote are left alone.
+    InstallErrorAnswers(server);
+
+    InstallExceptionAnswer(server);
 
     if (options.access_log) {
         server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
