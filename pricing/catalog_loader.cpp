@@ -441,9 +441,9 @@ std::string ContentHash(const std::string& text) {
 }
 
 Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv) {
-    std::vector<CsvRecord> records;
-    GPUCOST_ASSIGN(records, ParseCsv(csv.accelerators_csv, csv.accelerators_name));
-    Table accelerator_table(csv.accelerators_name, std::move(records));
+    std::vector<CsvRecord> accelerator_records;
+    GPUCOST_ASSIGN(accelerator_records, ParseCsv(csv.accelerators_csv, csv.accelerators_name));
+    Table accelerator_table(csv.accelerators_name, std::move(accelerator_records));
     std::vector<Accelerator> accelerators;
     GPUCOST_ASSIGN(accelerators, LoadAccelerators(accelerator_table));
 
@@ -451,13 +451,15 @@ Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv
     for (const auto& a : accelerators) {
         accelerator_ids.insert(a.id);
     }
-    GPUCOST_ASSIGN(records, ParseCsv(csv.offerings_csv, csv.offerings_name));
-    Table offering_table(csv.offerings_name, std::move(records));
+    std::vector<CsvRecord> offering_records;
+    GPUCOST_ASSIGN(offering_records, ParseCsv(csv.offerings_csv, csv.offerings_name));
+    Table offering_table(csv.offerings_name, std::move(offering_records));
     std::vector<Offering> offerings;
     GPUCOST_ASSIGN(offerings, LoadOfferings(offering_table, accelerator_ids));
 
-    GPUCOST_ASSIGN(records, ParseCsv(csv.prices_csv, csv.prices_name));
-    Table price_table(csv.prices_name, std::move(records));
+    std::vector<CsvRecord> price_records;
+    GPUCOST_ASSIGN(price_records, ParseCsv(csv.prices_csv, csv.prices_name));
+    Table price_table(csv.prices_name, std::move(price_records));
     std::size_t observation_count = 0;
     auto attached = AttachPrices(price_table, offerings, observation_count);
     if (!attached.ok()) {

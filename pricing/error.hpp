@@ -8,7 +8,7 @@
 namespace gpucost::pricing {
 
 // Expected failure categories of the domain core. The HTTP layer maps each to one status
-// (service/http/problem.cpp); adding an enumerator without a mapping row fails to compile.
+// (service/http/codec/problem.cpp); adding an enumerator without a mapping row fails to compile.
 enum class ErrorCode {
     kInvalidArgument,     // a value is out of range or inconsistent (HTTP 422)
     kMalformed,           // the request shape is wrong: type, missing key, syntax (HTTP 400)

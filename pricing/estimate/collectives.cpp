@@ -60,13 +60,13 @@ double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node,
 }
 
 double PcieBidirectionalGbPerS(const Accelerator& a) {
-    if (a.host_pcie_gen.find("6") != std::string::npos) {
+    if (a.host_pcie_gen.find('6') != std::string::npos) {
         return 256;
     }
-    if (a.host_pcie_gen.find("5") != std::string::npos) {
+    if (a.host_pcie_gen.find('5') != std::string::npos) {
         return 128;
     }
-    if (a.host_pcie_gen.find("3") != std::string::npos) {
+    if (a.host_pcie_gen.find('3') != std::string::npos) {
         return 32;
     }
     return 64;  // Gen4 x16: 32 GB/s per direction

@@ -1,7 +1,7 @@
 #pragma once
 
 // A plan as a spend forecast (issue 25): the recommended option's charges split by calendar
-// month, the figures a FOCUS forecast row carries (service/http/focus_codec.hpp writes them).
+// month, the figures a FOCUS forecast row carries (service/http/codec/focus_codec.hpp writes them).
 
 #include <optional>
 #include <string>

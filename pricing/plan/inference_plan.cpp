@@ -256,7 +256,8 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
             continue;
         }
         const estimate::ServingPoint& point = *chosen->estimate.serving->point;
-        chosen->replicas_per_instance = static_cast<double>(per_node / tp);
+        const int whole_replicas_per_instance = per_node / tp;  // a replica never straddles
+        chosen->replicas_per_instance = static_cast<double>(whole_replicas_per_instance);
         const double replicas =
             plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
         chosen->instances = replicas / chosen->replicas_per_instance;

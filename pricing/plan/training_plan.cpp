@@ -171,7 +171,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     if (within_ceiling == 0) {
         plan.beyond_max_wall_clock = std::move(beyond);
     }
-    stages::Rank(resolved, std::move(options), plan, infeasible_not_kept, binding);
+    stages::Rank(resolved, options, plan, infeasible_not_kept, binding);
     stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();

@@ -2,6 +2,7 @@
 // the requested page, and when none does, which constraints bind and by how much.
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <set>
@@ -155,7 +156,7 @@ bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days) {
            (!o.price_age_days || static_cast<double>(*o.price_age_days) <= max_price_age_days);
 }
 
-void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
+void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOption>& options,
           TrainingPlan& plan, std::size_t infeasible_not_kept, const BindingTally& binding) {
     // The options stay where they are; the summaries and the page refer to them and copy
     // only what the plan returns.
@@ -195,7 +196,7 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     std::sort(by_time.begin(), by_time.end(), [](const auto* a, const auto* b) {
         return Before(*a, *b, TrainingPlanSort::kTime);
     });
-    double cheapest_so_far = INFINITY;
+    double cheapest_so_far = std::numeric_limits<double>::infinity();
     for (const auto* o : by_time) {
         if (o->ExpectedTotalUsd() < cheapest_so_far) {
             cheapest_so_far = o->ExpectedTotalUsd();

@@ -283,7 +283,7 @@ private:
 // `options` are those judged (stage 4) and kept: the feasible ones, and the rest when the
 // request lists them (include_infeasible); `infeasible_not_kept` counts the others, and
 // `binding` has seen every option that misses a constraint.
-void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
+void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOption>& options,
           TrainingPlan& plan, std::size_t infeasible_not_kept, const BindingTally& binding);
 
 // Stage 6: recommendation and reasoning, warnings, budget view and the assumptions echo.

@@ -6,10 +6,10 @@
 #include <exception>
 #include <set>
 
-#include "service/http/api_version.hpp"
-#include "service/http/auth.hpp"
-#include "service/http/problem.hpp"
-#include "service/http/request_context.hpp"
+#include "service/http/transport/api_version.hpp"
+#include "service/http/routes/auth.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
 
 namespace gpucost::http {

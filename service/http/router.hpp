@@ -15,10 +15,10 @@
 #include "pricing/catalog.hpp"
 #include "pricing/plan_reference.hpp"
 #include "service/http/catalog_store.hpp"
-#include "service/http/cors.hpp"
+#include "service/http/transport/cors.hpp"
 #include "service/http/metrics.hpp"
-#include "service/http/rate_limit.hpp"
-#include "service/http/transport.hpp"
+#include "service/http/transport/rate_limit.hpp"
+#include "service/http/transport/transport.hpp"
 
 namespace gpucost::http {
 

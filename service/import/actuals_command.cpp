@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/plan_vs_actual.hpp"
-#include "service/http/csv_writer.hpp"
-#include "service/http/json_codec.hpp"
+#include "service/http/codec/csv_writer.hpp"
+#include "service/http/codec/json_codec.hpp"
 #include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "service/http/timestamp.hpp"
+#include "service/http/codec/timestamp.hpp"
 
 namespace gpucost::storage {
 namespace {

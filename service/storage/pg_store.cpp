@@ -9,7 +9,7 @@
 #include <csignal>
 #include <set>
 
-#include "service/http/timestamp.hpp"
+#include "service/http/codec/timestamp.hpp"
 
 #include "service/log.hpp"
 #include "service/storage/api_keys.hpp"

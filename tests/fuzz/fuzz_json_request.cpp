@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "service/http/estimate_codec.hpp"
-#include "service/http/json_codec.hpp"
-#include "service/http/plan_codec.hpp"
+#include "service/http/codec/estimate_codec.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/plan_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace gpucost::http;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "service/http/request_frame.hpp"
+#include "service/http/transport/request_frame.hpp"
 
 namespace {
 

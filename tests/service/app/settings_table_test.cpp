@@ -7,7 +7,7 @@
 
 #include "service/app/config.hpp"
 #include "service/http/router.hpp"
-#include "service/http/transport.hpp"
+#include "service/http/transport/transport.hpp"
 
 // The settings table (service/app/config.cpp) is the one list of settings: these tests hold
 // docs/api.md's table, the defaults it shows, and the defaults the HTTP components start from

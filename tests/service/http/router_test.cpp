@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/problem.hpp"
+#include "service/http/codec/problem.hpp"
 #include "tests/support/sample_catalog.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"

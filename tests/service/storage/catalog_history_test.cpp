@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/timestamp.hpp"
+#include "service/http/codec/timestamp.hpp"
 #include "service/storage/catalog_history.hpp"
 #include "tests/support/sample_catalog.hpp"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/timestamp.hpp"
+#include "service/http/codec/timestamp.hpp"
 #include "service/storage/history_loader.hpp"
 #include "service/storage/pg_store.hpp"
 #include "tests/service/storage/pg_test_db.hpp"
