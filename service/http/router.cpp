@@ -58,6 +58,8 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
             server.Put(r.pattern, handler);
         } else if (r.method == "DELETE") {
             server.Delete(r.pattern, handler);
+        } else if (r.method == "PATCH") {
+            server.Patch(r.pattern, handler);
         }
     }
     auto table = std::make_shared<const std::vector<Route>>(routes_);

@@ -114,6 +114,9 @@ public:
     void Delete(const std::string& pattern, Handler handler) {
         Add("DELETE", pattern, std::move(handler));
     }
+    void Patch(const std::string& pattern, Handler handler) {
+        Add("PATCH", pattern, std::move(handler));
+    }
 
     // Replaces every handler added so far by wrap(method, pattern, handler) (auth gates).
     void Wrap(const std::function<Handler(const std::string& method, const std::string& pattern,

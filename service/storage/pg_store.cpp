@@ -9,6 +9,8 @@
 #include <csignal>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "service/http/codec/timestamp.hpp"
 
 #include "service/log.hpp"
@@ -168,13 +170,37 @@ http::Scenario ScenarioFromRow(const pqxx::row& r) {
     s.catalog_revision = r[5].as<std::int64_t>();
     s.created_at_us = r[6].as<std::int64_t>();
     s.created_by = r[7].is_null() ? std::string() : r[7].as<std::string>();
+    s.catalog_version = r[8].as<std::string>();
+    s.version = r[9].as<std::int64_t>();
+    // array_to_json: a JSON array of strings, parsed here rather than libpqxx 6's array parser.
+    auto tags = nlohmann::json::parse(r[10].as<std::string>(), nullptr, false);
+    if (tags.is_array()) {
+        for (const auto& t : tags) {
+            if (t.is_string()) {
+                s.tags.push_back(t.get<std::string>());
+            }
+        }
+    }
     return s;
 }
 
 constexpr char kScenarioColumns[] =
     "SELECT s.id, s.name, s.plan_kind, s.request::text, s.saved_result::text,"
-    " s.catalog_revision, (extract(epoch from s.created_at) * 1000000)::bigint, k.name"
+    " s.catalog_revision, (extract(epoch from s.created_at) * 1000000)::bigint, k.name,"
+    " s.catalog_version, s.version, array_to_json(s.tags)::text"
     " FROM scenarios s LEFT JOIN api_keys k ON k.id = s.created_by";
+
+// A text[] literal's value as one JSON array parameter ($n::jsonb turned into text[] in SQL).
+std::string TagsParam(const std::vector<std::string>& tags) {
+    return nlohmann::json(tags).dump();
+}
+constexpr char kTagsFromJson[] = "ARRAY(SELECT jsonb_array_elements_text(%s::jsonb))";
+
+std::string TagsFrom(int param) {
+    std::string out = kTagsFromJson;
+    out.replace(out.find("%s"), 2, "$" + std::to_string(param));
+    return out;
+}
 
 }  // namespace
 
@@ -851,19 +877,25 @@ pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& 
             if (recorded.value()) {
                 auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1",
                                           std::stoll(recorded.value()->body));
-                if (!row.empty()) {
-                    http::Scenario replay = ScenarioFromRow(row[0]);
-                    replay.replayed = true;
-                    return replay;
+                if (row.empty()) {
+                    return MakeError(ErrorCode::kNotFound,
+                                     "the scenario saved with this Idempotency-Key has since been "
+                                     "deleted",
+                                     "Idempotency-Key");
                 }
+                http::Scenario replay = ScenarioFromRow(row[0]);
+                replay.replayed = true;
+                return replay;
             }
         }
         auto id = tx.exec_params("INSERT INTO scenarios (name, plan_kind, request, saved_result,"
-                                 " catalog_revision, created_by) VALUES ($1, $2, $3::jsonb,"
-                                 " $4::jsonb, $5, $6) RETURNING id",
+                                 " catalog_revision, created_by, catalog_version, tags) VALUES"
+                                 " ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, " +
+                                     TagsFrom(8) + ") RETURNING id",
                                  draft.name, draft.plan_kind, draft.request_json,
                                  draft.saved_result_json, draft.catalog_revision,
-                                 request.principal.key_id)[0][0]
+                                 request.principal.key_id, draft.catalog_version,
+                                 TagsParam(draft.tags))[0][0]
                       .as<std::int64_t>();
         // The answer recorded is the scenario's id: a replay answers the scenario as it is then.
         RecordAnswer(tx, request, http::StoredResponse{201, std::to_string(id), "", false});
@@ -875,16 +907,36 @@ pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& 
 
 pricing::Result<std::vector<http::Scenario>> PgStore::ListScenarios(std::size_t limit,
                                                                     std::int64_t after_id) {
-    return RunSimple<std::vector<http::Scenario>>(
-        [&](pqxx::connection& conn) -> pricing::Result<std::vector<http::Scenario>> {
+    auto page = FindScenarios({}, limit, after_id);
+    if (!page.ok()) {
+        return page.error();
+    }
+    return std::move(page.value().items);
+}
+
+pricing::Result<http::ScenarioPage> PgStore::FindScenarios(const http::ScenarioFilter& filter,
+                                                          std::size_t limit,
+                                                          std::int64_t after_id) {
+    return RunSimple<http::ScenarioPage>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::ScenarioPage> {
             pqxx::read_transaction tx(conn);
-            std::vector<http::Scenario> out;
-            for (const auto& r : tx.exec_params(std::string(kScenarioColumns) +
-                                                    " WHERE s.id > $1 ORDER BY s.id LIMIT $2",
+            // An empty filter value matches every row; one snapshot for the page and its count.
+            const std::string where =
+                " WHERE ($1 = '' OR s.plan_kind = $1) AND ($2 = '' OR $2 = ANY (s.tags))"
+                " AND ($3 = '' OR k.name = $3)";
+            http::ScenarioPage page;
+            page.total_count =
+                tx.exec_params("SELECT count(*) FROM scenarios s LEFT JOIN api_keys k ON"
+                               " k.id = s.created_by" + where,
+                               filter.plan_kind, filter.tag, filter.created_by)[0][0]
+                    .as<std::int64_t>();
+            for (const auto& r : tx.exec_params(std::string(kScenarioColumns) + where +
+                                                    " AND s.id > $4 ORDER BY s.id LIMIT $5",
+                                                filter.plan_kind, filter.tag, filter.created_by,
                                                 after_id, static_cast<std::int64_t>(limit))) {
-                out.push_back(ScenarioFromRow(r));
+                page.items.push_back(ScenarioFromRow(r));
             }
-            return out;
+            return page;
         });
 }
 
@@ -896,6 +948,69 @@ pricing::Result<http::Scenario> PgStore::GetScenario(std::int64_t id) {
             return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id), "id");
         }
         return ScenarioFromRow(rows[0]);
+    });
+}
+
+namespace {
+
+// The scenario `id` locked for a change by request.principal, or why it may not be changed.
+pricing::Result<http::Scenario> LockScenarioForChange(pqxx::work& tx,
+                                                      const http::WriteRequest& request,
+                                                      std::int64_t id) {
+    auto rows = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1 FOR UPDATE OF s",
+                               id);
+    if (rows.empty()) {
+        return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id), "id");
+    }
+    http::Scenario s = ScenarioFromRow(rows[0]);
+    if (request.principal.scope != http::KeyScope::kAdmin && s.created_by != request.principal.name) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "scenario " + std::to_string(id) + " belongs to '" + s.created_by +
+                             "': only its owner's keys or an admin key may change it",
+                         http::kOwnerField);
+    }
+    if (request.if_match && !IfMatchAccepts(*request.if_match, http::ScenarioEtag(s.version))) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "If-Match does not match the scenario's current ETag " +
+                             http::ScenarioEtag(s.version) +
+                             "; it changed since you read it: read it again and reapply your change",
+                         http::kIfMatchField);
+    }
+    return s;
+}
+
+}  // namespace
+
+pricing::Result<http::Scenario> PgStore::UpdateScenario(const http::WriteRequest& request,
+                                                        std::int64_t id,
+                                                        const http::ScenarioChange& change) {
+    return RunSimple<http::Scenario>([&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
+        pqxx::work tx(conn);
+        auto locked = LockScenarioForChange(tx, request, id);
+        if (!locked.ok()) {
+            return locked.error();
+        }
+        const http::Scenario& s = locked.value();
+        tx.exec_params("UPDATE scenarios SET name = $2, tags = " + TagsFrom(3) +
+                           ", version = version + 1 WHERE id = $1",
+                       id, change.name.value_or(s.name), TagsParam(change.tags.value_or(s.tags)));
+        auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
+        tx.commit();
+        return ScenarioFromRow(row[0]);
+    });
+}
+
+pricing::Result<std::monostate> PgStore::DeleteScenario(const http::WriteRequest& request,
+                                                        std::int64_t id) {
+    return RunSimple<std::monostate>([&](pqxx::connection& conn) -> pricing::Result<std::monostate> {
+        pqxx::work tx(conn);
+        auto locked = LockScenarioForChange(tx, request, id);
+        if (!locked.ok()) {
+            return locked.error();
+        }
+        tx.exec_params("DELETE FROM scenarios WHERE id = $1", id);
+        tx.commit();
+        return std::monostate{};
     });
 }
 

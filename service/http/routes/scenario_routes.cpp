@@ -1,6 +1,7 @@
 // Saved scenarios (PostgreSQL mode): a named plan request stored with the answer it had,
 // re-evaluated on demand against current or as_of prices by the same planner functions the
 // /v1/plans/* handlers call.
+#include <algorithm>
 #include <charconv>
 #include <functional>
 
@@ -10,6 +11,7 @@
 #include "pricing/plan/training_plan.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
+#include "service/http/routes/deprecation.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
@@ -30,6 +32,14 @@ constexpr std::size_t kMaxListLimit = 500;
 // The change report lists at most this many differing values (the rest are counted).
 constexpr std::size_t kMaxChanges = 200;
 constexpr int kMaxDiffDepth = 16;
+constexpr std::size_t kMaxNameBytes = 200;
+constexpr std::size_t kMaxTags = 20;
+constexpr std::size_t kMaxTagChars = 40;
+
+// Scenarios' integer `catalog_revision`, named by `catalog_version` as every priced answer
+// names its catalog (0.2.0; docs/api.md, "Versions and deprecation").
+constexpr Deprecation kScenarioCatalogRevisionRename{1795737600,  // 2026-11-27
+                                                     "Mon, 01 Mar 2027 00:00:00 GMT"};
 
 using Evaluator = std::function<Result<json>(const json& request, const pricing::Catalog& catalog,
                                              const pricing::PlanReference& reference)>;
@@ -198,6 +208,8 @@ json ScenarioJson(const Scenario& s, bool with_bodies) {
                 {"plan", s.plan_kind},
                 {"created_at", FormatTimestamp(s.created_at_us)},
                 {"created_by", s.created_by},
+                {"tags", s.tags},
+                {"catalog_version", s.catalog_version},
                 {"catalog_revision", s.catalog_revision}};
     if (with_bodies) {
         out["request"] = json::parse(s.request_json, nullptr, false);
@@ -228,6 +240,114 @@ bool NeedStore(const Deps& deps, const httplib::Request& req, httplib::Response&
 
 std::string CatalogRevisionOf(const pricing::Catalog& catalog) { return catalog.Describe().version; }
 
+// Characters (UTF-8 code points) in `text`.
+std::size_t CodePoints(const std::string& text) {
+    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+    }));
+}
+
+bool HasControl(const std::string& text) {
+    return std::any_of(text.begin(), text.end(), [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u < 0x20U || u == 0x7FU;
+    });
+}
+
+void CheckName(JsonReader& r, const std::string& name) {
+    if (r.ok() && (name.empty() || name.size() > kMaxNameBytes)) {
+        r.Fail(ErrorCode::kInvalidArgument, "name", "must be 1-200 characters");
+    }
+}
+
+// Tags: at most 20, each 1-40 characters without control characters, no repeats.
+void CheckTags(JsonReader& r, const std::vector<std::string>& tags) {
+    if (r.ok() && tags.size() > kMaxTags) {
+        r.Fail(ErrorCode::kInvalidArgument, "tags", "must hold at most 20 tags");
+    }
+    for (std::size_t i = 0; r.ok() && i < tags.size(); ++i) {
+        const std::string& tag = tags[i];
+        if (tag.empty() || CodePoints(tag) > kMaxTagChars || HasControl(tag)) {
+            r.FailAt(ErrorCode::kInvalidArgument, "tags", i,
+                     "a tag is 1-40 characters without control characters");
+        } else if (std::find(tags.begin(), tags.begin() + static_cast<std::ptrdiff_t>(i), tag) !=
+                   tags.begin() + static_cast<std::ptrdiff_t>(i)) {
+            r.FailAt(ErrorCode::kInvalidArgument, "tags", i, "repeats tag '" + tag + "'");
+        }
+    }
+}
+
+// A store error: the caller is not the owner (403), If-Match names another version (412).
+void WriteScenarioProblem(httplib::Response& res, const httplib::Request& req,
+                          const pricing::Error& e) {
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
+        return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
+    }
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == kOwnerField) {
+        return WriteTransportProblem(res, req, 403, "forbidden", e.message);
+    }
+    WriteProblem(res, req, e);
+}
+
+// The change (PATCH, DELETE) common part: a database, a key of either scope, a scenario id.
+std::optional<std::pair<WriteRequest, std::int64_t>> BeginChange(const Deps& deps,
+                                                                 const httplib::Request& req,
+                                                                 httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        WriteProblem(res, req, checked.error());
+        return std::nullopt;
+    }
+    if (!NeedStore(deps, req, res)) {
+        return std::nullopt;
+    }
+    auto principal = RequireKey(deps, req, res, KeyScope::kRead);
+    if (!principal) {
+        return std::nullopt;
+    }
+    auto id = ParseScenarioId(req.matches[1].str());
+    if (!id) {
+        WriteProblem(res, req, MakeError(ErrorCode::kNotFound,
+                                         "no scenario with id '" + req.matches[1].str() + "'", "id"));
+        return std::nullopt;
+    }
+    WriteRequest write;
+    write.principal = *principal;
+    if (req.has_header("If-Match")) {
+        write.if_match = req.get_header_value("If-Match");
+    }
+    return std::make_pair(std::move(write), *id);
+}
+
+// PATCH takes a JSON merge patch (RFC 7396) or plain JSON; otherwise 415.
+bool RequirePatchBody(const httplib::Request& req, httplib::Response& res) {
+    std::string type = req.get_header_value("Content-Type");
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.back() == ' ') {
+        type.pop_back();
+    }
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (type == "application/merge-patch+json" || type == "application/json") {
+        return true;
+    }
+    WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                          "send the change as Content-Type: application/merge-patch+json (or "
+                          "application/json)");
+    return false;
+}
+
+}  // namespace
+
+std::string ScenarioEtag(std::int64_t version) { return "\"s" + std::to_string(version) + "\""; }
+
+namespace {
+
+void WriteScenario(httplib::Response& res, const Scenario& s, int status) {
+    res.set_header("ETag", ScenarioEtag(s.version));
+    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the body's catalog_revision
+    WriteJson(res, ScenarioJson(s, /*with_bodies=*/true), status);
+}
+
 }  // namespace
 
 void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
@@ -256,10 +376,11 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, body.error());
         }
         JsonReader r(body.value(), "");
-        r.OnlyKnown({"name", "plan", "request"});
+        r.OnlyKnown({"name", "plan", "request", "tags"});
         auto name = r.String("name");
         auto kind = r.String("plan");
         const json* request = r.Object("request");
+        auto tags = r.Strings("tags");
         if (r.ok() && !name) {
             r.Fail(ErrorCode::kInvalidArgument, "name", "is required");
         }
@@ -269,8 +390,11 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         if (r.ok() && request == nullptr) {
             r.Fail(ErrorCode::kMalformed, "request", "is required: the body of the plan request");
         }
-        if (r.ok() && (name->empty() || name->size() > 200)) {
-            r.Fail(ErrorCode::kInvalidArgument, "name", "must be 1-200 characters");
+        if (r.ok()) {
+            CheckName(r, *name);
+        }
+        if (tags) {
+            CheckTags(r, *tags);
         }
         const Evaluator* evaluate = r.ok() ? FindKind(*kind) : nullptr;
         if (r.ok() && evaluate == nullptr) {
@@ -295,6 +419,13 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         draft.request_json = request->dump();
         draft.saved_result_json = result.value().dump(-1, ' ', false, json::error_handler_t::replace);
         draft.catalog_revision = deps.store->Health().revision;
+        // The catalog the answer was computed on, as the answer itself names it.
+        const json& answer = result.value();
+        draft.catalog_version = answer.is_object() && answer.contains("catalog_version") &&
+                                        answer["catalog_version"].is_string()
+                                    ? answer["catalog_version"].get<std::string>()
+                                    : CatalogRevisionOf(*catalog);
+        draft.tags = tags.value_or(std::vector<std::string>{});
         auto saved = deps.store->SaveScenario(write, draft);
         if (!saved.ok()) {
             return WriteProblem(res, req, saved.error());
@@ -303,13 +434,11 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             res.set_header("Idempotent-Replayed", "true");
         }
         res.set_header("Location", "/v1/scenarios/" + std::to_string(saved.value().id));
-        json out = ScenarioJson(saved.value(), /*with_bodies=*/true);
-        out["catalog_version"] = CatalogRevisionOf(*catalog);
-        WriteJson(res, out, 201);
+        WriteScenario(res, saved.value(), 201);
     });
 
     routes.Get("/v1/scenarios", [deps](const httplib::Request& req, httplib::Response& res) {
-        QueryParams params(req, {"limit", "cursor"});
+        QueryParams params(req, {"limit", "cursor", "plan", "tag", "created_by"});
         if (auto checked = params.Check(); !checked.ok()) {
             return WriteProblem(res, req, checked.error());
         }
@@ -342,18 +471,46 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             }
             after = *parsed;
         }
-        auto page = deps.store->ListScenarios(n + 1, after);
+        ScenarioFilter filter;
+        for (auto [name, target] : {std::pair<const char*, std::string*>{"plan", &filter.plan_kind},
+                                    {"tag", &filter.tag},
+                                    {"created_by", &filter.created_by}}) {
+            auto value = params.One(name);
+            if (!value.ok()) {
+                return WriteProblem(res, req, value.error());
+            }
+            if (value.value()) {
+                if (value.value()->empty()) {
+                    return WriteProblem(res, req, MakeError(ErrorCode::kInvalidArgument,
+                                                            "must not be empty", name));
+                }
+                *target = *value.value();
+            }
+        }
+        if (!filter.plan_kind.empty() && FindKind(filter.plan_kind) == nullptr) {
+            std::string known;
+            for (const auto& k : PlanKinds()) {
+                known += (known.empty() ? "" : ", ") + k.first;
+            }
+            return WriteProblem(res, req, MakeError(ErrorCode::kInvalidArgument,
+                                                    "unknown plan; use one of: " + known, "plan"));
+        }
+        auto page = deps.store->FindScenarios(filter, n + 1, after);
         if (!page.ok()) {
             return WriteProblem(res, req, page.error());
         }
         json items = json::array();
-        auto& list = page.value();
+        auto& list = page.value().items;
         bool more = list.size() > n;
         for (std::size_t i = 0; i < list.size() && i < n; ++i) {
             items.push_back(ScenarioJson(list[i], /*with_bodies=*/false));
         }
         json next = more ? json(std::to_string(list[n - 1].id)) : json(nullptr);
-        WriteJson(res, {{"limit", n}, {"next_cursor", next}, {"items", std::move(items)}});
+        SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the items' catalog_revision
+        WriteJson(res, {{"limit", n},
+                        {"total_count", page.value().total_count},
+                        {"next_cursor", next},
+                        {"items", std::move(items)}});
     });
 
     routes.Get(std::string("/v1/scenarios/") + kIdPattern,
@@ -374,7 +531,62 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         if (!found.ok()) {
             return WriteProblem(res, req, found.error());
         }
-        WriteJson(res, ScenarioJson(found.value(), /*with_bodies=*/true));
+        WriteScenario(res, found.value(), 200);
+    });
+
+    routes.Patch(std::string("/v1/scenarios/") + kIdPattern,
+                 [deps](const httplib::Request& req, httplib::Response& res) {
+        auto begun = BeginChange(deps, req, res);
+        if (!begun) {
+            return;
+        }
+        auto& [write, id] = *begun;
+        if (!RequirePatchBody(req, res)) {
+            return;
+        }
+        auto body = ParseJsonBody(req.body);
+        if (!body.ok()) {
+            return WriteProblem(res, req, body.error());
+        }
+        JsonReader r(body.value(), "");
+        r.OnlyKnown({"name", "tags"});
+        ScenarioChange change;
+        change.name = r.String("name");
+        change.tags = r.Strings("tags");
+        // Merge patch: null removes a member. A scenario keeps a name; its tags can go.
+        if (r.ok() && body.value().contains("name") && body.value()["name"].is_null()) {
+            r.Fail(ErrorCode::kInvalidArgument, "name", "cannot be removed; send a new name");
+        }
+        if (r.ok() && body.value().contains("tags") && body.value()["tags"].is_null()) {
+            change.tags = std::vector<std::string>{};
+        }
+        if (change.name) {
+            CheckName(r, *change.name);
+        }
+        if (change.tags) {
+            CheckTags(r, *change.tags);
+        }
+        if (!r.ok()) {
+            return WriteProblem(res, req, r.error());
+        }
+        auto changed = deps.store->UpdateScenario(write, id, change);
+        if (!changed.ok()) {
+            return WriteScenarioProblem(res, req, changed.error());
+        }
+        WriteScenario(res, changed.value(), 200);
+    });
+
+    routes.Delete(std::string("/v1/scenarios/") + kIdPattern,
+                  [deps](const httplib::Request& req, httplib::Response& res) {
+        auto begun = BeginChange(deps, req, res);
+        if (!begun) {
+            return;
+        }
+        auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
+        if (!deleted.ok()) {
+            return WriteScenarioProblem(res, req, deleted.error());
+        }
+        res.status = 204;
     });
 
     routes.PostWithoutBody(std::string("/v1/scenarios/") + kIdPattern + "/evaluate",
@@ -410,6 +622,7 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
                                                         "' is no longer supported"));
         }
         auto now = (*evaluate)(request, *catalog.value(), PlanReferenceOf(deps));
+        SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // scenario.catalog_revision
         json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
                     {"evaluated_at", FormatTimestamp(NowUs())},
                     {"as_of", params.One(kAsOfParam).ok() && params.One(kAsOfParam).value()

@@ -529,13 +529,16 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     check(before.response.status === 200 || before.response.status === 404,
           "as_of before the catalog answers from history");
     const saved = await api.POST("/v1/scenarios", {
-        body: { name: "client budget", plan: "spot",
+        body: { name: "client budget", plan: "spot", tags: ["client", "q3"],
                 request: { job_hours: 100, on_demand_usd_per_hour: 98.32, spot_usd_per_hour: 30,
                            interruptions_per_hour: 0.1 } },
     });
     check(saved.response.status === 201, "a scenario is saved");
-    const listed = await api.GET("/v1/scenarios");
-    check((listed.data?.items.length ?? 0) > 0, "saved scenarios are listed");
+    check(saved.data?.catalog_version === (saved.data?.saved_result as { catalog_version?: string })
+              ?.catalog_version, "a scenario names the catalog_version of its saved answer");
+    const listed = await api.GET("/v1/scenarios", { params: { query: { tag: "client", plan: "spot" } } });
+    check((listed.data?.items.length ?? 0) > 0 && listed.data?.total_count === listed.data?.items.length,
+          "saved scenarios are listed by tag and plan, with total_count");
     const id = saved.data?.id ?? "0";
     const one = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
     check(one.response.status === 200, "the saved scenario reads back");
@@ -543,6 +546,21 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
         params: { path: { id: String(id) } },
     });
     check(evaluated.response.status === 200, "the saved scenario re-evaluates");
+    const renamed = await api.PATCH("/v1/scenarios/{id}", {
+        params: { path: { id: String(id) }, header: { "If-Match": one.response.headers.get("ETag") ?? "" } },
+        body: { name: "client budget, renamed", tags: ["q4"] },
+    });
+    check(renamed.response.status === 200 && renamed.data?.name === "client budget, renamed" &&
+          renamed.data?.tags.join() === "q4", "the owner renames the scenario and replaces its tags");
+    const badTag = await api.PATCH("/v1/scenarios/{id}", {
+        params: { path: { id: String(id) } }, body: { tags: [""] },
+    });
+    check(badTag.response.status === 422 && badTag.error?.field === "/tags/0",
+          "an empty tag is 422 naming /tags/0");
+    const deleted = await api.DELETE("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
+    check(deleted.response.status === 204, "the owner deletes the scenario");
+    const gone = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
+    check(gone.response.status === 404, "a deleted scenario is gone");
     const retired = await api.DELETE("/v1/offerings/{id}", { params: { path: { id: target.id } } });
     check(retired.response.status === 200, "an admin retires an offering");
 }
