@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <map>
 #include <set>
 
 #include "service/http/timestamp.hpp"
@@ -154,6 +155,110 @@ void InsertPrice(pqxx::work& tx, const std::string& offering_id, const pricing::
                    " $3::date, $4, $5, $6, $7, " + Us(8) + ", NULLIF($9::bigint, 0))",
                    offering_id, pqxx::to_string(p.usd_per_hour), p.as_of, p.as_of_estimated,
                    SourceId(tx, p.source), p.verified, p.notes, now_us, key_id);
+}
+
+// SQL for the timestamptz of a microsecond count (an integer this code computed, never input).
+std::string UsLiteral(http::TimestampUs us) {
+    return "(timestamptz 'epoch' + " + std::to_string(us) + "::bigint * interval '1 microsecond')";
+}
+
+// Rows per multi-row INSERT: one statement stays well under libpq's limits at 1,000.
+constexpr std::size_t kInsertChunk = 1000;
+
+// Writes what placing prices changed: one UPDATE for every interval that moved (rows are
+// never deleted), multi-row INSERTs of the new rows (ids < 0 in `histories`, inserted in the
+// order placed), one version bump per offering.
+void WritePlaced(pqxx::work& tx, const std::map<std::string, OfferingHistory>& histories,
+                 const std::map<std::int64_t, std::optional<http::TimestampUs>>& before,
+                 std::int64_t key_id) {
+    std::string moved;
+    std::vector<std::pair<const std::string*, const PriceInterval*>> added;
+    std::string offerings;
+    for (const auto& [id, h] : histories) {
+        offerings += (offerings.empty() ? "" : ", ") + tx.quote(id);
+        for (const PriceInterval& p : h.prices) {
+            if (p.id < 0) {
+                added.emplace_back(&id, &p);
+            } else if (p.valid_to_us && before.at(p.id) != p.valid_to_us) {
+                moved += (moved.empty() ? "(" : ", (") + std::to_string(p.id) + ", " +
+                         std::to_string(*p.valid_to_us) + ")";
+            }
+        }
+    }
+    if (!moved.empty()) {
+        // Before the inserts: the closed current row frees prices_one_current for the new one.
+        tx.exec("UPDATE prices p SET valid_to = timestamptz 'epoch' + u.to_us * interval"
+                " '1 microsecond' FROM (VALUES " + moved + ") AS u(id, to_us) WHERE p.id = u.id");
+    }
+    std::sort(added.begin(), added.end(),
+              [](const auto& a, const auto& b) { return a.second->id > b.second->id; });
+    std::map<std::string, std::int64_t> sources;
+    for (const auto& [id, p] : added) {
+        if (!sources.contains(p->observation.source)) {
+            sources[p->observation.source] = SourceId(tx, p->observation.source);
+        }
+    }
+    for (std::size_t start = 0; start < added.size(); start += kInsertChunk) {
+        std::string rows;
+        for (std::size_t i = start; i < std::min(added.size(), start + kInsertChunk); ++i) {
+            const PriceInterval& p = *added[i].second;
+            const pricing::PriceObservation& o = p.observation;
+            rows += std::string(rows.empty() ? "(" : ", (") + tx.quote(*added[i].first) + ", " +
+                    tx.quote(pqxx::to_string(o.usd_per_hour)) + "::numeric, " +
+                    tx.quote(o.as_of) + "::date, " + (o.as_of_estimated ? "true" : "false") +
+                    ", " + std::to_string(sources.at(o.source)) + ", " +
+                    (o.verified ? "true" : "false") + ", " + tx.quote(o.notes) + ", " +
+                    UsLiteral(p.valid_from_us) + ", " +
+                    (p.valid_to_us ? UsLiteral(*p.valid_to_us) : std::string("NULL")) + ", " +
+                    (key_id == 0 ? std::string("NULL") : std::to_string(key_id)) + ")";
+        }
+        tx.exec("INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated,"
+                " source_id, verified, notes, valid_from, valid_to, recorded_by) VALUES " + rows);
+    }
+    if (!offerings.empty()) {
+        tx.exec("UPDATE offerings SET version = version + 1 WHERE id IN (" + offerings + ")");
+    }
+}
+
+// Places `prices`, in order, into `histories` (read in this transaction, under the catalog
+// lock) by the current-price rule (PlacePrice) and writes the result (WritePlaced).
+pricing::Status PlaceAndWrite(pqxx::work& tx, std::map<std::string, OfferingHistory>& histories,
+                              const std::vector<http::PriceUpdate>& prices,
+                              http::TimestampUs now_us, std::int64_t key_id) {
+    std::map<std::int64_t, std::optional<http::TimestampUs>> before;
+    for (const auto& [id, h] : histories) {
+        for (const PriceInterval& p : h.prices) {
+            before[p.id] = p.valid_to_us;
+        }
+    }
+    std::int64_t next_new = -1;
+    for (std::size_t i = 0; i < prices.size(); ++i) {
+        const std::string& id = prices[i].offering_id;
+        const std::string item = prices.size() > 1 ? " (item " + std::to_string(i) + ")" : "";
+        auto found = histories.find(id);
+        if (found == histories.end()) {
+            return MakeError(ErrorCode::kNotFound, "no offering with id '" + id + "'" + item, "id");
+        }
+        OfferingHistory& h = found->second;
+        if (h.retired_at_us) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "offering '" + id + "' is retired; create a new offering" + item);
+        }
+        const http::NewPrice& n = prices[i].price;
+        pricing::PriceObservation p{n.usd_per_hour, n.as_of, n.as_of_estimated,
+                                    n.source, n.verified, n.notes};
+        PricePlacement placed = PlacePrice(h, p, now_us);
+        for (const PriceInterval& row : h.prices) {
+            if (placed.current && !row.valid_to_us && row.id > 0 && row.valid_from_us >= now_us) {
+                return MakeError(ErrorCode::kFailedPrecondition,
+                                 "the current price of '" + id +
+                                     "' takes effect later than now; it cannot be replaced yet");
+            }
+        }
+        ApplyPlacement(h, placed, p, next_new--, now_us);
+    }
+    WritePlaced(tx, histories, before, key_id);
+    return pricing::Ok{};
 }
 
 std::string Opt(const std::optional<double>& v) { return v ? pqxx::to_string(*v) : std::string(); }
@@ -719,21 +824,44 @@ pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest
         if (auto stale = CheckIfMatch(request, *h)) {
             return *stale;
         }
-        auto closed = tx.exec_params("UPDATE prices SET valid_to = " + Us(2) +
-                                         " WHERE offering_id = $1 AND valid_to IS NULL AND valid_from < " +
-                                         Us(2) + " RETURNING id",
-                                     offering_id, now_us);
-        if (closed.empty()) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "the current price of '" + offering_id +
-                                 "' takes effect later than now; it cannot be replaced yet");
+        // Placed by the current-price rule: a back-dated price goes into the history in its
+        // place and does not become current by being written last (issue 22).
+        std::map<std::string, OfferingHistory> histories;
+        histories.emplace(offering_id, std::move(*h));
+        auto written = PlaceAndWrite(tx, histories, {http::PriceUpdate{offering_id, price}},
+                                     now_us, request.principal.key_id);
+        if (!written.ok()) {
+            return written.error();
         }
-        pricing::PriceObservation p{price.usd_per_hour, price.as_of, price.as_of_estimated,
-                                    price.source, price.verified, price.notes};
-        InsertPrice(tx, offering_id, p, now_us, request.principal.key_id);
-        tx.exec_params("UPDATE offerings SET version = version + 1 WHERE id = $1", offering_id);
         changed.offering_ids.push_back(offering_id);
         return encode(*LoadOfferingHistory(tx, offering_id, false));
+    });
+}
+
+pricing::Result<http::StoredResponse> PgStore::PutPrices(
+    const http::WriteRequest& request, const std::vector<http::PriceUpdate>& prices,
+    const HistoriesEncoder& encode) {
+    std::vector<std::string> ids;
+    std::set<std::string> seen;
+    for (const http::PriceUpdate& p : prices) {
+        if (seen.insert(p.offering_id).second) {
+            ids.push_back(p.offering_id);
+        }
+    }
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
+                                 -> pricing::Result<http::StoredResponse> {
+        // Every catalog writer holds the catalog_state lock (RunWrite), so no row locks here.
+        std::map<std::string, OfferingHistory> histories;
+        for (OfferingHistory& h : LoadOfferingHistories(tx, ids)) {
+            std::string id = h.offering.id;
+            histories.emplace(std::move(id), std::move(h));
+        }
+        auto written = PlaceAndWrite(tx, histories, prices, now_us, request.principal.key_id);
+        if (!written.ok()) {
+            return written.error();
+        }
+        changed.offering_ids = ids;
+        return encode(LoadOfferingHistories(tx, ids));
     });
 }
 
