@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -80,6 +81,12 @@ struct NewPrice {
     std::string source;
     bool verified = true;
     std::string notes;
+};
+
+// One price of a batch write (CatalogStore::PutPrices).
+struct PriceUpdate {
+    std::string offering_id;
+    NewPrice price;
 };
 
 // Error.field of a failed If-Match check (the handlers answer 412 for it).
@@ -170,6 +177,34 @@ public:
                                                                    std::string_view id,
                                                                    const NewPrice& price,
                                                                    const HistoryEncoder& encode) = 0;
+    // Several prices in one write, all or nothing, each placed by the same rule as PutPrice
+    // (several for one offering apply in order): what `gpucost import` writes. No If-Match.
+    // `encode` gets the histories of the offerings changed, in the order first named.
+    // The default applies PutPrice one by one (not atomic); PgStore overrides it with one
+    // transaction and one change notification.
+    using HistoriesEncoder = std::function<StoredResponse(const std::vector<OfferingHistory>&)>;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> PutPrices(
+        const WriteRequest& request, const std::vector<PriceUpdate>& prices,
+        const HistoriesEncoder& encode) {
+        std::vector<OfferingHistory> changed;
+        for (const PriceUpdate& p : prices) {
+            auto put = PutPrice(request, p.offering_id, p.price,
+                                [](const OfferingHistory&) { return StoredResponse{}; });
+            if (!put.ok()) {
+                return put.error();
+            }
+        }
+        for (const PriceUpdate& p : prices) {
+            if (std::none_of(changed.begin(), changed.end(), [&](const OfferingHistory& h) {
+                    return h.offering.id == p.offering_id;
+                })) {
+                if (auto h = History(p.offering_id); h.ok()) {
+                    changed.push_back(std::move(h).value());
+                }
+            }
+        }
+        return encode(changed);
+    }
     // Offerings carry their first price in `price`.
     [[nodiscard]] virtual pricing::Result<StoredResponse> CreateOfferings(
         const WriteRequest& request, const std::vector<pricing::Offering>& offerings,

@@ -1,6 +1,7 @@
 #include "service/storage/catalog_history.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -323,6 +324,101 @@ std::vector<std::pair<TimestampUs, std::optional<TimestampUs>>> SeedIntervals(
         }
     }
     return out;
+}
+
+namespace {
+
+// Whether `a` wins over `b` by the current-price rule; a tie goes to `a` (the newer write).
+bool Beats(const pricing::PriceObservation& a, const pricing::PriceObservation& b) {
+    return pricing::SelectCurrentPrice({a, b}) == 0;
+}
+
+bool Served(const PriceInterval& p) { return !p.valid_to_us || *p.valid_to_us > p.valid_from_us; }
+
+}  // namespace
+
+PricePlacement PlacePrice(const OfferingHistory& history, const pricing::PriceObservation& price,
+                          TimestampUs now_us) {
+    PricePlacement out;
+    const PriceInterval* current = nullptr;
+    std::vector<const PriceInterval*> served;
+    for (const PriceInterval& p : history.prices) {
+        if (Served(p)) {
+            served.push_back(&p);
+            if (!p.valid_to_us) {
+                current = &p;
+            }
+        }
+    }
+    if (current == nullptr || Beats(price, current->observation)) {
+        out.current = true;
+        out.valid_from = now_us;
+        return out;
+    }
+    std::sort(served.begin(), served.end(), [](const PriceInterval* a, const PriceInterval* b) {
+        return a->valid_from_us < b->valid_from_us;
+    });
+    const TimestampUs day = http::ParseIsoDate(price.as_of).value();
+    std::optional<TimestampUs> from;
+    // Before the first served row nothing is served (the offering is absent): beaten too.
+    if (!served.empty() && day < served.front()->valid_from_us) {
+        from = day;
+    }
+    for (const PriceInterval* row : served) {
+        const TimestampUs end = row->valid_to_us.value_or(std::numeric_limits<TimestampUs>::max());
+        if (end <= day) {
+            continue;
+        }
+        const TimestampUs start = std::max(row->valid_from_us, day);
+        if (Beats(price, row->observation)) {
+            if (!from) {
+                from = start;
+            }
+            // Shortened to end where the new row begins (empty when it begins inside it).
+            out.shortened.emplace_back(row->id, std::max(row->valid_from_us, *from));
+            continue;
+        }
+        if (from) {
+            out.valid_from = *from;
+            out.valid_to = start;
+            return out;
+        }
+    }
+    // The current row beats it and nothing before did: recorded, never served.
+    out.shortened.clear();
+    out.valid_from = day;
+    out.valid_to = day;
+    return out;
+}
+
+void ApplyPlacement(OfferingHistory& history, const PricePlacement& placement,
+                    const pricing::PriceObservation& price, std::int64_t row_id,
+                    TimestampUs now_us) {
+    for (PriceInterval& p : history.prices) {
+        if (placement.current && !p.valid_to_us) {
+            p.valid_to_us = placement.valid_from;
+        }
+        for (const auto& [id, to] : placement.shortened) {
+            if (p.id == id) {
+                p.valid_to_us = to;
+            }
+        }
+    }
+    PriceInterval added;
+    added.id = row_id;
+    added.observation = price;
+    added.valid_from_us = placement.valid_from;
+    added.valid_to_us = placement.valid_to;
+    added.recorded_at_us = now_us;
+    history.prices.push_back(added);
+    std::stable_sort(history.prices.begin(), history.prices.end(),
+                     [](const PriceInterval& a, const PriceInterval& b) {
+                         return a.valid_from_us < b.valid_from_us;
+                     });
+    if (placement.current) {
+        history.offering.price = price;
+    }
+    ++history.version;
 }
 
 }  // namespace gpucost::storage

@@ -96,4 +96,33 @@ std::vector<TimestampUs> ChangePoints(const CatalogHistory& history);
 std::vector<std::pair<TimestampUs, std::optional<TimestampUs>>> SeedIntervals(
     const std::vector<pricing::PriceObservation>& observations);
 
+// Where a new price observation goes in one offering's served timeline (PlacePrice).
+struct PricePlacement {
+    // The rule (SelectCurrentPrice; a tie goes to the new write) makes it current: the
+    // current row closes at now and the new row is valid from now, open-ended.
+    bool current = false;
+    TimestampUs valid_from = 0;
+    std::optional<TimestampUs> valid_to;  // nullopt exactly when current
+    // Existing rows whose interval shrinks to make room, as (row id, new valid_to); a row
+    // wholly covered gets the empty interval [valid_from, valid_from).
+    std::vector<std::pair<std::int64_t, TimestampUs>> shortened;
+};
+
+// Places `price` (recorded at now_us) in `history`'s served timeline by the current-price
+// rule, so that a back-dated observation never becomes current just by being written last
+// (issue 22). When it beats the current price it is current from now (no rewrite of what
+// was served). Otherwise it takes over, from midnight UTC of its as_of day, every instant
+// whose served row it beats, up to the first later row that beats it, and the rows in
+// that span are shortened; when it beats nothing there it is recorded with an empty
+// interval at its day. Rows are never removed. REQUIRES: a valid as_of date, history not
+// retired.
+PricePlacement PlacePrice(const OfferingHistory& history, const pricing::PriceObservation& price,
+                          TimestampUs now_us);
+
+// Applies `placement` to `history` in memory, with `row_id` for the new row: what a batch of
+// writes does between two prices of the same offering.
+void ApplyPlacement(OfferingHistory& history, const PricePlacement& placement,
+                    const pricing::PriceObservation& price, std::int64_t row_id,
+                    TimestampUs now_us);
+
 }  // namespace gpucost::storage

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -148,17 +149,111 @@ std::optional<pricing::Error> CheckIfMatch(const http::WriteRequest& request,
                      http::kIfMatchField);
 }
 
-// Inserts one price row valid from now_us; returns nothing (errors are exceptions).
-void InsertPrice(pqxx::work& tx, const std::string& offering_id, const pricing::PriceObservation& p,
-                 http::TimestampUs now_us, std::int64_t key_id) {
-    tx.exec_params("INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated,"
-                   " source_id, verified, notes, valid_from, recorded_by) VALUES ($1, $2::numeric,"
-                   " $3::date, $4, $5, $6, $7, " + Us(8) + ", NULLIF($9::bigint, 0))",
-                   offering_id, pqxx::to_string(p.usd_per_hour), p.as_of, p.as_of_estimated,
-                   SourceId(tx, p.source), p.verified, p.notes, now_us, key_id);
+// SQL for the timestamptz of a microsecond count (an integer this code computed, never input).
+std::string UsLiteral(http::TimestampUs us) {
+    return "(timestamptz 'epoch' + " + std::to_string(us) + "::bigint * interval '1 microsecond')";
 }
 
-std::string Opt(const std::optional<double>& v) { return v ? pqxx::to_string(*v) : std::string(); }
+// Rows per multi-row INSERT: one statement stays well under libpq's limits at 1,000.
+constexpr std::size_t kInsertChunk = 1000;
+
+// Writes what placing prices changed: one UPDATE for every interval that moved (rows are
+// never deleted), multi-row INSERTs of the new rows (ids < 0 in `histories`, inserted in the
+// order placed), one version bump per offering.
+void WritePlaced(pqxx::work& tx, const std::map<std::string, OfferingHistory>& histories,
+                 const std::map<std::int64_t, std::optional<http::TimestampUs>>& before,
+                 std::int64_t key_id, bool bump_versions) {
+    std::string moved;
+    std::vector<std::pair<const std::string*, const PriceInterval*>> added;
+    std::string offerings;
+    for (const auto& [id, h] : histories) {
+        offerings += (offerings.empty() ? "" : ", ") + tx.quote(id);
+        for (const PriceInterval& p : h.prices) {
+            if (p.id < 0) {
+                added.emplace_back(&id, &p);
+            } else if (p.valid_to_us && before.at(p.id) != p.valid_to_us) {
+                moved += (moved.empty() ? "(" : ", (") + std::to_string(p.id) + ", " +
+                         std::to_string(*p.valid_to_us) + ")";
+            }
+        }
+    }
+    if (!moved.empty()) {
+        // Before the inserts: the closed current row frees prices_one_current for the new one.
+        tx.exec("UPDATE prices p SET valid_to = timestamptz 'epoch' + u.to_us * interval"
+                " '1 microsecond' FROM (VALUES " + moved + ") AS u(id, to_us) WHERE p.id = u.id");
+    }
+    std::sort(added.begin(), added.end(),
+              [](const auto& a, const auto& b) { return a.second->id > b.second->id; });
+    std::map<std::string, std::int64_t> sources;
+    for (const auto& [id, p] : added) {
+        if (!sources.contains(p->observation.source)) {
+            sources[p->observation.source] = SourceId(tx, p->observation.source);
+        }
+    }
+    for (std::size_t start = 0; start < added.size(); start += kInsertChunk) {
+        std::string rows;
+        for (std::size_t i = start; i < std::min(added.size(), start + kInsertChunk); ++i) {
+            const PriceInterval& p = *added[i].second;
+            const pricing::PriceObservation& o = p.observation;
+            rows += std::string(rows.empty() ? "(" : ", (") + tx.quote(*added[i].first) + ", " +
+                    tx.quote(pqxx::to_string(o.usd_per_hour)) + "::numeric, " +
+                    tx.quote(o.as_of) + "::date, " + (o.as_of_estimated ? "true" : "false") +
+                    ", " + std::to_string(sources.at(o.source)) + ", " +
+                    (o.verified ? "true" : "false") + ", " + tx.quote(o.notes) + ", " +
+                    UsLiteral(p.valid_from_us) + ", " +
+                    (p.valid_to_us ? UsLiteral(*p.valid_to_us) : std::string("NULL")) + ", " +
+                    (key_id == 0 ? std::string("NULL") : std::to_string(key_id)) + ")";
+        }
+        tx.exec("INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated,"
+                " source_id, verified, notes, valid_from, valid_to, recorded_by) VALUES " + rows);
+    }
+    if (bump_versions && !offerings.empty()) {
+        tx.exec("UPDATE offerings SET version = version + 1 WHERE id IN (" + offerings + ")");
+    }
+}
+
+// Places `prices`, in order, into `histories` (read in this transaction, under the catalog
+// lock) by the current-price rule (PlacePrice) and writes the result (WritePlaced).
+pricing::Status PlaceAndWrite(pqxx::work& tx, std::map<std::string, OfferingHistory>& histories,
+                              const std::vector<http::PriceUpdate>& prices,
+                              http::TimestampUs now_us, std::int64_t key_id,
+                              bool bump_versions = true) {
+    std::map<std::int64_t, std::optional<http::TimestampUs>> before;
+    for (const auto& [id, h] : histories) {
+        for (const PriceInterval& p : h.prices) {
+            before[p.id] = p.valid_to_us;
+        }
+    }
+    std::int64_t next_new = -1;
+    for (std::size_t i = 0; i < prices.size(); ++i) {
+        const std::string& id = prices[i].offering_id;
+        const std::string item = prices.size() > 1 ? " (item " + std::to_string(i) + ")" : "";
+        auto found = histories.find(id);
+        if (found == histories.end()) {
+            return MakeError(ErrorCode::kNotFound, "no offering with id '" + id + "'" + item, "id");
+        }
+        OfferingHistory& h = found->second;
+        if (h.retired_at_us) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "offering '" + id + "' is retired; create a new offering" + item);
+        }
+        const http::NewPrice& n = prices[i].price;
+        pricing::PriceObservation p{n.usd_per_hour, n.as_of, n.as_of_estimated,
+                                    n.source, n.verified, n.notes};
+        PricePlacement placed = PlacePrice(h, p, now_us);
+        for (const PriceInterval& row : h.prices) {
+            if (placed.current && !row.valid_to_us && row.id > 0 && row.valid_from_us >= now_us) {
+                return MakeError(ErrorCode::kFailedPrecondition,
+                                 "the current price of '" + id +
+                                     "' takes effect later than now; it cannot be replaced yet");
+            }
+        }
+        ApplyPlacement(h, placed, p, next_new--, now_us);
+    }
+    WritePlaced(tx, histories, before, key_id, bump_versions);
+    return pricing::Ok{};
+}
+
 
 http::Scenario ScenarioFromRow(const pqxx::row& r) {
     http::Scenario s;
@@ -745,62 +840,127 @@ pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest
         if (auto stale = CheckIfMatch(request, *h)) {
             return *stale;
         }
-        auto closed = tx.exec_params("UPDATE prices SET valid_to = " + Us(2) +
-                                         " WHERE offering_id = $1 AND valid_to IS NULL AND valid_from < " +
-                                         Us(2) + " RETURNING id",
-                                     offering_id, now_us);
-        if (closed.empty()) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "the current price of '" + offering_id +
-                                 "' takes effect later than now; it cannot be replaced yet");
+        // Placed by the current-price rule: a back-dated price goes into the history in its
+        // place and does not become current by being written last (issue 22).
+        std::map<std::string, OfferingHistory> histories;
+        histories.emplace(offering_id, std::move(*h));
+        auto written = PlaceAndWrite(tx, histories, {http::PriceUpdate{offering_id, price}},
+                                     now_us, request.principal.key_id);
+        if (!written.ok()) {
+            return written.error();
         }
-        pricing::PriceObservation p{price.usd_per_hour, price.as_of, price.as_of_estimated,
-                                    price.source, price.verified, price.notes};
-        InsertPrice(tx, offering_id, p, now_us, request.principal.key_id);
-        tx.exec_params("UPDATE offerings SET version = version + 1 WHERE id = $1", offering_id);
         changed.offering_ids.push_back(offering_id);
         return encode(*LoadOfferingHistory(tx, offering_id, false));
     });
 }
 
+pricing::Result<http::StoredResponse> PgStore::PutPrices(
+    const http::WriteRequest& request, const std::vector<http::PriceUpdate>& prices,
+    const HistoriesEncoder& encode) {
+    std::vector<std::string> ids;
+    std::set<std::string> seen;
+    for (const http::PriceUpdate& p : prices) {
+        if (seen.insert(p.offering_id).second) {
+            ids.push_back(p.offering_id);
+        }
+    }
+    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
+                                 -> pricing::Result<http::StoredResponse> {
+        // Every catalog writer holds the catalog_state lock (RunWrite), so no row locks here.
+        std::map<std::string, OfferingHistory> histories;
+        for (OfferingHistory& h : LoadOfferingHistories(tx, ids)) {
+            std::string id = h.offering.id;
+            histories.emplace(std::move(id), std::move(h));
+        }
+        auto written = PlaceAndWrite(tx, histories, prices, now_us, request.principal.key_id);
+        if (!written.ok()) {
+            return written.error();
+        }
+        changed.offering_ids = ids;
+        return encode(LoadOfferingHistories(tx, ids));
+    });
+}
+
+// All in bulk (issue 23): one accelerator check, multi-row INSERTs of the offerings and of
+// their first prices (PlaceAndWrite, as a price batch writes them), one read for the answer;
+// per item statements made 1,000 items about 6,000 round trips under the catalog lock.
 pricing::Result<http::StoredResponse> PgStore::CreateOfferings(
     const http::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
     const CreatedEncoder& encode) {
     return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
                                  -> pricing::Result<http::StoredResponse> {
-        std::vector<http::OfferingHistory> created;
+        std::set<std::string> accelerators;
+        std::string wanted;
+        for (const pricing::Offering& o : offerings) {
+            wanted += (wanted.empty() ? "" : ", ") + tx.quote(o.accelerator);
+        }
+        if (!wanted.empty()) {
+            for (const auto& r : tx.exec("SELECT id FROM accelerators WHERE id IN (" + wanted + ")")) {
+                accelerators.insert(r[0].as<std::string>());
+            }
+        }
+        std::set<std::string> inserted;
+        for (std::size_t start = 0; start < offerings.size(); start += kInsertChunk) {
+            std::string rows;
+            for (std::size_t i = start; i < std::min(offerings.size(), start + kInsertChunk); ++i) {
+                const pricing::Offering& o = offerings[i];
+                if (!accelerators.contains(o.accelerator)) {
+                    return MakeError(ErrorCode::kInvalidArgument,
+                                     "unknown accelerator '" + o.accelerator + "' (item " +
+                                         std::to_string(i) + ")");
+                }
+                auto opt = [&](const std::optional<double>& v) {
+                    return v ? tx.quote(pqxx::to_string(*v)) + "::numeric" : std::string("NULL");
+                };
+                rows += std::string(rows.empty() ? "(" : ", (") + tx.quote(o.id) + ", " +
+                        tx.quote(o.provider) + ", " + tx.quote(o.instance_type) + ", " +
+                        tx.quote(o.accelerator) + ", " + std::to_string(o.accelerator_count) +
+                        ", " + opt(o.accelerator_memory_gb) + ", " + opt(o.vcpus) + ", " +
+                        opt(o.ram_gib) + ", " + tx.quote(o.interconnect) + ", " +
+                        opt(o.scale_out_gbit_per_s) + ", " + tx.quote(o.region) + ", " +
+                        tx.quote(std::string(pricing::PriceTypeName(o.price_type))) + ", " +
+                        (o.spot_interruption ? tx.quote(o.spot_interruption->label)
+                                             : std::string("NULL")) +
+                        ", " + tx.quote(o.notes) + ", " + UsLiteral(now_us) + ")";
+            }
+            for (const auto& r : tx.exec(
+                     "INSERT INTO offerings (id, provider, instance_type, accelerator_id,"
+                     " accelerator_count, accelerator_memory_gb, vcpus, ram_gib, interconnect,"
+                     " scale_out_gbit_per_s, region, price_type, spot_interruption_bucket, notes,"
+                     " created_at) VALUES " + rows + " ON CONFLICT (id) DO NOTHING RETURNING id")) {
+                inserted.insert(r[0].as<std::string>());
+            }
+        }
+        std::map<std::string, OfferingHistory> histories;
+        std::vector<http::PriceUpdate> prices;
         for (std::size_t i = 0; i < offerings.size(); ++i) {
             const pricing::Offering& o = offerings[i];
-            auto known = tx.exec_params("SELECT 1 FROM accelerators WHERE id = $1", o.accelerator);
-            if (known.empty()) {
-                return MakeError(ErrorCode::kInvalidArgument,
-                                 "unknown accelerator '" + o.accelerator + "' (item " +
-                                     std::to_string(i) + ")");
-            }
-            auto inserted = tx.exec_params(
-                "INSERT INTO offerings (id, provider, instance_type, accelerator_id,"
-                " accelerator_count, accelerator_memory_gb, vcpus, ram_gib, interconnect,"
-                " scale_out_gbit_per_s, region, price_type, spot_interruption_bucket, notes,"
-                " created_at) VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::numeric,"
-                " NULLIF($7, '')::numeric, NULLIF($8, '')::numeric, $9, NULLIF($10, '')::numeric,"
-                " $11, $12, NULLIF($13, ''), $14, " + Us(15) + ")"
-                " ON CONFLICT (id) DO NOTHING RETURNING id",
-                o.id, o.provider, o.instance_type, o.accelerator, o.accelerator_count,
-                Opt(o.accelerator_memory_gb), Opt(o.vcpus), Opt(o.ram_gib), o.interconnect,
-                Opt(o.scale_out_gbit_per_s), o.region,
-                std::string(pricing::PriceTypeName(o.price_type)),
-                o.spot_interruption ? o.spot_interruption->label : std::string(), o.notes, now_us);
-            if (inserted.empty()) {
+            // Not inserted: it existed, or an earlier item of this batch has its id.
+            if (!inserted.contains(o.id) || histories.contains(o.id)) {
                 return MakeError(ErrorCode::kFailedPrecondition,
                                  "offering '" + o.id + "' already exists (item " +
                                      std::to_string(i) + "); use PUT /v1/offerings/" + o.id +
                                      "/price to change its price");
             }
-            InsertPrice(tx, o.id, o.price, now_us, request.principal.key_id);
-        }
-        for (const pricing::Offering& o : offerings) {
-            created.push_back(*LoadOfferingHistory(tx, o.id, false));
+            histories[o.id].offering = o;
+            prices.push_back({o.id, http::NewPrice{o.price.usd_per_hour, o.price.as_of,
+                                                   o.price.as_of_estimated, o.price.source,
+                                                   o.price.verified, o.price.notes}});
             changed.offering_ids.push_back(o.id);
+        }
+        auto written = PlaceAndWrite(tx, histories, prices, now_us, request.principal.key_id,
+                                     /*bump_versions=*/false);
+        if (!written.ok()) {
+            return written.error();
+        }
+        std::map<std::string, OfferingHistory> read;
+        for (OfferingHistory& h : LoadOfferingHistories(tx, changed.offering_ids)) {
+            std::string id = h.offering.id;
+            read.emplace(std::move(id), std::move(h));
+        }
+        std::vector<http::OfferingHistory> created;
+        for (const pricing::Offering& o : offerings) {
+            created.push_back(std::move(read.at(o.id)));
         }
         return encode(created);
     });

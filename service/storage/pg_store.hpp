@@ -69,6 +69,9 @@ public:
     pricing::Result<http::StoredResponse> PutPrice(const http::WriteRequest& request,
                                                    std::string_view id, const http::NewPrice& price,
                                                    const HistoryEncoder& encode) override;
+    pricing::Result<http::StoredResponse> PutPrices(const http::WriteRequest& request,
+                                                    const std::vector<http::PriceUpdate>& prices,
+                                                    const HistoriesEncoder& encode) override;
     pricing::Result<http::StoredResponse> CreateOfferings(
         const http::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
         const CreatedEncoder& encode) override;

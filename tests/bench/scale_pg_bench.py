@@ -15,8 +15,11 @@ readers for --seconds on the other replica (req/s, p99, RSS after); seeding that
 "seeding 100k prices" figure.
 Bounded: the load phases last --seconds, a write not seen by the other replica within 5 s counts
 as inf, seeding gives up after 600 s. About 1.5 min on the current code, 9.5 min on the code
-before issue 23 (seeding 100k prices row by row), 2 cores shared. Importing prices into the
-database is not measured (`gpucost import` needs provider price files; see docs/performance.md).
+before issue 23 (seeding 100k prices row by row), 2 cores shared. Then, in a database of its own,
+`gpucost import` of a generated AWS Price List file of --import-prices GPU offerings (the mapped
+instance types in synthetic regions): once to create them, then a second file with new prices
+for all of them, timed ("importing 10k prices into the database"; given up after
+--import-cap-s, reported as "> cap"). --import-prices 0 skips it.
 The clients are Python threads: above a few thousand requests per second they, not the server,
 are the limit (the figures say what one run saw on this machine, 2 cores shared).
 """
@@ -50,6 +53,8 @@ def parse_args():
     p.add_argument("--puts", type=int, default=7, help="sequential PUTs per size")
     p.add_argument("--writers", type=int, default=8)
     p.add_argument("--readers", type=int, default=16)
+    p.add_argument("--import-prices", type=int, default=10000, help="0: skip the import phase")
+    p.add_argument("--import-cap-s", type=float, default=300.0)
     return p.parse_args()
 
 
@@ -271,6 +276,63 @@ def bench_size(args, size, url, workdir, largest):
     return fig
 
 
+def aws_price_file(path, count, day, price_of):
+    """An AWS Price List offer file (only the members the importer reads) with `count` GPU
+    offerings: the mapped instance types in synthetic regions, on demand, published on `day`."""
+    with open(os.path.join(ROOT, "schema", "seed", "mappings", "aws-instance-types.csv")) as f:
+        types = [r["instance_type"] for r in csv.DictReader(f)]
+    products, terms = {}, {}
+    for n in range(count):
+        sku = f"SCALE{n:08d}"
+        itype, region = types[n % len(types)], f"syn-{n // len(types):04d}"
+        products[sku] = {"sku": sku, "productFamily": "Compute Instance", "attributes": {
+            "servicecode": "AmazonEC2", "location": region, "locationType": "AWS Region",
+            "instanceType": itype, "tenancy": "Shared", "operatingSystem": "Linux",
+            "licenseModel": "No License required", "usagetype": f"BoxUsage:{itype}",
+            "operation": "RunInstances", "capacitystatus": "Used", "preInstalledSw": "NA",
+            "marketoption": "OnDemand", "regionCode": region, "vcpu": "96", "memory": "384 GiB"}}
+        code, rate = "JRTCKXETXF", "6YS6EN2CT7"
+        terms[sku] = {f"{sku}.{code}": {
+            "offerTermCode": code, "sku": sku, "effectiveDate": day + "T00:00:00Z",
+            "priceDimensions": {f"{sku}.{code}.{rate}": {
+                "rateCode": f"{sku}.{code}.{rate}", "description": "per On Demand Linux Hour",
+                "beginRange": "0", "endRange": "Inf", "unit": "Hrs",
+                "pricePerUnit": {"USD": f"{price_of(n):.4f}"}, "appliesTo": []}},
+            "termAttributes": {}}}
+    with open(path, "w") as f:
+        json.dump({"formatVersion": "v1.0", "offerCode": "AmazonEC2", "version": day,
+                   "publicationDate": day + "T00:00:00Z", "products": products,
+                   "terms": {"OnDemand": terms}}, f)
+
+
+def bench_import(args, url, workdir):
+    """Seconds to import --import-prices new prices for existing offerings into the database."""
+    db = "scale_import"
+    psql(url, f"CREATE DATABASE {db}")
+    env = dict(os.environ, DATABASE_URL=url.rsplit("/", 1)[0] + "/" + db)
+    subprocess.run([args.bin, "migrate"], env=env, check=True, capture_output=True, timeout=120)
+    subprocess.run([args.bin, "seed"], env=env, check=True, capture_output=True, timeout=600)
+    first, second = os.path.join(workdir, "aws-1.json"), os.path.join(workdir, "aws-2.json")
+    aws_price_file(first, args.import_prices, "2026-11-01", lambda n: 10 + n % 97)
+    aws_price_file(second, args.import_prices, "2026-11-15", lambda n: 9 + n % 89)
+    fig = {"import_prices": args.import_prices}
+    for name, path in (("import_create_s", first), ("import_prices_s", second)):
+        try:
+            ms, done = timed(lambda: subprocess.run(
+                [args.bin, "import", "aws-price-list", path], env=env, capture_output=True,
+                text=True, timeout=args.import_cap_s))
+        except subprocess.TimeoutExpired:
+            fig[name] = f"> {args.import_cap_s:.0f}"
+            break
+        if done.returncode != 0:
+            raise SystemExit(f"import failed: {done.stderr[-2000:]}")
+        fig[name] = round(ms / 1000, 2)
+        fig[name.replace("_s", "_summary")] = {k: v for k, v in json.loads(done.stdout).items()
+                                               if k in ("offerings_added", "prices_added",
+                                                        "prices_changed", "skipped")}
+    return fig
+
+
 def report(figs):
     def row(name, key, fmt="{:.1f}"):
         cells = []
@@ -316,7 +378,7 @@ def main():
         os.execv("/bin/bash", ["/bin/bash", WITH_PG, sys.executable, os.path.abspath(__file__),
                                *sys.argv[1:]])
     url = os.environ["DATABASE_URL"]
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s]  # "": the import phase only
     workdir = tempfile.mkdtemp(prefix="gpucost-scale-pg-")
     figs = []
     try:
@@ -324,9 +386,13 @@ def main():
             t0 = time.time()
             figs.append(bench_size(args, size, url, workdir, size == max(sizes)))
             print(f"size {size}: {time.time() - t0:.0f} s; {json.dumps(figs[-1])}", flush=True)
+        if args.import_prices:
+            imported = bench_import(args, url, workdir)
+            print(f"import: {json.dumps(imported)}", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    report(figs)
+    if figs:
+        report(figs)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,45 @@ TEST_SUITE("catalog_history") {
         CHECK(intervals[2].second == Day("2026-11-20"));
     }
 
+    TEST_CASE("a back-dated price is placed between its neighbours, a newer one is current") {
+        // Served: 98.32 unverified [2025-05-01, 2026-11-09), 55.04 verified from 2026-11-09.
+        http::OfferingHistory h;
+        h.offering.id = "o";
+        h.prices.push_back({1, Obs(98.32, "2025-05-01", false), Day("2025-05-01"), Day("2026-11-09"), 0});
+        h.prices.push_back({2, Obs(55.04, "2026-11-09", true), Day("2026-11-09"), std::nullopt, 0});
+        const http::TimestampUs now = Day("2026-11-21") + 3600LL * 1000000;
+
+        auto back = storage::PlacePrice(h, Obs(70, "2026-01-01", true), now);
+        CHECK_FALSE(back.current);
+        CHECK(back.valid_from == Day("2026-01-01"));
+        CHECK(back.valid_to == Day("2026-11-09"));
+        REQUIRE(back.shortened.size() == 1);
+        CHECK(back.shortened[0] == std::pair<std::int64_t, http::TimestampUs>{1, Day("2026-01-01")});
+
+        // Older than everything and beaten by the first row: fills the time before it.
+        auto older = storage::PlacePrice(h, Obs(10, "1999-01-01", false), now);
+        CHECK(older.valid_from == Day("1999-01-01"));
+        CHECK(older.valid_to == Day("2025-05-01"));
+        CHECK(older.shortened.empty());
+
+        // Beaten wherever it would go (unverified under the verified current): never served.
+        auto beaten = storage::PlacePrice(h, Obs(30, "2026-11-20", false), now);
+        CHECK_FALSE(beaten.current);
+        CHECK(beaten.valid_from == Day("2026-11-20"));
+        CHECK(beaten.valid_to == Day("2026-11-20"));
+        CHECK(beaten.shortened.empty());
+
+        // Newer (or the same day: a correction) and verified: current from now.
+        auto newer = storage::PlacePrice(h, Obs(42, "2026-11-09", true), now);
+        CHECK(newer.current);
+        CHECK(newer.valid_from == now);
+        CHECK_FALSE(newer.valid_to.has_value());
+        storage::ApplyPlacement(h, newer, Obs(42, "2026-11-09", true), -1, now);
+        CHECK(h.prices[1].valid_to_us == now);
+        CHECK(h.offering.price.usd_per_hour == doctest::Approx(42));
+        CHECK(h.version == 2);
+    }
+
     TEST_CASE("an unverified price is served until the first verified one appears") {
         std::vector<pricing::PriceObservation> obs = {Obs(2.0, "2025-01-01", false),
                                                       Obs(3.0, "2025-06-01", true)};

@@ -196,6 +196,108 @@ TEST_SUITE("pg_store") {
         CHECK(before_seed.value()->Offerings().empty());
     }
 
+    TEST_CASE("a back-dated price enters the history in its place and leaves the current one") {
+        // Issue 22: it used to become current because it was written last.
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        const std::string key = db.CreateKey("admin");
+        auto store = OpenStore(db);
+        http::NewPrice old = Price(70.0);
+        old.as_of = "2026-01-01";  // between 98.32 (2025-05-01, unverified) and 55.04 (2026-11-09)
+        auto put = store->PutPrice(Admin(*store, key), kOnDemand, old, EncodePrice);
+        REQUIRE(put.ok());
+        CHECK(put.value().status == 200);
+        CHECK(put.value().etag == "\"v2\"");  // the history changed
+        CHECK(store->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(55.04));
+        CHECK(db.Scalar("SELECT usd_per_hour FROM prices WHERE offering_id = '" +
+                        std::string(kOnDemand) + "' AND valid_to IS NULL") == "55.040000");
+
+        auto history = store->History(kOnDemand);
+        REQUIRE(history.ok());
+        const http::PriceInterval* placed = nullptr;
+        const http::PriceInterval* before = nullptr;
+        for (const auto& p : history.value().prices) {
+            if (p.observation.usd_per_hour == doctest::Approx(70.0)) {
+                placed = &p;
+            }
+            if (p.observation.usd_per_hour == doctest::Approx(98.32)) {
+                before = &p;
+            }
+        }
+        REQUIRE(placed != nullptr);
+        REQUIRE(before != nullptr);
+        CHECK(placed->valid_from_us == Day("2026-01-01"));
+        CHECK(placed->valid_to_us == Day("2026-11-09"));
+        CHECK(before->valid_to_us == Day("2026-01-01"));  // shortened, still in the history
+
+        auto inside = store->At(http::ParseAsOf("2026-06-30", "as_of").value());
+        REQUIRE(inside.ok());
+        CHECK(inside.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(70.0));
+        auto earlier = store->At(http::ParseAsOf("2025-12-31", "as_of").value());
+        REQUIRE(earlier.ok());
+        CHECK(earlier.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(98.32));
+        auto now = store->At(http::NowUs());
+        REQUIRE(now.ok());
+        CHECK(now.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(55.04));
+
+        // A newer price still replaces the current one from now.
+        REQUIRE(store->PutPrice(Admin(*store, key), kOnDemand, Price(42.0), EncodePrice).ok());
+        CHECK(store->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(42.0));
+        // An unverified price never displaces a verified one (the rule), even dated today.
+        http::NewPrice unverified = Price(30.0);
+        unverified.verified = false;
+        REQUIRE(store->PutPrice(Admin(*store, key), kOnDemand, unverified, EncodePrice).ok());
+        CHECK(store->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(42.0));
+        CHECK(db.Scalar("SELECT count(*) FROM prices WHERE offering_id = '" +
+                        std::string(kOnDemand) + "'") == "6");  // nothing lost
+    }
+
+    TEST_CASE("a batch of prices is one transaction, one revision and places each by the rule") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        const std::string key = db.CreateKey("admin");
+        auto store = OpenStore(db);
+        const std::int64_t revision = store->Health().revision;
+        const std::string spot = "aws-p5.48xlarge-us-east-1-spot";
+        http::NewPrice back = Price(70.0);
+        back.as_of = "2026-01-01";
+        std::vector<http::PriceUpdate> prices = {{kOnDemand, Price(41.0)},
+                                                 {spot, Price(20.0)},
+                                                 {kOnDemand, Price(40.5)},
+                                                 {kOnDemand, back}};
+        auto count = [](const std::vector<http::OfferingHistory>& h) {
+            return http::StoredResponse{200, std::to_string(h.size()), "", false};
+        };
+        // All or nothing: an unknown id fails the batch and writes none of it.
+        auto bad = prices;
+        bad.push_back({"nope", Price(1.0)});
+        auto refused = store->PutPrices(Admin(*store, key), bad, count);
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().code == pricing::ErrorCode::kNotFound);
+        CHECK(db.Scalar("SELECT count(*) FROM prices") == "6");
+
+        auto put = store->PutPrices(Admin(*store, key), prices, count);
+        REQUIRE(put.ok());
+        CHECK(put.value().body == "2");
+        CHECK(store->Health().revision == revision + 1);
+        CHECK(db.Scalar("SELECT count(*) FROM prices") == "10");
+        auto current = store->Current();
+        CHECK(current->FindOffering(kOnDemand).value().price.usd_per_hour == doctest::Approx(40.5));
+        CHECK(current->FindOffering(spot).value().price.usd_per_hour == doctest::Approx(20.0));
+        CHECK(db.Scalar("SELECT count(*) FROM prices WHERE valid_to IS NULL") == "4");
+        auto inside = store->At(http::ParseAsOf("2026-06-30", "as_of").value());
+        REQUIRE(inside.ok());
+        CHECK(inside.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(70.0));
+        CHECK(store->History(kOnDemand).value().version == 2);
+    }
+
     TEST_CASE("a retried write with the same Idempotency-Key is applied once") {
         TestDatabase db;
         db.MigrateAndSeedSample();
