@@ -88,7 +88,9 @@ std::string Base64UrlEncode(const std::string& in) {
     std::string out;
     std::size_t i = 0;
     while (i + 2 < in.size()) {
-        auto byte = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(in[k])); };
+        auto byte = [&](std::size_t k) {
+            return static_cast<unsigned>(static_cast<unsigned char>(in[k]));
+        };
         unsigned v = (byte(i) << 16U) | (byte(i + 1) << 8U) | byte(i + 2);
         out += kB64[(v >> 18U) & 63U];
         out += kB64[(v >> 12U) & 63U];
@@ -222,7 +224,8 @@ Status OfferingQuery::Validate() const {
     if (max_accelerator_count && *max_accelerator_count < 1) {
         fail("max_accelerator_count", "must be at least 1");
     }
-    if (min_accelerator_count && max_accelerator_count && *min_accelerator_count > *max_accelerator_count) {
+    if (min_accelerator_count && max_accelerator_count &&
+        *min_accelerator_count > *max_accelerator_count) {
         fail("min_accelerator_count", "must not exceed max_accelerator_count");
     }
     if (min_accelerator_memory_gb && !(*min_accelerator_memory_gb >= 0)) {
@@ -300,9 +303,9 @@ Result<std::optional<CursorPosition>> DecodeCursor(const OfferingQuery& query,
     if (query.cursor.empty()) {
         return std::optional<CursorPosition>{};
     }
-    auto bad_cursor = MakeError(ErrorCode::kInvalidArgument,
-                                "cursor is not valid for this listing; start again without it",
-                                "cursor");
+    auto bad_cursor =
+        MakeError(ErrorCode::kInvalidArgument,
+                  "cursor is not valid for this listing; start again without it", "cursor");
     auto decoded = Base64UrlDecode(query.cursor);
     if (!decoded) {
         return bad_cursor;
@@ -310,7 +313,8 @@ Result<std::optional<CursorPosition>> DecodeCursor(const OfferingQuery& query,
     // digest SEP catalog version SEP sort key SEP id
     std::size_t first = decoded->find(kCursorSep);
     std::size_t second = first == std::string::npos ? first : decoded->find(kCursorSep, first + 1);
-    std::size_t third = second == std::string::npos ? second : decoded->find(kCursorSep, second + 1);
+    std::size_t third =
+        second == std::string::npos ? second : decoded->find(kCursorSep, second + 1);
     if (third == std::string::npos) {
         return bad_cursor;
     }

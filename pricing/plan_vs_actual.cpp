@@ -34,14 +34,14 @@ std::string Explain(const PlanVsActual& r, const std::string& currency) {
     }
     out += "Quantity: " + plan::Fixed(r.actual.accelerator_hours, 1) +
            " accelerator-hours against " + plan::Fixed(r.planned.accelerator_hours, 1) +
-           " planned (" + Percent(r.actual.accelerator_hours - r.planned.accelerator_hours,
-                                  r.planned.accelerator_hours) +
+           " planned (" +
+           Percent(r.actual.accelerator_hours - r.planned.accelerator_hours,
+                   r.planned.accelerator_hours) +
            "), " + Money(r.quantity_effect, currency) + " of the gap. ";
     out += "Price: " + plan::Fixed(r.actual.EffectivePerAcceleratorHour(), 4) + " " + currency +
            " paid per accelerator-hour against " +
            plan::Fixed(r.planned.EffectivePerAcceleratorHour(), 4) + " planned (" +
-           Percent(r.actual.EffectivePerAcceleratorHour() -
-                       r.planned.EffectivePerAcceleratorHour(),
+           Percent(r.actual.EffectivePerAcceleratorHour() - r.planned.EffectivePerAcceleratorHour(),
                    r.planned.EffectivePerAcceleratorHour()) +
            ": discounts, spot or another offering), " + Money(r.price_effect, currency) +
            " of the gap. ";
@@ -63,7 +63,8 @@ PlanVsActual ComparePlanToActual(const std::map<std::string, SpendFigures>& plan
     for (const auto& [m, f] : actual_by_month) months.insert(m);
     for (const std::string& m : months) {
         MonthComparison c{m, {}, {}};
-        if (auto it = planned_by_month.find(m); it != planned_by_month.end()) c.planned = it->second;
+        if (auto it = planned_by_month.find(m); it != planned_by_month.end())
+            c.planned = it->second;
         if (auto it = actual_by_month.find(m); it != actual_by_month.end()) c.actual = it->second;
         Add(r.planned, c.planned);
         Add(r.actual, c.actual);

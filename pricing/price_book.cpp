@@ -8,7 +8,9 @@
 namespace gpucost::pricing {
 namespace {
 
-bool IsFixedRate(const PriceBookRule& r) { return r.usd_per_hour.has_value(); }
+bool IsFixedRate(const PriceBookRule& r) {
+    return r.usd_per_hour.has_value();
+}
 
 bool SameId(const std::optional<std::string>& rule_value, std::string_view offering_value) {
     return !rule_value || IdKey(*rule_value) == IdKey(offering_value);
@@ -169,7 +171,8 @@ Assumptions PricedCatalog::BookAssumptions() const {
             out.push_back({prefix + "discount_fraction", r.discount_fraction.value_or(0),
                            "fraction",
                            "negotiated discount off list prices of the offerings this rule "
-                           "matches (price book '" + book_.name + "')",
+                           "matches (price book '" +
+                               book_.name + "')",
                            "request"});
         }
     }

@@ -1,21 +1,21 @@
 // gpucost: wires configuration, the catalog and the HTTP API together, then serves until
 // SIGTERM/SIGINT.
 #include <pthread.h>
-#include <unistd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
-#include <optional>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <set>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "service/app/catalog_factory.hpp"
@@ -23,12 +23,12 @@
 #include "service/app/cpus.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/model_codec.hpp"
-#include "service/http/router.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
+#include "service/http/transport/transport.hpp"
 #include "service/import/actuals_command.hpp"
 #include "service/import/import_command.hpp"
 #include "service/import/sync_download.hpp"
-#include "service/http/transport/transport.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
@@ -74,8 +74,8 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
     sync.providers = config.command_args;
     sync.regions = SplitRegions(config.import_regions);
     std::error_code ec;
-    auto tmp = std::filesystem::temp_directory_path(ec) /
-               ("gpucost-sync-" + std::to_string(::getpid()));
+    auto tmp =
+        std::filesystem::temp_directory_path(ec) / ("gpucost-sync-" + std::to_string(::getpid()));
     auto downloaded = import::DownloadPriceFiles(sync, tmp.string());
     struct Cleanup {
         std::filesystem::path dir;
@@ -218,8 +218,8 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
     using namespace gpucost;
     if (config.command == "check-catalog") {
         auto summary = http::ToJson(loaded.catalog->Describe());
-        summary["price_ages"] =
-            http::ToJson(pricing::SummarizePriceAges(loaded.catalog->Offerings(), http::TodayUtc()));
+        summary["price_ages"] = http::ToJson(
+            pricing::SummarizePriceAges(loaded.catalog->Offerings(), http::TodayUtc()));
         std::printf("%s\n", summary.dump(2).c_str());
         return 0;
     }
@@ -332,17 +332,18 @@ std::optional<BoundServer> BindServer(const gpucost::app::ServiceConfig& config,
     http::ConfigureServer(server, options);
     http::RegisterRoutes(server, deps);
     errno = 0;
-    bound.port = config.port == 0 ? server.bind_to_any_port(config.bind)
-                                  : (server.bind_to_port(config.bind, config.port) ? config.port : -1);
+    bound.port = config.port == 0
+                     ? server.bind_to_any_port(config.bind)
+                     : (server.bind_to_port(config.bind, config.port) ? config.port : -1);
     if (bound.port < 0) {
         // Most often another process (another gpucost) listens there: say so in one line.
         const int bind_errno = errno;
         std::string reason = bind_errno == EADDRINUSE ? "the port is already in use"
                              : bind_errno != 0        ? std::strerror(bind_errno)
                                                       : "bind failed";
-        log::Error("cannot listen on " + config.bind + ":" + std::to_string(config.port) + ": " +
-                       reason,
-                   {{"bind", config.bind}, {"port", config.port}});
+        log::Error(
+            "cannot listen on " + config.bind + ":" + std::to_string(config.port) + ": " + reason,
+            {{"bind", config.bind}, {"port", config.port}});
         return std::nullopt;
     }
     bool raised = bound.event ? bound.event->SetBacklog(config.listen_backlog)
@@ -450,7 +451,8 @@ int main(int argc, char** argv) {
     if (!bound) {
         return 1;
     }
-    bool served = Serve(config, *bound, *loaded, options.threads, deps.cpus, signals, shutting_down);
+    bool served =
+        Serve(config, *bound, *loaded, options.threads, deps.cpus, signals, shutting_down);
     bound.reset();
     if (loaded->store) {
         deps = http::Deps{};

@@ -57,8 +57,8 @@ constexpr double kBackwardGemmsFrozen = 1.0;
 struct Adapters {
     int rank = 0;
     std::vector<std::string> targets;
-    ParamSplit params;                 // all adapter parameters, sharded like their base layer
-    double active_per_token = 0;       // adapter parameters one token passes through
+    ParamSplit params;            // all adapter parameters, sharded like their base layer
+    double active_per_token = 0;  // adapter parameters one token passes through
 };
 
 struct Ctx {
@@ -71,9 +71,9 @@ struct Ctx {
     ClusterLinks links;
     int count = 1;
     double capacity_gb = 0;
-    double gemm_bpe = 2;        // operand bytes of GEMMs at the compute precision
-    double act_bpe = 2;         // stored activations, communication
-    double weight_bpe = 2;      // trainable weights and gradients
+    double gemm_bpe = 2;    // operand bytes of GEMMs at the compute precision
+    double act_bpe = 2;     // stored activations, communication
+    double weight_bpe = 2;  // trainable weights and gradients
     double adam_bytes = 12;
     double goodput = kDefaultGoodput;
     double overlap = kDefaultCommOverlapFraction;
@@ -84,9 +84,9 @@ struct Ctx {
     double global_batch_seqs = 0;
     double tokens = 0;
     TrainingMode mode = TrainingMode::kPretrain;
-    bool frozen_base = false;         // adapter modes
-    bool quantized_base = false;      // QLoRA
-    double frozen_weight_bpe = 2;     // bytes per frozen block weight (16-bit or NF4)
+    bool frozen_base = false;      // adapter modes
+    bool quantized_base = false;   // QLoRA
+    double frozen_weight_bpe = 2;  // bytes per frozen block weight (16-bit or NF4)
     double backward_gemms = kBackwardGemmsTrainable;
     Adapters adapters;
 };
@@ -102,7 +102,7 @@ struct LayerCost {
     double gemm_flops = 0;
     double attention_flops = 0;  // non-causal count (MFU convention)
     double adapter_flops = 0;
-    double tp_comm_s = 0;        // two collectives of one forward pass
+    double tp_comm_s = 0;  // two collectives of one forward pass
     // Logits, loss and embedding of one micro-batch (last/first stage), forward + backward.
     double head_compute_s = 0;
     double head_memory_s = 0;
@@ -125,11 +125,13 @@ LayerCost Blend(const LayerCost& a, double wa, const LayerCost& b, double wb) {
 // The MLP of one kind of layer: width of one MLP and how many of them a token passes.
 struct MlpShape {
     double width = 0;
-    double per_token = 1;  // routed top-k plus shared experts, 1 for a dense MLP
+    double per_token = 1;       // routed top-k plus shared experts, 1 for a dense MLP
     double router_outputs = 0;  // experts the router scores per token; 0 for a dense MLP
 };
 
-double MlpMatrices(const ResolvedModel& m) { return m.gated_mlp ? 3.0 : 2.0; }
+double MlpMatrices(const ResolvedModel& m) {
+    return m.gated_mlp ? 3.0 : 2.0;
+}
 double ExpertWidth(const ResolvedModel& m) {
     return m.expert_ffn_hidden_size > 0 ? m.expert_ffn_hidden_size : m.ffn_hidden_size;
 }
@@ -142,7 +144,9 @@ int MoeLayers(const ResolvedModel& m) {
 double QueryWidth(const ResolvedModel& m) {
     return static_cast<double>(m.attention_heads) * m.head_dim;
 }
-double KvWidth(const ResolvedModel& m) { return static_cast<double>(m.kv_heads) * m.head_dim; }
+double KvWidth(const ResolvedModel& m) {
+    return static_cast<double>(m.kv_heads) * m.head_dim;
+}
 // Widths the attention core multiplies over: MLA scores use nope + rope dimensions per head
 // and values v_head_dim; otherwise head_dim for both.
 double ScoreWidth(const ResolvedModel& m) {
@@ -198,8 +202,8 @@ Adapters MakeAdapters(const ResolvedModel& m, int rank, std::vector<std::string>
         const double dense = r * (din + dout), expert = r * (ein + eout);
         a.params.replicated += dense_layers * dense + moe_layers * m.shared_experts * expert;
         a.params.routed += moe_layers * m.experts * expert;
-        a.active_per_token += dense_layers * dense +
-                              moe_layers * (m.experts_per_token + m.shared_experts) * expert;
+        a.active_per_token +=
+            dense_layers * dense + moe_layers * (m.experts_per_token + m.shared_experts) * expert;
     }
     return a;
 }
@@ -241,7 +245,7 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
         AddGemm(c, lc, T, m.attention_params_per_layer / h / t, h);
     } else {
         AddGemm(c, lc, T, (q_width + 2 * kv_width) / t, h);  // QKV
-        AddGemm(c, lc, T, h, q_width / t);                    // output projection
+        AddGemm(c, lc, T, h, q_width / t);                   // output projection
     }
     // MLP: the up (+gate) and down projections of every MLP a token passes.
     const double mult_up = m.gated_mlp ? 2.0 : 1.0;
@@ -329,8 +333,8 @@ struct Eval {
 };
 
 // Expert-parallel degrees to try: the request's, or powers of two that divide the
-// data-parallel degree and the expert count (1 for dense models). A fixed-size list: the search asks for it in its
-// innermost loops.
+// data-parallel degree and the expert count (1 for dense models). A fixed-size list: the search
+// asks for it in its innermost loops.
 struct ExpertChoices {
     std::array<int, 16> degrees{1};
     std::size_t n = 1;
@@ -346,7 +350,8 @@ ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const Parallelism
     if (!m.IsMoe()) {
         return ch;
     }
-    for (int ep = 2; ep <= m.experts && d % ep == 0 && m.experts % ep == 0 && ch.n < ch.degrees.size();
+    for (int ep = 2;
+         ep <= m.experts && d % ep == 0 && m.experts % ep == 0 && ch.n < ch.degrees.size();
          ep *= 2) {
         ch.degrees[ch.n++] = ep;
     }
@@ -381,7 +386,9 @@ double WeightBytes(const Ctx& c, const ParallelLayout& l, bool sharded) {
     return base + adapter * c.weight_bpe;
 }
 
-const ParamSplit& Trainable(const Ctx& c) { return c.frozen_base ? c.adapters.params : c.split; }
+const ParamSplit& Trainable(const Ctx& c) {
+    return c.frozen_base ? c.adapters.params : c.split;
+}
 
 // Weights, gradients and optimizer state one accelerator holds, in GB, with or without the
 // ZeRO sharding that covers each.
@@ -443,8 +450,8 @@ double StoredActivationBytes(const ParallelLayout& l, const SplitShape& shape,
                              const RowActivations& row) {
     const double pp = l.pipeline;
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, shape.micro_batches) : 1.0;
-    double act = row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage *
-                 in_flight;
+    double act =
+        row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage * in_flight;
     if (l.recompute == Recompute::kFull) {
         // The layer being recomputed holds its full activations once.
         act += row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
@@ -476,12 +483,14 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& 
     }
     mem.activations_gb = act / kGb;
     mem.overhead_gb = c.overhead_gb;
-    mem.total_gb = mem.weights_gb + mem.gradients_gb + mem.optimizer_gb + mem.activations_gb +
-                   mem.overhead_gb;
+    mem.total_gb =
+        mem.weights_gb + mem.gradients_gb + mem.optimizer_gb + mem.activations_gb + mem.overhead_gb;
     return mem;
 }
 
-const Link& LinkFor(const Ctx& c, int span) { return c.links.GroupLink(span); }
+const Link& LinkFor(const Ctx& c, int span) {
+    return c.links.GroupLink(span);
+}
 
 // Data-parallel traffic of one step: gradient all-reduce (ZeRO 0/1), reduce-scatter per
 // micro-batch (ZeRO 2), or gathers and reduce-scatters per micro-batch (ZeRO 3), each for
@@ -513,8 +522,11 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
         double weight_bytes = WeightBytes(c, l, false);
         double total_local = PerAccelerator(c.split, l, false);
         double routed_share =
-            total_local > 0 ? c.split.routed / (static_cast<double>(model_span) * l.expert) / total_local : 0;
-        double gathers = 2.0 * gather(weight_bytes * (1 - routed_share), weight_bytes * routed_share);
+            total_local > 0
+                ? c.split.routed / (static_cast<double>(model_span) * l.expert) / total_local
+                : 0;
+        double gathers =
+            2.0 * gather(weight_bytes * (1 - routed_share), weight_bytes * routed_share);
         return {micro_batches * (gathers + gather(grad_repl, grad_routed)), micro_batches * t_mb};
     }
     if (l.zero_stage == 2 && micro_batches > 1) {
@@ -537,8 +549,8 @@ struct StageTimes {
     double memory_s = 0;
     double tp_comm_s = 0;
     double expert_comm_s = 0;
-    double backward_s = 0;         // the stage's backward pass (the gradient-reduction window)
-    double hw_flops_per_layer = 0; // forward + backward + recompute, one tensor rank
+    double backward_s = 0;          // the stage's backward pass (the gradient-reduction window)
+    double hw_flops_per_layer = 0;  // forward + backward + recompute, one tensor rank
     double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
 };
 
@@ -576,8 +588,9 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     double comm_ep = 0;
     if (m.IsMoe() && l.expert > 1) {
         const double T = static_cast<double>(l.micro_batch_size) * m.seq_len;
-        double a2a = 2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
-                                           l.expert, LinkFor(c, l.tensor * l.expert));
+        double a2a =
+            2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
+                                  l.expert, LinkFor(c, l.tensor * l.expert));
         comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
     }
     StageTimes st;
@@ -586,8 +599,8 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     st.tp_comm_s = layers_stage * comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
     st.expert_comm_s = layers_stage * comm_ep;
     st.backward_s = layers_stage * (bwd_c + bwd_m);
-    st.hw_flops_per_layer = (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops +
-                            3.0 * lc.adapter_flops + rc_flops;
+    st.hw_flops_per_layer =
+        (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops + 3.0 * lc.adapter_flops + rc_flops;
     return st;
 }
 
@@ -644,8 +657,8 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
     double pp_comm = 0;
     if (l.pipeline > 1) {
-        double bytes = b * m.seq_len * m.hidden_size * c.act_bpe /
-                       (l.sequence_parallel ? l.tensor : 1);
+        double bytes =
+            b * m.seq_len * m.hidden_size * c.act_bpe / (l.sequence_parallel ? l.tensor : 1);
         pp_comm = 2.0 * l.virtual_stages *
                   PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * micro_batches;
     }
@@ -664,9 +677,10 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
     br.bubble_s = bubble;
     br.optimizer_s = opt_s + kStepFixedOverheadS;
-    out.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
-                      br.optimizer_s;
-    double hw_per_mb = (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
+    out.step_time_s =
+        br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s + br.optimizer_s;
+    double hw_per_mb =
+        (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
     out.hw_flops_per_step = hw_per_mb * mbs * l.data;
     return out;
 }
@@ -694,9 +708,8 @@ public:
     // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
     double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
         return need_gb_[ri][zi].Get([&] {
-            double act = activation_bytes_[ri].Get([&] {
-                return StoredActivationBytes(l, shape_, row_.activations);
-            });
+            double act = activation_bytes_[ri].Get(
+                [&] { return StoredActivationBytes(l, shape_, row_.activations); });
             if (l.zero_stage >= 3) {
                 act += Zero3PrefetchBytes(c_, l);
             }
@@ -711,8 +724,7 @@ public:
     // The step of `l` (choices `ri`, `zi`); a layout that ReachesBound(cannot_win_at) gets an
     // infinite step time. The data-parallel traffic and optimizer time do not depend on the
     // virtual stages either, and are kept for the next layout that shares them.
-    StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi,
-                    double cannot_win_at) {
+    StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi, double cannot_win_at) {
         const StageTimes& st =
             stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
         const int mbs = shape_.micro_batches;
@@ -758,7 +770,7 @@ private:
     std::array<Once<double>, 2> weights_gb_;  // by sharded
     std::array<Once<double>, 2> gradients_gb_;
     std::array<Once<double>, 2> optimizer_gb_;
-    std::array<Once<double>, 2> activation_bytes_;  // by recompute choice
+    std::array<Once<double>, 2> activation_bytes_;        // by recompute choice
     std::array<std::array<Once<double>, 3>, 2> need_gb_;  // by recompute and ZeRO choice
     std::array<Once<StageTimes>, 2> stage_;
     std::array<std::array<Once<DataParallelTraffic>, 3>, 2> dp_;
@@ -809,10 +821,9 @@ std::string Describe(const ParallelLayout& l) {
 
 Status CheckFraction(const std::optional<double>& v, const char* field, double lo) {
     if (v && !(std::isfinite(*v) && *v >= lo && *v <= 1.0)) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         std::string(field + 1) + " must be between " + std::to_string(lo) +
-                             " and 1",
-                         field);
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            std::string(field + 1) + " must be between " + std::to_string(lo) + " and 1", field);
     }
     return Ok{};
 }
@@ -930,8 +941,8 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
         if (req.mode == TrainingMode::kQlora && !RunsQlora(cluster.accelerator.vendor)) {
             return MakeError(ErrorCode::kInvalidArgument,
                              "mode qlora needs bitsandbytes' NF4 kernels, which run on NVIDIA, "
-                             "AMD and Intel accelerators; " + cluster.accelerator.name + " (" +
-                                 cluster.accelerator.vendor +
+                             "AMD and Intel accelerators; " +
+                                 cluster.accelerator.name + " (" + cluster.accelerator.vendor +
                                  ") has none: use mode lora, or one of those accelerators",
                              "/mode");
         }
@@ -977,13 +988,13 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
     }
     if (pr.tensor && pr.pipeline && pr.data &&
         static_cast<long long>(*pr.tensor) * *pr.pipeline * *pr.data != n) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "tensor x pipeline x data = " +
-                             std::to_string(static_cast<long long>(*pr.tensor) * *pr.pipeline *
-                                            *pr.data) +
-                             " but hardware count is " + std::to_string(n) +
-                             "; the product must equal the count",
-                         "/parallelism");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "tensor x pipeline x data = " +
+                std::to_string(static_cast<long long>(*pr.tensor) * *pr.pipeline * *pr.data) +
+                " but hardware count is " + std::to_string(n) +
+                "; the product must equal the count",
+            "/parallelism");
     }
     if (pr.tensor && c.m.attention_heads % *pr.tensor != 0) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -992,12 +1003,14 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
                          "/parallelism/tensor");
     }
     if (pr.pipeline && *pr.pipeline > c.m.layers) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "pipeline degree must not exceed layers (" + std::to_string(c.m.layers) + ")",
-                         "/parallelism/pipeline");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "pipeline degree must not exceed layers (" + std::to_string(c.m.layers) + ")",
+            "/parallelism/pipeline");
     }
     if (pr.expert && *pr.expert > 1 &&
-        (!c.m.IsMoe() || c.m.experts % *pr.expert != 0 || (pr.data && *pr.data % *pr.expert != 0))) {
+        (!c.m.IsMoe() || c.m.experts % *pr.expert != 0 ||
+         (pr.data && *pr.data % *pr.expert != 0))) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "expert parallel degree must divide the expert count (" +
                              std::to_string(c.m.experts) + ") and the data-parallel degree",
@@ -1161,9 +1174,8 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
                     continue;
                 }
                 const StepTiming timing = costs.Time(l, ri, zi, r.CannotWinAt());
-                r.ConsiderFitting(timing.step_time_s, [&] {
-                    return MakeEval(c, l, costs.shape(), fits, timing);
-                });
+                r.ConsiderFitting(timing.step_time_s,
+                                  [&] { return MakeEval(c, l, costs.shape(), fits, timing); });
                 break;
             }
         }
@@ -1174,8 +1186,8 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
 // figures give the same layer costs.
 using RooflineFigures = std::array<double, 8>;
 RooflineFigures RooflineFiguresOf(const DeviceModel& d) {
-    return {d.peak_flops,          d.memory_bytes_per_s,    d.gemm_max_efficiency,
-            d.gemm_half_flops,     d.gemm_curve_exponent,   d.memory_max_efficiency,
+    return {d.peak_flops,           d.memory_bytes_per_s,  d.gemm_max_efficiency,
+            d.gemm_half_flops,      d.gemm_curve_exponent, d.memory_max_efficiency,
             d.attention_efficiency, d.kernel_overhead_s};
 }
 
@@ -1221,8 +1233,8 @@ private:
 // that needs the least memory.
 SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers) {
     SearchResult r;
-    r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
-                    pr.micro_batch_size;
+    r.fully_given =
+        pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute && pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
     const Degrees layer_divisors = LayerDivisors(c.m);
     for (int t : TensorCandidates(c, pr)) {
@@ -1275,9 +1287,11 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
     const int n = c.count;
     if (r.batch_too_small && !std::isfinite(r.best_need_gb)) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "the global batch of " + std::to_string(static_cast<long long>(c.global_batch_seqs)) +
+                         "the global batch of " +
+                             std::to_string(static_cast<long long>(c.global_batch_seqs)) +
                              " sequences is smaller than the data-parallel degree of every "
-                             "layout on " + std::to_string(n) +
+                             "layout on " +
+                             std::to_string(n) +
                              " accelerators; raise global_batch_tokens or use fewer accelerators",
                          "/global_batch_tokens");
     }
@@ -1293,21 +1307,20 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
     double states_gb = (frozen_gb + trainable * (2.0 * c.weight_bpe + c.adam_bytes)) / kGb;
     double usable = c.capacity_gb - c.overhead_gb;
     double min_count = usable > 0 ? std::ceil(states_gb / (0.8 * usable)) : 0;
-    std::string hint = usable > 0 ? "; weights, gradients and optimizer state alone need about " +
-                                        std::to_string(static_cast<long long>(std::ceil(states_gb))) +
-                                        " GB, so at least ~" +
-                                        std::to_string(static_cast<long long>(min_count)) +
-                                        " accelerators of this kind (fully sharded) or more memory per accelerator"
-                                  : "";
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "the model does not fit: the smallest layout (" + Describe(r.best_need_layout) +
-                         ") needs " + std::to_string(r.best_need_gb) + " GB per accelerator but " +
-                         cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) +
-                         " GB" + hint,
-                     pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute ||
-                             pr.expert
-                         ? "/parallelism"
-                         : "/hardware/total_accelerators");
+    std::string hint =
+        usable > 0 ? "; weights, gradients and optimizer state alone need about " +
+                         std::to_string(static_cast<long long>(std::ceil(states_gb))) +
+                         " GB, so at least ~" + std::to_string(static_cast<long long>(min_count)) +
+                         " accelerators of this kind (fully sharded) or more memory per accelerator"
+                   : "";
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "the model does not fit: the smallest layout (" + Describe(r.best_need_layout) +
+            ") needs " + std::to_string(r.best_need_gb) + " GB per accelerator but " +
+            cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) + " GB" + hint,
+        pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute || pr.expert
+            ? "/parallelism"
+            : "/hardware/total_accelerators");
 }
 
 // A step holds whole micro-batches of whole sequences on every data-parallel replica, so the
@@ -1321,13 +1334,13 @@ void WarnOnBatchChange(const TrainingRequest& req, TrainingEstimate& out) {
     const ParallelLayout& l = out.parallelism;
     out.model.warnings.push_back(
         {"/global_batch_tokens",
-         std::string(req.global_batch_tokens ? "global_batch_tokens " : "the default global batch of ") +
+         std::string(req.global_batch_tokens ? "global_batch_tokens "
+                                             : "the default global batch of ") +
              std::to_string(static_cast<long long>(asked)) + " tokens became " +
-             std::to_string(static_cast<long long>(out.tokens_per_step)) +
-             " tokens per step (" + std::to_string(out.global_batch_sequences) +
-             " sequences = data-parallel " + std::to_string(l.data) + " x micro-batch " +
-             std::to_string(l.micro_batch_size) + " x " +
-             std::to_string(out.micro_batches_per_step) +
+             std::to_string(static_cast<long long>(out.tokens_per_step)) + " tokens per step (" +
+             std::to_string(out.global_batch_sequences) + " sequences = data-parallel " +
+             std::to_string(l.data) + " x micro-batch " + std::to_string(l.micro_batch_size) +
+             " x " + std::to_string(out.micro_batches_per_step) +
              " micro-batches): every replica takes whole sequences; steps and the optimizer's "
              "batch follow tokens_per_step"});
 }
@@ -1387,19 +1400,22 @@ TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
     out.memory_headroom_gb = c.capacity_gb - e.memory.total_gb;
     out.breakdown = e.breakdown;
     const StepBreakdown& br = e.breakdown;
-    std::pair<double, const char*> shares[] = {{br.compute_s, "compute"},
-                                               {br.memory_bound_s + br.optimizer_s, "memory_bandwidth"},
-                                               {br.communication_s, "communication"},
-                                               {br.bubble_s, "pipeline_bubble"}};
-    out.bottleneck = std::max_element(std::begin(shares), std::end(shares),
-                                      [](const auto& x, const auto& y) { return x.first < y.first; })
-                         ->second;
+    std::pair<double, const char*> shares[] = {
+        {br.compute_s, "compute"},
+        {br.memory_bound_s + br.optimizer_s, "memory_bandwidth"},
+        {br.communication_s, "communication"},
+        {br.bubble_s, "pipeline_bubble"}};
+    out.bottleneck =
+        std::max_element(std::begin(shares), std::end(shares), [](const auto& x, const auto& y) {
+            return x.first < y.first;
+        })->second;
     if (r.second.valid) {
         LayoutSummary rs;
         rs.layout = r.second.layout;
         rs.step_time_s = r.second.step_time_s;
         rs.memory_per_accelerator_gb = r.second.memory.total_gb;
-        rs.mfu = out.model_flops_per_token * r.second.tokens_per_step / r.second.step_time_s / peak_total;
+        rs.mfu = out.model_flops_per_token * r.second.tokens_per_step / r.second.step_time_s /
+                 peak_total;
         out.runner_up = rs;
     }
     out.model = c.m;
@@ -1457,7 +1473,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         SourceOf(req.memory_overhead_gb.has_value(),
                  "estimator-references §3.4 (0.5-2 GB per GPU)"));
     add("global_batch_tokens", req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens),
-        "tokens", "tokens per optimizer step requested (the step holds tokens_per_step: whole "
+        "tokens",
+        "tokens per optimizer step requested (the step holds tokens_per_step: whole "
         "sequences on every data-parallel replica; a change over 1% is a warning)",
         SourceOf(req.global_batch_tokens.has_value(),
                  "default 4M tokens (LLaMA, GPT-3 175B 3.2M)"));
@@ -1486,7 +1503,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "gradient), 1 when it is frozen (input gradient only)",
         "backpropagation through a linear layer");
     if (c.frozen_base) {
-        add("lora_rank", c.adapters.rank, "1", "rank r of every adapter (r * (in + out) parameters)",
+        add("lora_rank", c.adapters.rank, "1",
+            "rank r of every adapter (r * (in + out) parameters)",
             SourceOf(req.lora_rank.has_value(),
                      "QLoRA paper setting (Dettmers et al. 2023 §4: r = 64 on all linear layers)"));
         add("frozen_weight_bytes_per_param", c.frozen_weight_bpe, "bytes",
@@ -1505,9 +1523,12 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "counted from the Megatron layer (Korthikanti et al. 2022 Fig. 2)");
     add("activation_bytes_per_layer_gb",
         ActivationBytesPerLayer(c.m, e.layout.micro_batch_size, e.layout.tensor,
-                                e.layout.sequence_parallel, e.layout.recompute, c.flash) / kGb,
-        "GB", "Korthikanti et al. 2022 activations per layer and micro-batch for the chosen layout "
-        "(FlashAttention: no 5as/h term)", "arXiv 2205.05198 Table 2");
+                                e.layout.sequence_parallel, e.layout.recompute, c.flash) /
+            kGb,
+        "GB",
+        "Korthikanti et al. 2022 activations per layer and micro-batch for the chosen layout "
+        "(FlashAttention: no 5as/h term)",
+        "arXiv 2205.05198 Table 2");
     add("pipeline_bubble_fraction",
         PipelineBubbleFraction(e.layout.pipeline, e.micro_batches, e.layout.virtual_stages),
         "fraction", "(p - 1) / (m * v)", "Narayanan et al. 2021");

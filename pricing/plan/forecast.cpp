@@ -14,8 +14,8 @@ std::pair<std::string, std::string> MonthBounds(const std::string& month) {
     int mon = std::stoi(month.substr(5, 2));
     int next_year = mon == 12 ? year + 1 : year;
     int next_mon = mon == 12 ? 1 : mon + 1;
-    std::string next = std::to_string(next_year) + (next_mon < 10 ? "-0" : "-") +
-                       std::to_string(next_mon) + "-01";
+    std::string next =
+        std::to_string(next_year) + (next_mon < 10 ? "-0" : "-") + std::to_string(next_mon) + "-01";
     return {month + "-01", next};
 }
 
@@ -78,9 +78,8 @@ void AddData(const TrainingPlanOption& o, const BudgetView& budget,
             c.pricing_quantity = *request.data.stored_gb * m.hours / kHoursPerStorageMonth;
             c.effective_cost_usd = *budget.storage_usd * m.hours / run_hours;
             c.list_cost_usd = c.effective_cost_usd;  // data prices are list prices
-            c.effective_unit_price_usd = c.pricing_quantity > 0
-                                             ? c.effective_cost_usd / c.pricing_quantity
-                                             : 0;
+            c.effective_unit_price_usd =
+                c.pricing_quantity > 0 ? c.effective_cost_usd / c.pricing_quantity : 0;
             c.list_unit_price_usd = c.effective_unit_price_usd;
             out.push_back(std::move(c));
         }

@@ -14,19 +14,17 @@ std::string Dollars(double usd, int decimals) {
     return decimals == 0 ? UsdText(usd) : "$" + Fixed(usd, decimals);
 }
 
-std::string InferenceOptionText(const InferencePlanOption& o,
-                                const Catalog& catalog) {
+std::string InferenceOptionText(const InferencePlanOption& o, const Catalog& catalog) {
     const Offering& f = *o.offering;
     auto a = catalog.FindAccelerator(f.accelerator);
     return std::to_string(o.nodes) + " x " + f.instance_type + " (" +
-           std::to_string(o.total_accelerators) + " x " + (a.ok() ? a.value().name : f.accelerator) +
-           ", " + std::string(PriceTypeName(f.price_type)) + ", " + f.provider + " " +
-           f.region + ")";
+           std::to_string(o.total_accelerators) + " x " +
+           (a.ok() ? a.value().name : f.accelerator) + ", " +
+           std::string(PriceTypeName(f.price_type)) + ", " + f.provider + " " + f.region + ")";
 }
 
 // The planner lists options cheapest monthly first; the first of each provider is its best.
-std::vector<InferencePlanOption> BestByProvider(
-    const InferencePlan& plan) {
+std::vector<InferencePlanOption> BestByProvider(const InferencePlan& plan) {
     std::vector<InferencePlanOption> best;
     for (const auto& o : plan.options) {
         bool seen = false;
@@ -51,8 +49,7 @@ std::string ServingTermsText(const Offering& o) {
         case PriceType::kCommit1y:
         case PriceType::kCommit3y:
             return " The commitment bills every hour of its " +
-                   std::string(o.price_type == PriceType::kCommit1y ? "1-year"
-                                                                             : "3-year") +
+                   std::string(o.price_type == PriceType::kCommit1y ? "1-year" : "3-year") +
                    " term whether the service needs it or not.";
         case PriceType::kOnDemand:
             break;
@@ -87,11 +84,10 @@ std::string RecommendationText(const InferencePlan& plan,
         Dollars(r.monthly_cost_usd, 0) + " a month, " +
         (plan.total_count == 1 ? std::string("the only option")
                                : "the lowest of " + std::to_string(plan.total_count) + " options") +
-        " meeting the latency targets: " +
-        std::to_string(r.replicas) + (r.replicas == 1 ? " replica" : " replicas") +
-        " of tensor parallel " +
-        std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) +
-        ", " + Fixed(r.time_to_first_token_ms, 0) + " ms to first token, " +
+        " meeting the latency targets: " + std::to_string(r.replicas) +
+        (r.replicas == 1 ? " replica" : " replicas") + " of tensor parallel " +
+        std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) + ", " +
+        Fixed(r.time_to_first_token_ms, 0) + " ms to first token, " +
         Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
         Dollars(r.usd_per_million_input_tokens, 4) + " / " +
         Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
@@ -99,8 +95,7 @@ std::string RecommendationText(const InferencePlan& plan,
         const auto& o = best_by_provider[1];
         text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
                 Dollars(o.monthly_cost_usd, 0) + " a month (+" +
-                Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) +
-                "%).";
+                Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) + "%).";
     }
     if (r.savings_vs_api_fraction) {
         text += " Against the API price it " +
@@ -121,17 +116,16 @@ std::string RecommendationText(const InferencePlan& plan,
 }
 
 // Warnings about the recommended option's price, as training plans give them.
-std::vector<std::string> PriceWarnings(const InferencePlanOption& r, const std::string& today_date) {
+std::vector<std::string> PriceWarnings(const InferencePlanOption& r,
+                                       const std::string& today_date) {
     const PriceObservation& price = r.offering->price;
     std::vector<std::string> warnings;
     const auto today = DaysFromIsoDate(today_date);
     const auto as_of = DaysFromIsoDate(price.as_of);
-    if (today && as_of &&
-        static_cast<double>(*today - *as_of) > kDefaultMaxPriceAgeDays) {
+    if (today && as_of && static_cast<double>(*today - *as_of) > kDefaultMaxPriceAgeDays) {
         warnings.push_back(r.offering->id + ": price dated " + price.as_of + " is " +
                            std::to_string(*today - *as_of) + " days old (over " +
-                           Fixed(kDefaultMaxPriceAgeDays, 0) +
-                           "); check the current price");
+                           Fixed(kDefaultMaxPriceAgeDays, 0) + "); check the current price");
     }
     if (price.as_of_estimated) {
         warnings.push_back(r.offering->id + ": the price's date " + price.as_of +

@@ -2,15 +2,15 @@
 // per node count.
 
 #include <algorithm>
-#include <deque>
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <map>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
-#include <thread>
 
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/calendar.hpp"
@@ -57,10 +57,9 @@ Skip Classify(const Error& error) {
 // Whether any offering of the group sells `nodes` instances as one purchase (TPU slices come
 // in fixed sizes; most offerings in any count up to their capacity).
 bool AnySells(const ShapeGroup& group, int nodes) {
-    return std::any_of(group.offerings.begin(), group.offerings.end(),
-                       [nodes](const CandidateOffering& c) {
-                           return c.capacity->SoldAsOne(nodes);
-                       });
+    return std::any_of(
+        group.offerings.begin(), group.offerings.end(),
+        [nodes](const CandidateOffering& c) { return c.capacity->SoldAsOne(nodes); });
 }
 
 // Node counts for a shape: the caller's list, or the default ladder, within the accelerator
@@ -69,7 +68,8 @@ enum class NoCounts { kNone, kBounds, kSizes, kCapacity };
 std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
                                const ShapeGroup& group, NoCounts& why_none) {
     const TrainingPlanConstraints& c = request.constraints;
-    const int max_total_accelerators = c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators);
+    const int max_total_accelerators =
+        c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators);
     const int min_total_accelerators = c.min_total_accelerators.value_or(1);
     std::vector<int> out;
     if (c.node_counts.empty()) {
@@ -97,8 +97,9 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
         why_none = NoCounts::kSizes;
         return out;
     }
-    out.erase(std::remove_if(out.begin(), out.end(), [&](int n) { return n > group.max_instances; }),
-              out.end());
+    out.erase(
+        std::remove_if(out.begin(), out.end(), [&](int n) { return n > group.max_instances; }),
+        out.end());
     if (out.empty()) {
         why_none = NoCounts::kCapacity;
     }
@@ -147,10 +148,10 @@ private:
 }  // namespace
 
 Tally::Tally() {
-    for (const char* reason : {"filtered", "price_type_not_requested", "not_for_training",
-                               "precision_unsupported", "mode_unsupported", "does_not_fit",
-                               "over_capacity", "size_not_sold", "spot_impractical",
-                               "over_max_wall_clock", "unverified_price", "price_too_old"}) {
+    for (const char* reason :
+         {"filtered", "price_type_not_requested", "not_for_training", "precision_unsupported",
+          "mode_unsupported", "does_not_fit", "over_capacity", "size_not_sold", "spot_impractical",
+          "over_max_wall_clock", "unverified_price", "price_too_old"}) {
         counts_.emplace_back(reason, 0);
     }
 }
@@ -209,20 +210,18 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
         }
         if (c.verified_only && !o.price.verified) {
             tally.Add("unverified_price");
-            tally.Example("unverified_price",
-                          o.id + ": price " + o.price.source.substr(0, 120) +
-                              " is not verified (constraints.verified_only)");
+            tally.Example("unverified_price", o.id + ": price " + o.price.source.substr(0, 120) +
+                                                  " is not verified (constraints.verified_only)");
             continue;
         }
         if (c.max_price_age_days && today) {
             if (auto as_of = DaysFromIsoDate(o.price.as_of);
                 as_of && static_cast<double>(*today - *as_of) > *c.max_price_age_days) {
                 tally.Add("price_too_old");
-                tally.Example("price_too_old",
-                              o.id + ": price dated " + o.price.as_of +
-                                  (o.price.as_of_estimated ? " (estimated)" : "") + ", " +
-                                  std::to_string(*today - *as_of) +
-                                  " days ago (constraints.max_price_age_days)");
+                tally.Example("price_too_old", o.id + ": price dated " + o.price.as_of +
+                                                   (o.price.as_of_estimated ? " (estimated)" : "") +
+                                                   ", " + std::to_string(*today - *as_of) +
+                                                   " days ago (constraints.max_price_age_days)");
                 continue;
             }
         }
@@ -246,8 +245,8 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
         ++out.offerings_considered;
         CandidateOffering candidate{&o, &capacities.Of(o)};
         const bool independent_hosts = !candidate.capacity->cluster;
-        const double scale_out = independent_hosts ? kIndependentHostsGbitPerS
-                                                   : o.scale_out_gbit_per_s.value_or(-1);
+        const double scale_out =
+            independent_hosts ? kIndependentHostsGbitPerS : o.scale_out_gbit_per_s.value_or(-1);
         if (last_key == nullptr || last_key->accelerator != o.accelerator ||
             last_key->per_node != o.accelerator_count || last_key->scale_out != scale_out ||
             last_key->independent_hosts != independent_hosts) {
@@ -261,9 +260,8 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
             group.accelerator = info.accelerator.value();
         }
         const int max_instances = candidate.capacity->max_instances;
-        group.max_instances = group.offerings.empty()
-                                  ? max_instances
-                                  : std::max(group.max_instances, max_instances);
+        group.max_instances =
+            group.offerings.empty() ? max_instances : std::max(group.max_instances, max_instances);
         group.offerings.push_back(candidate);
     }
     if (not_for_training != nullptr) {
@@ -355,19 +353,19 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
             break;
         case NoCounts::kBounds:
             out.kind = Kind::kOutsideBounds;
-            out.example = first.offering->id + ": " + std::to_string(key.per_node) +
-                          " accelerators per instance; no " +
-                          (c.node_counts.empty() ? "instance count" : "node_counts entry") +
-                          " gives a total within min_total_accelerators-max_total_accelerators (" +
-                          std::to_string(c.min_total_accelerators.value_or(1)) + "-" +
-                          std::to_string(c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators)) +
-                          ")";
+            out.example =
+                first.offering->id + ": " + std::to_string(key.per_node) +
+                " accelerators per instance; no " +
+                (c.node_counts.empty() ? "instance count" : "node_counts entry") +
+                " gives a total within min_total_accelerators-max_total_accelerators (" +
+                std::to_string(c.min_total_accelerators.value_or(1)) + "-" +
+                std::to_string(c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators)) +
+                ")";
             return out;
         case NoCounts::kSizes:
             out.kind = Kind::kSizeNotSold;
-            out.example = first.offering->id + ": sold as " +
-                          first.capacity->SizesText() + " instances (" +
-                          first.capacity->source + ")";
+            out.example = first.offering->id + ": sold as " + first.capacity->SizesText() +
+                          " instances (" + first.capacity->source + ")";
             return out;
         case NoCounts::kCapacity:
             out.kind = Kind::kOverCapacity;
@@ -387,7 +385,8 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
     }
     for (int nodes : counts) {
         cluster.accelerator_count = nodes * key.per_node;
-        const Result<estimate::TrainingEstimate>& e = estimates.At(key, nodes, cluster, out.estimates);
+        const Result<estimate::TrainingEstimate>& e =
+            estimates.At(key, nodes, cluster, out.estimates);
         if (!e.ok()) {
             const Skip skip = Classify(e.error());
             if (skip == Skip::kWorkload) {
@@ -396,8 +395,8 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
                 return out;
             }
             if (skip == Skip::kPrecision || skip == Skip::kMode) {
-                out.kind = skip == Skip::kMode ? Kind::kModeUnsupported
-                                               : Kind::kPrecisionUnsupported;
+                out.kind =
+                    skip == Skip::kMode ? Kind::kModeUnsupported : Kind::kPrecisionUnsupported;
                 out.example = e.error().message;
                 return out;
             }

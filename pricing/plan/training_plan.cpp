@@ -32,8 +32,8 @@ const char* TrainingPlanSortName(TrainingPlanSort sort) {
 }
 
 std::optional<TrainingPlanSort> ParseTrainingPlanSort(std::string_view name) {
-    for (auto s : {TrainingPlanSort::kCost, TrainingPlanSort::kTime,
-                   TrainingPlanSort::kExpectedCost}) {
+    for (auto s :
+         {TrainingPlanSort::kCost, TrainingPlanSort::kTime, TrainingPlanSort::kExpectedCost}) {
         if (name == TrainingPlanSortName(s)) {
             return s;
         }
@@ -47,7 +47,8 @@ double CostQuantileFactor(double time_spread_fraction, double price_spread_fract
     return std::exp(kZ90 * std::sqrt(s_time * s_time + s_price * s_price));
 }
 
-std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators, int max_total_accelerators) {
+std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators,
+                                     int max_total_accelerators) {
     std::vector<int> out;
     if (per_node < 1) {
         return out;
@@ -184,8 +185,7 @@ Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
                                      const Catalog& catalog) {
     if (request.job_hours) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "/job_hours: give either job_hours or a workload, not both",
-                         "/job_hours");
+                         "/job_hours: give either job_hours or a workload, not both", "/job_hours");
     }
     if (!request.spot_offering_id) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -229,11 +229,11 @@ Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
     request.job_hours = estimate.value().wall_clock_hours;
     auto plan = PlanSpot(request, catalog);
     if (plan.ok()) {
-        plan.value().assumptions.push_back(
-            {"job_hours", estimate.value().wall_clock_hours, "h",
-             "failure-free wall-clock hours of the workload on " +
-                 std::to_string(cluster.accelerator_count) + " x " + cluster.accelerator.id,
-             "estimator (POST /v1/estimates/training)"});
+        plan.value().assumptions.push_back({"job_hours", estimate.value().wall_clock_hours, "h",
+                                            "failure-free wall-clock hours of the workload on " +
+                                                std::to_string(cluster.accelerator_count) + " x " +
+                                                cluster.accelerator.id,
+                                            "estimator (POST /v1/estimates/training)"});
     }
     return plan;
 }

@@ -44,8 +44,8 @@ double StretchLostLogMgf(double rate, double hours, double restart_hours, double
     double log_w = TruncatedExponentialLogMgf(rate, hours, theta);
     if (restart_hours > 0) {
         const double fail_restart = -std::expm1(-rate * restart_hours);
-        const double g = fail_restart *
-                         std::exp(TruncatedExponentialLogMgf(rate, restart_hours, theta));
+        const double g =
+            fail_restart * std::exp(TruncatedExponentialLogMgf(rate, restart_hours, theta));
         if (!(g < 1)) return std::numeric_limits<double>::infinity();
         log_w += theta * restart_hours + (-rate * restart_hours) - std::log1p(-g);
     }
@@ -104,8 +104,7 @@ Moments TruncatedExponential(double rate, double width) {
                 width * width / 3 - rate * width * width * width / 12};
     }
     const double tail = std::exp(-x) / -std::expm1(-x);  // e^-x / (1 - e^-x)
-    return {1 / rate - width * tail,
-            2 / (rate * rate) - (width * width + 2 * width / rate) * tail};
+    return {1 / rate - width * tail, 2 / (rate * rate) - (width * width + 2 * width / rate) * tail};
 }
 
 // Variance of one stretch's lost time in the model of SpotDeadlineProbability: a geometric
@@ -157,9 +156,8 @@ std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice
 
 InterruptedRun RunOf(const TrainingPlanOption& o, const PricingSettings& settings) {
     const double rate = o.interruptions_per_hour.value_or(0);
-    const double interval = rate > 0
-                                ? DalyCheckpointIntervalHours(settings.checkpoint_hours, rate)
-                                : o.wall_clock_hours;
+    const double interval = rate > 0 ? DalyCheckpointIntervalHours(settings.checkpoint_hours, rate)
+                                     : o.wall_clock_hours;
     return InterruptedRun{o.wall_clock_hours, rate, settings.checkpoint_hours,
                           settings.restart_hours, interval};
 }
@@ -235,8 +233,8 @@ DataCosts DataCostsFor(const TrainingDataSizes& data, const DataPrice& price,
                        double expected_hours) {
     DataCosts out;
     if (data.stored_gb) {
-        out.storage_usd = *data.stored_gb * price.object_storage_usd_per_gb_month *
-                          expected_hours / kHoursPerMonth;
+        out.storage_usd = *data.stored_gb * price.object_storage_usd_per_gb_month * expected_hours /
+                          kHoursPerMonth;
     }
     if (data.egress_gb) {
         out.egress_usd = *data.egress_gb * price.internet_egress_usd_per_gb;
@@ -445,21 +443,20 @@ void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidat
                     BilledHours(o.price_type, opt.expected_wall_clock_hours, capacity);
                 if (capacity.max_block_hours && opt.billed_hours > *capacity.max_block_hours) {
                     // A longer run would need several reservations, each its own purchase.
-                    skipped.Add({SkippedOption::Why::kOverBlock, &candidate, run.nodes,
-                                 opt.billed_hours});
+                    skipped.Add(
+                        {SkippedOption::Why::kOverBlock, &candidate, run.nodes, opt.billed_hours});
                     continue;
                 }
                 opt.cost_usd = bill(opt.wall_clock_hours);
                 opt.expected_cost_usd = bill(opt.expected_wall_clock_hours);
                 opt.cost_usd_p50 = opt.expected_cost_usd;
                 if (IsCommitted(o.price_type)) {
-                    opt.unused_committed_hours =
-                        opt.billed_hours - opt.expected_wall_clock_hours;
+                    opt.unused_committed_hours = opt.billed_hours - opt.expected_wall_clock_hours;
                     opt.cost_usd_p10 = bill(opt.expected_wall_clock_hours / time_factor);
                     opt.cost_usd_p90 = bill(opt.expected_wall_clock_hours * time_factor);
                 } else {
-                    const double factor = rate_per_instance ? settings.factor_spot
-                                                            : settings.factor_fixed;
+                    const double factor =
+                        rate_per_instance ? settings.factor_spot : settings.factor_fixed;
                     opt.cost_usd_p10 = opt.expected_cost_usd / factor;
                     opt.cost_usd_p90 = opt.expected_cost_usd * factor;
                 }
@@ -500,11 +497,10 @@ std::vector<TrainingPlanOption> WallClockCeiling::Finish() {
     std::sort(out.begin(), out.end(),
               [](const auto& a, const auto& b) { return Before(a, b, TrainingPlanSort::kTime); });
     const TrainingPlanOption& best = out.front();
-    tally_.Example("over_max_wall_clock",
-                   "the fastest such option, " + best.offering->id + " x " +
-                       std::to_string(best.nodes) + ", takes " +
-                       Fixed(best.expected_wall_clock_hours / 24.0, 0) +
-                       " days; max_wall_clock_days is " + Fixed(*days_, 0));
+    tally_.Example("over_max_wall_clock", "the fastest such option, " + best.offering->id + " x " +
+                                              std::to_string(best.nodes) + ", takes " +
+                                              Fixed(best.expected_wall_clock_hours / 24.0, 0) +
+                                              " days; max_wall_clock_days is " + Fixed(*days_, 0));
     return out;
 }
 
@@ -544,8 +540,8 @@ void ConstraintJudge::Judge(TrainingPlanOption& o) {
         // theirs when shown (Fill).
         o.deadline_probability = probabilities_.Of(o);
     }
-    o.meets_deadline = !c.deadline_hours || !o.deadline_probability ||
-                       *o.deadline_probability >= confidence_;
+    o.meets_deadline =
+        !c.deadline_hours || !o.deadline_probability || *o.deadline_probability >= confidence_;
     o.within_budget = !c.budget_usd || o.ExpectedTotalUsd() <= *c.budget_usd;
 }
 
@@ -578,7 +574,8 @@ void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& 
     for (auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
         for (TrainingPlanOption& o : *list) probabilities.Fill(o);
     }
-    for (auto* one : {&plan.cheapest, &plan.cheapest_trusted, &plan.fastest, &plan.recommendation}) {
+    for (auto* one :
+         {&plan.cheapest, &plan.cheapest_trusted, &plan.fastest, &plan.recommendation}) {
         if (*one) probabilities.Fill(**one);
     }
 }

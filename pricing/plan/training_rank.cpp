@@ -2,8 +2,8 @@
 // the requested page, and when none does, which constraints bind and by how much.
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -14,7 +14,9 @@
 namespace gpucost::pricing::plan::training_stages {
 namespace {
 
-std::string Money(double usd) { return UsdText(usd); }
+std::string Money(double usd) {
+    return UsdText(usd);
+}
 
 // A probability constraint is met from above; hours and dollars from below.
 bool HigherIsBetter(const std::string& constraint) {
@@ -34,9 +36,8 @@ std::string BindingMessage(const std::string& name, const BindingConstraint& b) 
                Fixed(100.0 * b.shortfall, 1) + " points short";
     }
     const bool time = name == "deadline_hours";
-    const std::string subject =
-        std::string(time ? "the fastest option" : "the cheapest option") +
-        (b.others_met ? " that meets every other constraint" : "");
+    const std::string subject = std::string(time ? "the fastest option" : "the cheapest option") +
+                                (b.others_met ? " that meets every other constraint" : "");
     std::string relative;
     if (b.limit > 0) {
         relative = b.shortfall > 10 * b.limit
@@ -50,8 +51,8 @@ std::string BindingMessage(const std::string& name, const BindingConstraint& b) 
 // The first `count` options in `sort` order. Before() orders every pair of options (ties
 // end at the offering id and node count), so the partial order of the page is the order a
 // full sort gives; only the page is sorted.
-std::vector<const TrainingPlanOption*> FirstInOrder(
-    std::vector<const TrainingPlanOption*> order, std::size_t count, TrainingPlanSort sort) {
+std::vector<const TrainingPlanOption*> FirstInOrder(std::vector<const TrainingPlanOption*> order,
+                                                    std::size_t count, TrainingPlanSort sort) {
     auto in_order = [sort](const auto* a, const auto* b) { return Before(*a, *b, sort); };
     if (count >= order.size()) {
         std::sort(order.begin(), order.end(), in_order);
@@ -193,9 +194,8 @@ void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOpti
     // every faster one. Of options with equal expected hours only the first in that order
     // can be kept (the others cost as much or more), so one per distinct time is sorted.
     std::vector<const TrainingPlanOption*> by_time = FirstPerTime(feasible);
-    std::sort(by_time.begin(), by_time.end(), [](const auto* a, const auto* b) {
-        return Before(*a, *b, TrainingPlanSort::kTime);
-    });
+    std::sort(by_time.begin(), by_time.end(),
+              [](const auto* a, const auto* b) { return Before(*a, *b, TrainingPlanSort::kTime); });
     double cheapest_so_far = std::numeric_limits<double>::infinity();
     for (const auto* o : by_time) {
         if (o->ExpectedTotalUsd() < cheapest_so_far) {
@@ -214,10 +214,9 @@ void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOpti
     for (const auto& [provider, o] : per_provider) {
         plan.best_by_provider.push_back(*o);
     }
-    std::sort(plan.best_by_provider.begin(), plan.best_by_provider.end(),
-              [](const auto& a, const auto& b) {
-                  return Before(a, b, TrainingPlanSort::kExpectedCost);
-              });
+    std::sort(
+        plan.best_by_provider.begin(), plan.best_by_provider.end(),
+        [](const auto& a, const auto& b) { return Before(a, b, TrainingPlanSort::kExpectedCost); });
 
     if (feasible.empty()) {
         plan.binding_constraints = binding.Result();

@@ -35,9 +35,7 @@ public:
     void Add(const std::string& reason, std::size_t count = 1);
     void Example(const std::string& reason, const std::string& text);
     const std::vector<std::pair<std::string, std::size_t>>& counts() const { return counts_; }
-    const std::vector<std::pair<std::string, std::string>>& examples() const {
-        return examples_;
-    }
+    const std::vector<std::pair<std::string, std::string>>& examples() const { return examples_; }
 
 private:
     std::vector<std::pair<std::string, std::size_t>> counts_;

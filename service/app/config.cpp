@@ -24,8 +24,8 @@ std::vector<std::string> SplitCorsOrigins(const std::string& text) {
     std::size_t start = 0;
     while (start <= text.size()) {
         std::size_t comma = text.find(',', start);
-        std::string item = Trim(text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                               : comma - start));
+        std::string item = Trim(
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
         if (!item.empty()) {
             out.push_back(item);
         }
@@ -48,8 +48,9 @@ std::string ValidateCorsOrigins(const std::vector<std::string>& origins) {
         std::string host = scheme_end == std::string::npos ? "" : o.substr(scheme_end + 3);
         bool host_ok = !host.empty() && host.find_first_of("/?#* ") == std::string::npos;
         if ((scheme != "http" && scheme != "https") || !host_ok) {
-            return "'" + o + "' is not an origin: use * or scheme://host[:port] (http or https, "
-                             "no path)";
+            return "'" + o +
+                   "' is not an origin: use * or scheme://host[:port] (http or https, "
+                   "no path)";
         }
     }
     return "";
@@ -225,7 +226,8 @@ std::string HelpText() {
         "  serve          run the HTTP API (default)\n"
         "  check-catalog  load and validate the catalog, print its summary, exit\n"
         "  import FORMAT FILE...  read provider price files (aws-price-list |\n"
-        "                 azure-retail-prices | gcp-billing-catalog) into --out DIR or DATABASE_URL\n"
+        "                 azure-retail-prices | gcp-billing-catalog) into --out DIR or "
+        "DATABASE_URL\n"
         "  sync aws|azure...  download those price files (needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
@@ -271,8 +273,8 @@ std::size_t ReadCommand(const std::vector<std::string>& args, ServiceConfig& con
             std::end(kCommands)) {
             problems.Fail("command", "unknown command '" + config.command + "'");
         }
-        const bool takes_arguments = config.command == "apikey" || config.command == "import" ||
-                                     config.command == "sync";
+        const bool takes_arguments =
+            config.command == "apikey" || config.command == "import" || config.command == "sync";
         while (takes_arguments && i < args.size() && !args[i].empty() && args[i][0] != '-') {
             config.command_args.push_back(args[i++]);
         }
@@ -325,10 +327,9 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
     if ((config.command == "migrate" || config.command == "seed" || config.command == "apikey" ||
          config.require_read_key) &&
         config.database_url.empty()) {
-        problems.Fail("DATABASE_URL", "is required for " +
-                                          std::string(config.command == "serve"
-                                                          ? "--require-read-key"
-                                                          : config.command));
+        problems.Fail("DATABASE_URL", "is required for " + std::string(config.command == "serve"
+                                                                           ? "--require-read-key"
+                                                                           : config.command));
     }
     if (config.tls_cert.empty() != config.tls_key.empty()) {
         problems.Fail(config.tls_cert.empty() ? "--tls-cert" : "--tls-key",
@@ -339,8 +340,9 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
         bool ok = (a.size() == 1 && (a[0] == "create" || a[0] == "list")) ||
                   (a.size() == 2 && a[0] == "revoke");
         if (!ok) {
-            problems.Fail("apikey", "use: apikey create --scope admin|read --name N | apikey "
-                                    "revoke PREFIX|ID | apikey list");
+            problems.Fail("apikey",
+                          "use: apikey create --scope admin|read --name N | apikey "
+                          "revoke PREFIX|ID | apikey list");
         } else if (a[0] == "create" && (config.key_name.empty() || config.key_name.size() > 200)) {
             problems.Fail("--name", "apikey create needs --name (1-200 characters)");
         }

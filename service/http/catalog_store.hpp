@@ -136,7 +136,7 @@ struct ScenarioFilter {
 };
 
 struct ScenarioPage {
-    std::vector<Scenario> items;  // by id, after the cursor, at most the limit asked for
+    std::vector<Scenario> items;   // by id, after the cursor, at most the limit asked for
     std::int64_t total_count = 0;  // every scenario the filter matches, cursor aside
 };
 
@@ -173,10 +173,9 @@ public:
     // Writes. Each runs in one transaction with the Idempotency-Key record; kUnavailable
     // when the database cannot be reached (or the commit outcome is unknown), kNotFound,
     // kFailedPrecondition (409; field kIfMatchField: 412), kInvalidArgument (422).
-    [[nodiscard]] virtual pricing::Result<StoredResponse> PutPrice(const WriteRequest& request,
-                                                                   std::string_view id,
-                                                                   const NewPrice& price,
-                                                                   const HistoryEncoder& encode) = 0;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> PutPrice(
+        const WriteRequest& request, std::string_view id, const NewPrice& price,
+        const HistoryEncoder& encode) = 0;
     // Several prices in one write, all or nothing, each placed by the same rule as PutPrice
     // (several for one offering apply in order): what `gpucost import` writes. No If-Match.
     // `encode` gets the histories of the offerings changed, in the order first named.
@@ -229,9 +228,8 @@ public:
     // for an unknown id; kFailedPrecondition on kOwnerField when the principal is neither an
     // admin nor of the owner's name (403), on kIfMatchField when request.if_match names
     // another version (412). The change bumps the version and answers the scenario after it.
-    [[nodiscard]] virtual pricing::Result<Scenario> UpdateScenario(const WriteRequest& request,
-                                                                   std::int64_t id,
-                                                                   const ScenarioChange& change) = 0;
+    [[nodiscard]] virtual pricing::Result<Scenario> UpdateScenario(
+        const WriteRequest& request, std::int64_t id, const ScenarioChange& change) = 0;
     [[nodiscard]] virtual pricing::Result<std::monostate> DeleteScenario(
         const WriteRequest& request, std::int64_t id) = 0;
 };

@@ -6,9 +6,9 @@
 #include <exception>
 #include <set>
 
-#include "service/http/transport/api_version.hpp"
-#include "service/http/routes/auth.hpp"
 #include "service/http/codec/problem.hpp"
+#include "service/http/routes/auth.hpp"
+#include "service/http/transport/api_version.hpp"
 #include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
 
@@ -43,9 +43,10 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
                               const httplib::Request& req, httplib::Response& res) {
             if (needs_length && CurrentRequestContext().missing_length) {
                 WriteTransportProblem(res, req, 411, "length_required",
-                                      req.method + " needs a Content-Length header; send the "
-                                                   "JSON body (or an empty one with "
-                                                   "Content-Length: 0)");
+                                      req.method +
+                                          " needs a Content-Length header; send the "
+                                          "JSON body (or an empty one with "
+                                          "Content-Length: 0)");
                 return;
             }
             inner(req, res);
@@ -84,8 +85,9 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
             allow += (allow.empty() ? "" : ", ") + m;
         }
         res.set_header("Allow", allow);
-        WriteTransportProblem(res, req, 405, "method_not_allowed",
-                              req.method + " is not allowed on " + req.path + "; allowed: " + allow);
+        WriteTransportProblem(
+            res, req, 405, "method_not_allowed",
+            req.method + " is not allowed on " + req.path + "; allowed: " + allow);
     };
     // cpp-httplib tries handlers in registration order, so these catch what nothing else did.
     const std::string any = ".*";
@@ -136,7 +138,9 @@ std::string RateIdentity(const httplib::Request& req, const CatalogStore* key_st
     return "addr:" + req.remote_addr;
 }
 
-bool IsProbe(const std::string& path) { return path == "/healthz" || path == "/readyz"; }
+bool IsProbe(const std::string& path) {
+    return path == "/healthz" || path == "/readyz";
+}
 
 std::string JsonText(const nlohmann::json& value) {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -168,7 +172,7 @@ void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
                           std::shared_ptr<RateLimiter> limiter,
                           std::shared_ptr<CatalogStore> key_store) {
     server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
-                                                                  httplib::Response& res) {
+                                                                     httplib::Response& res) {
         BeginRequest(req.get_header_value("X-Request-Id"));
         res.set_header("X-Request-Id", CurrentRequestContext().request_id);
         res.set_header(kApiVersionHeader, std::string(kApiVersion));
@@ -184,9 +188,9 @@ void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
             }
         }
         if (req.path.size() > kMaxPathBytes) {
-            WriteTransportProblem(res, req, 414, "uri_too_long",
-                                  "request path is longer than " + std::to_string(kMaxPathBytes) +
-                                      " bytes");
+            WriteTransportProblem(
+                res, req, 414, "uri_too_long",
+                "request path is longer than " + std::to_string(kMaxPathBytes) + " bytes");
             return HandlerResponse::Handled;
         }
         if (req.has_header("Content-Encoding")) {
@@ -208,8 +212,8 @@ void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
         // timeout and refuse it as 400 before routing. It is read as empty instead and refused
         // with 411 once routed (RouteTable::Install), so that an unknown path stays 404 and a
         // wrong method 405.
-        const bool body_method = req.method == "POST" || req.method == "PUT" ||
-                                 req.method == "PATCH";
+        const bool body_method =
+            req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
         if (body_method && !req.has_header("Content-Length")) {
             CurrentRequestContext().missing_length = true;
             const_cast<httplib::Request&>(req).headers.emplace("Content-Length", "0");
@@ -226,9 +230,9 @@ void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
             }
             const std::size_t max_body = body_limits.BodyLimitFor(req.method, req.path);
             if (length.size() > 18 || std::stoull(length) > max_body) {
-                WriteTransportProblem(res, req, 413, "payload_too_large",
-                                      "request body is larger than " + std::to_string(max_body) +
-                                          " bytes");
+                WriteTransportProblem(
+                    res, req, 413, "payload_too_large",
+                    "request body is larger than " + std::to_string(max_body) + " bytes");
                 return HandlerResponse::Handled;
             }
         }
@@ -240,60 +244,61 @@ void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
 void InstallErrorAnswers(httplib::Server& server) {
     server.set_error_handler(httplib::Server::HandlerWithResponse(
         [](const httplib::Request& req, httplib::Response& res) {
-        if (res.get_header_value("Content-Type") == "application/problem+json") {
-            return HandlerResponse::Unhandled;
-        }
-        // A request the library refuses before routing (bad request line, bad Range) never
-        // reached the pre-routing handler: its context, still the previous request's on this
-        // worker thread, starts here.
-        if (!res.has_header("X-Request-Id")) {
-            BeginRequest(req.get_header_value("X-Request-Id"));
-            res.set_header("X-Request-Id", CurrentRequestContext().request_id);
-        }
-        if (!res.has_header(kApiVersionHeader)) {
-            res.set_header(kApiVersionHeader, std::string(kApiVersion));
-        }
-        // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X POST
-        // with no -d sends none) as a bare 400 before routing: say what is missing, as 411.
-        bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
-        if (res.status == 400 && body_method && !req.has_header("Content-Length") &&
-            !req.has_header("Transfer-Encoding")) {
-            WriteTransportProblem(res, req, 411, "length_required",
-                                  req.method + " needs a Content-Length header; send the JSON body "
-                                               "(or an empty one with Content-Length: 0)");
+            if (res.get_header_value("Content-Type") == "application/problem+json") {
+                return HandlerResponse::Unhandled;
+            }
+            // A request the library refuses before routing (bad request line, bad Range) never
+            // reached the pre-routing handler: its context, still the previous request's on this
+            // worker thread, starts here.
+            if (!res.has_header("X-Request-Id")) {
+                BeginRequest(req.get_header_value("X-Request-Id"));
+                res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+            }
+            if (!res.has_header(kApiVersionHeader)) {
+                res.set_header(kApiVersionHeader, std::string(kApiVersion));
+            }
+            // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X
+            // POST with no -d sends none) as a bare 400 before routing: say what is missing, as
+            // 411.
+            bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+            if (res.status == 400 && body_method && !req.has_header("Content-Length") &&
+                !req.has_header("Transfer-Encoding")) {
+                WriteTransportProblem(res, req, 411, "length_required",
+                                      req.method +
+                                          " needs a Content-Length header; send the JSON body "
+                                          "(or an empty one with Content-Length: 0)");
+                return HandlerResponse::Handled;
+            }
+            std::string code = res.status == 413   ? "payload_too_large"
+                               : res.status == 414 ? "uri_too_long"
+                               : res.status >= 500 ? "internal"
+                                                   : "bad_request";
+            WriteTransportProblem(res, req, res.status, code, "the request could not be processed");
             return HandlerResponse::Handled;
-        }
-        std::string code = res.status == 413   ? "payload_too_large"
-                           : res.status == 414 ? "uri_too_long"
-                           : res.status >= 500 ? "internal"
-                                               : "bad_request";
-        WriteTransportProblem(res, req, res.status, code, "the request could not be processed");
-        return HandlerResponse::Handled;
-    }));
+        }));
 }
 
 // An exception a handler did not catch: logged with the request id, answered 500 as a problem.
 void InstallExceptionAnswer(httplib::Server& server) {
-    server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
-                                    std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-            if (ep) {
-                std::rethrow_exception(ep);
+    server.set_exception_handler(
+        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+            std::string what = "unknown exception";
+            try {
+                if (ep) {
+                    std::rethrow_exception(ep);
+                }
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
             }
-        } catch (const std::exception& e) {
-            what = e.what();
-        } catch (...) {
-        }
-        log::Error("unhandled exception",
-                   {{"request_id", CurrentRequestContext().request_id},
-                    {"path", req.path},
-                    {"error", what}});
-        res.headers.clear();
-        res.set_header("X-Request-Id", CurrentRequestContext().request_id);
-        res.set_header(kApiVersionHeader, std::string(kApiVersion));
-        WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
-    });
+            log::Error("unhandled exception", {{"request_id", CurrentRequestContext().request_id},
+                                               {"path", req.path},
+                                               {"error", what}});
+            res.headers.clear();
+            res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+            res.set_header(kApiVersionHeader, std::string(kApiVersion));
+            WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
+        });
 }
 
 }  // namespace
@@ -419,14 +424,14 @@ void RegisterRoutes(httplib::Server& server, const Deps& deps) {
     CorsPolicy cors(deps.cors_origins);
     BuildRouteTable(deps).Install(server, cors);
     // cpp-httplib runs this hook on every answer it writes, errors and preflights included.
-    server.set_post_routing_handler([cors, deps](const httplib::Request& req,
-                                                 httplib::Response& res) {
-        cors.AddResponseHeaders(req, res);
-        if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
-            VaryOnAcceptEncoding(res);
-        }
-        ObserveAnswer(deps, req, res);
-    });
+    server.set_post_routing_handler(
+        [cors, deps](const httplib::Request& req, httplib::Response& res) {
+            cors.AddResponseHeaders(req, res);
+            if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
+                VaryOnAcceptEncoding(res);
+            }
+            ObserveAnswer(deps, req, res);
+        });
 }
 
 }  // namespace gpucost::http

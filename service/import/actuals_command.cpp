@@ -76,7 +76,8 @@ std::optional<std::vector<std::map<std::string, std::string>>> ReadCsvRows(
             continue;
         }
         std::map<std::string, std::string> row;
-        for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+        for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
+            row[header[i]] = cells[i];
         rows.push_back(std::move(row));
     }
     return rows;
@@ -167,10 +168,21 @@ bool ParseArgs(const std::vector<std::string>& args, ActualsArgs& out) {
 }
 
 std::vector<std::string> StoreRow(const pricing::ActualCharge& c) {
-    return {c.row_id, c.provider, c.month, c.charge_period_start, c.billing_currency, c.sku,
-            c.offering_id, c.accelerator, c.region, c.pricing_category,
-            http::CsvNumber(c.accelerator_hours), http::CsvNumber(c.billed_cost),
-            http::CsvNumber(c.effective_cost), http::CsvNumber(c.list_cost), c.tag_value};
+    return {c.row_id,
+            c.provider,
+            c.month,
+            c.charge_period_start,
+            c.billing_currency,
+            c.sku,
+            c.offering_id,
+            c.accelerator,
+            c.region,
+            c.pricing_category,
+            http::CsvNumber(c.accelerator_hours),
+            http::CsvNumber(c.billed_cost),
+            http::CsvNumber(c.effective_cost),
+            http::CsvNumber(c.list_cost),
+            c.tag_value};
 }
 
 // Row ids already in the store (its first column); an absent store is empty.
@@ -231,10 +243,21 @@ json ReportJson(const pricing::ActualsReport& r, const ActualsArgs& args, std::s
 }  // namespace
 
 const std::vector<std::string>& ActualsStoreColumns() {
-    static const std::vector<std::string> kColumns = {
-        "row_id", "provider", "month", "charge_period_start", "billing_currency", "sku",
-        "offering_id", "accelerator", "region", "pricing_category", "accelerator_hours",
-        "billed_cost", "effective_cost", "list_cost", "tag_value"};
+    static const std::vector<std::string> kColumns = {"row_id",
+                                                      "provider",
+                                                      "month",
+                                                      "charge_period_start",
+                                                      "billing_currency",
+                                                      "sku",
+                                                      "offering_id",
+                                                      "accelerator",
+                                                      "region",
+                                                      "pricing_category",
+                                                      "accelerator_hours",
+                                                      "billed_cost",
+                                                      "effective_cost",
+                                                      "list_cost",
+                                                      "tag_value"};
     return kColumns;
 }
 
@@ -253,22 +276,22 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
         std::fputs(kUsage, err);
         return kImportBadInput;
     }
-    const std::set<std::string> stored = parsed.into.empty() ? std::set<std::string>{}
-                                                             : StoredIds(parsed.into);
+    const std::set<std::string> stored =
+        parsed.into.empty() ? std::set<std::string>{} : StoredIds(parsed.into);
     http::CsvTable fresh;
     fresh.header = ActualsStoreColumns();
     std::size_t already = 0;
     std::set<std::string> batch;
     pricing::ActualsReport report;
     for (const std::string& file : parsed.files) {
-        auto status = ReadFocusExport(file, parsed.options, catalog, mappings, report,
-                                      [&](const pricing::ActualCharge& c) {
-                                          if (stored.count(c.row_id) || !batch.insert(c.row_id).second) {
-                                              ++already;
-                                          } else if (!parsed.into.empty()) {
-                                              fresh.rows.push_back(StoreRow(c));
-                                          }
-                                      });
+        auto status = ReadFocusExport(
+            file, parsed.options, catalog, mappings, report, [&](const pricing::ActualCharge& c) {
+                if (stored.count(c.row_id) || !batch.insert(c.row_id).second) {
+                    ++already;
+                } else if (!parsed.into.empty()) {
+                    fresh.rows.push_back(StoreRow(c));
+                }
+            });
         if (!status.ok()) {
             std::fprintf(err, "gpucost actuals: %s\n", status.error().message.c_str());
             return status.error().code == pricing::ErrorCode::kNotFound ? kImportFailed

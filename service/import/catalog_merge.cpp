@@ -145,8 +145,8 @@ ImportPlan PlanImport(const pricing::Catalog& base, const std::vector<FileResult
                 ++plan.skipped["conflicts_with_catalog_offering"];
                 continue;
             }
-            bool recorded = SameObservation(existing->price, o.price) ||
-                            known_observation(o.id, o.price);
+            bool recorded =
+                SameObservation(existing->price, o.price) || known_observation(o.id, o.price);
             for (const auto& old : existing->superseded_prices) {
                 recorded = recorded || SameObservation(old, o.price);
             }
@@ -217,9 +217,9 @@ pricing::Status WriteCatalogDir(const std::string& dir, const pricing::CatalogCs
         fs::rename(tmp, target, ec);
         if (ec) {
             discard();
-            return pricing::MakeError(pricing::ErrorCode::kUnavailable,
-                                      "cannot rename " + tmp.string() + " to " + target.string() +
-                                          ": " + ec.message());
+            return pricing::MakeError(
+                pricing::ErrorCode::kUnavailable,
+                "cannot rename " + tmp.string() + " to " + target.string() + ": " + ec.message());
         }
     }
     return pricing::Ok{};

@@ -140,9 +140,9 @@ SkuMatch MatchAws(const Row& row, const Mappings& m) {
         match.accelerator_count = it->second.accelerator_count;
     }
     std::string family = Lower(match.sku.substr(0, match.sku.find('.')));
-    match.looks_accelerated = !family.empty() && (family[0] == 'p' || family[0] == 'g' ||
-                                                  family.rfind("trn", 0) == 0 ||
-                                                  family.rfind("inf", 0) == 0);
+    match.looks_accelerated =
+        !family.empty() && (family[0] == 'p' || family[0] == 'g' || family.rfind("trn", 0) == 0 ||
+                            family.rfind("inf", 0) == 0);
     return match;
 }
 
@@ -193,14 +193,16 @@ SkuMatch MatchGcp(const Row& row, const Mappings& m) {
 // The catalog offering of this accelerator SKU in the row's region under its pricing.
 std::string OfferingFor(const pricing::Catalog& catalog, const std::string& provider,
                         const SkuMatch& match, const std::string& region, bool spot) {
-    const pricing::PriceType wanted = spot ? pricing::PriceType::kSpot : pricing::PriceType::kOnDemand;
+    const pricing::PriceType wanted =
+        spot ? pricing::PriceType::kSpot : pricing::PriceType::kOnDemand;
     for (const pricing::Offering& o : catalog.Offerings()) {
         if (o.provider != provider || pricing::IdKey(o.region) != pricing::IdKey(region) ||
             o.price_type != wanted) {
             continue;
         }
-        bool same = match.per_accelerator ? o.accelerator == match.accelerator
-                                          : pricing::IdKey(o.instance_type) == pricing::IdKey(match.sku);
+        bool same = match.per_accelerator
+                        ? o.accelerator == match.accelerator
+                        : pricing::IdKey(o.instance_type) == pricing::IdKey(match.sku);
         if (same) return o.id;
     }
     return "";
@@ -326,8 +328,8 @@ pricing::Status ReadFocusExport(const std::string& path, const FocusReadOptions&
     std::map<std::string, std::size_t> columns;
     const auto header = ParseCsvRecord(*header_text);
     for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
-    for (const char* needed : {"ChargeCategory", "BilledCost", "ChargePeriodStart",
-                               "BillingCurrency"}) {
+    for (const char* needed :
+         {"ChargeCategory", "BilledCost", "ChargePeriodStart", "BillingCurrency"}) {
         if (columns.count(needed) == 0) return Fail(path, std::string("no ") + needed + " column");
     }
     if (columns.count("ProviderName") == 0 && columns.count("ServiceProviderName") == 0) {

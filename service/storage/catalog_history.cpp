@@ -34,9 +34,9 @@ pricing::Result<std::optional<pricing::Offering>> ServedOffering(const OfferingH
             continue;
         }
         if (served != nullptr) {
-            return pricing::MakeError(pricing::ErrorCode::kInternal,
-                                      "offering '" + h.offering.id +
-                                          "' has two prices valid at the same time");
+            return pricing::MakeError(
+                pricing::ErrorCode::kInternal,
+                "offering '" + h.offering.id + "' has two prices valid at the same time");
         }
         served = &p;
     }
@@ -136,9 +136,8 @@ std::optional<std::pair<std::int64_t, CatalogChange>> DecodeChange(std::string_v
     while (end != std::string_view::npos) {
         std::size_t start = end + 1;
         end = payload.find('\n', start);
-        std::string_view line = payload.substr(start, end == std::string_view::npos
-                                                          ? std::string_view::npos
-                                                          : end - start);
+        std::string_view line = payload.substr(
+            start, end == std::string_view::npos ? std::string_view::npos : end - start);
         if (line == "k") {
             change.keys = true;
         } else if (line.substr(0, 2) == "o:" && line.size() > 2) {
@@ -265,8 +264,8 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PatchSnapshot(
             info.newest_as_of = o.price.as_of;
         }
     }
-    return std::make_shared<const pricing::InMemoryCatalog>(
-        base_current.Accelerators(), std::move(offerings), std::move(info));
+    return std::make_shared<const pricing::InMemoryCatalog>(base_current.Accelerators(),
+                                                            std::move(offerings), std::move(info));
 }
 
 std::vector<TimestampUs> ChangePoints(const CatalogHistory& history) {
@@ -333,7 +332,9 @@ bool Beats(const pricing::PriceObservation& a, const pricing::PriceObservation& 
     return pricing::SelectCurrentPrice({a, b}) == 0;
 }
 
-bool Served(const PriceInterval& p) { return !p.valid_to_us || *p.valid_to_us > p.valid_from_us; }
+bool Served(const PriceInterval& p) {
+    return !p.valid_to_us || *p.valid_to_us > p.valid_from_us;
+}
 
 }  // namespace
 

@@ -50,7 +50,8 @@ http::OfferingHistory OfferingFromRow(const pqxx::row& r) {
     o.interconnect = r[8].as<std::string>();
     o.scale_out_gbit_per_s = OptDouble(r[9]);
     o.region = r[10].as<std::string>();
-    o.price_type = pricing::ParsePriceType(r[11].as<std::string>()).value_or(pricing::PriceType::kOnDemand);
+    o.price_type =
+        pricing::ParsePriceType(r[11].as<std::string>()).value_or(pricing::PriceType::kOnDemand);
     if (!r[12].is_null()) {
         o.spot_interruption = pricing::ParseSpotInterruptionBucket(r[12].as<std::string>());
     }
@@ -114,11 +115,9 @@ std::string TextArray(const std::vector<std::string>& items) {
 
 // Offerings (filtered by `offering_where`, whose $1 is `arg` when given) with their prices
 // (filtered by `price_where`), ordered by id, prices by valid_from, id.
-std::vector<http::OfferingHistory> OfferingsWithPrices(pqxx::transaction_base& tx,
-                                                       const std::string& offering_where,
-                                                       const std::string& price_where,
-                                                       const std::optional<std::string>& arg =
-                                                           std::nullopt) {
+std::vector<http::OfferingHistory> OfferingsWithPrices(
+    pqxx::transaction_base& tx, const std::string& offering_where, const std::string& price_where,
+    const std::optional<std::string>& arg = std::nullopt) {
     auto query = [&](const std::string& sql) {
         return arg ? tx.exec_params(sql, *arg) : tx.exec_params(sql);
     };
@@ -193,15 +192,16 @@ CatalogHistory LoadHistory(pqxx::transaction_base& tx) {
 
 std::vector<KeyRecord> LoadKeys(pqxx::transaction_base& tx) {
     std::vector<KeyRecord> keys;
-    for (const auto& r : tx.exec_params(
-             "SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL"
-             " FROM api_keys ORDER BY id")) {
+    for (const auto& r :
+         tx.exec_params("SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL"
+                        " FROM api_keys ORDER BY id")) {
         KeyRecord k;
         k.id = r[0].as<std::int64_t>();
         k.prefix = r[1].as<std::string>();
         k.salt = pqxx::binarystring(r[2]).str();
         k.key_hash = pqxx::binarystring(r[3]).str();
-        k.scope = r[4].as<std::string>() == "admin" ? http::KeyScope::kAdmin : http::KeyScope::kRead;
+        k.scope =
+            r[4].as<std::string>() == "admin" ? http::KeyScope::kAdmin : http::KeyScope::kRead;
         k.name = r[5].as<std::string>();
         k.revoked = r[6].as<bool>();
         keys.push_back(std::move(k));
@@ -220,9 +220,8 @@ std::vector<http::OfferingHistory> LoadOfferingHistories(pqxx::transaction_base&
 
 std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base& tx,
                                                          const std::string& id, bool lock) {
-    auto rows = tx.exec_params(std::string(kOfferingColumns) + " WHERE id = $1" +
-                                   (lock ? " FOR UPDATE" : ""),
-                               id);
+    auto rows = tx.exec_params(
+        std::string(kOfferingColumns) + " WHERE id = $1" + (lock ? " FOR UPDATE" : ""), id);
     if (rows.empty()) {
         return std::nullopt;
     }
@@ -239,20 +238,23 @@ std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base&
 std::int64_t BumpRevision(pqxx::transaction_base& tx, const CatalogChange& change) {
     // One round trip; the payload's first line is the revision the UPDATE returns.
     const std::string lines = EncodeChange(0, change).substr(1);
-    return tx.exec_params("WITH bumped AS (UPDATE catalog_state SET revision = revision + 1,"
-                          " changed_at = now() RETURNING revision)"
-                          " SELECT revision, pg_notify($1, revision::text || $2) FROM bumped",
-                          std::string(kCatalogChannel), lines)[0][0]
+    return tx
+        .exec_params(
+            "WITH bumped AS (UPDATE catalog_state SET revision = revision + 1,"
+            " changed_at = now() RETURNING revision)"
+            " SELECT revision, pg_notify($1, revision::text || $2) FROM bumped",
+            std::string(kCatalogChannel), lines)[0][0]
         .as<std::int64_t>();
 }
 
 std::int64_t SourceId(pqxx::transaction_base& tx, const std::string& name) {
     // One round trip: the row inserted, or the one already there.
-    auto found = tx.exec_params("WITH added AS (INSERT INTO sources (name) VALUES ($1)"
-                                " ON CONFLICT (name) DO NOTHING RETURNING id)"
-                                " SELECT id FROM added UNION ALL"
-                                " SELECT id FROM sources WHERE name = $1 LIMIT 1",
-                                name);
+    auto found = tx.exec_params(
+        "WITH added AS (INSERT INTO sources (name) VALUES ($1)"
+        " ON CONFLICT (name) DO NOTHING RETURNING id)"
+        " SELECT id FROM added UNION ALL"
+        " SELECT id FROM sources WHERE name = $1 LIMIT 1",
+        name);
     if (found.empty()) {
         // Another transaction committed the name while this statement waited on it; the
         // statement's snapshot predates that row, a new statement sees it.

@@ -73,10 +73,11 @@ void RecordAnswer(pqxx::transaction_base& tx, const http::WriteRequest& request,
     if (request.idempotency_key.empty()) {
         return;
     }
-    tx.exec_params("INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
-                   " response_body, etag) VALUES ($1, $2, $3, $4, $5, $6)",
-                   request.principal.key_id, request.idempotency_key, request.request_hash,
-                   answer.status, answer.body, answer.etag);
+    tx.exec_params(
+        "INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
+        " response_body, etag) VALUES ($1, $2, $3, $4, $5, $6)",
+        request.principal.key_id, request.idempotency_key, request.request_hash, answer.status,
+        answer.body, answer.etag);
 }
 
 // Collects the payloads of the catalog channel's notifications, in delivery (commit) order.
@@ -179,8 +180,10 @@ void WritePlaced(pqxx::work& tx, const std::map<std::string, OfferingHistory>& h
     }
     if (!moved.empty()) {
         // Before the inserts: the closed current row frees prices_one_current for the new one.
-        tx.exec("UPDATE prices p SET valid_to = timestamptz 'epoch' + u.to_us * interval"
-                " '1 microsecond' FROM (VALUES " + moved + ") AS u(id, to_us) WHERE p.id = u.id");
+        tx.exec(
+            "UPDATE prices p SET valid_to = timestamptz 'epoch' + u.to_us * interval"
+            " '1 microsecond' FROM (VALUES " +
+            moved + ") AS u(id, to_us) WHERE p.id = u.id");
     }
     std::sort(added.begin(), added.end(),
               [](const auto& a, const auto& b) { return a.second->id > b.second->id; });
@@ -196,16 +199,17 @@ void WritePlaced(pqxx::work& tx, const std::map<std::string, OfferingHistory>& h
             const PriceInterval& p = *added[i].second;
             const pricing::PriceObservation& o = p.observation;
             rows += std::string(rows.empty() ? "(" : ", (") + tx.quote(*added[i].first) + ", " +
-                    tx.quote(pqxx::to_string(o.usd_per_hour)) + "::numeric, " +
-                    tx.quote(o.as_of) + "::date, " + (o.as_of_estimated ? "true" : "false") +
-                    ", " + std::to_string(sources.at(o.source)) + ", " +
-                    (o.verified ? "true" : "false") + ", " + tx.quote(o.notes) + ", " +
-                    UsLiteral(p.valid_from_us) + ", " +
+                    tx.quote(pqxx::to_string(o.usd_per_hour)) + "::numeric, " + tx.quote(o.as_of) +
+                    "::date, " + (o.as_of_estimated ? "true" : "false") + ", " +
+                    std::to_string(sources.at(o.source)) + ", " + (o.verified ? "true" : "false") +
+                    ", " + tx.quote(o.notes) + ", " + UsLiteral(p.valid_from_us) + ", " +
                     (p.valid_to_us ? UsLiteral(*p.valid_to_us) : std::string("NULL")) + ", " +
                     (key_id == 0 ? std::string("NULL") : std::to_string(key_id)) + ")";
         }
-        tx.exec("INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated,"
-                " source_id, verified, notes, valid_from, valid_to, recorded_by) VALUES " + rows);
+        tx.exec(
+            "INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated,"
+            " source_id, verified, notes, valid_from, valid_to, recorded_by) VALUES " +
+            rows);
     }
     if (bump_versions && !offerings.empty()) {
         tx.exec("UPDATE offerings SET version = version + 1 WHERE id IN (" + offerings + ")");
@@ -238,8 +242,8 @@ pricing::Status PlaceAndWrite(pqxx::work& tx, std::map<std::string, OfferingHist
                              "offering '" + id + "' is retired; create a new offering" + item);
         }
         const http::NewPrice& n = prices[i].price;
-        pricing::PriceObservation p{n.usd_per_hour, n.as_of, n.as_of_estimated,
-                                    n.source, n.verified, n.notes};
+        pricing::PriceObservation p{n.usd_per_hour, n.as_of,    n.as_of_estimated,
+                                    n.source,       n.verified, n.notes};
         PricePlacement placed = PlacePrice(h, p, now_us);
         for (const PriceInterval& row : h.prices) {
             if (placed.current && !row.valid_to_us && row.id > 0 && row.valid_from_us >= now_us) {
@@ -253,7 +257,6 @@ pricing::Status PlaceAndWrite(pqxx::work& tx, std::map<std::string, OfferingHist
     WritePlaced(tx, histories, before, key_id, bump_versions);
     return pricing::Ok{};
 }
-
 
 http::Scenario ScenarioFromRow(const pqxx::row& r) {
     http::Scenario s;
@@ -343,8 +346,9 @@ pricing::Result<std::unique_ptr<PgStore::Lease>> PgStore::Checkout() {
         needs_connect = !pool_[slot];
         if (needs_connect && std::chrono::steady_clock::now() < next_connect_at_) {
             // The slot stays free (it was not taken); fail fast while the backoff runs.
-            return Unavailable("the database is unreachable; retrying the connection in the "
-                               "background");
+            return Unavailable(
+                "the database is unreachable; retrying the connection in the "
+                "background");
         }
         free_slots_.pop_back();
     }
@@ -357,8 +361,8 @@ pricing::Result<std::unique_ptr<PgStore::Lease>> PgStore::Checkout() {
             connect_backoff_ = std::chrono::milliseconds(0);
         } catch (const std::exception& e) {
             std::lock_guard<std::mutex> lock(pool_mutex_);
-            connect_backoff_ = std::clamp(connect_backoff_ * 2, options_.reconnect_min,
-                                          options_.reconnect_max);
+            connect_backoff_ =
+                std::clamp(connect_backoff_ * 2, options_.reconnect_min, options_.reconnect_max);
             next_connect_at_ = std::chrono::steady_clock::now() + connect_backoff_;
             return Unavailable("the database is unreachable; retry later");
         }
@@ -455,8 +459,8 @@ pricing::Status PgStore::Reload(pqxx::connection& conn) {
         return current.error();
     }
     Install(std::move(history), current.value());
-    log::Info("catalog snapshot loaded", {{"revision", Revision()},
-                                          {"offerings", current.value()->Offerings().size()}});
+    log::Info("catalog snapshot loaded",
+              {{"revision", Revision()}, {"offerings", current.value()->Offerings().size()}});
     return pricing::Ok{};
 }
 
@@ -544,9 +548,10 @@ void PgStore::ApplyNotified(pqxx::connection& conn, const std::vector<std::strin
     }
     Install(std::move(history), current.value());
     using Ms = std::chrono::duration<double, std::milli>;
-    log::Debug("catalog change applied",
-               {{"revision", to}, {"offerings_changed", change.offering_ids.size()},
-                {"read_ms", Ms(read - started).count()}, {"patch_ms", Ms(patched - read).count()}});
+    log::Debug("catalog change applied", {{"revision", to},
+                                          {"offerings_changed", change.offering_ids.size()},
+                                          {"read_ms", Ms(read - started).count()},
+                                          {"patch_ms", Ms(patched - read).count()}});
 }
 
 void PgStore::RefresherLoop() {
@@ -625,16 +630,19 @@ void PgStore::RefresherLoop() {
     listener.reset();
 }
 
-std::int64_t PgStore::Revision() const { return Load()->history->revision; }
+std::int64_t PgStore::Revision() const {
+    return Load()->history->revision;
+}
 
 bool PgStore::WaitForRevision(std::int64_t revision, std::chrono::milliseconds timeout) const {
     std::unique_lock<std::mutex> lock(snapshot_mutex_);
-    return snapshot_changed_.wait_for(lock, timeout, [&] {
-        return snapshot_ && snapshot_->history->revision >= revision;
-    });
+    return snapshot_changed_.wait_for(
+        lock, timeout, [&] { return snapshot_ && snapshot_->history->revision >= revision; });
 }
 
-std::shared_ptr<const pricing::Catalog> PgStore::Current() const { return Load()->current; }
+std::shared_ptr<const pricing::Catalog> PgStore::Current() const {
+    return Load()->current;
+}
 
 pricing::Result<std::shared_ptr<const pricing::Catalog>> PgStore::At(http::TimestampUs at) const {
     auto snapshot = Load();
@@ -643,8 +651,8 @@ pricing::Result<std::shared_ptr<const pricing::Catalog>> PgStore::At(http::Times
         return built.error();
     }
     pricing::CatalogInfo info = built.value()->Describe();
-    info.version = "pg-r" + std::to_string(snapshot->history->revision) + "@" +
-                   http::FormatTimestamp(at);
+    info.version =
+        "pg-r" + std::to_string(snapshot->history->revision) + "@" + http::FormatTimestamp(at);
     return std::shared_ptr<const pricing::Catalog>(
         std::make_shared<const DescribedAs>(std::move(built).value(), std::move(info)));
 }
@@ -692,7 +700,8 @@ pricing::Result<http::OfferingHistory> PgStore::History(std::string_view id) con
     auto snapshot = Load();
     const OfferingHistory* h = FindHistory(*snapshot->history, id);
     if (h == nullptr) {
-        return MakeError(ErrorCode::kNotFound, "no offering with id '" + std::string(id) + "'", "id");
+        return MakeError(ErrorCode::kNotFound, "no offering with id '" + std::string(id) + "'",
+                         "id");
     }
     return *h;
 }
@@ -767,8 +776,9 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
         } catch (const pqxx::in_doubt_error& e) {
             lease.value()->Drop();
             MarkDown(e.what());
-            return Unavailable("the database connection was lost while committing, so the outcome "
-                               "is unknown; retry with the same Idempotency-Key to apply it once");
+            return Unavailable(
+                "the database connection was lost while committing, so the outcome "
+                "is unknown; retry with the same Idempotency-Key to apply it once");
         } catch (const pqxx::transaction_rollback& e) {
             // Serialization failure or deadlock: nothing was applied; retry the whole thing.
             last_failure = Unavailable("the write conflicted with another one; retry");
@@ -788,8 +798,9 @@ pricing::Result<http::StoredResponse> PgStore::RunWrite(const http::WriteRequest
             if (committing) {
                 lease.value()->Drop();
                 MarkDown(e.what());
-                return Unavailable("the outcome of the commit is unknown; retry with the same "
-                                   "Idempotency-Key to apply it once");
+                return Unavailable(
+                    "the outcome of the commit is unknown; retry with the same "
+                    "Idempotency-Key to apply it once");
             }
             if (!open || dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
                 SqlState(e).rfind("57", 0) == 0 || SqlState(e).rfind("08", 0) == 0) {
@@ -827,31 +838,36 @@ pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest
                                                         const http::NewPrice& price,
                                                         const HistoryEncoder& encode) {
     const std::string offering_id(id);
-    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
-                                 -> pricing::Result<http::StoredResponse> {
-        auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
-        if (!h) {
-            return MakeError(ErrorCode::kNotFound, "no offering with id '" + offering_id + "'", "id");
-        }
-        if (h->retired_at_us) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "offering '" + offering_id + "' is retired; create a new offering");
-        }
-        if (auto stale = CheckIfMatch(request, *h)) {
-            return *stale;
-        }
-        // Placed by the current-price rule: a back-dated price goes into the history in its
-        // place and does not become current by being written last (issue 22).
-        std::map<std::string, OfferingHistory> histories;
-        histories.emplace(offering_id, std::move(*h));
-        auto written = PlaceAndWrite(tx, histories, {http::PriceUpdate{offering_id, price}},
-                                     now_us, request.principal.key_id);
-        if (!written.ok()) {
-            return written.error();
-        }
-        changed.offering_ids.push_back(offering_id);
-        return encode(*LoadOfferingHistory(tx, offering_id, false));
-    });
+    return RunWrite(request,
+                    [&](pqxx::work& tx, http::TimestampUs now_us,
+                        CatalogChange& changed) -> pricing::Result<http::StoredResponse> {
+                        auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
+                        if (!h) {
+                            return MakeError(ErrorCode::kNotFound,
+                                             "no offering with id '" + offering_id + "'", "id");
+                        }
+                        if (h->retired_at_us) {
+                            return MakeError(
+                                ErrorCode::kFailedPrecondition,
+                                "offering '" + offering_id + "' is retired; create a new offering");
+                        }
+                        if (auto stale = CheckIfMatch(request, *h)) {
+                            return *stale;
+                        }
+                        // Placed by the current-price rule: a back-dated price goes into the
+                        // history in its place and does not become current by being written last
+                        // (issue 22).
+                        std::map<std::string, OfferingHistory> histories;
+                        histories.emplace(offering_id, std::move(*h));
+                        auto written =
+                            PlaceAndWrite(tx, histories, {http::PriceUpdate{offering_id, price}},
+                                          now_us, request.principal.key_id);
+                        if (!written.ok()) {
+                            return written.error();
+                        }
+                        changed.offering_ids.push_back(offering_id);
+                        return encode(*LoadOfferingHistory(tx, offering_id, false));
+                    });
 }
 
 pricing::Result<http::StoredResponse> PgStore::PutPrices(
@@ -864,21 +880,24 @@ pricing::Result<http::StoredResponse> PgStore::PutPrices(
             ids.push_back(p.offering_id);
         }
     }
-    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
-                                 -> pricing::Result<http::StoredResponse> {
-        // Every catalog writer holds the catalog_state lock (RunWrite), so no row locks here.
-        std::map<std::string, OfferingHistory> histories;
-        for (OfferingHistory& h : LoadOfferingHistories(tx, ids)) {
-            std::string id = h.offering.id;
-            histories.emplace(std::move(id), std::move(h));
-        }
-        auto written = PlaceAndWrite(tx, histories, prices, now_us, request.principal.key_id);
-        if (!written.ok()) {
-            return written.error();
-        }
-        changed.offering_ids = ids;
-        return encode(LoadOfferingHistories(tx, ids));
-    });
+    return RunWrite(request,
+                    [&](pqxx::work& tx, http::TimestampUs now_us,
+                        CatalogChange& changed) -> pricing::Result<http::StoredResponse> {
+                        // Every catalog writer holds the catalog_state lock (RunWrite), so no row
+                        // locks here.
+                        std::map<std::string, OfferingHistory> histories;
+                        for (OfferingHistory& h : LoadOfferingHistories(tx, ids)) {
+                            std::string id = h.offering.id;
+                            histories.emplace(std::move(id), std::move(h));
+                        }
+                        auto written =
+                            PlaceAndWrite(tx, histories, prices, now_us, request.principal.key_id);
+                        if (!written.ok()) {
+                            return written.error();
+                        }
+                        changed.offering_ids = ids;
+                        return encode(LoadOfferingHistories(tx, ids));
+                    });
 }
 
 // All in bulk (issue 23): one accelerator check, multi-row INSERTs of the offerings and of
@@ -887,111 +906,120 @@ pricing::Result<http::StoredResponse> PgStore::PutPrices(
 pricing::Result<http::StoredResponse> PgStore::CreateOfferings(
     const http::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
     const CreatedEncoder& encode) {
-    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
-                                 -> pricing::Result<http::StoredResponse> {
-        std::set<std::string> accelerators;
-        std::string wanted;
-        for (const pricing::Offering& o : offerings) {
-            wanted += (wanted.empty() ? "" : ", ") + tx.quote(o.accelerator);
-        }
-        if (!wanted.empty()) {
-            for (const auto& r : tx.exec("SELECT id FROM accelerators WHERE id IN (" + wanted + ")")) {
-                accelerators.insert(r[0].as<std::string>());
+    return RunWrite(
+        request,
+        [&](pqxx::work& tx, http::TimestampUs now_us,
+            CatalogChange& changed) -> pricing::Result<http::StoredResponse> {
+            std::set<std::string> accelerators;
+            std::string wanted;
+            for (const pricing::Offering& o : offerings) {
+                wanted += (wanted.empty() ? "" : ", ") + tx.quote(o.accelerator);
             }
-        }
-        std::set<std::string> inserted;
-        for (std::size_t start = 0; start < offerings.size(); start += kInsertChunk) {
-            std::string rows;
-            for (std::size_t i = start; i < std::min(offerings.size(), start + kInsertChunk); ++i) {
-                const pricing::Offering& o = offerings[i];
-                if (!accelerators.contains(o.accelerator)) {
-                    return MakeError(ErrorCode::kInvalidArgument,
-                                     "unknown accelerator '" + o.accelerator + "' (item " +
-                                         std::to_string(i) + ")");
+            if (!wanted.empty()) {
+                for (const auto& r :
+                     tx.exec("SELECT id FROM accelerators WHERE id IN (" + wanted + ")")) {
+                    accelerators.insert(r[0].as<std::string>());
                 }
-                auto opt = [&](const std::optional<double>& v) {
-                    return v ? tx.quote(pqxx::to_string(*v)) + "::numeric" : std::string("NULL");
-                };
-                rows += std::string(rows.empty() ? "(" : ", (") + tx.quote(o.id) + ", " +
-                        tx.quote(o.provider) + ", " + tx.quote(o.instance_type) + ", " +
-                        tx.quote(o.accelerator) + ", " + std::to_string(o.accelerator_count) +
-                        ", " + opt(o.accelerator_memory_gb) + ", " + opt(o.vcpus) + ", " +
-                        opt(o.ram_gib) + ", " + tx.quote(o.interconnect) + ", " +
-                        opt(o.scale_out_gbit_per_s) + ", " + tx.quote(o.region) + ", " +
-                        tx.quote(std::string(pricing::PriceTypeName(o.price_type))) + ", " +
-                        (o.spot_interruption ? tx.quote(o.spot_interruption->label)
-                                             : std::string("NULL")) +
-                        ", " + tx.quote(o.notes) + ", " + UsLiteral(now_us) + ")";
             }
-            for (const auto& r : tx.exec(
-                     "INSERT INTO offerings (id, provider, instance_type, accelerator_id,"
-                     " accelerator_count, accelerator_memory_gb, vcpus, ram_gib, interconnect,"
-                     " scale_out_gbit_per_s, region, price_type, spot_interruption_bucket, notes,"
-                     " created_at) VALUES " + rows + " ON CONFLICT (id) DO NOTHING RETURNING id")) {
-                inserted.insert(r[0].as<std::string>());
+            std::set<std::string> inserted;
+            for (std::size_t start = 0; start < offerings.size(); start += kInsertChunk) {
+                std::string rows;
+                for (std::size_t i = start; i < std::min(offerings.size(), start + kInsertChunk);
+                     ++i) {
+                    const pricing::Offering& o = offerings[i];
+                    if (!accelerators.contains(o.accelerator)) {
+                        return MakeError(ErrorCode::kInvalidArgument,
+                                         "unknown accelerator '" + o.accelerator + "' (item " +
+                                             std::to_string(i) + ")");
+                    }
+                    auto opt = [&](const std::optional<double>& v) {
+                        return v ? tx.quote(pqxx::to_string(*v)) + "::numeric"
+                                 : std::string("NULL");
+                    };
+                    rows += std::string(rows.empty() ? "(" : ", (") + tx.quote(o.id) + ", " +
+                            tx.quote(o.provider) + ", " + tx.quote(o.instance_type) + ", " +
+                            tx.quote(o.accelerator) + ", " + std::to_string(o.accelerator_count) +
+                            ", " + opt(o.accelerator_memory_gb) + ", " + opt(o.vcpus) + ", " +
+                            opt(o.ram_gib) + ", " + tx.quote(o.interconnect) + ", " +
+                            opt(o.scale_out_gbit_per_s) + ", " + tx.quote(o.region) + ", " +
+                            tx.quote(std::string(pricing::PriceTypeName(o.price_type))) + ", " +
+                            (o.spot_interruption ? tx.quote(o.spot_interruption->label)
+                                                 : std::string("NULL")) +
+                            ", " + tx.quote(o.notes) + ", " + UsLiteral(now_us) + ")";
+                }
+                for (const auto& r : tx.exec(
+                         "INSERT INTO offerings (id, provider, instance_type, accelerator_id,"
+                         " accelerator_count, accelerator_memory_gb, vcpus, ram_gib, interconnect,"
+                         " scale_out_gbit_per_s, region, price_type, spot_interruption_bucket, "
+                         "notes,"
+                         " created_at) VALUES " +
+                         rows + " ON CONFLICT (id) DO NOTHING RETURNING id")) {
+                    inserted.insert(r[0].as<std::string>());
+                }
             }
-        }
-        std::map<std::string, OfferingHistory> histories;
-        std::vector<http::PriceUpdate> prices;
-        for (std::size_t i = 0; i < offerings.size(); ++i) {
-            const pricing::Offering& o = offerings[i];
-            // Not inserted: it existed, or an earlier item of this batch has its id.
-            if (!inserted.contains(o.id) || histories.contains(o.id)) {
-                return MakeError(ErrorCode::kFailedPrecondition,
-                                 "offering '" + o.id + "' already exists (item " +
-                                     std::to_string(i) + "); use PUT /v1/offerings/" + o.id +
-                                     "/price to change its price");
+            std::map<std::string, OfferingHistory> histories;
+            std::vector<http::PriceUpdate> prices;
+            for (std::size_t i = 0; i < offerings.size(); ++i) {
+                const pricing::Offering& o = offerings[i];
+                // Not inserted: it existed, or an earlier item of this batch has its id.
+                if (!inserted.contains(o.id) || histories.contains(o.id)) {
+                    return MakeError(ErrorCode::kFailedPrecondition,
+                                     "offering '" + o.id + "' already exists (item " +
+                                         std::to_string(i) + "); use PUT /v1/offerings/" + o.id +
+                                         "/price to change its price");
+                }
+                histories[o.id].offering = o;
+                prices.push_back({o.id, http::NewPrice{o.price.usd_per_hour, o.price.as_of,
+                                                       o.price.as_of_estimated, o.price.source,
+                                                       o.price.verified, o.price.notes}});
+                changed.offering_ids.push_back(o.id);
             }
-            histories[o.id].offering = o;
-            prices.push_back({o.id, http::NewPrice{o.price.usd_per_hour, o.price.as_of,
-                                                   o.price.as_of_estimated, o.price.source,
-                                                   o.price.verified, o.price.notes}});
-            changed.offering_ids.push_back(o.id);
-        }
-        auto written = PlaceAndWrite(tx, histories, prices, now_us, request.principal.key_id,
-                                     /*bump_versions=*/false);
-        if (!written.ok()) {
-            return written.error();
-        }
-        std::map<std::string, OfferingHistory> read;
-        for (OfferingHistory& h : LoadOfferingHistories(tx, changed.offering_ids)) {
-            std::string id = h.offering.id;
-            read.emplace(std::move(id), std::move(h));
-        }
-        std::vector<http::OfferingHistory> created;
-        for (const pricing::Offering& o : offerings) {
-            created.push_back(std::move(read.at(o.id)));
-        }
-        return encode(created);
-    });
+            auto written = PlaceAndWrite(tx, histories, prices, now_us, request.principal.key_id,
+                                         /*bump_versions=*/false);
+            if (!written.ok()) {
+                return written.error();
+            }
+            std::map<std::string, OfferingHistory> read;
+            for (OfferingHistory& h : LoadOfferingHistories(tx, changed.offering_ids)) {
+                std::string id = h.offering.id;
+                read.emplace(std::move(id), std::move(h));
+            }
+            std::vector<http::OfferingHistory> created;
+            for (const pricing::Offering& o : offerings) {
+                created.push_back(std::move(read.at(o.id)));
+            }
+            return encode(created);
+        });
 }
 
 pricing::Result<http::StoredResponse> PgStore::RetireOffering(const http::WriteRequest& request,
                                                               std::string_view id,
                                                               const HistoryEncoder& encode) {
     const std::string offering_id(id);
-    return RunWrite(request, [&](pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)
-                                 -> pricing::Result<http::StoredResponse> {
-        auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
-        if (!h) {
-            return MakeError(ErrorCode::kNotFound, "no offering with id '" + offering_id + "'", "id");
-        }
-        if (h->retired_at_us) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "offering '" + offering_id + "' is already retired");
-        }
-        if (auto stale = CheckIfMatch(request, *h)) {
-            return *stale;
-        }
-        tx.exec_params("UPDATE prices SET valid_to = greatest(valid_from, " + Us(2) +
-                           ") WHERE offering_id = $1 AND valid_to IS NULL",
-                       offering_id, now_us);
-        tx.exec_params("UPDATE offerings SET retired_at = " + Us(2) +
-                           ", version = version + 1 WHERE id = $1",
-                       offering_id, now_us);
-        changed.offering_ids.push_back(offering_id);
-        return encode(*LoadOfferingHistory(tx, offering_id, false));
-    });
+    return RunWrite(request,
+                    [&](pqxx::work& tx, http::TimestampUs now_us,
+                        CatalogChange& changed) -> pricing::Result<http::StoredResponse> {
+                        auto h = LoadOfferingHistory(tx, offering_id, /*lock=*/true);
+                        if (!h) {
+                            return MakeError(ErrorCode::kNotFound,
+                                             "no offering with id '" + offering_id + "'", "id");
+                        }
+                        if (h->retired_at_us) {
+                            return MakeError(ErrorCode::kFailedPrecondition,
+                                             "offering '" + offering_id + "' is already retired");
+                        }
+                        if (auto stale = CheckIfMatch(request, *h)) {
+                            return *stale;
+                        }
+                        tx.exec_params("UPDATE prices SET valid_to = greatest(valid_from, " +
+                                           Us(2) + ") WHERE offering_id = $1 AND valid_to IS NULL",
+                                       offering_id, now_us);
+                        tx.exec_params("UPDATE offerings SET retired_at = " + Us(2) +
+                                           ", version = version + 1 WHERE id = $1",
+                                       offering_id, now_us);
+                        changed.offering_ids.push_back(offering_id);
+                        return encode(*LoadOfferingHistory(tx, offering_id, false));
+                    });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1023,7 +1051,8 @@ pricing::Result<T> PgStore::RunSimple(
 
 pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& request,
                                                       const http::Scenario& draft) {
-    return RunSimple<http::Scenario>([&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
+    return RunSimple<http::Scenario>([&](pqxx::connection& conn)
+                                         -> pricing::Result<http::Scenario> {
         pqxx::work tx(conn);
         if (!request.idempotency_key.empty()) {
             // The key's row is locked for the transaction, so two retries racing each other
@@ -1048,14 +1077,14 @@ pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& 
                 return replay;
             }
         }
-        auto id = tx.exec_params("INSERT INTO scenarios (name, plan_kind, request, saved_result,"
-                                 " catalog_revision, created_by, catalog_version, tags) VALUES"
-                                 " ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, " +
-                                     TagsFrom(8) + ") RETURNING id",
-                                 draft.name, draft.plan_kind, draft.request_json,
-                                 draft.saved_result_json, draft.catalog_revision,
-                                 request.principal.key_id, draft.catalog_version,
-                                 TagsParam(draft.tags))[0][0]
+        auto id = tx.exec_params(
+                        "INSERT INTO scenarios (name, plan_kind, request, saved_result,"
+                        " catalog_revision, created_by, catalog_version, tags) VALUES"
+                        " ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, " +
+                            TagsFrom(8) + ") RETURNING id",
+                        draft.name, draft.plan_kind, draft.request_json, draft.saved_result_json,
+                        draft.catalog_revision, request.principal.key_id, draft.catalog_version,
+                        TagsParam(draft.tags))[0][0]
                       .as<std::int64_t>();
         // The answer recorded is the scenario's id: a replay answers the scenario as it is then.
         RecordAnswer(tx, request, http::StoredResponse{201, std::to_string(id), "", false});
@@ -1075,8 +1104,8 @@ pricing::Result<std::vector<http::Scenario>> PgStore::ListScenarios(std::size_t 
 }
 
 pricing::Result<http::ScenarioPage> PgStore::FindScenarios(const http::ScenarioFilter& filter,
-                                                          std::size_t limit,
-                                                          std::int64_t after_id) {
+                                                           std::size_t limit,
+                                                           std::int64_t after_id) {
     return RunSimple<http::ScenarioPage>(
         [&](pqxx::connection& conn) -> pricing::Result<http::ScenarioPage> {
             pqxx::read_transaction tx(conn);
@@ -1085,11 +1114,12 @@ pricing::Result<http::ScenarioPage> PgStore::FindScenarios(const http::ScenarioF
                 " WHERE ($1 = '' OR s.plan_kind = $1) AND ($2 = '' OR $2 = ANY (s.tags))"
                 " AND ($3 = '' OR k.name = $3)";
             http::ScenarioPage page;
-            page.total_count =
-                tx.exec_params("SELECT count(*) FROM scenarios s LEFT JOIN api_keys k ON"
-                               " k.id = s.created_by" + where,
-                               filter.plan_kind, filter.tag, filter.created_by)[0][0]
-                    .as<std::int64_t>();
+            page.total_count = tx.exec_params(
+                                     "SELECT count(*) FROM scenarios s LEFT JOIN api_keys k ON"
+                                     " k.id = s.created_by" +
+                                         where,
+                                     filter.plan_kind, filter.tag, filter.created_by)[0][0]
+                                   .as<std::int64_t>();
             for (const auto& r : tx.exec_params(std::string(kScenarioColumns) + where +
                                                     " AND s.id > $4 ORDER BY s.id LIMIT $5",
                                                 filter.plan_kind, filter.tag, filter.created_by,
@@ -1101,14 +1131,16 @@ pricing::Result<http::ScenarioPage> PgStore::FindScenarios(const http::ScenarioF
 }
 
 pricing::Result<http::Scenario> PgStore::GetScenario(std::int64_t id) {
-    return RunSimple<http::Scenario>([&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
-        pqxx::read_transaction tx(conn);
-        auto rows = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
-        if (rows.empty()) {
-            return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id), "id");
-        }
-        return ScenarioFromRow(rows[0]);
-    });
+    return RunSimple<http::Scenario>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
+            pqxx::read_transaction tx(conn);
+            auto rows = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
+            if (rows.empty()) {
+                return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id),
+                                 "id");
+            }
+            return ScenarioFromRow(rows[0]);
+        });
 }
 
 namespace {
@@ -1117,24 +1149,25 @@ namespace {
 pricing::Result<http::Scenario> LockScenarioForChange(pqxx::work& tx,
                                                       const http::WriteRequest& request,
                                                       std::int64_t id) {
-    auto rows = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1 FOR UPDATE OF s",
-                               id);
+    auto rows =
+        tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1 FOR UPDATE OF s", id);
     if (rows.empty()) {
         return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id), "id");
     }
     http::Scenario s = ScenarioFromRow(rows[0]);
-    if (request.principal.scope != http::KeyScope::kAdmin && s.created_by != request.principal.name) {
+    if (request.principal.scope != http::KeyScope::kAdmin &&
+        s.created_by != request.principal.name) {
         return MakeError(ErrorCode::kFailedPrecondition,
                          "scenario " + std::to_string(id) + " belongs to '" + s.created_by +
                              "': only its owner's keys or an admin key may change it",
                          http::kOwnerField);
     }
     if (request.if_match && !IfMatchAccepts(*request.if_match, http::ScenarioEtag(s.version))) {
-        return MakeError(ErrorCode::kFailedPrecondition,
-                         "If-Match does not match the scenario's current ETag " +
-                             http::ScenarioEtag(s.version) +
-                             "; it changed since you read it: read it again and reapply your change",
-                         http::kIfMatchField);
+        return MakeError(
+            ErrorCode::kFailedPrecondition,
+            "If-Match does not match the scenario's current ETag " + http::ScenarioEtag(s.version) +
+                "; it changed since you read it: read it again and reapply your change",
+            http::kIfMatchField);
     }
     return s;
 }
@@ -1144,34 +1177,37 @@ pricing::Result<http::Scenario> LockScenarioForChange(pqxx::work& tx,
 pricing::Result<http::Scenario> PgStore::UpdateScenario(const http::WriteRequest& request,
                                                         std::int64_t id,
                                                         const http::ScenarioChange& change) {
-    return RunSimple<http::Scenario>([&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
-        pqxx::work tx(conn);
-        auto locked = LockScenarioForChange(tx, request, id);
-        if (!locked.ok()) {
-            return locked.error();
-        }
-        const http::Scenario& s = locked.value();
-        tx.exec_params("UPDATE scenarios SET name = $2, tags = " + TagsFrom(3) +
-                           ", version = version + 1 WHERE id = $1",
-                       id, change.name.value_or(s.name), TagsParam(change.tags.value_or(s.tags)));
-        auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
-        tx.commit();
-        return ScenarioFromRow(row[0]);
-    });
+    return RunSimple<http::Scenario>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
+            pqxx::work tx(conn);
+            auto locked = LockScenarioForChange(tx, request, id);
+            if (!locked.ok()) {
+                return locked.error();
+            }
+            const http::Scenario& s = locked.value();
+            tx.exec_params("UPDATE scenarios SET name = $2, tags = " + TagsFrom(3) +
+                               ", version = version + 1 WHERE id = $1",
+                           id, change.name.value_or(s.name),
+                           TagsParam(change.tags.value_or(s.tags)));
+            auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
+            tx.commit();
+            return ScenarioFromRow(row[0]);
+        });
 }
 
 pricing::Result<std::monostate> PgStore::DeleteScenario(const http::WriteRequest& request,
                                                         std::int64_t id) {
-    return RunSimple<std::monostate>([&](pqxx::connection& conn) -> pricing::Result<std::monostate> {
-        pqxx::work tx(conn);
-        auto locked = LockScenarioForChange(tx, request, id);
-        if (!locked.ok()) {
-            return locked.error();
-        }
-        tx.exec_params("DELETE FROM scenarios WHERE id = $1", id);
-        tx.commit();
-        return std::monostate{};
-    });
+    return RunSimple<std::monostate>(
+        [&](pqxx::connection& conn) -> pricing::Result<std::monostate> {
+            pqxx::work tx(conn);
+            auto locked = LockScenarioForChange(tx, request, id);
+            if (!locked.ok()) {
+                return locked.error();
+            }
+            tx.exec_params("DELETE FROM scenarios WHERE id = $1", id);
+            tx.commit();
+            return std::monostate{};
+        });
 }
 
 }  // namespace gpucost::storage

@@ -61,7 +61,8 @@ public:
     PgStore& operator=(PgStore&&) = delete;
 
     std::shared_ptr<const pricing::Catalog> Current() const override;
-    pricing::Result<std::shared_ptr<const pricing::Catalog>> At(http::TimestampUs at) const override;
+    pricing::Result<std::shared_ptr<const pricing::Catalog>> At(
+        http::TimestampUs at) const override;
     pricing::Result<http::OfferingHistory> History(std::string_view id) const override;
     http::StoreHealth Health() const override;
     std::optional<http::Principal> Authenticate(std::string_view key) const override;

@@ -10,27 +10,31 @@ namespace gpucost::storage {
 namespace {
 
 // Optional numbers travel as text; '' becomes NULL through NULLIF($n, '')::numeric.
-std::string Opt(const std::optional<double>& v) { return v ? pqxx::to_string(*v) : std::string(); }
+std::string Opt(const std::optional<double>& v) {
+    return v ? pqxx::to_string(*v) : std::string();
+}
 
 // Offerings and their prices in bulk: COPY into temporary tables (all text, converted by
 // the INSERT ... SELECT the same way the row-by-row statements did), then one statement per
 // table. Rows whose offering id already exists are skipped, with their prices.
 void SeedOfferingsAndPrices(pqxx::work& tx, const pricing::Catalog& catalog, SeedReport& report) {
-    tx.exec("CREATE TEMP TABLE seed_offerings (id text, provider text, instance_type text,"
-            " accelerator_id text, accelerator_count text, accelerator_memory_gb text, vcpus text,"
-            " ram_gib text, interconnect text, scale_out_gbit_per_s text, region text,"
-            " price_type text, spot_interruption_bucket text, notes text) ON COMMIT DROP");
-    tx.exec("CREATE TEMP TABLE seed_prices (ord bigint, offering_id text, usd_per_hour text,"
-            " as_of text, as_of_estimated text, source text, verified text, notes text,"
-            " valid_from_us text, valid_to_us text) ON COMMIT DROP");
+    tx.exec(
+        "CREATE TEMP TABLE seed_offerings (id text, provider text, instance_type text,"
+        " accelerator_id text, accelerator_count text, accelerator_memory_gb text, vcpus text,"
+        " ram_gib text, interconnect text, scale_out_gbit_per_s text, region text,"
+        " price_type text, spot_interruption_bucket text, notes text) ON COMMIT DROP");
+    tx.exec(
+        "CREATE TEMP TABLE seed_prices (ord bigint, offering_id text, usd_per_hour text,"
+        " as_of text, as_of_estimated text, source text, verified text, notes text,"
+        " valid_from_us text, valid_to_us text) ON COMMIT DROP");
     tx.exec("CREATE TEMP TABLE seed_inserted (id text PRIMARY KEY) ON COMMIT DROP");
     {
         pqxx::stream_to rows(tx, "seed_offerings");
         for (const pricing::Offering& o : catalog.Offerings()) {
             rows << std::make_tuple(
-                o.id, o.provider, o.instance_type, o.accelerator, std::to_string(o.accelerator_count),
-                Opt(o.accelerator_memory_gb), Opt(o.vcpus), Opt(o.ram_gib), o.interconnect,
-                Opt(o.scale_out_gbit_per_s), o.region,
+                o.id, o.provider, o.instance_type, o.accelerator,
+                std::to_string(o.accelerator_count), Opt(o.accelerator_memory_gb), Opt(o.vcpus),
+                Opt(o.ram_gib), o.interconnect, Opt(o.scale_out_gbit_per_s), o.region,
                 std::string(pricing::PriceTypeName(o.price_type)),
                 o.spot_interruption ? o.spot_interruption->label : std::string(), o.notes);
         }
@@ -48,11 +52,11 @@ void SeedOfferingsAndPrices(pqxx::work& tx, const pricing::Catalog& catalog, See
             for (std::size_t i = 0; i < observations.size(); ++i) {
                 const auto& p = observations[i];
                 const auto& [from, to] = intervals[i];
-                rows << std::make_tuple(std::to_string(++ord), o.id, pqxx::to_string(p.usd_per_hour),
-                                        p.as_of, std::string(p.as_of_estimated ? "true" : "false"),
-                                        p.source, std::string(p.verified ? "true" : "false"),
-                                        p.notes, std::to_string(from),
-                                        to ? std::to_string(*to) : std::string());
+                rows << std::make_tuple(
+                    std::to_string(++ord), o.id, pqxx::to_string(p.usd_per_hour), p.as_of,
+                    std::string(p.as_of_estimated ? "true" : "false"), p.source,
+                    std::string(p.verified ? "true" : "false"), p.notes, std::to_string(from),
+                    to ? std::to_string(*to) : std::string());
             }
         }
         rows.complete();
@@ -69,8 +73,9 @@ void SeedOfferingsAndPrices(pqxx::work& tx, const pricing::Catalog& catalog, See
         " INSERT INTO seed_inserted SELECT id FROM inserted");
     report.offerings_inserted += offerings.affected_rows();
     report.offerings_skipped += catalog.Offerings().size() - offerings.affected_rows();
-    tx.exec("INSERT INTO sources (name) SELECT DISTINCT p.source FROM seed_prices p"
-            " JOIN seed_inserted i ON i.id = p.offering_id ON CONFLICT (name) DO NOTHING");
+    tx.exec(
+        "INSERT INTO sources (name) SELECT DISTINCT p.source FROM seed_prices p"
+        " JOIN seed_inserted i ON i.id = p.offering_id ON CONFLICT (name) DO NOTHING");
     auto prices = tx.exec(
         "INSERT INTO prices (offering_id, usd_per_hour, as_of, as_of_estimated, source_id,"
         " verified, notes, valid_from, valid_to) SELECT p.offering_id, p.usd_per_hour::numeric,"

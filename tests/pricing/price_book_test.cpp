@@ -45,8 +45,9 @@ TEST_CASE("a provider-wide discount lowers every offering of that provider and n
     CHECK(c.Offerings().size() == Sample()->Offerings().size());
 }
 
-TEST_CASE("the narrowest matching discount wins, a fixed rate beats every discount, and "
-          "discounts do not stack") {
+TEST_CASE(
+    "the narrowest matching discount wins, a fixed rate beats every discount, and "
+    "discounts do not stack") {
     PriceBookRule spot_only = Discount("aws", 0.5);
     spot_only.price_types = {PriceType::kSpot};
     spot_only.instance_family = "P5";  // case-insensitive, up to the '.'
@@ -112,12 +113,10 @@ TEST_CASE("invalid books name every failing field") {
     CHECK(s.error().field == "/price_book/name");
     std::vector<std::string> fields;
     for (const auto& e : s.error().errors) fields.push_back(e.field);
-    CHECK(fields == std::vector<std::string>{"/price_book/name",
-                                             "/price_book/rules/0/offering_id",
-                                             "/price_book/rules/0/discount_fraction",
-                                             "/price_book/rules/0",
-                                             "/price_book/rules/1/discount_fraction",
-                                             "/price_book/rules/2/provider"});
+    CHECK(fields == std::vector<std::string>{
+                        "/price_book/name", "/price_book/rules/0/offering_id",
+                        "/price_book/rules/0/discount_fraction", "/price_book/rules/0",
+                        "/price_book/rules/1/discount_fraction", "/price_book/rules/2/provider"});
     PriceBook empty{"x", "", 1, {}};
     CHECK(empty.Validate().error().field == "/price_book/rules");
 }

@@ -35,8 +35,8 @@ bool LooksNumeric(const std::string& cell) {
 // OWASP's CSV-injection list: a cell a spreadsheet would read as a formula starts with one of
 // these (TAB and CR included: some spreadsheets drop them and read what follows).
 bool StartsLikeFormula(const std::string& cell) {
-    return !cell.empty() && (cell[0] == '=' || cell[0] == '+' || cell[0] == '-' ||
-                             cell[0] == '@' || cell[0] == '\t' || cell[0] == '\r');
+    return !cell.empty() && (cell[0] == '=' || cell[0] == '+' || cell[0] == '-' || cell[0] == '@' ||
+                             cell[0] == '\t' || cell[0] == '\r');
 }
 
 std::string Cell(const std::string& raw) {
@@ -69,7 +69,9 @@ void AppendRow(std::string& out, const std::vector<std::string>& row) {
 
 }  // namespace
 
-std::string CsvUsd(double usd) { return CsvNumber(pricing::RoundToCents(usd)); }
+std::string CsvUsd(double usd) {
+    return CsvNumber(pricing::RoundToCents(usd));
+}
 
 std::string CsvNumber(double value) {
     if (!std::isfinite(value)) {
@@ -80,8 +82,8 @@ std::string CsvNumber(double value) {
         rounded = 0;  // no "-0"
     }
     std::array<char, 400> buf{};
-    auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), rounded,
-                                   std::chars_format::fixed, 6);
+    auto [end, ec] =
+        std::to_chars(buf.data(), buf.data() + buf.size(), rounded, std::chars_format::fixed, 6);
     if (ec != std::errc()) {
         return "";
     }
@@ -114,8 +116,8 @@ bool WantsCsv(const httplib::Request& req) {
     std::size_t start = 0;
     while (start <= accept.size()) {
         std::size_t comma = accept.find(',', start);
-        std::string item = accept.substr(start, comma == std::string::npos ? std::string::npos
-                                                                             : comma - start);
+        std::string item =
+            accept.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         std::string type = Trim(item.substr(0, item.find(';')));
         double q = 1.0;
         auto qpos = item.find("q=");

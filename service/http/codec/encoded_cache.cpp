@@ -122,9 +122,9 @@ struct PrefixKeyHash {
     using is_transparent = void;
     std::size_t operator()(const PrefixKeyView& k) const noexcept {
         std::size_t h = std::hash<std::string_view>{}(k.name);
-        for (std::size_t part : {std::hash<std::string_view>{}(k.unit),
-                                 std::hash<std::string_view>{}(k.source), k.description.size(),
-                                 static_cast<std::size_t>(k.detail)}) {
+        for (std::size_t part :
+             {std::hash<std::string_view>{}(k.unit), std::hash<std::string_view>{}(k.source),
+              k.description.size(), static_cast<std::size_t>(k.detail)}) {
             h = MixHash(h, part);
         }
         return h;
@@ -231,8 +231,8 @@ private:
             if (auto key = LiteralKeyOf(*a, detail)) {
                 literal_prefixes_.try_emplace(*key, std::move(prefix));
             } else {
-                prefixes_.try_emplace(PrefixKey{a->name.str(), a->unit.str(),
-                                                a->description.str(), a->source.str(), detail},
+                prefixes_.try_emplace(PrefixKey{a->name.str(), a->unit.str(), a->description.str(),
+                                                a->source.str(), detail},
                                       std::move(prefix));
             }
         }

@@ -17,7 +17,6 @@ using pricing::ErrorCode;
 using pricing::MakeError;
 using pricing::Result;
 
-
 std::optional<pricing::Precision> PrecisionField(JsonReader& r, const std::string& key) {
     auto s = r.String(key);
     if (!s) return std::nullopt;
@@ -69,8 +68,8 @@ std::size_t Distance(const std::string& a, const std::string& b) {
 
 Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
     JsonReader r(j, ptr);
-    r.OnlyKnown({"accelerator", "total_accelerators", "accelerator_count", "scale_out_gbit_per_s_per_node",
-                 "scale_up_gb_per_s", "scale_up_domain"});
+    r.OnlyKnown({"accelerator", "total_accelerators", "accelerator_count",
+                 "scale_out_gbit_per_s_per_node", "scale_up_gb_per_s", "scale_up_domain"});
     r.Require("accelerator");
     r.Require("total_accelerators");
     HardwareRequest h;
@@ -100,8 +99,8 @@ pricing::Error UnknownAccelerator(const std::string& id, const pricing::Catalog&
         closest += (i ? ", " : "") + ranked[i].second;
     }
     return MakeError(ErrorCode::kInvalidArgument,
-                     "unknown accelerator '" + id.substr(0, 64) + "'; closest known ids: " +
-                         closest + " (GET /v1/accelerators lists all)",
+                     "unknown accelerator '" + id.substr(0, 64) +
+                         "'; closest known ids: " + closest + " (GET /v1/accelerators lists all)",
                      field);
 }
 
@@ -115,7 +114,8 @@ pricing::Status CheckAcceleratorIds(const std::vector<std::string>& ids,
     return pricing::Ok{};
 }
 
-Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing::Catalog& catalog) {
+Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h,
+                                         const pricing::Catalog& catalog) {
     auto found = catalog.FindAccelerator(h.accelerator);
     if (!found.ok()) {
         return UnknownAccelerator(h.accelerator, catalog, "/hardware/accelerator");
@@ -140,11 +140,22 @@ Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h, const pricing
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareRequest* hardware,
                                                    const std::vector<std::string>& extra_keys) {
     JsonReader r(body, "");
-    static const std::vector<std::string> kKnown = {
-        "model", "tokens_b", "hardware", "precision", "global_batch_tokens", "parallelism",
-        "efficiency", "goodput", "comm_overlap_fraction", "tp_overlap_fraction",
-        "memory_overhead_gb", "flash_attention", "mode", "lora_rank", "lora_target_modules",
-        "expert_overlap_fraction"};
+    static const std::vector<std::string> kKnown = {"model",
+                                                    "tokens_b",
+                                                    "hardware",
+                                                    "precision",
+                                                    "global_batch_tokens",
+                                                    "parallelism",
+                                                    "efficiency",
+                                                    "goodput",
+                                                    "comm_overlap_fraction",
+                                                    "tp_overlap_fraction",
+                                                    "memory_overhead_gb",
+                                                    "flash_attention",
+                                                    "mode",
+                                                    "lora_rank",
+                                                    "lora_target_modules",
+                                                    "expert_overlap_fraction"};
     if (extra_keys.empty()) {
         r.OnlyKnown(kKnown);
     } else {
@@ -505,7 +516,8 @@ std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view ass
     w.Key("model");
     WriteModel(w, e.model);
     w.Member("output_tokens_per_second", e.output_tokens_per_second);
-    w.Member("output_tokens_per_second_per_accelerator", e.output_tokens_per_second_per_accelerator);
+    w.Member("output_tokens_per_second_per_accelerator",
+             e.output_tokens_per_second_per_accelerator);
     w.Member("prefill_bound", e.prefill_bound);
     w.Member("prefill_tokens_per_second", e.prefill_tokens_per_second);
     w.Member("replicas", e.replicas);

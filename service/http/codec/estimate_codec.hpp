@@ -18,7 +18,7 @@ namespace gpucost::http {
 // The `hardware` object of an estimate request, before the accelerator id is looked up.
 struct HardwareRequest {
     std::string accelerator;
-    int total_accelerators = 1;             // of the whole cluster
+    int total_accelerators = 1;            // of the whole cluster
     std::optional<int> accelerator_count;  // per instance (node)
     std::optional<double> scale_out_gbit_per_s_per_node;
     std::optional<double> scale_up_gb_per_s;

@@ -26,7 +26,9 @@ std::string Lower(std::string text) {
     return text;
 }
 
-std::string DateTime(const std::string& date) { return date + "T00:00:00Z"; }
+std::string DateTime(const std::string& date) {
+    return date + "T00:00:00Z";
+}
 
 std::string ProviderName(const std::string& id) {
     const pricing::Provider* p = pricing::FindProvider(id);
@@ -89,44 +91,60 @@ std::vector<std::string> Row(const ForecastCharge& c, const FocusContext& contex
     const bool compute = c.kind == ChargeKind::kCompute;
     const std::string quantity = CsvNumber(c.pricing_quantity);
     return {
-        "",                                              // AvailabilityZone
-        CsvNumber(c.effective_cost_usd),                 // BilledCost
-        kForecastAccountId, kForecastAccountName, kBillingCurrency,
-        DateTime(c.period_end), DateTime(c.period_start),  // BillingPeriodEnd/Start
-        usage ? "Usage" : "Purchase",                    // ChargeCategory
-        "",                                              // ChargeClass
+        "",                               // AvailabilityZone
+        CsvNumber(c.effective_cost_usd),  // BilledCost
+        kForecastAccountId,
+        kForecastAccountName,
+        kBillingCurrency,
+        DateTime(c.period_end),
+        DateTime(c.period_start),      // BillingPeriodEnd/Start
+        usage ? "Usage" : "Purchase",  // ChargeCategory
+        "",                            // ChargeClass
         Description(c),
-        usage ? "Usage-Based" : "One-Time",              // ChargeFrequency
-        DateTime(c.period_end), DateTime(c.period_start),  // ChargePeriodEnd/Start
-        "", "", "", "", "",                              // CommitmentDiscount*
-        usage ? quantity : "", usage ? c.pricing_unit : "",  // ConsumedQuantity/Unit
-        CsvNumber(c.effective_cost_usd),                 // ContractedCost
-        CsvNumber(c.effective_unit_price_usd),           // ContractedUnitPrice
-        CsvNumber(c.effective_cost_usd),                 // EffectiveCost
-        "",                                              // InvoiceId
-        ProviderName(o.provider),                        // InvoiceIssuerName
-        CsvNumber(c.list_cost_usd), CsvNumber(c.list_unit_price_usd),
+        usage ? "Usage-Based" : "One-Time",  // ChargeFrequency
+        DateTime(c.period_end),
+        DateTime(c.period_start),  // ChargePeriodEnd/Start
+        "",
+        "",
+        "",
+        "",
+        "",  // CommitmentDiscount*
+        usage ? quantity : "",
+        usage ? c.pricing_unit : "",            // ConsumedQuantity/Unit
+        CsvNumber(c.effective_cost_usd),        // ContractedCost
+        CsvNumber(c.effective_unit_price_usd),  // ContractedUnitPrice
+        CsvNumber(c.effective_cost_usd),        // EffectiveCost
+        "",                                     // InvoiceId
+        ProviderName(o.provider),               // InvoiceIssuerName
+        CsvNumber(c.list_cost_usd),
+        CsvNumber(c.list_unit_price_usd),
         PricingCategory(c),
-        kBillingCurrency,                                // PricingCurrency
-        quantity, c.pricing_unit,
-        ProviderName(o.provider), ProviderName(o.provider),  // ProviderName, PublisherName
-        o.region, o.region,                              // RegionId, RegionName
-        "", compute ? o.instance_type : "",              // ResourceId, ResourceName
-        compute ? "Virtual Machine" : (c.kind == ChargeKind::kStorage ? "Object Storage"
-                                                                      : "Data Transfer"),
+        kBillingCurrency,  // PricingCurrency
+        quantity,
+        c.pricing_unit,
+        ProviderName(o.provider),
+        ProviderName(o.provider),  // ProviderName, PublisherName
+        o.region,
+        o.region,  // RegionId, RegionName
+        "",
+        compute ? o.instance_type : "",  // ResourceId, ResourceName
+        compute ? "Virtual Machine"
+                : (c.kind == ChargeKind::kStorage ? "Object Storage" : "Data Transfer"),
         ServiceCategory(c.kind),
         compute ? o.provider + " compute" : o.provider + " data",  // ServiceName
-        compute ? o.id : "",                             // SkuId
-        compute ? o.id : "",                             // SkuPriceId
-        "", "",                                          // SubAccountId/Name
+        compute ? o.id : "",                                       // SkuId
+        compute ? o.id : "",                                       // SkuPriceId
+        "",
+        "",  // SubAccountId/Name
         Tags(context),
-        compute ? o.accelerator : "",                    // x_Accelerator
+        compute ? o.accelerator : "",                                  // x_Accelerator
         compute ? std::to_string(o.accelerator_count * c.nodes) : "",  // x_Accelerators
-        compute ? CsvNumber(c.accelerator_hours) : "",   // x_AcceleratorHours
+        compute ? CsvNumber(c.accelerator_hours) : "",                 // x_AcceleratorHours
         c.cost_usd_p10 ? CsvNumber(*c.cost_usd_p10) : "",
         c.cost_usd_p90 ? CsvNumber(*c.cost_usd_p90) : "",
-        compute ? std::to_string(c.nodes) : "",          // x_Nodes
-        context.pricing_basis, context.price_book,
+        compute ? std::to_string(c.nodes) : "",  // x_Nodes
+        context.pricing_basis,
+        context.price_book,
     };
 }
 
@@ -149,24 +167,63 @@ pricing::Result<bool> WantsFocus(const httplib::Request& req) {
 }
 
 const std::vector<std::string>& FocusColumns() {
-    static const std::vector<std::string> kColumns = {
-        "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName",
-        "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart", "ChargeCategory",
-        "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd",
-        "ChargePeriodStart", "CommitmentDiscountCategory", "CommitmentDiscountId",
-        "CommitmentDiscountName", "CommitmentDiscountStatus", "CommitmentDiscountType",
-        "ConsumedQuantity", "ConsumedUnit", "ContractedCost", "ContractedUnitPrice",
-        "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost", "ListUnitPrice",
-        "PricingCategory", "PricingCurrency", "PricingQuantity", "PricingUnit", "ProviderName",
-        "PublisherName", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType",
-        "ServiceCategory", "ServiceName", "SkuId", "SkuPriceId", "SubAccountId",
-        "SubAccountName", "Tags", "x_Accelerator", "x_Accelerators", "x_AcceleratorHours",
-        "x_CostP10", "x_CostP90", "x_Nodes", "x_PricingBasis", "x_PriceBook"};
+    static const std::vector<std::string> kColumns = {"AvailabilityZone",
+                                                      "BilledCost",
+                                                      "BillingAccountId",
+                                                      "BillingAccountName",
+                                                      "BillingCurrency",
+                                                      "BillingPeriodEnd",
+                                                      "BillingPeriodStart",
+                                                      "ChargeCategory",
+                                                      "ChargeClass",
+                                                      "ChargeDescription",
+                                                      "ChargeFrequency",
+                                                      "ChargePeriodEnd",
+                                                      "ChargePeriodStart",
+                                                      "CommitmentDiscountCategory",
+                                                      "CommitmentDiscountId",
+                                                      "CommitmentDiscountName",
+                                                      "CommitmentDiscountStatus",
+                                                      "CommitmentDiscountType",
+                                                      "ConsumedQuantity",
+                                                      "ConsumedUnit",
+                                                      "ContractedCost",
+                                                      "ContractedUnitPrice",
+                                                      "EffectiveCost",
+                                                      "InvoiceId",
+                                                      "InvoiceIssuerName",
+                                                      "ListCost",
+                                                      "ListUnitPrice",
+                                                      "PricingCategory",
+                                                      "PricingCurrency",
+                                                      "PricingQuantity",
+                                                      "PricingUnit",
+                                                      "ProviderName",
+                                                      "PublisherName",
+                                                      "RegionId",
+                                                      "RegionName",
+                                                      "ResourceId",
+                                                      "ResourceName",
+                                                      "ResourceType",
+                                                      "ServiceCategory",
+                                                      "ServiceName",
+                                                      "SkuId",
+                                                      "SkuPriceId",
+                                                      "SubAccountId",
+                                                      "SubAccountName",
+                                                      "Tags",
+                                                      "x_Accelerator",
+                                                      "x_Accelerators",
+                                                      "x_AcceleratorHours",
+                                                      "x_CostP10",
+                                                      "x_CostP90",
+                                                      "x_Nodes",
+                                                      "x_PricingBasis",
+                                                      "x_PriceBook"};
     return kColumns;
 }
 
-CsvTable FocusForecastCsv(const std::vector<ForecastCharge>& charges,
-                          const FocusContext& context) {
+CsvTable FocusForecastCsv(const std::vector<ForecastCharge>& charges, const FocusContext& context) {
     CsvTable table;
     table.header = FocusColumns();
     for (const ForecastCharge& c : charges) table.rows.push_back(Row(c, context));
@@ -197,8 +254,8 @@ CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
                           const pricing::plan::TrainingPlanRequest& request,
                           const PricingView& view) {
     FocusContext context{"training", "list", "", plan.catalog_version};
-    const double list_usd_per_hour = ListPriceFor(
-        plan.recommendation ? plan.recommendation->offering : nullptr, view, context);
+    const double list_usd_per_hour =
+        ListPriceFor(plan.recommendation ? plan.recommendation->offering : nullptr, view, context);
     return FocusForecastCsv(pricing::plan::ForecastTraining(plan, request, list_usd_per_hour),
                             context);
 }

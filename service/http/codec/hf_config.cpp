@@ -19,20 +19,19 @@ namespace est = pricing::estimate;
 // Qwen, DeepSeek, Phi-3, gpt-oss) or GeGLU (Gemma). From each model's modeling_*.py in
 // Hugging Face transformers.
 const std::set<std::string, std::less<>> kGatedTypes = {
-    "llama",     "mistral",   "mixtral",    "qwen2",       "qwen2_moe",   "qwen3",
-    "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma",     "gemma2",      "gemma3",
-    "gemma3_text", "phi3",    "gpt_oss",    "olmo",        "olmo2",       "cohere",
-    "granite",   "llama4_text", "minimax"};
+    "llama",       "mistral",     "mixtral", "qwen2",  "qwen2_moe", "qwen3",       "qwen3_moe",
+    "deepseek_v2", "deepseek_v3", "gemma",   "gemma2", "gemma3",    "gemma3_text", "phi3",
+    "gpt_oss",     "olmo",        "olmo2",   "cohere", "granite",   "llama4_text", "minimax"};
 // Architectures with a plain two-matrix MLP (GELU): GPT-2, GPT-NeoX, Falcon, BLOOM, OPT,
 // Phi-1/2, MPT.
 const std::set<std::string, std::less<>> kUngatedTypes = {
-    "gpt2", "gpt_neox", "gptj", "falcon", "RefinedWeb", "RefinedWebModel", "bloom", "opt",
-    "phi", "mpt", "starcoder2"};
+    "gpt2",  "gpt_neox", "gptj", "falcon", "RefinedWeb", "RefinedWebModel",
+    "bloom", "opt",      "phi",  "mpt",    "starcoder2"};
 // Architectures whose output projection shares the input embedding unless the config says
 // otherwise (transformers' default tie_word_embeddings=True is kept by these classes).
 const std::set<std::string, std::less<>> kTiedByDefault = {
-    "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "falcon", "RefinedWeb",
-    "RefinedWebModel", "bloom", "opt", "mpt"};
+    "gemma",      "gemma2",          "gemma3", "gemma3_text", "gpt2", "falcon",
+    "RefinedWeb", "RefinedWebModel", "bloom",  "opt",         "mpt"};
 // Gemma 3's published text_config leaves these at Gemma3TextConfig's defaults
 // (transformers/models/gemma3/configuration_gemma3.py): vocabulary 262208, every 6th layer global.
 constexpr int kGemma3DefaultVocabSize = 262208;
@@ -191,8 +190,8 @@ void ReadMlp(ConfigReader& r, const std::string& type, est::ModelSpec& s) {
     if (auto shared_width = r.Int({"shared_expert_intermediate_size"});
         shared_width && *shared_width > 0 && s.expert_ffn_hidden_size) {
         // Qwen2-MoE: one shared expert as wide as several routed ones.
-        s.shared_experts = static_cast<int>(std::lround(static_cast<double>(*shared_width) /
-                                                        *s.expert_ffn_hidden_size));
+        s.shared_experts = static_cast<int>(
+            std::lround(static_cast<double>(*shared_width) / *s.expert_ffn_hidden_size));
     }
     s.dense_layers = r.Int({"first_k_dense_replace"});
     if (auto only = r.ArrayCount("mlp_only_layers", ""); only && only->first > 0) {
@@ -206,9 +205,11 @@ void ReadMlp(ConfigReader& r, const std::string& type, est::ModelSpec& s) {
 
 }  // namespace
 
-pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config, const std::string& pointer) {
+pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config,
+                                                      const std::string& pointer) {
     if (!config.is_object()) {
-        return MakeError(ErrorCode::kMalformed, pointer + ": must be a config.json object", pointer);
+        return MakeError(ErrorCode::kMalformed, pointer + ": must be a config.json object",
+                         pointer);
     }
     // Multimodal configs (Gemma 3, Llama 4) keep the language model under text_config.
     const json* text = &config;
@@ -241,8 +242,9 @@ pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config, const 
     if (outer.error()) return *outer.error();
     if (!s.layers || !s.hidden_size) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         ptr + ": a config.json needs num_hidden_layers and hidden_size (or "
-                               "n_layer and n_embd)",
+                         ptr +
+                             ": a config.json needs num_hidden_layers and hidden_size (or "
+                             "n_layer and n_embd)",
                          ptr + (s.layers ? "/hidden_size" : "/num_hidden_layers"));
     }
     return s;

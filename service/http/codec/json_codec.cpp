@@ -361,29 +361,30 @@ json SpotInterruptionToJson(const std::optional<pricing::SpotInterruptionBucket>
 json ToJson(const pricing::Offering& o, bool with_history) {
     const pricing::Provider* provider = pricing::FindProvider(o.provider);
     json spot = SpotInterruptionToJson(o.spot_interruption);
-    json out = {{"id", o.id},
-                {"provider", o.provider},
-                {"provider_name", provider ? provider->name : o.provider},
-                {"instance_type", o.instance_type},
-                {"accelerator", o.accelerator},
-                {"accelerator_count", o.accelerator_count},
-                {"accelerator_memory_gb", Opt(o.accelerator_memory_gb)},
-                {"vcpus", Opt(o.vcpus)},
-                {"ram_gib", Opt(o.ram_gib)},
-                {"interconnect", o.interconnect},
-                {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
-                {"region", o.region},
-                {"price_type", pricing::PriceTypeName(o.price_type)},
-                {"usd_per_hour", Num(pricing::RoundToMicroUsd(o.price.usd_per_hour))},
-                {"usd_per_accelerator_hour", Num(pricing::RoundToMicroUsd(o.UsdPerAcceleratorHour()))},
-                {"as_of", o.price.as_of},
-                {"as_of_estimated", o.price.as_of_estimated},
-                {"source", o.price.source},
-                {"verified", o.price.verified},
-                {"price_notes", o.price.notes},
-                {"spot_interruption", spot},
-                {"notes", o.notes},
-                {"superseded_price_count", o.superseded_prices.size()}};
+    json out = {
+        {"id", o.id},
+        {"provider", o.provider},
+        {"provider_name", provider ? provider->name : o.provider},
+        {"instance_type", o.instance_type},
+        {"accelerator", o.accelerator},
+        {"accelerator_count", o.accelerator_count},
+        {"accelerator_memory_gb", Opt(o.accelerator_memory_gb)},
+        {"vcpus", Opt(o.vcpus)},
+        {"ram_gib", Opt(o.ram_gib)},
+        {"interconnect", o.interconnect},
+        {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
+        {"region", o.region},
+        {"price_type", pricing::PriceTypeName(o.price_type)},
+        {"usd_per_hour", Num(pricing::RoundToMicroUsd(o.price.usd_per_hour))},
+        {"usd_per_accelerator_hour", Num(pricing::RoundToMicroUsd(o.UsdPerAcceleratorHour()))},
+        {"as_of", o.price.as_of},
+        {"as_of_estimated", o.price.as_of_estimated},
+        {"source", o.price.source},
+        {"verified", o.price.verified},
+        {"price_notes", o.price.notes},
+        {"spot_interruption", spot},
+        {"notes", o.notes},
+        {"superseded_price_count", o.superseded_prices.size()}};
     if (with_history) {
         json history = json::array();
         for (const auto& p : o.superseded_prices) {
@@ -397,7 +398,9 @@ json ToJson(const pricing::Offering& o, bool with_history) {
 namespace {
 
 // A date that an empty catalog (or an as_of before any price) does not have: null, not "".
-json DateOrNull(const std::string& date) { return date.empty() ? json(nullptr) : json(date); }
+json DateOrNull(const std::string& date) {
+    return date.empty() ? json(nullptr) : json(date);
+}
 
 }  // namespace
 

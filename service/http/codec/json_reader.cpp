@@ -195,9 +195,13 @@ void JsonReader::CheckKnown(const Keys& known) {
     }
 }
 
-void JsonReader::OnlyKnown(std::initializer_list<std::string_view> known) { CheckKnown(known); }
+void JsonReader::OnlyKnown(std::initializer_list<std::string_view> known) {
+    CheckKnown(known);
+}
 
-void JsonReader::OnlyKnown(const std::vector<std::string>& known) { CheckKnown(known); }
+void JsonReader::OnlyKnown(const std::vector<std::string>& known) {
+    CheckKnown(known);
+}
 
 void JsonReader::Require(std::string_view key) {
     if (Member(key) == nullptr) {

@@ -1,7 +1,7 @@
 #pragma once
 
-#include <optional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,8 +13,8 @@
 namespace gpucost::http {
 
 // Typed reads of one JSON object of a request body, each failure recorded against a JSON
-// pointer. `object` must outlive the reader. The first failure is kept: a wrong type is kMalformed (400); an integer out of
-// the int range is kInvalidArgument (422). A null member counts as absent.
+// pointer. `object` must outlive the reader. The first failure is kept: a wrong type is kMalformed
+// (400); an integer out of the int range is kInvalidArgument (422). A null member counts as absent.
 class JsonReader {
 public:
     JsonReader(const nlohmann::json& object, std::string pointer);

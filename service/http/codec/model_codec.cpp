@@ -5,10 +5,10 @@
 #include <utility>
 #include <vector>
 
-#include "service/http/embedded_models.hpp"
 #include "service/http/codec/hf_config.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
+#include "service/http/embedded_models.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -20,12 +20,31 @@ using pricing::Result;
 
 // The explicit structure's keys (ModelSpec's fields), accepted alone or as overrides of a
 // library id or a Hugging Face config.
-const std::vector<std::string> kStructureKeys = {
-    "params_b", "active_params_b", "layers", "hidden_size", "attention_heads", "kv_heads",
-    "ffn_hidden_size", "vocab_size", "seq_len", "gated_mlp", "experts", "experts_per_token",
-    "head_dim", "tied_embeddings", "shared_experts", "expert_ffn_hidden_size", "dense_layers",
-    "dense_ffn_hidden_size", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
-    "qk_nope_head_dim", "v_head_dim", "sliding_window", "sliding_window_layers"};
+const std::vector<std::string> kStructureKeys = {"params_b",
+                                                 "active_params_b",
+                                                 "layers",
+                                                 "hidden_size",
+                                                 "attention_heads",
+                                                 "kv_heads",
+                                                 "ffn_hidden_size",
+                                                 "vocab_size",
+                                                 "seq_len",
+                                                 "gated_mlp",
+                                                 "experts",
+                                                 "experts_per_token",
+                                                 "head_dim",
+                                                 "tied_embeddings",
+                                                 "shared_experts",
+                                                 "expert_ffn_hidden_size",
+                                                 "dense_layers",
+                                                 "dense_ffn_hidden_size",
+                                                 "q_lora_rank",
+                                                 "kv_lora_rank",
+                                                 "qk_rope_head_dim",
+                                                 "qk_nope_head_dim",
+                                                 "v_head_dim",
+                                                 "sliding_window",
+                                                 "sliding_window_layers"};
 
 template <typename T>
 void Override(std::optional<T>& field, std::optional<T> value) {
@@ -69,8 +88,8 @@ Result<est::ModelSpec> FromLibrary(const std::string& id, const std::string& poi
             closest += (closest.empty() ? "" : ", ") + c;
         }
         return MakeError(ErrorCode::kInvalidArgument,
-                         "unknown model '" + id.substr(0, 64) + "'; closest library ids: " + closest +
-                             " (GET /v1/models lists all)",
+                         "unknown model '" + id.substr(0, 64) +
+                             "'; closest library ids: " + closest + " (GET /v1/models lists all)",
                          pointer);
     }
     return found->spec;
@@ -90,8 +109,8 @@ Result<est::ModelSpec> FromObject(const json& j, const std::string& pointer) {
     if (!r.ok()) return r.error();
     est::ModelSpec spec;
     if (id && hf != nullptr) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "give a library id or an hf_config, not both", pointer + "/hf_config");
+        return MakeError(ErrorCode::kInvalidArgument, "give a library id or an hf_config, not both",
+                         pointer + "/hf_config");
     }
     if (id) {
         auto base = FromLibrary(*id, pointer + "/id");
@@ -214,7 +233,9 @@ void WriteWarnings(JsonWriter& w, const std::vector<pricing::FieldError>& warnin
     w.EndArray();
 }
 
-void WriteModelWarnings(JsonWriter& w, const est::ResolvedModel& m) { WriteWarnings(w, m.warnings); }
+void WriteModelWarnings(JsonWriter& w, const est::ResolvedModel& m) {
+    WriteWarnings(w, m.warnings);
+}
 
 json LibraryModelJson(const pricing::LibraryModel& m, bool resolved) {
     const est::ModelSpec& s = m.spec;
@@ -242,15 +263,16 @@ json LibraryModelJson(const pricing::LibraryModel& m, bool resolved) {
                       {"v_head_dim", opt(s.v_head_dim)},
                       {"sliding_window", opt(s.sliding_window)},
                       {"sliding_window_layers", opt(s.sliding_window_layers)}};
-    json out = {{"id", m.id},
-                {"name", m.name},
-                {"family", m.family},
-                {"published_params_b", Num(m.published_params_b)},
-                {"published_active_params_b",
-                 m.published_active_params_b > 0 ? Num(m.published_active_params_b) : json(nullptr)},
-                {"max_context", m.max_context},
-                {"source", m.source},
-                {"structure", std::move(structure)}};
+    json out = {
+        {"id", m.id},
+        {"name", m.name},
+        {"family", m.family},
+        {"published_params_b", Num(m.published_params_b)},
+        {"published_active_params_b",
+         m.published_active_params_b > 0 ? Num(m.published_active_params_b) : json(nullptr)},
+        {"max_context", m.max_context},
+        {"source", m.source},
+        {"structure", std::move(structure)}};
     if (resolved) {
         auto r = est::DeriveModel(m.spec);
         out["resolved"] = r.ok() ? ModelJson(r.value()) : json(nullptr);

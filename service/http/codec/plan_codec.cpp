@@ -6,12 +6,12 @@
 #include <climits>
 #include <cmath>
 
+#include <set>
 #include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/inference_explain.hpp"
 #include "pricing/plan/plan_ids.hpp"
-#include <set>
 
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
@@ -32,9 +32,7 @@ using pricing::ErrorCode;
 
 // Re-roots an error found in a nested object decoded as if it were the body.
 pricing::Error UnderPointer(pricing::Error error, const std::string& prefix) {
-    auto reroot = [&](std::string& field) {
-        field = prefix + (field == "/" ? "" : field);
-    };
+    auto reroot = [&](std::string& field) { field = prefix + (field == "/" ? "" : field); };
     std::string old_field = error.field;
     reroot(error.field);
     for (auto& e : error.errors) {
@@ -119,8 +117,8 @@ namespace {
 
 // The spot-risk object of the offering the plan read its interruption rate from, or null.
 void WriteSpotRisk(JsonWriter& w, const std::optional<std::string>& bucket_label) {
-    const auto bucket = bucket_label ? pricing::ParseSpotInterruptionBucket(*bucket_label)
-                                     : std::nullopt;
+    const auto bucket =
+        bucket_label ? pricing::ParseSpotInterruptionBucket(*bucket_label) : std::nullopt;
     if (!bucket) return w.Null();
     w.BeginObject();
     w.Member("bucket", bucket->label);
@@ -383,8 +381,8 @@ json ToJson(const pricing::plan::RentVsBuyPlan& plan) {
 
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan) {
     CsvTable table;
-    table.header = {"month", "rent_usd", "own_usd", "own_net_of_resale_usd", "currency",
-                    "catalog_version"};
+    table.header = {"month",    "rent_usd",       "own_usd", "own_net_of_resale_usd",
+                    "currency", "catalog_version"};
     for (const auto& point : plan.cumulative) {
         table.rows.push_back({std::to_string(point.month), CsvUsd(point.rent_usd),
                               CsvUsd(point.own_usd), CsvUsd(point.own_net_of_resale_usd),
@@ -493,9 +491,8 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         out.max_wall_clock_days = c.Number("max_wall_clock_days");
         out.verified_only = c.Bool("verified_only").value_or(false);
         out.max_price_age_days = c.Number("max_price_age_days");
-        if (const json* counts = constraints->contains("node_counts")
-                                     ? &constraints->at("node_counts")
-                                     : nullptr;
+        if (const json* counts =
+                constraints->contains("node_counts") ? &constraints->at("node_counts") : nullptr;
             counts != nullptr && !counts->is_null()) {
             if (!counts->is_array()) {
                 c.Fail(ErrorCode::kMalformed, "node_counts", "must be an array of integers");
@@ -524,8 +521,8 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     }
     if (uncertainty != nullptr) {
         JsonReader u(*uncertainty, "/uncertainty");
-        u.OnlyKnown({"efficiency_spread_fraction", "price_spread_fraction",
-                     "spot_price_spread_fraction"});
+        u.OnlyKnown(
+            {"efficiency_spread_fraction", "price_spread_fraction", "spot_price_spread_fraction"});
         q.efficiency_spread_fraction = u.Number("efficiency_spread_fraction");
         q.price_spread_fraction = u.Number("price_spread_fraction");
         q.spot_price_spread_fraction = u.Number("spot_price_spread_fraction");
@@ -545,10 +542,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     return q;
 }
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 // The training plan's answer is written as JSON text, one function per part, members in the
 // sorted order nlohmann::json keeps, so the bytes are those a DOM's dump gave (JsonWriter
@@ -629,8 +623,7 @@ void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.EndObject();
 }
 
-void WriteOptionalOption(JsonWriter& w,
-                         const std::optional<pricing::plan::TrainingPlanOption>& o) {
+void WriteOptionalOption(JsonWriter& w, const std::optional<pricing::plan::TrainingPlanOption>& o) {
     if (!o) return w.Null();
     WriteOption(w, *o);
 }
@@ -722,7 +715,8 @@ void WritePlanWarnings(JsonWriter& w, const std::vector<std::string>& price_warn
 
 // The members that sort before `options`: the assumptions, the summary options, the counts
 // and the request's paging (apart from EncodeTrainingPlan to keep each one screen).
-void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a, std::string_view assumptions_json) {
+void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a,
+                               std::string_view assumptions_json) {
     const pricing::plan::TrainingPlan& plan = a.plan;
     w.Key("assumptions");
     w.Raw(assumptions_json);
@@ -786,42 +780,79 @@ std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumpt
 
 json TrainingPlanJson(const TrainingAnswer& answer) {
     // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
-    return json::parse(
-        EncodeTrainingPlan(answer, EncodeAssumptions(answer.plan.assumptions, AssumptionDetail::kFull)));
+    return json::parse(EncodeTrainingPlan(
+        answer, EncodeAssumptions(answer.plan.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
     CsvTable t;
-    t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
-                "region", "offering_usd_per_hour", "as_of", "nodes", "total_accelerators",
-                "tensor", "pipeline", "data", "wall_clock_hours", "expected_wall_clock_hours",
-                "cluster_usd_per_hour", "billed_hours", "cost_usd", "expected_cost_usd",
-                "cost_usd_p10", "cost_usd_p50", "cost_usd_p90", "meets_deadline",
-                "within_budget", "violations", "data_cost_usd", "deadline_probability",
-                "as_of_estimated", "verified", "currency", "catalog_version"};
+    t.header = {"offering_id",
+                "provider",
+                "instance_type",
+                "accelerator",
+                "price_type",
+                "region",
+                "offering_usd_per_hour",
+                "as_of",
+                "nodes",
+                "total_accelerators",
+                "tensor",
+                "pipeline",
+                "data",
+                "wall_clock_hours",
+                "expected_wall_clock_hours",
+                "cluster_usd_per_hour",
+                "billed_hours",
+                "cost_usd",
+                "expected_cost_usd",
+                "cost_usd_p10",
+                "cost_usd_p50",
+                "cost_usd_p90",
+                "meets_deadline",
+                "within_budget",
+                "violations",
+                "data_cost_usd",
+                "deadline_probability",
+                "as_of_estimated",
+                "verified",
+                "currency",
+                "catalog_version"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         std::string violations;
         for (const auto& v : o.violations) {
             violations += (violations.empty() ? "" : ";") + v.constraint;
         }
-        t.rows.push_back({f.id, f.provider, f.instance_type, f.accelerator,
-                          std::string(pricing::PriceTypeName(f.price_type)), f.region,
-                          CsvNumber(f.price.usd_per_hour), f.price.as_of,
-                          std::to_string(o.nodes), std::to_string(o.total_accelerators),
+        t.rows.push_back({f.id,
+                          f.provider,
+                          f.instance_type,
+                          f.accelerator,
+                          std::string(pricing::PriceTypeName(f.price_type)),
+                          f.region,
+                          CsvNumber(f.price.usd_per_hour),
+                          f.price.as_of,
+                          std::to_string(o.nodes),
+                          std::to_string(o.total_accelerators),
                           std::to_string(o.parallelism.tensor),
                           std::to_string(o.parallelism.pipeline),
-                          std::to_string(o.parallelism.data), CsvNumber(o.wall_clock_hours),
+                          std::to_string(o.parallelism.data),
+                          CsvNumber(o.wall_clock_hours),
                           CsvNumber(o.expected_wall_clock_hours),
-                          CsvNumber(o.cluster_usd_per_hour), CsvNumber(o.billed_hours),
-                          CsvUsd(o.cost_usd), CsvUsd(o.expected_cost_usd),
-                          CsvUsd(o.cost_usd_p10), CsvUsd(o.cost_usd_p50),
-                          CsvUsd(o.cost_usd_p90), o.meets_deadline ? "true" : "false",
-                          o.within_budget ? "true" : "false", violations,
+                          CsvNumber(o.cluster_usd_per_hour),
+                          CsvNumber(o.billed_hours),
+                          CsvUsd(o.cost_usd),
+                          CsvUsd(o.expected_cost_usd),
+                          CsvUsd(o.cost_usd_p10),
+                          CsvUsd(o.cost_usd_p50),
+                          CsvUsd(o.cost_usd_p90),
+                          o.meets_deadline ? "true" : "false",
+                          o.within_budget ? "true" : "false",
+                          violations,
                           o.data_cost_usd ? CsvUsd(*o.data_cost_usd) : "",
                           o.deadline_probability ? CsvNumber(*o.deadline_probability) : "",
                           f.price.as_of_estimated ? "true" : "false",
-                          f.price.verified ? "true" : "false", pricing::kCurrency,
+                          f.price.verified ? "true" : "false",
+                          pricing::kCurrency,
                           plan.catalog_version});
     }
     return t;
@@ -838,9 +869,9 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     // The estimator's decoder reads the workload; the planner picks hardware, batch and
     // tensor parallelism, so a placeholder hardware object stands in for them.
     json workload = json::object();
-    for (const char* key : {"model", "precision", "kv_cache_precision", "input_tokens",
-                            "output_tokens", "efficiency", "step_overhead_s",
-                            "memory_overhead_gb"}) {
+    for (const char* key :
+         {"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens", "efficiency",
+          "step_overhead_s", "memory_overhead_gb"}) {
         if (body.contains(key)) {
             workload[key] = body.at(key);
         }
@@ -953,7 +984,8 @@ void WriteInferenceOptions(JsonWriter& w,
 std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assumptions_json) {
     const pricing::plan::InferencePlan& page = a.page;
     std::string out;
-    out.reserve(assumptions_json.size() + 4096 + 1536 * (page.options.size() + a.best_by_provider.size()));
+    out.reserve(assumptions_json.size() + 4096 +
+                1536 * (page.options.size() + a.best_by_provider.size()));
     JsonWriter w(out);
     w.BeginObject();
     w.Key("assumptions");
@@ -996,30 +1028,59 @@ json InferencePlanJson(const InferenceAnswer& answer) {
 CsvTable OptionsCsv(const InferenceAnswer& answer) {
     const pricing::plan::InferencePlan& plan = answer.page;
     CsvTable t;
-    t.header = {"offering_id", "provider", "instance_type", "accelerator", "price_type",
-                "region", "offering_usd_per_hour", "tensor_parallel", "batch_size",
-                "replicas", "spare_replicas", "nodes", "total_accelerators", "cluster_usd_per_hour",
-                "time_to_first_token_ms", "inter_token_latency_ms", "monthly_cost_usd", "usd_per_million_input_tokens",
-                "usd_per_million_output_tokens", "usd_per_million_tokens", "savings_vs_api_fraction",
-                "as_of", "as_of_estimated", "verified", "currency", "catalog_version"};
+    t.header = {"offering_id",
+                "provider",
+                "instance_type",
+                "accelerator",
+                "price_type",
+                "region",
+                "offering_usd_per_hour",
+                "tensor_parallel",
+                "batch_size",
+                "replicas",
+                "spare_replicas",
+                "nodes",
+                "total_accelerators",
+                "cluster_usd_per_hour",
+                "time_to_first_token_ms",
+                "inter_token_latency_ms",
+                "monthly_cost_usd",
+                "usd_per_million_input_tokens",
+                "usd_per_million_output_tokens",
+                "usd_per_million_tokens",
+                "savings_vs_api_fraction",
+                "as_of",
+                "as_of_estimated",
+                "verified",
+                "currency",
+                "catalog_version"};
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
-        t.rows.push_back({f.id, f.provider, f.instance_type, f.accelerator,
-                          std::string(pricing::PriceTypeName(f.price_type)), f.region,
-                          CsvNumber(f.price.usd_per_hour), std::to_string(o.tensor_parallel),
-                          std::to_string(o.batch_size), std::to_string(o.replicas),
-                          std::to_string(o.spare_replicas), std::to_string(o.nodes),
+        t.rows.push_back({f.id,
+                          f.provider,
+                          f.instance_type,
+                          f.accelerator,
+                          std::string(pricing::PriceTypeName(f.price_type)),
+                          f.region,
+                          CsvNumber(f.price.usd_per_hour),
+                          std::to_string(o.tensor_parallel),
+                          std::to_string(o.batch_size),
+                          std::to_string(o.replicas),
+                          std::to_string(o.spare_replicas),
+                          std::to_string(o.nodes),
                           std::to_string(o.total_accelerators),
                           CsvNumber(o.nodes * f.price.usd_per_hour),
                           CsvNumber(o.time_to_first_token_ms),
-                          CsvNumber(o.inter_token_latency_ms), CsvUsd(o.monthly_cost_usd),
+                          CsvNumber(o.inter_token_latency_ms),
+                          CsvUsd(o.monthly_cost_usd),
                           CsvNumber(o.usd_per_million_input_tokens),
                           CsvNumber(o.usd_per_million_output_tokens),
                           CsvNumber(o.usd_per_million_tokens),
-                          o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction)
-                                                    : "",
-                          f.price.as_of, f.price.as_of_estimated ? "true" : "false",
-                          f.price.verified ? "true" : "false", pricing::kCurrency,
+                          o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction) : "",
+                          f.price.as_of,
+                          f.price.as_of_estimated ? "true" : "false",
+                          f.price.verified ? "true" : "false",
+                          pricing::kCurrency,
                           answer.catalog_version});
     }
     return t;
@@ -1027,8 +1088,8 @@ CsvTable OptionsCsv(const InferenceAnswer& answer) {
 
 namespace {
 
-pricing::Status KnownOffering(const std::optional<std::string>& id,
-                              const pricing::Catalog& catalog, const std::string& field) {
+pricing::Status KnownOffering(const std::optional<std::string>& id, const pricing::Catalog& catalog,
+                              const std::string& field) {
     if (!id || catalog.FindOffering(*id).ok()) {
         return pricing::Ok{};
     }
@@ -1041,12 +1102,11 @@ pricing::Status KnownOffering(const std::optional<std::string>& id,
     for (const auto& match : pricing::plan::CloseMatches(*id, ids)) {
         closest += (closest.empty() ? "" : ", ") + match;
     }
-    return pricing::MakeError(
-        ErrorCode::kInvalidArgument,
-        "unknown offering '" + id->substr(0, 200) + "'" +
-            (closest.empty() ? "" : "; closest known ids: " + closest) +
-            " (GET /v1/offerings lists all)",
-        field);
+    return pricing::MakeError(ErrorCode::kInvalidArgument,
+                              "unknown offering '" + id->substr(0, 200) + "'" +
+                                  (closest.empty() ? "" : "; closest known ids: " + closest) +
+                                  " (GET /v1/offerings lists all)",
+                              field);
 }
 
 }  // namespace
@@ -1119,8 +1179,12 @@ pricing::Result<TrainingAnswer> AnswerTrainingPlan(pricing::plan::TrainingPlanRe
     if (!plan.ok()) {
         return plan.error();
     }
-    return TrainingAnswer{std::move(plan).value(), request.include_infeasible, request.sort,
-                          request.limit, request.offset, ModelWarnings(request.workload.model),
+    return TrainingAnswer{std::move(plan).value(),
+                          request.include_infeasible,
+                          request.sort,
+                          request.limit,
+                          request.offset,
+                          ModelWarnings(request.workload.model),
                           std::nullopt};
 }
 

@@ -8,20 +8,18 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/assumption.hpp"
-#include "pricing/error.hpp"
 #include "pricing/catalog.hpp"
-#include "pricing/plan_reference.hpp"
+#include "pricing/error.hpp"
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
+#include "pricing/plan_reference.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/json_reader.hpp"
 
 namespace gpucost::http {
-
-
 
 // POST /v1/plans/spot (see openapi.yaml SpotPlanRequest). Workload decoding (a training
 // job instead of job_hours) is layered on in plan_routes.cpp.
@@ -46,8 +44,8 @@ CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan);
 // The optional `workload` of a spot plan: a training request as /v1/estimates/training takes
 // it, without `hardware` (the spot offering and `nodes` supply it). Errors point under
 // /workload. nullopt when the body has no workload.
-[[nodiscard]] pricing::Result<std::optional<pricing::estimate::TrainingRequest>>
-DecodeSpotWorkload(const nlohmann::json& body);
+[[nodiscard]] pricing::Result<std::optional<pricing::estimate::TrainingRequest>> DecodeSpotWorkload(
+    const nlohmann::json& body);
 
 // POST /v1/plans/training: the estimator's training request (without `hardware`) plus
 // constraints, sort, limit, offset, uncertainty and spot.

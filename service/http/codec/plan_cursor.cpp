@@ -65,8 +65,8 @@ pricing::Result<PlanCursor> DecodePlanCursor(std::string_view text,
     }
     parts[3] = rest;
     PlanCursor cursor;
-    auto [end, ec] = std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(),
-                                     cursor.offset);
+    auto [end, ec] =
+        std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), cursor.offset);
     if (parts[0] != kPrefix || ec != std::errc() || end != parts[1].data() + parts[1].size()) {
         return NotACursor();
     }
@@ -82,8 +82,7 @@ pricing::Result<PlanCursor> DecodePlanCursor(std::string_view text,
         return pricing::MakeError(
             pricing::ErrorCode::kFailedPrecondition,
             "/cursor: the catalog changed since this walk began (" + cursor.catalog_version +
-                ", now " +
-                std::string(catalog_version) +
+                ", now " + std::string(catalog_version) +
                 "): its pages would list options twice or never; start again without cursor "
                 "(database mode: or page with as_of fixed)",
             "/cursor");
@@ -92,12 +91,11 @@ pricing::Result<PlanCursor> DecodePlanCursor(std::string_view text,
 }
 
 std::optional<std::string> NextPlanCursor(std::size_t offset, std::size_t page_size,
-                                          std::size_t total_count,
-                                          std::string_view catalog_version,
+                                          std::size_t total_count, std::string_view catalog_version,
                                           std::string_view request_fingerprint) {
     if (offset + page_size >= total_count) return std::nullopt;
-    return EncodePlanCursor({offset + page_size, std::string(catalog_version),
-                             std::string(request_fingerprint)});
+    return EncodePlanCursor(
+        {offset + page_size, std::string(catalog_version), std::string(request_fingerprint)});
 }
 
 pricing::Result<PlanPaging> ReadPlanPaging(const nlohmann::json& body,

@@ -101,7 +101,8 @@ json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>&
     }
     json prices = json::array();
     for (const std::string& id : ids) {
-        if (const pricing::AppliedPrice* p = priced.PriceOf(id)) prices.push_back(PriceEntry(id, *p));
+        if (const pricing::AppliedPrice* p = priced.PriceOf(id))
+            prices.push_back(PriceEntry(id, *p));
     }
     return {{"id", book.id.empty() ? json(nullptr) : json(book.id)},
             {"name", book.name},

@@ -112,7 +112,8 @@ int HttpStatusFor(pricing::ErrorCode code) {
     return 500;
 }
 
-void WriteProblem(httplib::Response& res, const httplib::Request& req, const pricing::Error& error) {
+void WriteProblem(httplib::Response& res, const httplib::Request& req,
+                  const pricing::Error& error) {
     int status = HttpStatusFor(error.code);
     std::string detail = status == 500 ? "internal error; see the server log" : error.message;
     Write(res, req, status, pricing::ErrorCodeName(error.code), detail, error.field, error.errors);
@@ -121,7 +122,9 @@ void WriteProblem(httplib::Response& res, const httplib::Request& req, const pri
     }
 }
 
-std::string ProblemTitle(int status) { return TitleFor(status); }
+std::string ProblemTitle(int status) {
+    return TitleFor(status);
+}
 
 std::string ProblemText(int status, std::string_view code, std::string_view detail,
                         std::string_view instance, std::string_view request_id) {
@@ -149,6 +152,8 @@ bool RequireJsonBody(const httplib::Request& req, httplib::Response& res) {
     return false;
 }
 
-std::string RequestIdOf(const httplib::Request& /*req*/) { return CurrentRequestContext().request_id; }
+std::string RequestIdOf(const httplib::Request& /*req*/) {
+    return CurrentRequestContext().request_id;
+}
 
 }  // namespace gpucost::http

@@ -45,8 +45,8 @@ std::vector<std::string> QueryParams::List(const std::string& name) const {
         std::size_t start = 0;
         while (start <= value.size()) {
             std::size_t comma = value.find(',', start);
-            std::string item = value.substr(start, comma == std::string::npos ? std::string::npos
-                                                                              : comma - start);
+            std::string item =
+                value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
             if (!item.empty()) {
                 out.push_back(item);
             }
@@ -81,9 +81,8 @@ pricing::Result<std::optional<int>> QueryParams::Int(const std::string& name) co
     const bool integer_text = !s.empty() && end == s.data() + s.size() &&
                               (ec == std::errc() || ec == std::errc::result_out_of_range);
     if (!integer_text) {
-        return MakeError(ErrorCode::kMalformed, name + " must be an integer (got '" +
-                                                   s.substr(0, 32) + "')",
-                         name);
+        return MakeError(ErrorCode::kMalformed,
+                         name + " must be an integer (got '" + s.substr(0, 32) + "')", name);
     }
     // A well-formed integer beyond any parameter's range is an invalid value (422), as in a
     // body; the type fault above is the only 400.

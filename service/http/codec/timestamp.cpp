@@ -53,7 +53,9 @@ std::string_view KeyScopeName(KeyScope scope) {
     return "read";
 }
 
-std::string OfferingEtag(std::int64_t version) { return "\"v" + std::to_string(version) + "\""; }
+std::string OfferingEtag(std::int64_t version) {
+    return "\"v" + std::to_string(version) + "\"";
+}
 
 std::int64_t DaysFromCivil(int year, int month, int day) {
     const std::int64_t y = static_cast<std::int64_t>(year) - (month <= 2 ? 1 : 0);
@@ -71,8 +73,9 @@ pricing::Result<TimestampUs> ParseIsoDate(std::string_view text) {
     int day = 0;
     if (text.size() != 10 || text[4] != '-' || text[7] != '-' || !Digits(text, 0, 4, year) ||
         !Digits(text, 5, 2, month) || !Digits(text, 8, 2, day) || !ValidDate(year, month, day)) {
-        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                  "'" + std::string(text.substr(0, 40)) + "' is not a YYYY-MM-DD date");
+        return pricing::MakeError(
+            pricing::ErrorCode::kInvalidArgument,
+            "'" + std::string(text.substr(0, 40)) + "' is not a YYYY-MM-DD date");
     }
     return DaysFromCivil(year, month, day) * kUsPerDay;
 }
@@ -174,6 +177,8 @@ TimestampUs NowUs() {
         .count();
 }
 
-std::string TodayUtc() { return FormatTimestamp(NowUs()).substr(0, 10); }
+std::string TodayUtc() {
+    return FormatTimestamp(NowUs()).substr(0, 10);
+}
 
 }  // namespace gpucost::http

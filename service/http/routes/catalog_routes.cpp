@@ -5,17 +5,17 @@
 
 #include "pricing/money.hpp"
 #include "pricing/offering_query.hpp"
-#include "service/http/transport/api_version.hpp"
-#include "service/http/routes/as_of.hpp"
 #include "service/http/catalog_store.hpp"
 #include "service/http/codec/csv_writer.hpp"
-#include "service/http/routes/deprecation.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
-#include "service/http/router.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
+#include "service/http/routes/as_of.hpp"
+#include "service/http/routes/deprecation.hpp"
+#include "service/http/transport/api_version.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -31,9 +31,9 @@ Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
     }
     pricing::OfferingQuery q;
     // Ids compare case-insensitively: filters match on the lowercase key (pricing::IdKey).
-    for (auto [list, name] : {std::pair{&q.providers, "provider"},
-                              std::pair{&q.accelerators, "accelerator"},
-                              std::pair{&q.regions, "region"}}) {
+    for (auto [list, name] :
+         {std::pair{&q.providers, "provider"}, std::pair{&q.accelerators, "accelerator"},
+          std::pair{&q.regions, "region"}}) {
         for (const auto& value : params.List(name)) {
             list->push_back(pricing::IdKey(value));
         }
@@ -131,21 +131,31 @@ std::string OfferingListJson(const pricing::OfferingPage& page, const pricing::O
 // next cursor: a client walking the catalog pages with the JSON answer.
 CsvTable OfferingListCsv(const pricing::OfferingPage& page, const std::string& catalog_version) {
     CsvTable table;
-    table.header = {"id", "provider", "instance_type", "accelerator", "accelerator_count",
-                    "accelerator_memory_gb", "region", "price_type", "usd_per_hour",
-                    "usd_per_accelerator_hour", "as_of", "as_of_estimated", "verified", "source",
-                    "currency", "catalog_version"};
+    table.header = {"id",
+                    "provider",
+                    "instance_type",
+                    "accelerator",
+                    "accelerator_count",
+                    "accelerator_memory_gb",
+                    "region",
+                    "price_type",
+                    "usd_per_hour",
+                    "usd_per_accelerator_hour",
+                    "as_of",
+                    "as_of_estimated",
+                    "verified",
+                    "source",
+                    "currency",
+                    "catalog_version"};
     for (const pricing::Offering* o : page.items) {
-        table.rows.push_back({o->id, o->provider, o->instance_type, o->accelerator,
-                              std::to_string(o->accelerator_count),
-                              o->accelerator_memory_gb ? CsvNumber(*o->accelerator_memory_gb) : "",
-                              o->region,
-                              std::string(pricing::PriceTypeName(o->price_type)),
-                              CsvNumber(o->price.usd_per_hour),
-                              CsvNumber(o->UsdPerAcceleratorHour()), o->price.as_of,
-                              o->price.as_of_estimated ? "true" : "false",
-                              o->price.verified ? "true" : "false", o->price.source,
-                              pricing::kCurrency, catalog_version});
+        table.rows.push_back(
+            {o->id, o->provider, o->instance_type, o->accelerator,
+             std::to_string(o->accelerator_count),
+             o->accelerator_memory_gb ? CsvNumber(*o->accelerator_memory_gb) : "", o->region,
+             std::string(pricing::PriceTypeName(o->price_type)), CsvNumber(o->price.usd_per_hour),
+             CsvNumber(o->UsdPerAcceleratorHour()), o->price.as_of,
+             o->price.as_of_estimated ? "true" : "false", o->price.verified ? "true" : "false",
+             o->price.source, pricing::kCurrency, catalog_version});
     }
     return table;
 }
@@ -223,14 +233,14 @@ void ServeAccelerators(const Deps& deps, const httplib::Request& req, httplib::R
     }
     json items = json::array();
     for (const auto& a : deps.catalog()->Accelerators()) {
-        bool vendor_ok = vendors.empty() ||
-                         std::any_of(vendors.begin(), vendors.end(), [&](const std::string& v) {
-                             return v.size() == a.vendor.size() &&
-                                    std::equal(v.begin(), v.end(), a.vendor.begin(),
-                                               [](char x, char y) {
-                                                   return std::tolower(x) == std::tolower(y);
-                                               });
-                         });
+        bool vendor_ok =
+            vendors.empty() ||
+            std::any_of(vendors.begin(), vendors.end(), [&](const std::string& v) {
+                return v.size() == a.vendor.size() &&
+                       std::equal(v.begin(), v.end(), a.vendor.begin(), [](char x, char y) {
+                           return std::tolower(x) == std::tolower(y);
+                       });
+            });
         bool precision_ok = std::all_of(precisions.begin(), precisions.end(),
                                         [&](auto p) { return a.PeakTflops(p).has_value(); });
         if (vendor_ok && precision_ok) {
@@ -268,10 +278,10 @@ void ServeProviders(const Deps& deps, const httplib::Request& req, httplib::Resp
 }
 
 void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    QueryParams params(req, {"provider", "accelerator", "price_type", "region",
-                             "min_accelerator_count", "max_accelerator_count",
-                             "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
-                             "verified", "sort", "limit", "cursor", kAsOfParam});
+    QueryParams params(
+        req, {"provider", "accelerator", "price_type", "region", "min_accelerator_count",
+              "max_accelerator_count", "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
+              "verified", "sort", "limit", "cursor", kAsOfParam});
     auto query = DecodeOfferingQuery(params);
     if (!query.ok()) {
         return WriteProblem(res, req, query.error());
@@ -341,9 +351,10 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         ServeAccelerators(deps, req, res);
     });
 
-    routes.Get(std::string("/v1/accelerators/") + kIdPattern, [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeAccelerator(deps, req, res);
-    });
+    routes.Get(std::string("/v1/accelerators/") + kIdPattern,
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   ServeAccelerator(deps, req, res);
+               });
 
     routes.Get("/v1/providers", [deps](const httplib::Request& req, httplib::Response& res) {
         ServeProviders(deps, req, res);
@@ -353,9 +364,10 @@ void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
         ServeOfferings(deps, req, res);
     });
 
-    routes.Get(std::string("/v1/offerings/") + kIdPattern, [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeOffering(deps, req, res);
-    });
+    routes.Get(std::string("/v1/offerings/") + kIdPattern,
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   ServeOffering(deps, req, res);
+               });
 
     routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {
         ServeCatalog(deps, req, res);

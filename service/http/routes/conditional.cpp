@@ -3,8 +3,8 @@
 #include <string_view>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/router.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -17,8 +17,8 @@ constexpr char kVary[] = "Accept, Accept-Encoding";
 
 bool IsCatalogRead(const std::string& method, const std::string& pattern) {
     if (method != "GET") return false;
-    for (std::string_view prefix : {"/v1/accelerators", "/v1/providers", "/v1/offerings",
-                                    "/v1/catalog", "/v1/models"}) {
+    for (std::string_view prefix :
+         {"/v1/accelerators", "/v1/providers", "/v1/offerings", "/v1/catalog", "/v1/models"}) {
         if (pattern.rfind(prefix, 0) == 0) return true;
     }
     return false;
@@ -61,25 +61,26 @@ void AddConditionalReads(RouteTable& routes, const Deps& deps) {
     routes.Wrap([deps](const std::string& method, const std::string& pattern,
                        RouteTable::Handler inner) -> RouteTable::Handler {
         if (!IsCatalogRead(method, pattern)) return inner;
-        return [deps, inner = std::move(inner)](const httplib::Request& req, httplib::Response& res) {
-            const std::string etag = CatalogEtag(deps, req);
-            res.set_header("Cache-Control", kCacheControl);
-            res.set_header("Vary", kVary);
-            if (NoneMatch(req, etag)) {
-                res.set_header("ETag", etag);
-                res.status = 304;
-                return;
-            }
-            inner(req, res);
-            if (res.status != -1 && res.status != 200) return;
-            if (!res.has_header("ETag")) {
-                res.set_header("ETag", etag);
-            } else if (NoneMatch(req, res.get_header_value("ETag"))) {
-                // The route's own validator (an offering's version in database mode).
-                res.status = 304;
-                res.body.clear();
-            }
-        };
+        return
+            [deps, inner = std::move(inner)](const httplib::Request& req, httplib::Response& res) {
+                const std::string etag = CatalogEtag(deps, req);
+                res.set_header("Cache-Control", kCacheControl);
+                res.set_header("Vary", kVary);
+                if (NoneMatch(req, etag)) {
+                    res.set_header("ETag", etag);
+                    res.status = 304;
+                    return;
+                }
+                inner(req, res);
+                if (res.status != -1 && res.status != 200) return;
+                if (!res.has_header("ETag")) {
+                    res.set_header("ETag", etag);
+                } else if (NoneMatch(req, res.get_header_value("ETag"))) {
+                    // The route's own validator (an offering's version in database mode).
+                    res.status = 304;
+                    res.body.clear();
+                }
+            };
     });
 }
 

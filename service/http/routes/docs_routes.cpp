@@ -67,14 +67,14 @@ void AddDocsRoutes(RouteTable& routes, const Deps& deps) {
     auto bundle = std::make_shared<const std::string>(LocalOnly(deps.redoc_js));
     routes.Get("/docs/redoc.standalone.js",
                [deps, bundle](const httplib::Request& req, httplib::Response& res) {
-        if (deps.redoc_js.empty()) {
-            return WriteTransportProblem(res, req, 404, "docs_not_bundled",
-                                         "this build has no API reference page");
-        }
-        res.set_header("Cache-Control", kBundleCacheControl);
-        res.set_header("X-Content-Type-Options", "nosniff");
-        res.set_content(*bundle, "text/javascript; charset=utf-8");
-    });
+                   if (deps.redoc_js.empty()) {
+                       return WriteTransportProblem(res, req, 404, "docs_not_bundled",
+                                                    "this build has no API reference page");
+                   }
+                   res.set_header("Cache-Control", kBundleCacheControl);
+                   res.set_header("X-Content-Type-Options", "nosniff");
+                   res.set_content(*bundle, "text/javascript; charset=utf-8");
+               });
 }
 
 }  // namespace gpucost::http

@@ -73,67 +73,73 @@ pricing::Status Finite(const pricing::estimate::InferenceEstimate& e) {
 
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Post("/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
-        auto detail = AssumptionDetailOf(req);
-        if (!RequireJsonBody(req, res)) return;
-        auto body = ParseJsonBody(req.body);
-        if (!body.ok()) return WriteProblem(res, req, body.error());
-        HardwareRequest hw;
-        auto decoded = DecodeTrainingRequest(body.value(), &hw);
-        if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
-        auto cluster = ResolveHardware(hw, *deps.catalog());
-        if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
-        auto estimate = pricing::estimate::EstimateTraining(decoded.value(), cluster.value());
-        if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-        if (auto finite = Finite(estimate.value()); !finite.ok()) {
-            return WriteProblem(res, req, finite.error());
-        }
-        WriteEncoded(res, estimate.value(), detail.value());
-    });
+    routes.Post(
+        "/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
+            if (auto query = CheckQuery(req); !query.ok())
+                return WriteProblem(res, req, query.error());
+            auto detail = AssumptionDetailOf(req);
+            if (!RequireJsonBody(req, res)) return;
+            auto body = ParseJsonBody(req.body);
+            if (!body.ok()) return WriteProblem(res, req, body.error());
+            HardwareRequest hw;
+            auto decoded = DecodeTrainingRequest(body.value(), &hw);
+            if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
+            auto cluster = ResolveHardware(hw, *deps.catalog());
+            if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
+            auto estimate = pricing::estimate::EstimateTraining(decoded.value(), cluster.value());
+            if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
+            if (auto finite = Finite(estimate.value()); !finite.ok()) {
+                return WriteProblem(res, req, finite.error());
+            }
+            WriteEncoded(res, estimate.value(), detail.value());
+        });
 
-    routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
-        auto detail = AssumptionDetailOf(req);
-        if (!RequireJsonBody(req, res)) return;
-        auto body = ParseJsonBody(req.body);
-        if (!body.ok()) return WriteProblem(res, req, body.error());
-        HardwareRequest hw;
-        auto decoded = DecodeInferenceRequest(body.value(), &hw);
-        if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
-        auto cluster = ResolveHardware(hw, *deps.catalog());
-        if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
-        auto estimate = pricing::estimate::EstimateInference(decoded.value(), cluster.value());
-        if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-        if (auto finite = Finite(estimate.value()); !finite.ok()) {
-            return WriteProblem(res, req, finite.error());
-        }
-        WriteEncoded(res, estimate.value(), detail.value());
-    });
+    routes.Post(
+        "/v1/estimates/inference", [deps](const httplib::Request& req, httplib::Response& res) {
+            if (auto query = CheckQuery(req); !query.ok())
+                return WriteProblem(res, req, query.error());
+            auto detail = AssumptionDetailOf(req);
+            if (!RequireJsonBody(req, res)) return;
+            auto body = ParseJsonBody(req.body);
+            if (!body.ok()) return WriteProblem(res, req, body.error());
+            HardwareRequest hw;
+            auto decoded = DecodeInferenceRequest(body.value(), &hw);
+            if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
+            auto cluster = ResolveHardware(hw, *deps.catalog());
+            if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
+            auto estimate = pricing::estimate::EstimateInference(decoded.value(), cluster.value());
+            if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
+            if (auto finite = Finite(estimate.value()); !finite.ok()) {
+                return WriteProblem(res, req, finite.error());
+            }
+            WriteEncoded(res, estimate.value(), detail.value());
+        });
 
-    routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
-        auto detail = AssumptionDetailOf(req);
-        if (!RequireJsonBody(req, res)) return;
-        auto body = ParseJsonBody(req.body);
-        if (!body.ok()) return WriteProblem(res, req, body.error());
-        auto decoded = DecodeRooflineRequest(body.value());
-        if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
-        HardwareRequest hw;
-        hw.accelerator = decoded.value().accelerator;
-        auto cluster = ResolveHardware(hw, *deps.catalog());
-        if (!cluster.ok()) {
-            pricing::Error e = cluster.error();
-            e.field = "/accelerator";
-            for (auto& fe : e.errors) fe.field = "/accelerator";
-            return WriteProblem(res, req, e);
-        }
-        const auto& r = decoded.value();
-        auto result = pricing::estimate::EstimateRoofline(cluster.value().accelerator, r.precision,
-                                                          r.ops, r.efficiency);
-        if (!result.ok()) return WriteProblem(res, req, result.error());
-        WriteEncoded(res, std::move(result).value(), detail.value());
-    });
+    routes.Post("/v1/estimates/roofline",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+                    if (auto query = CheckQuery(req); !query.ok())
+                        return WriteProblem(res, req, query.error());
+                    auto detail = AssumptionDetailOf(req);
+                    if (!RequireJsonBody(req, res)) return;
+                    auto body = ParseJsonBody(req.body);
+                    if (!body.ok()) return WriteProblem(res, req, body.error());
+                    auto decoded = DecodeRooflineRequest(body.value());
+                    if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
+                    HardwareRequest hw;
+                    hw.accelerator = decoded.value().accelerator;
+                    auto cluster = ResolveHardware(hw, *deps.catalog());
+                    if (!cluster.ok()) {
+                        pricing::Error e = cluster.error();
+                        e.field = "/accelerator";
+                        for (auto& fe : e.errors) fe.field = "/accelerator";
+                        return WriteProblem(res, req, e);
+                    }
+                    const auto& r = decoded.value();
+                    auto result = pricing::estimate::EstimateRoofline(
+                        cluster.value().accelerator, r.precision, r.ops, r.efficiency);
+                    if (!result.ok()) return WriteProblem(res, req, result.error());
+                    WriteEncoded(res, std::move(result).value(), detail.value());
+                });
 }
 
 }  // namespace gpucost::http

@@ -1,10 +1,10 @@
 #include <chrono>
 #include <memory>
 
-#include "service/http/transport/gzip.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/router.hpp"
+#include "service/http/transport/gzip.hpp"
 
 namespace gpucost::http {
 
@@ -12,9 +12,9 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/healthz", [deps](const httplib::Request&, httplib::Response& res) {
         auto catalog = deps.catalog();
         auto info = catalog->Describe();
-        double uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                        deps.started_at)
-                              .count();
+        double uptime_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - deps.started_at)
+                .count();
         json body = {{"status", "ok"},
                      {"version", deps.service_version},
                      {"uptime_s", std::round(uptime_s)},
@@ -22,8 +22,8 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
                       {{"version", info.version},
                        {"origin", info.origin},
                        {"offering_count", info.offering_count},
-                       {"newest_as_of", info.newest_as_of.empty() ? json(nullptr)
-                                                                  : json(info.newest_as_of)}}}};
+                       {"newest_as_of",
+                        info.newest_as_of.empty() ? json(nullptr) : json(info.newest_as_of)}}}};
         if (deps.store) {
             // PostgreSQL mode: without the database, reads go on from the last snapshot.
             StoreHealth h = deps.store->Health();
@@ -74,16 +74,16 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
     // HTTP library does not compress YAML: it is gzipped once here and sent to clients that
     // accept it.
     auto gzipped = std::make_shared<const std::string>(Gzip(deps.openapi_yaml));
-    routes.Get("/openapi.yaml", [deps, gzipped](const httplib::Request& req,
-                                                httplib::Response& res) {
-        res.set_header("Vary", "Accept-Encoding");
-        if (AcceptsGzip(req.get_header_value("Accept-Encoding"))) {
-            res.set_header("Content-Encoding", "gzip");
-            res.set_content(gzipped->data(), gzipped->size(), "application/yaml");
-            return;
-        }
-        res.set_content(deps.openapi_yaml.data(), deps.openapi_yaml.size(), "application/yaml");
-    });
+    routes.Get(
+        "/openapi.yaml", [deps, gzipped](const httplib::Request& req, httplib::Response& res) {
+            res.set_header("Vary", "Accept-Encoding");
+            if (AcceptsGzip(req.get_header_value("Accept-Encoding"))) {
+                res.set_header("Content-Encoding", "gzip");
+                res.set_content(gzipped->data(), gzipped->size(), "application/yaml");
+                return;
+            }
+            res.set_content(deps.openapi_yaml.data(), deps.openapi_yaml.size(), "application/yaml");
+        });
     // GET / is in web_routes.cpp: browsers get the planning page there, clients this JSON.
 }
 

@@ -1,8 +1,8 @@
 #include <chrono>
 
 #include "service/http/metrics.hpp"
-#include "service/http/transport/request_context.hpp"
 #include "service/http/router.hpp"
+#include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
 
 namespace gpucost::http {

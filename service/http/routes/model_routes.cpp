@@ -26,27 +26,26 @@ void AddModelRoutes(RouteTable& routes, const Deps& /*deps*/) {
         WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
     });
 
-    routes.Get(std::string("/v1/models/") + kIdPattern,
-               [](const httplib::Request& req, httplib::Response& res) {
-                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
-                       return WriteProblem(res, req, checked.error());
-                   }
-                   const std::string id = req.matches[1].str();
-                   const pricing::LibraryModel* found = ModelLibraryInUse().Find(id);
-                   if (found == nullptr) {
-                       std::string closest;
-                       for (const std::string& c : ModelLibraryInUse().Closest(id, 5)) {
-                           closest += (closest.empty() ? "" : ", ") + c;
-                       }
-                       return WriteProblem(
-                           res, req,
-                           pricing::MakeError(pricing::ErrorCode::kNotFound,
-                                              "no model '" + id.substr(0, 64) +
-                                                  "' in the library; closest ids: " + closest,
-                                              "id"));
-                   }
-                   WriteJson(res, LibraryModelJson(*found, true));
-               });
+    routes.Get(std::string("/v1/models/") + kIdPattern, [](const httplib::Request& req,
+                                                           httplib::Response& res) {
+        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+            return WriteProblem(res, req, checked.error());
+        }
+        const std::string id = req.matches[1].str();
+        const pricing::LibraryModel* found = ModelLibraryInUse().Find(id);
+        if (found == nullptr) {
+            std::string closest;
+            for (const std::string& c : ModelLibraryInUse().Closest(id, 5)) {
+                closest += (closest.empty() ? "" : ", ") + c;
+            }
+            return WriteProblem(res, req,
+                                pricing::MakeError(pricing::ErrorCode::kNotFound,
+                                                   "no model '" + id.substr(0, 64) +
+                                                       "' in the library; closest ids: " + closest,
+                                                   "id"));
+        }
+        WriteJson(res, LibraryModelJson(*found, true));
+    });
 }
 
 }  // namespace gpucost::http

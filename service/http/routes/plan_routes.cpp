@@ -8,20 +8,20 @@
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
-#include "service/http/transport/api_version.hpp"
-#include "service/http/routes/as_of.hpp"
-#include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/csv_writer.hpp"
-#include "service/http/routes/deprecation.hpp"
-#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
 #include "service/http/codec/focus_codec.hpp"
+#include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/plan_cursor.hpp"
 #include "service/http/codec/price_book_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/router.hpp"
+#include "service/http/routes/as_of.hpp"
+#include "service/http/routes/deprecation.hpp"
+#include "service/http/transport/api_version.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -139,10 +139,9 @@ void ServeSpotPlan(const Deps& deps, const httplib::Request& req, httplib::Respo
     if (auto ids = CheckBodyIds(request.value(), catalog); !ids.ok()) {
         return WriteProblem(res, req, ids.error());
     }
-    auto plan = workload.value()
-                    ? pricing::plan::PlanSpotForTraining(request.value(), *workload.value(),
-                                                         catalog)
-                    : pricing::plan::PlanSpot(request.value(), catalog);
+    auto plan = workload.value() ? pricing::plan::PlanSpotForTraining(request.value(),
+                                                                      *workload.value(), catalog)
+                                 : pricing::plan::PlanSpot(request.value(), catalog);
     if (!plan.ok()) {
         return WriteProblem(res, req, plan.error());
     }
@@ -225,9 +224,8 @@ void ServeTrainingPlan(const Deps& deps, const httplib::Request& req, httplib::R
     if (!answer.ok()) {
         return WriteProblem(res, req, answer.error());
     }
-    answer.value().next_cursor =
-        paging.value().Next(answer.value().offset, answer.value().plan.options.size(),
-                            answer.value().plan.total_count);
+    answer.value().next_cursor = paging.value().Next(
+        answer.value().offset, answer.value().plan.options.size(), answer.value().plan.total_count);
     if (body->contains("offset")) {
         SetDeprecationHeaders(res, kOffsetPaging);
     }
@@ -275,9 +273,8 @@ void ServeInferencePlan(const Deps& deps, const httplib::Request& req, httplib::
     if (!answer.ok()) {
         return WriteProblem(res, req, answer.error());
     }
-    answer.value().next_cursor =
-        paging.value().Next(answer.value().offset, answer.value().page.options.size(),
-                            answer.value().available_count);
+    answer.value().next_cursor = paging.value().Next(
+        answer.value().offset, answer.value().page.options.size(), answer.value().available_count);
     auto focus = WantsFocus(req);
     if (!focus.ok()) {
         return WriteProblem(res, req, focus.error());
@@ -303,9 +300,10 @@ void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
         ServeSpotPlan(deps, req, res);
     });
 
-    routes.Post("/v1/plans/rent-vs-buy", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeRentVsBuyPlan(deps, req, res);
-    });
+    routes.Post("/v1/plans/rent-vs-buy",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+                    ServeRentVsBuyPlan(deps, req, res);
+                });
 
     routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {
         ServeTrainingPlan(deps, req, res);

@@ -9,16 +9,16 @@
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
-#include "service/http/routes/as_of.hpp"
-#include "service/http/routes/auth.hpp"
-#include "service/http/routes/deprecation.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
-#include "service/http/router.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
+#include "service/http/routes/as_of.hpp"
+#include "service/http/routes/auth.hpp"
+#include "service/http/routes/deprecation.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -62,10 +62,9 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
              if (auto ids = CheckBodyIds(decoded.value(), catalog); !ids.ok()) {
                  return ids.error();
              }
-             auto plan = workload.value()
-                             ? pricing::plan::PlanSpotForTraining(decoded.value(),
-                                                                  *workload.value(), catalog)
-                             : pricing::plan::PlanSpot(decoded.value(), catalog);
+             auto plan = workload.value() ? pricing::plan::PlanSpotForTraining(
+                                                decoded.value(), *workload.value(), catalog)
+                                          : pricing::plan::PlanSpot(decoded.value(), catalog);
              if (!plan.ok()) {
                  return plan.error();
              }
@@ -78,8 +77,7 @@ const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
              if (!decoded.ok()) {
                  return decoded.error();
              }
-             auto answer =
-                 AnswerTrainingPlan(decoded.value(), catalog, reference, TodayUtcDate());
+             auto answer = AnswerTrainingPlan(decoded.value(), catalog, reference, TodayUtcDate());
              if (!answer.ok()) {
                  return answer.error();
              }
@@ -162,7 +160,9 @@ void Diff(const json& saved, const json& now, const std::string& pointer, int de
             std::string key = it.key();
             std::string escaped;
             for (char c : key) {
-                escaped += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+                escaped += c == '~'   ? std::string("~0")
+                           : c == '/' ? std::string("~1")
+                                      : std::string(1, c);
             }
             if (now.contains(key)) {
                 Diff(*it, now[key], pointer + "/" + escaped, depth + 1, changes, total);
@@ -238,7 +238,9 @@ bool NeedStore(const Deps& deps, const httplib::Request& req, httplib::Response&
     return false;
 }
 
-std::string CatalogRevisionOf(const pricing::Catalog& catalog) { return catalog.Describe().version; }
+std::string CatalogRevisionOf(const pricing::Catalog& catalog) {
+    return catalog.Describe().version;
+}
 
 // Characters (UTF-8 code points) in `text`.
 std::size_t CodePoints(const std::string& text) {
@@ -306,8 +308,9 @@ std::optional<std::pair<WriteRequest, std::int64_t>> BeginChange(const Deps& dep
     }
     auto id = ParseScenarioId(req.matches[1].str());
     if (!id) {
-        WriteProblem(res, req, MakeError(ErrorCode::kNotFound,
-                                         "no scenario with id '" + req.matches[1].str() + "'", "id"));
+        WriteProblem(res, req,
+                     MakeError(ErrorCode::kNotFound,
+                               "no scenario with id '" + req.matches[1].str() + "'", "id"));
         return std::nullopt;
     }
     WriteRequest write;
@@ -338,7 +341,9 @@ bool RequirePatchBody(const httplib::Request& req, httplib::Response& res) {
 
 }  // namespace
 
-std::string ScenarioEtag(std::int64_t version) { return "\"s" + std::to_string(version) + "\""; }
+std::string ScenarioEtag(std::int64_t version) {
+    return "\"s" + std::to_string(version) + "\"";
+}
 
 namespace {
 
@@ -402,8 +407,8 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             for (const auto& k : PlanKinds()) {
                 known += (known.empty() ? "" : ", ") + k.first;
             }
-            r.Fail(ErrorCode::kInvalidArgument, "plan", "unknown plan '" + kind->substr(0, 40) +
-                                                            "'; use one of: " + known);
+            r.Fail(ErrorCode::kInvalidArgument, "plan",
+                   "unknown plan '" + kind->substr(0, 40) + "'; use one of: " + known);
         }
         if (!r.ok()) {
             return WriteProblem(res, req, r.error());
@@ -417,7 +422,8 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         draft.name = *name;
         draft.plan_kind = *kind;
         draft.request_json = request->dump();
-        draft.saved_result_json = result.value().dump(-1, ' ', false, json::error_handler_t::replace);
+        draft.saved_result_json =
+            result.value().dump(-1, ' ', false, json::error_handler_t::replace);
         draft.catalog_revision = deps.store->Health().revision;
         // The catalog the answer was computed on, as the answer itself names it.
         const json& answer = result.value();
@@ -456,8 +462,9 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         std::size_t n = kDefaultListLimit;
         if (limit.value()) {
             if (*limit.value() < 1 || static_cast<std::size_t>(*limit.value()) > kMaxListLimit) {
-                return WriteProblem(res, req, MakeError(ErrorCode::kInvalidArgument,
-                                                        "must be from 1 to 500", "limit"));
+                return WriteProblem(
+                    res, req,
+                    MakeError(ErrorCode::kInvalidArgument, "must be from 1 to 500", "limit"));
             }
             n = static_cast<std::size_t>(*limit.value());
         }
@@ -465,9 +472,9 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
         if (cursor.value()) {
             auto parsed = ParseScenarioId(*cursor.value());
             if (!parsed) {
-                return WriteProblem(res, req, MakeError(ErrorCode::kInvalidArgument,
-                                                        "is not a cursor from a previous page",
-                                                        "cursor"));
+                return WriteProblem(res, req,
+                                    MakeError(ErrorCode::kInvalidArgument,
+                                              "is not a cursor from a previous page", "cursor"));
             }
             after = *parsed;
         }
@@ -481,8 +488,9 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             }
             if (value.value()) {
                 if (value.value()->empty()) {
-                    return WriteProblem(res, req, MakeError(ErrorCode::kInvalidArgument,
-                                                            "must not be empty", name));
+                    return WriteProblem(
+                        res, req,
+                        MakeError(ErrorCode::kInvalidArgument, "must not be empty", name));
                 }
                 *target = *value.value();
             }
@@ -492,8 +500,9 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             for (const auto& k : PlanKinds()) {
                 known += (known.empty() ? "" : ", ") + k.first;
             }
-            return WriteProblem(res, req, MakeError(ErrorCode::kInvalidArgument,
-                                                    "unknown plan; use one of: " + known, "plan"));
+            return WriteProblem(res, req,
+                                MakeError(ErrorCode::kInvalidArgument,
+                                          "unknown plan; use one of: " + known, "plan"));
         }
         auto page = deps.store->FindScenarios(filter, n + 1, after);
         if (!page.ok()) {
@@ -515,27 +524,28 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
 
     routes.Get(std::string("/v1/scenarios/") + kIdPattern,
                [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        if (!NeedStore(deps, req, res)) {
-            return;
-        }
-        auto id = ParseScenarioId(req.matches[1].str());
-        if (!id) {
-            return WriteProblem(res, req, MakeError(ErrorCode::kNotFound, "no scenario with id '" +
-                                                                              req.matches[1].str() + "'",
-                                                    "id"));
-        }
-        auto found = deps.store->GetScenario(*id);
-        if (!found.ok()) {
-            return WriteProblem(res, req, found.error());
-        }
-        WriteScenario(res, found.value(), 200);
-    });
+                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+                       return WriteProblem(res, req, checked.error());
+                   }
+                   if (!NeedStore(deps, req, res)) {
+                       return;
+                   }
+                   auto id = ParseScenarioId(req.matches[1].str());
+                   if (!id) {
+                       return WriteProblem(
+                           res, req,
+                           MakeError(ErrorCode::kNotFound,
+                                     "no scenario with id '" + req.matches[1].str() + "'", "id"));
+                   }
+                   auto found = deps.store->GetScenario(*id);
+                   if (!found.ok()) {
+                       return WriteProblem(res, req, found.error());
+                   }
+                   WriteScenario(res, found.value(), 200);
+               });
 
-    routes.Patch(std::string("/v1/scenarios/") + kIdPattern,
-                 [deps](const httplib::Request& req, httplib::Response& res) {
+    routes.Patch(std::string("/v1/scenarios/") + kIdPattern, [deps](const httplib::Request& req,
+                                                                    httplib::Response& res) {
         auto begun = BeginChange(deps, req, res);
         if (!begun) {
             return;
@@ -578,92 +588,97 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
 
     routes.Delete(std::string("/v1/scenarios/") + kIdPattern,
                   [deps](const httplib::Request& req, httplib::Response& res) {
-        auto begun = BeginChange(deps, req, res);
-        if (!begun) {
-            return;
-        }
-        auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
-        if (!deleted.ok()) {
-            return WriteScenarioProblem(res, req, deleted.error());
-        }
-        res.status = 204;
-    });
+                      auto begun = BeginChange(deps, req, res);
+                      if (!begun) {
+                          return;
+                      }
+                      auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
+                      if (!deleted.ok()) {
+                          return WriteScenarioProblem(res, req, deleted.error());
+                      }
+                      res.status = 204;
+                  });
 
-    routes.PostWithoutBody(std::string("/v1/scenarios/") + kIdPattern + "/evaluate",
-                [deps](const httplib::Request& req, httplib::Response& res) {
-        QueryParams params(req, {kAsOfParam});
-        if (auto checked = params.Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        if (!NeedStore(deps, req, res)) {
-            return;
-        }
-        auto id = ParseScenarioId(req.matches[1].str());
-        if (!id) {
-            return WriteProblem(res, req, MakeError(ErrorCode::kNotFound, "no scenario with id '" +
-                                                                              req.matches[1].str() + "'",
-                                                    "id"));
-        }
-        auto catalog = CatalogForQuery(deps, params);
-        if (!catalog.ok()) {
-            return WriteProblem(res, req, catalog.error());
-        }
-        auto found = deps.store->GetScenario(*id);
-        if (!found.ok()) {
-            return WriteProblem(res, req, found.error());
-        }
-        const Scenario& s = found.value();
-        const Evaluator* evaluate = FindKind(s.plan_kind);
-        json request = json::parse(s.request_json, nullptr, false);
-        json saved = json::parse(s.saved_result_json, nullptr, false);
-        if (evaluate == nullptr || request.is_discarded() || saved.is_discarded()) {
-            return WriteProblem(res, req, MakeError(ErrorCode::kFailedPrecondition,
-                                                    "this scenario's plan kind '" + s.plan_kind +
-                                                        "' is no longer supported"));
-        }
-        auto now = (*evaluate)(request, *catalog.value(), PlanReferenceOf(deps));
-        SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // scenario.catalog_revision
-        json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
-                    {"evaluated_at", FormatTimestamp(NowUs())},
-                    {"as_of", params.One(kAsOfParam).ok() && params.One(kAsOfParam).value()
-                                  ? json(*params.One(kAsOfParam).value())
-                                  : json(nullptr)},
-                    {"catalog_version", CatalogRevisionOf(*catalog.value())},
-                    {"saved_result", saved}};
-        if (!now.ok()) {
-            // The request no longer evaluates (an offering it names was retired, say): report
-            // it as the answer instead of failing the call.
-            out["result"] = nullptr;
-            out["error"] = {{"code", pricing::ErrorCodeName(now.error().code)},
-                            {"detail", now.error().message},
-                            {"field", now.error().field}};
-            out["changed"] = true;
-            return WriteJson(res, out);
-        }
-        json changes = json::array();
-        std::size_t total = 0;
-        // Which catalog each answer was read from is provenance, not a change of the plan: the
-        // evaluation names its own catalog_version above, and an as_of catalog is named by its
-        // instant ("pg-r7@...") even where it holds the very prices the scenario was saved with.
-        json saved_content = saved;
-        json now_content = now.value();
-        if (saved_content.is_object()) saved_content.erase("catalog_version");
-        if (now_content.is_object()) now_content.erase("catalog_version");
-        // Answers saved before plans named their currency and pricing basis were in the same
-        // US dollars at list prices: members added since are not changes of the plan.
-        for (const char* added : {"currency", "pricing_basis"}) {
-            if (saved_content.is_object() && now_content.is_object() &&
-                !saved_content.contains(added)) {
-                now_content.erase(added);
+    routes.PostWithoutBody(
+        std::string("/v1/scenarios/") + kIdPattern + "/evaluate",
+        [deps](const httplib::Request& req, httplib::Response& res) {
+            QueryParams params(req, {kAsOfParam});
+            if (auto checked = params.Check(); !checked.ok()) {
+                return WriteProblem(res, req, checked.error());
             }
-        }
-        Diff(saved_content, now_content, "", 0, changes, total);
-        out["result"] = now.value();
-        out["changed"] = total > 0;
-        out["change_count"] = total;
-        out["changes"] = std::move(changes);
-        WriteJson(res, out);
-    });
+            if (!NeedStore(deps, req, res)) {
+                return;
+            }
+            auto id = ParseScenarioId(req.matches[1].str());
+            if (!id) {
+                return WriteProblem(
+                    res, req,
+                    MakeError(ErrorCode::kNotFound,
+                              "no scenario with id '" + req.matches[1].str() + "'", "id"));
+            }
+            auto catalog = CatalogForQuery(deps, params);
+            if (!catalog.ok()) {
+                return WriteProblem(res, req, catalog.error());
+            }
+            auto found = deps.store->GetScenario(*id);
+            if (!found.ok()) {
+                return WriteProblem(res, req, found.error());
+            }
+            const Scenario& s = found.value();
+            const Evaluator* evaluate = FindKind(s.plan_kind);
+            json request = json::parse(s.request_json, nullptr, false);
+            json saved = json::parse(s.saved_result_json, nullptr, false);
+            if (evaluate == nullptr || request.is_discarded() || saved.is_discarded()) {
+                return WriteProblem(res, req,
+                                    MakeError(ErrorCode::kFailedPrecondition,
+                                              "this scenario's plan kind '" + s.plan_kind +
+                                                  "' is no longer supported"));
+            }
+            auto now = (*evaluate)(request, *catalog.value(), PlanReferenceOf(deps));
+            SetDeprecationHeaders(res,
+                                  kScenarioCatalogRevisionRename);  // scenario.catalog_revision
+            json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
+                        {"evaluated_at", FormatTimestamp(NowUs())},
+                        {"as_of", params.One(kAsOfParam).ok() && params.One(kAsOfParam).value()
+                                      ? json(*params.One(kAsOfParam).value())
+                                      : json(nullptr)},
+                        {"catalog_version", CatalogRevisionOf(*catalog.value())},
+                        {"saved_result", saved}};
+            if (!now.ok()) {
+                // The request no longer evaluates (an offering it names was retired, say): report
+                // it as the answer instead of failing the call.
+                out["result"] = nullptr;
+                out["error"] = {{"code", pricing::ErrorCodeName(now.error().code)},
+                                {"detail", now.error().message},
+                                {"field", now.error().field}};
+                out["changed"] = true;
+                return WriteJson(res, out);
+            }
+            json changes = json::array();
+            std::size_t total = 0;
+            // Which catalog each answer was read from is provenance, not a change of the plan: the
+            // evaluation names its own catalog_version above, and an as_of catalog is named by its
+            // instant ("pg-r7@...") even where it holds the very prices the scenario was saved
+            // with.
+            json saved_content = saved;
+            json now_content = now.value();
+            if (saved_content.is_object()) saved_content.erase("catalog_version");
+            if (now_content.is_object()) now_content.erase("catalog_version");
+            // Answers saved before plans named their currency and pricing basis were in the same
+            // US dollars at list prices: members added since are not changes of the plan.
+            for (const char* added : {"currency", "pricing_basis"}) {
+                if (saved_content.is_object() && now_content.is_object() &&
+                    !saved_content.contains(added)) {
+                    now_content.erase(added);
+                }
+            }
+            Diff(saved_content, now_content, "", 0, changes, total);
+            out["result"] = now.value();
+            out["changed"] = total > 0;
+            out["change_count"] = total;
+            out["changes"] = std::move(changes);
+            WriteJson(res, out);
+        });
 }
 
 }  // namespace gpucost::http

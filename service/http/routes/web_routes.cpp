@@ -65,7 +65,8 @@ struct Site {
 };
 
 void ReplaceAll(std::string& text, std::string_view from, std::string_view to) {
-    for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+    for (auto pos = text.find(from); pos != std::string::npos;
+         pos = text.find(from, pos + to.size())) {
         text.replace(pos, from.size(), to);
     }
 }
@@ -126,8 +127,8 @@ void AddWebRoutes(RouteTable& routes, const Deps& deps) {
                          {"/v1/accelerators", "/v1/providers", "/v1/offerings", "/v1/catalog",
                           "/healthz", "/readyz"}}});
     });
-    routes.Get(std::string("/web/") + kIdPattern,
-               [site](const httplib::Request& req, httplib::Response& res) {
+    routes.Get(std::string("/web/") + kIdPattern, [site](const httplib::Request& req,
+                                                         httplib::Response& res) {
         auto it = site->assets.find(std::string_view(req.matches[1].str()));
         if (it == site->assets.end()) {
             return WriteTransportProblem(res, req, 404, "not_found",

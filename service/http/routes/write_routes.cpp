@@ -6,15 +6,15 @@
 #include "pricing/catalog_loader.hpp"
 #include "pricing/csv.hpp"
 #include "pricing/money.hpp"
-#include "service/http/routes/auth.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
-#include "service/http/router.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
+#include "service/http/routes/auth.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -94,7 +94,9 @@ json HistoryJson(const OfferingHistory& h) {
             {{"id", p.id},
              {"usd_per_hour", Num(o.usd_per_hour)},
              {"usd_per_accelerator_hour",
-              Num(o.usd_per_hour / static_cast<double>(std::max(1, h.offering.accelerator_count)))},
+              Num(pricing::RoundToMicroUsd(
+                  o.usd_per_hour /
+                  static_cast<double>(std::max(1, h.offering.accelerator_count))))},
              {"as_of", o.as_of},
              {"as_of_estimated", o.as_of_estimated},
              {"source", o.source},
@@ -112,17 +114,20 @@ json HistoryJson(const OfferingHistory& h) {
     offering["superseded_price_count"] =
         std::count_if(h.prices.begin(), h.prices.end(),
                       [](const PriceInterval& p) { return p.valid_to_us.has_value(); });
-    return {{"id", h.offering.id},
-            {"offering", std::move(offering)},
-            {"retired", h.retired_at_us.has_value()},
-            {"retired_at", h.retired_at_us ? json(FormatTimestamp(*h.retired_at_us)) : json(nullptr)},
-            {"version", h.version},
-            {"etag", OfferingEtag(h.version)},
-            {"prices", std::move(prices)}};
+    return {
+        {"id", h.offering.id},
+        {"currency", pricing::kCurrency},
+        {"offering", std::move(offering)},
+        {"retired", h.retired_at_us.has_value()},
+        {"retired_at", h.retired_at_us ? json(FormatTimestamp(*h.retired_at_us)) : json(nullptr)},
+        {"version", h.version},
+        {"etag", OfferingEtag(h.version)},
+        {"prices", std::move(prices)}};
 }
 
 StoredResponse Encoded(int status, const json& body, std::string etag) {
-    return {status, body.dump(-1, ' ', false, json::error_handler_t::replace), std::move(etag), false};
+    return {status, body.dump(-1, ' ', false, json::error_handler_t::replace), std::move(etag),
+            false};
 }
 
 void WriteStored(httplib::Response& res, const StoredResponse& stored) {
@@ -230,9 +235,9 @@ Result<pricing::SpotInterruptionBucket> DecodeSpotInterruption(const json& objec
     }
     auto agree = [&](const std::optional<double>& given, double bound, const std::string& key) {
         if (given && *given != bound && r.ok()) {
-            r.Fail(ErrorCode::kInvalidArgument, key,
-                   "must be " + CsvNumber(bound) + " for bucket " + bucket->label +
-                       ", or left out");
+            r.Fail(
+                ErrorCode::kInvalidArgument, key,
+                "must be " + CsvNumber(bound) + " for bucket " + bucket->label + ", or left out");
         }
     };
     agree(min_percent, bucket->min_percent_per_month, "min_percent_per_month");
@@ -243,17 +248,33 @@ Result<pricing::SpotInterruptionBucket> DecodeSpotInterruption(const json& objec
     return *bucket;
 }
 
-const std::vector<std::string> kOfferingMembers = {
-    "id", "provider", "instance_type", "accelerator", "accelerator_count", "accelerator_memory_gb",
-    "vcpus", "ram_gib", "interconnect", "scale_out_gbit_per_s", "region", "price_type",
-    "spot_interruption", "notes", "usd_per_hour", "as_of", "as_of_estimated", "source",
-    "verified", "price_notes"};
+const std::vector<std::string> kOfferingMembers = {"id",
+                                                   "provider",
+                                                   "instance_type",
+                                                   "accelerator",
+                                                   "accelerator_count",
+                                                   "accelerator_memory_gb",
+                                                   "vcpus",
+                                                   "ram_gib",
+                                                   "interconnect",
+                                                   "scale_out_gbit_per_s",
+                                                   "region",
+                                                   "price_type",
+                                                   "spot_interruption",
+                                                   "notes",
+                                                   "usd_per_hour",
+                                                   "as_of",
+                                                   "as_of_estimated",
+                                                   "source",
+                                                   "verified",
+                                                   "price_notes"};
 
 // One new offering with its first price; `pointer` is the JSON pointer of the object.
 Result<pricing::Offering> DecodeNewOffering(const json& object, const std::string& pointer,
                                             const pricing::Catalog& catalog) {
     if (!object.is_object()) {
-        return MakeError(ErrorCode::kMalformed, "must be an object", pointer.empty() ? "/" : pointer);
+        return MakeError(ErrorCode::kMalformed, "must be an object",
+                         pointer.empty() ? "/" : pointer);
     }
     JsonReader r(object, pointer);
     r.OnlyKnown(kOfferingMembers);
@@ -374,7 +395,8 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
     }
     std::string price_type_slug(pricing::PriceTypeName(o.price_type));
     std::replace(price_type_slug.begin(), price_type_slug.end(), '_', '-');
-    o.id = id.value_or(Lower(o.provider + "-" + o.instance_type + "-" + o.region + "-" + price_type_slug));
+    o.id = id.value_or(
+        Lower(o.provider + "-" + o.instance_type + "-" + o.region + "-" + price_type_slug));
     if (r.ok() && !IsSlug(o.id)) {
         r.Fail(ErrorCode::kInvalidArgument, id ? "id" : "instance_type",
                "the offering id '" + o.id.substr(0, 60) +
@@ -391,12 +413,23 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
 // members; id, scale_out_gbit_per_s, spot_interruption_bucket and as_of_estimated may be
 // added. usd_per_accel_hour is derived and ignored.
 const std::vector<std::pair<std::string, std::string>> kCsvColumns = {
-    {"provider", "provider"}, {"sku", "instance_type"}, {"accelerator", "accelerator"},
-    {"accel_count", "accelerator_count"}, {"accel_mem_gb_each", "accelerator_memory_gb"},
-    {"vcpus", "vcpus"}, {"ram_gib", "ram_gib"}, {"interconnect", "interconnect"},
-    {"region", "region"}, {"price_type", "price_type"}, {"usd_per_hour", "usd_per_hour"},
-    {"usd_per_accel_hour", ""}, {"as_of", "as_of"}, {"source", "source"},
-    {"verified", "verified"}, {"notes", "price_notes"}, {"id", "id"},
+    {"provider", "provider"},
+    {"sku", "instance_type"},
+    {"accelerator", "accelerator"},
+    {"accel_count", "accelerator_count"},
+    {"accel_mem_gb_each", "accelerator_memory_gb"},
+    {"vcpus", "vcpus"},
+    {"ram_gib", "ram_gib"},
+    {"interconnect", "interconnect"},
+    {"region", "region"},
+    {"price_type", "price_type"},
+    {"usd_per_hour", "usd_per_hour"},
+    {"usd_per_accel_hour", ""},
+    {"as_of", "as_of"},
+    {"source", "source"},
+    {"verified", "verified"},
+    {"notes", "price_notes"},
+    {"id", "id"},
     {"scale_out_gbit_per_s", "scale_out_gbit_per_s"},
     {"spot_interruption_bucket", "spot_interruption"},
     {"as_of_estimated", "as_of_estimated"}};
@@ -446,10 +479,10 @@ Result<json> CsvToJson(const std::string& body) {
                 char* end = nullptr;
                 double number = std::strtod(value.c_str(), &end);
                 if (end != value.c_str() + value.size() || !std::isfinite(number)) {
-                    return MakeError(ErrorCode::kInvalidArgument,
-                                     where + ": " + key + " '" + value.substr(0, 40) +
-                                         "' is not a number",
-                                     where);
+                    return MakeError(
+                        ErrorCode::kInvalidArgument,
+                        where + ": " + key + " '" + value.substr(0, 40) + "' is not a number",
+                        where);
                 }
                 item[key] = number;
             } else if (key == "accelerator_count") {
@@ -482,8 +515,10 @@ Result<json> CsvToJson(const std::string& body) {
 }  // namespace
 
 void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Put(std::string("/v1/offerings/") + kIdPattern + "/price",
-               [deps](const httplib::Request& req, httplib::Response& res) {
+    routes.Put(std::string("/v1/offerings/") + kIdPattern + "/price", [deps](
+                                                                          const httplib::Request&
+                                                                              req,
+                                                                          httplib::Response& res) {
         auto write = BeginWrite(deps, req, res);
         if (!write) {
             return;
@@ -513,7 +548,8 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
             r.Fail(ErrorCode::kInvalidArgument, "source", "is required");
         }
         if (r.ok() && (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour)) {
-            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
+            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour",
+                   "must be a number from 0 to 1000000");
         }
         if (r.ok() && !pricing::IsWholeMicroUsd(*usd)) {
             r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
@@ -534,10 +570,10 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
         }
         price.usd_per_hour = *usd;
         price.source = *source;
-        auto stored = deps.store->PutPrice(*write, req.matches[1].str(), price,
-                                           [](const OfferingHistory& h) {
-                                               return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
-                                           });
+        auto stored =
+            deps.store->PutPrice(*write, req.matches[1].str(), price, [](const OfferingHistory& h) {
+                return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
+            });
         if (!stored.ok()) {
             return WriteStoreError(res, req, stored.error());
         }
@@ -571,8 +607,9 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
             objects.push_back(body.value());
         }
         if (objects.empty() || objects.size() > kMaxBulkItems) {
-            return WriteProblem(res, req, MakeError(ErrorCode::kInvalidArgument,
-                                                    "send 1 to 1000 offerings per request", "/"));
+            return WriteProblem(res, req,
+                                MakeError(ErrorCode::kInvalidArgument,
+                                          "send 1 to 1000 offerings per request", "/"));
         }
         auto catalog = deps.catalog();
         std::vector<pricing::Offering> offerings;
@@ -602,8 +639,8 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
                 for (const auto& h : created) {
                     items.push_back(HistoryJson(h));
                 }
-                return Encoded(201, {{"created_count", created.size()}, {"items", std::move(items)}},
-                               "");
+                return Encoded(
+                    201, {{"created_count", created.size()}, {"items", std::move(items)}}, "");
             });
         if (!stored.ok()) {
             return WriteStoreError(res, req, stored.error());
@@ -616,39 +653,39 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
 
     routes.Delete(std::string("/v1/offerings/") + kIdPattern,
                   [deps](const httplib::Request& req, httplib::Response& res) {
-        auto write = BeginWrite(deps, req, res);
-        if (!write) {
-            return;
-        }
-        auto stored = deps.store->RetireOffering(*write, req.matches[1].str(),
-                                                 [](const OfferingHistory& h) {
-                                                     return Encoded(200, HistoryJson(h),
-                                                                    OfferingEtag(h.version));
-                                                 });
-        if (!stored.ok()) {
-            return WriteStoreError(res, req, stored.error());
-        }
-        WriteStored(res, stored.value());
-    });
+                      auto write = BeginWrite(deps, req, res);
+                      if (!write) {
+                          return;
+                      }
+                      auto stored = deps.store->RetireOffering(
+                          *write, req.matches[1].str(), [](const OfferingHistory& h) {
+                              return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
+                          });
+                      if (!stored.ok()) {
+                          return WriteStoreError(res, req, stored.error());
+                      }
+                      WriteStored(res, stored.value());
+                  });
 
     routes.Get(std::string("/v1/offerings/") + kIdPattern + "/history",
                [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        if (!deps.store) {
-            return WriteProblem(res, req,
-                                pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
-                                                   "price history is kept only in PostgreSQL "
-                                                   "mode: start gpucost with DATABASE_URL"));
-        }
-        auto history = deps.store->History(req.matches[1].str());
-        if (!history.ok()) {
-            return WriteProblem(res, req, history.error());
-        }
-        res.set_header("ETag", OfferingEtag(history.value().version));
-        WriteJson(res, HistoryJson(history.value()));
-    });
+                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+                       return WriteProblem(res, req, checked.error());
+                   }
+                   if (!deps.store) {
+                       return WriteProblem(
+                           res, req,
+                           pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                              "price history is kept only in PostgreSQL "
+                                              "mode: start gpucost with DATABASE_URL"));
+                   }
+                   auto history = deps.store->History(req.matches[1].str());
+                   if (!history.ok()) {
+                       return WriteProblem(res, req, history.error());
+                   }
+                   res.set_header("ETag", OfferingEtag(history.value().version));
+                   WriteJson(res, HistoryJson(history.value()));
+               });
 }
 
 }  // namespace gpucost::http

@@ -28,7 +28,8 @@ RateDecision RateLimiter::Take(const std::string& identity, Clock::time_point no
     }
     Bucket& b = it->second;
     double elapsed_s = std::chrono::duration<double>(now - b.updated).count();
-    b.tokens = std::min(options_.burst, b.tokens + std::max(0.0, elapsed_s) * options_.requests_per_s);
+    b.tokens =
+        std::min(options_.burst, b.tokens + std::max(0.0, elapsed_s) * options_.requests_per_s);
     b.updated = now;
     if (b.tokens >= 1) {
         b.tokens -= 1;

@@ -57,7 +57,9 @@ RequestFrame Refuse(int status, std::string code, std::string detail) {
     return frame;
 }
 
-RequestFrame Malformed(std::string detail) { return Refuse(400, "bad_request", std::move(detail)); }
+RequestFrame Malformed(std::string detail) {
+    return Refuse(400, "bad_request", std::move(detail));
+}
 
 struct RequestLine {
     std::string_view method;
@@ -111,13 +113,15 @@ private:
         bool first = true;
         for (;;) {
             std::size_t lf = in_.find('\n', pos);
-            std::size_t limit = first ? limits_.max_request_line_bytes : limits_.max_header_line_bytes;
+            std::size_t limit =
+                first ? limits_.max_request_line_bytes : limits_.max_header_line_bytes;
             if (lf == std::string_view::npos) {
                 return Incomplete(pos, limit, first);
             }
             if (lf == pos || in_[lf - 1] != '\r') {
-                return Malformed("a line of the request head ends with a bare LF; HTTP/1.1 lines "
-                                 "end with CRLF");
+                return Malformed(
+                    "a line of the request head ends with a bare LF; HTTP/1.1 lines "
+                    "end with CRLF");
             }
             std::string_view line = in_.substr(pos, lf - 1 - pos);
             if (line.size() + 2 > limit) {
@@ -133,8 +137,9 @@ private:
             if (first) {
                 auto parsed = ParseRequestLine(line);
                 if (!parsed) {
-                    return Malformed("the request line must be METHOD SP target SP HTTP/1.1 (or "
-                                     "HTTP/1.0), single spaces, no control characters");
+                    return Malformed(
+                        "the request line must be METHOD SP target SP HTTP/1.1 (or "
+                        "HTTP/1.0), single spaces, no control characters");
                 }
                 line_ = *parsed;
                 first = false;
@@ -166,13 +171,15 @@ private:
 
     std::optional<RequestFrame> ReadField(std::string_view line, std::size_t line_start) {
         if (line.front() == ' ' || line.front() == '\t') {
-            return Malformed("obsolete line folding (a header line starting with whitespace) is "
-                             "not accepted");
+            return Malformed(
+                "obsolete line folding (a header line starting with whitespace) is "
+                "not accepted");
         }
         std::size_t colon = line.find(':');
         if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) {
-            return Malformed("a header line must be name \":\" value, the name a token directly "
-                             "followed by the colon");
+            return Malformed(
+                "a header line must be name \":\" value, the name a token directly "
+                "followed by the colon");
         }
         std::string_view name = line.substr(0, colon);
         std::string_view value = TrimOws(line.substr(colon + 1));
@@ -205,9 +212,9 @@ private:
         }
         if (body_.content_length_fields == 1) {
             std::string_view text = body_.content_length;
-            bool digits = !text.empty() && text.size() <= 18 &&
-                          std::all_of(text.begin(), text.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
+            bool digits =
+                !text.empty() && text.size() <= 18 &&
+                std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
             if (!digits) {
                 return Malformed("Content-Length must be one decimal number of bytes");
             }
@@ -252,8 +259,8 @@ private:
     }
 
     std::string RequestLineTooLong() const {
-        return "the request line is longer than " +
-               std::to_string(limits_.max_request_line_bytes) + " bytes";
+        return "the request line is longer than " + std::to_string(limits_.max_request_line_bytes) +
+               " bytes";
     }
     std::string HeaderLineTooLong() const {
         return "a header line is longer than " + std::to_string(limits_.max_header_line_bytes) +
@@ -274,10 +281,11 @@ private:
 }  // namespace
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(),
-                      [&](char x, char y) { return lower(x) == lower(y); });
+    auto lower = [](char c) {
+        return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    };
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                              [&](char x, char y) { return lower(x) == lower(y); });
 }
 
 bool MethodTakesBody(std::string_view method) {

@@ -16,8 +16,8 @@
 #include <optional>
 #include <string_view>
 
-#include "service/http/transport/api_version.hpp"
 #include "service/http/codec/problem.hpp"
+#include "service/http/transport/api_version.hpp"
 #include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
 
@@ -35,7 +35,8 @@ constexpr std::size_t kRecvChunkBytes = 16 * 1024;
 // our process_and_close_socket override, which only registers the socket with epoll.
 class HandOffQueue final : public httplib::TaskQueue {
 public:
-    explicit HandOffQueue(std::function<void()> on_shutdown) : on_shutdown_(std::move(on_shutdown)) {}
+    explicit HandOffQueue(std::function<void()> on_shutdown)
+        : on_shutdown_(std::move(on_shutdown)) {}
     void enqueue(std::function<void()> fn) override { fn(); }
     void shutdown() override { on_shutdown_(); }
 
@@ -69,7 +70,8 @@ void SendAndForget(int fd, std::string_view bytes) {
 
 std::string_view Trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
     return s;
 }
 
@@ -80,9 +82,11 @@ std::vector<std::string_view> HeaderValues(std::string_view head, std::string_vi
     while (line_start != std::string_view::npos && line_start + 1 < head.size()) {
         std::size_t begin = line_start + 1;
         std::size_t end = head.find('\n', begin);
-        std::string_view line = head.substr(begin, end == std::string_view::npos ? end : end - begin);
+        std::string_view line =
+            head.substr(begin, end == std::string_view::npos ? end : end - begin);
         std::size_t colon = line.find(':');
-        if (colon != std::string_view::npos && EqualsIgnoreCase(Trim(line.substr(0, colon)), name)) {
+        if (colon != std::string_view::npos &&
+            EqualsIgnoreCase(Trim(line.substr(0, colon)), name)) {
             values.push_back(Trim(line.substr(colon + 1)));
         }
         line_start = end;
@@ -110,12 +114,13 @@ std::string ProblemResponse(int status, std::string_view code, std::string_view 
     auto client_ids = HeaderValues(head, "X-Request-Id");
     BeginRequest(client_ids.empty() ? std::string() : std::string(client_ids.front()));
     const std::string request_id = CurrentRequestContext().request_id;
-    std::string body = ProblemText(status, code, detail, path ? *path : RequestPath(head), request_id);
+    std::string body =
+        ProblemText(status, code, detail, path ? *path : RequestPath(head), request_id);
     return "HTTP/1.1 " + std::to_string(status) + " " + ProblemTitle(status) +
            "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
            std::to_string(body.size()) + "\r\nX-Request-Id: " + request_id + "\r\n" +
-           kApiVersionHeader + ": " + std::string(kApiVersion) +
-           "\r\nConnection: close\r\n\r\n" + body;
+           kApiVersionHeader + ": " + std::string(kApiVersion) + "\r\nConnection: close\r\n\r\n" +
+           body;
 }
 
 // Bytes the kernel holds for `fd` that no worker has read yet: a request may be waiting for a
@@ -138,7 +143,8 @@ bool WorthFraming(std::string_view in, std::size_t from, const FrameLimits& limi
         if (pos == 0 || in[pos - 1] != '\r') return true;
     }
     std::size_t last_lf = in.rfind('\n');
-    std::size_t line_bytes = last_lf == std::string_view::npos ? in.size() : in.size() - last_lf - 1;
+    std::size_t line_bytes =
+        last_lf == std::string_view::npos ? in.size() : in.size() - last_lf - 1;
     return line_bytes > std::min(limits.max_request_line_bytes, limits.max_header_line_bytes);
 }
 
@@ -166,13 +172,13 @@ bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
 struct EventServer::Connection {
     int fd = -1;
     std::uint64_t id = 0;
-    std::string in;             // received bytes; the current request starts at in[0]
-    std::size_t framed_upto = 0; // in.size() when the current head was last judged incomplete
-    RequestFrame frame;          // of the current request, once its head is whole (kFramed)
-    bool continue_sent = false;  // the 100 Continue for the current request went out
-    std::size_t served = 0;     // requests answered on this connection
-    bool busy = false;          // a worker owns it (guarded by mutex_)
-    bool lingering = false;     // answered with Connection: close; reading to EOF (shut for writes)
+    std::string in;               // received bytes; the current request starts at in[0]
+    std::size_t framed_upto = 0;  // in.size() when the current head was last judged incomplete
+    RequestFrame frame;           // of the current request, once its head is whole (kFramed)
+    bool continue_sent = false;   // the 100 Continue for the current request went out
+    std::size_t served = 0;       // requests answered on this connection
+    bool busy = false;            // a worker owns it (guarded by mutex_)
+    bool lingering = false;  // answered with Connection: close; reading to EOF (shut for writes)
     std::size_t lingered_bytes = 0;
     Clock::time_point deadline;
     std::string remote_ip;
@@ -221,7 +227,8 @@ public:
             if (errno == EINTR) {
                 continue;
             }
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
             if ((errno != EAGAIN && errno != EWOULDBLOCK) || left.count() <= 0 ||
                 !WaitFor(conn_.fd, POLLOUT, left)) {
                 out_.clear();
@@ -276,7 +283,9 @@ EventServer::~EventServer() {
     if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
-bool EventServer::SetBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+bool EventServer::SetBacklog(int backlog) {
+    return ::listen(svr_sock_, backlog) == 0;
+}
 
 void EventServer::StopGracefully(std::chrono::milliseconds grace) {
     {
@@ -510,8 +519,8 @@ void EventServer::RefuseAndLinger(const std::shared_ptr<Connection>& conn) {
         if (frame.status == 431) ++stats_.header_too_large;
     }
     std::string_view head = HeadOf(conn->in);
-    std::string answer = ProblemResponse(frame.status, frame.code, frame.detail, head,
-                                         std::string_view(frame.path));
+    std::string answer =
+        ProblemResponse(frame.status, frame.code, frame.detail, head, std::string_view(frame.path));
     if (options_.log_refusals && log::Enabled(log::Level::kInfo)) {
         log::Info("request refused before routing",
                   {{"status", frame.status},
@@ -574,8 +583,7 @@ void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
 // Answered at least once, nothing of a next request received or waiting in the kernel: such a
 // connection may be closed while draining without losing a request.
 bool EventServer::IdleAfterAnswer(const Connection& conn) const {
-    return conn.lingering ||
-           (conn.served > 0 && conn.in.empty() && !UnreadBytesWaiting(conn.fd));
+    return conn.lingering || (conn.served > 0 && conn.in.empty() && !UnreadBytesWaiting(conn.fd));
 }
 
 // Caller holds mutex_. epoll_ctl and close happen under the same lock as accept's
@@ -625,12 +633,13 @@ void EventServer::ReaperLoop() {
                 if (!conn->in.empty()) {
                     // Cut off part-way: told why, then a lingering close like any refusal, so
                     // that bytes still arriving do not reset the connection over the answer.
-                    SendAndForget(conn->fd,
-                                  ProblemResponse(408, "request_timeout",
-                                                  "the request did not arrive whole within " +
-                                                      std::to_string(options_.request_timeout.count()) +
-                                                      " ms of its first byte",
-                                                  HeadOf(conn->in)));
+                    SendAndForget(
+                        conn->fd,
+                        ProblemResponse(408, "request_timeout",
+                                        "the request did not arrive whole within " +
+                                            std::to_string(options_.request_timeout.count()) +
+                                            " ms of its first byte",
+                                        HeadOf(conn->in)));
                     BeginLinger(*conn, now);
                     continue;
                 }
@@ -660,7 +669,9 @@ void EventServer::Drain() {
     if (reaper_.joinable()) reaper_.join();
 }
 
-bool TlsServer::SetBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+bool TlsServer::SetBacklog(int backlog) {
+    return ::listen(svr_sock_, backlog) == 0;
+}
 
 std::unique_ptr<TlsServer> MakeTlsServer(const std::string& cert_path, const std::string& key_path,
                                          std::string* error) {

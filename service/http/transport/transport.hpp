@@ -70,11 +70,11 @@ struct TransportOptions {
 struct TransportStats {
     std::size_t open_connections = 0;
     std::uint64_t accepted = 0;
-    std::uint64_t refused_over_limit = 0;     // 503: max_connections reached
-    std::uint64_t refused_per_address = 0;    // 503: max_connections_per_address reached
-    std::uint64_t timed_out = 0;              // request_timeout or keep-alive expiry
-    std::uint64_t header_too_large = 0;       // 431
-    std::uint64_t refused_framing = 0;        // any answer FrameRequest decided (400-431)
+    std::uint64_t refused_over_limit = 0;   // 503: max_connections reached
+    std::uint64_t refused_per_address = 0;  // 503: max_connections_per_address reached
+    std::uint64_t timed_out = 0;            // request_timeout or keep-alive expiry
+    std::uint64_t header_too_large = 0;     // 431
+    std::uint64_t refused_framing = 0;      // any answer FrameRequest decided (400-431)
 };
 
 // An httplib::Server whose accepted sockets go to an epoll-based connection manager (see

@@ -5,8 +5,9 @@
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::plan;
 
-TEST_CASE("a training forecast splits the run at month ends and carries list and effective "
-          "prices") {
+TEST_CASE(
+    "a training forecast splits the run at month ends and carries list and effective "
+    "prices") {
     Offering o;
     o.id = "x-on-demand";
     o.accelerator_count = 8;

@@ -34,7 +34,8 @@ std::set<std::string> DocumentedNames() {
             std::size_t end = line.find('`', at + 1);
             if (end == std::string::npos) break;
             std::string name = line.substr(at + 1, end - at - 1);
-            if (name.rfind("--", 0) == 0 || name.rfind("GPUCOST_", 0) == 0 || name == "DATABASE_URL") {
+            if (name.rfind("--", 0) == 0 || name.rfind("GPUCOST_", 0) == 0 ||
+                name == "DATABASE_URL") {
                 names.insert(name);
             }
             at = line.find('`', end + 1);
@@ -79,8 +80,9 @@ TEST_SUITE("settings table") {
             CHECK_MESSAGE(applied.listen_backlog == defaults.listen_backlog, row.flag);
             CHECK_MESSAGE(applied.access_log == defaults.access_log, row.flag);
             CHECK_MESSAGE(applied.max_connections == defaults.max_connections, row.flag);
-            CHECK_MESSAGE(applied.max_connections_per_address ==
-                              defaults.max_connections_per_address, row.flag);
+            CHECK_MESSAGE(
+                applied.max_connections_per_address == defaults.max_connections_per_address,
+                row.flag);
             CHECK_MESSAGE(applied.request_timeout_s == defaults.request_timeout_s, row.flag);
             CHECK_MESSAGE(applied.keep_alive_timeout_s == defaults.keep_alive_timeout_s, row.flag);
             CHECK_MESSAGE(applied.shutdown_grace_s == defaults.shutdown_grace_s, row.flag);

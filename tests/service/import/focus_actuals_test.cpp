@@ -27,17 +27,18 @@ TEST_CASE("a CSV record keeps quoted commas, doubled quotes and empty cells") {
     CHECK(cells[3].empty());
 }
 
-TEST_CASE("the AWS export keeps accelerator usage mapped to catalog offerings and counts the "
-          "rest by reason") {
+TEST_CASE(
+    "the AWS export keeps accelerator usage mapped to catalog offerings and counts the "
+    "rest by reason") {
     auto catalog = pricing::LoadCatalog(testing::SampleCatalogCsv());
     REQUIRE(catalog.ok());
     auto mappings = import::LoadEmbeddedMappings();
     REQUIRE(mappings.ok());
     pricing::ActualsReport report;
     std::vector<pricing::ActualCharge> kept;
-    auto status = import::ReadFocusExport(Fixture("aws-focus-1.0.csv"), {}, *catalog.value(),
-                                          mappings.value(), report,
-                                          [&](const pricing::ActualCharge& c) { kept.push_back(c); });
+    auto status = import::ReadFocusExport(
+        Fixture("aws-focus-1.0.csv"), {}, *catalog.value(), mappings.value(), report,
+        [&](const pricing::ActualCharge& c) { kept.push_back(c); });
     REQUIRE(status.ok());
     CHECK(report.rows_read == 8);
     REQUIRE(kept.size() == 3);
@@ -55,9 +56,9 @@ TEST_CASE("the AWS export keeps accelerator usage mapped to catalog offerings an
     // The same file read again gives the same row identities.
     pricing::ActualsReport again;
     std::vector<std::string> ids;
-    REQUIRE(import::ReadFocusExport(Fixture("aws-focus-1.0.csv"), {}, *catalog.value(),
-                                    mappings.value(), again,
-                                    [&](const pricing::ActualCharge& c) { ids.push_back(c.row_id); })
+    REQUIRE(import::ReadFocusExport(
+                Fixture("aws-focus-1.0.csv"), {}, *catalog.value(), mappings.value(), again,
+                [&](const pricing::ActualCharge& c) { ids.push_back(c.row_id); })
                 .ok());
     CHECK(ids == std::vector<std::string>{kept[0].row_id, kept[1].row_id, kept[2].row_id});
 }

@@ -18,7 +18,9 @@ pricing::PriceObservation Obs(double usd, const std::string& as_of, bool verifie
     return p;
 }
 
-http::TimestampUs Day(const std::string& date) { return http::ParseIsoDate(date).value(); }
+http::TimestampUs Day(const std::string& date) {
+    return http::ParseIsoDate(date).value();
+}
 
 }  // namespace
 
@@ -42,7 +44,8 @@ TEST_SUITE("catalog_history") {
         // Served: 98.32 unverified [2025-05-01, 2026-11-09), 55.04 verified from 2026-11-09.
         http::OfferingHistory h;
         h.offering.id = "o";
-        h.prices.push_back({1, Obs(98.32, "2025-05-01", false), Day("2025-05-01"), Day("2026-11-09"), 0});
+        h.prices.push_back(
+            {1, Obs(98.32, "2025-05-01", false), Day("2025-05-01"), Day("2026-11-09"), 0});
         h.prices.push_back({2, Obs(55.04, "2026-11-09", true), Day("2026-11-09"), std::nullopt, 0});
         const http::TimestampUs now = Day("2026-11-21") + 3600LL * 1000000;
 
@@ -51,7 +54,8 @@ TEST_SUITE("catalog_history") {
         CHECK(back.valid_from == Day("2026-01-01"));
         CHECK(back.valid_to == Day("2026-11-09"));
         REQUIRE(back.shortened.size() == 1);
-        CHECK(back.shortened[0] == std::pair<std::int64_t, http::TimestampUs>{1, Day("2026-01-01")});
+        CHECK(back.shortened[0] ==
+              std::pair<std::int64_t, http::TimestampUs>{1, Day("2026-01-01")});
 
         // Older than everything and beaten by the first row: fills the time before it.
         auto older = storage::PlacePrice(h, Obs(10, "1999-01-01", false), now);
@@ -142,23 +146,27 @@ TEST_SUITE("catalog_history") {
         CHECK(built.error().code == pricing::ErrorCode::kInternal);
     }
 
-    TEST_CASE("as_of accepts a date (end of day) or an RFC 3339 time, Z or offset, and rejects the rest") {
+    TEST_CASE(
+        "as_of accepts a date (end of day) or an RFC 3339 time, Z or offset, and rejects the "
+        "rest") {
         CHECK(http::ParseAsOf("2025-06-01", "as_of").value() == Day("2025-06-02") - 1);
         CHECK(http::ParseAsOf("2025-06-01T12:00:00Z", "as_of").value() ==
               Day("2025-06-01") + 12LL * 3600 * 1000000);
-        CHECK(http::ParseAsOf("2025-06-01T00:00:00.5Z", "as_of").value() == Day("2025-06-01") + 500000);
+        CHECK(http::ParseAsOf("2025-06-01T00:00:00.5Z", "as_of").value() ==
+              Day("2025-06-01") + 500000);
         // RFC 3339 as clients write it: lower-case t and z, and offsets (the same instant).
         const auto noon_utc = Day("2025-06-01") + 12LL * 3600 * 1000000;
         CHECK(http::ParseAsOf("2025-06-01t12:00:00z", "as_of").value() == noon_utc);
         CHECK(http::ParseAsOf("2025-06-01T14:00:00+02:00", "as_of").value() == noon_utc);
         CHECK(http::ParseAsOf("2025-06-01T07:30:00-04:30", "as_of").value() == noon_utc);
-        CHECK(http::ParseAsOf("2025-06-01T14:00:00.25+02:00", "as_of").value() == noon_utc + 250000);
-        for (const char* bad : {"", "2025-13-01", "2025-02-30", "yesterday", "2025-06-01T25:00:00Z",
-                                "2025-06-01T12:00:00", "2025-06-01T12:00:00.Z", "1969-12-31",
-                                "2025-06-01T12:00:00.1234567Z", "2025-06-01T12:00:00+2:00",
-                                "2025-06-01T12:00:00+24:00", "2025-06-01T12:00:00+02:60",
-                                "2025-06-01T12:00:00+0200", "2025-06-01 12:00:00Z",
-                                "2025-06-01T12:00:00Zjunk"}) {
+        CHECK(http::ParseAsOf("2025-06-01T14:00:00.25+02:00", "as_of").value() ==
+              noon_utc + 250000);
+        for (const char* bad :
+             {"", "2025-13-01", "2025-02-30", "yesterday", "2025-06-01T25:00:00Z",
+              "2025-06-01T12:00:00", "2025-06-01T12:00:00.Z", "1969-12-31",
+              "2025-06-01T12:00:00.1234567Z", "2025-06-01T12:00:00+2:00",
+              "2025-06-01T12:00:00+24:00", "2025-06-01T12:00:00+02:60", "2025-06-01T12:00:00+0200",
+              "2025-06-01 12:00:00Z", "2025-06-01T12:00:00Zjunk"}) {
             auto parsed = http::ParseAsOf(bad, "as_of");
             CHECK_MESSAGE(!parsed.ok(), bad);
             if (!parsed.ok()) {
@@ -201,8 +209,9 @@ TEST_SUITE("catalog_history") {
         for (const pricing::Offering& o : sample.value()->Offerings()) {
             http::OfferingHistory h;
             h.offering = o;
-            h.prices = {{++price_id, Obs(10, "2025-01-01", true), Day("2025-01-01"), Day("2025-06-01"), 0},
-                        {++price_id, Obs(8, "2025-06-01", true), Day("2025-06-01"), std::nullopt, 0}};
+            h.prices = {
+                {++price_id, Obs(10, "2025-01-01", true), Day("2025-01-01"), Day("2025-06-01"), 0},
+                {++price_id, Obs(8, "2025-06-01", true), Day("2025-06-01"), std::nullopt, 0}};
             base.offerings.push_back(std::make_shared<const http::OfferingHistory>(h));
         }
         auto base_current = storage::BuildSnapshot(base, std::nullopt);
@@ -210,7 +219,8 @@ TEST_SUITE("catalog_history") {
         // Reprice the first, retire the second, create one that sorts in the middle.
         http::OfferingHistory repriced = *base.offerings[0];
         repriced.prices[1].valid_to_us = Day("2026-01-01");
-        repriced.prices.push_back({++price_id, Obs(6, "2026-01-01", true), Day("2026-01-01"), std::nullopt, 0});
+        repriced.prices.push_back(
+            {++price_id, Obs(6, "2026-01-01", true), Day("2026-01-01"), std::nullopt, 0});
         http::OfferingHistory retired = *base.offerings[1];
         retired.retired_at_us = Day("2026-01-01");
         retired.prices[1].valid_to_us = Day("2026-01-01");

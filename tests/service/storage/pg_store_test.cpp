@@ -41,7 +41,9 @@ std::unique_ptr<storage::PgStore> OpenStoreChecking(const TestDatabase& db,
     return std::move(store).value();
 }
 
-http::TimestampUs Day(const std::string& date) { return http::ParseIsoDate(date).value(); }
+http::TimestampUs Day(const std::string& date) {
+    return http::ParseIsoDate(date).value();
+}
 
 http::WriteRequest Admin(const storage::PgStore& store, const std::string& key,
                          const std::string& idempotency_key = "", const std::string& hash = "h") {
@@ -64,7 +66,8 @@ http::NewPrice Price(double usd) {
 
 // The encoder the handlers would pass: here the body is just the new price.
 http::StoredResponse EncodePrice(const http::OfferingHistory& h) {
-    return {200, std::to_string(h.offering.price.usd_per_hour), http::OfferingEtag(h.version), false};
+    return {200, std::to_string(h.offering.price.usd_per_hour), http::OfferingEtag(h.version),
+            false};
 }
 
 // The catalog contract: what every Catalog implementation must answer for the sample data.
@@ -138,9 +141,10 @@ TEST_SUITE("pg_store") {
         TestDatabase db;
         db.MigrateAndSeedSample();
         auto counts = [&] {
-            return db.Scalar("SELECT (SELECT count(*) FROM accelerators) || '/' ||"
-                             " (SELECT count(*) FROM offerings) || '/' || (SELECT count(*) FROM prices)"
-                             " || '/' || (SELECT revision FROM catalog_state)");
+            return db.Scalar(
+                "SELECT (SELECT count(*) FROM accelerators) || '/' ||"
+                " (SELECT count(*) FROM offerings) || '/' || (SELECT count(*) FROM prices)"
+                " || '/' || (SELECT revision FROM catalog_state)");
         };
         std::string before = counts();
         CHECK(before == "2/4/6/1");
@@ -167,7 +171,8 @@ TEST_SUITE("pg_store") {
         CHECK(put.value().status == 200);
         CHECK(put.value().etag == "\"v2\"");
         // Read-your-writes on the writing replica.
-        CHECK(store->Current()->FindOffering(kOnDemand).value().price.usd_per_hour == doctest::Approx(42.5));
+        CHECK(store->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(42.5));
 
         auto history = store->History(kOnDemand);
         REQUIRE(history.ok());
@@ -182,15 +187,17 @@ TEST_SUITE("pg_store") {
         CHECK(*previous.valid_to_us == latest.valid_from_us);
         CHECK_FALSE(latest.valid_to_us.has_value());
         CHECK(latest.observation.source == "NEGOTIATED RATE");
-        CHECK(db.Scalar("SELECT count(*) FROM prices WHERE offering_id = '" + std::string(kOnDemand) +
-                        "' AND valid_to IS NULL") == "1");
+        CHECK(db.Scalar("SELECT count(*) FROM prices WHERE offering_id = '" +
+                        std::string(kOnDemand) + "' AND valid_to IS NULL") == "1");
 
         auto then = store->At(before_write);
         REQUIRE(then.ok());
-        CHECK(then.value()->FindOffering(kOnDemand).value().price.usd_per_hour == doctest::Approx(55.04));
+        CHECK(then.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(55.04));
         auto early = store->At(http::ParseAsOf("2025-12-31", "as_of").value());
         REQUIRE(early.ok());
-        CHECK(early.value()->FindOffering(kOnDemand).value().price.usd_per_hour == doctest::Approx(98.32));
+        CHECK(early.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
+              doctest::Approx(98.32));
         auto before_seed = store->At(http::ParseAsOf("2024-01-01", "as_of").value());
         REQUIRE(before_seed.ok());
         CHECK(before_seed.value()->Offerings().empty());
@@ -303,8 +310,10 @@ TEST_SUITE("pg_store") {
         db.MigrateAndSeedSample();
         const std::string key = db.CreateKey("admin");
         auto store = OpenStore(db);
-        auto first = store->PutPrice(Admin(*store, key, "retry-1", "hash-a"), kOnDemand, Price(41), EncodePrice);
-        auto second = store->PutPrice(Admin(*store, key, "retry-1", "hash-a"), kOnDemand, Price(41), EncodePrice);
+        auto first = store->PutPrice(Admin(*store, key, "retry-1", "hash-a"), kOnDemand, Price(41),
+                                     EncodePrice);
+        auto second = store->PutPrice(Admin(*store, key, "retry-1", "hash-a"), kOnDemand, Price(41),
+                                      EncodePrice);
         REQUIRE(first.ok());
         REQUIRE(second.ok());
         CHECK_FALSE(first.value().replayed);
@@ -314,7 +323,8 @@ TEST_SUITE("pg_store") {
         CHECK(db.Scalar("SELECT count(*) FROM prices WHERE source_id = (SELECT id FROM sources"
                         " WHERE name = 'NEGOTIATED RATE')") == "1");
 
-        auto reused = store->PutPrice(Admin(*store, key, "retry-1", "hash-b"), kOnDemand, Price(43), EncodePrice);
+        auto reused = store->PutPrice(Admin(*store, key, "retry-1", "hash-b"), kOnDemand, Price(43),
+                                      EncodePrice);
         REQUIRE_FALSE(reused.ok());
         CHECK(reused.error().code == pricing::ErrorCode::kInvalidArgument);
         CHECK(reused.error().field == "Idempotency-Key");
@@ -389,8 +399,10 @@ TEST_SUITE("pg_store") {
         db.MigrateAndSeedSample();
         const std::string admin = db.CreateKey("admin", "ops");
         const std::string reader = db.CreateKey("read", "dash");
-        CHECK(db.Scalar("SELECT count(*) FROM api_keys WHERE position('" + admin.substr(17) +
-                        "' in encode(key_hash, 'hex') || encode(salt, 'hex') || name || prefix) > 0") == "0");
+        CHECK(db.Scalar(
+                  "SELECT count(*) FROM api_keys WHERE position('" + admin.substr(17) +
+                  "' in encode(key_hash, 'hex') || encode(salt, 'hex') || name || prefix) > 0") ==
+              "0");
         auto store = OpenStore(db);
         auto a = store->Authenticate(admin);
         REQUIRE(a.has_value());
@@ -421,9 +433,9 @@ TEST_SUITE("pg_store") {
         REQUIRE(put.ok());
         const auto started = std::chrono::steady_clock::now();
         CHECK(reader->WaitForRevision(writer->Revision(), std::chrono::milliseconds(1000)));
-        const double waited_ms = std::chrono::duration<double, std::milli>(
-                                     std::chrono::steady_clock::now() - started)
-                                     .count();
+        const double waited_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
         MESSAGE("second replica caught up after " << waited_ms << " ms");
         CHECK(reader->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(33.3));
@@ -440,7 +452,8 @@ TEST_SUITE("pg_store") {
         std::atomic<int> ok{0};
         auto work = [&](storage::PgStore& store, int base) {
             for (int i = 0; i < kPerThread; ++i) {
-                auto w = Admin(store, key, "k" + std::to_string(base + i), "h" + std::to_string(base + i));
+                auto w = Admin(store, key, "k" + std::to_string(base + i),
+                               "h" + std::to_string(base + i));
                 if (store.PutPrice(w, kOnDemand, Price(base + i), EncodePrice).ok()) {
                     ++ok;
                 }
@@ -451,13 +464,15 @@ TEST_SUITE("pg_store") {
         t1.join();
         t2.join();
         CHECK(ok.load() == 2 * kPerThread);
-        CHECK(db.Scalar("SELECT count(*) FROM prices WHERE offering_id = '" + std::string(kOnDemand) +
-                        "'") == std::to_string(3 + 2 * kPerThread));
-        CHECK(db.Scalar("SELECT count(*) FROM prices p1 JOIN prices p2 ON p1.offering_id = p2.offering_id"
-                        " AND p1.id < p2.id AND p1.valid_from < p2.valid_from"
-                        " AND p1.valid_to > p2.valid_from WHERE p1.offering_id = '" +
-                        std::string(kOnDemand) + "' AND p1.valid_to > p1.valid_from"
-                        " AND (p2.valid_to IS NULL OR p2.valid_to > p2.valid_from)") == "0");
+        CHECK(db.Scalar("SELECT count(*) FROM prices WHERE offering_id = '" +
+                        std::string(kOnDemand) + "'") == std::to_string(3 + 2 * kPerThread));
+        CHECK(db.Scalar(
+                  "SELECT count(*) FROM prices p1 JOIN prices p2 ON p1.offering_id = p2.offering_id"
+                  " AND p1.id < p2.id AND p1.valid_from < p2.valid_from"
+                  " AND p1.valid_to > p2.valid_from WHERE p1.offering_id = '" +
+                  std::string(kOnDemand) +
+                  "' AND p1.valid_to > p1.valid_from"
+                  " AND (p2.valid_to IS NULL OR p2.valid_to > p2.valid_from)") == "0");
     }
 
     // Issue 23: a write's NOTIFY names its rows and replicas apply exactly those. The other
@@ -489,9 +504,9 @@ TEST_SUITE("pg_store") {
         fresh.id = "aws-p5.48xlarge-eu-west-1-on-demand";
         fresh.region = "eu-west-1";
         fresh.superseded_prices.clear();
-        auto created = writer->CreateOfferings(
-            Admin(*writer, key), {fresh},
-            [](const auto&) { return http::StoredResponse{201, "", "", false}; });
+        auto created = writer->CreateOfferings(Admin(*writer, key), {fresh}, [](const auto&) {
+            return http::StoredResponse{201, "", "", false};
+        });
         REQUIRE(created.ok());
         REQUIRE(writer->RetireOffering(Admin(*writer, key), kOnDemand, EncodePrice).ok());
         REQUIRE(reader->WaitForRevision(writer->Revision(), std::chrono::milliseconds(3000)));
@@ -504,7 +519,8 @@ TEST_SUITE("pg_store") {
     // Issue 23: 8 writers through one replica whose snapshot is slow to catch up (a full
     // reload would wait on the accelerators table, held here). A write that kept its pooled
     // connection while waiting for its replica starved the others into 503.
-    TEST_CASE("concurrent writers all succeed; a write waits for its replica without a connection") {
+    TEST_CASE(
+        "concurrent writers all succeed; a write waits for its replica without a connection") {
         TestDatabase db;
         db.MigrateAndSeedSample();
         const std::string key = db.CreateKey("admin");
@@ -528,8 +544,9 @@ TEST_SUITE("pg_store") {
         for (int t = 0; t < 8; ++t) {
             writers.emplace_back([&, t] {
                 for (int i = 0; i < 3; ++i) {
-                    auto put = store->PutPrice(Admin(*store, key), ids[static_cast<std::size_t>(t % 4)], Price(10 + t + i * 0.1),
-                                               EncodePrice);
+                    auto put =
+                        store->PutPrice(Admin(*store, key), ids[static_cast<std::size_t>(t % 4)],
+                                        Price(10 + t + i * 0.1), EncodePrice);
                     (put.ok() ? ok : failed)++;
                 }
             });
@@ -552,8 +569,10 @@ TEST_SUITE("pg_store") {
         const std::string key = db.CreateKey("admin");
         auto store = OpenStore(db);
         REQUIRE(store->PutPrice(Admin(*store, key), kOnDemand, Price(12.5), EncodePrice).ok());
-        REQUIRE(store->RetireOffering(Admin(*store, key), "gcp-tpu-v5e-us-central1-on-demand",
-                                      EncodePrice).ok());
+        REQUIRE(store
+                    ->RetireOffering(Admin(*store, key), "gcp-tpu-v5e-us-central1-on-demand",
+                                     EncodePrice)
+                    .ok());
         auto conn = db.Connect();
         pqxx::read_transaction tx(*conn);
         const storage::CatalogHistory history = storage::LoadHistory(tx);

@@ -17,8 +17,7 @@ namespace {
 
 // What the answer held before the texts were cached: the DOM's own encoding.
 std::string Reference(const Assumptions& as) {
-    return gpucost::http::ToJson(as).dump(-1, ' ', false,
-                                          nlohmann::json::error_handler_t::replace);
+    return gpucost::http::ToJson(as).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ TEST_SUITE("hf_config") {
         CHECK(m.active_params / 1e9 == doctest::Approx(3.3).epsilon(0.05));
     }
 
-    TEST_CASE("Qwen2 57B-A14B: a shared expert 8 routed experts wide, 57.4 B total and 14 B active") {
+    TEST_CASE(
+        "Qwen2 57B-A14B: a shared expert 8 routed experts wide, 57.4 B total and 14 B active") {
         auto m = Resolve("qwen2-57b-a14b");
         CHECK(m.experts == 64);
         CHECK(m.shared_experts == 8);
@@ -90,7 +91,8 @@ TEST_SUITE("hf_config") {
         CHECK(m.active_params / 1e9 == doctest::Approx(14.2).epsilon(0.02));
     }
 
-    TEST_CASE("DeepSeek-V3: MLA ranks, 1 shared + 256 routed experts, 3 dense layers, 671 B / 37 B") {
+    TEST_CASE(
+        "DeepSeek-V3: MLA ranks, 1 shared + 256 routed experts, 3 dense layers, 671 B / 37 B") {
         auto m = Resolve("deepseek-v3");
         CHECK(m.IsMla());
         CHECK(m.q_lora_rank == 1536);

@@ -25,9 +25,25 @@ TEST_SUITE("json_codec") {
     TEST_CASE("numbers are written as the DOM writes them, first time and repeated") {
         using gpucost::http::AppendJsonNumber;
         using gpucost::http::Num;
-        std::vector<double> values = {0.0, -0.0, 1.0, -1.0, 64.0, 0.5, 0.85, 3.6e-06, 1e-7,
-                                      1e14, 999999999999999.0, 1e15, -1e15, 1e16, 123456789.5,
-                                      9007199254740992.0, 1e300, -2.5e-300, 4.9e-324,
+        std::vector<double> values = {0.0,
+                                      -0.0,
+                                      1.0,
+                                      -1.0,
+                                      64.0,
+                                      0.5,
+                                      0.85,
+                                      3.6e-06,
+                                      1e-7,
+                                      1e14,
+                                      999999999999999.0,
+                                      1e15,
+                                      -1e15,
+                                      1e16,
+                                      123456789.5,
+                                      9007199254740992.0,
+                                      1e300,
+                                      -2.5e-300,
+                                      4.9e-324,
                                       std::numeric_limits<double>::infinity(),
                                       std::numeric_limits<double>::quiet_NaN()};
         std::mt19937_64 random(42);  // fixed seed: the same values every run
@@ -35,10 +51,10 @@ TEST_SUITE("json_codec") {
             std::uint64_t bits = random();
             double v = 0;
             std::memcpy(&v, &bits, sizeof v);
-            values.push_back(v);                                     // any bit pattern
+            values.push_back(v);  // any bit pattern
             values.push_back(std::ldexp(static_cast<double>(random() % 100000), -(i % 40)));
             values.push_back(static_cast<double>(random() % 2000000000000000ULL) -
-                             1e15);                                  // integral, both sides
+                             1e15);  // integral, both sides
         }
         std::size_t mismatches = 0;
         std::string first_mismatch;
@@ -59,8 +75,7 @@ TEST_SUITE("json_codec") {
     TEST_CASE("a duplicate key is named, nested or not, and before a later fault") {
         for (const auto& [body, key] : std::vector<std::pair<std::string, std::string>>{
                  {R"({"a": 1, "b": 2, "a": 3})", "a"},
-                 {R"({"model": {"params_b": 7, "layers": 32, "params_b": 8}, "x": 1})",
-                  "params_b"},
+                 {R"({"model": {"params_b": 7, "layers": 32, "params_b": 8}, "x": 1})", "params_b"},
                  {R"({"list": [{"k": 1}, {"k": 2, "k": 3}]})", "k"},
                  {R"({"a": 1, "a": 2, "b": })", "a"}}) {
             CAPTURE(body);
@@ -76,8 +91,8 @@ TEST_SUITE("json_codec") {
     }
 
     TEST_CASE("invalid JSON, non-objects, duplicates and excess depth are malformed") {
-        for (const char* body : {"{", "[1,2]", "42", R"({"a":1,"a":2})", "{\"a\":NaN}",
-                                 "{\"a\":\"\xff\"}", ""}) {
+        for (const char* body :
+             {"{", "[1,2]", "42", R"({"a":1,"a":2})", "{\"a\":NaN}", "{\"a\":\"\xff\"}", ""}) {
             CAPTURE(body);
             auto r = ParseJsonBody(body);
             REQUIRE_FALSE(r.ok());
@@ -140,12 +155,19 @@ TEST_SUITE("json_codec") {
         using gpucost::http::JsonWriter;
         using gpucost::http::Num;
         const double inf = std::numeric_limits<double>::infinity();
-        const std::string strings[] = {"plain-id_1.0", "say \"hi\"", "back\\slash", "tab\there",
-                                       std::string("nul\0byte", 8), "\x01\x1f\x7f", "caf\xc3\xa9",
-                                       "bad \xff utf-8", ""};
-        const double numbers[] = {0.0,    -0.0,    3.0,   0.1 + 0.2, 3.6e-06, 1e300,
-                                  -2.5e-300, 1e21, 123456789012345678.0, inf, -inf,
-                                  std::numeric_limits<double>::quiet_NaN()};
+        const std::string strings[] = {"plain-id_1.0",
+                                       "say \"hi\"",
+                                       "back\\slash",
+                                       "tab\there",
+                                       std::string("nul\0byte", 8),
+                                       "\x01\x1f\x7f",
+                                       "caf\xc3\xa9",
+                                       "bad \xff utf-8",
+                                       ""};
+        const double numbers[] = {0.0,       -0.0,    3.0,
+                                  0.1 + 0.2, 3.6e-06, 1e300,
+                                  -2.5e-300, 1e21,    123456789012345678.0,
+                                  inf,       -inf,    std::numeric_limits<double>::quiet_NaN()};
         for (const std::string& text : strings) {
             for (double number : numbers) {
                 CAPTURE(text);

@@ -51,7 +51,8 @@ json EveryRuleKind() {
           {"provider": "aws", "discount_fraction": 0.18},
           {"provider": "aws", "instance_family": "p5", "accelerator": "h100-sxm",
            "region": "us-east-1", "price_types": ["spot"], "discount_fraction": 0.5},
-          {"offering_id": ")") + kLambda + R"(", "usd_per_hour": 2.5},
+          {"offering_id": ")") +
+                       kLambda + R"(", "usd_per_hour": 2.5},
           {"provider": "azure", "discount_fraction": 0.3}]})");
 }
 
@@ -65,8 +66,9 @@ TEST_SUITE("price_book_codec") {
         CHECK_FALSE(body.contains("price_book"));
     }
 
-    TEST_CASE("a training plan through an inline book ranks by effective prices and shows list "
-              "beside them") {
+    TEST_CASE(
+        "a training plan through an inline book ranks by effective prices and shows list "
+        "beside them") {
         TestServer server(SampleDeps());
         json request = TrainingBody();
         request["price_book"] = EveryRuleKind();
@@ -114,8 +116,10 @@ TEST_SUITE("price_book_codec") {
 
     TEST_CASE("spot, rent-vs-buy and inference plans take the book too") {
         TestServer server(SampleDeps());
-        json spot = {{"job_hours", 10}, {"spot_offering_id", kP5Spot},
-                     {"on_demand_offering_id", kP5OnDemand}, {"interruptions_per_hour", 0.1}};
+        json spot = {{"job_hours", 10},
+                     {"spot_offering_id", kP5Spot},
+                     {"on_demand_offering_id", kP5OnDemand},
+                     {"interruptions_per_hour", 0.1}};
         json list_spot = Ok(PostJson(server, "/v1/plans/spot", spot));
         spot["price_book"] = EveryRuleKind();
         json book_spot = Ok(PostJson(server, "/v1/plans/spot", spot));
@@ -146,8 +150,9 @@ TEST_SUITE("price_book_codec") {
         }
     }
 
-    TEST_CASE("bad books are refused naming the field, with the status of the same fault "
-              "elsewhere") {
+    TEST_CASE(
+        "bad books are refused naming the field, with the status of the same fault "
+        "elsewhere") {
         TestServer server(SampleDeps());
         json request = TrainingBody();
         request["price_book"] = "acme-2026";
@@ -167,15 +172,17 @@ TEST_SUITE("price_book_codec") {
         request["price_book"] = {{"rules", {{{"provider", "aws"}, {"discount_fraction", 0.1}}}}};
         CheckProblem(PostJson(server, "/v1/plans/training", request), 422, "invalid_argument",
                      "/price_book/name");
-        request["price_book"] = {
-            {"name", "x"}, {"rules", {{{"offering_id", "nope"}, {"usd_per_hour", 1}}}}};
+        request["price_book"] = {{"name", "x"},
+                                 {"rules", {{{"offering_id", "nope"}, {"usd_per_hour", 1}}}}};
         CheckProblem(PostJson(server, "/v1/plans/spot",
-                              json{{"job_hours", 1}, {"spot_offering_id", kP5Spot},
+                              json{{"job_hours", 1},
+                                   {"spot_offering_id", kP5Spot},
                                    {"price_book", request["price_book"]}}),
                      422, "invalid_argument", "/price_book/rules/0/offering_id");
         request["price_book"] = {
-            {"name", "x"}, {"rules", {{{"provider", "aws"}, {"price_types", {"reserved"}},
-                                      {"discount_fraction", 0.1}}}}};
+            {"name", "x"},
+            {"rules",
+             {{{"provider", "aws"}, {"price_types", {"reserved"}}, {"discount_fraction", 0.1}}}}};
         CheckProblem(PostJson(server, "/v1/plans/training", request), 422, "invalid_argument",
                      "/price_book/rules/0/price_types/0");
     }

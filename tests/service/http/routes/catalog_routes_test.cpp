@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <memory>
 #include <string_view>
 #include <vector>
-#include <cctype>
 
 #include <nlohmann/json.hpp>
 
@@ -66,8 +66,8 @@ TEST_SUITE("catalog_routes") {
         TestServer server(SampleDeps());
         CHECK(Body(server.Client().Get("/v1/accelerators?vendor=google"))["total_count"] == 1);
         CHECK(Body(server.Client().Get("/v1/accelerators?precision=fp8"))["total_count"] == 1);
-        CheckProblem(server.Client().Get("/v1/accelerators?precision=fp7"), 422,
-                     "invalid_argument", "precision");
+        CheckProblem(server.Client().Get("/v1/accelerators?precision=fp7"), 422, "invalid_argument",
+                     "precision");
     }
 
     TEST_CASE("GET /v1/accelerators/{id} returns one or a 404 problem") {
@@ -111,8 +111,8 @@ TEST_SUITE("catalog_routes") {
         json first = Body(server.Client().Get(path));
         CHECK(first["items"].size() == 3);
         REQUIRE(first["next_cursor"].is_string());
-        json second = Body(server.Client().Get(
-            path + "&cursor=" + first["next_cursor"].get<std::string>()));
+        json second =
+            Body(server.Client().Get(path + "&cursor=" + first["next_cursor"].get<std::string>()));
         CHECK(second["items"].size() == 1);
         CHECK(second["next_cursor"].is_null());
         CHECK(second["items"][0]["id"] == "gcp-tpu-v5e-us-central1-on-demand");
@@ -136,8 +136,7 @@ TEST_SUITE("catalog_routes") {
                      "invalid_argument", "max_usd_per_accelerator_hour");
         CheckProblem(client.Get("/v1/offerings?min_accelerator_memory_gb=NaN"), 400,
                      "malformed_request", "min_accelerator_memory_gb");
-        CheckProblem(client.Get("/v1/offerings?cursor=garbage"), 422, "invalid_argument",
-                     "cursor");
+        CheckProblem(client.Get("/v1/offerings?cursor=garbage"), 422, "invalid_argument", "cursor");
     }
 
     TEST_CASE("a cursor is accepted only by the query that issued it") {
@@ -305,9 +304,9 @@ TEST_SUITE("catalog_routes") {
     TEST_CASE("catalog reads carry a strong ETag and answer 304 to a matching If-None-Match") {
         TestServer server(SampleDeps());
         auto c = server.Client();
-        for (const char* path : {"/v1/offerings?provider=aws&limit=5", "/v1/accelerators",
-                                 "/v1/accelerators/h100-sxm", "/v1/providers", "/v1/catalog",
-                                 "/v1/models"}) {
+        for (const char* path :
+             {"/v1/offerings?provider=aws&limit=5", "/v1/accelerators", "/v1/accelerators/h100-sxm",
+              "/v1/providers", "/v1/catalog", "/v1/models"}) {
             INFO(path);
             auto first = c.Get(path);
             REQUIRE(first);
@@ -350,6 +349,7 @@ TEST_SUITE("catalog_routes") {
         const json page = Body(c.Get("/v1/offerings?limit=1"));
         REQUIRE(page["items"].size() == 1);
         const std::string id = page["items"][0]["id"];
-        CHECK(Body(c.Get(("/v1/offerings/" + id).c_str()))["catalog_version"] == catalog["version"]);
+        CHECK(Body(c.Get(("/v1/offerings/" + id).c_str()))["catalog_version"] ==
+              catalog["version"]);
     }
 }

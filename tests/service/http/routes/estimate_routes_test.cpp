@@ -47,11 +47,11 @@ TEST_SUITE("estimate_routes") {
         REQUIRE(r);
         CHECK(r->status == 200);
         json b = json::parse(r->body);
-        for (const char* k : {"wall_clock_hours", "accelerator_hours", "ideal_wall_clock_hours",
-                              "ideal_accelerator_hours", "mfu", "achieved_tflops_per_accelerator",
-                              "tokens_per_second", "step_time_s", "memory_per_accelerator_gb",
-                              "fits_in_memory", "parallelism", "breakdown", "bottleneck",
-                              "assumptions"}) {
+        for (const char* k :
+             {"wall_clock_hours", "accelerator_hours", "ideal_wall_clock_hours",
+              "ideal_accelerator_hours", "mfu", "achieved_tflops_per_accelerator",
+              "tokens_per_second", "step_time_s", "memory_per_accelerator_gb", "fits_in_memory",
+              "parallelism", "breakdown", "bottleneck", "assumptions"}) {
             CHECK_MESSAGE(b.contains(k), k);
         }
         CHECK(b["parallelism"]["tensor"] == 8);
@@ -63,7 +63,8 @@ TEST_SUITE("estimate_routes") {
 
     TEST_CASE("a minimal training request searches the layout and reports a runner-up") {
         TestServer server(SampleDeps());
-        json req = {{"model", {{"params_b", 7}}}, {"tokens_b", 100},
+        json req = {{"model", {{"params_b", 7}}},
+                    {"tokens_b", 100},
                     {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 64}}}};
         auto r = Post(server, "/v1/estimates/training", req);
         REQUIRE(r);
@@ -83,14 +84,16 @@ TEST_SUITE("estimate_routes") {
         bad["hardware"]["accelerator"] = "h100-sxn";
         auto unknown = Post(server, "/v1/estimates/training", bad);
         CheckProblem(unknown, 422, "/hardware/accelerator");
-        CHECK(json::parse(unknown->body)["detail"].get<std::string>().find("h100-sxm") != std::string::npos);
+        CHECK(json::parse(unknown->body)["detail"].get<std::string>().find("h100-sxm") !=
+              std::string::npos);
         bad = Llama65Training();
         bad["tokens_b"] = 0;
         CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/tokens_b");
         bad = Llama65Training();
         bad.erase("parallelism");
         bad["hardware"]["total_accelerators"] = 1;
-        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/total_accelerators");
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/total_accelerators");
         bad = Llama65Training();
         bad["tokens_b"] = "lots";
         CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/tokens_b");
@@ -101,13 +104,16 @@ TEST_SUITE("estimate_routes") {
         // A number is the right JSON type for a count (JSON has no integer type; 64.0 is read
         // as 64): one this large is an invalid value, not a malformed request.
         bad["hardware"]["total_accelerators"] = 1e300;
-        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/total_accelerators");
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/total_accelerators");
         bad = Llama65Training();
         bad["hardware"]["total_accelerators"] = 64.5;
-        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/hardware/total_accelerators");
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400,
+                     "/hardware/total_accelerators");
         bad = Llama65Training();
         bad["hardware"]["total_accelerators"] = 4000000000LL;
-        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/total_accelerators");
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/total_accelerators");
         // The hardware object's old names are unknown fields now: 400 naming each.
         bad = Llama65Training();
         bad["hardware"]["count"] = 2048;
@@ -131,8 +137,13 @@ TEST_SUITE("estimate_routes") {
 
     TEST_CASE("a QLoRA request echoes its mode and adapters; fine-tuning fields are checked") {
         TestServer server(SampleDeps());
-        json req = {{"model", {{"params_b", 6.74}, {"layers", 32}, {"hidden_size", 4096},
-                               {"ffn_hidden_size", 11008}, {"gated_mlp", true}, {"seq_len", 512}}},
+        json req = {{"model",
+                     {{"params_b", 6.74},
+                      {"layers", 32},
+                      {"hidden_size", 4096},
+                      {"ffn_hidden_size", 11008},
+                      {"gated_mlp", true},
+                      {"seq_len", 512}}},
                     {"tokens_b", 0.01},
                     {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
                     {"mode", "qlora"},
@@ -167,8 +178,12 @@ TEST_SUITE("estimate_routes") {
 
     TEST_CASE("POST /v1/estimates/inference answers latency, throughput and memory") {
         TestServer server(SampleDeps());
-        json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
-                               {"kv_heads", 8}, {"gated_mlp", true}}},
+        json req = {{"model",
+                     {{"params_b", 70},
+                      {"layers", 80},
+                      {"hidden_size", 8192},
+                      {"kv_heads", 8},
+                      {"gated_mlp", true}}},
                     {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
                     {"precision", "fp8"},
                     {"batch_size", 1},
@@ -178,9 +193,9 @@ TEST_SUITE("estimate_routes") {
         REQUIRE(r);
         CHECK(r->status == 200);
         json b = json::parse(r->body);
-        for (const char* k : {"time_to_first_token_ms", "inter_token_latency_ms",
-                              "output_tokens_per_second", "memory_per_accelerator_gb",
-                              "fits_in_memory", "max_batch_size"}) {
+        for (const char* k :
+             {"time_to_first_token_ms", "inter_token_latency_ms", "output_tokens_per_second",
+              "memory_per_accelerator_gb", "fits_in_memory", "max_batch_size"}) {
             CHECK_MESSAGE(b.contains(k), k);
         }
         // 70 GB of fp8 weights over 2 x 3.35 TB/s: at least 10.4 ms per token.
@@ -190,10 +205,15 @@ TEST_SUITE("estimate_routes") {
         CheckProblem(Post(server, "/v1/estimates/inference", req), 422, "/batch_size");
     }
 
-    TEST_CASE("POST /v1/estimates/inference with a concurrency adds the continuous-batching curve") {
+    TEST_CASE(
+        "POST /v1/estimates/inference with a concurrency adds the continuous-batching curve") {
         TestServer server(SampleDeps());
-        json req = {{"model", {{"params_b", 70}, {"layers", 80}, {"hidden_size", 8192},
-                               {"kv_heads", 8}, {"gated_mlp", true}}},
+        json req = {{"model",
+                     {{"params_b", 70},
+                      {"layers", 80},
+                      {"hidden_size", 8192},
+                      {"kv_heads", 8},
+                      {"gated_mlp", true}}},
                     {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
                     {"precision", "fp8"},
                     {"input_tokens", 1000},
@@ -215,7 +235,8 @@ TEST_SUITE("estimate_routes") {
 
     // Llama 70B bf16 on two H100s has no room for one sequence within the engine's 0.9 of
     // memory: the answer said fits_in_memory true with an all-zero point.
-    TEST_CASE("POST /v1/estimates/inference with no room for a sequence gives point null and says why") {
+    TEST_CASE(
+        "POST /v1/estimates/inference with no room for a sequence gives point null and says why") {
         TestServer server(SampleDeps());
         json req = {{"model", "llama-3.1-70b"},
                     {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
@@ -234,8 +255,9 @@ TEST_SUITE("estimate_routes") {
         b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
         bool context = false;
         for (const json& w : b["warnings"]) {
-            context = context || (w["field"] == "/input_tokens" &&
-                                  w["detail"].get<std::string>().find("131072") != std::string::npos);
+            context =
+                context || (w["field"] == "/input_tokens" &&
+                            w["detail"].get<std::string>().find("131072") != std::string::npos);
         }
         CHECK(context);
     }
@@ -244,9 +266,10 @@ TEST_SUITE("estimate_routes") {
         TestServer server(SampleDeps());
         json req = {{"accelerator", "h100-sxm"},
                     {"precision", "bf16"},
-                    {"ops", {{{"kind", "gemm"}, {"m", 8192}, {"n", 8192}, {"k", 8192}},
-                             {{"kind", "memory"}, {"bytes_read", 1e9}, {"bytes_written", 1e9}},
-                             {{"kind", "custom"}, {"flops", 1e12}, {"bytes", 1e6}}}}};
+                    {"ops",
+                     {{{"kind", "gemm"}, {"m", 8192}, {"n", 8192}, {"k", 8192}},
+                      {{"kind", "memory"}, {"bytes_read", 1e9}, {"bytes_written", 1e9}},
+                      {{"kind", "custom"}, {"flops", 1e12}, {"bytes", 1e6}}}}};
         auto r = Post(server, "/v1/estimates/roofline", req);
         REQUIRE(r);
         CHECK(r->status == 200);
@@ -271,14 +294,15 @@ TEST_SUITE("estimate_routes") {
 
     TEST_CASE("estimate routes refuse unknown query parameters, as_of included, like plans") {
         TestServer server(SampleDeps());
-        for (const char* path : {"/v1/estimates/training", "/v1/estimates/inference",
-                                 "/v1/estimates/roofline"}) {
+        for (const char* path :
+             {"/v1/estimates/training", "/v1/estimates/inference", "/v1/estimates/roofline"}) {
             for (const char* query : {"?as_of=2026-01-01", "?gpu=h100"}) {
                 auto r = Post(server, std::string(path) + query, Llama65Training());
                 REQUIRE(r);
                 CHECK_MESSAGE(r->status == 400, path, query);
                 CHECK(json::parse(r->body)["code"] == "malformed_request");
-                CHECK(json::parse(r->body)["field"] == std::string(query).substr(1, std::string(query).find('=') - 1));
+                CHECK(json::parse(r->body)["field"] ==
+                      std::string(query).substr(1, std::string(query).find('=') - 1));
             }
         }
         auto bad = Post(server, "/v1/estimates/training?assumptions=bad", Llama65Training());

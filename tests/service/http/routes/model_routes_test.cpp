@@ -43,8 +43,9 @@ json Llama2Training(json model) {
 }
 
 json Llama2Structure() {
-    return {{"params_b", 6.7},        {"layers", 32},          {"hidden_size", 4096},
-            {"attention_heads", 32},  {"ffn_hidden_size", 11008}, {"vocab_size", 32000},
+    return {{"params_b", 6.7},          {"layers", 32},
+            {"hidden_size", 4096},      {"attention_heads", 32},
+            {"ffn_hidden_size", 11008}, {"vocab_size", 32000},
             {"seq_len", 4096}};
 }
 
@@ -85,8 +86,9 @@ TEST_SUITE("model_routes") {
         json overridden = Body(Post(server, "/v1/estimates/training",
                                     Llama2Training({{"id", "llama-2-7b"}, {"seq_len", 2048}})));
         CHECK(overridden["model"]["seq_len"] == 2048);
-        json hf = Body(Post(server, "/v1/estimates/training",
-                            Llama2Training({{"hf_config", HfConfig("llama-2-7b")}, {"seq_len", 4096}})));
+        json hf =
+            Body(Post(server, "/v1/estimates/training",
+                      Llama2Training({{"hf_config", HfConfig("llama-2-7b")}, {"seq_len", 4096}})));
         CHECK(hf["accelerator_hours"].get<double>() ==
               doctest::Approx(by_id["accelerator_hours"].get<double>()).epsilon(0.001));
     }
@@ -94,7 +96,8 @@ TEST_SUITE("model_routes") {
     TEST_CASE("Llama-2-7B as params_b plus a structure without gated_mlp is within 2 % of the id") {
         TestServer server(SampleDeps());
         json by_id = Body(Post(server, "/v1/estimates/training", Llama2Training("llama-2-7b")));
-        json given = Body(Post(server, "/v1/estimates/training", Llama2Training(Llama2Structure())));
+        json given =
+            Body(Post(server, "/v1/estimates/training", Llama2Training(Llama2Structure())));
         CHECK(given["model"]["gated_mlp"] == true);
         CHECK(given["warnings"].empty());
         CHECK(given["accelerator_hours"].get<double>() ==
@@ -144,15 +147,17 @@ TEST_SUITE("model_routes") {
 
     TEST_CASE("inference estimates and plans take the three model forms") {
         TestServer server(SampleDeps());
-        for (const json& model : {json("llama-3.1-70b"), json{{"id", "llama-3.1-70b"}, {"seq_len", 32768}},
-                                  json{{"hf_config", HfConfig("llama-3.1-70b")}}}) {
+        for (const json& model :
+             {json("llama-3.1-70b"), json{{"id", "llama-3.1-70b"}, {"seq_len", 32768}},
+              json{{"hf_config", HfConfig("llama-3.1-70b")}}}) {
             CAPTURE(model.dump().substr(0, 80));
-            json e = Body(Post(server, "/v1/estimates/inference",
-                               {{"model", model},
-                                {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 8}}},
-                                {"input_tokens", 1024},
-                                {"output_tokens", 256},
-                                {"tensor_parallel", 8}}));
+            json e =
+                Body(Post(server, "/v1/estimates/inference",
+                          {{"model", model},
+                           {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 8}}},
+                           {"input_tokens", 1024},
+                           {"output_tokens", 256},
+                           {"tensor_parallel", 8}}));
             CHECK(e["model"]["kv_heads"] == 8);
             json plan = Body(Post(server, "/v1/plans/inference",
                                   {{"model", model},
@@ -184,22 +189,25 @@ TEST_SUITE("model_routes") {
 
     TEST_CASE("bad model members: unknown id 422 with close matches, wrong shapes 400") {
         TestServer server(SampleDeps());
-        json unknown = Body(Post(server, "/v1/estimates/training", Llama2Training("llama-3-70b")), 422);
+        json unknown =
+            Body(Post(server, "/v1/estimates/training", Llama2Training("llama-3-70b")), 422);
         CHECK(unknown["field"] == "/model");
         CHECK(unknown["detail"].get<std::string>().find("llama-3.1-70b") != std::string::npos);
-        json unknown_id =
-            Body(Post(server, "/v1/estimates/training", Llama2Training({{"id", "mixtral-8x9b"}})), 422);
+        json unknown_id = Body(
+            Post(server, "/v1/estimates/training", Llama2Training({{"id", "mixtral-8x9b"}})), 422);
         CHECK(unknown_id["field"] == "/model/id");
-        json both = Body(Post(server, "/v1/estimates/training",
-                              Llama2Training({{"id", "llama-2-7b"}, {"hf_config", json::object()}})),
-                         422);
+        json both =
+            Body(Post(server, "/v1/estimates/training",
+                      Llama2Training({{"id", "llama-2-7b"}, {"hf_config", json::object()}})),
+                 422);
         CHECK(both["field"] == "/model/hf_config");
-        CHECK(Body(Post(server, "/v1/estimates/training", Llama2Training(7)), 400)["field"] == "/model");
-        CHECK(Body(Post(server, "/v1/estimates/training", Llama2Training({{"params", 7}})), 400)["code"] ==
-              "malformed_request");
+        CHECK(Body(Post(server, "/v1/estimates/training", Llama2Training(7)), 400)["field"] ==
+              "/model");
+        CHECK(Body(Post(server, "/v1/estimates/training", Llama2Training({{"params", 7}})),
+                   400)["code"] == "malformed_request");
         json bad_hf = HfConfig("llama-2-7b");
         bad_hf["hidden_size"] = "big";
-        CHECK(Body(Post(server, "/v1/estimates/training", Llama2Training({{"hf_config", bad_hf}})), 400)["field"] ==
-              "/model/hf_config/hidden_size");
+        CHECK(Body(Post(server, "/v1/estimates/training", Llama2Training({{"hf_config", bad_hf}})),
+                   400)["field"] == "/model/hf_config/hidden_size");
     }
 }

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "pricing/catalog_loader.hpp"
@@ -89,7 +89,9 @@ TEST_SUITE("plan_routes") {
         CHECK(body["expected_mixed_cost_usd"].is_null());
     }
 
-    TEST_CASE("POST /v1/plans/spot scales given prices and rate by nodes and finishes the high-rate example") {
+    TEST_CASE(
+        "POST /v1/plans/spot scales given prices and rate by nodes and finishes the high-rate "
+        "example") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/spot",
                               R"({"job_hours": 100, "on_demand_usd_per_hour": 10,
@@ -109,8 +111,9 @@ TEST_SUITE("plan_routes") {
 
     TEST_CASE("POST /v1/plans/spot prices a catalog spot offering against its on-demand twin") {
         TestServer server(SampleDeps());
-        json body = Body(Post(server, "/v1/plans/spot",
-                              R"({"job_hours": 48, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot",
+        json body =
+            Body(Post(server, "/v1/plans/spot",
+                      R"({"job_hours": 48, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot",
                                   "deadline_hours": 60})"));
         CHECK(body["on_demand_offering_id"] == "aws-p5.48xlarge-us-east-1-on-demand");
         CHECK(body["spot_interruption"]["bucket"] == ">20%");
@@ -163,8 +166,9 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/nodes");
         // An unknown id in the body is 422 with close matches, as in estimates (404 is for
         // ids in the path).
-        auto unknown = Post(server, "/v1/plans/spot",
-                            R"({"job_hours": 5, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spott"})");
+        auto unknown =
+            Post(server, "/v1/plans/spot",
+                 R"({"job_hours": 5, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spott"})");
         CheckProblem(unknown, 422, "invalid_argument", "/spot_offering_id");
         CHECK(json::parse(unknown->body)["detail"].get<std::string>().find("closest known ids") !=
               std::string::npos);
@@ -193,7 +197,8 @@ TEST_SUITE("plan_routes") {
     TEST_CASE("POST /v1/plans/rent-vs-buy: the enterprise seed breaks even in about 4.4 years") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/rent-vs-buy", kEnterpriseSeed));
-        CHECK(body["break_even_months"].get<double>() / 12.0 == doctest::Approx(4.44).epsilon(0.01));
+        CHECK(body["break_even_months"].get<double>() / 12.0 ==
+              doctest::Approx(4.44).epsilon(0.01));
         CHECK(body["monthly_rent_usd"] == 20000);
         CHECK(body["monthly_own_usd"] == 17000);
         // In present value, as the recommendation (17.14 %, was 14.6 % amortised).
@@ -239,10 +244,11 @@ TEST_SUITE("plan_routes") {
         REQUIRE(r);
         CHECK(r->status == 200);
         CHECK(r->get_header_value("Content-Type") == "text/csv; charset=utf-8");
-        CHECK(r->body.rfind("month,rent_usd,own_usd,own_net_of_resale_usd,currency,catalog_version\r\n0,0,800000,0,USD,", 0) ==
-              0);
-        auto json_preferred =
-            Post(server, "/v1/plans/rent-vs-buy", kEnterpriseSeed, "text/csv;q=0.5, application/json");
+        CHECK(r->body.rfind("month,rent_usd,own_usd,own_net_of_resale_usd,currency,catalog_"
+                            "version\r\n0,0,800000,0,USD,",
+                            0) == 0);
+        auto json_preferred = Post(server, "/v1/plans/rent-vs-buy", kEnterpriseSeed,
+                                   "text/csv;q=0.5, application/json");
         REQUIRE(json_preferred);
         CHECK(json_preferred->get_header_value("Content-Type") == "application/json");
     }
@@ -286,11 +292,11 @@ TEST_SUITE("plan_routes") {
         CHECK(body["total_count"].get<int>() >= 5);
         CHECK(body["total_count"] == body["feasible_count"]);
         const json& first = body["options"][0];
-        for (const char* key : {"nodes", "total_accelerators", "parallelism", "wall_clock_hours",
-                                "cluster_usd_per_hour", "billed_hours", "cost_usd",
-                                "expected_cost_usd", "cost_usd_p10", "cost_usd_p50",
-                                "cost_usd_p90", "meets_deadline", "within_budget", "violations",
-                                "price_age_days", "independent_hosts", "max_instances"}) {
+        for (const char* key :
+             {"nodes", "total_accelerators", "parallelism", "wall_clock_hours",
+              "cluster_usd_per_hour", "billed_hours", "cost_usd", "expected_cost_usd",
+              "cost_usd_p10", "cost_usd_p50", "cost_usd_p90", "meets_deadline", "within_budget",
+              "violations", "price_age_days", "independent_hosts", "max_instances"}) {
             CHECK(first.contains(key));
         }
         for (const char* key : {"id", "provider", "instance_type", "accelerator",
@@ -315,7 +321,8 @@ TEST_SUITE("plan_routes") {
         CHECK(body["sort"] == "cost");
     }
 
-    TEST_CASE("POST /v1/plans/training: nothing feasible gives null picks and the binding constraint") {
+    TEST_CASE(
+        "POST /v1/plans/training: nothing feasible gives null picks and the binding constraint") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/training",
                               R"({"model": {"params_b": 7}, "tokens_b": 20,
@@ -344,8 +351,8 @@ TEST_SUITE("plan_routes") {
         CHECK(free["options"][0]["deadline_probability"].is_null());
         const double expected = free["options"][0]["expected_wall_clock_hours"].get<double>();
         const std::string deadline = std::to_string(expected * 1.001);
-        json strict = Body(Post(server, "/v1/plans/training",
-                                base + R"(, "deadline_hours": )" + deadline + "}}"));
+        json strict = Body(
+            Post(server, "/v1/plans/training", base + R"(, "deadline_hours": )" + deadline + "}}"));
         const json& option = strict["options"][0];
         const double p = option["deadline_probability"].get<double>();
         CHECK(p < 0.9);
@@ -353,9 +360,9 @@ TEST_SUITE("plan_routes") {
         CHECK(option["violations"][0]["constraint"] == "deadline_confidence");
         CHECK(strict["recommendation"].is_null());
         CHECK(strict["binding_constraints"][0]["constraint"] == "deadline_confidence");
-        json lenient = Body(Post(server, "/v1/plans/training",
-                                 base + R"(, "deadline_hours": )" + deadline +
-                                     R"(, "deadline_confidence": 0.5}})"));
+        json lenient = Body(Post(
+            server, "/v1/plans/training",
+            base + R"(, "deadline_hours": )" + deadline + R"(, "deadline_confidence": 0.5}})"));
         CHECK(lenient["options"][0]["meets_deadline"] == true);
         CHECK(lenient["recommendation"]["deadline_probability"].get<double>() == p);
         auto csv = Post(server, "/v1/plans/training",
@@ -369,7 +376,8 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/constraints/deadline_confidence");
     }
 
-    TEST_CASE("POST /v1/plans/training caps runs at max_wall_clock_days and says what is possible") {
+    TEST_CASE(
+        "POST /v1/plans/training caps runs at max_wall_clock_days and says what is possible") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/training",
                               R"({"model": {"params_b": 7}, "tokens_b": 200000,
@@ -447,8 +455,8 @@ TEST_SUITE("plan_routes") {
         const json& price = body["recommendation"]["offering"];
         bool estimated_warned = false;
         for (const auto& w : body["warnings"]) {
-            estimated_warned = estimated_warned ||
-                               w["detail"].get<std::string>().find("is estimated") != std::string::npos;
+            estimated_warned = estimated_warned || w["detail"].get<std::string>().find(
+                                                       "is estimated") != std::string::npos;
         }
         CHECK(estimated_warned == price["as_of_estimated"].get<bool>());
     }
@@ -494,8 +502,9 @@ TEST_SUITE("plan_routes") {
         CHECK(std::count(r->body.begin(), r->body.end(), '\n') == 4);
     }
 
-    TEST_CASE("an unknown accelerator in plan constraints is 422 with the closest ids, as in "
-              "estimates") {
+    TEST_CASE(
+        "an unknown accelerator in plan constraints is 422 with the closest ids, as in "
+        "estimates") {
         TestServer server(SampleDeps());
         auto training = Post(server, "/v1/plans/training",
                              R"({"model": {"params_b": 7}, "tokens_b": 20,
@@ -548,9 +557,9 @@ TEST_SUITE("plan_routes") {
                           R"({"model": {"params_b": 7}, "tokens_b": 20,
                               "constraints": {"node_counts": [99999999999]}})"),
                      422, "invalid_argument", "/constraints/node_counts/0");
-        CheckProblem(Post(server, "/v1/plans/training",
-                          R"({"model": {"params_b": 7}, "tokens_b": -1})"),
-                     422, "invalid_argument", "/tokens_b");
+        CheckProblem(
+            Post(server, "/v1/plans/training", R"({"model": {"params_b": 7}, "tokens_b": -1})"),
+            422, "invalid_argument", "/tokens_b");
         CheckProblem(Post(server, "/v1/plans/training",
                           R"({"model": {"params_b": 7}, "tokens_b": 1,
                               "constraints": {"max_total_accelerators": 99999999}})"),
@@ -587,11 +596,10 @@ TEST_SUITE("plan_routes") {
                                                 "usd_per_million_output_tokens": 1.5}})"));
         REQUIRE(body["options"].size() >= 1);
         const json& o = body["options"][0];
-        for (const char* key : {"total_accelerators", "monthly_cost_usd",
-                                "usd_per_million_input_tokens", "usd_per_million_output_tokens",
-                                "usd_per_million_tokens",
-                                "savings_vs_api_fraction", "tensor_parallel", "batch_size",
-                                "nodes", "max_instances", "cluster_usd_per_hour"}) {
+        for (const char* key :
+             {"total_accelerators", "monthly_cost_usd", "usd_per_million_input_tokens",
+              "usd_per_million_output_tokens", "usd_per_million_tokens", "savings_vs_api_fraction",
+              "tensor_parallel", "batch_size", "nodes", "max_instances", "cluster_usd_per_hour"}) {
             CHECK(o.contains(key));
         }
         for (const char* old_key : {"accelerators", "instances"}) {
@@ -643,8 +651,9 @@ TEST_SUITE("plan_routes") {
 
     TEST_CASE("ids in plan bodies compare case-insensitively") {
         TestServer server(SampleDeps());
-        auto spot = Post(server, "/v1/plans/spot",
-                         R"({"job_hours": 48, "spot_offering_id": "AWS-P5.48XLARGE-US-EAST-1-SPOT"})");
+        auto spot =
+            Post(server, "/v1/plans/spot",
+                 R"({"job_hours": 48, "spot_offering_id": "AWS-P5.48XLARGE-US-EAST-1-SPOT"})");
         REQUIRE(spot);
         CHECK(spot->status == 200);
         CHECK(Body(spot)["on_demand_offering_id"] == "aws-p5.48xlarge-us-east-1-on-demand");

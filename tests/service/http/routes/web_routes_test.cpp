@@ -12,7 +12,8 @@ using gpucost::testing::TestServer;
 namespace {
 
 constexpr char kIndex[] =
-    "<html><link rel=\"stylesheet\" href=\"{{app.css}}\"><script src=\"{{app.js}}\"></script></html>";
+    "<html><link rel=\"stylesheet\" href=\"{{app.css}}\"><script "
+    "src=\"{{app.js}}\"></script></html>";
 
 gpucost::http::Deps WithPage(std::string_view js) {
     gpucost::http::Deps deps = SampleDeps();
@@ -32,7 +33,8 @@ std::string AssetPath(const std::string& page, const std::string& ext) {
 }  // namespace
 
 TEST_SUITE("web_routes") {
-    TEST_CASE("a browser gets the page with hashed asset names; other clients the JSON entry point") {
+    TEST_CASE(
+        "a browser gets the page with hashed asset names; other clients the JSON entry point") {
         TestServer server(WithPage("console.log(1)"));
         auto page = server.Client().Get("/", kBrowser);
         REQUIRE(page);
@@ -40,7 +42,8 @@ TEST_SUITE("web_routes") {
         CHECK(page->get_header_value("Content-Type") == "text/html; charset=utf-8");
         CHECK(page->get_header_value("Cache-Control") == "no-cache");
         CHECK(page->get_header_value("Vary") == "Accept");
-        CHECK(page->get_header_value("Content-Security-Policy").find("script-src 'self'") != std::string::npos);
+        CHECK(page->get_header_value("Content-Security-Policy").find("script-src 'self'") !=
+              std::string::npos);
         CHECK(page->body.find("{{") == std::string::npos);
 
         auto js = server.Client().Get(AssetPath(page->body, "js").c_str());

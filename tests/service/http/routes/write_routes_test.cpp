@@ -32,8 +32,8 @@ TEST_SUITE("write_routes_embedded") {
         auto c = server.Client();
         const std::string id = "/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand";
         httplib::Headers auth = {{"Authorization", "Bearer gpc_x"}};
-        CheckNeedsDatabase(c.Put((id + "/price").c_str(), auth, R"({"usd_per_hour": 1, "source": "x"})",
-                                 "application/json"));
+        CheckNeedsDatabase(c.Put((id + "/price").c_str(), auth,
+                                 R"({"usd_per_hour": 1, "source": "x"})", "application/json"));
         CheckNeedsDatabase(c.Post("/v1/offerings", auth, "{}", "application/json"));
         CheckNeedsDatabase(c.Delete(id.c_str(), auth));
         CheckNeedsDatabase(c.Get((id + "/history").c_str()));
@@ -49,8 +49,9 @@ TEST_SUITE("write_routes_embedded") {
         CHECK_FALSE(health.contains("database"));
     }
 
-    TEST_CASE("as_of without a database is 409 database_required with no Retry-After, a "
-              "malformed as_of is 422 either way") {
+    TEST_CASE(
+        "as_of without a database is 409 database_required with no Retry-After, a "
+        "malformed as_of is 422 either way") {
         TestServer server(SampleDeps());
         auto c = server.Client();
         auto r = c.Get("/v1/offerings?as_of=2026-01-01");
@@ -58,15 +59,17 @@ TEST_SUITE("write_routes_embedded") {
         CHECK(json::parse(r->body)["field"] == "as_of");
         CheckNeedsDatabase(c.Get("/v1/catalog?as_of=2026-01-01"));
         CheckNeedsDatabase(c.Get("/v1/providers?as_of=2026-01-01"));
-        CheckNeedsDatabase(c.Get("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand?as_of=2026-01-01"));
+        CheckNeedsDatabase(
+            c.Get("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand?as_of=2026-01-01"));
         auto bad = c.Get("/v1/offerings?as_of=tomorrow");
         REQUIRE(bad);
         CHECK(bad->status == 422);
         CHECK(json::parse(bad->body)["field"] == "as_of");
-        auto plan = c.Post("/v1/plans/spot?as_of=2026-01-01",
-                           R"({"job_hours": 100, "on_demand_usd_per_hour": 98.32, "spot_usd_per_hour": 30,
+        auto plan =
+            c.Post("/v1/plans/spot?as_of=2026-01-01",
+                   R"({"job_hours": 100, "on_demand_usd_per_hour": 98.32, "spot_usd_per_hour": 30,
                                "interruptions_per_hour": 0.1})",
-                           "application/json");
+                   "application/json");
         CheckNeedsDatabase(plan);
     }
 }

@@ -76,8 +76,8 @@ bool AnswersSmuggled(const std::vector<Answer>& answers) {
 
 std::string WithBody(const std::string& request_line, const std::string& headers,
                      const std::string& body) {
-    return request_line + "\r\nHost: x\r\n" + headers + "Content-Length: " +
-           std::to_string(body.size()) + "\r\n\r\n" + body;
+    return request_line + "\r\nHost: x\r\n" + headers +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 // Sends `attack`, then the probe, and reads what comes back.
@@ -117,44 +117,52 @@ TEST_SUITE("desync") {
         const int port = server.port();
         const std::string json = "application/json";
         // Each row: an early answer the server gives, the body holding a complete request.
-        CheckNoSmuggling(port,
-                         WithBody("POST /v1/offerings/" + std::string(1100, 'a') + " HTTP/1.1", "",
-                                  kSmuggled),
-                         414);
-        CheckNoSmuggling(port,
-                         WithBody("POST /v1/offerings?" + std::string(9000, 'q') + " HTTP/1.1", "",
-                                  kSmuggled),
-                         414);
-        CheckNoSmuggling(port,
-                         WithBody("POST /v1/estimates/roofline HTTP/1.1",
-                                  "Content-Encoding: gzip\r\nContent-Type: application/json\r\n",
-                                  kSmuggled),
-                         415);
-        CheckNoSmuggling(port,
-                         WithBody("POST /v1/estimates/roofline HTTP/1.1",
-                                  "Range: bytes=zz\r\nContent-Type: application/json\r\n", kSmuggled),
-                         416);
+        CheckNoSmuggling(
+            port,
+            WithBody("POST /v1/offerings/" + std::string(1100, 'a') + " HTTP/1.1", "", kSmuggled),
+            414);
+        CheckNoSmuggling(
+            port,
+            WithBody("POST /v1/offerings?" + std::string(9000, 'q') + " HTTP/1.1", "", kSmuggled),
+            414);
+        CheckNoSmuggling(
+            port,
+            WithBody("POST /v1/estimates/roofline HTTP/1.1",
+                     "Content-Encoding: gzip\r\nContent-Type: application/json\r\n", kSmuggled),
+            415);
+        CheckNoSmuggling(
+            port,
+            WithBody("POST /v1/estimates/roofline HTTP/1.1",
+                     "Range: bytes=zz\r\nContent-Type: application/json\r\n", kSmuggled),
+            416);
         CheckNoSmuggling(port, WithBody("POST /v1/nowhere HTTP/1.1", "", kSmuggled), 404);
         CheckNoSmuggling(port, WithBody("PATCH /readyz HTTP/1.1", "", kSmuggled), 405);
-        CheckNoSmuggling(port, WithBody("PUT /v1/offerings/x/price HTTP/1.1",
-                                        "Content-Type: " + json + "\r\n", kSmuggled),
+        CheckNoSmuggling(port,
+                         WithBody("PUT /v1/offerings/x/price HTTP/1.1",
+                                  "Content-Type: " + json + "\r\n", kSmuggled),
                          409);  // embedded mode: writes need the database
         CheckNoSmuggling(port, WithBody("FOO /readyz HTTP/1.1", "", kSmuggled), 400);
         CheckNoSmuggling(port,
                          "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
                          "chunked\r\n\r\n" +
-                             std::to_string(kSmuggled.size()) + "\r\n" + kSmuggled + "\r\n0\r\n\r\n",
+                             std::to_string(kSmuggled.size()) + "\r\n" + kSmuggled +
+                             "\r\n0\r\n\r\n",
                          411);
+        CheckNoSmuggling(
+            port,
+            "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n"
+            "\r\n" +
+                kSmuggled,
+            413);
+        CheckNoSmuggling(
+            port,
+            "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+            "Content-Length: 100000\r\n\r\n" +
+                kSmuggled,
+            413);
         CheckNoSmuggling(port,
-                         "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n"
-                         "\r\n" + kSmuggled,
-                         413);
-        CheckNoSmuggling(port,
-                         "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-                         "Content-Length: 100000\r\n\r\n" + kSmuggled,
-                         413);
-        CheckNoSmuggling(port, WithBody("POST /v1/estimates/roofline HTTP/1.1",
-                                        "Expect: something-else\r\n", kSmuggled),
+                         WithBody("POST /v1/estimates/roofline HTTP/1.1",
+                                  "Expect: something-else\r\n", kSmuggled),
                          417);
         CheckNoSmuggling(port,
                          "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(40000, 'b') +
@@ -179,17 +187,19 @@ TEST_SUITE("desync") {
                              std::to_string(kSmuggled.size()) + ", " +
                              std::to_string(kSmuggled.size()) + "\r\n\r\n" + kSmuggled,
                          400);
-        CheckNoSmuggling(port,
-                         "POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\nContent-Length: " +
-                             std::to_string(kSmuggled.size()) + "\r\n\r\n" + kSmuggled,
-                         400);
+        CheckNoSmuggling(
+            port,
+            "POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\nContent-Length: " +
+                std::to_string(kSmuggled.size()) + "\r\n\r\n" + kSmuggled,
+            400);
     }
 
-    TEST_CASE("every method with and without a body: a body is read whole or refused, never served") {
+    TEST_CASE(
+        "every method with and without a body: a body is read whole or refused, never served") {
         TestServer server(SampleDeps());
         const int port = server.port();
-        for (std::string method : {"GET", "HEAD", "OPTIONS", "TRACE", "DELETE", "POST", "PUT",
-                                   "PATCH", "CONNECT"}) {
+        for (std::string method :
+             {"GET", "HEAD", "OPTIONS", "TRACE", "DELETE", "POST", "PUT", "PATCH", "CONNECT"}) {
             for (std::string path : {"/readyz", "/v1/offerings", "/v1/nowhere"}) {
                 INFO(method << " " << path);
                 const bool takes_body = method == "POST" || method == "PUT" || method == "PATCH";
@@ -225,8 +235,8 @@ TEST_SUITE("desync") {
 
     TEST_CASE("a 429 from the rate limit does not leave the body to be read as a request") {
         gpucost::http::ServerOptions options;
-        options.rate_limiter = std::make_shared<gpucost::http::RateLimiter>(
-            gpucost::http::RateLimitOptions{0.01, 1});
+        options.rate_limiter =
+            std::make_shared<gpucost::http::RateLimiter>(gpucost::http::RateLimitOptions{0.01, 1});
         TestServer server(SampleDeps(), options);
         Conn c(server.port());
         std::string first = "GET /v1/accelerators HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -253,7 +263,8 @@ TEST_SUITE("desync") {
         CHECK(answers[0].body.find("\"code\":\"request_timeout\"") != std::string::npos);
     }
 
-    TEST_CASE("Expect: 100-continue: the interim answer, then the body under the request deadline") {
+    TEST_CASE(
+        "Expect: 100-continue: the interim answer, then the body under the request deadline") {
         gpucost::http::ServerOptions options;
         options.request_timeout_s = 1;
         TestServer server(SampleDeps(), options);  // 4 workers
@@ -262,8 +273,9 @@ TEST_SUITE("desync") {
         std::vector<std::unique_ptr<Conn>> slow;
         for (int i = 0; i < 12; ++i) {
             slow.push_back(std::make_unique<Conn>(server.port()));
-            slow.back()->Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nExpect: "
-                              "100-continue\r\nContent-Length: 200\r\n\r\n");
+            slow.back()->Send(
+                "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nExpect: "
+                "100-continue\r\nContent-Length: 200\r\n\r\n");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         for (int i = 0; i < 4; ++i) {
@@ -290,8 +302,10 @@ namespace {
 std::vector<std::string> RequestKinds() {
     const std::string roofline =
         R"({"accelerator": "h100-sxm", "precision": "bf16", "ops": [{"kind": "gemm", "m": 1024, "n": 1024, "k": 1024}]})";
-    const std::string padded = roofline.substr(0, roofline.size() - 1) + std::string(20000, ' ') + "}";
-    auto post = [](const std::string& path, const std::string& body, const std::string& extra = "") {
+    const std::string padded =
+        roofline.substr(0, roofline.size() - 1) + std::string(20000, ' ') + "}";
+    auto post = [](const std::string& path, const std::string& body,
+                   const std::string& extra = "") {
         return "POST " + path + " HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\n" + extra +
                "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
                "\r\n\r\n" + body;
@@ -323,15 +337,18 @@ std::vector<std::string> RequestKinds() {
         "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\nContent-Length: " +
             std::to_string(kSmuggled.size()) + "\r\n\r\n" + kSmuggled,
         "GET /readyz HTTP/1.1\nHost: x\nX-Request-Id: %ID%\n\n",
-        "POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\nContent-Length : 3\r\n\r\nabc",
+        "POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\nContent-Length : "
+        "3\r\n\r\nabc",
         "POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\nContent-Length: 3\r\n"
         "Content-Length: 4\r\n\r\nabcd",
-        "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\nTransfer-Encoding: "
+        "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nX-Request-Id: "
+        "%ID%\r\nTransfer-Encoding: "
         "chunked\r\n\r\n0\r\n\r\n",
         "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\nContent-Length: "
         "70000\r\n\r\n",
         post("/v1/estimates/roofline", roofline, "Expect: nothing\r\n"),
-        "GET /v1/offerings?" + std::string(9000, 'q') + " HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\n\r\n",
+        "GET /v1/offerings?" + std::string(9000, 'q') +
+            " HTTP/1.1\r\nHost: x\r\nX-Request-Id: %ID%\r\n\r\n",
     };
 }
 
@@ -403,8 +420,8 @@ TEST_SUITE("desync") {
             // Cut at random bytes; now and then a pause so that the server sees the pieces.
             std::size_t sent = 0;
             while (sent < stream.size()) {
-                std::uniform_int_distribution<std::size_t> piece(1, std::max<std::size_t>(
-                                                                        1, (stream.size() - sent) / 2));
+                std::uniform_int_distribution<std::size_t> piece(
+                    1, std::max<std::size_t>(1, (stream.size() - sent) / 2));
                 std::size_t n = std::min(stream.size() - sent, piece(rng));
                 c.Send(std::string_view(stream).substr(sent, n));
                 sent += n;
@@ -417,8 +434,8 @@ TEST_SUITE("desync") {
             if (got != expected) {
                 std::string report;
                 for (std::size_t i = 0; i < std::max(got.size(), expected.size()); ++i) {
-                    report += "\n#" + std::to_string(i) + " got:      " +
-                              (i < got.size() ? got[i].substr(0, 160) : "(none)") +
+                    report += "\n#" + std::to_string(i) +
+                              " got:      " + (i < got.size() ? got[i].substr(0, 160) : "(none)") +
                               "\n#" + std::to_string(i) + " expected: " +
                               (i < expected.size() ? expected[i].substr(0, 160) : "(none)");
                 }

@@ -76,8 +76,8 @@ TEST_SUITE("rate limit") {
         CHECK(r->get_header_value("Retry-After") == "2");
         CHECK(json::parse(r->body)["code"] == "rate_limited");
         // A forged address header does not buy a new bucket.
-        auto forged = client.Get("/v1/accelerators", {{"X-Forwarded-For", "10.9.9.9"},
-                                                      {"REMOTE_ADDR", "10.9.9.9"}});
+        auto forged = client.Get("/v1/accelerators",
+                                 {{"X-Forwarded-For", "10.9.9.9"}, {"REMOTE_ADDR", "10.9.9.9"}});
         CHECK(forged->status == 429);
         CHECK(client.Get("/healthz")->status == 200);
         CHECK(options.rate_limiter->rejected() == 2);

@@ -11,13 +11,16 @@ using gpucost::http::RequestFrame;
 
 namespace {
 
-RequestFrame Frame(const std::string& bytes) { return FrameRequest(bytes, FrameLimits{}); }
+RequestFrame Frame(const std::string& bytes) {
+    return FrameRequest(bytes, FrameLimits{});
+}
 
 }  // namespace
 
 TEST_SUITE("request_frame") {
     TEST_CASE("a whole head frames the request: head bytes plus Content-Length") {
-        std::string head = "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n";
+        std::string head =
+            "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n";
         RequestFrame f = Frame(head + "hello" + "GET / HTTP/1.1\r\n\r\n");
         REQUIRE(f.state == FrameState::kFramed);
         CHECK(f.head_bytes == head.size());
@@ -45,10 +48,10 @@ TEST_SUITE("request_frame") {
                  "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",             // bare CR in a value
                  "GET / HTTP/1.1\r\nX: a\x01\r\n\r\n",            // control byte in a value
                  "GET / HTTP/1.1\r\nNo colon\r\n\r\n",
-                 "GET  / HTTP/1.1\r\n\r\n",                       // two spaces
+                 "GET  / HTTP/1.1\r\n\r\n",  // two spaces
                  "GET / HTTP/2.0\r\n\r\n",
                  "GET / http/1.1\r\n\r\n",
-                 "\r\nGET / HTTP/1.1\r\n\r\n",                    // an empty line first
+                 "\r\nGET / HTTP/1.1\r\n\r\n",  // an empty line first
                  "G(T / HTTP/1.1\r\n\r\n",
              }) {
             INFO(bad);
@@ -66,12 +69,15 @@ TEST_SUITE("request_frame") {
     }
 
     TEST_CASE("Content-Length: one field of digits, within the body limit") {
-        CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx").status == 400);
-        CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx").status == 400);
+        CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx").status ==
+              400);
+        CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx").status ==
+              400);
         CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx").status == 400);
         CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n").status == 400);
         CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: +1\r\n\r\nx").status == 400);
-        CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n").status == 400);
+        CHECK(Frame("POST / HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n").status ==
+              400);
         CHECK(Frame("POST / HTTP/1.1\r\nContent-Length:\r\n\r\n").status == 400);
         RequestFrame big = Frame("POST / HTTP/1.1\r\nContent-Length: 65537\r\n\r\n");
         CHECK(big.status == 413);
@@ -89,17 +95,20 @@ TEST_SUITE("request_frame") {
             CHECK(f.detail.find("takes no request body") != std::string::npos);
             CHECK(f.method == method);  // named in the log line of the refusal
             CHECK(f.path == "/");
-            CHECK(Frame(method + " / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").status == 400);
+            CHECK(Frame(method + " / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").status ==
+                  400);
             CHECK(Frame(method + " / HTTP/1.1\r\nContent-Length: 0\r\n\r\n").state ==
                   FrameState::kFramed);
         }
         for (std::string method : {"POST", "PUT", "PATCH"}) {
             CHECK(Frame(method + " / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc").state ==
                   FrameState::kFramed);
-            RequestFrame chunked = Frame(method + " / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+            RequestFrame chunked =
+                Frame(method + " / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
             CHECK(chunked.status == 411);
             CHECK(chunked.code == "length_required");
-            CHECK(Frame(method + " / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
+            CHECK(Frame(method +
+                        " / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
                       .status == 411);
         }
     }
@@ -127,15 +136,16 @@ TEST_SUITE("request_frame") {
         RequestFrame line = FrameRequest(long_target, limits);  // no CRLF yet
         CHECK(line.status == 414);
         CHECK(FrameRequest(long_target + " HTTP/1.1\r\n\r\n", limits).status == 414);
-        std::string at_limit = "GET /" + std::string(limits.max_request_line_bytes - 16, 'a') +
-                               " HTTP/1.1\r\n\r\n";
+        std::string at_limit =
+            "GET /" + std::string(limits.max_request_line_bytes - 16, 'a') + " HTTP/1.1\r\n\r\n";
         CHECK(FrameRequest(at_limit, limits).state == FrameState::kFramed);
         RequestFrame header = FrameRequest(
             "GET / HTTP/1.1\r\nX: " + std::string(limits.max_header_line_bytes, 'b'), limits);
         CHECK(header.status == 431);
         CHECK(header.path == "/");
         std::string many = "GET / HTTP/1.1\r\n";
-        while (many.size() <= limits.max_head_bytes) many += "X-Pad: " + std::string(100, 'c') + "\r\n";
+        while (many.size() <= limits.max_head_bytes)
+            many += "X-Pad: " + std::string(100, 'c') + "\r\n";
         CHECK(FrameRequest(many, limits).status == 431);
         CHECK(FrameRequest(many + "\r\n", limits).status == 431);
     }

@@ -40,7 +40,7 @@ TEST_SUITE("transport") {
         gpucost::http::ServerOptions options;
         options.request_timeout_s = 4;  // the trickling clients are cut off during the test
         options.max_connections_per_address = 1000;  // all 200 come from 127.0.0.1
-        TestServer server(SampleDeps(), options);  // 4 workers
+        TestServer server(SampleDeps(), options);    // 4 workers
         std::vector<std::unique_ptr<RawClient>> slow;
         // One more that sends part of a head once, then nothing: it is told 408 when cut off.
         RawClient stalled(server.port());
@@ -109,9 +109,10 @@ TEST_SUITE("transport") {
         RawClient c(server.port());
         std::string body = R"({"accelerator": "h100-sxm", "precision": "bf16", )"
                            R"("ops": [{"kind": "gemm", "m": 1024, "n": 1024, "k": 1024}]})";
-        REQUIRE(c.Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
-                       "Content-Type: application/json\r\nContent-Length: " +
-                       std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 10)));
+        REQUIRE(
+            c.Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
+                   "Content-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 10)));
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         REQUIRE(c.Send(body.substr(10)));
         std::string out = c.Read();
@@ -123,9 +124,11 @@ TEST_SUITE("transport") {
         RawClient c(server.port());
         std::string body = R"({"accelerator": "h100-sxm", "precision": "bf16", )"
                            R"("ops": [{"kind": "gemm", "m": 1024, "n": 1024, "k": 1024}]})";
-        REQUIRE(c.Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
-                       "Content-Type: application/json\r\nExpect: 100-continue\r\n"
-                       "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"));
+        REQUIRE(
+            c.Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
+                   "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                   "Content-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n"));
         // The interim answer comes before the body is sent.
         CHECK(c.ReadUntil("\r\n\r\n").rfind("HTTP/1.1 100 Continue", 0) == 0);
         REQUIRE(c.Send(body));
@@ -236,5 +239,4 @@ TEST_SUITE("transport") {
         REQUIRE(a.Send(kHealthz));
         CHECK(a.Read().rfind("HTTP/1.1 200", 0) == 0);
     }
-
 }
