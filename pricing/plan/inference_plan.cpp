@@ -9,6 +9,7 @@
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/spot.hpp"
 
 namespace gpucost::pricing::plan {
@@ -279,27 +280,6 @@ struct SkipTally {
     }
 };
 
-// Why the request does not trust `o`'s price (reason, example), if it does not: unverified
-// with verified_only, or dated more than max_price_age_days before today.
-std::optional<std::pair<std::string, std::string>> DistrustedPrice(
-    const InferencePlanRequest& request, const Offering& o) {
-    if (request.verified_only && !o.price.verified) {
-        return std::pair<std::string, std::string>{
-            "unverified_price", o.id + ": the price is not verified (constraints.verified_only)"};
-    }
-    if (request.max_price_age_days) {
-        const auto today = DaysFromIsoDate(request.today);
-        const auto as_of = DaysFromIsoDate(o.price.as_of);
-        if (today && as_of && static_cast<double>(*today - *as_of) > *request.max_price_age_days) {
-            return std::pair<std::string, std::string>{
-                "price_too_old", o.id + ": the price is dated " + o.price.as_of + ", " +
-                                     std::to_string(*today - *as_of) +
-                                     " days ago (constraints.max_price_age_days)"};
-        }
-    }
-    return std::nullopt;
-}
-
 // Sizes every offering the request allows for the traffic; the options that can serve it
 // within the latency targets and the provider's capacity, the rest tallied.
 Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanRequest& request,
@@ -310,6 +290,8 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
     AcceleratorLookup accelerators(catalog, reference);
     std::map<std::pair<std::string, int>, ShapeChoice> shapes;
     std::vector<InferencePlanOption> all;
+    const PriceTrust trust{request.verified_only, request.max_price_age_days,
+                           DaysFromIsoDate(request.today)};
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(request.providers, o.provider) ||
             !Allowed(request.price_types, o.price_type) || !Allowed(request.regions, o.region) ||
@@ -322,8 +304,8 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
             tally.Add("spot_not_requested");
             continue;
         }
-        if (auto distrust = DistrustedPrice(request, o)) {
-            tally.Add(distrust->first, std::move(distrust->second));
+        if (auto distrust = DistrustedPrice(o, trust)) {
+            tally.Add(distrust->reason, std::move(distrust->example));
             continue;
         }
         const AcceleratorInfo& info = accelerators.Of(o.accelerator);

@@ -15,6 +15,7 @@
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
+#include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"
 
 namespace gpucost::pricing::plan::training_stages {
@@ -182,7 +183,7 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     Candidates out;
     AcceleratorLookup accelerators(catalog, reference);
     CapacityLookup capacities(reference, out.capacities);
-    const std::optional<long long> today = DaysFromIsoDate(request.today);
+    const PriceTrust trust{c.verified_only, c.max_price_age_days, DaysFromIsoDate(request.today)};
     // Per offering only a hash (accelerator) and usually one compare (shape): offerings sorted
     // by id put one instance type's regions next to each other, so most share the shape of
     // the offering before them. Keys view the catalog's strings.
@@ -208,22 +209,10 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
             }
             continue;
         }
-        if (c.verified_only && !o.price.verified) {
-            tally.Add("unverified_price");
-            tally.Example("unverified_price", o.id + ": price " + o.price.source.substr(0, 120) +
-                                                  " is not verified (constraints.verified_only)");
+        if (auto distrust = DistrustedPrice(o, trust)) {
+            tally.Add(distrust->reason);
+            tally.Example(distrust->reason, distrust->example);
             continue;
-        }
-        if (c.max_price_age_days && today) {
-            if (auto as_of = DaysFromIsoDate(o.price.as_of);
-                as_of && static_cast<double>(*today - *as_of) > *c.max_price_age_days) {
-                tally.Add("price_too_old");
-                tally.Example("price_too_old", o.id + ": price dated " + o.price.as_of +
-                                                   (o.price.as_of_estimated ? " (estimated)" : "") +
-                                                   ", " + std::to_string(*today - *as_of) +
-                                                   " days ago (constraints.max_price_age_days)");
-                continue;
-            }
         }
         auto found = infos.find(o.accelerator);
         if (found == infos.end()) {

@@ -1,0 +1,24 @@
+#include "pricing/plan/price_trust.hpp"
+
+#include "pricing/plan/calendar.hpp"
+
+namespace gpucost::pricing::plan {
+
+std::optional<Distrust> DistrustedPrice(const Offering& o, const PriceTrust& trust) {
+    if (trust.verified_only && !o.price.verified) {
+        return Distrust{"unverified_price", o.id + ": price " + o.price.source.substr(0, 120) +
+                                                " is not verified (constraints.verified_only)"};
+    }
+    if (trust.max_price_age_days && trust.today_days) {
+        if (auto as_of = DaysFromIsoDate(o.price.as_of);
+            as_of && static_cast<double>(*trust.today_days - *as_of) > *trust.max_price_age_days) {
+            return Distrust{"price_too_old", o.id + ": price dated " + o.price.as_of +
+                                                 (o.price.as_of_estimated ? " (estimated)" : "") +
+                                                 ", " + std::to_string(*trust.today_days - *as_of) +
+                                                 " days ago (constraints.max_price_age_days)"};
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace gpucost::pricing::plan
