@@ -4,6 +4,7 @@
 
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_plan.hpp"
 
 namespace gpucost::pricing::plan {
@@ -115,32 +116,9 @@ std::string RecommendationText(const InferencePlan& plan,
     return text;
 }
 
-// Warnings about the recommended option's price, as training plans give them.
-std::vector<std::string> PriceWarnings(const InferencePlanOption& r,
-                                       const std::string& today_date) {
-    const PriceObservation& price = r.offering->price;
-    std::vector<std::string> warnings;
-    const auto today = DaysFromIsoDate(today_date);
-    const auto as_of = DaysFromIsoDate(price.as_of);
-    if (today && as_of && static_cast<double>(*today - *as_of) > kDefaultMaxPriceAgeDays) {
-        warnings.push_back(r.offering->id + ": price dated " + price.as_of + " is " +
-                           std::to_string(*today - *as_of) + " days old (over " +
-                           Fixed(kDefaultMaxPriceAgeDays, 0) + "); check the current price");
-    }
-    if (price.as_of_estimated) {
-        warnings.push_back(r.offering->id + ": the price's date " + price.as_of +
-                           " is estimated (its source is undated)");
-    }
-    if (!price.verified) {
-        warnings.push_back(r.offering->id + ": the price is unverified");
-    }
-    return warnings;
-}
-
 }  // namespace
 
-InferenceRecommendation RecommendInference(const InferencePlan& plan, const Catalog& catalog,
-                                           const std::string& today) {
+InferenceRecommendation RecommendInference(const InferencePlan& plan, const Catalog& catalog) {
     InferenceRecommendation answer;
     answer.best_by_provider = BestByProvider(plan);
     if (plan.options.empty()) {
@@ -152,7 +130,9 @@ InferenceRecommendation RecommendInference(const InferencePlan& plan, const Cata
     }
     answer.recommendation = plan.options.front();
     answer.reasoning = RecommendationText(plan, answer.best_by_provider, catalog);
-    answer.price_warnings = PriceWarnings(plan.options.front(), today);
+    // Ages were set by StatePriceAges on these options.
+    const InferencePlanOption& r = plan.options.front();
+    answer.price_warnings = PriceWarnings(*r.offering, r.price_age_days, kDefaultMaxPriceAgeDays);
     return answer;
 }
 

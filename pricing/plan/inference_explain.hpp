@@ -20,11 +20,10 @@ struct InferenceRecommendation {
     std::vector<std::string> price_warnings;  // an old, estimated or unverified price
 };
 
-// `plan` holds every option planned, cheapest monthly first; `today` is YYYY-MM-DD (UTC), for
-// price ages. The option texts name accelerators from `catalog`.
+// `plan` holds every option planned, cheapest monthly first, their price ages set
+// (StatePriceAges). The option texts name accelerators from `catalog`.
 [[nodiscard]] InferenceRecommendation RecommendInference(const InferencePlan& plan,
-                                                         const Catalog& catalog,
-                                                         const std::string& today);
+                                                         const Catalog& catalog);
 
 // Sets each option's price_age_days: whole days from its price's as_of to `today`
 // (YYYY-MM-DD), as training options carry it.

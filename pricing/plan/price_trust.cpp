@@ -1,6 +1,7 @@
 #include "pricing/plan/price_trust.hpp"
 
 #include "pricing/plan/calendar.hpp"
+#include "pricing/plan/field_checker.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -19,6 +20,23 @@ std::optional<Distrust> DistrustedPrice(const Offering& o, const PriceTrust& tru
         }
     }
     return std::nullopt;
+}
+
+std::vector<std::string> PriceWarnings(const Offering& o, std::optional<long long> age_days,
+                                       double max_age_days) {
+    std::vector<std::string> out;
+    if (age_days && static_cast<double>(*age_days) > max_age_days) {
+        out.push_back(o.id + ": price dated " + o.price.as_of + " is " + std::to_string(*age_days) +
+                      " days old (over " + Fixed(max_age_days, 0) + "); check the current price");
+    }
+    if (o.price.as_of_estimated) {
+        out.push_back(o.id + ": the price's date " + o.price.as_of +
+                      " is estimated (its source is undated)");
+    }
+    if (!o.price.verified) {
+        out.push_back(o.id + ": the price is unverified");
+    }
+    return out;
 }
 
 }  // namespace gpucost::pricing::plan

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pricing/offering.hpp"
 
@@ -23,5 +24,11 @@ struct Distrust {
     std::string example;
 };
 [[nodiscard]] std::optional<Distrust> DistrustedPrice(const Offering& o, const PriceTrust& trust);
+
+// Warnings about a shown option's price, in the same words for every plan: older than
+// `max_age_days` (its age `age_days` from its as_of to today), dated by estimate, unverified.
+[[nodiscard]] std::vector<std::string> PriceWarnings(const Offering& o,
+                                                     std::optional<long long> age_days,
+                                                     double max_age_days);
 
 }  // namespace gpucost::pricing::plan

@@ -12,6 +12,7 @@
 #include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"
 
 namespace gpucost::pricing::plan::training_stages {
@@ -93,19 +94,7 @@ bool StalePrice(const TrainingPlanOption& o, const PricingSettings& s) {
 void AddWarnings(const TrainingPlanOption& o, const PricingSettings& s, const std::string& field,
                  std::vector<FieldError>& warnings) {
     const Offering& f = *o.offering;
-    std::vector<std::string> out;
-    if (StalePrice(o, s)) {
-        out.push_back(f.id + ": price dated " + f.price.as_of + " is " +
-                      std::to_string(*o.price_age_days) + " days old (over " +
-                      Fixed(s.max_price_age_days, 0) + "); check the current price");
-    }
-    if (f.price.as_of_estimated) {
-        out.push_back(f.id + ": the price's date " + f.price.as_of +
-                      " is estimated (its source is undated)");
-    }
-    if (!f.price.verified) {
-        out.push_back(f.id + ": the price is unverified");
-    }
+    std::vector<std::string> out = PriceWarnings(f, o.price_age_days, s.max_price_age_days);
     if (f.price_type == PriceType::kSpot && !f.spot_interruption) {
         out.push_back(f.id + ": no Spot Advisor interruption data; planned at the worst bucket (" +
                       Fixed(kDefaultUnknownSpotPercentPerMonth, 0) + "% a month)");

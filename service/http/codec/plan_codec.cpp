@@ -1217,7 +1217,7 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     answer.offset = first;
     answer.available_count = plan.value().options.size();
     pricing::plan::InferenceRecommendation recommended =
-        pricing::plan::RecommendInference(plan.value(), catalog, request.today);
+        pricing::plan::RecommendInference(plan.value(), catalog);
     answer.best_by_provider = std::move(recommended.best_by_provider);
     answer.recommendation = std::move(recommended.recommendation);
     answer.reasoning = std::move(recommended.reasoning);
