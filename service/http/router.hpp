@@ -94,6 +94,15 @@ struct ServerOptions {
     std::shared_ptr<CatalogStore> key_store;
 };
 
+// A route handler that is a function of the dependencies: bound to `deps` for RouteTable.
+using DepsHandler = void (*)(const Deps& deps, const httplib::Request& req, httplib::Response& res);
+inline std::function<void(const httplib::Request&, httplib::Response&)> Bind(const Deps& deps,
+                                                                             DepsHandler serve) {
+    return [deps, serve](const httplib::Request& req, httplib::Response& res) {
+        serve(deps, req, res);
+    };
+}
+
 // The EventServer settings that match `options`.
 TransportOptions TransportFor(const ServerOptions& options);
 

@@ -209,12 +209,6 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     return out;
 }
 
-json ToJson(const pricing::plan::SpotPlan& plan) {
-    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
-    return json::parse(
-        EncodeSpotPlan(plan, EncodeAssumptions(plan.assumptions, AssumptionDetail::kFull)));
-}
-
 pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const json& body) {
     JsonReader r(body, "");
     r.OnlyKnown({"buy", "rent", "discount_rate_annual", "horizon_months"});
@@ -371,12 +365,6 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
     WriteWarnings(w, p.warnings);
     w.EndObject();
     return out;
-}
-
-json ToJson(const pricing::plan::RentVsBuyPlan& plan) {
-    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
-    return json::parse(
-        EncodeRentVsBuyPlan(plan, EncodeAssumptions(plan.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan) {
@@ -778,12 +766,6 @@ std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumpt
     return out;
 }
 
-json TrainingPlanJson(const TrainingAnswer& answer) {
-    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
-    return json::parse(EncodeTrainingPlan(
-        answer, EncodeAssumptions(answer.plan.assumptions, AssumptionDetail::kFull)));
-}
-
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
     CsvTable t;
     t.header = {"offering_id",
@@ -1017,12 +999,6 @@ std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assum
     WritePlanWarnings(w, a.price_warnings, a.model_warnings);
     w.EndObject();
     return out;
-}
-
-json InferencePlanJson(const InferenceAnswer& answer) {
-    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
-    return json::parse(EncodeInferencePlan(
-        answer, EncodeAssumptions(answer.page.assumptions, AssumptionDetail::kFull)));
 }
 
 CsvTable OptionsCsv(const InferenceAnswer& answer) {

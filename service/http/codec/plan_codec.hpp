@@ -26,18 +26,16 @@ namespace gpucost::http {
 [[nodiscard]] pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     const nlohmann::json& body, const std::vector<std::string>& extra_keys = {});
 // The answer as JSON text with `assumptions_json` (EncodeAssumptions), written without a DOM
-// (byte-identical to one); as a DOM with every assumption for saved scenarios.
+// (byte-identical to one).
 std::string EncodeSpotPlan(const pricing::plan::SpotPlan& plan, std::string_view assumptions_json);
-nlohmann::json ToJson(const pricing::plan::SpotPlan& plan);
 
 // POST /v1/plans/rent-vs-buy.
 [[nodiscard]] pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(
     const nlohmann::json& body);
 // The answer as JSON text with `assumptions_json`, written without a DOM (byte-identical to
-// one); as a DOM with every assumption for saved scenarios.
+// one).
 std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& plan,
                                 std::string_view assumptions_json);
-nlohmann::json ToJson(const pricing::plan::RentVsBuyPlan& plan);
 // The month-by-month cumulative series as a table.
 CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan);
 
@@ -81,9 +79,8 @@ struct TrainingAnswer {
     pricing::plan::TrainingPlanRequest request, const pricing::Catalog& catalog,
     const pricing::PlanReference& reference, const std::string& today, unsigned cpus = 1);
 // The answer as JSON text, `assumptions` set to `assumptions_json` (EncodeAssumptions), written
-// without a DOM (byte-identical to one); as a DOM with every assumption for saved scenarios.
+// without a DOM (byte-identical to one).
 std::string EncodeTrainingPlan(const TrainingAnswer& answer, std::string_view assumptions_json);
-nlohmann::json TrainingPlanJson(const TrainingAnswer& answer);
 
 // The inference plan as POST /v1/plans/inference answers it: constraint ids resolved
 // case-insensitively (unknown ones 422 with close matches), every option planned for
@@ -112,9 +109,8 @@ struct InferenceAnswer {
 [[nodiscard]] pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     const nlohmann::json& body);
 // The answer as JSON text with `assumptions_json`, written without a DOM (byte-identical to
-// one); as a DOM with every assumption for saved scenarios.
+// one).
 std::string EncodeInferencePlan(const InferenceAnswer& answer, std::string_view assumptions_json);
-nlohmann::json InferencePlanJson(const InferenceAnswer& answer);
 // The options of the requested page, one row each, with the catalog version and currency.
 CsvTable OptionsCsv(const InferenceAnswer& answer);
 

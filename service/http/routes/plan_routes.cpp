@@ -4,10 +4,6 @@
 #include <optional>
 #include <set>
 
-#include "pricing/plan/inference_plan.hpp"
-#include "pricing/plan/rent_vs_buy.hpp"
-#include "pricing/plan/spot.hpp"
-#include "pricing/plan/training_plan.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
@@ -21,6 +17,7 @@
 #include "service/http/router.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/deprecation.hpp"
+#include "service/http/routes/plan_kinds.hpp"
 #include "service/http/transport/api_version.hpp"
 
 namespace gpucost::http {
@@ -96,222 +93,107 @@ std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request&
     return std::move(view).value();
 }
 
-std::vector<std::string> NamedIds(std::initializer_list<std::optional<std::string>> ids) {
-    std::vector<std::string> out;
-    for (const auto& id : ids) {
-        if (id) out.push_back(*id);
-    }
-    return out;
-}
-
 const pricing::PlanReference& ReferenceOf(const Deps& deps) {
     static const pricing::PlanReference kEmpty;
     return deps.plan_reference ? *deps.plan_reference : kEmpty;
 }
 
-}  // namespace
-
-namespace {
-
-// POST /v1/plans/spot: spot or on-demand for one job (JSON only: 406 to a CSV Accept).
-void ServeSpotPlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto body = ReadJsonBody(req, res);
-    if (!body) {
-        return;
+// Where a paged kind's page starts and the cursor of the next one; on failure writes the
+// problem and returns nullopt. Unpaged kinds get an empty paging.
+std::optional<std::optional<PlanPaging>> ReadPaging(const PlanKind& kind, const json& paged_body,
+                                                    const PricingView& view,
+                                                    const httplib::Request& req,
+                                                    httplib::Response& res) {
+    if (!kind.paged) {
+        return std::optional<PlanPaging>();
     }
-    auto book = TakeBook(*body, req, res);
-    if (!book) {
-        return;
-    }
-    auto request = DecodeSpotPlanRequest(*body, {"workload"});
-    if (!request.ok()) {
-        return WriteProblem(res, req, request.error());
-    }
-    auto workload = DecodeSpotWorkload(*body);
-    if (!workload.ok()) {
-        return WriteProblem(res, req, workload.error());
-    }
-    auto view = PlanPricing(deps, req, res, std::move(*book));
-    if (!view) {
-        return;
-    }
-    const pricing::Catalog& catalog = *view->catalog;
-    if (auto ids = CheckBodyIds(request.value(), catalog); !ids.ok()) {
-        return WriteProblem(res, req, ids.error());
-    }
-    auto plan = workload.value() ? pricing::plan::PlanSpotForTraining(request.value(),
-                                                                      *workload.value(), catalog)
-                                 : pricing::plan::PlanSpot(request.value(), catalog);
-    if (!plan.ok()) {
-        return WriteProblem(res, req, plan.error());
-    }
-    if (WantsCsv(req)) {
-        // One plan, not rows: a CSV would be a JSON object flattened. Say so rather than
-        // answer JSON to a client that asked for CSV (issue 22).
-        return WriteTransportProblem(res, req, 406, "not_acceptable",
-                                     "a spot plan is answered as application/json only; "
-                                     "send Accept: application/json (or none)");
-    }
-    const pricing::plan::SpotPlan& p = plan.value();
-    auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
-    WriteJsonText(res, MarkPricingBasis(EncodeSpotPlan(p, assumptions), *view,
-                                        NamedIds({request.value().spot_offering_id,
-                                                  request.value().on_demand_offering_id})));
-}
-
-// POST /v1/plans/rent-vs-buy: owning against renting over a horizon (CSV: the series).
-void ServeRentVsBuyPlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto body = ReadJsonBody(req, res);
-    if (!body) {
-        return;
-    }
-    auto book = TakeBook(*body, req, res);
-    if (!book) {
-        return;
-    }
-    auto request = DecodeRentVsBuyRequest(*body);
-    if (!request.ok()) {
-        return WriteProblem(res, req, request.error());
-    }
-    auto view = PlanPricing(deps, req, res, std::move(*book));
-    if (!view) {
-        return;
-    }
-    if (auto ids = CheckBodyIds(request.value(), *view->catalog); !ids.ok()) {
-        return WriteProblem(res, req, ids.error());
-    }
-    auto plan = pricing::plan::PlanRentVsBuy(request.value(), *view->catalog);
-    if (!plan.ok()) {
-        return WriteProblem(res, req, plan.error());
-    }
-    if (WantsCsv(req)) {
-        return WriteCsv(res, CumulativeCsv(plan.value()));
-    }
-    const pricing::plan::RentVsBuyPlan& p = plan.value();
-    auto assumptions = EncodeAssumptions(WithBookAssumptions(p.assumptions, *view), DetailOf(req));
-    WriteJsonText(res, MarkPricingBasis(EncodeRentVsBuyPlan(p, assumptions), *view,
-                                        NamedIds({request.value().rent.offering_id})));
-}
-
-// POST /v1/plans/training: every offering ranked for a run (CSV, FOCUS; paged by cursor).
-void ServeTrainingPlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto body = ReadJsonBody(req, res, /*takes_format=*/true);
-    if (!body) {
-        return;
-    }
-    const json paged_body = *body;  // the cursor's fingerprint covers the price book too
-    auto book = TakeBook(*body, req, res);
-    if (!book) {
-        return;
-    }
-    auto request = DecodeTrainingPlanRequest(*body);
-    if (!request.ok()) {
-        return WriteProblem(res, req, request.error());
-    }
-    auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
-    if (!view) {
-        return;
-    }
-    auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
+    auto paging = ReadPlanPaging(paged_body, view.catalog->Describe().version);
     if (!paging.ok()) {
-        return WriteProblem(res, req, paging.error());
+        WriteProblem(res, req, paging.error());
+        return std::nullopt;
     }
-    if (paging.value().cursor_offset) {
-        request.value().offset = *paging.value().cursor_offset;
+    return std::optional<PlanPaging>(std::move(paging).value());
+}
+
+// The outcome in the form asked for: FOCUS rows (?format=focus), CSV (Accept), or JSON.
+void WriteOutcome(const PlanKind& kind, const PlanOutcome& outcome,
+                  const std::optional<std::string>& next_cursor, const httplib::Request& req,
+                  httplib::Response& res) {
+    if (kind.focus) {
+        auto focus = WantsFocus(req);
+        if (!focus.ok()) {
+            return WriteProblem(res, req, focus.error());
+        }
+        if (focus.value()) {
+            return WriteCsv(res, outcome.focus());
+        }
     }
-    auto answer = AnswerTrainingPlan(request.value(), *view->catalog, ReferenceOf(deps),
-                                     TodayUtcDate(), deps.cpus);
-    if (!answer.ok()) {
-        return WriteProblem(res, req, answer.error());
+    if (WantsCsv(req)) {
+        if (!outcome.csv) {
+            // One plan, not rows: a CSV would be a JSON object flattened. Say so rather than
+            // answer JSON to a client that asked for CSV (issue 22).
+            return WriteTransportProblem(res, req, 406, "not_acceptable",
+                                         "a " + std::string(kind.name) +
+                                             " plan is answered as application/json only; "
+                                             "send Accept: application/json (or none)");
+        }
+        return WriteCsv(res, outcome.csv());
     }
-    answer.value().next_cursor = paging.value().Next(
-        answer.value().offset, answer.value().plan.options.size(), answer.value().plan.total_count);
-    if (body->contains("offset")) {
+    WriteJsonText(res, outcome.json_text(DetailOf(req), next_cursor));
+}
+
+// POST /v1/plans/{kind}: the body read, its price book taken out, decoded by the kind, priced on
+// the catalog (current or ?as_of=) through the book, paged, planned and answered.
+void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& req,
+               httplib::Response& res) {
+    auto body = ReadJsonBody(req, res, kind.focus);
+    if (!body) {
+        return;
+    }
+    // The cursor's fingerprint covers the price book too.
+    const json paged_body = kind.paged ? *body : json();
+    auto book = TakeBook(*body, req, res);
+    if (!book) {
+        return;
+    }
+    auto prepared = kind.prepare(*body);
+    if (!prepared.ok()) {
+        return WriteProblem(res, req, prepared.error());
+    }
+    auto view = PlanPricing(deps, req, res, std::move(*book));
+    if (!view) {
+        return;
+    }
+    auto paging = ReadPaging(kind, paged_body, *view, req, res);
+    if (!paging) {
+        return;
+    }
+    const std::optional<PlanPaging>& pages = *paging;
+    auto outcome =
+        prepared.value()(PlanContext{*view, &ReferenceOf(deps), deps.cpus,
+                                     pages ? pages->cursor_offset : std::optional<std::size_t>()});
+    if (!outcome.ok()) {
+        return WriteProblem(res, req, outcome.error());
+    }
+    std::optional<std::string> next_cursor;
+    if (const auto& page = outcome.value().page; pages && page) {
+        next_cursor = pages->Next(page->offset, page->shown, page->total);
+    }
+    if (outcome.value().deprecated_offset) {
         SetDeprecationHeaders(res, kOffsetPaging);
     }
-    auto focus = WantsFocus(req);
-    if (!focus.ok()) {
-        return WriteProblem(res, req, focus.error());
-    }
-    if (focus.value()) {
-        return WriteCsv(res, TrainingFocusCsv(answer.value().plan, request.value(), *view));
-    }
-    if (WantsCsv(req)) {
-        return WriteCsv(res, OptionsCsv(answer.value().plan));
-    }
-    const TrainingAnswer& a = answer.value();
-    auto assumptions =
-        EncodeAssumptions(WithBookAssumptions(a.plan.assumptions, *view), DetailOf(req));
-    WriteJsonText(res, MarkPricingBasis(EncodeTrainingPlan(a, assumptions), *view));
-}
-
-// POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor).
-void ServeInferencePlan(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto body = ReadJsonBody(req, res, /*takes_format=*/true);
-    if (!body) {
-        return;
-    }
-    const json paged_body = *body;  // the cursor's fingerprint covers the price book too
-    auto book = TakeBook(*body, req, res);
-    if (!book) {
-        return;
-    }
-    auto request = DecodeInferencePlanRequest(*body);
-    if (!request.ok()) {
-        return WriteProblem(res, req, request.error());
-    }
-    auto view = PlanPricing(deps, req, res, std::move(*book));  // options point into it
-    if (!view) {
-        return;
-    }
-    auto paging = ReadPlanPaging(paged_body, view->catalog->Describe().version);
-    if (!paging.ok()) {
-        return WriteProblem(res, req, paging.error());
-    }
-    auto answer = AnswerInferencePlan(request.value(), *view->catalog, ReferenceOf(deps),
-                                      paging.value().cursor_offset.value_or(0));
-    if (!answer.ok()) {
-        return WriteProblem(res, req, answer.error());
-    }
-    answer.value().next_cursor = paging.value().Next(
-        answer.value().offset, answer.value().page.options.size(), answer.value().available_count);
-    auto focus = WantsFocus(req);
-    if (!focus.ok()) {
-        return WriteProblem(res, req, focus.error());
-    }
-    if (focus.value()) {
-        const InferenceAnswer& a = answer.value();
-        return WriteCsv(res, ServingFocusCsv(a.recommendation, a.catalog_version,
-                                             TodayUtcDate().substr(0, 7), *view));
-    }
-    if (WantsCsv(req)) {
-        return WriteCsv(res, OptionsCsv(answer.value()));
-    }
-    const InferenceAnswer& a = answer.value();
-    auto assumptions =
-        EncodeAssumptions(WithBookAssumptions(a.page.assumptions, *view), DetailOf(req));
-    WriteJsonText(res, MarkPricingBasis(EncodeInferencePlan(a, assumptions), *view));
+    WriteOutcome(kind, outcome.value(), next_cursor, req, res);
 }
 
 }  // namespace
 
 void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Post("/v1/plans/spot", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeSpotPlan(deps, req, res);
-    });
-
-    routes.Post("/v1/plans/rent-vs-buy",
-                [deps](const httplib::Request& req, httplib::Response& res) {
-                    ServeRentVsBuyPlan(deps, req, res);
-                });
-
-    routes.Post("/v1/plans/training", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeTrainingPlan(deps, req, res);
-    });
-
-    routes.Post("/v1/plans/inference", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeInferencePlan(deps, req, res);
-    });
+    for (const PlanKind& kind : PlanKinds()) {
+        routes.Post("/v1/plans/" + std::string(kind.name),
+                    [deps, row = &kind](const httplib::Request& req, httplib::Response& res) {
+                        ServePlan(*row, deps, req, res);
+                    });
+    }
 }
 
 }  // namespace gpucost::http

@@ -3,12 +3,7 @@
 // /v1/plans/* handlers call.
 #include <algorithm>
 #include <charconv>
-#include <functional>
 
-#include "pricing/plan/inference_plan.hpp"
-#include "pricing/plan/rent_vs_buy.hpp"
-#include "pricing/plan/spot.hpp"
-#include "pricing/plan/training_plan.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
@@ -19,6 +14,7 @@
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/deprecation.hpp"
+#include "service/http/routes/plan_kinds.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -41,93 +37,9 @@ constexpr std::size_t kMaxTagChars = 40;
 constexpr Deprecation kScenarioCatalogRevisionRename{1795737600,  // 2026-11-27
                                                      "Mon, 01 Mar 2027 00:00:00 GMT"};
 
-using Evaluator = std::function<Result<json>(const json& request, const pricing::Catalog& catalog,
-                                             const pricing::PlanReference& reference)>;
-
-// Plan kinds a scenario can hold: the path under /v1/plans/ and the planner behind it.
-// Each runs exactly what the handler in plan_routes.cpp runs (decoder, planner, encoder).
-const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
-    static const std::vector<std::pair<std::string, Evaluator>> kinds = {
-        {"spot",
-         [](const json& request, const pricing::Catalog& catalog,
-            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
-             auto decoded = DecodeSpotPlanRequest(request, {"workload"});
-             if (!decoded.ok()) {
-                 return decoded.error();
-             }
-             auto workload = DecodeSpotWorkload(request);
-             if (!workload.ok()) {
-                 return workload.error();
-             }
-             if (auto ids = CheckBodyIds(decoded.value(), catalog); !ids.ok()) {
-                 return ids.error();
-             }
-             auto plan = workload.value() ? pricing::plan::PlanSpotForTraining(
-                                                decoded.value(), *workload.value(), catalog)
-                                          : pricing::plan::PlanSpot(decoded.value(), catalog);
-             if (!plan.ok()) {
-                 return plan.error();
-             }
-             return ToJson(plan.value());
-         }},
-        {"training",
-         [](const json& request, const pricing::Catalog& catalog,
-            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
-             auto decoded = DecodeTrainingPlanRequest(request);
-             if (!decoded.ok()) {
-                 return decoded.error();
-             }
-             auto answer = AnswerTrainingPlan(decoded.value(), catalog, reference, TodayUtcDate());
-             if (!answer.ok()) {
-                 return answer.error();
-             }
-             return TrainingPlanJson(answer.value());
-         }},
-        {"inference",
-         [](const json& request, const pricing::Catalog& catalog,
-            const pricing::PlanReference& reference) -> Result<json> {
-             auto decoded = DecodeInferencePlanRequest(request);
-             if (!decoded.ok()) {
-                 return decoded.error();
-             }
-             auto answer = AnswerInferencePlan(decoded.value(), catalog, reference);
-             if (!answer.ok()) {
-                 return answer.error();
-             }
-             return InferencePlanJson(answer.value());
-         }},
-        {"rent-vs-buy",
-         [](const json& request, const pricing::Catalog& catalog,
-            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
-             auto decoded = DecodeRentVsBuyRequest(request);
-             if (!decoded.ok()) {
-                 return decoded.error();
-             }
-             if (auto ids = CheckBodyIds(decoded.value(), catalog); !ids.ok()) {
-                 return ids.error();
-             }
-             auto plan = pricing::plan::PlanRentVsBuy(decoded.value(), catalog);
-             if (!plan.ok()) {
-                 return plan.error();
-             }
-             return ToJson(plan.value());
-         }},
-    };
-    return kinds;
-}
-
 const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
     static const pricing::PlanReference kEmpty;
     return deps.plan_reference ? *deps.plan_reference : kEmpty;
-}
-
-const Evaluator* FindKind(const std::string& name) {
-    for (const auto& [kind, evaluate] : PlanKinds()) {
-        if (kind == name) {
-            return &evaluate;
-        }
-    }
-    return nullptr;
 }
 
 // Errors of the embedded plan request point into /request.
@@ -291,6 +203,17 @@ void WriteScenarioProblem(httplib::Response& res, const httplib::Request& req,
     WriteProblem(res, req, e);
 }
 
+// A scenario id from the path, or a 404 problem written and nullopt.
+std::optional<std::int64_t> PathScenarioId(const httplib::Request& req, httplib::Response& res) {
+    auto id = ParseScenarioId(req.matches[1].str());
+    if (!id) {
+        WriteProblem(res, req,
+                     MakeError(ErrorCode::kNotFound,
+                               "no scenario with id '" + req.matches[1].str() + "'", "id"));
+    }
+    return id;
+}
+
 // The change (PATCH, DELETE) common part: a database, a key of either scope, a scenario id.
 std::optional<std::pair<WriteRequest, std::int64_t>> BeginChange(const Deps& deps,
                                                                  const httplib::Request& req,
@@ -306,11 +229,8 @@ std::optional<std::pair<WriteRequest, std::int64_t>> BeginChange(const Deps& dep
     if (!principal) {
         return std::nullopt;
     }
-    auto id = ParseScenarioId(req.matches[1].str());
+    auto id = PathScenarioId(req, res);
     if (!id) {
-        WriteProblem(res, req,
-                     MakeError(ErrorCode::kNotFound,
-                               "no scenario with id '" + req.matches[1].str() + "'", "id"));
         return std::nullopt;
     }
     WriteRequest write;
@@ -355,330 +275,359 @@ void WriteScenario(httplib::Response& res, const Scenario& s, int status) {
 
 }  // namespace
 
+namespace {
+
+// What POST /v1/scenarios carries: the name, the plan kind, its request and tags.
+struct ScenarioDraftBody {
+    std::string name;
+    const PlanKind* kind = nullptr;
+    const json* request = nullptr;
+    std::vector<std::string> tags;
+};
+
+pricing::Result<ScenarioDraftBody> ReadScenarioDraft(const json& body) {
+    JsonReader r(body, "");
+    r.OnlyKnown({"name", "plan", "request", "tags"});
+    auto name = r.String("name");
+    auto kind = r.String("plan");
+    const json* request = r.Object("request");
+    auto tags = r.Strings("tags");
+    if (r.ok() && !name) {
+        r.Fail(ErrorCode::kInvalidArgument, "name", "is required");
+    }
+    if (r.ok() && !kind) {
+        r.Fail(ErrorCode::kInvalidArgument, "plan", "is required");
+    }
+    if (r.ok() && request == nullptr) {
+        r.Fail(ErrorCode::kMalformed, "request", "is required: the body of the plan request");
+    }
+    if (r.ok()) {
+        CheckName(r, *name);
+    }
+    if (tags) {
+        CheckTags(r, *tags);
+    }
+    const PlanKind* found = r.ok() ? FindPlanKind(*kind) : nullptr;
+    if (r.ok() && found == nullptr) {
+        r.Fail(ErrorCode::kInvalidArgument, "plan",
+               "unknown plan '" + kind->substr(0, 40) + "'; use one of: " + PlanKindNames());
+    }
+    if (!r.ok()) {
+        return r.error();
+    }
+    return ScenarioDraftBody{*name, found, request, tags.value_or(std::vector<std::string>{})};
+}
+
+// POST /v1/scenarios: the plan answered as its live route answers it, saved with its request.
+void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    // Saving writes to the database: any valid key (read or admin) may save.
+    auto principal = RequireKey(deps, req, res, KeyScope::kRead);
+    if (!principal) {
+        return;
+    }
+    WriteRequest write;
+    write.principal = *principal;
+    auto key = ReadIdempotencyKey(req, res);
+    if (!key) {
+        return;
+    }
+    write.idempotency_key = *key;
+    write.request_hash = RequestFingerprint(req);
+    if (!RequireJsonBody(req, res)) {
+        return;
+    }
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) {
+        return WriteProblem(res, req, body.error());
+    }
+    auto draft_body = ReadScenarioDraft(body.value());
+    if (!draft_body.ok()) {
+        return WriteProblem(res, req, draft_body.error());
+    }
+    const ScenarioDraftBody& d = draft_body.value();
+    auto catalog = deps.store->Current();
+    auto result = AnswerSavedPlan(*d.kind, *d.request, catalog, PlanReferenceOf(deps), deps.cpus);
+    if (!result.ok()) {
+        return WriteProblem(res, req, UnderRequest(result.error()));
+    }
+    Scenario draft;
+    draft.name = d.name;
+    draft.plan_kind = std::string(d.kind->name);
+    draft.request_json = d.request->dump();
+    draft.saved_result_json = result.value().dump(-1, ' ', false, json::error_handler_t::replace);
+    draft.catalog_revision = deps.store->Health().revision;
+    // The catalog the answer was computed on, as the answer itself names it.
+    const json& answer = result.value();
+    draft.catalog_version = answer.is_object() && answer.contains("catalog_version") &&
+                                    answer["catalog_version"].is_string()
+                                ? answer["catalog_version"].get<std::string>()
+                                : CatalogRevisionOf(*catalog);
+    draft.tags = d.tags;
+    auto saved = deps.store->SaveScenario(write, draft);
+    if (!saved.ok()) {
+        return WriteProblem(res, req, saved.error());
+    }
+    if (saved.value().replayed) {
+        res.set_header("Idempotent-Replayed", "true");
+    }
+    res.set_header("Location", "/v1/scenarios/" + std::to_string(saved.value().id));
+    WriteScenario(res, saved.value(), 201);
+}
+
+// GET /v1/scenarios' limit and cursor: the page size and the id the page starts after.
+pricing::Result<std::pair<std::size_t, std::int64_t>> ReadScenarioPage(const QueryParams& params) {
+    auto limit = params.Int("limit");
+    if (!limit.ok()) {
+        return limit.error();
+    }
+    auto cursor = params.One("cursor");
+    if (!cursor.ok()) {
+        return cursor.error();
+    }
+    std::size_t n = kDefaultListLimit;
+    if (limit.value()) {
+        if (*limit.value() < 1 || static_cast<std::size_t>(*limit.value()) > kMaxListLimit) {
+            return MakeError(ErrorCode::kInvalidArgument, "must be from 1 to 500", "limit");
+        }
+        n = static_cast<std::size_t>(*limit.value());
+    }
+    std::int64_t after = 0;
+    if (cursor.value()) {
+        auto parsed = ParseScenarioId(*cursor.value());
+        if (!parsed) {
+            return MakeError(ErrorCode::kInvalidArgument, "is not a cursor from a previous page",
+                             "cursor");
+        }
+        after = *parsed;
+    }
+    return std::make_pair(n, after);
+}
+
+// GET /v1/scenarios' filters: plan kind, tag, author (each non-empty when sent).
+pricing::Result<ScenarioFilter> ReadScenarioFilter(const QueryParams& params) {
+    ScenarioFilter filter;
+    for (auto [name, target] : {std::pair<const char*, std::string*>{"plan", &filter.plan_kind},
+                                {"tag", &filter.tag},
+                                {"created_by", &filter.created_by}}) {
+        auto value = params.One(name);
+        if (!value.ok()) {
+            return value.error();
+        }
+        if (value.value()) {
+            if (value.value()->empty()) {
+                return MakeError(ErrorCode::kInvalidArgument, "must not be empty", name);
+            }
+            *target = *value.value();
+        }
+    }
+    if (!filter.plan_kind.empty() && FindPlanKind(filter.plan_kind) == nullptr) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "unknown plan; use one of: " + PlanKindNames(), "plan");
+    }
+    return filter;
+}
+
+// GET /v1/scenarios: saved scenarios, oldest first, filtered and paged by cursor.
+void ServeListScenarios(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {"limit", "cursor", "plan", "tag", "created_by"});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    if (!NeedStore(deps, req, res)) {
+        return;
+    }
+    auto page_at = ReadScenarioPage(params);
+    if (!page_at.ok()) {
+        return WriteProblem(res, req, page_at.error());
+    }
+    auto [n, after] = page_at.value();
+    auto filter = ReadScenarioFilter(params);
+    if (!filter.ok()) {
+        return WriteProblem(res, req, filter.error());
+    }
+    auto page = deps.store->FindScenarios(filter.value(), n + 1, after);
+    if (!page.ok()) {
+        return WriteProblem(res, req, page.error());
+    }
+    json items = json::array();
+    auto& list = page.value().items;
+    bool more = list.size() > n;
+    for (std::size_t i = 0; i < list.size() && i < n; ++i) {
+        items.push_back(ScenarioJson(list[i], /*with_bodies=*/false));
+    }
+    json next = more ? json(std::to_string(list[n - 1].id)) : json(nullptr);
+    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the items' catalog_revision
+    WriteJson(res, {{"limit", n},
+                    {"total_count", page.value().total_count},
+                    {"next_cursor", next},
+                    {"items", std::move(items)}});
+}
+
+// GET /v1/scenarios/{id}.
+void ServeGetScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    if (!NeedStore(deps, req, res)) {
+        return;
+    }
+    auto id = PathScenarioId(req, res);
+    if (!id) {
+        return;
+    }
+    auto found = deps.store->GetScenario(*id);
+    if (!found.ok()) {
+        return WriteProblem(res, req, found.error());
+    }
+    WriteScenario(res, found.value(), 200);
+}
+
+// PATCH /v1/scenarios/{id}: a new name or tags (merge patch), by the owner or an admin.
+void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto begun = BeginChange(deps, req, res);
+    if (!begun) {
+        return;
+    }
+    auto& [write, id] = *begun;
+    if (!RequirePatchBody(req, res)) {
+        return;
+    }
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) {
+        return WriteProblem(res, req, body.error());
+    }
+    JsonReader r(body.value(), "");
+    r.OnlyKnown({"name", "tags"});
+    ScenarioChange change;
+    change.name = r.String("name");
+    change.tags = r.Strings("tags");
+    // Merge patch: null removes a member. A scenario keeps a name; its tags can go.
+    if (r.ok() && body.value().contains("name") && body.value()["name"].is_null()) {
+        r.Fail(ErrorCode::kInvalidArgument, "name", "cannot be removed; send a new name");
+    }
+    if (r.ok() && body.value().contains("tags") && body.value()["tags"].is_null()) {
+        change.tags = std::vector<std::string>{};
+    }
+    if (change.name) {
+        CheckName(r, *change.name);
+    }
+    if (change.tags) {
+        CheckTags(r, *change.tags);
+    }
+    if (!r.ok()) {
+        return WriteProblem(res, req, r.error());
+    }
+    auto changed = deps.store->UpdateScenario(write, id, change);
+    if (!changed.ok()) {
+        return WriteScenarioProblem(res, req, changed.error());
+    }
+    WriteScenario(res, changed.value(), 200);
+}
+
+// DELETE /v1/scenarios/{id}, by the owner or an admin.
+void ServeDeleteScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto begun = BeginChange(deps, req, res);
+    if (!begun) {
+        return;
+    }
+    auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
+    if (!deleted.ok()) {
+        return WriteScenarioProblem(res, req, deleted.error());
+    }
+    res.status = 204;
+}
+
+// The differences between the saved answer and today's, as `changes` (at most kMaxChanges) and
+// their count. Which catalog each answer was read from is provenance, not a change of the plan:
+// the evaluation names its own catalog_version, and an as_of catalog is named by its instant
+// ("pg-r7@...") even where it holds the very prices the scenario was saved with. Answers saved
+// before plans named their currency and pricing basis were in the same US dollars at list
+// prices: members added since are not changes of the plan.
+std::pair<json, std::size_t> ChangesSince(json saved, json now) {
+    if (saved.is_object()) saved.erase("catalog_version");
+    if (now.is_object()) now.erase("catalog_version");
+    for (const char* added : {"currency", "pricing_basis"}) {
+        if (saved.is_object() && now.is_object() && !saved.contains(added)) {
+            now.erase(added);
+        }
+    }
+    json changes = json::array();
+    std::size_t total = 0;
+    Diff(saved, now, "", 0, changes, total);
+    return {std::move(changes), total};
+}
+
+// POST /v1/scenarios/{id}/evaluate: the saved request answered again on current (or as_of)
+// prices, beside the saved answer, with what changed.
+void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {kAsOfParam});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    if (!NeedStore(deps, req, res)) {
+        return;
+    }
+    auto id = PathScenarioId(req, res);
+    if (!id) {
+        return;
+    }
+    auto catalog = CatalogForQuery(deps, params);
+    if (!catalog.ok()) {
+        return WriteProblem(res, req, catalog.error());
+    }
+    auto found = deps.store->GetScenario(*id);
+    if (!found.ok()) {
+        return WriteProblem(res, req, found.error());
+    }
+    const Scenario& s = found.value();
+    const PlanKind* kind = FindPlanKind(s.plan_kind);
+    json request = json::parse(s.request_json, nullptr, false);
+    json saved = json::parse(s.saved_result_json, nullptr, false);
+    if (kind == nullptr || request.is_discarded() || saved.is_discarded()) {
+        return WriteProblem(
+            res, req,
+            MakeError(ErrorCode::kFailedPrecondition,
+                      "this scenario's plan kind '" + s.plan_kind + "' is no longer supported"));
+    }
+    auto now = AnswerSavedPlan(*kind, request, catalog.value(), PlanReferenceOf(deps), deps.cpus);
+    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // scenario.catalog_revision
+    auto as_of = params.One(kAsOfParam);
+    json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
+                {"evaluated_at", FormatTimestamp(NowUs())},
+                {"as_of", as_of.ok() && as_of.value() ? json(*as_of.value()) : json(nullptr)},
+                {"catalog_version", CatalogRevisionOf(*catalog.value())},
+                {"saved_result", saved}};
+    if (!now.ok()) {
+        // The request no longer evaluates (an offering it names was retired, say): report it as
+        // the answer instead of failing the call.
+        out["result"] = nullptr;
+        out["error"] = {{"code", pricing::ErrorCodeName(now.error().code)},
+                        {"detail", now.error().message},
+                        {"field", now.error().field}};
+        out["changed"] = true;
+        return WriteJson(res, out);
+    }
+    auto [changes, total] = ChangesSince(saved, now.value());
+    out["result"] = now.value();
+    out["changed"] = total > 0;
+    out["change_count"] = total;
+    out["changes"] = std::move(changes);
+    WriteJson(res, out);
+}
+
+}  // namespace
+
 void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Post("/v1/scenarios", [deps](const httplib::Request& req, httplib::Response& res) {
-        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        // Saving writes to the database: any valid key (read or admin) may save.
-        auto principal = RequireKey(deps, req, res, KeyScope::kRead);
-        if (!principal) {
-            return;
-        }
-        WriteRequest write;
-        write.principal = *principal;
-        auto key = ReadIdempotencyKey(req, res);
-        if (!key) {
-            return;
-        }
-        write.idempotency_key = *key;
-        write.request_hash = RequestFingerprint(req);
-        if (!RequireJsonBody(req, res)) {
-            return;
-        }
-        auto body = ParseJsonBody(req.body);
-        if (!body.ok()) {
-            return WriteProblem(res, req, body.error());
-        }
-        JsonReader r(body.value(), "");
-        r.OnlyKnown({"name", "plan", "request", "tags"});
-        auto name = r.String("name");
-        auto kind = r.String("plan");
-        const json* request = r.Object("request");
-        auto tags = r.Strings("tags");
-        if (r.ok() && !name) {
-            r.Fail(ErrorCode::kInvalidArgument, "name", "is required");
-        }
-        if (r.ok() && !kind) {
-            r.Fail(ErrorCode::kInvalidArgument, "plan", "is required");
-        }
-        if (r.ok() && request == nullptr) {
-            r.Fail(ErrorCode::kMalformed, "request", "is required: the body of the plan request");
-        }
-        if (r.ok()) {
-            CheckName(r, *name);
-        }
-        if (tags) {
-            CheckTags(r, *tags);
-        }
-        const Evaluator* evaluate = r.ok() ? FindKind(*kind) : nullptr;
-        if (r.ok() && evaluate == nullptr) {
-            std::string known;
-            for (const auto& k : PlanKinds()) {
-                known += (known.empty() ? "" : ", ") + k.first;
-            }
-            r.Fail(ErrorCode::kInvalidArgument, "plan",
-                   "unknown plan '" + kind->substr(0, 40) + "'; use one of: " + known);
-        }
-        if (!r.ok()) {
-            return WriteProblem(res, req, r.error());
-        }
-        auto catalog = deps.store->Current();
-        auto result = (*evaluate)(*request, *catalog, PlanReferenceOf(deps));
-        if (!result.ok()) {
-            return WriteProblem(res, req, UnderRequest(result.error()));
-        }
-        Scenario draft;
-        draft.name = *name;
-        draft.plan_kind = *kind;
-        draft.request_json = request->dump();
-        draft.saved_result_json =
-            result.value().dump(-1, ' ', false, json::error_handler_t::replace);
-        draft.catalog_revision = deps.store->Health().revision;
-        // The catalog the answer was computed on, as the answer itself names it.
-        const json& answer = result.value();
-        draft.catalog_version = answer.is_object() && answer.contains("catalog_version") &&
-                                        answer["catalog_version"].is_string()
-                                    ? answer["catalog_version"].get<std::string>()
-                                    : CatalogRevisionOf(*catalog);
-        draft.tags = tags.value_or(std::vector<std::string>{});
-        auto saved = deps.store->SaveScenario(write, draft);
-        if (!saved.ok()) {
-            return WriteProblem(res, req, saved.error());
-        }
-        if (saved.value().replayed) {
-            res.set_header("Idempotent-Replayed", "true");
-        }
-        res.set_header("Location", "/v1/scenarios/" + std::to_string(saved.value().id));
-        WriteScenario(res, saved.value(), 201);
-    });
-
-    routes.Get("/v1/scenarios", [deps](const httplib::Request& req, httplib::Response& res) {
-        QueryParams params(req, {"limit", "cursor", "plan", "tag", "created_by"});
-        if (auto checked = params.Check(); !checked.ok()) {
-            return WriteProblem(res, req, checked.error());
-        }
-        if (!NeedStore(deps, req, res)) {
-            return;
-        }
-        auto limit = params.Int("limit");
-        auto cursor = params.One("cursor");
-        if (!limit.ok()) {
-            return WriteProblem(res, req, limit.error());
-        }
-        if (!cursor.ok()) {
-            return WriteProblem(res, req, cursor.error());
-        }
-        std::size_t n = kDefaultListLimit;
-        if (limit.value()) {
-            if (*limit.value() < 1 || static_cast<std::size_t>(*limit.value()) > kMaxListLimit) {
-                return WriteProblem(
-                    res, req,
-                    MakeError(ErrorCode::kInvalidArgument, "must be from 1 to 500", "limit"));
-            }
-            n = static_cast<std::size_t>(*limit.value());
-        }
-        std::int64_t after = 0;
-        if (cursor.value()) {
-            auto parsed = ParseScenarioId(*cursor.value());
-            if (!parsed) {
-                return WriteProblem(res, req,
-                                    MakeError(ErrorCode::kInvalidArgument,
-                                              "is not a cursor from a previous page", "cursor"));
-            }
-            after = *parsed;
-        }
-        ScenarioFilter filter;
-        for (auto [name, target] : {std::pair<const char*, std::string*>{"plan", &filter.plan_kind},
-                                    {"tag", &filter.tag},
-                                    {"created_by", &filter.created_by}}) {
-            auto value = params.One(name);
-            if (!value.ok()) {
-                return WriteProblem(res, req, value.error());
-            }
-            if (value.value()) {
-                if (value.value()->empty()) {
-                    return WriteProblem(
-                        res, req,
-                        MakeError(ErrorCode::kInvalidArgument, "must not be empty", name));
-                }
-                *target = *value.value();
-            }
-        }
-        if (!filter.plan_kind.empty() && FindKind(filter.plan_kind) == nullptr) {
-            std::string known;
-            for (const auto& k : PlanKinds()) {
-                known += (known.empty() ? "" : ", ") + k.first;
-            }
-            return WriteProblem(res, req,
-                                MakeError(ErrorCode::kInvalidArgument,
-                                          "unknown plan; use one of: " + known, "plan"));
-        }
-        auto page = deps.store->FindScenarios(filter, n + 1, after);
-        if (!page.ok()) {
-            return WriteProblem(res, req, page.error());
-        }
-        json items = json::array();
-        auto& list = page.value().items;
-        bool more = list.size() > n;
-        for (std::size_t i = 0; i < list.size() && i < n; ++i) {
-            items.push_back(ScenarioJson(list[i], /*with_bodies=*/false));
-        }
-        json next = more ? json(std::to_string(list[n - 1].id)) : json(nullptr);
-        SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the items' catalog_revision
-        WriteJson(res, {{"limit", n},
-                        {"total_count", page.value().total_count},
-                        {"next_cursor", next},
-                        {"items", std::move(items)}});
-    });
-
-    routes.Get(std::string("/v1/scenarios/") + kIdPattern,
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
-                       return WriteProblem(res, req, checked.error());
-                   }
-                   if (!NeedStore(deps, req, res)) {
-                       return;
-                   }
-                   auto id = ParseScenarioId(req.matches[1].str());
-                   if (!id) {
-                       return WriteProblem(
-                           res, req,
-                           MakeError(ErrorCode::kNotFound,
-                                     "no scenario with id '" + req.matches[1].str() + "'", "id"));
-                   }
-                   auto found = deps.store->GetScenario(*id);
-                   if (!found.ok()) {
-                       return WriteProblem(res, req, found.error());
-                   }
-                   WriteScenario(res, found.value(), 200);
-               });
-
-    routes.Patch(std::string("/v1/scenarios/") + kIdPattern, [deps](const httplib::Request& req,
-                                                                    httplib::Response& res) {
-        auto begun = BeginChange(deps, req, res);
-        if (!begun) {
-            return;
-        }
-        auto& [write, id] = *begun;
-        if (!RequirePatchBody(req, res)) {
-            return;
-        }
-        auto body = ParseJsonBody(req.body);
-        if (!body.ok()) {
-            return WriteProblem(res, req, body.error());
-        }
-        JsonReader r(body.value(), "");
-        r.OnlyKnown({"name", "tags"});
-        ScenarioChange change;
-        change.name = r.String("name");
-        change.tags = r.Strings("tags");
-        // Merge patch: null removes a member. A scenario keeps a name; its tags can go.
-        if (r.ok() && body.value().contains("name") && body.value()["name"].is_null()) {
-            r.Fail(ErrorCode::kInvalidArgument, "name", "cannot be removed; send a new name");
-        }
-        if (r.ok() && body.value().contains("tags") && body.value()["tags"].is_null()) {
-            change.tags = std::vector<std::string>{};
-        }
-        if (change.name) {
-            CheckName(r, *change.name);
-        }
-        if (change.tags) {
-            CheckTags(r, *change.tags);
-        }
-        if (!r.ok()) {
-            return WriteProblem(res, req, r.error());
-        }
-        auto changed = deps.store->UpdateScenario(write, id, change);
-        if (!changed.ok()) {
-            return WriteScenarioProblem(res, req, changed.error());
-        }
-        WriteScenario(res, changed.value(), 200);
-    });
-
-    routes.Delete(std::string("/v1/scenarios/") + kIdPattern,
-                  [deps](const httplib::Request& req, httplib::Response& res) {
-                      auto begun = BeginChange(deps, req, res);
-                      if (!begun) {
-                          return;
-                      }
-                      auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
-                      if (!deleted.ok()) {
-                          return WriteScenarioProblem(res, req, deleted.error());
-                      }
-                      res.status = 204;
-                  });
-
-    routes.PostWithoutBody(
-        std::string("/v1/scenarios/") + kIdPattern + "/evaluate",
-        [deps](const httplib::Request& req, httplib::Response& res) {
-            QueryParams params(req, {kAsOfParam});
-            if (auto checked = params.Check(); !checked.ok()) {
-                return WriteProblem(res, req, checked.error());
-            }
-            if (!NeedStore(deps, req, res)) {
-                return;
-            }
-            auto id = ParseScenarioId(req.matches[1].str());
-            if (!id) {
-                return WriteProblem(
-                    res, req,
-                    MakeError(ErrorCode::kNotFound,
-                              "no scenario with id '" + req.matches[1].str() + "'", "id"));
-            }
-            auto catalog = CatalogForQuery(deps, params);
-            if (!catalog.ok()) {
-                return WriteProblem(res, req, catalog.error());
-            }
-            auto found = deps.store->GetScenario(*id);
-            if (!found.ok()) {
-                return WriteProblem(res, req, found.error());
-            }
-            const Scenario& s = found.value();
-            const Evaluator* evaluate = FindKind(s.plan_kind);
-            json request = json::parse(s.request_json, nullptr, false);
-            json saved = json::parse(s.saved_result_json, nullptr, false);
-            if (evaluate == nullptr || request.is_discarded() || saved.is_discarded()) {
-                return WriteProblem(res, req,
-                                    MakeError(ErrorCode::kFailedPrecondition,
-                                              "this scenario's plan kind '" + s.plan_kind +
-                                                  "' is no longer supported"));
-            }
-            auto now = (*evaluate)(request, *catalog.value(), PlanReferenceOf(deps));
-            SetDeprecationHeaders(res,
-                                  kScenarioCatalogRevisionRename);  // scenario.catalog_revision
-            json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
-                        {"evaluated_at", FormatTimestamp(NowUs())},
-                        {"as_of", params.One(kAsOfParam).ok() && params.One(kAsOfParam).value()
-                                      ? json(*params.One(kAsOfParam).value())
-                                      : json(nullptr)},
-                        {"catalog_version", CatalogRevisionOf(*catalog.value())},
-                        {"saved_result", saved}};
-            if (!now.ok()) {
-                // The request no longer evaluates (an offering it names was retired, say): report
-                // it as the answer instead of failing the call.
-                out["result"] = nullptr;
-                out["error"] = {{"code", pricing::ErrorCodeName(now.error().code)},
-                                {"detail", now.error().message},
-                                {"field", now.error().field}};
-                out["changed"] = true;
-                return WriteJson(res, out);
-            }
-            json changes = json::array();
-            std::size_t total = 0;
-            // Which catalog each answer was read from is provenance, not a change of the plan: the
-            // evaluation names its own catalog_version above, and an as_of catalog is named by its
-            // instant ("pg-r7@...") even where it holds the very prices the scenario was saved
-            // with.
-            json saved_content = saved;
-            json now_content = now.value();
-            if (saved_content.is_object()) saved_content.erase("catalog_version");
-            if (now_content.is_object()) now_content.erase("catalog_version");
-            // Answers saved before plans named their currency and pricing basis were in the same
-            // US dollars at list prices: members added since are not changes of the plan.
-            for (const char* added : {"currency", "pricing_basis"}) {
-                if (saved_content.is_object() && now_content.is_object() &&
-                    !saved_content.contains(added)) {
-                    now_content.erase(added);
-                }
-            }
-            Diff(saved_content, now_content, "", 0, changes, total);
-            out["result"] = now.value();
-            out["changed"] = total > 0;
-            out["change_count"] = total;
-            out["changes"] = std::move(changes);
-            WriteJson(res, out);
-        });
+    const std::string one = std::string("/v1/scenarios/") + kIdPattern;
+    routes.Post("/v1/scenarios", Bind(deps, &ServeCreateScenario));
+    routes.Get("/v1/scenarios", Bind(deps, &ServeListScenarios));
+    routes.Get(one, Bind(deps, &ServeGetScenario));
+    routes.Patch(one, Bind(deps, &ServePatchScenario));
+    routes.Delete(one, Bind(deps, &ServeDeleteScenario));
+    routes.PostWithoutBody(one + "/evaluate", Bind(deps, &ServeEvaluateScenario));
 }
 
 }  // namespace gpucost::http

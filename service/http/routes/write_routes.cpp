@@ -269,56 +269,61 @@ const std::vector<std::string> kOfferingMembers = {"id",
                                                    "verified",
                                                    "price_notes"};
 
-// One new offering with its first price; `pointer` is the JSON pointer of the object.
-Result<pricing::Offering> DecodeNewOffering(const json& object, const std::string& pointer,
-                                            const pricing::Catalog& catalog) {
-    if (!object.is_object()) {
-        return MakeError(ErrorCode::kMalformed, "must be an object",
-                         pointer.empty() ? "/" : pointer);
-    }
-    JsonReader r(object, pointer);
+// The members of a new offering as sent, before they are checked.
+struct OfferingMembers {
+    std::optional<std::string> id, provider, instance_type, accelerator, interconnect, region,
+        price_type, notes, as_of, source, price_notes;
+    std::optional<int> count;
+    std::optional<double> memory, vcpus, ram, scale_out, usd;
+    std::optional<bool> estimated, verified;
+    const json* spot_interruption = nullptr;
+};
+
+OfferingMembers ReadOfferingMembers(JsonReader& r) {
     r.OnlyKnown(kOfferingMembers);
-    auto id = r.String("id");
-    auto provider = r.String("provider");
-    auto instance_type = r.String("instance_type");
-    auto accelerator = r.String("accelerator");
-    auto count = r.Int("accelerator_count");
-    auto memory = r.Number("accelerator_memory_gb");
-    auto vcpus = r.Number("vcpus");
-    auto ram = r.Number("ram_gib");
-    auto interconnect = r.String("interconnect");
-    auto scale_out = r.Number("scale_out_gbit_per_s");
-    auto region = r.String("region");
-    auto price_type = r.String("price_type");
-    const json* spot_interruption = r.Object("spot_interruption");
-    auto notes = r.String("notes");
-    auto usd = r.Number("usd_per_hour");
-    auto as_of = r.String("as_of");
-    auto estimated = r.Bool("as_of_estimated");
-    auto source = r.String("source");
-    auto verified = r.Bool("verified");
-    auto price_notes = r.String("price_notes");
-    if (!r.ok()) {
-        return r.error();
-    }
-    auto require = [&](const auto& value, const std::string& key) {
-        if (!value && r.ok()) {
+    OfferingMembers m;
+    m.id = r.String("id");
+    m.provider = r.String("provider");
+    m.instance_type = r.String("instance_type");
+    m.accelerator = r.String("accelerator");
+    m.count = r.Int("accelerator_count");
+    m.memory = r.Number("accelerator_memory_gb");
+    m.vcpus = r.Number("vcpus");
+    m.ram = r.Number("ram_gib");
+    m.interconnect = r.String("interconnect");
+    m.scale_out = r.Number("scale_out_gbit_per_s");
+    m.region = r.String("region");
+    m.price_type = r.String("price_type");
+    m.spot_interruption = r.Object("spot_interruption");
+    m.notes = r.String("notes");
+    m.usd = r.Number("usd_per_hour");
+    m.as_of = r.String("as_of");
+    m.estimated = r.Bool("as_of_estimated");
+    m.source = r.String("source");
+    m.verified = r.Bool("verified");
+    m.price_notes = r.String("price_notes");
+    return m;
+}
+
+void RequireOfferingMembers(JsonReader& r, const OfferingMembers& m) {
+    auto require = [&](bool present, const std::string& key) {
+        if (!present && r.ok()) {
             r.Fail(ErrorCode::kInvalidArgument, key, "is required");
         }
     };
-    require(provider, "provider");
-    require(instance_type, "instance_type");
-    require(accelerator, "accelerator");
-    require(count, "accelerator_count");
-    require(region, "region");
-    require(price_type, "price_type");
-    require(usd, "usd_per_hour");
-    require(as_of, "as_of");
-    require(source, "source");
-    if (!r.ok()) {
-        return r.error();
-    }
-    pricing::Offering o;
+    require(m.provider.has_value(), "provider");
+    require(m.instance_type.has_value(), "instance_type");
+    require(m.accelerator.has_value(), "accelerator");
+    require(m.count.has_value(), "accelerator_count");
+    require(m.region.has_value(), "region");
+    require(m.price_type.has_value(), "price_type");
+    require(m.usd.has_value(), "usd_per_hour");
+    require(m.as_of.has_value(), "as_of");
+    require(m.source.has_value(), "source");
+}
+
+// The free texts and the hardware figures, bounded.
+void SetOfferingTexts(JsonReader& r, const OfferingMembers& m, pricing::Offering& o) {
     auto text = [&](const std::optional<std::string>& v, const std::string& key, bool required) {
         std::string s = v.value_or("");
         if ((required && s.empty()) || s.size() > kMaxTextBytes) {
@@ -333,17 +338,22 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
         }
         return v;
     };
-    o.instance_type = text(instance_type, "instance_type", true);
-    o.region = text(region, "region", true);
-    o.interconnect = text(interconnect, "interconnect", false);
-    o.notes = text(notes, "notes", false);
-    o.price.source = text(source, "source", true);
-    o.price.notes = text(price_notes, "price_notes", false);
-    o.accelerator_memory_gb = spec(memory, "accelerator_memory_gb");
-    o.vcpus = spec(vcpus, "vcpus");
-    o.ram_gib = spec(ram, "ram_gib");
-    o.scale_out_gbit_per_s = spec(scale_out, "scale_out_gbit_per_s");
-    if (auto p = ResolveProvider(*provider)) {
+    o.instance_type = text(m.instance_type, "instance_type", true);
+    o.region = text(m.region, "region", true);
+    o.interconnect = text(m.interconnect, "interconnect", false);
+    o.notes = text(m.notes, "notes", false);
+    o.price.source = text(m.source, "source", true);
+    o.price.notes = text(m.price_notes, "price_notes", false);
+    o.accelerator_memory_gb = spec(m.memory, "accelerator_memory_gb");
+    o.vcpus = spec(m.vcpus, "vcpus");
+    o.ram_gib = spec(m.ram, "ram_gib");
+    o.scale_out_gbit_per_s = spec(m.scale_out, "scale_out_gbit_per_s");
+}
+
+// Provider, accelerator, count and price type resolved to the catalog's own.
+void SetOfferingKinds(JsonReader& r, const OfferingMembers& m, const pricing::Catalog& catalog,
+                      pricing::Offering& o) {
+    if (auto p = ResolveProvider(*m.provider)) {
         o.provider = *p;
     } else {
         std::string known;
@@ -351,27 +361,78 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
             known += (known.empty() ? "" : ", ") + kp.id;
         }
         r.Fail(ErrorCode::kInvalidArgument, "provider",
-               "unknown provider '" + provider->substr(0, 40) + "'; known: " + known);
+               "unknown provider '" + m.provider->substr(0, 40) + "'; known: " + known);
     }
-    if (auto a = ResolveAccelerator(catalog, *accelerator)) {
+    if (auto a = ResolveAccelerator(catalog, *m.accelerator)) {
         o.accelerator = *a;
     } else {
         r.Fail(ErrorCode::kInvalidArgument, "accelerator",
-               "unknown accelerator '" + accelerator->substr(0, 60) +
+               "unknown accelerator '" + m.accelerator->substr(0, 60) +
                    "'; use an id from GET /v1/accelerators");
     }
-    if (*count < 1 || *count > 100000) {
+    if (*m.count < 1 || *m.count > 100000) {
         r.Fail(ErrorCode::kInvalidArgument, "accelerator_count", "must be from 1 to 100000");
     }
-    o.accelerator_count = *count;
-    if (auto t = pricing::ParsePriceType(*price_type)) {
+    o.accelerator_count = *m.count;
+    if (auto t = pricing::ParsePriceType(*m.price_type)) {
         o.price_type = *t;
     } else {
         r.Fail(ErrorCode::kInvalidArgument, "price_type",
                "must be on_demand, spot, commit_1y, commit_3y or capacity_block");
     }
-    if (spot_interruption != nullptr && r.ok()) {
-        auto decoded = DecodeSpotInterruption(*spot_interruption, pointer);
+}
+
+// The first price: bounded to whole micro-dollars, dated.
+void SetFirstPrice(JsonReader& r, const OfferingMembers& m, pricing::Offering& o) {
+    if (!std::isfinite(*m.usd) || *m.usd < 0 || *m.usd > kMaxUsdPerHour) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
+    } else if (!pricing::IsWholeMicroUsd(*m.usd)) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
+    }
+    o.price.usd_per_hour = *m.usd;
+    o.price.as_of = *m.as_of;
+    o.price.as_of_estimated = m.estimated.value_or(false);
+    o.price.verified = m.verified.value_or(!o.price.as_of_estimated);
+    if (r.ok()) {
+        CheckPriceDate(r, o.price.as_of, o.price.as_of_estimated, m.verified);
+    }
+}
+
+// The id sent, or one made from provider, instance type, region and price type; a slug.
+void SetOfferingId(JsonReader& r, const OfferingMembers& m, pricing::Offering& o) {
+    std::string price_type_slug(pricing::PriceTypeName(o.price_type));
+    std::replace(price_type_slug.begin(), price_type_slug.end(), '_', '-');
+    o.id = m.id.value_or(
+        Lower(o.provider + "-" + o.instance_type + "-" + o.region + "-" + price_type_slug));
+    if (r.ok() && !IsSlug(o.id)) {
+        r.Fail(ErrorCode::kInvalidArgument, m.id ? "id" : "instance_type",
+               "the offering id '" + o.id.substr(0, 60) +
+                   "' must be 1-200 lowercase letters, digits, '.', '-' or '_'" +
+                   (m.id ? "" : "; send an explicit id"));
+    }
+}
+
+// One new offering with its first price; `pointer` is the JSON pointer of the object.
+Result<pricing::Offering> DecodeNewOffering(const json& object, const std::string& pointer,
+                                            const pricing::Catalog& catalog) {
+    if (!object.is_object()) {
+        return MakeError(ErrorCode::kMalformed, "must be an object",
+                         pointer.empty() ? "/" : pointer);
+    }
+    JsonReader r(object, pointer);
+    const OfferingMembers m = ReadOfferingMembers(r);
+    if (!r.ok()) {
+        return r.error();
+    }
+    RequireOfferingMembers(r, m);
+    if (!r.ok()) {
+        return r.error();
+    }
+    pricing::Offering o;
+    SetOfferingTexts(r, m, o);
+    SetOfferingKinds(r, m, catalog, o);
+    if (m.spot_interruption != nullptr && r.ok()) {
+        auto decoded = DecodeSpotInterruption(*m.spot_interruption, pointer);
         if (!decoded.ok()) {
             return decoded.error();
         }
@@ -381,28 +442,8 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
                    "is only valid on spot offerings");
         }
     }
-    if (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour) {
-        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
-    } else if (!pricing::IsWholeMicroUsd(*usd)) {
-        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
-    }
-    o.price.usd_per_hour = *usd;
-    o.price.as_of = *as_of;
-    o.price.as_of_estimated = estimated.value_or(false);
-    o.price.verified = verified.value_or(!o.price.as_of_estimated);
-    if (r.ok()) {
-        CheckPriceDate(r, o.price.as_of, o.price.as_of_estimated, verified);
-    }
-    std::string price_type_slug(pricing::PriceTypeName(o.price_type));
-    std::replace(price_type_slug.begin(), price_type_slug.end(), '_', '-');
-    o.id = id.value_or(
-        Lower(o.provider + "-" + o.instance_type + "-" + o.region + "-" + price_type_slug));
-    if (r.ok() && !IsSlug(o.id)) {
-        r.Fail(ErrorCode::kInvalidArgument, id ? "id" : "instance_type",
-               "the offering id '" + o.id.substr(0, 60) +
-                   "' must be 1-200 lowercase letters, digits, '.', '-' or '_'" +
-                   (id ? "" : "; send an explicit id"));
-    }
+    SetFirstPrice(r, m, o);
+    SetOfferingId(r, m, o);
     if (!r.ok()) {
         return r.error();
     }
@@ -514,178 +555,213 @@ Result<json> CsvToJson(const std::string& body) {
 
 }  // namespace
 
+namespace {
+
+// PUT /v1/offerings/{id}/price's body: the new price, checked field by field.
+Result<NewPrice> DecodeNewPrice(const json& body) {
+    JsonReader r(body, "");
+    r.OnlyKnown({"usd_per_hour", "as_of", "as_of_estimated", "source", "verified", "notes"});
+    NewPrice price;
+    auto usd = r.Number("usd_per_hour");
+    auto as_of = r.String("as_of");
+    auto source = r.String("source");
+    price.as_of_estimated = r.Bool("as_of_estimated").value_or(false);
+    auto verified = r.Bool("verified");
+    price.verified = verified.value_or(!price.as_of_estimated);
+    price.notes = r.String("notes").value_or("");
+    if (r.ok() && !usd) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "is required");
+    }
+    if (r.ok() && !source) {
+        r.Fail(ErrorCode::kInvalidArgument, "source", "is required");
+    }
+    if (r.ok() && (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour)) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
+    }
+    if (r.ok() && !pricing::IsWholeMicroUsd(*usd)) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
+    }
+    if (r.ok() && (source->empty() || source->size() > 200)) {
+        r.Fail(ErrorCode::kInvalidArgument, "source", "must be 1-200 characters");
+    }
+    if (r.ok() && price.notes.size() > kMaxTextBytes) {
+        r.Fail(ErrorCode::kInvalidArgument, "notes", "must be at most 1000 characters");
+    }
+    // as_of defaults to today (UTC): the day the new price was observed.
+    price.as_of = as_of.value_or(TodayUtc());
+    if (r.ok()) {
+        CheckPriceDate(r, price.as_of, price.as_of_estimated, verified);
+    }
+    if (!r.ok()) {
+        return r.error();
+    }
+    price.usd_per_hour = *usd;
+    price.source = *source;
+    return price;
+}
+
+// PUT /v1/offerings/{id}/price: a new price observation (admin key).
+void ServePutPrice(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto write = BeginWrite(deps, req, res);
+    if (!write) {
+        return;
+    }
+    if (MediaType(req) != "application/json") {
+        return WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                                     "send the new price as Content-Type: application/json");
+    }
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) {
+        return WriteProblem(res, req, body.error());
+    }
+    auto price = DecodeNewPrice(body.value());
+    if (!price.ok()) {
+        return WriteProblem(res, req, price.error());
+    }
+    auto stored = deps.store->PutPrice(
+        *write, req.matches[1].str(), price.value(), [](const OfferingHistory& h) {
+            return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
+        });
+    if (!stored.ok()) {
+        return WriteStoreError(res, req, stored.error());
+    }
+    WriteStored(res, stored.value());
+}
+
+// POST /v1/offerings' body: one offering or an array (JSON), or rows (CSV), as JSON objects;
+// on failure writes the problem (415 for another media type) and returns nullopt.
+std::optional<json> ReadOfferingsBody(const httplib::Request& req, httplib::Response& res) {
+    std::string type = MediaType(req);
+    Result<json> body = MakeError(ErrorCode::kMalformed, "no body");
+    if (type == "application/json") {
+        body = ParseBodyAllowingArray(req);
+    } else if (type == "text/csv") {
+        body = CsvToJson(req.body);
+    } else {
+        WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                              "send one offering or an array as application/json, or rows as "
+                              "text/csv");
+        return std::nullopt;
+    }
+    if (!body.ok()) {
+        WriteProblem(res, req, body.error());
+        return std::nullopt;
+    }
+    return std::move(body).value();
+}
+
+// The new offerings of a body (`bulk`: an array, errors pointing at /i), each checked against
+// the catalog, no id twice.
+Result<std::vector<pricing::Offering>> DecodeNewOfferings(const json& body, bool bulk,
+                                                          const pricing::Catalog& catalog) {
+    std::vector<json> objects;
+    if (bulk) {
+        objects.assign(body.begin(), body.end());
+    } else {
+        objects.push_back(body);
+    }
+    if (objects.empty() || objects.size() > kMaxBulkItems) {
+        return MakeError(ErrorCode::kInvalidArgument, "send 1 to 1000 offerings per request", "/");
+    }
+    std::vector<pricing::Offering> offerings;
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        std::string pointer = bulk ? "/" + std::to_string(i) : "";
+        auto decoded = DecodeNewOffering(objects[i], pointer, catalog);
+        if (!decoded.ok()) {
+            return decoded.error();
+        }
+        if (!ids.insert(decoded.value().id).second) {
+            return MakeError(
+                ErrorCode::kInvalidArgument,
+                "offering id '" + decoded.value().id + "' appears twice in this request",
+                pointer + "/id");
+        }
+        offerings.push_back(std::move(decoded).value());
+    }
+    return offerings;
+}
+
+// POST /v1/offerings: one new offering (201 with it) or up to 1000 (201 with a list).
+void ServeCreateOfferings(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto write = BeginWrite(deps, req, res);
+    if (!write) {
+        return;
+    }
+    auto body = ReadOfferingsBody(req, res);
+    if (!body) {
+        return;
+    }
+    const bool bulk = body->is_array();
+    auto offerings = DecodeNewOfferings(*body, bulk, *deps.catalog());
+    if (!offerings.ok()) {
+        return WriteProblem(res, req, offerings.error());
+    }
+    auto stored = deps.store->CreateOfferings(
+        *write, offerings.value(), [bulk](const std::vector<OfferingHistory>& created) {
+            if (!bulk && created.size() == 1) {
+                return Encoded(201, HistoryJson(created.front()),
+                               OfferingEtag(created.front().version));
+            }
+            json items = json::array();
+            for (const auto& h : created) {
+                items.push_back(HistoryJson(h));
+            }
+            return Encoded(201, {{"created_count", created.size()}, {"items", std::move(items)}},
+                           "");
+        });
+    if (!stored.ok()) {
+        return WriteStoreError(res, req, stored.error());
+    }
+    if (!bulk && !offerings.value().empty()) {
+        res.set_header("Location", "/v1/offerings/" + offerings.value().front().id);
+    }
+    WriteStored(res, stored.value());
+}
+
+// DELETE /v1/offerings/{id}: the offering retired (kept in history; admin key).
+void ServeRetireOffering(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto write = BeginWrite(deps, req, res);
+    if (!write) {
+        return;
+    }
+    auto stored =
+        deps.store->RetireOffering(*write, req.matches[1].str(), [](const OfferingHistory& h) {
+            return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
+        });
+    if (!stored.ok()) {
+        return WriteStoreError(res, req, stored.error());
+    }
+    WriteStored(res, stored.value());
+}
+
+// GET /v1/offerings/{id}/history: every price the offering had (database mode).
+void ServeOfferingHistory(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    if (!deps.store) {
+        return WriteProblem(res, req,
+                            pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                               "price history is kept only in PostgreSQL "
+                                               "mode: start gpucost with DATABASE_URL"));
+    }
+    auto history = deps.store->History(req.matches[1].str());
+    if (!history.ok()) {
+        return WriteProblem(res, req, history.error());
+    }
+    res.set_header("ETag", OfferingEtag(history.value().version));
+    WriteJson(res, HistoryJson(history.value()));
+}
+
+}  // namespace
+
 void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Put(std::string("/v1/offerings/") + kIdPattern + "/price", [deps](
-                                                                          const httplib::Request&
-                                                                              req,
-                                                                          httplib::Response& res) {
-        auto write = BeginWrite(deps, req, res);
-        if (!write) {
-            return;
-        }
-        if (MediaType(req) != "application/json") {
-            return WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                                         "send the new price as Content-Type: application/json");
-        }
-        auto body = ParseJsonBody(req.body);
-        if (!body.ok()) {
-            return WriteProblem(res, req, body.error());
-        }
-        JsonReader r(body.value(), "");
-        r.OnlyKnown({"usd_per_hour", "as_of", "as_of_estimated", "source", "verified", "notes"});
-        NewPrice price;
-        auto usd = r.Number("usd_per_hour");
-        auto as_of = r.String("as_of");
-        auto source = r.String("source");
-        price.as_of_estimated = r.Bool("as_of_estimated").value_or(false);
-        auto verified = r.Bool("verified");
-        price.verified = verified.value_or(!price.as_of_estimated);
-        price.notes = r.String("notes").value_or("");
-        if (r.ok() && !usd) {
-            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "is required");
-        }
-        if (r.ok() && !source) {
-            r.Fail(ErrorCode::kInvalidArgument, "source", "is required");
-        }
-        if (r.ok() && (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour)) {
-            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour",
-                   "must be a number from 0 to 1000000");
-        }
-        if (r.ok() && !pricing::IsWholeMicroUsd(*usd)) {
-            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
-        }
-        if (r.ok() && (source->empty() || source->size() > 200)) {
-            r.Fail(ErrorCode::kInvalidArgument, "source", "must be 1-200 characters");
-        }
-        if (r.ok() && price.notes.size() > kMaxTextBytes) {
-            r.Fail(ErrorCode::kInvalidArgument, "notes", "must be at most 1000 characters");
-        }
-        // as_of defaults to today (UTC): the day the new price was observed.
-        price.as_of = as_of.value_or(TodayUtc());
-        if (r.ok()) {
-            CheckPriceDate(r, price.as_of, price.as_of_estimated, verified);
-        }
-        if (!r.ok()) {
-            return WriteProblem(res, req, r.error());
-        }
-        price.usd_per_hour = *usd;
-        price.source = *source;
-        auto stored =
-            deps.store->PutPrice(*write, req.matches[1].str(), price, [](const OfferingHistory& h) {
-                return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
-            });
-        if (!stored.ok()) {
-            return WriteStoreError(res, req, stored.error());
-        }
-        WriteStored(res, stored.value());
-    });
-
-    routes.Post("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
-        auto write = BeginWrite(deps, req, res);
-        if (!write) {
-            return;
-        }
-        std::string type = MediaType(req);
-        Result<json> body = MakeError(ErrorCode::kMalformed, "no body");
-        if (type == "application/json") {
-            body = ParseBodyAllowingArray(req);
-        } else if (type == "text/csv") {
-            body = CsvToJson(req.body);
-        } else {
-            return WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                                         "send one offering or an array as application/json, or "
-                                         "rows as text/csv");
-        }
-        if (!body.ok()) {
-            return WriteProblem(res, req, body.error());
-        }
-        const bool bulk = body.value().is_array();
-        std::vector<json> objects;
-        if (bulk) {
-            objects.assign(body.value().begin(), body.value().end());
-        } else {
-            objects.push_back(body.value());
-        }
-        if (objects.empty() || objects.size() > kMaxBulkItems) {
-            return WriteProblem(res, req,
-                                MakeError(ErrorCode::kInvalidArgument,
-                                          "send 1 to 1000 offerings per request", "/"));
-        }
-        auto catalog = deps.catalog();
-        std::vector<pricing::Offering> offerings;
-        std::set<std::string> ids;
-        for (std::size_t i = 0; i < objects.size(); ++i) {
-            std::string pointer = bulk ? "/" + std::to_string(i) : "";
-            auto decoded = DecodeNewOffering(objects[i], pointer, *catalog);
-            if (!decoded.ok()) {
-                return WriteProblem(res, req, decoded.error());
-            }
-            if (!ids.insert(decoded.value().id).second) {
-                return WriteProblem(res, req,
-                                    MakeError(ErrorCode::kInvalidArgument,
-                                              "offering id '" + decoded.value().id +
-                                                  "' appears twice in this request",
-                                              pointer + "/id"));
-            }
-            offerings.push_back(std::move(decoded).value());
-        }
-        auto stored = deps.store->CreateOfferings(
-            *write, offerings, [bulk](const std::vector<OfferingHistory>& created) {
-                if (!bulk && created.size() == 1) {
-                    return Encoded(201, HistoryJson(created.front()),
-                                   OfferingEtag(created.front().version));
-                }
-                json items = json::array();
-                for (const auto& h : created) {
-                    items.push_back(HistoryJson(h));
-                }
-                return Encoded(
-                    201, {{"created_count", created.size()}, {"items", std::move(items)}}, "");
-            });
-        if (!stored.ok()) {
-            return WriteStoreError(res, req, stored.error());
-        }
-        if (!bulk && !offerings.empty()) {
-            res.set_header("Location", "/v1/offerings/" + offerings.front().id);
-        }
-        WriteStored(res, stored.value());
-    });
-
-    routes.Delete(std::string("/v1/offerings/") + kIdPattern,
-                  [deps](const httplib::Request& req, httplib::Response& res) {
-                      auto write = BeginWrite(deps, req, res);
-                      if (!write) {
-                          return;
-                      }
-                      auto stored = deps.store->RetireOffering(
-                          *write, req.matches[1].str(), [](const OfferingHistory& h) {
-                              return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
-                          });
-                      if (!stored.ok()) {
-                          return WriteStoreError(res, req, stored.error());
-                      }
-                      WriteStored(res, stored.value());
-                  });
-
-    routes.Get(std::string("/v1/offerings/") + kIdPattern + "/history",
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
-                       return WriteProblem(res, req, checked.error());
-                   }
-                   if (!deps.store) {
-                       return WriteProblem(
-                           res, req,
-                           pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
-                                              "price history is kept only in PostgreSQL "
-                                              "mode: start gpucost with DATABASE_URL"));
-                   }
-                   auto history = deps.store->History(req.matches[1].str());
-                   if (!history.ok()) {
-                       return WriteProblem(res, req, history.error());
-                   }
-                   res.set_header("ETag", OfferingEtag(history.value().version));
-                   WriteJson(res, HistoryJson(history.value()));
-               });
+    const std::string one = std::string("/v1/offerings/") + kIdPattern;
+    routes.Put(one + "/price", Bind(deps, &ServePutPrice));
+    routes.Post("/v1/offerings", Bind(deps, &ServeCreateOfferings));
+    routes.Delete(one, Bind(deps, &ServeRetireOffering));
+    routes.Get(one + "/history", Bind(deps, &ServeOfferingHistory));
 }
 
 }  // namespace gpucost::http

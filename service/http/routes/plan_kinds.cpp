@@ -1,0 +1,217 @@
+#include "service/http/routes/plan_kinds.hpp"
+
+#include <initializer_list>
+#include <utility>
+
+#include "pricing/plan/inference_plan.hpp"
+#include "pricing/plan/rent_vs_buy.hpp"
+#include "pricing/plan/spot.hpp"
+#include "pricing/plan/training_plan.hpp"
+#include "service/http/codec/focus_codec.hpp"
+#include "service/http/codec/plan_codec.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using nlohmann::json;
+using pricing::Result;
+
+std::vector<std::string> NamedIds(std::initializer_list<std::optional<std::string>> ids) {
+    std::vector<std::string> out;
+    for (const auto& id : ids) {
+        if (id) out.push_back(*id);
+    }
+    return out;
+}
+
+// The assumptions as echoed: the planner's, then the price book's rules.
+std::string AssumptionsJson(const pricing::Assumptions& assumptions, const PricingView& view,
+                            AssumptionDetail detail) {
+    return EncodeAssumptions(WithBookAssumptions(assumptions, view), detail);
+}
+
+// POST /v1/plans/spot: spot or on-demand for one job, or for a training workload it estimates.
+Result<PreparedPlan> PrepareSpot(const json& body) {
+    auto request = DecodeSpotPlanRequest(body, {"workload"});
+    if (!request.ok()) {
+        return request.error();
+    }
+    auto workload = DecodeSpotWorkload(body);
+    if (!workload.ok()) {
+        return workload.error();
+    }
+    return PreparedPlan([request = std::move(request).value(),
+                         workload = std::move(workload).value()](
+                            const PlanContext& context) -> Result<PlanOutcome> {
+        const pricing::Catalog& catalog = *context.view.catalog;
+        if (auto ids = CheckBodyIds(request, catalog); !ids.ok()) {
+            return ids.error();
+        }
+        auto plan = workload ? pricing::plan::PlanSpotForTraining(request, *workload, catalog)
+                             : pricing::plan::PlanSpot(request, catalog);
+        if (!plan.ok()) {
+            return plan.error();
+        }
+        auto p = std::make_shared<const pricing::plan::SpotPlan>(std::move(plan).value());
+        PlanOutcome out;
+        out.json_text = [p, view = context.view,
+                         named =
+                             NamedIds({request.spot_offering_id, request.on_demand_offering_id})](
+                            AssumptionDetail detail, const std::optional<std::string>&) {
+            return MarkPricingBasis(
+                EncodeSpotPlan(*p, AssumptionsJson(p->assumptions, view, detail)), view, named);
+        };
+        return out;
+    });
+}
+
+// POST /v1/plans/rent-vs-buy: owning against renting over a horizon (CSV: the series).
+Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
+    auto request = DecodeRentVsBuyRequest(body);
+    if (!request.ok()) {
+        return request.error();
+    }
+    return PreparedPlan(
+        [request = std::move(request).value()](const PlanContext& context) -> Result<PlanOutcome> {
+            const pricing::Catalog& catalog = *context.view.catalog;
+            if (auto ids = CheckBodyIds(request, catalog); !ids.ok()) {
+                return ids.error();
+            }
+            auto plan = pricing::plan::PlanRentVsBuy(request, catalog);
+            if (!plan.ok()) {
+                return plan.error();
+            }
+            auto p = std::make_shared<const pricing::plan::RentVsBuyPlan>(std::move(plan).value());
+            PlanOutcome out;
+            out.json_text = [p, view = context.view, named = NamedIds({request.rent.offering_id})](
+                                AssumptionDetail detail, const std::optional<std::string>&) {
+                return MarkPricingBasis(
+                    EncodeRentVsBuyPlan(*p, AssumptionsJson(p->assumptions, view, detail)), view,
+                    named);
+            };
+            out.csv = [p] { return CumulativeCsv(*p); };
+            return out;
+        });
+}
+
+// POST /v1/plans/training: every offering ranked for a run (CSV, FOCUS; paged by cursor).
+Result<PreparedPlan> PrepareTraining(const json& body) {
+    auto request = DecodeTrainingPlanRequest(body);
+    if (!request.ok()) {
+        return request.error();
+    }
+    return PreparedPlan([request = std::move(request).value(),
+                         deprecated_offset = body.contains("offset")](
+                            const PlanContext& context) -> Result<PlanOutcome> {
+        auto paged = request;
+        if (context.cursor_offset) {
+            paged.offset = *context.cursor_offset;
+        }
+        // The options point into the view's catalog, which the closures below keep alive.
+        auto answer = AnswerTrainingPlan(paged, *context.view.catalog, *context.reference,
+                                         TodayUtcDate(), context.cpus);
+        if (!answer.ok()) {
+            return answer.error();
+        }
+        auto a = std::make_shared<TrainingAnswer>(std::move(answer).value());
+        PlanOutcome out;
+        out.page = PlanOutcome::Page{a->offset, a->plan.options.size(), a->plan.total_count};
+        out.deprecated_offset = deprecated_offset;
+        out.json_text = [a, view = context.view](AssumptionDetail detail,
+                                                 std::optional<std::string> next_cursor) {
+            a->next_cursor = std::move(next_cursor);
+            return MarkPricingBasis(
+                EncodeTrainingPlan(*a, AssumptionsJson(a->plan.assumptions, view, detail)), view);
+        };
+        out.csv = [a] { return OptionsCsv(a->plan); };
+        out.focus = [a, paged, view = context.view] {
+            return TrainingFocusCsv(a->plan, paged, view);
+        };
+        return out;
+    });
+}
+
+// POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor).
+Result<PreparedPlan> PrepareInference(const json& body) {
+    auto request = DecodeInferencePlanRequest(body);
+    if (!request.ok()) {
+        return request.error();
+    }
+    return PreparedPlan([request = std::move(request).value()](
+                            const PlanContext& context) -> Result<PlanOutcome> {
+        auto answer = AnswerInferencePlan(request, *context.view.catalog, *context.reference,
+                                          context.cursor_offset.value_or(0));
+        if (!answer.ok()) {
+            return answer.error();
+        }
+        auto a = std::make_shared<InferenceAnswer>(std::move(answer).value());
+        PlanOutcome out;
+        out.page = PlanOutcome::Page{a->offset, a->page.options.size(), a->available_count};
+        out.json_text = [a, view = context.view](AssumptionDetail detail,
+                                                 std::optional<std::string> next_cursor) {
+            a->next_cursor = std::move(next_cursor);
+            return MarkPricingBasis(
+                EncodeInferencePlan(*a, AssumptionsJson(a->page.assumptions, view, detail)), view);
+        };
+        out.csv = [a] { return OptionsCsv(*a); };
+        out.focus = [a, view = context.view] {
+            return ServingFocusCsv(a->recommendation, a->catalog_version,
+                                   TodayUtcDate().substr(0, 7), view);
+        };
+        return out;
+    });
+}
+
+}  // namespace
+
+const std::vector<PlanKind>& PlanKinds() {
+    static const std::vector<PlanKind> kinds = {
+        {"spot", /*paged=*/false, /*focus=*/false, &PrepareSpot},
+        {"training", /*paged=*/true, /*focus=*/true, &PrepareTraining},
+        {"inference", /*paged=*/true, /*focus=*/true, &PrepareInference},
+        {"rent-vs-buy", /*paged=*/false, /*focus=*/false, &PrepareRentVsBuy},
+    };
+    return kinds;
+}
+
+const PlanKind* FindPlanKind(std::string_view name) {
+    for (const auto& kind : PlanKinds()) {
+        if (kind.name == name) {
+            return &kind;
+        }
+    }
+    return nullptr;
+}
+
+std::string PlanKindNames() {
+    std::string names;
+    for (const auto& kind : PlanKinds()) {
+        names += (names.empty() ? "" : ", ") + std::string(kind.name);
+    }
+    return names;
+}
+
+Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
+                             std::shared_ptr<const pricing::Catalog> catalog,
+                             const pricing::PlanReference& reference, unsigned cpus) {
+    auto book = TakePriceBook(request);
+    if (!book.ok()) {
+        return book.error();
+    }
+    auto prepared = kind.prepare(request);
+    if (!prepared.ok()) {
+        return prepared.error();
+    }
+    auto view = ViewThroughBook(std::move(catalog), std::move(book).value());
+    if (!view.ok()) {
+        return view.error();
+    }
+    auto outcome = prepared.value()(PlanContext{view.value(), &reference, cpus, std::nullopt});
+    if (!outcome.ok()) {
+        return outcome.error();
+    }
+    // Saved scenarios keep the answer as a DOM; reading the text back keeps one encoder.
+    return json::parse(outcome.value().json_text(AssumptionDetail::kFull, std::nullopt));
+}
+
+}  // namespace gpucost::http
