@@ -1,10 +1,12 @@
 #include "service/http/codec/estimate_codec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <set>
 
+#include "service/http/codec/field_table.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
 #include "service/http/codec/model_codec.hpp"
@@ -137,58 +139,56 @@ Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h,
     return c;
 }
 
+// The training estimate request's members, in the order they are read; the nested objects
+// (model, hardware, parallelism, efficiency) are read apart by DecodeTrainingRequest.
+const auto kTrainingRequestFields = std::to_array<RequestField<est::TrainingRequest>>({
+    {"model"},
+    {"hardware"},
+    {"tokens_b",
+     [](JsonReader& r, std::string_view key, est::TrainingRequest& q) {
+         q.tokens_b = r.Number(key).value_or(0);
+     }},
+    {"precision",
+     [](JsonReader& r, std::string_view key, est::TrainingRequest& q) {
+         q.precision = PrecisionField(r, std::string(key)).value_or(pricing::Precision::kBf16);
+     }},
+    {"global_batch_tokens", &Optional<&est::TrainingRequest::global_batch_tokens>},
+    {"goodput", &Optional<&est::TrainingRequest::goodput>},
+    {"comm_overlap_fraction", &Optional<&est::TrainingRequest::comm_overlap_fraction>},
+    {"tp_overlap_fraction", &Optional<&est::TrainingRequest::tp_overlap_fraction>},
+    {"memory_overhead_gb", &Optional<&est::TrainingRequest::memory_overhead_gb>},
+    {"flash_attention", &Optional<&est::TrainingRequest::flash_attention>},
+    {"expert_overlap_fraction", &Optional<&est::TrainingRequest::expert_overlap_fraction>},
+    {"mode",
+     [](JsonReader& r, std::string_view key, est::TrainingRequest& q) {
+         auto mode = r.String(key);
+         if (!mode) return;
+         auto parsed = est::ParseTrainingMode(*mode);
+         if (!parsed) {
+             r.Fail(ErrorCode::kInvalidArgument, key,
+                    "unknown mode '" + mode->substr(0, 16) +
+                        "'; use pretrain, full_finetune, lora or qlora");
+         }
+         q.mode = parsed.value_or(est::TrainingMode::kPretrain);
+     }},
+    {"lora_rank", &Optional<&est::TrainingRequest::lora_rank>},
+    {"lora_target_modules", &Optional<&est::TrainingRequest::lora_target_modules>},
+    {"parallelism"},
+    {"efficiency"},
+});
+
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareRequest* hardware,
                                                    const std::vector<std::string>& extra_keys) {
     JsonReader r(body, "");
-    static const std::vector<std::string> kKnown = {"model",
-                                                    "tokens_b",
-                                                    "hardware",
-                                                    "precision",
-                                                    "global_batch_tokens",
-                                                    "parallelism",
-                                                    "efficiency",
-                                                    "goodput",
-                                                    "comm_overlap_fraction",
-                                                    "tp_overlap_fraction",
-                                                    "memory_overhead_gb",
-                                                    "flash_attention",
-                                                    "mode",
-                                                    "lora_rank",
-                                                    "lora_target_modules",
-                                                    "expert_overlap_fraction"};
-    if (extra_keys.empty()) {
-        r.OnlyKnown(kKnown);
-    } else {
-        std::vector<std::string> known = kKnown;
-        known.insert(known.end(), extra_keys.begin(), extra_keys.end());
-        r.OnlyKnown(known);
-    }
+    static const std::vector<std::string> kKnown = RequestKeys(kTrainingRequestFields);
+    r.OnlyKnown(extra_keys.empty() ? kKnown : RequestKeys(kTrainingRequestFields, extra_keys));
     r.Require("model");
     r.Require("tokens_b");
     est::TrainingRequest req;
     const json* model = r.Member("model");
     const json* hw = r.Object("hardware");
     if (hardware != nullptr) r.Require("hardware");
-    req.tokens_b = r.Number("tokens_b").value_or(0);
-    req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
-    req.global_batch_tokens = r.Number("global_batch_tokens");
-    req.goodput = r.Number("goodput");
-    req.comm_overlap_fraction = r.Number("comm_overlap_fraction");
-    req.tp_overlap_fraction = r.Number("tp_overlap_fraction");
-    req.memory_overhead_gb = r.Number("memory_overhead_gb");
-    req.flash_attention = r.Bool("flash_attention");
-    req.expert_overlap_fraction = r.Number("expert_overlap_fraction");
-    if (auto mode = r.String("mode")) {
-        auto parsed = est::ParseTrainingMode(*mode);
-        if (!parsed) {
-            r.Fail(ErrorCode::kInvalidArgument, "mode",
-                   "unknown mode '" + mode->substr(0, 16) +
-                       "'; use pretrain, full_finetune, lora or qlora");
-        }
-        req.mode = parsed.value_or(est::TrainingMode::kPretrain);
-    }
-    req.lora_rank = r.Int("lora_rank");
-    req.lora_target_modules = r.Strings("lora_target_modules");
+    ReadFields(r, req, kTrainingRequestFields);
     const json* par = r.Object("parallelism");
     const json* eff = r.Object("efficiency");
     if (!r.ok()) return r.error();
@@ -341,55 +341,125 @@ constexpr std::string_view kAchievedTflopsDefinition =
     "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
     "parameter; no recompute, attention not halved for causal masks";
 
-void WriteBreakdown(JsonWriter& w, const est::StepBreakdown& b) {
-    w.BeginObject();
-    w.Member("bubble_s", b.bubble_s);
-    w.Member("communication_s", b.communication_s);
-    w.Member("compute_s", b.compute_s);
-    w.Member("dp_comm_s", b.dp_comm_s);
-    w.Member("expert_comm_s", b.expert_comm_s);
-    w.Member("memory_bound_s", b.memory_bound_s);
-    w.Member("optimizer_s", b.optimizer_s);
-    w.Member("pp_comm_s", b.pp_comm_s);
-    w.Member("tp_comm_s", b.tp_comm_s);
-    w.EndObject();
-}
+using est::TrainingEstimate;
 
-void WriteMemory(JsonWriter& w, const est::MemoryBreakdown& m) {
-    w.BeginObject();
-    w.Member("activations_gb", m.activations_gb);
-    w.Member("gradients_gb", m.gradients_gb);
-    w.Member("optimizer_gb", m.optimizer_gb);
-    w.Member("overhead_gb", m.overhead_gb);
-    w.Member("total_gb", m.total_gb);
-    w.Member("weights_gb", m.weights_gb);
-    w.EndObject();
-}
+constexpr auto kBreakdownFields = std::to_array<AnswerField<est::StepBreakdown>>({
+    {"bubble_s", &Scalar<&est::StepBreakdown::bubble_s>},
+    {"communication_s", &Scalar<&est::StepBreakdown::communication_s>},
+    {"compute_s", &Scalar<&est::StepBreakdown::compute_s>},
+    {"dp_comm_s", &Scalar<&est::StepBreakdown::dp_comm_s>},
+    {"expert_comm_s", &Scalar<&est::StepBreakdown::expert_comm_s>},
+    {"memory_bound_s", &Scalar<&est::StepBreakdown::memory_bound_s>},
+    {"optimizer_s", &Scalar<&est::StepBreakdown::optimizer_s>},
+    {"pp_comm_s", &Scalar<&est::StepBreakdown::pp_comm_s>},
+    {"tp_comm_s", &Scalar<&est::StepBreakdown::tp_comm_s>},
+});
+static_assert(KeysAscending(kBreakdownFields));
 
-// null unless an adapter mode (lora, qlora).
-void WriteFineTuning(JsonWriter& w, const est::FineTuning& f) {
-    if (!est::IsAdapterMode(f.mode)) return w.Null();
-    w.BeginObject();
-    w.Member("frozen_weight_bytes_per_param", f.frozen_weight_bytes_per_param);
-    w.Member("lora_rank", f.lora_rank);
-    w.Key("lora_target_modules");
-    w.BeginArray();
-    for (const auto& module : f.lora_target_modules) w.String(module);
-    w.EndArray();
-    w.Member("trainable_params_b", f.trainable_params / 1e9);
-    w.EndObject();
-}
+constexpr auto kMemoryFields = std::to_array<AnswerField<est::MemoryBreakdown>>({
+    {"activations_gb", &Scalar<&est::MemoryBreakdown::activations_gb>},
+    {"gradients_gb", &Scalar<&est::MemoryBreakdown::gradients_gb>},
+    {"optimizer_gb", &Scalar<&est::MemoryBreakdown::optimizer_gb>},
+    {"overhead_gb", &Scalar<&est::MemoryBreakdown::overhead_gb>},
+    {"total_gb", &Scalar<&est::MemoryBreakdown::total_gb>},
+    {"weights_gb", &Scalar<&est::MemoryBreakdown::weights_gb>},
+});
+static_assert(KeysAscending(kMemoryFields));
 
-void WriteRunnerUp(JsonWriter& w, const std::optional<est::LayoutSummary>& r) {
-    if (!r) return w.Null();
-    w.BeginObject();
-    w.Member("memory_per_accelerator_gb", r->memory_per_accelerator_gb);
-    w.Member("mfu", r->mfu);
-    w.Key("parallelism");
-    WriteLayout(w, r->layout);
-    w.Member("step_time_s", r->step_time_s);
-    w.EndObject();
-}
+constexpr auto kFineTuningFields = std::to_array<AnswerField<est::FineTuning>>({
+    {"frozen_weight_bytes_per_param", &Scalar<&est::FineTuning::frozen_weight_bytes_per_param>},
+    {"lora_rank", &Scalar<&est::FineTuning::lora_rank>},
+    {"lora_target_modules",
+     [](JsonWriter& w, const est::FineTuning& f) {
+         w.BeginArray();
+         for (const auto& module : f.lora_target_modules) w.String(module);
+         w.EndArray();
+     }},
+    {"trainable_params_b",
+     [](JsonWriter& w, const est::FineTuning& f) { w.Number(f.trainable_params / 1e9); }},
+});
+static_assert(KeysAscending(kFineTuningFields));
+
+constexpr auto kLayoutFields = std::to_array<AnswerField<est::ParallelLayout>>({
+    {"data", &Scalar<&est::ParallelLayout::data>},
+    {"expert", &Scalar<&est::ParallelLayout::expert>},
+    {"micro_batch_size", &Scalar<&est::ParallelLayout::micro_batch_size>},
+    {"pipeline", &Scalar<&est::ParallelLayout::pipeline>},
+    {"recompute", [](JsonWriter& w,
+                     const est::ParallelLayout& l) { w.String(est::RecomputeName(l.recompute)); }},
+    {"sequence_parallel", &Scalar<&est::ParallelLayout::sequence_parallel>},
+    {"tensor", &Scalar<&est::ParallelLayout::tensor>},
+    {"virtual_stages", &Scalar<&est::ParallelLayout::virtual_stages>},
+    {"zero_stage", &Scalar<&est::ParallelLayout::zero_stage>},
+});
+static_assert(KeysAscending(kLayoutFields));
+
+constexpr auto kRunnerUpFields = std::to_array<AnswerField<est::LayoutSummary>>({
+    {"memory_per_accelerator_gb", &Scalar<&est::LayoutSummary::memory_per_accelerator_gb>},
+    {"mfu", &Scalar<&est::LayoutSummary::mfu>},
+    {"parallelism",
+     [](JsonWriter& w, const est::LayoutSummary& r) { WriteFields(w, r.layout, kLayoutFields); }},
+    {"step_time_s", &Scalar<&est::LayoutSummary::step_time_s>},
+});
+static_assert(KeysAscending(kRunnerUpFields));
+
+// The training estimate's members; `assumptions` is written in its place by EncodeEstimate.
+constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstimate>>({
+    {"accelerator_hours", &Scalar<&TrainingEstimate::accelerator_hours>},
+    {"achieved_tflops_definition",
+     [](JsonWriter& w, const TrainingEstimate&) { w.String(kAchievedTflopsDefinition); }},
+    {"achieved_tflops_per_accelerator", &Scalar<&TrainingEstimate::achieved_tflops_per_accelerator>},
+    {"bottleneck", &Scalar<&TrainingEstimate::bottleneck>},
+    {"breakdown",
+     [](JsonWriter& w, const TrainingEstimate& e) { WriteFields(w, e.breakdown, kBreakdownFields); }},
+    {"fine_tuning",  // null unless an adapter mode (lora, qlora)
+     [](JsonWriter& w, const TrainingEstimate& e) {
+         if (!est::IsAdapterMode(e.fine_tuning.mode)) return w.Null();
+         WriteFields(w, e.fine_tuning, kFineTuningFields);
+     }},
+    {"fits_in_memory", &Scalar<&TrainingEstimate::fits_in_memory>},
+    {"global_batch_sequences", &Scalar<&TrainingEstimate::global_batch_sequences>},
+    {"hardware_tflops_per_accelerator", &Scalar<&TrainingEstimate::hardware_tflops_per_accelerator>},
+    {"hfu", &Scalar<&TrainingEstimate::hfu>},
+    {"ideal_accelerator_hours", &Scalar<&TrainingEstimate::ideal_accelerator_hours>},
+    {"ideal_wall_clock_hours", &Scalar<&TrainingEstimate::ideal_wall_clock_hours>},
+    {"layout_searched", &Scalar<&TrainingEstimate::layout_searched>},
+    {"layouts_considered", &Scalar<&TrainingEstimate::layouts_considered>},
+    {"memory",
+     [](JsonWriter& w, const TrainingEstimate& e) { WriteFields(w, e.memory, kMemoryFields); }},
+    {"memory_capacity_gb", &Scalar<&TrainingEstimate::memory_capacity_gb>},
+    {"memory_headroom_gb", &Scalar<&TrainingEstimate::memory_headroom_gb>},
+    {"memory_per_accelerator_gb", &Scalar<&TrainingEstimate::memory_per_accelerator_gb>},
+    {"mfu", &Scalar<&TrainingEstimate::mfu>},
+    {"micro_batches_per_step", &Scalar<&TrainingEstimate::micro_batches_per_step>},
+    {"mode",
+     [](JsonWriter& w, const TrainingEstimate& e) {
+         w.String(est::TrainingModeName(e.fine_tuning.mode));
+     }},
+    {"model", [](JsonWriter& w, const TrainingEstimate& e) { WriteModel(w, e.model); }},
+    {"model_flops_per_token", &Scalar<&TrainingEstimate::model_flops_per_token>},
+    {"parallelism",
+     [](JsonWriter& w, const TrainingEstimate& e) {
+         WriteFields(w, e.parallelism, kLayoutFields);
+     }},
+    {"pipeline_bubble_fraction",  // the share of a step spent idle in the pipeline bubble
+     [](JsonWriter& w, const TrainingEstimate& e) {
+         w.Number(e.step_time_s > 0 ? e.breakdown.bubble_s / e.step_time_s : 0.0);
+     }},
+    {"runner_up",
+     [](JsonWriter& w, const TrainingEstimate& e) {
+         if (!e.runner_up) return w.Null();
+         WriteFields(w, *e.runner_up, kRunnerUpFields);
+     }},
+    {"step_time_s", &Scalar<&TrainingEstimate::step_time_s>},
+    {"steps", &Scalar<&TrainingEstimate::steps>},
+    {"tokens_per_second", &Scalar<&TrainingEstimate::tokens_per_second>},
+    {"tokens_per_step", &Scalar<&TrainingEstimate::tokens_per_step>},
+    {"total_model_flops", &Scalar<&TrainingEstimate::total_model_flops>},
+    {"wall_clock_hours", &Scalar<&TrainingEstimate::wall_clock_hours>},
+    {"warnings", [](JsonWriter& w, const TrainingEstimate& e) { WriteModelWarnings(w, e.model); }},
+});
+static_assert(KeysAscending(kTrainingEstimateFields));
 
 void WriteServingPoint(JsonWriter& w, const est::ServingPoint& p) {
     w.BeginObject();
@@ -436,66 +506,14 @@ void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
 }  // namespace
 
 void WriteLayout(JsonWriter& w, const est::ParallelLayout& l) {
-    w.BeginObject();
-    w.Member("data", l.data);
-    w.Member("expert", l.expert);
-    w.Member("micro_batch_size", l.micro_batch_size);
-    w.Member("pipeline", l.pipeline);
-    w.Member("recompute", est::RecomputeName(l.recompute));
-    w.Member("sequence_parallel", l.sequence_parallel);
-    w.Member("tensor", l.tensor);
-    w.Member("virtual_stages", l.virtual_stages);
-    w.Member("zero_stage", l.zero_stage);
-    w.EndObject();
+    WriteFields(w, l, kLayoutFields);
 }
 
 std::string EncodeEstimate(const est::TrainingEstimate& e, std::string_view assumptions_json) {
     std::string out;
     out.reserve(assumptions_json.size() + 4096);
     JsonWriter w(out);
-    w.BeginObject();
-    w.Member("accelerator_hours", e.accelerator_hours);
-    w.Member("achieved_tflops_definition", kAchievedTflopsDefinition);
-    w.Member("achieved_tflops_per_accelerator", e.achieved_tflops_per_accelerator);
-    w.Key("assumptions");
-    w.Raw(assumptions_json);
-    w.Member("bottleneck", e.bottleneck);
-    w.Key("breakdown");
-    WriteBreakdown(w, e.breakdown);
-    w.Key("fine_tuning");
-    WriteFineTuning(w, e.fine_tuning);
-    w.Member("fits_in_memory", e.fits_in_memory);
-    w.Member("global_batch_sequences", e.global_batch_sequences);
-    w.Member("hardware_tflops_per_accelerator", e.hardware_tflops_per_accelerator);
-    w.Member("hfu", e.hfu);
-    w.Member("ideal_accelerator_hours", e.ideal_accelerator_hours);
-    w.Member("ideal_wall_clock_hours", e.ideal_wall_clock_hours);
-    w.Member("layout_searched", e.layout_searched);
-    w.Member("layouts_considered", e.layouts_considered);
-    w.Key("memory");
-    WriteMemory(w, e.memory);
-    w.Member("memory_capacity_gb", e.memory_capacity_gb);
-    w.Member("memory_headroom_gb", e.memory_headroom_gb);
-    w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
-    w.Member("mfu", e.mfu);
-    w.Member("micro_batches_per_step", e.micro_batches_per_step);
-    w.Member("mode", est::TrainingModeName(e.fine_tuning.mode));
-    w.Key("model");
-    WriteModel(w, e.model);
-    w.Member("model_flops_per_token", e.model_flops_per_token);
-    w.Key("parallelism");
-    WriteLayout(w, e.parallelism);
-    w.Key("runner_up");
-    WriteRunnerUp(w, e.runner_up);
-    w.Member("step_time_s", e.step_time_s);
-    w.Member("steps", e.steps);
-    w.Member("tokens_per_second", e.tokens_per_second);
-    w.Member("tokens_per_step", e.tokens_per_step);
-    w.Member("total_model_flops", e.total_model_flops);
-    w.Member("wall_clock_hours", e.wall_clock_hours);
-    w.Key("warnings");
-    WriteModelWarnings(w, e.model);
-    w.EndObject();
+    WriteFields(w, e, kTrainingEstimateFields, "assumptions", assumptions_json);
     return out;
 }
 

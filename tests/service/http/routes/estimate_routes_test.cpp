@@ -61,6 +61,27 @@ TEST_SUITE("estimate_routes") {
         CHECK(b["assumptions"].size() > 10);
     }
 
+    TEST_CASE("the training estimate states the share of a step idle in the pipeline bubble") {
+        TestServer server(SampleDeps());
+        auto r = Post(server, "/v1/estimates/training", Llama65Training());  // pipeline 4
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        json b = json::parse(r->body);
+        REQUIRE(b.contains("pipeline_bubble_fraction"));
+        double fraction = b["pipeline_bubble_fraction"].get<double>();
+        CHECK(fraction > 0);
+        CHECK(fraction < 1);
+        CHECK(fraction == doctest::Approx(b["breakdown"]["bubble_s"].get<double>() /
+                                          b["step_time_s"].get<double>()));
+        json flat = Llama65Training();
+        flat["parallelism"]["pipeline"] = 1;
+        flat["parallelism"]["data"] = 256;
+        auto no_pipeline = Post(server, "/v1/estimates/training", flat);
+        REQUIRE(no_pipeline);
+        REQUIRE(no_pipeline->status == 200);
+        CHECK(json::parse(no_pipeline->body)["pipeline_bubble_fraction"] == 0);
+    }
+
     TEST_CASE("a minimal training request searches the layout and reports a runner-up") {
         TestServer server(SampleDeps());
         json req = {{"model", {{"params_b", 7}}},

@@ -1,0 +1,155 @@
+#pragma once
+// Answer field tables: one row per member of an answer object (its key and how its value is
+// read from the object), so adding an answer field is one row. JsonWriter writes members in the
+// order nlohmann::json keeps them (sorted keys; the reference answers are in that order), and a
+// table out of order fails to compile (static_assert on KeysAscending beside each table).
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_reader.hpp"
+
+namespace gpucost::http {
+
+// One member of an answer about a T: its key and the function that writes its value.
+template <typename T>
+struct AnswerField {
+    std::string_view key;
+    void (*write)(JsonWriter& w, const T& object);
+};
+
+// True when the keys are strictly ascending (byte order): no repeats, the writer's order.
+template <typename T, std::size_t N>
+constexpr bool KeysAscending(const std::array<AnswerField<T>, N>& fields) {
+    for (std::size_t i = 1; i < N; ++i) {
+        if (!(fields[i - 1].key < fields[i].key)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The object: every row's key and value. `raw_key`, when given, is one more member whose value
+// is JSON text already encoded (an answer's `assumptions`), written in its sorted place.
+template <typename T, std::size_t N>
+void WriteFields(JsonWriter& w, const T& object, const std::array<AnswerField<T>, N>& fields,
+                 std::string_view raw_key = {}, std::string_view raw_json = {}) {
+    w.BeginObject();
+    bool raw_pending = !raw_key.empty();
+    for (const auto& field : fields) {
+        if (raw_pending && raw_key < field.key) {
+            w.Key(raw_key);
+            w.Raw(raw_json);
+            raw_pending = false;
+        }
+        w.Key(field.key);
+        field.write(w, object);
+    }
+    if (raw_pending) {
+        w.Key(raw_key);
+        w.Raw(raw_json);
+    }
+    w.EndObject();
+}
+
+namespace field_detail {
+
+template <typename>
+struct MemberPointer;
+template <typename C, typename M>
+struct MemberPointer<M C::*> {
+    using Class = C;
+};
+
+template <typename V>
+void WriteScalar(JsonWriter& w, const V& value) {
+    if constexpr (std::is_same_v<V, bool>) {
+        w.Bool(value);
+    } else if constexpr (std::is_integral_v<V>) {
+        w.Integer(static_cast<long long>(value));
+    } else if constexpr (std::is_floating_point_v<V>) {
+        w.Number(value);
+    } else {
+        w.String(value);
+    }
+}
+
+template <typename V>
+void WriteScalar(JsonWriter& w, const std::optional<V>& value) {
+    if (value) {
+        WriteScalar(w, *value);
+    } else {
+        w.Null();
+    }
+}
+
+}  // namespace field_detail
+
+// The row's writer for a plain member (number, bool, string, or an optional of one: null when
+// unset), written by its type as JsonWriter::Member writes it:
+//   {"step_time_s", &Scalar<&TrainingEstimate::step_time_s>}
+template <auto Member>
+void Scalar(JsonWriter& w, const typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    field_detail::WriteScalar(w, o.*Member);
+}
+
+// One member of a request about a T: its key, and the function that reads it into the request
+// (null for a member read apart, such as a nested object, which the key still makes known).
+// Rows are read in table order, so the first fault in that order is the one answered.
+template <typename T>
+struct RequestField {
+    std::string_view key;
+    void (*read)(JsonReader& r, std::string_view key, T& request) = nullptr;
+};
+
+// The table's keys, then `extra` (members a caller adds): the unknown-member check's list.
+template <typename T, std::size_t N>
+std::vector<std::string> RequestKeys(const std::array<RequestField<T>, N>& fields,
+                                     const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> keys;
+    keys.reserve(N + extra.size());
+    for (const auto& field : fields) {
+        keys.emplace_back(field.key);
+    }
+    keys.insert(keys.end(), extra.begin(), extra.end());
+    return keys;
+}
+
+// Every row with a reader, in table order.
+template <typename T, std::size_t N>
+void ReadFields(JsonReader& r, T& request, const std::array<RequestField<T>, N>& fields) {
+    for (const auto& field : fields) {
+        if (field.read != nullptr) {
+            field.read(r, field.key, request);
+        }
+    }
+}
+
+// The row's reader for an optional member, read by its type (number, int, bool, string, array
+// of strings); absent or null leaves it unset:
+//   {"goodput", &Optional<&TrainingRequest::goodput>}
+template <auto Member>
+void Optional(JsonReader& r, std::string_view key,
+              typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    auto& member = o.*Member;
+    using V = typename std::remove_reference_t<decltype(member)>::value_type;
+    if constexpr (std::is_same_v<V, double>) {
+        member = r.Number(key);
+    } else if constexpr (std::is_same_v<V, int>) {
+        member = r.Int(key);
+    } else if constexpr (std::is_same_v<V, bool>) {
+        member = r.Bool(key);
+    } else if constexpr (std::is_same_v<V, std::string>) {
+        member = r.String(key);
+    } else {
+        static_assert(std::is_same_v<V, std::vector<std::string>>, "no reader for this type");
+        member = r.Strings(key);
+    }
+}
+
+}  // namespace gpucost::http
