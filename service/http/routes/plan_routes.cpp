@@ -21,6 +21,7 @@
 #include "service/http/router.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/deprecation.hpp"
+#include "service/http/routes/price_book_routes.hpp"
 #include "service/http/transport/api_version.hpp"
 
 namespace gpucost::http {
@@ -65,18 +66,6 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
     return std::move(parsed).value();
 }
 
-// The body's inline price book (taken out of it before the plan's decoder reads it); on failure
-// writes the problem and returns nullopt.
-std::optional<std::optional<pricing::PriceBook>> TakeBook(json& body, const httplib::Request& req,
-                                                          httplib::Response& res) {
-    auto book = TakePriceBook(body);
-    if (!book.ok()) {
-        WriteProblem(res, req, book.error());
-        return std::nullopt;
-    }
-    return std::move(book).value();
-}
-
 // The plan's catalog snapshot seen through the price book (list prices without one); on
 // failure writes the problem and returns nullopt. The view keeps the snapshot alive.
 std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request& req,
@@ -119,7 +108,7 @@ void ServeSpotPlan(const Deps& deps, const httplib::Request& req, httplib::Respo
     if (!body) {
         return;
     }
-    auto book = TakeBook(*body, req, res);
+    auto book = TakePlanPriceBook(deps, *body, req, res);  // inline or stored
     if (!book) {
         return;
     }
@@ -165,7 +154,7 @@ void ServeRentVsBuyPlan(const Deps& deps, const httplib::Request& req, httplib::
     if (!body) {
         return;
     }
-    auto book = TakeBook(*body, req, res);
+    auto book = TakePlanPriceBook(deps, *body, req, res);  // inline or stored
     if (!book) {
         return;
     }
@@ -200,7 +189,7 @@ void ServeTrainingPlan(const Deps& deps, const httplib::Request& req, httplib::R
         return;
     }
     const json paged_body = *body;  // the cursor's fingerprint covers the price book too
-    auto book = TakeBook(*body, req, res);
+    auto book = TakePlanPriceBook(deps, *body, req, res);  // inline or stored
     if (!book) {
         return;
     }
@@ -252,7 +241,7 @@ void ServeInferencePlan(const Deps& deps, const httplib::Request& req, httplib::
         return;
     }
     const json paged_body = *body;  // the cursor's fingerprint covers the price book too
-    auto book = TakeBook(*body, req, res);
+    auto book = TakePlanPriceBook(deps, *body, req, res);  // inline or stored
     if (!book) {
         return;
     }

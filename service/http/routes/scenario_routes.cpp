@@ -19,6 +19,7 @@
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/deprecation.hpp"
+#include "service/http/routes/price_book_routes.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -414,7 +415,9 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
             return WriteProblem(res, req, r.error());
         }
         auto catalog = deps.store->Current();
-        auto result = (*evaluate)(*request, *catalog, PlanReferenceOf(deps));
+        auto result = EvaluateWithPriceBook(
+            deps, *request, catalog,
+            [&](const json& q, const auto& c) { return (*evaluate)(q, c, PlanReferenceOf(deps)); });
         if (!result.ok()) {
             return WriteProblem(res, req, UnderRequest(result.error()));
         }
@@ -634,7 +637,10 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
                                               "this scenario's plan kind '" + s.plan_kind +
                                                   "' is no longer supported"));
             }
-            auto now = (*evaluate)(request, *catalog.value(), PlanReferenceOf(deps));
+            auto now = EvaluateWithPriceBook(deps, request, catalog.value(),
+                                             [&](const json& q, const auto& c) {
+                                                 return (*evaluate)(q, c, PlanReferenceOf(deps));
+                                             });
             SetDeprecationHeaders(res,
                                   kScenarioCatalogRevisionRename);  // scenario.catalog_revision
             json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
