@@ -33,6 +33,7 @@
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
 #include "service/storage/pg_store.hpp"
+#include "service/storage/price_book_store.hpp"
 #endif
 
 namespace {
@@ -154,6 +155,7 @@ struct Loaded {
     std::shared_ptr<const gpucost::pricing::Catalog> catalog;
     std::shared_ptr<const gpucost::pricing::PlanReference> reference;
     std::shared_ptr<gpucost::http::CatalogStore> store;
+    std::shared_ptr<gpucost::http::PriceBookStore> price_books;  // with `store`
 };
 
 // The commands that answer without a catalog: help, version, import, sync. nullopt: go on.
@@ -249,6 +251,7 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
         std::shared_ptr<storage::PgStore> store = std::move(opened).value();
         loaded.catalog = store->Current();
         loaded.store = store;
+        loaded.price_books = std::make_shared<storage::PgPriceBookStore>(config.database_url);
     }
 #else
     if (!config.database_url.empty() || config.command == "migrate" || config.command == "seed" ||
@@ -270,6 +273,7 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
         deps.catalog = [catalog = loaded.catalog] { return catalog; };
     }
     deps.store = loaded.store;
+    deps.price_books = loaded.price_books;
     deps.plan_reference = loaded.reference;
     deps.require_read_key = config.require_read_key;
     deps.max_snapshot_age_s = config.max_snapshot_age_s;
@@ -458,6 +462,7 @@ int main(int argc, char** argv) {
         deps = http::Deps{};
         options.key_store = nullptr;
         loaded->store.reset();  // closes the database connections
+        loaded->price_books.reset();
         log::Info("database closed");
     }
     log::Info("stopped", {{"clean", served}});

@@ -382,6 +382,7 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddPlanRoutes(routes, deps);
     AddWriteRoutes(routes, deps);
     AddScenarioRoutes(routes, deps);
+    AddPriceBookRoutes(routes, deps);
     AddMetricsRoute(routes, deps);
     AddDocsRoutes(routes, deps);
     AddWebRoutes(routes, deps);

@@ -16,6 +16,7 @@
 #include "pricing/plan_reference.hpp"
 #include "service/http/catalog_store.hpp"
 #include "service/http/metrics.hpp"
+#include "service/http/price_book_store.hpp"
 #include "service/http/transport/cors.hpp"
 #include "service/http/transport/rate_limit.hpp"
 #include "service/http/transport/transport.hpp"
@@ -45,6 +46,9 @@ struct Deps {
     // PostgreSQL mode (issue 5): the writable catalog with its history. Null in embedded
     // mode, where writes, history, as_of and scenarios answer 503.
     std::shared_ptr<CatalogStore> store;
+    // PostgreSQL mode: stored price books (issue 25); null in embedded mode, where
+    // /v1/price-books and "price_book": "<id>" answer 409 database_required.
+    std::shared_ptr<PriceBookStore> price_books;
     // Reads under /v1/ need an API key (read or admin scope) too (--require-read-key).
     bool require_read_key = false;
     // /readyz stays ready while the snapshot was confirmed current this recently.
@@ -193,6 +197,8 @@ void AddModelRoutes(RouteTable& routes, const Deps& deps);
 // scenario_routes.cpp), and the read-key gate over every /v1/ route (auth.cpp; add last).
 void AddWriteRoutes(RouteTable& routes, const Deps& deps);
 void AddScenarioRoutes(RouteTable& routes, const Deps& deps);
+// /v1/price-books[/{id}]: stored, versioned price books (price_book_routes.cpp).
+void AddPriceBookRoutes(RouteTable& routes, const Deps& deps);
 void AddReadKeyGate(RouteTable& routes, const Deps& deps);
 // Catalog reads (accelerators, providers, offerings, catalog, models) answer with a strong ETag,
 // Cache-Control: no-cache and Vary, and 304 to a matching If-None-Match (conditional.cpp).

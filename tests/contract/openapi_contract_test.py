@@ -425,6 +425,15 @@ try:
          headers=admin_headers)
     call("/v1/scenarios/{id}", "/v1/scenarios/1", "delete", expect=409, headers=admin_headers)
     call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=409)
+    call("/v1/price-books", "/v1/price-books", "post", expect=409, body=b"{}", headers=admin_headers)
+    call("/v1/price-books", "/v1/price-books", expect=409)
+    call("/v1/price-books/{id}", "/v1/price-books/acme", expect=409)
+    call("/v1/price-books/{id}", "/v1/price-books/acme", "put", expect=409, body=b"{}",
+         headers=admin_headers)
+    call("/v1/price-books/{id}", "/v1/price-books/acme", "delete", expect=409, headers=admin_headers)
+    problem = call("/v1/plans/spot", "/v1/plans/spot", "post", expect=409, headers=json_headers,
+                   body=json.dumps(dict(issue_spot, price_book="acme")).encode())
+    check(problem.get("field") == "/price_book", "a stored book's id without a database names /price_book")
     # A method the path lacks: 405 with Allow, as the operations document it (MethodNotAllowed).
     try:
         urllib.request.urlopen(urllib.request.Request(BASE + "/v1/offerings", method="PATCH",
@@ -552,6 +561,62 @@ def scenario_owner_and_changes(example, saved, j, a, r, o, r2):
     listed = call("/v1/scenarios", "/v1/scenarios?limit=500")
     check(saved["id"] not in [i["id"] for i in listed["items"]], "a deleted scenario is not listed")
     call("/v1/scenarios/{id}", "/v1/scenarios/" + other_saved["id"], "delete", expect=204, headers=a)
+
+
+def price_books(j, a, r):
+    """Stored price books (issue 25): the documented examples, every answer against the
+    document, and plans that name a book by id."""
+    create = operation("/v1/price-books", "post")["requestBody"]["content"]["application/json"]
+    check(not validate(create["example"], create["schema"]), "request example POST /v1/price-books is valid")
+    body = json.dumps(create["example"]).encode()
+    call("/v1/price-books", "/v1/price-books", "post", expect=401, body=body, headers=j)
+    call("/v1/price-books", "/v1/price-books", "post", expect=403, body=body, headers=r)
+    for bad, status in ((dict(create["example"], id="Not An Id"), 422),
+                        (dict(create["example"], rules=[{"provider": "aws", "discount_fraction": 1}]), 422),
+                        (dict(create["example"], rules=[{"provider": "aws", "discount": 0.1}]), 400),
+                        ({k: v for k, v in create["example"].items() if k != "name"}, 422)):
+        call("/v1/price-books", "/v1/price-books", "post", expect=status,
+             body=json.dumps(bad).encode(), headers=a)
+    book = call("/v1/price-books", "/v1/price-books", "post", expect=201, body=body, headers=a)
+    call("/v1/price-books", "/v1/price-books", "post", expect=409, body=body, headers=a)
+    one = "/v1/price-books/" + book["id"]
+    call("/v1/price-books", "/v1/price-books", expect=401, headers={})
+    check(len(call("/v1/price-books", "/v1/price-books", headers=r)["items"]) == 1, "the book is listed")
+    call("/v1/price-books/{id}", one, expect=401, headers={})
+    call("/v1/price-books/{id}", one, headers=r)
+    call("/v1/price-books/{id}", "/v1/price-books/nope", expect=404, headers=r)
+    call("/v1/price-books/{id}", one + "?version=0", expect=422, headers=r)
+    call("/v1/price-books/{id}", one + "?version=x", expect=400, headers=r)
+    call("/v1/price-books/{id}", one + "?version=5", expect=404, headers=r)
+    put = operation("/v1/price-books/{id}", "put")["requestBody"]["content"]["application/json"]
+    check(not validate(put["example"], put["schema"]), "request example PUT /v1/price-books/{id} is valid")
+    two = call("/v1/price-books/{id}", one, "put", body=json.dumps(put["example"]).encode(),
+               headers=dict(a, **{"If-Match": '"b1"'}))
+    check(two["version"] == 2, "PUT writes version 2")
+    call("/v1/price-books/{id}", one, "put", expect=412, body=json.dumps(put["example"]).encode(),
+         headers=dict(a, **{"If-Match": '"b1"'}))
+    call("/v1/price-books/{id}", one, "put", expect=403, body=json.dumps(put["example"]).encode(),
+         headers=r)
+    call("/v1/price-books/{id}", "/v1/price-books/nope", "put", expect=404,
+         body=json.dumps(put["example"]).encode(), headers=a)
+    call("/v1/price-books/{id}", one, "put", expect=422, headers=a,
+         body=json.dumps(dict(put["example"], rules=[])).encode())
+    check(call("/v1/price-books/{id}", one + "?version=1", headers=r)["version"] == 1,
+          "version 1 stays readable")
+    training = operation("/v1/plans/training", "post")["requestBody"]["content"]["application/json"]
+    priced = call("/v1/plans/training", "/v1/plans/training", "post", headers=r,
+                  body=json.dumps(dict(training["example"], price_book=book["id"])).encode())
+    check(priced.get("pricing_basis") == "price_book" and priced["price_book"]["id"] == book["id"]
+          and priced["price_book"]["version"] == 2, "a plan names the stored book and echoes its version")
+    call("/v1/plans/training", "/v1/plans/training", "post", expect=401, headers=j,
+         body=json.dumps(dict(training["example"], price_book=book["id"])).encode())
+    call("/v1/plans/training", "/v1/plans/training", "post", expect=422, headers=r,
+         body=json.dumps(dict(training["example"], price_book="nope")).encode())
+    call("/v1/price-books/{id}", one, "delete", expect=403, headers=r)
+    call("/v1/price-books/{id}", one, "delete", expect=412, headers=dict(a, **{"If-Match": '"b1"'}))
+    call("/v1/price-books/{id}", one, "delete", expect=204, headers=a)
+    call("/v1/price-books/{id}", one, expect=404, headers=r)
+    call("/v1/price-books/{id}", one, "delete", expect=404, headers=a)
 
 
 def run_database_mode():
@@ -685,6 +750,7 @@ def run_database_mode():
         call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/" + saved["id"] + "/evaluate?as_of=x",
              "post", expect=422)
         scenario_owner_and_changes(sc["example"], saved, j, a, r, o, r2)
+        price_books(j, a, r)
         spot = operation("/v1/plans/spot", "post")["requestBody"]["content"]["application/json"]
         call("/v1/plans/spot", "/v1/plans/spot?as_of=2026-06-30", "post",
              body=json.dumps(spot["example"]).encode(), headers=j)

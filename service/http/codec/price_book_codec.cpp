@@ -43,8 +43,10 @@ pricing::Result<pricing::PriceBookRule> DecodeRule(const json& value, const std:
     return rule;
 }
 
-pricing::Result<pricing::PriceBook> DecodeBook(const json& value) {
-    JsonReader r(value, kPointer);
+}  // namespace
+
+pricing::Result<pricing::PriceBook> DecodePriceBook(const json& value, const std::string& pointer) {
+    JsonReader r(value, pointer);
     r.OnlyKnown({"name", "id", "version", "rules"});
     r.Require("name");
     r.Require("rules");
@@ -58,12 +60,14 @@ pricing::Result<pricing::PriceBook> DecodeBook(const json& value) {
     }
     if (!r.ok()) return r.error();
     for (std::size_t i = 0; i < rules->size(); ++i) {
-        auto rule = DecodeRule((*rules)[i], std::string(kPointer) + "/rules/" + std::to_string(i));
+        auto rule = DecodeRule((*rules)[i], pointer + "/rules/" + std::to_string(i));
         if (!rule.ok()) return rule.error();
         book.rules.push_back(std::move(rule).value());
     }
     return book;
 }
+
+namespace {
 
 json PriceEntry(const std::string& id, const pricing::AppliedPrice& p) {
     return {{"offering_id", id},
@@ -122,15 +126,15 @@ pricing::Result<std::optional<pricing::PriceBook>> TakePriceBook(json& body) {
     if (value.is_null()) return std::optional<pricing::PriceBook>{};
     if (value.is_string()) {
         return pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
-                                  "stored price books (by id) need database mode; give the book "
-                                  "inline as an object",
+                                  "stored price books (by id) need database mode (start gpucost "
+                                  "with DATABASE_URL); give the book inline as an object",
                                   kPointer);
     }
     if (!value.is_object()) {
         return pricing::MakeError(pricing::ErrorCode::kMalformed,
                                   "price_book: must be an object (an inline book)", kPointer);
     }
-    auto book = DecodeBook(value);
+    auto book = DecodePriceBook(value, kPointer);
     if (!book.ok()) return book.error();
     return std::optional<pricing::PriceBook>(std::move(book).value());
 }

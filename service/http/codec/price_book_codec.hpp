@@ -17,12 +17,18 @@
 namespace gpucost::http {
 
 // Removes `price_book` from `body` (so the plan's own decoder never sees it) and decodes it:
-// nullopt when absent or null. A string (a stored book's id) is kDatabaseRequired (409) in
-// embedded mode, which is the only mode with books so far. Type errors and unknown members are
+// nullopt when absent or null. A string (a stored book's id) is kDatabaseRequired (409): stored
+// books are resolved before this by TakePlanPriceBook (routes/price_book_routes.hpp) in
+// database mode. Type errors and unknown members are
 // kMalformed (400), missing or bad values kInvalidArgument (422), naming /price_book/..., as
 // JsonReader reports them on every route.
 [[nodiscard]] pricing::Result<std::optional<pricing::PriceBook>> TakePriceBook(
     nlohmann::json& body);
+
+// A book object at `pointer` ("/price_book" in a plan, "" as a /v1/price-books body): members
+// name, rules, id, version; errors as TakePriceBook's. Not validated (PriceBook::Validate).
+[[nodiscard]] pricing::Result<pricing::PriceBook> DecodePriceBook(const nlohmann::json& value,
+                                                                  const std::string& pointer);
 
 // The catalog the planners get: `base` itself without a book, else the book applied to it.
 struct PricingView {

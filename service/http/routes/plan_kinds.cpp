@@ -9,6 +9,7 @@
 #include "pricing/plan/training_plan.hpp"
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
+#include "service/http/routes/price_book_routes.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -192,9 +193,8 @@ std::string PlanKindNames() {
 }
 
 Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
-                             std::shared_ptr<const pricing::Catalog> catalog,
-                             const pricing::PlanReference& reference, unsigned cpus) {
-    auto book = TakePriceBook(request);
+                             std::shared_ptr<const pricing::Catalog> catalog, const Deps& deps) {
+    auto book = ResolvePlanBook(deps, request);
     if (!book.ok()) {
         return book.error();
     }
@@ -206,7 +206,10 @@ Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
     if (!view.ok()) {
         return view.error();
     }
-    auto outcome = prepared.value()(PlanContext{view.value(), &reference, cpus, std::nullopt});
+    static const pricing::PlanReference kNoReference;
+    const pricing::PlanReference& reference =
+        deps.plan_reference ? *deps.plan_reference : kNoReference;
+    auto outcome = prepared.value()(PlanContext{view.value(), &reference, deps.cpus, std::nullopt});
     if (!outcome.ok()) {
         return outcome.error();
     }

@@ -18,6 +18,7 @@
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/price_book_codec.hpp"
+#include "service/http/router.hpp"
 
 namespace gpucost::http {
 
@@ -70,11 +71,11 @@ const PlanKind* FindPlanKind(std::string_view name);
 std::string PlanKindNames();
 
 // A saved scenario's plan request answered as the live route answers it with every assumption
-// and no paging, on `catalog` (through the request's price book, if it names one). Errors are
-// the request's own, with fields as in the request.
+// and no paging, on `catalog` through the request's price book (inline or a stored book's
+// latest version: price_book_routes.hpp ResolvePlanBook), with the service's plan reference and
+// CPUs. Errors are the request's own, with fields as in the request.
 pricing::Result<nlohmann::json> AnswerSavedPlan(const PlanKind& kind, nlohmann::json request,
                                                 std::shared_ptr<const pricing::Catalog> catalog,
-                                                const pricing::PlanReference& reference,
-                                                unsigned cpus);
+                                                const Deps& deps);
 
 }  // namespace gpucost::http

@@ -18,6 +18,7 @@
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/deprecation.hpp"
 #include "service/http/routes/plan_kinds.hpp"
+#include "service/http/routes/price_book_routes.hpp"
 #include "service/http/transport/api_version.hpp"
 
 namespace gpucost::http {
@@ -60,18 +61,6 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
         return std::nullopt;
     }
     return std::move(parsed).value();
-}
-
-// The body's inline price book (taken out of it before the plan's decoder reads it); on failure
-// writes the problem and returns nullopt.
-std::optional<std::optional<pricing::PriceBook>> TakeBook(json& body, const httplib::Request& req,
-                                                          httplib::Response& res) {
-    auto book = TakePriceBook(body);
-    if (!book.ok()) {
-        WriteProblem(res, req, book.error());
-        return std::nullopt;
-    }
-    return std::move(book).value();
 }
 
 // The plan's catalog snapshot seen through the price book (list prices without one); on
@@ -152,7 +141,7 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     }
     // The cursor's fingerprint covers the price book too.
     const json paged_body = kind.paged ? *body : json();
-    auto book = TakeBook(*body, req, res);
+    auto book = TakePlanPriceBook(deps, *body, req, res);
     if (!book) {
         return;
     }

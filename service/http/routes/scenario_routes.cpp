@@ -37,11 +37,6 @@ constexpr std::size_t kMaxTagChars = 40;
 constexpr Deprecation kScenarioCatalogRevisionRename{1795737600,  // 2026-11-27
                                                      "Mon, 01 Mar 2027 00:00:00 GMT"};
 
-const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
-    static const pricing::PlanReference kEmpty;
-    return deps.plan_reference ? *deps.plan_reference : kEmpty;
-}
-
 // Errors of the embedded plan request point into /request.
 pricing::Error UnderRequest(pricing::Error e) {
     auto prefix = [](const std::string& field) {
@@ -349,7 +344,7 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     }
     const ScenarioDraftBody& d = draft_body.value();
     auto catalog = deps.store->Current();
-    auto result = AnswerSavedPlan(*d.kind, *d.request, catalog, PlanReferenceOf(deps), deps.cpus);
+    auto result = AnswerSavedPlan(*d.kind, *d.request, catalog, deps);
     if (!result.ok()) {
         return WriteProblem(res, req, UnderRequest(result.error()));
     }
@@ -592,7 +587,7 @@ void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httpli
             MakeError(ErrorCode::kFailedPrecondition,
                       "this scenario's plan kind '" + s.plan_kind + "' is no longer supported"));
     }
-    auto now = AnswerSavedPlan(*kind, request, catalog.value(), PlanReferenceOf(deps), deps.cpus);
+    auto now = AnswerSavedPlan(*kind, request, catalog.value(), deps);
     SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // scenario.catalog_revision
     auto as_of = params.One(kAsOfParam);
     json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},

@@ -495,6 +495,39 @@ function gpucostCommand(...args: string[]): string {
                         { encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] }).trim();
 }
 
+// A negotiated price book stored once, versioned, and named by id in a plan (issue 25).
+async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMedia>>) {
+    const created = await api.POST("/v1/price-books", {
+        body: { id: "client-edp", name: "client EDP",
+                rules: [{ provider: "aws", discount_fraction: 0.18 }] },
+    });
+    check(created.response.status === 201 && created.data?.version === 1,
+          "an admin stores a price book (version 1)");
+    const replaced = await api.PUT("/v1/price-books/{id}", {
+        params: { path: { id: "client-edp" }, header: { "If-Match": created.response.headers.get("ETag") ?? "" } },
+        body: { name: "client EDP", rules: [{ provider: "aws", discount_fraction: 0.2 }] },
+    });
+    check(replaced.response.status === 200 && replaced.data?.version === 2,
+          "a PUT writes version 2 of the book");
+    const first = await api.GET("/v1/price-books/{id}", {
+        params: { path: { id: "client-edp" }, query: { version: 1 } },
+    });
+    check(first.data?.rules[0]?.discount_fraction === 0.18, "version 1 stays readable");
+    const plan = await api.POST("/v1/plans/training", {
+        body: { model: { params_b: 7 }, tokens_b: 100, limit: 3, price_book: "client-edp",
+                constraints: { providers: ["aws"], price_types: ["on_demand"] } },
+    });
+    const option = plan.data?.options[0]?.offering;
+    check(plan.response.status === 200 && plan.data?.price_book?.id === "client-edp" &&
+          plan.data?.price_book?.version === 2 && option?.list_usd_per_hour !== undefined &&
+          Math.abs(option.usd_per_hour - option.list_usd_per_hour * 0.8) < 1e-6,
+          "a training plan names the stored book by id and is priced with its latest version");
+    const listed = await api.GET("/v1/price-books");
+    check(listed.data?.items.some((b) => b.id === "client-edp") === true, "the book is listed");
+    const deleted = await api.DELETE("/v1/price-books/{id}", { params: { path: { id: "client-edp" } } });
+    check(deleted.response.status === 204, "an admin deletes the book");
+}
+
 async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     const admin = gpucostCommand("apikey", "create", "--scope", "admin", "--name", "client-admin");
     const api = createClient<paths, JsonMedia>({ baseUrl: base, headers: { Authorization: `Bearer ${admin}` } });
@@ -561,6 +594,7 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     check(deleted.response.status === 204, "the owner deletes the scenario");
     const gone = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
     check(gone.response.status === 404, "a deleted scenario is gone");
+    await storedPriceBook(api);
     const retired = await api.DELETE("/v1/offerings/{id}", { params: { path: { id: target.id } } });
     check(retired.response.status === 200, "an admin retires an offering");
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "service/storage/pg_store.hpp"
+#include "service/storage/price_book_store.hpp"
 #include "tests/service/storage/pg_test_db.hpp"
 #include "tests/support/test_server.hpp"
 
@@ -32,6 +33,7 @@ struct Fixture {
         auto s = store;
         deps.catalog = [s] { return s->Current(); };
         deps.store = store;
+        deps.price_books = std::make_shared<storage::PgPriceBookStore>(db.url());
         deps.require_read_key = require_read_key;
         deps.openapi_yaml = "openapi: 3.1.0\n";
         deps.service_version = "test";

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "pricing/error.hpp"
+#include "service/http/catalog_store.hpp"
+
+namespace gpucost::http {
+
+// Port between the HTTP handlers and stored price books (issue 25, PostgreSQL mode).
+// Implemented in service/storage/price_book_store.*, wired in service/main.cpp; absent (null)
+// in embedded mode, where /v1/price-books and "price_book": "<id>" answer 409
+// database_required. Every version written is kept: PUT adds one, GET ?version= reads any.
+
+// One version of a stored book.
+struct StoredPriceBook {
+    std::string id;                   // a slug: [a-z0-9._-]{1,200}
+    std::int64_t version = 1;         // this version
+    std::int64_t latest_version = 1;  // the one plans get
+    std::string name;
+    std::string rules_json;         // the rules as written: a JSON array (price_book_codec)
+    TimestampUs created_at_us = 0;  // when version 1 was written
+    TimestampUs written_at_us = 0;  // when this version was written
+    std::string written_by;         // the writing key's name; empty when unknown
+};
+
+// Strong entity tag of a book version: "\"b<version>\"".
+std::string PriceBookEtag(std::int64_t version);
+
+class PriceBookStore {
+public:
+    PriceBookStore() = default;
+    virtual ~PriceBookStore() = default;
+    PriceBookStore(const PriceBookStore&) = delete;
+    PriceBookStore& operator=(const PriceBookStore&) = delete;
+    PriceBookStore(PriceBookStore&&) = delete;
+    PriceBookStore& operator=(PriceBookStore&&) = delete;
+
+    // Each call is one transaction. kUnavailable when the database cannot be reached.
+    // Creates version 1 of `draft` (id, name, rules_json) by request.principal;
+    // kFailedPrecondition on field "/id" when the id is taken (also by a deleted book).
+    [[nodiscard]] virtual pricing::Result<StoredPriceBook> Create(const WriteRequest& request,
+                                                                  const StoredPriceBook& draft) = 0;
+    // The latest version, or `version`; kNotFound (field "id" or "version") for an unknown or
+    // deleted book or a version it never had.
+    [[nodiscard]] virtual pricing::Result<StoredPriceBook> Get(
+        std::string_view id, std::optional<std::int64_t> version) = 0;
+    // The latest version of every book not deleted, by id.
+    [[nodiscard]] virtual pricing::Result<std::vector<StoredPriceBook>> List() = 0;
+    // Writes the next version (name, rules_json of `next`); kNotFound; kFailedPrecondition on
+    // kIfMatchField when request.if_match names another version (412).
+    [[nodiscard]] virtual pricing::Result<StoredPriceBook> Replace(const WriteRequest& request,
+                                                                   std::string_view id,
+                                                                   const StoredPriceBook& next) = 0;
+    // Marks the book deleted (its versions stay); kNotFound; If-Match as Replace.
+    [[nodiscard]] virtual pricing::Result<std::monostate> Delete(const WriteRequest& request,
+                                                                 std::string_view id) = 0;
+};
+
+}  // namespace gpucost::http

@@ -1,0 +1,270 @@
+// Stored price books (issue 25, database mode): decode -> validate against the catalog ->
+// PriceBookStore port; and the resolution of a plan's `price_book` (inline or by id).
+#include "service/http/routes/price_book_routes.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_reader.hpp"
+#include "service/http/codec/price_book_codec.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/codec/query_params.hpp"
+#include "service/http/codec/timestamp.hpp"
+#include "service/http/price_book_store.hpp"
+#include "service/http/routes/auth.hpp"
+
+namespace gpucost::http {
+
+std::string PriceBookEtag(std::int64_t version) {
+    return "\"b" + std::to_string(version) + "\"";
+}
+
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+using pricing::Result;
+
+constexpr char kPlanPointer[] = "/price_book";
+constexpr std::size_t kMaxIdBytes = 200;  // the price_books.id column's check
+
+bool IsBookId(const std::string& id) {
+    return !id.empty() && id.size() <= kMaxIdBytes && std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+    });
+}
+
+// The stored version as a pricing::PriceBook (its id and version echoed by every answer it
+// prices); errors name `pointer`/... as the inline book's do.
+Result<pricing::PriceBook> BookOf(const StoredPriceBook& stored, const std::string& pointer) {
+    const json rules = json::parse(stored.rules_json, nullptr, false);
+    auto book = DecodePriceBook(json{{"name", stored.name}, {"rules", rules}}, pointer);
+    if (!book.ok()) return book.error();
+    book.value().id = stored.id;
+    book.value().version = static_cast<int>(stored.version);
+    return book;
+}
+
+// The latest version of the stored book `id` for a plan; an id with no live book is the
+// request's fault (422 on /price_book), not a missing resource.
+Result<pricing::PriceBook> StoredBookForPlan(const Deps& deps, const std::string& id) {
+    auto stored = IsBookId(id) ? deps.price_books->Get(id, std::nullopt)
+                               : Result<StoredPriceBook>(MakeError(ErrorCode::kNotFound, ""));
+    if (!stored.ok()) {
+        if (stored.error().code != ErrorCode::kNotFound) return stored.error();
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "no price book with id '" + id.substr(0, kMaxIdBytes) +
+                             "' (GET /v1/price-books lists them)",
+                         kPlanPointer);
+    }
+    return BookOf(stored.value(), kPlanPointer);
+}
+
+}  // namespace
+
+// `price_book` taken out of `body`, a stored book's id resolved (database mode).
+Result<std::optional<pricing::PriceBook>> ResolvePlanBook(const Deps& deps, json& body) {
+    auto it = body.find("price_book");
+    if (it == body.end() || !it->is_string() || !deps.price_books) {
+        return TakePriceBook(body);  // inline, absent, or an id without a database (409)
+    }
+    const std::string id = it->get<std::string>();
+    body.erase(it);
+    auto book = StoredBookForPlan(deps, id);
+    if (!book.ok()) return book.error();
+    return std::optional<pricing::PriceBook>(std::move(book).value());
+}
+
+std::optional<std::optional<pricing::PriceBook>> TakePlanPriceBook(const Deps& deps, json& body,
+                                                                   const httplib::Request& req,
+                                                                   httplib::Response& res) {
+    auto it = body.find("price_book");
+    if (it != body.end() && it->is_string() && deps.price_books &&
+        !RequireKey(deps, req, res, KeyScope::kRead)) {
+        return std::nullopt;
+    }
+    auto book = ResolvePlanBook(deps, body);
+    if (!book.ok()) {
+        WriteProblem(res, req, book.error());
+        return std::nullopt;
+    }
+    return std::move(book).value();
+}
+
+namespace {
+
+json BookJson(const StoredPriceBook& b) {
+    return {{"id", b.id},
+            {"name", b.name},
+            {"version", b.version},
+            {"latest_version", b.latest_version},
+            {"rules", json::parse(b.rules_json, nullptr, false)},
+            {"created_at", FormatTimestamp(b.created_at_us)},
+            {"written_at", FormatTimestamp(b.written_at_us)},
+            {"written_by", b.written_by.empty() ? json(nullptr) : json(b.written_by)}};
+}
+
+void WriteBook(httplib::Response& res, const StoredPriceBook& b, int status) {
+    res.set_header("ETag", PriceBookEtag(b.version));
+    WriteJson(res, BookJson(b), status);
+}
+
+// A store error: If-Match names another version (412); the rest by code.
+void WriteBookProblem(httplib::Response& res, const httplib::Request& req,
+                      const pricing::Error& e) {
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
+        return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
+    }
+    WriteProblem(res, req, e);
+}
+
+// The common start of every /v1/price-books call: no query parameters but `allowed`, a
+// database, and a key of `scope`. On failure writes the problem and returns nullopt.
+std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
+                                  httplib::Response& res, KeyScope scope,
+                                  std::set<std::string> allowed = {}) {
+    if (auto checked = QueryParams(req, std::move(allowed)).Check(); !checked.ok()) {
+        WriteProblem(res, req, checked.error());
+        return std::nullopt;
+    }
+    if (deps.store && !deps.price_books) {
+        WriteProblem(res, req,
+                     MakeError(ErrorCode::kDatabaseRequired,
+                               "stored price books need the price book store (database mode)"));
+        return std::nullopt;
+    }
+    auto principal = RequireKey(deps, req, res, scope);  // 409 database_required without one
+    if (!principal) return std::nullopt;
+    WriteRequest write;
+    write.principal = *principal;
+    if (req.has_header("If-Match")) write.if_match = req.get_header_value("If-Match");
+    return write;
+}
+
+// A written book (POST or PUT body: name and rules, and for POST its id) decoded and checked
+// against the current catalog as a plan would apply it; errors name /name, /rules/<i>/...
+Result<StoredPriceBook> DecodeWrittenBook(const Deps& deps, const json& body, bool with_id) {
+    JsonReader r(body, "");
+    if (with_id) {
+        r.OnlyKnown({"id", "name", "rules"});
+        r.Require("id");
+    } else {
+        r.OnlyKnown({"name", "rules"});
+    }
+    StoredPriceBook out;
+    out.id = r.String("id").value_or("");
+    if (r.ok() && with_id && !IsBookId(out.id)) {
+        r.Fail(ErrorCode::kInvalidArgument, "id",
+               "must be 1-200 characters of a-z, 0-9, '.', '-' and '_'");
+    }
+    if (!r.ok()) return r.error();
+    auto book = DecodePriceBook(body, "");
+    if (!book.ok()) return book.error();
+    if (auto valid = book.value().Validate(""); !valid.ok()) return valid.error();
+    auto applied = pricing::ApplyPriceBook(deps.catalog(), book.value());
+    if (!applied.ok()) {
+        pricing::Error e = applied.error();  // names /price_book/...: this body is the book
+        auto reroot = [](std::string& field) {
+            if (field.rfind(kPlanPointer, 0) == 0) field.erase(0, sizeof(kPlanPointer) - 1);
+        };
+        reroot(e.field);
+        for (auto& fe : e.errors) reroot(fe.field);
+        return e;
+    }
+    out.name = book.value().name;
+    out.rules_json = body.at("rules").dump();
+    return out;
+}
+
+std::optional<json> ReadBody(const httplib::Request& req, httplib::Response& res) {
+    if (!RequireJsonBody(req, res)) return std::nullopt;
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) {
+        WriteProblem(res, req, body.error());
+        return std::nullopt;
+    }
+    return std::move(body).value();
+}
+
+void ServeCreate(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    if (!write) return;
+    auto body = ReadBody(req, res);
+    if (!body) return;
+    auto draft = DecodeWrittenBook(deps, *body, /*with_id=*/true);
+    if (!draft.ok()) return WriteProblem(res, req, draft.error());
+    auto created = deps.price_books->Create(*write, draft.value());
+    if (!created.ok()) return WriteBookProblem(res, req, created.error());
+    res.set_header("Location", "/v1/price-books/" + created.value().id);
+    WriteBook(res, created.value(), 201);
+}
+
+void ServeList(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (!Begin(deps, req, res, KeyScope::kRead)) return;
+    auto books = deps.price_books->List();
+    if (!books.ok()) return WriteProblem(res, req, books.error());
+    json items = json::array();
+    for (const StoredPriceBook& b : books.value()) items.push_back(BookJson(b));
+    WriteJson(res, {{"items", std::move(items)}});
+}
+
+void ServeGet(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (!Begin(deps, req, res, KeyScope::kRead, {"version"})) return;
+    auto version = QueryParams(req, {"version"}).Int("version");
+    if (!version.ok()) return WriteProblem(res, req, version.error());
+    if (version.value() && *version.value() < 1) {
+        return WriteProblem(
+            res, req,
+            MakeError(ErrorCode::kInvalidArgument,
+                      "version must be an integer >= 1 (versions start at 1)", "version"));
+    }
+    auto book = deps.price_books->Get(req.matches[1].str(), version.value());
+    if (!book.ok()) return WriteProblem(res, req, book.error());
+    WriteBook(res, book.value(), 200);
+}
+
+void ServeReplace(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    if (!write) return;
+    auto body = ReadBody(req, res);
+    if (!body) return;
+    auto next = DecodeWrittenBook(deps, *body, /*with_id=*/false);
+    if (!next.ok()) return WriteProblem(res, req, next.error());
+    auto replaced = deps.price_books->Replace(*write, req.matches[1].str(), next.value());
+    if (!replaced.ok()) return WriteBookProblem(res, req, replaced.error());
+    WriteBook(res, replaced.value(), 200);
+}
+
+void ServeDelete(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    if (!write) return;
+    auto deleted = deps.price_books->Delete(*write, req.matches[1].str());
+    if (!deleted.ok()) return WriteBookProblem(res, req, deleted.error());
+    res.status = 204;
+}
+
+}  // namespace
+
+void AddPriceBookRoutes(RouteTable& routes, const Deps& deps) {
+    const std::string one = std::string("/v1/price-books/") + kIdPattern;
+    routes.Post("/v1/price-books", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeCreate(deps, req, res);
+    });
+    routes.Get("/v1/price-books", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeList(deps, req, res);
+    });
+    routes.Get(one, [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeGet(deps, req, res);
+    });
+    routes.Put(one, [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeReplace(deps, req, res);
+    });
+    routes.Delete(one, [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeDelete(deps, req, res);
+    });
+}
+
+}  // namespace gpucost::http

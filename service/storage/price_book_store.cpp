@@ -1,0 +1,162 @@
+#include "service/storage/price_book_store.hpp"
+
+#include "service/storage/if_match.hpp"
+
+namespace gpucost::storage {
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+using pricing::Result;
+
+// One version of a book with the book's own columns and the writer's key name.
+constexpr char kBookColumns[] =
+    "SELECT b.id, v.version, b.current_version, v.name, v.rules::text,"
+    " (extract(epoch from b.created_at) * 1000000)::bigint,"
+    " (extract(epoch from v.written_at) * 1000000)::bigint, coalesce(k.name, '')"
+    " FROM price_books b JOIN price_book_versions v ON v.book_id = b.id"
+    " LEFT JOIN api_keys k ON k.id = v.written_by";
+
+http::StoredPriceBook BookFromRow(const pqxx::row& r) {
+    http::StoredPriceBook b;
+    b.id = r[0].as<std::string>();
+    b.version = r[1].as<std::int64_t>();
+    b.latest_version = r[2].as<std::int64_t>();
+    b.name = r[3].as<std::string>();
+    b.rules_json = r[4].as<std::string>();
+    b.created_at_us = r[5].as<std::int64_t>();
+    b.written_at_us = r[6].as<std::int64_t>();
+    b.written_by = r[7].as<std::string>();
+    return b;
+}
+
+pricing::Error NoBook(std::string_view id) {
+    return MakeError(ErrorCode::kNotFound, "no price book with id '" + std::string(id) + "'", "id");
+}
+
+// The version just written or read, as the answer shows it.
+http::StoredPriceBook LoadVersion(pqxx::work& tx, std::string_view id, std::int64_t version) {
+    auto rows = tx.exec_params(std::string(kBookColumns) + " WHERE b.id = $1 AND v.version = $2",
+                               std::string(id), version);
+    return BookFromRow(rows.at(0));
+}
+
+void InsertVersion(pqxx::work& tx, const http::WriteRequest& request, std::string_view id,
+                   std::int64_t version, const http::StoredPriceBook& book) {
+    tx.exec_params(
+        "INSERT INTO price_book_versions (book_id, version, name, rules, written_by)"
+        " VALUES ($1, $2, $3, $4::jsonb, NULLIF($5, 0))",
+        std::string(id), version, book.name, book.rules_json, request.principal.key_id);
+}
+
+// The current version of a live book, locked for a change, after the If-Match check.
+Result<std::int64_t> LockForChange(pqxx::work& tx, const http::WriteRequest& request,
+                                   std::string_view id) {
+    auto rows = tx.exec_params(
+        "SELECT current_version FROM price_books WHERE id = $1 AND deleted_at IS NULL FOR UPDATE",
+        std::string(id));
+    if (rows.empty()) return NoBook(id);
+    const auto current = rows[0][0].as<std::int64_t>();
+    const std::string etag = http::PriceBookEtag(current);
+    if (request.if_match && !IfMatchAccepts(*request.if_match, etag)) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "If-Match does not match the price book's current ETag " + etag +
+                             "; it changed since you read it: read it again and reapply your "
+                             "change",
+                         http::kIfMatchField);
+    }
+    return current;
+}
+
+}  // namespace
+
+Result<http::StoredPriceBook> PgPriceBookStore::Create(const http::WriteRequest& request,
+                                                       const http::StoredPriceBook& draft) {
+    return session_.Run<http::StoredPriceBook>(
+        [&](pqxx::connection& conn) -> Result<http::StoredPriceBook> {
+            pqxx::work tx(conn);
+            auto inserted = tx.exec_params(
+                "INSERT INTO price_books (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id",
+                draft.id);
+            if (inserted.empty()) {
+                return MakeError(ErrorCode::kFailedPrecondition,
+                                 "a price book with id '" + draft.id +
+                                     "' exists or existed (ids of deleted books are not reused); "
+                                     "PUT /v1/price-books/" +
+                                     draft.id + " writes a new version of it",
+                                 "/id");
+            }
+            InsertVersion(tx, request, draft.id, 1, draft);
+            auto out = LoadVersion(tx, draft.id, 1);
+            tx.commit();
+            return out;
+        });
+}
+
+Result<http::StoredPriceBook> PgPriceBookStore::Get(std::string_view id,
+                                                    std::optional<std::int64_t> version) {
+    return session_.Run<http::StoredPriceBook>(
+        [&](pqxx::connection& conn) -> Result<http::StoredPriceBook> {
+            pqxx::read_transaction tx(conn);
+            auto rows = tx.exec_params(
+                std::string(kBookColumns) +
+                    " WHERE b.id = $1 AND b.deleted_at IS NULL"
+                    " AND v.version = coalesce(NULLIF($2, 0), b.current_version)",
+                std::string(id), version.value_or(0));  // 0: none asked (versions start at 1)
+            if (!rows.empty()) return BookFromRow(rows[0]);
+            auto live = tx.exec_params(
+                "SELECT current_version FROM price_books WHERE id = $1 AND deleted_at IS NULL",
+                std::string(id));
+            if (live.empty()) return NoBook(id);
+            return MakeError(ErrorCode::kNotFound,
+                             "price book '" + std::string(id) + "' has versions 1 to " +
+                                 live[0][0].as<std::string>(),
+                             "version");
+        });
+}
+
+Result<std::vector<http::StoredPriceBook>> PgPriceBookStore::List() {
+    return session_.Run<std::vector<http::StoredPriceBook>>(
+        [&](pqxx::connection& conn) -> Result<std::vector<http::StoredPriceBook>> {
+            pqxx::read_transaction tx(conn);
+            std::vector<http::StoredPriceBook> out;
+            for (const auto& r : tx.exec(std::string(kBookColumns) +
+                                         " WHERE b.deleted_at IS NULL AND"
+                                         " v.version = b.current_version ORDER BY b.id")) {
+                out.push_back(BookFromRow(r));
+            }
+            return out;
+        });
+}
+
+Result<http::StoredPriceBook> PgPriceBookStore::Replace(const http::WriteRequest& request,
+                                                        std::string_view id,
+                                                        const http::StoredPriceBook& next) {
+    return session_.Run<http::StoredPriceBook>(
+        [&](pqxx::connection& conn) -> Result<http::StoredPriceBook> {
+            pqxx::work tx(conn);
+            auto current = LockForChange(tx, request, id);
+            if (!current.ok()) return current.error();
+            const std::int64_t version = current.value() + 1;
+            InsertVersion(tx, request, id, version, next);
+            tx.exec_params("UPDATE price_books SET current_version = $2 WHERE id = $1",
+                           std::string(id), version);
+            auto out = LoadVersion(tx, id, version);
+            tx.commit();
+            return out;
+        });
+}
+
+Result<std::monostate> PgPriceBookStore::Delete(const http::WriteRequest& request,
+                                                std::string_view id) {
+    return session_.Run<std::monostate>([&](pqxx::connection& conn) -> Result<std::monostate> {
+        pqxx::work tx(conn);
+        auto current = LockForChange(tx, request, id);
+        if (!current.ok()) return current.error();
+        tx.exec_params("UPDATE price_books SET deleted_at = now() WHERE id = $1", std::string(id));
+        tx.commit();
+        return std::monostate{};
+    });
+}
+
+}  // namespace gpucost::storage

@@ -1,0 +1,124 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "service/storage/price_book_store.hpp"
+#include "tests/service/storage/pg_test_db.hpp"
+
+using namespace gpucost;
+using gpucost::testing::TestDatabase;
+
+namespace {
+
+constexpr char kRulesV1[] = R"([{"provider": "aws", "discount_fraction": 0.18}])";
+constexpr char kRulesV2[] = R"([{"provider": "aws", "discount_fraction": 0.25}])";
+
+http::StoredPriceBook Draft(const std::string& id, const std::string& name,
+                            const std::string& rules) {
+    http::StoredPriceBook b;
+    b.id = id;
+    b.name = name;
+    b.rules_json = rules;
+    return b;
+}
+
+// A write by the admin key named "ops".
+http::WriteRequest ByOps(const TestDatabase& db) {
+    http::WriteRequest w;
+    w.principal.key_id = std::stoll(db.Scalar("SELECT id FROM api_keys WHERE name = 'ops'"));
+    w.principal.name = "ops";
+    w.principal.scope = http::KeyScope::kAdmin;
+    return w;
+}
+
+}  // namespace
+
+TEST_SUITE("price_book_store") {
+    TEST_CASE("every version is kept: PUT adds one, GET reads the latest or any") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        db.CreateKey("admin", "ops");
+        storage::PgPriceBookStore store(db.url());
+        auto created = store.Create(ByOps(db), Draft("acme-2026", "acme EDP", kRulesV1));
+        REQUIRE(created.ok());
+        CHECK(created.value().version == 1);
+        CHECK(created.value().latest_version == 1);
+        CHECK(created.value().written_by == "ops");
+        auto replaced = store.Replace(ByOps(db), "acme-2026", Draft("", "acme EDP 2027", kRulesV2));
+        REQUIRE(replaced.ok());
+        CHECK(replaced.value().version == 2);
+        CHECK(replaced.value().name == "acme EDP 2027");
+
+        auto latest = store.Get("acme-2026", std::nullopt);
+        REQUIRE(latest.ok());
+        CHECK(latest.value().version == 2);
+        CHECK(latest.value().rules_json.find("0.25") != std::string::npos);
+        auto first = store.Get("acme-2026", 1);
+        REQUIRE(first.ok());
+        CHECK(first.value().name == "acme EDP");
+        CHECK(first.value().latest_version == 2);
+        CHECK(first.value().rules_json.find("0.18") != std::string::npos);
+        CHECK(first.value().created_at_us == latest.value().created_at_us);
+
+        auto missing = store.Get("acme-2026", 3);
+        REQUIRE_FALSE(missing.ok());
+        CHECK(missing.error().code == pricing::ErrorCode::kNotFound);
+        CHECK(missing.error().field == "version");
+        CHECK(db.Scalar("SELECT count(*) FROM price_book_versions") == "2");
+    }
+
+    TEST_CASE("ids are unique, also after a delete; a deleted book is gone but its rows stay") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        db.CreateKey("admin", "ops");
+        storage::PgPriceBookStore store(db.url());
+        REQUIRE(store.Create(ByOps(db), Draft("b", "B", kRulesV1)).ok());
+        REQUIRE(store.Create(ByOps(db), Draft("a", "A", kRulesV1)).ok());
+        auto again = store.Create(ByOps(db), Draft("b", "B again", kRulesV1));
+        REQUIRE_FALSE(again.ok());
+        CHECK(again.error().code == pricing::ErrorCode::kFailedPrecondition);
+        CHECK(again.error().field == "/id");
+
+        auto listed = store.List();
+        REQUIRE(listed.ok());
+        REQUIRE(listed.value().size() == 2);
+        CHECK(listed.value()[0].id == "a");
+
+        REQUIRE(store.Delete(ByOps(db), "b").ok());
+        auto gone = store.Get("b", std::nullopt);
+        REQUIRE_FALSE(gone.ok());
+        CHECK(gone.error().code == pricing::ErrorCode::kNotFound);
+        CHECK(gone.error().field == "id");
+        CHECK(store.List().value().size() == 1);
+        CHECK_FALSE(store.Create(ByOps(db), Draft("b", "B reborn", kRulesV1)).ok());
+        CHECK_FALSE(store.Replace(ByOps(db), "b", Draft("", "B", kRulesV2)).ok());
+        CHECK(db.Scalar("SELECT count(*) FROM price_book_versions WHERE book_id = 'b'") == "1");
+    }
+
+    TEST_CASE("If-Match guards a change against a version written since it was read") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        db.CreateKey("admin", "ops");
+        storage::PgPriceBookStore store(db.url());
+        REQUIRE(store.Create(ByOps(db), Draft("acme", "acme", kRulesV1)).ok());
+        http::WriteRequest stale = ByOps(db);
+        stale.if_match = http::PriceBookEtag(1);
+        REQUIRE(store.Replace(stale, "acme", Draft("", "acme", kRulesV2)).ok());
+        auto lost = store.Replace(stale, "acme", Draft("", "acme", kRulesV1));
+        REQUIRE_FALSE(lost.ok());
+        CHECK(lost.error().field == http::kIfMatchField);
+        auto not_deleted = store.Delete(stale, "acme");
+        REQUIRE_FALSE(not_deleted.ok());
+        CHECK(not_deleted.error().field == http::kIfMatchField);
+        http::WriteRequest current = ByOps(db);
+        current.if_match = http::PriceBookEtag(2);
+        CHECK(store.Delete(current, "acme").ok());
+    }
+
+    TEST_CASE("an unreachable database is kUnavailable, not a crash") {
+        storage::PgPriceBookStore store("postgresql://gpucost@127.0.0.1:1/none");
+        auto got = store.Get("acme", std::nullopt);
+        REQUIRE_FALSE(got.ok());
+        CHECK(got.error().code == pricing::ErrorCode::kUnavailable);
+    }
+}
