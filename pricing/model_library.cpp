@@ -20,7 +20,7 @@ const std::vector<std::string> kColumns = {
     "expert_ffn_hidden_size", "dense_ffn_hidden_size", "vocab_size", "seq_len", "max_context",
     "gated_mlp", "tied_embeddings", "experts", "experts_per_token", "shared_experts",
     "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-    "v_head_dim", "sliding_window", "sliding_window_layers", "source"};
+    "v_head_dim", "sliding_window", "sliding_window_layers", "mtp_modules", "source"};
 
 std::string Lower(std::string_view s) {
     std::string out(s);
@@ -171,6 +171,7 @@ Result<LibraryModel> ReadModel(Row& row) {
     s.v_head_dim = row.Int("v_head_dim");
     s.sliding_window = row.Int("sliding_window");
     s.sliding_window_layers = row.Int("sliding_window_layers");
+    s.mtp_modules = row.Int("mtp_modules");
     if (m.max_context > 0) {
         s.max_context = m.max_context;
         s.max_context_source = "model library " + m.id + " max_context: " + m.source;

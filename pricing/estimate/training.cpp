@@ -45,6 +45,9 @@ constexpr double kScoreBytesPerElementForward = 13.0;
 constexpr std::array<int, 4> kMicroBatchCandidates = {1, 2, 4, 8};
 constexpr double kMaxMicroBatchTokens = 16384;
 constexpr int kMaxPipelineCandidates = 128;
+// Interleaving degrees tried per split: the divisors of the layers per stage (at most 16 for
+// any count up to 128, e.g. 120), so the list stays on the stack.
+constexpr std::size_t kMaxVirtualStageChoices = 16;
 constexpr double kGb = 1e9;
 constexpr std::size_t kMaxLoraTargetEntries = 32;
 
@@ -401,16 +404,45 @@ struct SplitShape {
     int micro_batches = 1;
     double tokens_per_step = 0;
     double layers_per_stage = 0;
+    // Layers on the stage that also runs the output head and loss. When the pipeline degree
+    // does not divide the layers, the first and last stages share what the full middle stages
+    // leave, the last (head) stage the smaller half: the Llama 3 405B run took one layer each
+    // off its first and last stages for the embedding and the head (126 layers on 16 stages:
+    // 7, 14 x 8, 7; arXiv 2407.21783 Sec. 3.3.2); Megatron-Core sets the two with
+    // --decoder-first/last-pipeline-num-layers. Equal to layers_per_stage for an even split.
+    double head_stage_layers = 0;
 };
+
+// Layers per full stage, ceil(layers / pipeline), and on the head's stage (SplitShape).
+int LayersPerStage(int layers, int pipeline) { return (layers + pipeline - 1) / pipeline; }
+// Layers the first and last stages share when every middle stage is full; under 2 the split
+// cannot leave each of them a layer (the search skips such degrees).
+int EndStagesLayers(int layers, int pipeline) {
+    return layers - (pipeline - 2) * LayersPerStage(layers, pipeline);
+}
+int HeadStageLayers(int layers, int pipeline) {
+    if (pipeline <= 1) return layers;
+    const int ends = EndStagesLayers(layers, pipeline);
+    // A degree the caller fixed whose ends cannot share: stages of floor and ceil layers.
+    if (ends < 2) return layers / pipeline;
+    return ends / 2;  // the first stage takes the odd layer
+}
+
+// Micro-batches per step on each of `data` replicas at `micro_batch` sequences each.
+int MicroBatchesPerStep(const Ctx& c, int data, int micro_batch) {
+    const double d = data;
+    const double b = micro_batch;
+    return std::max(static_cast<int>(std::ceil(c.global_batch_seqs / (d * b))), 1);
+}
 
 SplitShape SplitShapeOf(const Ctx& c, const ParallelLayout& l) {
     const double d = l.data;
     const double b = l.micro_batch_size;
-    const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
     SplitShape out;
-    out.micro_batches = std::max(mb, 1);
+    out.micro_batches = MicroBatchesPerStep(c, l.data, l.micro_batch_size);
     out.tokens_per_step = static_cast<double>(out.micro_batches) * d * b * c.m.seq_len;
     out.layers_per_stage = std::ceil(static_cast<double>(c.m.layers) / l.pipeline);
+    out.head_stage_layers = HeadStageLayers(c.m.layers, l.pipeline);
     return out;
 }
 
@@ -437,20 +469,45 @@ RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, bool 
     return a;
 }
 
-// Activations stored on the first pipeline stage (with the logits), in bytes, before the
-// ZeRO-3 prefetch buffers. `row`: RowActivationsOf the layout's tensor degree and micro-batch.
-double StoredActivationBytes(const ParallelLayout& l, const SplitShape& shape,
-                             const RowActivations& row) {
+// The activations of the first pipeline stage's layers while its micro-batches are in
+// flight, in bytes: min(p, m) micro-batches under 1F1B.
+double InFlightLayerBytes(const ParallelLayout& l, const SplitShape& shape,
+                          const RowActivations& row) {
     const double pp = l.pipeline;
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, shape.micro_batches) : 1.0;
-    double act = row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage *
-                 in_flight;
+    return row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage *
+           in_flight;
+}
+
+// What interleaving adds to the first stage's activations, in bytes: its warm-up runs
+// further ahead, so it holds L(1 + (p - 1)/(p v)) layers' worth where 1F1B holds L
+// (Korthikanti et al. 2022, arXiv 2205.05198 Sec. 4.2.3).
+double InterleavedExtraBytes(const ParallelLayout& l, const SplitShape& shape,
+                             const RowActivations& row) {
+    if (l.virtual_stages <= 1 || l.pipeline <= 1) return 0.0;
+    const double pp = l.pipeline;
+    return InFlightLayerBytes(l, shape, row) * (pp - 1.0) / (pp * l.virtual_stages);
+}
+
+// Activations stored on the first pipeline stage (with the logits), in bytes, before the
+// ZeRO-3 prefetch buffers and the interleaving extra. `row`: RowActivationsOf the layout's
+// tensor degree and micro-batch.
+double StoredActivationBytes1F1B(const ParallelLayout& l, const SplitShape& shape,
+                                 const RowActivations& row) {
+    double act = InFlightLayerBytes(l, shape, row);
     if (l.recompute == Recompute::kFull) {
         // The layer being recomputed holds its full activations once.
         act += row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
     }
     act += row.logits;
     return act;
+}
+
+// StoredActivationBytes1F1B plus the interleaving extra, in that order (the search adds the
+// extra to its kept 1F1B figure, so both give the same bits).
+double StoredActivationBytes(const ParallelLayout& l, const SplitShape& shape,
+                             const RowActivations& row) {
+    return StoredActivationBytes1F1B(l, shape, row) + InterleavedExtraBytes(l, shape, row);
 }
 
 // ZeRO 3: two gathered layers in flight (prefetch), in their stored format, in bytes.
@@ -580,12 +637,24 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
                                            l.expert, LinkFor(c, l.tensor * l.expert));
         comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
     }
+    // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
+    // fewer layers plus the head (the same stage for an even split).
+    const double tp_layer = comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
+    const double per_layer = fwd_c + bwd_c + rc_c + fwd_m + bwd_m + rc_m + tp_layer + comm_ep;
+    // A multi-token-prediction module (DeepSeek-V3) adds one block and one head pass to the
+    // head's stage (arXiv 2412.19437 Sec. 2.2: it shares the output head, on the last stage).
+    const double mtp = m.mtp_modules;
+    const double head = lc.head_compute_s + lc.head_memory_s;
+    const bool head_stage_slowest =
+        (shape.head_stage_layers + mtp) * per_layer + (1.0 + mtp) * head >= layers_stage * per_layer;
+    const double n = head_stage_slowest ? shape.head_stage_layers + mtp : layers_stage;
+    const double with_head = head_stage_slowest ? 1.0 + mtp : 0.0;
     StageTimes st;
-    st.compute_s = layers_stage * (fwd_c + bwd_c + rc_c) + lc.head_compute_s;
-    st.memory_s = layers_stage * (fwd_m + bwd_m + rc_m) + lc.head_memory_s;
-    st.tp_comm_s = layers_stage * comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
-    st.expert_comm_s = layers_stage * comm_ep;
-    st.backward_s = layers_stage * (bwd_c + bwd_m);
+    st.compute_s = n * (fwd_c + bwd_c + rc_c) + with_head * lc.head_compute_s;
+    st.memory_s = n * (fwd_m + bwd_m + rc_m) + with_head * lc.head_memory_s;
+    st.tp_comm_s = n * tp_layer;
+    st.expert_comm_s = n * comm_ep;
+    st.backward_s = n * (bwd_c + bwd_m);
     st.hw_flops_per_layer = (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops +
                             3.0 * lc.adapter_flops + rc_flops;
     return st;
@@ -642,12 +711,17 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     br.memory_bound_s = mbs * st.memory_s;
 
     // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
-    double pp_comm = 0;
+    // Interleaving's extra chunk boundaries (v - 1 of every v) are on the critical path: the
+    // schedule blocks on each chunk's send/receive before the next chunk runs (Narayanan et al.
+    // 2021 Sec. 2.2.2: the interleaved schedule's communication grows by v), so only the
+    // 1F1B transfers hide behind compute.
+    double pp_comm = 0, pp_interleave_s = 0;
     if (l.pipeline > 1) {
         double bytes = b * m.seq_len * m.hidden_size * c.act_bpe /
                        (l.sequence_parallel ? l.tensor : 1);
-        pp_comm = 2.0 * l.virtual_stages *
-                  PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * micro_batches;
+        const double p2p_s = PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline));
+        pp_comm = 2.0 * p2p_s * micro_batches;
+        pp_interleave_s = 2.0 * (l.virtual_stages - 1.0) * p2p_s * micro_batches;
     }
     double bubble = (l.pipeline - 1.0) / l.virtual_stages * t_mb;
 
@@ -655,7 +729,7 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
         return std::max(comm * (1.0 - c.overlap), comm - win);
     };
     double dp_exposed = dp.comm_s > 0 ? exposed(dp.comm_s, dp.window_s) : 0.0;
-    double pp_exposed = pp_comm > 0 ? exposed(pp_comm, mbs * t_mb) : 0.0;
+    double pp_exposed = (pp_comm > 0 ? exposed(pp_comm, mbs * t_mb) : 0.0) + pp_interleave_s;
 
     br.tp_comm_s = mbs * st.tp_comm_s;
     br.expert_comm_s = mbs * st.expert_comm_s;
@@ -666,7 +740,8 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     br.optimizer_s = opt_s + kStepFixedOverheadS;
     out.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
                       br.optimizer_s;
-    double hw_per_mb = (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
+    const double mtp = m.mtp_modules;
+    double hw_per_mb = ((m.layers + mtp) * st.hw_flops_per_layer + (1.0 + mtp) * lc.head_flops) * l.tensor;
     out.hw_flops_per_step = hw_per_mb * mbs * l.data;
     return out;
 }
@@ -680,9 +755,10 @@ struct RowCosts {
 // What the settings tried on one split (tensor x pipeline x data x expert at one micro-batch
 // size) share, each worked out when first asked for: the weights, gradients and optimizer
 // state with and without sharding, the stored activations and micro-batch stage of each
-// recompute mode, and the memory need of each (recompute, ZeRO stage) pair. Neither memory
-// nor the micro-batch stage depends on the virtual stages, and the stage not on the ZeRO
-// stage, so the search works each out once per split instead of once per layout. The sums
+// recompute mode, and the memory need of each (recompute, ZeRO stage) pair. The micro-batch
+// stage does not depend on the virtual stages, memory only through the interleaving extra,
+// and the stage not on the ZeRO stage, so the search works each out once per split instead
+// of once per layout. The sums
 // are those of Memory(), in its order, so the figures are the same to the bit.
 class SplitCosts {
 public:
@@ -693,19 +769,8 @@ public:
 
     // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
     double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
-        return need_gb_[ri][zi].Get([&] {
-            double act = activation_bytes_[ri].Get([&] {
-                return StoredActivationBytes(l, shape_, row_.activations);
-            });
-            if (l.zero_stage >= 3) {
-                act += Zero3PrefetchBytes(c_, l);
-            }
-            const bool z1 = l.zero_stage >= 1, z2 = l.zero_stage >= 2, z3 = l.zero_stage >= 3;
-            return weights_gb_[z3].Get([&] { return WeightsGb(c_, l, z3); }) +
-                   gradients_gb_[z2].Get([&] { return GradientsGb(c_, l, z2); }) +
-                   optimizer_gb_[z1].Get([&] { return OptimizerGb(c_, l, z1); }) + act / kGb +
-                   c_.overhead_gb;
-        });
+        if (l.virtual_stages > 1) return NeedGbUncached(l, ri);
+        return need_gb_[ri][zi].Get([&] { return NeedGbUncached(l, ri); });
     }
 
     // The step of `l` (choices `ri`, `zi`); a layout that ReachesBound(cannot_win_at) gets an
@@ -729,6 +794,23 @@ public:
     }
 
 private:
+    // NeedGb without the (recompute, ZeRO) memo: interleaved layouts differ by their virtual
+    // stages, which the memo does not key on.
+    double NeedGbUncached(const ParallelLayout& l, std::size_t ri) {
+        double act = activation_bytes_[ri].Get([&] {
+            return StoredActivationBytes1F1B(l, shape_, row_.activations);
+        });
+        act += InterleavedExtraBytes(l, shape_, row_.activations);
+        if (l.zero_stage >= 3) {
+            act += Zero3PrefetchBytes(c_, l);
+        }
+        const bool z1 = l.zero_stage >= 1, z2 = l.zero_stage >= 2, z3 = l.zero_stage >= 3;
+        return weights_gb_[z3].Get([&] { return WeightsGb(c_, l, z3); }) +
+               gradients_gb_[z2].Get([&] { return GradientsGb(c_, l, z2); }) +
+               optimizer_gb_[z1].Get([&] { return OptimizerGb(c_, l, z1); }) + act / kGb +
+               c_.overhead_gb;
+    }
+
     // A figure worked out at most once. Its storage starts uninitialised and the figure is
     // built in place: a split is set up hundreds of times per estimate and most of its
     // figures are never asked for.
@@ -1073,29 +1155,27 @@ Degrees MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
     return mbs;
 }
 
-// Pipeline degrees that split the layers evenly (each stage holds whole layers), up to
-// kMaxPipelineCandidates, ascending. Worked out once per search by pairing each divisor
-// below the square root with its cofactor: the search then tests only these against each
-// tensor degree's remaining accelerators.
-Degrees LayerDivisors(const ResolvedModel& m) {
-    Degrees low, high;  // high: the cofactors, descending
-    for (int p = 1; p * p <= m.layers && p <= kMaxPipelineCandidates; ++p) {
-        if (m.layers % p != 0) continue;
-        low.Add(p);
-        const int cofactor = m.layers / p;
-        if (cofactor != p && cofactor <= kMaxPipelineCandidates) high.Add(cofactor);
+// Pipeline degrees whose split leaves every stage at least one layer, up to
+// kMaxPipelineCandidates, ascending: the middle stages hold ceil(layers / p) layers and the
+// first and last share the rest (SplitShape), so a degree need not divide the layers (Megatron-Core's
+// uneven first/last stages; Llama 3 405B ran 126 layers on 16 stages, arXiv 2407.21783
+// Table 4). Worked out once per search; the search then tests only these against each tensor
+// degree's remaining accelerators.
+Degrees PipelineDegrees(const ResolvedModel& m) {
+    Degrees out;
+    const int limit = std::min(m.layers, kMaxPipelineCandidates);
+    for (int p = 1; p <= limit; ++p) {
+        if (p == 1 || EndStagesLayers(m.layers, p) >= 2) out.Add(p);
     }
-    Degrees out = low;
-    for (std::size_t i = high.size(); i > 0; --i) out.Add(high.begin()[i - 1]);
     return out;
 }
 
-Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& layer_divisors, int rest) {
+Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& pipeline_degrees, int rest) {
     if (pr.pipeline) {
         return rest % *pr.pipeline == 0 ? Degrees{*pr.pipeline} : Degrees{};
     }
     Degrees pps;
-    for (int p : layer_divisors) {
+    for (int p : pipeline_degrees) {
         if (p > rest) break;
         if (rest % p == 0) pps.Add(p);
     }
@@ -1105,7 +1185,7 @@ Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& layer_di
 // The settings tried for one tensor x pipeline x data split. The lists live on the stack:
 // this runs hundreds of times per estimate and the planner runs hundreds of estimates.
 struct InnerChoices {
-    std::array<int, 2> virtual_stages{1, 2};
+    std::array<int, kMaxVirtualStageChoices> virtual_stages{1};
     std::size_t virtual_n = 1;
     std::array<Recompute, 2> recompute{Recompute::kNone, Recompute::kFull};
     std::size_t recompute_n = 2;
@@ -1113,13 +1193,21 @@ struct InnerChoices {
     std::size_t zero_n = 3;
 };
 
-InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d,
+InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d, int b,
                              bool fully_given) {
     InnerChoices ch;
     if (pr.virtual_stages) {
         ch.virtual_stages[0] = *pr.virtual_stages;
-    } else if (!fully_given && p > 1 && (c.m.layers / p) % 2 == 0) {
-        ch.virtual_n = 2;
+    } else if (!fully_given && p > 1 && MicroBatchesPerStep(c, d, b) >= p) {
+        // Interleaving splits a stage's layers into v chunks of whole layers: every divisor
+        // of the layers per stage, up to one layer per chunk (Narayanan et al. 2021 Sec. 2.2;
+        // torchtitan's interleaved and looped schedules go that far). It needs at least one
+        // micro-batch per stage in flight (Megatron-LM's interleaved schedule refuses fewer
+        // micro-batches than stages); with fewer the (p - 1)/(m v) bubble does not hold.
+        const int per_stage = LayersPerStage(c.m.layers, p);
+        for (int v = 2; v <= per_stage && ch.virtual_n < ch.virtual_stages.size(); ++v) {
+            if (per_stage % v == 0) ch.virtual_stages[ch.virtual_n++] = v;
+        }
     }
     if (pr.recompute) {
         ch.recompute[0] = *pr.recompute;
@@ -1224,11 +1312,11 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
     r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
                     pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
-    const Degrees layer_divisors = LayerDivisors(c.m);
+    const Degrees pipeline_degrees = PipelineDegrees(c.m);
     for (int t : TensorCandidates(c, pr)) {
         if (c.count % t != 0) continue;
         const int rest = c.count / t;
-        const Degrees pps = PipelineCandidates(pr, layer_divisors, rest);
+        const Degrees pps = PipelineCandidates(pr, pipeline_degrees, rest);
         for (int b : mbs_list) {
             const bool sp = pr.sequence_parallel.value_or(t > 1);
             RowCosts row;
@@ -1245,7 +1333,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     row.activations = RowActivationsOf(c, b, t, sp);
                     row_ready = true;
                 }
-                const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
+                const InnerChoices ch = InnerChoicesFor(c, pr, p, d, b, r.fully_given);
                 const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, d);
                 for (std::size_t ei = 0; ei < eps.n; ++ei) {
                     const int ep = eps.degrees[ei];

@@ -81,6 +81,7 @@ TEST_SUITE("model_library") {
         CHECK(v.dense_layers == 3);
         CHECK(v.ffn_hidden_size == 2048);
         CHECK(v.dense_ffn_hidden_size == 18432);
+        CHECK(v.mtp_modules == 1);  // config num_nextn_predict_layers; not in the 671 B
         // MLA attention is far smaller than 4 h^2 of multi-head attention.
         CHECK(v.attention_params_per_layer == doctest::Approx(187.1e6).epsilon(0.01));
         CHECK(v.RoutedExpertParams() / 1e9 == doctest::Approx(58.0 * 256 * 3 * 7168 * 2048 / 1e9));
