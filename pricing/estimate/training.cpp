@@ -669,11 +669,16 @@ struct StepTiming {
 
 // `cannot_win_at`: a step time at which a layout changes nothing in the search (the
 // runner-up's). The step time adds non-negative terms to the compute and memory time of its
-// micro-batches (in this order, so also in floating point it is never smaller): a layout
-// already at the bound cannot win and is not timed further.
-bool ReachesBound(const StageTimes& st, int micro_batches, double cannot_win_at) {
+// micro-batches, among them the bubble, (p - 1)/v of a micro-batch's stage time, which is at
+// least its compute and memory time (in this order, so also in floating point the step is
+// never smaller): a layout already at the bound cannot win and is not timed further. The
+// bubble term prunes the shallow interleavings of a split whose deep ones win.
+bool ReachesBound(const ParallelLayout& l, const StageTimes& st, int micro_batches,
+                  double cannot_win_at) {
     const double mbs = micro_batches;
-    return mbs * st.compute_s + mbs * st.memory_s >= cannot_win_at;
+    const double bubble_at_least =
+        (l.pipeline - 1.0) / l.virtual_stages * (st.compute_s + st.memory_s);
+    return mbs * st.compute_s + mbs * st.memory_s + bubble_at_least >= cannot_win_at;
 }
 
 // Data-parallel traffic of a step and the compute window it can hide behind
@@ -781,7 +786,7 @@ public:
         const StageTimes& st =
             stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
         const int mbs = shape_.micro_batches;
-        if (ReachesBound(st, mbs, cannot_win_at)) {
+        if (ReachesBound(l, st, mbs, cannot_win_at)) {
             StepTiming never;
             never.step_time_s = std::numeric_limits<double>::infinity();
             return never;
@@ -1228,7 +1233,10 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
 void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const InnerChoices& ch,
                  SearchResult& r) {
     SplitCosts costs(c, base, row);
-    for (std::size_t vi = 0; vi < ch.virtual_n; ++vi) {
+    // Deepest interleaving first: it usually wins, and then the bubble bound of ReachesBound
+    // spares timing the shallower ones.
+    for (std::size_t vn = ch.virtual_n; vn > 0; --vn) {
+        const std::size_t vi = vn - 1;
         for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
             for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
                 ParallelLayout l = base;
