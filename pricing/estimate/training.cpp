@@ -1510,6 +1510,33 @@ TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
 }
 
 // ---- Step 7: the constants behind the figures ----
+// The pipeline split, interleaving and MTP figures of the chosen layout, for the echo.
+void AddPipelineAssumptions(const Ctx& c, const Eval& e, Assumptions& as) {
+    auto add = [&](AssumptionText name, double v, AssumptionText unit, AssumptionText desc,
+                   AssumptionText source) {
+        as.push_back({std::move(name), v, std::move(unit), std::move(desc), std::move(source)});
+    };
+    if (e.layout.pipeline > 1) {
+        add("head_stage_layers", HeadStageLayers(c.m.layers, e.layout.pipeline), "layers",
+            "layers on the last pipeline stage, which also runs the output head (middle stages "
+            "hold ceil(layers / pipeline); first and last share the rest, the last the smaller "
+            "half)", "Llama 3 405B split, arXiv 2407.21783 Sec. 3.3.2");
+        add("interleaved_activation_factor",
+            1.0 + (e.layout.virtual_stages > 1
+                       ? (e.layout.pipeline - 1.0) / (e.layout.pipeline * e.layout.virtual_stages)
+                       : 0.0),
+            "ratio", "first stage's stored layer activations over 1F1B's: 1 + (p - 1)/(p v) "
+            "when interleaved (v > 1); interleaving's extra chunk transfers are not hidden",
+            "Korthikanti et al. 2022 Sec. 4.2.3; Narayanan et al. 2021 Sec. 2.2.2");
+    }
+    if (c.m.mtp_modules > 0) {
+        add("mtp_modules", c.m.mtp_modules, "modules",
+            "multi-token-prediction modules: one more block and output-head pass each per "
+            "micro-batch on the last pipeline stage",
+            "DeepSeek-V3 (arXiv 2412.19437 Sec. 2.2); model library mtp_modules");
+    }
+}
+
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
     Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
@@ -1607,25 +1634,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     add("pipeline_bubble_fraction",
         PipelineBubbleFraction(e.layout.pipeline, e.micro_batches, e.layout.virtual_stages),
         "fraction", "(p - 1) / (m * v)", "Narayanan et al. 2021");
-    if (e.layout.pipeline > 1) {
-        add("head_stage_layers", HeadStageLayers(c.m.layers, e.layout.pipeline), "layers",
-            "layers on the last pipeline stage, which also runs the output head (middle stages "
-            "hold ceil(layers / pipeline); first and last share the rest, the last the smaller "
-            "half)", "Llama 3 405B split, arXiv 2407.21783 Sec. 3.3.2");
-        add("interleaved_activation_factor",
-            1.0 + (e.layout.virtual_stages > 1
-                       ? (e.layout.pipeline - 1.0) / (e.layout.pipeline * e.layout.virtual_stages)
-                       : 0.0),
-            "ratio", "first stage's stored layer activations over 1F1B's: 1 + (p - 1)/(p v) "
-            "when interleaved (v > 1); interleaving's extra chunk transfers are not hidden",
-            "Korthikanti et al. 2022 Sec. 4.2.3; Narayanan et al. 2021 Sec. 2.2.2");
-    }
-    if (c.m.mtp_modules > 0) {
-        add("mtp_modules", c.m.mtp_modules, "modules",
-            "multi-token-prediction modules: one more block and output-head pass each per "
-            "micro-batch on the last pipeline stage",
-            "DeepSeek-V3 (arXiv 2412.19437 Sec. 2.2); model library mtp_modules");
-    }
+    AddPipelineAssumptions(c, e, as);
     const Assumptions& derivation = ModelDerivationAssumptions();
     as.insert(as.end(), derivation.begin(), derivation.end());
     return as;
