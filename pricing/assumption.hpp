@@ -27,8 +27,8 @@ public:
     // A pointer, as a choice between literals gives (`given ? "request" : "default"`): its
     // storage is not known, so the text is copied. SourceOf() keeps the common choice free.
     template <typename Pointer>
-        requires std::same_as<Pointer, const char*>
-    AssumptionText(Pointer text) : AssumptionText(std::string(text)) {}  // NOLINT
+    requires std::same_as<Pointer, const char*> AssumptionText(Pointer text)
+        : AssumptionText(std::string(text)) {}  // NOLINT
     // A text made at run time.
     AssumptionText(std::string text)  // NOLINT: implicit, as std::string was before
         : owned_(std::make_shared<const std::string>(std::move(text))), view_(*owned_) {}

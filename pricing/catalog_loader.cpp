@@ -141,8 +141,8 @@ bool IsSlug(const std::string& id) {
         return false;
     }
     for (char c : id) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-                  c == '_';
+        bool ok =
+            (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
         if (!ok) {
             return false;
         }
@@ -151,12 +151,12 @@ bool IsSlug(const std::string& id) {
 }
 
 // Unwraps a Result into `out` or returns its error from the enclosing function.
-#define GPUCOST_ASSIGN(out, expr)        \
-    do {                                 \
-        auto result_ = (expr);           \
-        if (!result_.ok()) {             \
-            return result_.error();      \
-        }                                \
+#define GPUCOST_ASSIGN(out, expr)           \
+    do {                                    \
+        auto result_ = (expr);              \
+        if (!result_.ok()) {                \
+            return result_.error();         \
+        }                                   \
         (out) = std::move(result_).value(); \
     } while (false)
 
@@ -206,12 +206,32 @@ Result<AcceleratorWorkloads> ReadWorkloads(const Table& t, std::size_t row) {
 }
 
 Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
-    static const std::vector<std::string> kColumns = {
-        "id", "name", "vendor", "form_factor", "launch_year", "fp32_tflops", "tf32_tflops",
-        "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops", "memory_gb",
-        "memory_type", "memory_gb_per_s", "cache_mb", "scale_up_interconnect",
-        "scale_up_gb_per_s", "host_pcie_gen", "tdp_w", "purchase_price_usd",
-        "purchase_price_as_of", "purchase_price_source", "spec_source", "confidence", "notes"};
+    static const std::vector<std::string> kColumns = {"id",
+                                                      "name",
+                                                      "vendor",
+                                                      "form_factor",
+                                                      "launch_year",
+                                                      "fp32_tflops",
+                                                      "tf32_tflops",
+                                                      "fp16_tflops",
+                                                      "bf16_tflops",
+                                                      "fp8_tflops",
+                                                      "int8_tops",
+                                                      "fp4_tflops",
+                                                      "memory_gb",
+                                                      "memory_type",
+                                                      "memory_gb_per_s",
+                                                      "cache_mb",
+                                                      "scale_up_interconnect",
+                                                      "scale_up_gb_per_s",
+                                                      "host_pcie_gen",
+                                                      "tdp_w",
+                                                      "purchase_price_usd",
+                                                      "purchase_price_as_of",
+                                                      "purchase_price_source",
+                                                      "spec_source",
+                                                      "confidence",
+                                                      "notes"};
     static const std::vector<std::pair<Precision, std::string>> kPeakColumns = {
         {Precision::kFp32, "fp32_tflops"}, {Precision::kTf32, "tf32_tflops"},
         {Precision::kFp16, "fp16_tflops"}, {Precision::kBf16, "bf16_tflops"},
@@ -227,7 +247,8 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
         Accelerator a;
         a.id = t.Text(row, "id");
         if (!IsSlug(a.id)) {
-            return t.Fail(t.Line(row), "id '" + a.id + "' must be lowercase letters, digits, '.', '-' or '_'");
+            return t.Fail(t.Line(row),
+                          "id '" + a.id + "' must be lowercase letters, digits, '.', '-' or '_'");
         }
         if (!seen.insert(a.id).second) {
             return t.Fail(t.Line(row), "duplicate id '" + a.id + "'");
@@ -266,7 +287,8 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
         }
         a.confidence = t.Text(row, "confidence");
         if (a.confidence != "high" && a.confidence != "medium" && a.confidence != "low") {
-            return t.Fail(t.Line(row), "confidence '" + a.confidence + "' must be high, medium or low");
+            return t.Fail(t.Line(row),
+                          "confidence '" + a.confidence + "' must be high, medium or low");
         }
         a.notes = t.Text(row, "notes");
         if (t.Has("workloads")) {
@@ -278,10 +300,20 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
 }
 
 Result<std::vector<Offering>> LoadOfferings(Table& t, const std::set<std::string>& accelerators) {
-    static const std::vector<std::string> kColumns = {
-        "id", "provider", "instance_type", "accelerator", "accelerator_count",
-        "accelerator_memory_gb", "vcpus", "ram_gib", "interconnect", "scale_out_gbit_per_s",
-        "region", "price_type", "spot_interruption_bucket", "notes"};
+    static const std::vector<std::string> kColumns = {"id",
+                                                      "provider",
+                                                      "instance_type",
+                                                      "accelerator",
+                                                      "accelerator_count",
+                                                      "accelerator_memory_gb",
+                                                      "vcpus",
+                                                      "ram_gib",
+                                                      "interconnect",
+                                                      "scale_out_gbit_per_s",
+                                                      "region",
+                                                      "price_type",
+                                                      "spot_interruption_bucket",
+                                                      "notes"};
     auto header = t.CheckHeader(kColumns);
     if (!header.ok()) {
         return header.error();
@@ -292,7 +324,8 @@ Result<std::vector<Offering>> LoadOfferings(Table& t, const std::set<std::string
         Offering o;
         o.id = t.Text(row, "id");
         if (!IsSlug(o.id)) {
-            return t.Fail(t.Line(row), "id '" + o.id + "' must be lowercase letters, digits, '.', '-' or '_'");
+            return t.Fail(t.Line(row),
+                          "id '" + o.id + "' must be lowercase letters, digits, '.', '-' or '_'");
         }
         if (!seen.insert(o.id).second) {
             return t.Fail(t.Line(row), "duplicate id '" + o.id + "'");
@@ -332,7 +365,8 @@ Result<std::vector<Offering>> LoadOfferings(Table& t, const std::set<std::string
                 return t.Fail(t.Line(row), "unknown spot_interruption_bucket '" + bucket + "'");
             }
             if (o.price_type != PriceType::kSpot) {
-                return t.Fail(t.Line(row), "spot_interruption_bucket is only valid on spot offerings");
+                return t.Fail(t.Line(row),
+                              "spot_interruption_bucket is only valid on spot offerings");
             }
         }
         o.notes = t.Text(row, "notes");
@@ -367,13 +401,14 @@ Status AttachPrices(Table& t, std::vector<Offering>& offerings, std::size_t& obs
         }
         // Verified means a dated primary source; an estimated date cannot be verified.
         if (p.verified && p.as_of_estimated) {
-            return t.Fail(t.Line(row), "verified is true but as_of_estimated is true: a price "
-                                       "whose date was estimated cannot be verified");
+            return t.Fail(t.Line(row),
+                          "verified is true but as_of_estimated is true: a price "
+                          "whose date was estimated cannot be verified");
         }
         p.notes = t.Text(row, "notes");
         if (!seen.emplace(offering_id, p.as_of, p.source).second) {
-            return t.Fail(t.Line(row), "duplicate price for '" + offering_id + "' as of " + p.as_of +
-                                           " from the same source");
+            return t.Fail(t.Line(row), "duplicate price for '" + offering_id + "' as of " +
+                                           p.as_of + " from the same source");
         }
         observations[it->second].push_back(std::move(p));
         ++observation_count;
@@ -391,11 +426,9 @@ Status AttachPrices(Table& t, std::vector<Offering>& offerings, std::size_t& obs
                 offerings[i].superseded_prices.push_back(obs[j]);
             }
         }
-        std::stable_sort(offerings[i].superseded_prices.begin(),
-                         offerings[i].superseded_prices.end(),
-                         [](const PriceObservation& a, const PriceObservation& b) {
-                             return a.as_of > b.as_of;
-                         });
+        std::stable_sort(
+            offerings[i].superseded_prices.begin(), offerings[i].superseded_prices.end(),
+            [](const PriceObservation& a, const PriceObservation& b) { return a.as_of > b.as_of; });
     }
     return Ok{};
 }
@@ -441,9 +474,9 @@ std::string ContentHash(const std::string& text) {
 }
 
 Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv) {
-    std::vector<CsvRecord> records;
-    GPUCOST_ASSIGN(records, ParseCsv(csv.accelerators_csv, csv.accelerators_name));
-    Table accelerator_table(csv.accelerators_name, std::move(records));
+    std::vector<CsvRecord> accelerator_records;
+    GPUCOST_ASSIGN(accelerator_records, ParseCsv(csv.accelerators_csv, csv.accelerators_name));
+    Table accelerator_table(csv.accelerators_name, std::move(accelerator_records));
     std::vector<Accelerator> accelerators;
     GPUCOST_ASSIGN(accelerators, LoadAccelerators(accelerator_table));
 
@@ -451,13 +484,15 @@ Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv
     for (const auto& a : accelerators) {
         accelerator_ids.insert(a.id);
     }
-    GPUCOST_ASSIGN(records, ParseCsv(csv.offerings_csv, csv.offerings_name));
-    Table offering_table(csv.offerings_name, std::move(records));
+    std::vector<CsvRecord> offering_records;
+    GPUCOST_ASSIGN(offering_records, ParseCsv(csv.offerings_csv, csv.offerings_name));
+    Table offering_table(csv.offerings_name, std::move(offering_records));
     std::vector<Offering> offerings;
     GPUCOST_ASSIGN(offerings, LoadOfferings(offering_table, accelerator_ids));
 
-    GPUCOST_ASSIGN(records, ParseCsv(csv.prices_csv, csv.prices_name));
-    Table price_table(csv.prices_name, std::move(records));
+    std::vector<CsvRecord> price_records;
+    GPUCOST_ASSIGN(price_records, ParseCsv(csv.prices_csv, csv.prices_name));
+    Table price_table(csv.prices_name, std::move(price_records));
     std::size_t observation_count = 0;
     auto attached = AttachPrices(price_table, offerings, observation_count);
     if (!attached.ok()) {
@@ -468,7 +503,6 @@ Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv
     return InMemoryCatalog::Build(std::move(accelerators), std::move(offerings), version,
                                   csv.origin, observation_count);
 }
-
 
 namespace {
 
@@ -495,8 +529,8 @@ Result<std::vector<int>> InstanceCounts(Table& t, std::size_t row, int max_insta
         const std::string item = text.substr(start, bar - start);
         int n = 0;
         const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
-        if (ec != std::errc{} || end != item.data() + item.size() || n < 1 ||
-            n > max_instances || (!out.empty() && n <= out.back())) {
+        if (ec != std::errc{} || end != item.data() + item.size() || n < 1 || n > max_instances ||
+            (!out.empty() && n <= out.back())) {
             return t.Fail(t.Line(row), "instance_counts '" + text +
                                            "' must be ascending counts from 1 to max_instances, "
                                            "joined by '|'");
@@ -508,10 +542,10 @@ Result<std::vector<int>> InstanceCounts(Table& t, std::size_t row, int max_insta
 }
 
 Result<std::vector<CapacityRule>> LoadCapacity(Table& t) {
-    auto header = t.CheckHeader({"provider", "instance_family", "price_type", "max_instances",
-                                 "cluster", "min_block_hours", "max_block_hours", "source",
-                                 "notes"},
-                                {"instance_counts"});
+    auto header =
+        t.CheckHeader({"provider", "instance_family", "price_type", "max_instances", "cluster",
+                       "min_block_hours", "max_block_hours", "source", "notes"},
+                      {"instance_counts"});
     if (!header.ok()) {
         return header.error();
     }
@@ -551,9 +585,9 @@ Result<std::vector<CapacityRule>> LoadCapacity(Table& t) {
 }
 
 Result<std::vector<DataPrice>> LoadDataPrices(Table& t) {
-    auto header = t.CheckHeader({"provider", "object_storage_usd_per_gb_month",
-                                 "internet_egress_usd_per_gb", "as_of", "as_of_estimated",
-                                 "source", "verified", "notes"});
+    auto header =
+        t.CheckHeader({"provider", "object_storage_usd_per_gb_month", "internet_egress_usd_per_gb",
+                       "as_of", "as_of_estimated", "source", "verified", "notes"});
     if (!header.ok()) {
         return header.error();
     }

@@ -8,7 +8,7 @@
 namespace gpucost::pricing {
 
 // Expected failure categories of the domain core. The HTTP layer maps each to one status
-// (service/http/problem.cpp); adding an enumerator without a mapping row fails to compile.
+// (service/http/codec/problem.cpp); adding an enumerator without a mapping row fails to compile.
 enum class ErrorCode {
     kInvalidArgument,     // a value is out of range or inconsistent (HTTP 422)
     kMalformed,           // the request shape is wrong: type, missing key, syntax (HTTP 400)
@@ -44,7 +44,7 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
 public:
-    Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+    Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
     Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const { return std::holds_alternative<T>(state_); }

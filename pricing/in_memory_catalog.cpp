@@ -13,7 +13,8 @@ Result<std::shared_ptr<const InMemoryCatalog>> InMemoryCatalog::Build(
     std::set<std::string> accelerator_ids;
     for (const Accelerator& a : accelerators) {
         if (!accelerator_ids.insert(a.id).second) {
-            return MakeError(ErrorCode::kInvalidArgument, "duplicate accelerator id '" + a.id + "'");
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "duplicate accelerator id '" + a.id + "'");
         }
     }
     std::set<std::string> offering_ids;
@@ -22,9 +23,9 @@ Result<std::shared_ptr<const InMemoryCatalog>> InMemoryCatalog::Build(
             return MakeError(ErrorCode::kInvalidArgument, "duplicate offering id '" + o.id + "'");
         }
         if (accelerator_ids.count(o.accelerator) == 0) {
-            return MakeError(ErrorCode::kInvalidArgument, "offering '" + o.id +
-                                                              "' names unknown accelerator '" +
-                                                              o.accelerator + "'");
+            return MakeError(
+                ErrorCode::kInvalidArgument,
+                "offering '" + o.id + "' names unknown accelerator '" + o.accelerator + "'");
         }
     }
     std::sort(accelerators.begin(), accelerators.end(),

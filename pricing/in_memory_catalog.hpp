@@ -18,8 +18,8 @@ public:
     // offering's accelerator known (LoadCatalog checks all this and reports rows; Build
     // re-checks and returns kInvalidArgument naming the offending id).
     [[nodiscard]] static Result<std::shared_ptr<const InMemoryCatalog>> Build(
-        std::vector<Accelerator> accelerators, std::vector<Offering> offerings,
-        std::string version, std::string origin, std::size_t price_observation_count);
+        std::vector<Accelerator> accelerators, std::vector<Offering> offerings, std::string version,
+        std::string origin, std::size_t price_observation_count);
 
     const std::vector<Accelerator>& Accelerators() const override { return accelerators_; }
     const std::vector<Offering>& Offerings() const override { return offerings_; }

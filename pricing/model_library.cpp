@@ -14,13 +14,37 @@
 namespace gpucost::pricing {
 namespace {
 
-const std::vector<std::string> kColumns = {
-    "id", "name", "family", "published_params_b", "published_active_params_b", "layers",
-    "hidden_size", "attention_heads", "kv_heads", "head_dim", "ffn_hidden_size",
-    "expert_ffn_hidden_size", "dense_ffn_hidden_size", "vocab_size", "seq_len", "max_context",
-    "gated_mlp", "tied_embeddings", "experts", "experts_per_token", "shared_experts",
-    "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-    "v_head_dim", "sliding_window", "sliding_window_layers", "mtp_modules", "source"};
+const std::vector<std::string> kColumns = {"id",
+                                           "name",
+                                           "family",
+                                           "published_params_b",
+                                           "published_active_params_b",
+                                           "layers",
+                                           "hidden_size",
+                                           "attention_heads",
+                                           "kv_heads",
+                                           "head_dim",
+                                           "ffn_hidden_size",
+                                           "expert_ffn_hidden_size",
+                                           "dense_ffn_hidden_size",
+                                           "vocab_size",
+                                           "seq_len",
+                                           "max_context",
+                                           "gated_mlp",
+                                           "tied_embeddings",
+                                           "experts",
+                                           "experts_per_token",
+                                           "shared_experts",
+                                           "dense_layers",
+                                           "q_lora_rank",
+                                           "kv_lora_rank",
+                                           "qk_rope_head_dim",
+                                           "qk_nope_head_dim",
+                                           "v_head_dim",
+                                           "sliding_window",
+                                           "sliding_window_layers",
+                                           "mtp_modules",
+                                           "source"};
 
 std::string Lower(std::string_view s) {
     std::string out(s);
@@ -98,8 +122,8 @@ public:
         if (!error_) error_ = Failure(record_.line, what);
     }
     Error Failure(std::size_t line, const std::string& what) const {
-        Error e = MakeError(ErrorCode::kInvalidArgument,
-                            std::string(file_name_) + " line " + std::to_string(line) + ": " + what);
+        Error e = MakeError(ErrorCode::kInvalidArgument, std::string(file_name_) + " line " +
+                                                             std::to_string(line) + ": " + what);
         e.field = std::string(file_name_) + ":" + std::to_string(line);
         return e;
     }
@@ -112,11 +136,11 @@ private:
     std::optional<Error> error_;
 };
 
-Result<std::unordered_map<std::string, std::size_t>> ReadHeader(const std::vector<CsvRecord>& records,
-                                                                 std::string_view file_name) {
+Result<std::unordered_map<std::string, std::size_t>> ReadHeader(
+    const std::vector<CsvRecord>& records, std::string_view file_name) {
     auto fail = [&](const std::string& what) {
-        Error e = MakeError(ErrorCode::kInvalidArgument,
-                            std::string(file_name) + " line 1: " + what);
+        Error e =
+            MakeError(ErrorCode::kInvalidArgument, std::string(file_name) + " line 1: " + what);
         e.field = std::string(file_name) + ":1";
         return e;
     };
@@ -127,7 +151,8 @@ Result<std::unordered_map<std::string, std::size_t>> ReadHeader(const std::vecto
         if (std::find(kColumns.begin(), kColumns.end(), header[i]) == kColumns.end()) {
             return fail("unknown column '" + header[i] + "'");
         }
-        if (!columns.emplace(header[i], i).second) return fail("duplicate column '" + header[i] + "'");
+        if (!columns.emplace(header[i], i).second)
+            return fail("duplicate column '" + header[i] + "'");
     }
     for (const auto& c : kColumns) {
         if (columns.count(c) == 0) return fail("missing column '" + c + "'");
@@ -178,8 +203,9 @@ Result<LibraryModel> ReadModel(Row& row) {
     }
     if (!s.layers || !s.hidden_size || !(s.ffn_hidden_size || s.expert_ffn_hidden_size) ||
         !s.vocab_size || !s.gated_mlp || !s.tied_embeddings) {
-        row.Fail("layers, hidden_size, ffn_hidden_size (or expert_ffn_hidden_size), vocab_size, "
-                 "gated_mlp and tied_embeddings are required: the library gives whole structures");
+        row.Fail(
+            "layers, hidden_size, ffn_hidden_size (or expert_ffn_hidden_size), vocab_size, "
+            "gated_mlp and tied_embeddings are required: the library gives whole structures");
     }
     if (row.error()) return *row.error();
     auto derived = estimate::DeriveModel(s, "/model");

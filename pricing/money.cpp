@@ -11,9 +11,13 @@ constexpr double kCentsPerUsd = 100.0;
 constexpr double kMicroUsdPerUsd = 1e6;
 }  // namespace
 
-long long ToCents(double usd) { return std::llround(usd * kCentsPerUsd); }
+long long ToCents(double usd) {
+    return std::llround(usd * kCentsPerUsd);
+}
 
-double FromCents(long long cents) { return static_cast<double>(cents) / kCentsPerUsd; }
+double FromCents(long long cents) {
+    return static_cast<double>(cents) / kCentsPerUsd;
+}
 
 double RoundToCents(double usd) {
     if (!std::isfinite(usd)) return usd;
@@ -25,7 +29,9 @@ double RoundToMicroUsd(double usd) {
     return static_cast<double>(std::llround(usd * kMicroUsdPerUsd)) / kMicroUsdPerUsd;
 }
 
-bool IsWholeMicroUsd(double usd) { return std::isfinite(usd) && RoundToMicroUsd(usd) == usd; }
+bool IsWholeMicroUsd(double usd) {
+    return std::isfinite(usd) && RoundToMicroUsd(usd) == usd;
+}
 
 std::vector<long long> ApportionCents(const std::vector<double>& weights, long long total_cents) {
     std::vector<long long> cents(weights.size(), 0);

@@ -34,9 +34,12 @@ std::optional<PriceType> ParsePriceType(std::string_view name) {
 
 const std::vector<Provider>& KnownProviders() {
     static const std::vector<Provider> kProviders = {
-        {"aws", "AWS", "hyperscaler"},         {"gcp", "Google Cloud", "hyperscaler"},
-        {"azure", "Microsoft Azure", "hyperscaler"}, {"lambda", "Lambda", "neocloud"},
-        {"coreweave", "CoreWeave", "neocloud"}, {"runpod", "RunPod", "neocloud"},
+        {"aws", "AWS", "hyperscaler"},
+        {"gcp", "Google Cloud", "hyperscaler"},
+        {"azure", "Microsoft Azure", "hyperscaler"},
+        {"lambda", "Lambda", "neocloud"},
+        {"coreweave", "CoreWeave", "neocloud"},
+        {"runpod", "RunPod", "neocloud"},
         {"vastai", "Vast.ai", "marketplace"},
     };
     return kProviders;

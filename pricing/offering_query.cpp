@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <variant>
@@ -87,7 +88,9 @@ std::string Base64UrlEncode(const std::string& in) {
     std::string out;
     std::size_t i = 0;
     while (i + 2 < in.size()) {
-        auto byte = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(in[k])); };
+        auto byte = [&](std::size_t k) {
+            return static_cast<unsigned>(static_cast<unsigned char>(in[k]));
+        };
         unsigned v = (byte(i) << 16U) | (byte(i + 1) << 8U) | byte(i + 2);
         out += kB64[(v >> 18U) & 63U];
         out += kB64[(v >> 12U) & 63U];
@@ -221,7 +224,8 @@ Status OfferingQuery::Validate() const {
     if (max_accelerator_count && *max_accelerator_count < 1) {
         fail("max_accelerator_count", "must be at least 1");
     }
-    if (min_accelerator_count && max_accelerator_count && *min_accelerator_count > *max_accelerator_count) {
+    if (min_accelerator_count && max_accelerator_count &&
+        *min_accelerator_count > *max_accelerator_count) {
         fail("min_accelerator_count", "must not exceed max_accelerator_count");
     }
     if (min_accelerator_memory_gb && !(*min_accelerator_memory_gb >= 0)) {
@@ -274,39 +278,44 @@ bool Passes(const Offering& o, const OfferingQuery& query) {
     return !query.verified || o.price.verified == *query.verified;
 }
 
-// The filtered offerings in page order: by the sort key, then by id.
-std::vector<Match> SortedMatches(const std::vector<Offering>& offerings, const OfferingQuery& query) {
+// The filtered offerings, unordered: the page is picked out of them by a partial sort.
+std::vector<Match> Matches(const std::vector<Offering>& offerings, const OfferingQuery& query) {
     std::vector<Match> matches;
     for (const Offering& o : offerings) {
         if (Passes(o, query)) {
             matches.push_back({KeyOf(o, query.sort.field), &o});
         }
     }
-    const bool descending = query.sort.descending;
-    std::sort(matches.begin(), matches.end(), [&](const Match& a, const Match& b) {
-        return Before(a.key, a.offering->id, b.key, b.offering->id, descending);
-    });
     return matches;
 }
 
-// Where the page starts: 0 without a cursor, else the first match strictly after the
-// cursor's (key, id) position (keyset pagination, so a page boundary survives catalog
-// changes between requests).
-Result<std::size_t> PageStart(const std::vector<Match>& matches, const OfferingQuery& query,
-                              const std::string& digest) {
+// The position a cursor names: the last item's (key, id) of the page before.
+struct CursorPosition {
+    SortKey key;
+    std::string id;
+};
+
+// Decodes the query's cursor; nullopt without one. Keyset pagination: the page starts at the
+// first match strictly after this position, so a page boundary survives catalog changes
+// between requests.
+Result<std::optional<CursorPosition>> DecodeCursor(const OfferingQuery& query,
+                                                   const std::string& digest) {
     if (query.cursor.empty()) {
-        return std::size_t{0};
+        return std::optional<CursorPosition>{};
     }
-    auto bad_cursor = MakeError(ErrorCode::kInvalidArgument,
-                                "cursor is not valid for this listing; start again without it",
-                                "cursor");
+    auto bad_cursor =
+        MakeError(ErrorCode::kInvalidArgument,
+                  "cursor is not valid for this listing; start again without it", "cursor");
     auto decoded = Base64UrlDecode(query.cursor);
     if (!decoded) {
         return bad_cursor;
     }
+    // digest SEP catalog version SEP sort key SEP id
     std::size_t first = decoded->find(kCursorSep);
     std::size_t second = first == std::string::npos ? first : decoded->find(kCursorSep, first + 1);
-    if (second == std::string::npos) {
+    std::size_t third =
+        second == std::string::npos ? second : decoded->find(kCursorSep, second + 1);
+    if (third == std::string::npos) {
         return bad_cursor;
     }
     if (decoded->substr(0, first) != digest) {
@@ -315,47 +324,63 @@ Result<std::size_t> PageStart(const std::vector<Match>& matches, const OfferingQ
                          "repeat that query with it, or start again without a cursor",
                          "cursor");
     }
-    auto key = ParseKeyText(decoded->substr(first + 1, second - first - 1));
+    const std::string version = decoded->substr(first + 1, second - first - 1);
+    if (version != query.catalog_version) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "the catalog changed since this walk began (" + version + ", now " +
+                             query.catalog_version +
+                             "): its pages would list offerings twice or never; start again "
+                             "without a cursor (database mode: or page with as_of fixed)",
+                         "cursor");
+    }
+    auto key = ParseKeyText(decoded->substr(second + 1, third - second - 1));
     if (!key) {
         return bad_cursor;
     }
-    const std::string last_id = decoded->substr(second + 1);
-    auto it = std::upper_bound(matches.begin(), matches.end(), 0, [&](int, const Match& m) {
-        return Before(*key, last_id, m.key, m.offering->id, query.sort.descending);
-    });
-    return static_cast<std::size_t>(it - matches.begin());
+    return std::optional<CursorPosition>{CursorPosition{*key, decoded->substr(third + 1)}};
 }
 
 }  // namespace
 
 Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
                                     const OfferingQuery& query) {
-    const std::vector<Match> matches = SortedMatches(offerings, query);
+    std::vector<Match> matches = Matches(offerings, query);
     // The digest ties a cursor to its query; only a cursor given or issued needs it.
     std::string digest;
     auto query_digest = [&]() -> const std::string& {
         if (digest.empty()) digest = OfferingQueryDigest(query);
         return digest;
     };
-    std::size_t start = 0;
-    if (!query.cursor.empty()) {
-        auto found = PageStart(matches, query, query_digest());
-        if (!found.ok()) {
-            return found.error();
-        }
-        start = found.value();
-    }
     OfferingPage page;
     page.total_count = matches.size();
-    const std::size_t end = std::min(matches.size(), start + query.limit);
-    page.items.reserve(end > start ? end - start : 0);
-    for (std::size_t i = start; i < end; ++i) {
+    const bool descending = query.sort.descending;
+    if (!query.cursor.empty()) {
+        auto position = DecodeCursor(query, query_digest());
+        if (!position.ok()) {
+            return position.error();
+        }
+        const CursorPosition& at = *position.value();
+        std::erase_if(matches, [&](const Match& m) {
+            return !Before(at.key, at.id, m.key, m.offering->id, descending);
+        });
+    }
+    // Before() orders every pair (ties end at the id), so sorting only the page's share gives
+    // the page a full sort would: O(matches log limit) instead of O(matches log matches).
+    const std::size_t count = std::min(matches.size(), query.limit);
+    const auto page_end = matches.begin() + static_cast<std::ptrdiff_t>(count);
+    std::partial_sort(matches.begin(), page_end, matches.end(),
+                      [&](const Match& a, const Match& b) {
+                          return Before(a.key, a.offering->id, b.key, b.offering->id, descending);
+                      });
+    page.items.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
         page.items.push_back(matches[i].offering);
     }
-    if (end < matches.size() && end > start) {
-        const Match& last = matches[end - 1];
-        page.next_cursor = Base64UrlEncode(query_digest() + kCursorSep + KeyText(last.key) +
-                                           kCursorSep + last.offering->id);
+    if (count < matches.size() && count > 0) {
+        const Match& last = matches[count - 1];
+        page.next_cursor =
+            Base64UrlEncode(query_digest() + kCursorSep + query.catalog_version + kCursorSep +
+                            KeyText(last.key) + kCursorSep + last.offering->id);
     }
     return page;
 }

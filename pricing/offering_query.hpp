@@ -51,6 +51,10 @@ struct OfferingQuery {
     OfferingSort sort;
     std::size_t limit = kDefaultPageLimit;
     std::string cursor;  // opaque, from a previous page's next_cursor
+    // The catalog version the listing runs on: a cursor carries the version its walk began on
+    // and is refused on another (prices that changed between pages would move offerings
+    // across page boundaries: listed twice or never).
+    std::string catalog_version;
 
     // Range and consistency checks; reports every failing field (kInvalidArgument, field =
     // query parameter name).
@@ -70,9 +74,10 @@ struct OfferingPage {
 std::string OfferingQueryDigest(const OfferingQuery& query);
 
 // Runs the query over `offerings`. Ordering is by the sort field, then by id, so pages are
-// stable. The cursor encodes the query's digest and the last item's sort key and id;
-// kInvalidArgument (field "cursor") when it is not one of ours, kMalformed when it was made
-// for another query (other filters or sort).
+// stable. The cursor encodes the query's digest, the catalog version and the last item's sort
+// key and id; kInvalidArgument (field "cursor") when it is not one of ours, kMalformed when it
+// was made for another query (other filters or sort), kFailedPrecondition when it was made on
+// another catalog version (start again, or in database mode page with as_of fixed).
 // REQUIRES: query.Validate() succeeded.
 [[nodiscard]] Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
                                                   const OfferingQuery& query);

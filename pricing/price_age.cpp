@@ -15,7 +15,8 @@ std::optional<std::chrono::sys_days> ParseDate(std::string_view text) {
     int y = std::stoi(date.substr(0, 4));
     unsigned m = static_cast<unsigned>(std::stoi(date.substr(5, 2)));
     unsigned d = static_cast<unsigned>(std::stoi(date.substr(8, 2)));
-    return std::chrono::sys_days(std::chrono::year{y} / std::chrono::month{m} / std::chrono::day{d});
+    return std::chrono::sys_days(std::chrono::year{y} / std::chrono::month{m} /
+                                 std::chrono::day{d});
 }
 
 }  // namespace

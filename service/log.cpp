@@ -114,12 +114,15 @@ void StopAsyncWriter() {
     }
 }
 
-std::uint64_t DroppedLines() { return g_dropped.load(std::memory_order_relaxed); }
+std::uint64_t DroppedLines() {
+    return g_dropped.load(std::memory_order_relaxed);
+}
 
 std::string Timestamp() {
     auto now = std::chrono::system_clock::now();
     std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-    auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+    auto millis =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
     std::tm tm{};
     gmtime_r(&seconds, &tm);
     char buf[32];
@@ -160,9 +163,13 @@ std::string_view LevelName(Level level) {
     return "info";
 }
 
-void SetLevel(Level level) { g_level.store(static_cast<int>(level)); }
+void SetLevel(Level level) {
+    g_level.store(static_cast<int>(level));
+}
 
-bool Enabled(Level level) { return static_cast<int>(level) >= g_level.load(); }
+bool Enabled(Level level) {
+    return static_cast<int>(level) >= g_level.load();
+}
 
 void Write(Level level, std::string_view message, nlohmann::json fields) {
     if (!Enabled(level)) {

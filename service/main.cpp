@@ -1,33 +1,34 @@
 // gpucost: wires configuration, the catalog and the HTTP API together, then serves until
 // SIGTERM/SIGINT.
 #include <pthread.h>
-#include <unistd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
-#include <optional>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <set>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "service/app/catalog_factory.hpp"
 #include "service/app/config.hpp"
 #include "service/app/cpus.hpp"
-#include "service/http/json_codec.hpp"
-#include "service/http/model_codec.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/model_codec.hpp"
+#include "service/http/codec/timestamp.hpp"
 #include "service/http/router.hpp"
-#include "service/http/timestamp.hpp"
+#include "service/http/transport/transport.hpp"
+#include "service/import/actuals_command.hpp"
 #include "service/import/import_command.hpp"
 #include "service/import/sync_download.hpp"
-#include "service/http/transport.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
@@ -73,8 +74,8 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
     sync.providers = config.command_args;
     sync.regions = SplitRegions(config.import_regions);
     std::error_code ec;
-    auto tmp = std::filesystem::temp_directory_path(ec) /
-               ("gpucost-sync-" + std::to_string(::getpid()));
+    auto tmp =
+        std::filesystem::temp_directory_path(ec) / ("gpucost-sync-" + std::to_string(::getpid()));
     auto downloaded = import::DownloadPriceFiles(sync, tmp.string());
     struct Cleanup {
         std::filesystem::path dir;
@@ -217,8 +218,8 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
     using namespace gpucost;
     if (config.command == "check-catalog") {
         auto summary = http::ToJson(loaded.catalog->Describe());
-        summary["price_ages"] =
-            http::ToJson(pricing::SummarizePriceAges(loaded.catalog->Offerings(), http::TodayUtc()));
+        summary["price_ages"] = http::ToJson(
+            pricing::SummarizePriceAges(loaded.catalog->Offerings(), http::TodayUtc()));
         std::printf("%s\n", summary.dump(2).c_str());
         return 0;
     }
@@ -331,17 +332,18 @@ std::optional<BoundServer> BindServer(const gpucost::app::ServiceConfig& config,
     http::ConfigureServer(server, options);
     http::RegisterRoutes(server, deps);
     errno = 0;
-    bound.port = config.port == 0 ? server.bind_to_any_port(config.bind)
-                                  : (server.bind_to_port(config.bind, config.port) ? config.port : -1);
+    bound.port = config.port == 0
+                     ? server.bind_to_any_port(config.bind)
+                     : (server.bind_to_port(config.bind, config.port) ? config.port : -1);
     if (bound.port < 0) {
         // Most often another process (another gpucost) listens there: say so in one line.
         const int bind_errno = errno;
         std::string reason = bind_errno == EADDRINUSE ? "the port is already in use"
                              : bind_errno != 0        ? std::strerror(bind_errno)
                                                       : "bind failed";
-        log::Error("cannot listen on " + config.bind + ":" + std::to_string(config.port) + ": " +
-                       reason,
-                   {{"bind", config.bind}, {"port", config.port}});
+        log::Error(
+            "cannot listen on " + config.bind + ":" + std::to_string(config.port) + ": " + reason,
+            {{"bind", config.bind}, {"port", config.port}});
         return std::nullopt;
     }
     bool raised = bound.event ? bound.event->SetBacklog(config.listen_backlog)
@@ -395,9 +397,29 @@ bool Serve(const gpucost::app::ServiceConfig& config, BoundServer& bound, const 
 
 }  // namespace
 
+namespace {
+
+// `gpucost actuals ...` (issue 25): its own arguments, the embedded catalog and mappings.
+int RunActuals(const std::vector<std::string>& args) {
+    using namespace gpucost;
+    auto catalog = app::LoadEmbeddedCatalog();
+    auto mappings = import::LoadEmbeddedMappings();
+    if (!catalog.ok() || !mappings.ok()) {
+        std::fprintf(stderr, "gpucost actuals: %s\n",
+                     (catalog.ok() ? mappings.error() : catalog.error()).message.c_str());
+        return import::kImportFailed;
+    }
+    return import::RunActualsCommand(args, *catalog.value(), mappings.value(), stdout, stderr);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace gpucost;
     std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args.front() == "actuals") {
+        return RunActuals({args.begin() + 1, args.end()});
+    }
     auto parsed = app::ParseConfig(args, GetEnv);
     if (!parsed.ok()) {
         std::fprintf(stderr, "gpucost: %s\n", parsed.error().message.c_str());
@@ -429,7 +451,8 @@ int main(int argc, char** argv) {
     if (!bound) {
         return 1;
     }
-    bool served = Serve(config, *bound, *loaded, options.threads, deps.cpus, signals, shutting_down);
+    bool served =
+        Serve(config, *bound, *loaded, options.threads, deps.cpus, signals, shutting_down);
     bound.reset();
     if (loaded->store) {
         deps = http::Deps{};

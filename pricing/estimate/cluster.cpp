@@ -27,8 +27,10 @@ constexpr std::array<ScaleUpDomain, 5> kScaleUpDomains = {{
     {"tpu-v5p", 6144,
      "Google Cloud TPU v5p docs: the largest single slice is 16x16x24 = 6,144 chips over ICI "
      "(Pod 8,960); larger jobs are multislice over the data-centre network"},
-    {"tpu-v5e", 256, "Google Cloud TPU v5e docs: a Pod (and the largest slice) is 256 chips, 2D torus"},
-    {"tpu-v6e", 256, "Google Cloud TPU v6e (Trillium) docs: a Pod (and the largest slice) is 256 chips"},
+    {"tpu-v5e", 256,
+     "Google Cloud TPU v5e docs: a Pod (and the largest slice) is 256 chips, 2D torus"},
+    {"tpu-v6e", 256,
+     "Google Cloud TPU v6e (Trillium) docs: a Pod (and the largest slice) is 256 chips"},
 }};
 
 const ScaleUpDomain* FindDomain(const Accelerator& a) {
@@ -106,15 +108,16 @@ constexpr double kMaxLinkBandwidth = 1e7;  // far above any link
 
 Status ValidateCluster(const ClusterSpec& c) {
     if (c.accelerator_count < 1 || c.accelerator_count > kMaxAcceleratorCount) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "total_accelerators must be between 1 and " + std::to_string(kMaxAcceleratorCount),
-                         "/hardware/total_accelerators");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "total_accelerators must be between 1 and " + std::to_string(kMaxAcceleratorCount),
+            "/hardware/total_accelerators");
     }
     if (c.accelerators_per_node < 0 || c.accelerators_per_node > kMaxAcceleratorsPerNode) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "accelerator_count must be between 1 and " +
-                             std::to_string(kMaxAcceleratorsPerNode),
-                         "/hardware/accelerator_count");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "accelerator_count must be between 1 and " + std::to_string(kMaxAcceleratorsPerNode),
+            "/hardware/accelerator_count");
     }
     // At least 1 GB/s (scale-up) or 1 Gbit/s (scale-out): below any link accelerators are
     // clustered over (the catalog's slowest NIC is 10 Gbit/s). A "> 0" rule let 5e-324 through
@@ -127,20 +130,22 @@ Status ValidateCluster(const ClusterSpec& c) {
                          "scale_out_gbit_per_s_per_node must be between 1 and 1e7",
                          "/hardware/scale_out_gbit_per_s_per_node");
     }
-    if (c.scale_up_domain && (*c.scale_up_domain < 1 || *c.scale_up_domain > kMaxAcceleratorCount)) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "scale_up_domain must be between 1 and " + std::to_string(kMaxAcceleratorCount),
-                         "/hardware/scale_up_domain");
+    if (c.scale_up_domain &&
+        (*c.scale_up_domain < 1 || *c.scale_up_domain > kMaxAcceleratorCount)) {
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "scale_up_domain must be between 1 and " + std::to_string(kMaxAcceleratorCount),
+            "/hardware/scale_up_domain");
     }
     if (bad_bw(c.scale_up_gb_per_s)) {
         return MakeError(ErrorCode::kInvalidArgument, "scale_up_gb_per_s must be between 1 and 1e7",
                          "/hardware/scale_up_gb_per_s");
     }
     if (!(c.accelerator.memory_gb > 0) || !(c.accelerator.memory_gb_per_s > 0)) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "accelerator '" + c.accelerator.id +
-                             "' has no memory size or bandwidth in the catalog",
-                         "/hardware/accelerator");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "accelerator '" + c.accelerator.id + "' has no memory size or bandwidth in the catalog",
+            "/hardware/accelerator");
     }
     return Ok{};
 }

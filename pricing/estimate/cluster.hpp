@@ -36,10 +36,11 @@ inline constexpr int kMaxAcceleratorsPerNode = 1024;
 // 16 for Trainium (trn1/trn2 instances), 8 otherwise (HGX/DGX boards, OAM platforms, 8-GPU
 // cloud instances).
 int DefaultAcceleratorsPerNode(const Accelerator& accelerator);
-// Scale-out Gbit/s per node when the caller gives none (documented per family in docs/estimator.md).
-// `accelerators_per_node` below the family's full node (a 1- or 2-GPU cloud VM) gets a
-// single-NIC instance's kPartialNodeScaleOutGbitPerS instead: such VMs sit on the data-centre
-// network, not on the training fabric of a full HGX/DGX node. TPU chips are exempt (ICI).
+// Scale-out Gbit/s per node when the caller gives none (documented per family in
+// docs/estimator.md). `accelerators_per_node` below the family's full node (a 1- or 2-GPU cloud VM)
+// gets a single-NIC instance's kPartialNodeScaleOutGbitPerS instead: such VMs sit on the
+// data-centre network, not on the training fabric of a full HGX/DGX node. TPU chips are exempt
+// (ICI).
 inline constexpr double kPartialNodeScaleOutGbitPerS = 100;
 double DefaultScaleOutGbitPerSPerNode(const Accelerator& accelerator, int accelerators_per_node);
 

@@ -37,8 +37,8 @@ double PointToPointSeconds(double bytes, const Link& link) {
     return bytes / link.bytes_per_s + link.hop_latency_s;
 }
 
-double HierarchicalAllReduceSeconds(double bytes, int ranks, int ranks_per_node,
-                                    const Link& intra, const Link& inter) {
+double HierarchicalAllReduceSeconds(double bytes, int ranks, int ranks_per_node, const Link& intra,
+                                    const Link& inter) {
     if (ranks <= 1) {
         return 0;
     }
@@ -48,8 +48,8 @@ double HierarchicalAllReduceSeconds(double bytes, int ranks, int ranks_per_node,
            RingAllReduceSeconds(bytes / local, nodes, inter);
 }
 
-double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node,
-                                    const Link& intra, const Link& inter) {
+double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node, const Link& intra,
+                                    const Link& inter) {
     if (ranks <= 1) {
         return 0;
     }
@@ -60,13 +60,13 @@ double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node,
 }
 
 double PcieBidirectionalGbPerS(const Accelerator& a) {
-    if (a.host_pcie_gen.find("6") != std::string::npos) {
+    if (a.host_pcie_gen.find('6') != std::string::npos) {
         return 256;
     }
-    if (a.host_pcie_gen.find("5") != std::string::npos) {
+    if (a.host_pcie_gen.find('5') != std::string::npos) {
         return 128;
     }
-    if (a.host_pcie_gen.find("3") != std::string::npos) {
+    if (a.host_pcie_gen.find('3') != std::string::npos) {
         return 32;
     }
     return 64;  // Gen4 x16: 32 GB/s per direction
@@ -88,19 +88,23 @@ ClusterLinks MakeClusterLinks(const ClusterSpec& cluster, const DeviceModel& dev
         up_source = "request";
     } else if (!(up > 0)) {
         up = PcieBidirectionalGbPerS(cluster.accelerator);
-        up_source = "no scale-up link in the catalog: host PCIe x16 of the accelerator's generation";
+        up_source =
+            "no scale-up link in the catalog: host PCIe x16 of the accelerator's generation";
     }
     // A bridge joins pairs only: the catalog's link serves groups of two, and the node's
     // scale-up fabric for wider groups is host PCIe. A request that gives the link or the
     // domain describes the fabric itself.
     const double bridge = up;
-    if (up_source == "catalog" && !cluster.scale_up_domain && BridgeDomain(cluster.accelerator) > 0) {
+    if (up_source == "catalog" && !cluster.scale_up_domain &&
+        BridgeDomain(cluster.accelerator) > 0) {
         l.bridge_domain = BridgeDomain(cluster.accelerator);
         l.bridge.bytes_per_s = bridge / 2.0 * 1e9 * device.scale_up_efficiency;
-        l.bridge.hop_latency_s = bridge <= kPcieClassGbPerS ? kScaleOutHopLatencyS : kScaleUpHopLatencyS;
+        l.bridge.hop_latency_s =
+            bridge <= kPcieClassGbPerS ? kScaleOutHopLatencyS : kScaleUpHopLatencyS;
         up = PcieBidirectionalGbPerS(cluster.accelerator);
-        up_source = "NVLink bridge joins pairs only: wider groups cross host PCIe x16 of the "
-                    "accelerator's generation";
+        up_source =
+            "NVLink bridge joins pairs only: wider groups cross host PCIe x16 of the "
+            "accelerator's generation";
     }
     l.scale_up_gb_per_s_bidirectional = up;
     l.scale_up.bytes_per_s = up / 2.0 * 1e9 * device.scale_up_efficiency;

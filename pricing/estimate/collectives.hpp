@@ -28,11 +28,11 @@ double PointToPointSeconds(double bytes, const Link& link);
 // Two-level all-reduce: reduce-scatter and all-gather among `ranks_per_node` ranks over
 // `intra`, and a ring all-reduce of bytes / ranks_per_node across the nodes over `inter`
 // (one NIC share per rank). Equals RingAllReduceSeconds when everything is in one node.
-double HierarchicalAllReduceSeconds(double bytes, int ranks, int ranks_per_node,
-                                    const Link& intra, const Link& inter);
+double HierarchicalAllReduceSeconds(double bytes, int ranks, int ranks_per_node, const Link& intra,
+                                    const Link& inter);
 // Same decomposition for all-gather (reduce-scatter costs the same).
-double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node,
-                                    const Link& intra, const Link& inter);
+double HierarchicalAllGatherSeconds(double bytes, int ranks, int ranks_per_node, const Link& intra,
+                                    const Link& inter);
 
 // Per-step latency of a collective over the scale-up link and over the network.
 inline constexpr double kScaleUpHopLatencyS = 1e-6;

@@ -52,7 +52,9 @@ struct PassContext {
     double kv_bpe = 2;  // KV cache
 };
 
-bool IsMla(const ResolvedModel& m) { return m.kv_lora_rank > 0; }
+bool IsMla(const ResolvedModel& m) {
+    return m.kv_lora_rank > 0;
+}
 
 // KV-cache bytes one token adds to one layer on one accelerator. MLA caches the compressed
 // latent plus the decoupled RoPE key, (kv_lora_rank + qk_rope_head_dim) elements (DeepSeek-V2,
@@ -140,8 +142,8 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
     const double dense_layers = m.IsMoe() ? std::min(m.dense_layers, m.layers) : m.layers;
     const double moe_layers = m.layers - dense_layers;
     if (dense_layers > 0) {
-        const double ffn = m.IsMoe() && m.dense_ffn_hidden_size > 0 ? m.dense_ffn_hidden_size
-                                                                    : m.ffn_hidden_size;
+        const double ffn =
+            m.IsMoe() && m.dense_ffn_hidden_size > 0 ? m.dense_ffn_hidden_size : m.ffn_hidden_size;
         PassCost one;
         Add(one, MlpTime(c, M, ffn, 1, 1, 0));
         Add(total, one, dense_layers);
@@ -207,14 +209,16 @@ Status ValidateInferenceRequest(const InferenceRequest& req) {
                          "/batch_size");
     }
     if (req.input_tokens < 1 || req.input_tokens > kMaxInferenceTokens) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "input_tokens must be between 1 and " + std::to_string(kMaxInferenceTokens),
-                         "/input_tokens");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "input_tokens must be between 1 and " + std::to_string(kMaxInferenceTokens),
+            "/input_tokens");
     }
     if (req.output_tokens < 1 || req.output_tokens > kMaxInferenceTokens) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "output_tokens must be between 1 and " + std::to_string(kMaxInferenceTokens),
-                         "/output_tokens");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "output_tokens must be between 1 and " + std::to_string(kMaxInferenceTokens),
+            "/output_tokens");
     }
     if (req.step_overhead_s && !(std::isfinite(*req.step_overhead_s) && *req.step_overhead_s >= 0 &&
                                  *req.step_overhead_s <= 1)) {
@@ -259,10 +263,12 @@ Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator
         for (Assumption& a : dev.assumptions) {
             if (a.name == "memory_bandwidth_efficiency") {
                 a.value = kServingBandwidthEfficiency;
-                a.description = "HBM bandwidth reached by a serving engine streaming weights and "
-                                "KV cache, fraction of peak";
-                a.source = "NIM 70B FP8 decode 0.55 of peak; LLM-Viewer ideal roofline 1.5-1.9x "
-                           "optimistic vs TensorRT-LLM (estimator-references section 3.5)";
+                a.description =
+                    "HBM bandwidth reached by a serving engine streaming weights and "
+                    "KV cache, fraction of peak";
+                a.source =
+                    "NIM 70B FP8 decode 0.55 of peak; LLM-Viewer ideal roofline 1.5-1.9x "
+                    "optimistic vs TensorRT-LLM (estimator-references section 3.5)";
             }
         }
     }
@@ -293,8 +299,7 @@ public:
         usable_gb_ = capacity_gb * kServingGpuMemoryUtilization;
         weights_gb_ = m.params * c.bpe / c.tp / kGb;
         overhead_gb_ = overhead_gb;
-        const double act_per_token =
-            (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / c.tp) * c.bpe;
+        const double act_per_token = (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / c.tp) * c.bpe;
         step_activations_gb_ = max_num_batched_tokens_ * act_per_token / kGb;
         kv_budget_gb_ = usable_gb_ - weights_gb_ - overhead_gb_ - step_activations_gb_;
         kv_per_seq_gb_ = KvBytesPerSequence(m, c.tp, c.kv_bpe, in_ + out_ / 2.0) / kGb;
@@ -315,8 +320,8 @@ public:
                Fixed1(weights_gb_) + " GB, the overhead " + Fixed1(overhead_gb_) +
                " GB and one step's activations (" + std::to_string(max_num_batched_tokens_) +
                " tokens) " + Fixed1(step_activations_gb_) + " GB, leaving " +
-               Fixed1(kv_budget_gb_) + " GB for a KV cache that needs " +
-               Fixed1(kv_per_seq_gb_) + " GB per sequence; no operating point (point: null). "
+               Fixed1(kv_budget_gb_) + " GB for a KV cache that needs " + Fixed1(kv_per_seq_gb_) +
+               " GB per sequence; no operating point (point: null). "
                "Use more accelerators per replica (tensor parallel), a lower precision, or an "
                "accelerator with more memory";
     }
@@ -439,12 +444,13 @@ void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumpti
                     "vLLM EngineArgs.get_batch_defaults, OpenAI server: 1024 on devices of 70 GiB "
                     "or more other than A100, else 256"});
     echo.push_back({"max_num_batched_tokens", static_cast<double>(s.max_num_batched_tokens),
-                    "tokens", "token budget of one engine step (decode tokens first, then prompt "
-                              "chunks)",
+                    "tokens",
+                    "token budget of one engine step (decode tokens first, then prompt "
+                    "chunks)",
                     "vLLM EngineArgs.get_batch_defaults, OpenAI server: 8192 on devices of 70 "
                     "GiB or more other than A100, else 2048"});
-    echo.push_back({"serving_mean_context_tokens",
-                    req.input_tokens + req.output_tokens / 2.0, "tokens",
+    echo.push_back({"serving_mean_context_tokens", req.input_tokens + req.output_tokens / 2.0,
+                    "tokens",
                     "context a running sequence holds on average (KV-cache limit and decode "
                     "attention)",
                     "derived: input + output / 2 (paged KV cache grows with the sequence)"});
@@ -479,7 +485,8 @@ double KvCacheBytesPerSequence(const ResolvedModel& model, int tensor_parallel,
     return KvBytesPerSequence(model, tensor_parallel, kv_bytes_per_element, tokens);
 }
 
-Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster) {
+Result<InferenceEstimate> EstimateInference(const InferenceRequest& req,
+                                            const ClusterSpec& cluster) {
     if (auto s = ValidateCluster(cluster); !s.ok()) {
         return s.error();
     }
@@ -504,9 +511,10 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     const int n = cluster.accelerator_count;
     int tp = req.tensor_parallel.value_or(n);
     if (tp < 1 || tp > n || n % tp != 0) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "tensor_parallel must divide hardware.total_accelerators (" + std::to_string(n) + ")",
-                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "tensor_parallel must divide hardware.total_accelerators (" + std::to_string(n) + ")",
+            req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
     }
     if (m.attention_heads % tp != 0) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -531,9 +539,10 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     }
     const DeviceModel& dev = device.value();
     ClusterLinks links = MakeClusterLinks(cluster, dev);
-    const Precision kv_precision = req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
-    const PassContext ctx{m, dev, links, tp, BytesPerElement(req.precision),
-                          BytesPerElement(kv_precision)};
+    const Precision kv_precision =
+        req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
+    const PassContext ctx{
+        m, dev, links, tp, BytesPerElement(req.precision), BytesPerElement(kv_precision)};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;
@@ -575,8 +584,8 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                                                                static_cast<double>(kMaxBatchSize)))
                                    : 0;
 
-    if (auto w = ContextWarning(m, in + out_tokens, "/input_tokens",
-                                "input_tokens + output_tokens")) {
+    if (auto w =
+            ContextWarning(m, in + out_tokens, "/input_tokens", "input_tokens + output_tokens")) {
         e.warnings.push_back(std::move(*w));
     }
 
@@ -611,13 +620,14 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     e.assumptions.push_back({"step_overhead_s", step_overhead, "s",
                              "fixed cost per decode step (sampling, scheduling)",
                              SourceOf(req.step_overhead_s.has_value(), "default 0")});
-    e.assumptions.push_back({"memory_overhead_gb", overhead_gb, "GB",
-                             "framework, CUDA context and workspace per accelerator",
-                             SourceOf(req.memory_overhead_gb.has_value(),
-                                      "estimator-references §3.4")});
+    e.assumptions.push_back(
+        {"memory_overhead_gb", overhead_gb, "GB",
+         "framework, CUDA context and workspace per accelerator",
+         SourceOf(req.memory_overhead_gb.has_value(), "estimator-references §3.4")});
     e.assumptions.push_back({"mean_decode_context_tokens", mean_context, "tokens",
                              "decode step evaluated at input + output / 2 (KV traffic is linear in "
-                             "context)", "derived"});
+                             "context)",
+                             "derived"});
     e.assumptions.push_back({"kv_cache_bytes_per_element", ctx.kv_bpe, "bytes",
                              "KV cache precision " + std::string(PrecisionName(kv_precision)),
                              req.kv_cache_precision ? "request"

@@ -17,11 +17,11 @@ namespace gpucost::pricing::estimate {
 // (unless `tensor_parallel` says fewer, in which case the rest are further replicas).
 struct InferenceRequest {
     ModelSpec model;
-    Precision precision = Precision::kBf16;  // weights and compute
+    Precision precision = Precision::kBf16;       // weights and compute
     std::optional<Precision> kv_cache_precision;  // default: same as weights
-    int batch_size = 1;     // sequences decoded together
-    int input_tokens = 0;   // prompt length per sequence
-    int output_tokens = 0;  // generated tokens per sequence
+    int batch_size = 1;                           // sequences decoded together
+    int input_tokens = 0;                         // prompt length per sequence
+    int output_tokens = 0;                        // generated tokens per sequence
     std::optional<int> tensor_parallel;
     EfficiencyOverrides efficiency;
     // Fixed cost per decode step (sampling, scheduling), seconds. Default 0.
@@ -66,11 +66,11 @@ struct ServingEstimate {
 };
 
 struct InferenceEstimate {
-    double time_to_first_token_ms = 0;  // prefill of the whole batch
-    double inter_token_latency_ms = 0;  // mean decode step
-    double output_tokens_per_second = 0;               // per replica, incl. prefill time
+    double time_to_first_token_ms = 0;    // prefill of the whole batch
+    double inter_token_latency_ms = 0;    // mean decode step
+    double output_tokens_per_second = 0;  // per replica, incl. prefill time
     double output_tokens_per_second_per_accelerator = 0;
-    double request_latency_ms = 0;      // prefill + all decode steps
+    double request_latency_ms = 0;  // prefill + all decode steps
     double prefill_tokens_per_second = 0;
     std::string prefill_bound;  // "compute" | "memory"
     std::string decode_bound;
@@ -97,7 +97,8 @@ inline constexpr int kMaxBatchSize = 1 << 20;
 // prompts and every decode step), fraction of peak. Training's large transfers reach 0.9
 // (Calculon); serving's measured figures are lower: NIM 70B FP8 on 2x H100 decodes at 0.55 of
 // peak, LLM-Viewer's ideal roofline over-predicts TensorRT-LLM by 1.5-1.9x (0.53-0.67);
-// estimator-references.md section 3.5. Callers override with efficiency.memory_bandwidth_efficiency.
+// estimator-references.md section 3.5. Callers override with
+// efficiency.memory_bandwidth_efficiency.
 inline constexpr double kServingBandwidthEfficiency = 0.65;
 inline constexpr int kMaxInferenceTokens = 1 << 24;
 

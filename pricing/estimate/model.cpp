@@ -61,7 +61,9 @@ int RoundToMultiple(double x, int multiple) {
     return static_cast<int>(std::clamp(r, static_cast<double>(multiple), 1e9));
 }
 
-double RelativeDifference(double a, double b) { return std::abs(a - b) / std::max(b, 1.0); }
+double RelativeDifference(double a, double b) {
+    return std::abs(a - b) / std::max(b, 1.0);
+}
 
 int DefaultHeads(int hidden) {
     if (hidden % kDefaultHeadDim == 0) {
@@ -78,8 +80,8 @@ struct Derivation {
     const ModelSpec& spec;
     std::string_view prefix;
     ResolvedModel m;
-    double total_given = 0;   // params_b in parameters (0 when not given)
-    double active_given = 0;  // active_params_b in parameters (0 when not given)
+    double total_given = 0;          // params_b in parameters (0 when not given)
+    double active_given = 0;         // active_params_b in parameters (0 when not given)
     bool shape_from_params = false;  // layers and hidden both derived from params_b alone
     bool depth_derived = false;      // layers or hidden derived
     bool widths_solved = false;      // an MLP width solved from a parameter count
@@ -100,9 +102,11 @@ double AttentionParamsPerLayer(const ResolvedModel& m) {
     const double a = m.attention_heads;
     if (m.IsMla()) {
         const double qk = static_cast<double>(m.qk_nope_head_dim) + m.qk_rope_head_dim;
-        const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * a * qk : h * a * qk;
-        const double kv = h * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim) +
-                          m.kv_lora_rank * a * (static_cast<double>(m.qk_nope_head_dim) + m.v_head_dim);
+        const double q =
+            m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * a * qk : h * a * qk;
+        const double kv =
+            h * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim) +
+            m.kv_lora_rank * a * (static_cast<double>(m.qk_nope_head_dim) + m.v_head_dim);
         const double out = a * m.v_head_dim * h;
         return q + kv + out;
     }
@@ -139,7 +143,8 @@ Counts CountParameters(ResolvedModel& m) {
     const Counts mlp = MlpParamsAllLayers(m);
     m.mlp_params_per_layer = mlp.total / L;
     m.mlp_active_params_per_layer = mlp.active / L;
-    m.embedding_params = (m.tied_embeddings ? 1.0 : 2.0) * m.vocab_size * static_cast<double>(m.hidden_size);
+    m.embedding_params =
+        (m.tied_embeddings ? 1.0 : 2.0) * m.vocab_size * static_cast<double>(m.hidden_size);
     return {L * m.attention_params_per_layer + mlp.total + m.embedding_params,
             L * m.attention_params_per_layer + mlp.active + m.embedding_params};
 }
@@ -210,7 +215,8 @@ Status ValidateSpec(const ModelSpec& spec, std::string_view prefix) {
         return Invalid(prefix, "dense_layers", "dense_layers must be fewer than layers");
     }
     if (spec.sliding_window_layers && spec.layers && *spec.sliding_window_layers > *spec.layers) {
-        return Invalid(prefix, "sliding_window_layers", "sliding_window_layers must not exceed layers");
+        return Invalid(prefix, "sliding_window_layers",
+                       "sliding_window_layers must not exceed layers");
     }
     return Ok{};
 }
@@ -262,16 +268,19 @@ void ResolveDepthAndWidth(Derivation& d) {
     d.shape_from_params = true;
     const double a = kAspectRatioHiddenPerLayer;
     const double hidden_raw = a * std::cbrt(P / (12.0 * a * a));
-    const int multiple = hidden_raw >= kDerivedHiddenMultiple ? kDerivedHiddenMultiple : kDefaultHeadDim;
+    const int multiple =
+        hidden_raw >= kDerivedHiddenMultiple ? kDerivedHiddenMultiple : kDefaultHeadDim;
     m.hidden_size = std::min(RoundToMultiple(hidden_raw, multiple), kMaxHiddenSize);
     m.layers = std::clamp(static_cast<int>(std::lround(m.hidden_size / a)), 1, kMaxLayers);
-    d.Note("hidden_size",
-           "from params_b: hidden = 128 * layers with params ~ 12 * layers * hidden^2, rounded to a "
-           "multiple of 1024 (8 heads of 128)");
+    d.Note(
+        "hidden_size",
+        "from params_b: hidden = 128 * layers with params ~ 12 * layers * hidden^2, rounded to a "
+        "multiple of 1024 (8 heads of 128)");
     d.Note("layers", "hidden_size / 128");
     if (!s.gated_mlp) {
         m.gated_mlp = true;
-        d.Note("gated_mlp", "true: gated (SwiGLU) MLP of current models (Llama 2/3, Mistral, Qwen)");
+        d.Note("gated_mlp",
+               "true: gated (SwiGLU) MLP of current models (Llama 2/3, Mistral, Qwen)");
     }
 }
 
@@ -316,9 +325,9 @@ Status ResolveHeads(Derivation& d) {
     }
     if (s.kv_heads) {
         if (*s.kv_heads > m.attention_heads || m.attention_heads % *s.kv_heads != 0) {
-            return Invalid(d.prefix, "kv_heads",
-                           "kv_heads must divide attention_heads (" +
-                               std::to_string(m.attention_heads) + ")");
+            return Invalid(
+                d.prefix, "kv_heads",
+                "kv_heads must divide attention_heads (" + std::to_string(m.attention_heads) + ")");
         }
         m.kv_heads = *s.kv_heads;
     } else if (d.shape_from_params && m.attention_heads > kDerivedKvHeads &&
@@ -342,12 +351,15 @@ void ResolveSlidingWindow(Derivation& d) {
     if (!s.sliding_window_layers) d.Note("sliding_window_layers", "every layer (as Mistral 7B)");
 }
 
-void ResolveMtp(Derivation& d) { d.m.mtp_modules = d.spec.mtp_modules.value_or(0); }
+void ResolveMtp(Derivation& d) {
+    d.m.mtp_modules = d.spec.mtp_modules.value_or(0);
+}
 
 void ResolveMoe(Derivation& d) {
     const ModelSpec& s = d.spec;
     ResolvedModel& m = d.m;
-    const bool moe_by_counts = s.params_b && s.active_params_b && d.total_given > d.active_given * 1.05;
+    const bool moe_by_counts =
+        s.params_b && s.active_params_b && d.total_given > d.active_given * 1.05;
     m.experts = s.experts.value_or(moe_by_counts ? kDefaultMoeExperts : 1);
     if (!s.experts && moe_by_counts) d.Note("experts", "default 8 (active_params_b < params_b)");
     m.experts_per_token =
@@ -389,8 +401,8 @@ Result<double> SolveMlpWidth(const Derivation& d, bool dense_width_known) {
     if (!(width >= 1.0)) {
         return Invalid(d.prefix, "params_b",
                        "params_b is too small for " + std::to_string(m.layers) + " layers of " +
-                           std::to_string(m.hidden_size) + ": attention and embeddings alone need " +
-                           Billions(non_mlp));
+                           std::to_string(m.hidden_size) +
+                           ": attention and embeddings alone need " + Billions(non_mlp));
     }
     return std::min(width, static_cast<double>(kMaxFfnHiddenSize));
 }
@@ -399,23 +411,26 @@ Status ResolveMlpWidths(Derivation& d) {
     const ModelSpec& s = d.spec;
     ResolvedModel& m = d.m;
     const double h = m.hidden_size;
-    std::optional<int> width = m.IsMoe() && s.expert_ffn_hidden_size ? s.expert_ffn_hidden_size
-                                                                     : s.ffn_hidden_size;
+    std::optional<int> width =
+        m.IsMoe() && s.expert_ffn_hidden_size ? s.expert_ffn_hidden_size : s.ffn_hidden_size;
     if (!width && !m.IsMoe()) width = s.dense_ffn_hidden_size;
     std::optional<int> dense_width = s.dense_ffn_hidden_size;
-    if (!dense_width && s.expert_ffn_hidden_size && s.ffn_hidden_size) dense_width = s.ffn_hidden_size;
+    if (!dense_width && s.expert_ffn_hidden_size && s.ffn_hidden_size)
+        dense_width = s.ffn_hidden_size;
     if (m.IsMoe() && dense_width) m.dense_ffn_hidden_size = *dense_width;
     if (width) {
         m.ffn_hidden_size = *width;
     } else if (s.params_b && (s.layers || s.hidden_size || d.shape_from_params)) {
         auto solved = SolveMlpWidth(d, m.IsMoe() && dense_width.has_value());
         if (!solved.ok()) return solved.error();
-        m.ffn_hidden_size = d.shape_from_params ? RoundToMultiple(solved.value(), kDerivedFfnMultiple)
-                                                : static_cast<int>(std::round(solved.value()));
+        m.ffn_hidden_size = d.shape_from_params
+                                ? RoundToMultiple(solved.value(), kDerivedFfnMultiple)
+                                : static_cast<int>(std::round(solved.value()));
         d.widths_solved = true;
-        d.Note("ffn_hidden_size", d.shape_from_params
-                                      ? "solved from params_b given the other dimensions, rounded to 128"
-                                      : "solved from the parameter count given the other dimensions");
+        d.Note("ffn_hidden_size",
+               d.shape_from_params
+                   ? "solved from params_b given the other dimensions, rounded to 128"
+                   : "solved from the parameter count given the other dimensions");
     } else if (m.gated_mlp) {
         m.ffn_hidden_size =
             static_cast<int>(std::ceil(8.0 * h / 3.0 / kGatedFfnMultiple) * kGatedFfnMultiple);
@@ -441,13 +456,17 @@ void SolveExpertCount(Derivation& d) {
     const double moe_layers = m.MoeLayers();
     const double per_expert_all_layers = moe_layers * (expert + h);
     const double routed_now = m.experts * per_expert_all_layers;
-    const double experts = std::round((d.total_given - (base.total - routed_now)) / per_expert_all_layers);
+    const double experts =
+        std::round((d.total_given - (base.total - routed_now)) / per_expert_all_layers);
     if (experts >= m.experts_per_token && experts <= kMaxExperts && experts != m.experts) {
         m.experts = static_cast<int>(experts);
         d.m.derived.erase(std::remove_if(d.m.derived.begin(), d.m.derived.end(),
-                                         [&](const FieldError& f) { return f.field == Ptr(d.prefix, "experts"); }),
+                                         [&](const FieldError& f) {
+                                             return f.field == Ptr(d.prefix, "experts");
+                                         }),
                           d.m.derived.end());
-        d.Note("experts", "solved from params_b given the expert width solved from active_params_b");
+        d.Note("experts",
+               "solved from params_b given the expert width solved from active_params_b");
     }
 }
 
@@ -462,9 +481,10 @@ struct Variant {
 std::vector<Variant> CountVariants(const Derivation& d) {
     const ModelSpec& s = d.spec;
     ResolvedModel probe = d.m;
-    std::vector<bool> gated = s.gated_mlp ? std::vector<bool>{*s.gated_mlp} : std::vector<bool>{false, true};
-    std::vector<bool> tied = s.tied_embeddings ? std::vector<bool>{*s.tied_embeddings}
-                                               : std::vector<bool>{false, true};
+    std::vector<bool> gated =
+        s.gated_mlp ? std::vector<bool>{*s.gated_mlp} : std::vector<bool>{false, true};
+    std::vector<bool> tied =
+        s.tied_embeddings ? std::vector<bool>{*s.tied_embeddings} : std::vector<bool>{false, true};
     std::vector<int> kv = {d.m.kv_heads};
     if (d.kv_heads_free) {
         if (d.m.attention_heads > kDerivedKvHeads && d.m.attention_heads % kDerivedKvHeads == 0) {
@@ -530,7 +550,8 @@ void ReconcileWithStructure(Derivation& d) {
     auto alternatives = [&](auto differs) {
         std::string text;
         for (const Variant& v : variants) {
-            if (differs(v)) text += (text.empty() ? "" : "; ") + VariantName(v) + " " + Billions(v.params);
+            if (differs(v))
+                text += (text.empty() ? "" : "; ") + VariantName(v) + " " + Billions(v.params);
         }
         return text;
     };
@@ -549,14 +570,16 @@ void ReconcileWithStructure(Derivation& d) {
         d.Note("tied_embeddings", "true: " + match);
     }
     if (d.kv_heads_free && best.kv_heads != m.kv_heads) {
-        std::erase_if(m.derived, [&](const FieldError& f) { return f.field == Ptr(d.prefix, "kv_heads"); });
+        std::erase_if(m.derived,
+                      [&](const FieldError& f) { return f.field == Ptr(d.prefix, "kv_heads"); });
         d.Note("kv_heads", std::to_string(best.kv_heads) +
                                (best.kv_heads == 1 ? " (multi-query attention): "
                                                    : " (grouped-query attention): ") +
                                match);
     }
     if (vocab_solved) {
-        std::erase_if(m.derived, [&](const FieldError& f) { return f.field == Ptr(d.prefix, "vocab_size"); });
+        std::erase_if(m.derived,
+                      [&](const FieldError& f) { return f.field == Ptr(d.prefix, "vocab_size"); });
         d.Note("vocab_size", "solved from params_b: " + match);
     }
     std::vector<FieldError> derived = std::move(m.derived);
@@ -571,8 +594,8 @@ void ReconcileWithStructure(Derivation& d) {
 Status ReconcileCounts(Derivation& d) {
     const ModelSpec& s = d.spec;
     ResolvedModel& m = d.m;
-    const bool structure_complete = !d.depth_derived && !d.widths_solved &&
-                                    (s.ffn_hidden_size || s.expert_ffn_hidden_size);
+    const bool structure_complete =
+        !d.depth_derived && !d.widths_solved && (s.ffn_hidden_size || s.expert_ffn_hidden_size);
     if (s.params_b && structure_complete) {
         ReconcileWithStructure(d);
     }
@@ -588,22 +611,25 @@ Status ReconcileCounts(Derivation& d) {
                                Percent(RelativeDifference(counts.total, d.total_given)) +
                                " from the " + Billions(d.total_given) +
                                " given); the count is used for FLOPs and memory");
-    } else if (!structure_complete && RelativeDifference(counts.total, d.total_given) > kParamsMatchTolerance) {
-        m.warnings.push_back({Ptr(d.prefix, "params_b"),
-                              "params_b (" + Billions(d.total_given) +
-                                  ") does not match the structure, which counts " +
-                                  Billions(counts.total) +
-                                  "; the structure is used for both FLOPs and memory"});
+    } else if (!structure_complete &&
+               RelativeDifference(counts.total, d.total_given) > kParamsMatchTolerance) {
+        m.warnings.push_back(
+            {Ptr(d.prefix, "params_b"), "params_b (" + Billions(d.total_given) +
+                                            ") does not match the structure, which counts " +
+                                            Billions(counts.total) +
+                                            "; the structure is used for both FLOPs and memory"});
     }
-    if (s.active_params_b && RelativeDifference(counts.active, d.active_given) > kParamsMatchTolerance) {
-        m.warnings.push_back({Ptr(d.prefix, "active_params_b"),
-                              "active_params_b (" + Billions(d.active_given) +
-                                  ") does not match the structure, which uses " +
-                                  Billions(counts.active) +
-                                  " per token; the structure is used for FLOPs"});
+    if (s.active_params_b &&
+        RelativeDifference(counts.active, d.active_given) > kParamsMatchTolerance) {
+        m.warnings.push_back(
+            {Ptr(d.prefix, "active_params_b"), "active_params_b (" + Billions(d.active_given) +
+                                                   ") does not match the structure, which uses " +
+                                                   Billions(counts.active) +
+                                                   " per token; the structure is used for FLOPs"});
     }
     if (m.IsMoe() && !s.active_params_b) {
-        d.Note("active_params_b", "attention + shared and top-k experts + dense layers + embeddings");
+        d.Note("active_params_b",
+               "attention + shared and top-k experts + dense layers + embeddings");
     } else if (s.active_params_b &&
                RelativeDifference(counts.active, d.active_given) > kCountNoteThreshold &&
                RelativeDifference(counts.active, d.active_given) <= kParamsMatchTolerance) {
@@ -623,7 +649,9 @@ double ResolvedModel::RoutedExpertParams() const {
            static_cast<double>(expert_ffn_hidden_size);
 }
 
-double ResolvedModel::NonExpertParams() const { return std::max(0.0, params - RoutedExpertParams()); }
+double ResolvedModel::NonExpertParams() const {
+    return std::max(0.0, params - RoutedExpertParams());
+}
 
 double ResolvedModel::WindowLayers() const {
     // Resolution fills an absent sliding_window_layers with every layer; 0 given is none.

@@ -22,24 +22,24 @@ struct ModelSpec {
     std::optional<int> ffn_hidden_size;
     std::optional<int> vocab_size;
     std::optional<int> seq_len;
-    std::optional<bool> gated_mlp;        // SwiGLU-style (3 MLP matrices instead of 2)
-    std::optional<int> experts;           // MoE experts per layer (1 = dense)
-    std::optional<int> experts_per_token; // MoE top-k
+    std::optional<bool> gated_mlp;         // SwiGLU-style (3 MLP matrices instead of 2)
+    std::optional<int> experts;            // MoE experts per layer (1 = dense)
+    std::optional<int> experts_per_token;  // MoE top-k
     // Fields of current architectures (read from the model library and Hugging Face configs;
     // unset means the classic GPT/LLaMA reading).
-    std::optional<int> head_dim;               // when not hidden_size / attention_heads (Gemma)
-    std::optional<bool> tied_embeddings;       // output projection shares the input embedding
-    std::optional<int> shared_experts;         // MoE: experts every token uses (DeepSeek)
-    std::optional<int> expert_ffn_hidden_size; // MoE: width of one expert's MLP
-    std::optional<int> dense_layers;           // MoE: leading layers with a dense MLP
-    std::optional<int> dense_ffn_hidden_size;  // MoE: MLP width of those dense layers
-    std::optional<int> q_lora_rank;            // MLA (DeepSeek-V2/V3): query compression rank
-    std::optional<int> kv_lora_rank;           // MLA: compressed KV width cached per token
-    std::optional<int> qk_rope_head_dim;       // MLA: decoupled RoPE key width per head
-    std::optional<int> qk_nope_head_dim;       // MLA: non-RoPE query/key width per head
-    std::optional<int> v_head_dim;             // MLA: value width per head
-    std::optional<int> sliding_window;         // tokens a local-attention layer attends to
-    std::optional<int> sliding_window_layers;  // layers that use the window (default: all)
+    std::optional<int> head_dim;                // when not hidden_size / attention_heads (Gemma)
+    std::optional<bool> tied_embeddings;        // output projection shares the input embedding
+    std::optional<int> shared_experts;          // MoE: experts every token uses (DeepSeek)
+    std::optional<int> expert_ffn_hidden_size;  // MoE: width of one expert's MLP
+    std::optional<int> dense_layers;            // MoE: leading layers with a dense MLP
+    std::optional<int> dense_ffn_hidden_size;   // MoE: MLP width of those dense layers
+    std::optional<int> q_lora_rank;             // MLA (DeepSeek-V2/V3): query compression rank
+    std::optional<int> kv_lora_rank;            // MLA: compressed KV width cached per token
+    std::optional<int> qk_rope_head_dim;        // MLA: decoupled RoPE key width per head
+    std::optional<int> qk_nope_head_dim;        // MLA: non-RoPE query/key width per head
+    std::optional<int> v_head_dim;              // MLA: value width per head
+    std::optional<int> sliding_window;          // tokens a local-attention layer attends to
+    std::optional<int> sliding_window_layers;   // layers that use the window (default: all)
     // Multi-token-prediction modules trained with the model (DeepSeek-V3: 1, its config's
     // num_nextn_predict_layers): each runs one more block and one more output-head pass per
     // token on the pipeline's last stage. Not part of the inference model.
@@ -58,8 +58,8 @@ struct ResolvedModel {
     int layers = 0;
     int hidden_size = 0;
     int attention_heads = 0;
-    int kv_heads = 0;   // MLA: equal to attention_heads (keys and values are decompressed per head)
-    int head_dim = 0;   // query/key width per head (MLA: qk_nope_head_dim + qk_rope_head_dim)
+    int kv_heads = 0;  // MLA: equal to attention_heads (keys and values are decompressed per head)
+    int head_dim = 0;  // query/key width per head (MLA: qk_nope_head_dim + qk_rope_head_dim)
     // MLP width a token passes through in one expert: for MoE models the routed expert's width
     // (= expert_ffn_hidden_size), for dense models the MLP width (= dense_ffn_hidden_size).
     int ffn_hidden_size = 0;
@@ -78,10 +78,10 @@ struct ResolvedModel {
     int qk_rope_head_dim = 0;
     int qk_nope_head_dim = 0;
     int v_head_dim = 0;
-    int sliding_window = 0;          // 0: every layer attends to the whole context
-    int sliding_window_layers = 0;   // layers that use the window (0 when sliding_window is 0)
-    int mtp_modules = 0;             // multi-token-prediction modules (training only)
-    int max_context = 0;             // the spec's max_context (0: unknown)
+    int sliding_window = 0;         // 0: every layer attends to the whole context
+    int sliding_window_layers = 0;  // layers that use the window (0 when sliding_window is 0)
+    int mtp_modules = 0;            // multi-token-prediction modules (training only)
+    int max_context = 0;            // the spec's max_context (0: unknown)
     std::string max_context_source;
     // Per layer: Q, K, V and output projections (MLA: the down- and up-projections and the
     // decoupled RoPE key).

@@ -44,8 +44,8 @@ bool IsLowPrecision(Precision p) {
 // Memory-bandwidth efficiency by transfer size: Calculon's HBM table for A100/H100
 // (calculon-ai/calculon systems/*.json: >=100 MB 0.90, >=10 MB 0.75, >=1 MB 0.60, else 0.30),
 // interpolated in log10(bytes) between those anchors and scaled to the asymptote.
-constexpr std::array<std::pair<double, double>, 4> kMemAnchors = {{
-    {5.0, 0.30 / 0.90}, {6.0, 0.60 / 0.90}, {7.0, 0.75 / 0.90}, {8.0, 1.0}}};
+constexpr std::array<std::pair<double, double>, 4> kMemAnchors = {
+    {{5.0, 0.30 / 0.90}, {6.0, 0.60 / 0.90}, {7.0, 0.75 / 0.90}, {8.0, 1.0}}};
 
 }  // namespace
 
@@ -61,8 +61,8 @@ const char* BoundName(Bound bound) {
 
 Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
                                     const EfficiencyOverrides& o,
-                                    const std::string& precision_field,
-                                    bool with_assumptions, GemmSetting setting) {
+                                    const std::string& precision_field, bool with_assumptions,
+                                    GemmSetting setting) {
     auto peak = a.PeakTflops(precision);
     if (!peak || !(*peak > 0)) {
         std::string supported;
@@ -73,8 +73,8 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
         }
         return MakeError(ErrorCode::kInvalidArgument,
                          "accelerator '" + a.id + "' has no published " +
-                             std::string(PrecisionName(precision)) + " peak; it supports: " +
-                             (supported.empty() ? "none" : supported),
+                             std::string(PrecisionName(precision)) +
+                             " peak; it supports: " + (supported.empty() ? "none" : supported),
                          precision_field);
     }
     if (!(a.memory_gb_per_s > 0)) {
@@ -145,19 +145,20 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
     auto note = [&](AssumptionText name, double v, AssumptionText unit, AssumptionText desc,
                     AssumptionText source) {
         if (with_assumptions) {
-            d.assumptions.push_back({std::move(name), v, std::move(unit), std::move(desc),
-                                     std::move(source)});
+            d.assumptions.push_back(
+                {std::move(name), v, std::move(unit), std::move(desc), std::move(source)});
         }
     };
     d.gemm_max_efficiency =
         pick(o.gemm_max_efficiency, mamf, "gemm_max_efficiency", "fraction",
              "large-GEMM throughput as a fraction of dense peak (asymptote of the GEMM curve)",
              mamf_source);
-    if (in_step) note("gemm_sustained_fraction_of_mamf", kGemmSustainedFractionOfMamf, "fraction",
-         "share of the best-shape MAMF figure that GEMMs reach inside a real training or "
-         "serving step (sustained clocks, neighbouring kernels)",
-         "LLMCompass A100 mid-size GEMMs measure 0.8 of the MAMF-anchored curve; a global "
-         "fit on tests/data/published-runs.csv gives 0.78-0.80 (docs/estimator.md)");
+    if (in_step)
+        note("gemm_sustained_fraction_of_mamf", kGemmSustainedFractionOfMamf, "fraction",
+             "share of the best-shape MAMF figure that GEMMs reach inside a real training or "
+             "serving step (sustained clocks, neighbouring kernels)",
+             "LLMCompass A100 mid-size GEMMs measure 0.8 of the MAMF-anchored curve; a global "
+             "fit on tests/data/published-runs.csv gives 0.78-0.80 (docs/estimator.md)");
     d.gemm_curve_exponent = kGemmCurveExponent;
     d.gemm_half_flops = kGemmHalfEfficiencySecondsAtPeak * d.peak_flops;
     note("gemm_half_efficiency_seconds_at_peak", kGemmHalfEfficiencySecondsAtPeak, "s",
@@ -176,7 +177,8 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
     bool hopper_or_later = StartsWith(a.id, "h100") || StartsWith(a.id, "h200") ||
                            StartsWith(a.id, "h800") || StartsWith(a.id, "gh200") ||
                            StartsWith(a.id, "b200") || StartsWith(a.id, "gb200");
-    bool ampere = StartsWith(a.id, "a100") || StartsWith(a.id, "a10") || StartsWith(a.id, "rtx-3090");
+    bool ampere =
+        StartsWith(a.id, "a100") || StartsWith(a.id, "a10") || StartsWith(a.id, "rtx-3090");
     double attn = hopper_or_later ? kAttentionEfficiencyHopper
                   : ampere        ? kAttentionEfficiencyAmpere
                                   : kAttentionEfficiencyOther;
@@ -197,8 +199,8 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
              "collective bus bandwidth over the scale-up link's unidirectional bandwidth",
              "nccl-tests all_reduce busbw ~230 GB/s on 8x A100 NVLink (300 GB/s per direction)");
     d.scale_out_efficiency =
-        pick(o.scale_out_efficiency, kDefaultScaleOutEfficiency, "scale_out_efficiency",
-             "fraction", "collective bus bandwidth over the node's network bandwidth",
+        pick(o.scale_out_efficiency, kDefaultScaleOutEfficiency, "scale_out_efficiency", "fraction",
+             "collective bus bandwidth over the node's network bandwidth",
              "Calculon network efficiency for InfiniBand (0.9), rounded down for RoCE/EFA");
     if (with_assumptions) {
         note("peak_tflops", *peak, "TFLOP/s",
@@ -274,10 +276,10 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
                                         const std::vector<RooflineOp>& ops,
                                         const EfficiencyOverrides& overrides) {
     if (ops.empty() || ops.size() > kMaxRooflineOps) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "ops must hold between 1 and " + std::to_string(kMaxRooflineOps) +
-                             " operations",
-                         "/ops");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "ops must hold between 1 and " + std::to_string(kMaxRooflineOps) + " operations",
+            "/ops");
     }
     auto device = MakeDeviceModel(accelerator, precision, overrides, "/precision", true,
                                   GemmSetting::kIsolated);
@@ -301,8 +303,8 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
         OpTime t;
         switch (op.kind) {
             case OpKind::kGemm:
-                for (auto [v, name] : {std::pair{op.m, "m"}, std::pair{op.n, "n"},
-                                       std::pair{op.k, "k"}}) {
+                for (auto [v, name] :
+                     {std::pair{op.m, "m"}, std::pair{op.n, "n"}, std::pair{op.k, "k"}}) {
                     if (!in_range(v, kMaxOpDimension, false)) {
                         return MakeError(ErrorCode::kInvalidArgument,
                                          std::string(name) + " must be between 1 and 1e9",
@@ -314,7 +316,8 @@ Result<RooflineResult> EstimateRoofline(const Accelerator& accelerator, Precisio
             case OpKind::kMemory:
                 if (!in_range(op.bytes_read, kMaxOpBytes, true)) {
                     return MakeError(ErrorCode::kInvalidArgument,
-                                     "bytes_read must be 0 or between 1 and 1e18", at + "/bytes_read");
+                                     "bytes_read must be 0 or between 1 and 1e18",
+                                     at + "/bytes_read");
                 }
                 if (!in_range(op.bytes_written, kMaxOpBytes, true)) {
                     return MakeError(ErrorCode::kInvalidArgument,

@@ -48,12 +48,12 @@ inline constexpr double kDefaultScaleOutEfficiency = 0.85;
 
 // The efficiency model resolved for one accelerator and precision.
 struct DeviceModel {
-    double peak_flops = 0;              // dense FLOP/s at the precision
-    double memory_bytes_per_s = 0;      // HBM bandwidth
-    double gemm_max_efficiency = 0;     // asymptote of the GEMM curve
-    double gemm_half_flops = 0;         // GEMM size (FLOPs) at half the asymptote
+    double peak_flops = 0;           // dense FLOP/s at the precision
+    double memory_bytes_per_s = 0;   // HBM bandwidth
+    double gemm_max_efficiency = 0;  // asymptote of the GEMM curve
+    double gemm_half_flops = 0;      // GEMM size (FLOPs) at half the asymptote
     double gemm_curve_exponent = 0;
-    double memory_max_efficiency = 0;   // asymptote of the bandwidth curve (>= 100 MB)
+    double memory_max_efficiency = 0;  // asymptote of the bandwidth curve (>= 100 MB)
     double attention_efficiency = 0;
     double kernel_overhead_s = 0;
     double scale_up_efficiency = 0;
@@ -109,9 +109,9 @@ OpTime AttentionTime(const DeviceModel& device, double flops, double work_fracti
 enum class OpKind { kGemm, kMemory, kCustom };
 struct RooflineOp {
     OpKind kind = OpKind::kGemm;
-    double m = 0, n = 0, k = 0;               // gemm
-    double bytes_read = 0, bytes_written = 0; // memory
-    double flops = 0, bytes = 0;              // custom
+    double m = 0, n = 0, k = 0;                // gemm
+    double bytes_read = 0, bytes_written = 0;  // memory
+    double flops = 0, bytes = 0;               // custom
     std::string name;                          // optional label echoed back
 };
 struct RooflineOpResult {

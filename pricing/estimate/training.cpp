@@ -60,8 +60,8 @@ constexpr double kBackwardGemmsFrozen = 1.0;
 struct Adapters {
     int rank = 0;
     std::vector<std::string> targets;
-    ParamSplit params;                 // all adapter parameters, sharded like their base layer
-    double active_per_token = 0;       // adapter parameters one token passes through
+    ParamSplit params;            // all adapter parameters, sharded like their base layer
+    double active_per_token = 0;  // adapter parameters one token passes through
 };
 
 struct Ctx {
@@ -74,9 +74,9 @@ struct Ctx {
     ClusterLinks links;
     int count = 1;
     double capacity_gb = 0;
-    double gemm_bpe = 2;        // operand bytes of GEMMs at the compute precision
-    double act_bpe = 2;         // stored activations, communication
-    double weight_bpe = 2;      // trainable weights and gradients
+    double gemm_bpe = 2;    // operand bytes of GEMMs at the compute precision
+    double act_bpe = 2;     // stored activations, communication
+    double weight_bpe = 2;  // trainable weights and gradients
     double adam_bytes = 12;
     double goodput = kDefaultGoodput;
     double overlap = kDefaultCommOverlapFraction;
@@ -87,9 +87,9 @@ struct Ctx {
     double global_batch_seqs = 0;
     double tokens = 0;
     TrainingMode mode = TrainingMode::kPretrain;
-    bool frozen_base = false;         // adapter modes
-    bool quantized_base = false;      // QLoRA
-    double frozen_weight_bpe = 2;     // bytes per frozen block weight (16-bit or NF4)
+    bool frozen_base = false;      // adapter modes
+    bool quantized_base = false;   // QLoRA
+    double frozen_weight_bpe = 2;  // bytes per frozen block weight (16-bit or NF4)
     double backward_gemms = kBackwardGemmsTrainable;
     Adapters adapters;
 };
@@ -105,7 +105,7 @@ struct LayerCost {
     double gemm_flops = 0;
     double attention_flops = 0;  // non-causal count (MFU convention)
     double adapter_flops = 0;
-    double tp_comm_s = 0;        // two collectives of one forward pass
+    double tp_comm_s = 0;  // two collectives of one forward pass
     // Logits, loss and embedding of one micro-batch (last/first stage), forward + backward.
     double head_compute_s = 0;
     double head_memory_s = 0;
@@ -128,11 +128,13 @@ LayerCost Blend(const LayerCost& a, double wa, const LayerCost& b, double wb) {
 // The MLP of one kind of layer: width of one MLP and how many of them a token passes.
 struct MlpShape {
     double width = 0;
-    double per_token = 1;  // routed top-k plus shared experts, 1 for a dense MLP
+    double per_token = 1;       // routed top-k plus shared experts, 1 for a dense MLP
     double router_outputs = 0;  // experts the router scores per token; 0 for a dense MLP
 };
 
-double MlpMatrices(const ResolvedModel& m) { return m.gated_mlp ? 3.0 : 2.0; }
+double MlpMatrices(const ResolvedModel& m) {
+    return m.gated_mlp ? 3.0 : 2.0;
+}
 double ExpertWidth(const ResolvedModel& m) {
     return m.expert_ffn_hidden_size > 0 ? m.expert_ffn_hidden_size : m.ffn_hidden_size;
 }
@@ -145,7 +147,9 @@ int MoeLayers(const ResolvedModel& m) {
 double QueryWidth(const ResolvedModel& m) {
     return static_cast<double>(m.attention_heads) * m.head_dim;
 }
-double KvWidth(const ResolvedModel& m) { return static_cast<double>(m.kv_heads) * m.head_dim; }
+double KvWidth(const ResolvedModel& m) {
+    return static_cast<double>(m.kv_heads) * m.head_dim;
+}
 // Widths the attention core multiplies over: MLA scores use nope + rope dimensions per head
 // and values v_head_dim; otherwise head_dim for both.
 double ScoreWidth(const ResolvedModel& m) {
@@ -201,8 +205,8 @@ Adapters MakeAdapters(const ResolvedModel& m, int rank, std::vector<std::string>
         const double dense = r * (din + dout), expert = r * (ein + eout);
         a.params.replicated += dense_layers * dense + moe_layers * m.shared_experts * expert;
         a.params.routed += moe_layers * m.experts * expert;
-        a.active_per_token += dense_layers * dense +
-                              moe_layers * (m.experts_per_token + m.shared_experts) * expert;
+        a.active_per_token +=
+            dense_layers * dense + moe_layers * (m.experts_per_token + m.shared_experts) * expert;
     }
     return a;
 }
@@ -244,7 +248,7 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
         AddGemm(c, lc, T, m.attention_params_per_layer / h / t, h);
     } else {
         AddGemm(c, lc, T, (q_width + 2 * kv_width) / t, h);  // QKV
-        AddGemm(c, lc, T, h, q_width / t);                    // output projection
+        AddGemm(c, lc, T, h, q_width / t);                   // output projection
     }
     // MLP: the up (+gate) and down projections of every MLP a token passes.
     const double mult_up = m.gated_mlp ? 2.0 : 1.0;
@@ -332,8 +336,8 @@ struct Eval {
 };
 
 // Expert-parallel degrees to try: the request's, or powers of two that divide the
-// data-parallel degree and the expert count (1 for dense models). A fixed-size list: the search asks for it in its
-// innermost loops.
+// data-parallel degree and the expert count (1 for dense models). A fixed-size list: the search
+// asks for it in its innermost loops.
 struct ExpertChoices {
     std::array<int, 16> degrees{1};
     std::size_t n = 1;
@@ -349,7 +353,8 @@ ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const Parallelism
     if (!m.IsMoe()) {
         return ch;
     }
-    for (int ep = 2; ep <= m.experts && d % ep == 0 && m.experts % ep == 0 && ch.n < ch.degrees.size();
+    for (int ep = 2;
+         ep <= m.experts && d % ep == 0 && m.experts % ep == 0 && ch.n < ch.degrees.size();
          ep *= 2) {
         ch.degrees[ch.n++] = ep;
     }
@@ -384,7 +389,9 @@ double WeightBytes(const Ctx& c, const ParallelLayout& l, bool sharded) {
     return base + adapter * c.weight_bpe;
 }
 
-const ParamSplit& Trainable(const Ctx& c) { return c.frozen_base ? c.adapters.params : c.split; }
+const ParamSplit& Trainable(const Ctx& c) {
+    return c.frozen_base ? c.adapters.params : c.split;
+}
 
 // Weights, gradients and optimizer state one accelerator holds, in GB, with or without the
 // ZeRO sharding that covers each.
@@ -414,7 +421,9 @@ struct SplitShape {
 };
 
 // Layers per full stage, ceil(layers / pipeline), and on the head's stage (SplitShape).
-int LayersPerStage(int layers, int pipeline) { return (layers + pipeline - 1) / pipeline; }
+int LayersPerStage(int layers, int pipeline) {
+    return (layers + pipeline - 1) / pipeline;
+}
 // Layers the first and last stages share when every middle stage is full; under 2 the split
 // cannot leave each of them a layer (the search skips such degrees).
 int EndStagesLayers(int layers, int pipeline) {
@@ -533,12 +542,14 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& 
     }
     mem.activations_gb = act / kGb;
     mem.overhead_gb = c.overhead_gb;
-    mem.total_gb = mem.weights_gb + mem.gradients_gb + mem.optimizer_gb + mem.activations_gb +
-                   mem.overhead_gb;
+    mem.total_gb =
+        mem.weights_gb + mem.gradients_gb + mem.optimizer_gb + mem.activations_gb + mem.overhead_gb;
     return mem;
 }
 
-const Link& LinkFor(const Ctx& c, int span) { return c.links.GroupLink(span); }
+const Link& LinkFor(const Ctx& c, int span) {
+    return c.links.GroupLink(span);
+}
 
 // Data-parallel traffic of one step: gradient all-reduce (ZeRO 0/1), reduce-scatter per
 // micro-batch (ZeRO 2), or gathers and reduce-scatters per micro-batch (ZeRO 3), each for
@@ -570,8 +581,11 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
         double weight_bytes = WeightBytes(c, l, false);
         double total_local = PerAccelerator(c.split, l, false);
         double routed_share =
-            total_local > 0 ? c.split.routed / (static_cast<double>(model_span) * l.expert) / total_local : 0;
-        double gathers = 2.0 * gather(weight_bytes * (1 - routed_share), weight_bytes * routed_share);
+            total_local > 0
+                ? c.split.routed / (static_cast<double>(model_span) * l.expert) / total_local
+                : 0;
+        double gathers =
+            2.0 * gather(weight_bytes * (1 - routed_share), weight_bytes * routed_share);
         return {micro_batches * (gathers + gather(grad_repl, grad_routed)), micro_batches * t_mb};
     }
     if (l.zero_stage == 2 && micro_batches > 1) {
@@ -594,8 +608,8 @@ struct StageTimes {
     double memory_s = 0;
     double tp_comm_s = 0;
     double expert_comm_s = 0;
-    double backward_s = 0;         // the stage's backward pass (the gradient-reduction window)
-    double hw_flops_per_layer = 0; // forward + backward + recompute, one tensor rank
+    double backward_s = 0;          // the stage's backward pass (the gradient-reduction window)
+    double hw_flops_per_layer = 0;  // forward + backward + recompute, one tensor rank
     double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
 };
 
@@ -633,8 +647,9 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     double comm_ep = 0;
     if (m.IsMoe() && l.expert > 1) {
         const double T = static_cast<double>(l.micro_batch_size) * m.seq_len;
-        double a2a = 2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
-                                           l.expert, LinkFor(c, l.tensor * l.expert));
+        double a2a =
+            2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
+                                  l.expert, LinkFor(c, l.tensor * l.expert));
         comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
     }
     // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
@@ -646,7 +661,8 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     const double mtp = m.mtp_modules;
     const double head = lc.head_compute_s + lc.head_memory_s;
     const bool head_stage_slowest =
-        (shape.head_stage_layers + mtp) * per_layer + (1.0 + mtp) * head >= layers_stage * per_layer;
+        (shape.head_stage_layers + mtp) * per_layer + (1.0 + mtp) * head >=
+        layers_stage * per_layer;
     const double n = head_stage_slowest ? shape.head_stage_layers + mtp : layers_stage;
     const double with_head = head_stage_slowest ? 1.0 + mtp : 0.0;
     StageTimes st;
@@ -655,8 +671,8 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     st.tp_comm_s = n * tp_layer;
     st.expert_comm_s = n * comm_ep;
     st.backward_s = n * (bwd_c + bwd_m);
-    st.hw_flops_per_layer = (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops +
-                            3.0 * lc.adapter_flops + rc_flops;
+    st.hw_flops_per_layer =
+        (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops + 3.0 * lc.adapter_flops + rc_flops;
     return st;
 }
 
@@ -722,8 +738,8 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     // 1F1B transfers hide behind compute.
     double pp_comm = 0, pp_interleave_s = 0;
     if (l.pipeline > 1) {
-        double bytes = b * m.seq_len * m.hidden_size * c.act_bpe /
-                       (l.sequence_parallel ? l.tensor : 1);
+        double bytes =
+            b * m.seq_len * m.hidden_size * c.act_bpe / (l.sequence_parallel ? l.tensor : 1);
         const double p2p_s = PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline));
         pp_comm = 2.0 * p2p_s * micro_batches;
         pp_interleave_s = 2.0 * (l.virtual_stages - 1.0) * p2p_s * micro_batches;
@@ -743,10 +759,11 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
     br.bubble_s = bubble;
     br.optimizer_s = opt_s + kStepFixedOverheadS;
-    out.step_time_s = br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s +
-                      br.optimizer_s;
+    out.step_time_s =
+        br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s + br.optimizer_s;
     const double mtp = m.mtp_modules;
-    double hw_per_mb = ((m.layers + mtp) * st.hw_flops_per_layer + (1.0 + mtp) * lc.head_flops) * l.tensor;
+    double hw_per_mb =
+        ((m.layers + mtp) * st.hw_flops_per_layer + (1.0 + mtp) * lc.head_flops) * l.tensor;
     out.hw_flops_per_step = hw_per_mb * mbs * l.data;
     return out;
 }
@@ -781,8 +798,7 @@ public:
     // The step of `l` (choices `ri`, `zi`); a layout that ReachesBound(cannot_win_at) gets an
     // infinite step time. The data-parallel traffic and optimizer time do not depend on the
     // virtual stages either, and are kept for the next layout that shares them.
-    StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi,
-                    double cannot_win_at) {
+    StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi, double cannot_win_at) {
         const StageTimes& st =
             stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
         const int mbs = shape_.micro_batches;
@@ -802,9 +818,8 @@ private:
     // NeedGb without the (recompute, ZeRO) memo: interleaved layouts differ by their virtual
     // stages, which the memo does not key on.
     double NeedGbUncached(const ParallelLayout& l, std::size_t ri) {
-        double act = activation_bytes_[ri].Get([&] {
-            return StoredActivationBytes1F1B(l, shape_, row_.activations);
-        });
+        double act = activation_bytes_[ri].Get(
+            [&] { return StoredActivationBytes1F1B(l, shape_, row_.activations); });
         act += InterleavedExtraBytes(l, shape_, row_.activations);
         if (l.zero_stage >= 3) {
             act += Zero3PrefetchBytes(c_, l);
@@ -845,7 +860,7 @@ private:
     std::array<Once<double>, 2> weights_gb_;  // by sharded
     std::array<Once<double>, 2> gradients_gb_;
     std::array<Once<double>, 2> optimizer_gb_;
-    std::array<Once<double>, 2> activation_bytes_;  // by recompute choice
+    std::array<Once<double>, 2> activation_bytes_;        // by recompute choice
     std::array<std::array<Once<double>, 3>, 2> need_gb_;  // by recompute and ZeRO choice
     std::array<Once<StageTimes>, 2> stage_;
     std::array<std::array<Once<DataParallelTraffic>, 3>, 2> dp_;
@@ -896,10 +911,9 @@ std::string Describe(const ParallelLayout& l) {
 
 Status CheckFraction(const std::optional<double>& v, const char* field, double lo) {
     if (v && !(std::isfinite(*v) && *v >= lo && *v <= 1.0)) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         std::string(field + 1) + " must be between " + std::to_string(lo) +
-                             " and 1",
-                         field);
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            std::string(field + 1) + " must be between " + std::to_string(lo) + " and 1", field);
     }
     return Ok{};
 }
@@ -1017,8 +1031,8 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
         if (req.mode == TrainingMode::kQlora && !RunsQlora(cluster.accelerator.vendor)) {
             return MakeError(ErrorCode::kInvalidArgument,
                              "mode qlora needs bitsandbytes' NF4 kernels, which run on NVIDIA, "
-                             "AMD and Intel accelerators; " + cluster.accelerator.name + " (" +
-                                 cluster.accelerator.vendor +
+                             "AMD and Intel accelerators; " +
+                                 cluster.accelerator.name + " (" + cluster.accelerator.vendor +
                                  ") has none: use mode lora, or one of those accelerators",
                              "/mode");
         }
@@ -1064,13 +1078,13 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
     }
     if (pr.tensor && pr.pipeline && pr.data &&
         static_cast<long long>(*pr.tensor) * *pr.pipeline * *pr.data != n) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "tensor x pipeline x data = " +
-                             std::to_string(static_cast<long long>(*pr.tensor) * *pr.pipeline *
-                                            *pr.data) +
-                             " but hardware count is " + std::to_string(n) +
-                             "; the product must equal the count",
-                         "/parallelism");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "tensor x pipeline x data = " +
+                std::to_string(static_cast<long long>(*pr.tensor) * *pr.pipeline * *pr.data) +
+                " but hardware count is " + std::to_string(n) +
+                "; the product must equal the count",
+            "/parallelism");
     }
     if (pr.tensor && c.m.attention_heads % *pr.tensor != 0) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -1079,12 +1093,14 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
                          "/parallelism/tensor");
     }
     if (pr.pipeline && *pr.pipeline > c.m.layers) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "pipeline degree must not exceed layers (" + std::to_string(c.m.layers) + ")",
-                         "/parallelism/pipeline");
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "pipeline degree must not exceed layers (" + std::to_string(c.m.layers) + ")",
+            "/parallelism/pipeline");
     }
     if (pr.expert && *pr.expert > 1 &&
-        (!c.m.IsMoe() || c.m.experts % *pr.expert != 0 || (pr.data && *pr.data % *pr.expert != 0))) {
+        (!c.m.IsMoe() || c.m.experts % *pr.expert != 0 ||
+         (pr.data && *pr.data % *pr.expert != 0))) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "expert parallel degree must divide the expert count (" +
                              std::to_string(c.m.experts) + ") and the data-parallel degree",
@@ -1162,10 +1178,10 @@ Degrees MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
 
 // Pipeline degrees whose split leaves every stage at least one layer, up to
 // kMaxPipelineCandidates, ascending: the middle stages hold ceil(layers / p) layers and the
-// first and last share the rest (SplitShape), so a degree need not divide the layers (Megatron-Core's
-// uneven first/last stages; Llama 3 405B ran 126 layers on 16 stages, arXiv 2407.21783
-// Table 4). Worked out once per search; the search then tests only these against each tensor
-// degree's remaining accelerators.
+// first and last share the rest (SplitShape), so a degree need not divide the layers
+// (Megatron-Core's uneven first/last stages; Llama 3 405B ran 126 layers on 16 stages, arXiv
+// 2407.21783 Table 4). Worked out once per search; the search then tests only these against each
+// tensor degree's remaining accelerators.
 Degrees PipelineDegrees(const ResolvedModel& m) {
     Degrees out;
     const int limit = std::min(m.layers, kMaxPipelineCandidates);
@@ -1175,7 +1191,8 @@ Degrees PipelineDegrees(const ResolvedModel& m) {
     return out;
 }
 
-Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& pipeline_degrees, int rest) {
+Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& pipeline_degrees,
+                           int rest) {
     if (pr.pipeline) {
         return rest % *pr.pipeline == 0 ? Degrees{*pr.pipeline} : Degrees{};
     }
@@ -1257,9 +1274,8 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
                     continue;
                 }
                 const StepTiming timing = costs.Time(l, ri, zi, r.CannotWinAt());
-                r.ConsiderFitting(timing.step_time_s, [&] {
-                    return MakeEval(c, l, costs.shape(), fits, timing);
-                });
+                r.ConsiderFitting(timing.step_time_s,
+                                  [&] { return MakeEval(c, l, costs.shape(), fits, timing); });
                 break;
             }
         }
@@ -1270,8 +1286,8 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
 // figures give the same layer costs.
 using RooflineFigures = std::array<double, 8>;
 RooflineFigures RooflineFiguresOf(const DeviceModel& d) {
-    return {d.peak_flops,          d.memory_bytes_per_s,    d.gemm_max_efficiency,
-            d.gemm_half_flops,     d.gemm_curve_exponent,   d.memory_max_efficiency,
+    return {d.peak_flops,           d.memory_bytes_per_s,  d.gemm_max_efficiency,
+            d.gemm_half_flops,      d.gemm_curve_exponent, d.memory_max_efficiency,
             d.attention_efficiency, d.kernel_overhead_s};
 }
 
@@ -1317,8 +1333,8 @@ private:
 // that needs the least memory.
 SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers) {
     SearchResult r;
-    r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute &&
-                    pr.micro_batch_size;
+    r.fully_given =
+        pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute && pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
     const Degrees pipeline_degrees = PipelineDegrees(c.m);
     for (int t : TensorCandidates(c, pr)) {
@@ -1371,9 +1387,11 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
     const int n = c.count;
     if (r.batch_too_small && !std::isfinite(r.best_need_gb)) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "the global batch of " + std::to_string(static_cast<long long>(c.global_batch_seqs)) +
+                         "the global batch of " +
+                             std::to_string(static_cast<long long>(c.global_batch_seqs)) +
                              " sequences is smaller than the data-parallel degree of every "
-                             "layout on " + std::to_string(n) +
+                             "layout on " +
+                             std::to_string(n) +
                              " accelerators; raise global_batch_tokens or use fewer accelerators",
                          "/global_batch_tokens");
     }
@@ -1389,21 +1407,20 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
     double states_gb = (frozen_gb + trainable * (2.0 * c.weight_bpe + c.adam_bytes)) / kGb;
     double usable = c.capacity_gb - c.overhead_gb;
     double min_count = usable > 0 ? std::ceil(states_gb / (0.8 * usable)) : 0;
-    std::string hint = usable > 0 ? "; weights, gradients and optimizer state alone need about " +
-                                        std::to_string(static_cast<long long>(std::ceil(states_gb))) +
-                                        " GB, so at least ~" +
-                                        std::to_string(static_cast<long long>(min_count)) +
-                                        " accelerators of this kind (fully sharded) or more memory per accelerator"
-                                  : "";
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "the model does not fit: the smallest layout (" + Describe(r.best_need_layout) +
-                         ") needs " + std::to_string(r.best_need_gb) + " GB per accelerator but " +
-                         cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) +
-                         " GB" + hint,
-                     pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute ||
-                             pr.expert
-                         ? "/parallelism"
-                         : "/hardware/total_accelerators");
+    std::string hint =
+        usable > 0 ? "; weights, gradients and optimizer state alone need about " +
+                         std::to_string(static_cast<long long>(std::ceil(states_gb))) +
+                         " GB, so at least ~" + std::to_string(static_cast<long long>(min_count)) +
+                         " accelerators of this kind (fully sharded) or more memory per accelerator"
+                   : "";
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "the model does not fit: the smallest layout (" + Describe(r.best_need_layout) +
+            ") needs " + std::to_string(r.best_need_gb) + " GB per accelerator but " +
+            cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) + " GB" + hint,
+        pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute || pr.expert
+            ? "/parallelism"
+            : "/hardware/total_accelerators");
 }
 
 // A step holds whole micro-batches of whole sequences on every data-parallel replica, so the
@@ -1417,13 +1434,13 @@ void WarnOnBatchChange(const TrainingRequest& req, TrainingEstimate& out) {
     const ParallelLayout& l = out.parallelism;
     out.model.warnings.push_back(
         {"/global_batch_tokens",
-         std::string(req.global_batch_tokens ? "global_batch_tokens " : "the default global batch of ") +
+         std::string(req.global_batch_tokens ? "global_batch_tokens "
+                                             : "the default global batch of ") +
              std::to_string(static_cast<long long>(asked)) + " tokens became " +
-             std::to_string(static_cast<long long>(out.tokens_per_step)) +
-             " tokens per step (" + std::to_string(out.global_batch_sequences) +
-             " sequences = data-parallel " + std::to_string(l.data) + " x micro-batch " +
-             std::to_string(l.micro_batch_size) + " x " +
-             std::to_string(out.micro_batches_per_step) +
+             std::to_string(static_cast<long long>(out.tokens_per_step)) + " tokens per step (" +
+             std::to_string(out.global_batch_sequences) + " sequences = data-parallel " +
+             std::to_string(l.data) + " x micro-batch " + std::to_string(l.micro_batch_size) +
+             " x " + std::to_string(out.micro_batches_per_step) +
              " micro-batches): every replica takes whole sequences; steps and the optimizer's "
              "batch follow tokens_per_step"});
 }
@@ -1483,19 +1500,22 @@ TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
     out.memory_headroom_gb = c.capacity_gb - e.memory.total_gb;
     out.breakdown = e.breakdown;
     const StepBreakdown& br = e.breakdown;
-    std::pair<double, const char*> shares[] = {{br.compute_s, "compute"},
-                                               {br.memory_bound_s + br.optimizer_s, "memory_bandwidth"},
-                                               {br.communication_s, "communication"},
-                                               {br.bubble_s, "pipeline_bubble"}};
-    out.bottleneck = std::max_element(std::begin(shares), std::end(shares),
-                                      [](const auto& x, const auto& y) { return x.first < y.first; })
-                         ->second;
+    std::pair<double, const char*> shares[] = {
+        {br.compute_s, "compute"},
+        {br.memory_bound_s + br.optimizer_s, "memory_bandwidth"},
+        {br.communication_s, "communication"},
+        {br.bubble_s, "pipeline_bubble"}};
+    out.bottleneck =
+        std::max_element(std::begin(shares), std::end(shares), [](const auto& x, const auto& y) {
+            return x.first < y.first;
+        })->second;
     if (r.second.valid) {
         LayoutSummary rs;
         rs.layout = r.second.layout;
         rs.step_time_s = r.second.step_time_s;
         rs.memory_per_accelerator_gb = r.second.memory.total_gb;
-        rs.mfu = out.model_flops_per_token * r.second.tokens_per_step / r.second.step_time_s / peak_total;
+        rs.mfu = out.model_flops_per_token * r.second.tokens_per_step / r.second.step_time_s /
+                 peak_total;
         out.runner_up = rs;
     }
     out.model = c.m;
@@ -1520,12 +1540,14 @@ void AddPipelineAssumptions(const Ctx& c, const Eval& e, Assumptions& as) {
         add("head_stage_layers", HeadStageLayers(c.m.layers, e.layout.pipeline), "layers",
             "layers on the last pipeline stage, which also runs the output head (middle stages "
             "hold ceil(layers / pipeline); first and last share the rest, the last the smaller "
-            "half)", "Llama 3 405B split, arXiv 2407.21783 Sec. 3.3.2");
+            "half)",
+            "Llama 3 405B split, arXiv 2407.21783 Sec. 3.3.2");
         add("interleaved_activation_factor",
             1.0 + (e.layout.virtual_stages > 1
                        ? (e.layout.pipeline - 1.0) / (e.layout.pipeline * e.layout.virtual_stages)
                        : 0.0),
-            "ratio", "first stage's stored layer activations over 1F1B's: 1 + (p - 1)/(p v) "
+            "ratio",
+            "first stage's stored layer activations over 1F1B's: 1 + (p - 1)/(p v) "
             "when interleaved (v > 1); interleaving's extra chunk transfers are not hidden",
             "Korthikanti et al. 2022 Sec. 4.2.3; Narayanan et al. 2021 Sec. 2.2.2");
     }
@@ -1580,7 +1602,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         SourceOf(req.memory_overhead_gb.has_value(),
                  "estimator-references §3.4 (0.5-2 GB per GPU)"));
     add("global_batch_tokens", req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens),
-        "tokens", "tokens per optimizer step requested (the step holds tokens_per_step: whole "
+        "tokens",
+        "tokens per optimizer step requested (the step holds tokens_per_step: whole "
         "sequences on every data-parallel replica; a change over 1% is a warning)",
         SourceOf(req.global_batch_tokens.has_value(),
                  "default 4M tokens (LLaMA, GPT-3 175B 3.2M)"));
@@ -1609,7 +1632,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "gradient), 1 when it is frozen (input gradient only)",
         "backpropagation through a linear layer");
     if (c.frozen_base) {
-        add("lora_rank", c.adapters.rank, "1", "rank r of every adapter (r * (in + out) parameters)",
+        add("lora_rank", c.adapters.rank, "1",
+            "rank r of every adapter (r * (in + out) parameters)",
             SourceOf(req.lora_rank.has_value(),
                      "QLoRA paper setting (Dettmers et al. 2023 §4: r = 64 on all linear layers)"));
         add("frozen_weight_bytes_per_param", c.frozen_weight_bpe, "bytes",
@@ -1628,9 +1652,12 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "counted from the Megatron layer (Korthikanti et al. 2022 Fig. 2)");
     add("activation_bytes_per_layer_gb",
         ActivationBytesPerLayer(c.m, e.layout.micro_batch_size, e.layout.tensor,
-                                e.layout.sequence_parallel, e.layout.recompute, c.flash) / kGb,
-        "GB", "Korthikanti et al. 2022 activations per layer and micro-batch for the chosen layout "
-        "(FlashAttention: no 5as/h term)", "arXiv 2205.05198 Table 2");
+                                e.layout.sequence_parallel, e.layout.recompute, c.flash) /
+            kGb,
+        "GB",
+        "Korthikanti et al. 2022 activations per layer and micro-batch for the chosen layout "
+        "(FlashAttention: no 5as/h term)",
+        "arXiv 2205.05198 Table 2");
     add("pipeline_bubble_fraction",
         PipelineBubbleFraction(e.layout.pipeline, e.micro_batches, e.layout.virtual_stages),
         "fraction", "(p - 1) / (m * v)", "Narayanan et al. 2021");

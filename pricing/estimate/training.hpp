@@ -1,10 +1,10 @@
 #pragma once
 
 #include <array>
-#include <string_view>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pricing/accelerator.hpp"
@@ -41,12 +41,12 @@ struct ParallelLayout {
     int tensor = 1;
     int pipeline = 1;
     int data = 1;
-    int zero_stage = 0;           // 0..3 (3 = FSDP FULL_SHARD)
+    int zero_stage = 0;  // 0..3 (3 = FSDP FULL_SHARD)
     Recompute recompute = Recompute::kNone;
-    int micro_batch_size = 1;     // sequences per micro-batch
-    int virtual_stages = 1;       // interleaved pipeline chunks per device
+    int micro_batch_size = 1;  // sequences per micro-batch
+    int virtual_stages = 1;    // interleaved pipeline chunks per device
     bool sequence_parallel = false;
-    int expert = 1;               // expert-parallel degree (MoE), divides data
+    int expert = 1;  // expert-parallel degree (MoE), divides data
 };
 
 // What the caller fixes; unset fields are searched.
@@ -87,7 +87,7 @@ struct TrainingRequest {
     // What is trained (default pretrain). lora_rank and lora_target_modules apply to the
     // adapter modes only (422 naming the field otherwise).
     TrainingMode mode = TrainingMode::kPretrain;
-    std::optional<int> lora_rank;                              // default kDefaultLoraRank
+    std::optional<int> lora_rank;                                 // default kDefaultLoraRank
     std::optional<std::vector<std::string>> lora_target_modules;  // default all-linear
     // Fraction of the MoE expert all-to-all hidden behind compute (default
     // kDefaultExpertOverlapFraction).
@@ -132,7 +132,7 @@ struct LayoutSummary {
 // What the adapter modes train, echoed with the estimate.
 struct FineTuning {
     TrainingMode mode = TrainingMode::kPretrain;
-    int lora_rank = 0;                            // 0 outside the adapter modes
+    int lora_rank = 0;                             // 0 outside the adapter modes
     std::vector<std::string> lora_target_modules;  // resolved list
     double trainable_params = 0;                   // adapters, or every parameter
     double frozen_weight_bytes_per_param = 0;      // base weights of the transformer blocks

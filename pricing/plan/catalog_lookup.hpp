@@ -40,7 +40,8 @@ public:
             if (known.id == id) return known;
         }
         AcceleratorInfo info{id, catalog_.FindAccelerator(id), {}};
-        if (info.accelerator.ok()) info.workloads = reference_.WorkloadsOf(info.accelerator.value());
+        if (info.accelerator.ok())
+            info.workloads = reference_.WorkloadsOf(info.accelerator.value());
         known_.push_back(std::move(info));
         return known_.back();
     }

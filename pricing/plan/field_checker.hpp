@@ -25,20 +25,20 @@ public:
                bool lo_open = false) {
         bool ok = std::isfinite(value) && (lo_open ? value > lo : value >= lo) && value <= hi;
         if (!ok) {
-            Fail(pointer, std::string("must be a number ") + (lo_open ? "> " : ">= ") +
-                              Text(lo) + " and <= " + Text(hi));
+            Fail(pointer, std::string("must be a number ") + (lo_open ? "> " : ">= ") + Text(lo) +
+                              " and <= " + Text(hi));
         }
     }
-    void Range(const std::optional<double>& value, const std::string& pointer, double lo,
-               double hi, bool lo_open = false) {
+    void Range(const std::optional<double>& value, const std::string& pointer, double lo, double hi,
+               bool lo_open = false) {
         if (value) {
             Range(*value, pointer, lo, hi, lo_open);
         }
     }
     void IntRange(long long value, const std::string& pointer, long long lo, long long hi) {
         if (value < lo || value > hi) {
-            Fail(pointer, "must be an integer between " + std::to_string(lo) + " and " +
-                              std::to_string(hi));
+            Fail(pointer,
+                 "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi));
         }
     }
 

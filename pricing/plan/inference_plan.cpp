@@ -9,6 +9,7 @@
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/spot.hpp"
 
 namespace gpucost::pricing::plan {
@@ -41,8 +42,8 @@ Status InferencePlanRequest::Validate() const {
     if (traffic.requests_per_second.has_value() == traffic.tokens_per_day.has_value()) {
         check.Fail("/traffic", "give exactly one of requests_per_second and tokens_per_day");
     }
-    check.Range(traffic.requests_per_second, "/traffic/requests_per_second",
-                kMinRequestsPerSecond, kMaxRequestsPerSecond);
+    check.Range(traffic.requests_per_second, "/traffic/requests_per_second", kMinRequestsPerSecond,
+                kMaxRequestsPerSecond);
     check.Range(traffic.tokens_per_day, "/traffic/tokens_per_day", kMinTokensPerDay,
                 kMaxTokensPerDay);
     check.Range(max_time_to_first_token_ms, "/latency/max_time_to_first_token_ms", 0, 1e7, true);
@@ -120,11 +121,10 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     if (!MeetsLatency(request, *one.serving->point)) {
         if (best.reason == "does_not_fit") {
             best.reason = "latency_target_unmet";
-            best.example = "one request at tensor parallel " + std::to_string(tp) + " gives " +
-                           Fixed(one.serving->point->time_to_first_token_ms, 1) +
-                           " ms to first token and " +
-                           Fixed(one.serving->point->inter_token_latency_ms, 2) +
-                           " ms between tokens";
+            best.example =
+                "one request at tensor parallel " + std::to_string(tp) + " gives " +
+                Fixed(one.serving->point->time_to_first_token_ms, 1) + " ms to first token and " +
+                Fixed(one.serving->point->inter_token_latency_ms, 2) + " ms between tokens";
         }
         return std::nullopt;
     }
@@ -179,7 +179,8 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.replicas = needed;
     if (o.price_type == PriceType::kSpot) {
         const int spare_nodes = std::max(
-            1, static_cast<int>(std::ceil(needed_nodes * kSpotServingSpareInstanceFraction - 1e-9)));
+            1,
+            static_cast<int>(std::ceil(needed_nodes * kSpotServingSpareInstanceFraction - 1e-9)));
         opt.nodes = needed_nodes + spare_nodes;
         // Every instance runs its full share of replicas: with any spare_nodes reclaimed, the
         // rest still hold the replicas the traffic needs.
@@ -188,12 +189,13 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
         opt.reasoning =
             "spot: " + std::to_string(spare_nodes) + " spare instance(s) added to the " +
             std::to_string(needed_nodes) + " the traffic needs (" +
-            Fixed(kSpotServingSpareInstanceFraction * 100, 0) +
-            " %, at least one), " + std::to_string(opt.spare_replicas) +
-            " replica(s) beyond the " + std::to_string(needed) +
+            Fixed(kSpotServingSpareInstanceFraction * 100, 0) + " %, at least one), " +
+            std::to_string(opt.spare_replicas) + " replica(s) beyond the " +
+            std::to_string(needed) +
             " needed: a reclaim takes a whole instance with its replicas and gives about 2 "
             "minutes' notice, while a replacement needs a new instance, the container and the "
-            "weights loaded (about " + Fixed(kDefaultRestartMinutes, 0) +
+            "weights loaded (about " +
+            Fixed(kDefaultRestartMinutes, 0) +
             " minutes), and reclaims often take several instances of a pool at once" +
             (o.spot_interruption ? "; interruption bucket " + o.spot_interruption->label : "");
     }
@@ -201,8 +203,7 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.time_to_first_token_ms = point.time_to_first_token_ms;
     opt.inter_token_latency_ms = point.inter_token_latency_ms;
     opt.output_tokens_per_second_per_replica = point.output_tokens_per_second;
-    opt.capacity_requests_per_second =
-        needed * point.output_tokens_per_second * utilization / out;
+    opt.capacity_requests_per_second = needed * point.output_tokens_per_second * utilization / out;
     opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
@@ -210,8 +211,7 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     // so a step's cost is split by the FLOPs each kind carries in it; over a request's life
     // that is the request's prefill and decode FLOPs. (Splitting by time gave the prompt only
     // its TTFT: 8000 prompt tokens at $0.005/M against 100 output tokens at $17/M.)
-    const estimate::RequestFlops flops =
-        estimate::ServedRequestFlops(s.estimate.model, in, out);
+    const estimate::RequestFlops flops = estimate::ServedRequestFlops(s.estimate.model, in, out);
     const double prefill_share = flops.prefill / (flops.prefill + flops.decode);
     opt.usd_per_million_input_tokens = usd_per_request * prefill_share / in * 1e6;
     opt.usd_per_million_output_tokens = usd_per_request * (1.0 - prefill_share) / out * 1e6;
@@ -256,7 +256,8 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
             continue;
         }
         const estimate::ServingPoint& point = *chosen->estimate.serving->point;
-        chosen->replicas_per_instance = static_cast<double>(per_node / tp);
+        const int whole_replicas_per_instance = per_node / tp;  // a replica never straddles
+        chosen->replicas_per_instance = static_cast<double>(whole_replicas_per_instance);
         const double replicas =
             plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
         chosen->instances = replicas / chosen->replicas_per_instance;
@@ -279,27 +280,6 @@ struct SkipTally {
     }
 };
 
-// Why the request does not trust `o`'s price (reason, example), if it does not: unverified
-// with verified_only, or dated more than max_price_age_days before today.
-std::optional<std::pair<std::string, std::string>> DistrustedPrice(
-    const InferencePlanRequest& request, const Offering& o) {
-    if (request.verified_only && !o.price.verified) {
-        return std::pair<std::string, std::string>{
-            "unverified_price", o.id + ": the price is not verified (constraints.verified_only)"};
-    }
-    if (request.max_price_age_days) {
-        const auto today = DaysFromIsoDate(request.today);
-        const auto as_of = DaysFromIsoDate(o.price.as_of);
-        if (today && as_of && static_cast<double>(*today - *as_of) > *request.max_price_age_days) {
-            return std::pair<std::string, std::string>{
-                "price_too_old", o.id + ": the price is dated " + o.price.as_of + ", " +
-                                     std::to_string(*today - *as_of) +
-                                     " days ago (constraints.max_price_age_days)"};
-        }
-    }
-    return std::nullopt;
-}
-
 // Sizes every offering the request allows for the traffic; the options that can serve it
 // within the latency targets and the provider's capacity, the rest tallied.
 Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanRequest& request,
@@ -310,6 +290,8 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
     AcceleratorLookup accelerators(catalog, reference);
     std::map<std::pair<std::string, int>, ShapeChoice> shapes;
     std::vector<InferencePlanOption> all;
+    const PriceTrust trust{request.verified_only, request.max_price_age_days,
+                           DaysFromIsoDate(request.today)};
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(request.providers, o.provider) ||
             !Allowed(request.price_types, o.price_type) || !Allowed(request.regions, o.region) ||
@@ -322,8 +304,8 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
             tally.Add("spot_not_requested");
             continue;
         }
-        if (auto distrust = DistrustedPrice(request, o)) {
-            tally.Add(distrust->first, std::move(distrust->second));
+        if (auto distrust = DistrustedPrice(o, trust)) {
+            tally.Add(distrust->reason, std::move(distrust->example));
             continue;
         }
         const AcceleratorInfo& info = accelerators.Of(o.accelerator);
@@ -403,8 +385,7 @@ void KeepCheapest(std::vector<InferencePlanOption>& all, std::size_t limit) {
     all.resize(keep);
 }
 
-void EchoPlanConstants(const InferencePlanRequest& request, double utilization,
-                       Assumptions& echo) {
+void EchoPlanConstants(const InferencePlanRequest& request, double utilization, Assumptions& echo) {
     echo.push_back(Echo("utilization", utilization, "fraction",
                         "average load as a share of a replica's maximum throughput",
                         request.utilization.has_value(),

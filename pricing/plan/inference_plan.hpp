@@ -69,13 +69,13 @@ struct InferencePlanRequest {
 struct InferencePlanOption {
     const Offering* offering = nullptr;  // into the catalog given to PlanInference
     int tensor_parallel = 1;
-    int batch_size = 1;  // concurrent requests per replica (continuous batching)
-    int replicas = 0;    // including spare_replicas
-    int spare_replicas = 0;  // spot only
+    int batch_size = 1;                    // concurrent requests per replica (continuous batching)
+    int replicas = 0;                      // including spare_replicas
+    int spare_replicas = 0;                // spot only
     std::optional<std::string> reasoning;  // spot only: why the spares
-    int nodes = 0;               // instances rented
-    int max_instances = 0;       // most instances one customer can get (capacity rule)
-    int total_accelerators = 0;  // nodes x accelerators per instance
+    int nodes = 0;                         // instances rented
+    int max_instances = 0;                 // most instances one customer can get (capacity rule)
+    int total_accelerators = 0;            // nodes x accelerators per instance
     double time_to_first_token_ms = 0;
     double inter_token_latency_ms = 0;
     double output_tokens_per_second_per_replica = 0;

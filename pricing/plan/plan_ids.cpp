@@ -24,8 +24,8 @@ std::size_t EditDistance(const std::string& a, const std::string& b) {
         row[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                               diagonal + (a[i - 1] == b[j - 1] ? 0U : 1U)});
+            row[j] =
+                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0U : 1U)});
             diagonal = above;
         }
     }
@@ -96,11 +96,16 @@ Status ResolveConstraintIds(const ConstraintIds& ids, const Catalog& catalog,
     for (const Provider& p : KnownProviders()) {
         providers.push_back(p.id);
     }
-    std::set<std::string> region_set;
-    for (const Offering& o : catalog.Offerings()) {
-        region_set.insert(o.region);
+    // The catalog's regions only when the request names some: collecting them walks every
+    // offering, and most requests name none.
+    std::vector<std::string> regions;
+    if (ids.regions != nullptr && !ids.regions->empty()) {
+        std::set<std::string> region_set;
+        for (const Offering& o : catalog.Offerings()) {
+            region_set.insert(o.region);
+        }
+        regions.assign(region_set.begin(), region_set.end());
     }
-    const std::vector<std::string> regions(region_set.begin(), region_set.end());
     std::vector<std::string> accelerators;
     for (const Accelerator& a : catalog.Accelerators()) {
         accelerators.push_back(a.id);

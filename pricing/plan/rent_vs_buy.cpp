@@ -17,7 +17,9 @@ constexpr int kMaxHorizonMonths = 360;
 // Present values closer than this share are reported as a near tie in the reasoning.
 constexpr double kNearTieFraction = 0.02;
 
-std::string Usd(double value) { return UsdText(value); }
+std::string Usd(double value) {
+    return UsdText(value);
+}
 
 // Present value of `usd_per_month` paid at the end of each of `months` months.
 double Annuity(double usd_per_month, double months, double monthly_rate) {
@@ -28,8 +30,7 @@ double Annuity(double usd_per_month, double months, double monthly_rate) {
 }
 
 // The catalog's offering of the same instance type in the same region under `type`.
-const Offering* SiblingOffering(const Catalog& catalog, const Offering& offering,
-                                PriceType type) {
+const Offering* SiblingOffering(const Catalog& catalog, const Offering& offering, PriceType type) {
     for (const Offering& o : catalog.Offerings()) {
         if (o.provider == offering.provider && o.instance_type == offering.instance_type &&
             o.region == offering.region && o.price_type == type) {
@@ -81,14 +82,13 @@ Status CheckSteadyRent(const Offering& offering, const RentSide& rent) {
 
 // On-demand pays the rented accelerator-hours; a commitment reserves whole instances
 // covering the owned accelerators for every hour of whole terms (8,760 h a year).
-std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offering,
-                                    double count, const RentVsBuyPlan& plan,
-                                    double monthly_rate) {
+std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offering, double count,
+                                    const RentVsBuyPlan& plan, double monthly_rate) {
     std::vector<RentOption> out;
     for (PriceType type : {PriceType::kOnDemand, PriceType::kCommit1y, PriceType::kCommit3y}) {
         const int term_months = TermMonths(type);
-        const Offering* o = offering.price_type == type ? &offering
-                                                        : SiblingOffering(catalog, offering, type);
+        const Offering* o =
+            offering.price_type == type ? &offering : SiblingOffering(catalog, offering, type);
         if (o == nullptr) {
             continue;
         }
@@ -100,11 +100,12 @@ std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offe
         r.as_of_estimated = o->price.as_of_estimated;
         r.verified = o->price.verified;
         if (term_months == 0) {
-            r.monthly_usd = r.usd_per_accelerator_hour * plan.accelerator_hours_per_month.value_or(0);
+            r.monthly_usd =
+                r.usd_per_accelerator_hour * plan.accelerator_hours_per_month.value_or(0);
             r.billed_months = plan.horizon_months;
         } else {
-            r.nodes = static_cast<int>(
-                std::ceil(count / static_cast<double>(o->accelerator_count)));
+            r.nodes =
+                static_cast<int>(std::ceil(count / static_cast<double>(o->accelerator_count)));
             r.monthly_usd = o->price.usd_per_hour * r.nodes * kHoursPerMonth;
             r.billed_months = WholeTermMonths(plan.horizon_months, term_months);
         }
@@ -149,8 +150,8 @@ void WarnOnDifferentHardware(const Accelerator& bought, const Offering& rented,
          "the rented offering " + rented.id + " holds " + std::to_string(rented.accelerator_count) +
              " x " + rented.accelerator + " per instance while buy.accelerator is " + bought.id +
              ": both are priced for the same accelerator-hours, yet other accelerators do "
-             "another amount of work in an hour; rent an offering of " + bought.id +
-             ", or give the hours each side needs for the same work"});
+             "another amount of work in an hour; rent an offering of " +
+             bought.id + ", or give the hours each side needs for the same work"});
 }
 
 // rent.usd_per_month against the monthly rent the hourly figures give (rate x hours, or the
@@ -164,8 +165,8 @@ void WarnOnDisagreeingRent(double hourly_reading, RentVsBuyPlan& plan) {
     plan.warnings.push_back(
         {"/rent/usd_per_month",
          "rent.usd_per_month " + Usd(given) + " disagrees with the hourly figures, which give " +
-             Usd(hourly_reading) + " a month (" +
-             Fixed(*plan.rent_usd_per_accelerator_hour, 2) + " USD per accelerator-hour); " +
+             Usd(hourly_reading) + " a month (" + Fixed(*plan.rent_usd_per_accelerator_hour, 2) +
+             " USD per accelerator-hour); " +
              "usd_per_month is used throughout, the rate it implies included; give one or "
              "figures that agree"});
 }
@@ -182,12 +183,14 @@ void WarnOnWinByResale(double horizon_discount, double monthly_rate, RentVsBuyPl
     const double needed = (cost_before_resale - plan.npv_rent_usd) / horizon_discount;
     plan.warnings.push_back(
         {"/horizon_months",
-         "owning wins over " + Fixed(horizon, 0) + " months only through the resale value "
-         "credited at the horizon, " + Usd(plan.residual_value_at_horizon_usd) + " (" +
+         "owning wins over " + Fixed(horizon, 0) +
+             " months only through the resale value "
+             "credited at the horizon, " +
+             Usd(plan.residual_value_at_horizon_usd) + " (" +
              Fixed(plan.residual_value_at_horizon_usd / plan.capex_usd * 100.0, 1) +
              "% of capex, straight-line book value); it stays cheaper than renting only if the "
-             "hardware resells for at least " + Usd(needed) + " (" +
-             Fixed(needed / plan.capex_usd * 100.0, 1) +
+             "hardware resells for at least " +
+             Usd(needed) + " (" + Fixed(needed / plan.capex_usd * 100.0, 1) +
              "% of capex) then. Used hardware sells below book; a horizon this short against "
              "the depreciation period rests on that price"});
 }
@@ -229,12 +232,11 @@ Status ResolveRentOffering(const RentVsBuyRequest& request, const Catalog& catal
         if (rent.price_type && offering->price_type != *rent.price_type) {
             const Offering* sibling = SiblingOffering(catalog, *offering, *rent.price_type);
             if (sibling == nullptr) {
-                return MakeError(ErrorCode::kInvalidArgument,
-                                 "/rent/price_type: no " +
-                                     std::string(PriceTypeName(*rent.price_type)) +
-                                     " offering of " + offering->instance_type + " in " +
-                                     offering->region,
-                                 "/rent/price_type");
+                return MakeError(
+                    ErrorCode::kInvalidArgument,
+                    "/rent/price_type: no " + std::string(PriceTypeName(*rent.price_type)) +
+                        " offering of " + offering->instance_type + " in " + offering->region,
+                    "/rent/price_type");
             }
             offering = *sibling;
         }
@@ -344,8 +346,7 @@ Status PriceRent(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& o
 }
 
 // Utilisation of what is owned: given, or the rented hours over the owned capacity.
-void EstimateUtilization(const RentVsBuyRequest& request, RentVsBuyPlan& plan,
-                         const Owning& own) {
+void EstimateUtilization(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Owning& own) {
     const BuySide& buy = request.buy;
     const RentSide& rent = request.rent;
     const bool has_count = own.has_count;
@@ -357,10 +358,9 @@ void EstimateUtilization(const RentVsBuyRequest& request, RentVsBuyPlan& plan,
                                       plan);
         }
     } else if (has_count && plan.accelerator_hours_per_month) {
-        plan.utilization = std::min(1.0, *plan.accelerator_hours_per_month /
-                                             (count * kHoursPerMonth));
+        plan.utilization =
+            std::min(1.0, *plan.accelerator_hours_per_month / (count * kHoursPerMonth));
     }
-
 }
 
 // Capex: given, or the accelerators' purchase price plus the chassis.
@@ -382,13 +382,13 @@ Status PriceCapex(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Ow
             unit_price = accelerator->purchase_price_usd;
         }
         if (!unit_price) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "no purchase price: give capex_usd, server_price_usd or "
-                             "purchase_price_usd_per_accelerator" +
-                                 std::string(accelerator ? " (the catalog has none for " +
-                                                               accelerator->id + ")"
-                                                         : ""),
-                             "/buy/purchase_price_usd_per_accelerator");
+            return MakeError(
+                ErrorCode::kFailedPrecondition,
+                "no purchase price: give capex_usd, server_price_usd or "
+                "purchase_price_usd_per_accelerator" +
+                    std::string(accelerator ? " (the catalog has none for " + accelerator->id + ")"
+                                            : ""),
+                "/buy/purchase_price_usd_per_accelerator");
         }
         const double overhead =
             buy.chassis_overhead_fraction.value_or(kDefaultChassisOverheadFraction);
@@ -426,15 +426,15 @@ Status PriceOpex(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& o
             tdp_w = accelerator->tdp_w;
         }
         if (!tdp_w) {
-            return MakeError(ErrorCode::kFailedPrecondition,
-                             "no power figure: give buy.tdp_w or opex_usd_per_month" +
-                                 std::string(accelerator ? " (the catalog has no TDP for " +
-                                                               accelerator->id + ")"
-                                                         : ""),
-                             "/buy/tdp_w");
+            return MakeError(
+                ErrorCode::kFailedPrecondition,
+                "no power figure: give buy.tdp_w or opex_usd_per_month" +
+                    std::string(
+                        accelerator ? " (the catalog has no TDP for " + accelerator->id + ")" : ""),
+                "/buy/tdp_w");
         }
-        const double host = buy.server_power_overhead_fraction.value_or(
-            kDefaultServerPowerOverheadFraction);
+        const double host =
+            buy.server_power_overhead_fraction.value_or(kDefaultServerPowerOverheadFraction);
         const double pue = buy.pue.value_or(kDefaultPue);
         const double usd_per_kwh = buy.usd_per_kwh.value_or(kDefaultUsdPerKwh);
         const double hosting =
@@ -549,7 +549,6 @@ void CompareCashFlows(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owni
     // On the recommendation's basis: the discounted break-even (no resale) within the horizon.
     plan.breaks_even_within_horizon =
         plan.discounted_break_even_months && *plan.discounted_break_even_months <= horizon;
-
 }
 
 // Break-even utilisation on the recommendation's basis (hourly rent only).
@@ -580,7 +579,6 @@ void FindBreakEvenUtilization(RentVsBuyPlan& plan, const Owning& own) {
                 slope;
         }
     }
-
 }
 
 // The month-by-month cumulative series of both sides.
@@ -608,11 +606,10 @@ void Recommend(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Ownin
     if (buy_wins && !plan.breaks_even_within_horizon && plan.capex_usd > 0) {
         WarnOnWinByResale(horizon_discount, monthly_rate, plan);
     }
-    std::string why = "over " + Fixed(horizon, 0) + " months at " +
-                      Fixed(rate * 100.0, 1) + "% a year, owning costs " +
-                      Usd(plan.npv_own_usd) + " in present value (net of " +
-                      Usd(plan.residual_value_at_horizon_usd) + " resale) against " +
-                      Usd(plan.npv_rent_usd) + " for renting; ";
+    std::string why = "over " + Fixed(horizon, 0) + " months at " + Fixed(rate * 100.0, 1) +
+                      "% a year, owning costs " + Usd(plan.npv_own_usd) +
+                      " in present value (net of " + Usd(plan.residual_value_at_horizon_usd) +
+                      " resale) against " + Usd(plan.npv_rent_usd) + " for renting; ";
     if (plan.rent_nodes && !rent.usd_per_month) {
         why += "the rent is a " + std::string(PriceTypeName(offering->price_type)) +
                " commitment: " + std::to_string(*plan.rent_nodes) + " x " +
@@ -627,8 +624,7 @@ void Recommend(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Ownin
         why += "cash break-even after " + Fixed(*plan.break_even_months, 1) + " months (" +
                Fixed(*plan.break_even_months / 12.0, 1) + " years), ";
         why += plan.discounted_break_even_months
-                   ? "discounted after " + Fixed(*plan.discounted_break_even_months, 1) +
-                         " months"
+                   ? "discounted after " + Fixed(*plan.discounted_break_even_months, 1) + " months"
                    : "never once discounted";
         why += plan.breaks_even_within_horizon ? "" : ", beyond the horizon";
     }
@@ -792,8 +788,7 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     FindBreakEvenUtilization(plan, own);
     Accumulate(plan, own);
     if (own.offering && own.has_count) {
-        plan.rent_options =
-            RentOptions(catalog, *own.offering, own.count, plan, own.monthly_rate);
+        plan.rent_options = RentOptions(catalog, *own.offering, own.count, plan, own.monthly_rate);
     }
     Recommend(request, plan, own);
     StateMoneyInCents(plan);

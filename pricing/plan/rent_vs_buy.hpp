@@ -112,10 +112,10 @@ struct RentOption {
     PriceType price_type = PriceType::kOnDemand;
     std::string offering_id;
     double usd_per_accelerator_hour = 0;
-    int nodes = 0;               // commitments: instances reserved
+    int nodes = 0;  // commitments: instances reserved
     double monthly_usd = 0;
-    int billed_months = 0;       // the horizon, or whole terms covering it
-    double total_usd = 0;        // monthly x billed months
+    int billed_months = 0;  // the horizon, or whole terms covering it
+    double total_usd = 0;   // monthly x billed months
     double npv_usd = 0;
     bool cheaper_than_buying = false;  // npv below owning's
     std::string as_of;

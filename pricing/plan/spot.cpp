@@ -35,9 +35,12 @@ constexpr double kMaxCheckpointStretches = 1e9;
 // Monthly percentage used for the open Spot Advisor bucket (>20%); see the header.
 constexpr double kOpenBucketPercentPerMonth = 30.0;
 
-
-std::string Usd(double value) { return "$" + Fixed(value, 2); }
-std::string Pct(double fraction) { return Fixed(fraction * 100.0, 1) + "%"; }
+std::string Usd(double value) {
+    return "$" + Fixed(value, 2);
+}
+std::string Pct(double fraction) {
+    return Fixed(fraction * 100.0, 1) + "%";
+}
 
 }  // namespace
 
@@ -153,7 +156,8 @@ std::size_t Support(const LostTime& a) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2,fma", "default")))  // as Convolve
 #endif
-LostTime ConvolveSelf(const LostTime& a) {
+LostTime
+ConvolveSelf(const LostTime& a) {
     LostTime sum(a.size(), 0.0);
     const std::size_t n = Support(a);
     const double* mass = a.data();
@@ -175,7 +179,8 @@ LostTime ConvolveSelf(const LostTime& a) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2,fma", "default")))
 #endif
-LostTime Convolve(const LostTime& a, const LostTime& b) {
+LostTime
+Convolve(const LostTime& a, const LostTime& b) {
     LostTime sum(a.size(), 0.0);
     const std::size_t na = Support(a);
     const std::size_t nb = Support(b);
@@ -198,7 +203,8 @@ LostTime Convolve(const LostTime& a, const LostTime& b) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2,fma", "default")))  // as Convolve
 #endif
-LostTime GeometricSum(const LostTime& cost, double success) {
+LostTime
+GeometricSum(const LostTime& cost, double success) {
     LostTime g(cost.size(), 0.0);
     if (cost.empty()) {
         return g;  // no grid: nothing to sum (also keeps GCC's null-dereference check quiet)
@@ -246,9 +252,9 @@ LostTime StretchLostTime(std::size_t cells, double cell_hours, const Interrupted
     LostTime restart(cells + 1, 0.0);
     restart[0] = 1.0;
     if (run.restart_hours > 0) {
-        const LostTime broken_restarts = GeometricSum(
-            FailedAttempt(cells, cell_hours, rate, run.restart_hours),
-            std::exp(-rate * run.restart_hours));
+        const LostTime broken_restarts =
+            GeometricSum(FailedAttempt(cells, cell_hours, rate, run.restart_hours),
+                         std::exp(-rate * run.restart_hours));
         restart = Shift(broken_restarts, cell_hours, run.restart_hours);
     }
     const LostTime failure = Convolve(FailedAttempt(cells, cell_hours, rate, hours), restart);
@@ -329,8 +335,8 @@ Spread StretchSpread(const InterruptedRun& run, double hours, double deadline_ce
     const double span = kStretchSpanMeans * (ExpectedStretchHours(hours, m, run.restart_hours) +
                                              expected_restart_hours + hours + run.restart_hours);
     double cell_hours = deadline_cell_hours;
-    for (int halvings = 0; halvings < kMaxGridHalvings &&
-                           cell_hours * static_cast<double>(cells) / 2.0 >= span;
+    for (int halvings = 0;
+         halvings < kMaxGridHalvings && cell_hours * static_cast<double>(cells) / 2.0 >= span;
          ++halvings) {
         cell_hours /= 2.0;
     }
@@ -378,11 +384,11 @@ double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run)
     const double deadline_cell_hours = slack_hours / static_cast<double>(kDeadlineGridCells);
     Spread lost = StretchSpread(run, layout.last_stretch_hours, deadline_cell_hours);
     if (layout.full_stretches > 0) {
-        lost = Combine(lost,
-                       SumOfCopies(StretchSpread(run, layout.full_stretch_hours,
-                                                 deadline_cell_hours),
-                                   layout.full_stretches, deadline_cell_hours),
-                       deadline_cell_hours);
+        lost =
+            Combine(lost,
+                    SumOfCopies(StretchSpread(run, layout.full_stretch_hours, deadline_cell_hours),
+                                layout.full_stretches, deadline_cell_hours),
+                    deadline_cell_hours);
     }
     // Each grid mass stands for a hat of one cell either side of its point (that is how
     // Deposit spread it), so a point on the deadline itself counts half. Finer grids end
@@ -605,12 +611,12 @@ Status ResolveInterruptionRate(const SpotPlanRequest& request,
         // As training plans do: the worst bucket, said in a warning and echoed.
         plan.interruptions_per_hour =
             InterruptionsPerHourFromMonthlyPercent(kDefaultUnknownSpotPercentPerMonth);
-        plan.interruption_percent_per_month_range =
-            SpotRange{0.0, kOpenBucketUpperPercentPerMonth};
+        plan.interruption_percent_per_month_range = SpotRange{0.0, kOpenBucketUpperPercentPerMonth};
         plan.warnings.push_back(
             {"/spot_offering_id",
-             spot_offering->id + ": no Spot Advisor interruption data; planned at the worst "
-                                 "bucket (" +
+             spot_offering->id +
+                 ": no Spot Advisor interruption data; planned at the worst "
+                 "bucket (" +
                  Fixed(kDefaultUnknownSpotPercentPerMonth, 0) +
                  "% a month), as training plans do; give interruptions_per_hour if you know "
                  "better"});
@@ -715,17 +721,16 @@ void PriceRange(SpotPlan& plan) {
                                                   high_hours * plan.spot_cluster_usd_per_hour};
     // Probabilities near 1 need more digits to differ.
     auto probability = [](double p) { return Fixed(p * 100.0, p >= 0.9995 ? 4 : 1) + "%"; };
-    std::string text = "; over the interruption share's range of " + Fixed(percent.low, 0) + "-" +
-                       Fixed(percent.high, 0) + "% a month (" +
-                       (plan.interruption_bucket ? "bucket " + *plan.interruption_bucket
-                                                 : std::string("no bucket: any")) +
-                       (percent.high == kOpenBucketUpperPercentPerMonth
-                            ? ", the open end taken at " +
-                                  Fixed(kOpenBucketUpperPercentPerMonth, 0) + "%"
-                            : std::string()) +
-                       "), spot is expected to cost " +
-                       Usd(plan.expected_spot_cost_usd_range->low) + "-" +
-                       Usd(plan.expected_spot_cost_usd_range->high);
+    std::string text =
+        "; over the interruption share's range of " + Fixed(percent.low, 0) + "-" +
+        Fixed(percent.high, 0) + "% a month (" +
+        (plan.interruption_bucket ? "bucket " + *plan.interruption_bucket
+                                  : std::string("no bucket: any")) +
+        (percent.high == kOpenBucketUpperPercentPerMonth
+             ? ", the open end taken at " + Fixed(kOpenBucketUpperPercentPerMonth, 0) + "%"
+             : std::string()) +
+        "), spot is expected to cost " + Usd(plan.expected_spot_cost_usd_range->low) + "-" +
+        Usd(plan.expected_spot_cost_usd_range->high);
     if (plan.deadline_hours) {
         plan.spot_deadline_probability_range =
             SpotRange{SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.high)),
@@ -762,8 +767,7 @@ Status PriceExpectedRun(const SpotPlanRequest& request, SpotPlan& plan) {
     plan.on_demand_hours = work;
     // Money as answers state it (pricing/money.hpp): both costs to the cent, and the saving
     // their difference in cents, so that the three figures shown agree exactly.
-    const long long spot_cents =
-        ToCents(plan.expected_spot_hours * plan.spot_cluster_usd_per_hour);
+    const long long spot_cents = ToCents(plan.expected_spot_hours * plan.spot_cluster_usd_per_hour);
     const long long on_demand_cents = ToCents(work * plan.on_demand_cluster_usd_per_hour);
     plan.expected_spot_cost_usd = FromCents(spot_cents);
     plan.on_demand_cost_usd = FromCents(on_demand_cents);
@@ -790,12 +794,12 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                          "/h is above your maximum " + Usd(*request.max_spot_usd_per_hour) + "/h";
     } else if (plan.expected_savings_usd <= 0) {
         plan.recommendation = SpotRecommendation::kOnDemand;
-        plan.reasoning = "spot costs more than on-demand once interruptions are priced in (" +
-                         saving_text + ")";
+        plan.reasoning =
+            "spot costs more than on-demand once interruptions are priced in (" + saving_text + ")";
     } else if (!spot_meets_deadline && !on_demand_meets_deadline) {
         plan.recommendation = SpotRecommendation::kOnDemand;
-        plan.reasoning = "neither meets the deadline; on-demand is the faster (" +
-                         Fixed(work, 1) + " h without interruptions)";
+        plan.reasoning = "neither meets the deadline; on-demand is the faster (" + Fixed(work, 1) +
+                         " h without interruptions)";
     } else if (!spot_meets_deadline) {
         const double deadline = *request.deadline_hours;
         plan.mixed_slack_hours = deadline - plan.failure_free_hours;
@@ -811,15 +815,16 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                       " h), so the job moves to on-demand before the end";
         const std::string mixed_text =
             "starting on spot and moving to on-demand once hours elapsed + remaining work "
-            "hours reach the deadline (" + Fixed(deadline - work, 1) +
+            "hours reach the deadline (" +
+            Fixed(deadline - work, 1) +
             " h allowed for checkpoints, lost work and restarts: " + slack_text +
             ") is expected to cost " + Usd(*plan.expected_mixed_cost_usd) + ", saving " +
             Usd(mixed_saving) + " (" + Pct(*plan.expected_mixed_savings_fraction) + ")";
         if (*plan.expected_mixed_savings_fraction >= min_savings) {
             plan.recommendation = SpotRecommendation::kMixed;
             plan.reasoning = "spot alone finishes by the deadline with probability " +
-                             Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) +
-                             ", " + saving_text + "); " + mixed_text;
+                             Pct(*plan.spot_deadline_probability) + " (< " + Pct(required) + ", " +
+                             saving_text + "); " + mixed_text;
         } else {
             plan.recommendation = SpotRecommendation::kOnDemand;
             plan.reasoning = "spot alone finishes by the deadline with probability " +
@@ -849,8 +854,9 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
         std::any_of(plan.warnings.begin(), plan.warnings.end(),
                     [](const FieldError& w) { return w.field == "/on_demand_offering_id"; });
     if (different_hardware) {
-        plan.reasoning += "; the two offerings hold different hardware, so this compares "
-                          "prices, not the same job (see warnings)";
+        plan.reasoning +=
+            "; the two offerings hold different hardware, so this compares "
+            "prices, not the same job (see warnings)";
     }
 }
 

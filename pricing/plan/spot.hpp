@@ -70,10 +70,10 @@ double DalyCheckpointIntervalHours(double checkpoint_hours, double interruptions
 // job's result is saved as part of the work. An interval covering the whole job gives one
 // stretch and no checkpoint.
 struct CheckpointLayout {
-    double full_stretches = 0;        // stretches of interval + checkpoint hours
-    double full_stretch_hours = 0;    // interval_hours + checkpoint_hours
-    double last_stretch_hours = 0;    // remaining work, no checkpoint
-    double failure_free_hours = 0;    // work + full_stretches x checkpoint
+    double full_stretches = 0;      // stretches of interval + checkpoint hours
+    double full_stretch_hours = 0;  // interval_hours + checkpoint_hours
+    double last_stretch_hours = 0;  // remaining work, no checkpoint
+    double failure_free_hours = 0;  // work + full_stretches x checkpoint
 };
 // REQUIRES: work_hours > 0, interval_hours > 0, checkpoint_hours >= 0, all finite.
 CheckpointLayout LayOutCheckpoints(double work_hours, double interval_hours,
@@ -163,8 +163,8 @@ struct SpotPlan {
     std::string catalog_version;  // the catalog snapshot the offerings' prices came from
     double job_hours = 0;
     int nodes = 1;
-    double on_demand_usd_per_hour = 0;  // per instance
-    double spot_usd_per_hour = 0;       // per instance
+    double on_demand_usd_per_hour = 0;          // per instance
+    double spot_usd_per_hour = 0;               // per instance
     double on_demand_cluster_usd_per_hour = 0;  // nodes x on_demand_usd_per_hour
     double spot_cluster_usd_per_hour = 0;       // nodes x spot_usd_per_hour
     double interruptions_per_hour = 0;          // per instance
@@ -185,7 +185,7 @@ struct SpotPlan {
     // is worth taking (no interruptions, or an interval longer than the job).
     double checkpoint_interval_hours = 0;
     std::optional<double> young_checkpoint_interval_hours;
-    double checkpoints = 0;  // checkpoints written in a failure-free run
+    double checkpoints = 0;         // checkpoints written in a failure-free run
     double failure_free_hours = 0;  // job hours plus those checkpoints
     double expected_interruptions = 0;
     double expected_overhead_fraction = 0;  // expected spot hours / job hours - 1

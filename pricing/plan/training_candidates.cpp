@@ -3,14 +3,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <thread>
+#include <tuple>
+#include <unordered_map>
 
 #include "pricing/estimate/training.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
+#include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"
 
 namespace gpucost::pricing::plan::training_stages {
@@ -53,8 +58,9 @@ Skip Classify(const Error& error) {
 // Whether any offering of the group sells `nodes` instances as one purchase (TPU slices come
 // in fixed sizes; most offerings in any count up to their capacity).
 bool AnySells(const ShapeGroup& group, int nodes) {
-    return std::any_of(group.offerings.begin(), group.offerings.end(),
-                       [nodes](const CandidateOffering& c) { return c.capacity.SoldAsOne(nodes); });
+    return std::any_of(
+        group.offerings.begin(), group.offerings.end(),
+        [nodes](const CandidateOffering& c) { return c.capacity->SoldAsOne(nodes); });
 }
 
 // Node counts for a shape: the caller's list, or the default ladder, within the accelerator
@@ -63,7 +69,8 @@ enum class NoCounts { kNone, kBounds, kSizes, kCapacity };
 std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
                                const ShapeGroup& group, NoCounts& why_none) {
     const TrainingPlanConstraints& c = request.constraints;
-    const int max_total_accelerators = c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators);
+    const int max_total_accelerators =
+        c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators);
     const int min_total_accelerators = c.min_total_accelerators.value_or(1);
     std::vector<int> out;
     if (c.node_counts.empty()) {
@@ -91,21 +98,61 @@ std::vector<int> NodeCountsFor(const TrainingPlanRequest& request, int per_node,
         why_none = NoCounts::kSizes;
         return out;
     }
-    out.erase(std::remove_if(out.begin(), out.end(), [&](int n) { return n > group.max_instances; }),
-              out.end());
+    out.erase(
+        std::remove_if(out.begin(), out.end(), [&](int n) { return n > group.max_instances; }),
+        out.end());
     if (out.empty()) {
         why_none = NoCounts::kCapacity;
     }
     return out;
 }
 
+// The tally's example for an accelerator offered for other workloads only.
+std::string NotForTraining(const AcceleratorInfo& info) {
+    return info.accelerator.value().name + " is offered for " + WorkloadsText(info.workloads) +
+           " only (" + info.workloads.source + ")";
+}
+
+// Each offering's capacity, looked up once per (provider, instance type, price type): what
+// PlanReference::CapacityOf matches on. At 20,000 offerings a lookup per offering (a
+// case-insensitive scan of the rules and a copy of the record) was a fifth of a plan.
+class CapacityLookup {
+public:
+    CapacityLookup(const PlanReference& reference, std::deque<OfferingCapacity>& store)
+        : reference_(reference), store_(store) {}
+
+    const OfferingCapacity& Of(const Offering& o) {
+        const Key key{o.provider, o.instance_type, o.price_type};
+        // Offerings sorted by id put one instance type's regions next to each other: most
+        // ask for the record the offering before them got.
+        if (last_ != nullptr && last_key_ == key) return *last_;
+        auto [it, fresh] = known_.try_emplace(key, nullptr);
+        if (fresh) {
+            store_.push_back(reference_.CapacityOf(o));
+            it->second = &store_.back();
+        }
+        last_key_ = key;
+        last_ = it->second;
+        return *last_;
+    }
+
+private:
+    // Views of the catalog's own strings, which outlive the plan.
+    using Key = std::tuple<std::string_view, std::string_view, PriceType>;
+    const PlanReference& reference_;
+    std::deque<OfferingCapacity>& store_;
+    std::map<Key, const OfferingCapacity*> known_;
+    Key last_key_;
+    const OfferingCapacity* last_ = nullptr;
+};
+
 }  // namespace
 
 Tally::Tally() {
-    for (const char* reason : {"filtered", "price_type_not_requested", "not_for_training",
-                               "precision_unsupported", "mode_unsupported", "does_not_fit",
-                               "over_capacity", "size_not_sold", "spot_impractical",
-                               "over_max_wall_clock", "unverified_price", "price_too_old"}) {
+    for (const char* reason :
+         {"filtered", "price_type_not_requested", "not_for_training", "precision_unsupported",
+          "mode_unsupported", "does_not_fit", "over_capacity", "size_not_sold", "spot_impractical",
+          "over_max_wall_clock", "unverified_price", "price_too_old"}) {
         counts_.emplace_back(reason, 0);
     }
 }
@@ -135,7 +182,15 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     const TrainingPlanConstraints& c = request.constraints;
     Candidates out;
     AcceleratorLookup accelerators(catalog, reference);
-    const std::optional<long long> today = DaysFromIsoDate(request.today);
+    CapacityLookup capacities(reference, out.capacities);
+    const PriceTrust trust{c.verified_only, c.max_price_age_days, DaysFromIsoDate(request.today)};
+    // Per offering only a hash (accelerator) and usually one compare (shape): offerings sorted
+    // by id put one instance type's regions next to each other, so most share the shape of
+    // the offering before them. Keys view the catalog's strings.
+    std::unordered_map<std::string_view, AcceleratorInfo> infos;
+    const ShapeKey* last_key = nullptr;
+    ShapeGroup* last_group = nullptr;
+    const AcceleratorInfo* not_for_training = nullptr;  // the tally's example: the last one
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
             !Allowed(c.accelerators, o.accelerator)) {
@@ -154,53 +209,52 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
             }
             continue;
         }
-        if (c.verified_only && !o.price.verified) {
-            tally.Add("unverified_price");
-            tally.Example("unverified_price",
-                          o.id + ": price " + o.price.source.substr(0, 120) +
-                              " is not verified (constraints.verified_only)");
+        if (auto distrust = DistrustedPrice(o, trust)) {
+            tally.Add(distrust->reason);
+            tally.Example(distrust->reason, distrust->example);
             continue;
         }
-        if (c.max_price_age_days && today) {
-            if (auto as_of = DaysFromIsoDate(o.price.as_of);
-                as_of && static_cast<double>(*today - *as_of) > *c.max_price_age_days) {
-                tally.Add("price_too_old");
-                tally.Example("price_too_old",
-                              o.id + ": price dated " + o.price.as_of +
-                                  (o.price.as_of_estimated ? " (estimated)" : "") + ", " +
-                                  std::to_string(*today - *as_of) +
-                                  " days ago (constraints.max_price_age_days)");
-                continue;
-            }
+        auto found = infos.find(o.accelerator);
+        if (found == infos.end()) {
+            found = infos.emplace(o.accelerator, accelerators.Of(o.accelerator)).first;
         }
-        const AcceleratorInfo& info = accelerators.Of(o.accelerator);
+        const AcceleratorInfo& info = found->second;
         if (!info.accelerator.ok()) {
             tally.Add("filtered");
             continue;
         }
         if (!info.workloads.training) {
             tally.Add("not_for_training");
-            tally.Example("not_for_training",
-                          info.accelerator.value().name + " is offered for " +
-                              WorkloadsText(info.workloads) + " only (" + info.workloads.source +
-                              ")");
+            if (not_for_training == nullptr) {
+                tally.Example("not_for_training", NotForTraining(info));
+            }
+            not_for_training = &info;
             continue;
         }
         ++out.offerings_considered;
-        CandidateOffering candidate{&o, reference.CapacityOf(o)};
-        ShapeKey key{o.accelerator, o.accelerator_count, o.scale_out_gbit_per_s.value_or(-1),
-                     !candidate.capacity.cluster};
-        if (key.independent_hosts) {
-            key.scale_out = kIndependentHostsGbitPerS;
+        CandidateOffering candidate{&o, &capacities.Of(o)};
+        const bool independent_hosts = !candidate.capacity->cluster;
+        const double scale_out =
+            independent_hosts ? kIndependentHostsGbitPerS : o.scale_out_gbit_per_s.value_or(-1);
+        if (last_key == nullptr || last_key->accelerator != o.accelerator ||
+            last_key->per_node != o.accelerator_count || last_key->scale_out != scale_out ||
+            last_key->independent_hosts != independent_hosts) {
+            auto [it, fresh] = out.shapes.try_emplace(
+                ShapeKey{o.accelerator, o.accelerator_count, scale_out, independent_hosts});
+            last_key = &it->first;
+            last_group = &it->second;
         }
-        ShapeGroup& group = out.shapes[key];
+        ShapeGroup& group = *last_group;
         if (group.offerings.empty()) {
             group.accelerator = info.accelerator.value();
         }
-        group.max_instances = group.offerings.empty()
-                                  ? candidate.capacity.max_instances
-                                  : std::max(group.max_instances, candidate.capacity.max_instances);
+        const int max_instances = candidate.capacity->max_instances;
+        group.max_instances =
+            group.offerings.empty() ? max_instances : std::max(group.max_instances, max_instances);
         group.offerings.push_back(candidate);
+    }
+    if (not_for_training != nullptr) {
+        tally.Example("not_for_training", NotForTraining(*not_for_training));
     }
     return out;
 }
@@ -288,25 +342,25 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
             break;
         case NoCounts::kBounds:
             out.kind = Kind::kOutsideBounds;
-            out.example = first.offering->id + ": " + std::to_string(key.per_node) +
-                          " accelerators per instance; no " +
-                          (c.node_counts.empty() ? "instance count" : "node_counts entry") +
-                          " gives a total within min_total_accelerators-max_total_accelerators (" +
-                          std::to_string(c.min_total_accelerators.value_or(1)) + "-" +
-                          std::to_string(c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators)) +
-                          ")";
+            out.example =
+                first.offering->id + ": " + std::to_string(key.per_node) +
+                " accelerators per instance; no " +
+                (c.node_counts.empty() ? "instance count" : "node_counts entry") +
+                " gives a total within min_total_accelerators-max_total_accelerators (" +
+                std::to_string(c.min_total_accelerators.value_or(1)) + "-" +
+                std::to_string(c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators)) +
+                ")";
             return out;
         case NoCounts::kSizes:
             out.kind = Kind::kSizeNotSold;
-            out.example = first.offering->id + ": sold as " +
-                          first.capacity.SizesText() + " instances (" +
-                          first.capacity.source + ")";
+            out.example = first.offering->id + ": sold as " + first.capacity->SizesText() +
+                          " instances (" + first.capacity->source + ")";
             return out;
         case NoCounts::kCapacity:
             out.kind = Kind::kOverCapacity;
             out.example = first.offering->id + ": one customer can get " +
                           std::to_string(group.max_instances) + " instances (" +
-                          first.capacity.source + ")";
+                          first.capacity->source + ")";
             return out;
     }
     const bool default_ladder = request.constraints.node_counts.empty();
@@ -320,7 +374,8 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
     }
     for (int nodes : counts) {
         cluster.accelerator_count = nodes * key.per_node;
-        const Result<estimate::TrainingEstimate>& e = estimates.At(key, nodes, cluster, out.estimates);
+        const Result<estimate::TrainingEstimate>& e =
+            estimates.At(key, nodes, cluster, out.estimates);
         if (!e.ok()) {
             const Skip skip = Classify(e.error());
             if (skip == Skip::kWorkload) {
@@ -329,8 +384,8 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
                 return out;
             }
             if (skip == Skip::kPrecision || skip == Skip::kMode) {
-                out.kind = skip == Skip::kMode ? Kind::kModeUnsupported
-                                               : Kind::kPrecisionUnsupported;
+                out.kind =
+                    skip == Skip::kMode ? Kind::kModeUnsupported : Kind::kPrecisionUnsupported;
                 out.example = e.error().message;
                 return out;
             }

@@ -12,6 +12,7 @@
 #include "pricing/money.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"
 
 namespace gpucost::pricing::plan::training_stages {
@@ -20,12 +21,19 @@ namespace {
 // Estimator echoes that describe one cluster's hardware or layout: the plan's options run on
 // many, so these are never echoed as workload-level estimator.* figures from one stand-in.
 const std::set<std::string, std::less<>>& HardwareSpecificEcho() {
-    static const std::set<std::string, std::less<>> kNames = {
-        "peak_tflops",          "memory_gb_per_s",       "accelerators_per_node",
-        "scale_up_gb_per_s",    "scale_out_gbit_per_s_per_node", "gemm_max_efficiency",
-        "activation_bytes_per_layer_gb", "pipeline_bubble_fraction", "attention_efficiency",
-        "scale_up_domain",      "scale_up_hop_latency_s", "nvlink_bridge_domain",
-        "nvlink_bridge_gb_per_s"};
+    static const std::set<std::string, std::less<>> kNames = {"peak_tflops",
+                                                              "memory_gb_per_s",
+                                                              "accelerators_per_node",
+                                                              "scale_up_gb_per_s",
+                                                              "scale_out_gbit_per_s_per_node",
+                                                              "gemm_max_efficiency",
+                                                              "activation_bytes_per_layer_gb",
+                                                              "pipeline_bubble_fraction",
+                                                              "attention_efficiency",
+                                                              "scale_up_domain",
+                                                              "scale_up_hop_latency_s",
+                                                              "nvlink_bridge_domain",
+                                                              "nvlink_bridge_gb_per_s"};
     return kNames;
 }
 
@@ -34,11 +42,12 @@ const std::set<std::string, std::less<>>& HardwareSpecificEcho() {
 // memory and links are echoed from the catalog itself; the layout-dependent ones
 // (activations, pipeline bubble) belong to each option's layout.
 constexpr std::array<std::string_view, 6> kDeviceEstimatorEcho = {
-    "gemm_max_efficiency", "attention_efficiency",  "scale_up_domain",
+    "gemm_max_efficiency",    "attention_efficiency", "scale_up_domain",
     "scale_up_hop_latency_s", "nvlink_bridge_domain", "nvlink_bridge_gb_per_s"};
 
 // The cluster an option was estimated on, as the shape stage described it.
-std::optional<estimate::ClusterSpec> ClusterOf(const TrainingPlanOption& o, const Catalog& catalog) {
+std::optional<estimate::ClusterSpec> ClusterOf(const TrainingPlanOption& o,
+                                               const Catalog& catalog) {
     auto a = catalog.FindAccelerator(o.offering->accelerator);
     if (!a.ok()) {
         return std::nullopt;
@@ -55,9 +64,13 @@ std::optional<estimate::ClusterSpec> ClusterOf(const TrainingPlanOption& o, cons
 // slack gets a sentence on the risk of missing it; judgement (about one day in a week).
 constexpr double kThinDeadlineSlackFraction = 0.15;
 
-std::string Money(double usd) { return UsdText(usd); }
+std::string Money(double usd) {
+    return UsdText(usd);
+}
 
-std::string Hours(double hours) { return Fixed(hours, hours < 10 ? 2 : 1) + " h"; }
+std::string Hours(double hours) {
+    return Fixed(hours, hours < 10 ? 2 : 1) + " h";
+}
 
 std::string AcceleratorName(const Catalog& catalog, const std::string& id) {
     auto a = catalog.FindAccelerator(id);
@@ -81,19 +94,7 @@ bool StalePrice(const TrainingPlanOption& o, const PricingSettings& s) {
 void AddWarnings(const TrainingPlanOption& o, const PricingSettings& s, const std::string& field,
                  std::vector<FieldError>& warnings) {
     const Offering& f = *o.offering;
-    std::vector<std::string> out;
-    if (StalePrice(o, s)) {
-        out.push_back(f.id + ": price dated " + f.price.as_of + " is " +
-                      std::to_string(*o.price_age_days) + " days old (over " +
-                      Fixed(s.max_price_age_days, 0) + "); check the current price");
-    }
-    if (f.price.as_of_estimated) {
-        out.push_back(f.id + ": the price's date " + f.price.as_of +
-                      " is estimated (its source is undated)");
-    }
-    if (!f.price.verified) {
-        out.push_back(f.id + ": the price is unverified");
-    }
+    std::vector<std::string> out = PriceWarnings(f, o.price_age_days, s.max_price_age_days);
     if (f.price_type == PriceType::kSpot && !f.spot_interruption) {
         out.push_back(f.id + ": no Spot Advisor interruption data; planned at the worst bucket (" +
                       Fixed(kDefaultUnknownSpotPercentPerMonth, 0) + "% a month)");
@@ -167,21 +168,22 @@ std::string Days(double hours) {
 std::string BeyondCeilingText(const TrainingPlanRequest& request, const TrainingPlan& plan,
                               const Catalog& catalog) {
     const double days = plan.max_wall_clock_days.value_or(kDefaultMaxWallClockDays);
-    std::string out = "No option finishes within " + Fixed(days, 0) + " days (max_wall_clock_days" +
-                      (request.constraints.max_wall_clock_days
-                           ? ")"
-                           : ", the default when no deadline is given)") +
-                      ": nobody runs one job for longer on one rented cluster. The fastest each "
-                      "provider sells for this run:";
+    std::string out =
+        "No option finishes within " + Fixed(days, 0) + " days (max_wall_clock_days" +
+        (request.constraints.max_wall_clock_days ? ")"
+                                                 : ", the default when no deadline is given)") +
+        ": nobody runs one job for longer on one rented cluster. The fastest each "
+        "provider sells for this run:";
     for (std::size_t i = 0; i < plan.beyond_max_wall_clock.size(); ++i) {
         const TrainingPlanOption& o = plan.beyond_max_wall_clock[i];
-        out += std::string(i > 0 ? ";" : "") + " " + Describe(o, catalog) + " would take " + Days(o.expected_wall_clock_hours) +
-               " for " + Money(o.ExpectedTotalUsd());
+        out += std::string(i > 0 ? ";" : "") + " " + Describe(o, catalog) + " would take " +
+               Days(o.expected_wall_clock_hours) + " for " + Money(o.ExpectedTotalUsd());
     }
-    return out + ". Each is as large as one customer can rent of that offering (capacity.csv); "
-                 "a bigger cluster needs a reservation or several providers at once, which this "
-                 "plan does not combine. Fewer tokens, a smaller model, or a larger "
-                 "max_wall_clock_days would list options.";
+    return out +
+           ". Each is as large as one customer can rent of that offering (capacity.csv); "
+           "a bigger cluster needs a reservation or several providers at once, which this "
+           "plan does not combine. Fewer tokens, a smaller model, or a larger "
+           "max_wall_clock_days would list options.";
 }
 
 std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
@@ -204,16 +206,16 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     }
     const TrainingPlanOption& r = *plan.recommendation;
     const bool cheapest_passed_over = plan.cheapest && !SameOption(r, *plan.cheapest);
-    std::string out = "Recommended: " + Describe(r, catalog) + " for an expected " +
-                      Hours(r.expected_wall_clock_hours) + " and " + CostText(r) + ", " +
-                      (plan.feasible_count == 1 ? std::string("the only option that meets every constraint")
-                       : cheapest_passed_over
-                           ? "the lowest expected cost with a trusted price among " +
-                                 std::to_string(plan.feasible_count) +
-                                 " options that meet every constraint"
-                           : "the lowest expected cost of " + std::to_string(plan.feasible_count) +
-                                 " options that meet every constraint") +
-                      ConstraintsText(request.constraints) + "; " + SpreadText(r);
+    std::string out =
+        "Recommended: " + Describe(r, catalog) + " for an expected " +
+        Hours(r.expected_wall_clock_hours) + " and " + CostText(r) + ", " +
+        (plan.feasible_count == 1 ? std::string("the only option that meets every constraint")
+         : cheapest_passed_over
+             ? "the lowest expected cost with a trusted price among " +
+                   std::to_string(plan.feasible_count) + " options that meet every constraint"
+             : "the lowest expected cost of " + std::to_string(plan.feasible_count) +
+                   " options that meet every constraint") +
+        ConstraintsText(request.constraints) + "; " + SpreadText(r);
     if (cheapest_passed_over) {
         const TrainingPlanOption& c = *plan.cheapest;
         out += " The cheapest, " + Describe(c, catalog) + " at " + CostText(c) + " (" +
@@ -230,15 +232,13 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     for (const auto& other : plan.best_by_provider) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
-                   Hours(other.expected_wall_clock_hours) + " for " +
-                   CostText(other) + " (+" +
+                   Hours(other.expected_wall_clock_hours) + " for " + CostText(other) + " (+" +
                    Fixed(100.0 * (other.ExpectedTotalUsd() / r.ExpectedTotalUsd() - 1.0), 1) +
                    "%).";
             break;
         }
     }
-    if (plan.fastest && (plan.fastest->offering != r.offering ||
-                         plan.fastest->nodes != r.nodes)) {
+    if (plan.fastest && (plan.fastest->offering != r.offering || plan.fastest->nodes != r.nodes)) {
         const TrainingPlanOption& f = *plan.fastest;
         out += " Fastest: " + Describe(f, catalog) + ", " + Hours(f.expected_wall_clock_hours) +
                " for " + CostText(f) + ".";
@@ -297,8 +297,7 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
         if (reason == "over_max_wall_clock" && count > 0 && plan.max_wall_clock_days) {
             out += " " + std::to_string(count) + " option" + (count == 1 ? "" : "s") +
                    " expected to run longer than " + Fixed(*plan.max_wall_clock_days, 0) +
-                   " days (max_wall_clock_days) " + (count == 1 ? "was" : "were") +
-                   " left out.";
+                   " days (max_wall_clock_days) " + (count == 1 ? "was" : "were") + " left out.";
         }
     }
     return out;
@@ -370,8 +369,7 @@ std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const Train
                 // Kept for the run, billed as GB-months.
                 view.storage_usd = costs.storage_usd;
                 for (const MonthShare& m : run) {
-                    monthly[m.month] +=
-                        *view.storage_usd * m.hours / r.expected_wall_clock_hours;
+                    monthly[m.month] += *view.storage_usd * m.hours / r.expected_wall_clock_hours;
                 }
             }
             if (costs.egress_usd && !run.empty()) {
@@ -424,9 +422,8 @@ void EchoShownHardware(const TrainingPlanRequest& request, const Catalog& catalo
         echo.push_back({"hardware." + id + ".memory_gb_per_s", acc.memory_gb_per_s, "GB/s",
                         "memory bandwidth of " + acc.name, source});
         if (acc.scale_up_gb_per_s) {
-            echo.push_back({"hardware." + id + ".scale_up_gb_per_s", *acc.scale_up_gb_per_s,
-                            "GB/s", "scale-up bandwidth per chip (bidirectional) of " + acc.name,
-                            source});
+            echo.push_back({"hardware." + id + ".scale_up_gb_per_s", *acc.scale_up_gb_per_s, "GB/s",
+                            "scale-up bandwidth per chip (bidirectional) of " + acc.name, source});
         }
         const auto cluster = ClusterOf(*option, catalog);
         if (!cluster) {
@@ -449,7 +446,8 @@ void EchoShownHardware(const TrainingPlanRequest& request, const Catalog& catalo
             }
             Assumption copy = used;
             copy.name = "hardware." + id + "." + used.name;
-            copy.description = used.description.str() + " (" + option->offering->instance_type + ")";
+            copy.description =
+                used.description.str() + " (" + option->offering->instance_type + ")";
             echo.push_back(std::move(copy));
         }
         // ShownByAccelerator takes the recommendation itself for its accelerator.
@@ -500,8 +498,7 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
     echo.push_back(Echo("restart_minutes", s.restart_hours * 60.0, "min",
                         "restart time after a spot interruption",
                         request.restart_minutes.has_value(), "default: judgement (spot.hpp)"));
-    echo.push_back({"unknown_spot_percent_per_month", kDefaultUnknownSpotPercentPerMonth,
-                    "percent",
+    echo.push_back({"unknown_spot_percent_per_month", kDefaultUnknownSpotPercentPerMonth, "percent",
                     "monthly interruption share assumed for spot offerings without a Spot "
                     "Advisor bucket",
                     "default: the worst bucket (>20%), conservative"});
@@ -530,8 +527,7 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                             "pre-training programmes, e.g. Llama 3, arXiv 2407.21783; GPU list "
                             "prices moved up to 45% within 2025)"));
     }
-    echo.push_back({"trusted_price_tolerance_fraction", kTrustedPriceToleranceFraction,
-                    "fraction",
+    echo.push_back({"trusted_price_tolerance_fraction", kTrustedPriceToleranceFraction, "fraction",
                     "an option with a verified, dated price not older than max_price_age_days "
                     "is recommended over a cheaper one without, when it costs at most this "
                     "much more",
@@ -539,8 +535,9 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                     "prices moved up to 45% within 2025"});
     echo.push_back(Echo("max_total_accelerators",
                         c.max_total_accelerators.value_or(kDefaultMaxPlanAccelerators),
-                        "accelerators", "largest cluster searched (offering capacity caps "
-                                        "further)",
+                        "accelerators",
+                        "largest cluster searched (offering capacity caps "
+                        "further)",
                         c.max_total_accelerators.has_value(), "default: 4096"));
     echo.push_back(Echo("max_price_age_days", s.max_price_age_days, "days",
                         "a chosen price older than this draws a warning",
@@ -577,9 +574,9 @@ void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
     if (plan.recommendation) {
         AddWarnings(*plan.recommendation, settings, "/recommendation/offering", plan.warnings);
     }
-    if (plan.fastest && (!plan.recommendation ||
-                         plan.fastest->offering != plan.recommendation->offering ||
-                         plan.fastest->nodes != plan.recommendation->nodes)) {
+    if (plan.fastest &&
+        (!plan.recommendation || plan.fastest->offering != plan.recommendation->offering ||
+         plan.fastest->nodes != plan.recommendation->nodes)) {
         AddWarnings(*plan.fastest, settings, "/fastest/offering", plan.warnings);
     }
     if (auto caveat = estimate::TrainingPrecisionCaveat(request.workload.precision)) {

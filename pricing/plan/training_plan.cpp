@@ -32,8 +32,8 @@ const char* TrainingPlanSortName(TrainingPlanSort sort) {
 }
 
 std::optional<TrainingPlanSort> ParseTrainingPlanSort(std::string_view name) {
-    for (auto s : {TrainingPlanSort::kCost, TrainingPlanSort::kTime,
-                   TrainingPlanSort::kExpectedCost}) {
+    for (auto s :
+         {TrainingPlanSort::kCost, TrainingPlanSort::kTime, TrainingPlanSort::kExpectedCost}) {
         if (name == TrainingPlanSortName(s)) {
             return s;
         }
@@ -47,7 +47,8 @@ double CostQuantileFactor(double time_spread_fraction, double price_spread_fract
     return std::exp(kZ90 * std::sqrt(s_time * s_time + s_price * s_price));
 }
 
-std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators, int max_total_accelerators) {
+std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators,
+                                     int max_total_accelerators) {
     std::vector<int> out;
     if (per_node < 1) {
         return out;
@@ -137,12 +138,30 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         return estimates.error();
     }
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
-    std::vector<TrainingPlanOption> options =
-        stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally);
-    std::vector<TrainingPlanOption> beyond =
-        stages::ApplyWallClockCeiling(resolved, options, tally);
     stages::DeadlineProbabilities probabilities(resolved, settings);
-    stages::Constrain(resolved, probabilities, options);
+    // Stages 3 and 4 one option at a time: an option that misses a constraint is kept only
+    // when the request lists such options; otherwise it is counted and its figures go into
+    // the binding constraints. At 20,000 offerings that keeps thousands of options, not
+    // 60,000.
+    stages::WallClockCeiling ceiling(resolved, tally);
+    stages::ConstraintJudge judge(resolved, probabilities);
+    stages::BindingTally binding(resolved);
+    std::vector<TrainingPlanOption> options;
+    std::size_t within_ceiling = 0;
+    std::size_t infeasible_not_kept = 0;
+    stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally,
+                         [&](TrainingPlanOption& o) {
+                             if (ceiling.Over(o)) return;
+                             ++within_ceiling;
+                             judge.Judge(o);
+                             if (!o.Feasible()) binding.Add(o);
+                             if (o.Feasible() || resolved.include_infeasible) {
+                                 options.push_back(std::move(o));
+                             } else {
+                                 ++infeasible_not_kept;
+                             }
+                         });
+    std::vector<TrainingPlanOption> beyond = ceiling.Finish();
 
     TrainingPlan plan;
     plan.catalog_version = catalog.Describe().version;
@@ -150,10 +169,10 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     plan.hardware_shapes = candidates.shapes.size();
     plan.estimates = estimates.value().estimates;
     plan.max_wall_clock_days = stages::WallClockCeilingDays(resolved);
-    if (options.empty()) {
+    if (within_ceiling == 0) {
         plan.beyond_max_wall_clock = std::move(beyond);
     }
-    stages::Rank(resolved, std::move(options), plan);
+    stages::Rank(resolved, options, plan, infeasible_not_kept, binding);
     stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();
@@ -166,8 +185,7 @@ Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
                                      const Catalog& catalog) {
     if (request.job_hours) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "/job_hours: give either job_hours or a workload, not both",
-                         "/job_hours");
+                         "/job_hours: give either job_hours or a workload, not both", "/job_hours");
     }
     if (!request.spot_offering_id) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -211,11 +229,11 @@ Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
     request.job_hours = estimate.value().wall_clock_hours;
     auto plan = PlanSpot(request, catalog);
     if (plan.ok()) {
-        plan.value().assumptions.push_back(
-            {"job_hours", estimate.value().wall_clock_hours, "h",
-             "failure-free wall-clock hours of the workload on " +
-                 std::to_string(cluster.accelerator_count) + " x " + cluster.accelerator.id,
-             "estimator (POST /v1/estimates/training)"});
+        plan.value().assumptions.push_back({"job_hours", estimate.value().wall_clock_hours, "h",
+                                            "failure-free wall-clock hours of the workload on " +
+                                                std::to_string(cluster.accelerator_count) + " x " +
+                                                cluster.accelerator.id,
+                                            "estimator (POST /v1/estimates/training)"});
     }
     return plan;
 }

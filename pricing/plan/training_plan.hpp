@@ -11,8 +11,8 @@
 #include "pricing/error.hpp"
 #include "pricing/estimate/training.hpp"
 #include "pricing/offering.hpp"
-#include "pricing/plan_reference.hpp"
 #include "pricing/plan/spot.hpp"
+#include "pricing/plan_reference.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -205,9 +205,11 @@ struct TrainingPlanOption {
     std::optional<double> deadline_probability;
     // deadline_probability >= deadline_confidence (true without a deadline).
     bool meets_deadline = true;
-    bool within_budget = true;   // expected cost <= budget (true without one)
+    bool within_budget = true;  // expected cost <= budget (true without one)
+    // What the option misses, listed on every option the plan returns (the planner judges
+    // the others by the two flags only).
     std::vector<ConstraintViolation> violations;
-    bool Feasible() const { return violations.empty(); }
+    bool Feasible() const { return meets_deadline && within_budget; }
 };
 
 // When no option meets every constraint: one entry per violated constraint, with the best
@@ -219,7 +221,7 @@ struct BindingConstraint {
     double best_value = 0;
     // best_value - limit (> 0); for deadline_confidence limit - best_value (> 0).
     double shortfall = 0;
-    bool others_met = false;       // best_value is among options meeting every other one
+    bool others_met = false;  // best_value is among options meeting every other one
     std::string message;
 };
 
@@ -292,10 +294,11 @@ struct TrainingPlan {
 
 // The default node-count ladder for nodes of `per_node` accelerators: powers of two (the
 // counts the layout search divides into tensor x pipeline x data best) whose accelerator
-// total lies in [min_total_accelerators, max_total_accelerators], ascending. PlanTraining stops a shape's
-// ladder early when the batch cannot feed more replicas or when doubling the nodes gains
+// total lies in [min_total_accelerators, max_total_accelerators], ascending. PlanTraining stops a
+// shape's ladder early when the batch cannot feed more replicas or when doubling the nodes gains
 // less than 5 % speed.
-std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators, int max_total_accelerators);
+std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators,
+                                     int max_total_accelerators);
 
 // Plans a training run over every matching offering in `catalog`. Offerings that share a
 // hardware shape are estimated once per node count (one-node estimates are shared by shapes

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "pricing/plan/calendar.hpp"
@@ -41,8 +44,8 @@ double StretchLostLogMgf(double rate, double hours, double restart_hours, double
     double log_w = TruncatedExponentialLogMgf(rate, hours, theta);
     if (restart_hours > 0) {
         const double fail_restart = -std::expm1(-rate * restart_hours);
-        const double g = fail_restart *
-                         std::exp(TruncatedExponentialLogMgf(rate, restart_hours, theta));
+        const double g =
+            fail_restart * std::exp(TruncatedExponentialLogMgf(rate, restart_hours, theta));
         if (!(g < 1)) return std::numeric_limits<double>::infinity();
         log_w += theta * restart_hours + (-rate * restart_hours) - std::log1p(-g);
     }
@@ -101,8 +104,7 @@ Moments TruncatedExponential(double rate, double width) {
                 width * width / 3 - rate * width * width * width / 12};
     }
     const double tail = std::exp(-x) / -std::expm1(-x);  // e^-x / (1 - e^-x)
-    return {1 / rate - width * tail,
-            2 / (rate * rate) - (width * width + 2 * width / rate) * tail};
+    return {1 / rate - width * tail, 2 / (rate * rate) - (width * width + 2 * width / rate) * tail};
 }
 
 // Variance of one stretch's lost time in the model of SpotDeadlineProbability: a geometric
@@ -140,15 +142,6 @@ std::optional<double> SpotRate(const Offering& o, const PricingSettings& setting
     return settings.unknown_spot_rate;
 }
 
-std::optional<long long> PriceAgeDays(const Offering& o, const std::string& today) {
-    auto now = DaysFromIsoDate(today);
-    auto as_of = DaysFromIsoDate(o.price.as_of);
-    if (!now || !as_of) {
-        return std::nullopt;
-    }
-    return *now - *as_of;
-}
-
 // An option's storage and egress at its provider's list prices; nullopt without `data` or
 // without a price on record.
 std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice* price,
@@ -163,9 +156,8 @@ std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice
 
 InterruptedRun RunOf(const TrainingPlanOption& o, const PricingSettings& settings) {
     const double rate = o.interruptions_per_hour.value_or(0);
-    const double interval = rate > 0
-                                ? DalyCheckpointIntervalHours(settings.checkpoint_hours, rate)
-                                : o.wall_clock_hours;
+    const double interval = rate > 0 ? DalyCheckpointIntervalHours(settings.checkpoint_hours, rate)
+                                     : o.wall_clock_hours;
     return InterruptedRun{o.wall_clock_hours, rate, settings.checkpoint_hours,
                           settings.restart_hours, interval};
 }
@@ -241,8 +233,8 @@ DataCosts DataCostsFor(const TrainingDataSizes& data, const DataPrice& price,
                        double expected_hours) {
     DataCosts out;
     if (data.stored_gb) {
-        out.storage_usd = *data.stored_gb * price.object_storage_usd_per_gb_month *
-                          expected_hours / kHoursPerMonth;
+        out.storage_usd = *data.stored_gb * price.object_storage_usd_per_gb_month * expected_hours /
+                          kHoursPerMonth;
     }
     if (data.egress_gb) {
         out.egress_usd = *data.egress_gb * price.internet_egress_usd_per_gb;
@@ -291,42 +283,130 @@ double BilledHours(PriceType type, double hours, const OfferingCapacity& capacit
     return hours;
 }
 
+namespace {
+
+// Why an option was left out, kept as data: the tally shows one example per reason (the
+// last), so its text is written once per reason at the end, not once per option left out.
+struct SkippedOption {
+    enum class Why { kOverInstances, kSizeNotSold, kOverBlock };
+    Why why = Why::kOverInstances;
+    const CandidateOffering* candidate = nullptr;
+    int nodes = 0;
+    double billed_hours = 0;
+
+    const char* Reason() const {
+        return why == Why::kSizeNotSold ? "size_not_sold" : "over_capacity";
+    }
+    std::string Text() const {
+        const Offering& o = *candidate->offering;
+        const OfferingCapacity& capacity = *candidate->capacity;
+        switch (why) {
+            case Why::kOverInstances:
+                return o.id + ": " + std::to_string(nodes) +
+                       " instances asked, one customer can get " +
+                       std::to_string(capacity.max_instances) + " (" + capacity.source + ")";
+            case Why::kSizeNotSold:
+                return o.id + ": " + std::to_string(nodes) + " instances asked; sold as " +
+                       capacity.SizesText() + " (" + capacity.source + ")";
+            case Why::kOverBlock:
+                return o.id + ": a block is sold for at most " +
+                       std::to_string(static_cast<long long>(*capacity.max_block_hours)) +
+                       " h; this run needs " +
+                       std::to_string(static_cast<long long>(billed_hours)) + " h";
+        }
+        return o.id;
+    }
+};
+
+// Counts skipped options and keeps each reason's example: the first one written at once (so
+// the reasons keep the order in which they first occurred), the last one written by Flush.
+class SkipTally {
+public:
+    explicit SkipTally(Tally& tally) : tally_(tally) {}
+    void Add(const SkippedOption& skipped) {
+        const bool size = skipped.why == SkippedOption::Why::kSizeNotSold;
+        tally_.Add(skipped.Reason());
+        std::optional<SkippedOption>& last = size ? size_last_ : capacity_last_;
+        if (!last) tally_.Example(skipped.Reason(), skipped.Text());
+        last = skipped;
+    }
+    void Flush() {
+        for (const auto* last : {&size_last_, &capacity_last_}) {
+            if (*last) tally_.Example((*last)->Reason(), (*last)->Text());
+        }
+    }
+
+private:
+    Tally& tally_;
+    std::optional<SkippedOption> size_last_;
+    std::optional<SkippedOption> capacity_last_;
+};
+
+// A provider's storage and egress prices, looked up once per provider (not per option).
+class DataPriceLookup {
+public:
+    explicit DataPriceLookup(const PlanReference& reference) : reference_(reference) {}
+    const DataPrice* Of(const std::string& provider) {
+        for (const auto& [id, price] : known_) {
+            if (id == provider) return price;
+        }
+        known_.emplace_back(provider, reference_.DataPriceOf(provider));
+        return known_.back().second;
+    }
+
+private:
+    const PlanReference& reference_;
+    std::vector<std::pair<std::string_view, const DataPrice*>> known_;
+};
+
+}  // namespace
 std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const Candidates& candidates,
                                              const ShapeEstimates& estimates,
                                              const PricingSettings& settings,
                                              const PlanReference& reference, Tally& tally) {
     std::vector<TrainingPlanOption> out;
-    std::size_t most = 0;  // every offering at every node count of its shape
-    for (const auto& [key, runs] : estimates.runs) {
-        most += candidates.shapes.at(key).offerings.size() * runs.size();
-    }
-    out.reserve(most);
+    PriceOptions(request, candidates, estimates, settings, reference, tally,
+                 [&out](TrainingPlanOption& o) { out.push_back(std::move(o)); });
+    return out;
+}
+
+void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidates,
+                  const ShapeEstimates& estimates, const PricingSettings& settings,
+                  const PlanReference& reference, Tally& tally, const OptionSink& sink) {
     // The time factor alone (p90/p50 of run time): committed prices are fixed once bought,
     // so only the hours (and with them the blocks or terms billed) are uncertain.
     const double time_factor = 1.0 + settings.efficiency_spread;
+    // What options share is worked out once: today's date, each provider's data prices, and
+    // the expected hours of a spot run, which depend only on its failure-free hours and
+    // rate (offerings of one shape and bucket share them).
+    const std::optional<long long> today = DaysFromIsoDate(request.today);
+    DataPriceLookup data_prices(reference);
+    std::map<std::pair<double, double>, double> spot_hours;
+    SkipTally skipped(tally);
+    std::string_view last_as_of_text;
+    std::optional<long long> last_as_of = DaysFromIsoDate(last_as_of_text);
     for (const auto& [key, runs] : estimates.runs) {
         const ShapeGroup& group = candidates.shapes.at(key);
         for (const CandidateOffering& candidate : group.offerings) {
             const Offering& o = *candidate.offering;
+            const OfferingCapacity& capacity = *candidate.capacity;
             const std::optional<double> rate_per_instance = SpotRate(o, settings);
+            if (o.price.as_of != last_as_of_text) {  // neighbours mostly share a date
+                last_as_of_text = o.price.as_of;
+                last_as_of = DaysFromIsoDate(o.price.as_of);
+            }
+            const std::optional<long long> as_of = last_as_of;
+            const std::optional<long long> price_age_days =
+                today && as_of ? std::optional<long long>(*today - *as_of) : std::nullopt;
+            const DataPrice* data_price = data_prices.Of(o.provider);
             for (const ShapeRun& run : runs) {
-                if (run.nodes > candidate.capacity.max_instances) {
-                    tally.Add("over_capacity");
-                    tally.Example("over_capacity",
-                                  o.id + ": " + std::to_string(run.nodes) +
-                                      " instances asked, one customer can get " +
-                                      std::to_string(candidate.capacity.max_instances) + " (" +
-                                      candidate.capacity.source + ")");
+                if (run.nodes > capacity.max_instances) {
+                    skipped.Add({SkippedOption::Why::kOverInstances, &candidate, run.nodes, 0});
                     continue;
                 }
-                if (!candidate.capacity.Sells(run.nodes)) {
-                    tally.Add("size_not_sold");
-                    tally.Example("size_not_sold",
-                                  o.id + ": " + std::to_string(run.nodes) +
-                                      " instances asked; sold as " +
-                                      candidate.capacity.SizesText() + " (" +
-                                      candidate.capacity.source + ")");
+                if (!capacity.Sells(run.nodes)) {
+                    skipped.Add({SkippedOption::Why::kSizeNotSold, &candidate, run.nodes, 0});
                     continue;
                 }
                 TrainingPlanOption opt;
@@ -342,13 +422,14 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                 if (key.scale_out >= 0) {
                     opt.scale_out_gbit_per_s = key.scale_out;
                 }
-                opt.max_instances = candidate.capacity.max_instances;
-                opt.price_age_days = PriceAgeDays(o, request.today);
+                opt.max_instances = capacity.max_instances;
+                opt.price_age_days = price_age_days;
                 if (rate_per_instance) {
                     const double rate = *rate_per_instance * run.nodes;
                     opt.interruptions_per_hour = rate;
-                    opt.expected_wall_clock_hours =
-                        ExpectedHoursWithInterruptions(RunOf(opt, settings));
+                    auto [it, fresh] = spot_hours.try_emplace({opt.wall_clock_hours, rate}, 0.0);
+                    if (fresh) it->second = ExpectedHoursWithInterruptions(RunOf(opt, settings));
+                    opt.expected_wall_clock_hours = it->second;
                 }
                 if (!std::isfinite(opt.expected_wall_clock_hours) ||
                     opt.expected_wall_clock_hours > opt.wall_clock_hours * kMaxSpotSlowdown) {
@@ -356,45 +437,36 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                     continue;
                 }
                 const auto bill = [&](double hours) {
-                    return BilledHours(o.price_type, hours, candidate.capacity) *
-                           opt.cluster_usd_per_hour;
+                    return BilledHours(o.price_type, hours, capacity) * opt.cluster_usd_per_hour;
                 };
                 opt.billed_hours =
-                    BilledHours(o.price_type, opt.expected_wall_clock_hours, candidate.capacity);
-                if (candidate.capacity.max_block_hours &&
-                    opt.billed_hours > *candidate.capacity.max_block_hours) {
+                    BilledHours(o.price_type, opt.expected_wall_clock_hours, capacity);
+                if (capacity.max_block_hours && opt.billed_hours > *capacity.max_block_hours) {
                     // A longer run would need several reservations, each its own purchase.
-                    tally.Add("over_capacity");
-                    tally.Example("over_capacity",
-                                  o.id + ": a block is sold for at most " +
-                                      std::to_string(static_cast<long long>(
-                                          *candidate.capacity.max_block_hours)) +
-                                      " h; this run needs " +
-                                      std::to_string(static_cast<long long>(opt.billed_hours)) +
-                                      " h");
+                    skipped.Add(
+                        {SkippedOption::Why::kOverBlock, &candidate, run.nodes, opt.billed_hours});
                     continue;
                 }
                 opt.cost_usd = bill(opt.wall_clock_hours);
                 opt.expected_cost_usd = bill(opt.expected_wall_clock_hours);
                 opt.cost_usd_p50 = opt.expected_cost_usd;
                 if (IsCommitted(o.price_type)) {
-                    opt.unused_committed_hours =
-                        opt.billed_hours - opt.expected_wall_clock_hours;
+                    opt.unused_committed_hours = opt.billed_hours - opt.expected_wall_clock_hours;
                     opt.cost_usd_p10 = bill(opt.expected_wall_clock_hours / time_factor);
                     opt.cost_usd_p90 = bill(opt.expected_wall_clock_hours * time_factor);
                 } else {
-                    const double factor = rate_per_instance ? settings.factor_spot
-                                                            : settings.factor_fixed;
+                    const double factor =
+                        rate_per_instance ? settings.factor_spot : settings.factor_fixed;
                     opt.cost_usd_p10 = opt.expected_cost_usd / factor;
                     opt.cost_usd_p90 = opt.expected_cost_usd * factor;
                 }
-                opt.data_cost_usd = DataCostUsd(request.data, reference.DataPriceOf(o.provider),
-                                                opt.expected_wall_clock_hours);
-                out.push_back(std::move(opt));
+                opt.data_cost_usd =
+                    DataCostUsd(request.data, data_price, opt.expected_wall_clock_hours);
+                sink(opt);
             }
         }
     }
-    return out;
+    skipped.Flush();
 }
 
 std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request) {
@@ -404,72 +476,97 @@ std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request) {
     return kDefaultMaxWallClockDays;
 }
 
+WallClockCeiling::WallClockCeiling(const TrainingPlanRequest& request, Tally& tally)
+    : days_(WallClockCeilingDays(request)), tally_(tally) {}
+
+bool WallClockCeiling::Over(const TrainingPlanOption& o) {
+    if (!days_ || !(o.expected_wall_clock_hours > *days_ * 24.0)) return false;
+    tally_.Add("over_max_wall_clock");
+    const auto [it, fresh] = index_.try_emplace(o.offering->provider, fastest_per_provider_.size());
+    if (fresh) {
+        fastest_per_provider_.push_back(o);
+    } else if (Before(o, fastest_per_provider_[it->second], TrainingPlanSort::kTime)) {
+        fastest_per_provider_[it->second] = o;
+    }
+    return true;
+}
+
+std::vector<TrainingPlanOption> WallClockCeiling::Finish() {
+    std::vector<TrainingPlanOption> out = std::move(fastest_per_provider_);
+    if (out.empty()) return out;
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return Before(a, b, TrainingPlanSort::kTime); });
+    const TrainingPlanOption& best = out.front();
+    tally_.Example("over_max_wall_clock", "the fastest such option, " + best.offering->id + " x " +
+                                              std::to_string(best.nodes) + ", takes " +
+                                              Fixed(best.expected_wall_clock_hours / 24.0, 0) +
+                                              " days; max_wall_clock_days is " + Fixed(*days_, 0));
+    return out;
+}
+
 std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest& request,
                                                       std::vector<TrainingPlanOption>& options,
                                                       Tally& tally) {
-    std::vector<TrainingPlanOption> fastest_per_provider;
-    const std::optional<double> days = WallClockCeilingDays(request);
-    if (!days) return fastest_per_provider;
-    const double limit_hours = *days * 24.0;
-    std::map<std::string, std::size_t> index;  // provider -> position in fastest_per_provider
-    auto over = [limit_hours](const TrainingPlanOption& o) {
-        return o.expected_wall_clock_hours > limit_hours;
-    };
-    for (const TrainingPlanOption& o : options) {
-        if (!over(o)) continue;
-        tally.Add("over_max_wall_clock");
-        const auto [it, fresh] = index.try_emplace(o.offering->provider, fastest_per_provider.size());
-        if (fresh) {
-            fastest_per_provider.push_back(o);
-        } else if (Before(o, fastest_per_provider[it->second], TrainingPlanSort::kTime)) {
-            fastest_per_provider[it->second] = o;
-        }
+    WallClockCeiling ceiling(request, tally);
+    options.erase(std::remove_if(options.begin(), options.end(),
+                                 [&](const TrainingPlanOption& o) { return ceiling.Over(o); }),
+                  options.end());
+    return ceiling.Finish();
+}
+
+ConstraintJudge::ConstraintJudge(const TrainingPlanRequest& request,
+                                 DeadlineProbabilities& probabilities)
+    : constraints_(request.constraints),
+      probabilities_(probabilities),
+      confidence_(request.constraints.deadline_confidence.value_or(kDefaultDeadlineConfidence)),
+      target_(std::min(1.0, confidence_ + kDeadlineBoundMargin)) {}
+
+bool ConstraintJudge::Cleared(const TrainingPlanOption& o) {
+    if (!o.interruptions_per_hour) return !(probabilities_.LowerBound(o, target_) < target_);
+    // Whether a bound clears a spot option depends only on its run (failure-free hours and
+    // rate), which offerings of one shape and bucket share: judged once per run.
+    auto [it, fresh] =
+        cleared_spot_runs_.try_emplace({o.wall_clock_hours, *o.interruptions_per_hour}, false);
+    if (fresh) it->second = !(probabilities_.LowerBound(o, target_) < target_);
+    return it->second;
+}
+
+void ConstraintJudge::Judge(TrainingPlanOption& o) {
+    const TrainingPlanConstraints& c = constraints_;
+    o.violations.clear();
+    o.deadline_probability.reset();
+    if (c.deadline_hours && !Cleared(o)) {
+        // Only options a bound cannot clear pay for the distribution here; the rest get
+        // theirs when shown (Fill).
+        o.deadline_probability = probabilities_.Of(o);
     }
-    if (fastest_per_provider.empty()) return fastest_per_provider;
-    std::sort(fastest_per_provider.begin(), fastest_per_provider.end(),
-              [](const auto& a, const auto& b) { return Before(a, b, TrainingPlanSort::kTime); });
-    const TrainingPlanOption& best = fastest_per_provider.front();
-    tally.Example("over_max_wall_clock",
-                  "the fastest such option, " + best.offering->id + " x " +
-                      std::to_string(best.nodes) + ", takes " +
-                      Fixed(best.expected_wall_clock_hours / 24.0, 0) +
-                      " days; max_wall_clock_days is " + Fixed(*days, 0));
-    options.erase(std::remove_if(options.begin(), options.end(), over), options.end());
-    return fastest_per_provider;
+    o.meets_deadline =
+        !c.deadline_hours || !o.deadline_probability || *o.deadline_probability >= confidence_;
+    o.within_budget = !c.budget_usd || o.ExpectedTotalUsd() <= *c.budget_usd;
 }
 
 void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities,
                std::vector<TrainingPlanOption>& options) {
+    ConstraintJudge judge(request, probabilities);
+    for (TrainingPlanOption& o : options) judge.Judge(o);
+}
+
+void ListViolations(const TrainingPlanRequest& request, TrainingPlanOption& o) {
     const TrainingPlanConstraints& c = request.constraints;
-    const double confidence = c.deadline_confidence.value_or(kDefaultDeadlineConfidence);
-    for (TrainingPlanOption& o : options) {
-        o.violations.clear();
-        const bool expected_in_time =
-            !c.deadline_hours || o.expected_wall_clock_hours <= *c.deadline_hours;
-        o.deadline_probability.reset();
-        if (c.deadline_hours &&
-            probabilities.LowerBound(o, std::min(1.0, confidence + kDeadlineBoundMargin)) <
-                std::min(1.0, confidence + kDeadlineBoundMargin)) {
-            // Only options a bound cannot clear pay for the distribution here; the rest get
-            // theirs when shown (Fill).
-            o.deadline_probability = probabilities.Of(o);
+    o.violations.clear();
+    if (!o.meets_deadline) {
+        if (o.expected_wall_clock_hours <= *c.deadline_hours) {
+            // In time on average, not often enough: the shortfall is in probability.
+            o.violations.push_back({"deadline_confidence",
+                                    c.deadline_confidence.value_or(kDefaultDeadlineConfidence),
+                                    o.deadline_probability.value_or(0)});
+        } else {
+            o.violations.push_back(
+                {"deadline_hours", *c.deadline_hours, o.expected_wall_clock_hours});
         }
-        o.meets_deadline = !c.deadline_hours || !o.deadline_probability ||
-                           *o.deadline_probability >= confidence;
-        o.within_budget = !c.budget_usd || o.ExpectedTotalUsd() <= *c.budget_usd;
-        if (!o.meets_deadline) {
-            if (expected_in_time) {
-                // In time on average, not often enough: the shortfall is in probability.
-                o.violations.push_back(
-                    {"deadline_confidence", confidence, o.deadline_probability.value_or(0)});
-            } else {
-                o.violations.push_back(
-                    {"deadline_hours", *c.deadline_hours, o.expected_wall_clock_hours});
-            }
-        }
-        if (!o.within_budget) {
-            o.violations.push_back({"budget_usd", *c.budget_usd, o.ExpectedTotalUsd()});
-        }
+    }
+    if (!o.within_budget) {
+        o.violations.push_back({"budget_usd", *c.budget_usd, o.ExpectedTotalUsd()});
     }
 }
 
@@ -477,7 +574,8 @@ void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& 
     for (auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
         for (TrainingPlanOption& o : *list) probabilities.Fill(o);
     }
-    for (auto* one : {&plan.cheapest, &plan.cheapest_trusted, &plan.fastest, &plan.recommendation}) {
+    for (auto* one :
+         {&plan.cheapest, &plan.cheapest_trusted, &plan.fastest, &plan.recommendation}) {
         if (*one) probabilities.Fill(**one);
     }
 }

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -12,7 +14,9 @@
 namespace gpucost::pricing::plan::training_stages {
 namespace {
 
-std::string Money(double usd) { return UsdText(usd); }
+std::string Money(double usd) {
+    return UsdText(usd);
+}
 
 // A probability constraint is met from above; hours and dollars from below.
 bool HigherIsBetter(const std::string& constraint) {
@@ -24,16 +28,6 @@ std::string ValueText(const std::string& constraint, double value) {
     return constraint == "budget_usd" ? Money(value) : Fixed(value, 1) + " h";
 }
 
-// What an option reaches on a constraint, whether it meets it or not, signed so that lower is
-// better.
-double ReachedValue(const TrainingPlanOption& o, const std::string& constraint) {
-    if (HigherIsBetter(constraint)) {
-        // An option a bound cleared has no probability yet; it meets the confidence.
-        return o.meets_deadline ? -1.0 : -o.deadline_probability.value_or(0);
-    }
-    return constraint == "deadline_hours" ? o.expected_wall_clock_hours : o.ExpectedTotalUsd();
-}
-
 std::string BindingMessage(const std::string& name, const BindingConstraint& b) {
     if (HigherIsBetter(name)) {
         return name + " " + ValueText(name, b.limit) + ": the option most likely to finish by " +
@@ -42,9 +36,8 @@ std::string BindingMessage(const std::string& name, const BindingConstraint& b) 
                Fixed(100.0 * b.shortfall, 1) + " points short";
     }
     const bool time = name == "deadline_hours";
-    const std::string subject =
-        std::string(time ? "the fastest option" : "the cheapest option") +
-        (b.others_met ? " that meets every other constraint" : "");
+    const std::string subject = std::string(time ? "the fastest option" : "the cheapest option") +
+                                (b.others_met ? " that meets every other constraint" : "");
     std::string relative;
     if (b.limit > 0) {
         relative = b.shortfall > 10 * b.limit
@@ -55,55 +48,11 @@ std::string BindingMessage(const std::string& name, const BindingConstraint& b) 
            ValueText(name, b.best_value) + ", " + ValueText(name, b.shortfall) + " over" + relative;
 }
 
-// For each violated constraint, how far relaxing it would have to go. Among options that
-// break only this constraint, the best value: relaxed to it, that option becomes feasible.
-// When no option breaks it alone, the best value of all options, including those that meet
-// it. If some option meets it, it binds only together with another constraint and is not
-// listed: "the fastest option takes 729 h" would be false when a 95 h option exists that
-// is over the budget.
-std::vector<BindingConstraint> Binding(const std::vector<const TrainingPlanOption*>& options) {
-    std::map<std::string, BindingConstraint> out;
-    for (const TrainingPlanOption* o : options) {
-        for (const ConstraintViolation& v : o->violations) {
-            auto [it, fresh] = out.try_emplace(v.constraint);
-            BindingConstraint& b = it->second;
-            if (fresh) {
-                b.constraint = v.constraint;
-                b.limit = v.limit;
-                b.best_value = INFINITY;
-            }
-            // Compared signed so that lower is better; turned back below.
-            const double sign = HigherIsBetter(v.constraint) ? -1.0 : 1.0;
-            const bool only_this = o->violations.size() == 1;
-            if (only_this && (!b.others_met || sign * v.value < b.best_value)) {
-                b.others_met = true;
-                b.best_value = sign * v.value;
-            }
-        }
-    }
-    std::vector<BindingConstraint> list;
-    for (auto& [name, b] : out) {
-        const double sign = HigherIsBetter(name) ? -1.0 : 1.0;
-        if (!b.others_met) {
-            for (const TrainingPlanOption* o : options) {
-                b.best_value = std::min(b.best_value, ReachedValue(*o, name));
-            }
-            // Met by some option: not binding alone.
-            if (b.best_value <= sign * b.limit) continue;
-        }
-        b.best_value *= sign;
-        b.shortfall = sign * (b.best_value - b.limit);
-        b.message = BindingMessage(name, b);
-        list.push_back(b);
-    }
-    return list;
-}
-
 // The first `count` options in `sort` order. Before() orders every pair of options (ties
 // end at the offering id and node count), so the partial order of the page is the order a
 // full sort gives; only the page is sorted.
-std::vector<const TrainingPlanOption*> FirstInOrder(
-    std::vector<const TrainingPlanOption*> order, std::size_t count, TrainingPlanSort sort) {
+std::vector<const TrainingPlanOption*> FirstInOrder(std::vector<const TrainingPlanOption*> order,
+                                                    std::size_t count, TrainingPlanSort sort) {
     auto in_order = [sort](const auto* a, const auto* b) { return Before(*a, *b, sort); };
     if (count >= order.size()) {
         std::sort(order.begin(), order.end(), in_order);
@@ -115,7 +64,92 @@ std::vector<const TrainingPlanOption*> FirstInOrder(
     return order;
 }
 
+// Of each set of options with equal expected hours, the first in time order (the cheapest,
+// then the lowest id and node count). Offerings of one shape copied across regions share
+// their hours, so at 20,000 offerings this is a few hundred of tens of thousands.
+std::vector<const TrainingPlanOption*> FirstPerTime(
+    const std::vector<const TrainingPlanOption*>& options) {
+    std::unordered_map<double, std::size_t> index;  // hours -> position in `out`
+    std::vector<const TrainingPlanOption*> out;
+    for (const TrainingPlanOption* o : options) {
+        auto [it, fresh] = index.try_emplace(o->expected_wall_clock_hours, out.size());
+        if (fresh) {
+            out.push_back(o);
+        } else if (Before(*o, *out[it->second], TrainingPlanSort::kTime)) {
+            out[it->second] = o;
+        }
+    }
+    return out;
+}
+
 }  // namespace
+
+BindingTally::BindingTally(const TrainingPlanRequest& request)
+    : constraints_(request.constraints) {}
+
+void BindingTally::Note(std::size_t slot, double limit, double value, bool only_this) {
+    Slot& s = slots_[slot];
+    if (!s.violated) {
+        s.violated = true;
+        s.limit = limit;
+    }
+    // Compared signed so that lower is better; turned back in Result.
+    const double sign = slot == kConfidenceSlot ? -1.0 : 1.0;
+    if (only_this && (!s.others_met || sign * value < s.best_value)) {
+        s.others_met = true;
+        s.best_value = sign * value;
+    }
+}
+
+void BindingTally::Add(const TrainingPlanOption& o) {
+    const TrainingPlanConstraints& c = constraints_;
+    const bool only_one = o.meets_deadline != o.within_budget;
+    if (!o.meets_deadline) {
+        if (o.expected_wall_clock_hours <= *c.deadline_hours) {
+            Note(kConfidenceSlot, c.deadline_confidence.value_or(kDefaultDeadlineConfidence),
+                 o.deadline_probability.value_or(0), only_one);
+        } else {
+            Note(kHoursSlot, *c.deadline_hours, o.expected_wall_clock_hours, only_one);
+        }
+    }
+    if (!o.within_budget) {
+        Note(kBudgetSlot, *c.budget_usd, o.ExpectedTotalUsd(), only_one);
+    }
+    // What the option reaches on each constraint, whether it meets it or not, signed so that
+    // lower is better (an option a bound cleared has no probability yet; it meets the
+    // confidence).
+    const std::array<double, 3> reached = {
+        o.ExpectedTotalUsd(), o.meets_deadline ? -1.0 : -o.deadline_probability.value_or(0),
+        o.expected_wall_clock_hours};
+    for (std::size_t k = 0; k < kNames.size(); ++k) {
+        slots_[k].reached = std::min(slots_[k].reached, reached[k]);
+    }
+}
+
+std::vector<BindingConstraint> BindingTally::Result() const {
+    std::vector<BindingConstraint> list;
+    for (std::size_t k = 0; k < kNames.size(); ++k) {  // in the names' order
+        const Slot& s = slots_[k];
+        if (!s.violated) continue;
+        const std::string name = kNames[k];
+        const double sign = HigherIsBetter(name) ? -1.0 : 1.0;
+        BindingConstraint b;
+        b.constraint = name;
+        b.limit = s.limit;
+        b.others_met = s.others_met;
+        b.best_value = s.best_value;
+        if (!b.others_met) {
+            b.best_value = std::min(b.best_value, s.reached);
+            // Met by some option: not binding alone.
+            if (b.best_value <= sign * b.limit) continue;
+        }
+        b.best_value *= sign;
+        b.shortfall = sign * (b.best_value - b.limit);
+        b.message = BindingMessage(name, b);
+        list.push_back(b);
+    }
+    return list;
+}
 
 bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days) {
     const PriceObservation& p = o.offering->price;
@@ -123,8 +157,8 @@ bool TrustedPrice(const TrainingPlanOption& o, double max_price_age_days) {
            (!o.price_age_days || static_cast<double>(*o.price_age_days) <= max_price_age_days);
 }
 
-void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
-          TrainingPlan& plan) {
+void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOption>& options,
+          TrainingPlan& plan, std::size_t infeasible_not_kept, const BindingTally& binding) {
     // The options stay where they are; the summaries and the page refer to them and copy
     // only what the plan returns.
     std::vector<const TrainingPlanOption*> feasible;
@@ -133,7 +167,7 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
         (o.Feasible() ? feasible : infeasible).push_back(&o);
     }
     plan.feasible_count = feasible.size();
-    plan.infeasible_count = infeasible.size();
+    plan.infeasible_count = infeasible.size() + infeasible_not_kept;
 
     const TrainingPlanOption* cheapest = nullptr;
     const TrainingPlanOption* cheapest_trusted = nullptr;
@@ -157,12 +191,12 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     if (fastest != nullptr) plan.fastest = *fastest;
 
     // Pareto front: walk from fastest (ties: cheaper first); keep each option cheaper than
-    // every faster one.
-    std::vector<const TrainingPlanOption*> by_time = feasible;
-    std::sort(by_time.begin(), by_time.end(), [](const auto* a, const auto* b) {
-        return Before(*a, *b, TrainingPlanSort::kTime);
-    });
-    double cheapest_so_far = INFINITY;
+    // every faster one. Of options with equal expected hours only the first in that order
+    // can be kept (the others cost as much or more), so one per distinct time is sorted.
+    std::vector<const TrainingPlanOption*> by_time = FirstPerTime(feasible);
+    std::sort(by_time.begin(), by_time.end(),
+              [](const auto* a, const auto* b) { return Before(*a, *b, TrainingPlanSort::kTime); });
+    double cheapest_so_far = std::numeric_limits<double>::infinity();
     for (const auto* o : by_time) {
         if (o->ExpectedTotalUsd() < cheapest_so_far) {
             cheapest_so_far = o->ExpectedTotalUsd();
@@ -180,13 +214,12 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     for (const auto& [provider, o] : per_provider) {
         plan.best_by_provider.push_back(*o);
     }
-    std::sort(plan.best_by_provider.begin(), plan.best_by_provider.end(),
-              [](const auto& a, const auto& b) {
-                  return Before(a, b, TrainingPlanSort::kExpectedCost);
-              });
+    std::sort(
+        plan.best_by_provider.begin(), plan.best_by_provider.end(),
+        [](const auto& a, const auto& b) { return Before(a, b, TrainingPlanSort::kExpectedCost); });
 
     if (feasible.empty()) {
-        plan.binding_constraints = Binding(infeasible);
+        plan.binding_constraints = binding.Result();
     }
 
     // The page: feasible options in `sort` order, then (when asked) the rest in that order.
@@ -200,6 +233,9 @@ void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> op
     }
     for (std::size_t i = request.offset; i < end; ++i) {
         plan.options.push_back(*page[i]);
+        if (!page[i]->Feasible()) {
+            ListViolations(request, plan.options.back());
+        }
     }
 }
 

@@ -8,7 +8,11 @@
 //   rank       (training_rank.cpp)        cheapest, fastest, Pareto front, page, per provider
 //   explain    (training_explain.cpp)     recommendation, reasoning, warnings, budget, echo
 
+#include <array>
 #include <cstddef>
+#include <deque>
+#include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,9 +35,7 @@ public:
     void Add(const std::string& reason, std::size_t count = 1);
     void Example(const std::string& reason, const std::string& text);
     const std::vector<std::pair<std::string, std::size_t>>& counts() const { return counts_; }
-    const std::vector<std::pair<std::string, std::string>>& examples() const {
-        return examples_;
-    }
+    const std::vector<std::pair<std::string, std::string>>& examples() const { return examples_; }
 
 private:
     std::vector<std::pair<std::string, std::size_t>> counts_;
@@ -53,9 +55,11 @@ struct ShapeKey {
     }
 };
 
+// `capacity` points into Candidates::capacities: offerings of one provider, instance type
+// and price type share one record, so selecting copies none per offering.
 struct CandidateOffering {
     const Offering* offering = nullptr;
-    OfferingCapacity capacity;
+    const OfferingCapacity* capacity = nullptr;
 };
 
 struct ShapeGroup {
@@ -67,6 +71,8 @@ struct ShapeGroup {
 struct Candidates {
     std::map<ShapeKey, ShapeGroup> shapes;
     std::size_t offerings_considered = 0;
+    // The capacity records the candidates point to (a deque: they never move).
+    std::deque<OfferingCapacity> capacities;
 };
 
 // Stage 1: offerings the constraints allow, whose accelerator is offered for training, with
@@ -134,6 +140,12 @@ std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const ShapeEstimates& estimates,
                                              const PricingSettings& settings,
                                              const PlanReference& reference, Tally& tally);
+// The same, handing each option to `sink` as it is priced (it may move from it): a plan keeps
+// only the options that can matter, not tens of thousands at the catalog's real size.
+using OptionSink = std::function<void(TrainingPlanOption&)>;
+void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidates,
+                  const ShapeEstimates& estimates, const PricingSettings& settings,
+                  const PlanReference& reference, Tally& tally, const OptionSink& sink);
 
 // The ceiling on expected wall-clock days: the request's max_wall_clock_days, else
 // kDefaultMaxWallClockDays without a deadline, else none.
@@ -145,6 +157,22 @@ std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request);
 std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest& request,
                                                       std::vector<TrainingPlanOption>& options,
                                                       Tally& tally);
+
+// ApplyWallClockCeiling one option at a time.
+class WallClockCeiling {
+public:
+    WallClockCeiling(const TrainingPlanRequest& request, Tally& tally);
+    // True (and counted) when `o` is expected to run past the ceiling.
+    bool Over(const TrainingPlanOption& o);
+    // The fastest option over it per provider, fastest first; writes the tally's example.
+    std::vector<TrainingPlanOption> Finish();
+
+private:
+    std::optional<double> days_;
+    Tally& tally_;
+    std::vector<TrainingPlanOption> fastest_per_provider_;
+    std::map<std::string, std::size_t> index_;  // provider -> position in fastest_per_provider_
+};
 
 // The interrupted run a spot option's expected time describes: its wall-clock hours of work,
 // its cluster rate, Daly's interval and the settings' checkpoint and restart times (no
@@ -177,11 +205,33 @@ private:
     std::map<std::pair<double, double>, double> cache_;
 };
 
-// Stage 4: each option's violations (deadline_hours or deadline_confidence, budget). An option
-// meets the deadline with probability >= the confidence; its deadline_probability is set here
-// when the lower bound falls short of the confidence (else left to Fill for shown options).
+// Stage 4: whether each option meets the deadline and the budget (meets_deadline,
+// within_budget). An option meets the deadline with probability >= the confidence; its
+// deadline_probability is set here when the lower bound falls short of the confidence (else
+// left to Fill for shown options). The violations themselves are listed by ListViolations
+// only where they are read (options shown, the binding constraints): most options miss a
+// constraint and are only counted.
 void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities,
                std::vector<TrainingPlanOption>& options);
+
+// Constrain one option at a time.
+class ConstraintJudge {
+public:
+    ConstraintJudge(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities);
+    void Judge(TrainingPlanOption& o);
+
+private:
+    bool Cleared(const TrainingPlanOption& o);
+    const TrainingPlanConstraints& constraints_;
+    DeadlineProbabilities& probabilities_;
+    double confidence_;
+    double target_;
+    std::map<std::pair<double, double>, bool> cleared_spot_runs_;
+};
+
+// Sets o.violations from its flags (deadline_hours or deadline_confidence, then budget_usd).
+// REQUIRES: Constrain has judged `o`.
+void ListViolations(const TrainingPlanRequest& request, TrainingPlanOption& o);
 
 // After stage 5: deadline_probability on every option the plan shows.
 void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& plan);
@@ -195,8 +245,44 @@ bool Before(const TrainingPlanOption& a, const TrainingPlanOption& b, TrainingPl
 
 // Stage 5: summaries over the feasible options, the page, and when nothing is feasible,
 // which constraints bind.
-void Rank(const TrainingPlanRequest& request, std::vector<TrainingPlanOption> options,
-          TrainingPlan& plan);
+// When no option meets every constraint: for each violated constraint, how far relaxing it
+// would have to go. Among options that break only this constraint, the best value: relaxed
+// to it, that option becomes feasible. When no option breaks it alone, the best value of all
+// options, including those that meet it. If some option meets it, it binds only together
+// with another constraint and is not listed: "the fastest option takes 729 h" would be false
+// when a 95 h option exists that is over the budget. Kept as a few running figures, so the
+// options themselves need not be.
+class BindingTally {
+public:
+    explicit BindingTally(const TrainingPlanRequest& request);
+    // One option that misses a constraint (judged by stage 4).
+    void Add(const TrainingPlanOption& o);
+    // The binding constraints over every option added, by name.
+    std::vector<BindingConstraint> Result() const;
+
+private:
+    static constexpr std::array<const char*, 3> kNames = {"budget_usd", "deadline_confidence",
+                                                          "deadline_hours"};
+    static constexpr std::size_t kBudgetSlot = 0;
+    static constexpr std::size_t kConfidenceSlot = 1;
+    static constexpr std::size_t kHoursSlot = 2;
+    struct Slot {
+        bool violated = false;
+        double limit = 0;
+        bool others_met = false;
+        double best_value = std::numeric_limits<double>::infinity();  // signed: lower is better
+        double reached = std::numeric_limits<double>::infinity();     // ReachedValue, all options
+    };
+    void Note(std::size_t slot, double limit, double value, bool only_this);
+    const TrainingPlanConstraints& constraints_;
+    std::array<Slot, 3> slots_{};
+};
+
+// `options` are those judged (stage 4) and kept: the feasible ones, and the rest when the
+// request lists them (include_infeasible); `infeasible_not_kept` counts the others, and
+// `binding` has seen every option that misses a constraint.
+void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOption>& options,
+          TrainingPlan& plan, std::size_t infeasible_not_kept, const BindingTally& binding);
 
 // Stage 6: recommendation and reasoning, warnings, budget view and the assumptions echo.
 void Explain(const TrainingPlanRequest& request, const Catalog& catalog,

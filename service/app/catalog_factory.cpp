@@ -2,8 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include "pricing/catalog_loader.hpp"
 #include "service/app/embedded_data.hpp"
@@ -93,8 +93,7 @@ pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFr
     return std::make_shared<const pricing::ModelLibrary>(std::move(library).value());
 }
 
-pricing::Result<pricing::PlanReference> LoadEmbeddedPlanReference(
-    const pricing::Catalog& catalog) {
+pricing::Result<pricing::PlanReference> LoadEmbeddedPlanReference(const pricing::Catalog& catalog) {
     pricing::PlanReferenceCsv csv;
     csv.capacity_csv = std::string(embedded::kCapacityCsv);
     csv.data_prices_csv = std::string(embedded::kDataPricesCsv);
@@ -129,9 +128,13 @@ pricing::Result<pricing::PlanReference> LoadPlanReferenceFromDir(const std::stri
     return pricing::LoadPlanReference(csv);
 }
 
-std::string_view EmbeddedOpenApiYaml() { return embedded::kOpenApiYaml; }
+std::string_view EmbeddedOpenApiYaml() {
+    return embedded::kOpenApiYaml;
+}
 
-std::string_view EmbeddedRedocJs() { return embedded::kRedocStandaloneJs; }
+std::string_view EmbeddedRedocJs() {
+    return embedded::kRedocStandaloneJs;
+}
 
 WebFiles EmbeddedWebFiles() {
     return {embedded::kWebIndexHtml, embedded::kWebAppJs, embedded::kWebAppCss};

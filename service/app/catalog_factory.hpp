@@ -15,7 +15,8 @@ namespace gpucost::app {
 // The catalog built into the binary from schema/seed/*.csv at compile time.
 // kInvalidArgument (naming file and line) if the embedded data is invalid, which a unit test
 // rules out for every build.
-[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> LoadEmbeddedCatalog();
+[[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>>
+LoadEmbeddedCatalog();
 
 // Reads accelerators.csv, offerings.csv and prices.csv from `dir` and validates them.
 // kNotFound when a file cannot be read; kInvalidArgument naming the file and line for bad data.

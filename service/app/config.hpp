@@ -14,11 +14,12 @@ namespace gpucost::app {
 // Effective configuration of one gpucost process. Precedence: flag > GPUCOST_* environment
 // variable > default. See HelpText() and docs/api.md "Configuration".
 struct ServiceConfig {
-    std::string command = "serve";  // serve | check-catalog | import | sync | migrate | seed | apikey | version | help
+    std::string command = "serve";  // serve | check-catalog | import | sync | migrate | seed |
+                                    // apikey | version | help
     std::string bind = "127.0.0.1";
-    int port = 8080;                // 0 picks a free port (printed at start-up)
+    int port = 8080;          // 0 picks a free port (printed at start-up)
     std::size_t threads = 0;  // 0: not given; main picks DefaultThreads(config, CPUs)
-    std::string catalog_dir;        // empty: the catalog embedded in the binary
+    std::string catalog_dir;  // empty: the catalog embedded in the binary
     log::Level log_level = log::Level::kInfo;
     std::size_t max_body_bytes = 64 * 1024;
     int listen_backlog = 1024;
@@ -38,10 +39,10 @@ struct ServiceConfig {
     std::string tls_key;
     // PostgreSQL mode (issue 5). An empty database_url serves the embedded catalog.
     std::string database_url;
-    int snapshot_refresh_ms = 1000;     // periodic revision check behind LISTEN/NOTIFY
-    double max_snapshot_age_s = 300;    // /readyz fails once the snapshot is older
-    bool require_read_key = false;      // reads under /v1/ need an API key too
-    std::size_t db_pool_size = 4;       // connections for writes and scenarios
+    int snapshot_refresh_ms = 1000;   // periodic revision check behind LISTEN/NOTIFY
+    double max_snapshot_age_s = 300;  // /readyz fails once the snapshot is older
+    bool require_read_key = false;    // reads under /v1/ need an API key too
+    std::size_t db_pool_size = 4;     // connections for writes and scenarios
     // Browser origins allowed to call the API (CORS): "*" or scheme://host[:port]; none by
     // default.
     std::vector<std::string> cors_origins;
@@ -65,6 +66,18 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 // The --help text (the same table as docs/api.md "Configuration").
 std::string HelpText();
+
+// The settings table's rows as --help prints them (flag, variable, default text), for the test
+// that holds docs/api.md's table to it.
+struct SettingRow {
+    std::string flag;
+    std::string env;
+    std::string default_text;
+};
+[[nodiscard]] std::vector<SettingRow> SettingRows();
+// Applies one setting's value to `config` as a flag would (kInvalidArgument naming the flag).
+[[nodiscard]] pricing::Status ApplySetting(ServiceConfig& config, const std::string& flag,
+                                           const std::string& value);
 
 // Worker threads when --threads is not given (docs/performance.md, "Worker count"). HTTPS:
 // kTlsDefaultThreads (the library holds one thread per TLS connection). Plain HTTP: two per

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "pricing/catalog.hpp"
@@ -81,6 +83,12 @@ struct NewPrice {
     std::string notes;
 };
 
+// One price of a batch write (CatalogStore::PutPrices).
+struct PriceUpdate {
+    std::string offering_id;
+    NewPrice price;
+};
+
 // Error.field of a failed If-Match check (the handlers answer 412 for it).
 inline constexpr char kIfMatchField[] = "If-Match";
 
@@ -99,12 +107,43 @@ struct Scenario {
     std::string plan_kind;  // which plan endpoint evaluates it
     std::string request_json;
     std::string saved_result_json;
-    std::int64_t catalog_revision = 0;
+    std::int64_t catalog_revision = 0;  // deprecated: catalog_version names it (0.2.0)
+    // The catalog version the saved answer was computed on: that answer's own catalog_version.
+    std::string catalog_version;
+    std::vector<std::string> tags;  // in the order given
     TimestampUs created_at_us = 0;
-    std::string created_by;  // key name
+    // The owner: the name of the key that saved it. Any key of that name, or an admin key,
+    // may change or delete the scenario.
+    std::string created_by;
+    std::int64_t version = 1;  // bumped on every change; the ETag is ScenarioEtag(version)
     // SaveScenario only: this is the scenario an earlier request with the same Idempotency-Key
     // saved (nothing new was saved).
     bool replayed = false;
+};
+
+// Strong entity tag of a scenario version: "\"s<version>\"".
+std::string ScenarioEtag(std::int64_t version);
+
+// Error.field of a change refused because the caller is neither the scenario's owner nor an
+// admin (kFailedPrecondition with this field: the handlers answer 403).
+inline constexpr char kOwnerField[] = "owner";
+
+// GET /v1/scenarios filters; empty: any.
+struct ScenarioFilter {
+    std::string plan_kind;
+    std::string tag;
+    std::string created_by;  // key name
+};
+
+struct ScenarioPage {
+    std::vector<Scenario> items;   // by id, after the cursor, at most the limit asked for
+    std::int64_t total_count = 0;  // every scenario the filter matches, cursor aside
+};
+
+// PATCH /v1/scenarios/{id}: members absent stay as they are.
+struct ScenarioChange {
+    std::optional<std::string> name;
+    std::optional<std::vector<std::string>> tags;
 };
 
 class CatalogStore {
@@ -134,10 +173,37 @@ public:
     // Writes. Each runs in one transaction with the Idempotency-Key record; kUnavailable
     // when the database cannot be reached (or the commit outcome is unknown), kNotFound,
     // kFailedPrecondition (409; field kIfMatchField: 412), kInvalidArgument (422).
-    [[nodiscard]] virtual pricing::Result<StoredResponse> PutPrice(const WriteRequest& request,
-                                                                   std::string_view id,
-                                                                   const NewPrice& price,
-                                                                   const HistoryEncoder& encode) = 0;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> PutPrice(
+        const WriteRequest& request, std::string_view id, const NewPrice& price,
+        const HistoryEncoder& encode) = 0;
+    // Several prices in one write, all or nothing, each placed by the same rule as PutPrice
+    // (several for one offering apply in order): what `gpucost import` writes. No If-Match.
+    // `encode` gets the histories of the offerings changed, in the order first named.
+    // The default applies PutPrice one by one (not atomic); PgStore overrides it with one
+    // transaction and one change notification.
+    using HistoriesEncoder = std::function<StoredResponse(const std::vector<OfferingHistory>&)>;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> PutPrices(
+        const WriteRequest& request, const std::vector<PriceUpdate>& prices,
+        const HistoriesEncoder& encode) {
+        std::vector<OfferingHistory> changed;
+        for (const PriceUpdate& p : prices) {
+            auto put = PutPrice(request, p.offering_id, p.price,
+                                [](const OfferingHistory&) { return StoredResponse{}; });
+            if (!put.ok()) {
+                return put.error();
+            }
+        }
+        for (const PriceUpdate& p : prices) {
+            if (std::none_of(changed.begin(), changed.end(), [&](const OfferingHistory& h) {
+                    return h.offering.id == p.offering_id;
+                })) {
+                if (auto h = History(p.offering_id); h.ok()) {
+                    changed.push_back(std::move(h).value());
+                }
+            }
+        }
+        return encode(changed);
+    }
     // Offerings carry their first price in `price`.
     [[nodiscard]] virtual pricing::Result<StoredResponse> CreateOfferings(
         const WriteRequest& request, const std::vector<pricing::Offering>& offerings,
@@ -153,6 +219,19 @@ public:
     [[nodiscard]] virtual pricing::Result<std::vector<Scenario>> ListScenarios(
         std::size_t limit, std::int64_t after_id) = 0;
     [[nodiscard]] virtual pricing::Result<Scenario> GetScenario(std::int64_t id) = 0;
+    // One page of the scenarios `filter` matches (limit of them after `after_id`, by id), with
+    // the count of all it matches.
+    [[nodiscard]] virtual pricing::Result<ScenarioPage> FindScenarios(const ScenarioFilter& filter,
+                                                                      std::size_t limit,
+                                                                      std::int64_t after_id) = 0;
+    // Changes, or deletes, scenario `id` for request.principal, in one transaction: kNotFound
+    // for an unknown id; kFailedPrecondition on kOwnerField when the principal is neither an
+    // admin nor of the owner's name (403), on kIfMatchField when request.if_match names
+    // another version (412). The change bumps the version and answers the scenario after it.
+    [[nodiscard]] virtual pricing::Result<Scenario> UpdateScenario(
+        const WriteRequest& request, std::int64_t id, const ScenarioChange& change) = 0;
+    [[nodiscard]] virtual pricing::Result<std::monostate> DeleteScenario(
+        const WriteRequest& request, std::int64_t id) = 0;
 };
 
 }  // namespace gpucost::http

@@ -82,8 +82,8 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
         }
         out += "gpucost_http_request_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} " +
                std::to_string(l.count) + "\n";
-        out += "gpucost_http_request_duration_seconds_sum{" + labels + "} " + Number(l.sum_s) +
-               "\n";
+        out +=
+            "gpucost_http_request_duration_seconds_sum{" + labels + "} " + Number(l.sum_s) + "\n";
         out += "gpucost_http_request_duration_seconds_count{" + labels + "} " +
                std::to_string(l.count) + "\n";
     }
@@ -97,8 +97,9 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
            "Requests refused by the rate limiter (429).");
     out += "gpucost_rate_limited_requests_total " + std::to_string(RateLimitedCount()) + "\n";
 
-    Family(out, "gpucost_log_lines_dropped_total", "counter",
-           "Access-log lines dropped because the log buffer was full (stderr not read fast enough).");
+    Family(
+        out, "gpucost_log_lines_dropped_total", "counter",
+        "Access-log lines dropped because the log buffer was full (stderr not read fast enough).");
     out += "gpucost_log_lines_dropped_total " + std::to_string(snapshot.log_lines_dropped) + "\n";
     Family(out, "gpucost_catalog_snapshot_age_seconds", "gauge",
            "Seconds since the served catalog snapshot was loaded or last confirmed current.");
@@ -107,8 +108,8 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
     out += "gpucost_catalog_offerings " + std::to_string(snapshot.catalog_offering_count) + "\n";
     Family(out, "gpucost_catalog_accelerators", "gauge",
            "Accelerators in the served catalog snapshot.");
-    out += "gpucost_catalog_accelerators " + std::to_string(snapshot.catalog_accelerator_count) +
-           "\n";
+    out +=
+        "gpucost_catalog_accelerators " + std::to_string(snapshot.catalog_accelerator_count) + "\n";
     if (snapshot.database_up) {
         Family(out, "gpucost_database_up", "gauge",
                "1 when PostgreSQL answered the last check, 0 otherwise (database mode only).");

@@ -13,12 +13,12 @@ namespace gpucost::http {
 
 // What GET /metrics reports besides the request counters: read when it is scraped.
 struct MetricsSnapshot {
-    double catalog_snapshot_age_s = 0;        // since the snapshot was loaded or confirmed current
+    double catalog_snapshot_age_s = 0;  // since the snapshot was loaded or confirmed current
     std::size_t catalog_offering_count = 0;
     std::size_t catalog_accelerator_count = 0;
-    std::optional<bool> database_up;           // absent in embedded mode
+    std::optional<bool> database_up;  // absent in embedded mode
     std::string version;
-    std::uint64_t log_lines_dropped = 0;      // access-log lines the full log buffer dropped
+    std::uint64_t log_lines_dropped = 0;  // access-log lines the full log buffer dropped
 };
 
 // Request counters and latency histograms for the Prometheus text exposition format (0.0.4).
@@ -53,7 +53,9 @@ public:
     // A request refused by the rate limiter (429). Process-wide, lock-free; call it from any
     // thread: `gpucost::http::Metrics::CountRateLimited();`
     static void CountRateLimited() { rate_limited_.fetch_add(1, std::memory_order_relaxed); }
-    static std::uint64_t RateLimitedCount() { return rate_limited_.load(std::memory_order_relaxed); }
+    static std::uint64_t RateLimitedCount() {
+        return rate_limited_.load(std::memory_order_relaxed);
+    }
 
     // The whole exposition, every family with HELP and TYPE, series in a stable order.
     std::string Render(const MetricsSnapshot& snapshot) const;

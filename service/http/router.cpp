@@ -6,10 +6,10 @@
 #include <exception>
 #include <set>
 
-#include "service/http/api_version.hpp"
-#include "service/http/auth.hpp"
-#include "service/http/problem.hpp"
-#include "service/http/request_context.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/routes/auth.hpp"
+#include "service/http/transport/api_version.hpp"
+#include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
 
 namespace gpucost::http {
@@ -43,9 +43,10 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
                               const httplib::Request& req, httplib::Response& res) {
             if (needs_length && CurrentRequestContext().missing_length) {
                 WriteTransportProblem(res, req, 411, "length_required",
-                                      req.method + " needs a Content-Length header; send the "
-                                                   "JSON body (or an empty one with "
-                                                   "Content-Length: 0)");
+                                      req.method +
+                                          " needs a Content-Length header; send the "
+                                          "JSON body (or an empty one with "
+                                          "Content-Length: 0)");
                 return;
             }
             inner(req, res);
@@ -58,6 +59,8 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
             server.Put(r.pattern, handler);
         } else if (r.method == "DELETE") {
             server.Delete(r.pattern, handler);
+        } else if (r.method == "PATCH") {
+            server.Patch(r.pattern, handler);
         }
     }
     auto table = std::make_shared<const std::vector<Route>>(routes_);
@@ -82,8 +85,9 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
             allow += (allow.empty() ? "" : ", ") + m;
         }
         res.set_header("Allow", allow);
-        WriteTransportProblem(res, req, 405, "method_not_allowed",
-                              req.method + " is not allowed on " + req.path + "; allowed: " + allow);
+        WriteTransportProblem(
+            res, req, 405, "method_not_allowed",
+            req.method + " is not allowed on " + req.path + "; allowed: " + allow);
     };
     // cpp-httplib tries handlers in registration order, so these catch what nothing else did.
     const std::string any = ".*";
@@ -134,7 +138,9 @@ std::string RateIdentity(const httplib::Request& req, const CatalogStore* key_st
     return "addr:" + req.remote_addr;
 }
 
-bool IsProbe(const std::string& path) { return path == "/healthz" || path == "/readyz"; }
+bool IsProbe(const std::string& path) {
+    return path == "/healthz" || path == "/readyz";
+}
 
 std::string JsonText(const nlohmann::json& value) {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -153,6 +159,146 @@ std::string AccessLogLine(log::Level level, const httplib::Request& req, int sta
     line += ",\"status\":" + std::to_string(status);
     line += ",\"ts\":\"" + log::Timestamp() + "\"}";
     return line;
+}
+
+}  // namespace
+
+namespace {
+
+// Before routing, for every request: its id and the contract's version on the answer, then
+// the refusals that need no route (rate limit, long path, compressed or chunked bodies, body
+// sizes by route).
+void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
+                          std::shared_ptr<RateLimiter> limiter,
+                          std::shared_ptr<CatalogStore> key_store) {
+    server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
+                                                                     httplib::Response& res) {
+        BeginRequest(req.get_header_value("X-Request-Id"));
+        res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+        res.set_header(kApiVersionHeader, std::string(kApiVersion));
+        if (limiter && !IsProbe(req.path)) {
+            RateDecision decision = limiter->Take(RateIdentity(req, key_store.get()));
+            if (!decision.allowed) {
+                res.set_header("Retry-After", std::to_string(decision.retry_after_s));
+                Metrics::CountRateLimited();
+                WriteTransportProblem(res, req, 429, "rate_limited",
+                                      "too many requests; retry after " +
+                                          std::to_string(decision.retry_after_s) + " s");
+                return HandlerResponse::Handled;
+            }
+        }
+        if (req.path.size() > kMaxPathBytes) {
+            WriteTransportProblem(
+                res, req, 414, "uri_too_long",
+                "request path is longer than " + std::to_string(kMaxPathBytes) + " bytes");
+            return HandlerResponse::Handled;
+        }
+        if (req.has_header("Content-Encoding")) {
+            WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                                  "compressed request bodies (Content-Encoding) are not accepted");
+            return HandlerResponse::Handled;
+        }
+        if (HeaderContains(req, "Transfer-Encoding", "chunked")) {
+            WriteTransportProblem(res, req, 411, "length_required",
+                                  "chunked request bodies are not accepted; send Content-Length");
+            return HandlerResponse::Handled;
+        }
+        // Range and If-Range are ignored (RFC 9110 §14.2 lets a server ignore Range): every
+        // answer is whole. cpp-httplib has already parsed a well-formed Range into req.ranges
+        // and would slice whatever we answer, error bodies included; the request object is a
+        // non-const local of the library's, so clearing its ranges here is well-defined.
+        const_cast<httplib::Request&>(req).ranges.clear();
+        // cpp-httplib 0.11.4 would read a POST/PUT body without Content-Length until the read
+        // timeout and refuse it as 400 before routing. It is read as empty instead and refused
+        // with 411 once routed (RouteTable::Install), so that an unknown path stays 404 and a
+        // wrong method 405.
+        const bool body_method =
+            req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+        if (body_method && !req.has_header("Content-Length")) {
+            CurrentRequestContext().missing_length = true;
+            const_cast<httplib::Request&>(req).headers.emplace("Content-Length", "0");
+        }
+        if (req.has_header("Content-Length")) {
+            std::string length = req.get_header_value("Content-Length");
+            bool digits = !length.empty() &&
+                          std::all_of(length.begin(), length.end(),
+                                      [](unsigned char c) { return std::isdigit(c) != 0; });
+            if (!digits) {
+                WriteTransportProblem(res, req, 400, "bad_request",
+                                      "Content-Length must be a decimal number of bytes");
+                return HandlerResponse::Handled;
+            }
+            const std::size_t max_body = body_limits.BodyLimitFor(req.method, req.path);
+            if (length.size() > 18 || std::stoull(length) > max_body) {
+                WriteTransportProblem(
+                    res, req, 413, "payload_too_large",
+                    "request body is larger than " + std::to_string(max_body) + " bytes");
+                return HandlerResponse::Handled;
+            }
+        }
+        return HandlerResponse::Unhandled;
+    });
+}
+
+// Answers the library generates itself (a bad request line, 413, 414, ...) get the problem body.
+void InstallErrorAnswers(httplib::Server& server) {
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
+        [](const httplib::Request& req, httplib::Response& res) {
+            if (res.get_header_value("Content-Type") == "application/problem+json") {
+                return HandlerResponse::Unhandled;
+            }
+            // A request the library refuses before routing (bad request line, bad Range) never
+            // reached the pre-routing handler: its context, still the previous request's on this
+            // worker thread, starts here.
+            if (!res.has_header("X-Request-Id")) {
+                BeginRequest(req.get_header_value("X-Request-Id"));
+                res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+            }
+            if (!res.has_header(kApiVersionHeader)) {
+                res.set_header(kApiVersionHeader, std::string(kApiVersion));
+            }
+            // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X
+            // POST with no -d sends none) as a bare 400 before routing: say what is missing, as
+            // 411.
+            bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+            if (res.status == 400 && body_method && !req.has_header("Content-Length") &&
+                !req.has_header("Transfer-Encoding")) {
+                WriteTransportProblem(res, req, 411, "length_required",
+                                      req.method +
+                                          " needs a Content-Length header; send the JSON body "
+                                          "(or an empty one with Content-Length: 0)");
+                return HandlerResponse::Handled;
+            }
+            std::string code = res.status == 413   ? "payload_too_large"
+                               : res.status == 414 ? "uri_too_long"
+                               : res.status >= 500 ? "internal"
+                                                   : "bad_request";
+            WriteTransportProblem(res, req, res.status, code, "the request could not be processed");
+            return HandlerResponse::Handled;
+        }));
+}
+
+// An exception a handler did not catch: logged with the request id, answered 500 as a problem.
+void InstallExceptionAnswer(httplib::Server& server) {
+    server.set_exception_handler(
+        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+            std::string what = "unknown exception";
+            try {
+                if (ep) {
+                    std::rethrow_exception(ep);
+                }
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
+            }
+            log::Error("unhandled exception", {{"request_id", CurrentRequestContext().request_id},
+                                               {"path", req.path},
+                                               {"error", what}});
+            res.headers.clear();
+            res.set_header("X-Request-Id", CurrentRequestContext().request_id);
+            res.set_header(kApiVersionHeader, std::string(kApiVersion));
+            WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
+        });
 }
 
 }  // namespace
@@ -185,133 +331,16 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
     const bool own_framing = dynamic_cast<EventServer*>(&server) != nullptr;
     server.set_keep_alive_max_count(own_framing ? options.keep_alive_max_count : 1);
 
-
     std::shared_ptr<RateLimiter> limiter =
         options.rate_limiter && options.rate_limiter->enabled() ? options.rate_limiter : nullptr;
     std::shared_ptr<CatalogStore> key_store = options.key_store;
-    server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
-                                                                  httplib::Response& res) {
-        BeginRequest(req.get_header_value("X-Request-Id"));
-        res.set_header("X-Request-Id", CurrentRequestContext().request_id);
-        res.set_header(kApiVersionHeader, std::string(kApiVersion));
-        if (limiter && !IsProbe(req.path)) {
-            RateDecision decision = limiter->Take(RateIdentity(req, key_store.get()));
-            if (!decision.allowed) {
-                res.set_header("Retry-After", std::to_string(decision.retry_after_s));
-                Metrics::CountRateLimited();
-                WriteTransportProblem(res, req, 429, "rate_limited",
-                                      "too many requests; retry after " +
-                                          std::to_string(decision.retry_after_s) + " s");
-                return HandlerResponse::Handled;
-            }
-        }
-        if (req.path.size() > kMaxPathBytes) {
-            WriteTransportProblem(res, req, 414, "uri_too_long",
-                                  "request path is longer than " + std::to_string(kMaxPathBytes) +
-                                      " bytes");
-            return HandlerResponse::Handled;
-        }
-        if (req.has_header("Content-Encoding")) {
-            WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                                  "compressed request bodies (Content-Encoding) are not accepted");
-            return HandlerResponse::Handled;
-        }
-        if (HeaderContains(req, "Transfer-Encoding", "chunked")) {
-            WriteTransportProblem(res, req, 411, "length_required",
-                                  "chunked request bodies are not accepted; send Content-Length");
-            return HandlerResponse::Handled;
-        }
-        // Range and If-Range are ignored (RFC 9110 §14.2 lets a server ignore Range): every
-        // answer is whole. cpp-httplib has already parsed a well-formed Range into req.ranges
-        // and would slice whatever we answer, error bodies included; the request object is a
-        // non-const local of the library's, so clearing its ranges here is well-defined.
-        const_cast<httplib::Request&>(req).ranges.clear();
-        // cpp-httplib 0.11.4 would read a POST/PUT body without Content-Length until the read
-        // timeout and refuse it as 400 before routing. It is read as empty instead and refused
-        // with 411 once routed (RouteTable::Install), so that an unknown path stays 404 and a
-        // wrong method 405.
-        const bool body_method = req.method == "POST" || req.method == "PUT" ||
-                                 req.method == "PATCH";
-        if (body_method && !req.has_header("Content-Length")) {
-            CurrentRequestContext().missing_length = true;
-            const_cast<httplib::Request&>(req).headers.emplace("Content-Length", "0");
-        }
-        if (req.has_header("Content-Length")) {
-            std::string length = req.get_header_value("Content-Length");
-            bool digits = !length.empty() &&
-                          std::all_of(length.begin(), length.end(),
-                                      [](unsigned char c) { return std::isdigit(c) != 0; });
-            if (!digits) {
-                WriteTransportProblem(res, req, 400, "bad_request",
-                                      "Content-Length must be a decimal number of bytes");
-                return HandlerResponse::Handled;
-            }
-            const std::size_t max_body = body_limits.BodyLimitFor(req.method, req.path);
-            if (length.size() > 18 || std::stoull(length) > max_body) {
-                WriteTransportProblem(res, req, 413, "payload_too_large",
-                                      "request body is larger than " + std::to_string(max_body) +
-                                          " bytes");
-                return HandlerResponse::Handled;
-            }
-        }
-        return HandlerResponse::Unhandled;
-    });
+    InstallRequestChecks(server, body_limits, limiter, key_store);
 
     // Library-generated errors (400 bad request line, 413, 414, ...) get our problem body;
     // responses our handlers already wrote are left alone.
-    server.set_error_handler(httplib::Server::HandlerWithResponse(
-        [](const httplib::Request& req, httplib::Response& res) {
-        if (res.get_header_value("Content-Type") == "application/problem+json") {
-            return HandlerResponse::Unhandled;
-        }
-        // A request the library refuses before routing (bad request line, bad Range) never
-        // reached the pre-routing handler: its context, still the previous request's on this
-        // worker thread, starts here.
-        if (!res.has_header("X-Request-Id")) {
-            BeginRequest(req.get_header_value("X-Request-Id"));
-            res.set_header("X-Request-Id", CurrentRequestContext().request_id);
-        }
-        if (!res.has_header(kApiVersionHeader)) {
-            res.set_header(kApiVersionHeader, std::string(kApiVersion));
-        }
-        // cpp-httplib 0.11.4 refuses a body-carrying method without Content-Length (curl -X POST
-        // with no -d sends none) as a bare 400 before routing: say what is missing, as 411.
-        bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
-        if (res.status == 400 && body_method && !req.has_header("Content-Length") &&
-            !req.has_header("Transfer-Encoding")) {
-            WriteTransportProblem(res, req, 411, "length_required",
-                                  req.method + " needs a Content-Length header; send the JSON body "
-                                               "(or an empty one with Content-Length: 0)");
-            return HandlerResponse::Handled;
-        }
-        std::string code = res.status == 413   ? "payload_too_large"
-                           : res.status == 414 ? "uri_too_long"
-                           : res.status >= 500 ? "internal"
-                                               : "bad_request";
-        WriteTransportProblem(res, req, res.status, code, "the request could not be processed");
-        return HandlerResponse::Handled;
-    }));
+    InstallErrorAnswers(server);
 
-    server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
-                                    std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-            if (ep) {
-                std::rethrow_exception(ep);
-            }
-        } catch (const std::exception& e) {
-            what = e.what();
-        } catch (...) {
-        }
-        log::Error("unhandled exception",
-                   {{"request_id", CurrentRequestContext().request_id},
-                    {"path", req.path},
-                    {"error", what}});
-        res.headers.clear();
-        res.set_header("X-Request-Id", CurrentRequestContext().request_id);
-        res.set_header(kApiVersionHeader, std::string(kApiVersion));
-        WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
-    });
+    InstallExceptionAnswer(server);
 
     if (options.access_log) {
         server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
@@ -395,14 +424,14 @@ void RegisterRoutes(httplib::Server& server, const Deps& deps) {
     CorsPolicy cors(deps.cors_origins);
     BuildRouteTable(deps).Install(server, cors);
     // cpp-httplib runs this hook on every answer it writes, errors and preflights included.
-    server.set_post_routing_handler([cors, deps](const httplib::Request& req,
-                                                 httplib::Response& res) {
-        cors.AddResponseHeaders(req, res);
-        if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
-            VaryOnAcceptEncoding(res);
-        }
-        ObserveAnswer(deps, req, res);
-    });
+    server.set_post_routing_handler(
+        [cors, deps](const httplib::Request& req, httplib::Response& res) {
+            cors.AddResponseHeaders(req, res);
+            if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
+                VaryOnAcceptEncoding(res);
+            }
+            ObserveAnswer(deps, req, res);
+        });
 }
 
 }  // namespace gpucost::http

@@ -15,10 +15,10 @@
 #include "pricing/catalog.hpp"
 #include "pricing/plan_reference.hpp"
 #include "service/http/catalog_store.hpp"
-#include "service/http/cors.hpp"
 #include "service/http/metrics.hpp"
-#include "service/http/rate_limit.hpp"
-#include "service/http/transport.hpp"
+#include "service/http/transport/cors.hpp"
+#include "service/http/transport/rate_limit.hpp"
+#include "service/http/transport/transport.hpp"
 
 namespace gpucost::http {
 
@@ -103,16 +103,25 @@ class RouteTable {
 public:
     using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
-    void Get(const std::string& pattern, Handler handler) { Add("GET", pattern, std::move(handler)); }
-    void Post(const std::string& pattern, Handler handler) { Add("POST", pattern, std::move(handler)); }
+    void Get(const std::string& pattern, Handler handler) {
+        Add("GET", pattern, std::move(handler));
+    }
+    void Post(const std::string& pattern, Handler handler) {
+        Add("POST", pattern, std::move(handler));
+    }
     // A POST whose body is optional (none documented): sent without Content-Length it is
     // served, not refused with 411 (`curl -X POST` sends none).
     void PostWithoutBody(const std::string& pattern, Handler handler) {
         Add("POST", pattern, std::move(handler), /*needs_length=*/false);
     }
-    void Put(const std::string& pattern, Handler handler) { Add("PUT", pattern, std::move(handler)); }
+    void Put(const std::string& pattern, Handler handler) {
+        Add("PUT", pattern, std::move(handler));
+    }
     void Delete(const std::string& pattern, Handler handler) {
         Add("DELETE", pattern, std::move(handler));
+    }
+    void Patch(const std::string& pattern, Handler handler) {
+        Add("PATCH", pattern, std::move(handler));
     }
 
     // Replaces every handler added so far by wrap(method, pattern, handler) (auth gates).

@@ -174,8 +174,8 @@ private:
         InstanceShape shape = *p.shape;
         shape.vcpus = p.vcpus;
         shape.ram_gib = p.ram_gib;
-        auto o = MakeOffering(kProvider, p.instance_type, p.region, type, shape, usd,
-                              std::move(notes));
+        auto o =
+            MakeOffering(kProvider, p.instance_type, p.region, type, shape, usd, std::move(notes));
         o.interconnect = p.network;
         if (p.network.find("Gigabit") != std::string::npos) {
             o.scale_out_gbit_per_s = LeadingNumber(p.network);
@@ -213,9 +213,8 @@ private:
     static ReservedRate ReadReservedTerm(const json& term) {
         ReservedRate rate;
         const json empty = json::object();
-        const json& attrs = term.is_object() && term.contains("termAttributes")
-                                ? term["termAttributes"]
-                                : empty;
+        const json& attrs =
+            term.is_object() && term.contains("termAttributes") ? term["termAttributes"] : empty;
         rate.lease = Text(attrs, "LeaseContractLength");
         rate.option = Text(attrs, "PurchaseOption");
         if (Text(attrs, "OfferingClass") != "standard") {
@@ -268,7 +267,8 @@ private:
             for (std::size_t i = 1; i < rates.size(); ++i) {
                 sink_.Skip("reserved_purchase_option_not_lowest");
             }
-            auto type = lease == "1yr" ? pricing::PriceType::kCommit1y : pricing::PriceType::kCommit3y;
+            auto type =
+                lease == "1yr" ? pricing::PriceType::kCommit1y : pricing::PriceType::kCommit3y;
             sink_.Add(Make(product, type, best->usd_per_hour,
                            "terms.Reserved standard " + lease + ", " + best->option +
                                " (lowest effective rate); options: " + all));
@@ -297,11 +297,10 @@ pricing::Result<FileResult> ReadAws(const Input& input, const std::string& name,
     FileResult result;
     result.file = name;
     AwsReader aws(result, mappings, options);
-    RecordReader reader({{"products", "*"}, {"terms", "OnDemand", "*"}, {"terms", "Reserved", "*"}},
-                        [&](const JsonPath& path) { return aws.Want(path); },
-                        [&](const JsonPath& path, json&& record) {
-                            return aws.OnRecord(path, std::move(record));
-                        });
+    RecordReader reader(
+        {{"products", "*"}, {"terms", "OnDemand", "*"}, {"terms", "Reserved", "*"}},
+        [&](const JsonPath& path) { return aws.Want(path); },
+        [&](const JsonPath& path, json&& record) { return aws.OnRecord(path, std::move(record)); });
     if (auto read = input.Read(reader, name); !read.ok()) {
         return read.error();
     }
@@ -309,17 +308,18 @@ pricing::Result<FileResult> ReadAws(const Input& input, const std::string& name,
     auto offer = top.find("offerCode");
     if (offer == top.end() || offer->second != "AmazonEC2" || aws.ProductsSeen() == 0) {
         return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                  name + ": not an AWS Price List offer file for AmazonEC2 "
-                                         "(needs offerCode \"AmazonEC2\" and products)");
+                                  name +
+                                      ": not an AWS Price List offer file for AmazonEC2 "
+                                      "(needs offerCode \"AmazonEC2\" and products)");
     }
     if (auto date = top.find("publicationDate"); date != top.end()) {
         result.publication_date = date->second;
     }
     std::string version = top.count("version") ? top.at("version") : std::string("?");
-    if (auto stamped = StampObservations(result, options,
-                                         "AWS Price List API, AmazonEC2 offer file version " +
-                                             version + " (publicationDate " +
-                                             result.publication_date + ")");
+    if (auto stamped =
+            StampObservations(result, options,
+                              "AWS Price List API, AmazonEC2 offer file version " + version +
+                                  " (publicationDate " + result.publication_date + ")");
         !stamped.ok()) {
         return stamped.error();
     }

@@ -65,8 +65,8 @@ private:
         if (type == "DevTestConsumption") {
             return sink_.Skip("dev_test");
         }
-        auto price = item.is_object() && item.contains("unitPrice") ? Usd(item["unitPrice"])
-                                                                    : std::nullopt;
+        auto price =
+            item.is_object() && item.contains("unitPrice") ? Usd(item["unitPrice"]) : std::nullopt;
         if (!price) {
             return sink_.Skip("price_not_a_number");
         }
@@ -79,7 +79,7 @@ private:
                 return sink_.Skip("unit_not_hour");
             }
             auto price_type = EndsWith(sku_name, " Spot") ? pricing::PriceType::kSpot
-                                                           : pricing::PriceType::kOnDemand;
+                                                          : pricing::PriceType::kOnDemand;
             return Add(shape->first, region, price_type, shape->second, *price,
                        "Consumption meter '" + Text(item, "meterName") + "'");
         }
@@ -101,8 +101,8 @@ private:
 
     void Add(const std::string& size, const std::string& region, pricing::PriceType type,
              const InstanceShape& shape, double usd_per_hour, std::string notes) {
-        sink_.Add(MakeOffering(kProvider, size, region, type, shape, usd_per_hour,
-                               std::move(notes)));
+        sink_.Add(
+            MakeOffering(kProvider, size, region, type, shape, usd_per_hour, std::move(notes)));
     }
 
     FileResult& result_;
@@ -127,11 +127,12 @@ pricing::Result<FileResult> ReadAzure(const Input& input, const std::string& nam
     result.file = name;
     AzureReader azure(result, mappings, options);
     bool saw_items = false;
-    RecordReader reader({{"Items", "[]"}}, [&](const JsonPath&) { return true; },
-                        [&](const JsonPath&, json&& item) {
-                            saw_items = true;
-                            return azure.OnItem(item);
-                        });
+    RecordReader reader(
+        {{"Items", "[]"}}, [&](const JsonPath&) { return true; },
+        [&](const JsonPath&, json&& item) {
+            saw_items = true;
+            return azure.OnItem(item);
+        });
     if (auto read = input.Read(reader, name); !read.ok()) {
         return read.error();
     }
@@ -139,18 +140,20 @@ pricing::Result<FileResult> ReadAzure(const Input& input, const std::string& nam
     bool has_items_key = top.count("Count") > 0 || saw_items;
     if (!has_items_key) {
         return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                  name + ": not an Azure Retail Prices page (needs Items and "
-                                         "Count)");
+                                  name +
+                                      ": not an Azure Retail Prices page (needs Items and "
+                                      "Count)");
     }
     if (auto currency = top.find("BillingCurrency");
         currency != top.end() && currency->second != "USD") {
-        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                  name + ": BillingCurrency is " + currency->second +
-                                      "; only USD prices are imported");
+        return pricing::MakeError(
+            pricing::ErrorCode::kInvalidArgument,
+            name + ": BillingCurrency is " + currency->second + "; only USD prices are imported");
     }
     if (auto stamped = StampObservations(result, options,
                                          "Azure Retail Prices API (prices.azure.com/api/retail/"
-                                         "prices), page retrieved " + options.as_of);
+                                         "prices), page retrieved " +
+                                             options.as_of);
         !stamped.ok()) {
         return stamped.error();
     }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <unordered_map>
+#include <vector>
 
 #include "pricing/csv.hpp"
 
@@ -99,9 +101,16 @@ std::map<std::string, std::string> PriceRow(const std::string& offering_id,
 ImportPlan PlanImport(const pricing::Catalog& base, const std::vector<FileResult>& files) {
     ImportPlan plan;
     std::map<std::string, std::size_t> added;  // new offering id -> index in new_offerings
+    // Offering id -> indexes in new_prices: the check for a price already planned looks at
+    // that offering's few planned prices, not at every one (which made the merge quadratic).
+    std::unordered_map<std::string, std::vector<std::size_t>> planned;
     auto known_observation = [&](const std::string& id, const pricing::PriceObservation& p) {
-        for (const auto& [other_id, other] : plan.new_prices) {
-            if (other_id == id && SameObservation(other, p)) {
+        auto it = planned.find(id);
+        if (it == planned.end()) {
+            return false;
+        }
+        for (std::size_t i : it->second) {
+            if (SameObservation(plan.new_prices[i].second, p)) {
                 return true;
             }
         }
@@ -136,8 +145,8 @@ ImportPlan PlanImport(const pricing::Catalog& base, const std::vector<FileResult
                 ++plan.skipped["conflicts_with_catalog_offering"];
                 continue;
             }
-            bool recorded = SameObservation(existing->price, o.price) ||
-                            known_observation(o.id, o.price);
+            bool recorded =
+                SameObservation(existing->price, o.price) || known_observation(o.id, o.price);
             for (const auto& old : existing->superseded_prices) {
                 recorded = recorded || SameObservation(old, o.price);
             }
@@ -145,6 +154,7 @@ ImportPlan PlanImport(const pricing::Catalog& base, const std::vector<FileResult
                 ++plan.skipped["already_recorded"];
                 continue;
             }
+            planned[o.id].push_back(plan.new_prices.size());
             plan.new_prices.emplace_back(o.id, o.price);
             ++plan.prices_added;
             ++plan.by_provider[o.provider].prices_added;
@@ -207,9 +217,9 @@ pricing::Status WriteCatalogDir(const std::string& dir, const pricing::CatalogCs
         fs::rename(tmp, target, ec);
         if (ec) {
             discard();
-            return pricing::MakeError(pricing::ErrorCode::kUnavailable,
-                                      "cannot rename " + tmp.string() + " to " + target.string() +
-                                          ": " + ec.message());
+            return pricing::MakeError(
+                pricing::ErrorCode::kUnavailable,
+                "cannot rename " + tmp.string() + " to " + target.string() + ": " + ec.message());
         }
     }
     return pricing::Ok{};

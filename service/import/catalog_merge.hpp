@@ -24,8 +24,8 @@ struct ImportPlan {
     std::vector<std::pair<std::string, pricing::PriceObservation>> new_prices;
     std::size_t offerings_added = 0;
     std::size_t prices_added = 0;
-    std::size_t prices_changed = 0;    // differ from the offering's current price
-    std::size_t prices_unchanged = 0;  // same price, newer observation
+    std::size_t prices_changed = 0;              // differ from the offering's current price
+    std::size_t prices_unchanged = 0;            // same price, newer observation
     std::map<std::string, std::size_t> skipped;  // the files' skips plus the merge's own
     std::map<std::string, ProviderCounts> by_provider;
 };
@@ -43,6 +43,7 @@ pricing::CatalogCsv AppendToCatalog(const pricing::CatalogCsv& base, const Impor
 // Writes accelerators.csv, offerings.csv and prices.csv to `dir` (created if missing): each
 // file is written beside its target and renamed over it only after all three were written,
 // so a failed import leaves the directory as it was.
-[[nodiscard]] pricing::Status WriteCatalogDir(const std::string& dir, const pricing::CatalogCsv& csv);
+[[nodiscard]] pricing::Status WriteCatalogDir(const std::string& dir,
+                                              const pricing::CatalogCsv& csv);
 
 }  // namespace gpucost::import

@@ -149,9 +149,8 @@ private:
         }
         std::optional<double> rate;
         for (const json& tier : expr["tieredRates"]) {
-            auto value = tier.is_object() && tier.contains("unitPrice")
-                             ? Money(tier["unitPrice"])
-                             : std::nullopt;
+            auto value = tier.is_object() && tier.contains("unitPrice") ? Money(tier["unitPrice"])
+                                                                        : std::nullopt;
             if (!value) {
                 return std::string("price_not_usd_money");
             }
@@ -207,8 +206,9 @@ private:
                 chip.source = "one chip of a Cloud TPU slice, priced per chip-hour";
                 sink_.Add(MakeOffering(kProvider, match->key + "-chip", region, *type, chip, usd,
                                        "SKU '" + description + "'"));
-            } else if (!components_.emplace(ComponentKey{match->component, match->key, region, *type},
-                                            Rate{usd, description})
+            } else if (!components_
+                            .emplace(ComponentKey{match->component, match->key, region, *type},
+                                     Rate{usd, description})
                             .second) {
                 sink_.Skip("duplicate_component_sku");
             }
@@ -234,25 +234,27 @@ pricing::Assumptions GcpAssumptions() {
              "google.type.Money; Cloud Billing Catalog API"}};
 }
 
-pricing::Result<FileResult> ReadGcp(const std::vector<NamedInput>& pages,
-                                    const Mappings& mappings, const ParseOptions& options) {
+pricing::Result<FileResult> ReadGcp(const std::vector<NamedInput>& pages, const Mappings& mappings,
+                                    const ParseOptions& options) {
     FileResult result;
     GcpReader gcp(result, mappings, options);
     for (const auto& [input, name] : pages) {
         result.file += (result.file.empty() ? "" : ", ") + name;
         bool saw_skus = false;
-        RecordReader reader({{"skus", "[]"}}, [&](const JsonPath&) { return true; },
-                            [&](const JsonPath&, json&& sku) {
-                                saw_skus = true;
-                                return gcp.OnSku(sku);
-                            });
+        RecordReader reader(
+            {{"skus", "[]"}}, [&](const JsonPath&) { return true; },
+            [&](const JsonPath&, json&& sku) {
+                saw_skus = true;
+                return gcp.OnSku(sku);
+            });
         if (auto read = input.Read(reader, name); !read.ok()) {
             return read.error();
         }
         if (!saw_skus && !reader.TopLevel().count("nextPageToken")) {
             return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                      name + ": not a Cloud Billing Catalog SKU list (needs "
-                                             "skus)");
+                                      name +
+                                          ": not a Cloud Billing Catalog SKU list (needs "
+                                          "skus)");
         }
     }
     gcp.Compose();

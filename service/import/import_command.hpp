@@ -34,7 +34,8 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
                    std::FILE* err);
 
 // The same, recorded in the writable catalog through its write path (PostgreSQL mode): new
-// offerings in one CreateOfferings write, then one PutPrice per new observation.
+// offerings in one CreateOfferings write, then every new observation in one PutPrices write
+// (placed by the current-price rule, as PUT places one).
 int RunImportToStore(const ImportArgs& args, http::CatalogStore& store, std::FILE* out,
                      std::FILE* err);
 

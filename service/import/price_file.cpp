@@ -1,7 +1,7 @@
 #include "service/import/price_file.hpp"
 
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 #include "pricing/catalog_loader.hpp"
@@ -22,7 +22,8 @@ std::string_view FormatName(Format format) {
 }
 
 std::optional<Format> ParseFormat(std::string_view name) {
-    for (Format f : {Format::kAwsPriceList, Format::kAzureRetailPrices, Format::kGcpBillingCatalog}) {
+    for (Format f :
+         {Format::kAwsPriceList, Format::kAzureRetailPrices, Format::kGcpBillingCatalog}) {
         if (FormatName(f) == name) {
             return f;
         }
@@ -212,8 +213,7 @@ void OfferingSink::Add(pricing::Offering offering) {
 
 pricing::Offering MakeOffering(std::string_view provider, std::string_view instance_type,
                                std::string_view region, pricing::PriceType price_type,
-                               const InstanceShape& shape, double usd_per_hour,
-                               std::string notes) {
+                               const InstanceShape& shape, double usd_per_hour, std::string notes) {
     pricing::Offering o;
     o.id = OfferingId(provider, instance_type, region, price_type);
     o.provider = std::string(provider);
@@ -228,7 +228,8 @@ pricing::Offering MakeOffering(std::string_view provider, std::string_view insta
     o.notes = "shape: " + shape.source;
     // The catalog keeps micro-dollars (numeric(18, 6)); composed and amortised rates are
     // rounded to that once, here, so the same file always yields the same text.
-    o.price.usd_per_hour = std::round(usd_per_hour * kMicroDollarsPerDollar) / kMicroDollarsPerDollar;
+    o.price.usd_per_hour =
+        std::round(usd_per_hour * kMicroDollarsPerDollar) / kMicroDollarsPerDollar;
     o.price.verified = true;  // a dated primary source: the provider's own price file
     o.price.notes = std::move(notes);
     return o;

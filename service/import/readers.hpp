@@ -53,8 +53,7 @@ private:
 // caller once the file has been read.
 pricing::Offering MakeOffering(std::string_view provider, std::string_view instance_type,
                                std::string_view region, pricing::PriceType price_type,
-                               const InstanceShape& shape, double usd_per_hour,
-                               std::string notes);
+                               const InstanceShape& shape, double usd_per_hour, std::string notes);
 
 // Stamps every observation with the file's as_of (the --as-of date, else `publication_date`)
 // and `source`; kInvalidArgument when neither date is known.
@@ -72,7 +71,7 @@ pricing::Result<FileResult> ReadAzure(const Input& input, const std::string& nam
 // GCP lists SKUs over several pages: a machine's GPU, vCPU and memory SKUs may sit on
 // different pages, so all pages of one listing are read together.
 using NamedInput = std::pair<Input, std::string>;
-pricing::Result<FileResult> ReadGcp(const std::vector<NamedInput>& pages,
-                                    const Mappings& mappings, const ParseOptions& options);
+pricing::Result<FileResult> ReadGcp(const std::vector<NamedInput>& pages, const Mappings& mappings,
+                                    const ParseOptions& options);
 
 }  // namespace gpucost::import::detail

@@ -263,7 +263,8 @@ private:
 };
 
 RecordReader::RecordReader(std::vector<JsonPath> record_patterns, WantFn want, RecordFn on_record)
-    : patterns_(std::move(record_patterns)), want_(std::move(want)),
+    : patterns_(std::move(record_patterns)),
+      want_(std::move(want)),
       on_record_(std::move(on_record)) {}
 
 pricing::Status RecordReader::ReadFile(std::FILE* file, const std::string& name) {
@@ -286,9 +287,9 @@ pricing::Status RecordReader::Run(Source& source, const std::string& name) {
                                   name + ": read error at byte " + std::to_string(source.Offset()));
     }
     if (!parsed) {
-        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                  name + ": byte " + std::to_string(sax.ErrorOffset()) + ": " +
-                                      sax.Error());
+        return pricing::MakeError(
+            pricing::ErrorCode::kInvalidArgument,
+            name + ": byte " + std::to_string(sax.ErrorOffset()) + ": " + sax.Error());
     }
     return pricing::Ok{};
 }

@@ -41,7 +41,8 @@ std::string UrlEncode(const std::string& text) {
 // Streams `url` into `path`.
 pricing::Status Download(const std::string& url, const std::string& path) {
     auto scheme_end = url.find("://");
-    auto path_start = scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
+    auto path_start =
+        scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
     if (path_start == std::string::npos) {
         return MakeError(ErrorCode::kInvalidArgument, "not a URL: " + url);
     }
@@ -94,9 +95,9 @@ pricing::Result<DownloadedFiles> DownloadAzure(const SyncArgs& args, const std::
     std::string url = kAzurePricesBase + UrlEncode(filter);
     for (int page = 0; !url.empty(); ++page) {
         if (page >= kMaxAzurePages) {
-            return MakeError(ErrorCode::kUnavailable,
-                             "Azure listed more than " + std::to_string(kMaxAzurePages) +
-                                 " pages; narrow it with --region");
+            return MakeError(ErrorCode::kUnavailable, "Azure listed more than " +
+                                                          std::to_string(kMaxAzurePages) +
+                                                          " pages; narrow it with --region");
         }
         std::string path = dir + "/azure-page-" + std::to_string(page) + ".json";
         if (auto got = Download(url, path); !got.ok()) {
@@ -105,9 +106,10 @@ pricing::Result<DownloadedFiles> DownloadAzure(const SyncArgs& args, const std::
         out.files.push_back(path);
         std::ifstream in(path);
         auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-        auto next = doc.is_object() && doc.contains("NextPageLink") && doc["NextPageLink"].is_string()
-                        ? doc["NextPageLink"].get<std::string>()
-                        : std::string();
+        auto next =
+            doc.is_object() && doc.contains("NextPageLink") && doc["NextPageLink"].is_string()
+                ? doc["NextPageLink"].get<std::string>()
+                : std::string();
         url = next;
     }
     return out;

@@ -22,7 +22,8 @@ struct DownloadedFiles {
 };
 
 // Downloads the providers' documented price files into `dir` (created if missing):
-//   aws:   https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json
+//   aws:
+//   https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json
 //   azure: https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual Machines'
 //          [and armRegionName eq '{region}'], every page (NextPageLink), at most kMaxAzurePages.
 // kInvalidArgument for an unknown provider or aws without regions; kUnavailable naming the URL

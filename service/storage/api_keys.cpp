@@ -104,19 +104,20 @@ pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn, const std::strin
     std::string salt = RandomBytes(kKeySaltBytes);
     std::string hash = HashKey(salt, issued.key);
     pqxx::work tx(conn);
-    BumpRevision(tx);
-    issued.id = tx.exec_params(
-                      "INSERT INTO api_keys (prefix, salt, key_hash, scope, name)"
-                      " VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                      issued.prefix, pqxx::binarystring(salt), pqxx::binarystring(hash), scope, name)[0][0]
-                    .as<std::int64_t>();
+    BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
+    issued.id =
+        tx.exec_params(
+              "INSERT INTO api_keys (prefix, salt, key_hash, scope, name)"
+              " VALUES ($1, $2, $3, $4, $5) RETURNING id",
+              issued.prefix, pqxx::binarystring(salt), pqxx::binarystring(hash), scope, name)[0][0]
+            .as<std::int64_t>();
     tx.commit();
     return issued;
 }
 
 pricing::Status RevokeApiKey(pqxx::connection& conn, const std::string& which) {
     pqxx::work tx(conn);
-    BumpRevision(tx);
+    BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
     auto rows = tx.exec_params(
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())"
         " WHERE prefix = $1 OR id::text = $1 RETURNING id",
@@ -132,11 +133,12 @@ pricing::Status RevokeApiKey(pqxx::connection& conn, const std::string& which) {
 std::vector<KeyInfo> ListApiKeys(pqxx::connection& conn) {
     pqxx::read_transaction tx(conn);
     std::vector<KeyInfo> out;
-    for (const auto& r : tx.exec_params(
-             "SELECT id, prefix, scope, name,"
-             " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-             " coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
-             " FROM api_keys ORDER BY id")) {
+    for (const auto& r :
+         tx.exec_params("SELECT id, prefix, scope, name,"
+                        " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+                        " coalesce(to_char(revoked_at AT TIME ZONE 'UTC', "
+                        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
+                        " FROM api_keys ORDER BY id")) {
         out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::string>(),
                        r[3].as<std::string>(), r[4].as<std::string>(), r[5].as<std::string>()});
     }

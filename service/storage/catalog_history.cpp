@@ -1,9 +1,11 @@
 #include "service/storage/catalog_history.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <set>
 
-#include "service/http/timestamp.hpp"
+#include "service/http/codec/timestamp.hpp"
 
 namespace gpucost::storage {
 namespace {
@@ -18,46 +20,60 @@ bool Contains(const PriceInterval& p, TimestampUs t) {
     return non_empty && p.valid_from_us <= t && (!p.valid_to_us || t < *p.valid_to_us);
 }
 
+// The offering as served at `at` (current when nullopt; see BuildSnapshot), or nullopt when
+// it is not served then. kInternal when two of its prices are valid at the same time.
+pricing::Result<std::optional<pricing::Offering>> ServedOffering(const OfferingHistory& h,
+                                                                 std::optional<TimestampUs> at) {
+    if (!at && h.retired_at_us) {
+        return std::optional<pricing::Offering>();
+    }
+    const PriceInterval* served = nullptr;
+    for (const PriceInterval& p : h.prices) {
+        bool is_served = at ? Contains(p, *at) : !p.valid_to_us.has_value();
+        if (!is_served) {
+            continue;
+        }
+        if (served != nullptr) {
+            return pricing::MakeError(
+                pricing::ErrorCode::kInternal,
+                "offering '" + h.offering.id + "' has two prices valid at the same time");
+        }
+        served = &p;
+    }
+    if (served == nullptr) {
+        return std::optional<pricing::Offering>();
+    }
+    pricing::Offering o = h.offering;
+    o.price = served->observation;
+    o.superseded_prices.clear();
+    for (const PriceInterval& p : h.prices) {
+        if (&p != served && (!at || p.valid_from_us <= *at)) {
+            o.superseded_prices.push_back(p.observation);
+        }
+    }
+    std::stable_sort(o.superseded_prices.begin(), o.superseded_prices.end(),
+                     [](const pricing::PriceObservation& a, const pricing::PriceObservation& b) {
+                         return a.as_of > b.as_of;
+                     });
+    return std::optional<pricing::Offering>(std::move(o));
+}
+
 }  // namespace
 
 pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> BuildSnapshot(
     const CatalogHistory& history, std::optional<TimestampUs> at) {
     std::vector<pricing::Offering> offerings;
+    offerings.reserve(history.offerings.size());
     std::size_t observations = 0;
-    for (const OfferingHistory& h : history.offerings) {
-        if (!at && h.retired_at_us) {
-            continue;
+    for (const auto& h : history.offerings) {
+        auto served = ServedOffering(*h, at);
+        if (!served.ok()) {
+            return served.error();
         }
-        const PriceInterval* served = nullptr;
-        for (const PriceInterval& p : h.prices) {
-            bool is_served = at ? Contains(p, *at) : !p.valid_to_us.has_value();
-            if (!is_served) {
-                continue;
-            }
-            if (served != nullptr) {
-                return pricing::MakeError(pricing::ErrorCode::kInternal,
-                                          "offering '" + h.offering.id +
-                                              "' has two prices valid at the same time");
-            }
-            served = &p;
+        if (served.value()) {
+            observations += 1 + served.value()->superseded_prices.size();
+            offerings.push_back(std::move(*served.value()));
         }
-        if (served == nullptr) {
-            continue;
-        }
-        pricing::Offering o = h.offering;
-        o.price = served->observation;
-        o.superseded_prices.clear();
-        for (const PriceInterval& p : h.prices) {
-            if (&p != served && (!at || p.valid_from_us <= *at)) {
-                o.superseded_prices.push_back(p.observation);
-            }
-        }
-        std::stable_sort(o.superseded_prices.begin(), o.superseded_prices.end(),
-                         [](const pricing::PriceObservation& a, const pricing::PriceObservation& b) {
-                             return a.as_of > b.as_of;
-                         });
-        observations += 1 + o.superseded_prices.size();
-        offerings.push_back(std::move(o));
     }
     std::string version = "pg-r" + std::to_string(history.revision);
     if (at) {
@@ -65,6 +81,206 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> BuildSnapshot(
     }
     return pricing::InMemoryCatalog::Build(history.accelerators, std::move(offerings),
                                            std::move(version), "postgresql", observations);
+}
+
+const OfferingHistory* FindHistory(const CatalogHistory& history, std::string_view id) {
+    auto it = std::lower_bound(history.offerings.begin(), history.offerings.end(), id,
+                               [](const std::shared_ptr<const OfferingHistory>& h,
+                                  std::string_view key) { return h->offering.id < key; });
+    return it != history.offerings.end() && (*it)->offering.id == id ? it->get() : nullptr;
+}
+
+std::string EncodeChange(std::int64_t revision, const CatalogChange& change) {
+    // PostgreSQL refuses payloads of 8000 bytes or more; a change that large is a bulk one.
+    constexpr std::size_t kMaxPayloadBytes = 7000;
+    std::string out = std::to_string(revision);
+    if (change.everything) {
+        return out;
+    }
+    if (change.keys) {
+        out += "\nk";
+    }
+    for (const std::string& id : change.offering_ids) {
+        if (id.find('\n') != std::string::npos) {
+            return std::to_string(revision);
+        }
+        out += "\no:" + id;
+        if (out.size() > kMaxPayloadBytes) {
+            return std::to_string(revision);
+        }
+    }
+    if (!change.keys && change.offering_ids.empty()) {
+        return out + "\n-";  // changed nothing a replica keeps (still a new revision)
+    }
+    return out;
+}
+
+std::optional<std::pair<std::int64_t, CatalogChange>> DecodeChange(std::string_view payload) {
+    std::size_t end = payload.find('\n');
+    std::string head(payload.substr(0, end));
+    std::int64_t revision = 0;
+    try {
+        std::size_t used = 0;
+        revision = std::stoll(head, &used);
+        if (used != head.size()) {
+            return std::nullopt;
+        }
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    CatalogChange change;
+    if (end == std::string_view::npos) {
+        change.everything = true;
+        return std::pair{revision, std::move(change)};
+    }
+    while (end != std::string_view::npos) {
+        std::size_t start = end + 1;
+        end = payload.find('\n', start);
+        std::string_view line = payload.substr(
+            start, end == std::string_view::npos ? std::string_view::npos : end - start);
+        if (line == "k") {
+            change.keys = true;
+        } else if (line.substr(0, 2) == "o:" && line.size() > 2) {
+            change.offering_ids.emplace_back(line.substr(2));
+        } else if (line != "-") {
+            change.everything = true;  // from a newer binary: reload rather than guess
+        }
+    }
+    return std::pair{revision, std::move(change)};
+}
+
+CatalogHistory ApplyChange(const CatalogHistory& base, std::int64_t revision,
+                           const CatalogChange& change, std::vector<OfferingHistory> loaded,
+                           std::vector<KeyRecord> keys) {
+    CatalogHistory next;
+    next.revision = revision;
+    next.accelerators = base.accelerators;
+    next.keys = change.keys ? std::move(keys) : base.keys;
+    std::map<std::string, std::shared_ptr<const OfferingHistory>> replaced;
+    for (const std::string& id : change.offering_ids) {
+        replaced.emplace(id, nullptr);  // removed unless loaded
+    }
+    for (OfferingHistory& h : loaded) {
+        std::string id = h.offering.id;
+        replaced[id] = std::make_shared<const OfferingHistory>(std::move(h));
+    }
+    // Merge two id-ordered sequences: the unchanged offerings and the replacements.
+    next.offerings.reserve(base.offerings.size() + replaced.size());
+    auto r = replaced.begin();
+    for (const auto& h : base.offerings) {
+        for (; r != replaced.end() && r->first < h->offering.id; ++r) {
+            if (r->second) {
+                next.offerings.push_back(r->second);
+            }
+        }
+        if (r != replaced.end() && r->first == h->offering.id) {
+            if (r->second) {
+                next.offerings.push_back(r->second);
+            }
+            ++r;
+        } else {
+            next.offerings.push_back(h);
+        }
+    }
+    for (; r != replaced.end(); ++r) {
+        if (r->second) {
+            next.offerings.push_back(r->second);
+        }
+    }
+    return next;
+}
+
+pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PatchSnapshot(
+    const pricing::InMemoryCatalog& base_current, const CatalogHistory& next,
+    const CatalogChange& change) {
+    const std::set<std::string_view> changed(change.offering_ids.begin(),
+                                             change.offering_ids.end());
+    std::size_t observations = base_current.Describe().price_observation_count;
+    std::vector<pricing::Offering> offerings;
+    offerings.reserve(base_current.Offerings().size() + changed.size());
+    // The changed offering's new served form, appended in id order; nothing when it is gone.
+    auto emit = [&](std::string_view id) -> pricing::Status {
+        const OfferingHistory* h = FindHistory(next, id);
+        if (h == nullptr) {
+            return pricing::Ok{};
+        }
+        auto served = ServedOffering(*h, std::nullopt);
+        if (!served.ok()) {
+            return served.error();
+        }
+        if (!served.value()) {
+            return pricing::Ok{};
+        }
+        if (!base_current.FindAccelerator(served.value()->accelerator).ok()) {
+            return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                      "offering '" + served.value()->id +
+                                          "' names unknown accelerator '" +
+                                          served.value()->accelerator + "'");
+        }
+        observations += 1 + served.value()->superseded_prices.size();
+        offerings.push_back(std::move(*served.value()));
+        return pricing::Ok{};
+    };
+    // Merge the id-ordered snapshot with the id-ordered changes, so the result is in order
+    // and unique without the sort and the id sets of InMemoryCatalog::Build (the unchanged
+    // offerings were validated when their snapshot was built).
+    auto c = changed.begin();
+    for (const pricing::Offering& o : base_current.Offerings()) {
+        for (; c != changed.end() && *c < o.id; ++c) {
+            if (auto done = emit(*c); !done.ok()) {
+                return done.error();
+            }
+        }
+        if (c != changed.end() && *c == o.id) {
+            observations -= 1 + o.superseded_prices.size();
+            if (auto done = emit(*c); !done.ok()) {
+                return done.error();
+            }
+            ++c;
+        } else {
+            offerings.push_back(o);
+        }
+    }
+    for (; c != changed.end(); ++c) {
+        if (auto done = emit(*c); !done.ok()) {
+            return done.error();
+        }
+    }
+    // What InMemoryCatalog::Build derives; the catalog_history test compares the two.
+    pricing::CatalogInfo info;
+    info.version = "pg-r" + std::to_string(next.revision);
+    info.origin = "postgresql";
+    info.accelerator_count = base_current.Accelerators().size();
+    info.offering_count = offerings.size();
+    info.price_observation_count = observations;
+    for (const pricing::Offering& o : offerings) {
+        if (!o.price.verified) {
+            ++info.unverified_offering_count;
+        }
+        if (info.oldest_as_of.empty() || o.price.as_of < info.oldest_as_of) {
+            info.oldest_as_of = o.price.as_of;
+        }
+        if (o.price.as_of > info.newest_as_of) {
+            info.newest_as_of = o.price.as_of;
+        }
+    }
+    return std::make_shared<const pricing::InMemoryCatalog>(base_current.Accelerators(),
+                                                            std::move(offerings), std::move(info));
+}
+
+std::vector<TimestampUs> ChangePoints(const CatalogHistory& history) {
+    std::vector<TimestampUs> points;
+    for (const auto& h : history.offerings) {
+        for (const PriceInterval& p : h->prices) {
+            points.push_back(p.valid_from_us);
+            if (p.valid_to_us) {
+                points.push_back(*p.valid_to_us);
+            }
+        }
+    }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    return points;
 }
 
 std::vector<std::pair<TimestampUs, std::optional<TimestampUs>>> SeedIntervals(
@@ -107,6 +323,103 @@ std::vector<std::pair<TimestampUs, std::optional<TimestampUs>>> SeedIntervals(
         }
     }
     return out;
+}
+
+namespace {
+
+// Whether `a` wins over `b` by the current-price rule; a tie goes to `a` (the newer write).
+bool Beats(const pricing::PriceObservation& a, const pricing::PriceObservation& b) {
+    return pricing::SelectCurrentPrice({a, b}) == 0;
+}
+
+bool Served(const PriceInterval& p) {
+    return !p.valid_to_us || *p.valid_to_us > p.valid_from_us;
+}
+
+}  // namespace
+
+PricePlacement PlacePrice(const OfferingHistory& history, const pricing::PriceObservation& price,
+                          TimestampUs now_us) {
+    PricePlacement out;
+    const PriceInterval* current = nullptr;
+    std::vector<const PriceInterval*> served;
+    for (const PriceInterval& p : history.prices) {
+        if (Served(p)) {
+            served.push_back(&p);
+            if (!p.valid_to_us) {
+                current = &p;
+            }
+        }
+    }
+    if (current == nullptr || Beats(price, current->observation)) {
+        out.current = true;
+        out.valid_from = now_us;
+        return out;
+    }
+    std::sort(served.begin(), served.end(), [](const PriceInterval* a, const PriceInterval* b) {
+        return a->valid_from_us < b->valid_from_us;
+    });
+    const TimestampUs day = http::ParseIsoDate(price.as_of).value();
+    std::optional<TimestampUs> from;
+    // Before the first served row nothing is served (the offering is absent): beaten too.
+    if (!served.empty() && day < served.front()->valid_from_us) {
+        from = day;
+    }
+    for (const PriceInterval* row : served) {
+        const TimestampUs end = row->valid_to_us.value_or(std::numeric_limits<TimestampUs>::max());
+        if (end <= day) {
+            continue;
+        }
+        const TimestampUs start = std::max(row->valid_from_us, day);
+        if (Beats(price, row->observation)) {
+            if (!from) {
+                from = start;
+            }
+            // Shortened to end where the new row begins (empty when it begins inside it).
+            out.shortened.emplace_back(row->id, std::max(row->valid_from_us, *from));
+            continue;
+        }
+        if (from) {
+            out.valid_from = *from;
+            out.valid_to = start;
+            return out;
+        }
+    }
+    // The current row beats it and nothing before did: recorded, never served.
+    out.shortened.clear();
+    out.valid_from = day;
+    out.valid_to = day;
+    return out;
+}
+
+void ApplyPlacement(OfferingHistory& history, const PricePlacement& placement,
+                    const pricing::PriceObservation& price, std::int64_t row_id,
+                    TimestampUs now_us) {
+    for (PriceInterval& p : history.prices) {
+        if (placement.current && !p.valid_to_us) {
+            p.valid_to_us = placement.valid_from;
+        }
+        for (const auto& [id, to] : placement.shortened) {
+            if (p.id == id) {
+                p.valid_to_us = to;
+            }
+        }
+    }
+    PriceInterval added;
+    added.id = row_id;
+    added.observation = price;
+    added.valid_from_us = placement.valid_from;
+    added.valid_to_us = placement.valid_to;
+    added.recorded_at_us = now_us;
+    history.prices.push_back(added);
+    std::stable_sort(history.prices.begin(), history.prices.end(),
+                     [](const PriceInterval& a, const PriceInterval& b) {
+                         return a.valid_from_us < b.valid_from_us;
+                     });
+    if (placement.current) {
+        history.offering.price = price;
+    }
+    ++history.version;
 }
 
 }  // namespace gpucost::storage

@@ -16,7 +16,8 @@ int WithConnection(const std::string& url, const std::function<int(pqxx::connect
     try {
         conn = Connect(url);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "gpucost: cannot connect to %s: %s\n", RedactUrl(url).c_str(), e.what());
+        std::fprintf(stderr, "gpucost: cannot connect to %s: %s\n", RedactUrl(url).c_str(),
+                     e.what());
         return 3;
     }
     try {
@@ -35,7 +36,9 @@ bool SchemaReady(pqxx::connection& conn) {
         return false;
     }
     if (!status.value().missing.empty()) {
-        std::fprintf(stderr, "gpucost: the database schema is not up to date; run `gpucost migrate` first\n");
+        std::fprintf(
+            stderr,
+            "gpucost: the database schema is not up to date; run `gpucost migrate` first\n");
         return false;
     }
     return true;
@@ -66,10 +69,10 @@ int RunSeed(const std::string& database_url, const pricing::Catalog& shipped) {
             return 1;
         }
         SeedReport r = Seed(conn, shipped);
-        std::printf("seed: %zu accelerators, %zu offerings, %zu prices inserted; %zu offerings "
-                    "already present (left unchanged)\n",
-                    r.accelerators_inserted, r.offerings_inserted, r.prices_inserted,
-                    r.offerings_skipped);
+        std::printf(
+            "seed: %zu accelerators, %zu offerings, %zu prices inserted; %zu offerings "
+            "already present (left unchanged)\n",
+            r.accelerators_inserted, r.offerings_inserted, r.prices_inserted, r.offerings_skipped);
         return 0;
     });
 }
@@ -86,7 +89,8 @@ int RunApiKey(const std::string& database_url, const std::vector<std::string>& a
                 std::fprintf(stderr, "gpucost: %s\n", issued.error().message.c_str());
                 return 1;
             }
-            std::fprintf(stderr, "created %s key '%s' (id %lld, prefix %s); it is shown only once:\n",
+            std::fprintf(stderr,
+                         "created %s key '%s' (id %lld, prefix %s); it is shown only once:\n",
                          scope.c_str(), name.c_str(), static_cast<long long>(issued.value().id),
                          issued.value().prefix.c_str());
             std::printf("%s\n", issued.value().key.c_str());

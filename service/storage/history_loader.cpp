@@ -50,7 +50,8 @@ http::OfferingHistory OfferingFromRow(const pqxx::row& r) {
     o.interconnect = r[8].as<std::string>();
     o.scale_out_gbit_per_s = OptDouble(r[9]);
     o.region = r[10].as<std::string>();
-    o.price_type = pricing::ParsePriceType(r[11].as<std::string>()).value_or(pricing::PriceType::kOnDemand);
+    o.price_type =
+        pricing::ParsePriceType(r[11].as<std::string>()).value_or(pricing::PriceType::kOnDemand);
     if (!r[12].is_null()) {
         o.spot_interruption = pricing::ParseSpotInterruptionBucket(r[12].as<std::string>());
     }
@@ -91,6 +92,52 @@ void AttachCurrent(http::OfferingHistory& h) {
     if (best != nullptr) {
         h.offering.price = best->observation;
     }
+}
+
+// A text[] literal of `items` for a $n::text[] parameter.
+std::string TextArray(const std::vector<std::string>& items) {
+    std::string out = "{";
+    for (const std::string& item : items) {
+        if (out.size() > 1) {
+            out += ',';
+        }
+        out += '"';
+        for (char c : item) {
+            if (c == '"' || c == '\\') {
+                out += '\\';
+            }
+            out += c;
+        }
+        out += '"';
+    }
+    return out + "}";
+}
+
+// Offerings (filtered by `offering_where`, whose $1 is `arg` when given) with their prices
+// (filtered by `price_where`), ordered by id, prices by valid_from, id.
+std::vector<http::OfferingHistory> OfferingsWithPrices(
+    pqxx::transaction_base& tx, const std::string& offering_where, const std::string& price_where,
+    const std::optional<std::string>& arg = std::nullopt) {
+    auto query = [&](const std::string& sql) {
+        return arg ? tx.exec_params(sql, *arg) : tx.exec_params(sql);
+    };
+    std::vector<http::OfferingHistory> out;
+    std::map<std::string, std::size_t> index;
+    for (const auto& r : query(std::string(kOfferingColumns) + offering_where + " ORDER BY id")) {
+        index.emplace(r[0].as<std::string>(), out.size());
+        out.push_back(OfferingFromRow(r));
+    }
+    for (const auto& r : query(std::string(kPriceColumns) + price_where +
+                               " ORDER BY p.offering_id, p.valid_from, p.id")) {
+        auto it = index.find(r[1].as<std::string>());
+        if (it != index.end()) {
+            out[it->second].prices.push_back(PriceFromRow(r));
+        }
+    }
+    for (auto& o : out) {
+        AttachCurrent(o);
+    }
+    return out;
 }
 
 }  // namespace
@@ -136,42 +183,45 @@ CatalogHistory LoadHistory(pqxx::transaction_base& tx) {
         a.notes = r[25].as<std::string>();
         h.accelerators.push_back(std::move(a));
     }
-    std::map<std::string, std::size_t> index;
-    for (const auto& r : tx.exec_params(std::string(kOfferingColumns) + " ORDER BY id")) {
-        index.emplace(r[0].as<std::string>(), h.offerings.size());
-        h.offerings.push_back(OfferingFromRow(r));
+    for (auto& o : OfferingsWithPrices(tx, "", "")) {
+        h.offerings.push_back(std::make_shared<const http::OfferingHistory>(std::move(o)));
     }
+    h.keys = LoadKeys(tx);
+    return h;
+}
+
+std::vector<KeyRecord> LoadKeys(pqxx::transaction_base& tx) {
+    std::vector<KeyRecord> keys;
     for (const auto& r :
-         tx.exec_params(std::string(kPriceColumns) + " ORDER BY p.offering_id, p.valid_from, p.id")) {
-        auto it = index.find(r[1].as<std::string>());
-        if (it != index.end()) {
-            h.offerings[it->second].prices.push_back(PriceFromRow(r));
-        }
-    }
-    for (auto& o : h.offerings) {
-        AttachCurrent(o);
-    }
-    for (const auto& r : tx.exec_params(
-             "SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL"
-             " FROM api_keys ORDER BY id")) {
+         tx.exec_params("SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL"
+                        " FROM api_keys ORDER BY id")) {
         KeyRecord k;
         k.id = r[0].as<std::int64_t>();
         k.prefix = r[1].as<std::string>();
         k.salt = pqxx::binarystring(r[2]).str();
         k.key_hash = pqxx::binarystring(r[3]).str();
-        k.scope = r[4].as<std::string>() == "admin" ? http::KeyScope::kAdmin : http::KeyScope::kRead;
+        k.scope =
+            r[4].as<std::string>() == "admin" ? http::KeyScope::kAdmin : http::KeyScope::kRead;
         k.name = r[5].as<std::string>();
         k.revoked = r[6].as<bool>();
-        h.keys.push_back(std::move(k));
+        keys.push_back(std::move(k));
     }
-    return h;
+    return keys;
+}
+
+std::vector<http::OfferingHistory> LoadOfferingHistories(pqxx::transaction_base& tx,
+                                                         const std::vector<std::string>& ids) {
+    if (ids.empty()) {
+        return {};
+    }
+    return OfferingsWithPrices(tx, " WHERE id = ANY($1::text[])",
+                               " WHERE p.offering_id = ANY($1::text[])", TextArray(ids));
 }
 
 std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base& tx,
                                                          const std::string& id, bool lock) {
-    auto rows = tx.exec_params(std::string(kOfferingColumns) + " WHERE id = $1" +
-                                   (lock ? " FOR UPDATE" : ""),
-                               id);
+    auto rows = tx.exec_params(
+        std::string(kOfferingColumns) + " WHERE id = $1" + (lock ? " FOR UPDATE" : ""), id);
     if (rows.empty()) {
         return std::nullopt;
     }
@@ -185,19 +235,32 @@ std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base&
     return h;
 }
 
-std::int64_t BumpRevision(pqxx::transaction_base& tx) {
-    auto revision = tx.exec_params(
-                          "UPDATE catalog_state SET revision = revision + 1, changed_at = now()"
-                          " RETURNING revision")[0][0]
-                        .as<std::int64_t>();
-    tx.exec_params("SELECT pg_notify($1, $2)", std::string(kCatalogChannel),
-                   std::to_string(revision));
-    return revision;
+std::int64_t BumpRevision(pqxx::transaction_base& tx, const CatalogChange& change) {
+    // One round trip; the payload's first line is the revision the UPDATE returns.
+    const std::string lines = EncodeChange(0, change).substr(1);
+    return tx
+        .exec_params(
+            "WITH bumped AS (UPDATE catalog_state SET revision = revision + 1,"
+            " changed_at = now() RETURNING revision)"
+            " SELECT revision, pg_notify($1, revision::text || $2) FROM bumped",
+            std::string(kCatalogChannel), lines)[0][0]
+        .as<std::int64_t>();
 }
 
 std::int64_t SourceId(pqxx::transaction_base& tx, const std::string& name) {
-    tx.exec_params("INSERT INTO sources (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", name);
-    return tx.exec_params("SELECT id FROM sources WHERE name = $1", name)[0][0].as<std::int64_t>();
+    // One round trip: the row inserted, or the one already there.
+    auto found = tx.exec_params(
+        "WITH added AS (INSERT INTO sources (name) VALUES ($1)"
+        " ON CONFLICT (name) DO NOTHING RETURNING id)"
+        " SELECT id FROM added UNION ALL"
+        " SELECT id FROM sources WHERE name = $1 LIMIT 1",
+        name);
+    if (found.empty()) {
+        // Another transaction committed the name while this statement waited on it; the
+        // statement's snapshot predates that row, a new statement sees it.
+        found = tx.exec_params("SELECT id FROM sources WHERE name = $1", name);
+    }
+    return found[0][0].as<std::int64_t>();
 }
 
 }  // namespace gpucost::storage

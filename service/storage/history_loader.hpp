@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -17,6 +18,14 @@ inline constexpr char kCatalogChannel[] = "gpucost_catalog";
 // its revision. Run it in a repeatable-read transaction for a consistent view.
 CatalogHistory LoadHistory(pqxx::transaction_base& tx);
 
+// The offerings named (unknown ids are left out), with their prices, in one round trip per
+// table: what a replica reads to apply one change.
+std::vector<http::OfferingHistory> LoadOfferingHistories(pqxx::transaction_base& tx,
+                                                         const std::vector<std::string>& ids);
+
+// The API key records.
+std::vector<KeyRecord> LoadKeys(pqxx::transaction_base& tx);
+
 // The current revision (catalog_state.revision).
 std::int64_t LoadRevision(pqxx::transaction_base& tx);
 
@@ -25,9 +34,9 @@ std::int64_t LoadRevision(pqxx::transaction_base& tx);
 std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base& tx,
                                                          const std::string& id, bool lock);
 
-// Increments catalog_state.revision and queues a NOTIFY with it (delivered at commit).
-// The UPDATE's row lock also serialises catalog writers.
-std::int64_t BumpRevision(pqxx::transaction_base& tx);
+// Increments catalog_state.revision and queues a NOTIFY with it and what it changed
+// (EncodeChange; delivered at commit). The UPDATE's row lock also serialises catalog writers.
+std::int64_t BumpRevision(pqxx::transaction_base& tx, const CatalogChange& change);
 
 // The id of a price source, inserting it when new.
 std::int64_t SourceId(pqxx::transaction_base& tx, const std::string& name);

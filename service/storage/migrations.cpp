@@ -46,8 +46,8 @@ pricing::Result<SchemaStatus> Compare(const std::map<int, std::string>& applied)
                 pricing::ErrorCode::kFailedPrecondition,
                 "the database has migration " + std::to_string(version) +
                     " which this gpucost does not know (database schema is ahead of the binary, "
-                    "which knows up to " + std::to_string(status.binary_version) +
-                    "); run a newer gpucost");
+                    "which knows up to " +
+                    std::to_string(status.binary_version) + "); run a newer gpucost");
         }
         if (MigrationChecksum(it->second->sql) != checksum) {
             return pricing::MakeError(pricing::ErrorCode::kFailedPrecondition,
@@ -112,8 +112,9 @@ pricing::Result<std::vector<int>> Migrate(pqxx::connection& conn) {
             continue;
         }
         tx.exec(std::string(m.sql));  // trusted text compiled into the binary; no parameters
-        tx.exec_params("INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                       m.version, std::string(m.name), MigrationChecksum(m.sql));
+        tx.exec_params(
+            "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+            m.version, std::string(m.name), MigrationChecksum(m.sql));
         applied.push_back(m.version);
     }
     tx.commit();

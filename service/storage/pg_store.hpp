@@ -21,6 +21,9 @@
 
 namespace gpucost::storage {
 
+// How many as_of snapshots a replica keeps (each about the size of the current one).
+inline constexpr std::size_t kAsOfCacheEntries = 2;
+
 struct PgStoreOptions {
     std::string database_url;
     std::size_t pool_size = 4;  // connections for writes and scenarios
@@ -38,9 +41,13 @@ struct PgStoreOptions {
 };
 
 // The writable catalog on PostgreSQL. Reads are served from an in-memory snapshot of the
-// whole catalog history (loaded at Open, reloaded when catalog_state.revision changes:
-// LISTEN/NOTIFY plus a periodic check); writes go through a small connection pool, one
-// transaction each, serialised on the catalog_state row lock. Thread-safe.
+// whole catalog history, loaded at Open. Each write's NOTIFY names the rows it changed and
+// every replica applies exactly those (ApplyChange, PatchSnapshot); a full reload happens
+// only for bulk changes (seed, import), after a missed notification (the periodic check of
+// catalog_state.revision) or on reconnecting. Writes go through a small connection pool,
+// one transaction each, serialised on the catalog_state row lock; a write returns the
+// connection before it waits for its replica to serve it. `as_of` snapshots come from a
+// small cache (kAsOfCacheEntries) keyed by the interval between change points. Thread-safe.
 class PgStore final : public http::CatalogStore {
 public:
     // Connects, checks that the schema matches this binary (kFailedPrecondition when the
@@ -54,7 +61,8 @@ public:
     PgStore& operator=(PgStore&&) = delete;
 
     std::shared_ptr<const pricing::Catalog> Current() const override;
-    pricing::Result<std::shared_ptr<const pricing::Catalog>> At(http::TimestampUs at) const override;
+    pricing::Result<std::shared_ptr<const pricing::Catalog>> At(
+        http::TimestampUs at) const override;
     pricing::Result<http::OfferingHistory> History(std::string_view id) const override;
     http::StoreHealth Health() const override;
     std::optional<http::Principal> Authenticate(std::string_view key) const override;
@@ -62,6 +70,9 @@ public:
     pricing::Result<http::StoredResponse> PutPrice(const http::WriteRequest& request,
                                                    std::string_view id, const http::NewPrice& price,
                                                    const HistoryEncoder& encode) override;
+    pricing::Result<http::StoredResponse> PutPrices(const http::WriteRequest& request,
+                                                    const std::vector<http::PriceUpdate>& prices,
+                                                    const HistoriesEncoder& encode) override;
     pricing::Result<http::StoredResponse> CreateOfferings(
         const http::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
         const CreatedEncoder& encode) override;
@@ -74,6 +85,14 @@ public:
     pricing::Result<std::vector<http::Scenario>> ListScenarios(std::size_t limit,
                                                                std::int64_t after_id) override;
     pricing::Result<http::Scenario> GetScenario(std::int64_t id) override;
+    pricing::Result<http::ScenarioPage> FindScenarios(const http::ScenarioFilter& filter,
+                                                      std::size_t limit,
+                                                      std::int64_t after_id) override;
+    pricing::Result<http::Scenario> UpdateScenario(const http::WriteRequest& request,
+                                                   std::int64_t id,
+                                                   const http::ScenarioChange& change) override;
+    pricing::Result<std::monostate> DeleteScenario(const http::WriteRequest& request,
+                                                   std::int64_t id) override;
 
     // Revision of the snapshot being served.
     std::int64_t Revision() const;
@@ -86,6 +105,15 @@ private:
     struct Snapshot {
         std::shared_ptr<const CatalogHistory> history;
         std::shared_ptr<const pricing::InMemoryCatalog> current;
+        // ChangePoints(*history), computed on the first as_of read of this revision.
+        mutable std::once_flag change_points_once;
+        mutable std::vector<TimestampUs> change_points;
+    };
+    // An as_of snapshot shared by every instant between two change points of one revision.
+    struct AsOfEntry {
+        std::int64_t revision = 0;
+        std::size_t interval = 0;  // count of change points at or before the instant
+        std::shared_ptr<const pricing::InMemoryCatalog> catalog;
     };
 
     // A pooled connection, returned on destruction (dropped if it broke).
@@ -95,15 +123,25 @@ private:
     // Runs `body` in a transaction that holds the catalog_state lock, with the
     // Idempotency-Key protocol, retries and in-doubt handling; bumps the revision when the
     // body succeeds.
+    // The body adds the ids of the offerings it changed to `changed` (the NOTIFY names them).
     using WriteBody = std::function<pricing::Result<http::StoredResponse>(
-        pqxx::work& tx, http::TimestampUs now_us)>;
+        pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)>;
     pricing::Result<http::StoredResponse> RunWrite(const http::WriteRequest& request,
                                                    const WriteBody& body);
+    // Waits (without a connection) until this replica serves `revision`, then answers.
+    pricing::Result<http::StoredResponse> AwaitOwnWrite(
+        std::int64_t revision, pricing::Result<http::StoredResponse> outcome) const;
     // Runs a read or a single-statement write on a pooled connection (no retry).
     template <typename T>
     pricing::Result<T> RunSimple(const std::function<pricing::Result<T>(pqxx::connection&)>& body);
 
     pricing::Status Reload(pqxx::connection& conn);
+    // Applies the changes that NOTIFY payloads announced (in order): only the offerings and
+    // keys they name are read; a gap in revisions or a bulk change reloads everything.
+    void ApplyNotified(pqxx::connection& conn, const std::vector<std::string>& payloads);
+    // The as_of snapshot for `at` of `snapshot`'s revision, from the cache or built.
+    pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> AsOfCatalog(
+        const Snapshot& snapshot, http::TimestampUs at) const;
     void Install(std::shared_ptr<const CatalogHistory> history,
                  std::shared_ptr<const pricing::InMemoryCatalog> current);
     void RefresherLoop();
@@ -118,6 +156,12 @@ private:
     mutable std::condition_variable snapshot_changed_;
     std::shared_ptr<const Snapshot> snapshot_;
     std::chrono::steady_clock::time_point confirmed_at_;  // guarded by snapshot_mutex_
+
+    mutable std::mutex as_of_mutex_;
+    mutable std::vector<AsOfEntry> as_of_cache_;  // most recently used last
+    // One as_of build at a time: concurrent misses wait for it instead of each building a
+    // copy of the catalog (what made RSS grow with the number of readers).
+    mutable std::mutex as_of_build_mutex_;
 
     std::mutex pool_mutex_;
     std::condition_variable pool_cv_;

@@ -75,17 +75,20 @@ int main(int argc, char** argv) {
     auto lean_model = est::DeriveModel(lean.model);
     if (!lean_model.ok()) return 1;
     constexpr int kLadderSteps = 10;
-    double ladder_us = MicrosPerCall(iterations, [&] {
-        est::TrainingEstimator estimator(lean, lean_model.value());
-        double sum = 0;
-        est::ClusterSpec step = cluster;
-        for (int count = 8, i = 0; i < kLadderSteps; ++i, count *= 2) {
-            step.accelerator_count = count;
-            auto e = estimator.Estimate(step);
-            sum += e.ok() ? e.value().step_time_s : 0.0;
-        }
-        return sum;
-    }) / kLadderSteps;
+    double ladder_us =
+        MicrosPerCall(iterations,
+                      [&] {
+                          est::TrainingEstimator estimator(lean, lean_model.value());
+                          double sum = 0;
+                          est::ClusterSpec step = cluster;
+                          for (int count = 8, i = 0; i < kLadderSteps; ++i, count *= 2) {
+                              step.accelerator_count = count;
+                              auto e = estimator.Estimate(step);
+                              sum += e.ok() ? e.value().step_time_s : 0.0;
+                          }
+                          return sum;
+                      }) /
+        kLadderSteps;
     est::TrainingRequest fixed = req;
     est::ParallelismRequest p;
     p.tensor = 8;
@@ -152,16 +155,27 @@ int main(int argc, char** argv) {
         auto r = est::EstimateRoofline(H100(), Precision::kBf16, ops);
         return r.ok() ? r.value().total.seconds : 0.0;
     });
-    std::printf("training estimate, layout search, 65B on 2048 x h100-sxm: %8.1f us/call (%d layouts evaluated)\n",
-                search_us, considered);
-    std::printf("training estimate, layout search, 65B on   64 x h100-sxm: %8.1f us/call\n", search_small_us);
-    std::printf("  the same on 2048 without building assumptions (planner): %6.1f us/call\n", search_lean_us);
-    std::printf("  one TrainingEstimator over 8..4096 x h100-sxm (planner):  %8.1f us/estimate\n", ladder_us);
-    std::printf("training estimate, fixed layout:                         %8.1f us/call\n", fixed_us);
-    std::printf("training estimate, MoE 141B (8 experts) on 256, expert parallel searched: %6.1f us/call (%d layouts evaluated)\n",
-                moe_us, moe_considered);
-    std::printf("training estimate, QLoRA 65B on 1 x h100-sxm, searched:  %8.1f us/call\n", qlora_us);
-    std::printf("inference estimate (TP2, batch 8):                       %8.1f us/call\n", inference_us);
-    std::printf("roofline call (3 ops):                                   %8.1f us/call\n", roofline_us);
+    std::printf(
+        "training estimate, layout search, 65B on 2048 x h100-sxm: %8.1f us/call (%d layouts "
+        "evaluated)\n",
+        search_us, considered);
+    std::printf("training estimate, layout search, 65B on   64 x h100-sxm: %8.1f us/call\n",
+                search_small_us);
+    std::printf("  the same on 2048 without building assumptions (planner): %6.1f us/call\n",
+                search_lean_us);
+    std::printf("  one TrainingEstimator over 8..4096 x h100-sxm (planner):  %8.1f us/estimate\n",
+                ladder_us);
+    std::printf("training estimate, fixed layout:                         %8.1f us/call\n",
+                fixed_us);
+    std::printf(
+        "training estimate, MoE 141B (8 experts) on 256, expert parallel searched: %6.1f us/call "
+        "(%d layouts evaluated)\n",
+        moe_us, moe_considered);
+    std::printf("training estimate, QLoRA 65B on 1 x h100-sxm, searched:  %8.1f us/call\n",
+                qlora_us);
+    std::printf("inference estimate (TP2, batch 8):                       %8.1f us/call\n",
+                inference_us);
+    std::printf("roofline call (3 ops):                                   %8.1f us/call\n",
+                roofline_us);
     return 0;
 }

@@ -36,8 +36,8 @@ std::shared_ptr<const InMemoryCatalog> Copies(const InMemoryCatalog& base, int c
             offerings.push_back(std::move(o));
         }
     }
-    auto built = InMemoryCatalog::Build(base.Accelerators(), std::move(offerings), "bench",
-                                        "bench", 0);
+    auto built =
+        InMemoryCatalog::Build(base.Accelerators(), std::move(offerings), "bench", "bench", 0);
     if (!built.ok()) {
         std::fprintf(stderr, "catalog copy failed: %s\n", built.error().message.c_str());
         std::exit(1);
@@ -76,10 +76,11 @@ Timing TimePlan(const plan::TrainingPlanRequest& request, const InMemoryCatalog&
 }
 
 void Print(const char* label, const Timing& t, double base_ms) {
-    std::printf("%-34s %6zu offerings %4zu shapes %5zu estimates %6zu options  median %8.3f ms"
-                "  min %8.3f ms  x%.2f\n",
-                label, t.last.offerings_considered, t.last.hardware_shapes, t.last.estimates,
-                t.last.total_count, t.median_ms, t.min_ms, t.median_ms / base_ms);
+    std::printf(
+        "%-34s %6zu offerings %4zu shapes %5zu estimates %6zu options  median %8.3f ms"
+        "  min %8.3f ms  x%.2f\n",
+        label, t.last.offerings_considered, t.last.hardware_shapes, t.last.estimates,
+        t.last.total_count, t.median_ms, t.min_ms, t.median_ms / base_ms);
 }
 
 }  // namespace
@@ -92,15 +93,16 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "embedded catalog: %s\n", catalog.error().message.c_str());
         return 1;
     }
-    // The planning session of docs/planning.md: a 7B model on 1T tokens in bf16, whole catalog, every
-    // node count up to the default 4096 accelerators.
+    // The planning session of docs/planning.md: a 7B model on 1T tokens in bf16, whole catalog,
+    // every node count up to the default 4096 accelerators.
     plan::TrainingPlanRequest request;
     request.workload.model.params_b = 7;
     request.workload.tokens_b = 1000;
     request.limit = 20;
-    std::printf("plan_bench: 7B params, 1T tokens, bf16, all offerings, up to %d accelerators, "
-                "%d iterations\n",
-                plan::kDefaultMaxPlanAccelerators, iterations);
+    std::printf(
+        "plan_bench: 7B params, 1T tokens, bf16, all offerings, up to %d accelerators, "
+        "%d iterations\n",
+        plan::kDefaultMaxPlanAccelerators, iterations);
     const InMemoryCatalog& base = *catalog.value();
     auto reference = gpucost::app::LoadEmbeddedPlanReference(base);
     if (!reference.ok()) {

@@ -168,9 +168,11 @@ def response_schema(op, status, media):
 
 
 called = set()
+last_headers = {}  # the headers of call()'s last answer
 
 
 def call(doc_path, url_path, method="get", expect=200, body=None, headers=None, timeout_s=10):
+    global last_headers
     called.add((doc_path, method))
     req = urllib.request.Request(BASE + url_path, method=method.upper(), data=body,
                                  headers=headers or {})
@@ -178,15 +180,20 @@ def call(doc_path, url_path, method="get", expect=200, body=None, headers=None, 
         with urllib.request.urlopen(req, timeout=timeout_s) as r:
             status, ctype, raw = r.status, r.headers.get("Content-Type", ""), r.read()
             version = r.headers.get("API-Version")
+            last_headers = r.headers
     except urllib.error.HTTPError as e:
         status, ctype, raw = e.code, e.headers.get("Content-Type", ""), e.read()
         version = e.headers.get("API-Version")
+        last_headers = e.headers
     op = operation(doc_path, method)
     check(status == expect, f"{method.upper()} {url_path} -> {status} (want {expect})")
     check(version == spec["info"]["version"],
           f"{method.upper()} {url_path} names the contract's version (API-Version: {version})")
     schema, media = response_schema(op, status, ctype.split(";")[0])
-    check(media is not None, f"{method.upper()} {doc_path} documents {status} {ctype}")
+    # An answer documented without content (204) has none.
+    bodiless = str(status) in op["responses"] and not resolve(
+        op["responses"][str(status)]).get("content") and not raw
+    check(media is not None or bodiless, f"{method.upper()} {doc_path} documents {status} {ctype}")
     if schema is not None and ctype.startswith(("application/json", "application/problem+json")):
         value = json.loads(raw)
         errs = validate(value, schema)
@@ -230,6 +237,17 @@ try:
     check({p["id"] for p in providers["items"]} ==
           {"aws", "gcp", "azure", "lambda", "coreweave", "runpod", "vastai"},
           "all seven providers are listed")
+    with urllib.request.urlopen(BASE + "/v1/offerings?limit=1", timeout=10) as r:
+        listed = json.loads(r.read())
+        check(r.headers.get("Catalog-Version") == listed["catalog_version"] and
+              listed["currency"] == "USD",
+              "an offering page names its catalog version (header and body) and currency")
+    with urllib.request.urlopen(urllib.request.Request(
+            BASE + "/v1/plans/training", headers={"Content-Type": "application/json", "Accept": "text/csv"},
+            data=json.dumps({"model": {"params_b": 7}, "tokens_b": 10, "limit": 2}).encode()),
+            timeout=30) as r:
+        check(r.headers.get("Catalog-Version") == listed["catalog_version"],
+              "a plan's CSV names its catalog version in the Catalog-Version header")
     page = call("/v1/offerings", "/v1/offerings?provider=aws&limit=7")
     seen = [o["id"] for o in page["items"]]
     while page["next_cursor"]:
@@ -253,7 +271,8 @@ try:
         check(r.headers.get("Deprecation") is None, "an answer without one sends no Deprecation")
     deprecated = [f"{name}.{key}" for name, s in spec["components"]["schemas"].items()
                   for key, p in s.get("properties", {}).items() if p.get("deprecated")]
-    check(deprecated == ["CatalogInfo.version", "TrainingPlanRequest.offset"],
+    check(sorted(deprecated) == ["CatalogInfo.version", "ScenarioSummaryFields.catalog_revision",
+                                 "TrainingPlanRequest.offset"],
           f"the deprecated members are the ones the server marks ({deprecated})")
     # Model library: the list, one model, an unknown id, and each model form in an estimate.
     models = call("/v1/models", "/v1/models")
@@ -369,6 +388,13 @@ try:
                 headers=csv_headers)
     check(rows.startswith(b"offering_id,") and rows.count(b"\r\n") == 6,
           "a training plan answers five CSV rows and a header")
+    # A client asking for CSV gets CSV or a 406, never JSON it did not ask for (issue 22).
+    call("/v1/plans/spot", "/v1/plans/spot", "post", expect=406,
+         body=json.dumps(issue_spot).encode(), headers=csv_headers)
+    offering_rows = call("/v1/offerings", "/v1/offerings?provider=aws&limit=3",
+                         headers={"Accept": "text/csv"})
+    check(offering_rows.startswith(b"id,provider,") and offering_rows.count(b"\r\n") == 4,
+          "an offering page answers CSV: a header and its three offerings")
     call("/v1/plans/spot", "/v1/plans/spot", "post", expect=400,
          body=b'{"job_hours": "ten"}', headers=json_headers)
     call("/v1/plans/spot", "/v1/plans/spot", "post", expect=415,
@@ -395,6 +421,9 @@ try:
     call("/v1/scenarios", "/v1/scenarios", "post", expect=409, body=b"{}", headers=admin_headers)
     call("/v1/scenarios", "/v1/scenarios", expect=409)
     call("/v1/scenarios/{id}", "/v1/scenarios/1", expect=409)
+    call("/v1/scenarios/{id}", "/v1/scenarios/1", "patch", expect=409, body=b'{"name": "x"}',
+         headers=admin_headers)
+    call("/v1/scenarios/{id}", "/v1/scenarios/1", "delete", expect=409, headers=admin_headers)
     call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=409)
     # A method the path lacks: 405 with Allow, as the operations document it (MethodNotAllowed).
     try:
@@ -452,6 +481,79 @@ finally:
 
 
 
+def scenario_owner_and_changes(example, saved, j, a, r, o, r2):
+    """Issue 22: scenarios' owner, PATCH, DELETE, tags, list filters and total_count, and one
+    name for the catalog a saved answer was computed on (catalog_version; catalog_revision
+    deprecated, with Deprecation and Sunset)."""
+    one = "/v1/scenarios/" + saved["id"]
+    check(saved.get("catalog_version") == saved["saved_result"].get("catalog_version"),
+          "a scenario's catalog_version is its saved answer's own")
+    check(saved.get("tags") == example.get("tags"), "tags given at save are kept")
+    got = call("/v1/scenarios/{id}", one)
+    etag = last_headers.get("ETag")
+    check(etag is not None and last_headers.get("Deprecation", "").startswith("@") and
+          last_headers.get("Sunset"), "GET scenario sends its ETag, Deprecation and Sunset")
+    check(got["created_by"] == "contract-reader", "the saving key's name owns the scenario")
+    merge = dict(j, **{"Content-Type": "application/merge-patch+json"})
+    body = json.dumps({"name": "renamed", "tags": ["q4"]}).encode()
+    # Who may change it: 401 without a key, 403 for another team's key, 412 on a stale ETag.
+    call("/v1/scenarios/{id}", one, "patch", expect=401, body=body, headers=merge)
+    call("/v1/scenarios/{id}", one, "patch", expect=403,
+         body=body, headers=dict(o, **{"Content-Type": "application/merge-patch+json"}))
+    call("/v1/scenarios/{id}", one, "delete", expect=403, headers=o)
+    call("/v1/scenarios/{id}", one, "patch", expect=412, body=body,
+         headers=dict(r, **{"If-Match": '"s999"'}))
+    for bad, field in ((b'{"name": ""}', "/name"), (b'{"tags": ["a", "a"]}', "/tags/1"),
+                       (b'{"tags": [""]}', "/tags/0"), (b'{"name": null}', "/name"),
+                       (b'{"tags": ["' + b"x" * 41 + b'"]}', "/tags/0")):
+        problem = call("/v1/scenarios/{id}", one, "patch", expect=422, body=bad, headers=r)
+        check(problem.get("field") == field, f"PATCH {bad.decode()[:30]} is 422 on {field}")
+    call("/v1/scenarios/{id}", one, "patch", expect=415, body=body,
+         headers=dict(r, **{"Content-Type": "text/plain"}))
+    call("/v1/scenarios/{id}", "/v1/scenarios/999999", "patch", expect=404, body=body, headers=r)
+    changed = call("/v1/scenarios/{id}", one, "patch", body=body,
+                   headers=dict(r2, **{"Content-Type": "application/merge-patch+json",
+                                       "If-Match": etag}))
+    check(changed["name"] == "renamed" and changed["tags"] == ["q4"] and
+          changed["saved_result"] == saved["saved_result"],
+          "PATCH by another key of the owner's name renames and replaces tags, nothing else")
+    check(last_headers.get("ETag") not in (None, etag), "PATCH answers the new ETag")
+    cleared = call("/v1/scenarios/{id}", one, "patch", body=b'{"tags": null}', headers=a)
+    check(cleared["tags"] == [] and cleared["name"] == "renamed",
+          "an admin may change it; tags: null removes the tags, the name stays")
+    # A second scenario of another owner and plan; list filters and total_count.
+    other_saved = call("/v1/scenarios", "/v1/scenarios", "post", expect=201, headers=o,
+                       body=json.dumps(dict(example, name="other", tags=["q4", "gpu"])).encode())
+    problem = call("/v1/scenarios", "/v1/scenarios", "post", expect=422, headers=o,
+                   body=json.dumps(dict(example, tags=["ok", "\u0001"])).encode())
+    check(problem.get("field") == "/tags/1", "a bad tag at save is 422 on /tags/1")
+    everything = call("/v1/scenarios", "/v1/scenarios?limit=1")
+    check(everything["total_count"] >= 2 and len(everything["items"]) == 1 and
+          everything["next_cursor"] is not None, "the list pages with total_count")
+    check(last_headers.get("Sunset") is not None, "the list (catalog_revision) sends Sunset")
+    tagged = call("/v1/scenarios", "/v1/scenarios?tag=gpu")
+    check(tagged["total_count"] == 1 and tagged["items"][0]["id"] == other_saved["id"],
+          "?tag= lists the scenarios carrying the tag")
+    mine = call("/v1/scenarios", "/v1/scenarios?created_by=contract-reader&plan=spot&limit=500")
+    check(mine["total_count"] == len(mine["items"]) and
+          all(i["created_by"] == "contract-reader" and i["plan"] == "spot" for i in mine["items"]) and
+          saved["id"] in [i["id"] for i in mine["items"]],
+          "?created_by= and ?plan= filter the list")
+    none = call("/v1/scenarios", "/v1/scenarios?plan=training&tag=gpu")
+    check(none["total_count"] == 0 and none["items"] == [], "filters combine")
+    call("/v1/scenarios", "/v1/scenarios?plan=moon", expect=422)
+    call("/v1/scenarios", "/v1/scenarios?tag=", expect=422)
+    # DELETE: the owner's key (or an admin); then gone from get, list and evaluate.
+    call("/v1/scenarios/{id}", one, "delete", expect=401, headers={})
+    call("/v1/scenarios/{id}", one, "delete", expect=204, headers=r)
+    call("/v1/scenarios/{id}", one, expect=404)
+    call("/v1/scenarios/{id}", one, "delete", expect=404, headers=r)
+    call("/v1/scenarios/{id}/evaluate", one + "/evaluate", "post", expect=404)
+    listed = call("/v1/scenarios", "/v1/scenarios?limit=500")
+    check(saved["id"] not in [i["id"] for i in listed["items"]], "a deleted scenario is not listed")
+    call("/v1/scenarios/{id}", "/v1/scenarios/" + other_saved["id"], "delete", expect=204, headers=a)
+
+
 def run_database_mode():
     """PostgreSQL mode (issue 5), when DATABASE_URL is set (ctest: openapi_contract_pg, run
     through tests/pg/with_pg.sh): migrate, seed, issue keys, then every write, history,
@@ -469,6 +571,9 @@ def run_database_mode():
     gpucost("seed")
     admin = gpucost("apikey", "create", "--scope", "admin", "--name", "contract-admin")
     reader = gpucost("apikey", "create", "--scope", "read", "--name", "contract-reader")
+    # Another team's read key, and a second key of the reader's name (a rotated key).
+    other = gpucost("apikey", "create", "--scope", "read", "--name", "contract-other")
+    reader2 = gpucost("apikey", "create", "--scope", "read", "--name", "contract-reader")
     pg, pg_port = serve.start(BINARY, ["--database-url", url], embedded=False)
     check(pg_port is not None, "PostgreSQL-mode server started")
     if pg_port is None:
@@ -477,6 +582,8 @@ def run_database_mode():
     j = {"Content-Type": "application/json"}
     a = dict(j, Authorization="Bearer " + admin)
     r = dict(j, Authorization="Bearer " + reader)
+    o = dict(j, Authorization="Bearer " + other)
+    r2 = dict(j, Authorization="Bearer " + reader2)
     try:
         health = call("/healthz", "/healthz")
         check(health.get("database", {}).get("connected") is True, "healthz reports the database")
@@ -510,6 +617,7 @@ def run_database_mode():
              body=json.dumps(price).encode(), headers=dict(a, **{"Content-Type": "text/plain"}))
         call("/v1/offerings/{id}/price", "/v1/offerings/nope/price", "put", expect=404,
              body=json.dumps(price).encode(), headers=a)
+        offering_cursor = call("/v1/offerings", "/v1/offerings?limit=3&sort=usd_per_hour")["next_cursor"]
         plan_walk = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 5}
         stale_cursor = call("/v1/plans/training", "/v1/plans/training", "post", headers=j,
                             body=json.dumps(plan_walk).encode())["next_cursor"]
@@ -523,6 +631,10 @@ def run_database_mode():
                        body=json.dumps(dict(plan_walk, cursor=stale_cursor)).encode())
         check(problem.get("field") == "/cursor",
               "a plan cursor from before a price write is 409: the catalog changed under the walk")
+        # Before, a walk went on across the change (a re-priced offering moved past the page
+        # boundary and was listed twice: 190 rows for 189 offerings).
+        call("/v1/offerings", "/v1/offerings?limit=3&sort=usd_per_hour&cursor=" + offering_cursor,
+             expect=409)
         call("/v1/offerings/{id}/history", "/v1/offerings/nope/history", expect=404)
         old = call("/v1/offerings/{id}", path + "?as_of=" + written["prices"][-1]["valid_from"][:10] +
                    "T00:00:00Z")
@@ -572,6 +684,7 @@ def run_database_mode():
         check(ev["changed"] is False, "an unchanged catalog re-evaluates to the saved answer")
         call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/" + saved["id"] + "/evaluate?as_of=x",
              "post", expect=422)
+        scenario_owner_and_changes(sc["example"], saved, j, a, r, o, r2)
         spot = operation("/v1/plans/spot", "post")["requestBody"]["content"]["application/json"]
         call("/v1/plans/spot", "/v1/plans/spot?as_of=2026-06-30", "post",
              body=json.dumps(spot["example"]).encode(), headers=j)

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "service/http/estimate_codec.hpp"
-#include "service/http/json_codec.hpp"
-#include "service/http/plan_codec.hpp"
+#include "service/http/codec/estimate_codec.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/plan_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace gpucost::http;
@@ -17,14 +17,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& json = parsed.value();
     HardwareRequest hw;
     switch (data[0] % 8) {
-        case 0: (void)DecodeTrainingRequest(json, &hw); break;
-        case 1: (void)DecodeInferenceRequest(json, &hw); break;
-        case 2: (void)DecodeRooflineRequest(json); break;
-        case 3: (void)DecodeTrainingPlanRequest(json); break;
-        case 4: (void)DecodeSpotPlanRequest(json); break;
-        case 5: (void)DecodeRentVsBuyRequest(json); break;
-        case 6: (void)DecodeInferencePlanRequest(json); break;
-        default: (void)DecodeSpotWorkload(json); break;
+        case 0:
+            (void)DecodeTrainingRequest(json, &hw);
+            break;
+        case 1:
+            (void)DecodeInferenceRequest(json, &hw);
+            break;
+        case 2:
+            (void)DecodeRooflineRequest(json);
+            break;
+        case 3:
+            (void)DecodeTrainingPlanRequest(json);
+            break;
+        case 4:
+            (void)DecodeSpotPlanRequest(json);
+            break;
+        case 5:
+            (void)DecodeRentVsBuyRequest(json);
+            break;
+        case 6:
+            (void)DecodeInferencePlanRequest(json);
+            break;
+        default:
+            (void)DecodeSpotWorkload(json);
+            break;
     }
     return 0;
 }

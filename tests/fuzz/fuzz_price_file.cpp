@@ -31,8 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
     gpucost::import::ParseOptions options;
     options.as_of = "2026-11-01";
-    auto read = gpucost::import::ReadPriceBuffer(format, text, "fuzz.json", EmbeddedMappings(),
-                                                 options);
+    auto read =
+        gpucost::import::ReadPriceBuffer(format, text, "fuzz.json", EmbeddedMappings(), options);
     if (read.ok()) {
         for (const auto& offering : read.value().offerings) {
             (void)offering.price.usd_per_hour;  // every kept offering is a whole object

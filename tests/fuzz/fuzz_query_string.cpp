@@ -90,8 +90,8 @@ InMemoryServer* Server() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
-    static const char* const kRoutes[] = {"GET /v1/offerings", "GET /v1/accelerators",
-                                          "GET /v1/providers", "GET /v1/offerings/x",
+    static const char* const kRoutes[] = {"GET /v1/offerings",           "GET /v1/accelerators",
+                                          "GET /v1/providers",           "GET /v1/offerings/x",
                                           "POST /v1/estimates/training", "POST /v1/plans/spot"};
     std::string query(reinterpret_cast<const char*>(data) + 1, size - 1);
     std::string route = kRoutes[data[0] % (sizeof(kRoutes) / sizeof(kRoutes[0]))];

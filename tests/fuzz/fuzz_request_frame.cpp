@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "service/http/request_frame.hpp"
+#include "service/http/transport/request_frame.hpp"
 
 namespace {
 
@@ -34,7 +34,8 @@ void CheckOne(std::string_view in, const FrameLimits& limits) {
             {
                 RequestFrame head_only = FrameRequest(in.substr(0, f.head_bytes), limits);
                 Require(head_only.state == FrameState::kFramed);
-                Require(head_only.head_bytes == f.head_bytes && head_only.body_bytes == f.body_bytes);
+                Require(head_only.head_bytes == f.head_bytes &&
+                        head_only.body_bytes == f.body_bytes);
                 if (f.head_bytes > 1) {
                     RequestFrame shorter = FrameRequest(in.substr(0, f.head_bytes - 1), limits);
                     Require(shorter.state != FrameState::kFramed);

@@ -122,14 +122,16 @@ TEST_SUITE("catalog_loader") {
         }
         SUBCASE("bad date") {
             csv.prices_csv = Replace(csv.prices_csv, "2026-09-25", "2026-02-30");
-            CHECK(LoadError(csv) == "prices.csv line 6: as_of '2026-02-30' is not a YYYY-MM-DD date");
+            CHECK(LoadError(csv) ==
+                  "prices.csv line 6: as_of '2026-02-30' is not a YYYY-MM-DD date");
         }
         SUBCASE("price for an unknown offering") {
             csv.prices_csv += "nope,1,2026-01-01,false,X,true,\n";
             CHECK(LoadError(csv) == "prices.csv line 8: unknown offering_id 'nope'");
         }
         SUBCASE("duplicate observation") {
-            csv.prices_csv += "lambda-gpu_1x_h100-us-on-demand,4.5,2026-09-25,false,LAMBDA PAGE,true,\n";
+            csv.prices_csv +=
+                "lambda-gpu_1x_h100-us-on-demand,4.5,2026-09-25,false,LAMBDA PAGE,true,\n";
             CHECK(LoadError(csv).find("prices.csv line 8: duplicate price") == 0);
         }
         SUBCASE("offering without a price") {
@@ -157,7 +159,8 @@ TEST_SUITE("catalog_loader") {
         }
         SUBCASE("bad boolean") {
             csv.prices_csv = Replace(csv.prices_csv, "LAMBDA PAGE,true", "LAMBDA PAGE,yes");
-            CHECK(LoadError(csv) == "prices.csv line 6: verified must be true or false (got 'yes')");
+            CHECK(LoadError(csv) ==
+                  "prices.csv line 6: verified must be true or false (got 'yes')");
         }
     }
 

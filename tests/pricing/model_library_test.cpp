@@ -99,7 +99,8 @@ TEST_SUITE("model_library") {
     TEST_CASE("a malformed file is refused naming the line") {
         std::string text = ReadSeed();
         auto header_end = text.find('\n');
-        std::string bad = text.substr(0, header_end + 1) + "Bad Id,x,y,1,,2,64,1,1,,256,,,100,8,8,false,false,1,1,,,,,,,,,,,src\n";
+        std::string bad = text.substr(0, header_end + 1) +
+                          "Bad Id,x,y,1,,2,64,1,1,,256,,,100,8,8,false,false,1,1,,,,,,,,,,,src\n";
         auto r = LoadModelLibrary(bad, "models.csv");
         REQUIRE(!r.ok());
         CHECK(r.error().message.find("models.csv line 2") != std::string::npos);

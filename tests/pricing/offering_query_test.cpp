@@ -34,11 +34,10 @@ TEST_SUITE("offering_query") {
         auto page = QueryOfferings(catalog->Offerings(), q);
         REQUIRE(page.ok());
         // tpu 1.2/1; p5 spot 20.9934/8 = 2.624; lambda 4.29/1; p5 on-demand 55.04/8 = 6.88
-        CHECK(Ids(page.value()) ==
-              std::vector<std::string>{"gcp-tpu-v5e-us-central1-on-demand",
-                                       "aws-p5.48xlarge-us-east-1-spot",
-                                       "lambda-gpu_1x_h100-us-on-demand",
-                                       "aws-p5.48xlarge-us-east-1-on-demand"});
+        CHECK(Ids(page.value()) == std::vector<std::string>{"gcp-tpu-v5e-us-central1-on-demand",
+                                                            "aws-p5.48xlarge-us-east-1-spot",
+                                                            "lambda-gpu_1x_h100-us-on-demand",
+                                                            "aws-p5.48xlarge-us-east-1-on-demand"});
         CHECK(page.value().total_count == 4);
         CHECK_FALSE(page.value().next_cursor.has_value());
     }
@@ -132,8 +131,9 @@ TEST_SUITE("offering_query") {
         CHECK(r.error().code == ErrorCode::kInvalidArgument);
     }
 
-    TEST_CASE("the query digest covers every filter and the sort, not the limit or the order "
-              "of alternatives") {
+    TEST_CASE(
+        "the query digest covers every filter and the sort, not the limit or the order "
+        "of alternatives") {
         OfferingQuery base;
         base.providers = {"aws", "gcp"};
         const std::string digest = OfferingQueryDigest(base);
@@ -186,8 +186,8 @@ TEST_SUITE("offering_query") {
         for (const auto& e : s.error().errors) {
             fields.insert(e.field);
         }
-        CHECK(fields == std::set<std::string>{"min_accelerator_count", "max_usd_per_accelerator_hour",
-                                              "limit"});
+        CHECK(fields == std::set<std::string>{"min_accelerator_count",
+                                              "max_usd_per_accelerator_hour", "limit"});
     }
 
     TEST_CASE("min above max is rejected") {

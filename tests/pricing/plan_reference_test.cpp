@@ -76,9 +76,8 @@ TEST_SUITE("plan_reference") {
         CHECK(h100.workloads.inference);
 
         // Append the two columns: header, h100-sxm row, tpu-v5e row.
-        const std::vector<std::string> extra = {",workloads,workloads_source",
-                                                ",training;inference,TEST H100",
-                                                ",inference,TEST V5E"};
+        const std::vector<std::string> extra = {
+            ",workloads,workloads_source", ",training;inference,TEST H100", ",inference,TEST V5E"};
         std::string text;
         std::size_t start = 0;
         for (const std::string& suffix : extra) {
@@ -103,8 +102,9 @@ TEST_SUITE("plan_reference") {
         auto reference = LoadPlanReference(ref);
         REQUIRE(reference.ok());
         // A snapshot without the column (a database) still learns it from the reference.
-        CHECK_FALSE(reference.value().WorkloadsOf(
-            plain.value()->FindAccelerator("tpu-v5e").value()).training);
+        CHECK_FALSE(reference.value()
+                        .WorkloadsOf(plain.value()->FindAccelerator("tpu-v5e").value())
+                        .training);
 
         CatalogCsv wrong = csv;
         const std::size_t at = wrong.accelerators_csv.find(",inference,TEST V5E");

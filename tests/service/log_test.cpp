@@ -42,7 +42,8 @@ std::string AccessLine(int i) {
 TEST_CASE("the log writer thread writes every buffered line, in order, before it stops") {
     std::string out = CaptureStderr([] {
         gpucost::log::StartAsyncWriter(1u << 20);
-        for (int i = 0; i < 500; ++i) gpucost::log::WriteLine(gpucost::log::Level::kInfo, AccessLine(i));
+        for (int i = 0; i < 500; ++i)
+            gpucost::log::WriteLine(gpucost::log::Level::kInfo, AccessLine(i));
         gpucost::log::StopAsyncWriter();
     });
     std::size_t at = 0;
@@ -53,11 +54,13 @@ TEST_CASE("the log writer thread writes every buffered line, in order, before it
     }
 }
 
-TEST_CASE("access-log lines that do not fit the buffer are dropped and counted; other lines are kept") {
+TEST_CASE(
+    "access-log lines that do not fit the buffer are dropped and counted; other lines are kept") {
     const std::uint64_t before = gpucost::log::DroppedLines();
     std::string out = CaptureStderr([] {
         gpucost::log::StartAsyncWriter(0);  // no room: every access line is dropped
-        for (int i = 0; i < 7; ++i) gpucost::log::WriteLine(gpucost::log::Level::kInfo, AccessLine(i));
+        for (int i = 0; i < 7; ++i)
+            gpucost::log::WriteLine(gpucost::log::Level::kInfo, AccessLine(i));
         gpucost::log::Info("kept although the buffer is full");
         gpucost::log::StopAsyncWriter();
     });

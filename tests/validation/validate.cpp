@@ -68,7 +68,8 @@ struct Outcome {
 };
 
 // The `inputs` column: further estimator inputs of a row as key=value pairs separated by
-// ';' (list values separated by '|'), e.g. "experts=256;mode=qlora;lora_target_modules=q_proj|v_proj".
+// ';' (list values separated by '|'), e.g.
+// "experts=256;mode=qlora;lora_target_modules=q_proj|v_proj".
 std::map<std::string, std::string> InputsOf(const Row& r) {
     std::map<std::string, std::string> out;
     std::stringstream ss(r["inputs"]);
@@ -89,7 +90,8 @@ std::optional<int> IntInput(const std::map<std::string, std::string>& in, const 
 est::ModelSpec ModelOf(const Row& r) {
     est::ModelSpec m;
     m.params_b = r.Num("params_b");
-    if (auto a = r.Num("active_params_b"); a && m.params_b && *a < *m.params_b) m.active_params_b = a;
+    if (auto a = r.Num("active_params_b"); a && m.params_b && *a < *m.params_b)
+        m.active_params_b = a;
     m.layers = r.Int("layers");
     m.hidden_size = r.Int("hidden_size");
     m.attention_heads = r.Int("attention_heads");
@@ -162,8 +164,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--check") check = true;
-        else args.push_back(a);
+        if (a == "--check")
+            check = true;
+        else
+            args.push_back(a);
     }
     if (args.size() != 2) {
         std::fprintf(stderr, "usage: gpucost_validate [--check] <published-runs.csv> <seed dir>\n");
@@ -189,10 +193,12 @@ int main(int argc, char** argv) {
     for (std::size_t i = 1; i < records.value().size(); ++i) {
         Row r;
         const auto& fields = records.value()[i].fields;
-        for (std::size_t j = 0; j < header.size() && j < fields.size(); ++j) r.f[header[j]] = fields[j];
+        for (std::size_t j = 0; j < header.size() && j < fields.size(); ++j)
+            r.f[header[j]] = fields[j];
         auto acc = catalog.value()->FindAccelerator(r["gpu_id"]);
         if (!acc.ok()) {
-            std::fprintf(stderr, "%s: unknown accelerator %s\n", r["id"].c_str(), r["gpu_id"].c_str());
+            std::fprintf(stderr, "%s: unknown accelerator %s\n", r["id"].c_str(),
+                         r["gpu_id"].c_str());
             ++failures;
             continue;
         }
@@ -207,7 +213,8 @@ int main(int argc, char** argv) {
             req.precision = PrecisionOf(r);
             bool per_iteration = r["notes"].rfind("ONE ITERATION", 0) == 0;
             req.tokens_b = r.Num("tokens_b").value_or(1.0);
-            if (auto gbs = r.Num("global_batch_seqs")) req.global_batch_tokens = *gbs * *r.Int("seq_len");
+            if (auto gbs = r.Num("global_batch_seqs"))
+                req.global_batch_tokens = *gbs * *r.Int("seq_len");
             est::ParallelismRequest pr;
             pr.tensor = r.Int("tp");
             pr.pipeline = r.Int("pp");
@@ -215,13 +222,15 @@ int main(int argc, char** argv) {
             pr.zero_stage = r.Int("zero_stage");
             pr.micro_batch_size = r.Int("micro_batch");
             if (!r["recompute"].empty()) pr.recompute = est::ParseRecompute(r["recompute"]);
-            if (!r["sequence_parallel"].empty()) pr.sequence_parallel = r["sequence_parallel"] == "true";
+            if (!r["sequence_parallel"].empty())
+                pr.sequence_parallel = r["sequence_parallel"] == "true";
             ApplyRunInputs(r, req, pr);
             req.parallelism = pr;
             if (!r["flash_attention"].empty()) req.flash_attention = r["flash_attention"] == "true";
             // A run that documents tensor-parallel communication overlap gets the estimator's
             // general figure for it, never a per-row number.
-            if (r["tp_comm_overlap"] == "true") req.tp_overlap_fraction = est::kTpOverlapFractionWhenEnabled;
+            if (r["tp_comm_overlap"] == "true")
+                req.tp_overlap_fraction = est::kTpOverlapFractionWhenEnabled;
             auto e = est::EstimateTraining(req, cluster);
             if (!e.ok()) {
                 std::fprintf(stderr, "%s: %s (%s)\n", r["id"].c_str(), e.error().message.c_str(),
@@ -284,13 +293,23 @@ int main(int argc, char** argv) {
             while (std::getline(ms, part, ';')) {
                 auto eq = part.find('=');
                 std::string name = part.substr(0, eq);
-                Outcome o{r["id"], r["group"], name, std::stod(part.substr(eq + 1)), 0,
-                          "tp" + std::to_string(v.tensor_parallel) + " batch " + r["batch"] + " in " +
-                              r["input_tokens"] + " out " + r["output_tokens"], "", false};
-                if (name == "ttft_ms") o.predicted = v.time_to_first_token_ms;
-                else if (name == "itl_ms") o.predicted = v.inter_token_latency_ms;
-                else if (name == "tokens_per_s_per_gpu") o.predicted = v.output_tokens_per_second_per_accelerator;
-                else if (name == "decode_tokens_per_s") o.predicted = 1000.0 / v.inter_token_latency_ms;
+                Outcome o{r["id"],
+                          r["group"],
+                          name,
+                          std::stod(part.substr(eq + 1)),
+                          0,
+                          "tp" + std::to_string(v.tensor_parallel) + " batch " + r["batch"] +
+                              " in " + r["input_tokens"] + " out " + r["output_tokens"],
+                          "",
+                          false};
+                if (name == "ttft_ms")
+                    o.predicted = v.time_to_first_token_ms;
+                else if (name == "itl_ms")
+                    o.predicted = v.inter_token_latency_ms;
+                else if (name == "tokens_per_s_per_gpu")
+                    o.predicted = v.output_tokens_per_second_per_accelerator;
+                else if (name == "decode_tokens_per_s")
+                    o.predicted = 1000.0 / v.inter_token_latency_ms;
                 else {
                     std::fprintf(stderr, "%s: unknown metric %s\n", r["id"].c_str(), name.c_str());
                     ++failures;
@@ -306,7 +325,8 @@ int main(int argc, char** argv) {
                 "predicted", "error", "layout used");
     for (const auto& o : outcomes) {
         std::printf("%-5s %-15s %-20s %12.4g %12.4g %+7.1f%%  %s\n", o.id.c_str(), o.group.c_str(),
-                    o.metric.c_str(), o.published, o.predicted, 100.0 * o.Error(), o.layout.c_str());
+                    o.metric.c_str(), o.published, o.predicted, 100.0 * o.Error(),
+                    o.layout.c_str());
     }
     struct Target {
         const char* group;
@@ -320,7 +340,8 @@ int main(int argc, char** argv) {
                               {"inference", 0.30, 0.30},
                               {"finetune_memory", 0.15, 0.15}};
     constexpr double kOutlierBound = 0.75;
-    std::printf("\n%-15s %4s %9s %9s %9s %s\n", "group", "rows", "median", "p90", "worst", "target");
+    std::printf("\n%-15s %4s %9s %9s %9s %s\n", "group", "rows", "median", "p90", "worst",
+                "target");
     for (const Target& t : targets) {
         std::vector<double> errs;
         double worst = 0;
@@ -343,15 +364,18 @@ int main(int argc, char** argv) {
         };
         double median = quantile(0.5), p90 = quantile(0.9);
         bool ok = median <= t.median_max && worst <= t.worst_max;
-        std::printf("%-15s %4zu %8.1f%% %8.1f%% %8.1f%% median <= %.0f%%, worst <= %.0f%% %s\n", t.group,
-                    errs.size(), 100 * median, 100 * p90, 100 * worst, 100 * t.median_max,
+        std::printf("%-15s %4zu %8.1f%% %8.1f%% %8.1f%% median <= %.0f%%, worst <= %.0f%% %s\n",
+                    t.group, errs.size(), 100 * median, 100 * p90, 100 * worst, 100 * t.median_max,
                     100 * t.worst_max, ok ? "PASS" : "FAIL");
         if (!ok) ++failures;
     }
     bool any_outlier = false;
     for (const auto& o : outcomes) {
         if (o.outlier_reason.empty()) continue;
-        if (!any_outlier) std::printf("\ndocumented outliers (in the median, not the worst case; bound %.0f%%):\n", 100 * kOutlierBound);
+        if (!any_outlier)
+            std::printf(
+                "\ndocumented outliers (in the median, not the worst case; bound %.0f%%):\n",
+                100 * kOutlierBound);
         any_outlier = true;
         bool ok = std::fabs(o.Error()) <= kOutlierBound;
         std::printf("%-5s %+7.1f%% %s  %s\n", o.id.c_str(), 100 * o.Error(), ok ? "PASS" : "FAIL",

@@ -7,7 +7,10 @@ export type Schemas = components["schemas"];
 export type Problem = Schemas["Problem"];
 export type Assumption = NonNullable<Schemas["Assumptions"]>[number];
 
-export const api = createClient<paths>({ baseUrl: window.location.origin });
+// The page reads JSON answers (and problem+json errors); answers that also come as CSV are typed
+// as their JSON form by naming the media types here, so no answer needs narrowing from a string.
+export type JsonMedia = "application/json" | "application/problem+json";
+export const api = createClient<paths, JsonMedia>({ baseUrl: window.location.origin });
 
 // A failed call as the page shows it: the server's problem, or a transport failure shaped like one.
 export function asProblem(error: unknown, status: number): Problem {

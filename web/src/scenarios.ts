@@ -106,7 +106,7 @@ export function scenariosView(root: HTMLElement): void {
     const draw = () => {
         list.replaceChildren(items.length === 0 ? h("p", {}, "No scenario saved yet: plan something and save it under its result.")
             : scrollBox("Saved scenarios table", h("table", { "data-testid": "scenarios" },
-                h("thead", {}, h("tr", {}, ...["Name", "Planner", "Saved", "By", "Catalog revision", ""].map((t) => h("th", { scope: "col" }, t)))),
+                h("thead", {}, h("tr", {}, ...["Name", "Planner", "Saved", "By", "Catalog version", ""].map((t) => h("th", { scope: "col" }, t)))),
                 h("tbody", {}, ...items.map((s) => {
                     const open = h("button", { type: "button", class: "plan-with", "data-testid": "open-scenario",
                                                "aria-label": `Open ${s.name} in ${kPlanWords[s.plan] ?? s.plan}` }, "Open");
@@ -116,7 +116,7 @@ export function scenariosView(root: HTMLElement): void {
                     again.onclick = () => void evaluateScenario(s, changes);
                     return h("tr", { "data-id": s.id }, h("td", {}, s.name), h("td", {}, kPlanWords[s.plan] ?? s.plan),
                              h("td", {}, s.created_at.replace("T", " ").slice(0, 16)), h("td", {}, s.created_by),
-                             h("td", { class: "num" }, num(s.catalog_revision, 0)), h("td", {}, open, " ", again));
+                             h("td", {}, s.catalog_version), h("td", {}, open, " ", again));
                 })))));
         more.hidden = cursor === null;
     };

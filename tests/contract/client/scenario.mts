@@ -215,7 +215,10 @@ function stopServer(proc: ChildProcess): Promise<number | null> {
 // ---------------------------------------------------------------------------------------------
 // The scenario's steps.
 
-type Client = ReturnType<typeof createClient<paths>>;
+// Answers that also come as CSV are typed as their JSON form by naming the media types the
+// client reads (openapi-fetch's second type parameter), as an integrator's client would.
+type JsonMedia = "application/json" | "application/problem+json";
+type Client = ReturnType<typeof createClient<paths, JsonMedia>>;
 
 async function discover(api: Client, base: string) {
     const index = await api.GET("/");
@@ -286,10 +289,10 @@ async function shopOfferings(api: Client, accelerators: string[]): Promise<Schem
         await walkOfferings(api, { limit: 11, sort }, `the whole catalog by ${sort}`);
     }
     for (const accelerator of accelerators) {
-        await walkOfferings(api, { accelerator, limit: 3 }, `accelerator ${accelerator}`);
+        await walkOfferings(api, { accelerator: [accelerator], limit: 3 }, `accelerator ${accelerator}`);
     }
     for (const price_type of ["on_demand", "spot"] as const) {
-        await walkOfferings(api, { price_type, min_accelerator_count: 8, limit: 5 }, `${price_type} x8+`);
+        await walkOfferings(api, { price_type: [price_type], min_accelerator_count: 8, limit: 5 }, `${price_type} x8+`);
     }
     for (const o of everything) {
         const one = await api.GET("/v1/offerings/{id}", { params: { path: { id: o.id } } });
@@ -388,6 +391,34 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
           served.total_accelerators === served.nodes * served.offering.accelerator_count &&
           Math.abs(served.cluster_usd_per_hour - served.nodes * served.offering.usd_per_hour) < 1e-6,
           "a serving option rents nodes x accelerator_count accelerators at nodes x usd_per_hour");
+
+    // Issue 25: an inline price book, and the plan as FOCUS forecast rows.
+    const booked = await api.POST("/v1/plans/training", {
+        body: {
+            model: { params_b: 7 },
+            tokens_b: 100,
+            constraints: { providers: ["aws"], price_types: ["on_demand"] },
+            limit: 3,
+            price_book: { name: "acme EDP", version: 2,
+                          rules: [{ provider: "aws", discount_fraction: 0.18 },
+                                  { provider: "azure", instance_family: "Standard_ND96isr",
+                                    discount_fraction: 0.2 }] },
+        },
+    });
+    const bookedPlan = typeof booked.data === "object" ? booked.data : undefined;
+    const first = bookedPlan?.options[0]?.offering;
+    check(booked.response.status === 200 && bookedPlan?.pricing_basis === "price_book" &&
+          bookedPlan.price_book?.name === "acme EDP" && first?.list_usd_per_hour !== undefined &&
+          Math.abs(first.usd_per_hour - first.list_usd_per_hour * 0.82) < 1e-6,
+          "a training plan through a price book shows list beside the effective price");
+    check(trainingPlan?.pricing_basis === "list", "a plan without a book is priced at list");
+    const focus = await raw(base, "/v1/plans/training", "/v1/plans/training?format=focus", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ model: { params_b: 7 }, tokens_b: 100, limit: 3 }),
+    });
+    check(focus.status === 200 && (await focus.text()).startsWith("AvailabilityZone,BilledCost,"),
+          "the training plan comes back as FOCUS forecast rows");
 }
 
 // The faults a client meets; each answer must be the documented problem.
@@ -466,7 +497,7 @@ function gpucostCommand(...args: string[]): string {
 
 async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     const admin = gpucostCommand("apikey", "create", "--scope", "admin", "--name", "client-admin");
-    const api = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${admin}` } });
+    const api = createClient<paths, JsonMedia>({ baseUrl: base, headers: { Authorization: `Bearer ${admin}` } });
     api.use(validating);
     const target = offerings.find((o) => o.price_type === "on_demand")!;
     const history = await api.GET("/v1/offerings/{id}/history", {
@@ -498,13 +529,16 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     check(before.response.status === 200 || before.response.status === 404,
           "as_of before the catalog answers from history");
     const saved = await api.POST("/v1/scenarios", {
-        body: { name: "client budget", plan: "spot",
+        body: { name: "client budget", plan: "spot", tags: ["client", "q3"],
                 request: { job_hours: 100, on_demand_usd_per_hour: 98.32, spot_usd_per_hour: 30,
                            interruptions_per_hour: 0.1 } },
     });
     check(saved.response.status === 201, "a scenario is saved");
-    const listed = await api.GET("/v1/scenarios");
-    check((listed.data?.items.length ?? 0) > 0, "saved scenarios are listed");
+    check(saved.data?.catalog_version === (saved.data?.saved_result as { catalog_version?: string })
+              ?.catalog_version, "a scenario names the catalog_version of its saved answer");
+    const listed = await api.GET("/v1/scenarios", { params: { query: { tag: "client", plan: "spot" } } });
+    check((listed.data?.items.length ?? 0) > 0 && listed.data?.total_count === listed.data?.items.length,
+          "saved scenarios are listed by tag and plan, with total_count");
     const id = saved.data?.id ?? "0";
     const one = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
     check(one.response.status === 200, "the saved scenario reads back");
@@ -512,6 +546,21 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
         params: { path: { id: String(id) } },
     });
     check(evaluated.response.status === 200, "the saved scenario re-evaluates");
+    const renamed = await api.PATCH("/v1/scenarios/{id}", {
+        params: { path: { id: String(id) }, header: { "If-Match": one.response.headers.get("ETag") ?? "" } },
+        body: { name: "client budget, renamed", tags: ["q4"] },
+    });
+    check(renamed.response.status === 200 && renamed.data?.name === "client budget, renamed" &&
+          renamed.data?.tags.join() === "q4", "the owner renames the scenario and replaces its tags");
+    const badTag = await api.PATCH("/v1/scenarios/{id}", {
+        params: { path: { id: String(id) } }, body: { tags: [""] },
+    });
+    check(badTag.response.status === 422 && badTag.error?.field === "/tags/0",
+          "an empty tag is 422 naming /tags/0");
+    const deleted = await api.DELETE("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
+    check(deleted.response.status === 204, "the owner deletes the scenario");
+    const gone = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
+    check(gone.response.status === 404, "a deleted scenario is gone");
     const retired = await api.DELETE("/v1/offerings/{id}", { params: { path: { id: target.id } } });
     check(retired.response.status === 200, "an admin retires an offering");
 }
@@ -528,7 +577,7 @@ async function main() {
     }
     const { proc, port } = await startServer(serverArgs, env);
     const base = `http://127.0.0.1:${port}`;
-    const api = createClient<paths>({ baseUrl: base });
+    const api = createClient<paths, JsonMedia>({ baseUrl: base });
     api.use(validating);
     try {
         await discover(api, base);

@@ -141,7 +141,8 @@ TEST_SUITE("estimate_inference") {
         CHECK(latent.value().fits_in_memory);
     }
 
-    TEST_CASE("sliding-window layers hold at most the window, and KV heads are never split below one") {
+    TEST_CASE(
+        "sliding-window layers hold at most the window, and KV heads are never split below one") {
         auto derived = DeriveModel(Llama70B());
         REQUIRE(derived.ok());
         ResolvedModel m = derived.value();
@@ -149,8 +150,7 @@ TEST_SUITE("estimate_inference") {
         CHECK(KvCacheBytesPerSequence(m, 1, 2, 32768) ==
               doctest::Approx(80 * per_token_layer * 32768));
         // Tensor parallel 16 over 8 KV heads: each rank still holds one head.
-        CHECK(KvCacheBytesPerSequence(m, 16, 2, 100) ==
-              doctest::Approx(80 * 2.0 * 128 * 2 * 100));
+        CHECK(KvCacheBytesPerSequence(m, 16, 2, 100) == doctest::Approx(80 * 2.0 * 128 * 2 * 100));
         m.sliding_window = 4096;
         m.sliding_window_layers = 40;  // Gemma-style alternation: half the layers local
         CHECK(KvCacheBytesPerSequence(m, 1, 2, 32768) ==
@@ -213,10 +213,10 @@ TEST_SUITE("estimate_inference") {
         REQUIRE(e.value().warnings.size() == 1);
         CHECK(e.value().warnings[0].field == "/input_tokens");
         CHECK(e.value().warnings[0].detail.find("8500 tokens") != std::string::npos);
-        CHECK(e.value().warnings[0].detail.find("8192 tokens (test library)") !=
-              std::string::npos);
+        CHECK(e.value().warnings[0].detail.find("8192 tokens (test library)") != std::string::npos);
         r.output_tokens = 192;
-        CHECK(EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2)).value().warnings.empty());
+        CHECK(
+            EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2)).value().warnings.empty());
     }
 
     // Llama 70B in bf16 on two H100s: fits_in_memory said true (71 GB of weights within 80 GB)
@@ -271,7 +271,8 @@ TEST_SUITE("estimate_inference") {
         CHECK(bridged.value().inter_token_latency_ms > switched.value().inter_token_latency_ms);
         r.tensor_parallel = 2;
         CHECK(EstimateInference(r, Cluster(pcie, 2)).value().inter_token_latency_ms ==
-              doctest::Approx(EstimateInference(r, Cluster(nvswitch, 2)).value().inter_token_latency_ms));
+              doctest::Approx(
+                  EstimateInference(r, Cluster(nvswitch, 2)).value().inter_token_latency_ms));
     }
 
     TEST_CASE("a served request's FLOPs: the prompt's causal attention, the output's context") {
@@ -324,7 +325,8 @@ TEST_SUITE("estimate_inference") {
         CHECK(hopper.error().field == "/precision");
     }
 
-    TEST_CASE("continuous batching: throughput and step time grow with concurrency up to the KV limit") {
+    TEST_CASE(
+        "continuous batching: throughput and step time grow with concurrency up to the KV limit") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         r.concurrency = 1;
         auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
@@ -342,8 +344,7 @@ TEST_SUITE("estimate_inference") {
             CHECK(s.curve[i].queued_requests == 0);
         }
         const ServingPoint& last = s.curve.back();
-        CHECK(last.running_sequences ==
-              std::min(s.kv_cache_limit_sequences, s.max_num_seqs));
+        CHECK(last.running_sequences == std::min(s.kv_cache_limit_sequences, s.max_num_seqs));
         // Little's law on the running slots: requests/s x latency = running sequences; output
         // tokens = requests x 200. Close to running / step (a sequence's life is about 200
         // steps when its prompt fits one chunk).
@@ -365,7 +366,8 @@ TEST_SUITE("estimate_inference") {
         const ServingPoint& q = *queued.value().serving->point;
         CHECK(q.queued_requests == doctest::Approx(last.running_sequences));
         CHECK(q.requests_per_second == doctest::Approx(last.requests_per_second));
-        CHECK(q.request_latency_ms == doctest::Approx(*r.concurrency / q.requests_per_second * 1e3));
+        CHECK(q.request_latency_ms ==
+              doctest::Approx(*r.concurrency / q.requests_per_second * 1e3));
         CHECK(q.time_to_first_token_ms > last.time_to_first_token_ms);
     }
 
@@ -391,7 +393,9 @@ TEST_SUITE("estimate_inference") {
     // An NVL72 rack joins 72 GPUs over NVLink though each compute tray holds 4: serving with
     // tensor parallel 8 across two trays sent its all-reduces over the network while the
     // answer echoed a 72-GPU scale-up domain, so 8 GPUs decoded slower than 4.
-    TEST_CASE("tensor parallelism within the scale-up domain uses the scale-up link, beyond the node too") {
+    TEST_CASE(
+        "tensor parallelism within the scale-up domain uses the scale-up link, beyond the node "
+        "too") {
         Accelerator gb200 = B200();
         gb200.id = "gb200";
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);

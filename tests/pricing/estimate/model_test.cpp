@@ -53,7 +53,8 @@ TEST_SUITE("estimate_model") {
         auto m = DeriveModel(s);
         REQUIRE(m.ok());
         CHECK(m.value().head_dim == 128);
-        CHECK(m.value().attention_params_per_layer == doctest::Approx(2.0 * 8192 * 8192 + 2.0 * 8192 * 1024));
+        CHECK(m.value().attention_params_per_layer ==
+              doctest::Approx(2.0 * 8192 * 8192 + 2.0 * 8192 * 1024));
     }
 
     TEST_CASE("MoE: active parameters drive FLOPs, total parameters drive memory") {
@@ -166,7 +167,8 @@ TEST_SUITE("estimate_model") {
         CHECK(m.value().params / 1e9 == doctest::Approx(6.738).epsilon(0.002));
         bool noted = false;
         for (const auto& d : m.value().derived) {
-            if (d.field == "/model/params_b") noted = d.detail.find("counted from the structure") == 0;
+            if (d.field == "/model/params_b")
+                noted = d.detail.find("counted from the structure") == 0;
         }
         CHECK(noted);
     }
@@ -244,8 +246,8 @@ TEST_SUITE("estimate_model") {
         s.layers = 4;
         s.hidden_size = 100;
         s.attention_heads = 1;
-        s.ffn_hidden_size = 1000;        // dense layers
-        s.expert_ffn_hidden_size = 10;   // each expert
+        s.ffn_hidden_size = 1000;       // dense layers
+        s.expert_ffn_hidden_size = 10;  // each expert
         s.experts = 8;
         s.experts_per_token = 2;
         s.shared_experts = 1;
@@ -259,7 +261,8 @@ TEST_SUITE("estimate_model") {
         CHECK(v.dense_ffn_hidden_size == 1000);
         CHECK(v.ffn_hidden_size == 10);
         CHECK(v.mlp_params_per_layer * 4 == doctest::Approx(dense + 3 * (9 * expert + router)));
-        CHECK(v.mlp_active_params_per_layer * 4 == doctest::Approx(dense + 3 * (3 * expert + router)));
+        CHECK(v.mlp_active_params_per_layer * 4 ==
+              doctest::Approx(dense + 3 * (3 * expert + router)));
         CHECK(v.RoutedExpertParams() == doctest::Approx(3 * 8 * expert));
     }
 

@@ -27,7 +27,8 @@ TEST_SUITE("estimate_roofline") {
         CHECK(mid < big);
     }
 
-    TEST_CASE("an isolated 8192^3 bf16 GEMM on H100 SXM runs near the measured MAMF of ~790 TFLOP/s") {
+    TEST_CASE(
+        "an isolated 8192^3 bf16 GEMM on H100 SXM runs near the measured MAMF of ~790 TFLOP/s") {
         std::vector<RooflineOp> ops(2);
         ops[0].kind = OpKind::kGemm;
         ops[0].m = ops[0].n = ops[0].k = 8192;
@@ -61,7 +62,8 @@ TEST_SUITE("estimate_roofline") {
         OpTime gemv = GemmTime(d.value(), 1, 8192, 8192, 2);
         CHECK(gemv.bound == Bound::kMemory);
         // 8192 x 8192 x 2 bytes at 0.9 * 3350 GB/s plus the kernel overhead.
-        CHECK(gemv.seconds == doctest::Approx(8192.0 * 8192 * 2 / (0.9 * 3350e9) + 4e-6).epsilon(0.02));
+        CHECK(gemv.seconds ==
+              doctest::Approx(8192.0 * 8192 * 2 / (0.9 * 3350e9) + 4e-6).epsilon(0.02));
         OpTime square = GemmTime(d.value(), 8192, 8192, 8192, 2);
         CHECK(square.bound == Bound::kCompute);
         CHECK(square.flops == doctest::Approx(2.0 * 8192 * 8192 * 8192));
@@ -79,7 +81,8 @@ TEST_SUITE("estimate_roofline") {
         CHECK(r.value().ops[0].bound == Bound::kCompute);
         CHECK(r.value().ops[1].bound == Bound::kMemory);
         CHECK(r.value().ops[1].achieved_gb_per_s == doctest::Approx(0.9 * 3350).epsilon(0.01));
-        CHECK(r.value().total.seconds == doctest::Approx(r.value().ops[0].seconds + r.value().ops[1].seconds));
+        CHECK(r.value().total.seconds ==
+              doctest::Approx(r.value().ops[0].seconds + r.value().ops[1].seconds));
         CHECK(r.value().ridge_point_flops_per_byte == doctest::Approx(989e12 / 3350e9));
         ops[0].m = 0;
         auto bad = EstimateRoofline(gpucost::testing::H100Sxm(), Precision::kBf16, ops);
@@ -94,7 +97,8 @@ TEST_SUITE("estimate_roofline") {
     TEST_CASE("ring all-reduce moves 2(n-1)/n of the buffer plus 2(n-1) latencies") {
         Link link{100e9, 1e-6};
         CHECK(RingAllReduceSeconds(1e9, 1, link) == 0);
-        CHECK(RingAllReduceSeconds(1e9, 8, link) == doctest::Approx(2.0 * 7 / 8 * 1e9 / 100e9 + 14e-6));
+        CHECK(RingAllReduceSeconds(1e9, 8, link) ==
+              doctest::Approx(2.0 * 7 / 8 * 1e9 / 100e9 + 14e-6));
         CHECK(RingAllGatherSeconds(1e9, 4, link) == doctest::Approx(0.75 * 1e9 / 100e9 + 3e-6));
         // Two levels inside one node equal a flat ring.
         CHECK(HierarchicalAllReduceSeconds(1e9, 8, 8, link, Link{1e9, 1e-5}) ==

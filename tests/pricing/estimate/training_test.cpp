@@ -100,7 +100,8 @@ TEST_SUITE("estimate_training") {
         double expected = 6.0 * n + 12.0 * 80 * 8192 * 2048;
         CHECK(ModelFlopsPerToken(m.value()) == doctest::Approx(expected));
         // Within a few percent of 6ND with the full parameter count at s = 2048.
-        CHECK(ModelFlopsPerToken(m.value()) / (6.0 * 65.2e9) == doctest::Approx(1.05).epsilon(0.03));
+        CHECK(ModelFlopsPerToken(m.value()) / (6.0 * 65.2e9) ==
+              doctest::Approx(1.05).epsilon(0.03));
     }
 
     TEST_CASE("op-level FLOPs add up to 6N + 12Lhs per token; full recompute adds one forward") {
@@ -145,7 +146,8 @@ TEST_SUITE("estimate_training") {
         REQUIRE(changed.value().model.warnings.size() == 1);
         CHECK(changed.value().model.warnings[0].field == "/global_batch_tokens");
         CHECK(changed.value().model.warnings[0].detail.find(
-                  "global_batch_tokens 1000 tokens became 4096 tokens per step") != std::string::npos);
+                  "global_batch_tokens 1000 tokens became 4096 tokens per step") !=
+              std::string::npos);
         r.global_batch_tokens = 8 * 512;
         auto kept = EstimateTraining(r, Cluster(8));
         REQUIRE(kept.ok());
@@ -229,7 +231,9 @@ TEST_SUITE("estimate_training") {
 
     // A small model at half a million tokens of context: attention is nearly all of the
     // counted FLOPs, and counted whole (PaLM) it read mfu 0.99 with nothing said.
-    TEST_CASE("utilisation past what the GEMMs allow, from counting causal attention whole, is explained") {
+    TEST_CASE(
+        "utilisation past what the GEMMs allow, from counting causal attention whole, is "
+        "explained") {
         TrainingRequest r;
         ModelSpec tiny;
         tiny.layers = 16;
@@ -345,7 +349,8 @@ TEST_SUITE("estimate_training") {
         CHECK(lean.value().memory_per_accelerator_gb == full.value().memory_per_accelerator_gb);
         CHECK(lean.value().parallelism.tensor == full.value().parallelism.tensor);
         CHECK(lean.value().parallelism.pipeline == full.value().parallelism.pipeline);
-        CHECK(lean.value().parallelism.micro_batch_size == full.value().parallelism.micro_batch_size);
+        CHECK(lean.value().parallelism.micro_batch_size ==
+              full.value().parallelism.micro_batch_size);
         CHECK(lean.value().layouts_considered == full.value().layouts_considered);
     }
 
@@ -431,7 +436,8 @@ TEST_SUITE("estimate_training") {
         CHECK(!e.value().fits_in_memory);
         CHECK(e.value().memory_headroom_gb < -500);
         // 65.2 B params x (2 + 2 + 12) bytes, unsharded.
-        CHECK(e.value().memory.weights_gb + e.value().memory.gradients_gb + e.value().memory.optimizer_gb ==
+        CHECK(e.value().memory.weights_gb + e.value().memory.gradients_gb +
+                  e.value().memory.optimizer_gb ==
               doctest::Approx(65.2 * 16).epsilon(0.01));
     }
 
@@ -492,7 +498,8 @@ TEST_SUITE("estimate_training") {
         CHECK(EstimateInference(r, Cluster(1)).error().field == "/input_tokens");
     }
 
-    TEST_CASE("MoE: Adam state summed over all accelerators is 12 bytes per parameter for any layout") {
+    TEST_CASE(
+        "MoE: Adam state summed over all accelerators is 12 bytes per parameter for any layout") {
         TrainingRequest r;
         r.model = DeepSeekV3();
         r.tokens_b = 100;
@@ -513,7 +520,8 @@ TEST_SUITE("estimate_training") {
             const double params_b = e.value().model.params / 1e9;  // 671 as given
             CHECK(params_b == doctest::Approx(671).epsilon(0.1));
             CHECK(e.value().memory.optimizer_gb * n == doctest::Approx(12.0 * params_b));
-            if (l.z >= 2) CHECK(e.value().memory.gradients_gb * n == doctest::Approx(2.0 * params_b));
+            if (l.z >= 2)
+                CHECK(e.value().memory.gradients_gb * n == doctest::Approx(2.0 * params_b));
             if (l.z >= 3) CHECK(e.value().memory.weights_gb * n == doctest::Approx(2.0 * params_b));
             // DeepSeek-V3 needs about 8 TB of Adam state: 64 H100s cannot hold it.
             CHECK_FALSE(e.value().fits_in_memory);
@@ -563,7 +571,8 @@ TEST_SUITE("estimate_training") {
         REQUIRE(hidden.ok());
         CHECK(exposed.value().breakdown.expert_comm_s > 0);
         CHECK(hidden.value().breakdown.expert_comm_s ==
-              doctest::Approx(exposed.value().breakdown.expert_comm_s * (1 - kExpertOverlapFractionDualPipe)));
+              doctest::Approx(exposed.value().breakdown.expert_comm_s *
+                              (1 - kExpertOverlapFractionDualPipe)));
         CHECK(hidden.value().step_time_s < exposed.value().step_time_s);
         r.expert_overlap_fraction = 1.5;
         auto bad = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
@@ -571,7 +580,9 @@ TEST_SUITE("estimate_training") {
         CHECK(bad.error().field == "/expert_overlap_fraction");
     }
 
-    TEST_CASE("routed experts are what expert parallelism shards; dense first layers and shared experts are not") {
+    TEST_CASE(
+        "routed experts are what expert parallelism shards; dense first layers and shared experts "
+        "are not") {
         ResolvedModel m;
         m.params = 671e9;
         m.layers = 61;
@@ -605,7 +616,9 @@ TEST_SUITE("estimate_training") {
         CHECK(ModelFlopsPerToken(m) == doctest::Approx(6.0 * base + attention));
     }
 
-    TEST_CASE("LoRA trains only the adapters; the frozen base stays in 16-bit and skips weight gradients") {
+    TEST_CASE(
+        "LoRA trains only the adapters; the frozen base stays in 16-bit and skips weight "
+        "gradients") {
         TrainingRequest r;
         r.model = Llama7();
         r.tokens_b = 0.1;
@@ -673,7 +686,8 @@ TEST_SUITE("estimate_training") {
         REQUIRE(lora.ok());
         REQUIRE(qlora.ok());
         CHECK(qlora.value().breakdown.memory_bound_s > lora.value().breakdown.memory_bound_s);
-        CHECK(qlora.value().breakdown.compute_s == doctest::Approx(lora.value().breakdown.compute_s));
+        CHECK(qlora.value().breakdown.compute_s ==
+              doctest::Approx(lora.value().breakdown.compute_s));
         // NF4 blocks (4.127 bits) with 16-bit embeddings: about a third of the 16-bit base.
         CHECK(qlora.value().memory.weights_gb < 0.35 * lora.value().memory.weights_gb);
         CHECK(qlora.value().memory.optimizer_gb ==
@@ -829,7 +843,9 @@ TEST_SUITE("estimate_training_estimator") {
         CHECK(estimator.LayerCostsKept() == 2 * one_shape);
     }
 
-    TEST_CASE("Llama 3.1 405B on 8,192 H100 searches uneven and interleaved pipelines to the published MFU") {
+    TEST_CASE(
+        "Llama 3.1 405B on 8,192 H100 searches uneven and interleaved pipelines to the published "
+        "MFU") {
         // The Llama 3 paper (arXiv 2407.21783 Table 4): 8,192 H100, TP 8, PP 16, DP 64, 16M
         // tokens per batch, 430 TFLOP/s per GPU = 43 % BF16 MFU (38-43 % across its runs).
         // 16 does not divide the 126 layers, so the stages are uneven.
@@ -870,7 +886,9 @@ TEST_SUITE("estimate_training_estimator") {
         CHECK(published.value().mfu <= 0.43 * 1.15);
     }
 
-    TEST_CASE("an uneven split times its slowest stage: full stages, or the head's lighter one plus the head") {
+    TEST_CASE(
+        "an uneven split times its slowest stage: full stages, or the head's lighter one plus the "
+        "head") {
         // 126 layers on 16 stages: 14 full stages of 8, first and last 7 (the Llama 3 split).
         // The head costs less than a layer, so a full stage sets the pace: the micro-batches
         // take the time of 8 layers, where 128 layers on 16 put 8 layers and the head on the

@@ -21,7 +21,9 @@ std::shared_ptr<const InMemoryCatalog> Sample() {
     return r.value();
 }
 
-const PlanReference& Ref() { return gpucost::testing::SamplePlanReference(); }
+const PlanReference& Ref() {
+    return gpucost::testing::SamplePlanReference();
+}
 
 std::size_t Skipped(const InferencePlan& plan, const std::string& reason) {
     for (const auto& [name, count] : plan.skipped) {
@@ -65,10 +67,10 @@ TEST_SUITE("plan_inference") {
             CHECK(o.capacity_requests_per_second >= 10 - 1e-9);
             CHECK(o.total_accelerators == o.nodes * o.offering->accelerator_count);
             CHECK(o.replicas * o.tensor_parallel <= o.total_accelerators);
-            const double billed = requests_per_month *
-                                  (512 * o.usd_per_million_input_tokens +
-                                   256 * o.usd_per_million_output_tokens) /
-                                  1e6;
+            const double billed =
+                requests_per_month *
+                (512 * o.usd_per_million_input_tokens + 256 * o.usd_per_million_output_tokens) /
+                1e6;
             CHECK(billed == doctest::Approx(o.monthly_cost_usd));
         }
         for (std::size_t i = 1; i < p.options.size(); ++i) {
@@ -151,7 +153,8 @@ TEST_SUITE("plan_inference") {
     // ITL target (4 on one H200: 126 output tokens/s) although one request alone gave 378
     // (while the serving model spread prompts over every step, a second sequence made every
     // step read most experts). Throughput need not grow with concurrency; the choice holds.
-    TEST_CASE("each replica runs the concurrency with the most output tokens/s within the targets") {
+    TEST_CASE(
+        "each replica runs the concurrency with the most output tokens/s within the targets") {
         auto catalog = Sample();
         InferencePlanRequest r = Chat();
         r.workload.model = gpucost::testing::GptOss120b();
@@ -265,7 +268,8 @@ TEST_SUITE("plan_inference") {
         auto every = PlanInference(all, *catalog, Ref());
         REQUIRE(every.ok());
         std::size_t unverified = 0;
-        for (const auto& o : every.value().options) unverified += o.offering->price.verified ? 0 : 1;
+        for (const auto& o : every.value().options)
+            unverified += o.offering->price.verified ? 0 : 1;
         REQUIRE(unverified > 0);  // the sample has unverified prices to leave out
         InferencePlanRequest verified = all;
         verified.verified_only = true;
@@ -274,7 +278,8 @@ TEST_SUITE("plan_inference") {
         CHECK(trusted.value().total_count == every.value().total_count - unverified);
         CHECK(Skipped(trusted.value(), "unverified_price") >= unverified);
         for (const auto& o : trusted.value().options) CHECK(o.offering->price.verified);
-        CHECK(Example(trusted.value(), "unverified_price").find("verified_only") != std::string::npos);
+        CHECK(Example(trusted.value(), "unverified_price").find("verified_only") !=
+              std::string::npos);
 
         InferencePlanRequest recent = all;
         recent.today = "2100-01-01";  // every price is older than a year then
@@ -284,7 +289,8 @@ TEST_SUITE("plan_inference") {
         CHECK(none.value().options.empty());
         CHECK(Skipped(none.value(), "price_too_old") > 0);
         recent.max_price_age_days = -1;
-        CHECK(PlanInference(recent, *catalog, Ref()).error().field == "/constraints/max_price_age_days");
+        CHECK(PlanInference(recent, *catalog, Ref()).error().field ==
+              "/constraints/max_price_age_days");
     }
 
     TEST_CASE("invalid traffic and limits name the field") {

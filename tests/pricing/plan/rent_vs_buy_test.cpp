@@ -121,10 +121,11 @@ TEST_SUITE("plan_rent_vs_buy") {
         const RentVsBuyPlan& p = plan.value();
         REQUIRE(p.warnings.size() == 1);
         CHECK(p.warnings[0].field == "/buy/utilization");
-        CHECK(p.warnings[0].detail.find("fill 17% of the 8 owned accelerators") != std::string::npos);
+        CHECK(p.warnings[0].detail.find("fill 17% of the 8 owned accelerators") !=
+              std::string::npos);
         CHECK(p.reasoning.find("different workloads") != std::string::npos);
         CHECK(*p.utilization == doctest::Approx(0.9));  // kept as given
-        RentVsBuyRequest only_hours = SmallTeam();  // utilisation derived: nothing to disagree
+        RentVsBuyRequest only_hours = SmallTeam();      // utilisation derived: nothing to disagree
         CHECK(PlanRentVsBuy(only_hours, *catalog).value().warnings.empty());
     }
 
@@ -311,7 +312,8 @@ TEST_SUITE("plan_rent_vs_buy") {
         REQUIRE(p.rent_options.size() == 2);
         CHECK(p.npv_rent_usd == doctest::Approx(p.rent_options[1].npv_usd));
         CHECK_FALSE(p.break_even_utilization.has_value());  // the rent does not scale with use
-        CHECK(p.reasoning.find("commit_3y commitment: 1 x p5.48xlarge reserved") != std::string::npos);
+        CHECK(p.reasoning.find("commit_3y commitment: 1 x p5.48xlarge reserved") !=
+              std::string::npos);
         // The commitment's id named directly answers the same.
         RentVsBuyRequest direct = r;
         direct.rent.price_type.reset();
@@ -347,7 +349,7 @@ TEST_SUITE("plan_rent_vs_buy") {
         const RentVsBuyPlan& p = plan.value();
         CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
         CHECK(*p.discounted_break_even_months > 60);
-        CHECK_FALSE(p.breaks_even_within_horizon);  // was true on the 53-month cash basis
+        CHECK_FALSE(p.breaks_even_within_horizon);          // was true on the 53-month cash basis
         CHECK(*p.break_even_utilization > *p.utilization);  // was 15 % against 21 %
         CHECK(*p.break_even_utilization == doctest::Approx(0.2278).epsilon(1e-3));
         CHECK(p.reasoning.find("owning pays at utilisation above 23%, yours is 21%") !=
@@ -426,11 +428,13 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.reasoning.find("reselling the hardware at its book value") != std::string::npos);
         // The resale price named is the one at which the two present values meet.
         const double i = std::pow(1.08, 1.0 / 12.0) - 1.0;
-        const double needed = (p.capex_usd + p.opex_usd_per_month / (1 + i) - p.npv_rent_usd) * (1 + i);
+        const double needed =
+            (p.capex_usd + p.opex_usd_per_month / (1 + i) - p.npv_rent_usd) * (1 + i);
         CHECK(p.warnings[0].detail.find(UsdText(needed)) != std::string::npos);
     }
 
-    TEST_CASE("a depreciation period under a month is refused, not answered with an infinite cost") {
+    TEST_CASE(
+        "a depreciation period under a month is refused, not answered with an infinite cost") {
         auto catalog = Sample();
         RentVsBuyRequest r = EnterpriseSeed();
         r.buy.depreciation_years = 5e-324;

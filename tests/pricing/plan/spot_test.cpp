@@ -80,8 +80,8 @@ Simulated Simulate(std::mt19937_64& rng, const SpotPlan& p, double deadline_hour
     for (int i = 0; i < runs; ++i) {
         double t = 0;
         for (double k = 0; k < full; k += 1.0) {
-            t += SimulateStretch(rng, p.cluster_interruptions_per_hour,
-                                 tau + p.checkpoint_hours, p.restart_hours);
+            t += SimulateStretch(rng, p.cluster_interruptions_per_hour, tau + p.checkpoint_hours,
+                                 p.restart_hours);
         }
         t += SimulateStretch(rng, p.cluster_interruptions_per_hour, last, p.restart_hours);
         out.mean_hours += t / runs;
@@ -94,8 +94,7 @@ Simulated Simulate(std::mt19937_64& rng, const SpotPlan& p, double deadline_hour
 // the job moves to on-demand if elapsed hours + the work left after the last checkpoint, plus
 // the checkpoint that stretch would write, pass the deadline. Returns the mean cost: spot
 // hours elapsed x spot rate + work left x on-demand rate.
-double SimulateMixedCost(std::mt19937_64& rng, const SpotPlan& p, double deadline_hours,
-                         int runs) {
+double SimulateMixedCost(std::mt19937_64& rng, const SpotPlan& p, double deadline_hours, int runs) {
     const double tau = p.checkpoint_interval_hours;
     const double full = tau < p.job_hours ? std::ceil(p.job_hours / tau) - 1.0 : 0.0;
     const double last = p.job_hours - full * tau;
@@ -127,7 +126,8 @@ double SimulateMixedCost(std::mt19937_64& rng, const SpotPlan& p, double deadlin
             }
         }
         mean += (t * p.spot_cluster_usd_per_hour +
-                 (p.job_hours - saved) * p.on_demand_cluster_usd_per_hour) / runs;
+                 (p.job_hours - saved) * p.on_demand_cluster_usd_per_hour) /
+                runs;
     }
     return mean;
 }
@@ -187,7 +187,8 @@ TEST_SUITE("plan_spot") {
         REQUIRE(plan.ok());
         CHECK(plan.value().expected_overhead_fraction == 0.0);
         CHECK(plan.value().expected_spot_hours == 100.0);
-        CHECK(plan.value().expected_savings_usd == doctest::Approx(100.0 * (98.32 - 30)).epsilon(1e-12));
+        CHECK(plan.value().expected_savings_usd ==
+              doctest::Approx(100.0 * (98.32 - 30)).epsilon(1e-12));
         CHECK_FALSE(plan.value().young_checkpoint_interval_hours.has_value());
     }
 
@@ -260,10 +261,10 @@ TEST_SUITE("plan_spot") {
             REQUIRE(plan.ok());
             const SpotPlan& p = plan.value();
             const Simulated sim = Simulate(rng, p, c.deadline_hours, c.runs);
-            INFO("job " << c.job_hours << " h, rate " << c.rate << ", deadline "
-                        << c.deadline_hours << ": analytic " << *p.spot_deadline_probability
-                        << " simulated " << sim.deadline_probability << "; mean "
-                        << p.expected_spot_hours << " vs " << sim.mean_hours);
+            INFO("job " << c.job_hours << " h, rate " << c.rate << ", deadline " << c.deadline_hours
+                        << ": analytic " << *p.spot_deadline_probability << " simulated "
+                        << sim.deadline_probability << "; mean " << p.expected_spot_hours << " vs "
+                        << sim.mean_hours);
             CHECK(std::abs(*p.spot_deadline_probability - sim.deadline_probability) <
                   (c.runs < 20000 ? 0.025 : 0.015));
             CHECK(std::abs(p.expected_spot_hours / sim.mean_hours - 1.0) < 0.01);
@@ -286,7 +287,8 @@ TEST_SUITE("plan_spot") {
         CHECK(plan.value().recommendation == SpotRecommendation::kSpot);
     }
 
-    TEST_CASE("the deadline probability is 0 before the failure-free run and 1 without interruptions") {
+    TEST_CASE(
+        "the deadline probability is 0 before the failure-free run and 1 without interruptions") {
         const InterruptedRun run{100, 0.1, 0.05, 0.1, 1.0};
         const CheckpointLayout layout = LayOutCheckpoints(100, 1.0, 0.05);
         CHECK(layout.full_stretches == 99);
@@ -302,13 +304,12 @@ TEST_SUITE("plan_spot") {
     }
 
     TEST_CASE("a later deadline never lowers the probability of finishing") {
-        for (InterruptedRun run : {InterruptedRun{100, 0.1, 0.05, 0.1, 1.0},
-                                   InterruptedRun{10, 0.9, 0.1, 0.5, 0.5},
-                                   InterruptedRun{10, 1.5, 0.2, 1.0, 10},
-                                   InterruptedRun{1000, 0.01, 0.1, 0.2, 14}}) {
-            const double start = LayOutCheckpoints(run.work_hours, run.interval_hours,
-                                                   run.checkpoint_hours)
-                                     .failure_free_hours;
+        for (InterruptedRun run :
+             {InterruptedRun{100, 0.1, 0.05, 0.1, 1.0}, InterruptedRun{10, 0.9, 0.1, 0.5, 0.5},
+              InterruptedRun{10, 1.5, 0.2, 1.0, 10}, InterruptedRun{1000, 0.01, 0.1, 0.2, 14}}) {
+            const double start =
+                LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours)
+                    .failure_free_hours;
             double previous = 0;
             for (double deadline = start; deadline <= start + 60; deadline += 10) {
                 const double p = SpotDeadlineProbability(deadline, run);
@@ -355,7 +356,8 @@ TEST_SUITE("plan_spot") {
         CHECK(*plan.value().expected_mixed_cost_usd ==
               doctest::Approx(share * plan.value().expected_spot_hours * 30 +
                               (1 - share) * 100 * 98.32));
-        CHECK(*plan.value().expected_mixed_savings_fraction == doctest::Approx(0.4474).epsilon(1e-3));
+        CHECK(*plan.value().expected_mixed_savings_fraction ==
+              doctest::Approx(0.4474).epsilon(1e-3));
         CHECK(plan.value().reasoning.find("moving to on-demand") != std::string::npos);
     }
 
@@ -515,8 +517,9 @@ TEST_SUITE("plan_spot") {
 
     // Issue 21 item 3: the spot plan refused (409) 45 of 49 catalog spot offerings that training
     // plans priced at the worst bucket.
-    TEST_CASE("a spot offering without a bucket is planned at the worst bucket, as training "
-              "plans do") {
+    TEST_CASE(
+        "a spot offering without a bucket is planned at the worst bucket, as training "
+        "plans do") {
         auto base = Sample();
         std::vector<Offering> offerings = base->Offerings();
         Offering bare = base->FindOffering("aws-p5.48xlarge-us-east-1-spot").value();
@@ -533,14 +536,14 @@ TEST_SUITE("plan_spot") {
         REQUIRE(plan.ok());
         const SpotPlan& p = plan.value();
         CHECK_FALSE(p.interruption_bucket.has_value());
-        CHECK(p.interruptions_per_hour ==
-              doctest::Approx(InterruptionsPerHourFromMonthlyPercent(
-                  kDefaultUnknownSpotPercentPerMonth)));
+        CHECK(p.interruptions_per_hour == doctest::Approx(InterruptionsPerHourFromMonthlyPercent(
+                                              kDefaultUnknownSpotPercentPerMonth)));
         CHECK(p.cluster_interruptions_per_hour == doctest::Approx(2 * p.interruptions_per_hour));
         bool warned = false;
         for (const auto& w : p.warnings) {
-            warned = warned || w.detail.find("no Spot Advisor interruption data; planned at the "
-                                             "worst bucket (30% a month)") != std::string::npos;
+            warned = warned || w.detail.find(
+                                   "no Spot Advisor interruption data; planned at the "
+                                   "worst bucket (30% a month)") != std::string::npos;
         }
         CHECK(warned);
         bool echoed = false;

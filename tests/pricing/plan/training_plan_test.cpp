@@ -53,7 +53,9 @@ std::string KeyOf(const TrainingPlanOption& o) {
     return o.offering->id + "@" + std::to_string(o.nodes);
 }
 
-const PlanReference& Ref() { return gpucost::testing::SamplePlanReference(); }
+const PlanReference& Ref() {
+    return gpucost::testing::SamplePlanReference();
+}
 
 Result<TrainingPlan> Plan(const TrainingPlanRequest& request, const Catalog& catalog) {
     return PlanTraining(request, catalog, Ref());
@@ -211,7 +213,8 @@ TEST_SUITE("plan_training") {
         REQUIRE(p.total_count > 0);
         CHECK(p.options.size() == p.total_count);
         for (const auto& o : p.options) {
-            CHECK(o.cluster_usd_per_hour == doctest::Approx(o.offering->price.usd_per_hour * o.nodes));
+            CHECK(o.cluster_usd_per_hour ==
+                  doctest::Approx(o.offering->price.usd_per_hour * o.nodes));
             CHECK(o.cost_usd == doctest::Approx(o.wall_clock_hours * o.cluster_usd_per_hour));
             CHECK(o.total_accelerators == o.nodes * o.offering->accelerator_count);
             CHECK(o.parallelism.tensor * o.parallelism.pipeline * o.parallelism.data ==
@@ -358,8 +361,9 @@ TEST_SUITE("plan_training") {
 
     // Issue 21 item 2: 70B on 15T tokens recommended 64 GPUs for 8.4 years and listed a
     // 172-year option.
-    TEST_CASE("without a deadline no option over 180 days is listed, and when none is left the "
-              "answer says what each provider's fastest option would take") {
+    TEST_CASE(
+        "without a deadline no option over 180 days is listed, and when none is left the "
+        "answer says what each provider's fastest option would take") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         r.workload.tokens_b = 200000;  // years on any sample offering
@@ -406,8 +410,7 @@ TEST_SUITE("plan_training") {
             kept += o.expected_wall_clock_hours <= slowest / 2.0 ? 1U : 0U;
         }
         CHECK(capped.value().total_count == kept);
-        CHECK(Skipped(capped.value(), "over_max_wall_clock") ==
-              all.value().total_count - kept);
+        CHECK(Skipped(capped.value(), "over_max_wall_clock") == all.value().total_count - kept);
         for (const auto& o : capped.value().options) {
             CHECK(o.expected_wall_clock_hours <= slowest / 2.0);
         }
@@ -718,7 +721,8 @@ TEST_SUITE("plan_training") {
         CHECK(none.value().reasoning.find("deadline_hours") == std::string::npos);
     }
 
-    TEST_CASE("a constraint no option meets, with none meeting the others, is measured on all options") {
+    TEST_CASE(
+        "a constraint no option meets, with none meeting the others, is measured on all options") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         auto all = Plan(r, *catalog);
@@ -822,7 +826,7 @@ TEST_SUITE("plan_training") {
         REQUIRE(over.ok());
         CHECK(over.value().options.empty());
         CHECK(Skipped(over.value(), "over_capacity") == 2);  // both p5 offerings: 8 at most
-        CHECK(over.value().estimates == 0);                   // never estimated
+        CHECK(over.value().estimates == 0);                  // never estimated
     }
 
     TEST_CASE("multi-node plans on independent hosts use the internet-grade bandwidth") {
@@ -854,11 +858,12 @@ TEST_SUITE("plan_training") {
         for (const auto& w : plan.value().warnings) {
             warned = warned || w.detail.find("independent hosts") != std::string::npos;
         }
-        CHECK(warned == (plan.value().recommendation->nodes > 1 ||
-                         plan.value().fastest->nodes > 1));
+        CHECK(warned ==
+              (plan.value().recommendation->nodes > 1 || plan.value().fastest->nodes > 1));
     }
 
-    TEST_CASE("training plans skip accelerators offered for inference only, counted and explained") {
+    TEST_CASE(
+        "training plans skip accelerators offered for inference only, counted and explained") {
         auto catalog = Sample();
         PlanReference reference = Ref();
         AcceleratorWorkloads inference_only;
@@ -880,8 +885,8 @@ TEST_SUITE("plan_training") {
     }
 
     TEST_CASE("commitments are priced only when asked, and then bill whole terms") {
-        auto catalog = WithP5Variants({{"commit-1y", PriceType::kCommit1y, 30.0},
-                                       {"commit-3y", PriceType::kCommit3y, 20.0}});
+        auto catalog = WithP5Variants(
+            {{"commit-1y", PriceType::kCommit1y, 30.0}, {"commit-3y", PriceType::kCommit3y, 20.0}});
         TrainingPlanRequest r = SevenB();
         r.include_infeasible = true;
         auto unasked = Plan(r, *catalog);
@@ -897,13 +902,12 @@ TEST_SUITE("plan_training") {
         REQUIRE(asked.ok());
         REQUIRE_FALSE(asked.value().options.empty());
         for (const auto& o : asked.value().options) {
-            const double term = o.offering->price_type == PriceType::kCommit1y ? kCommit1yHours
-                                                                               : kCommit3yHours;
+            const double term =
+                o.offering->price_type == PriceType::kCommit1y ? kCommit1yHours : kCommit3yHours;
             CHECK(o.expected_cost_usd >= term * o.offering->price.usd_per_hour * o.nodes);
             CHECK(o.billed_hours == term);  // these runs are shorter than a term
             REQUIRE(o.unused_committed_hours.has_value());
-            CHECK(*o.unused_committed_hours ==
-                  doctest::Approx(term - o.expected_wall_clock_hours));
+            CHECK(*o.unused_committed_hours == doctest::Approx(term - o.expected_wall_clock_hours));
             CHECK(o.cost_usd_p10 <= o.cost_usd_p50);
             CHECK(o.cost_usd_p50 <= o.cost_usd_p90);
         }
@@ -920,7 +924,8 @@ TEST_SUITE("plan_training") {
         // AWS terminates a block's instances 30 minutes before it ends: a 336 h run needs more.
         CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 336, blocks) == 3 * 168);
         CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 23.6, blocks) == 48);
-        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 337, blocks) == 3 * 168);  // 7-day steps past 14 days
+        CHECK(training_stages::BilledHours(PriceType::kCapacityBlock, 337, blocks) ==
+              3 * 168);  // 7-day steps past 14 days
         CHECK(training_stages::BilledHours(PriceType::kOnDemand, 1.5, blocks) == 1.5);
 
         auto catalog = WithP5Variants({{"capacity-block", PriceType::kCapacityBlock, 31.0}});
@@ -982,16 +987,16 @@ TEST_SUITE("plan_training") {
             REQUIRE(o.price_age_days.has_value());
         }
         const TrainingPlanOption& rec = *plan.value().recommendation;
-        CHECK(*rec.price_age_days == *DaysFromIsoDate("2026-11-20") -
-                                         *DaysFromIsoDate(rec.offering->price.as_of));
+        CHECK(*rec.price_age_days ==
+              *DaysFromIsoDate("2026-11-20") - *DaysFromIsoDate(rec.offering->price.as_of));
         const bool old = static_cast<double>(*rec.price_age_days) > kDefaultMaxPriceAgeDays;
         bool age_warning = false;
         for (const auto& w : plan.value().warnings) {
             age_warning = age_warning || w.detail.find("days old") != std::string::npos;
         }
-        CHECK(age_warning == (old || (static_cast<double>(
-                                              plan.value().fastest->price_age_days.value_or(0)) >
-                                      kDefaultMaxPriceAgeDays)));
+        CHECK(age_warning ==
+              (old || (static_cast<double>(plan.value().fastest->price_age_days.value_or(0)) >
+                       kDefaultMaxPriceAgeDays)));
         // A stricter age warns about any price older than it.
         r.max_price_age_days = 0;
         auto strict = Plan(r, *catalog);
@@ -1000,8 +1005,8 @@ TEST_SUITE("plan_training") {
         for (const auto& w : strict.value().warnings) {
             strict_warning = strict_warning || w.detail.find("days old") != std::string::npos;
         }
-        CHECK(strict_warning == (*rec.price_age_days > 0 ||
-                                 plan.value().fastest->price_age_days.value_or(0) > 0));
+        CHECK(strict_warning ==
+              (*rec.price_age_days > 0 || plan.value().fastest->price_age_days.value_or(0) > 0));
     }
 
     TEST_CASE("the budget view spreads spend by calendar month and splits storage and egress") {
@@ -1152,6 +1157,57 @@ TEST_SUITE("plan_training") {
               plan.value().cheapest->expected_cost_usd);
     }
 
+    TEST_CASE(
+        "a catalog copied into more regions counts every copy and ranks the originals first") {
+        // Each offering again under a new id and region at the same price: every option ties
+        // with its copy on cost and time, so counts double and the summaries keep the
+        // original (its id sorts first), whether or not the infeasible options are listed.
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings();
+        for (const Offering& o : base->Offerings()) {
+            Offering copy = o;
+            copy.id += "-copy";
+            copy.region += "-copy";
+            offerings.push_back(copy);
+        }
+        auto built = InMemoryCatalog::Build(base->Accelerators(), offerings, "copied", "test", 0);
+        REQUIRE(built.ok());
+        const auto& copied = *built.value();
+        TrainingPlanRequest r = SevenB();
+        auto all = Plan(r, *base);
+        REQUIRE(all.ok());
+        REQUIRE(all.value().options.size() >= 4);
+        // A budget between the options' costs: some feasible, some not.
+        r.constraints.budget_usd =
+            all.value().options[all.value().options.size() / 2].ExpectedTotalUsd();
+        for (bool listed : {false, true}) {
+            CAPTURE(listed);
+            r.include_infeasible = listed;
+            auto original = Plan(r, *base);
+            auto twice = Plan(r, copied);
+            REQUIRE(original.ok());
+            REQUIRE(twice.ok());
+            const TrainingPlan& a = original.value();
+            const TrainingPlan& b = twice.value();
+            REQUIRE(a.feasible_count > 0);
+            REQUIRE(a.infeasible_count > 0);
+            CHECK(b.feasible_count == 2 * a.feasible_count);
+            CHECK(b.infeasible_count == 2 * a.infeasible_count);
+            CHECK(b.total_count == 2 * a.total_count);
+            REQUIRE(b.pareto_front.size() == a.pareto_front.size());
+            for (std::size_t i = 0; i < a.pareto_front.size(); ++i) {
+                CHECK(KeyOf(b.pareto_front[i]) == KeyOf(a.pareto_front[i]));
+            }
+            CHECK(KeyOf(*b.cheapest) == KeyOf(*a.cheapest));
+            CHECK(KeyOf(*b.fastest) == KeyOf(*a.fastest));
+            REQUIRE(b.options.size() >= 2);
+            CHECK(b.options[1].offering->id == b.options[0].offering->id + "-copy");
+            for (const TrainingPlanOption& o : b.options) {
+                CHECK(o.Feasible() == o.violations.empty());
+            }
+        }
+    }
+
     TEST_CASE("sort, limit and offset page through the same ordering") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
@@ -1289,8 +1345,9 @@ TEST_SUITE("plan_training") {
         CHECK(Skipped(plan.value(), "does_not_fit") == 0);
         bool explained = false;
         for (const auto& [reason, text] : plan.value().skipped_examples) {
-            explained = explained || (reason == "filtered" &&
-                                      text.find("8 accelerators per instance") != std::string::npos);
+            explained =
+                explained || (reason == "filtered" &&
+                              text.find("8 accelerators per instance") != std::string::npos);
         }
         CHECK(explained);
     }
@@ -1311,8 +1368,9 @@ TEST_SUITE("plan_training") {
         REQUIRE(with_data.ok());
         for (const auto& o : with_data.value().options) {
             REQUIRE(o.data_cost_usd.has_value());
-            CHECK(*o.data_cost_usd == doctest::Approx(100000 * 0.023 * o.expected_wall_clock_hours / 730.0 +
-                                                      10 * 0.09));
+            CHECK(
+                *o.data_cost_usd ==
+                doctest::Approx(100000 * 0.023 * o.expected_wall_clock_hours / 730.0 + 10 * 0.09));
         }
         // A budget between the compute bill and compute + data is not met.
         const double data_usd = 100000 * 0.023 * cheapest.expected_wall_clock_hours / 730.0 + 0.9;
@@ -1346,7 +1404,8 @@ TEST_SUITE("plan_training") {
         REQUIRE(warned.ok());
         bool caveat = false;
         for (const auto& w : warned.value().warnings) {
-            caveat = caveat || (w.field == "/precision" && w.detail.find("int8") != std::string::npos);
+            caveat =
+                caveat || (w.field == "/precision" && w.detail.find("int8") != std::string::npos);
         }
         CHECK(caveat);
         auto bf16 = Plan(SevenB(), *catalog);

@@ -50,12 +50,37 @@ TEST_SUITE("catalog_factory") {
 
     TEST_CASE("every accelerator of the shared hardware data is present, plus h800") {
         auto catalog = Embedded();
-        for (const char* id :
-             {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm",
-              "h100-pcie", "h100-nvl", "h200-sxm", "b200", "gb200", "l40s", "l4", "a10g", "a10",
-              "t4", "rtx-3090", "rtx-4090", "rtx-5090", "mi250x", "mi300x", "mi325x", "tpu-v4",
-              "tpu-v5e", "tpu-v5p", "tpu-v6e", "trainium1", "trainium2", "inferentia2", "gaudi2",
-              "gaudi3", "h800"}) {
+        for (const char* id : {"v100-sxm2-32gb",
+                               "a100-sxm4-40gb",
+                               "a100-sxm4-80gb",
+                               "a100-pcie-80gb",
+                               "h100-sxm",
+                               "h100-pcie",
+                               "h100-nvl",
+                               "h200-sxm",
+                               "b200",
+                               "gb200",
+                               "l40s",
+                               "l4",
+                               "a10g",
+                               "a10",
+                               "t4",
+                               "rtx-3090",
+                               "rtx-4090",
+                               "rtx-5090",
+                               "mi250x",
+                               "mi300x",
+                               "mi325x",
+                               "tpu-v4",
+                               "tpu-v5e",
+                               "tpu-v5p",
+                               "tpu-v6e",
+                               "trainium1",
+                               "trainium2",
+                               "inferentia2",
+                               "gaudi2",
+                               "gaudi3",
+                               "h800"}) {
             CAPTURE(id);
             CHECK(catalog->FindAccelerator(id).ok());
         }
@@ -118,14 +143,16 @@ TEST_SUITE("catalog_factory") {
     TEST_CASE("every provider and instance family the issue names has offerings") {
         auto catalog = Embedded();
         std::map<std::string, std::vector<std::string>> families = {
-            {"aws", {"p3.", "p4d.", "p4de.", "p5.", "p5e.", "p5en.", "g5.", "g6e.", "trn1.",
-                     "trn1n.", "trn2.", "inf2."}},
-            {"gcp", {"a2-highgpu", "a2-ultragpu", "a2-megagpu", "a3-highgpu", "a3-megagpu",
-                     "a3-ultragpu", "g2-", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"}},
-            {"azure", {"Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4",
-                       "Standard_ND96isr_H100_v5", "Standard_NC24ads_A100_v4",
-                       "Standard_NC40ads_H100_v5", "Standard_NC64as_T4_v3",
-                       "Standard_NV36ads_A10_v5"}},
+            {"aws",
+             {"p3.", "p4d.", "p4de.", "p5.", "p5e.", "p5en.", "g5.", "g6e.", "trn1.", "trn1n.",
+              "trn2.", "inf2."}},
+            {"gcp",
+             {"a2-highgpu", "a2-ultragpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "a3-ultragpu",
+              "g2-", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"}},
+            {"azure",
+             {"Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4", "Standard_ND96isr_H100_v5",
+              "Standard_NC24ads_A100_v4", "Standard_NC40ads_H100_v5", "Standard_NC64as_T4_v3",
+              "Standard_NV36ads_A10_v5"}},
             {"lambda", {""}},
             {"coreweave", {""}},
             {"vastai", {""}},
@@ -197,7 +224,8 @@ TEST_SUITE("catalog_factory") {
         auto none = app::LoadModelLibraryFromDir(dir.string());
         REQUIRE(none.ok());
         CHECK(none.value() == nullptr);
-        std::filesystem::copy_file(GPUCOST_SOURCE_DIR "/schema/seed/models.csv", dir / "models.csv");
+        std::filesystem::copy_file(GPUCOST_SOURCE_DIR "/schema/seed/models.csv",
+                                   dir / "models.csv");
         auto seed = app::LoadModelLibraryFromDir(dir.string());
         REQUIRE(seed.ok());
         REQUIRE(seed.value() != nullptr);

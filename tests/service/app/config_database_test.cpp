@@ -56,7 +56,8 @@ TEST_SUITE("config_database") {
         CHECK(create.value().command_args == std::vector<std::string>{"create"});
         CHECK(create.value().key_scope == "admin");
         CHECK(create.value().key_name == "ops");
-        auto revoke = ParseConfig({"apikey", "revoke", "3f9c1a2b4d5e", "--database-url", "x"}, Env({}));
+        auto revoke =
+            ParseConfig({"apikey", "revoke", "3f9c1a2b4d5e", "--database-url", "x"}, Env({}));
         REQUIRE(revoke.ok());
         CHECK(revoke.value().command_args.size() == 2);
 

@@ -47,8 +47,8 @@ TEST_SUITE("config") {
     }
 
     TEST_CASE("a flag beats the environment, which beats the default") {
-        auto r = ParseConfig({"--port", "9000"}, Env({{"GPUCOST_PORT", "7000"},
-                                                      {"GPUCOST_BIND", "0.0.0.0"}}));
+        auto r = ParseConfig({"--port", "9000"},
+                             Env({{"GPUCOST_PORT", "7000"}, {"GPUCOST_BIND", "0.0.0.0"}}));
         REQUIRE(r.ok());
         CHECK(r.value().port == 9000);
         CHECK(r.value().bind == "0.0.0.0");
@@ -71,7 +71,8 @@ TEST_SUITE("config") {
                              Env({}));
         REQUIRE(r.ok());
         CHECK(r.value().command == "import");
-        CHECK(r.value().command_args == std::vector<std::string>{"aws-price-list", "a.json", "b.json"});
+        CHECK(r.value().command_args ==
+              std::vector<std::string>{"aws-price-list", "a.json", "b.json"});
         CHECK(r.value().import_out == "cat");
         CHECK(r.value().import_as_of == "2026-11-20");
         CHECK(r.value().import_regions == "us-east-1,us-east-2");
@@ -85,8 +86,8 @@ TEST_SUITE("config") {
     }
 
     TEST_CASE("sync takes providers and needs --out") {
-        auto r = ParseConfig({"sync", "aws", "azure", "--region", "us-east-1", "--out", "cat"},
-                             Env({}));
+        auto r =
+            ParseConfig({"sync", "aws", "azure", "--region", "us-east-1", "--out", "cat"}, Env({}));
         REQUIRE(r.ok());
         CHECK(r.value().command_args == std::vector<std::string>{"aws", "azure"});
         CHECK_FALSE(ParseConfig({"sync", "aws", "--region", "us-east-1"}, Env({})).ok());
@@ -101,8 +102,8 @@ TEST_SUITE("config") {
         for (const auto& e : r.error().errors) {
             where.insert(e.field);
         }
-        CHECK(where == std::set<std::string>{"--port", "--bogus", "--threads",
-                                             "GPUCOST_LOG_LEVEL"});
+        CHECK(where ==
+              std::set<std::string>{"--port", "--bogus", "--threads", "GPUCOST_LOG_LEVEL"});
         CHECK(r.error().message.find("GPUCOST_LOG_LEVEL: must be debug") != std::string::npos);
     }
 
@@ -110,8 +111,8 @@ TEST_SUITE("config") {
         auto none = ParseConfig({}, Env({}));
         REQUIRE(none.ok());
         CHECK(none.value().cors_origins.empty());
-        auto env = ParseConfig({}, Env({{"GPUCOST_CORS_ORIGINS",
-                                         "https://a.example, http://localhost:3000"}}));
+        auto env = ParseConfig(
+            {}, Env({{"GPUCOST_CORS_ORIGINS", "https://a.example, http://localhost:3000"}}));
         REQUIRE(env.ok());
         CHECK(env.value().cors_origins ==
               std::vector<std::string>{"https://a.example", "http://localhost:3000"});

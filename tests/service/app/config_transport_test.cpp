@@ -31,8 +31,8 @@ TEST_SUITE("config transport") {
     }
 
     TEST_CASE("transport flags and their environment variables are read") {
-        auto r = ParseConfig({"--rate-limit-rps", "50", "--max-connections=100",
-                              "--tls-cert", "c.pem", "--tls-key", "k.pem"},
+        auto r = ParseConfig({"--rate-limit-rps", "50", "--max-connections=100", "--tls-cert",
+                              "c.pem", "--tls-key", "k.pem"},
                              Env({{"GPUCOST_RATE_LIMIT_BURST", "80"},
                                   {"GPUCOST_REQUEST_TIMEOUT_S", "3"},
                                   {"GPUCOST_KEEP_ALIVE_TIMEOUT_S", "2"},

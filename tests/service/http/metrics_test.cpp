@@ -24,12 +24,17 @@ TEST_SUITE("metrics") {
         m.ObserveRequest("/v1/offerings", "GET", 200, 20.0);
         m.ObserveRequest("/v1/offerings", "GET", 422, 0.0005);
         std::string text = m.Render({});
-        CHECK(Has(text, R"(gpucost_http_requests_total{route="/v1/offerings",method="GET",status="200"} 2)"));
-        CHECK(Has(text, R"(gpucost_http_requests_total{route="/v1/offerings",method="GET",status="422"} 1)"));
-        const std::string b = R"(gpucost_http_request_duration_seconds_bucket{route="/v1/offerings",le=)";
-        CHECK(Has(text, b + R"("0.001"} 1)"));   // the 0.5 ms one
-        CHECK(Has(text, b + R"("0.005"} 2)"));   // plus the 3 ms one
-        CHECK(Has(text, b + R"("10"} 2)"));      // 20 s is over the last bound
+        CHECK(Has(
+            text,
+            R"(gpucost_http_requests_total{route="/v1/offerings",method="GET",status="200"} 2)"));
+        CHECK(Has(
+            text,
+            R"(gpucost_http_requests_total{route="/v1/offerings",method="GET",status="422"} 1)"));
+        const std::string b =
+            R"(gpucost_http_request_duration_seconds_bucket{route="/v1/offerings",le=)";
+        CHECK(Has(text, b + R"("0.001"} 1)"));  // the 0.5 ms one
+        CHECK(Has(text, b + R"("0.005"} 2)"));  // plus the 3 ms one
+        CHECK(Has(text, b + R"("10"} 2)"));     // 20 s is over the last bound
         CHECK(Has(text, b + R"("+Inf"} 3)"));
         CHECK(Has(text, R"(gpucost_http_request_duration_seconds_count{route="/v1/offerings"} 3)"));
     }

@@ -2,14 +2,14 @@
 
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/problem.hpp"
+#include "service/http/codec/problem.hpp"
 #include "tests/support/sample_catalog.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
@@ -20,7 +20,9 @@ using gpucost::testing::TestServer;
 
 namespace {
 
-std::string StatusLine(const std::string& raw) { return raw.substr(0, raw.find("\r\n")); }
+std::string StatusLine(const std::string& raw) {
+    return raw.substr(0, raw.find("\r\n"));
+}
 
 }  // namespace
 
@@ -72,8 +74,8 @@ TEST_SUITE("router") {
     TEST_CASE("the bulk import takes up to 1 MiB, every other route 64 KiB") {
         TestServer server(SampleDeps());
         // Past the framing (this server has no database: 409), where other routes are 413.
-        auto big = server.Client().Post("/v1/offerings", std::string(300 * 1024, 'x'),
-                                        "application/json");
+        auto big =
+            server.Client().Post("/v1/offerings", std::string(300 * 1024, 'x'), "application/json");
         REQUIRE(big);
         CHECK(big->status == 409);
         auto huge = server.Client().Post("/v1/offerings", std::string(1100 * 1024, 'x'),
@@ -109,8 +111,8 @@ TEST_SUITE("router") {
             CHECK_FALSE(r->has_header("Content-Range"));
             CHECK(json::parse(r->body).contains("items"));
         }
-        auto conditional = server.Client().Get(
-            "/v1/offerings?limit=2", {{"Range", "bytes=0-10"}, {"If-Range", "\"x\""}});
+        auto conditional = server.Client().Get("/v1/offerings?limit=2",
+                                               {{"Range", "bytes=0-10"}, {"If-Range", "\"x\""}});
         REQUIRE(conditional);
         CHECK(conditional->status == 200);
         auto problem = server.Client().Get("/v1/nope", {{"Range", "bytes=0-10"}});
@@ -151,8 +153,8 @@ TEST_SUITE("router") {
             CHECK(headers.find(h) != std::string::npos);
         }
         CHECK(preflight->get_header_value("Access-Control-Max-Age") == "600");
-        auto offering = server.Client().Options("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand",
-                                                ask);
+        auto offering =
+            server.Client().Options("/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand", ask);
         REQUIRE(offering);
         CHECK(offering->get_header_value("Access-Control-Allow-Methods") == "DELETE, GET");
 
@@ -189,8 +191,8 @@ TEST_SUITE("router") {
         gpucost::http::ServerOptions options;
         options.read_timeout_s = 1;
         TestServer server(SampleDeps(), options);
-        std::string raw = server.Raw(
-            "POST /v1/plans/spot HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        std::string raw =
+            server.Raw("POST /v1/plans/spot HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         CHECK(StatusLine(raw) == "HTTP/1.1 411 Length Required");
         CHECK(raw.find("application/problem+json") != std::string::npos);
         CHECK(raw.find("Content-Length header") != std::string::npos);
@@ -199,7 +201,8 @@ TEST_SUITE("router") {
     TEST_CASE("a missing or malformed Content-Length is judged after the route") {
         TestServer server(SampleDeps());
         // Without Content-Length: an unknown path is 404 and a wrong method 405, as with one.
-        CHECK(StatusLine(server.Raw("POST /v1/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) ==
+        CHECK(StatusLine(
+                  server.Raw("POST /v1/nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) ==
               "HTTP/1.1 404 Not Found");
         CHECK(StatusLine(server.Raw(
                   "POST /v1/accelerators HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) ==
@@ -259,7 +262,8 @@ TEST_SUITE("router") {
         TestServer server(SampleDeps());
         // Before, the answer had no X-Request-Id header, and its body named whichever request
         // the worker thread had served last ("prev" here when the same thread served both).
-        server.Raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: prev\r\nConnection: close\r\n\r\n");
+        server.Raw(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: prev\r\nConnection: close\r\n\r\n");
         std::string second = server.Raw(
             "GET /v1/accelerators HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine\r\n"
             "Range: bytes=x\r\nConnection: close\r\n\r\n");

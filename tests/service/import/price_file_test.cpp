@@ -127,8 +127,9 @@ TEST_CASE("Azure: spot, on-demand and whole-term reservations of ND MI300X v5") 
 }
 
 TEST_CASE("Azure: a page carries no date, so --as-of is required") {
-    auto read = ReadPriceBuffer(Format::kAzureRetailPrices, Fixture("azure-retail-prices-page2.json"),
-                                "page2.json", EmbeddedMappings(), {});
+    auto read =
+        ReadPriceBuffer(Format::kAzureRetailPrices, Fixture("azure-retail-prices-page2.json"),
+                        "page2.json", EmbeddedMappings(), {});
     REQUIRE_FALSE(read.ok());
     CHECK(read.error().field == "--as-of");
 }
@@ -152,7 +153,8 @@ TEST_CASE("GCP: machine prices are composed from GPU, vCPU and memory SKUs of th
     CHECK(r.skipped.at("tiered_rate_varies_with_usage") == 1);
     CHECK(r.skipped.at("sole_tenancy") == 1);
     CHECK(r.skipped.at("sku_not_mapped") == 2);
-    CHECK(r.skipped.at("machine_shape_incomplete") == 5 + 8);  // spot A100 x 5 shapes, L4 in europe-west4 x 8
+    CHECK(r.skipped.at("machine_shape_incomplete") ==
+          5 + 8);  // spot A100 x 5 shapes, L4 in europe-west4 x 8
 }
 
 TEST_CASE("GCP: units and nanos make one price") {
@@ -162,8 +164,8 @@ TEST_CASE("GCP: units and nanos make one price") {
         "units":"4","nanos":200000000}}]}}]}]})";
     ParseOptions options;
     options.as_of = "2026-07-30";
-    auto read = ReadPriceBuffer(Format::kGcpBillingCatalog, doc, "tpu.json", EmbeddedMappings(),
-                                options);
+    auto read =
+        ReadPriceBuffer(Format::kGcpBillingCatalog, doc, "tpu.json", EmbeddedMappings(), options);
     REQUIRE(read.ok());
     REQUIRE(read.value().offerings.size() == 1);
     CHECK(read.value().offerings[0].price.usd_per_hour == doctest::Approx(4.2));

@@ -10,8 +10,9 @@ struct Collected {
     std::vector<nlohmann::json> records;
 };
 
-RecordReader Collector(Collected& out, std::vector<JsonPath> patterns,
-                       RecordReader::WantFn want = [](const JsonPath&) { return true; }) {
+RecordReader Collector(
+    Collected& out, std::vector<JsonPath> patterns,
+    RecordReader::WantFn want = [](const JsonPath&) { return true; }) {
     return RecordReader(std::move(patterns), std::move(want),
                         [&out](const JsonPath& path, nlohmann::json&& record) {
                             out.paths.push_back(path);
@@ -66,10 +67,11 @@ TEST_CASE("trailing text after the document is a syntax error") {
 }
 
 TEST_CASE("a refusal from the record callback aborts the read with its message") {
-    RecordReader reader({{"a", "*"}}, [](const JsonPath&) { return true; },
-                        [](const JsonPath&, nlohmann::json&&) {
-                            return std::optional<std::string>("not this layout");
-                        });
+    RecordReader reader(
+        {{"a", "*"}}, [](const JsonPath&) { return true; },
+        [](const JsonPath&, nlohmann::json&&) {
+            return std::optional<std::string>("not this layout");
+        });
     auto status = reader.ReadBuffer(R"({"a":{"b":{}}})", "f");
     REQUIRE_FALSE(status.ok());
     CHECK(status.error().message.find("not this layout") != std::string::npos);

@@ -38,7 +38,9 @@ TEST_SUITE("migrations") {
         REQUIRE(storage::Migrate(*conn).ok());
         {
             pqxx::work tx(*conn);
-            tx.exec("INSERT INTO schema_migrations (version, name, checksum) VALUES (999, 'future', 'x')");
+            tx.exec(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES (999, 'future', "
+                "'x')");
             tx.commit();
         }
         auto check = storage::CheckSchema(*conn);
@@ -89,16 +91,25 @@ TEST_SUITE("migrations") {
             }
         };
         const std::string id = "lambda-gpu_1x_h100-us-on-demand";
-        CHECK(fails("INSERT INTO prices (offering_id, usd_per_hour, as_of, source_id, valid_from, valid_to)"
-                    " VALUES ('" + id + "', -1, '2026-01-01', 1, now(), now())"));
-        CHECK(fails("INSERT INTO prices (offering_id, usd_per_hour, as_of, source_id, valid_from)"
-                    " VALUES ('" + id + "', 1, '2026-01-01', 1, now())"));
-        CHECK(fails("INSERT INTO offerings (id, provider, instance_type, accelerator_id,"
-                    " accelerator_count, region, price_type) VALUES ('x', 'aws', 'x', 'nope', 1,"
-                    " 'us', 'on_demand')"));
-        CHECK(fails("UPDATE prices SET valid_to = valid_from - interval '1 day'"
-                    " WHERE offering_id = '" + id + "'"));
-        CHECK_FALSE(fails("INSERT INTO prices (offering_id, usd_per_hour, as_of, source_id, valid_from, valid_to)"
-                          " VALUES ('" + id + "', 0, '2026-01-01', 1, now(), now())"));
+        CHECK(fails(
+            "INSERT INTO prices (offering_id, usd_per_hour, as_of, source_id, valid_from, valid_to)"
+            " VALUES ('" +
+            id + "', -1, '2026-01-01', 1, now(), now())"));
+        CHECK(
+            fails("INSERT INTO prices (offering_id, usd_per_hour, as_of, source_id, valid_from)"
+                  " VALUES ('" +
+                  id + "', 1, '2026-01-01', 1, now())"));
+        CHECK(
+            fails("INSERT INTO offerings (id, provider, instance_type, accelerator_id,"
+                  " accelerator_count, region, price_type) VALUES ('x', 'aws', 'x', 'nope', 1,"
+                  " 'us', 'on_demand')"));
+        CHECK(
+            fails("UPDATE prices SET valid_to = valid_from - interval '1 day'"
+                  " WHERE offering_id = '" +
+                  id + "'"));
+        CHECK_FALSE(fails(
+            "INSERT INTO prices (offering_id, usd_per_hour, as_of, source_id, valid_from, valid_to)"
+            " VALUES ('" +
+            id + "', 0, '2026-01-01', 1, now(), now())"));
     }
 }

@@ -27,7 +27,8 @@ public:
         const char* admin = std::getenv("DATABASE_URL");  // NOLINT(concurrency-mt-unsafe)
         if (admin == nullptr || std::string(admin).find("/postgres") == std::string::npos) {
             throw std::runtime_error(
-                "DATABASE_URL is not set: run these tests through tests/pg/with_pg.sh (ctest does)");
+                "DATABASE_URL is not set: run these tests through tests/pg/with_pg.sh (ctest "
+                "does)");
         }
         admin_url_ = admin;
         static std::atomic<int> counter{0};

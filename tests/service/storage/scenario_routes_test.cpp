@@ -38,17 +38,22 @@ TEST_SUITE("scenario_routes") {
         Fixture f;
         auto c = f.server->Client();
         // params_b that no reading of Llama-2-7B's structure gives: the model warns.
-        const json request = {
-            {"model", {{"params_b", 20}, {"layers", 32}, {"hidden_size", 4096},
-                       {"attention_heads", 32}, {"ffn_hidden_size", 11008}, {"gated_mlp", true},
-                       {"vocab_size", 32000}}},
-            {"input_tokens", 512},
-            {"output_tokens", 256},
-            {"traffic", {{"requests_per_second", 1}}}};
+        const json request = {{"model",
+                               {{"params_b", 20},
+                                {"layers", 32},
+                                {"hidden_size", 4096},
+                                {"attention_heads", 32},
+                                {"ffn_hidden_size", 11008},
+                                {"gated_mlp", true},
+                                {"vocab_size", 32000}}},
+                              {"input_tokens", 512},
+                              {"output_tokens", 256},
+                              {"traffic", {{"requests_per_second", 1}}}};
         const json direct = Body(c.Post("/v1/plans/inference", request.dump(), "application/json"));
-        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
-                            json{{"name", "serving"}, {"plan", "inference"}, {"request", request}}.dump(),
-                            "application/json");
+        auto saved =
+            c.Post("/v1/scenarios", f.Auth(f.reader),
+                   json{{"name", "serving"}, {"plan", "inference"}, {"request", request}}.dump(),
+                   "application/json");
         REQUIRE(saved);
         REQUIRE(saved->status == 201);
         const std::string id = Body(saved)["id"];
@@ -87,7 +92,8 @@ TEST_SUITE("scenario_routes") {
         CHECK(Body(c.Get(("/v1/scenarios/" + id).c_str()))["request"]["job_hours"] == 100);
 
         // Nothing changed yet.
-        auto same = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+        auto same =
+            Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
         CHECK(same["changed"] == false);
         CHECK(same["result"] == same["saved_result"]);
         const std::string before_write = same["evaluated_at"];
@@ -97,7 +103,8 @@ TEST_SUITE("scenario_routes") {
                          R"({"usd_per_hour": 45.0, "source": "NEGOTIATED"})", "application/json");
         REQUIRE(put);
         REQUIRE(put->status == 200);
-        auto moved = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+        auto moved =
+            Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
         CHECK(moved["changed"] == true);
         CHECK(moved["change_count"].get<int>() > 0);
         bool found_on_demand = false;
@@ -110,13 +117,14 @@ TEST_SUITE("scenario_routes") {
         CHECK(found_on_demand);
 
         // Time travel to before the write gives the saved answer back.
-        auto then = Body(c.Post(("/v1/scenarios/" + id + "/evaluate?as_of=" + before_write).c_str(), "",
-                                "application/json"));
+        auto then = Body(c.Post(("/v1/scenarios/" + id + "/evaluate?as_of=" + before_write).c_str(),
+                                "", "application/json"));
         CHECK(then["changed"] == false);
         CHECK(then["as_of"] == before_write);
 
         // The plan endpoints take the same as_of.
-        auto plan_now = Body(c.Post("/v1/plans/spot", scenario["request"].dump(), "application/json"));
+        auto plan_now =
+            Body(c.Post("/v1/plans/spot", scenario["request"].dump(), "application/json"));
         auto plan_then = Body(c.Post(("/v1/plans/spot?as_of=" + before_write).c_str(),
                                      scenario["request"].dump(), "application/json"));
         // The same answer, but for which catalog it names (an as_of catalog by its instant).
@@ -131,7 +139,8 @@ TEST_SUITE("scenario_routes") {
     TEST_CASE("scenario requests are validated like plan requests, under /request") {
         Fixture f;
         auto c = f.server->Client();
-        CheckProblem(c.Post("/v1/scenarios", kScenario, "application/json"), 401, "unauthenticated");
+        CheckProblem(c.Post("/v1/scenarios", kScenario, "application/json"), 401,
+                     "unauthenticated");
         CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader),
                             R"({"name": "x", "plan": "moon", "request": {}})", "application/json"),
                      422, "invalid_argument", "/plan");
@@ -149,7 +158,8 @@ TEST_SUITE("scenario_routes") {
                      422, "invalid_argument", "/name");
         CheckProblem(c.Get("/v1/scenarios/999"), 404, "not_found");
         CheckProblem(c.Get("/v1/scenarios/abc"), 404, "not_found");
-        CheckProblem(c.Post("/v1/scenarios/999/evaluate", "", "application/json"), 404, "not_found");
+        CheckProblem(c.Post("/v1/scenarios/999/evaluate", "", "application/json"), 404,
+                     "not_found");
         CheckProblem(c.Get("/v1/scenarios?limit=0"), 422, "invalid_argument", "limit");
         CheckProblem(c.Get("/v1/scenarios?cursor=x"), 422, "invalid_argument", "cursor");
         CHECK(f.db.Scalar("SELECT count(*) FROM scenarios") == "0");
@@ -171,12 +181,14 @@ TEST_SUITE("scenario_routes") {
                 continue;
             }
             const std::string id = Body(saved)["id"];
-            auto again = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+            auto again =
+                Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
             CHECK(again["changed"] == false);
         }
     }
 
-    TEST_CASE("a scenario names its model by library id, and an unknown id is refused under /request") {
+    TEST_CASE(
+        "a scenario names its model by library id, and an unknown id is refused under /request") {
         Fixture f;
         auto c = f.server->Client();
         auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
@@ -189,7 +201,8 @@ TEST_SUITE("scenario_routes") {
         CHECK_MESSAGE(saved->status == 201, saved->body);
         if (saved->status == 201) {
             const std::string id = Body(saved)["id"];
-            auto again = Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
+            auto again =
+                Body(c.Post(("/v1/scenarios/" + id + "/evaluate").c_str(), "", "application/json"));
             CHECK(again["changed"] == false);
         }
         CheckProblem(c.Post("/v1/scenarios", f.Auth(f.reader),
@@ -210,12 +223,14 @@ TEST_SUITE("scenario_routes") {
         auto first = Body(c.Get("/v1/scenarios?limit=2"));
         CHECK(first["items"].size() == 2);
         REQUIRE(first["next_cursor"].is_string());
-        auto second = Body(c.Get(("/v1/scenarios?limit=2&cursor=" + first["next_cursor"].get<std::string>()).c_str()));
+        auto second = Body(c.Get(
+            ("/v1/scenarios?limit=2&cursor=" + first["next_cursor"].get<std::string>()).c_str()));
         CHECK(second["items"].size() == 1);
         CHECK(second["next_cursor"].is_null());
     }
 
-    TEST_CASE("saving with an Idempotency-Key saves once; the same request written another way replays") {
+    TEST_CASE(
+        "saving with an Idempotency-Key saves once; the same request written another way replays") {
         Fixture f;
         auto c = f.server->Client();
         auto key = [&](const std::string& k) { return f.Auth(f.admin, {{"Idempotency-Key", k}}); };
@@ -230,7 +245,8 @@ TEST_SUITE("scenario_routes") {
         CHECK(Body(again)["id"] == id);
         json reordered = json::parse(kScenario);  // members in another order, 100 as 100.0
         reordered["request"]["job_hours"] = 100.0;
-        auto rewritten = c.Post("/v1/scenarios", key("save-1"), reordered.dump(2), "application/json");
+        auto rewritten =
+            c.Post("/v1/scenarios", key("save-1"), reordered.dump(2), "application/json");
         REQUIRE(rewritten);
         CHECK(Body(rewritten)["id"] == id);
         json other = json::parse(kScenario);
@@ -247,18 +263,22 @@ TEST_SUITE("scenario_routes") {
                      "invalid_argument", "/name");
     }
 
-    TEST_CASE("evaluate takes no body: a POST without Content-Length is served, as curl -X POST sends it") {
+    TEST_CASE(
+        "evaluate takes no body: a POST without Content-Length is served, as curl -X POST sends "
+        "it") {
         Fixture f;
         auto c = f.server->Client();
         auto saved = c.Post("/v1/scenarios", f.Auth(f.admin), kScenario, "application/json");
         REQUIRE(saved);
         REQUIRE(saved->status == 201);
         const std::string id = Body(saved)["id"].get<std::string>();
-        std::string answer = f.server->Raw("POST /v1/scenarios/" + id +
-                                           "/evaluate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        std::string answer =
+            f.server->Raw("POST /v1/scenarios/" + id +
+                          "/evaluate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         CHECK(answer.rfind("HTTP/1.1 200", 0) == 0);
         // A POST that needs a body still says what is missing.
-        std::string needs = f.server->Raw("POST /v1/scenarios HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        std::string needs =
+            f.server->Raw("POST /v1/scenarios HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         CHECK(needs.rfind("HTTP/1.1 411", 0) == 0);
     }
 

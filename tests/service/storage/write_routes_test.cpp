@@ -24,7 +24,8 @@ void CheckProblem(const httplib::Result& r, int status, const std::string& code)
     CHECK(json::parse(r->body)["code"] == code);
 }
 
-const std::string kPrice = R"({"usd_per_hour": 44.0, "as_of": "2026-11-21", "source": "NEGOTIATED"})";
+const std::string kPrice =
+    R"({"usd_per_hour": 44.0, "as_of": "2026-11-21", "source": "NEGOTIATED"})";
 
 }  // namespace
 
@@ -39,9 +40,11 @@ TEST_SUITE("write_routes") {
         CheckProblem(c.Put(path.c_str(), f.Auth("gpc_000000000000_" + std::string(48, '0')), kPrice,
                            "application/json"),
                      401, "unauthenticated");
-        CheckProblem(c.Put(path.c_str(), {{"Authorization", "Basic abc"}}, kPrice, "application/json"),
-                     401, "unauthenticated");
-        CheckProblem(c.Put(path.c_str(), f.Auth(f.reader), kPrice, "application/json"), 403, "forbidden");
+        CheckProblem(
+            c.Put(path.c_str(), {{"Authorization", "Basic abc"}}, kPrice, "application/json"), 401,
+            "unauthenticated");
+        CheckProblem(c.Put(path.c_str(), f.Auth(f.reader), kPrice, "application/json"), 403,
+                     "forbidden");
         CHECK(f.db.Scalar("SELECT count(*) FROM prices") == "6");
     }
 
@@ -72,9 +75,10 @@ TEST_SUITE("write_routes") {
 
         // The same request written another way (member order, spacing, 44 for 44.0) is a
         // replay, not a conflict: the key is compared with the parsed request.
-        auto rewritten = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "abc-1"}}),
-                               R"({ "source": "NEGOTIATED",   "as_of": "2026-11-21", "usd_per_hour": 44 })",
-                               "application/json");
+        auto rewritten =
+            c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "abc-1"}}),
+                  R"({ "source": "NEGOTIATED",   "as_of": "2026-11-21", "usd_per_hour": 44 })",
+                  "application/json");
         REQUIRE(rewritten);
         CHECK(rewritten->status == 200);
         CHECK(rewritten->get_header_value("Idempotent-Replayed") == "true");
@@ -139,7 +143,8 @@ TEST_SUITE("write_routes") {
                  {R"({"usd_per_hour": 1, "source": "x", "as_of": "2099-01-01"})", 422, "/as_of"},
                  // An estimated date is never verified (the catalog loader's rule).
                  {R"({"usd_per_hour": 1, "source": "x", "as_of": "2026-11-01",
-                      "as_of_estimated": true, "verified": true})", 422, "/verified"},
+                      "as_of_estimated": true, "verified": true})",
+                  422, "/verified"},
                  // PostgreSQL would keep the text cut at the NUL.
                  {R"({"usd_per_hour": 1, "source": "AWS\u0000x"})", 422, "/source"},
                  {R"({"usd_per_hour": 1, "source": "x", "notes": "a\u0000b"})", 422, "/notes"},
@@ -155,9 +160,10 @@ TEST_SUITE("write_routes") {
                      "unsupported_media_type");
         CheckProblem(c.Put("/v1/offerings/nope/price", f.Auth(f.admin), kPrice, "application/json"),
                      404, "not_found");
-        CheckProblem(c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", std::string(201, 'k')}}),
-                           kPrice, "application/json"),
-                     400, "malformed_request");
+        CheckProblem(
+            c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", std::string(201, 'k')}}),
+                  kPrice, "application/json"),
+            400, "malformed_request");
         // Sent empty or blank, a key is a mistake, not "no key" (the write would apply twice).
         for (const std::string& blank : {std::string(), std::string("   ")}) {
             auto r = c.Put(path.c_str(), f.Auth(f.admin, {{"Idempotency-Key", blank}}), kPrice,
@@ -178,8 +184,10 @@ TEST_SUITE("write_routes") {
         auto created = c.Post("/v1/offerings", f.Auth(f.admin), one, "application/json");
         REQUIRE(created);
         CHECK(created->status == 201);
-        CHECK(created->get_header_value("Location") == "/v1/offerings/aws-p5.48xlarge-eu-west-1-on-demand");
-        CHECK(Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-west-1-on-demand"))["usd_per_hour"] == 60.5);
+        CHECK(created->get_header_value("Location") ==
+              "/v1/offerings/aws-p5.48xlarge-eu-west-1-on-demand");
+        CHECK(Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-west-1-on-demand"))["usd_per_hour"] ==
+              60.5);
 
         CheckProblem(c.Post("/v1/offerings", f.Auth(f.admin), one, "application/json"), 409,
                      "failed_precondition");
@@ -208,16 +216,19 @@ TEST_SUITE("write_routes") {
         CHECK(row["usd_per_hour"] == 30.1);
         CHECK(row["price_notes"] == "a, quoted note");
 
-        CheckProblem(c.Post("/v1/offerings", f.Auth(f.admin), "provider,bogus\naws,1\n", "text/csv"),
-                     422, "invalid_argument");
-        auto unknown_acc = c.Post("/v1/offerings", f.Auth(f.admin),
-                                  R"([{"provider": "aws", "instance_type": "x", "accelerator": "nope",
+        CheckProblem(
+            c.Post("/v1/offerings", f.Auth(f.admin), "provider,bogus\naws,1\n", "text/csv"), 422,
+            "invalid_argument");
+        auto unknown_acc =
+            c.Post("/v1/offerings", f.Auth(f.admin),
+                   R"([{"provider": "aws", "instance_type": "x", "accelerator": "nope",
                                   "accelerator_count": 1, "region": "r", "price_type": "spot",
                                   "usd_per_hour": 1, "as_of": "2026-01-01", "source": "s"}])",
-                                  "application/json");
+                   "application/json");
         CheckProblem(unknown_acc, 422, "invalid_argument");
         CHECK(json::parse(unknown_acc->body)["field"] == "/0/accelerator");
-        CheckProblem(c.Post("/v1/offerings", f.Auth(f.reader), one, "application/json"), 403, "forbidden");
+        CheckProblem(c.Post("/v1/offerings", f.Auth(f.reader), one, "application/json"), 403,
+                     "forbidden");
         CHECK(f.db.Scalar("SELECT count(*) FROM offerings") == "8");
 
         // Excel's "CSV UTF-8" begins with a byte order mark: not part of the first column.
@@ -239,13 +250,15 @@ TEST_SUITE("write_routes") {
                    risk + "}";
         };
         // The bounds follow from the bucket; sent, they must be the bucket's own.
-        auto wrong_min = c.Post("/v1/offerings", f.Auth(f.admin),
-                                spot(R"("spot_interruption": {"bucket": ">20%", "min_percent_per_month": 5})"),
-                                "application/json");
+        auto wrong_min =
+            c.Post("/v1/offerings", f.Auth(f.admin),
+                   spot(R"("spot_interruption": {"bucket": ">20%", "min_percent_per_month": 5})"),
+                   "application/json");
         CheckProblem(wrong_min, 422, "invalid_argument");
         CHECK(json::parse(wrong_min->body)["field"] == "/spot_interruption/min_percent_per_month");
-        auto bad_bucket = c.Post("/v1/offerings", f.Auth(f.admin),
-                                 spot(R"("spot_interruption": {"bucket": "often"})"), "application/json");
+        auto bad_bucket =
+            c.Post("/v1/offerings", f.Auth(f.admin),
+                   spot(R"("spot_interruption": {"bucket": "often"})"), "application/json");
         CheckProblem(bad_bucket, 422, "invalid_argument");
         CHECK(json::parse(bad_bucket->body)["field"] == "/spot_interruption/bucket");
         // The old string member is gone: an unknown field, 400 naming it.
@@ -255,14 +268,18 @@ TEST_SUITE("write_routes") {
         CHECK(json::parse(old_name->body)["field"] == "/spot_interruption_bucket");
         CHECK(f.db.Scalar("SELECT count(*) FROM offerings WHERE region = 'eu-north-1'") == "0");
 
-        auto created = c.Post("/v1/offerings", f.Auth(f.admin),
-                              spot(R"("spot_interruption": {"bucket": ">20%", "min_percent_per_month": 22,
+        auto created =
+            c.Post("/v1/offerings", f.Auth(f.admin),
+                   spot(R"("spot_interruption": {"bucket": ">20%", "min_percent_per_month": 22,
                                       "max_percent_per_month": 100})"),
-                              "application/json");
+                   "application/json");
         REQUIRE(created);
         CHECK(created->status == 201);
-        const json risk = Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-north-1-spot"))["spot_interruption"];
-        CHECK(risk == json{{"bucket", ">20%"}, {"min_percent_per_month", 22}, {"max_percent_per_month", 100}});
+        const json risk =
+            Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-north-1-spot"))["spot_interruption"];
+        CHECK(risk == json{{"bucket", ">20%"},
+                           {"min_percent_per_month", 22},
+                           {"max_percent_per_month", 100}});
 
         // The CSV column keeps the shared file's name and fills the same object.
         const std::string csv =
@@ -272,8 +289,10 @@ TEST_SUITE("write_routes") {
         auto imported = c.Post("/v1/offerings", f.Auth(f.admin), csv, "text/csv");
         REQUIRE(imported);
         CHECK(imported->status == 201);
-        CHECK(Body(c.Get("/v1/offerings/aws-p5.48xlarge-eu-south-1-spot"))["spot_interruption"]["bucket"] ==
-              "5-10%");
+        CHECK(
+            Body(c.Get(
+                "/v1/offerings/aws-p5.48xlarge-eu-south-1-spot"))["spot_interruption"]["bucket"] ==
+            "5-10%");
     }
 
     TEST_CASE("DELETE retires an offering: reads lose it, its history stays") {
@@ -300,16 +319,18 @@ TEST_SUITE("write_routes") {
         REQUIRE(current);
         CHECK(Body(current)["usd_per_hour"] == 44.0);
         CHECK(current->get_header_value("ETag") == "\"v2\"");
-        CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2026-11-10").c_str()))["usd_per_hour"] == 55.04);
-        CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2025-06-01T00:00:00Z").c_str()))["usd_per_hour"] ==
-              98.32);
+        CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2026-11-10").c_str()))["usd_per_hour"] ==
+              55.04);
+        CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2025-06-01T00:00:00Z")
+                             .c_str()))["usd_per_hour"] == 98.32);
         // The TPU price is dated 2025-06-01: a date means the end of that day.
         CHECK(Body(c.Get("/v1/offerings?as_of=2025-05-31"))["total_count"] == 2);
         CHECK(Body(c.Get("/v1/offerings?as_of=2025-06-01"))["total_count"] == 3);
         CHECK(Body(c.Get("/v1/catalog?as_of=2024-01-01"))["offering_count"] == 0);
         CHECK(Body(c.Get("/v1/providers?as_of=2026-11-10"))["total_count"] == 3);
         CheckProblem(c.Get("/v1/offerings?as_of=last-week"), 422, "invalid_argument");
-        CheckProblem(c.Get((std::string(kOffering) + "?as_of=2024-01-01").c_str()), 404, "not_found");
+        CheckProblem(c.Get((std::string(kOffering) + "?as_of=2024-01-01").c_str()), 404,
+                     "not_found");
     }
 
     TEST_CASE("with --require-read-key, reads need a key of either scope; probes stay open") {

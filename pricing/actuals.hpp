@@ -1,0 +1,73 @@
+#pragma once
+
+// Actual spend (issue 25): accelerator charges read from the clouds' FOCUS exports
+// (service/import/focus_actuals.hpp reads them), tallied by currency, month and tag.
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpucost::pricing {
+
+// One kept row: an accelerator usage charge. Costs are in `billing_currency` (FOCUS
+// BillingCurrency); accelerator_hours = consumed instance-hours x accelerators per instance
+// (GCP GPU SKUs: the GPU-hours themselves).
+struct ActualCharge {
+    std::string row_id;  // stable identity of the export row (idempotent re-import)
+    std::string provider;
+    std::string month;  // YYYY-MM of ChargePeriodStart (UTC)
+    std::string charge_period_start;
+    std::string billing_currency;
+    std::string sku;          // instance type, VM size or GCP SKU description
+    std::string offering_id;  // the catalog's offering; empty when the catalog has none
+    std::string accelerator;
+    std::string region;
+    std::string pricing_category;  // Standard | Dynamic | Committed | Other
+    double accelerator_hours = 0;
+    double billed_cost = 0;
+    double effective_cost = 0;
+    double list_cost = 0;
+    std::string tag_value;  // the attribution tag's value; empty: untagged
+};
+
+// Why a row was not kept. Names are the report's keys.
+enum class SkipReason {
+    kNonAccelerator,   // "non_accelerator": usage of something without accelerators
+    kCredit,           // "credit"
+    kTax,              // "tax"
+    kPurchase,         // "purchase": commitment and reservation purchases (their usage is kept)
+    kAdjustment,       // "adjustment"
+    kCorrection,       // "correction": ChargeClass Correction of an earlier billing period
+    kUnknownSku,       // "unknown_sku": looks like an accelerator SKU the mappings do not know
+    kUnknownProvider,  // "unknown_provider"
+};
+const char* SkipReasonName(SkipReason reason);
+
+// Totals of kept charges for one key (a currency, a month, a tag value).
+struct ActualTotals {
+    std::size_t rows = 0;
+    double accelerator_hours = 0;
+    double billed_cost = 0;
+    double effective_cost = 0;
+    double list_cost = 0;
+    void Add(const ActualCharge& c);
+};
+
+// What an import read: rows kept and skipped (by reason, with one example each), and totals
+// by currency, by (currency, month) and by (currency, tag value; "" untagged).
+struct ActualsReport {
+    std::size_t rows_read = 0;
+    std::size_t kept = 0;
+    std::map<std::string, std::size_t> skipped;
+    std::map<std::string, std::string> skipped_examples;
+    std::map<std::string, ActualTotals> by_currency;
+    std::map<std::pair<std::string, std::string>, ActualTotals> by_currency_month;
+    std::map<std::pair<std::string, std::string>, ActualTotals> by_currency_tag;
+
+    void Keep(const ActualCharge& c);
+    void Skip(SkipReason reason, const std::string& example);
+};
+
+}  // namespace gpucost::pricing

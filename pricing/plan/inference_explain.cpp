@@ -1,0 +1,147 @@
+#include "pricing/plan/inference_explain.hpp"
+
+#include <cmath>
+
+#include "pricing/plan/calendar.hpp"
+#include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/price_trust.hpp"
+#include "pricing/plan/training_plan.hpp"
+
+namespace gpucost::pricing::plan {
+
+namespace {
+
+std::string Dollars(double usd, int decimals) {
+    return decimals == 0 ? UsdText(usd) : "$" + Fixed(usd, decimals);
+}
+
+std::string InferenceOptionText(const InferencePlanOption& o, const Catalog& catalog) {
+    const Offering& f = *o.offering;
+    auto a = catalog.FindAccelerator(f.accelerator);
+    return std::to_string(o.nodes) + " x " + f.instance_type + " (" +
+           std::to_string(o.total_accelerators) + " x " +
+           (a.ok() ? a.value().name : f.accelerator) + ", " +
+           std::string(PriceTypeName(f.price_type)) + ", " + f.provider + " " + f.region + ")";
+}
+
+// The planner lists options cheapest monthly first; the first of each provider is its best.
+std::vector<InferencePlanOption> BestByProvider(const InferencePlan& plan) {
+    std::vector<InferencePlanOption> best;
+    for (const auto& o : plan.options) {
+        bool seen = false;
+        for (const auto& b : best) {
+            seen = seen || b.offering->provider == o.offering->provider;
+        }
+        if (!seen) {
+            best.push_back(o);
+        }
+    }
+    return best;
+}
+
+// What buying a serving option's price type commits to, beyond the monthly figure.
+std::string ServingTermsText(const Offering& o) {
+    switch (o.price_type) {
+        case PriceType::kSpot:
+            return " It runs on spot capacity, which the provider can reclaim at short notice.";
+        case PriceType::kCapacityBlock:
+            return " It is a capacity block: reserved for a fixed span and paid in full when "
+                   "reserved, so a service needs the next block booked before this one ends.";
+        case PriceType::kCommit1y:
+        case PriceType::kCommit3y:
+            return " The commitment bills every hour of its " +
+                   std::string(o.price_type == PriceType::kCommit1y ? "1-year" : "3-year") +
+                   " term whether the service needs it or not.";
+        case PriceType::kOnDemand:
+            break;
+    }
+    return "";
+}
+
+// Options left out because they need more instances than one customer can get: large traffic
+// is then served only by splitting it, which the planner does not do.
+std::string OverCapacityText(const InferencePlan& plan) {
+    for (const auto& [reason, count] : plan.skipped) {
+        if (reason == "over_capacity" && count > 0) {
+            const bool one = count == 1;
+            return " " + std::to_string(count) + (one ? " option" : " options") +
+                   " needing more instances than one customer can get of " +
+                   (one ? "its offering was" : "their offering were") +
+                   " left out (skipped.over_capacity); traffic this large can be split across "
+                   "offerings or regions.";
+        }
+    }
+    return "";
+}
+
+// Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
+// (`best_by_provider[1]`) for comparison.
+std::string RecommendationText(const InferencePlan& plan,
+                               const std::vector<InferencePlanOption>& best_by_provider,
+                               const Catalog& catalog) {
+    const auto& r = plan.options.front();
+    std::string text =
+        "Recommended: " + InferenceOptionText(r, catalog) + " at " +
+        Dollars(r.monthly_cost_usd, 0) + " a month, " +
+        (plan.total_count == 1 ? std::string("the only option")
+                               : "the lowest of " + std::to_string(plan.total_count) + " options") +
+        " meeting the latency targets: " + std::to_string(r.replicas) +
+        (r.replicas == 1 ? " replica" : " replicas") + " of tensor parallel " +
+        std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) + ", " +
+        Fixed(r.time_to_first_token_ms, 0) + " ms to first token, " +
+        Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
+        Dollars(r.usd_per_million_input_tokens, 4) + " / " +
+        Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
+    if (best_by_provider.size() > 1) {
+        const auto& o = best_by_provider[1];
+        text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
+                Dollars(o.monthly_cost_usd, 0) + " a month (+" +
+                Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) + "%).";
+    }
+    if (r.savings_vs_api_fraction) {
+        text += " Against the API price it " +
+                std::string(*r.savings_vs_api_fraction >= 0 ? "saves " : "costs ") +
+                Fixed(100.0 * std::fabs(*r.savings_vs_api_fraction), 1) +
+                (*r.savings_vs_api_fraction >= 0 ? "%." : "% more.");
+    }
+    text += ServingTermsText(*r.offering);
+    text += OverCapacityText(plan);
+    const PriceObservation& price = r.offering->price;
+    if (price.as_of_estimated || !price.verified) {
+        text += " Its price is dated " + price.as_of +
+                (price.as_of_estimated ? " (estimated)" : "") +
+                (price.verified ? "" : ", unverified") +
+                ": confirm it with the provider before committing budget.";
+    }
+    return text;
+}
+
+}  // namespace
+
+InferenceRecommendation RecommendInference(const InferencePlan& plan, const Catalog& catalog) {
+    InferenceRecommendation answer;
+    answer.best_by_provider = BestByProvider(plan);
+    if (plan.options.empty()) {
+        answer.reasoning =
+            "No offering can serve this traffic within the constraints and latency targets; "
+            "see skipped and skipped_examples for why each was left out." +
+            OverCapacityText(plan);
+        return answer;
+    }
+    answer.recommendation = plan.options.front();
+    answer.reasoning = RecommendationText(plan, answer.best_by_provider, catalog);
+    // Ages were set by StatePriceAges on these options.
+    const InferencePlanOption& r = plan.options.front();
+    answer.price_warnings = PriceWarnings(*r.offering, r.price_age_days, kDefaultMaxPriceAgeDays);
+    return answer;
+}
+
+void StatePriceAges(std::vector<InferencePlanOption>& options, const std::string& today_date) {
+    const auto today = DaysFromIsoDate(today_date);
+    for (auto& o : options) {
+        const auto as_of = DaysFromIsoDate(o.offering->price.as_of);
+        if (today && as_of) o.price_age_days = *today - *as_of;
+    }
+}
+
+}  // namespace gpucost::pricing::plan

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pricing/catalog.hpp"
+#include "pricing/plan/inference_plan.hpp"
+
+namespace gpucost::pricing::plan {
+
+// What an inference plan recommends, in the planner's words (as training_explain.cpp says it
+// for training plans): the cheapest option, why, the cheapest per provider for comparison, and
+// warnings about the recommended price.
+struct InferenceRecommendation {
+    // From every option planned: the cheapest per provider, cheapest first.
+    std::vector<InferencePlanOption> best_by_provider;
+    std::optional<InferencePlanOption> recommendation;  // none when nothing qualifies
+    std::string reasoning;
+    std::vector<std::string> price_warnings;  // an old, estimated or unverified price
+};
+
+// `plan` holds every option planned, cheapest monthly first, their price ages set
+// (StatePriceAges). The option texts name accelerators from `catalog`.
+[[nodiscard]] InferenceRecommendation RecommendInference(const InferencePlan& plan,
+                                                         const Catalog& catalog);
+
+// Sets each option's price_age_days: whole days from its price's as_of to `today`
+// (YYYY-MM-DD), as training options carry it.
+void StatePriceAges(std::vector<InferencePlanOption>& options, const std::string& today);
+
+}  // namespace gpucost::pricing::plan

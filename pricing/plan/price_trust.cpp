@@ -1,0 +1,42 @@
+#include "pricing/plan/price_trust.hpp"
+
+#include "pricing/plan/calendar.hpp"
+#include "pricing/plan/field_checker.hpp"
+
+namespace gpucost::pricing::plan {
+
+std::optional<Distrust> DistrustedPrice(const Offering& o, const PriceTrust& trust) {
+    if (trust.verified_only && !o.price.verified) {
+        return Distrust{"unverified_price", o.id + ": price " + o.price.source.substr(0, 120) +
+                                                " is not verified (constraints.verified_only)"};
+    }
+    if (trust.max_price_age_days && trust.today_days) {
+        if (auto as_of = DaysFromIsoDate(o.price.as_of);
+            as_of && static_cast<double>(*trust.today_days - *as_of) > *trust.max_price_age_days) {
+            return Distrust{"price_too_old", o.id + ": price dated " + o.price.as_of +
+                                                 (o.price.as_of_estimated ? " (estimated)" : "") +
+                                                 ", " + std::to_string(*trust.today_days - *as_of) +
+                                                 " days ago (constraints.max_price_age_days)"};
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> PriceWarnings(const Offering& o, std::optional<long long> age_days,
+                                       double max_age_days) {
+    std::vector<std::string> out;
+    if (age_days && static_cast<double>(*age_days) > max_age_days) {
+        out.push_back(o.id + ": price dated " + o.price.as_of + " is " + std::to_string(*age_days) +
+                      " days old (over " + Fixed(max_age_days, 0) + "); check the current price");
+    }
+    if (o.price.as_of_estimated) {
+        out.push_back(o.id + ": the price's date " + o.price.as_of +
+                      " is estimated (its source is undated)");
+    }
+    if (!o.price.verified) {
+        out.push_back(o.id + ": the price is unverified");
+    }
+    return out;
+}
+
+}  // namespace gpucost::pricing::plan

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pricing/offering.hpp"
+
+namespace gpucost::pricing::plan {
+
+// The prices a plan trusts (constraints.verified_only, constraints.max_price_age_days): one
+// rule and one wording for training and inference plans. `today_days` is today as days since
+// the epoch (DaysFromIsoDate), parsed once per plan; without it no price is too old.
+struct PriceTrust {
+    bool verified_only = false;
+    std::optional<double> max_price_age_days;
+    std::optional<long long> today_days;
+};
+
+// Why a plan with `trust` leaves `o` out: the skipped reason ("unverified_price" or
+// "price_too_old") and an example naming the offering; nullopt when its price is trusted.
+struct Distrust {
+    const char* reason;
+    std::string example;
+};
+[[nodiscard]] std::optional<Distrust> DistrustedPrice(const Offering& o, const PriceTrust& trust);
+
+// Warnings about a shown option's price, in the same words for every plan: older than
+// `max_age_days` (its age `age_days` from its as_of to today), dated by estimate, unverified.
+[[nodiscard]] std::vector<std::string> PriceWarnings(const Offering& o,
+                                                     std::optional<long long> age_days,
+                                                     double max_age_days);
+
+}  // namespace gpucost::pricing::plan

@@ -1,0 +1,116 @@
+#pragma once
+
+// Price books (issue 25): negotiated prices as rules over the catalog's list prices, applied
+// as a view of the catalog before planning, so every planner ranks, budgets and compares by
+// the effective price without knowing a book exists.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pricing/assumption.hpp"
+#include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
+#include "pricing/offering.hpp"
+
+namespace gpucost::pricing {
+
+// A discount of 1 would make compute free; a negotiated discount that large is a typo.
+// Upper bound on discount_fraction (exclusive); judgement (public EDP and private-pricing
+// discounts reported by AWS/Azure/GCP customers are 5-60 %, billing-references).
+inline constexpr double kMaxDiscountFraction = 1.0;
+// Rules in one book; a private rate card of a few hundred lines fits.
+inline constexpr std::size_t kMaxPriceBookRules = 1000;
+
+// One rule. Either a discount (`discount_fraction` in [0, 1)) on the offerings of `provider`,
+// narrowed by any of instance_family, accelerator, region and price_types; or a fixed rate
+// (`usd_per_hour` for the whole offering, as catalog prices are) for one `offering_id`.
+// Ids compare case-insensitively (IdKey). `instance_family` matches an instance type that
+// starts with it followed by a separator ('.', '-', '_') or nothing: "p5" matches
+// "p5.48xlarge" but not "p5e.48xlarge"; "a3-highgpu" matches "a3-highgpu-8g".
+struct PriceBookRule {
+    std::optional<std::string> provider;
+    std::optional<std::string> instance_family;
+    std::optional<std::string> accelerator;
+    std::optional<std::string> region;
+    std::vector<PriceType> price_types;  // empty: any
+    std::optional<double> discount_fraction;
+    std::optional<std::string> offering_id;
+    std::optional<double> usd_per_hour;
+};
+
+// A named, versioned set of rules. `id` is empty for an inline book.
+struct PriceBook {
+    std::string name;
+    std::string id;
+    int version = 1;
+    std::vector<PriceBookRule> rules;
+
+    // kInvalidArgument naming `<pointer>/name`, `<pointer>/rules/<i>/...`: a name; 1 to
+    // kMaxPriceBookRules rules; each rule either a discount with a provider (discount_fraction
+    // in [0, kMaxDiscountFraction)) or a fixed usd_per_hour > 0 with an offering_id and no
+    // narrowing fields; not both. Every failing field is listed.
+    [[nodiscard]] Status Validate(const std::string& pointer = "/price_book") const;
+};
+
+// Which rule priced an offering, and how.
+struct AppliedPrice {
+    double list_usd_per_hour = 0;
+    double effective_usd_per_hour = 0;
+    std::optional<std::size_t> rule_index;  // nullopt: no rule matched (list price)
+};
+
+// The catalog seen through a price book: the same accelerators and offerings, each offering's
+// current price replaced by its effective price (provenance kept). Precedence per offering: a
+// fixed-rate rule for its id; else the matching discount rule that narrows by most fields
+// (ties: the first listed); else the list price. Discounts do not stack. Immutable and
+// thread-safe; keeps the base catalog alive.
+class PricedCatalog final : public Catalog {
+public:
+    PricedCatalog(std::shared_ptr<const Catalog> base, PriceBook book,
+                  std::vector<Offering> offerings, std::vector<AppliedPrice> applied,
+                  std::vector<std::size_t> matches_per_rule);
+
+    const std::vector<Accelerator>& Accelerators() const override { return base_->Accelerators(); }
+    const std::vector<Offering>& Offerings() const override { return offerings_; }
+    Result<Accelerator> FindAccelerator(std::string_view id) const override {
+        return base_->FindAccelerator(id);
+    }
+    Result<Offering> FindOffering(std::string_view id) const override;
+    CatalogInfo Describe() const override { return base_->Describe(); }
+    std::vector<ProviderSummary> Providers() const override { return base_->Providers(); }
+
+    const PriceBook& Book() const { return book_; }
+    // The list and effective price of an offering (case-insensitive id); nullptr if unknown.
+    const AppliedPrice* PriceOf(std::string_view offering_id) const;
+    // Offerings each rule priced, in rule order.
+    const std::vector<std::size_t>& MatchesPerRule() const { return matches_per_rule_; }
+    // One per rule that priced no offering: `/price_book/rules/<i>` and why.
+    std::vector<FieldError> Warnings() const;
+    // The rules as echoed constants: `price_book.rules[i].discount_fraction` (fraction) or
+    // `price_book.rules[i].usd_per_hour` (usd_per_hour), source "request".
+    Assumptions BookAssumptions() const;
+
+private:
+    std::shared_ptr<const Catalog> base_;
+    PriceBook book_;
+    std::vector<Offering> offerings_;
+    std::vector<AppliedPrice> applied_;  // parallel to offerings_
+    std::vector<std::size_t> matches_per_rule_;
+    std::unordered_map<std::string, std::size_t> index_;
+};
+
+// True when `rule` (a discount rule) applies to `offering`; fixed-rate rules match their id.
+bool RuleMatches(const PriceBookRule& rule, const Offering& offering);
+
+// Validates `book` and applies it to every offering of `base`. Errors as PriceBook::Validate;
+// a fixed-rate rule naming an offering the catalog lacks is kInvalidArgument naming
+// `/price_book/rules/<i>/offering_id`.
+[[nodiscard]] Result<std::shared_ptr<const PricedCatalog>> ApplyPriceBook(
+    std::shared_ptr<const Catalog> base, PriceBook book);
+
+}  // namespace gpucost::pricing

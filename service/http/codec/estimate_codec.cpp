@@ -1,0 +1,565 @@
+#include "service/http/codec/estimate_codec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_reader.hpp"
+#include "service/http/codec/model_codec.hpp"
+
+namespace gpucost::http {
+namespace {
+
+namespace est = pricing::estimate;
+using pricing::ErrorCode;
+using pricing::MakeError;
+using pricing::Result;
+
+std::optional<pricing::Precision> PrecisionField(JsonReader& r, const std::string& key) {
+    auto s = r.String(key);
+    if (!s) return std::nullopt;
+    auto p = pricing::ParsePrecision(*s);
+    if (!p) {
+        r.Fail(ErrorCode::kInvalidArgument, key,
+               "unknown precision '" + s->substr(0, 16) +
+                   "'; use fp32, tf32, fp16, bf16, fp8, int8 or fp4");
+    }
+    return p;
+}
+
+Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::string& ptr) {
+    JsonReader r(j, ptr);
+    r.OnlyKnown({"gemm_max_efficiency", "memory_bandwidth_efficiency", "attention_efficiency",
+                 "scale_up_efficiency", "scale_out_efficiency", "kernel_overhead_s"});
+    est::EfficiencyOverrides o;
+    o.gemm_max_efficiency = r.Number("gemm_max_efficiency");
+    o.memory_bandwidth_efficiency = r.Number("memory_bandwidth_efficiency");
+    o.attention_efficiency = r.Number("attention_efficiency");
+    o.scale_up_efficiency = r.Number("scale_up_efficiency");
+    o.scale_out_efficiency = r.Number("scale_out_efficiency");
+    o.kernel_overhead_s = r.Number("kernel_overhead_s");
+    if (!r.ok()) return r.error();
+    return o;
+}
+
+template <typename T>
+json Opt(const std::optional<T>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+// Levenshtein distance, for "did you mean" lists of accelerator ids (ids are short).
+std::size_t Distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+}  // namespace
+
+Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
+    JsonReader r(j, ptr);
+    r.OnlyKnown({"accelerator", "total_accelerators", "accelerator_count",
+                 "scale_out_gbit_per_s_per_node", "scale_up_gb_per_s", "scale_up_domain"});
+    r.Require("accelerator");
+    r.Require("total_accelerators");
+    HardwareRequest h;
+    h.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
+    h.total_accelerators = r.Int("total_accelerators").value_or(1);
+    h.accelerator_count = r.Int("accelerator_count");
+    h.scale_out_gbit_per_s_per_node = r.Number("scale_out_gbit_per_s_per_node");
+    h.scale_up_gb_per_s = r.Number("scale_up_gb_per_s");
+    h.scale_up_domain = r.Int("scale_up_domain");
+    if (!r.ok()) return r.error();
+    if (h.accelerator.size() > 200) {
+        return MakeError(ErrorCode::kInvalidArgument, "accelerator id is too long",
+                         ptr + "/accelerator");
+    }
+    return h;
+}
+
+pricing::Error UnknownAccelerator(const std::string& id, const pricing::Catalog& catalog,
+                                  const std::string& field) {
+    std::vector<std::pair<std::size_t, std::string>> ranked;
+    for (const auto& a : catalog.Accelerators()) {
+        ranked.emplace_back(Distance(id, a.id), a.id);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    std::string closest;
+    for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
+        closest += (i ? ", " : "") + ranked[i].second;
+    }
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "unknown accelerator '" + id.substr(0, 64) +
+                         "'; closest known ids: " + closest + " (GET /v1/accelerators lists all)",
+                     field);
+}
+
+pricing::Status CheckAcceleratorIds(const std::vector<std::string>& ids,
+                                    const pricing::Catalog& catalog, const std::string& pointer) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (!catalog.FindAccelerator(ids[i]).ok()) {
+            return UnknownAccelerator(ids[i], catalog, pointer + "/" + std::to_string(i));
+        }
+    }
+    return pricing::Ok{};
+}
+
+Result<est::ClusterSpec> ResolveHardware(const HardwareRequest& h,
+                                         const pricing::Catalog& catalog) {
+    auto found = catalog.FindAccelerator(h.accelerator);
+    if (!found.ok()) {
+        return UnknownAccelerator(h.accelerator, catalog, "/hardware/accelerator");
+    }
+    est::ClusterSpec c;
+    c.accelerator = found.value();
+    c.accelerator_count = h.total_accelerators;
+    c.accelerators_per_node = h.accelerator_count.value_or(0);
+    if (h.accelerator_count && *h.accelerator_count < 1) {
+        return MakeError(ErrorCode::kInvalidArgument, "accelerator_count must be at least 1",
+                         "/hardware/accelerator_count");
+    }
+    c.scale_out_gbit_per_s_per_node = h.scale_out_gbit_per_s_per_node;
+    c.scale_up_gb_per_s = h.scale_up_gb_per_s;
+    c.scale_up_domain = h.scale_up_domain;
+    if (auto s = est::ValidateCluster(c); !s.ok()) {
+        return s.error();
+    }
+    return c;
+}
+
+Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareRequest* hardware,
+                                                   const std::vector<std::string>& extra_keys) {
+    JsonReader r(body, "");
+    static const std::vector<std::string> kKnown = {"model",
+                                                    "tokens_b",
+                                                    "hardware",
+                                                    "precision",
+                                                    "global_batch_tokens",
+                                                    "parallelism",
+                                                    "efficiency",
+                                                    "goodput",
+                                                    "comm_overlap_fraction",
+                                                    "tp_overlap_fraction",
+                                                    "memory_overhead_gb",
+                                                    "flash_attention",
+                                                    "mode",
+                                                    "lora_rank",
+                                                    "lora_target_modules",
+                                                    "expert_overlap_fraction"};
+    if (extra_keys.empty()) {
+        r.OnlyKnown(kKnown);
+    } else {
+        std::vector<std::string> known = kKnown;
+        known.insert(known.end(), extra_keys.begin(), extra_keys.end());
+        r.OnlyKnown(known);
+    }
+    r.Require("model");
+    r.Require("tokens_b");
+    est::TrainingRequest req;
+    const json* model = r.Member("model");
+    const json* hw = r.Object("hardware");
+    if (hardware != nullptr) r.Require("hardware");
+    req.tokens_b = r.Number("tokens_b").value_or(0);
+    req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
+    req.global_batch_tokens = r.Number("global_batch_tokens");
+    req.goodput = r.Number("goodput");
+    req.comm_overlap_fraction = r.Number("comm_overlap_fraction");
+    req.tp_overlap_fraction = r.Number("tp_overlap_fraction");
+    req.memory_overhead_gb = r.Number("memory_overhead_gb");
+    req.flash_attention = r.Bool("flash_attention");
+    req.expert_overlap_fraction = r.Number("expert_overlap_fraction");
+    if (auto mode = r.String("mode")) {
+        auto parsed = est::ParseTrainingMode(*mode);
+        if (!parsed) {
+            r.Fail(ErrorCode::kInvalidArgument, "mode",
+                   "unknown mode '" + mode->substr(0, 16) +
+                       "'; use pretrain, full_finetune, lora or qlora");
+        }
+        req.mode = parsed.value_or(est::TrainingMode::kPretrain);
+    }
+    req.lora_rank = r.Int("lora_rank");
+    req.lora_target_modules = r.Strings("lora_target_modules");
+    const json* par = r.Object("parallelism");
+    const json* eff = r.Object("efficiency");
+    if (!r.ok()) return r.error();
+    auto m = DecodeModel(*model, "/model");
+    if (!m.ok()) return m.error();
+    req.model = m.value();
+    if (hardware != nullptr && hw != nullptr) {
+        auto h = DecodeHardware(*hw, "/hardware");
+        if (!h.ok()) return h.error();
+        *hardware = h.value();
+    }
+    if (eff != nullptr) {
+        auto e = DecodeEfficiency(*eff, "/efficiency");
+        if (!e.ok()) return e.error();
+        req.efficiency = e.value();
+    }
+    if (par != nullptr) {
+        JsonReader p(*par, "/parallelism");
+        p.OnlyKnown({"tensor", "pipeline", "data", "zero_stage", "recompute", "micro_batch_size",
+                     "virtual_stages", "sequence_parallel", "expert"});
+        est::ParallelismRequest pr;
+        pr.tensor = p.Int("tensor");
+        pr.pipeline = p.Int("pipeline");
+        pr.data = p.Int("data");
+        pr.zero_stage = p.Int("zero_stage");
+        pr.micro_batch_size = p.Int("micro_batch_size");
+        pr.virtual_stages = p.Int("virtual_stages");
+        pr.sequence_parallel = p.Bool("sequence_parallel");
+        pr.expert = p.Int("expert");
+        if (auto rc = p.String("recompute")) {
+            pr.recompute = est::ParseRecompute(*rc);
+            if (!pr.recompute) {
+                p.Fail(ErrorCode::kInvalidArgument, "recompute",
+                       "recompute must be none, selective or full");
+            }
+        }
+        if (!p.ok()) return p.error();
+        req.parallelism = pr;
+    }
+    return req;
+}
+
+Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareRequest* hardware) {
+    JsonReader r(body, "");
+    r.OnlyKnown({"model", "hardware", "precision", "kv_cache_precision", "batch_size",
+                 "input_tokens", "output_tokens", "tensor_parallel", "efficiency",
+                 "step_overhead_s", "memory_overhead_gb", "concurrency", "requests_per_second"});
+    r.Require("model");
+    r.Require("hardware");
+    r.Require("input_tokens");
+    r.Require("output_tokens");
+    est::InferenceRequest req;
+    const json* model = r.Member("model");
+    const json* hw = r.Object("hardware");
+    const json* eff = r.Object("efficiency");
+    req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
+    req.kv_cache_precision = PrecisionField(r, "kv_cache_precision");
+    req.batch_size = r.Int("batch_size").value_or(1);
+    req.input_tokens = r.Int("input_tokens").value_or(0);
+    req.output_tokens = r.Int("output_tokens").value_or(0);
+    req.tensor_parallel = r.Int("tensor_parallel");
+    req.step_overhead_s = r.Number("step_overhead_s");
+    req.memory_overhead_gb = r.Number("memory_overhead_gb");
+    req.concurrency = r.Int("concurrency");
+    req.requests_per_second = r.Number("requests_per_second");
+    if (!r.ok()) return r.error();
+    auto m = DecodeModel(*model, "/model");
+    if (!m.ok()) return m.error();
+    req.model = m.value();
+    auto h = DecodeHardware(*hw, "/hardware");
+    if (!h.ok()) return h.error();
+    if (hardware != nullptr) *hardware = h.value();
+    if (eff != nullptr) {
+        auto e = DecodeEfficiency(*eff, "/efficiency");
+        if (!e.ok()) return e.error();
+        req.efficiency = e.value();
+    }
+    return req;
+}
+
+Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
+    JsonReader r(body, "");
+    r.OnlyKnown({"accelerator", "precision", "ops", "efficiency"});
+    r.Require("accelerator");
+    r.Require("ops");
+    RooflineRequest req;
+    req.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
+    req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
+    const json* eff = r.Object("efficiency");
+    const json* ops = r.Member("ops");
+    if (ops != nullptr && !ops->is_array()) {
+        r.Fail(ErrorCode::kMalformed, "ops", "ops must be an array");
+    }
+    if (!r.ok()) return r.error();
+    if (eff != nullptr) {
+        auto e = DecodeEfficiency(*eff, "/efficiency");
+        if (!e.ok()) return e.error();
+        req.efficiency = e.value();
+    }
+    std::size_t i = 0;
+    for (const json& op : *ops) {
+        std::string ptr = "/ops/" + std::to_string(i++);
+        if (!op.is_object()) {
+            return MakeError(ErrorCode::kMalformed, "each op must be an object", ptr);
+        }
+        JsonReader o(op, ptr);
+        o.Require("kind");  // missing: 422, as every missing required field
+        auto kind = o.String("kind");
+        if (!o.ok()) return o.error();
+        est::RooflineOp rop;
+        rop.name = o.String("name").value_or("");
+        if (kind == "gemm") {
+            o.OnlyKnown({"kind", "name", "m", "n", "k"});
+            rop.kind = est::OpKind::kGemm;
+            o.Require("m");
+            o.Require("n");
+            o.Require("k");
+            rop.m = o.Number("m").value_or(0);
+            rop.n = o.Number("n").value_or(0);
+            rop.k = o.Number("k").value_or(0);
+        } else if (kind == "memory") {
+            o.OnlyKnown({"kind", "name", "bytes_read", "bytes_written"});
+            rop.kind = est::OpKind::kMemory;
+            rop.bytes_read = o.Number("bytes_read").value_or(0);
+            rop.bytes_written = o.Number("bytes_written").value_or(0);
+        } else if (kind == "custom") {
+            o.OnlyKnown({"kind", "name", "flops", "bytes"});
+            rop.kind = est::OpKind::kCustom;
+            rop.flops = o.Number("flops").value_or(0);
+            rop.bytes = o.Number("bytes").value_or(0);
+        } else {
+            return MakeError(ErrorCode::kInvalidArgument, "kind must be gemm, memory or custom",
+                             ptr + "/kind");
+        }
+        if (!o.ok()) return o.error();
+        req.ops.push_back(rop);
+    }
+    return req;
+}
+
+// Training and inference answers are written as JSON text, one function per section of the
+// answer, members in the sorted order nlohmann::json keeps, so the bytes are those a DOM's
+// dump gave (JsonWriter checks the order in debug builds). `assumptions` comes encoded from
+// the cache (encoded_cache.hpp).
+namespace {
+
+constexpr std::string_view kAchievedTflopsDefinition =
+    "model FLOPs (PaLM): 6 * (active non-embedding params + output projection) + 12 * layers "
+    "* hidden * seq_len per token (attention over heads * head width; MLA over its score and "
+    "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
+    "parameter; no recompute, attention not halved for causal masks";
+
+void WriteBreakdown(JsonWriter& w, const est::StepBreakdown& b) {
+    w.BeginObject();
+    w.Member("bubble_s", b.bubble_s);
+    w.Member("communication_s", b.communication_s);
+    w.Member("compute_s", b.compute_s);
+    w.Member("dp_comm_s", b.dp_comm_s);
+    w.Member("expert_comm_s", b.expert_comm_s);
+    w.Member("memory_bound_s", b.memory_bound_s);
+    w.Member("optimizer_s", b.optimizer_s);
+    w.Member("pp_comm_s", b.pp_comm_s);
+    w.Member("tp_comm_s", b.tp_comm_s);
+    w.EndObject();
+}
+
+void WriteMemory(JsonWriter& w, const est::MemoryBreakdown& m) {
+    w.BeginObject();
+    w.Member("activations_gb", m.activations_gb);
+    w.Member("gradients_gb", m.gradients_gb);
+    w.Member("optimizer_gb", m.optimizer_gb);
+    w.Member("overhead_gb", m.overhead_gb);
+    w.Member("total_gb", m.total_gb);
+    w.Member("weights_gb", m.weights_gb);
+    w.EndObject();
+}
+
+// null unless an adapter mode (lora, qlora).
+void WriteFineTuning(JsonWriter& w, const est::FineTuning& f) {
+    if (!est::IsAdapterMode(f.mode)) return w.Null();
+    w.BeginObject();
+    w.Member("frozen_weight_bytes_per_param", f.frozen_weight_bytes_per_param);
+    w.Member("lora_rank", f.lora_rank);
+    w.Key("lora_target_modules");
+    w.BeginArray();
+    for (const auto& module : f.lora_target_modules) w.String(module);
+    w.EndArray();
+    w.Member("trainable_params_b", f.trainable_params / 1e9);
+    w.EndObject();
+}
+
+void WriteRunnerUp(JsonWriter& w, const std::optional<est::LayoutSummary>& r) {
+    if (!r) return w.Null();
+    w.BeginObject();
+    w.Member("memory_per_accelerator_gb", r->memory_per_accelerator_gb);
+    w.Member("mfu", r->mfu);
+    w.Key("parallelism");
+    WriteLayout(w, r->layout);
+    w.Member("step_time_s", r->step_time_s);
+    w.EndObject();
+}
+
+void WriteServingPoint(JsonWriter& w, const est::ServingPoint& p) {
+    w.BeginObject();
+    w.Member("concurrency", p.concurrency);
+    w.Member("inter_token_latency_ms", p.inter_token_latency_ms);
+    w.Member("kv_cache_bound", p.kv_cache_bound);
+    w.Member("output_tokens_per_second", p.output_tokens_per_second);
+    w.Member("prefill_tokens_per_step", p.prefill_tokens_per_step);
+    w.Member("queued_requests", p.queued_requests);
+    w.Member("request_latency_ms", p.request_latency_ms);
+    w.Member("requests_per_second", p.requests_per_second);
+    w.Member("running_sequences", p.running_sequences);
+    w.Member("time_to_first_token_ms", p.time_to_first_token_ms);
+    w.EndObject();
+}
+
+void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
+    if (!s) return w.Null();
+    w.BeginObject();
+    w.Key("curve");
+    w.BeginArray();
+    for (const auto& p : s->curve) WriteServingPoint(w, p);
+    w.EndArray();
+    w.Member("kv_cache_budget_gb_per_accelerator", s->kv_cache_budget_gb_per_accelerator);
+    w.Member("kv_cache_limit_sequences", s->kv_cache_limit_sequences);
+    w.Member("max_num_batched_tokens", s->max_num_batched_tokens);
+    w.Member("max_num_seqs", s->max_num_seqs);
+    w.Member("mode", s->mode);
+    if (s->offered_requests_per_second) {
+        w.Member("offered_requests_per_second", *s->offered_requests_per_second);
+    } else {
+        w.NullMember("offered_requests_per_second");
+    }
+    if (s->point) {
+        w.Key("point");
+        WriteServingPoint(w, *s->point);
+    } else {
+        w.NullMember("point");  // no room for one sequence; `warnings` says why
+    }
+    w.Member("saturated", s->saturated);
+    w.EndObject();
+}
+
+}  // namespace
+
+void WriteLayout(JsonWriter& w, const est::ParallelLayout& l) {
+    w.BeginObject();
+    w.Member("data", l.data);
+    w.Member("expert", l.expert);
+    w.Member("micro_batch_size", l.micro_batch_size);
+    w.Member("pipeline", l.pipeline);
+    w.Member("recompute", est::RecomputeName(l.recompute));
+    w.Member("sequence_parallel", l.sequence_parallel);
+    w.Member("tensor", l.tensor);
+    w.Member("virtual_stages", l.virtual_stages);
+    w.Member("zero_stage", l.zero_stage);
+    w.EndObject();
+}
+
+std::string EncodeEstimate(const est::TrainingEstimate& e, std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096);
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Member("accelerator_hours", e.accelerator_hours);
+    w.Member("achieved_tflops_definition", kAchievedTflopsDefinition);
+    w.Member("achieved_tflops_per_accelerator", e.achieved_tflops_per_accelerator);
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Member("bottleneck", e.bottleneck);
+    w.Key("breakdown");
+    WriteBreakdown(w, e.breakdown);
+    w.Key("fine_tuning");
+    WriteFineTuning(w, e.fine_tuning);
+    w.Member("fits_in_memory", e.fits_in_memory);
+    w.Member("global_batch_sequences", e.global_batch_sequences);
+    w.Member("hardware_tflops_per_accelerator", e.hardware_tflops_per_accelerator);
+    w.Member("hfu", e.hfu);
+    w.Member("ideal_accelerator_hours", e.ideal_accelerator_hours);
+    w.Member("ideal_wall_clock_hours", e.ideal_wall_clock_hours);
+    w.Member("layout_searched", e.layout_searched);
+    w.Member("layouts_considered", e.layouts_considered);
+    w.Key("memory");
+    WriteMemory(w, e.memory);
+    w.Member("memory_capacity_gb", e.memory_capacity_gb);
+    w.Member("memory_headroom_gb", e.memory_headroom_gb);
+    w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
+    w.Member("mfu", e.mfu);
+    w.Member("micro_batches_per_step", e.micro_batches_per_step);
+    w.Member("mode", est::TrainingModeName(e.fine_tuning.mode));
+    w.Key("model");
+    WriteModel(w, e.model);
+    w.Member("model_flops_per_token", e.model_flops_per_token);
+    w.Key("parallelism");
+    WriteLayout(w, e.parallelism);
+    w.Key("runner_up");
+    WriteRunnerUp(w, e.runner_up);
+    w.Member("step_time_s", e.step_time_s);
+    w.Member("steps", e.steps);
+    w.Member("tokens_per_second", e.tokens_per_second);
+    w.Member("tokens_per_step", e.tokens_per_step);
+    w.Member("total_model_flops", e.total_model_flops);
+    w.Member("wall_clock_hours", e.wall_clock_hours);
+    w.Key("warnings");
+    WriteModelWarnings(w, e.model);
+    w.EndObject();
+    return out;
+}
+
+std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view assumptions_json) {
+    std::string out;
+    out.reserve(assumptions_json.size() + 4096);
+    JsonWriter w(out);
+    w.BeginObject();
+    w.Key("assumptions");
+    w.Raw(assumptions_json);
+    w.Member("decode_bound", e.decode_bound);
+    w.Member("fits_in_memory", e.fits_in_memory);
+    w.Member("inter_token_latency_ms", e.inter_token_latency_ms);
+    w.Member("kv_cache_gb_per_accelerator", e.kv_cache_gb_per_accelerator);
+    w.Member("max_batch_size", e.max_batch_size);
+    w.Member("memory_capacity_gb", e.memory_capacity_gb);
+    w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
+    w.Key("model");
+    WriteModel(w, e.model);
+    w.Member("output_tokens_per_second", e.output_tokens_per_second);
+    w.Member("output_tokens_per_second_per_accelerator",
+             e.output_tokens_per_second_per_accelerator);
+    w.Member("prefill_bound", e.prefill_bound);
+    w.Member("prefill_tokens_per_second", e.prefill_tokens_per_second);
+    w.Member("replicas", e.replicas);
+    w.Member("request_latency_ms", e.request_latency_ms);
+    w.Key("serving");
+    WriteServing(w, e.serving);
+    w.Member("tensor_parallel", e.tensor_parallel);
+    w.Member("time_to_first_token_ms", e.time_to_first_token_ms);
+    w.Key("warnings");
+    std::vector<pricing::FieldError> warnings = e.model.warnings;
+    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
+    WriteWarnings(w, warnings);
+    w.Member("weights_gb_per_accelerator", e.weights_gb_per_accelerator);
+    w.EndObject();
+    return out;
+}
+
+json EstimateToJson(const est::RooflineResult& r) {
+    auto op_json = [](const est::RooflineOpResult& o) {
+        const char* kind = o.kind == est::OpKind::kGemm     ? "gemm"
+                           : o.kind == est::OpKind::kMemory ? "memory"
+                                                            : "custom";
+        return json{{"name", o.name},
+                    {"kind", kind},
+                    {"seconds", o.seconds},
+                    {"bound", est::BoundName(o.bound)},
+                    {"flops", Num(o.flops)},
+                    {"bytes", Num(o.bytes)},
+                    {"arithmetic_intensity", Num(o.arithmetic_intensity)},
+                    {"achieved_tflops", Num(o.achieved_tflops)},
+                    {"achieved_gb_per_s", Num(o.achieved_gb_per_s)},
+                    {"efficiency", Num(o.efficiency)}};
+    };
+    json ops = json::array();
+    for (const auto& o : r.ops) ops.push_back(op_json(o));
+    json total = op_json(r.total);
+    total.erase("kind");
+    total.erase("name");
+    return {{"ops", std::move(ops)},
+            {"total", std::move(total)},
+            {"ridge_point_flops_per_byte", Num(r.ridge_point_flops_per_byte)},
+            {"assumptions", ToJson(r.assumptions)}};
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,56 @@
+#pragma once
+
+// Plans as FOCUS 1.2 forecasts (issue 25, docs/billing.md): FOCUS cost-and-usage rows, one per
+// calendar month and charge, for the spreadsheets and FinOps tools that read the clouds'
+// exports. Asked for with `Accept: text/csv; profile="focus"` or `?format=focus`.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+
+#include "pricing/error.hpp"
+#include "pricing/plan/forecast.hpp"
+#include "service/http/codec/csv_writer.hpp"
+#include "service/http/codec/price_book_codec.hpp"
+
+namespace gpucost::http {
+
+// The query parameter that asks for FOCUS rows (`?format=focus`).
+inline constexpr char kFormatParam[] = "format";
+
+// True when the query says format=focus or the Accept header prefers text/csv with
+// profile="focus" (quoted or not). Another `format` value is kInvalidArgument (422) naming
+// `format`.
+[[nodiscard]] pricing::Result<bool> WantsFocus(const httplib::Request& req);
+
+// What the rows say beside the charges: the plan kind (Tags' `gpucost-plan`), the basis the
+// plan priced at and the book's name (x_PricingBasis, x_PriceBook), and the catalog version.
+struct FocusContext {
+    std::string plan_kind;  // "training" or "serving"
+    std::string pricing_basis = "list";
+    std::string price_book;  // empty: none
+    std::string catalog_version;
+};
+
+// The FOCUS 1.2 columns written, in order (FOCUS columns, then x_ ones).
+const std::vector<std::string>& FocusColumns();
+
+// One FOCUS row per charge, in USD; see docs/billing.md for each column's meaning here.
+CsvTable FocusForecastCsv(const std::vector<pricing::plan::ForecastCharge>& charges,
+                          const FocusContext& context);
+
+// The training plan's forecast (ForecastTraining of its recommendation, at the list price the
+// view knows) as FOCUS rows; a header only when nothing is recommended.
+CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
+                          const pricing::plan::TrainingPlanRequest& request,
+                          const PricingView& view);
+
+// The serving plan's recommendation run for kServingForecastMonths calendar months from
+// `first_month` (YYYY-MM: this month) as FOCUS rows; a header only without a recommendation.
+CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
+                         const std::string& catalog_version, const std::string& first_month,
+                         const PricingView& view);
+
+}  // namespace gpucost::http

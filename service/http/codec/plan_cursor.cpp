@@ -1,0 +1,130 @@
+#include "service/http/codec/plan_cursor.hpp"
+
+#include <charconv>
+
+#include "service/http/codec/idempotency.hpp"
+
+namespace gpucost::http {
+
+namespace {
+
+constexpr std::string_view kPrefix = "pc1";  // this format's version
+constexpr char kSep = '\n';                  // never inside a version or a fingerprint
+constexpr char kHex[] = "0123456789abcdef";
+
+std::string Hex(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (char c : bytes) {
+        const auto byte = static_cast<unsigned char>(c);
+        out += kHex[byte >> 4];
+        out += kHex[byte & 15];
+    }
+    return out;
+}
+
+std::optional<std::string> Unhex(std::string_view text) {
+    if (text.size() % 2 != 0) return std::nullopt;
+    std::string out;
+    out.reserve(text.size() / 2);
+    for (std::size_t i = 0; i < text.size(); i += 2) {
+        unsigned value = 0;
+        auto [end, ec] = std::from_chars(text.data() + i, text.data() + i + 2, value, 16);
+        if (ec != std::errc() || end != text.data() + i + 2) return std::nullopt;
+        out += static_cast<char>(value);
+    }
+    return out;
+}
+
+pricing::Error NotACursor() {
+    return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                              "/cursor: is not a cursor this plan issued; send next_cursor of "
+                              "the previous page, or start again without cursor",
+                              "/cursor");
+}
+
+}  // namespace
+
+std::string EncodePlanCursor(const PlanCursor& cursor) {
+    return Hex(std::string(kPrefix) + kSep + std::to_string(cursor.offset) + kSep +
+               cursor.catalog_version + kSep + cursor.request_fingerprint);
+}
+
+pricing::Result<PlanCursor> DecodePlanCursor(std::string_view text,
+                                             std::string_view request_fingerprint,
+                                             std::string_view catalog_version) {
+    auto raw = Unhex(text);
+    if (!raw) return NotACursor();
+    std::string_view rest = *raw;
+    std::string_view parts[4];
+    for (int i = 0; i < 3; ++i) {
+        std::size_t sep = rest.find(kSep);
+        if (sep == std::string_view::npos) return NotACursor();
+        parts[i] = rest.substr(0, sep);
+        rest.remove_prefix(sep + 1);
+    }
+    parts[3] = rest;
+    PlanCursor cursor;
+    auto [end, ec] =
+        std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), cursor.offset);
+    if (parts[0] != kPrefix || ec != std::errc() || end != parts[1].data() + parts[1].size()) {
+        return NotACursor();
+    }
+    cursor.catalog_version = parts[2];
+    cursor.request_fingerprint = parts[3];
+    if (cursor.request_fingerprint != request_fingerprint) {
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  "/cursor: was issued for another request (its body differs); "
+                                  "repeat that request with it, or start again without cursor",
+                                  "/cursor");
+    }
+    if (cursor.catalog_version != catalog_version) {
+        return pricing::MakeError(
+            pricing::ErrorCode::kFailedPrecondition,
+            "/cursor: the catalog changed since this walk began (" + cursor.catalog_version +
+                ", now " + std::string(catalog_version) +
+                "): its pages would list options twice or never; start again without cursor "
+                "(database mode: or page with as_of fixed)",
+            "/cursor");
+    }
+    return cursor;
+}
+
+std::optional<std::string> NextPlanCursor(std::size_t offset, std::size_t page_size,
+                                          std::size_t total_count, std::string_view catalog_version,
+                                          std::string_view request_fingerprint) {
+    if (offset + page_size >= total_count) return std::nullopt;
+    return EncodePlanCursor(
+        {offset + page_size, std::string(catalog_version), std::string(request_fingerprint)});
+}
+
+pricing::Result<PlanPaging> ReadPlanPaging(const nlohmann::json& body,
+                                           std::string_view catalog_version) {
+    PlanPaging paging;
+    paging.request_fingerprint = JsonFingerprint(body, {"cursor", "offset"});
+    paging.catalog_version = catalog_version;
+    auto it = body.find("cursor");
+    if (it == body.end() || it->is_null()) return paging;
+    if (!it->is_string()) {
+        return pricing::MakeError(pricing::ErrorCode::kMalformed, "/cursor: must be a string",
+                                  "/cursor");
+    }
+    if (body.contains("offset")) {
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  "/cursor: send cursor or offset, not both (a cursor holds "
+                                  "where its page starts)",
+                                  "/cursor");
+    }
+    auto cursor = DecodePlanCursor(it->get_ref<const std::string&>(), paging.request_fingerprint,
+                                   catalog_version);
+    if (!cursor.ok()) return cursor.error();
+    paging.cursor_offset = cursor.value().offset;
+    return paging;
+}
+
+std::optional<std::string> PlanPaging::Next(std::size_t offset, std::size_t page_size,
+                                            std::size_t total_count) const {
+    return NextPlanCursor(offset, page_size, total_count, catalog_version, request_fingerprint);
+}
+
+}  // namespace gpucost::http

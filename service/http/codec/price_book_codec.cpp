@@ -1,0 +1,172 @@
+#include "service/http/codec/price_book_codec.hpp"
+
+#include <set>
+#include <utility>
+
+#include "pricing/money.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_reader.hpp"
+
+namespace gpucost::http {
+namespace {
+
+constexpr char kPointer[] = "/price_book";
+
+pricing::Result<pricing::PriceBookRule> DecodeRule(const json& value, const std::string& at) {
+    if (!value.is_object()) {
+        return pricing::MakeError(pricing::ErrorCode::kMalformed, at + ": must be an object", at);
+    }
+    JsonReader r(value, at);
+    r.OnlyKnown({"provider", "instance_family", "accelerator", "region", "price_types",
+                 "discount_fraction", "offering_id", "usd_per_hour"});
+    pricing::PriceBookRule rule;
+    rule.provider = r.String("provider");
+    rule.instance_family = r.String("instance_family");
+    rule.accelerator = r.String("accelerator");
+    rule.region = r.String("region");
+    rule.discount_fraction = r.Number("discount_fraction");
+    rule.offering_id = r.String("offering_id");
+    rule.usd_per_hour = r.Number("usd_per_hour");
+    if (auto types = r.Strings("price_types")) {
+        for (std::size_t i = 0; i < types->size(); ++i) {
+            auto type = pricing::ParsePriceType((*types)[i]);
+            if (!type) {
+                r.FailAt(pricing::ErrorCode::kInvalidArgument, "price_types", i,
+                         "unknown price type '" + (*types)[i] +
+                             "' (on_demand, spot, commit_1y, commit_3y, capacity_block)");
+                break;
+            }
+            rule.price_types.push_back(*type);
+        }
+    }
+    if (!r.ok()) return r.error();
+    return rule;
+}
+
+pricing::Result<pricing::PriceBook> DecodeBook(const json& value) {
+    JsonReader r(value, kPointer);
+    r.OnlyKnown({"name", "id", "version", "rules"});
+    r.Require("name");
+    r.Require("rules");
+    pricing::PriceBook book;
+    book.name = r.String("name").value_or("");
+    book.id = r.String("id").value_or("");
+    book.version = r.Int("version").value_or(1);
+    const json* rules = r.Member("rules");
+    if (r.ok() && rules != nullptr && !rules->is_array()) {
+        r.Fail(pricing::ErrorCode::kMalformed, "rules", "must be an array of rules");
+    }
+    if (!r.ok()) return r.error();
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+        auto rule = DecodeRule((*rules)[i], std::string(kPointer) + "/rules/" + std::to_string(i));
+        if (!rule.ok()) return rule.error();
+        book.rules.push_back(std::move(rule).value());
+    }
+    return book;
+}
+
+json PriceEntry(const std::string& id, const pricing::AppliedPrice& p) {
+    return {{"offering_id", id},
+            {"list_usd_per_hour", Num(pricing::RoundToMicroUsd(p.list_usd_per_hour))},
+            {"usd_per_hour", Num(pricing::RoundToMicroUsd(p.effective_usd_per_hour))},
+            {"rule", p.rule_index ? json(*p.rule_index) : json(nullptr)}};
+}
+
+// Adds list_usd_per_hour beside usd_per_hour in every offering object of the answer and
+// collects the ids seen.
+void AnnotateOfferings(json& node, const pricing::PricedCatalog& priced,
+                       std::set<std::string>& seen) {
+    if (node.is_array()) {
+        for (json& item : node) AnnotateOfferings(item, priced, seen);
+        return;
+    }
+    if (!node.is_object()) return;
+    auto id = node.find("id");
+    if (id != node.end() && id->is_string() && node.contains("usd_per_hour")) {
+        if (const pricing::AppliedPrice* p = priced.PriceOf(id->get<std::string>())) {
+            node["list_usd_per_hour"] = Num(pricing::RoundToMicroUsd(p->list_usd_per_hour));
+            seen.insert(id->get<std::string>());
+        }
+    }
+    for (auto& [key, child] : node.items()) {
+        if (key != "assumptions") AnnotateOfferings(child, priced, seen);
+    }
+}
+
+json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>& ids) {
+    const pricing::PriceBook& book = priced.Book();
+    json warnings = json::array();
+    for (const pricing::FieldError& w : priced.Warnings()) {
+        warnings.push_back({{"field", w.field}, {"detail", w.detail}});
+    }
+    json prices = json::array();
+    for (const std::string& id : ids) {
+        if (const pricing::AppliedPrice* p = priced.PriceOf(id))
+            prices.push_back(PriceEntry(id, *p));
+    }
+    return {{"id", book.id.empty() ? json(nullptr) : json(book.id)},
+            {"name", book.name},
+            {"version", book.version},
+            {"rules_matched", priced.MatchesPerRule()},
+            {"warnings", std::move(warnings)},
+            {"prices", std::move(prices)}};
+}
+
+}  // namespace
+
+pricing::Result<std::optional<pricing::PriceBook>> TakePriceBook(json& body) {
+    auto it = body.find("price_book");
+    if (it == body.end()) return std::optional<pricing::PriceBook>{};
+    json value = std::move(*it);
+    body.erase(it);
+    if (value.is_null()) return std::optional<pricing::PriceBook>{};
+    if (value.is_string()) {
+        return pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                  "stored price books (by id) need database mode; give the book "
+                                  "inline as an object",
+                                  kPointer);
+    }
+    if (!value.is_object()) {
+        return pricing::MakeError(pricing::ErrorCode::kMalformed,
+                                  "price_book: must be an object (an inline book)", kPointer);
+    }
+    auto book = DecodeBook(value);
+    if (!book.ok()) return book.error();
+    return std::optional<pricing::PriceBook>(std::move(book).value());
+}
+
+pricing::Result<PricingView> ViewThroughBook(std::shared_ptr<const pricing::Catalog> base,
+                                             std::optional<pricing::PriceBook> book) {
+    if (!book) return PricingView{std::move(base), nullptr};
+    auto priced = pricing::ApplyPriceBook(std::move(base), std::move(*book));
+    if (!priced.ok()) return priced.error();
+    return PricingView{priced.value(), priced.value()};
+}
+
+pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions,
+                                         const PricingView& view) {
+    pricing::Assumptions out = assumptions;
+    if (view.priced) {
+        for (pricing::Assumption& a : view.priced->BookAssumptions()) out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
+                             const std::vector<std::string>& named_offering_ids) {
+    if (!view.priced) {
+        return answer_json;  // the plan encoders write "pricing_basis":"list" themselves
+    }
+    json answer = json::parse(answer_json);
+    std::set<std::string> ids;
+    AnnotateOfferings(answer, *view.priced, ids);
+    for (const std::string& id : named_offering_ids) {
+        auto offering = view.priced->FindOffering(id);
+        if (offering.ok()) ids.insert(offering.value().id);
+    }
+    answer["pricing_basis"] = "price_book";
+    answer["price_book"] = BookEcho(*view.priced, ids);
+    return answer.dump();
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,48 @@
+#pragma once
+
+// Inline price books on the plan routes (issue 25, docs/billing.md): decoding `price_book`,
+// applying it to the catalog snapshot before planning, and marking the answer with its basis.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
+#include "pricing/price_book.hpp"
+
+namespace gpucost::http {
+
+// Removes `price_book` from `body` (so the plan's own decoder never sees it) and decodes it:
+// nullopt when absent or null. A string (a stored book's id) is kDatabaseRequired (409) in
+// embedded mode, which is the only mode with books so far. Type errors and unknown members are
+// kMalformed (400), missing or bad values kInvalidArgument (422), naming /price_book/..., as
+// JsonReader reports them on every route.
+[[nodiscard]] pricing::Result<std::optional<pricing::PriceBook>> TakePriceBook(
+    nlohmann::json& body);
+
+// The catalog the planners get: `base` itself without a book, else the book applied to it.
+struct PricingView {
+    std::shared_ptr<const pricing::Catalog> catalog;
+    std::shared_ptr<const pricing::PricedCatalog> priced;  // null: list prices
+};
+[[nodiscard]] pricing::Result<PricingView> ViewThroughBook(
+    std::shared_ptr<const pricing::Catalog> base, std::optional<pricing::PriceBook> book);
+
+// `assumptions` followed by the book's rules as echoed constants (none without a book).
+pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions,
+                                         const PricingView& view);
+
+// The answer (a JSON object's text) with `pricing_basis` and, with a book, `price_book`:
+// {id, name, version, rules_matched: [count per rule], warnings, prices} where prices lists
+// {offering_id, list_usd_per_hour, usd_per_hour, rule} for every offering the answer names
+// (objects with `id` and `usd_per_hour`, which also get `list_usd_per_hour`) and for
+// `named_offering_ids` (the request's spot/on-demand/rent ids). Without a book the text is
+// kept as it is (the plan encoders write `"pricing_basis":"list"`).
+std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
+                             const std::vector<std::string>& named_offering_ids = {});
+
+}  // namespace gpucost::http

@@ -1,0 +1,377 @@
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "pricing/money.hpp"
+#include "pricing/offering_query.hpp"
+#include "service/http/catalog_store.hpp"
+#include "service/http/codec/csv_writer.hpp"
+#include "service/http/codec/encoded_cache.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/codec/query_params.hpp"
+#include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
+#include "service/http/routes/as_of.hpp"
+#include "service/http/routes/deprecation.hpp"
+#include "service/http/transport/api_version.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+using pricing::Result;
+
+Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
+    auto checked = params.Check();
+    if (!checked.ok()) {
+        return checked.error();
+    }
+    pricing::OfferingQuery q;
+    // Ids compare case-insensitively: filters match on the lowercase key (pricing::IdKey).
+    for (auto [list, name] :
+         {std::pair{&q.providers, "provider"}, std::pair{&q.accelerators, "accelerator"},
+          std::pair{&q.regions, "region"}}) {
+        for (const auto& value : params.List(name)) {
+            list->push_back(pricing::IdKey(value));
+        }
+    }
+    for (const auto& name : params.List("price_type")) {
+        auto type = pricing::ParsePriceType(name);
+        if (!type) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "unknown price_type '" + name.substr(0, 32) +
+                                 "'; use on_demand, spot, commit_1y, commit_3y or capacity_block",
+                             "price_type");
+        }
+        q.price_types.push_back(*type);
+    }
+    auto min_acc = params.Int("min_accelerator_count");
+    auto max_acc = params.Int("max_accelerator_count");
+    auto min_mem = params.Double("min_accelerator_memory_gb");
+    auto max_price = params.Double("max_usd_per_accelerator_hour");
+    auto verified = params.Bool("verified");
+    auto limit = params.Int("limit");
+    auto sort = params.One("sort");
+    auto cursor = params.One("cursor");
+    for (const pricing::Error* e :
+         {min_acc.ok() ? nullptr : &min_acc.error(), max_acc.ok() ? nullptr : &max_acc.error(),
+          min_mem.ok() ? nullptr : &min_mem.error(), max_price.ok() ? nullptr : &max_price.error(),
+          verified.ok() ? nullptr : &verified.error(), limit.ok() ? nullptr : &limit.error(),
+          sort.ok() ? nullptr : &sort.error(), cursor.ok() ? nullptr : &cursor.error()}) {
+        if (e != nullptr) {
+            return *e;
+        }
+    }
+    q.min_accelerator_count = min_acc.value();
+    q.max_accelerator_count = max_acc.value();
+    q.min_accelerator_memory_gb = min_mem.value();
+    q.max_usd_per_accelerator_hour = max_price.value();
+    q.verified = verified.value();
+    if (limit.value()) {
+        q.limit = static_cast<std::size_t>(std::max(0, *limit.value()));
+    }
+    if (sort.value()) {
+        auto parsed = pricing::ParseOfferingSort(*sort.value());
+        if (!parsed) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "unknown sort '" + sort.value()->substr(0, 40) +
+                                 "'; use usd_per_accelerator_hour, usd_per_hour, "
+                                 "accelerator_count, accelerator_memory_gb, as_of, provider or "
+                                 "id, with a leading '-' for descending",
+                             "sort");
+        }
+        q.sort = *parsed;
+    }
+    q.cursor = cursor.value().value_or("");
+    auto valid = q.Validate();
+    if (!valid.ok()) {
+        return valid.error();
+    }
+    return q;
+}
+
+}  // namespace
+
+namespace {
+
+// The listing written as text: offerings come encoded once per catalog version
+// (encoded_cache.hpp), the envelope around them in the members' sorted order.
+std::string OfferingListJson(const pricing::OfferingPage& page, const pricing::OfferingQuery& query,
+                             const std::string& catalog_version) {
+    std::string text;
+    JsonWriter w(text);
+    w.BeginObject();
+    w.Member("catalog_version", catalog_version);
+    w.Member("currency", pricing::kCurrency);
+    w.Key("items");
+    std::string items = "[";
+    for (const pricing::Offering* o : page.items) {
+        if (items.size() > 1) items.push_back(',');
+        AppendOfferingJson(items, catalog_version, *o);
+    }
+    items.push_back(']');
+    w.Raw(items);
+    w.Member("limit", query.limit);
+    if (page.next_cursor) {
+        w.Member("next_cursor", *page.next_cursor);
+    } else {
+        w.NullMember("next_cursor");
+    }
+    w.Member("sort", pricing::OfferingSortName(query.sort));
+    w.Member("total_count", page.total_count);
+    w.EndObject();
+    return text;
+}
+
+// The page as CSV rows (Accept: text/csv), one per offering with its current price, and the
+// currency and catalog version on every row as plan CSVs carry them. CSV has no place for the
+// next cursor: a client walking the catalog pages with the JSON answer.
+CsvTable OfferingListCsv(const pricing::OfferingPage& page, const std::string& catalog_version) {
+    CsvTable table;
+    table.header = {"id",
+                    "provider",
+                    "instance_type",
+                    "accelerator",
+                    "accelerator_count",
+                    "accelerator_memory_gb",
+                    "region",
+                    "price_type",
+                    "usd_per_hour",
+                    "usd_per_accelerator_hour",
+                    "as_of",
+                    "as_of_estimated",
+                    "verified",
+                    "source",
+                    "currency",
+                    "catalog_version"};
+    for (const pricing::Offering* o : page.items) {
+        table.rows.push_back(
+            {o->id, o->provider, o->instance_type, o->accelerator,
+             std::to_string(o->accelerator_count),
+             o->accelerator_memory_gb ? CsvNumber(*o->accelerator_memory_gb) : "", o->region,
+             std::string(pricing::PriceTypeName(o->price_type)), CsvNumber(o->price.usd_per_hour),
+             CsvNumber(o->UsdPerAcceleratorHour()), o->price.as_of,
+             o->price.as_of_estimated ? "true" : "false", o->price.verified ? "true" : "false",
+             o->price.source, pricing::kCurrency, catalog_version});
+    }
+    return table;
+}
+
+// The /v1/catalog answer depends only on the snapshot and the day: kept for the last
+// snapshot asked about, so a request does not rescan every price for the age summary (at
+// 20,000 offerings that scan was most of the answer's cost). The snapshot is held by a
+// weak_ptr: the cache never keeps a replaced catalog alive, and a live snapshot's address
+// names only it.
+class CatalogSummaryCache {
+public:
+    std::string TextFor(const std::shared_ptr<const pricing::Catalog>& catalog,
+                        const std::string& today) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (catalog_.lock() == catalog && today_ == today) return text_;
+        }
+        std::string text = Encode(*catalog, today);
+        std::lock_guard<std::mutex> lock(mutex_);
+        catalog_ = catalog;
+        today_ = today;
+        text_ = text;
+        return text;
+    }
+
+private:
+    static std::string Encode(const pricing::Catalog& catalog, const std::string& today) {
+        json body = ToJson(catalog.Describe());
+        json providers = json::array();
+        for (const auto& p : catalog.Providers()) {
+            providers.push_back({{"id", p.provider.id}, {"offering_count", p.offering_count}});
+        }
+        body["providers"] = std::move(providers);
+        body["price_ages"] = ToJson(pricing::SummarizePriceAges(catalog.Offerings(), today));
+        body["price_types"] = {"on_demand", "spot", "commit_1y", "commit_3y", "capacity_block"};
+        body["price_selection_rule"] =
+            "per offering, the most recent verified price is current; an unverified price is "
+            "served (verified: false) only when no verified one exists; other observations are "
+            "listed as superseded_prices on GET /v1/offerings/{id}";
+        return body.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+
+    std::mutex mutex_;
+    std::weak_ptr<const pricing::Catalog> catalog_;
+    std::string today_;
+    std::string text_;
+};
+
+CatalogSummaryCache& CatalogSummaries() {
+    static CatalogSummaryCache cache;
+    return cache;
+}
+
+}  // namespace
+
+namespace {
+
+void ServeAccelerators(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {"vendor", "precision"});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    std::vector<std::string> vendors = params.List("vendor");
+    std::vector<pricing::Precision> precisions;
+    for (const auto& name : params.List("precision")) {
+        auto p = pricing::ParsePrecision(name);
+        if (!p) {
+            return WriteProblem(res, req,
+                                MakeError(ErrorCode::kInvalidArgument,
+                                          "unknown precision '" + name.substr(0, 16) +
+                                              "'; use fp32, tf32, fp16, bf16, fp8, int8 or fp4",
+                                          "precision"));
+        }
+        precisions.push_back(*p);
+    }
+    json items = json::array();
+    for (const auto& a : deps.catalog()->Accelerators()) {
+        bool vendor_ok =
+            vendors.empty() ||
+            std::any_of(vendors.begin(), vendors.end(), [&](const std::string& v) {
+                return v.size() == a.vendor.size() &&
+                       std::equal(v.begin(), v.end(), a.vendor.begin(), [](char x, char y) {
+                           return std::tolower(x) == std::tolower(y);
+                       });
+            });
+        bool precision_ok = std::all_of(precisions.begin(), precisions.end(),
+                                        [&](auto p) { return a.PeakTflops(p).has_value(); });
+        if (vendor_ok && precision_ok) {
+            items.push_back(ToJson(a));
+        }
+    }
+    WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+}
+
+void ServeAccelerator(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto found = deps.catalog()->FindAccelerator(req.matches[1].str());
+    if (!found.ok()) {
+        return WriteProblem(res, req, found.error());
+    }
+    WriteJson(res, ToJson(found.value()));
+}
+
+void ServeProviders(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {kAsOfParam});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!catalog.ok()) {
+        return WriteProblem(res, req, catalog.error());
+    }
+    json items = json::array();
+    for (const auto& p : catalog.value()->Providers()) {
+        items.push_back(ToJson(p));
+    }
+    WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+}
+
+void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(
+        req, {"provider", "accelerator", "price_type", "region", "min_accelerator_count",
+              "max_accelerator_count", "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
+              "verified", "sort", "limit", "cursor", kAsOfParam});
+    auto query = DecodeOfferingQuery(params);
+    if (!query.ok()) {
+        return WriteProblem(res, req, query.error());
+    }
+    auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!chosen.ok()) {
+        return WriteProblem(res, req, chosen.error());
+    }
+    auto catalog = chosen.value();
+    const std::string version = catalog->Describe().version;
+    query.value().catalog_version = version;
+    auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());
+    if (!page.ok()) {
+        return WriteProblem(res, req, page.error());
+    }
+    SetCatalogVersionHeader(res, version);
+    if (WantsCsv(req)) {
+        return WriteCsv(res, OfferingListCsv(page.value(), version));
+    }
+    WriteJsonText(res, OfferingListJson(page.value(), query.value(), version));
+}
+
+void ServeOffering(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {kAsOfParam});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!catalog.ok()) {
+        return WriteProblem(res, req, catalog.error());
+    }
+    auto found = catalog.value()->FindOffering(req.matches[1].str());
+    if (!found.ok()) {
+        return WriteProblem(res, req, found.error());
+    }
+    // Database mode: the current version's ETag, for If-Match on the next write.
+    if (deps.store && !req.has_param(kAsOfParam)) {
+        if (auto history = deps.store->History(found.value().id); history.ok()) {
+            res.set_header("ETag", OfferingEtag(history.value().version));
+        }
+    }
+    json body = ToJson(found.value(), /*with_history=*/true);
+    body["catalog_version"] = catalog.value()->Describe().version;
+    body["currency"] = pricing::kCurrency;
+    SetCatalogVersionHeader(res, body["catalog_version"].get<std::string>());
+    WriteJson(res, body);
+}
+
+void ServeCatalog(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {kAsOfParam});
+    if (auto checked = params.Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    if (!chosen.ok()) {
+        return WriteProblem(res, req, chosen.error());
+    }
+    SetDeprecationHeaders(res, kCatalogVersionRename);  // the body's `version`
+    SetCatalogVersionHeader(res, chosen.value()->Describe().version);
+    WriteJsonText(res, CatalogSummaries().TextFor(chosen.value(), TodayUtc()));
+}
+
+}  // namespace
+
+void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Get("/v1/accelerators", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeAccelerators(deps, req, res);
+    });
+
+    routes.Get(std::string("/v1/accelerators/") + kIdPattern,
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   ServeAccelerator(deps, req, res);
+               });
+
+    routes.Get("/v1/providers", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeProviders(deps, req, res);
+    });
+
+    routes.Get("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeOfferings(deps, req, res);
+    });
+
+    routes.Get(std::string("/v1/offerings/") + kIdPattern,
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   ServeOffering(deps, req, res);
+               });
+
+    routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {
+        ServeCatalog(deps, req, res);
+    });
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,90 @@
+#include <chrono>
+#include <memory>
+
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/router.hpp"
+#include "service/http/transport/gzip.hpp"
+
+namespace gpucost::http {
+
+void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Get("/healthz", [deps](const httplib::Request&, httplib::Response& res) {
+        auto catalog = deps.catalog();
+        auto info = catalog->Describe();
+        double uptime_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - deps.started_at)
+                .count();
+        json body = {{"status", "ok"},
+                     {"version", deps.service_version},
+                     {"uptime_s", std::round(uptime_s)},
+                     {"catalog",
+                      {{"version", info.version},
+                       {"origin", info.origin},
+                       {"offering_count", info.offering_count},
+                       {"newest_as_of",
+                        info.newest_as_of.empty() ? json(nullptr) : json(info.newest_as_of)}}}};
+        if (deps.store) {
+            // PostgreSQL mode: without the database, reads go on from the last snapshot.
+            StoreHealth h = deps.store->Health();
+            body["status"] = h.database_connected ? "ok" : "degraded";
+            body["database"] = {{"connected", h.database_connected},
+                                {"catalog_revision", h.revision},
+                                {"snapshot_age_s", std::round(h.snapshot_age_s * 10) / 10},
+                                {"max_snapshot_age_s", deps.max_snapshot_age_s},
+                                {"writes", h.database_connected ? "accepted" : "unavailable"}};
+            // Why the database is unreachable (libpq's text names hosts and ports) goes to the
+            // log only: this probe is open to anyone who can reach the port.
+        }
+        WriteJson(res, body);
+    });
+
+    routes.Get("/readyz", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (deps.shutting_down()) {
+            res.set_header("Retry-After", "5");
+            return WriteTransportProblem(res, req, 503, "shutting_down",
+                                         "the server is shutting down");
+        }
+        if (deps.catalog()->Describe().offering_count == 0) {
+            // A migrated database that was never seeded: every plan would answer from nothing.
+            res.set_header("Retry-After", "30");
+            return WriteTransportProblem(res, req, 503, "catalog_empty",
+                                         "the catalog holds no offerings; seed the database "
+                                         "(gpucost seed) or import prices before sending traffic");
+        }
+        if (deps.store) {
+            StoreHealth h = deps.store->Health();
+            if (!h.schema_problem.empty()) {
+                res.set_header("Retry-After", "30");
+                return WriteTransportProblem(res, req, 503, "schema_mismatch", h.schema_problem);
+            }
+            if (h.snapshot_age_s > deps.max_snapshot_age_s) {
+                res.set_header("Retry-After", "5");
+                return WriteTransportProblem(
+                    res, req, 503, "snapshot_stale",
+                    "the catalog snapshot was last confirmed " +
+                        std::to_string(static_cast<long long>(h.snapshot_age_s)) +
+                        " s ago, longer than the configured maximum; the database is unreachable");
+            }
+        }
+        WriteJson(res, {{"ready", true}});
+    });
+
+    // The contract is the largest answer (about 150 KB of YAML, a fifth of it gzipped) and the
+    // HTTP library does not compress YAML: it is gzipped once here and sent to clients that
+    // accept it.
+    auto gzipped = std::make_shared<const std::string>(Gzip(deps.openapi_yaml));
+    routes.Get(
+        "/openapi.yaml", [deps, gzipped](const httplib::Request& req, httplib::Response& res) {
+            res.set_header("Vary", "Accept-Encoding");
+            if (AcceptsGzip(req.get_header_value("Accept-Encoding"))) {
+                res.set_header("Content-Encoding", "gzip");
+                res.set_content(gzipped->data(), gzipped->size(), "application/yaml");
+                return;
+            }
+            res.set_content(deps.openapi_yaml.data(), deps.openapi_yaml.size(), "application/yaml");
+        });
+    // GET / is in web_routes.cpp: browsers get the planning page there, clients this JSON.
+}
+
+}  // namespace gpucost::http

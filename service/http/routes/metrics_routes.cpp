@@ -1,0 +1,61 @@
+#include <chrono>
+
+#include "service/http/metrics.hpp"
+#include "service/http/router.hpp"
+#include "service/http/transport/request_context.hpp"
+#include "service/log.hpp"
+
+namespace gpucost::http {
+namespace {
+
+MetricsSnapshot Snapshot(const Deps& deps) {
+    MetricsSnapshot s;
+    auto info = deps.catalog()->Describe();
+    s.catalog_offering_count = info.offering_count;
+    s.catalog_accelerator_count = info.accelerator_count;
+    s.version = deps.service_version;
+    s.log_lines_dropped = log::DroppedLines();
+    if (deps.store) {
+        StoreHealth h = deps.store->Health();
+        s.catalog_snapshot_age_s = h.snapshot_age_s;
+        s.database_up = h.database_connected;
+    } else {
+        // Embedded mode: the snapshot is the one loaded at start-up.
+        s.catalog_snapshot_age_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - deps.started_at)
+                .count();
+    }
+    return s;
+}
+
+}  // namespace
+
+void AddMetricsRoute(RouteTable& routes, const Deps& deps) {
+    routes.Get("/metrics", [deps](const httplib::Request&, httplib::Response& res) {
+        res.set_content(deps.metrics->Render(Snapshot(deps)), kMetricsContentType);
+    });
+}
+
+void InstrumentRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Wrap([deps](const std::string& /*method*/, const std::string& pattern,
+                       RouteTable::Handler handler) -> RouteTable::Handler {
+        std::string route = RouteTable::Template(pattern);
+        return [deps, route, handler](const httplib::Request& req, httplib::Response& res) {
+            CurrentRequestContext().route = route;
+            Metrics::InFlight in_flight(*deps.metrics);
+            handler(req, res);
+        };
+    });
+}
+
+void ObserveAnswer(const Deps& deps, const httplib::Request& req, const httplib::Response& res) {
+    RequestContext& ctx = CurrentRequestContext();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.started_at).count();
+    deps.metrics->ObserveRequest(ctx.route.empty() ? "unmatched" : ctx.route, req.method,
+                                 res.status, seconds);
+    // A request the library refuses before pre-routing reuses this thread's context.
+    ctx.route.clear();
+}
+
+}  // namespace gpucost::http

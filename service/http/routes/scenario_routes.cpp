@@ -1,0 +1,684 @@
+// Saved scenarios (PostgreSQL mode): a named plan request stored with the answer it had,
+// re-evaluated on demand against current or as_of prices by the same planner functions the
+// /v1/plans/* handlers call.
+#include <algorithm>
+#include <charconv>
+#include <functional>
+
+#include "pricing/plan/inference_plan.hpp"
+#include "pricing/plan/rent_vs_buy.hpp"
+#include "pricing/plan/spot.hpp"
+#include "pricing/plan/training_plan.hpp"
+#include "service/http/codec/idempotency.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/plan_codec.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/codec/query_params.hpp"
+#include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
+#include "service/http/routes/as_of.hpp"
+#include "service/http/routes/auth.hpp"
+#include "service/http/routes/deprecation.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+using pricing::Result;
+
+constexpr std::size_t kDefaultListLimit = 50;
+constexpr std::size_t kMaxListLimit = 500;
+// The change report lists at most this many differing values (the rest are counted).
+constexpr std::size_t kMaxChanges = 200;
+constexpr int kMaxDiffDepth = 16;
+constexpr std::size_t kMaxNameBytes = 200;
+constexpr std::size_t kMaxTags = 20;
+constexpr std::size_t kMaxTagChars = 40;
+
+// Scenarios' integer `catalog_revision`, named by `catalog_version` as every priced answer
+// names its catalog (0.2.0; docs/api.md, "Versions and deprecation").
+constexpr Deprecation kScenarioCatalogRevisionRename{1795737600,  // 2026-11-27
+                                                     "Mon, 01 Mar 2027 00:00:00 GMT"};
+
+using Evaluator = std::function<Result<json>(const json& request, const pricing::Catalog& catalog,
+                                             const pricing::PlanReference& reference)>;
+
+// Plan kinds a scenario can hold: the path under /v1/plans/ and the planner behind it.
+// Each runs exactly what the handler in plan_routes.cpp runs (decoder, planner, encoder).
+const std::vector<std::pair<std::string, Evaluator>>& PlanKinds() {
+    static const std::vector<std::pair<std::string, Evaluator>> kinds = {
+        {"spot",
+         [](const json& request, const pricing::Catalog& catalog,
+            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
+             auto decoded = DecodeSpotPlanRequest(request, {"workload"});
+             if (!decoded.ok()) {
+                 return decoded.error();
+             }
+             auto workload = DecodeSpotWorkload(request);
+             if (!workload.ok()) {
+                 return workload.error();
+             }
+             if (auto ids = CheckBodyIds(decoded.value(), catalog); !ids.ok()) {
+                 return ids.error();
+             }
+             auto plan = workload.value() ? pricing::plan::PlanSpotForTraining(
+                                                decoded.value(), *workload.value(), catalog)
+                                          : pricing::plan::PlanSpot(decoded.value(), catalog);
+             if (!plan.ok()) {
+                 return plan.error();
+             }
+             return ToJson(plan.value());
+         }},
+        {"training",
+         [](const json& request, const pricing::Catalog& catalog,
+            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
+             auto decoded = DecodeTrainingPlanRequest(request);
+             if (!decoded.ok()) {
+                 return decoded.error();
+             }
+             auto answer = AnswerTrainingPlan(decoded.value(), catalog, reference, TodayUtcDate());
+             if (!answer.ok()) {
+                 return answer.error();
+             }
+             return TrainingPlanJson(answer.value());
+         }},
+        {"inference",
+         [](const json& request, const pricing::Catalog& catalog,
+            const pricing::PlanReference& reference) -> Result<json> {
+             auto decoded = DecodeInferencePlanRequest(request);
+             if (!decoded.ok()) {
+                 return decoded.error();
+             }
+             auto answer = AnswerInferencePlan(decoded.value(), catalog, reference);
+             if (!answer.ok()) {
+                 return answer.error();
+             }
+             return InferencePlanJson(answer.value());
+         }},
+        {"rent-vs-buy",
+         [](const json& request, const pricing::Catalog& catalog,
+            [[maybe_unused]] const pricing::PlanReference& reference) -> Result<json> {
+             auto decoded = DecodeRentVsBuyRequest(request);
+             if (!decoded.ok()) {
+                 return decoded.error();
+             }
+             if (auto ids = CheckBodyIds(decoded.value(), catalog); !ids.ok()) {
+                 return ids.error();
+             }
+             auto plan = pricing::plan::PlanRentVsBuy(decoded.value(), catalog);
+             if (!plan.ok()) {
+                 return plan.error();
+             }
+             return ToJson(plan.value());
+         }},
+    };
+    return kinds;
+}
+
+const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
+    static const pricing::PlanReference kEmpty;
+    return deps.plan_reference ? *deps.plan_reference : kEmpty;
+}
+
+const Evaluator* FindKind(const std::string& name) {
+    for (const auto& [kind, evaluate] : PlanKinds()) {
+        if (kind == name) {
+            return &evaluate;
+        }
+    }
+    return nullptr;
+}
+
+// Errors of the embedded plan request point into /request.
+pricing::Error UnderRequest(pricing::Error e) {
+    auto prefix = [](const std::string& field) {
+        return field.empty() || field[0] != '/' ? std::string("/request") : "/request" + field;
+    };
+    e.field = prefix(e.field);
+    for (auto& fe : e.errors) {
+        fe.field = prefix(fe.field);
+    }
+    return e;
+}
+
+// Numbers and strings that differ between the saved and the new answer, by JSON pointer.
+void Diff(const json& saved, const json& now, const std::string& pointer, int depth, json& changes,
+          std::size_t& total) {
+    if (depth > kMaxDiffDepth) {
+        return;
+    }
+    auto record = [&](json entry) {
+        ++total;
+        if (changes.size() < kMaxChanges) {
+            entry["path"] = pointer.empty() ? "/" : pointer;
+            changes.push_back(std::move(entry));
+        }
+    };
+    if (saved.is_object() && now.is_object()) {
+        for (auto it = saved.begin(); it != saved.end(); ++it) {
+            std::string key = it.key();
+            std::string escaped;
+            for (char c : key) {
+                escaped += c == '~'   ? std::string("~0")
+                           : c == '/' ? std::string("~1")
+                                      : std::string(1, c);
+            }
+            if (now.contains(key)) {
+                Diff(*it, now[key], pointer + "/" + escaped, depth + 1, changes, total);
+            } else {
+                record({{"saved", *it}, {"now", nullptr}});
+            }
+        }
+        for (auto it = now.begin(); it != now.end(); ++it) {
+            if (!saved.contains(it.key())) {
+                record({{"saved", nullptr}, {"now", *it}});
+            }
+        }
+        return;
+    }
+    if (saved.is_array() && now.is_array()) {
+        std::size_t common = std::min(saved.size(), now.size());
+        for (std::size_t i = 0; i < common; ++i) {
+            Diff(saved[i], now[i], pointer + "/" + std::to_string(i), depth + 1, changes, total);
+        }
+        if (saved.size() != now.size()) {
+            record({{"saved_length", saved.size()}, {"now_length", now.size()}});
+        }
+        return;
+    }
+    if (saved.is_number() && now.is_number()) {
+        double a = saved.get<double>();
+        double b = now.get<double>();
+        if (a != b) {
+            json entry = {{"saved", saved}, {"now", now}, {"delta", Num(b - a)}};
+            entry["delta_percent"] = a != 0 ? Num((b - a) / std::abs(a) * 100.0) : json(nullptr);
+            record(std::move(entry));
+        }
+        return;
+    }
+    if (saved != now) {
+        record({{"saved", saved}, {"now", now}});
+    }
+}
+
+json ScenarioJson(const Scenario& s, bool with_bodies) {
+    json out = {{"id", std::to_string(s.id)},
+                {"name", s.name},
+                {"plan", s.plan_kind},
+                {"created_at", FormatTimestamp(s.created_at_us)},
+                {"created_by", s.created_by},
+                {"tags", s.tags},
+                {"catalog_version", s.catalog_version},
+                {"catalog_revision", s.catalog_revision}};
+    if (with_bodies) {
+        out["request"] = json::parse(s.request_json, nullptr, false);
+        out["saved_result"] = json::parse(s.saved_result_json, nullptr, false);
+    }
+    return out;
+}
+
+std::optional<std::int64_t> ParseScenarioId(const std::string& text) {
+    std::int64_t id = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
+        return std::nullopt;
+    }
+    return id;
+}
+
+bool NeedStore(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (deps.store) {
+        return true;
+    }
+    WriteProblem(res, req,
+                 pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                    "saved scenarios are kept only in PostgreSQL mode: start "
+                                    "gpucost with DATABASE_URL"));
+    return false;
+}
+
+std::string CatalogRevisionOf(const pricing::Catalog& catalog) {
+    return catalog.Describe().version;
+}
+
+// Characters (UTF-8 code points) in `text`.
+std::size_t CodePoints(const std::string& text) {
+    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+    }));
+}
+
+bool HasControl(const std::string& text) {
+    return std::any_of(text.begin(), text.end(), [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u < 0x20U || u == 0x7FU;
+    });
+}
+
+void CheckName(JsonReader& r, const std::string& name) {
+    if (r.ok() && (name.empty() || name.size() > kMaxNameBytes)) {
+        r.Fail(ErrorCode::kInvalidArgument, "name", "must be 1-200 characters");
+    }
+}
+
+// Tags: at most 20, each 1-40 characters without control characters, no repeats.
+void CheckTags(JsonReader& r, const std::vector<std::string>& tags) {
+    if (r.ok() && tags.size() > kMaxTags) {
+        r.Fail(ErrorCode::kInvalidArgument, "tags", "must hold at most 20 tags");
+    }
+    for (std::size_t i = 0; r.ok() && i < tags.size(); ++i) {
+        const std::string& tag = tags[i];
+        if (tag.empty() || CodePoints(tag) > kMaxTagChars || HasControl(tag)) {
+            r.FailAt(ErrorCode::kInvalidArgument, "tags", i,
+                     "a tag is 1-40 characters without control characters");
+        } else if (std::find(tags.begin(), tags.begin() + static_cast<std::ptrdiff_t>(i), tag) !=
+                   tags.begin() + static_cast<std::ptrdiff_t>(i)) {
+            r.FailAt(ErrorCode::kInvalidArgument, "tags", i, "repeats tag '" + tag + "'");
+        }
+    }
+}
+
+// A store error: the caller is not the owner (403), If-Match names another version (412).
+void WriteScenarioProblem(httplib::Response& res, const httplib::Request& req,
+                          const pricing::Error& e) {
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
+        return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
+    }
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == kOwnerField) {
+        return WriteTransportProblem(res, req, 403, "forbidden", e.message);
+    }
+    WriteProblem(res, req, e);
+}
+
+// The change (PATCH, DELETE) common part: a database, a key of either scope, a scenario id.
+std::optional<std::pair<WriteRequest, std::int64_t>> BeginChange(const Deps& deps,
+                                                                 const httplib::Request& req,
+                                                                 httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        WriteProblem(res, req, checked.error());
+        return std::nullopt;
+    }
+    if (!NeedStore(deps, req, res)) {
+        return std::nullopt;
+    }
+    auto principal = RequireKey(deps, req, res, KeyScope::kRead);
+    if (!principal) {
+        return std::nullopt;
+    }
+    auto id = ParseScenarioId(req.matches[1].str());
+    if (!id) {
+        WriteProblem(res, req,
+                     MakeError(ErrorCode::kNotFound,
+                               "no scenario with id '" + req.matches[1].str() + "'", "id"));
+        return std::nullopt;
+    }
+    WriteRequest write;
+    write.principal = *principal;
+    if (req.has_header("If-Match")) {
+        write.if_match = req.get_header_value("If-Match");
+    }
+    return std::make_pair(std::move(write), *id);
+}
+
+// PATCH takes a JSON merge patch (RFC 7396) or plain JSON; otherwise 415.
+bool RequirePatchBody(const httplib::Request& req, httplib::Response& res) {
+    std::string type = req.get_header_value("Content-Type");
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.back() == ' ') {
+        type.pop_back();
+    }
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (type == "application/merge-patch+json" || type == "application/json") {
+        return true;
+    }
+    WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                          "send the change as Content-Type: application/merge-patch+json (or "
+                          "application/json)");
+    return false;
+}
+
+}  // namespace
+
+std::string ScenarioEtag(std::int64_t version) {
+    return "\"s" + std::to_string(version) + "\"";
+}
+
+namespace {
+
+void WriteScenario(httplib::Response& res, const Scenario& s, int status) {
+    res.set_header("ETag", ScenarioEtag(s.version));
+    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the body's catalog_revision
+    WriteJson(res, ScenarioJson(s, /*with_bodies=*/true), status);
+}
+
+}  // namespace
+
+void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Post("/v1/scenarios", [deps](const httplib::Request& req, httplib::Response& res) {
+        if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+            return WriteProblem(res, req, checked.error());
+        }
+        // Saving writes to the database: any valid key (read or admin) may save.
+        auto principal = RequireKey(deps, req, res, KeyScope::kRead);
+        if (!principal) {
+            return;
+        }
+        WriteRequest write;
+        write.principal = *principal;
+        auto key = ReadIdempotencyKey(req, res);
+        if (!key) {
+            return;
+        }
+        write.idempotency_key = *key;
+        write.request_hash = RequestFingerprint(req);
+        if (!RequireJsonBody(req, res)) {
+            return;
+        }
+        auto body = ParseJsonBody(req.body);
+        if (!body.ok()) {
+            return WriteProblem(res, req, body.error());
+        }
+        JsonReader r(body.value(), "");
+        r.OnlyKnown({"name", "plan", "request", "tags"});
+        auto name = r.String("name");
+        auto kind = r.String("plan");
+        const json* request = r.Object("request");
+        auto tags = r.Strings("tags");
+        if (r.ok() && !name) {
+            r.Fail(ErrorCode::kInvalidArgument, "name", "is required");
+        }
+        if (r.ok() && !kind) {
+            r.Fail(ErrorCode::kInvalidArgument, "plan", "is required");
+        }
+        if (r.ok() && request == nullptr) {
+            r.Fail(ErrorCode::kMalformed, "request", "is required: the body of the plan request");
+        }
+        if (r.ok()) {
+            CheckName(r, *name);
+        }
+        if (tags) {
+            CheckTags(r, *tags);
+        }
+        const Evaluator* evaluate = r.ok() ? FindKind(*kind) : nullptr;
+        if (r.ok() && evaluate == nullptr) {
+            std::string known;
+            for (const auto& k : PlanKinds()) {
+                known += (known.empty() ? "" : ", ") + k.first;
+            }
+            r.Fail(ErrorCode::kInvalidArgument, "plan",
+                   "unknown plan '" + kind->substr(0, 40) + "'; use one of: " + known);
+        }
+        if (!r.ok()) {
+            return WriteProblem(res, req, r.error());
+        }
+        auto catalog = deps.store->Current();
+        auto result = (*evaluate)(*request, *catalog, PlanReferenceOf(deps));
+        if (!result.ok()) {
+            return WriteProblem(res, req, UnderRequest(result.error()));
+        }
+        Scenario draft;
+        draft.name = *name;
+        draft.plan_kind = *kind;
+        draft.request_json = request->dump();
+        draft.saved_result_json =
+            result.value().dump(-1, ' ', false, json::error_handler_t::replace);
+        draft.catalog_revision = deps.store->Health().revision;
+        // The catalog the answer was computed on, as the answer itself names it.
+        const json& answer = result.value();
+        draft.catalog_version = answer.is_object() && answer.contains("catalog_version") &&
+                                        answer["catalog_version"].is_string()
+                                    ? answer["catalog_version"].get<std::string>()
+                                    : CatalogRevisionOf(*catalog);
+        draft.tags = tags.value_or(std::vector<std::string>{});
+        auto saved = deps.store->SaveScenario(write, draft);
+        if (!saved.ok()) {
+            return WriteProblem(res, req, saved.error());
+        }
+        if (saved.value().replayed) {
+            res.set_header("Idempotent-Replayed", "true");
+        }
+        res.set_header("Location", "/v1/scenarios/" + std::to_string(saved.value().id));
+        WriteScenario(res, saved.value(), 201);
+    });
+
+    routes.Get("/v1/scenarios", [deps](const httplib::Request& req, httplib::Response& res) {
+        QueryParams params(req, {"limit", "cursor", "plan", "tag", "created_by"});
+        if (auto checked = params.Check(); !checked.ok()) {
+            return WriteProblem(res, req, checked.error());
+        }
+        if (!NeedStore(deps, req, res)) {
+            return;
+        }
+        auto limit = params.Int("limit");
+        auto cursor = params.One("cursor");
+        if (!limit.ok()) {
+            return WriteProblem(res, req, limit.error());
+        }
+        if (!cursor.ok()) {
+            return WriteProblem(res, req, cursor.error());
+        }
+        std::size_t n = kDefaultListLimit;
+        if (limit.value()) {
+            if (*limit.value() < 1 || static_cast<std::size_t>(*limit.value()) > kMaxListLimit) {
+                return WriteProblem(
+                    res, req,
+                    MakeError(ErrorCode::kInvalidArgument, "must be from 1 to 500", "limit"));
+            }
+            n = static_cast<std::size_t>(*limit.value());
+        }
+        std::int64_t after = 0;
+        if (cursor.value()) {
+            auto parsed = ParseScenarioId(*cursor.value());
+            if (!parsed) {
+                return WriteProblem(res, req,
+                                    MakeError(ErrorCode::kInvalidArgument,
+                                              "is not a cursor from a previous page", "cursor"));
+            }
+            after = *parsed;
+        }
+        ScenarioFilter filter;
+        for (auto [name, target] : {std::pair<const char*, std::string*>{"plan", &filter.plan_kind},
+                                    {"tag", &filter.tag},
+                                    {"created_by", &filter.created_by}}) {
+            auto value = params.One(name);
+            if (!value.ok()) {
+                return WriteProblem(res, req, value.error());
+            }
+            if (value.value()) {
+                if (value.value()->empty()) {
+                    return WriteProblem(
+                        res, req,
+                        MakeError(ErrorCode::kInvalidArgument, "must not be empty", name));
+                }
+                *target = *value.value();
+            }
+        }
+        if (!filter.plan_kind.empty() && FindKind(filter.plan_kind) == nullptr) {
+            std::string known;
+            for (const auto& k : PlanKinds()) {
+                known += (known.empty() ? "" : ", ") + k.first;
+            }
+            return WriteProblem(res, req,
+                                MakeError(ErrorCode::kInvalidArgument,
+                                          "unknown plan; use one of: " + known, "plan"));
+        }
+        auto page = deps.store->FindScenarios(filter, n + 1, after);
+        if (!page.ok()) {
+            return WriteProblem(res, req, page.error());
+        }
+        json items = json::array();
+        auto& list = page.value().items;
+        bool more = list.size() > n;
+        for (std::size_t i = 0; i < list.size() && i < n; ++i) {
+            items.push_back(ScenarioJson(list[i], /*with_bodies=*/false));
+        }
+        json next = more ? json(std::to_string(list[n - 1].id)) : json(nullptr);
+        SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the items' catalog_revision
+        WriteJson(res, {{"limit", n},
+                        {"total_count", page.value().total_count},
+                        {"next_cursor", next},
+                        {"items", std::move(items)}});
+    });
+
+    routes.Get(std::string("/v1/scenarios/") + kIdPattern,
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+                       return WriteProblem(res, req, checked.error());
+                   }
+                   if (!NeedStore(deps, req, res)) {
+                       return;
+                   }
+                   auto id = ParseScenarioId(req.matches[1].str());
+                   if (!id) {
+                       return WriteProblem(
+                           res, req,
+                           MakeError(ErrorCode::kNotFound,
+                                     "no scenario with id '" + req.matches[1].str() + "'", "id"));
+                   }
+                   auto found = deps.store->GetScenario(*id);
+                   if (!found.ok()) {
+                       return WriteProblem(res, req, found.error());
+                   }
+                   WriteScenario(res, found.value(), 200);
+               });
+
+    routes.Patch(std::string("/v1/scenarios/") + kIdPattern, [deps](const httplib::Request& req,
+                                                                    httplib::Response& res) {
+        auto begun = BeginChange(deps, req, res);
+        if (!begun) {
+            return;
+        }
+        auto& [write, id] = *begun;
+        if (!RequirePatchBody(req, res)) {
+            return;
+        }
+        auto body = ParseJsonBody(req.body);
+        if (!body.ok()) {
+            return WriteProblem(res, req, body.error());
+        }
+        JsonReader r(body.value(), "");
+        r.OnlyKnown({"name", "tags"});
+        ScenarioChange change;
+        change.name = r.String("name");
+        change.tags = r.Strings("tags");
+        // Merge patch: null removes a member. A scenario keeps a name; its tags can go.
+        if (r.ok() && body.value().contains("name") && body.value()["name"].is_null()) {
+            r.Fail(ErrorCode::kInvalidArgument, "name", "cannot be removed; send a new name");
+        }
+        if (r.ok() && body.value().contains("tags") && body.value()["tags"].is_null()) {
+            change.tags = std::vector<std::string>{};
+        }
+        if (change.name) {
+            CheckName(r, *change.name);
+        }
+        if (change.tags) {
+            CheckTags(r, *change.tags);
+        }
+        if (!r.ok()) {
+            return WriteProblem(res, req, r.error());
+        }
+        auto changed = deps.store->UpdateScenario(write, id, change);
+        if (!changed.ok()) {
+            return WriteScenarioProblem(res, req, changed.error());
+        }
+        WriteScenario(res, changed.value(), 200);
+    });
+
+    routes.Delete(std::string("/v1/scenarios/") + kIdPattern,
+                  [deps](const httplib::Request& req, httplib::Response& res) {
+                      auto begun = BeginChange(deps, req, res);
+                      if (!begun) {
+                          return;
+                      }
+                      auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
+                      if (!deleted.ok()) {
+                          return WriteScenarioProblem(res, req, deleted.error());
+                      }
+                      res.status = 204;
+                  });
+
+    routes.PostWithoutBody(
+        std::string("/v1/scenarios/") + kIdPattern + "/evaluate",
+        [deps](const httplib::Request& req, httplib::Response& res) {
+            QueryParams params(req, {kAsOfParam});
+            if (auto checked = params.Check(); !checked.ok()) {
+                return WriteProblem(res, req, checked.error());
+            }
+            if (!NeedStore(deps, req, res)) {
+                return;
+            }
+            auto id = ParseScenarioId(req.matches[1].str());
+            if (!id) {
+                return WriteProblem(
+                    res, req,
+                    MakeError(ErrorCode::kNotFound,
+                              "no scenario with id '" + req.matches[1].str() + "'", "id"));
+            }
+            auto catalog = CatalogForQuery(deps, params);
+            if (!catalog.ok()) {
+                return WriteProblem(res, req, catalog.error());
+            }
+            auto found = deps.store->GetScenario(*id);
+            if (!found.ok()) {
+                return WriteProblem(res, req, found.error());
+            }
+            const Scenario& s = found.value();
+            const Evaluator* evaluate = FindKind(s.plan_kind);
+            json request = json::parse(s.request_json, nullptr, false);
+            json saved = json::parse(s.saved_result_json, nullptr, false);
+            if (evaluate == nullptr || request.is_discarded() || saved.is_discarded()) {
+                return WriteProblem(res, req,
+                                    MakeError(ErrorCode::kFailedPrecondition,
+                                              "this scenario's plan kind '" + s.plan_kind +
+                                                  "' is no longer supported"));
+            }
+            auto now = (*evaluate)(request, *catalog.value(), PlanReferenceOf(deps));
+            SetDeprecationHeaders(res,
+                                  kScenarioCatalogRevisionRename);  // scenario.catalog_revision
+            json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
+                        {"evaluated_at", FormatTimestamp(NowUs())},
+                        {"as_of", params.One(kAsOfParam).ok() && params.One(kAsOfParam).value()
+                                      ? json(*params.One(kAsOfParam).value())
+                                      : json(nullptr)},
+                        {"catalog_version", CatalogRevisionOf(*catalog.value())},
+                        {"saved_result", saved}};
+            if (!now.ok()) {
+                // The request no longer evaluates (an offering it names was retired, say): report
+                // it as the answer instead of failing the call.
+                out["result"] = nullptr;
+                out["error"] = {{"code", pricing::ErrorCodeName(now.error().code)},
+                                {"detail", now.error().message},
+                                {"field", now.error().field}};
+                out["changed"] = true;
+                return WriteJson(res, out);
+            }
+            json changes = json::array();
+            std::size_t total = 0;
+            // Which catalog each answer was read from is provenance, not a change of the plan: the
+            // evaluation names its own catalog_version above, and an as_of catalog is named by its
+            // instant ("pg-r7@...") even where it holds the very prices the scenario was saved
+            // with.
+            json saved_content = saved;
+            json now_content = now.value();
+            if (saved_content.is_object()) saved_content.erase("catalog_version");
+            if (now_content.is_object()) now_content.erase("catalog_version");
+            // Answers saved before plans named their currency and pricing basis were in the same
+            // US dollars at list prices: members added since are not changes of the plan.
+            for (const char* added : {"currency", "pricing_basis"}) {
+                if (saved_content.is_object() && now_content.is_object() &&
+                    !saved_content.contains(added)) {
+                    now_content.erase(added);
+                }
+            }
+            Diff(saved_content, now_content, "", 0, changes, total);
+            out["result"] = now.value();
+            out["changed"] = total > 0;
+            out["change_count"] = total;
+            out["changes"] = std::move(changes);
+            WriteJson(res, out);
+        });
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,691 @@
+// Catalog writes and price history (PostgreSQL mode): decode -> validate -> store port.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "pricing/catalog_loader.hpp"
+#include "pricing/csv.hpp"
+#include "pricing/money.hpp"
+#include "service/http/codec/csv_writer.hpp"
+#include "service/http/codec/idempotency.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/plan_codec.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/codec/query_params.hpp"
+#include "service/http/codec/timestamp.hpp"
+#include "service/http/router.hpp"
+#include "service/http/routes/auth.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+using pricing::Result;
+
+// Bounds on written values: a price above this per hour, or a spec above kMaxSpec, is a
+// typo, not a cloud offering.
+constexpr double kMaxUsdPerHour = 1'000'000;
+// The catalog keeps prices as numeric(18, 6) (schema/migrations/001_catalog.sql): a price with
+// more decimals would be stored as another number, so it is refused rather than rounded.
+constexpr const char* kMicroUsdOnly =
+    "has more than 6 decimal places; prices are kept to 1e-6 USD and this one would be stored "
+    "as another number";
+constexpr double kMaxSpec = 1'000'000'000;
+constexpr std::size_t kMaxTextBytes = 1000;
+constexpr std::size_t kMaxBulkItems = 1000;
+
+// A written price's date: a YYYY-MM-DD at most kMaxPriceDateAheadDays past today (UTC), since a
+// price dated 2099 would become the catalog's newest and stay current for decades; and its
+// trust: an estimated date is never verified (the catalog loader's rule). `verified` is the
+// member as sent: when left out it follows the date (verified unless estimated).
+constexpr int kMaxPriceDateAheadDays = 1;  // a writer's clock a day ahead of this server's
+
+bool CheckPriceDate(JsonReader& r, const std::string& as_of, bool estimated,
+                    const std::optional<bool>& verified) {
+    auto day = ParseIsoDate(as_of);
+    if (!day.ok()) {
+        r.Fail(ErrorCode::kInvalidArgument, "as_of", "must be a YYYY-MM-DD date");
+        return false;
+    }
+    auto today = ParseIsoDate(TodayUtc());
+    constexpr std::int64_t kUsPerDay = 86'400'000'000;
+    if (today.ok() && day.value() > today.value() + kMaxPriceDateAheadDays * kUsPerDay) {
+        r.Fail(ErrorCode::kInvalidArgument, "as_of",
+               "is in the future (today is " + TodayUtc() +
+                   " UTC); a price is dated the day it was observed");
+        return false;
+    }
+    if (estimated && verified.value_or(false)) {
+        r.Fail(ErrorCode::kInvalidArgument, "verified",
+               "cannot be true when as_of_estimated is true: an estimated date is never verified");
+        return false;
+    }
+    return true;
+}
+
+std::string Lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+bool IsSlug(const std::string& id) {
+    return !id.empty() && id.size() <= 200 && std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+    });
+}
+
+std::string MediaType(const httplib::Request& req) {
+    std::string type = req.get_header_value("Content-Type");
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.back() == ' ') {
+        type.pop_back();
+    }
+    return Lower(type);
+}
+
+json HistoryJson(const OfferingHistory& h) {
+    json prices = json::array();
+    for (const PriceInterval& p : h.prices) {
+        const auto& o = p.observation;
+        bool served = !p.valid_to_us || *p.valid_to_us > p.valid_from_us;
+        prices.push_back(
+            {{"id", p.id},
+             {"usd_per_hour", Num(o.usd_per_hour)},
+             {"usd_per_accelerator_hour",
+              Num(pricing::RoundToMicroUsd(
+                  o.usd_per_hour /
+                  static_cast<double>(std::max(1, h.offering.accelerator_count))))},
+             {"as_of", o.as_of},
+             {"as_of_estimated", o.as_of_estimated},
+             {"source", o.source},
+             {"verified", o.verified},
+             {"notes", o.notes},
+             {"valid_from", FormatTimestamp(p.valid_from_us)},
+             {"valid_to", p.valid_to_us ? json(FormatTimestamp(*p.valid_to_us)) : json(nullptr)},
+             {"served", served},
+             {"current", !p.valid_to_us.has_value()},
+             {"recorded_at", FormatTimestamp(p.recorded_at_us)}});
+    }
+    // The history record's offering carries no superseded list of its own: count what
+    // GET /v1/offerings/{id} counts, every observation but the current one.
+    json offering = ToJson(h.offering, /*with_history=*/false);
+    offering["superseded_price_count"] =
+        std::count_if(h.prices.begin(), h.prices.end(),
+                      [](const PriceInterval& p) { return p.valid_to_us.has_value(); });
+    return {
+        {"id", h.offering.id},
+        {"currency", pricing::kCurrency},
+        {"offering", std::move(offering)},
+        {"retired", h.retired_at_us.has_value()},
+        {"retired_at", h.retired_at_us ? json(FormatTimestamp(*h.retired_at_us)) : json(nullptr)},
+        {"version", h.version},
+        {"etag", OfferingEtag(h.version)},
+        {"prices", std::move(prices)}};
+}
+
+StoredResponse Encoded(int status, const json& body, std::string etag) {
+    return {status, body.dump(-1, ' ', false, json::error_handler_t::replace), std::move(etag),
+            false};
+}
+
+void WriteStored(httplib::Response& res, const StoredResponse& stored) {
+    res.status = stored.status;
+    res.set_content(stored.body, "application/json");
+    if (!stored.etag.empty()) {
+        res.set_header("ETag", stored.etag);
+    }
+    if (stored.replayed) {
+        res.set_header("Idempotent-Replayed", "true");
+    }
+}
+
+void WriteStoreError(httplib::Response& res, const httplib::Request& req, const pricing::Error& e) {
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
+        return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
+    }
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == "Authorization") {
+        res.set_header("WWW-Authenticate", "Bearer realm=\"gpucost\"");
+        return WriteTransportProblem(res, req, 401, "unauthenticated", e.message);
+    }
+    WriteProblem(res, req, e);
+}
+
+// Authentication, headers and query string common to every write. On failure writes the
+// problem and returns nullopt.
+std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
+                                       httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        WriteProblem(res, req, checked.error());
+        return std::nullopt;
+    }
+    auto principal = RequireKey(deps, req, res, KeyScope::kAdmin);
+    if (!principal) {
+        return std::nullopt;
+    }
+    WriteRequest w;
+    w.principal = *principal;
+    auto key = ReadIdempotencyKey(req, res);
+    if (!key) {
+        return std::nullopt;
+    }
+    w.idempotency_key = *key;
+    if (req.has_header("If-Match")) {
+        w.if_match = req.get_header_value("If-Match");
+    }
+    w.request_hash = RequestFingerprint(req);
+    return w;
+}
+
+Result<json> ParseBodyAllowingArray(const httplib::Request& req) {
+    std::string_view body = req.body;
+    auto first = body.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && body[first] == '[') {
+        // ParseJsonBody wants an object: wrap the array (limits still apply to it).
+        auto parsed = ParseJsonBody("{\"items\":" + std::string(body) + "}");
+        if (!parsed.ok()) {
+            return parsed.error();
+        }
+        return parsed.value()["items"];
+    }
+    return ParseJsonBody(body);
+}
+
+// Provider id from an id or display name ("aws", "AWS").
+std::optional<std::string> ResolveProvider(const std::string& text) {
+    for (const auto& p : pricing::KnownProviders()) {
+        if (Lower(text) == p.id || Lower(text) == Lower(p.name)) {
+            return p.id;
+        }
+    }
+    return std::nullopt;
+}
+
+// Accelerator id from an id or name ("h100-sxm", "H100 SXM").
+std::optional<std::string> ResolveAccelerator(const pricing::Catalog& catalog,
+                                              const std::string& text) {
+    for (const auto& a : catalog.Accelerators()) {
+        if (text == a.id || Lower(text) == Lower(a.name)) {
+            return a.id;
+        }
+    }
+    return std::nullopt;
+}
+
+// Spot risk in the shape offerings are answered with ({bucket, min_percent_per_month,
+// max_percent_per_month}). The bounds follow from the bucket, so they may be left out; given,
+// they must be the bucket's (422 otherwise): a stored offering cannot carry a range its
+// bucket contradicts.
+Result<pricing::SpotInterruptionBucket> DecodeSpotInterruption(const json& object,
+                                                               const std::string& pointer) {
+    JsonReader r(object, pointer + "/spot_interruption");
+    r.OnlyKnown({"bucket", "min_percent_per_month", "max_percent_per_month"});
+    r.Require("bucket");
+    auto label = r.String("bucket");
+    auto min_percent = r.Number("min_percent_per_month");
+    auto max_percent = r.Number("max_percent_per_month");
+    if (!r.ok()) {
+        return r.error();
+    }
+    auto bucket = pricing::ParseSpotInterruptionBucket(*label);
+    if (!bucket) {
+        r.Fail(ErrorCode::kInvalidArgument, "bucket", "must be <5%, 5-10%, 10-15%, 15-20% or >20%");
+        return r.error();
+    }
+    auto agree = [&](const std::optional<double>& given, double bound, const std::string& key) {
+        if (given && *given != bound && r.ok()) {
+            r.Fail(
+                ErrorCode::kInvalidArgument, key,
+                "must be " + CsvNumber(bound) + " for bucket " + bucket->label + ", or left out");
+        }
+    };
+    agree(min_percent, bucket->min_percent_per_month, "min_percent_per_month");
+    agree(max_percent, bucket->max_percent_per_month, "max_percent_per_month");
+    if (!r.ok()) {
+        return r.error();
+    }
+    return *bucket;
+}
+
+const std::vector<std::string> kOfferingMembers = {"id",
+                                                   "provider",
+                                                   "instance_type",
+                                                   "accelerator",
+                                                   "accelerator_count",
+                                                   "accelerator_memory_gb",
+                                                   "vcpus",
+                                                   "ram_gib",
+                                                   "interconnect",
+                                                   "scale_out_gbit_per_s",
+                                                   "region",
+                                                   "price_type",
+                                                   "spot_interruption",
+                                                   "notes",
+                                                   "usd_per_hour",
+                                                   "as_of",
+                                                   "as_of_estimated",
+                                                   "source",
+                                                   "verified",
+                                                   "price_notes"};
+
+// One new offering with its first price; `pointer` is the JSON pointer of the object.
+Result<pricing::Offering> DecodeNewOffering(const json& object, const std::string& pointer,
+                                            const pricing::Catalog& catalog) {
+    if (!object.is_object()) {
+        return MakeError(ErrorCode::kMalformed, "must be an object",
+                         pointer.empty() ? "/" : pointer);
+    }
+    JsonReader r(object, pointer);
+    r.OnlyKnown(kOfferingMembers);
+    auto id = r.String("id");
+    auto provider = r.String("provider");
+    auto instance_type = r.String("instance_type");
+    auto accelerator = r.String("accelerator");
+    auto count = r.Int("accelerator_count");
+    auto memory = r.Number("accelerator_memory_gb");
+    auto vcpus = r.Number("vcpus");
+    auto ram = r.Number("ram_gib");
+    auto interconnect = r.String("interconnect");
+    auto scale_out = r.Number("scale_out_gbit_per_s");
+    auto region = r.String("region");
+    auto price_type = r.String("price_type");
+    const json* spot_interruption = r.Object("spot_interruption");
+    auto notes = r.String("notes");
+    auto usd = r.Number("usd_per_hour");
+    auto as_of = r.String("as_of");
+    auto estimated = r.Bool("as_of_estimated");
+    auto source = r.String("source");
+    auto verified = r.Bool("verified");
+    auto price_notes = r.String("price_notes");
+    if (!r.ok()) {
+        return r.error();
+    }
+    auto require = [&](const auto& value, const std::string& key) {
+        if (!value && r.ok()) {
+            r.Fail(ErrorCode::kInvalidArgument, key, "is required");
+        }
+    };
+    require(provider, "provider");
+    require(instance_type, "instance_type");
+    require(accelerator, "accelerator");
+    require(count, "accelerator_count");
+    require(region, "region");
+    require(price_type, "price_type");
+    require(usd, "usd_per_hour");
+    require(as_of, "as_of");
+    require(source, "source");
+    if (!r.ok()) {
+        return r.error();
+    }
+    pricing::Offering o;
+    auto text = [&](const std::optional<std::string>& v, const std::string& key, bool required) {
+        std::string s = v.value_or("");
+        if ((required && s.empty()) || s.size() > kMaxTextBytes) {
+            r.Fail(ErrorCode::kInvalidArgument, key,
+                   required ? "must be 1-1000 characters" : "must be at most 1000 characters");
+        }
+        return s;
+    };
+    auto spec = [&](const std::optional<double>& v, const std::string& key) {
+        if (v && (!std::isfinite(*v) || *v < 0 || *v > kMaxSpec)) {
+            r.Fail(ErrorCode::kInvalidArgument, key, "must be a number from 0 to 1e9");
+        }
+        return v;
+    };
+    o.instance_type = text(instance_type, "instance_type", true);
+    o.region = text(region, "region", true);
+    o.interconnect = text(interconnect, "interconnect", false);
+    o.notes = text(notes, "notes", false);
+    o.price.source = text(source, "source", true);
+    o.price.notes = text(price_notes, "price_notes", false);
+    o.accelerator_memory_gb = spec(memory, "accelerator_memory_gb");
+    o.vcpus = spec(vcpus, "vcpus");
+    o.ram_gib = spec(ram, "ram_gib");
+    o.scale_out_gbit_per_s = spec(scale_out, "scale_out_gbit_per_s");
+    if (auto p = ResolveProvider(*provider)) {
+        o.provider = *p;
+    } else {
+        std::string known;
+        for (const auto& kp : pricing::KnownProviders()) {
+            known += (known.empty() ? "" : ", ") + kp.id;
+        }
+        r.Fail(ErrorCode::kInvalidArgument, "provider",
+               "unknown provider '" + provider->substr(0, 40) + "'; known: " + known);
+    }
+    if (auto a = ResolveAccelerator(catalog, *accelerator)) {
+        o.accelerator = *a;
+    } else {
+        r.Fail(ErrorCode::kInvalidArgument, "accelerator",
+               "unknown accelerator '" + accelerator->substr(0, 60) +
+                   "'; use an id from GET /v1/accelerators");
+    }
+    if (*count < 1 || *count > 100000) {
+        r.Fail(ErrorCode::kInvalidArgument, "accelerator_count", "must be from 1 to 100000");
+    }
+    o.accelerator_count = *count;
+    if (auto t = pricing::ParsePriceType(*price_type)) {
+        o.price_type = *t;
+    } else {
+        r.Fail(ErrorCode::kInvalidArgument, "price_type",
+               "must be on_demand, spot, commit_1y, commit_3y or capacity_block");
+    }
+    if (spot_interruption != nullptr && r.ok()) {
+        auto decoded = DecodeSpotInterruption(*spot_interruption, pointer);
+        if (!decoded.ok()) {
+            return decoded.error();
+        }
+        o.spot_interruption = decoded.value();
+        if (o.price_type != pricing::PriceType::kSpot) {
+            r.Fail(ErrorCode::kInvalidArgument, "spot_interruption",
+                   "is only valid on spot offerings");
+        }
+    }
+    if (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "must be a number from 0 to 1000000");
+    } else if (!pricing::IsWholeMicroUsd(*usd)) {
+        r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
+    }
+    o.price.usd_per_hour = *usd;
+    o.price.as_of = *as_of;
+    o.price.as_of_estimated = estimated.value_or(false);
+    o.price.verified = verified.value_or(!o.price.as_of_estimated);
+    if (r.ok()) {
+        CheckPriceDate(r, o.price.as_of, o.price.as_of_estimated, verified);
+    }
+    std::string price_type_slug(pricing::PriceTypeName(o.price_type));
+    std::replace(price_type_slug.begin(), price_type_slug.end(), '_', '-');
+    o.id = id.value_or(
+        Lower(o.provider + "-" + o.instance_type + "-" + o.region + "-" + price_type_slug));
+    if (r.ok() && !IsSlug(o.id)) {
+        r.Fail(ErrorCode::kInvalidArgument, id ? "id" : "instance_type",
+               "the offering id '" + o.id.substr(0, 60) +
+                   "' must be 1-200 lowercase letters, digits, '.', '-' or '_'" +
+                   (id ? "" : "; send an explicit id"));
+    }
+    if (!r.ok()) {
+        return r.error();
+    }
+    return o;
+}
+
+// The CSV columns of /work/shared/data/prices.csv (the shared data), mapped to the JSON
+// members; id, scale_out_gbit_per_s, spot_interruption_bucket and as_of_estimated may be
+// added. usd_per_accel_hour is derived and ignored.
+const std::vector<std::pair<std::string, std::string>> kCsvColumns = {
+    {"provider", "provider"},
+    {"sku", "instance_type"},
+    {"accelerator", "accelerator"},
+    {"accel_count", "accelerator_count"},
+    {"accel_mem_gb_each", "accelerator_memory_gb"},
+    {"vcpus", "vcpus"},
+    {"ram_gib", "ram_gib"},
+    {"interconnect", "interconnect"},
+    {"region", "region"},
+    {"price_type", "price_type"},
+    {"usd_per_hour", "usd_per_hour"},
+    {"usd_per_accel_hour", ""},
+    {"as_of", "as_of"},
+    {"source", "source"},
+    {"verified", "verified"},
+    {"notes", "price_notes"},
+    {"id", "id"},
+    {"scale_out_gbit_per_s", "scale_out_gbit_per_s"},
+    {"spot_interruption_bucket", "spot_interruption"},
+    {"as_of_estimated", "as_of_estimated"}};
+
+// CSV text -> JSON objects with typed members. Errors name "line N".
+Result<json> CsvToJson(const std::string& body) {
+    // Excel's "CSV UTF-8" starts with a byte order mark; it is not part of the first column.
+    constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+    std::string_view text = body;
+    if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) {
+        text.remove_prefix(kUtf8Bom.size());
+    }
+    auto records = pricing::ParseCsv(text, "body");
+    if (!records.ok()) {
+        return records.error();
+    }
+    const auto& rows = records.value();
+    if (rows.empty()) {
+        return MakeError(ErrorCode::kInvalidArgument, "the CSV body has no header row", "line 1");
+    }
+    static const std::set<std::string> kNumbers = {"accelerator_memory_gb", "vcpus", "ram_gib",
+                                                   "scale_out_gbit_per_s", "usd_per_hour"};
+    std::vector<std::string> members;
+    for (const auto& column : rows.front().fields) {
+        auto it = std::find_if(kCsvColumns.begin(), kCsvColumns.end(),
+                               [&](const auto& c) { return c.first == column; });
+        if (it == kCsvColumns.end()) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "unknown CSV column '" + column.substr(0, 40) +
+                                 "'; use the columns of the shared prices.csv",
+                             "line 1");
+        }
+        members.push_back(it->second);
+    }
+    json items = json::array();
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        const auto& fields = rows[i].fields;
+        const std::string where = "line " + std::to_string(rows[i].line);
+        json item = json::object();
+        for (std::size_t c = 0; c < members.size() && c < fields.size(); ++c) {
+            const std::string& key = members[c];
+            const std::string& value = fields[c];
+            if (key.empty() || value.empty()) {
+                continue;
+            }
+            if (kNumbers.count(key) != 0) {
+                char* end = nullptr;
+                double number = std::strtod(value.c_str(), &end);
+                if (end != value.c_str() + value.size() || !std::isfinite(number)) {
+                    return MakeError(
+                        ErrorCode::kInvalidArgument,
+                        where + ": " + key + " '" + value.substr(0, 40) + "' is not a number",
+                        where);
+                }
+                item[key] = number;
+            } else if (key == "accelerator_count") {
+                char* end = nullptr;
+                long number = std::strtol(value.c_str(), &end, 10);
+                if (end != value.c_str() + value.size() || number < 1 || number > 100000) {
+                    return MakeError(ErrorCode::kInvalidArgument,
+                                     where + ": accel_count must be an integer from 1 to 100000",
+                                     where);
+                }
+                item[key] = static_cast<int>(number);
+            } else if (key == "spot_interruption") {
+                item[key] = {{"bucket", value}};  // the bounds follow from the bucket
+            } else if (key == "verified" || key == "as_of_estimated") {
+                std::string v = Lower(value);
+                if (v != "yes" && v != "no" && v != "true" && v != "false") {
+                    return MakeError(ErrorCode::kInvalidArgument,
+                                     where + ": " + key + " must be yes, no, true or false", where);
+                }
+                item[key] = v == "yes" || v == "true";
+            } else {
+                item[key] = value;
+            }
+        }
+        items.push_back(std::move(item));
+    }
+    return items;
+}
+
+}  // namespace
+
+void AddWriteRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Put(std::string("/v1/offerings/") + kIdPattern + "/price", [deps](
+                                                                          const httplib::Request&
+                                                                              req,
+                                                                          httplib::Response& res) {
+        auto write = BeginWrite(deps, req, res);
+        if (!write) {
+            return;
+        }
+        if (MediaType(req) != "application/json") {
+            return WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                                         "send the new price as Content-Type: application/json");
+        }
+        auto body = ParseJsonBody(req.body);
+        if (!body.ok()) {
+            return WriteProblem(res, req, body.error());
+        }
+        JsonReader r(body.value(), "");
+        r.OnlyKnown({"usd_per_hour", "as_of", "as_of_estimated", "source", "verified", "notes"});
+        NewPrice price;
+        auto usd = r.Number("usd_per_hour");
+        auto as_of = r.String("as_of");
+        auto source = r.String("source");
+        price.as_of_estimated = r.Bool("as_of_estimated").value_or(false);
+        auto verified = r.Bool("verified");
+        price.verified = verified.value_or(!price.as_of_estimated);
+        price.notes = r.String("notes").value_or("");
+        if (r.ok() && !usd) {
+            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "is required");
+        }
+        if (r.ok() && !source) {
+            r.Fail(ErrorCode::kInvalidArgument, "source", "is required");
+        }
+        if (r.ok() && (!std::isfinite(*usd) || *usd < 0 || *usd > kMaxUsdPerHour)) {
+            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour",
+                   "must be a number from 0 to 1000000");
+        }
+        if (r.ok() && !pricing::IsWholeMicroUsd(*usd)) {
+            r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", kMicroUsdOnly);
+        }
+        if (r.ok() && (source->empty() || source->size() > 200)) {
+            r.Fail(ErrorCode::kInvalidArgument, "source", "must be 1-200 characters");
+        }
+        if (r.ok() && price.notes.size() > kMaxTextBytes) {
+            r.Fail(ErrorCode::kInvalidArgument, "notes", "must be at most 1000 characters");
+        }
+        // as_of defaults to today (UTC): the day the new price was observed.
+        price.as_of = as_of.value_or(TodayUtc());
+        if (r.ok()) {
+            CheckPriceDate(r, price.as_of, price.as_of_estimated, verified);
+        }
+        if (!r.ok()) {
+            return WriteProblem(res, req, r.error());
+        }
+        price.usd_per_hour = *usd;
+        price.source = *source;
+        auto stored =
+            deps.store->PutPrice(*write, req.matches[1].str(), price, [](const OfferingHistory& h) {
+                return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
+            });
+        if (!stored.ok()) {
+            return WriteStoreError(res, req, stored.error());
+        }
+        WriteStored(res, stored.value());
+    });
+
+    routes.Post("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
+        auto write = BeginWrite(deps, req, res);
+        if (!write) {
+            return;
+        }
+        std::string type = MediaType(req);
+        Result<json> body = MakeError(ErrorCode::kMalformed, "no body");
+        if (type == "application/json") {
+            body = ParseBodyAllowingArray(req);
+        } else if (type == "text/csv") {
+            body = CsvToJson(req.body);
+        } else {
+            return WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                                         "send one offering or an array as application/json, or "
+                                         "rows as text/csv");
+        }
+        if (!body.ok()) {
+            return WriteProblem(res, req, body.error());
+        }
+        const bool bulk = body.value().is_array();
+        std::vector<json> objects;
+        if (bulk) {
+            objects.assign(body.value().begin(), body.value().end());
+        } else {
+            objects.push_back(body.value());
+        }
+        if (objects.empty() || objects.size() > kMaxBulkItems) {
+            return WriteProblem(res, req,
+                                MakeError(ErrorCode::kInvalidArgument,
+                                          "send 1 to 1000 offerings per request", "/"));
+        }
+        auto catalog = deps.catalog();
+        std::vector<pricing::Offering> offerings;
+        std::set<std::string> ids;
+        for (std::size_t i = 0; i < objects.size(); ++i) {
+            std::string pointer = bulk ? "/" + std::to_string(i) : "";
+            auto decoded = DecodeNewOffering(objects[i], pointer, *catalog);
+            if (!decoded.ok()) {
+                return WriteProblem(res, req, decoded.error());
+            }
+            if (!ids.insert(decoded.value().id).second) {
+                return WriteProblem(res, req,
+                                    MakeError(ErrorCode::kInvalidArgument,
+                                              "offering id '" + decoded.value().id +
+                                                  "' appears twice in this request",
+                                              pointer + "/id"));
+            }
+            offerings.push_back(std::move(decoded).value());
+        }
+        auto stored = deps.store->CreateOfferings(
+            *write, offerings, [bulk](const std::vector<OfferingHistory>& created) {
+                if (!bulk && created.size() == 1) {
+                    return Encoded(201, HistoryJson(created.front()),
+                                   OfferingEtag(created.front().version));
+                }
+                json items = json::array();
+                for (const auto& h : created) {
+                    items.push_back(HistoryJson(h));
+                }
+                return Encoded(
+                    201, {{"created_count", created.size()}, {"items", std::move(items)}}, "");
+            });
+        if (!stored.ok()) {
+            return WriteStoreError(res, req, stored.error());
+        }
+        if (!bulk && !offerings.empty()) {
+            res.set_header("Location", "/v1/offerings/" + offerings.front().id);
+        }
+        WriteStored(res, stored.value());
+    });
+
+    routes.Delete(std::string("/v1/offerings/") + kIdPattern,
+                  [deps](const httplib::Request& req, httplib::Response& res) {
+                      auto write = BeginWrite(deps, req, res);
+                      if (!write) {
+                          return;
+                      }
+                      auto stored = deps.store->RetireOffering(
+                          *write, req.matches[1].str(), [](const OfferingHistory& h) {
+                              return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
+                          });
+                      if (!stored.ok()) {
+                          return WriteStoreError(res, req, stored.error());
+                      }
+                      WriteStored(res, stored.value());
+                  });
+
+    routes.Get(std::string("/v1/offerings/") + kIdPattern + "/history",
+               [deps](const httplib::Request& req, httplib::Response& res) {
+                   if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+                       return WriteProblem(res, req, checked.error());
+                   }
+                   if (!deps.store) {
+                       return WriteProblem(
+                           res, req,
+                           pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
+                                              "price history is kept only in PostgreSQL "
+                                              "mode: start gpucost with DATABASE_URL"));
+                   }
+                   auto history = deps.store->History(req.matches[1].str());
+                   if (!history.ok()) {
+                       return WriteProblem(res, req, history.error());
+                   }
+                   res.set_header("ETag", OfferingEtag(history.value().version));
+                   WriteJson(res, HistoryJson(history.value()));
+               });
+}
+
+}  // namespace gpucost::http

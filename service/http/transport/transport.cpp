@@ -1,0 +1,699 @@
+#include "service/http/transport/transport.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+#include "service/http/codec/problem.hpp"
+#include "service/http/transport/api_version.hpp"
+#include "service/http/transport/request_context.hpp"
+#include "service/log.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Wakes idle workers and the reaper this often to notice a stop.
+constexpr int kPollIntervalMs = 100;
+// One recv() per read; a request is usually far smaller.
+constexpr std::size_t kRecvChunkBytes = 16 * 1024;
+
+// Queue that runs each accepted connection's task on the accept thread at once: the task is
+// our process_and_close_socket override, which only registers the socket with epoll.
+class HandOffQueue final : public httplib::TaskQueue {
+public:
+    explicit HandOffQueue(std::function<void()> on_shutdown)
+        : on_shutdown_(std::move(on_shutdown)) {}
+    void enqueue(std::function<void()> fn) override { fn(); }
+    void shutdown() override { on_shutdown_(); }
+
+private:
+    std::function<void()> on_shutdown_;
+};
+
+void Address(int fd, bool peer, std::string& ip, int& port) {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    auto* sa = reinterpret_cast<sockaddr*>(&addr);
+    int rc = peer ? ::getpeername(fd, sa, &len) : ::getsockname(fd, sa, &len);
+    if (rc != 0) {
+        return;
+    }
+    char host[NI_MAXHOST] = {};
+    if (::getnameinfo(sa, len, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) == 0) {
+        ip = host;
+    }
+    if (addr.ss_family == AF_INET) {
+        port = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+        port = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    }
+}
+
+// Best effort: the socket is non-blocking and about to be closed.
+void SendAndForget(int fd, std::string_view bytes) {
+    (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+std::string_view Trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// Values of header `name` in a request head (request line excluded), in order.
+std::vector<std::string_view> HeaderValues(std::string_view head, std::string_view name) {
+    std::vector<std::string_view> values;
+    std::size_t line_start = head.find('\n');
+    while (line_start != std::string_view::npos && line_start + 1 < head.size()) {
+        std::size_t begin = line_start + 1;
+        std::size_t end = head.find('\n', begin);
+        std::string_view line =
+            head.substr(begin, end == std::string_view::npos ? end : end - begin);
+        std::size_t colon = line.find(':');
+        if (colon != std::string_view::npos &&
+            EqualsIgnoreCase(Trim(line.substr(0, colon)), name)) {
+            values.push_back(Trim(line.substr(colon + 1)));
+        }
+        line_start = end;
+    }
+    return values;
+}
+
+// The path of the request line at the start of `head` ("" when there is none to trust).
+std::string_view RequestPath(std::string_view head) {
+    constexpr std::size_t kMaxInstanceBytes = 1024;  // the router's longest path
+    std::string_view line = head.substr(0, head.find('\n'));
+    std::size_t start = line.find(' ');
+    if (start == std::string_view::npos) return {};
+    std::string_view target = line.substr(start + 1);
+    target = target.substr(0, target.find_first_of(" ?\r"));
+    if (target.empty() || target.front() != '/' || target.size() > kMaxInstanceBytes) return {};
+    return target;
+}
+
+// An answer written below cpp-httplib (431, 503 overloaded): the shared Problem body and an
+// X-Request-Id, from what of the request `head` has arrived (nothing, for a refused
+// connection).
+std::string ProblemResponse(int status, std::string_view code, std::string_view detail,
+                            std::string_view head = {}, std::optional<std::string_view> path = {}) {
+    auto client_ids = HeaderValues(head, "X-Request-Id");
+    BeginRequest(client_ids.empty() ? std::string() : std::string(client_ids.front()));
+    const std::string request_id = CurrentRequestContext().request_id;
+    std::string body =
+        ProblemText(status, code, detail, path ? *path : RequestPath(head), request_id);
+    return "HTTP/1.1 " + std::to_string(status) + " " + ProblemTitle(status) +
+           "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nX-Request-Id: " + request_id + "\r\n" +
+           kApiVersionHeader + ": " + std::string(kApiVersion) + "\r\nConnection: close\r\n\r\n" +
+           body;
+}
+
+// Bytes the kernel holds for `fd` that no worker has read yet: a request may be waiting for a
+// free worker. Closing a socket with unread bytes sends a reset, and that request is lost.
+bool UnreadBytesWaiting(int fd) {
+    int bytes = 0;
+    return ::ioctl(fd, FIONREAD, &bytes) == 0 && bytes > 0;
+}
+
+// Whether bytes [from, end) of `in` can change what FrameRequest says about a head that was
+// still incomplete at `from`: the blank line, a bare LF (refused at once), or a line or head
+// over its limit. Anything else is more of a line already judged incomplete, so a client that
+// trickles its head costs one framing per request, not one per packet.
+bool WorthFraming(std::string_view in, std::size_t from, const FrameLimits& limits) {
+    if (in.size() > limits.max_head_bytes) return true;
+    std::size_t begin = from >= 3 ? from - 3 : 0;
+    if (in.find("\r\n\r\n", begin) != std::string_view::npos) return true;
+    for (std::size_t pos = in.find('\n', from); pos != std::string_view::npos;
+         pos = in.find('\n', pos + 1)) {
+        if (pos == 0 || in[pos - 1] != '\r') return true;
+    }
+    std::size_t last_lf = in.rfind('\n');
+    std::size_t line_bytes =
+        last_lf == std::string_view::npos ? in.size() : in.size() - last_lf - 1;
+    return line_bytes > std::min(limits.max_request_line_bytes, limits.max_header_line_bytes);
+}
+
+// The head's bytes as far as they go (the whole buffer while the blank line has not come).
+std::string_view HeadOf(std::string_view in) {
+    std::size_t end = in.find("\r\n\r\n");
+    return end == std::string_view::npos ? in : in.substr(0, end + 4);
+}
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// A lingering close reads at most this much before it gives up on a polite end.
+constexpr std::size_t kMaxLingerBytes = 1024 * 1024;
+
+bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
+    pollfd p{fd, events, 0};
+    int rc = 0;
+    do {
+        rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    } while (rc < 0 && errno == EINTR);
+    return rc > 0;
+}
+
+}  // namespace
+
+struct EventServer::Connection {
+    int fd = -1;
+    std::uint64_t id = 0;
+    std::string in;               // received bytes; the current request starts at in[0]
+    std::size_t framed_upto = 0;  // in.size() when the current head was last judged incomplete
+    RequestFrame frame;           // of the current request, once its head is whole (kFramed)
+    bool continue_sent = false;   // the 100 Continue for the current request went out
+    std::size_t served = 0;       // requests answered on this connection
+    bool busy = false;            // a worker owns it (guarded by mutex_)
+    bool lingering = false;  // answered with Connection: close; reading to EOF (shut for writes)
+    std::size_t lingered_bytes = 0;
+    Clock::time_point deadline;
+    std::string remote_ip;
+    int remote_port = 0;
+    std::string local_ip;
+    int local_port = 0;
+};
+
+// The library's parser reads through this: exactly one framed request (FrameRequest), then end
+// of stream. It never reads the socket, so it cannot take a byte of the next request or wait on
+// a client.
+class EventServer::ConnectionStream final : public httplib::Stream {
+public:
+    ConnectionStream(const Connection& conn, std::string_view request,
+                     const TransportOptions& options)
+        : conn_(conn), request_(request), options_(options) {}
+
+    bool is_readable() const override { return read_ < request_.size(); }
+    bool is_writable() const override { return WaitFor(conn_.fd, POLLOUT, options_.write_timeout); }
+
+    ssize_t read(char* ptr, size_t size) override {
+        std::size_t n = std::min(size, request_.size() - read_);
+        std::memcpy(ptr, request_.data() + read_, n);
+        read_ += n;
+        return static_cast<ssize_t>(n);
+    }
+
+    // Collects the answer so that status line, headers and body leave in one send().
+    ssize_t write(const char* ptr, size_t size) override {
+        out_.append(ptr, size);
+        if (out_.size() >= kFlushBytes && !Flush()) {
+            return -1;
+        }
+        return static_cast<ssize_t>(size);
+    }
+
+    bool Flush() const {
+        std::size_t sent = 0;
+        auto deadline = Clock::now() + options_.write_timeout;
+        while (sent < out_.size()) {
+            ssize_t n = ::send(conn_.fd, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL);
+            if (n >= 0) {
+                sent += static_cast<std::size_t>(n);
+                continue;
+            }
+            if (errno == EINTR) {
+                continue;
+            }
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            if ((errno != EAGAIN && errno != EWOULDBLOCK) || left.count() <= 0 ||
+                !WaitFor(conn_.fd, POLLOUT, left)) {
+                out_.clear();
+                return false;
+            }
+        }
+        out_.clear();
+        return true;
+    }
+
+    void get_remote_ip_and_port(std::string& ip, int& port) const override {
+        ip = conn_.remote_ip;
+        port = conn_.remote_port;
+    }
+    void get_local_ip_and_port(std::string& ip, int& port) const override {
+        ip = conn_.local_ip;
+        port = conn_.local_port;
+    }
+    socket_t socket() const override { return conn_.fd; }
+
+private:
+    static constexpr std::size_t kFlushBytes = 64 * 1024;
+    const Connection& conn_;
+    std::string_view request_;
+    std::size_t read_ = 0;
+    const TransportOptions& options_;
+    mutable std::string out_;  // answer bytes not sent yet
+};
+
+EventServer::EventServer(TransportOptions options) : options_(options) {
+    limits_.max_request_line_bytes = options_.max_request_line_bytes;
+    limits_.max_header_line_bytes = options_.max_header_line_bytes;
+    limits_.max_head_bytes = options_.max_header_bytes;
+    limits_.max_body_bytes = options_.max_body_bytes;
+    limits_.bulk_post_path = options_.bulk_post_path;
+    limits_.max_bulk_body_bytes = options_.max_bulk_body_bytes;
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    new_task_queue = [this] { return new HandOffQueue([this] { Drain(); }); };
+    StartWorkers();
+}
+
+EventServer::~EventServer() {
+    stopping_ = true;
+    for (auto& t : workers_) {
+        if (t.joinable()) t.join();
+    }
+    if (reaper_.joinable()) reaper_.join();
+    for (auto& [id, conn] : connections_) {
+        ::close(conn->fd);
+    }
+    connections_.clear();
+    if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+bool EventServer::SetBacklog(int backlog) {
+    return ::listen(svr_sock_, backlog) == 0;
+}
+
+void EventServer::StopGracefully(std::chrono::milliseconds grace) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        grace_ = grace;
+    }
+    // Connections the kernel completed but nobody accepted yet would be reset when the
+    // listening socket closes: take them in first, so their requests are answered.
+    socket_t listener = svr_sock_;
+    if (listener != INVALID_SOCKET) {
+        // Non-blocking for the sweep; the accept thread treats EAGAIN as "try again" until
+        // stop() below closes the socket.
+        ::fcntl(listener, F_SETFL, ::fcntl(listener, F_GETFL, 0) | O_NONBLOCK);
+        for (;;) {
+            socket_t sock = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (sock == INVALID_SOCKET) {
+                break;
+            }
+            process_and_close_socket(sock);
+        }
+    }
+    stop();
+}
+
+TransportStats EventServer::Stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TransportStats s = stats_;
+    s.open_connections = connections_.size();
+    return s;
+}
+
+void EventServer::StartWorkers() {
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, options_.workers); ++i) {
+        workers_.emplace_back([this] { WorkerLoop(); });
+    }
+    reaper_ = std::thread([this] { ReaperLoop(); });
+}
+
+// Called by the library on the accept thread for each new connection.
+bool EventServer::process_and_close_socket(socket_t sock) {
+    std::string remote_ip;
+    int remote_port = 0;
+    Address(sock, true, remote_ip, remote_port);
+    if (std::string refusal = AdmissionRefusal(remote_ip); !refusal.empty()) {
+        // Whatever request already arrived is read first, so that closing does not reset the
+        // connection before the client has read the 503.
+        char discard[kRecvChunkBytes];
+        while (::recv(sock, discard, sizeof(discard), MSG_DONTWAIT) > 0) {
+        }
+        SendAndForget(sock, refusal);
+        ::shutdown(sock, SHUT_WR);
+        ::close(sock);
+        return false;
+    }
+    int flags = ::fcntl(sock, F_GETFL, 0);
+    ::fcntl(sock, F_SETFL, flags | O_NONBLOCK);
+    int one = 1;
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+    auto conn = std::make_shared<Connection>();
+    conn->fd = sock;
+    conn->deadline = Clock::now() + options_.request_timeout;
+    conn->remote_ip = std::move(remote_ip);
+    conn->remote_port = remote_port;
+    Address(sock, false, conn->local_ip, conn->local_port);
+
+    std::lock_guard<std::mutex> lock(mutex_);
+    conn->id = next_id_++;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.u64 = conn->id;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sock, &ev) != 0) {
+        ::close(sock);
+        return false;
+    }
+    ++connections_per_address_[conn->remote_ip];
+    connections_.emplace(conn->id, std::move(conn));
+    return true;
+}
+
+std::string EventServer::AdmissionRefusal(const std::string& remote_ip) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++stats_.accepted;
+    if (connections_.size() >= options_.max_connections) {
+        ++stats_.refused_over_limit;
+        lock.unlock();
+        return ProblemResponse(503, "overloaded", "too many open connections; retry later");
+    }
+    auto it = connections_per_address_.find(remote_ip);
+    if (it != connections_per_address_.end() &&
+        it->second >= options_.max_connections_per_address) {
+        ++stats_.refused_per_address;
+        lock.unlock();
+        return ProblemResponse(503, "overloaded",
+                               "too many open connections from your address (at most " +
+                                   std::to_string(options_.max_connections_per_address) +
+                                   "); reuse a keep-alive connection or retry later");
+    }
+    return {};
+}
+
+void EventServer::WorkerLoop() {
+    while (!stopping_) {
+        epoll_event ev{};
+        int n = ::epoll_wait(epoll_fd_, &ev, 1, kPollIntervalMs);
+        if (n <= 0) {
+            continue;
+        }
+        std::shared_ptr<Connection> conn;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = connections_.find(ev.data.u64);
+            if (it == connections_.end() || it->second->busy) {
+                continue;  // closed by the reaper meanwhile
+            }
+            conn = it->second;
+            conn->busy = true;
+        }
+        HandleReadable(conn);
+    }
+}
+
+// Reads what arrived; answers every complete request; waits in epoll for the rest.
+void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
+    if (conn->lingering) {
+        return DrainLingering(conn);
+    }
+    const bool eof = Receive(*conn);
+    for (;;) {
+        switch (Advance(*conn)) {
+            case Progress::kRefused:
+                return RefuseAndLinger(conn);
+            case Progress::kWait:
+                return eof ? Close(conn) : Rearm(conn);
+            case Progress::kServe:
+                break;
+        }
+        if (!ServeOne(*conn)) {
+            return Linger(conn);
+        }
+        if (conn->in.empty()) {
+            conn->deadline = Clock::now() + options_.keep_alive_timeout;
+            return eof ? Close(conn) : Rearm(conn);
+        }
+        conn->deadline = Clock::now() + options_.request_timeout;  // a pipelined request
+    }
+}
+
+// Appends what the kernel holds, up to one request's worth beyond the current one (pipelined
+// requests after that wait in the kernel). True at end of stream or on a socket error.
+bool EventServer::Receive(Connection& conn) {
+    const std::size_t cap = options_.max_header_bytes + limits_.LargestBody();
+    char buf[kRecvChunkBytes];
+    while (conn.in.size() <= cap) {
+        ssize_t n = ::recv(conn.fd, buf, sizeof(buf), 0);
+        if (n > 0) {
+            if (conn.in.empty()) {
+                conn.deadline = Clock::now() + options_.request_timeout;
+            }
+            conn.in.append(buf, static_cast<std::size_t>(n));
+            if (static_cast<std::size_t>(n) < sizeof(buf)) return false;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+        return true;  // orderly close or a socket error
+    }
+    return false;
+}
+
+// Frames the request at the start of conn.in once its head is whole; sends the interim answer
+// a client waiting on Expect: 100-continue needs; says whether the whole frame is here.
+EventServer::Progress EventServer::Advance(Connection& conn) {
+    if (conn.frame.state != FrameState::kFramed) {
+        if (conn.in.empty() || !WorthFraming(conn.in, conn.framed_upto, limits_)) {
+            conn.framed_upto = conn.in.size();
+            return Progress::kWait;
+        }
+        conn.frame = FrameRequest(conn.in, limits_);
+        conn.framed_upto = conn.in.size();
+        if (conn.frame.state == FrameState::kRefused) return Progress::kRefused;
+        if (conn.frame.state == FrameState::kNeedHead) return Progress::kWait;
+    }
+    const std::size_t frame_bytes = conn.frame.head_bytes + conn.frame.body_bytes;
+    if (conn.in.size() >= frame_bytes) return Progress::kServe;
+    if (conn.frame.expects_continue && !conn.continue_sent) {
+        // Sent here, in the event loop: the body then arrives like any other, under the
+        // request deadline, and no worker waits for it.
+        conn.continue_sent = true;
+        SendAndForget(conn.fd, kContinue);
+    }
+    return Progress::kWait;
+}
+
+bool EventServer::ServeOne(Connection& conn) {
+    const RequestFrame& frame = conn.frame;
+    const std::size_t frame_bytes = frame.head_bytes + frame.body_bytes;
+    std::string_view request(conn.in.data(), frame_bytes);
+    std::string without_expect;
+    if (frame.expect_end > frame.expect_begin) {
+        // The transport answered the expectation; the library would send a second 100.
+        without_expect.reserve(frame_bytes);
+        without_expect.append(request.substr(0, frame.expect_begin));
+        without_expect.append(request.substr(frame.expect_end));
+        request = without_expect;
+    }
+    ConnectionStream stream(conn, request, options_);
+    bool close_connection = draining_ || conn.served + 1 >= options_.keep_alive_max_count;
+    bool connection_closed = false;
+    SetEmptyHeaderFields(frame.empty_fields);
+    bool ok = process_request(stream, close_connection, connection_closed, nullptr);
+    SetEmptyHeaderFields({});
+    ok = stream.Flush() && ok;
+    ++conn.served;
+    // The whole frame, whatever the handler or the library read of it: a body left unread
+    // (an early answer, a route that takes none) never becomes the next request.
+    conn.in.erase(0, frame_bytes);
+    conn.frame = RequestFrame{};
+    conn.framed_upto = 0;
+    conn.continue_sent = false;
+    return ok && !close_connection && !connection_closed;
+}
+
+// A request the transport cannot frame: answered here (the library never sees it), then the
+// connection is closed, since nothing after it can be trusted to start a request.
+void EventServer::RefuseAndLinger(const std::shared_ptr<Connection>& conn) {
+    const RequestFrame& frame = conn->frame;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.refused_framing;
+        if (frame.status == 431) ++stats_.header_too_large;
+    }
+    std::string_view head = HeadOf(conn->in);
+    std::string answer =
+        ProblemResponse(frame.status, frame.code, frame.detail, head, std::string_view(frame.path));
+    if (options_.log_refusals && log::Enabled(log::Level::kInfo)) {
+        log::Info("request refused before routing",
+                  {{"status", frame.status},
+                   {"code", frame.code},
+                   {"path", frame.path},
+                   {"method", frame.method},
+                   {"remote_addr", conn->remote_ip},
+                   {"request_id", CurrentRequestContext().request_id}});
+    }
+    SendAndForget(conn->fd, answer);
+    Linger(conn);
+}
+
+// Closes for writing (the client reads the answer, then end of stream) and drops what the
+// client still sends until it closes or linger_timeout passes.
+void EventServer::Linger(const std::shared_ptr<Connection>& conn) {
+    BeginLinger(*conn, Clock::now());
+    DrainLingering(conn);
+}
+
+void EventServer::BeginLinger(Connection& conn, Clock::time_point now) const {
+    ::shutdown(conn.fd, SHUT_WR);
+    conn.lingering = true;
+    conn.in.clear();
+    conn.in.shrink_to_fit();
+    conn.frame = RequestFrame{};
+    conn.deadline = now + options_.linger_timeout;
+}
+
+void EventServer::DrainLingering(const std::shared_ptr<Connection>& conn) {
+    char buf[kRecvChunkBytes];
+    for (;;) {
+        ssize_t n = ::recv(conn->fd, buf, sizeof(buf), 0);
+        if (n > 0) {
+            conn->lingered_bytes += static_cast<std::size_t>(n);
+            if (conn->lingered_bytes > kMaxLingerBytes) return Close(conn);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Rearm(conn);
+        return Close(conn);
+    }
+}
+
+void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    conn->busy = false;
+    if (draining_ && IdleAfterAnswer(*conn)) {
+        CloseLocked(*conn);
+        return;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.u64 = conn->id;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, conn->fd, &ev) != 0) {
+        CloseLocked(*conn);
+    }
+}
+
+// Answered at least once, nothing of a next request received or waiting in the kernel: such a
+// connection may be closed while draining without losing a request.
+bool EventServer::IdleAfterAnswer(const Connection& conn) const {
+    return conn.lingering || (conn.served > 0 && conn.in.empty() && !UnreadBytesWaiting(conn.fd));
+}
+
+// Caller holds mutex_. epoll_ctl and close happen under the same lock as accept's
+// EPOLL_CTL_ADD, so a reused descriptor number never meets a stale registration.
+void EventServer::CloseLocked(Connection& conn) {
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
+    ::close(conn.fd);
+    auto per_address = connections_per_address_.find(conn.remote_ip);
+    if (per_address != connections_per_address_.end() && --per_address->second == 0) {
+        connections_per_address_.erase(per_address);
+    }
+    connections_.erase(conn.id);
+    changed_.notify_all();
+}
+
+void EventServer::Close(const std::shared_ptr<Connection>& conn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CloseLocked(*conn);
+}
+
+// Closes connections whose request, keep-alive or linger time is up, and idle ones while
+// draining. A request cut off part-way gets a 408 first.
+void EventServer::ReaperLoop() {
+    while (!stopping_) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kPollIntervalMs));
+        auto now = Clock::now();
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<std::shared_ptr<Connection>> expired;
+        for (auto& [id, conn] : connections_) {
+            if (conn->busy) continue;
+            bool timed_out = now > conn->deadline;
+            // Idle between requests; a connection that has sent nothing yet keeps its time.
+            bool idle_while_draining =
+                draining_ && ((conn->served > 0 && conn->in.empty()) || conn->lingering);
+            bool grace_over = draining_ && now > drain_deadline_;
+            if (!timed_out && !idle_while_draining && !grace_over) {
+                continue;
+            }
+            // A request that arrived while every worker was busy is not idleness: a worker
+            // answers it. Asked only of a connection about to be closed.
+            if (!grace_over && !conn->lingering && conn->in.empty() &&
+                UnreadBytesWaiting(conn->fd)) {
+                continue;
+            }
+            if (timed_out && !draining_ && !conn->lingering) {
+                ++stats_.timed_out;
+                if (!conn->in.empty()) {
+                    // Cut off part-way: told why, then a lingering close like any refusal, so
+                    // that bytes still arriving do not reset the connection over the answer.
+                    SendAndForget(
+                        conn->fd,
+                        ProblemResponse(408, "request_timeout",
+                                        "the request did not arrive whole within " +
+                                            std::to_string(options_.request_timeout.count()) +
+                                            " ms of its first byte",
+                                        HeadOf(conn->in)));
+                    BeginLinger(*conn, now);
+                    continue;
+                }
+            }
+            expired.push_back(conn);
+        }
+        for (auto& conn : expired) {
+            CloseLocked(*conn);
+        }
+    }
+}
+
+// Runs on the listen thread once the listening socket is closed (stop()).
+void EventServer::Drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    drain_deadline_ = Clock::now() + grace_;
+    draining_ = true;
+    // Requests in progress finish (bounded by their handler and the write timeout); the
+    // reaper closes idle connections now and partial requests once the grace is over.
+    changed_.wait_until(lock, drain_deadline_ + options_.write_timeout,
+                        [this] { return connections_.empty(); });
+    lock.unlock();
+    stopping_ = true;
+    for (auto& t : workers_) {
+        if (t.joinable()) t.join();
+    }
+    if (reaper_.joinable()) reaper_.join();
+}
+
+bool TlsServer::SetBacklog(int backlog) {
+    return ::listen(svr_sock_, backlog) == 0;
+}
+
+std::unique_ptr<TlsServer> MakeTlsServer(const std::string& cert_path, const std::string& key_path,
+                                         std::string* error) {
+    for (const std::string& path : {cert_path, key_path}) {
+        if (::access(path.c_str(), R_OK) != 0) {
+            *error = "cannot read " + path;
+            return nullptr;
+        }
+    }
+    auto server = std::make_unique<TlsServer>(cert_path.c_str(), key_path.c_str());
+    SSL_CTX* ctx = server->is_valid() ? server->ssl_context() : nullptr;
+    if (ctx == nullptr) {
+        *error = "the certificate or key was rejected (PEM expected, matching pair)";
+        return nullptr;
+    }
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+        SSL_CTX_set_cipher_list(ctx, kTls12Ciphers) != 1) {
+        *error = "OpenSSL refused the protocol or cipher settings";
+        return nullptr;
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_RENEGOTIATION);
+    return server;
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,169 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <httplib.h>
+
+#include "service/http/transport/request_frame.hpp"
+
+namespace gpucost::http {
+
+// How connections are held and requests framed. cpp-httplib 0.11.4 gives each connection a pool
+// thread from accept to close, so idle keep-alive clients and clients that trickle their headers
+// starve everyone else once they outnumber the threads; and it reads a body only when its handler
+// asks, so a body left unread became the next request. EventServer keeps every connection in one
+// epoll set, frames each request itself (FrameRequest: head and Content-Length body, strictly),
+// and hands a worker the whole frame and nothing beyond it; a worker never waits for a client to
+// send, and after the answer the whole frame is gone, whatever the handler read of it.
+struct TransportOptions {
+    // Threads that run handlers. They never wait on a client's input, so they only need to
+    // cover the CPUs plus requests blocked in the database or on a slow reader.
+    std::size_t workers = 16;
+    // Open connections at most; further ones get a 503 and are closed. Kept under FD_SETSIZE
+    // (1024): the library answers 500 to a request on a higher descriptor.
+    std::size_t max_connections = 900;
+    // Open connections from one peer address at most, so that one client cannot take every
+    // slot; further ones get a 503. Behind a proxy every connection comes from the proxy's
+    // address: raise it to max_connections there and let the proxy limit per client.
+    std::size_t max_connections_per_address = 64;
+    // A request's line and headers larger than this answer 431 (nginx's default
+    // large_client_header_buffers is 4 x 8 KiB).
+    std::size_t max_header_bytes = 32 * 1024;
+    // The request line (414) and each header line (431), CRLF included: cpp-httplib's own
+    // limits, so that nothing the transport frames is a request the library cannot parse.
+    std::size_t max_request_line_bytes = 8192;
+    std::size_t max_header_line_bytes = 8192;
+    // Bodies up to this are received before a worker is involved; larger ones are refused
+    // (413) by the pre-routing handler and the connection closed.
+    std::size_t max_body_bytes = 64 * 1024;
+    // POST to this path (the bulk offering import) may carry up to max_bulk_body_bytes.
+    std::string bulk_post_path;
+    std::size_t max_bulk_body_bytes = 0;
+    // A request must arrive whole within this time of its first byte (of the connection for
+    // the first request); slower clients are disconnected (nginx client_header_timeout).
+    std::chrono::milliseconds request_timeout{10000};
+    // An idle keep-alive connection is closed after this long.
+    std::chrono::milliseconds keep_alive_timeout{5000};
+    // Requests per connection before the answer says Connection: close.
+    std::size_t keep_alive_max_count = 1000;
+    // A blocked send (slow reader) fails after this long.
+    std::chrono::milliseconds write_timeout{5000};
+    // After an answer that closes the connection, the client's remaining bytes are read and
+    // dropped for at most this long (a lingering close, as nginx's lingering_time): closing a
+    // socket with unread bytes sends a reset, which can destroy the answer before it is read.
+    std::chrono::milliseconds linger_timeout{2000};
+    // Requests the transport refuses itself (framing faults) are logged as access lines.
+    bool log_refusals = true;
+};
+
+// Counters of the connection manager (thread-safe snapshots).
+struct TransportStats {
+    std::size_t open_connections = 0;
+    std::uint64_t accepted = 0;
+    std::uint64_t refused_over_limit = 0;   // 503: max_connections reached
+    std::uint64_t refused_per_address = 0;  // 503: max_connections_per_address reached
+    std::uint64_t timed_out = 0;            // request_timeout or keep-alive expiry
+    std::uint64_t header_too_large = 0;     // 431
+    std::uint64_t refused_framing = 0;      // any answer FrameRequest decided (400-431)
+};
+
+// An httplib::Server whose accepted sockets go to an epoll-based connection manager (see
+// TransportOptions). Routes and hooks are the library's (Server::process_request); the waiting
+// for input and the framing of requests are ours: the library reads from a stream that ends
+// where FrameRequest says the request ends.
+class EventServer : public httplib::Server {
+public:
+    explicit EventServer(TransportOptions options = {});
+    ~EventServer() override;
+    EventServer(const EventServer&) = delete;
+    EventServer& operator=(const EventServer&) = delete;
+    EventServer(EventServer&&) = delete;
+    EventServer& operator=(EventServer&&) = delete;
+
+    // The Debian build hard-codes a listen backlog of 5, which turns connection bursts into
+    // 1-3 s SYN retries; call after bind.
+    bool SetBacklog(int backlog);
+
+    // Graceful stop: closes the listening socket (no new connections), answers every request
+    // already received (with Connection: close), closes idle connections, waits up to `grace`
+    // for requests still arriving, then closes the rest. listen_after_bind() returns after it.
+    void StopGracefully(std::chrono::milliseconds grace);
+
+    TransportStats Stats() const;
+
+private:
+    struct Connection;
+    class ConnectionStream;
+    enum class Progress { kWait, kServe, kRefused };
+
+    bool process_and_close_socket(socket_t sock) override;
+    // The 503 for a connection over a limit, or empty when it may be registered.
+    std::string AdmissionRefusal(const std::string& remote_ip);
+
+    void StartWorkers();
+    void WorkerLoop();
+    void ReaperLoop();
+    void Drain();
+    void HandleReadable(const std::shared_ptr<Connection>& conn);
+    bool Receive(Connection& conn);
+    Progress Advance(Connection& conn);
+    bool ServeOne(Connection& conn);
+    void RefuseAndLinger(const std::shared_ptr<Connection>& conn);
+    void Linger(const std::shared_ptr<Connection>& conn);
+    // Shuts the connection for writing and starts dropping what the client still sends, until
+    // it closes or linger_timeout passes (caller owns the connection or holds mutex_).
+    void BeginLinger(Connection& conn, std::chrono::steady_clock::time_point now) const;
+    void DrainLingering(const std::shared_ptr<Connection>& conn);
+    void Rearm(const std::shared_ptr<Connection>& conn);
+    bool IdleAfterAnswer(const Connection& conn) const;
+    void CloseLocked(Connection& conn);
+    void Close(const std::shared_ptr<Connection>& conn);
+
+    TransportOptions options_;
+    FrameLimits limits_;
+    int epoll_fd_ = -1;
+    std::atomic<bool> draining_{false};
+    std::atomic<bool> stopping_{false};
+    std::chrono::milliseconds grace_{10000};
+    std::chrono::steady_clock::time_point drain_deadline_{};
+
+    mutable std::mutex mutex_;  // guards connections_ and every epoll_ctl call
+    std::condition_variable changed_;
+    std::unordered_map<std::uint64_t, std::shared_ptr<Connection>> connections_;
+    std::unordered_map<std::string, std::size_t> connections_per_address_;
+    std::uint64_t next_id_ = 1;
+    TransportStats stats_;
+
+    std::vector<std::thread> workers_;
+    std::thread reaper_;
+};
+
+// HTTPS (--tls-cert/--tls-key): the library's SSLServer, thread-per-connection, with TLS 1.2
+// as the floor and only ECDHE + AEAD cipher suites (TLS 1.3 suites are all AEAD).
+class TlsServer final : public httplib::SSLServer {
+public:
+    using httplib::SSLServer::SSLServer;
+    bool SetBacklog(int backlog);
+};
+
+// Loads the PEM files and restricts protocols and ciphers; null with `error` set on failure.
+std::unique_ptr<TlsServer> MakeTlsServer(const std::string& cert_path, const std::string& key_path,
+                                         std::string* error);
+
+// The cipher list for TLS 1.2 (Mozilla "intermediate": ECDHE key exchange, AEAD only).
+inline constexpr char kTls12Ciphers[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+}  // namespace gpucost::http

@@ -1,0 +1,318 @@
+#include "service/import/actuals_command.hpp"
+
+#include <exception>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/plan_vs_actual.hpp"
+#include "service/http/codec/csv_writer.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/import/focus_actuals.hpp"
+#include "service/import/import_command.hpp"
+
+namespace gpucost::import {
+namespace {
+
+using nlohmann::json;
+
+struct ActualsArgs {
+    std::vector<std::string> files;
+    FocusReadOptions options;
+    std::string into;
+};
+
+constexpr char kUsage[] =
+    "usage: gpucost actuals import focus FILE... [--tag-key KEY] [--into STORE.csv]\n"
+    "       gpucost actuals compare --plan FORECAST.csv --actuals STORE.csv [--tag VALUE]\n"
+    "                               [--currency USD]\n";
+
+struct CompareArgs {
+    std::string plan;
+    std::string actuals;
+    std::string tag;  // empty: every row
+    std::string currency = "USD";
+};
+
+bool ParseCompareArgs(const std::vector<std::string>& args, CompareArgs& out) {
+    if (args.empty() || args[0] != "compare") return false;
+    for (std::size_t i = 1; i < args.size(); i += 2) {
+        if (i + 1 >= args.size() || args[i + 1].empty()) return false;
+        const std::string& value = args[i + 1];
+        if (args[i] == "--plan") {
+            out.plan = value;
+        } else if (args[i] == "--actuals") {
+            out.actuals = value;
+        } else if (args[i] == "--tag") {
+            out.tag = value;
+        } else if (args[i] == "--currency") {
+            out.currency = value;
+        } else {
+            return false;
+        }
+    }
+    return !out.plan.empty() && !out.actuals.empty();
+}
+
+// Rows of a small CSV file (one record per line) as column -> value maps; nullopt when it
+// cannot be read.
+std::optional<std::vector<std::map<std::string, std::string>>> ReadCsvRows(
+    const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::vector<std::map<std::string, std::string>> rows;
+    std::string line;
+    std::vector<std::string> header;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        auto cells = ParseCsvRecord(line);
+        if (header.empty()) {
+            header = std::move(cells);
+            continue;
+        }
+        std::map<std::string, std::string> row;
+        for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
+            row[header[i]] = cells[i];
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::string Cell(const std::map<std::string, std::string>& row, const std::string& column) {
+    auto it = row.find(column);
+    return it == row.end() ? "" : it->second;
+}
+
+double NumberOr0(const std::string& text) {
+    try {
+        return text.empty() ? 0 : std::stod(text);
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+json FiguresJson(const pricing::SpendFigures& f) {
+    return {{"accelerator_hours", http::Num(f.accelerator_hours)},
+            {"effective_cost", http::Num(f.effective_cost)},
+            {"list_cost", http::Num(f.list_cost)},
+            {"effective_per_accelerator_hour", http::Num(f.EffectivePerAcceleratorHour())}};
+}
+
+// Planned accelerator charges (rows with x_AcceleratorHours) and imported actuals, by month.
+int RunCompare(const CompareArgs& args, std::FILE* out, std::FILE* err) {
+    auto plan = ReadCsvRows(args.plan);
+    auto actuals = ReadCsvRows(args.actuals);
+    if (!plan || !actuals) {
+        std::fprintf(err, "gpucost actuals: cannot read %s\n",
+                     (plan ? args.actuals : args.plan).c_str());
+        return kImportFailed;
+    }
+    std::map<std::string, pricing::SpendFigures> planned;
+    for (const auto& row : *plan) {
+        auto hours = row.find("x_AcceleratorHours");
+        if (hours == row.end() || hours->second.empty()) continue;
+        if (row.count("BillingCurrency") && Cell(row, "BillingCurrency") != args.currency) continue;
+        pricing::SpendFigures& f = planned[Cell(row, "ChargePeriodStart").substr(0, 7)];
+        f.accelerator_hours += NumberOr0(hours->second);
+        f.effective_cost += NumberOr0(Cell(row, "EffectiveCost"));
+        f.list_cost += NumberOr0(Cell(row, "ListCost"));
+    }
+    std::map<std::string, pricing::SpendFigures> actual;
+    for (const auto& row : *actuals) {
+        if (Cell(row, "billing_currency") != args.currency) continue;
+        if (!args.tag.empty() && Cell(row, "tag_value") != args.tag) continue;
+        pricing::SpendFigures& f = actual[Cell(row, "month")];
+        f.accelerator_hours += NumberOr0(Cell(row, "accelerator_hours"));
+        f.effective_cost += NumberOr0(Cell(row, "effective_cost"));
+        f.list_cost += NumberOr0(Cell(row, "list_cost"));
+    }
+    const pricing::PlanVsActual r = pricing::ComparePlanToActual(planned, actual, args.currency);
+    json months = json::array();
+    for (const auto& m : r.months) {
+        months.push_back({{"month", m.month},
+                          {"planned", FiguresJson(m.planned)},
+                          {"actual", FiguresJson(m.actual)}});
+    }
+    json answer = {{"currency", args.currency},
+                   {"tag", args.tag.empty() ? json(nullptr) : json(args.tag)},
+                   {"planned", FiguresJson(r.planned)},
+                   {"actual", FiguresJson(r.actual)},
+                   {"by_month", std::move(months)},
+                   {"gap", http::Num(r.gap)},
+                   {"price_effect", http::Num(r.price_effect)},
+                   {"quantity_effect", http::Num(r.quantity_effect)},
+                   {"explanation", r.explanation}};
+    std::fprintf(out, "%s\n", answer.dump(2).c_str());
+    return kImportOk;
+}
+
+bool ParseArgs(const std::vector<std::string>& args, ActualsArgs& out) {
+    if (args.size() < 3 || args[0] != "import" || args[1] != "focus") return false;
+    for (std::size_t i = 2; i < args.size(); ++i) {
+        if (args[i] == "--tag-key" || args[i] == "--into") {
+            if (i + 1 >= args.size() || args[i + 1].empty()) return false;
+            (args[i] == "--tag-key" ? out.options.tag_key : out.into) = args[i + 1];
+            ++i;
+        } else if (args[i].rfind("--", 0) == 0) {
+            return false;
+        } else {
+            out.files.push_back(args[i]);
+        }
+    }
+    return !out.files.empty();
+}
+
+std::vector<std::string> StoreRow(const pricing::ActualCharge& c) {
+    return {c.row_id,
+            c.provider,
+            c.month,
+            c.charge_period_start,
+            c.billing_currency,
+            c.sku,
+            c.offering_id,
+            c.accelerator,
+            c.region,
+            c.pricing_category,
+            http::CsvNumber(c.accelerator_hours),
+            http::CsvNumber(c.billed_cost),
+            http::CsvNumber(c.effective_cost),
+            http::CsvNumber(c.list_cost),
+            c.tag_value};
+}
+
+// Row ids already in the store (its first column); an absent store is empty.
+std::set<std::string> StoredIds(const std::string& path) {
+    std::set<std::string> ids;
+    std::ifstream in(path);
+    std::string line;
+    bool header = true;
+    while (std::getline(in, line)) {
+        if (header) {
+            header = false;
+            continue;
+        }
+        ids.insert(line.substr(0, line.find(',')));
+    }
+    return ids;
+}
+
+json TotalsJson(const pricing::ActualTotals& t) {
+    return {{"rows", t.rows},
+            {"accelerator_hours", http::Num(t.accelerator_hours)},
+            {"billed_cost", http::Num(t.billed_cost)},
+            {"effective_cost", http::Num(t.effective_cost)},
+            {"list_cost", http::Num(t.list_cost)}};
+}
+
+json ReportJson(const pricing::ActualsReport& r, const ActualsArgs& args, std::size_t added,
+                std::size_t already) {
+    json by_currency = json::object();
+    for (const auto& [currency, t] : r.by_currency) by_currency[currency] = TotalsJson(t);
+    json by_month = json::array();
+    for (const auto& [key, t] : r.by_currency_month) {
+        json row = TotalsJson(t);
+        row["currency"] = key.first;
+        row["month"] = key.second;
+        by_month.push_back(std::move(row));
+    }
+    json by_tag = json::array();
+    for (const auto& [key, t] : r.by_currency_tag) {
+        json row = TotalsJson(t);
+        row["currency"] = key.first;
+        row["tag_value"] = key.second.empty() ? json(nullptr) : json(key.second);
+        by_tag.push_back(std::move(row));
+    }
+    return {{"files", args.files},
+            {"tag_key", args.options.tag_key},
+            {"rows_read", r.rows_read},
+            {"kept", r.kept},
+            {"skipped", r.skipped},
+            {"skipped_examples", r.skipped_examples},
+            {"added", args.into.empty() ? json(nullptr) : json(added)},
+            {"already_imported", args.into.empty() ? json(nullptr) : json(already)},
+            {"by_currency", std::move(by_currency)},
+            {"by_month", std::move(by_month)},
+            {"by_tag", std::move(by_tag)}};
+}
+
+}  // namespace
+
+const std::vector<std::string>& ActualsStoreColumns() {
+    static const std::vector<std::string> kColumns = {"row_id",
+                                                      "provider",
+                                                      "month",
+                                                      "charge_period_start",
+                                                      "billing_currency",
+                                                      "sku",
+                                                      "offering_id",
+                                                      "accelerator",
+                                                      "region",
+                                                      "pricing_category",
+                                                      "accelerator_hours",
+                                                      "billed_cost",
+                                                      "effective_cost",
+                                                      "list_cost",
+                                                      "tag_value"};
+    return kColumns;
+}
+
+int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catalog& catalog,
+                      const Mappings& mappings, std::FILE* out, std::FILE* err) {
+    if (!args.empty() && args[0] == "compare") {
+        CompareArgs compare;
+        if (!ParseCompareArgs(args, compare)) {
+            std::fputs(kUsage, err);
+            return kImportBadInput;
+        }
+        return RunCompare(compare, out, err);
+    }
+    ActualsArgs parsed;
+    if (!ParseArgs(args, parsed)) {
+        std::fputs(kUsage, err);
+        return kImportBadInput;
+    }
+    const std::set<std::string> stored =
+        parsed.into.empty() ? std::set<std::string>{} : StoredIds(parsed.into);
+    http::CsvTable fresh;
+    fresh.header = ActualsStoreColumns();
+    std::size_t already = 0;
+    std::set<std::string> batch;
+    pricing::ActualsReport report;
+    for (const std::string& file : parsed.files) {
+        auto status = ReadFocusExport(
+            file, parsed.options, catalog, mappings, report, [&](const pricing::ActualCharge& c) {
+                if (stored.count(c.row_id) || !batch.insert(c.row_id).second) {
+                    ++already;
+                } else if (!parsed.into.empty()) {
+                    fresh.rows.push_back(StoreRow(c));
+                }
+            });
+        if (!status.ok()) {
+            std::fprintf(err, "gpucost actuals: %s\n", status.error().message.c_str());
+            return status.error().code == pricing::ErrorCode::kNotFound ? kImportFailed
+                                                                        : kImportBadInput;
+        }
+    }
+    if (!parsed.into.empty() && !fresh.rows.empty()) {
+        std::string text = http::ToCsv(fresh);
+        if (!stored.empty() || std::ifstream(parsed.into).good()) {
+            text.erase(0, text.find('\n') + 1);  // the store has its header already
+        }
+        std::ofstream store(parsed.into, std::ios::app | std::ios::binary);
+        store << text;
+        if (!store) {
+            std::fprintf(err, "gpucost actuals: cannot write %s\n", parsed.into.c_str());
+            return kImportFailed;
+        }
+    }
+    std::string text = ReportJson(report, parsed, fresh.rows.size(), already).dump(2);
+    std::fprintf(out, "%s\n", text.c_str());
+    return kImportOk;
+}
+
+}  // namespace gpucost::import

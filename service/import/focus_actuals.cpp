@@ -1,0 +1,355 @@
+#include "service/import/focus_actuals.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+namespace gpucost::import {
+namespace {
+
+using pricing::ActualCharge;
+using pricing::SkipReason;
+
+// Seconds in an hour: GCP's FOCUS view may meter GPUs in seconds.
+constexpr double kSecondsPerHour = 3600.0;
+constexpr std::size_t kReadChunkBytes = 64 * 1024;
+
+std::string Lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+bool Contains(std::string_view text, std::string_view part) {
+    return text.find(part) != std::string_view::npos;
+}
+
+// FNV-1a, 64 bits: the same identity for the same row on every run and build.
+std::string RowHash(std::string_view record, std::size_t repeat) {
+    std::uint64_t h = 1469598103934665603ULL;
+    auto mix = [&h](unsigned char c) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    };
+    for (char c : record) mix(static_cast<unsigned char>(c));
+    for (char c : std::to_string(repeat)) mix(static_cast<unsigned char>(c));
+    static const char kHex[] = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 15; i >= 0; --i) {
+        out[static_cast<std::size_t>(i)] = kHex[h & 0xF];
+        h >>= 4;
+    }
+    return out;
+}
+
+// Reads CSV records (quoted fields may hold newlines) from a gzip or plain file.
+class RecordSource {
+public:
+    explicit RecordSource(gzFile file) : file_(file) {}
+    // The next record without its line end; nullopt at the end. Sets `too_long` instead of
+    // growing past kMaxFocusRecordBytes.
+    std::optional<std::string> Next(bool& too_long) {
+        std::string record;
+        bool quoted = false;
+        while (true) {
+            if (pos_ == end_ && !Fill()) {
+                if (record.empty()) return std::nullopt;
+                return record;
+            }
+            char c = buffer_[pos_++];
+            if (c == '"') quoted = !quoted;
+            if (c == '\n' && !quoted) {
+                if (!record.empty() && record.back() == '\r') record.pop_back();
+                return record;
+            }
+            record.push_back(c);
+            if (record.size() > kMaxFocusRecordBytes) {
+                too_long = true;
+                return std::nullopt;
+            }
+        }
+    }
+
+private:
+    bool Fill() {
+        int n = gzread(file_, buffer_, static_cast<unsigned>(sizeof buffer_));
+        if (n <= 0) return false;
+        pos_ = 0;
+        end_ = static_cast<std::size_t>(n);
+        return true;
+    }
+    gzFile file_;
+    char buffer_[kReadChunkBytes];
+    std::size_t pos_ = 0;
+    std::size_t end_ = 0;
+};
+
+struct Row {
+    const std::map<std::string, std::size_t>& columns;
+    const std::vector<std::string>& cells;
+    std::string Get(const std::string& name) const {
+        auto it = columns.find(name);
+        return it == columns.end() || it->second >= cells.size() ? "" : cells[it->second];
+    }
+};
+
+std::optional<double> Number(const std::string& text) {
+    if (text.empty()) return 0.0;
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return v;
+}
+
+std::string ProviderOf(const Row& row) {
+    std::string name = Lower(row.Get("ProviderName"));
+    if (name.empty()) name = Lower(row.Get("ServiceProviderName"));
+    if (Contains(name, "amazon") || Contains(name, "aws")) return "aws";
+    if (Contains(name, "microsoft") || Contains(name, "azure")) return "azure";
+    if (Contains(name, "google")) return "gcp";
+    return "";
+}
+
+// The SKU the mappings key on, and the accelerator shape when they know it.
+struct SkuMatch {
+    std::string sku;
+    std::string accelerator;
+    int accelerator_count = 0;
+    bool per_accelerator = false;  // GCP GPU SKUs: quantities are accelerator-hours
+    bool looks_accelerated = false;
+    bool spot_meter = false;
+};
+
+SkuMatch MatchAws(const Row& row, const Mappings& m) {
+    SkuMatch match;
+    std::string usage = row.Get("x_UsageType");
+    auto colon = usage.find(':');
+    if (colon == std::string::npos) return match;
+    match.sku = usage.substr(colon + 1);
+    match.spot_meter = Contains(usage, "SpotUsage");
+    if (auto it = m.aws_instance_types.find(match.sku); it != m.aws_instance_types.end()) {
+        match.accelerator = it->second.accelerator;
+        match.accelerator_count = it->second.accelerator_count;
+    }
+    std::string family = Lower(match.sku.substr(0, match.sku.find('.')));
+    match.looks_accelerated =
+        !family.empty() && (family[0] == 'p' || family[0] == 'g' || family.rfind("trn", 0) == 0 ||
+                            family.rfind("inf", 0) == 0);
+    return match;
+}
+
+SkuMatch MatchAzure(const Row& row, const Mappings& m) {
+    SkuMatch match;
+    std::string details = row.Get("x_SkuDetails");
+    if (!details.empty()) {
+        auto parsed = nlohmann::json::parse(details, nullptr, false);
+        if (parsed.is_object() && parsed.contains("ServiceType") &&
+            parsed["ServiceType"].is_string()) {
+            match.sku = parsed["ServiceType"].get<std::string>();
+        }
+    }
+    std::string meter = row.Get("x_SkuMeterName");
+    for (const char* suffix : {" Spot", " Low Priority"}) {
+        std::string s(suffix);
+        if (meter.size() > s.size() && meter.compare(meter.size() - s.size(), s.size(), s) == 0) {
+            meter.resize(meter.size() - s.size());
+            match.spot_meter = true;
+        }
+    }
+    if (match.sku.empty() && !meter.empty()) {
+        match.sku = "Standard_" + meter;
+        std::replace(match.sku.begin(), match.sku.end(), ' ', '_');
+    }
+    if (auto it = m.azure_vm_sizes.find(match.sku); it != m.azure_vm_sizes.end()) {
+        match.accelerator = it->second.accelerator;
+        match.accelerator_count = it->second.accelerator_count;
+    }
+    match.looks_accelerated = match.sku.rfind("Standard_N", 0) == 0;
+    return match;
+}
+
+SkuMatch MatchGcp(const Row& row, const Mappings& m) {
+    SkuMatch match;
+    match.sku = row.Get("x_SkuDescription");
+    if (match.sku.empty()) match.sku = row.Get("ChargeDescription");
+    const GcpSkuComponent* c = m.MatchGcpSku(match.sku);
+    if (c != nullptr && (c->component == "gpu" || c->component == "tpu")) {
+        match.accelerator = c->key;
+        match.accelerator_count = 1;
+        match.per_accelerator = true;
+    }
+    match.looks_accelerated = Contains(match.sku, "GPU") || Contains(match.sku, "TPU");
+    return match;
+}
+
+// The catalog offering of this accelerator SKU in the row's region under its pricing.
+std::string OfferingFor(const pricing::Catalog& catalog, const std::string& provider,
+                        const SkuMatch& match, const std::string& region, bool spot) {
+    const pricing::PriceType wanted =
+        spot ? pricing::PriceType::kSpot : pricing::PriceType::kOnDemand;
+    for (const pricing::Offering& o : catalog.Offerings()) {
+        if (o.provider != provider || pricing::IdKey(o.region) != pricing::IdKey(region) ||
+            o.price_type != wanted) {
+            continue;
+        }
+        bool same = match.per_accelerator
+                        ? o.accelerator == match.accelerator
+                        : pricing::IdKey(o.instance_type) == pricing::IdKey(match.sku);
+        if (same) return o.id;
+    }
+    return "";
+}
+
+std::optional<SkipReason> ChargeSkip(const Row& row) {
+    if (row.Get("ChargeClass") == "Correction") return SkipReason::kCorrection;
+    const std::string category = row.Get("ChargeCategory");
+    if (category == "Tax") return SkipReason::kTax;
+    if (category == "Credit") return SkipReason::kCredit;
+    if (category == "Purchase") return SkipReason::kPurchase;
+    if (category == "Adjustment") return SkipReason::kAdjustment;
+    return std::nullopt;
+}
+
+std::string TagValue(const std::string& tags, const std::string& key) {
+    if (tags.empty()) return "";
+    auto parsed = nlohmann::json::parse(tags, nullptr, false);
+    if (!parsed.is_object()) return "";
+    auto it = parsed.find(key);
+    return it != parsed.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+pricing::Status Fail(const std::string& path, const std::string& what) {
+    return pricing::MakeError(pricing::ErrorCode::kInvalidArgument, path + ": " + what);
+}
+
+// Classifies one row: a kept charge, or nullopt with the row counted as skipped. A bad
+// number is an error.
+pricing::Result<std::optional<ActualCharge>> Classify(const Row& row, const std::string& id,
+                                                      const FocusReadOptions& options,
+                                                      const pricing::Catalog& catalog,
+                                                      const Mappings& mappings,
+                                                      pricing::ActualsReport& report) {
+    const std::string example = row.Get("ChargeDescription");
+    if (auto skip = ChargeSkip(row)) {
+        report.Skip(*skip, example);
+        return std::optional<ActualCharge>{};
+    }
+    const std::string provider = ProviderOf(row);
+    if (provider.empty()) {
+        report.Skip(SkipReason::kUnknownProvider, row.Get("ProviderName"));
+        return std::optional<ActualCharge>{};
+    }
+    SkuMatch match = provider == "aws"     ? MatchAws(row, mappings)
+                     : provider == "azure" ? MatchAzure(row, mappings)
+                                           : MatchGcp(row, mappings);
+    if (match.accelerator.empty()) {
+        report.Skip(match.looks_accelerated ? SkipReason::kUnknownSku : SkipReason::kNonAccelerator,
+                    match.sku.empty() ? example : match.sku);
+        return std::optional<ActualCharge>{};
+    }
+    auto billed = Number(row.Get("BilledCost"));
+    auto effective = Number(row.Get("EffectiveCost"));
+    auto list = Number(row.Get("ListCost"));
+    auto consumed = Number(row.Get("ConsumedQuantity"));
+    if (!billed || !effective || !list || !consumed) {
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  "a cost or quantity of row " + id + " is not a number");
+    }
+    ActualCharge c;
+    c.row_id = id;
+    c.provider = provider;
+    c.charge_period_start = row.Get("ChargePeriodStart");
+    c.month = c.charge_period_start.substr(0, 7);
+    c.billing_currency = row.Get("BillingCurrency");
+    c.sku = match.sku;
+    c.accelerator = match.accelerator;
+    c.region = row.Get("RegionId");
+    c.pricing_category = row.Get("PricingCategory");
+    const bool spot = match.spot_meter || c.pricing_category == "Dynamic";
+    c.offering_id = OfferingFor(catalog, provider, match, c.region, spot);
+    double hours = *consumed;
+    if (Contains(Lower(row.Get("ConsumedUnit")), "second")) hours /= kSecondsPerHour;
+    c.accelerator_hours = hours * match.accelerator_count;
+    c.billed_cost = *billed;
+    c.effective_cost = *effective;
+    c.list_cost = *list;
+    c.tag_value = TagValue(row.Get("Tags"), options.tag_key);
+    return std::optional<ActualCharge>(std::move(c));
+}
+
+}  // namespace
+
+std::vector<std::string> ParseCsvRecord(std::string_view record) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (std::size_t i = 0; i < record.size(); ++i) {
+        char c = record[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < record.size() && record[i + 1] == '"') {
+                fields.back().push_back('"');
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                fields.back().push_back(c);
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            fields.emplace_back();
+        } else {
+            fields.back().push_back(c);
+        }
+    }
+    return fields;
+}
+
+pricing::Status ReadFocusExport(const std::string& path, const FocusReadOptions& options,
+                                const pricing::Catalog& catalog, const Mappings& mappings,
+                                pricing::ActualsReport& report,
+                                const std::function<void(const ActualCharge&)>& on_charge) {
+    std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
+    if (!file) {
+        return pricing::MakeError(pricing::ErrorCode::kNotFound, path + ": cannot be opened");
+    }
+    auto source = std::make_unique<RecordSource>(file.get());
+    bool too_long = false;
+    auto header_text = source->Next(too_long);
+    if (!header_text) return Fail(path, "empty file, no FOCUS header");
+    if (header_text->rfind("\xEF\xBB\xBF", 0) == 0) header_text->erase(0, 3);
+    std::map<std::string, std::size_t> columns;
+    const auto header = ParseCsvRecord(*header_text);
+    for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
+    for (const char* needed :
+         {"ChargeCategory", "BilledCost", "ChargePeriodStart", "BillingCurrency"}) {
+        if (columns.count(needed) == 0) return Fail(path, std::string("no ") + needed + " column");
+    }
+    if (columns.count("ProviderName") == 0 && columns.count("ServiceProviderName") == 0) {
+        return Fail(path, "no ProviderName (or ServiceProviderName) column");
+    }
+    std::map<std::string, std::size_t> seen;  // identical rows: told apart by their order
+    while (auto record = source->Next(too_long)) {
+        if (record->empty()) continue;
+        ++report.rows_read;
+        const auto cells = ParseCsvRecord(*record);
+        const std::string id = RowHash(*record, seen[RowHash(*record, 0)]++);
+        auto kept = Classify(Row{columns, cells}, id, options, catalog, mappings, report);
+        if (!kept.ok()) return Fail(path, kept.error().message);
+        if (kept.value()) {
+            report.Keep(*kept.value());
+            on_charge(*kept.value());
+        }
+    }
+    if (too_long) return Fail(path, "a record is longer than 1 MiB");
+    return pricing::Ok{};
+}
+
+}  // namespace gpucost::import

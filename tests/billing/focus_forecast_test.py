@@ -1,0 +1,154 @@
+"""Training plans as FOCUS 1.2 forecasts, end to end: the real binary (embedded catalog)
+answers ?format=focus and Accept: text/csv; profile="focus" with rows that the FOCUS validator
+(focus_validator.py, from the specification's column rules) accepts, and whose figures add up
+to the JSON answer's budget month by month, at list and through a price book.
+
+usage: focus_forecast_test.py GPUCOST_BINARY
+"""
+import csv
+import io
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "contract"))
+sys.path.insert(0, os.path.dirname(__file__))
+import serve  # noqa: E402
+from focus_validator import validate  # noqa: E402
+
+PLAN = {
+    "model": {"params_b": 7}, "tokens_b": 200, "precision": "bf16",
+    "constraints": {"providers": ["aws"], "price_types": ["on_demand"]},
+    "start_date": "2026-12-30",
+    "data": {"stored_gb": 500, "egress_gb": 20},
+}
+BOOK = {"name": "acme EDP", "version": 3,
+        "rules": [{"provider": "aws", "discount_fraction": 0.25}]}
+
+
+def post(port, path, body, accept="application/json"):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json", "Accept": accept})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+
+def check(cond, message):
+    if not cond:
+        print("FAIL:", message)
+        sys.exit(1)
+
+
+def rows_of(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def check_forecast(port, body):
+    status, ctype, plan_text = post(port, "/v1/plans/training", body)
+    check(status == 200, f"JSON plan: {status} {plan_text[:300]}")
+    plan = json.loads(plan_text)
+    status, ctype, text = post(port, "/v1/plans/training?format=focus", body)
+    check(status == 200 and ctype.startswith("text/csv"), f"?format=focus: {status} {ctype}")
+    problems = validate(text)
+    check(not problems, "FOCUS validator: " + "; ".join(problems[:10]))
+    status, _, by_accept = post(port, "/v1/plans/training", body, 'text/csv; profile="focus"')
+    check(status == 200 and by_accept == text, "Accept profile=focus gives the same rows")
+    rows = rows_of(text)
+    budget = plan["budget"]
+    by_month = {}
+    for r in rows:
+        by_month.setdefault(r["ChargePeriodStart"][:7], 0.0)
+        by_month[r["ChargePeriodStart"][:7]] += float(r["EffectiveCost"])
+    check(sorted(by_month) == [m["month"] for m in budget["monthly"]],
+          f"months {sorted(by_month)} vs {budget['monthly']}")
+    for m in budget["monthly"]:
+        check(abs(by_month[m["month"]] - m["usd"]) < 1e-3 * max(1, m["usd"]),
+              f"month {m['month']}: rows {by_month[m['month']]} vs budget {m['usd']}")
+    compute = [r for r in rows if r["ServiceCategory"] == "Compute"]
+    check(len(compute) >= 2 and len(compute) == len({r["ChargePeriodStart"] for r in compute}),
+          f"the run crosses month ends: one compute row per month, got {len(compute)}")
+    check({r["ServiceCategory"] for r in rows} == {"Compute", "Storage", "Networking"},
+          "compute, storage and egress charges")
+    rec = plan["recommendation"]
+    for r in compute:
+        check(r["SkuId"] == rec["offering"]["id"], "SkuId is the offering")
+        check(r["x_Accelerator"] == rec["offering"]["accelerator"], "x_Accelerator")
+        check(json.loads(r["Tags"])["gpucost-plan"] == "training", "Tags name the plan")
+    return plan, rows
+
+
+def main():
+    proc, port = serve.start(sys.argv[1])
+    check(port is not None, "server did not start")
+    try:
+        plan, rows = check_forecast(port, PLAN)
+        check(all(r["x_PricingBasis"] == "list" for r in rows), "list basis")
+        compute = [r for r in rows if r["ServiceCategory"] == "Compute"]
+        for r in compute:
+            check(abs(float(r["ListCost"]) - float(r["EffectiveCost"])) < 1e-6,
+                  "at list, ListCost = EffectiveCost")
+
+        booked = dict(PLAN, price_book=BOOK)
+        plan, rows = check_forecast(port, booked)
+        compute = [r for r in rows if r["ServiceCategory"] == "Compute"]
+        for r in compute:
+            check(r["x_PricingBasis"] == "price_book" and r["x_PriceBook"] == "acme EDP",
+                  "book named")
+            check(abs(float(r["EffectiveCost"]) - 0.75 * float(r["ListCost"])) <
+                  1e-4 * float(r["ListCost"]), "effective = list x (1 - 0.25)")
+
+        # Serving: the recommendation around the clock for 12 calendar months, at its price.
+        serving = {"model": {"params_b": 8}, "input_tokens": 1000, "output_tokens": 250,
+                   "traffic": {"requests_per_second": 5}, "limit": 1,
+                   "constraints": {"providers": ["aws"]}, "price_book": BOOK}
+        status, _, plan_text = post(port, "/v1/plans/inference", serving)
+        check(status == 200, f"serving plan: {status} {plan_text[:200]}")
+        rec = json.loads(plan_text)["recommendation"]
+        status, ctype, text = post(port, "/v1/plans/inference", serving,
+                                   'text/csv; profile="focus"')
+        check(status == 200 and ctype.startswith("text/csv"), f"serving FOCUS: {status}")
+        problems = validate(text)
+        check(not problems, "serving FOCUS validator: " + "; ".join(problems[:10]))
+        rows = rows_of(text)
+        check(len(rows) == 12 and len({r["ChargePeriodStart"] for r in rows}) == 12,
+              f"12 monthly rows, got {len(rows)}")
+        for r in rows:
+            days = (int(r["ChargePeriodEnd"][8:10]) == 1) and r["PricingQuantity"]
+            check(days and abs(float(r["EffectiveCost"]) - float(r["PricingQuantity"]) *
+                               rec["offering"]["usd_per_hour"]) < 1e-3, "cost = hours x price")
+            check(float(r["PricingQuantity"]) / rec["nodes"] / 24 in (28, 29, 30, 31),
+                  f"a whole month of hours: {r['PricingQuantity']}")
+            check(json.loads(r["Tags"])["gpucost-plan"] == "serving", "serving tag")
+            check(abs(float(r["ListCost"]) * 0.75 - float(r["EffectiveCost"])) < 1e-3,
+                  "serving at the book's price")
+
+        # The validator is not a rubber stamp: a wrong category and a missing cost fail.
+        bad = rows_of(post(port, "/v1/plans/training?format=focus", PLAN)[2])
+        bad[0]["ChargeCategory"] = "Usages"
+        bad[1]["BilledCost"] = ""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(bad[0].keys()))
+        writer.writeheader()
+        writer.writerows(bad)
+        problems = validate(out.getvalue())
+        check(any("ChargeCategory" in p for p in problems) and
+              any("BilledCost" in p for p in problems), f"validator caught: {problems}")
+
+        status, ctype, text = post(port, "/v1/plans/training?format=xlsx", PLAN)
+        check(status == 422 and json.loads(text)["field"] == "format", f"bad format: {status}")
+        status, _, text = post(port, "/v1/plans/spot?format=focus", {"job_hours": 1,
+                               "on_demand_usd_per_hour": 2, "spot_usd_per_hour": 1})
+        check(status == 400, f"routes without FOCUS output refuse ?format: {status}")
+    finally:
+        proc.kill()
+        proc.wait()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

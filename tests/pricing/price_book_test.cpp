@@ -1,0 +1,152 @@
+#include "pricing/price_book.hpp"
+
+#include <doctest/doctest.h>
+
+#include "pricing/in_memory_catalog.hpp"
+#include "pricing/plan/spot.hpp"
+#include "tests/support/sample_catalog.hpp"
+
+using namespace gpucost::pricing;
+
+namespace {
+
+std::shared_ptr<const Catalog> Sample() {
+    auto r = LoadCatalog(gpucost::testing::SampleCatalogCsv());
+    REQUIRE(r.ok());
+    return r.value();
+}
+
+PriceBookRule Discount(std::string provider, double fraction) {
+    PriceBookRule r;
+    r.provider = std::move(provider);
+    r.discount_fraction = fraction;
+    return r;
+}
+
+const char kP5OnDemand[] = "aws-p5.48xlarge-us-east-1-on-demand";
+const char kP5Spot[] = "aws-p5.48xlarge-us-east-1-spot";
+const char kLambda[] = "lambda-gpu_1x_h100-us-on-demand";
+
+}  // namespace
+
+TEST_CASE("a provider-wide discount lowers every offering of that provider and no other") {
+    auto priced = ApplyPriceBook(Sample(), {"acme EDP", "", 1, {Discount("aws", 0.18)}});
+    REQUIRE(priced.ok());
+    const PricedCatalog& c = *priced.value();
+    CHECK(c.FindOffering(kP5OnDemand).value().price.usd_per_hour == doctest::Approx(55.04 * 0.82));
+    CHECK(c.FindOffering(kP5Spot).value().price.usd_per_hour == doctest::Approx(20.9934 * 0.82));
+    CHECK(c.FindOffering(kLambda).value().price.usd_per_hour == doctest::Approx(4.29));
+    CHECK(c.PriceOf(kP5OnDemand)->list_usd_per_hour == doctest::Approx(55.04));
+    CHECK(c.PriceOf(kLambda)->rule_index == std::nullopt);
+    CHECK(c.MatchesPerRule() == std::vector<std::size_t>{2});
+    CHECK(c.Warnings().empty());
+    // The view keeps provenance: the date and source of the list price are unchanged.
+    CHECK(c.FindOffering(kP5OnDemand).value().price.as_of == "2026-11-09");
+    CHECK(c.Offerings().size() == Sample()->Offerings().size());
+}
+
+TEST_CASE(
+    "the narrowest matching discount wins, a fixed rate beats every discount, and "
+    "discounts do not stack") {
+    PriceBookRule spot_only = Discount("aws", 0.5);
+    spot_only.price_types = {PriceType::kSpot};
+    spot_only.instance_family = "P5";  // case-insensitive, up to the '.'
+    spot_only.region = "us-east-1";
+    spot_only.accelerator = "h100-sxm";
+    PriceBookRule fixed;
+    fixed.offering_id = kLambda;
+    fixed.usd_per_hour = 2.5;
+    PriceBookRule lambda_wide = Discount("lambda", 0.1);
+    auto priced = ApplyPriceBook(
+        Sample(), {"rate card", "rc-1", 3, {Discount("aws", 0.18), spot_only, fixed, lambda_wide}});
+    REQUIRE(priced.ok());
+    const PricedCatalog& c = *priced.value();
+    CHECK(c.PriceOf(kP5Spot)->effective_usd_per_hour == doctest::Approx(20.9934 * 0.5));
+    CHECK(c.PriceOf(kP5Spot)->rule_index == 1u);
+    CHECK(c.PriceOf(kP5OnDemand)->effective_usd_per_hour == doctest::Approx(55.04 * 0.82));
+    CHECK(c.PriceOf(kLambda)->effective_usd_per_hour == doctest::Approx(2.5));
+    CHECK(c.PriceOf(kLambda)->rule_index == 2u);
+    // The lambda-wide rule matched but lost everywhere to the fixed rate: warned.
+    REQUIRE(c.Warnings().size() == 1);
+    CHECK(c.Warnings()[0].field == "/price_book/rules/3");
+    auto echoed = c.BookAssumptions();
+    REQUIRE(echoed.size() == 4);
+    CHECK(echoed[2].name == "price_book.rules[2].usd_per_hour");
+    CHECK(echoed[2].value == 2.5);
+    CHECK(echoed[0].unit == "fraction");
+}
+
+TEST_CASE("an instance family matches only up to a separator") {
+    Offering o;
+    o.provider = "aws";
+    o.instance_type = "p5e.48xlarge";
+    PriceBookRule r = Discount("aws", 0.1);
+    r.instance_family = "p5";
+    CHECK_FALSE(RuleMatches(r, o));
+    o.instance_type = "p5.48xlarge";
+    CHECK(RuleMatches(r, o));
+    o.instance_type = "a3-highgpu-8g";
+    o.provider = "gcp";
+    r.provider = "gcp";
+    r.instance_family = "a3-highgpu";
+    CHECK(RuleMatches(r, o));
+}
+
+TEST_CASE("rules matching nothing are warned, not refused") {
+    PriceBookRule none = Discount("azure", 0.2);
+    auto priced = ApplyPriceBook(Sample(), {"empty", "", 1, {none}});
+    REQUIRE(priced.ok());
+    REQUIRE(priced.value()->Warnings().size() == 1);
+    CHECK(priced.value()->Warnings()[0].field == "/price_book/rules/0");
+}
+
+TEST_CASE("invalid books name every failing field") {
+    PriceBookRule both = Discount("aws", 0.1);
+    both.usd_per_hour = 3;
+    PriceBookRule free_compute = Discount("aws", 1.0);
+    PriceBookRule no_provider;
+    no_provider.discount_fraction = 0.1;
+    PriceBook book{"", "", 1, {both, free_compute, no_provider}};
+    auto s = book.Validate();
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().code == ErrorCode::kInvalidArgument);
+    CHECK(s.error().field == "/price_book/name");
+    std::vector<std::string> fields;
+    for (const auto& e : s.error().errors) fields.push_back(e.field);
+    CHECK(fields == std::vector<std::string>{
+                        "/price_book/name", "/price_book/rules/0/offering_id",
+                        "/price_book/rules/0/discount_fraction", "/price_book/rules/0",
+                        "/price_book/rules/1/discount_fraction", "/price_book/rules/2/provider"});
+    PriceBook empty{"x", "", 1, {}};
+    CHECK(empty.Validate().error().field == "/price_book/rules");
+}
+
+TEST_CASE("a fixed rate for an offering the catalog lacks is refused naming it") {
+    PriceBookRule fixed;
+    fixed.offering_id = "no-such-offering";
+    fixed.usd_per_hour = 1;
+    auto priced = ApplyPriceBook(Sample(), {"x", "", 1, {fixed}});
+    REQUIRE_FALSE(priced.ok());
+    CHECK(priced.error().field == "/price_book/rules/0/offering_id");
+}
+
+TEST_CASE("a planner given the priced catalog compares effective prices") {
+    // Spot savings of the p5: list 55.04 vs 20.9934; with half off spot only the gap widens.
+    PriceBookRule spot_half = Discount("aws", 0.5);
+    spot_half.price_types = {PriceType::kSpot};
+    auto priced = ApplyPriceBook(Sample(), {"spot deal", "", 1, {spot_half}});
+    REQUIRE(priced.ok());
+    plan::SpotPlanRequest request;
+    request.job_hours = 10;
+    request.spot_offering_id = kP5Spot;
+    request.on_demand_offering_id = kP5OnDemand;
+    request.interruptions_per_hour = 0.1;
+    auto list_plan = plan::PlanSpot(request, *Sample());
+    auto book_plan = plan::PlanSpot(request, *priced.value());
+    REQUIRE(list_plan.ok());
+    REQUIRE(book_plan.ok());
+    CHECK(book_plan.value().spot_usd_per_hour ==
+          doctest::Approx(list_plan.value().spot_usd_per_hour * 0.5));
+    CHECK(book_plan.value().on_demand_usd_per_hour ==
+          doctest::Approx(list_plan.value().on_demand_usd_per_hour));
+}

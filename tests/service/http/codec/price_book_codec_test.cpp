@@ -1,0 +1,189 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/sample_deps.hpp"
+#include "tests/support/test_server.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::SampleDeps;
+using gpucost::testing::TestServer;
+
+namespace {
+
+httplib::Result PostJson(const TestServer& server, const std::string& path, const json& body) {
+    return server.Client().Post(path.c_str(), body.dump(), "application/json");
+}
+
+json Ok(const httplib::Result& r) {
+    REQUIRE(r);
+    INFO(r->body);
+    REQUIRE(r->status == 200);
+    return json::parse(r->body);
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& code,
+                  const std::string& field) {
+    REQUIRE(r);
+    INFO(r->body);
+    CHECK(r->status == status);
+    json body = json::parse(r->body);
+    CHECK(body["code"] == code);
+    CHECK(body["field"] == field);
+}
+
+const char kP5OnDemand[] = "aws-p5.48xlarge-us-east-1-on-demand";
+const char kP5Spot[] = "aws-p5.48xlarge-us-east-1-spot";
+const char kLambda[] = "lambda-gpu_1x_h100-us-on-demand";
+
+json TrainingBody() {
+    return json::parse(R"({"model": {"params_b": 7}, "tokens_b": 20, "precision": "bf16",
+                           "constraints": {"max_total_accelerators": 64, "deadline_hours": 1000},
+                           "sort": "cost", "limit": 50})");
+}
+
+// Every rule kind: provider-wide, narrowed by family/accelerator/region/price type, a fixed
+// rate, and one that matches nothing.
+json EveryRuleKind() {
+    return json::parse(std::string(R"({"name": "acme EDP", "id": "acme-2026", "version": 2,
+        "rules": [
+          {"provider": "aws", "discount_fraction": 0.18},
+          {"provider": "aws", "instance_family": "p5", "accelerator": "h100-sxm",
+           "region": "us-east-1", "price_types": ["spot"], "discount_fraction": 0.5},
+          {"offering_id": ")") +
+                       kLambda + R"(", "usd_per_hour": 2.5},
+          {"provider": "azure", "discount_fraction": 0.3}]})");
+}
+
+}  // namespace
+
+TEST_SUITE("price_book_codec") {
+    TEST_CASE("a training plan without a book says it priced at list") {
+        TestServer server(SampleDeps());
+        json body = Ok(PostJson(server, "/v1/plans/training", TrainingBody()));
+        CHECK(body["pricing_basis"] == "list");
+        CHECK_FALSE(body.contains("price_book"));
+    }
+
+    TEST_CASE(
+        "a training plan through an inline book ranks by effective prices and shows list "
+        "beside them") {
+        TestServer server(SampleDeps());
+        json request = TrainingBody();
+        request["price_book"] = EveryRuleKind();
+        json body = Ok(PostJson(server, "/v1/plans/training", request));
+        CHECK(body["pricing_basis"] == "price_book");
+        const json& book = body["price_book"];
+        CHECK(book["name"] == "acme EDP");
+        CHECK(book["id"] == "acme-2026");
+        CHECK(book["version"] == 2);
+        CHECK(book["rules_matched"] == json::array({1, 1, 1, 0}));
+        REQUIRE(book["warnings"].size() == 1);
+        CHECK(book["warnings"][0]["field"] == "/price_book/rules/3");
+        bool saw_lambda = false;
+        for (const json& option : body["options"]) {
+            const json& o = option["offering"];
+            REQUIRE(o.contains("list_usd_per_hour"));
+            double list = o["list_usd_per_hour"].get<double>();
+            double paid = o["usd_per_hour"].get<double>();
+            if (o["id"] == kLambda) {
+                saw_lambda = true;
+                CHECK(list == doctest::Approx(4.29));
+                CHECK(paid == doctest::Approx(2.5));
+                CHECK(option["cluster_usd_per_hour"].get<double>() ==
+                      doctest::Approx(2.5 * option["nodes"].get<double>()));
+            } else if (o["id"] == kP5OnDemand) {
+                CHECK(paid == doctest::Approx(list * 0.82));
+            } else if (o["id"] == kP5Spot) {
+                CHECK(paid == doctest::Approx(list * 0.5));
+            }
+        }
+        CHECK(saw_lambda);
+        // Costs follow the effective price: the options stay sorted by it.
+        for (std::size_t i = 1; i < body["options"].size(); ++i) {
+            CHECK(body["options"][i - 1]["cost_usd"].get<double>() <=
+                  body["options"][i]["cost_usd"].get<double>());
+        }
+        bool echoed = false;
+        for (const json& a : body["assumptions"]) {
+            if (a["name"] == "price_book.rules[1].discount_fraction") {
+                echoed = a["value"] == 0.5 && a["source"] == "request";
+            }
+        }
+        CHECK(echoed);
+    }
+
+    TEST_CASE("spot, rent-vs-buy and inference plans take the book too") {
+        TestServer server(SampleDeps());
+        json spot = {{"job_hours", 10},
+                     {"spot_offering_id", kP5Spot},
+                     {"on_demand_offering_id", kP5OnDemand},
+                     {"interruptions_per_hour", 0.1}};
+        json list_spot = Ok(PostJson(server, "/v1/plans/spot", spot));
+        spot["price_book"] = EveryRuleKind();
+        json book_spot = Ok(PostJson(server, "/v1/plans/spot", spot));
+        CHECK(book_spot["spot_usd_per_hour"].get<double>() ==
+              doctest::Approx(list_spot["spot_usd_per_hour"].get<double>() * 0.5));
+        CHECK(book_spot["on_demand_usd_per_hour"].get<double>() ==
+              doctest::Approx(list_spot["on_demand_usd_per_hour"].get<double>() * 0.82));
+        CHECK(book_spot["price_book"]["prices"].size() == 2);
+
+        json rent = json::parse(R"({"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000,
+                                            "total_accelerators": 80}})");
+        rent["rent"] = {{"offering_id", kLambda}};
+        rent["price_book"] = EveryRuleKind();
+        json book_rent = Ok(PostJson(server, "/v1/plans/rent-vs-buy", rent));
+        CHECK(book_rent["pricing_basis"] == "price_book");
+        REQUIRE(book_rent["price_book"]["prices"].size() == 1);
+        CHECK(book_rent["price_book"]["prices"][0]["usd_per_hour"] == 2.5);
+        CHECK(book_rent["price_book"]["prices"][0]["list_usd_per_hour"] == 4.29);
+        CHECK(book_rent["price_book"]["prices"][0]["rule"] == 2);
+
+        json inference = json::parse(R"({"model": {"params_b": 7}, "input_tokens": 100,
+            "output_tokens": 10, "traffic": {"requests_per_second": 1}, "limit": 50})");
+        inference["price_book"] = EveryRuleKind();
+        json book_inference = Ok(PostJson(server, "/v1/plans/inference", inference));
+        CHECK(book_inference["pricing_basis"] == "price_book");
+        for (const json& option : book_inference["options"]) {
+            CHECK(option["offering"].contains("list_usd_per_hour"));
+        }
+    }
+
+    TEST_CASE(
+        "bad books are refused naming the field, with the status of the same fault "
+        "elsewhere") {
+        TestServer server(SampleDeps());
+        json request = TrainingBody();
+        request["price_book"] = "acme-2026";
+        CheckProblem(PostJson(server, "/v1/plans/training", request), 409, "database_required",
+                     "/price_book");
+        request["price_book"] = 3;
+        CheckProblem(PostJson(server, "/v1/plans/training", request), 400, "malformed_request",
+                     "/price_book");
+        request["price_book"] = {{"name", "x"},
+                                 {"rules", {{{"provider", "aws"}, {"discount_fraction", 1.5}}}}};
+        CheckProblem(PostJson(server, "/v1/plans/training", request), 422, "invalid_argument",
+                     "/price_book/rules/0/discount_fraction");
+        request["price_book"] = {{"name", "x"},
+                                 {"rules", {{{"provider", "aws"}, {"discount", 0.1}}}}};
+        CheckProblem(PostJson(server, "/v1/plans/training", request), 400, "malformed_request",
+                     "/price_book/rules/0/discount");
+        request["price_book"] = {{"rules", {{{"provider", "aws"}, {"discount_fraction", 0.1}}}}};
+        CheckProblem(PostJson(server, "/v1/plans/training", request), 422, "invalid_argument",
+                     "/price_book/name");
+        request["price_book"] = {{"name", "x"},
+                                 {"rules", {{{"offering_id", "nope"}, {"usd_per_hour", 1}}}}};
+        CheckProblem(PostJson(server, "/v1/plans/spot",
+                              json{{"job_hours", 1},
+                                   {"spot_offering_id", kP5Spot},
+                                   {"price_book", request["price_book"]}}),
+                     422, "invalid_argument", "/price_book/rules/0/offering_id");
+        request["price_book"] = {
+            {"name", "x"},
+            {"rules",
+             {{{"provider", "aws"}, {"price_types", {"reserved"}}, {"discount_fraction", 0.1}}}}};
+        CheckProblem(PostJson(server, "/v1/plans/training", request), 422, "invalid_argument",
+                     "/price_book/rules/0/price_types/0");
+    }
+}

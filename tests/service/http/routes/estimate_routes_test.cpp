@@ -1,0 +1,345 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/catalog_loader.hpp"
+#include "tests/support/sample_catalog.hpp"
+#include "tests/support/sample_deps.hpp"
+#include "tests/support/test_server.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::SampleDeps;
+using gpucost::testing::TestServer;
+
+namespace {
+
+json Llama65Training() {
+    return json::parse(R"({
+      "model": {"params_b": 65.2, "layers": 80, "hidden_size": 8192, "attention_heads": 64,
+                "kv_heads": 64, "ffn_hidden_size": 22016, "vocab_size": 32000, "seq_len": 2048,
+                "active_params_b": null, "gated_mlp": true},
+      "tokens_b": 1400,
+      "hardware": {"accelerator": "h100-sxm", "total_accelerators": 2048},
+      "precision": "bf16",
+      "global_batch_tokens": 4194304,
+      "parallelism": {"tensor": 8, "pipeline": 4, "data": 64, "zero_stage": 1, "recompute": "selective"}
+    })");
+}
+
+httplib::Result Post(TestServer& s, const std::string& path, const json& body) {
+    return s.Client().Post(path.c_str(), body.dump(), "application/json");
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& field) {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+    json body = json::parse(r->body);
+    CHECK(body["field"] == field);
+}
+
+}  // namespace
+
+TEST_SUITE("estimate_routes") {
+    TEST_CASE("POST /v1/estimates/training answers the issue's example with every field") {
+        TestServer server(SampleDeps());
+        auto r = Post(server, "/v1/estimates/training", Llama65Training());
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        for (const char* k :
+             {"wall_clock_hours", "accelerator_hours", "ideal_wall_clock_hours",
+              "ideal_accelerator_hours", "mfu", "achieved_tflops_per_accelerator",
+              "tokens_per_second", "step_time_s", "memory_per_accelerator_gb", "fits_in_memory",
+              "parallelism", "breakdown", "bottleneck", "assumptions"}) {
+            CHECK_MESSAGE(b.contains(k), k);
+        }
+        CHECK(b["parallelism"]["tensor"] == 8);
+        CHECK(b["parallelism"]["recompute"] == "selective");
+        CHECK(b["wall_clock_hours"].get<double>() > b["ideal_wall_clock_hours"].get<double>());
+        CHECK(b["breakdown"].contains("bubble_s"));
+        CHECK(b["assumptions"].size() > 10);
+    }
+
+    TEST_CASE("a minimal training request searches the layout and reports a runner-up") {
+        TestServer server(SampleDeps());
+        json req = {{"model", {{"params_b", 7}}},
+                    {"tokens_b", 100},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 64}}}};
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        CHECK(b["layout_searched"] == true);
+        CHECK(b["runner_up"].is_object());
+        CHECK(b["model"]["layers"].get<int>() > 20);
+    }
+
+    TEST_CASE("impossible training requests are 422 or 400 naming the field") {
+        TestServer server(SampleDeps());
+        json bad = Llama65Training();
+        bad["parallelism"]["data"] = 32;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/parallelism");
+        bad = Llama65Training();
+        bad["hardware"]["accelerator"] = "h100-sxn";
+        auto unknown = Post(server, "/v1/estimates/training", bad);
+        CheckProblem(unknown, 422, "/hardware/accelerator");
+        CHECK(json::parse(unknown->body)["detail"].get<std::string>().find("h100-sxm") !=
+              std::string::npos);
+        bad = Llama65Training();
+        bad["tokens_b"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/tokens_b");
+        bad = Llama65Training();
+        bad.erase("parallelism");
+        bad["hardware"]["total_accelerators"] = 1;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/total_accelerators");
+        bad = Llama65Training();
+        bad["tokens_b"] = "lots";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/tokens_b");
+        bad = Llama65Training();
+        bad["model"]["colour"] = "red";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/model/colour");
+        bad = Llama65Training();
+        // A number is the right JSON type for a count (JSON has no integer type; 64.0 is read
+        // as 64): one this large is an invalid value, not a malformed request.
+        bad["hardware"]["total_accelerators"] = 1e300;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/total_accelerators");
+        bad = Llama65Training();
+        bad["hardware"]["total_accelerators"] = 64.5;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400,
+                     "/hardware/total_accelerators");
+        bad = Llama65Training();
+        bad["hardware"]["total_accelerators"] = 4000000000LL;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/total_accelerators");
+        // The hardware object's old names are unknown fields now: 400 naming each.
+        bad = Llama65Training();
+        bad["hardware"]["count"] = 2048;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/hardware/count");
+        bad = Llama65Training();
+        bad["hardware"]["accelerators_per_node"] = 8;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400,
+                     "/hardware/accelerators_per_node");
+        bad = Llama65Training();
+        bad["hardware"]["accelerator_count"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422,
+                     "/hardware/accelerator_count");
+        bad = Llama65Training();
+        bad["hardware"]["accelerator"] = "tpu-v5e";
+        bad["precision"] = "fp8";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/precision");
+        auto r = server.Client().Post("/v1/estimates/training", "{not json", "application/json");
+        REQUIRE(r);
+        CHECK(r->status == 400);
+    }
+
+    TEST_CASE("a QLoRA request echoes its mode and adapters; fine-tuning fields are checked") {
+        TestServer server(SampleDeps());
+        json req = {{"model",
+                     {{"params_b", 6.74},
+                      {"layers", 32},
+                      {"hidden_size", 4096},
+                      {"ffn_hidden_size", 11008},
+                      {"gated_mlp", true},
+                      {"seq_len", 512}}},
+                    {"tokens_b", 0.01},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
+                    {"mode", "qlora"},
+                    {"lora_rank", 16},
+                    {"lora_target_modules", {"q_proj", "v_proj"}}};
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        CHECK(b["mode"] == "qlora");
+        CHECK(b["fine_tuning"]["lora_rank"] == 16);
+        CHECK(b["fine_tuning"]["lora_target_modules"].size() == 2);
+        CHECK(b["fine_tuning"]["trainable_params_b"].get<double>() ==
+              doctest::Approx(32.0 * 16 * 2 * 8192 / 1e9));
+        CHECK(b["fits_in_memory"] == true);
+        json bad = req;
+        bad["mode"] = "prefix";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/mode");
+        bad = req;
+        bad["lora_target_modules"] = {"qkv"};
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/lora_target_modules/0");
+        bad = req;
+        bad["lora_target_modules"] = "q_proj";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 400, "/lora_target_modules");
+        bad = req;
+        bad["mode"] = "pretrain";
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/lora_rank");
+        bad = req;
+        bad["hardware"]["scale_up_domain"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/training", bad), 422, "/hardware/scale_up_domain");
+    }
+
+    TEST_CASE("POST /v1/estimates/inference answers latency, throughput and memory") {
+        TestServer server(SampleDeps());
+        json req = {{"model",
+                     {{"params_b", 70},
+                      {"layers", 80},
+                      {"hidden_size", 8192},
+                      {"kv_heads", 8},
+                      {"gated_mlp", true}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
+                    {"precision", "fp8"},
+                    {"batch_size", 1},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200}};
+        auto r = Post(server, "/v1/estimates/inference", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        for (const char* k :
+             {"time_to_first_token_ms", "inter_token_latency_ms", "output_tokens_per_second",
+              "memory_per_accelerator_gb", "fits_in_memory", "max_batch_size"}) {
+            CHECK_MESSAGE(b.contains(k), k);
+        }
+        // 70 GB of fp8 weights over 2 x 3.35 TB/s: at least 10.4 ms per token.
+        CHECK(b["inter_token_latency_ms"].get<double>() > 10.4);
+        CHECK(b["fits_in_memory"] == true);
+        req["batch_size"] = 0;
+        CheckProblem(Post(server, "/v1/estimates/inference", req), 422, "/batch_size");
+    }
+
+    TEST_CASE(
+        "POST /v1/estimates/inference with a concurrency adds the continuous-batching curve") {
+        TestServer server(SampleDeps());
+        json req = {{"model",
+                     {{"params_b", 70},
+                      {"layers", 80},
+                      {"hidden_size", 8192},
+                      {"kv_heads", 8},
+                      {"gated_mlp", true}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
+                    {"precision", "fp8"},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200},
+                    {"concurrency", 16}};
+        json b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        REQUIRE(b["serving"].is_object());
+        CHECK(b["serving"]["mode"] == "concurrency");
+        CHECK(b["serving"]["point"]["running_sequences"].get<double>() == 16);
+        CHECK(b["serving"]["curve"].size() >= 4);
+        req.erase("concurrency");
+        CHECK(json::parse(Post(server, "/v1/estimates/inference", req)->body)["serving"].is_null());
+        req["requests_per_second"] = 2;
+        b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        CHECK(b["serving"]["point"]["requests_per_second"].get<double>() == doctest::Approx(2));
+        req["concurrency"] = 4;
+        CheckProblem(Post(server, "/v1/estimates/inference", req), 422, "/requests_per_second");
+    }
+
+    // Llama 70B bf16 on two H100s has no room for one sequence within the engine's 0.9 of
+    // memory: the answer said fits_in_memory true with an all-zero point.
+    TEST_CASE(
+        "POST /v1/estimates/inference with no room for a sequence gives point null and says why") {
+        TestServer server(SampleDeps());
+        json req = {{"model", "llama-3.1-70b"},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
+                    {"precision", "bf16"},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200},
+                    {"concurrency", 8}};
+        json b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        CHECK(b["fits_in_memory"] == false);
+        REQUIRE(b["serving"].is_object());
+        CHECK(b["serving"]["point"].is_null());
+        REQUIRE(b["warnings"].size() == 1);
+        CHECK(b["warnings"][0]["field"] == "/concurrency");
+        req["input_tokens"] = 200000;
+        req["hardware"]["total_accelerators"] = 8;
+        b = json::parse(Post(server, "/v1/estimates/inference", req)->body);
+        bool context = false;
+        for (const json& w : b["warnings"]) {
+            context =
+                context || (w["field"] == "/input_tokens" &&
+                            w["detail"].get<std::string>().find("131072") != std::string::npos);
+        }
+        CHECK(context);
+    }
+
+    TEST_CASE("POST /v1/estimates/roofline classifies ops and totals them") {
+        TestServer server(SampleDeps());
+        json req = {{"accelerator", "h100-sxm"},
+                    {"precision", "bf16"},
+                    {"ops",
+                     {{{"kind", "gemm"}, {"m", 8192}, {"n", 8192}, {"k", 8192}},
+                      {{"kind", "memory"}, {"bytes_read", 1e9}, {"bytes_written", 1e9}},
+                      {{"kind", "custom"}, {"flops", 1e12}, {"bytes", 1e6}}}}};
+        auto r = Post(server, "/v1/estimates/roofline", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        CHECK(b["ops"][0]["bound"] == "compute");
+        CHECK(b["ops"][1]["bound"] == "memory");
+        CHECK(b["ops"].size() == 3);
+        CHECK(b["total"]["seconds"].get<double>() > 0);
+        req["ops"][0]["kind"] = "fft";
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/kind");
+        req["ops"][0].erase("kind");  // a missing required field is 422, as `m` below
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/kind");
+        req["ops"] = {{{"kind", "gemm"}, {"n", 1}, {"k", 1}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/m");
+        req["ops"] = json::array();
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops");
+        req["ops"] = {{{"kind", "gemm"}, {"m", -1}, {"n", 1}, {"k", 1}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops/0/m");
+        req["accelerator"] = "nope";
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/accelerator");
+    }
+
+    TEST_CASE("estimate routes refuse unknown query parameters, as_of included, like plans") {
+        TestServer server(SampleDeps());
+        for (const char* path :
+             {"/v1/estimates/training", "/v1/estimates/inference", "/v1/estimates/roofline"}) {
+            for (const char* query : {"?as_of=2026-01-01", "?gpu=h100"}) {
+                auto r = Post(server, std::string(path) + query, Llama65Training());
+                REQUIRE(r);
+                CHECK_MESSAGE(r->status == 400, path, query);
+                CHECK(json::parse(r->body)["code"] == "malformed_request");
+                CHECK(json::parse(r->body)["field"] ==
+                      std::string(query).substr(1, std::string(query).find('=') - 1));
+            }
+        }
+        auto bad = Post(server, "/v1/estimates/training?assumptions=bad", Llama65Training());
+        REQUIRE(bad);
+        CHECK(bad->status == 422);
+        CHECK(json::parse(bad->body)["errors"] ==
+              json::array({{{"field", "assumptions"},
+                            {"detail", "assumptions must be full, summary or none"}}}));
+        auto ok = Post(server, "/v1/estimates/training?assumptions=none", Llama65Training());
+        REQUIRE(ok);
+        CHECK(ok->status == 200);
+    }
+
+    TEST_CASE("the accelerator id of an estimate compares case-insensitively") {
+        TestServer server(SampleDeps());
+        json req = Llama65Training();
+        req["hardware"]["accelerator"] = "H100-SXM";
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json roof = {{"accelerator", "H100-Sxm"},
+                     {"precision", "bf16"},
+                     {"ops", {{{"kind", "gemm"}, {"m", 8}, {"n", 8}, {"k", 8}}}}};
+        auto rr = Post(server, "/v1/estimates/roofline", roof);
+        REQUIRE(rr);
+        CHECK(rr->status == 200);
+    }
+
+    TEST_CASE("a denormal input is refused by its lower bound, never answered with null") {
+        TestServer server(SampleDeps());
+        json roof = {{"accelerator", "h100-sxm"},
+                     {"precision", "bf16"},
+                     {"ops", {{{"kind", "custom"}, {"flops", 5e-324}}}}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", roof), 422, "/ops/0/flops");
+        json training = Llama65Training();
+        training["hardware"]["scale_up_gb_per_s"] = 5e-324;
+        CheckProblem(Post(server, "/v1/estimates/training", training), 422,
+                     "/hardware/scale_up_gb_per_s");
+    }
+}

@@ -1,0 +1,77 @@
+#include "service/import/focus_actuals.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "pricing/catalog_loader.hpp"
+#include "tests/support/sample_catalog.hpp"
+
+using namespace gpucost;
+
+namespace {
+
+std::string Fixture(const std::string& name) {
+    return std::string(GPUCOST_SOURCE_DIR) + "/tests/data/focus/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("a CSV record keeps quoted commas, doubled quotes and empty cells") {
+    auto cells = import::ParseCsvRecord(R"(1,"a,b","{""k"":""v""}",,x)");
+    REQUIRE(cells.size() == 5);
+    CHECK(cells[1] == "a,b");
+    CHECK(cells[2] == R"({"k":"v"})");
+    CHECK(cells[3].empty());
+}
+
+TEST_CASE(
+    "the AWS export keeps accelerator usage mapped to catalog offerings and counts the "
+    "rest by reason") {
+    auto catalog = pricing::LoadCatalog(testing::SampleCatalogCsv());
+    REQUIRE(catalog.ok());
+    auto mappings = import::LoadEmbeddedMappings();
+    REQUIRE(mappings.ok());
+    pricing::ActualsReport report;
+    std::vector<pricing::ActualCharge> kept;
+    auto status = import::ReadFocusExport(
+        Fixture("aws-focus-1.0.csv"), {}, *catalog.value(), mappings.value(), report,
+        [&](const pricing::ActualCharge& c) { kept.push_back(c); });
+    REQUIRE(status.ok());
+    CHECK(report.rows_read == 8);
+    REQUIRE(kept.size() == 3);
+    CHECK(kept[0].offering_id == "aws-p5.48xlarge-us-east-1-on-demand");
+    CHECK(kept[0].accelerator_hours == 800);
+    CHECK(kept[0].tag_value == "s-1");
+    CHECK(kept[1].offering_id == "aws-p5.48xlarge-us-east-1-spot");
+    CHECK(kept[2].tag_value.empty());
+    CHECK(kept[2].month == "2027-01");
+    CHECK(report.skipped.at("unknown_sku") == 1);
+    CHECK(report.skipped.at("non_accelerator") == 1);
+    CHECK(report.skipped.at("tax") == 1);
+    CHECK(report.skipped.at("credit") == 1);
+    CHECK(report.skipped.at("purchase") == 1);
+    // The same file read again gives the same row identities.
+    pricing::ActualsReport again;
+    std::vector<std::string> ids;
+    REQUIRE(import::ReadFocusExport(
+                Fixture("aws-focus-1.0.csv"), {}, *catalog.value(), mappings.value(), again,
+                [&](const pricing::ActualCharge& c) { ids.push_back(c.row_id); })
+                .ok());
+    CHECK(ids == std::vector<std::string>{kept[0].row_id, kept[1].row_id, kept[2].row_id});
+}
+
+TEST_CASE("a file without the FOCUS columns is refused naming the first one missing") {
+    const std::string path = "focus_actuals_test_not_focus.csv";
+    std::ofstream(path) << "a,b\n1,2\n";
+    auto catalog = pricing::LoadCatalog(testing::SampleCatalogCsv());
+    auto mappings = import::LoadEmbeddedMappings();
+    pricing::ActualsReport report;
+    auto status = import::ReadFocusExport(path, {}, *catalog.value(), mappings.value(), report,
+                                          [](const pricing::ActualCharge&) {});
+    std::remove(path.c_str());
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.error().message.find("ChargeCategory") != std::string::npos);
+}
