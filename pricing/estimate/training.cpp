@@ -45,8 +45,8 @@ constexpr double kScoreBytesPerElementForward = 13.0;
 constexpr std::array<int, 4> kMicroBatchCandidates = {1, 2, 4, 8};
 constexpr double kMaxMicroBatchTokens = 16384;
 constexpr int kMaxPipelineCandidates = 128;
-// Interleaving degrees tried per split: the divisors of the layers per stage (at most 16 for
-// any count up to 128, e.g. 120), so the list stays on the stack.
+// Interleaving degrees tried per split: 1 and divisors of the layers per stage (at most 16
+// for any count up to 128, e.g. 120), so the list stays on the stack.
 constexpr std::size_t kMaxVirtualStageChoices = 16;
 constexpr double kGb = 1e9;
 constexpr std::size_t kMaxLoraTargetEntries = 32;
@@ -731,18 +731,18 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     br.compute_s = mbs * st.compute_s;
     br.memory_bound_s = mbs * st.memory_s;
 
-    // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
-    // Interleaving's extra chunk boundaries (v - 1 of every v) are on the critical path: the
-    // schedule blocks on each chunk's send/receive before the next chunk runs (Narayanan et al.
-    // 2021 Sec. 2.2.2: the interleaved schedule's communication grows by v), so only the
-    // 1F1B transfers hide behind compute.
-    double pp_comm = 0, pp_interleave_s = 0;
+    // Pipeline point-to-point: activations forward, gradients backward, at each of the v chunk
+    // boundaries a micro-batch crosses (Narayanan et al. 2021 Sec. 2.2.2: the interleaved
+    // schedule's communication grows by v). Hidden behind compute like the other traffic
+    // (comm_overlap_fraction): with the published interleaving of the validation set's
+    // Megatron runs (T60-T63) the iteration times agree better so than with the extra
+    // transfers fully exposed (docs/estimator.md).
+    double pp_comm = 0;
     if (l.pipeline > 1) {
         double bytes =
             b * m.seq_len * m.hidden_size * c.act_bpe / (l.sequence_parallel ? l.tensor : 1);
-        const double p2p_s = PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline));
-        pp_comm = 2.0 * p2p_s * micro_batches;
-        pp_interleave_s = 2.0 * (l.virtual_stages - 1.0) * p2p_s * micro_batches;
+        pp_comm = 2.0 * l.virtual_stages *
+                  PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * micro_batches;
     }
     double bubble = (l.pipeline - 1.0) / l.virtual_stages * t_mb;
 
@@ -750,7 +750,7 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
         return std::max(comm * (1.0 - c.overlap), comm - win);
     };
     double dp_exposed = dp.comm_s > 0 ? exposed(dp.comm_s, dp.window_s) : 0.0;
-    double pp_exposed = (pp_comm > 0 ? exposed(pp_comm, mbs * t_mb) : 0.0) + pp_interleave_s;
+    double pp_exposed = pp_comm > 0 ? exposed(pp_comm, mbs * t_mb) : 0.0;
 
     br.tp_comm_s = mbs * st.tp_comm_s;
     br.expert_comm_s = mbs * st.expert_comm_s;
@@ -1176,17 +1176,28 @@ Degrees MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
     return mbs;
 }
 
-// Pipeline degrees whose split leaves every stage at least one layer, up to
-// kMaxPipelineCandidates, ascending: the middle stages hold ceil(layers / p) layers and the
-// first and last share the rest (SplitShape), so a degree need not divide the layers
-// (Megatron-Core's uneven first/last stages; Llama 3 405B ran 126 layers on 16 stages, arXiv
-// 2407.21783 Table 4). Worked out once per search; the search then tests only these against each
-// tensor degree's remaining accelerators.
-Degrees PipelineDegrees(const ResolvedModel& m) {
+// Whether the search goes past even stages and two chunks per stage on this cluster
+// (kDeepPipelineSearchMinAccelerators).
+bool DeepPipelineSearch(const Ctx& c) {
+    return c.count >= kDeepPipelineSearchMinAccelerators;
+}
+
+// Pipeline degrees the search tries, up to kMaxPipelineCandidates, ascending. Below the deep
+// search's scale, those that divide the layers (every stage the same whole layers). At it,
+// every degree whose split leaves each stage at least one layer: the middle stages hold
+// ceil(layers / p) layers and the first and last share the rest (SplitShape), as
+// Megatron-Core's uneven first/last stages and the Llama 3 405B run (126 layers on 16 stages,
+// arXiv 2407.21783 Table 4). Worked out once per search; the search then tests only these
+// against each tensor degree's remaining accelerators.
+Degrees PipelineDegrees(const Ctx& c) {
+    const ResolvedModel& m = c.m;
+    const bool uneven = DeepPipelineSearch(c);
     Degrees out;
     const int limit = std::min(m.layers, kMaxPipelineCandidates);
     for (int p = 1; p <= limit; ++p) {
-        if (p == 1 || EndStagesLayers(m.layers, p) >= 2) out.Add(p);
+        const bool splits =
+            uneven ? p == 1 || EndStagesLayers(m.layers, p) >= 2 : m.layers % p == 0;
+        if (splits) out.Add(p);
     }
     return out;
 }
@@ -1215,21 +1226,32 @@ struct InnerChoices {
     std::size_t zero_n = 3;
 };
 
+// The interleaving depths searched beyond 1 for a split of p stages and `micro_batches` per
+// step. Below the deep search's scale: 2 when the even stages split in two (the search's
+// depth before issue 21). At it: every divisor of the layers per stage that leaves chunks of
+// at least kMinSearchedLayersPerChunk whole layers (Narayanan et al. 2021 Sec. 2.2), when
+// every stage has a micro-batch in flight (Megatron-LM's interleaved schedule refuses fewer
+// micro-batches than stages; with fewer the (p - 1)/(m v) bubble does not hold).
+void AddVirtualStageChoices(const Ctx& c, int p, int micro_batches, InnerChoices& ch) {
+    if (!DeepPipelineSearch(c)) {
+        if ((c.m.layers / p) % 2 == 0) ch.virtual_stages[ch.virtual_n++] = 2;
+        return;
+    }
+    if (micro_batches < p) return;
+    const int per_stage = LayersPerStage(c.m.layers, p);
+    const int deepest = per_stage / kMinSearchedLayersPerChunk;
+    for (int v = 2; v <= deepest && ch.virtual_n < ch.virtual_stages.size(); ++v) {
+        if (per_stage % v == 0) ch.virtual_stages[ch.virtual_n++] = v;
+    }
+}
+
 InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d, int b,
                              bool fully_given) {
     InnerChoices ch;
     if (pr.virtual_stages) {
         ch.virtual_stages[0] = *pr.virtual_stages;
-    } else if (!fully_given && p > 1 && MicroBatchesPerStep(c, d, b) >= p) {
-        // Interleaving splits a stage's layers into v chunks of whole layers: every divisor
-        // of the layers per stage, up to one layer per chunk (Narayanan et al. 2021 Sec. 2.2;
-        // torchtitan's interleaved and looped schedules go that far). It needs at least one
-        // micro-batch per stage in flight (Megatron-LM's interleaved schedule refuses fewer
-        // micro-batches than stages); with fewer the (p - 1)/(m v) bubble does not hold.
-        const int per_stage = LayersPerStage(c.m.layers, p);
-        for (int v = 2; v <= per_stage && ch.virtual_n < ch.virtual_stages.size(); ++v) {
-            if (per_stage % v == 0) ch.virtual_stages[ch.virtual_n++] = v;
-        }
+    } else if (!fully_given && p > 1) {
+        AddVirtualStageChoices(c, p, MicroBatchesPerStep(c, d, b), ch);
     }
     if (pr.recompute) {
         ch.recompute[0] = *pr.recompute;
@@ -1336,7 +1358,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
     r.fully_given =
         pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute && pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
-    const Degrees pipeline_degrees = PipelineDegrees(c.m);
+    const Degrees pipeline_degrees = PipelineDegrees(c);
     for (int t : TensorCandidates(c, pr)) {
         if (c.count % t != 0) continue;
         const int rest = c.count / t;
@@ -1548,9 +1570,20 @@ void AddPipelineAssumptions(const Ctx& c, const Eval& e, Assumptions& as) {
                        : 0.0),
             "ratio",
             "first stage's stored layer activations over 1F1B's: 1 + (p - 1)/(p v) "
-            "when interleaved (v > 1); interleaving's extra chunk transfers are not hidden",
+            "when interleaved (v > 1); the pipeline transfers grow by v as well",
             "Korthikanti et al. 2022 Sec. 4.2.3; Narayanan et al. 2021 Sec. 2.2.2");
     }
+    add("deep_pipeline_search_min_accelerators", kDeepPipelineSearchMinAccelerators, "accelerators",
+        "from this count up the search also tries pipeline degrees that do not divide the "
+        "layers (uneven first and last stages) and more than two interleaved chunks per stage; "
+        "below it even stages and at most two chunks, where the validation set's published "
+        "runs agree better",
+        "Llama 3 405B on 8,192 and 16,384 H100 (arXiv 2407.21783 Table 4); docs/estimator.md");
+    add("min_searched_layers_per_chunk", kMinSearchedLayersPerChunk, "layers",
+        "fewest layers per interleaved chunk the search tries (at most half the layers per "
+        "stage in chunks); parallelism.virtual_stages may ask for more",
+        "NVIDIA/dgxc-benchmarking Llama 3.1 405B H100 recipe (PP 8, VP 8: about 2 layers per "
+        "chunk)");
     if (c.m.mtp_modules > 0) {
         add("mtp_modules", c.m.mtp_modules, "modules",
             "multi-token-prediction modules: one more block and output-head pass each per "

@@ -910,6 +910,71 @@ TEST_SUITE("estimate_training_estimator") {
         CHECK(u.compute_s + u.memory_bound_s > 0.9 * (e.compute_s + e.memory_bound_s));
     }
 
+    TEST_CASE(
+        "below 8,192 accelerators the search keeps even stages and at most two chunks per "
+        "stage: Llama 3.1 70B on 4,096 H100 stays near its model card") {
+        // Issue 21: searched as deep as at 16k GPUs, this estimate moved from 6.65 M to
+        // 6.34 M GPU-hours (t8 p2 d256 v20), further from the model card's 7.0 M.
+        TrainingRequest r;
+        r.model = Llama405();
+        r.model.layers = 80;
+        r.model.hidden_size = 8192;
+        r.model.attention_heads = 64;
+        r.model.ffn_hidden_size = 28672;
+        r.tokens_b = 15000;
+        auto e = EstimateTraining(r, Cluster(4096, gpucost::testing::H100Sxm()));
+        REQUIRE(e.ok());
+        const auto& v = e.value();
+        CAPTURE(v.parallelism.pipeline);
+        CAPTURE(v.parallelism.virtual_stages);
+        CHECK(80 % v.parallelism.pipeline == 0);
+        CHECK(v.parallelism.virtual_stages <= 2);
+        CHECK(v.accelerator_hours > 6.5e6);
+        CHECK(v.accelerator_hours < 7.0e6);
+        double gate = 0;
+        for (const auto& a : v.assumptions) {
+            if (a.name == std::string_view("deep_pipeline_search_min_accelerators")) gate = a.value;
+        }
+        CHECK(gate == kDeepPipelineSearchMinAccelerators);
+        // A pipeline degree that does not divide the layers is not searched below the gate
+        // (80 layers: 16 divides, 32 does not), but a request may still fix one.
+        ParallelismRequest pr;
+        pr.tensor = 8;
+        r.parallelism = pr;
+        auto searched = EstimateTraining(r, Cluster(256, gpucost::testing::H100Sxm()));
+        REQUIRE(searched.ok());
+        CHECK(80 % searched.value().parallelism.pipeline == 0);
+        pr.pipeline = 32;
+        r.parallelism = pr;
+        auto fixed = EstimateTraining(r, Cluster(256, gpucost::testing::H100Sxm()));
+        REQUIRE(fixed.ok());
+        CHECK(fixed.value().parallelism.pipeline == 32);
+    }
+
+    TEST_CASE(
+        "the searched interleaving leaves at least two layers per chunk; a request may go "
+        "deeper") {
+        // Llama 3.1 405B at TP 8, PP 16 on 8,192 H100: full stages of 8 layers, so the search
+        // goes to 4 chunks of 2 (NVIDIA's 405B H100 recipe runs about 2 layers per chunk);
+        // before the floor it picked 8 chunks of one layer.
+        TrainingRequest r;
+        r.model = Llama405();
+        r.tokens_b = 15600;
+        r.global_batch_tokens = 16e6;
+        ParallelismRequest pr;
+        pr.tensor = 8;
+        pr.pipeline = 16;
+        r.parallelism = pr;
+        auto searched = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        REQUIRE(searched.ok());
+        CHECK(searched.value().parallelism.virtual_stages == 8 / kMinSearchedLayersPerChunk);
+        pr.virtual_stages = 8;
+        r.parallelism = pr;
+        auto asked = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        REQUIRE(asked.ok());
+        CHECK(asked.value().parallelism.virtual_stages == 8);
+    }
+
     TEST_CASE("a multi-token-prediction module loads the pipeline's last stage") {
         // A DeepSeek-V3-like model of 64 layers on 16 stages of 4: the head's stage is the
         // slowest already, and an MTP module (one more block and head pass) lengthens it.
