@@ -43,6 +43,7 @@ const std::vector<std::string> kColumns = {"id",
                                            "v_head_dim",
                                            "sliding_window",
                                            "sliding_window_layers",
+                                           "mtp_modules",
                                            "source"};
 
 std::string Lower(std::string_view s) {
@@ -195,6 +196,7 @@ Result<LibraryModel> ReadModel(Row& row) {
     s.v_head_dim = row.Int("v_head_dim");
     s.sliding_window = row.Int("sliding_window");
     s.sliding_window_layers = row.Int("sliding_window_layers");
+    s.mtp_modules = row.Int("mtp_modules");
     if (m.max_context > 0) {
         s.max_context = m.max_context;
         s.max_context_source = "model library " + m.id + " max_context: " + m.source;

@@ -180,6 +180,7 @@ Status ValidateSpec(const ModelSpec& spec, std::string_view prefix) {
         {&spec.v_head_dim, "v_head_dim", 1, kMaxHiddenSize},
         {&spec.sliding_window, "sliding_window", 1, kMaxSeqLen},
         {&spec.sliding_window_layers, "sliding_window_layers", 0, kMaxLayers},
+        {&spec.mtp_modules, "mtp_modules", 0, kMaxLayers},
     };
     for (const IntField& f : int_fields) {
         if (*f.value && (**f.value < f.min || **f.value > f.max)) {
@@ -348,6 +349,10 @@ void ResolveSlidingWindow(Derivation& d) {
     m.sliding_window = *s.sliding_window;
     m.sliding_window_layers = std::min(s.sliding_window_layers.value_or(m.layers), m.layers);
     if (!s.sliding_window_layers) d.Note("sliding_window_layers", "every layer (as Mistral 7B)");
+}
+
+void ResolveMtp(Derivation& d) {
+    d.m.mtp_modules = d.spec.mtp_modules.value_or(0);
 }
 
 void ResolveMoe(Derivation& d) {
@@ -713,6 +718,7 @@ Result<ResolvedModel> DeriveModel(const ModelSpec& spec, std::string_view prefix
     ResolveDepthAndWidth(d);
     if (auto s = ResolveHeads(d); !s.ok()) return s.error();
     ResolveSlidingWindow(d);
+    ResolveMtp(d);
     ResolveMoe(d);
     if (auto s = ResolveMlpWidths(d); !s.ok()) return s.error();
     if (auto s = ReconcileCounts(d); !s.ok()) return s.error();

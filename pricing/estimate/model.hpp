@@ -40,6 +40,10 @@ struct ModelSpec {
     std::optional<int> v_head_dim;              // MLA: value width per head
     std::optional<int> sliding_window;          // tokens a local-attention layer attends to
     std::optional<int> sliding_window_layers;   // layers that use the window (default: all)
+    // Multi-token-prediction modules trained with the model (DeepSeek-V3: 1, its config's
+    // num_nextn_predict_layers): each runs one more block and one more output-head pass per
+    // token on the pipeline's last stage. Not part of the inference model.
+    std::optional<int> mtp_modules;
     // The longest context the released model accepts and where that figure comes from (the
     // model library's max_context and source). Not part of the structure: nothing derives
     // from it; estimates warn when a request runs past it.
@@ -76,6 +80,7 @@ struct ResolvedModel {
     int v_head_dim = 0;
     int sliding_window = 0;         // 0: every layer attends to the whole context
     int sliding_window_layers = 0;  // layers that use the window (0 when sliding_window is 0)
+    int mtp_modules = 0;            // multi-token-prediction modules (training only)
     int max_context = 0;            // the spec's max_context (0: unknown)
     std::string max_context_source;
     // Per layer: Q, K, V and output projections (MLA: the down- and up-projections and the

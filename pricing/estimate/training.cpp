@@ -45,6 +45,9 @@ constexpr double kScoreBytesPerElementForward = 13.0;
 constexpr std::array<int, 4> kMicroBatchCandidates = {1, 2, 4, 8};
 constexpr double kMaxMicroBatchTokens = 16384;
 constexpr int kMaxPipelineCandidates = 128;
+// Interleaving degrees tried per split: 1 and divisors of the layers per stage (at most 16
+// for any count up to 128, e.g. 120), so the list stays on the stack.
+constexpr std::size_t kMaxVirtualStageChoices = 16;
 constexpr double kGb = 1e9;
 constexpr std::size_t kMaxLoraTargetEntries = 32;
 
@@ -408,16 +411,47 @@ struct SplitShape {
     int micro_batches = 1;
     double tokens_per_step = 0;
     double layers_per_stage = 0;
+    // Layers on the stage that also runs the output head and loss. When the pipeline degree
+    // does not divide the layers, the first and last stages share what the full middle stages
+    // leave, the last (head) stage the smaller half: the Llama 3 405B run took one layer each
+    // off its first and last stages for the embedding and the head (126 layers on 16 stages:
+    // 7, 14 x 8, 7; arXiv 2407.21783 Sec. 3.3.2); Megatron-Core sets the two with
+    // --decoder-first/last-pipeline-num-layers. Equal to layers_per_stage for an even split.
+    double head_stage_layers = 0;
 };
+
+// Layers per full stage, ceil(layers / pipeline), and on the head's stage (SplitShape).
+int LayersPerStage(int layers, int pipeline) {
+    return (layers + pipeline - 1) / pipeline;
+}
+// Layers the first and last stages share when every middle stage is full; under 2 the split
+// cannot leave each of them a layer (the search skips such degrees).
+int EndStagesLayers(int layers, int pipeline) {
+    return layers - (pipeline - 2) * LayersPerStage(layers, pipeline);
+}
+int HeadStageLayers(int layers, int pipeline) {
+    if (pipeline <= 1) return layers;
+    const int ends = EndStagesLayers(layers, pipeline);
+    // A degree the caller fixed whose ends cannot share: stages of floor and ceil layers.
+    if (ends < 2) return layers / pipeline;
+    return ends / 2;  // the first stage takes the odd layer
+}
+
+// Micro-batches per step on each of `data` replicas at `micro_batch` sequences each.
+int MicroBatchesPerStep(const Ctx& c, int data, int micro_batch) {
+    const double d = data;
+    const double b = micro_batch;
+    return std::max(static_cast<int>(std::ceil(c.global_batch_seqs / (d * b))), 1);
+}
 
 SplitShape SplitShapeOf(const Ctx& c, const ParallelLayout& l) {
     const double d = l.data;
     const double b = l.micro_batch_size;
-    const int mb = static_cast<int>(std::ceil(c.global_batch_seqs / (d * b)));
     SplitShape out;
-    out.micro_batches = std::max(mb, 1);
+    out.micro_batches = MicroBatchesPerStep(c, l.data, l.micro_batch_size);
     out.tokens_per_step = static_cast<double>(out.micro_batches) * d * b * c.m.seq_len;
     out.layers_per_stage = std::ceil(static_cast<double>(c.m.layers) / l.pipeline);
+    out.head_stage_layers = HeadStageLayers(c.m.layers, l.pipeline);
     return out;
 }
 
@@ -444,20 +478,45 @@ RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, bool 
     return a;
 }
 
-// Activations stored on the first pipeline stage (with the logits), in bytes, before the
-// ZeRO-3 prefetch buffers. `row`: RowActivationsOf the layout's tensor degree and micro-batch.
-double StoredActivationBytes(const ParallelLayout& l, const SplitShape& shape,
-                             const RowActivations& row) {
+// The activations of the first pipeline stage's layers while its micro-batches are in
+// flight, in bytes: min(p, m) micro-batches under 1F1B.
+double InFlightLayerBytes(const ParallelLayout& l, const SplitShape& shape,
+                          const RowActivations& row) {
     const double pp = l.pipeline;
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, shape.micro_batches) : 1.0;
-    double act =
-        row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage * in_flight;
+    return row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage *
+           in_flight;
+}
+
+// What interleaving adds to the first stage's activations, in bytes: its warm-up runs
+// further ahead, so it holds L(1 + (p - 1)/(p v)) layers' worth where 1F1B holds L
+// (Korthikanti et al. 2022, arXiv 2205.05198 Sec. 4.2.3).
+double InterleavedExtraBytes(const ParallelLayout& l, const SplitShape& shape,
+                             const RowActivations& row) {
+    if (l.virtual_stages <= 1 || l.pipeline <= 1) return 0.0;
+    const double pp = l.pipeline;
+    return InFlightLayerBytes(l, shape, row) * (pp - 1.0) / (pp * l.virtual_stages);
+}
+
+// Activations stored on the first pipeline stage (with the logits), in bytes, before the
+// ZeRO-3 prefetch buffers and the interleaving extra. `row`: RowActivationsOf the layout's
+// tensor degree and micro-batch.
+double StoredActivationBytes1F1B(const ParallelLayout& l, const SplitShape& shape,
+                                 const RowActivations& row) {
+    double act = InFlightLayerBytes(l, shape, row);
     if (l.recompute == Recompute::kFull) {
         // The layer being recomputed holds its full activations once.
         act += row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
     }
     act += row.logits;
     return act;
+}
+
+// StoredActivationBytes1F1B plus the interleaving extra, in that order (the search adds the
+// extra to its kept 1F1B figure, so both give the same bits).
+double StoredActivationBytes(const ParallelLayout& l, const SplitShape& shape,
+                             const RowActivations& row) {
+    return StoredActivationBytes1F1B(l, shape, row) + InterleavedExtraBytes(l, shape, row);
 }
 
 // ZeRO 3: two gathered layers in flight (prefetch), in their stored format, in bytes.
@@ -593,12 +652,25 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
                                   l.expert, LinkFor(c, l.tensor * l.expert));
         comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
     }
+    // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
+    // fewer layers plus the head (the same stage for an even split).
+    const double tp_layer = comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
+    const double per_layer = fwd_c + bwd_c + rc_c + fwd_m + bwd_m + rc_m + tp_layer + comm_ep;
+    // A multi-token-prediction module (DeepSeek-V3) adds one block and one head pass to the
+    // head's stage (arXiv 2412.19437 Sec. 2.2: it shares the output head, on the last stage).
+    const double mtp = m.mtp_modules;
+    const double head = lc.head_compute_s + lc.head_memory_s;
+    const bool head_stage_slowest =
+        (shape.head_stage_layers + mtp) * per_layer + (1.0 + mtp) * head >=
+        layers_stage * per_layer;
+    const double n = head_stage_slowest ? shape.head_stage_layers + mtp : layers_stage;
+    const double with_head = head_stage_slowest ? 1.0 + mtp : 0.0;
     StageTimes st;
-    st.compute_s = layers_stage * (fwd_c + bwd_c + rc_c) + lc.head_compute_s;
-    st.memory_s = layers_stage * (fwd_m + bwd_m + rc_m) + lc.head_memory_s;
-    st.tp_comm_s = layers_stage * comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
-    st.expert_comm_s = layers_stage * comm_ep;
-    st.backward_s = layers_stage * (bwd_c + bwd_m);
+    st.compute_s = n * (fwd_c + bwd_c + rc_c) + with_head * lc.head_compute_s;
+    st.memory_s = n * (fwd_m + bwd_m + rc_m) + with_head * lc.head_memory_s;
+    st.tp_comm_s = n * tp_layer;
+    st.expert_comm_s = n * comm_ep;
+    st.backward_s = n * (bwd_c + bwd_m);
     st.hw_flops_per_layer =
         (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops + 3.0 * lc.adapter_flops + rc_flops;
     return st;
@@ -613,11 +685,16 @@ struct StepTiming {
 
 // `cannot_win_at`: a step time at which a layout changes nothing in the search (the
 // runner-up's). The step time adds non-negative terms to the compute and memory time of its
-// micro-batches (in this order, so also in floating point it is never smaller): a layout
-// already at the bound cannot win and is not timed further.
-bool ReachesBound(const StageTimes& st, int micro_batches, double cannot_win_at) {
+// micro-batches, among them the bubble, (p - 1)/v of a micro-batch's stage time, which is at
+// least its compute and memory time (in this order, so also in floating point the step is
+// never smaller): a layout already at the bound cannot win and is not timed further. The
+// bubble term prunes the shallow interleavings of a split whose deep ones win.
+bool ReachesBound(const ParallelLayout& l, const StageTimes& st, int micro_batches,
+                  double cannot_win_at) {
     const double mbs = micro_batches;
-    return mbs * st.compute_s + mbs * st.memory_s >= cannot_win_at;
+    const double bubble_at_least =
+        (l.pipeline - 1.0) / l.virtual_stages * (st.compute_s + st.memory_s);
+    return mbs * st.compute_s + mbs * st.memory_s + bubble_at_least >= cannot_win_at;
 }
 
 // Data-parallel traffic of a step and the compute window it can hide behind
@@ -654,7 +731,12 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     br.compute_s = mbs * st.compute_s;
     br.memory_bound_s = mbs * st.memory_s;
 
-    // Pipeline point-to-point: activations forward, gradients backward, per chunk boundary.
+    // Pipeline point-to-point: activations forward, gradients backward, at each of the v chunk
+    // boundaries a micro-batch crosses (Narayanan et al. 2021 Sec. 2.2.2: the interleaved
+    // schedule's communication grows by v). Hidden behind compute like the other traffic
+    // (comm_overlap_fraction): with the published interleaving of the validation set's
+    // Megatron runs (T60-T63) the iteration times agree better so than with the extra
+    // transfers fully exposed (docs/estimator.md).
     double pp_comm = 0;
     if (l.pipeline > 1) {
         double bytes =
@@ -679,8 +761,9 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     br.optimizer_s = opt_s + kStepFixedOverheadS;
     out.step_time_s =
         br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s + br.optimizer_s;
+    const double mtp = m.mtp_modules;
     double hw_per_mb =
-        (static_cast<double>(m.layers) * st.hw_flops_per_layer + lc.head_flops) * l.tensor;
+        ((m.layers + mtp) * st.hw_flops_per_layer + (1.0 + mtp) * lc.head_flops) * l.tensor;
     out.hw_flops_per_step = hw_per_mb * mbs * l.data;
     return out;
 }
@@ -694,9 +777,10 @@ struct RowCosts {
 // What the settings tried on one split (tensor x pipeline x data x expert at one micro-batch
 // size) share, each worked out when first asked for: the weights, gradients and optimizer
 // state with and without sharding, the stored activations and micro-batch stage of each
-// recompute mode, and the memory need of each (recompute, ZeRO stage) pair. Neither memory
-// nor the micro-batch stage depends on the virtual stages, and the stage not on the ZeRO
-// stage, so the search works each out once per split instead of once per layout. The sums
+// recompute mode, and the memory need of each (recompute, ZeRO stage) pair. The micro-batch
+// stage does not depend on the virtual stages, memory only through the interleaving extra,
+// and the stage not on the ZeRO stage, so the search works each out once per split instead
+// of once per layout. The sums
 // are those of Memory(), in its order, so the figures are the same to the bit.
 class SplitCosts {
 public:
@@ -707,18 +791,8 @@ public:
 
     // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
     double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
-        return need_gb_[ri][zi].Get([&] {
-            double act = activation_bytes_[ri].Get(
-                [&] { return StoredActivationBytes(l, shape_, row_.activations); });
-            if (l.zero_stage >= 3) {
-                act += Zero3PrefetchBytes(c_, l);
-            }
-            const bool z1 = l.zero_stage >= 1, z2 = l.zero_stage >= 2, z3 = l.zero_stage >= 3;
-            return weights_gb_[z3].Get([&] { return WeightsGb(c_, l, z3); }) +
-                   gradients_gb_[z2].Get([&] { return GradientsGb(c_, l, z2); }) +
-                   optimizer_gb_[z1].Get([&] { return OptimizerGb(c_, l, z1); }) + act / kGb +
-                   c_.overhead_gb;
-        });
+        if (l.virtual_stages > 1) return NeedGbUncached(l, ri);
+        return need_gb_[ri][zi].Get([&] { return NeedGbUncached(l, ri); });
     }
 
     // The step of `l` (choices `ri`, `zi`); a layout that ReachesBound(cannot_win_at) gets an
@@ -728,7 +802,7 @@ public:
         const StageTimes& st =
             stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
         const int mbs = shape_.micro_batches;
-        if (ReachesBound(st, mbs, cannot_win_at)) {
+        if (ReachesBound(l, st, mbs, cannot_win_at)) {
             StepTiming never;
             never.step_time_s = std::numeric_limits<double>::infinity();
             return never;
@@ -741,6 +815,22 @@ public:
     }
 
 private:
+    // NeedGb without the (recompute, ZeRO) memo: interleaved layouts differ by their virtual
+    // stages, which the memo does not key on.
+    double NeedGbUncached(const ParallelLayout& l, std::size_t ri) {
+        double act = activation_bytes_[ri].Get(
+            [&] { return StoredActivationBytes1F1B(l, shape_, row_.activations); });
+        act += InterleavedExtraBytes(l, shape_, row_.activations);
+        if (l.zero_stage >= 3) {
+            act += Zero3PrefetchBytes(c_, l);
+        }
+        const bool z1 = l.zero_stage >= 1, z2 = l.zero_stage >= 2, z3 = l.zero_stage >= 3;
+        return weights_gb_[z3].Get([&] { return WeightsGb(c_, l, z3); }) +
+               gradients_gb_[z2].Get([&] { return GradientsGb(c_, l, z2); }) +
+               optimizer_gb_[z1].Get([&] { return OptimizerGb(c_, l, z1); }) + act / kGb +
+               c_.overhead_gb;
+    }
+
     // A figure worked out at most once. Its storage starts uninitialised and the figure is
     // built in place: a split is set up hundreds of times per estimate and most of its
     // figures are never asked for.
@@ -1086,29 +1176,39 @@ Degrees MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
     return mbs;
 }
 
-// Pipeline degrees that split the layers evenly (each stage holds whole layers), up to
-// kMaxPipelineCandidates, ascending. Worked out once per search by pairing each divisor
-// below the square root with its cofactor: the search then tests only these against each
-// tensor degree's remaining accelerators.
-Degrees LayerDivisors(const ResolvedModel& m) {
-    Degrees low, high;  // high: the cofactors, descending
-    for (int p = 1; p * p <= m.layers && p <= kMaxPipelineCandidates; ++p) {
-        if (m.layers % p != 0) continue;
-        low.Add(p);
-        const int cofactor = m.layers / p;
-        if (cofactor != p && cofactor <= kMaxPipelineCandidates) high.Add(cofactor);
+// Whether the search goes past even stages and two chunks per stage on this cluster
+// (kDeepPipelineSearchMinAccelerators).
+bool DeepPipelineSearch(const Ctx& c) {
+    return c.count >= kDeepPipelineSearchMinAccelerators;
+}
+
+// Pipeline degrees the search tries, up to kMaxPipelineCandidates, ascending. Below the deep
+// search's scale, those that divide the layers (every stage the same whole layers). At it,
+// every degree whose split leaves each stage at least one layer: the middle stages hold
+// ceil(layers / p) layers and the first and last share the rest (SplitShape), as
+// Megatron-Core's uneven first/last stages and the Llama 3 405B run (126 layers on 16 stages,
+// arXiv 2407.21783 Table 4). Worked out once per search; the search then tests only these
+// against each tensor degree's remaining accelerators.
+Degrees PipelineDegrees(const Ctx& c) {
+    const ResolvedModel& m = c.m;
+    const bool uneven = DeepPipelineSearch(c);
+    Degrees out;
+    const int limit = std::min(m.layers, kMaxPipelineCandidates);
+    for (int p = 1; p <= limit; ++p) {
+        const bool splits =
+            uneven ? p == 1 || EndStagesLayers(m.layers, p) >= 2 : m.layers % p == 0;
+        if (splits) out.Add(p);
     }
-    Degrees out = low;
-    for (std::size_t i = high.size(); i > 0; --i) out.Add(high.begin()[i - 1]);
     return out;
 }
 
-Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& layer_divisors, int rest) {
+Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& pipeline_degrees,
+                           int rest) {
     if (pr.pipeline) {
         return rest % *pr.pipeline == 0 ? Degrees{*pr.pipeline} : Degrees{};
     }
     Degrees pps;
-    for (int p : layer_divisors) {
+    for (int p : pipeline_degrees) {
         if (p > rest) break;
         if (rest % p == 0) pps.Add(p);
     }
@@ -1118,7 +1218,7 @@ Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& layer_di
 // The settings tried for one tensor x pipeline x data split. The lists live on the stack:
 // this runs hundreds of times per estimate and the planner runs hundreds of estimates.
 struct InnerChoices {
-    std::array<int, 2> virtual_stages{1, 2};
+    std::array<int, kMaxVirtualStageChoices> virtual_stages{1};
     std::size_t virtual_n = 1;
     std::array<Recompute, 2> recompute{Recompute::kNone, Recompute::kFull};
     std::size_t recompute_n = 2;
@@ -1126,13 +1226,32 @@ struct InnerChoices {
     std::size_t zero_n = 3;
 };
 
-InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d,
+// The interleaving depths searched beyond 1 for a split of p stages and `micro_batches` per
+// step. Below the deep search's scale: 2 when the even stages split in two (the search's
+// depth before issue 21). At it: every divisor of the layers per stage that leaves chunks of
+// at least kMinSearchedLayersPerChunk whole layers (Narayanan et al. 2021 Sec. 2.2), when
+// every stage has a micro-batch in flight (Megatron-LM's interleaved schedule refuses fewer
+// micro-batches than stages; with fewer the (p - 1)/(m v) bubble does not hold).
+void AddVirtualStageChoices(const Ctx& c, int p, int micro_batches, InnerChoices& ch) {
+    if (!DeepPipelineSearch(c)) {
+        if ((c.m.layers / p) % 2 == 0) ch.virtual_stages[ch.virtual_n++] = 2;
+        return;
+    }
+    if (micro_batches < p) return;
+    const int per_stage = LayersPerStage(c.m.layers, p);
+    const int deepest = per_stage / kMinSearchedLayersPerChunk;
+    for (int v = 2; v <= deepest && ch.virtual_n < ch.virtual_stages.size(); ++v) {
+        if (per_stage % v == 0) ch.virtual_stages[ch.virtual_n++] = v;
+    }
+}
+
+InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d, int b,
                              bool fully_given) {
     InnerChoices ch;
     if (pr.virtual_stages) {
         ch.virtual_stages[0] = *pr.virtual_stages;
-    } else if (!fully_given && p > 1 && (c.m.layers / p) % 2 == 0) {
-        ch.virtual_n = 2;
+    } else if (!fully_given && p > 1) {
+        AddVirtualStageChoices(c, p, MicroBatchesPerStep(c, d, b), ch);
     }
     if (pr.recompute) {
         ch.recompute[0] = *pr.recompute;
@@ -1153,7 +1272,10 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
 void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const InnerChoices& ch,
                  SearchResult& r) {
     SplitCosts costs(c, base, row);
-    for (std::size_t vi = 0; vi < ch.virtual_n; ++vi) {
+    // Deepest interleaving first: it usually wins, and then the bubble bound of ReachesBound
+    // spares timing the shallower ones.
+    for (std::size_t vn = ch.virtual_n; vn > 0; --vn) {
+        const std::size_t vi = vn - 1;
         for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
             for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
                 ParallelLayout l = base;
@@ -1236,11 +1358,11 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
     r.fully_given =
         pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute && pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
-    const Degrees layer_divisors = LayerDivisors(c.m);
+    const Degrees pipeline_degrees = PipelineDegrees(c);
     for (int t : TensorCandidates(c, pr)) {
         if (c.count % t != 0) continue;
         const int rest = c.count / t;
-        const Degrees pps = PipelineCandidates(pr, layer_divisors, rest);
+        const Degrees pps = PipelineCandidates(pr, pipeline_degrees, rest);
         for (int b : mbs_list) {
             const bool sp = pr.sequence_parallel.value_or(t > 1);
             RowCosts row;
@@ -1257,7 +1379,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     row.activations = RowActivationsOf(c, b, t, sp);
                     row_ready = true;
                 }
-                const InnerChoices ch = InnerChoicesFor(c, pr, p, d, r.fully_given);
+                const InnerChoices ch = InnerChoicesFor(c, pr, p, d, b, r.fully_given);
                 const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, d);
                 for (std::size_t ei = 0; ei < eps.n; ++ei) {
                     const int ep = eps.degrees[ei];
@@ -1430,6 +1552,46 @@ TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
 }
 
 // ---- Step 7: the constants behind the figures ----
+// The pipeline split, interleaving and MTP figures of the chosen layout, for the echo.
+void AddPipelineAssumptions(const Ctx& c, const Eval& e, Assumptions& as) {
+    auto add = [&](AssumptionText name, double v, AssumptionText unit, AssumptionText desc,
+                   AssumptionText source) {
+        as.push_back({std::move(name), v, std::move(unit), std::move(desc), std::move(source)});
+    };
+    if (e.layout.pipeline > 1) {
+        add("head_stage_layers", HeadStageLayers(c.m.layers, e.layout.pipeline), "layers",
+            "layers on the last pipeline stage, which also runs the output head (middle stages "
+            "hold ceil(layers / pipeline); first and last share the rest, the last the smaller "
+            "half)",
+            "Llama 3 405B split, arXiv 2407.21783 Sec. 3.3.2");
+        add("interleaved_activation_factor",
+            1.0 + (e.layout.virtual_stages > 1
+                       ? (e.layout.pipeline - 1.0) / (e.layout.pipeline * e.layout.virtual_stages)
+                       : 0.0),
+            "ratio",
+            "first stage's stored layer activations over 1F1B's: 1 + (p - 1)/(p v) "
+            "when interleaved (v > 1); the pipeline transfers grow by v as well",
+            "Korthikanti et al. 2022 Sec. 4.2.3; Narayanan et al. 2021 Sec. 2.2.2");
+    }
+    add("deep_pipeline_search_min_accelerators", kDeepPipelineSearchMinAccelerators, "accelerators",
+        "from this count up the search also tries pipeline degrees that do not divide the "
+        "layers (uneven first and last stages) and more than two interleaved chunks per stage; "
+        "below it even stages and at most two chunks, where the validation set's published "
+        "runs agree better",
+        "Llama 3 405B on 8,192 and 16,384 H100 (arXiv 2407.21783 Table 4); docs/estimator.md");
+    add("min_searched_layers_per_chunk", kMinSearchedLayersPerChunk, "layers",
+        "fewest layers per interleaved chunk the search tries (at most half the layers per "
+        "stage in chunks); parallelism.virtual_stages may ask for more",
+        "NVIDIA/dgxc-benchmarking Llama 3.1 405B H100 recipe (PP 8, VP 8: about 2 layers per "
+        "chunk)");
+    if (c.m.mtp_modules > 0) {
+        add("mtp_modules", c.m.mtp_modules, "modules",
+            "multi-token-prediction modules: one more block and output-head pass each per "
+            "micro-batch on the last pipeline stage",
+            "DeepSeek-V3 (arXiv 2412.19437 Sec. 2.2); model library mtp_modules");
+    }
+}
+
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
     Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
@@ -1532,6 +1694,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     add("pipeline_bubble_fraction",
         PipelineBubbleFraction(e.layout.pipeline, e.micro_batches, e.layout.virtual_stages),
         "fraction", "(p - 1) / (m * v)", "Narayanan et al. 2021");
+    AddPipelineAssumptions(c, e, as);
     const Assumptions& derivation = ModelDerivationAssumptions();
     as.insert(as.end(), derivation.begin(), derivation.end());
     return as;

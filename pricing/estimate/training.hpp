@@ -195,6 +195,25 @@ inline constexpr double kTpOverlapFractionWhenEnabled = 0.6;
 // Megatron-Core rows of the validation set are where it was chosen).
 inline constexpr double kStepFixedOverheadS = 0.04;
 inline constexpr double kDefaultMemoryOverheadGb = 2.0;
+// The search tries pipeline degrees that do not divide the layers (uneven first and last
+// stages) and interleaving deeper than two chunks per stage only from this many accelerators
+// up. That is the scale of the published runs that used them (Llama 3 405B on 8,192 and
+// 16,384 H100, arXiv 2407.21783 Table 4): there the global batch leaves each replica few
+// micro-batches per pipeline stage, so the bubble is what deep interleaving buys back. Below
+// it the validation set's published runs (Megatron 2021 and Megatron-Core r0.8 up to 6,144
+// GPUs) agree better with even stages and at most two chunks (docs/estimator.md, Estimator
+// accuracy): searched deeper, they come out 3-13 % faster than published.
+inline constexpr int kDeepPipelineSearchMinAccelerators = 8192;
+// The fewest layers per interleaved chunk the search tries (a request may set any
+// parallelism.virtual_stages), which caps the searched interleaving at half the layers per
+// stage. Each chunk boundary adds a send and a receive per micro-batch in each direction
+// (Narayanan et al. 2021 Sec. 2.2.2: the interleaved schedule's communication grows by v;
+// counted in the step) and activations on the first stage (Korthikanti et al. 2022); the
+// estimate counts no other per-chunk cost, so the search stops at the depth of NVIDIA's tuned
+// H100 recipe for the same model: Llama 3.1 405B at TP 8, PP 8, VP 8, 126 layers in 64
+// chunks, about 2 each (NVIDIA/dgxc-benchmarking llama3.1). Its 70B recipe runs 4 layers per
+// chunk (PP 4, VP 5) and its Nemotron-4 340B recipe 1 (PP 8, VP 12).
+inline constexpr int kMinSearchedLayersPerChunk = 2;
 // Expert all-to-all (MoE dispatch and combine) hidden behind compute. Default none: the
 // common frameworks run it on the critical path unless an overlapping schedule is enabled.
 inline constexpr double kDefaultExpertOverlapFraction = 0.0;

@@ -81,6 +81,7 @@ TEST_SUITE("model_library") {
         CHECK(v.dense_layers == 3);
         CHECK(v.ffn_hidden_size == 2048);
         CHECK(v.dense_ffn_hidden_size == 18432);
+        CHECK(v.mtp_modules == 1);  // config num_nextn_predict_layers; not in the 671 B
         // MLA attention is far smaller than 4 h^2 of multi-head attention.
         CHECK(v.attention_params_per_layer == doctest::Approx(187.1e6).epsilon(0.01));
         CHECK(v.RoutedExpertParams() / 1e9 == doctest::Approx(58.0 * 256 * 3 * 7168 * 2048 / 1e9));
@@ -99,7 +100,7 @@ TEST_SUITE("model_library") {
         std::string text = ReadSeed();
         auto header_end = text.find('\n');
         std::string bad = text.substr(0, header_end + 1) +
-                          "Bad Id,x,y,1,,2,64,1,1,,256,,,100,8,8,false,false,1,1,,,,,,,,,,src\n";
+                          "Bad Id,x,y,1,,2,64,1,1,,256,,,100,8,8,false,false,1,1,,,,,,,,,,,src\n";
         auto r = LoadModelLibrary(bad, "models.csv");
         REQUIRE(!r.ok());
         CHECK(r.error().message.find("models.csv line 2") != std::string::npos);

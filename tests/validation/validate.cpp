@@ -113,6 +113,7 @@ est::ModelSpec ModelOf(const Row& r) {
     m.qk_nope_head_dim = IntInput(in, "qk_nope_head_dim");
     m.qk_rope_head_dim = IntInput(in, "qk_rope_head_dim");
     m.v_head_dim = IntInput(in, "v_head_dim");
+    m.mtp_modules = IntInput(in, "mtp_modules");
     return m;
 }
 
@@ -131,6 +132,7 @@ void ApplyRunInputs(const Row& r, est::TrainingRequest& req, est::ParallelismReq
         req.lora_target_modules = targets;
     }
     pr.expert = IntInput(in, "ep");
+    pr.virtual_stages = IntInput(in, "vp");  // interleaved chunks per stage, where published
     // A run that documents a DualPipe-style schedule gets the estimator's general figure for
     // the hidden share of its expert all-to-all, never a per-row number.
     if (in.count("expert_overlap") && in.at("expert_overlap") == "dualpipe") {

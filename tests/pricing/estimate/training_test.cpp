@@ -57,6 +57,20 @@ ModelSpec DeepSeekV3() {
     return s;
 }
 
+// Llama 3.1 405B (HF config: 126 x 16384, 128 heads, 8 KV heads, SwiGLU 53248, vocab
+// 128256; pre-trained at 8k sequences, arXiv 2407.21783 Table 3).
+ModelSpec Llama405() {
+    ModelSpec s;
+    s.layers = 126;
+    s.hidden_size = 16384;
+    s.attention_heads = 128;
+    s.kv_heads = 8;
+    s.ffn_hidden_size = 53248;
+    s.gated_mlp = true;
+    s.vocab_size = 128256;
+    s.seq_len = 8192;
+    return s;
+}
 ParallelismRequest Fixed(int t, int p, int d, int z, int ep, Recompute rc = Recompute::kFull) {
     ParallelismRequest pr;
     pr.tensor = t;
@@ -827,5 +841,161 @@ TEST_SUITE("estimate_training_estimator") {
         // Another accelerator has its own.
         REQUIRE(estimator.Estimate(Cluster(8)).ok());
         CHECK(estimator.LayerCostsKept() == 2 * one_shape);
+    }
+
+    TEST_CASE(
+        "Llama 3.1 405B on 8,192 H100 searches uneven and interleaved pipelines to the published "
+        "MFU") {
+        // The Llama 3 paper (arXiv 2407.21783 Table 4): 8,192 H100, TP 8, PP 16, DP 64, 16M
+        // tokens per batch, 430 TFLOP/s per GPU = 43 % BF16 MFU (38-43 % across its runs).
+        // 16 does not divide the 126 layers, so the stages are uneven.
+        TrainingRequest r;
+        r.model = Llama405();
+        r.tokens_b = 15600;
+        r.global_batch_tokens = 16e6;
+        auto e = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        REQUIRE(e.ok());
+        const auto& v = e.value();
+        CAPTURE(v.parallelism.tensor);
+        CAPTURE(v.parallelism.pipeline);
+        CAPTURE(v.parallelism.virtual_stages);
+        CAPTURE(v.breakdown.bubble_s / v.step_time_s);
+        // Within 15 % of the published 38-43 %.
+        CHECK(v.mfu >= 0.38 * 0.85);
+        CHECK(v.mfu <= 0.43 * 1.15);
+        CHECK(v.breakdown.bubble_s / v.step_time_s < 0.15);
+        // 16,384 GPUs with the same batch: 400 TFLOP/s (41 %) published, TP 8, PP 16, DP 128.
+        auto wide = EstimateTraining(r, Cluster(16384, gpucost::testing::H100Sxm()));
+        REQUIRE(wide.ok());
+        CAPTURE(wide.value().parallelism.pipeline);
+        CAPTURE(wide.value().parallelism.virtual_stages);
+        CHECK(wide.value().mfu >= 0.38 * 0.85);
+        CHECK(wide.value().mfu <= 0.43 * 1.15);
+
+        // The published layout itself, with the interleaving searched: 126 layers on 16 stages
+        // of 8 (the head's stage 6) and more than two chunks per stage.
+        ParallelismRequest pr;
+        pr.tensor = 8;
+        pr.pipeline = 16;
+        r.parallelism = pr;
+        auto published = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        REQUIRE(published.ok());
+        CAPTURE(published.value().parallelism.virtual_stages);
+        CHECK(published.value().parallelism.virtual_stages > 2);
+        CHECK(published.value().mfu >= 0.38 * 0.85);
+        CHECK(published.value().mfu <= 0.43 * 1.15);
+    }
+
+    TEST_CASE(
+        "an uneven split times its slowest stage: full stages, or the head's lighter one plus the "
+        "head") {
+        // 126 layers on 16 stages: 14 full stages of 8, first and last 7 (the Llama 3 split).
+        // The head costs less than a layer, so a full stage sets the pace: the micro-batches
+        // take the time of 8 layers, where 128 layers on 16 put 8 layers and the head on the
+        // last stage.
+        TrainingRequest r;
+        r.model = Llama405();
+        r.tokens_b = 1;
+        r.global_batch_tokens = 16e6;
+        r.parallelism = Fixed(8, 16, 64, 1, 1);
+        r.parallelism->virtual_stages = 1;
+        auto uneven = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        r.model.layers = 128;
+        auto even = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        REQUIRE(uneven.ok());
+        REQUIRE(even.ok());
+        const auto& u = uneven.value().breakdown;
+        const auto& e = even.value().breakdown;
+        CHECK(u.compute_s + u.memory_bound_s < e.compute_s + e.memory_bound_s);
+        CHECK(u.compute_s + u.memory_bound_s > 0.9 * (e.compute_s + e.memory_bound_s));
+    }
+
+    TEST_CASE(
+        "below 8,192 accelerators the search keeps even stages and at most two chunks per "
+        "stage: Llama 3.1 70B on 4,096 H100 stays near its model card") {
+        // Issue 21: searched as deep as at 16k GPUs, this estimate moved from 6.65 M to
+        // 6.34 M GPU-hours (t8 p2 d256 v20), further from the model card's 7.0 M.
+        TrainingRequest r;
+        r.model = Llama405();
+        r.model.layers = 80;
+        r.model.hidden_size = 8192;
+        r.model.attention_heads = 64;
+        r.model.ffn_hidden_size = 28672;
+        r.tokens_b = 15000;
+        auto e = EstimateTraining(r, Cluster(4096, gpucost::testing::H100Sxm()));
+        REQUIRE(e.ok());
+        const auto& v = e.value();
+        CAPTURE(v.parallelism.pipeline);
+        CAPTURE(v.parallelism.virtual_stages);
+        CHECK(80 % v.parallelism.pipeline == 0);
+        CHECK(v.parallelism.virtual_stages <= 2);
+        CHECK(v.accelerator_hours > 6.5e6);
+        CHECK(v.accelerator_hours < 7.0e6);
+        double gate = 0;
+        for (const auto& a : v.assumptions) {
+            if (a.name == std::string_view("deep_pipeline_search_min_accelerators")) gate = a.value;
+        }
+        CHECK(gate == kDeepPipelineSearchMinAccelerators);
+        // A pipeline degree that does not divide the layers is not searched below the gate
+        // (80 layers: 16 divides, 32 does not), but a request may still fix one.
+        ParallelismRequest pr;
+        pr.tensor = 8;
+        r.parallelism = pr;
+        auto searched = EstimateTraining(r, Cluster(256, gpucost::testing::H100Sxm()));
+        REQUIRE(searched.ok());
+        CHECK(80 % searched.value().parallelism.pipeline == 0);
+        pr.pipeline = 32;
+        r.parallelism = pr;
+        auto fixed = EstimateTraining(r, Cluster(256, gpucost::testing::H100Sxm()));
+        REQUIRE(fixed.ok());
+        CHECK(fixed.value().parallelism.pipeline == 32);
+    }
+
+    TEST_CASE(
+        "the searched interleaving leaves at least two layers per chunk; a request may go "
+        "deeper") {
+        // Llama 3.1 405B at TP 8, PP 16 on 8,192 H100: full stages of 8 layers, so the search
+        // goes to 4 chunks of 2 (NVIDIA's 405B H100 recipe runs about 2 layers per chunk);
+        // before the floor it picked 8 chunks of one layer.
+        TrainingRequest r;
+        r.model = Llama405();
+        r.tokens_b = 15600;
+        r.global_batch_tokens = 16e6;
+        ParallelismRequest pr;
+        pr.tensor = 8;
+        pr.pipeline = 16;
+        r.parallelism = pr;
+        auto searched = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        REQUIRE(searched.ok());
+        CHECK(searched.value().parallelism.virtual_stages == 8 / kMinSearchedLayersPerChunk);
+        pr.virtual_stages = 8;
+        r.parallelism = pr;
+        auto asked = EstimateTraining(r, Cluster(8192, gpucost::testing::H100Sxm()));
+        REQUIRE(asked.ok());
+        CHECK(asked.value().parallelism.virtual_stages == 8);
+    }
+
+    TEST_CASE("a multi-token-prediction module loads the pipeline's last stage") {
+        // A DeepSeek-V3-like model of 64 layers on 16 stages of 4: the head's stage is the
+        // slowest already, and an MTP module (one more block and head pass) lengthens it.
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.model.layers = 64;
+        r.model.params_b.reset();
+        r.model.active_params_b.reset();
+        r.tokens_b = 1;
+        r.precision = Precision::kFp8;
+        r.global_batch_tokens = 15360.0 * 4096;
+        r.parallelism = Fixed(1, 16, 128, 1, 64, Recompute::kNone);
+        ClusterSpec c = Cluster(2048, gpucost::testing::H100Sxm());
+        c.scale_up_gb_per_s = 400;  // H800
+        auto plain = EstimateTraining(r, c);
+        r.model.mtp_modules = 1;
+        auto mtp = EstimateTraining(r, c);
+        REQUIRE(plain.ok());
+        REQUIRE(mtp.ok());
+        CHECK(mtp.value().step_time_s > plain.value().step_time_s);
+        // One module is at most one block and one head more per micro-batch on that stage.
+        CHECK(mtp.value().step_time_s < 1.5 * plain.value().step_time_s);
     }
 }
