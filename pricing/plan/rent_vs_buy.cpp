@@ -173,9 +173,9 @@ void WarnOnDisagreeingRent(double hourly_reading, RentVsBuyPlan& plan) {
 
 // Owning recommended although it does not break even (discounted, no resale) within the
 // horizon: it wins only through the resale value credited at the horizon, the straight-line
-// book value. A used server sells below book (dealer margin, de-installation and shipping,
-// prices falling as new generations ship), and the model has no sourced figure for that
-// discount, so the answer names the resale price owning needs instead.
+// book value less the used-market haircut. Prices of used accelerators fall in steps as new
+// generations ship, which a straight line does not follow, so the answer also names the resale
+// price owning needs.
 void WarnOnWinByResale(double horizon_discount, double monthly_rate, RentVsBuyPlan& plan) {
     const double horizon = plan.horizon_months;
     const double cost_before_resale =
@@ -188,11 +188,11 @@ void WarnOnWinByResale(double horizon_discount, double monthly_rate, RentVsBuyPl
              "credited at the horizon, " +
              Usd(plan.residual_value_at_horizon_usd) + " (" +
              Fixed(plan.residual_value_at_horizon_usd / plan.capex_usd * 100.0, 1) +
-             "% of capex, straight-line book value); it stays cheaper than renting only if the "
-             "hardware resells for at least " +
+             "% of capex: straight-line book value less the used-market haircut); it stays "
+             "cheaper than renting only if the hardware resells for at least " +
              Usd(needed) + " (" + Fixed(needed / plan.capex_usd * 100.0, 1) +
-             "% of capex) then. Used hardware sells below book; a horizon this short against "
-             "the depreciation period rests on that price"});
+             "% of capex) then. Used accelerators lose value in steps as new generations ship; "
+             "a horizon this short against the depreciation period rests on that price"});
 }
 
 bool HasWarning(const RentVsBuyPlan& plan, const std::string& field) {
@@ -208,9 +208,14 @@ struct Owning {
     bool has_count = false;                  // buy.total_accelerators given
     double count = 0;                        // owned accelerators; 0 when not given
     int term_months = 0;                     // the rent's commitment term; 0 when hourly
-    double power_usd_per_month_at_full_use = 0;
+    double servers_usd = 0;  // the servers' share of capex, when derived from accelerators
+    // The part of the power bill that scales with utilisation (above the idle floor), at full
+    // use; the floor is in opex whatever the use.
+    double variable_power_usd_per_month_at_full_use = 0;
+    std::optional<double> tdp_w;  // per accelerator, when opex is derived
     double depreciation_months = 0;
     double residual_fraction = 0;
+    double resale_haircut = 0;
     double monthly_rate = 0;
     double horizon_discount = 1;
 };
@@ -363,129 +368,217 @@ void EstimateUtilization(const RentVsBuyRequest& request, RentVsBuyPlan& plan, c
     }
 }
 
-// Capex: given, or the accelerators' purchase price plus the chassis.
-Status PriceCapex(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Owning& own) {
+// The servers' price: server_price_usd, or the accelerators' purchase price plus the chassis.
+Status PriceServers(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own) {
     const BuySide& buy = request.buy;
     const std::optional<Accelerator>& accelerator = own.accelerator;
-    const double count = own.count;
+    Assumptions& echo = plan.assumptions;
+    if (buy.server_price_usd) {
+        own.servers_usd = *buy.server_price_usd;
+        echo.push_back(Echo("server_price_usd", own.servers_usd, "usd",
+                            "purchase cost of the servers", true, ""));
+        return Ok{};
+    }
+    std::optional<double> unit_price = buy.purchase_price_usd_per_accelerator;
+    if (!unit_price && accelerator) {
+        unit_price = accelerator->purchase_price_usd;
+    }
+    if (!unit_price) {
+        return MakeError(
+            ErrorCode::kFailedPrecondition,
+            "no purchase price: give capex_usd, server_price_usd or "
+            "purchase_price_usd_per_accelerator" +
+                std::string(accelerator ? " (the catalog has none for " + accelerator->id + ")"
+                                        : ""),
+            "/buy/purchase_price_usd_per_accelerator");
+    }
+    const double overhead = buy.chassis_overhead_fraction.value_or(kDefaultChassisOverheadFraction);
+    own.servers_usd = *unit_price * own.count * (1.0 + overhead);
+    echo.push_back(Echo("purchase_price_usd_per_accelerator", *unit_price, "usd",
+                        "purchase price of one accelerator",
+                        buy.purchase_price_usd_per_accelerator.has_value(),
+                        accelerator ? "catalog: " + accelerator->purchase_price_source + " (" +
+                                          accelerator->purchase_price_as_of + ")"
+                                    : ""));
+    echo.push_back(Echo("chassis_overhead_fraction", overhead, "fraction",
+                        "the server around the accelerators (chassis, CPUs, memory, local NVMe, "
+                        "InfiniBand/RoCE NICs)",
+                        buy.chassis_overhead_fraction.has_value(),
+                        "default: judgement from 8-GPU HGX H100 server prices (~$300K; "
+                        "Thinkmate's Aug-2024 quote $317K with 8 x 400 Gb/s NICs) against GPUs "
+                        "at $25-30K"));
+    return Ok{};
+}
+
+// The default share of the servers' price the cluster network costs, by the servers it joins,
+// with its source.
+std::pair<double, std::string> DefaultNetworkFraction(const Owning& own) {
+    if (!own.has_count) {
+        return {0.0, "default: none without total_accelerators (the servers to join are unknown)"};
+    }
+    const auto servers = static_cast<int>(std::ceil(own.count / kAcceleratorsPerServer));
+    const std::string bom =
+        " (Aug-2024 H100 cluster bill of materials: FS.com 400 Gb/s InfiniBand switches and "
+        "cables against $310K servers)";
+    if (servers <= 1) {
+        return {0.0, "default: one server (" + std::to_string(kAcceleratorsPerServer) +
+                         " accelerators or fewer) needs no scale-out fabric"};
+    }
+    if (servers <= kNetworkOneTierMaxServers) {
+        return {kNetworkFractionOneTier, "default: one switch tier up to " +
+                                             std::to_string(kNetworkOneTierMaxServers) +
+                                             " servers, 4.9 % at 64" + bom};
+    }
+    if (servers <= kNetworkTwoTiersMaxServers) {
+        return {kNetworkFractionTwoTiers,
+                "default: two switch tiers, 11.0 % at 128-2,048 servers" + bom};
+    }
+    return {kNetworkFractionThreeTiers,
+            "default: three switch tiers, 17.1 % from 4,096 servers" + bom};
+}
+
+// Capex: given, or the servers plus the cluster network and shared storage they need.
+Status PriceCapex(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own) {
+    const BuySide& buy = request.buy;
     Assumptions& echo = plan.assumptions;
     if (buy.capex_usd) {
         plan.capex_usd = *buy.capex_usd;
         echo.push_back(Echo("capex_usd", plan.capex_usd, "usd", "purchase cost", true, ""));
-    } else if (buy.server_price_usd) {
-        plan.capex_usd = *buy.server_price_usd;
-        echo.push_back(Echo("server_price_usd", plan.capex_usd, "usd",
-                            "purchase cost of the servers", true, ""));
-    } else {
-        std::optional<double> unit_price = buy.purchase_price_usd_per_accelerator;
-        if (!unit_price && accelerator) {
-            unit_price = accelerator->purchase_price_usd;
-        }
-        if (!unit_price) {
-            return MakeError(
-                ErrorCode::kFailedPrecondition,
-                "no purchase price: give capex_usd, server_price_usd or "
-                "purchase_price_usd_per_accelerator" +
-                    std::string(accelerator ? " (the catalog has none for " + accelerator->id + ")"
-                                            : ""),
-                "/buy/purchase_price_usd_per_accelerator");
-        }
-        const double overhead =
-            buy.chassis_overhead_fraction.value_or(kDefaultChassisOverheadFraction);
-        plan.capex_usd = *unit_price * count * (1.0 + overhead);
-        echo.push_back(Echo("purchase_price_usd_per_accelerator", *unit_price, "usd",
-                            "purchase price of one accelerator",
-                            buy.purchase_price_usd_per_accelerator.has_value(),
-                            accelerator ? "catalog: " + accelerator->purchase_price_source + " (" +
-                                              accelerator->purchase_price_as_of + ")"
-                                        : ""));
-        echo.push_back(Echo("chassis_overhead_fraction", overhead, "fraction",
-                            "servers, CPUs, memory, NICs and switch ports on top of the "
-                            "accelerators",
-                            buy.chassis_overhead_fraction.has_value(),
-                            "default: judgement from 8-GPU HGX server list prices"));
+        return Ok{};
     }
-
+    if (auto s = PriceServers(request, plan, own); !s.ok()) return s.error();
+    auto [network, network_source] = DefaultNetworkFraction(own);
+    if (buy.network_fraction) {
+        network = *buy.network_fraction;
+    }
+    const double storage = buy.storage_fraction.value_or(kDefaultStorageFraction);
+    plan.capex_usd = own.servers_usd * (1.0 + network + storage);
+    echo.push_back(Echo("network_fraction", network, "fraction",
+                        "cluster network (switches, optics, cables) on top of the servers' price",
+                        buy.network_fraction.has_value(), network_source));
+    echo.push_back(Echo("storage_fraction", storage, "fraction",
+                        "shared storage for data and checkpoints on top of the servers' price",
+                        buy.storage_fraction.has_value(),
+                        "default: Bernstein 2025, storage ~1-1.5 % of AI data-centre spend whose "
+                        "compute hardware is ~58 %"));
     return Ok{};
 }
 
-// Opex: given, or power at the utilisation, hosting and staff.
+// Power above an idle floor, and colocation per kW of the servers' IT power: the opex terms
+// that follow from the accelerators' TDP. Returns their monthly sum at the plan's utilisation.
+double PriceFacility(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own,
+                     double utilization) {
+    const BuySide& buy = request.buy;
+    Assumptions& echo = plan.assumptions;
+    const double tdp_w = *own.tdp_w;
+    const double host =
+        buy.server_power_overhead_fraction.value_or(kDefaultServerPowerOverheadFraction);
+    const double pue = buy.pue.value_or(kDefaultPue);
+    const double usd_per_kwh = buy.usd_per_kwh.value_or(kDefaultUsdPerKwh);
+    const double idle = buy.idle_power_fraction.value_or(kDefaultIdlePowerFraction);
+    const double server_kw_per_accelerator = tdp_w / 1000.0 * (1.0 + host);
+    const double usd_per_kw_month =
+        buy.hosting_usd_per_kw_month.value_or(kDefaultHostingUsdPerKwMonth);
+    // Multiplied in this order so that round figures stay round ($200 x 700 W x 1.5 = $210).
+    const double hosting = buy.hosting_usd_per_accelerator_month.value_or(usd_per_kw_month * tdp_w *
+                                                                          (1.0 + host) / 1000.0);
+    const double power_at_full_use =
+        own.count * server_kw_per_accelerator * pue * usd_per_kwh * kHoursPerMonth;
+    own.variable_power_usd_per_month_at_full_use = power_at_full_use * (1.0 - idle);
+    echo.push_back(Echo("tdp_w", tdp_w, "W", "board power of one accelerator",
+                        buy.tdp_w.has_value(), "catalog: accelerator TDP"));
+    echo.push_back(Echo("server_power_overhead_fraction", host, "fraction",
+                        "host power (CPUs, memory, NICs, fans) on top of accelerator TDP",
+                        buy.server_power_overhead_fraction.has_value(),
+                        "default: judgement, below the DGX H100 datasheet maximum "
+                        "(10.2 kW for 8 x 700 W)"));
+    echo.push_back(Echo("idle_power_fraction", idle, "fraction",
+                        "power an idle server still draws, share of its draw at full use; power "
+                        "= full x (idle + (1 - idle) x utilization)",
+                        buy.idle_power_fraction.has_value(),
+                        "default: judgement (idle H100/H200 ~70-75 W of 700 W by nvidia-smi; "
+                        "the host keeps about half its load draw; fabric and storage stay on)"));
+    echo.push_back(Echo("pue", pue, "ratio", "datacentre power usage effectiveness",
+                        buy.pue.has_value(),
+                        "default: Uptime Institute 2023 survey average 1.58; colocation "
+                        "quotes 1.3-1.4"));
+    echo.push_back(Echo("usd_per_kwh", usd_per_kwh, "usd_per_kwh", "electricity price",
+                        buy.usd_per_kwh.has_value(),
+                        "default: between US industrial (~0.08, EIA 2023) and commercial "
+                        "(~0.13) averages"));
+    if (!buy.hosting_usd_per_accelerator_month) {
+        echo.push_back(Echo("hosting_usd_per_kw_month", usd_per_kw_month, "usd_per_kw_month",
+                            "colocation per kW of server IT power (space, cooling, power "
+                            "distribution), energy excluded",
+                            buy.hosting_usd_per_kw_month.has_value(),
+                            "default: middle of $150-250 per kW-month quotes; 2026 wholesale "
+                            "$150-280 (Ashburn), $180-300 (Silicon Valley), AI halls +20-30 %"));
+    }
+    echo.push_back(Echo("hosting_usd_per_accelerator_month", hosting, "usd_per_month",
+                        "colocation per accelerator, energy excluded",
+                        buy.hosting_usd_per_accelerator_month.has_value(),
+                        "derived: hosting_usd_per_kw_month x tdp_w / 1000 x (1 + "
+                        "server_power_overhead_fraction)"));
+    return power_at_full_use * (idle + (1.0 - idle) * utilization) + hosting * own.count;
+}
+
+// Opex: given, or power at the utilisation above an idle floor, hosting, hardware support and
+// staff.
 Status PriceOpex(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own) {
     const BuySide& buy = request.buy;
     const std::optional<Accelerator>& accelerator = own.accelerator;
-    const double count = own.count;
     Assumptions& echo = plan.assumptions;
-    double& power_usd_per_month_at_full_use = own.power_usd_per_month_at_full_use;
     if (buy.opex_usd_per_month) {
         plan.opex_usd_per_month = *buy.opex_usd_per_month;
         echo.push_back(Echo("opex_usd_per_month", plan.opex_usd_per_month, "usd_per_month",
                             "running cost of owning", true, ""));
-    } else {
-        std::optional<double> tdp_w = buy.tdp_w;
-        if (!tdp_w && accelerator) {
-            tdp_w = accelerator->tdp_w;
-        }
-        if (!tdp_w) {
-            return MakeError(
-                ErrorCode::kFailedPrecondition,
-                "no power figure: give buy.tdp_w or opex_usd_per_month" +
-                    std::string(
-                        accelerator ? " (the catalog has no TDP for " + accelerator->id + ")" : ""),
-                "/buy/tdp_w");
-        }
-        const double host =
-            buy.server_power_overhead_fraction.value_or(kDefaultServerPowerOverheadFraction);
-        const double pue = buy.pue.value_or(kDefaultPue);
-        const double usd_per_kwh = buy.usd_per_kwh.value_or(kDefaultUsdPerKwh);
-        const double hosting =
-            buy.hosting_usd_per_accelerator_month.value_or(kDefaultHostingUsdPerAcceleratorMonth);
-        const double staff =
-            buy.staff_usd_per_month.value_or(kDefaultStaffUsdPerAcceleratorMonth * count);
-        const double utilization = plan.utilization.value_or(kDefaultUtilization);
-        power_usd_per_month_at_full_use =
-            count * *tdp_w / 1000.0 * (1.0 + host) * pue * usd_per_kwh * kHoursPerMonth;
-        plan.opex_usd_per_month =
-            power_usd_per_month_at_full_use * utilization + hosting * count + staff;
-        echo.push_back(Echo("tdp_w", *tdp_w, "W", "board power of one accelerator",
-                            buy.tdp_w.has_value(), "catalog: accelerator TDP"));
-        echo.push_back(Echo("server_power_overhead_fraction", host, "fraction",
-                            "host power (CPUs, memory, NICs, fans) on top of accelerator TDP",
-                            buy.server_power_overhead_fraction.has_value(),
-                            "default: judgement, below the DGX H100 datasheet maximum "
-                            "(10.2 kW for 8 x 700 W)"));
-        echo.push_back(Echo("utilization", utilization, "fraction",
-                            "share of owned accelerator-hours in use; power scales with it",
-                            buy.utilization.has_value(),
-                            plan.utilization ? "derived: rented accelerator-hours / owned capacity"
-                                             : "default: judgement (60-80% in shared clusters)"));
-        echo.push_back(Echo("pue", pue, "ratio", "datacentre power usage effectiveness",
-                            buy.pue.has_value(),
-                            "default: Uptime Institute 2023 survey average 1.58; colocation "
-                            "quotes 1.3-1.4"));
-        echo.push_back(Echo("usd_per_kwh", usd_per_kwh, "usd_per_kwh", "electricity price",
-                            buy.usd_per_kwh.has_value(),
-                            "default: between US industrial (~0.08, EIA 2023) and commercial "
-                            "(~0.13) averages"));
-        echo.push_back(Echo("hosting_usd_per_accelerator_month", hosting, "usd_per_month",
-                            "rack space, cooling capacity and network per accelerator, energy "
-                            "excluded",
-                            buy.hosting_usd_per_accelerator_month.has_value(),
-                            "default: judgement from colocation quotes ($150-250 per kW-month)"));
-        echo.push_back(Echo("staff_usd_per_month", staff, "usd_per_month",
-                            "operations staff for the owned hardware",
-                            buy.staff_usd_per_month.has_value(),
-                            "default: $50 per accelerator-month (one ~$15K/month engineer per "
-                            "~300 accelerators; judgement)"));
-        plan.utilization = utilization;
+        return Ok{};
     }
-
+    own.tdp_w = buy.tdp_w;
+    if (!own.tdp_w && accelerator) {
+        own.tdp_w = accelerator->tdp_w;
+    }
+    if (!own.tdp_w) {
+        return MakeError(
+            ErrorCode::kFailedPrecondition,
+            "no power figure: give buy.tdp_w or opex_usd_per_month" +
+                std::string(accelerator ? " (the catalog has no TDP for " + accelerator->id + ")"
+                                        : ""),
+            "/buy/tdp_w");
+    }
+    const double utilization = plan.utilization.value_or(kDefaultUtilization);
+    const double facility = PriceFacility(request, plan, own, utilization);
+    const double maintenance_per_year =
+        buy.maintenance_fraction_per_year.value_or(kDefaultMaintenanceFractionPerYear);
+    const double staff =
+        buy.staff_usd_per_month.value_or(kDefaultStaffUsdPerAcceleratorMonth * own.count);
+    plan.opex_usd_per_month = facility + plan.capex_usd * maintenance_per_year / 12.0 + staff;
+    echo.push_back(Echo("utilization", utilization, "fraction",
+                        "share of owned accelerator-hours in use; power above the idle floor "
+                        "scales with it",
+                        buy.utilization.has_value(),
+                        plan.utilization ? "derived: rented accelerator-hours / owned capacity"
+                                         : "default: judgement (60-80% in shared clusters)"));
+    echo.push_back(Echo("maintenance_fraction_per_year", maintenance_per_year, "fraction_per_year",
+                        "hardware support and part replacement per year, share of capex",
+                        buy.maintenance_fraction_per_year.has_value(),
+                        "default: low end of the 10-15 % a year hardware service contracts "
+                        "cost; half NVIDIA's DGX H100 list support (20 %)"));
+    echo.push_back(Echo("staff_usd_per_month", staff, "usd_per_month",
+                        "operations staff for the owned hardware",
+                        buy.staff_usd_per_month.has_value(),
+                        "default: $50 per accelerator-month (one ~$15K/month engineer per "
+                        "~300 accelerators; judgement)"));
+    plan.utilization = utilization;
     return Ok{};
 }
 
-// Resale value after `months`: straight line from capex down to the residual.
+// Resale value after `months`: the straight-line book value from capex down to the residual,
+// less the used-market haircut.
 double Resale(const RentVsBuyPlan& plan, const Owning& own, double months) {
     const double worn = std::min(1.0, months / own.depreciation_months);
-    return plan.capex_usd * (1.0 - (1.0 - own.residual_fraction) * worn);
+    return plan.capex_usd * (1.0 - (1.0 - own.residual_fraction) * worn) *
+           (1.0 - own.resale_haircut);
 }
 
 // Both cash flows over the horizon: depreciation and resale, break-even months, totals and
@@ -496,7 +589,7 @@ void CompareCashFlows(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owni
     const int term_months = own.term_months;
     const double depreciation_years = buy.depreciation_years.value_or(kDefaultDepreciationYears);
     own.residual_fraction = buy.residual_value_fraction.value_or(kDefaultResidualValueFraction);
-    const double residual_fraction = own.residual_fraction;
+    own.resale_haircut = buy.resale_haircut_fraction.value_or(kDefaultResaleHaircutFraction);
     const double rate = request.discount_rate_annual.value_or(kDefaultDiscountRateAnnual);
     own.depreciation_months = depreciation_years * 12.0;
     const double depreciation_months = own.depreciation_months;
@@ -506,10 +599,17 @@ void CompareCashFlows(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owni
     echo.push_back(Echo("depreciation_years", depreciation_years, "years",
                         "straight-line depreciation period", buy.depreciation_years.has_value(),
                         "default: US MACRS 5-year class for computers"));
-    echo.push_back(Echo("residual_value_fraction", residual_fraction, "fraction",
-                        "resale value at the end of depreciation, share of capex",
+    echo.push_back(Echo("residual_value_fraction", own.residual_fraction, "fraction",
+                        "book value at the end of depreciation, share of capex",
                         buy.residual_value_fraction.has_value(),
-                        "default: judgement (5-15% for five-year-old datacentre GPUs)"));
+                        "default: low end of the 10-15 % the GPU Lease Rate Index gives "
+                        "five-year-old H100s (2026)"));
+    echo.push_back(Echo("resale_haircut_fraction", own.resale_haircut, "fraction",
+                        "what a used sale loses against book value (dealer margin, "
+                        "de-installation, shipping); every resale credited is book x (1 - this)",
+                        buy.resale_haircut_fraction.has_value(),
+                        "default: used units fetch 15-25 points less than refurbished ones "
+                        "(ComputeForecast 2026); the middle"));
     echo.push_back(Echo("discount_rate_annual", rate, "fraction_per_year",
                         "cost of capital used to discount both cash flows",
                         request.discount_rate_annual.has_value(), "default: judgement"));
@@ -517,7 +617,8 @@ void CompareCashFlows(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owni
                         request.horizon_months.has_value(), "default: depreciation period"));
 
     plan.monthly_own_usd =
-        plan.capex_usd * (1.0 - residual_fraction) / depreciation_months + plan.opex_usd_per_month;
+        (plan.capex_usd - Resale(plan, own, depreciation_months)) / depreciation_months +
+        plan.opex_usd_per_month;
 
     const double margin = plan.monthly_rent_usd - plan.opex_usd_per_month;
     own.monthly_rate = std::pow(1.0 + rate, 1.0 / 12.0) - 1.0;
@@ -558,20 +659,21 @@ void FindBreakEvenUtilization(RentVsBuyPlan& plan, const Owning& own) {
     const int term_months = own.term_months;
     const double monthly_rate = own.monthly_rate;
     const double horizon_discount = own.horizon_discount;
-    const double power_usd_per_month_at_full_use = own.power_usd_per_month_at_full_use;
+    const double variable_power = own.variable_power_usd_per_month_at_full_use;
     const auto horizon = static_cast<double>(plan.horizon_months);
     // Break-even utilisation on the recommendation's basis (present values over the horizon,
-    // resale credited): capex - PV(resale) + A x (fixed opex + power x u) = A x rent rate x
-    // capacity x u, with A the horizon's annuity factor. With no discounting and the horizon
+    // resale credited): capex - PV(resale) + A x (fixed opex + variable power x u) = A x rent
+    // rate x capacity x u, with A the horizon's annuity factor and the idle floor's power in
+    // the fixed opex. With no discounting and the horizon
     // at the depreciation period this is the amortised monthly balance. A commitment costs the
     // same at any utilisation, so it has none.
     if (has_count && plan.rent_usd_per_accelerator_hour && term_months == 0) {
         const double annuity = Annuity(1.0, horizon, monthly_rate);
-        const double fixed_opex = plan.opex_usd_per_month -
-                                  power_usd_per_month_at_full_use * plan.utilization.value_or(0.0);
+        const double fixed_opex =
+            plan.opex_usd_per_month - variable_power * plan.utilization.value_or(0.0);
         const double rent_at_full_use =
             *plan.rent_usd_per_accelerator_hour * count * kHoursPerMonth;
-        const double slope = annuity * (rent_at_full_use - power_usd_per_month_at_full_use);
+        const double slope = annuity * (rent_at_full_use - variable_power);
         if (slope > 0) {
             plan.break_even_utilization =
                 (plan.capex_usd - plan.residual_value_at_horizon_usd * horizon_discount +
@@ -663,8 +765,10 @@ void Recommend(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Ownin
         }
     }
     if (HasWarning(plan, "/horizon_months")) {
-        why += "; owning wins only by reselling the hardware at its book value after " +
-               Fixed(horizon, 0) + " months (see warnings)";
+        why +=
+            "; owning wins only by reselling the hardware at its book value (less the "
+            "used-market haircut) after " +
+            Fixed(horizon, 0) + " months (see warnings)";
     }
     if (HasWarning(plan, "/rent/offering_id")) {
         why += "; the rented " + offering->accelerator + " is not the " + *plan.accelerator +
@@ -742,10 +846,16 @@ Status RentVsBuyRequest::Validate() const {
     check.Range(buy.usd_per_kwh, "/buy/usd_per_kwh", 0, 10);
     check.Range(buy.hosting_usd_per_accelerator_month, "/buy/hosting_usd_per_accelerator_month", 0,
                 1e6);
+    check.Range(buy.hosting_usd_per_kw_month, "/buy/hosting_usd_per_kw_month", 0, 1e6);
+    check.Range(buy.idle_power_fraction, "/buy/idle_power_fraction", 0, 1);
+    check.Range(buy.network_fraction, "/buy/network_fraction", 0, 10);
+    check.Range(buy.storage_fraction, "/buy/storage_fraction", 0, 10);
+    check.Range(buy.maintenance_fraction_per_year, "/buy/maintenance_fraction_per_year", 0, 1);
     check.Range(buy.staff_usd_per_month, "/buy/staff_usd_per_month", 0, kMaxUsdPerMonth);
     // At least a month: a denormal period made the monthly depreciation infinite.
     check.Range(buy.depreciation_years, "/buy/depreciation_years", 1.0 / 12.0, 30);
     check.Range(buy.residual_value_fraction, "/buy/residual_value_fraction", 0, 0.99);
+    check.Range(buy.resale_haircut_fraction, "/buy/resale_haircut_fraction", 0, 1);
     check.Range(rent.usd_per_month, "/rent/usd_per_month", 0, kMaxUsdPerMonth);
     check.Range(rent.usd_per_accelerator_hour, "/rent/usd_per_accelerator_hour", 0, 1e5);
     check.Range(rent.accelerator_hours_per_month, "/rent/accelerator_hours_per_month", 0, 1e9,

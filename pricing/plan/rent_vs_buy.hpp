@@ -13,9 +13,10 @@ namespace gpucost::pricing::plan {
 // Defaults of the rent-vs-buy model; each is echoed under `assumptions` with its source and
 // can be overridden in the request.
 //
-// Chassis, CPUs, memory, NICs and switch ports on top of the accelerators' price: 8-GPU HGX
-// H100 servers sold for about $300K while the GPUs were about $25-30K each (judgement from
-// list prices).
+// The server around the accelerators (chassis, CPUs, memory, local NVMe and its InfiniBand or
+// RoCE NICs) on top of the accelerators' price: 8-GPU HGX H100 servers sold for about $300K
+// (Thinkmate's August-2024 quote: $317K with 8 x 400 Gb/s InfiniBand cards) while the GPUs
+// were about $25-30K each (judgement from list prices).
 inline constexpr double kDefaultChassisOverheadFraction = 0.30;
 // Host power (CPUs, memory, NICs, fans) on top of accelerator TDP: NVIDIA's DGX H100
 // datasheet gives 10.2 kW system maximum for 8 x 700 W GPUs (+82% at maximum); typical draw
@@ -27,9 +28,45 @@ inline constexpr double kDefaultPue = 1.4;
 // US industrial electricity price, about $0.08/kWh in 2023 (EIA Electric Power Monthly,
 // table 5.6.A); commercial about $0.13. Judgement between the two.
 inline constexpr double kDefaultUsdPerKwh = 0.10;
-// Rack space, cooling capacity and network per accelerator, energy excluded. Judgement from
-// colocation quotes of $150-250 per kW-month at ~1.3 kW per accelerator incl. host.
-inline constexpr double kDefaultHostingUsdPerAcceleratorMonth = 150.0;
+// Colocation (rack space, cooling capacity, power distribution; energy billed apart) per kW of
+// the servers' IT power, per month. The quotes this model first cited were $150-250 per
+// kW-month; 2026 wholesale rates are $150-280 in Ashburn and $180-300 in Silicon Valley, with
+// high-density AI halls 20-30 % above the $140-160 Tier-1 average (v2-pseo-ai.pages.dev
+// "Colocation Pricing Comparison 2026"). $200 is the middle of the first range and inside
+// both of the others. Times the server's kW per accelerator (TDP x (1 + host overhead)): an
+// H100 at 1.05 kW pays $210 a month (1.3 kW at the DGX maximum: $260), inside the $195-325
+// the old flat $150 fell short of.
+inline constexpr double kDefaultHostingUsdPerKwMonth = 200.0;
+// Power drawn by an idle owned server, as a share of its draw at full use: an idle H100 or
+// H200 draws ~70-75 W of its 700 W (nvidia-smi readings, ~10 %), while the host (CPUs,
+// memory, fans, NICs: the 0.5 host overhead) keeps about half its load draw, (0.1 + 0.5 x
+// 0.5) / 1.5 = 0.23; rounded up to a quarter for the fabric switches and storage that stay
+// powered and are not otherwise counted. Judgement.
+inline constexpr double kDefaultIdlePowerFraction = 0.25;
+// Cluster network (leaf/spine switches, optics and cables; the NICs are in the server) as a
+// share of the servers' price, by the number of 8-accelerator servers: an August-2024 H100
+// cluster bill of materials (FS.com 64-port 400 Gb/s InfiniBand switches at $36K, servers at
+// $310K with NICs) gives 4.9 % at 64 servers (one switch tier), 11.0 % at 128-2,048 (two
+// tiers) and 17.1 % at 4,096 and more (three tiers); one server needs no scale-out fabric.
+// Bernstein (2025) puts networking at ~13 % of an AI data centre's spend, against 39 % for
+// GPUs.
+inline constexpr int kAcceleratorsPerServer = 8;  // HGX/DGX baseboard
+inline constexpr double kNetworkFractionOneTier = 0.049;
+inline constexpr int kNetworkOneTierMaxServers = 64;
+inline constexpr double kNetworkFractionTwoTiers = 0.110;
+inline constexpr int kNetworkTwoTiersMaxServers = 2048;
+inline constexpr double kNetworkFractionThreeTiers = 0.171;
+// Shared storage (parallel file system for data and checkpoints) as a share of the servers'
+// price: Bernstein (2025) puts storage at ~1-1.5 % of an AI data centre's spend, whose compute
+// hardware is ~58 % of it (GB200 NVL72 rack: $3.4M of $5.9M), i.e. ~2 % of the servers.
+inline constexpr double kDefaultStorageFraction = 0.02;
+// Hardware support (vendor contract with part replacement) per year, as a share of capex:
+// general hardware service contracts run 10-15 % of the purchase price a year (Library
+// Technology Reports; TechTarget quotes 10-30 %), NVIDIA's DGX H100 list support 20 %
+// (supercluster.blog); OEM HGX servers include a 3-year warranty in their price. Llama 3's
+// 16,384 H100 saw 268 GPU-attributed interruptions in 54 days (arXiv 2407.21783 table 5),
+// ~11 % of the GPUs a year. 0.10: the low end of the general range, half the DGX list rate.
+inline constexpr double kDefaultMaintenanceFractionPerYear = 0.10;
 // Operations staff per accelerator: a fully loaded engineer (~$15K/month) per ~300
 // accelerators. Judgement.
 inline constexpr double kDefaultStaffUsdPerAcceleratorMonth = 50.0;
@@ -45,9 +82,15 @@ inline constexpr double kUtilizationMismatchTolerance = 0.05;
 inline constexpr double kRentReadingsTolerance = 0.01;
 // US MACRS 5-year class for computers; hyperscalers depreciate servers over 5-6 years.
 inline constexpr double kDefaultDepreciationYears = 5.0;
-// Resale value at the end of depreciation, as a share of capex (judgement: five-year-old
-// datacentre GPUs resell for 5-15% of their price).
+// Book value at the end of depreciation, as a share of capex: H100s five years on are valued
+// at 10-15 % of list price in the GPU Lease Rate Index's secondary-market curve
+// (v2-pseo-ai.pages.dev, 2026); the low end.
 inline constexpr double kDefaultResidualValueFraction = 0.10;
+// What a used sale loses against that straight-line book value (dealer or ITAD margin,
+// de-installation, shipping, no warranty): used units sold as-is fetch 15-25 points less
+// than refurbished ones (ComputeForecast, "The secondary market for AI hardware", 2026).
+// The middle, applied to every resale the model credits.
+inline constexpr double kDefaultResaleHaircutFraction = 0.20;
 // Annual cost of capital used to discount both cash flows (judgement).
 inline constexpr double kDefaultDiscountRateAnnual = 0.08;
 
@@ -67,10 +110,17 @@ struct BuySide {
     std::optional<double> utilization;
     std::optional<double> pue;
     std::optional<double> usd_per_kwh;
+    // Replaces hosting_usd_per_kw_month x the server's kW per accelerator.
     std::optional<double> hosting_usd_per_accelerator_month;
+    std::optional<double> hosting_usd_per_kw_month;
+    std::optional<double> idle_power_fraction;
+    std::optional<double> network_fraction;               // of the servers' price
+    std::optional<double> storage_fraction;               // of the servers' price
+    std::optional<double> maintenance_fraction_per_year;  // of capex
     std::optional<double> staff_usd_per_month;
     std::optional<double> depreciation_years;
     std::optional<double> residual_value_fraction;
+    std::optional<double> resale_haircut_fraction;
 };
 
 // The rent side: usd_per_month directly, or a rate per accelerator-hour (given, or the
@@ -138,7 +188,8 @@ struct RentVsBuyPlan {
     std::optional<int> rent_nodes;
     // Months of rent paid: the horizon, or whole commitment terms covering it.
     int rent_billed_months = 0;
-    // Amortised owning cost: (capex - residual) / depreciation months + opex.
+    // Amortised owning cost: (capex - resale at the end of depreciation) / depreciation months
+    // + opex.
     double monthly_own_usd = 0;
     std::optional<double> rent_usd_per_accelerator_hour;
     std::optional<double> accelerator_hours_per_month;

@@ -265,6 +265,13 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                    ? ", " + Hours(slack) + " before it in expectation."
                    : ".";
     }
+    // Spot risk against a budget: how likely the bill stays within it, and at what p90.
+    if (r.interruptions_per_hour && request.constraints.budget_usd && r.budget_probability) {
+        out += " It stays within the budget with probability " +
+               Fixed(100.0 * *r.budget_probability, 1) + "% (budget_confidence " +
+               Fixed(100.0 * s.budget_confidence, 1) + "%; compute p90 " + Money(r.cost_usd_p90) +
+               ", judged with its spot price and efficiency spreads).";
+    }
     if (r.unused_committed_hours) {
         if (o.price_type == PriceType::kCapacityBlock) {
             out += " A capacity block of " + Hours(r.billed_hours) +
@@ -516,6 +523,15 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                         "within this of 1 shows the bound (within this of the distribution's "
                         "figure)",
                         "definition: the distribution costs milliseconds per option"});
+    }
+    if (c.budget_usd) {
+        echo.push_back(Echo("budget_confidence", s.budget_confidence, "probability",
+                            "an option is within budget_usd when its total cost stays within it "
+                            "with at least this probability (spot: log-normal compute cost, "
+                            "p50 expected_cost_usd, p90 cost_usd_p90; other price types: 1 "
+                            "when the expected total fits)",
+                            c.budget_confidence.has_value(),
+                            "default: as deadline_confidence (judgement)"));
     }
     if (plan.max_wall_clock_days) {
         echo.push_back(Echo("max_wall_clock_days", *plan.max_wall_clock_days, "days",

@@ -13,7 +13,6 @@ namespace gpucost::pricing::plan {
 namespace {
 
 // Standard normal 90th percentile.
-constexpr double kZ90 = 1.2815515655446004;
 constexpr std::size_t kMaxExplicitNodeCounts = 64;
 constexpr std::size_t kMaxPlanOffset = 1'000'000;
 
@@ -68,6 +67,7 @@ Status TrainingPlanRequest::Validate() const {
     check.Range(c.deadline_confidence, "/constraints/deadline_confidence", 0, 1,
                 /*lo_open=*/true);
     check.Range(c.budget_usd, "/constraints/budget_usd", 0, 1e12);
+    check.Range(c.budget_confidence, "/constraints/budget_confidence", 0, 1, /*lo_open=*/true);
     check.Range(c.max_price_age_days, "/constraints/max_price_age_days", 0, 36500);
     check.Range(c.max_wall_clock_days, "/constraints/max_wall_clock_days", 0,
                 kMaxWallClockDaysLimit, /*lo_open=*/true);
@@ -144,7 +144,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     // the binding constraints. At 20,000 offerings that keeps thousands of options, not
     // 60,000.
     stages::WallClockCeiling ceiling(resolved, tally);
-    stages::ConstraintJudge judge(resolved, probabilities);
+    stages::ConstraintJudge judge(resolved, settings, probabilities);
     stages::BindingTally binding(resolved);
     std::vector<TrainingPlanOption> options;
     std::size_t within_ceiling = 0;

@@ -25,6 +25,8 @@ namespace gpucost::pricing::plan {
 // Efficiency: published MFUs for the same model on the same hardware differ by about +-20 %
 // between frameworks and tuning (see ../shared/docs/estimator-references.md); judgement.
 inline constexpr double kDefaultEfficiencySpreadFraction = 0.20;
+// z of the standard normal's 90th percentile.
+inline constexpr double kZ90 = 1.2815515655446004;
 // On-demand and committed list prices change rarely between catalog refreshes; judgement.
 inline constexpr double kDefaultPriceSpreadFraction = 0.05;
 // Spot prices move daily; AWS Spot Advisor savings for one instance type differ by tens of
@@ -36,6 +38,13 @@ inline constexpr double kDefaultSpotPriceSpreadFraction = 0.25;
 // (request: `constraints.deadline_confidence`). The same default as the spot plan's
 // required_deadline_probability (spot.hpp), so both planners judge a deadline alike.
 inline constexpr double kDefaultDeadlineConfidence = kDefaultRequiredDeadlineProbability;
+// A budget counts as met when the option's total cost stays within it with at least this
+// probability (request: `constraints.budget_confidence`); at 0.9 a spot option's cost_usd_p90
+// (plus data costs) must fit. Its own knob, not deadline_confidence's: a budget owner may
+// hold money and time to different standards (0.5 judges spot at its expected cost), and
+// deadline_confidence means nothing without a deadline. The same default, so a plan with
+// both promises each at 90 %; judgement.
+inline constexpr double kDefaultBudgetConfidence = kDefaultDeadlineConfidence;
 // A shown spot option whose Chernoff lower bound on deadline_probability is above 1 - this
 // shows the bound instead of the distribution's figure (within this of it): the distribution
 // costs milliseconds per option (SpotDeadlineProbability), the bound microseconds.
@@ -99,6 +108,9 @@ struct TrainingPlanConstraints {
     // kDefaultDeadlineConfidence. Ignored without a deadline.
     std::optional<double> deadline_confidence;
     std::optional<double> budget_usd;
+    // Probability (0, 1] with which an option's total cost must stay within budget_usd;
+    // default kDefaultBudgetConfidence. Ignored without a budget.
+    std::optional<double> budget_confidence;
     std::vector<std::string> providers;
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;
@@ -156,7 +168,9 @@ struct TrainingPlanRequest {
 // A constraint an option misses: the constraint's name as in the request, its limit and the
 // option's value ("deadline_hours", 168, 1556.9). An option expected to finish in time whose
 // probability of doing so is below the confidence misses "deadline_confidence" (limit: the
-// confidence, value: its probability; higher is better).
+// confidence, value: its probability; higher is better). Likewise an option whose expected
+// cost fits the budget while its probability of staying within it is below budget_confidence
+// misses "budget_confidence".
 struct ConstraintViolation {
     std::string constraint;
     double limit = 0;
@@ -205,7 +219,14 @@ struct TrainingPlanOption {
     std::optional<double> deadline_probability;
     // deadline_probability >= deadline_confidence (true without a deadline).
     bool meets_deadline = true;
-    bool within_budget = true;  // expected cost <= budget (true without one)
+    // With a budget: the probability that the total cost (compute + data) stays within it.
+    // Spot options: the compute cost is log-normal with its median at expected_cost_usd and
+    // its 90th percentile at cost_usd_p90 (the spot price and efficiency spreads); other price
+    // types are billed at a fixed rate for hours the deadline check also takes as expected: 1
+    // when the expected total fits, else 0. nullopt without a budget.
+    std::optional<double> budget_probability;
+    // budget_probability >= budget_confidence (true without a budget).
+    bool within_budget = true;
     // What the option misses, listed on every option the plan returns (the planner judges
     // the others by the two flags only).
     std::vector<ConstraintViolation> violations;

@@ -258,6 +258,7 @@ PricingSettings SettingsFor(const TrainingPlanRequest& request) {
     s.max_price_age_days = request.max_price_age_days.value_or(kDefaultMaxPriceAgeDays);
     s.deadline_confidence =
         request.constraints.deadline_confidence.value_or(kDefaultDeadlineConfidence);
+    s.budget_confidence = request.constraints.budget_confidence.value_or(kDefaultBudgetConfidence);
     return s;
 }
 
@@ -514,9 +515,24 @@ std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest&
     return ceiling.Finish();
 }
 
+double BudgetProbability(const TrainingPlanOption& o, double budget_usd, double factor_spot) {
+    const bool fits = o.ExpectedTotalUsd() <= budget_usd;
+    // The spread of a spot bill: sigma = ln(p90 / p50) / z90 of the log-normal compute cost.
+    const double sigma = std::log(factor_spot) / kZ90;
+    const double compute_budget_usd = budget_usd - o.data_cost_usd.value_or(0);
+    if (!o.interruptions_per_hour || !(sigma > 0) || !(o.expected_cost_usd > 0)) {
+        return fits ? 1.0 : 0.0;
+    }
+    if (!(compute_budget_usd > 0)) return 0.0;
+    const double z = std::log(compute_budget_usd / o.expected_cost_usd) / sigma;
+    return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+
 ConstraintJudge::ConstraintJudge(const TrainingPlanRequest& request,
+                                 const PricingSettings& settings,
                                  DeadlineProbabilities& probabilities)
     : constraints_(request.constraints),
+      settings_(settings),
       probabilities_(probabilities),
       confidence_(request.constraints.deadline_confidence.value_or(kDefaultDeadlineConfidence)),
       target_(std::min(1.0, confidence_ + kDeadlineBoundMargin)) {}
@@ -542,12 +558,16 @@ void ConstraintJudge::Judge(TrainingPlanOption& o) {
     }
     o.meets_deadline =
         !c.deadline_hours || !o.deadline_probability || *o.deadline_probability >= confidence_;
-    o.within_budget = !c.budget_usd || o.ExpectedTotalUsd() <= *c.budget_usd;
+    o.budget_probability.reset();
+    if (c.budget_usd) {
+        o.budget_probability = BudgetProbability(o, *c.budget_usd, settings_.factor_spot);
+    }
+    o.within_budget = !o.budget_probability || *o.budget_probability >= settings_.budget_confidence;
 }
 
-void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities,
-               std::vector<TrainingPlanOption>& options) {
-    ConstraintJudge judge(request, probabilities);
+void Constrain(const TrainingPlanRequest& request, const PricingSettings& settings,
+               DeadlineProbabilities& probabilities, std::vector<TrainingPlanOption>& options) {
+    ConstraintJudge judge(request, settings, probabilities);
     for (TrainingPlanOption& o : options) judge.Judge(o);
 }
 
@@ -566,7 +586,14 @@ void ListViolations(const TrainingPlanRequest& request, TrainingPlanOption& o) {
         }
     }
     if (!o.within_budget) {
-        o.violations.push_back({"budget_usd", *c.budget_usd, o.ExpectedTotalUsd()});
+        if (o.ExpectedTotalUsd() <= *c.budget_usd) {
+            // Within budget on average, not often enough: the shortfall is in probability.
+            o.violations.push_back({"budget_confidence",
+                                    c.budget_confidence.value_or(kDefaultBudgetConfidence),
+                                    o.budget_probability.value_or(0)});
+        } else {
+            o.violations.push_back({"budget_usd", *c.budget_usd, o.ExpectedTotalUsd()});
+        }
     }
 }
 

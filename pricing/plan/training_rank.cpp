@@ -20,7 +20,7 @@ std::string Money(double usd) {
 
 // A probability constraint is met from above; hours and dollars from below.
 bool HigherIsBetter(const std::string& constraint) {
-    return constraint == "deadline_confidence";
+    return constraint == "deadline_confidence" || constraint == "budget_confidence";
 }
 
 std::string ValueText(const std::string& constraint, double value) {
@@ -30,8 +30,10 @@ std::string ValueText(const std::string& constraint, double value) {
 
 std::string BindingMessage(const std::string& name, const BindingConstraint& b) {
     if (HigherIsBetter(name)) {
-        return name + " " + ValueText(name, b.limit) + ": the option most likely to finish by " +
-               "the deadline" + (b.others_met ? " that meets every other constraint" : "") +
+        const std::string goal =
+            name == "budget_confidence" ? "stay within the budget" : "finish by the deadline";
+        return name + " " + ValueText(name, b.limit) + ": the option most likely to " + goal +
+               (b.others_met ? " that meets every other constraint" : "") +
                " does so with probability " + ValueText(name, b.best_value) + ", " +
                Fixed(100.0 * b.shortfall, 1) + " points short";
     }
@@ -94,7 +96,7 @@ void BindingTally::Note(std::size_t slot, double limit, double value, bool only_
         s.limit = limit;
     }
     // Compared signed so that lower is better; turned back in Result.
-    const double sign = slot == kConfidenceSlot ? -1.0 : 1.0;
+    const double sign = slot == kConfidenceSlot || slot == kBudgetConfidenceSlot ? -1.0 : 1.0;
     if (only_this && (!s.others_met || sign * value < s.best_value)) {
         s.others_met = true;
         s.best_value = sign * value;
@@ -113,14 +115,19 @@ void BindingTally::Add(const TrainingPlanOption& o) {
         }
     }
     if (!o.within_budget) {
-        Note(kBudgetSlot, *c.budget_usd, o.ExpectedTotalUsd(), only_one);
+        if (o.ExpectedTotalUsd() <= *c.budget_usd) {
+            Note(kBudgetConfidenceSlot, c.budget_confidence.value_or(kDefaultBudgetConfidence),
+                 o.budget_probability.value_or(0), only_one);
+        } else {
+            Note(kBudgetSlot, *c.budget_usd, o.ExpectedTotalUsd(), only_one);
+        }
     }
     // What the option reaches on each constraint, whether it meets it or not, signed so that
     // lower is better (an option a bound cleared has no probability yet; it meets the
     // confidence).
-    const std::array<double, 3> reached = {
-        o.ExpectedTotalUsd(), o.meets_deadline ? -1.0 : -o.deadline_probability.value_or(0),
-        o.expected_wall_clock_hours};
+    const std::array<double, 4> reached = {
+        o.ExpectedTotalUsd(), o.within_budget ? -1.0 : -o.budget_probability.value_or(0),
+        o.meets_deadline ? -1.0 : -o.deadline_probability.value_or(0), o.expected_wall_clock_hours};
     for (std::size_t k = 0; k < kNames.size(); ++k) {
         slots_[k].reached = std::min(slots_[k].reached, reached[k]);
     }

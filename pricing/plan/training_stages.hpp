@@ -111,6 +111,7 @@ struct PricingSettings {
     double unknown_spot_rate = 0;  // interruptions per instance-hour
     double max_price_age_days = kDefaultMaxPriceAgeDays;
     double deadline_confidence = kDefaultDeadlineConfidence;
+    double budget_confidence = kDefaultBudgetConfidence;
 };
 PricingSettings SettingsFor(const TrainingPlanRequest& request);
 
@@ -205,31 +206,40 @@ private:
     std::map<std::pair<double, double>, double> cache_;
 };
 
+// The probability that o's total cost (compute + data) stays within `budget_usd`
+// (TrainingPlanOption::budget_probability): spot compute cost log-normal with median
+// expected_cost_usd and 90th percentile expected_cost_usd x `factor_spot` (= cost_usd_p90);
+// other price types 1 when the expected total fits, else 0.
+double BudgetProbability(const TrainingPlanOption& o, double budget_usd, double factor_spot);
+
 // Stage 4: whether each option meets the deadline and the budget (meets_deadline,
-// within_budget). An option meets the deadline with probability >= the confidence; its
-// deadline_probability is set here when the lower bound falls short of the confidence (else
-// left to Fill for shown options). The violations themselves are listed by ListViolations
-// only where they are read (options shown, the binding constraints): most options miss a
-// constraint and are only counted.
-void Constrain(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities,
-               std::vector<TrainingPlanOption>& options);
+// within_budget, each judged by its probability against its confidence). An option meets the
+// deadline with probability >= the confidence; its deadline_probability is set here when the lower
+// bound falls short of the confidence (else left to Fill for shown options). The violations
+// themselves are listed by ListViolations only where they are read (options shown, the binding
+// constraints): most options miss a constraint and are only counted.
+void Constrain(const TrainingPlanRequest& request, const PricingSettings& settings,
+               DeadlineProbabilities& probabilities, std::vector<TrainingPlanOption>& options);
 
 // Constrain one option at a time.
 class ConstraintJudge {
 public:
-    ConstraintJudge(const TrainingPlanRequest& request, DeadlineProbabilities& probabilities);
+    ConstraintJudge(const TrainingPlanRequest& request, const PricingSettings& settings,
+                    DeadlineProbabilities& probabilities);
     void Judge(TrainingPlanOption& o);
 
 private:
     bool Cleared(const TrainingPlanOption& o);
     const TrainingPlanConstraints& constraints_;
+    const PricingSettings& settings_;
     DeadlineProbabilities& probabilities_;
     double confidence_;
     double target_;
     std::map<std::pair<double, double>, bool> cleared_spot_runs_;
 };
 
-// Sets o.violations from its flags (deadline_hours or deadline_confidence, then budget_usd).
+// Sets o.violations from its flags (deadline_hours or deadline_confidence, then budget_usd or
+// budget_confidence).
 // REQUIRES: Constrain has judged `o`.
 void ListViolations(const TrainingPlanRequest& request, TrainingPlanOption& o);
 
@@ -261,11 +271,12 @@ public:
     std::vector<BindingConstraint> Result() const;
 
 private:
-    static constexpr std::array<const char*, 3> kNames = {"budget_usd", "deadline_confidence",
-                                                          "deadline_hours"};
+    static constexpr std::array<const char*, 4> kNames = {"budget_usd", "budget_confidence",
+                                                          "deadline_confidence", "deadline_hours"};
     static constexpr std::size_t kBudgetSlot = 0;
-    static constexpr std::size_t kConfidenceSlot = 1;
-    static constexpr std::size_t kHoursSlot = 2;
+    static constexpr std::size_t kBudgetConfidenceSlot = 1;
+    static constexpr std::size_t kConfidenceSlot = 2;
+    static constexpr std::size_t kHoursSlot = 3;
     struct Slot {
         bool violated = false;
         double limit = 0;
@@ -275,7 +286,7 @@ private:
     };
     void Note(std::size_t slot, double limit, double value, bool only_this);
     const TrainingPlanConstraints& constraints_;
-    std::array<Slot, 3> slots_{};
+    std::array<Slot, 4> slots_{};
 };
 
 // `options` are those judged (stage 4) and kept: the feasible ones, and the rest when the

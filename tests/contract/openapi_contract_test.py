@@ -343,7 +343,7 @@ try:
     csv_headers = dict(json_headers, Accept="text/csv")
     series = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
                   body=json.dumps(seed).encode(), headers=csv_headers)
-    check(series.startswith(b"month,rent_usd,own_usd,own_net_of_resale_usd,currency,catalog_version\r\n0,0,800000,0,USD,"),
+    check(series.startswith(b"month,rent_usd,own_usd,own_net_of_resale_usd,currency,catalog_version\r\n0,0,800000,160000,USD,"),
           "rent-vs-buy answers its cumulative series as CSV")
     # Paging a plan: next_cursor walks every option once; a cursor belongs to its request.
     walk_body = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 40}

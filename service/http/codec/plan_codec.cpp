@@ -227,11 +227,28 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
         return r.error();
     }
     JsonReader b(*buy, "/buy");
-    b.OnlyKnown({"capex_usd", "opex_usd_per_month", "accelerator", "total_accelerators",
-                 "server_price_usd", "purchase_price_usd_per_accelerator",
-                 "chassis_overhead_fraction", "tdp_w", "server_power_overhead_fraction",
-                 "utilization", "pue", "usd_per_kwh", "hosting_usd_per_accelerator_month",
-                 "staff_usd_per_month", "depreciation_years", "residual_value_fraction"});
+    b.OnlyKnown({"capex_usd",
+                 "opex_usd_per_month",
+                 "accelerator",
+                 "total_accelerators",
+                 "server_price_usd",
+                 "purchase_price_usd_per_accelerator",
+                 "chassis_overhead_fraction",
+                 "tdp_w",
+                 "server_power_overhead_fraction",
+                 "utilization",
+                 "pue",
+                 "usd_per_kwh",
+                 "hosting_usd_per_accelerator_month",
+                 "hosting_usd_per_kw_month",
+                 "idle_power_fraction",
+                 "network_fraction",
+                 "storage_fraction",
+                 "maintenance_fraction_per_year",
+                 "staff_usd_per_month",
+                 "depreciation_years",
+                 "residual_value_fraction",
+                 "resale_haircut_fraction"});
     q.buy.capex_usd = b.Number("capex_usd");
     q.buy.opex_usd_per_month = b.Number("opex_usd_per_month");
     q.buy.accelerator = LowerId(b.String("accelerator"));
@@ -248,6 +265,12 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
     q.buy.staff_usd_per_month = b.Number("staff_usd_per_month");
     q.buy.depreciation_years = b.Number("depreciation_years");
     q.buy.residual_value_fraction = b.Number("residual_value_fraction");
+    q.buy.hosting_usd_per_kw_month = b.Number("hosting_usd_per_kw_month");
+    q.buy.idle_power_fraction = b.Number("idle_power_fraction");
+    q.buy.network_fraction = b.Number("network_fraction");
+    q.buy.storage_fraction = b.Number("storage_fraction");
+    q.buy.maintenance_fraction_per_year = b.Number("maintenance_fraction_per_year");
+    q.buy.resale_haircut_fraction = b.Number("resale_haircut_fraction");
     if (!b.ok()) {
         return b.error();
     }
@@ -462,13 +485,14 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     }
     if (constraints != nullptr) {
         JsonReader c(*constraints, "/constraints");
-        c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "providers",
-                     "price_types", "regions", "accelerators", "max_total_accelerators",
-                     "min_total_accelerators", "max_wall_clock_days", "verified_only",
-                     "max_price_age_days", "node_counts"});
+        c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "budget_confidence",
+                     "providers", "price_types", "regions", "accelerators",
+                     "max_total_accelerators", "min_total_accelerators", "max_wall_clock_days",
+                     "verified_only", "max_price_age_days", "node_counts"});
         auto& out = q.constraints;
         out.deadline_hours = c.Number("deadline_hours");
         out.deadline_confidence = c.Number("deadline_confidence");
+        out.budget_confidence = c.Number("budget_confidence");
         out.budget_usd = c.Number("budget_usd");
         out.providers = c.Strings("providers").value_or(std::vector<std::string>{});
         out.price_types = PriceTypes(c, "price_types");
@@ -581,6 +605,7 @@ void WriteViolations(JsonWriter& w, const std::vector<pricing::plan::ConstraintV
 void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.BeginObject();
     w.Member("billed_hours", o.billed_hours);
+    w.Member("budget_probability", o.budget_probability);
     w.UsdRateMember("cluster_usd_per_hour", o.cluster_usd_per_hour);
     w.UsdMember("cost_usd", o.cost_usd);
     w.UsdMember("cost_usd_p10", o.cost_usd_p10);

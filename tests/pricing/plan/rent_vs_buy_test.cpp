@@ -3,6 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "pricing/catalog_loader.hpp"
 #include "pricing/plan/field_checker.hpp"
@@ -60,13 +64,17 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.horizon_months == 60);
         // Discounted at 8 %/year (0.6434 %/month): -ln(1 - 800000 i / 15000) / ln(1 + i).
         CHECK(*p.discounted_break_even_months == doctest::Approx(65.5339835751));
-        // Undiscounted over 5 years: rent 1.2M; own 800K + 300K - 80K resale = 1.02M.
+        // Undiscounted over 5 years: rent 1.2M; own 800K + 300K - 64K resale = 1.036M, the
+        // resale being the 10 % book value less the 20 % used-market haircut.
+        CHECK(p.residual_value_at_horizon_usd == doctest::Approx(800000 * 0.1 * 0.8));
         CHECK(p.total_rent_usd == doctest::Approx(1200000));
-        CHECK(p.total_own_usd == doctest::Approx(1020000));
+        CHECK(p.total_own_usd == doctest::Approx(1036000));
         CHECK(p.npv_rent_usd == doctest::Approx(992898.0670128557));
-        CHECK(p.npv_own_usd == doctest::Approx(993777.8609905136));
-        // Amortised: 800K x 0.9 / 60 + 5K = 17K.
-        CHECK(p.monthly_own_usd == doctest::Approx(17000));
+        // 800K + the $5K annuity (60 months at 1.08^(1/12) - 1) - 64K / 1.08^5; before the
+        // haircut 80K was credited and owning came to $993,777.86.
+        CHECK(p.npv_own_usd == doctest::Approx(993777.8609905136 + 16000 / std::pow(1.08, 5)));
+        // Amortised: (800K - 64K) / 60 + 5K.
+        CHECK(p.monthly_own_usd == doctest::Approx(736000.0 / 60 + 5000));
         // In present value: owning's NPV (no power to scale) = annuity x $2/h x 80 x 730 h x u,
         // the annuity factor being npv_rent / $20K: 17.14 %, just above the 17.12 % in use,
         // as the (near-tie) rent recommendation says.
@@ -75,7 +83,7 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(*p.break_even_utilization > *p.utilization);
         CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
         // Whole percents would read alike; one decimal tells them apart.
-        CHECK(p.reasoning.find("above 17.1%, yours is 17.1%") != std::string::npos);
+        CHECK(p.reasoning.find("above 17.3%, yours is 17.1%") != std::string::npos);
         CHECK(*p.utilization == doctest::Approx(10000.0 / 58400.0));
     }
 
@@ -87,18 +95,34 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(p.recommendation == RentVsBuyRecommendation::kRent);
         // 1,000 h x $4.29 (Lambda H100 in the sample catalog).
         CHECK(p.monthly_rent_usd == doctest::Approx(4290));
-        // 8 x $27,500 x 1.3 chassis overhead.
-        CHECK(p.capex_usd == doctest::Approx(286000));
+        // Servers 8 x $27,500 x 1.3 chassis overhead = $286,000; one server needs no fabric
+        // (network 0); shared storage 2 % of the servers.
+        CHECK(p.capex_usd == doctest::Approx(286000 * 1.02));
         // Power 8 x 0.7 kW x 1.5 host x 1.4 PUE x $0.10 x 730 h = $858.48 at full use, x
-        // 17.1 % utilisation; hosting 8 x $150; staff 8 x $50.
-        CHECK(p.opex_usd_per_month == doctest::Approx(858.48 * 1000.0 / 5840.0 + 1200 + 400));
-        CHECK(*p.break_even_months == doctest::Approx(286000 / (4290 - 1747.0)));
+        // (0.25 idle floor + 0.75 x 17.1 % utilisation); hosting 8 x $200/kW-month x 1.05 kW;
+        // support 10 % of capex a year; staff 8 x $50. Before: $1,747 (no idle floor, hosting
+        // 8 x $150, no support).
+        const double utilization = 1000.0 / 5840.0;
+        const double power = 858.48 * (0.25 + 0.75 * utilization);
+        const double opex = power + 8 * 200 * 1.05 + 286000 * 1.02 * 0.10 / 12 + 400;
+        CHECK(p.opex_usd_per_month == doctest::Approx(opex));
+        // Owning now costs more a month than the rent: it never breaks even (was 112 months).
+        CHECK(p.opex_usd_per_month > p.monthly_rent_usd);
+        CHECK_FALSE(p.break_even_months.has_value());
         CHECK_FALSE(p.breaks_even_within_horizon);
-        // In present value over 60 months (24.3 % on the amortised monthly basis): at that
-        // utilisation renting the owned hours costs what owning does.
-        CHECK(*p.break_even_utilization == doctest::Approx(0.288026).epsilon(1e-5));
+        CHECK(p.reasoning.find("never breaks even") != std::string::npos);
+        // In present value over 60 months, with A the annuity factor and the idle floor's power
+        // in the fixed opex: u = (capex - PV(resale) + A x fixed) / (A x (rent at full use -
+        // power above the floor at full use)). Was 28.8 %.
+        const double i = std::pow(1.08, 1.0 / 12.0) - 1.0;
+        const double annuity = (1 - std::pow(1.08, -5.0)) / i;
+        const double resale = 286000 * 1.02 * 0.1 * 0.8;
+        const double fixed = opex - 858.48 * 0.75 * utilization;
+        const double u = (286000 * 1.02 - resale / std::pow(1.08, 5) + annuity * fixed) /
+                         (annuity * (4.29 * 8 * 730 - 858.48 * 0.75));
+        CHECK(*p.break_even_utilization == doctest::Approx(u).epsilon(1e-6));
         CHECK(*p.break_even_utilization > *p.utilization);
-        CHECK(p.reasoning.find("utilisation above 29%") != std::string::npos);
+        CHECK(p.reasoning.find("utilisation above 42%") != std::string::npos);
         RentVsBuyRequest at_break_even = SmallTeam();
         at_break_even.rent.accelerator_hours_per_month = *p.break_even_utilization * 8 * 730;
         const RentVsBuyPlan even = PlanRentVsBuy(at_break_even, *catalog).value();
@@ -153,9 +177,11 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(series[0].rent_usd == 0);
         CHECK(series[53].own_usd > series[53].rent_usd);
         CHECK(series[54].own_usd < series[54].rent_usd);
-        // Resale falls linearly to 10 % at 60 months and stays there.
-        CHECK(series[60].own_usd - series[60].own_net_of_resale_usd == doctest::Approx(80000));
-        CHECK(series[72].own_usd - series[72].own_net_of_resale_usd == doctest::Approx(80000));
+        // Resale falls linearly to 10 % of capex at 60 months and stays there, less the 20 %
+        // used-market haircut throughout: 80 % of capex at month 0, 8 % from month 60.
+        CHECK(series[0].own_usd - series[0].own_net_of_resale_usd == doctest::Approx(640000));
+        CHECK(series[60].own_usd - series[60].own_net_of_resale_usd == doctest::Approx(64000));
+        CHECK(series[72].own_usd - series[72].own_net_of_resale_usd == doctest::Approx(64000));
     }
 
     TEST_CASE("higher prices never lower either side's cost") {
@@ -351,13 +377,15 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(*p.discounted_break_even_months > 60);
         CHECK_FALSE(p.breaks_even_within_horizon);          // was true on the 53-month cash basis
         CHECK(*p.break_even_utilization > *p.utilization);  // was 15 % against 21 %
-        CHECK(*p.break_even_utilization == doctest::Approx(0.2278).epsilon(1e-3));
+        // (800K - 64K / 1.25^5 + A x 5K) / (A x $116,800), A = 35.82: 22.90 % (22.78 % before
+        // the resale haircut).
+        CHECK(*p.break_even_utilization == doctest::Approx(0.2290).epsilon(1e-3));
         CHECK(p.reasoning.find("owning pays at utilisation above 23%, yours is 21%") !=
               std::string::npos);
         // Undiscounted over the depreciation period it is the amortised monthly balance.
         r.discount_rate_annual = 0;
         CHECK(*PlanRentVsBuy(r, *catalog).value().break_even_utilization ==
-              doctest::Approx(17000.0 / 116800.0));
+              doctest::Approx((736000.0 / 60 + 5000) / 116800.0));
         // A break-even utilisation above 1 reads "at no utilisation", not "above 319%".
         r.rent.usd_per_accelerator_hour = 0.25;  // all 58,400 owned hours rent for $14,600
         r.rent.accelerator_hours_per_month = 40000;
@@ -417,6 +445,10 @@ TEST_SUITE("plan_rent_vs_buy") {
         r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
         CHECK(PlanRentVsBuy(r, *catalog).value().warnings.empty());
         r.horizon_months = 1;
+        // Resold after a month at 98.5 % of capex less the 20 % used-market haircut (78.8 %):
+        // buying for a month no longer wins.
+        CHECK(PlanRentVsBuy(r, *catalog).value().recommendation == RentVsBuyRecommendation::kRent);
+        r.buy.resale_haircut_fraction = 0;  // at full book value it would
         auto plan = PlanRentVsBuy(r, *catalog);
         REQUIRE(plan.ok());
         const RentVsBuyPlan& p = plan.value();
@@ -443,5 +475,101 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(plan.error().field == "/buy/depreciation_years");
         r.buy.depreciation_years = 1.0 / 12.0;
         CHECK(PlanRentVsBuy(r, *catalog).ok());
+    }
+
+    // Issue 21 item 11: owning left out the cluster network, storage, hardware support and an
+    // idle-power floor, and hosted at $150 per accelerator-month against its own source's
+    // $195-325; all of these favoured buying.
+    TEST_CASE("owning counts network, storage, support, idle power and hosting per kW, echoed") {
+        auto catalog = Sample();
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 1024;  // 128 servers: two switch tiers
+        r.buy.utilization = 0.5;
+        r.rent.usd_per_accelerator_hour = 2.5;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        const double servers = 27500 * 1024 * 1.3;
+        CHECK(p.capex_usd == doctest::Approx(servers * (1 + 0.11 + 0.02)));
+        const double power_at_full_use = 1024 * 0.7 * 1.5 * 1.4 * 0.10 * 730;
+        const double opex = power_at_full_use * (0.25 + 0.75 * 0.5) + 1024 * 200 * 1.05 +
+                            p.capex_usd * 0.10 / 12 + 1024 * 50;
+        CHECK(p.opex_usd_per_month == doctest::Approx(opex));
+        std::map<std::string, std::pair<double, std::string>> echoed;
+        for (const auto& a : p.assumptions) {
+            echoed[std::string(a.name.view())] = {a.value, std::string(a.source.view())};
+        }
+        for (const auto& [name, value] :
+             std::vector<std::pair<std::string, double>>{{"network_fraction", 0.11},
+                                                         {"storage_fraction", 0.02},
+                                                         {"maintenance_fraction_per_year", 0.10},
+                                                         {"idle_power_fraction", 0.25},
+                                                         {"hosting_usd_per_kw_month", 200},
+                                                         {"hosting_usd_per_accelerator_month", 210},
+                                                         {"resale_haircut_fraction", 0.20}}) {
+            CAPTURE(name);
+            REQUIRE(echoed.count(name) == 1);
+            CHECK(echoed[name].first == doctest::Approx(value));
+            CHECK(echoed[name].second.rfind(
+                      name == "hosting_usd_per_accelerator_month" ? "derived" : "default", 0) == 0);
+        }
+        // Each is overridable, and the override is echoed as the request's.
+        r.buy.network_fraction = 0;
+        r.buy.storage_fraction = 0;
+        r.buy.maintenance_fraction_per_year = 0;
+        r.buy.idle_power_fraction = 0;
+        r.buy.hosting_usd_per_kw_month = 150.0 / 1.05;
+        r.buy.resale_haircut_fraction = 0;
+        auto bare = PlanRentVsBuy(r, *catalog);
+        REQUIRE(bare.ok());
+        CHECK(bare.value().capex_usd == doctest::Approx(servers));
+        // The old model: power x utilisation + $150 hosting + staff.
+        CHECK(bare.value().opex_usd_per_month ==
+              doctest::Approx(power_at_full_use * 0.5 + 1024 * 150 + 1024 * 50));
+        CHECK(bare.value().npv_own_usd < p.npv_own_usd);
+        for (const auto& a : bare.value().assumptions) {
+            if (a.name.view() == "network_fraction" || a.name.view() == "idle_power_fraction") {
+                CHECK(a.source.view() == "request");
+                CHECK(a.value == 0);
+            }
+        }
+    }
+
+    TEST_CASE("the cluster network's share follows the switch tiers the servers need") {
+        auto catalog = Sample();
+        for (const auto& [count, fraction] : std::vector<std::pair<int, double>>{
+                 {8, 0.0}, {16, 0.049}, {512, 0.049}, {520, 0.11}, {16384, 0.11}, {16392, 0.171}}) {
+            CAPTURE(count);
+            RentVsBuyRequest r;
+            r.buy.accelerator = "h100-sxm";
+            r.buy.total_accelerators = count;
+            r.rent.usd_per_accelerator_hour = 2.5;
+            auto plan = PlanRentVsBuy(r, *catalog);
+            REQUIRE(plan.ok());
+            CHECK(plan.value().capex_usd ==
+                  doctest::Approx(27500.0 * count * 1.3 * (1 + fraction + 0.02)));
+        }
+    }
+
+    TEST_CASE("the new owning costs are range-checked per field") {
+        auto catalog = Sample();
+        for (const auto& [field, set] : std::vector<std::pair<std::string, void (*)(BuySide&)>>{
+                 {"/buy/idle_power_fraction", [](BuySide& b) { b.idle_power_fraction = 1.5; }},
+                 {"/buy/network_fraction", [](BuySide& b) { b.network_fraction = -0.1; }},
+                 {"/buy/storage_fraction", [](BuySide& b) { b.storage_fraction = -1; }},
+                 {"/buy/maintenance_fraction_per_year",
+                  [](BuySide& b) { b.maintenance_fraction_per_year = 2; }},
+                 {"/buy/hosting_usd_per_kw_month",
+                  [](BuySide& b) { b.hosting_usd_per_kw_month = -5; }},
+                 {"/buy/resale_haircut_fraction",
+                  [](BuySide& b) { b.resale_haircut_fraction = 1.2; }}}) {
+            CAPTURE(field);
+            RentVsBuyRequest r = SmallTeam();
+            set(r.buy);
+            auto plan = PlanRentVsBuy(r, *catalog);
+            REQUIRE_FALSE(plan.ok());
+            CHECK(plan.error().field == field);
+        }
     }
 }

@@ -546,6 +546,107 @@ TEST_SUITE("plan_training") {
         CHECK(echoed);
     }
 
+    // Issue 21 item 1: budgets were judged on the expected cost, so a spot plan whose p90 bill
+    // ran over the budget was still "within budget".
+    TEST_CASE("a spot option within budget on average but not at p90 misses budget_confidence") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.price_types = {PriceType::kSpot, PriceType::kOnDemand};
+        r.constraints.accelerators = {"h100-sxm"};
+        auto free = Plan(r, *catalog);
+        REQUIRE(free.ok());
+        const TrainingPlanOption* spot = nullptr;
+        for (const auto& o : free.value().options) {
+            if (o.interruptions_per_hour) {
+                spot = &o;
+                break;
+            }
+        }
+        REQUIRE(spot != nullptr);
+        CHECK_FALSE(spot->budget_probability.has_value());  // no budget, no probability
+        REQUIRE(spot->cost_usd_p90 > spot->expected_cost_usd);
+        // Between the expected bill and its p90: met on the mean, not 9 times in 10.
+        r.constraints.budget_usd = (spot->expected_cost_usd + spot->cost_usd_p90) / 2;
+        r.include_infeasible = true;
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlanOption* judged = nullptr;
+        for (const auto& o : plan.value().options) {
+            if (KeyOf(o) == KeyOf(*spot)) judged = &o;
+        }
+        REQUIRE(judged != nullptr);
+        REQUIRE(judged->budget_probability.has_value());
+        // By hand: log-normal with median the expected bill and sigma = ln(p90 / p50) / z90.
+        const double sigma = std::log(judged->cost_usd_p90 / judged->expected_cost_usd) / kZ90;
+        const double z = std::log(*r.constraints.budget_usd / judged->expected_cost_usd) / sigma;
+        CHECK(*judged->budget_probability == doctest::Approx(0.5 * std::erfc(-z / std::sqrt(2.0))));
+        CHECK(*judged->budget_probability > 0.5);
+        CHECK(*judged->budget_probability < kDefaultBudgetConfidence);
+        CHECK_FALSE(judged->within_budget);
+        REQUIRE(judged->violations.size() == 1);
+        CHECK(judged->violations[0].constraint == "budget_confidence");
+        CHECK(judged->violations[0].limit == kDefaultBudgetConfidence);
+        if (plan.value().recommendation) {
+            CHECK(*plan.value().recommendation->budget_probability >= kDefaultBudgetConfidence);
+        }
+        // On-demand options are billed at a fixed rate: 1 when the expected total fits, else 0.
+        for (const auto& o : plan.value().options) {
+            if (!o.interruptions_per_hour) {
+                CHECK(*o.budget_probability ==
+                      (o.ExpectedTotalUsd() <= *r.constraints.budget_usd ? 1.0 : 0.0));
+            }
+        }
+        bool echoed = false;
+        for (const auto& a : plan.value().assumptions) {
+            echoed = echoed || (a.name.view() == "budget_confidence" && a.value == 0.9);
+        }
+        CHECK(echoed);
+        // At its p90 the budget is met with probability 0.9; at 0.5 the expected cost decides.
+        r.constraints.budget_usd = spot->cost_usd_p90 * (1 + 1e-9);
+        auto at_p90 = Plan(r, *catalog);
+        REQUIRE(at_p90.ok());
+        for (const auto& o : at_p90.value().options) {
+            if (KeyOf(o) == KeyOf(*spot)) {
+                CHECK(*o.budget_probability == doctest::Approx(0.9));
+                CHECK(o.within_budget);
+            }
+        }
+        r.constraints.budget_usd = (spot->expected_cost_usd + spot->cost_usd_p90) / 2;
+        r.constraints.budget_confidence = 0.5;
+        auto at_median = Plan(r, *catalog);
+        REQUIRE(at_median.ok());
+        for (const auto& o : at_median.value().options) {
+            if (KeyOf(o) == KeyOf(*spot)) CHECK(o.within_budget);
+        }
+        // When only it binds, the answer names the likeliest option's probability.
+        r.constraints.budget_confidence.reset();
+        r.constraints.price_types = {PriceType::kSpot};
+        r.constraints.node_counts = {spot->nodes};
+        r.constraints.providers = {spot->offering->provider};
+        r.constraints.regions = {spot->offering->region};
+        r.include_infeasible = false;
+        auto binding = Plan(r, *catalog);
+        REQUIRE(binding.ok());
+        CHECK_FALSE(binding.value().recommendation.has_value());
+        REQUIRE(binding.value().binding_constraints.size() == 1);
+        const BindingConstraint& b = binding.value().binding_constraints.front();
+        CHECK(b.constraint == "budget_confidence");
+        CHECK(b.best_value < kDefaultBudgetConfidence);
+        CHECK(b.message.find("stay within the budget") != std::string::npos);
+    }
+
+    TEST_CASE("budget_confidence must be above 0 and at most 1") {
+        auto catalog = Sample();
+        for (double bad : {0.0, -0.1, 1.5}) {
+            TrainingPlanRequest r = SevenB();
+            r.constraints.budget_usd = 100;
+            r.constraints.budget_confidence = bad;
+            auto plan = Plan(r, *catalog);
+            REQUIRE_FALSE(plan.ok());
+            CHECK(plan.error().field == "/constraints/budget_confidence");
+        }
+    }
+
     TEST_CASE("deadline_confidence must be above 0 and at most 1") {
         auto catalog = Sample();
         for (double bad : {0.0, -0.1, 1.5}) {

@@ -200,9 +200,12 @@ TEST_SUITE("plan_routes") {
         CHECK(body["break_even_months"].get<double>() / 12.0 ==
               doctest::Approx(4.44).epsilon(0.01));
         CHECK(body["monthly_rent_usd"] == 20000);
-        CHECK(body["monthly_own_usd"] == 17000);
-        // In present value, as the recommendation (17.14 %, was 14.6 % amortised).
-        CHECK(body["break_even_utilization"].get<double>() == doctest::Approx(0.171385));
+        // (800K - 64K resale: 10 % book value less the 20 % used-market haircut) / 60 + 5K.
+        CHECK(body["monthly_own_usd"] == 17266.67);
+        // In present value, as the recommendation (17.33 %; 17.14 % before the resale haircut,
+        // 14.6 % amortised).
+        CHECK(body["break_even_utilization"].get<double>() == doctest::Approx(0.173263));
+        CHECK(body["residual_value_at_horizon_usd"] == 64000);
         CHECK(body["breaks_even_within_horizon"] == false);  // discounted: 65.5 > 60 months
         CHECK(body["cumulative"].size() == 61);
         CHECK(body["cumulative"][0]["own_usd"] == 800000);
@@ -245,7 +248,7 @@ TEST_SUITE("plan_routes") {
         CHECK(r->status == 200);
         CHECK(r->get_header_value("Content-Type") == "text/csv; charset=utf-8");
         CHECK(r->body.rfind("month,rent_usd,own_usd,own_net_of_resale_usd,currency,catalog_"
-                            "version\r\n0,0,800000,0,USD,",
+                            "version\r\n0,0,800000,160000,USD,",
                             0) == 0);
         auto json_preferred = Post(server, "/v1/plans/rent-vs-buy", kEnterpriseSeed,
                                    "text/csv;q=0.5, application/json");
