@@ -675,6 +675,7 @@ async function serving(page) {
     check(ref.length === 1 && ref[0] === 0.6, "the API price it compares with is drawn");
     await servingMonthly(page, plan, "from the defaults (12 months from today)");
     await checkClean(page, "serving at 1280 px");
+    await screenshots(page, "serving-monthly", "#panel-serving [data-testid=monthly]");
     await screenshots(page, "serving", "[data-testid=serving-results] figure");
     // Only the providers ticked: AWS.
     await page.check("[data-testid=serving-form] input[name='/constraints/providers'][value=aws]").catch(() => {});
