@@ -1,5 +1,6 @@
 #include "pricing/plan/calendar.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -74,6 +75,14 @@ std::optional<long long> DaysFromIsoDate(std::string_view date) {
 std::string IsoDateFromDays(long long days) {
     const Civil c = CivilFromDays(days);
     return std::to_string(c.year) + "-" + TwoDigits(c.month) + "-" + TwoDigits(c.day);
+}
+
+long long AddCalendarMonths(long long day, int months) {
+    const Civil c = CivilFromDays(day);
+    const long long month_index = c.year * 12 + (c.month - 1) + months;
+    const long long year = month_index / 12;
+    const auto month = static_cast<unsigned>(month_index % 12 + 1);
+    return DaysFromCivil(year, month, std::min(c.day, DaysInMonth(year, month)));
 }
 
 std::vector<MonthShare> SplitHoursByMonth(long long start_day, double hours) {

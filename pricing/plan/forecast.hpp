@@ -53,8 +53,9 @@ std::vector<ForecastCharge> ForecastTraining(const TrainingPlan& plan,
                                              const TrainingPlanRequest& request,
                                              double list_usd_per_hour);
 
-// Months a serving forecast covers from its first month: a budget year; judgement.
-inline constexpr int kServingForecastMonths = 12;
+// Months a serving forecast covers from its first month: a budget year, as the serving budget
+// view's default (inference_plan.hpp); judgement.
+inline constexpr int kServingForecastMonths = kDefaultServingBudgetMonths;
 
 // A serving option run around the clock for `months` calendar months from `first_month`
 // (YYYY-MM): one compute charge per month of its days x 24 hours on every node (so a month's

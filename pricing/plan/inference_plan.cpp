@@ -6,6 +6,8 @@
 #include <optional>
 #include <utility>
 
+#include "pricing/money.hpp"
+#include "pricing/plan/budget.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/field_checker.hpp"
@@ -64,6 +66,12 @@ Status InferencePlanRequest::Validate() const {
     check.IntRange(workload.output_tokens, "/output_tokens", 1, estimate::kMaxInferenceTokens);
     if (limit < 1 || limit > 500) {
         check.Fail("/limit", "must be between 1 and 500");
+    }
+    if (start_date && !DaysFromIsoDate(*start_date)) {
+        check.Fail("/start_date", "must be a date written YYYY-MM-DD");
+    }
+    if (budget_months) {
+        check.IntRange(*budget_months, "/budget_months", 1, kMaxServingBudgetMonths);
     }
     return check.Done();
 }
@@ -400,6 +408,14 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization, 
                     "the engine's max_num_seqs and the KV cache)",
                     "default: planner bound"});
     echo.push_back({"hours_per_month", kHoursPerMonth, "h", "8760 / 12", "definition"});
+    echo.push_back(
+        Echo("budget_months",
+             static_cast<double>(request.budget_months.value_or(kDefaultServingBudgetMonths)),
+             "months", "calendar months the budget view covers from its start date",
+             request.budget_months.has_value(), "default: judgement (a budget year)"));
+    echo.push_back({"serving_hours_per_day", kServingHoursPerDay, "h",
+                    "hours a day the budget view pays for each instance",
+                    "definition: a service is up around the clock"});
 }
 
 }  // namespace
@@ -444,6 +460,31 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     }
     EchoPlanConstants(request, utilization, plan.assumptions);
     return plan;
+}
+
+std::optional<ServingBudgetView> ServingBudget(const InferencePlanRequest& request,
+                                               const InferencePlanOption& option) {
+    const std::optional<BudgetStart> start = StartOfBudget(request.start_date, request.today);
+    if (!start || option.offering == nullptr) {
+        return std::nullopt;
+    }
+    ServingBudgetView view;
+    view.months = request.budget_months.value_or(kDefaultServingBudgetMonths);
+    const long long end = AddCalendarMonths(start->day, view.months);
+    view.start_date = IsoDateFromDays(start->day);
+    view.start_date_source = start->source;
+    view.end_date = IsoDateFromDays(end);
+    const double usd_per_hour = option.nodes * option.offering->price.usd_per_hour;
+    view.usd_per_day = RoundToMicroUsd(usd_per_hour * kServingHoursPerDay);
+    const double hours = static_cast<double>(end - start->day) * kServingHoursPerDay;
+    std::map<std::string, double> monthly_usd;
+    for (const MonthShare& m : SplitHoursByMonth(start->day, hours)) {
+        monthly_usd[m.month] += usd_per_hour * m.hours;
+    }
+    const long long total_cents = ToCents(usd_per_hour * hours);
+    view.total_usd = FromCents(total_cents);
+    view.monthly = MonthsInCents(monthly_usd, total_cents);
+    return view;
 }
 
 }  // namespace gpucost::pricing::plan

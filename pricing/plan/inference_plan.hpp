@@ -10,6 +10,7 @@
 #include "pricing/error.hpp"
 #include "pricing/estimate/inference.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/plan/budget.hpp"
 #include "pricing/plan_reference.hpp"
 
 namespace gpucost::pricing::plan {
@@ -29,6 +30,14 @@ inline constexpr int kMaxPlanBatchSize = 1024;
 // instances of one pool together.
 inline constexpr double kSpotServingSpareInstanceFraction = 0.25;
 inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
+// Calendar months a serving budget view covers from its start date unless the request says
+// (budget_months): a budget year; judgement. The FOCUS forecast covers as many (forecast.hpp).
+inline constexpr int kDefaultServingBudgetMonths = 12;
+// Most months a serving budget view covers: five years, the rent-vs-buy planner's default
+// depreciation life (kDefaultDepreciationYears), past which a price today says little.
+inline constexpr int kMaxServingBudgetMonths = 60;
+// Hours a day a serving option is paid for: a service is up around the clock.
+inline constexpr double kServingHoursPerDay = 24.0;
 
 // Traffic to serve: requests per second, or total (input + output) tokens per day, which
 // becomes requests/s = tokens_per_day / 86400 / (input_tokens + output_tokens).
@@ -59,6 +68,10 @@ struct InferencePlanRequest {
     std::optional<double> api_usd_per_million_input_tokens;
     std::optional<double> api_usd_per_million_output_tokens;
     std::size_t limit = 20;
+    // The budget view (ServingBudget): its first day (YYYY-MM-DD; default `today`) and the
+    // calendar months it covers (default kDefaultServingBudgetMonths).
+    std::optional<std::string> start_date;
+    std::optional<int> budget_months;
 
     // kInvalidArgument naming the field (`/traffic/...`, `/latency/...`, `/api_price/...`).
     [[nodiscard]] Status Validate() const;
@@ -103,6 +116,25 @@ struct InferencePlan {
     std::vector<FieldError> warnings;
     Assumptions assumptions;
 };
+
+// An option's cash by calendar month, as a training plan's budget view states it (budget.hpp):
+// the option runs every day of [start_date, end_date), budget_months calendar months, at its
+// instances' price around the clock; each month is its days' share of the total, so a 31-day
+// month costs more than a 28-day one (monthly_cost_usd is the 730-hour average month).
+struct ServingBudgetView {
+    std::string start_date;
+    std::string start_date_source;      // "request" or "today"
+    std::string end_date;               // the day after the last day paid for
+    int months = 0;                     // budget_months
+    double usd_per_day = 0;             // nodes x the instance's USD per hour x kServingHoursPerDay
+    std::vector<MonthlySpend> monthly;  // to the cent, adding up to total_usd
+    double total_usd = 0;               // days x usd_per_day, to the cent
+};
+
+// The budget view of `option` (the recommendation) for `request`'s start date and months;
+// nullopt when neither start_date nor request.today is a date.
+std::optional<ServingBudgetView> ServingBudget(const InferencePlanRequest& request,
+                                               const InferencePlanOption& option);
 
 // For each matching offering (spot only when `price_types` names it) whose accelerator is
 // offered for inference (`reference` workloads; `not_for_inference` otherwise): every

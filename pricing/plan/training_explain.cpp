@@ -10,6 +10,7 @@
 
 #include "pricing/estimate/training.hpp"
 #include "pricing/money.hpp"
+#include "pricing/plan/budget.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/price_trust.hpp"
@@ -313,8 +314,8 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
 namespace {
 
 // Money as answers state it (pricing/money.hpp): compute, storage and egress to the cent, the
-// total their sum, and the months the total split by largest remainder, so that a budget tool
-// adding either the parts or the months gets the total to the cent.
+// total their sum, and the months the total split by largest remainder (MonthsInCents), so that
+// a budget tool adding either the parts or the months gets the total to the cent.
 void StateBudgetInCents(BudgetView& view, const std::map<std::string, double>& monthly_usd) {
     const long long compute = ToCents(view.compute_usd);
     const long long storage = view.storage_usd ? ToCents(*view.storage_usd) : 0;
@@ -324,45 +325,33 @@ void StateBudgetInCents(BudgetView& view, const std::map<std::string, double>& m
     if (view.storage_usd) view.storage_usd = FromCents(storage);
     if (view.egress_usd) view.egress_usd = FromCents(egress);
     view.total_usd = FromCents(total);
-    std::vector<double> weights;
-    weights.reserve(monthly_usd.size());
-    for (const auto& [month, usd] : monthly_usd) weights.push_back(usd);
-    const std::vector<long long> cents = ApportionCents(weights, total);
-    std::size_t i = 0;
-    for (const auto& [month, usd] : monthly_usd) {
-        view.monthly.push_back({month, FromCents(cents[i++])});
-    }
+    view.monthly = MonthsInCents(monthly_usd, total);
 }
 
 }  // namespace
 
 std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const TrainingPlanOption& r,
                                  const PlanReference& reference) {
-    BudgetView view;
-    std::optional<long long> start;
-    if (request.start_date) {
-        start = DaysFromIsoDate(*request.start_date);
-        view.start_date_source = "request";
-    } else if (!request.today.empty()) {
-        start = DaysFromIsoDate(request.today);
-        view.start_date_source = "today";
-    }
-    if (!start) {
+    const std::optional<BudgetStart> begins = StartOfBudget(request.start_date, request.today);
+    if (!begins) {
         return std::nullopt;
     }
-    view.start_date = IsoDateFromDays(*start);
+    const long long start = begins->day;
+    BudgetView view;
+    view.start_date_source = begins->source;
+    view.start_date = IsoDateFromDays(start);
     view.compute_usd = r.expected_cost_usd;
     std::map<std::string, double> monthly;
     const PriceType type = r.offering->price_type;
     if (type == PriceType::kCapacityBlock) {
         // Paid in full at reservation.
-        monthly[IsoDateFromDays(*start).substr(0, 7)] += r.expected_cost_usd;
+        monthly[IsoDateFromDays(start).substr(0, 7)] += r.expected_cost_usd;
     } else {
         // Hourly use, or a term billed month by month over its hours.
         const double hours = type == PriceType::kCommit1y || type == PriceType::kCommit3y
                                  ? r.billed_hours
                                  : r.expected_wall_clock_hours;
-        for (const MonthShare& m : SplitHoursByMonth(*start, hours)) {
+        for (const MonthShare& m : SplitHoursByMonth(start, hours)) {
             monthly[m.month] += r.expected_cost_usd * m.hours / hours;
         }
     }
@@ -370,7 +359,7 @@ std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const Train
     if (data.stored_gb || data.egress_gb) {
         if (const DataPrice* price = reference.DataPriceOf(r.offering->provider)) {
             view.data_price = *price;
-            const auto run = SplitHoursByMonth(*start, r.expected_wall_clock_hours);
+            const auto run = SplitHoursByMonth(start, r.expected_wall_clock_hours);
             const DataCosts costs = DataCostsFor(data, *price, r.expected_wall_clock_hours);
             if (costs.storage_usd) {
                 // Kept for the run, billed as GB-months.

@@ -11,6 +11,7 @@
 #include "pricing/error.hpp"
 #include "pricing/estimate/training.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/plan/budget.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan_reference.hpp"
 
@@ -246,12 +247,8 @@ struct BindingConstraint {
     std::string message;
 };
 
-// Spend of the recommended option per calendar month from the start date, and its totals
-// split into compute, storage and egress.
-struct MonthlySpend {
-    std::string month;  // YYYY-MM
-    double usd = 0;
-};
+// Spend of the recommended option per calendar month from the start date (budget.hpp), and
+// its totals split into compute, storage and egress.
 struct BudgetView {
     std::string start_date;
     std::string start_date_source;  // "request" or "today"

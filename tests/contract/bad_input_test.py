@@ -197,6 +197,27 @@ for model in MODELS:
     for path in ("/v1/estimates/training", "/v1/estimates/inference", "/v1/plans/inference"):
         body = dict(VALID[path], model=model)
         record("POST", path, body, send("POST", path, body))
+# The serving plan's budget view (start_date, budget_months; a fixed list, so the seeded corpus
+# above stays as it was): each bad value is refused with a problem naming its member, 422 for a
+# value out of range and 400 for the wrong type, as every member is.
+budget_unnamed = []
+for key, hostile, want in [("budget_months", 0, 422), ("budget_months", 61, 422),
+                           ("budget_months", -1, 422), ("budget_months", 2**40, 422),
+                           ("budget_months", 1.5, 400), ("budget_months", "12", 400),
+                           ("start_date", "2027-02-30", 422), ("start_date", "27-01-01", 422),
+                           ("start_date", "", 422), ("start_date", 20270101, 400)]:
+    body = dict(VALID["/v1/plans/inference"], **{key: hostile})
+    result = send("POST", "/v1/plans/inference", body)
+    record("POST", "/v1/plans/inference", body, result)
+    try:
+        fields = [e.get("field") for e in json.loads(result[2]).get("errors", [])]
+    except (ValueError, AttributeError):
+        fields = []
+    if result[0] != want or f"/{key}" not in fields:
+        budget_unnamed.append(f"{key}={hostile!r} -> {result[0]} {fields}")
+check(not budget_unnamed, "the serving budget view's bad start_date and budget_months are refused "
+      "naming the member (422 out of range, 400 wrong type)" +
+      ("" if not budget_unnamed else ": " + "; ".join(budget_unnamed[:4])))
 for path in ["/v1/models?family=", "/v1/models/%00", "/v1/models/" + "a" * 300,
              "/v1/models/llama-2-7b?x=1"]:
     record("GET", path, None, send("GET", path, None, {}))

@@ -189,6 +189,21 @@ def inference(base):
     check(all(row["currency"] == "USD" and row["catalog_version"] == plan["catalog_version"]
               and row["as_of"] for row in rows),
           "inference CSV: currency, catalog_version and price date on every row")
+    # The budget view: 3 calendar months from 20 December, so part months first and last.
+    dated = post(base, "/v1/plans/inference", dict(body, start_date="2026-12-20", budget_months=3))
+    check_precision("inference plan with a budget view", dated)
+    b = dated["budget"]
+    months = [cents(m["usd"]) for m in b["monthly"]]
+    check([m["month"] for m in b["monthly"]] == ["2026-12", "2027-01", "2027-02", "2027-03"] and
+          b["end_date"] == "2027-03-20" and sum(months) == cents(b["total_usd"]),
+          f"inference budget: the {len(months)} months add up to the total {b['total_usd']}")
+    days = [12, 31, 28, 19]
+    check(abs(cents(b["total_usd"]) - sum(days) * Decimal(b["usd_per_day"]) * 100) <= Decimal("0.5") and
+          all(abs(c - d * Decimal(b["usd_per_day"]) * 100) <= 1 for c, d in zip(months, days)),
+          f"inference budget: each month its days x usd_per_day {b['usd_per_day']} within a cent, "
+          "the total 90 days of it to the cent")
+    check(Decimal(b["usd_per_day"]) == Decimal(dated["recommendation"]["cluster_usd_per_hour"]) * 24,
+          "inference budget: usd_per_day is the recommendation's cluster_usd_per_hour x 24")
 
 
 proc, port = serve.start(BINARY)

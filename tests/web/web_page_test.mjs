@@ -377,7 +377,7 @@ async function training(page) {
     check(refs.includes(720) && refs.includes(150000), "the deadline and budget lines are drawn");
     const labels = await page.$$eval("[data-testid=training-results] svg .axis-label", (t) => t.map((x) => x.textContent));
     check(labels.some((l) => l.includes("hours")) && labels.some((l) => l.includes("USD")), `the axes carry units (${labels.join("; ")})`);
-    const months = await page.$$eval("[data-testid=monthly] tbody tr", (r) => r.map((x) => [x.dataset.month, Number(x.children[1].dataset.value)]));
+    const months = await page.$$eval("#panel-training [data-testid=monthly] tbody tr", (r) => r.map((x) => [x.dataset.month, Number(x.children[1].dataset.value)]));
     check(months.length === plan.budget.monthly.length && months.length > 0 &&
           months.every(([m, v], i) => m === plan.budget.monthly[i].month && close(v, plan.budget.monthly[i].usd)),
           `the cash by calendar month is the API's budget.monthly (${months.map(([m]) => m).join(", ")})`);
@@ -668,12 +668,14 @@ async function serving(page) {
           rows.every(([id, v], i) => id === plan.options[i].offering.id && close(v, plan.options[i].usd_per_million_output_tokens)),
           `the options and their USD per million output tokens are the API's (${rows.length})`);
     (await fromUrl(page, "serving plan", attrOf("[data-testid=serving-options] tbody tr", "data-id"), plan.options[0].offering.id))?.close();
-    const barsDrawn = await page.$$eval("[data-testid=serving-results] svg .bar", (b) => b.map((x) => Number(x.dataset.x)));
+    const barsDrawn = await page.$$eval("[data-testid=serving-results] [data-testid=options-chart] svg .bar", (b) => b.map((x) => Number(x.dataset.x)));
     check(barsDrawn.length === plan.options.length && barsDrawn.every((v, i) => close(v, plan.options[i].usd_per_million_output_tokens)),
           "the bar chart draws the same figures");
-    const ref = await page.$$eval("[data-testid=serving-results] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
+    const ref = await page.$$eval("[data-testid=serving-results] [data-testid=options-chart] svg .ref", (g) => g.map((x) => Number(x.dataset.value)));
     check(ref.length === 1 && ref[0] === 0.6, "the API price it compares with is drawn");
+    await servingMonthly(page, plan, "from the defaults (12 months from today)");
     await checkClean(page, "serving at 1280 px");
+    await screenshots(page, "serving-monthly", "#panel-serving [data-testid=monthly]");
     await screenshots(page, "serving", "[data-testid=serving-results] figure");
     // Only the providers ticked: AWS.
     await page.check("[data-testid=serving-form] input[name='/constraints/providers'][value=aws]").catch(() => {});
@@ -694,6 +696,67 @@ async function serving(page) {
     const err = await fieldError(page, "serving-form", "/input_tokens");
     check(err.described === 1, `input_tokens = 0: the error is at its field ("${err.text}")`);
     await page.fill("[data-testid=v-in]", "1000");
+}
+
+// The serving plan's cash by calendar month (issue 24 item 11): the table, the bars and the total
+// are the API's budget view, each month's days those of [start_date, end_date).
+async function readServingMonthly(p) {
+    return p.evaluate(() => ({
+        rows: [...document.querySelectorAll("#panel-serving [data-testid=monthly] tbody tr")].map((x) =>
+            ({ month: x.dataset.month, days: Number(x.children[1]?.textContent), usd: Number(x.children[2]?.dataset.value) })),
+        bars: [...document.querySelectorAll("#panel-serving [data-testid=monthly-chart] svg .bar")].map((x) => Number(x.dataset.x)),
+        total: document.querySelector("#panel-serving [data-testid=budget-total]")?.dataset.value ?? null,
+    }));
+}
+async function servingMonthly(page, plan, what) {
+    const b = plan.budget;
+    const shown = await readServingMonthly(page);
+    const dayMs = 86400000;
+    const span = b ? (Date.parse(b.end_date) - Date.parse(b.start_date)) / dayMs : NaN;
+    check(b !== null && b !== undefined && shown.rows.length === b.monthly.length && shown.rows.length > 0 &&
+          shown.rows.every((r, i) => r.month === b.monthly[i].month && close(r.usd, b.monthly[i].usd)) &&
+          shown.bars.length === b.monthly.length && shown.bars.every((v, i) => close(v, b.monthly[i].usd)) &&
+          close(shown.total, b.total_usd) && shown.rows.reduce((n, r) => n + r.days, 0) === span,
+          `serving ${what}: the cash by calendar month (table, bars, total) is the API's budget ` +
+          `(${shown.rows.length} months ${b?.monthly[0]?.month}..${b?.monthly.at(-1)?.month}, ${span} days, total ${b?.total_usd})`);
+    const cents = (v) => Math.round(Number(v) * 100);
+    check(b && b.monthly.every((m, i) => Math.abs(cents(m.usd) - shown.rows[i].days * b.usd_per_day * 100) <= 1),
+          `serving ${what}: each month is its days × the API's ${b?.usd_per_day} USD a day, within a cent`);
+}
+
+// Serving's budget view with a start date and months typed: the API's for the same request, and
+// reproduced from the URL.
+async function servingBudget(page) {
+    await showTab(page, "serving");
+    await page.fill("[data-testid=v-months]", "3", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=v-start]", "2027-01-15", { timeout: 3000 }).catch(() => {});
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const plan = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", input_tokens: 1000,
+        output_tokens: 250, traffic: { requests_per_second: 5 },
+        latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
+        constraints: { price_types: ["on_demand"] },
+        api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15,
+        budget_months: 3, start_date: "2027-01-15" });
+    await page.waitForFunction((v) => document.querySelector("#panel-serving [data-testid=budget-total]")?.dataset.value === String(v),
+                               plan.budget?.total_usd, { timeout: 15000 }).catch(() => {});
+    check(plan.budget?.start_date === "2027-01-15" && plan.budget?.end_date === "2027-04-15" &&
+          JSON.stringify(plan.budget.monthly.map((m) => m.month)) === JSON.stringify(["2027-01", "2027-02", "2027-03", "2027-04"]),
+          `the API's serving budget for 3 months from 2027-01-15 runs to 2027-04-15 over 4 calendar months`);
+    await servingMonthly(page, plan, "for 3 months from 2027-01-15");
+    const again = await fromUrl(page, "serving's cash by month", attrOf("#panel-serving [data-testid=budget-total]"), plan.budget?.total_usd);
+    if (again) {
+        const shown = await readServingMonthly(again);
+        check(JSON.stringify(shown.rows.map((r) => r.month)) === JSON.stringify(plan.budget.monthly.map((m) => m.month)),
+              "serving's cash by month after a reload: the same months");
+        await again.close();
+    }
+    await page.fill("[data-testid=v-months]", "0", { timeout: 3000 }).catch(() => {});
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const err = await fieldError(page, "serving-form", "/budget_months").catch(() => ({ text: "", described: 0 }));
+    check(err.described === 1 && /between 1 and 60/.test(err.text) && !err.text.includes("budget_months"),
+          `0 months of cash: the API's error at its control, in the form's words ("${err.text}")`);
+    await page.fill("[data-testid=v-months]", "12", { timeout: 3000 }).catch(() => {});
+    await page.fill("[data-testid=v-start]", "", { timeout: 3000 }).catch(() => {});
 }
 
 // Filters (issue 24 item 10). Training: accelerators, the cluster's size, verified and recent
@@ -756,8 +819,32 @@ async function trainingCompare(page) {
           `training, A (100 B tokens) pinned and B (200 B tokens) side by side: the tokens row marked as differing, the model not, ` +
           `the API's expected costs (${cost.a} and ${cost.b}, "${cost.mark}")`);
     await accessible(page, "training with A and B side by side");
+    // The link reproduces the comparison: A's inputs are in the URL beside B's.
+    const url = page.url();
+    const fresh = await page.context().newPage();
+    await fresh.setViewportSize(page.viewportSize());
+    const readCompare = (p) => p.waitForSelector("[data-testid=compare-table]", { timeout: 30000 })
+        .then(() => p.waitForFunction((v) => Number(document.querySelector("[data-testid=rec-cost]")?.dataset.value) === v,
+                                      planB.recommendation.expected_cost_usd, { timeout: 30000 }))
+        .then(() => p.$$eval("[data-testid=compare-table] tbody tr[data-label]", (r) => Object.fromEntries(r.map((x) => [x.dataset.label, {
+            a: x.children[1].dataset.value ?? x.children[1].textContent, b: x.children[2].dataset.value ?? x.children[2].textContent,
+            diff: x.classList.contains("diff") }]))))
+        .catch(() => ({}));
+    const same = (rs) => rs["Training tokens (billions)"]?.a === "100" && rs["Training tokens (billions)"]?.b === "200" &&
+        rs["Training tokens (billions)"]?.diff && close(rs["Recommended run's expected cost"]?.a, planA.recommendation.expected_cost_usd) &&
+        close(rs["Recommended run's expected cost"]?.b, planB.recommendation.expected_cost_usd);
+    await fresh.goto(url).catch(() => {});
+    const opened = await readCompare(fresh);
+    await fresh.reload().catch(() => {});
+    const reloaded = await readCompare(fresh);
+    check(/[?&]compare_a=/.test(url) && same(opened) && same(reloaded),
+          `training, A and B side by side: the link (A's inputs in the URL, ${url.slice(url.indexOf("#"), url.indexOf("#") + 50)}…) ` +
+          `opened and reloaded shows the same comparison, the API's costs (${reloaded["Recommended run's expected cost"]?.a} and ` +
+          `${reloaded["Recommended run's expected cost"]?.b})`);
+    await fresh.close();
     await page.click("[data-testid=training-results] [data-testid=clear-a]", { timeout: 3000 }).catch(() => {});
-    check(await page.locator("[data-testid=compare-table]").count() === 0, "Clear A drops the comparison");
+    check(await page.locator("[data-testid=compare-table]").count() === 0 && !page.url().includes("compare_a="),
+          "Clear A drops the comparison, and A from the URL");
     await page.fill("[data-testid=t-tokens]", "100", { timeout: 3000 }).catch(() => {});
 }
 
@@ -958,6 +1045,7 @@ try {
     await spotPick(page, 1280);
     await rentPick(page, 1280);
     await serving(page);
+    await servingBudget(page);
     await servingFilters(page);
     await servingNothing(page, 1280);
 
@@ -1007,6 +1095,11 @@ try {
         if (results[tab]) {
             await page.click(`#panel-${tab} form button[type=submit]`);
             await page.waitForSelector(`[data-testid=${results[tab]}] [data-testid=recommendation]`);
+            // The phone's result from its URL too: the same headline after a reload.
+            const headline = `[data-testid=${results[tab]}] [data-testid=recommendation] h3`;
+            const shown = await page.textContent(headline).catch(() => null);
+            (await fromUrl(page, `${tab} at 390 px`, (p) => p.waitForSelector(headline, { timeout: 15000 })
+                .then(() => p.textContent(headline)).catch(() => null), shown))?.close();
         }
         if (!["catalog", "spot", "scenarios"].includes(tab)) await chartsRead(page, tab, 390);
         if (tab === "catalog") await catalogRows(page, 390);

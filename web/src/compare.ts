@@ -1,13 +1,24 @@
 // Two scenarios side by side: a planner's result can be pinned as "A"; every later result of the
 // same planner ("B") is shown beside it, inputs and headline figures, the rows that differ marked
-// (a mark and the word "differs", not colour alone) and each figure's difference given. A lives in
-// this page only (not in the URL); "Clear A" forgets it.
-import { h, inputsOf } from "./dom";
+// (a mark and the word "differs", not colour alone) and each figure's difference given. A's inputs
+// go into the URL beside B's (compare_a, rememberForm), so a reload or a shared link plans A again,
+// pins it and plans B: the same comparison. "Clear A" forgets it.
+import { applyState, formState, h, inputsOf, rememberForm } from "./dom";
 
 export interface Figure { label: string; value: number | null | undefined; format: (v: number) => string }
-interface Snapshot { inputs: [string, string][]; figures: Figure[]; url: string }
+// A result: its inputs as shown and as the URL keeps them (formState), and its headline figures.
+interface Snapshot { inputs: [string, string][]; figures: Figure[]; query: string }
 
 const pinned = new WeakMap<HTMLFormElement, Snapshot>();
+
+// A comparison from the URL: plans A (`aQuery`); its result is pinned as A (compareBlock), then
+// B (`bQuery`) is planned and shown beside it. A refused plan stops it (showProblem).
+export function restoreComparison(form: HTMLFormElement, aQuery: string, bQuery: string): void {
+    form.dataset.restoreA = aQuery;
+    form.dataset.restoreB = bQuery;
+    applyState(form, new URLSearchParams(aQuery));
+    form.requestSubmit();
+}
 
 const shown = (f: Figure | undefined): string =>
     f === undefined || f.value === null || f.value === undefined || !Number.isFinite(f.value) ? "–" : f.format(f.value);
@@ -22,15 +33,27 @@ function difference(a: Figure | undefined, b: Figure): string {
 
 // The compare block under a result: a button to pin it as A, or A and this result side by side.
 export function compareBlock(form: HTMLFormElement, figures: Figure[]): HTMLElement {
-    const now: Snapshot = { inputs: inputsOf(form), figures, url: "" };
+    const now: Snapshot = { inputs: inputsOf(form), figures, query: formState(form).toString() };
+    const pin = (s: Snapshot) => { pinned.set(form, s); form.dataset.pinnedA = s.query; };
+    if (form.dataset.restoreA !== undefined) {
+        // A of a comparison from the URL: pinned, then B planned (after this result is drawn).
+        const b = form.dataset.restoreB ?? "";
+        delete form.dataset.restoreA;
+        delete form.dataset.restoreB;
+        pin(now);
+        if (b !== "" && b !== now.query) {
+            setTimeout(() => { if (applyState(form, new URLSearchParams(b))) form.requestSubmit(); });
+        }
+    }
     const box = h("section", { class: "compare", "data-testid": "compare", "aria-label": "Compare two scenarios" });
+    const view = form.closest<HTMLElement>("[role=tabpanel]")?.id.replace(/^panel-/, "") ?? "";
     const draw = () => {
         const a = pinned.get(form);
-        const pin = h("button", { type: "button", class: "csv", "data-testid": "pin-a" },
-                      a ? "Pin this result as A instead" : "Pin this result as A to compare");
-        pin.onclick = () => {
-            now.url = window.location.href;  // the URL holds this result's inputs once it is drawn
-            pinned.set(form, now);
+        const pinButton = h("button", { type: "button", class: "csv", "data-testid": "pin-a" },
+                            a ? "Pin this result as A instead" : "Pin this result as A to compare");
+        pinButton.onclick = () => {
+            pin(now);
+            rememberForm(form, now.query);  // the URL keeps A from now on
             draw();
             box.querySelector<HTMLElement>("button")?.focus();
         };
@@ -38,7 +61,7 @@ export function compareBlock(form: HTMLFormElement, figures: Figure[]): HTMLElem
             box.replaceChildren(h("h3", {}, "Compare scenarios"),
                 h("p", {}, a === now ? "This result is pinned as A: change the inputs and plan again to see both side by side."
                                      : "Pin this result as A, change the inputs and plan again: the two are shown side by side."),
-                a === now ? clearButton() : pin);
+                a === now ? clearButton() : pinButton);
             return;
         }
         const labels = [...new Set([...a.inputs.map(([k]) => k), ...now.inputs.map(([k]) => k)])];
@@ -66,11 +89,16 @@ export function compareBlock(form: HTMLFormElement, figures: Figure[]): HTMLElem
                 h("thead", {}, h("tr", {}, h("th", { scope: "col" }, ""), h("th", { scope: "col" }, "A (pinned)"),
                                  h("th", { scope: "col" }, "B (this result)"), h("th", { scope: "col" }, "B against A"))),
                 h("tbody", {}, head("Inputs"), ...inputRows, head("Results"), ...figureRows))),
-            h("p", {}, h("a", { href: a.url }, "Open A's inputs"), " "), pin, " ", clearButton());
+            h("p", {}, h("a", { href: `#${view}?${a.query}` }, "Open A's inputs"), " "), pinButton, " ", clearButton());
     };
     const clearButton = () => {
         const b = h("button", { type: "button", class: "csv", "data-testid": "clear-a" }, "Clear A");
-        b.onclick = () => { pinned.delete(form); draw(); };
+        b.onclick = () => {
+            pinned.delete(form);
+            delete form.dataset.pinnedA;
+            rememberForm(form, now.query);
+            draw();
+        };
         return b;
     };
     draw();

@@ -157,6 +157,9 @@ function errorWords(form: HTMLFormElement, detail: string): string {
 // Shows a problem next to the form controls it names (data-field holds the JSON pointer or query
 // parameter each control fills); what names no control goes to the form's own message.
 export function showProblem(form: HTMLFormElement, problem: Problem): void {
+    // A comparison being restored from the URL (compare.ts) stops at a refused plan.
+    delete form.dataset.restoreA;
+    delete form.dataset.restoreB;
     clearProblem(form);
     const entries = problem.errors.length > 0 ? problem.errors
         : [{ field: problem.field ?? "", detail: problem.detail }];
@@ -335,11 +338,18 @@ export function applyState(form: HTMLFormElement, params: URLSearchParams): bool
     }
     return true;
 }
+// The URL member holding a pinned comparison's A (compare.ts): A's own inputs, as formState
+// writes them, so that a link reproduces the side-by-side comparison.
+export const kPinnedParam = "compare_a";
+
 // After a result: the view's inputs go into the URL (#tab?inputs), so a reload or a shared link
-// gives the same result.
-export function rememberForm(form: HTMLFormElement): void {
+// gives the same result; with A pinned (form.dataset.pinnedA), A's inputs too. `inputs` is the
+// result's query when it is not the form's as it stands.
+export function rememberForm(form: HTMLFormElement, inputs = formState(form).toString()): void {
     const panel = form.closest<HTMLElement>("[role=tabpanel]");
-    const query = formState(form).toString();
+    const params = new URLSearchParams(inputs);
+    if (form.dataset.pinnedA !== undefined) params.set(kPinnedParam, form.dataset.pinnedA);
+    const query = params.toString();
     form.dataset.query = query;
     // Only the view on screen writes the URL (a view loading in the background does not).
     if (!panel || panel.hidden) return;

@@ -1,6 +1,7 @@
 // The planning page: one tab per view, the tab in the URL's hash so a view can be linked.
 import { api } from "./api";
-import { applyState, h } from "./dom";
+import { restoreComparison } from "./compare";
+import { applyState, h, kPinnedParam } from "./dom";
 import { detectScenarios, scenariosView } from "./scenarios";
 import { catalogView } from "./views/catalog";
 import { rentBuyView } from "./views/rentbuy";
@@ -57,7 +58,12 @@ async function start(): Promise<void> {
         // form.dataset.query: the inputs of the result on screen (rememberForm).
         if (form && query && query !== form.dataset.query) {
             form.dataset.query = query;
-            if (applyState(form, new URLSearchParams(query))) form.requestSubmit();
+            const params = new URLSearchParams(query);
+            const pinnedA = params.get(kPinnedParam);
+            params.delete(kPinnedParam);
+            // A link to a comparison plans A, pins it, then plans B (compare.ts).
+            if (pinnedA !== null && pinnedA !== form.dataset.pinnedA) restoreComparison(form, pinnedA, params.toString());
+            else if (applyState(form, params)) form.requestSubmit();
         }
         for (const [id, panel] of panels) panel.hidden = id !== tab;
         for (const b of buttons) {

@@ -676,6 +676,18 @@ void WriteDataPrice(JsonWriter& w, const std::optional<pricing::DataPrice>& pric
     w.EndObject();
 }
 
+// A budget view's months (training and serving alike): each {month, usd} to the cent.
+void WriteMonthly(JsonWriter& w, const std::vector<pricing::plan::MonthlySpend>& monthly) {
+    w.BeginArray();
+    for (const auto& m : monthly) {
+        w.BeginObject();
+        w.Member("month", m.month);
+        w.UsdMember("usd", m.usd);
+        w.EndObject();
+    }
+    w.EndArray();
+}
+
 void WriteBudget(JsonWriter& w, const std::optional<pricing::plan::BudgetView>& b) {
     if (!b) return w.Null();
     w.BeginObject();
@@ -684,14 +696,7 @@ void WriteBudget(JsonWriter& w, const std::optional<pricing::plan::BudgetView>& 
     WriteDataPrice(w, b->data_price);
     w.UsdMember("egress_usd", b->egress_usd);
     w.Key("monthly");
-    w.BeginArray();
-    for (const auto& m : b->monthly) {
-        w.BeginObject();
-        w.Member("month", m.month);
-        w.UsdMember("usd", m.usd);
-        w.EndObject();
-    }
-    w.EndArray();
+    WriteMonthly(w, b->monthly);
     w.Member("start_date", b->start_date);
     w.Member("start_date_source", b->start_date_source);
     w.UsdMember("storage_usd", b->storage_usd);
@@ -869,7 +874,8 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     JsonReader r(body, "");
     r.OnlyKnown({"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens",
                  "efficiency", "step_overhead_s", "memory_overhead_gb", "traffic", "latency",
-                 "utilization", "constraints", "api_price", "limit", "cursor"});
+                 "utilization", "constraints", "api_price", "limit", "cursor", "start_date",
+                 "budget_months"});
     if (!r.ok()) {
         return r.error();
     }
@@ -891,6 +897,8 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     pricing::plan::InferencePlanRequest q;
     q.workload = std::move(decoded).value();
     q.utilization = r.Number("utilization");
+    q.start_date = r.String("start_date");
+    q.budget_months = r.Int("budget_months");
     if (auto limit = r.Int("limit")) {
         if (*limit < 0) {
             r.Fail(ErrorCode::kInvalidArgument, "limit", "must be between 1 and 500");
@@ -986,6 +994,21 @@ void WriteInferenceOptions(JsonWriter& w,
     w.EndArray();
 }
 
+// The recommendation's cash by calendar month (ServingBudget), null without one.
+void WriteServingBudget(JsonWriter& w, const std::optional<pricing::plan::ServingBudgetView>& b) {
+    if (!b) return w.Null();
+    w.BeginObject();
+    w.Member("end_date", b->end_date);
+    w.Key("monthly");
+    WriteMonthly(w, b->monthly);
+    w.Member("months", b->months);
+    w.Member("start_date", b->start_date);
+    w.Member("start_date_source", b->start_date_source);
+    w.UsdMember("total_usd", b->total_usd);
+    w.UsdRateMember("usd_per_day", b->usd_per_day);
+    w.EndObject();
+}
+
 }  // namespace
 
 std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assumptions_json) {
@@ -999,6 +1022,8 @@ std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assum
     w.Raw(assumptions_json);
     w.Key("best_by_provider");
     WriteInferenceOptions(w, a.best_by_provider);
+    w.Key("budget");
+    WriteServingBudget(w, a.budget);
     w.Member("catalog_version", a.catalog_version);
     w.Member("currency", pricing::kCurrency);
     w.Member("estimates", page.estimates);
@@ -1223,6 +1248,9 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     answer.recommendation = std::move(recommended.recommendation);
     answer.reasoning = std::move(recommended.reasoning);
     answer.price_warnings = std::move(recommended.price_warnings);
+    if (answer.recommendation) {
+        answer.budget = pricing::plan::ServingBudget(request, *answer.recommendation);
+    }
     answer.catalog_version = catalog.Describe().version;
     answer.model_warnings = ModelWarnings(request.workload.model);
     answer.model_warnings.insert(answer.model_warnings.end(), plan.value().warnings.begin(),

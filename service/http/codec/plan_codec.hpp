@@ -93,6 +93,8 @@ struct InferenceAnswer {
     std::optional<pricing::plan::InferencePlanOption> recommendation;
     std::string reasoning;
     std::vector<std::string> price_warnings;
+    // The recommendation's cash by calendar month from the request's start date (or today).
+    std::optional<pricing::plan::ServingBudgetView> budget;
     std::string catalog_version;
     std::vector<pricing::FieldError> model_warnings;
     std::size_t offset = 0;           // where the page starts among the options planned

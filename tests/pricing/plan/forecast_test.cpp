@@ -2,6 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "pricing/plan/budget.hpp"
+#include "pricing/plan/calendar.hpp"
+
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::plan;
 
@@ -54,4 +61,34 @@ TEST_CASE("a serving forecast bills each calendar month's own hours") {
     CHECK(rows[1].period_start == "2027-03-01");
     CHECK(rows[1].pricing_quantity == doctest::Approx(31 * 24 * 3));
     CHECK(ForecastServing(option, "2027-13", 2.5).empty());
+}
+
+TEST_CASE("calendar months are added day for day, kept to a shorter month's last day") {
+    auto day = [](const char* date) { return *DaysFromIsoDate(date); };
+    CHECK(IsoDateFromDays(AddCalendarMonths(day("2026-11-27"), 12)) == "2027-11-27");
+    CHECK(IsoDateFromDays(AddCalendarMonths(day("2027-01-31"), 1)) == "2027-02-28");
+    CHECK(IsoDateFromDays(AddCalendarMonths(day("2028-01-31"), 1)) == "2028-02-29");
+    CHECK(IsoDateFromDays(AddCalendarMonths(day("2027-12-15"), 1)) == "2028-01-15");
+    CHECK(IsoDateFromDays(AddCalendarMonths(day("2027-03-01"), 0)) == "2027-03-01");
+}
+
+TEST_CASE("months in cents add up to the total, each within a cent of its share") {
+    const std::map<std::string, double> usd = {
+        {"2027-01", 100.0 / 3}, {"2027-02", 100.0 / 3}, {"2027-03", 100.0 / 3}};
+    auto months = MonthsInCents(usd, 10000);
+    REQUIRE(months.size() == 3);
+    CHECK(months[0].month == "2027-01");
+    long long cents = 0;
+    for (const MonthlySpend& m : months) {
+        cents += std::llround(m.usd * 100);
+        CHECK(std::abs(m.usd - 100.0 / 3) < 0.01);
+    }
+    CHECK(cents == 10000);
+    auto start = StartOfBudget(std::nullopt, "2027-05-06");
+    REQUIRE(start.has_value());
+    CHECK(std::string(start->source) == "today");
+    CHECK(StartOfBudget(std::string("2027-05-07"), "2027-05-06")->day ==
+          *DaysFromIsoDate("2027-05-07"));
+    CHECK_FALSE(StartOfBudget(std::string("May 7"), "2027-05-06").has_value());
+    CHECK_FALSE(StartOfBudget(std::nullopt, "").has_value());
 }

@@ -465,4 +465,71 @@ TEST_SUITE("plan_inference") {
         REQUIRE_FALSE(plan.ok());
         CHECK(plan.error().field == "/traffic/requests_per_second");
     }
+
+    TEST_CASE("the budget view bills each calendar day around the clock, in cents adding up") {
+        Offering o;
+        o.id = "x";
+        o.accelerator_count = 8;
+        o.price.usd_per_hour = 98.32;
+        InferencePlanOption option;
+        option.offering = &o;
+        option.nodes = 3;
+        InferencePlanRequest r = Chat();
+        r.today = "2027-01-20";
+        auto b = ServingBudget(r, option);
+        REQUIRE(b.has_value());
+        CHECK(b->start_date == "2027-01-20");
+        CHECK(b->start_date_source == "today");
+        CHECK(b->months == kDefaultServingBudgetMonths);
+        CHECK(b->end_date == "2028-01-20");
+        CHECK(b->usd_per_day == doctest::Approx(3 * 98.32 * 24));
+        // Jan 2027 (12 days from the 20th) to Jan 2028 (19 days): 13 calendar months.
+        REQUIRE(b->monthly.size() == 13);
+        CHECK(b->monthly.front().month == "2027-01");
+        CHECK(b->monthly.back().month == "2028-01");
+        long long month_cents = 0;
+        for (const MonthlySpend& m : b->monthly) month_cents += std::llround(m.usd * 100);
+        CHECK(month_cents == std::llround(b->total_usd * 100));
+        CHECK(b->total_usd == doctest::Approx(365 * 3 * 98.32 * 24).epsilon(1e-12));
+        // A month's cost is its days' share: February 2027 has 28 days, March 31.
+        CHECK(b->monthly[1].usd == doctest::Approx(28 * 3 * 98.32 * 24).epsilon(1e-9));
+        CHECK(b->monthly[2].usd == doctest::Approx(31 * 3 * 98.32 * 24).epsilon(1e-9));
+        CHECK(b->monthly[0].usd == doctest::Approx(12 * 3 * 98.32 * 24).epsilon(1e-9));
+
+        // A start date of the request: whole months from the 1st; a month-end start keeps to
+        // the shorter month's last day.
+        r.start_date = "2027-02-01";
+        r.budget_months = 2;
+        b = ServingBudget(r, option);
+        REQUIRE(b.has_value());
+        CHECK(b->start_date_source == "request");
+        CHECK(b->end_date == "2027-04-01");
+        REQUIRE(b->monthly.size() == 2);
+        CHECK(b->total_usd == doctest::Approx(59 * 3 * 98.32 * 24).epsilon(1e-12));
+        r.start_date = "2027-01-31";
+        r.budget_months = 1;
+        CHECK(ServingBudget(r, option)->end_date == "2027-02-28");
+        r.start_date.reset();
+        r.today = "";
+        CHECK_FALSE(ServingBudget(r, option).has_value());
+    }
+
+    TEST_CASE("the budget view's months and start date are checked and echoed") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.budget_months = 0;
+        CHECK(PlanInference(r, *catalog, Ref()).error().field == "/budget_months");
+        r.budget_months = kMaxServingBudgetMonths + 1;
+        CHECK(PlanInference(r, *catalog, Ref()).error().field == "/budget_months");
+        r.budget_months = 24;
+        r.start_date = "2027-02-30";
+        CHECK(PlanInference(r, *catalog, Ref()).error().field == "/start_date");
+        r.start_date = "2027-02-28";
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        std::map<std::string, double> echoed;
+        for (const Assumption& a : plan.value().assumptions) echoed[a.name.str()] = a.value;
+        CHECK(echoed["budget_months"] == 24);
+        CHECK(echoed["serving_hours_per_day"] == kServingHoursPerDay);
+    }
 }

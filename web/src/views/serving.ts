@@ -1,6 +1,8 @@
 // Serving: POST /v1/plans/inference; cost per million tokens of each option against the API price
-// it is compared with, and the monthly cost of serving the traffic.
+// it is compared with, the monthly cost of serving the traffic, and the recommended option's cash
+// by calendar month (the answer's budget view).
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
+import { daysWithin, monthlyCash } from "../budget";
 import { bars } from "../chart";
 import { compareBlock } from "../compare";
 import { saveBlock } from "../scenarios";
@@ -35,6 +37,9 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     // skipped.price_too_old).
     const verifiedOnly = checkboxes("/constraints/verified_only", [["true", "verified prices only"]], [], "Prices");
     const maxAge = input({ type: "number", min: 0, step: "any", inputmode: "decimal", "data-testid": "v-max-age" });
+    // The budget view: calendar months from a start date (the API's defaults: 12, today).
+    const budgetMonths = input({ type: "number", min: 1, max: 60, step: 1, value: 12, "data-testid": "v-months" });
+    const startDate = input({ type: "date", "data-testid": "v-start" });
     const form = formShell("Serving plan", [
         field("Model", model, "/model"), field("Precision", precision, "/precision"),
         field("Input tokens per request", inTok, "/input_tokens"),
@@ -50,6 +55,8 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         verifiedOnly,
         field("Prices at most this many days old", maxAge, "/constraints/max_price_age_days",
               "empty: any age; 180 leaves out the stale ones"),
+        field("Months of cash flow", budgetMonths, "/budget_months", "calendar months from the start date, 1 to 60"),
+        field("Start date", startDate, "/start_date", "empty: today (UTC)"),
     ], "Plan serving", "serving-form");
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
@@ -73,6 +80,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
                     accelerators: accs.length ? accs : undefined, regions: regs,
                     verified_only: verified ? true : undefined, max_price_age_days: age } : undefined,
             api_price, limit: kOptions,
+            budget_months: optNumber(budgetMonths), start_date: startDate.value || undefined,
         };
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
         const { data, error, response } = await api.POST("/v1/plans/inference", { body });
@@ -152,11 +160,27 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement 
         warningsBlock(plan.warnings, form),
         h("p", { "data-testid": "counts" }, `${servingTotal(plan)} options meet the targets; `,
           `${num(plan.output_tokens_per_second, 0)} output tokens/s to serve; the ${plan.options.length} cheapest shown.`),
-        h("figure", {}, chart),
+        h("figure", { "data-testid": "options-chart" }, chart),
         table(["Provider", "Instance", "Price type", "Tensor parallel", "Replicas", "Nodes", "Accelerators", "TTFT ms",
                "ITL ms", "Monthly", "USD / M input", "USD / M output", "API monthly", "Saving vs API"],
               rows, "serving-options", [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]),
         csv,
+        ...monthly(plan),
         assumptionsBlock(plan.assumptions),
     ];
+}
+
+// The recommended option's cash by calendar month (the API's budget view): every day of the
+// months asked for, around the clock; the first and last months may be part months.
+function monthly(plan: Plan): HTMLElement[] {
+    const b = plan.budget;
+    const rec = plan.recommendation;
+    if (!b || !rec) return [];
+    const lastDay = new Date(Date.parse(`${b.end_date}T00:00:00Z`) - 86400000).toISOString().slice(0, 10);
+    return monthlyCash(b.monthly,
+        h("p", {}, `The recommended ${name(rec)} around the clock for ${b.months} calendar month${b.months === 1 ? "" : "s"}, `,
+          `${b.start_date}${b.start_date_source === "today" ? " (today)" : ""} to ${lastDay}, at ${usd(b.usd_per_day, 2)} a day: `,
+          h("strong", { "data-testid": "budget-total", "data-value": b.total_usd }, usd(b.total_usd, 2)),
+          " in all (the monthly cost above is an average month of 730 hours)."),
+        "The recommended option's cost by calendar month", (m) => daysWithin(m, b.start_date, b.end_date));
 }

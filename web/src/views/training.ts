@@ -2,7 +2,8 @@
 // config or a shape; shows the recommendation and its reasoning, the ranked options, cost against
 // time with the Pareto front and the deadline/budget lines, the best option per provider.
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
-import { bars, scatter, legend, type RefLine } from "../chart";
+import { scatter, legend, type RefLine } from "../chart";
+import { monthlyCash } from "../budget";
 import { compareBlock } from "../compare";
 import { saveBlock } from "../scenarios";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, listOf, noteAt, num, optNumber,
@@ -233,19 +234,13 @@ const optionName = (o: Option): string =>
 // The recommended run's cash by calendar month (the API's budget view), as bars and a table.
 function monthly(plan: Plan): HTMLElement[] {
     const b = plan.budget;
-    if (!b || b.monthly.length === 0) return [];
-    const name = (m: string) => new Date(`${m}-01T00:00:00Z`).toLocaleString("en-US", { month: "short", year: "numeric", timeZone: "UTC" });
+    if (!b) return [];
     const parts = [b.storage_usd ? `storage ${usd(b.storage_usd)}` : "", b.egress_usd ? `egress ${usd(b.egress_usd)}` : ""].filter(Boolean);
-    return [
-        h("h3", {}, "Cash by calendar month"),
+    return monthlyCash(b.monthly,
         h("p", {}, `The recommended run starting ${b.start_date}${b.start_date_source === "today" ? " (today)" : ""}: `,
-          h("strong", { "data-testid": "budget-total", "data-value": b.total_usd }, usd(b.total_usd)),
+          h("strong", { "data-testid": "budget-total", "data-value": b.total_usd }, usd(b.total_usd, 2)),
           ` in all${parts.length ? `, of which ${parts.join(" and ")}` : ""}.`),
-        h("figure", {}, bars("The recommended run's cost by calendar month", { label: "USD in the month", format: (v) => usdShort(v) },
-                             b.monthly.map((m) => ({ label: name(m.month), value: m.usd })))),
-        table(["Month", "USD"], b.monthly.map((m) => h("tr", { "data-month": m.month },
-            h("td", {}, name(m.month)), h("td", { class: "num", "data-value": m.usd }, usd(m.usd)))), "monthly", [1]),
-    ];
+        "The recommended run's cost by calendar month");
 }
 
 // What an option misses, in words.
