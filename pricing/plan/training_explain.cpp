@@ -187,24 +187,30 @@ std::string BeyondCeilingText(const TrainingPlanRequest& request, const Training
            "max_wall_clock_days would list options.";
 }
 
-std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
-                      const Catalog& catalog, const PricingSettings& s) {
-    if (!plan.recommendation) {
-        if (plan.binding_constraints.empty() && !plan.beyond_max_wall_clock.empty()) {
-            return BeyondCeilingText(request, plan, catalog);
-        }
-        if (plan.binding_constraints.empty()) {
-            return "No offering can run this workload within the constraints; see skipped "
-                   "and skipped_examples for why each was left out.";
-        }
-        std::string out = "No option meets every constraint. ";
-        for (std::size_t i = 0; i < plan.binding_constraints.size(); ++i) {
-            out += (i > 0 ? "; " : "") + plan.binding_constraints[i].message;
-        }
-        const bool one = plan.binding_constraints.size() == 1;
-        return out + (one ? ". Relax it" : ". Relax the constraint with the smallest shortfall") +
-               ", or allow more providers, price types or accelerators.";
+namespace {
+
+// Why nothing is recommended, and what to change.
+std::string NothingRecommendedText(const TrainingPlanRequest& request, const TrainingPlan& plan,
+                                   const Catalog& catalog) {
+    if (plan.binding_constraints.empty() && !plan.beyond_max_wall_clock.empty()) {
+        return BeyondCeilingText(request, plan, catalog);
     }
+    if (plan.binding_constraints.empty()) {
+        return "No offering can run this workload within the constraints; see skipped "
+               "and skipped_examples for why each was left out.";
+    }
+    std::string out = "No option meets every constraint. ";
+    for (std::size_t i = 0; i < plan.binding_constraints.size(); ++i) {
+        out += (i > 0 ? "; " : "") + plan.binding_constraints[i].message;
+    }
+    const bool one = plan.binding_constraints.size() == 1;
+    return out + (one ? ". Relax it" : ". Relax the constraint with the smallest shortfall") +
+           ", or allow more providers, price types or accelerators.";
+}
+
+// The recommendation in one sentence, and why the cheapest was passed over or kept.
+std::string HeadlineText(const TrainingPlanRequest& request, const TrainingPlan& plan,
+                         const Catalog& catalog, const PricingSettings& s) {
     const TrainingPlanOption& r = *plan.recommendation;
     const bool cheapest_passed_over = plan.cheapest && !SameOption(r, *plan.cheapest);
     std::string out =
@@ -230,6 +236,13 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                Fixed(100.0 * kTrustedPriceToleranceFraction, 0) +
                "% of it (trusted_price_tolerance_fraction), so it stays first.";
     }
+    return out;
+}
+
+// The cheapest option from another provider and the fastest, beside the recommendation.
+std::string AlternativesText(const TrainingPlan& plan, const Catalog& catalog) {
+    const TrainingPlanOption& r = *plan.recommendation;
+    std::string out;
     for (const auto& other : plan.best_by_provider) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
@@ -244,6 +257,13 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
         out += " Fastest: " + Describe(f, catalog) + ", " + Hours(f.expected_wall_clock_hours) +
                " for " + CostText(f) + ".";
     }
+    return out;
+}
+
+// Spot capacity: how often it is interrupted, and the chance of the deadline and the budget.
+std::string SpotRiskText(const TrainingPlanRequest& request, const TrainingPlanOption& r,
+                         const PricingSettings& s) {
+    std::string out;
     const Offering& o = *r.offering;
     if (r.interruptions_per_hour) {
         // As a mean interval: a rate printed to fixed decimals read 0.0000 for a rare one.
@@ -273,27 +293,48 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
                Fixed(100.0 * s.budget_confidence, 1) + "%; compute p90 " + Money(r.cost_usd_p90) +
                ", judged with its spot price and efficiency spreads).";
     }
-    if (r.unused_committed_hours) {
-        if (o.price_type == PriceType::kCapacityBlock) {
-            out += " A capacity block of " + Hours(r.billed_hours) +
-                   " per instance is paid in full when reserved; " +
-                   Hours(*r.unused_committed_hours) + " of it go unused (" +
-                   Hours(kCapacityBlockEndLeadHours) +
-                   " of them while AWS terminates the instances before the block ends).";
-            // A block cannot be cancelled: say when the p90 run would outlast it.
-            const double p90_hours = r.expected_wall_clock_hours * (1.0 + s.efficiency_spread);
-            if (p90_hours + kCapacityBlockEndLeadHours > r.billed_hours) {
-                out += " At the p90 run time (" + Hours(p90_hours) +
-                       ") the run would outlast the block: extend it while AWS has capacity, "
-                       "or reserve a longer block (priced in cost_usd_p90).";
-            }
-        } else {
-            out += " The commitment bills " + Hours(r.billed_hours) +
-                   " per instance whether used or not; this job uses " +
-                   Hours(r.expected_wall_clock_hours) + " and leaves " +
-                   Hours(*r.unused_committed_hours) + " to other work.";
-        }
+    return out;
+}
+
+// Committed capacity and capacity blocks: the hours paid whether used or not.
+std::string CommitmentText(const TrainingPlanOption& r, const PricingSettings& s) {
+    if (!r.unused_committed_hours) {
+        return "";
     }
+    const Offering& o = *r.offering;
+    std::string out;
+    if (o.price_type == PriceType::kCapacityBlock) {
+        out += " A capacity block of " + Hours(r.billed_hours) +
+               " per instance is paid in full when reserved; " + Hours(*r.unused_committed_hours) +
+               " of it go unused (" + Hours(kCapacityBlockEndLeadHours) +
+               " of them while AWS terminates the instances before the block ends).";
+        // A block cannot be cancelled: say when the p90 run would outlast it.
+        const double p90_hours = r.expected_wall_clock_hours * (1.0 + s.efficiency_spread);
+        if (p90_hours + kCapacityBlockEndLeadHours > r.billed_hours) {
+            out += " At the p90 run time (" + Hours(p90_hours) +
+                   ") the run would outlast the block: extend it while AWS has capacity, "
+                   "or reserve a longer block (priced in cost_usd_p90).";
+        }
+    } else {
+        out += " The commitment bills " + Hours(r.billed_hours) +
+               " per instance whether used or not; this job uses " +
+               Hours(r.expected_wall_clock_hours) + " and leaves " +
+               Hours(*r.unused_committed_hours) + " to other work.";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
+                      const Catalog& catalog, const PricingSettings& s) {
+    if (!plan.recommendation) {
+        return NothingRecommendedText(request, plan, catalog);
+    }
+    const TrainingPlanOption& r = *plan.recommendation;
+    std::string out = HeadlineText(request, plan, catalog, s) + AlternativesText(plan, catalog) +
+                      SpotRiskText(request, r, s) + CommitmentText(r, s);
+    const Offering& o = *r.offering;
     if (StalePrice(r, s) || o.price.as_of_estimated || !o.price.verified) {
         out += " Its price is dated " + o.price.as_of +
                (o.price.as_of_estimated ? " (estimated)" : "") +

@@ -425,6 +425,58 @@ pricing::Result<std::optional<pricing::estimate::TrainingRequest>> DecodeSpotWor
     return std::optional<pricing::estimate::TrainingRequest>(std::move(decoded).value());
 }
 
+namespace {
+
+// /constraints of a training plan request.
+pricing::Status ReadPlanConstraints(const json& constraints,
+                                    pricing::plan::TrainingPlanConstraints& out) {
+    JsonReader c(constraints, "/constraints");
+    c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "budget_confidence",
+                 "providers", "price_types", "regions", "accelerators", "max_total_accelerators",
+                 "min_total_accelerators", "max_wall_clock_days", "verified_only",
+                 "max_price_age_days", "node_counts"});
+    out.deadline_hours = c.Number("deadline_hours");
+    out.deadline_confidence = c.Number("deadline_confidence");
+    out.budget_confidence = c.Number("budget_confidence");
+    out.budget_usd = c.Number("budget_usd");
+    out.providers = c.Strings("providers").value_or(std::vector<std::string>{});
+    out.price_types = PriceTypes(c, "price_types");
+    out.regions = c.Strings("regions").value_or(std::vector<std::string>{});
+    out.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
+    out.max_total_accelerators = c.Int("max_total_accelerators");
+    out.min_total_accelerators = c.Int("min_total_accelerators");
+    out.max_wall_clock_days = c.Number("max_wall_clock_days");
+    out.verified_only = c.Bool("verified_only").value_or(false);
+    out.max_price_age_days = c.Number("max_price_age_days");
+    const json* counts =
+        constraints.contains("node_counts") ? &constraints.at("node_counts") : nullptr;
+    if (counts == nullptr || counts->is_null()) {
+        return c.ok() ? pricing::Status(pricing::Ok{}) : pricing::Status(c.error());
+    }
+    if (!counts->is_array()) {
+        c.Fail(ErrorCode::kMalformed, "node_counts", "must be an array of integers");
+    }
+    // Each element is read as a member named by its index, so a fault names
+    // /constraints/node_counts/<i>: a wrong type is 400, a well-formed integer out of range 422
+    // (JsonReader::Int), as for every other integer field.
+    for (std::size_t i = 0; c.ok() && i < counts->size(); ++i) {
+        const std::string index = std::to_string(i);
+        const json wrapped = {{index, (*counts)[i]}};
+        JsonReader item(wrapped, "/constraints/node_counts");
+        auto n = item.Int(index);
+        if (item.ok() && !n) {
+            item.Fail(ErrorCode::kMalformed, index, "must be an integer");
+        }
+        if (!item.ok()) {
+            return item.error();
+        }
+        out.node_counts.push_back(*n);
+    }
+    return c.ok() ? pricing::Status(pricing::Ok{}) : pricing::Status(c.error());
+}
+
+}  // namespace
+
 pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(const json& body) {
     if (body.contains("hardware")) {
         return pricing::MakeError(ErrorCode::kMalformed,
@@ -484,51 +536,8 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
         }
     }
     if (constraints != nullptr) {
-        JsonReader c(*constraints, "/constraints");
-        c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "budget_confidence",
-                     "providers", "price_types", "regions", "accelerators",
-                     "max_total_accelerators", "min_total_accelerators", "max_wall_clock_days",
-                     "verified_only", "max_price_age_days", "node_counts"});
-        auto& out = q.constraints;
-        out.deadline_hours = c.Number("deadline_hours");
-        out.deadline_confidence = c.Number("deadline_confidence");
-        out.budget_confidence = c.Number("budget_confidence");
-        out.budget_usd = c.Number("budget_usd");
-        out.providers = c.Strings("providers").value_or(std::vector<std::string>{});
-        out.price_types = PriceTypes(c, "price_types");
-        out.regions = c.Strings("regions").value_or(std::vector<std::string>{});
-        out.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
-        out.max_total_accelerators = c.Int("max_total_accelerators");
-        out.min_total_accelerators = c.Int("min_total_accelerators");
-        out.max_wall_clock_days = c.Number("max_wall_clock_days");
-        out.verified_only = c.Bool("verified_only").value_or(false);
-        out.max_price_age_days = c.Number("max_price_age_days");
-        if (const json* counts =
-                constraints->contains("node_counts") ? &constraints->at("node_counts") : nullptr;
-            counts != nullptr && !counts->is_null()) {
-            if (!counts->is_array()) {
-                c.Fail(ErrorCode::kMalformed, "node_counts", "must be an array of integers");
-            } else {
-                // Each element is read as a member named by its index, so a fault names
-                // /constraints/node_counts/<i>: a wrong type is 400, a well-formed integer
-                // out of range 422 (JsonReader::Int), as for every other integer field.
-                for (std::size_t i = 0; i < counts->size() && c.ok(); ++i) {
-                    const std::string index = std::to_string(i);
-                    const json wrapped = {{index, (*counts)[i]}};
-                    JsonReader item(wrapped, "/constraints/node_counts");
-                    auto n = item.Int(index);
-                    if (item.ok() && !n) {
-                        item.Fail(ErrorCode::kMalformed, index, "must be an integer");
-                    }
-                    if (!item.ok()) {
-                        return item.error();
-                    }
-                    out.node_counts.push_back(*n);
-                }
-            }
-        }
-        if (!c.ok()) {
-            return c.error();
+        if (auto read = ReadPlanConstraints(*constraints, q.constraints); !read.ok()) {
+            return read.error();
         }
     }
     if (uncertainty != nullptr) {
@@ -553,8 +562,6 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     }
     return q;
 }
-
-namespace {}  // namespace
 
 // The training plan's answer is written as JSON text, one function per part, members in the
 // sorted order nlohmann::json keeps, so the bytes are those a DOM's dump gave (JsonWriter
