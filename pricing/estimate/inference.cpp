@@ -559,6 +559,58 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req,
     return EstimateInference(req, cluster, model.value());
 }
 
+namespace {
+
+// Continuous batching of the request's concurrency or rate on one replica, into e.serving;
+// a warning when the weights leave no room for one sequence.
+void AddServing(const PassContext& ctx, const InferenceRequest& req, double overhead_gb,
+                const std::string& accelerator_id, InferenceEstimate& e) {
+    const ServingModel serving(ctx, req, e.memory_capacity_gb, overhead_gb, accelerator_id);
+    ServingEstimate s = serving.Describe();
+    if (serving.RunningLimit() < 1) {
+        // The weights leave no room for a single sequence's KV cache: no operating point.
+        s.mode = req.concurrency ? "concurrency" : "request_rate";
+        s.offered_requests_per_second = req.requests_per_second;
+        s.saturated = true;
+        e.warnings.push_back(
+            {req.concurrency ? "/concurrency" : "/requests_per_second", serving.NoRoomReason()});
+    } else if (req.concurrency) {
+        s.mode = "concurrency";
+        s.point = serving.AtConcurrency(*req.concurrency);
+    } else {
+        s.mode = "request_rate";
+        s.offered_requests_per_second = *req.requests_per_second;
+        s.point = serving.AtRate(*req.requests_per_second, &s.saturated);
+    }
+    EchoServing(req, s, e.assumptions);
+    e.serving = std::move(s);
+}
+
+// The request-level constants of an inference estimate and the model derivation's rules.
+void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, double overhead_gb,
+                          double mean_context, Precision kv_precision, Assumptions& echo) {
+    echo.push_back({"step_overhead_s", req.step_overhead_s.value_or(0.0), "s",
+                    "fixed cost per decode step (sampling, scheduling)",
+                    SourceOf(req.step_overhead_s.has_value(), "default 0")});
+    echo.push_back({"memory_overhead_gb", overhead_gb, "GB",
+                    "framework, CUDA context and workspace per accelerator",
+                    SourceOf(req.memory_overhead_gb.has_value(), "estimator-references §3.4")});
+    echo.push_back({"mean_decode_context_tokens", mean_context, "tokens",
+                    "decode step evaluated at input + output / 2 (KV traffic is linear in "
+                    "context)",
+                    "derived"});
+    echo.push_back({"kv_cache_bytes_per_element", ctx.kv_bpe, "bytes",
+                    "KV cache precision " + std::string(PrecisionName(kv_precision)),
+                    req.kv_cache_precision ? "request"
+                    : req.precision == Precision::kFp4
+                        ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
+                        : "same as precision"});
+    const Assumptions& derivation = ModelDerivationAssumptions();
+    echo.insert(echo.end(), derivation.begin(), derivation.end());
+}
+
+}  // namespace
+
 Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
                                             const ResolvedModel& m) {
     if (auto s = ValidateCluster(cluster); !s.ok()) {
@@ -661,46 +713,9 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                              "and KV cache (fits_in_memory, max_batch_size and serving)",
                              "vLLM --gpu-memory-utilization default"});
     if (req.concurrency || req.requests_per_second) {
-        const ServingModel serving(ctx, req, e.memory_capacity_gb, overhead_gb,
-                                   cluster.accelerator.id);
-        ServingEstimate s = serving.Describe();
-        if (serving.RunningLimit() < 1) {
-            // The weights leave no room for a single sequence's KV cache: no operating point.
-            s.mode = req.concurrency ? "concurrency" : "request_rate";
-            s.offered_requests_per_second = req.requests_per_second;
-            s.saturated = true;
-            e.warnings.push_back({req.concurrency ? "/concurrency" : "/requests_per_second",
-                                  serving.NoRoomReason()});
-        } else if (req.concurrency) {
-            s.mode = "concurrency";
-            s.point = serving.AtConcurrency(*req.concurrency);
-        } else {
-            s.mode = "request_rate";
-            s.offered_requests_per_second = *req.requests_per_second;
-            s.point = serving.AtRate(*req.requests_per_second, &s.saturated);
-        }
-        EchoServing(req, s, e.assumptions);
-        e.serving = std::move(s);
+        AddServing(ctx, req, overhead_gb, cluster.accelerator.id, e);
     }
-    e.assumptions.push_back({"step_overhead_s", step_overhead, "s",
-                             "fixed cost per decode step (sampling, scheduling)",
-                             SourceOf(req.step_overhead_s.has_value(), "default 0")});
-    e.assumptions.push_back(
-        {"memory_overhead_gb", overhead_gb, "GB",
-         "framework, CUDA context and workspace per accelerator",
-         SourceOf(req.memory_overhead_gb.has_value(), "estimator-references §3.4")});
-    e.assumptions.push_back({"mean_decode_context_tokens", mean_context, "tokens",
-                             "decode step evaluated at input + output / 2 (KV traffic is linear in "
-                             "context)",
-                             "derived"});
-    e.assumptions.push_back({"kv_cache_bytes_per_element", ctx.kv_bpe, "bytes",
-                             "KV cache precision " + std::string(PrecisionName(kv_precision)),
-                             req.kv_cache_precision ? "request"
-                             : req.precision == Precision::kFp4
-                                 ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
-                                 : "same as precision"});
-    const Assumptions& derivation = ModelDerivationAssumptions();
-    e.assumptions.insert(e.assumptions.end(), derivation.begin(), derivation.end());
+    EchoRequestConstants(req, ctx, overhead_gb, mean_context, kv_precision, e.assumptions);
     return e;
 }
 

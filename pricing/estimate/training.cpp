@@ -1741,7 +1741,7 @@ SearchResult SearchFromRecipeLayout(const TrainingRequest& req, const Ctx& c, La
 }
 
 void AddRecipeLayoutAssumption(const TrainingRequest& req, bool used, Assumptions& as) {
-    if (!req.recipe || !req.recipe->layout) return;
+    if (req.parallelism || !req.recipe || !req.recipe->layout) return;
     as.push_back(
         {"recipe_layout_applied", used ? 1.0 : 0.0, "bool",
          used ? AssumptionText("1: the layout's tensor, pipeline, expert and ZeRO degrees are "

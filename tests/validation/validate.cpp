@@ -183,6 +183,53 @@ std::string LayoutText(const est::ParallelLayout& l) {
     return buf;
 }
 
+// A training row as its columns describe the run: architecture, precision, batch, layout and
+// the documented schedules.
+est::TrainingRequest RequestFromColumns(const Row& r) {
+    est::TrainingRequest req;
+    req.model = ModelOf(r);
+    req.precision = PrecisionOf(r);
+    req.tokens_b = r.Num("tokens_b").value_or(1.0);
+    if (auto gbs = r.Num("global_batch_seqs")) req.global_batch_tokens = *gbs * *r.Int("seq_len");
+    est::ParallelismRequest pr;
+    pr.tensor = r.Int("tp");
+    pr.pipeline = r.Int("pp");
+    pr.data = r.Int("dp");
+    pr.zero_stage = r.Int("zero_stage");
+    pr.micro_batch_size = r.Int("micro_batch");
+    if (!r["recompute"].empty()) pr.recompute = est::ParseRecompute(r["recompute"]);
+    if (!r["sequence_parallel"].empty()) pr.sequence_parallel = r["sequence_parallel"] == "true";
+    ApplyRunInputs(r, req, pr);
+    req.parallelism = pr;
+    if (!r["flash_attention"].empty()) req.flash_attention = r["flash_attention"] == "true";
+    // A run that documents tensor-parallel communication overlap gets the estimator's
+    // general figure for it, never a per-row number.
+    if (r["tp_comm_overlap"] == "true")
+        req.tp_overlap_fraction = est::kTpOverlapFractionWhenEnabled;
+    return req;
+}
+
+// The model library and its training recipes from the seed directory; nullopt (with a
+// message) when either does not load.
+std::optional<Library> LoadLibrary(const std::string& seed_dir) {
+    Library lib;
+    auto models =
+        gpucost::pricing::LoadModelLibrary(ReadFile(seed_dir + "/models.csv"), "models.csv");
+    if (!models.ok()) {
+        std::fprintf(stderr, "models: %s\n", models.error().message.c_str());
+        return std::nullopt;
+    }
+    lib.models = models.value();
+    auto recipes = gpucost::pricing::LoadTrainingRecipes(
+        ReadFile(seed_dir + "/training_recipes.csv"), "training_recipes.csv");
+    if (!recipes.ok()) {
+        std::fprintf(stderr, "recipes: %s\n", recipes.error().message.c_str());
+        return std::nullopt;
+    }
+    lib.recipes = recipes.value();
+    return lib;
+}
+
 // A training row's published figure beside the estimate's; nullopt for an unknown metric.
 std::optional<Outcome> TrainingOutcome(const Row& r, const est::TrainingEstimate& v,
                                        bool per_iteration) {
@@ -244,23 +291,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "catalog: %s\n", catalog.error().message.c_str());
         return 2;
     }
-    Library lib;
-    if (auto models =
-            gpucost::pricing::LoadModelLibrary(ReadFile(args[1] + "/models.csv"), "models.csv");
-        models.ok()) {
-        lib.models = models.value();
-    } else {
-        std::fprintf(stderr, "models: %s\n", models.error().message.c_str());
-        return 2;
-    }
-    if (auto recipes = gpucost::pricing::LoadTrainingRecipes(
-            ReadFile(args[1] + "/training_recipes.csv"), "training_recipes.csv");
-        recipes.ok()) {
-        lib.recipes = recipes.value();
-    } else {
-        std::fprintf(stderr, "recipes: %s\n", recipes.error().message.c_str());
-        return 2;
-    }
+    auto lib = LoadLibrary(args[1]);
+    if (!lib) return 2;
     auto records = gpucost::pricing::ParseCsv(ReadFile(args[0]), args[0]);
     if (!records.ok() || records.value().empty()) {
         std::fprintf(stderr, "cannot read %s\n", args[0].c_str());
@@ -286,51 +318,17 @@ int main(int argc, char** argv) {
         cluster.accelerator_count = *r.Int("gpu_count");
         cluster.scale_up_gb_per_s = r.Num("scale_up_gb_per_s");
         const std::string& metric = r["metric"];
-        if (r["kind"] == "train" && InputsOf(r).count("library_model") != 0) {
-            est::TrainingRequest req;
-            if (!AsSentByName(r, lib, req)) {
-                ++failures;
-                continue;
-            }
-            auto e = est::EstimateTraining(req, cluster);
-            if (!e.ok()) {
-                std::fprintf(stderr, "%s: %s (%s)\n", r["id"].c_str(), e.error().message.c_str(),
-                             e.error().field.c_str());
-                ++failures;
-                continue;
-            }
-            auto o = TrainingOutcome(r, e.value(), false);
-            if (!o) {
-                ++failures;
-                continue;
-            }
-            outcomes.push_back(*o);
-            continue;
-        }
         if (r["kind"] == "train") {
             est::TrainingRequest req;
-            req.model = ModelOf(r);
-            req.precision = PrecisionOf(r);
-            bool per_iteration = r["notes"].rfind("ONE ITERATION", 0) == 0;
-            req.tokens_b = r.Num("tokens_b").value_or(1.0);
-            if (auto gbs = r.Num("global_batch_seqs"))
-                req.global_batch_tokens = *gbs * *r.Int("seq_len");
-            est::ParallelismRequest pr;
-            pr.tensor = r.Int("tp");
-            pr.pipeline = r.Int("pp");
-            pr.data = r.Int("dp");
-            pr.zero_stage = r.Int("zero_stage");
-            pr.micro_batch_size = r.Int("micro_batch");
-            if (!r["recompute"].empty()) pr.recompute = est::ParseRecompute(r["recompute"]);
-            if (!r["sequence_parallel"].empty())
-                pr.sequence_parallel = r["sequence_parallel"] == "true";
-            ApplyRunInputs(r, req, pr);
-            req.parallelism = pr;
-            if (!r["flash_attention"].empty()) req.flash_attention = r["flash_attention"] == "true";
-            // A run that documents tensor-parallel communication overlap gets the estimator's
-            // general figure for it, never a per-row number.
-            if (r["tp_comm_overlap"] == "true")
-                req.tp_overlap_fraction = est::kTpOverlapFractionWhenEnabled;
+            if (InputsOf(r).count("library_model") != 0) {
+                if (!AsSentByName(r, *lib, req)) {
+                    ++failures;
+                    continue;
+                }
+            } else {
+                req = RequestFromColumns(r);
+            }
+            const bool per_iteration = r["notes"].rfind("ONE ITERATION", 0) == 0;
             auto e = est::EstimateTraining(req, cluster);
             if (!e.ok()) {
                 std::fprintf(stderr, "%s: %s (%s)\n", r["id"].c_str(), e.error().message.c_str(),

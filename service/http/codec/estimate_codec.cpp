@@ -205,7 +205,6 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     auto m = DecodeModel(*model, "/model");
     if (!m.ok()) return m.error();
     req.model = m.value();
-    ApplyLibraryRecipe(*model, body.contains("precision"), req);
     if (hardware != nullptr && hw != nullptr) {
         auto h = DecodeHardware(*hw, "/hardware");
         if (!h.ok()) return h.error();
@@ -239,6 +238,8 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
         if (!p.ok()) return p.error();
         req.parallelism = pr;
     }
+    // Last, so that the recipe sees every field the request set (its parallelism included).
+    ApplyLibraryRecipe(*model, body.contains("precision"), req);
     return req;
 }
 
