@@ -50,6 +50,7 @@ struct PassContext {
     int tp = 1;
     double bpe = 2;     // weights and activations
     double kv_bpe = 2;  // KV cache
+    bool fp8 = false;   // FP8 GEMMs: each input quantised by its own kernel
 };
 
 bool IsMla(const ResolvedModel& m) {
@@ -113,8 +114,25 @@ OpTime MlpTime(const PassContext& c, double M, double ffn, double routed, double
     return CustomTime(c.dev, flops, bytes);
 }
 
+// Kernels one forward pass launches beyond the ops LinearCost and AttentionCost time: what
+// MLA and MoE routing add to a dense GQA layer (kMlaExtraKernelsPerLayer and the MoE
+// constants). 0 for dense GQA models.
+double ExtraKernelsPerPass(const ResolvedModel& m, bool fp8) {
+    const double quant = fp8 ? 1.0 : 0.0;
+    double kernels =
+        IsMla(m) ? (kMlaExtraKernelsPerLayer + quant * kFp8MlaExtraGemmsPerLayer) * m.layers : 0.0;
+    if (m.IsMoe()) {
+        const double shared = m.shared_experts > 0 ? kSharedExpertKernelsPerLayer +
+                                                         quant * kFp8SharedExpertGemmsPerLayer
+                                                   : 0.0;
+        kernels += (kMoeRoutingExtraKernelsPerLayer + shared) * m.MoeLayers();
+    }
+    return kernels;
+}
+
 // Projections, MLP, elementwise work and TP all-reduces of every layer for M tokens, and the
-// logits of `sampled` sequences. Attention over the context is AttentionCost.
+// logits of `sampled` sequences, with the per-layer fixed costs of MLA and MoE routing.
+// Attention over the context is AttentionCost.
 PassCost LinearCost(const PassContext& c, double M, double sampled) {
     const ResolvedModel& m = c.m;
     const double h = m.hidden_size;
@@ -158,6 +176,11 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
     if (sampled > 0) {
         Add(total, GemmTime(c.dev, sampled, m.vocab_size / t, h, c.bpe));
     }
+    // Launch-bound, not compute: counted with the memory side, as the roofline's own
+    // per-kernel overhead is counted with each op's bound.
+    const double fixed_s = ExtraKernelsPerPass(m, c.fp8) * c.dev.kernel_overhead_s;
+    total.seconds += fixed_s;
+    total.memory_s += fixed_s;
     return total;
 }
 
@@ -438,6 +461,42 @@ private:
     int running_limit_ = 0;
 };
 
+// The per-layer fixed costs of MLA and MoE routing, as used (nothing for dense GQA models).
+void EchoLayerFixedCosts(const ResolvedModel& m, bool fp8, Assumptions& echo) {
+    if (!IsMla(m) && !m.IsMoe()) return;
+    if (IsMla(m)) {
+        echo.push_back({"mla_extra_kernels_per_layer", kMlaExtraKernelsPerLayer, "kernels",
+                        "launches of an MLA layer's decode beyond a GQA layer's, each costing "
+                        "kernel_overhead_s",
+                        "counted from vLLM's absorbed MLA decode (v0.7 MLACommonImpl): 15 "
+                        "against GQA's 6"});
+    }
+    if (m.IsMoe()) {
+        echo.push_back({"moe_routing_extra_kernels_per_layer", kMoeRoutingExtraKernelsPerLayer,
+                        "kernels",
+                        "launches of a routed MoE MLP beyond a dense MLP's (router GEMM, top-k, "
+                        "align, activation, moe_sum, scaling), each costing kernel_overhead_s",
+                        "counted from vLLM fused_moe.py fused_experts and deepseek_v2.py (v0.7): "
+                        "10 against 4"});
+        if (m.shared_experts > 0) {
+            echo.push_back({"shared_expert_kernels_per_layer", kSharedExpertKernelsPerLayer,
+                            "kernels", "gate-up GEMM, activation, down GEMM and the add",
+                            "DeepSeekMoE (arXiv 2401.06066 §3.2); deepseek_v2.py"});
+        }
+    }
+    if (fp8) {
+        echo.push_back({"fp8_quantize_kernels_per_extra_gemm", 1.0, "kernels",
+                        "one activation-quantisation launch per FP8 GEMM that MLA (q down, q up, "
+                        "kv down against one QKV: 2) and shared experts (2) add",
+                        "vLLM Fp8LinearMethod dynamic activation scales (scaled_fp8_quant, "
+                        "per_token_group_quant_fp8)"});
+    }
+    echo.push_back({"layer_fixed_kernels_per_pass", ExtraKernelsPerPass(m, fp8), "kernels",
+                    "all of the above over the model's layers: time per forward pass = this x "
+                    "kernel_overhead_s",
+                    "derived"});
+}
+
 void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumptions& echo) {
     echo.push_back({"max_num_seqs", static_cast<double>(s.max_num_seqs), "sequences",
                     "most sequences one engine step decodes",
@@ -500,6 +559,58 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req,
     return EstimateInference(req, cluster, model.value());
 }
 
+namespace {
+
+// Continuous batching of the request's concurrency or rate on one replica, into e.serving;
+// a warning when the weights leave no room for one sequence.
+void AddServing(const PassContext& ctx, const InferenceRequest& req, double overhead_gb,
+                const std::string& accelerator_id, InferenceEstimate& e) {
+    const ServingModel serving(ctx, req, e.memory_capacity_gb, overhead_gb, accelerator_id);
+    ServingEstimate s = serving.Describe();
+    if (serving.RunningLimit() < 1) {
+        // The weights leave no room for a single sequence's KV cache: no operating point.
+        s.mode = req.concurrency ? "concurrency" : "request_rate";
+        s.offered_requests_per_second = req.requests_per_second;
+        s.saturated = true;
+        e.warnings.push_back(
+            {req.concurrency ? "/concurrency" : "/requests_per_second", serving.NoRoomReason()});
+    } else if (req.concurrency) {
+        s.mode = "concurrency";
+        s.point = serving.AtConcurrency(*req.concurrency);
+    } else {
+        s.mode = "request_rate";
+        s.offered_requests_per_second = *req.requests_per_second;
+        s.point = serving.AtRate(*req.requests_per_second, &s.saturated);
+    }
+    EchoServing(req, s, e.assumptions);
+    e.serving = std::move(s);
+}
+
+// The request-level constants of an inference estimate and the model derivation's rules.
+void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, double overhead_gb,
+                          double mean_context, Precision kv_precision, Assumptions& echo) {
+    echo.push_back({"step_overhead_s", req.step_overhead_s.value_or(0.0), "s",
+                    "fixed cost per decode step (sampling, scheduling)",
+                    SourceOf(req.step_overhead_s.has_value(), "default 0")});
+    echo.push_back({"memory_overhead_gb", overhead_gb, "GB",
+                    "framework, CUDA context and workspace per accelerator",
+                    SourceOf(req.memory_overhead_gb.has_value(), "estimator-references §3.4")});
+    echo.push_back({"mean_decode_context_tokens", mean_context, "tokens",
+                    "decode step evaluated at input + output / 2 (KV traffic is linear in "
+                    "context)",
+                    "derived"});
+    echo.push_back({"kv_cache_bytes_per_element", ctx.kv_bpe, "bytes",
+                    "KV cache precision " + std::string(PrecisionName(kv_precision)),
+                    req.kv_cache_precision ? "request"
+                    : req.precision == Precision::kFp4
+                        ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
+                        : "same as precision"});
+    const Assumptions& derivation = ModelDerivationAssumptions();
+    echo.insert(echo.end(), derivation.begin(), derivation.end());
+}
+
+}  // namespace
+
 Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
                                             const ResolvedModel& m) {
     if (auto s = ValidateCluster(cluster); !s.ok()) {
@@ -541,8 +652,13 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     ClusterLinks links = MakeClusterLinks(cluster, dev);
     const Precision kv_precision =
         req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
-    const PassContext ctx{
-        m, dev, links, tp, BytesPerElement(req.precision), BytesPerElement(kv_precision)};
+    const PassContext ctx{m,
+                          dev,
+                          links,
+                          tp,
+                          BytesPerElement(req.precision),
+                          BytesPerElement(kv_precision),
+                          req.precision == Precision::kFp8};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;
@@ -591,51 +707,15 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
 
     e.assumptions = dev.assumptions;
     e.assumptions.insert(e.assumptions.end(), links.assumptions.begin(), links.assumptions.end());
+    EchoLayerFixedCosts(m, ctx.fp8, e.assumptions);
     e.assumptions.push_back({"gpu_memory_utilization", kServingGpuMemoryUtilization, "fraction",
                              "share of device memory the engine may use for weights, activations "
                              "and KV cache (fits_in_memory, max_batch_size and serving)",
                              "vLLM --gpu-memory-utilization default"});
     if (req.concurrency || req.requests_per_second) {
-        const ServingModel serving(ctx, req, e.memory_capacity_gb, overhead_gb,
-                                   cluster.accelerator.id);
-        ServingEstimate s = serving.Describe();
-        if (serving.RunningLimit() < 1) {
-            // The weights leave no room for a single sequence's KV cache: no operating point.
-            s.mode = req.concurrency ? "concurrency" : "request_rate";
-            s.offered_requests_per_second = req.requests_per_second;
-            s.saturated = true;
-            e.warnings.push_back({req.concurrency ? "/concurrency" : "/requests_per_second",
-                                  serving.NoRoomReason()});
-        } else if (req.concurrency) {
-            s.mode = "concurrency";
-            s.point = serving.AtConcurrency(*req.concurrency);
-        } else {
-            s.mode = "request_rate";
-            s.offered_requests_per_second = *req.requests_per_second;
-            s.point = serving.AtRate(*req.requests_per_second, &s.saturated);
-        }
-        EchoServing(req, s, e.assumptions);
-        e.serving = std::move(s);
+        AddServing(ctx, req, overhead_gb, cluster.accelerator.id, e);
     }
-    e.assumptions.push_back({"step_overhead_s", step_overhead, "s",
-                             "fixed cost per decode step (sampling, scheduling)",
-                             SourceOf(req.step_overhead_s.has_value(), "default 0")});
-    e.assumptions.push_back(
-        {"memory_overhead_gb", overhead_gb, "GB",
-         "framework, CUDA context and workspace per accelerator",
-         SourceOf(req.memory_overhead_gb.has_value(), "estimator-references §3.4")});
-    e.assumptions.push_back({"mean_decode_context_tokens", mean_context, "tokens",
-                             "decode step evaluated at input + output / 2 (KV traffic is linear in "
-                             "context)",
-                             "derived"});
-    e.assumptions.push_back({"kv_cache_bytes_per_element", ctx.kv_bpe, "bytes",
-                             "KV cache precision " + std::string(PrecisionName(kv_precision)),
-                             req.kv_cache_precision ? "request"
-                             : req.precision == Precision::kFp4
-                                 ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
-                                 : "same as precision"});
-    const Assumptions& derivation = ModelDerivationAssumptions();
-    e.assumptions.insert(e.assumptions.end(), derivation.begin(), derivation.end());
+    EchoRequestConstants(req, ctx, overhead_gb, mean_context, kv_precision, e.assumptions);
     return e;
 }
 

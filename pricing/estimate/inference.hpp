@@ -102,6 +102,43 @@ inline constexpr int kMaxBatchSize = 1 << 20;
 inline constexpr double kServingBandwidthEfficiency = 0.65;
 inline constexpr int kMaxInferenceTokens = 1 << 24;
 
+// Per-layer fixed costs of a forward pass that the per-op roofline does not see: kernels a
+// layer launches besides the ops it times, each costing the device's kernel_overhead_s
+// (roofline.hpp). They matter where a step's data is small: decode at small batch. A dense
+// GQA layer is the reference: its launches (norm, QKV, rotary, cache write, attention, output
+// projection, norm, gate-up, activation, down: 10 against the 5 ops timed) are inside the
+// calibration of kServingBandwidthEfficiency (NIM's 70B) and the inference rows of the
+// validation set, so only what MLA and MoE routing launch beyond it is counted, and dense
+// models are estimated as before.
+//
+// MLA (DeepSeek-V2, arXiv 2405.04434 §2.1), decoded with the up-projections absorbed as vLLM
+// does it (vllm/attention/backends/mla/utils.py MLACommonImpl, v0.7: _q_proj_and_k_up_proj,
+// _forward_decode, _v_up_proj_and_o_proj): norm, q down-projection GEMM, its RMSNorm, q
+// up-projection GEMM, kv down-projection GEMM, its RMSNorm, rotary, W_UK batched GEMM, the
+// query concatenation, latent cache write, decode attention, its split-KV reduce, W_UV batched
+// GEMM, the copy of its transposed output, output projection: 15 launches against GQA's 6
+// (norm, QKV, rotary, cache write, attention, output projection).
+inline constexpr double kMlaExtraKernelsPerLayer = 9;
+// A routed MoE MLP (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts, v0.7; the
+// DeepSeek-V2/V3 layer in vllm/model_executor/models/deepseek_v2.py): norm, router GEMM, top-k
+// selection (grouped top-k, compiled to 2 kernels), moe_align_block_size (tokens sorted into
+// expert blocks), grouped gate-up GEMM, activation, grouped down GEMM, moe_sum (the top-k
+// weighted combine), the routed scaling: 10 against a dense MLP's 4 (norm, gate-up GEMM,
+// activation, down GEMM).
+inline constexpr double kMoeRoutingExtraKernelsPerLayer = 6;
+// Shared experts run as a dense MLP beside the routed ones (DeepSeekMoE, arXiv 2401.06066
+// §3.2; deepseek_v2.py DeepseekV2MoE): their gate-up GEMM, activation, down GEMM and the add
+// of the two outputs.
+inline constexpr double kSharedExpertKernelsPerLayer = 4;
+// In FP8 each GEMM's input is quantised by a kernel of its own (dynamic activation scales:
+// vLLM Fp8LinearMethod, scaled_fp8_quant or per_token_group_quant_fp8 for block-scaled
+// weights as DeepSeek-V3 publishes them). The dense reference's are in its calibration, so
+// one is counted per FP8 GEMM that MLA and shared experts add: q down and up plus kv down
+// against GQA's one QKV GEMM (2), the shared gate-up and down GEMMs (2); the grouped GEMMs
+// replace the dense MLP's two.
+inline constexpr double kFp8MlaExtraGemmsPerLayer = 2;
+inline constexpr double kFp8SharedExpertGemmsPerLayer = 2;
+
 // Engine defaults of vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
 // EngineArgs.get_batch_defaults and --gpu-memory-utilization): devices with at least 70 GiB
 // that are not A100 get a step budget of 8192 tokens and 1024 sequences, others 2048 and 256;

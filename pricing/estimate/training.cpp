@@ -82,6 +82,10 @@ struct Ctx {
     double overlap = kDefaultCommOverlapFraction;
     double tp_overlap = kDefaultTpOverlapFraction;
     double expert_overlap = kDefaultExpertOverlapFraction;
+    // The overlap came from a recipe's DualPipe schedule, which hides the all-to-all by
+    // pairing forward and backward chunks of different micro-batches across pipeline stages:
+    // without pipeline parallelism there is no such schedule and the default holds.
+    bool expert_overlap_needs_pipeline = false;
     double overhead_gb = kDefaultMemoryOverheadGb;
     bool flash = true;
     double global_batch_seqs = 0;
@@ -613,6 +617,13 @@ struct StageTimes {
     double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
 };
 
+// The share of the expert all-to-all hidden in layout `l` (see
+// Ctx::expert_overlap_needs_pipeline).
+double ExpertOverlap(const Ctx& c, const ParallelLayout& l) {
+    return c.expert_overlap_needs_pipeline && l.pipeline < 2 ? kDefaultExpertOverlapFraction
+                                                             : c.expert_overlap;
+}
+
 StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
                            const SplitShape& shape) {
     const ResolvedModel& m = c.m;
@@ -650,7 +661,7 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         double a2a =
             2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
                                   l.expert, LinkFor(c, l.tensor * l.expert));
-        comm_ep = comm_passes * a2a * (1.0 - c.expert_overlap) * MoeLayers(m) / m.layers;
+        comm_ep = comm_passes * a2a * (1.0 - ExpertOverlap(c, l)) * MoeLayers(m) / m.layers;
     }
     // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
     // fewer layers plus the head (the same stage for an even split).
@@ -1012,6 +1023,8 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     c.overlap = req.comm_overlap_fraction.value_or(kDefaultCommOverlapFraction);
     c.tp_overlap = req.tp_overlap_fraction.value_or(kDefaultTpOverlapFraction);
     c.expert_overlap = req.expert_overlap_fraction.value_or(kDefaultExpertOverlapFraction);
+    c.expert_overlap_needs_pipeline = req.recipe && req.recipe->expert_overlap_fraction &&
+                                      req.recipe->expert_overlap_schedule == "dualpipe";
     c.overhead_gb = req.memory_overhead_gb.value_or(kDefaultMemoryOverheadGb);
     c.tokens = req.tokens_b * 1e9;
     c.flash = req.flash_attention.value_or(true);
@@ -1592,6 +1605,29 @@ void AddPipelineAssumptions(const Ctx& c, const Eval& e, Assumptions& as) {
     }
 }
 
+// Where a field's value came from: the request, the model's published training recipe (when
+// it filled the field), or the default's own source.
+AssumptionText FieldSource(const TrainingRequest& req, bool given, bool by_recipe,
+                           AssumptionText default_source) {
+    if (by_recipe && req.recipe) {
+        return "training recipe of " + req.recipe->model_id +
+               " (schema/seed/training_recipes.csv; the request left it unset): " +
+               req.recipe->source;
+    }
+    return SourceOf(given, std::move(default_source));
+}
+
+// The recipe's fields that have no other echo (the precision is a request field without a
+// number of its own).
+void AddRecipeAssumptions(const TrainingRequest& req, Assumptions& as) {
+    if (!req.recipe || !req.recipe->precision) return;
+    as.push_back({"recipe_precision_bytes_per_element", BytesPerElement(req.precision), "bytes",
+                  "GEMM operand size at " + std::string(PrecisionName(req.precision)) +
+                      ", the precision the model was published as trained in (pass precision "
+                      "to choose another)",
+                  FieldSource(req, false, true, "")});
+}
+
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
     Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
@@ -1616,12 +1652,19 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
                  "default: no overlap; frameworks that overlap it (Megatron-Core "
                  "--tp-comm-overlap) are modelled with 0.6, assumed"));
     if (c.m.IsMoe()) {
-        add("expert_overlap_fraction", c.expert_overlap, "fraction",
-            "share of the MoE dispatch/combine all-to-all hidden behind compute",
-            SourceOf(req.expert_overlap_fraction.has_value(),
-                     "default: on the critical path; DualPipe-style schedules hide most of it "
-                     "(DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them"));
+        add("expert_overlap_fraction", ExpertOverlap(c, e.layout), "fraction",
+            ExpertOverlap(c, e.layout) == c.expert_overlap
+                ? AssumptionText("share of the MoE dispatch/combine all-to-all hidden behind "
+                                 "compute")
+                : AssumptionText("share of the MoE dispatch/combine all-to-all hidden behind "
+                                 "compute: the default, as the recipe's DualPipe overlap needs "
+                                 "pipeline parallelism and the layout has none"),
+            FieldSource(req, req.expert_overlap_fraction.has_value(),
+                        req.recipe && req.recipe->expert_overlap_fraction,
+                        "default: on the critical path; DualPipe-style schedules hide most of "
+                        "it (DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them"));
     }
+    AddRecipeAssumptions(req, as);
     add("cross_entropy_bytes_per_logit", kCrossEntropyBytesPerLogit, "bytes",
         "HBM traffic of the fp32 softmax cross-entropy per logit element, forward + backward",
         "counted: cast, max, exp-sum, gather; softmax gradient, cast back");
@@ -1638,8 +1681,9 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "tokens",
         "tokens per optimizer step requested (the step holds tokens_per_step: whole "
         "sequences on every data-parallel replica; a change over 1% is a warning)",
-        SourceOf(req.global_batch_tokens.has_value(),
-                 "default 4M tokens (LLaMA, GPT-3 175B 3.2M)"));
+        FieldSource(req, req.global_batch_tokens.has_value(),
+                    req.recipe && req.recipe->global_batch_tokens,
+                    "default 4M tokens (LLaMA, GPT-3 175B 3.2M)"));
     add("flash_attention", c.flash ? 1.0 : 0.0, "bool",
         "1: fused FlashAttention-style attention; 0: unfused scores (softmax/mask/dropout over "
         "b*a*s^2 elements, 13 bytes per score forward, 26 backward)",
@@ -1840,6 +1884,37 @@ std::vector<KeptLayerCost>& KeptFor(TrainingEstimator::LayerCostMemo& memo, cons
     return memo.devices.back().layers;
 }
 
+// The published layout of the model's recipe (AppliedRecipe::layout) on this cluster: whether
+// its degrees divide the accelerators (tensor x pipeline, then expert into data) and the
+// model, and then the search over the rest of the layout (micro-batch, recompute, virtual
+// stages), `used` when a layout of it fits. Otherwise the caller searches every layout.
+SearchResult SearchFromRecipeLayout(const TrainingRequest& req, const Ctx& c, LayerCosts& layers,
+                                    bool& used) {
+    used = false;
+    if (req.parallelism || !req.recipe || !req.recipe->layout) return {};
+    const ParallelismRequest& rl = *req.recipe->layout;
+    const long long tp = static_cast<long long>(rl.tensor.value_or(1)) * rl.pipeline.value_or(1);
+    if (tp < 1 || c.count % tp != 0 || (c.count / tp) % rl.expert.value_or(1) != 0 ||
+        !ValidateParallelism(rl, c).ok()) {
+        return {};
+    }
+    SearchResult found = SearchLayouts(c, rl, layers);
+    used = found.best.valid;
+    return found;
+}
+
+void AddRecipeLayoutAssumption(const TrainingRequest& req, bool used, Assumptions& as) {
+    if (req.parallelism || !req.recipe || !req.recipe->layout) return;
+    as.push_back(
+        {"recipe_layout_applied", used ? 1.0 : 0.0, "bool",
+         used ? AssumptionText("1: the layout's tensor, pipeline, expert and ZeRO degrees are "
+                               "the model's published ones (the rest searched); pass "
+                               "parallelism to choose your own")
+              : AssumptionText("0: the model's published layout does not divide or fit this "
+                               "cluster, so every layout was searched"),
+         "training recipe of " + req.recipe->model_id + ": " + req.recipe->source});
+}
+
 // The estimate after the request's checks and the model derivation: build the run's
 // context, check the fixed parallelism, search the layouts, then summarise the best one with
 // its assumptions.
@@ -1852,7 +1927,9 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     const ParallelismRequest pr = req.parallelism.value_or(ParallelismRequest{});
     if (auto s = ValidateParallelism(pr, c); !s.ok()) return s.error();
     LayerCosts layers(c, memo != nullptr ? &KeptFor(*memo, c.dev) : nullptr);
-    SearchResult found = SearchLayouts(c, pr, layers);
+    bool recipe_layout = false;
+    SearchResult found = SearchFromRecipeLayout(req, c, layers, recipe_layout);
+    if (!recipe_layout) found = SearchLayouts(c, pr, layers);
     if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
     TrainingEstimate out = Summarize(c, found);
     WarnOnBatchChange(req, out);
@@ -1863,7 +1940,10 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     if (auto w = ContextWarning(c.m, c.m.seq_len, "/model/seq_len", "seq_len")) {
         out.model.warnings.push_back(std::move(*w));
     }
-    if (req.with_assumptions) out.assumptions = TrainingAssumptions(req, c, found.best);
+    if (req.with_assumptions) {
+        out.assumptions = TrainingAssumptions(req, c, found.best);
+        AddRecipeLayoutAssumption(req, recipe_layout, out.assumptions);
+    }
     return out;
 }
 

@@ -62,6 +62,22 @@ struct ParallelismRequest {
     std::optional<int> expert;  // MoE: must divide data and the expert count
 };
 
+// Fields of a request that the model library's published training recipe filled because the
+// request left them unset (pricing/training_recipe.hpp); the estimate echoes each with the
+// recipe's source instead of a default's.
+struct AppliedRecipe {
+    std::string model_id;
+    std::string source;
+    bool precision = false;
+    bool global_batch_tokens = false;
+    bool expert_overlap_fraction = false;
+    std::string expert_overlap_schedule;  // "dualpipe"
+    // The published layout (tensor, pipeline, expert, ZeRO stage), set only when the request
+    // gave no `parallelism`. The estimate uses it on a cluster it divides and fits, the rest
+    // of the layout searched; elsewhere the whole layout is searched (echoed either way).
+    std::optional<ParallelismRequest> layout;
+};
+
 struct TrainingRequest {
     ModelSpec model;
     double tokens_b = 0;  // training tokens, billions
@@ -92,6 +108,8 @@ struct TrainingRequest {
     // Fraction of the MoE expert all-to-all hidden behind compute (default
     // kDefaultExpertOverlapFraction).
     std::optional<double> expert_overlap_fraction;
+    // Set when a library recipe filled some of the fields above (not a request field itself).
+    std::optional<AppliedRecipe> recipe;
     // false: leave TrainingEstimate::assumptions empty. For callers that evaluate many
     // estimates (the planner) and echo the constants once; every figure is the same.
     bool with_assumptions = true;

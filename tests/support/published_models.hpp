@@ -26,4 +26,32 @@ inline pricing::estimate::ModelSpec GptOss120b() {
     return m;
 }
 
+// DeepSeek-V3 as published (huggingface.co/deepseek-ai/DeepSeek-V3 config.json, the
+// schema/seed/models.csv row): 61 x 7168, 128 heads, MLA (q_lora 1536, kv_lora 512, rope 64,
+// nope 128, v 128), 1 shared + 256 routed experts of 2048, top-8, the first 3 layers dense
+// with 18432.
+inline pricing::estimate::ModelSpec DeepSeekV3Published() {
+    pricing::estimate::ModelSpec m;
+    m.layers = 61;
+    m.hidden_size = 7168;
+    m.attention_heads = 128;
+    m.ffn_hidden_size = 18432;
+    m.expert_ffn_hidden_size = 2048;
+    m.dense_ffn_hidden_size = 18432;
+    m.vocab_size = 129280;
+    m.seq_len = 4096;
+    m.gated_mlp = true;
+    m.tied_embeddings = false;
+    m.experts = 256;
+    m.experts_per_token = 8;
+    m.shared_experts = 1;
+    m.dense_layers = 3;
+    m.q_lora_rank = 1536;
+    m.kv_lora_rank = 512;
+    m.qk_rope_head_dim = 64;
+    m.qk_nope_head_dim = 128;
+    m.v_head_dim = 128;
+    return m;
+}
+
 }  // namespace gpucost::testing

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "pricing/csv.hpp"
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/training.hpp"
+#include "pricing/model_library.hpp"
+#include "pricing/training_recipe.hpp"
 
 namespace est = gpucost::pricing::estimate;
 using gpucost::pricing::Accelerator;
@@ -140,6 +143,31 @@ void ApplyRunInputs(const Row& r, est::TrainingRequest& req, est::ParallelismReq
     }
 }
 
+// The model library and its training recipes, read from the seed directory.
+struct Library {
+    gpucost::pricing::ModelLibrary models;
+    gpucost::pricing::TrainingRecipes recipes;
+};
+
+// A row naming its model by library id (`inputs` library_model=ID) is estimated as a user sends
+// it: the id, the tokens and the hardware, with the library's training recipe filling the
+// rest. false (with a message) when the id or the recipe files are not usable.
+bool AsSentByName(const Row& r, const Library& lib, est::TrainingRequest& req) {
+    const auto in = InputsOf(r);
+    const gpucost::pricing::LibraryModel* m = lib.models.Find(in.at("library_model"));
+    if (m == nullptr) {
+        std::fprintf(stderr, "%s: unknown library model %s\n", r["id"].c_str(),
+                     in.at("library_model").c_str());
+        return false;
+    }
+    req.model = m->spec;
+    req.tokens_b = r.Num("tokens_b").value_or(1.0);
+    if (const auto* recipe = lib.recipes.Find(m->id)) {
+        gpucost::pricing::ApplyTrainingRecipe(*recipe, {}, req);
+    }
+    return true;
+}
+
 Precision PrecisionOf(const Row& r) {
     const std::string& p = r["precision"];
     if (p.rfind("fp8", 0) == 0) return Precision::kFp8;
@@ -155,6 +183,89 @@ std::string LayoutText(const est::ParallelLayout& l) {
                   l.virtual_stages, l.sequence_parallel ? " sp" : "",
                   l.expert > 1 ? (" ep" + std::to_string(l.expert)).c_str() : "");
     return buf;
+}
+
+// A training row as its columns describe the run: architecture, precision, batch, layout and
+// the documented schedules.
+est::TrainingRequest RequestFromColumns(const Row& r) {
+    est::TrainingRequest req;
+    req.model = ModelOf(r);
+    req.precision = PrecisionOf(r);
+    req.tokens_b = r.Num("tokens_b").value_or(1.0);
+    if (auto gbs = r.Num("global_batch_seqs")) req.global_batch_tokens = *gbs * *r.Int("seq_len");
+    est::ParallelismRequest pr;
+    pr.tensor = r.Int("tp");
+    pr.pipeline = r.Int("pp");
+    pr.data = r.Int("dp");
+    pr.zero_stage = r.Int("zero_stage");
+    pr.micro_batch_size = r.Int("micro_batch");
+    if (!r["recompute"].empty()) pr.recompute = est::ParseRecompute(r["recompute"]);
+    if (!r["sequence_parallel"].empty()) pr.sequence_parallel = r["sequence_parallel"] == "true";
+    ApplyRunInputs(r, req, pr);
+    req.parallelism = pr;
+    if (!r["flash_attention"].empty()) req.flash_attention = r["flash_attention"] == "true";
+    // A run that documents tensor-parallel communication overlap gets the estimator's
+    // general figure for it, never a per-row number.
+    if (r["tp_comm_overlap"] == "true")
+        req.tp_overlap_fraction = est::kTpOverlapFractionWhenEnabled;
+    return req;
+}
+
+// The model library and its training recipes from the seed directory; nullopt (with a
+// message) when either does not load.
+std::optional<Library> LoadLibrary(const std::string& seed_dir) {
+    Library lib;
+    auto models =
+        gpucost::pricing::LoadModelLibrary(ReadFile(seed_dir + "/models.csv"), "models.csv");
+    if (!models.ok()) {
+        std::fprintf(stderr, "models: %s\n", models.error().message.c_str());
+        return std::nullopt;
+    }
+    lib.models = models.value();
+    auto recipes = gpucost::pricing::LoadTrainingRecipes(
+        ReadFile(seed_dir + "/training_recipes.csv"), "training_recipes.csv");
+    if (!recipes.ok()) {
+        std::fprintf(stderr, "recipes: %s\n", recipes.error().message.c_str());
+        return std::nullopt;
+    }
+    lib.recipes = recipes.value();
+    return lib;
+}
+
+// A training row's published figure beside the estimate's; nullopt for an unknown metric.
+std::optional<Outcome> TrainingOutcome(const Row& r, const est::TrainingEstimate& v,
+                                       bool per_iteration) {
+    const std::string& metric = r["metric"];
+    Outcome o{r["id"], r["group"], metric, 0, 0, LayoutText(v.parallelism), "", false};
+    if (metric == "hardware_tflops") {
+        o.published = *r.Num("reported_tflops_per_gpu");
+        o.predicted = v.hardware_tflops_per_accelerator;
+    } else if (metric == "model_tflops") {
+        o.published = *r.Num("reported_tflops_per_gpu");
+        o.predicted = v.achieved_tflops_per_accelerator;
+    } else if (metric == "iteration_s" && per_iteration) {
+        o.published = *r.Num("wall_days") * 86400.0;
+        o.predicted = v.step_time_s;
+    } else if (metric == "wall_days_expected") {
+        o.published = *r.Num("wall_days");
+        o.predicted = v.wall_clock_hours / 24.0;
+    } else if (metric == "memory_gb") {
+        o.published = *r.Num("reported_memory_gb");
+        o.predicted = v.memory_per_accelerator_gb;
+    } else if (metric == "memory_gb_max") {
+        // A published "fits within X GB": only a prediction above X is an error.
+        o.published = *r.Num("reported_memory_gb");
+        o.predicted = std::max(v.memory_per_accelerator_gb, 0.0);
+        o.upper_bound = true;
+    } else if (metric == "wall_days_ideal") {
+        o.published = *r.Num("wall_days");
+        o.predicted = v.ideal_wall_clock_hours / 24.0;
+    } else {
+        std::fprintf(stderr, "%s: unknown metric %s\n", r["id"].c_str(), metric.c_str());
+        return std::nullopt;
+    }
+    o.outlier_reason = r["outlier_reason"];
+    return o;
 }
 
 }  // namespace
@@ -182,6 +293,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "catalog: %s\n", catalog.error().message.c_str());
         return 2;
     }
+    auto lib = LoadLibrary(args[1]);
+    if (!lib) return 2;
     auto records = gpucost::pricing::ParseCsv(ReadFile(args[0]), args[0]);
     if (!records.ok() || records.value().empty()) {
         std::fprintf(stderr, "cannot read %s\n", args[0].c_str());
@@ -209,28 +322,15 @@ int main(int argc, char** argv) {
         const std::string& metric = r["metric"];
         if (r["kind"] == "train") {
             est::TrainingRequest req;
-            req.model = ModelOf(r);
-            req.precision = PrecisionOf(r);
-            bool per_iteration = r["notes"].rfind("ONE ITERATION", 0) == 0;
-            req.tokens_b = r.Num("tokens_b").value_or(1.0);
-            if (auto gbs = r.Num("global_batch_seqs"))
-                req.global_batch_tokens = *gbs * *r.Int("seq_len");
-            est::ParallelismRequest pr;
-            pr.tensor = r.Int("tp");
-            pr.pipeline = r.Int("pp");
-            pr.data = r.Int("dp");
-            pr.zero_stage = r.Int("zero_stage");
-            pr.micro_batch_size = r.Int("micro_batch");
-            if (!r["recompute"].empty()) pr.recompute = est::ParseRecompute(r["recompute"]);
-            if (!r["sequence_parallel"].empty())
-                pr.sequence_parallel = r["sequence_parallel"] == "true";
-            ApplyRunInputs(r, req, pr);
-            req.parallelism = pr;
-            if (!r["flash_attention"].empty()) req.flash_attention = r["flash_attention"] == "true";
-            // A run that documents tensor-parallel communication overlap gets the estimator's
-            // general figure for it, never a per-row number.
-            if (r["tp_comm_overlap"] == "true")
-                req.tp_overlap_fraction = est::kTpOverlapFractionWhenEnabled;
+            if (InputsOf(r).count("library_model") != 0) {
+                if (!AsSentByName(r, *lib, req)) {
+                    ++failures;
+                    continue;
+                }
+            } else {
+                req = RequestFromColumns(r);
+            }
+            const bool per_iteration = r["notes"].rfind("ONE ITERATION", 0) == 0;
             auto e = est::EstimateTraining(req, cluster);
             if (!e.ok()) {
                 std::fprintf(stderr, "%s: %s (%s)\n", r["id"].c_str(), e.error().message.c_str(),
@@ -238,38 +338,12 @@ int main(int argc, char** argv) {
                 ++failures;
                 continue;
             }
-            const auto& v = e.value();
-            Outcome o{r["id"], r["group"], metric, 0, 0, LayoutText(v.parallelism), "", false};
-            if (metric == "hardware_tflops") {
-                o.published = *r.Num("reported_tflops_per_gpu");
-                o.predicted = v.hardware_tflops_per_accelerator;
-            } else if (metric == "model_tflops") {
-                o.published = *r.Num("reported_tflops_per_gpu");
-                o.predicted = v.achieved_tflops_per_accelerator;
-            } else if (metric == "iteration_s" && per_iteration) {
-                o.published = *r.Num("wall_days") * 86400.0;
-                o.predicted = v.step_time_s;
-            } else if (metric == "wall_days_expected") {
-                o.published = *r.Num("wall_days");
-                o.predicted = v.wall_clock_hours / 24.0;
-            } else if (metric == "memory_gb") {
-                o.published = *r.Num("reported_memory_gb");
-                o.predicted = v.memory_per_accelerator_gb;
-            } else if (metric == "memory_gb_max") {
-                // A published "fits within X GB": only a prediction above X is an error.
-                o.published = *r.Num("reported_memory_gb");
-                o.predicted = std::max(v.memory_per_accelerator_gb, 0.0);
-                o.upper_bound = true;
-            } else if (metric == "wall_days_ideal") {
-                o.published = *r.Num("wall_days");
-                o.predicted = v.ideal_wall_clock_hours / 24.0;
-            } else {
-                std::fprintf(stderr, "%s: unknown metric %s\n", r["id"].c_str(), metric.c_str());
+            auto o = TrainingOutcome(r, e.value(), per_iteration);
+            if (!o) {
                 ++failures;
                 continue;
             }
-            o.outlier_reason = r["outlier_reason"];
-            outcomes.push_back(o);
+            outcomes.push_back(*o);
         } else {
             est::InferenceRequest req;
             req.model = ModelOf(r);

@@ -66,6 +66,16 @@ std::size_t Distance(const std::string& a, const std::string& b) {
     return prev[b.size()];
 }
 
+// A library model named as itself brings its published training recipe for what the request
+// leaves unset (pricing::ApplyTrainingRecipe says which fields and when).
+void ApplyLibraryRecipe(const json& model, bool precision_given, est::TrainingRequest& req) {
+    const std::optional<std::string> id = PlainLibraryId(model);
+    if (!id) return;
+    const pricing::TrainingRecipe* recipe = TrainingRecipesInUse().Find(*id);
+    if (recipe == nullptr) return;
+    pricing::ApplyTrainingRecipe(*recipe, {precision_given}, req);
+}
+
 }  // namespace
 
 Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
@@ -228,6 +238,8 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
         if (!p.ok()) return p.error();
         req.parallelism = pr;
     }
+    // Last, so that the recipe sees every field the request set (its parallelism included).
+    ApplyLibraryRecipe(*model, body.contains("precision"), req);
     return req;
 }
 

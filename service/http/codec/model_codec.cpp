@@ -157,6 +157,25 @@ void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library) {
     library_in_use.store(replacement_library.get(), std::memory_order_release);
 }
 
+const pricing::TrainingRecipes& TrainingRecipesInUse() {
+    static const pricing::TrainingRecipes recipes = [] {
+        auto loaded = pricing::LoadTrainingRecipes(app::embedded::kTrainingRecipesCsv,
+                                                   "schema/seed/training_recipes.csv (embedded)");
+        // As for the models: a unit test rules out invalid embedded data for every build.
+        return loaded.ok() ? loaded.value() : pricing::TrainingRecipes();
+    }();
+    return recipes;
+}
+
+std::optional<std::string> PlainLibraryId(const json& model) {
+    if (model.is_string()) return model.get<std::string>();
+    if (model.is_object() && model.size() == 1) {
+        auto id = model.find("id");
+        if (id != model.end() && id->is_string()) return id->get<std::string>();
+    }
+    return std::nullopt;
+}
+
 Result<est::ModelSpec> DecodeModel(const json& model, const std::string& pointer) {
     if (model.is_string()) {
         return FromLibrary(model.get<std::string>(), pointer);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,7 @@
 #include "pricing/error.hpp"
 #include "pricing/estimate/model.hpp"
 #include "pricing/model_library.hpp"
+#include "pricing/training_recipe.hpp"
 
 namespace gpucost::http {
 
@@ -30,6 +32,15 @@ void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library);
 // unknown keys and wrong types -> kMalformed (400).
 [[nodiscard]] pricing::Result<pricing::estimate::ModelSpec> DecodeModel(const nlohmann::json& model,
                                                                         const std::string& pointer);
+
+// The published training recipes of library models (schema/seed/training_recipes.csv,
+// compiled into the binary; a unit test loads every build's copy).
+const pricing::TrainingRecipes& TrainingRecipesInUse();
+
+// The library id a `model` member names as the library entry itself: a bare id, or an object
+// holding only `id`. nullopt for overrides, a Hugging Face config or a structure: those are
+// other models, to which the library entry's training recipe does not apply.
+std::optional<std::string> PlainLibraryId(const nlohmann::json& model);
 
 class JsonWriter;
 

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "pricing/accelerator.hpp"
+#include "pricing/assumption.hpp"
 
 namespace gpucost::testing {
 
@@ -83,6 +87,30 @@ inline pricing::Accelerator Gb200() {
     a.scale_up_gb_per_s = 1800;
     a.host_pcie_gen = "n/a";
     return a;
+}
+
+// H200 SXM: H100 SXM compute with 141 GB of HBM3e at 4.8 TB/s (schema/seed/accelerators.csv).
+inline pricing::Accelerator H200Sxm() {
+    pricing::Accelerator a = H100Sxm();
+    a.id = "h200-sxm";
+    a.name = "H200 SXM";
+    a.memory_gb = 141;
+    a.memory_gb_per_s = 4800;
+    return a;
+}
+
+// The value and the source of the echoed assumption `name` (-1 and "" when absent).
+inline double AssumptionValue(const pricing::Assumptions& as, std::string_view name) {
+    for (const auto& a : as) {
+        if (a.name.view() == name) return a.value;
+    }
+    return -1;
+}
+inline std::string AssumptionSource(const pricing::Assumptions& as, std::string_view name) {
+    for (const auto& a : as) {
+        if (a.name.view() == name) return a.source.str();
+    }
+    return "";
 }
 
 }  // namespace gpucost::testing

@@ -9,6 +9,8 @@
 
 using namespace gpucost::pricing::estimate;
 using gpucost::pricing::Precision;
+using gpucost::testing::AssumptionSource;
+using gpucost::testing::AssumptionValue;
 
 namespace {
 
@@ -578,6 +580,84 @@ TEST_SUITE("estimate_training") {
         auto bad = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
         REQUIRE_FALSE(bad.ok());
         CHECK(bad.error().field == "/expert_overlap_fraction");
+    }
+
+    TEST_CASE("a recipe's DualPipe overlap needs pipeline parallelism, as the schedule does") {
+        // DualPipe hides the all-to-all by pairing forward and backward chunks of different
+        // micro-batches across pipeline stages (arXiv 2412.19437 §3.2.1); a layout without
+        // pipeline stages has no such schedule.
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 100;
+        r.precision = Precision::kFp8;
+        r.global_batch_tokens = 2048.0 * 4096;
+        r.parallelism = Fixed(1, 1, 1024, 1, 64, Recompute::kFull);
+        auto exposed = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        AppliedRecipe recipe;
+        recipe.model_id = "deepseek-v3";
+        recipe.source = "the report";
+        recipe.expert_overlap_fraction = true;
+        recipe.expert_overlap_schedule = "dualpipe";
+        r.recipe = recipe;
+        r.expert_overlap_fraction = kExpertOverlapFractionDualPipe;
+        auto no_pipeline = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE(exposed.ok());
+        REQUIRE(no_pipeline.ok());
+        CHECK(no_pipeline.value().breakdown.expert_comm_s ==
+              doctest::Approx(exposed.value().breakdown.expert_comm_s));
+        CHECK(AssumptionValue(no_pipeline.value().assumptions, "expert_overlap_fraction") == 0.0);
+        // With pipeline stages the recipe's overlap holds, echoed with the recipe's source.
+        r.parallelism = Fixed(1, 16, 64, 1, 64, Recompute::kNone);
+        auto staged = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        r.recipe.reset();
+        auto asked = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE(staged.ok());
+        REQUIRE(asked.ok());
+        CHECK(staged.value().breakdown.expert_comm_s ==
+              doctest::Approx(asked.value().breakdown.expert_comm_s));
+        CHECK(AssumptionValue(staged.value().assumptions, "expert_overlap_fraction") ==
+              doctest::Approx(kExpertOverlapFractionDualPipe));
+        CHECK(AssumptionSource(staged.value().assumptions, "expert_overlap_fraction")
+                  .find("training recipe of deepseek-v3") != std::string::npos);
+        CHECK(AssumptionSource(asked.value().assumptions, "expert_overlap_fraction") == "request");
+    }
+
+    TEST_CASE("a recipe's published layout is used where it divides the cluster, else searched") {
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 14800;
+        r.precision = Precision::kFp8;
+        r.global_batch_tokens = 15360.0 * 4096;
+        AppliedRecipe recipe;
+        recipe.model_id = "deepseek-v3";
+        recipe.source = "the report";
+        ParallelismRequest layout;
+        layout.tensor = 1;
+        layout.pipeline = 16;
+        layout.expert = 64;
+        layout.zero_stage = 1;
+        recipe.layout = layout;
+        r.recipe = recipe;
+        auto on_2048 = EstimateTraining(r, Cluster(2048, gpucost::testing::H100Sxm()));
+        REQUIRE(on_2048.ok());
+        const ParallelLayout& l = on_2048.value().parallelism;
+        CHECK(l.tensor == 1);
+        CHECK(l.pipeline == 16);
+        CHECK(l.expert == 64);
+        CHECK(l.zero_stage == 1);
+        CHECK(AssumptionValue(on_2048.value().assumptions, "recipe_layout_applied") == 1.0);
+        // 1,000 accelerators: 16 stages leave 62.5 data ranks, so every layout is searched.
+        auto on_1000 = EstimateTraining(r, Cluster(1000, gpucost::testing::H100Sxm()));
+        REQUIRE(on_1000.ok());
+        CHECK(on_1000.value().parallelism.pipeline != 16);
+        CHECK(AssumptionValue(on_1000.value().assumptions, "recipe_layout_applied") == 0.0);
+        // A request's own parallelism, even partial, wins over the recipe's.
+        ParallelismRequest own;
+        own.pipeline = 8;
+        r.parallelism = own;
+        auto asked = EstimateTraining(r, Cluster(2048, gpucost::testing::H100Sxm()));
+        REQUIRE(asked.ok());
+        CHECK(asked.value().parallelism.pipeline == 8);
     }
 
     TEST_CASE(

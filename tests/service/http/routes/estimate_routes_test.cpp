@@ -96,6 +96,57 @@ TEST_SUITE("estimate_routes") {
         CHECK(b["model"]["layers"].get<int>() > 20);
     }
 
+    TEST_CASE("a library model named as itself brings its published training recipe") {
+        // Issue 21 item 6: DeepSeek-V3 by name came out at 2.2x the published GPU-hours with
+        // bf16, a 4M-token batch and an exposed all-to-all.
+        TestServer server(SampleDeps());
+        json req = {{"model", "deepseek-v3"},
+                    {"tokens_b", 14800},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2048}}}};
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        json b = json::parse(r->body);
+        auto find = [](const json& body, const std::string& name) {
+            for (const auto& a : body["assumptions"]) {
+                if (a["name"] == name) return a;
+            }
+            return json();
+        };
+        CHECK(find(b, "recipe_precision_bytes_per_element")["value"] == 1.0);
+        CHECK(find(b, "global_batch_tokens")["value"] == 62914560.0);
+        CHECK(find(b, "expert_overlap_fraction")["value"] == 0.9);
+        CHECK(find(b, "recipe_layout_applied")["value"] == 1.0);
+        CHECK(find(b, "global_batch_tokens")["source"].get<std::string>().find(
+                  "training recipe of deepseek-v3") != std::string::npos);
+        CHECK(b["parallelism"]["pipeline"] == 16);
+        CHECK(b["parallelism"]["expert"] == 64);
+        CHECK(b["parallelism"]["tensor"] == 1);
+        CHECK(b["tokens_per_step"].get<double>() == doctest::Approx(62914560.0));
+
+        // What the request says wins; an explicit precision is not the recipe's.
+        req["precision"] = "bf16";
+        req["parallelism"] = {{"pipeline", 8}};
+        auto own = Post(server, "/v1/estimates/training", req);
+        REQUIRE(own);
+        REQUIRE(own->status == 200);
+        json o = json::parse(own->body);
+        CHECK(find(o, "recipe_precision_bytes_per_element").is_null());
+        CHECK(find(o, "recipe_layout_applied").is_null());
+        CHECK(o["parallelism"]["pipeline"] == 8);
+        CHECK(find(o, "global_batch_tokens")["value"] == 62914560.0);
+
+        // Overridden structure is another model: no recipe. So is fine-tuning.
+        json changed = {{"model", {{"id", "deepseek-v3"}, {"layers", 31}}},
+                        {"tokens_b", 100},
+                        {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2048}}}};
+        auto other = Post(server, "/v1/estimates/training", changed);
+        REQUIRE(other);
+        REQUIRE(other->status == 200);
+        CHECK(find(json::parse(other->body), "global_batch_tokens")["source"] !=
+              find(b, "global_batch_tokens")["source"]);
+    }
+
     TEST_CASE("impossible training requests are 422 or 400 naming the field") {
         TestServer server(SampleDeps());
         json bad = Llama65Training();

@@ -1,0 +1,197 @@
+#include "pricing/training_recipe.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "pricing/csv.hpp"
+
+namespace gpucost::pricing {
+namespace {
+
+const std::vector<std::string> kColumns = {
+    "model_id",        "precision",         "global_batch_tokens", "expert_overlap_schedule",
+    "tensor_parallel", "pipeline_parallel", "expert_parallel",     "zero_stage",
+    "source"};
+constexpr int kMaxDegree = 1 << 20;
+
+// Overlap schedules a recipe may name, and the share of the expert all-to-all each hides.
+struct OverlapSchedule {
+    std::string_view name;
+    double fraction;
+};
+constexpr OverlapSchedule kOverlapSchedules[] = {
+    {"dualpipe", estimate::kExpertOverlapFractionDualPipe},
+};
+
+std::string Lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+Error LineError(std::string_view file_name, std::size_t line, const std::string& what) {
+    Error e = MakeError(ErrorCode::kInvalidArgument,
+                        std::string(file_name) + " line " + std::to_string(line) + ": " + what);
+    e.field = std::string(file_name) + ":" + std::to_string(line);
+    return e;
+}
+
+Result<std::unordered_map<std::string, std::size_t>> ReadHeader(const CsvRecord& header,
+                                                                std::string_view file_name) {
+    std::unordered_map<std::string, std::size_t> columns;
+    for (std::size_t i = 0; i < header.fields.size(); ++i) {
+        const std::string& name = header.fields[i];
+        if (std::find(kColumns.begin(), kColumns.end(), name) == kColumns.end()) {
+            return LineError(file_name, 1, "unknown column '" + name + "'");
+        }
+        if (!columns.emplace(name, i).second) {
+            return LineError(file_name, 1, "duplicate column '" + name + "'");
+        }
+    }
+    for (const auto& c : kColumns) {
+        if (columns.count(c) == 0) return LineError(file_name, 1, "missing column '" + c + "'");
+    }
+    return columns;
+}
+
+// One row into a recipe; the first fault names the line.
+Result<TrainingRecipe> ReadRecipe(const CsvRecord& record,
+                                  const std::unordered_map<std::string, std::size_t>& columns,
+                                  std::string_view file_name) {
+    auto text = [&](const std::string& column) {
+        const std::size_t i = columns.at(column);
+        return i < record.fields.size() ? record.fields[i] : std::string();
+    };
+    auto fail = [&](const std::string& what) { return LineError(file_name, record.line, what); };
+    TrainingRecipe r;
+    r.model_id = Lower(text("model_id"));
+    r.source = text("source");
+    if (r.model_id.empty()) return fail("model_id is required");
+    if (r.source.empty()) return fail("source is required: say where the recipe is published");
+    if (const std::string p = text("precision"); !p.empty()) {
+        r.precision = ParsePrecision(p);
+        if (!r.precision) return fail("unknown precision '" + p + "'");
+    }
+    if (const std::string b = text("global_batch_tokens"); !b.empty()) {
+        double v = 0;
+        auto [end, ec] = std::from_chars(b.data(), b.data() + b.size(), v);
+        if (ec != std::errc() || end != b.data() + b.size() || !std::isfinite(v) || v < 1 ||
+            v > estimate::kMaxGlobalBatchTokens) {
+            return fail("global_batch_tokens '" + b + "' is not a number between 1 and 1e10");
+        }
+        r.global_batch_tokens = v;
+    }
+    if (const std::string o = text("expert_overlap_schedule"); !o.empty()) {
+        const auto* found = std::find_if(std::begin(kOverlapSchedules), std::end(kOverlapSchedules),
+                                         [&](const OverlapSchedule& s) { return s.name == o; });
+        if (found == std::end(kOverlapSchedules)) {
+            return fail("unknown expert_overlap_schedule '" + o + "'; known: dualpipe");
+        }
+        r.expert_overlap_schedule = o;
+        r.expert_overlap_fraction = found->fraction;
+    }
+    struct DegreeColumn {
+        const char* column;
+        std::optional<int>* field;
+        int lo, hi;
+    };
+    const DegreeColumn degrees[] = {{"tensor_parallel", &r.tensor_parallel, 1, kMaxDegree},
+                                    {"pipeline_parallel", &r.pipeline_parallel, 1, kMaxDegree},
+                                    {"expert_parallel", &r.expert_parallel, 1, kMaxDegree},
+                                    {"zero_stage", &r.zero_stage, 0, 3}};
+    for (const DegreeColumn& d : degrees) {
+        const std::string t = text(d.column);
+        if (t.empty()) continue;
+        int v = 0;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (ec != std::errc() || end != t.data() + t.size() || v < d.lo || v > d.hi) {
+            return fail(std::string(d.column) + " '" + t + "' must be an integer from " +
+                        std::to_string(d.lo) + " to " + std::to_string(d.hi));
+        }
+        *d.field = v;
+    }
+    const bool layout =
+        r.tensor_parallel || r.pipeline_parallel || r.expert_parallel || r.zero_stage;
+    if (!r.precision && !r.global_batch_tokens && !r.expert_overlap_fraction && !layout) {
+        return fail("the recipe sets nothing");
+    }
+    return r;
+}
+
+}  // namespace
+
+TrainingRecipes::TrainingRecipes(std::vector<TrainingRecipe> recipes)
+    : recipes_(std::move(recipes)) {}
+
+const TrainingRecipe* TrainingRecipes::Find(std::string_view model_id) const {
+    const std::string key = Lower(model_id);
+    for (const TrainingRecipe& r : recipes_) {
+        if (r.model_id == key) return &r;
+    }
+    return nullptr;
+}
+
+Result<TrainingRecipes> LoadTrainingRecipes(std::string_view csv_text, std::string_view file_name) {
+    auto records = ParseCsv(csv_text, file_name);
+    if (!records.ok()) return records.error();
+    if (records.value().empty()) {
+        return LineError(file_name, 1, "file is empty; expected a header row");
+    }
+    auto columns = ReadHeader(records.value().front(), file_name);
+    if (!columns.ok()) return columns.error();
+    std::vector<TrainingRecipe> recipes;
+    std::set<std::string> ids;
+    for (std::size_t i = 1; i < records.value().size(); ++i) {
+        auto recipe = ReadRecipe(records.value()[i], columns.value(), file_name);
+        if (!recipe.ok()) return recipe.error();
+        if (!ids.insert(recipe.value().model_id).second) {
+            return LineError(file_name, records.value()[i].line,
+                             "duplicate model_id '" + recipe.value().model_id + "'");
+        }
+        recipes.push_back(std::move(recipe).value());
+    }
+    return TrainingRecipes(std::move(recipes));
+}
+
+bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& given,
+                         estimate::TrainingRequest& request) {
+    if (request.mode != estimate::TrainingMode::kPretrain) return false;
+    estimate::AppliedRecipe applied;
+    applied.model_id = recipe.model_id;
+    applied.source = recipe.source;
+    if (recipe.precision && !given.precision) {
+        request.precision = *recipe.precision;
+        applied.precision = true;
+    }
+    if (recipe.global_batch_tokens && !request.global_batch_tokens) {
+        request.global_batch_tokens = recipe.global_batch_tokens;
+        applied.global_batch_tokens = true;
+    }
+    if (recipe.expert_overlap_fraction && !request.expert_overlap_fraction) {
+        request.expert_overlap_fraction = recipe.expert_overlap_fraction;
+        applied.expert_overlap_fraction = true;
+        applied.expert_overlap_schedule = recipe.expert_overlap_schedule;
+    }
+    if (!request.parallelism && (recipe.tensor_parallel || recipe.pipeline_parallel ||
+                                 recipe.expert_parallel || recipe.zero_stage)) {
+        estimate::ParallelismRequest layout;
+        layout.tensor = recipe.tensor_parallel;
+        layout.pipeline = recipe.pipeline_parallel;
+        layout.expert = recipe.expert_parallel;
+        layout.zero_stage = recipe.zero_stage;
+        applied.layout = layout;
+    }
+    if (!applied.precision && !applied.global_batch_tokens && !applied.expert_overlap_fraction &&
+        !applied.layout) {
+        return false;
+    }
+    request.recipe = std::move(applied);
+    return true;
+}
+
+}  // namespace gpucost::pricing

@@ -1,0 +1,110 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "pricing/model_library.hpp"
+#include "pricing/training_recipe.hpp"
+
+using namespace gpucost::pricing;
+
+namespace {
+
+std::string ReadSeedFile(const std::string& name) {
+    std::ifstream in(std::string(GPUCOST_SOURCE_DIR) + "/schema/seed/" + name, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+const std::string kHeader =
+    "model_id,precision,global_batch_tokens,expert_overlap_schedule,tensor_parallel,"
+    "pipeline_parallel,expert_parallel,zero_stage,source\n";
+
+}  // namespace
+
+TEST_CASE("the seed's training recipes load and each names a library model") {
+    auto recipes = LoadTrainingRecipes(ReadSeedFile("training_recipes.csv"), "recipes.csv");
+    REQUIRE(recipes.ok());
+    auto library = LoadModelLibrary(ReadSeedFile("models.csv"), "models.csv");
+    REQUIRE(library.ok());
+    REQUIRE_FALSE(recipes.value().All().empty());
+    for (const TrainingRecipe& r : recipes.value().All()) {
+        CAPTURE(r.model_id);
+        CHECK(library.value().Find(r.model_id) != nullptr);
+        CHECK_FALSE(r.source.empty());
+    }
+    // DeepSeek-V3 as its technical report publishes it (arXiv 2412.19437 §3.2.1, §3.3, §4.2).
+    const TrainingRecipe* ds = recipes.value().Find("DeepSeek-V3");
+    REQUIRE(ds != nullptr);
+    CHECK(ds->precision == Precision::kFp8);
+    CHECK(ds->global_batch_tokens == doctest::Approx(15360.0 * 4096));
+    CHECK(ds->expert_overlap_schedule == "dualpipe");
+    CHECK(ds->expert_overlap_fraction == doctest::Approx(estimate::kExpertOverlapFractionDualPipe));
+    CHECK(ds->tensor_parallel == 1);
+    CHECK(ds->pipeline_parallel == 16);
+    CHECK(ds->expert_parallel == 64);
+    CHECK(ds->zero_stage == 1);
+}
+
+TEST_CASE("a bad recipe file is refused naming the line") {
+    auto unknown = LoadTrainingRecipes(kHeader + "m,fp9,,,,,,,src\n", "r.csv");
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().field == "r.csv:2");
+    CHECK(unknown.error().message.find("fp9") != std::string::npos);
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,zigzag,,,,,src\n", "r.csv").ok());
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,0,,,,,,src\n", "r.csv").ok());
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,,,,,src\n", "r.csv").ok());  // sets nothing
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,fp8,,,,,,,\n", "r.csv").ok());  // no source
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,fp8,,,,,,,a\nM,bf16,,,,,,,b\n", "r.csv").ok());
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,0,,,,src\n", "r.csv").ok());  // tensor 0
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,,,,4,src\n", "r.csv").ok());  // ZeRO 4
+    CHECK_FALSE(LoadTrainingRecipes("model_id,precision,source\nm,fp8,a\n", "r.csv").ok());
+}
+
+TEST_CASE("a recipe fills what the pre-training request leaves unset, and says so") {
+    auto loaded =
+        LoadTrainingRecipes(kHeader + "m,fp8,62914560,dualpipe,1,16,64,1,the report\n", "r.csv");
+    REQUIRE(loaded.ok());
+    const TrainingRecipe& recipe = loaded.value().All().front();
+
+    estimate::TrainingRequest plain;
+    CHECK(ApplyTrainingRecipe(recipe, {}, plain));
+    CHECK(plain.precision == Precision::kFp8);
+    CHECK(plain.global_batch_tokens == doctest::Approx(62914560));
+    CHECK(plain.expert_overlap_fraction ==
+          doctest::Approx(estimate::kExpertOverlapFractionDualPipe));
+    REQUIRE(plain.recipe.has_value());
+    CHECK(plain.recipe->precision);
+    CHECK(plain.recipe->global_batch_tokens);
+    CHECK(plain.recipe->expert_overlap_fraction);
+    CHECK(plain.recipe->source == "the report");
+    REQUIRE(plain.recipe->layout.has_value());
+    CHECK(plain.recipe->layout->tensor == 1);
+    CHECK(plain.recipe->layout->pipeline == 16);
+    CHECK(plain.recipe->layout->expert == 64);
+    CHECK(plain.recipe->layout->zero_stage == 1);
+    CHECK_FALSE(plain.parallelism.has_value());  // the layout applies per cluster, not here
+
+    // What the request says wins, field by field.
+    estimate::TrainingRequest own;
+    own.precision = Precision::kBf16;
+    own.global_batch_tokens = 4e6;
+    own.parallelism = estimate::ParallelismRequest{};
+    CHECK(ApplyTrainingRecipe(recipe, {/*precision=*/true}, own));
+    CHECK(own.precision == Precision::kBf16);
+    CHECK(own.global_batch_tokens == doctest::Approx(4e6));
+    REQUIRE(own.recipe.has_value());
+    CHECK_FALSE(own.recipe->precision);
+    CHECK_FALSE(own.recipe->global_batch_tokens);
+    CHECK(own.recipe->expert_overlap_fraction);
+    CHECK_FALSE(own.recipe->layout.has_value());  // the request's parallelism, even if empty
+
+    // Fine-tuning is not how the model was pre-trained: no recipe.
+    estimate::TrainingRequest lora;
+    lora.mode = estimate::TrainingMode::kLora;
+    CHECK_FALSE(ApplyTrainingRecipe(recipe, {}, lora));
+    CHECK(lora.precision == Precision::kBf16);
+    CHECK_FALSE(lora.recipe.has_value());
+}
