@@ -9,6 +9,7 @@
 #include "pricing/accelerator.hpp"
 #include "pricing/error.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/offering_list.hpp"
 
 namespace gpucost::pricing {
 
@@ -58,8 +59,9 @@ public:
 
     // All accelerators, ordered by id.
     virtual const std::vector<Accelerator>& Accelerators() const = 0;
-    // All offerings with their current price, ordered by id.
-    virtual const std::vector<Offering>& Offerings() const = 0;
+    // All offerings with their current price, ordered by id. A list that reads as a vector
+    // of Offering and shares its offerings with the catalog's other versions.
+    virtual const OfferingList& Offerings() const = 0;
     // kNotFound when no accelerator has this id (compared case-insensitively: IdKey).
     [[nodiscard]] virtual Result<Accelerator> FindAccelerator(std::string_view id) const = 0;
     // kNotFound when no offering has this id (compared case-insensitively: IdKey).

@@ -279,7 +279,7 @@ bool Passes(const Offering& o, const OfferingQuery& query) {
 }
 
 // The filtered offerings, unordered: the page is picked out of them by a partial sort.
-std::vector<Match> Matches(const std::vector<Offering>& offerings, const OfferingQuery& query) {
+std::vector<Match> Matches(const OfferingList& offerings, const OfferingQuery& query) {
     std::vector<Match> matches;
     for (const Offering& o : offerings) {
         if (Passes(o, query)) {
@@ -342,8 +342,7 @@ Result<std::optional<CursorPosition>> DecodeCursor(const OfferingQuery& query,
 
 }  // namespace
 
-Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
-                                    const OfferingQuery& query) {
+Result<OfferingPage> QueryOfferings(const OfferingList& offerings, const OfferingQuery& query) {
     std::vector<Match> matches = Matches(offerings, query);
     // The digest ties a cursor to its query; only a cursor given or issued needs it.
     std::string digest;

@@ -79,7 +79,7 @@ std::string OfferingQueryDigest(const OfferingQuery& query);
 // was made for another query (other filters or sort), kFailedPrecondition when it was made on
 // another catalog version (start again, or in database mode page with as_of fixed).
 // REQUIRES: query.Validate() succeeded.
-[[nodiscard]] Result<OfferingPage> QueryOfferings(const std::vector<Offering>& offerings,
+[[nodiscard]] Result<OfferingPage> QueryOfferings(const OfferingList& offerings,
                                                   const OfferingQuery& query);
 
 }  // namespace gpucost::pricing

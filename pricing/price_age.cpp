@@ -30,7 +30,7 @@ std::optional<long> DaysBetween(std::string_view from, std::string_view to) {
     return static_cast<long>((*b - *a).count());
 }
 
-PriceAges SummarizePriceAges(const std::vector<Offering>& offerings, std::string_view today) {
+PriceAges SummarizePriceAges(const OfferingList& offerings, std::string_view today) {
     PriceAges ages;
     ages.today = std::string(today);
     for (const Offering& o : offerings) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pricing/offering.hpp"
+#include "pricing/offering_list.hpp"
 
 namespace gpucost::pricing {
 
@@ -28,7 +29,7 @@ struct PriceAges {
 
 // Counts over each offering's current price. Dates that do not parse count as neither old nor
 // new (the loader rejects them anyway).
-PriceAges SummarizePriceAges(const std::vector<Offering>& offerings, std::string_view today);
+PriceAges SummarizePriceAges(const OfferingList& offerings, std::string_view today);
 
 // Days from `from` to `to` (both YYYY-MM-DD); nullopt when either is not a date.
 std::optional<long> DaysBetween(std::string_view from, std::string_view to);

@@ -126,7 +126,7 @@ PricedCatalog::PricedCatalog(std::shared_ptr<const Catalog> base, PriceBook book
                              std::vector<std::size_t> matches_per_rule)
     : base_(std::move(base)),
       book_(std::move(book)),
-      offerings_(std::move(offerings)),
+      offerings_(OfferingList::FromVector(std::move(offerings))),
       applied_(std::move(applied)),
       matches_per_rule_(std::move(matches_per_rule)) {
     for (std::size_t i = 0; i < offerings_.size(); ++i) index_.emplace(IdKey(offerings_[i].id), i);
@@ -190,7 +190,7 @@ Result<std::shared_ptr<const PricedCatalog>> ApplyPriceBook(std::shared_ptr<cons
                              "/price_book/rules/" + std::to_string(i) + "/offering_id");
         }
     }
-    std::vector<Offering> offerings = base->Offerings();
+    std::vector<Offering> offerings = base->Offerings().Copy();
     std::vector<AppliedPrice> applied;
     applied.reserve(offerings.size());
     std::vector<std::size_t> matches(book.rules.size(), 0);

@@ -76,7 +76,7 @@ public:
                   std::vector<std::size_t> matches_per_rule);
 
     const std::vector<Accelerator>& Accelerators() const override { return base_->Accelerators(); }
-    const std::vector<Offering>& Offerings() const override { return offerings_; }
+    const OfferingList& Offerings() const override { return offerings_; }
     Result<Accelerator> FindAccelerator(std::string_view id) const override {
         return base_->FindAccelerator(id);
     }
@@ -98,7 +98,7 @@ public:
 private:
     std::shared_ptr<const Catalog> base_;
     PriceBook book_;
-    std::vector<Offering> offerings_;
+    OfferingList offerings_;
     std::vector<AppliedPrice> applied_;  // parallel to offerings_
     std::vector<std::size_t> matches_per_rule_;
     std::unordered_map<std::string, std::size_t> index_;

@@ -164,29 +164,25 @@ CatalogHistory ApplyChange(const CatalogHistory& base, std::int64_t revision,
         std::string id = h.offering.id;
         replaced[id] = std::make_shared<const OfferingHistory>(std::move(h));
     }
-    // Merge two id-ordered sequences: the unchanged offerings and the replacements.
+    // Merge two id-ordered sequences: the unchanged offerings, copied as pointers a run at a
+    // time between two replacements (found by binary search, not read one by one), and the
+    // replacements.
     next.offerings.reserve(base.offerings.size() + replaced.size());
-    auto r = replaced.begin();
-    for (const auto& h : base.offerings) {
-        for (; r != replaced.end() && r->first < h->offering.id; ++r) {
-            if (r->second) {
-                next.offerings.push_back(r->second);
-            }
+    auto from = base.offerings.begin();
+    for (const auto& [id, h] : replaced) {
+        auto at = std::lower_bound(from, base.offerings.end(), id,
+                                   [](const std::shared_ptr<const OfferingHistory>& o,
+                                      const std::string& key) { return o->offering.id < key; });
+        next.offerings.insert(next.offerings.end(), from, at);
+        from = at;
+        if (at != base.offerings.end() && (*at)->offering.id == id) {
+            ++from;
         }
-        if (r != replaced.end() && r->first == h->offering.id) {
-            if (r->second) {
-                next.offerings.push_back(r->second);
-            }
-            ++r;
-        } else {
+        if (h) {
             next.offerings.push_back(h);
         }
     }
-    for (; r != replaced.end(); ++r) {
-        if (r->second) {
-            next.offerings.push_back(r->second);
-        }
-    }
+    next.offerings.insert(next.offerings.end(), from, base.offerings.end());
     return next;
 }
 
@@ -195,77 +191,23 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PatchSnapshot(
     const CatalogChange& change) {
     const std::set<std::string_view> changed(change.offering_ids.begin(),
                                              change.offering_ids.end());
-    std::size_t observations = base_current.Describe().price_observation_count;
-    std::vector<pricing::Offering> offerings;
-    offerings.reserve(base_current.Offerings().size() + changed.size());
-    // The changed offering's new served form, appended in id order; nothing when it is gone.
-    auto emit = [&](std::string_view id) -> pricing::Status {
-        const OfferingHistory* h = FindHistory(next, id);
-        if (h == nullptr) {
-            return pricing::Ok{};
-        }
-        auto served = ServedOffering(*h, std::nullopt);
-        if (!served.ok()) {
-            return served.error();
-        }
-        if (!served.value()) {
-            return pricing::Ok{};
-        }
-        if (!base_current.FindAccelerator(served.value()->accelerator).ok()) {
-            return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                      "offering '" + served.value()->id +
-                                          "' names unknown accelerator '" +
-                                          served.value()->accelerator + "'");
-        }
-        observations += 1 + served.value()->superseded_prices.size();
-        offerings.push_back(std::move(*served.value()));
-        return pricing::Ok{};
-    };
-    // Merge the id-ordered snapshot with the id-ordered changes, so the result is in order
-    // and unique without the sort and the id sets of InMemoryCatalog::Build (the unchanged
-    // offerings were validated when their snapshot was built).
-    auto c = changed.begin();
-    for (const pricing::Offering& o : base_current.Offerings()) {
-        for (; c != changed.end() && *c < o.id; ++c) {
-            if (auto done = emit(*c); !done.ok()) {
-                return done.error();
+    // Each changed offering's new served form, or its removal (gone, retired, or not
+    // served now); the unchanged ones are shared with base_current, never re-derived.
+    std::vector<pricing::OfferingChange> changes;
+    changes.reserve(changed.size());
+    for (std::string_view id : changed) {
+        pricing::OfferingChange c{std::string(id), std::nullopt};
+        if (const OfferingHistory* h = FindHistory(next, id)) {
+            auto served = ServedOffering(*h, std::nullopt);
+            if (!served.ok()) {
+                return served.error();
             }
+            c.offering = std::move(served.value());
         }
-        if (c != changed.end() && *c == o.id) {
-            observations -= 1 + o.superseded_prices.size();
-            if (auto done = emit(*c); !done.ok()) {
-                return done.error();
-            }
-            ++c;
-        } else {
-            offerings.push_back(o);
-        }
+        changes.push_back(std::move(c));
     }
-    for (; c != changed.end(); ++c) {
-        if (auto done = emit(*c); !done.ok()) {
-            return done.error();
-        }
-    }
-    // What InMemoryCatalog::Build derives; the catalog_history test compares the two.
-    pricing::CatalogInfo info;
-    info.version = "pg-r" + std::to_string(next.revision);
-    info.origin = "postgresql";
-    info.accelerator_count = base_current.Accelerators().size();
-    info.offering_count = offerings.size();
-    info.price_observation_count = observations;
-    for (const pricing::Offering& o : offerings) {
-        if (!o.price.verified) {
-            ++info.unverified_offering_count;
-        }
-        if (info.oldest_as_of.empty() || o.price.as_of < info.oldest_as_of) {
-            info.oldest_as_of = o.price.as_of;
-        }
-        if (o.price.as_of > info.newest_as_of) {
-            info.newest_as_of = o.price.as_of;
-        }
-    }
-    return std::make_shared<const pricing::InMemoryCatalog>(base_current.Accelerators(),
-                                                            std::move(offerings), std::move(info));
+    return pricing::InMemoryCatalog::Patch(base_current, std::move(changes),
+                                           "pg-r" + std::to_string(next.revision));
 }
 
 std::vector<TimestampUs> ChangePoints(const CatalogHistory& history) {

@@ -69,7 +69,8 @@ CatalogHistory ApplyChange(const CatalogHistory& base, std::int64_t revision,
 
 // The current snapshot of `next` (ApplyChange's result) built from `base_current` (the
 // snapshot of the revision before) by re-pricing only the offerings `change` names: the
-// unchanged offerings are copied from memory, never re-derived from their history.
+// unchanged offerings are shared with `base_current` (InMemoryCatalog::Patch), never copied
+// or re-derived from their history.
 [[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PatchSnapshot(
     const pricing::InMemoryCatalog& base_current, const CatalogHistory& next,
     const CatalogChange& change);

@@ -102,7 +102,7 @@ public:
     const std::vector<pricing::Accelerator>& Accelerators() const override {
         return base_->Accelerators();
     }
-    const std::vector<pricing::Offering>& Offerings() const override { return base_->Offerings(); }
+    const pricing::OfferingList& Offerings() const override { return base_->Offerings(); }
     pricing::Result<pricing::Accelerator> FindAccelerator(std::string_view id) const override {
         return base_->FindAccelerator(id);
     }

@@ -9,6 +9,12 @@
 namespace gpucost::storage {
 namespace {
 
+// The seed's bulk statements grow with the catalog: on 2 cores loaded by other work, the one
+// INSERT ... SELECT of 100,000 prices outlasted the 5 s that a serving statement may take
+// (kStatementTimeoutMs, which guards the request pool). `gpucost seed` is an operator's
+// command in its own transaction, so its statements get this bound instead.
+constexpr int kSeedStatementTimeoutMs = 600000;
+
 // Optional numbers travel as text; '' becomes NULL through NULLIF($n, '')::numeric.
 std::string Opt(const std::optional<double>& v) {
     return v ? pqxx::to_string(*v) : std::string();
@@ -92,6 +98,7 @@ void SeedOfferingsAndPrices(pqxx::work& tx, const pricing::Catalog& catalog, See
 SeedReport Seed(pqxx::connection& conn, const pricing::Catalog& catalog) {
     SeedReport report;
     pqxx::work tx(conn);
+    tx.exec("SET LOCAL statement_timeout = " + std::to_string(kSeedStatementTimeoutMs));
     tx.exec_params("SELECT revision FROM catalog_state FOR UPDATE");
     for (const pricing::Accelerator& a : catalog.Accelerators()) {
         auto peak = [&](pricing::Precision p) { return Opt(a.PeakTflops(p)); };
@@ -119,6 +126,11 @@ SeedReport Seed(pqxx::connection& conn, const pricing::Catalog& catalog) {
     }
     SeedOfferingsAndPrices(tx, catalog, report);
     if (report.accelerators_inserted + report.offerings_inserted > 0) {
+        // Statistics for the rows just added (ANALYZE counts this transaction's own): until
+        // autovacuum got to them, a replica's read of a changed offering's prices on a freshly
+        // seeded database was slow (issue 23: at 20,000 offerings x 5 prices a write reached
+        // another replica after 64 ms, 6 ms with this; one run each, 2 loaded cores).
+        tx.exec("ANALYZE offerings, prices");
         BumpRevision(tx, CatalogChange{{}, false, /*everything=*/true});
     }
     tx.commit();

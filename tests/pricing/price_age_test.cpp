@@ -20,7 +20,7 @@ TEST_SUITE("price_age") {
                                            WithPrice("2026-08-22", false, true),   // 90 days
                                            WithPrice("2026-08-21", false, true),   // 91 days
                                            WithPrice("2025-05-01", true, false)};  // 568 days
-        PriceAges ages = SummarizePriceAges(offerings, "2026-11-20");
+        PriceAges ages = SummarizePriceAges(OfferingList::FromVector(offerings), "2026-11-20");
         CHECK(ages.today == "2026-11-20");
         CHECK(ages.current_price_count == 4);
         CHECK(ages.older_than_90_days == 2);

@@ -269,7 +269,7 @@ TEST_SUITE("plan_rent_vs_buy") {
 
     TEST_CASE("the rent side compares buying with on-demand and whole-term commitments") {
         auto base = Sample();
-        std::vector<Offering> offerings = base->Offerings();
+        std::vector<Offering> offerings = base->Offerings().Copy();
         Offering commit = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand").value();
         commit.id = "aws-p5.48xlarge-us-east-1-commit-3y";
         commit.price_type = PriceType::kCommit3y;
@@ -312,7 +312,7 @@ TEST_SUITE("plan_rent_vs_buy") {
 
     TEST_CASE("a commitment chosen as the rent is billed as reserved whole instances and terms") {
         auto base = Sample();
-        std::vector<Offering> offerings = base->Offerings();
+        std::vector<Offering> offerings = base->Offerings().Copy();
         Offering commit = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand").value();
         commit.id = "aws-p5.48xlarge-us-east-1-commit-3y";
         commit.price_type = PriceType::kCommit3y;

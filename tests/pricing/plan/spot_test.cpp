@@ -521,7 +521,7 @@ TEST_SUITE("plan_spot") {
         "a spot offering without a bucket is planned at the worst bucket, as training "
         "plans do") {
         auto base = Sample();
-        std::vector<Offering> offerings = base->Offerings();
+        std::vector<Offering> offerings = base->Offerings().Copy();
         Offering bare = base->FindOffering("aws-p5.48xlarge-us-east-1-spot").value();
         bare.id = "aws-p5.48xlarge-us-east-1-spot-nobucket";
         bare.spot_interruption.reset();

@@ -29,7 +29,7 @@ std::shared_ptr<const InMemoryCatalog> Sample() {
 
 // The sample catalog with every price multiplied by `factor`.
 std::shared_ptr<const InMemoryCatalog> Scaled(const Catalog& base, double factor) {
-    std::vector<Offering> offerings = base.Offerings();
+    std::vector<Offering> offerings = base.Offerings().Copy();
     for (auto& o : offerings) {
         o.price.usd_per_hour *= factor;
     }
@@ -76,7 +76,7 @@ std::size_t Skipped(const TrainingPlan& plan, const std::string& reason) {
 std::shared_ptr<const InMemoryCatalog> WithP5Variants(
     const std::vector<std::tuple<std::string, PriceType, double>>& extra) {
     auto base = Sample();
-    std::vector<Offering> offerings = base->Offerings();
+    std::vector<Offering> offerings = base->Offerings().Copy();
     auto found = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand");
     REQUIRE(found.ok());
     const Offering p5 = found.value();
@@ -164,7 +164,7 @@ TEST_SUITE("plan_training") {
 
     TEST_CASE("shapes differing only in scale-out share their one-node estimate") {
         auto base = Sample();
-        std::vector<Offering> offerings = base->Offerings();
+        std::vector<Offering> offerings = base->Offerings().Copy();
         Offering slow = offerings.front();  // p5 on demand, 3200 Gbit/s
         REQUIRE(slow.id == "aws-p5.48xlarge-us-east-1-on-demand");
         slow.id = "aws-p5.48xlarge-slow-net";
@@ -503,7 +503,7 @@ TEST_SUITE("plan_training") {
         auto found = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand");
         REQUIRE(found.ok());
         auto catalog_with = [&](double trusted_usd) {
-            std::vector<Offering> offerings = base->Offerings();
+            std::vector<Offering> offerings = base->Offerings().Copy();
             Offering untrusted = found.value();
             untrusted.id = "aws-p5.48xlarge-us-east-1-untrusted";
             untrusted.price.usd_per_hour = 1.0;
@@ -1264,7 +1264,7 @@ TEST_SUITE("plan_training") {
         // with its copy on cost and time, so counts double and the summaries keep the
         // original (its id sorts first), whether or not the infeasible options are listed.
         auto base = Sample();
-        std::vector<Offering> offerings = base->Offerings();
+        std::vector<Offering> offerings = base->Offerings().Copy();
         for (const Offering& o : base->Offerings()) {
             Offering copy = o;
             copy.id += "-copy";

@@ -259,6 +259,16 @@ TEST_SUITE("catalog_history") {
             CHECK(p.price.usd_per_hour == r.price.usd_per_hour);
             CHECK(p.superseded_prices.size() == r.superseded_prices.size());
         }
+        // The unchanged offerings are the previous snapshot's own, not copies (issue 23: a
+        // copy of every offering was most of a write's cost at 20,000 offerings).
+        const auto& was = base_current.value()->Offerings();
+        const auto& now = patched.value()->Offerings();
+        CHECK(&now[1] == &was[2]);
+        for (std::size_t i = 3; i < now.size(); ++i) {
+            CHECK(&now[i] == &was[i]);
+        }
+        CHECK(patched.value()->FindOffering(created.offering.id).ok());
+        CHECK_FALSE(patched.value()->FindOffering(retired.offering.id).ok());
         CHECK(storage::ChangePoints(next).size() == 3);  // 2025-01-01, 2025-06-01, 2026-01-01
     }
 }

@@ -210,7 +210,7 @@ TEST_SUITE("catalog_routes") {
             const std::vector<gpucost::pricing::Accelerator>& Accelerators() const override {
                 return inner_->Accelerators();
             }
-            const std::vector<gpucost::pricing::Offering>& Offerings() const override {
+            const gpucost::pricing::OfferingList& Offerings() const override {
                 ++offering_reads;
                 return inner_->Offerings();
             }
