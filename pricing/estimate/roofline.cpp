@@ -59,10 +59,12 @@ const char* BoundName(Bound bound) {
     return "compute";
 }
 
-Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
-                                    const EfficiencyOverrides& o,
-                                    const std::string& precision_field, bool with_assumptions,
-                                    GemmSetting setting) {
+namespace {
+
+// The accelerator's dense peak at `precision`, or why it cannot be modelled (no published
+// peak, no memory bandwidth).
+Result<double> CheckedPeakTflops(const Accelerator& a, Precision precision,
+                                 const std::string& precision_field) {
     auto peak = a.PeakTflops(precision);
     if (!peak || !(*peak > 0)) {
         std::string supported;
@@ -82,6 +84,11 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
                          "accelerator '" + a.id + "' has no memory bandwidth in the catalog",
                          "/hardware/accelerator");
     }
+    return *peak;
+}
+
+// The request's efficiency overrides, each within its range.
+Status CheckEfficiencyOverrides(const EfficiencyOverrides& o) {
     struct Check {
         const std::optional<double>* v;
         const char* name;
@@ -104,11 +111,13 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
         }
     }
 
-    DeviceModel d;
-    d.peak_flops = *peak * 1e12;
-    d.memory_bytes_per_s = a.memory_gb_per_s * 1e9;
+    return Ok{};
+}
 
-    const bool in_step = setting == GemmSetting::kInStep;
+// The large-GEMM efficiency before overrides: the accelerator's MAMF measurement (or the
+// default), times the in-step sustained fraction; with its source when echoed.
+std::pair<double, std::string> GemmMaxEfficiency(const Accelerator& a, Precision precision,
+                                                 bool with_assumptions, bool in_step) {
     const double sustained = in_step ? kGemmSustainedFractionOfMamf : 1.0;
     // The source texts are built only when echoed (the planner runs hundreds of estimates
     // without assumptions).
@@ -132,6 +141,27 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
             break;
         }
     }
+    return {mamf, mamf_source};
+}
+
+}  // namespace
+
+Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
+                                    const EfficiencyOverrides& o,
+                                    const std::string& precision_field, bool with_assumptions,
+                                    GemmSetting setting) {
+    auto peak = CheckedPeakTflops(a, precision, precision_field);
+    if (!peak.ok()) {
+        return peak.error();
+    }
+    if (auto checked = CheckEfficiencyOverrides(o); !checked.ok()) {
+        return checked.error();
+    }
+    DeviceModel d;
+    d.peak_flops = peak.value() * 1e12;
+    d.memory_bytes_per_s = a.memory_gb_per_s * 1e9;
+    const bool in_step = setting == GemmSetting::kInStep;
+    auto [mamf, mamf_source] = GemmMaxEfficiency(a, precision, with_assumptions, in_step);
     auto pick = [&](const std::optional<double>& over, double def, AssumptionText name,
                     AssumptionText unit, AssumptionText desc, AssumptionText source) {
         double v = over.value_or(def);
@@ -203,7 +233,7 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
              "collective bus bandwidth over the node's network bandwidth",
              "Calculon network efficiency for InfiniBand (0.9), rounded down for RoCE/EFA");
     if (with_assumptions) {
-        note("peak_tflops", *peak, "TFLOP/s",
+        note("peak_tflops", peak.value(), "TFLOP/s",
              "dense peak at " + std::string(PrecisionName(precision)), "catalog: " + a.spec_source);
         note("memory_gb_per_s", a.memory_gb_per_s, "GB/s", "HBM bandwidth",
              "catalog: " + a.spec_source);

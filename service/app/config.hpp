@@ -21,7 +21,7 @@ struct ServiceConfig {
     std::size_t threads = 0;  // 0: not given; main picks DefaultThreads(config, CPUs)
     std::string catalog_dir;  // empty: the catalog embedded in the binary
     log::Level log_level = log::Level::kInfo;
-    std::size_t max_body_bytes = 64 * 1024;
+    std::size_t max_body_bytes = std::size_t{64} * 1024;
     int listen_backlog = 1024;
     bool access_log = true;
     // Transport (docs/performance.md): open connections at most, whole-request and keep-alive

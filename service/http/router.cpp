@@ -169,8 +169,8 @@ namespace {
 // the refusals that need no route (rate limit, long path, compressed or chunked bodies, body
 // sizes by route).
 void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
-                          std::shared_ptr<RateLimiter> limiter,
-                          std::shared_ptr<CatalogStore> key_store) {
+                          const std::shared_ptr<RateLimiter>& limiter,
+                          const std::shared_ptr<CatalogStore>& key_store) {
     server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
                                                                      httplib::Response& res) {
         BeginRequest(req.get_header_value("X-Request-Id"));
@@ -281,7 +281,7 @@ void InstallErrorAnswers(httplib::Server& server) {
 // An exception a handler did not catch: logged with the request id, answered 500 as a problem.
 void InstallExceptionAnswer(httplib::Server& server) {
     server.set_exception_handler(
-        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        [](const httplib::Request& req, httplib::Response& res, const std::exception_ptr& ep) {
             std::string what = "unknown exception";
             try {
                 if (ep) {

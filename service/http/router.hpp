@@ -77,10 +77,10 @@ inline constexpr char kBulkImportPath[] = "/v1/offerings";
 
 struct ServerOptions {
     std::size_t threads = 16;
-    std::size_t max_body_bytes = 64 * 1024;
+    std::size_t max_body_bytes = std::size_t{64} * 1024;
     // POST kBulkImportPath's limit: 1,000 items of about 210 bytes (a minimal offering with its
     // price) are 209 KB; 1 MiB leaves room for notes and sources.
-    std::size_t max_bulk_body_bytes = 1024 * 1024;
+    std::size_t max_bulk_body_bytes = std::size_t{1024} * 1024;
     int read_timeout_s = 5;
     int write_timeout_s = 5;
     int keep_alive_timeout_s = 5;

@@ -20,7 +20,7 @@ using pricing::SkipReason;
 
 // Seconds in an hour: GCP's FOCUS view may meter GPUs in seconds.
 constexpr double kSecondsPerHour = 3600.0;
-constexpr std::size_t kReadChunkBytes = 64 * 1024;
+constexpr std::size_t kReadChunkBytes = std::size_t{64} * 1024;
 
 std::string Lower(std::string_view text) {
     std::string out(text);

@@ -155,7 +155,11 @@ CatalogHistory ApplyChange(const CatalogHistory& base, std::int64_t revision,
     CatalogHistory next;
     next.revision = revision;
     next.accelerators = base.accelerators;
-    next.keys = change.keys ? std::move(keys) : base.keys;
+    if (change.keys) {
+        next.keys = std::move(keys);
+    } else {
+        next.keys = base.keys;
+    }
     std::map<std::string, std::shared_ptr<const OfferingHistory>> replaced;
     for (const std::string& id : change.offering_ids) {
         replaced.emplace(id, nullptr);  // removed unless loaded

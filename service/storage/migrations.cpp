@@ -70,6 +70,7 @@ pricing::Result<SchemaStatus> Compare(const std::map<int, std::string>& applied)
 const std::vector<Migration>& KnownMigrations() {
     static const std::vector<Migration> migrations = [] {
         std::vector<Migration> out;
+        out.reserve(std::size(embedded::kMigrations));
         for (const auto& m : embedded::kMigrations) {
             out.push_back({m.version, m.name, m.sql});
         }

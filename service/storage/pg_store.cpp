@@ -985,6 +985,7 @@ pricing::Result<http::StoredResponse> PgStore::CreateOfferings(
                 read.emplace(std::move(id), std::move(h));
             }
             std::vector<http::OfferingHistory> created;
+            created.reserve(offerings.size());
             for (const pricing::Offering& o : offerings) {
                 created.push_back(std::move(read.at(o.id)));
             }

@@ -60,7 +60,7 @@ public:
 
 private:
     // REQUIRES: mutex_ held exclusively.
-    void Store(const std::string& key, std::string text) {
+    void Store(const std::string& key, const std::string& text) {
         if (current_.size() >= kMaxCachedTexts) {
             previous_ = std::move(current_);
             current_ = {};

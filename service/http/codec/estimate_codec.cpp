@@ -31,18 +31,22 @@ std::optional<pricing::Precision> PrecisionField(JsonReader& r, const std::strin
     return p;
 }
 
+// /efficiency: the estimator's efficiency overrides.
+const auto kEfficiencyFields = std::to_array<RequestField<est::EfficiencyOverrides>>({
+    {"gemm_max_efficiency", &Optional<&est::EfficiencyOverrides::gemm_max_efficiency>},
+    {"memory_bandwidth_efficiency",
+     &Optional<&est::EfficiencyOverrides::memory_bandwidth_efficiency>},
+    {"attention_efficiency", &Optional<&est::EfficiencyOverrides::attention_efficiency>},
+    {"scale_up_efficiency", &Optional<&est::EfficiencyOverrides::scale_up_efficiency>},
+    {"scale_out_efficiency", &Optional<&est::EfficiencyOverrides::scale_out_efficiency>},
+    {"kernel_overhead_s", &Optional<&est::EfficiencyOverrides::kernel_overhead_s>},
+});
+
 Result<est::EfficiencyOverrides> DecodeEfficiency(const json& j, const std::string& ptr) {
-    JsonReader r(j, ptr);
-    r.OnlyKnown({"gemm_max_efficiency", "memory_bandwidth_efficiency", "attention_efficiency",
-                 "scale_up_efficiency", "scale_out_efficiency", "kernel_overhead_s"});
     est::EfficiencyOverrides o;
-    o.gemm_max_efficiency = r.Number("gemm_max_efficiency");
-    o.memory_bandwidth_efficiency = r.Number("memory_bandwidth_efficiency");
-    o.attention_efficiency = r.Number("attention_efficiency");
-    o.scale_up_efficiency = r.Number("scale_up_efficiency");
-    o.scale_out_efficiency = r.Number("scale_out_efficiency");
-    o.kernel_overhead_s = r.Number("kernel_overhead_s");
-    if (!r.ok()) return r.error();
+    if (auto read = ReadNested(&j, ptr, o, kEfficiencyFields); !read.ok()) {
+        return read.error();
+    }
     return o;
 }
 

@@ -152,4 +152,35 @@ void Optional(JsonReader& r, std::string_view key,
     }
 }
 
+// The row's reader for a list member that is empty when absent (strings).
+template <auto Member>
+void ListOrEmpty(JsonReader& r, std::string_view key,
+                 typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    o.*Member = r.Strings(key).value_or(std::vector<std::string>{});
+}
+
+// The row's reader for a flag member that is false when absent.
+template <auto Member>
+void FlagOrFalse(JsonReader& r, std::string_view key,
+                 typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    o.*Member = r.Bool(key).value_or(false);
+}
+
+// A nested request object (at JSON pointer `pointer`, e.g. "/spot") read by its table into
+// `request`: its unknown members refused, then its rows read in order. Nothing when absent.
+template <typename T, std::size_t N>
+pricing::Status ReadNested(const nlohmann::json* object, const std::string& pointer, T& request,
+                           const std::array<RequestField<T>, N>& fields) {
+    if (object == nullptr) {
+        return pricing::Ok{};
+    }
+    JsonReader r(*object, pointer);
+    r.OnlyKnown(RequestKeys(fields));
+    ReadFields(r, request, fields);
+    if (!r.ok()) {
+        return r.error();
+    }
+    return pricing::Ok{};
+}
+
 }  // namespace gpucost::http

@@ -1,6 +1,7 @@
 #include "service/http/codec/plan_codec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -15,6 +16,7 @@
 
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
+#include "service/http/codec/field_table.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
 #include "service/http/codec/model_codec.hpp"
@@ -209,6 +211,60 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     return out;
 }
 
+namespace {
+
+using pricing::plan::BuySide;
+using pricing::plan::RentSide;
+
+// POST /v1/plans/rent-vs-buy's /buy, in the order its members are read.
+const auto kBuyFields = std::to_array<RequestField<BuySide>>({
+    {"capex_usd", &Optional<&BuySide::capex_usd>},
+    {"opex_usd_per_month", &Optional<&BuySide::opex_usd_per_month>},
+    {"accelerator", [](JsonReader& r, std::string_view key,
+                       BuySide& buy) { buy.accelerator = LowerId(r.String(key)); }},
+    {"total_accelerators", &Optional<&BuySide::total_accelerators>},
+    {"server_price_usd", &Optional<&BuySide::server_price_usd>},
+    {"purchase_price_usd_per_accelerator", &Optional<&BuySide::purchase_price_usd_per_accelerator>},
+    {"chassis_overhead_fraction", &Optional<&BuySide::chassis_overhead_fraction>},
+    {"tdp_w", &Optional<&BuySide::tdp_w>},
+    {"server_power_overhead_fraction", &Optional<&BuySide::server_power_overhead_fraction>},
+    {"utilization", &Optional<&BuySide::utilization>},
+    {"pue", &Optional<&BuySide::pue>},
+    {"usd_per_kwh", &Optional<&BuySide::usd_per_kwh>},
+    {"hosting_usd_per_accelerator_month", &Optional<&BuySide::hosting_usd_per_accelerator_month>},
+    {"staff_usd_per_month", &Optional<&BuySide::staff_usd_per_month>},
+    {"depreciation_years", &Optional<&BuySide::depreciation_years>},
+    {"residual_value_fraction", &Optional<&BuySide::residual_value_fraction>},
+    {"hosting_usd_per_kw_month", &Optional<&BuySide::hosting_usd_per_kw_month>},
+    {"idle_power_fraction", &Optional<&BuySide::idle_power_fraction>},
+    {"network_fraction", &Optional<&BuySide::network_fraction>},
+    {"storage_fraction", &Optional<&BuySide::storage_fraction>},
+    {"maintenance_fraction_per_year", &Optional<&BuySide::maintenance_fraction_per_year>},
+    {"resale_haircut_fraction", &Optional<&BuySide::resale_haircut_fraction>},
+});
+
+// POST /v1/plans/rent-vs-buy's /rent.
+const auto kRentFields = std::to_array<RequestField<RentSide>>({
+    {"price_type",
+     [](JsonReader& r, std::string_view key, RentSide& rent) {
+         auto type = r.String(key);
+         if (!type) return;
+         rent.price_type = pricing::ParsePriceType(*type);
+         if (!rent.price_type) {
+             r.Fail(ErrorCode::kInvalidArgument, key,
+                    "unknown price type '" + type->substr(0, 32) +
+                        "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
+         }
+     }},
+    {"usd_per_month", &Optional<&RentSide::usd_per_month>},
+    {"offering_id", [](JsonReader& r, std::string_view key,
+                       RentSide& rent) { rent.offering_id = LowerId(r.String(key)); }},
+    {"usd_per_accelerator_hour", &Optional<&RentSide::usd_per_accelerator_hour>},
+    {"accelerator_hours_per_month", &Optional<&RentSide::accelerator_hours_per_month>},
+});
+
+}  // namespace
+
 pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const json& body) {
     JsonReader r(body, "");
     r.OnlyKnown({"buy", "rent", "discount_rate_annual", "horizon_months"});
@@ -226,71 +282,11 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
     if (!r.ok()) {
         return r.error();
     }
-    JsonReader b(*buy, "/buy");
-    b.OnlyKnown({"capex_usd",
-                 "opex_usd_per_month",
-                 "accelerator",
-                 "total_accelerators",
-                 "server_price_usd",
-                 "purchase_price_usd_per_accelerator",
-                 "chassis_overhead_fraction",
-                 "tdp_w",
-                 "server_power_overhead_fraction",
-                 "utilization",
-                 "pue",
-                 "usd_per_kwh",
-                 "hosting_usd_per_accelerator_month",
-                 "hosting_usd_per_kw_month",
-                 "idle_power_fraction",
-                 "network_fraction",
-                 "storage_fraction",
-                 "maintenance_fraction_per_year",
-                 "staff_usd_per_month",
-                 "depreciation_years",
-                 "residual_value_fraction",
-                 "resale_haircut_fraction"});
-    q.buy.capex_usd = b.Number("capex_usd");
-    q.buy.opex_usd_per_month = b.Number("opex_usd_per_month");
-    q.buy.accelerator = LowerId(b.String("accelerator"));
-    q.buy.total_accelerators = b.Int("total_accelerators");
-    q.buy.server_price_usd = b.Number("server_price_usd");
-    q.buy.purchase_price_usd_per_accelerator = b.Number("purchase_price_usd_per_accelerator");
-    q.buy.chassis_overhead_fraction = b.Number("chassis_overhead_fraction");
-    q.buy.tdp_w = b.Number("tdp_w");
-    q.buy.server_power_overhead_fraction = b.Number("server_power_overhead_fraction");
-    q.buy.utilization = b.Number("utilization");
-    q.buy.pue = b.Number("pue");
-    q.buy.usd_per_kwh = b.Number("usd_per_kwh");
-    q.buy.hosting_usd_per_accelerator_month = b.Number("hosting_usd_per_accelerator_month");
-    q.buy.staff_usd_per_month = b.Number("staff_usd_per_month");
-    q.buy.depreciation_years = b.Number("depreciation_years");
-    q.buy.residual_value_fraction = b.Number("residual_value_fraction");
-    q.buy.hosting_usd_per_kw_month = b.Number("hosting_usd_per_kw_month");
-    q.buy.idle_power_fraction = b.Number("idle_power_fraction");
-    q.buy.network_fraction = b.Number("network_fraction");
-    q.buy.storage_fraction = b.Number("storage_fraction");
-    q.buy.maintenance_fraction_per_year = b.Number("maintenance_fraction_per_year");
-    q.buy.resale_haircut_fraction = b.Number("resale_haircut_fraction");
-    if (!b.ok()) {
-        return b.error();
+    if (auto read = ReadNested(buy, "/buy", q.buy, kBuyFields); !read.ok()) {
+        return read.error();
     }
-    JsonReader t(*rent, "/rent");
-    t.OnlyKnown({"usd_per_month", "offering_id", "price_type", "usd_per_accelerator_hour",
-                 "accelerator_hours_per_month"});
-    if (auto type = t.String("price_type")) {
-        q.rent.price_type = pricing::ParsePriceType(*type);
-        if (!q.rent.price_type) {
-            t.Fail(ErrorCode::kInvalidArgument, "price_type",
-                   "unknown price type '" + type->substr(0, 32) +
-                       "'; use on_demand, spot, commit_1y, commit_3y or capacity_block");
-        }
-    }
-    q.rent.usd_per_month = t.Number("usd_per_month");
-    q.rent.offering_id = LowerId(t.String("offering_id"));
-    q.rent.usd_per_accelerator_hour = t.Number("usd_per_accelerator_hour");
-    q.rent.accelerator_hours_per_month = t.Number("accelerator_hours_per_month");
-    if (!t.ok()) {
-        return t.error();
+    if (auto read = ReadNested(rent, "/rent", q.rent, kRentFields); !read.ok()) {
+        return read.error();
     }
     return q;
 }
@@ -427,27 +423,53 @@ pricing::Result<std::optional<pricing::estimate::TrainingRequest>> DecodeSpotWor
 
 namespace {
 
+using pricing::plan::TrainingPlanRequest;
+
+// The training plan request's /data, /uncertainty and /spot objects.
+const auto kDataFields = std::to_array<RequestField<pricing::plan::TrainingDataSizes>>({
+    {"stored_gb", &Optional<&pricing::plan::TrainingDataSizes::stored_gb>},
+    {"egress_gb", &Optional<&pricing::plan::TrainingDataSizes::egress_gb>},
+});
+const auto kUncertaintyFields = std::to_array<RequestField<TrainingPlanRequest>>({
+    {"efficiency_spread_fraction", &Optional<&TrainingPlanRequest::efficiency_spread_fraction>},
+    {"price_spread_fraction", &Optional<&TrainingPlanRequest::price_spread_fraction>},
+    {"spot_price_spread_fraction", &Optional<&TrainingPlanRequest::spot_price_spread_fraction>},
+});
+const auto kSpotFields = std::to_array<RequestField<TrainingPlanRequest>>({
+    {"checkpoint_minutes", &Optional<&TrainingPlanRequest::checkpoint_minutes>},
+    {"restart_minutes", &Optional<&TrainingPlanRequest::restart_minutes>},
+});
+
+using pricing::plan::TrainingPlanConstraints;
+
+// The training plan request's /constraints, in the order they are read; node_counts is read
+// apart (each element named by its index).
+const auto kPlanConstraintFields = std::to_array<RequestField<TrainingPlanConstraints>>({
+    {"deadline_hours", &Optional<&TrainingPlanConstraints::deadline_hours>},
+    {"deadline_confidence", &Optional<&TrainingPlanConstraints::deadline_confidence>},
+    {"budget_confidence", &Optional<&TrainingPlanConstraints::budget_confidence>},
+    {"budget_usd", &Optional<&TrainingPlanConstraints::budget_usd>},
+    {"providers", &ListOrEmpty<&TrainingPlanConstraints::providers>},
+    {"price_types",
+     [](JsonReader& r, std::string_view key, TrainingPlanConstraints& c) {
+         c.price_types = PriceTypes(r, std::string(key));
+     }},
+    {"regions", &ListOrEmpty<&TrainingPlanConstraints::regions>},
+    {"accelerators", &ListOrEmpty<&TrainingPlanConstraints::accelerators>},
+    {"max_total_accelerators", &Optional<&TrainingPlanConstraints::max_total_accelerators>},
+    {"min_total_accelerators", &Optional<&TrainingPlanConstraints::min_total_accelerators>},
+    {"max_wall_clock_days", &Optional<&TrainingPlanConstraints::max_wall_clock_days>},
+    {"verified_only", &FlagOrFalse<&TrainingPlanConstraints::verified_only>},
+    {"max_price_age_days", &Optional<&TrainingPlanConstraints::max_price_age_days>},
+    {"node_counts"},
+});
+
 // /constraints of a training plan request.
 pricing::Status ReadPlanConstraints(const json& constraints,
                                     pricing::plan::TrainingPlanConstraints& out) {
     JsonReader c(constraints, "/constraints");
-    c.OnlyKnown({"deadline_hours", "deadline_confidence", "budget_usd", "budget_confidence",
-                 "providers", "price_types", "regions", "accelerators", "max_total_accelerators",
-                 "min_total_accelerators", "max_wall_clock_days", "verified_only",
-                 "max_price_age_days", "node_counts"});
-    out.deadline_hours = c.Number("deadline_hours");
-    out.deadline_confidence = c.Number("deadline_confidence");
-    out.budget_confidence = c.Number("budget_confidence");
-    out.budget_usd = c.Number("budget_usd");
-    out.providers = c.Strings("providers").value_or(std::vector<std::string>{});
-    out.price_types = PriceTypes(c, "price_types");
-    out.regions = c.Strings("regions").value_or(std::vector<std::string>{});
-    out.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
-    out.max_total_accelerators = c.Int("max_total_accelerators");
-    out.min_total_accelerators = c.Int("min_total_accelerators");
-    out.max_wall_clock_days = c.Number("max_wall_clock_days");
-    out.verified_only = c.Bool("verified_only").value_or(false);
-    out.max_price_age_days = c.Number("max_price_age_days");
+    c.OnlyKnown(RequestKeys(kPlanConstraintFields));
+    ReadFields(c, out, kPlanConstraintFields);
     const json* counts =
         constraints.contains("node_counts") ? &constraints.at("node_counts") : nullptr;
     if (counts == nullptr || counts->is_null()) {
@@ -526,39 +548,19 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     if (!r.ok()) {
         return r.error();
     }
-    if (data != nullptr) {
-        JsonReader d(*data, "/data");
-        d.OnlyKnown({"stored_gb", "egress_gb"});
-        q.data.stored_gb = d.Number("stored_gb");
-        q.data.egress_gb = d.Number("egress_gb");
-        if (!d.ok()) {
-            return d.error();
-        }
+    if (auto read = ReadNested(data, "/data", q.data, kDataFields); !read.ok()) {
+        return read.error();
     }
     if (constraints != nullptr) {
         if (auto read = ReadPlanConstraints(*constraints, q.constraints); !read.ok()) {
             return read.error();
         }
     }
-    if (uncertainty != nullptr) {
-        JsonReader u(*uncertainty, "/uncertainty");
-        u.OnlyKnown(
-            {"efficiency_spread_fraction", "price_spread_fraction", "spot_price_spread_fraction"});
-        q.efficiency_spread_fraction = u.Number("efficiency_spread_fraction");
-        q.price_spread_fraction = u.Number("price_spread_fraction");
-        q.spot_price_spread_fraction = u.Number("spot_price_spread_fraction");
-        if (!u.ok()) {
-            return u.error();
-        }
+    if (auto read = ReadNested(uncertainty, "/uncertainty", q, kUncertaintyFields); !read.ok()) {
+        return read.error();
     }
-    if (spot != nullptr) {
-        JsonReader sp(*spot, "/spot");
-        sp.OnlyKnown({"checkpoint_minutes", "restart_minutes"});
-        q.checkpoint_minutes = sp.Number("checkpoint_minutes");
-        q.restart_minutes = sp.Number("restart_minutes");
-        if (!sp.ok()) {
-            return sp.error();
-        }
+    if (auto read = ReadNested(spot, "/spot", q, kSpotFields); !read.ok()) {
+        return read.error();
     }
     return q;
 }
@@ -877,6 +879,39 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
     return t;
 }
 
+namespace {
+
+using pricing::plan::InferencePlanRequest;
+
+// The serving plan request's /traffic, /latency, /constraints and /api_price objects.
+const auto kTrafficFields = std::to_array<RequestField<pricing::plan::InferenceTraffic>>({
+    {"requests_per_second", &Optional<&pricing::plan::InferenceTraffic::requests_per_second>},
+    {"tokens_per_day", &Optional<&pricing::plan::InferenceTraffic::tokens_per_day>},
+});
+const auto kLatencyFields = std::to_array<RequestField<InferencePlanRequest>>({
+    {"max_time_to_first_token_ms", &Optional<&InferencePlanRequest::max_time_to_first_token_ms>},
+    {"max_inter_token_latency_ms", &Optional<&InferencePlanRequest::max_inter_token_latency_ms>},
+});
+const auto kServingConstraintFields = std::to_array<RequestField<InferencePlanRequest>>({
+    {"providers", &ListOrEmpty<&InferencePlanRequest::providers>},
+    {"price_types",
+     [](JsonReader& r, std::string_view key, InferencePlanRequest& q) {
+         q.price_types = PriceTypes(r, std::string(key));
+     }},
+    {"regions", &ListOrEmpty<&InferencePlanRequest::regions>},
+    {"accelerators", &ListOrEmpty<&InferencePlanRequest::accelerators>},
+    {"verified_only", &FlagOrFalse<&InferencePlanRequest::verified_only>},
+    {"max_price_age_days", &Optional<&InferencePlanRequest::max_price_age_days>},
+});
+const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
+    {"usd_per_million_input_tokens",
+     &Optional<&InferencePlanRequest::api_usd_per_million_input_tokens>},
+    {"usd_per_million_output_tokens",
+     &Optional<&InferencePlanRequest::api_usd_per_million_output_tokens>},
+});
+
+}  // namespace
+
 pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(const json& body) {
     JsonReader r(body, "");
     r.OnlyKnown({"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens",
@@ -923,44 +958,18 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     if (!r.ok()) {
         return r.error();
     }
-    JsonReader t(*traffic, "/traffic");
-    t.OnlyKnown({"requests_per_second", "tokens_per_day"});
-    q.traffic.requests_per_second = t.Number("requests_per_second");
-    q.traffic.tokens_per_day = t.Number("tokens_per_day");
-    if (!t.ok()) {
-        return t.error();
+    if (auto read = ReadNested(traffic, "/traffic", q.traffic, kTrafficFields); !read.ok()) {
+        return read.error();
     }
-    if (latency != nullptr) {
-        JsonReader l(*latency, "/latency");
-        l.OnlyKnown({"max_time_to_first_token_ms", "max_inter_token_latency_ms"});
-        q.max_time_to_first_token_ms = l.Number("max_time_to_first_token_ms");
-        q.max_inter_token_latency_ms = l.Number("max_inter_token_latency_ms");
-        if (!l.ok()) {
-            return l.error();
-        }
+    if (auto read = ReadNested(latency, "/latency", q, kLatencyFields); !read.ok()) {
+        return read.error();
     }
-    if (constraints != nullptr) {
-        JsonReader c(*constraints, "/constraints");
-        c.OnlyKnown({"providers", "price_types", "regions", "accelerators", "verified_only",
-                     "max_price_age_days"});
-        q.providers = c.Strings("providers").value_or(std::vector<std::string>{});
-        q.price_types = PriceTypes(c, "price_types");
-        q.regions = c.Strings("regions").value_or(std::vector<std::string>{});
-        q.accelerators = c.Strings("accelerators").value_or(std::vector<std::string>{});
-        q.verified_only = c.Bool("verified_only").value_or(false);
-        q.max_price_age_days = c.Number("max_price_age_days");
-        if (!c.ok()) {
-            return c.error();
-        }
+    if (auto read = ReadNested(constraints, "/constraints", q, kServingConstraintFields);
+        !read.ok()) {
+        return read.error();
     }
-    if (api != nullptr) {
-        JsonReader a(*api, "/api_price");
-        a.OnlyKnown({"usd_per_million_input_tokens", "usd_per_million_output_tokens"});
-        q.api_usd_per_million_input_tokens = a.Number("usd_per_million_input_tokens");
-        q.api_usd_per_million_output_tokens = a.Number("usd_per_million_output_tokens");
-        if (!a.ok()) {
-            return a.error();
-        }
+    if (auto read = ReadNested(api, "/api_price", q, kApiPriceFields); !read.ok()) {
+        return read.error();
     }
     return q;
 }

@@ -92,7 +92,8 @@ std::optional<std::int64_t> ZoneOffsetUs(std::string_view zone) {
         !Digits(zone, 1, 2, hours) || !Digits(zone, 4, 2, minutes) || hours > 23 || minutes > 59) {
         return std::nullopt;
     }
-    std::int64_t offset = (static_cast<std::int64_t>(hours) * 3600 + minutes * 60) * kUsPerSecond;
+    std::int64_t offset =
+        (static_cast<std::int64_t>(hours) * 3600 + std::int64_t{minutes} * 60) * kUsPerSecond;
     return zone[0] == '+' ? offset : -offset;
 }
 
@@ -141,7 +142,8 @@ pricing::Result<TimestampUs> ParseAsOf(std::string_view text, const std::string&
         return Invalid(field);
     }
     return day.value() +
-           (static_cast<std::int64_t>(hour) * 3600 + minute * 60 + second) * kUsPerSecond +
+           (static_cast<std::int64_t>(hour) * 3600 + std::int64_t{minute} * 60 + second) *
+               kUsPerSecond +
            fraction_us - *offset;
 }
 

@@ -38,7 +38,7 @@ void AddMetricsRoute(RouteTable& routes, const Deps& deps) {
 
 void InstrumentRoutes(RouteTable& routes, const Deps& deps) {
     routes.Wrap([deps](const std::string& /*method*/, const std::string& pattern,
-                       RouteTable::Handler handler) -> RouteTable::Handler {
+                       const RouteTable::Handler& handler) -> RouteTable::Handler {
         std::string route = RouteTable::Template(pattern);
         return [deps, route, handler](const httplib::Request& req, httplib::Response& res) {
             CurrentRequestContext().route = route;

@@ -21,9 +21,9 @@ struct FrameLimits {
     // One header line with its CRLF (cpp-httplib's CPPHTTPLIB_HEADER_MAX_LENGTH). Longer: 431.
     std::size_t max_header_line_bytes = 8192;
     // Request line, headers and the blank line together. Larger: 431.
-    std::size_t max_head_bytes = 32 * 1024;
+    std::size_t max_head_bytes = std::size_t{32} * 1024;
     // Content-Length at most; larger: 413 before any body byte is read.
-    std::size_t max_body_bytes = 64 * 1024;
+    std::size_t max_body_bytes = std::size_t{64} * 1024;
     // The one route that takes a larger body (the bulk offering import, POST of this path with
     // up to 1,000 items): its Content-Length at most. An empty path: no such route.
     std::string_view bulk_post_path;

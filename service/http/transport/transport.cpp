@@ -29,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 // Wakes idle workers and the reaper this often to notice a stop.
 constexpr int kPollIntervalMs = 100;
 // One recv() per read; a request is usually far smaller.
-constexpr std::size_t kRecvChunkBytes = 16 * 1024;
+constexpr std::size_t kRecvChunkBytes = std::size_t{16} * 1024;
 
 // Queue that runs each accepted connection's task on the accept thread at once: the task is
 // our process_and_close_socket override, which only registers the socket with epoll.
@@ -156,7 +156,7 @@ std::string_view HeadOf(std::string_view in) {
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // A lingering close reads at most this much before it gives up on a polite end.
-constexpr std::size_t kMaxLingerBytes = 1024 * 1024;
+constexpr std::size_t kMaxLingerBytes = std::size_t{1024} * 1024;
 
 bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
     pollfd p{fd, events, 0};
@@ -250,7 +250,7 @@ public:
     socket_t socket() const override { return conn_.fd; }
 
 private:
-    static constexpr std::size_t kFlushBytes = 64 * 1024;
+    static constexpr std::size_t kFlushBytes = std::size_t{64} * 1024;
     const Connection& conn_;
     std::string_view request_;
     std::size_t read_ = 0;
@@ -258,7 +258,7 @@ private:
     mutable std::string out_;  // answer bytes not sent yet
 };
 
-EventServer::EventServer(TransportOptions options) : options_(options) {
+EventServer::EventServer(TransportOptions options) : options_(std::move(options)) {
     limits_.max_request_line_bytes = options_.max_request_line_bytes;
     limits_.max_header_line_bytes = options_.max_header_line_bytes;
     limits_.max_head_bytes = options_.max_header_bytes;

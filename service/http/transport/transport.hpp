@@ -38,14 +38,14 @@ struct TransportOptions {
     std::size_t max_connections_per_address = 64;
     // A request's line and headers larger than this answer 431 (nginx's default
     // large_client_header_buffers is 4 x 8 KiB).
-    std::size_t max_header_bytes = 32 * 1024;
+    std::size_t max_header_bytes = std::size_t{32} * 1024;
     // The request line (414) and each header line (431), CRLF included: cpp-httplib's own
     // limits, so that nothing the transport frames is a request the library cannot parse.
     std::size_t max_request_line_bytes = 8192;
     std::size_t max_header_line_bytes = 8192;
     // Bodies up to this are received before a worker is involved; larger ones are refused
     // (413) by the pre-routing handler and the connection closed.
-    std::size_t max_body_bytes = 64 * 1024;
+    std::size_t max_body_bytes = std::size_t{64} * 1024;
     // POST to this path (the bulk offering import) may carry up to max_bulk_body_bytes.
     std::string bulk_post_path;
     std::size_t max_bulk_body_bytes = 0;
