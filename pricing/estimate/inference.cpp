@@ -51,7 +51,25 @@ struct PassContext {
     double bpe = 2;     // weights and activations
     double kv_bpe = 2;  // KV cache
     bool fp8 = false;   // FP8 GEMMs: each input quantised by its own kernel
+    int pp = 1;         // pipeline stages, each of tp accelerators
 };
+
+// Micro-batches `running` sequences are split in across the pipeline: one per stage, never
+// less than one sequence each (one sequence is one micro-batch on every stage in turn).
+double MicroBatches(const PassContext& c, double running) {
+    return std::max(1.0, std::min(static_cast<double>(c.pp), running));
+}
+
+// The pp - 1 handoffs of `tokens` tokens' hidden states from stage to stage, one after the
+// other on a micro-batch's way through the layers; each of a stage's tp ranks sends its
+// 1/tp share over its share of the link (the network when the stages are on other nodes).
+double PipelineHopSeconds(const PassContext& c, double tokens) {
+    if (c.pp <= 1) return 0;
+    const Link& link = c.links.GroupLink(c.tp * c.pp);
+    const double bytes = tokens * c.m.hidden_size * kPipelineActivationBytesPerElement *
+                         kPipelineTensorsPerHop / c.tp;
+    return (c.pp - 1) * (bytes / link.bytes_per_s + link.hop_latency_s + kPipelineStageHandoffS);
+}
 
 bool IsMla(const ResolvedModel& m) {
     return m.kv_lora_rank > 0;
@@ -320,12 +338,12 @@ public:
             large ? kLargeDeviceMaxNumBatchedTokens : kSmallDeviceMaxNumBatchedTokens;
         const ResolvedModel& m = c.m;
         usable_gb_ = capacity_gb * kServingGpuMemoryUtilization;
-        weights_gb_ = m.params * c.bpe / c.tp / kGb;
+        weights_gb_ = m.params * c.bpe / c.tp / c.pp / kGb;
         overhead_gb_ = overhead_gb;
         const double act_per_token = (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / c.tp) * c.bpe;
         step_activations_gb_ = max_num_batched_tokens_ * act_per_token / kGb;
         kv_budget_gb_ = usable_gb_ - weights_gb_ - overhead_gb_ - step_activations_gb_;
-        kv_per_seq_gb_ = KvBytesPerSequence(m, c.tp, c.kv_bpe, in_ + out_ / 2.0) / kGb;
+        kv_per_seq_gb_ = KvBytesPerSequence(m, c.tp, c.kv_bpe, in_ + out_ / 2.0) / c.pp / kGb;
         kv_limit_ = kv_budget_gb_ > 0
                         ? static_cast<int>(std::min(std::floor(kv_budget_gb_ / kv_per_seq_gb_),
                                                     static_cast<double>(kMaxBatchSize)))
@@ -435,14 +453,19 @@ public:
 private:
     // One engine step: `running` decode tokens at the mean context plus `prefill` prompt
     // tokens (their attention as that share of whole causal prompts); weights read once.
+    // Over pipeline stages, each micro-batch's share passes all layers and the hops while the
+    // other micro-batches keep the other stages busy: a sequence's step is its micro-batch's.
     double StepSeconds(double running, double prefill) const {
+        const double micro_batches = MicroBatches(c_, running);
+        running /= micro_batches;
+        prefill /= micro_batches;
         const double prompts = prefill / in_;
         PassCost step = LinearCost(c_, running + prefill, running + prompts);
         Add(step, AttentionCost(c_, running, 1, in_ + out_ / 2.0, false));
         if (prefill > 0) {
             Add(step, AttentionCost(c_, prompts, in_, in_, true));
         }
-        return step.seconds + step_overhead_s_;
+        return step.seconds + PipelineHopSeconds(c_, running + prefill) + step_overhead_s_;
     }
 
     const PassContext& c_;
@@ -516,6 +539,22 @@ void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumpti
 }
 
 }  // namespace
+
+void EchoPipelineConstants(Assumptions& echo) {
+    echo.push_back({"pipeline_activation_bytes_per_element", kPipelineActivationBytesPerElement,
+                    "bytes",
+                    "hidden states sent between pipeline stages per element (model dtype, also "
+                    "for FP8 weights)",
+                    "vLLM IntermediateTensors: hidden_states and residual in the model dtype"});
+    echo.push_back({"pipeline_tensors_per_hop", kPipelineTensorsPerHop, "tensors",
+                    "tensors of hidden_size per token sent at each stage boundary",
+                    "vLLM IntermediateTensors: hidden_states and residual"});
+    echo.push_back({"pipeline_stage_handoff_s", kPipelineStageHandoffS, "s",
+                    "fixed cost of one stage handoff besides the link's hop latency (NCCL "
+                    "send/recv and the next stage's launch), pp - 1 per decode step",
+                    "judgement: nccl-tests sendrecv_perf small messages over InfiniBand/EFA "
+                    "10-30 us end to end"});
+}
 
 double ExpectedTouchedExperts(double experts, double top_k, double tokens) {
     return TouchedExperts(experts, top_k, tokens);
@@ -609,23 +648,25 @@ void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, d
     echo.insert(echo.end(), derivation.begin(), derivation.end());
 }
 
-}  // namespace
-
-Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
-                                            const ResolvedModel& m) {
-    if (auto s = ValidateCluster(cluster); !s.ok()) {
-        return s.error();
+// The tensor-parallel degree of a replica of `pp` stages on `n` accelerators: the request's,
+// else n / pp; it must divide the attention heads and divide or be a multiple of the KV heads.
+Result<int> TensorParallelDegree(const InferenceRequest& req, const ResolvedModel& m, int n,
+                                 int pp) {
+    if (pp < 1 || pp > kMaxPipelineParallel || pp > m.layers || n % pp != 0) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "pipeline_parallel must be between 1 and " +
+                             std::to_string(std::min(kMaxPipelineParallel, m.layers)) +
+                             " (the model's layers) and divide hardware.total_accelerators (" +
+                             std::to_string(n) + ")",
+                         "/pipeline_parallel");
     }
-    if (auto s = ValidateInferenceRequest(req); !s.ok()) {
-        return s.error();
-    }
-    const int n = cluster.accelerator_count;
-    int tp = req.tensor_parallel.value_or(n);
-    if (tp < 1 || tp > n || n % tp != 0) {
-        return MakeError(
-            ErrorCode::kInvalidArgument,
-            "tensor_parallel must divide hardware.total_accelerators (" + std::to_string(n) + ")",
-            req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
+    const int per_stage = n / pp;
+    int tp = req.tensor_parallel.value_or(per_stage);
+    if (tp < 1 || tp > per_stage || per_stage % tp != 0) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "tensor_parallel must divide hardware.total_accelerators (" +
+                             std::to_string(n) + ") / pipeline_parallel",
+                         req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
     }
     if (m.attention_heads % tp != 0) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -644,6 +685,25 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                              ") or be a multiple of it; set tensor_parallel",
                          req.tensor_parallel ? "/tensor_parallel" : "/hardware/total_accelerators");
     }
+    return tp;
+}
+
+}  // namespace
+
+Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
+                                            const ResolvedModel& m) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) {
+        return s.error();
+    }
+    if (auto s = ValidateInferenceRequest(req); !s.ok()) {
+        return s.error();
+    }
+    const int pp = req.pipeline_parallel.value_or(1);
+    auto degree = TensorParallelDegree(req, m, cluster.accelerator_count, pp);
+    if (!degree.ok()) {
+        return degree.error();
+    }
+    const int tp = degree.value();
     auto device = ServingDevice(req, cluster.accelerator);
     if (!device.ok()) {
         return device.error();
@@ -658,34 +718,40 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                           tp,
                           BytesPerElement(req.precision),
                           BytesPerElement(kv_precision),
-                          req.precision == Precision::kFp8};
+                          req.precision == Precision::kFp8,
+                          pp};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;
     const double in = req.input_tokens, out_tokens = req.output_tokens;
 
+    // Over pipeline stages the prompts pass all layers and the hops; each decode step is one
+    // micro-batch's pass (the others fill the other stages meanwhile).
     PassCost prefill = ForwardPass(ctx, batch, in, in, true);
+    prefill.seconds += PipelineHopSeconds(ctx, batch * in);
     double mean_context = in + out_tokens / 2.0;
-    PassCost decode = ForwardPass(ctx, batch, 1, mean_context, false);
-    decode.seconds += step_overhead;
+    const double micro_batch = batch / MicroBatches(ctx, batch);
+    PassCost decode = ForwardPass(ctx, micro_batch, 1, mean_context, false);
+    decode.seconds += PipelineHopSeconds(ctx, micro_batch) + step_overhead;
 
     InferenceEstimate e;
     e.model = m;
     e.tensor_parallel = tp;
-    e.replicas = n / tp;
+    e.pipeline_parallel = pp;
+    e.replicas = cluster.accelerator_count / (tp * pp);
     e.time_to_first_token_ms = prefill.seconds * 1e3;
     e.inter_token_latency_ms = decode.seconds * 1e3;
     double total_s = prefill.seconds + (out_tokens - 1.0) * decode.seconds;
     e.request_latency_ms = total_s * 1e3;
     e.output_tokens_per_second = batch * out_tokens / total_s;
-    e.output_tokens_per_second_per_accelerator = e.output_tokens_per_second / tp;
+    e.output_tokens_per_second_per_accelerator = e.output_tokens_per_second / (tp * pp);
     e.prefill_tokens_per_second = batch * in / prefill.seconds;
     e.prefill_bound = prefill.compute_s >= prefill.memory_s ? "compute" : "memory";
     e.decode_bound = decode.compute_s >= decode.memory_s ? "compute" : "memory";
 
-    const double kv_per_seq = KvBytesPerSequence(m, tp, ctx.kv_bpe, in + out_tokens);
+    const double kv_per_seq = KvBytesPerSequence(m, tp, ctx.kv_bpe, in + out_tokens) / pp;
     const double act_per_seq = in * (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / tp) * ctx.bpe;
-    e.weights_gb_per_accelerator = m.params * ctx.bpe / tp / kGb;
+    e.weights_gb_per_accelerator = m.params * ctx.bpe / tp / pp / kGb;
     e.kv_cache_gb_per_accelerator = kv_per_seq * batch / kGb;
     e.memory_per_accelerator_gb = e.weights_gb_per_accelerator + e.kv_cache_gb_per_accelerator +
                                   act_per_seq * batch / kGb + overhead_gb;
@@ -708,6 +774,9 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     e.assumptions = dev.assumptions;
     e.assumptions.insert(e.assumptions.end(), links.assumptions.begin(), links.assumptions.end());
     EchoLayerFixedCosts(m, ctx.fp8, e.assumptions);
+    if (pp > 1) {
+        EchoPipelineConstants(e.assumptions);
+    }
     e.assumptions.push_back({"gpu_memory_utilization", kServingGpuMemoryUtilization, "fraction",
                              "share of device memory the engine may use for weights, activations "
                              "and KV cache (fits_in_memory, max_batch_size and serving)",

@@ -14,7 +14,9 @@
 namespace gpucost::pricing::estimate {
 
 // One model replica served by cluster.accelerator_count accelerators in tensor parallel
-// (unless `tensor_parallel` says fewer, in which case the rest are further replicas).
+// (unless `tensor_parallel` says fewer, in which case the rest are further replicas). With
+// `pipeline_parallel` stages a replica is tensor_parallel x pipeline_parallel accelerators:
+// its layers split in that many stages (one per node when tensor_parallel fills the node).
 struct InferenceRequest {
     ModelSpec model;
     Precision precision = Precision::kBf16;       // weights and compute
@@ -23,6 +25,12 @@ struct InferenceRequest {
     int input_tokens = 0;                         // prompt length per sequence
     int output_tokens = 0;                        // generated tokens per sequence
     std::optional<int> tensor_parallel;
+    // Pipeline stages of one replica, each of tensor_parallel accelerators (default 1). Each
+    // accelerator holds 1/pp of the weights and of every sequence's KV cache; the running
+    // batch is split in min(pp, running) micro-batches that follow each other through the
+    // stages, so a decode step is one pass of a micro-batch over all layers plus pp - 1
+    // activation hops between stages over cluster.scale_out (PipelineHopSeconds).
+    std::optional<int> pipeline_parallel;
     EfficiencyOverrides efficiency;
     // Fixed cost per decode step (sampling, scheduling), seconds. Default 0.
     std::optional<double> step_overhead_s;
@@ -83,6 +91,7 @@ struct InferenceEstimate {
     bool fits_in_memory = false;
     int max_batch_size = 0;  // largest batch whose KV cache fits at input+output tokens
     int tensor_parallel = 1;
+    int pipeline_parallel = 1;
     int replicas = 1;
     std::optional<ServingEstimate> serving;
     // About the request rather than the model's inputs (those are model.warnings): a context
@@ -139,6 +148,21 @@ inline constexpr double kSharedExpertKernelsPerLayer = 4;
 inline constexpr double kFp8MlaExtraGemmsPerLayer = 2;
 inline constexpr double kFp8SharedExpertGemmsPerLayer = 2;
 
+// Pipeline parallel across instances (vLLM --pipeline-parallel-size, layers split in
+// contiguous stages, docs.vllm.ai "Distributed inference and serving"): between two stages
+// each decode step sends the micro-batch's hidden states, hidden_size elements per token in
+// the model's activation dtype (BF16 also for FP8 weights: vLLM IntermediateTensors carry
+// hidden_states and residual, both kept in the model dtype, so 2 tensors x 2 bytes).
+inline constexpr double kPipelineActivationBytesPerElement = 2.0;
+inline constexpr double kPipelineTensorsPerHop = 2.0;  // hidden_states and residual
+// Fixed cost of one stage handoff besides the network hop's latency (the scale-out link's
+// hop_latency_s): the sending stage's NCCL send and the receiving stage's recv and its
+// launch, which the receiving stage waits for before its first kernel. Judgement: NCCL
+// point-to-point over InfiniBand/EFA measures 10-30 us end to end for small messages
+// (nccl-tests sendrecv_perf, 8-byte rows), and the engine adds its own launch.
+inline constexpr double kPipelineStageHandoffS = 30e-6;
+inline constexpr int kMaxPipelineParallel = 64;
+
 // Engine defaults of vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
 // EngineArgs.get_batch_defaults and --gpu-memory-utilization): devices with at least 70 GiB
 // that are not A100 get a step budget of 8192 tokens and 1024 sequences, others 2048 and 256;
@@ -164,6 +188,10 @@ inline constexpr double kMaxServingRequestsPerSecond = 1e6;
 [[nodiscard]] Result<InferenceEstimate> EstimateInference(const InferenceRequest& request,
                                                           const ClusterSpec& cluster,
                                                           const ResolvedModel& model);
+
+// The pipeline's constants (kPipeline*), for the assumptions of an estimate or plan that
+// uses pipeline stages.
+void EchoPipelineConstants(Assumptions& echo);
 
 // Expected number of distinct experts that `tokens` tokens touch when each picks `top_k` of
 // `experts` uniformly: E (1 - (1 - k/E)^tokens) (E when k >= E). A decode step reads only

@@ -87,9 +87,13 @@ std::string RecommendationText(const InferencePlan& plan,
                                : "the lowest of " + std::to_string(plan.total_count) + " options") +
         " meeting the latency targets: " + std::to_string(r.replicas) +
         (r.replicas == 1 ? " replica" : " replicas") + " of tensor parallel " +
-        std::to_string(r.tensor_parallel) + " at batch " + std::to_string(r.batch_size) + ", " +
-        Fixed(r.time_to_first_token_ms, 0) + " ms to first token, " +
-        Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
+        std::to_string(r.tensor_parallel) +
+        (r.pipeline_parallel > 1
+             ? " x pipeline parallel " + std::to_string(r.pipeline_parallel) +
+                   " (each replica over " + std::to_string(r.instances_per_replica) + " instances)"
+             : std::string()) +
+        " at batch " + std::to_string(r.batch_size) + ", " + Fixed(r.time_to_first_token_ms, 0) +
+        " ms to first token, " + Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
         Dollars(r.usd_per_million_input_tokens, 4) + " / " +
         Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
     if (best_by_provider.size() > 1) {

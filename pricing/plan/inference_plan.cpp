@@ -4,8 +4,10 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
+#include "pricing/estimate/collectives.hpp"
 #include "pricing/money.hpp"
 #include "pricing/plan/budget.hpp"
 #include "pricing/plan/calendar.hpp"
@@ -31,10 +33,12 @@ struct ShapeChoice {
     std::string reason;   // skip reason when !ok
     std::string example;  // estimator message for it
     int tensor_parallel = 1;
+    int pipeline_parallel = 1;  // instances per replica when > 1
+    std::string span_reason;    // why a replica spans instances
     int batch_size = 1;
     estimate::InferenceEstimate estimate;
-    double replicas_per_instance = 1;
-    double instances = 0;  // fractional before rounding up, for comparing degrees
+    double replicas_per_instance = 1;  // 1 / pipeline_parallel for a spanning replica
+    double instances = 0;              // fractional before rounding up, for comparing degrees
 };
 
 }  // namespace
@@ -90,13 +94,14 @@ bool MeetsLatency(const InferencePlanRequest& request, const estimate::ServingPo
 // continuous-batching TTFT and ITL meet the targets, the one giving the most output tokens/s
 // (the smallest on a tie). Sets `reason`/`example` on the choice when the degree cannot serve.
 std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request,
-                                             const estimate::ClusterSpec& cluster, int tp,
+                                             const estimate::ClusterSpec& cluster, int tp, int pp,
                                              ShapeChoice& best, std::size_t& estimates,
                                              Status& failure) {
     auto run = [&](int concurrency) {
         estimate::InferenceRequest r = request.workload;
         r.batch_size = 1;
         r.tensor_parallel = tp;
+        if (pp > 1) r.pipeline_parallel = pp;
         r.concurrency = concurrency;
         r.requests_per_second.reset();
         ++estimates;
@@ -120,7 +125,8 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     const estimate::InferenceEstimate& one = first.value();
     if (!one.fits_in_memory || !one.serving || !one.serving->point) {
         best.example = "weights and KV cache need " + Fixed(one.memory_per_accelerator_gb, 1) +
-                       " GB per accelerator at tensor parallel " + std::to_string(tp) + "; " +
+                       " GB per accelerator at tensor parallel " + std::to_string(tp) +
+                       (pp > 1 ? " over " + std::to_string(pp) + " pipeline stages" : "") + "; " +
                        cluster.accelerator.id + " has " + Fixed(one.memory_capacity_gb, 1) +
                        " GB (the engine uses " +
                        Fixed(estimate::kServingGpuMemoryUtilization * 100, 0) + " %)";
@@ -139,6 +145,7 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     ShapeChoice choice;
     choice.ok = true;
     choice.tensor_parallel = tp;
+    choice.pipeline_parallel = pp;
     choice.batch_size = 1;
     choice.estimate = one;
     // The first estimate's curve holds every level: concurrency 1, 2, 4, ... up to the
@@ -178,6 +185,8 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     InferencePlanOption opt;
     opt.offering = &o;
     opt.tensor_parallel = s.tensor_parallel;
+    opt.pipeline_parallel = s.pipeline_parallel;
+    opt.instances_per_replica = s.pipeline_parallel;
     opt.batch_size = s.batch_size;
     const int needed =
         std::max(1, static_cast<int>(std::ceil(s.instances * s.replicas_per_instance - 1e-9)));
@@ -186,9 +195,12 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.nodes = needed_nodes;
     opt.replicas = needed;
     if (o.price_type == PriceType::kSpot) {
-        const int spare_nodes = std::max(
-            1,
-            static_cast<int>(std::ceil(needed_nodes * kSpotServingSpareInstanceFraction - 1e-9)));
+        // Spares are whole replicas: a replica over several instances needs all of them.
+        const int spare_replica_groups = static_cast<int>(std::ceil(
+            std::max(1.0, std::ceil(needed_nodes * kSpotServingSpareInstanceFraction - 1e-9)) /
+                opt.instances_per_replica -
+            1e-9));
+        const int spare_nodes = spare_replica_groups * opt.instances_per_replica;
         opt.nodes = needed_nodes + spare_nodes;
         // Every instance runs its full share of replicas: with any spare_nodes reclaimed, the
         // rest still hold the replicas the traffic needs.
@@ -206,6 +218,9 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
             Fixed(kDefaultRestartMinutes, 0) +
             " minutes), and reclaims often take several instances of a pool at once" +
             (o.spot_interruption ? "; interruption bucket " + o.spot_interruption->label : "");
+    }
+    if (!s.span_reason.empty()) {
+        opt.reasoning = s.span_reason + (opt.reasoning ? "; " + *opt.reasoning : "");
     }
     opt.total_accelerators = opt.nodes * o.accelerator_count;
     opt.time_to_first_token_ms = point.time_to_first_token_ms;
@@ -237,23 +252,95 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     return opt;
 }
 
+// Whole instances a choice rents for the traffic (before spot spares), as BuildOption
+// rounds: whole replicas, then whole instances for them.
+double WholeInstances(const ShapeChoice& c) {
+    const double replicas = std::max(1.0, std::ceil(c.instances * c.replicas_per_instance - 1e-9));
+    return std::max(1.0, std::ceil(replicas / c.replicas_per_instance - 1e-9));
+}
+
+// Sizes a choice for the plan's output tokens per second at the planned utilisation.
+void SizeChoice(const InferencePlan& plan, double utilization, ShapeChoice& c) {
+    const estimate::ServingPoint& point = *c.estimate.serving->point;
+    const double replicas =
+        plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
+    c.instances = replicas / c.replicas_per_instance;
+}
+
+// The instance shape an option is sized on: the offering's accelerator, accelerators per
+// instance and network (the hops of a replica spanning instances cross it).
+struct InstanceShape {
+    const Accelerator& accelerator;
+    int per_node = 1;
+    std::optional<double> scale_out_gbit_per_s;
+};
+
+// Replicas of 2, 4 ... kMaxInstancesPerReplica instances (pipeline stages, tensor parallel over
+// each whole instance), taking `best`'s place when one instance cannot hold the model or
+// when they need strictly fewer whole instances; the reason goes into the option.
+Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& plan,
+                      const InstanceShape& shape, double utilization, ShapeChoice& best,
+                      std::size_t& estimates) {
+    const bool fits_one = best.ok;
+    const std::string one_instance_example = best.example;
+    for (int pp = 2; pp <= kMaxInstancesPerReplica; pp *= 2) {
+        estimate::ClusterSpec cluster;
+        cluster.accelerator = shape.accelerator;
+        cluster.accelerator_count = shape.per_node * pp;
+        cluster.accelerators_per_node = shape.per_node;
+        cluster.scale_out_gbit_per_s_per_node = shape.scale_out_gbit_per_s;
+        ShapeChoice probe = best;  // a failed degree's reason counts only when nothing serves
+        Status failure = Ok{};
+        auto chosen =
+            ChooseConcurrency(request, cluster, shape.per_node, pp, probe, estimates, failure);
+        if (!failure.ok()) {
+            return failure;
+        }
+        if (!best.ok) {
+            best.reason = probe.reason;
+            best.example = probe.example;
+        }
+        if (!chosen) {
+            continue;
+        }
+        chosen->replicas_per_instance = 1.0 / pp;
+        SizeChoice(plan, utilization, *chosen);
+        if (best.ok && !(WholeInstances(*chosen) < WholeInstances(best))) {
+            continue;
+        }
+        chosen->span_reason =
+            "each replica spans " + std::to_string(pp) + " instances (pipeline parallel " +
+            std::to_string(pp) + ", tensor parallel " + std::to_string(shape.per_node) +
+            " within each; rent them together, on one network): " +
+            (fits_one ? Fixed(WholeInstances(*chosen), 0) + " instances against " +
+                            Fixed(WholeInstances(best), 0) +
+                            " for replicas within one instance (the weights split over the "
+                            "stages leave more memory for running sequences)"
+                      : "one instance cannot hold the model (" + one_instance_example + ")");
+        best = *chosen;
+    }
+    return Ok{};
+}
+
 // The best tensor-parallel degree on one instance shape: the one needing the fewest
-// instances for the plan's output tokens per second.
+// instances for the plan's output tokens per second; then, on full nodes, replicas spanning
+// instances (ChooseSpanning).
 Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const InferencePlan& plan,
-                                const Accelerator& accelerator, int per_node, double utilization,
+                                const InstanceShape& shape, double utilization,
                                 std::size_t& estimates) {
     ShapeChoice best;
     best.reason = "does_not_fit";
+    const int per_node = shape.per_node;
     for (int tp = 1; tp <= per_node; tp *= 2) {
         if (per_node % tp != 0) {
             continue;
         }
         estimate::ClusterSpec cluster;
-        cluster.accelerator = accelerator;
+        cluster.accelerator = shape.accelerator;
         cluster.accelerator_count = tp;
         cluster.accelerators_per_node = tp;
         Status failure = Ok{};
-        auto chosen = ChooseConcurrency(request, cluster, tp, best, estimates, failure);
+        auto chosen = ChooseConcurrency(request, cluster, tp, 1, best, estimates, failure);
         if (!failure.ok()) {
             return failure.error();
         }
@@ -263,15 +350,22 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
         if (!chosen) {
             continue;
         }
-        const estimate::ServingPoint& point = *chosen->estimate.serving->point;
         const int whole_replicas_per_instance = per_node / tp;  // a replica never straddles
         chosen->replicas_per_instance = static_cast<double>(whole_replicas_per_instance);
-        const double replicas =
-            plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
-        chosen->instances = replicas / chosen->replicas_per_instance;
+        SizeChoice(plan, utilization, *chosen);
         if (!best.ok || chosen->instances < best.instances) {
             best = *chosen;
         }
+    }
+    // Only full nodes (HGX/DGX-class instances, on the provider's cluster network) are joined
+    // into a replica: a 1- or 2-GPU VM sits on the data-centre network (cluster.hpp,
+    // kPartialNodeScaleOutGbitPerS), and no engine pipelines a model over such hosts.
+    if (per_node < estimate::DefaultAcceleratorsPerNode(shape.accelerator)) {
+        return best;
+    }
+    if (auto spanning = ChooseSpanning(request, plan, shape, utilization, best, estimates);
+        !spanning.ok()) {
+        return spanning.error();
     }
     return best;
 }
@@ -296,7 +390,8 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
                                                        double utilization, InferencePlan& plan,
                                                        SkipTally& tally) {
     AcceleratorLookup accelerators(catalog, reference);
-    std::map<std::pair<std::string, int>, ShapeChoice> shapes;
+    // Keyed by accelerator, accelerators per instance and network Gbit/s (-1: the default).
+    std::map<std::tuple<std::string, int, double>, ShapeChoice> shapes;
     std::vector<InferencePlanOption> all;
     const PriceTrust trust{request.verified_only, request.max_price_age_days,
                            DaysFromIsoDate(request.today)};
@@ -327,11 +422,13 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
                                                info.workloads.source + ")");
             continue;
         }
-        const std::pair<std::string, int> key{o.accelerator, o.accelerator_count};
+        const std::tuple<std::string, int, double> key{o.accelerator, o.accelerator_count,
+                                                       o.scale_out_gbit_per_s.value_or(-1)};
         auto it = shapes.find(key);
         if (it == shapes.end()) {
-            auto chosen = ChooseShape(request, plan, info.accelerator.value(), o.accelerator_count,
-                                      utilization, plan.estimates);
+            const InstanceShape shape{info.accelerator.value(), o.accelerator_count,
+                                      o.scale_out_gbit_per_s};
+            auto chosen = ChooseShape(request, plan, shape, utilization, plan.estimates);
             if (!chosen.ok()) {
                 return chosen.error();
             }
@@ -358,10 +455,12 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
         // Replicas are independent purchases, but one tensor-parallel group is one: where only
         // some counts are sold (TPU slices), the instances of a group must be one of them.
         const int group_instances =
-            std::max(1, option.tensor_parallel / std::max(1, o.accelerator_count));
+            std::max(option.instances_per_replica,
+                     option.tensor_parallel / std::max(1, o.accelerator_count));
         if (!capacity.SoldAsOne(group_instances)) {
             tally.Add("size_not_sold", o.id + ": tensor parallel " +
-                                           std::to_string(option.tensor_parallel) + " needs " +
+                                           std::to_string(option.tensor_parallel) + " x pipeline " +
+                                           std::to_string(option.pipeline_parallel) + " needs " +
                                            std::to_string(group_instances) +
                                            " instances as one slice; " + capacity.source);
             continue;
@@ -407,6 +506,15 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization, 
                     "most concurrent requests per replica the planner tries (also capped by "
                     "the engine's max_num_seqs and the KV cache)",
                     "default: planner bound"});
+    echo.push_back({"max_instances_per_replica", kMaxInstancesPerReplica, "instances",
+                    "most instances one replica may span (pipeline stages, tensor parallel over "
+                    "each instance), tried at 2, 4 and 8",
+                    "judgement: DeepSeek-V3 BF16 needs 4 instances of 8 x 80 GB; vLLM serves "
+                    "multi-node replicas as TP within a node and PP across nodes"});
+    echo.push_back({"scale_out_hop_latency_s", estimate::kScaleOutHopLatencyS, "s",
+                    "network latency of one pipeline-stage hop of a replica spanning instances",
+                    "as the estimator's scale_out_hop_latency_s"});
+    estimate::EchoPipelineConstants(echo);
     echo.push_back({"hours_per_month", kHoursPerMonth, "h", "8760 / 12", "definition"});
     echo.push_back(
         Echo("budget_months",

@@ -38,6 +38,13 @@ inline constexpr int kDefaultServingBudgetMonths = 12;
 inline constexpr int kMaxServingBudgetMonths = 60;
 // Hours a day a serving option is paid for: a service is up around the clock.
 inline constexpr double kServingHoursPerDay = 24.0;
+// Pipeline stages one replica may span, one whole instance each (tensor parallel over the
+// instance): tried when one instance cannot hold the model, or when fewer instances serve the
+// traffic that way (the KV cache freed by splitting the weights runs more sequences).
+// DeepSeek-V3 (671B) in FP8 needs 2 instances of 8 x 80 GB, in BF16 4; 8 covers BF16 on
+// 8 x 40 GB. vLLM serves multi-node replicas as tensor parallel within a node and pipeline
+// parallel across nodes (docs.vllm.ai, "Distributed inference and serving").
+inline constexpr int kMaxInstancesPerReplica = 8;
 
 // Traffic to serve: requests per second, or total (input + output) tokens per day, which
 // becomes requests/s = tokens_per_day / 86400 / (input_tokens + output_tokens).
@@ -77,18 +84,22 @@ struct InferencePlanRequest {
     [[nodiscard]] Status Validate() const;
 };
 
-// One offering sized for the traffic. Replicas of `tensor_parallel` accelerators each run
-// `batch_size` sequences; whole instances are rented.
+// One offering sized for the traffic. Replicas of `tensor_parallel` x `pipeline_parallel`
+// accelerators each run `batch_size` sequences; whole instances are rented.
 struct InferencePlanOption {
     const Offering* offering = nullptr;  // into the catalog given to PlanInference
     int tensor_parallel = 1;
-    int batch_size = 1;                    // concurrent requests per replica (continuous batching)
-    int replicas = 0;                      // including spare_replicas
-    int spare_replicas = 0;                // spot only
-    std::optional<std::string> reasoning;  // spot only: why the spares
-    int nodes = 0;                         // instances rented
-    int max_instances = 0;                 // most instances one customer can get (capacity rule)
-    int total_accelerators = 0;            // nodes x accelerators per instance
+    // Pipeline stages per replica, one instance each (1: a replica within one instance).
+    int pipeline_parallel = 1;
+    int instances_per_replica = 1;  // what to rent together for one replica
+    int batch_size = 1;             // concurrent requests per replica (continuous batching)
+    int replicas = 0;               // including spare_replicas
+    int spare_replicas = 0;         // spot only
+    // Why the spares (spot) and why a replica spans instances (pipeline_parallel > 1).
+    std::optional<std::string> reasoning;
+    int nodes = 0;               // instances rented
+    int max_instances = 0;       // most instances one customer can get (capacity rule)
+    int total_accelerators = 0;  // nodes x accelerators per instance
     double time_to_first_token_ms = 0;
     double inter_token_latency_ms = 0;
     double output_tokens_per_second_per_replica = 0;
@@ -138,11 +149,17 @@ std::optional<ServingBudgetView> ServingBudget(const InferencePlanRequest& reque
 
 // For each matching offering (spot only when `price_types` names it) whose accelerator is
 // offered for inference (`reference` workloads; `not_for_inference` otherwise): every
-// tensor-parallel degree (power of two within one instance) whose weights and KV cache fit;
+// tensor-parallel degree (power of two within one instance) whose weights and KV cache fit,
+// and, on instances of a full node (estimate::DefaultAcceleratorsPerNode), replicas of 2, 4 ...
+// kMaxInstancesPerReplica instances (pipeline stages, tensor parallel over each whole
+// instance; the instance's scale_out_gbit_per_s carries the hops);
 // for each, of the power-of-two concurrencies per replica (<= kMaxPlanBatchSize and the
 // engine's running limit) whose continuous-batching TTFT and ITL meet the targets, the one
 // with the most output tokens/s
-// (EstimateInference's `serving`); the degree needing the fewest instances wins. Options
+// (EstimateInference's `serving`); the degree needing the fewest instances wins (a spanning
+// replica only on strictly fewer whole instances, so models that fit one instance keep their
+// answer unless spanning is cheaper; the option's reasoning says which). Spot spares are
+// whole replicas. Options
 // missing a target are skipped and counted (`latency_target_unmet`), as are options needing
 // more instances than one customer can get (`reference` capacity; `over_capacity`): replicas
 // are independent, so the hosts need not form a cluster, but the provider's limit holds. Spot

@@ -982,6 +982,7 @@ void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOptio
     w.Member("batch_size", o.batch_size);
     w.Member("capacity_requests_per_second", o.capacity_requests_per_second);
     w.UsdRateMember("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
+    w.Member("instances_per_replica", o.instances_per_replica);
     w.Member("inter_token_latency_ms", o.inter_token_latency_ms);
     w.Member("max_instances", o.max_instances);
     w.UsdMember("monthly_cost_usd", o.monthly_cost_usd);
@@ -989,6 +990,7 @@ void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOptio
     w.Key("offering");
     WriteOfferingSummary(w, *o.offering);
     w.Member("output_tokens_per_second_per_replica", o.output_tokens_per_second_per_replica);
+    w.Member("pipeline_parallel", o.pipeline_parallel);
     w.Member("price_age_days", o.price_age_days);
     w.Member("reasoning", o.reasoning);
     w.Member("replicas", o.replicas);
@@ -1078,6 +1080,8 @@ CsvTable OptionsCsv(const InferenceAnswer& answer) {
                 "region",
                 "offering_usd_per_hour",
                 "tensor_parallel",
+                "pipeline_parallel",
+                "instances_per_replica",
                 "batch_size",
                 "replicas",
                 "spare_replicas",
@@ -1106,6 +1110,8 @@ CsvTable OptionsCsv(const InferenceAnswer& answer) {
                           f.region,
                           CsvNumber(f.price.usd_per_hour),
                           std::to_string(o.tensor_parallel),
+                          std::to_string(o.pipeline_parallel),
+                          std::to_string(o.instances_per_replica),
                           std::to_string(o.batch_size),
                           std::to_string(o.replicas),
                           std::to_string(o.spare_replicas),

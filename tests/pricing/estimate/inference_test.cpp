@@ -484,3 +484,76 @@ TEST_SUITE("estimate_inference") {
               "/requests_per_second");
     }
 }
+
+TEST_SUITE("estimate_inference_pipeline") {
+    // Llama-3.3-70B in BF16 on two 8-GPU nodes of B200 as 2 pipeline stages of TP 8.
+    ClusterSpec TwoNodes() {
+        ClusterSpec c = Cluster(B200(), 16);
+        c.accelerators_per_node = 8;
+        c.scale_out_gbit_per_s_per_node = 3200;
+        return c;
+    }
+
+    TEST_CASE("pipeline stages split the weights and each sequence's KV cache per accelerator") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.tensor_parallel = 8;
+        r.batch_size = 16;
+        auto one = EstimateInference(r, Cluster(B200(), 8));
+        r.pipeline_parallel = 2;
+        auto two = EstimateInference(r, TwoNodes());
+        REQUIRE(one.ok());
+        REQUIRE(two.ok());
+        CHECK(two.value().pipeline_parallel == 2);
+        CHECK(two.value().replicas == 1);
+        CHECK(two.value().weights_gb_per_accelerator ==
+              doctest::Approx(one.value().weights_gb_per_accelerator / 2));
+        CHECK(two.value().kv_cache_gb_per_accelerator ==
+              doctest::Approx(one.value().kv_cache_gb_per_accelerator / 2));
+        CHECK(two.value().max_batch_size > one.value().max_batch_size);
+    }
+
+    TEST_CASE("a decode step is one micro-batch's pass over all layers plus pp - 1 hops") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.tensor_parallel = 8;
+        r.batch_size = 1;  // one sequence: one micro-batch, no pipelining to hide the hops
+        auto one = EstimateInference(r, Cluster(B200(), 8));
+        r.pipeline_parallel = 2;
+        auto two = EstimateInference(r, TwoNodes());
+        REQUIRE(one.ok());
+        REQUIRE(two.ok());
+        // One hop: 2 tensors x 8192 x 2 bytes / 8 ranks over one rank's network share, the
+        // network latency and the handoff.
+        const double share_bytes_per_s = 3200e9 / 8 / 8;
+        const double hop_s =
+            2 * 8192 * 2.0 / 8 / share_bytes_per_s + kScaleOutHopLatencyS + kPipelineStageHandoffS;
+        const double hop_ms = hop_s * 1e3;
+        CHECK(two.value().inter_token_latency_ms - one.value().inter_token_latency_ms ==
+              doctest::Approx(hop_ms).epsilon(0.02));
+        // 16 sequences in 2 micro-batches of 8: the step is a pass of 8, not of 16.
+        r.batch_size = 16;
+        auto sixteen = EstimateInference(r, TwoNodes());
+        r.pipeline_parallel.reset();
+        r.batch_size = 8;
+        auto eight_one_node = EstimateInference(r, Cluster(B200(), 8));
+        REQUIRE(sixteen.ok());
+        REQUIRE(eight_one_node.ok());
+        CHECK(sixteen.value().inter_token_latency_ms <
+              eight_one_node.value().inter_token_latency_ms + 2 * hop_ms);
+        bool echoed = false;
+        for (const Assumption& a : two.value().assumptions) {
+            echoed = echoed ||
+                     (a.name == "pipeline_stage_handoff_s" && a.value == kPipelineStageHandoffS);
+        }
+        CHECK(echoed);
+    }
+
+    TEST_CASE("a pipeline degree that does not divide the accelerators names the field") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.pipeline_parallel = 3;
+        auto e = EstimateInference(r, TwoNodes());
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().field == "/pipeline_parallel");
+        r.pipeline_parallel = 0;
+        CHECK(EstimateInference(r, TwoNodes()).error().field == "/pipeline_parallel");
+    }
+}

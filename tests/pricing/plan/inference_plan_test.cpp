@@ -533,3 +533,74 @@ TEST_SUITE("plan_inference") {
         CHECK(echoed["serving_hours_per_day"] == kServingHoursPerDay);
     }
 }
+
+TEST_SUITE("plan_inference_spanning_replicas") {
+    // DeepSeek-V3 in FP8 (671B: 671 GB of weights) on H100: one 8 x 80 GB instance gives the
+    // engine 576 GB, so a replica must span instances.
+    InferencePlanRequest DeepSeekOnH100() {
+        InferencePlanRequest r;
+        r.workload.model = gpucost::testing::DeepSeekV3Published();
+        r.workload.precision = Precision::kFp8;
+        r.workload.input_tokens = 1000;
+        r.workload.output_tokens = 250;
+        r.traffic.requests_per_second = 2;
+        r.accelerators = {"h100-sxm"};
+        r.limit = 500;
+        return r;
+    }
+
+    TEST_CASE("a model one instance cannot hold is served by replicas over several instances") {
+        auto catalog = Sample();
+        auto plan = PlanInference(DeepSeekOnH100(), *catalog, Ref());
+        REQUIRE(plan.ok());
+        const InferencePlan& p = plan.value();
+        REQUIRE_FALSE(p.options.empty());
+        for (const auto& o : p.options) {
+            CHECK(o.offering->accelerator_count == 8);  // 8 single H100s hold it no better
+            CHECK(o.pipeline_parallel >= 2);
+            CHECK(o.instances_per_replica == o.pipeline_parallel);
+            CHECK(o.tensor_parallel == 8);
+            CHECK(o.nodes == o.replicas * o.instances_per_replica);
+            CHECK(o.capacity_requests_per_second >= 2 - 1e-9);
+            REQUIRE(o.reasoning.has_value());
+            CHECK(o.reasoning->find("one instance cannot hold the model") != std::string::npos);
+        }
+        CHECK(Skipped(p, "does_not_fit") >= 1);  // the single-GPU Lambda host
+        bool echoed = false;
+        for (const Assumption& a : p.assumptions) {
+            echoed = echoed ||
+                     (a.name == "max_instances_per_replica" && a.value == kMaxInstancesPerReplica);
+        }
+        CHECK(echoed);
+    }
+
+    TEST_CASE("spot spares of a spanning replica are whole replicas") {
+        auto catalog = Sample();
+        InferencePlanRequest r = DeepSeekOnH100();
+        r.price_types = {PriceType::kSpot};
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        REQUIRE_FALSE(plan.value().options.empty());
+        for (const auto& o : plan.value().options) {
+            REQUIRE(o.pipeline_parallel >= 2);
+            CHECK(o.nodes % o.instances_per_replica == 0);
+            CHECK(o.replicas * o.instances_per_replica == o.nodes);
+            CHECK(o.spare_replicas >= 1);
+            const int needed_nodes = (o.replicas - o.spare_replicas) * o.instances_per_replica;
+            CHECK(o.nodes - needed_nodes >=
+                  std::ceil(needed_nodes * kSpotServingSpareInstanceFraction - 1e-9));
+        }
+    }
+
+    TEST_CASE("a model that fits one instance keeps replicas within one instance") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.limit = 500;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        for (const auto& o : plan.value().options) {
+            CHECK(o.pipeline_parallel == 1);
+            CHECK(o.instances_per_replica == 1);
+        }
+    }
+}

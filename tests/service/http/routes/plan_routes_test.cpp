@@ -464,6 +464,28 @@ TEST_SUITE("plan_routes") {
         CHECK(estimated_warned == price["as_of_estimated"].get<bool>());
     }
 
+    TEST_CASE("POST /v1/plans/inference spans instances when one cannot hold the model") {
+        TestServer server(SampleDeps());
+        // 405B in BF16 (810 GB) does not fit the 576 GB an 8 x H100 instance's engine may use.
+        json body = Body(Post(server, "/v1/plans/inference",
+                              R"({"model": {"params_b": 405}, "precision": "bf16",
+                                  "input_tokens": 1000, "output_tokens": 250,
+                                  "traffic": {"requests_per_second": 1},
+                                  "constraints": {"accelerators": ["h100-sxm"]}})"));
+        REQUIRE(body["options"].size() >= 1);
+        const json& o = body["recommendation"];
+        CHECK(o["pipeline_parallel"].get<int>() >= 2);
+        CHECK(o["instances_per_replica"] == o["pipeline_parallel"]);
+        CHECK(o["nodes"].get<int>() ==
+              o["replicas"].get<int>() * o["instances_per_replica"].get<int>());
+        CHECK(o["reasoning"].get<std::string>().find("each replica spans") != std::string::npos);
+        bool echoed = false;
+        for (const json& a : body["assumptions"]) {
+            echoed = echoed || a["name"] == "pipeline_stage_handoff_s";
+        }
+        CHECK(echoed);
+    }
+
     TEST_CASE("POST /v1/plans/inference never rents more instances than one customer can get") {
         TestServer server(SampleDeps());
         // 400 requests/s needs more single-GPU Lambda hosts than the sample's limit of 4.
