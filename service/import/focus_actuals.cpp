@@ -357,9 +357,8 @@ pricing::Status ReadRecords(RecordSource& source, const std::string& name,
         const std::string id = RowHash(*record, seen[RowHash(*record, 0)]++);
         auto kept = Classify(Row{columns, cells, line}, id, options, catalog, mappings, report);
         if (!kept.ok()) {
-            pricing::Error e = kept.error();
-            e.message = name + ": " + e.message;
-            return e;
+            return pricing::MakeError(kept.error().code, name + ": " + kept.error().message,
+                                      kept.error().field);
         }
         if (kept.value()) {
             report.Keep(*kept.value());
