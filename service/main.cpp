@@ -27,10 +27,12 @@
 #include "service/http/router.hpp"
 #include "service/http/transport/transport.hpp"
 #include "service/import/actuals_command.hpp"
+#include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
 #include "service/import/sync_download.hpp"
 #include "service/log.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
+#include "service/storage/actuals_store.hpp"
 #include "service/storage/commands.hpp"
 #include "service/storage/pg_store.hpp"
 #include "service/storage/price_book_store.hpp"
@@ -156,6 +158,7 @@ struct Loaded {
     std::shared_ptr<const gpucost::pricing::PlanReference> reference;
     std::shared_ptr<gpucost::http::CatalogStore> store;
     std::shared_ptr<gpucost::http::PriceBookStore> price_books;  // with `store`
+    std::shared_ptr<gpucost::http::ActualsStore> actuals;        // with `store`
 };
 
 // The commands that answer without a catalog: help, version, import, sync. nullopt: go on.
@@ -252,6 +255,7 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
         loaded.catalog = store->Current();
         loaded.store = store;
         loaded.price_books = std::make_shared<storage::PgPriceBookStore>(config.database_url);
+        loaded.actuals = std::make_shared<storage::PgActualsStore>(config.database_url);
     }
 #else
     if (!config.database_url.empty() || config.command == "migrate" || config.command == "seed" ||
@@ -261,6 +265,26 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
     }
 #endif
     return std::nullopt;
+}
+
+// POST /v1/actuals' reader: FOCUS CSV text against the catalog served now and the embedded
+// mapping tables (as `gpucost actuals import`), attributed by the gpucost-scenario tag.
+gpucost::http::FocusTextReader FocusReaderFor(
+    std::function<std::shared_ptr<const gpucost::pricing::Catalog>()> catalog) {
+    using namespace gpucost;
+    auto mappings = import::LoadEmbeddedMappings();
+    if (!mappings.ok()) {
+        log::Error("FOCUS reader: no mapping tables", {{"error", mappings.error().message}});
+        return nullptr;  // POST /v1/actuals answers 409 as without a database
+    }
+    auto shared = std::make_shared<const import::Mappings>(std::move(mappings).value());
+    return [catalog = std::move(catalog), shared](
+               std::string_view csv, pricing::ActualsReport& report,
+               const std::function<void(const pricing::ActualCharge&)>& on_charge) {
+        import::FocusReadOptions options;
+        options.tag_key = http::kActualsTagKey;
+        return import::ReadFocusText(csv, options, *catalog(), *shared, report, on_charge);
+    };
 }
 
 gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Loaded& loaded,
@@ -274,6 +298,8 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
     }
     deps.store = loaded.store;
     deps.price_books = loaded.price_books;
+    deps.actuals = loaded.actuals;
+    if (loaded.actuals) deps.read_focus = FocusReaderFor(deps.catalog);
     deps.plan_reference = loaded.reference;
     deps.require_read_key = config.require_read_key;
     deps.max_snapshot_age_s = config.max_snapshot_age_s;
@@ -465,6 +491,7 @@ int main(int argc, char** argv) {
         options.key_store = nullptr;
         loaded->store.reset();  // closes the database connections
         loaded->price_books.reset();
+        loaded->actuals.reset();
         log::Info("database closed");
     }
     log::Info("stopped", {{"clean", served}});

@@ -383,6 +383,7 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddWriteRoutes(routes, deps);
     AddScenarioRoutes(routes, deps);
     AddPriceBookRoutes(routes, deps);
+    AddActualsRoutes(routes, deps);
     AddMetricsRoute(routes, deps);
     AddDocsRoutes(routes, deps);
     AddWebRoutes(routes, deps);

@@ -14,6 +14,7 @@
 
 #include "pricing/catalog.hpp"
 #include "pricing/plan_reference.hpp"
+#include "service/http/actuals_store.hpp"
 #include "service/http/catalog_store.hpp"
 #include "service/http/metrics.hpp"
 #include "service/http/price_book_store.hpp"
@@ -49,6 +50,11 @@ struct Deps {
     // PostgreSQL mode: stored price books (issue 25); null in embedded mode, where
     // /v1/price-books and "price_book": "<id>" answer 409 database_required.
     std::shared_ptr<PriceBookStore> price_books;
+    // PostgreSQL mode: imported actual spend (issue 25) and the FOCUS reader that fills it;
+    // null in embedded mode, where /v1/actuals and /v1/scenarios/{id}/actuals answer 409
+    // database_required.
+    std::shared_ptr<ActualsStore> actuals;
+    FocusTextReader read_focus;
     // Reads under /v1/ need an API key (read or admin scope) too (--require-read-key).
     bool require_read_key = false;
     // /readyz stays ready while the snapshot was confirmed current this recently.
@@ -199,6 +205,8 @@ void AddWriteRoutes(RouteTable& routes, const Deps& deps);
 void AddScenarioRoutes(RouteTable& routes, const Deps& deps);
 // /v1/price-books[/{id}]: stored, versioned price books (price_book_routes.cpp).
 void AddPriceBookRoutes(RouteTable& routes, const Deps& deps);
+// POST /v1/actuals, GET /v1/scenarios/{id}/actuals: actual spend (actuals_routes.cpp).
+void AddActualsRoutes(RouteTable& routes, const Deps& deps);
 void AddReadKeyGate(RouteTable& routes, const Deps& deps);
 // Catalog reads (accelerators, providers, offerings, catalog, models) answer with a strong ETag,
 // Cache-Control: no-cache and Vary, and 304 to a matching If-None-Match (conditional.cpp).

@@ -50,17 +50,20 @@ std::string RowHash(std::string_view record, std::size_t repeat) {
     return out;
 }
 
-// Reads CSV records (quoted fields may hold newlines) from a gzip or plain file.
+// Reads CSV records (quoted fields may hold newlines) from chunks `fill` hands out: a gzip or
+// plain file, or a request body already in memory.
 class RecordSource {
 public:
-    explicit RecordSource(gzFile file) : file_(file) {}
+    // Copies up to `capacity` bytes into `buffer`; 0 at the end.
+    using Fill = std::function<std::size_t(char* buffer, std::size_t capacity)>;
+    explicit RecordSource(Fill fill) : fill_(std::move(fill)) {}
     // The next record without its line end; nullopt at the end. Sets `too_long` instead of
     // growing past kMaxFocusRecordBytes.
     std::optional<std::string> Next(bool& too_long) {
         std::string record;
         bool quoted = false;
         while (true) {
-            if (pos_ == end_ && !Fill()) {
+            if (pos_ == end_ && !Refill()) {
                 if (record.empty()) return std::nullopt;
                 return record;
             }
@@ -79,14 +82,14 @@ public:
     }
 
 private:
-    bool Fill() {
-        int n = gzread(file_, buffer_, static_cast<unsigned>(sizeof buffer_));
-        if (n <= 0) return false;
+    bool Refill() {
+        std::size_t n = fill_(buffer_, sizeof buffer_);
+        if (n == 0) return false;
         pos_ = 0;
-        end_ = static_cast<std::size_t>(n);
+        end_ = n;
         return true;
     }
-    gzFile file_;
+    Fill fill_;
     char buffer_[kReadChunkBytes];
     std::size_t pos_ = 0;
     std::size_t end_ = 0;
@@ -95,6 +98,7 @@ private:
 struct Row {
     const std::map<std::string, std::size_t>& columns;
     const std::vector<std::string>& cells;
+    std::size_t line;  // the record's number, the header being 1
     std::string Get(const std::string& name) const {
         auto it = columns.find(name);
         return it == columns.end() || it->second >= cells.size() ? "" : cells[it->second];
@@ -226,8 +230,9 @@ std::string TagValue(const std::string& tags, const std::string& key) {
     return it != parsed.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// A fault of the header (line 1) or of the whole export.
 pricing::Status Fail(const std::string& path, const std::string& what) {
-    return pricing::MakeError(pricing::ErrorCode::kInvalidArgument, path + ": " + what);
+    return pricing::MakeError(pricing::ErrorCode::kInvalidArgument, path + ": " + what, "line 1");
 }
 
 // Classifies one row: a kept charge, or nullopt with the row counted as skipped. A bad
@@ -255,14 +260,22 @@ pricing::Result<std::optional<ActualCharge>> Classify(const Row& row, const std:
                     match.sku.empty() ? example : match.sku);
         return std::optional<ActualCharge>{};
     }
-    auto billed = Number(row.Get("BilledCost"));
-    auto effective = Number(row.Get("EffectiveCost"));
-    auto list = Number(row.Get("ListCost"));
-    auto consumed = Number(row.Get("ConsumedQuantity"));
-    if (!billed || !effective || !list || !consumed) {
-        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                  "a cost or quantity of row " + id + " is not a number");
+    double numbers[4] = {};
+    const char* kNumberColumns[4] = {"BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity"};
+    for (int i = 0; i < 4; ++i) {
+        auto value = Number(row.Get(kNumberColumns[i]));
+        if (!value) {
+            const std::string where = "line " + std::to_string(row.line);
+            return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                      where + ": " + kNumberColumns[i] + " '" +
+                                          row.Get(kNumberColumns[i]).substr(0, 40) +
+                                          "' is not a number",
+                                      where);
+        }
+        numbers[i] = *value;
     }
+    const double billed = numbers[0], effective = numbers[1], list = numbers[2],
+                 consumed = numbers[3];
     ActualCharge c;
     c.row_id = id;
     c.provider = provider;
@@ -275,12 +288,12 @@ pricing::Result<std::optional<ActualCharge>> Classify(const Row& row, const std:
     c.pricing_category = row.Get("PricingCategory");
     const bool spot = match.spot_meter || c.pricing_category == "Dynamic";
     c.offering_id = OfferingFor(catalog, provider, match, c.region, spot);
-    double hours = *consumed;
+    double hours = consumed;
     if (Contains(Lower(row.Get("ConsumedUnit")), "second")) hours /= kSecondsPerHour;
     c.accelerator_hours = hours * match.accelerator_count;
-    c.billed_cost = *billed;
-    c.effective_cost = *effective;
-    c.list_cost = *list;
+    c.billed_cost = billed;
+    c.effective_cost = effective;
+    c.list_cost = list;
     c.tag_value = TagValue(row.Get("Tags"), options.tag_key);
     return std::optional<ActualCharge>(std::move(c));
 }
@@ -312,6 +325,52 @@ std::vector<std::string> ParseCsvRecord(std::string_view record) {
     return fields;
 }
 
+namespace {
+
+// The records of one export after its header: each kept row to `on_charge`, every row counted.
+// Errors are prefixed with `name` (the file, or "the body").
+pricing::Status ReadRecords(RecordSource& source, const std::string& name,
+                            const FocusReadOptions& options, const pricing::Catalog& catalog,
+                            const Mappings& mappings, pricing::ActualsReport& report,
+                            const std::function<void(const ActualCharge&)>& on_charge) {
+    bool too_long = false;
+    auto header_text = source.Next(too_long);
+    if (!header_text) return Fail(name, "empty file, no FOCUS header");
+    if (header_text->rfind("\xEF\xBB\xBF", 0) == 0) header_text->erase(0, 3);
+    std::map<std::string, std::size_t> columns;
+    const auto header = ParseCsvRecord(*header_text);
+    for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
+    for (const char* needed :
+         {"ChargeCategory", "BilledCost", "ChargePeriodStart", "BillingCurrency"}) {
+        if (columns.count(needed) == 0) return Fail(name, std::string("no ") + needed + " column");
+    }
+    if (columns.count("ProviderName") == 0 && columns.count("ServiceProviderName") == 0) {
+        return Fail(name, "no ProviderName (or ServiceProviderName) column");
+    }
+    std::map<std::string, std::size_t> seen;  // identical rows: told apart by their order
+    std::size_t line = 1;
+    while (auto record = source.Next(too_long)) {
+        ++line;
+        if (record->empty()) continue;
+        ++report.rows_read;
+        const auto cells = ParseCsvRecord(*record);
+        const std::string id = RowHash(*record, seen[RowHash(*record, 0)]++);
+        auto kept = Classify(Row{columns, cells, line}, id, options, catalog, mappings, report);
+        if (!kept.ok()) {
+            return pricing::MakeError(kept.error().code, name + ": " + kept.error().message,
+                                      kept.error().field);
+        }
+        if (kept.value()) {
+            report.Keep(*kept.value());
+            on_charge(*kept.value());
+        }
+    }
+    if (too_long) return Fail(name, "a record is longer than 1 MiB");
+    return pricing::Ok{};
+}
+
+}  // namespace
+
 pricing::Status ReadFocusExport(const std::string& path, const FocusReadOptions& options,
                                 const pricing::Catalog& catalog, const Mappings& mappings,
                                 pricing::ActualsReport& report,
@@ -320,36 +379,24 @@ pricing::Status ReadFocusExport(const std::string& path, const FocusReadOptions&
     if (!file) {
         return pricing::MakeError(pricing::ErrorCode::kNotFound, path + ": cannot be opened");
     }
-    auto source = std::make_unique<RecordSource>(file.get());
-    bool too_long = false;
-    auto header_text = source->Next(too_long);
-    if (!header_text) return Fail(path, "empty file, no FOCUS header");
-    if (header_text->rfind("\xEF\xBB\xBF", 0) == 0) header_text->erase(0, 3);
-    std::map<std::string, std::size_t> columns;
-    const auto header = ParseCsvRecord(*header_text);
-    for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
-    for (const char* needed :
-         {"ChargeCategory", "BilledCost", "ChargePeriodStart", "BillingCurrency"}) {
-        if (columns.count(needed) == 0) return Fail(path, std::string("no ") + needed + " column");
-    }
-    if (columns.count("ProviderName") == 0 && columns.count("ServiceProviderName") == 0) {
-        return Fail(path, "no ProviderName (or ServiceProviderName) column");
-    }
-    std::map<std::string, std::size_t> seen;  // identical rows: told apart by their order
-    while (auto record = source->Next(too_long)) {
-        if (record->empty()) continue;
-        ++report.rows_read;
-        const auto cells = ParseCsvRecord(*record);
-        const std::string id = RowHash(*record, seen[RowHash(*record, 0)]++);
-        auto kept = Classify(Row{columns, cells}, id, options, catalog, mappings, report);
-        if (!kept.ok()) return Fail(path, kept.error().message);
-        if (kept.value()) {
-            report.Keep(*kept.value());
-            on_charge(*kept.value());
-        }
-    }
-    if (too_long) return Fail(path, "a record is longer than 1 MiB");
-    return pricing::Ok{};
+    auto source = std::make_unique<RecordSource>([f = file.get()](char* buffer, std::size_t n) {
+        int got = gzread(f, buffer, static_cast<unsigned>(n));
+        return got > 0 ? static_cast<std::size_t>(got) : std::size_t{0};
+    });
+    return ReadRecords(*source, path, options, catalog, mappings, report, on_charge);
+}
+
+pricing::Status ReadFocusText(std::string_view text, const FocusReadOptions& options,
+                              const pricing::Catalog& catalog, const Mappings& mappings,
+                              pricing::ActualsReport& report,
+                              const std::function<void(const ActualCharge&)>& on_charge) {
+    auto source = std::make_unique<RecordSource>([&text](char* buffer, std::size_t n) {
+        const std::size_t got = std::min(n, text.size());
+        text.copy(buffer, got);
+        text.remove_prefix(got);
+        return got;
+    });
+    return ReadRecords(*source, "the body", options, catalog, mappings, report, on_charge);
 }
 
 }  // namespace gpucost::import

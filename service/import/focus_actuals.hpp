@@ -40,4 +40,12 @@ struct FocusReadOptions {
     const Mappings& mappings, pricing::ActualsReport& report,
     const std::function<void(const pricing::ActualCharge&)>& on_charge);
 
+// The same from an export already in memory (POST /v1/actuals' body, plain CSV). Errors are
+// prefixed "the body: "; a bad number names its record as "line N" (the header is line 1) in
+// Error.field.
+[[nodiscard]] pricing::Status ReadFocusText(
+    std::string_view text, const FocusReadOptions& options, const pricing::Catalog& catalog,
+    const Mappings& mappings, pricing::ActualsReport& report,
+    const std::function<void(const pricing::ActualCharge&)>& on_charge);
+
 }  // namespace gpucost::import

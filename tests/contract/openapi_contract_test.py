@@ -431,6 +431,9 @@ try:
     call("/v1/price-books/{id}", "/v1/price-books/acme", "put", expect=409, body=b"{}",
          headers=admin_headers)
     call("/v1/price-books/{id}", "/v1/price-books/acme", "delete", expect=409, headers=admin_headers)
+    call("/v1/actuals", "/v1/actuals", "post", expect=409, body=b"BilledCost\n",
+         headers=dict(admin_headers, **{"Content-Type": "text/csv"}))
+    call("/v1/scenarios/{id}/actuals", "/v1/scenarios/1/actuals", expect=409)
     problem = call("/v1/plans/spot", "/v1/plans/spot", "post", expect=409, headers=json_headers,
                    body=json.dumps(dict(issue_spot, price_book="acme")).encode())
     check(problem.get("field") == "/price_book", "a stored book's id without a database names /price_book")
@@ -619,6 +622,40 @@ def price_books(j, a, r):
     call("/v1/price-books/{id}", one, "delete", expect=404, headers=a)
 
 
+def actuals(j, a, r):
+    """Issue 25: a FOCUS export stored by POST /v1/actuals and set against a saved scenario's
+    planned months by GET /v1/scenarios/{id}/actuals."""
+    training = operation("/v1/plans/training", "post")["requestBody"]["content"]["application/json"]
+    request = dict(training["example"], start_date="2026-01-01")
+    saved = call("/v1/scenarios", "/v1/scenarios", "post", expect=201, headers=r,
+                 body=json.dumps({"name": "actuals", "plan": "training", "request": request}).encode())
+    example = operation("/v1/actuals", "post")["requestBody"]["content"]["text/csv"]["example"]
+    focus = example.replace('""1""', '""' + saved["id"] + '""').encode()
+    csv = {"Content-Type": "text/csv"}
+    call("/v1/actuals", "/v1/actuals", "post", expect=401, body=focus, headers=csv)
+    call("/v1/actuals", "/v1/actuals", "post", expect=403, body=focus,
+         headers=dict(r, **csv))
+    call("/v1/actuals", "/v1/actuals", "post", expect=415, body=focus, headers=a)
+    bad = focus.replace(b"784.32,627.46", b"78x,627.46")
+    problem = call("/v1/actuals", "/v1/actuals", "post", expect=422, body=bad, headers=dict(a, **csv))
+    check(problem.get("field") == "line 2", "a row that does not read names its line")
+    stored = call("/v1/actuals", "/v1/actuals", "post", expect=201, body=focus, headers=dict(a, **csv))
+    check(stored["kept"] == 1 and stored["added"] == 1, "the example export stores its one charge")
+    again = call("/v1/actuals", "/v1/actuals", "post", expect=201, body=focus, headers=dict(a, **csv))
+    check(again["added"] == 0 and again["already_imported"] == 1, "the same export stores nothing twice")
+    one = "/v1/scenarios/" + saved["id"] + "/actuals"
+    call("/v1/scenarios/{id}/actuals", one, expect=401, headers={})
+    compared = call("/v1/scenarios/{id}/actuals", one, headers=r)
+    check(compared["actual"]["rows"] == 1 and compared["months"][0]["month"] == "2026-01",
+          "the tagged charge is January's actual spend")
+    check(compared["months_without_actuals"] ==
+          [m["month"] for m in compared["months"] if not m["has_actuals"]] and
+          "2026-01" not in compared["months_without_actuals"],
+          "the planned months without charges are named")
+    call("/v1/scenarios/{id}/actuals", "/v1/scenarios/999999/actuals", expect=404, headers=r)
+    call("/v1/scenarios/{id}/actuals", one + "?x=1", expect=400, headers=r)
+
+
 def run_database_mode():
     """PostgreSQL mode (issue 5), when DATABASE_URL is set (ctest: openapi_contract_pg, run
     through tests/pg/with_pg.sh): migrate, seed, issue keys, then every write, history,
@@ -751,6 +788,7 @@ def run_database_mode():
              "post", expect=422)
         scenario_owner_and_changes(sc["example"], saved, j, a, r, o, r2)
         price_books(j, a, r)
+        actuals(j, a, r)
         spot = operation("/v1/plans/spot", "post")["requestBody"]["content"]["application/json"]
         call("/v1/plans/spot", "/v1/plans/spot?as_of=2026-06-30", "post",
              body=json.dumps(spot["example"]).encode(), headers=j)

@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "pricing/catalog_loader.hpp"
 #include "tests/support/sample_catalog.hpp"
@@ -74,4 +76,39 @@ TEST_CASE("a file without the FOCUS columns is refused naming the first one miss
     std::remove(path.c_str());
     REQUIRE_FALSE(status.ok());
     CHECK(status.error().message.find("ChargeCategory") != std::string::npos);
+}
+
+TEST_CASE("an export in memory reads as the file does; a bad number names its line and column") {
+    auto catalog = pricing::LoadCatalog(testing::SampleCatalogCsv());
+    REQUIRE(catalog.ok());
+    auto mappings = import::LoadEmbeddedMappings();
+    REQUIRE(mappings.ok());
+    std::ifstream in(Fixture("aws-focus-1.0.csv"), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> from_file;
+    std::vector<std::string> from_text;
+    pricing::ActualsReport file_report;
+    pricing::ActualsReport text_report;
+    REQUIRE(import::ReadFocusExport(
+                Fixture("aws-focus-1.0.csv"), {}, *catalog.value(), mappings.value(), file_report,
+                [&](const pricing::ActualCharge& c) { from_file.push_back(c.row_id); })
+                .ok());
+    REQUIRE(import::ReadFocusText(
+                text, {}, *catalog.value(), mappings.value(), text_report,
+                [&](const pricing::ActualCharge& c) { from_text.push_back(c.row_id); })
+                .ok());
+    CHECK(from_text == from_file);
+    CHECK(text_report.skipped == file_report.skipped);
+
+    // The second data row (line 3) with EffectiveCost "n/a": the column after ConsumedUnit.
+    std::string bad = text;
+    const std::size_t line3 = bad.find('\n', bad.find('\n') + 1) + 1;
+    const std::size_t effective = bad.find(",Hrs,", line3) + 5;
+    bad.replace(effective, bad.find(',', effective) - effective, "n/a");
+    pricing::ActualsReport report;
+    auto status = import::ReadFocusText(bad, {}, *catalog.value(), mappings.value(), report,
+                                        [](const pricing::ActualCharge&) {});
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.error().field == "line 3");
+    CHECK(status.error().message == "the body: line 3: EffectiveCost 'n/a' is not a number");
 }

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "service/import/focus_actuals.hpp"
+#include "service/storage/actuals_store.hpp"
 #include "service/storage/pg_store.hpp"
 #include "service/storage/price_book_store.hpp"
 #include "tests/service/storage/pg_test_db.hpp"
@@ -34,10 +36,27 @@ struct Fixture {
         deps.catalog = [s] { return s->Current(); };
         deps.store = store;
         deps.price_books = std::make_shared<storage::PgPriceBookStore>(db.url());
+        deps.actuals = std::make_shared<storage::PgActualsStore>(db.url());
+        deps.read_focus = FocusReader(deps.catalog);
         deps.require_read_key = require_read_key;
         deps.openapi_yaml = "openapi: 3.1.0\n";
         deps.service_version = "test";
         server = std::make_unique<TestServer>(deps);
+    }
+
+    // POST /v1/actuals' reader as service/main.cpp wires it: the served catalog, the embedded
+    // mapping tables, the gpucost-scenario tag.
+    static http::FocusTextReader FocusReader(
+        std::function<std::shared_ptr<const pricing::Catalog>()> catalog) {
+        auto mappings = import::LoadEmbeddedMappings();
+        REQUIRE(mappings.ok());
+        auto shared = std::make_shared<const import::Mappings>(std::move(mappings).value());
+        return [catalog, shared](std::string_view csv, pricing::ActualsReport& report,
+                                 const std::function<void(const pricing::ActualCharge&)>& on) {
+            import::FocusReadOptions options;
+            options.tag_key = http::kActualsTagKey;
+            return import::ReadFocusText(csv, options, *catalog(), *shared, report, on);
+        };
     }
 
     httplib::Headers Auth(const std::string& key, httplib::Headers extra = {}) const {

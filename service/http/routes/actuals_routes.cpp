@@ -1,0 +1,199 @@
+// Actual spend in database mode (issue 25, docs/billing.md): POST /v1/actuals stores the
+// accelerator charges of a FOCUS export (read by service/import's reader, handed in through
+// Deps), and GET /v1/scenarios/{id}/actuals sets them against a saved scenario's planned
+// monthly spend (pricing::ComparePlanToActual).
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pricing/plan_vs_actual.hpp"
+#include "service/http/actuals_store.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/problem.hpp"
+#include "service/http/codec/query_params.hpp"
+#include "service/http/router.hpp"
+#include "service/http/routes/auth.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using pricing::ErrorCode;
+using pricing::MakeError;
+
+// The saved plans' budgets are in US dollars: actuals in other currencies are listed apart.
+constexpr char kPlanCurrency[] = "USD";
+
+std::string MediaTypeOf(const httplib::Request& req) {
+    std::string type = req.get_header_value("Content-Type");
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.back() == ' ') type.pop_back();
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return type;
+}
+
+// The common start: no query parameters, a database with the actuals store, a key of `scope`.
+std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
+                                  httplib::Response& res, KeyScope scope) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        WriteProblem(res, req, checked.error());
+        return std::nullopt;
+    }
+    if (!deps.store || !deps.actuals || !deps.read_focus) {
+        WriteProblem(res, req,
+                     MakeError(ErrorCode::kDatabaseRequired,
+                               "actual spend is kept only in PostgreSQL mode: start gpucost with "
+                               "DATABASE_URL"));
+        return std::nullopt;
+    }
+    auto principal = RequireKey(deps, req, res, scope);
+    if (!principal) return std::nullopt;
+    WriteRequest write;
+    write.principal = *principal;
+    return write;
+}
+
+json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored) {
+    return {{"import_id", std::to_string(stored.id)},
+            {"tag_key", kActualsTagKey},
+            {"rows_read", r.rows_read},
+            {"kept", r.kept},
+            {"added", stored.added},
+            {"already_imported", stored.already_imported},
+            {"skipped", r.skipped},
+            {"skipped_examples", r.skipped_examples}};
+}
+
+// POST /v1/actuals: a FOCUS export as text/csv, by an admin key.
+void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    if (!write) return;
+    if (MediaTypeOf(req) != "text/csv") {
+        return WriteTransportProblem(res, req, 415, "unsupported_media_type",
+                                     "send a FOCUS export as text/csv");
+    }
+    pricing::ActualsReport report;
+    std::vector<pricing::ActualCharge> charges;
+    auto read = deps.read_focus(
+        req.body, report, [&charges](const pricing::ActualCharge& c) { charges.push_back(c); });
+    if (!read.ok()) return WriteProblem(res, req, read.error());
+    auto stored = deps.actuals->Import(*write, kActualsTagKey, report, charges);
+    if (!stored.ok()) return WriteProblem(res, req, stored.error());
+    WriteJson(res, ReportJson(report, stored.value()), 201);
+}
+
+// The saved answer's budget.monthly (training and serving plans) as planned spend by month;
+// empty when the answer has none.
+std::map<std::string, pricing::SpendFigures> PlannedByMonth(const Scenario& s) {
+    std::map<std::string, pricing::SpendFigures> planned;
+    const json saved = json::parse(s.saved_result_json, nullptr, false);
+    if (!saved.is_object() || !saved.contains("budget") || !saved["budget"].is_object()) {
+        return planned;
+    }
+    for (const json& m : saved["budget"].value("monthly", json::array())) {
+        if (!m.is_object() || !m.value("month", json()).is_string() ||
+            !m.value("usd", json()).is_number()) {
+            continue;
+        }
+        pricing::SpendFigures& f = planned[m["month"].get<std::string>()];
+        f.effective_cost += m["usd"].get<double>();
+        f.list_cost += m["usd"].get<double>();
+    }
+    return planned;
+}
+
+json ActualJson(const pricing::SpendFigures& f, std::size_t rows, double billed) {
+    return {{"rows", rows},
+            {"accelerator_hours", Num(f.accelerator_hours)},
+            {"billed_cost_usd", Num(billed)},
+            {"effective_cost_usd", Num(f.effective_cost)},
+            {"list_cost_usd", Num(f.list_cost)}};
+}
+
+struct ActualsByMonth {
+    std::map<std::string, pricing::SpendFigures> figures;  // in kPlanCurrency
+    std::map<std::string, std::pair<std::size_t, double>> rows_billed;
+    json other_currencies = json::array();
+};
+
+ActualsByMonth SplitByCurrency(const std::vector<ActualMonth>& months) {
+    ActualsByMonth out;
+    for (const ActualMonth& m : months) {
+        if (m.billing_currency != kPlanCurrency) {
+            out.other_currencies.push_back({{"currency", m.billing_currency},
+                                            {"month", m.month},
+                                            {"rows", m.rows},
+                                            {"effective_cost", Num(m.effective_cost)}});
+            continue;
+        }
+        out.figures[m.month] = {m.accelerator_hours, m.effective_cost, m.list_cost};
+        out.rows_billed[m.month] = {m.rows, m.billed_cost};
+    }
+    return out;
+}
+
+json ComparisonJson(const Scenario& s, bool has_budget, const ActualsByMonth& actual,
+                    const pricing::PlanVsActual& r) {
+    json months = json::array();
+    json without = json::array();
+    std::size_t total_rows = 0;
+    double total_billed = 0;
+    for (const pricing::MonthComparison& m : r.months) {
+        auto it = actual.rows_billed.find(m.month);
+        const auto [rows, billed] =
+            it == actual.rows_billed.end() ? std::pair<std::size_t, double>{0, 0} : it->second;
+        total_rows += rows;
+        total_billed += billed;
+        if (rows == 0) without.push_back(m.month);
+        months.push_back({{"month", m.month},
+                          {"planned_usd", Num(m.planned.effective_cost)},
+                          {"actual", ActualJson(m.actual, rows, billed)},
+                          {"has_actuals", rows > 0},
+                          {"gap_usd", Num(m.actual.effective_cost - m.planned.effective_cost)}});
+    }
+    return {{"scenario_id", std::to_string(s.id)},
+            {"plan", s.plan_kind},
+            {"currency", kPlanCurrency},
+            {"tag_key", kActualsTagKey},
+            {"has_budget", has_budget},
+            {"planned_usd", Num(r.planned.effective_cost)},
+            {"actual", ActualJson(r.actual, total_rows, total_billed)},
+            {"gap_usd", Num(r.gap)},
+            {"months", std::move(months)},
+            {"months_without_actuals", std::move(without)},
+            {"other_currencies", actual.other_currencies}};
+}
+
+// GET /v1/scenarios/{id}/actuals, by a key of either scope (spend is confidential).
+void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (!Begin(deps, req, res, KeyScope::kRead)) return;
+    const std::string text = req.matches[1].str();
+    std::int64_t id = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
+        return WriteProblem(
+            res, req, MakeError(ErrorCode::kNotFound, "no scenario with id '" + text + "'", "id"));
+    }
+    auto found = deps.store->GetScenario(id);
+    if (!found.ok()) return WriteProblem(res, req, found.error());
+    auto tagged = deps.actuals->MonthsTagged(std::to_string(id));
+    if (!tagged.ok()) return WriteProblem(res, req, tagged.error());
+    const auto planned = PlannedByMonth(found.value());
+    const ActualsByMonth actual = SplitByCurrency(tagged.value());
+    const auto compared = pricing::ComparePlanToActual(planned, actual.figures, kPlanCurrency);
+    WriteJson(res, ComparisonJson(found.value(), !planned.empty(), actual, compared));
+}
+
+}  // namespace
+
+void AddActualsRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Post("/v1/actuals", Bind(deps, &ServeImport));
+    routes.Get(std::string("/v1/scenarios/") + kIdPattern + "/actuals",
+               Bind(deps, &ServeScenarioActuals));
+}
+
+}  // namespace gpucost::http

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "service/http/actuals_store.hpp"
+#include "service/storage/pg_session.hpp"
+
+namespace gpucost::storage {
+
+// Imported actual spend on PostgreSQL (schema/migrations/004_actuals.sql): a row per import and
+// a row per kept charge, none ever changed. Thread-safe (one connection, one call at a time:
+// exports arrive a few times a month).
+class PgActualsStore final : public http::ActualsStore {
+public:
+    explicit PgActualsStore(std::string database_url) : session_(std::move(database_url)) {}
+
+    pricing::Result<http::ActualsImport> Import(
+        const http::WriteRequest& request, const std::string& tag_key,
+        const pricing::ActualsReport& report,
+        const std::vector<pricing::ActualCharge>& charges) override;
+    pricing::Result<std::vector<http::ActualMonth>> MonthsTagged(
+        std::string_view tag_value) override;
+
+private:
+    PgSession session_;
+};
+
+}  // namespace gpucost::storage

@@ -1,0 +1,150 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/service/storage/pg_fixture.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::Fixture;
+
+namespace {
+
+// A serving plan whose budget view covers January to March 2026.
+const json kServingScenario = {{"name", "llama serving"},
+                               {"plan", "inference"},
+                               {"request",
+                                {{"model", "llama-2-7b"},
+                                 {"input_tokens", 512},
+                                 {"output_tokens", 256},
+                                 {"traffic", {{"requests_per_second", 1}}},
+                                 {"start_date", "2026-01-01"},
+                                 {"budget_months", 3}}}};
+
+constexpr char kFocusHeader[] =
+    "BilledCost,EffectiveCost,ListCost,ConsumedQuantity,ConsumedUnit,ChargeCategory,ChargeClass,"
+    "ChargePeriodStart,BillingCurrency,ProviderName,RegionId,PricingCategory,x_UsageType,"
+    "ChargeDescription,Tags\n";
+
+// An AWS p5.48xlarge usage row (8 H100 per instance) tagged with `scenario`.
+std::string P5Row(const std::string& billed, double effective, double hours,
+                  const std::string& scenario, const std::string& start = "2026-01-05") {
+    return billed + "," + std::to_string(effective) + "," + std::to_string(effective * 1.25) + "," +
+           std::to_string(hours) + ",Hours,Usage,," + start +
+           "T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,p5 usage,"
+           "\"{\"\"gpucost-scenario\"\":\"\"" +
+           scenario + "\"\"}\"\n";
+}
+
+json Body(const httplib::Result& r) {
+    REQUIRE(r);
+    return json::parse(r->body);
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& code,
+                  const std::string& field = "") {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
+    const json body = json::parse(r->body);
+    CHECK(body["code"] == code);
+    if (!field.empty()) CHECK(body["field"] == field);
+}
+
+}  // namespace
+
+TEST_SUITE("actuals_routes") {
+    TEST_CASE("an export is stored once and set against the scenario's planned months") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto saved =
+            c.Post("/v1/scenarios", f.Auth(f.reader), kServingScenario.dump(), "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const json scenario = Body(saved);
+        const std::string id = scenario["id"];
+        const json monthly = scenario["saved_result"]["budget"]["monthly"];
+        REQUIRE(monthly.size() == 3);
+        CHECK(monthly[0]["month"] == "2026-01");
+
+        const std::string focus =
+            std::string(kFocusHeader) + P5Row("100", 80, 10, id) + P5Row("50", 40, 5, id) +
+            P5Row("70", 60, 7, "another") +
+            "5,5,5,,,Tax,,2026-01-31T00:00:00Z,USD,AWS,us-east-1,,,sales tax,\n"
+            "2,2,2,1,Hours,Usage,,2026-01-05T00:00:00Z,USD,AWS,us-east-1,Standard,"
+            "USE1-BoxUsage:m5.large,m5 usage,\n";
+        auto imported = c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv");
+        REQUIRE(imported);
+        REQUIRE(imported->status == 201);
+        json report = Body(imported);
+        CHECK(report["rows_read"] == 5);
+        CHECK(report["kept"] == 3);
+        CHECK(report["added"] == 3);
+        CHECK(report["already_imported"] == 0);
+        CHECK(report["skipped"]["tax"] == 1);
+        CHECK(report["skipped"]["non_accelerator"] == 1);
+
+        // The same export again adds nothing.
+        report = Body(c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv"));
+        CHECK(report["added"] == 0);
+        CHECK(report["already_imported"] == 3);
+
+        auto compared = c.Get("/v1/scenarios/" + id + "/actuals", f.Auth(f.reader));
+        REQUIRE(compared);
+        REQUIRE(compared->status == 200);
+        const json r = Body(compared);
+        CHECK(r["scenario_id"] == id);
+        CHECK(r["has_budget"] == true);
+        REQUIRE(r["months"].size() == 3);
+        const double planned_jan = monthly[0]["usd"].get<double>();
+        CHECK(r["months"][0]["planned_usd"].get<double>() == doctest::Approx(planned_jan));
+        CHECK(r["months"][0]["actual"]["rows"] == 2);
+        CHECK(r["months"][0]["actual"]["effective_cost_usd"].get<double>() == doctest::Approx(120));
+        CHECK(r["months"][0]["actual"]["billed_cost_usd"].get<double>() == doctest::Approx(150));
+        CHECK(r["months"][0]["actual"]["accelerator_hours"].get<double>() ==
+              doctest::Approx(15 * 8));
+        CHECK(r["months"][0]["gap_usd"].get<double>() == doctest::Approx(120 - planned_jan));
+        CHECK(r["months_without_actuals"] == json::array({"2026-02", "2026-03"}));
+        double planned_total = 0;
+        for (const json& m : monthly) planned_total += m["usd"].get<double>();
+        CHECK(r["planned_usd"].get<double>() == doctest::Approx(planned_total));
+        CHECK(r["gap_usd"].get<double>() == doctest::Approx(120 - planned_total));
+    }
+
+    TEST_CASE("a row that does not read names its line and column; nothing is stored") {
+        Fixture f;
+        auto c = f.server->Client();
+        const std::string focus =
+            std::string(kFocusHeader) + P5Row("100", 80, 10, "1") + P5Row("1O0", 80, 10, "1");
+        auto r = c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv");
+        CheckProblem(r, 422, "invalid_argument", "line 3");
+        CHECK(Body(r)["detail"].get<std::string>().find("BilledCost '1O0'") != std::string::npos);
+        // The good row of that body was not stored either: it is new on the next import.
+        json report =
+            Body(c.Post("/v1/actuals", f.Auth(f.admin),
+                        std::string(kFocusHeader) + P5Row("100", 80, 10, "1"), "text/csv"));
+        CHECK(report["added"] == 1);
+
+        CheckProblem(c.Post("/v1/actuals", f.Auth(f.admin), "BilledCost,Tags\n1,\n", "text/csv"),
+                     422, "invalid_argument", "line 1");
+        CheckProblem(c.Post("/v1/actuals", f.Auth(f.admin), "", "text/csv"), 422,
+                     "invalid_argument", "line 1");
+    }
+
+    TEST_CASE("keys, media type and unknown scenarios") {
+        Fixture f;
+        auto c = f.server->Client();
+        const std::string focus = std::string(kFocusHeader) + P5Row("100", 80, 10, "1");
+        CheckProblem(c.Post("/v1/actuals", f.Auth(f.reader), focus, "text/csv"), 403, "forbidden");
+        CheckProblem(c.Post("/v1/actuals", focus, "text/csv"), 401, "unauthenticated");
+        auto json_body = c.Post("/v1/actuals", f.Auth(f.admin), "{}", "application/json");
+        REQUIRE(json_body);
+        CHECK(json_body->status == 415);
+        CheckProblem(c.Get("/v1/scenarios/1/actuals"), 401, "unauthenticated");
+        CheckProblem(c.Get("/v1/scenarios/999/actuals", f.Auth(f.reader)), 404, "not_found");
+        CheckProblem(c.Get("/v1/scenarios/x/actuals", f.Auth(f.reader)), 404, "not_found", "id");
+        CheckProblem(c.Get("/v1/scenarios/1/actuals?month=2026-01", f.Auth(f.reader)), 400,
+                     "malformed_request", "month");
+    }
+}
