@@ -60,12 +60,15 @@ public:
 
 private:
     // REQUIRES: mutex_ held exclusively.
-    void Store(const std::string& key, const std::string& text) {
+    void Store(const std::string& key, std::string text) {
         if (current_.size() >= kMaxCachedTexts) {
             previous_ = std::move(current_);
             current_ = {};
         }
-        current_.try_emplace(key, std::move(text));
+        // The first text stored for a key stays (another thread may have stored it meanwhile).
+        if (auto [it, inserted] = current_.try_emplace(key); inserted) {
+            it->second = std::move(text);
+        }
     }
 
     std::shared_mutex mutex_;
