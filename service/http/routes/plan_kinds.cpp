@@ -192,6 +192,11 @@ std::string PlanKindNames() {
     return names;
 }
 
+const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
+    static const pricing::PlanReference kNone;
+    return deps.plan_reference ? *deps.plan_reference : kNone;
+}
+
 Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
                              std::shared_ptr<const pricing::Catalog> catalog, const Deps& deps) {
     auto book = ResolvePlanBook(deps, request);
@@ -206,10 +211,8 @@ Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
     if (!view.ok()) {
         return view.error();
     }
-    static const pricing::PlanReference kNoReference;
-    const pricing::PlanReference& reference =
-        deps.plan_reference ? *deps.plan_reference : kNoReference;
-    auto outcome = prepared.value()(PlanContext{view.value(), &reference, deps.cpus, std::nullopt});
+    auto outcome = prepared.value()(
+        PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus, std::nullopt});
     if (!outcome.ok()) {
         return outcome.error();
     }

@@ -70,6 +70,10 @@ const PlanKind* FindPlanKind(std::string_view name);
 // "spot, training, ...": the kinds' names for error messages.
 std::string PlanKindNames();
 
+// What each accelerator is offered for and how many instances one customer can get: the
+// service's reference, or an empty one when it has none (plan routes and saved scenarios alike).
+const pricing::PlanReference& PlanReferenceOf(const Deps& deps);
+
 // A saved scenario's plan request answered as the live route answers it with every assumption
 // and no paging, on `catalog` through the request's price book (inline or a stored book's
 // latest version: price_book_routes.hpp ResolvePlanBook), with the service's plan reference and

@@ -82,11 +82,6 @@ std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request&
     return std::move(view).value();
 }
 
-const pricing::PlanReference& ReferenceOf(const Deps& deps) {
-    static const pricing::PlanReference kEmpty;
-    return deps.plan_reference ? *deps.plan_reference : kEmpty;
-}
-
 // Where a paged kind's page starts and the cursor of the next one; on failure writes the
 // problem and returns nullopt. Unpaged kinds get an empty paging.
 std::optional<std::optional<PlanPaging>> ReadPaging(const PlanKind& kind, const json& paged_body,
@@ -159,7 +154,7 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     }
     const std::optional<PlanPaging>& pages = *paging;
     auto outcome =
-        prepared.value()(PlanContext{*view, &ReferenceOf(deps), deps.cpus,
+        prepared.value()(PlanContext{*view, &PlanReferenceOf(deps), deps.cpus,
                                      pages ? pages->cursor_offset : std::optional<std::size_t>()});
     if (!outcome.ok()) {
         return WriteProblem(res, req, outcome.error());
