@@ -347,31 +347,12 @@ void ServeCatalog(const Deps& deps, const httplib::Request& req, httplib::Respon
 }  // namespace
 
 void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Get("/v1/accelerators", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeAccelerators(deps, req, res);
-    });
-
-    routes.Get(std::string("/v1/accelerators/") + kIdPattern,
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   ServeAccelerator(deps, req, res);
-               });
-
-    routes.Get("/v1/providers", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeProviders(deps, req, res);
-    });
-
-    routes.Get("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeOfferings(deps, req, res);
-    });
-
-    routes.Get(std::string("/v1/offerings/") + kIdPattern,
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   ServeOffering(deps, req, res);
-               });
-
-    routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeCatalog(deps, req, res);
-    });
+    routes.Get("/v1/accelerators", Bind(deps, &ServeAccelerators));
+    routes.Get(std::string("/v1/accelerators/") + kIdPattern, Bind(deps, &ServeAccelerator));
+    routes.Get("/v1/providers", Bind(deps, &ServeProviders));
+    routes.Get("/v1/offerings", Bind(deps, &ServeOfferings));
+    routes.Get(std::string("/v1/offerings/") + kIdPattern, Bind(deps, &ServeOffering));
+    routes.Get("/v1/catalog", Bind(deps, &ServeCatalog));
 }
 
 }  // namespace gpucost::http
