@@ -357,6 +357,7 @@ constexpr std::string_view kAchievedTflopsDefinition =
     "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
     "parameter; no recompute, attention not halved for causal masks";
 
+using est::InferenceEstimate;
 using est::TrainingEstimate;
 
 constexpr auto kBreakdownFields = std::to_array<AnswerField<est::StepBreakdown>>({
@@ -424,10 +425,10 @@ constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstim
     {"accelerator_hours", &Scalar<&TrainingEstimate::accelerator_hours>},
     {"achieved_tflops_definition",
      [](JsonWriter& w, const TrainingEstimate&) { w.String(kAchievedTflopsDefinition); }},
-    {"achieved_tflops_per_accelerator", &Scalar<&TrainingEstimate::achieved_tflops_per_accelerator>},
+    {"achieved_tflops_per_accelerator",
+     &Scalar<&TrainingEstimate::achieved_tflops_per_accelerator>},
     {"bottleneck", &Scalar<&TrainingEstimate::bottleneck>},
-    {"breakdown",
-     [](JsonWriter& w, const TrainingEstimate& e) { WriteFields(w, e.breakdown, kBreakdownFields); }},
+    {"breakdown", &Object<kBreakdownFields, &TrainingEstimate::breakdown>},
     {"fine_tuning",  // null unless an adapter mode (lora, qlora)
      [](JsonWriter& w, const TrainingEstimate& e) {
          if (!est::IsAdapterMode(e.fine_tuning.mode)) return w.Null();
@@ -435,38 +436,30 @@ constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstim
      }},
     {"fits_in_memory", &Scalar<&TrainingEstimate::fits_in_memory>},
     {"global_batch_sequences", &Scalar<&TrainingEstimate::global_batch_sequences>},
-    {"hardware_tflops_per_accelerator", &Scalar<&TrainingEstimate::hardware_tflops_per_accelerator>},
+    {"hardware_tflops_per_accelerator",
+     &Scalar<&TrainingEstimate::hardware_tflops_per_accelerator>},
     {"hfu", &Scalar<&TrainingEstimate::hfu>},
     {"ideal_accelerator_hours", &Scalar<&TrainingEstimate::ideal_accelerator_hours>},
     {"ideal_wall_clock_hours", &Scalar<&TrainingEstimate::ideal_wall_clock_hours>},
     {"layout_searched", &Scalar<&TrainingEstimate::layout_searched>},
     {"layouts_considered", &Scalar<&TrainingEstimate::layouts_considered>},
-    {"memory",
-     [](JsonWriter& w, const TrainingEstimate& e) { WriteFields(w, e.memory, kMemoryFields); }},
+    {"memory", &Object<kMemoryFields, &TrainingEstimate::memory>},
     {"memory_capacity_gb", &Scalar<&TrainingEstimate::memory_capacity_gb>},
     {"memory_headroom_gb", &Scalar<&TrainingEstimate::memory_headroom_gb>},
     {"memory_per_accelerator_gb", &Scalar<&TrainingEstimate::memory_per_accelerator_gb>},
     {"mfu", &Scalar<&TrainingEstimate::mfu>},
     {"micro_batches_per_step", &Scalar<&TrainingEstimate::micro_batches_per_step>},
     {"mode",
-     [](JsonWriter& w, const TrainingEstimate& e) {
-         w.String(est::TrainingModeName(e.fine_tuning.mode));
-     }},
+     [](JsonWriter& w,
+        const TrainingEstimate& e) { w.String(est::TrainingModeName(e.fine_tuning.mode)); }},
     {"model", [](JsonWriter& w, const TrainingEstimate& e) { WriteModel(w, e.model); }},
     {"model_flops_per_token", &Scalar<&TrainingEstimate::model_flops_per_token>},
-    {"parallelism",
-     [](JsonWriter& w, const TrainingEstimate& e) {
-         WriteFields(w, e.parallelism, kLayoutFields);
-     }},
+    {"parallelism", &Object<kLayoutFields, &TrainingEstimate::parallelism>},
     {"pipeline_bubble_fraction",  // the share of a step spent idle in the pipeline bubble
      [](JsonWriter& w, const TrainingEstimate& e) {
          w.Number(e.step_time_s > 0 ? e.breakdown.bubble_s / e.step_time_s : 0.0);
      }},
-    {"runner_up",
-     [](JsonWriter& w, const TrainingEstimate& e) {
-         if (!e.runner_up) return w.Null();
-         WriteFields(w, *e.runner_up, kRunnerUpFields);
-     }},
+    {"runner_up", &Object<kRunnerUpFields, &TrainingEstimate::runner_up>},
     {"step_time_s", &Scalar<&TrainingEstimate::step_time_s>},
     {"steps", &Scalar<&TrainingEstimate::steps>},
     {"tokens_per_second", &Scalar<&TrainingEstimate::tokens_per_second>},
@@ -477,47 +470,68 @@ constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstim
 });
 static_assert(KeysAscending(kTrainingEstimateFields));
 
-void WriteServingPoint(JsonWriter& w, const est::ServingPoint& p) {
-    w.BeginObject();
-    w.Member("concurrency", p.concurrency);
-    w.Member("inter_token_latency_ms", p.inter_token_latency_ms);
-    w.Member("kv_cache_bound", p.kv_cache_bound);
-    w.Member("output_tokens_per_second", p.output_tokens_per_second);
-    w.Member("prefill_tokens_per_step", p.prefill_tokens_per_step);
-    w.Member("queued_requests", p.queued_requests);
-    w.Member("request_latency_ms", p.request_latency_ms);
-    w.Member("requests_per_second", p.requests_per_second);
-    w.Member("running_sequences", p.running_sequences);
-    w.Member("time_to_first_token_ms", p.time_to_first_token_ms);
-    w.EndObject();
+using est::ServingPoint;
+constexpr auto kServingPointFields = std::to_array<AnswerField<ServingPoint>>({
+    {"concurrency", &Scalar<&ServingPoint::concurrency>},
+    {"inter_token_latency_ms", &Scalar<&ServingPoint::inter_token_latency_ms>},
+    {"kv_cache_bound", &Scalar<&ServingPoint::kv_cache_bound>},
+    {"output_tokens_per_second", &Scalar<&ServingPoint::output_tokens_per_second>},
+    {"prefill_tokens_per_step", &Scalar<&ServingPoint::prefill_tokens_per_step>},
+    {"queued_requests", &Scalar<&ServingPoint::queued_requests>},
+    {"request_latency_ms", &Scalar<&ServingPoint::request_latency_ms>},
+    {"requests_per_second", &Scalar<&ServingPoint::requests_per_second>},
+    {"running_sequences", &Scalar<&ServingPoint::running_sequences>},
+    {"time_to_first_token_ms", &Scalar<&ServingPoint::time_to_first_token_ms>},
+});
+static_assert(KeysAscending(kServingPointFields));
+
+using est::ServingEstimate;
+constexpr auto kServingFields = std::to_array<AnswerField<ServingEstimate>>({
+    {"curve", &Array<kServingPointFields, &ServingEstimate::curve>},
+    {"kv_cache_budget_gb_per_accelerator",
+     &Scalar<&ServingEstimate::kv_cache_budget_gb_per_accelerator>},
+    {"kv_cache_limit_sequences", &Scalar<&ServingEstimate::kv_cache_limit_sequences>},
+    {"max_num_batched_tokens", &Scalar<&ServingEstimate::max_num_batched_tokens>},
+    {"max_num_seqs", &Scalar<&ServingEstimate::max_num_seqs>},
+    {"mode", &Scalar<&ServingEstimate::mode>},
+    {"offered_requests_per_second", &Scalar<&ServingEstimate::offered_requests_per_second>},
+    // null when there is no room for one sequence; `warnings` says why
+    {"point", &Object<kServingPointFields, &ServingEstimate::point>},
+    {"saturated", &Scalar<&ServingEstimate::saturated>},
+});
+static_assert(KeysAscending(kServingFields));
+
+// The model's consistency warnings, then the estimate's own.
+void WriteInferenceWarnings(JsonWriter& w, const InferenceEstimate& e) {
+    std::vector<pricing::FieldError> warnings = e.model.warnings;
+    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
+    WriteWarnings(w, warnings);
 }
 
-void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
-    if (!s) return w.Null();
-    w.BeginObject();
-    w.Key("curve");
-    w.BeginArray();
-    for (const auto& p : s->curve) WriteServingPoint(w, p);
-    w.EndArray();
-    w.Member("kv_cache_budget_gb_per_accelerator", s->kv_cache_budget_gb_per_accelerator);
-    w.Member("kv_cache_limit_sequences", s->kv_cache_limit_sequences);
-    w.Member("max_num_batched_tokens", s->max_num_batched_tokens);
-    w.Member("max_num_seqs", s->max_num_seqs);
-    w.Member("mode", s->mode);
-    if (s->offered_requests_per_second) {
-        w.Member("offered_requests_per_second", *s->offered_requests_per_second);
-    } else {
-        w.NullMember("offered_requests_per_second");
-    }
-    if (s->point) {
-        w.Key("point");
-        WriteServingPoint(w, *s->point);
-    } else {
-        w.NullMember("point");  // no room for one sequence; `warnings` says why
-    }
-    w.Member("saturated", s->saturated);
-    w.EndObject();
-}
+// The inference estimate's members; `assumptions` is written in its place by EncodeEstimate.
+constexpr auto kInferenceEstimateFields = std::to_array<AnswerField<InferenceEstimate>>({
+    {"decode_bound", &Scalar<&InferenceEstimate::decode_bound>},
+    {"fits_in_memory", &Scalar<&InferenceEstimate::fits_in_memory>},
+    {"inter_token_latency_ms", &Scalar<&InferenceEstimate::inter_token_latency_ms>},
+    {"kv_cache_gb_per_accelerator", &Scalar<&InferenceEstimate::kv_cache_gb_per_accelerator>},
+    {"max_batch_size", &Scalar<&InferenceEstimate::max_batch_size>},
+    {"memory_capacity_gb", &Scalar<&InferenceEstimate::memory_capacity_gb>},
+    {"memory_per_accelerator_gb", &Scalar<&InferenceEstimate::memory_per_accelerator_gb>},
+    {"model", [](JsonWriter& w, const InferenceEstimate& e) { WriteModel(w, e.model); }},
+    {"output_tokens_per_second", &Scalar<&InferenceEstimate::output_tokens_per_second>},
+    {"output_tokens_per_second_per_accelerator",
+     &Scalar<&InferenceEstimate::output_tokens_per_second_per_accelerator>},
+    {"prefill_bound", &Scalar<&InferenceEstimate::prefill_bound>},
+    {"prefill_tokens_per_second", &Scalar<&InferenceEstimate::prefill_tokens_per_second>},
+    {"replicas", &Scalar<&InferenceEstimate::replicas>},
+    {"request_latency_ms", &Scalar<&InferenceEstimate::request_latency_ms>},
+    {"serving", &Object<kServingFields, &InferenceEstimate::serving>},
+    {"tensor_parallel", &Scalar<&InferenceEstimate::tensor_parallel>},
+    {"time_to_first_token_ms", &Scalar<&InferenceEstimate::time_to_first_token_ms>},
+    {"warnings", &WriteInferenceWarnings},
+    {"weights_gb_per_accelerator", &Scalar<&InferenceEstimate::weights_gb_per_accelerator>},
+});
+static_assert(KeysAscending(kInferenceEstimateFields));
 
 }  // namespace
 
@@ -537,35 +551,7 @@ std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view ass
     std::string out;
     out.reserve(assumptions_json.size() + 4096);
     JsonWriter w(out);
-    w.BeginObject();
-    w.Key("assumptions");
-    w.Raw(assumptions_json);
-    w.Member("decode_bound", e.decode_bound);
-    w.Member("fits_in_memory", e.fits_in_memory);
-    w.Member("inter_token_latency_ms", e.inter_token_latency_ms);
-    w.Member("kv_cache_gb_per_accelerator", e.kv_cache_gb_per_accelerator);
-    w.Member("max_batch_size", e.max_batch_size);
-    w.Member("memory_capacity_gb", e.memory_capacity_gb);
-    w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
-    w.Key("model");
-    WriteModel(w, e.model);
-    w.Member("output_tokens_per_second", e.output_tokens_per_second);
-    w.Member("output_tokens_per_second_per_accelerator",
-             e.output_tokens_per_second_per_accelerator);
-    w.Member("prefill_bound", e.prefill_bound);
-    w.Member("prefill_tokens_per_second", e.prefill_tokens_per_second);
-    w.Member("replicas", e.replicas);
-    w.Member("request_latency_ms", e.request_latency_ms);
-    w.Key("serving");
-    WriteServing(w, e.serving);
-    w.Member("tensor_parallel", e.tensor_parallel);
-    w.Member("time_to_first_token_ms", e.time_to_first_token_ms);
-    w.Key("warnings");
-    std::vector<pricing::FieldError> warnings = e.model.warnings;
-    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
-    WriteWarnings(w, warnings);
-    w.Member("weights_gb_per_accelerator", e.weights_gb_per_accelerator);
-    w.EndObject();
+    WriteFields(w, e, kInferenceEstimateFields, "assumptions", assumptions_json);
     return out;
 }
 
