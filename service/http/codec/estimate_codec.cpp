@@ -247,11 +247,35 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     return req;
 }
 
+// The inference estimate request's members, in the order the unknown-member check lists
+// them; the nested objects (model, hardware, efficiency) are read apart.
+using est::InferenceRequest;
+const auto kInferenceRequestFields = std::to_array<RequestField<InferenceRequest>>({
+    {"model"},
+    {"hardware"},
+    {"precision",
+     [](JsonReader& r, std::string_view key, InferenceRequest& q) {
+         q.precision = PrecisionField(r, std::string(key)).value_or(pricing::Precision::kBf16);
+     }},
+    {"kv_cache_precision",
+     [](JsonReader& r, std::string_view key, InferenceRequest& q) {
+         q.kv_cache_precision = PrecisionField(r, std::string(key));
+     }},
+    {"batch_size", &OrDefault<&InferenceRequest::batch_size, 1>},
+    {"input_tokens", &OrDefault<&InferenceRequest::input_tokens, 0>},
+    {"output_tokens", &OrDefault<&InferenceRequest::output_tokens, 0>},
+    {"tensor_parallel", &Optional<&InferenceRequest::tensor_parallel>},
+    {"efficiency"},
+    {"step_overhead_s", &Optional<&InferenceRequest::step_overhead_s>},
+    {"memory_overhead_gb", &Optional<&InferenceRequest::memory_overhead_gb>},
+    {"concurrency", &Optional<&InferenceRequest::concurrency>},
+    {"requests_per_second", &Optional<&InferenceRequest::requests_per_second>},
+});
+
 Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareRequest* hardware) {
     JsonReader r(body, "");
-    r.OnlyKnown({"model", "hardware", "precision", "kv_cache_precision", "batch_size",
-                 "input_tokens", "output_tokens", "tensor_parallel", "efficiency",
-                 "step_overhead_s", "memory_overhead_gb", "concurrency", "requests_per_second"});
+    static const std::vector<std::string> kKnown = RequestKeys(kInferenceRequestFields);
+    r.OnlyKnown(kKnown);
     r.Require("model");
     r.Require("hardware");
     r.Require("input_tokens");
@@ -260,16 +284,7 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
     const json* model = r.Member("model");
     const json* hw = r.Object("hardware");
     const json* eff = r.Object("efficiency");
-    req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
-    req.kv_cache_precision = PrecisionField(r, "kv_cache_precision");
-    req.batch_size = r.Int("batch_size").value_or(1);
-    req.input_tokens = r.Int("input_tokens").value_or(0);
-    req.output_tokens = r.Int("output_tokens").value_or(0);
-    req.tensor_parallel = r.Int("tensor_parallel");
-    req.step_overhead_s = r.Number("step_overhead_s");
-    req.memory_overhead_gb = r.Number("memory_overhead_gb");
-    req.concurrency = r.Int("concurrency");
-    req.requests_per_second = r.Number("requests_per_second");
+    ReadFields(r, req, kInferenceRequestFields);
     if (!r.ok()) return r.error();
     auto m = DecodeModel(*model, "/model");
     if (!m.ok()) return m.error();

@@ -255,6 +255,20 @@ void Optional(JsonReader& r, std::string_view key,
     }
 }
 
+// The row's reader for a number or int member that takes `Default` when absent or null.
+template <auto Member, auto Default>
+void OrDefault(JsonReader& r, std::string_view key,
+               typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    auto& member = o.*Member;
+    using V = std::remove_reference_t<decltype(member)>;
+    if constexpr (std::is_same_v<V, int>) {
+        member = r.Int(key).value_or(Default);
+    } else {
+        static_assert(std::is_same_v<V, double>, "no defaulted reader for this type");
+        member = r.Number(key).value_or(Default);
+    }
+}
+
 // The row's reader for a list member that is empty when absent (strings).
 template <auto Member>
 void ListOrEmpty(JsonReader& r, std::string_view key,

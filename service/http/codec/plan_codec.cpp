@@ -75,40 +75,39 @@ std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key
 
 }  // namespace
 
+namespace {
+
+// The spot plan request's members, in the order they are read.
+using pricing::plan::SpotPlanRequest;
+const auto kSpotRequestFields = std::to_array<RequestField<SpotPlanRequest>>({
+    {"job_hours", &Optional<&SpotPlanRequest::job_hours>},
+    {"on_demand_usd_per_hour", &Optional<&SpotPlanRequest::on_demand_usd_per_hour>},
+    {"spot_usd_per_hour", &Optional<&SpotPlanRequest::spot_usd_per_hour>},
+    {"interruptions_per_hour", &Optional<&SpotPlanRequest::interruptions_per_hour>},
+    {"spot_offering_id", [](JsonReader& r, std::string_view key,
+                            SpotPlanRequest& q) { q.spot_offering_id = LowerId(r.String(key)); }},
+    {"on_demand_offering_id",
+     [](JsonReader& r, std::string_view key, SpotPlanRequest& q) {
+         q.on_demand_offering_id = LowerId(r.String(key));
+     }},
+    {"nodes", &OrDefault<&SpotPlanRequest::nodes, 1>},
+    {"checkpoint_minutes", &Optional<&SpotPlanRequest::checkpoint_minutes>},
+    {"restart_minutes", &Optional<&SpotPlanRequest::restart_minutes>},
+    {"checkpoint_interval_hours", &Optional<&SpotPlanRequest::checkpoint_interval_hours>},
+    {"max_spot_usd_per_hour", &Optional<&SpotPlanRequest::max_spot_usd_per_hour>},
+    {"deadline_hours", &Optional<&SpotPlanRequest::deadline_hours>},
+    {"required_deadline_probability", &Optional<&SpotPlanRequest::required_deadline_probability>},
+    {"min_savings_fraction", &Optional<&SpotPlanRequest::min_savings_fraction>},
+});
+
+}  // namespace
+
 pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     const json& body, const std::vector<std::string>& extra_keys) {
     JsonReader r(body, "");
-    std::vector<std::string> known = {"job_hours",
-                                      "on_demand_usd_per_hour",
-                                      "spot_usd_per_hour",
-                                      "interruptions_per_hour",
-                                      "spot_offering_id",
-                                      "on_demand_offering_id",
-                                      "nodes",
-                                      "checkpoint_minutes",
-                                      "restart_minutes",
-                                      "checkpoint_interval_hours",
-                                      "max_spot_usd_per_hour",
-                                      "deadline_hours",
-                                      "required_deadline_probability",
-                                      "min_savings_fraction"};
-    known.insert(known.end(), extra_keys.begin(), extra_keys.end());
-    r.OnlyKnown(known);
+    r.OnlyKnown(RequestKeys(kSpotRequestFields, extra_keys));
     pricing::plan::SpotPlanRequest q;
-    q.job_hours = r.Number("job_hours");
-    q.on_demand_usd_per_hour = r.Number("on_demand_usd_per_hour");
-    q.spot_usd_per_hour = r.Number("spot_usd_per_hour");
-    q.interruptions_per_hour = r.Number("interruptions_per_hour");
-    q.spot_offering_id = LowerId(r.String("spot_offering_id"));
-    q.on_demand_offering_id = LowerId(r.String("on_demand_offering_id"));
-    q.nodes = r.Int("nodes").value_or(1);
-    q.checkpoint_minutes = r.Number("checkpoint_minutes");
-    q.restart_minutes = r.Number("restart_minutes");
-    q.checkpoint_interval_hours = r.Number("checkpoint_interval_hours");
-    q.max_spot_usd_per_hour = r.Number("max_spot_usd_per_hour");
-    q.deadline_hours = r.Number("deadline_hours");
-    q.required_deadline_probability = r.Number("required_deadline_probability");
-    q.min_savings_fraction = r.Number("min_savings_fraction");
+    ReadFields(r, q, kSpotRequestFields);
     if (!r.ok()) {
         return r.error();
     }
