@@ -10,19 +10,18 @@ import { h, num, scrollBox, usd, usdShort } from "./dom";
 type Answer = Schemas["ScenarioActuals"];
 type Month = Answer["months"][number];
 
-// Members the answer may carry beside those openapi.yaml has today: the plan's accelerator-hours
-// and the gap split into price and quantity (issue 25 section 4, being added to the same answer).
-// Read when present, by the names `gpucost actuals compare` uses for the same figures; nothing
-// here depends on them.
-interface PlannedHours { accelerator_hours?: number }
-interface Extras {
-    planned?: PlannedHours; planned_accelerator_hours?: number;
-    price_effect_usd?: number; quantity_effect_usd?: number; explanation?: string;
-}
+// Members the answer may carry beside those openapi.yaml has today (issue 25 section 4, being
+// added to the same answer): the plan's accelerator charges (`planned`), the gap of those charges
+// split into price and quantity (`accelerator_split`), the price paid per accelerator-hour, and
+// the implied speed (`progress`). Read when present; nothing here depends on them.
+interface PlannedSpend { accelerator_hours?: number; effective_usd_per_accelerator_hour?: number }
+interface Split { gap_usd?: number; price_effect_usd?: number; quantity_effect_usd?: number; decomposition?: string; explanation?: string }
+interface Progress { tokens_done_b?: number; tokens_planned_b?: number; as_of?: string; actual_accelerator_hours?: number;
+                     estimated_accelerator_hours?: number | null; actual_to_estimated_hours_ratio?: number | null }
+interface Extras { planned?: PlannedSpend; accelerator_split?: Split; progress?: Progress | null; actual?: { effective_usd_per_accelerator_hour?: number } }
 const extras = (v: unknown): Extras => (v !== null && typeof v === "object" ? (v as Extras) : {});
 const finite = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-const plannedHoursOf = (v: unknown): number | undefined =>
-    finite(extras(v).planned?.accelerator_hours) ?? finite(extras(v).planned_accelerator_hours);
+const plannedHoursOf = (v: unknown): number | undefined => finite(extras(v).planned?.accelerator_hours);
 
 const kPlanWords: Record<string, string> = { spot: "spot", "rent-vs-buy": "rent-vs-buy", training: "training", inference: "serving" };
 
@@ -51,13 +50,12 @@ export async function planVsActual(s: Schemas["ScenarioSummary"], key: string, o
         return;
     }
     out.replaceChildren(h("h3", { "data-testid": "pva-title" }, `“${s.name}”: plan vs actual`),
-        ...summary(data), ...chart(data), monthsTable(data), ...otherCurrencies(data));
+        ...summary(data), ...acceleratorSplit(data), ...chart(data), monthsTable(data), ...otherCurrencies(data));
 }
 
 // The totals and the gap in words; the months without charges; what the plan has no budget for.
 function summary(a: Answer): HTMLElement[] {
     const plannedHours = plannedHoursOf(a);
-    const x = extras(a);
     const rows: [string, string, string, number | undefined][] = [
         ["Planned (the saved plan's budget)", a.has_budget ? usd(a.planned_usd, 2) : "no monthly budget", "planned", a.planned_usd],
         ["Actual effective cost", usd(a.actual.effective_cost_usd, 2), "actual", a.actual.effective_cost_usd],
@@ -68,8 +66,6 @@ function summary(a: Answer): HTMLElement[] {
         ["Charges", num(a.actual.rows, 0), "rows", a.actual.rows],
     ];
     if (plannedHours !== undefined) rows.splice(6, 0, ["Accelerator-hours (planned)", num(plannedHours, 1), "planned-hours", plannedHours]);
-    if (finite(x.price_effect_usd) !== undefined) rows.push(["Of the gap: price (discounts, spot, another offering)", signedUsd(x.price_effect_usd!), "price-effect", x.price_effect_usd]);
-    if (finite(x.quantity_effect_usd) !== undefined) rows.push(["Of the gap: quantity (more or fewer hours)", signedUsd(x.quantity_effect_usd!), "quantity-effect", x.quantity_effect_usd]);
     const without = a.months_without_actuals;
     return [
         h("p", { class: "figures", "data-testid": "pva-headline" }, a.has_budget
@@ -78,13 +74,46 @@ function summary(a: Answer): HTMLElement[] {
         h("p", { class: "lede" }, `In ${a.currency}: the charges' FOCUS effective cost (after discounts and commitments) set against the plan, ` +
           `the charges being those tagged ${a.tag_key} = ${a.scenario_id}.` +
           (a.has_budget ? "" : " Only training and serving plans have a monthly budget; the months below are the charges alone.")),
-        x.explanation ? h("p", { "data-testid": "pva-explanation" }, x.explanation) : null,
         h("dl", { class: "kv", "data-testid": "pva-totals" }, ...rows.flatMap(([k, v, id, raw]) =>
             [h("dt", {}, k), h("dd", { "data-testid": `pva-${id}`, "data-value": raw ?? "" }, v)])),
         h("p", { "data-testid": "pva-without" }, without.length > 0
             ? `No charges yet for ${monthList(without)}.`
             : a.months.length > 0 ? "Every month listed has charges." : "No planned month and no charges yet."),
     ].filter((e): e is HTMLParagraphElement | HTMLDListElement => e !== null);
+}
+
+// The accelerator charges' gap split into price and quantity, the price paid per
+// accelerator-hour against the plan's, and the implied speed, when the answer gives them.
+function acceleratorSplit(a: Answer): HTMLElement[] {
+    const x = extras(a), split = x.accelerator_split, progress = x.progress;
+    const rows: [string, string, string, number][] = [];
+    const add = (label: string, v: number | undefined, text: (v: number) => string, id: string) => {
+        if (v !== undefined) rows.push([label, text(v), id, v]);
+    };
+    const perHour = (v: number) => `${usd(v, 2)} per accelerator-hour`;
+    // A price per accelerator-hour is only a price where there were hours (the answer gives 0 without).
+    if ((plannedHoursOf(a) ?? 0) > 0) add("Planned price", finite(x.planned?.effective_usd_per_accelerator_hour), perHour, "planned-price");
+    if (a.actual.accelerator_hours > 0) add("Price paid", finite(x.actual?.effective_usd_per_accelerator_hour), perHour, "actual-price");
+    add("Gap of the accelerator charges", finite(split?.gap_usd), signedUsd, "split-gap");
+    add("of which price (discounts, spot, another offering)", finite(split?.price_effect_usd), signedUsd, "price-effect");
+    add("of which quantity (more or fewer accelerator-hours)", finite(split?.quantity_effect_usd), signedUsd, "quantity-effect");
+    const ratio = finite(progress?.actual_to_estimated_hours_ratio);
+    const speed = progress && finite(progress.tokens_done_b) !== undefined
+        ? h("p", { "data-testid": "pva-progress", "data-value": ratio ?? "" },
+            `Progress: ${num(progress.tokens_done_b, 1)} of ${num(progress.tokens_planned_b, 1)} billion tokens` +
+            `${progress.as_of ? ` as of ${progress.as_of.slice(0, 10)}` : ""}, for ${num(progress.actual_accelerator_hours, 1)} accelerator-hours billed` +
+            (ratio === undefined ? "; too little to measure the speed yet."
+                : ` against ${num(progress.estimated_accelerator_hours, 1)} estimated: ${num(ratio, 2)} times the estimate's hours` +
+                  ` (${ratio > 1 ? "slower" : ratio < 1 ? "faster" : "as fast as"}${ratio === 1 ? "" : " than"} estimated).`))
+        : null;
+    if (rows.length === 0 && !split?.explanation && !speed) return [];
+    return [h("section", { "data-testid": "pva-split", "aria-label": "Price and quantity" },
+        h("h4", {}, "Accelerator charges: price and quantity"),
+        split?.explanation ? h("p", { "data-testid": "pva-explanation" }, split.explanation) : null,
+        rows.length ? h("dl", { class: "kv" }, ...rows.flatMap(([k, v, id, raw]) =>
+            [h("dt", {}, k), h("dd", { "data-testid": `pva-${id}`, "data-value": raw }, v)])) : null,
+        split?.decomposition ? h("p", { class: "lede" }, split.decomposition) : null,
+        speed)];
 }
 
 // Planned against actual by month (dollars; accelerator-hours too when the plan's are given).
@@ -108,32 +137,36 @@ function chart(a: Answer): HTMLElement[] {
     return out;
 }
 
-// The chart's figures as a table (its text alternative), with the totals in the last row.
+// The chart's figures as a table (its text alternative), with the totals in the last row. A
+// column the answer has no figure for (planned accelerator-hours, the split) is left out.
+type Row = { month?: Month; planned: number; actual: Schemas["ActualSpend"]; has: boolean; gap: number; x: Extras };
 function monthsTable(a: Answer): HTMLElement {
-    const hours = a.months.map(plannedHoursOf);
-    const withHours = hours.some((v) => v !== undefined);
-    const head = ["Month", "Planned", "Actual effective", "Gap", "Billed", "List", ...(withHours ? ["Planned accelerator-hours"] : []),
-                  "Accelerator-hours", "Charges"];
-    const cell = (text: string, value?: number) => h("td", { class: "num", "data-value": value ?? "" }, text);
-    const row = (m: Month, i: number) => h("tr", { "data-month": m.month, "data-has-actuals": String(m.has_actuals) },
-        h("th", { scope: "row" }, monthName(m.month)),
-        cell(a.has_budget ? usd(m.planned_usd, 2) : "–", m.planned_usd),
-        m.has_actuals ? cell(usd(m.actual.effective_cost_usd, 2), m.actual.effective_cost_usd) : cell("no charges yet"),
-        cell(signedUsd(m.gap_usd), m.gap_usd),
-        cell(m.has_actuals ? usd(m.actual.billed_cost_usd, 2) : "–", m.actual.billed_cost_usd),
-        cell(m.has_actuals ? usd(m.actual.list_cost_usd, 2) : "–", m.actual.list_cost_usd),
-        ...(withHours ? [cell(hours[i] === undefined ? "–" : num(hours[i], 1), hours[i])] : []),
-        cell(num(m.actual.accelerator_hours, 1), m.actual.accelerator_hours), cell(num(m.actual.rows, 0), m.actual.rows));
-    const total = h("tr", { "data-month": "total" }, h("th", { scope: "row" }, "Total"),
-        cell(a.has_budget ? usd(a.planned_usd, 2) : "–", a.planned_usd), cell(usd(a.actual.effective_cost_usd, 2), a.actual.effective_cost_usd),
-        cell(signedUsd(a.gap_usd), a.gap_usd), cell(usd(a.actual.billed_cost_usd, 2), a.actual.billed_cost_usd),
-        cell(usd(a.actual.list_cost_usd, 2), a.actual.list_cost_usd),
-        ...(withHours ? [cell(plannedHoursOf(a) === undefined ? "–" : num(plannedHoursOf(a), 1), plannedHoursOf(a))] : []),
-        cell(num(a.actual.accelerator_hours, 1), a.actual.accelerator_hours), cell(num(a.actual.rows, 0), a.actual.rows));
+    const money = (v: number | undefined) => (v === undefined ? "–" : usd(v, 2));
+    const signed = (v: number | undefined) => (v === undefined ? "–" : signedUsd(v));
+    const hours = (v: number | undefined) => (v === undefined ? "–" : num(v, 1));
+    const columns: [string, (r: Row) => number | undefined, (v: number | undefined, r: Row) => string, boolean][] = [
+        ["Planned", (r) => r.planned, (v) => (a.has_budget ? money(v) : "–"), true],
+        ["Actual effective", (r) => (r.has ? r.actual.effective_cost_usd : undefined), (v) => (v === undefined ? "no charges yet" : money(v)), true],
+        ["Gap", (r) => r.gap, signed, true],
+        ["Billed", (r) => r.actual.billed_cost_usd, (v, r) => (r.has ? money(v) : "–"), true],
+        ["List", (r) => r.actual.list_cost_usd, (v, r) => (r.has ? money(v) : "–"), true],
+        ["Planned accelerator-hours", (r) => plannedHoursOf(r.x), hours, false],
+        ["Accelerator-hours", (r) => r.actual.accelerator_hours, hours, true],
+        ["Charges", (r) => r.actual.rows, (v) => num(v, 0), true],
+        ["Price effect", (r) => finite(r.x.accelerator_split?.price_effect_usd), signed, false],
+        ["Quantity effect", (r) => finite(r.x.accelerator_split?.quantity_effect_usd), signed, false],
+    ];
+    const rows: Row[] = a.months.map((m) => ({ month: m, planned: m.planned_usd, actual: m.actual, has: m.has_actuals, gap: m.gap_usd, x: extras(m) }));
+    const total: Row = { planned: a.planned_usd, actual: a.actual, has: true, gap: a.gap_usd, x: extras(a) };
+    // Optional columns only where some row has a figure.
+    const shown = columns.filter(([, value, , always]) => always || [...rows, total].some((r) => value(r) !== undefined));
+    const line = (r: Row, attrs: Record<string, string>, head: string) => h("tr", attrs, h("th", { scope: "row" }, head),
+        ...shown.map(([, value, text]) => h("td", { class: "num", "data-value": value(r) ?? "" }, text(value(r), r))));
     return scrollBox("Plan vs actual by month table", h("table", { "data-testid": "pva-months" },
         h("caption", { class: "sr-only" }, `Planned and actual cost by calendar month (${a.currency})`),
-        h("thead", {}, h("tr", {}, ...head.map((t, i) => h("th", { scope: "col", class: i === 0 ? undefined : "num" }, t)))),
-        h("tbody", {}, ...a.months.map(row)), h("tfoot", {}, total)));
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Month"), ...shown.map(([t]) => h("th", { scope: "col", class: "num" }, t)))),
+        h("tbody", {}, ...rows.map((r) => line(r, { "data-month": r.month!.month, "data-has-actuals": String(r.has) }, monthName(r.month!.month)))),
+        h("tfoot", {}, line(total, { "data-month": "total" }, "Total"))));
 }
 
 // Charges in another currency: listed as billed, never converted (no exchange rate is assumed).

@@ -126,6 +126,7 @@ export function scenariosView(root: HTMLElement): void {
         more.hidden = cursor === null;
     };
     const load = async (reset: boolean) => {
+        syncKey();  // after a save, the key it used
         if (reset) { items = []; cursor = null; }
         const { data, error, response } = await api.GET("/v1/scenarios", { params: { query: { limit: 50, cursor: cursor ?? undefined } } });
         if (!data) { status.textContent = `The list could not be read: ${asProblem(error, response.status).detail}`; return; }
