@@ -90,7 +90,8 @@ function acceleratorSplit(a: Answer): HTMLElement[] {
     const add = (label: string, v: number | undefined, text: (v: number) => string, id: string) => {
         if (v !== undefined) rows.push([label, text(v), id, v]);
     };
-    const perHour = (v: number) => `${usd(v, 2)} per accelerator-hour`;
+    // Cents hide the difference between prices under a dollar an hour (a serving plan's $0.1650).
+    const perHour = (v: number) => `${usd(v, Math.abs(v) < 1 ? 4 : 2)} per accelerator-hour`;
     // A price per accelerator-hour is only a price where there were hours (the answer gives 0 without).
     if ((plannedHoursOf(a) ?? 0) > 0) add("Planned price", finite(x.planned?.effective_usd_per_accelerator_hour), perHour, "planned-price");
     if (a.actual.accelerator_hours > 0) add("Price paid", finite(x.actual?.effective_usd_per_accelerator_hour), perHour, "actual-price");
