@@ -611,6 +611,18 @@ void WriteViolations(JsonWriter& w, const std::vector<pricing::plan::ConstraintV
     w.EndArray();
 }
 
+// Owned capacity's share of the run (a price book's owned_capacity); null when none covers it.
+void WriteOwnedUse(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
+    if (!o.owned) return w.Null();
+    w.BeginObject();
+    w.UsdMember("fully_loaded_cost_usd", o.FullyLoadedCostUsd());
+    w.Member("instance_hours", o.owned->instance_hours);
+    w.UsdMember("marginal_cost_usd", o.expected_cost_usd);
+    w.UsdMember("sunk_usd", o.owned->sunk_usd);
+    w.UsdMember("without_owned_cost_usd", o.owned->without_owned_cost_usd);
+    w.EndObject();
+}
+
 void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.BeginObject();
     w.Member("billed_hours", o.billed_hours);
@@ -632,6 +644,8 @@ void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
     w.Member("nodes", o.nodes);
     w.Key("offering");
     WriteOfferingSummary(w, *o.offering);
+    w.Key("owned");
+    WriteOwnedUse(w, o);
     w.Key("parallelism");
     WriteLayout(w, o.parallelism);
     w.Member("price_age_days", o.price_age_days);
@@ -706,6 +720,7 @@ void WriteBudget(JsonWriter& w, const std::optional<pricing::plan::BudgetView>& 
     w.UsdMember("egress_usd", b->egress_usd);
     w.Key("monthly");
     WriteMonthly(w, b->monthly);
+    w.UsdMember("owned_usd", b->owned_usd);
     w.Member("start_date", b->start_date);
     w.Member("start_date_source", b->start_date_source);
     w.UsdMember("storage_usd", b->storage_usd);
