@@ -141,6 +141,7 @@ OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view of
         double start_hour, end_hour;
         const OwnedCapacity* entry;
     };
+    if (end_hour <= start_hour || nodes < 1) return {};
     std::vector<Span> spans;
     std::vector<double> cuts = {start_hour, end_hour};
     for (const OwnedCapacity& c : owned) {

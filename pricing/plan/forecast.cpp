@@ -1,5 +1,6 @@
 #include "pricing/plan/forecast.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -132,11 +133,13 @@ std::vector<ComputeMonth> ComputeByMonth(const std::vector<OwnedCapacity>& owned
     const double uncovered_total =
         r.expected_wall_clock_hours * r.nodes - (r.owned ? r.owned->instance_hours : 0);
     double start_hour = static_cast<double>(start_day) * kHoursPerDay;
+    const double run_end_hour = start_hour + r.expected_wall_clock_hours;
     for (const MonthShare& m : SplitHoursByMonth(start_day, hours)) {
         ComputeMonth c{m.month, r.expected_cost_usd * m.hours / hours, m.hours * r.nodes, 0, 0};
         if (r.owned) {
-            const OwnedCover cover =
-                CoverRun(owned, r.offering->id, r.nodes, start_hour, start_hour + m.hours);
+            // Owned hours count only while the run uses them (a term outlasts the run).
+            const OwnedCover cover = CoverRun(owned, r.offering->id, r.nodes, start_hour,
+                                              std::min(start_hour + m.hours, run_end_hour));
             c.owned_instance_hours = cover.instance_hours;
             c.owned_sunk_usd = cover.sunk_usd;
             if (hourly) {

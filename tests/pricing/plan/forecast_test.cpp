@@ -112,6 +112,33 @@ TEST_CASE("owned capacity in a training forecast: its hours billed by the commit
     CHECK(rows[2].effective_cost_usd == doctest::Approx(480));
 }
 
+TEST_CASE("owned hours of a commitment's forecast count only while the run uses them") {
+    Offering o;
+    o.id = "x-commit-1y";
+    o.accelerator_count = 8;
+    o.price_type = PriceType::kCommit1y;
+    o.price.usd_per_hour = 10;
+    TrainingPlanOption option;
+    option.offering = &o;
+    option.nodes = 1;
+    option.expected_wall_clock_hours = 48;
+    option.billed_hours = 24 * 59;  // a term of January and February (for the test)
+    option.expected_cost_usd = 0;   // the run is owned throughout
+    option.owned = OwnedUse{48, 48 * 4.0, 24 * 59 * 10.0};
+    TrainingPlan plan;
+    plan.recommendation = option;
+    plan.budget = BudgetView{};
+    plan.budget->start_date = "2027-01-01";
+    TrainingPlanRequest request;
+    // Owned for all of January and February; the run uses 48 hours of it.
+    request.owned_capacity = {{"x-commit-1y", 1, "2027-01-01", "2027-03-01", 4.0}};
+    auto rows = ForecastTraining(plan, request, 12.0);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].owned);
+    CHECK(rows[0].pricing_quantity == doctest::Approx(48));
+    CHECK(rows[0].effective_cost_usd == doctest::Approx(192));
+}
+
 TEST_CASE("calendar months are added day for day, kept to a shorter month's last day") {
     auto day = [](const char* date) { return *DaysFromIsoDate(date); };
     CHECK(IsoDateFromDays(AddCalendarMonths(day("2026-11-27"), 12)) == "2027-11-27");
