@@ -145,9 +145,10 @@ OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view of
     std::vector<Span> spans;
     std::vector<double> cuts = {start_hour, end_hour};
     for (const OwnedCapacity& c : owned) {
+        if (IdKey(c.offering_id) != IdKey(offering_id)) continue;
         const auto start = plan::DaysFromIsoDate(c.start_date);
         const auto end = plan::DaysFromIsoDate(c.end_date);
-        if (!start || !end || IdKey(c.offering_id) != IdKey(offering_id)) continue;
+        if (!start || !end) continue;
         Span s{static_cast<double>(*start) * kHoursPerDay, static_cast<double>(*end) * kHoursPerDay,
                &c};
         if (s.end_hour <= start_hour || s.start_hour >= end_hour) continue;
