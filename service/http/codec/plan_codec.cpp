@@ -586,6 +586,19 @@ constexpr auto kViolationFields = std::to_array<AnswerField<pl::ConstraintViolat
 static_assert(KeysAscending(kViolationFields));
 
 using Option = pl::TrainingPlanOption;
+
+// Owned capacity's share of the run (a price book's owned_capacity); null when none covers it.
+void WriteOwnedUse(JsonWriter& w, const Option& o) {
+    if (!o.owned) return w.Null();
+    w.BeginObject();
+    w.UsdMember("fully_loaded_cost_usd", o.FullyLoadedCostUsd());
+    w.Member("instance_hours", o.owned->instance_hours);
+    w.UsdMember("marginal_cost_usd", o.expected_cost_usd);
+    w.UsdMember("sunk_usd", o.owned->sunk_usd);
+    w.UsdMember("without_owned_cost_usd", o.owned->without_owned_cost_usd);
+    w.EndObject();
+}
+
 constexpr auto kTrainingOptionFields = std::to_array<AnswerField<Option>>({
     {"billed_hours", &Scalar<&Option::billed_hours>},
     {"budget_probability", &Scalar<&Option::budget_probability>},
@@ -605,6 +618,7 @@ constexpr auto kTrainingOptionFields = std::to_array<AnswerField<Option>>({
     {"mfu", &Scalar<&Option::mfu>},
     {"nodes", &Scalar<&Option::nodes>},
     {"offering", &Object<kOfferingSummaryFields, &Option::offering>},
+    {"owned", &WriteOwnedUse},
     {"parallelism", [](JsonWriter& w, const Option& o) { WriteLayout(w, o.parallelism); }},
     {"price_age_days", &Scalar<&Option::price_age_days>},
     {"scale_out_gbit_per_s", &Scalar<&Option::scale_out_gbit_per_s>},
@@ -651,6 +665,7 @@ constexpr auto kBudgetFields = std::to_array<AnswerField<BudgetView>>({
     {"data_prices", &Object<kDataPriceFields, &BudgetView::data_price>},
     {"egress_usd", &Usd<&BudgetView::egress_usd>},
     {"monthly", &Array<kMonthlyFields, &BudgetView::monthly>},
+    {"owned_usd", &Usd<&BudgetView::owned_usd>},
     {"start_date", &Scalar<&BudgetView::start_date>},
     {"start_date_source", &Scalar<&BudgetView::start_date_source>},
     {"storage_usd", &Usd<&BudgetView::storage_usd>},
