@@ -982,6 +982,7 @@ void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOptio
     w.Member("batch_size", o.batch_size);
     w.Member("capacity_requests_per_second", o.capacity_requests_per_second);
     w.UsdRateMember("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
+    w.Member("expert_parallel", o.expert_parallel);
     w.Member("instances_per_replica", o.instances_per_replica);
     w.Member("inter_token_latency_ms", o.inter_token_latency_ms);
     w.Member("max_instances", o.max_instances);
@@ -1081,6 +1082,7 @@ CsvTable OptionsCsv(const InferenceAnswer& answer) {
                 "offering_usd_per_hour",
                 "tensor_parallel",
                 "pipeline_parallel",
+                "expert_parallel",
                 "instances_per_replica",
                 "batch_size",
                 "replicas",
@@ -1111,6 +1113,7 @@ CsvTable OptionsCsv(const InferenceAnswer& answer) {
                           CsvNumber(f.price.usd_per_hour),
                           std::to_string(o.tensor_parallel),
                           std::to_string(o.pipeline_parallel),
+                          std::to_string(o.expert_parallel),
                           std::to_string(o.instances_per_replica),
                           std::to_string(o.batch_size),
                           std::to_string(o.replicas),
