@@ -953,6 +953,7 @@ constexpr auto kServingOptionFields = std::to_array<AnswerField<ServingOption>>(
      [](JsonWriter& w, const ServingOption& o) {
          w.Number(pricing::RoundToMicroUsd(o.nodes * o.offering->price.usd_per_hour));
      }},
+    {"expert_parallel", &Scalar<&ServingOption::expert_parallel>},
     {"instances_per_replica", &Scalar<&ServingOption::instances_per_replica>},
     {"inter_token_latency_ms", &Scalar<&ServingOption::inter_token_latency_ms>},
     {"max_instances", &Scalar<&ServingOption::max_instances>},
@@ -1035,19 +1036,20 @@ CsvTable OptionsCsv(const InferenceAnswer& answer) {
     CsvTable t;
     t.header = OptionLine(
         OfferingCsvHeader(),
-        {"tensor_parallel", "pipeline_parallel", "instances_per_replica", "batch_size", "replicas",
-         "spare_replicas", "nodes", "total_accelerators", "cluster_usd_per_hour",
-         "time_to_first_token_ms", "inter_token_latency_ms", "monthly_cost_usd",
-         "usd_per_million_input_tokens", "usd_per_million_output_tokens", "usd_per_million_tokens",
-         "savings_vs_api_fraction", "as_of"},
+        {"tensor_parallel", "pipeline_parallel", "expert_parallel", "instances_per_replica",
+         "batch_size", "replicas", "spare_replicas", "nodes", "total_accelerators",
+         "cluster_usd_per_hour", "time_to_first_token_ms", "inter_token_latency_ms",
+         "monthly_cost_usd", "usd_per_million_input_tokens", "usd_per_million_output_tokens",
+         "usd_per_million_tokens", "savings_vs_api_fraction", "as_of"},
         ProvenanceCsvHeader());
     for (const auto& o : answer.page.options) {
         const pricing::Offering& f = *o.offering;
         t.rows.push_back(OptionLine(
             OfferingCells(f),
             {std::to_string(o.tensor_parallel), std::to_string(o.pipeline_parallel),
-             std::to_string(o.instances_per_replica), std::to_string(o.batch_size),
-             std::to_string(o.replicas), std::to_string(o.spare_replicas), std::to_string(o.nodes),
+             std::to_string(o.expert_parallel), std::to_string(o.instances_per_replica),
+             std::to_string(o.batch_size), std::to_string(o.replicas),
+             std::to_string(o.spare_replicas), std::to_string(o.nodes),
              std::to_string(o.total_accelerators), CsvNumber(o.nodes * f.price.usd_per_hour),
              CsvNumber(o.time_to_first_token_ms), CsvNumber(o.inter_token_latency_ms),
              CsvUsd(o.monthly_cost_usd), CsvNumber(o.usd_per_million_input_tokens),
