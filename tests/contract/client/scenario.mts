@@ -558,7 +558,7 @@ async function keyDefaultBook(admin: ReturnType<typeof createClient<paths, JsonM
     check(atList.data?.pricing_basis === "list", "\"price_book\": null plans at list prices");
     const refused = await admin.DELETE("/v1/price-books/{id}", { params: { path: { id: "client-edp" } } });
     check(refused.response.status === 409, "a key's default book is not deleted");
-    gpucostCommand("apikey", "price-book", key.split("_")[1], "none");
+    gpucostCommand("apikey", "price-book", key.split("_")[1] ?? "", "none");
 }
 
 async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
