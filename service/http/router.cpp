@@ -177,7 +177,7 @@ namespace {
 // Before routing, for every request: its id and the contract's version on the answer, then
 // the refusals that need no route (rate limit, long path, compressed or chunked bodies, body
 // sizes by route).
-void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
+void InstallRequestChecks(httplib::Server& server, const FrameLimits& body_limits,
                           const std::shared_ptr<RateLimiter>& limiter,
                           const std::shared_ptr<CatalogStore>& key_store) {
     server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
