@@ -237,7 +237,7 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
     }
     if (config.command == "apikey") {
         return storage::RunApiKey(config.database_url, config.command_args, config.key_scope,
-                                  config.key_name);
+                                  config.key_name, config.key_price_book);
     }
     if (!config.database_url.empty()) {
         // PostgreSQL mode (issue 5): the database is the source of truth; reads come from a
@@ -279,10 +279,10 @@ gpucost::http::FocusTextReader FocusReaderFor(
     }
     auto shared = std::make_shared<const import::Mappings>(std::move(mappings).value());
     return [catalog = std::move(catalog), shared](
-               std::string_view csv, pricing::ActualsReport& report,
+               std::string_view csv, const std::string& tag_key, pricing::ActualsReport& report,
                const std::function<void(const pricing::ActualCharge&)>& on_charge) {
         import::FocusReadOptions options;
-        options.tag_key = http::kActualsTagKey;
+        options.tag_key = tag_key;
         return import::ReadFocusText(csv, options, *catalog(), *shared, report, on_charge);
     };
 }
@@ -320,6 +320,7 @@ gpucost::http::ServerOptions MakeServerOptions(const gpucost::app::ServiceConfig
     http::ServerOptions options;
     options.threads = config.threads != 0 ? config.threads : app::DefaultThreads(config, deps.cpus);
     options.max_body_bytes = config.max_body_bytes;
+    options.max_actuals_body_bytes = config.max_actuals_body_bytes;
     options.access_log = config.access_log;
     options.max_connections = config.max_connections;
     options.max_connections_per_address = config.max_connections_per_address;

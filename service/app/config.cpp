@@ -140,6 +140,9 @@ constexpr Setting kSettings[] = {
     {"--max-body-bytes", "GPUCOST_MAX_BODY_BYTES", "65536",
      "largest request body accepted (1024-16777216)",
      SetInteger<&ServiceConfig::max_body_bytes, 1024, 16 * 1024 * 1024>},
+    {"--max-actuals-body-bytes", "GPUCOST_MAX_ACTUALS_BODY_BYTES", "8388608",
+     "largest FOCUS export POST /v1/actuals accepts (65536-268435456)",
+     SetInteger<&ServiceConfig::max_actuals_body_bytes, 64 * 1024, 256 * 1024 * 1024>},
     {"--listen-backlog", "GPUCOST_LISTEN_BACKLOG", "1024", "TCP accept queue length (1-65535)",
      SetInteger<&ServiceConfig::listen_backlog, 1, 65535>},
     {"--access-log", "GPUCOST_ACCESS_LOG", "true", "log one line per request (true|false)",
@@ -193,6 +196,9 @@ constexpr Setting kSettings[] = {
     {"--scope", "GPUCOST_APIKEY_SCOPE", "read", "apikey create: admin | read", SetKeyScope},
     {"--name", "GPUCOST_APIKEY_NAME", "", "apikey create: who or what the key is for",
      SetText<&ServiceConfig::key_name>},
+    {"--price-book", "GPUCOST_APIKEY_PRICE_BOOK", "(none: list prices)",
+     "apikey create: the stored price book the key's plans get when they name none",
+     SetText<&ServiceConfig::key_price_book>},
     {"--out", "GPUCOST_IMPORT_OUT", "(none: DATABASE_URL)",
      "import: directory to write the merged catalog to", SetText<&ServiceConfig::import_out>},
     {"--as-of", "GPUCOST_IMPORT_AS_OF", "(the file's publication date)",
@@ -231,8 +237,10 @@ std::string HelpText() {
         "  sync aws|azure...  download those price files (needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
-        "  apikey create --scope admin|read --name N   print a new API key (shown once)\n"
+        "  apikey create --scope admin|read --name N [--price-book ID]   print a new API key\n"
+        "                 (shown once)\n"
         "  apikey revoke PREFIX|ID    apikey list\n"
+        "  apikey price-book PREFIX|ID BOOK|none   set or clear a key's default price book\n"
         "  version        print the version\n\n"
         "options (flag / environment variable / default):\n";
     for (const Setting& s : kSettings) {
@@ -338,14 +346,21 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
     if (config.command == "apikey") {
         const auto& a = config.command_args;
         bool ok = (a.size() == 1 && (a[0] == "create" || a[0] == "list")) ||
-                  (a.size() == 2 && a[0] == "revoke");
+                  (a.size() == 2 && a[0] == "revoke") || (a.size() == 3 && a[0] == "price-book");
         if (!ok) {
             problems.Fail("apikey",
-                          "use: apikey create --scope admin|read --name N | apikey "
-                          "revoke PREFIX|ID | apikey list");
+                          "use: apikey create --scope admin|read --name N [--price-book ID] | "
+                          "apikey revoke PREFIX|ID | apikey price-book PREFIX|ID BOOK|none | "
+                          "apikey list");
         } else if (a[0] == "create" && (config.key_name.empty() || config.key_name.size() > 200)) {
             problems.Fail("--name", "apikey create needs --name (1-200 characters)");
         }
+    }
+    if (!config.key_price_book.empty() &&
+        (config.command != "apikey" || config.command_args.empty() ||
+         config.command_args[0] != "create")) {
+        problems.Fail("--price-book",
+                      "is for apikey create; apikey price-book PREFIX|ID BOOK changes a key's");
     }
     if (config.command == "sync" && (config.command_args.empty() || config.import_out.empty())) {
         problems.Fail("sync", "use: sync aws|azure... --region R,... --out DIR");

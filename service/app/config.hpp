@@ -22,6 +22,9 @@ struct ServiceConfig {
     std::string catalog_dir;  // empty: the catalog embedded in the binary
     log::Level log_level = log::Level::kInfo;
     std::size_t max_body_bytes = std::size_t{64} * 1024;
+    // POST /v1/actuals' own limit (a FOCUS export: a few hundred rows fit in
+    // max_body_bytes, a month of a team's GPU charges does not).
+    std::size_t max_actuals_body_bytes = std::size_t{8} * 1024 * 1024;
     int listen_backlog = 1024;
     bool access_log = true;
     // Transport (docs/performance.md): open connections at most, whole-request and keep-alive
@@ -50,6 +53,7 @@ struct ServiceConfig {
     std::vector<std::string> command_args;
     std::string key_scope = "read";
     std::string key_name;
+    std::string key_price_book;  // apikey create --price-book: the key's default book
     // `import FORMAT FILE...` (format and files are in command_args) and `sync PROVIDER...`.
     std::string import_out;      // --out DIR; empty with DATABASE_URL: record in the database
     std::string import_as_of;    // --as-of YYYY-MM-DD

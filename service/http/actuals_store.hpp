@@ -18,15 +18,18 @@ namespace gpucost::http {
 // embedded mode, where /v1/actuals and /v1/scenarios/{id}/actuals answer 409
 // database_required.
 
-// The FOCUS Tags key whose value attributes a charge to a saved scenario (its id); the same
-// default as `gpucost actuals import --tag-key`.
+// The FOCUS Tags key whose value attributes a charge to a saved scenario (its id) unless a
+// request names another (?tag_key=); the same default as `gpucost actuals import --tag-key`.
 inline constexpr char kActualsTagKey[] = "gpucost-scenario";
+// A tag key is at most this many bytes: AWS's limit for a cost allocation tag key (Azure allows
+// 512, GCP label keys 63), so every cloud's key fits.
+inline constexpr std::size_t kMaxActualsTagKeyBytes = 128;
 
-// Reads a FOCUS export held in memory (CSV text): each kept accelerator charge to `on_charge`,
-// every row counted in `report`. The reader lives in service/import (which depends on this
-// library), so service/main.cpp hands it in.
+// Reads a FOCUS export held in memory (CSV text), attributing rows by the FOCUS Tags key
+// `tag_key`: each kept accelerator charge to `on_charge`, every row counted in `report`. The reader
+// lives in service/import (which depends on this library), so service/main.cpp hands it in.
 using FocusTextReader = std::function<pricing::Status(
-    std::string_view csv, pricing::ActualsReport& report,
+    std::string_view csv, const std::string& tag_key, pricing::ActualsReport& report,
     const std::function<void(const pricing::ActualCharge&)>& on_charge)>;
 
 // What one import stored.
@@ -63,9 +66,10 @@ public:
         const WriteRequest& request, const std::string& tag_key,
         const pricing::ActualsReport& report,
         const std::vector<pricing::ActualCharge>& charges) = 0;
-    // Totals of the stored charges tagged `tag_value`, by (currency, month), ascending.
+    // Totals of the stored charges whose import read the tag `tag_key` and found
+    // `tag_value`, by (currency, month), ascending.
     [[nodiscard]] virtual pricing::Result<std::vector<ActualMonth>> MonthsTagged(
-        std::string_view tag_value) = 0;
+        std::string_view tag_key, std::string_view tag_value) = 0;
 };
 
 }  // namespace gpucost::http

@@ -33,6 +33,9 @@ struct Principal {
     std::string name;
     std::string prefix;  // the non-secret part of the key, safe to log
     KeyScope scope = KeyScope::kRead;
+    // The stored price book a plan made with this key is priced with when it names none
+    // (docs/database.md, "A team key's default book"); empty: list prices.
+    std::string default_price_book;
 };
 
 // One price row with the interval during which it was the served price:

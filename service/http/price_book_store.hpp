@@ -57,7 +57,8 @@ public:
     [[nodiscard]] virtual pricing::Result<StoredPriceBook> Replace(const WriteRequest& request,
                                                                    std::string_view id,
                                                                    const StoredPriceBook& next) = 0;
-    // Marks the book deleted (its versions stay); kNotFound; If-Match as Replace.
+    // Marks the book deleted (its versions stay); kNotFound; If-Match as Replace;
+    // kFailedPrecondition (field "id", 409) while it is a live API key's default book.
     [[nodiscard]] virtual pricing::Result<std::monostate> Delete(const WriteRequest& request,
                                                                  std::string_view id) = 0;
 };

@@ -105,6 +105,16 @@ void WriteJson(httplib::Response& res, const nlohmann::json& body, int status) {
                     "application/json");
 }
 
+namespace {
+
+// The routes whose bodies may be larger than max_body_bytes, with their own limits.
+std::vector<BulkPost> BulkPostsOf(const ServerOptions& options) {
+    return {{kBulkImportPath, options.max_bulk_body_bytes},
+            {kActualsPath, options.max_actuals_body_bytes}};
+}
+
+}  // namespace
+
 TransportOptions TransportFor(const ServerOptions& options) {
     TransportOptions t;
     t.workers = options.threads;
@@ -112,8 +122,7 @@ TransportOptions TransportFor(const ServerOptions& options) {
     t.max_connections_per_address = options.max_connections_per_address;
     t.log_refusals = options.access_log;
     t.max_body_bytes = options.max_body_bytes;
-    t.bulk_post_path = kBulkImportPath;
-    t.max_bulk_body_bytes = options.max_bulk_body_bytes;
+    t.bulk_posts = BulkPostsOf(options);
     t.request_timeout = std::chrono::seconds(options.request_timeout_s);
     t.keep_alive_timeout = std::chrono::seconds(options.keep_alive_timeout_s);
     t.keep_alive_max_count = options.keep_alive_max_count;
@@ -168,7 +177,7 @@ namespace {
 // Before routing, for every request: its id and the contract's version on the answer, then
 // the refusals that need no route (rate limit, long path, compressed or chunked bodies, body
 // sizes by route).
-void InstallRequestChecks(httplib::Server& server, FrameLimits body_limits,
+void InstallRequestChecks(httplib::Server& server, const FrameLimits& body_limits,
                           const std::shared_ptr<RateLimiter>& limiter,
                           const std::shared_ptr<CatalogStore>& key_store) {
     server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
@@ -318,8 +327,7 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
     });
     FrameLimits body_limits;  // the transport's rule, for the library's own framing (TLS)
     body_limits.max_body_bytes = options.max_body_bytes;
-    body_limits.bulk_post_path = kBulkImportPath;
-    body_limits.max_bulk_body_bytes = options.max_bulk_body_bytes;
+    body_limits.bulk_posts = BulkPostsOf(options);
     server.set_payload_max_length(body_limits.LargestBody());
     server.set_read_timeout(options.read_timeout_s, 0);
     server.set_write_timeout(options.write_timeout_s, 0);

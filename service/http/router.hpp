@@ -80,6 +80,8 @@ struct Deps {
 // The bulk offering import (POST /v1/offerings with a JSON array or CSV of up to 1,000
 // items): the one route whose body may be larger than max_body_bytes.
 inline constexpr char kBulkImportPath[] = "/v1/offerings";
+// A FOCUS export sent to POST /v1/actuals: the other route with a body limit of its own.
+inline constexpr char kActualsPath[] = "/v1/actuals";
 
 struct ServerOptions {
     std::size_t threads = 16;
@@ -87,6 +89,8 @@ struct ServerOptions {
     // POST kBulkImportPath's limit: 1,000 items of about 210 bytes (a minimal offering with its
     // price) are 209 KB; 1 MiB leaves room for notes and sources.
     std::size_t max_bulk_body_bytes = std::size_t{1024} * 1024;
+    // POST kActualsPath's limit (--max-actuals-body-bytes): a month of a team's FOCUS charges.
+    std::size_t max_actuals_body_bytes = std::size_t{8} * 1024 * 1024;
     int read_timeout_s = 5;
     int write_timeout_s = 5;
     int keep_alive_timeout_s = 5;

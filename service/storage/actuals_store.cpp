@@ -45,17 +45,18 @@ pricing::Result<http::ActualsImport> PgActualsStore::Import(
 }
 
 pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
-    std::string_view tag_value) {
+    std::string_view tag_key, std::string_view tag_value) {
     return session_.Run<std::vector<http::ActualMonth>>(
         [&](pqxx::connection& conn) -> pricing::Result<std::vector<http::ActualMonth>> {
             pqxx::read_transaction tx(conn);
             std::vector<http::ActualMonth> out;
             for (const auto& r : tx.exec_params(
-                     "SELECT billing_currency, month, count(*), sum(accelerator_hours),"
-                     " sum(billed_cost), sum(effective_cost), sum(list_cost) FROM actual_charges"
-                     " WHERE tag_value = $1 GROUP BY billing_currency, month"
-                     " ORDER BY billing_currency, month",
-                     std::string(tag_value))) {
+                     "SELECT c.billing_currency, c.month, count(*), sum(c.accelerator_hours),"
+                     " sum(c.billed_cost), sum(c.effective_cost), sum(c.list_cost)"
+                     " FROM actual_charges c JOIN actuals_imports i ON i.id = c.import_id"
+                     " WHERE c.tag_value = $1 AND i.tag_key = $2"
+                     " GROUP BY c.billing_currency, c.month ORDER BY c.billing_currency, c.month",
+                     std::string(tag_value), std::string(tag_key))) {
                 http::ActualMonth m;
                 m.billing_currency = r[0].as<std::string>();
                 m.month = r[1].as<std::string>();

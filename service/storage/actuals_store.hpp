@@ -21,7 +21,7 @@ public:
         const pricing::ActualsReport& report,
         const std::vector<pricing::ActualCharge>& charges) override;
     pricing::Result<std::vector<http::ActualMonth>> MonthsTagged(
-        std::string_view tag_value) override;
+        std::string_view tag_key, std::string_view tag_value) override;
 
 private:
     PgSession session_;

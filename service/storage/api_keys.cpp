@@ -39,6 +39,20 @@ bool IsHex(std::string_view s) {
     return true;
 }
 
+// kInvalidArgument unless `book` is a stored book not deleted; the row is share-locked, so a
+// DELETE of that book waits for this transaction and then sees the key naming it.
+pricing::Status CheckLiveBook(pqxx::work& tx, const std::string& book) {
+    auto rows = tx.exec_params(
+        "SELECT 1 FROM price_books WHERE id = $1 AND deleted_at IS NULL FOR SHARE", book);
+    if (rows.empty()) {
+        return pricing::MakeError(
+            pricing::ErrorCode::kInvalidArgument,
+            "no price book with id '" + book + "' (GET /v1/price-books lists them)",
+            "--price-book");
+    }
+    return pricing::Ok{};
+}
+
 }  // namespace
 
 std::optional<std::string> KeyPrefix(std::string_view key) {
@@ -81,13 +95,14 @@ std::optional<http::Principal> VerifyKey(const std::vector<KeyRecord>& records,
         if (!equal || r.revoked) {
             return std::nullopt;
         }
-        return http::Principal{r.id, r.name, r.prefix, r.scope};
+        return http::Principal{r.id, r.name, r.prefix, r.scope, r.default_price_book};
     }
     return std::nullopt;
 }
 
 pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn, const std::string& scope,
-                                        const std::string& name) {
+                                        const std::string& name,
+                                        const std::string& default_price_book) {
     if (scope != "admin" && scope != "read") {
         return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
                                   "scope must be admin or read", "--scope");
@@ -104,12 +119,16 @@ pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn, const std::strin
     std::string salt = RandomBytes(kKeySaltBytes);
     std::string hash = HashKey(salt, issued.key);
     pqxx::work tx(conn);
+    if (!default_price_book.empty()) {
+        if (auto live = CheckLiveBook(tx, default_price_book); !live.ok()) return live.error();
+    }
     BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
     issued.id =
         tx.exec_params(
-              "INSERT INTO api_keys (prefix, salt, key_hash, scope, name)"
-              " VALUES ($1, $2, $3, $4, $5) RETURNING id",
-              issued.prefix, pqxx::binarystring(salt), pqxx::binarystring(hash), scope, name)[0][0]
+              "INSERT INTO api_keys (prefix, salt, key_hash, scope, name, "
+              "default_price_book) VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')) RETURNING id",
+              issued.prefix, pqxx::binarystring(salt), pqxx::binarystring(hash), scope, name,
+              default_price_book)[0][0]
             .as<std::int64_t>();
     tx.commit();
     return issued;
@@ -130,6 +149,25 @@ pricing::Status RevokeApiKey(pqxx::connection& conn, const std::string& which) {
     return pricing::Ok{};
 }
 
+pricing::Status SetKeyPriceBook(pqxx::connection& conn, const std::string& which,
+                                const std::string& book) {
+    pqxx::work tx(conn);
+    if (!book.empty()) {
+        if (auto live = CheckLiveBook(tx, book); !live.ok()) return live;
+    }
+    BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
+    auto rows = tx.exec_params(
+        "UPDATE api_keys SET default_price_book = NULLIF($2, '')"
+        " WHERE prefix = $1 OR id::text = $1 RETURNING id",
+        which, book);
+    if (rows.empty()) {
+        return pricing::MakeError(pricing::ErrorCode::kNotFound,
+                                  "no API key with prefix or id '" + which + "'");
+    }
+    tx.commit();
+    return pricing::Ok{};
+}
+
 std::vector<KeyInfo> ListApiKeys(pqxx::connection& conn) {
     pqxx::read_transaction tx(conn);
     std::vector<KeyInfo> out;
@@ -137,10 +175,11 @@ std::vector<KeyInfo> ListApiKeys(pqxx::connection& conn) {
          tx.exec_params("SELECT id, prefix, scope, name,"
                         " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
                         " coalesce(to_char(revoked_at AT TIME ZONE 'UTC', "
-                        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '')"
+                        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), coalesce(default_price_book, '')"
                         " FROM api_keys ORDER BY id")) {
         out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                       r[3].as<std::string>(), r[4].as<std::string>(), r[5].as<std::string>()});
+                       r[3].as<std::string>(), r[4].as<std::string>(), r[5].as<std::string>(),
+                       r[6].as<std::string>()});
     }
     return out;
 }

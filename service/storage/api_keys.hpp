@@ -33,7 +33,8 @@ struct KeyInfo {
     std::string scope;
     std::string name;
     std::string created_at;
-    std::string revoked_at;  // empty: active
+    std::string revoked_at;          // empty: active
+    std::string default_price_book;  // empty: none (list prices)
 };
 
 // The prefix of a well-formed key, nullopt otherwise.
@@ -46,11 +47,18 @@ std::string HashKey(std::string_view salt, std::string_view key);
 std::optional<http::Principal> VerifyKey(const std::vector<KeyRecord>& records,
                                          std::string_view key);
 
-// Creates a key (kInvalidArgument for a bad scope or name) and bumps the catalog revision
-// so that running servers learn about it.
+// Creates a key (kInvalidArgument for a bad scope or name, or a `default_price_book` that is
+// not a live stored book: field --price-book) and bumps the catalog revision so that running
+// servers learn about it. An empty `default_price_book`: the key plans at list prices.
 [[nodiscard]] pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn,
                                                       const std::string& scope,
-                                                      const std::string& name);
+                                                      const std::string& name,
+                                                      const std::string& default_price_book = "");
+// Sets (or, with an empty `book`, clears) the default price book of the key with this prefix
+// or numeric id: kNotFound for no such key, kInvalidArgument (field --price-book) for a book
+// that is not live. Bumps the revision like a create.
+[[nodiscard]] pricing::Status SetKeyPriceBook(pqxx::connection& conn, const std::string& which,
+                                              const std::string& book);
 // Revokes by prefix or numeric id; kNotFound when nothing matches.
 [[nodiscard]] pricing::Status RevokeApiKey(pqxx::connection& conn, const std::string& which);
 std::vector<KeyInfo> ListApiKeys(pqxx::connection& conn);

@@ -28,6 +28,7 @@ struct KeyRecord {
     http::KeyScope scope = http::KeyScope::kRead;
     std::string name;
     bool revoked = false;
+    std::string default_price_book;  // the key's default book id; empty: list prices
 };
 
 // Everything the database holds about the catalog at one revision, in memory. Pure data;

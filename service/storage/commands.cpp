@@ -77,24 +77,61 @@ int RunSeed(const std::string& database_url, const pricing::Catalog& shipped) {
     });
 }
 
+namespace {
+
+int CreateKeyCommand(pqxx::connection& conn, const std::string& scope, const std::string& name,
+                     const std::string& price_book) {
+    auto issued = CreateApiKey(conn, scope, name, price_book);
+    if (!issued.ok()) {
+        std::fprintf(stderr, "gpucost: %s\n", issued.error().message.c_str());
+        return 1;
+    }
+    std::fprintf(stderr, "created %s key '%s' (id %lld, prefix %s%s%s); it is shown only once:\n",
+                 scope.c_str(), name.c_str(), static_cast<long long>(issued.value().id),
+                 issued.value().prefix.c_str(), price_book.empty() ? "" : ", default price book ",
+                 price_book.c_str());
+    std::printf("%s\n", issued.value().key.c_str());
+    return 0;
+}
+
+// `apikey price-book PREFIX|ID BOOK|none`: the key's default book set, or cleared by "none".
+int SetPriceBookCommand(pqxx::connection& conn, const std::string& which, const std::string& book) {
+    const std::string value = book == "none" ? "" : book;
+    auto set = SetKeyPriceBook(conn, which, value);
+    if (!set.ok()) {
+        std::fprintf(stderr, "gpucost: %s\n", set.error().message.c_str());
+        return 1;
+    }
+    std::printf("%s: default price book %s\n", which.c_str(),
+                value.empty() ? "none (list prices)" : value.c_str());
+    return 0;
+}
+
+void ListKeysCommand(pqxx::connection& conn) {
+    std::printf("%-6s %-14s %-6s %-21s %-21s %-20s %s\n", "id", "prefix", "scope", "created_at",
+                "revoked_at", "price_book", "name");
+    for (const KeyInfo& k : ListApiKeys(conn)) {
+        std::printf("%-6lld %-14s %-6s %-21s %-21s %-20s %s\n", static_cast<long long>(k.id),
+                    k.prefix.c_str(), k.scope.c_str(), k.created_at.c_str(),
+                    k.revoked_at.empty() ? "-" : k.revoked_at.c_str(),
+                    k.default_price_book.empty() ? "-" : k.default_price_book.c_str(),
+                    k.name.c_str());
+    }
+}
+
+}  // namespace
+
 int RunApiKey(const std::string& database_url, const std::vector<std::string>& args,
-              const std::string& scope, const std::string& name) {
+              const std::string& scope, const std::string& name, const std::string& price_book) {
     return WithConnection(database_url, [&](pqxx::connection& conn) {
         if (!SchemaReady(conn)) {
             return 1;
         }
         if (args.at(0) == "create") {
-            auto issued = CreateApiKey(conn, scope, name);
-            if (!issued.ok()) {
-                std::fprintf(stderr, "gpucost: %s\n", issued.error().message.c_str());
-                return 1;
-            }
-            std::fprintf(stderr,
-                         "created %s key '%s' (id %lld, prefix %s); it is shown only once:\n",
-                         scope.c_str(), name.c_str(), static_cast<long long>(issued.value().id),
-                         issued.value().prefix.c_str());
-            std::printf("%s\n", issued.value().key.c_str());
-            return 0;
+            return CreateKeyCommand(conn, scope, name, price_book);
+        }
+        if (args.at(0) == "price-book") {
+            return SetPriceBookCommand(conn, args.at(1), args.at(2));
         }
         if (args.at(0) == "revoke") {
             auto revoked = RevokeApiKey(conn, args.at(1));
@@ -105,13 +142,7 @@ int RunApiKey(const std::string& database_url, const std::vector<std::string>& a
             std::printf("revoked %s\n", args.at(1).c_str());
             return 0;
         }
-        std::printf("%-6s %-14s %-6s %-21s %-21s %s\n", "id", "prefix", "scope", "created_at",
-                    "revoked_at", "name");
-        for (const KeyInfo& k : ListApiKeys(conn)) {
-            std::printf("%-6lld %-14s %-6s %-21s %-21s %s\n", static_cast<long long>(k.id),
-                        k.prefix.c_str(), k.scope.c_str(), k.created_at.c_str(),
-                        k.revoked_at.empty() ? "-" : k.revoked_at.c_str(), k.name.c_str());
-        }
+        ListKeysCommand(conn);
         return 0;
     });
 }

@@ -12,7 +12,9 @@ namespace gpucost::storage {
 // (0 ok, 1 failed, 3 database unreachable).
 int RunMigrate(const std::string& database_url);
 int RunSeed(const std::string& database_url, const pricing::Catalog& shipped);
+// `apikey create` (with `price_book` the key's default book, empty: none), `revoke`,
+// `price-book PREFIX|ID BOOK|none` and `list`.
 int RunApiKey(const std::string& database_url, const std::vector<std::string>& args,
-              const std::string& scope, const std::string& name);
+              const std::string& scope, const std::string& name, const std::string& price_book);
 
 }  // namespace gpucost::storage

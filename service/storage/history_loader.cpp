@@ -194,8 +194,8 @@ CatalogHistory LoadHistory(pqxx::transaction_base& tx) {
 std::vector<KeyRecord> LoadKeys(pqxx::transaction_base& tx) {
     std::vector<KeyRecord> keys;
     for (const auto& r :
-         tx.exec_params("SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL"
-                        " FROM api_keys ORDER BY id")) {
+         tx.exec_params("SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL,"
+                        " coalesce(default_price_book, '') FROM api_keys ORDER BY id")) {
         KeyRecord k;
         k.id = r[0].as<std::int64_t>();
         k.prefix = r[1].as<std::string>();
@@ -205,6 +205,7 @@ std::vector<KeyRecord> LoadKeys(pqxx::transaction_base& tx) {
             r[4].as<std::string>() == "admin" ? http::KeyScope::kAdmin : http::KeyScope::kRead;
         k.name = r[5].as<std::string>();
         k.revoked = r[6].as<bool>();
+        k.default_price_book = r[7].as<std::string>();
         keys.push_back(std::move(k));
     }
     return keys;

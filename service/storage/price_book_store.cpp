@@ -68,6 +68,25 @@ Result<std::int64_t> LockForChange(pqxx::work& tx, const http::WriteRequest& req
     return current;
 }
 
+// A book that live keys plan with by default is not deleted under them (their plans would
+// turn to list prices unannounced): kFailedPrecondition (409) naming the keys. Runs after
+// LockForChange, so a concurrent `apikey price-book` (which share-locks the book) is seen.
+pricing::Status RefuseIfKeyDefault(pqxx::work& tx, std::string_view id) {
+    auto keys = tx.exec_params(
+        "SELECT 'gpc_' || prefix || ' (' || name || ')' FROM api_keys"
+        " WHERE default_price_book = $1 AND revoked_at IS NULL ORDER BY id",
+        std::string(id));
+    if (keys.empty()) return pricing::Ok{};
+    std::string named;
+    for (const auto& k : keys) named += (named.empty() ? "" : ", ") + k[0].as<std::string>();
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "price book '" + std::string(id) + "' is the default book of API key(s) " +
+                         named +
+                         "; clear it first (gpucost apikey price-book PREFIX none) or name "
+                         "another book",
+                     "id");
+}
+
 }  // namespace
 
 Result<http::StoredPriceBook> PgPriceBookStore::Create(const http::WriteRequest& request,
@@ -153,6 +172,7 @@ Result<std::monostate> PgPriceBookStore::Delete(const http::WriteRequest& reques
         pqxx::work tx(conn);
         auto current = LockForChange(tx, request, id);
         if (!current.ok()) return current.error();
+        if (auto unused = RefuseIfKeyDefault(tx, id); !unused.ok()) return unused.error();
         tx.exec_params("UPDATE price_books SET deleted_at = now() WHERE id = $1", std::string(id));
         tx.commit();
         return std::monostate{};

@@ -673,6 +673,17 @@ def actuals(j, a, r):
           "the planned months without charges are named")
     call("/v1/scenarios/{id}/actuals", "/v1/scenarios/999999/actuals", expect=404, headers=r)
     call("/v1/scenarios/{id}/actuals", one + "?x=1", expect=400, headers=r)
+    # Another tag key: the same charge tagged under it is that key's (issue 25).
+    team = focus.replace(b'""gpucost-scenario""', b'""team-scenario""').replace(b"784.32,", b"784.33,", 1)
+    by_team = call("/v1/actuals", "/v1/actuals?tag_key=team-scenario", "post", expect=201,
+                   body=team, headers=dict(a, **csv))
+    check(by_team["tag_key"] == "team-scenario" and by_team["added"] == 1,
+          "an export read under another tag key echoes it")
+    read_back = call("/v1/scenarios/{id}/actuals", one + "?tag_key=team-scenario", headers=r)
+    check(read_back["tag_key"] == "team-scenario" and read_back["actual"]["rows"] == 1,
+          "the charge counts under the tag key it was imported with")
+    call("/v1/actuals", "/v1/actuals?tag_key=", "post", expect=422, body=focus,
+         headers=dict(a, **csv))
 
 
 def run_database_mode():

@@ -215,6 +215,7 @@ std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
     }
     answer["pricing_basis"] = "price_book";
     answer["price_book"] = BookEcho(*view.priced, ids, applies_owned_capacity);
+    if (view.from_key_default) answer["price_book"]["from_key_default"] = true;
     return answer.dump();
 }
 

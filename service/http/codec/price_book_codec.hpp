@@ -35,6 +35,7 @@ namespace gpucost::http {
 struct PricingView {
     std::shared_ptr<const pricing::Catalog> catalog;
     std::shared_ptr<const pricing::PricedCatalog> priced;  // null: list prices
+    bool from_key_default = false;  // the book is the calling key's default (echoed)
 };
 [[nodiscard]] pricing::Result<PricingView> ViewThroughBook(
     std::shared_ptr<const pricing::Catalog> base, std::optional<pricing::PriceBook> book);
@@ -44,7 +45,8 @@ pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions
                                          const PricingView& view);
 
 // The answer (a JSON object's text) with `pricing_basis` and, with a book, `price_book`:
-// {id, name, version, rules_matched: [count per rule], warnings, prices} where prices lists
+// {id, name, version, rules_matched: [count per rule], warnings, prices, and
+// from_key_default: true when the book is the calling key's default} where prices lists
 // {offering_id, list_usd_per_hour, usd_per_hour, rule} for every offering the answer names
 // (objects with `id` and `usd_per_hour`, which also get `list_usd_per_hour`) and for
 // `named_offering_ids` (the request's spot/on-demand/rent ids). Without a book the text is

@@ -36,10 +36,63 @@ std::string MediaTypeOf(const httplib::Request& req) {
     return type;
 }
 
-// The common start: no query parameters, a database with the actuals store, a key of `scope`.
+// The query parameter naming the FOCUS Tags key that attributes charges to scenarios.
+constexpr char kTagKeyParam[] = "tag_key";
+
+// Whether `text` is well-formed UTF-8 without control characters (C0, DEL): a tag key as the
+// clouds allow them, storable as PostgreSQL text and echoed as JSON unaltered.
+bool IsPrintableUtf8(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const auto lead = static_cast<unsigned char>(text[i]);
+        if (lead < 0x20 || lead == 0x7F) return false;
+        std::size_t length = 1;
+        unsigned min = 0;
+        unsigned cp = lead;
+        if (lead >= 0x80) {
+            if ((lead & 0xE0) == 0xC0) {
+                length = 2, min = 0x80, cp = lead & 0x1F;
+            } else if ((lead & 0xF0) == 0xE0) {
+                length = 3, min = 0x800, cp = lead & 0x0F;
+            } else if ((lead & 0xF8) == 0xF0) {
+                length = 4, min = 0x10000, cp = lead & 0x07;
+            } else {
+                return false;
+            }
+        }
+        if (i + length > text.size()) return false;
+        for (std::size_t k = 1; k < length; ++k) {
+            const auto next = static_cast<unsigned char>(text[i + k]);
+            if ((next & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (next & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += length;
+    }
+    return true;
+}
+
+// ?tag_key=: the FOCUS Tags key whose value is a scenario's id (kActualsTagKey when absent);
+// 1 to kMaxActualsTagKeyBytes bytes of UTF-8 without control characters, else 422.
+pricing::Result<std::string> ReadTagKey(const httplib::Request& req) {
+    auto given = QueryParams(req, {kTagKeyParam}).One(kTagKeyParam);
+    if (!given.ok()) return given.error();
+    if (!given.value()) return std::string(kActualsTagKey);
+    const std::string& key = *given.value();
+    if (key.empty() || key.size() > kMaxActualsTagKeyBytes || !IsPrintableUtf8(key)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "tag_key must be 1-" + std::to_string(kMaxActualsTagKeyBytes) +
+                             " bytes of UTF-8 without control characters (a FOCUS Tags key, "
+                             "such as gpucost-scenario)",
+                         kTagKeyParam);
+    }
+    return key;
+}
+
+// The common start: no query parameters but tag_key, a database with the actuals store, a key
+// of `scope`.
 std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
                                   httplib::Response& res, KeyScope scope) {
-    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+    if (auto checked = QueryParams(req, {kTagKeyParam}).Check(); !checked.ok()) {
         WriteProblem(res, req, checked.error());
         return std::nullopt;
     }
@@ -57,9 +110,10 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
     return write;
 }
 
-json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored) {
+json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored,
+                const std::string& tag_key) {
     return {{"import_id", std::to_string(stored.id)},
-            {"tag_key", kActualsTagKey},
+            {"tag_key", tag_key},
             {"rows_read", r.rows_read},
             {"kept", r.kept},
             {"added", stored.added},
@@ -72,18 +126,21 @@ json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored) {
 void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     auto write = Begin(deps, req, res, KeyScope::kAdmin);
     if (!write) return;
+    auto tag_key = ReadTagKey(req);
+    if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
     if (MediaTypeOf(req) != "text/csv") {
         return WriteTransportProblem(res, req, 415, "unsupported_media_type",
                                      "send a FOCUS export as text/csv");
     }
     pricing::ActualsReport report;
     std::vector<pricing::ActualCharge> charges;
-    auto read = deps.read_focus(
-        req.body, report, [&charges](const pricing::ActualCharge& c) { charges.push_back(c); });
+    auto read =
+        deps.read_focus(req.body, tag_key.value(), report,
+                        [&charges](const pricing::ActualCharge& c) { charges.push_back(c); });
     if (!read.ok()) return WriteProblem(res, req, read.error());
-    auto stored = deps.actuals->Import(*write, kActualsTagKey, report, charges);
+    auto stored = deps.actuals->Import(*write, tag_key.value(), report, charges);
     if (!stored.ok()) return WriteProblem(res, req, stored.error());
-    WriteJson(res, ReportJson(report, stored.value()), 201);
+    WriteJson(res, ReportJson(report, stored.value(), tag_key.value()), 201);
 }
 
 // The saved answer's budget.monthly (training and serving plans) as planned spend by month;
@@ -136,8 +193,8 @@ ActualsByMonth SplitByCurrency(const std::vector<ActualMonth>& months) {
     return out;
 }
 
-json ComparisonJson(const Scenario& s, bool has_budget, const ActualsByMonth& actual,
-                    const pricing::PlanVsActual& r) {
+json ComparisonJson(const Scenario& s, const std::string& tag_key, bool has_budget,
+                    const ActualsByMonth& actual, const pricing::PlanVsActual& r) {
     json months = json::array();
     json without = json::array();
     std::size_t total_rows = 0;
@@ -158,7 +215,7 @@ json ComparisonJson(const Scenario& s, bool has_budget, const ActualsByMonth& ac
     return {{"scenario_id", std::to_string(s.id)},
             {"plan", s.plan_kind},
             {"currency", kPlanCurrency},
-            {"tag_key", kActualsTagKey},
+            {"tag_key", tag_key},
             {"has_budget", has_budget},
             {"planned_usd", Num(r.planned.effective_cost)},
             {"actual", ActualJson(r.actual, total_rows, total_billed)},
@@ -171,6 +228,8 @@ json ComparisonJson(const Scenario& s, bool has_budget, const ActualsByMonth& ac
 // GET /v1/scenarios/{id}/actuals, by a key of either scope (spend is confidential).
 void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     if (!Begin(deps, req, res, KeyScope::kRead)) return;
+    auto tag_key = ReadTagKey(req);
+    if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
     const std::string text = req.matches[1].str();
     std::int64_t id = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
@@ -180,12 +239,13 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     }
     auto found = deps.store->GetScenario(id);
     if (!found.ok()) return WriteProblem(res, req, found.error());
-    auto tagged = deps.actuals->MonthsTagged(std::to_string(id));
+    auto tagged = deps.actuals->MonthsTagged(tag_key.value(), std::to_string(id));
     if (!tagged.ok()) return WriteProblem(res, req, tagged.error());
     const auto planned = PlannedByMonth(found.value());
     const ActualsByMonth actual = SplitByCurrency(tagged.value());
     const auto compared = pricing::ComparePlanToActual(planned, actual.figures, kPlanCurrency);
-    WriteJson(res, ComparisonJson(found.value(), !planned.empty(), actual, compared));
+    WriteJson(res,
+              ComparisonJson(found.value(), tag_key.value(), !planned.empty(), actual, compared));
 }
 
 }  // namespace

@@ -66,18 +66,18 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
 // The plan's catalog snapshot seen through the price book (list prices without one); on
 // failure writes the problem and returns nullopt. The view keeps the snapshot alive.
 std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request& req,
-                                       httplib::Response& res,
-                                       std::optional<pricing::PriceBook> book) {
+                                       httplib::Response& res, PlanBook book) {
     auto catalog = PlanCatalog(deps, req);
     if (!catalog.ok()) {
         WriteProblem(res, req, catalog.error());
         return std::nullopt;
     }
-    auto view = ViewThroughBook(catalog.value(), std::move(book));
+    auto view = ViewThroughBook(catalog.value(), std::move(book.book));
     if (!view.ok()) {
         WriteProblem(res, req, view.error());
         return std::nullopt;
     }
+    view.value().from_key_default = book.from_key_default;
     SetCatalogVersionHeader(res, catalog.value()->Describe().version);
     return std::move(view).value();
 }
@@ -134,11 +134,14 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     if (!body) {
         return;
     }
-    // The cursor's fingerprint covers the price book too.
-    const json paged_body = kind.paged ? *body : json();
+    // The cursor's fingerprint covers the price book too, a key's default book included.
+    json paged_body = kind.paged ? *body : json();
     auto book = TakePlanPriceBook(deps, *body, req, res);
     if (!book) {
         return;
+    }
+    if (kind.paged && book->from_key_default) {
+        paged_body["price_book"] = {{"id", book->book->id}, {"version", book->book->version}};
     }
     auto prepared = kind.prepare(*body);
     if (!prepared.ok()) {

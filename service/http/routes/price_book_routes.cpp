@@ -48,42 +48,120 @@ Result<pricing::PriceBook> BookOf(const StoredPriceBook& stored, const std::stri
     return book;
 }
 
-// The latest version of the stored book `id` for a plan; an id with no live book is the
-// request's fault (422 on /price_book), not a missing resource.
-Result<pricing::PriceBook> StoredBookForPlan(const Deps& deps, const std::string& id) {
-    auto stored = IsBookId(id) ? deps.price_books->Get(id, std::nullopt)
-                               : Result<StoredPriceBook>(MakeError(ErrorCode::kNotFound, ""));
+// Where a plan names a stored book: by id (a string: the latest version), or as a reference
+// object {"id", "version"} (that version; the latest without `version`). An object with
+// `name` or `rules` is an inline book.
+struct StoredBookRef {
+    std::string id;
+    std::optional<std::int64_t> version;
+    bool is_object = false;  // faults name /price_book/id and /price_book/version
+};
+
+bool NamesStoredBook(const json& value) {
+    return value.is_string() || (value.is_object() && value.contains("id") &&
+                                 !value.contains("name") && !value.contains("rules"));
+}
+
+Result<StoredBookRef> ReadStoredBookRef(const json& value) {
+    if (value.is_string()) return StoredBookRef{value.get<std::string>(), std::nullopt, false};
+    JsonReader r(value, kPlanPointer);
+    r.OnlyKnown({"id", "version"});
+    StoredBookRef ref{r.String("id").value_or(""), std::nullopt, true};
+    if (auto version = r.Int("version")) {
+        if (*version < 1 && r.ok()) {
+            r.Fail(ErrorCode::kInvalidArgument, "version",
+                   "must be an integer >= 1 (versions start at 1); leave it out for the latest");
+        }
+        ref.version = *version;
+    }
+    if (!r.ok()) return r.error();
+    return ref;
+}
+
+// The stored book `ref` names, for a plan; an id with no live book, or a version it never
+// had, is the request's fault (422 on /price_book, /price_book/id or /price_book/version),
+// not a missing resource.
+Result<pricing::PriceBook> StoredBookForPlan(const Deps& deps, const StoredBookRef& ref) {
+    auto stored = IsBookId(ref.id)
+                      ? deps.price_books->Get(ref.id, ref.version)
+                      : Result<StoredPriceBook>(MakeError(ErrorCode::kNotFound, "", "id"));
     if (!stored.ok()) {
-        if (stored.error().code != ErrorCode::kNotFound) return stored.error();
+        const pricing::Error& e = stored.error();
+        if (e.code != ErrorCode::kNotFound) return e;
+        if (e.field == "version") {
+            return MakeError(
+                ErrorCode::kInvalidArgument,
+                "no version " + std::to_string(ref.version.value_or(0)) + ": " + e.message,
+                std::string(kPlanPointer) + "/version");
+        }
         return MakeError(ErrorCode::kInvalidArgument,
-                         "no price book with id '" + id.substr(0, kMaxIdBytes) +
+                         "no price book with id '" + ref.id.substr(0, kMaxIdBytes) +
                              "' (GET /v1/price-books lists them)",
-                         kPlanPointer);
+                         ref.is_object ? std::string(kPlanPointer) + "/id" : kPlanPointer);
     }
     return BookOf(stored.value(), kPlanPointer);
 }
 
+// The calling key's default book (docs/database.md, "A team key's default book"): none
+// without a database, a key, or a default.
+Result<std::optional<pricing::PriceBook>> KeyDefaultBook(const Deps& deps,
+                                                         const httplib::Request& req) {
+    if (!deps.store || !deps.price_books) return std::optional<pricing::PriceBook>{};
+    auto key = BearerKey(req);
+    auto principal = key ? deps.store->Authenticate(*key) : std::nullopt;
+    if (!principal || principal->default_price_book.empty()) {
+        return std::optional<pricing::PriceBook>{};
+    }
+    auto book = deps.price_books->Get(principal->default_price_book, std::nullopt);
+    if (!book.ok()) {
+        if (book.error().code != ErrorCode::kNotFound) return book.error();
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "the API key's default price book '" + principal->default_price_book +
+                             "' is gone; name a price_book, or send \"price_book\": null for "
+                             "list prices",
+                         kPlanPointer);
+    }
+    auto priced = BookOf(book.value(), kPlanPointer);
+    if (!priced.ok()) return priced.error();
+    return std::optional<pricing::PriceBook>(std::move(priced).value());
+}
+
 }  // namespace
 
-// `price_book` taken out of `body`, a stored book's id resolved (database mode).
+// `price_book` taken out of `body`, a stored book's id or reference resolved (database mode).
 Result<std::optional<pricing::PriceBook>> ResolvePlanBook(const Deps& deps, json& body) {
     auto it = body.find("price_book");
-    if (it == body.end() || !it->is_string() || !deps.price_books) {
-        return TakePriceBook(body);  // inline, absent, or an id without a database (409)
+    if (it == body.end() || !NamesStoredBook(*it)) {
+        return TakePriceBook(body);  // inline or absent
     }
-    const std::string id = it->get<std::string>();
+    json value = std::move(*it);
     body.erase(it);
-    auto book = StoredBookForPlan(deps, id);
+    if (!deps.price_books) {
+        return MakeError(ErrorCode::kDatabaseRequired,
+                         "stored price books (by id) need database mode (start gpucost with "
+                         "DATABASE_URL); give the book inline as an object",
+                         kPlanPointer);
+    }
+    auto ref = ReadStoredBookRef(value);
+    if (!ref.ok()) return ref.error();
+    auto book = StoredBookForPlan(deps, ref.value());
     if (!book.ok()) return book.error();
     return std::optional<pricing::PriceBook>(std::move(book).value());
 }
 
-std::optional<std::optional<pricing::PriceBook>> TakePlanPriceBook(const Deps& deps, json& body,
-                                                                   const httplib::Request& req,
-                                                                   httplib::Response& res) {
+std::optional<PlanBook> TakePlanPriceBook(const Deps& deps, json& body, const httplib::Request& req,
+                                          httplib::Response& res) {
     auto it = body.find("price_book");
-    if (it != body.end() && it->is_string() && deps.price_books &&
-        !RequireKey(deps, req, res, KeyScope::kRead)) {
+    if (it == body.end()) {
+        auto book = KeyDefaultBook(deps, req);
+        if (!book.ok()) {
+            WriteProblem(res, req, book.error());
+            return std::nullopt;
+        }
+        const bool from_default = book.value().has_value();
+        return PlanBook{std::move(book).value(), from_default};
+    }
+    if (NamesStoredBook(*it) && deps.price_books && !RequireKey(deps, req, res, KeyScope::kRead)) {
         return std::nullopt;
     }
     auto book = ResolvePlanBook(deps, body);
@@ -91,7 +169,7 @@ std::optional<std::optional<pricing::PriceBook>> TakePlanPriceBook(const Deps& d
         WriteProblem(res, req, book.error());
         return std::nullopt;
     }
-    return std::move(book).value();
+    return PlanBook{std::move(book).value(), false};
 }
 
 namespace {

@@ -18,21 +18,30 @@
 
 namespace gpucost::http {
 
-// Takes `price_book` out of a plan body (so the plan's decoder never sees it): nullopt when
-// absent or null; an object is the inline book; a string is the latest version of the stored
-// book of that id, which needs database mode (409 database_required otherwise) and a key of
-// either scope (401/403 as on GET /v1/price-books/{id}: negotiated prices are confidential);
-// an id with no live book is 422 naming /price_book. On failure writes the problem and
-// returns nullopt.
-std::optional<std::optional<pricing::PriceBook>> TakePlanPriceBook(const Deps& deps,
-                                                                   nlohmann::json& body,
-                                                                   const httplib::Request& req,
-                                                                   httplib::Response& res);
+// A plan's price book and how it was chosen.
+struct PlanBook {
+    std::optional<pricing::PriceBook> book;  // none: list prices
+    // The calling key's default book (the request named none): the answer says so.
+    bool from_key_default = false;
+};
 
-// Takes `price_book` out of a plan request without writing an answer: the inline book, the
-// latest version of a stored book named by id (database mode; 409 database_required
-// without one, 422 on /price_book for an unknown id), or none. Saved scenarios resolve
-// theirs here (the key was checked when the scenario was saved).
+// Takes `price_book` out of a plan body (so the plan's decoder never sees it). Absent: the
+// latest version of the calling key's default book when it has one (database mode), else list
+// prices; null: list prices (a key's default declined); an object with `name` and `rules`: the
+// inline book; a string or {"id", "version"}: that stored book (its latest version, or
+// `version`), which needs database mode (409 database_required otherwise) and a key of either
+// scope (401/403 as on GET /v1/price-books/{id}: negotiated prices are confidential); an id
+// with no live book is 422 naming /price_book (/price_book/id in the object form), a version
+// it never had 422 naming /price_book/version. On failure writes the problem and returns
+// nullopt.
+std::optional<PlanBook> TakePlanPriceBook(const Deps& deps, nlohmann::json& body,
+                                          const httplib::Request& req, httplib::Response& res);
+
+// Takes `price_book` out of a plan request without writing an answer: the inline book, a
+// stored book named by id or {"id", "version"} (database mode; 409 database_required
+// without one, 422 as above), or none (absent or null: a saved request is not given its
+// caller's default book here). Saved scenarios resolve theirs here (the key was checked when
+// the scenario was saved).
 [[nodiscard]] pricing::Result<std::optional<pricing::PriceBook>> ResolvePlanBook(
     const Deps& deps, nlohmann::json& body);
 

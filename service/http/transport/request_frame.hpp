@@ -14,6 +14,13 @@ namespace gpucost::http {
 // can disagree (ours and the library's) are how a body becomes a second request, so this one
 // is strict (RFC 9112): anything it cannot frame with certainty is refused and the connection
 // closed, never guessed at.
+// A route whose body may be larger than FrameLimits::max_body_bytes: POST to `path` (the
+// target without its query), with a Content-Length of at most `max_body_bytes`.
+struct BulkPost {
+    std::string path;
+    std::size_t max_body_bytes = 0;
+};
+
 struct FrameLimits {
     // The request line with its CRLF (cpp-httplib's CPPHTTPLIB_REQUEST_URI_MAX_LENGTH; nginx's
     // large_client_header_buffers size in the Docker deployment). Longer: 414.
@@ -24,19 +31,24 @@ struct FrameLimits {
     std::size_t max_head_bytes = std::size_t{32} * 1024;
     // Content-Length at most; larger: 413 before any body byte is read.
     std::size_t max_body_bytes = std::size_t{64} * 1024;
-    // The one route that takes a larger body (the bulk offering import, POST of this path with
-    // up to 1,000 items): its Content-Length at most. An empty path: no such route.
-    std::string_view bulk_post_path;
-    std::size_t max_bulk_body_bytes = 0;
+    // The routes that take a larger body than max_body_bytes (the bulk offering import of up
+    // to 1,000 items; a FOCUS export sent to POST /v1/actuals): each its own Content-Length
+    // limit. None: every request has max_body_bytes.
+    std::vector<BulkPost> bulk_posts;
     // The Content-Length limit for a request of `method` on `path` (the target without query).
     [[nodiscard]] std::size_t BodyLimitFor(std::string_view method, std::string_view path) const {
-        return !bulk_post_path.empty() && method == "POST" && path == bulk_post_path
-                   ? std::max(max_body_bytes, max_bulk_body_bytes)
-                   : max_body_bytes;
+        if (method == "POST") {
+            for (const BulkPost& bulk : bulk_posts) {
+                if (path == bulk.path) return std::max(max_body_bytes, bulk.max_body_bytes);
+            }
+        }
+        return max_body_bytes;
     }
     // The most any request's body may hold.
     [[nodiscard]] std::size_t LargestBody() const {
-        return std::max(max_body_bytes, bulk_post_path.empty() ? 0 : max_bulk_body_bytes);
+        std::size_t largest = max_body_bytes;
+        for (const BulkPost& bulk : bulk_posts) largest = std::max(largest, bulk.max_body_bytes);
+        return largest;
     }
 };
 

@@ -263,8 +263,7 @@ EventServer::EventServer(TransportOptions options) : options_(std::move(options)
     limits_.max_header_line_bytes = options_.max_header_line_bytes;
     limits_.max_head_bytes = options_.max_header_bytes;
     limits_.max_body_bytes = options_.max_body_bytes;
-    limits_.bulk_post_path = options_.bulk_post_path;
-    limits_.max_bulk_body_bytes = options_.max_bulk_body_bytes;
+    limits_.bulk_posts = options_.bulk_posts;
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
     new_task_queue = [this] { return new HandOffQueue([this] { Drain(); }); };
     StartWorkers();

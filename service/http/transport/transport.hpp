@@ -46,9 +46,9 @@ struct TransportOptions {
     // Bodies up to this are received before a worker is involved; larger ones are refused
     // (413) by the pre-routing handler and the connection closed.
     std::size_t max_body_bytes = std::size_t{64} * 1024;
-    // POST to this path (the bulk offering import) may carry up to max_bulk_body_bytes.
-    std::string bulk_post_path;
-    std::size_t max_bulk_body_bytes = 0;
+    // POSTs to these paths (the bulk offering import, POST /v1/actuals) may carry more, each
+    // up to its own limit.
+    std::vector<BulkPost> bulk_posts;
     // A request must arrive whole within this time of its first byte (of the connection for
     // the first request); slower clients are disconnected (nginx client_header_timeout).
     std::chrono::milliseconds request_timeout{10000};

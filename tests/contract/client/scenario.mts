@@ -496,7 +496,7 @@ function gpucostCommand(...args: string[]): string {
 }
 
 // A negotiated price book stored once, versioned, and named by id in a plan (issue 25).
-async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMedia>>) {
+async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMedia>>, base: string) {
     const created = await api.POST("/v1/price-books", {
         body: { id: "client-edp", name: "client EDP",
                 rules: [{ provider: "aws", discount_fraction: 0.18 }] },
@@ -522,10 +522,43 @@ async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMe
           plan.data?.price_book?.version === 2 && option?.list_usd_per_hour !== undefined &&
           Math.abs(option.usd_per_hour - option.list_usd_per_hour * 0.8) < 1e-6,
           "a training plan names the stored book by id and is priced with its latest version");
+    const pinned = await api.POST("/v1/plans/training", {
+        body: { model: { params_b: 7 }, tokens_b: 100, limit: 3, price_book: { id: "client-edp", version: 1 },
+                constraints: { providers: ["aws"], price_types: ["on_demand"] } },
+    });
+    const pinnedOption = pinned.data?.options[0]?.offering;
+    check(pinned.response.status === 200 && pinned.data?.price_book?.version === 1 &&
+          pinnedOption?.list_usd_per_hour !== undefined &&
+          Math.abs(pinnedOption.usd_per_hour - pinnedOption.list_usd_per_hour * 0.82) < 1e-6,
+          "a plan names version 1 of the book as {id, version}");
     const listed = await api.GET("/v1/price-books");
     check(listed.data?.items.some((b) => b.id === "client-edp") === true, "the book is listed");
+    await keyDefaultBook(api, base);
     const deleted = await api.DELETE("/v1/price-books/{id}", { params: { path: { id: "client-edp" } } });
     check(deleted.response.status === 204, "an admin deletes the book");
+}
+
+// A team key whose default book prices its plans (issue 25); the book is not deleted under it.
+async function keyDefaultBook(admin: ReturnType<typeof createClient<paths, JsonMedia>>, base: string) {
+    const key = gpucostCommand("apikey", "create", "--scope", "read", "--name", "client-team",
+                               "--price-book", "client-edp");
+    const team = createClient<paths, JsonMedia>({ baseUrl: base, headers: { Authorization: `Bearer ${key}` } });
+    team.use(validating);
+    const body = { model: { params_b: 7 }, tokens_b: 100, limit: 3,
+                   constraints: { providers: ["aws"], price_types: ["on_demand"] as ("on_demand")[] } };
+    let plan = await team.POST("/v1/plans/training", { body });
+    for (let i = 0; i < 100 && plan.data?.pricing_basis !== "price_book"; ++i) {
+        await new Promise((done) => setTimeout(done, 50));  // the servers re-read the keys
+        plan = await team.POST("/v1/plans/training", { body });
+    }
+    check(plan.data?.price_book?.id === "client-edp" && plan.data?.price_book?.version === 2 &&
+          plan.data?.price_book?.from_key_default === true,
+          "a team key's plan without price_book is priced with the key's default book");
+    const atList = await team.POST("/v1/plans/training", { body: { ...body, price_book: null } });
+    check(atList.data?.pricing_basis === "list", "\"price_book\": null plans at list prices");
+    const refused = await admin.DELETE("/v1/price-books/{id}", { params: { path: { id: "client-edp" } } });
+    check(refused.response.status === 409, "a key's default book is not deleted");
+    gpucostCommand("apikey", "price-book", key.split("_")[1] ?? "", "none");
 }
 
 async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
@@ -594,7 +627,7 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     check(deleted.response.status === 204, "the owner deletes the scenario");
     const gone = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
     check(gone.response.status === 404, "a deleted scenario is gone");
-    await storedPriceBook(api);
+    await storedPriceBook(api, base);
     const retired = await api.DELETE("/v1/offerings/{id}", { params: { path: { id: target.id } } });
     check(retired.response.status === 200, "an admin retires an offering");
 }

@@ -76,6 +76,26 @@ TEST_SUITE("config_database") {
         CHECK(Names(bad_sub.error(), "apikey"));
     }
 
+    TEST_CASE("apikey create takes a default price book; apikey price-book sets or clears one") {
+        auto create = ParseConfig({"apikey", "create", "--name", "ml", "--price-book", "acme-2026"},
+                                  Env({{"DATABASE_URL", "x"}}));
+        REQUIRE(create.ok());
+        CHECK(create.value().key_price_book == "acme-2026");
+        auto set = ParseConfig({"apikey", "price-book", "3f9c1a2b4d5e", "none"},
+                               Env({{"DATABASE_URL", "x"}}));
+        REQUIRE(set.ok());
+        CHECK(set.value().command_args ==
+              std::vector<std::string>{"price-book", "3f9c1a2b4d5e", "none"});
+        auto no_book =
+            ParseConfig({"apikey", "price-book", "3f9c1a2b4d5e"}, Env({{"DATABASE_URL", "x"}}));
+        REQUIRE_FALSE(no_book.ok());
+        CHECK(Names(no_book.error(), "apikey"));
+        auto misplaced = ParseConfig({"apikey", "list", "--price-book", "acme-2026"},
+                                     Env({{"DATABASE_URL", "x"}}));
+        REQUIRE_FALSE(misplaced.ok());
+        CHECK(Names(misplaced.error(), "--price-book"));
+    }
+
     TEST_CASE("out-of-range database options are reported by name") {
         auto r = ParseConfig({"--snapshot-refresh-ms", "10", "--max-snapshot-age-s", "0",
                               "--db-pool-size", "100", "--require-read-key", "maybe"},

@@ -28,6 +28,22 @@ TEST_SUITE("config") {
         CHECK(r.value().threads == 0);  // chosen at start for the transport
         CHECK(r.value().catalog_dir.empty());
         CHECK(r.value().max_body_bytes == 65536);
+        CHECK(r.value().max_actuals_body_bytes == 8388608);
+    }
+
+    TEST_CASE("POST /v1/actuals' body limit is a setting of its own, 64 KiB to 256 MiB") {
+        auto r = ParseConfig({"--max-actuals-body-bytes", "33554432"}, Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().max_actuals_body_bytes == 33554432);
+        auto env = ParseConfig({}, Env({{"GPUCOST_MAX_ACTUALS_BODY_BYTES", "65536"}}));
+        REQUIRE(env.ok());
+        CHECK(env.value().max_actuals_body_bytes == 65536);
+        for (const char* bad : {"65535", "268435457", "8M", ""}) {
+            INFO(bad);
+            auto refused = ParseConfig({"--max-actuals-body-bytes", bad}, Env({}));
+            REQUIRE_FALSE(refused.ok());
+            CHECK(refused.error().errors.front().field == "--max-actuals-body-bytes");
+        }
     }
 
     TEST_CASE("default workers: two per CPU, at least 16 with a database, 16 for TLS") {

@@ -77,6 +77,8 @@ TEST_SUITE("settings table") {
             CHECK_MESSAGE(applied.port == defaults.port, row.flag);
             CHECK_MESSAGE(applied.log_level == defaults.log_level, row.flag);
             CHECK_MESSAGE(applied.max_body_bytes == defaults.max_body_bytes, row.flag);
+            CHECK_MESSAGE(applied.max_actuals_body_bytes == defaults.max_actuals_body_bytes,
+                          row.flag);
             CHECK_MESSAGE(applied.listen_backlog == defaults.listen_backlog, row.flag);
             CHECK_MESSAGE(applied.access_log == defaults.access_log, row.flag);
             CHECK_MESSAGE(applied.max_connections == defaults.max_connections, row.flag);
@@ -102,6 +104,13 @@ TEST_SUITE("settings table") {
         const gpucost::http::TransportOptions transport;
         CHECK(server.max_body_bytes == config.max_body_bytes);
         CHECK(transport.max_body_bytes == config.max_body_bytes);
+        CHECK(server.max_actuals_body_bytes == config.max_actuals_body_bytes);
+        bool actuals_limit = false;
+        for (const gpucost::http::BulkPost& bulk : gpucost::http::TransportFor(server).bulk_posts) {
+            actuals_limit = actuals_limit || (bulk.path == gpucost::http::kActualsPath &&
+                                              bulk.max_body_bytes == config.max_actuals_body_bytes);
+        }
+        CHECK(actuals_limit);
         CHECK(server.request_timeout_s == config.request_timeout_s);
         CHECK(transport.request_timeout == std::chrono::seconds(config.request_timeout_s));
         CHECK(server.keep_alive_timeout_s == config.keep_alive_timeout_s);

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,14 +28,15 @@ constexpr char kFocusHeader[] =
     "ChargePeriodStart,BillingCurrency,ProviderName,RegionId,PricingCategory,x_UsageType,"
     "ChargeDescription,Tags\n";
 
-// An AWS p5.48xlarge usage row (8 H100 per instance) tagged with `scenario`.
+// An AWS p5.48xlarge usage row (8 H100 per instance) tagged `tag_key`: `scenario`.
 std::string P5Row(const std::string& billed, double effective, double hours,
-                  const std::string& scenario, const std::string& start = "2026-01-05") {
+                  const std::string& scenario, const std::string& start = "2026-01-05",
+                  const std::string& tag_key = "gpucost-scenario") {
     return billed + "," + std::to_string(effective) + "," + std::to_string(effective * 1.25) + "," +
            std::to_string(hours) + ",Hours,Usage,," + start +
            "T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,p5 usage,"
-           "\"{\"\"gpucost-scenario\"\":\"\"" +
-           scenario + "\"\"}\"\n";
+           "\"{\"\"" +
+           tag_key + "\"\":\"\"" + scenario + "\"\"}\"\n";
 }
 
 json Body(const httplib::Result& r) {
@@ -146,5 +148,71 @@ TEST_SUITE("actuals_routes") {
         CheckProblem(c.Get("/v1/scenarios/x/actuals", f.Auth(f.reader)), 404, "not_found", "id");
         CheckProblem(c.Get("/v1/scenarios/1/actuals?month=2026-01", f.Auth(f.reader)), 400,
                      "malformed_request", "month");
+    }
+
+    TEST_CASE("another tag key attributes the export's charges; it is validated and echoed") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto saved =
+            c.Post("/v1/scenarios", f.Auth(f.reader), kServingScenario.dump(), "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const std::string id = Body(saved)["id"];
+        const std::string focus = std::string(kFocusHeader) +
+                                  P5Row("100", 80, 10, id, "2026-01-05", "team-scenario") +
+                                  P5Row("70", 60, 7, id);  // the default key: not attributed
+        auto imported =
+            c.Post("/v1/actuals?tag_key=team-scenario", f.Auth(f.admin), focus, "text/csv");
+        REQUIRE(imported);
+        REQUIRE(imported->status == 201);
+        CHECK(Body(imported)["tag_key"] == "team-scenario");
+        CHECK(Body(imported)["added"] == 2);
+        CHECK(f.db.Scalar("SELECT tag_key FROM actuals_imports") == "team-scenario");
+
+        const std::string path = "/v1/scenarios/" + id + "/actuals";
+        const json by_team =
+            Body(c.Get((path + "?tag_key=team-scenario").c_str(), f.Auth(f.reader)));
+        CHECK(by_team["tag_key"] == "team-scenario");
+        CHECK(by_team["actual"]["rows"] == 1);
+        CHECK(by_team["actual"]["effective_cost_usd"].get<double>() == doctest::Approx(80));
+        // Charges read under another tag key are not this key's.
+        const json by_default = Body(c.Get(path.c_str(), f.Auth(f.reader)));
+        CHECK(by_default["tag_key"] == "gpucost-scenario");
+        CHECK(by_default["actual"]["rows"] == 0);
+
+        for (const std::string& bad :
+             std::vector<std::string>{"", std::string(129, 'k'), "a%01b", "%FF", "a%7Fb"}) {
+            INFO(bad);
+            CheckProblem(
+                c.Post(("/v1/actuals?tag_key=" + bad).c_str(), f.Auth(f.admin), focus, "text/csv"),
+                422, "invalid_argument", "tag_key");
+            CheckProblem(c.Get((path + "?tag_key=" + bad).c_str(), f.Auth(f.reader)), 422,
+                         "invalid_argument", "tag_key");
+        }
+        CheckProblem(c.Post("/v1/actuals?tag_key=a&tag_key=b", f.Auth(f.admin), focus, "text/csv"),
+                     400, "malformed_request", "tag_key");
+        const json accented = Body(
+            c.Post("/v1/actuals?tag_key=%C3%A9quipe%3Aprojet", f.Auth(f.admin), focus, "text/csv"));
+        CHECK(accented["tag_key"] == "\u00e9quipe:projet");
+    }
+
+    TEST_CASE("an export larger than --max-body-bytes is taken up to its own limit") {
+        Fixture f;
+        auto c = f.server->Client();
+        std::string focus = kFocusHeader;
+        int rows = 0;
+        while (focus.size() <= 4 * 65536) {  // four times the default --max-body-bytes
+            focus += P5Row("1", 1, 1, "s", "2026-01-" + std::to_string(10 + rows % 18));
+            ++rows;
+        }
+        auto imported = c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv");
+        REQUIRE(imported);
+        REQUIRE(imported->status == 201);
+        CHECK(Body(imported)["rows_read"] == rows);
+        CHECK(Body(imported)["kept"] == rows);
+        // Other routes keep --max-body-bytes.
+        auto plan = c.Post("/v1/plans/spot", std::string(70000, ' ') + "{}", "application/json");
+        REQUIRE(plan);
+        CHECK(plan->status == 413);
     }
 }

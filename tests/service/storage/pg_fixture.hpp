@@ -45,16 +45,17 @@ struct Fixture {
     }
 
     // POST /v1/actuals' reader as service/main.cpp wires it: the served catalog, the embedded
-    // mapping tables, the gpucost-scenario tag.
+    // mapping tables, the request's tag key.
     static http::FocusTextReader FocusReader(
         std::function<std::shared_ptr<const pricing::Catalog>()> catalog) {
         auto mappings = import::LoadEmbeddedMappings();
         REQUIRE(mappings.ok());
         auto shared = std::make_shared<const import::Mappings>(std::move(mappings).value());
-        return [catalog, shared](std::string_view csv, pricing::ActualsReport& report,
+        return [catalog, shared](std::string_view csv, const std::string& tag_key,
+                                 pricing::ActualsReport& report,
                                  const std::function<void(const pricing::ActualCharge&)>& on) {
             import::FocusReadOptions options;
-            options.tag_key = http::kActualsTagKey;
+            options.tag_key = tag_key;
             return import::ReadFocusText(csv, options, *catalog(), *shared, report, on);
         };
     }

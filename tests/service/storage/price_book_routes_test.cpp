@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <thread>
+
+#include "service/storage/api_keys.hpp"
 #include "tests/service/storage/pg_fixture.hpp"
 
 using json = nlohmann::json;
@@ -50,9 +54,142 @@ double SpotPriceOf(const json& plan) {
     return 0;
 }
 
+// Writes version 1 (18 % off AWS) and version 2 (30 % off) of acme-2026.
+void StoreTwoVersions(Fixture& f, httplib::Client& c) {
+    REQUIRE(
+        c.Post("/v1/price-books", f.Auth(f.admin), Book(0.18).dump(), "application/json")->status ==
+        201);
+    json next = Book(0.3);
+    next.erase("id");
+    REQUIRE(c.Put("/v1/price-books/acme-2026", f.Auth(f.admin), next.dump(), "application/json")
+                ->status == 200);
+}
+
+// The spot plan `request` answered for `key` once the server has re-read the keys (a key's
+// default takes effect on the change notification: docs/database.md), i.e. once
+// `pricing_basis` is `basis`; the last answer after 10 s otherwise.
+json PlanOnceKeysRead(Fixture& f, httplib::Client& c, const std::string& key, const json& request,
+                      const std::string& basis) {
+    json plan;
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        plan = Body(c.Post("/v1/plans/spot", f.Auth(key), request.dump(), "application/json"));
+        if (plan.value("pricing_basis", "") == basis) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return plan;
+}
+
 }  // namespace
 
 TEST_SUITE("price_book_routes") {
+    TEST_CASE("a plan names an earlier version of a stored book as {id, version}") {
+        Fixture f;
+        auto c = f.server->Client();
+        StoreTwoVersions(f, c);
+        auto plan_with = [&](const json& book) {
+            json request = kSpotPlan;
+            request["price_book"] = book;
+            return c.Post("/v1/plans/spot", f.Auth(f.reader), request.dump(), "application/json");
+        };
+        json first = Body(plan_with({{"id", "acme-2026"}, {"version", 1}}));
+        REQUIRE(first["pricing_basis"] == "price_book");
+        CHECK(first["price_book"]["id"] == "acme-2026");
+        CHECK(first["price_book"]["version"] == 1);
+        CHECK(SpotPriceOf(first) == doctest::Approx(kSpotListUsdPerHour * (1 - 0.18)));
+        CHECK_FALSE(first["price_book"].contains("from_key_default"));
+        json latest = Body(plan_with({{"id", "acme-2026"}}));
+        REQUIRE(latest["pricing_basis"] == "price_book");
+        CHECK(latest["price_book"]["version"] == 2);
+        CHECK(SpotPriceOf(latest) == doctest::Approx(kSpotListUsdPerHour * (1 - 0.3)));
+
+        // An unknown version is the request's fault as an unknown id is, naming the member.
+        CheckProblem(plan_with({{"id", "acme-2026"}, {"version", 9}}), 422, "invalid_argument",
+                     "/price_book/version");
+        CheckProblem(plan_with({{"id", "acme-2026"}, {"version", 0}}), 422, "invalid_argument",
+                     "/price_book/version");
+        CheckProblem(plan_with({{"id", "acme-2026"}, {"version", "two"}}), 400, "malformed_request",
+                     "/price_book/version");
+        CheckProblem(plan_with({{"id", "nope"}, {"version", 1}}), 422, "invalid_argument",
+                     "/price_book/id");
+        CheckProblem(plan_with({{"id", "acme-2026"}, {"version", 1}, {"at", "x"}}), 400,
+                     "malformed_request", "/price_book/at");
+        json request = kSpotPlan;
+        request["price_book"] = {{"id", "acme-2026"}, {"version", 1}};
+        CheckProblem(c.Post("/v1/plans/spot", request.dump(), "application/json"), 401,
+                     "unauthenticated");
+
+        // A saved scenario naming version 1 keeps being priced with version 1.
+        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
+                            json{{"name", "v1"}, {"plan", "spot"}, {"request", request}}.dump(),
+                            "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const json scenario = Body(saved);
+        CHECK(scenario["saved_result"]["price_book"]["version"] == 1);
+        const std::string path = "/v1/scenarios/" + scenario["id"].get<std::string>() + "/evaluate";
+        const json evaluated = Body(c.Post(path.c_str(), "", "application/json"));
+        CHECK(evaluated["result"]["price_book"]["version"] == 1);
+        CHECK(evaluated["changed"] == false);
+    }
+
+    TEST_CASE("a team key's default book prices its plans; null opts out; it is not deleted") {
+        Fixture f;
+        auto c = f.server->Client();
+        StoreTwoVersions(f, c);
+        auto conn = f.db.Connect();
+        auto team = gpucost::storage::CreateApiKey(*conn, "read", "ml-team", "acme-2026");
+        REQUIRE(team.ok());
+        const std::string key = team.value().key;
+
+        const json plan = PlanOnceKeysRead(f, c, key, kSpotPlan, "price_book");
+        const json echo = plan.value("price_book", json::object());
+        CHECK(plan["pricing_basis"] == "price_book");
+        CHECK(echo.value("id", "") == "acme-2026");
+        CHECK(echo.value("version", 0) == 2);
+        CHECK(echo.value("from_key_default", false) == true);
+        if (echo.contains("prices")) {
+            CHECK(SpotPriceOf(plan) == doctest::Approx(kSpotListUsdPerHour * (1 - 0.3)));
+        }
+
+        // "price_book": null declines the default; a book named explicitly is not the default.
+        json at_list = kSpotPlan;
+        at_list["price_book"] = nullptr;
+        json listed =
+            Body(c.Post("/v1/plans/spot", f.Auth(key), at_list.dump(), "application/json"));
+        CHECK(listed["pricing_basis"] == "list");
+        CHECK_FALSE(listed.contains("price_book"));
+        json named = kSpotPlan;
+        named["price_book"] = {{"id", "acme-2026"}, {"version", 1}};
+        json explicit_plan =
+            Body(c.Post("/v1/plans/spot", f.Auth(key), named.dump(), "application/json"));
+        CHECK(explicit_plan["price_book"]["version"] == 1);
+        CHECK_FALSE(explicit_plan["price_book"].contains("from_key_default"));
+        // Other keys and no key plan at list prices.
+        CHECK(Body(c.Post("/v1/plans/spot", f.Auth(f.reader), kSpotPlan.dump(),
+                          "application/json"))["pricing_basis"] == "list");
+        CHECK(Body(c.Post("/v1/plans/spot", kSpotPlan.dump(),
+                          "application/json"))["pricing_basis"] == "list");
+
+        // The book cannot be deleted under the key; cleared, it can.
+        auto refused = c.Delete("/v1/price-books/acme-2026", f.Auth(f.admin));
+        CheckProblem(refused, 409, "failed_precondition", "id");
+        CHECK(Body(refused)["detail"].get<std::string>().find("ml-team") != std::string::npos);
+        CHECK(gpucost::storage::SetKeyPriceBook(*conn, team.value().prefix, "").ok());
+        CHECK(PlanOnceKeysRead(f, c, key, kSpotPlan, "list")["pricing_basis"] == "list");
+        auto deleted = c.Delete("/v1/price-books/acme-2026", f.Auth(f.admin));
+        REQUIRE(deleted);
+        CHECK(deleted->status == 204);
+
+        // Only live books become defaults; an unknown key is not found.
+        auto gone = gpucost::storage::SetKeyPriceBook(*conn, team.value().prefix, "acme-2026");
+        REQUIRE_FALSE(gone.ok());
+        CHECK(gone.error().field == "--price-book");
+        CHECK_FALSE(gpucost::storage::CreateApiKey(*conn, "read", "x", "nope").ok());
+        auto no_key = gpucost::storage::SetKeyPriceBook(*conn, "000000000000", "");
+        REQUIRE_FALSE(no_key.ok());
+        CHECK(no_key.error().code == gpucost::pricing::ErrorCode::kNotFound);
+    }
+
     TEST_CASE("a stored book is written by an admin, versioned, read by id and version") {
         Fixture f;
         auto c = f.server->Client();

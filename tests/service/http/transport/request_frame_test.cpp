@@ -149,4 +149,21 @@ TEST_SUITE("request_frame") {
         CHECK(FrameRequest(many, limits).status == 431);
         CHECK(FrameRequest(many + "\r\n", limits).status == 431);
     }
+
+    TEST_CASE("each bulk route has its own body limit; POST of another path has the default") {
+        FrameLimits limits;
+        limits.bulk_posts = {{"/v1/offerings", 1024 * 1024}, {"/v1/actuals", 8 * 1024 * 1024}};
+        CHECK(limits.BodyLimitFor("POST", "/v1/actuals") == 8 * 1024 * 1024);
+        CHECK(limits.BodyLimitFor("POST", "/v1/offerings") == 1024 * 1024);
+        CHECK(limits.BodyLimitFor("PUT", "/v1/actuals") == 65536);
+        CHECK(limits.BodyLimitFor("POST", "/v1/actuals/x") == 65536);
+        CHECK(limits.LargestBody() == 8 * 1024 * 1024);
+        const std::string head = "POST /v1/actuals?tag_key=team HTTP/1.1\r\nContent-Length: ";
+        RequestFrame fits = FrameRequest(head + "8388608\r\n\r\n", limits);
+        CHECK(fits.state == FrameState::kFramed);
+        RequestFrame over = FrameRequest(head + "8388609\r\n\r\n", limits);
+        CHECK(over.status == 413);
+        CHECK(FrameRequest("POST /v1/offerings HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n", limits)
+                  .status == 413);
+    }
 }
