@@ -541,7 +541,7 @@ async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMe
 // naming the scenario).
 async function planVsActual(api: ReturnType<typeof createClient<paths, JsonMedia>>) {
     const request = { model: { params_b: 7 }, tokens_b: 10, start_date: "2026-01-01",
-                      constraints: { providers: ["aws"], price_types: ["on_demand"] } };
+                      constraints: { providers: ["aws"], price_types: ["on_demand" as const] } };
     const saved = await api.POST("/v1/scenarios", {
         body: { name: "client run", plan: "training", request },
     });
