@@ -533,6 +533,7 @@ void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Re
     auto begun = BeginChange(deps, req, res);
     if (!begun) return;
     auto& [write, id] = *begun;
+    if (!RequireJsonBody(req, res)) return;
     auto body = ParseJsonBody(req.body);
     if (!body.ok()) return WriteProblem(res, req, body.error());
     JsonReader r(body.value(), "");

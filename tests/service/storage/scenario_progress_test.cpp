@@ -162,6 +162,10 @@ TEST_SUITE("scenario_progress") {
             c.Put(path, f.Auth(f.reader),
                   R"({"tokens_done_b": 1, "as_of": "2026-02-03", "eta": 1})", "application/json"),
             400, "malformed_request", "/eta");
+        auto text = c.Put(path, f.Auth(f.reader), R"({"tokens_done_b": 1, "as_of": "2026-02-03"})",
+                          "text/plain");
+        REQUIRE(text);
+        CHECK(text->status == 415);
         CheckProblem(c.Put("/v1/scenarios/999/progress", f.Auth(f.reader),
                            R"({"tokens_done_b": 1, "as_of": "2026-02-03"})", "application/json"),
                      404, "not_found", "id");
