@@ -1,8 +1,10 @@
 #include "pricing/price_book.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 
 namespace gpucost::pricing {
@@ -70,6 +72,24 @@ void ValidateRule(const PriceBookRule& r, const std::string& at, plan::FieldChec
     }
 }
 
+void ValidateOwned(const OwnedCapacity& c, const std::string& at, plan::FieldChecker& check) {
+    if (c.offering_id.empty()) {
+        check.Fail(at + "/offering_id", "owned capacity names the offering it reserves");
+    }
+    if (c.nodes < 1) check.Fail(at + "/nodes", "must be an integer >= 1 (instances owned)");
+    const auto start = plan::DaysFromIsoDate(c.start_date);
+    const auto end = plan::DaysFromIsoDate(c.end_date);
+    if (!start) check.Fail(at + "/start_date", "must be a date, YYYY-MM-DD (UTC)");
+    if (!end) {
+        check.Fail(at + "/end_date", "must be a date, YYYY-MM-DD (UTC; the day after the last)");
+    } else if (start && *end <= *start) {
+        check.Fail(at + "/end_date", "must be after start_date (it is exclusive)");
+    }
+    if (!std::isfinite(c.usd_per_hour) || c.usd_per_hour < 0) {
+        check.Fail(at + "/usd_per_hour", "must be a number >= 0 (per instance, as paid)");
+    }
+}
+
 AppliedPrice PriceOne(const PriceBook& book, const Offering& o) {
     AppliedPrice applied{o.price.usd_per_hour, o.price.usd_per_hour, std::nullopt};
     int best_narrowness = -1;
@@ -98,14 +118,63 @@ Status PriceBook::Validate(const std::string& pointer) const {
     plan::FieldChecker check;
     if (name.empty()) check.Fail(pointer + "/name", "a price book needs a name");
     if (version < 1) check.Fail(pointer + "/version", "must be an integer >= 1");
-    if (rules.empty() || rules.size() > kMaxPriceBookRules) {
-        check.Fail(pointer + "/rules",
-                   "must list 1 to " + std::to_string(kMaxPriceBookRules) + " rules");
+    if ((rules.empty() && owned_capacity.empty()) || rules.size() > kMaxPriceBookRules) {
+        check.Fail(pointer + "/rules", "must list 1 to " + std::to_string(kMaxPriceBookRules) +
+                                           " rules (none only beside owned_capacity)");
     }
     for (std::size_t i = 0; i < rules.size() && i < kMaxPriceBookRules; ++i) {
         ValidateRule(rules[i], pointer + "/rules/" + std::to_string(i), check);
     }
+    if (owned_capacity.size() > kMaxOwnedCapacity) {
+        check.Fail(pointer + "/owned_capacity",
+                   "must list at most " + std::to_string(kMaxOwnedCapacity) + " entries");
+    }
+    for (std::size_t i = 0; i < owned_capacity.size() && i < kMaxOwnedCapacity; ++i) {
+        ValidateOwned(owned_capacity[i], pointer + "/owned_capacity/" + std::to_string(i), check);
+    }
     return check.Done();
+}
+
+OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view offering_id,
+                    int nodes, double start_hour, double end_hour) {
+    struct Span {
+        double start_hour, end_hour;
+        const OwnedCapacity* entry;
+    };
+    if (end_hour <= start_hour || nodes < 1) return {};
+    std::vector<Span> spans;
+    std::vector<double> cuts = {start_hour, end_hour};
+    for (const OwnedCapacity& c : owned) {
+        if (IdKey(c.offering_id) != IdKey(offering_id)) continue;
+        const auto start = plan::DaysFromIsoDate(c.start_date);
+        const auto end = plan::DaysFromIsoDate(c.end_date);
+        if (!start || !end) continue;
+        Span s{static_cast<double>(*start) * kHoursPerDay, static_cast<double>(*end) * kHoursPerDay,
+               &c};
+        if (s.end_hour <= start_hour || s.start_hour >= end_hour) continue;
+        spans.push_back(s);
+        cuts.push_back(std::clamp(s.start_hour, start_hour, end_hour));
+        cuts.push_back(std::clamp(s.end_hour, start_hour, end_hour));
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    OwnedCover cover;
+    // Between two cuts the same entries are live: each gives instances until the run has all
+    // it needs.
+    for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+        const double a = cuts[k];
+        const double b = cuts[k + 1];
+        int wanted = nodes;
+        for (const Span& s : spans) {
+            if (wanted == 0) break;
+            if (s.start_hour > a || s.end_hour < b) continue;
+            const int taken = std::min(wanted, s.entry->nodes);
+            wanted -= taken;
+            cover.instance_hours += taken * (b - a);
+            cover.sunk_usd += taken * (b - a) * s.entry->usd_per_hour;
+        }
+    }
+    return cover;
 }
 
 bool RuleMatches(const PriceBookRule& r, const Offering& o) {
@@ -176,6 +245,16 @@ Assumptions PricedCatalog::BookAssumptions() const {
                            "request"});
         }
     }
+    for (std::size_t i = 0; i < book_.owned_capacity.size(); ++i) {
+        const OwnedCapacity& c = book_.owned_capacity[i];
+        out.push_back({"price_book.owned_capacity[" + std::to_string(i) + "].usd_per_hour",
+                       c.usd_per_hour, "usd_per_hour",
+                       "paid per instance for " + std::to_string(c.nodes) + " owned " +
+                           c.offering_id + " from " + c.start_date + " to " + c.end_date +
+                           " (exclusive), used or not: sunk, so plans use these hours first at "
+                           "no marginal cost",
+                       "request"});
+    }
     return out;
 }
 
@@ -188,6 +267,14 @@ Result<std::shared_ptr<const PricedCatalog>> ApplyPriceBook(std::shared_ptr<cons
             return MakeError(ErrorCode::kInvalidArgument,
                              "no offering with id '" + *r.offering_id + "' in the catalog",
                              "/price_book/rules/" + std::to_string(i) + "/offering_id");
+        }
+    }
+    for (std::size_t i = 0; i < book.owned_capacity.size(); ++i) {
+        const std::string& id = book.owned_capacity[i].offering_id;
+        if (!base->FindOffering(id).ok()) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "no offering with id '" + id + "' in the catalog",
+                             "/price_book/owned_capacity/" + std::to_string(i) + "/offering_id");
         }
     }
     std::vector<Offering> offerings = base->Offerings().Copy();

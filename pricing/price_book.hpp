@@ -25,6 +25,14 @@ namespace gpucost::pricing {
 inline constexpr double kMaxDiscountFraction = 1.0;
 // Rules in one book; a private rate card of a few hundred lines fits.
 inline constexpr std::size_t kMaxPriceBookRules = 1000;
+// Owned-capacity entries in one book: a company's live reservations of one provider run to
+// tens; judgement.
+inline constexpr std::size_t kMaxOwnedCapacity = 100;
+// Hours in a UTC day: owned capacity's dates are whole days.
+inline constexpr double kHoursPerDay = 24.0;
+// Uncovered hours below this are floating-point residue of subtracting hours counted from
+// 1970 (about 5e5 h), not time to pay for: 3.6 ms. Definition.
+inline constexpr double kOwnedHoursResidue = 1e-6;
 
 // One rule. Either a discount (`discount_fraction` in [0, 1)) on the offerings of `provider`,
 // narrowed by any of instance_family, accelerator, region and price_types; or a fixed rate
@@ -43,17 +51,47 @@ struct PriceBookRule {
     std::optional<double> usd_per_hour;
 };
 
+// Capacity already owned: a reservation or committed capacity of `nodes` instances of one
+// offering from `start_date` (first day, UTC) to `end_date` (exclusive), whose hours are paid
+// whether used or not at `usd_per_hour` per instance (the commitment's own rate, as paid).
+// Plans use it first at no marginal cost while it lasts (training plans; docs/billing.md).
+struct OwnedCapacity {
+    std::string offering_id;
+    int nodes = 0;
+    std::string start_date;  // YYYY-MM-DD
+    std::string end_date;    // YYYY-MM-DD, the day after the last day owned
+    double usd_per_hour = 0;
+};
+
+// What owned capacity covers of a run: instance-hours, and those hours at the commitments'
+// own rates (paid whether used or not: sunk, not marginal).
+struct OwnedCover {
+    double instance_hours = 0;
+    double sunk_usd = 0;
+};
+
+// The instance-hours of a run of `nodes` instances of `offering_id` over [start_hour,
+// end_hour) (hours since 1970-01-01 UTC) that the entries of `owned` for that offering cover:
+// at each moment at most `nodes` instances, taken from the entries in list order (so their
+// rates are charged in that order); entries of other offerings are ignored.
+OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view offering_id,
+                    int nodes, double start_hour, double end_hour);
+
 // A named, versioned set of rules. `id` is empty for an inline book.
 struct PriceBook {
     std::string name;
     std::string id;
     int version = 1;
     std::vector<PriceBookRule> rules;
+    std::vector<OwnedCapacity> owned_capacity;
 
-    // kInvalidArgument naming `<pointer>/name`, `<pointer>/rules/<i>/...`: a name; 1 to
-    // kMaxPriceBookRules rules; each rule either a discount with a provider (discount_fraction
-    // in [0, kMaxDiscountFraction)) or a fixed usd_per_hour > 0 with an offering_id and no
-    // narrowing fields; not both. Every failing field is listed.
+    // kInvalidArgument naming `<pointer>/name`, `<pointer>/rules/<i>/...`,
+    // `<pointer>/owned_capacity/<i>/...`: a name; up to kMaxPriceBookRules rules and up to
+    // kMaxOwnedCapacity owned entries, at least one of either; each rule either a discount
+    // with a provider (discount_fraction in [0, kMaxDiscountFraction)) or a fixed
+    // usd_per_hour > 0 with an offering_id and no narrowing fields; not both; each owned entry
+    // an offering_id, nodes >= 1, dates (YYYY-MM-DD) with end_date after start_date and
+    // usd_per_hour >= 0. Every failing field is listed.
     [[nodiscard]] Status Validate(const std::string& pointer = "/price_book") const;
 };
 
@@ -92,7 +130,8 @@ public:
     // One per rule that priced no offering: `/price_book/rules/<i>` and why.
     std::vector<FieldError> Warnings() const;
     // The rules as echoed constants: `price_book.rules[i].discount_fraction` (fraction) or
-    // `price_book.rules[i].usd_per_hour` (usd_per_hour), source "request".
+    // `price_book.rules[i].usd_per_hour` (usd_per_hour), and each owned entry's rate as
+    // `price_book.owned_capacity[i].usd_per_hour`, source "request".
     Assumptions BookAssumptions() const;
 
 private:
@@ -108,8 +147,9 @@ private:
 bool RuleMatches(const PriceBookRule& rule, const Offering& offering);
 
 // Validates `book` and applies it to every offering of `base`. Errors as PriceBook::Validate;
-// a fixed-rate rule naming an offering the catalog lacks is kInvalidArgument naming
-// `/price_book/rules/<i>/offering_id`.
+// a fixed-rate rule or an owned entry naming an offering the catalog lacks is
+// kInvalidArgument naming `/price_book/rules/<i>/offering_id` or
+// `/price_book/owned_capacity/<i>/offering_id`.
 [[nodiscard]] Result<std::shared_ptr<const PricedCatalog>> ApplyPriceBook(
     std::shared_ptr<const Catalog> base, PriceBook book);
 

@@ -52,7 +52,29 @@ struct PassContext {
     double kv_bpe = 2;  // KV cache
     bool fp8 = false;   // FP8 GEMMs: each input quantised by its own kernel
     int pp = 1;         // pipeline stages, each of tp accelerators
+    int ep = 1;         // expert-parallel ranks, each with its own sequences (tp = pp = 1)
 };
+
+// Ranks a replica's sequences are spread over: each expert-parallel rank runs its own
+// (data-parallel attention); 1 otherwise.
+double SequenceRanks(const PassContext& c) {
+    return std::max(1, c.ep);
+}
+
+// Sequences one rank holds when a replica runs `sequences`: an even share, and never less
+// than one sequence while there is any (the busiest rank sets the step).
+double PerRank(const PassContext& c, double sequences) {
+    return std::max(sequences / SequenceRanks(c), std::min(sequences, 1.0));
+}
+
+// Weight bytes one accelerator holds: under expert parallel the non-expert weights whole and
+// 1/ep of the routed experts; otherwise 1/(tp pp) of everything.
+double WeightBytesPerAccelerator(const PassContext& c) {
+    if (c.ep > 1) {
+        return (c.m.NonExpertParams() + c.m.RoutedExpertParams() / c.ep) * c.bpe;
+    }
+    return c.m.params * c.bpe / c.tp / c.pp;
+}
 
 // Micro-batches `running` sequences are split in across the pipeline: one per stage, never
 // less than one sequence each (one sequence is one micro-batch on every stage in turn).
@@ -126,7 +148,11 @@ OpTime MlpTime(const PassContext& c, double M, double ffn, double routed, double
     const double mult = c.m.gated_mlp ? 3.0 : 2.0;
     const double per_expert = mult * h * ffn / t;
     const double used = top_k + shared;
-    const double touched = TouchedExperts(routed, top_k, M) + shared;
+    // Under expert parallel a rank holds 1/ep of the routed experts and receives its share of
+    // the tokens of every rank (M top_k routed tokens when balanced): it reads the experts of
+    // its own that the replica's ep M tokens touch.
+    const double ranks = routed > 1 && c.ep > 1 ? c.ep : 1.0;
+    const double touched = TouchedExperts(routed, top_k, M * ranks) / ranks + shared;
     const double flops = 2.0 * M * used * per_expert;
     const double bytes = (touched * per_expert + M * used * (h + mult * ffn / t)) * c.bpe;
     return CustomTime(c.dev, flops, bytes);
@@ -189,6 +215,11 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
             m.expert_ffn_hidden_size > 0 ? m.expert_ffn_hidden_size : m.ffn_hidden_size;
         PassCost one;
         Add(one, MlpTime(c, M, ffn, m.experts, m.experts_per_token, m.shared_experts));
+        // Dispatch and combine are communication: counted with the memory side, as TP's
+        // all-reduce is.
+        const double a2a = ExpertDispatchCombineSeconds(m, c.links, c.ep, M, c.fp8);
+        one.seconds += a2a;
+        one.memory_s += a2a;
         Add(total, one, moe_layers);
     }
     if (sampled > 0) {
@@ -338,16 +369,25 @@ public:
             large ? kLargeDeviceMaxNumBatchedTokens : kSmallDeviceMaxNumBatchedTokens;
         const ResolvedModel& m = c.m;
         usable_gb_ = capacity_gb * kServingGpuMemoryUtilization;
-        weights_gb_ = m.params * c.bpe / c.tp / c.pp / kGb;
+        weights_gb_ = WeightBytesPerAccelerator(c) / kGb;
         overhead_gb_ = overhead_gb;
         const double act_per_token = (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / c.tp) * c.bpe;
         step_activations_gb_ = max_num_batched_tokens_ * act_per_token / kGb;
         kv_budget_gb_ = usable_gb_ - weights_gb_ - overhead_gb_ - step_activations_gb_;
         kv_per_seq_gb_ = KvBytesPerSequence(m, c.tp, c.kv_bpe, in_ + out_ / 2.0) / c.pp / kGb;
-        kv_limit_ = kv_budget_gb_ > 0
-                        ? static_cast<int>(std::min(std::floor(kv_budget_gb_ / kv_per_seq_gb_),
-                                                    static_cast<double>(kMaxBatchSize)))
-                        : 0;
+        // Each expert-parallel rank is an engine of its own (its scheduler, KV cache and
+        // step budget), decoding at most kExpertParallelMaxSequencesPerRank: the replica's
+        // limits are a rank's times the ranks.
+        ranks_ = static_cast<int>(SequenceRanks(c));
+        if (ranks_ > 1) {
+            max_num_seqs_ = std::min(max_num_seqs_, kExpertParallelMaxSequencesPerRank);
+        }
+        const double per_rank_limit = kv_budget_gb_ > 0
+                                          ? std::min(std::floor(kv_budget_gb_ / kv_per_seq_gb_),
+                                                     static_cast<double>(kMaxBatchSize) / ranks_)
+                                          : 0;
+        kv_limit_ = static_cast<int>(per_rank_limit) * ranks_;
+        max_num_seqs_ *= ranks_;
         running_limit_ = std::min(kv_limit_, max_num_seqs_);
     }
 
@@ -376,7 +416,11 @@ public:
         p.kv_cache_bound = queued > 0 && kv_limit_ <= max_num_seqs_;
         // A new prompt runs in chunks of the budget the running sequences leave; a sequence
         // holds its slot for those chunk steps and its output - 1 decode steps.
-        const double chunk = std::max(1.0, std::min(in_, max_num_batched_tokens_ - running));
+        // Prompt chunks are per rank (each rank's engine has its own step budget); `chunk` is
+        // one rank's, `replica_chunk` the tokens of one chunk on every rank.
+        const double chunk =
+            std::max(1.0, std::min(in_, max_num_batched_tokens_ - running / ranks_));
+        const double replica_chunk = chunk * ranks_;
         const double chunks = std::ceil(in_ / chunk);
         const double life_steps = chunks + out_ - 1.0;
         // The decode steps also carry the prompts of the other running sequences, spread
@@ -387,14 +431,14 @@ public:
         // The two kinds are timed apart, weighted by how often each occurs: a step's time is
         // not linear in its tokens (an MoE step reads the experts its tokens touch, nearly all
         // with a chunk in, a few without; a dense step turns compute bound).
-        const double chunk_share = std::min(1.0, p.prefill_tokens_per_step / chunk);
+        const double chunk_share = std::min(1.0, p.prefill_tokens_per_step / replica_chunk);
         const double step =
             chunk_share > 0
                 ? chunk_share * StepSeconds(running, p.prefill_tokens_per_step / chunk_share) +
                       (1.0 - chunk_share) * StepSeconds(running, 0)
                 : StepSeconds(running, 0);
         // It waits on average half a step before its first chunk.
-        const double first_token = 0.5 * step + chunks * StepSeconds(running, chunk);
+        const double first_token = 0.5 * step + chunks * StepSeconds(running, replica_chunk);
         const double service = first_token + (out_ - 1.0) * step;
         p.inter_token_latency_ms = step * 1e3;
         // Little's law on the running slots: each is busy for one request's service time.
@@ -455,7 +499,10 @@ private:
     // tokens (their attention as that share of whole causal prompts); weights read once.
     // Over pipeline stages, each micro-batch's share passes all layers and the hops while the
     // other micro-batches keep the other stages busy: a sequence's step is its micro-batch's.
+    // Under expert parallel each rank runs its share of both (PerRank).
     double StepSeconds(double running, double prefill) const {
+        prefill /= SequenceRanks(c_);
+        running = PerRank(c_, running);
         const double micro_batches = MicroBatches(c_, running);
         running /= micro_batches;
         prefill /= micro_batches;
@@ -472,6 +519,7 @@ private:
     double in_;
     double out_;
     double step_overhead_s_;
+    int ranks_ = 1;
     int max_num_seqs_ = 0;
     int max_num_batched_tokens_ = 0;
     double usable_gb_ = 0;
@@ -554,6 +602,52 @@ void EchoPipelineConstants(Assumptions& echo) {
                     "send/recv and the next stage's launch), pp - 1 per decode step",
                     "judgement: nccl-tests sendrecv_perf small messages over InfiniBand/EFA "
                     "10-30 us end to end"});
+}
+
+void EchoExpertParallelConstants(Assumptions& echo) {
+    echo.push_back({"expert_dispatch_fp8_bytes_per_element", kExpertDispatchFp8BytesPerElement,
+                    "bytes",
+                    "hidden-state bytes per element a token's dispatch to an expert's rank sends "
+                    "when the model runs in FP8 (one FP32 scale per 128 channels); BF16 (" +
+                        Fixed1(kExpertDispatchBytesPerElement) + ") otherwise",
+                    "DeepEP README: FP8 dispatching, BF16 combining (DeepSeek-V3 setting)"});
+    echo.push_back({"expert_combine_bytes_per_element", kExpertCombineBytesPerElement, "bytes",
+                    "bytes per element of an expert's output sent back to the token's rank",
+                    "DeepEP README: BF16 combining"});
+    echo.push_back({"expert_all_to_all_fixed_s", kExpertAllToAllFixedS, "s",
+                    "fixed cost of one dispatch or combine per MoE layer besides its bytes "
+                    "(launch, RDMA round, synchronisation)",
+                    "calibrated: DeepEP low-latency kernels on H800 + 400 Gb/s CX7 "
+                    "(docs/legacy.md, 128 tokens/rank) leave 41-57 us beyond the bytes at "
+                    "EP16-EP128"});
+    echo.push_back({"expert_parallel_max_sequences_per_rank",
+                    static_cast<double>(kExpertParallelMaxSequencesPerRank), "sequences",
+                    "most sequences one expert-parallel rank decodes per step (each rank runs "
+                    "attention data parallel on its own sequences)",
+                    "DeepEP README: low-latency decode batch per rank under 256; SGLang EP "
+                    "decode 128-256 tokens per rank"});
+}
+
+double ExpertDispatchCombineSeconds(const ResolvedModel& m, const ClusterLinks& links, int ep,
+                                    double tokens_per_rank, bool fp8) {
+    if (ep <= 1 || !m.IsMoe()) return 0;
+    const int per_node = std::min(ep, std::max(1, links.accelerators_per_node));
+    const Link& near = links.GroupLink(per_node);
+    const Link& far = links.GroupLink(ep);
+    // Destinations are spread evenly over the ranks: (ep - per_node) / ep of a rank's routed
+    // copies leave its node, (per_node - 1) / ep stay in it, 1 / ep stay on it.
+    const double far_share = static_cast<double>(ep - per_node) / ep;
+    const double near_share = static_cast<double>(per_node - 1) / ep;
+    const double copies = tokens_per_rank * m.experts_per_token * m.hidden_size;
+    auto operation = [&](double bytes_per_element) {
+        const double bytes = copies * bytes_per_element;
+        const double seconds = &far == &near ? (far_share + near_share) * bytes / far.bytes_per_s
+                                             : std::max(far_share * bytes / far.bytes_per_s,
+                                                        near_share * bytes / near.bytes_per_s);
+        return seconds + kExpertAllToAllFixedS;
+    };
+    return operation(fp8 ? kExpertDispatchFp8BytesPerElement : kExpertDispatchBytesPerElement) +
+           operation(kExpertCombineBytesPerElement);
 }
 
 double ExpectedTouchedExperts(double experts, double top_k, double tokens) {
@@ -688,6 +782,31 @@ Result<int> TensorParallelDegree(const InferenceRequest& req, const ResolvedMode
     return tp;
 }
 
+// The expert-parallel ranks of a replica: 1 without `expert_parallel`; else a degree of at
+// least 2 dividing the accelerators, of a MoE model with at least as many routed experts,
+// without tensor or pipeline parallel (attention runs data parallel on every rank).
+Result<int> ExpertParallelDegree(const InferenceRequest& req, const ResolvedModel& m, int n) {
+    if (!req.expert_parallel) return 1;
+    const int ep = *req.expert_parallel;
+    auto fail = [](const std::string& message) {
+        return MakeError(ErrorCode::kInvalidArgument, message, "/expert_parallel");
+    };
+    if (!m.IsMoe()) {
+        return fail("expert_parallel needs a mixture-of-experts model (experts > 1)");
+    }
+    if (ep < 2 || ep > m.experts || n % ep != 0) {
+        return fail("expert_parallel must be between 2 and the model's experts (" +
+                    std::to_string(m.experts) + ") and divide hardware.total_accelerators (" +
+                    std::to_string(n) + ")");
+    }
+    if (req.tensor_parallel.value_or(1) != 1 || req.pipeline_parallel.value_or(1) != 1) {
+        return fail(
+            "expert_parallel runs attention data parallel on every rank: leave "
+            "tensor_parallel and pipeline_parallel unset (or 1)");
+    }
+    return ep;
+}
+
 }  // namespace
 
 Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
@@ -699,7 +818,13 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
         return s.error();
     }
     const int pp = req.pipeline_parallel.value_or(1);
-    auto degree = TensorParallelDegree(req, m, cluster.accelerator_count, pp);
+    auto experts = ExpertParallelDegree(req, m, cluster.accelerator_count);
+    if (!experts.ok()) {
+        return experts.error();
+    }
+    const int ep = experts.value();
+    auto degree =
+        ep > 1 ? Result<int>(1) : TensorParallelDegree(req, m, cluster.accelerator_count, pp);
     if (!degree.ok()) {
         return degree.error();
     }
@@ -719,18 +844,21 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
                           BytesPerElement(req.precision),
                           BytesPerElement(kv_precision),
                           req.precision == Precision::kFp8,
-                          pp};
+                          pp,
+                          ep};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;
     const double in = req.input_tokens, out_tokens = req.output_tokens;
 
     // Over pipeline stages the prompts pass all layers and the hops; each decode step is one
-    // micro-batch's pass (the others fill the other stages meanwhile).
-    PassCost prefill = ForwardPass(ctx, batch, in, in, true);
-    prefill.seconds += PipelineHopSeconds(ctx, batch * in);
+    // micro-batch's pass (the others fill the other stages meanwhile). Expert-parallel ranks
+    // each run their share of the batch.
+    const double rank_batch = PerRank(ctx, batch);
+    PassCost prefill = ForwardPass(ctx, rank_batch, in, in, true);
+    prefill.seconds += PipelineHopSeconds(ctx, rank_batch * in);
     double mean_context = in + out_tokens / 2.0;
-    const double micro_batch = batch / MicroBatches(ctx, batch);
+    const double micro_batch = rank_batch / MicroBatches(ctx, rank_batch);
     PassCost decode = ForwardPass(ctx, micro_batch, 1, mean_context, false);
     decode.seconds += PipelineHopSeconds(ctx, micro_batch) + step_overhead;
 
@@ -738,23 +866,24 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     e.model = m;
     e.tensor_parallel = tp;
     e.pipeline_parallel = pp;
-    e.replicas = cluster.accelerator_count / (tp * pp);
+    e.expert_parallel = ep;
+    e.replicas = cluster.accelerator_count / (tp * pp * ep);
     e.time_to_first_token_ms = prefill.seconds * 1e3;
     e.inter_token_latency_ms = decode.seconds * 1e3;
     double total_s = prefill.seconds + (out_tokens - 1.0) * decode.seconds;
     e.request_latency_ms = total_s * 1e3;
     e.output_tokens_per_second = batch * out_tokens / total_s;
-    e.output_tokens_per_second_per_accelerator = e.output_tokens_per_second / (tp * pp);
+    e.output_tokens_per_second_per_accelerator = e.output_tokens_per_second / (tp * pp * ep);
     e.prefill_tokens_per_second = batch * in / prefill.seconds;
     e.prefill_bound = prefill.compute_s >= prefill.memory_s ? "compute" : "memory";
     e.decode_bound = decode.compute_s >= decode.memory_s ? "compute" : "memory";
 
     const double kv_per_seq = KvBytesPerSequence(m, tp, ctx.kv_bpe, in + out_tokens) / pp;
     const double act_per_seq = in * (4.0 * m.hidden_size + 3.0 * m.ffn_hidden_size / tp) * ctx.bpe;
-    e.weights_gb_per_accelerator = m.params * ctx.bpe / tp / pp / kGb;
-    e.kv_cache_gb_per_accelerator = kv_per_seq * batch / kGb;
+    e.weights_gb_per_accelerator = WeightBytesPerAccelerator(ctx) / kGb;
+    e.kv_cache_gb_per_accelerator = kv_per_seq * rank_batch / kGb;
     e.memory_per_accelerator_gb = e.weights_gb_per_accelerator + e.kv_cache_gb_per_accelerator +
-                                  act_per_seq * batch / kGb + overhead_gb;
+                                  act_per_seq * rank_batch / kGb + overhead_gb;
     e.memory_capacity_gb = cluster.accelerator.memory_gb;
     // The share of memory a serving engine may use, as `serving` counts it: a model that fits
     // the whole device but not the engine's share does not serve.
@@ -762,9 +891,10 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     e.fits_in_memory = e.memory_per_accelerator_gb <= usable_gb;
     double free_gb = usable_gb - e.weights_gb_per_accelerator - overhead_gb;
     double per_seq_gb = (kv_per_seq + act_per_seq) / kGb;
-    e.max_batch_size = free_gb > 0 ? static_cast<int>(std::min(std::floor(free_gb / per_seq_gb),
-                                                               static_cast<double>(kMaxBatchSize)))
-                                   : 0;
+    e.max_batch_size = free_gb > 0
+                           ? static_cast<int>(std::min(std::floor(free_gb / per_seq_gb) * ep,
+                                                       static_cast<double>(kMaxBatchSize)))
+                           : 0;
 
     if (auto w =
             ContextWarning(m, in + out_tokens, "/input_tokens", "input_tokens + output_tokens")) {
@@ -776,6 +906,9 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     EchoLayerFixedCosts(m, ctx.fp8, e.assumptions);
     if (pp > 1) {
         EchoPipelineConstants(e.assumptions);
+    }
+    if (ep > 1) {
+        EchoExpertParallelConstants(e.assumptions);
     }
     e.assumptions.push_back({"gpu_memory_utilization", kServingGpuMemoryUtilization, "fraction",
                              "share of device memory the engine may use for weights, activations "

@@ -8,6 +8,7 @@
 #include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 #include "pricing/estimate/cluster.hpp"
+#include "pricing/estimate/collectives.hpp"
 #include "pricing/estimate/model.hpp"
 #include "pricing/estimate/roofline.hpp"
 
@@ -31,6 +32,14 @@ struct InferenceRequest {
     // stages, so a decode step is one pass of a micro-batch over all layers plus pp - 1
     // activation hops between stages over cluster.scale_out (PipelineHopSeconds).
     std::optional<int> pipeline_parallel;
+    // Expert-parallel ranks of one replica (MoE models only; without tensor or pipeline
+    // parallel): the replica is `expert_parallel` accelerators, possibly over several nodes.
+    // Attention, dense MLPs, shared experts and logits run data parallel, each accelerator on
+    // its own sequences with the whole of those weights (SGLang's DP attention, vLLM's data
+    // parallel deployment); the routed experts are spread over all ranks, and every MoE layer
+    // dispatches each token to its top-k experts' ranks and combines their outputs back
+    // (ExpertDispatchCombineSeconds), as DeepSeek's and SGLang's large-scale EP serving does.
+    std::optional<int> expert_parallel;
     EfficiencyOverrides efficiency;
     // Fixed cost per decode step (sampling, scheduling), seconds. Default 0.
     std::optional<double> step_overhead_s;
@@ -92,6 +101,7 @@ struct InferenceEstimate {
     int max_batch_size = 0;  // largest batch whose KV cache fits at input+output tokens
     int tensor_parallel = 1;
     int pipeline_parallel = 1;
+    int expert_parallel = 1;  // ranks the routed experts are spread over (1: split by tp)
     int replicas = 1;
     std::optional<ServingEstimate> serving;
     // About the request rather than the model's inputs (those are model.warnings): a context
@@ -163,6 +173,30 @@ inline constexpr double kPipelineTensorsPerHop = 2.0;  // hidden_states and resi
 inline constexpr double kPipelineStageHandoffS = 30e-6;
 inline constexpr int kMaxPipelineParallel = 64;
 
+// Expert parallel across instances (InferenceRequest::expert_parallel). Each MoE layer sends
+// every token's hidden state to the ranks of its top-k experts (dispatch) and their outputs
+// back (combine): DeepEP sends the dispatch in FP8 with one FP32 scale per 128 channels when
+// the model runs in FP8 (1 + 4/128 bytes per element; else BF16) and the combine in BF16
+// (DeepEP README: "FP8 dispatching and BF16 combining", as DeepSeek-V3 serves). Tokens are
+// spread evenly over the experts (EPLB's goal; imbalance is not modelled), so a rank sends
+// (ranks off its node) / ranks of its top-k copies over its share of the node's network and
+// the rest over the scale-up link.
+inline constexpr double kExpertDispatchFp8BytesPerElement = 1.0 + 4.0 / 128.0;
+inline constexpr double kExpertDispatchBytesPerElement = 2.0;  // BF16 for other precisions
+inline constexpr double kExpertCombineBytesPerElement = 2.0;
+// Fixed cost of one dispatch or one combine besides its bytes: kernel launch, the RDMA
+// round's latency and the receivers' synchronisation. Calibrated on DeepEP's low-latency
+// kernels on H800 with one 400 Gb/s CX7 NIC per GPU (docs/legacy.md, 128 tokens per rank,
+// hidden 7168, top-8): at EP16/32/64/128 the off-node bytes over 50 GB/s leave 41-57 us of
+// each measured dispatch and combine (94 us of EP128's combine); e.g. EP128 dispatch: 192 us
+// measured for 7.1 MB off-node, 142 us of transfer.
+inline constexpr double kExpertAllToAllFixedS = 50e-6;
+// Most sequences one expert-parallel rank decodes per step: DeepEP's low-latency buffer is
+// sized for the decode batch per rank and its README recommends under 256 ("the actual batch
+// size in the decoding engine should be less than 256"); SGLang's EP decode runs 128-256
+// (SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK).
+inline constexpr int kExpertParallelMaxSequencesPerRank = 256;
+
 // Engine defaults of vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
 // EngineArgs.get_batch_defaults and --gpu-memory-utilization): devices with at least 70 GiB
 // that are not A100 get a step budget of 8192 tokens and 1024 sequences, others 2048 and 256;
@@ -192,6 +226,15 @@ inline constexpr double kMaxServingRequestsPerSecond = 1e6;
 // The pipeline's constants (kPipeline*), for the assumptions of an estimate or plan that
 // uses pipeline stages.
 void EchoPipelineConstants(Assumptions& echo);
+// The expert-parallel constants (kExpert*), likewise.
+void EchoExpertParallelConstants(Assumptions& echo);
+
+// Seconds of one MoE layer's dispatch and combine on one of `expert_parallel` ranks holding
+// `tokens_per_rank` tokens (each sent to experts_per_token experts): the bytes leaving the node
+// over its network share and those staying in it over the scale-up link, at the same time,
+// plus kExpertAllToAllFixedS per operation. `fp8`: FP8 dispatch. 0 when expert_parallel <= 1.
+double ExpertDispatchCombineSeconds(const ResolvedModel& model, const ClusterLinks& links,
+                                    int expert_parallel, double tokens_per_rank, bool fp8);
 
 // Expected number of distinct experts that `tokens` tokens touch when each picks `top_k` of
 // `experts` uniformly: E (1 - (1 - k/E)^tokens) (E when k >= E). A decode step reads only

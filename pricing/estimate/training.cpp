@@ -24,6 +24,15 @@ constexpr double kAttentionBackwardRatio = 2.5;
 constexpr double kElementwiseHiddenElements = 10.0;
 // Backward element-wise traffic relative to forward.
 constexpr double kBackwardElementwiseRatio = 2.0;
+// GEMMs below 16 bits (FP8 training as Transformer Engine runs it): each operand that arrives
+// in 16 bits is quantised by a pass that reads it and writes two low-precision copies, the
+// row-wise one and its transpose, because Hopper's FP8 tensor cores take only the TN layout and
+// the backward GEMMs need the other orientation (Transformer Engine docs, "Performance
+// considerations: handling transposes"; nvte_cast_transpose writes both). The per-tensor amax
+// that scaling needs is reduced inside that pass. Forward: the input of every such GEMM;
+// backward: the output gradient. The weights are cast once per step (FP8 weight caching
+// across micro-batches).
+constexpr double kLowPrecisionCopiesPerOperand = 2.0;
 // Adam step: reads fp32 master, m, v and the gradient, writes the three and the 16-bit weight.
 constexpr double kOptimizerBytesPerParam = 28.0;
 // Adam state: fp32 master copy + two fp32 moments (mixed precision); 8 when training in fp32.
@@ -74,7 +83,12 @@ struct Ctx {
     ClusterLinks links;
     int count = 1;
     double capacity_gb = 0;
-    double gemm_bpe = 2;    // operand bytes of GEMMs at the compute precision
+    double gemm_bpe = 2;  // operand bytes of GEMMs at the compute precision
+    // GEMMs below 16 bits (fp8, int8, fp4): their operands are quantised by extra passes, and
+    // the attention core stays in BF16 on `bf16_dev` (FP8 recipes keep it there: Transformer
+    // Engine's FP8 attention is opt-in). Otherwise `bf16_dev` is `dev`.
+    bool low_precision_gemms = false;
+    DeviceModel bf16_dev;
     double act_bpe = 2;     // stored activations, communication
     double weight_bpe = 2;  // trainable weights and gradients
     double adam_bytes = 12;
@@ -110,6 +124,10 @@ struct LayerCost {
     double attention_flops = 0;  // non-causal count (MFU convention)
     double adapter_flops = 0;
     double tp_comm_s = 0;  // two collectives of one forward pass
+    // Quantising the operands of GEMMs below 16 bits: the inputs in the forward pass, the
+    // output gradients in the backward pass (0 at 16 bits and above).
+    double quantize_forward_s = 0;
+    double quantize_backward_s = 0;
     // Logits, loss and embedding of one micro-batch (last/first stage), forward + backward.
     double head_compute_s = 0;
     double head_memory_s = 0;
@@ -123,7 +141,7 @@ LayerCost Blend(const LayerCost& a, double wa, const LayerCost& b, double wb) {
          {&LayerCost::gemm_compute_s, &LayerCost::gemm_memory_s, &LayerCost::attention_s,
           &LayerCost::elementwise_s, &LayerCost::adapter_compute_s, &LayerCost::adapter_memory_s,
           &LayerCost::gemm_flops, &LayerCost::attention_flops, &LayerCost::adapter_flops,
-          &LayerCost::tp_comm_s}) {
+          &LayerCost::tp_comm_s, &LayerCost::quantize_forward_s, &LayerCost::quantize_backward_s}) {
         mix(f);
     }
     return r;  // the head is the same in both
@@ -215,10 +233,23 @@ Adapters MakeAdapters(const ResolvedModel& m, int rank, std::vector<std::string>
     return a;
 }
 
+// Bytes of one quantisation pass over `elements` 16-bit elements: read them, write the
+// low-precision copy and its transpose.
+double QuantizeBytes(const Ctx& c, double elements) {
+    return elements * (c.act_bpe + kLowPrecisionCopiesPerOperand * c.gemm_bpe);
+}
+
+// A GEMM of a block weight: `m` tokens by `n` outputs over `k` inputs.
 void AddGemm(const Ctx& c, LayerCost& lc, double m, double n, double k) {
     OpTime t = GemmTime(c.dev, m, n, k, c.gemm_bpe);
     (t.bound == Bound::kCompute ? lc.gemm_compute_s : lc.gemm_memory_s) += t.seconds;
     lc.gemm_flops += t.flops;
+    if (c.low_precision_gemms) {
+        // One kernel each: the input (m x k) before the forward GEMM, the output gradient
+        // (m x n) before the backward ones.
+        lc.quantize_forward_s += MemoryTime(c.dev, QuantizeBytes(c, m * k)).seconds;
+        lc.quantize_backward_s += MemoryTime(c.dev, QuantizeBytes(c, m * n)).seconds;
+    }
 }
 
 void AddAdapter(const Ctx& c, LayerCost& lc, double tokens, double in, double out, double tp) {
@@ -275,14 +306,14 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
     double attn_flops = 2.0 * T * m.AttentionContextTokens() * (score_w + value_w) / t;
     double attn_bytes = T * (2 * q_width + 2 * kv_width) / t * c.act_bpe;
     if (c.flash) {
-        OpTime a = AttentionTime(c.dev, attn_flops, kCausalWorkFraction, attn_bytes);
+        OpTime a = AttentionTime(c.bf16_dev, attn_flops, kCausalWorkFraction, attn_bytes);
         lc.attention_s = a.seconds;
     } else {
         // Two batched GEMMs over all scores, then memory-bound softmax, mask and dropout.
         const double heads = static_cast<double>(m.attention_heads) / t;
         const double scores = static_cast<double>(b) * heads * m.seq_len * m.seq_len;
-        OpTime qk = CustomTime(c.dev, attn_flops / 2.0, attn_bytes / 2.0 + scores * c.act_bpe);
-        OpTime av = CustomTime(c.dev, attn_flops / 2.0, attn_bytes / 2.0 + scores * c.act_bpe);
+        OpTime qk = CustomTime(c.bf16_dev, attn_flops / 2.0, attn_bytes / 2.0 + scores * c.act_bpe);
+        OpTime av = CustomTime(c.bf16_dev, attn_flops / 2.0, attn_bytes / 2.0 + scores * c.act_bpe);
         OpTime sm = MemoryTime(c.dev, scores * (kScoreBytesPerElementForward - 2.0 * c.act_bpe));
         lc.attention_s = qk.seconds + av.seconds + sm.seconds;
     }
@@ -297,6 +328,11 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
         lc.tp_comm_s = 2.0 * RingAllReduceSeconds(T * h * c.act_bpe, tp, TensorLink(c, tp));
     }
     // Output head (logits) + loss + embedding: forward and the backward GEMMs.
+    // Timed at the run's GEMM precision although FP8 recipes keep the head in BF16
+    // (Megatron-Core's output layer is no Transformer Engine module; DeepSeek-V3, arXiv
+    // 2412.19437 Sec. 3.3.1): on a pipeline the head's stage would then outweigh the others
+    // under the fixed end-stage split (SplitShape::head_stage_layers), which published runs
+    // balance; docs/estimator.md (FP8) gives the figures.
     OpTime logits = GemmTime(c.dev, T, m.vocab_size / t, h, c.gemm_bpe);
     double head_mem = MemoryTime(c.dev, T * m.vocab_size / t * kCrossEntropyBytesPerLogit).seconds +
                       MemoryTime(c.dev, 2.0 * T * h * c.act_bpe).seconds;
@@ -637,11 +673,12 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         dequant_s = MemoryTime(c.dev, block_params * (c.frozen_weight_bpe + c.weight_bpe)).seconds;
     }
     double fwd_c = lc.gemm_compute_s + lc.attention_s + lc.adapter_compute_s;
-    double fwd_m = lc.gemm_memory_s + lc.elementwise_s + lc.adapter_memory_s + dequant_s;
+    double fwd_m = lc.gemm_memory_s + lc.elementwise_s + lc.adapter_memory_s + dequant_s +
+                   lc.quantize_forward_s;
     double bwd_c = gb * lc.gemm_compute_s + kAttentionBackwardRatio * lc.attention_s +
                    2.0 * lc.adapter_compute_s;
     double bwd_m = gb * lc.gemm_memory_s + kBackwardElementwiseRatio * lc.elementwise_s +
-                   2.0 * lc.adapter_memory_s + dequant_s;
+                   2.0 * lc.adapter_memory_s + dequant_s + lc.quantize_backward_s;
     double rc_c = 0, rc_m = 0, rc_flops = 0;
     double comm_passes = 2.0;  // forward and backward
     if (l.recompute == Recompute::kFull) {
@@ -722,10 +759,16 @@ DataParallelTraffic DataParallelTrafficOf(const Ctx& c, const ParallelLayout& l,
     return {comm, window};
 }
 
-// The optimizer step's own time (Adam over the local trainable parameters).
+// The optimizer step's own time (Adam over the local trainable parameters), with GEMMs below
+// 16 bits the once-per-step quantisation of the weights this accelerator's layers use (kept
+// across the step's micro-batches: Transformer Engine's FP8 weight caching).
 double OptimizerSeconds(const Ctx& c, const ParallelLayout& l) {
     double opt_params = PerAccelerator(Trainable(c), l, l.zero_stage >= 1);
-    return MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
+    double seconds = MemoryTime(c.dev, opt_params * kOptimizerBytesPerParam).seconds;
+    if (c.low_precision_gemms) {
+        seconds += MemoryTime(c.dev, QuantizeBytes(c, PerAccelerator(c.split, l, false))).seconds;
+    }
+    return seconds;
 }
 
 // The step of layout `l` from its micro-batch stage `st`, its data-parallel traffic and its
@@ -1000,6 +1043,11 @@ Result<std::vector<std::string>> ResolveLoraTargets(const TrainingRequest& req) 
     return out;
 }
 
+// GEMM precisions below 16 bits, whose operands a training step quantises from 16 bits.
+bool IsBelow16Bits(Precision p) {
+    return p == Precision::kFp8 || p == Precision::kInt8 || p == Precision::kFp4;
+}
+
 // ---- Step 2: model, device, links and the constants of this run ----
 Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
                         const ResolvedModel& model) {
@@ -1011,6 +1059,15 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     Ctx c(model);
     c.split = SplitParams(c.m);
     c.dev = device.value();
+    c.bf16_dev = c.dev;
+    c.low_precision_gemms = IsBelow16Bits(req.precision);
+    if (c.low_precision_gemms) {
+        // The BF16 side of an FP8 run; its own constants are those echoed for the run, only
+        // its peak differs (echoed as attention_peak_tflops).
+        auto bf16 = MakeDeviceModel(cluster.accelerator, Precision::kBf16, req.efficiency,
+                                    "/precision", false);
+        if (bf16.ok()) c.bf16_dev = bf16.value();
+    }
     c.links = MakeClusterLinks(cluster, c.dev, req.with_assumptions);
     c.count = cluster.accelerator_count;
     c.capacity_gb = cluster.accelerator.memory_gb;
@@ -1317,13 +1374,26 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
     }
 }
 
-// Every figure of the device model the roofline functions read; devices with the same
-// figures give the same layer costs.
-using RooflineFigures = std::array<double, 8>;
-RooflineFigures RooflineFiguresOf(const DeviceModel& d) {
-    return {d.peak_flops,           d.memory_bytes_per_s,  d.gemm_max_efficiency,
-            d.gemm_half_flops,      d.gemm_curve_exponent, d.memory_max_efficiency,
-            d.attention_efficiency, d.kernel_overhead_s};
+// Every figure of the device models the roofline functions read (the run's and its BF16
+// side, Ctx::bf16_dev); contexts with the same figures give the same layer costs.
+using RooflineFigures = std::array<double, 16>;
+RooflineFigures RooflineFiguresOf(const DeviceModel& d, const DeviceModel& bf16) {
+    return {d.peak_flops,
+            d.memory_bytes_per_s,
+            d.gemm_max_efficiency,
+            d.gemm_half_flops,
+            d.gemm_curve_exponent,
+            d.memory_max_efficiency,
+            d.attention_efficiency,
+            d.kernel_overhead_s,
+            bf16.peak_flops,
+            bf16.memory_bytes_per_s,
+            bf16.gemm_max_efficiency,
+            bf16.gemm_half_flops,
+            bf16.gemm_curve_exponent,
+            bf16.memory_max_efficiency,
+            bf16.attention_efficiency,
+            bf16.kernel_overhead_s};
 }
 
 // One average layer kept by a TrainingEstimator: ComputeAverageLayer(c, tp, b, sp) for a
@@ -1628,6 +1698,27 @@ void AddRecipeAssumptions(const TrainingRequest& req, Assumptions& as) {
                   FieldSource(req, false, true, "")});
 }
 
+// What a step with GEMMs below 16 bits adds (Ctx::low_precision_gemms), as used.
+void AddLowPrecisionAssumptions(const Ctx& c, Assumptions& as) {
+    if (!c.low_precision_gemms) return;
+    as.push_back({"quantize_bytes_per_element",
+                  c.act_bpe + kLowPrecisionCopiesPerOperand * c.gemm_bpe, "bytes",
+                  "HBM traffic of quantising one 16-bit GEMM operand element: read it, write the "
+                  "low-precision copy and its transpose (amax reduced in the same pass); once "
+                  "per GEMM input in the forward pass, per output gradient in the backward pass "
+                  "(each a kernel), and per local weight once a step",
+                  "Transformer Engine docs, Performance considerations (handling transposes: "
+                  "Hopper FP8 GEMMs take only the TN layout) and nvte_cast_transpose; FP8 "
+                  "weight caching across micro-batches"});
+    as.push_back({"attention_peak_tflops", c.bf16_dev.peak_flops / 1e12, "TFLOP/s",
+                  "peak the attention core (FlashAttention, at attention_efficiency) runs at: "
+                  "FP8 recipes keep it in BF16 (the output head, also BF16 in them, is timed "
+                  "at the GEMM precision: docs/estimator.md, FP8)",
+                  "Transformer Engine: FP8 dot-product attention is opt-in (recipe fp8_dpa, "
+                  "default False); DeepSeek-V3 keeps attention in BF16 (arXiv 2412.19437 "
+                  "Sec. 3.3.1); catalog BF16 peak"});
+}
+
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
     Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
@@ -1665,6 +1756,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
                         "it (DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them"));
     }
     AddRecipeAssumptions(req, as);
+    AddLowPrecisionAssumptions(c, as);
     add("cross_entropy_bytes_per_logit", kCrossEntropyBytesPerLogit, "bytes",
         "HBM traffic of the fp32 softmax cross-entropy per logit element, forward + backward",
         "counted: cast, max, exp-sum, gather; softmax gradient, cast back");
@@ -1875,8 +1967,8 @@ struct TrainingEstimator::LayerCostMemo {
 
 namespace {
 
-std::vector<KeptLayerCost>& KeptFor(TrainingEstimator::LayerCostMemo& memo, const DeviceModel& d) {
-    const RooflineFigures figures = RooflineFiguresOf(d);
+std::vector<KeptLayerCost>& KeptFor(TrainingEstimator::LayerCostMemo& memo, const Ctx& c) {
+    const RooflineFigures figures = RooflineFiguresOf(c.dev, c.bf16_dev);
     for (auto& device : memo.devices) {
         if (device.figures == figures) return device.layers;
     }
@@ -1926,7 +2018,7 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     const Ctx& c = ctx.value();
     const ParallelismRequest pr = req.parallelism.value_or(ParallelismRequest{});
     if (auto s = ValidateParallelism(pr, c); !s.ok()) return s.error();
-    LayerCosts layers(c, memo != nullptr ? &KeptFor(*memo, c.dev) : nullptr);
+    LayerCosts layers(c, memo != nullptr ? &KeptFor(*memo, c) : nullptr);
     bool recipe_layout = false;
     SearchResult found = SearchFromRecipeLayout(req, c, layers, recipe_layout);
     if (!recipe_layout) found = SearchLayouts(c, pr, layers);

@@ -1,5 +1,6 @@
 #include "pricing/plan/forecast.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -30,37 +31,54 @@ ForecastCharge Base(const TrainingPlanOption& o, const std::string& month, Charg
     return c;
 }
 
-void AddCompute(const TrainingPlanOption& o, long long start_day, double list_usd_per_hour,
-                std::vector<ForecastCharge>& out) {
-    const PriceType type = o.offering->price_type;
+// The owned capacity's hours in one month: paid by its commitment (BilledCost 0), effective
+// at the commitment's own rate (FOCUS's amortised usage of a prepaid commitment).
+ForecastCharge OwnedCharge(const TrainingPlanOption& o, const ComputeMonth& m,
+                           double list_usd_per_hour) {
+    ForecastCharge c = Base(o, m.month, ChargeKind::kCompute);
+    c.owned = true;
+    c.pricing_quantity = m.owned_instance_hours;
+    c.list_unit_price_usd = list_usd_per_hour;
+    c.list_cost_usd = list_usd_per_hour * m.owned_instance_hours;
+    c.effective_cost_usd = m.owned_sunk_usd;
+    c.effective_unit_price_usd = m.owned_sunk_usd / m.owned_instance_hours;
+    c.billed_cost_usd = 0;
+    c.accelerator_hours = m.owned_instance_hours * o.offering->accelerator_count;
+    return c;
+}
+
+void AddCompute(const TrainingPlanOption& o, const std::vector<OwnedCapacity>& owned,
+                long long start_day, double list_usd_per_hour, std::vector<ForecastCharge>& out) {
     const double effective_usd_per_hour = o.offering->price.usd_per_hour;
-    auto fill = [&](ForecastCharge& c, double instance_hours, double share) {
-        c.pricing_quantity = instance_hours;
+    const double total_usd = o.expected_cost_usd;
+    // Terms and blocks bill whole periods: with owned capacity their instance-hours shrink by
+    // the bill's share, so a row's cost stays its unit price x its quantity.
+    const bool hourly = o.offering->price_type == PriceType::kOnDemand ||
+                        o.offering->price_type == PriceType::kSpot;
+    const double term_share = !hourly && o.owned && o.owned->without_owned_cost_usd > 0
+                                  ? total_usd / o.owned->without_owned_cost_usd
+                                  : 1.0;
+    for (const ComputeMonth& m : ComputeByMonth(owned, o, start_day)) {
+        if (m.owned_instance_hours > 0) out.push_back(OwnedCharge(o, m, list_usd_per_hour));
+        if (m.marginal_usd <= 0) continue;
+        ForecastCharge c = Base(o, m.month, ChargeKind::kCompute);
+        const double share = total_usd > 0 ? m.marginal_usd / total_usd : 0;
+        c.pricing_quantity = hourly ? m.instance_hours : m.instance_hours * term_share;
+        if (o.offering->price_type == PriceType::kCapacityBlock) {
+            c.category = ChargeCategoryKind::kPurchase;
+            c.pricing_quantity = o.billed_hours * o.nodes * term_share;
+        }
         c.list_unit_price_usd = list_usd_per_hour;
         c.effective_unit_price_usd = effective_usd_per_hour;
-        c.effective_cost_usd = o.expected_cost_usd * share;
+        c.effective_cost_usd = m.marginal_usd;
         // The list cost scales the effective one by the list/effective ratio, so a spot
         // overhead or a block's unused hours carry over to it.
         c.list_cost_usd = effective_usd_per_hour > 0
                               ? c.effective_cost_usd * list_usd_per_hour / effective_usd_per_hour
                               : 0;
-        c.accelerator_hours = instance_hours * o.offering->accelerator_count;
+        c.accelerator_hours = c.pricing_quantity * o.offering->accelerator_count;
         c.cost_usd_p10 = o.cost_usd_p10 * share;
         c.cost_usd_p90 = o.cost_usd_p90 * share;
-    };
-    if (type == PriceType::kCapacityBlock) {
-        ForecastCharge c = Base(o, IsoDateFromDays(start_day).substr(0, 7), ChargeKind::kCompute);
-        c.category = ChargeCategoryKind::kPurchase;
-        fill(c, o.billed_hours * o.nodes, 1.0);
-        out.push_back(std::move(c));
-        return;
-    }
-    const bool committed = type == PriceType::kCommit1y || type == PriceType::kCommit3y;
-    const double hours = committed ? o.billed_hours : o.expected_wall_clock_hours;
-    if (hours <= 0) return;
-    for (const MonthShare& m : SplitHoursByMonth(start_day, hours)) {
-        ForecastCharge c = Base(o, m.month, ChargeKind::kCompute);
-        fill(c, m.hours * o.nodes, m.hours / hours);
         out.push_back(std::move(c));
     }
 }
@@ -99,22 +117,61 @@ void AddData(const TrainingPlanOption& o, const BudgetView& budget,
 
 }  // namespace
 
+std::vector<ComputeMonth> ComputeByMonth(const std::vector<OwnedCapacity>& owned,
+                                         const TrainingPlanOption& r, long long start_day) {
+    std::vector<ComputeMonth> out;
+    const PriceType type = r.offering->price_type;
+    if (type == PriceType::kCapacityBlock) {
+        // Paid in full at reservation.
+        out.push_back({IsoDateFromDays(start_day).substr(0, 7), r.expected_cost_usd, 0, 0, 0});
+        return out;
+    }
+    const bool hourly = type == PriceType::kOnDemand || type == PriceType::kSpot;
+    // Hourly use, or a term billed month by month over its hours.
+    const double hours = hourly ? r.expected_wall_clock_hours : r.billed_hours;
+    if (hours <= 0) return out;
+    const double uncovered_total =
+        r.expected_wall_clock_hours * r.nodes - (r.owned ? r.owned->instance_hours : 0);
+    double start_hour = static_cast<double>(start_day) * kHoursPerDay;
+    const double run_end_hour = start_hour + r.expected_wall_clock_hours;
+    for (const MonthShare& m : SplitHoursByMonth(start_day, hours)) {
+        ComputeMonth c{m.month, r.expected_cost_usd * m.hours / hours, m.hours * r.nodes, 0, 0};
+        if (r.owned) {
+            // Owned hours count only while the run uses them (a term outlasts the run).
+            const OwnedCover cover = CoverRun(owned, r.offering->id, r.nodes, start_hour,
+                                              std::min(start_hour + m.hours, run_end_hour));
+            c.owned_instance_hours = cover.instance_hours;
+            c.owned_sunk_usd = cover.sunk_usd;
+            if (hourly) {
+                // The month pays for the hours owned capacity does not cover.
+                c.instance_hours -= cover.instance_hours;
+                if (c.instance_hours < kOwnedHoursResidue) c.instance_hours = 0;
+                c.marginal_usd = uncovered_total > kOwnedHoursResidue
+                                     ? r.expected_cost_usd * c.instance_hours / uncovered_total
+                                     : 0.0;
+            }
+        }
+        start_hour += m.hours;
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
 std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
-                                            const std::string& first_month,
-                                            double list_usd_per_hour, int months) {
+                                            const ServingBudgetView& budget,
+                                            double list_usd_per_hour) {
     std::vector<ForecastCharge> out;
-    auto day = DaysFromIsoDate(first_month + "-01");
-    if (!day || option.offering == nullptr) return out;
+    const auto start = DaysFromIsoDate(budget.start_date);
+    const auto end = DaysFromIsoDate(budget.end_date);
+    if (!start || !end || *end <= *start || option.offering == nullptr) return out;
     const double effective_usd_per_hour = option.offering->price.usd_per_hour;
-    for (int i = 0; i < months; ++i) {
-        const std::string month = IsoDateFromDays(*day).substr(0, 7);
-        auto [start, end] = MonthBounds(month);
-        auto next = DaysFromIsoDate(end);
-        if (!next) break;
-        const double instance_hours = static_cast<double>(*next - *day) * 24.0 * option.nodes;
+    const double hours = static_cast<double>(*end - *start) * kServingHoursPerDay;
+    for (const MonthShare& m : SplitHoursByMonth(*start, hours)) {
+        const double instance_hours = m.hours * option.nodes;
         ForecastCharge c;
-        c.period_start = start;
-        c.period_end = end;
+        auto [period_start, period_end] = MonthBounds(m.month);
+        c.period_start = period_start;
+        c.period_end = period_end;
         c.offering = option.offering;
         c.nodes = option.nodes;
         c.pricing_quantity = instance_hours;
@@ -124,8 +181,110 @@ std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
         c.effective_cost_usd = instance_hours * effective_usd_per_hour;
         c.accelerator_hours = instance_hours * option.offering->accelerator_count;
         out.push_back(std::move(c));
-        day = next;
     }
+    return out;
+}
+
+namespace {
+
+ForecastCharge MonthCharge(long long month_day, ChargeKind kind, const char* path) {
+    ForecastCharge c;
+    auto [start, end] = MonthBounds(IsoDateFromDays(month_day).substr(0, 7));
+    c.period_start = start;
+    c.period_end = end;
+    c.kind = kind;
+    c.path = path;
+    return c;
+}
+
+// Sets a charge's quantity, prices and costs: `quantity` of `unit` at `effective` per unit
+// (list: `list` per unit).
+void Price(ForecastCharge& c, double quantity, const char* unit, double effective, double list) {
+    c.pricing_quantity = quantity;
+    c.pricing_unit = unit;
+    c.effective_unit_price_usd = effective;
+    c.list_unit_price_usd = list;
+    c.effective_cost_usd = quantity * effective;
+    c.list_cost_usd = quantity * list;
+}
+
+void AddRentPath(const RentVsBuyPlan& plan, const Offering* offering, double list_usd_per_hour,
+                 long long first_day, std::vector<ForecastCharge>& out) {
+    for (int i = 0; i < plan.rent_billed_months; ++i) {
+        ForecastCharge c =
+            MonthCharge(AddCalendarMonths(first_day, i), ChargeKind::kCompute, "rent");
+        c.accelerator = plan.accelerator.value_or("");
+        const double monthly = plan.monthly_rent_usd;
+        if (offering != nullptr && offering->price.usd_per_hour > 0) {
+            c.offering = offering;
+            c.nodes = plan.rent_nodes.value_or(0);
+            const double instance_hours = monthly / offering->price.usd_per_hour;
+            Price(c, instance_hours, "Hours", offering->price.usd_per_hour, list_usd_per_hour);
+            c.accelerator_hours = instance_hours * offering->accelerator_count;
+        } else if (plan.rent_usd_per_accelerator_hour && *plan.rent_usd_per_accelerator_hour > 0) {
+            const double hours = monthly / *plan.rent_usd_per_accelerator_hour;
+            Price(c, hours, "Hours", *plan.rent_usd_per_accelerator_hour,
+                  *plan.rent_usd_per_accelerator_hour);
+            c.accelerator_hours = hours;
+        } else {
+            Price(c, 1, "Months", monthly, monthly);
+        }
+        c.effective_cost_usd = monthly;  // exactly the plan's month, not a product's rounding
+        out.push_back(std::move(c));
+    }
+}
+
+void AddBuyPath(const RentVsBuyPlan& plan, long long first_day, std::vector<ForecastCharge>& out) {
+    const int accelerators = plan.total_accelerators.value_or(0);
+    auto owned = [&](ForecastCharge c) {
+        c.accelerator = plan.accelerator.value_or("");
+        c.accelerators = accelerators;
+        return c;
+    };
+    ForecastCharge purchase = owned(MonthCharge(first_day, ChargeKind::kHardware, "buy"));
+    purchase.category = ChargeCategoryKind::kPurchase;
+    Price(purchase, 1, "Units", plan.capex_usd, plan.capex_usd);
+    purchase.billed_cost_usd = plan.capex_usd;
+    purchase.contracted_cost_usd = plan.capex_usd;
+    purchase.effective_cost_usd = 0;  // amortised into the months it serves
+    out.push_back(std::move(purchase));
+    if (plan.horizon_months < 1) return;
+    const double amortised_usd =
+        (plan.capex_usd - plan.residual_value_at_horizon_usd) / plan.horizon_months;
+    // Owned accelerator-hours in a model month: the hardware's amortisation is their price.
+    const double owned_hours = accelerators * kHoursPerMonth;
+    for (int i = 0; i < plan.horizon_months; ++i) {
+        const long long day = AddCalendarMonths(first_day, i);
+        ForecastCharge use = owned(MonthCharge(day, ChargeKind::kHardware, "buy"));
+        use.owned = true;
+        if (owned_hours > 0) {
+            Price(use, owned_hours, "Hours", amortised_usd / owned_hours,
+                  amortised_usd / owned_hours);
+            use.accelerator_hours = owned_hours;
+        } else {
+            Price(use, 1, "Months", amortised_usd, amortised_usd);
+        }
+        use.effective_cost_usd = amortised_usd;
+        use.billed_cost_usd = 0;  // paid by the purchase
+        out.push_back(std::move(use));
+        ForecastCharge opex = owned(MonthCharge(day, ChargeKind::kOperations, "buy"));
+        opex.recurring = true;
+        Price(opex, 1, "Months", plan.opex_usd_per_month, plan.opex_usd_per_month);
+        out.push_back(std::move(opex));
+    }
+}
+
+}  // namespace
+
+std::vector<ForecastCharge> ForecastRentVsBuy(const RentVsBuyPlan& plan,
+                                              const Offering* rent_offering,
+                                              double rent_list_usd_per_hour,
+                                              const std::string& first_month) {
+    std::vector<ForecastCharge> out;
+    const auto first_day = DaysFromIsoDate(first_month + "-01");
+    if (!first_day) return out;
+    AddRentPath(plan, rent_offering, rent_list_usd_per_hour, *first_day, out);
+    AddBuyPath(plan, *first_day, out);
     return out;
 }
 
@@ -136,7 +295,7 @@ std::vector<ForecastCharge> ForecastTraining(const TrainingPlan& plan,
     if (!plan.recommendation || !plan.budget) return out;
     auto start_day = DaysFromIsoDate(plan.budget->start_date);
     if (!start_day) return out;
-    AddCompute(*plan.recommendation, *start_day, list_usd_per_hour, out);
+    AddCompute(*plan.recommendation, request.owned_capacity, *start_day, list_usd_per_hour, out);
     AddData(*plan.recommendation, *plan.budget, request, *start_day, out);
     return out;
 }

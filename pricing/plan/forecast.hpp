@@ -9,11 +9,14 @@
 
 #include "pricing/offering.hpp"
 #include "pricing/plan/inference_plan.hpp"
+#include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/training_plan.hpp"
 
 namespace gpucost::pricing::plan {
 
-enum class ChargeKind { kCompute, kStorage, kEgress };
+// kHardware: owned accelerators (rent-vs-buy's buy path): their purchase and its amortisation;
+// kOperations: their running costs (opex).
+enum class ChargeKind { kCompute, kStorage, kEgress, kHardware, kOperations };
 // Usage is paid as used; a purchase is paid up front (capacity blocks).
 enum class ChargeCategoryKind { kUsage, kPurchase };
 
@@ -34,11 +37,45 @@ struct ForecastCharge {
     double effective_unit_price_usd = 0;
     double list_cost_usd = 0;
     double effective_cost_usd = 0;
+    // What the invoice says: the effective cost, except owned capacity's hours (0: paid by
+    // the commitment's own bill).
+    std::optional<double> billed_cost_usd;
+    // The contracted price x quantity when the effective cost is not it (a purchase amortised
+    // into later months); nullopt: the effective cost.
+    std::optional<double> contracted_cost_usd;
+    // Hours of owned capacity (a price book's owned_capacity, or rent-vs-buy's owned hardware
+    // amortised): PricingCategory Committed.
+    bool owned = false;
+    // Billed every month whatever the use (rent-vs-buy's opex): ChargeFrequency Recurring.
+    bool recurring = false;
+    // Rent-vs-buy: which path the charge belongs to, "rent" or "buy" (Tags' `gpucost-path`);
+    // empty for other plans.
+    std::string path;
+    // Without an offering (owned hardware, a rent quoted per month): the accelerator and how
+    // many, for x_Accelerator and x_Accelerators.
+    std::string accelerator;
+    int accelerators = 0;
     double accelerator_hours = 0;  // compute only
     // The option's p10/p90 cost spread in the same share (compute only).
     std::optional<double> cost_usd_p10;
     std::optional<double> cost_usd_p90;
 };
+
+// The recommendation's compute by calendar month from the budget's first day, as the budget
+// view and the FOCUS forecast split it: `marginal_usd` of the expected bill (hourly prices: by
+// the month's uncovered instance-hours; terms: by their billed hours; a capacity block: all
+// in the first month), `instance_hours` those the month pays for (hourly; terms: billed), and
+// what owned capacity covers in the month (over the expected run's hours).
+struct ComputeMonth {
+    std::string month;  // YYYY-MM
+    double marginal_usd = 0;
+    double instance_hours = 0;
+    double owned_instance_hours = 0;
+    double owned_sunk_usd = 0;
+};
+std::vector<ComputeMonth> ComputeByMonth(const std::vector<OwnedCapacity>& owned,
+                                         const TrainingPlanOption& recommendation,
+                                         long long start_day);
 
 // GB-months per GB kept one hour: a month of kHoursPerMonth (730) hours, as the providers'
 // storage prices are quoted per GB-month.
@@ -53,17 +90,30 @@ std::vector<ForecastCharge> ForecastTraining(const TrainingPlan& plan,
                                              const TrainingPlanRequest& request,
                                              double list_usd_per_hour);
 
-// Months a serving forecast covers from its first month: a budget year, as the serving budget
-// view's default (inference_plan.hpp); judgement.
-inline constexpr int kServingForecastMonths = kDefaultServingBudgetMonths;
-
-// A serving option run around the clock for `months` calendar months from `first_month`
-// (YYYY-MM): one compute charge per month of its days x 24 hours on every node (so a month's
-// cost is nodes x price x its hours, not the 730-hour average of monthly_cost_usd). Empty
-// when `first_month` is malformed or months < 1.
+// A serving option run around the clock over its budget view (ServingBudget: from
+// `start_date` to `end_date`, budget_months calendar months): one compute charge per calendar
+// month of its hours on every node, so the rows add up to the budget's `monthly` month by
+// month (a month's cost is nodes x price x its hours, not the 730-hour average of
+// monthly_cost_usd). Empty when the view's dates are malformed.
 std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
-                                            const std::string& first_month,
-                                            double list_usd_per_hour,
-                                            int months = kServingForecastMonths);
+                                            const ServingBudgetView& budget,
+                                            double list_usd_per_hour);
+
+// A rent-vs-buy plan's two paths as monthly charges from `first_month` (YYYY-MM; the month
+// of the purchase), each month one rent-vs-buy model month (kHoursPerMonth, 730 h) dated by
+// calendar month, so the rows add up to the plan's totals:
+// - rent: one usage charge per billed month (rent_billed_months) of monthly_rent_usd; with
+//   `rent_offering` (the offering rented, under the plan's price type) in instance-hours at
+//   its effective price, list cost at `rent_list_usd_per_hour`; else accelerator-hours at
+//   the rent rate, or one month at the monthly rent;
+// - buy: the purchase (capex) in the first month, billed then with no effective cost (FOCUS:
+//   a purchase covering future use is amortised into it); per month of the horizon the
+//   hardware's amortisation ((capex - resale value at the horizon) / horizon months: billed
+//   0, effective) and the opex (billed and effective). Effective costs add up to
+//   total_own_usd, billed costs to capex + opex x horizon (the cash).
+std::vector<ForecastCharge> ForecastRentVsBuy(const RentVsBuyPlan& plan,
+                                              const Offering* rent_offering,
+                                              double rent_list_usd_per_hour,
+                                              const std::string& first_month);
 
 }  // namespace gpucost::pricing::plan

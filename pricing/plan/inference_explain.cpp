@@ -92,6 +92,10 @@ std::string RecommendationText(const InferencePlan& plan,
              ? " x pipeline parallel " + std::to_string(r.pipeline_parallel) +
                    " (each replica over " + std::to_string(r.instances_per_replica) + " instances)"
              : std::string()) +
+        (r.expert_parallel > 1 ? " with expert parallel " + std::to_string(r.expert_parallel) +
+                                     " (attention data parallel; each replica over " +
+                                     std::to_string(r.instances_per_replica) + " instances)"
+                               : std::string()) +
         " at batch " + std::to_string(r.batch_size) + ", " + Fixed(r.time_to_first_token_ms, 0) +
         " ms to first token, " + Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
         Dollars(r.usd_per_million_input_tokens, 4) + " / " +

@@ -33,11 +33,13 @@ struct ShapeChoice {
     std::string reason;   // skip reason when !ok
     std::string example;  // estimator message for it
     int tensor_parallel = 1;
-    int pipeline_parallel = 1;  // instances per replica when > 1
-    std::string span_reason;    // why a replica spans instances
+    int pipeline_parallel = 1;
+    int expert_parallel = 1;        // routed experts over this many ranks (attention DP)
+    int instances_per_replica = 1;  // pipeline stages or the instances of the EP ranks
+    std::string span_reason;        // why a replica spans instances
     int batch_size = 1;
     estimate::InferenceEstimate estimate;
-    double replicas_per_instance = 1;  // 1 / pipeline_parallel for a spanning replica
+    double replicas_per_instance = 1;  // 1 / instances_per_replica for a spanning replica
     double instances = 0;              // fractional before rounding up, for comparing degrees
 };
 
@@ -89,19 +91,37 @@ bool MeetsLatency(const InferencePlanRequest& request, const estimate::ServingPo
             p.inter_token_latency_ms <= *request.max_inter_token_latency_ms);
 }
 
+// How one replica is laid out over its accelerators: tensor parallel x pipeline stages, or
+// (ep > 1) expert parallel over ep accelerators with attention data parallel.
+struct ReplicaLayout {
+    int tp = 1;
+    int pp = 1;
+    int ep = 1;
+};
+
+std::string LayoutText(const ReplicaLayout& l) {
+    if (l.ep > 1) return "expert parallel " + std::to_string(l.ep);
+    return "tensor parallel " + std::to_string(l.tp) +
+           (l.pp > 1 ? " over " + std::to_string(l.pp) + " pipeline stages" : "");
+}
+
 // One tensor-parallel degree on one shape: of the power-of-two concurrencies per replica (up
 // to the engine's running limit, which the KV cache and max_num_seqs set) whose
 // continuous-batching TTFT and ITL meet the targets, the one giving the most output tokens/s
 // (the smallest on a tie). Sets `reason`/`example` on the choice when the degree cannot serve.
 std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request,
-                                             const estimate::ClusterSpec& cluster, int tp, int pp,
-                                             ShapeChoice& best, std::size_t& estimates,
-                                             Status& failure) {
+                                             const estimate::ClusterSpec& cluster,
+                                             const ReplicaLayout& layout, ShapeChoice& best,
+                                             std::size_t& estimates, Status& failure) {
     auto run = [&](int concurrency) {
         estimate::InferenceRequest r = request.workload;
         r.batch_size = 1;
-        r.tensor_parallel = tp;
-        if (pp > 1) r.pipeline_parallel = pp;
+        if (layout.ep > 1) {
+            r.expert_parallel = layout.ep;
+        } else {
+            r.tensor_parallel = layout.tp;
+        }
+        if (layout.pp > 1) r.pipeline_parallel = layout.pp;
         r.concurrency = concurrency;
         r.requests_per_second.reset();
         ++estimates;
@@ -113,7 +133,8 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
         if (f == "/precision") {
             best.reason = "precision_unsupported";
             best.example = first.error().message;
-        } else if (f == "/hardware/total_accelerators" || f == "/tensor_parallel") {
+        } else if (f == "/hardware/total_accelerators" || f == "/tensor_parallel" ||
+                   f == "/expert_parallel") {
             // The degree does not fit the model's attention or KV heads (the estimator says
             // which); the next degree may.
             best.example = first.error().message;
@@ -125,8 +146,7 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     const estimate::InferenceEstimate& one = first.value();
     if (!one.fits_in_memory || !one.serving || !one.serving->point) {
         best.example = "weights and KV cache need " + Fixed(one.memory_per_accelerator_gb, 1) +
-                       " GB per accelerator at tensor parallel " + std::to_string(tp) +
-                       (pp > 1 ? " over " + std::to_string(pp) + " pipeline stages" : "") + "; " +
+                       " GB per accelerator at " + LayoutText(layout) + "; " +
                        cluster.accelerator.id + " has " + Fixed(one.memory_capacity_gb, 1) +
                        " GB (the engine uses " +
                        Fixed(estimate::kServingGpuMemoryUtilization * 100, 0) + " %)";
@@ -136,7 +156,7 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
         if (best.reason == "does_not_fit") {
             best.reason = "latency_target_unmet";
             best.example =
-                "one request at tensor parallel " + std::to_string(tp) + " gives " +
+                "one request at " + LayoutText(layout) + " gives " +
                 Fixed(one.serving->point->time_to_first_token_ms, 1) + " ms to first token and " +
                 Fixed(one.serving->point->inter_token_latency_ms, 2) + " ms between tokens";
         }
@@ -144,8 +164,10 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     }
     ShapeChoice choice;
     choice.ok = true;
-    choice.tensor_parallel = tp;
-    choice.pipeline_parallel = pp;
+    choice.tensor_parallel = layout.tp;
+    choice.pipeline_parallel = layout.pp;
+    choice.expert_parallel = layout.ep;
+    choice.instances_per_replica = layout.pp;
     choice.batch_size = 1;
     choice.estimate = one;
     // The first estimate's curve holds every level: concurrency 1, 2, 4, ... up to the
@@ -155,8 +177,10 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     // of that prefix is compared by output tokens/s, and the best one estimated in full.
     int best_level = 1;
     double best_tokens_per_second = one.serving->point->output_tokens_per_second;
+    // The bound is per engine: each expert-parallel rank schedules its own sequences.
+    const double most_sequences = static_cast<double>(kMaxPlanBatchSize) * layout.ep;
     for (const estimate::ServingPoint& p : one.serving->curve) {
-        if (p.running_sequences > kMaxPlanBatchSize || !MeetsLatency(request, p)) {
+        if (p.running_sequences > most_sequences || !MeetsLatency(request, p)) {
             break;
         }
         if (p.output_tokens_per_second > best_tokens_per_second) {
@@ -186,7 +210,8 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.offering = &o;
     opt.tensor_parallel = s.tensor_parallel;
     opt.pipeline_parallel = s.pipeline_parallel;
-    opt.instances_per_replica = s.pipeline_parallel;
+    opt.expert_parallel = s.expert_parallel;
+    opt.instances_per_replica = s.instances_per_replica;
     opt.batch_size = s.batch_size;
     const int needed =
         std::max(1, static_cast<int>(std::ceil(s.instances * s.replicas_per_instance - 1e-9)));
@@ -275,24 +300,70 @@ struct InstanceShape {
     std::optional<double> scale_out_gbit_per_s;
 };
 
-// Replicas of 2, 4 ... kMaxInstancesPerReplica instances (pipeline stages, tensor parallel over
-// each whole instance), taking `best`'s place when one instance cannot hold the model or
-// when they need strictly fewer whole instances; the reason goes into the option.
+// Why a spanning replica was taken: what to rent together, and what it beats.
+std::string SpanReason(const ShapeChoice& chosen, const ShapeChoice& best, bool fits_one,
+                       const std::string& one_instance_example, int per_node) {
+    const int n = chosen.instances_per_replica;
+    const std::string layout =
+        chosen.expert_parallel > 1
+            ? "expert parallel " + std::to_string(chosen.expert_parallel) +
+                  " over all their accelerators, attention data parallel on each"
+            : "pipeline parallel " + std::to_string(n) + ", tensor parallel " +
+                  std::to_string(per_node) + " within each";
+    const std::string why =
+        chosen.expert_parallel > 1
+            ? " (each accelerator holds 1/" + std::to_string(chosen.expert_parallel) +
+                  " of the routed experts, leaving more memory for running sequences, and every "
+                  "MoE layer runs the sequences of all ranks)"
+            : " (the weights split over the stages leave more memory for running sequences)";
+    std::string text = "each replica spans " + std::to_string(n) + " instances (" + layout +
+                       "; rent them together, on one network): ";
+    if (best.ok) {
+        // Something before served too: say what this layout saves against it.
+        text += Fixed(WholeInstances(chosen), 0) + " instances against " +
+                Fixed(WholeInstances(best), 0) +
+                (best.instances_per_replica > 1
+                     ? " for replicas over " + std::to_string(best.instances_per_replica) +
+                           " instances (" + (best.expert_parallel > 1 ? "expert" : "pipeline") +
+                           " parallel)"
+                     : std::string(" for replicas within one instance")) +
+                why;
+    }
+    if (!fits_one) {
+        text += std::string(best.ok ? "; " : "") + "one instance cannot hold the model (" +
+                one_instance_example + ")";
+    }
+    return text;
+}
+
+// Replicas of 2, 4 ... kMaxInstancesPerReplica instances: pipeline stages (tensor parallel over
+// each whole instance) and, for MoE models, expert parallel over all their accelerators; each
+// takes `best`'s place when nothing before could hold the model or when it needs strictly
+// fewer whole instances than the best so far; the reason goes into the option.
 Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& plan,
                       const InstanceShape& shape, double utilization, ShapeChoice& best,
                       std::size_t& estimates) {
     const bool fits_one = best.ok;
     const std::string one_instance_example = best.example;
-    for (int pp = 2; pp <= kMaxInstancesPerReplica; pp *= 2) {
+    const auto model = estimate::DeriveModel(request.workload.model);
+    const bool moe = model.ok() && model.value().IsMoe();
+    std::vector<ReplicaLayout> layouts;
+    for (int n = 2; n <= kMaxInstancesPerReplica; n *= 2) {
+        layouts.push_back({shape.per_node, n, 1});
+        if (moe && shape.per_node * n <= model.value().experts) {
+            layouts.push_back({1, 1, shape.per_node * n});
+        }
+    }
+    for (const ReplicaLayout& layout : layouts) {
+        const int instances = layout.ep > 1 ? layout.ep / shape.per_node : layout.pp;
         estimate::ClusterSpec cluster;
         cluster.accelerator = shape.accelerator;
-        cluster.accelerator_count = shape.per_node * pp;
+        cluster.accelerator_count = shape.per_node * instances;
         cluster.accelerators_per_node = shape.per_node;
         cluster.scale_out_gbit_per_s_per_node = shape.scale_out_gbit_per_s;
-        ShapeChoice probe = best;  // a failed degree's reason counts only when nothing serves
+        ShapeChoice probe = best;  // a failed layout's reason counts only when nothing serves
         Status failure = Ok{};
-        auto chosen =
-            ChooseConcurrency(request, cluster, shape.per_node, pp, probe, estimates, failure);
+        auto chosen = ChooseConcurrency(request, cluster, layout, probe, estimates, failure);
         if (!failure.ok()) {
             return failure;
         }
@@ -303,20 +374,14 @@ Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& 
         if (!chosen) {
             continue;
         }
-        chosen->replicas_per_instance = 1.0 / pp;
+        chosen->instances_per_replica = instances;
+        chosen->replicas_per_instance = 1.0 / instances;
         SizeChoice(plan, utilization, *chosen);
         if (best.ok && !(WholeInstances(*chosen) < WholeInstances(best))) {
             continue;
         }
         chosen->span_reason =
-            "each replica spans " + std::to_string(pp) + " instances (pipeline parallel " +
-            std::to_string(pp) + ", tensor parallel " + std::to_string(shape.per_node) +
-            " within each; rent them together, on one network): " +
-            (fits_one ? Fixed(WholeInstances(*chosen), 0) + " instances against " +
-                            Fixed(WholeInstances(best), 0) +
-                            " for replicas within one instance (the weights split over the "
-                            "stages leave more memory for running sequences)"
-                      : "one instance cannot hold the model (" + one_instance_example + ")");
+            SpanReason(*chosen, best, fits_one, one_instance_example, shape.per_node);
         best = *chosen;
     }
     return Ok{};
@@ -340,7 +405,7 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
         cluster.accelerator_count = tp;
         cluster.accelerators_per_node = tp;
         Status failure = Ok{};
-        auto chosen = ChooseConcurrency(request, cluster, tp, 1, best, estimates, failure);
+        auto chosen = ChooseConcurrency(request, cluster, {tp, 1, 1}, best, estimates, failure);
         if (!failure.ok()) {
             return failure.error();
         }
@@ -508,13 +573,16 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization, 
                     "default: planner bound"});
     echo.push_back({"max_instances_per_replica", kMaxInstancesPerReplica, "instances",
                     "most instances one replica may span (pipeline stages, tensor parallel over "
-                    "each instance), tried at 2, 4 and 8",
+                    "each instance; or, for MoE models, expert parallel over all their "
+                    "accelerators), tried at 2, 4 and 8",
                     "judgement: DeepSeek-V3 BF16 needs 4 instances of 8 x 80 GB; vLLM serves "
                     "multi-node replicas as TP within a node and PP across nodes"});
     echo.push_back({"scale_out_hop_latency_s", estimate::kScaleOutHopLatencyS, "s",
-                    "network latency of one pipeline-stage hop of a replica spanning instances",
+                    "network latency of one pipeline-stage hop of a replica spanning instances "
+                    "(expert-parallel all-to-alls use expert_all_to_all_fixed_s instead)",
                     "as the estimator's scale_out_hop_latency_s"});
     estimate::EchoPipelineConstants(echo);
+    estimate::EchoExpertParallelConstants(echo);
     echo.push_back({"hours_per_month", kHoursPerMonth, "h", "8760 / 12", "definition"});
     echo.push_back(
         Echo("budget_months",

@@ -45,6 +45,12 @@ inline constexpr double kServingHoursPerDay = 24.0;
 // 8 x 40 GB. vLLM serves multi-node replicas as tensor parallel within a node and pipeline
 // parallel across nodes (docs.vllm.ai, "Distributed inference and serving").
 inline constexpr int kMaxInstancesPerReplica = 8;
+// MoE models may instead spread a replica's routed experts over 2, 4 ... kMaxInstancesPerReplica
+// whole instances (expert parallel over all their accelerators, attention data parallel on each:
+// estimate::InferenceRequest::expert_parallel), as DeepSeek serves V3 (prefill EP32 over 4
+// nodes, decode EP144 over 18: "DeepSeek-V3/R1 Inference System Overview", 2025) and SGLang on
+// 96 H100 (LMSYS blog, May 2025). Tried on the same full-node offerings and taken on the same
+// rule as pipeline stages.
 
 // Traffic to serve: requests per second, or total (input + output) tokens per day, which
 // becomes requests/s = tokens_per_day / 86400 / (input_tokens + output_tokens).
@@ -91,11 +97,14 @@ struct InferencePlanOption {
     int tensor_parallel = 1;
     // Pipeline stages per replica, one instance each (1: a replica within one instance).
     int pipeline_parallel = 1;
+    // Ranks the routed experts of a MoE replica are spread over (all its accelerators, attention
+    // data parallel on each; tensor_parallel and pipeline_parallel are then 1); 1 otherwise.
+    int expert_parallel = 1;
     int instances_per_replica = 1;  // what to rent together for one replica
     int batch_size = 1;             // concurrent requests per replica (continuous batching)
     int replicas = 0;               // including spare_replicas
     int spare_replicas = 0;         // spot only
-    // Why the spares (spot) and why a replica spans instances (pipeline_parallel > 1).
+    // Why the spares (spot) and why a replica spans instances (instances_per_replica > 1).
     std::optional<std::string> reasoning;
     int nodes = 0;               // instances rented
     int max_instances = 0;       // most instances one customer can get (capacity rule)
@@ -152,7 +161,9 @@ std::optional<ServingBudgetView> ServingBudget(const InferencePlanRequest& reque
 // tensor-parallel degree (power of two within one instance) whose weights and KV cache fit,
 // and, on instances of a full node (estimate::DefaultAcceleratorsPerNode), replicas of 2, 4 ...
 // kMaxInstancesPerReplica instances (pipeline stages, tensor parallel over each whole
-// instance; the instance's scale_out_gbit_per_s carries the hops);
+// instance; the instance's scale_out_gbit_per_s carries the hops), and for MoE models replicas
+// expert parallel over 2, 4 ... kMaxInstancesPerReplica instances (the same network carries
+// each MoE layer's dispatch and combine);
 // for each, of the power-of-two concurrencies per replica (<= kMaxPlanBatchSize and the
 // engine's running limit) whose continuous-batching TTFT and ITL meet the targets, the one
 // with the most output tokens/s

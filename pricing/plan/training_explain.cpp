@@ -13,6 +13,7 @@
 #include "pricing/plan/budget.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/forecast.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"
 
@@ -324,6 +325,26 @@ std::string CommitmentText(const TrainingPlanOption& r, const PricingSettings& s
     return out;
 }
 
+// Owned capacity covering the recommendation: its hours are paid already, so the plan ranks
+// by the marginal bill; the fully loaded cost says what the run uses of the commitment.
+std::string OwnedText(const TrainingPlanOption& r) {
+    if (!r.owned) {
+        return "";
+    }
+    const double run_instance_hours = r.expected_wall_clock_hours * r.nodes;
+    std::string out = " Owned capacity (the price book's owned_capacity) covers " +
+                      Hours(r.owned->instance_hours) + " of its " + Hours(run_instance_hours) +
+                      " instance-hours at no marginal cost: it is paid whether used or not.";
+    out += r.owned->instance_hours < run_instance_hours
+               ? " The rest is paid at the effective price: " + Money(r.expected_cost_usd) +
+                     " marginal"
+               : " Marginal cost: " + Money(r.expected_cost_usd);
+    out += ", ranked as such (" + Money(r.owned->without_owned_cost_usd) +
+           " without it); fully loaded with the owned hours at the commitment's rate, " +
+           Money(r.FullyLoadedCostUsd()) + ".";
+    return out;
+}
+
 }  // namespace
 
 std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& plan,
@@ -333,7 +354,7 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     }
     const TrainingPlanOption& r = *plan.recommendation;
     std::string out = HeadlineText(request, plan, catalog, s) + AlternativesText(plan, catalog) +
-                      SpotRiskText(request, r, s) + CommitmentText(r, s);
+                      SpotRiskText(request, r, s) + CommitmentText(r, s) + OwnedText(r);
     const Offering& o = *r.offering;
     if (StalePrice(r, s) || o.price.as_of_estimated || !o.price.verified) {
         out += " Its price is dated " + o.price.as_of +
@@ -382,19 +403,10 @@ std::optional<BudgetView> Budget(const TrainingPlanRequest& request, const Train
     view.start_date_source = begins->source;
     view.start_date = IsoDateFromDays(start);
     view.compute_usd = r.expected_cost_usd;
+    if (r.owned) view.owned_usd = FromCents(ToCents(r.owned->sunk_usd));
     std::map<std::string, double> monthly;
-    const PriceType type = r.offering->price_type;
-    if (type == PriceType::kCapacityBlock) {
-        // Paid in full at reservation.
-        monthly[IsoDateFromDays(start).substr(0, 7)] += r.expected_cost_usd;
-    } else {
-        // Hourly use, or a term billed month by month over its hours.
-        const double hours = type == PriceType::kCommit1y || type == PriceType::kCommit3y
-                                 ? r.billed_hours
-                                 : r.expected_wall_clock_hours;
-        for (const MonthShare& m : SplitHoursByMonth(start, hours)) {
-            monthly[m.month] += r.expected_cost_usd * m.hours / hours;
-        }
+    for (const ComputeMonth& m : ComputeByMonth(request.owned_capacity, r, start)) {
+        monthly[m.month] += m.marginal_usd;
     }
     const TrainingDataSizes& data = request.data;
     if (data.stored_gb || data.egress_gb) {

@@ -14,6 +14,7 @@
 #include "pricing/plan/budget.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan_reference.hpp"
+#include "pricing/price_book.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -161,6 +162,10 @@ struct TrainingPlanRequest {
     // Today's date (YYYY-MM-DD) as the caller's clock says; price ages and the default start
     // date need it. Empty: ages unknown.
     std::string today;
+    // Capacity already owned (a price book's owned_capacity, set by the caller from the book,
+    // validated there): runs on those offerings use its hours first, from the budget view's
+    // start date, at no marginal cost.
+    std::vector<OwnedCapacity> owned_capacity;
     // Threads the shape estimates may run on (1 to kMaxPlanEstimateThreads), the caller's
     // choice from the CPUs it has idle; the plan is the same for any number.
     int estimate_threads = 1;
@@ -182,6 +187,17 @@ struct ConstraintViolation {
     double value = 0;
 };
 
+// What owned capacity covers of an option's expected run (from the budget's start date).
+// The commitment is paid whether used or not, so its hours are sunk: the option's
+// expected_cost_usd, cost_usd and p10/p50/p90 are the marginal bill for the rest, which is
+// what ranks, budgets and is judged against `budget_usd`; the fully loaded cost adds the
+// owned hours at the commitment's own rate.
+struct OwnedUse {
+    double instance_hours = 0;          // of the expected run, covered by owned capacity
+    double sunk_usd = 0;                // those hours at the commitments' usd_per_hour
+    double without_owned_cost_usd = 0;  // the expected bill had nothing been owned
+};
+
 // One (offering, node count). `offering` points into the catalog passed to PlanTraining and
 // is valid as long as that catalog lives.
 struct TrainingPlanOption {
@@ -199,7 +215,11 @@ struct TrainingPlanOption {
     // Paid but unused hours per instance (commitments and capacity blocks).
     std::optional<double> unused_committed_hours;
     double cost_usd = 0;           // bill for wall_clock_hours
-    double expected_cost_usd = 0;  // bill for expected_wall_clock_hours
+    double expected_cost_usd = 0;  // bill for expected_wall_clock_hours (marginal: OwnedUse)
+    // Set when owned capacity covers some of the expected run; nullopt otherwise.
+    std::optional<OwnedUse> owned;
+    // The marginal bill plus the owned hours this run uses at the commitment's rate.
+    double FullyLoadedCostUsd() const { return expected_cost_usd + (owned ? owned->sunk_usd : 0); }
     // With `data` in the request: the provider's object storage for the expected run plus
     // egress once (data_prices.csv); nullopt without `data` or without a price on record.
     std::optional<double> data_cost_usd;
@@ -261,6 +281,10 @@ struct BudgetView {
     std::optional<double> storage_usd;
     std::optional<double> egress_usd;
     double total_usd = 0;
+    // With owned capacity covering the recommendation: those hours at the commitment's rate,
+    // paid whether used or not, so not in compute_usd, monthly or total_usd (the marginal
+    // cash); to the cent.
+    std::optional<double> owned_usd;
     std::optional<DataPrice> data_price;  // the provider's list prices used, with provenance
 };
 

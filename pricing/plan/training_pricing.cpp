@@ -360,6 +360,40 @@ private:
     std::vector<std::pair<std::string_view, const DataPrice*>> known_;
 };
 
+// The hour (since 1970-01-01 UTC) the runs start, for owned capacity to cover: the budget
+// view's first day. nullopt without owned capacity or a start date (nothing to cover).
+std::optional<double> OwnedRunStartHour(const TrainingPlanRequest& request) {
+    if (request.owned_capacity.empty()) return std::nullopt;
+    const std::optional<BudgetStart> begins = StartOfBudget(request.start_date, request.today);
+    if (!begins) return std::nullopt;
+    return static_cast<double>(begins->day) * kHoursPerDay;
+}
+
+// Owned capacity covering some of the option's expected run: those hours are paid whether
+// used or not (sunk), so the option pays only for the rest, billed as its offering bills
+// (whole terms or blocks for the uncovered hours per instance). The cost spread keeps its
+// shape (scaled by the same share).
+template <typename Bill>
+void ApplyOwnedCapacity(const std::vector<OwnedCapacity>& owned, double start_hour,
+                        const Bill& bill, TrainingPlanOption& o) {
+    const double run_hours = o.expected_wall_clock_hours;
+    const OwnedCover cover =
+        CoverRun(owned, o.offering->id, o.nodes, start_hour, start_hour + run_hours);
+    if (cover.instance_hours <= 0 || o.expected_cost_usd <= 0) return;
+    const double uncovered_hours_per_instance =
+        std::max(0.0, run_hours - cover.instance_hours / o.nodes);
+    const double marginal_usd = uncovered_hours_per_instance > kOwnedHoursResidue
+                                    ? bill(uncovered_hours_per_instance)
+                                    : 0.0;
+    const double share = marginal_usd / o.expected_cost_usd;
+    o.owned = OwnedUse{cover.instance_hours, cover.sunk_usd, o.expected_cost_usd};
+    o.expected_cost_usd = marginal_usd;
+    o.cost_usd *= share;
+    o.cost_usd_p10 *= share;
+    o.cost_usd_p50 = marginal_usd;
+    o.cost_usd_p90 *= share;
+}
+
 }  // namespace
 std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
                                              const Candidates& candidates,
@@ -382,6 +416,7 @@ void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidat
     // the expected hours of a spot run, which depend only on its failure-free hours and
     // rate (offerings of one shape and bucket share them).
     const std::optional<long long> today = DaysFromIsoDate(request.today);
+    const std::optional<double> owned_start_hour = OwnedRunStartHour(request);
     DataPriceLookup data_prices(reference);
     std::map<std::pair<double, double>, double> spot_hours;
     SkipTally skipped(tally);
@@ -460,6 +495,9 @@ void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidat
                         rate_per_instance ? settings.factor_spot : settings.factor_fixed;
                     opt.cost_usd_p10 = opt.expected_cost_usd / factor;
                     opt.cost_usd_p90 = opt.expected_cost_usd * factor;
+                }
+                if (owned_start_hour) {
+                    ApplyOwnedCapacity(request.owned_capacity, *owned_start_hour, bill, opt);
                 }
                 opt.data_cost_usd =
                     DataCostUsd(request.data, data_price, opt.expected_wall_clock_hours);

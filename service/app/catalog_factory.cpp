@@ -93,24 +93,28 @@ pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFr
     return std::make_shared<const pricing::ModelLibrary>(std::move(library).value());
 }
 
-pricing::Result<pricing::PlanReference> LoadEmbeddedPlanReference(const pricing::Catalog& catalog) {
+namespace {
+
+// The plan reference's files as built into the binary, for `catalog`.
+pricing::PlanReferenceCsv EmbeddedPlanReferenceCsv(const pricing::Catalog& catalog) {
     pricing::PlanReferenceCsv csv;
     csv.capacity_csv = std::string(embedded::kCapacityCsv);
     csv.data_prices_csv = std::string(embedded::kDataPricesCsv);
     csv.capacity_name = "schema/seed/capacity.csv (embedded)";
     csv.data_prices_name = "schema/seed/data_prices.csv (embedded)";
     csv.catalog = &catalog;
-    return pricing::LoadPlanReference(csv);
+    return csv;
+}
+
+}  // namespace
+
+pricing::Result<pricing::PlanReference> LoadEmbeddedPlanReference(const pricing::Catalog& catalog) {
+    return pricing::LoadPlanReference(EmbeddedPlanReferenceCsv(catalog));
 }
 
 pricing::Result<pricing::PlanReference> LoadPlanReferenceFromDir(const std::string& dir,
                                                                  const pricing::Catalog& catalog) {
-    pricing::PlanReferenceCsv csv;
-    csv.capacity_csv = std::string(embedded::kCapacityCsv);
-    csv.data_prices_csv = std::string(embedded::kDataPricesCsv);
-    csv.capacity_name = "schema/seed/capacity.csv (embedded)";
-    csv.data_prices_name = "schema/seed/data_prices.csv (embedded)";
-    csv.catalog = &catalog;
+    pricing::PlanReferenceCsv csv = EmbeddedPlanReferenceCsv(catalog);
     for (auto [file, text, name] :
          {std::tuple{"/capacity.csv", &csv.capacity_csv, &csv.capacity_name},
           std::tuple{"/data_prices.csv", &csv.data_prices_csv, &csv.data_prices_name}}) {

@@ -91,4 +91,9 @@ req '/v1/plans/spot?assumptions=summary' '{"spot_offering_id": "aws-p5.48xlarge-
 req /v1/plans/rent-vs-buy '{"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80}, "rent": {"usd_per_month": 20000}}'
 req /v1/plans/rent-vs-buy '{"buy": {"accelerator": "h100-sxm", "total_accelerators": 8}, "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "accelerator_hours_per_month": 4000}, "horizon_months": 48, "discount_rate_annual": 0.08}'
 reqcsv /v1/plans/rent-vs-buy '{"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000, "total_accelerators": 80}, "rent": {"usd_per_month": 20000}}'
+# Options that break constraints (violations listed), a spot plan on an open-ended bucket
+# (ranges), and serving options as CSV.
+req /v1/plans/training '{"model": {"params_b": 70}, "tokens_b": 15000, "constraints": {"deadline_hours": 24}, "include_infeasible": true, "limit": 2}'
+req /v1/plans/spot '{"job_hours": 336, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "nodes": 8, "deadline_hours": 384}'
+reqcsv /v1/plans/inference '{"model": {"id": "llama-3.1-70b"}, "input_tokens": 2000, "output_tokens": 500, "traffic": {"requests_per_second": 20}, "limit": 5}'
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"

@@ -1,7 +1,8 @@
-"""Training plans as FOCUS 1.2 forecasts, end to end: the real binary (embedded catalog)
+"""Plans as FOCUS 1.2 forecasts, end to end: the real binary (embedded catalog)
 answers ?format=focus and Accept: text/csv; profile="focus" with rows that the FOCUS validator
 (focus_validator.py, from the specification's column rules) accepts, and whose figures add up
-to the JSON answer's budget month by month, at list and through a price book.
+to the JSON answer's budget month by month, at list and through a price book: training
+(with and without owned capacity), serving and rent-vs-buy plans.
 
 usage: focus_forecast_test.py GPUCOST_BINARY
 """
@@ -102,30 +103,98 @@ def main():
             check(abs(float(r["EffectiveCost"]) - 0.75 * float(r["ListCost"])) <
                   1e-4 * float(r["ListCost"]), "effective = list x (1 - 0.25)")
 
-        # Serving: the recommendation around the clock for 12 calendar months, at its price.
+        # Serving: the recommendation around the clock over its budget view (start_date,
+        # budget_months), at its price: a start on the 10th pays part of its first and last
+        # months, and the rows add up to the budget month by month.
         serving = {"model": {"params_b": 8}, "input_tokens": 1000, "output_tokens": 250,
                    "traffic": {"requests_per_second": 5}, "limit": 1,
-                   "constraints": {"providers": ["aws"]}, "price_book": BOOK}
+                   "constraints": {"providers": ["aws"]}, "price_book": BOOK,
+                   "start_date": "2027-02-10", "budget_months": 3}
         status, _, plan_text = post(port, "/v1/plans/inference", serving)
         check(status == 200, f"serving plan: {status} {plan_text[:200]}")
-        rec = json.loads(plan_text)["recommendation"]
+        serving_plan = json.loads(plan_text)
+        rec = serving_plan["recommendation"]
         status, ctype, text = post(port, "/v1/plans/inference", serving,
                                    'text/csv; profile="focus"')
         check(status == 200 and ctype.startswith("text/csv"), f"serving FOCUS: {status}")
         problems = validate(text)
         check(not problems, "serving FOCUS validator: " + "; ".join(problems[:10]))
         rows = rows_of(text)
-        check(len(rows) == 12 and len({r["ChargePeriodStart"] for r in rows}) == 12,
-              f"12 monthly rows, got {len(rows)}")
+        months = [r["ChargePeriodStart"][:7] for r in rows]
+        check(months == ["2027-02", "2027-03", "2027-04", "2027-05"],
+              f"the budget view's months, from start_date: {months}")
+        hours = [float(r["PricingQuantity"]) / rec["nodes"] / 24 for r in rows]
+        check([round(h, 6) for h in hours] == [19, 31, 30, 9], f"days paid per month: {hours}")
+        budget = {m["month"]: m["usd"] for m in serving_plan["budget"]["monthly"]}
         for r in rows:
-            days = (int(r["ChargePeriodEnd"][8:10]) == 1) and r["PricingQuantity"]
-            check(days and abs(float(r["EffectiveCost"]) - float(r["PricingQuantity"]) *
-                               rec["offering"]["usd_per_hour"]) < 1e-3, "cost = hours x price")
-            check(float(r["PricingQuantity"]) / rec["nodes"] / 24 in (28, 29, 30, 31),
-                  f"a whole month of hours: {r['PricingQuantity']}")
+            check(abs(float(r["EffectiveCost"]) - float(r["PricingQuantity"]) *
+                      rec["offering"]["usd_per_hour"]) < 1e-3, "cost = hours x price")
+            check(abs(float(r["EffectiveCost"]) - budget[r["ChargePeriodStart"][:7]]) < 0.01,
+                  "a month's row is its budget month")
             check(json.loads(r["Tags"])["gpucost-plan"] == "serving", "serving tag")
             check(abs(float(r["ListCost"]) * 0.75 - float(r["EffectiveCost"])) < 1e-3,
                   "serving at the book's price")
+
+        # Owned capacity: its hours are Committed rows billed 0 at the commitment's rate; the
+        # billed cost by month is the budget (the marginal cash).
+        owned_book = {"name": "owned p5", "owned_capacity": [
+            {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "nodes": 1,
+             "start_date": "2026-12-01", "end_date": "2027-01-01", "usd_per_hour": 30}]}
+        owned_plan = dict(PLAN, price_book=owned_book, constraints=dict(
+            PLAN["constraints"], node_counts=[2], accelerators=["h100-sxm"]))
+        owned_plan.pop("data")
+        status, _, plan_text = post(port, "/v1/plans/training", owned_plan)
+        check(status == 200, f"owned plan: {status} {plan_text[:300]}")
+        owned_answer = json.loads(plan_text)
+        owned = owned_answer["recommendation"]["owned"]
+        check(owned is not None and owned["instance_hours"] == 48, f"owned: {owned}")
+        status, _, text = post(port, "/v1/plans/training?format=focus", owned_plan)
+        problems = validate(text)
+        check(not problems, "owned FOCUS validator: " + "; ".join(problems[:10]))
+        rows = rows_of(text)
+        committed = [r for r in rows if r["PricingCategory"] == "Committed"]
+        check(len(committed) == 1 and float(committed[0]["BilledCost"]) == 0 and
+              abs(float(committed[0]["EffectiveCost"]) - owned["sunk_usd"]) < 0.01,
+              f"owned hours: {committed}")
+        billed = {}
+        for r in rows:
+            billed.setdefault(r["ChargePeriodStart"][:7], 0.0)
+            billed[r["ChargePeriodStart"][:7]] += float(r["BilledCost"])
+        for m in owned_answer["budget"]["monthly"]:
+            check(abs(billed[m["month"]] - m["usd"]) < 0.01, f"billed by month {billed} vs {m}")
+
+        # Rent-vs-buy: the rent path's usage by month, the buy path's purchase (billed up
+        # front, amortised into its months) and opex; effective costs add up to the totals.
+        rvb = {"buy": {"accelerator": "h100-sxm", "total_accelerators": 16},
+               "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand"},
+               "horizon_months": 24, "price_book": BOOK}
+        status, _, plan_text = post(port, "/v1/plans/rent-vs-buy", rvb)
+        check(status == 200, f"rent-vs-buy: {status} {plan_text[:300]}")
+        rvb_plan = json.loads(plan_text)
+        status, ctype, text = post(port, "/v1/plans/rent-vs-buy?format=focus", rvb)
+        check(status == 200 and ctype.startswith("text/csv"), f"rent-vs-buy FOCUS: {status}")
+        problems = validate(text)
+        check(not problems, "rent-vs-buy FOCUS validator: " + "; ".join(problems[:10]))
+        rows = rows_of(text)
+        path = {"rent": [], "buy": []}
+        for r in rows:
+            path[json.loads(r["Tags"])["gpucost-path"]].append(r)
+        check(len(path["rent"]) == rvb_plan["rent_billed_months"], "a rent row per month")
+        check(all(r["ChargeCategory"] == "Usage" for r in path["rent"]), "rent is usage")
+        rent_total = sum(float(r["EffectiveCost"]) for r in path["rent"])
+        check(abs(rent_total - rvb_plan["total_rent_usd"]) < 0.05, f"rent {rent_total}")
+        purchase = [r for r in path["buy"] if r["ChargeCategory"] == "Purchase"]
+        check(len(purchase) == 1 and float(purchase[0]["BilledCost"]) == rvb_plan["capex_usd"]
+              and float(purchase[0]["EffectiveCost"]) == 0 and
+              purchase[0]["ChargeFrequency"] == "One-Time", f"purchase: {purchase}")
+        own_total = sum(float(r["EffectiveCost"]) for r in path["buy"])
+        check(abs(own_total - rvb_plan["total_own_usd"]) < 0.05,
+              f"own {own_total} vs {rvb_plan['total_own_usd']}")
+        cash = sum(float(r["BilledCost"]) for r in path["buy"])
+        check(abs(cash - rvb_plan["capex_usd"] - 24 * rvb_plan["opex_usd_per_month"]) < 0.05,
+              "billed: capex + opex x horizon")
+        check(all(abs(float(r["ListCost"]) * 0.75 - float(r["EffectiveCost"])) < 1e-3
+                  for r in path["rent"]), "rent at the book's price")
 
         # The validator is not a rubber stamp: a wrong category and a missing cost fail.
         bad = rows_of(post(port, "/v1/plans/training?format=focus", PLAN)[2])

@@ -345,6 +345,25 @@ try:
                   body=json.dumps(seed).encode(), headers=csv_headers)
     check(series.startswith(b"month,rent_usd,own_usd,own_net_of_resale_usd,currency,catalog_version\r\n0,0,800000,160000,USD,"),
           "rent-vs-buy answers its cumulative series as CSV")
+    focus = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy?format=focus", "post",
+                 body=json.dumps(seed).encode(), headers=json_headers)
+    check(focus.startswith(b"AvailabilityZone,BilledCost,") and b"Purchase" in focus,
+          "rent-vs-buy answers both paths as FOCUS rows")
+    # Owned capacity in an inline book: the options it covers carry `owned`, the budget
+    # `owned_usd` (issue 25); the answer matches the closed schemas.
+    owned_book = {"name": "owned p5", "owned_capacity": [
+        {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "nodes": 1,
+         "start_date": "2026-12-01", "end_date": "2027-12-01", "usd_per_hour": 30}]}
+    owned_plan = call("/v1/plans/training", "/v1/plans/training", "post",
+                      body=json.dumps({"model": {"params_b": 7}, "tokens_b": 100, "limit": 3,
+                                       "start_date": "2026-12-01",
+                                       "constraints": {"providers": ["aws"],
+                                                       "price_types": ["on_demand"],
+                                                       "node_counts": [1]},
+                                       "price_book": owned_book}).encode(),
+                      headers=json_headers)
+    check(owned_plan["recommendation"]["owned"] is not None and
+          owned_plan["budget"]["owned_usd"] > 0, "owned capacity covers the p5 run")
     # Paging a plan: next_cursor walks every option once; a cursor belongs to its request.
     walk_body = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 40}
     page = call("/v1/plans/training", "/v1/plans/training", "post",

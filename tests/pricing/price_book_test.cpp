@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "pricing/in_memory_catalog.hpp"
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/spot.hpp"
 #include "tests/support/sample_catalog.hpp"
 
@@ -30,7 +31,7 @@ const char kLambda[] = "lambda-gpu_1x_h100-us-on-demand";
 }  // namespace
 
 TEST_CASE("a provider-wide discount lowers every offering of that provider and no other") {
-    auto priced = ApplyPriceBook(Sample(), {"acme EDP", "", 1, {Discount("aws", 0.18)}});
+    auto priced = ApplyPriceBook(Sample(), {"acme EDP", "", 1, {Discount("aws", 0.18)}, {}});
     REQUIRE(priced.ok());
     const PricedCatalog& c = *priced.value();
     CHECK(c.FindOffering(kP5OnDemand).value().price.usd_per_hour == doctest::Approx(55.04 * 0.82));
@@ -58,7 +59,8 @@ TEST_CASE(
     fixed.usd_per_hour = 2.5;
     PriceBookRule lambda_wide = Discount("lambda", 0.1);
     auto priced = ApplyPriceBook(
-        Sample(), {"rate card", "rc-1", 3, {Discount("aws", 0.18), spot_only, fixed, lambda_wide}});
+        Sample(),
+        {"rate card", "rc-1", 3, {Discount("aws", 0.18), spot_only, fixed, lambda_wide}, {}});
     REQUIRE(priced.ok());
     const PricedCatalog& c = *priced.value();
     CHECK(c.PriceOf(kP5Spot)->effective_usd_per_hour == doctest::Approx(20.9934 * 0.5));
@@ -94,7 +96,7 @@ TEST_CASE("an instance family matches only up to a separator") {
 
 TEST_CASE("rules matching nothing are warned, not refused") {
     PriceBookRule none = Discount("azure", 0.2);
-    auto priced = ApplyPriceBook(Sample(), {"empty", "", 1, {none}});
+    auto priced = ApplyPriceBook(Sample(), {"empty", "", 1, {none}, {}});
     REQUIRE(priced.ok());
     REQUIRE(priced.value()->Warnings().size() == 1);
     CHECK(priced.value()->Warnings()[0].field == "/price_book/rules/0");
@@ -106,7 +108,7 @@ TEST_CASE("invalid books name every failing field") {
     PriceBookRule free_compute = Discount("aws", 1.0);
     PriceBookRule no_provider;
     no_provider.discount_fraction = 0.1;
-    PriceBook book{"", "", 1, {both, free_compute, no_provider}};
+    PriceBook book{"", "", 1, {both, free_compute, no_provider}, {}};
     auto s = book.Validate();
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().code == ErrorCode::kInvalidArgument);
@@ -117,7 +119,7 @@ TEST_CASE("invalid books name every failing field") {
                         "/price_book/name", "/price_book/rules/0/offering_id",
                         "/price_book/rules/0/discount_fraction", "/price_book/rules/0",
                         "/price_book/rules/1/discount_fraction", "/price_book/rules/2/provider"});
-    PriceBook empty{"x", "", 1, {}};
+    PriceBook empty{"x", "", 1, {}, {}};
     CHECK(empty.Validate().error().field == "/price_book/rules");
 }
 
@@ -125,7 +127,7 @@ TEST_CASE("a fixed rate for an offering the catalog lacks is refused naming it")
     PriceBookRule fixed;
     fixed.offering_id = "no-such-offering";
     fixed.usd_per_hour = 1;
-    auto priced = ApplyPriceBook(Sample(), {"x", "", 1, {fixed}});
+    auto priced = ApplyPriceBook(Sample(), {"x", "", 1, {fixed}, {}});
     REQUIRE_FALSE(priced.ok());
     CHECK(priced.error().field == "/price_book/rules/0/offering_id");
 }
@@ -134,7 +136,7 @@ TEST_CASE("a planner given the priced catalog compares effective prices") {
     // Spot savings of the p5: list 55.04 vs 20.9934; with half off spot only the gap widens.
     PriceBookRule spot_half = Discount("aws", 0.5);
     spot_half.price_types = {PriceType::kSpot};
-    auto priced = ApplyPriceBook(Sample(), {"spot deal", "", 1, {spot_half}});
+    auto priced = ApplyPriceBook(Sample(), {"spot deal", "", 1, {spot_half}, {}});
     REQUIRE(priced.ok());
     plan::SpotPlanRequest request;
     request.job_hours = 10;
@@ -149,4 +151,56 @@ TEST_CASE("a planner given the priced catalog compares effective prices") {
           doctest::Approx(list_plan.value().spot_usd_per_hour * 0.5));
     CHECK(book_plan.value().on_demand_usd_per_hour ==
           doctest::Approx(list_plan.value().on_demand_usd_per_hour));
+}
+
+TEST_CASE("owned capacity is validated field by field and its offering must exist") {
+    OwnedCapacity bad;
+    bad.nodes = 0;
+    bad.start_date = "2026-13-01";
+    bad.end_date = "2026-12-01";
+    bad.usd_per_hour = -1;
+    OwnedCapacity backwards{kP5OnDemand, 1, "2026-12-01", "2026-12-01", 30};
+    PriceBook book{"owned", "", 1, {}, {bad, backwards}};
+    auto s = book.Validate();
+    REQUIRE_FALSE(s.ok());
+    std::vector<std::string> fields;
+    for (const auto& e : s.error().errors) fields.push_back(e.field);
+    CHECK(fields == std::vector<std::string>{"/price_book/owned_capacity/0/offering_id",
+                                             "/price_book/owned_capacity/0/nodes",
+                                             "/price_book/owned_capacity/0/start_date",
+                                             "/price_book/owned_capacity/0/usd_per_hour",
+                                             "/price_book/owned_capacity/1/end_date"});
+    // Owned capacity alone is a book; nothing at all is not.
+    PriceBook owned_only{"owned", "", 1, {}, {{kP5OnDemand, 2, "2026-12-01", "2027-12-01", 30}}};
+    CHECK(owned_only.Validate().ok());
+    auto priced = ApplyPriceBook(Sample(), owned_only);
+    REQUIRE(priced.ok());
+    auto echoed = priced.value()->BookAssumptions();
+    REQUIRE(echoed.size() == 1);
+    CHECK(echoed[0].name == "price_book.owned_capacity[0].usd_per_hour");
+    CHECK(echoed[0].value == 30);
+    owned_only.owned_capacity[0].offering_id = "no-such-offering";
+    auto missing = ApplyPriceBook(Sample(), owned_only);
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.error().field == "/price_book/owned_capacity/0/offering_id");
+}
+
+TEST_CASE("a run is covered by live entries of its offering, at most its nodes at a time") {
+    const double day = kHoursPerDay;
+    const double dec1 = static_cast<double>(*plan::DaysFromIsoDate("2026-12-01")) * day;
+    std::vector<OwnedCapacity> owned = {
+        {kP5OnDemand, 1, "2026-12-01", "2026-12-03", 10},                            // days 0-1
+        {"AWS-P5.48XLARGE-US-EAST-1-ON-DEMAND", 3, "2026-12-02", "2026-12-04", 20},  // days 1-2
+        {kP5Spot, 5, "2026-12-01", "2027-01-01", 1},  // another offering
+    };
+    // 2 nodes over days 0-3 (72 h): day 0 one node (entry 0), day 1 entry 0 then one of entry
+    // 1, day 2 two of entry 1, from hour 72 nothing.
+    OwnedCover c = CoverRun(owned, kP5OnDemand, 2, dec1, dec1 + 4 * day);
+    CHECK(c.instance_hours == doctest::Approx(day * (1 + 2 + 2)));
+    CHECK(c.sunk_usd == doctest::Approx(day * (10 + 10 + 20 + 2 * 20)));
+    CHECK(CoverRun(owned, kLambda, 2, dec1, dec1 + 4 * day).instance_hours == 0);
+    // A run before the reservations starts gets nothing; one straddling their end pays the rest.
+    CHECK(CoverRun(owned, kP5OnDemand, 1, dec1 - day, dec1).instance_hours == 0);
+    CHECK(CoverRun(owned, kP5OnDemand, 1, dec1 + 2.5 * day, dec1 + 5 * day).instance_hours ==
+          doctest::Approx(0.5 * day));
 }

@@ -347,13 +347,21 @@ int main(int argc, char** argv) {
         } else {
             est::InferenceRequest req;
             req.model = ModelOf(r);
-            req.precision = Precision::kFp16;
+            // Inputs of an expert-parallel serving row: its precision and EP degree (the
+            // replica is then all gpu_count accelerators, attention data parallel).
+            const auto in = InputsOf(r);
+            req.precision = in.count("precision") != 0
+                                ? gpucost::pricing::ParsePrecision(in.at("precision"))
+                                      .value_or(Precision::kFp16)
+                                : Precision::kFp16;
+            req.expert_parallel = IntInput(in, "ep");
             req.batch_size = *r.Int("batch");
             req.input_tokens = *r.Int("input_tokens");
             req.output_tokens = *r.Int("output_tokens");
-            req.tensor_parallel = r.Int("tp");
+            if (!req.expert_parallel) req.tensor_parallel = r.Int("tp");
             if (!req.model.seq_len) req.model.seq_len = req.input_tokens + req.output_tokens;
-            cluster.accelerator_count = *req.tensor_parallel;
+            cluster.accelerator_count =
+                req.expert_parallel ? *req.expert_parallel : *req.tensor_parallel;
             auto e = est::EstimateInference(req, cluster);
             if (!e.ok()) {
                 std::fprintf(stderr, "%s: %s (%s)\n", r["id"].c_str(), e.error().message.c_str(),
@@ -372,8 +380,10 @@ int main(int argc, char** argv) {
                           name,
                           std::stod(part.substr(eq + 1)),
                           0,
-                          "tp" + std::to_string(v.tensor_parallel) + " batch " + r["batch"] +
-                              " in " + r["input_tokens"] + " out " + r["output_tokens"],
+                          (v.expert_parallel > 1 ? "ep" + std::to_string(v.expert_parallel)
+                                                 : "tp" + std::to_string(v.tensor_parallel)) +
+                              " batch " + r["batch"] + " in " + r["input_tokens"] + " out " +
+                              r["output_tokens"],
                           "",
                           false};
                 if (name == "ttft_ms")
@@ -384,6 +394,14 @@ int main(int argc, char** argv) {
                     o.predicted = v.output_tokens_per_second_per_accelerator;
                 else if (name == "decode_tokens_per_s")
                     o.predicted = 1000.0 / v.inter_token_latency_ms;
+                else if (name == "prefill_tokens_per_s_per_gpu")
+                    // The batch's prompts in one pass: a prefill node's figure.
+                    o.predicted = v.prefill_tokens_per_second / cluster.accelerator_count;
+                else if (name == "decode_tokens_per_s_per_gpu")
+                    // One decode step of the whole batch (no prompt chunks): a decode node's
+                    // figure under prefill-decode disaggregation.
+                    o.predicted = req.batch_size / (v.inter_token_latency_ms / 1e3) /
+                                  cluster.accelerator_count;
                 else {
                     std::fprintf(stderr, "%s: unknown metric %s\n", r["id"].c_str(), name.c_str());
                     ++failures;

@@ -1064,6 +1064,9 @@ try {
     check(noDb.status === 409 && unavailable.includes("database mode") && unavailable.includes(noDb.body.detail) &&
           await page.locator("[data-testid=save-scenario]").count() === 0,
           `without a database the saved-scenarios view says so in the API's words ("${unavailable.slice(0, 120)}…") and no result offers to save`);
+    // Plan vs actual (issue 25) needs the database too: no control for it, and the view says so.
+    check(/plan against the actual charges/.test(unavailable) && await page.locator("[data-testid=scenario-actuals], [data-testid=plan-vs-actual]").count() === 0,
+          "without a database there is no plan-vs-actual control and the view says plan vs actual needs database mode");
     for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving", "scenarios"]) {
         if (!check(await page.$(`[data-tab=${tab}]`) !== null, `the ${tab} tab is there`)) continue;
         await showTab(page, tab);

@@ -79,6 +79,135 @@ async function showTab(page, id) {
     await page.waitForSelector(`#panel-${id}:not([hidden])`);
 }
 
+// Plan vs actual (issue 25 section 4): a serving scenario planned for December to February, with
+// actual charges imported as a FOCUS export (POST /v1/actuals) tagged with its id: two in US
+// dollars in December (one spot), one in euros in January, one tagged with another scenario. The
+// page's chart and table must be the API's answer, and its totals the export's figures added by
+// hand: effective 4513.28 + 1049.67 = 5562.95 USD, billed the same, list 5504 + 1049.67 =
+// 6553.67, accelerator-hours (100 + 50 hours) x 8 H100s = 1200; the euros listed, not converted.
+const kFocusHeader = "BilledCost,EffectiveCost,ListCost,ConsumedQuantity,ConsumedUnit,ChargeCategory,ChargePeriodStart,BillingCurrency,ProviderName,RegionId,PricingCategory,x_UsageType,Tags";
+function focusExport(id) {
+    const tag = (v) => `"{""gpucost-scenario"":""${v}""}"`;
+    return [kFocusHeader,
+        `4513.28,4513.28,5504,100,Hrs,Usage,2026-12-01T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,${tag(id)}`,
+        `1049.67,1049.67,1049.67,50,Hrs,Usage,2026-12-05T00:00:00Z,USD,AWS,us-east-1,Dynamic,USE1-SpotUsage:p5.48xlarge,${tag(id)}`,
+        `850.00,850.00,1000.00,10,Hrs,Usage,2027-01-02T00:00:00Z,EUR,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,${tag(id)}`,
+        `900.00,900.00,1000.00,20,Hrs,Usage,2026-12-09T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,${tag("another-team")}`,
+    ].join("\n") + "\n";
+}
+const money = (v) => "$" + Math.abs(v).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const cents = (a, b) => Math.abs(Number(a) - Number(b)) < 0.005;
+
+// The plan's accelerator-hours and the gap's price/quantity split, when the answer has them (being
+// added to GET /v1/scenarios/{id}/actuals beside this page; read by the page's names for them).
+async function splitChecks(page, answer) {
+    const hoursOf = (v) => v?.planned?.accelerator_hours;
+    const shown = await page.evaluate(() => ({
+        hours: [...document.querySelectorAll("[data-testid=pva-hours-chart] g.group")].map((g) => g.querySelector("rect[data-series=Plan]")?.dataset.x ?? null),
+        price: document.querySelector("[data-testid=pva-price-effect]")?.dataset.value,
+        quantity: document.querySelector("[data-testid=pva-quantity-effect]")?.dataset.value,
+        explanation: document.querySelector("[data-testid=pva-explanation]")?.textContent ?? null,
+    }));
+    if (hoursOf(answer) === undefined) console.log("# plan vs actual: the answer has no planned accelerator-hours; their chart not checked");
+    else check(answer.months.every((m, i) => hoursOf(m) === undefined ? shown.hours[i] === null : close(shown.hours[i], hoursOf(m))),
+               `the planned accelerator-hours chart is the API's (${shown.hours.join(", ")})`);
+    const price = answer.accelerator_split?.price_effect_usd, quantity = answer.accelerator_split?.quantity_effect_usd;
+    if (price === undefined && quantity === undefined) console.log("# plan vs actual: the answer has no price/quantity split; not checked");
+    else check(cents(shown.price ?? NaN, price ?? NaN) === (price !== undefined) && cents(shown.quantity ?? NaN, quantity ?? NaN) === (quantity !== undefined) &&
+               shown.explanation === (answer.accelerator_split?.explanation ?? null),
+               `the gap's price and quantity parts and its explanation are the API's (${shown.price}, ${shown.quantity})`);
+}
+
+async function planVsActualChecks(page) {
+    const saved = await postJson("/v1/scenarios", { name: "web test: serving, plan vs actual", plan: "inference", request: {
+        model: "llama-3.1-8b", input_tokens: 1000, output_tokens: 200, traffic: { requests_per_second: 5 },
+        budget_months: 3, start_date: "2026-12-01" } }, { Authorization: `Bearer ${key}` });
+    const id = saved.body.id;
+    check(saved.status === 201 && id, `a serving scenario planned from 2026-12-01 for 3 months is saved (scenario ${id})`);
+    await showTab(page, "scenarios");
+    await page.click("#panel-scenarios button:text-is('Refresh')");
+    const button = `[data-testid=scenarios] tr[data-id="${id}"] [data-testid=scenario-actuals]`;
+    await page.waitForSelector(button, { timeout: 10000 });
+    // A spot plan has no monthly budget: the page says so rather than drawing a plan of $0.
+    const spotId = (await getJson("/v1/scenarios")).items.find((x) => x.plan === "spot")?.id;
+    const spot = await fetch(`${base}/v1/scenarios/${spotId}/actuals`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json());
+    await page.click(`[data-testid=scenarios] tr[data-id="${spotId}"] [data-testid=scenario-actuals]`).catch(() => {});
+    const spotHeadline = await page.waitForFunction(() => /no monthly budget/.test(document.querySelector("[data-testid=pva-headline]")?.textContent ?? ""),
+        null, { timeout: 10000 }).then(() => page.textContent("[data-testid=pva-headline]"), () => "");
+    check(spot.has_budget === false && spot.months.length === 0 && /spot plan has no monthly budget/.test(spotHeadline) &&
+          await page.locator("[data-testid=plan-vs-actual] [data-testid=pva-chart]").count() === 0,
+          `a spot scenario (no budget, no charges) says so in words, with no empty chart ("${spotHeadline}")`);
+    // Without a key: the API's 401, in words, saying what to do.
+    await page.fill("[data-testid=scenarios-key]", "");
+    await page.dispatchEvent("[data-testid=scenarios-key]", "input");
+    await page.click(button);
+    const refused = await page.waitForSelector("[data-testid=plan-vs-actual] [data-testid=pva-error]", { timeout: 10000 })
+        .then((e) => e.textContent(), () => "");
+    const noKey = await fetch(`${base}/v1/scenarios/${id}/actuals`).then(async (r) => ({ status: r.status, body: await r.json() }));
+    check(noKey.status === 401 && refused.includes("401") && refused.includes(noKey.body.detail) && /API key/.test(refused),
+          `plan vs actual without a key shows the API's refusal in words ("${refused}")`);
+
+    const imported = await fetch(`${base}/v1/actuals`, { method: "POST", body: focusExport(id),
+        headers: { "Content-Type": "text/csv", Authorization: `Bearer ${adminKey}` } }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    check(imported.status === 201 && imported.body.added === 4, `a FOCUS export tagged with scenario ${id} is imported (${JSON.stringify(imported.body)})`);
+    const answer = await fetch(`${base}/v1/scenarios/${id}/actuals`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json());
+    check(cents(answer.actual?.effective_cost_usd, 5562.95) && cents(answer.actual?.list_cost_usd, 6553.67) &&
+          close(answer.actual?.accelerator_hours, 1200) && answer.other_currencies?.[0]?.currency === "EUR" &&
+          JSON.stringify(answer.months_without_actuals) === JSON.stringify(["2027-01", "2027-02"]),
+          `the API's plan vs actual has the export's figures added by hand (${JSON.stringify(answer.actual)})`);
+
+    // With the key (typed in the view, the button pressed from the keyboard): the API's figures.
+    await page.fill("[data-testid=scenarios-key]", key);
+    await page.focus(button);
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("[data-testid=plan-vs-actual] [data-testid=pva-months]", { timeout: 10000 }).catch(() => {});
+    const shown = await page.evaluate(() => {
+        const root = document.querySelector("[data-testid=plan-vs-actual]");
+        // Each row's cells by their column's heading (columns the answer has no figure for are left out).
+        const heads = [...(root?.querySelectorAll("[data-testid=pva-months] thead th") ?? [])].slice(1).map((th) => th.textContent);
+        const cells = (tr) => Object.fromEntries([...tr.querySelectorAll("td")].map((td, i) => [heads[i], { text: td.textContent, value: td.dataset.value }]));
+        return {
+            rows: [...(root?.querySelectorAll("[data-testid=pva-months] tbody tr") ?? [])].map((tr) => ({ month: tr.dataset.month, has: tr.dataset.hasActuals, cells: cells(tr) })),
+            total: cells(root?.querySelector("[data-testid=pva-months] tfoot tr") ?? document.createElement("tr")),
+            columns: heads,
+            bars: [...(root?.querySelectorAll("[data-testid=pva-chart] g.group") ?? [])].map((g) => ({ label: g.dataset.label,
+                plan: g.querySelector("rect[data-series=Plan]")?.dataset.x, actual: g.querySelector("rect[data-series=Actual]")?.dataset.x ?? null,
+                missing: g.querySelector("text.missing")?.textContent ?? "" })),
+            headline: root?.querySelector("[data-testid=pva-headline]")?.textContent ?? "",
+            without: root?.querySelector("[data-testid=pva-without]")?.textContent ?? "",
+            gap: root?.querySelector("[data-testid=pva-gap]")?.dataset.value,
+            other: [...(root?.querySelectorAll("[data-testid=pva-other-currencies] tbody tr") ?? [])].map((tr) => tr.textContent),
+        };
+    });
+    const monthsOk = shown.rows.length === answer.months.length && answer.months.every((m, i) => {
+        const r = shown.rows[i];
+        const c = r?.cells ?? {};
+        return r && r.month === m.month && r.has === String(m.has_actuals) && cents(c.Planned?.value, m.planned_usd) &&
+            c.Planned?.text === money(m.planned_usd) && cents(c.Gap?.value, m.gap_usd) && c.Gap?.text.endsWith(money(m.gap_usd)) &&
+            (m.has_actuals ? cents(c["Actual effective"]?.value, m.actual.effective_cost_usd) && c["Actual effective"]?.text === money(m.actual.effective_cost_usd)
+                           : c["Actual effective"]?.text === "no charges yet");
+    });
+    check(monthsOk && answer.months.length === 3, `the table has the API's months, planned, actual and gap (${shown.rows.map((r) => `${r.month}: ${["Planned", "Actual effective", "Gap"].map((k) => r.cells[k]?.text).join(" / ")}`).join("; ")})`);
+    const t = shown.total;
+    check(cents(t.Planned?.value, answer.planned_usd) && cents(t["Actual effective"]?.value, 5562.95) && cents(t.Gap?.value, answer.gap_usd) &&
+          cents(t.Billed?.value, 5562.95) && cents(t.List?.value, 6553.67) && close(t["Accelerator-hours"]?.value, 1200) && t.Charges?.value === "2" &&
+          cents(shown.gap, answer.gap_usd) && shown.headline.includes(money(5562.95)) && shown.headline.includes(money(answer.planned_usd)),
+          `the totals and headline are the API's (and the export's by hand): "${shown.headline}"`);
+    const barsOk = shown.bars.length === answer.months.length && answer.months.every((m, i) => {
+        const b = shown.bars[i];
+        return b && cents(b.plan, m.planned_usd) && (m.has_actuals ? cents(b.actual, m.actual.effective_cost_usd) : b.actual === null && /no charges yet/.test(b.missing));
+    });
+    check(barsOk, `the chart draws the API's planned and actual cost per month, months without charges said in words (${JSON.stringify(shown.bars)})`);
+    check(/Jan 2027 and Feb 2027/.test(shown.without), `the months without charges are named ("${shown.without}")`);
+    check(shown.other.length === 1 && shown.other[0].includes("EUR") && shown.other[0].includes("850.00") && !shown.headline.includes("850"),
+          `the euro charge is listed, not converted (${shown.other.join("; ")})`);
+    await splitChecks(page, answer);
+    await accessible(page, "plan vs actual at 1280 px");
+    await page.$eval("[data-testid=plan-vs-actual]", (e) => e.scrollIntoView());
+    await page.screenshot({ path: join(shotDir, "plan-vs-actual-1280.png") });
+    await page.locator("[data-testid=plan-vs-actual]").screenshot({ path: join(shotDir, "plan-vs-actual-section-1280.png") }).catch(() => {});
+}
+
 let browser;
 try {
     browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
@@ -191,6 +320,7 @@ try {
     const beShown = await page.getAttribute("#panel-rent-vs-buy [data-testid=break-even-utilization]", "data-value").catch(() => null);
     check(util === "55" && close(beShown, rentNow.body.break_even_utilization),
           `opening the rent-vs-buy scenario fills utilisation as 55 (%) and gives the API's break-even utilisation (${beShown})`);
+    await planVsActualChecks(page);
     // On a phone: the list and a result's save form fit the width (wide tables scroll in their box).
     await page.setViewportSize({ width: 390, height: 844 });
     for (const tab of ["scenarios", "training"]) {
@@ -199,6 +329,17 @@ try {
         check(over <= 0, `${tab} at 390 px: no sideways scrolling (${over} px over)`);
         await accessible(page, `${tab} at 390 px`);
     }
+    await showTab(page, "scenarios");
+    const outside = await page.evaluate(() => {
+        const svg = document.querySelector("[data-testid=pva-chart] svg");
+        if (!svg) return ["no chart"];
+        const box = svg.getBoundingClientRect();
+        return [...svg.querySelectorAll("text")].filter((t) => { const r = t.getBoundingClientRect();
+            return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1); }).map((t) => t.textContent);
+    });
+    check(outside.length === 0, `plan vs actual at 390 px: every chart label inside the chart (${outside.join("; ")})`);
+    await page.$eval("[data-testid=plan-vs-actual]", (e) => e.scrollIntoView()).catch(() => {});
+    await page.screenshot({ path: join(shotDir, "plan-vs-actual-390.png") });
     check(errors.length === 0, `no script errors (${errors.slice(0, 3).join(" | ")})`);
 } catch (e) {
     check(false, `the test ran to the end (${e.stack ?? e})`);

@@ -388,3 +388,51 @@ function drawBars(title: string, valueAxis: Axis, items: { label: string; value:
     }
     return root;
 }
+
+// Grouped horizontal bars: one group per category (a month), one bar per series in it (planned,
+// actual), each bar's series name and value written beside it so the colours are not the only
+// key. A bar whose value is null is not drawn; its `missing` words are written in its place.
+export interface BarGroup { label: string; bars: { series: number; name: string; value: number | null; missing?: string }[] }
+export function groupedBars(title: string, valueAxis: Axis, groups: BarGroup[]): SVGSVGElement {
+    return keep(() => drawGroupedBars(title, valueAxis, groups));
+}
+function drawGroupedBars(title: string, valueAxis: Axis, groups: BarGroup[]): SVGSVGElement {
+    fit();
+    const rowH = 20, gapH = 10, left = Math.round(Math.min(160, W * 0.28)), right = 110, top = 10, bottom = 46;
+    const rows = groups.reduce((n, g) => n + g.bars.length, 0);
+    const height = top + bottom + rowH * rows + gapH * Math.max(0, groups.length - 1);
+    const values = groups.flatMap((g) => g.bars.map((b) => b.value).filter((v): v is number => v !== null));
+    const x = Scale.fit(values, left, W - right, false);
+    const root = svg("svg", { viewBox: `0 0 ${W} ${height}`, role: "img", "aria-label": title, class: "chart grouped" }) as SVGSVGElement;
+    root.append(svg("title", {}, title));
+    for (const t of x.ticks()) {
+        const px = x.map(t);
+        root.append(svg("line", { x1: px, x2: px, y1: top, y2: height - bottom, class: "grid" }),
+                    svg("text", { x: px, y: height - bottom + 14, "text-anchor": "middle" }, valueAxis.format(t)));
+    }
+    const zero = x.map(0);
+    let y = top;
+    for (const group of groups) {
+        const g = svg("g", { class: "group", "data-label": group.label });
+        g.append(svg("text", { x: left - 8, y: y + (rowH * group.bars.length) / 2 + 4, "text-anchor": "end", class: "group-label" }, group.label));
+        for (const b of group.bars) {
+            if (b.value === null) {
+                g.append(svg("text", { x: zero + 4, y: y + rowH * 0.7, class: "missing", "data-series": b.name }, `${b.name}: ${b.missing ?? "none"}`));
+            } else {
+                const px = x.map(b.value);
+                const bar = svg("rect", { x: Math.min(zero, px), y: y + 2, width: Math.max(1, Math.abs(px - zero)), height: rowH - 4,
+                                          class: `bar s${b.series}`, "data-x": b.value, "data-series": b.name });
+                bar.append(svg("title", {}, `${group.label}, ${b.name}: ${valueAxis.format(b.value)}`));
+                g.append(bar, svg("text", { x: Math.max(zero, px) + 4, y: y + rowH * 0.7, class: "value" },
+                                  `${b.name} ${valueAxis.format(b.value)}`));
+            }
+            y += rowH;
+        }
+        root.append(g);
+        y += gapH;
+    }
+    root.append(svg("line", { x1: zero, x2: zero, y1: top, y2: height - bottom, class: "axis" }),
+                svg("text", { x: (left + W - right) / 2, y: height - 8, "text-anchor": "middle", class: "axis-label",
+                              "data-testid": "x-label" }, titleOf(valueAxis)));
+    return root;
+}

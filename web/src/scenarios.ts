@@ -3,6 +3,7 @@
 // never in the URL), and the saved ones are listed and opened in their planner, which plans them
 // again on today's prices. Without a database the API answers 409 and the view says so in words.
 import { api, asProblem, type Schemas } from "./api";
+import { planVsActual } from "./actuals";
 import { field, h, input, num, scrollBox } from "./dom";
 
 export type PlanName = "spot" | "rent-vs-buy" | "training" | "inference";
@@ -92,12 +93,13 @@ export function scenariosView(root: HTMLElement): void {
         h("p", { class: "lede" }, "Plans saved with their request (POST /v1/scenarios): open one to plan it again in its planner, on today's prices."));
     if (!databaseMode) {
         root.append(h("p", { class: "card", "data-testid": "scenarios-unavailable" },
-            "Saved scenarios need the server's database mode (PostgreSQL; see docs/database.md). This server answered: ",
+            "Saved scenarios, and their plan against the actual charges, need the server's database mode (PostgreSQL; see docs/database.md). This server answered: ",
             h("q", {}, unavailable)));
         return;
     }
     const list = h("div", { "data-testid": "scenario-list" });
     const changes = h("section", { "data-testid": "scenario-changes", "aria-live": "polite" });
+    const actuals = h("section", { "data-testid": "plan-vs-actual", "aria-live": "polite" });
     const status = h("p", { role: "status", class: "status", "data-testid": "scenarios-status" });
     const more = h("button", { type: "button", class: "csv", hidden: true }, "More");
     const refresh = h("button", { type: "button", class: "csv" }, "Refresh");
@@ -114,13 +116,17 @@ export function scenariosView(root: HTMLElement): void {
                     const again = h("button", { type: "button", class: "plan-with", "data-testid": "evaluate-scenario",
                                                 "aria-label": `What changed in ${s.name} since it was saved` }, "What changed");
                     again.onclick = () => void evaluateScenario(s, changes);
+                    const spend = h("button", { type: "button", class: "plan-with", "data-testid": "scenario-actuals",
+                                                "aria-label": `Plan vs actual spend of ${s.name}` }, "Plan vs actual");
+                    spend.onclick = () => { syncKey(); void planVsActual(s, apiKey, actuals); };
                     return h("tr", { "data-id": s.id }, h("td", {}, s.name), h("td", {}, kPlanWords[s.plan] ?? s.plan),
                              h("td", {}, s.created_at.replace("T", " ").slice(0, 16)), h("td", {}, s.created_by),
-                             h("td", {}, s.catalog_version), h("td", {}, open, " ", again));
+                             h("td", {}, s.catalog_version), h("td", { class: "actions" }, open, " ", again, " ", spend));
                 })))));
         more.hidden = cursor === null;
     };
     const load = async (reset: boolean) => {
+        syncKey();  // after a save, the key it used
         if (reset) { items = []; cursor = null; }
         const { data, error, response } = await api.GET("/v1/scenarios", { params: { query: { limit: 50, cursor: cursor ?? undefined } } });
         if (!data) { status.textContent = `The list could not be read: ${asProblem(error, response.status).detail}`; return; }
@@ -132,8 +138,22 @@ export function scenariosView(root: HTMLElement): void {
     more.onclick = () => void load(false);
     refresh.onclick = () => void load(true);
     refreshList = () => void load(true);
-    root.append(status, list, h("p", {}, more, " ", refresh), changes);
+    root.append(keyBlock(), status, list, h("p", {}, more, " ", refresh), changes, actuals);
     void load(true);
+}
+
+// The key that reads spend ("Plan vs actual": a key of either scope, as spend is confidential),
+// the same one the save forms keep: typed in one place, used in both, never put in the URL.
+let keyInput: HTMLInputElement | null = null;
+function keyBlock(): HTMLElement {
+    keyInput = input({ type: "password", autocomplete: "off", value: apiKey, "data-testid": "scenarios-key", id: "scenarios-key" });
+    keyInput.oninput = () => { apiKey = keyInput?.value.trim() ?? ""; };
+    return h("div", { class: "grid key-block" },
+        field("API key", keyInput, "authorization", "needed for plan vs actual (read or admin scope: spend is confidential); kept in this page only"));
+}
+// A key typed under a result since the view was drawn shows here too.
+function syncKey(): void {
+    if (keyInput && keyInput.value.trim() !== apiKey) keyInput.value = apiKey;
 }
 
 async function openScenario(id: string, status: HTMLElement): Promise<void> {

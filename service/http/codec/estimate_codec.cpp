@@ -247,11 +247,35 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     return req;
 }
 
+// The inference estimate request's members, in the order the unknown-member check lists
+// them; the nested objects (model, hardware, efficiency) are read apart.
+using est::InferenceRequest;
+const auto kInferenceRequestFields = std::to_array<RequestField<InferenceRequest>>({
+    {"model"},
+    {"hardware"},
+    {"precision",
+     [](JsonReader& r, std::string_view key, InferenceRequest& q) {
+         q.precision = PrecisionField(r, std::string(key)).value_or(pricing::Precision::kBf16);
+     }},
+    {"kv_cache_precision",
+     [](JsonReader& r, std::string_view key, InferenceRequest& q) {
+         q.kv_cache_precision = PrecisionField(r, std::string(key));
+     }},
+    {"batch_size", &OrDefault<&InferenceRequest::batch_size, 1>},
+    {"input_tokens", &OrDefault<&InferenceRequest::input_tokens, 0>},
+    {"output_tokens", &OrDefault<&InferenceRequest::output_tokens, 0>},
+    {"tensor_parallel", &Optional<&InferenceRequest::tensor_parallel>},
+    {"efficiency"},
+    {"step_overhead_s", &Optional<&InferenceRequest::step_overhead_s>},
+    {"memory_overhead_gb", &Optional<&InferenceRequest::memory_overhead_gb>},
+    {"concurrency", &Optional<&InferenceRequest::concurrency>},
+    {"requests_per_second", &Optional<&InferenceRequest::requests_per_second>},
+});
+
 Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareRequest* hardware) {
     JsonReader r(body, "");
-    r.OnlyKnown({"model", "hardware", "precision", "kv_cache_precision", "batch_size",
-                 "input_tokens", "output_tokens", "tensor_parallel", "efficiency",
-                 "step_overhead_s", "memory_overhead_gb", "concurrency", "requests_per_second"});
+    static const std::vector<std::string> kKnown = RequestKeys(kInferenceRequestFields);
+    r.OnlyKnown(kKnown);
     r.Require("model");
     r.Require("hardware");
     r.Require("input_tokens");
@@ -260,16 +284,7 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
     const json* model = r.Member("model");
     const json* hw = r.Object("hardware");
     const json* eff = r.Object("efficiency");
-    req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
-    req.kv_cache_precision = PrecisionField(r, "kv_cache_precision");
-    req.batch_size = r.Int("batch_size").value_or(1);
-    req.input_tokens = r.Int("input_tokens").value_or(0);
-    req.output_tokens = r.Int("output_tokens").value_or(0);
-    req.tensor_parallel = r.Int("tensor_parallel");
-    req.step_overhead_s = r.Number("step_overhead_s");
-    req.memory_overhead_gb = r.Number("memory_overhead_gb");
-    req.concurrency = r.Int("concurrency");
-    req.requests_per_second = r.Number("requests_per_second");
+    ReadFields(r, req, kInferenceRequestFields);
     if (!r.ok()) return r.error();
     auto m = DecodeModel(*model, "/model");
     if (!m.ok()) return m.error();
@@ -357,6 +372,7 @@ constexpr std::string_view kAchievedTflopsDefinition =
     "value widths); modes lora and qlora count 4 per frozen and 6 per active adapter "
     "parameter; no recompute, attention not halved for causal masks";
 
+using est::InferenceEstimate;
 using est::TrainingEstimate;
 
 constexpr auto kBreakdownFields = std::to_array<AnswerField<est::StepBreakdown>>({
@@ -424,10 +440,10 @@ constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstim
     {"accelerator_hours", &Scalar<&TrainingEstimate::accelerator_hours>},
     {"achieved_tflops_definition",
      [](JsonWriter& w, const TrainingEstimate&) { w.String(kAchievedTflopsDefinition); }},
-    {"achieved_tflops_per_accelerator", &Scalar<&TrainingEstimate::achieved_tflops_per_accelerator>},
+    {"achieved_tflops_per_accelerator",
+     &Scalar<&TrainingEstimate::achieved_tflops_per_accelerator>},
     {"bottleneck", &Scalar<&TrainingEstimate::bottleneck>},
-    {"breakdown",
-     [](JsonWriter& w, const TrainingEstimate& e) { WriteFields(w, e.breakdown, kBreakdownFields); }},
+    {"breakdown", &Object<kBreakdownFields, &TrainingEstimate::breakdown>},
     {"fine_tuning",  // null unless an adapter mode (lora, qlora)
      [](JsonWriter& w, const TrainingEstimate& e) {
          if (!est::IsAdapterMode(e.fine_tuning.mode)) return w.Null();
@@ -435,38 +451,30 @@ constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstim
      }},
     {"fits_in_memory", &Scalar<&TrainingEstimate::fits_in_memory>},
     {"global_batch_sequences", &Scalar<&TrainingEstimate::global_batch_sequences>},
-    {"hardware_tflops_per_accelerator", &Scalar<&TrainingEstimate::hardware_tflops_per_accelerator>},
+    {"hardware_tflops_per_accelerator",
+     &Scalar<&TrainingEstimate::hardware_tflops_per_accelerator>},
     {"hfu", &Scalar<&TrainingEstimate::hfu>},
     {"ideal_accelerator_hours", &Scalar<&TrainingEstimate::ideal_accelerator_hours>},
     {"ideal_wall_clock_hours", &Scalar<&TrainingEstimate::ideal_wall_clock_hours>},
     {"layout_searched", &Scalar<&TrainingEstimate::layout_searched>},
     {"layouts_considered", &Scalar<&TrainingEstimate::layouts_considered>},
-    {"memory",
-     [](JsonWriter& w, const TrainingEstimate& e) { WriteFields(w, e.memory, kMemoryFields); }},
+    {"memory", &Object<kMemoryFields, &TrainingEstimate::memory>},
     {"memory_capacity_gb", &Scalar<&TrainingEstimate::memory_capacity_gb>},
     {"memory_headroom_gb", &Scalar<&TrainingEstimate::memory_headroom_gb>},
     {"memory_per_accelerator_gb", &Scalar<&TrainingEstimate::memory_per_accelerator_gb>},
     {"mfu", &Scalar<&TrainingEstimate::mfu>},
     {"micro_batches_per_step", &Scalar<&TrainingEstimate::micro_batches_per_step>},
     {"mode",
-     [](JsonWriter& w, const TrainingEstimate& e) {
-         w.String(est::TrainingModeName(e.fine_tuning.mode));
-     }},
+     [](JsonWriter& w,
+        const TrainingEstimate& e) { w.String(est::TrainingModeName(e.fine_tuning.mode)); }},
     {"model", [](JsonWriter& w, const TrainingEstimate& e) { WriteModel(w, e.model); }},
     {"model_flops_per_token", &Scalar<&TrainingEstimate::model_flops_per_token>},
-    {"parallelism",
-     [](JsonWriter& w, const TrainingEstimate& e) {
-         WriteFields(w, e.parallelism, kLayoutFields);
-     }},
+    {"parallelism", &Object<kLayoutFields, &TrainingEstimate::parallelism>},
     {"pipeline_bubble_fraction",  // the share of a step spent idle in the pipeline bubble
      [](JsonWriter& w, const TrainingEstimate& e) {
          w.Number(e.step_time_s > 0 ? e.breakdown.bubble_s / e.step_time_s : 0.0);
      }},
-    {"runner_up",
-     [](JsonWriter& w, const TrainingEstimate& e) {
-         if (!e.runner_up) return w.Null();
-         WriteFields(w, *e.runner_up, kRunnerUpFields);
-     }},
+    {"runner_up", &Object<kRunnerUpFields, &TrainingEstimate::runner_up>},
     {"step_time_s", &Scalar<&TrainingEstimate::step_time_s>},
     {"steps", &Scalar<&TrainingEstimate::steps>},
     {"tokens_per_second", &Scalar<&TrainingEstimate::tokens_per_second>},
@@ -477,47 +485,68 @@ constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstim
 });
 static_assert(KeysAscending(kTrainingEstimateFields));
 
-void WriteServingPoint(JsonWriter& w, const est::ServingPoint& p) {
-    w.BeginObject();
-    w.Member("concurrency", p.concurrency);
-    w.Member("inter_token_latency_ms", p.inter_token_latency_ms);
-    w.Member("kv_cache_bound", p.kv_cache_bound);
-    w.Member("output_tokens_per_second", p.output_tokens_per_second);
-    w.Member("prefill_tokens_per_step", p.prefill_tokens_per_step);
-    w.Member("queued_requests", p.queued_requests);
-    w.Member("request_latency_ms", p.request_latency_ms);
-    w.Member("requests_per_second", p.requests_per_second);
-    w.Member("running_sequences", p.running_sequences);
-    w.Member("time_to_first_token_ms", p.time_to_first_token_ms);
-    w.EndObject();
+using est::ServingPoint;
+constexpr auto kServingPointFields = std::to_array<AnswerField<ServingPoint>>({
+    {"concurrency", &Scalar<&ServingPoint::concurrency>},
+    {"inter_token_latency_ms", &Scalar<&ServingPoint::inter_token_latency_ms>},
+    {"kv_cache_bound", &Scalar<&ServingPoint::kv_cache_bound>},
+    {"output_tokens_per_second", &Scalar<&ServingPoint::output_tokens_per_second>},
+    {"prefill_tokens_per_step", &Scalar<&ServingPoint::prefill_tokens_per_step>},
+    {"queued_requests", &Scalar<&ServingPoint::queued_requests>},
+    {"request_latency_ms", &Scalar<&ServingPoint::request_latency_ms>},
+    {"requests_per_second", &Scalar<&ServingPoint::requests_per_second>},
+    {"running_sequences", &Scalar<&ServingPoint::running_sequences>},
+    {"time_to_first_token_ms", &Scalar<&ServingPoint::time_to_first_token_ms>},
+});
+static_assert(KeysAscending(kServingPointFields));
+
+using est::ServingEstimate;
+constexpr auto kServingFields = std::to_array<AnswerField<ServingEstimate>>({
+    {"curve", &Array<kServingPointFields, &ServingEstimate::curve>},
+    {"kv_cache_budget_gb_per_accelerator",
+     &Scalar<&ServingEstimate::kv_cache_budget_gb_per_accelerator>},
+    {"kv_cache_limit_sequences", &Scalar<&ServingEstimate::kv_cache_limit_sequences>},
+    {"max_num_batched_tokens", &Scalar<&ServingEstimate::max_num_batched_tokens>},
+    {"max_num_seqs", &Scalar<&ServingEstimate::max_num_seqs>},
+    {"mode", &Scalar<&ServingEstimate::mode>},
+    {"offered_requests_per_second", &Scalar<&ServingEstimate::offered_requests_per_second>},
+    // null when there is no room for one sequence; `warnings` says why
+    {"point", &Object<kServingPointFields, &ServingEstimate::point>},
+    {"saturated", &Scalar<&ServingEstimate::saturated>},
+});
+static_assert(KeysAscending(kServingFields));
+
+// The model's consistency warnings, then the estimate's own.
+void WriteInferenceWarnings(JsonWriter& w, const InferenceEstimate& e) {
+    std::vector<pricing::FieldError> warnings = e.model.warnings;
+    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
+    WriteWarnings(w, warnings);
 }
 
-void WriteServing(JsonWriter& w, const std::optional<est::ServingEstimate>& s) {
-    if (!s) return w.Null();
-    w.BeginObject();
-    w.Key("curve");
-    w.BeginArray();
-    for (const auto& p : s->curve) WriteServingPoint(w, p);
-    w.EndArray();
-    w.Member("kv_cache_budget_gb_per_accelerator", s->kv_cache_budget_gb_per_accelerator);
-    w.Member("kv_cache_limit_sequences", s->kv_cache_limit_sequences);
-    w.Member("max_num_batched_tokens", s->max_num_batched_tokens);
-    w.Member("max_num_seqs", s->max_num_seqs);
-    w.Member("mode", s->mode);
-    if (s->offered_requests_per_second) {
-        w.Member("offered_requests_per_second", *s->offered_requests_per_second);
-    } else {
-        w.NullMember("offered_requests_per_second");
-    }
-    if (s->point) {
-        w.Key("point");
-        WriteServingPoint(w, *s->point);
-    } else {
-        w.NullMember("point");  // no room for one sequence; `warnings` says why
-    }
-    w.Member("saturated", s->saturated);
-    w.EndObject();
-}
+// The inference estimate's members; `assumptions` is written in its place by EncodeEstimate.
+constexpr auto kInferenceEstimateFields = std::to_array<AnswerField<InferenceEstimate>>({
+    {"decode_bound", &Scalar<&InferenceEstimate::decode_bound>},
+    {"fits_in_memory", &Scalar<&InferenceEstimate::fits_in_memory>},
+    {"inter_token_latency_ms", &Scalar<&InferenceEstimate::inter_token_latency_ms>},
+    {"kv_cache_gb_per_accelerator", &Scalar<&InferenceEstimate::kv_cache_gb_per_accelerator>},
+    {"max_batch_size", &Scalar<&InferenceEstimate::max_batch_size>},
+    {"memory_capacity_gb", &Scalar<&InferenceEstimate::memory_capacity_gb>},
+    {"memory_per_accelerator_gb", &Scalar<&InferenceEstimate::memory_per_accelerator_gb>},
+    {"model", [](JsonWriter& w, const InferenceEstimate& e) { WriteModel(w, e.model); }},
+    {"output_tokens_per_second", &Scalar<&InferenceEstimate::output_tokens_per_second>},
+    {"output_tokens_per_second_per_accelerator",
+     &Scalar<&InferenceEstimate::output_tokens_per_second_per_accelerator>},
+    {"prefill_bound", &Scalar<&InferenceEstimate::prefill_bound>},
+    {"prefill_tokens_per_second", &Scalar<&InferenceEstimate::prefill_tokens_per_second>},
+    {"replicas", &Scalar<&InferenceEstimate::replicas>},
+    {"request_latency_ms", &Scalar<&InferenceEstimate::request_latency_ms>},
+    {"serving", &Object<kServingFields, &InferenceEstimate::serving>},
+    {"tensor_parallel", &Scalar<&InferenceEstimate::tensor_parallel>},
+    {"time_to_first_token_ms", &Scalar<&InferenceEstimate::time_to_first_token_ms>},
+    {"warnings", &WriteInferenceWarnings},
+    {"weights_gb_per_accelerator", &Scalar<&InferenceEstimate::weights_gb_per_accelerator>},
+});
+static_assert(KeysAscending(kInferenceEstimateFields));
 
 }  // namespace
 
@@ -537,35 +566,7 @@ std::string EncodeEstimate(const est::InferenceEstimate& e, std::string_view ass
     std::string out;
     out.reserve(assumptions_json.size() + 4096);
     JsonWriter w(out);
-    w.BeginObject();
-    w.Key("assumptions");
-    w.Raw(assumptions_json);
-    w.Member("decode_bound", e.decode_bound);
-    w.Member("fits_in_memory", e.fits_in_memory);
-    w.Member("inter_token_latency_ms", e.inter_token_latency_ms);
-    w.Member("kv_cache_gb_per_accelerator", e.kv_cache_gb_per_accelerator);
-    w.Member("max_batch_size", e.max_batch_size);
-    w.Member("memory_capacity_gb", e.memory_capacity_gb);
-    w.Member("memory_per_accelerator_gb", e.memory_per_accelerator_gb);
-    w.Key("model");
-    WriteModel(w, e.model);
-    w.Member("output_tokens_per_second", e.output_tokens_per_second);
-    w.Member("output_tokens_per_second_per_accelerator",
-             e.output_tokens_per_second_per_accelerator);
-    w.Member("prefill_bound", e.prefill_bound);
-    w.Member("prefill_tokens_per_second", e.prefill_tokens_per_second);
-    w.Member("replicas", e.replicas);
-    w.Member("request_latency_ms", e.request_latency_ms);
-    w.Key("serving");
-    WriteServing(w, e.serving);
-    w.Member("tensor_parallel", e.tensor_parallel);
-    w.Member("time_to_first_token_ms", e.time_to_first_token_ms);
-    w.Key("warnings");
-    std::vector<pricing::FieldError> warnings = e.model.warnings;
-    warnings.insert(warnings.end(), e.warnings.begin(), e.warnings.end());
-    WriteWarnings(w, warnings);
-    w.Member("weights_gb_per_accelerator", e.weights_gb_per_accelerator);
-    w.EndObject();
+    WriteFields(w, e, kInferenceEstimateFields, "assumptions", assumptions_json);
     return out;
 }
 

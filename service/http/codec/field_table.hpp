@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "pricing/money.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
 
@@ -88,14 +89,116 @@ void WriteScalar(JsonWriter& w, const std::optional<V>& value) {
     }
 }
 
+template <typename V>
+inline constexpr bool kIsOptional = false;
+template <typename V>
+inline constexpr bool kIsOptional<std::optional<V>> = true;
+
+// The class a path of member pointers starts from, and the member it ends at.
+template <auto First, auto... Rest>
+struct Path {
+    using Class = typename MemberPointer<decltype(First)>::Class;
+    static const auto& Of(const Class& object) {
+        if constexpr (sizeof...(Rest) == 0) {
+            return object.*First;
+        } else {
+            return Path<Rest...>::Of(object.*First);
+        }
+    }
+};
+template <auto... P>
+using ClassOf = typename Path<P...>::Class;
+template <auto... P>
+const auto& Follow(const ClassOf<P...>& object) {
+    return Path<P...>::Of(object);
+}
+
+inline void WriteRounded(JsonWriter& w, double usd, double (*round)(double)) {
+    w.Number(round(usd));
+}
+inline void WriteRounded(JsonWriter& w, const std::optional<double>& usd, double (*round)(double)) {
+    if (usd) {
+        w.Number(round(*usd));
+    } else {
+        w.Null();
+    }
+}
+
+template <typename U, std::size_t N>
+void WriteObject(JsonWriter& w, const U& value, const std::array<AnswerField<U>, N>& fields) {
+    WriteFields(w, value, fields);
+}
+template <typename U, std::size_t N>
+void WriteObject(JsonWriter& w, const std::optional<U>& value,
+                 const std::array<AnswerField<U>, N>& fields) {
+    if (!value) return w.Null();
+    WriteFields(w, *value, fields);
+}
+template <typename U, std::size_t N>
+void WriteObject(JsonWriter& w, const U* value, const std::array<AnswerField<U>, N>& fields) {
+    if (value == nullptr) return w.Null();
+    WriteFields(w, *value, fields);
+}
+
 }  // namespace field_detail
 
-// The row's writer for a plain member (number, bool, string, or an optional of one: null when
-// unset), written by its type as JsonWriter::Member writes it:
+// Row writers. Each names the member by its path from the answer object: one member pointer,
+// or several for a member of a member (`&TrainingAnswer::plan, &TrainingPlan::estimates`).
+
+// A plain member (number, bool, string, or an optional of one: null when unset), written by
+// its type as JsonWriter::Member writes it:
 //   {"step_time_s", &Scalar<&TrainingEstimate::step_time_s>}
-template <auto Member>
-void Scalar(JsonWriter& w, const typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
-    field_detail::WriteScalar(w, o.*Member);
+template <auto... Path>
+void Scalar(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    field_detail::WriteScalar(w, field_detail::Follow<Path...>(o));
+}
+
+// Money as answers state it (pricing/money.hpp, docs/api.md "Money"): an amount in USD to the
+// cent (`Usd`), or a rate (USD per hour, per GB, per million tokens) to 1e-6 USD (`UsdRate`);
+// null when an optional amount is unset.
+template <auto... Path>
+void Usd(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    field_detail::WriteRounded(w, field_detail::Follow<Path...>(o), &pricing::RoundToCents);
+}
+template <auto... Path>
+void UsdRate(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    field_detail::WriteRounded(w, field_detail::Follow<Path...>(o), &pricing::RoundToMicroUsd);
+}
+
+// An enumeration by its name in answers (`Name` maps the value to its text; an unset optional
+// is null): {"price_type", &Named<&PriceTypeName, &RentOption::price_type>}
+template <auto Name, auto... Path>
+void Named(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    const auto& value = field_detail::Follow<Path...>(o);
+    if constexpr (field_detail::kIsOptional<std::remove_cvref_t<decltype(value)>>) {
+        if (!value) return w.Null();
+        w.String(Name(*value));
+    } else {
+        w.String(Name(value));
+    }
+}
+
+// A nested object written by its own table (`Fields`): the member itself, an optional of it
+// or a pointer to it (null when unset).
+template <const auto& Fields, auto... Path>
+void Object(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    field_detail::WriteObject(w, field_detail::Follow<Path...>(o), Fields);
+}
+
+// A list of objects, each written by the table `Fields`.
+template <const auto& Fields, auto... Path>
+void Array(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    w.BeginArray();
+    for (const auto& element : field_detail::Follow<Path...>(o)) {
+        field_detail::WriteObject(w, element, Fields);
+    }
+    w.EndArray();
+}
+
+// The answers' currency, the same for every object that names it.
+template <typename T>
+void Currency(JsonWriter& w, const T& /*object*/) {
+    w.String(pricing::kCurrency);
 }
 
 // One member of a request about a T: its key, and the function that reads it into the request
@@ -149,6 +252,20 @@ void Optional(JsonReader& r, std::string_view key,
     } else {
         static_assert(std::is_same_v<V, std::vector<std::string>>, "no reader for this type");
         member = r.Strings(key);
+    }
+}
+
+// The row's reader for a number or int member that takes `Default` when absent or null.
+template <auto Member, auto Default>
+void OrDefault(JsonReader& r, std::string_view key,
+               typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    auto& member = o.*Member;
+    using V = std::remove_reference_t<decltype(member)>;
+    if constexpr (std::is_same_v<V, int>) {
+        member = r.Int(key).value_or(Default);
+    } else {
+        static_assert(std::is_same_v<V, double>, "no defaulted reader for this type");
+        member = r.Number(key).value_or(Default);
     }
 }
 

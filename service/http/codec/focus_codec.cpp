@@ -35,9 +35,16 @@ std::string ProviderName(const std::string& id) {
     return p != nullptr ? p->name : id;
 }
 
-// FOCUS PricingCategory: Standard (list or negotiated rate), Dynamic (spot), Committed.
+// Who provides charges without a catalog offering: the buyer's own hardware, or a rent
+// quoted by the request rather than the catalog.
+constexpr char kOwnedProviderName[] = "Owned hardware";
+constexpr char kQuotedProviderName[] = "Quoted rent";
+
+// FOCUS PricingCategory: Standard (list or negotiated rate), Dynamic (spot), Committed
+// (commitments, and owned capacity's or hardware's hours paid up front).
 const char* PricingCategory(const ForecastCharge& c) {
-    if (c.kind != ChargeKind::kCompute) return "Standard";
+    if (c.owned) return "Committed";
+    if (c.kind != ChargeKind::kCompute || c.offering == nullptr) return "Standard";
     switch (c.offering->price_type) {
         case pricing::PriceType::kSpot:
             return "Dynamic";
@@ -54,6 +61,8 @@ const char* PricingCategory(const ForecastCharge& c) {
 const char* ServiceCategory(ChargeKind kind) {
     switch (kind) {
         case ChargeKind::kCompute:
+        case ChargeKind::kHardware:
+        case ChargeKind::kOperations:
             return "Compute";
         case ChargeKind::kStorage:
             return "Storage";
@@ -63,36 +72,96 @@ const char* ServiceCategory(ChargeKind kind) {
     return "Other";
 }
 
+const char* ChargeFrequency(const ForecastCharge& c) {
+    if (c.category == ChargeCategoryKind::kPurchase) return "One-Time";
+    return c.recurring ? "Recurring" : "Usage-Based";
+}
+
+std::string OfferingDescription(const ForecastCharge& c, const pricing::Offering& o) {
+    if (c.owned) {
+        return o.instance_type + " in " + o.region +
+               ": owned capacity (price book), paid by its commitment";
+    }
+    std::string nodes = c.nodes > 0 ? std::to_string(c.nodes) + " x " : "";
+    return nodes + o.instance_type + " (" + std::string(pricing::PriceTypeName(o.price_type)) +
+           ") in " + o.region +
+           (c.category == ChargeCategoryKind::kPurchase ? ", paid at reservation" : ", planned");
+}
+
 std::string Description(const ForecastCharge& c) {
-    const pricing::Offering& o = *c.offering;
     switch (c.kind) {
         case ChargeKind::kCompute:
-            return std::to_string(c.nodes) + " x " + o.instance_type + " (" +
-                   std::string(pricing::PriceTypeName(o.price_type)) + ") in " + o.region +
-                   (c.category == ChargeCategoryKind::kPurchase ? ", paid at reservation"
-                                                                : ", planned");
+            return c.offering != nullptr ? OfferingDescription(c, *c.offering)
+                                         : "rented accelerators at the quoted rent";
         case ChargeKind::kStorage:
             return "object storage for the run's dataset and checkpoints";
         case ChargeKind::kEgress:
             return "internet egress of the trained model";
+        case ChargeKind::kHardware:
+            return c.category == ChargeCategoryKind::kPurchase
+                       ? "purchase of the owned accelerators and their servers"
+                       : "owned accelerators: the purchase amortised (net of resale)";
+        case ChargeKind::kOperations:
+            return "running the owned accelerators: power, hosting, network, storage, "
+                   "maintenance and staff";
     }
     return "";
 }
 
-std::string Tags(const FocusContext& context) {
+std::string Tags(const ForecastCharge& c, const FocusContext& context) {
     nlohmann::json tags = {{"gpucost-plan", context.plan_kind},
                            {"gpucost-catalog-version", context.catalog_version}};
+    if (!c.path.empty()) tags["gpucost-path"] = c.path;
     return tags.dump();
 }
 
-std::vector<std::string> Row(const ForecastCharge& c, const FocusContext& context) {
-    const pricing::Offering& o = *c.offering;
-    const bool usage = c.category == ChargeCategoryKind::kUsage;
+// The columns that name who provides a charge and where: the offering's, else the owned
+// hardware's or the quoted rent's.
+struct Provenance {
+    std::string provider;
+    std::string region;
+    std::string resource_name;
+    std::string resource_type;
+    std::string service_name;
+    std::string sku;
+    std::string accelerator;
+    std::string accelerators;
+};
+
+Provenance ProvenanceOf(const ForecastCharge& c) {
     const bool compute = c.kind == ChargeKind::kCompute;
+    if (c.offering != nullptr) {
+        const pricing::Offering& o = *c.offering;
+        const int accelerators = c.nodes > 0 ? o.accelerator_count * c.nodes : 0;
+        return {ProviderName(o.provider),
+                o.region,
+                compute ? o.instance_type : "",
+                compute ? "Virtual Machine"
+                        : (c.kind == ChargeKind::kStorage ? "Object Storage" : "Data Transfer"),
+                compute ? o.provider + " compute" : o.provider + " data",
+                compute ? o.id : "",
+                compute ? o.accelerator : "",
+                compute && accelerators > 0 ? std::to_string(accelerators) : ""};
+    }
+    const bool owned = c.kind == ChargeKind::kHardware || c.kind == ChargeKind::kOperations;
+    return {owned ? kOwnedProviderName : kQuotedProviderName,
+            "",
+            "",
+            owned ? "Server" : "",
+            owned ? "owned accelerators" : "rented accelerators",
+            "",
+            c.accelerator,
+            c.accelerators > 0 ? std::to_string(c.accelerators) : ""};
+}
+
+std::vector<std::string> Row(const ForecastCharge& c, const FocusContext& context) {
+    const Provenance p = ProvenanceOf(c);
+    const bool usage = c.category == ChargeCategoryKind::kUsage;
+    const bool hours = c.accelerator_hours > 0;
     const std::string quantity = CsvNumber(c.pricing_quantity);
     return {
-        "",                               // AvailabilityZone
-        CsvNumber(c.effective_cost_usd),  // BilledCost
+        "",                                                           // AvailabilityZone
+        CsvNumber(c.billed_cost_usd.value_or(c.effective_cost_usd)),  // BilledCost
         kForecastAccountId,
         kForecastAccountName,
         kBillingCurrency,
@@ -101,7 +170,7 @@ std::vector<std::string> Row(const ForecastCharge& c, const FocusContext& contex
         usage ? "Usage" : "Purchase",  // ChargeCategory
         "",                            // ChargeClass
         Description(c),
-        usage ? "Usage-Based" : "One-Time",  // ChargeFrequency
+        ChargeFrequency(c),
         DateTime(c.period_end),
         DateTime(c.period_start),  // ChargePeriodEnd/Start
         "",
@@ -110,39 +179,38 @@ std::vector<std::string> Row(const ForecastCharge& c, const FocusContext& contex
         "",
         "",  // CommitmentDiscount*
         usage ? quantity : "",
-        usage ? c.pricing_unit : "",            // ConsumedQuantity/Unit
-        CsvNumber(c.effective_cost_usd),        // ContractedCost
-        CsvNumber(c.effective_unit_price_usd),  // ContractedUnitPrice
-        CsvNumber(c.effective_cost_usd),        // EffectiveCost
-        "",                                     // InvoiceId
-        ProviderName(o.provider),               // InvoiceIssuerName
+        usage ? c.pricing_unit : "",                                      // ConsumedQuantity/Unit
+        CsvNumber(c.contracted_cost_usd.value_or(c.effective_cost_usd)),  // ContractedCost
+        CsvNumber(c.effective_unit_price_usd),                            // ContractedUnitPrice
+        CsvNumber(c.effective_cost_usd),                                  // EffectiveCost
+        "",                                                               // InvoiceId
+        p.provider,                                                       // InvoiceIssuerName
         CsvNumber(c.list_cost_usd),
         CsvNumber(c.list_unit_price_usd),
         PricingCategory(c),
         kBillingCurrency,  // PricingCurrency
         quantity,
         c.pricing_unit,
-        ProviderName(o.provider),
-        ProviderName(o.provider),  // ProviderName, PublisherName
-        o.region,
-        o.region,  // RegionId, RegionName
+        p.provider,
+        p.provider,  // ProviderName, PublisherName
+        p.region,
+        p.region,  // RegionId, RegionName
         "",
-        compute ? o.instance_type : "",  // ResourceId, ResourceName
-        compute ? "Virtual Machine"
-                : (c.kind == ChargeKind::kStorage ? "Object Storage" : "Data Transfer"),
+        p.resource_name,  // ResourceId, ResourceName
+        p.resource_type,
         ServiceCategory(c.kind),
-        compute ? o.provider + " compute" : o.provider + " data",  // ServiceName
-        compute ? o.id : "",                                       // SkuId
-        compute ? o.id : "",                                       // SkuPriceId
+        p.service_name,  // ServiceName
+        p.sku,           // SkuId
+        p.sku,           // SkuPriceId
         "",
         "",  // SubAccountId/Name
-        Tags(context),
-        compute ? o.accelerator : "",                                  // x_Accelerator
-        compute ? std::to_string(o.accelerator_count * c.nodes) : "",  // x_Accelerators
-        compute ? CsvNumber(c.accelerator_hours) : "",                 // x_AcceleratorHours
+        Tags(c, context),
+        p.accelerator,                                // x_Accelerator
+        p.accelerators,                               // x_Accelerators
+        hours ? CsvNumber(c.accelerator_hours) : "",  // x_AcceleratorHours
         c.cost_usd_p10 ? CsvNumber(*c.cost_usd_p10) : "",
         c.cost_usd_p90 ? CsvNumber(*c.cost_usd_p90) : "",
-        compute ? std::to_string(c.nodes) : "",  // x_Nodes
+        c.kind == ChargeKind::kCompute && c.nodes > 0 ? std::to_string(c.nodes) : "",  // x_Nodes
         context.pricing_basis,
         context.price_book,
     };
@@ -261,13 +329,45 @@ CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
 }
 
 CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
-                         const std::string& catalog_version, const std::string& first_month,
-                         const PricingView& view) {
+                         const std::optional<pricing::plan::ServingBudgetView>& budget,
+                         const std::string& catalog_version, const PricingView& view) {
     FocusContext context{"serving", "list", "", catalog_version};
-    if (!recommendation) return FocusForecastCsv({}, context);
+    if (!recommendation || !budget) return FocusForecastCsv({}, context);
     const double list_usd_per_hour = ListPriceFor(recommendation->offering, view, context);
     return FocusForecastCsv(
-        pricing::plan::ForecastServing(*recommendation, first_month, list_usd_per_hour), context);
+        pricing::plan::ForecastServing(*recommendation, *budget, list_usd_per_hour), context);
+}
+
+namespace {
+
+// The offering the plan rents: the request's, or its sibling under the plan's price type.
+std::optional<pricing::Offering> RentedOffering(const pricing::plan::RentVsBuyPlan& plan,
+                                                const std::optional<std::string>& offering_id,
+                                                const pricing::Catalog& catalog) {
+    if (!offering_id) return std::nullopt;
+    std::string id = *offering_id;
+    for (const pricing::plan::RentOption& option : plan.rent_options) {
+        if (plan.rent_price_type && option.price_type == *plan.rent_price_type) {
+            id = option.offering_id;
+        }
+    }
+    auto found = catalog.FindOffering(id);
+    if (!found.ok()) return std::nullopt;
+    return found.value();
+}
+
+}  // namespace
+
+CsvTable RentVsBuyFocusCsv(const pricing::plan::RentVsBuyPlan& plan,
+                           const std::optional<std::string>& rent_offering_id,
+                           const std::string& first_month, const PricingView& view) {
+    FocusContext context{"rent-vs-buy", "list", "", plan.catalog_version};
+    const std::optional<pricing::Offering> rented =
+        RentedOffering(plan, rent_offering_id, *view.catalog);
+    const pricing::Offering* offering = rented ? &*rented : nullptr;
+    const double list_usd_per_hour = ListPriceFor(offering, view, context);
+    return FocusForecastCsv(
+        pricing::plan::ForecastRentVsBuy(plan, offering, list_usd_per_hour, first_month), context);
 }
 
 }  // namespace gpucost::http

@@ -28,7 +28,7 @@ inline constexpr char kFormatParam[] = "format";
 // What the rows say beside the charges: the plan kind (Tags' `gpucost-plan`), the basis the
 // plan priced at and the book's name (x_PricingBasis, x_PriceBook), and the catalog version.
 struct FocusContext {
-    std::string plan_kind;  // "training" or "serving"
+    std::string plan_kind;  // "training", "serving" or "rent-vs-buy"
     std::string pricing_basis = "list";
     std::string price_book;  // empty: none
     std::string catalog_version;
@@ -47,10 +47,17 @@ CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
                           const pricing::plan::TrainingPlanRequest& request,
                           const PricingView& view);
 
-// The serving plan's recommendation run for kServingForecastMonths calendar months from
-// `first_month` (YYYY-MM: this month) as FOCUS rows; a header only without a recommendation.
+// The serving plan's recommendation over its budget view (start_date, budget_months) as
+// FOCUS rows; a header only without a recommendation or a budget.
 CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
-                         const std::string& catalog_version, const std::string& first_month,
-                         const PricingView& view);
+                         const std::optional<pricing::plan::ServingBudgetView>& budget,
+                         const std::string& catalog_version, const PricingView& view);
+
+// The rent-vs-buy plan's rent and buy paths (ForecastRentVsBuy) from `first_month` (YYYY-MM:
+// this month) as FOCUS rows, Tags' `gpucost-path` naming the path; the rent offering (the
+// request's `rent.offering_id`, under the plan's price type) at the list price the view knows.
+CsvTable RentVsBuyFocusCsv(const pricing::plan::RentVsBuyPlan& plan,
+                           const std::optional<std::string>& rent_offering_id,
+                           const std::string& first_month, const PricingView& view);
 
 }  // namespace gpucost::http

@@ -75,40 +75,39 @@ std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key
 
 }  // namespace
 
+namespace {
+
+// The spot plan request's members, in the order they are read.
+using pricing::plan::SpotPlanRequest;
+const auto kSpotRequestFields = std::to_array<RequestField<SpotPlanRequest>>({
+    {"job_hours", &Optional<&SpotPlanRequest::job_hours>},
+    {"on_demand_usd_per_hour", &Optional<&SpotPlanRequest::on_demand_usd_per_hour>},
+    {"spot_usd_per_hour", &Optional<&SpotPlanRequest::spot_usd_per_hour>},
+    {"interruptions_per_hour", &Optional<&SpotPlanRequest::interruptions_per_hour>},
+    {"spot_offering_id", [](JsonReader& r, std::string_view key,
+                            SpotPlanRequest& q) { q.spot_offering_id = LowerId(r.String(key)); }},
+    {"on_demand_offering_id",
+     [](JsonReader& r, std::string_view key, SpotPlanRequest& q) {
+         q.on_demand_offering_id = LowerId(r.String(key));
+     }},
+    {"nodes", &OrDefault<&SpotPlanRequest::nodes, 1>},
+    {"checkpoint_minutes", &Optional<&SpotPlanRequest::checkpoint_minutes>},
+    {"restart_minutes", &Optional<&SpotPlanRequest::restart_minutes>},
+    {"checkpoint_interval_hours", &Optional<&SpotPlanRequest::checkpoint_interval_hours>},
+    {"max_spot_usd_per_hour", &Optional<&SpotPlanRequest::max_spot_usd_per_hour>},
+    {"deadline_hours", &Optional<&SpotPlanRequest::deadline_hours>},
+    {"required_deadline_probability", &Optional<&SpotPlanRequest::required_deadline_probability>},
+    {"min_savings_fraction", &Optional<&SpotPlanRequest::min_savings_fraction>},
+});
+
+}  // namespace
+
 pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
     const json& body, const std::vector<std::string>& extra_keys) {
     JsonReader r(body, "");
-    std::vector<std::string> known = {"job_hours",
-                                      "on_demand_usd_per_hour",
-                                      "spot_usd_per_hour",
-                                      "interruptions_per_hour",
-                                      "spot_offering_id",
-                                      "on_demand_offering_id",
-                                      "nodes",
-                                      "checkpoint_minutes",
-                                      "restart_minutes",
-                                      "checkpoint_interval_hours",
-                                      "max_spot_usd_per_hour",
-                                      "deadline_hours",
-                                      "required_deadline_probability",
-                                      "min_savings_fraction"};
-    known.insert(known.end(), extra_keys.begin(), extra_keys.end());
-    r.OnlyKnown(known);
+    r.OnlyKnown(RequestKeys(kSpotRequestFields, extra_keys));
     pricing::plan::SpotPlanRequest q;
-    q.job_hours = r.Number("job_hours");
-    q.on_demand_usd_per_hour = r.Number("on_demand_usd_per_hour");
-    q.spot_usd_per_hour = r.Number("spot_usd_per_hour");
-    q.interruptions_per_hour = r.Number("interruptions_per_hour");
-    q.spot_offering_id = LowerId(r.String("spot_offering_id"));
-    q.on_demand_offering_id = LowerId(r.String("on_demand_offering_id"));
-    q.nodes = r.Int("nodes").value_or(1);
-    q.checkpoint_minutes = r.Number("checkpoint_minutes");
-    q.restart_minutes = r.Number("restart_minutes");
-    q.checkpoint_interval_hours = r.Number("checkpoint_interval_hours");
-    q.max_spot_usd_per_hour = r.Number("max_spot_usd_per_hour");
-    q.deadline_hours = r.Number("deadline_hours");
-    q.required_deadline_probability = r.Number("required_deadline_probability");
-    q.min_savings_fraction = r.Number("min_savings_fraction");
+    ReadFields(r, q, kSpotRequestFields);
     if (!r.ok()) {
         return r.error();
     }
@@ -117,30 +116,34 @@ pricing::Result<pricing::plan::SpotPlanRequest> DecodeSpotPlanRequest(
 
 namespace {
 
-// The spot-risk object of the offering the plan read its interruption rate from, or null.
-void WriteSpotRisk(JsonWriter& w, const std::optional<std::string>& bucket_label) {
-    const auto bucket =
-        bucket_label ? pricing::ParseSpotInterruptionBucket(*bucket_label) : std::nullopt;
-    if (!bucket) return w.Null();
-    w.BeginObject();
-    w.Member("bucket", bucket->label);
-    w.Member("max_percent_per_month", bucket->max_percent_per_month);
-    w.Member("min_percent_per_month", bucket->min_percent_per_month);
-    w.EndObject();
+namespace pl = pricing::plan;
+
+// Rows every plan answer shares.
+template <typename T>
+void ListPricingBasis(JsonWriter& w, const T& /*plan*/) {
+    w.String(kListPricing);
+}
+template <auto... Path>
+void Warnings(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    WriteWarnings(w, field_detail::Follow<Path...>(o));
 }
 
-void WriteSpotRange(JsonWriter& w, std::string_view key,
-                    const std::optional<pricing::plan::SpotRange>& range) {
-    w.Key(key);
-    if (!range) return w.Null();
-    w.BeginObject();
-    w.Member("high", range->high);
-    w.Member("low", range->low);
-    w.EndObject();
-}
+// The spot-risk object: {bucket, max_percent_per_month, min_percent_per_month}.
+constexpr auto kSpotRiskFields = std::to_array<AnswerField<pricing::SpotInterruptionBucket>>({
+    {"bucket", &Scalar<&pricing::SpotInterruptionBucket::label>},
+    {"max_percent_per_month", &Scalar<&pricing::SpotInterruptionBucket::max_percent_per_month>},
+    {"min_percent_per_month", &Scalar<&pricing::SpotInterruptionBucket::min_percent_per_month>},
+});
+static_assert(KeysAscending(kSpotRiskFields));
+
+constexpr auto kSpotRangeFields = std::to_array<AnswerField<pl::SpotRange>>({
+    {"high", &Scalar<&pl::SpotRange::high>},
+    {"low", &Scalar<&pl::SpotRange::low>},
+});
+static_assert(KeysAscending(kSpotRangeFields));
 
 // A range of amounts as answers state money: both ends to the cent.
-std::optional<pricing::plan::SpotRange> InCents(std::optional<pricing::plan::SpotRange> range) {
+std::optional<pl::SpotRange> InCents(std::optional<pl::SpotRange> range) {
     if (range) {
         range->low = pricing::RoundToCents(range->low);
         range->high = pricing::RoundToCents(range->high);
@@ -148,29 +151,65 @@ std::optional<pricing::plan::SpotRange> InCents(std::optional<pricing::plan::Spo
     return range;
 }
 
-// The members that sort before `job_hours` (apart from EncodeSpotPlan to keep each one
-// screen): the checkpoint and interruption figures.
-void WriteSpotCheckpointsAndInterruptions(JsonWriter& w, const pricing::plan::SpotPlan& p) {
-    w.Member("checkpoint_interval_hours", p.checkpoint_interval_hours);
-    w.Member("checkpoint_minutes", p.checkpoint_hours * 60.0);
-    w.Member("checkpoints", p.checkpoints);
-    w.Member("cluster_interruptions_per_hour", p.cluster_interruptions_per_hour);
-    w.Member("currency", pricing::kCurrency);
-    w.Member("deadline_hours", p.deadline_hours);
-    w.Member("expected_interruptions", p.expected_interruptions);
-    w.UsdMember("expected_mixed_cost_usd", p.expected_mixed_cost_usd);
-    w.Member("expected_mixed_savings_fraction", p.expected_mixed_savings_fraction);
-    w.Member("expected_overhead_fraction", p.expected_overhead_fraction);
-    w.Member("expected_savings_fraction", p.expected_savings_fraction);
-    w.UsdMember("expected_savings_usd", p.expected_savings_usd);
-    w.UsdMember("expected_spot_cost_usd", p.expected_spot_cost_usd);
-    WriteSpotRange(w, "expected_spot_cost_usd_range", InCents(p.expected_spot_cost_usd_range));
-    w.Member("expected_spot_hours", p.expected_spot_hours);
-    w.Member("failure_free_hours", p.failure_free_hours);
-    WriteSpotRange(w, "interruption_percent_per_month_range",
-                   p.interruption_percent_per_month_range);
-    w.Member("interruptions_per_hour", p.interruptions_per_hour);
+// The spot-risk object of the offering the plan read its interruption rate from, or null.
+void WriteSpotRisk(JsonWriter& w, const pl::SpotPlan& p) {
+    const auto bucket = p.interruption_bucket
+                            ? pricing::ParseSpotInterruptionBucket(*p.interruption_bucket)
+                            : std::nullopt;
+    field_detail::WriteObject(w, bucket, kSpotRiskFields);
 }
+
+constexpr auto kSpotPlanFields = std::to_array<AnswerField<pl::SpotPlan>>({
+    {"catalog_version", &Scalar<&pl::SpotPlan::catalog_version>},
+    {"checkpoint_interval_hours", &Scalar<&pl::SpotPlan::checkpoint_interval_hours>},
+    {"checkpoint_minutes",
+     [](JsonWriter& w, const pl::SpotPlan& p) { w.Number(p.checkpoint_hours * 60.0); }},
+    {"checkpoints", &Scalar<&pl::SpotPlan::checkpoints>},
+    {"cluster_interruptions_per_hour", &Scalar<&pl::SpotPlan::cluster_interruptions_per_hour>},
+    {"currency", &Currency<pl::SpotPlan>},
+    {"deadline_hours", &Scalar<&pl::SpotPlan::deadline_hours>},
+    {"expected_interruptions", &Scalar<&pl::SpotPlan::expected_interruptions>},
+    {"expected_mixed_cost_usd", &Usd<&pl::SpotPlan::expected_mixed_cost_usd>},
+    {"expected_mixed_savings_fraction", &Scalar<&pl::SpotPlan::expected_mixed_savings_fraction>},
+    {"expected_overhead_fraction", &Scalar<&pl::SpotPlan::expected_overhead_fraction>},
+    {"expected_savings_fraction", &Scalar<&pl::SpotPlan::expected_savings_fraction>},
+    {"expected_savings_usd", &Usd<&pl::SpotPlan::expected_savings_usd>},
+    {"expected_spot_cost_usd", &Usd<&pl::SpotPlan::expected_spot_cost_usd>},
+    {"expected_spot_cost_usd_range",
+     [](JsonWriter& w, const pl::SpotPlan& p) {
+         field_detail::WriteObject(w, InCents(p.expected_spot_cost_usd_range), kSpotRangeFields);
+     }},
+    {"expected_spot_hours", &Scalar<&pl::SpotPlan::expected_spot_hours>},
+    {"failure_free_hours", &Scalar<&pl::SpotPlan::failure_free_hours>},
+    {"interruption_percent_per_month_range",
+     &Object<kSpotRangeFields, &pl::SpotPlan::interruption_percent_per_month_range>},
+    {"interruptions_per_hour", &Scalar<&pl::SpotPlan::interruptions_per_hour>},
+    {"job_hours", &Scalar<&pl::SpotPlan::job_hours>},
+    {"mean_hours_between_interruptions", &Scalar<&pl::SpotPlan::mean_hours_between_interruptions>},
+    {"mixed_slack_hours", &Scalar<&pl::SpotPlan::mixed_slack_hours>},
+    {"nodes", &Scalar<&pl::SpotPlan::nodes>},
+    {"on_demand_cluster_usd_per_hour", &UsdRate<&pl::SpotPlan::on_demand_cluster_usd_per_hour>},
+    {"on_demand_cost_usd", &Usd<&pl::SpotPlan::on_demand_cost_usd>},
+    {"on_demand_deadline_probability", &Scalar<&pl::SpotPlan::on_demand_deadline_probability>},
+    {"on_demand_hours", &Scalar<&pl::SpotPlan::on_demand_hours>},
+    {"on_demand_offering_id", &Scalar<&pl::SpotPlan::on_demand_offering_id>},
+    {"on_demand_usd_per_hour", &UsdRate<&pl::SpotPlan::on_demand_usd_per_hour>},
+    {"pricing_basis", &ListPricingBasis<pl::SpotPlan>},
+    {"reasoning", &Scalar<&pl::SpotPlan::reasoning>},
+    {"recommendation", &Named<&pl::SpotRecommendationName, &pl::SpotPlan::recommendation>},
+    {"restart_minutes",
+     [](JsonWriter& w, const pl::SpotPlan& p) { w.Number(p.restart_hours * 60.0); }},
+    {"spot_cluster_usd_per_hour", &UsdRate<&pl::SpotPlan::spot_cluster_usd_per_hour>},
+    {"spot_deadline_probability", &Scalar<&pl::SpotPlan::spot_deadline_probability>},
+    {"spot_deadline_probability_range",
+     &Object<kSpotRangeFields, &pl::SpotPlan::spot_deadline_probability_range>},
+    {"spot_interruption", &WriteSpotRisk},
+    {"spot_offering_id", &Scalar<&pl::SpotPlan::spot_offering_id>},
+    {"spot_usd_per_hour", &UsdRate<&pl::SpotPlan::spot_usd_per_hour>},
+    {"warnings", &Warnings<&pl::SpotPlan::warnings>},
+    {"young_checkpoint_interval_hours", &Scalar<&pl::SpotPlan::young_checkpoint_interval_hours>},
+});
+static_assert(KeysAscending(kSpotPlanFields));
 
 }  // namespace
 
@@ -178,36 +217,7 @@ std::string EncodeSpotPlan(const pricing::plan::SpotPlan& p, std::string_view as
     std::string out;
     out.reserve(assumptions_json.size() + 2048);
     JsonWriter w(out);
-    w.BeginObject();
-    w.Key("assumptions");
-    w.Raw(assumptions_json);
-    w.Member("catalog_version", p.catalog_version);
-    WriteSpotCheckpointsAndInterruptions(w, p);
-    w.Member("job_hours", p.job_hours);
-    w.Member("mean_hours_between_interruptions", p.mean_hours_between_interruptions);
-    w.Member("mixed_slack_hours", p.mixed_slack_hours);
-    w.Member("nodes", p.nodes);
-    w.UsdRateMember("on_demand_cluster_usd_per_hour", p.on_demand_cluster_usd_per_hour);
-    w.UsdMember("on_demand_cost_usd", p.on_demand_cost_usd);
-    w.Member("on_demand_deadline_probability", p.on_demand_deadline_probability);
-    w.Member("on_demand_hours", p.on_demand_hours);
-    w.Member("on_demand_offering_id", p.on_demand_offering_id);
-    w.UsdRateMember("on_demand_usd_per_hour", p.on_demand_usd_per_hour);
-    w.Member("pricing_basis", kListPricing);
-    w.Member("reasoning", p.reasoning);
-    w.Member("recommendation", pricing::plan::SpotRecommendationName(p.recommendation));
-    w.Member("restart_minutes", p.restart_hours * 60.0);
-    w.UsdRateMember("spot_cluster_usd_per_hour", p.spot_cluster_usd_per_hour);
-    w.Member("spot_deadline_probability", p.spot_deadline_probability);
-    WriteSpotRange(w, "spot_deadline_probability_range", p.spot_deadline_probability_range);
-    w.Key("spot_interruption");
-    WriteSpotRisk(w, p.interruption_bucket);
-    w.Member("spot_offering_id", p.spot_offering_id);
-    w.UsdRateMember("spot_usd_per_hour", p.spot_usd_per_hour);
-    w.Key("warnings");
-    WriteWarnings(w, p.warnings);
-    w.Member("young_checkpoint_interval_hours", p.young_checkpoint_interval_hours);
-    w.EndObject();
+    WriteFields(w, p, kSpotPlanFields, "assumptions", assumptions_json);
     return out;
 }
 
@@ -293,54 +303,65 @@ pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const js
 
 namespace {
 
-void WriteRentOptions(JsonWriter& w, const std::vector<pricing::plan::RentOption>& options) {
-    w.BeginArray();
-    for (const auto& r : options) {
-        w.BeginObject();
-        w.Member("as_of", r.as_of);
-        w.Member("as_of_estimated", r.as_of_estimated);
-        w.Member("billed_months", r.billed_months);
-        w.Member("cheaper_than_buying", r.cheaper_than_buying);
-        w.UsdMember("monthly_usd", r.monthly_usd);
-        w.Member("nodes", r.nodes);
-        w.UsdMember("npv_usd", r.npv_usd);
-        w.Member("offering_id", r.offering_id);
-        w.Member("price_type", pricing::PriceTypeName(r.price_type));
-        w.UsdMember("total_usd", r.total_usd);
-        w.UsdRateMember("usd_per_accelerator_hour", r.usd_per_accelerator_hour);
-        w.Member("verified", r.verified);
-        w.EndObject();
-    }
-    w.EndArray();
-}
+constexpr auto kRentOptionFields = std::to_array<AnswerField<pl::RentOption>>({
+    {"as_of", &Scalar<&pl::RentOption::as_of>},
+    {"as_of_estimated", &Scalar<&pl::RentOption::as_of_estimated>},
+    {"billed_months", &Scalar<&pl::RentOption::billed_months>},
+    {"cheaper_than_buying", &Scalar<&pl::RentOption::cheaper_than_buying>},
+    {"monthly_usd", &Usd<&pl::RentOption::monthly_usd>},
+    {"nodes", &Scalar<&pl::RentOption::nodes>},
+    {"npv_usd", &Usd<&pl::RentOption::npv_usd>},
+    {"offering_id", &Scalar<&pl::RentOption::offering_id>},
+    {"price_type", &Named<&pricing::PriceTypeName, &pl::RentOption::price_type>},
+    {"total_usd", &Usd<&pl::RentOption::total_usd>},
+    {"usd_per_accelerator_hour", &UsdRate<&pl::RentOption::usd_per_accelerator_hour>},
+    {"verified", &Scalar<&pl::RentOption::verified>},
+});
+static_assert(KeysAscending(kRentOptionFields));
 
-void WriteCumulative(JsonWriter& w, const std::vector<pricing::plan::CumulativePoint>& points) {
-    w.BeginArray();
-    for (const auto& point : points) {
-        w.BeginObject();
-        w.Member("month", point.month);
-        w.UsdMember("own_net_of_resale_usd", point.own_net_of_resale_usd);
-        w.UsdMember("own_usd", point.own_usd);
-        w.UsdMember("rent_usd", point.rent_usd);
-        w.EndObject();
-    }
-    w.EndArray();
-}
+constexpr auto kCumulativeFields = std::to_array<AnswerField<pl::CumulativePoint>>({
+    {"month", &Scalar<&pl::CumulativePoint::month>},
+    {"own_net_of_resale_usd", &Usd<&pl::CumulativePoint::own_net_of_resale_usd>},
+    {"own_usd", &Usd<&pl::CumulativePoint::own_usd>},
+    {"rent_usd", &Usd<&pl::CumulativePoint::rent_usd>},
+});
+static_assert(KeysAscending(kCumulativeFields));
 
-// The members that sort before `horizon_months` (apart from EncodeRentVsBuyPlan to keep each
-// one screen): the break-even figures, capex and the monthly series.
-void WriteBreakEvenAndSeries(JsonWriter& w, const pricing::plan::RentVsBuyPlan& p) {
-    w.Member("break_even_months", p.break_even_months);
-    w.Member("break_even_utilization", p.break_even_utilization);
-    w.Member("breaks_even_within_horizon", p.breaks_even_within_horizon);
-    w.UsdMember("capex_usd", p.capex_usd);
-    w.Member("catalog_version", p.catalog_version);
-    w.Key("cumulative");
-    WriteCumulative(w, p.cumulative);
-    w.Member("currency", pricing::kCurrency);
-    w.Member("discount_rate_annual", p.discount_rate_annual);
-    w.Member("discounted_break_even_months", p.discounted_break_even_months);
-}
+using RentVsBuyPlan = pl::RentVsBuyPlan;
+constexpr auto kRentVsBuyFields = std::to_array<AnswerField<RentVsBuyPlan>>({
+    {"accelerator", &Scalar<&RentVsBuyPlan::accelerator>},
+    {"accelerator_hours_per_month", &Scalar<&RentVsBuyPlan::accelerator_hours_per_month>},
+    {"break_even_months", &Scalar<&RentVsBuyPlan::break_even_months>},
+    {"break_even_utilization", &Scalar<&RentVsBuyPlan::break_even_utilization>},
+    {"breaks_even_within_horizon", &Scalar<&RentVsBuyPlan::breaks_even_within_horizon>},
+    {"capex_usd", &Usd<&RentVsBuyPlan::capex_usd>},
+    {"catalog_version", &Scalar<&RentVsBuyPlan::catalog_version>},
+    {"cumulative", &Array<kCumulativeFields, &RentVsBuyPlan::cumulative>},
+    {"currency", &Currency<RentVsBuyPlan>},
+    {"discount_rate_annual", &Scalar<&RentVsBuyPlan::discount_rate_annual>},
+    {"discounted_break_even_months", &Scalar<&RentVsBuyPlan::discounted_break_even_months>},
+    {"horizon_months", &Scalar<&RentVsBuyPlan::horizon_months>},
+    {"monthly_own_usd", &Usd<&RentVsBuyPlan::monthly_own_usd>},
+    {"monthly_rent_usd", &Usd<&RentVsBuyPlan::monthly_rent_usd>},
+    {"npv_own_usd", &Usd<&RentVsBuyPlan::npv_own_usd>},
+    {"npv_rent_usd", &Usd<&RentVsBuyPlan::npv_rent_usd>},
+    {"opex_usd_per_month", &Usd<&RentVsBuyPlan::opex_usd_per_month>},
+    {"pricing_basis", &ListPricingBasis<RentVsBuyPlan>},
+    {"reasoning", &Scalar<&RentVsBuyPlan::reasoning>},
+    {"recommendation", &Named<&pl::RentVsBuyRecommendationName, &RentVsBuyPlan::recommendation>},
+    {"rent_billed_months", &Scalar<&RentVsBuyPlan::rent_billed_months>},
+    {"rent_nodes", &Scalar<&RentVsBuyPlan::rent_nodes>},
+    {"rent_options", &Array<kRentOptionFields, &RentVsBuyPlan::rent_options>},
+    {"rent_price_type", &Named<&pricing::PriceTypeName, &RentVsBuyPlan::rent_price_type>},
+    {"rent_usd_per_accelerator_hour", &UsdRate<&RentVsBuyPlan::rent_usd_per_accelerator_hour>},
+    {"residual_value_at_horizon_usd", &Usd<&RentVsBuyPlan::residual_value_at_horizon_usd>},
+    {"total_accelerators", &Scalar<&RentVsBuyPlan::total_accelerators>},
+    {"total_own_usd", &Usd<&RentVsBuyPlan::total_own_usd>},
+    {"total_rent_usd", &Usd<&RentVsBuyPlan::total_rent_usd>},
+    {"utilization", &Scalar<&RentVsBuyPlan::utilization>},
+    {"warnings", &Warnings<&RentVsBuyPlan::warnings>},
+});
+static_assert(KeysAscending(kRentVsBuyFields));
 
 }  // namespace
 
@@ -349,40 +370,7 @@ std::string EncodeRentVsBuyPlan(const pricing::plan::RentVsBuyPlan& p,
     std::string out;
     out.reserve(assumptions_json.size() + 2048 + 128 * p.cumulative.size());
     JsonWriter w(out);
-    w.BeginObject();
-    w.Member("accelerator", p.accelerator);
-    w.Member("accelerator_hours_per_month", p.accelerator_hours_per_month);
-    w.Key("assumptions");
-    w.Raw(assumptions_json);
-    WriteBreakEvenAndSeries(w, p);
-    w.Member("horizon_months", p.horizon_months);
-    w.UsdMember("monthly_own_usd", p.monthly_own_usd);
-    w.UsdMember("monthly_rent_usd", p.monthly_rent_usd);
-    w.UsdMember("npv_own_usd", p.npv_own_usd);
-    w.UsdMember("npv_rent_usd", p.npv_rent_usd);
-    w.UsdMember("opex_usd_per_month", p.opex_usd_per_month);
-    w.Member("pricing_basis", kListPricing);
-    w.Member("reasoning", p.reasoning);
-    w.Member("recommendation", pricing::plan::RentVsBuyRecommendationName(p.recommendation));
-    w.Member("rent_billed_months", p.rent_billed_months);
-    w.Member("rent_nodes", p.rent_nodes);
-    w.Key("rent_options");
-    WriteRentOptions(w, p.rent_options);
-    if (p.rent_price_type) {
-        w.Member("rent_price_type", pricing::PriceTypeName(*p.rent_price_type));
-    } else {
-        w.Key("rent_price_type");
-        w.Null();
-    }
-    w.UsdRateMember("rent_usd_per_accelerator_hour", p.rent_usd_per_accelerator_hour);
-    w.UsdMember("residual_value_at_horizon_usd", p.residual_value_at_horizon_usd);
-    w.Member("total_accelerators", p.total_accelerators);
-    w.UsdMember("total_own_usd", p.total_own_usd);
-    w.UsdMember("total_rent_usd", p.total_rent_usd);
-    w.Member("utilization", p.utilization);
-    w.Key("warnings");
-    WriteWarnings(w, p.warnings);
-    w.EndObject();
+    WriteFields(w, p, kRentVsBuyFields, "assumptions", assumptions_json);
     return out;
 }
 
@@ -571,153 +559,126 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
 // (encoded_cache.hpp).
 namespace {
 
-void WriteSpotInterruption(JsonWriter& w, const pricing::Offering& o) {
-    if (!o.spot_interruption) return w.Null();
-    w.BeginObject();
-    w.Member("bucket", o.spot_interruption->label);
-    w.Member("max_percent_per_month", o.spot_interruption->max_percent_per_month);
-    w.Member("min_percent_per_month", o.spot_interruption->min_percent_per_month);
-    w.EndObject();
-}
-
 // The offering as plan options name it (OfferingSummary's members).
-void WriteOfferingSummary(JsonWriter& w, const pricing::Offering& o) {
+using pricing::Offering;
+using pricing::PriceObservation;
+constexpr auto kOfferingSummaryFields = std::to_array<AnswerField<Offering>>({
+    {"accelerator", &Scalar<&Offering::accelerator>},
+    {"accelerator_count", &Scalar<&Offering::accelerator_count>},
+    {"as_of", &Scalar<&Offering::price, &PriceObservation::as_of>},
+    {"as_of_estimated", &Scalar<&Offering::price, &PriceObservation::as_of_estimated>},
+    {"id", &Scalar<&Offering::id>},
+    {"instance_type", &Scalar<&Offering::instance_type>},
+    {"price_type", &Named<&pricing::PriceTypeName, &Offering::price_type>},
+    {"provider", &Scalar<&Offering::provider>},
+    {"region", &Scalar<&Offering::region>},
+    {"spot_interruption", &Object<kSpotRiskFields, &Offering::spot_interruption>},
+    {"usd_per_hour", &UsdRate<&Offering::price, &PriceObservation::usd_per_hour>},
+    {"verified", &Scalar<&Offering::price, &PriceObservation::verified>},
+});
+static_assert(KeysAscending(kOfferingSummaryFields));
+
+constexpr auto kViolationFields = std::to_array<AnswerField<pl::ConstraintViolation>>({
+    {"constraint", &Scalar<&pl::ConstraintViolation::constraint>},
+    {"limit", &Scalar<&pl::ConstraintViolation::limit>},
+    {"value", &Scalar<&pl::ConstraintViolation::value>},
+});
+static_assert(KeysAscending(kViolationFields));
+
+using Option = pl::TrainingPlanOption;
+
+// Owned capacity's share of the run (a price book's owned_capacity); null when none covers it.
+void WriteOwnedUse(JsonWriter& w, const Option& o) {
+    if (!o.owned) return w.Null();
     w.BeginObject();
-    w.Member("accelerator", o.accelerator);
-    w.Member("accelerator_count", o.accelerator_count);
-    w.Member("as_of", o.price.as_of);
-    w.Member("as_of_estimated", o.price.as_of_estimated);
-    w.Member("id", o.id);
-    w.Member("instance_type", o.instance_type);
-    w.Member("price_type", pricing::PriceTypeName(o.price_type));
-    w.Member("provider", o.provider);
-    w.Member("region", o.region);
-    w.Key("spot_interruption");
-    WriteSpotInterruption(w, o);
-    w.UsdRateMember("usd_per_hour", o.price.usd_per_hour);
-    w.Member("verified", o.price.verified);
+    w.UsdMember("fully_loaded_cost_usd", o.FullyLoadedCostUsd());
+    w.Member("instance_hours", o.owned->instance_hours);
+    w.UsdMember("marginal_cost_usd", o.expected_cost_usd);
+    w.UsdMember("sunk_usd", o.owned->sunk_usd);
+    w.UsdMember("without_owned_cost_usd", o.owned->without_owned_cost_usd);
     w.EndObject();
 }
 
-void WriteViolations(JsonWriter& w, const std::vector<pricing::plan::ConstraintViolation>& list) {
-    w.BeginArray();
-    for (const auto& v : list) {
-        w.BeginObject();
-        w.Member("constraint", v.constraint);
-        w.Member("limit", v.limit);
-        w.Member("value", v.value);
-        w.EndObject();
-    }
-    w.EndArray();
-}
+constexpr auto kTrainingOptionFields = std::to_array<AnswerField<Option>>({
+    {"billed_hours", &Scalar<&Option::billed_hours>},
+    {"budget_probability", &Scalar<&Option::budget_probability>},
+    {"cluster_usd_per_hour", &UsdRate<&Option::cluster_usd_per_hour>},
+    {"cost_usd", &Usd<&Option::cost_usd>},
+    {"cost_usd_p10", &Usd<&Option::cost_usd_p10>},
+    {"cost_usd_p50", &Usd<&Option::cost_usd_p50>},
+    {"cost_usd_p90", &Usd<&Option::cost_usd_p90>},
+    {"data_cost_usd", &Usd<&Option::data_cost_usd>},
+    {"deadline_probability", &Scalar<&Option::deadline_probability>},
+    {"expected_cost_usd", &Usd<&Option::expected_cost_usd>},
+    {"expected_wall_clock_hours", &Scalar<&Option::expected_wall_clock_hours>},
+    {"independent_hosts", &Scalar<&Option::independent_hosts>},
+    {"interruptions_per_hour", &Scalar<&Option::interruptions_per_hour>},
+    {"max_instances", &Scalar<&Option::max_instances>},
+    {"meets_deadline", &Scalar<&Option::meets_deadline>},
+    {"mfu", &Scalar<&Option::mfu>},
+    {"nodes", &Scalar<&Option::nodes>},
+    {"offering", &Object<kOfferingSummaryFields, &Option::offering>},
+    {"owned", &WriteOwnedUse},
+    {"parallelism", [](JsonWriter& w, const Option& o) { WriteLayout(w, o.parallelism); }},
+    {"price_age_days", &Scalar<&Option::price_age_days>},
+    {"scale_out_gbit_per_s", &Scalar<&Option::scale_out_gbit_per_s>},
+    {"total_accelerators", &Scalar<&Option::total_accelerators>},
+    {"unused_committed_hours", &Scalar<&Option::unused_committed_hours>},
+    {"violations", &Array<kViolationFields, &Option::violations>},
+    {"wall_clock_hours", &Scalar<&Option::wall_clock_hours>},
+    {"within_budget", &Scalar<&Option::within_budget>},
+});
+static_assert(KeysAscending(kTrainingOptionFields));
 
-void WriteOption(JsonWriter& w, const pricing::plan::TrainingPlanOption& o) {
-    w.BeginObject();
-    w.Member("billed_hours", o.billed_hours);
-    w.Member("budget_probability", o.budget_probability);
-    w.UsdRateMember("cluster_usd_per_hour", o.cluster_usd_per_hour);
-    w.UsdMember("cost_usd", o.cost_usd);
-    w.UsdMember("cost_usd_p10", o.cost_usd_p10);
-    w.UsdMember("cost_usd_p50", o.cost_usd_p50);
-    w.UsdMember("cost_usd_p90", o.cost_usd_p90);
-    w.UsdMember("data_cost_usd", o.data_cost_usd);
-    w.Member("deadline_probability", o.deadline_probability);
-    w.UsdMember("expected_cost_usd", o.expected_cost_usd);
-    w.Member("expected_wall_clock_hours", o.expected_wall_clock_hours);
-    w.Member("independent_hosts", o.independent_hosts);
-    w.Member("interruptions_per_hour", o.interruptions_per_hour);
-    w.Member("max_instances", o.max_instances);
-    w.Member("meets_deadline", o.meets_deadline);
-    w.Member("mfu", o.mfu);
-    w.Member("nodes", o.nodes);
-    w.Key("offering");
-    WriteOfferingSummary(w, *o.offering);
-    w.Key("parallelism");
-    WriteLayout(w, o.parallelism);
-    w.Member("price_age_days", o.price_age_days);
-    w.Member("scale_out_gbit_per_s", o.scale_out_gbit_per_s);
-    w.Member("total_accelerators", o.total_accelerators);
-    w.Member("unused_committed_hours", o.unused_committed_hours);
-    w.Key("violations");
-    WriteViolations(w, o.violations);
-    w.Member("wall_clock_hours", o.wall_clock_hours);
-    w.Member("within_budget", o.within_budget);
-    w.EndObject();
-}
+constexpr auto kBindingConstraintFields = std::to_array<AnswerField<pl::BindingConstraint>>({
+    {"best_value", &Scalar<&pl::BindingConstraint::best_value>},
+    {"constraint", &Scalar<&pl::BindingConstraint::constraint>},
+    {"limit", &Scalar<&pl::BindingConstraint::limit>},
+    {"message", &Scalar<&pl::BindingConstraint::message>},
+    {"others_met", &Scalar<&pl::BindingConstraint::others_met>},
+    {"shortfall", &Scalar<&pl::BindingConstraint::shortfall>},
+});
+static_assert(KeysAscending(kBindingConstraintFields));
 
-void WriteOptionalOption(JsonWriter& w, const std::optional<pricing::plan::TrainingPlanOption>& o) {
-    if (!o) return w.Null();
-    WriteOption(w, *o);
-}
-
-void WriteOptions(JsonWriter& w, const std::vector<pricing::plan::TrainingPlanOption>& options) {
-    w.BeginArray();
-    for (const auto& o : options) WriteOption(w, o);
-    w.EndArray();
-}
-
-void WriteBindingConstraints(JsonWriter& w,
-                             const std::vector<pricing::plan::BindingConstraint>& list) {
-    w.BeginArray();
-    for (const auto& b : list) {
-        w.BeginObject();
-        w.Member("best_value", b.best_value);
-        w.Member("constraint", b.constraint);
-        w.Member("limit", b.limit);
-        w.Member("message", b.message);
-        w.Member("others_met", b.others_met);
-        w.Member("shortfall", b.shortfall);
-        w.EndObject();
-    }
-    w.EndArray();
-}
-
-void WriteDataPrice(JsonWriter& w, const std::optional<pricing::DataPrice>& price) {
-    if (!price) return w.Null();
-    w.BeginObject();
-    w.Member("as_of", price->as_of);
-    w.Member("as_of_estimated", price->as_of_estimated);
-    w.UsdRateMember("internet_egress_usd_per_gb", price->internet_egress_usd_per_gb);
-    w.UsdRateMember("object_storage_usd_per_gb_month", price->object_storage_usd_per_gb_month);
-    w.Member("provider", price->provider);
-    w.Member("source", price->source);
-    w.Member("verified", price->verified);
-    w.EndObject();
-}
+using pricing::DataPrice;
+constexpr auto kDataPriceFields = std::to_array<AnswerField<DataPrice>>({
+    {"as_of", &Scalar<&DataPrice::as_of>},
+    {"as_of_estimated", &Scalar<&DataPrice::as_of_estimated>},
+    {"internet_egress_usd_per_gb", &UsdRate<&DataPrice::internet_egress_usd_per_gb>},
+    {"object_storage_usd_per_gb_month", &UsdRate<&DataPrice::object_storage_usd_per_gb_month>},
+    {"provider", &Scalar<&DataPrice::provider>},
+    {"source", &Scalar<&DataPrice::source>},
+    {"verified", &Scalar<&DataPrice::verified>},
+});
+static_assert(KeysAscending(kDataPriceFields));
 
 // A budget view's months (training and serving alike): each {month, usd} to the cent.
-void WriteMonthly(JsonWriter& w, const std::vector<pricing::plan::MonthlySpend>& monthly) {
-    w.BeginArray();
-    for (const auto& m : monthly) {
-        w.BeginObject();
-        w.Member("month", m.month);
-        w.UsdMember("usd", m.usd);
-        w.EndObject();
-    }
-    w.EndArray();
-}
+constexpr auto kMonthlyFields = std::to_array<AnswerField<pl::MonthlySpend>>({
+    {"month", &Scalar<&pl::MonthlySpend::month>},
+    {"usd", &Usd<&pl::MonthlySpend::usd>},
+});
+static_assert(KeysAscending(kMonthlyFields));
 
-void WriteBudget(JsonWriter& w, const std::optional<pricing::plan::BudgetView>& b) {
-    if (!b) return w.Null();
-    w.BeginObject();
-    w.UsdMember("compute_usd", b->compute_usd);
-    w.Key("data_prices");
-    WriteDataPrice(w, b->data_price);
-    w.UsdMember("egress_usd", b->egress_usd);
-    w.Key("monthly");
-    WriteMonthly(w, b->monthly);
-    w.Member("start_date", b->start_date);
-    w.Member("start_date_source", b->start_date_source);
-    w.UsdMember("storage_usd", b->storage_usd);
-    w.UsdMember("total_usd", b->total_usd);
-    w.EndObject();
-}
+using pl::BudgetView;
+constexpr auto kBudgetFields = std::to_array<AnswerField<BudgetView>>({
+    {"compute_usd", &Usd<&BudgetView::compute_usd>},
+    {"data_prices", &Object<kDataPriceFields, &BudgetView::data_price>},
+    {"egress_usd", &Usd<&BudgetView::egress_usd>},
+    {"monthly", &Array<kMonthlyFields, &BudgetView::monthly>},
+    {"owned_usd", &Usd<&BudgetView::owned_usd>},
+    {"start_date", &Scalar<&BudgetView::start_date>},
+    {"start_date_source", &Scalar<&BudgetView::start_date_source>},
+    {"storage_usd", &Usd<&BudgetView::storage_usd>},
+    {"total_usd", &Usd<&BudgetView::total_usd>},
+});
+static_assert(KeysAscending(kBudgetFields));
 
 // An object of (key, value) pairs as a DOM filled by out[key] = value gave it: keys sorted,
 // a repeated key holding its last value.
-template <typename Value>
-void WriteKeyed(JsonWriter& w, const std::vector<std::pair<std::string, Value>>& pairs) {
-    std::vector<const std::pair<std::string, Value>*> sorted;
+template <auto... Path>
+void Keyed(JsonWriter& w, const field_detail::ClassOf<Path...>& o) {
+    const auto& pairs = field_detail::Follow<Path...>(o);
+    std::vector<const typename std::remove_cvref_t<decltype(pairs)>::value_type*> sorted;
     sorted.reserve(pairs.size());
     for (const auto& p : pairs) sorted.push_back(&p);
     std::stable_sort(sorted.begin(), sorted.end(),
@@ -730,151 +691,158 @@ void WriteKeyed(JsonWriter& w, const std::vector<std::pair<std::string, Value>>&
     w.EndObject();
 }
 
-// The price warnings (each about the recommended option's offering), then the workload
-// model's consistency warnings.
-void WritePlanWarnings(JsonWriter& w, const std::vector<std::string>& price_warnings,
-                       const std::vector<pricing::FieldError>& model_warnings) {
+// The plan's warnings, then the workload model's consistency warnings.
+void WriteTrainingWarnings(JsonWriter& w, const TrainingAnswer& a) {
     w.BeginArray();
-    for (const auto& text : price_warnings) WriteWarning(w, "/recommendation/offering", text);
-    for (const auto& m : model_warnings) WriteWarning(w, m.field, m.detail);
+    for (const auto& p : a.plan.warnings) WriteWarning(w, p.field, p.detail);
+    for (const auto& m : a.model_warnings) WriteWarning(w, m.field, m.detail);
     w.EndArray();
 }
 
-// The members that sort before `options`: the assumptions, the summary options, the counts
-// and the request's paging (apart from EncodeTrainingPlan to keep each one screen).
-void WriteMembersBeforeOptions(JsonWriter& w, const TrainingAnswer& a,
-                               std::string_view assumptions_json) {
-    const pricing::plan::TrainingPlan& plan = a.plan;
-    w.Key("assumptions");
-    w.Raw(assumptions_json);
-    w.Key("best_by_provider");
-    WriteOptions(w, plan.best_by_provider);
-    w.Key("beyond_max_wall_clock");
-    WriteOptions(w, plan.beyond_max_wall_clock);
-    w.Key("binding_constraints");
-    WriteBindingConstraints(w, plan.binding_constraints);
-    w.Key("budget");
-    WriteBudget(w, plan.budget);
-    w.Member("catalog_version", plan.catalog_version);
-    w.Key("cheapest");
-    WriteOptionalOption(w, plan.cheapest);
-    w.Member("currency", pricing::kCurrency);
-    w.Member("estimates", plan.estimates);
-    w.Key("fastest");
-    WriteOptionalOption(w, plan.fastest);
-    w.Member("feasible_count", plan.feasible_count);
-    w.Member("hardware_shapes", plan.hardware_shapes);
-    w.Member("include_infeasible", a.include_infeasible);
-    w.Member("infeasible_count", plan.infeasible_count);
-    w.Member("limit", a.limit);
-    w.Member("max_wall_clock_days", plan.max_wall_clock_days);
-    w.Member("next_cursor", a.next_cursor);
-    w.Member("offerings_considered", plan.offerings_considered);
-    w.Member("offset", a.offset);
-}
+using pl::TrainingPlan;
+constexpr auto kTrainingPlanFields = std::to_array<AnswerField<TrainingAnswer>>({
+    {"best_by_provider",
+     &Array<kTrainingOptionFields, &TrainingAnswer::plan, &TrainingPlan::best_by_provider>},
+    {"beyond_max_wall_clock",
+     &Array<kTrainingOptionFields, &TrainingAnswer::plan, &TrainingPlan::beyond_max_wall_clock>},
+    {"binding_constraints",
+     &Array<kBindingConstraintFields, &TrainingAnswer::plan, &TrainingPlan::binding_constraints>},
+    {"budget", &Object<kBudgetFields, &TrainingAnswer::plan, &TrainingPlan::budget>},
+    {"catalog_version", &Scalar<&TrainingAnswer::plan, &TrainingPlan::catalog_version>},
+    {"cheapest", &Object<kTrainingOptionFields, &TrainingAnswer::plan, &TrainingPlan::cheapest>},
+    {"currency", &Currency<TrainingAnswer>},
+    {"estimates", &Scalar<&TrainingAnswer::plan, &TrainingPlan::estimates>},
+    {"fastest", &Object<kTrainingOptionFields, &TrainingAnswer::plan, &TrainingPlan::fastest>},
+    {"feasible_count", &Scalar<&TrainingAnswer::plan, &TrainingPlan::feasible_count>},
+    {"hardware_shapes", &Scalar<&TrainingAnswer::plan, &TrainingPlan::hardware_shapes>},
+    {"include_infeasible", &Scalar<&TrainingAnswer::include_infeasible>},
+    {"infeasible_count", &Scalar<&TrainingAnswer::plan, &TrainingPlan::infeasible_count>},
+    {"limit", &Scalar<&TrainingAnswer::limit>},
+    {"max_wall_clock_days", &Scalar<&TrainingAnswer::plan, &TrainingPlan::max_wall_clock_days>},
+    {"next_cursor", &Scalar<&TrainingAnswer::next_cursor>},
+    {"offerings_considered", &Scalar<&TrainingAnswer::plan, &TrainingPlan::offerings_considered>},
+    {"offset", &Scalar<&TrainingAnswer::offset>},
+    {"options", &Array<kTrainingOptionFields, &TrainingAnswer::plan, &TrainingPlan::options>},
+    {"pareto_front",
+     &Array<kTrainingOptionFields, &TrainingAnswer::plan, &TrainingPlan::pareto_front>},
+    {"pricing_basis", &ListPricingBasis<TrainingAnswer>},
+    {"reasoning", &Scalar<&TrainingAnswer::plan, &TrainingPlan::reasoning>},
+    {"recommendation",
+     &Object<kTrainingOptionFields, &TrainingAnswer::plan, &TrainingPlan::recommendation>},
+    {"skipped", &Keyed<&TrainingAnswer::plan, &TrainingPlan::skipped>},
+    {"skipped_examples", &Keyed<&TrainingAnswer::plan, &TrainingPlan::skipped_examples>},
+    {"sort", &Named<&pl::TrainingPlanSortName, &TrainingAnswer::sort>},
+    {"total_count", &Scalar<&TrainingAnswer::plan, &TrainingPlan::total_count>},
+    {"warnings", &WriteTrainingWarnings},
+});
+static_assert(KeysAscending(kTrainingPlanFields));
 
 }  // namespace
 
 std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumptions_json) {
-    const pricing::plan::TrainingPlan& plan = a.plan;
     std::string out;
-    out.reserve(assumptions_json.size() + 4096 + 2048 * (plan.options.size() + 8));
+    out.reserve(assumptions_json.size() + 4096 + 2048 * (a.plan.options.size() + 8));
     JsonWriter w(out);
-    w.BeginObject();
-    WriteMembersBeforeOptions(w, a, assumptions_json);
-    w.Key("options");
-    WriteOptions(w, plan.options);
-    w.Key("pareto_front");
-    WriteOptions(w, plan.pareto_front);
-    w.Member("pricing_basis", kListPricing);
-    w.Member("reasoning", plan.reasoning);
-    w.Key("recommendation");
-    WriteOptionalOption(w, plan.recommendation);
-    w.Key("skipped");
-    WriteKeyed(w, plan.skipped);
-    w.Key("skipped_examples");
-    WriteKeyed(w, plan.skipped_examples);
-    w.Member("sort", pricing::plan::TrainingPlanSortName(a.sort));
-    w.Member("total_count", plan.total_count);
-    w.Key("warnings");
-    w.BeginArray();
-    for (const auto& p : plan.warnings) WriteWarning(w, p.field, p.detail);
-    for (const auto& m : a.model_warnings) WriteWarning(w, m.field, m.detail);
-    w.EndArray();
-    w.EndObject();
+    WriteFields(w, a, kTrainingPlanFields, "assumptions", assumptions_json);
     return out;
 }
 
+namespace {
+
+// The offering's columns, first in every options CSV.
+std::vector<std::string> OfferingCsvHeader() {
+    return {"offering_id", "provider", "instance_type",        "accelerator",
+            "price_type",  "region",   "offering_usd_per_hour"};
+}
+std::vector<std::string> OfferingCells(const pricing::Offering& f) {
+    return {f.id,
+            f.provider,
+            f.instance_type,
+            f.accelerator,
+            std::string(pricing::PriceTypeName(f.price_type)),
+            f.region,
+            CsvNumber(f.price.usd_per_hour)};
+}
+
+// The price's provenance and the catalog, last in every options CSV.
+std::vector<std::string> ProvenanceCsvHeader() {
+    return {"as_of_estimated", "verified", "currency", "catalog_version"};
+}
+std::vector<std::string> ProvenanceCells(const pricing::Offering& f,
+                                         const std::string& catalog_version) {
+    return {f.price.as_of_estimated ? "true" : "false", f.price.verified ? "true" : "false",
+            pricing::kCurrency, catalog_version};
+}
+
+// One CSV line: the offering's cells, the option's own, then the provenance cells.
+std::vector<std::string> OptionLine(std::vector<std::string> offering, std::vector<std::string> own,
+                                    std::vector<std::string> provenance) {
+    offering.insert(offering.end(), std::make_move_iterator(own.begin()),
+                    std::make_move_iterator(own.end()));
+    offering.insert(offering.end(), std::make_move_iterator(provenance.begin()),
+                    std::make_move_iterator(provenance.end()));
+    return offering;
+}
+
+std::string CsvBool(bool value) {
+    return value ? "true" : "false";
+}
+
+}  // namespace
+
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
     CsvTable t;
-    t.header = {"offering_id",
-                "provider",
-                "instance_type",
-                "accelerator",
-                "price_type",
-                "region",
-                "offering_usd_per_hour",
-                "as_of",
-                "nodes",
-                "total_accelerators",
-                "tensor",
-                "pipeline",
-                "data",
-                "wall_clock_hours",
-                "expected_wall_clock_hours",
-                "cluster_usd_per_hour",
-                "billed_hours",
-                "cost_usd",
-                "expected_cost_usd",
-                "cost_usd_p10",
-                "cost_usd_p50",
-                "cost_usd_p90",
-                "meets_deadline",
-                "within_budget",
-                "violations",
-                "data_cost_usd",
-                "deadline_probability",
-                "as_of_estimated",
-                "verified",
-                "currency",
-                "catalog_version"};
+    t.header = OptionLine(OfferingCsvHeader(),
+                          {"as_of",
+                           "nodes",
+                           "total_accelerators",
+                           "tensor",
+                           "pipeline",
+                           "data",
+                           "wall_clock_hours",
+                           "expected_wall_clock_hours",
+                           "cluster_usd_per_hour",
+                           "billed_hours",
+                           "cost_usd",
+                           "expected_cost_usd",
+                           "cost_usd_p10",
+                           "cost_usd_p50",
+                           "cost_usd_p90",
+                           "meets_deadline",
+                           "within_budget",
+                           "violations",
+                           "data_cost_usd",
+                           "deadline_probability"},
+                          ProvenanceCsvHeader());
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
         std::string violations;
         for (const auto& v : o.violations) {
             violations += (violations.empty() ? "" : ";") + v.constraint;
         }
-        t.rows.push_back({f.id,
-                          f.provider,
-                          f.instance_type,
-                          f.accelerator,
-                          std::string(pricing::PriceTypeName(f.price_type)),
-                          f.region,
-                          CsvNumber(f.price.usd_per_hour),
-                          f.price.as_of,
-                          std::to_string(o.nodes),
-                          std::to_string(o.total_accelerators),
-                          std::to_string(o.parallelism.tensor),
-                          std::to_string(o.parallelism.pipeline),
-                          std::to_string(o.parallelism.data),
-                          CsvNumber(o.wall_clock_hours),
-                          CsvNumber(o.expected_wall_clock_hours),
-                          CsvNumber(o.cluster_usd_per_hour),
-                          CsvNumber(o.billed_hours),
-                          CsvUsd(o.cost_usd),
-                          CsvUsd(o.expected_cost_usd),
-                          CsvUsd(o.cost_usd_p10),
-                          CsvUsd(o.cost_usd_p50),
-                          CsvUsd(o.cost_usd_p90),
-                          o.meets_deadline ? "true" : "false",
-                          o.within_budget ? "true" : "false",
-                          violations,
-                          o.data_cost_usd ? CsvUsd(*o.data_cost_usd) : "",
-                          o.deadline_probability ? CsvNumber(*o.deadline_probability) : "",
-                          f.price.as_of_estimated ? "true" : "false",
-                          f.price.verified ? "true" : "false",
-                          pricing::kCurrency,
-                          plan.catalog_version});
+        t.rows.push_back(
+            OptionLine(OfferingCells(f),
+                       {f.price.as_of,
+                        std::to_string(o.nodes),
+                        std::to_string(o.total_accelerators),
+                        std::to_string(o.parallelism.tensor),
+                        std::to_string(o.parallelism.pipeline),
+                        std::to_string(o.parallelism.data),
+                        CsvNumber(o.wall_clock_hours),
+                        CsvNumber(o.expected_wall_clock_hours),
+                        CsvNumber(o.cluster_usd_per_hour),
+                        CsvNumber(o.billed_hours),
+                        CsvUsd(o.cost_usd),
+                        CsvUsd(o.expected_cost_usd),
+                        CsvUsd(o.cost_usd_p10),
+                        CsvUsd(o.cost_usd_p50),
+                        CsvUsd(o.cost_usd_p90),
+                        CsvBool(o.meets_deadline),
+                        CsvBool(o.within_budget),
+                        violations,
+                        o.data_cost_usd ? CsvUsd(*o.data_cost_usd) : "",
+                        o.deadline_probability ? CsvNumber(*o.deadline_probability) : ""},
+                       ProvenanceCells(f, plan.catalog_version)));
     }
     return t;
 }
@@ -976,160 +944,118 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
 
 namespace {
 
-void WriteInferenceOption(JsonWriter& w, const pricing::plan::InferencePlanOption& o) {
-    w.BeginObject();
-    w.UsdMember("api_monthly_cost_usd", o.api_monthly_cost_usd);
-    w.Member("batch_size", o.batch_size);
-    w.Member("capacity_requests_per_second", o.capacity_requests_per_second);
-    w.UsdRateMember("cluster_usd_per_hour", o.nodes * o.offering->price.usd_per_hour);
-    w.Member("instances_per_replica", o.instances_per_replica);
-    w.Member("inter_token_latency_ms", o.inter_token_latency_ms);
-    w.Member("max_instances", o.max_instances);
-    w.UsdMember("monthly_cost_usd", o.monthly_cost_usd);
-    w.Member("nodes", o.nodes);
-    w.Key("offering");
-    WriteOfferingSummary(w, *o.offering);
-    w.Member("output_tokens_per_second_per_replica", o.output_tokens_per_second_per_replica);
-    w.Member("pipeline_parallel", o.pipeline_parallel);
-    w.Member("price_age_days", o.price_age_days);
-    w.Member("reasoning", o.reasoning);
-    w.Member("replicas", o.replicas);
-    w.Member("savings_vs_api_fraction", o.savings_vs_api_fraction);
-    w.Member("spare_replicas", o.spare_replicas);
-    w.Member("tensor_parallel", o.tensor_parallel);
-    w.Member("time_to_first_token_ms", o.time_to_first_token_ms);
-    w.Member("total_accelerators", o.total_accelerators);
-    w.UsdRateMember("usd_per_million_input_tokens", o.usd_per_million_input_tokens);
-    w.UsdRateMember("usd_per_million_output_tokens", o.usd_per_million_output_tokens);
-    w.UsdRateMember("usd_per_million_tokens", o.usd_per_million_tokens);
-    w.EndObject();
-}
+using ServingOption = pl::InferencePlanOption;
+constexpr auto kServingOptionFields = std::to_array<AnswerField<ServingOption>>({
+    {"api_monthly_cost_usd", &Usd<&ServingOption::api_monthly_cost_usd>},
+    {"batch_size", &Scalar<&ServingOption::batch_size>},
+    {"capacity_requests_per_second", &Scalar<&ServingOption::capacity_requests_per_second>},
+    {"cluster_usd_per_hour",
+     [](JsonWriter& w, const ServingOption& o) {
+         w.Number(pricing::RoundToMicroUsd(o.nodes * o.offering->price.usd_per_hour));
+     }},
+    {"expert_parallel", &Scalar<&ServingOption::expert_parallel>},
+    {"instances_per_replica", &Scalar<&ServingOption::instances_per_replica>},
+    {"inter_token_latency_ms", &Scalar<&ServingOption::inter_token_latency_ms>},
+    {"max_instances", &Scalar<&ServingOption::max_instances>},
+    {"monthly_cost_usd", &Usd<&ServingOption::monthly_cost_usd>},
+    {"nodes", &Scalar<&ServingOption::nodes>},
+    {"offering", &Object<kOfferingSummaryFields, &ServingOption::offering>},
+    {"output_tokens_per_second_per_replica",
+     &Scalar<&ServingOption::output_tokens_per_second_per_replica>},
+    {"pipeline_parallel", &Scalar<&ServingOption::pipeline_parallel>},
+    {"price_age_days", &Scalar<&ServingOption::price_age_days>},
+    {"reasoning", &Scalar<&ServingOption::reasoning>},
+    {"replicas", &Scalar<&ServingOption::replicas>},
+    {"savings_vs_api_fraction", &Scalar<&ServingOption::savings_vs_api_fraction>},
+    {"spare_replicas", &Scalar<&ServingOption::spare_replicas>},
+    {"tensor_parallel", &Scalar<&ServingOption::tensor_parallel>},
+    {"time_to_first_token_ms", &Scalar<&ServingOption::time_to_first_token_ms>},
+    {"total_accelerators", &Scalar<&ServingOption::total_accelerators>},
+    {"usd_per_million_input_tokens", &UsdRate<&ServingOption::usd_per_million_input_tokens>},
+    {"usd_per_million_output_tokens", &UsdRate<&ServingOption::usd_per_million_output_tokens>},
+    {"usd_per_million_tokens", &UsdRate<&ServingOption::usd_per_million_tokens>},
+});
+static_assert(KeysAscending(kServingOptionFields));
 
-void WriteInferenceOptions(JsonWriter& w,
-                           const std::vector<pricing::plan::InferencePlanOption>& options) {
+// The recommendation's cash by calendar month (ServingBudget), null without one.
+using pl::ServingBudgetView;
+constexpr auto kServingBudgetFields = std::to_array<AnswerField<ServingBudgetView>>({
+    {"end_date", &Scalar<&ServingBudgetView::end_date>},
+    {"monthly", &Array<kMonthlyFields, &ServingBudgetView::monthly>},
+    {"months", &Scalar<&ServingBudgetView::months>},
+    {"start_date", &Scalar<&ServingBudgetView::start_date>},
+    {"start_date_source", &Scalar<&ServingBudgetView::start_date_source>},
+    {"total_usd", &Usd<&ServingBudgetView::total_usd>},
+    {"usd_per_day", &UsdRate<&ServingBudgetView::usd_per_day>},
+});
+static_assert(KeysAscending(kServingBudgetFields));
+
+// The price warnings (each about the recommended option's offering), then the workload
+// model's consistency warnings.
+void WriteServingWarnings(JsonWriter& w, const InferenceAnswer& a) {
     w.BeginArray();
-    for (const auto& o : options) WriteInferenceOption(w, o);
+    for (const auto& text : a.price_warnings) WriteWarning(w, "/recommendation/offering", text);
+    for (const auto& m : a.model_warnings) WriteWarning(w, m.field, m.detail);
     w.EndArray();
 }
 
-// The recommendation's cash by calendar month (ServingBudget), null without one.
-void WriteServingBudget(JsonWriter& w, const std::optional<pricing::plan::ServingBudgetView>& b) {
-    if (!b) return w.Null();
-    w.BeginObject();
-    w.Member("end_date", b->end_date);
-    w.Key("monthly");
-    WriteMonthly(w, b->monthly);
-    w.Member("months", b->months);
-    w.Member("start_date", b->start_date);
-    w.Member("start_date_source", b->start_date_source);
-    w.UsdMember("total_usd", b->total_usd);
-    w.UsdRateMember("usd_per_day", b->usd_per_day);
-    w.EndObject();
-}
+using pl::InferencePlan;
+constexpr auto kInferencePlanFields = std::to_array<AnswerField<InferenceAnswer>>({
+    {"best_by_provider", &Array<kServingOptionFields, &InferenceAnswer::best_by_provider>},
+    {"budget", &Object<kServingBudgetFields, &InferenceAnswer::budget>},
+    {"catalog_version", &Scalar<&InferenceAnswer::catalog_version>},
+    {"currency", &Currency<InferenceAnswer>},
+    {"estimates", &Scalar<&InferenceAnswer::page, &InferencePlan::estimates>},
+    {"next_cursor", &Scalar<&InferenceAnswer::next_cursor>},
+    {"options", &Array<kServingOptionFields, &InferenceAnswer::page, &InferencePlan::options>},
+    {"output_tokens_per_second",
+     &Scalar<&InferenceAnswer::page, &InferencePlan::output_tokens_per_second>},
+    {"pricing_basis", &ListPricingBasis<InferenceAnswer>},
+    {"reasoning", &Scalar<&InferenceAnswer::reasoning>},
+    {"recommendation", &Object<kServingOptionFields, &InferenceAnswer::recommendation>},
+    {"requests_per_second", &Scalar<&InferenceAnswer::page, &InferencePlan::requests_per_second>},
+    {"skipped", &Keyed<&InferenceAnswer::page, &InferencePlan::skipped>},
+    {"skipped_examples", &Keyed<&InferenceAnswer::page, &InferencePlan::skipped_examples>},
+    {"total_count", &Scalar<&InferenceAnswer::page, &InferencePlan::total_count>},
+    {"warnings", &WriteServingWarnings},
+});
+static_assert(KeysAscending(kInferencePlanFields));
 
 }  // namespace
 
 std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assumptions_json) {
-    const pricing::plan::InferencePlan& page = a.page;
     std::string out;
     out.reserve(assumptions_json.size() + 4096 +
-                1536 * (page.options.size() + a.best_by_provider.size()));
+                1536 * (a.page.options.size() + a.best_by_provider.size()));
     JsonWriter w(out);
-    w.BeginObject();
-    w.Key("assumptions");
-    w.Raw(assumptions_json);
-    w.Key("best_by_provider");
-    WriteInferenceOptions(w, a.best_by_provider);
-    w.Key("budget");
-    WriteServingBudget(w, a.budget);
-    w.Member("catalog_version", a.catalog_version);
-    w.Member("currency", pricing::kCurrency);
-    w.Member("estimates", page.estimates);
-    w.Member("next_cursor", a.next_cursor);
-    w.Key("options");
-    WriteInferenceOptions(w, page.options);
-    w.Member("output_tokens_per_second", page.output_tokens_per_second);
-    w.Member("pricing_basis", kListPricing);
-    w.Member("reasoning", a.reasoning);
-    w.Key("recommendation");
-    if (a.recommendation) {
-        WriteInferenceOption(w, *a.recommendation);
-    } else {
-        w.Null();
-    }
-    w.Member("requests_per_second", page.requests_per_second);
-    w.Key("skipped");
-    WriteKeyed(w, page.skipped);
-    w.Key("skipped_examples");
-    WriteKeyed(w, page.skipped_examples);
-    w.Member("total_count", page.total_count);
-    w.Key("warnings");
-    WritePlanWarnings(w, a.price_warnings, a.model_warnings);
-    w.EndObject();
+    WriteFields(w, a, kInferencePlanFields, "assumptions", assumptions_json);
     return out;
 }
 
 CsvTable OptionsCsv(const InferenceAnswer& answer) {
-    const pricing::plan::InferencePlan& plan = answer.page;
     CsvTable t;
-    t.header = {"offering_id",
-                "provider",
-                "instance_type",
-                "accelerator",
-                "price_type",
-                "region",
-                "offering_usd_per_hour",
-                "tensor_parallel",
-                "pipeline_parallel",
-                "instances_per_replica",
-                "batch_size",
-                "replicas",
-                "spare_replicas",
-                "nodes",
-                "total_accelerators",
-                "cluster_usd_per_hour",
-                "time_to_first_token_ms",
-                "inter_token_latency_ms",
-                "monthly_cost_usd",
-                "usd_per_million_input_tokens",
-                "usd_per_million_output_tokens",
-                "usd_per_million_tokens",
-                "savings_vs_api_fraction",
-                "as_of",
-                "as_of_estimated",
-                "verified",
-                "currency",
-                "catalog_version"};
-    for (const auto& o : plan.options) {
+    t.header = OptionLine(
+        OfferingCsvHeader(),
+        {"tensor_parallel", "pipeline_parallel", "expert_parallel", "instances_per_replica",
+         "batch_size", "replicas", "spare_replicas", "nodes", "total_accelerators",
+         "cluster_usd_per_hour", "time_to_first_token_ms", "inter_token_latency_ms",
+         "monthly_cost_usd", "usd_per_million_input_tokens", "usd_per_million_output_tokens",
+         "usd_per_million_tokens", "savings_vs_api_fraction", "as_of"},
+        ProvenanceCsvHeader());
+    for (const auto& o : answer.page.options) {
         const pricing::Offering& f = *o.offering;
-        t.rows.push_back({f.id,
-                          f.provider,
-                          f.instance_type,
-                          f.accelerator,
-                          std::string(pricing::PriceTypeName(f.price_type)),
-                          f.region,
-                          CsvNumber(f.price.usd_per_hour),
-                          std::to_string(o.tensor_parallel),
-                          std::to_string(o.pipeline_parallel),
-                          std::to_string(o.instances_per_replica),
-                          std::to_string(o.batch_size),
-                          std::to_string(o.replicas),
-                          std::to_string(o.spare_replicas),
-                          std::to_string(o.nodes),
-                          std::to_string(o.total_accelerators),
-                          CsvNumber(o.nodes * f.price.usd_per_hour),
-                          CsvNumber(o.time_to_first_token_ms),
-                          CsvNumber(o.inter_token_latency_ms),
-                          CsvUsd(o.monthly_cost_usd),
-                          CsvNumber(o.usd_per_million_input_tokens),
-                          CsvNumber(o.usd_per_million_output_tokens),
-                          CsvNumber(o.usd_per_million_tokens),
-                          o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction) : "",
-                          f.price.as_of,
-                          f.price.as_of_estimated ? "true" : "false",
-                          f.price.verified ? "true" : "false",
-                          pricing::kCurrency,
-                          answer.catalog_version});
+        t.rows.push_back(OptionLine(
+            OfferingCells(f),
+            {std::to_string(o.tensor_parallel), std::to_string(o.pipeline_parallel),
+             std::to_string(o.expert_parallel), std::to_string(o.instances_per_replica),
+             std::to_string(o.batch_size), std::to_string(o.replicas),
+             std::to_string(o.spare_replicas), std::to_string(o.nodes),
+             std::to_string(o.total_accelerators), CsvNumber(o.nodes * f.price.usd_per_hour),
+             CsvNumber(o.time_to_first_token_ms), CsvNumber(o.inter_token_latency_ms),
+             CsvUsd(o.monthly_cost_usd), CsvNumber(o.usd_per_million_input_tokens),
+             CsvNumber(o.usd_per_million_output_tokens), CsvNumber(o.usd_per_million_tokens),
+             o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction) : "", f.price.as_of},
+            ProvenanceCells(f, answer.catalog_version)));
     }
     return t;
 }

@@ -43,26 +43,62 @@ pricing::Result<pricing::PriceBookRule> DecodeRule(const json& value, const std:
     return rule;
 }
 
+pricing::Result<pricing::OwnedCapacity> DecodeOwned(const json& value, const std::string& at) {
+    if (!value.is_object()) {
+        return pricing::MakeError(pricing::ErrorCode::kMalformed, at + ": must be an object", at);
+    }
+    JsonReader r(value, at);
+    r.OnlyKnown({"offering_id", "nodes", "start_date", "end_date", "usd_per_hour"});
+    for (const char* key : {"offering_id", "nodes", "start_date", "end_date", "usd_per_hour"}) {
+        r.Require(key);
+    }
+    pricing::OwnedCapacity owned;
+    owned.offering_id = r.String("offering_id").value_or("");
+    owned.nodes = r.Int("nodes").value_or(0);
+    owned.start_date = r.String("start_date").value_or("");
+    owned.end_date = r.String("end_date").value_or("");
+    owned.usd_per_hour = r.Number("usd_per_hour").value_or(0);
+    if (!r.ok()) return r.error();
+    return owned;
+}
+
+// The array member `key` of a book, each element decoded by `decode` at `<pointer>/key/<i>`.
+template <typename T, typename Decode>
+pricing::Status DecodeList(const json& book, const std::string& pointer, const char* key,
+                           Decode decode, std::vector<T>& out) {
+    auto it = book.find(key);
+    if (it == book.end() || it->is_null()) return pricing::Ok{};
+    if (!it->is_array()) {
+        return pricing::MakeError(pricing::ErrorCode::kMalformed,
+                                  pointer + "/" + key + ": must be an array", pointer + "/" + key);
+    }
+    for (std::size_t i = 0; i < it->size(); ++i) {
+        auto one = decode((*it)[i], pointer + "/" + key + "/" + std::to_string(i));
+        if (!one.ok()) return one.error();
+        out.push_back(std::move(one).value());
+    }
+    return pricing::Ok{};
+}
+
 }  // namespace
 
 pricing::Result<pricing::PriceBook> DecodePriceBook(const json& value, const std::string& pointer) {
     JsonReader r(value, pointer);
-    r.OnlyKnown({"name", "id", "version", "rules"});
+    r.OnlyKnown({"name", "id", "version", "rules", "owned_capacity"});
     r.Require("name");
-    r.Require("rules");
+    // A book of owned capacity alone needs no rules.
+    if (value.is_object() && !value.contains("owned_capacity")) r.Require("rules");
     pricing::PriceBook book;
     book.name = r.String("name").value_or("");
     book.id = r.String("id").value_or("");
     book.version = r.Int("version").value_or(1);
-    const json* rules = r.Member("rules");
-    if (r.ok() && rules != nullptr && !rules->is_array()) {
-        r.Fail(pricing::ErrorCode::kMalformed, "rules", "must be an array of rules");
-    }
     if (!r.ok()) return r.error();
-    for (std::size_t i = 0; i < rules->size(); ++i) {
-        auto rule = DecodeRule((*rules)[i], pointer + "/rules/" + std::to_string(i));
-        if (!rule.ok()) return rule.error();
-        book.rules.push_back(std::move(rule).value());
+    if (auto rules = DecodeList(value, pointer, "rules", DecodeRule, book.rules); !rules.ok()) {
+        return rules.error();
+    }
+    if (auto owned = DecodeList(value, pointer, "owned_capacity", DecodeOwned, book.owned_capacity);
+        !owned.ok()) {
+        return owned.error();
     }
     return book;
 }
@@ -97,11 +133,19 @@ void AnnotateOfferings(json& node, const pricing::PricedCatalog& priced,
     }
 }
 
-json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>& ids) {
+json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>& ids,
+              bool applies_owned_capacity) {
     const pricing::PriceBook& book = priced.Book();
     json warnings = json::array();
     for (const pricing::FieldError& w : priced.Warnings()) {
         warnings.push_back({{"field", w.field}, {"detail", w.detail}});
+    }
+    if (!applies_owned_capacity && !book.owned_capacity.empty()) {
+        warnings.push_back(
+            {{"field", std::string(kPointer) + "/owned_capacity"},
+             {"detail",
+              "owned capacity is applied to training plans only: this plan prices every hour "
+              "at the effective price, as if nothing were owned"}});
     }
     json prices = json::array();
     for (const std::string& id : ids) {
@@ -157,7 +201,8 @@ pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions
 }
 
 std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
-                             const std::vector<std::string>& named_offering_ids) {
+                             const std::vector<std::string>& named_offering_ids,
+                             bool applies_owned_capacity) {
     if (!view.priced) {
         return answer_json;  // the plan encoders write "pricing_basis":"list" themselves
     }
@@ -169,7 +214,7 @@ std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
         if (offering.ok()) ids.insert(offering.value().id);
     }
     answer["pricing_basis"] = "price_book";
-    answer["price_book"] = BookEcho(*view.priced, ids);
+    answer["price_book"] = BookEcho(*view.priced, ids, applies_owned_capacity);
     return answer.dump();
 }
 

@@ -26,7 +26,8 @@ namespace gpucost::http {
     nlohmann::json& body);
 
 // A book object at `pointer` ("/price_book" in a plan, "" as a /v1/price-books body): members
-// name, rules, id, version; errors as TakePriceBook's. Not validated (PriceBook::Validate).
+// name, rules, owned_capacity, id, version (rules may be left out beside owned_capacity);
+// errors as TakePriceBook's. Not validated (PriceBook::Validate).
 [[nodiscard]] pricing::Result<pricing::PriceBook> DecodePriceBook(const nlohmann::json& value,
                                                                   const std::string& pointer);
 
@@ -47,8 +48,11 @@ pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions
 // {offering_id, list_usd_per_hour, usd_per_hour, rule} for every offering the answer names
 // (objects with `id` and `usd_per_hour`, which also get `list_usd_per_hour`) and for
 // `named_offering_ids` (the request's spot/on-demand/rent ids). Without a book the text is
-// kept as it is (the plan encoders write `"pricing_basis":"list"`).
+// kept as it is (the plan encoders write `"pricing_basis":"list"`). A book with owned
+// capacity on a plan that does not apply it (`applies_owned_capacity` false: every plan but
+// training) gets a warning naming `/price_book/owned_capacity`.
 std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
-                             const std::vector<std::string>& named_offering_ids = {});
+                             const std::vector<std::string>& named_offering_ids = {},
+                             bool applies_owned_capacity = false);
 
 }  // namespace gpucost::http

@@ -261,17 +261,29 @@ void ServeAccelerator(const Deps& deps, const httplib::Request& req, httplib::Re
     WriteJson(res, ToJson(found.value()));
 }
 
-void ServeProviders(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+// The catalog a read answers from, for routes whose only parameter is `as_of` (PostgreSQL
+// mode: the catalog as it stood then): a bad parameter or date is answered as problem+json and
+// nullptr returned.
+std::shared_ptr<const pricing::Catalog> CatalogAsOf(const Deps& deps, const httplib::Request& req,
+                                                    httplib::Response& res) {
     QueryParams params(req, {kAsOfParam});
     if (auto checked = params.Check(); !checked.ok()) {
-        return WriteProblem(res, req, checked.error());
+        WriteProblem(res, req, checked.error());
+        return nullptr;
     }
-    auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
+    auto catalog = CatalogForQuery(deps, params);
     if (!catalog.ok()) {
-        return WriteProblem(res, req, catalog.error());
+        WriteProblem(res, req, catalog.error());
+        return nullptr;
     }
+    return catalog.value();
+}
+
+void ServeProviders(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto catalog = CatalogAsOf(deps, req, res);
+    if (!catalog) return;
     json items = json::array();
-    for (const auto& p : catalog.value()->Providers()) {
+    for (const auto& p : catalog->Providers()) {
         items.push_back(ToJson(p));
     }
     WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
@@ -305,15 +317,9 @@ void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Resp
 }
 
 void ServeOffering(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    QueryParams params(req, {kAsOfParam});
-    if (auto checked = params.Check(); !checked.ok()) {
-        return WriteProblem(res, req, checked.error());
-    }
-    auto catalog = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
-    if (!catalog.ok()) {
-        return WriteProblem(res, req, catalog.error());
-    }
-    auto found = catalog.value()->FindOffering(req.matches[1].str());
+    auto catalog = CatalogAsOf(deps, req, res);
+    if (!catalog) return;
+    auto found = catalog->FindOffering(req.matches[1].str());
     if (!found.ok()) {
         return WriteProblem(res, req, found.error());
     }
@@ -324,54 +330,29 @@ void ServeOffering(const Deps& deps, const httplib::Request& req, httplib::Respo
         }
     }
     json body = ToJson(found.value(), /*with_history=*/true);
-    body["catalog_version"] = catalog.value()->Describe().version;
+    body["catalog_version"] = catalog->Describe().version;
     body["currency"] = pricing::kCurrency;
     SetCatalogVersionHeader(res, body["catalog_version"].get<std::string>());
     WriteJson(res, body);
 }
 
 void ServeCatalog(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    QueryParams params(req, {kAsOfParam});
-    if (auto checked = params.Check(); !checked.ok()) {
-        return WriteProblem(res, req, checked.error());
-    }
-    auto chosen = CatalogForQuery(deps, params);  // as_of: PostgreSQL mode
-    if (!chosen.ok()) {
-        return WriteProblem(res, req, chosen.error());
-    }
+    auto chosen = CatalogAsOf(deps, req, res);
+    if (!chosen) return;
     SetDeprecationHeaders(res, kCatalogVersionRename);  // the body's `version`
-    SetCatalogVersionHeader(res, chosen.value()->Describe().version);
-    WriteJsonText(res, CatalogSummaries().TextFor(chosen.value(), TodayUtc()));
+    SetCatalogVersionHeader(res, chosen->Describe().version);
+    WriteJsonText(res, CatalogSummaries().TextFor(chosen, TodayUtc()));
 }
 
 }  // namespace
 
 void AddCatalogRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Get("/v1/accelerators", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeAccelerators(deps, req, res);
-    });
-
-    routes.Get(std::string("/v1/accelerators/") + kIdPattern,
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   ServeAccelerator(deps, req, res);
-               });
-
-    routes.Get("/v1/providers", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeProviders(deps, req, res);
-    });
-
-    routes.Get("/v1/offerings", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeOfferings(deps, req, res);
-    });
-
-    routes.Get(std::string("/v1/offerings/") + kIdPattern,
-               [deps](const httplib::Request& req, httplib::Response& res) {
-                   ServeOffering(deps, req, res);
-               });
-
-    routes.Get("/v1/catalog", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeCatalog(deps, req, res);
-    });
+    routes.Get("/v1/accelerators", Bind(deps, &ServeAccelerators));
+    routes.Get(std::string("/v1/accelerators/") + kIdPattern, Bind(deps, &ServeAccelerator));
+    routes.Get("/v1/providers", Bind(deps, &ServeProviders));
+    routes.Get("/v1/offerings", Bind(deps, &ServeOfferings));
+    routes.Get(std::string("/v1/offerings/") + kIdPattern, Bind(deps, &ServeOffering));
+    routes.Get("/v1/catalog", Bind(deps, &ServeCatalog));
 }
 
 }  // namespace gpucost::http

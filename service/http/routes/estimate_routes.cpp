@@ -69,77 +69,86 @@ pricing::Status Finite(const pricing::estimate::InferenceEstimate& e) {
                           e.memory_per_accelerator_gb});
 }
 
+// The roofline answer's figures come from the accelerator's peaks and the request's counts,
+// both checked finite by the decoder.
+pricing::Status Finite(const pricing::estimate::RooflineResult& /*result*/) {
+    return pricing::Ok{};
+}
+
+// Where a hardware fault is named: the training and inference requests' `/hardware/...`
+// members as ResolveHardware names them, or one member for a request naming only an
+// accelerator (the roofline's `/accelerator`).
+void NameHardwareField(pricing::Error& error, std::string_view pointer) {
+    if (pointer.empty()) return;
+    error.field = pointer;
+    for (auto& field_error : error.errors) field_error.field = pointer;
+}
+
+// Every estimate route's steps: the query checked, the JSON body decoded (with the hardware it
+// names), the hardware resolved from the catalog, the estimator run, its headline figures
+// checked finite, and the answer written with its assumptions at the requested detail. The
+// first fault is answered as problem+json.
+template <typename Decode, typename Estimate>
+void AnswerEstimate(const Deps& deps, const httplib::Request& req, httplib::Response& res,
+                    Decode decode, Estimate estimate, std::string_view hardware_pointer = {}) {
+    if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
+    if (!RequireJsonBody(req, res)) return;
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) return WriteProblem(res, req, body.error());
+    HardwareRequest hw;
+    auto decoded = decode(body.value(), hw);
+    if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
+    auto cluster = ResolveHardware(hw, *deps.catalog());
+    if (!cluster.ok()) {
+        pricing::Error error = cluster.error();
+        NameHardwareField(error, hardware_pointer);
+        return WriteProblem(res, req, error);
+    }
+    auto result = estimate(decoded.value(), cluster.value());
+    if (!result.ok()) return WriteProblem(res, req, result.error());
+    if (auto finite = Finite(result.value()); !finite.ok()) {
+        return WriteProblem(res, req, finite.error());
+    }
+    WriteEncoded(res, std::move(result).value(), AssumptionDetailOf(req).value());
+}
+
 }  // namespace
 
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
-    routes.Post(
-        "/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
-            if (auto query = CheckQuery(req); !query.ok())
-                return WriteProblem(res, req, query.error());
-            auto detail = AssumptionDetailOf(req);
-            if (!RequireJsonBody(req, res)) return;
-            auto body = ParseJsonBody(req.body);
-            if (!body.ok()) return WriteProblem(res, req, body.error());
-            HardwareRequest hw;
-            auto decoded = DecodeTrainingRequest(body.value(), &hw);
-            if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
-            auto cluster = ResolveHardware(hw, *deps.catalog());
-            if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
-            auto estimate = pricing::estimate::EstimateTraining(decoded.value(), cluster.value());
-            if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-            if (auto finite = Finite(estimate.value()); !finite.ok()) {
-                return WriteProblem(res, req, finite.error());
-            }
-            WriteEncoded(res, estimate.value(), detail.value());
-        });
-
-    routes.Post(
-        "/v1/estimates/inference", [deps](const httplib::Request& req, httplib::Response& res) {
-            if (auto query = CheckQuery(req); !query.ok())
-                return WriteProblem(res, req, query.error());
-            auto detail = AssumptionDetailOf(req);
-            if (!RequireJsonBody(req, res)) return;
-            auto body = ParseJsonBody(req.body);
-            if (!body.ok()) return WriteProblem(res, req, body.error());
-            HardwareRequest hw;
-            auto decoded = DecodeInferenceRequest(body.value(), &hw);
-            if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
-            auto cluster = ResolveHardware(hw, *deps.catalog());
-            if (!cluster.ok()) return WriteProblem(res, req, cluster.error());
-            auto estimate = pricing::estimate::EstimateInference(decoded.value(), cluster.value());
-            if (!estimate.ok()) return WriteProblem(res, req, estimate.error());
-            if (auto finite = Finite(estimate.value()); !finite.ok()) {
-                return WriteProblem(res, req, finite.error());
-            }
-            WriteEncoded(res, estimate.value(), detail.value());
-        });
-
-    routes.Post("/v1/estimates/roofline",
-                [deps](const httplib::Request& req, httplib::Response& res) {
-                    if (auto query = CheckQuery(req); !query.ok())
-                        return WriteProblem(res, req, query.error());
-                    auto detail = AssumptionDetailOf(req);
-                    if (!RequireJsonBody(req, res)) return;
-                    auto body = ParseJsonBody(req.body);
-                    if (!body.ok()) return WriteProblem(res, req, body.error());
-                    auto decoded = DecodeRooflineRequest(body.value());
-                    if (!decoded.ok()) return WriteProblem(res, req, decoded.error());
-                    HardwareRequest hw;
-                    hw.accelerator = decoded.value().accelerator;
-                    auto cluster = ResolveHardware(hw, *deps.catalog());
-                    if (!cluster.ok()) {
-                        pricing::Error e = cluster.error();
-                        e.field = "/accelerator";
-                        for (auto& fe : e.errors) fe.field = "/accelerator";
-                        return WriteProblem(res, req, e);
-                    }
-                    const auto& r = decoded.value();
-                    auto result = pricing::estimate::EstimateRoofline(
-                        cluster.value().accelerator, r.precision, r.ops, r.efficiency);
-                    if (!result.ok()) return WriteProblem(res, req, result.error());
-                    WriteEncoded(res, std::move(result).value(), detail.value());
-                });
+    namespace est = pricing::estimate;
+    routes.Post("/v1/estimates/training", [deps](const httplib::Request& req,
+                                                 httplib::Response& res) {
+        AnswerEstimate(
+            deps, req, res,
+            [](const json& body, HardwareRequest& hw) { return DecodeTrainingRequest(body, &hw); },
+            [](const est::TrainingRequest& request, const est::ClusterSpec& cluster) {
+                return est::EstimateTraining(request, cluster);
+            });
+    });
+    routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req,
+                                                  httplib::Response& res) {
+        AnswerEstimate(
+            deps, req, res,
+            [](const json& body, HardwareRequest& hw) { return DecodeInferenceRequest(body, &hw); },
+            [](const est::InferenceRequest& request, const est::ClusterSpec& cluster) {
+                return est::EstimateInference(request, cluster);
+            });
+    });
+    routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req,
+                                                 httplib::Response& res) {
+        AnswerEstimate(
+            deps, req, res,
+            [](const json& body, HardwareRequest& hw) {
+                auto decoded = DecodeRooflineRequest(body);
+                if (decoded.ok()) hw.accelerator = decoded.value().accelerator;
+                return decoded;
+            },
+            [](const RooflineRequest& r, const est::ClusterSpec& cluster) {
+                return est::EstimateRoofline(cluster.accelerator, r.precision, r.ops, r.efficiency);
+            },
+            "/accelerator");
+    });
 }
 
 }  // namespace gpucost::http

@@ -66,7 +66,8 @@ Result<PreparedPlan> PrepareSpot(const json& body) {
     });
 }
 
-// POST /v1/plans/rent-vs-buy: owning against renting over a horizon (CSV: the series).
+// POST /v1/plans/rent-vs-buy: owning against renting over a horizon (CSV: the series; FOCUS:
+// both paths by month from this month).
 Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
     auto request = DecodeRentVsBuyRequest(body);
     if (!request.ok()) {
@@ -91,6 +92,9 @@ Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
                     named);
             };
             out.csv = [p] { return CumulativeCsv(*p); };
+            out.focus = [p, view = context.view, rent_id = request.rent.offering_id] {
+                return RentVsBuyFocusCsv(*p, rent_id, TodayUtcDate().substr(0, 7), view);
+            };
             return out;
         });
 }
@@ -101,41 +105,47 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
     if (!request.ok()) {
         return request.error();
     }
-    return PreparedPlan([request = std::move(request).value(),
-                         deprecated_offset = body.contains("offset")](
-                            const PlanContext& context) -> Result<PlanOutcome> {
-        auto paged = request;
-        if (context.cursor_offset) {
-            paged.offset = *context.cursor_offset;
-        }
-        if (context.calibration) paged.calibration_hours_factor = context.calibration->hours_factor;
-        // The options point into the view's catalog, which the closures below keep alive.
-        auto answer = AnswerTrainingPlan(paged, *context.view.catalog, *context.reference,
-                                         TodayUtcDate(), context.cpus);
-        if (!answer.ok()) {
-            return answer.error();
-        }
-        auto a = std::make_shared<TrainingAnswer>(std::move(answer).value());
-        if (context.calibration) {
-            for (auto& c : CalibrationAssumptions(*context.calibration)) {
-                a->plan.assumptions.push_back(std::move(c));
+    return PreparedPlan(
+        [request = std::move(request).value(), deprecated_offset = body.contains("offset")](
+            const PlanContext& context) -> Result<PlanOutcome> {
+            auto paged = request;
+            if (context.view.priced) {
+                paged.owned_capacity = context.view.priced->Book().owned_capacity;
             }
-        }
-        PlanOutcome out;
-        out.page = PlanOutcome::Page{a->offset, a->plan.options.size(), a->plan.total_count};
-        out.deprecated_offset = deprecated_offset;
-        out.json_text = [a, view = context.view](AssumptionDetail detail,
-                                                 std::optional<std::string> next_cursor) {
-            a->next_cursor = std::move(next_cursor);
-            return MarkPricingBasis(
-                EncodeTrainingPlan(*a, AssumptionsJson(a->plan.assumptions, view, detail)), view);
-        };
-        out.csv = [a] { return OptionsCsv(a->plan); };
-        out.focus = [a, paged, view = context.view] {
-            return TrainingFocusCsv(a->plan, paged, view);
-        };
-        return out;
-    });
+            if (context.cursor_offset) {
+                paged.offset = *context.cursor_offset;
+            }
+            if (context.calibration) {
+                paged.calibration_hours_factor = context.calibration->hours_factor;
+            }
+            // The options point into the view's catalog, which the closures below keep alive.
+            auto answer = AnswerTrainingPlan(paged, *context.view.catalog, *context.reference,
+                                             TodayUtcDate(), context.cpus);
+            if (!answer.ok()) {
+                return answer.error();
+            }
+            auto a = std::make_shared<TrainingAnswer>(std::move(answer).value());
+            if (context.calibration) {
+                for (auto& c : CalibrationAssumptions(*context.calibration)) {
+                    a->plan.assumptions.push_back(std::move(c));
+                }
+            }
+            PlanOutcome out;
+            out.page = PlanOutcome::Page{a->offset, a->plan.options.size(), a->plan.total_count};
+            out.deprecated_offset = deprecated_offset;
+            out.json_text = [a, view = context.view](AssumptionDetail detail,
+                                                     std::optional<std::string> next_cursor) {
+                a->next_cursor = std::move(next_cursor);
+                return MarkPricingBasis(
+                    EncodeTrainingPlan(*a, AssumptionsJson(a->plan.assumptions, view, detail)),
+                    view, {}, /*applies_owned_capacity=*/true);
+            };
+            out.csv = [a] { return OptionsCsv(a->plan); };
+            out.focus = [a, paged, view = context.view] {
+                return TrainingFocusCsv(a->plan, paged, view);
+            };
+            return out;
+        });
 }
 
 // POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor).
@@ -162,8 +172,7 @@ Result<PreparedPlan> PrepareInference(const json& body) {
         };
         out.csv = [a] { return OptionsCsv(*a); };
         out.focus = [a, view = context.view] {
-            return ServingFocusCsv(a->recommendation, a->catalog_version,
-                                   TodayUtcDate().substr(0, 7), view);
+            return ServingFocusCsv(a->recommendation, a->budget, a->catalog_version, view);
         };
         return out;
     });
@@ -176,7 +185,7 @@ const std::vector<PlanKind>& PlanKinds() {
         {"spot", /*paged=*/false, /*focus=*/false, &PrepareSpot},
         {"training", /*paged=*/true, /*focus=*/true, &PrepareTraining},
         {"inference", /*paged=*/true, /*focus=*/true, &PrepareInference},
-        {"rent-vs-buy", /*paged=*/false, /*focus=*/false, &PrepareRentVsBuy},
+        {"rent-vs-buy", /*paged=*/false, /*focus=*/true, &PrepareRentVsBuy},
     };
     return kinds;
 }

@@ -73,14 +73,16 @@ std::vector<pricing::plan::ForecastCharge> TrainingCharges(const json& answer,
 std::vector<pricing::plan::ForecastCharge> ServingCharges(const json& answer,
                                                           const pricing::Offering& offering) {
     const json& r = answer["recommendation"];
-    const json& monthly = answer["budget"].value("monthly", json::array());
-    if (!monthly.is_array() || monthly.empty()) return {};
+    const json& b = answer["budget"];
     pricing::plan::InferencePlanOption o;
     o.offering = &offering;
     o.nodes = static_cast<int>(NumberAt(r, "nodes"));
-    return pricing::plan::ForecastServing(o, StringAt(monthly[0], "month"),
-                                          ListUsdPerHourOf(r, offering),
-                                          static_cast<int>(monthly.size()));
+    // The saved budget view's dates and months: what ForecastServing spreads the hours over.
+    pricing::plan::ServingBudgetView view;
+    view.start_date = StringAt(b, "start_date");
+    view.end_date = StringAt(b, "end_date");
+    view.months = static_cast<int>(NumberAt(b, "months"));
+    return pricing::plan::ForecastServing(o, view, ListUsdPerHourOf(r, offering));
 }
 
 // The decomposition every split uses, in words (pricing/plan_vs_actual.hpp PlanVsActual).

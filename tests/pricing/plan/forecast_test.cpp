@@ -46,21 +46,97 @@ TEST_CASE(
     CHECK(ForecastTraining(plan, TrainingPlanRequest{}, 12.0).empty());
 }
 
-TEST_CASE("a serving forecast bills each calendar month's own hours") {
+TEST_CASE("a serving forecast bills each calendar month's own hours of its budget view") {
     Offering o;
     o.accelerator_count = 1;
     o.price.usd_per_hour = 2;
     InferencePlanOption option;
     option.offering = &o;
     option.nodes = 3;
-    auto rows = ForecastServing(option, "2027-02", 2.5, 2);
+    ServingBudgetView budget;
+    budget.start_date = "2027-02-01";
+    budget.end_date = "2027-04-01";
+    auto rows = ForecastServing(option, budget, 2.5);
     REQUIRE(rows.size() == 2);
     CHECK(rows[0].pricing_quantity == doctest::Approx(28 * 24 * 3));
     CHECK(rows[0].effective_cost_usd == doctest::Approx(28 * 24 * 3 * 2));
     CHECK(rows[0].list_cost_usd == doctest::Approx(28 * 24 * 3 * 2.5));
     CHECK(rows[1].period_start == "2027-03-01");
     CHECK(rows[1].pricing_quantity == doctest::Approx(31 * 24 * 3));
-    CHECK(ForecastServing(option, "2027-13", 2.5).empty());
+    // The view's start date and months (start_date, budget_months), not the current month: a
+    // start on the 20th pays 9 days of February, then March, then 19 days of April.
+    budget.start_date = "2027-02-20";
+    budget.end_date = "2027-04-20";
+    rows = ForecastServing(option, budget, 2.5);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].period_start == "2027-02-01");
+    CHECK(rows[0].pricing_quantity == doctest::Approx(9 * 24 * 3));
+    CHECK(rows[2].period_start == "2027-04-01");
+    CHECK(rows[2].pricing_quantity == doctest::Approx(19 * 24 * 3));
+    budget.end_date = "2027-13-01";
+    CHECK(ForecastServing(option, budget, 2.5).empty());
+}
+
+TEST_CASE("owned capacity in a training forecast: its hours billed by the commitment") {
+    Offering o;
+    o.id = "x-on-demand";
+    o.accelerator_count = 8;
+    o.price.usd_per_hour = 10;
+    TrainingPlanOption option;
+    option.offering = &o;
+    option.nodes = 2;
+    option.expected_wall_clock_hours = 48;
+    // One of the two nodes owned for the whole December: its 24 h of 2026-12-31 are sunk; the
+    // other node and all of January are paid: 72 instance-hours x 10 = 720.
+    option.expected_cost_usd = 720;
+    option.owned = OwnedUse{24, 24 * 4.0, 960};
+    TrainingPlan plan;
+    plan.recommendation = option;
+    plan.budget = BudgetView{};
+    plan.budget->start_date = "2026-12-31";
+    TrainingPlanRequest request;
+    request.owned_capacity = {{"X-ON-DEMAND", 1, "2026-12-01", "2027-01-01", 4.0}};
+    auto rows = ForecastTraining(plan, request, 12.0);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].owned);
+    CHECK(rows[0].period_start == "2026-12-01");
+    CHECK(rows[0].pricing_quantity == doctest::Approx(24));
+    CHECK(rows[0].effective_cost_usd == doctest::Approx(96));
+    CHECK(*rows[0].billed_cost_usd == 0);
+    CHECK(rows[0].list_cost_usd == doctest::Approx(24 * 12));
+    CHECK_FALSE(rows[1].owned);
+    CHECK(rows[1].pricing_quantity == doctest::Approx(24));
+    CHECK(rows[1].effective_cost_usd == doctest::Approx(240));
+    CHECK(rows[2].period_start == "2027-01-01");
+    CHECK(rows[2].pricing_quantity == doctest::Approx(48));
+    CHECK(rows[2].effective_cost_usd == doctest::Approx(480));
+}
+
+TEST_CASE("owned hours of a commitment's forecast count only while the run uses them") {
+    Offering o;
+    o.id = "x-commit-1y";
+    o.accelerator_count = 8;
+    o.price_type = PriceType::kCommit1y;
+    o.price.usd_per_hour = 10;
+    TrainingPlanOption option;
+    option.offering = &o;
+    option.nodes = 1;
+    option.expected_wall_clock_hours = 48;
+    option.billed_hours = 24 * 59;  // a term of January and February (for the test)
+    option.expected_cost_usd = 0;   // the run is owned throughout
+    option.owned = OwnedUse{48, 48 * 4.0, 24 * 59 * 10.0};
+    TrainingPlan plan;
+    plan.recommendation = option;
+    plan.budget = BudgetView{};
+    plan.budget->start_date = "2027-01-01";
+    TrainingPlanRequest request;
+    // Owned for all of January and February; the run uses 48 hours of it.
+    request.owned_capacity = {{"x-commit-1y", 1, "2027-01-01", "2027-03-01", 4.0}};
+    auto rows = ForecastTraining(plan, request, 12.0);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].owned);
+    CHECK(rows[0].pricing_quantity == doctest::Approx(48));
+    CHECK(rows[0].effective_cost_usd == doctest::Approx(192));
 }
 
 TEST_CASE("calendar months are added day for day, kept to a shorter month's last day") {

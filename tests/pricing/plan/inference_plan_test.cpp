@@ -574,6 +574,37 @@ TEST_SUITE("plan_inference_spanning_replicas") {
         CHECK(echoed);
     }
 
+    TEST_CASE("a MoE replica goes expert parallel over instances when that needs fewer") {
+        // Issue 21 item 8: at 60 requests/s pipeline stages over two instances need 6 H100
+        // instances (at this commit); experts spread over the 16 GPUs of two instances
+        // (attention data parallel on each) run 256 sequences per GPU and need 4.
+        auto catalog = Sample();
+        InferencePlanRequest r = DeepSeekOnH100();
+        r.traffic.requests_per_second = 60;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        const InferencePlan& p = plan.value();
+        REQUIRE_FALSE(p.options.empty());
+        for (const auto& o : p.options) {
+            CHECK(o.expert_parallel >= 16);
+            CHECK(o.expert_parallel == 8 * o.instances_per_replica);
+            CHECK(o.tensor_parallel == 1);
+            CHECK(o.pipeline_parallel == 1);
+            CHECK(o.nodes == o.replicas * o.instances_per_replica);
+            CHECK(o.capacity_requests_per_second >= 60 - 1e-9);
+            REQUIRE(o.reasoning.has_value());
+            CHECK(o.reasoning->find("expert parallel") != std::string::npos);
+            CHECK(o.reasoning->find("(pipeline parallel)") != std::string::npos);
+        }
+        std::map<std::string, double> echoed;
+        for (const Assumption& a : p.assumptions) echoed[a.name.str()] = a.value;
+        CHECK(echoed["expert_all_to_all_fixed_s"] == estimate::kExpertAllToAllFixedS);
+        CHECK(echoed["expert_combine_bytes_per_element"] ==
+              estimate::kExpertCombineBytesPerElement);
+        CHECK(echoed["expert_parallel_max_sequences_per_rank"] ==
+              estimate::kExpertParallelMaxSequencesPerRank);
+    }
+
     TEST_CASE("spot spares of a spanning replica are whole replicas") {
         auto catalog = Sample();
         InferencePlanRequest r = DeepSeekOnH100();
@@ -600,6 +631,7 @@ TEST_SUITE("plan_inference_spanning_replicas") {
         REQUIRE(plan.ok());
         for (const auto& o : plan.value().options) {
             CHECK(o.pipeline_parallel == 1);
+            CHECK(o.expert_parallel == 1);  // a dense model has no experts to spread
             CHECK(o.instances_per_replica == 1);
         }
     }

@@ -1547,4 +1547,91 @@ TEST_SUITE("plan_training") {
         REQUIRE(term.ok());
         CHECK(term.value().reasoning.find("a fixed cost") != std::string::npos);
     }
+
+    TEST_CASE("owned capacity covers a run first at no marginal cost; the rest pays") {
+        auto catalog = Sample();
+        const std::string p5 = "aws-p5.48xlarge-us-east-1-on-demand";
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        r.constraints.node_counts = {2};
+        r.workload.tokens_b = 100;  // a run of days
+        r.today = "2026-11-27";
+        r.start_date = "2026-12-01";
+        auto find = [&](const TrainingPlan& plan) -> const TrainingPlanOption& {
+            for (const auto& o : plan.options) {
+                if (o.offering->id == p5) return o;
+            }
+            FAIL("no p5 option");
+            return plan.options.front();
+        };
+        auto list = Plan(r, *catalog);
+        REQUIRE(list.ok());
+        const TrainingPlanOption listed = find(list.value());
+        CHECK_FALSE(listed.owned.has_value());
+        const double run_hours = listed.expected_wall_clock_hours;
+        REQUIRE(run_hours > 48);
+        // One of the two instances owned from the start for half the run (whole days: a
+        // reservation ending mid-run), at 30 USD an hour paid whether used or not.
+        const double owned_days = std::floor(run_hours / 2 / 24);
+        const double owned_hours = owned_days * 24;
+        const long long start = *DaysFromIsoDate("2026-12-01");
+        r.owned_capacity = {{p5, 1, "2026-11-01",
+                             IsoDateFromDays(start + static_cast<long long>(owned_days)), 30.0}};
+        // And a reservation of another offering, which covers nothing of this one.
+        r.owned_capacity.push_back(
+            {"aws-p5.48xlarge-us-east-1-spot", 2, "2026-12-01", "2027-12-01", 5.0});
+        auto partly = Plan(r, *catalog);
+        REQUIRE(partly.ok());
+        const TrainingPlanOption& o = find(partly.value());
+        REQUIRE(owned_hours > 0);
+        REQUIRE(o.owned.has_value());
+        CHECK(o.owned->instance_hours == doctest::Approx(owned_hours));
+        CHECK(o.owned->sunk_usd == doctest::Approx(owned_hours * 30));
+        CHECK(o.owned->without_owned_cost_usd == doctest::Approx(listed.expected_cost_usd));
+        // The rest at the effective price: (2 x run - owned) instance-hours.
+        CHECK(o.expected_cost_usd ==
+              doctest::Approx((2 * run_hours - owned_hours) * o.offering->price.usd_per_hour));
+        CHECK(o.FullyLoadedCostUsd() == doctest::Approx(o.expected_cost_usd + owned_hours * 30));
+        // Both instances owned for a year: the whole run is sunk, so it ranks first at 0.
+        r.owned_capacity = {{p5, 4, "2026-12-01", "2027-12-01", 30.0}};
+        r.constraints.price_types = {PriceType::kOnDemand, PriceType::kSpot};
+        auto covered = Plan(r, *catalog);
+        REQUIRE(covered.ok());
+        const TrainingPlan& c = covered.value();
+        REQUIRE(c.recommendation.has_value());
+        CHECK(c.recommendation->offering->id == p5);
+        CHECK(c.recommendation->expected_cost_usd == 0);
+        CHECK(c.recommendation->owned->instance_hours == doctest::Approx(2 * run_hours));
+        CHECK(c.reasoning.find("Owned capacity") != std::string::npos);
+        REQUIRE(c.budget.has_value());
+        CHECK(c.budget->total_usd == 0);
+        CHECK(*c.budget->owned_usd == doctest::Approx(FromCents(ToCents(2 * run_hours * 30))));
+    }
+
+    TEST_CASE("the budget months pay only what owned capacity leaves uncovered") {
+        auto catalog = Sample();
+        const std::string p5 = "aws-p5.48xlarge-us-east-1-on-demand";
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        r.constraints.node_counts = {1};
+        r.today = "2026-11-27";
+        // The run starts on the last day of December; December is owned.
+        r.start_date = "2026-12-31";
+        r.owned_capacity = {{p5, 1, "2026-12-01", "2027-01-01", 30.0}};
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlan& p = plan.value();
+        REQUIRE(p.recommendation.has_value());
+        REQUIRE(p.recommendation->offering->id == p5);
+        REQUIRE(p.recommendation->expected_wall_clock_hours > 24);
+        REQUIRE(p.budget.has_value());
+        REQUIRE(p.budget->monthly.size() == 2);
+        CHECK(p.budget->monthly[0].usd == 0);
+        CHECK(p.budget->monthly[1].usd == doctest::Approx(p.budget->total_usd));
+        CHECK(p.budget->total_usd ==
+              doctest::Approx(FromCents(ToCents(p.recommendation->expected_cost_usd))));
+        CHECK(*p.budget->owned_usd == doctest::Approx(24 * 30));
+    }
 }

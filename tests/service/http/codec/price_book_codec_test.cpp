@@ -186,4 +186,120 @@ TEST_SUITE("price_book_codec") {
         CheckProblem(PostJson(server, "/v1/plans/training", request), 422, "invalid_argument",
                      "/price_book/rules/0/price_types/0");
     }
+
+    TEST_CASE("owned capacity in a book: training plans use it first, others warn") {
+        TestServer server(SampleDeps());
+        json request = json::parse(R"({"model": {"params_b": 7}, "tokens_b": 100,
+            "precision": "bf16", "start_date": "2026-12-01", "limit": 50,
+            "constraints": {"providers": ["aws"], "price_types": ["on_demand", "spot"],
+                            "node_counts": [2]}})");
+        // Two p5 instances owned for a year: the run's hours are sunk, so it ranks first.
+        request["price_book"] = {{"name", "owned p5"},
+                                 {"owned_capacity",
+                                  {{{"offering_id", kP5OnDemand},
+                                    {"nodes", 2},
+                                    {"start_date", "2026-11-01"},
+                                    {"end_date", "2027-11-01"},
+                                    {"usd_per_hour", 30}}}}};
+        json body = Ok(PostJson(server, "/v1/plans/training", request));
+        CHECK(body["pricing_basis"] == "price_book");
+        const json& rec = body["recommendation"];
+        CHECK(rec["offering"]["id"] == kP5OnDemand);
+        CHECK(rec["expected_cost_usd"] == 0);
+        const json& owned = rec["owned"];
+        const double run = rec["expected_wall_clock_hours"].get<double>();
+        CHECK(owned["instance_hours"].get<double>() == doctest::Approx(2 * run));
+        CHECK(owned["marginal_cost_usd"] == 0);
+        CHECK(owned["sunk_usd"].get<double>() == doctest::Approx(2 * run * 30).epsilon(1e-6));
+        CHECK(owned["fully_loaded_cost_usd"] == owned["sunk_usd"]);
+        CHECK(owned["without_owned_cost_usd"].get<double>() > 0);
+        CHECK(body["budget"]["total_usd"] == 0);
+        CHECK(body["budget"]["owned_usd"] == owned["sunk_usd"]);
+        CHECK(body["reasoning"].get<std::string>().find("no marginal cost") != std::string::npos);
+        bool echoed = false;
+        for (const json& a : body["assumptions"]) {
+            echoed = echoed || (a["name"] == "price_book.owned_capacity[0].usd_per_hour" &&
+                                a["value"] == 30 && a["source"] == "request");
+        }
+        CHECK(echoed);
+        // Options on other offerings are not covered.
+        for (const json& option : body["options"]) {
+            if (option["offering"]["id"] != kP5OnDemand) CHECK(option["owned"].is_null());
+        }
+        CHECK(body["price_book"]["warnings"].empty());
+
+        json spot = {{"job_hours", 10},
+                     {"spot_offering_id", kP5Spot},
+                     {"on_demand_offering_id", kP5OnDemand},
+                     {"interruptions_per_hour", 0.1},
+                     {"price_book", request["price_book"]}};
+        json spot_body = Ok(PostJson(server, "/v1/plans/spot", spot));
+        REQUIRE(spot_body["price_book"]["warnings"].size() == 1);
+        CHECK(spot_body["price_book"]["warnings"][0]["field"] == "/price_book/owned_capacity");
+    }
+
+    TEST_CASE("bad owned capacity is refused naming the field") {
+        TestServer server(SampleDeps());
+        json request = TrainingBody();
+        json entry = {{"offering_id", kP5OnDemand},
+                      {"nodes", 1},
+                      {"start_date", "2026-12-01"},
+                      {"end_date", "2027-12-01"},
+                      {"usd_per_hour", 30}};
+        auto with = [&](const json& e) {
+            json r = request;
+            r["price_book"] = {{"name", "x"}, {"owned_capacity", json::array({e})}};
+            return PostJson(server, "/v1/plans/training", r);
+        };
+        json e = entry;
+        e["nodes"] = 0;
+        CheckProblem(with(e), 422, "invalid_argument", "/price_book/owned_capacity/0/nodes");
+        e = entry;
+        e["end_date"] = "2026-11-30";
+        CheckProblem(with(e), 422, "invalid_argument", "/price_book/owned_capacity/0/end_date");
+        e = entry;
+        e["start_date"] = "December";
+        CheckProblem(with(e), 422, "invalid_argument", "/price_book/owned_capacity/0/start_date");
+        e = entry;
+        e["offering_id"] = "nope";
+        CheckProblem(with(e), 422, "invalid_argument", "/price_book/owned_capacity/0/offering_id");
+        e = entry;
+        e.erase("usd_per_hour");
+        CheckProblem(with(e), 422, "invalid_argument", "/price_book/owned_capacity/0/usd_per_hour");
+        e = entry;
+        e["nodes"] = "two";
+        CheckProblem(with(e), 400, "malformed_request", "/price_book/owned_capacity/0/nodes");
+        e = entry;
+        e["reserved"] = true;
+        CheckProblem(with(e), 400, "malformed_request", "/price_book/owned_capacity/0/reserved");
+        json r = request;
+        r["price_book"] = {{"name", "x"}, {"owned_capacity", "all of it"}};
+        CheckProblem(PostJson(server, "/v1/plans/training", r), 400, "malformed_request",
+                     "/price_book/owned_capacity");
+        r["price_book"] = {{"name", "x"}, {"owned_capacity", json::array()}};
+        CheckProblem(PostJson(server, "/v1/plans/training", r), 422, "invalid_argument",
+                     "/price_book/rules");
+    }
+
+    TEST_CASE("a rent-vs-buy plan answers as FOCUS rows of both paths") {
+        TestServer server(SampleDeps());
+        json rent = json::parse(R"({"buy": {"capex_usd": 800000, "opex_usd_per_month": 5000,
+                                            "total_accelerators": 80}, "horizon_months": 3})");
+        rent["rent"] = {{"offering_id", kLambda}};
+        auto r = server.Client().Post("/v1/plans/rent-vs-buy?format=focus", rent.dump(),
+                                      "application/json");
+        REQUIRE(r);
+        INFO(r->body);
+        CHECK(r->status == 200);
+        CHECK(r->get_header_value("Content-Type").rfind("text/csv", 0) == 0);
+        // Header, 3 rent months, the purchase, 3 x (amortisation + opex).
+        std::size_t lines = 0;
+        for (char c : r->body) lines += c == '\n' ? 1 : 0;
+        CHECK(lines == 1 + 3 + 1 + 6);
+        CHECK(r->body.find("Purchase") != std::string::npos);
+        CHECK(r->body.find("gpucost-path") != std::string::npos);
+        auto bad = server.Client().Post("/v1/plans/rent-vs-buy?format=xlsx", rent.dump(),
+                                        "application/json");
+        CheckProblem(bad, 422, "invalid_argument", "format");
+    }
 }

@@ -486,6 +486,36 @@ TEST_SUITE("plan_routes") {
         CHECK(echoed);
     }
 
+    TEST_CASE("POST /v1/plans/inference spreads a MoE model's experts over instances") {
+        // Issue 21 item 8: DeepSeek-V3 by name in FP8 on H100 at 60 requests/s. Pipeline stages
+        // over two instances need 6; experts over the 16 GPUs of two instances need fewer.
+        TestServer server(SampleDeps());
+        const std::string request = R"({"model": "deepseek-v3", "precision": "fp8",
+                                  "input_tokens": 1000, "output_tokens": 250,
+                                  "traffic": {"requests_per_second": 60},
+                                  "constraints": {"accelerators": ["h100-sxm"]}})";
+        json body = Body(Post(server, "/v1/plans/inference", request));
+        REQUIRE(body["options"].size() >= 1);
+        const json& o = body["recommendation"];
+        CHECK(o["expert_parallel"].get<int>() == 8 * o["instances_per_replica"].get<int>());
+        CHECK(o["instances_per_replica"].get<int>() >= 2);
+        CHECK(o["pipeline_parallel"] == 1);
+        CHECK(o["tensor_parallel"] == 1);
+        CHECK(o["reasoning"].get<std::string>().find("expert parallel") != std::string::npos);
+        CHECK(body["reasoning"].get<std::string>().find("with expert parallel") !=
+              std::string::npos);
+        bool echoed = false;
+        for (const json& a : body["assumptions"]) {
+            echoed = echoed || a["name"] == "expert_all_to_all_fixed_s";
+        }
+        CHECK(echoed);
+        auto csv = Post(server, "/v1/plans/inference", request, "text/csv");
+        REQUIRE(csv);
+        REQUIRE(csv->status == 200);
+        CHECK(csv->body.find("pipeline_parallel,expert_parallel,instances_per_replica") !=
+              std::string::npos);
+    }
+
     TEST_CASE("POST /v1/plans/inference never rents more instances than one customer can get") {
         TestServer server(SampleDeps());
         // 400 requests/s needs more single-GPU Lambda hosts than the sample's limit of 4.
