@@ -4,8 +4,11 @@
 // clouds' FOCUS exports, by calendar month, with the gap split into price and quantity.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "pricing/plan/forecast.hpp"
 
 namespace gpucost::pricing {
 
@@ -20,10 +23,23 @@ struct SpendFigures {
     }
 };
 
+// The gap actual - planned effective cost and its two parts (PlanVsActual says how).
+struct GapSplit {
+    double gap = 0;
+    double price_effect = 0;
+    double quantity_effect = 0;
+};
+
+// The split of PlanVsActual for any pair of figures (a month's or the totals): parts adding
+// up exactly to the gap; without actual hours there is no actual price and the whole gap is
+// quantity.
+GapSplit SplitGap(const SpendFigures& planned, const SpendFigures& actual);
+
 struct MonthComparison {
     std::string month;  // YYYY-MM
     SpendFigures planned;
     SpendFigures actual;
+    GapSplit split;  // this month's gap, split as the totals' is
 };
 
 // The gap actual - planned effective cost, split so the parts add up exactly:
@@ -34,6 +50,8 @@ struct PlanVsActual {
     SpendFigures planned;
     SpendFigures actual;
     std::vector<MonthComparison> months;  // every month either side has, ascending
+    // The totals' split (the months' splits need not add up to it: each month has its own
+    // prices).
     double gap = 0;
     double price_effect = 0;
     double quantity_effect = 0;
@@ -48,5 +66,39 @@ inline constexpr double kOnPlanFraction = 0.02;
 PlanVsActual ComparePlanToActual(const std::map<std::string, SpendFigures>& planned_by_month,
                                  const std::map<std::string, SpendFigures>& actual_by_month,
                                  const std::string& currency);
+
+// A plan forecast's accelerator charges (plan/forecast.hpp, compute only) by month: the planned
+// side of the split. Storage and egress are left out, as imports keep accelerator rows only.
+std::map<std::string, SpendFigures> PlannedAcceleratorSpend(
+    const std::vector<plan::ForecastCharge>& charges);
+
+// The speed a training run shows so far (a scenario's recorded progress): the accelerator-hours
+// the bill shows for the tokens done against the hours the estimate gives those tokens (the
+// plan's accelerator-hours in proportion to tokens done / tokens planned). ratio > 1: slower
+// than estimated (more hours per token); what `calibration` multiplies later plans' hours by.
+struct ImpliedSpeed {
+    double tokens_done_b = 0;
+    double tokens_planned_b = 0;
+    double estimated_accelerator_hours = 0;  // for tokens_done_b
+    double actual_accelerator_hours = 0;
+    double actual_to_estimated_hours_ratio = 0;
+};
+
+// nullopt when there is nothing to measure: no tokens planned or done, or no planned or no
+// actual accelerator-hours.
+std::optional<ImpliedSpeed> ImpliedSpeedOf(double tokens_done_b, double tokens_planned_b,
+                                           double planned_accelerator_hours,
+                                           double actual_accelerator_hours);
+
+// The measured ratios `calibration` accepts: a run that took more than 4x, or less than a
+// quarter of, the hours its estimate gave is more likely mis-tagged or mis-recorded than a
+// lesson for the estimator (whose own efficiency spread is tens of percent). Judgement.
+inline constexpr double kMinCalibrationRatio = 0.25;
+inline constexpr double kMaxCalibrationRatio = 4.0;
+
+// Several runs' speeds combined as one factor on later estimates' hours: all actual over all
+// estimated accelerator-hours, i.e. the runs' ratios weighted by their estimated hours (a long
+// run says more than a short one). 1 without runs.
+double CombinedHoursRatio(const std::vector<ImpliedSpeed>& speeds);
 
 }  // namespace gpucost::pricing

@@ -155,6 +155,10 @@ struct TrainingPlanRequest {
     std::optional<double> max_price_age_days;
     std::optional<std::string> start_date;  // YYYY-MM-DD; the budget view's first day
     TrainingDataSizes data;
+    // `calibration` (docs/billing.md): the actual/estimated accelerator-hours ratio measured on
+    // earlier runs (plan_vs_actual.hpp CombinedHoursRatio), multiplying every estimate's hours
+    // where they enter the plan; 1 (the default): the estimate as it is.
+    double calibration_hours_factor = 1.0;
     // Today's date (YYYY-MM-DD) as the caller's clock says; price ages and the default start
     // date need it. Empty: ages unknown.
     std::string today;

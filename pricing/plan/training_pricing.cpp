@@ -451,7 +451,7 @@ void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidat
                 opt.total_accelerators = run.nodes * key.per_node;
                 opt.parallelism = run.layout;
                 opt.mfu = run.mfu;
-                opt.wall_clock_hours = run.wall_clock_hours;
+                opt.wall_clock_hours = run.wall_clock_hours * request.calibration_hours_factor;
                 opt.cluster_usd_per_hour = o.price.usd_per_hour * run.nodes;
                 opt.expected_wall_clock_hours = opt.wall_clock_hours;
                 opt.independent_hosts = key.independent_hosts;

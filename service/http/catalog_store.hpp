@@ -104,6 +104,13 @@ struct StoreHealth {
     std::string schema_problem;
 };
 
+// A training scenario's progress: tokens trained so far (billions) and when (PUT
+// /v1/scenarios/{id}/progress; docs/billing.md).
+struct ScenarioProgress {
+    double tokens_done_b = 0;
+    TimestampUs as_of_us = 0;
+};
+
 struct Scenario {
     std::int64_t id = 0;
     std::string name;
@@ -119,6 +126,7 @@ struct Scenario {
     // may change or delete the scenario.
     std::string created_by;
     std::int64_t version = 1;  // bumped on every change; the ETag is ScenarioEtag(version)
+    std::optional<ScenarioProgress> progress;  // none recorded yet
     // SaveScenario only: this is the scenario an earlier request with the same Idempotency-Key
     // saved (nothing new was saved).
     bool replayed = false;
@@ -147,6 +155,7 @@ struct ScenarioPage {
 struct ScenarioChange {
     std::optional<std::string> name;
     std::optional<std::vector<std::string>> tags;
+    std::optional<ScenarioProgress> progress;  // PUT /v1/scenarios/{id}/progress
 };
 
 class CatalogStore {

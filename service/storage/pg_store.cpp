@@ -270,6 +270,9 @@ http::Scenario ScenarioFromRow(const pqxx::row& r) {
     s.created_by = r[7].is_null() ? std::string() : r[7].as<std::string>();
     s.catalog_version = r[8].as<std::string>();
     s.version = r[9].as<std::int64_t>();
+    if (!r[11].is_null()) {
+        s.progress = http::ScenarioProgress{r[11].as<double>(), r[12].as<std::int64_t>()};
+    }
     // array_to_json: a JSON array of strings, parsed here rather than libpqxx 6's array parser.
     auto tags = nlohmann::json::parse(r[10].as<std::string>(), nullptr, false);
     if (tags.is_array()) {
@@ -285,7 +288,8 @@ http::Scenario ScenarioFromRow(const pqxx::row& r) {
 constexpr char kScenarioColumns[] =
     "SELECT s.id, s.name, s.plan_kind, s.request::text, s.saved_result::text,"
     " s.catalog_revision, (extract(epoch from s.created_at) * 1000000)::bigint, k.name,"
-    " s.catalog_version, s.version, array_to_json(s.tags)::text"
+    " s.catalog_version, s.version, array_to_json(s.tags)::text, s.progress_tokens_done_b,"
+    " (extract(epoch from s.progress_as_of) * 1000000)::bigint"
     " FROM scenarios s LEFT JOIN api_keys k ON k.id = s.created_by";
 
 // A text[] literal's value as one JSON array parameter ($n::jsonb turned into text[] in SQL).
@@ -1190,6 +1194,13 @@ pricing::Result<http::Scenario> PgStore::UpdateScenario(const http::WriteRequest
                                ", version = version + 1 WHERE id = $1",
                            id, change.name.value_or(s.name),
                            TagsParam(change.tags.value_or(s.tags)));
+            if (change.progress) {
+                tx.exec_params(
+                    "UPDATE scenarios SET progress_tokens_done_b = $2,"
+                    " progress_as_of = to_timestamp($3::double precision / 1000000) WHERE id = $1",
+                    id, change.progress->tokens_done_b,
+                    static_cast<double>(change.progress->as_of_us));
+            }
             auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
             tx.commit();
             return ScenarioFromRow(row[0]);

@@ -453,6 +453,8 @@ try:
     call("/v1/actuals", "/v1/actuals", "post", expect=409, body=b"BilledCost\n",
          headers=dict(admin_headers, **{"Content-Type": "text/csv"}))
     call("/v1/scenarios/{id}/actuals", "/v1/scenarios/1/actuals", expect=409)
+    call("/v1/scenarios/{id}/progress", "/v1/scenarios/1/progress", "put", expect=409,
+         body=b'{"tokens_done_b": 1, "as_of": "2026-01-10"}', headers=admin_headers)
     problem = call("/v1/plans/spot", "/v1/plans/spot", "post", expect=409, headers=json_headers,
                    body=json.dumps(dict(issue_spot, price_book="acme")).encode())
     check(problem.get("field") == "/price_book", "a stored book's id without a database names /price_book")
@@ -684,6 +686,22 @@ def actuals(j, a, r):
           "the charge counts under the tag key it was imported with")
     call("/v1/actuals", "/v1/actuals?tag_key=", "post", expect=422, body=focus,
          headers=dict(a, **csv))
+    split = compared["accelerator_split"]
+    check(abs(split["price_effect_usd"] + split["quantity_effect_usd"] - split["gap_usd"]) < 1e-6,
+          "the price and quantity effects add up to the gap")
+    check(compared["progress"] is None, "no progress recorded yet")
+    progress = "/v1/scenarios/" + saved["id"] + "/progress"
+    done = call("/v1/scenarios/{id}/progress", progress, "put", headers=r,
+                body=b'{"tokens_done_b": 1, "as_of": "2026-01-10"}')
+    check(done["tokens_done_b"] == 1, "the owner records progress")
+    call("/v1/scenarios/{id}/progress", progress, "put", expect=401, headers=j,
+         body=b'{"tokens_done_b": 1, "as_of": "2026-01-10"}')
+    problem = call("/v1/scenarios/{id}/progress", progress, "put", expect=422, headers=r,
+                   body=b'{"tokens_done_b": 1}')
+    check(problem.get("field") == "/as_of", "progress without as_of is 422 naming it")
+    implied = call("/v1/scenarios/{id}/actuals", one, headers=r)["progress"]
+    check(implied["tokens_done_b"] == 1 and implied["actual_accelerator_hours"] > 0,
+          "the actuals answer gives the implied speed")
 
 
 def run_database_mode():

@@ -33,3 +33,57 @@ TEST_CASE("a gap within two percent of the plan is on plan, and no actual hours 
     CHECK(none.quantity_effect == doctest::Approx(-1000));
     CHECK(none.price_effect == 0);
 }
+
+TEST_CASE("each month's gap is split as the totals' is") {
+    // December: planned 1000 h at 6, actual 1280 h for 5826.95 (4.5523046875 per hour):
+    // price (4.5523046875 - 6) x 1000 = -1447.6953125, quantity 280 x 4.5523046875 =
+    // 1274.64531; January: 500 h planned, none billed: the whole -3000 is quantity.
+    PlanVsActual r =
+        ComparePlanToActual({{"2026-12", {1000, 6000, 6000}}, {"2027-01", {500, 3000, 3000}}},
+                            {{"2026-12", {1280, 5826.95, 6818.47}}}, "USD");
+    REQUIRE(r.months.size() == 2);
+    const GapSplit& dec = r.months[0].split;
+    CHECK(dec.gap == doctest::Approx(-173.05));
+    CHECK(dec.price_effect == doctest::Approx(-1447.6953125));
+    CHECK(dec.quantity_effect == doctest::Approx(1274.6453125));
+    const GapSplit& jan = r.months[1].split;
+    CHECK(jan.gap == doctest::Approx(-3000));
+    CHECK(jan.price_effect == 0);
+    CHECK(jan.quantity_effect == doctest::Approx(-3000));
+}
+
+TEST_CASE("a plan forecast's compute charges are the planned side; storage is left out") {
+    plan::ForecastCharge compute;
+    compute.period_start = "2026-12-01";
+    compute.accelerator_hours = 800;
+    compute.effective_cost_usd = 4000;
+    compute.list_cost_usd = 5000;
+    plan::ForecastCharge storage = compute;
+    storage.kind = plan::ChargeKind::kStorage;
+    plan::ForecastCharge january = compute;
+    january.period_start = "2027-01-01";
+    const auto by_month = PlannedAcceleratorSpend({compute, storage, january, compute});
+    REQUIRE(by_month.size() == 2);
+    CHECK(by_month.at("2026-12").accelerator_hours == 1600);
+    CHECK(by_month.at("2026-12").effective_cost == 8000);
+    CHECK(by_month.at("2026-12").list_cost == 10000);
+    CHECK(by_month.at("2027-01").effective_cost == 4000);
+}
+
+TEST_CASE("the implied speed and its combination over runs") {
+    // 2 of 10 B tokens done on a plan of 500 accelerator-hours: 100 estimated; 160 billed.
+    auto speed = ImpliedSpeedOf(2, 10, 500, 160);
+    REQUIRE(speed);
+    CHECK(speed->estimated_accelerator_hours == doctest::Approx(100));
+    CHECK(speed->actual_to_estimated_hours_ratio == doctest::Approx(1.6));
+    CHECK_FALSE(ImpliedSpeedOf(0, 10, 500, 160));
+    CHECK_FALSE(ImpliedSpeedOf(2, 0, 500, 160));
+    CHECK_FALSE(ImpliedSpeedOf(2, 10, 0, 160));
+    CHECK_FALSE(ImpliedSpeedOf(2, 10, 500, 0));
+    // With a run of 300 estimated and 240 billed (0.8): (160 + 240) / (100 + 300) = 1.0, not
+    // the plain mean 1.2 of the two ratios.
+    auto other = ImpliedSpeedOf(3, 3, 300, 240);
+    REQUIRE(other);
+    CHECK(CombinedHoursRatio({*speed, *other}) == doctest::Approx(1.0));
+    CHECK(CombinedHoursRatio({}) == 1.0);
+}

@@ -17,6 +17,7 @@
 #include "service/http/codec/query_params.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/auth.hpp"
+#include "service/http/routes/scenario_plan_use.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -244,8 +245,11 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     const auto planned = PlannedByMonth(found.value());
     const ActualsByMonth actual = SplitByCurrency(tagged.value());
     const auto compared = pricing::ComparePlanToActual(planned, actual.figures, kPlanCurrency);
-    WriteJson(res,
-              ComparisonJson(found.value(), tag_key.value(), !planned.empty(), actual, compared));
+    json answer =
+        ComparisonJson(found.value(), tag_key.value(), !planned.empty(), actual, compared);
+    AddAcceleratorComparison(answer, found.value(), SavedPlanUseOf(found.value()), actual.figures,
+                             tagged.value());
+    WriteJson(res, answer);
 }
 
 }  // namespace

@@ -115,6 +115,9 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
             if (context.cursor_offset) {
                 paged.offset = *context.cursor_offset;
             }
+            if (context.calibration) {
+                paged.calibration_hours_factor = context.calibration->hours_factor;
+            }
             // The options point into the view's catalog, which the closures below keep alive.
             auto answer = AnswerTrainingPlan(paged, *context.view.catalog, *context.reference,
                                              TodayUtcDate(), context.cpus);
@@ -122,6 +125,11 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
                 return answer.error();
             }
             auto a = std::make_shared<TrainingAnswer>(std::move(answer).value());
+            if (context.calibration) {
+                for (auto& c : CalibrationAssumptions(*context.calibration)) {
+                    a->plan.assumptions.push_back(std::move(c));
+                }
+            }
             PlanOutcome out;
             out.page = PlanOutcome::Page{a->offset, a->plan.options.size(), a->plan.total_count};
             out.deprecated_offset = deprecated_offset;
@@ -210,6 +218,12 @@ Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
     if (!book.ok()) {
         return book.error();
     }
+    std::optional<Calibration> calibration;
+    if (kind.name == "training") {
+        auto taken = TakeCalibration(deps, request);
+        if (!taken.ok()) return taken.error();
+        calibration = std::move(taken).value();
+    }
     auto prepared = kind.prepare(request);
     if (!prepared.ok()) {
         return prepared.error();
@@ -218,8 +232,8 @@ Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
     if (!view.ok()) {
         return view.error();
     }
-    auto outcome = prepared.value()(
-        PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus, std::nullopt});
+    auto outcome = prepared.value()(PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus,
+                                                std::nullopt, std::move(calibration)});
     if (!outcome.ok()) {
         return outcome.error();
     }

@@ -19,6 +19,7 @@
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/price_book_codec.hpp"
 #include "service/http/router.hpp"
+#include "service/http/routes/calibration.hpp"
 
 namespace gpucost::http {
 
@@ -30,6 +31,8 @@ struct PlanContext {
     const pricing::PlanReference* reference = nullptr;
     unsigned cpus = 1;
     std::optional<std::size_t> cursor_offset;
+    // Training plans: the speed measured on saved scenarios (calibration.hpp), when asked for.
+    std::optional<Calibration> calibration;
 };
 
 // A plan computed for one request, encoded on demand in the form the client asked for.

@@ -16,6 +16,7 @@
 #include "service/http/codec/query_params.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/as_of.hpp"
+#include "service/http/routes/auth.hpp"
 #include "service/http/routes/deprecation.hpp"
 #include "service/http/routes/plan_kinds.hpp"
 #include "service/http/routes/price_book_routes.hpp"
@@ -143,6 +144,17 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     if (kind.paged && book->from_key_default) {
         paged_body["price_book"] = {{"id", book->book->id}, {"version", book->book->version}};
     }
+    // Calibration reads saved scenarios' spend, which is confidential: a key of either scope.
+    std::optional<Calibration> calibration;
+    if (kind.name == "training") {
+        if (body->contains("calibration") && deps.store &&
+            !RequireKey(deps, req, res, KeyScope::kRead)) {
+            return;
+        }
+        auto taken = TakeCalibration(deps, *body);
+        if (!taken.ok()) return WriteProblem(res, req, taken.error());
+        calibration = std::move(taken).value();
+    }
     auto prepared = kind.prepare(*body);
     if (!prepared.ok()) {
         return WriteProblem(res, req, prepared.error());
@@ -156,9 +168,9 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
         return;
     }
     const std::optional<PlanPaging>& pages = *paging;
-    auto outcome =
-        prepared.value()(PlanContext{*view, &PlanReferenceOf(deps), deps.cpus,
-                                     pages ? pages->cursor_offset : std::optional<std::size_t>()});
+    auto outcome = prepared.value()(PlanContext{
+        *view, &PlanReferenceOf(deps), deps.cpus,
+        pages ? pages->cursor_offset : std::optional<std::size_t>(), std::move(calibration)});
     if (!outcome.ok()) {
         return WriteProblem(res, req, outcome.error());
     }

@@ -522,6 +522,57 @@ void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::
     WriteScenario(res, changed.value(), 200);
 }
 
+// Most tokens_done_b accepted, in billions: far beyond any run planned (the largest public
+// pretraining runs are tens of trillions); a bound that catches unit mistakes (tokens sent
+// as a plain count), not a limit on real runs. Judgement.
+constexpr double kMaxTokensDoneB = 1e6;
+
+// PUT /v1/scenarios/{id}/progress: {"tokens_done_b", "as_of"} of a training scenario, by its
+// owner or an admin (as the scenario's other changes). Replaces the progress recorded before.
+void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto begun = BeginChange(deps, req, res);
+    if (!begun) return;
+    auto& [write, id] = *begun;
+    if (!RequireJsonBody(req, res)) return;
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) return WriteProblem(res, req, body.error());
+    JsonReader r(body.value(), "");
+    r.OnlyKnown({"tokens_done_b", "as_of"});
+    r.Require("tokens_done_b");
+    r.Require("as_of");
+    const auto tokens_done_b = r.Number("tokens_done_b");
+    const auto as_of = r.String("as_of");
+    if (tokens_done_b && !(*tokens_done_b >= 0 && *tokens_done_b <= kMaxTokensDoneB)) {
+        r.Fail(ErrorCode::kInvalidArgument, "tokens_done_b",
+               "must be between 0 and 1000000 (billions of tokens)");
+    }
+    if (!r.ok()) return WriteProblem(res, req, r.error());
+    auto at = ParseAsOf(*as_of, "/as_of");
+    if (!at.ok()) return WriteProblem(res, req, at.error());
+    auto found = deps.store->GetScenario(id);
+    if (!found.ok()) return WriteProblem(res, req, found.error());
+    // Tokens done mean something against a training run's tokens only.
+    if (found.value().plan_kind != "training") {
+        return WriteProblem(
+            res, req,
+            MakeError(ErrorCode::kInvalidArgument,
+                      "progress is recorded for training scenarios; scenario " +
+                          std::to_string(id) + " is a '" + found.value().plan_kind + "' plan",
+                      "/tokens_done_b"));
+    }
+    ScenarioChange change;
+    change.progress = ScenarioProgress{*tokens_done_b, at.value()};
+    auto changed = deps.store->UpdateScenario(write, id, change);
+    if (!changed.ok()) return WriteScenarioProblem(res, req, changed.error());
+    const Scenario& s = changed.value();
+    res.set_header("ETag", ScenarioEtag(s.version));
+    WriteJson(res,
+              {{"scenario_id", std::to_string(s.id)},
+               {"tokens_done_b", Num(s.progress->tokens_done_b)},
+               {"as_of", FormatTimestamp(s.progress->as_of_us)}},
+              200);
+}
+
 // DELETE /v1/scenarios/{id}, by the owner or an admin.
 void ServeDeleteScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     auto begun = BeginChange(deps, req, res);
@@ -623,6 +674,7 @@ void AddScenarioRoutes(RouteTable& routes, const Deps& deps) {
     routes.Patch(one, Bind(deps, &ServePatchScenario));
     routes.Delete(one, Bind(deps, &ServeDeleteScenario));
     routes.PostWithoutBody(one + "/evaluate", Bind(deps, &ServeEvaluateScenario));
+    routes.Put(one + "/progress", Bind(deps, &ServePutProgress));
 }
 
 }  // namespace gpucost::http

@@ -488,6 +488,14 @@ async function embeddedOnly(api: Client, offerings: Schema["Offering"][]) {
     needsDatabase("as_of", asOf.response, asOf.error?.code);
     const scenarios = await api.GET("/v1/scenarios");
     needsDatabase("saved scenarios", scenarios.response, scenarios.error?.code);
+    const calibrated = await api.POST("/v1/plans/training", {
+        body: { model: { params_b: 7 }, tokens_b: 10, calibration: { scenario_ids: ["1"] } },
+    });
+    needsDatabase("calibration", calibrated.response, calibrated.error?.code);
+    const progress = await api.PUT("/v1/scenarios/{id}/progress", {
+        params: { path: { id: "1" } }, body: { tokens_done_b: 1, as_of: "2026-01-10" },
+    });
+    needsDatabase("progress", progress.response, progress.error?.code);
 }
 
 function gpucostCommand(...args: string[]): string {
@@ -561,6 +569,41 @@ async function keyDefaultBook(admin: ReturnType<typeof createClient<paths, JsonM
     gpucostCommand("apikey", "price-book", key.split("_")[1] ?? "", "none");
 }
 
+// Plan vs actual (issue 25 section 4): a training scenario's progress, the accelerator split of
+// GET .../actuals, and a later plan asking for calibration from it (no charges yet: refused,
+// naming the scenario).
+async function planVsActual(api: ReturnType<typeof createClient<paths, JsonMedia>>) {
+    const request = { model: { params_b: 7 }, tokens_b: 10, start_date: "2026-01-01",
+                      constraints: { providers: ["aws"], price_types: ["on_demand" as const] } };
+    const saved = await api.POST("/v1/scenarios", {
+        body: { name: "client run", plan: "training", request },
+    });
+    check(saved.response.status === 201, "a training scenario is saved");
+    const id = String(saved.data?.id ?? "0");
+    const progress = await api.PUT("/v1/scenarios/{id}/progress", {
+        params: { path: { id } }, body: { tokens_done_b: 2, as_of: "2026-01-10" },
+    });
+    check(progress.response.status === 200 && progress.data?.tokens_done_b === 2,
+          "the owner records the tokens done");
+    const badProgress = await api.PUT("/v1/scenarios/{id}/progress", {
+        params: { path: { id } }, body: { tokens_done_b: -1, as_of: "2026-01-10" },
+    });
+    check(badProgress.response.status === 422 && badProgress.error?.field === "/tokens_done_b",
+          "negative tokens are 422 naming /tokens_done_b");
+    const compared = await api.GET("/v1/scenarios/{id}/actuals", { params: { path: { id } } });
+    check(compared.response.status === 200 && (compared.data?.planned.accelerator_hours ?? 0) > 0 &&
+          compared.data?.accelerator_split.quantity_effect_usd ===
+              compared.data?.accelerator_split.gap_usd &&
+          compared.data?.progress?.actual_to_estimated_hours_ratio === null,
+          "without charges the whole gap is quantity and no speed is implied");
+    const calibrated = await api.POST("/v1/plans/training", {
+        body: { ...request, calibration: { scenario_ids: [id] } },
+    });
+    check(calibrated.response.status === 422 &&
+          calibrated.error?.field === "/calibration/scenario_ids/0",
+          "calibration from a scenario without charges is 422 naming it");
+}
+
 async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     const admin = gpucostCommand("apikey", "create", "--scope", "admin", "--name", "client-admin");
     const api = createClient<paths, JsonMedia>({ baseUrl: base, headers: { Authorization: `Bearer ${admin}` } });
@@ -628,6 +671,7 @@ async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
     const gone = await api.GET("/v1/scenarios/{id}", { params: { path: { id: String(id) } } });
     check(gone.response.status === 404, "a deleted scenario is gone");
     await storedPriceBook(api, base);
+    await planVsActual(api);
     const retired = await api.DELETE("/v1/offerings/{id}", { params: { path: { id: target.id } } });
     check(retired.response.status === 200, "an admin retires an offering");
 }

@@ -1,0 +1,177 @@
+#include "service/http/routes/scenario_plan_use.hpp"
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/offering.hpp"
+#include "pricing/plan/forecast.hpp"
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/timestamp.hpp"
+
+namespace gpucost::http {
+namespace {
+
+using json = nlohmann::json;
+
+double NumberAt(const json& object, const char* key) {
+    if (!object.is_object()) return 0;
+    auto it = object.find(key);
+    return it != object.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+std::string StringAt(const json& object, const char* key) {
+    if (!object.is_object()) return {};
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The offering summary of a saved option (accelerators, price type, effective price); nullopt
+// when it is not one.
+std::optional<pricing::Offering> OfferingOf(const json& option) {
+    if (!option.is_object() || !option.contains("offering")) return std::nullopt;
+    const json& o = option["offering"];
+    auto type = pricing::ParsePriceType(StringAt(o, "price_type"));
+    const double accelerators = NumberAt(o, "accelerator_count");
+    if (!type || accelerators < 1) return std::nullopt;
+    pricing::Offering offering;
+    offering.id = StringAt(o, "id");
+    offering.accelerator_count = static_cast<int>(accelerators);
+    offering.price_type = *type;
+    offering.price.usd_per_hour = NumberAt(o, "usd_per_hour");
+    return offering;
+}
+
+// A price book's answer names the list price beside the effective one; a list answer's price
+// is the list price.
+double ListUsdPerHourOf(const json& option, const pricing::Offering& offering) {
+    const double list = NumberAt(option["offering"], "list_usd_per_hour");
+    return list > 0 ? list : offering.price.usd_per_hour;
+}
+
+std::vector<pricing::plan::ForecastCharge> TrainingCharges(const json& answer,
+                                                           const pricing::Offering& offering) {
+    const json& r = answer["recommendation"];
+    pricing::plan::TrainingPlan plan;
+    pricing::plan::TrainingPlanOption o;
+    o.offering = &offering;
+    o.nodes = static_cast<int>(NumberAt(r, "nodes"));
+    o.total_accelerators = static_cast<int>(NumberAt(r, "total_accelerators"));
+    o.expected_wall_clock_hours = NumberAt(r, "expected_wall_clock_hours");
+    o.billed_hours = NumberAt(r, "billed_hours");
+    o.expected_cost_usd = NumberAt(r, "expected_cost_usd");
+    o.cost_usd_p10 = NumberAt(r, "cost_usd_p10");
+    o.cost_usd_p90 = NumberAt(r, "cost_usd_p90");
+    plan.recommendation = o;
+    plan.budget = pricing::plan::BudgetView{};
+    plan.budget->start_date = StringAt(answer["budget"], "start_date");
+    // Only compute charges are compared: the request's data (storage, egress) is not needed.
+    return pricing::plan::ForecastTraining(plan, pricing::plan::TrainingPlanRequest{},
+                                           ListUsdPerHourOf(r, offering));
+}
+
+std::vector<pricing::plan::ForecastCharge> ServingCharges(const json& answer,
+                                                          const pricing::Offering& offering) {
+    const json& r = answer["recommendation"];
+    const json& b = answer["budget"];
+    pricing::plan::InferencePlanOption o;
+    o.offering = &offering;
+    o.nodes = static_cast<int>(NumberAt(r, "nodes"));
+    // The saved budget view's dates and months: what ForecastServing spreads the hours over.
+    pricing::plan::ServingBudgetView view;
+    view.start_date = StringAt(b, "start_date");
+    view.end_date = StringAt(b, "end_date");
+    view.months = static_cast<int>(NumberAt(b, "months"));
+    return pricing::plan::ForecastServing(o, view, ListUsdPerHourOf(r, offering));
+}
+
+// The decomposition every split uses, in words (pricing/plan_vs_actual.hpp PlanVsActual).
+constexpr char kDecomposition[] =
+    "price effect = (actual - planned USD per accelerator-hour) x planned accelerator-hours; "
+    "quantity effect = (actual - planned accelerator-hours) x actual USD per accelerator-hour; "
+    "they add up to the gap";
+
+json SpendJson(const pricing::SpendFigures& f) {
+    return {{"accelerator_hours", Num(f.accelerator_hours)},
+            {"effective_cost_usd", Num(f.effective_cost)},
+            {"list_cost_usd", Num(f.list_cost)},
+            {"effective_usd_per_accelerator_hour", Num(f.EffectivePerAcceleratorHour())}};
+}
+
+json SplitJson(const pricing::GapSplit& split) {
+    return {{"gap_usd", Num(split.gap)},
+            {"price_effect_usd", Num(split.price_effect)},
+            {"quantity_effect_usd", Num(split.quantity_effect)}};
+}
+
+json ProgressJson(const Scenario& s, const SavedPlanUse& use,
+                  const std::vector<ActualMonth>& tagged) {
+    if (!s.progress) return nullptr;
+    double actual_hours = 0;
+    for (const ActualMonth& m : tagged) actual_hours += m.accelerator_hours;
+    json out = {{"tokens_done_b", Num(s.progress->tokens_done_b)},
+                {"as_of", FormatTimestamp(s.progress->as_of_us)},
+                {"tokens_planned_b", Num(use.tokens_planned_b)},
+                {"actual_accelerator_hours", Num(actual_hours)},
+                {"estimated_accelerator_hours", nullptr},
+                {"actual_to_estimated_hours_ratio", nullptr}};
+    if (auto speed = pricing::ImpliedSpeedOf(s.progress->tokens_done_b, use.tokens_planned_b,
+                                             use.estimated_accelerator_hours, actual_hours)) {
+        out["estimated_accelerator_hours"] = Num(speed->estimated_accelerator_hours);
+        out["actual_to_estimated_hours_ratio"] = Num(speed->actual_to_estimated_hours_ratio);
+    }
+    return out;
+}
+
+}  // namespace
+
+void AddAcceleratorComparison(json& answer, const Scenario& s, const SavedPlanUse& use,
+                              const std::map<std::string, pricing::SpendFigures>& actual_usd,
+                              const std::vector<ActualMonth>& tagged) {
+    const pricing::PlanVsActual r =
+        pricing::ComparePlanToActual(use.accelerator_spend_by_month, actual_usd, "USD");
+    std::map<std::string, const pricing::MonthComparison*> by_month;
+    for (const pricing::MonthComparison& m : r.months) by_month[m.month] = &m;
+    for (json& month : answer["months"]) {
+        auto it = by_month.find(month["month"].get<std::string>());
+        const pricing::MonthComparison none{};
+        const pricing::MonthComparison& m = it == by_month.end() ? none : *it->second;
+        month["planned"] = SpendJson(m.planned);
+        month["actual"]["effective_usd_per_accelerator_hour"] =
+            Num(m.actual.EffectivePerAcceleratorHour());
+        month["accelerator_split"] = SplitJson(m.split);
+    }
+    answer["planned"] = SpendJson(r.planned);
+    answer["actual"]["effective_usd_per_accelerator_hour"] =
+        Num(r.actual.EffectivePerAcceleratorHour());
+    json split = SplitJson({r.gap, r.price_effect, r.quantity_effect});
+    split["decomposition"] = kDecomposition;
+    split["explanation"] = r.explanation;
+    answer["accelerator_split"] = std::move(split);
+    answer["progress"] = ProgressJson(s, use, tagged);
+}
+
+SavedPlanUse SavedPlanUseOf(const Scenario& s) {
+    SavedPlanUse use;
+    json answer = json::parse(s.saved_result_json, nullptr, false);
+    if (!answer.is_object() || !answer["recommendation"].is_object() ||
+        !answer["budget"].is_object()) {
+        return use;
+    }
+    const std::optional<pricing::Offering> offering = OfferingOf(answer["recommendation"]);
+    if (!offering) return use;
+    if (s.plan_kind == "training") {
+        use.accelerator_spend_by_month =
+            pricing::PlannedAcceleratorSpend(TrainingCharges(answer, *offering));
+        const json& r = answer["recommendation"];
+        use.estimated_accelerator_hours =
+            NumberAt(r, "expected_wall_clock_hours") * NumberAt(r, "total_accelerators");
+        use.tokens_planned_b = NumberAt(json::parse(s.request_json, nullptr, false), "tokens_b");
+    } else if (s.plan_kind == "inference") {
+        use.accelerator_spend_by_month =
+            pricing::PlannedAcceleratorSpend(ServingCharges(answer, *offering));
+    }
+    return use;
+}
+
+}  // namespace gpucost::http

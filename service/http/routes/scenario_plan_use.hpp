@@ -1,0 +1,44 @@
+#pragma once
+// A saved scenario's plan read back as the figures plan vs actual needs (issue 25 section 4,
+// docs/billing.md): the recommended option's accelerator charges by month, as the plan's FOCUS
+// forecast (pricing/plan/forecast.hpp) spreads them, and the training estimate's
+// accelerator-hours and tokens for the implied speed.
+#include <map>
+#include <optional>
+#include <string>
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/plan_vs_actual.hpp"
+#include "service/http/actuals_store.hpp"
+#include "service/http/catalog_store.hpp"
+
+namespace gpucost::http {
+
+struct SavedPlanUse {
+    // Compute charges of the saved recommendation by month (USD); empty when the saved answer
+    // has no recommendation or no budget view (other plan kinds).
+    std::map<std::string, pricing::SpendFigures> accelerator_spend_by_month;
+    // Training plans: the recommendation's expected wall-clock hours x its accelerators (what
+    // the estimate says the whole run takes) and the request's tokens_b; 0 otherwise.
+    double estimated_accelerator_hours = 0;
+    double tokens_planned_b = 0;
+};
+
+// Reads the saved answer (and, for tokens, the saved request) of `s`. The figures are the
+// saved ones, not re-priced: the plan is what was planned.
+SavedPlanUse SavedPlanUseOf(const Scenario& s);
+
+// Adds to a GET /v1/scenarios/{id}/actuals answer (`answer`, its `months` already listed) the
+// accelerator charges compared: `planned` and `accelerator_split` at the top and in each month
+// (the split of pricing::ComparePlanToActual, actual USD charges against the saved plan's
+// accelerator charges), the price paid per accelerator-hour beside each `actual`, and
+// `progress` (null without recorded progress) with the implied speed, whose actual hours are
+// those of `tagged` in every currency (hours are hours).
+void AddAcceleratorComparison(nlohmann::json& answer, const Scenario& s, const SavedPlanUse& use,
+                              const std::map<std::string, pricing::SpendFigures>& actual_usd,
+                              const std::vector<ActualMonth>& tagged);
+
+}  // namespace gpucost::http

@@ -1,0 +1,301 @@
+// Plan vs actual split into price and quantity, and a training scenario's progress (issue 25
+// section 4; docs/billing.md): the saved plan's accelerator charges against imported FOCUS rows,
+// with every expected figure worked out here from the saved answer and the rows sent.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/sample_deps.hpp"
+
+using json = nlohmann::json;
+using gpucost::testing::Fixture;
+
+namespace {
+
+// A training plan pinned to AWS H100 on demand (p5.48xlarge, 8 per instance) starting on
+// 2026-01-01, short enough to end in January.
+const json kTrainingScenario = {
+    {"name", "7b pretraining"},
+    {"plan", "training"},
+    {"request",
+     {{"model", {{"params_b", 7}}},
+      {"tokens_b", 10},
+      {"start_date", "2026-01-01"},
+      {"constraints",
+       {{"accelerators", {"h100-sxm"}}, {"providers", {"aws"}}, {"price_types", {"on_demand"}}}}}}};
+
+constexpr char kFocusHeader[] =
+    "BilledCost,EffectiveCost,ListCost,ConsumedQuantity,ConsumedUnit,ChargeCategory,ChargeClass,"
+    "ChargePeriodStart,BillingCurrency,ProviderName,RegionId,PricingCategory,x_UsageType,"
+    "ChargeDescription,Tags\n";
+
+// An AWS p5.48xlarge usage row of `hours` instance-hours tagged with `scenario`.
+std::string P5Row(double effective, double hours, const std::string& scenario,
+                  const std::string& start) {
+    return std::to_string(effective) + "," + std::to_string(effective) + "," +
+           std::to_string(effective * 1.25) + "," + std::to_string(hours) + ",Hours,Usage,," +
+           start +
+           "T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,p5 usage,"
+           "\"{\"\"gpucost-scenario\"\":\"\"" +
+           scenario + "\"\"}\"\n";
+}
+
+json Body(const httplib::Result& r) {
+    REQUIRE(r);
+    return json::parse(r->body);
+}
+
+void CheckProblem(const httplib::Result& r, int status, const std::string& code,
+                  const std::string& field) {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    const json body = json::parse(r->body);
+    CHECK(body["code"] == code);
+    CHECK(body["field"] == field);
+}
+
+}  // namespace
+
+TEST_SUITE("scenario_progress") {
+    TEST_CASE("the gap is split into price and quantity and progress gives the implied speed") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto saved =
+            c.Post("/v1/scenarios", f.Auth(f.reader), kTrainingScenario.dump(), "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const json scenario = Body(saved);
+        const std::string id = scenario["id"];
+        const json rec = scenario["saved_result"]["recommendation"];
+        REQUIRE(rec["offering"]["id"] == "aws-p5.48xlarge-us-east-1-on-demand");
+        const double wall_hours = rec["expected_wall_clock_hours"].get<double>();
+        REQUIRE(wall_hours < 31 * 24);  // the run ends in January
+        // Planned, by hand: the expected hours on every accelerator at the plan's cost.
+        const double planned_hours = wall_hours * rec["total_accelerators"].get<double>();
+        const double planned_usd = rec["expected_cost_usd"].get<double>();
+        const double planned_price = planned_usd / planned_hours;
+
+        // Actual: 2 x 10 instance-hours x 8 H100 = 160 accelerator-hours for 200 USD
+        // (1.25 USD per accelerator-hour), 100 in January and 100 in February.
+        const std::string focus = std::string(kFocusHeader) + P5Row(100, 10, id, "2026-01-03") +
+                                  P5Row(100, 10, id, "2026-02-02");
+        auto imported = c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv");
+        REQUIRE(imported);
+        REQUIRE(imported->status == 201);
+
+        json r = Body(c.Get("/v1/scenarios/" + id + "/actuals", f.Auth(f.reader)));
+        CHECK(r["planned"]["accelerator_hours"].get<double>() == doctest::Approx(planned_hours));
+        CHECK(r["planned"]["effective_cost_usd"].get<double>() == doctest::Approx(planned_usd));
+        CHECK(r["planned"]["effective_usd_per_accelerator_hour"].get<double>() ==
+              doctest::Approx(planned_price));
+        CHECK(r["actual"]["accelerator_hours"].get<double>() == doctest::Approx(160));
+        CHECK(r["actual"]["effective_usd_per_accelerator_hour"].get<double>() ==
+              doctest::Approx(1.25));
+        const json split = r["accelerator_split"];
+        const double price_effect = (1.25 - planned_price) * planned_hours;
+        const double quantity_effect = (160 - planned_hours) * 1.25;
+        CHECK(split["gap_usd"].get<double>() == doctest::Approx(200 - planned_usd));
+        CHECK(split["price_effect_usd"].get<double>() == doctest::Approx(price_effect));
+        CHECK(split["quantity_effect_usd"].get<double>() == doctest::Approx(quantity_effect));
+        CHECK(split["price_effect_usd"].get<double>() +
+                  split["quantity_effect_usd"].get<double>() ==
+              doctest::Approx(split["gap_usd"].get<double>()));
+        CHECK(split["explanation"].get<std::string>().find("accelerator-hours") !=
+              std::string::npos);
+
+        // January: the whole plan against 100 USD on 80 accelerator-hours; February: no plan,
+        // so its gap is all quantity.
+        REQUIRE(r["months"].size() == 2);
+        const json jan = r["months"][0];
+        CHECK(jan["month"] == "2026-01");
+        CHECK(jan["planned"]["accelerator_hours"].get<double>() == doctest::Approx(planned_hours));
+        CHECK(jan["accelerator_split"]["price_effect_usd"].get<double>() ==
+              doctest::Approx((1.25 - planned_price) * planned_hours));
+        CHECK(jan["accelerator_split"]["quantity_effect_usd"].get<double>() ==
+              doctest::Approx((80 - planned_hours) * 1.25));
+        const json feb = r["months"][1];
+        CHECK(feb["month"] == "2026-02");
+        CHECK(feb["planned"]["accelerator_hours"].get<double>() == 0);
+        CHECK(feb["accelerator_split"]["price_effect_usd"].get<double>() == 0);
+        CHECK(feb["accelerator_split"]["quantity_effect_usd"].get<double>() ==
+              doctest::Approx(100));
+        CHECK(r["progress"].is_null());
+
+        // Progress: 2 of the 10 billion tokens done. The estimate gives them a fifth of the
+        // planned hours; the bill shows 160.
+        auto put =
+            c.Put("/v1/scenarios/" + id + "/progress", f.Auth(f.reader),
+                  R"({"tokens_done_b": 2, "as_of": "2026-02-03T00:00:00Z"})", "application/json");
+        REQUIRE(put);
+        CHECK(put->status == 200);
+        CHECK(Body(put)["as_of"] == "2026-02-03T00:00:00.000000Z");
+        r = Body(c.Get("/v1/scenarios/" + id + "/actuals", f.Auth(f.reader)));
+        const json progress = r["progress"];
+        CHECK(progress["tokens_done_b"] == 2);
+        CHECK(progress["tokens_planned_b"] == 10);
+        CHECK(progress["actual_accelerator_hours"].get<double>() == doctest::Approx(160));
+        CHECK(progress["estimated_accelerator_hours"].get<double>() ==
+              doctest::Approx(planned_hours * 0.2));
+        CHECK(progress["actual_to_estimated_hours_ratio"].get<double>() ==
+              doctest::Approx(160 / (planned_hours * 0.2)));
+    }
+
+    TEST_CASE("progress is checked, owned and for training scenarios only") {
+        Fixture f;
+        auto c = f.server->Client();
+        const std::string id = Body(c.Post("/v1/scenarios", f.Auth(f.reader),
+                                           kTrainingScenario.dump(), "application/json"))["id"];
+        const std::string path = "/v1/scenarios/" + id + "/progress";
+        CheckProblem(
+            c.Put(path, f.Auth(f.reader), R"({"as_of": "2026-02-03"})", "application/json"), 422,
+            "invalid_argument", "/tokens_done_b");
+        CheckProblem(c.Put(path, f.Auth(f.reader),
+                           R"({"tokens_done_b": -1, "as_of": "2026-02-03"})", "application/json"),
+                     422, "invalid_argument", "/tokens_done_b");
+        CheckProblem(c.Put(path, f.Auth(f.reader), R"({"tokens_done_b": 1, "as_of": "soon"})",
+                           "application/json"),
+                     422, "invalid_argument", "/as_of");
+        CheckProblem(
+            c.Put(path, f.Auth(f.reader),
+                  R"({"tokens_done_b": 1, "as_of": "2026-02-03", "eta": 1})", "application/json"),
+            400, "malformed_request", "/eta");
+        auto text = c.Put(path, f.Auth(f.reader), R"({"tokens_done_b": 1, "as_of": "2026-02-03"})",
+                          "text/plain");
+        REQUIRE(text);
+        CHECK(text->status == 415);
+        CheckProblem(c.Put("/v1/scenarios/999/progress", f.Auth(f.reader),
+                           R"({"tokens_done_b": 1, "as_of": "2026-02-03"})", "application/json"),
+                     404, "not_found", "id");
+        // A scenario the admin key saved belongs to that key's name: the reader may not change it.
+        const std::string admins = Body(c.Post("/v1/scenarios", f.Auth(f.admin),
+                                               kTrainingScenario.dump(), "application/json"))["id"];
+        auto unowned = c.Put("/v1/scenarios/" + admins + "/progress", f.Auth(f.reader),
+                             R"({"tokens_done_b": 1, "as_of": "2026-02-03"})", "application/json");
+        REQUIRE(unowned);
+        CHECK(unowned->status == 403);
+        auto by_admin = c.Put(path, f.Auth(f.admin),
+                              R"({"tokens_done_b": 1, "as_of": "2026-02-03"})", "application/json");
+        REQUIRE(by_admin);
+        CHECK(by_admin->status == 200);
+
+        const json serving = {{"name", "serving"},
+                              {"plan", "inference"},
+                              {"request",
+                               {{"model", "llama-2-7b"},
+                                {"input_tokens", 512},
+                                {"output_tokens", 256},
+                                {"traffic", {{"requests_per_second", 1}}}}}};
+        const std::string serving_id = Body(
+            c.Post("/v1/scenarios", f.Auth(f.reader), serving.dump(), "application/json"))["id"];
+        CheckProblem(c.Put("/v1/scenarios/" + serving_id + "/progress", f.Auth(f.reader),
+                           R"({"tokens_done_b": 1, "as_of": "2026-02-03"})", "application/json"),
+                     422, "invalid_argument", "/tokens_done_b");
+    }
+
+    TEST_CASE("calibration applies the measured speed to a later plan's hours") {
+        Fixture f;
+        auto c = f.server->Client();
+        const json scenario = Body(c.Post("/v1/scenarios", f.Auth(f.reader),
+                                          kTrainingScenario.dump(), "application/json"));
+        const std::string id = scenario["id"];
+        const json rec = scenario["saved_result"]["recommendation"];
+        const double planned_hours = rec["expected_wall_clock_hours"].get<double>() *
+                                     rec["total_accelerators"].get<double>();
+        REQUIRE(c.Post("/v1/actuals", f.Auth(f.admin),
+                       std::string(kFocusHeader) + P5Row(100, 10, id, "2026-01-03") +
+                           P5Row(100, 10, id, "2026-02-02"),
+                       "text/csv")
+                    ->status == 201);
+        const json request = kTrainingScenario["request"];
+        json calibrated = request;
+        calibrated["calibration"] = {{"scenario_ids", {id}}};
+
+        // No progress yet: nothing to learn from, named.
+        CheckProblem(
+            c.Post("/v1/plans/training", f.Auth(f.reader), calibrated.dump(), "application/json"),
+            422, "invalid_argument", "/calibration/scenario_ids/0");
+
+        // Half the tokens done: the estimate gives them half the planned hours; 160 billed.
+        REQUIRE(c.Put("/v1/scenarios/" + id + "/progress", f.Auth(f.reader),
+                      R"({"tokens_done_b": 5, "as_of": "2026-02-03"})", "application/json")
+                    ->status == 200);
+        const double ratio = 160 / (planned_hours * 0.5);
+        REQUIRE(ratio >= 0.25);
+        REQUIRE(ratio <= 4);
+
+        const json plain = Body(
+            c.Post("/v1/plans/training", f.Auth(f.reader), request.dump(), "application/json"));
+        auto answered =
+            c.Post("/v1/plans/training", f.Auth(f.reader), calibrated.dump(), "application/json");
+        REQUIRE(answered);
+        REQUIRE(answered->status == 200);
+        const json after = Body(answered);
+        // The same option (offering, nodes) takes `ratio` times the hours.
+        const json& before_rec = plain["recommendation"];
+        bool compared = false;
+        for (const json& o : after["options"]) {
+            if (o["offering"]["id"] != before_rec["offering"]["id"] ||
+                o["nodes"] != before_rec["nodes"]) {
+                continue;
+            }
+            compared = true;
+            CHECK(o["wall_clock_hours"].get<double>() ==
+                  doctest::Approx(before_rec["wall_clock_hours"].get<double>() * ratio));
+        }
+        CHECK(compared);
+        bool factor = false;
+        bool each = false;
+        for (const json& a : after["assumptions"]) {
+            if (a["name"] == "calibration_hours_factor") {
+                factor = true;
+                CHECK(a["value"].get<double>() == doctest::Approx(ratio));
+            }
+            if (a["name"] == "calibration_ratio_scenario_" + id) {
+                each = true;
+                CHECK(a["value"].get<double>() == doctest::Approx(ratio));
+            }
+        }
+        CHECK(factor);
+        CHECK(each);
+        // Not applied unless asked.
+        for (const json& a : plain["assumptions"]) {
+            CHECK(a["name"].get<std::string>().find("calibration") == std::string::npos);
+        }
+
+        // A ratio out of bounds is refused naming the scenario: a hundredth of the tokens done
+        // makes the 160 hours billed far more than 4x the estimate for them.
+        REQUIRE(c.Put("/v1/scenarios/" + id + "/progress", f.Auth(f.reader),
+                      R"({"tokens_done_b": 0.01, "as_of": "2026-02-03"})", "application/json")
+                    ->status == 200);
+        auto refused =
+            c.Post("/v1/plans/training", f.Auth(f.reader), calibrated.dump(), "application/json");
+        CheckProblem(refused, 422, "invalid_argument", "/calibration/scenario_ids/0");
+        CHECK(Body(refused)["detail"].get<std::string>().find("scenario " + id) !=
+              std::string::npos);
+
+        json unknown = request;
+        unknown["calibration"] = {{"scenario_ids", {"999"}}};
+        CheckProblem(
+            c.Post("/v1/plans/training", f.Auth(f.reader), unknown.dump(), "application/json"), 422,
+            "invalid_argument", "/calibration/scenario_ids/0");
+        unknown["calibration"] = {{"scenario_ids", json::array()}};
+        CheckProblem(
+            c.Post("/v1/plans/training", f.Auth(f.reader), unknown.dump(), "application/json"), 422,
+            "invalid_argument", "/calibration/scenario_ids");
+        auto anonymous = c.Post("/v1/plans/training", calibrated.dump(), "application/json");
+        REQUIRE(anonymous);
+        CHECK(anonymous->status == 401);
+    }
+
+    TEST_CASE("calibration needs the database") {
+        gpucost::testing::TestServer server(gpucost::testing::SampleDeps());
+        auto c = server.Client();
+        json body = kTrainingScenario["request"];
+        body["calibration"] = {{"scenario_ids", {"1"}}};
+        CheckProblem(c.Post("/v1/plans/training", body.dump(), "application/json"), 409,
+                     "database_required", "/calibration");
+    }
+}
