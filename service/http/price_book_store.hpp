@@ -23,10 +23,11 @@ struct StoredPriceBook {
     std::int64_t version = 1;         // this version
     std::int64_t latest_version = 1;  // the one plans get
     std::string name;
-    std::string rules_json;         // the rules as written: a JSON array (price_book_codec)
-    TimestampUs created_at_us = 0;  // when version 1 was written
-    TimestampUs written_at_us = 0;  // when this version was written
-    std::string written_by;         // the writing key's name; empty when unknown
+    std::string rules_json;  // the rules as written: a JSON array (price_book_codec)
+    std::string owned_capacity_json = "[]";  // owned capacity as written: a JSON array
+    TimestampUs created_at_us = 0;           // when version 1 was written
+    TimestampUs written_at_us = 0;           // when this version was written
+    std::string written_by;                  // the writing key's name; empty when unknown
 };
 
 // Strong entity tag of a book version: "\"b<version>\"".
@@ -42,7 +43,8 @@ public:
     PriceBookStore& operator=(PriceBookStore&&) = delete;
 
     // Each call is one transaction. kUnavailable when the database cannot be reached.
-    // Creates version 1 of `draft` (id, name, rules_json) by request.principal;
+    // Creates version 1 of `draft` (id, name, rules_json, owned_capacity_json) by
+    // request.principal;
     // kFailedPrecondition on field "/id" when the id is taken (also by a deleted book).
     [[nodiscard]] virtual pricing::Result<StoredPriceBook> Create(const WriteRequest& request,
                                                                   const StoredPriceBook& draft) = 0;
@@ -52,7 +54,8 @@ public:
         std::string_view id, std::optional<std::int64_t> version) = 0;
     // The latest version of every book not deleted, by id.
     [[nodiscard]] virtual pricing::Result<std::vector<StoredPriceBook>> List() = 0;
-    // Writes the next version (name, rules_json of `next`); kNotFound; kFailedPrecondition on
+    // Writes the next version (name, rules_json, owned_capacity_json of `next`); kNotFound;
+    // kFailedPrecondition on
     // kIfMatchField when request.if_match names another version (412).
     [[nodiscard]] virtual pricing::Result<StoredPriceBook> Replace(const WriteRequest& request,
                                                                    std::string_view id,

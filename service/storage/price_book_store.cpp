@@ -13,7 +13,8 @@ using pricing::Result;
 constexpr char kBookColumns[] =
     "SELECT b.id, v.version, b.current_version, v.name, v.rules::text,"
     " (extract(epoch from b.created_at) * 1000000)::bigint,"
-    " (extract(epoch from v.written_at) * 1000000)::bigint, coalesce(k.name, '')"
+    " (extract(epoch from v.written_at) * 1000000)::bigint, coalesce(k.name, ''),"
+    " v.owned_capacity::text"
     " FROM price_books b JOIN price_book_versions v ON v.book_id = b.id"
     " LEFT JOIN api_keys k ON k.id = v.written_by";
 
@@ -27,6 +28,7 @@ http::StoredPriceBook BookFromRow(const pqxx::row& r) {
     b.created_at_us = r[5].as<std::int64_t>();
     b.written_at_us = r[6].as<std::int64_t>();
     b.written_by = r[7].as<std::string>();
+    b.owned_capacity_json = r[8].as<std::string>();
     return b;
 }
 
@@ -44,9 +46,10 @@ http::StoredPriceBook LoadVersion(pqxx::work& tx, std::string_view id, std::int6
 void InsertVersion(pqxx::work& tx, const http::WriteRequest& request, std::string_view id,
                    std::int64_t version, const http::StoredPriceBook& book) {
     tx.exec_params(
-        "INSERT INTO price_book_versions (book_id, version, name, rules, written_by)"
-        " VALUES ($1, $2, $3, $4::jsonb, NULLIF($5, 0))",
-        std::string(id), version, book.name, book.rules_json, request.principal.key_id);
+        "INSERT INTO price_book_versions (book_id, version, name, rules, written_by,"
+        " owned_capacity) VALUES ($1, $2, $3, $4::jsonb, NULLIF($5, 0), $6::jsonb)",
+        std::string(id), version, book.name, book.rules_json, request.principal.key_id,
+        book.owned_capacity_json);
 }
 
 // The current version of a live book, locked for a change, after the If-Match check.

@@ -234,6 +234,18 @@ pricing::Result<bool> WantsFocus(const httplib::Request& req) {
            accept.find("profile=focus") != std::string::npos;
 }
 
+void AddFocusTag(CsvTable& rows, const std::string& key, const std::string& value) {
+    const auto column = std::find(rows.header.begin(), rows.header.end(), "Tags");
+    if (column == rows.header.end()) return;
+    const auto index = static_cast<std::size_t>(column - rows.header.begin());
+    for (auto& row : rows.rows) {
+        nlohmann::json tags = nlohmann::json::parse(row[index], nullptr, false);
+        if (!tags.is_object()) tags = nlohmann::json::object();
+        tags[key] = value;
+        row[index] = tags.dump();
+    }
+}
+
 const std::vector<std::string>& FocusColumns() {
     static const std::vector<std::string> kColumns = {"AvailabilityZone",
                                                       "BilledCost",

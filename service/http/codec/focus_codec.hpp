@@ -34,6 +34,10 @@ struct FocusContext {
     std::string catalog_version;
 };
 
+// Adds `key: value` to every row's Tags (a saved scenario's forecast carries its id under the
+// tag key its actual spend is read by, so the forecast and the bill meet by one tag).
+void AddFocusTag(CsvTable& rows, const std::string& key, const std::string& value);
+
 // The FOCUS 1.2 columns written, in order (FOCUS columns, then x_ ones).
 const std::vector<std::string>& FocusColumns();
 

@@ -212,8 +212,9 @@ const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
     return deps.plan_reference ? *deps.plan_reference : kNone;
 }
 
-Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
-                             std::shared_ptr<const pricing::Catalog> catalog, const Deps& deps) {
+Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
+                                     std::shared_ptr<const pricing::Catalog> catalog,
+                                     const Deps& deps) {
     auto book = ResolvePlanBook(deps, request);
     if (!book.ok()) {
         return book.error();
@@ -232,8 +233,13 @@ Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
     if (!view.ok()) {
         return view.error();
     }
-    auto outcome = prepared.value()(PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus,
-                                                std::nullopt, std::move(calibration)});
+    return prepared.value()(PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus,
+                                        std::nullopt, std::move(calibration)});
+}
+
+Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
+                             std::shared_ptr<const pricing::Catalog> catalog, const Deps& deps) {
+    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps);
     if (!outcome.ok()) {
         return outcome.error();
     }

@@ -77,10 +77,14 @@ std::string PlanKindNames();
 // service's reference, or an empty one when it has none (plan routes and saved scenarios alike).
 const pricing::PlanReference& PlanReferenceOf(const Deps& deps);
 
-// A saved scenario's plan request answered as the live route answers it with every assumption
+// A saved scenario's plan request planned as the live route plans it with every assumption
 // and no paging, on `catalog` through the request's price book (inline or a stored book's
 // latest version: price_book_routes.hpp ResolvePlanBook), with the service's plan reference and
 // CPUs. Errors are the request's own, with fields as in the request.
+pricing::Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, nlohmann::json request,
+                                              std::shared_ptr<const pricing::Catalog> catalog,
+                                              const Deps& deps);
+// The same answer as a DOM (what a scenario saves and compares).
 pricing::Result<nlohmann::json> AnswerSavedPlan(const PlanKind& kind, nlohmann::json request,
                                                 std::shared_ptr<const pricing::Catalog> catalog,
                                                 const Deps& deps);

@@ -40,8 +40,11 @@ bool IsBookId(const std::string& id) {
 // The stored version as a pricing::PriceBook (its id and version echoed by every answer it
 // prices); errors name `pointer`/... as the inline book's do.
 Result<pricing::PriceBook> BookOf(const StoredPriceBook& stored, const std::string& pointer) {
-    const json rules = json::parse(stored.rules_json, nullptr, false);
-    auto book = DecodePriceBook(json{{"name", stored.name}, {"rules", rules}}, pointer);
+    json written = {{"name", stored.name},
+                    {"rules", json::parse(stored.rules_json, nullptr, false)}};
+    const json owned = json::parse(stored.owned_capacity_json, nullptr, false);
+    if (owned.is_array() && !owned.empty()) written["owned_capacity"] = owned;
+    auto book = DecodePriceBook(written, pointer);
     if (!book.ok()) return book.error();
     book.value().id = stored.id;
     book.value().version = static_cast<int>(stored.version);
@@ -58,8 +61,9 @@ struct StoredBookRef {
 };
 
 bool NamesStoredBook(const json& value) {
-    return value.is_string() || (value.is_object() && value.contains("id") &&
-                                 !value.contains("name") && !value.contains("rules"));
+    return value.is_string() ||
+           (value.is_object() && value.contains("id") && !value.contains("name") &&
+            !value.contains("rules") && !value.contains("owned_capacity"));
 }
 
 Result<StoredBookRef> ReadStoredBookRef(const json& value) {
@@ -180,6 +184,7 @@ json BookJson(const StoredPriceBook& b) {
             {"version", b.version},
             {"latest_version", b.latest_version},
             {"rules", json::parse(b.rules_json, nullptr, false)},
+            {"owned_capacity", json::parse(b.owned_capacity_json, nullptr, false)},
             {"created_at", FormatTimestamp(b.created_at_us)},
             {"written_at", FormatTimestamp(b.written_at_us)},
             {"written_by", b.written_by.empty() ? json(nullptr) : json(b.written_by)}};
@@ -222,15 +227,16 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
     return write;
 }
 
-// A written book (POST or PUT body: name and rules, and for POST its id) decoded and checked
+// A written book (POST or PUT body: name, rules and owned capacity, and for POST its id) decoded
+// and checked
 // against the current catalog as a plan would apply it; errors name /name, /rules/<i>/...
 Result<StoredPriceBook> DecodeWrittenBook(const Deps& deps, const json& body, bool with_id) {
     JsonReader r(body, "");
     if (with_id) {
-        r.OnlyKnown({"id", "name", "rules"});
+        r.OnlyKnown({"id", "name", "rules", "owned_capacity"});
         r.Require("id");
     } else {
-        r.OnlyKnown({"name", "rules"});
+        r.OnlyKnown({"name", "rules", "owned_capacity"});
     }
     StoredPriceBook out;
     out.id = r.String("id").value_or("");
@@ -253,7 +259,8 @@ Result<StoredPriceBook> DecodeWrittenBook(const Deps& deps, const json& body, bo
         return e;
     }
     out.name = book.value().name;
-    out.rules_json = body.at("rules").dump();
+    out.rules_json = body.value("rules", json::array()).dump();
+    out.owned_capacity_json = body.value("owned_capacity", json::array()).dump();
     return out;
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "service/http/actuals_store.hpp"
+#include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
@@ -313,6 +315,18 @@ pricing::Result<ScenarioDraftBody> ReadScenarioDraft(const json& body) {
     return ScenarioDraftBody{*name, found, request, tags.value_or(std::vector<std::string>{})};
 }
 
+// A scenario saved with a key that has a default price book, by a request naming no book, is
+// priced with that book as the live plan route prices it: the saved request names the book
+// (`{"id": ...}`, its latest version whenever it is evaluated), so every later evaluation
+// prices it the same way whichever key asks. `"price_book": null` keeps list prices.
+json WithKeyDefaultBook(const json& request, const Principal& principal) {
+    json out = request;
+    if (!principal.default_price_book.empty() && out.is_object() && !out.contains("price_book")) {
+        out["price_book"] = {{"id", principal.default_price_book}};
+    }
+    return out;
+}
+
 // POST /v1/scenarios: the plan answered as its live route answers it, saved with its request.
 void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
@@ -343,15 +357,16 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
         return WriteProblem(res, req, draft_body.error());
     }
     const ScenarioDraftBody& d = draft_body.value();
+    const json request = WithKeyDefaultBook(*d.request, *principal);
     auto catalog = deps.store->Current();
-    auto result = AnswerSavedPlan(*d.kind, *d.request, catalog, deps);
+    auto result = AnswerSavedPlan(*d.kind, request, catalog, deps);
     if (!result.ok()) {
         return WriteProblem(res, req, UnderRequest(result.error()));
     }
     Scenario draft;
     draft.name = d.name;
     draft.plan_kind = std::string(d.kind->name);
-    draft.request_json = d.request->dump();
+    draft.request_json = request.dump();
     draft.saved_result_json = result.value().dump(-1, ' ', false, json::error_handler_t::replace);
     draft.catalog_revision = deps.store->Health().revision;
     // The catalog the answer was computed on, as the answer itself names it.
@@ -606,12 +621,40 @@ std::pair<json, std::size_t> ChangesSince(json saved, json now) {
     return {std::move(changes), total};
 }
 
+// ?format=focus (or Accept: text/csv; profile="focus") on an evaluation: the saved request
+// planned on current (or as_of) prices as FOCUS forecast rows, as the live plan route answers
+// them, each row tagged with the scenario's id under kActualsTagKey, the tag actual spend is
+// read by. Plan kinds without a forecast (spot) are 422 naming `format`.
+void ServeScenarioFocus(const Deps& deps, const httplib::Request& req, httplib::Response& res,
+                        const Scenario& s, const PlanKind& kind, json request,
+                        std::shared_ptr<const pricing::Catalog> catalog) {
+    if (!kind.focus) {
+        return WriteProblem(res, req,
+                            MakeError(ErrorCode::kInvalidArgument,
+                                      "a " + s.plan_kind +
+                                          " plan has no FOCUS forecast (training, serving and "
+                                          "rent-vs-buy plans have)",
+                                      kFormatParam));
+    }
+    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps);
+    if (!outcome.ok()) {
+        return WriteProblem(res, req, outcome.error());
+    }
+    CsvTable rows = outcome.value().focus();
+    AddFocusTag(rows, kActualsTagKey, std::to_string(s.id));
+    WriteCsv(res, rows);
+}
+
 // POST /v1/scenarios/{id}/evaluate: the saved request answered again on current (or as_of)
-// prices, beside the saved answer, with what changed.
+// prices, beside the saved answer, with what changed (or as FOCUS rows: ServeScenarioFocus).
 void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    QueryParams params(req, {kAsOfParam});
+    QueryParams params(req, {kAsOfParam, kFormatParam});
     if (auto checked = params.Check(); !checked.ok()) {
         return WriteProblem(res, req, checked.error());
+    }
+    auto focus = WantsFocus(req);
+    if (!focus.ok()) {
+        return WriteProblem(res, req, focus.error());
     }
     if (!NeedStore(deps, req, res)) {
         return;
@@ -637,6 +680,9 @@ void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httpli
             res, req,
             MakeError(ErrorCode::kFailedPrecondition,
                       "this scenario's plan kind '" + s.plan_kind + "' is no longer supported"));
+    }
+    if (focus.value()) {
+        return ServeScenarioFocus(deps, req, res, s, *kind, std::move(request), catalog.value());
     }
     auto now = AnswerSavedPlan(*kind, request, catalog.value(), deps);
     SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // scenario.catalog_revision

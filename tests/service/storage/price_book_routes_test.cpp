@@ -164,6 +164,25 @@ TEST_SUITE("price_book_routes") {
             Body(c.Post("/v1/plans/spot", f.Auth(key), named.dump(), "application/json"));
         CHECK(explicit_plan["price_book"]["version"] == 1);
         CHECK_FALSE(explicit_plan["price_book"].contains("from_key_default"));
+        // A scenario saved with the key by a request naming no book names the key's book, and is
+        // priced with it; with "price_book": null it stays at list prices.
+        auto saved =
+            c.Post("/v1/scenarios", f.Auth(key),
+                   json{{"name", "team spot"}, {"plan", "spot"}, {"request", kSpotPlan}}.dump(),
+                   "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const json scenario = Body(saved);
+        CHECK(scenario["request"]["price_book"] == json{{"id", "acme-2026"}});
+        CHECK(scenario["saved_result"]["pricing_basis"] == "price_book");
+        CHECK(scenario["saved_result"]["price_book"]["version"] == 2);
+        auto saved_at_list =
+            c.Post("/v1/scenarios", f.Auth(key),
+                   json{{"name", "team spot, list"}, {"plan", "spot"}, {"request", at_list}}.dump(),
+                   "application/json");
+        REQUIRE(saved_at_list);
+        REQUIRE(saved_at_list->status == 201);
+        CHECK(Body(saved_at_list)["saved_result"]["pricing_basis"] == "list");
         // Other keys and no key plan at list prices.
         CHECK(Body(c.Post("/v1/plans/spot", f.Auth(f.reader), kSpotPlan.dump(),
                           "application/json"))["pricing_basis"] == "list");
@@ -188,6 +207,50 @@ TEST_SUITE("price_book_routes") {
         auto no_key = gpucost::storage::SetKeyPriceBook(*conn, "000000000000", "");
         REQUIRE_FALSE(no_key.ok());
         CHECK(no_key.error().code == gpucost::pricing::ErrorCode::kNotFound);
+    }
+
+    TEST_CASE("a stored book keeps its owned capacity, and plans naming it use it first") {
+        Fixture f;
+        auto c = f.server->Client();
+        const json owned = json::array({{{"offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
+                                         {"nodes", 1},
+                                         {"start_date", "2026-12-01"},
+                                         {"end_date", "2027-01-01"},
+                                         {"usd_per_hour", 30}}});
+        auto created =
+            c.Post("/v1/price-books", f.Auth(f.admin),
+                   json{{"id", "owned-p5"}, {"name", "owned p5"}, {"owned_capacity", owned}}.dump(),
+                   "application/json");
+        REQUIRE(created);
+        REQUIRE(created->status == 201);
+        CHECK(Body(created)["owned_capacity"] == owned);
+        CHECK(Body(created)["rules"] == json::array());
+        auto read = Body(c.Get("/v1/price-books/owned-p5", f.Auth(f.reader)));
+        CHECK(read["owned_capacity"] == owned);
+        // The docs/billing.md example on one instance (the fixture's catalog sells one),
+        // naming the stored book: 48 owned instance-hours in December at $30 an hour, sunk.
+        const json plan_request = {
+            {"model", {{"params_b", 7}}},
+            {"tokens_b", 200},
+            {"precision", "bf16"},
+            {"limit", 2},
+            {"constraints",
+             {{"providers", {"aws"}}, {"price_types", {"on_demand"}}, {"node_counts", {1}}}},
+            {"start_date", "2026-12-30"},
+            {"price_book", "owned-p5"}};
+        auto plan = Body(c.Post("/v1/plans/training", f.Auth(f.reader), plan_request.dump(),
+                                "application/json"));
+        INFO(plan.value("reasoning", std::string()));
+        REQUIRE(plan["recommendation"].is_object());
+        const json& use = plan["recommendation"]["owned"];
+        REQUIRE(use.is_object());
+        CHECK(use["instance_hours"].get<double>() == doctest::Approx(48.0));
+        CHECK(use["sunk_usd"].get<double>() == doctest::Approx(1440.0));
+        CHECK(plan["budget"]["owned_usd"].get<double>() == doctest::Approx(1440.0));
+        // A book with neither rules nor owned capacity is refused, naming /rules.
+        CheckProblem(c.Post("/v1/price-books", f.Auth(f.admin),
+                            json{{"id", "empty"}, {"name", "empty"}}.dump(), "application/json"),
+                     422, "invalid_argument", "/rules");
     }
 
     TEST_CASE("a stored book is written by an admin, versioned, read by id and version") {

@@ -73,6 +73,56 @@ TEST_SUITE("scenario_routes") {
         CHECK(model_warnings(evaluated["saved_result"]) == model_warnings(direct));
     }
 
+    TEST_CASE("a saved scenario evaluates as FOCUS forecast rows tagged with its id") {
+        Fixture f;
+        auto c = f.server->Client();
+        const json request = {
+            {"model", {{"params_b", 7}}}, {"input_tokens", 512},
+            {"output_tokens", 256},       {"traffic", {{"requests_per_second", 1}}},
+            {"start_date", "2027-01-01"}, {"budget_months", 2}};
+        auto saved =
+            c.Post("/v1/scenarios", f.Auth(f.reader),
+                   json{{"name", "serving"}, {"plan", "inference"}, {"request", request}}.dump(),
+                   "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const std::string id = Body(saved)["id"];
+        // The live plan route's FOCUS rows for the same request, and the evaluation's.
+        auto live = c.Post("/v1/plans/inference?format=focus", request.dump(), "application/json");
+        auto evaluated = c.Post(("/v1/scenarios/" + id + "/evaluate?format=focus").c_str(), "",
+                                "application/json");
+        REQUIRE(live);
+        REQUIRE(evaluated);
+        REQUIRE(evaluated->status == 200);
+        CHECK(evaluated->get_header_value("Content-Type").rfind("text/csv", 0) == 0);
+        const std::string header = evaluated->body.substr(0, evaluated->body.find("\r\n"));
+        CHECK(header == live->body.substr(0, live->body.find("\r\n")));
+        // One row per month of the budget view (two), each carrying the scenario's tag.
+        std::size_t rows = 0;
+        std::size_t tagged = 0;
+        for (std::size_t at = evaluated->body.find("\r\n"); at != std::string::npos;
+             at = evaluated->body.find("\r\n", at + 2)) {
+            const std::string line =
+                evaluated->body.substr(at + 2, evaluated->body.find("\r\n", at + 2) - at - 2);
+            if (line.empty()) continue;
+            ++rows;
+            if (line.find("\"\"gpucost-scenario\"\":\"\"" + id + "\"\"") != std::string::npos)
+                ++tagged;
+        }
+        CHECK(rows == 2);
+        CHECK(tagged == rows);
+        // A spot scenario has no forecast: 422 naming format; another format value is 422 too.
+        auto spot = c.Post("/v1/scenarios", f.Auth(f.reader), kScenario, "application/json");
+        REQUIRE(spot);
+        const std::string spot_id = Body(spot)["id"];
+        CheckProblem(c.Post(("/v1/scenarios/" + spot_id + "/evaluate?format=focus").c_str(), "",
+                            "application/json"),
+                     422, "invalid_argument", "format");
+        CheckProblem(c.Post(("/v1/scenarios/" + id + "/evaluate?format=xml").c_str(), "",
+                            "application/json"),
+                     422, "invalid_argument", "format");
+    }
+
     TEST_CASE("a saved scenario re-evaluates on new prices and shows what changed") {
         Fixture f;
         auto c = f.server->Client();
