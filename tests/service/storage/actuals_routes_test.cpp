@@ -6,8 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
 
 namespace {
@@ -37,21 +40,6 @@ std::string P5Row(const std::string& billed, double effective, double hours,
            "T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,p5 usage,"
            "\"{\"\"" +
            tag_key + "\"\":\"\"" + scenario + "\"\"}\"\n";
-}
-
-json Body(const httplib::Result& r) {
-    REQUIRE(r);
-    return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code,
-                  const std::string& field = "") {
-    REQUIRE(r);
-    CHECK(r->status == status);
-    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
-    const json body = json::parse(r->body);
-    CHECK(body["code"] == code);
-    if (!field.empty()) CHECK(body["field"] == field);
 }
 
 }  // namespace

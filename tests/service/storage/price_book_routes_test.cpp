@@ -7,8 +7,11 @@
 
 #include "service/storage/api_keys.hpp"
 #include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
 
 namespace {
@@ -27,21 +30,6 @@ json Book(double discount) {
     return {{"id", "acme-2026"},
             {"name", "acme EDP"},
             {"rules", {{{"provider", "aws"}, {"discount_fraction", discount}}}}};
-}
-
-json Body(const httplib::Result& r) {
-    REQUIRE(r);
-    return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code,
-                  const std::string& field = "") {
-    REQUIRE(r);
-    CHECK(r->status == status);
-    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
-    const json body = json::parse(r->body);
-    CHECK(body["code"] == code);
-    if (!field.empty()) CHECK(body["field"] == field);
 }
 
 // The spot price a plan through the stored book answers with.

@@ -8,9 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/http_checks.hpp"
 #include "tests/support/sample_deps.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
 
 namespace {
@@ -41,20 +44,6 @@ std::string P5Row(double effective, double hours, const std::string& scenario,
            "T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,p5 usage,"
            "\"{\"\"gpucost-scenario\"\":\"\"" +
            scenario + "\"\"}\"\n";
-}
-
-json Body(const httplib::Result& r) {
-    REQUIRE(r);
-    return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code,
-                  const std::string& field) {
-    REQUIRE(r);
-    CHECK(r->status == status);
-    const json body = json::parse(r->body);
-    CHECK(body["code"] == code);
-    CHECK(body["field"] == field);
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
 
 namespace {
@@ -13,23 +16,6 @@ const std::string kScenario = R"({"name": "p5 training run", "plan": "spot", "re
     "job_hours": 100, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot",
     "on_demand_offering_id": "aws-p5.48xlarge-us-east-1-on-demand",
     "interruptions_per_hour": 0.1, "checkpoint_minutes": 3, "restart_minutes": 6}})";
-
-json Body(const httplib::Result& r) {
-    REQUIRE(r);
-    return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code,
-                  const std::string& field = "") {
-    REQUIRE(r);
-    CHECK(r->status == status);
-    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
-    json body = json::parse(r->body);
-    CHECK(body["code"] == code);
-    if (!field.empty()) {
-        CHECK(body["field"] == field);
-    }
-}
 
 }  // namespace
 

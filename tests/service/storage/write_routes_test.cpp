@@ -3,26 +3,17 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using namespace gpucost;
 using gpucost::testing::Fixture;
 
 namespace {
 
 constexpr char kOffering[] = "/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand";
-
-json Body(const httplib::Result& r) {
-    REQUIRE(r);
-    return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code) {
-    REQUIRE(r);
-    CHECK(r->status == status);
-    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
-    CHECK(json::parse(r->body)["code"] == code);
-}
 
 const std::string kPrice =
     R"({"usd_per_hour": 44.0, "as_of": "2026-11-21", "source": "NEGOTIATED"})";

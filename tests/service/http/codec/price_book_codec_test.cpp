@@ -3,10 +3,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/support/http_checks.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 
@@ -21,16 +24,6 @@ json Ok(const httplib::Result& r) {
     INFO(r->body);
     REQUIRE(r->status == 200);
     return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code,
-                  const std::string& field) {
-    REQUIRE(r);
-    INFO(r->body);
-    CHECK(r->status == status);
-    json body = json::parse(r->body);
-    CHECK(body["code"] == code);
-    CHECK(body["field"] == field);
 }
 
 const char kP5OnDemand[] = "aws-p5.48xlarge-us-east-1-on-demand";

@@ -10,38 +10,18 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/catalog_loader.hpp"
+#include "tests/support/http_checks.hpp"
 #include "tests/support/sample_catalog.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 
-namespace {
-
-json Body(const httplib::Result& r) {
-    REQUIRE(r);
-    return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code,
-                  const std::string& field = "") {
-    REQUIRE(r);
-    CHECK(r->status == status);
-    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
-    json body = json::parse(r->body);
-    CHECK(body["status"] == status);
-    CHECK(body["code"] == code);
-    CHECK(body["type"] == "urn:gpucost:problem:" + code);
-    CHECK(body.contains("title"));
-    CHECK(body.contains("detail"));
-    if (!field.empty()) {
-        CHECK(body["field"] == field);
-    }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_SUITE("catalog_routes") {
     TEST_CASE("GET /v1/accelerators lists every accelerator with dense peaks per precision") {

@@ -5,11 +5,14 @@
 #include <string>
 
 #include "pricing/catalog_loader.hpp"
+#include "tests/support/http_checks.hpp"
 #include "tests/support/sample_catalog.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
 using json = nlohmann::json;
+using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::SampleDeps;
 using gpucost::testing::TestServer;
 
@@ -22,23 +25,6 @@ httplib::Result Post(const TestServer& server, const std::string& path, const st
         headers.emplace("Accept", accept);
     }
     return server.Client().Post(path.c_str(), headers, body, "application/json");
-}
-
-json Body(const httplib::Result& r) {
-    REQUIRE(r);
-    return json::parse(r->body);
-}
-
-void CheckProblem(const httplib::Result& r, int status, const std::string& code,
-                  const std::string& field = "") {
-    REQUIRE(r);
-    CHECK(r->status == status);
-    CHECK(r->get_header_value("Content-Type") == "application/problem+json");
-    json body = json::parse(r->body);
-    CHECK(body["code"] == code);
-    if (!field.empty()) {
-        CHECK(body["field"] == field);
-    }
 }
 
 const char* kIssueSpotExample =
