@@ -112,6 +112,7 @@ std::string Tags(const ForecastCharge& c, const FocusContext& context) {
     nlohmann::json tags = {{"gpucost-plan", context.plan_kind},
                            {"gpucost-catalog-version", context.catalog_version}};
     if (!c.path.empty()) tags["gpucost-path"] = c.path;
+    for (const auto& [key, value] : context.tags) tags[key] = value;
     return tags.dump();
 }
 
@@ -234,18 +235,6 @@ pricing::Result<bool> WantsFocus(const httplib::Request& req) {
            accept.find("profile=focus") != std::string::npos;
 }
 
-void AddFocusTag(CsvTable& rows, const std::string& key, const std::string& value) {
-    const auto column = std::find(rows.header.begin(), rows.header.end(), "Tags");
-    if (column == rows.header.end()) return;
-    const auto index = static_cast<std::size_t>(column - rows.header.begin());
-    for (auto& row : rows.rows) {
-        nlohmann::json tags = nlohmann::json::parse(row[index], nullptr, false);
-        if (!tags.is_object()) tags = nlohmann::json::object();
-        tags[key] = value;
-        row[index] = tags.dump();
-    }
-}
-
 const std::vector<std::string>& FocusColumns() {
     static const std::vector<std::string> kColumns = {"AvailabilityZone",
                                                       "BilledCost",
@@ -332,8 +321,8 @@ double ListPriceFor(const pricing::Offering* offering, const PricingView& view,
 
 CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
                           const pricing::plan::TrainingPlanRequest& request,
-                          const PricingView& view) {
-    FocusContext context{"training", "list", "", plan.catalog_version};
+                          const PricingView& view, const FocusTags& tags) {
+    FocusContext context{"training", "list", "", plan.catalog_version, tags};
     const double list_usd_per_hour =
         ListPriceFor(plan.recommendation ? plan.recommendation->offering : nullptr, view, context);
     return FocusForecastCsv(pricing::plan::ForecastTraining(plan, request, list_usd_per_hour),
@@ -342,8 +331,9 @@ CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
 
 CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
                          const std::optional<pricing::plan::ServingBudgetView>& budget,
-                         const std::string& catalog_version, const PricingView& view) {
-    FocusContext context{"serving", "list", "", catalog_version};
+                         const std::string& catalog_version, const PricingView& view,
+                         const FocusTags& tags) {
+    FocusContext context{"serving", "list", "", catalog_version, tags};
     if (!recommendation || !budget) return FocusForecastCsv({}, context);
     const double list_usd_per_hour = ListPriceFor(recommendation->offering, view, context);
     return FocusForecastCsv(
@@ -372,8 +362,9 @@ std::optional<pricing::Offering> RentedOffering(const pricing::plan::RentVsBuyPl
 
 CsvTable RentVsBuyFocusCsv(const pricing::plan::RentVsBuyPlan& plan,
                            const std::optional<std::string>& rent_offering_id,
-                           const std::string& first_month, const PricingView& view) {
-    FocusContext context{"rent-vs-buy", "list", "", plan.catalog_version};
+                           const std::string& first_month, const PricingView& view,
+                           const FocusTags& tags) {
+    FocusContext context{"rent-vs-buy", "list", "", plan.catalog_version, tags};
     const std::optional<pricing::Offering> rented =
         RentedOffering(plan, rent_offering_id, *view.catalog);
     const pricing::Offering* offering = rented ? &*rented : nullptr;

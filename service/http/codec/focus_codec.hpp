@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <httplib.h>
@@ -27,16 +28,17 @@ inline constexpr char kFormatParam[] = "format";
 
 // What the rows say beside the charges: the plan kind (Tags' `gpucost-plan`), the basis the
 // plan priced at and the book's name (x_PricingBasis, x_PriceBook), and the catalog version.
+// More `key: value` pairs for every row's Tags: a saved scenario's forecast carries its id under
+// the tag key its actual spend is read by, so the forecast and the bill meet by one tag.
+using FocusTags = std::vector<std::pair<std::string, std::string>>;
+
 struct FocusContext {
     std::string plan_kind;  // "training", "serving" or "rent-vs-buy"
     std::string pricing_basis = "list";
     std::string price_book;  // empty: none
     std::string catalog_version;
+    FocusTags tags;
 };
-
-// Adds `key: value` to every row's Tags (a saved scenario's forecast carries its id under the
-// tag key its actual spend is read by, so the forecast and the bill meet by one tag).
-void AddFocusTag(CsvTable& rows, const std::string& key, const std::string& value);
 
 // The FOCUS 1.2 columns written, in order (FOCUS columns, then x_ ones).
 const std::vector<std::string>& FocusColumns();
@@ -49,19 +51,21 @@ CsvTable FocusForecastCsv(const std::vector<pricing::plan::ForecastCharge>& char
 // view knows) as FOCUS rows; a header only when nothing is recommended.
 CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
                           const pricing::plan::TrainingPlanRequest& request,
-                          const PricingView& view);
+                          const PricingView& view, const FocusTags& tags = {});
 
 // The serving plan's recommendation over its budget view (start_date, budget_months) as
 // FOCUS rows; a header only without a recommendation or a budget.
 CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
                          const std::optional<pricing::plan::ServingBudgetView>& budget,
-                         const std::string& catalog_version, const PricingView& view);
+                         const std::string& catalog_version, const PricingView& view,
+                         const FocusTags& tags = {});
 
 // The rent-vs-buy plan's rent and buy paths (ForecastRentVsBuy) from `first_month` (YYYY-MM:
 // this month) as FOCUS rows, Tags' `gpucost-path` naming the path; the rent offering (the
 // request's `rent.offering_id`, under the plan's price type) at the list price the view knows.
 CsvTable RentVsBuyFocusCsv(const pricing::plan::RentVsBuyPlan& plan,
                            const std::optional<std::string>& rent_offering_id,
-                           const std::string& first_month, const PricingView& view);
+                           const std::string& first_month, const PricingView& view,
+                           const FocusTags& tags = {});
 
 }  // namespace gpucost::http

@@ -92,8 +92,9 @@ Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
                     named);
             };
             out.csv = [p] { return CumulativeCsv(*p); };
-            out.focus = [p, view = context.view, rent_id = request.rent.offering_id] {
-                return RentVsBuyFocusCsv(*p, rent_id, TodayUtcDate().substr(0, 7), view);
+            out.focus = [p, view = context.view,
+                         rent_id = request.rent.offering_id](const FocusTags& tags) {
+                return RentVsBuyFocusCsv(*p, rent_id, TodayUtcDate().substr(0, 7), view, tags);
             };
             return out;
         });
@@ -141,8 +142,8 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
                     view, {}, /*applies_owned_capacity=*/true);
             };
             out.csv = [a] { return OptionsCsv(a->plan); };
-            out.focus = [a, paged, view = context.view] {
-                return TrainingFocusCsv(a->plan, paged, view);
+            out.focus = [a, paged, view = context.view](const FocusTags& tags) {
+                return TrainingFocusCsv(a->plan, paged, view, tags);
             };
             return out;
         });
@@ -171,8 +172,8 @@ Result<PreparedPlan> PrepareInference(const json& body) {
                 EncodeInferencePlan(*a, AssumptionsJson(a->page.assumptions, view, detail)), view);
         };
         out.csv = [a] { return OptionsCsv(*a); };
-        out.focus = [a, view = context.view] {
-            return ServingFocusCsv(a->recommendation, a->budget, a->catalog_version, view);
+        out.focus = [a, view = context.view](const FocusTags& tags) {
+            return ServingFocusCsv(a->recommendation, a->budget, a->catalog_version, view, tags);
         };
         return out;
     });

@@ -17,6 +17,7 @@
 #include "pricing/plan_reference.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/encoded_cache.hpp"
+#include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/price_book_codec.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/calibration.hpp"
@@ -50,8 +51,10 @@ struct PlanOutcome {
     // The answer's JSON text: assumptions at `detail`, the pricing basis marked, `next_cursor`.
     std::function<std::string(AssumptionDetail detail, std::optional<std::string> next_cursor)>
         json_text;
-    std::function<CsvTable()> csv;    // empty: answered as JSON only (406 to a CSV Accept)
-    std::function<CsvTable()> focus;  // empty: no FOCUS rows (the route refuses ?format=)
+    std::function<CsvTable()> csv;  // empty: answered as JSON only (406 to a CSV Accept)
+    // FOCUS rows, each row's Tags carrying `tags` too; empty: no FOCUS rows (the route refuses
+    // ?format=).
+    std::function<CsvTable(const FocusTags& tags)> focus;
 };
 
 // A decoded plan request, ready to be planned on a priced catalog.

@@ -110,7 +110,7 @@ void WriteOutcome(const PlanKind& kind, const PlanOutcome& outcome,
             return WriteProblem(res, req, focus.error());
         }
         if (focus.value()) {
-            return WriteCsv(res, outcome.focus());
+            return WriteCsv(res, outcome.focus({}));
         }
     }
     if (WantsCsv(req)) {

@@ -640,9 +640,7 @@ void ServeScenarioFocus(const Deps& deps, const httplib::Request& req, httplib::
     if (!outcome.ok()) {
         return WriteProblem(res, req, outcome.error());
     }
-    CsvTable rows = outcome.value().focus();
-    AddFocusTag(rows, kActualsTagKey, std::to_string(s.id));
-    WriteCsv(res, rows);
+    WriteCsv(res, outcome.value().focus({{kActualsTagKey, std::to_string(s.id)}}));
 }
 
 // POST /v1/scenarios/{id}/evaluate: the saved request answered again on current (or as_of)
