@@ -335,21 +335,11 @@ void ServeDelete(const Deps& deps, const httplib::Request& req, httplib::Respons
 
 void AddPriceBookRoutes(RouteTable& routes, const Deps& deps) {
     const std::string one = std::string("/v1/price-books/") + kIdPattern;
-    routes.Post("/v1/price-books", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeCreate(deps, req, res);
-    });
-    routes.Get("/v1/price-books", [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeList(deps, req, res);
-    });
-    routes.Get(one, [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeGet(deps, req, res);
-    });
-    routes.Put(one, [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeReplace(deps, req, res);
-    });
-    routes.Delete(one, [deps](const httplib::Request& req, httplib::Response& res) {
-        ServeDelete(deps, req, res);
-    });
+    routes.Post("/v1/price-books", Bind(deps, &ServeCreate));
+    routes.Get("/v1/price-books", Bind(deps, &ServeList));
+    routes.Get(one, Bind(deps, &ServeGet));
+    routes.Put(one, Bind(deps, &ServeReplace));
+    routes.Delete(one, Bind(deps, &ServeDelete));
 }
 
 }  // namespace gpucost::http
