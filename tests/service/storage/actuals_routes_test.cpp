@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/service/storage/focus_export.hpp"
 #include "tests/service/storage/pg_fixture.hpp"
 #include "tests/support/http_checks.hpp"
 
@@ -12,6 +13,8 @@ using json = nlohmann::json;
 using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
+using gpucost::testing::kFocusHeader;
+using gpucost::testing::P5Row;
 
 namespace {
 
@@ -25,22 +28,6 @@ const json kServingScenario = {{"name", "llama serving"},
                                  {"traffic", {{"requests_per_second", 1}}},
                                  {"start_date", "2026-01-01"},
                                  {"budget_months", 3}}}};
-
-constexpr char kFocusHeader[] =
-    "BilledCost,EffectiveCost,ListCost,ConsumedQuantity,ConsumedUnit,ChargeCategory,ChargeClass,"
-    "ChargePeriodStart,BillingCurrency,ProviderName,RegionId,PricingCategory,x_UsageType,"
-    "ChargeDescription,Tags\n";
-
-// An AWS p5.48xlarge usage row (8 H100 per instance) tagged `tag_key`: `scenario`.
-std::string P5Row(const std::string& billed, double effective, double hours,
-                  const std::string& scenario, const std::string& start = "2026-01-05",
-                  const std::string& tag_key = "gpucost-scenario") {
-    return billed + "," + std::to_string(effective) + "," + std::to_string(effective * 1.25) + "," +
-           std::to_string(hours) + ",Hours,Usage,," + start +
-           "T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,p5 usage,"
-           "\"{\"\"" +
-           tag_key + "\"\":\"\"" + scenario + "\"\"}\"\n";
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/service/storage/focus_export.hpp"
 #include "tests/service/storage/pg_fixture.hpp"
 #include "tests/support/http_checks.hpp"
 #include "tests/support/sample_deps.hpp"
@@ -15,6 +16,8 @@ using json = nlohmann::json;
 using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
+using gpucost::testing::kFocusHeader;
+using gpucost::testing::P5Row;
 
 namespace {
 
@@ -29,22 +32,6 @@ const json kTrainingScenario = {
       {"start_date", "2026-01-01"},
       {"constraints",
        {{"accelerators", {"h100-sxm"}}, {"providers", {"aws"}}, {"price_types", {"on_demand"}}}}}}};
-
-constexpr char kFocusHeader[] =
-    "BilledCost,EffectiveCost,ListCost,ConsumedQuantity,ConsumedUnit,ChargeCategory,ChargeClass,"
-    "ChargePeriodStart,BillingCurrency,ProviderName,RegionId,PricingCategory,x_UsageType,"
-    "ChargeDescription,Tags\n";
-
-// An AWS p5.48xlarge usage row of `hours` instance-hours tagged with `scenario`.
-std::string P5Row(double effective, double hours, const std::string& scenario,
-                  const std::string& start) {
-    return std::to_string(effective) + "," + std::to_string(effective) + "," +
-           std::to_string(effective * 1.25) + "," + std::to_string(hours) + ",Hours,Usage,," +
-           start +
-           "T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge,p5 usage,"
-           "\"{\"\"gpucost-scenario\"\":\"\"" +
-           scenario + "\"\"}\"\n";
-}
 
 }  // namespace
 
