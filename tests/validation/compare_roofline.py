@@ -3,7 +3,9 @@
 gpucost's /v1/estimates/roofline answers for the same ops, and prints a markdown table and a
 summary per regime (decode: up to 64 tokens; mid: 512-2048; large: 8192 and more).
 
-  python3 tests/validation/compare_roofline.py BINARY GEMM_CSV COPY_CSV [ACCELERATOR]
+  python3 tests/validation/compare_roofline.py BINARY GEMM_CSV COPY_CSV [ACCELERATOR [PRECISION]]
+
+COPY_CSV may be `-` (no copies: an FP8 sweep writes GEMMs only); PRECISION defaults to bf16.
 
 The measured side is the CUDA-graph figure (an op inside a stream of kernels, as the step
 models use it); the single-launch figure is shown beside it. Exits 0: this is a report, not a
@@ -22,10 +24,11 @@ import serve  # noqa: E402
 
 BINARY, GEMM_CSV, COPY_CSV = sys.argv[1:4]
 ACCELERATOR = sys.argv[4] if len(sys.argv) > 4 else "h100-sxm"
+PRECISION = sys.argv[5] if len(sys.argv) > 5 else "bf16"
 
 
 def estimate(port, ops):
-    body = json.dumps({"accelerator": ACCELERATOR, "precision": "bf16", "ops": ops}).encode()
+    body = json.dumps({"accelerator": ACCELERATOR, "precision": PRECISION, "ops": ops}).encode()
     req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/estimates/roofline", data=body,
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as r:
@@ -38,14 +41,14 @@ def regime(m):
 
 def main():
     gemms = list(csv.DictReader(open(GEMM_CSV)))
-    copies = list(csv.DictReader(open(COPY_CSV)))
+    copies = [] if COPY_CSV == "-" else list(csv.DictReader(open(COPY_CSV)))
     proc, port = serve.start(BINARY, stdout=subprocess.DEVNULL)
     try:
         est_gemm = estimate(port, [{"kind": "gemm", "m": int(r["m"]), "n": int(r["n"]),
                                     "k": int(r["k"])} for r in gemms])
         half = [int(r["bytes_copied"]) for r in copies]
         est_copy = estimate(port, [{"kind": "memory", "bytes_read": b, "bytes_written": b}
-                                   for b in half])
+                                   for b in half]) if half else []
     finally:
         proc.terminate()
         proc.wait(timeout=10)
