@@ -596,12 +596,47 @@ async function planVsActual(api: ReturnType<typeof createClient<paths, JsonMedia
               compared.data?.accelerator_split.gap_usd &&
           compared.data?.progress?.actual_to_estimated_hours_ratio === null,
           "without charges the whole gap is quantity and no speed is implied");
+    const uncharged = await api.POST("/v1/plans/training", {
+        body: { ...request, calibration: { scenario_ids: [id] } },
+    });
+    check(uncharged.response.status === 422 &&
+          uncharged.error?.field === "/calibration/scenario_ids/0",
+          "calibration from a scenario without charges is 422 naming it");
+    // The bill arrives: a FOCUS export whose p5.48xlarge hours (8 accelerators each) are a
+    // quarter of the plan's accelerator-hours for a fifth of its tokens, so the run is 1.25
+    // times slower than estimated.
+    const plannedHours = compared.data?.planned.accelerator_hours ?? 0;
+    const instanceHours = (plannedHours * 0.25) / 8;
+    const focus =
+        "BilledCost,EffectiveCost,ListCost,ConsumedQuantity,ConsumedUnit,ChargeCategory," +
+        "ChargePeriodStart,BillingCurrency,ProviderName,RegionId,PricingCategory,x_UsageType,Tags\n" +
+        `${instanceHours * 98.32},${instanceHours * 78.66},${instanceHours * 98.32},${instanceHours},` +
+        "Hours,Usage,2026-01-05T00:00:00Z,USD,AWS,us-east-1,Standard,USE1-BoxUsage:p5.48xlarge," +
+        `"{""gpucost-scenario"":""${id}""}"\n` +
+        "0.50,0.50,0.50,1,Requests,Usage,2026-01-05T00:00:00Z,USD,AWS,us-east-1,Standard," +
+        `USE1-Requests-Tier1,"{""gpucost-scenario"":""${id}""}"\n`;
+    const importFocus = () => api.POST("/v1/actuals", {
+        body: focus, bodySerializer: (text: string) => text,
+        headers: { "Content-Type": "text/csv" },
+    });
+    const imported = await importFocus();
+    check(imported.response.status === 201 && imported.data?.kept === 1 &&
+          imported.data?.added === 1 && imported.data?.skipped.non_accelerator === 1,
+          `POST /v1/actuals keeps the accelerator row and skips the other (${JSON.stringify(imported.data ?? imported.error)})`);
+    const again = await importFocus();
+    check(again.response.status === 201 && again.data?.added === 0 &&
+          again.data?.already_imported === 1, "the same export again adds nothing");
+    const charged = await api.GET("/v1/scenarios/{id}/actuals", { params: { path: { id } } });
+    const ratio = charged.data?.progress?.actual_to_estimated_hours_ratio ?? 0;
+    check(charged.response.status === 200 && Math.abs(ratio - 1.25) < 1e-6 &&
+          Math.abs((charged.data?.actual.accelerator_hours ?? 0) - plannedHours * 0.25) < 1e-6,
+          `the charges imply 1.25 x the estimated hours (answered ${ratio})`);
     const calibrated = await api.POST("/v1/plans/training", {
         body: { ...request, calibration: { scenario_ids: [id] } },
     });
-    check(calibrated.response.status === 422 &&
-          calibrated.error?.field === "/calibration/scenario_ids/0",
-          "calibration from a scenario without charges is 422 naming it");
+    const factor = calibrated.data?.assumptions?.find((a) => a.name === "calibration_hours_factor");
+    check(calibrated.response.status === 200 && Math.abs(Number(factor?.value ?? 0) - 1.25) < 1e-6,
+          "a later plan calibrated from the scenario echoes the factor 1.25");
 }
 
 async function databaseOnly(base: string, offerings: Schema["Offering"][]) {
