@@ -33,9 +33,14 @@ ForecastCharge Base(const TrainingPlanOption& o, const std::string& month, Charg
 
 // The owned capacity's hours in one month: paid by its commitment (BilledCost 0), effective
 // at the commitment's own rate (FOCUS's amortised usage of a prepaid commitment).
-ForecastCharge OwnedCharge(const TrainingPlanOption& o, const ComputeMonth& m,
+ForecastCharge OwnedCharge(const Offering* offering, int nodes, const ComputeMonth& m,
                            double list_usd_per_hour) {
-    ForecastCharge c = Base(o, m.month, ChargeKind::kCompute);
+    ForecastCharge c;
+    auto [start, end] = MonthBounds(m.month);
+    c.period_start = start;
+    c.period_end = end;
+    c.offering = offering;
+    c.nodes = nodes;
     c.owned = true;
     c.pricing_quantity = m.owned_instance_hours;
     c.list_unit_price_usd = list_usd_per_hour;
@@ -43,7 +48,7 @@ ForecastCharge OwnedCharge(const TrainingPlanOption& o, const ComputeMonth& m,
     c.effective_cost_usd = m.owned_sunk_usd;
     c.effective_unit_price_usd = m.owned_sunk_usd / m.owned_instance_hours;
     c.billed_cost_usd = 0;
-    c.accelerator_hours = m.owned_instance_hours * o.offering->accelerator_count;
+    c.accelerator_hours = m.owned_instance_hours * offering->accelerator_count;
     return c;
 }
 
@@ -59,7 +64,9 @@ void AddCompute(const TrainingPlanOption& o, const std::vector<OwnedCapacity>& o
                                   ? total_usd / o.owned->without_owned_cost_usd
                                   : 1.0;
     for (const ComputeMonth& m : ComputeByMonth(owned, o, start_day)) {
-        if (m.owned_instance_hours > 0) out.push_back(OwnedCharge(o, m, list_usd_per_hour));
+        if (m.owned_instance_hours > 0) {
+            out.push_back(OwnedCharge(o.offering, o.nodes, m, list_usd_per_hour));
+        }
         if (m.marginal_usd <= 0) continue;
         ForecastCharge c = Base(o, m.month, ChargeKind::kCompute);
         const double share = total_usd > 0 ? m.marginal_usd / total_usd : 0;
@@ -157,17 +164,48 @@ std::vector<ComputeMonth> ComputeByMonth(const std::vector<OwnedCapacity>& owned
     return out;
 }
 
+std::vector<ComputeMonth> ServingComputeByMonth(const std::vector<OwnedCapacity>& owned,
+                                                const InferencePlanOption& option,
+                                                long long start_day, long long end_day) {
+    std::vector<ComputeMonth> out;
+    if (option.offering == nullptr || end_day <= start_day) return out;
+    const double usd_per_hour = option.offering->price.usd_per_hour;
+    const double cluster_usd_per_hour = option.nodes * usd_per_hour;
+    const double hours = static_cast<double>(end_day - start_day) * kServingHoursPerDay;
+    double start_hour = static_cast<double>(start_day) * kHoursPerDay;
+    for (const MonthShare& m : SplitHoursByMonth(start_day, hours)) {
+        ComputeMonth c{m.month, cluster_usd_per_hour * m.hours, m.hours * option.nodes, 0, 0};
+        const OwnedCover cover = owned.empty() ? OwnedCover{}
+                                               : CoverRun(owned, option.offering->id, option.nodes,
+                                                          start_hour, start_hour + m.hours);
+        if (cover.instance_hours > 0) {
+            c.owned_instance_hours = cover.instance_hours;
+            c.owned_sunk_usd = cover.sunk_usd;
+            c.instance_hours -= cover.instance_hours;
+            if (c.instance_hours < kOwnedHoursResidue) c.instance_hours = 0;
+            c.marginal_usd = usd_per_hour * c.instance_hours;
+        }
+        start_hour += m.hours;
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
 std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
                                             const ServingBudgetView& budget,
-                                            double list_usd_per_hour) {
+                                            double list_usd_per_hour,
+                                            const std::vector<OwnedCapacity>& owned) {
     std::vector<ForecastCharge> out;
     const auto start = DaysFromIsoDate(budget.start_date);
     const auto end = DaysFromIsoDate(budget.end_date);
     if (!start || !end || *end <= *start || option.offering == nullptr) return out;
     const double effective_usd_per_hour = option.offering->price.usd_per_hour;
-    const double hours = static_cast<double>(*end - *start) * kServingHoursPerDay;
-    for (const MonthShare& m : SplitHoursByMonth(*start, hours)) {
-        const double instance_hours = m.hours * option.nodes;
+    for (const ComputeMonth& m : ServingComputeByMonth(owned, option, *start, *end)) {
+        if (m.owned_instance_hours > 0) {
+            out.push_back(OwnedCharge(option.offering, option.nodes, m, list_usd_per_hour));
+        }
+        if (m.instance_hours <= 0) continue;
+        const double instance_hours = m.instance_hours;
         ForecastCharge c;
         auto [period_start, period_end] = MonthBounds(m.month);
         c.period_start = period_start;

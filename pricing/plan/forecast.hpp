@@ -77,6 +77,15 @@ std::vector<ComputeMonth> ComputeByMonth(const std::vector<OwnedCapacity>& owned
                                          const TrainingPlanOption& recommendation,
                                          long long start_day);
 
+// A serving option's compute by calendar month over its budget window [start_day, end_day),
+// run around the clock on every node (the ServingBudget view's split): `instance_hours` those
+// the month pays for, `marginal_usd` them at the option's price, and what owned capacity covers
+// in the month (CoverRun over the month's hours), so a month a reservation covers pays only
+// its uncovered hours. Without cover a month's marginal_usd is nodes x price x its hours.
+std::vector<ComputeMonth> ServingComputeByMonth(const std::vector<OwnedCapacity>& owned,
+                                                const InferencePlanOption& option,
+                                                long long start_day, long long end_day);
+
 // GB-months per GB kept one hour: a month of kHoursPerMonth (730) hours, as the providers'
 // storage prices are quoted per GB-month.
 inline constexpr double kHoursPerStorageMonth = 730.0;
@@ -94,10 +103,14 @@ std::vector<ForecastCharge> ForecastTraining(const TrainingPlan& plan,
 // `start_date` to `end_date`, budget_months calendar months): one compute charge per calendar
 // month of its hours on every node, so the rows add up to the budget's `monthly` month by
 // month (a month's cost is nodes x price x its hours, not the 730-hour average of
-// monthly_cost_usd). Empty when the view's dates are malformed.
+// monthly_cost_usd). With `owned` (the price book's owned_capacity) the hours it covers are
+// owned charges per month (billed 0, effective at the commitment's rate) and the compute rows
+// carry the uncovered hours only (ServingComputeByMonth), so the billed costs add up to the
+// budget's monthly (the marginal cash). Empty when the view's dates are malformed.
 std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
                                             const ServingBudgetView& budget,
-                                            double list_usd_per_hour);
+                                            double list_usd_per_hour,
+                                            const std::vector<OwnedCapacity>& owned = {});
 
 // A rent-vs-buy plan's two paths as monthly charges from `first_month` (YYYY-MM; the month
 // of the purchase), each month one rent-vs-buy model month (kHoursPerMonth, 730 h) dated by

@@ -74,6 +74,29 @@ std::string OverCapacityText(const InferencePlan& plan) {
     return "";
 }
 
+// Owned capacity covering the recommendation: its hours are paid already, so the plan ranks
+// by the marginal bill; the fully loaded cost says what the fleet uses of the commitment.
+std::string OwnedText(const InferencePlanOption& r) {
+    if (!r.owned) return "";
+    const ServingOwnedUse& u = *r.owned;
+    std::string out = " Owned capacity (the price book's owned_capacity) covers " +
+                      Fixed(u.instance_hours, 1) + " h of its " +
+                      Fixed(u.window_instance_hours, 1) +
+                      " instance-hours over the budget window at no marginal cost: it is paid "
+                      "whether used or not.";
+    out += u.instance_hours < u.window_instance_hours
+               ? " The rest is paid at the effective price: " + UsdText(u.marginal_cost_usd) +
+                     " marginal over the window"
+               : " Marginal cost over the window: " + UsdText(u.marginal_cost_usd);
+    out += " (" + UsdText(r.monthly_cost_usd) + " a month, ranked as such; " +
+           UsdText(u.without_owned_monthly_cost_usd) + " a month and " +
+           UsdText(u.without_owned_cost_usd) +
+           " over the window without it); fully loaded with the owned hours at the "
+           "commitment's rate, " +
+           UsdText(u.FullyLoadedCostUsd()) + ".";
+    return out;
+}
+
 // Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
 // (`best_by_provider[1]`) for comparison.
 std::string RecommendationText(const InferencePlan& plan,
@@ -102,9 +125,13 @@ std::string RecommendationText(const InferencePlan& plan,
         Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
     if (best_by_provider.size() > 1) {
         const auto& o = best_by_provider[1];
-        text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
-                Dollars(o.monthly_cost_usd, 0) + " a month (+" +
-                Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) + "%).";
+        // Owned capacity can make the recommendation cost nothing at the margin: no ratio then.
+        text +=
+            " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
+            Dollars(o.monthly_cost_usd, 0) + " a month" +
+            (r.monthly_cost_usd > 0
+                 ? " (+" + Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) + "%)."
+                 : ".");
     }
     if (r.savings_vs_api_fraction) {
         text += " Against the API price it " +
@@ -113,6 +140,7 @@ std::string RecommendationText(const InferencePlan& plan,
                 (*r.savings_vs_api_fraction >= 0 ? "%." : "% more.");
     }
     text += ServingTermsText(*r.offering);
+    text += OwnedText(r);
     text += OverCapacityText(plan);
     const PriceObservation& price = r.offering->price;
     if (price.as_of_estimated || !price.verified) {

@@ -13,6 +13,7 @@
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/plan/forecast.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/spot.hpp"
 
@@ -557,6 +558,81 @@ void KeepCheapest(std::vector<InferencePlanOption>& all, std::size_t limit) {
     all.resize(keep);
 }
 
+// The budget window every option runs in (ServingBudget's): [start day, start day +
+// budget_months calendar months), in days since 1970-01-01 UTC.
+struct ServingWindow {
+    long long start_day = 0;
+    long long end_day = 0;
+    const char* start_source = "";
+};
+std::optional<ServingWindow> WindowOf(const InferencePlanRequest& request) {
+    const std::optional<BudgetStart> start = StartOfBudget(request.start_date, request.today);
+    if (!start) return std::nullopt;
+    const int months = request.budget_months.value_or(kDefaultServingBudgetMonths);
+    return ServingWindow{start->day, AddCalendarMonths(start->day, months), start->source};
+}
+
+// Owned capacity covering some of the option's window: those instance-hours are paid whether
+// used or not (sunk), so the option pays only for the rest at its price. Its monthly and
+// per-token figures become the uncovered share of them (the marginal month, averaged over the
+// window), and the saving against the API is taken on that.
+void ApplyOwnedCapacity(const std::vector<OwnedCapacity>& owned, const ServingWindow& window,
+                        InferencePlanOption& o) {
+    const double start_hour = static_cast<double>(window.start_day) * kHoursPerDay;
+    const double window_hours =
+        static_cast<double>(window.end_day - window.start_day) * kServingHoursPerDay;
+    const OwnedCover cover =
+        CoverRun(owned, o.offering->id, o.nodes, start_hour, start_hour + window_hours);
+    if (cover.instance_hours <= 0 || window_hours <= 0) return;
+    ServingOwnedUse use;
+    use.instance_hours = cover.instance_hours;
+    use.window_instance_hours = o.nodes * window_hours;
+    use.sunk_usd = cover.sunk_usd;
+    double uncovered_hours = use.window_instance_hours - cover.instance_hours;
+    if (uncovered_hours < kOwnedHoursResidue) uncovered_hours = 0;
+    const double share = uncovered_hours / use.window_instance_hours;
+    use.without_owned_cost_usd = o.nodes * o.offering->price.usd_per_hour * window_hours;
+    use.marginal_cost_usd = o.offering->price.usd_per_hour * uncovered_hours;
+    use.without_owned_monthly_cost_usd = o.monthly_cost_usd;
+    use.without_owned_usd_per_million_tokens = o.usd_per_million_tokens;
+    o.monthly_cost_usd *= share;
+    o.usd_per_million_input_tokens *= share;
+    o.usd_per_million_output_tokens *= share;
+    o.usd_per_million_tokens *= share;
+    if (o.api_monthly_cost_usd && *o.api_monthly_cost_usd > 0) {
+        o.savings_vs_api_fraction = 1.0 - o.monthly_cost_usd / *o.api_monthly_cost_usd;
+    }
+    o.owned = use;
+}
+
+// Every option's figures net of the owned capacity covering its window; when the book owns
+// capacity yet none of it covers an option, a warning says so (the plan is then priced as if
+// nothing were owned).
+void UseOwnedCapacity(const InferencePlanRequest& request, std::vector<InferencePlanOption>& all,
+                      InferencePlan& plan) {
+    if (request.owned_capacity.empty()) return;
+    const std::optional<ServingWindow> window = WindowOf(request);
+    bool covered = false;
+    for (InferencePlanOption& o : all) {
+        if (window) ApplyOwnedCapacity(request.owned_capacity, *window, o);
+        covered = covered || o.owned.has_value();
+    }
+    if (covered) return;
+    std::string offerings;
+    for (const OwnedCapacity& c : request.owned_capacity) {
+        if (offerings.find(c.offering_id) == std::string::npos) {
+            offerings += (offerings.empty() ? "" : ", ") + c.offering_id;
+        }
+    }
+    plan.warnings.push_back(
+        {"/price_book/owned_capacity",
+         "owned capacity covers none of the options planned (" + offerings +
+             (window ? " from " + IsoDateFromDays(window->start_day) + " to " +
+                           IsoDateFromDays(window->end_day)
+                     : std::string()) +
+             "): every hour is priced at the effective price, as if nothing were owned"});
+}
+
 void EchoPlanConstants(const InferencePlanRequest& request, double utilization, Assumptions& echo) {
     echo.push_back(Echo("utilization", utilization, "fraction",
                         "average load as a share of a replica's maximum throughput",
@@ -625,6 +701,7 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     }
     std::vector<InferencePlanOption> all = std::move(sized).value();
     plan.total_count = all.size();
+    UseOwnedCapacity(request, all, plan);
     KeepCheapest(all, request.limit);
     plan.options = std::move(all);
     plan.skipped.emplace_back("filtered", tally.filtered);
@@ -640,26 +717,37 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
 
 std::optional<ServingBudgetView> ServingBudget(const InferencePlanRequest& request,
                                                const InferencePlanOption& option) {
-    const std::optional<BudgetStart> start = StartOfBudget(request.start_date, request.today);
-    if (!start || option.offering == nullptr) {
+    const std::optional<ServingWindow> window = WindowOf(request);
+    if (!window || option.offering == nullptr) {
         return std::nullopt;
     }
     ServingBudgetView view;
     view.months = request.budget_months.value_or(kDefaultServingBudgetMonths);
-    const long long end = AddCalendarMonths(start->day, view.months);
-    view.start_date = IsoDateFromDays(start->day);
-    view.start_date_source = start->source;
-    view.end_date = IsoDateFromDays(end);
+    view.start_date = IsoDateFromDays(window->start_day);
+    view.start_date_source = window->start_source;
+    view.end_date = IsoDateFromDays(window->end_day);
     const double usd_per_hour = option.nodes * option.offering->price.usd_per_hour;
     view.usd_per_day = RoundToMicroUsd(usd_per_hour * kServingHoursPerDay);
-    const double hours = static_cast<double>(end - start->day) * kServingHoursPerDay;
+    const double hours =
+        static_cast<double>(window->end_day - window->start_day) * kServingHoursPerDay;
     std::map<std::string, double> monthly_usd;
-    for (const MonthShare& m : SplitHoursByMonth(start->day, hours)) {
-        monthly_usd[m.month] += usd_per_hour * m.hours;
+    double owned_hours = 0;
+    double owned_sunk_usd = 0;
+    for (const ComputeMonth& m : ServingComputeByMonth(request.owned_capacity, option,
+                                                       window->start_day, window->end_day)) {
+        monthly_usd[m.month] += m.marginal_usd;
+        owned_hours += m.owned_instance_hours;
+        owned_sunk_usd += m.owned_sunk_usd;
     }
-    const long long total_cents = ToCents(usd_per_hour * hours);
+    // The owned hours are paid by the commitment: the cash is the uncovered hours' bill.
+    const double cash_usd =
+        owned_hours > 0 ? std::max(0.0, usd_per_hour * hours -
+                                            option.offering->price.usd_per_hour * owned_hours)
+                        : usd_per_hour * hours;
+    const long long total_cents = ToCents(cash_usd);
     view.total_usd = FromCents(total_cents);
     view.monthly = MonthsInCents(monthly_usd, total_cents);
+    if (owned_hours > 0) view.owned_usd = FromCents(ToCents(owned_sunk_usd));
     return view;
 }
 

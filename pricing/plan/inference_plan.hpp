@@ -12,6 +12,7 @@
 #include "pricing/offering.hpp"
 #include "pricing/plan/budget.hpp"
 #include "pricing/plan_reference.hpp"
+#include "pricing/price_book.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -85,9 +86,30 @@ struct InferencePlanRequest {
     // calendar months it covers (default kDefaultServingBudgetMonths).
     std::optional<std::string> start_date;
     std::optional<int> budget_months;
+    // Capacity already owned (a price book's owned_capacity, set by the caller from the book,
+    // validated there): each option runs its nodes around the clock over the budget window,
+    // and the hours owned entries of its offering cover are paid already (ServingOwnedUse).
+    std::vector<OwnedCapacity> owned_capacity;
 
     // kInvalidArgument naming the field (`/traffic/...`, `/latency/...`, `/api_price/...`).
     [[nodiscard]] Status Validate() const;
+};
+
+// What owned capacity covers of an option run around the clock over the budget window
+// ([start_date, start_date + budget_months), the ServingBudget view's): the covered
+// instance-hours are paid whether used or not (sunk at the commitment's own rate), so the
+// option's monthly_cost_usd and usd_per_million_* are the marginal figures (the uncovered share
+// of the window), which is what ranks; as training's OwnedUse makes expected_cost_usd marginal.
+struct ServingOwnedUse {
+    double instance_hours = 0;          // of the window, covered by owned capacity
+    double window_instance_hours = 0;   // nodes x the window's hours
+    double sunk_usd = 0;                // the covered hours at the commitments' usd_per_hour
+    double marginal_cost_usd = 0;       // the window's bill for the uncovered hours
+    double without_owned_cost_usd = 0;  // the window's bill had nothing been owned
+    double without_owned_monthly_cost_usd = 0;
+    double without_owned_usd_per_million_tokens = 0;
+    // The marginal bill plus the owned hours the option uses at the commitment's rate.
+    double FullyLoadedCostUsd() const { return marginal_cost_usd + sunk_usd; }
 };
 
 // One offering sized for the traffic. Replicas of `tensor_parallel` x `pipeline_parallel`
@@ -113,12 +135,16 @@ struct InferencePlanOption {
     double inter_token_latency_ms = 0;
     double output_tokens_per_second_per_replica = 0;
     double capacity_requests_per_second = 0;  // without spares, at the planned utilisation
+    // Nodes x the price x kHoursPerMonth; with owned capacity the marginal month: the
+    // uncovered share of the budget window's hours (owned) at that rate.
     double monthly_cost_usd = 0;
     double usd_per_million_input_tokens = 0;
     double usd_per_million_output_tokens = 0;
     double usd_per_million_tokens = 0;  // blended: monthly cost / (input + output) tokens a month
     std::optional<double> api_monthly_cost_usd;
     std::optional<double> savings_vs_api_fraction;  // 1 - monthly / api monthly
+    // Set when owned capacity covers some of the option's budget window; nullopt otherwise.
+    std::optional<ServingOwnedUse> owned;
     // Whole days from the price's as_of to today (UTC), as training options give it; set by
     // the caller, which knows today (null when a date does not parse).
     std::optional<long long> price_age_days;
@@ -149,9 +175,14 @@ struct ServingBudgetView {
     double usd_per_day = 0;             // nodes x the instance's USD per hour x kServingHoursPerDay
     std::vector<MonthlySpend> monthly;  // to the cent, adding up to total_usd
     double total_usd = 0;               // days x usd_per_day, to the cent
+    // With owned capacity covering the option: those hours at the commitment's rate, paid
+    // whether used or not, so not in monthly or total_usd (the marginal cash: the uncovered
+    // hours at usd_per_day's rate); to the cent.
+    std::optional<double> owned_usd;
 };
 
-// The budget view of `option` (the recommendation) for `request`'s start date and months;
+// The budget view of `option` (the recommendation) for `request`'s start date and months, the
+// hours request.owned_capacity covers left out of its months (owned_usd instead);
 // nullopt when neither start_date nor request.today is a date.
 std::optional<ServingBudgetView> ServingBudget(const InferencePlanRequest& request,
                                                const InferencePlanOption& option);
@@ -174,11 +205,17 @@ std::optional<ServingBudgetView> ServingBudget(const InferencePlanRequest& reque
 // missing a target are skipped and counted (`latency_target_unmet`), as are options needing
 // more instances than one customer can get (`reference` capacity; `over_capacity`): replicas
 // are independent, so the hosts need not form a cluster, but the provider's limit holds. Spot
-// options carry spare replicas. Ranked by monthly cost, ties by ITL, TTFT, then offering id.
+// options carry spare replicas. Ranked by monthly cost (with owned capacity the marginal one,
+// which orders as the marginal cost over the budget window: the window is every option's),
+// ties by ITL, TTFT, then offering id.
 // Cost per million tokens splits each request's cost between prefill (input) and decode
 // (output) by their share of the request's FLOPs (estimate::ServedRequestFlops), as every
 // engine step runs both kinds together; the blended figure divides by input + output.
-// Instances sharing (accelerator, count) are estimated once.
+// Instances sharing (accelerator, count) are estimated once. With owned capacity
+// (request.owned_capacity) each option's monthly and per-token figures are the marginal ones
+// over the budget window (ServingOwnedUse), so a fleet on capacity already paid for ranks by
+// what it adds to the bill; when owned entries cover none of the options planned, a warning
+// on /price_book/owned_capacity says so.
 [[nodiscard]] Result<InferencePlan> PlanInference(const InferencePlanRequest& request,
                                                   const Catalog& catalog,
                                                   const PlanReference& reference);

@@ -2,7 +2,8 @@
 answers ?format=focus and Accept: text/csv; profile="focus" with rows that the FOCUS validator
 (focus_validator.py, from the specification's column rules) accepts, and whose figures add up
 to the JSON answer's budget month by month, at list and through a price book: training
-(with and without owned capacity), serving and rent-vs-buy plans.
+(with and without owned capacity), serving (with and without owned capacity) and rent-vs-buy
+plans.
 
 usage: focus_forecast_test.py GPUCOST_BINARY
 """
@@ -162,6 +163,42 @@ def main():
             billed[r["ChargePeriodStart"][:7]] += float(r["BilledCost"])
         for m in owned_answer["budget"]["monthly"]:
             check(abs(billed[m["month"]] - m["usd"]) < 0.01, f"billed by month {billed} vs {m}")
+
+        # Serving on owned capacity: one p5 instance owned for the first of three months; its
+        # hours are a Committed row billed 0 at the commitment's rate, the compute rows carry
+        # the uncovered hours, and the billed cost by month is the budget (the marginal cash).
+        owned_serving = {"model": {"params_b": 7}, "input_tokens": 512, "output_tokens": 256,
+                         "traffic": {"requests_per_second": 10}, "limit": 1,
+                         "constraints": {"providers": ["aws"], "price_types": ["on_demand"],
+                                         "accelerators": ["h100-sxm"]},
+                         "start_date": "2027-01-01", "budget_months": 3, "price_book": {
+                             "name": "owned p5", "owned_capacity": [
+                                 {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand",
+                                  "nodes": 1, "start_date": "2026-12-01",
+                                  "end_date": "2027-02-01", "usd_per_hour": 30}]}}
+        status, _, plan_text = post(port, "/v1/plans/inference", owned_serving)
+        check(status == 200, f"owned serving plan: {status} {plan_text[:300]}")
+        owned_answer = json.loads(plan_text)
+        owned = owned_answer["recommendation"]["owned"]
+        check(owned is not None and owned["instance_hours"] == 31 * 24, f"owned: {owned}")
+        status, _, text = post(port, "/v1/plans/inference?format=focus", owned_serving)
+        problems = validate(text)
+        check(not problems, "owned serving FOCUS validator: " + "; ".join(problems[:10]))
+        rows = rows_of(text)
+        committed = [r for r in rows if r["PricingCategory"] == "Committed"]
+        check(len(committed) == 1 and float(committed[0]["BilledCost"]) == 0 and
+              committed[0]["ChargePeriodStart"].startswith("2027-01") and
+              abs(float(committed[0]["EffectiveCost"]) - owned["sunk_usd"]) < 0.01 and
+              abs(float(committed[0]["EffectiveCost"]) -
+                  owned_answer["budget"]["owned_usd"]) < 0.01,
+              f"owned hours: {committed}")
+        billed = {}
+        for r in rows:
+            billed.setdefault(r["ChargePeriodStart"][:7], 0.0)
+            billed[r["ChargePeriodStart"][:7]] += float(r["BilledCost"])
+        for m in owned_answer["budget"]["monthly"]:
+            check(abs(billed[m["month"]] - m["usd"]) < 0.01,
+                  f"serving billed by month {billed} vs {m}")
 
         # Rent-vs-buy: the rent path's usage by month, the buy path's purchase (billed up
         # front, amortised into its months) and opex; effective costs add up to the totals.

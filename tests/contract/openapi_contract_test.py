@@ -364,6 +364,19 @@ try:
                       headers=json_headers)
     check(owned_plan["recommendation"]["owned"] is not None and
           owned_plan["budget"]["owned_usd"] > 0, "owned capacity covers the p5 run")
+    # And a serving fleet on it: the p5 option's `owned`, the budget's `owned_usd`.
+    owned_serving = call("/v1/plans/inference", "/v1/plans/inference", "post",
+                         body=json.dumps({"model": {"params_b": 7}, "input_tokens": 512,
+                                          "output_tokens": 256,
+                                          "traffic": {"requests_per_second": 10},
+                                          "start_date": "2026-12-01", "limit": 1,
+                                          "constraints": {"providers": ["aws"],
+                                                          "price_types": ["on_demand"],
+                                                          "accelerators": ["h100-sxm"]},
+                                          "price_book": owned_book}).encode(),
+                         headers=json_headers)
+    check(owned_serving["recommendation"]["owned"] is not None and
+          owned_serving["budget"]["owned_usd"] > 0, "owned capacity covers the p5 fleet")
     # Paging a plan: next_cursor walks every option once; a cursor belongs to its request.
     walk_body = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 40}
     page = call("/v1/plans/training", "/v1/plans/training", "post",

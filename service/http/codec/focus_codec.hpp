@@ -54,7 +54,8 @@ CsvTable TrainingFocusCsv(const pricing::plan::TrainingPlan& plan,
                           const PricingView& view, const FocusTags& tags = {});
 
 // The serving plan's recommendation over its budget view (start_date, budget_months) as
-// FOCUS rows; a header only without a recommendation or a budget.
+// FOCUS rows, the hours the view's price book's owned capacity covers as Committed rows billed
+// 0; a header only without a recommendation or a budget.
 CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>& recommendation,
                          const std::optional<pricing::plan::ServingBudgetView>& budget,
                          const std::string& catalog_version, const PricingView& view,

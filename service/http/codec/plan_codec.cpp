@@ -945,6 +945,25 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
 namespace {
 
 using ServingOption = pl::InferencePlanOption;
+
+// Owned capacity's share of the option's budget window (a price book's owned_capacity), as
+// training's `owned` states it for a run; null when none covers it.
+void WriteServingOwnedUse(JsonWriter& w, const ServingOption& o) {
+    if (!o.owned) return w.Null();
+    w.BeginObject();
+    w.UsdMember("fully_loaded_cost_usd", o.owned->FullyLoadedCostUsd());
+    w.Member("instance_hours", o.owned->instance_hours);
+    w.UsdMember("marginal_cost_usd", o.owned->marginal_cost_usd);
+    w.UsdMember("marginal_monthly_cost_usd", o.monthly_cost_usd);
+    w.UsdRateMember("marginal_usd_per_million_tokens", o.usd_per_million_tokens);
+    w.UsdMember("sunk_usd", o.owned->sunk_usd);
+    w.UsdMember("without_owned_cost_usd", o.owned->without_owned_cost_usd);
+    w.UsdMember("without_owned_monthly_cost_usd", o.owned->without_owned_monthly_cost_usd);
+    w.UsdRateMember("without_owned_usd_per_million_tokens",
+                    o.owned->without_owned_usd_per_million_tokens);
+    w.EndObject();
+}
+
 constexpr auto kServingOptionFields = std::to_array<AnswerField<ServingOption>>({
     {"api_monthly_cost_usd", &Usd<&ServingOption::api_monthly_cost_usd>},
     {"batch_size", &Scalar<&ServingOption::batch_size>},
@@ -962,6 +981,7 @@ constexpr auto kServingOptionFields = std::to_array<AnswerField<ServingOption>>(
     {"offering", &Object<kOfferingSummaryFields, &ServingOption::offering>},
     {"output_tokens_per_second_per_replica",
      &Scalar<&ServingOption::output_tokens_per_second_per_replica>},
+    {"owned", &WriteServingOwnedUse},
     {"pipeline_parallel", &Scalar<&ServingOption::pipeline_parallel>},
     {"price_age_days", &Scalar<&ServingOption::price_age_days>},
     {"reasoning", &Scalar<&ServingOption::reasoning>},
@@ -983,6 +1003,7 @@ constexpr auto kServingBudgetFields = std::to_array<AnswerField<ServingBudgetVie
     {"end_date", &Scalar<&ServingBudgetView::end_date>},
     {"monthly", &Array<kMonthlyFields, &ServingBudgetView::monthly>},
     {"months", &Scalar<&ServingBudgetView::months>},
+    {"owned_usd", &Usd<&ServingBudgetView::owned_usd>},
     {"start_date", &Scalar<&ServingBudgetView::start_date>},
     {"start_date_source", &Scalar<&ServingBudgetView::start_date_source>},
     {"total_usd", &Usd<&ServingBudgetView::total_usd>},

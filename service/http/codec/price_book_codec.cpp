@@ -141,11 +141,11 @@ json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>&
         warnings.push_back({{"field", w.field}, {"detail", w.detail}});
     }
     if (!applies_owned_capacity && !book.owned_capacity.empty()) {
-        warnings.push_back(
-            {{"field", std::string(kPointer) + "/owned_capacity"},
-             {"detail",
-              "owned capacity is applied to training plans only: this plan prices every hour "
-              "at the effective price, as if nothing were owned"}});
+        warnings.push_back({{"field", std::string(kPointer) + "/owned_capacity"},
+                            {"detail",
+                             "owned capacity is applied to training and serving plans only: "
+                             "this plan prices every hour at the effective price, as if nothing "
+                             "were owned"}});
     }
     json prices = json::array();
     for (const std::string& id : ids) {

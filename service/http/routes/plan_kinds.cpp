@@ -149,7 +149,8 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
         });
 }
 
-// POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor).
+// POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor), on the
+// price book's owned capacity first.
 Result<PreparedPlan> PrepareInference(const json& body) {
     auto request = DecodeInferencePlanRequest(body);
     if (!request.ok()) {
@@ -157,7 +158,11 @@ Result<PreparedPlan> PrepareInference(const json& body) {
     }
     return PreparedPlan([request = std::move(request).value()](
                             const PlanContext& context) -> Result<PlanOutcome> {
-        auto answer = AnswerInferencePlan(request, *context.view.catalog, *context.reference,
+        auto owned = request;
+        if (context.view.priced) {
+            owned.owned_capacity = context.view.priced->Book().owned_capacity;
+        }
+        auto answer = AnswerInferencePlan(owned, *context.view.catalog, *context.reference,
                                           context.cursor_offset.value_or(0));
         if (!answer.ok()) {
             return answer.error();
@@ -168,8 +173,10 @@ Result<PreparedPlan> PrepareInference(const json& body) {
         out.json_text = [a, view = context.view](AssumptionDetail detail,
                                                  std::optional<std::string> next_cursor) {
             a->next_cursor = std::move(next_cursor);
+            // Owned capacity is applied (or, covering no option, warned in `warnings`).
             return MarkPricingBasis(
-                EncodeInferencePlan(*a, AssumptionsJson(a->page.assumptions, view, detail)), view);
+                EncodeInferencePlan(*a, AssumptionsJson(a->page.assumptions, view, detail)), view,
+                {}, /*applies_owned_capacity=*/true);
         };
         out.csv = [a] { return OptionsCsv(*a); };
         out.focus = [a, view = context.view](const FocusTags& tags) {

@@ -77,6 +77,40 @@ TEST_CASE("a serving forecast bills each calendar month's own hours of its budge
     CHECK(ForecastServing(option, budget, 2.5).empty());
 }
 
+TEST_CASE("owned capacity in a serving forecast: its hours billed by the commitment") {
+    Offering o;
+    o.id = "x-on-demand";
+    o.accelerator_count = 8;
+    o.price.usd_per_hour = 2;
+    InferencePlanOption option;
+    option.offering = &o;
+    option.nodes = 4;
+    ServingBudgetView budget;
+    budget.start_date = "2027-01-01";
+    budget.end_date = "2027-05-01";
+    // Two instances owned for January to March at 1.5 USD an hour.
+    const std::vector<OwnedCapacity> owned = {{"x-on-demand", 2, "2026-10-01", "2027-04-01", 1.5}};
+    auto rows = ForecastServing(option, budget, 2.5, owned);
+    // January to March: the owned row, then the 2 uncovered instances; April: all 4.
+    REQUIRE(rows.size() == 7);
+    CHECK(rows[0].owned);
+    CHECK(rows[0].period_start == "2027-01-01");
+    CHECK(rows[0].pricing_quantity == doctest::Approx(31 * 24 * 2));
+    CHECK(*rows[0].billed_cost_usd == 0);
+    CHECK(rows[0].effective_cost_usd == doctest::Approx(31 * 24 * 2 * 1.5));
+    CHECK(rows[0].effective_unit_price_usd == doctest::Approx(1.5));
+    CHECK(rows[0].list_cost_usd == doctest::Approx(31 * 24 * 2 * 2.5));
+    CHECK_FALSE(rows[1].owned);
+    CHECK(rows[1].pricing_quantity == doctest::Approx(31 * 24 * 2));
+    CHECK(rows[1].effective_cost_usd == doctest::Approx(31 * 24 * 2 * 2.0));
+    CHECK(rows[3].pricing_quantity == doctest::Approx(28 * 24 * 2));
+    CHECK(rows[6].period_start == "2027-04-01");
+    CHECK_FALSE(rows[6].owned);
+    CHECK(rows[6].pricing_quantity == doctest::Approx(30 * 24 * 4));
+    // Without owned capacity: one row a month, every instance.
+    CHECK(ForecastServing(option, budget, 2.5).size() == 4);
+}
+
 TEST_CASE("owned capacity in a training forecast: its hours billed by the commitment") {
     Offering o;
     o.id = "x-on-demand";

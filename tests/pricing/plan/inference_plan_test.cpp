@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pricing/catalog_loader.hpp"
+#include "pricing/money.hpp"
 #include "tests/support/published_models.hpp"
 #include "tests/support/sample_catalog.hpp"
 
@@ -531,6 +532,135 @@ TEST_SUITE("plan_inference") {
         for (const Assumption& a : plan.value().assumptions) echoed[a.name.str()] = a.value;
         CHECK(echoed["budget_months"] == 24);
         CHECK(echoed["serving_hours_per_day"] == kServingHoursPerDay);
+    }
+}
+
+TEST_SUITE("plan_inference_owned_capacity") {
+    constexpr const char* kP5 = "aws-p5.48xlarge-us-east-1-on-demand";
+
+    const InferencePlanOption& Find(const InferencePlan& plan, const std::string& id) {
+        for (const auto& o : plan.options) {
+            if (o.offering->id == id) return o;
+        }
+        FAIL("no option on " << id);
+        return plan.options.front();
+    }
+
+    // The chat workload on AWS on-demand, its traffic sized so that the p5 option needs 4
+    // instances, over a 12-month budget window from 2027-01-01 (365 days, 8760 h).
+    InferencePlanRequest FourP5() {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.providers = {"aws"};
+        r.price_types = {PriceType::kOnDemand};
+        r.limit = 500;
+        r.start_date = "2027-01-01";
+        r.budget_months = 12;
+        auto probe = PlanInference(r, *catalog, Ref());
+        REQUIRE(probe.ok());
+        const InferencePlanOption& p5 = Find(probe.value(), kP5);
+        REQUIRE(p5.pipeline_parallel == 1);
+        const double per_instance = p5.capacity_requests_per_second / p5.replicas *
+                                    p5.offering->accelerator_count / p5.tensor_parallel;
+        r.traffic.requests_per_second = 3.5 * per_instance;
+        return r;
+    }
+
+    TEST_CASE("owned capacity covers a serving fleet's hours first, at no marginal cost") {
+        auto catalog = Sample();
+        InferencePlanRequest r = FourP5();
+        auto list = PlanInference(r, *catalog, Ref());
+        REQUIRE(list.ok());
+        const InferencePlanOption listed = Find(list.value(), kP5);
+        REQUIRE(listed.nodes == 4);
+        CHECK_FALSE(listed.owned.has_value());
+        // Two p5 instances owned for the first 3 of the 12 months (bought in October, ending
+        // 2027-04-01: 90 days of the window) at 30 USD an hour, paid whether used or not.
+        r.owned_capacity = {{kP5, 2, "2026-10-01", "2027-04-01", 30.0}};
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        const InferencePlanOption& o = Find(plan.value(), kP5);
+        const double price = o.offering->price.usd_per_hour;
+        REQUIRE(o.owned.has_value());
+        // By hand: 4 nodes x 8760 h = 35040 instance-hours; owned 2 x 90 days x 24 h = 4320
+        // of them; 30720 paid at the effective price.
+        CHECK(o.owned->window_instance_hours == doctest::Approx(35040));
+        CHECK(o.owned->instance_hours == doctest::Approx(4320));
+        CHECK(o.owned->sunk_usd == doctest::Approx(4320 * 30.0));
+        CHECK(o.owned->without_owned_cost_usd == doctest::Approx(35040 * price));
+        CHECK(o.owned->marginal_cost_usd == doctest::Approx(30720 * price));
+        CHECK(o.owned->FullyLoadedCostUsd() == doctest::Approx(30720 * price + 4320 * 30.0));
+        // The month as the option states it (730 h) and the per-token prices: the uncovered
+        // share, 30720 / 35040, of what they were without it.
+        CHECK(o.owned->without_owned_monthly_cost_usd == doctest::Approx(4 * price * 730));
+        CHECK(o.owned->without_owned_monthly_cost_usd == doctest::Approx(listed.monthly_cost_usd));
+        CHECK(o.monthly_cost_usd == doctest::Approx(4 * price * 730 * 30720 / 35040));
+        CHECK(o.owned->without_owned_usd_per_million_tokens ==
+              doctest::Approx(listed.usd_per_million_tokens));
+        CHECK(o.usd_per_million_tokens ==
+              doctest::Approx(listed.usd_per_million_tokens * 30720 / 35040));
+        CHECK(o.usd_per_million_input_tokens ==
+              doctest::Approx(listed.usd_per_million_input_tokens * 30720 / 35040));
+        // Other offerings are not covered.
+        for (const auto& other : plan.value().options) {
+            if (other.offering->id != kP5) CHECK_FALSE(other.owned.has_value());
+        }
+        CHECK(plan.value().warnings.empty());
+
+        // The budget view pays January to March for 2 of the 4 instances, then all 4; the
+        // owned hours at the commitment's rate are owned_usd, not in the months or the total.
+        auto b = ServingBudget(r, o);
+        REQUIRE(b.has_value());
+        REQUIRE(b->owned_usd.has_value());
+        CHECK(*b->owned_usd == doctest::Approx(129600.0));
+        CHECK(b->total_usd == FromCents(ToCents(30720 * price)));
+        REQUIRE(b->monthly.size() == 12);
+        CHECK(b->monthly[0].usd == doctest::Approx(31 * 24 * 2 * price).epsilon(1e-9));
+        CHECK(b->monthly[1].usd == doctest::Approx(28 * 24 * 2 * price).epsilon(1e-9));
+        CHECK(b->monthly[3].usd == doctest::Approx(30 * 24 * 4 * price).epsilon(1e-9));
+        long long month_cents = 0;
+        for (const MonthlySpend& m : b->monthly) month_cents += std::llround(m.usd * 100);
+        CHECK(month_cents == ToCents(b->total_usd));
+        // Without the book's capacity the budget is the whole fleet's, with no owned_usd.
+        r.owned_capacity.clear();
+        CHECK_FALSE(ServingBudget(r, listed)->owned_usd.has_value());
+        CHECK(ServingBudget(r, listed)->total_usd == FromCents(ToCents(35040 * price)));
+    }
+
+    TEST_CASE("a fleet owned for the whole window ranks first at no marginal cost") {
+        auto catalog = Sample();
+        InferencePlanRequest r = FourP5();
+        r.price_types = {PriceType::kOnDemand, PriceType::kSpot};  // spot serves it for less
+        auto list = PlanInference(r, *catalog, Ref());
+        REQUIRE(list.ok());
+        REQUIRE(Find(list.value(), kP5).nodes == 4);
+        // Without owned capacity the p5 is not the cheapest way to serve this traffic.
+        REQUIRE(list.value().options.front().offering->id != kP5);
+        r.owned_capacity = {{kP5, 4, "2027-01-01", "2028-01-01", 30.0}};
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        const InferencePlanOption& first = plan.value().options.front();
+        CHECK(first.offering->id == kP5);
+        CHECK(first.monthly_cost_usd == 0);
+        CHECK(first.usd_per_million_tokens == 0);
+        CHECK(first.owned->marginal_cost_usd == 0);
+        CHECK(first.owned->instance_hours == doctest::Approx(35040));
+        auto b = ServingBudget(r, first);
+        CHECK(b->total_usd == 0);
+        CHECK(*b->owned_usd == doctest::Approx(35040 * 30.0));
+    }
+
+    TEST_CASE("owned capacity that covers no option planned is warned, not applied") {
+        auto catalog = Sample();
+        InferencePlanRequest r = FourP5();
+        // Owned before the budget window: nothing of it is left to use.
+        r.owned_capacity = {{kP5, 2, "2026-01-01", "2026-04-01", 30.0}};
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        for (const auto& o : plan.value().options) CHECK_FALSE(o.owned.has_value());
+        REQUIRE(plan.value().warnings.size() == 1);
+        CHECK(plan.value().warnings[0].field == "/price_book/owned_capacity");
+        CHECK(plan.value().warnings[0].detail.find(kP5) != std::string::npos);
     }
 }
 

@@ -231,6 +231,95 @@ TEST_SUITE("price_book_codec") {
         CHECK(spot_body["price_book"]["warnings"][0]["field"] == "/price_book/owned_capacity");
     }
 
+    TEST_CASE("owned capacity in a book: serving plans use it first, ranked at the margin") {
+        TestServer server(SampleDeps());
+        json request = json::parse(R"({"model": {"params_b": 7}, "precision": "bf16",
+            "input_tokens": 512, "output_tokens": 256, "traffic": {"requests_per_second": 10},
+            "start_date": "2027-01-01", "budget_months": 12, "limit": 100,
+            "constraints": {"price_types": ["on_demand"]}})");
+        json listed = Ok(PostJson(server, "/v1/plans/inference", request));
+        REQUIRE(listed["recommendation"]["offering"]["id"] != kP5OnDemand);
+        CHECK(listed["recommendation"]["owned"].is_null());
+        CHECK(listed["budget"]["owned_usd"].is_null());
+        // One p5 instance owned for January to March 2027 (90 days, 2160 h) at 30 USD an hour.
+        json owned_entry = {{"offering_id", kP5OnDemand},
+                            {"nodes", 1},
+                            {"start_date", "2026-10-01"},
+                            {"end_date", "2027-04-01"},
+                            {"usd_per_hour", 30}};
+        request["price_book"] = {{"name", "owned p5"}, {"owned_capacity", {owned_entry}}};
+        json body = Ok(PostJson(server, "/v1/plans/inference", request));
+        CHECK(body["price_book"]["warnings"].empty());
+        const json* p5 = nullptr;
+        for (const json& option : body["options"]) {
+            if (option["offering"]["id"] == kP5OnDemand) {
+                p5 = &option;
+            } else {
+                CHECK(option["owned"].is_null());
+            }
+        }
+        REQUIRE(p5 != nullptr);
+        const json& use = (*p5)["owned"];
+        const double nodes = (*p5)["nodes"].get<double>();
+        const double price = (*p5)["offering"]["usd_per_hour"].get<double>();
+        const double window = nodes * 8760;  // 365 days on every node
+        CHECK(use["instance_hours"].get<double>() == doctest::Approx(2160));
+        CHECK(use["sunk_usd"].get<double>() == doctest::Approx(2160 * 30));
+        CHECK(use["without_owned_cost_usd"].get<double>() ==
+              doctest::Approx(window * price).epsilon(1e-6));
+        CHECK(use["marginal_cost_usd"].get<double>() ==
+              doctest::Approx((window - 2160) * price).epsilon(1e-6));
+        CHECK(use["fully_loaded_cost_usd"].get<double>() ==
+              doctest::Approx((window - 2160) * price + 2160 * 30).epsilon(1e-6));
+        CHECK(use["without_owned_monthly_cost_usd"].get<double>() ==
+              doctest::Approx(nodes * price * 730).epsilon(1e-6));
+        CHECK(use["marginal_monthly_cost_usd"] == (*p5)["monthly_cost_usd"]);
+        CHECK((*p5)["monthly_cost_usd"].get<double>() ==
+              doctest::Approx(nodes * price * 730 * (window - 2160) / window).epsilon(1e-6));
+        CHECK(use["marginal_usd_per_million_tokens"] == (*p5)["usd_per_million_tokens"]);
+        CHECK(use["without_owned_usd_per_million_tokens"].get<double>() ==
+              doctest::Approx((*p5)["usd_per_million_tokens"].get<double>() * window /
+                              (window - 2160))
+                  .epsilon(1e-5));
+
+        // The whole fleet owned for the window: the p5 ranks first at no marginal cost.
+        owned_entry["nodes"] = 64;
+        owned_entry["end_date"] = "2028-01-01";
+        request["price_book"]["owned_capacity"] = {owned_entry};
+        json all = Ok(PostJson(server, "/v1/plans/inference", request));
+        const json& rec = all["recommendation"];
+        CHECK(rec["offering"]["id"] == kP5OnDemand);
+        CHECK(all["options"][0]["offering"]["id"] == kP5OnDemand);
+        CHECK(rec["monthly_cost_usd"] == 0);
+        CHECK(rec["owned"]["marginal_cost_usd"] == 0);
+        CHECK(all["budget"]["total_usd"] == 0);
+        CHECK(all["budget"]["owned_usd"] == rec["owned"]["sunk_usd"]);
+        CHECK(all["reasoning"].get<std::string>().find("no marginal cost") != std::string::npos);
+        // Its FOCUS forecast: one Committed row a month billed 0, at the commitment's rate.
+        auto focus = server.Client().Post("/v1/plans/inference?format=focus", request.dump(),
+                                          "application/json");
+        REQUIRE(focus);
+        CHECK(focus->status == 200);
+        std::size_t committed = 0;
+        for (std::size_t at = focus->body.find(",Committed,"); at != std::string::npos;
+             at = focus->body.find(",Committed,", at + 1)) {
+            ++committed;
+        }
+        CHECK(committed == 12);
+
+        // Owned capacity of an offering no option uses: warned in the answer, not applied.
+        owned_entry["offering_id"] = kP5Spot;
+        request["price_book"]["owned_capacity"] = {owned_entry};
+        json none = Ok(PostJson(server, "/v1/plans/inference", request));
+        CHECK(none["price_book"]["warnings"].empty());
+        bool warned = false;
+        for (const json& w : none["warnings"]) {
+            warned = warned || w["field"] == "/price_book/owned_capacity";
+        }
+        CHECK(warned);
+        CHECK(none["recommendation"]["owned"].is_null());
+    }
+
     TEST_CASE("bad owned capacity is refused naming the field") {
         TestServer server(SampleDeps());
         json request = TrainingBody();
