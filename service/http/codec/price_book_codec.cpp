@@ -144,7 +144,8 @@ json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>&
         warnings.push_back(
             {{"field", std::string(kPointer) + "/owned_capacity"},
              {"detail",
-              "owned capacity is applied to training plans only: this plan prices every hour "
+              "owned capacity is applied to training, spot and rent-vs-buy plans only: this "
+              "plan prices every hour "
               "at the effective price, as if nothing were owned"}});
     }
     json prices = json::array();

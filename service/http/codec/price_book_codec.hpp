@@ -52,7 +52,7 @@ pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions
 // `named_offering_ids` (the request's spot/on-demand/rent ids). Without a book the text is
 // kept as it is (the plan encoders write `"pricing_basis":"list"`). A book with owned
 // capacity on a plan that does not apply it (`applies_owned_capacity` false: every plan but
-// training) gets a warning naming `/price_book/owned_capacity`.
+// training, spot and rent-vs-buy) gets a warning naming `/price_book/owned_capacity`.
 std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
                              const std::vector<std::string>& named_offering_ids = {},
                              bool applies_owned_capacity = false);

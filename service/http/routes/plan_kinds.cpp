@@ -48,8 +48,13 @@ Result<PreparedPlan> PrepareSpot(const json& body) {
         if (auto ids = CheckBodyIds(request, catalog); !ids.ok()) {
             return ids.error();
         }
-        auto plan = workload ? pricing::plan::PlanSpotForTraining(request, *workload, catalog)
-                             : pricing::plan::PlanSpot(request, catalog);
+        auto dated = request;
+        dated.today = TodayUtcDate();
+        if (context.view.priced) {
+            dated.owned_capacity = context.view.priced->Book().owned_capacity;
+        }
+        auto plan = workload ? pricing::plan::PlanSpotForTraining(dated, *workload, catalog)
+                             : pricing::plan::PlanSpot(dated, catalog);
         if (!plan.ok()) {
             return plan.error();
         }
@@ -60,7 +65,8 @@ Result<PreparedPlan> PrepareSpot(const json& body) {
                              NamedIds({request.spot_offering_id, request.on_demand_offering_id})](
                             AssumptionDetail detail, const std::optional<std::string>&) {
             return MarkPricingBasis(
-                EncodeSpotPlan(*p, AssumptionsJson(p->assumptions, view, detail)), view, named);
+                EncodeSpotPlan(*p, AssumptionsJson(p->assumptions, view, detail)), view, named,
+                /*applies_owned_capacity=*/true);
         };
         return out;
     });
@@ -79,7 +85,12 @@ Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
             if (auto ids = CheckBodyIds(request, catalog); !ids.ok()) {
                 return ids.error();
             }
-            auto plan = pricing::plan::PlanRentVsBuy(request, catalog);
+            auto dated = request;
+            dated.today = TodayUtcDate();
+            if (context.view.priced) {
+                dated.owned_capacity = context.view.priced->Book().owned_capacity;
+            }
+            auto plan = pricing::plan::PlanRentVsBuy(dated, catalog);
             if (!plan.ok()) {
                 return plan.error();
             }
@@ -89,7 +100,7 @@ Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
                                 AssumptionDetail detail, const std::optional<std::string>&) {
                 return MarkPricingBasis(
                     EncodeRentVsBuyPlan(*p, AssumptionsJson(p->assumptions, view, detail)), view,
-                    named);
+                    named, /*applies_owned_capacity=*/true);
             };
             out.csv = [p] { return CumulativeCsv(*p); };
             out.focus = [p, view = context.view,
