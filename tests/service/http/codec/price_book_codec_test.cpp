@@ -300,15 +300,13 @@ TEST_SUITE("price_book_codec") {
         book["owned_capacity"][0]["nodes"] = 1;
         book["owned_capacity"][0]["start_date"] = "2020-01-01";
         book["owned_capacity"][0]["end_date"] = "2040-01-01";
-        json request = {{"buy",
-                         {{"capex_usd", 1000000},
-                          {"opex_usd_per_month", 10000},
-                          {"total_accelerators", 16}}},
-                        {"rent",
-                         {{"offering_id", kP5OnDemand}, {"accelerator_hours_per_month", 11680}}},
-                        {"horizon_months", 12},
-                        {"discount_rate_annual", 0},
-                        {"price_book", book}};
+        json request = {
+            {"buy",
+             {{"capex_usd", 1000000}, {"opex_usd_per_month", 10000}, {"total_accelerators", 16}}},
+            {"rent", {{"offering_id", kP5OnDemand}, {"accelerator_hours_per_month", 11680}}},
+            {"horizon_months", 12},
+            {"discount_rate_annual", 0},
+            {"price_book", book}};
         json body = Ok(PostJson(server, "/v1/plans/rent-vs-buy", request));
         CHECK(body["price_book"]["warnings"].empty());
         CHECK(body["monthly_rent_usd"].get<double>() == doctest::Approx(80358.40));
