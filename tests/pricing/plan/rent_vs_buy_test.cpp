@@ -662,6 +662,48 @@ TEST_SUITE("plan_rent_vs_buy_owned") {
               std::string::npos);
     }
 
+    TEST_CASE("a commitment rent's owned months come off its whole terms") {
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings().Copy();
+        Offering commit = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand").value();
+        commit.id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        commit.price_type = PriceType::kCommit3y;
+        commit.price.usd_per_hour = 20;
+        offerings.push_back(commit);
+        auto catalog = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "t", 0);
+        REQUIRE(catalog.ok());
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 8;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        r.rent.accelerator_hours_per_month = 1000;
+        r.discount_rate_annual = 0;
+        r.today = "2026-12-10";
+        // The same commitment already held for the first year, at $18 an hour.
+        r.owned_capacity = {
+            {"aws-p5.48xlarge-us-east-1-commit-3y", 1, "2026-12-01", "2027-12-01", 18}};
+        auto plan = PlanRentVsBuy(r, *catalog.value());
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        // One instance reserved every hour ($14,600 a month), two whole 3-year terms (72
+        // months) billed from the purchase month; the first 12 are owned: 60 x $14,600 paid.
+        CHECK(p.rent_billed_months == 72);
+        REQUIRE(p.owned.has_value());
+        CHECK(p.owned->instance_hours == doctest::Approx(12 * 730));
+        CHECK(p.owned->sunk_usd == doctest::Approx(12 * 730 * 18));
+        CHECK(p.owned->without_owned_rent_usd == doctest::Approx(72 * 14600));
+        CHECK(p.total_rent_usd == doctest::Approx(60 * 14600));
+        CHECK(p.rent_months[11].usd == 0);
+        CHECK(p.rent_months[12].usd == doctest::Approx(14600));
+        CHECK(p.cumulative[12].rent_usd == 0);
+        CHECK(p.cumulative[13].rent_usd == doctest::Approx(14600));
+        for (const RentOption& o : p.rent_options) {
+            if (o.offering_id != "aws-p5.48xlarge-us-east-1-commit-3y") continue;
+            CHECK(o.owned_instance_hours == doctest::Approx(12 * 730));
+            CHECK(o.total_usd == doctest::Approx(60 * 14600));
+        }
+    }
+
     TEST_CASE("the discounted break-even walks the marginal rent month by month") {
         auto catalog = Sample();
         RentVsBuyRequest r = OwnedP5();
