@@ -246,13 +246,36 @@ void Price(ForecastCharge& c, double quantity, const char* unit, double effectiv
     c.list_cost_usd = quantity * list;
 }
 
+// The rent path's hours owned capacity covers in one month (a price book's owned_capacity):
+// paid by the commitment (BilledCost 0), effective at its own rate, as a training plan's.
+ForecastCharge RentOwnedCharge(ForecastCharge c, const Offering& offering, const RentMonth& m,
+                               double list_usd_per_hour) {
+    c.offering = &offering;
+    c.owned = true;
+    Price(c, m.owned_instance_hours, "Hours", m.owned_sunk_usd / m.owned_instance_hours,
+          list_usd_per_hour);
+    c.effective_cost_usd = m.owned_sunk_usd;
+    c.billed_cost_usd = 0;
+    c.accelerator_hours = m.owned_instance_hours * offering.accelerator_count;
+    return c;
+}
+
 void AddRentPath(const RentVsBuyPlan& plan, const Offering* offering, double list_usd_per_hour,
                  long long first_day, std::vector<ForecastCharge>& out) {
     for (int i = 0; i < plan.rent_billed_months; ++i) {
         ForecastCharge c =
             MonthCharge(AddCalendarMonths(first_day, i), ChargeKind::kCompute, "rent");
         c.accelerator = plan.accelerator.value_or("");
-        const double monthly = plan.monthly_rent_usd;
+        // With owned capacity the month's marginal rent; its covered hours are a row of their
+        // own, paid by the commitment (RentOwnedCharge).
+        const RentMonth* owned = i < static_cast<int>(plan.rent_months.size())
+                                     ? &plan.rent_months[static_cast<std::size_t>(i)]
+                                     : nullptr;
+        if (owned != nullptr && owned->owned_instance_hours > 0 && offering != nullptr) {
+            out.push_back(RentOwnedCharge(c, *offering, *owned, list_usd_per_hour));
+        }
+        const double monthly = owned != nullptr ? owned->usd : plan.monthly_rent_usd;
+        if (owned != nullptr && monthly <= 0) continue;  // wholly covered: no rent billed
         if (offering != nullptr && offering->price.usd_per_hour > 0) {
             c.offering = offering;
             c.nodes = plan.rent_nodes.value_or(0);

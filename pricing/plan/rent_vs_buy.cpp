@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "pricing/money.hpp"
+#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 
@@ -16,6 +17,10 @@ constexpr int kMaxAcceleratorCount = 1'000'000;
 constexpr int kMaxHorizonMonths = 360;
 // Present values closer than this share are reported as a near tie in the reasoning.
 constexpr double kNearTieFraction = 0.02;
+// Months of the rent path owned capacity is looked at for (the break-even walks through them
+// before the rent is the full monthly rent again): 100 years, far beyond any reservation
+// (1-3 year terms). Definition.
+constexpr int kMaxOwnedRentMonths = 1200;
 
 std::string Usd(double value) {
     return UsdText(value);
@@ -60,6 +65,98 @@ int WholeTermMonths(int horizon_months, int term_months) {
     return ((horizon_months + term_months - 1) / term_months) * term_months;
 }
 
+// The months of renting `offering` from `first_day` owned capacity is looked at for: at least
+// `billed_months`, and on to the end of its last entry of that offering (at most
+// kMaxOwnedRentMonths), so that a break-even after the billed months still sees it.
+int OwnedRentMonths(const std::vector<OwnedCapacity>& owned, const Offering& offering,
+                    long long first_day, int billed_months) {
+    long long last_day = first_day;
+    for (const OwnedCapacity& c : owned) {
+        const auto end = DaysFromIsoDate(c.end_date);
+        if (end && IdKey(c.offering_id) == IdKey(offering.id)) last_day = std::max(last_day, *end);
+    }
+    int months = billed_months;
+    while (months < kMaxOwnedRentMonths && AddCalendarMonths(first_day, months) < last_day) {
+        ++months;
+    }
+    return months;
+}
+
+// Renting `monthly_usd` of `offering` a month from `first_day`, month by month as owned
+// capacity covers it (CoverRun): the month's instance-hours (monthly_usd / the offering's
+// price) run on as few instances as carry them (whole instances, 730 h a month each), spread
+// evenly over the calendar month's hours, so the month's covered share is the share of those
+// instances' hours owned entries cover. The month pays the rest of its rent; the covered hours
+// are sunk at the entries' rates (their average over the month).
+std::vector<RentMonth> CoverRent(const std::vector<OwnedCapacity>& owned, const Offering& offering,
+                                 double monthly_usd, long long first_day, int months) {
+    std::vector<RentMonth> out(static_cast<std::size_t>(std::max(0, months)),
+                               RentMonth{monthly_usd, 0, 0});
+    if (owned.empty() || offering.price.usd_per_hour <= 0 || monthly_usd <= 0) return out;
+    const double instance_hours = monthly_usd / offering.price.usd_per_hour;
+    const int nodes =
+        std::max(1, static_cast<int>(std::ceil(instance_hours / kHoursPerMonth - 1e-9)));
+    for (int m = 0; m < months; ++m) {
+        const double start_hour =
+            static_cast<double>(AddCalendarMonths(first_day, m)) * kHoursPerDay;
+        const double end_hour =
+            static_cast<double>(AddCalendarMonths(first_day, m + 1)) * kHoursPerDay;
+        const OwnedCover cover = CoverRun(owned, offering.id, nodes, start_hour, end_hour);
+        if (cover.instance_hours <= 0) continue;
+        const double share =
+            std::min(1.0, cover.instance_hours / (nodes * (end_hour - start_hour)));
+        RentMonth& month = out[static_cast<std::size_t>(m)];
+        month.owned_instance_hours = share * instance_hours;
+        month.owned_sunk_usd = cover.sunk_usd * month.owned_instance_hours / cover.instance_hours;
+        month.usd = 1.0 - share < kOwnedHoursResidue ? 0.0 : monthly_usd * (1.0 - share);
+    }
+    return out;
+}
+
+bool CoversAny(const std::vector<RentMonth>& months) {
+    return std::any_of(months.begin(), months.end(),
+                       [](const RentMonth& m) { return m.owned_instance_hours > 0; });
+}
+
+// Present value of the months' rents, each paid at the end of its month.
+double PresentValue(const std::vector<RentMonth>& months, std::size_t count, double monthly_rate) {
+    double pv = 0;
+    double discount = 1;
+    for (std::size_t m = 0; m < count && m < months.size(); ++m) {
+        discount /= 1.0 + monthly_rate;
+        pv += months[m].usd * discount;
+    }
+    return pv;
+}
+
+// Months until renting has cost as much as owning (capex + opex a month), the rent of month k
+// being rent[k] and after the list `tail_rent`, both discounted at `monthly_rate` (0: cash):
+// within a month, the continuous annuity the closed form without owned capacity uses. nullopt
+// when it never does.
+std::optional<double> BreakEvenMonths(double capex_usd, double opex_usd_per_month,
+                                      const std::vector<RentMonth>& rent, double tail_rent_usd,
+                                      double monthly_rate) {
+    double owed = capex_usd;  // still to recover, in money of the purchase month
+    double discount = 1;      // to the start of month k
+    for (std::size_t k = 0;; ++k) {
+        const bool tail = k >= rent.size();
+        const double margin = (tail ? tail_rent_usd : rent[k].usd) - opex_usd_per_month;
+        if (margin > 0) {
+            const double need = owed / (margin * discount);  // undiscounted months
+            std::optional<double> months;
+            if (monthly_rate <= 0) {
+                months = need;
+            } else if (need * monthly_rate < 1) {
+                months = -std::log1p(-need * monthly_rate) / std::log1p(monthly_rate);
+            }
+            if (months && (*months <= 1 || tail)) return static_cast<double>(k) + *months;
+        }
+        if (tail) return std::nullopt;
+        owed -= margin * discount / (1.0 + monthly_rate);
+        discount /= 1.0 + monthly_rate;
+    }
+}
+
 // Rent-vs-buy compares a steady monthly rent with owning. A spot offering is interrupted and
 // repriced at will and a capacity block is booked for days or weeks, so neither is a monthly
 // rent: refused, naming the field that chose it.
@@ -83,7 +180,8 @@ Status CheckSteadyRent(const Offering& offering, const RentSide& rent) {
 // On-demand pays the rented accelerator-hours; a commitment reserves whole instances
 // covering the owned accelerators for every hour of whole terms (8,760 h a year).
 std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offering, double count,
-                                    const RentVsBuyPlan& plan, double monthly_rate) {
+                                    const RentVsBuyPlan& plan, double monthly_rate,
+                                    const std::vector<OwnedCapacity>& owned, long long first_day) {
     std::vector<RentOption> out;
     for (PriceType type : {PriceType::kOnDemand, PriceType::kCommit1y, PriceType::kCommit3y}) {
         const int term_months = TermMonths(type);
@@ -111,6 +209,18 @@ std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offe
         }
         r.total_usd = r.monthly_usd * r.billed_months;
         r.npv_usd = Annuity(r.monthly_usd, r.billed_months, monthly_rate);
+        const std::vector<RentMonth> months =
+            owned.empty() ? std::vector<RentMonth>{}
+                          : CoverRent(owned, *o, r.monthly_usd, first_day, r.billed_months);
+        if (CoversAny(months)) {
+            // As the rent path: the hours owned capacity covers are sunk.
+            r.total_usd = 0;
+            for (const RentMonth& m : months) {
+                r.total_usd += m.usd;
+                r.owned_instance_hours += m.owned_instance_hours;
+            }
+            r.npv_usd = PresentValue(months, months.size(), monthly_rate);
+        }
         r.cheaper_than_buying = r.npv_usd < plan.npv_own_usd;
         out.push_back(r);
     }
@@ -218,6 +328,7 @@ struct Owning {
     double resale_haircut = 0;
     double monthly_rate = 0;
     double horizon_discount = 1;
+    long long first_day = 0;  // the purchase month's first day (days since 1970)
 };
 
 // The offering named by rent.offering_id (or its sibling of rent.price_type), checked to be
@@ -652,6 +763,40 @@ void CompareCashFlows(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owni
         plan.discounted_break_even_months && *plan.discounted_break_even_months <= horizon;
 }
 
+// Owned capacity of the rented offering: the rent path's covered hours are sunk (paid whether
+// or not the company buys), so the rent path's totals, present value and break-evens are
+// those of the marginal rent, month by month from the purchase month.
+void CoverRentWithOwned(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Owning& own) {
+    const auto today = DaysFromIsoDate(request.today);
+    if (request.owned_capacity.empty() || !own.offering || !today) return;
+    const std::string first_month = IsoDateFromDays(*today).substr(0, 7);
+    own.first_day = *DaysFromIsoDate(first_month + "-01");
+    const int months = OwnedRentMonths(request.owned_capacity, *own.offering, own.first_day,
+                                       plan.rent_billed_months);
+    std::vector<RentMonth> rent = CoverRent(request.owned_capacity, *own.offering,
+                                            plan.monthly_rent_usd, own.first_day, months);
+    if (!CoversAny(rent)) return;
+    const auto billed = static_cast<std::size_t>(plan.rent_billed_months);
+    plan.break_even_months =
+        BreakEvenMonths(plan.capex_usd, plan.opex_usd_per_month, rent, plan.monthly_rent_usd, 0.0);
+    plan.discounted_break_even_months = BreakEvenMonths(
+        plan.capex_usd, plan.opex_usd_per_month, rent, plan.monthly_rent_usd, own.monthly_rate);
+    plan.breaks_even_within_horizon =
+        plan.discounted_break_even_months &&
+        *plan.discounted_break_even_months <= static_cast<double>(plan.horizon_months);
+    plan.npv_rent_usd = PresentValue(rent, billed, own.monthly_rate);
+    rent.resize(billed);
+    RentOwnedUse use{first_month, 0, 0, plan.monthly_rent_usd * static_cast<double>(billed)};
+    plan.total_rent_usd = 0;
+    for (const RentMonth& m : rent) {
+        use.instance_hours += m.owned_instance_hours;
+        use.sunk_usd += m.owned_sunk_usd;
+        plan.total_rent_usd += m.usd;
+    }
+    plan.owned = use;
+    plan.rent_months = std::move(rent);
+}
+
 // Break-even utilisation on the recommendation's basis (hourly rent only).
 void FindBreakEvenUtilization(RentVsBuyPlan& plan, const Owning& own) {
     const bool has_count = own.has_count;
@@ -667,7 +812,9 @@ void FindBreakEvenUtilization(RentVsBuyPlan& plan, const Owning& own) {
     // the fixed opex. With no discounting and the horizon
     // at the depreciation period this is the amortised monthly balance. A commitment costs the
     // same at any utilisation, so it has none.
-    if (has_count && plan.rent_usd_per_accelerator_hour && term_months == 0) {
+    // With owned capacity the marginal rent is not proportional to the hours rented (the
+    // owned hours come first at any utilisation), so there is no single rate to balance.
+    if (has_count && plan.rent_usd_per_accelerator_hour && term_months == 0 && !plan.owned) {
         const double annuity = Annuity(1.0, horizon, monthly_rate);
         const double fixed_opex =
             plan.opex_usd_per_month - variable_power * plan.utilization.value_or(0.0);
@@ -686,11 +833,15 @@ void FindBreakEvenUtilization(RentVsBuyPlan& plan, const Owning& own) {
 // The month-by-month cumulative series of both sides.
 void Accumulate(RentVsBuyPlan& plan, const Owning& own) {
     plan.cumulative.reserve(static_cast<std::size_t>(plan.horizon_months) + 1);
+    double rent_usd = 0;  // the marginal rent with owned capacity, else months x the rent
     for (int m = 0; m <= plan.horizon_months; ++m) {
         const auto months = static_cast<double>(m);
         const double owned = plan.capex_usd + plan.opex_usd_per_month * months;
-        plan.cumulative.push_back(
-            {m, plan.monthly_rent_usd * months, owned, owned - Resale(plan, own, months)});
+        if (plan.rent_months.empty()) rent_usd = plan.monthly_rent_usd * months;
+        plan.cumulative.push_back({m, rent_usd, owned, owned - Resale(plan, own, months)});
+        if (!plan.rent_months.empty() && m < static_cast<int>(plan.rent_months.size())) {
+            rent_usd += plan.rent_months[static_cast<std::size_t>(m)].usd;
+        }
     }
 }
 
@@ -778,6 +929,28 @@ void Recommend(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Ownin
     plan.reasoning = why;
 }
 
+// What owned capacity did to the rent path, for the reasoning: what it covers and what the
+// rent path then pays, or that the book's entries cover none of it.
+std::string OwnedRentText(const RentVsBuyRequest& request, const RentVsBuyPlan& plan,
+                          const Owning& own) {
+    if (request.owned_capacity.empty()) return "";
+    if (!plan.owned) {
+        return "; the price book's owned capacity covers none of the rent path's hours (" +
+               (own.offering ? "no entry of " + own.offering->id + " over the " +
+                                   std::to_string(plan.rent_billed_months) + " billed months"
+                             : std::string("the rent names no offering")) +
+               "), so every month pays the full rent";
+    }
+    return "; owned capacity (the price book's owned_capacity) covers " +
+           Fixed(plan.owned->instance_hours, 1) + " instance-hours of " + own.offering->id +
+           " the rent path would use from " + plan.owned->first_month +
+           " at no marginal cost (paid whether or not you buy: " + Usd(plan.owned->sunk_usd) +
+           " at the commitment's rate), so renting costs " + Usd(plan.total_rent_usd) +
+           " at the margin over " + std::to_string(plan.rent_billed_months) + " months against " +
+           Usd(plan.owned->without_owned_rent_usd) +
+           " without it; its present value and the break-evens above are the marginal rent's";
+}
+
 }  // namespace
 
 const char* RentVsBuyRecommendationName(RentVsBuyRecommendation recommendation) {
@@ -808,12 +981,30 @@ void StateMoneyInCents(RentVsBuyPlan& plan) {
     plan.monthly_own_usd = RoundToCents(plan.monthly_own_usd);
     plan.npv_own_usd = RoundToCents(plan.npv_own_usd);
     plan.npv_rent_usd = RoundToCents(plan.npv_rent_usd);
-    plan.total_rent_usd = FromCents(rent * plan.rent_billed_months);
+    // With owned capacity each month's marginal rent to the cent, and the totals their sums.
+    std::vector<long long> rent_by_month;
+    for (RentMonth& m : plan.rent_months) {
+        rent_by_month.push_back(ToCents(m.usd));
+        m.usd = FromCents(rent_by_month.back());
+    }
+    auto rent_cents_until = [&](int months) {
+        if (plan.rent_months.empty()) return rent * months;
+        long long sum = 0;
+        for (int m = 0; m < months && m < static_cast<int>(rent_by_month.size()); ++m) {
+            sum += rent_by_month[static_cast<std::size_t>(m)];
+        }
+        return sum;
+    };
+    plan.total_rent_usd = FromCents(rent_cents_until(plan.rent_billed_months));
+    if (plan.owned) {
+        plan.owned->sunk_usd = RoundToCents(plan.owned->sunk_usd);
+        plan.owned->without_owned_rent_usd = FromCents(rent * plan.rent_billed_months);
+    }
     plan.total_own_usd = FromCents(capex + opex * plan.horizon_months - resale);
     for (CumulativePoint& point : plan.cumulative) {
         const long long resale_then = ToCents(point.own_usd - point.own_net_of_resale_usd);
         const long long owned = capex + opex * point.month;
-        point.rent_usd = FromCents(rent * point.month);
+        point.rent_usd = FromCents(rent_cents_until(point.month));
         point.own_usd = FromCents(owned);
         point.own_net_of_resale_usd =
             FromCents(owned - (point.month == plan.horizon_months ? resale : resale_then));
@@ -821,7 +1012,9 @@ void StateMoneyInCents(RentVsBuyPlan& plan) {
     for (RentOption& option : plan.rent_options) {
         const long long monthly = ToCents(option.monthly_usd);
         option.monthly_usd = FromCents(monthly);
-        option.total_usd = FromCents(monthly * option.billed_months);
+        option.total_usd = option.owned_instance_hours > 0
+                               ? RoundToCents(option.total_usd)
+                               : FromCents(monthly * option.billed_months);
         option.npv_usd = RoundToCents(option.npv_usd);
     }
 }
@@ -895,13 +1088,17 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     if (auto s = PriceCapex(request, plan, own); !s.ok()) return s.error();
     if (auto s = PriceOpex(request, plan, own); !s.ok()) return s.error();
     CompareCashFlows(request, plan, own);
+    CoverRentWithOwned(request, plan, own);
     FindBreakEvenUtilization(plan, own);
     Accumulate(plan, own);
     if (own.offering && own.has_count) {
-        plan.rent_options = RentOptions(catalog, *own.offering, own.count, plan, own.monthly_rate);
+        plan.rent_options = RentOptions(
+            catalog, *own.offering, own.count, plan, own.monthly_rate,
+            plan.owned ? request.owned_capacity : std::vector<OwnedCapacity>{}, own.first_day);
     }
     Recommend(request, plan, own);
     StateMoneyInCents(plan);
+    plan.reasoning += OwnedRentText(request, plan, own);
     return plan;
 }
 

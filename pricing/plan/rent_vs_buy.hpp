@@ -7,6 +7,7 @@
 #include "pricing/assumption.hpp"
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
+#include "pricing/price_book.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -141,6 +142,13 @@ struct RentVsBuyRequest {
     RentSide rent;
     std::optional<double> discount_rate_annual;
     std::optional<int> horizon_months;  // default: depreciation years x 12
+    // Today's date (YYYY-MM-DD) as the caller's clock says: the purchase, and the rent's
+    // first month, fall in its calendar month (as the FOCUS forecast dates them).
+    std::string today;
+    // Capacity already owned (a price book's owned_capacity, set by the caller from the book,
+    // validated there): the rent path's hours it covers are sunk (paid whether or not the
+    // company buys), so the rent path pays only the rest (see RentOwnedUse).
+    std::vector<OwnedCapacity> owned_capacity;
 
     // Ranges; every failing field as a JSON pointer ("/buy/pue"), kInvalidArgument.
     [[nodiscard]] Status Validate() const;
@@ -168,9 +176,33 @@ struct RentOption {
     double total_usd = 0;   // monthly x billed months
     double npv_usd = 0;
     bool cheaper_than_buying = false;  // npv below owning's
+    // Of its rented instance-hours over the billed months, those owned capacity covers (sunk);
+    // total_usd and npv_usd pay only the rest.
+    double owned_instance_hours = 0;
     std::string as_of;
     bool as_of_estimated = false;
     bool verified = false;
+};
+
+// One billed month of the rent path: its marginal rent (the month's rent for the instance-hours
+// owned capacity does not cover) and the instance-hours it does cover, at the commitments' own
+// rates (sunk: paid whether or not the company buys).
+struct RentMonth {
+    double usd = 0;
+    double owned_instance_hours = 0;
+    double owned_sunk_usd = 0;
+};
+
+// What owned capacity covers of the rent path over its billed months, from `first_month`
+// (YYYY-MM, the month of the purchase): the rent's instance-hours (monthly rent / the
+// offering's price) run on as few instances as carry them, spread evenly over each calendar
+// month, and the owned entries of the rented offering cover them first. Those hours are sunk,
+// so the comparison is between the marginal rent and buying.
+struct RentOwnedUse {
+    std::string first_month;
+    double instance_hours = 0;          // covered, over the billed months
+    double sunk_usd = 0;                // those hours at the commitments' usd_per_hour
+    double without_owned_rent_usd = 0;  // monthly rent x billed months
 };
 
 enum class RentVsBuyRecommendation { kRent, kBuy };
@@ -206,6 +238,8 @@ struct RentVsBuyPlan {
     std::optional<double> break_even_utilization;
     int horizon_months = 0;
     double discount_rate_annual = 0;
+    // Rent paid over the billed months; with owned capacity, the marginal rent (see
+    // RentOwnedUse), as are npv_rent_usd, the cumulative series and the break-evens.
     double total_rent_usd = 0;
     double total_own_usd = 0;  // capex + opex over the horizon - resale value at its end
     double npv_rent_usd = 0;
@@ -218,6 +252,11 @@ struct RentVsBuyPlan {
     // commitments of that instance type, where the catalog has them.
     std::vector<RentOption> rent_options;
     std::string catalog_version;  // the catalog snapshot the prices came from
+    // Owned capacity's share of the rent path; null when it covers none. With it, rent_months
+    // holds each billed month's marginal rent and covered hours (empty otherwise: every month
+    // pays monthly_rent_usd).
+    std::optional<RentOwnedUse> owned;
+    std::vector<RentMonth> rent_months;
     Assumptions assumptions;
     // Inputs that disagree, kept as given: buy.utilization against the share of the owned
     // capacity the rented hours fill.

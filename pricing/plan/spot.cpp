@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pricing/money.hpp"
+#include "pricing/plan/budget.hpp"
 #include "pricing/plan/calendar.hpp"
 #include "pricing/plan/field_checker.hpp"
 
@@ -433,6 +434,9 @@ Status SpotPlanRequest::Validate() const {
     check.Range(required_deadline_probability, "/required_deadline_probability", 0, 1, true);
     check.Range(min_savings_fraction, "/min_savings_fraction", 0, 1);
     check.IntRange(nodes, "/nodes", 1, kMaxNodes);
+    if (start_date && !DaysFromIsoDate(*start_date)) {
+        check.Fail("/start_date", "must be a date written YYYY-MM-DD");
+    }
     if (!on_demand_usd_per_hour && !on_demand_offering_id && !spot_offering_id) {
         check.Fail("/on_demand_usd_per_hour",
                    "is required unless on_demand_offering_id or spot_offering_id is given");
@@ -772,8 +776,102 @@ Status PriceExpectedRun(const SpotPlanRequest& request, SpotPlan& plan) {
     plan.expected_spot_cost_usd = FromCents(spot_cents);
     plan.on_demand_cost_usd = FromCents(on_demand_cents);
     plan.expected_savings_usd = FromCents(on_demand_cents - spot_cents);
-    plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
+    if (on_demand_cents > 0) {
+        plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
+    }
     return Ok{};
+}
+
+// The hour (since 1970-01-01 UTC) the job starts, for owned capacity to cover: the start
+// date's first hour. nullopt without a date (neither start_date nor today).
+std::optional<double> JobStartHour(const SpotPlanRequest& request) {
+    const std::optional<BudgetStart> begins = StartOfBudget(request.start_date, request.today);
+    if (!begins) return std::nullopt;
+    return static_cast<double>(begins->day) * kHoursPerDay;
+}
+
+// The job's start date as echoed, when it matters: given, or owned capacity to place.
+void EchoStartDate(const SpotPlanRequest& request, SpotPlan& plan) {
+    if (!request.start_date && request.owned_capacity.empty()) return;
+    const std::optional<BudgetStart> begins = StartOfBudget(request.start_date, request.today);
+    if (!begins) return;
+    plan.start_date = IsoDateFromDays(begins->day);
+    plan.start_date_source = begins->source;
+}
+
+// Owned capacity covering the on-demand path's run (job_hours on `nodes` instances of the
+// on-demand offering from the start date): those hours are paid whether used or not, so the
+// on-demand path pays only the rest, by the hour at the effective price; the saving spot
+// offers is measured against that marginal cost (it may be negative). A job longer than the
+// reservation pays its remaining hours in full.
+void ApplyOwnedCapacity(const SpotPlanRequest& request, SpotPlan& plan) {
+    const std::optional<double> start_hour = JobStartHour(request);
+    if (request.owned_capacity.empty() || !plan.on_demand_offering_id || !start_hour) return;
+    const OwnedCover cover = CoverRun(request.owned_capacity, *plan.on_demand_offering_id,
+                                      plan.nodes, *start_hour, *start_hour + plan.job_hours);
+    if (cover.instance_hours <= 0) return;
+    const double run_instance_hours = plan.job_hours * plan.nodes;
+    double uncovered_instance_hours = run_instance_hours - cover.instance_hours;
+    if (uncovered_instance_hours < kOwnedHoursResidue) uncovered_instance_hours = 0;
+    plan.owned =
+        SpotOwnedUse{cover.instance_hours, RoundToCents(cover.sunk_usd), plan.on_demand_cost_usd};
+    const long long spot_cents = ToCents(plan.expected_spot_cost_usd);
+    const long long on_demand_cents =
+        ToCents(uncovered_instance_hours * plan.on_demand_usd_per_hour);
+    plan.on_demand_cost_usd = FromCents(on_demand_cents);
+    plan.expected_savings_usd = FromCents(on_demand_cents - spot_cents);
+    plan.expected_savings_fraction.reset();
+    if (on_demand_cents > 0) {
+        plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
+    }
+}
+
+// The mixed plan's on-demand tail, (1 - f) x work hours after f x E[T] hours on spot (see
+// ExpectedMixedCost), as owned capacity covers it: those instance-hours at the on-demand
+// price come off the mixed cost.
+double OwnedMixedTailUsd(const SpotPlanRequest& request, const SpotPlan& plan,
+                         double deadline_hours) {
+    const std::optional<double> start_hour = JobStartHour(request);
+    if (!plan.owned || !start_hour) return 0;
+    const double spot_share = MixedSpotShare(plan, deadline_hours);
+    const double switch_hour = *start_hour + spot_share * plan.expected_spot_hours;
+    const OwnedCover cover =
+        CoverRun(request.owned_capacity, *plan.on_demand_offering_id, plan.nodes, switch_hour,
+                 switch_hour + (1.0 - spot_share) * plan.job_hours);
+    return cover.instance_hours * plan.on_demand_usd_per_hour;
+}
+
+// What owned capacity did to the on-demand path, for the reasoning: what it covers and at
+// what cost the rest is paid, or that the book's entries cover none of this job.
+std::string OwnedText(const SpotPlanRequest& request, const SpotPlan& plan) {
+    if (request.owned_capacity.empty()) return "";
+    if (!plan.owned) {
+        return "; the price book's owned capacity covers none of the on-demand path's hours (" +
+               (plan.on_demand_offering_id
+                    ? "no entry of " + *plan.on_demand_offering_id + " from " +
+                          plan.start_date.value_or("the start date") + " for " +
+                          Fixed(plan.job_hours, 1) + " h"
+                    : std::string("the on-demand price was given, not an offering")) +
+               "), so every hour is priced at the effective price";
+    }
+    const double run_instance_hours = plan.job_hours * plan.nodes;
+    const double rest = std::max(0.0, run_instance_hours - plan.owned->instance_hours);
+    std::string out =
+        "; owned capacity (the price book's owned_capacity) covers " +
+        Fixed(plan.owned->instance_hours, 1) + " of the on-demand path's " +
+        Fixed(run_instance_hours, 1) + " instance-hours from " +
+        plan.start_date.value_or("the start date") +
+        " at no marginal cost (paid whether used or not: " + Usd(plan.owned->sunk_usd) +
+        " at the commitment's rate)";
+    out += rest > kOwnedHoursResidue ? "; the job outlasts it, and the other " + Fixed(rest, 1) +
+                                           " instance-hours are paid on demand at " +
+                                           Usd(plan.on_demand_usd_per_hour) + "/h: "
+                                     : ": ";
+    out += Usd(plan.on_demand_cost_usd) + " at the margin against " +
+           Usd(plan.owned->without_owned_cost_usd) +
+           " without it, and spot's saving is measured "
+           "against the marginal cost";
+    return out;
 }
 
 void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_deadline,
@@ -784,18 +882,26 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                                     "smallest expected saving for which spot is recommended",
                                     request.min_savings_fraction.has_value(),
                                     "default: judgement"));
-    const std::string saving_text = "expected saving " + Usd(plan.expected_savings_usd) + " (" +
-                                    Pct(plan.expected_savings_fraction) + ") after " +
-                                    Pct(plan.expected_overhead_fraction) +
-                                    " expected overhead from checkpoints, lost work and restarts";
+    const std::string saving_text =
+        "expected saving " + Usd(plan.expected_savings_usd) +
+        (plan.expected_savings_fraction ? " (" + Pct(*plan.expected_savings_fraction) + ")"
+                                        : std::string()) +
+        " after " + Pct(plan.expected_overhead_fraction) +
+        " expected overhead from checkpoints, lost work and restarts";
     if (request.max_spot_usd_per_hour && plan.spot_usd_per_hour > *request.max_spot_usd_per_hour) {
         plan.recommendation = SpotRecommendation::kOnDemand;
         plan.reasoning = "the spot price " + Usd(plan.spot_usd_per_hour) +
                          "/h is above your maximum " + Usd(*request.max_spot_usd_per_hour) + "/h";
     } else if (plan.expected_savings_usd <= 0) {
         plan.recommendation = SpotRecommendation::kOnDemand;
-        plan.reasoning =
-            "spot costs more than on-demand once interruptions are priced in (" + saving_text + ")";
+        plan.reasoning = plan.owned
+                             ? "running on owned capacity beats spot: on-demand costs " +
+                                   Usd(plan.on_demand_cost_usd) +
+                                   " at the margin against spot's expected " +
+                                   Usd(plan.expected_spot_cost_usd) + " (" + saving_text + ")"
+                             : "spot costs more than on-demand once interruptions are "
+                               "priced in (" +
+                                   saving_text + ")";
     } else if (!spot_meets_deadline && !on_demand_meets_deadline) {
         plan.recommendation = SpotRecommendation::kOnDemand;
         plan.reasoning = "neither meets the deadline; on-demand is the faster (" + Fixed(work, 1) +
@@ -803,7 +909,8 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
     } else if (!spot_meets_deadline) {
         const double deadline = *request.deadline_hours;
         plan.mixed_slack_hours = deadline - plan.failure_free_hours;
-        plan.expected_mixed_cost_usd = ExpectedMixedCost(plan, deadline);
+        plan.expected_mixed_cost_usd =
+            ExpectedMixedCost(plan, deadline) - OwnedMixedTailUsd(request, plan, deadline);
         const double mixed_saving = plan.on_demand_cost_usd - *plan.expected_mixed_cost_usd;
         plan.expected_mixed_savings_fraction = mixed_saving / plan.on_demand_cost_usd;
         const std::string slack_text =
@@ -832,7 +939,7 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                              "), and " + mixed_text + ", below the " + Pct(min_savings) +
                              " worth the operational risk of spot";
         }
-    } else if (plan.expected_savings_fraction < min_savings) {
+    } else if (plan.expected_savings_fraction.value_or(0) < min_savings) {
         plan.recommendation = SpotRecommendation::kOnDemand;
         plan.reasoning = "the " + saving_text + " is below the " + Pct(min_savings) +
                          " worth the operational risk of spot";
@@ -862,11 +969,16 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
 
 }  // namespace
 
-double ExpectedMixedCost(const SpotPlan& plan, double deadline_hours) {
+double MixedSpotShare(const SpotPlan& plan, double deadline_hours) {
     const double work = plan.job_hours;
     const double overhead = plan.expected_spot_hours - work;
     const double allowance = std::max(0.0, deadline_hours - work);
-    const double spot_share = overhead > 0 ? std::min(1.0, allowance / overhead) : 1.0;
+    return overhead > 0 ? std::min(1.0, allowance / overhead) : 1.0;
+}
+
+double ExpectedMixedCost(const SpotPlan& plan, double deadline_hours) {
+    const double work = plan.job_hours;
+    const double spot_share = MixedSpotShare(plan, deadline_hours);
     return spot_share * plan.expected_spot_hours * plan.spot_cluster_usd_per_hour +
            (1.0 - spot_share) * work * plan.on_demand_cluster_usd_per_hour;
 }
@@ -907,6 +1019,8 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
     if (auto s = PriceExpectedRun(request, plan); !s.ok()) {
         return s.error();
     }
+    EchoStartDate(request, plan);
+    ApplyOwnedCapacity(request, plan);
     const double required =
         request.required_deadline_probability.value_or(kDefaultRequiredDeadlineProbability);
     bool spot_meets_deadline = true;
@@ -929,6 +1043,7 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
              "definition (matches a seeded simulation within 0.015 in the tests)"});
     }
     Recommend(request, required, spot_meets_deadline, on_demand_meets_deadline, plan);
+    plan.reasoning += OwnedText(request, plan);
     PriceRange(plan);
     return plan;
 }

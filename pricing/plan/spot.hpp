@@ -3,11 +3,13 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pricing/assumption.hpp"
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/price_book.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -143,6 +145,15 @@ struct SpotPlanRequest {
     std::optional<double> deadline_hours;
     std::optional<double> required_deadline_probability;
     std::optional<double> min_savings_fraction;
+    // The job's first day (YYYY-MM-DD), for owned capacity to cover: the job runs from its
+    // start (00:00 UTC) for job_hours. Default: `today`.
+    std::optional<std::string> start_date;
+    // Today's date (YYYY-MM-DD) as the caller's clock says; the default start date.
+    std::string today;
+    // Capacity already owned (a price book's owned_capacity, set by the caller from the book,
+    // validated there): a reservation is on-demand capacity, so the on-demand path's hours it
+    // covers (of on_demand_offering_id or the spot offering's twin) cost nothing at the margin.
+    std::vector<OwnedCapacity> owned_capacity;
 
     // Ranges and combinations; reports every failing field as a JSON pointer
     // ("/job_hours"), kInvalidArgument.
@@ -153,6 +164,16 @@ struct SpotPlanRequest {
 struct SpotRange {
     double low = 0;
     double high = 0;
+};
+
+// What owned capacity covers of the on-demand path: its job_hours on `nodes` instances of the
+// on-demand offering from the start date. Those hours are paid whether used or not (sunk),
+// so on_demand_cost_usd is the marginal bill for the rest (at the effective on-demand price),
+// and the saving spot offers is measured against it.
+struct SpotOwnedUse {
+    double instance_hours = 0;          // of the on-demand run, covered
+    double sunk_usd = 0;                // those hours at the commitments' usd_per_hour
+    double without_owned_cost_usd = 0;  // the on-demand bill had nothing been owned
 };
 
 enum class SpotRecommendation { kSpot, kOnDemand, kMixed };
@@ -192,9 +213,19 @@ struct SpotPlan {
     double expected_spot_hours = 0;
     double expected_spot_cost_usd = 0;
     double on_demand_hours = 0;
+    // The on-demand bill; with owned capacity covering some of it, the marginal bill (see
+    // SpotOwnedUse).
     double on_demand_cost_usd = 0;
-    double expected_savings_usd = 0;
-    double expected_savings_fraction = 0;  // of the on-demand cost
+    double expected_savings_usd = 0;  // on_demand_cost_usd - expected_spot_cost_usd
+    // Of the on-demand cost; null when that is 0 (owned capacity covers the whole run).
+    std::optional<double> expected_savings_fraction;
+    // The job's first day and where it came from ("request" or "today"); null when the plan
+    // neither was given a start date nor had owned capacity to place.
+    std::optional<std::string> start_date;
+    std::optional<std::string> start_date_source;
+    // Owned capacity's share of the on-demand path; null when it covers none (the reasoning
+    // says so when the book owns capacity).
+    std::optional<SpotOwnedUse> owned;
     std::optional<double> deadline_hours;
     std::optional<double> spot_deadline_probability;
     std::optional<double> on_demand_deadline_probability;
@@ -228,6 +259,8 @@ struct SpotPlan {
 // USD/h. Within 1.5 % of the on-demand cost of a seeded simulation of the switch rule in
 // tests/pricing/plan/spot_test.cpp. REQUIRES: W <= deadline_hours, plan priced (E[T] set).
 double ExpectedMixedCost(const SpotPlan& plan, double deadline_hours);
+// The share f of the job the mixed plan runs on spot (see ExpectedMixedCost).
+double MixedSpotShare(const SpotPlan& plan, double deadline_hours);
 
 // Plans `request` against `catalog` (used only when offerings are named). kInvalidArgument
 // for invalid inputs (see Validate), kNotFound for an unknown offering id,

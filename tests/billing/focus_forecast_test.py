@@ -233,6 +233,40 @@ def main():
         check(all(abs(float(r["ListCost"]) * 0.75 - float(r["EffectiveCost"])) < 1e-3
                   for r in path["rent"]), "rent at the book's price")
 
+        # Rent-vs-buy with owned capacity of the rented offering (one p5 instance owned every
+        # hour of the horizon at 30 USD): the rent's 1,022 instance-hours a month run on two
+        # instances, one of them owned, so half of each month is a Committed row billed 0 at
+        # the commitment's rate and the usage rows bill the marginal rent.
+        owned_rvb = dict(rvb, price_book=dict(BOOK, owned_capacity=[
+            {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "nodes": 1,
+             "start_date": "2020-01-01", "end_date": "2040-01-01", "usd_per_hour": 30}]))
+        status, _, plan_text = post(port, "/v1/plans/rent-vs-buy", owned_rvb)
+        check(status == 200, f"owned rent-vs-buy: {status} {plan_text[:300]}")
+        owned_plan = json.loads(plan_text)
+        owned = owned_plan["owned"]
+        check(owned is not None and abs(owned["instance_hours"] - 24 * 511) < 1e-6 and
+              abs(owned["sunk_usd"] - 24 * 511 * 30) < 0.01, f"owned rent: {owned}")
+        check(not owned_plan["price_book"]["warnings"], "owned capacity applied, not warned")
+        status, ctype, text = post(port, "/v1/plans/rent-vs-buy?format=focus", owned_rvb)
+        check(status == 200 and ctype.startswith("text/csv"), f"owned rent FOCUS: {status}")
+        problems = validate(text)
+        check(not problems, "owned rent FOCUS validator: " + "; ".join(problems[:10]))
+        rent_rows = [r for r in rows_of(text) if json.loads(r["Tags"])["gpucost-path"] == "rent"]
+        committed = [r for r in rent_rows if r["PricingCategory"] == "Committed"]
+        usage = [r for r in rent_rows if r["PricingCategory"] != "Committed"]
+        check(len(committed) == 24 and len(usage) == 24, f"rows: {len(committed)} {len(usage)}")
+        check(all(float(r["BilledCost"]) == 0 and abs(float(r["PricingQuantity"]) - 511) < 1e-6
+                  and abs(float(r["EffectiveCost"]) - 511 * 30) < 0.01 for r in committed),
+              f"committed rows: {committed[:2]}")
+        billed = sum(float(r["BilledCost"]) for r in rent_rows)
+        check(abs(billed - owned_plan["total_rent_usd"]) < 0.05,
+              f"billed rent {billed} vs marginal {owned_plan['total_rent_usd']}")
+        check(abs(owned_plan["total_rent_usd"] - rvb_plan["total_rent_usd"] / 2) < 0.05,
+              "half of every month's rent is sunk")
+        effective = sum(float(r["EffectiveCost"]) for r in rent_rows)
+        check(abs(effective - owned_plan["total_rent_usd"] - owned["sunk_usd"]) < 0.05,
+              "effective rent: marginal + sunk")
+
         # The validator is not a rubber stamp: a wrong category and a missing cost fail.
         bad = rows_of(post(port, "/v1/plans/training?format=focus", PLAN)[2])
         bad[0]["ChargeCategory"] = "Usages"

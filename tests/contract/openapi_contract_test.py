@@ -377,6 +377,25 @@ try:
                          headers=json_headers)
     check(owned_serving["recommendation"]["owned"] is not None and
           owned_serving["budget"]["owned_usd"] > 0, "owned capacity covers the p5 fleet")
+    # The same book in a spot plan (the on-demand path's owned hours, from start_date) and a
+    # rent-vs-buy plan (the rent path's, from this month): `owned` objects, no warning.
+    owned_spot = call("/v1/plans/spot", "/v1/plans/spot", "post",
+                      body=json.dumps({"job_hours": 24, "start_date": "2026-12-01",
+                                       "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot",
+                                       "price_book": owned_book}).encode(),
+                      headers=json_headers)
+    check(owned_spot["owned"] is not None and owned_spot["owned"]["instance_hours"] == 24 and
+          owned_spot["on_demand_cost_usd"] == 0 and owned_spot["start_date_source"] == "request"
+          and not owned_spot["price_book"]["warnings"], "owned capacity covers the spot job")
+    wide_book = {"name": "owned p5", "owned_capacity": [
+        dict(owned_book["owned_capacity"][0], start_date="2020-01-01", end_date="2040-01-01")]}
+    owned_rvb = call("/v1/plans/rent-vs-buy", "/v1/plans/rent-vs-buy", "post",
+                     body=json.dumps({"buy": {"accelerator": "h100-sxm", "total_accelerators": 16},
+                                      "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand"},
+                                      "horizon_months": 12, "price_book": wide_book}).encode(),
+                     headers=json_headers)
+    check(owned_rvb["owned"] is not None and owned_rvb["owned"]["sunk_usd"] > 0 and
+          not owned_rvb["price_book"]["warnings"], "owned capacity covers the rent path")
     # Paging a plan: next_cursor walks every option once; a cursor belongs to its request.
     walk_body = {"model": {"params_b": 7}, "tokens_b": 100, "limit": 40}
     page = call("/v1/plans/training", "/v1/plans/training", "post",

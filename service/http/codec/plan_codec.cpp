@@ -98,6 +98,7 @@ const auto kSpotRequestFields = std::to_array<RequestField<SpotPlanRequest>>({
     {"deadline_hours", &Optional<&SpotPlanRequest::deadline_hours>},
     {"required_deadline_probability", &Optional<&SpotPlanRequest::required_deadline_probability>},
     {"min_savings_fraction", &Optional<&SpotPlanRequest::min_savings_fraction>},
+    {"start_date", &Optional<&SpotPlanRequest::start_date>},
 });
 
 }  // namespace
@@ -159,6 +160,19 @@ void WriteSpotRisk(JsonWriter& w, const pl::SpotPlan& p) {
     field_detail::WriteObject(w, bucket, kSpotRiskFields);
 }
 
+// Owned capacity's share of the on-demand path (a price book's owned_capacity); null when
+// none covers it. The same members as a training option's `owned`.
+void WriteSpotOwnedUse(JsonWriter& w, const pl::SpotPlan& p) {
+    if (!p.owned) return w.Null();
+    w.BeginObject();
+    w.UsdMember("fully_loaded_cost_usd", p.on_demand_cost_usd + p.owned->sunk_usd);
+    w.Member("instance_hours", p.owned->instance_hours);
+    w.UsdMember("marginal_cost_usd", p.on_demand_cost_usd);
+    w.UsdMember("sunk_usd", p.owned->sunk_usd);
+    w.UsdMember("without_owned_cost_usd", p.owned->without_owned_cost_usd);
+    w.EndObject();
+}
+
 constexpr auto kSpotPlanFields = std::to_array<AnswerField<pl::SpotPlan>>({
     {"catalog_version", &Scalar<&pl::SpotPlan::catalog_version>},
     {"checkpoint_interval_hours", &Scalar<&pl::SpotPlan::checkpoint_interval_hours>},
@@ -194,6 +208,7 @@ constexpr auto kSpotPlanFields = std::to_array<AnswerField<pl::SpotPlan>>({
     {"on_demand_hours", &Scalar<&pl::SpotPlan::on_demand_hours>},
     {"on_demand_offering_id", &Scalar<&pl::SpotPlan::on_demand_offering_id>},
     {"on_demand_usd_per_hour", &UsdRate<&pl::SpotPlan::on_demand_usd_per_hour>},
+    {"owned", &WriteSpotOwnedUse},
     {"pricing_basis", &ListPricingBasis<pl::SpotPlan>},
     {"reasoning", &Scalar<&pl::SpotPlan::reasoning>},
     {"recommendation", &Named<&pl::SpotRecommendationName, &pl::SpotPlan::recommendation>},
@@ -206,6 +221,8 @@ constexpr auto kSpotPlanFields = std::to_array<AnswerField<pl::SpotPlan>>({
     {"spot_interruption", &WriteSpotRisk},
     {"spot_offering_id", &Scalar<&pl::SpotPlan::spot_offering_id>},
     {"spot_usd_per_hour", &UsdRate<&pl::SpotPlan::spot_usd_per_hour>},
+    {"start_date", &Scalar<&pl::SpotPlan::start_date>},
+    {"start_date_source", &Scalar<&pl::SpotPlan::start_date_source>},
     {"warnings", &Warnings<&pl::SpotPlan::warnings>},
     {"young_checkpoint_interval_hours", &Scalar<&pl::SpotPlan::young_checkpoint_interval_hours>},
 });
@@ -312,6 +329,7 @@ constexpr auto kRentOptionFields = std::to_array<AnswerField<pl::RentOption>>({
     {"nodes", &Scalar<&pl::RentOption::nodes>},
     {"npv_usd", &Usd<&pl::RentOption::npv_usd>},
     {"offering_id", &Scalar<&pl::RentOption::offering_id>},
+    {"owned_instance_hours", &Scalar<&pl::RentOption::owned_instance_hours>},
     {"price_type", &Named<&pricing::PriceTypeName, &pl::RentOption::price_type>},
     {"total_usd", &Usd<&pl::RentOption::total_usd>},
     {"usd_per_accelerator_hour", &UsdRate<&pl::RentOption::usd_per_accelerator_hour>},
@@ -328,6 +346,20 @@ constexpr auto kCumulativeFields = std::to_array<AnswerField<pl::CumulativePoint
 static_assert(KeysAscending(kCumulativeFields));
 
 using RentVsBuyPlan = pl::RentVsBuyPlan;
+
+// Owned capacity's share of the rent path (a price book's owned_capacity); null when none
+// covers it. A training option's `owned` members, and the month the rent path starts.
+void WriteRentOwnedUse(JsonWriter& w, const RentVsBuyPlan& p) {
+    if (!p.owned) return w.Null();
+    w.BeginObject();
+    w.Member("first_month", p.owned->first_month);
+    w.UsdMember("fully_loaded_cost_usd", p.total_rent_usd + p.owned->sunk_usd);
+    w.Member("instance_hours", p.owned->instance_hours);
+    w.UsdMember("marginal_cost_usd", p.total_rent_usd);
+    w.UsdMember("sunk_usd", p.owned->sunk_usd);
+    w.UsdMember("without_owned_cost_usd", p.owned->without_owned_rent_usd);
+    w.EndObject();
+}
 constexpr auto kRentVsBuyFields = std::to_array<AnswerField<RentVsBuyPlan>>({
     {"accelerator", &Scalar<&RentVsBuyPlan::accelerator>},
     {"accelerator_hours_per_month", &Scalar<&RentVsBuyPlan::accelerator_hours_per_month>},
@@ -346,6 +378,7 @@ constexpr auto kRentVsBuyFields = std::to_array<AnswerField<RentVsBuyPlan>>({
     {"npv_own_usd", &Usd<&RentVsBuyPlan::npv_own_usd>},
     {"npv_rent_usd", &Usd<&RentVsBuyPlan::npv_rent_usd>},
     {"opex_usd_per_month", &Usd<&RentVsBuyPlan::opex_usd_per_month>},
+    {"owned", &WriteRentOwnedUse},
     {"pricing_basis", &ListPricingBasis<RentVsBuyPlan>},
     {"reasoning", &Scalar<&RentVsBuyPlan::reasoning>},
     {"recommendation", &Named<&pl::RentVsBuyRecommendationName, &RentVsBuyPlan::recommendation>},

@@ -133,19 +133,11 @@ void AnnotateOfferings(json& node, const pricing::PricedCatalog& priced,
     }
 }
 
-json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>& ids,
-              bool applies_owned_capacity) {
+json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>& ids) {
     const pricing::PriceBook& book = priced.Book();
     json warnings = json::array();
     for (const pricing::FieldError& w : priced.Warnings()) {
         warnings.push_back({{"field", w.field}, {"detail", w.detail}});
-    }
-    if (!applies_owned_capacity && !book.owned_capacity.empty()) {
-        warnings.push_back({{"field", std::string(kPointer) + "/owned_capacity"},
-                            {"detail",
-                             "owned capacity is applied to training and serving plans only: "
-                             "this plan prices every hour at the effective price, as if nothing "
-                             "were owned"}});
     }
     json prices = json::array();
     for (const std::string& id : ids) {
@@ -201,8 +193,7 @@ pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions
 }
 
 std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
-                             const std::vector<std::string>& named_offering_ids,
-                             bool applies_owned_capacity) {
+                             const std::vector<std::string>& named_offering_ids) {
     if (!view.priced) {
         return answer_json;  // the plan encoders write "pricing_basis":"list" themselves
     }
@@ -214,7 +205,7 @@ std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
         if (offering.ok()) ids.insert(offering.value().id);
     }
     answer["pricing_basis"] = "price_book";
-    answer["price_book"] = BookEcho(*view.priced, ids, applies_owned_capacity);
+    answer["price_book"] = BookEcho(*view.priced, ids);
     if (view.from_key_default) answer["price_book"]["from_key_default"] = true;
     return answer.dump();
 }

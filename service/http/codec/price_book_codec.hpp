@@ -50,11 +50,9 @@ pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions
 // {offering_id, list_usd_per_hour, usd_per_hour, rule} for every offering the answer names
 // (objects with `id` and `usd_per_hour`, which also get `list_usd_per_hour`) and for
 // `named_offering_ids` (the request's spot/on-demand/rent ids). Without a book the text is
-// kept as it is (the plan encoders write `"pricing_basis":"list"`). A book with owned
-// capacity on a plan that does not apply it (`applies_owned_capacity` false: every plan but
-// training) gets a warning naming `/price_book/owned_capacity`.
+// kept as it is (the plan encoders write `"pricing_basis":"list"`). Every plan applies the
+// book's owned capacity itself (its options' `owned`), so nothing about it is warned here.
 std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
-                             const std::vector<std::string>& named_offering_ids = {},
-                             bool applies_owned_capacity = false);
+                             const std::vector<std::string>& named_offering_ids = {});
 
 }  // namespace gpucost::http

@@ -48,8 +48,13 @@ Result<PreparedPlan> PrepareSpot(const json& body) {
         if (auto ids = CheckBodyIds(request, catalog); !ids.ok()) {
             return ids.error();
         }
-        auto plan = workload ? pricing::plan::PlanSpotForTraining(request, *workload, catalog)
-                             : pricing::plan::PlanSpot(request, catalog);
+        auto dated = request;
+        dated.today = TodayUtcDate();
+        if (context.view.priced) {
+            dated.owned_capacity = context.view.priced->Book().owned_capacity;
+        }
+        auto plan = workload ? pricing::plan::PlanSpotForTraining(dated, *workload, catalog)
+                             : pricing::plan::PlanSpot(dated, catalog);
         if (!plan.ok()) {
             return plan.error();
         }
@@ -79,7 +84,12 @@ Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
             if (auto ids = CheckBodyIds(request, catalog); !ids.ok()) {
                 return ids.error();
             }
-            auto plan = pricing::plan::PlanRentVsBuy(request, catalog);
+            auto dated = request;
+            dated.today = TodayUtcDate();
+            if (context.view.priced) {
+                dated.owned_capacity = context.view.priced->Book().owned_capacity;
+            }
+            auto plan = pricing::plan::PlanRentVsBuy(dated, catalog);
             if (!plan.ok()) {
                 return plan.error();
             }
@@ -106,47 +116,46 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
     if (!request.ok()) {
         return request.error();
     }
-    return PreparedPlan(
-        [request = std::move(request).value(), deprecated_offset = body.contains("offset")](
-            const PlanContext& context) -> Result<PlanOutcome> {
-            auto paged = request;
-            if (context.view.priced) {
-                paged.owned_capacity = context.view.priced->Book().owned_capacity;
+    return PreparedPlan([request = std::move(request).value(),
+                         deprecated_offset = body.contains("offset")](
+                            const PlanContext& context) -> Result<PlanOutcome> {
+        auto paged = request;
+        if (context.view.priced) {
+            paged.owned_capacity = context.view.priced->Book().owned_capacity;
+        }
+        if (context.cursor_offset) {
+            paged.offset = *context.cursor_offset;
+        }
+        if (context.calibration) {
+            paged.calibration_hours_factor = context.calibration->hours_factor;
+        }
+        // The options point into the view's catalog, which the closures below keep alive.
+        auto answer = AnswerTrainingPlan(paged, *context.view.catalog, *context.reference,
+                                         TodayUtcDate(), context.cpus);
+        if (!answer.ok()) {
+            return answer.error();
+        }
+        auto a = std::make_shared<TrainingAnswer>(std::move(answer).value());
+        if (context.calibration) {
+            for (auto& c : CalibrationAssumptions(*context.calibration)) {
+                a->plan.assumptions.push_back(std::move(c));
             }
-            if (context.cursor_offset) {
-                paged.offset = *context.cursor_offset;
-            }
-            if (context.calibration) {
-                paged.calibration_hours_factor = context.calibration->hours_factor;
-            }
-            // The options point into the view's catalog, which the closures below keep alive.
-            auto answer = AnswerTrainingPlan(paged, *context.view.catalog, *context.reference,
-                                             TodayUtcDate(), context.cpus);
-            if (!answer.ok()) {
-                return answer.error();
-            }
-            auto a = std::make_shared<TrainingAnswer>(std::move(answer).value());
-            if (context.calibration) {
-                for (auto& c : CalibrationAssumptions(*context.calibration)) {
-                    a->plan.assumptions.push_back(std::move(c));
-                }
-            }
-            PlanOutcome out;
-            out.page = PlanOutcome::Page{a->offset, a->plan.options.size(), a->plan.total_count};
-            out.deprecated_offset = deprecated_offset;
-            out.json_text = [a, view = context.view](AssumptionDetail detail,
-                                                     std::optional<std::string> next_cursor) {
-                a->next_cursor = std::move(next_cursor);
-                return MarkPricingBasis(
-                    EncodeTrainingPlan(*a, AssumptionsJson(a->plan.assumptions, view, detail)),
-                    view, {}, /*applies_owned_capacity=*/true);
-            };
-            out.csv = [a] { return OptionsCsv(a->plan); };
-            out.focus = [a, paged, view = context.view](const FocusTags& tags) {
-                return TrainingFocusCsv(a->plan, paged, view, tags);
-            };
-            return out;
-        });
+        }
+        PlanOutcome out;
+        out.page = PlanOutcome::Page{a->offset, a->plan.options.size(), a->plan.total_count};
+        out.deprecated_offset = deprecated_offset;
+        out.json_text = [a, view = context.view](AssumptionDetail detail,
+                                                 std::optional<std::string> next_cursor) {
+            a->next_cursor = std::move(next_cursor);
+            return MarkPricingBasis(
+                EncodeTrainingPlan(*a, AssumptionsJson(a->plan.assumptions, view, detail)), view);
+        };
+        out.csv = [a] { return OptionsCsv(a->plan); };
+        out.focus = [a, paged, view = context.view](const FocusTags& tags) {
+            return TrainingFocusCsv(a->plan, paged, view, tags);
+        };
+        return out;
+    });
 }
 
 // POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor), on the
@@ -175,8 +184,7 @@ Result<PreparedPlan> PrepareInference(const json& body) {
             a->next_cursor = std::move(next_cursor);
             // Owned capacity is applied (or, covering no option, warned in `warnings`).
             return MarkPricingBasis(
-                EncodeInferencePlan(*a, AssumptionsJson(a->page.assumptions, view, detail)), view,
-                {}, /*applies_owned_capacity=*/true);
+                EncodeInferencePlan(*a, AssumptionsJson(a->page.assumptions, view, detail)), view);
         };
         out.csv = [a] { return OptionsCsv(*a); };
         out.focus = [a, view = context.view](const FocusTags& tags) {

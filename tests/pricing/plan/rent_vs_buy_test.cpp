@@ -573,3 +573,153 @@ TEST_SUITE("plan_rent_vs_buy") {
         }
     }
 }
+
+TEST_SUITE("plan_rent_vs_buy_owned") {
+    // Two p5 instances' worth of work (16 accelerators at full use: 11,680 accelerator-hours,
+    // $80,358.40 a month on demand at $55.04 per instance-hour) against buying them for $1M
+    // and $10K a month, over a year without discounting, from December 2026; one p5 on-demand
+    // instance owned for December to February at $30 an hour.
+    RentVsBuyRequest OwnedP5() {
+        RentVsBuyRequest r;
+        r.buy.capex_usd = 1000000;
+        r.buy.opex_usd_per_month = 10000;
+        r.buy.total_accelerators = 16;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        r.rent.accelerator_hours_per_month = 16 * 730;
+        r.horizon_months = 12;
+        r.discount_rate_annual = 0;
+        r.today = "2026-12-15";
+        r.owned_capacity = {
+            {"aws-p5.48xlarge-us-east-1-on-demand", 1, "2026-12-01", "2027-03-01", 30}};
+        return r;
+    }
+
+    TEST_CASE("owned capacity of the rented offering makes the covered rent sunk") {
+        auto catalog = Sample();
+        auto plan = PlanRentVsBuy(OwnedP5(), *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        CHECK(p.monthly_rent_usd == doctest::Approx(80358.40));
+        // The rent's 1,460 instance-hours a month run on two instances; one of them is owned
+        // every hour of December, January and February: half of each of those months' rent
+        // ($40,179.20) is sunk, 730 instance-hours at $30 ($21,900).
+        REQUIRE(p.owned.has_value());
+        CHECK(p.owned->first_month == "2026-12");
+        CHECK(p.owned->instance_hours == doctest::Approx(3 * 730));
+        CHECK(p.owned->sunk_usd == doctest::Approx(3 * 21900));
+        CHECK(p.owned->without_owned_rent_usd == doctest::Approx(12 * 80358.40));
+        REQUIRE(p.rent_months.size() == 12);
+        CHECK(p.rent_months[0].usd == doctest::Approx(40179.20));
+        CHECK(p.rent_months[2].usd == doctest::Approx(40179.20));
+        CHECK(p.rent_months[3].usd == doctest::Approx(80358.40));
+        CHECK(p.rent_months[3].owned_instance_hours == 0);
+        // 3 x 40,179.20 + 9 x 80,358.40.
+        CHECK(p.total_rent_usd == doctest::Approx(843763.20));
+        CHECK(p.npv_rent_usd == doctest::Approx(843763.20));
+        CHECK(p.cumulative[1].rent_usd == doctest::Approx(40179.20));
+        CHECK(p.cumulative[3].rent_usd == doctest::Approx(120537.60));
+        CHECK(p.cumulative[12].rent_usd == doctest::Approx(843763.20));
+        // Cash break-even on the marginal rent: three months recover 3 x (40,179.20 - 10,000)
+        // = 90,537.60, the rest at 70,358.40 a month: 3 + 909,462.40 / 70,358.40 months
+        // (without owned capacity 1,000,000 / 70,358.40 = 14.21).
+        REQUIRE(p.break_even_months.has_value());
+        CHECK(*p.break_even_months == doctest::Approx(3 + 909462.40 / 70358.40));
+        CHECK(*p.discounted_break_even_months == doctest::Approx(*p.break_even_months));
+        // No single rate balances a rent whose first hours are owned.
+        CHECK_FALSE(p.break_even_utilization.has_value());
+        CHECK(p.reasoning.find("covers 2190.0 instance-hours of "
+                               "aws-p5.48xlarge-us-east-1-on-demand") != std::string::npos);
+        // The on-demand alternative is the same offering: the same marginal rent.
+        bool on_demand_seen = false;
+        for (const RentOption& o : p.rent_options) {
+            if (o.price_type != PriceType::kOnDemand) {
+                CHECK(o.owned_instance_hours == 0);
+                continue;
+            }
+            on_demand_seen = true;
+            CHECK(o.owned_instance_hours == doctest::Approx(3 * 730));
+            CHECK(o.total_usd == doctest::Approx(843763.20));
+            CHECK(o.npv_usd == doctest::Approx(843763.20));
+        }
+        CHECK(on_demand_seen);
+    }
+
+    TEST_CASE("owned capacity the rent path does not use changes nothing, and is said to") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = OwnedP5();
+        r.owned_capacity[0].offering_id = "lambda-gpu_1x_h100-us-on-demand";
+        auto owned = PlanRentVsBuy(r, *catalog);
+        r.owned_capacity.clear();
+        auto plain = PlanRentVsBuy(r, *catalog);
+        REQUIRE(owned.ok());
+        REQUIRE(plain.ok());
+        CHECK_FALSE(owned.value().owned.has_value());
+        CHECK(owned.value().rent_months.empty());
+        CHECK(owned.value().total_rent_usd == plain.value().total_rent_usd);
+        CHECK(*owned.value().break_even_months == *plain.value().break_even_months);
+        CHECK(*plain.value().break_even_months == doctest::Approx(1000000 / 70358.40));
+        CHECK(owned.value().reasoning.find("covers none of the rent path's hours") !=
+              std::string::npos);
+    }
+
+    TEST_CASE("a commitment rent's owned months come off its whole terms") {
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings().Copy();
+        Offering commit = base->FindOffering("aws-p5.48xlarge-us-east-1-on-demand").value();
+        commit.id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        commit.price_type = PriceType::kCommit3y;
+        commit.price.usd_per_hour = 20;
+        offerings.push_back(commit);
+        auto catalog = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "t", 0);
+        REQUIRE(catalog.ok());
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 8;
+        r.rent.offering_id = "aws-p5.48xlarge-us-east-1-commit-3y";
+        r.rent.accelerator_hours_per_month = 1000;
+        r.discount_rate_annual = 0;
+        r.today = "2026-12-10";
+        // The same commitment already held for the first year, at $18 an hour.
+        r.owned_capacity = {
+            {"aws-p5.48xlarge-us-east-1-commit-3y", 1, "2026-12-01", "2027-12-01", 18}};
+        auto plan = PlanRentVsBuy(r, *catalog.value());
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        // One instance reserved every hour ($14,600 a month), two whole 3-year terms (72
+        // months) billed from the purchase month; the first 12 are owned: 60 x $14,600 paid.
+        CHECK(p.rent_billed_months == 72);
+        REQUIRE(p.owned.has_value());
+        CHECK(p.owned->instance_hours == doctest::Approx(12 * 730));
+        CHECK(p.owned->sunk_usd == doctest::Approx(12 * 730 * 18));
+        CHECK(p.owned->without_owned_rent_usd == doctest::Approx(72 * 14600));
+        CHECK(p.total_rent_usd == doctest::Approx(60 * 14600));
+        CHECK(p.rent_months[11].usd == 0);
+        CHECK(p.rent_months[12].usd == doctest::Approx(14600));
+        CHECK(p.cumulative[12].rent_usd == 0);
+        CHECK(p.cumulative[13].rent_usd == doctest::Approx(14600));
+        for (const RentOption& o : p.rent_options) {
+            if (o.offering_id != "aws-p5.48xlarge-us-east-1-commit-3y") continue;
+            CHECK(o.owned_instance_hours == doctest::Approx(12 * 730));
+            CHECK(o.total_usd == doctest::Approx(60 * 14600));
+        }
+    }
+
+    TEST_CASE("the discounted break-even walks the marginal rent month by month") {
+        auto catalog = Sample();
+        RentVsBuyRequest r = OwnedP5();
+        r.discount_rate_annual = 0.08;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        const RentVsBuyPlan& p = plan.value();
+        // Present value still owed after the three half-covered months, then the closed form
+        // for a steady margin from month 3: x = -ln(1 - owed_3 i / (m v^3)) / ln(1 + i).
+        const double i = std::pow(1.08, 1.0 / 12.0) - 1.0;
+        const double v = 1.0 / (1.0 + i);
+        const double owed_3 = 1000000 - 30179.20 * (v + v * v + v * v * v);
+        const double x = -std::log1p(-owed_3 * i / (70358.40 * v * v * v)) / std::log1p(i);
+        CHECK(*p.discounted_break_even_months == doctest::Approx(3 + x));
+        double npv = 0;
+        for (int m = 0; m < 12; ++m) npv += (m < 3 ? 40179.20 : 80358.40) * std::pow(v, m + 1);
+        CHECK(p.npv_rent_usd == doctest::Approx(npv));
+    }
+}

@@ -172,7 +172,7 @@ TEST_SUITE("plan_spot") {
         CHECK(p.expected_spot_cost_usd == doctest::Approx(3353.4534627322));
         CHECK(p.on_demand_cost_usd == doctest::Approx(9832.0));
         CHECK(p.expected_savings_usd == doctest::Approx(6478.5465372678));
-        CHECK(p.expected_savings_fraction == doctest::Approx(0.6589245868));
+        CHECK(*p.expected_savings_fraction == doctest::Approx(0.6589245868));
         CHECK(p.recommendation == SpotRecommendation::kSpot);
         // The first-order estimate W (1 + C/tau) / (1 - lambda (R + (tau + C)/2)) = 111.98 h
         // agrees within a few tenths of a percent.
@@ -368,7 +368,7 @@ TEST_SUITE("plan_spot") {
         auto plan = PlanSpot(r, *catalog);
         REQUIRE(plan.ok());
         const SpotPlan& p = plan.value();
-        CHECK(p.expected_savings_fraction > 0.5);  // spot to the end would save 65.9 %
+        CHECK(*p.expected_savings_fraction > 0.5);  // spot to the end would save 65.9 %
         CHECK(*p.mixed_slack_hours == doctest::Approx(100.5 - 105.15));
         CHECK(*p.expected_mixed_savings_fraction == doctest::Approx(0.028).epsilon(0.05));
         CHECK(p.recommendation == SpotRecommendation::kOnDemand);
@@ -621,5 +621,115 @@ TEST_SUITE("plan_spot") {
         auto plan = PlanSpot(r, *catalog);
         REQUIRE_FALSE(plan.ok());
         CHECK(plan.error().field == "/on_demand_usd_per_hour");
+    }
+}
+
+TEST_SUITE("plan_spot_owned") {
+    // 100 h on two p5 instances from 2026-12-01, no interruptions (spot costs exactly
+    // 100 h x 2 x $20.9934 = $4,198.68), one p5 on-demand instance owned for the first two days.
+    SpotPlanRequest OwnedExample(int owned_nodes, const std::string& end_date) {
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        r.interruptions_per_hour = 0;
+        r.nodes = 2;
+        r.start_date = "2026-12-01";
+        r.today = "2026-11-27";
+        r.owned_capacity = {
+            {"aws-p5.48xlarge-us-east-1-on-demand", owned_nodes, "2026-12-01", end_date, 30}};
+        return r;
+    }
+
+    TEST_CASE("owned hours of the on-demand path cost nothing at the margin; the rest is paid") {
+        auto catalog = Sample();
+        auto plan = PlanSpot(OwnedExample(1, "2026-12-03"), *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        CHECK(p.expected_spot_cost_usd == doctest::Approx(4198.68));
+        // One owned instance for 48 h of the 100 h: 48 of 200 instance-hours covered; the
+        // other 152 at $55.04: $8,366.08 (without it 200 x $55.04 = $11,008).
+        REQUIRE(p.owned.has_value());
+        CHECK(p.owned->instance_hours == doctest::Approx(48));
+        CHECK(p.owned->sunk_usd == doctest::Approx(1440));
+        CHECK(p.owned->without_owned_cost_usd == doctest::Approx(11008));
+        CHECK(p.on_demand_cost_usd == doctest::Approx(8366.08));
+        CHECK(p.expected_savings_usd == doctest::Approx(8366.08 - 4198.68));
+        CHECK(*p.expected_savings_fraction == doctest::Approx(4167.40 / 8366.08));
+        CHECK(p.recommendation == SpotRecommendation::kSpot);
+        CHECK(*p.start_date == "2026-12-01");
+        CHECK(*p.start_date_source == "request");
+        CHECK(p.reasoning.find("covers 48.0 of the on-demand path's 200.0 instance-hours") !=
+              std::string::npos);
+        CHECK(p.reasoning.find("the other 152.0 instance-hours are paid on demand") !=
+              std::string::npos);
+    }
+
+    TEST_CASE("owned capacity covering the whole run beats spot, and the answer says so") {
+        auto catalog = Sample();
+        auto plan = PlanSpot(OwnedExample(2, "2027-01-01"), *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        REQUIRE(p.owned.has_value());
+        CHECK(p.owned->instance_hours == doctest::Approx(200));
+        CHECK(p.owned->sunk_usd == doctest::Approx(6000));
+        CHECK(p.on_demand_cost_usd == 0);
+        CHECK(p.expected_savings_usd == doctest::Approx(-4198.68));
+        CHECK_FALSE(p.expected_savings_fraction.has_value());
+        CHECK(p.recommendation == SpotRecommendation::kOnDemand);
+        CHECK(p.reasoning.find("running on owned capacity beats spot") != std::string::npos);
+    }
+
+    TEST_CASE("owned capacity outside the job's window covers nothing, and is said to") {
+        auto catalog = Sample();
+        SpotPlanRequest r = OwnedExample(2, "2027-01-01");
+        r.start_date.reset();
+        r.today = "2027-02-01";  // the job starts after the reservation ends
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        CHECK_FALSE(plan.value().owned.has_value());
+        CHECK(plan.value().on_demand_cost_usd == doctest::Approx(11008));
+        CHECK(*plan.value().start_date == "2027-02-01");
+        CHECK(*plan.value().start_date_source == "today");
+        CHECK(plan.value().reasoning.find("covers none of the on-demand path's hours") !=
+              std::string::npos);
+    }
+
+    TEST_CASE("the mixed plan's on-demand tail uses owned capacity too") {
+        auto catalog = Sample();
+        SpotPlanRequest r = IssueExample();
+        r.on_demand_usd_per_hour.reset();
+        r.spot_offering_id = "aws-p5.48xlarge-us-east-1-spot";
+        r.spot_usd_per_hour = 10;
+        r.deadline_hours = 108;
+        r.start_date = "2026-12-01";
+        // Owned from the fifth day (hour 96): the last 12 h of the on-demand tail (from ~76 h
+        // on spot to 108 h) run on it.
+        r.owned_capacity = {
+            {"aws-p5.48xlarge-us-east-1-on-demand", 1, "2026-12-05", "2027-01-01", 30}};
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        REQUIRE(p.expected_mixed_cost_usd.has_value());
+        const double share = 8.0 / (p.expected_spot_hours - 100);
+        const double switch_hour = share * p.expected_spot_hours;
+        const double tail = (1 - share) * 100;
+        REQUIRE(switch_hour < 96);  // the tail starts before the reservation: only part covered
+        CHECK(switch_hour + tail == doctest::Approx(108));
+        CHECK(*p.expected_mixed_cost_usd ==
+              doctest::Approx(share * p.expected_spot_hours * 10 + (tail - 12) * 55.04));
+        // The on-demand path: 100 h, of which the 4 h from hour 96 are owned.
+        REQUIRE(p.owned.has_value());
+        CHECK(p.owned->instance_hours == doctest::Approx(4));
+        CHECK(p.on_demand_cost_usd == doctest::Approx(96 * 55.04));
+        CHECK(p.recommendation == SpotRecommendation::kMixed);
+    }
+
+    TEST_CASE("a start date that is not a date is refused naming it") {
+        auto catalog = Sample();
+        SpotPlanRequest r = OwnedExample(1, "2026-12-03");
+        r.start_date = "December";
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().field == "/start_date");
     }
 }

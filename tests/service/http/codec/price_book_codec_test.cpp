@@ -180,7 +180,7 @@ TEST_SUITE("price_book_codec") {
                      "/price_book/rules/0/price_types/0");
     }
 
-    TEST_CASE("owned capacity in a book: training plans use it first, others warn") {
+    TEST_CASE("owned capacity in a book: training plans use it first") {
         TestServer server(SampleDeps());
         json request = json::parse(R"({"model": {"params_b": 7}, "tokens_b": 100,
             "precision": "bf16", "start_date": "2026-12-01", "limit": 50,
@@ -220,15 +220,127 @@ TEST_SUITE("price_book_codec") {
             if (option["offering"]["id"] != kP5OnDemand) CHECK(option["owned"].is_null());
         }
         CHECK(body["price_book"]["warnings"].empty());
+    }
 
+    // Two p5 on-demand instances owned for a year at $30 an hour (OwnedP5Book).
+    json OwnedP5Book() {
+        return {{"name", "owned p5"},
+                {"owned_capacity",
+                 {{{"offering_id", kP5OnDemand},
+                   {"nodes", 2},
+                   {"start_date", "2026-11-01"},
+                   {"end_date", "2027-11-01"},
+                   {"usd_per_hour", 30}}}}};
+    }
+
+    TEST_CASE("owned capacity in a spot plan: the on-demand path's owned hours beat spot") {
+        TestServer server(SampleDeps());
+        // 10 h on two instances from 2026-12-01, both owned: the on-demand path costs nothing
+        // at the margin (20 instance-hours sunk at $30: $600; $1,100.80 at $55.04 without).
         json spot = {{"job_hours", 10},
+                     {"nodes", 2},
                      {"spot_offering_id", kP5Spot},
                      {"on_demand_offering_id", kP5OnDemand},
-                     {"interruptions_per_hour", 0.1},
-                     {"price_book", request["price_book"]}};
-        json spot_body = Ok(PostJson(server, "/v1/plans/spot", spot));
-        REQUIRE(spot_body["price_book"]["warnings"].size() == 1);
-        CHECK(spot_body["price_book"]["warnings"][0]["field"] == "/price_book/owned_capacity");
+                     {"interruptions_per_hour", 0},
+                     {"start_date", "2026-12-01"},
+                     {"price_book", OwnedP5Book()}};
+        json body = Ok(PostJson(server, "/v1/plans/spot", spot));
+        CHECK(body["price_book"]["warnings"].empty());
+        CHECK(body["start_date"] == "2026-12-01");
+        CHECK(body["start_date_source"] == "request");
+        const json& owned = body["owned"];
+        CHECK(owned["instance_hours"] == 20);
+        CHECK(owned["sunk_usd"] == 600);
+        CHECK(owned["marginal_cost_usd"] == 0);
+        CHECK(owned["fully_loaded_cost_usd"] == 600);
+        CHECK(owned["without_owned_cost_usd"].get<double>() == doctest::Approx(1100.80));
+        CHECK(body["on_demand_cost_usd"] == 0);
+        // Spot: 10 h x 2 x $20.9934 = $419.87, a loss against the marginal $0.
+        CHECK(body["expected_spot_cost_usd"].get<double>() == doctest::Approx(419.87));
+        CHECK(body["expected_savings_usd"].get<double>() == doctest::Approx(-419.87));
+        CHECK(body["expected_savings_fraction"].is_null());
+        CHECK(body["recommendation"] == "on_demand");
+        CHECK(body["reasoning"].get<std::string>().find("running on owned capacity beats spot") !=
+              std::string::npos);
+
+        // A 100 h job from 2026-10-30, two days before the reservation, one instance of two
+        // owned: the last 52 h of one instance, 52 of 200 instance-hours; the other 148 paid at
+        // $55.04 ($8,145.92); spot ($4,198.68) still saves.
+        spot["job_hours"] = 100;
+        spot["start_date"] = "2026-10-30";
+        spot["price_book"]["owned_capacity"][0]["nodes"] = 1;
+        body = Ok(PostJson(server, "/v1/plans/spot", spot));
+        CHECK(body["owned"]["instance_hours"] == 52);
+        CHECK(body["on_demand_cost_usd"].get<double>() == doctest::Approx(8145.92));
+        CHECK(body["expected_savings_usd"].get<double>() == doctest::Approx(8145.92 - 4198.68));
+        CHECK(body["reasoning"].get<std::string>().find("the other 148.0 instance-hours") !=
+              std::string::npos);
+        CHECK(body["recommendation"] == "spot");
+
+        // Before the reservation: nothing covered, said so; the plan is the one without a book.
+        spot["start_date"] = "2026-01-01";
+        body = Ok(PostJson(server, "/v1/plans/spot", spot));
+        CHECK(body["owned"].is_null());
+        CHECK(body["on_demand_cost_usd"].get<double>() == doctest::Approx(11008));
+        CHECK(body["reasoning"].get<std::string>().find("covers none of the on-demand path") !=
+              std::string::npos);
+        CHECK(body["price_book"]["warnings"].empty());
+
+        spot["start_date"] = "2026-13-01";
+        CheckProblem(PostJson(server, "/v1/plans/spot", spot), 422, "invalid_argument",
+                     "/start_date");
+    }
+
+    TEST_CASE("owned capacity in a rent-vs-buy plan: the covered rent is sunk") {
+        TestServer server(SampleDeps());
+        // Two p5 instances' work a month at full use (16 x 730 accelerator-hours, $80,358.40
+        // at $55.04 an instance-hour) for a year; one instance owned every hour of it: half of
+        // every month's rent is sunk (730 instance-hours at $30, $21,900).
+        json book = OwnedP5Book();
+        book["owned_capacity"][0]["nodes"] = 1;
+        book["owned_capacity"][0]["start_date"] = "2020-01-01";
+        book["owned_capacity"][0]["end_date"] = "2040-01-01";
+        json request = {
+            {"buy",
+             {{"capex_usd", 1000000}, {"opex_usd_per_month", 10000}, {"total_accelerators", 16}}},
+            {"rent", {{"offering_id", kP5OnDemand}, {"accelerator_hours_per_month", 11680}}},
+            {"horizon_months", 12},
+            {"discount_rate_annual", 0},
+            {"price_book", book}};
+        json body = Ok(PostJson(server, "/v1/plans/rent-vs-buy", request));
+        CHECK(body["price_book"]["warnings"].empty());
+        CHECK(body["monthly_rent_usd"].get<double>() == doctest::Approx(80358.40));
+        const json& owned = body["owned"];
+        CHECK(owned["instance_hours"].get<double>() == doctest::Approx(12 * 730));
+        CHECK(owned["sunk_usd"].get<double>() == doctest::Approx(12 * 21900));
+        CHECK(owned["marginal_cost_usd"].get<double>() == doctest::Approx(12 * 40179.20));
+        CHECK(owned["without_owned_cost_usd"].get<double>() == doctest::Approx(12 * 80358.40));
+        CHECK(owned["first_month"].get<std::string>().size() == 7);
+        CHECK(body["total_rent_usd"] == owned["marginal_cost_usd"]);
+        CHECK(body["npv_rent_usd"] == owned["marginal_cost_usd"]);
+        CHECK(body["cumulative"][1]["rent_usd"].get<double>() == doctest::Approx(40179.20));
+        // 1,000,000 / (40,179.20 - 10,000) months against 1,000,000 / 70,358.40 without.
+        CHECK(body["break_even_months"].get<double>() ==
+              doctest::Approx(1000000 / 30179.20).epsilon(1e-9));
+        CHECK(body["break_even_utilization"].is_null());
+        CHECK(body["recommendation"] == "buy");
+        CHECK(body["reasoning"].get<std::string>().find("covers 8760.0 instance-hours") !=
+              std::string::npos);
+        for (const json& option : body["rent_options"]) {
+            if (option["price_type"] == "on_demand") {
+                CHECK(option["owned_instance_hours"].get<double>() == doctest::Approx(8760));
+            }
+        }
+
+        // A book owning other capacity: nothing covered, said so, no warning.
+        book["owned_capacity"][0]["offering_id"] = kLambda;
+        request["price_book"] = book;
+        body = Ok(PostJson(server, "/v1/plans/rent-vs-buy", request));
+        CHECK(body["owned"].is_null());
+        CHECK(body["total_rent_usd"].get<double>() == doctest::Approx(12 * 80358.40));
+        CHECK(body["reasoning"].get<std::string>().find("covers none of the rent path's hours") !=
+              std::string::npos);
+        CHECK(body["price_book"]["warnings"].empty());
     }
 
     TEST_CASE("owned capacity in a book: serving plans use it first, ranked at the margin") {
