@@ -1,8 +1,11 @@
 #include "service/import/actuals_command.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -14,6 +17,7 @@
 #include "service/http/codec/json_codec.hpp"
 #include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
+#include "service/import/row_hash_set.hpp"
 
 namespace gpucost::import {
 namespace {
@@ -185,9 +189,36 @@ std::vector<std::string> StoreRow(const pricing::ActualCharge& c) {
             c.tag_value};
 }
 
-// Row ids already in the store (its first column); an absent store is empty.
-std::set<std::string> StoredIds(const std::string& path) {
-    std::set<std::string> ids;
+// The row ids of the store and of the rows read so far. An id in the reader's form (16 hex
+// digits, focus_actuals.cpp) is held as its 64-bit value in a RowHashSet: about 16 bytes a
+// row, where the ids as strings in a std::set took about 110.
+class KnownRowIds {
+public:
+    // True when `id` was not known (it is now).
+    bool Insert(const std::string& id) {
+        if (auto value = HexValue(id)) return hex_.Insert(*value);
+        return other_.insert(id).second;
+    }
+
+private:
+    static std::optional<std::uint64_t> HexValue(const std::string& id) {
+        if (id.size() != 16) return std::nullopt;
+        std::uint64_t value = 0;
+        for (char c : id) {
+            const int digit = c >= '0' && c <= '9'   ? c - '0'
+                              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                     : -1;
+            if (digit < 0) return std::nullopt;
+            value = value << 4 | static_cast<std::uint64_t>(digit);
+        }
+        return value;
+    }
+    RowHashSet hex_;
+    std::set<std::string> other_;  // ids a hand-edited store holds in another form
+};
+
+// Row ids already in the store (its first column); an absent store has none.
+void ReadStoredIds(const std::string& path, KnownRowIds& ids) {
     std::ifstream in(path);
     std::string line;
     bool header = true;
@@ -196,10 +227,58 @@ std::set<std::string> StoredIds(const std::string& path) {
             header = false;
             continue;
         }
-        ids.insert(line.substr(0, line.find(',')));
+        ids.Insert(line.substr(0, line.find(',')));
     }
-    return ids;
 }
+
+// Store rows written per ToCsv call: the spool holds one batch in memory at a time.
+constexpr std::size_t kStoreRowsPerWrite = 4096;
+
+// The kept rows new to the store, spooled to a temporary file as they are read and appended to
+// the store only after every export has been read: a file that fails leaves the store as it
+// was, and memory does not grow with the rows.
+class StoreSpool {
+public:
+    // False when no temporary file can be made.
+    bool Open() {
+        file_.reset(std::tmpfile());
+        batch_.header = ActualsStoreColumns();
+        return file_ != nullptr;
+    }
+    void Add(const pricing::ActualCharge& c) {
+        batch_.rows.push_back(StoreRow(c));
+        ++rows_;
+        if (batch_.rows.size() >= kStoreRowsPerWrite) Flush();
+    }
+    std::size_t rows() const { return rows_; }
+    // Appends the spooled rows to `path` (with the header when the store is new); false when
+    // a write failed.
+    bool AppendTo(const std::string& path) {
+        Flush();
+        const bool is_new = !std::ifstream(path).good();
+        std::ofstream store(path, std::ios::app | std::ios::binary);
+        if (is_new) store << http::ToCsv(http::CsvTable{batch_.header, {}});
+        std::rewind(file_.get());
+        char chunk[1 << 16];
+        while (std::size_t n = std::fread(chunk, 1, sizeof chunk, file_.get())) {
+            store.write(chunk, static_cast<std::streamsize>(n));
+        }
+        return ok_ && !std::ferror(file_.get()) && store.flush().good();
+    }
+
+private:
+    void Flush() {
+        if (batch_.rows.empty()) return;
+        std::string text = http::ToCsv(batch_);
+        text.erase(0, text.find('\n') + 1);  // the header: written once, by AppendTo
+        ok_ = ok_ && std::fwrite(text.data(), 1, text.size(), file_.get()) == text.size();
+        batch_.rows.clear();
+    }
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, std::fclose};
+    http::CsvTable batch_;
+    std::size_t rows_ = 0;
+    bool ok_ = true;
+};
 
 json TotalsJson(const pricing::ActualTotals& t) {
     return {{"rows", t.rows},
@@ -276,41 +355,39 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
         std::fputs(kUsage, err);
         return kImportBadInput;
     }
-    const std::set<std::string> stored =
-        parsed.into.empty() ? std::set<std::string>{} : StoredIds(parsed.into);
-    http::CsvTable fresh;
-    fresh.header = ActualsStoreColumns();
+    KnownRowIds known;
+    StoreSpool spool;
+    if (!parsed.into.empty()) {
+        ReadStoredIds(parsed.into, known);
+        if (!spool.Open()) {
+            std::fprintf(err, "gpucost actuals: cannot make a temporary file for %s\n",
+                         parsed.into.c_str());
+            return kImportFailed;
+        }
+    }
     std::size_t already = 0;
-    std::set<std::string> batch;
     pricing::ActualsReport report;
+    const auto keep = [&](const pricing::ActualCharge& c) {
+        if (parsed.into.empty()) return;  // no store: no ids to keep
+        if (known.Insert(c.row_id)) {
+            spool.Add(c);
+        } else {
+            ++already;
+        }
+    };
     for (const std::string& file : parsed.files) {
-        auto status = ReadFocusExport(
-            file, parsed.options, catalog, mappings, report, [&](const pricing::ActualCharge& c) {
-                if (stored.count(c.row_id) || !batch.insert(c.row_id).second) {
-                    ++already;
-                } else if (!parsed.into.empty()) {
-                    fresh.rows.push_back(StoreRow(c));
-                }
-            });
+        auto status = ReadFocusExport(file, parsed.options, catalog, mappings, report, keep);
         if (!status.ok()) {
             std::fprintf(err, "gpucost actuals: %s\n", status.error().message.c_str());
             return status.error().code == pricing::ErrorCode::kNotFound ? kImportFailed
                                                                         : kImportBadInput;
         }
     }
-    if (!parsed.into.empty() && !fresh.rows.empty()) {
-        std::string text = http::ToCsv(fresh);
-        if (!stored.empty() || std::ifstream(parsed.into).good()) {
-            text.erase(0, text.find('\n') + 1);  // the store has its header already
-        }
-        std::ofstream store(parsed.into, std::ios::app | std::ios::binary);
-        store << text;
-        if (!store) {
-            std::fprintf(err, "gpucost actuals: cannot write %s\n", parsed.into.c_str());
-            return kImportFailed;
-        }
+    if (!parsed.into.empty() && spool.rows() > 0 && !spool.AppendTo(parsed.into)) {
+        std::fprintf(err, "gpucost actuals: cannot write %s\n", parsed.into.c_str());
+        return kImportFailed;
     }
-    std::string text = ReportJson(report, parsed, fresh.rows.size(), already).dump(2);
+    std::string text = ReportJson(report, parsed, spool.rows(), already).dump(2);
     std::fprintf(out, "%s\n", text.c_str());
     return kImportOk;
 }

@@ -9,8 +9,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
+
+#include "service/import/row_hash_set.hpp"
 
 namespace gpucost::import {
 namespace {
@@ -33,7 +36,7 @@ bool Contains(std::string_view text, std::string_view part) {
 }
 
 // FNV-1a, 64 bits: the same identity for the same row on every run and build.
-std::string RowHash(std::string_view record, std::size_t repeat) {
+std::uint64_t RowHashValue(std::string_view record, std::size_t repeat) {
     std::uint64_t h = 1469598103934665603ULL;
     auto mix = [&h](unsigned char c) {
         h ^= c;
@@ -41,6 +44,12 @@ std::string RowHash(std::string_view record, std::size_t repeat) {
     };
     for (char c : record) mix(static_cast<unsigned char>(c));
     for (char c : std::to_string(repeat)) mix(static_cast<unsigned char>(c));
+    return h;
+}
+
+// A row's identity as stored: RowHashValue as 16 hex digits.
+std::string RowHash(std::string_view record, std::size_t repeat) {
+    std::uint64_t h = RowHashValue(record, repeat);
     static const char kHex[] = "0123456789abcdef";
     std::string out(16, '0');
     for (int i = 15; i >= 0; --i) {
@@ -237,7 +246,7 @@ pricing::Status Fail(const std::string& path, const std::string& what) {
 
 // Classifies one row: a kept charge, or nullopt with the row counted as skipped. A bad
 // number is an error.
-pricing::Result<std::optional<ActualCharge>> Classify(const Row& row, const std::string& id,
+pricing::Result<std::optional<ActualCharge>> Classify(const Row& row,
                                                       const FocusReadOptions& options,
                                                       const pricing::Catalog& catalog,
                                                       const Mappings& mappings,
@@ -277,7 +286,6 @@ pricing::Result<std::optional<ActualCharge>> Classify(const Row& row, const std:
     const double billed = numbers[0], effective = numbers[1], list = numbers[2],
                  consumed = numbers[3];
     ActualCharge c;
-    c.row_id = id;
     c.provider = provider;
     c.charge_period_start = row.Get("ChargePeriodStart");
     c.month = c.charge_period_start.substr(0, 7);
@@ -347,22 +355,29 @@ pricing::Status ReadRecords(RecordSource& source, const std::string& name,
     if (columns.count("ProviderName") == 0 && columns.count("ServiceProviderName") == 0) {
         return Fail(name, "no ProviderName (or ServiceProviderName) column");
     }
-    std::map<std::string, std::size_t> seen;  // identical rows: told apart by their order
+    // Identical rows are told apart by their order: how many of each text came before, by the
+    // text's 64-bit hash (repeats: only the texts seen more than once). Only kept rows get an
+    // identity (identical rows are kept or skipped alike), so the rows an export is mostly
+    // made of cost no memory.
+    RowHashSet seen;
+    std::unordered_map<std::uint64_t, std::size_t> repeats;
     std::size_t line = 1;
     while (auto record = source.Next(too_long)) {
         ++line;
         if (record->empty()) continue;
         ++report.rows_read;
         const auto cells = ParseCsvRecord(*record);
-        const std::string id = RowHash(*record, seen[RowHash(*record, 0)]++);
-        auto kept = Classify(Row{columns, cells, line}, id, options, catalog, mappings, report);
+        auto kept = Classify(Row{columns, cells, line}, options, catalog, mappings, report);
         if (!kept.ok()) {
             return pricing::MakeError(kept.error().code, name + ": " + kept.error().message,
                                       kept.error().field);
         }
         if (kept.value()) {
-            report.Keep(*kept.value());
-            on_charge(*kept.value());
+            ActualCharge& charge = *kept.value();
+            const std::uint64_t text_hash = RowHashValue(*record, 0);
+            charge.row_id = RowHash(*record, seen.Insert(text_hash) ? 0 : ++repeats[text_hash]);
+            report.Keep(charge);
+            on_charge(charge);
         }
     }
     if (too_long) return Fail(name, "a record is longer than 1 MiB");

@@ -1,20 +1,57 @@
 #include "service/storage/actuals_store.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <tuple>
+#include <vector>
+
 namespace gpucost::storage {
 namespace {
 
-// Stores one charge unless its row is stored already; true when it was added.
-bool InsertCharge(pqxx::work& tx, std::int64_t import_id, const pricing::ActualCharge& c) {
-    auto added = tx.exec_params(
+// Charges sent to the database per COPY and INSERT ... SELECT: each statement stays far inside
+// the connection's statement timeout (kStatementTimeoutMs, 5 s) whatever the body's size, and
+// the staging table holds one batch at a time.
+constexpr std::size_t kChargesPerBatch = 10000;
+
+// The staging table one import's batches pass through (dropped with the transaction): the
+// columns of actual_charges as the reader gives them, empty strings for absent values.
+void CreateStaging(pqxx::work& tx) {
+    tx.exec(
+        "CREATE TEMP TABLE actuals_staging (row_id text, provider text, month text,"
+        " charge_period_start text, billing_currency text, sku text, offering_id text,"
+        " accelerator text, region text, pricing_category text,"
+        " accelerator_hours double precision, billed_cost double precision,"
+        " effective_cost double precision, list_cost double precision, tag_value text)"
+        " ON COMMIT DROP");
+}
+
+// Stores the charges [begin, end) not stored yet; the number added. The same statement as one
+// row at a time gave: a row_id stored already (by an earlier import, or earlier in this one)
+// is not stored again, nor counted as added.
+std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id,
+                        std::vector<pricing::ActualCharge>::const_iterator begin,
+                        std::vector<pricing::ActualCharge>::const_iterator end) {
+    {
+        pqxx::stream_to rows(tx, "actuals_staging");
+        for (auto c = begin; c != end; ++c) {
+            rows << std::make_tuple(c->row_id, c->provider, c->month, c->charge_period_start,
+                                    c->billing_currency, c->sku, c->offering_id, c->accelerator,
+                                    c->region, c->pricing_category, c->accelerator_hours,
+                                    c->billed_cost, c->effective_cost, c->list_cost, c->tag_value);
+        }
+        rows.complete();
+    }
+    const pqxx::result added = tx.exec_params(
         "INSERT INTO actual_charges (row_id, import_id, provider, month, charge_period_start,"
         " billing_currency, sku, offering_id, accelerator, region, pricing_category,"
         " accelerator_hours, billed_cost, effective_cost, list_cost, tag_value)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, $10, $11, $12, $13, $14, $15,"
-        " NULLIF($16, '')) ON CONFLICT (row_id) DO NOTHING RETURNING row_id",
-        c.row_id, import_id, c.provider, c.month, c.charge_period_start, c.billing_currency, c.sku,
-        c.offering_id, c.accelerator, c.region, c.pricing_category, c.accelerator_hours,
-        c.billed_cost, c.effective_cost, c.list_cost, c.tag_value);
-    return !added.empty();
+        " SELECT row_id, $1, provider, month, charge_period_start, billing_currency, sku,"
+        " NULLIF(offering_id, ''), accelerator, region, pricing_category, accelerator_hours,"
+        " billed_cost, effective_cost, list_cost, NULLIF(tag_value, '') FROM actuals_staging"
+        " ON CONFLICT (row_id) DO NOTHING",
+        import_id);
+    tx.exec("TRUNCATE actuals_staging");
+    return static_cast<std::size_t>(added.affected_rows());
 }
 
 }  // namespace
@@ -34,9 +71,13 @@ pricing::Result<http::ActualsImport> PgActualsStore::Import(
                            static_cast<std::int64_t>(report.kept))
                          .at(0)[0]
                          .as<std::int64_t>();
-            for (const pricing::ActualCharge& c : charges) {
-                ++(InsertCharge(tx, out.id, c) ? out.added : out.already_imported);
+            CreateStaging(tx);
+            for (std::size_t at = 0; at < charges.size(); at += kChargesPerBatch) {
+                const std::size_t n = std::min(kChargesPerBatch, charges.size() - at);
+                const auto begin = charges.begin() + static_cast<std::ptrdiff_t>(at);
+                out.added += InsertBatch(tx, out.id, begin, begin + static_cast<std::ptrdiff_t>(n));
             }
+            out.already_imported = charges.size() - out.added;
             tx.exec_params("UPDATE actuals_imports SET added = $2 WHERE id = $1", out.id,
                            static_cast<std::int64_t>(out.added));
             tx.commit();

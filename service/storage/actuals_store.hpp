@@ -10,8 +10,10 @@
 namespace gpucost::storage {
 
 // Imported actual spend on PostgreSQL (schema/migrations/004_actuals.sql): a row per import and
-// a row per kept charge, none ever changed. Thread-safe (one connection, one call at a time:
-// exports arrive a few times a month).
+// a row per kept charge, none ever changed. An import is one transaction; its charges go in
+// batches through COPY into a temporary table and one INSERT ... SELECT ... ON CONFLICT DO
+// NOTHING each (not a statement per charge: an export has hundreds of thousands). Thread-safe
+// (one connection, one call at a time: exports arrive a few times a month).
 class PgActualsStore final : public http::ActualsStore {
 public:
     explicit PgActualsStore(std::string database_url) : session_(std::move(database_url)) {}

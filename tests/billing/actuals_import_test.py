@@ -94,6 +94,40 @@ def main():
         check(close(by_team["research"]["effective_cost"], 4513.28), f"team {by_team}")
         check(json.loads(out)["added"] is None, "without --into nothing is stored")
 
+        # Many rows (the store is written in batches of 4096): exact counts, one header, and a
+        # command whose second file fails leaves the store as it was.
+        big = os.path.join(tmp, "big.csv")
+        with open(files[0], newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames
+            templates = [r for r in reader if r["x_UsageType"].endswith(":p5.48xlarge")]
+        with open(big, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+            w.writeheader()
+            for i in range(10000):
+                w.writerow(dict(templates[i % len(templates)], ResourceId=f"i-{i}"))
+        big_store = os.path.join(tmp, "big-store.csv")
+        rc, out, err = run(binary, "import", "focus", big, "--into", big_store)
+        first = json.loads(out)
+        check(rc == 0 and first["added"] == first["kept"] == 10000,
+              f"big import: {rc} {err} {first.get('kept')} {first.get('added')}")
+        with open(big_store, "rb") as f:
+            text = f.read()
+        check(text.count(b"\r\n") == first["kept"] + 1 and text.startswith(b"row_id,"),
+              "big store: one header and a line per kept row")
+        bad_number = os.path.join(tmp, "bad-number.csv")
+        with open(files[0]) as src, open(bad_number, "w") as f:
+            lines = src.readlines()
+            f.write(lines[0] + lines[1].replace("4513.28", "45l3.28", 1))
+        rc, _, err = run(binary, "import", "focus", files[1], bad_number, "--into", big_store)
+        check(rc == 2 and "not a number" in err, f"bad number: {rc} {err}")
+        with open(big_store, "rb") as f:
+            check(f.read() == text, "a failed command leaves the store as it was")
+        rc, out, _ = run(binary, "import", "focus", big, "--into", big_store)
+        again = json.loads(out)
+        check(again["added"] == 0 and again["already_imported"] == first["kept"],
+              f"big re-import {again['added']} {again['already_imported']}")
+
         # Not FOCUS, missing file, bad usage.
         bad = os.path.join(tmp, "bad.csv")
         with open(bad, "w") as f:

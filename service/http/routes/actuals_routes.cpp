@@ -18,6 +18,7 @@
 #include "service/http/router.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
+#include "service/http/routes/tag_key.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -40,53 +41,15 @@ std::string MediaTypeOf(const httplib::Request& req) {
 // The query parameter naming the FOCUS Tags key that attributes charges to scenarios.
 constexpr char kTagKeyParam[] = "tag_key";
 
-// Whether `text` is well-formed UTF-8 without control characters (C0, DEL): a tag key as the
-// clouds allow them, storable as PostgreSQL text and echoed as JSON unaltered.
-bool IsPrintableUtf8(std::string_view text) {
-    for (std::size_t i = 0; i < text.size();) {
-        const auto lead = static_cast<unsigned char>(text[i]);
-        if (lead < 0x20 || lead == 0x7F) return false;
-        std::size_t length = 1;
-        unsigned min = 0;
-        unsigned cp = lead;
-        if (lead >= 0x80) {
-            if ((lead & 0xE0) == 0xC0) {
-                length = 2, min = 0x80, cp = lead & 0x1F;
-            } else if ((lead & 0xF0) == 0xE0) {
-                length = 3, min = 0x800, cp = lead & 0x0F;
-            } else if ((lead & 0xF8) == 0xF0) {
-                length = 4, min = 0x10000, cp = lead & 0x07;
-            } else {
-                return false;
-            }
-        }
-        if (i + length > text.size()) return false;
-        for (std::size_t k = 1; k < length; ++k) {
-            const auto next = static_cast<unsigned char>(text[i + k]);
-            if ((next & 0xC0) != 0x80) return false;
-            cp = (cp << 6) | (next & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-        i += length;
-    }
-    return true;
-}
-
 // ?tag_key=: the FOCUS Tags key whose value is a scenario's id (kActualsTagKey when absent);
 // 1 to kMaxActualsTagKeyBytes bytes of UTF-8 without control characters, else 422.
 pricing::Result<std::string> ReadTagKey(const httplib::Request& req) {
     auto given = QueryParams(req, {kTagKeyParam}).One(kTagKeyParam);
     if (!given.ok()) return given.error();
     if (!given.value()) return std::string(kActualsTagKey);
-    const std::string& key = *given.value();
-    if (key.empty() || key.size() > kMaxActualsTagKeyBytes || !IsPrintableUtf8(key)) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "tag_key must be 1-" + std::to_string(kMaxActualsTagKeyBytes) +
-                             " bytes of UTF-8 without control characters (a FOCUS Tags key, "
-                             "such as gpucost-scenario)",
-                         kTagKeyParam);
-    }
-    return key;
+    auto checked = CheckActualsTagKey(*given.value(), kTagKeyParam);
+    if (!checked.ok()) return checked.error();
+    return *given.value();
 }
 
 // The common start: no query parameters but tag_key, a database with the actuals store, a key

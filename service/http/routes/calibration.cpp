@@ -8,6 +8,7 @@
 #include "service/http/catalog_store.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
+#include "service/http/routes/tag_key.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -26,14 +27,35 @@ std::string IdField(std::size_t index) {
     return "/calibration/scenario_ids/" + std::to_string(index);
 }
 
-// {"scenario_ids": ["3", "7"]} as ids, in order.
-pricing::Result<std::vector<std::int64_t>> ReadScenarioIds(const json& calibration) {
+// {"scenario_ids": ["3", "7"], "tag_key": "team"}: the ids in order, and the tag key the
+// scenarios' charges were imported under (kActualsTagKey when absent).
+struct CalibrationRequest {
+    std::vector<std::int64_t> scenario_ids;
+    std::string tag_key = kActualsTagKey;
+};
+
+pricing::Result<std::string> ReadTagKey(const json& calibration) {
+    const auto given = calibration.find("tag_key");
+    if (given == calibration.end()) return std::string(kActualsTagKey);
+    const std::string field = "/calibration/tag_key";
+    if (!given->is_string()) return Invalid(field, "must be a string (a FOCUS Tags key)");
+    auto checked = CheckActualsTagKey(given->get<std::string>(), field);
+    if (!checked.ok()) return checked.error();
+    return given->get<std::string>();
+}
+
+pricing::Result<CalibrationRequest> ReadRequest(const json& calibration) {
     if (!calibration.is_object()) return Invalid("/calibration", "must be an object");
     for (const auto& [key, value] : calibration.items()) {
-        if (key != "scenario_ids") {
-            return Invalid("/calibration/" + key, "unknown member; give scenario_ids");
+        if (key != "scenario_ids" && key != "tag_key") {
+            return Invalid("/calibration/" + key,
+                           "unknown member; give scenario_ids (and tag_key)");
         }
     }
+    CalibrationRequest out;
+    auto tag_key = ReadTagKey(calibration);
+    if (!tag_key.ok()) return tag_key.error();
+    out.tag_key = tag_key.value();
     const auto ids = calibration.find("scenario_ids");
     if (ids == calibration.end() || !ids->is_array() || ids->empty() ||
         ids->size() > kMaxCalibrationScenarios) {
@@ -41,7 +63,7 @@ pricing::Result<std::vector<std::int64_t>> ReadScenarioIds(const json& calibrati
                                                         std::to_string(kMaxCalibrationScenarios) +
                                                         " saved training scenario ids");
     }
-    std::vector<std::int64_t> out;
+    std::vector<std::int64_t>& ids_out = out.scenario_ids;
     for (std::size_t i = 0; i < ids->size(); ++i) {
         const json& id = (*ids)[i];
         std::int64_t value = 0;
@@ -50,16 +72,17 @@ pricing::Result<std::vector<std::int64_t>> ReadScenarioIds(const json& calibrati
         if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value <= 0) {
             return Invalid(IdField(i), "must be a scenario id (a string such as \"12\")");
         }
-        if (std::find(out.begin(), out.end(), value) != out.end()) {
+        if (std::find(ids_out.begin(), ids_out.end(), value) != ids_out.end()) {
             return Invalid(IdField(i), "scenario " + text + " is listed twice");
         }
-        out.push_back(value);
+        ids_out.push_back(value);
     }
     return out;
 }
 
 // One scenario's implied speed, or why it gives none.
 pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps, std::int64_t id,
+                                                       const std::string& tag_key,
                                                        const std::string& field) {
     const std::string name = "scenario " + std::to_string(id);
     auto found = deps.store->GetScenario(id);
@@ -78,7 +101,7 @@ pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps, std::in
         return Invalid(field, name + " has no progress recorded (PUT /v1/scenarios/" +
                                   std::to_string(id) + "/progress)");
     }
-    auto tagged = deps.actuals->MonthsTagged(kActualsTagKey, std::to_string(id));
+    auto tagged = deps.actuals->MonthsTagged(tag_key, std::to_string(id));
     if (!tagged.ok()) return tagged.error();
     double actual_hours = 0;
     for (const ActualMonth& m : tagged.value()) actual_hours += m.accelerator_hours;
@@ -112,16 +135,17 @@ pricing::Result<std::optional<Calibration>> TakeCalibration(const Deps& deps, js
                          "only in PostgreSQL mode: start gpucost with DATABASE_URL",
                          "/calibration");
     }
-    auto ids = ReadScenarioIds(given);
-    if (!ids.ok()) return ids.error();
+    auto request = ReadRequest(given);
+    if (!request.ok()) return request.error();
     Calibration out;
+    out.tag_key = request.value().tag_key;
     std::vector<pricing::ImpliedSpeed> speeds;
-    for (std::size_t i = 0; i < ids.value().size(); ++i) {
-        const std::int64_t id = ids.value()[i];
-        auto speed = MeasureScenario(deps, id, IdField(i));
+    const std::vector<std::int64_t>& ids = request.value().scenario_ids;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        auto speed = MeasureScenario(deps, ids[i], out.tag_key, IdField(i));
         if (!speed.ok()) return speed.error();
         speeds.push_back(speed.value());
-        out.scenarios.emplace_back(id, speed.value());
+        out.scenarios.emplace_back(ids[i], speed.value());
     }
     out.hours_factor = pricing::CombinedHoursRatio(speeds);
     return std::optional<Calibration>(std::move(out));
@@ -129,6 +153,11 @@ pricing::Result<std::optional<Calibration>> TakeCalibration(const Deps& deps, js
 
 pricing::Assumptions CalibrationAssumptions(const Calibration& calibration) {
     pricing::Assumptions out;
+    // The tag key is named where it is not the default one, so answers without it read as
+    // before.
+    const std::string tag_key = calibration.tag_key == kActualsTagKey
+                                    ? std::string()
+                                    : ", calibration.tag_key " + calibration.tag_key;
     std::string ids;
     for (const auto& [id, speed] : calibration.scenarios) {
         ids += (ids.empty() ? "" : ", ") + std::to_string(id);
@@ -136,7 +165,7 @@ pricing::Assumptions CalibrationAssumptions(const Calibration& calibration) {
     out.push_back({"calibration_hours_factor", calibration.hours_factor, "ratio",
                    "Every estimate's hours multiplied by this: the scenarios' actual over "
                    "estimated accelerator-hours, weighted by estimated hours",
-                   std::string("request: calibration.scenario_ids ") + ids});
+                   std::string("request: calibration.scenario_ids ") + ids + tag_key});
     for (const auto& [id, speed] : calibration.scenarios) {
         out.push_back({"calibration_ratio_scenario_" + std::to_string(id),
                        speed.actual_to_estimated_hours_ratio, "ratio",
@@ -145,7 +174,8 @@ pricing::Assumptions CalibrationAssumptions(const Calibration& calibration) {
                            " accelerator-hours billed for " + Num(speed.tokens_done_b).dump() +
                            " B tokens against " + Num(speed.estimated_accelerator_hours).dump() +
                            " estimated",
-                       "GET /v1/scenarios/" + std::to_string(id) + "/actuals progress"});
+                       "GET /v1/scenarios/" + std::to_string(id) + "/actuals progress" +
+                           (tag_key.empty() ? "" : " (tag_key " + calibration.tag_key + ")")});
     }
     return out;
 }

@@ -5,6 +5,7 @@
 // decodes it, as the price book is, because measuring needs the database.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,15 +24,19 @@ inline constexpr std::size_t kMaxCalibrationScenarios = 20;
 
 struct Calibration {
     double hours_factor = 1.0;  // pricing::CombinedHoursRatio of the scenarios
+    // The FOCUS Tags key the scenarios' charges were imported under (POST /v1/actuals
+    // ?tag_key=): calibration.tag_key, kActualsTagKey when the request names none.
+    std::string tag_key;
     std::vector<std::pair<std::int64_t, pricing::ImpliedSpeed>> scenarios;  // in request order
 };
 
 // Removes `calibration` from a training plan `body` and measures it: nullopt when the body has
 // none. Errors (kInvalidArgument naming `/calibration/...`): not {"scenario_ids": [...]} with
-// 1 to kMaxCalibrationScenarios distinct ids; a scenario that does not exist, is not a training
-// plan, has no progress or nothing to measure, or whose ratio lies outside
-// [kMinCalibrationRatio, kMaxCalibrationRatio] (naming `/calibration/scenario_ids/<i>`).
-// kDatabaseRequired on `calibration` without a database (embedded mode keeps no scenarios).
+// 1 to kMaxCalibrationScenarios distinct ids and, optionally, a valid `tag_key`; a scenario
+// that does not exist, is not a training plan, has no progress or nothing to measure (no
+// charges tagged with it under that key), or whose ratio lies outside [kMinCalibrationRatio,
+// kMaxCalibrationRatio] (naming `/calibration/scenario_ids/<i>`). kDatabaseRequired on
+// `calibration` without a database (embedded mode keeps no scenarios).
 pricing::Result<std::optional<Calibration>> TakeCalibration(const Deps& deps, nlohmann::json& body);
 
 // The calibration as echoed under `assumptions`: the combined factor, then each scenario's ratio.

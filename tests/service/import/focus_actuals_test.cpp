@@ -112,3 +112,31 @@ TEST_CASE("an export in memory reads as the file does; a bad number names its li
     CHECK(status.error().field == "line 3");
     CHECK(status.error().message == "the body: line 3: EffectiveCost 'n/a' is not a number");
 }
+
+TEST_CASE("row identities are the ones earlier versions stored; identical rows by their order") {
+    auto catalog = pricing::LoadCatalog(testing::SampleCatalogCsv());
+    REQUIRE(catalog.ok());
+    auto mappings = import::LoadEmbeddedMappings();
+    REQUIRE(mappings.ok());
+    std::ifstream in(Fixture("aws-focus-1.0.csv"), std::ios::binary);
+    std::string header, p5, line, tax;
+    std::getline(in, header);
+    std::getline(in, p5);
+    while (std::getline(in, line)) {
+        if (line.find(",Tax,") != std::string::npos) tax = line;
+    }
+    REQUIRE_FALSE(tax.empty());
+    // The p5 usage row three times, identical tax rows (skipped) between them. The ids are the
+    // ones `gpucost actuals import focus` stored for this text before the reader kept
+    // identities for kept rows only (commit e83cc6d): stores written then stay idempotent.
+    const std::string text =
+        header + "\n" + p5 + "\n" + tax + "\n" + p5 + "\n" + tax + "\n" + p5 + "\n";
+    pricing::ActualsReport report;
+    std::vector<std::string> ids;
+    REQUIRE(import::ReadFocusText(text, {}, *catalog.value(), mappings.value(), report,
+                                  [&](const pricing::ActualCharge& c) { ids.push_back(c.row_id); })
+                .ok());
+    CHECK(report.rows_read == 5);
+    CHECK(ids ==
+          std::vector<std::string>{"90e330710fa03ed9", "90e32f710fa03d26", "90e32e710fa03b73"});
+}

@@ -266,6 +266,67 @@ TEST_SUITE("scenario_progress") {
         CHECK(anonymous->status == 401);
     }
 
+    TEST_CASE("calibration reads the charges under the tag key they were imported with") {
+        Fixture f;
+        auto c = f.server->Client();
+        const json scenario = Body(c.Post("/v1/scenarios", f.Auth(f.reader),
+                                          kTrainingScenario.dump(), "application/json"));
+        const std::string id = scenario["id"];
+        const json rec = scenario["saved_result"]["recommendation"];
+        const double planned_hours = rec["expected_wall_clock_hours"].get<double>() *
+                                     rec["total_accelerators"].get<double>();
+        // 20 instance-hours of 8 H100 tagged team: <id>, imported under that key.
+        REQUIRE(c.Post("/v1/actuals?tag_key=team", f.Auth(f.admin),
+                       std::string(kFocusHeader) + P5Row("100", 100, 20, id, "2026-01-03", "team"),
+                       "text/csv")
+                    ->status == 201);
+        REQUIRE(c.Put("/v1/scenarios/" + id + "/progress", f.Auth(f.reader),
+                      R"({"tokens_done_b": 5, "as_of": "2026-02-03"})", "application/json")
+                    ->status == 200);
+        const double ratio = 160 / (planned_hours * 0.5);
+        REQUIRE(ratio >= 0.25);
+        REQUIRE(ratio <= 4);
+        json body = kTrainingScenario["request"];
+
+        // Under the default key the scenario has no charges: nothing to measure.
+        body["calibration"] = {{"scenario_ids", {id}}};
+        CheckProblem(
+            c.Post("/v1/plans/training", f.Auth(f.reader), body.dump(), "application/json"), 422,
+            "invalid_argument", "/calibration/scenario_ids/0");
+
+        body["calibration"] = {{"scenario_ids", {id}}, {"tag_key", "team"}};
+        auto answered =
+            c.Post("/v1/plans/training", f.Auth(f.reader), body.dump(), "application/json");
+        REQUIRE(answered);
+        REQUIRE(answered->status == 200);
+        bool factor = false;
+        bool each = false;
+        const json answer = Body(answered);
+        for (const json& a : answer["assumptions"]) {
+            if (a["name"] == "calibration_hours_factor") {
+                factor = true;
+                CHECK(a["value"].get<double>() == doctest::Approx(ratio));
+                CHECK(a["source"] ==
+                      "request: calibration.scenario_ids " + id + ", calibration.tag_key team");
+            }
+            if (a["name"] == "calibration_ratio_scenario_" + id) {
+                each = true;
+                CHECK(a["value"].get<double>() == doctest::Approx(ratio));
+                CHECK(a["source"] ==
+                      "GET /v1/scenarios/" + id + "/actuals progress (tag_key team)");
+            }
+        }
+        CHECK(factor);
+        CHECK(each);
+
+        for (const json& bad : {json(""), json(5), json(std::string(129, 'k')), json("a\tb")}) {
+            body["calibration"] = {{"scenario_ids", {id}}, {"tag_key", bad}};
+            CheckProblem(
+                c.Post("/v1/plans/training", f.Auth(f.reader), body.dump(), "application/json"),
+                422, "invalid_argument", "/calibration/tag_key");
+        }
+    }
+
     TEST_CASE("calibration needs the database") {
         gpucost::testing::TestServer server(gpucost::testing::SampleDeps());
         auto c = server.Client();
