@@ -107,9 +107,12 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
     WriteJson(res, ReportJson(report, stored.value(), tag_key.value()), 201);
 }
 
-// The saved answer's budget.monthly (training and serving plans) as planned spend by month;
-// empty when the answer has none.
-std::map<std::string, pricing::SpendFigures> PlannedByMonth(const Scenario& s) {
+// The saved answer's budget.monthly (training and serving plans) as planned spend by month,
+// with the owned hours the plan used at the commitment's rate (`use`; budget.owned_usd): the
+// bill's EffectiveCost counts covered usage at the amortised commitment, so the plan is set
+// against it fully loaded. Empty when the answer has no budget.
+std::map<std::string, pricing::SpendFigures> PlannedByMonth(const Scenario& s,
+                                                            const SavedPlanUse& use) {
     std::map<std::string, pricing::SpendFigures> planned;
     const json saved = json::parse(s.saved_result_json, nullptr, false);
     if (!saved.is_object() || !saved.contains("budget") || !saved["budget"].is_object()) {
@@ -123,6 +126,11 @@ std::map<std::string, pricing::SpendFigures> PlannedByMonth(const Scenario& s) {
         pricing::SpendFigures& f = planned[m["month"].get<std::string>()];
         f.effective_cost += m["usd"].get<double>();
         f.list_cost += m["usd"].get<double>();
+    }
+    if (planned.empty()) return planned;
+    for (const auto& [month, usd] : use.owned_usd_by_month) {
+        planned[month].effective_cost += usd;
+        planned[month].list_cost += usd;
     }
     return planned;
 }
@@ -189,6 +197,21 @@ json ComparisonJson(const Scenario& s, const std::string& tag_key, bool has_budg
             {"other_currencies", actual.other_currencies}};
 }
 
+// The saved request's stored book cannot be read any more (deleted, or a version it no longer
+// has): not this request's fault, and the planned side cannot be stated without its owned
+// capacity, so 409 saying which book. Other errors (the database) pass as they are.
+pricing::Error BookGoneProblem(std::int64_t id, const pricing::Error& e) {
+    if (e.code != ErrorCode::kInvalidArgument && e.code != ErrorCode::kMalformed &&
+        e.code != ErrorCode::kNotFound) {
+        return e;
+    }
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "scenario " + std::to_string(id) +
+                         " was planned with a price book that can no longer be read (" + e.message +
+                         "): the owned capacity it planned with is unknown",
+                     "id");
+}
+
 // GET /v1/scenarios/{id}/actuals, by a key of either scope (spend is confidential).
 void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     if (!Begin(deps, req, res, KeyScope::kRead)) return;
@@ -205,13 +228,15 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     if (!found.ok()) return WriteProblem(res, req, found.error());
     auto tagged = deps.actuals->MonthsTagged(tag_key.value(), std::to_string(id));
     if (!tagged.ok()) return WriteProblem(res, req, tagged.error());
-    const auto planned = PlannedByMonth(found.value());
+    auto owned = SavedOwnedCapacity(deps, found.value());
+    if (!owned.ok()) return WriteProblem(res, req, BookGoneProblem(id, owned.error()));
+    const SavedPlanUse use = SavedPlanUseOf(found.value(), owned.value());
+    const auto planned = PlannedByMonth(found.value(), use);
     const ActualsByMonth actual = SplitByCurrency(tagged.value());
     const auto compared = pricing::ComparePlanToActual(planned, actual.figures, kPlanCurrency);
     json answer =
         ComparisonJson(found.value(), tag_key.value(), !planned.empty(), actual, compared);
-    AddAcceleratorComparison(answer, found.value(), SavedPlanUseOf(found.value()), actual.figures,
-                             tagged.value());
+    AddAcceleratorComparison(answer, found.value(), use, actual.figures, tagged.value());
     WriteJson(res, answer);
 }
 

@@ -8,6 +8,7 @@
 #include "pricing/plan/forecast.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/routes/price_book_routes.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -49,8 +50,19 @@ double ListUsdPerHourOf(const json& option, const pricing::Offering& offering) {
     return list > 0 ? list : offering.price.usd_per_hour;
 }
 
-std::vector<pricing::plan::ForecastCharge> TrainingCharges(const json& answer,
-                                                           const pricing::Offering& offering) {
+// The saved option's `owned` (what owned capacity covered of it); nullopt when it has none.
+std::optional<pricing::plan::OwnedUse> OwnedUseOf(const json& option) {
+    if (!option.is_object() || !option.contains("owned") || !option["owned"].is_object()) {
+        return std::nullopt;
+    }
+    const json& o = option["owned"];
+    return pricing::plan::OwnedUse{NumberAt(o, "instance_hours"), NumberAt(o, "sunk_usd"),
+                                   NumberAt(o, "without_owned_cost_usd")};
+}
+
+std::vector<pricing::plan::ForecastCharge> TrainingCharges(
+    const json& answer, const pricing::Offering& offering,
+    const std::vector<pricing::OwnedCapacity>& owned) {
     const json& r = answer["recommendation"];
     pricing::plan::TrainingPlan plan;
     pricing::plan::TrainingPlanOption o;
@@ -62,16 +74,19 @@ std::vector<pricing::plan::ForecastCharge> TrainingCharges(const json& answer,
     o.expected_cost_usd = NumberAt(r, "expected_cost_usd");
     o.cost_usd_p10 = NumberAt(r, "cost_usd_p10");
     o.cost_usd_p90 = NumberAt(r, "cost_usd_p90");
+    o.owned = OwnedUseOf(r);
     plan.recommendation = o;
     plan.budget = pricing::plan::BudgetView{};
     plan.budget->start_date = StringAt(answer["budget"], "start_date");
     // Only compute charges are compared: the request's data (storage, egress) is not needed.
-    return pricing::plan::ForecastTraining(plan, pricing::plan::TrainingPlanRequest{},
-                                           ListUsdPerHourOf(r, offering));
+    pricing::plan::TrainingPlanRequest request;
+    if (o.owned) request.owned_capacity = owned;
+    return pricing::plan::ForecastTraining(plan, request, ListUsdPerHourOf(r, offering));
 }
 
-std::vector<pricing::plan::ForecastCharge> ServingCharges(const json& answer,
-                                                          const pricing::Offering& offering) {
+std::vector<pricing::plan::ForecastCharge> ServingCharges(
+    const json& answer, const pricing::Offering& offering,
+    const std::vector<pricing::OwnedCapacity>& owned) {
     const json& r = answer["recommendation"];
     const json& b = answer["budget"];
     pricing::plan::InferencePlanOption o;
@@ -82,7 +97,16 @@ std::vector<pricing::plan::ForecastCharge> ServingCharges(const json& answer,
     view.start_date = StringAt(b, "start_date");
     view.end_date = StringAt(b, "end_date");
     view.months = static_cast<int>(NumberAt(b, "months"));
-    return pricing::plan::ForecastServing(o, view, ListUsdPerHourOf(r, offering));
+    return pricing::plan::ForecastServing(o, view, ListUsdPerHourOf(r, offering), owned);
+}
+
+std::map<std::string, double> OwnedUsdByMonth(
+    const std::vector<pricing::plan::ForecastCharge>& charges) {
+    std::map<std::string, double> out;
+    for (const pricing::plan::ForecastCharge& c : charges) {
+        if (c.owned) out[c.period_start.substr(0, 7)] += c.effective_cost_usd;
+    }
+    return out;
 }
 
 // The decomposition every split uses, in words (pricing/plan_vs_actual.hpp PlanVsActual).
@@ -151,7 +175,7 @@ void AddAcceleratorComparison(json& answer, const Scenario& s, const SavedPlanUs
     answer["progress"] = ProgressJson(s, use, tagged);
 }
 
-SavedPlanUse SavedPlanUseOf(const Scenario& s) {
+SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedCapacity>& owned) {
     SavedPlanUse use;
     json answer = json::parse(s.saved_result_json, nullptr, false);
     if (!answer.is_object() || !answer["recommendation"].is_object() ||
@@ -161,17 +185,41 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s) {
     const std::optional<pricing::Offering> offering = OfferingOf(answer["recommendation"]);
     if (!offering) return use;
     if (s.plan_kind == "training") {
-        use.accelerator_spend_by_month =
-            pricing::PlannedAcceleratorSpend(TrainingCharges(answer, *offering));
+        const auto charges = TrainingCharges(answer, *offering, owned);
+        use.accelerator_spend_by_month = pricing::PlannedAcceleratorSpend(charges);
+        use.owned_usd_by_month = OwnedUsdByMonth(charges);
         const json& r = answer["recommendation"];
         use.estimated_accelerator_hours =
             NumberAt(r, "expected_wall_clock_hours") * NumberAt(r, "total_accelerators");
         use.tokens_planned_b = NumberAt(json::parse(s.request_json, nullptr, false), "tokens_b");
     } else if (s.plan_kind == "inference") {
-        use.accelerator_spend_by_month =
-            pricing::PlannedAcceleratorSpend(ServingCharges(answer, *offering));
+        const auto charges = ServingCharges(answer, *offering, owned);
+        use.accelerator_spend_by_month = pricing::PlannedAcceleratorSpend(charges);
+        use.owned_usd_by_month = OwnedUsdByMonth(charges);
     }
     return use;
+}
+
+pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(const Deps& deps,
+                                                                        const Scenario& s) {
+    json request = json::parse(s.request_json, nullptr, false);
+    if (!request.is_object() || !request.contains("price_book")) {
+        return std::vector<pricing::OwnedCapacity>();
+    }
+    json& named = request["price_book"];
+    const json answer = json::parse(s.saved_result_json, nullptr, false);
+    // A stored book named by id alone was planned at the version the answer echoes, not at
+    // whatever version is latest now.
+    if (named.is_string()) named = json{{"id", named}};
+    if (named.is_object() && named.contains("id") && !named.contains("version") &&
+        answer.is_object() && answer.contains("price_book") && answer["price_book"].is_object() &&
+        answer["price_book"].contains("version")) {
+        named["version"] = answer["price_book"]["version"];
+    }
+    auto book = ResolvePlanBook(deps, request);
+    if (!book.ok()) return book.error();
+    if (!book.value()) return std::vector<pricing::OwnedCapacity>();
+    return std::move(book.value()->owned_capacity);
 }
 
 }  // namespace gpucost::http

@@ -11,9 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pricing/error.hpp"
 #include "pricing/plan_vs_actual.hpp"
+#include "pricing/price_book.hpp"
 #include "service/http/actuals_store.hpp"
 #include "service/http/catalog_store.hpp"
+#include "service/http/router.hpp"
 
 namespace gpucost::http {
 
@@ -21,6 +24,10 @@ struct SavedPlanUse {
     // Compute charges of the saved recommendation by month (USD); empty when the saved answer
     // has no recommendation or no budget view (other plan kinds).
     std::map<std::string, pricing::SpendFigures> accelerator_spend_by_month;
+    // Of those, the owned hours the plan used at the commitment's rate (its FOCUS forecast's
+    // Committed rows, EffectiveCost), by month: the saved budget's `monthly` is the marginal
+    // cash and leaves them out (budget.owned_usd), the bill's EffectiveCost does not.
+    std::map<std::string, double> owned_usd_by_month;
     // Training plans: the recommendation's expected wall-clock hours x its accelerators (what
     // the estimate says the whole run takes) and the request's tokens_b; 0 otherwise.
     double estimated_accelerator_hours = 0;
@@ -28,8 +35,20 @@ struct SavedPlanUse {
 };
 
 // Reads the saved answer (and, for tokens, the saved request) of `s`. The figures are the
-// saved ones, not re-priced: the plan is what was planned.
-SavedPlanUse SavedPlanUseOf(const Scenario& s);
+// saved ones, not re-priced: the plan is what was planned. `owned` is the owned capacity the
+// plan was made with (SavedOwnedCapacity): the hours it covered count at the commitment's
+// rate, as the plan's FOCUS forecast states them (EffectiveCost of a Committed row) and as
+// the clouds' exports state covered usage (the amortised commitment), so a plan that used
+// a reservation is not read as a price cut when the bill shows it.
+SavedPlanUse SavedPlanUseOf(const Scenario& s,
+                            const std::vector<pricing::OwnedCapacity>& owned = {});
+
+// The owned capacity of the price book `s` was planned with: the saved request's inline book,
+// or its stored book at the version the saved answer names (its `price_book.version`; the
+// request's own version when it names one). Empty without a book. Errors as
+// ResolvePlanBook (a stored book that can no longer be read).
+pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(const Deps& deps,
+                                                                        const Scenario& s);
 
 // Adds to a GET /v1/scenarios/{id}/actuals answer (`answer`, its `months` already listed) the
 // accelerator charges compared: `planned` and `accelerator_split` at the top and in each month

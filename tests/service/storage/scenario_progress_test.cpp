@@ -119,6 +119,61 @@ TEST_SUITE("scenario_progress") {
               doctest::Approx(160 / (planned_hours * 0.2)));
     }
 
+    TEST_CASE("owned hours the plan used count at the commitment's rate on the planned side") {
+        Fixture f;
+        auto c = f.server->Client();
+        // The same run with one p5 instance owned for its first day at 30 USD an hour.
+        json body = kTrainingScenario;
+        body["request"]["price_book"] = {{"name", "reserved p5"},
+                                         {"owned_capacity",
+                                          {{{"offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
+                                            {"nodes", 1},
+                                            {"start_date", "2025-12-01"},
+                                            {"end_date", "2026-01-02"},
+                                            {"usd_per_hour", 30}}}}};
+        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader), body.dump(), "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        const json scenario = Body(saved);
+        const std::string id = scenario["id"];
+        const json rec = scenario["saved_result"]["recommendation"];
+        REQUIRE(rec["offering"]["id"] == "aws-p5.48xlarge-us-east-1-on-demand");
+        REQUIRE(rec["owned"].is_object());
+        const double nodes = rec["nodes"].get<double>();
+        const double run_instance_hours = rec["expected_wall_clock_hours"].get<double>() * nodes;
+        const double owned_hours = rec["owned"]["instance_hours"].get<double>();
+        const double sunk_usd = rec["owned"]["sunk_usd"].get<double>();
+        const double marginal_usd = rec["expected_cost_usd"].get<double>();
+        REQUIRE(owned_hours == doctest::Approx(24));  // one instance, 2026-01-01 only
+        REQUIRE(sunk_usd == doctest::Approx(720));
+        REQUIRE(marginal_usd > 0);
+        CHECK(scenario["saved_result"]["budget"]["total_usd"].get<double>() ==
+              doctest::Approx(marginal_usd));
+
+        // The bill as planned: the owned day at the commitment's amortised rate (billed 0, as
+        // covered usage is), the other hours at the plan's marginal cost, all in January.
+        const std::string focus =
+            std::string(kFocusHeader) + P5Row("0", sunk_usd, owned_hours, id, "2026-01-01") +
+            P5Row(marginal_usd, run_instance_hours - owned_hours, id, "2026-01-02");
+        auto imported = c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv");
+        REQUIRE(imported);
+        REQUIRE(imported->status == 201);
+
+        // Planned fully loaded, as the bill's EffectiveCost is: no gap, no price effect.
+        json r = Body(c.Get("/v1/scenarios/" + id + "/actuals", f.Auth(f.reader)));
+        const double fully_loaded_usd = marginal_usd + sunk_usd;
+        CHECK(r["planned_usd"].get<double>() == doctest::Approx(fully_loaded_usd));
+        CHECK(r["gap_usd"].get<double>() == doctest::Approx(0).epsilon(0.01).scale(1));
+        CHECK(r["planned"]["effective_cost_usd"].get<double>() ==
+              doctest::Approx(fully_loaded_usd));
+        CHECK(r["planned"]["accelerator_hours"].get<double>() ==
+              doctest::Approx(run_instance_hours * 8));
+        CHECK(r["accelerator_split"]["price_effect_usd"].get<double>() ==
+              doctest::Approx(0).epsilon(0.01).scale(1));
+        CHECK(r["accelerator_split"]["quantity_effect_usd"].get<double>() ==
+              doctest::Approx(0).epsilon(0.01).scale(1));
+    }
+
     TEST_CASE("progress is checked, owned and for training scenarios only") {
         Fixture f;
         auto c = f.server->Client();
