@@ -135,6 +135,19 @@ Status PriceBook::Validate(const std::string& pointer) const {
     return check.Done();
 }
 
+FieldError OwnedCoversNothing(const std::vector<OwnedCapacity>& owned,
+                              std::string_view looked_for) {
+    std::string offerings;
+    for (const OwnedCapacity& c : owned) {
+        if (offerings.find(c.offering_id) == std::string::npos) {
+            offerings += (offerings.empty() ? "" : ", ") + c.offering_id;
+        }
+    }
+    return {"/price_book/owned_capacity",
+            "owned capacity (" + offerings + ") covers none of " + std::string(looked_for) +
+                ": every hour is priced at the effective price, as if nothing were owned"};
+}
+
 OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view offering_id,
                     int nodes, double start_hour, double end_hour) {
     struct Span {

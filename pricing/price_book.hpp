@@ -77,6 +77,12 @@ struct OwnedCover {
 OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view offering_id,
                     int nodes, double start_hour, double end_hour);
 
+// The warning every plan gives when its book lists owned capacity yet none of it covers what
+// the plan prices: `/price_book/owned_capacity`, naming the offerings owned and what was
+// looked for (`looked_for`, e.g. "the options planned from 2027-01-01"); the plan is then
+// priced as if nothing were owned.
+FieldError OwnedCoversNothing(const std::vector<OwnedCapacity>& owned, std::string_view looked_for);
+
 // A named, versioned set of rules. `id` is empty for an inline book.
 struct PriceBook {
     std::string name;

@@ -618,19 +618,11 @@ void UseOwnedCapacity(const InferencePlanRequest& request, std::vector<Inference
         covered = covered || o.owned.has_value();
     }
     if (covered) return;
-    std::string offerings;
-    for (const OwnedCapacity& c : request.owned_capacity) {
-        if (offerings.find(c.offering_id) == std::string::npos) {
-            offerings += (offerings.empty() ? "" : ", ") + c.offering_id;
-        }
-    }
-    plan.warnings.push_back(
-        {"/price_book/owned_capacity",
-         "owned capacity covers none of the options planned (" + offerings +
-             (window ? " from " + IsoDateFromDays(window->start_day) + " to " +
-                           IsoDateFromDays(window->end_day)
-                     : std::string()) +
-             "): every hour is priced at the effective price, as if nothing were owned"});
+    plan.warnings.push_back(OwnedCoversNothing(
+        request.owned_capacity,
+        "the options planned" + (window ? " from " + IsoDateFromDays(window->start_day) + " to " +
+                                              IsoDateFromDays(window->end_day)
+                                        : std::string())));
 }
 
 void EchoPlanConstants(const InferencePlanRequest& request, double utilization, Assumptions& echo) {

@@ -1099,6 +1099,12 @@ Result<RentVsBuyPlan> PlanRentVsBuy(const RentVsBuyRequest& request, const Catal
     Recommend(request, plan, own);
     StateMoneyInCents(plan);
     plan.reasoning += OwnedRentText(request, plan, own);
+    if (!request.owned_capacity.empty() && !plan.owned) {
+        plan.warnings.push_back(
+            OwnedCoversNothing(request.owned_capacity, "the rent path's hours over " +
+                                                           std::to_string(plan.rent_billed_months) +
+                                                           " billed months"));
+    }
     return plan;
 }
 

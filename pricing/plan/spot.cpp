@@ -1044,6 +1044,11 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
     }
     Recommend(request, required, spot_meets_deadline, on_demand_meets_deadline, plan);
     plan.reasoning += OwnedText(request, plan);
+    if (!request.owned_capacity.empty() && !plan.owned) {
+        plan.warnings.push_back(OwnedCoversNothing(
+            request.owned_capacity,
+            "the on-demand path's hours from " + plan.start_date.value_or("the start date")));
+    }
     PriceRange(plan);
     return plan;
 }

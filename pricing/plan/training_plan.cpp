@@ -149,8 +149,10 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     std::vector<TrainingPlanOption> options;
     std::size_t within_ceiling = 0;
     std::size_t infeasible_not_kept = 0;
+    bool owned_covers_some = false;
     stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally,
                          [&](TrainingPlanOption& o) {
+                             owned_covers_some = owned_covers_some || o.owned.has_value();
                              if (ceiling.Over(o)) return;
                              ++within_ceiling;
                              judge.Judge(o);
@@ -177,6 +179,11 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();
     stages::Explain(resolved, catalog, reference, settings, estimates.value(), plan);
+    if (!resolved.owned_capacity.empty() && !owned_covers_some) {
+        plan.warnings.push_back(OwnedCoversNothing(
+            resolved.owned_capacity,
+            "the options planned, runs starting " + resolved.start_date.value_or(resolved.today)));
+    }
     return plan;
 }
 

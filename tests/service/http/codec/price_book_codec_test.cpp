@@ -52,6 +52,18 @@ json EveryRuleKind() {
 }  // namespace
 
 TEST_SUITE("price_book_codec") {
+    // The answer's `warnings` name /price_book/owned_capacity (its entries cover nothing the
+    // plan prices), as every plan kind says it.
+    bool WarnsOwnedCoversNothing(const json& body) {
+        for (const json& w : body["warnings"]) {
+            if (w["field"] == "/price_book/owned_capacity" &&
+                w["detail"].get<std::string>().find("covers none of") != std::string::npos) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     TEST_CASE("a training plan without a book says it priced at list") {
         TestServer server(SampleDeps());
         json body = Ok(PostJson(server, "/v1/plans/training", TrainingBody()));
@@ -220,6 +232,13 @@ TEST_SUITE("price_book_codec") {
             if (option["offering"]["id"] != kP5OnDemand) CHECK(option["owned"].is_null());
         }
         CHECK(body["price_book"]["warnings"].empty());
+        CHECK_FALSE(WarnsOwnedCoversNothing(body));
+
+        // Owned only before the runs start: no option is covered, and the answer says so.
+        request["price_book"]["owned_capacity"][0]["end_date"] = "2026-11-02";
+        body = Ok(PostJson(server, "/v1/plans/training", request));
+        CHECK(body["recommendation"]["owned"].is_null());
+        CHECK(WarnsOwnedCoversNothing(body));
     }
 
     // Two p5 on-demand instances owned for a year at $30 an hour (OwnedP5Book).
@@ -285,6 +304,7 @@ TEST_SUITE("price_book_codec") {
         CHECK(body["reasoning"].get<std::string>().find("covers none of the on-demand path") !=
               std::string::npos);
         CHECK(body["price_book"]["warnings"].empty());
+        CHECK(WarnsOwnedCoversNothing(body));
 
         spot["start_date"] = "2026-13-01";
         CheckProblem(PostJson(server, "/v1/plans/spot", spot), 422, "invalid_argument",
@@ -341,6 +361,7 @@ TEST_SUITE("price_book_codec") {
         CHECK(body["reasoning"].get<std::string>().find("covers none of the rent path's hours") !=
               std::string::npos);
         CHECK(body["price_book"]["warnings"].empty());
+        CHECK(WarnsOwnedCoversNothing(body));
     }
 
     TEST_CASE("owned capacity in a book: serving plans use it first, ranked at the margin") {
@@ -424,11 +445,7 @@ TEST_SUITE("price_book_codec") {
         request["price_book"]["owned_capacity"] = {owned_entry};
         json none = Ok(PostJson(server, "/v1/plans/inference", request));
         CHECK(none["price_book"]["warnings"].empty());
-        bool warned = false;
-        for (const json& w : none["warnings"]) {
-            warned = warned || w["field"] == "/price_book/owned_capacity";
-        }
-        CHECK(warned);
+        CHECK(WarnsOwnedCoversNothing(none));
         CHECK(none["recommendation"]["owned"].is_null());
     }
 
