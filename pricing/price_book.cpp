@@ -187,6 +187,10 @@ OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view of
             cover.sunk_usd += taken * (b - a) * s.entry->usd_per_hour;
         }
     }
+    // Hours counted from 1970 (about 5e5) leave residue in the last bits of the differences
+    // (6131.999999999999 h): the covered hours are stated to kOwnedHoursResidue.
+    const double residues_per_hour = std::round(1.0 / kOwnedHoursResidue);  // exactly 1e6
+    cover.instance_hours = std::round(cover.instance_hours * residues_per_hour) / residues_per_hour;
     return cover;
 }
 
