@@ -36,8 +36,9 @@ constexpr double kMaxCheckpointStretches = 1e9;
 // Monthly percentage used for the open Spot Advisor bucket (>20%); see the header.
 constexpr double kOpenBucketPercentPerMonth = 30.0;
 
+// "$12.34"; a negative amount (a saving that is a loss) as "-$12.34".
 std::string Usd(double value) {
-    return "$" + Fixed(value, 2);
+    return (value < 0 ? "-$" : "$") + Fixed(std::fabs(value), 2);
 }
 std::string Pct(double fraction) {
     return Fixed(fraction * 100.0, 1) + "%";
