@@ -845,7 +845,10 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                            "within_budget",
                            "violations",
                            "data_cost_usd",
-                           "deadline_probability"},
+                           "deadline_probability",
+                           "owned_instance_hours",
+                           "owned_sunk_usd",
+                           "without_owned_cost_usd"},
                           ProvenanceCsvHeader());
     for (const auto& o : plan.options) {
         const pricing::Offering& f = *o.offering;
@@ -874,7 +877,10 @@ CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
                         CsvBool(o.within_budget),
                         violations,
                         o.data_cost_usd ? CsvUsd(*o.data_cost_usd) : "",
-                        o.deadline_probability ? CsvNumber(*o.deadline_probability) : ""},
+                        o.deadline_probability ? CsvNumber(*o.deadline_probability) : "",
+                        o.owned ? CsvNumber(o.owned->instance_hours) : "",
+                        o.owned ? CsvUsd(o.owned->sunk_usd) : "",
+                        o.owned ? CsvUsd(o.owned->without_owned_cost_usd) : ""},
                        ProvenanceCells(f, plan.catalog_version)));
     }
     return t;
@@ -1088,28 +1094,55 @@ std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assum
 
 CsvTable OptionsCsv(const InferenceAnswer& answer) {
     CsvTable t;
-    t.header = OptionLine(
-        OfferingCsvHeader(),
-        {"tensor_parallel", "pipeline_parallel", "expert_parallel", "instances_per_replica",
-         "batch_size", "replicas", "spare_replicas", "nodes", "total_accelerators",
-         "cluster_usd_per_hour", "time_to_first_token_ms", "inter_token_latency_ms",
-         "monthly_cost_usd", "usd_per_million_input_tokens", "usd_per_million_output_tokens",
-         "usd_per_million_tokens", "savings_vs_api_fraction", "as_of"},
-        ProvenanceCsvHeader());
+    t.header = OptionLine(OfferingCsvHeader(),
+                          {"tensor_parallel",
+                           "pipeline_parallel",
+                           "expert_parallel",
+                           "instances_per_replica",
+                           "batch_size",
+                           "replicas",
+                           "spare_replicas",
+                           "nodes",
+                           "total_accelerators",
+                           "cluster_usd_per_hour",
+                           "time_to_first_token_ms",
+                           "inter_token_latency_ms",
+                           "monthly_cost_usd",
+                           "usd_per_million_input_tokens",
+                           "usd_per_million_output_tokens",
+                           "usd_per_million_tokens",
+                           "savings_vs_api_fraction",
+                           "as_of",
+                           "owned_instance_hours",
+                           "owned_sunk_usd",
+                           "without_owned_monthly_cost_usd"},
+                          ProvenanceCsvHeader());
     for (const auto& o : answer.page.options) {
         const pricing::Offering& f = *o.offering;
-        t.rows.push_back(OptionLine(
-            OfferingCells(f),
-            {std::to_string(o.tensor_parallel), std::to_string(o.pipeline_parallel),
-             std::to_string(o.expert_parallel), std::to_string(o.instances_per_replica),
-             std::to_string(o.batch_size), std::to_string(o.replicas),
-             std::to_string(o.spare_replicas), std::to_string(o.nodes),
-             std::to_string(o.total_accelerators), CsvNumber(o.nodes * f.price.usd_per_hour),
-             CsvNumber(o.time_to_first_token_ms), CsvNumber(o.inter_token_latency_ms),
-             CsvUsd(o.monthly_cost_usd), CsvNumber(o.usd_per_million_input_tokens),
-             CsvNumber(o.usd_per_million_output_tokens), CsvNumber(o.usd_per_million_tokens),
-             o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction) : "", f.price.as_of},
-            ProvenanceCells(f, answer.catalog_version)));
+        t.rows.push_back(
+            OptionLine(OfferingCells(f),
+                       {std::to_string(o.tensor_parallel),
+                        std::to_string(o.pipeline_parallel),
+                        std::to_string(o.expert_parallel),
+                        std::to_string(o.instances_per_replica),
+                        std::to_string(o.batch_size),
+                        std::to_string(o.replicas),
+                        std::to_string(o.spare_replicas),
+                        std::to_string(o.nodes),
+                        std::to_string(o.total_accelerators),
+                        CsvNumber(o.nodes * f.price.usd_per_hour),
+                        CsvNumber(o.time_to_first_token_ms),
+                        CsvNumber(o.inter_token_latency_ms),
+                        CsvUsd(o.monthly_cost_usd),
+                        CsvNumber(o.usd_per_million_input_tokens),
+                        CsvNumber(o.usd_per_million_output_tokens),
+                        CsvNumber(o.usd_per_million_tokens),
+                        o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction) : "",
+                        f.price.as_of,
+                        o.owned ? CsvNumber(o.owned->instance_hours) : "",
+                        o.owned ? CsvUsd(o.owned->sunk_usd) : "",
+                        o.owned ? CsvUsd(o.owned->without_owned_monthly_cost_usd) : ""},
+                       ProvenanceCells(f, answer.catalog_version)));
     }
     return t;
 }

@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/support/http_checks.hpp"
 #include "tests/support/sample_deps.hpp"
@@ -52,6 +54,43 @@ json EveryRuleKind() {
 }  // namespace
 
 TEST_SUITE("price_book_codec") {
+    // The options CSV of `request` (Accept: text/csv): the header's cells, and the cells of the
+    // first row whose offering_id is `offering_id`, by header name.
+    std::map<std::string, std::string> CsvRowOf(TestServer & server, const std::string& path,
+                                                const json& request,
+                                                const std::string& offering_id) {
+        auto r = server.Client().Post(path, {{"Accept", "text/csv"}}, request.dump(),
+                                      "application/json");
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        auto cells = [](const std::string& line) {
+            std::vector<std::string> out(1);
+            for (char c : line) {
+                if (c == ',') {
+                    out.emplace_back();
+                } else if (c != '\r') {
+                    out.back() += c;
+                }
+            }
+            return out;
+        };
+        std::vector<std::string> lines;
+        for (std::size_t at = 0; at < r->body.size();) {
+            const std::size_t nl = r->body.find('\n', at);
+            lines.push_back(r->body.substr(at, nl - at));
+            at = nl == std::string::npos ? r->body.size() : nl + 1;
+        }
+        const std::vector<std::string> header = cells(lines.at(0));
+        std::map<std::string, std::string> row;
+        for (std::size_t i = 1; i < lines.size(); ++i) {
+            const std::vector<std::string> c = cells(lines[i]);
+            if (c.at(0) != offering_id) continue;
+            for (std::size_t k = 0; k < header.size() && k < c.size(); ++k) row[header[k]] = c[k];
+            break;
+        }
+        return row;
+    }
+
     // The answer's `warnings` name /price_book/owned_capacity (its entries cover nothing the
     // plan prices), as every plan kind says it.
     bool WarnsOwnedCoversNothing(const json& body) {
@@ -233,6 +272,14 @@ TEST_SUITE("price_book_codec") {
         }
         CHECK(body["price_book"]["warnings"].empty());
         CHECK_FALSE(WarnsOwnedCoversNothing(body));
+        // The options CSV says the same: a spreadsheet reader sees the marginal cost as such.
+        auto csv = CsvRowOf(server, "/v1/plans/training", request, kP5OnDemand);
+        CHECK(std::stod(csv.at("owned_instance_hours")) == doctest::Approx(2 * run));
+        CHECK(std::stod(csv.at("owned_sunk_usd")) ==
+              doctest::Approx(owned["sunk_usd"].get<double>()));
+        CHECK(std::stod(csv.at("without_owned_cost_usd")) ==
+              doctest::Approx(owned["without_owned_cost_usd"].get<double>()));
+        CHECK(std::stod(csv.at("expected_cost_usd")) == 0);
 
         // Owned only before the runs start: no option is covered, and the answer says so.
         request["price_book"]["owned_capacity"][0]["end_date"] = "2026-11-02";
@@ -414,6 +461,11 @@ TEST_SUITE("price_book_codec") {
               doctest::Approx((*p5)["usd_per_million_tokens"].get<double>() * window /
                               (window - 2160))
                   .epsilon(1e-5));
+        auto csv = CsvRowOf(server, "/v1/plans/inference", request, kP5OnDemand);
+        CHECK(std::stod(csv.at("owned_instance_hours")) == doctest::Approx(2160));
+        CHECK(std::stod(csv.at("owned_sunk_usd")) == doctest::Approx(2160 * 30));
+        CHECK(std::stod(csv.at("without_owned_monthly_cost_usd")) ==
+              doctest::Approx(nodes * price * 730).epsilon(1e-6));
 
         // The whole fleet owned for the window: the p5 ranks first at no marginal cost.
         owned_entry["nodes"] = 64;
