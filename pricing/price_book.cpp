@@ -148,6 +148,11 @@ FieldError OwnedCoversNothing(const std::vector<OwnedCapacity>& owned,
                 ": every hour is priced at the effective price, as if nothing were owned"};
 }
 
+double StatedOwnedHours(double instance_hours) {
+    const double residues_per_hour = std::round(1.0 / kOwnedHoursResidue);  // exactly 1e6
+    return std::round(instance_hours * residues_per_hour) / residues_per_hour;
+}
+
 OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view offering_id,
                     int nodes, double start_hour, double end_hour) {
     struct Span {
@@ -187,10 +192,7 @@ OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view of
             cover.sunk_usd += taken * (b - a) * s.entry->usd_per_hour;
         }
     }
-    // Hours counted from 1970 (about 5e5) leave residue in the last bits of the differences
-    // (6131.999999999999 h): the covered hours are stated to kOwnedHoursResidue.
-    const double residues_per_hour = std::round(1.0 / kOwnedHoursResidue);  // exactly 1e6
-    cover.instance_hours = std::round(cover.instance_hours * residues_per_hour) / residues_per_hour;
+    cover.instance_hours = StatedOwnedHours(cover.instance_hours);
     return cover;
 }
 

@@ -63,6 +63,10 @@ struct OwnedCapacity {
     double usd_per_hour = 0;
 };
 
+// Covered instance-hours as stated: to kOwnedHoursResidue (hours counted from 1970, about 5e5,
+// leave residue in the last bits of their differences: 6131.999999999999 h for 6132).
+double StatedOwnedHours(double instance_hours);
+
 // What owned capacity covers of a run: instance-hours, and those hours at the commitments'
 // own rates (paid whether used or not: sunk, not marginal).
 struct OwnedCover {

@@ -793,6 +793,7 @@ void CoverRentWithOwned(const RentVsBuyRequest& request, RentVsBuyPlan& plan, Ow
         use.sunk_usd += m.owned_sunk_usd;
         plan.total_rent_usd += m.usd;
     }
+    use.instance_hours = StatedOwnedHours(use.instance_hours);
     plan.owned = use;
     plan.rent_months = std::move(rent);
 }

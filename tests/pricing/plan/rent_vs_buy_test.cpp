@@ -594,6 +594,23 @@ TEST_SUITE("plan_rent_vs_buy_owned") {
         return r;
     }
 
+    TEST_CASE("covered hours are stated without floating-point residue") {
+        // 70 % of 16 accelerators: 511 instance-hours a month on two instances, one of them
+        // owned for a year from November 2026: 12 x 511 = 6,132 covered hours, not
+        // 6131.999999999999 (the months' shares summed).
+        auto catalog = Sample();
+        RentVsBuyRequest r = OwnedP5();
+        r.rent.accelerator_hours_per_month = 16 * 730 * 0.7;
+        r.horizon_months = 36;
+        r.today = "2026-11-27";
+        r.owned_capacity = {
+            {"aws-p5.48xlarge-us-east-1-on-demand", 1, "2026-10-01", "2027-11-01", 30}};
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().owned.has_value());
+        CHECK(plan.value().owned->instance_hours == 6132.0);
+    }
+
     TEST_CASE("owned capacity of the rented offering makes the covered rent sunk") {
         auto catalog = Sample();
         auto plan = PlanRentVsBuy(OwnedP5(), *catalog);
