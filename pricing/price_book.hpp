@@ -54,7 +54,7 @@ struct PriceBookRule {
 // Capacity already owned: a reservation or committed capacity of `nodes` instances of one
 // offering from `start_date` (first day, UTC) to `end_date` (exclusive), whose hours are paid
 // whether used or not at `usd_per_hour` per instance (the commitment's own rate, as paid).
-// Plans use it first at no marginal cost while it lasts (training plans; docs/billing.md).
+// Every plan uses it first at no marginal cost while it lasts (docs/billing.md).
 struct OwnedCapacity {
     std::string offering_id;
     int nodes = 0;
