@@ -35,6 +35,9 @@ FIXTURES = ["aws-focus-1.0.csv", "azure-focus-1.2.csv", "gcp-focus-1.0.csv.gz"]
 KEPT_WEIGHT = 3  # accelerator usage rows per cycle, against 1 of every other row
 MAX_BODY_BYTES = 256 * 1024 * 1024  # the largest --max-actuals-body-bytes takes
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "contract"))
+import serve  # noqa: E402
+
 
 def fixture_rows():
     """(union header, template rows as dicts with a `kept` flag)."""
@@ -98,22 +101,12 @@ def run_measured(argv, workdir):
 class Server:
     def __init__(self, binary, url, logdir):
         self.log = open(os.path.join(logdir, "serve.log"), "w+")
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--port", "0", "--threads", "2", "--access-log", "false",
-             "--max-actuals-body-bytes", str(MAX_BODY_BYTES), "--request-timeout-s", "300",
-             "--database-url", url], stdout=subprocess.DEVNULL, stderr=self.log)
-        self.port = None
-        deadline = time.time() + 120
-        while time.time() < deadline and self.port is None:
-            with open(self.log.name) as f:
-                for line in f:
-                    if '"msg":"listening"' in line:
-                        self.port = json.loads(line)["port"]
-            if self.proc.poll() is not None:
-                raise SystemExit(f"serve exited: {open(self.log.name).read()[-2000:]}")
-            time.sleep(0.05)
+        self.proc, self.port = serve.start(
+            binary, ["--threads", "2", "--max-actuals-body-bytes", str(MAX_BODY_BYTES),
+                     "--request-timeout-s", "300", "--database-url", url],
+            embedded=False, timeout_s=120, stdout=subprocess.DEVNULL, log=self.log)
         if self.port is None:
-            raise SystemExit("serve did not start")
+            raise SystemExit(f"serve did not start: {open(self.log.name).read()[-2000:]}")
 
     def peak_rss_mb(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
