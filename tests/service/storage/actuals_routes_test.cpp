@@ -39,11 +39,7 @@ TEST_SUITE("actuals_routes") {
     TEST_CASE("an export is stored once and set against the scenario's planned months") {
         Fixture f;
         auto c = f.server->Client();
-        auto saved =
-            c.Post("/v1/scenarios", f.Auth(f.reader), kServingScenario.dump(), "application/json");
-        REQUIRE(saved);
-        REQUIRE(saved->status == 201);
-        const json scenario = Body(saved);
+        const json scenario = f.SaveScenario(kServingScenario, f.reader);
         const std::string id = scenario["id"];
         const json monthly = scenario["saved_result"]["budget"]["monthly"];
         REQUIRE(monthly.size() == 3);
@@ -132,11 +128,7 @@ TEST_SUITE("actuals_routes") {
     TEST_CASE("another tag key attributes the export's charges; it is validated and echoed") {
         Fixture f;
         auto c = f.server->Client();
-        auto saved =
-            c.Post("/v1/scenarios", f.Auth(f.reader), kServingScenario.dump(), "application/json");
-        REQUIRE(saved);
-        REQUIRE(saved->status == 201);
-        const std::string id = Body(saved)["id"];
+        const std::string id = f.SaveScenario(kServingScenario, f.reader)["id"];
         const std::string focus = std::string(kFocusHeader) +
                                   P5Row("100", 80, 10, id, "2026-01-05", "team-scenario") +
                                   P5Row("70", 60, 7, id);  // the default key: not attributed

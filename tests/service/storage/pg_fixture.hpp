@@ -64,6 +64,15 @@ struct Fixture {
         extra.emplace("Authorization", "Bearer " + key);
         return extra;
     }
+
+    // POST /v1/scenarios of `body` with `key`: the saved scenario, which must be created (201).
+    nlohmann::json SaveScenario(const nlohmann::json& body, const std::string& key) const {
+        auto saved =
+            server->Client().Post("/v1/scenarios", Auth(key), body.dump(), "application/json");
+        REQUIRE(saved);
+        REQUIRE(saved->status == 201);
+        return nlohmann::json::parse(saved->body);
+    }
 };
 
 }  // namespace gpucost::testing

@@ -107,12 +107,8 @@ TEST_SUITE("price_book_routes") {
                      "unauthenticated");
 
         // A saved scenario naming version 1 keeps being priced with version 1.
-        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
-                            json{{"name", "v1"}, {"plan", "spot"}, {"request", request}}.dump(),
-                            "application/json");
-        REQUIRE(saved);
-        REQUIRE(saved->status == 201);
-        const json scenario = Body(saved);
+        const json scenario =
+            f.SaveScenario(json{{"name", "v1"}, {"plan", "spot"}, {"request", request}}, f.reader);
         CHECK(scenario["saved_result"]["price_book"]["version"] == 1);
         const std::string path = "/v1/scenarios/" + scenario["id"].get<std::string>() + "/evaluate";
         const json evaluated = Body(c.Post(path.c_str(), "", "application/json"));
@@ -154,23 +150,14 @@ TEST_SUITE("price_book_routes") {
         CHECK_FALSE(explicit_plan["price_book"].contains("from_key_default"));
         // A scenario saved with the key by a request naming no book names the key's book, and is
         // priced with it; with "price_book": null it stays at list prices.
-        auto saved =
-            c.Post("/v1/scenarios", f.Auth(key),
-                   json{{"name", "team spot"}, {"plan", "spot"}, {"request", kSpotPlan}}.dump(),
-                   "application/json");
-        REQUIRE(saved);
-        REQUIRE(saved->status == 201);
-        const json scenario = Body(saved);
+        const json scenario = f.SaveScenario(
+            json{{"name", "team spot"}, {"plan", "spot"}, {"request", kSpotPlan}}, key);
         CHECK(scenario["request"]["price_book"] == json{{"id", "acme-2026"}});
         CHECK(scenario["saved_result"]["pricing_basis"] == "price_book");
         CHECK(scenario["saved_result"]["price_book"]["version"] == 2);
-        auto saved_at_list =
-            c.Post("/v1/scenarios", f.Auth(key),
-                   json{{"name", "team spot, list"}, {"plan", "spot"}, {"request", at_list}}.dump(),
-                   "application/json");
-        REQUIRE(saved_at_list);
-        REQUIRE(saved_at_list->status == 201);
-        CHECK(Body(saved_at_list)["saved_result"]["pricing_basis"] == "list");
+        const json saved_at_list = f.SaveScenario(
+            json{{"name", "team spot, list"}, {"plan", "spot"}, {"request", at_list}}, key);
+        CHECK(saved_at_list["saved_result"]["pricing_basis"] == "list");
         // Other keys and no key plan at list prices.
         CHECK(Body(c.Post("/v1/plans/spot", f.Auth(f.reader), kSpotPlan.dump(),
                           "application/json"))["pricing_basis"] == "list");
@@ -338,12 +325,8 @@ TEST_SUITE("price_book_routes") {
                     ->status == 201);
         json request = kSpotPlan;
         request["price_book"] = "acme-2026";
-        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
-                            json{{"name", "booked"}, {"plan", "spot"}, {"request", request}}.dump(),
-                            "application/json");
-        REQUIRE(saved);
-        REQUIRE(saved->status == 201);
-        json scenario = Body(saved);
+        json scenario = f.SaveScenario(
+            json{{"name", "booked"}, {"plan", "spot"}, {"request", request}}, f.reader);
         CHECK(scenario["saved_result"]["pricing_basis"] == "price_book");
         CHECK(scenario["saved_result"]["price_book"]["version"] == 1);
         CHECK(SpotPriceOf(scenario["saved_result"]) ==

@@ -39,11 +39,7 @@ TEST_SUITE("scenario_progress") {
     TEST_CASE("the gap is split into price and quantity and progress gives the implied speed") {
         Fixture f;
         auto c = f.server->Client();
-        auto saved =
-            c.Post("/v1/scenarios", f.Auth(f.reader), kTrainingScenario.dump(), "application/json");
-        REQUIRE(saved);
-        REQUIRE(saved->status == 201);
-        const json scenario = Body(saved);
+        const json scenario = f.SaveScenario(kTrainingScenario, f.reader);
         const std::string id = scenario["id"];
         const json rec = scenario["saved_result"]["recommendation"];
         REQUIRE(rec["offering"]["id"] == "aws-p5.48xlarge-us-east-1-on-demand");
@@ -131,10 +127,7 @@ TEST_SUITE("scenario_progress") {
                                             {"start_date", "2025-12-01"},
                                             {"end_date", "2026-01-02"},
                                             {"usd_per_hour", 30}}}}};
-        auto saved = c.Post("/v1/scenarios", f.Auth(f.reader), body.dump(), "application/json");
-        REQUIRE(saved);
-        REQUIRE(saved->status == 201);
-        const json scenario = Body(saved);
+        const json scenario = f.SaveScenario(body, f.reader);
         const std::string id = scenario["id"];
         const json rec = scenario["saved_result"]["recommendation"];
         REQUIRE(rec["offering"]["id"] == "aws-p5.48xlarge-us-east-1-on-demand");
@@ -177,8 +170,7 @@ TEST_SUITE("scenario_progress") {
     TEST_CASE("progress is checked, owned and for training scenarios only") {
         Fixture f;
         auto c = f.server->Client();
-        const std::string id = Body(c.Post("/v1/scenarios", f.Auth(f.reader),
-                                           kTrainingScenario.dump(), "application/json"))["id"];
+        const std::string id = f.SaveScenario(kTrainingScenario, f.reader)["id"];
         const std::string path = "/v1/scenarios/" + id + "/progress";
         CheckProblem(
             c.Put(path, f.Auth(f.reader), R"({"as_of": "2026-02-03"})", "application/json"), 422,
@@ -201,8 +193,7 @@ TEST_SUITE("scenario_progress") {
                            R"({"tokens_done_b": 1, "as_of": "2026-02-03"})", "application/json"),
                      404, "not_found", "id");
         // A scenario the admin key saved belongs to that key's name: the reader may not change it.
-        const std::string admins = Body(c.Post("/v1/scenarios", f.Auth(f.admin),
-                                               kTrainingScenario.dump(), "application/json"))["id"];
+        const std::string admins = f.SaveScenario(kTrainingScenario, f.admin)["id"];
         auto unowned = c.Put("/v1/scenarios/" + admins + "/progress", f.Auth(f.reader),
                              R"({"tokens_done_b": 1, "as_of": "2026-02-03"})", "application/json");
         REQUIRE(unowned);
@@ -229,8 +220,7 @@ TEST_SUITE("scenario_progress") {
     TEST_CASE("calibration applies the measured speed to a later plan's hours") {
         Fixture f;
         auto c = f.server->Client();
-        const json scenario = Body(c.Post("/v1/scenarios", f.Auth(f.reader),
-                                          kTrainingScenario.dump(), "application/json"));
+        const json scenario = f.SaveScenario(kTrainingScenario, f.reader);
         const std::string id = scenario["id"];
         const json rec = scenario["saved_result"]["recommendation"];
         const double planned_hours = rec["expected_wall_clock_hours"].get<double>() *
@@ -324,8 +314,7 @@ TEST_SUITE("scenario_progress") {
     TEST_CASE("calibration reads the charges under the tag key they were imported with") {
         Fixture f;
         auto c = f.server->Client();
-        const json scenario = Body(c.Post("/v1/scenarios", f.Auth(f.reader),
-                                          kTrainingScenario.dump(), "application/json"));
+        const json scenario = f.SaveScenario(kTrainingScenario, f.reader);
         const std::string id = scenario["id"];
         const json rec = scenario["saved_result"]["recommendation"];
         const double planned_hours = rec["expected_wall_clock_hours"].get<double>() *
