@@ -107,34 +107,6 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
     WriteJson(res, ReportJson(report, stored.value(), tag_key.value()), 201);
 }
 
-// The saved answer's budget.monthly (training and serving plans) as planned spend by month,
-// with the owned hours the plan used at the commitment's rate (`use`; budget.owned_usd): the
-// bill's EffectiveCost counts covered usage at the amortised commitment, so the plan is set
-// against it fully loaded. Empty when the answer has no budget.
-std::map<std::string, pricing::SpendFigures> PlannedByMonth(const Scenario& s,
-                                                            const SavedPlanUse& use) {
-    std::map<std::string, pricing::SpendFigures> planned;
-    const json saved = json::parse(s.saved_result_json, nullptr, false);
-    if (!saved.is_object() || !saved.contains("budget") || !saved["budget"].is_object()) {
-        return planned;
-    }
-    for (const json& m : saved["budget"].value("monthly", json::array())) {
-        if (!m.is_object() || !m.value("month", json()).is_string() ||
-            !m.value("usd", json()).is_number()) {
-            continue;
-        }
-        pricing::SpendFigures& f = planned[m["month"].get<std::string>()];
-        f.effective_cost += m["usd"].get<double>();
-        f.list_cost += m["usd"].get<double>();
-    }
-    if (planned.empty()) return planned;
-    for (const auto& [month, usd] : use.owned_usd_by_month) {
-        planned[month].effective_cost += usd;
-        planned[month].list_cost += usd;
-    }
-    return planned;
-}
-
 json ActualJson(const pricing::SpendFigures& f, std::size_t rows, double billed) {
     return {{"rows", rows},
             {"accelerator_hours", Num(f.accelerator_hours)},
@@ -231,7 +203,7 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     auto owned = SavedOwnedCapacity(deps, found.value());
     if (!owned.ok()) return WriteProblem(res, req, BookGoneProblem(id, owned.error()));
     const SavedPlanUse use = SavedPlanUseOf(found.value(), owned.value());
-    const auto planned = PlannedByMonth(found.value(), use);
+    const auto& planned = use.planned_by_month;
     const ActualsByMonth actual = SplitByCurrency(tagged.value());
     const auto compared = pricing::ComparePlanToActual(planned, actual.figures, kPlanCurrency);
     json answer =

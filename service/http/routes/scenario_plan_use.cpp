@@ -100,13 +100,31 @@ std::vector<pricing::plan::ForecastCharge> ServingCharges(
     return pricing::plan::ForecastServing(o, view, ListUsdPerHourOf(r, offering), owned);
 }
 
-std::map<std::string, double> OwnedUsdByMonth(
-    const std::vector<pricing::plan::ForecastCharge>& charges) {
-    std::map<std::string, double> out;
-    for (const pricing::plan::ForecastCharge& c : charges) {
-        if (c.owned) out[c.period_start.substr(0, 7)] += c.effective_cost_usd;
+// The saved budget's monthly cash (`budget.monthly`) by month, list and effective alike.
+std::map<std::string, pricing::SpendFigures> BudgetCashByMonth(const json& budget) {
+    std::map<std::string, pricing::SpendFigures> planned;
+    for (const json& m : budget.value("monthly", json::array())) {
+        if (!m.is_object() || !m.value("month", json()).is_string() ||
+            !m.value("usd", json()).is_number()) {
+            continue;
+        }
+        pricing::SpendFigures& f = planned[m["month"].get<std::string>()];
+        f.effective_cost += m["usd"].get<double>();
+        f.list_cost += m["usd"].get<double>();
     }
-    return out;
+    return planned;
+}
+
+// Adds to `planned` (when it has months) the owned charges among `charges` by month.
+void AddOwnedCharges(const std::vector<pricing::plan::ForecastCharge>& charges,
+                     std::map<std::string, pricing::SpendFigures>& planned) {
+    if (planned.empty()) return;
+    for (const pricing::plan::ForecastCharge& c : charges) {
+        if (!c.owned) continue;
+        pricing::SpendFigures& f = planned[c.period_start.substr(0, 7)];
+        f.effective_cost += c.effective_cost_usd;
+        f.list_cost += c.effective_cost_usd;
+    }
 }
 
 // The decomposition every split uses, in words (pricing/plan_vs_actual.hpp PlanVsActual).
@@ -178,6 +196,9 @@ void AddAcceleratorComparison(json& answer, const Scenario& s, const SavedPlanUs
 SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedCapacity>& owned) {
     SavedPlanUse use;
     json answer = json::parse(s.saved_result_json, nullptr, false);
+    if (answer.is_object() && answer.contains("budget") && answer["budget"].is_object()) {
+        use.planned_by_month = BudgetCashByMonth(answer["budget"]);
+    }
     if (!answer.is_object() || !answer["recommendation"].is_object() ||
         !answer["budget"].is_object()) {
         return use;
@@ -187,7 +208,7 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedC
     if (s.plan_kind == "training") {
         const auto charges = TrainingCharges(answer, *offering, owned);
         use.accelerator_spend_by_month = pricing::PlannedAcceleratorSpend(charges);
-        use.owned_usd_by_month = OwnedUsdByMonth(charges);
+        AddOwnedCharges(charges, use.planned_by_month);
         const json& r = answer["recommendation"];
         use.estimated_accelerator_hours =
             NumberAt(r, "expected_wall_clock_hours") * NumberAt(r, "total_accelerators");
@@ -195,7 +216,7 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedC
     } else if (s.plan_kind == "inference") {
         const auto charges = ServingCharges(answer, *offering, owned);
         use.accelerator_spend_by_month = pricing::PlannedAcceleratorSpend(charges);
-        use.owned_usd_by_month = OwnedUsdByMonth(charges);
+        AddOwnedCharges(charges, use.planned_by_month);
     }
     return use;
 }

@@ -24,10 +24,12 @@ struct SavedPlanUse {
     // Compute charges of the saved recommendation by month (USD); empty when the saved answer
     // has no recommendation or no budget view (other plan kinds).
     std::map<std::string, pricing::SpendFigures> accelerator_spend_by_month;
-    // Of those, the owned hours the plan used at the commitment's rate (its FOCUS forecast's
-    // Committed rows, EffectiveCost), by month: the saved budget's `monthly` is the marginal
-    // cash and leaves them out (budget.owned_usd), the bill's EffectiveCost does not.
-    std::map<std::string, double> owned_usd_by_month;
+    // The saved answer's budget.monthly (training and serving plans) as planned spend by month,
+    // with the owned hours the plan used at the commitment's rate added (its FOCUS forecast's
+    // Committed rows; budget.owned_usd): `monthly` is the marginal cash and leaves them out,
+    // the bill's EffectiveCost counts covered usage at the amortised commitment, so the plan is
+    // set against it fully loaded. Empty when the answer has no budget.
+    std::map<std::string, pricing::SpendFigures> planned_by_month;
     // Training plans: the recommendation's expected wall-clock hours x its accelerators (what
     // the estimate says the whole run takes) and the request's tokens_b; 0 otherwise.
     double estimated_accelerator_hours = 0;
