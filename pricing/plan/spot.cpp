@@ -753,6 +753,19 @@ void PriceRange(SpotPlan& plan) {
                                 "would make a run endless"});
 }
 
+// Money as answers state it (pricing/money.hpp): both costs to the cent, and the saving their
+// difference in cents, so that the three figures shown agree exactly; the saving as a share of
+// the on-demand cost when there is one to share (owned capacity can leave none).
+void StateCosts(SpotPlan& plan, long long on_demand_cents, long long spot_cents) {
+    plan.expected_spot_cost_usd = FromCents(spot_cents);
+    plan.on_demand_cost_usd = FromCents(on_demand_cents);
+    plan.expected_savings_usd = FromCents(on_demand_cents - spot_cents);
+    plan.expected_savings_fraction.reset();
+    if (on_demand_cents > 0) {
+        plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
+    }
+}
+
 Status PriceExpectedRun(const SpotPlanRequest& request, SpotPlan& plan) {
     const double work = plan.job_hours;
     plan.expected_spot_hours = ExpectedHoursWithInterruptions(RunOf(plan));
@@ -770,16 +783,8 @@ Status PriceExpectedRun(const SpotPlanRequest& request, SpotPlan& plan) {
     plan.expected_interruptions = plan.cluster_interruptions_per_hour * plan.expected_spot_hours;
     plan.expected_overhead_fraction = plan.expected_spot_hours / work - 1.0;
     plan.on_demand_hours = work;
-    // Money as answers state it (pricing/money.hpp): both costs to the cent, and the saving
-    // their difference in cents, so that the three figures shown agree exactly.
-    const long long spot_cents = ToCents(plan.expected_spot_hours * plan.spot_cluster_usd_per_hour);
-    const long long on_demand_cents = ToCents(work * plan.on_demand_cluster_usd_per_hour);
-    plan.expected_spot_cost_usd = FromCents(spot_cents);
-    plan.on_demand_cost_usd = FromCents(on_demand_cents);
-    plan.expected_savings_usd = FromCents(on_demand_cents - spot_cents);
-    if (on_demand_cents > 0) {
-        plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
-    }
+    StateCosts(plan, ToCents(work * plan.on_demand_cluster_usd_per_hour),
+               ToCents(plan.expected_spot_hours * plan.spot_cluster_usd_per_hour));
     return Ok{};
 }
 
@@ -816,15 +821,8 @@ void ApplyOwnedCapacity(const SpotPlanRequest& request, SpotPlan& plan) {
     if (uncovered_instance_hours < kOwnedHoursResidue) uncovered_instance_hours = 0;
     plan.owned =
         SpotOwnedUse{cover.instance_hours, RoundToCents(cover.sunk_usd), plan.on_demand_cost_usd};
-    const long long spot_cents = ToCents(plan.expected_spot_cost_usd);
-    const long long on_demand_cents =
-        ToCents(uncovered_instance_hours * plan.on_demand_usd_per_hour);
-    plan.on_demand_cost_usd = FromCents(on_demand_cents);
-    plan.expected_savings_usd = FromCents(on_demand_cents - spot_cents);
-    plan.expected_savings_fraction.reset();
-    if (on_demand_cents > 0) {
-        plan.expected_savings_fraction = plan.expected_savings_usd / plan.on_demand_cost_usd;
-    }
+    StateCosts(plan, ToCents(uncovered_instance_hours * plan.on_demand_usd_per_hour),
+               ToCents(plan.expected_spot_cost_usd));
 }
 
 // The mixed plan's on-demand tail, (1 - f) x work hours after f x E[T] hours on spot (see
