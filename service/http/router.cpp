@@ -414,6 +414,17 @@ bool LibraryMayCompress(std::string_view content_type) {
            content_type == "image/svg+xml";
 }
 
+// An HTTP/1.0 client keeps a connection only when the answer says `Connection: keep-alive`.
+// The transport shows the library `Connection: Keep-Alive` exactly when such a client asked to
+// keep it (LibraryRequest), and the library has already written `Connection: close` when the
+// connection ends anyway (draining, the last request allowed).
+void KeepAliveForHttp10(const httplib::Request& req, httplib::Response& res) {
+    if (req.version == "HTTP/1.0" && req.get_header_value("Connection") == "Keep-Alive" &&
+        res.get_header_value("Connection") != "close") {
+        res.set_header("Connection", "keep-alive");
+    }
+}
+
 // Adds Accept-Encoding to the answer's Vary unless a Vary header already names it.
 void VaryOnAcceptEncoding(httplib::Response& res) {
     auto [begin, end] = res.headers.equal_range("Vary");
@@ -437,6 +448,7 @@ void RegisterRoutes(httplib::Server& server, const Deps& deps) {
     server.set_post_routing_handler(
         [cors, deps](const httplib::Request& req, httplib::Response& res) {
             cors.AddResponseHeaders(req, res);
+            KeepAliveForHttp10(req, res);
             if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
                 VaryOnAcceptEncoding(res);
             }

@@ -65,6 +65,7 @@ struct RequestLine {
     std::string_view method;
     std::string_view target;
     std::string_view path;  // the target without its query, for `instance`
+    bool http10 = false;
 };
 
 std::optional<RequestLine> ParseRequestLine(std::string_view line) {
@@ -80,6 +81,7 @@ std::optional<RequestLine> ParseRequestLine(std::string_view line) {
         return std::nullopt;
     }
     parsed.path = parsed.target.substr(0, parsed.target.find('?'));
+    parsed.http10 = version == "HTTP/1.0";
     return parsed;
 }
 
@@ -93,6 +95,32 @@ struct BodyFields {
     std::size_t expect_begin = 0;
     std::size_t expect_end = 0;
 };
+
+// What the head says about the connection and the host, gathered line by line.
+struct ConnectionFields {
+    int host_fields = 0;
+    bool connection_lines = false;
+    bool close_token = false;
+    bool keep_alive_token = false;
+    bool percent_in_values = false;
+};
+
+// Calls `each` with every token of a comma-separated field value (RFC 9110 §5.6.1), empty
+// list elements skipped.
+template <typename Each>
+void ForEachListToken(std::string_view value, Each each) {
+    while (!value.empty()) {
+        std::size_t comma = value.find(',');
+        std::string_view token = TrimOws(value.substr(0, comma));
+        if (!token.empty()) each(token);
+        value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+    }
+}
+
+// The bytes a value takes once LibraryRequest has written each `%` as `%25`.
+std::size_t EscapedExtraBytes(std::string_view value) {
+    return 2 * static_cast<std::size_t>(std::count(value.begin(), value.end(), '%'));
+}
 
 // The head's lines, each checked as it completes. kNeedHead while the blank line has not come.
 class HeadReader {
@@ -186,9 +214,13 @@ private:
         if (!IsFieldValue(value)) {
             return Malformed("header " + std::string(name) + " holds a control character");
         }
+        if (line.size() + 2 + EscapedExtraBytes(value) > limits_.max_header_line_bytes) {
+            return Refuse(431, "header_too_large", HeaderLineTooLong());
+        }
         if (value.empty() && empty_fields_.size() < RequestFrame::kMaxEmptyFields) {
             empty_fields_.emplace_back(name);
         }
+        ReadConnectionField(name, value);
         if (EqualsIgnoreCase(name, "Content-Length")) {
             ++body_.content_length_fields;
             body_.content_length = value;
@@ -201,6 +233,22 @@ private:
             body_.expect_end = line_start + line.size() + 2;
         }
         return std::nullopt;
+    }
+
+    void ReadConnectionField(std::string_view name, std::string_view value) {
+        connection_.percent_in_values =
+            connection_.percent_in_values || value.find('%') != std::string_view::npos;
+        if (EqualsIgnoreCase(name, "Host")) {
+            ++connection_.host_fields;
+        } else if (EqualsIgnoreCase(name, "Connection")) {
+            connection_.connection_lines = true;
+            ForEachListToken(value, [this](std::string_view token) {
+                connection_.close_token =
+                    connection_.close_token || EqualsIgnoreCase(token, "close");
+                connection_.keep_alive_token =
+                    connection_.keep_alive_token || EqualsIgnoreCase(token, "keep-alive");
+            });
+        }
     }
 
     // The head is whole: judge what it says about the body.
@@ -239,6 +287,9 @@ private:
             return Refuse(413, "payload_too_large",
                           "request body is larger than " + std::to_string(limit) + " bytes");
         }
+        if (connection_.host_fields > 1) {
+            return Malformed("more than one Host header");
+        }
         RequestFrame frame;
         frame.state = FrameState::kFramed;
         frame.head_bytes = head_bytes;
@@ -249,6 +300,11 @@ private:
             frame.expect_begin = body_.expect_begin;
             frame.expect_end = body_.expect_end;
         }
+        frame.close_requested =
+            connection_.close_token || (line_.http10 && !connection_.keep_alive_token);
+        frame.http10_keep_alive = line_.http10 && !frame.close_requested;
+        frame.library_head_differs = body_.expect_fields == 1 || connection_.connection_lines ||
+                                     connection_.percent_in_values || frame.http10_keep_alive;
         return frame;
     }
 
@@ -275,6 +331,7 @@ private:
     const FrameLimits& limits_;
     RequestLine line_;
     BodyFields body_;
+    ConnectionFields connection_;
     std::vector<std::string> empty_fields_;
 };
 
@@ -294,6 +351,36 @@ bool MethodTakesBody(std::string_view method) {
 
 RequestFrame FrameRequest(std::string_view received, const FrameLimits& limits) {
     return HeadReader(received, limits).Read();
+}
+
+std::string LibraryRequest(std::string_view request, const RequestFrame& frame) {
+    std::string out;
+    out.reserve(request.size() + 64);
+    std::size_t pos = request.find('\n') + 1;  // the request line, as sent
+    out.append(request.substr(0, pos));
+    if (frame.http10_keep_alive) {
+        out.append("Connection: Keep-Alive\r\n");
+    }
+    while (pos < frame.head_bytes) {
+        std::size_t end = request.find('\n', pos) + 1;
+        std::string_view line = request.substr(pos, end - pos);
+        std::size_t colon = line.find(':');
+        const bool hidden = (pos == frame.expect_begin && end == frame.expect_end) ||
+                            (colon != std::string_view::npos &&
+                             EqualsIgnoreCase(line.substr(0, colon), "Connection"));
+        if (!hidden) {
+            for (char c : line) {
+                if (c == '%') {
+                    out.append("%25");
+                } else {
+                    out.push_back(c);
+                }
+            }
+        }
+        pos = end;
+    }
+    out.append(request.substr(frame.head_bytes, frame.body_bytes));
+    return out;
 }
 
 }  // namespace gpucost::http

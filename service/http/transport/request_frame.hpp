@@ -81,6 +81,15 @@ struct RequestFrame {
     // request line is unusable).
     std::string method;
     std::string path;
+    // kFramed: the connection ends after this answer, as the client asked (RFC 9112 §9.3): a
+    // `close` token in Connection (compared without case), or HTTP/1.0 without `keep-alive`.
+    bool close_requested = false;
+    // kFramed: an HTTP/1.0 request that asked to keep the connection (a `keep-alive` token);
+    // its answer must say `Connection: keep-alive` for the client to reuse it.
+    bool http10_keep_alive = false;
+    // kFramed: the head cpp-httplib is shown differs from the head received (LibraryRequest):
+    // a handled Expect line, Connection lines, or a `%` in a field value.
+    bool library_head_differs = false;
 };
 
 // Frames the request at the start of `received` (which may hold only part of it, or several
@@ -92,10 +101,26 @@ struct RequestFrame {
 //  - Transfer-Encoding: 411 on a method that takes a body (send Content-Length), 400 otherwise.
 //  - A body on a method that takes none (anything but POST, PUT, PATCH): 400.
 //  - Expect: only `100-continue` (417 otherwise).
-//  - Sizes: request line 414, header line or head 431, body 413.
+//  - Host (400): at most one field (RFC 9112 §3.2).
+//  - Connection: its tokens decide close_requested and http10_keep_alive.
+//  - Sizes: request line 414, header line or head 431, body 413. A header line counts each
+//    `%` of its value three times, as LibraryRequest writes it.
 // A kNeedHead result is decided on the bytes so far: a refusal is given as soon as the bytes
 // received already break a rule (a bare LF, an overlong line), without waiting for the rest.
 RequestFrame FrameRequest(std::string_view received, const FrameLimits& limits);
+
+// The bytes of the framed request at the start of `request` (head_bytes + body_bytes of a
+// kFramed `frame`) as cpp-httplib is to read them. The library percent-decodes every field
+// value and compares Connection with "close" exactly, so what it saw differed from what was
+// sent: `%63lose` closed a connection, `Close` did not, and a key with one percent-encoded
+// byte authenticated. Here the transport has read Connection itself (close_requested), so:
+//  - Connection lines are left out, and an HTTP/1.0 keep-alive request gets the one spelling
+//    the library honours (`Connection: Keep-Alive`);
+//  - each `%` in a field value is written `%25`, so that the library's decoding gives back the
+//    bytes as sent;
+//  - a handled `Expect: 100-continue` line is left out (the library would send a second 100).
+// The request line and the body are passed unchanged.
+std::string LibraryRequest(std::string_view request, const RequestFrame& frame);
 
 // ASCII case-insensitive equality: how HTTP compares field names (RFC 9110 §5.1) and tokens
 // such as "100-continue". The one such compare of the transport and the request context.

@@ -483,16 +483,14 @@ bool EventServer::ServeOne(Connection& conn) {
     const RequestFrame& frame = conn.frame;
     const std::size_t frame_bytes = frame.head_bytes + frame.body_bytes;
     std::string_view request(conn.in.data(), frame_bytes);
-    std::string without_expect;
-    if (frame.expect_end > frame.expect_begin) {
-        // The transport answered the expectation; the library would send a second 100.
-        without_expect.reserve(frame_bytes);
-        without_expect.append(request.substr(0, frame.expect_begin));
-        without_expect.append(request.substr(frame.expect_end));
-        request = without_expect;
+    std::string library_request;
+    if (frame.library_head_differs) {
+        library_request = LibraryRequest(request, frame);
+        request = library_request;
     }
     ConnectionStream stream(conn, request, options_);
-    bool close_connection = draining_ || conn.served + 1 >= options_.keep_alive_max_count;
+    bool close_connection =
+        draining_ || conn.served + 1 >= options_.keep_alive_max_count || frame.close_requested;
     bool connection_closed = false;
     SetEmptyHeaderFields(frame.empty_fields);
     bool ok = process_request(stream, close_connection, connection_closed, nullptr);

@@ -7,6 +7,7 @@
 using gpucost::http::FrameLimits;
 using gpucost::http::FrameRequest;
 using gpucost::http::FrameState;
+using gpucost::http::LibraryRequest;
 using gpucost::http::RequestFrame;
 
 namespace {
@@ -165,5 +166,83 @@ TEST_SUITE("request_frame") {
         CHECK(over.status == 413);
         CHECK(FrameRequest("POST /v1/offerings HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n", limits)
                   .status == 413);
+    }
+
+    TEST_CASE("Connection tokens decide the close, compared without case and never decoded") {
+        const std::string line = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+        auto close = [&](const std::string& field) {
+            RequestFrame f = Frame(line + field + "\r\n");
+            REQUIRE(f.state == FrameState::kFramed);
+            return f.close_requested;
+        };
+        CHECK_FALSE(close(""));
+        CHECK(close("Connection: close\r\n"));
+        CHECK(close("Connection: Close\r\n"));
+        CHECK(close("Connection: CLOSE\r\n"));
+        CHECK(close("Connection: keep-alive, close\r\n"));
+        CHECK(close("Connection: TE,close \r\n"));
+        CHECK(close("Connection: keep-alive\r\nConnection: close\r\n"));
+        CHECK_FALSE(close("Connection: %63lose\r\n"));  // a token as sent, not percent-decoded
+        CHECK_FALSE(close("Connection: closed\r\n"));
+        CHECK_FALSE(close("Connection: keep-alive\r\n"));
+    }
+
+    TEST_CASE("HTTP/1.0 closes unless it asks for keep-alive") {
+        RequestFrame plain = Frame("GET / HTTP/1.0\r\n\r\n");
+        CHECK(plain.close_requested);
+        CHECK_FALSE(plain.http10_keep_alive);
+        RequestFrame kept = Frame("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        CHECK_FALSE(kept.close_requested);
+        CHECK(kept.http10_keep_alive);
+        CHECK(kept.library_head_differs);
+        RequestFrame both = Frame("GET / HTTP/1.0\r\nConnection: Keep-Alive, close\r\n\r\n");
+        CHECK(both.close_requested);
+        CHECK_FALSE(both.http10_keep_alive);
+    }
+
+    TEST_CASE("more than one Host field is refused (400)") {
+        RequestFrame f = Frame("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
+        CHECK(f.state == FrameState::kRefused);
+        CHECK(f.status == 400);
+        CHECK(f.detail.find("Host") != std::string::npos);
+        CHECK(Frame("GET / HTTP/1.1\r\nhost: a\r\nHOST: a\r\n\r\n").status == 400);
+        CHECK(Frame("GET / HTTP/1.1\r\nHost: a\r\n\r\n").state == FrameState::kFramed);
+    }
+
+    TEST_CASE("the library is shown field values as sent: each % written %25") {
+        const std::string head =
+            "POST /x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gpc_%61b\r\n"
+            "Connection: %63lose\r\nContent-Length: 3\r\n\r\n";
+        RequestFrame f = Frame(head + "a%b");
+        REQUIRE(f.state == FrameState::kFramed);
+        CHECK(f.library_head_differs);
+        CHECK(LibraryRequest(head + "a%b", f) ==
+              "POST /x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gpc_%2561b\r\n"
+              "Content-Length: 3\r\n\r\na%b");
+        // Nothing to change: shown as received.
+        CHECK_FALSE(Frame("GET /a%20b HTTP/1.1\r\nHost: x\r\n\r\n").library_head_differs);
+    }
+
+    TEST_CASE("the library view hides a handled Expect and says Keep-Alive for HTTP/1.0") {
+        const std::string expect =
+            "POST /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi";
+        RequestFrame e = Frame(expect);
+        REQUIRE(e.state == FrameState::kFramed);
+        CHECK(LibraryRequest(expect, e) ==
+              "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
+        const std::string old = "GET / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n";
+        RequestFrame k = Frame(old);
+        REQUIRE(k.state == FrameState::kFramed);
+        CHECK(LibraryRequest(old, k) == "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n");
+    }
+
+    TEST_CASE("a header line's limit counts each % as the three bytes the library is shown") {
+        FrameLimits limits;
+        const std::string line = "GET / HTTP/1.1\r\nHost: x\r\n";
+        const std::size_t room = limits.max_header_line_bytes - std::string("X-A: \r\n").size();
+        CHECK(FrameRequest(line + "X-A: " + std::string(room, 'a') + "\r\n\r\n", limits).state ==
+              FrameState::kFramed);
+        CHECK(FrameRequest(line + "X-A: " + std::string(room / 3 + 1, '%') + "\r\n\r\n", limits)
+                  .status == 431);
     }
 }
