@@ -369,7 +369,10 @@ std::string LibraryRequest(std::string_view request, const RequestFrame& frame) 
                             (colon != std::string_view::npos &&
                              EqualsIgnoreCase(line.substr(0, colon), "Connection"));
         if (!hidden) {
-            for (char c : line) {
+            // Names are passed as sent (the library does not decode them), values escaped.
+            const std::size_t value_begin = colon == std::string_view::npos ? 0 : colon + 1;
+            out.append(line.substr(0, value_begin));
+            for (char c : line.substr(value_begin)) {
                 if (c == '%') {
                     out.append("%25");
                 } else {

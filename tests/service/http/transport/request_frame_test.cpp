@@ -219,6 +219,11 @@ TEST_SUITE("request_frame") {
         CHECK(LibraryRequest(head + "a%b", f) ==
               "POST /x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gpc_%2561b\r\n"
               "Content-Length: 3\r\n\r\na%b");
+        // A name is a token that may hold `%`; the library does not decode names.
+        const std::string named = "GET / HTTP/1.1\r\nHost: x\r\nX-A%41: %41\r\n\r\n";
+        RequestFrame n = Frame(named);
+        REQUIRE(n.state == FrameState::kFramed);
+        CHECK(LibraryRequest(named, n) == "GET / HTTP/1.1\r\nHost: x\r\nX-A%41: %2541\r\n\r\n");
         // Nothing to change: shown as received.
         CHECK_FALSE(Frame("GET /a%20b HTTP/1.1\r\nHost: x\r\n\r\n").library_head_differs);
     }
