@@ -33,6 +33,14 @@ struct WebBundle {
 };
 
 // What the handlers need from the rest of the service. Every member is thread-safe.
+// --request-budget-ms's default. The costliest plan the request bounds allow (docs/api.md
+// "Request bounds") takes about 0.1 s of CPU in a release build and under a second in the
+// sanitized debug build; ten of them at once on 2 cores stretch that tenfold. Ten seconds
+// stops only a request that would otherwise hold its worker far longer (a plan over a much
+// larger catalog, a machine starved of CPU), and matches the time a request may take to
+// arrive (--request-timeout-s).
+inline constexpr int kDefaultRequestBudgetMs = 10000;
+
 struct Deps {
     // The catalog snapshot to serve; called once per request, so a new snapshot can be
     // swapped in behind it at any time.
@@ -74,6 +82,9 @@ struct Deps {
     // CPUs the process may use (app::UsableCpus); a training plan spreads its estimates over
     // those the other plans in flight leave (docs/performance.md, "Plans across idle CPUs").
     unsigned cpus = 1;
+    // How long one plan or estimate may compute (--request-budget-ms): past it the answer is
+    // 503 request_budget_exceeded (pricing/deadline.hpp), not a worker held for the rest.
+    std::chrono::milliseconds request_budget{kDefaultRequestBudgetMs};
 };
 
 // Transport limits and pool size (docs/performance.md explains the defaults).
