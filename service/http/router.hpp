@@ -34,11 +34,11 @@ struct WebBundle {
 
 // What the handlers need from the rest of the service. Every member is thread-safe.
 // --request-budget-ms's default. The costliest plan the request bounds allow (docs/api.md
-// "Request bounds") takes about 0.1 s of CPU in a release build and under a second in the
-// sanitized debug build; ten of them at once on 2 cores stretch that tenfold. Ten seconds
-// stops only a request that would otherwise hold its worker far longer (a plan over a much
-// larger catalog, a machine starved of CPU), and matches the time a request may take to
-// arrive (--request-timeout-s).
+// "Request bounds") took 0.6 s of CPU in the sanitized debug build on the shared 2-core VM
+// (tests/bench/request_budget_bench.sh; the old bounds' costliest: 40 ms in a release build);
+// the tests' and the planning page's plans are far smaller, and a load of 15 on 2 cores
+// stretches them about sevenfold. Ten seconds stops only a request that would hold its worker
+// far longer (a much larger catalog, a starved machine), as --request-timeout-s does.
 inline constexpr int kDefaultRequestBudgetMs = 10000;
 
 struct Deps {
