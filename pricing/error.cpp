@@ -16,6 +16,8 @@ const char* ErrorCodeName(ErrorCode code) {
             return "unavailable";
         case ErrorCode::kDatabaseRequired:
             return "database_required";
+        case ErrorCode::kBudgetExceeded:
+            return "request_budget_exceeded";
         case ErrorCode::kInternal:
             return "internal";
     }

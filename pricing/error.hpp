@@ -17,6 +17,8 @@ enum class ErrorCode {
     kUnavailable,         // a dependency is down; retry later (HTTP 503)
     kDatabaseRequired,    // the feature needs the database this process runs without (HTTP 409);
                           // retrying cannot help, unlike kUnavailable
+    kBudgetExceeded,      // the request ran past its computing budget (deadline.hpp); retry
+                          // later or ask for less (HTTP 503)
     kInternal,            // a bug; details only in the log (HTTP 500)
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,9 @@ namespace gpucost::pricing {
 
 // How an offering is bought. Names are the API strings.
 enum class PriceType { kOnDemand, kSpot, kCommit1y, kCommit3y, kCapacityBlock };
+// How many there are: the most a list of price types needs to name.
+inline constexpr std::size_t kPriceTypeCount =
+    static_cast<std::size_t>(PriceType::kCapacityBlock) + 1;
 
 // "on_demand", "spot", "commit_1y", "commit_3y", "capacity_block".
 std::string_view PriceTypeName(PriceType type);

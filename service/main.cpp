@@ -311,6 +311,7 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
     deps.service_version = kVersion;
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
     deps.cpus = app::UsableCpus();
+    deps.request_budget = std::chrono::milliseconds(config.request_budget_ms);
     return deps;
 }
 

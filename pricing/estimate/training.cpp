@@ -1436,13 +1436,15 @@ private:
 // layout (all of tensor, pipeline, data, ZeRO, recompute and micro-batch) is timed whether
 // or not it fits; among its expert-parallel choices the fastest that fits wins, else the one
 // that needs the least memory.
-SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers) {
+SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers,
+                           const Deadline& deadline) {
     SearchResult r;
     r.fully_given =
         pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute && pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
     const Degrees pipeline_degrees = PipelineDegrees(c);
     for (int t : TensorCandidates(c, pr)) {
+        if (deadline.Passed()) break;  // the estimate refuses what was found (EstimateDerived)
         if (c.count % t != 0) continue;
         const int rest = c.count / t;
         const Degrees pps = PipelineCandidates(pr, pipeline_degrees, rest);
@@ -1990,7 +1992,7 @@ SearchResult SearchFromRecipeLayout(const TrainingRequest& req, const Ctx& c, La
         !ValidateParallelism(rl, c).ok()) {
         return {};
     }
-    SearchResult found = SearchLayouts(c, rl, layers);
+    SearchResult found = SearchLayouts(c, rl, layers, req.deadline);
     used = found.best.valid;
     return found;
 }
@@ -2021,7 +2023,8 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     LayerCosts layers(c, memo != nullptr ? &KeptFor(*memo, c) : nullptr);
     bool recipe_layout = false;
     SearchResult found = SearchFromRecipeLayout(req, c, layers, recipe_layout);
-    if (!recipe_layout) found = SearchLayouts(c, pr, layers);
+    if (!recipe_layout) found = SearchLayouts(c, pr, layers, req.deadline);
+    if (auto time_left = req.deadline.Check(); !time_left.ok()) return time_left.error();
     if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
     TrainingEstimate out = Summarize(c, found);
     WarnOnBatchChange(req, out);

@@ -9,6 +9,7 @@
 
 #include "pricing/accelerator.hpp"
 #include "pricing/assumption.hpp"
+#include "pricing/deadline.hpp"
 #include "pricing/error.hpp"
 #include "pricing/estimate/cluster.hpp"
 #include "pricing/estimate/model.hpp"
@@ -113,6 +114,10 @@ struct TrainingRequest {
     // false: leave TrainingEstimate::assumptions empty. For callers that evaluate many
     // estimates (the planner) and echo the constants once; every figure is the same.
     bool with_assumptions = true;
+    // When the caller stops waiting: the layout search checks it between tensor-parallel
+    // degrees and the estimate after the search; past it the estimate is kBudgetExceeded
+    // (not a request field). Default: never.
+    Deadline deadline;
 };
 
 // Seconds per optimizer step, by cause. compute + memory_bound + communication + bubble +

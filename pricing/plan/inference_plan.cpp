@@ -492,6 +492,9 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
                                                        o.scale_out_gbit_per_s.value_or(-1)};
         auto it = shapes.find(key);
         if (it == shapes.end()) {
+            if (auto time_left = request.deadline.Check(); !time_left.ok()) {
+                return time_left.error();
+            }
             const InstanceShape shape{info.accelerator.value(), o.accelerator_count,
                                       o.scale_out_gbit_per_s};
             auto chosen = ChooseShape(request, plan, shape, utilization, plan.estimates);
@@ -690,6 +693,9 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     auto sized = SizeOfferings(request, catalog, reference, utilization, plan, tally);
     if (!sized.ok()) {
         return sized.error();
+    }
+    if (auto time_left = request.deadline.Check(); !time_left.ok()) {
+        return time_left.error();
     }
     std::vector<InferencePlanOption> all = std::move(sized).value();
     plan.total_count = all.size();

@@ -7,6 +7,7 @@
 
 #include "pricing/assumption.hpp"
 #include "pricing/catalog.hpp"
+#include "pricing/deadline.hpp"
 #include "pricing/error.hpp"
 #include "pricing/estimate/inference.hpp"
 #include "pricing/offering.hpp"
@@ -90,6 +91,10 @@ struct InferencePlanRequest {
     // validated there): each option runs its nodes around the clock over the budget window,
     // and the hours owned entries of its offering cover are paid already (ServingOwnedUse).
     std::vector<OwnedCapacity> owned_capacity;
+    // When the caller stops waiting: checked before each hardware shape is sized (the plan's
+    // costly step) and before the options are ranked; past it the plan is kBudgetExceeded.
+    // Default: never.
+    Deadline deadline;
 
     // kInvalidArgument naming the field (`/traffic/...`, `/latency/...`, `/api_price/...`).
     [[nodiscard]] Status Validate() const;

@@ -373,6 +373,9 @@ ShapeOutcome EstimateShape(const TrainingPlanRequest& request, const ShapeKey& k
         cluster.scale_out_gbit_per_s_per_node = key.scale_out;
     }
     for (int nodes : counts) {
+        if (request.deadline.Passed()) {
+            break;  // the plan checks the deadline once the threads are joined
+        }
         cluster.accelerator_count = nodes * key.per_node;
         const Result<estimate::TrainingEstimate>& e =
             estimates.At(key, nodes, cluster, out.estimates);
@@ -446,7 +449,8 @@ std::vector<ShapeOutcome> EstimateAllShapes(const TrainingPlanRequest& request,
     std::atomic<std::size_t> next_group{0};
     auto work = [&] {
         ShapeEstimator estimates(workload, model);
-        for (std::size_t g = next_group++; g < group_count; g = next_group++) {
+        for (std::size_t g = next_group++; g < group_count && !request.deadline.Passed();
+             g = next_group++) {
             for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
                 outcomes[i] = EstimateShape(request, *keys[i], *groups[i], estimates);
             }
@@ -487,8 +491,13 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request,
     // for all clusters.
     estimate::TrainingRequest workload = request.workload;
     workload.with_assumptions = false;
+    workload.deadline = request.deadline;
     const Result<estimate::ResolvedModel> model = estimate::DeriveModel(workload.model);
     std::vector<ShapeOutcome> outcomes = EstimateAllShapes(request, candidates, workload, model);
+    // A thread that met the deadline left its shapes unworked: the outcomes are no plan.
+    if (auto time_left = request.deadline.Check(); !time_left.ok()) {
+        return time_left.error();
+    }
 
     // Counted in the candidates' order: the first workload error is the plan's error, and
     // the tally's examples are those of the first shapes.

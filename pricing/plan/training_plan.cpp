@@ -13,7 +13,6 @@ namespace gpucost::pricing::plan {
 namespace {
 
 // Standard normal 90th percentile.
-constexpr std::size_t kMaxExplicitNodeCounts = 64;
 constexpr std::size_t kMaxPlanOffset = 1'000'000;
 
 }  // namespace
@@ -133,6 +132,9 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     stages::Tally tally;
     const stages::Candidates candidates =
         stages::SelectCandidates(resolved, catalog, reference, tally);
+    if (auto time_left = request.deadline.Check(); !time_left.ok()) {
+        return time_left.error();
+    }
     auto estimates = stages::EstimateShapes(resolved, candidates, tally);
     if (!estimates.ok()) {
         return estimates.error();
@@ -164,6 +166,9 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
                              }
                          });
     std::vector<TrainingPlanOption> beyond = ceiling.Finish();
+    if (auto time_left = request.deadline.Check(); !time_left.ok()) {
+        return time_left.error();
+    }
 
     TrainingPlan plan;
     plan.catalog_version = catalog.Describe().version;
@@ -178,6 +183,9 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();
+    if (auto time_left = request.deadline.Check(); !time_left.ok()) {
+        return time_left.error();
+    }
     stages::Explain(resolved, catalog, reference, settings, estimates.value(), plan);
     if (!resolved.owned_capacity.empty() && !owned_covers_some) {
         plan.warnings.push_back(OwnedCoversNothing(

@@ -8,6 +8,7 @@
 #include "pricing/accelerator.hpp"
 #include "pricing/assumption.hpp"
 #include "pricing/catalog.hpp"
+#include "pricing/deadline.hpp"
 #include "pricing/error.hpp"
 #include "pricing/estimate/training.hpp"
 #include "pricing/offering.hpp"
@@ -73,6 +74,11 @@ inline constexpr int kDefaultMaxPlanAccelerators = 4096;
 inline constexpr int kMaxPlanAccelerators = 65536;
 inline constexpr std::size_t kDefaultPlanLimit = 20;
 inline constexpr std::size_t kMaxPlanLimit = 500;
+// Node counts a request may list (constraints.node_counts). Each is estimated for every
+// hardware shape the constraints allow, so the list multiplies the plan's estimates: nearly twice
+// the 17 rungs of the default ladder (1 to 65,536 nodes by powers of two) leaves room for any
+// sweep between them.
+inline constexpr std::size_t kMaxExplicitNodeCounts = 32;
 // Most threads one plan's shape estimates run on (a plan has tens of shape groups).
 inline constexpr int kMaxPlanEstimateThreads = 16;
 // A chosen price older than this draws a warning (request: `max_price_age_days`). List
@@ -169,6 +175,10 @@ struct TrainingPlanRequest {
     // Threads the shape estimates may run on (1 to kMaxPlanEstimateThreads), the caller's
     // choice from the CPUs it has idle; the plan is the same for any number.
     int estimate_threads = 1;
+    // When the caller stops waiting (its request's computing budget): checked between the
+    // stages and, on every estimate thread, between node counts; past it the plan is
+    // kBudgetExceeded, never the stages done so far. Default: never.
+    Deadline deadline;
 
     // Ranges of the plan's own fields (the workload is validated by the estimator);
     // kInvalidArgument naming `/constraints/...`, `/limit`, `/uncertainty/...`.

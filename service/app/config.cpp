@@ -163,6 +163,10 @@ constexpr Setting kSettings[] = {
     {"--shutdown-grace-s", "GPUCOST_SHUTDOWN_GRACE_S", "10",
      "on SIGTERM, how long requests already received may take to finish (0-300)",
      SetInteger<&ServiceConfig::shutdown_grace_s, 0, 300>},
+    {"--request-budget-ms", "GPUCOST_REQUEST_BUDGET_MS", "10000",
+     "how long one plan or estimate may compute; past it 503 request_budget_exceeded with "
+     "Retry-After, never a partial answer (1-600000)",
+     SetInteger<&ServiceConfig::request_budget_ms, 1, 600000>},
     {"--rate-limit-rps", "GPUCOST_RATE_LIMIT_RPS", "0 (off)",
      "requests per second per API key, else per client address; 429 beyond (0-1000000)",
      SetInteger<&ServiceConfig::rate_limit_rps, 0, 1000000>},

@@ -34,6 +34,9 @@ struct ServiceConfig {
     int request_timeout_s = 10;
     int keep_alive_timeout_s = 5;
     int shutdown_grace_s = 10;
+    // How long one plan or estimate may compute before it is answered 503
+    // request_budget_exceeded (http::kDefaultRequestBudgetMs says why this default).
+    int request_budget_ms = 10000;
     // Token bucket per API key, else per peer address; 0 requests/s: off.
     double rate_limit_rps = 0;
     double rate_limit_burst = 0;  // 0: the same as rate_limit_rps (at least 1)

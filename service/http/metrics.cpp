@@ -97,6 +97,10 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
            "Requests refused by the rate limiter (429).");
     out += "gpucost_rate_limited_requests_total " + std::to_string(RateLimitedCount()) + "\n";
 
+    Family(out, "gpucost_request_budget_exceeded_total", "counter",
+           "Plans and estimates stopped at --request-budget-ms (503 request_budget_exceeded).");
+    out += "gpucost_request_budget_exceeded_total " + std::to_string(BudgetExceededCount()) + "\n";
+
     Family(
         out, "gpucost_log_lines_dropped_total", "counter",
         "Access-log lines dropped because the log buffer was full (stderr not read fast enough).");

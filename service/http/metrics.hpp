@@ -57,6 +57,13 @@ public:
         return rate_limited_.load(std::memory_order_relaxed);
     }
 
+    // A plan or estimate that ran past --request-budget-ms (503 request_budget_exceeded);
+    // counted where the problem is written, from any thread.
+    static void CountBudgetExceeded() { budget_exceeded_.fetch_add(1, std::memory_order_relaxed); }
+    static std::uint64_t BudgetExceededCount() {
+        return budget_exceeded_.load(std::memory_order_relaxed);
+    }
+
     // The whole exposition, every family with HELP and TYPE, series in a stable order.
     std::string Render(const MetricsSnapshot& snapshot) const;
 
@@ -71,6 +78,7 @@ private:
     std::map<std::string, RouteLatency> latency_;
     std::atomic<std::int64_t> in_flight_{0};
     static inline std::atomic<std::uint64_t> rate_limited_{0};
+    static inline std::atomic<std::uint64_t> budget_exceeded_{0};
 };
 
 // The content type of the exposition format.

@@ -33,6 +33,14 @@ struct WebBundle {
 };
 
 // What the handlers need from the rest of the service. Every member is thread-safe.
+// --request-budget-ms's default. The costliest plan the request bounds allow (docs/api.md
+// "Request bounds") took 0.6 s of CPU in the sanitized debug build on the shared 2-core VM
+// (tests/bench/request_budget_bench.sh; the old bounds' costliest: 40 ms in a release build);
+// the tests' and the planning page's plans are far smaller, and a load of 15 on 2 cores
+// stretches them about sevenfold. Ten seconds stops only a request that would hold its worker
+// far longer (a much larger catalog, a starved machine), as --request-timeout-s does.
+inline constexpr int kDefaultRequestBudgetMs = 10000;
+
 struct Deps {
     // The catalog snapshot to serve; called once per request, so a new snapshot can be
     // swapped in behind it at any time.
@@ -74,6 +82,9 @@ struct Deps {
     // CPUs the process may use (app::UsableCpus); a training plan spreads its estimates over
     // those the other plans in flight leave (docs/performance.md, "Plans across idle CPUs").
     unsigned cpus = 1;
+    // How long one plan or estimate may compute (--request-budget-ms): past it the answer is
+    // 503 request_budget_exceeded (pricing/deadline.hpp), not a worker held for the rest.
+    std::chrono::milliseconds request_budget{kDefaultRequestBudgetMs};
 };
 
 // Transport limits and pool size (docs/performance.md explains the defaults).

@@ -312,6 +312,11 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
     const json* ops = r.Member("ops");
     if (ops != nullptr && !ops->is_array()) {
         r.Fail(ErrorCode::kMalformed, "ops", "ops must be an array");
+    } else if (ops != nullptr && ops->size() > est::kMaxRooflineOps) {
+        // Refused before any op is decoded (the estimator's own check comes after).
+        r.Fail(
+            ErrorCode::kInvalidArgument, "ops",
+            "ops must hold between 1 and " + std::to_string(est::kMaxRooflineOps) + " operations");
     }
     if (!r.ok()) return r.error();
     if (eff != nullptr) {

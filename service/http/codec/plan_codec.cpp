@@ -55,10 +55,34 @@ std::optional<std::string> LowerId(std::optional<std::string> id) {
     return id;
 }
 
-// Reads a list of price type names at `key`; an unknown name is 422 naming its element
-// (`<key>/<i>`), as an unknown accelerator in constraints is.
+// Values one offering filter of a plan may list (constraints.providers, .regions,
+// .accelerators). Every offering is tested against each value and an unknown value is
+// compared with every id the catalog knows; the shipped catalog has 7 providers, 24 regions
+// and 27 accelerators, so a filter naming more than 64 names ids that do not exist.
+constexpr std::size_t kMaxFilterValues = 64;
+
+// More than `max` entries in the list at `key`: 422 naming the list, before its entries are
+// read (`what` names them in the message).
+bool TooMany(JsonReader& r, std::string_view key, std::size_t max, const char* what) {
+    const json* list = r.Member(key);
+    if (list == nullptr || !list->is_array() || list->size() <= max) return false;
+    r.Fail(ErrorCode::kInvalidArgument, key, "at most " + std::to_string(max) + " " + what);
+    return true;
+}
+
+// The row's reader for an offering filter: a list of at most kMaxFilterValues ids.
+template <auto Member>
+void FilterValues(JsonReader& r, std::string_view key,
+                  typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    if (TooMany(r, key, kMaxFilterValues, "values; leave the filter out to allow any")) return;
+    ListOrEmpty<Member>(r, key, o);
+}
+
+// Reads a list of price type names at `key`, at most one entry per price type; an unknown name
+// is 422 naming its element (`<key>/<i>`), as an unknown accelerator in constraints is.
 std::vector<pricing::PriceType> PriceTypes(JsonReader& r, const std::string& key) {
     std::vector<pricing::PriceType> out;
+    if (TooMany(r, key, pricing::kPriceTypeCount, "price types (one each)")) return out;
     const auto names = r.Strings(key).value_or(std::vector<std::string>{});
     for (std::size_t i = 0; i < names.size(); ++i) {
         auto type = pricing::ParsePriceType(names[i]);
@@ -470,13 +494,13 @@ const auto kPlanConstraintFields = std::to_array<RequestField<TrainingPlanConstr
     {"deadline_confidence", &Optional<&TrainingPlanConstraints::deadline_confidence>},
     {"budget_confidence", &Optional<&TrainingPlanConstraints::budget_confidence>},
     {"budget_usd", &Optional<&TrainingPlanConstraints::budget_usd>},
-    {"providers", &ListOrEmpty<&TrainingPlanConstraints::providers>},
+    {"providers", &FilterValues<&TrainingPlanConstraints::providers>},
     {"price_types",
      [](JsonReader& r, std::string_view key, TrainingPlanConstraints& c) {
          c.price_types = PriceTypes(r, std::string(key));
      }},
-    {"regions", &ListOrEmpty<&TrainingPlanConstraints::regions>},
-    {"accelerators", &ListOrEmpty<&TrainingPlanConstraints::accelerators>},
+    {"regions", &FilterValues<&TrainingPlanConstraints::regions>},
+    {"accelerators", &FilterValues<&TrainingPlanConstraints::accelerators>},
     {"max_total_accelerators", &Optional<&TrainingPlanConstraints::max_total_accelerators>},
     {"min_total_accelerators", &Optional<&TrainingPlanConstraints::min_total_accelerators>},
     {"max_wall_clock_days", &Optional<&TrainingPlanConstraints::max_wall_clock_days>},
@@ -499,6 +523,8 @@ pricing::Status ReadPlanConstraints(const json& constraints,
     if (!counts->is_array()) {
         c.Fail(ErrorCode::kMalformed, "node_counts", "must be an array of integers");
     }
+    TooMany(c, "node_counts", pricing::plan::kMaxExplicitNodeCounts,
+            "node counts (each is estimated on every hardware shape)");
     // Each element is read as a member named by its index, so a fault names
     // /constraints/node_counts/<i>: a wrong type is 400, a well-formed integer out of range 422
     // (JsonReader::Int), as for every other integer field.
@@ -900,13 +926,13 @@ const auto kLatencyFields = std::to_array<RequestField<InferencePlanRequest>>({
     {"max_inter_token_latency_ms", &Optional<&InferencePlanRequest::max_inter_token_latency_ms>},
 });
 const auto kServingConstraintFields = std::to_array<RequestField<InferencePlanRequest>>({
-    {"providers", &ListOrEmpty<&InferencePlanRequest::providers>},
+    {"providers", &FilterValues<&InferencePlanRequest::providers>},
     {"price_types",
      [](JsonReader& r, std::string_view key, InferencePlanRequest& q) {
          q.price_types = PriceTypes(r, std::string(key));
      }},
-    {"regions", &ListOrEmpty<&InferencePlanRequest::regions>},
-    {"accelerators", &ListOrEmpty<&InferencePlanRequest::accelerators>},
+    {"regions", &FilterValues<&InferencePlanRequest::regions>},
+    {"accelerators", &FilterValues<&InferencePlanRequest::accelerators>},
     {"verified_only", &FlagOrFalse<&InferencePlanRequest::verified_only>},
     {"max_price_age_days", &Optional<&InferencePlanRequest::max_price_age_days>},
 });

@@ -62,15 +62,24 @@ pricing::Result<pricing::OwnedCapacity> DecodeOwned(const json& value, const std
     return owned;
 }
 
-// The array member `key` of a book, each element decoded by `decode` at `<pointer>/key/<i>`.
+// The array member `key` of a book, each element decoded by `decode` at `<pointer>/key/<i>`;
+// more than `max_items` elements is refused before any is decoded (`too_many` says how to
+// do without them).
 template <typename T, typename Decode>
 pricing::Status DecodeList(const json& book, const std::string& pointer, const char* key,
-                           Decode decode, std::vector<T>& out) {
+                           std::size_t max_items, const std::string& too_many, Decode decode,
+                           std::vector<T>& out) {
     auto it = book.find(key);
     if (it == book.end() || it->is_null()) return pricing::Ok{};
     if (!it->is_array()) {
         return pricing::MakeError(pricing::ErrorCode::kMalformed,
                                   pointer + "/" + key + ": must be an array", pointer + "/" + key);
+    }
+    if (it->size() > max_items) {
+        return pricing::MakeError(
+            pricing::ErrorCode::kInvalidArgument,
+            pointer + "/" + key + ": at most " + std::to_string(max_items) + " " + key + too_many,
+            pointer + "/" + key);
     }
     for (std::size_t i = 0; i < it->size(); ++i) {
         auto one = decode((*it)[i], pointer + "/" + key + "/" + std::to_string(i));
@@ -82,7 +91,8 @@ pricing::Status DecodeList(const json& book, const std::string& pointer, const c
 
 }  // namespace
 
-pricing::Result<pricing::PriceBook> DecodePriceBook(const json& value, const std::string& pointer) {
+pricing::Result<pricing::PriceBook> DecodePriceBook(const json& value, const std::string& pointer,
+                                                    std::size_t max_rules) {
     JsonReader r(value, pointer);
     r.OnlyKnown({"name", "id", "version", "rules", "owned_capacity"});
     r.Require("name");
@@ -93,10 +103,18 @@ pricing::Result<pricing::PriceBook> DecodePriceBook(const json& value, const std
     book.id = r.String("id").value_or("");
     book.version = r.Int("version").value_or(1);
     if (!r.ok()) return r.error();
-    if (auto rules = DecodeList(value, pointer, "rules", DecodeRule, book.rules); !rules.ok()) {
+    const std::string store_it =
+        max_rules < pricing::kMaxPriceBookRules
+            ? " in a book given inline; store a larger one (POST /v1/price-books, up to " +
+                  std::to_string(pricing::kMaxPriceBookRules) + " rules) and name it by id"
+            : "";
+    if (auto rules =
+            DecodeList(value, pointer, "rules", max_rules, store_it, DecodeRule, book.rules);
+        !rules.ok()) {
         return rules.error();
     }
-    if (auto owned = DecodeList(value, pointer, "owned_capacity", DecodeOwned, book.owned_capacity);
+    if (auto owned = DecodeList(value, pointer, "owned_capacity", pricing::kMaxOwnedCapacity, "",
+                                DecodeOwned, book.owned_capacity);
         !owned.ok()) {
         return owned.error();
     }
@@ -170,7 +188,7 @@ pricing::Result<std::optional<pricing::PriceBook>> TakePriceBook(json& body) {
         return pricing::MakeError(pricing::ErrorCode::kMalformed,
                                   "price_book: must be an object (an inline book)", kPointer);
     }
-    auto book = DecodePriceBook(value, kPointer);
+    auto book = DecodePriceBook(value, kPointer, kMaxInlinePriceBookRules);
     if (!book.ok()) return book.error();
     return std::optional<pricing::PriceBook>(std::move(book).value());
 }

@@ -16,6 +16,12 @@
 
 namespace gpucost::http {
 
+// Rules a book given inline (a plan's `price_book` object) may list. Anyone may send one with a
+// plan, and the book is applied to every offering of the catalog before planning: a fixed rate
+// for each offering of the shipped catalog (187) fits with room. A larger rate card is stored
+// with an admin key (POST /v1/price-books, up to pricing::kMaxPriceBookRules) and named by id.
+inline constexpr std::size_t kMaxInlinePriceBookRules = 200;
+
 // Removes `price_book` from `body` (so the plan's own decoder never sees it) and decodes it:
 // nullopt when absent or null. A string (a stored book's id) is kDatabaseRequired (409): stored
 // books are resolved before this by TakePlanPriceBook (routes/price_book_routes.hpp) in
@@ -27,9 +33,12 @@ namespace gpucost::http {
 
 // A book object at `pointer` ("/price_book" in a plan, "" as a /v1/price-books body): members
 // name, rules, owned_capacity, id, version (rules may be left out beside owned_capacity);
-// errors as TakePriceBook's. Not validated (PriceBook::Validate).
-[[nodiscard]] pricing::Result<pricing::PriceBook> DecodePriceBook(const nlohmann::json& value,
-                                                                  const std::string& pointer);
+// errors as TakePriceBook's. More than `max_rules` rules or kMaxOwnedCapacity entries is
+// kInvalidArgument naming the list, before any element is decoded; the rest is not validated
+// (PriceBook::Validate).
+[[nodiscard]] pricing::Result<pricing::PriceBook> DecodePriceBook(
+    const nlohmann::json& value, const std::string& pointer,
+    std::size_t max_rules = pricing::kMaxPriceBookRules);
 
 // The catalog the planners get: `base` itself without a book, else the book applied to it.
 struct PricingView {

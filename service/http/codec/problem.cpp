@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/http/metrics.hpp"
 #include "service/http/transport/request_context.hpp"
 
 namespace gpucost::http {
@@ -106,6 +107,8 @@ int HttpStatusFor(pricing::ErrorCode code) {
             return 503;
         case pricing::ErrorCode::kDatabaseRequired:
             return 409;
+        case pricing::ErrorCode::kBudgetExceeded:
+            return 503;
         case pricing::ErrorCode::kInternal:
             return 500;
     }
@@ -119,6 +122,9 @@ void WriteProblem(httplib::Response& res, const httplib::Request& req,
     Write(res, req, status, pricing::ErrorCodeName(error.code), detail, error.field, error.errors);
     if (status == 503) {
         res.set_header("Retry-After", "5");
+    }
+    if (error.code == pricing::ErrorCode::kBudgetExceeded) {
+        Metrics::CountBudgetExceeded();
     }
 }
 

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "pricing/deadline.hpp"
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/roofline.hpp"
 #include "pricing/estimate/training.hpp"
@@ -85,12 +86,14 @@ void NameHardwareField(pricing::Error& error, std::string_view pointer) {
 }
 
 // Every estimate route's steps: the query checked, the JSON body decoded (with the hardware it
-// names), the hardware resolved from the catalog, the estimator run, its headline figures
-// checked finite, and the answer written with its assumptions at the requested detail. The
-// first fault is answered as problem+json.
+// names), the hardware resolved from the catalog, the request's computing budget checked
+// (Deps::request_budget, from the handler's start; the training estimator checks it again in its
+// layout search), the estimator run, its headline figures checked finite, and the answer written
+// with its assumptions at the requested detail. The first fault is answered as problem+json.
 template <typename Decode, typename Estimate>
 void AnswerEstimate(const Deps& deps, const httplib::Request& req, httplib::Response& res,
                     Decode decode, Estimate estimate, std::string_view hardware_pointer = {}) {
+    const auto deadline = pricing::Deadline::After(deps.request_budget);
     if (auto query = CheckQuery(req); !query.ok()) return WriteProblem(res, req, query.error());
     if (!RequireJsonBody(req, res)) return;
     auto body = ParseJsonBody(req.body);
@@ -104,7 +107,10 @@ void AnswerEstimate(const Deps& deps, const httplib::Request& req, httplib::Resp
         NameHardwareField(error, hardware_pointer);
         return WriteProblem(res, req, error);
     }
-    auto result = estimate(decoded.value(), cluster.value());
+    if (auto time_left = deadline.Check(); !time_left.ok()) {
+        return WriteProblem(res, req, time_left.error());
+    }
+    auto result = estimate(decoded.value(), cluster.value(), deadline);
     if (!result.ok()) return WriteProblem(res, req, result.error());
     if (auto finite = Finite(result.value()); !finite.ok()) {
         return WriteProblem(res, req, finite.error());
@@ -122,7 +128,9 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         AnswerEstimate(
             deps, req, res,
             [](const json& body, HardwareRequest& hw) { return DecodeTrainingRequest(body, &hw); },
-            [](const est::TrainingRequest& request, const est::ClusterSpec& cluster) {
+            [](est::TrainingRequest request, const est::ClusterSpec& cluster,
+               const pricing::Deadline& deadline) {
+                request.deadline = deadline;  // the layout search stops at it
                 return est::EstimateTraining(request, cluster);
             });
     });
@@ -131,7 +139,8 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
         AnswerEstimate(
             deps, req, res,
             [](const json& body, HardwareRequest& hw) { return DecodeInferenceRequest(body, &hw); },
-            [](const est::InferenceRequest& request, const est::ClusterSpec& cluster) {
+            [](const est::InferenceRequest& request, const est::ClusterSpec& cluster,
+               const pricing::Deadline& /*deadline: one estimate, checked before it*/) {
                 return est::EstimateInference(request, cluster);
             });
     });
@@ -144,7 +153,8 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
                 if (decoded.ok()) hw.accelerator = decoded.value().accelerator;
                 return decoded;
             },
-            [](const RooflineRequest& r, const est::ClusterSpec& cluster) {
+            [](const RooflineRequest& r, const est::ClusterSpec& cluster,
+               const pricing::Deadline& /*deadline: checked before it*/) {
                 return est::EstimateRoofline(cluster.accelerator, r.precision, r.ops, r.efficiency);
             },
             "/accelerator");

@@ -53,8 +53,10 @@ Result<PreparedPlan> PrepareSpot(const json& body) {
         if (context.view.priced) {
             dated.owned_capacity = context.view.priced->Book().owned_capacity;
         }
-        auto plan = workload ? pricing::plan::PlanSpotForTraining(dated, *workload, catalog)
-                             : pricing::plan::PlanSpot(dated, catalog);
+        std::optional<pricing::estimate::TrainingRequest> timed = workload;
+        if (timed) timed->deadline = context.deadline;  // its estimate's layout search
+        auto plan = timed ? pricing::plan::PlanSpotForTraining(dated, *timed, catalog)
+                          : pricing::plan::PlanSpot(dated, catalog);
         if (!plan.ok()) {
             return plan.error();
         }
@@ -129,6 +131,7 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
         if (context.calibration) {
             paged.calibration_hours_factor = context.calibration->hours_factor;
         }
+        paged.deadline = context.deadline;
         // The options point into the view's catalog, which the closures below keep alive.
         auto answer = AnswerTrainingPlan(paged, *context.view.catalog, *context.reference,
                                          TodayUtcDate(), context.cpus);
@@ -171,6 +174,7 @@ Result<PreparedPlan> PrepareInference(const json& body) {
         if (context.view.priced) {
             owned.owned_capacity = context.view.priced->Book().owned_capacity;
         }
+        owned.deadline = context.deadline;
         auto answer = AnswerInferencePlan(owned, *context.view.catalog, *context.reference,
                                           context.cursor_offset.value_or(0));
         if (!answer.ok()) {
@@ -250,7 +254,8 @@ Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
         return view.error();
     }
     return prepared.value()(PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus,
-                                        std::nullopt, std::move(calibration)});
+                                        std::nullopt, std::move(calibration),
+                                        pricing::Deadline::After(deps.request_budget)});
 }
 
 Result<json> AnswerSavedPlan(const PlanKind& kind, json request,

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pricing/deadline.hpp"
 #include "pricing/error.hpp"
 #include "pricing/plan_reference.hpp"
 #include "service/http/codec/csv_writer.hpp"
@@ -34,6 +35,8 @@ struct PlanContext {
     std::optional<std::size_t> cursor_offset;
     // Training plans: the speed measured on saved scenarios (calibration.hpp), when asked for.
     std::optional<Calibration> calibration;
+    // When the request's computing budget (Deps::request_budget) runs out.
+    pricing::Deadline deadline;
 };
 
 // A plan computed for one request, encoded on demand in the form the client asked for.

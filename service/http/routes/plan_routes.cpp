@@ -131,6 +131,7 @@ void WriteOutcome(const PlanKind& kind, const PlanOutcome& outcome,
 // the catalog (current or ?as_of=) through the book, paged, planned and answered.
 void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& req,
                httplib::Response& res) {
+    const auto deadline = pricing::Deadline::After(deps.request_budget);
     auto body = ReadJsonBody(req, res, kind.focus);
     if (!body) {
         return;
@@ -168,9 +169,10 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
         return;
     }
     const std::optional<PlanPaging>& pages = *paging;
-    auto outcome = prepared.value()(PlanContext{
-        *view, &PlanReferenceOf(deps), deps.cpus,
-        pages ? pages->cursor_offset : std::optional<std::size_t>(), std::move(calibration)});
+    auto outcome =
+        prepared.value()(PlanContext{*view, &PlanReferenceOf(deps), deps.cpus,
+                                     pages ? pages->cursor_offset : std::optional<std::size_t>(),
+                                     std::move(calibration), deadline});
     if (!outcome.ok()) {
         return WriteProblem(res, req, outcome.error());
     }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <vector>
 
 #include "pricing/estimate/cluster.hpp"
@@ -1165,5 +1166,18 @@ TEST_SUITE("estimate_training_fp8") {
         }
         CHECK(EstimateTraining(r, Cluster(8, slower_bf16)).value().step_time_s >
               EstimateTraining(r, Cluster(8, gpucost::testing::H100Sxm())).value().step_time_s);
+    }
+}
+
+TEST_SUITE("estimate_training deadline") {
+    TEST_CASE("an estimate whose deadline has passed is kBudgetExceeded, not the layout found") {
+        TrainingRequest r = Llama8bOn8H100(Precision::kBf16);
+        r.parallelism.reset();  // searched: the search checks the deadline too
+        ClusterSpec cluster = Cluster(64, gpucost::testing::H100Sxm());
+        REQUIRE(EstimateTraining(r, cluster).ok());
+        r.deadline = gpucost::pricing::Deadline::After(std::chrono::milliseconds(0));
+        auto late = EstimateTraining(r, cluster);
+        REQUIRE_FALSE(late.ok());
+        CHECK(late.error().code == gpucost::pricing::ErrorCode::kBudgetExceeded);
     }
 }

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <string>
@@ -764,5 +765,17 @@ TEST_SUITE("plan_inference_spanning_replicas") {
             CHECK(o.expert_parallel == 1);  // a dense model has no experts to spread
             CHECK(o.instances_per_replica == 1);
         }
+    }
+}
+
+TEST_SUITE("plan_inference deadline") {
+    TEST_CASE("a serving plan whose deadline has passed is kBudgetExceeded before any shape") {
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        REQUIRE(PlanInference(r, *catalog, Ref()).ok());
+        r.deadline = gpucost::pricing::Deadline::After(std::chrono::milliseconds(0));
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().code == gpucost::pricing::ErrorCode::kBudgetExceeded);
     }
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
@@ -1633,5 +1634,40 @@ TEST_SUITE("plan_training") {
         CHECK(p.budget->total_usd ==
               doctest::Approx(FromCents(ToCents(p.recommendation->expected_cost_usd))));
         CHECK(*p.budget->owned_usd == doctest::Approx(24 * 30));
+    }
+}
+
+TEST_SUITE("plan_training deadline") {
+    // Budgets of 0 only: a deadline that has passed already, so no test depends on the speed
+    // of the machine.
+    TEST_CASE("a plan whose deadline has passed is kBudgetExceeded, with no options") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        REQUIRE(Plan(r, *catalog).ok());
+        r.deadline = Deadline::After(std::chrono::milliseconds(0));
+        auto plan = Plan(r, *catalog);
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().code == ErrorCode::kBudgetExceeded);
+    }
+
+    TEST_CASE("the estimate stage stops on every thread at the deadline and answers no outcomes") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.estimate_threads = 4;
+        training_stages::Tally tally;
+        const training_stages::Candidates candidates =
+            training_stages::SelectCandidates(r, *catalog, Ref(), tally);
+        REQUIRE(candidates.shapes.size() > 1);
+        auto estimated = training_stages::EstimateShapes(r, candidates, tally);
+        REQUIRE(estimated.ok());
+        CHECK(estimated.value().estimates > 0);
+
+        r.deadline = Deadline::After(std::chrono::milliseconds(0));
+        training_stages::Tally late_tally;
+        auto late = training_stages::EstimateShapes(r, candidates, late_tally);
+        REQUIRE_FALSE(late.ok());
+        CHECK(late.error().code == ErrorCode::kBudgetExceeded);
+        // Nothing was counted as skipped for shapes the threads never reached.
+        for (const auto& [reason, count] : late_tally.counts()) CHECK_MESSAGE(count == 0, reason);
     }
 }

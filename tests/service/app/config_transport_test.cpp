@@ -73,4 +73,21 @@ TEST_SUITE("config transport") {
         CHECK(message.find("--rate-limit-rps") != std::string::npos);
         CHECK(message.find("--tls-cert and --tls-key go together") != std::string::npos);
     }
+
+    TEST_CASE("the request budget is 10 s by default, read from its flag or variable, 1-600000") {
+        auto defaults = ParseConfig({}, Env({}));
+        REQUIRE(defaults.ok());
+        CHECK(defaults.value().request_budget_ms == 10000);
+        auto flag = ParseConfig({"--request-budget-ms", "250"}, Env({}));
+        REQUIRE(flag.ok());
+        CHECK(flag.value().request_budget_ms == 250);
+        auto env = ParseConfig({}, Env({{"GPUCOST_REQUEST_BUDGET_MS", "2000"}}));
+        REQUIRE(env.ok());
+        CHECK(env.value().request_budget_ms == 2000);
+        for (const char* bad : {"0", "600001", "-5", "10s"}) {
+            auto r = ParseConfig({"--request-budget-ms", bad}, Env({}));
+            REQUIRE_FALSE(r.ok());
+            CHECK(r.error().message.find("--request-budget-ms") != std::string::npos);
+        }
+    }
 }

@@ -88,6 +88,7 @@ TEST_SUITE("settings table") {
             CHECK_MESSAGE(applied.request_timeout_s == defaults.request_timeout_s, row.flag);
             CHECK_MESSAGE(applied.keep_alive_timeout_s == defaults.keep_alive_timeout_s, row.flag);
             CHECK_MESSAGE(applied.shutdown_grace_s == defaults.shutdown_grace_s, row.flag);
+            CHECK_MESSAGE(applied.request_budget_ms == defaults.request_budget_ms, row.flag);
             CHECK_MESSAGE(applied.snapshot_refresh_ms == defaults.snapshot_refresh_ms, row.flag);
             CHECK_MESSAGE(applied.max_snapshot_age_s == defaults.max_snapshot_age_s, row.flag);
             CHECK_MESSAGE(applied.require_read_key == defaults.require_read_key, row.flag);
@@ -119,5 +120,7 @@ TEST_SUITE("settings table") {
         CHECK(transport.max_connections == config.max_connections);
         CHECK(server.max_connections_per_address == config.max_connections_per_address);
         CHECK(transport.max_connections_per_address == config.max_connections_per_address);
+        const gpucost::http::Deps deps;
+        CHECK(deps.request_budget == std::chrono::milliseconds(config.request_budget_ms));
     }
 }

@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "pricing/catalog_loader.hpp"
@@ -413,5 +418,38 @@ TEST_SUITE("estimate_routes") {
         training["hardware"]["scale_up_gb_per_s"] = 5e-324;
         CheckProblem(Post(server, "/v1/estimates/training", training), 422,
                      "/hardware/scale_up_gb_per_s");
+    }
+}
+
+TEST_SUITE("estimate_routes request bounds and budget") {
+    TEST_CASE("a roofline request lists at most 1024 ops, refused before any is read") {
+        TestServer server(SampleDeps());
+        json op = {{"kind", "custom"}, {"flops", 1e12}, {"bytes", 1e6}};
+        json req = {{"accelerator", "h100-sxm"}, {"ops", json(std::vector<json>(1025, op))}};
+        CheckProblem(Post(server, "/v1/estimates/roofline", req), 422, "/ops");
+    }
+
+    TEST_CASE("an estimate past its budget is 503 request_budget_exceeded with Retry-After") {
+        gpucost::http::Deps deps = SampleDeps();
+        deps.request_budget = std::chrono::milliseconds(0);  // run out before it starts
+        TestServer server(deps);
+        json inference = {{"model", {{"params_b", 7}}},
+                          {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
+                          {"input_tokens", 512},
+                          {"output_tokens", 256},
+                          {"batch_size", 1}};
+        json roofline = {{"accelerator", "h100-sxm"},
+                         {"ops", {{{"kind", "custom"}, {"flops", 1e12}, {"bytes", 1e6}}}}};
+        for (const auto& [path, body] :
+             {std::pair<std::string, json>{"/v1/estimates/training", Llama65Training()},
+              {"/v1/estimates/inference", inference},
+              {"/v1/estimates/roofline", roofline}}) {
+            auto r = Post(server, path, body);
+            REQUIRE(r);
+            INFO(path << ": " << r->body);
+            CHECK(r->status == 503);
+            CHECK(r->get_header_value("Retry-After") == "5");
+            CHECK(json::parse(r->body)["code"] == "request_budget_exceeded");
+        }
     }
 }

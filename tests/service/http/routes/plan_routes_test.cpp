@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pricing/catalog_loader.hpp"
 #include "tests/support/http_checks.hpp"
@@ -704,5 +707,143 @@ TEST_SUITE("plan_routes") {
                                      "accelerator_hours_per_month": 1000}})");
         REQUIRE(rvb);
         CHECK(rvb->status == 200);
+    }
+}
+
+namespace {
+
+// A JSON array of `n` copies of `value`.
+json Repeated(const json& value, std::size_t n) {
+    return json(std::vector<json>(n, value));
+}
+
+// A small training plan with `member` of `constraints` set to `value`.
+std::string TrainingWith(const std::string& member, const json& value) {
+    json body = {{"model", {{"params_b", 7}}}, {"tokens_b", 20}, {"limit", 1}};
+    body["constraints"][member] = value;
+    return body.dump();
+}
+
+// A small serving plan with `member` of `constraints` set to `value`.
+std::string ServingWith(const std::string& member, const json& value) {
+    json body = {{"model", {{"params_b", 7}}},
+                 {"input_tokens", 100},
+                 {"output_tokens", 10},
+                 {"traffic", {{"requests_per_second", 1}}},
+                 {"limit", 1}};
+    body["constraints"][member] = value;
+    return body.dump();
+}
+
+}  // namespace
+
+TEST_SUITE("plan_routes request bounds") {
+    // Each list a plan multiplies over is bounded (docs/api.md "Request bounds"): one past the
+    // bound is 422 naming the list, whatever its entries.
+    TEST_CASE("a training plan lists at most 32 node counts, 64 values per filter, 5 price types") {
+        TestServer server(SampleDeps());
+        CheckProblem(
+            Post(server, "/v1/plans/training", TrainingWith("node_counts", Repeated(1, 33))), 422,
+            "invalid_argument", "/constraints/node_counts");
+        CheckProblem(
+            Post(server, "/v1/plans/training", TrainingWith("providers", Repeated("aws", 65))), 422,
+            "invalid_argument", "/constraints/providers");
+        CheckProblem(
+            Post(server, "/v1/plans/training", TrainingWith("regions", Repeated("us-east-1", 65))),
+            422, "invalid_argument", "/constraints/regions");
+        CheckProblem(Post(server, "/v1/plans/training",
+                          TrainingWith("accelerators", Repeated("h100-sxm", 65))),
+                     422, "invalid_argument", "/constraints/accelerators");
+        CheckProblem(
+            Post(server, "/v1/plans/training", TrainingWith("price_types", Repeated("spot", 6))),
+            422, "invalid_argument", "/constraints/price_types");
+        // At the bounds the plan is made.
+        for (const auto& [member, value] :
+             {std::pair<std::string, json>{"providers", Repeated("aws", 64)},
+              {"price_types", Repeated("on_demand", 5)}}) {
+            auto r = Post(server, "/v1/plans/training", TrainingWith(member, value));
+            REQUIRE(r);
+            CHECK_MESSAGE(r->status == 200, member);
+        }
+    }
+
+    TEST_CASE("a serving plan lists at most 64 values per filter and 5 price types") {
+        TestServer server(SampleDeps());
+        CheckProblem(
+            Post(server, "/v1/plans/inference", ServingWith("providers", Repeated("aws", 65))), 422,
+            "invalid_argument", "/constraints/providers");
+        CheckProblem(
+            Post(server, "/v1/plans/inference", ServingWith("regions", Repeated("us-east-1", 65))),
+            422, "invalid_argument", "/constraints/regions");
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          ServingWith("accelerators", Repeated("h100-sxm", 65))),
+                     422, "invalid_argument", "/constraints/accelerators");
+        CheckProblem(
+            Post(server, "/v1/plans/inference", ServingWith("price_types", Repeated("spot", 6))),
+            422, "invalid_argument", "/constraints/price_types");
+        auto r =
+            Post(server, "/v1/plans/inference", ServingWith("regions", Repeated("us-east-1", 64)));
+        REQUIRE(r);
+        CHECK(r->status == 200);
+    }
+
+    TEST_CASE(
+        "a price book given inline lists at most 200 rules; a plan names a larger one by id") {
+        TestServer server(SampleDeps());
+        const json rule = {{"provider", "aws"}, {"discount_fraction", 0.1}};
+        json body = json::parse(TrainingWith("providers", json::array({"aws"})));
+        body["price_book"] = {{"name", "large"}, {"rules", Repeated(rule, 201)}};
+        auto r = Post(server, "/v1/plans/training", body.dump());
+        CheckProblem(r, 422, "invalid_argument", "/price_book/rules");
+        CHECK(Body(r)["detail"].get<std::string>().find("/v1/price-books") != std::string::npos);
+        body["price_book"]["rules"] = Repeated(rule, 200);
+        auto at_bound = Post(server, "/v1/plans/training", body.dump());
+        REQUIRE(at_bound);
+        CHECK(at_bound->status == 200);
+        // The same bound on every plan kind that takes a book.
+        json serving = json::parse(ServingWith("providers", json::array({"aws"})));
+        serving["price_book"] = {{"name", "large"}, {"rules", Repeated(rule, 201)}};
+        CheckProblem(Post(server, "/v1/plans/inference", serving.dump()), 422, "invalid_argument",
+                     "/price_book/rules");
+    }
+}
+
+TEST_SUITE("plan_routes request budget") {
+    // A budget of 0 has run out before the plan starts: no test depends on the machine's speed.
+    gpucost::http::Deps SpentBudget() {
+        gpucost::http::Deps deps = SampleDeps();
+        deps.request_budget = std::chrono::milliseconds(0);
+        return deps;
+    }
+
+    TEST_CASE("a plan past its budget is 503 request_budget_exceeded with Retry-After, counted") {
+        TestServer server(SpentBudget());
+        const auto before = gpucost::http::Metrics::BudgetExceededCount();
+        for (const auto& [path, body] :
+             {std::pair<std::string, std::string>{"/v1/plans/training",
+                                                  TrainingWith("providers", json::array({"aws"}))},
+              {"/v1/plans/inference", ServingWith("providers", json::array({"aws"}))},
+              {"/v1/plans/spot",
+               R"({"workload": {"model": {"params_b": 7}, "tokens_b": 20},
+                   "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "nodes": 2})"}}) {
+            auto r = Post(server, path, body);
+            CheckProblem(r, 503, "request_budget_exceeded");
+            CHECK_MESSAGE(r->get_header_value("Retry-After") == "5", path);
+            CHECK_MESSAGE(r->body.find("--request-budget-ms") != std::string::npos, path);
+            // Never a partial answer: the problem carries no plan member.
+            CHECK_FALSE(Body(r).contains("options"));
+        }
+        CHECK(gpucost::http::Metrics::BudgetExceededCount() - before == 3);
+        auto metrics = server.Client().Get("/metrics");
+        REQUIRE(metrics);
+        CHECK(metrics->body.find("gpucost_request_budget_exceeded_total ") != std::string::npos);
+    }
+
+    TEST_CASE("with time left the same plans are answered") {
+        TestServer server(SampleDeps());
+        auto r =
+            Post(server, "/v1/plans/training", TrainingWith("providers", json::array({"aws"})));
+        REQUIRE(r);
+        CHECK(r->status == 200);
     }
 }
