@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,34 @@ struct ActualCharge {
     double list_cost = 0;
     std::string tag_value;  // the attribution tag's value; empty: untagged
 };
+
+// What a kept charge's cells must hold (docs/billing.md "What an export must hold"); a row
+// outside these is refused, never stored. Costs (BilledCost, EffectiveCost, ListCost) lie
+// from -kMaxChargeAmount to kMaxChargeAmount of the billing currency (a usage row may carry a
+// negative correction); ConsumedQuantity from 0 to kMaxConsumedQuantity of its unit (hours or
+// seconds); ChargePeriodStart is an ISO 8601 date or date-time in the years kFirstChargeYear
+// to kLastChargeYear. Far beyond any real row, far below where a month's sums stop being
+// finite.
+inline constexpr double kMaxChargeAmount = 1e9;
+inline constexpr double kMaxConsumedQuantity = 1e9;
+inline constexpr int kFirstChargeYear = 2000;
+inline constexpr int kLastChargeYear = 2099;
+
+// Why `value` cannot be a cost of a kept charge ("is not a finite number", "is outside
+// -1e9 to 1e9"), or "" when it can.
+std::string ChargeAmountFault(double value);
+// Why `value` cannot be a ConsumedQuantity, or "" when it can.
+std::string ConsumedQuantityFault(double value);
+// Why `text` cannot be a ChargePeriodStart: YYYY-MM-DD, optionally followed by "T" or a space,
+// hh:mm, optional :ss and fraction, and an optional zone (Z, +hh:mm, +hhmm); a real calendar
+// date in the window. "" when it can.
+std::string ChargePeriodFault(std::string_view text);
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF) without a NUL byte: what PostgreSQL stores and JSON carries.
+bool IsCleanUtf8(std::string_view text);
+// Whether `text` is an ISO 4217 alphabetic code (three capital letters), as FOCUS
+// BillingCurrency is.
+bool IsCurrencyCode(std::string_view text);
 
 // Why a row was not kept. Names are the report's keys.
 enum class SkipReason {

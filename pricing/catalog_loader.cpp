@@ -396,6 +396,10 @@ Status AttachPrices(Table& t, std::vector<Offering>& offerings, std::size_t& obs
         }
         PriceObservation p;
         GPUCOST_ASSIGN(p.usd_per_hour, t.Number(row, "usd_per_hour"));
+        if (!IsUsableUsdPerHour(p.usd_per_hour)) {
+            return t.Fail(t.Line(row), "usd_per_hour must be from 0 to 1000000 (got " +
+                                           t.Text(row, "usd_per_hour") + ")");
+        }
         if (auto dated = ReadProvenance(t, row, p); !dated.ok()) {
             return dated.error();
         }

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cassert>
+#include <cmath>
 
 namespace gpucost::pricing {
 
@@ -88,6 +89,11 @@ std::size_t SelectCurrentPrice(const std::vector<PriceObservation>& observations
         }
     }
     return best;
+}
+
+bool IsUsableUsdPerHour(double usd_per_hour) {
+    // Written so that NaN, which compares false with everything, is refused.
+    return std::isfinite(usd_per_hour) && usd_per_hour >= 0 && usd_per_hour <= kMaxUsdPerHour;
 }
 
 }  // namespace gpucost::pricing

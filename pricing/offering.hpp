@@ -39,6 +39,16 @@ struct SpotInterruptionBucket {
 };
 std::optional<SpotInterruptionBucket> ParseSpotInterruptionBucket(std::string_view label);
 
+// The highest hourly price of one offering that the catalog takes from any writer (the price
+// routes, the CSV catalog, `gpucost import`): far above any instance sold, far below where a
+// plan's products of hours and prices stop being finite.
+inline constexpr double kMaxUsdPerHour = 1'000'000;
+
+// Whether `usd_per_hour` can be a catalog price: finite and from 0 to kMaxUsdPerHour. NaN,
+// infinities and negatives are refused where prices are written and left out where they are
+// ranked, so none can be the cheapest.
+bool IsUsableUsdPerHour(double usd_per_hour);
+
 // One observed price of an offering, with provenance. `as_of` is an ISO date (YYYY-MM-DD);
 // `as_of_estimated` is true when the source was undated and the date was inferred (see
 // schema/seed/README.md). Unverified observations are served only when nothing verified exists.

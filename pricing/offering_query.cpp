@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <variant>
 
@@ -24,12 +25,19 @@ constexpr std::array<std::pair<OfferingSortField, const char*>, 7> kSortNames = 
 
 using SortKey = std::variant<double, std::string>;
 
+// A price sorts by its value; one that is not a usable price (NaN, compared false with every
+// other, would break the sort's ordering and could come first) sorts after every price.
+double PriceKey(const Offering& o, double value) {
+    return IsUsableUsdPerHour(o.price.usd_per_hour) ? value
+                                                    : std::numeric_limits<double>::infinity();
+}
+
 SortKey KeyOf(const Offering& o, OfferingSortField field) {
     switch (field) {
         case OfferingSortField::kUsdPerAcceleratorHour:
-            return o.UsdPerAcceleratorHour();
+            return PriceKey(o, o.UsdPerAcceleratorHour());
         case OfferingSortField::kUsdPerHour:
-            return o.price.usd_per_hour;
+            return PriceKey(o, o.price.usd_per_hour);
         case OfferingSortField::kAcceleratorCount:
             return static_cast<double>(o.accelerator_count);
         case OfferingSortField::kAcceleratorMemoryGb:
@@ -272,7 +280,7 @@ bool Passes(const Offering& o, const OfferingQuery& query) {
         return false;
     }
     if (query.max_usd_per_accelerator_hour &&
-        o.UsdPerAcceleratorHour() > *query.max_usd_per_accelerator_hour) {
+        !(o.UsdPerAcceleratorHour() <= *query.max_usd_per_accelerator_hour)) {
         return false;
     }
     return !query.verified || o.price.verified == *query.verified;

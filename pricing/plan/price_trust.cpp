@@ -6,6 +6,14 @@
 namespace gpucost::pricing::plan {
 
 std::optional<Distrust> DistrustedPrice(const Offering& o, const PriceTrust& trust) {
+    // Checked first and whatever the request asks: a NaN price compares false with every
+    // other, so a ranking that took it in could sort it first and call it the cheapest.
+    if (!IsUsableUsdPerHour(o.price.usd_per_hour)) {
+        return Distrust{"price_not_usable",
+                        o.id +
+                            ": its price is not a finite number of USD/h from 0 to 1000000; "
+                            "left out of every ranking"};
+    }
     if (trust.verified_only && !o.price.verified) {
         return Distrust{"unverified_price", o.id + ": price " + o.price.source.substr(0, 120) +
                                                 " is not verified (constraints.verified_only)"};

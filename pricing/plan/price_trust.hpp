@@ -17,7 +17,8 @@ struct PriceTrust {
     std::optional<long long> today_days;
 };
 
-// Why a plan with `trust` leaves `o` out: the skipped reason ("unverified_price" or
+// Why a plan with `trust` leaves `o` out: the skipped reason ("price_not_usable" for a price
+// that is not finite or outside 0 to kMaxUsdPerHour, whatever `trust` says; "unverified_price";
 // "price_too_old") and an example naming the offering; nullopt when its price is trusted.
 struct Distrust {
     const char* reason;

@@ -187,8 +187,8 @@ std::vector<RentOption> RentOptions(const Catalog& catalog, const Offering& offe
         const int term_months = TermMonths(type);
         const Offering* o =
             offering.price_type == type ? &offering : SiblingOffering(catalog, offering, type);
-        if (o == nullptr) {
-            continue;
+        if (o == nullptr || !IsUsableUsdPerHour(o->price.usd_per_hour)) {
+            continue;  // a NaN or out-of-range sibling price is no option, never the cheapest
         }
         RentOption r;
         r.price_type = type;
@@ -355,6 +355,13 @@ Status ResolveRentOffering(const RentVsBuyRequest& request, const Catalog& catal
                     "/rent/price_type");
             }
             offering = *sibling;
+        }
+        if (!IsUsableUsdPerHour(offering->price.usd_per_hour)) {
+            return MakeError(ErrorCode::kFailedPrecondition,
+                             "offering '" + offering->id +
+                                 "' has no usable price (not a finite number of USD/h from 0 to "
+                                 "1000000); name another",
+                             "/rent/offering_id");
         }
         if (auto steady = CheckSteadyRent(*offering, rent); !steady.ok()) {
             return steady.error();

@@ -534,8 +534,22 @@ void WarnOnOlderSpotPrice(const std::optional<Offering>& spot, const Offering& o
              "saving may be wrong: check the current spot price"});
 }
 
+// A named (or found) offering whose catalog price is NaN, infinite or out of range: the plan
+// cannot price it, and a comparison with it would be no comparison.
+Error UnusablePrice(const Offering& o, const std::string& field) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "offering '" + o.id +
+                         "' has no usable price (not a finite number of USD/h from 0 to "
+                         "1000000); name another or give the price",
+                     field);
+}
+
 Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                      const std::optional<Offering>& spot_offering, SpotPlan& plan) {
+    if (spot_offering && !request.spot_usd_per_hour &&
+        !IsUsableUsdPerHour(spot_offering->price.usd_per_hour)) {
+        return UnusablePrice(*spot_offering, "/spot_offering_id");
+    }
     plan.spot_usd_per_hour =
         request.spot_usd_per_hour.value_or(spot_offering ? spot_offering->price.usd_per_hour : 0);
     if (request.spot_usd_per_hour && spot_offering) {
@@ -576,6 +590,9 @@ Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
                                  "; give on_demand_usd_per_hour or on_demand_offering_id",
                              "/on_demand_usd_per_hour");
         }
+    }
+    if (!IsUsableUsdPerHour(on_demand->price.usd_per_hour)) {
+        return UnusablePrice(*on_demand, "/on_demand_offering_id");
     }
     plan.on_demand_usd_per_hour = on_demand->price.usd_per_hour;
     plan.on_demand_offering_id = on_demand->id;

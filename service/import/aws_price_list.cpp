@@ -145,9 +145,9 @@ private:
                                       dim["pricePerUnit"].contains("USD")
                                   ? &dim["pricePerUnit"]["USD"]
                                   : nullptr;
-            auto value = usd ? Usd(*usd) : std::nullopt;
-            if (!value) {
-                price.problem = "price_not_a_number";
+            const FileAmount value = usd ? Usd(*usd) : FileAmount{0, "price_not_a_number"};
+            if (!value.fault.empty()) {
+                price.problem = value.fault;
                 return price;
             }
             if (unit == "Hrs") {
@@ -155,9 +155,9 @@ private:
                     price.problem = "tiered_hourly_rate";
                     return price;
                 }
-                price.usd_per_hour = *value;
+                price.usd_per_hour = value.usd;
             } else if (unit == "Quantity") {
-                price.upfront_usd += *value;
+                price.upfront_usd += value.usd;
             } else {
                 price.problem = "unit_not_hours";
                 return price;
@@ -183,6 +183,11 @@ private:
         return o;
     }
 
+    // A term named in the import report: its path in the file and the product it prices.
+    static std::string Where(const KeptProduct& product, const std::string& term) {
+        return term + " (" + product.instance_type + ", " + product.region + ")";
+    }
+
     void OnDemandTerms(const KeptProduct& product, const json& terms) {
         if (!terms.is_object()) {
             return sink_.Skip("terms_not_an_object");
@@ -190,7 +195,7 @@ private:
         for (const auto& [code, term] : terms.items()) {
             TermPrice price = ReadDimensions(term);
             if (!price.problem.empty()) {
-                sink_.Skip(price.problem);
+                sink_.Skip(price.problem, Where(product, "terms.OnDemand." + code));
             } else if (*price.usd_per_hour <= 0) {
                 sink_.Skip("zero_price");
             } else {
@@ -252,7 +257,7 @@ private:
         for (const auto& [code, term] : terms.items()) {
             ReservedRate rate = ReadReservedTerm(term);
             if (!rate.problem.empty()) {
-                sink_.Skip(rate.problem);
+                sink_.Skip(rate.problem, Where(product, "terms.Reserved." + code));
             } else {
                 by_lease[rate.lease].push_back(std::move(rate));
             }

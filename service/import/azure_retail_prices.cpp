@@ -65,12 +65,14 @@ private:
         if (type == "DevTestConsumption") {
             return sink_.Skip("dev_test");
         }
-        auto price =
-            item.is_object() && item.contains("unitPrice") ? Usd(item["unitPrice"]) : std::nullopt;
-        if (!price) {
-            return sink_.Skip("price_not_a_number");
+        const FileAmount price = item.is_object() && item.contains("unitPrice")
+                                     ? Usd(item["unitPrice"])
+                                     : FileAmount{0, "price_not_a_number"};
+        if (!price.fault.empty()) {
+            return sink_.Skip(price.fault, "Items[" + std::to_string(items_ - 1) + "] (" +
+                                               Text(item, "armSkuName") + ", " + region + ")");
         }
-        if (*price <= 0) {
+        if (price.usd <= 0) {
             return sink_.Skip("zero_price");
         }
         std::string unit = Text(item, "unitOfMeasure");
@@ -80,7 +82,7 @@ private:
             }
             auto price_type = EndsWith(sku_name, " Spot") ? pricing::PriceType::kSpot
                                                           : pricing::PriceType::kOnDemand;
-            return Add(shape->first, region, price_type, shape->second, *price,
+            return Add(shape->first, region, price_type, shape->second, price.usd,
                        "Consumption meter '" + Text(item, "meterName") + "'");
         }
         if (type == "Reservation") {
@@ -92,8 +94,8 @@ private:
             double hours = kHoursPerYear * years;
             return Add(shape->first, region,
                        years == 1 ? pricing::PriceType::kCommit1y : pricing::PriceType::kCommit3y,
-                       shape->second, *price / hours,
-                       "Reservation " + term + ": " + Num(*price) + " for the term / " +
+                       shape->second, price.usd / hours,
+                       "Reservation " + term + ": " + Num(price.usd) + " for the term / " +
                            Num(hours) + " h");
         }
         sink_.Skip("price_type_unknown");

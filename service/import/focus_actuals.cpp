@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -73,6 +74,10 @@ public:
         bool quoted = false;
         while (true) {
             if (pos_ == end_ && !Refill()) {
+                if (quoted) {
+                    unterminated_ = true;  // the rest of the export would be one field
+                    return std::nullopt;
+                }
                 if (record.empty()) return std::nullopt;
                 return record;
             }
@@ -90,6 +95,9 @@ public:
         }
     }
 
+    // Whether the export ended inside a quoted field.
+    bool Unterminated() const { return unterminated_; }
+
 private:
     bool Refill() {
         std::size_t n = fill_(buffer_, sizeof buffer_);
@@ -102,6 +110,7 @@ private:
     char buffer_[kReadChunkBytes];
     std::size_t pos_ = 0;
     std::size_t end_ = 0;
+    bool unterminated_ = false;
 };
 
 struct Row {
@@ -113,6 +122,14 @@ struct Row {
         return it == columns.end() || it->second >= cells.size() ? "" : cells[it->second];
     }
 };
+
+// A cell the export may not hold: the whole export is refused (422), naming the record as
+// "line N" in Error.field and the column in the message, never storing any of its rows.
+pricing::Error CellError(std::size_t line, const std::string& column, const std::string& what) {
+    const std::string where = "line " + std::to_string(line);
+    return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                              where + ": " + column + " " + what, where);
+}
 
 std::optional<double> Number(const std::string& text) {
     if (text.empty()) return 0.0;
@@ -231,12 +248,51 @@ std::optional<SkipReason> ChargeSkip(const Row& row) {
     return std::nullopt;
 }
 
-std::string TagValue(const std::string& tags, const std::string& key) {
+// The attribution tag's value ("" when the row has no such tag); nullopt when Tags is not a
+// JSON object, as FOCUS requires it to be: a row whose tags cannot be read is refused rather
+// than stored untagged.
+std::optional<std::string> TagValue(const std::string& tags, const std::string& key) {
     if (tags.empty()) return "";
     auto parsed = nlohmann::json::parse(tags, nullptr, false);
-    if (!parsed.is_object()) return "";
+    if (!parsed.is_object()) return std::nullopt;
     auto it = parsed.find(key);
     return it != parsed.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The figures of a kept row: each a number within its bounds (pricing/actuals.hpp).
+pricing::Result<std::array<double, 4>> ReadFigures(const Row& row) {
+    static constexpr std::array<const char*, 4> kColumns = {"BilledCost", "EffectiveCost",
+                                                            "ListCost", "ConsumedQuantity"};
+    std::array<double, 4> figures{};
+    for (std::size_t i = 0; i < kColumns.size(); ++i) {
+        const std::string text = row.Get(kColumns[i]);
+        auto value = Number(text);
+        if (!value) {
+            return CellError(row.line, kColumns[i], "'" + text.substr(0, 40) + "' is not a number");
+        }
+        const std::string fault =
+            i < 3 ? pricing::ChargeAmountFault(*value) : pricing::ConsumedQuantityFault(*value);
+        if (!fault.empty()) {
+            return CellError(row.line, kColumns[i], "'" + text.substr(0, 40) + "' " + fault);
+        }
+        figures[i] = *value;
+    }
+    return figures;
+}
+
+// The texts of a kept row that are stored and grouped on: a period start in the window, an
+// ISO 4217 currency, readable tags.
+pricing::Status CheckTexts(const Row& row) {
+    const std::string start = row.Get("ChargePeriodStart");
+    if (std::string fault = pricing::ChargePeriodFault(start); !fault.empty()) {
+        return CellError(row.line, "ChargePeriodStart", "'" + start.substr(0, 40) + "' " + fault);
+    }
+    if (!pricing::IsCurrencyCode(row.Get("BillingCurrency"))) {
+        return CellError(row.line, "BillingCurrency",
+                         "'" + row.Get("BillingCurrency").substr(0, 40) +
+                             "' is not an ISO 4217 code (three capital letters)");
+    }
+    return pricing::Ok{};
 }
 
 // A fault of the header (line 1) or of the whole export.
@@ -269,22 +325,12 @@ pricing::Result<std::optional<ActualCharge>> Classify(const Row& row,
                     match.sku.empty() ? example : match.sku);
         return std::optional<ActualCharge>{};
     }
-    double numbers[4] = {};
-    const char* kNumberColumns[4] = {"BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity"};
-    for (int i = 0; i < 4; ++i) {
-        auto value = Number(row.Get(kNumberColumns[i]));
-        if (!value) {
-            const std::string where = "line " + std::to_string(row.line);
-            return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                      where + ": " + kNumberColumns[i] + " '" +
-                                          row.Get(kNumberColumns[i]).substr(0, 40) +
-                                          "' is not a number",
-                                      where);
-        }
-        numbers[i] = *value;
-    }
-    const double billed = numbers[0], effective = numbers[1], list = numbers[2],
-                 consumed = numbers[3];
+    auto figures = ReadFigures(row);
+    if (!figures.ok()) return figures.error();
+    if (auto texts = CheckTexts(row); !texts.ok()) return texts.error();
+    const auto tag = TagValue(row.Get("Tags"), options.tag_key);
+    if (!tag) return CellError(row.line, "Tags", "is not a JSON object");
+    const auto [billed, effective, list, consumed] = figures.value();
     ActualCharge c;
     c.provider = provider;
     c.charge_period_start = row.Get("ChargePeriodStart");
@@ -302,7 +348,7 @@ pricing::Result<std::optional<ActualCharge>> Classify(const Row& row,
     c.billed_cost = billed;
     c.effective_cost = effective;
     c.list_cost = list;
-    c.tag_value = TagValue(row.Get("Tags"), options.tag_key);
+    c.tag_value = *tag;
     return std::optional<ActualCharge>(std::move(c));
 }
 
@@ -335,6 +381,20 @@ std::vector<std::string> ParseCsvRecord(std::string_view record) {
 
 namespace {
 
+// Every cell of every row, kept or not, is UTF-8 without NUL: PostgreSQL refuses anything else
+// and a skipped row's text is echoed in the report.
+pricing::Status CheckCells(const std::vector<std::string>& cells,
+                           const std::vector<std::string>& header, std::size_t line) {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (!pricing::IsCleanUtf8(cells[i])) {
+            return CellError(line,
+                             i < header.size() ? header[i] : "column " + std::to_string(i + 1),
+                             "is not UTF-8 or holds a NUL byte");
+        }
+    }
+    return pricing::Ok{};
+}
+
 // The records of one export after its header: each kept row to `on_charge`, every row counted.
 // Errors are prefixed with `name` (the file, or "the body").
 pricing::Status ReadRecords(RecordSource& source, const std::string& name,
@@ -347,7 +407,16 @@ pricing::Status ReadRecords(RecordSource& source, const std::string& name,
     if (header_text->rfind("\xEF\xBB\xBF", 0) == 0) header_text->erase(0, 3);
     std::map<std::string, std::size_t> columns;
     const auto header = ParseCsvRecord(*header_text);
-    for (std::size_t i = 0; i < header.size(); ++i) columns.emplace(header[i], i);
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        if (!pricing::IsCleanUtf8(header[i])) {
+            return Fail(name, "column " + std::to_string(i + 1) +
+                                  " of the header is not UTF-8 or holds a NUL byte");
+        }
+        // Two columns of one name would leave which one is read to chance.
+        if (!columns.emplace(header[i], i).second) {
+            return Fail(name, "column '" + header[i].substr(0, 40) + "' appears twice");
+        }
+    }
     for (const char* needed :
          {"ChargeCategory", "BilledCost", "ChargePeriodStart", "BillingCurrency"}) {
         if (columns.count(needed) == 0) return Fail(name, std::string("no ") + needed + " column");
@@ -367,6 +436,10 @@ pricing::Status ReadRecords(RecordSource& source, const std::string& name,
         if (record->empty()) continue;
         ++report.rows_read;
         const auto cells = ParseCsvRecord(*record);
+        if (auto clean = CheckCells(cells, header, line); !clean.ok()) {
+            return pricing::MakeError(clean.error().code, name + ": " + clean.error().message,
+                                      clean.error().field);
+        }
         auto kept = Classify(Row{columns, cells, line}, options, catalog, mappings, report);
         if (!kept.ok()) {
             return pricing::MakeError(kept.error().code, name + ": " + kept.error().message,
@@ -381,6 +454,14 @@ pricing::Status ReadRecords(RecordSource& source, const std::string& name,
         }
     }
     if (too_long) return Fail(name, "a record is longer than 1 MiB");
+    if (source.Unterminated()) {
+        const std::string where = "line " + std::to_string(line + 1);
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  name + ": " + where +
+                                      ": a quoted field is not closed before the end of the "
+                                      "export",
+                                  where);
+    }
     return pricing::Ok{};
 }
 

@@ -47,10 +47,13 @@ std::optional<pricing::PriceType> UsageType(const std::string& text) {
     return std::nullopt;
 }
 
-// units (int64 as a decimal string, or a number) + nanos.
-std::optional<double> Money(const json& money) {
+// units (int64 as a decimal string, or a number) + nanos; a fault when not USD money or not
+// an amount (negative, above kMaxFileAmountUsd).
+FileAmount Money(const json& money) {
+    FileAmount amount;
+    amount.fault = "price_not_usd_money";
     if (!money.is_object() || Text(money, "currencyCode") != "USD") {
-        return std::nullopt;
+        return amount;
     }
     double units = 0;
     if (money.contains("units")) {
@@ -62,22 +65,23 @@ std::optional<double> Money(const json& money) {
             const auto& text = u.get_ref<const std::string&>();
             auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), whole);
             if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-                return std::nullopt;
+                return amount;
             }
             units = static_cast<double>(whole);
         } else {
-            return std::nullopt;
+            return amount;
         }
     }
     double nanos = 0;
     if (money.contains("nanos")) {
         if (!money["nanos"].is_number_integer()) {
-            return std::nullopt;
+            return amount;
         }
         nanos = static_cast<double>(money["nanos"].get<std::int64_t>());
     }
-    double value = units + nanos / kNanosPerUnit;
-    return value >= 0 ? std::optional<double>(value) : std::nullopt;
+    amount.usd = units + nanos / kNanosPerUnit;
+    amount.fault = AmountFault(amount.usd);
+    return amount;
 }
 
 class GcpReader {
@@ -149,16 +153,17 @@ private:
         }
         std::optional<double> rate;
         for (const json& tier : expr["tieredRates"]) {
-            auto value = tier.is_object() && tier.contains("unitPrice") ? Money(tier["unitPrice"])
-                                                                        : std::nullopt;
-            if (!value) {
-                return std::string("price_not_usd_money");
+            const FileAmount value = tier.is_object() && tier.contains("unitPrice")
+                                         ? Money(tier["unitPrice"])
+                                         : FileAmount{0, "price_not_usd_money"};
+            if (!value.fault.empty()) {
+                return value.fault;
             }
             // Tiers that charge differently by usage have no single hourly price.
-            if (rate && *rate != *value) {
+            if (rate && *rate != value.usd) {
                 return std::string("tiered_rate_varies_with_usage");
             }
-            rate = value;
+            rate = value.usd;
         }
         if (*rate <= 0) {
             return std::string("zero_price");
@@ -183,7 +188,7 @@ private:
         }
         auto rate = ReadRate(sku, match->component == "ram" ? "GiBy.h" : "h");
         if (const auto* reason = std::get_if<std::string>(&rate)) {
-            return sink_.Skip(*reason);
+            return sink_.Skip(*reason, "SKU '" + description.substr(0, 120) + "'");
         }
         double usd = std::get<double>(rate);
         if (!sku.contains("serviceRegions") || !sku["serviceRegions"].is_array()) {

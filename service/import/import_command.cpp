@@ -54,13 +54,18 @@ json Summary(const ImportArgs& args, const std::vector<FileResult>& files, const
                 {"files", json::array()},
                 {"providers", json::object()}};
     for (const FileResult& f : files) {
+        json refused = json::array();
+        for (const RefusedRow& r : f.refused) {
+            refused.push_back({{"row", r.row}, {"reason", r.reason}});
+        }
         out["files"].push_back(
             {{"file", f.file},
              {"publication_date",
               f.publication_date.empty() ? json(nullptr) : json(f.publication_date)},
              {"as_of", f.as_of},
              {"records_read", f.records_read},
-             {"offerings_found", f.offerings.size()}});
+             {"offerings_found", f.offerings.size()},
+             {"refused", std::move(refused)}});
     }
     out["assumptions"] = json::array();
     if (auto format = ParseFormat(args.format)) {
@@ -115,7 +120,7 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
         return kImportFailed;
     }
     summary["out"] = args.out_dir;
-    std::fprintf(out, "%s\n", summary.dump(2).c_str());
+    std::fprintf(out, "%s\n", summary.dump(2, ' ', false, json::error_handler_t::replace).c_str());
     return kImportOk;
 }
 
@@ -155,7 +160,7 @@ int RunImportToStore(const ImportArgs& args, http::CatalogStore& store, std::FIL
     }
     json summary = Summary(args, *files, plan);
     summary["out"] = "database";
-    std::fprintf(out, "%s\n", summary.dump(2).c_str());
+    std::fprintf(out, "%s\n", summary.dump(2, ' ', false, json::error_handler_t::replace).c_str());
     return kImportOk;
 }
 

@@ -174,21 +174,43 @@ std::string Text(const nlohmann::json& object, const char* key) {
     return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::optional<double> Usd(const nlohmann::json& value) {
+std::string AmountFault(double usd) {
+    if (std::isnan(usd) || std::isinf(usd)) {
+        return "price_not_finite";
+    }
+    if (usd < 0) {
+        return "price_negative";
+    }
+    return usd > kMaxFileAmountUsd ? "price_too_large" : "";
+}
+
+bool IsPriceFault(const std::string& reason) {
+    return reason == "price_not_finite" || reason == "price_negative" ||
+           reason == "price_too_large" || reason == "price_not_a_number" ||
+           reason == "price_not_usd_money";
+}
+
+FileAmount Usd(const nlohmann::json& value) {
+    FileAmount amount;
     if (value.is_number()) {
-        double v = value.get<double>();
-        return v >= 0 ? std::optional<double>(v) : std::nullopt;
+        amount.usd = value.get<double>();
+    } else if (value.is_string()) {
+        const auto& text = value.get_ref<const std::string&>();
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), amount.usd);
+        if (ec == std::errc::result_out_of_range && end == text.data() + text.size()) {
+            amount.fault = "price_too_large";  // 1e999: past any double
+            return amount;
+        }
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+            amount.fault = "price_not_a_number";
+            return amount;
+        }
+    } else {
+        amount.fault = "price_not_a_number";
+        return amount;
     }
-    if (!value.is_string()) {
-        return std::nullopt;
-    }
-    const auto& text = value.get_ref<const std::string&>();
-    double v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0) {
-        return std::nullopt;
-    }
-    return v;
+    amount.fault = AmountFault(amount.usd);
+    return amount;
 }
 
 std::string Num(double value) {
@@ -202,7 +224,19 @@ std::string DatePart(const std::string& timestamp) {
     return pricing::IsIsoDate(date) ? date : std::string();
 }
 
+void OfferingSink::Skip(const std::string& reason, const std::string& row) {
+    ++result_.skipped[reason];
+    if (!row.empty() && IsPriceFault(reason) && result_.refused.size() < kMaxRefusedListed) {
+        result_.refused.push_back({row.substr(0, 200), reason});
+    }
+}
+
 void OfferingSink::Add(pricing::Offering offering) {
+    if (const double usd = offering.price.usd_per_hour; !pricing::IsUsableUsdPerHour(usd)) {
+        std::string fault = AmountFault(usd);
+        Skip(fault.empty() ? "price_too_large" : fault, offering.id + " (" + Num(usd) + " USD/h)");
+        return;
+    }
     if (index_.count(offering.id)) {
         Skip("duplicate_offering_in_file");
         return;

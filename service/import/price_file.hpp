@@ -31,6 +31,15 @@ struct ParseOptions {
     std::set<std::string> regions;
 };
 
+// A row of a price file refused for its price: where it is in the file (a SKU and term,
+// an Items index, a SKU description, or the offering it would have priced) and why.
+struct RefusedRow {
+    std::string row;
+    std::string reason;
+};
+// How many refused rows one file's result names (all are counted).
+inline constexpr std::size_t kMaxRefusedListed = 100;
+
 // What one price file yields: offerings (each with its price observation) and the rows that
 // were not taken, counted by reason.
 struct FileResult {
@@ -40,6 +49,9 @@ struct FileResult {
     std::size_t records_read = 0;  // products/terms, Items or SKUs looked at
     std::vector<pricing::Offering> offerings;
     std::map<std::string, std::size_t> skipped;  // reason -> rows
+    // The rows refused for a bad price (not a number, NaN, infinite, negative, too large),
+    // each named, the first kMaxRefusedListed of them; every one is also counted in `skipped`.
+    std::vector<RefusedRow> refused;
 };
 
 // Reads the price files of one import, each as a stream: memory stays bounded by the rows

@@ -27,8 +27,28 @@ struct Input {
 // The text of a string member, or "" when absent or not a string.
 std::string Text(const nlohmann::json& object, const char* key);
 
-// A decimal string or number as a non-negative double ("55.0400000000", 27.197).
-std::optional<double> Usd(const nlohmann::json& value);
+// The largest amount a price file may state for one price dimension (an hourly rate, an
+// upfront fee, a whole reservation term): the catalog keeps numeric(18, 6), below 1e12.
+inline constexpr double kMaxFileAmountUsd = 1e11;
+
+// A price as the file writes it, read: `usd` when it is a finite amount from 0 to
+// kMaxFileAmountUsd, else `fault` names the reason the row is refused (price_not_a_number,
+// price_not_finite, price_negative, price_too_large).
+struct FileAmount {
+    double usd = 0;
+    std::string fault;
+};
+
+// A decimal string or number ("55.0400000000", 27.197); "NaN", "Infinity" and 1e999 are not
+// prices.
+FileAmount Usd(const nlohmann::json& value);
+
+// The fault of a number read from a file as an amount, or "" when it is one.
+std::string AmountFault(double usd);
+
+// The refusals that name their rows in FileResult::refused: the price faults above and
+// price_not_usd_money (a GCP Money value that is not USD units and nanos).
+bool IsPriceFault(const std::string& reason);
 
 // Shortest text that reads back as the same double ("55.04").
 std::string Num(double value);
@@ -41,7 +61,10 @@ std::string DatePart(const std::string& timestamp);
 class OfferingSink {
 public:
     explicit OfferingSink(FileResult& result) : result_(result) {}
-    void Skip(const std::string& reason) { ++result_.skipped[reason]; }
+    // Counts a row under `reason`; a price fault also names the row (`row`) in the result.
+    void Skip(const std::string& reason, const std::string& row = {});
+    // Keeps an offering whose price is a usable catalog price (composed and amortised rates
+    // are checked here, once); any other is refused under its price fault.
     void Add(pricing::Offering offering);
 
 private:

@@ -15,6 +15,9 @@ public:
     explicit Source(std::string_view text) : data_(text.data()), length_(text.size()) {}
 
     bool AtEnd() {
+        if (value_too_long_) {
+            return true;  // the parser stops at a cut input; Run reports the limit
+        }
         if (position_ < length_) {
             return false;
         }
@@ -22,12 +25,44 @@ public:
         return position_ >= length_;
     }
     char Peek() const { return data_[position_]; }
-    void Advance() { ++position_; }
+    void Advance() {
+        Track(data_[position_]);
+        ++position_;
+    }
     std::size_t Offset() const { return consumed_ + position_; }
     bool ReadFailed() const { return file_ != nullptr && std::ferror(file_) != 0; }
+    // Whether the input was cut short at a value longer than kMaxValueBytes.
+    bool ValueTooLong() const { return value_too_long_; }
 
 private:
     static constexpr std::size_t kChunkBytes = 1 << 20;  // 1 MiB: few reads, little memory
+
+    // Follows strings and other tokens by their bytes: the parser would hold a value of any
+    // length in memory (a 300 MB string took 893 MB), so the input ends at the limit instead.
+    void Track(char c) {
+        if (in_string_) {
+            if (escaped_) {
+                escaped_ = false;
+            } else if (c == '\\') {
+                escaped_ = true;
+            } else if (c == '"') {
+                in_string_ = false;
+                value_bytes_ = 0;
+                return;
+            }
+        } else if (c == '"') {
+            in_string_ = true;
+            value_bytes_ = 0;
+            return;
+        } else if (c == '{' || c == '}' || c == '[' || c == ']' || c == ',' || c == ':' ||
+                   c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            value_bytes_ = 0;
+            return;
+        }
+        if (++value_bytes_ > kMaxValueBytes) {
+            value_too_long_ = true;
+        }
+    }
 
     void Refill() {
         if (file_ == nullptr) {
@@ -45,6 +80,10 @@ private:
     std::size_t length_ = 0;
     std::size_t position_ = 0;
     std::size_t consumed_ = 0;
+    bool in_string_ = false;
+    bool escaped_ = false;
+    std::size_t value_bytes_ = 0;
+    bool value_too_long_ = false;
 };
 
 namespace {
@@ -167,6 +206,10 @@ private:
             return Fail("a record holds more than " + std::to_string(kMaxRecordValues) +
                         " values; this is not a price file row");
         }
+        if (source_.Offset() - record_start_ > kMaxRecordBytes) {
+            return Fail("a record is longer than " + std::to_string(kMaxRecordBytes) +
+                        " bytes; this is not a price file row");
+        }
         return true;
     }
 
@@ -190,7 +233,12 @@ private:
             stack_.assign(1, &record_);
             record_path_ = std::move(path);
             record_values_ = 0;
+            record_start_ = source_.Offset();
             return true;
+        }
+        if (frames_.size() >= kMaxDepth) {
+            return Fail("the document nests deeper than " + std::to_string(kMaxDepth) +
+                        " levels outside its records; this is not a price file");
         }
         frames_.push_back({kind == json::value_t::array, std::string()});
         return true;
@@ -226,6 +274,11 @@ private:
         }
         JsonPath path = PathHere();
         if (path.size() == 1 && !frames_.front().is_array) {
+            if (owner_.top_level_.size() >= kMaxTopLevelValues &&
+                owner_.top_level_.count(path.front()) == 0) {
+                return Fail("the document has more than " + std::to_string(kMaxTopLevelValues) +
+                            " values beside its records; this is not a price file");
+            }
             owner_.top_level_[path.front()] =
                 value.is_string() ? value.get<std::string>() : value.dump();
         }
@@ -258,6 +311,7 @@ private:
     std::string pending_key_;
     JsonPath record_path_;
     std::size_t record_values_ = 0;
+    std::size_t record_start_ = 0;
     std::string error_;
     std::size_t error_offset_ = 0;
 };
@@ -282,6 +336,13 @@ pricing::Status RecordReader::Run(Source& source, const std::string& name) {
     ByteIterator<Source> begin{&source, false};
     ByteIterator<Source> end{&source, true};
     bool parsed = json::sax_parse(begin, end, &sax);
+    if (source.ValueTooLong()) {
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  name + ": byte " + std::to_string(source.Offset()) +
+                                      ": a value is longer than " + std::to_string(kMaxValueBytes) +
+                                      " bytes (the limit on one string or number); this is not a "
+                                      "price file value");
+    }
     if (source.ReadFailed()) {
         return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
                                   name + ": read error at byte " + std::to_string(source.Offset()));

@@ -34,14 +34,22 @@ public:
     RecordReader(std::vector<JsonPath> record_patterns, WantFn want, RecordFn on_record);
 
     // Reads the whole document. kInvalidArgument "NAME: byte N: what" for a syntax error, a
-    // truncated document, a record larger than kMaxRecordValues or a RecordFn refusal.
+    // truncated document, a value, record or nesting over the limits below or a RecordFn
+    // refusal.
     [[nodiscard]] pricing::Status ReadFile(std::FILE* file, const std::string& name);
     [[nodiscard]] pricing::Status ReadBuffer(std::string_view text, const std::string& name);
 
     const std::map<std::string, std::string>& TopLevel() const { return top_level_; }
 
-    // A record holding more values than this is refused: it bounds memory whatever the input.
+    // Limits that bound memory whatever the input; each is far above what the providers'
+    // files hold (a product, a SKU's terms, an Item or a SKU is a few kilobytes) and each is
+    // refused with an error naming it. The parser holds one value's text whole before handing
+    // it over, so a value is capped as its bytes arrive, not once it has been read.
     static constexpr std::size_t kMaxRecordValues = 200000;
+    static constexpr std::size_t kMaxValueBytes = std::size_t{1} << 20;   // one string or number
+    static constexpr std::size_t kMaxRecordBytes = std::size_t{8} << 20;  // one record's text
+    static constexpr std::size_t kMaxDepth = 64;            // nesting outside a record
+    static constexpr std::size_t kMaxTopLevelValues = 256;  // scalars beside the records
 
 private:
     class Sax;

@@ -35,7 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         gpucost::import::ReadPriceBuffer(format, text, "fuzz.json", EmbeddedMappings(), options);
     if (read.ok()) {
         for (const auto& offering : read.value().offerings) {
-            (void)offering.price.usd_per_hour;  // every kept offering is a whole object
+            // Every kept offering is a whole object with a price the catalog can hold: never
+            // NaN, an infinity, negative or over the bound, whatever the file says.
+            if (!gpucost::pricing::IsUsableUsdPerHour(offering.price.usd_per_hour)) std::abort();
         }
     }
     return 0;

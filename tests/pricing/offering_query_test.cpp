@@ -2,9 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 
 #include "pricing/catalog_loader.hpp"
+#include "pricing/in_memory_catalog.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;
@@ -195,5 +197,37 @@ TEST_SUITE("offering_query") {
         q.min_accelerator_count = 16;
         q.max_accelerator_count = 8;
         CHECK_FALSE(q.Validate().ok());
+    }
+}
+
+TEST_SUITE("offering_query") {
+    TEST_CASE("a NaN or infinite price sorts after every price, never first, and passes no cap") {
+        auto base = Sample();
+        std::vector<Offering> offerings = base->Offerings().Copy();
+        for (Offering& o : offerings) {
+            if (o.id == "lambda-gpu_1x_h100-us-on-demand") o.price.usd_per_hour = std::nan("");
+            if (o.id == "gcp-tpu-v5e-us-central1-on-demand") o.price.usd_per_hour = -1;
+        }
+        auto catalog = InMemoryCatalog::Build(base->Accelerators(), offerings, "t", "t", 0);
+        REQUIRE(catalog.ok());
+        for (const char* sort : {"usd_per_hour", "usd_per_accelerator_hour"}) {
+            CAPTURE(sort);
+            OfferingQuery q;
+            q.sort = *ParseOfferingSort(sort);
+            auto page = QueryOfferings(catalog.value()->Offerings(), q);
+            REQUIRE(page.ok());
+            const auto ids = Ids(page.value());
+            REQUIRE(ids.size() == 4);
+            CHECK(std::set<std::string>{ids[2], ids[3]} ==
+                  std::set<std::string>{"lambda-gpu_1x_h100-us-on-demand",
+                                        "gcp-tpu-v5e-us-central1-on-demand"});
+        }
+        OfferingQuery capped;
+        capped.max_usd_per_accelerator_hour = 100;
+        auto page = QueryOfferings(catalog.value()->Offerings(), capped);
+        REQUIRE(page.ok());
+        for (const std::string& id : Ids(page.value())) {
+            CHECK(id != "lambda-gpu_1x_h100-us-on-demand");
+        }
     }
 }

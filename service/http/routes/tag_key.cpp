@@ -1,7 +1,9 @@
 #include "service/http/routes/tag_key.hpp"
 
+#include <algorithm>
 #include <cstddef>
 
+#include "pricing/actuals.hpp"
 #include "service/http/actuals_store.hpp"
 
 namespace gpucost::http {
@@ -9,33 +11,10 @@ namespace {
 
 // Whether `text` is well-formed UTF-8 without control characters (C0, DEL).
 bool IsPrintableUtf8(std::string_view text) {
-    for (std::size_t i = 0; i < text.size();) {
-        const auto lead = static_cast<unsigned char>(text[i]);
-        if (lead < 0x20 || lead == 0x7F) return false;
-        std::size_t length = 1;
-        unsigned min = 0;
-        unsigned cp = lead;
-        if (lead >= 0x80) {
-            if ((lead & 0xE0) == 0xC0) {
-                length = 2, min = 0x80, cp = lead & 0x1F;
-            } else if ((lead & 0xF0) == 0xE0) {
-                length = 3, min = 0x800, cp = lead & 0x0F;
-            } else if ((lead & 0xF8) == 0xF0) {
-                length = 4, min = 0x10000, cp = lead & 0x07;
-            } else {
-                return false;
-            }
-        }
-        if (i + length > text.size()) return false;
-        for (std::size_t k = 1; k < length; ++k) {
-            const auto next = static_cast<unsigned char>(text[i + k]);
-            if ((next & 0xC0) != 0x80) return false;
-            cp = (cp << 6) | (next & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-        i += length;
-    }
-    return true;
+    return pricing::IsCleanUtf8(text) && std::none_of(text.begin(), text.end(), [](char c) {
+               const auto byte = static_cast<unsigned char>(c);
+               return byte < 0x20 || byte == 0x7F;
+           });
 }
 
 }  // namespace

@@ -140,3 +140,181 @@ TEST_CASE("row identities are the ones earlier versions stored; identical rows b
     CHECK(ids ==
           std::vector<std::string>{"90e330710fa03ed9", "90e32f710fa03d26", "90e32e710fa03b73"});
 }
+
+namespace {
+
+// The AWS fixture's text.
+std::string AwsExport() {
+    std::ifstream in(Fixture("aws-focus-1.0.csv"), std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string CsvJoin(const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        const std::string& c = cells[i];
+        std::string cell = c;
+        if (c.find_first_of(",\"\n") != std::string::npos) {
+            cell = "\"";
+            for (char ch : c) cell += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+            cell += "\"";
+        }
+        out += (i ? "," : "") + cell;
+    }
+    return out;
+}
+
+// `text` with the cell of `column` on record `line` (the header being 1) set to `value`.
+std::string WithCell(const std::string& text, std::size_t line, const std::string& column,
+                     const std::string& value) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const std::size_t end = text.find('\n', start);
+        lines.push_back(text.substr(start, end - start));
+        start = end == std::string::npos ? text.size() : end + 1;
+    }
+    const auto header = import::ParseCsvRecord(lines[0]);
+    auto cells = import::ParseCsvRecord(lines[line - 1]);
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        if (header[i] == column) cells[i] = value;
+    }
+    lines[line - 1] = CsvJoin(cells);
+    std::string out;
+    for (const std::string& l : lines) out += l + "\n";
+    return out;
+}
+
+struct TextRead {
+    pricing::Status status = pricing::Ok{};
+    std::vector<pricing::ActualCharge> kept;
+    pricing::ActualsReport report;
+};
+
+TextRead ReadText(const std::string& text) {
+    static const auto catalog = pricing::LoadCatalog(testing::SampleCatalogCsv()).value();
+    static const auto mappings = import::LoadEmbeddedMappings().value();
+    TextRead r;
+    r.status = import::ReadFocusText(text, {}, *catalog, mappings, r.report,
+                                     [&r](const pricing::ActualCharge& c) { r.kept.push_back(c); });
+    return r;
+}
+
+// The export is refused (the route's 422) naming `line` in the field and `column` in the text.
+void CheckRefusedCell(const std::string& text, std::size_t line, const std::string& column) {
+    TextRead r = ReadText(text);
+    REQUIRE_FALSE(r.status.ok());
+    CHECK(r.status.error().code == pricing::ErrorCode::kInvalidArgument);
+    CHECK(r.status.error().field == "line " + std::to_string(line));
+    CHECK_MESSAGE(r.status.error().message.find("line " + std::to_string(line) + ": " + column) !=
+                      std::string::npos,
+                  r.status.error().message);
+}
+
+}  // namespace
+
+TEST_CASE("a kept row's figures must be finite numbers within the stated bounds") {
+    const std::string text = AwsExport();
+    REQUIRE(ReadText(text).status.ok());
+    for (const char* column : {"BilledCost", "EffectiveCost", "ListCost"}) {
+        for (const char* value : {"NaN", "nan", "-nan", "inf", "-inf", "Infinity", "1e308", "-1e12",
+                                  "8e300", "1000000001", "1e999"}) {
+            CAPTURE(column);
+            CAPTURE(value);
+            CheckRefusedCell(WithCell(text, 2, column, value), 2, column);
+        }
+    }
+    for (const char* value : {"NaN", "inf", "-1", "-5", "8e300", "1e308", "1000000001"}) {
+        CAPTURE(value);
+        CheckRefusedCell(WithCell(text, 2, "ConsumedQuantity", value), 2, "ConsumedQuantity");
+    }
+    // The bounds themselves, and a negative cost (a usage row's correction), are kept.
+    for (const auto& [column, value] :
+         std::vector<std::pair<std::string, std::string>>{{"BilledCost", "-1e9"},
+                                                          {"EffectiveCost", "1e9"},
+                                                          {"ListCost", "-12.5"},
+                                                          {"ConsumedQuantity", "0"},
+                                                          {"ConsumedQuantity", "1e9"}}) {
+        CAPTURE(column);
+        TextRead r = ReadText(WithCell(text, 2, column, value));
+        CHECK(r.status.ok());
+        CHECK(r.kept.size() == 3);
+    }
+}
+
+TEST_CASE("a kept row's ChargePeriodStart is an ISO 8601 date or date-time in 2000-2099") {
+    const std::string text = AwsExport();
+    for (const char* value :
+         {"9999-99-01T00:00:00Z", "0001-01-01T00:00:00Z", "1999-12-31T23:59:59Z",
+          "2100-01-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-13-01", "2026-12-01T25:00:00Z",
+          "2026-12-01T00:61", "2026-12-01T", "2026-12-01X00:00:00Z", "2026-12-01T00:00:00+5",
+          "12/01/2026", "yesterday", ""}) {
+        CAPTURE(value);
+        CheckRefusedCell(WithCell(text, 2, "ChargePeriodStart", value), 2, "ChargePeriodStart");
+    }
+    for (const char* value : {"2026-12-01", "2026-12-01 00:00:00", "2026-12-01T00:00:00.123Z",
+                              "2026-12-01T00:00:00+01:00", "2026-12-01T00:00-0500", "2000-01-01",
+                              "2099-12-31T23:59:60Z"}) {
+        CAPTURE(value);
+        TextRead r = ReadText(WithCell(text, 2, "ChargePeriodStart", value));
+        REQUIRE(r.status.ok());
+        CHECK(r.kept[0].month == std::string(value).substr(0, 7));
+    }
+}
+
+TEST_CASE("a cell with invalid UTF-8 or a NUL byte is refused in any row, kept or skipped") {
+    const std::string text = AwsExport();
+    const std::string nul("us-east\0-1", 10);
+    for (const std::string& value :
+         {nul, std::string("us-\xff-1"), std::string("\xc3\x28"), std::string("\xed\xa0\x80"),
+          std::string("\xc0\xaf"), std::string("\xf4\x90\x80\x80"), std::string("x\xe2\x82")}) {
+        CheckRefusedCell(WithCell(text, 2, "RegionId", value), 2, "RegionId");
+        CheckRefusedCell(WithCell(text, 2, "BillingCurrency", value), 2, "BillingCurrency");
+        CheckRefusedCell(WithCell(text, 2, "Tags", "{\"gpucost-scenario\":\"" + value + "\"}"), 2,
+                         "Tags");
+        // Line 7 is a credit row: skipped, yet its text may be echoed as an example.
+        CheckRefusedCell(WithCell(text, 7, "ChargeDescription", value), 7, "ChargeDescription");
+    }
+    TextRead header = ReadText(std::string("Billed\xff") + text);
+    REQUIRE_FALSE(header.status.ok());
+    CHECK(header.status.error().field == "line 1");
+    // UTF-8 itself is kept as written.
+    TextRead r = ReadText(WithCell(text, 2, "RegionId", "us-east-1 \xc3\xa9\xe2\x82\xac"));
+    REQUIRE(r.status.ok());
+    CHECK(r.kept[0].region == "us-east-1 \xc3\xa9\xe2\x82\xac");
+}
+
+TEST_CASE("a kept row's currency is an ISO 4217 code and its tags a JSON object") {
+    const std::string text = AwsExport();
+    for (const char* value : {"usd", "US", "USDX", "", "U$D"}) {
+        CAPTURE(value);
+        CheckRefusedCell(WithCell(text, 2, "BillingCurrency", value), 2, "BillingCurrency");
+    }
+    for (const char* value :
+         {"gpucost-scenario=s-1", "[\"s-1\"]", "{\"gpucost-scenario\":", "\"s-1\""}) {
+        CAPTURE(value);
+        CheckRefusedCell(WithCell(text, 2, "Tags", value), 2, "Tags");
+    }
+    TextRead r = ReadText(WithCell(text, 2, "Tags", "{}"));
+    REQUIRE(r.status.ok());
+    CHECK(r.kept[0].tag_value.empty());
+}
+
+TEST_CASE("a duplicate column and an unterminated quote refuse the export") {
+    const std::string text = AwsExport();
+    TextRead twice = ReadText("BilledCost," + text);
+    REQUIRE_FALSE(twice.status.ok());
+    CHECK(twice.status.error().field == "line 1");
+    CHECK(twice.status.error().message == "the body: column 'BilledCost' appears twice");
+
+    // A quote opened in line 3's description and never closed: every later row would be one
+    // field of line 3, read as nothing.
+    const std::string open = WithCell(text, 3, "ChargeDescription", "QUOTE");
+    const std::size_t at = open.find("QUOTE");
+    TextRead unterminated = ReadText(open.substr(0, at) + "\"Linux p5 spot" + open.substr(at + 5));
+    REQUIRE_FALSE(unterminated.status.ok());
+    CHECK(unterminated.status.error().field == "line 3");
+    CHECK(unterminated.status.error().message.find(
+              "line 3: a quoted field is not closed before the end of the export") !=
+          std::string::npos);
+}

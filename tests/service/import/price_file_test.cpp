@@ -197,3 +197,150 @@ TEST_CASE("every truncation of every fixture is refused, never half-read") {
 
 }  // namespace
 }  // namespace gpucost::import
+
+namespace gpucost::import {
+namespace {
+
+// One on-demand p5.48xlarge term whose hourly USD is `usd` (JSON text), with `upfront` as a
+// Reserved term's upfront fee beside a valid hourly rate.
+std::string AwsDoc(const std::string& usd, const std::string& upfront = "\"0\"") {
+    const std::string product =
+        R"({"sku":"SKU1","productFamily":"Compute Instance","attributes":{"instanceType":
+        "p5.48xlarge","locationType":"AWS Region","regionCode":"us-east-1","operatingSystem":
+        "Linux","tenancy":"Shared","preInstalledSw":"NA","licenseModel":"No License required",
+        "capacitystatus":"Used","vcpu":"192","memory":"2048 GiB"}})";
+    return R"({"offerCode":"AmazonEC2","version":"v1","publicationDate":"2026-11-20T00:00:00Z",
+        "products":{"SKU1":)" +
+           product + R"(},"terms":{"OnDemand":{"SKU1":{"SKU1.OD":{"offerTermCode":"OD",
+        "priceDimensions":{"SKU1.OD.H":{"unit":"Hrs","beginRange":"0","pricePerUnit":{"USD":)" +
+           usd + R"(}}}}}},"Reserved":{"SKU1":{"SKU1.RI":{"offerTermCode":"RI",
+        "termAttributes":{"LeaseContractLength":"1yr","PurchaseOption":"Partial Upfront",
+        "OfferingClass":"standard"},"priceDimensions":{"SKU1.RI.H":{"unit":"Hrs","beginRange":
+        "0","pricePerUnit":{"USD":"20"}},"SKU1.RI.Q":{"unit":"Quantity","pricePerUnit":{"USD":)" +
+           upfront + R"(}}}}}}}})";
+}
+
+std::string AzureDoc(const std::string& unit_price) {
+    return R"({"BillingCurrency":"USD","Count":1,"Items":[{"currencyCode":"USD","unitPrice":)" +
+           unit_price +
+           R"(,"armRegionName":"eastus","armSkuName":"Standard_ND96isr_MI300X_v5",
+        "productName":"Virtual Machines NDmisrMI300Xv5 Series","skuName":"ND96isr MI300X v5",
+        "serviceName":"Virtual Machines","type":"Consumption","unitOfMeasure":"1 Hour",
+        "meterName":"ND96isr MI300X v5"}]})";
+}
+
+std::string GcpDoc(const std::string& units) {
+    return R"({"skus":[{"description":"Tpu-v5p chip-hour","category":{"usageType":"OnDemand"},
+        "serviceRegions":["us-east5"],"pricingInfo":[{"pricingExpression":{"usageUnit":"h",
+        "tieredRates":[{"startUsageAmount":0,"unitPrice":{"currencyCode":"USD","units":)" +
+           units + R"(,"nanos":0}}]}}]}]})";
+}
+
+FileResult ReadDoc(Format format, const std::string& doc) {
+    ParseOptions options;
+    options.as_of = "2026-11-20";
+    auto read = ReadPriceBuffer(format, doc, "doc.json", EmbeddedMappings(), options);
+    REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error().message));
+    return std::move(read).value();
+}
+
+// The price is refused under `reason`, named in `refused` by `row_part`, and no offering of
+// it is kept.
+void CheckRefused(const FileResult& r, const std::string& reason, const std::string& row_part) {
+    CHECK_MESSAGE(r.skipped.count(reason) == 1, "no skip counted as " << reason);
+    bool named = false;
+    for (const RefusedRow& refused : r.refused) {
+        named =
+            named || (refused.reason == reason && refused.row.find(row_part) != std::string::npos);
+    }
+    CHECK_MESSAGE(named, reason << " does not name " << row_part);
+}
+
+TEST_CASE("AWS: a NaN, infinite, huge or negative price is refused per row, naming it") {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {R"("NaN")", "price_not_finite"},      {R"("nan")", "price_not_finite"},
+        {R"("Infinity")", "price_not_finite"}, {R"("-Infinity")", "price_not_finite"},
+        {R"("inf")", "price_not_finite"},      {R"("1e308")", "price_too_large"},
+        {"1e308", "price_too_large"},          {R"("1e999")", "price_too_large"},
+        {R"("-5")", "price_negative"},         {"-5", "price_negative"},
+        {R"("2000000")", "price_too_large"},  // a number, but not an hourly price
+    };
+    for (const auto& [usd, reason] : cases) {
+        CAPTURE(usd);
+        FileResult r = ReadDoc(Format::kAwsPriceList, AwsDoc(usd));
+        CHECK(Find(r, "aws-p5.48xlarge-us-east-1-on-demand") == nullptr);
+        CheckRefused(r, reason,
+                     usd == R"("2000000")" ? "aws-p5.48xlarge-us-east-1-on-demand"
+                                           : "terms.OnDemand.SKU1.OD");
+        // The Reserved term beside it is read as ever.
+        CHECK(Find(r, "aws-p5.48xlarge-us-east-1-commit-1y") != nullptr);
+    }
+}
+
+TEST_CASE("AWS: a NaN or negative upfront fee refuses the Reserved term, naming it") {
+    for (const auto& [upfront, reason] :
+         std::vector<std::pair<std::string, std::string>>{{R"("NaN")", "price_not_finite"},
+                                                          {R"("-1e12")", "price_negative"},
+                                                          {R"("1e300")", "price_too_large"}}) {
+        CAPTURE(upfront);
+        FileResult r = ReadDoc(Format::kAwsPriceList, AwsDoc(R"("55.04")", upfront));
+        CHECK(Find(r, "aws-p5.48xlarge-us-east-1-commit-1y") == nullptr);
+        CHECK(Find(r, "aws-p5.48xlarge-us-east-1-on-demand") != nullptr);
+        CheckRefused(r, reason, "terms.Reserved.SKU1.RI");
+    }
+}
+
+TEST_CASE("Azure: a NaN, infinite, huge or negative unitPrice is refused per Item, naming it") {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {R"("NaN")", "price_not_finite"},  {R"("Infinity")", "price_not_finite"},
+        {R"("-inf")", "price_not_finite"}, {"1e308", "price_too_large"},
+        {R"("1e308")", "price_too_large"}, {"-48", "price_negative"},
+        {"5e6", "price_too_large"},  // finite, but over the catalog's hourly bound
+    };
+    for (const auto& [price, reason] : cases) {
+        CAPTURE(price);
+        FileResult r = ReadDoc(Format::kAzureRetailPrices, AzureDoc(price));
+        CHECK(r.offerings.empty());
+        CheckRefused(r, reason,
+                     price == "5e6" ? "azure-standard_nd96isr_mi300x_v5-eastus-on-demand"
+                                    : "Items[0] (Standard_ND96isr_MI300X_v5, eastus)");
+    }
+    CHECK(ReadDoc(Format::kAzureRetailPrices, AzureDoc("48")).offerings.size() == 1);
+}
+
+TEST_CASE("GCP: a Money value that is not a finite, bounded, non-negative USD amount is refused") {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {R"("NaN")", "price_not_usd_money"},  // units are an int64: no NaN or infinity
+        {R"("Infinity")", "price_not_usd_money"},
+        {"1e308", "price_not_usd_money"},
+        {R"("-5")", "price_negative"},
+        {R"("9223372036854775807")", "price_too_large"},
+        {R"("2000000")", "price_too_large"},  // an amount, but not an hourly price
+    };
+    for (const auto& [units, reason] : cases) {
+        CAPTURE(units);
+        FileResult r = ReadDoc(Format::kGcpBillingCatalog, GcpDoc(units));
+        CHECK(r.offerings.empty());
+        CheckRefused(r, reason,
+                     units == R"("2000000")" ? "gcp-tpu-v5p-chip-us-east5-on-demand"
+                                             : "SKU 'Tpu-v5p chip-hour'");
+    }
+    CHECK(ReadDoc(Format::kGcpBillingCatalog, GcpDoc(R"("4")")).offerings.size() == 1);
+}
+
+TEST_CASE("a file's refused rows are named up to a limit and all counted") {
+    std::string items;
+    for (std::size_t i = 0; i < kMaxRefusedListed + 20; ++i) {
+        items += std::string(i ? "," : "") + R"({"currencyCode":"USD","unitPrice":"NaN",
+            "armRegionName":"eastus","armSkuName":"Standard_ND96isr_MI300X_v5",
+            "serviceName":"Virtual Machines","type":"Consumption","unitOfMeasure":"1 Hour"})";
+    }
+    FileResult r = ReadDoc(Format::kAzureRetailPrices,
+                           R"({"BillingCurrency":"USD","Count":1,"Items":[)" + items + "]}");
+    CHECK(r.skipped.at("price_not_finite") == kMaxRefusedListed + 20);
+    CHECK(r.refused.size() == kMaxRefusedListed);
+    CHECK(r.refused.back().row.find("Items[99]") == 0);
+}
+
+}  // namespace
+}  // namespace gpucost::import

@@ -79,3 +79,71 @@ TEST_CASE("a refusal from the record callback aborts the read with its message")
 
 }  // namespace
 }  // namespace gpucost::import
+
+namespace gpucost::import {
+namespace {
+
+// Wherever a value over the limit sits (in a record, in a skipped record, beside the records,
+// a string or a run of digits), the read stops there with an error naming the limit.
+TEST_CASE("a value longer than kMaxValueBytes is refused as its bytes arrive") {
+    const std::string big(RecordReader::kMaxValueBytes + 1, 'x');
+    const std::string digits(RecordReader::kMaxValueBytes + 1, '7');
+    for (const std::string& doc :
+         {R"({"products":{"A":{"description":")" + big + R"("}}})",
+          R"({"products":{"skipped":{"description":")" + big + R"("}}})",
+          R"({"disclaimer":")" + big + R"(","products":{}})",
+          R"({"products":{"A":{"n":)" + digits + "}}}", R"({")" + big + R"(":1})"}) {
+        Collected got;
+        auto reader = Collector(got, {{"products", "*"}},
+                                [](const JsonPath& path) { return path.back() != "skipped"; });
+        auto status = reader.ReadBuffer(doc, "big.json");
+        REQUIRE_FALSE(status.ok());
+        CHECK(status.error().message.find("big.json: byte ") == 0);
+        CHECK(status.error().message.find("a value is longer than 1048576 bytes") !=
+              std::string::npos);
+        CHECK(got.records.empty());
+    }
+    // A value at the limit, escapes counted as written, is read.
+    std::string text(RecordReader::kMaxValueBytes - 2, 'y');
+    text += "\\\"";  // an escaped quote: two bytes, and the string goes on
+    Collected got;
+    auto reader = Collector(got, {{"products", "*"}});
+    REQUIRE(reader.ReadBuffer(R"({"products":{"A":{"d":")" + text + R"("}}})", "edge.json").ok());
+    REQUIRE(got.records.size() == 1);
+    CHECK(got.records[0]["d"].get<std::string>().size() == RecordReader::kMaxValueBytes - 1);
+}
+
+TEST_CASE("deep nesting, long records and many top-level values are refused by name") {
+    Collected got;
+    auto deep = Collector(got, {{"products", "*"}});
+    const std::string nested = std::string(RecordReader::kMaxDepth + 1, '[') +
+                               std::string(RecordReader::kMaxDepth + 1, ']');
+    auto status = deep.ReadBuffer(nested, "deep.json");
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.error().message.find("nests deeper than 64 levels") != std::string::npos);
+
+    std::string values;
+    const std::string chunk(1000, 'z');
+    for (std::size_t i = 0; i * chunk.size() <= RecordReader::kMaxRecordBytes; ++i) {
+        values += std::string(i ? "," : "") + "\"" + chunk + "\"";
+    }
+    auto wide = Collector(got, {{"products", "*"}});
+    status = wide.ReadBuffer(R"({"products":{"A":[)" + values + "]}}", "wide.json");
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.error().message.find("a record is longer than 8388608 bytes") !=
+          std::string::npos);
+
+    std::string keys;
+    for (std::size_t i = 0; i <= RecordReader::kMaxTopLevelValues; ++i) {
+        keys += std::string(i ? "," : "") + "\"k" + std::to_string(i) + "\":1";
+    }
+    auto many = Collector(got, {{"products", "*"}});
+    status = many.ReadBuffer("{" + keys + "}", "many.json");
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.error().message.find("more than 256 values beside its records") !=
+          std::string::npos);
+    CHECK(got.records.empty());
+}
+
+}  // namespace
+}  // namespace gpucost::import

@@ -1,0 +1,150 @@
+// A price that is not a usable number (NaN, an infinity, negative, over kMaxUsdPerHour) is never
+// ranked: NaN compares false with every price, so a ranking that took it in could sort it
+// first and recommend it as the cheapest ("$nan"). Every planner leaves such an offering out
+// under skipped.price_not_usable, or refuses it by name when the request names it.
+#include "pricing/plan/price_trust.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "pricing/catalog_loader.hpp"
+#include "pricing/in_memory_catalog.hpp"
+#include "pricing/plan/inference_plan.hpp"
+#include "pricing/plan/rent_vs_buy.hpp"
+#include "pricing/plan/spot.hpp"
+#include "pricing/plan/training_plan.hpp"
+#include "tests/support/sample_catalog.hpp"
+
+using namespace gpucost::pricing;
+using namespace gpucost::pricing::plan;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The sample catalog with the prices of `prices` (offering id -> USD/h) as given.
+std::shared_ptr<const InMemoryCatalog> WithPrices(const std::map<std::string, double>& prices) {
+    auto base = LoadCatalog(gpucost::testing::SampleCatalogCsv());
+    REQUIRE(base.ok());
+    std::vector<Offering> offerings = base.value()->Offerings().Copy();
+    for (Offering& o : offerings) {
+        if (auto it = prices.find(o.id); it != prices.end()) o.price.usd_per_hour = it->second;
+    }
+    auto built = InMemoryCatalog::Build(base.value()->Accelerators(), offerings, "t", "t", 0);
+    REQUIRE(built.ok());
+    return built.value();
+}
+
+template <typename Plan>
+std::size_t Skipped(const Plan& plan, const std::string& reason) {
+    for (const auto& [name, count] : plan.skipped) {
+        if (name == reason) return count;
+    }
+    return 0;
+}
+
+const char kLambda[] = "lambda-gpu_1x_h100-us-on-demand";
+const char kP5[] = "aws-p5.48xlarge-us-east-1-on-demand";
+const char kP5Spot[] = "aws-p5.48xlarge-us-east-1-spot";
+
+}  // namespace
+
+TEST_SUITE("price_trust") {
+    TEST_CASE("a price that is not a finite number from 0 to 1e6 USD/h is never trusted") {
+        Offering o;
+        o.id = "x";
+        o.price.verified = true;
+        for (double usd : {kNaN, kInf, -kInf, -0.01, kMaxUsdPerHour * 2}) {
+            CAPTURE(usd);
+            o.price.usd_per_hour = usd;
+            auto distrust = DistrustedPrice(o, PriceTrust{});
+            REQUIRE(distrust.has_value());
+            CHECK(std::string(distrust->reason) == "price_not_usable");
+        }
+        for (double usd : {0.0, 55.04, kMaxUsdPerHour}) {
+            o.price.usd_per_hour = usd;
+            CHECK_FALSE(DistrustedPrice(o, PriceTrust{}).has_value());
+        }
+    }
+
+    TEST_CASE(
+        "a training plan never recommends, ranks or lists a NaN, infinite or negative price") {
+        for (double bad : {kNaN, -kInf, -1.0}) {
+            CAPTURE(bad);
+            // The lambda H100 is the cheapest per GPU-hour: with a bad price it must drop out,
+            // not win.
+            auto catalog = WithPrices({{kLambda, bad}, {kP5Spot, kInf}});
+            TrainingPlanRequest r;
+            r.workload.model.params_b = 7;
+            r.workload.tokens_b = 20;
+            r.workload.precision = Precision::kBf16;
+            r.constraints.max_total_accelerators = 64;
+            r.constraints.accelerators = {"h100-sxm"};
+            r.limit = kMaxPlanLimit;
+            auto plan = PlanTraining(r, *catalog, gpucost::testing::SamplePlanReference());
+            REQUIRE(plan.ok());
+            const TrainingPlan& p = plan.value();
+            CHECK(Skipped(p, "price_not_usable") == 2);
+            REQUIRE(p.recommendation.has_value());
+            CHECK(p.recommendation->offering->id == kP5);
+            CHECK(std::isfinite(p.recommendation->expected_cost_usd));
+            REQUIRE(p.cheapest.has_value());
+            CHECK(p.cheapest->offering->id == kP5);
+            for (const TrainingPlanOption& o : p.options) {
+                CHECK(o.offering->id == kP5);
+                CHECK(std::isfinite(o.expected_cost_usd));
+            }
+            for (const TrainingPlanOption& o : p.pareto_front) CHECK(o.offering->id == kP5);
+        }
+    }
+
+    TEST_CASE("a serving plan leaves a NaN price out") {
+        auto catalog = WithPrices({{kLambda, kNaN}});
+        InferencePlanRequest r;
+        r.workload.model.params_b = 7;
+        r.workload.precision = Precision::kBf16;
+        r.workload.input_tokens = 512;
+        r.workload.output_tokens = 256;
+        r.traffic.requests_per_second = 10;
+        auto plan = PlanInference(r, *catalog, gpucost::testing::SamplePlanReference());
+        REQUIRE(plan.ok());
+        CHECK(Skipped(plan.value(), "price_not_usable") == 1);
+        REQUIRE_FALSE(plan.value().options.empty());
+        for (const auto& o : plan.value().options) {
+            CHECK(o.offering->id != std::string(kLambda));
+            CHECK(std::isfinite(o.monthly_cost_usd));
+        }
+    }
+
+    TEST_CASE("spot and rent-vs-buy refuse a named offering whose price is not usable") {
+        for (const auto& [field, prices] :
+             std::vector<std::pair<std::string, std::map<std::string, double>>>{
+                 {"/spot_offering_id", {{kP5Spot, kNaN}}},
+                 {"/on_demand_offering_id", {{kP5, kNaN}}}}) {
+            CAPTURE(field);
+            auto catalog = WithPrices(prices);
+            SpotPlanRequest r;
+            r.job_hours = 100;
+            r.spot_offering_id = kP5Spot;
+            auto plan = PlanSpot(r, *catalog);
+            REQUIRE_FALSE(plan.ok());
+            CHECK(plan.error().code == ErrorCode::kFailedPrecondition);
+            CHECK(plan.error().field == field);
+        }
+        auto catalog = WithPrices({{kLambda, kInf}});
+        RentVsBuyRequest r;
+        r.buy.accelerator = "h100-sxm";
+        r.buy.total_accelerators = 8;
+        r.rent.offering_id = kLambda;
+        r.rent.accelerator_hours_per_month = 1000;
+        auto plan = PlanRentVsBuy(r, *catalog);
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().code == ErrorCode::kFailedPrecondition);
+        CHECK(plan.error().field == "/rent/offering_id");
+    }
+}
