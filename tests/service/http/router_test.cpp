@@ -378,7 +378,9 @@ TEST_CASE("every route is documented in openapi.yaml and every documented path i
     auto routes = gpucost::http::BuildRouteTable(SampleDeps()).Describe();
     std::set<std::pair<std::string, std::string>> routed(routes.begin(), routes.end());
     CHECK(routed == documented);
+}
 
+TEST_SUITE("router") {
     // The service's table of body limits is the source; the shipped nginx must let through
     // exactly what gpucost takes, or a valid upload is refused 413 by the proxy alone.
     TEST_CASE("the shipped nginx's body limits are the service's, route by route") {
