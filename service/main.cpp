@@ -322,6 +322,7 @@ gpucost::http::ServerOptions MakeServerOptions(const gpucost::app::ServiceConfig
     options.threads = config.threads != 0 ? config.threads : app::DefaultThreads(config, deps.cpus);
     options.max_body_bytes = config.max_body_bytes;
     options.max_actuals_body_bytes = config.max_actuals_body_bytes;
+    options.max_buffered_body_bytes = config.max_buffered_body_bytes;
     options.access_log = config.access_log;
     options.max_connections = config.max_connections;
     options.max_connections_per_address = config.max_connections_per_address;

@@ -143,6 +143,10 @@ constexpr Setting kSettings[] = {
     {"--max-actuals-body-bytes", "GPUCOST_MAX_ACTUALS_BODY_BYTES", "8388608",
      "largest FOCUS export POST /v1/actuals accepts (65536-268435456)",
      SetInteger<&ServiceConfig::max_actuals_body_bytes, 64 * 1024, 256 * 1024 * 1024>},
+    {"--max-buffered-body-bytes", "GPUCOST_MAX_BUFFERED_BODY_BYTES", "134217728",
+     "request body bytes held across all connections at most; a body beyond gets 503 + "
+     "Retry-After before it is read (1048576-68719476736; at least each body limit)",
+     SetInteger<&ServiceConfig::max_buffered_body_bytes, 1024 * 1024, 64LL * 1024 * 1024 * 1024>},
     {"--listen-backlog", "GPUCOST_LISTEN_BACKLOG", "1024", "TCP accept queue length (1-65535)",
      SetInteger<&ServiceConfig::listen_backlog, 1, 65535>},
     {"--access-log", "GPUCOST_ACCESS_LOG", "true", "log one line per request (true|false)",
@@ -342,6 +346,12 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
         problems.Fail("DATABASE_URL", "is required for " + std::string(config.command == "serve"
                                                                            ? "--require-read-key"
                                                                            : config.command));
+    }
+    if (config.max_buffered_body_bytes <
+        std::max(config.max_body_bytes, config.max_actuals_body_bytes)) {
+        problems.Fail("--max-buffered-body-bytes",
+                      "must be at least --max-body-bytes and --max-actuals-body-bytes, or a body "
+                      "within its limit could never be received");
     }
     if (config.tls_cert.empty() != config.tls_key.empty()) {
         problems.Fail(config.tls_cert.empty() ? "--tls-cert" : "--tls-key",

@@ -25,6 +25,8 @@ struct ServiceConfig {
     // POST /v1/actuals' own limit (a FOCUS export: a few hundred rows fit in
     // max_body_bytes, a month of a team's GPU charges does not).
     std::size_t max_actuals_body_bytes = std::size_t{8} * 1024 * 1024;
+    // Request body bytes held across all connections (the transport's budget; 503 beyond).
+    std::size_t max_buffered_body_bytes = std::size_t{128} * 1024 * 1024;
     int listen_backlog = 1024;
     bool access_log = true;
     // Transport (docs/performance.md): open connections at most, whole-request and keep-alive

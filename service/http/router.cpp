@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <set>
 
 #include "service/http/codec/problem.hpp"
@@ -109,11 +110,78 @@ namespace {
 
 // The routes whose bodies may be larger than max_body_bytes, with their own limits.
 std::vector<BulkPost> BulkPostsOf(const ServerOptions& options) {
-    return {{kBulkImportPath, options.max_bulk_body_bytes},
-            {kActualsPath, options.max_actuals_body_bytes}};
+    std::vector<BulkPost> bulk;
+    for (const RouteBodyLimit& route : BodyLimitsOf(options)) {
+        if (!route.path.empty()) bulk.push_back({route.path, route.max_body_bytes});
+    }
+    return bulk;
 }
 
 }  // namespace
+
+std::vector<RouteBodyLimit> BodyLimitsOf(const ServerOptions& options) {
+    return {{"POST", kActualsPath, options.max_actuals_body_bytes},
+            {"POST", kBulkImportPath, options.max_bulk_body_bytes},
+            {"", "", options.max_body_bytes}};
+}
+
+const std::vector<KeyedBodyRoute>& KeyedBodyRoutes() {
+    static const std::vector<KeyedBodyRoute> routes = [] {
+        const std::string offering = std::string("/v1/offerings/") + kIdPattern;
+        const std::string scenario = std::string("/v1/scenarios/") + kIdPattern;
+        const std::string book = std::string("/v1/price-books/") + kIdPattern;
+        return std::vector<KeyedBodyRoute>{
+            {"POST", kBulkImportPath, KeyScope::kAdmin},
+            {"PUT", offering + "/price", KeyScope::kAdmin},
+            {"POST", kActualsPath, KeyScope::kAdmin},
+            {"POST", "/v1/price-books", KeyScope::kAdmin},
+            {"PUT", book, KeyScope::kAdmin},
+            {"POST", "/v1/scenarios", KeyScope::kRead},
+            {"PATCH", scenario, KeyScope::kRead},
+            {"PUT", scenario + "/progress", KeyScope::kRead},
+        };
+    }();
+    return routes;
+}
+
+namespace {
+
+// The scope `head`'s route needs before its body, if it needs a key at all.
+std::optional<KeyScope> ScopeBeforeBody(const Deps& deps, const httplib::Request& head) {
+    static const std::vector<std::regex> patterns = [] {
+        std::vector<std::regex> compiled;
+        for (const KeyedBodyRoute& route : KeyedBodyRoutes()) compiled.emplace_back(route.pattern);
+        return compiled;
+    }();
+    if (head.path.size() > kMaxPathBytes) return std::nullopt;  // refused 414 before routing
+    const auto& routes = KeyedBodyRoutes();
+    for (std::size_t i = 0; i < routes.size(); ++i) {
+        if (head.method == routes[i].method && std::regex_match(head.path, patterns[i])) {
+            return routes[i].scope;
+        }
+    }
+    if (deps.store && deps.require_read_key && head.path.rfind("/v1/", 0) == 0) {
+        return KeyScope::kRead;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+bool RefusedFromHead(const Deps& deps, const httplib::Request& head) {
+    const std::optional<KeyScope> needed = ScopeBeforeBody(deps, head);
+    if (!needed) return false;
+    if (!deps.store) return true;  // each such route answers database_required itself
+    const std::optional<std::string> key = BearerKey(head);
+    if (!key) return true;
+    const std::optional<Principal> principal = deps.store->Authenticate(*key);
+    if (!principal) return true;
+    if (principal->scope == *needed) return false;
+    // Whether another scope will do is RequireKey's to say (its refusal is logged again when
+    // the route answers).
+    httplib::Response scratch;
+    return !RequireKey(deps, head, scratch, *needed);
+}
 
 TransportOptions TransportFor(const ServerOptions& options) {
     TransportOptions t;
@@ -123,6 +191,7 @@ TransportOptions TransportFor(const ServerOptions& options) {
     t.log_refusals = options.access_log;
     t.max_body_bytes = options.max_body_bytes;
     t.bulk_posts = BulkPostsOf(options);
+    t.max_buffered_body_bytes = options.max_buffered_body_bytes;
     t.request_timeout = std::chrono::seconds(options.request_timeout_s);
     t.keep_alive_timeout = std::chrono::seconds(options.keep_alive_timeout_s);
     t.keep_alive_max_count = options.keep_alive_max_count;
@@ -444,6 +513,10 @@ void VaryOnAcceptEncoding(httplib::Response& res) {
 void RegisterRoutes(httplib::Server& server, const Deps& deps) {
     CorsPolicy cors(deps.cors_origins);
     BuildRouteTable(deps).Install(server, cors);
+    if (auto* event_server = dynamic_cast<EventServer*>(&server)) {
+        event_server->SetHeadGate(
+            [deps](const httplib::Request& head) { return RefusedFromHead(deps, head); });
+    }
     // cpp-httplib runs this hook on every answer it writes, errors and preflights included.
     server.set_post_routing_handler(
         [cors, deps](const httplib::Request& req, httplib::Response& res) {

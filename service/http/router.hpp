@@ -102,6 +102,9 @@ struct ServerOptions {
     std::size_t max_bulk_body_bytes = std::size_t{1024} * 1024;
     // POST kActualsPath's limit (--max-actuals-body-bytes): a month of a team's FOCUS charges.
     std::size_t max_actuals_body_bytes = std::size_t{8} * 1024 * 1024;
+    // Bytes of request bodies held across all connections (--max-buffered-body-bytes; see
+    // TransportOptions::max_buffered_body_bytes).
+    std::size_t max_buffered_body_bytes = std::size_t{128} * 1024 * 1024;
     int read_timeout_s = 5;
     int write_timeout_s = 5;
     int keep_alive_timeout_s = 5;
@@ -130,6 +133,34 @@ inline std::function<void(const httplib::Request&, httplib::Response&)> Bind(con
 
 // The EventServer settings that match `options`.
 TransportOptions TransportFor(const ServerOptions& options);
+
+// The body limit of each route that has one of its own, then of every other request (`path`
+// empty): the one table that the transport's framing, the library's (TLS) and the shipped
+// nginx's client_max_body_size (docker/nginx.conf, held to it by router_test.cpp) follow.
+struct RouteBodyLimit {
+    std::string method;
+    std::string path;
+    std::size_t max_body_bytes = 0;
+};
+std::vector<RouteBodyLimit> BodyLimitsOf(const ServerOptions& options);
+
+// The routes whose body is read only once the API key in their head is accepted: each needs a
+// key of `scope` (and the database) whatever its body says, so a request without one is answered
+// from its head and its body never held (EventServer's HeadGate). With --require-read-key every
+// /v1/ route needs a read key as well. A route that needs a key only for some bodies (a plan
+// naming a stored price book) is not here: its body is what says so.
+struct KeyedBodyRoute {
+    std::string method;
+    std::string pattern;  // as the route table registers it
+    KeyScope scope = KeyScope::kRead;
+};
+const std::vector<KeyedBodyRoute>& KeyedBodyRoutes();
+
+// Whether the route of `head` (a request whose body has not been read) refuses it from its head
+// alone: a route of KeyedBodyRoutes (or any /v1/ route under --require-read-key) without a
+// database, without a key, with a key the store does not accept, or with a key of too narrow a
+// scope. RegisterRoutes installs it as the EventServer's HeadGate.
+bool RefusedFromHead(const Deps& deps, const httplib::Request& head);
 
 // Routes with their methods, so that a path known under another method answers 405 with
 // an Allow header and an unknown path answers 404, both as problem+json.

@@ -411,6 +411,31 @@ for c in "${CTR_REPLICAS[@]}"; do
   if wait_for 10 key_known_at "${REPLICA_URL[$c]}" "$KEY"; then ok "replica $c accepts the new key within $WAITED s"
   else not_ok "replica $c accepts the new key within 10 s"; fi
 done
+# Body limits through nginx, route by route: gpucost's table (router.cpp BodyLimitsOf, which
+# router_test.cpp holds docker/nginx.conf to) is what nginx lets through. A FOCUS export of about
+# 220 KB (over the 64 KiB of every other route) is stored through nginx; one of exactly 8 MiB,
+# POST /v1/actuals' limit, passes nginx and is refused by gpucost from its head (401 without a
+# key); one byte more is refused by nginx itself with 413 problem+json.
+{ head -n1 "$REPO/tests/data/focus/aws-focus-1.0.csv"
+  for _ in $(seq 1 80); do tail -n +2 "$REPO/tests/data/focus/aws-focus-1.0.csv"; done
+} >"$TMP/export.csv"
+EXPORT_BYTES=$(wc -c <"$TMP/export.csv")
+req POST /v1/actuals -H "Authorization: Bearer $KEY" -H 'Content-Type: text/csv' \
+  --data-binary "@$TMP/export.csv"
+if [[ "$STATUS" == 201 ]]; then ok "a $EXPORT_BYTES-byte FOCUS export is stored through nginx (201)"
+else not_ok "a $EXPORT_BYTES-byte FOCUS export is stored through nginx $(describe)"; fi
+head -c 8388608 /dev/zero | tr '\0' 'a' >"$TMP/at-limit"
+req POST /v1/actuals -H 'Content-Type: text/csv' --data-binary "@$TMP/at-limit"
+if [[ "$STATUS" == 401 && "$CTYPE" == application/problem+json* ]]; then
+  ok "an 8 MiB body to POST /v1/actuals passes nginx (gpucost answers 401 without a key)"
+else not_ok "an 8 MiB body to POST /v1/actuals passes nginx $(describe)"; fi
+printf 'a' >>"$TMP/at-limit"
+req POST /v1/actuals -H 'Content-Type: text/csv' --data-binary "@$TMP/at-limit"
+if [[ "$STATUS" == 413 && "$CTYPE" == application/problem+json* ]] && grep -q '"status":413' <<<"$BODY"; then
+  ok "8 MiB + 1 byte to POST /v1/actuals is refused by nginx with 413 application/problem+json"
+else not_ok "8 MiB + 1 byte to POST /v1/actuals is refused by nginx with 413 $(describe)"; fi
+rm -f "$TMP/at-limit"
+
 OFFERING_ID=aws-p5.48xlarge-eu-west-3-on-demand
 OFFERING_BODY='{"provider": "aws", "instance_type": "p5.48xlarge", "accelerator": "h100-sxm",
   "accelerator_count": 8, "region": "eu-west-3", "price_type": "on_demand", "usd_per_hour": 61.25,

@@ -94,6 +94,8 @@ struct BodyFields {
     std::string_view expect;
     std::size_t expect_begin = 0;
     std::size_t expect_end = 0;
+    std::size_t length_begin = 0;
+    std::size_t length_end = 0;
 };
 
 // What the head says about the connection and the host, gathered line by line.
@@ -224,6 +226,8 @@ private:
         if (EqualsIgnoreCase(name, "Content-Length")) {
             ++body_.content_length_fields;
             body_.content_length = value;
+            body_.length_begin = line_start;
+            body_.length_end = line_start + line.size() + 2;
         } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
             body_.transfer_encoding = true;
         } else if (EqualsIgnoreCase(name, "Expect")) {
@@ -295,6 +299,8 @@ private:
         frame.head_bytes = head_bytes;
         frame.body_bytes = length;
         frame.empty_fields = empty_fields_;
+        frame.length_begin = body_.length_begin;
+        frame.length_end = body_.length_end;
         if (body_.expect_fields == 1) {
             frame.expects_continue = length > 0;
             frame.expect_begin = body_.expect_begin;

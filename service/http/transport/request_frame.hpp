@@ -69,6 +69,10 @@ struct RequestFrame {
     bool expects_continue = false;
     std::size_t expect_begin = 0;
     std::size_t expect_end = 0;
+    // The Content-Length line [length_begin, length_end) of the head (both 0 without one): a
+    // request whose body the transport withholds is shown to cpp-httplib with a length of 0.
+    std::size_t length_begin = 0;
+    std::size_t length_end = 0;
     // Header fields sent with an empty value (at most kMaxEmptyFields kept), which cpp-httplib
     // drops: a handler can still tell an empty field from a missing one (HeaderSentEmpty).
     std::vector<std::string> empty_fields;

@@ -110,7 +110,8 @@ std::string_view RequestPath(std::string_view head) {
 // X-Request-Id, from what of the request `head` has arrived (nothing, for a refused
 // connection).
 std::string ProblemResponse(int status, std::string_view code, std::string_view detail,
-                            std::string_view head = {}, std::optional<std::string_view> path = {}) {
+                            std::string_view head = {}, std::optional<std::string_view> path = {},
+                            std::string_view extra_headers = {}) {
     auto client_ids = HeaderValues(head, "X-Request-Id");
     BeginRequest(client_ids.empty() ? std::string() : std::string(client_ids.front()));
     const std::string request_id = CurrentRequestContext().request_id;
@@ -119,8 +120,8 @@ std::string ProblemResponse(int status, std::string_view code, std::string_view 
     return "HTTP/1.1 " + std::to_string(status) + " " + ProblemTitle(status) +
            "\r\nContent-Type: application/problem+json\r\nContent-Length: " +
            std::to_string(body.size()) + "\r\nX-Request-Id: " + request_id + "\r\n" +
-           kApiVersionHeader + ": " + std::string(kApiVersion) + "\r\nConnection: close\r\n\r\n" +
-           body;
+           kApiVersionHeader + ": " + std::string(kApiVersion) + "\r\n" +
+           std::string(extra_headers) + "Connection: close\r\n\r\n" + body;
 }
 
 // Bytes the kernel holds for `fd` that no worker has read yet: a request may be waiting for a
@@ -154,6 +155,54 @@ std::string_view HeadOf(std::string_view in) {
     return end == std::string_view::npos ? in : in.substr(0, end + 4);
 }
 
+// The head as the route will read it: the target's path percent-decoded (cpp-httplib 0.11.4's
+// Server::parse_request_line), header values as sent (LibraryRequest shows the library each
+// `%` as `%25`, so its decoding gives them back), fields with an empty value dropped. The head
+// gate must see the request as the route will, or it could judge another one.
+httplib::Request HeadRequest(std::string_view head, const RequestFrame& frame,
+                             const std::string& remote_ip) {
+    httplib::Request req;
+    req.method = frame.method;
+    req.path = httplib::detail::decode_url(frame.path, false);
+    req.remote_addr = remote_ip;
+    std::size_t line_start = head.find('\n');
+    while (line_start != std::string_view::npos && line_start + 1 < head.size()) {
+        std::size_t begin = line_start + 1;
+        std::size_t end = head.find('\n', begin);
+        std::string_view line =
+            head.substr(begin, end == std::string_view::npos ? end : end - begin);
+        std::size_t colon = line.find(':');
+        std::string_view value =
+            colon == std::string_view::npos ? std::string_view() : Trim(line.substr(colon + 1));
+        if (!value.empty()) {
+            req.headers.emplace(std::string(line.substr(0, colon)), std::string(value));
+        }
+        line_start = end;
+    }
+    return req;
+}
+
+// The head of `frame` as the library is to see it when its body is withheld: the Expect and
+// Content-Length lines dropped and "Content-Length: 0" in their place (a POST without one would
+// be refused 411 before its route could answer).
+std::string HeadWithoutBody(std::string_view in, const RequestFrame& frame) {
+    std::string shown;
+    shown.reserve(frame.head_bytes + 24);
+    std::size_t pos = 0;
+    const std::size_t fields_end = frame.head_bytes - 2;  // before the blank line
+    std::pair<std::size_t, std::size_t> spans[] = {{frame.expect_begin, frame.expect_end},
+                                                   {frame.length_begin, frame.length_end}};
+    if (spans[1].first < spans[0].first) std::swap(spans[0], spans[1]);
+    for (const auto& [begin, end] : spans) {
+        if (end <= begin) continue;
+        shown.append(in.substr(pos, begin - pos));
+        pos = end;
+    }
+    shown.append(in.substr(pos, fields_end - pos));
+    shown.append("Content-Length: 0\r\n\r\n");
+    return shown;
+}
+
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // A lingering close reads at most this much before it gives up on a polite end.
 constexpr std::size_t kMaxLingerBytes = std::size_t{1024} * 1024;
@@ -180,6 +229,12 @@ struct EventServer::Connection {
     bool busy = false;            // a worker owns it (guarded by mutex_)
     bool lingering = false;  // answered with Connection: close; reading to EOF (shut for writes)
     std::size_t lingered_bytes = 0;
+    // Bytes of the current body counted against max_buffered_body_bytes (0 when none is held).
+    std::size_t budgeted_bytes = 0;
+    // The current request's body was withheld (HeadGate) or refused: the connection closes
+    // after the answer, and its lingering close may drop this many more bytes of that body.
+    bool close_after = false;
+    std::size_t unread_body_bytes = 0;
     Clock::time_point deadline;
     std::string remote_ip;
     int remote_port = 0;
@@ -313,6 +368,7 @@ TransportStats EventServer::Stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     TransportStats s = stats_;
     s.open_connections = connections_.size();
+    s.buffered_body_bytes = buffered_body_bytes_.load();
     return s;
 }
 
@@ -412,17 +468,24 @@ void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
     if (conn->lingering) {
         return DrainLingering(conn);
     }
-    const bool eof = Receive(*conn);
+    bool eof = Receive(*conn);
     for (;;) {
         switch (Advance(*conn)) {
             case Progress::kRefused:
                 return RefuseAndLinger(conn);
+            case Progress::kOverBudget:
+                return RefuseOverBudget(conn);
+            case Progress::kReadMore:
+                eof = Receive(*conn) || eof;
+                continue;
             case Progress::kWait:
                 return eof ? Close(conn) : Rearm(conn);
             case Progress::kServe:
                 break;
         }
-        if (!ServeOne(*conn)) {
+        const bool served = ServeOne(*conn);
+        ReleaseBody(*conn);
+        if (!served) {
             return Linger(conn);
         }
         if (conn->in.empty()) {
@@ -433,19 +496,20 @@ void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
     }
 }
 
-// Appends what the kernel holds, up to one request's worth beyond the current one (pipelined
-// requests after that wait in the kernel). True at end of stream or on a socket error.
+// Appends what the kernel holds, up to ReceiveLimit (pipelined requests beyond it wait in the
+// kernel). True at end of stream or on a socket error.
 bool EventServer::Receive(Connection& conn) {
-    const std::size_t cap = options_.max_header_bytes + limits_.LargestBody();
     char buf[kRecvChunkBytes];
-    while (conn.in.size() <= cap) {
-        ssize_t n = ::recv(conn.fd, buf, sizeof(buf), 0);
+    for (std::size_t limit = ReceiveLimit(conn); conn.in.size() < limit;) {
+        const std::size_t asked = std::min(sizeof(buf), limit - conn.in.size());
+        ssize_t n = ::recv(conn.fd, buf, asked, 0);
         if (n > 0) {
             if (conn.in.empty()) {
                 conn.deadline = Clock::now() + options_.request_timeout;
             }
+            const std::size_t before = conn.in.size();
             conn.in.append(buf, static_cast<std::size_t>(n));
-            if (static_cast<std::size_t>(n) < sizeof(buf)) return false;
+            if (static_cast<std::size_t>(n) < asked || HeadEndsIn(conn, before)) return false;
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -455,9 +519,29 @@ bool EventServer::Receive(Connection& conn) {
     return false;
 }
 
-// Frames the request at the start of conn.in once its head is whole; sends the interim answer
-// a client waiting on Expect: 100-continue needs; says whether the whole frame is here.
+// Whether the bytes appended from `before` on complete a head not framed yet: it is framed (and
+// its body admitted or refused) before more is read.
+bool EventServer::HeadEndsIn(const Connection& conn, std::size_t before) {
+    if (conn.frame.state == FrameState::kFramed) return false;
+    return conn.in.find("\r\n\r\n", before >= 3 ? before - 3 : 0) != std::string::npos;
+}
+
+// How much of the current request may be held: until its head is framed, at most one byte
+// over the head limit (enough to refuse it 431); once its body is admitted, exactly its frame,
+// into a buffer reserved at that size. A body is never read before the head gate and the budget
+// have admitted it, and never grows its buffer by doubling.
+std::size_t EventServer::ReceiveLimit(const Connection& conn) const {
+    if (conn.frame.state == FrameState::kFramed) {
+        return conn.frame.head_bytes + conn.frame.body_bytes;
+    }
+    return options_.max_header_bytes + 1;
+}
+
+// Frames the request at the start of conn.in once its head is whole, and admits its body (head
+// gate, budget); sends the interim answer a client waiting on Expect: 100-continue needs; says
+// whether the whole frame is here.
 EventServer::Progress EventServer::Advance(Connection& conn) {
+    bool admitted_now = false;
     if (conn.frame.state != FrameState::kFramed) {
         if (conn.in.empty() || !WorthFraming(conn.in, conn.framed_upto, limits_)) {
             conn.framed_upto = conn.in.size();
@@ -467,6 +551,12 @@ EventServer::Progress EventServer::Advance(Connection& conn) {
         conn.framed_upto = conn.in.size();
         if (conn.frame.state == FrameState::kRefused) return Progress::kRefused;
         if (conn.frame.state == FrameState::kNeedHead) return Progress::kWait;
+        if (conn.frame.body_bytes > 0) {
+            if (Progress admitted = AdmitBody(conn); admitted != Progress::kReadMore) {
+                return admitted;
+            }
+            admitted_now = true;
+        }
     }
     const std::size_t frame_bytes = conn.frame.head_bytes + conn.frame.body_bytes;
     if (conn.in.size() >= frame_bytes) return Progress::kServe;
@@ -476,7 +566,96 @@ EventServer::Progress EventServer::Advance(Connection& conn) {
         conn.continue_sent = true;
         SendAndForget(conn.fd, kContinue);
     }
-    return Progress::kWait;
+    return admitted_now ? Progress::kReadMore : Progress::kWait;
+}
+
+// A framed head that announces a body: withheld when its route refuses the head (kServe: the
+// head alone is answered), refused when the budget has no room for it (kOverBudget), else
+// counted against the budget and its buffer reserved (kReadMore).
+EventServer::Progress EventServer::AdmitBody(Connection& conn) {
+    if (RefusedFromHead(conn)) {
+        WithholdBody(conn);
+        return Progress::kServe;
+    }
+    const std::size_t body = conn.frame.body_bytes;
+    const std::size_t frame_bytes = conn.frame.head_bytes + body;
+    const std::size_t held = buffered_body_bytes_.fetch_add(body) + body;
+    // A body that has already arrived whole costs nothing more to keep: only one still to be
+    // read is refused.
+    if (held > options_.max_buffered_body_bytes && conn.in.size() < frame_bytes) {
+        buffered_body_bytes_.fetch_sub(body);
+        return Progress::kOverBudget;
+    }
+    conn.budgeted_bytes = body;
+    conn.in.reserve(frame_bytes);
+    return Progress::kReadMore;
+}
+
+bool EventServer::RefusedFromHead(const Connection& conn) const {
+    if (!head_gate_) return false;
+    const std::string_view head(conn.in.data(), conn.frame.head_bytes);
+    return head_gate_(HeadRequest(head, conn.frame, conn.remote_ip));
+}
+
+// The route answers the head alone: conn.in keeps only the head, shown with a length of 0, and
+// the connection closes after the answer (the body's bytes, still coming, are dropped by the
+// lingering close; nothing after them can be framed without reading them).
+void EventServer::WithholdBody(Connection& conn) {
+    RequestFrame& frame = conn.frame;
+    const std::size_t received = std::min(conn.in.size() - frame.head_bytes, frame.body_bytes);
+    conn.unread_body_bytes = frame.body_bytes - received;
+    conn.close_after = true;
+    std::string shown = HeadWithoutBody(conn.in, frame);
+    conn.in = std::move(shown);
+    frame.head_bytes = conn.in.size();
+    frame.body_bytes = 0;
+    frame.expects_continue = false;
+    frame.expect_begin = frame.expect_end = 0;
+    frame.length_begin = frame.length_end = 0;
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.refused_before_body;
+}
+
+// After an answer (or when the connection stops reading): the body's share of the budget comes
+// back, and a buffer grown for a large body is not kept by an idle keep-alive connection.
+void EventServer::ReleaseBody(Connection& conn) {
+    ReturnBudget(conn);
+    if (conn.in.capacity() > options_.max_header_bytes + kRecvChunkBytes) {
+        conn.in.shrink_to_fit();
+    }
+}
+
+void EventServer::ReturnBudget(Connection& conn) {
+    buffered_body_bytes_.fetch_sub(conn.budgeted_bytes);
+    conn.budgeted_bytes = 0;
+}
+
+// 503 with Retry-After for a body the budget has no room for, before any of it is read; then a
+// lingering close, as for every refusal, that may drop the whole body.
+void EventServer::RefuseOverBudget(const std::shared_ptr<Connection>& conn) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.refused_over_budget;
+    }
+    const RequestFrame& frame = conn->frame;
+    conn->unread_body_bytes = frame.body_bytes;
+    const std::string answer = ProblemResponse(
+        503, "overloaded",
+        "the server holds as many request bodies as it may (" +
+            std::to_string(options_.max_buffered_body_bytes) + " bytes); retry later",
+        std::string_view(conn->in.data(), frame.head_bytes), std::string_view(frame.path),
+        "Retry-After: 1\r\n");
+    if (options_.log_refusals && log::Enabled(log::Level::kWarn)) {
+        log::Warn("request body refused: buffered body budget reached",
+                  {{"status", 503},
+                   {"path", frame.path},
+                   {"method", frame.method},
+                   {"content_length", frame.body_bytes},
+                   {"remote_addr", conn->remote_ip},
+                   {"request_id", CurrentRequestContext().request_id}});
+    }
+    SendAndForget(conn->fd, answer);
+    Linger(conn);
 }
 
 bool EventServer::ServeOne(Connection& conn) {
@@ -490,7 +669,8 @@ bool EventServer::ServeOne(Connection& conn) {
     }
     ConnectionStream stream(conn, request, options_);
     bool close_connection =
-        draining_ || conn.served + 1 >= options_.keep_alive_max_count || frame.close_requested;
+        draining_ || conn.close_after || conn.served + 1 >= options_.keep_alive_max_count ||
+        frame.close_requested;
     bool connection_closed = false;
     SetEmptyHeaderFields(frame.empty_fields);
     bool ok = process_request(stream, close_connection, connection_closed, nullptr);
@@ -538,11 +718,12 @@ void EventServer::Linger(const std::shared_ptr<Connection>& conn) {
     DrainLingering(conn);
 }
 
-void EventServer::BeginLinger(Connection& conn, Clock::time_point now) const {
+void EventServer::BeginLinger(Connection& conn, Clock::time_point now) {
     ::shutdown(conn.fd, SHUT_WR);
     conn.lingering = true;
     conn.in.clear();
     conn.in.shrink_to_fit();
+    ReturnBudget(conn);
     conn.frame = RequestFrame{};
     conn.deadline = now + options_.linger_timeout;
 }
@@ -553,7 +734,11 @@ void EventServer::DrainLingering(const std::shared_ptr<Connection>& conn) {
         ssize_t n = ::recv(conn->fd, buf, sizeof(buf), 0);
         if (n > 0) {
             conn->lingered_bytes += static_cast<std::size_t>(n);
-            if (conn->lingered_bytes > kMaxLingerBytes) return Close(conn);
+            // A body refused unread is dropped whole: closing on its rest would reset the
+            // connection, and a proxy that sent it could lose the answer.
+            if (conn->lingered_bytes > kMaxLingerBytes + conn->unread_body_bytes) {
+                return Close(conn);
+            }
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
@@ -588,6 +773,7 @@ bool EventServer::IdleAfterAnswer(const Connection& conn) const {
 void EventServer::CloseLocked(Connection& conn) {
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
     ::close(conn.fd);
+    ReturnBudget(conn);
     auto per_address = connections_per_address_.find(conn.remote_ip);
     if (per_address != connections_per_address_.end() && --per_address->second == 0) {
         connections_per_address_.erase(per_address);

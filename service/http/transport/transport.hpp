@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,9 +63,24 @@ struct TransportOptions {
     // dropped for at most this long (a lingering close, as nginx's lingering_time): closing a
     // socket with unread bytes sends a reset, which can destroy the answer before it is read.
     std::chrono::milliseconds linger_timeout{2000};
+    // Bytes of request bodies held across all connections at most: a body counts from the
+    // moment its head is framed until its answer. A body that would take the total beyond this
+    // is refused (503 overloaded, Retry-After) before any of it is read, so that memory for
+    // bodies stays bounded whatever the number of connections (docs/performance.md, "Memory").
+    // At least the largest body limit, or that body could never be received.
+    std::size_t max_buffered_body_bytes = std::size_t{128} * 1024 * 1024;
     // Requests the transport refuses itself (framing faults) are logged as access lines.
     bool log_refusals = true;
 };
+
+// Asked of a request that announces a body, once its head is framed and before any of its body
+// is read: true when its route refuses it from the head alone (an API key missing, unknown,
+// revoked or without the route's scope; a database-only route without a database). The
+// transport then never reads the body: it shows the request to the library with a length of 0,
+// so that the route gives its own answer, and closes the connection after it. `head` carries
+// the method, the path and the header fields as cpp-httplib parses them, no body. The router
+// supplies it (RegisterRoutes), so that the transport holds no knowledge of routes.
+using HeadGate = std::function<bool(const httplib::Request& head)>;
 
 // Counters of the connection manager (thread-safe snapshots).
 struct TransportStats {
@@ -75,6 +91,9 @@ struct TransportStats {
     std::uint64_t timed_out = 0;            // request_timeout or keep-alive expiry
     std::uint64_t header_too_large = 0;     // 431
     std::uint64_t refused_framing = 0;      // any answer FrameRequest decided (400-431)
+    std::uint64_t refused_before_body = 0;  // the head gate refused; the body was never read
+    std::uint64_t refused_over_budget = 0;  // 503: max_buffered_body_bytes reached
+    std::size_t buffered_body_bytes = 0;    // bodies held now (counted against the budget)
 };
 
 // An httplib::Server whose accepted sockets go to an epoll-based connection manager (see
@@ -101,10 +120,14 @@ public:
 
     TransportStats Stats() const;
 
+    // Installs the head gate (see HeadGate); call before listening.
+    void SetHeadGate(HeadGate gate) { head_gate_ = std::move(gate); }
+
 private:
     struct Connection;
     class ConnectionStream;
-    enum class Progress { kWait, kServe, kRefused };
+    // kReadMore: a body was just admitted; what of it the kernel already holds can be read now.
+    enum class Progress { kWait, kReadMore, kServe, kRefused, kOverBudget };
 
     bool process_and_close_socket(socket_t sock) override;
     // The 503 for a connection over a limit, or empty when it may be registered.
@@ -116,13 +139,21 @@ private:
     void Drain();
     void HandleReadable(const std::shared_ptr<Connection>& conn);
     bool Receive(Connection& conn);
+    std::size_t ReceiveLimit(const Connection& conn) const;
+    static bool HeadEndsIn(const Connection& conn, std::size_t before);
     Progress Advance(Connection& conn);
+    Progress AdmitBody(Connection& conn);
+    bool RefusedFromHead(const Connection& conn) const;
+    void WithholdBody(Connection& conn);
+    void ReleaseBody(Connection& conn);
+    void ReturnBudget(Connection& conn);
+    void RefuseOverBudget(const std::shared_ptr<Connection>& conn);
     bool ServeOne(Connection& conn);
     void RefuseAndLinger(const std::shared_ptr<Connection>& conn);
     void Linger(const std::shared_ptr<Connection>& conn);
     // Shuts the connection for writing and starts dropping what the client still sends, until
     // it closes or linger_timeout passes (caller owns the connection or holds mutex_).
-    void BeginLinger(Connection& conn, std::chrono::steady_clock::time_point now) const;
+    void BeginLinger(Connection& conn, std::chrono::steady_clock::time_point now);
     void DrainLingering(const std::shared_ptr<Connection>& conn);
     void Rearm(const std::shared_ptr<Connection>& conn);
     bool IdleAfterAnswer(const Connection& conn) const;
@@ -143,6 +174,8 @@ private:
     std::unordered_map<std::string, std::size_t> connections_per_address_;
     std::uint64_t next_id_ = 1;
     TransportStats stats_;
+    HeadGate head_gate_;
+    std::atomic<std::size_t> buffered_body_bytes_{0};  // the sum of Connection::budgeted_bytes
 
     std::vector<std::thread> workers_;
     std::thread reaper_;

@@ -46,6 +46,30 @@ TEST_SUITE("config") {
         }
     }
 
+    TEST_CASE("the bodies held across connections have a budget of their own, 128 MiB by default") {
+        auto defaults = ParseConfig({}, Env({}));
+        REQUIRE(defaults.ok());
+        CHECK(defaults.value().max_buffered_body_bytes == 134217728);
+        auto r = ParseConfig({"--max-buffered-body-bytes", "16777216"}, Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().max_buffered_body_bytes == 16777216);
+        auto env = ParseConfig({}, Env({{"GPUCOST_MAX_BUFFERED_BODY_BYTES", "1073741824"}}));
+        REQUIRE(env.ok());
+        CHECK(env.value().max_buffered_body_bytes == 1073741824);
+        for (const char* bad : {"1048575", "68719476737", "1G", ""}) {
+            INFO(bad);
+            auto refused = ParseConfig({"--max-buffered-body-bytes", bad}, Env({}));
+            REQUIRE_FALSE(refused.ok());
+            CHECK(refused.error().errors.front().field == "--max-buffered-body-bytes");
+        }
+        // A budget smaller than one body within its limit could never let that body in.
+        auto smaller = ParseConfig(
+            {"--max-buffered-body-bytes", "4194304", "--max-actuals-body-bytes", "8388608"},
+            Env({}));
+        REQUIRE_FALSE(smaller.ok());
+        CHECK(smaller.error().errors.front().field == "--max-buffered-body-bytes");
+    }
+
     TEST_CASE("default workers: two per CPU, at least 16 with a database, 16 for TLS") {
         using gpucost::app::DefaultThreads;
         gpucost::app::ServiceConfig plain;

@@ -79,6 +79,8 @@ TEST_SUITE("settings table") {
             CHECK_MESSAGE(applied.max_body_bytes == defaults.max_body_bytes, row.flag);
             CHECK_MESSAGE(applied.max_actuals_body_bytes == defaults.max_actuals_body_bytes,
                           row.flag);
+            CHECK_MESSAGE(applied.max_buffered_body_bytes == defaults.max_buffered_body_bytes,
+                          row.flag);
             CHECK_MESSAGE(applied.listen_backlog == defaults.listen_backlog, row.flag);
             CHECK_MESSAGE(applied.access_log == defaults.access_log, row.flag);
             CHECK_MESSAGE(applied.max_connections == defaults.max_connections, row.flag);
@@ -112,6 +114,10 @@ TEST_SUITE("settings table") {
                                               bulk.max_body_bytes == config.max_actuals_body_bytes);
         }
         CHECK(actuals_limit);
+        CHECK(server.max_buffered_body_bytes == config.max_buffered_body_bytes);
+        CHECK(transport.max_buffered_body_bytes == config.max_buffered_body_bytes);
+        CHECK(gpucost::http::TransportFor(server).max_buffered_body_bytes ==
+              config.max_buffered_body_bytes);
         CHECK(server.request_timeout_s == config.request_timeout_s);
         CHECK(transport.request_timeout == std::chrono::seconds(config.request_timeout_s));
         CHECK(server.keep_alive_timeout_s == config.keep_alive_timeout_s);

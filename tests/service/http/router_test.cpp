@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "pricing/catalog_loader.hpp"
 #include "service/http/codec/problem.hpp"
+#include "tests/support/raw_client.hpp"
 #include "tests/support/sample_catalog.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
@@ -22,6 +26,54 @@ namespace {
 
 std::string StatusLine(const std::string& raw) {
     return raw.substr(0, raw.find("\r\n"));
+}
+
+// A path that a route pattern matches: every {id} filled in.
+std::string PathOf(const std::string& pattern) {
+    std::string path = gpucost::http::RouteTable::Template(pattern);
+    for (auto pos = path.find("{id}"); pos != std::string::npos; pos = path.find("{id}")) {
+        path.replace(pos, 4, "x1");
+    }
+    return path;
+}
+
+// nginx's size syntax: bytes, or a k/m suffix (1024-based).
+std::size_t NginxBytes(const std::string& size) {
+    const char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(size.back())));
+    const std::size_t scale = unit == 'k' ? 1024 : unit == 'm' ? 1024 * 1024 : 1;
+    return std::stoull(scale == 1 ? size : size.substr(0, size.size() - 1)) * scale;
+}
+
+// docker/nginx.conf's client_max_body_size per exact location ("" for the http block's).
+std::map<std::string, std::size_t> NginxBodyLimits() {
+    std::ifstream file(std::string(GPUCOST_SOURCE_DIR) + "/docker/nginx.conf");
+    std::stringstream text;
+    text << file.rdbuf();
+    std::string conf = text.str();
+    // Comments could name a size that is not the setting's.
+    conf = std::regex_replace(conf, std::regex("#[^\n]*"), "");
+    std::map<std::string, std::size_t> limits;
+    const std::regex location(R"(location\s*=\s*(\S+)\s*\{([^{}]*)\})");
+    const std::regex size(R"(client_max_body_size\s+(\w+)\s*;)");
+    std::smatch m;
+    std::string rest = conf;
+    std::string outside;
+    while (std::regex_search(rest, m, location)) {
+        outside += m.prefix().str();
+        std::smatch sized;
+        const std::string block = m[2].str();
+        if (std::regex_search(block, sized, size)) limits[m[1].str()] = NginxBytes(sized[1].str());
+        rest = m.suffix().str();
+    }
+    outside += rest;
+    int found = 0;
+    for (auto it = std::sregex_iterator(outside.begin(), outside.end(), size);
+         it != std::sregex_iterator(); ++it) {
+        limits[""] = NginxBytes((*it)[1].str());
+        ++found;
+    }
+    CHECK_MESSAGE(found == 1, "one client_max_body_size outside the exact locations");
+    return limits;
 }
 
 }  // namespace
@@ -326,4 +378,58 @@ TEST_CASE("every route is documented in openapi.yaml and every documented path i
     auto routes = gpucost::http::BuildRouteTable(SampleDeps()).Describe();
     std::set<std::pair<std::string, std::string>> routed(routes.begin(), routes.end());
     CHECK(routed == documented);
+}
+
+TEST_SUITE("router") {
+    // The service's table of body limits is the source; the shipped nginx must let through
+    // exactly what gpucost takes, or a valid upload is refused 413 by the proxy alone.
+    TEST_CASE("the shipped nginx's body limits are the service's, route by route") {
+        const gpucost::http::ServerOptions defaults;
+        const auto nginx = NginxBodyLimits();
+        const auto table = gpucost::http::BodyLimitsOf(defaults);
+        for (const auto& route : table) {
+            auto it = nginx.find(route.path);
+            REQUIRE_MESSAGE(it != nginx.end(),
+                            "docker/nginx.conf has no limit for '" << route.path << "'");
+            CHECK_MESSAGE(it->second == route.max_body_bytes, route.path << ": nginx " << it->second
+                                                                         << ", gpucost "
+                                                                         << route.max_body_bytes);
+        }
+        CHECK(nginx.size() == table.size());  // nginx raises no other route's limit
+    }
+
+    // Each route that needs a key whatever its body says is one of the route table's, and it
+    // answers from its head: a body that never comes does not keep it waiting (embedded mode:
+    // each answers its own 409 database_required).
+    TEST_CASE("a route that needs a key or the database answers its head before its body") {
+        const gpucost::http::Deps deps = SampleDeps();
+        const auto described = gpucost::http::BuildRouteTable(deps).Describe();
+        TestServer server(deps);
+        for (const auto& route : gpucost::http::KeyedBodyRoutes()) {
+            const std::string path = PathOf(route.pattern);
+            CAPTURE(route.method);
+            CAPTURE(path);
+            CHECK(std::find(described.begin(), described.end(),
+                            std::make_pair(route.method, gpucost::http::RouteTable::Template(
+                                                             route.pattern))) != described.end());
+            gpucost::testing::RawClient c(server.port());
+            REQUIRE(c.Send(route.method + " " + path +
+                           " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           "Content-Length: 60000\r\n\r\n{"));
+            std::string out = c.Read();
+            CHECK(out.rfind("HTTP/1.1 409", 0) == 0);
+            CHECK(out.find("\"database_required\"") != std::string::npos);
+            CHECK(out.find("Connection: close") != std::string::npos);
+        }
+        CHECK(server.server().Stats().refused_before_body ==
+              gpucost::http::KeyedBodyRoutes().size());
+        // An open route's body is read as before.
+        gpucost::testing::RawClient open(server.port());
+        REQUIRE(
+            open.Send("POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
+                      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"));
+        CHECK(open.Read().rfind("HTTP/1.1 4", 0) == 0);
+        CHECK(server.server().Stats().refused_before_body ==
+              gpucost::http::KeyedBodyRoutes().size());
+    }
 }

@@ -215,13 +215,19 @@ TEST_SUITE("desync") {
                     REQUIRE(answers.size() == 2);
                     CHECK(HeaderValue(answers[1].head, "X-Request-Id") == "probe");
                 }
-                // With one: methods that take a body read it whole; the others refuse it (400)
-                // and close. Either way the request inside is never answered.
+                // With one: methods that take a body read it whole, unless the route refuses
+                // the head (the bulk import needs a key and the database: 409 here) and closes
+                // without reading it; the others refuse it (400) and close. Either way the
+                // request inside is never answered.
                 std::vector<Answer> answers =
                     Attack(port, WithBody(method + " " + path + " HTTP/1.1", "", kSmuggled));
                 REQUIRE(!answers.empty());
                 CHECK_FALSE(AnswersSmuggled(answers));
-                if (takes_body) {
+                if (method == "POST" && path == "/v1/offerings") {
+                    CHECK(answers.size() == 1);
+                    CHECK(answers.front().status == 409);
+                    CHECK(HeaderValue(answers.front().head, "Connection") == "close");
+                } else if (takes_body) {
                     REQUIRE(answers.size() == 2);
                     CHECK(HeaderValue(answers[1].head, "X-Request-Id") == "probe");
                 } else {

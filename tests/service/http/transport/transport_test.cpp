@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -238,5 +239,101 @@ TEST_SUITE("transport") {
         // The two within the share are served.
         REQUIRE(a.Send(kHealthz));
         CHECK(a.Read().rfind("HTTP/1.1 200", 0) == 0);
+    }
+
+    // The head gate (installed by the router) refuses a request from its head: the body is
+    // never read, the library sees the request with a length of 0 so that the route answers
+    // it as usual, and the connection closes after the answer.
+    TEST_CASE("a body the head gate refuses is never read: the route answers the head alone") {
+        gpucost::http::TransportOptions transport;
+        transport.workers = 2;
+        gpucost::http::EventServer server(transport);
+        server.Post("/upload", [](const httplib::Request& req, httplib::Response& res) {
+            res.status = req.has_header("Authorization") ? 200 : 401;
+            res.set_content(
+                std::to_string(req.body.size()) + " of " + req.get_header_value("Content-Length"),
+                "text/plain");
+        });
+        std::atomic<int> asked{0};
+        server.SetHeadGate([&asked](const httplib::Request& head) {
+            ++asked;
+            return head.method == "POST" && head.path == "/upload" &&
+                   !head.has_header("Authorization");
+        });
+        int port = server.bind_to_any_port("127.0.0.1");
+        REQUIRE(port > 0);
+        std::thread listener([&] { server.listen_after_bind(); });
+        while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+        // The path as the route sees it (percent-decoded); no 100 Continue for a refused body.
+        RawClient anonymous(port);
+        REQUIRE(
+            anonymous.Send("POST /up%6Coad HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                           "Content-Length: 60000\r\n\r\n"));
+        std::string out = anonymous.Read();
+        CHECK(out.rfind("HTTP/1.1 401", 0) == 0);
+        CHECK(out.find("Connection: close") != std::string::npos);
+        CHECK(out.substr(out.find("\r\n\r\n") + 4) == "0 of 0");
+        // The body sent anyway is dropped by the lingering close, then the connection ends.
+        anonymous.Send(std::string(60000, 'x'));
+        CHECK(anonymous.ClosedByServer());
+        CHECK(server.Stats().refused_before_body == 1);
+
+        // With the key the same body is read whole, on a connection that stays open.
+        RawClient keyed(port);
+        REQUIRE(
+            keyed.Send("POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                       "Content-Length: 60000\r\n\r\n" +
+                       std::string(60000, 'x')));
+        std::string answered = keyed.Read();
+        CHECK(answered.rfind("HTTP/1.1 200", 0) == 0);
+        CHECK(answered.substr(answered.find("\r\n\r\n") + 4) == "60000 of 60000");
+        CHECK(answered.find("Connection: close") == std::string::npos);
+        // A request without a body is not asked about.
+        REQUIRE(keyed.Send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"));
+        CHECK(keyed.Read().rfind("HTTP/1.1 401", 0) == 0);
+        CHECK(asked == 2);
+        server.stop();
+        listener.join();
+    }
+
+    TEST_CASE("bodies held across connections have a budget: beyond it 503, before the body") {
+        gpucost::http::ServerOptions options;
+        options.max_buffered_body_bytes = 100000;
+        TestServer server(SampleDeps(), options);
+        std::string body = R"({"accelerator": "h100-sxm", "precision": "bf16", )"
+                           R"("ops": [{"kind": "gemm", "m": 1024, "n": 1024, "k": 1024}]})";
+        body.resize(60000, ' ');  // JSON allows the trailing whitespace
+        const std::string head =
+            "POST /v1/estimates/roofline HTTP/1.1\r\nHost: x\r\n"
+            "Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n";
+        RawClient first(server.port());
+        REQUIRE(first.Send(head + body.substr(0, 1000)));
+        for (int i = 0; i < 100 && server.server().Stats().buffered_body_bytes == 0; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        CHECK(server.server().Stats().buffered_body_bytes == 60000);  // reserved whole, once
+
+        RawClient second(server.port());
+        REQUIRE(second.Send(head));
+        std::string refused = second.Read();
+        CHECK(refused.rfind("HTTP/1.1 503", 0) == 0);
+        CHECK(refused.find("\r\nRetry-After: 1\r\n") != std::string::npos);
+        CHECK(refused.find("Connection: close") != std::string::npos);
+        json problem = json::parse(refused.substr(refused.find("\r\n\r\n") + 4));
+        CHECK(problem["code"] == "overloaded");
+        CHECK(problem["instance"] == "/v1/estimates/roofline");
+        CHECK(server.server().Stats().refused_over_budget == 1);
+
+        // The first body is served; its share comes back, and the next body fits again.
+        REQUIRE(first.Send(body.substr(1000)));
+        CHECK(first.Read().rfind("HTTP/1.1 200", 0) == 0);
+        for (int i = 0; i < 100 && server.server().Stats().buffered_body_bytes != 0; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the worker returns
+        }
+        CHECK(server.server().Stats().buffered_body_bytes == 0);
+        RawClient third(server.port());
+        REQUIRE(third.Send(head + body));
+        CHECK(third.Read().rfind("HTTP/1.1 200", 0) == 0);
     }
 }
