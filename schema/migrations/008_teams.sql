@@ -44,6 +44,12 @@ CREATE TABLE price_book_shares (
     PRIMARY KEY (book_id, team)
 );
 
--- Deleting an import (DELETE /v1/actuals/imports/{id}) removes the charges it first stored.
+-- A charge is its importing team's: an export row is stored once per team (another team that
+-- imported the same row first does not keep it from this team's plan vs actual), and deleting
+-- an import (DELETE /v1/actuals/imports/{id}) removes the charges it first stored.
+ALTER TABLE actual_charges ADD COLUMN team text NOT NULL DEFAULT 'default' REFERENCES teams (id);
+ALTER TABLE actual_charges ALTER COLUMN team DROP DEFAULT;
+ALTER TABLE actual_charges DROP CONSTRAINT actual_charges_pkey;
+ALTER TABLE actual_charges ADD PRIMARY KEY (team, row_id);
 CREATE INDEX actual_charges_import_idx ON actual_charges (import_id);
 CREATE INDEX actuals_imports_team_idx ON actuals_imports (team, id);

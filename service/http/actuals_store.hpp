@@ -75,8 +75,8 @@ public:
 
     // One transaction: records the import (by request.principal, owned by its team, with the
     // report's counts)
-    // and stores `charges`; a charge whose row_id is stored already is counted, not stored
-    // again. kUnavailable when the database cannot be reached.
+    // and stores `charges`; a charge whose row_id the team stored already is counted, not
+    // stored again. kUnavailable when the database cannot be reached.
     [[nodiscard]] virtual pricing::Result<ActualsImport> Import(
         const WriteRequest& request, const std::string& tag_key,
         const pricing::ActualsReport& report,

@@ -25,10 +25,10 @@ void CreateStaging(pqxx::work& tx) {
         " ON COMMIT DROP");
 }
 
-// Stores the charges [begin, end) not stored yet; the number added. The same statement as one
-// row at a time gave: a row_id stored already (by an earlier import, or earlier in this one)
-// is not stored again, nor counted as added.
-std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id,
+// Stores the charges [begin, end) not stored yet for `team`; the number added. The same
+// statement as one row at a time gave: a row_id the team stored already (by an earlier import,
+// or earlier in this one) is not stored again, nor counted as added.
+std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::string& team,
                         std::vector<pricing::ActualCharge>::const_iterator begin,
                         std::vector<pricing::ActualCharge>::const_iterator end) {
     {
@@ -42,14 +42,14 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id,
         rows.complete();
     }
     const pqxx::result added = tx.exec_params(
-        "INSERT INTO actual_charges (row_id, import_id, provider, month, charge_period_start,"
-        " billing_currency, sku, offering_id, accelerator, region, pricing_category,"
-        " accelerator_hours, billed_cost, effective_cost, list_cost, tag_value)"
-        " SELECT row_id, $1, provider, month, charge_period_start, billing_currency, sku,"
+        "INSERT INTO actual_charges (row_id, import_id, team, provider, month,"
+        " charge_period_start, billing_currency, sku, offering_id, accelerator, region,"
+        " pricing_category, accelerator_hours, billed_cost, effective_cost, list_cost, tag_value)"
+        " SELECT row_id, $1, $2, provider, month, charge_period_start, billing_currency, sku,"
         " NULLIF(offering_id, ''), accelerator, region, pricing_category, accelerator_hours,"
         " billed_cost, effective_cost, list_cost, NULLIF(tag_value, '') FROM actuals_staging"
-        " ON CONFLICT (row_id) DO NOTHING",
-        import_id);
+        " ON CONFLICT (team, row_id) DO NOTHING",
+        import_id, team);
     tx.exec("TRUNCATE actuals_staging");
     return static_cast<std::size_t>(added.affected_rows());
 }
@@ -75,7 +75,8 @@ pricing::Result<http::ActualsImport> PgActualsStore::Import(
             for (std::size_t at = 0; at < charges.size(); at += kChargesPerBatch) {
                 const std::size_t n = std::min(kChargesPerBatch, charges.size() - at);
                 const auto begin = charges.begin() + static_cast<std::ptrdiff_t>(at);
-                out.added += InsertBatch(tx, out.id, begin, begin + static_cast<std::ptrdiff_t>(n));
+                out.added += InsertBatch(tx, out.id, request.principal.team, begin,
+                                         begin + static_cast<std::ptrdiff_t>(n));
             }
             out.already_imported = charges.size() - out.added;
             tx.exec_params("UPDATE actuals_imports SET added = $2 WHERE id = $1", out.id,
@@ -95,7 +96,7 @@ pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
                      "SELECT c.billing_currency, c.month, count(*), sum(c.accelerator_hours),"
                      " sum(c.billed_cost), sum(c.effective_cost), sum(c.list_cost)"
                      " FROM actual_charges c JOIN actuals_imports i ON i.id = c.import_id"
-                     " WHERE c.tag_value = $1 AND i.tag_key = $2 AND i.team = $3"
+                     " WHERE c.tag_value = $1 AND i.tag_key = $2 AND c.team = $3"
                      " GROUP BY c.billing_currency, c.month ORDER BY c.billing_currency, c.month",
                      std::string(tag_value), std::string(tag_key), std::string(team))) {
                 http::ActualMonth m;

@@ -309,7 +309,15 @@ TEST_SUITE("tenancy") {
         CheckProblem(refused, 422, "invalid_argument", "/calibration/scenario_ids/0");
         CHECK(Body(refused)["detail"].get<std::string>().find("no scenario") != std::string::npos);
 
-        // Another team's export tagged with a red scenario's id does not count for it.
+        // Another team's export tagged with a red scenario's id does not count for it, and the
+        // same export rows stored by another team are still this team's to store.
+        auto same = t.c.Post("/v1/actuals", t.f.Auth(t.blue_admin),
+                             std::string(kFocusHeader) + P5Row(100, 10, t.s_train, "2026-01-03") +
+                                 P5Row(100, 10, t.s_train, "2026-02-02"),
+                             "text/csv");
+        REQUIRE(same);
+        REQUIRE(same->status == 201);
+        CHECK(Body(same)["added"] == 2);
         auto blue = t.c.Post("/v1/actuals", t.f.Auth(t.blue_admin),
                              std::string(kFocusHeader) + P5Row(999, 99, t.s_train, "2026-01-04"),
                              "text/csv");
