@@ -237,7 +237,7 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
     }
     if (config.command == "apikey") {
         return storage::RunApiKey(config.database_url, config.command_args, config.key_scope,
-                                  config.key_name, config.key_price_book);
+                                  config.key_name, config.key_price_book, config.key_team);
     }
     if (!config.database_url.empty()) {
         // PostgreSQL mode (issue 5): the database is the source of truth; reads come from a

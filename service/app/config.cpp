@@ -112,7 +112,7 @@ std::string SetCorsOrigins(ServiceConfig& config, const std::string& value) {
 }
 
 std::string SetKeyScope(ServiceConfig& config, const std::string& value) {
-    if (value != "admin" && value != "read") return "must be admin or read";
+    if (value != "admin" && value != "read" && value != "org") return "must be admin, read or org";
     config.key_scope = value;
     return "";
 }
@@ -201,7 +201,11 @@ constexpr Setting kSettings[] = {
      "browser origins allowed to call the API (CORS), comma-separated: * or "
      "scheme://host[:port]",
      SetCorsOrigins},
-    {"--scope", "GPUCOST_APIKEY_SCOPE", "read", "apikey create: admin | read", SetKeyScope},
+    {"--scope", "GPUCOST_APIKEY_SCOPE", "read",
+     "apikey create: admin | read | org (reads every team's, writes nothing)", SetKeyScope},
+    {"--team", "GPUCOST_APIKEY_TEAM", "default",
+     "apikey create: the key's team (a-z 0-9 . - _; created when new)",
+     SetText<&ServiceConfig::key_team>},
     {"--name", "GPUCOST_APIKEY_NAME", "", "apikey create: who or what the key is for",
      SetText<&ServiceConfig::key_name>},
     {"--price-book", "GPUCOST_APIKEY_PRICE_BOOK", "(none: list prices)",
@@ -245,8 +249,8 @@ std::string HelpText() {
         "  sync aws|azure...  download those price files (needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
-        "  apikey create --scope admin|read --name N [--price-book ID]   print a new API key\n"
-        "                 (shown once)\n"
+        "  apikey create --scope admin|read|org --name N [--team T] [--price-book ID]\n"
+        "                 print a new API key (shown once); a new --team is created\n"
         "  apikey revoke PREFIX|ID    apikey list\n"
         "  apikey price-book PREFIX|ID BOOK|none   set or clear a key's default price book\n"
         "  version        print the version\n\n"
@@ -363,7 +367,8 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
                   (a.size() == 2 && a[0] == "revoke") || (a.size() == 3 && a[0] == "price-book");
         if (!ok) {
             problems.Fail("apikey",
-                          "use: apikey create --scope admin|read --name N [--price-book ID] | "
+                          "use: apikey create --scope admin|read|org --name N [--team T] "
+                          "[--price-book ID] | "
                           "apikey revoke PREFIX|ID | apikey price-book PREFIX|ID BOOK|none | "
                           "apikey list");
         } else if (a[0] == "create" && (config.key_name.empty() || config.key_name.size() > 200)) {

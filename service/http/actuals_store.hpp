@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pricing/actuals.hpp"
@@ -39,6 +40,19 @@ struct ActualsImport {
     std::size_t already_imported = 0;  // charges an earlier import (or this body) stored
 };
 
+// One import as GET /v1/actuals/imports lists it.
+struct ActualsImportRecord {
+    std::int64_t id = 0;
+    std::string team;         // the importing key's team: its admins list and delete it
+    std::string imported_by;  // the importing key's name; empty when unknown
+    TimestampUs imported_at_us = 0;
+    std::string tag_key;
+    std::size_t rows_read = 0;
+    std::size_t kept = 0;
+    std::size_t added = 0;    // charges it stored first
+    std::size_t charges = 0;  // of those, still stored (all of them: charges are never changed)
+};
+
 // Stored charges of one attribution tag value in one currency and month.
 struct ActualMonth {
     std::string billing_currency;
@@ -59,17 +73,27 @@ public:
     ActualsStore(ActualsStore&&) = delete;
     ActualsStore& operator=(ActualsStore&&) = delete;
 
-    // One transaction: records the import (by request.principal, with the report's counts)
-    // and stores `charges`; a charge whose row_id is stored already is counted, not stored
-    // again. kUnavailable when the database cannot be reached.
+    // One transaction: records the import (by request.principal, owned by its team, with the
+    // report's counts)
+    // and stores `charges`; a charge whose row_id the team stored already is counted, not
+    // stored again. kUnavailable when the database cannot be reached.
     [[nodiscard]] virtual pricing::Result<ActualsImport> Import(
         const WriteRequest& request, const std::string& tag_key,
         const pricing::ActualsReport& report,
         const std::vector<pricing::ActualCharge>& charges) = 0;
-    // Totals of the stored charges whose import read the tag `tag_key` and found
-    // `tag_value`, by (currency, month), ascending.
+    // Totals of the stored charges whose import, by team `team`, read the tag `tag_key` and
+    // found `tag_value`, by (currency, month), ascending. Another team's imports do not count
+    // towards a team's scenario.
     [[nodiscard]] virtual pricing::Result<std::vector<ActualMonth>> MonthsTagged(
-        std::string_view tag_key, std::string_view tag_value) = 0;
+        std::string_view tag_key, std::string_view tag_value, std::string_view team) = 0;
+    // The newest `limit` imports of `team` (every team's when empty), newest first, and how
+    // many there are in all.
+    [[nodiscard]] virtual pricing::Result<std::pair<std::vector<ActualsImportRecord>, std::size_t>>
+    ListImports(std::string_view team, std::size_t limit) = 0;
+    // Deletes import `id` of request.principal's team and the charges it stored first, in one
+    // transaction: kNotFound for an unknown id or another team's import.
+    [[nodiscard]] virtual pricing::Result<ActualsImportRecord> DeleteImport(
+        const WriteRequest& request, std::int64_t id) = 0;
 };
 
 }  // namespace gpucost::http

@@ -24,8 +24,14 @@ namespace gpucost::http {
 // Microseconds since 1970-01-01T00:00:00Z.
 using TimestampUs = std::int64_t;
 
-enum class KeyScope { kRead, kAdmin };
-std::string_view KeyScopeName(KeyScope scope);  // "read" | "admin"
+// read: the key's team's things; admin: also writes them (and the shared catalog); org
+// (finance): reads every team's books, scenarios and actual spend, writes nothing.
+enum class KeyScope { kRead, kAdmin, kOrg };
+std::string_view KeyScopeName(KeyScope scope);  // "read" | "admin" | "org"
+
+// Every key belongs to a team (schema/migrations/008_teams.sql); keys issued before teams, and
+// keys issued without --team, belong to this one.
+inline constexpr char kDefaultTeam[] = "default";
 
 // Who is calling: the API key that authenticated the request.
 struct Principal {
@@ -36,7 +42,14 @@ struct Principal {
     // The stored price book a plan made with this key is priced with when it names none
     // (docs/database.md, "A team key's default book"); empty: list prices.
     std::string default_price_book;
+    std::string team = kDefaultTeam;  // the team that owns what this key writes
 };
+
+// Whether `caller` (none: no key sent) reads what team `owner` owns: a key of that team, or an
+// org key (docs/database.md, "Teams and who reads what").
+inline bool ReadsTeam(const std::optional<Principal>& caller, std::string_view owner) {
+    return caller && (caller->scope == KeyScope::kOrg || caller->team == owner);
+}
 
 // One price row with the interval during which it was the served price:
 // [valid_from_us, valid_to_us); no valid_to_us = current. An empty interval means the
@@ -122,11 +135,15 @@ struct Scenario {
     std::string catalog_version;
     std::vector<std::string> tags;  // in the order given
     TimestampUs created_at_us = 0;
-    // The owner: the name of the key that saved it. Any key of that name, or an admin key,
-    // may change or delete the scenario.
+    // The owner: the name of the key that saved it. Any key of that name in its team, or an
+    // admin key of its team, may change or delete the scenario.
     std::string created_by;
     std::int64_t version = 1;  // bumped on every change; the ETag is ScenarioEtag(version)
     std::optional<ScenarioProgress> progress;  // none recorded yet
+    std::string team = kDefaultTeam;           // the owning team: its saver's
+    // The saved request carries a price book (stored, a key's default, or inline) or
+    // `calibration`: only keys that ReadsTeam(team) read it (schema/migrations/008_teams.sql).
+    bool confidential = false;
     // SaveScenario only: this is the scenario an earlier request with the same Idempotency-Key
     // saved (nothing new was saved).
     bool replayed = false;
@@ -144,6 +161,9 @@ struct ScenarioFilter {
     std::string plan_kind;
     std::string tag;
     std::string created_by;  // key name
+    // Who lists: none (anonymous) sees the scenarios that are not confidential; a key also its
+    // own team's; an org key every scenario.
+    std::optional<Principal> reader;
 };
 
 struct ScenarioPage {
@@ -237,8 +257,9 @@ public:
                                                                       std::size_t limit,
                                                                       std::int64_t after_id) = 0;
     // Changes, or deletes, scenario `id` for request.principal, in one transaction: kNotFound
-    // for an unknown id; kFailedPrecondition on kOwnerField when the principal is neither an
-    // admin nor of the owner's name (403), on kIfMatchField when request.if_match names
+    // for an unknown id or a confidential scenario of another team; kFailedPrecondition on
+    // kOwnerField when the principal is of another team, or neither an admin nor of the
+    // owner's name (403), on kIfMatchField when request.if_match names
     // another version (412). The change bumps the version and answers the scenario after it.
     [[nodiscard]] virtual pricing::Result<Scenario> UpdateScenario(
         const WriteRequest& request, std::int64_t id, const ScenarioChange& change) = 0;

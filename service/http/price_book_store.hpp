@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,7 +29,23 @@ struct StoredPriceBook {
     TimestampUs created_at_us = 0;           // when version 1 was written
     TimestampUs written_at_us = 0;           // when this version was written
     std::string written_by;                  // the writing key's name; empty when unknown
+    std::string team = kDefaultTeam;         // the owner: its keys read it, its admins write it
+    // The other teams whose keys may plan with the book, but not read it. A write without it
+    // (nullopt) keeps the shares as they are.
+    std::optional<std::vector<std::string>> shared_with;
 };
+
+// Whether `caller` reads book `b` (its rules and versions): a key of its team or an org key.
+inline bool ReadsBook(const std::optional<Principal>& caller, const StoredPriceBook& b) {
+    return ReadsTeam(caller, b.team);
+}
+// Whether `caller` plans with book `b`: a reader, or a key of a team the book is shared with.
+inline bool PlansWithBook(const std::optional<Principal>& caller, const StoredPriceBook& b) {
+    if (ReadsBook(caller, b)) return true;
+    const auto& shared = b.shared_with;
+    return caller && shared &&
+           std::find(shared->begin(), shared->end(), caller->team) != shared->end();
+}
 
 // Strong entity tag of a book version: "\"b<version>\"".
 std::string PriceBookEtag(std::int64_t version);
@@ -43,24 +60,27 @@ public:
     PriceBookStore& operator=(PriceBookStore&&) = delete;
 
     // Each call is one transaction. kUnavailable when the database cannot be reached.
-    // Creates version 1 of `draft` (id, name, rules_json, owned_capacity_json) by
-    // request.principal;
-    // kFailedPrecondition on field "/id" when the id is taken (also by a deleted book).
+    // Creates version 1 of `draft` (id, name, rules_json, owned_capacity_json, shared_with) by
+    // request.principal, owned by its team; kFailedPrecondition on field "/id" when the id is
+    // taken (also by a deleted book, or by another team's), kInvalidArgument on
+    // "/shared_with/<i>" for a team that does not exist.
     [[nodiscard]] virtual pricing::Result<StoredPriceBook> Create(const WriteRequest& request,
                                                                   const StoredPriceBook& draft) = 0;
     // The latest version, or `version`; kNotFound (field "id" or "version") for an unknown or
-    // deleted book or a version it never had.
+    // deleted book or a version it never had. Whoever asks: the caller checks ReadsBook or
+    // PlansWithBook.
     [[nodiscard]] virtual pricing::Result<StoredPriceBook> Get(
         std::string_view id, std::optional<std::int64_t> version) = 0;
-    // The latest version of every book not deleted, by id.
+    // The latest version of every book not deleted, by id (every team's: the caller filters).
     [[nodiscard]] virtual pricing::Result<std::vector<StoredPriceBook>> List() = 0;
-    // Writes the next version (name, rules_json, owned_capacity_json of `next`); kNotFound;
-    // kFailedPrecondition on
-    // kIfMatchField when request.if_match names another version (412).
+    // Writes the next version (name, rules_json, owned_capacity_json of `next`; its shares when
+    // `next` names them), by an admin of the book's team: kNotFound for an unknown book or
+    // another team's, kFailedPrecondition on kOwnerField (403) for a team the book is shared
+    // with, on kIfMatchField when request.if_match names another version (412).
     [[nodiscard]] virtual pricing::Result<StoredPriceBook> Replace(const WriteRequest& request,
                                                                    std::string_view id,
                                                                    const StoredPriceBook& next) = 0;
-    // Marks the book deleted (its versions stay); kNotFound; If-Match as Replace;
+    // Marks the book deleted (its versions stay); kNotFound, kOwnerField, If-Match as Replace;
     // kFailedPrecondition (field "id", 409) while it is a live API key's default book.
     [[nodiscard]] virtual pricing::Result<std::monostate> Delete(const WriteRequest& request,
                                                                  std::string_view id) = 0;

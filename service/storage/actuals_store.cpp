@@ -25,10 +25,10 @@ void CreateStaging(pqxx::work& tx) {
         " ON COMMIT DROP");
 }
 
-// Stores the charges [begin, end) not stored yet; the number added. The same statement as one
-// row at a time gave: a row_id stored already (by an earlier import, or earlier in this one)
-// is not stored again, nor counted as added.
-std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id,
+// Stores the charges [begin, end) not stored yet for `team`; the number added. The same
+// statement as one row at a time gave: a row_id the team stored already (by an earlier import,
+// or earlier in this one) is not stored again, nor counted as added.
+std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::string& team,
                         std::vector<pricing::ActualCharge>::const_iterator begin,
                         std::vector<pricing::ActualCharge>::const_iterator end) {
     {
@@ -42,14 +42,14 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id,
         rows.complete();
     }
     const pqxx::result added = tx.exec_params(
-        "INSERT INTO actual_charges (row_id, import_id, provider, month, charge_period_start,"
-        " billing_currency, sku, offering_id, accelerator, region, pricing_category,"
-        " accelerator_hours, billed_cost, effective_cost, list_cost, tag_value)"
-        " SELECT row_id, $1, provider, month, charge_period_start, billing_currency, sku,"
+        "INSERT INTO actual_charges (row_id, import_id, team, provider, month,"
+        " charge_period_start, billing_currency, sku, offering_id, accelerator, region,"
+        " pricing_category, accelerator_hours, billed_cost, effective_cost, list_cost, tag_value)"
+        " SELECT row_id, $1, $2, provider, month, charge_period_start, billing_currency, sku,"
         " NULLIF(offering_id, ''), accelerator, region, pricing_category, accelerator_hours,"
         " billed_cost, effective_cost, list_cost, NULLIF(tag_value, '') FROM actuals_staging"
-        " ON CONFLICT (row_id) DO NOTHING",
-        import_id);
+        " ON CONFLICT (team, row_id) DO NOTHING",
+        import_id, team);
     tx.exec("TRUNCATE actuals_staging");
     return static_cast<std::size_t>(added.affected_rows());
 }
@@ -65,17 +65,18 @@ pricing::Result<http::ActualsImport> PgActualsStore::Import(
             http::ActualsImport out;
             out.id = tx.exec_params(
                            "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
-                           " added) VALUES (NULLIF($1, 0), $2, $3, $4, 0) RETURNING id",
+                           " added, team) VALUES (NULLIF($1, 0), $2, $3, $4, 0, $5) RETURNING id",
                            request.principal.key_id, tag_key,
                            static_cast<std::int64_t>(report.rows_read),
-                           static_cast<std::int64_t>(report.kept))
+                           static_cast<std::int64_t>(report.kept), request.principal.team)
                          .at(0)[0]
                          .as<std::int64_t>();
             CreateStaging(tx);
             for (std::size_t at = 0; at < charges.size(); at += kChargesPerBatch) {
                 const std::size_t n = std::min(kChargesPerBatch, charges.size() - at);
                 const auto begin = charges.begin() + static_cast<std::ptrdiff_t>(at);
-                out.added += InsertBatch(tx, out.id, begin, begin + static_cast<std::ptrdiff_t>(n));
+                out.added += InsertBatch(tx, out.id, request.principal.team, begin,
+                                         begin + static_cast<std::ptrdiff_t>(n));
             }
             out.already_imported = charges.size() - out.added;
             tx.exec_params("UPDATE actuals_imports SET added = $2 WHERE id = $1", out.id,
@@ -86,7 +87,7 @@ pricing::Result<http::ActualsImport> PgActualsStore::Import(
 }
 
 pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
-    std::string_view tag_key, std::string_view tag_value) {
+    std::string_view tag_key, std::string_view tag_value, std::string_view team) {
     return session_.Run<std::vector<http::ActualMonth>>(
         [&](pqxx::connection& conn) -> pricing::Result<std::vector<http::ActualMonth>> {
             pqxx::read_transaction tx(conn);
@@ -95,9 +96,9 @@ pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
                      "SELECT c.billing_currency, c.month, count(*), sum(c.accelerator_hours),"
                      " sum(c.billed_cost), sum(c.effective_cost), sum(c.list_cost)"
                      " FROM actual_charges c JOIN actuals_imports i ON i.id = c.import_id"
-                     " WHERE c.tag_value = $1 AND i.tag_key = $2"
+                     " WHERE c.tag_value = $1 AND i.tag_key = $2 AND c.team = $3"
                      " GROUP BY c.billing_currency, c.month ORDER BY c.billing_currency, c.month",
-                     std::string(tag_value), std::string(tag_key))) {
+                     std::string(tag_value), std::string(tag_key), std::string(team))) {
                 http::ActualMonth m;
                 m.billing_currency = r[0].as<std::string>();
                 m.month = r[1].as<std::string>();
@@ -108,6 +109,71 @@ pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
                 m.list_cost = r[6].as<double>();
                 out.push_back(std::move(m));
             }
+            return out;
+        });
+}
+
+namespace {
+
+constexpr char kImportColumns[] =
+    "SELECT i.id, i.team, coalesce(k.name, ''),"
+    " (extract(epoch from i.imported_at) * 1000000)::bigint, i.tag_key, i.rows_read, i.kept,"
+    " i.added, (SELECT count(*) FROM actual_charges c WHERE c.import_id = i.id)"
+    " FROM actuals_imports i LEFT JOIN api_keys k ON k.id = i.imported_by";
+
+http::ActualsImportRecord ImportFromRow(const pqxx::row& r) {
+    http::ActualsImportRecord out;
+    out.id = r[0].as<std::int64_t>();
+    out.team = r[1].as<std::string>();
+    out.imported_by = r[2].as<std::string>();
+    out.imported_at_us = r[3].as<std::int64_t>();
+    out.tag_key = r[4].as<std::string>();
+    out.rows_read = r[5].as<std::size_t>();
+    out.kept = r[6].as<std::size_t>();
+    out.added = r[7].as<std::size_t>();
+    out.charges = r[8].as<std::size_t>();
+    return out;
+}
+
+}  // namespace
+
+pricing::Result<std::pair<std::vector<http::ActualsImportRecord>, std::size_t>>
+PgActualsStore::ListImports(std::string_view team, std::size_t limit) {
+    using Page = std::pair<std::vector<http::ActualsImportRecord>, std::size_t>;
+    return session_.Run<Page>([&](pqxx::connection& conn) -> pricing::Result<Page> {
+        pqxx::read_transaction tx(conn);
+        Page out;
+        const std::string where = " WHERE ($1 = '' OR i.team = $1)";
+        for (const auto& r :
+             tx.exec_params(std::string(kImportColumns) + where + " ORDER BY i.id DESC LIMIT $2",
+                            std::string(team), static_cast<std::int64_t>(limit))) {
+            out.first.push_back(ImportFromRow(r));
+        }
+        out.second = tx.exec_params("SELECT count(*) FROM actuals_imports i" + where,
+                                    std::string(team))[0][0]
+                         .as<std::size_t>();
+        return out;
+    });
+}
+
+pricing::Result<http::ActualsImportRecord> PgActualsStore::DeleteImport(
+    const http::WriteRequest& request, std::int64_t id) {
+    return session_.Run<http::ActualsImportRecord>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::ActualsImportRecord> {
+            pqxx::work tx(conn);
+            auto rows = tx.exec_params(
+                std::string(kImportColumns) + " WHERE i.id = $1 AND i.team = $2 FOR UPDATE OF i",
+                id, request.principal.team);
+            if (rows.empty()) {
+                return pricing::MakeError(pricing::ErrorCode::kNotFound,
+                                          "no actuals import with id " + std::to_string(id) +
+                                              " of team '" + request.principal.team + "'",
+                                          "id");
+            }
+            http::ActualsImportRecord out = ImportFromRow(rows[0]);
+            tx.exec_params("DELETE FROM actual_charges WHERE import_id = $1", id);
+            tx.exec_params("DELETE FROM actuals_imports WHERE id = $1", id);
+            tx.commit();
             return out;
         });
 }

@@ -12,7 +12,8 @@ namespace gpucost::storage {
 // Imported actual spend on PostgreSQL (schema/migrations/004_actuals.sql): a row per import and
 // a row per kept charge, none ever changed. An import is one transaction; its charges go in
 // batches through COPY into a temporary table and one INSERT ... SELECT ... ON CONFLICT DO
-// NOTHING each (not a statement per charge: an export has hundreds of thousands). Thread-safe
+// NOTHING each (not a statement per charge: an export has hundreds of thousands). An import is
+// its team's (008_teams.sql): deleting it removes the charges it stored first. Thread-safe
 // (one connection, one call at a time: exports arrive a few times a month).
 class PgActualsStore final : public http::ActualsStore {
 public:
@@ -22,8 +23,13 @@ public:
         const http::WriteRequest& request, const std::string& tag_key,
         const pricing::ActualsReport& report,
         const std::vector<pricing::ActualCharge>& charges) override;
-    pricing::Result<std::vector<http::ActualMonth>> MonthsTagged(
-        std::string_view tag_key, std::string_view tag_value) override;
+    pricing::Result<std::vector<http::ActualMonth>> MonthsTagged(std::string_view tag_key,
+                                                                 std::string_view tag_value,
+                                                                 std::string_view team) override;
+    pricing::Result<std::pair<std::vector<http::ActualsImportRecord>, std::size_t>> ListImports(
+        std::string_view team, std::size_t limit) override;
+    pricing::Result<http::ActualsImportRecord> DeleteImport(const http::WriteRequest& request,
+                                                            std::int64_t id) override;
 
 private:
     PgSession session_;

@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "service/storage/history_loader.hpp"
@@ -39,18 +40,30 @@ bool IsHex(std::string_view s) {
     return true;
 }
 
-// kInvalidArgument unless `book` is a stored book not deleted; the row is share-locked, so a
-// DELETE of that book waits for this transaction and then sees the key naming it.
-pricing::Status CheckLiveBook(pqxx::work& tx, const std::string& book) {
+// kInvalidArgument unless `book` is a stored book not deleted that a key of `team` and `scope`
+// may plan with (its team's, shared with its team, or any for an org key); the row is
+// share-locked, so a DELETE of that book waits for this transaction and then sees the key
+// naming it.
+pricing::Status CheckLiveBook(pqxx::work& tx, const std::string& book, const std::string& team,
+                              const std::string& scope) {
     auto rows = tx.exec_params(
-        "SELECT 1 FROM price_books WHERE id = $1 AND deleted_at IS NULL FOR SHARE", book);
+        "SELECT 1 FROM price_books b WHERE b.id = $1 AND b.deleted_at IS NULL AND ($3 = 'org'"
+        " OR b.team = $2 OR EXISTS (SELECT 1 FROM price_book_shares s WHERE s.book_id = b.id"
+        " AND s.team = $2)) FOR SHARE OF b",
+        book, team, scope);
     if (rows.empty()) {
-        return pricing::MakeError(
-            pricing::ErrorCode::kInvalidArgument,
-            "no price book with id '" + book + "' (GET /v1/price-books lists them)",
-            "--price-book");
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  "no price book with id '" + book + "' that team '" + team +
+                                      "' may plan with (GET /v1/price-books lists them)",
+                                  "--price-book");
     }
     return pricing::Ok{};
+}
+
+bool IsTeamId(const std::string& team) {
+    return !team.empty() && team.size() <= 64 && std::all_of(team.begin(), team.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+    });
 }
 
 }  // namespace
@@ -95,17 +108,23 @@ std::optional<http::Principal> VerifyKey(const std::vector<KeyRecord>& records,
         if (!equal || r.revoked) {
             return std::nullopt;
         }
-        return http::Principal{r.id, r.name, r.prefix, r.scope, r.default_price_book};
+        return http::Principal{r.id, r.name, r.prefix, r.scope, r.default_price_book, r.team};
     }
     return std::nullopt;
 }
 
 pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn, const std::string& scope,
                                         const std::string& name,
-                                        const std::string& default_price_book) {
-    if (scope != "admin" && scope != "read") {
+                                        const std::string& default_price_book,
+                                        const std::string& team) {
+    if (scope != "admin" && scope != "read" && scope != "org") {
         return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
-                                  "scope must be admin or read", "--scope");
+                                  "scope must be admin, read or org", "--scope");
+    }
+    if (!IsTeamId(team)) {
+        return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                                  "team must be 1-64 characters of a-z, 0-9, '.', '-' and '_'",
+                                  "--team");
     }
     if (name.empty() || name.size() > 200) {
         return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
@@ -119,17 +138,22 @@ pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn, const std::strin
     std::string salt = RandomBytes(kKeySaltBytes);
     std::string hash = HashKey(salt, issued.key);
     pqxx::work tx(conn);
+    // A key of a new team creates the team (named by its id until someone renames it).
+    tx.exec_params("INSERT INTO teams (id, name) VALUES ($1, $1) ON CONFLICT (id) DO NOTHING",
+                   team);
     if (!default_price_book.empty()) {
-        if (auto live = CheckLiveBook(tx, default_price_book); !live.ok()) return live.error();
+        if (auto live = CheckLiveBook(tx, default_price_book, team, scope); !live.ok()) {
+            return live.error();
+        }
     }
     BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
-    issued.id =
-        tx.exec_params(
-              "INSERT INTO api_keys (prefix, salt, key_hash, scope, name, "
-              "default_price_book) VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')) RETURNING id",
-              issued.prefix, pqxx::binarystring(salt), pqxx::binarystring(hash), scope, name,
-              default_price_book)[0][0]
-            .as<std::int64_t>();
+    issued.id = tx.exec_params(
+                      "INSERT INTO api_keys (prefix, salt, key_hash, scope, name, "
+                      "default_price_book, team) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), $7)"
+                      " RETURNING id",
+                      issued.prefix, pqxx::binarystring(salt), pqxx::binarystring(hash), scope,
+                      name, default_price_book, team)[0][0]
+                    .as<std::int64_t>();
     tx.commit();
     return issued;
 }
@@ -153,7 +177,15 @@ pricing::Status SetKeyPriceBook(pqxx::connection& conn, const std::string& which
                                 const std::string& book) {
     pqxx::work tx(conn);
     if (!book.empty()) {
-        if (auto live = CheckLiveBook(tx, book); !live.ok()) return live;
+        auto key = tx.exec_params(
+            "SELECT team, scope FROM api_keys WHERE prefix = $1 OR id::text = $1", which);
+        if (key.empty()) {
+            return pricing::MakeError(pricing::ErrorCode::kNotFound,
+                                      "no API key with prefix or id '" + which + "'");
+        }
+        auto live =
+            CheckLiveBook(tx, book, key[0][0].as<std::string>(), key[0][1].as<std::string>());
+        if (!live.ok()) return live;
     }
     BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
     auto rows = tx.exec_params(
@@ -171,15 +203,15 @@ pricing::Status SetKeyPriceBook(pqxx::connection& conn, const std::string& which
 std::vector<KeyInfo> ListApiKeys(pqxx::connection& conn) {
     pqxx::read_transaction tx(conn);
     std::vector<KeyInfo> out;
-    for (const auto& r :
-         tx.exec_params("SELECT id, prefix, scope, name,"
-                        " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-                        " coalesce(to_char(revoked_at AT TIME ZONE 'UTC', "
-                        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), coalesce(default_price_book, '')"
-                        " FROM api_keys ORDER BY id")) {
+    for (const auto& r : tx.exec_params(
+             "SELECT id, prefix, scope, name,"
+             " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+             " coalesce(to_char(revoked_at AT TIME ZONE 'UTC', "
+             "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), coalesce(default_price_book, ''), team"
+             " FROM api_keys ORDER BY id")) {
         out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::string>(),
                        r[3].as<std::string>(), r[4].as<std::string>(), r[5].as<std::string>(),
-                       r[6].as<std::string>()});
+                       r[6].as<std::string>(), r[7].as<std::string>()});
     }
     return out;
 }

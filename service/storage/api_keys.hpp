@@ -35,6 +35,7 @@ struct KeyInfo {
     std::string created_at;
     std::string revoked_at;          // empty: active
     std::string default_price_book;  // empty: none (list prices)
+    std::string team;
 };
 
 // The prefix of a well-formed key, nullopt otherwise.
@@ -47,16 +48,18 @@ std::string HashKey(std::string_view salt, std::string_view key);
 std::optional<http::Principal> VerifyKey(const std::vector<KeyRecord>& records,
                                          std::string_view key);
 
-// Creates a key (kInvalidArgument for a bad scope or name, or a `default_price_book` that is
-// not a live stored book: field --price-book) and bumps the catalog revision so that running
-// servers learn about it. An empty `default_price_book`: the key plans at list prices.
+// Creates a key of `team` (created when new; kInvalidArgument for a bad scope, name or team, or
+// a `default_price_book` that is not a live stored book the team may plan with: field
+// --price-book) and bumps the catalog revision so that running servers learn about it. An empty
+// `default_price_book`: the key plans at list prices.
 [[nodiscard]] pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn,
                                                       const std::string& scope,
                                                       const std::string& name,
-                                                      const std::string& default_price_book = "");
+                                                      const std::string& default_price_book = "",
+                                                      const std::string& team = http::kDefaultTeam);
 // Sets (or, with an empty `book`, clears) the default price book of the key with this prefix
 // or numeric id: kNotFound for no such key, kInvalidArgument (field --price-book) for a book
-// that is not live. Bumps the revision like a create.
+// that is not live or that the key's team may not plan with. Bumps the revision like a create.
 [[nodiscard]] pricing::Status SetKeyPriceBook(pqxx::connection& conn, const std::string& which,
                                               const std::string& book);
 // Revokes by prefix or numeric id; kNotFound when nothing matches.

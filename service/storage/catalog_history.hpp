@@ -29,6 +29,7 @@ struct KeyRecord {
     std::string name;
     bool revoked = false;
     std::string default_price_book;  // the key's default book id; empty: list prices
+    std::string team = http::kDefaultTeam;
 };
 
 // Everything the database holds about the catalog at one revision, in memory. Pure data;

@@ -80,16 +80,18 @@ int RunSeed(const std::string& database_url, const pricing::Catalog& shipped) {
 namespace {
 
 int CreateKeyCommand(pqxx::connection& conn, const std::string& scope, const std::string& name,
-                     const std::string& price_book) {
-    auto issued = CreateApiKey(conn, scope, name, price_book);
+                     const std::string& price_book, const std::string& team) {
+    auto issued = CreateApiKey(conn, scope, name, price_book, team);
     if (!issued.ok()) {
         std::fprintf(stderr, "gpucost: %s\n", issued.error().message.c_str());
         return 1;
     }
-    std::fprintf(stderr, "created %s key '%s' (id %lld, prefix %s%s%s); it is shown only once:\n",
-                 scope.c_str(), name.c_str(), static_cast<long long>(issued.value().id),
-                 issued.value().prefix.c_str(), price_book.empty() ? "" : ", default price book ",
-                 price_book.c_str());
+    std::fprintf(stderr,
+                 "created %s key '%s' of team '%s' (id %lld, prefix %s%s%s); it is shown only "
+                 "once:\n",
+                 scope.c_str(), name.c_str(), team.c_str(),
+                 static_cast<long long>(issued.value().id), issued.value().prefix.c_str(),
+                 price_book.empty() ? "" : ", default price book ", price_book.c_str());
     std::printf("%s\n", issued.value().key.c_str());
     return 0;
 }
@@ -108,11 +110,11 @@ int SetPriceBookCommand(pqxx::connection& conn, const std::string& which, const 
 }
 
 void ListKeysCommand(pqxx::connection& conn) {
-    std::printf("%-6s %-14s %-6s %-21s %-21s %-20s %s\n", "id", "prefix", "scope", "created_at",
-                "revoked_at", "price_book", "name");
+    std::printf("%-6s %-14s %-6s %-16s %-21s %-21s %-20s %s\n", "id", "prefix", "scope", "team",
+                "created_at", "revoked_at", "price_book", "name");
     for (const KeyInfo& k : ListApiKeys(conn)) {
-        std::printf("%-6lld %-14s %-6s %-21s %-21s %-20s %s\n", static_cast<long long>(k.id),
-                    k.prefix.c_str(), k.scope.c_str(), k.created_at.c_str(),
+        std::printf("%-6lld %-14s %-6s %-16s %-21s %-21s %-20s %s\n", static_cast<long long>(k.id),
+                    k.prefix.c_str(), k.scope.c_str(), k.team.c_str(), k.created_at.c_str(),
                     k.revoked_at.empty() ? "-" : k.revoked_at.c_str(),
                     k.default_price_book.empty() ? "-" : k.default_price_book.c_str(),
                     k.name.c_str());
@@ -122,13 +124,14 @@ void ListKeysCommand(pqxx::connection& conn) {
 }  // namespace
 
 int RunApiKey(const std::string& database_url, const std::vector<std::string>& args,
-              const std::string& scope, const std::string& name, const std::string& price_book) {
+              const std::string& scope, const std::string& name, const std::string& price_book,
+              const std::string& team) {
     return WithConnection(database_url, [&](pqxx::connection& conn) {
         if (!SchemaReady(conn)) {
             return 1;
         }
         if (args.at(0) == "create") {
-            return CreateKeyCommand(conn, scope, name, price_book);
+            return CreateKeyCommand(conn, scope, name, price_book, team);
         }
         if (args.at(0) == "price-book") {
             return SetPriceBookCommand(conn, args.at(1), args.at(2));

@@ -15,6 +15,7 @@ int RunSeed(const std::string& database_url, const pricing::Catalog& shipped);
 // `apikey create` (with `price_book` the key's default book, empty: none), `revoke`,
 // `price-book PREFIX|ID BOOK|none` and `list`.
 int RunApiKey(const std::string& database_url, const std::vector<std::string>& args,
-              const std::string& scope, const std::string& name, const std::string& price_book);
+              const std::string& scope, const std::string& name, const std::string& price_book,
+              const std::string& team = "default");
 
 }  // namespace gpucost::storage

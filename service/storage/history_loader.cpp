@@ -195,17 +195,20 @@ std::vector<KeyRecord> LoadKeys(pqxx::transaction_base& tx) {
     std::vector<KeyRecord> keys;
     for (const auto& r :
          tx.exec_params("SELECT id, prefix, salt, key_hash, scope, name, revoked_at IS NOT NULL,"
-                        " coalesce(default_price_book, '') FROM api_keys ORDER BY id")) {
+                        " coalesce(default_price_book, ''), team FROM api_keys ORDER BY id")) {
         KeyRecord k;
         k.id = r[0].as<std::int64_t>();
         k.prefix = r[1].as<std::string>();
         k.salt = pqxx::binarystring(r[2]).str();
         k.key_hash = pqxx::binarystring(r[3]).str();
-        k.scope =
-            r[4].as<std::string>() == "admin" ? http::KeyScope::kAdmin : http::KeyScope::kRead;
+        const auto scope = r[4].as<std::string>();
+        k.scope = scope == "admin" ? http::KeyScope::kAdmin
+                  : scope == "org" ? http::KeyScope::kOrg
+                                   : http::KeyScope::kRead;
         k.name = r[5].as<std::string>();
         k.revoked = r[6].as<bool>();
         k.default_price_book = r[7].as<std::string>();
+        k.team = r[8].as<std::string>();
         keys.push_back(std::move(k));
     }
     return keys;

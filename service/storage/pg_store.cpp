@@ -270,6 +270,8 @@ http::Scenario ScenarioFromRow(const pqxx::row& r) {
     s.created_by = r[7].is_null() ? std::string() : r[7].as<std::string>();
     s.catalog_version = r[8].as<std::string>();
     s.version = r[9].as<std::int64_t>();
+    s.team = r[13].as<std::string>();
+    s.confidential = r[14].as<bool>();
     if (!r[11].is_null()) {
         s.progress = http::ScenarioProgress{r[11].as<double>(), r[12].as<std::int64_t>()};
     }
@@ -289,7 +291,7 @@ constexpr char kScenarioColumns[] =
     "SELECT s.id, s.name, s.plan_kind, s.request::text, s.saved_result::text,"
     " s.catalog_revision, (extract(epoch from s.created_at) * 1000000)::bigint, k.name,"
     " s.catalog_version, s.version, array_to_json(s.tags)::text, s.progress_tokens_done_b,"
-    " (extract(epoch from s.progress_as_of) * 1000000)::bigint"
+    " (extract(epoch from s.progress_as_of) * 1000000)::bigint, s.team, s.confidential"
     " FROM scenarios s LEFT JOIN api_keys k ON k.id = s.created_by";
 
 // A text[] literal's value as one JSON array parameter ($n::jsonb turned into text[] in SQL).
@@ -1084,12 +1086,12 @@ pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& 
         }
         auto id = tx.exec_params(
                         "INSERT INTO scenarios (name, plan_kind, request, saved_result,"
-                        " catalog_revision, created_by, catalog_version, tags) VALUES"
+                        " catalog_revision, created_by, catalog_version, tags, team) VALUES"
                         " ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, " +
-                            TagsFrom(8) + ") RETURNING id",
+                            TagsFrom(8) + ", $9) RETURNING id",
                         draft.name, draft.plan_kind, draft.request_json, draft.saved_result_json,
                         draft.catalog_revision, request.principal.key_id, draft.catalog_version,
-                        TagsParam(draft.tags))[0][0]
+                        TagsParam(draft.tags), request.principal.team)[0][0]
                       .as<std::int64_t>();
         // The answer recorded is the scenario's id: a replay answers the scenario as it is then.
         RecordAnswer(tx, request, http::StoredResponse{201, std::to_string(id), "", false});
@@ -1115,20 +1117,27 @@ pricing::Result<http::ScenarioPage> PgStore::FindScenarios(const http::ScenarioF
         [&](pqxx::connection& conn) -> pricing::Result<http::ScenarioPage> {
             pqxx::read_transaction tx(conn);
             // An empty filter value matches every row; one snapshot for the page and its count.
+            // The reader sees what it may read: what is not confidential, its team's, or (org)
+            // everything; the count is of those too.
             const std::string where =
                 " WHERE ($1 = '' OR s.plan_kind = $1) AND ($2 = '' OR $2 = ANY (s.tags))"
-                " AND ($3 = '' OR k.name = $3)";
+                " AND ($3 = '' OR k.name = $3) AND (NOT s.confidential OR $4 OR s.team = $5)";
+            const bool reads_all = filter.reader && filter.reader->scope == http::KeyScope::kOrg;
+            // No key: a team id no row can have (teams are slugs), so only open rows match.
+            const std::string team = filter.reader ? filter.reader->team : std::string(" ");
             http::ScenarioPage page;
-            page.total_count = tx.exec_params(
-                                     "SELECT count(*) FROM scenarios s LEFT JOIN api_keys k ON"
-                                     " k.id = s.created_by" +
-                                         where,
-                                     filter.plan_kind, filter.tag, filter.created_by)[0][0]
-                                   .as<std::int64_t>();
-            for (const auto& r : tx.exec_params(std::string(kScenarioColumns) + where +
-                                                    " AND s.id > $4 ORDER BY s.id LIMIT $5",
-                                                filter.plan_kind, filter.tag, filter.created_by,
-                                                after_id, static_cast<std::int64_t>(limit))) {
+            page.total_count =
+                tx.exec_params(
+                      "SELECT count(*) FROM scenarios s LEFT JOIN api_keys k ON"
+                      " k.id = s.created_by" +
+                          where,
+                      filter.plan_kind, filter.tag, filter.created_by, reads_all, team)[0][0]
+                    .as<std::int64_t>();
+            for (const auto& r :
+                 tx.exec_params(std::string(kScenarioColumns) + where +
+                                    " AND s.id > $6 ORDER BY s.id LIMIT $7",
+                                filter.plan_kind, filter.tag, filter.created_by, reads_all, team,
+                                after_id, static_cast<std::int64_t>(limit))) {
                 page.items.push_back(ScenarioFromRow(r));
             }
             return page;
@@ -1160,11 +1169,22 @@ pricing::Result<http::Scenario> LockScenarioForChange(pqxx::work& tx,
         return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id), "id");
     }
     http::Scenario s = ScenarioFromRow(rows[0]);
-    if (request.principal.scope != http::KeyScope::kAdmin &&
-        s.created_by != request.principal.name) {
+    const http::Principal& who = request.principal;
+    // Another team's confidential scenario is not there for this key; one it may read is not
+    // its to change (org keys change nothing).
+    if (s.confidential && !http::ReadsTeam(who, s.team)) {
+        return MakeError(ErrorCode::kNotFound, "no scenario with id " + std::to_string(id), "id");
+    }
+    if (who.team != s.team || who.scope == http::KeyScope::kOrg) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "scenario " + std::to_string(id) + " belongs to team '" + s.team +
+                             "': only its team's keys may change it",
+                         http::kOwnerField);
+    }
+    if (who.scope != http::KeyScope::kAdmin && s.created_by != who.name) {
         return MakeError(ErrorCode::kFailedPrecondition,
                          "scenario " + std::to_string(id) + " belongs to '" + s.created_by +
-                             "': only its owner's keys or an admin key may change it",
+                             "': only its owner's keys or an admin key of its team may change it",
                          http::kOwnerField);
     }
     if (request.if_match && !IfMatchAccepts(*request.if_match, http::ScenarioEtag(s.version))) {

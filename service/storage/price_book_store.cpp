@@ -1,5 +1,7 @@
 #include "service/storage/price_book_store.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "service/storage/if_match.hpp"
 
 namespace gpucost::storage {
@@ -14,7 +16,9 @@ constexpr char kBookColumns[] =
     "SELECT b.id, v.version, b.current_version, v.name, v.rules::text,"
     " (extract(epoch from b.created_at) * 1000000)::bigint,"
     " (extract(epoch from v.written_at) * 1000000)::bigint, coalesce(k.name, ''),"
-    " v.owned_capacity::text"
+    " v.owned_capacity::text, b.team,"
+    " coalesce((SELECT array_to_json(array_agg(sh.team ORDER BY sh.team))"
+    " FROM price_book_shares sh WHERE sh.book_id = b.id)::text, '[]')"
     " FROM price_books b JOIN price_book_versions v ON v.book_id = b.id"
     " LEFT JOIN api_keys k ON k.id = v.written_by";
 
@@ -29,6 +33,12 @@ http::StoredPriceBook BookFromRow(const pqxx::row& r) {
     b.written_at_us = r[6].as<std::int64_t>();
     b.written_by = r[7].as<std::string>();
     b.owned_capacity_json = r[8].as<std::string>();
+    b.team = r[9].as<std::string>();
+    std::vector<std::string> shared;
+    for (const auto& t : nlohmann::json::parse(r[10].as<std::string>(), nullptr, false)) {
+        if (t.is_string()) shared.push_back(t.get<std::string>());
+    }
+    b.shared_with = std::move(shared);
     return b;
 }
 
@@ -52,13 +62,46 @@ void InsertVersion(pqxx::work& tx, const http::WriteRequest& request, std::strin
         book.owned_capacity_json);
 }
 
-// The current version of a live book, locked for a change, after the If-Match check.
+// Replaces the book's shares by `teams` (each an existing team, else kInvalidArgument on
+// /shared_with/<i>); the owner's own team is not a share.
+pricing::Status WriteShares(pqxx::work& tx, std::string_view id,
+                            const std::vector<std::string>& teams) {
+    tx.exec_params("DELETE FROM price_book_shares WHERE book_id = $1", std::string(id));
+    for (std::size_t i = 0; i < teams.size(); ++i) {
+        auto added = tx.exec_params(
+            "INSERT INTO price_book_shares (book_id, team) SELECT $1, t.id FROM teams t"
+            " WHERE t.id = $2 ON CONFLICT DO NOTHING RETURNING team",
+            std::string(id), teams[i]);
+        const bool known = !added.empty() ||
+                           !tx.exec_params("SELECT 1 FROM teams WHERE id = $1", teams[i]).empty();
+        if (!known) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "no team '" + teams[i] + "' (gpucost apikey create --team makes one)",
+                             "/shared_with/" + std::to_string(i));
+        }
+    }
+    return pricing::Ok{};
+}
+
+// The current version of a live book of the writer's team, locked for a change, after the
+// If-Match check. Another team's book is not there for the writer (404), unless it is shared
+// with the writer's team, which plans with it and may not change it (403).
 Result<std::int64_t> LockForChange(pqxx::work& tx, const http::WriteRequest& request,
                                    std::string_view id) {
     auto rows = tx.exec_params(
-        "SELECT current_version FROM price_books WHERE id = $1 AND deleted_at IS NULL FOR UPDATE",
-        std::string(id));
+        "SELECT current_version, team, EXISTS (SELECT 1 FROM price_book_shares s WHERE"
+        " s.book_id = b.id AND s.team = $2) FROM price_books b WHERE id = $1 AND"
+        " deleted_at IS NULL FOR UPDATE OF b",
+        std::string(id), request.principal.team);
     if (rows.empty()) return NoBook(id);
+    if (rows[0][1].as<std::string>() != request.principal.team) {
+        if (!rows[0][2].as<bool>()) return NoBook(id);
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "price book '" + std::string(id) + "' belongs to team '" +
+                             rows[0][1].as<std::string>() + "', which shares it with team '" +
+                             request.principal.team + "' to plan with; only its team writes it",
+                         http::kOwnerField);
+    }
     const auto current = rows[0][0].as<std::int64_t>();
     const std::string etag = http::PriceBookEtag(current);
     if (request.if_match && !IfMatchAccepts(*request.if_match, etag)) {
@@ -98,8 +141,9 @@ Result<http::StoredPriceBook> PgPriceBookStore::Create(const http::WriteRequest&
         [&](pqxx::connection& conn) -> Result<http::StoredPriceBook> {
             pqxx::work tx(conn);
             auto inserted = tx.exec_params(
-                "INSERT INTO price_books (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id",
-                draft.id);
+                "INSERT INTO price_books (id, team) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING"
+                " RETURNING id",
+                draft.id, request.principal.team);
             if (inserted.empty()) {
                 return MakeError(ErrorCode::kFailedPrecondition,
                                  "a price book with id '" + draft.id +
@@ -109,6 +153,11 @@ Result<http::StoredPriceBook> PgPriceBookStore::Create(const http::WriteRequest&
                                  "/id");
             }
             InsertVersion(tx, request, draft.id, 1, draft);
+            if (draft.shared_with) {
+                if (auto shared = WriteShares(tx, draft.id, *draft.shared_with); !shared.ok()) {
+                    return shared.error();
+                }
+            }
             auto out = LoadVersion(tx, draft.id, 1);
             tx.commit();
             return out;
@@ -163,6 +212,11 @@ Result<http::StoredPriceBook> PgPriceBookStore::Replace(const http::WriteRequest
             InsertVersion(tx, request, id, version, next);
             tx.exec_params("UPDATE price_books SET current_version = $2 WHERE id = $1",
                            std::string(id), version);
+            if (next.shared_with) {
+                if (auto shared = WriteShares(tx, id, *next.shared_with); !shared.ok()) {
+                    return shared.error();
+                }
+            }
             auto out = LoadVersion(tx, id, version);
             tx.commit();
             return out;

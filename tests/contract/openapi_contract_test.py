@@ -485,6 +485,8 @@ try:
     call("/v1/actuals", "/v1/actuals", "post", expect=409, body=b"BilledCost\n",
          headers=dict(admin_headers, **{"Content-Type": "text/csv"}))
     call("/v1/scenarios/{id}/actuals", "/v1/scenarios/1/actuals", expect=409)
+    call("/v1/actuals/imports", "/v1/actuals/imports", expect=409)
+    call("/v1/actuals/imports/{id}", "/v1/actuals/imports/1", "delete", expect=409)
     call("/v1/scenarios/{id}/progress", "/v1/scenarios/1/progress", "put", expect=409,
          body=b'{"tokens_done_b": 1, "as_of": "2026-01-10"}', headers=admin_headers)
     problem = call("/v1/plans/spot", "/v1/plans/spot", "post", expect=409, headers=json_headers,
@@ -716,6 +718,20 @@ def actuals(j, a, r):
     read_back = call("/v1/scenarios/{id}/actuals", one + "?tag_key=team-scenario", headers=r)
     check(read_back["tag_key"] == "team-scenario" and read_back["actual"]["rows"] == 1,
           "the charge counts under the tag key it was imported with")
+    # Imports are listed and deleted by the team's admins (read keys: 403).
+    call("/v1/actuals/imports", "/v1/actuals/imports", expect=401, headers={})
+    call("/v1/actuals/imports", "/v1/actuals/imports", expect=403, headers=r)
+    call("/v1/actuals/imports", "/v1/actuals/imports?limit=0", expect=422, headers=a)
+    listed = call("/v1/actuals/imports", "/v1/actuals/imports?limit=500", headers=a)
+    check(listed["items"][0]["import_id"] == by_team["import_id"] and
+          listed["items"][0]["charges"] == 1, "the newest import is listed first, with its charges")
+    gone = "/v1/actuals/imports/" + by_team["import_id"]
+    call("/v1/actuals/imports/{id}", gone, "delete", expect=401, headers={})
+    call("/v1/actuals/imports/{id}", gone, "delete", expect=403, headers=r)
+    call("/v1/actuals/imports/{id}", gone, "delete", expect=204, headers=a)
+    call("/v1/actuals/imports/{id}", gone, "delete", expect=404, headers=a)
+    emptied = call("/v1/scenarios/{id}/actuals", one + "?tag_key=team-scenario", headers=r)
+    check(emptied["actual"]["rows"] == 0, "a deleted import's charges no longer count")
     call("/v1/actuals", "/v1/actuals?tag_key=", "post", expect=422, body=focus,
          headers=dict(a, **csv))
     split = compared["accelerator_split"]

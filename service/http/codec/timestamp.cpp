@@ -49,6 +49,8 @@ std::string_view KeyScopeName(KeyScope scope) {
             return "read";
         case KeyScope::kAdmin:
             return "admin";
+        case KeyScope::kOrg:
+            return "org";
     }
     return "read";
 }

@@ -15,6 +15,7 @@
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
+#include "service/http/codec/timestamp.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
@@ -184,9 +185,11 @@ pricing::Error BookGoneProblem(std::int64_t id, const pricing::Error& e) {
                      "id");
 }
 
-// GET /v1/scenarios/{id}/actuals, by a key of either scope (spend is confidential).
+// GET /v1/scenarios/{id}/actuals, by a key of the scenario's team or an org key (spend is
+// confidential; to other teams the scenario does not exist).
 void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    if (!Begin(deps, req, res, KeyScope::kRead)) return;
+    auto caller = Begin(deps, req, res, KeyScope::kRead);
+    if (!caller) return;
     auto tag_key = ReadTagKey(req);
     if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
     const std::string text = req.matches[1].str();
@@ -198,9 +201,13 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     }
     auto found = deps.store->GetScenario(id);
     if (!found.ok()) return WriteProblem(res, req, found.error());
-    auto tagged = deps.actuals->MonthsTagged(tag_key.value(), std::to_string(id));
+    if (!ReadsTeam(caller->principal, found.value().team)) {
+        return RefuseRead(req, res, caller->principal, "no scenario with id " + text);
+    }
+    auto tagged =
+        deps.actuals->MonthsTagged(tag_key.value(), std::to_string(id), found.value().team);
     if (!tagged.ok()) return WriteProblem(res, req, tagged.error());
-    auto owned = SavedOwnedCapacity(deps, found.value());
+    auto owned = SavedOwnedCapacity(deps, found.value(), caller->principal);
     if (!owned.ok()) return WriteProblem(res, req, BookGoneProblem(id, owned.error()));
     const SavedPlanUse use = SavedPlanUseOf(found.value(), owned.value());
     const auto& planned = use.planned_by_month;
@@ -212,10 +219,87 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     WriteJson(res, answer);
 }
 
+constexpr std::size_t kDefaultImportsListed = 100;
+constexpr std::size_t kMaxImportsListed = 500;
+
+json ImportJson(const ActualsImportRecord& i) {
+    return {{"import_id", std::to_string(i.id)},
+            {"team", i.team},
+            {"imported_at", FormatTimestamp(i.imported_at_us)},
+            {"imported_by", i.imported_by.empty() ? json(nullptr) : json(i.imported_by)},
+            {"tag_key", i.tag_key},
+            {"rows_read", i.rows_read},
+            {"kept", i.kept},
+            {"added", i.added},
+            {"charges", i.charges}};
+}
+
+// GET /v1/actuals/imports: the imports of the admin key's team, or every team's for an org
+// key, newest first (?limit=, 1-500, default 100). Read keys are refused (403): what was
+// imported by whom is the admins' to manage.
+void ServeListImports(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    QueryParams params(req, {"limit"});
+    if (auto checked = params.Check(); !checked.ok())
+        return WriteProblem(res, req, checked.error());
+    if (!deps.store || !deps.actuals) {
+        return WriteProblem(res, req,
+                            MakeError(ErrorCode::kDatabaseRequired,
+                                      "actual spend is kept only in PostgreSQL mode: start "
+                                      "gpucost with DATABASE_URL"));
+    }
+    auto caller = RequireKey(deps, req, res, KeyScope::kRead);
+    if (!caller) return;
+    const bool org = caller->scope == KeyScope::kOrg;
+    if (!org && caller->scope != KeyScope::kAdmin) {
+        return WriteTransportProblem(res, req, 403, "forbidden",
+                                     "listing imports needs an admin key of the importing team "
+                                     "or an org key; key '" +
+                                         caller->name + "' has read scope");
+    }
+    auto limit = params.Int("limit");
+    if (!limit.ok()) return WriteProblem(res, req, limit.error());
+    std::size_t n = kDefaultImportsListed;
+    if (limit.value()) {
+        if (*limit.value() < 1 || static_cast<std::size_t>(*limit.value()) > kMaxImportsListed) {
+            return WriteProblem(
+                res, req, MakeError(ErrorCode::kInvalidArgument, "must be from 1 to 500", "limit"));
+        }
+        n = static_cast<std::size_t>(*limit.value());
+    }
+    auto listed = deps.actuals->ListImports(org ? "" : caller->team, n);
+    if (!listed.ok()) return WriteProblem(res, req, listed.error());
+    json items = json::array();
+    for (const ActualsImportRecord& i : listed.value().first) items.push_back(ImportJson(i));
+    WriteJson(res, {{"items", std::move(items)}, {"total_count", listed.value().second}});
+}
+
+// DELETE /v1/actuals/imports/{id}: the import and the charges it stored first, by an admin of
+// its team; plan vs actual reads as before it. Another team's import is 404.
+void ServeDeleteImport(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+        return WriteProblem(res, req, checked.error());
+    }
+    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    if (!write) return;
+    const std::string text = req.matches[1].str();
+    std::int64_t id = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
+        return WriteProblem(
+            res, req,
+            MakeError(ErrorCode::kNotFound, "no actuals import with id '" + text + "'", "id"));
+    }
+    auto deleted = deps.actuals->DeleteImport(*write, id);
+    if (!deleted.ok()) return WriteProblem(res, req, deleted.error());
+    res.status = 204;
+}
+
 }  // namespace
 
 void AddActualsRoutes(RouteTable& routes, const Deps& deps) {
     routes.Post("/v1/actuals", Bind(deps, &ServeImport));
+    routes.Get("/v1/actuals/imports", Bind(deps, &ServeListImports));
+    routes.Delete(std::string("/v1/actuals/imports/") + kIdPattern, Bind(deps, &ServeDeleteImport));
     routes.Get(std::string("/v1/scenarios/") + kIdPattern + "/actuals",
                Bind(deps, &ServeScenarioActuals));
 }

@@ -87,11 +87,30 @@ std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& re
     }
     if (needed == KeyScope::kAdmin && principal->scope != KeyScope::kAdmin) {
         Reject(req, res, 403, "forbidden",
-               "this endpoint needs an admin key; key '" + principal->name + "' has read scope",
+               "this endpoint needs an admin key; key '" + principal->name + "' has " +
+                   std::string(KeyScopeName(principal->scope)) + " scope",
                "gpc_" + principal->prefix);
         return std::nullopt;
     }
     return principal;
+}
+
+std::optional<Principal> CallerOf(const Deps& deps, const httplib::Request& req) {
+    if (!deps.store) return std::nullopt;
+    auto key = BearerKey(req);
+    return key ? deps.store->Authenticate(*key) : std::nullopt;
+}
+
+void RefuseRead(const httplib::Request& req, httplib::Response& res,
+                const std::optional<Principal>& caller, const std::string& not_found,
+                const std::string& field) {
+    if (!caller) {
+        return Reject(req, res, 401, "unauthenticated",
+                      "this carries a team's negotiated prices or actual spend: send "
+                      "Authorization: Bearer <key> of its team (or an org key)",
+                      "");
+    }
+    WriteProblem(res, req, pricing::MakeError(pricing::ErrorCode::kNotFound, not_found, field));
 }
 
 void AddReadKeyGate(RouteTable& routes, const Deps& deps) {

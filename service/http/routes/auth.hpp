@@ -20,4 +20,17 @@ std::optional<std::string> BearerKey(const httplib::Request& req);
 std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& req,
                                     httplib::Response& res, KeyScope needed);
 
+// The caller of a read that may be anonymous: the principal of the key sent, or nullopt when
+// none was sent (or without a database). A key that was sent and is unknown or revoked was
+// refused already by the read gate (AddReadKeyGate); here it counts as none.
+std::optional<Principal> CallerOf(const Deps& deps, const httplib::Request& req);
+
+// Writes the refusal of a read of something `caller` may not read (another team's, or
+// confidential): 401 (+ WWW-Authenticate) to a caller without a key, who might have one that
+// reads it; 404 `not_found` naming `field` with `not_found` as its detail to a key, as if
+// it did not exist (its id says nothing to another team).
+void RefuseRead(const httplib::Request& req, httplib::Response& res,
+                const std::optional<Principal>& caller, const std::string& not_found,
+                const std::string& field = "id");
+
 }  // namespace gpucost::http

@@ -81,11 +81,15 @@ pricing::Result<CalibrationRequest> ReadRequest(const json& calibration) {
 }
 
 // One scenario's implied speed, or why it gives none.
-pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps, std::int64_t id,
-                                                       const std::string& tag_key,
+pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps,
+                                                       const std::optional<Principal>& caller,
+                                                       std::int64_t id, const std::string& tag_key,
                                                        const std::string& field) {
     const std::string name = "scenario " + std::to_string(id);
     auto found = deps.store->GetScenario(id);
+    if (found.ok() && !ReadsTeam(caller, found.value().team)) {
+        found = MakeError(ErrorCode::kNotFound, "", "id");  // not there for this caller
+    }
     if (!found.ok()) {
         if (found.error().code == ErrorCode::kNotFound) {
             return Invalid(field, "no " + name);
@@ -101,7 +105,7 @@ pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps, std::in
         return Invalid(field, name + " has no progress recorded (PUT /v1/scenarios/" +
                                   std::to_string(id) + "/progress)");
     }
-    auto tagged = deps.actuals->MonthsTagged(tag_key, std::to_string(id));
+    auto tagged = deps.actuals->MonthsTagged(tag_key, std::to_string(id), s.team);
     if (!tagged.ok()) return tagged.error();
     double actual_hours = 0;
     for (const ActualMonth& m : tagged.value()) actual_hours += m.accelerator_hours;
@@ -125,7 +129,8 @@ pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps, std::in
 
 }  // namespace
 
-pricing::Result<std::optional<Calibration>> TakeCalibration(const Deps& deps, json& body) {
+pricing::Result<std::optional<Calibration>> TakeCalibration(
+    const Deps& deps, json& body, const std::optional<Principal>& caller) {
     if (!body.is_object() || !body.contains(kMember)) return std::optional<Calibration>();
     const json given = body[kMember];
     body.erase(kMember);
@@ -142,7 +147,7 @@ pricing::Result<std::optional<Calibration>> TakeCalibration(const Deps& deps, js
     std::vector<pricing::ImpliedSpeed> speeds;
     const std::vector<std::int64_t>& ids = request.value().scenario_ids;
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        auto speed = MeasureScenario(deps, ids[i], out.tag_key, IdField(i));
+        auto speed = MeasureScenario(deps, caller, ids[i], out.tag_key, IdField(i));
         if (!speed.ok()) return speed.error();
         speeds.push_back(speed.value());
         out.scenarios.emplace_back(ids[i], speed.value());

@@ -14,6 +14,7 @@
 #include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 #include "pricing/plan_vs_actual.hpp"
+#include "service/http/catalog_store.hpp"
 #include "service/http/router.hpp"
 
 namespace gpucost::http {
@@ -36,8 +37,11 @@ struct Calibration {
 // that does not exist, is not a training plan, has no progress or nothing to measure (no
 // charges tagged with it under that key), or whose ratio lies outside [kMinCalibrationRatio,
 // kMaxCalibrationRatio] (naming `/calibration/scenario_ids/<i>`). kDatabaseRequired on
-// `calibration` without a database (embedded mode keeps no scenarios).
-pricing::Result<std::optional<Calibration>> TakeCalibration(const Deps& deps, nlohmann::json& body);
+// `calibration` without a database (embedded mode keeps no scenarios). Billed hours are actual
+// spend: a scenario `caller` may not read the spend of (ReadsTeam: its team's keys, org keys)
+// is "no scenario", as an unknown id, and its hours are those its own team imported.
+pricing::Result<std::optional<Calibration>> TakeCalibration(const Deps& deps, nlohmann::json& body,
+                                                            const std::optional<Principal>& caller);
 
 // The calibration as echoed under `assumptions`: the combined factor, then each scenario's ratio.
 pricing::Assumptions CalibrationAssumptions(const Calibration& calibration);

@@ -234,14 +234,14 @@ const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
 
 Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
                                      std::shared_ptr<const pricing::Catalog> catalog,
-                                     const Deps& deps) {
-    auto book = ResolvePlanBook(deps, request);
+                                     const Deps& deps, const std::optional<Principal>& caller) {
+    auto book = ResolvePlanBook(deps, request, caller);
     if (!book.ok()) {
         return book.error();
     }
     std::optional<Calibration> calibration;
     if (kind.name == "training") {
-        auto taken = TakeCalibration(deps, request);
+        auto taken = TakeCalibration(deps, request, caller);
         if (!taken.ok()) return taken.error();
         calibration = std::move(taken).value();
     }
@@ -259,8 +259,9 @@ Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
 }
 
 Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
-                             std::shared_ptr<const pricing::Catalog> catalog, const Deps& deps) {
-    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps);
+                             std::shared_ptr<const pricing::Catalog> catalog, const Deps& deps,
+                             const std::optional<Principal>& caller) {
+    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps, caller);
     if (!outcome.ok()) {
         return outcome.error();
     }

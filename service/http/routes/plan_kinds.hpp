@@ -86,13 +86,17 @@ const pricing::PlanReference& PlanReferenceOf(const Deps& deps);
 // A saved scenario's plan request planned as the live route plans it with every assumption
 // and no paging, on `catalog` through the request's price book (inline or a stored book's
 // latest version: price_book_routes.hpp ResolvePlanBook), with the service's plan reference and
-// CPUs. Errors are the request's own, with fields as in the request.
+// CPUs, for `caller`: its stored book and calibration are read only as far as the caller may
+// read them (docs/database.md, "Teams and who reads what"). Errors are the request's own, with
+// fields as in the request.
 pricing::Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, nlohmann::json request,
                                               std::shared_ptr<const pricing::Catalog> catalog,
-                                              const Deps& deps);
+                                              const Deps& deps,
+                                              const std::optional<Principal>& caller);
 // The same answer as a DOM (what a scenario saves and compares).
 pricing::Result<nlohmann::json> AnswerSavedPlan(const PlanKind& kind, nlohmann::json request,
                                                 std::shared_ptr<const pricing::Catalog> catalog,
-                                                const Deps& deps);
+                                                const Deps& deps,
+                                                const std::optional<Principal>& caller);
 
 }  // namespace gpucost::http

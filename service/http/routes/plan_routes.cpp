@@ -145,14 +145,16 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     if (kind.paged && book->from_key_default) {
         paged_body["price_book"] = {{"id", book->book->id}, {"version", book->book->version}};
     }
-    // Calibration reads saved scenarios' spend, which is confidential: a key of either scope.
+    // Calibration reads saved scenarios' spend, which is confidential: a key of their team (or
+    // an org key).
     std::optional<Calibration> calibration;
     if (kind.name == "training") {
-        if (body->contains("calibration") && deps.store &&
-            !RequireKey(deps, req, res, KeyScope::kRead)) {
-            return;
+        std::optional<Principal> caller;
+        if (body->contains("calibration") && deps.store) {
+            caller = RequireKey(deps, req, res, KeyScope::kRead);
+            if (!caller) return;
         }
-        auto taken = TakeCalibration(deps, *body);
+        auto taken = TakeCalibration(deps, *body, caller);
         if (!taken.ok()) return WriteProblem(res, req, taken.error());
         calibration = std::move(taken).value();
     }

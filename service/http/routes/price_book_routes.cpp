@@ -85,10 +85,16 @@ Result<StoredBookRef> ReadStoredBookRef(const json& value) {
 // The stored book `ref` names, for a plan; an id with no live book, or a version it never
 // had, is the request's fault (422 on /price_book, /price_book/id or /price_book/version),
 // not a missing resource.
-Result<pricing::PriceBook> StoredBookForPlan(const Deps& deps, const StoredBookRef& ref) {
+// A book `caller` may not plan with (another team's, not shared with the caller's) is not there
+// for it: the same answer as an unknown id.
+Result<pricing::PriceBook> StoredBookForPlan(const Deps& deps, const StoredBookRef& ref,
+                                             const std::optional<Principal>& caller) {
     auto stored = IsBookId(ref.id)
                       ? deps.price_books->Get(ref.id, ref.version)
                       : Result<StoredPriceBook>(MakeError(ErrorCode::kNotFound, "", "id"));
+    if (stored.ok() && !PlansWithBook(caller, stored.value())) {
+        stored = MakeError(ErrorCode::kNotFound, "", "id");
+    }
     if (!stored.ok()) {
         const pricing::Error& e = stored.error();
         if (e.code != ErrorCode::kNotFound) return e;
@@ -117,6 +123,13 @@ Result<std::optional<pricing::PriceBook>> KeyDefaultBook(const Deps& deps,
         return std::optional<pricing::PriceBook>{};
     }
     auto book = deps.price_books->Get(principal->default_price_book, std::nullopt);
+    if (book.ok() && !PlansWithBook(principal, book.value())) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "the API key's default price book '" + principal->default_price_book +
+                             "' is no longer shared with team '" + principal->team +
+                             "'; name a price_book, or send \"price_book\": null for list prices",
+                         kPlanPointer);
+    }
     if (!book.ok()) {
         if (book.error().code != ErrorCode::kNotFound) return book.error();
         return MakeError(ErrorCode::kFailedPrecondition,
@@ -133,7 +146,8 @@ Result<std::optional<pricing::PriceBook>> KeyDefaultBook(const Deps& deps,
 }  // namespace
 
 // `price_book` taken out of `body`, a stored book's id or reference resolved (database mode).
-Result<std::optional<pricing::PriceBook>> ResolvePlanBook(const Deps& deps, json& body) {
+Result<std::optional<pricing::PriceBook>> ResolvePlanBook(const Deps& deps, json& body,
+                                                          const std::optional<Principal>& caller) {
     auto it = body.find("price_book");
     if (it == body.end() || !NamesStoredBook(*it)) {
         return TakePriceBook(body);  // inline or absent
@@ -148,7 +162,7 @@ Result<std::optional<pricing::PriceBook>> ResolvePlanBook(const Deps& deps, json
     }
     auto ref = ReadStoredBookRef(value);
     if (!ref.ok()) return ref.error();
-    auto book = StoredBookForPlan(deps, ref.value());
+    auto book = StoredBookForPlan(deps, ref.value(), caller);
     if (!book.ok()) return book.error();
     return std::optional<pricing::PriceBook>(std::move(book).value());
 }
@@ -165,10 +179,12 @@ std::optional<PlanBook> TakePlanPriceBook(const Deps& deps, json& body, const ht
         const bool from_default = book.value().has_value();
         return PlanBook{std::move(book).value(), from_default};
     }
-    if (NamesStoredBook(*it) && deps.price_books && !RequireKey(deps, req, res, KeyScope::kRead)) {
-        return std::nullopt;
+    std::optional<Principal> caller;
+    if (NamesStoredBook(*it) && deps.price_books) {
+        caller = RequireKey(deps, req, res, KeyScope::kRead);
+        if (!caller) return std::nullopt;
     }
-    auto book = ResolvePlanBook(deps, body);
+    auto book = ResolvePlanBook(deps, body, caller);
     if (!book.ok()) {
         WriteProblem(res, req, book.error());
         return std::nullopt;
@@ -187,7 +203,9 @@ json BookJson(const StoredPriceBook& b) {
             {"owned_capacity", json::parse(b.owned_capacity_json, nullptr, false)},
             {"created_at", FormatTimestamp(b.created_at_us)},
             {"written_at", FormatTimestamp(b.written_at_us)},
-            {"written_by", b.written_by.empty() ? json(nullptr) : json(b.written_by)}};
+            {"written_by", b.written_by.empty() ? json(nullptr) : json(b.written_by)},
+            {"team", b.team},
+            {"shared_with", b.shared_with.value_or(std::vector<std::string>{})}};
 }
 
 void WriteBook(httplib::Response& res, const StoredPriceBook& b, int status) {
@@ -195,11 +213,15 @@ void WriteBook(httplib::Response& res, const StoredPriceBook& b, int status) {
     WriteJson(res, BookJson(b), status);
 }
 
-// A store error: If-Match names another version (412); the rest by code.
+// A store error: If-Match names another version (412), a team the book is shared with writes
+// (403); the rest by code.
 void WriteBookProblem(httplib::Response& res, const httplib::Request& req,
                       const pricing::Error& e) {
     if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
         return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
+    }
+    if (e.code == ErrorCode::kFailedPrecondition && e.field == kOwnerField) {
+        return WriteTransportProblem(res, req, 403, "forbidden", e.message);
     }
     WriteProblem(res, req, e);
 }
@@ -233,19 +255,22 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
 Result<StoredPriceBook> DecodeWrittenBook(const Deps& deps, const json& body, bool with_id) {
     JsonReader r(body, "");
     if (with_id) {
-        r.OnlyKnown({"id", "name", "rules", "owned_capacity"});
+        r.OnlyKnown({"id", "name", "rules", "owned_capacity", "shared_with"});
         r.Require("id");
     } else {
-        r.OnlyKnown({"name", "rules", "owned_capacity"});
+        r.OnlyKnown({"name", "rules", "owned_capacity", "shared_with"});
     }
     StoredPriceBook out;
     out.id = r.String("id").value_or("");
+    out.shared_with = r.Strings("shared_with");
     if (r.ok() && with_id && !IsBookId(out.id)) {
         r.Fail(ErrorCode::kInvalidArgument, "id",
                "must be 1-200 characters of a-z, 0-9, '.', '-' and '_'");
     }
     if (!r.ok()) return r.error();
-    auto book = DecodePriceBook(body, "");
+    json rules_only = body;
+    rules_only.erase("shared_with");  // who plans with the book, not a part of it
+    auto book = DecodePriceBook(rules_only, "");
     if (!book.ok()) return book.error();
     if (auto valid = book.value().Validate(""); !valid.ok()) return valid.error();
     auto applied = pricing::ApplyPriceBook(deps.catalog(), book.value());
@@ -287,17 +312,24 @@ void ServeCreate(const Deps& deps, const httplib::Request& req, httplib::Respons
     WriteBook(res, created.value(), 201);
 }
 
+// GET /v1/price-books: the books the key reads (its team's; every team's for an org key).
 void ServeList(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    if (!Begin(deps, req, res, KeyScope::kRead)) return;
+    auto caller = Begin(deps, req, res, KeyScope::kRead);
+    if (!caller) return;
     auto books = deps.price_books->List();
     if (!books.ok()) return WriteProblem(res, req, books.error());
     json items = json::array();
-    for (const StoredPriceBook& b : books.value()) items.push_back(BookJson(b));
+    for (const StoredPriceBook& b : books.value()) {
+        if (ReadsBook(caller->principal, b)) items.push_back(BookJson(b));
+    }
     WriteJson(res, {{"items", std::move(items)}});
 }
 
+// GET /v1/price-books/{id}: its team's keys and org keys read it; a team it is shared with
+// plans with it and is refused its rules (403); to any other team it does not exist (404).
 void ServeGet(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    if (!Begin(deps, req, res, KeyScope::kRead, {"version"})) return;
+    auto caller = Begin(deps, req, res, KeyScope::kRead, {"version"});
+    if (!caller) return;
     auto version = QueryParams(req, {"version"}).Int("version");
     if (!version.ok()) return WriteProblem(res, req, version.error());
     if (version.value() && *version.value() < 1) {
@@ -306,7 +338,17 @@ void ServeGet(const Deps& deps, const httplib::Request& req, httplib::Response& 
             MakeError(ErrorCode::kInvalidArgument,
                       "version must be an integer >= 1 (versions start at 1)", "version"));
     }
-    auto book = deps.price_books->Get(req.matches[1].str(), version.value());
+    const std::string id = req.matches[1].str();
+    auto book = deps.price_books->Get(id, version.value());
+    if (book.ok() && !ReadsBook(caller->principal, book.value())) {
+        if (PlansWithBook(caller->principal, book.value())) {
+            return WriteTransportProblem(res, req, 403, "forbidden",
+                                         "price book '" + id + "' is shared with team '" +
+                                             caller->principal.team +
+                                             "' to plan with; its rules are its team's to read");
+        }
+        book = MakeError(ErrorCode::kNotFound, "no price book with id '" + id + "'", "id");
+    }
     if (!book.ok()) return WriteProblem(res, req, book.error());
     WriteBook(res, book.value(), 200);
 }

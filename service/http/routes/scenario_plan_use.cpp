@@ -221,8 +221,8 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedC
     return use;
 }
 
-pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(const Deps& deps,
-                                                                        const Scenario& s) {
+pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(
+    const Deps& deps, const Scenario& s, const std::optional<Principal>& caller) {
     json request = json::parse(s.request_json, nullptr, false);
     if (!request.is_object() || !request.contains("price_book")) {
         return std::vector<pricing::OwnedCapacity>();
@@ -237,7 +237,7 @@ pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(const De
         answer["price_book"].contains("version")) {
         named["version"] = answer["price_book"]["version"];
     }
-    auto book = ResolvePlanBook(deps, request);
+    auto book = ResolvePlanBook(deps, request, caller);
     if (!book.ok()) return book.error();
     if (!book.value()) return std::vector<pricing::OwnedCapacity>();
     return std::move(book.value()->owned_capacity);

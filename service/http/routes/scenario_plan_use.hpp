@@ -48,9 +48,9 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s,
 // The owned capacity of the price book `s` was planned with: the saved request's inline book,
 // or its stored book at the version the saved answer names (its `price_book.version`; the
 // request's own version when it names one). Empty without a book. Errors as
-// ResolvePlanBook (a stored book that can no longer be read).
-pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(const Deps& deps,
-                                                                        const Scenario& s);
+// ResolvePlanBook (a stored book that can no longer be read, or not by `caller`).
+pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(
+    const Deps& deps, const Scenario& s, const std::optional<Principal>& caller);
 
 // Adds to a GET /v1/scenarios/{id}/actuals answer (`answer`, its `months` already listed) the
 // accelerator charges compared: `planned` and `accelerator_split` at the top and in each month

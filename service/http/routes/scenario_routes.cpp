@@ -117,6 +117,7 @@ json ScenarioJson(const Scenario& s, bool with_bodies) {
                 {"plan", s.plan_kind},
                 {"created_at", FormatTimestamp(s.created_at_us)},
                 {"created_by", s.created_by},
+                {"team", s.team},
                 {"tags", s.tags},
                 {"catalog_version", s.catalog_version},
                 {"catalog_revision", s.catalog_revision}};
@@ -209,6 +210,25 @@ std::optional<std::int64_t> PathScenarioId(const httplib::Request& req, httplib:
                                "no scenario with id '" + req.matches[1].str() + "'", "id"));
     }
     return id;
+}
+
+// Scenario `id` when `caller` may read it, else the refusal written (RefuseRead: 401 without a
+// key, 404 to another team's key) and nullopt: a confidential scenario (its request carries a
+// price book or calibration) is its team's and org keys' only; any other is open to whoever
+// may read /v1/.
+std::optional<Scenario> ReadableScenario(const Deps& deps, const httplib::Request& req,
+                                         httplib::Response& res, std::int64_t id,
+                                         const std::optional<Principal>& caller) {
+    auto found = deps.store->GetScenario(id);
+    if (!found.ok()) {
+        WriteProblem(res, req, found.error());
+        return std::nullopt;
+    }
+    if (found.value().confidential && !ReadsTeam(caller, found.value().team)) {
+        RefuseRead(req, res, caller, "no scenario with id " + std::to_string(id));
+        return std::nullopt;
+    }
+    return std::move(found).value();
 }
 
 // The change (PATCH, DELETE) common part: a database, a key of either scope, a scenario id.
@@ -332,10 +352,16 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
         return WriteProblem(res, req, checked.error());
     }
-    // Saving writes to the database: any valid key (read or admin) may save.
+    // Saving writes to the database: any valid key of a team (read or admin) may save, for its
+    // team; an org key reads every team's and writes nothing.
     auto principal = RequireKey(deps, req, res, KeyScope::kRead);
     if (!principal) {
         return;
+    }
+    if (principal->scope == KeyScope::kOrg) {
+        return WriteTransportProblem(res, req, 403, "forbidden",
+                                     "an org key reads every team's scenarios and saves none; "
+                                     "save with a key of the team the scenario is for");
     }
     WriteRequest write;
     write.principal = *principal;
@@ -359,7 +385,7 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     const ScenarioDraftBody& d = draft_body.value();
     const json request = WithKeyDefaultBook(*d.request, *principal);
     auto catalog = deps.store->Current();
-    auto result = AnswerSavedPlan(*d.kind, request, catalog, deps);
+    auto result = AnswerSavedPlan(*d.kind, request, catalog, deps, principal);
     if (!result.ok()) {
         return WriteProblem(res, req, UnderRequest(result.error()));
     }
@@ -458,6 +484,7 @@ void ServeListScenarios(const Deps& deps, const httplib::Request& req, httplib::
     if (!filter.ok()) {
         return WriteProblem(res, req, filter.error());
     }
+    filter.value().reader = CallerOf(deps, req);
     auto page = deps.store->FindScenarios(filter.value(), n + 1, after);
     if (!page.ok()) {
         return WriteProblem(res, req, page.error());
@@ -488,11 +515,11 @@ void ServeGetScenario(const Deps& deps, const httplib::Request& req, httplib::Re
     if (!id) {
         return;
     }
-    auto found = deps.store->GetScenario(*id);
-    if (!found.ok()) {
-        return WriteProblem(res, req, found.error());
+    auto found = ReadableScenario(deps, req, res, *id, CallerOf(deps, req));
+    if (!found) {
+        return;
     }
-    WriteScenario(res, found.value(), 200);
+    WriteScenario(res, *found, 200);
 }
 
 // PATCH /v1/scenarios/{id}: a new name or tags (merge patch), by the owner or an admin.
@@ -564,15 +591,15 @@ void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Re
     if (!r.ok()) return WriteProblem(res, req, r.error());
     auto at = ParseAsOf(*as_of, "/as_of");
     if (!at.ok()) return WriteProblem(res, req, at.error());
-    auto found = deps.store->GetScenario(id);
-    if (!found.ok()) return WriteProblem(res, req, found.error());
+    auto found = ReadableScenario(deps, req, res, id, write.principal);
+    if (!found) return;
     // Tokens done mean something against a training run's tokens only.
-    if (found.value().plan_kind != "training") {
+    if (found->plan_kind != "training") {
         return WriteProblem(
             res, req,
             MakeError(ErrorCode::kInvalidArgument,
                       "progress is recorded for training scenarios; scenario " +
-                          std::to_string(id) + " is a '" + found.value().plan_kind + "' plan",
+                          std::to_string(id) + " is a '" + found->plan_kind + "' plan",
                       "/tokens_done_b"));
     }
     ScenarioChange change;
@@ -627,7 +654,8 @@ std::pair<json, std::size_t> ChangesSince(json saved, json now) {
 // read by. Plan kinds without a forecast (spot) are 422 naming `format`.
 void ServeScenarioFocus(const Deps& deps, const httplib::Request& req, httplib::Response& res,
                         const Scenario& s, const PlanKind& kind, json request,
-                        std::shared_ptr<const pricing::Catalog> catalog) {
+                        std::shared_ptr<const pricing::Catalog> catalog,
+                        const std::optional<Principal>& caller) {
     if (!kind.focus) {
         return WriteProblem(res, req,
                             MakeError(ErrorCode::kInvalidArgument,
@@ -636,7 +664,7 @@ void ServeScenarioFocus(const Deps& deps, const httplib::Request& req, httplib::
                                           "rent-vs-buy plans have)",
                                       kFormatParam));
     }
-    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps);
+    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps, caller);
     if (!outcome.ok()) {
         return WriteProblem(res, req, outcome.error());
     }
@@ -665,11 +693,14 @@ void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httpli
     if (!catalog.ok()) {
         return WriteProblem(res, req, catalog.error());
     }
-    auto found = deps.store->GetScenario(*id);
-    if (!found.ok()) {
-        return WriteProblem(res, req, found.error());
+    // The saved request is planned for the caller: its book and calibration only as far as
+    // the caller may read them, so no one prices a book's current version it may not read.
+    const auto caller = CallerOf(deps, req);
+    auto found = ReadableScenario(deps, req, res, *id, caller);
+    if (!found) {
+        return;
     }
-    const Scenario& s = found.value();
+    const Scenario& s = *found;
     const PlanKind* kind = FindPlanKind(s.plan_kind);
     json request = json::parse(s.request_json, nullptr, false);
     json saved = json::parse(s.saved_result_json, nullptr, false);
@@ -680,9 +711,10 @@ void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httpli
                       "this scenario's plan kind '" + s.plan_kind + "' is no longer supported"));
     }
     if (focus.value()) {
-        return ServeScenarioFocus(deps, req, res, s, *kind, std::move(request), catalog.value());
+        return ServeScenarioFocus(deps, req, res, s, *kind, std::move(request), catalog.value(),
+                                  caller);
     }
-    auto now = AnswerSavedPlan(*kind, request, catalog.value(), deps);
+    auto now = AnswerSavedPlan(*kind, request, catalog.value(), deps, caller);
     SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // scenario.catalog_revision
     auto as_of = params.One(kAsOfParam);
     json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},

@@ -69,9 +69,11 @@ public:
         storage::Seed(*conn, *sample.value());
     }
 
-    std::string CreateKey(const std::string& scope, const std::string& name = "test") const {
+    std::string CreateKey(const std::string& scope, const std::string& name = "test",
+                          const std::string& team = "default",
+                          const std::string& price_book = "") const {
         auto conn = Connect();
-        auto issued = storage::CreateApiKey(*conn, scope, name);
+        auto issued = storage::CreateApiKey(*conn, scope, name, price_book, team);
         if (!issued.ok()) {
             throw std::runtime_error(issued.error().message);
         }

@@ -111,7 +111,9 @@ TEST_SUITE("price_book_routes") {
             f.SaveScenario(json{{"name", "v1"}, {"plan", "spot"}, {"request", request}}, f.reader);
         CHECK(scenario["saved_result"]["price_book"]["version"] == 1);
         const std::string path = "/v1/scenarios/" + scenario["id"].get<std::string>() + "/evaluate";
-        const json evaluated = Body(c.Post(path.c_str(), "", "application/json"));
+        // It carries a book: evaluated for a key of its team only (401 without one).
+        CheckProblem(c.Post(path.c_str(), "", "application/json"), 401, "unauthenticated");
+        const json evaluated = Body(c.Post(path, f.Auth(f.reader), "", "application/json"));
         CHECK(evaluated["result"]["price_book"]["version"] == 1);
         CHECK(evaluated["changed"] == false);
     }
@@ -342,7 +344,9 @@ TEST_SUITE("price_book_routes") {
         REQUIRE(c.Put("/v1/price-books/acme-2026", f.Auth(f.admin), next.dump(), "application/json")
                     ->status == 200);
         const std::string path = "/v1/scenarios/" + scenario["id"].get<std::string>() + "/evaluate";
-        auto evaluated = Body(c.Post(path.c_str(), "", "application/json"));
+        // The book's current version is priced for a key of the scenario's team only.
+        CheckProblem(c.Post(path.c_str(), "", "application/json"), 401, "unauthenticated");
+        auto evaluated = Body(c.Post(path, f.Auth(f.reader), "", "application/json"));
         CHECK(evaluated["changed"] == true);
         CHECK(evaluated["result"]["price_book"]["version"] == 2);
         CHECK(SpotPriceOf(evaluated["result"]) == doctest::Approx(kSpotListUsdPerHour * (1 - 0.3)));
