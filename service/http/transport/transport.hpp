@@ -65,9 +65,10 @@ struct TransportOptions {
     // Answer bytes held for clients that have not read them yet, across all connections. A
     // request that arrives while they hold this much gets a 503 (Retry-After) before any
     // handler runs, and its connection is closed. Each connection holds at most one answer:
-    // it serves its next request only once the previous answer is wholly sent. The default
-    // covers one address's share of connections (max_connections_per_address, 64) each
-    // holding the largest answer (a training plan at limit 500, about 1.1 MB) twice over.
+    // it serves its next request only once the previous answer is wholly sent. The default is
+    // about twice what one address's share of connections (max_connections_per_address, 64)
+    // holds with the largest answers (about 1.1 MB: the Redoc bundle, a training plan at
+    // limit 500) on each.
     std::size_t max_unsent_bytes_total = std::size_t{128} * 1024 * 1024;
     // After an answer that closes the connection, the client's remaining bytes are read and
     // dropped for at most this long (a lingering close, as nginx's lingering_time): closing a
