@@ -634,6 +634,14 @@ if podman exec "${KGPU[0]}" printenv GPUCOST_SNAPSHOT_REFRESH_MS 2>/dev/null | g
   ok "the ConfigMap's settings are in the pod's environment"
 else not_ok "the ConfigMap's settings are in the pod's environment"; fi
 
+# Made before nginx's pods join the network: made just after, the key command once printed no
+# key (while containers join a network its DNS can miss a lookup; docs/deployment.md).
+KKEY="$(podman exec "${KGPU[0]}" /usr/local/bin/gpucost apikey create --scope admin --name kube-test 2>/dev/null)"
+for c in "${KGPU[@]}"; do
+  if wait_for 10 key_known_at "http://$(ip_of "$c"):8080" "$KKEY"; then ok "pod $c accepts the new key within $WAITED s"
+  else not_ok "pod $c accepts the new key within 10 s"; fi
+done
+
 # nginx in front of the replicas (nginx.yaml), as in compose: its Service gpucost-nginx is a
 # network alias, and its upstream `gpucost` resolves to both replicas (their alias).
 "${KUBE_TOOL[@]}" unpublished "$KUBE_DIR/nginx.yaml" >"$TMP/nginx.yaml"
@@ -665,11 +673,6 @@ through_nginx() {
 if wait_for 30 through_nginx; then ok "the API answers through nginx ($NURL: /v1/accelerators, /readyz) within $WAITED s"
 else not_ok "the API answers through nginx ($NURL)"; show_logs "${KNGX[0]}"; fi
 
-KKEY="$(podman exec "${KGPU[0]}" /usr/local/bin/gpucost apikey create --scope admin --name kube-test 2>/dev/null)"
-for c in "${KGPU[@]}"; do
-  if wait_for 10 key_known_at "http://$(ip_of "$c"):8080" "$KKEY"; then ok "pod $c accepts the new key within $WAITED s"
-  else not_ok "pod $c accepts the new key within 10 s"; fi
-done
 KID=aws-p5.48xlarge-eu-north-1-on-demand
 status="$(curl -sS -m 10 -o "$TMP/kbody" -w '%{http_code}' -X POST "$NURL/v1/offerings" \
   -H "Authorization: Bearer $KKEY" -H 'Content-Type: application/json' \
