@@ -8,8 +8,9 @@
 #     then `podman-compose down -v` and that containers, network, volume and nft tables are gone.
 #  2. docker/kubernetes/*.yaml with `podman kube play` (podman 4.3): PostgreSQL, the migrate Job
 #     (played as its pod template, restartPolicy Never: 4.3 plays no Jobs), the gpucost
-#     Deployment with its ConfigMap and the Secret's DATABASE_URL; the probes' own commands
-#     report ready, the API answers from the pod, a write is read back; then `podman kube down`
+#     Deployment with its ConfigMap and the Secret's DATABASE_URL, and the nginx Deployment in
+#     front of it; the probes' own commands report ready, the API answers from the pod and
+#     through nginx, a write through nginx is read back from each pod; then `podman kube down`
 #     and that pods, secrets, volumes and network are gone.
 #
 # Needs root (CI is root). Installs podman, buildah, debootstrap, runc and podman-compose with
@@ -113,7 +114,7 @@ podman network exists "$NETWORK" 2>/dev/null && network_existed=1
 # secrets, the claim's volume, the network). Safe to run more than once.
 kube_down() {
   local f pods
-  for f in "$TMP/gpucost.yaml" "$TMP/job-pods.yaml" "$TMP/postgres.yaml"; do
+  for f in "$TMP/nginx.yaml" "$TMP/gpucost.yaml" "$TMP/job-pods.yaml" "$TMP/postgres.yaml"; do
     [[ -f "$f" ]] && timeout 60 podman kube down "$f" >/dev/null 2>&1
   done
   pods="$(podman pod ps -q --filter label=app.kubernetes.io/part-of=gpucost 2>/dev/null)"
@@ -658,17 +659,51 @@ if podman exec "${KGPU[0]}" printenv GPUCOST_SNAPSHOT_REFRESH_MS 2>/dev/null | g
   ok "the ConfigMap's settings are in the pod's environment"
 else not_ok "the ConfigMap's settings are in the pod's environment"; fi
 
+# Made before nginx's pods join the network: made just after, the key command once printed no
+# key (while containers join a network its DNS can miss a lookup; docs/deployment.md).
 KKEY="$(podman exec "${KGPU[0]}" /usr/local/bin/gpucost apikey create --scope admin --name kube-test 2>/dev/null)"
 for c in "${KGPU[@]}"; do
   if wait_for 10 key_known_at "http://$(ip_of "$c"):8080" "$KKEY"; then ok "pod $c accepts the new key within $WAITED s"
   else not_ok "pod $c accepts the new key within 10 s"; fi
 done
+
+# nginx in front of the replicas (nginx.yaml), as in compose: its Service gpucost-nginx is a
+# network alias, and its upstream `gpucost` resolves to both replicas (their alias).
+"${KUBE_TOOL[@]}" unpublished "$KUBE_DIR/nginx.yaml" >"$TMP/nginx.yaml"
+step kube-nginx 120 "podman kube play nginx.yaml (Deployment gpucost-nginx; Service gpucost-nginx = network alias)" \
+  podman kube play --network "$KNET:alias=gpucost-nginx" "$TMP/nginx.yaml"
+want_nginx="$("${KUBE_TOOL[@]}" replicas "$KUBE_DIR/nginx.yaml" gpucost-nginx)"
+mapfile -t KNGX < <(podman ps -a --format '{{.Names}}' | grep -E '^gpucost-nginx-pod-[0-9]+-nginx$' | sort)
+if ((${#KNGX[@]} == want_nginx)); then ok "Deployment gpucost-nginx runs $want_nginx pods"
+else fatal_stop "Deployment gpucost-nginx runs $want_nginx pods (got ${#KNGX[@]})"; fi
+mapfile -t NGX_READY < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/nginx.yaml" gpucost-nginx readinessProbe)
+mapfile -t NGX_LIVE < <("${KUBE_TOOL[@]}" probe "$KUBE_DIR/nginx.yaml" gpucost-nginx livenessProbe)
+for c in "${KNGX[@]}"; do
+  if wait_for 60 podman exec "$c" "${NGX_READY[@]}" && podman exec "$c" "${NGX_LIVE[@]}" >/dev/null 2>&1; then
+    ok "pod container $c passes its readinessProbe and livenessProbe within $WAITED s"
+  else
+    not_ok "pod container $c passes its readinessProbe and livenessProbe within 60 s"; show_logs "$c"
+  fi
+  if [[ "$(podman inspect -f '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$c" 2>/dev/null)" == "33:33 true" ]]; then
+    ok "$c runs as www-data (uid 33) with a read-only root filesystem (the manifest's securityContext)"
+  else not_ok "$c runs as uid 33 with a read-only root filesystem ($(podman inspect -f '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$c" 2>&1))"; fi
+done
+NURL="http://$(ip_of "${KNGX[0]}"):8080"
+# Through nginx: gpucost's answer (the catalog only gpucost has), nginx's request id on it.
+through_nginx() {
+  curl -sS -m 5 -D "$TMP/nhdrs" "$NURL/v1/accelerators" | grep -q '"h100-sxm"' \
+    && grep -qi '^x-request-id:' "$TMP/nhdrs" \
+    && curl -fsS -m 2 "$NURL/readyz" >/dev/null
+}
+if wait_for 30 through_nginx; then ok "the API answers through nginx ($NURL: /v1/accelerators, /readyz) within $WAITED s"
+else not_ok "the API answers through nginx ($NURL)"; show_logs "${KNGX[0]}"; fi
+
 KID=aws-p5.48xlarge-eu-north-1-on-demand
-status="$(curl -sS -m 10 -o "$TMP/kbody" -w '%{http_code}' -X POST "$KURL/v1/offerings" \
+status="$(curl -sS -m 10 -o "$TMP/kbody" -w '%{http_code}' -X POST "$NURL/v1/offerings" \
   -H "Authorization: Bearer $KKEY" -H 'Content-Type: application/json' \
   --data-binary "${OFFERING_BODY/eu-west-3/eu-north-1}" 2>&1)"
-if [[ "$status" == 201 ]]; then ok "POST /v1/offerings to the pod with a key made in the pod is 201 ($KID)"
-else not_ok "POST /v1/offerings to the pod is 201 (got $status: $(head -c 200 "$TMP/kbody"))"; fi
+if [[ "$status" == 201 ]]; then ok "POST /v1/offerings through nginx with a key made in the pod is 201 ($KID)"
+else not_ok "POST /v1/offerings through nginx is 201 (got $status: $(head -c 200 "$TMP/kbody"))"; fi
 for c in "${KGPU[@]}"; do
   url="http://$(ip_of "$c"):8080"
   kreads_back() { curl -fsS -m 2 "$url/v1/offerings/$KID" | grep -q '"usd_per_hour":61.25'; }
@@ -676,9 +711,9 @@ for c in "${KGPU[@]}"; do
   else not_ok "pod $c reads the written offering back within 5 s"; fi
 done
 
-step kube-down 120 "podman kube down of gpucost.yaml, the Job's pod and postgres.yaml" bash -c "
-  podman kube down '$TMP/gpucost.yaml' && podman kube down '$TMP/job-pods.yaml' \
-  && podman kube down '$TMP/postgres.yaml'"
+step kube-down 120 "podman kube down of nginx.yaml, gpucost.yaml, the Job's pod and postgres.yaml" bash -c "
+  podman kube down '$TMP/nginx.yaml' && podman kube down '$TMP/gpucost.yaml' \
+  && podman kube down '$TMP/job-pods.yaml' && podman kube down '$TMP/postgres.yaml'"
 left="$(podman pod ps -q --filter label=app.kubernetes.io/part-of=gpucost 2>/dev/null)"
 check "no pod of the manifests is left after kube down" test -z "$left"
 # podman 4.3's `kube down` keeps the claim's volume and the secrets (the Kubernetes objects

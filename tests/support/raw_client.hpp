@@ -16,10 +16,17 @@ namespace gpucost::testing {
 
 // A connected loopback socket for the transport's tests: sends bytes a client library would not
 // produce (pipelined, cut at any byte, malformed) and reads what comes back. Closed on
-// destruction. Reads give up after 5 s (SO_RCVTIMEO) unless told otherwise.
+// destruction. Reads give up after 5 s (SO_RCVTIMEO) unless told otherwise. A non-zero
+// `receive_buffer_bytes` sets SO_RCVBUF before connecting: a client that reads slowly or not at
+// all then takes little of an answer into its own kernel buffer.
 class RawClient {
 public:
-    explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    explicit RawClient(int port, int receive_buffer_bytes = 0)
+        : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+        if (receive_buffer_bytes > 0) {
+            ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes,
+                         sizeof(receive_buffer_bytes));
+        }
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
         addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -45,6 +52,14 @@ public:
             bytes.remove_prefix(static_cast<std::size_t>(n));
         }
         return true;
+    }
+
+    // One recv() of at most `max_bytes` (empty when the peer closed or 5 s passed).
+    std::string ReadSome(std::size_t max_bytes) const {
+        std::string out(max_bytes, '\0');
+        ssize_t n = ::recv(fd_, out.data(), out.size(), 0);
+        out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        return out;
     }
 
     // No more requests: the server sees end of stream after what was sent.

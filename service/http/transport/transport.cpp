@@ -1,10 +1,10 @@
 #include "service/http/transport/transport.hpp"
 
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -124,6 +124,12 @@ std::string ProblemResponse(int status, std::string_view code, std::string_view 
            std::string(extra_headers) + "Connection: close\r\n\r\n" + body;
 }
 
+// Bytes written to `fd` that the client has not acknowledged yet (-1 when unknown).
+int KernelQueuedBytes(int fd) {
+    int bytes = 0;
+    return ::ioctl(fd, SIOCOUTQ, &bytes) == 0 ? bytes : -1;
+}
+
 // Bytes the kernel holds for `fd` that no worker has read yet: a request may be waiting for a
 // free worker. Closing a socket with unread bytes sends a reset, and that request is lost.
 bool UnreadBytesWaiting(int fd) {
@@ -206,15 +212,9 @@ std::string HeadWithoutBody(std::string_view in, const RequestFrame& frame) {
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // A lingering close reads at most this much before it gives up on a polite end.
 constexpr std::size_t kMaxLingerBytes = std::size_t{1024} * 1024;
-
-bool WaitFor(int fd, short events, std::chrono::milliseconds timeout) {
-    pollfd p{fd, events, 0};
-    int rc = 0;
-    do {
-        rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
-    } while (rc < 0 && errno == EINTR);
-    return rc > 0;
-}
+// A connection's answer buffer keeps its memory between answers up to this size; a larger one
+// is given back once its answer is out, so idle keep-alive connections hold little.
+constexpr std::size_t kKeptOutCapacityBytes = std::size_t{64} * 1024;
 
 }  // namespace
 
@@ -235,6 +235,15 @@ struct EventServer::Connection {
     // after the answer, and its lingering close may drop this many more bytes of that body.
     bool close_after = false;
     std::size_t unread_body_bytes = 0;
+    // The answer on its way to the client, owned here once the worker has built it: out[0,
+    // out_sent) has gone. While it is unsent the connection waits for EPOLLOUT and serves no
+    // further request (its pipelined requests wait in `in` and the kernel).
+    std::string out;
+    std::size_t out_sent = 0;
+    std::size_t out_charged = 0;     // of `out`, counted in EventServer::unsent_bytes_
+    bool close_after_out = false;    // the answer closes the connection: linger once it is out
+    Clock::time_point out_progress;  // when the client last took bytes of `out`
+    int kernel_queued_bytes = -1;    // the kernel's unsent bytes when the reaper last looked
     Clock::time_point deadline;
     std::string remote_ip;
     int remote_port = 0;
@@ -244,15 +253,14 @@ struct EventServer::Connection {
 
 // The library's parser reads through this: exactly one framed request (FrameRequest), then end
 // of stream. It never reads the socket, so it cannot take a byte of the next request or wait on
-// a client.
+// a client. Its answer is appended to the connection's `out`, which the event loop sends: it
+// never writes the socket either, so it cannot wait on a client that does not read.
 class EventServer::ConnectionStream final : public httplib::Stream {
 public:
-    ConnectionStream(const Connection& conn, std::string_view request,
-                     const TransportOptions& options)
-        : conn_(conn), request_(request), options_(options) {}
+    ConnectionStream(Connection& conn, std::string_view request) : conn_(conn), request_(request) {}
 
     bool is_readable() const override { return read_ < request_.size(); }
-    bool is_writable() const override { return WaitFor(conn_.fd, POLLOUT, options_.write_timeout); }
+    bool is_writable() const override { return true; }
 
     ssize_t read(char* ptr, size_t size) override {
         std::size_t n = std::min(size, request_.size() - read_);
@@ -261,37 +269,10 @@ public:
         return static_cast<ssize_t>(n);
     }
 
-    // Collects the answer so that status line, headers and body leave in one send().
+    // Collects the answer, so that status line, headers and body leave in one send().
     ssize_t write(const char* ptr, size_t size) override {
-        out_.append(ptr, size);
-        if (out_.size() >= kFlushBytes && !Flush()) {
-            return -1;
-        }
+        conn_.out.append(ptr, size);
         return static_cast<ssize_t>(size);
-    }
-
-    bool Flush() const {
-        std::size_t sent = 0;
-        auto deadline = Clock::now() + options_.write_timeout;
-        while (sent < out_.size()) {
-            ssize_t n = ::send(conn_.fd, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL);
-            if (n >= 0) {
-                sent += static_cast<std::size_t>(n);
-                continue;
-            }
-            if (errno == EINTR) {
-                continue;
-            }
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            if ((errno != EAGAIN && errno != EWOULDBLOCK) || left.count() <= 0 ||
-                !WaitFor(conn_.fd, POLLOUT, left)) {
-                out_.clear();
-                return false;
-            }
-        }
-        out_.clear();
-        return true;
     }
 
     void get_remote_ip_and_port(std::string& ip, int& port) const override {
@@ -305,12 +286,9 @@ public:
     socket_t socket() const override { return conn_.fd; }
 
 private:
-    static constexpr std::size_t kFlushBytes = std::size_t{64} * 1024;
-    const Connection& conn_;
+    Connection& conn_;
     std::string_view request_;
     std::size_t read_ = 0;
-    const TransportOptions& options_;
-    mutable std::string out_;  // answer bytes not sent yet
 };
 
 EventServer::EventServer(TransportOptions options) : options_(std::move(options)) {
@@ -369,6 +347,7 @@ TransportStats EventServer::Stats() const {
     TransportStats s = stats_;
     s.open_connections = connections_.size();
     s.buffered_body_bytes = buffered_body_bytes_.load();
+    s.unsent_bytes = unsent_bytes_;
     return s;
 }
 
@@ -463,10 +442,19 @@ void EventServer::WorkerLoop() {
     }
 }
 
-// Reads what arrived; answers every complete request; waits in epoll for the rest.
+// Sends what is left of an answer the client was slow to read; reads what arrived; answers
+// every complete request; waits in epoll for the rest. An answer the socket does not take at
+// once is left to the event loop (EPOLLOUT), and the requests after it wait until it is out.
 void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
     if (conn->lingering) {
         return DrainLingering(conn);
+    }
+    if (!conn->out.empty()) {
+        if (!SendUnsent(*conn)) return Close(conn);
+        if (!conn->out.empty()) return Rearm(conn);
+        if (conn->close_after_out) return Linger(conn);
+        conn->deadline = Clock::now() + (conn->in.empty() ? options_.keep_alive_timeout
+                                                          : options_.request_timeout);
     }
     bool eof = Receive(*conn);
     for (;;) {
@@ -483,9 +471,16 @@ void EventServer::HandleReadable(const std::shared_ptr<Connection>& conn) {
             case Progress::kServe:
                 break;
         }
-        const bool served = ServeOne(*conn);
+        if (OverUnsentBudget()) {
+            return RefuseOverUnsentBudget(conn);
+        }
+        const bool keep_open = ServeOne(*conn);
         ReleaseBody(*conn);
-        if (!served) {
+        if (!conn->out.empty()) {
+            conn->close_after_out = !keep_open;
+            return Rearm(conn);
+        }
+        if (!keep_open) {
             return Linger(conn);
         }
         if (conn->in.empty()) {
@@ -667,15 +662,18 @@ bool EventServer::ServeOne(Connection& conn) {
         library_request = LibraryRequest(request, frame);
         request = library_request;
     }
-    ConnectionStream stream(conn, request, options_);
-    bool close_connection =
-        draining_ || conn.close_after || conn.served + 1 >= options_.keep_alive_max_count ||
-        frame.close_requested;
+    ConnectionStream stream(conn, request);
+    bool close_connection = draining_ || conn.close_after ||
+                            conn.served + 1 >= options_.keep_alive_max_count ||
+                            frame.close_requested;
     bool connection_closed = false;
     SetEmptyHeaderFields(frame.empty_fields);
     bool ok = process_request(stream, close_connection, connection_closed, nullptr);
     SetEmptyHeaderFields({});
-    ok = stream.Flush() && ok;
+    // The worker is done with the answer here: what the socket does not take now, the event
+    // loop sends as the client reads.
+    conn.out_progress = Clock::now();
+    ok = SendUnsent(conn) && ok;
     ++conn.served;
     // The whole frame, whatever the handler or the library read of it: a body left unread
     // (an early answer, a route that takes none) never becomes the next request.
@@ -747,6 +745,71 @@ void EventServer::DrainLingering(const std::shared_ptr<Connection>& conn) {
     }
 }
 
+bool EventServer::SendUnsent(Connection& conn) {
+    bool ok = true;
+    while (conn.out_sent < conn.out.size()) {
+        ssize_t n = ::send(conn.fd, conn.out.data() + conn.out_sent,
+                           conn.out.size() - conn.out_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            conn.out_sent += static_cast<std::size_t>(n);
+            conn.out_progress = Clock::now();
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        ok = false;  // the client is gone
+        break;
+    }
+    if (!ok || conn.out_sent == conn.out.size()) {
+        conn.out.clear();
+        if (conn.out.capacity() > kKeptOutCapacityBytes) std::string().swap(conn.out);
+        conn.out_sent = 0;
+    }
+    ChargeUnsent(conn);
+    return ok;
+}
+
+// What a connection holds is its whole answer buffer until the answer is out; only the
+// connection's owner changes it, so the difference is all that needs to be atomic.
+void EventServer::ChargeUnsent(Connection& conn) {
+    const std::size_t held = conn.out.size();
+    if (held >= conn.out_charged) {
+        unsent_bytes_ += held - conn.out_charged;
+    } else {
+        unsent_bytes_ -= conn.out_charged - held;
+    }
+    conn.out_charged = held;
+}
+
+bool EventServer::OverUnsentBudget() const {
+    return unsent_bytes_.load() >= options_.max_unsent_bytes_total;
+}
+
+// Answers held for slow readers have taken the memory set aside for them: the request is
+// refused before any handler runs (nothing was done, so a retry is safe), as a connection over
+// the limit is.
+void EventServer::RefuseOverUnsentBudget(const std::shared_ptr<Connection>& conn) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.refused_unsent_budget;
+    }
+    const std::string answer =
+        ProblemResponse(503, "overloaded",
+                        "answers waiting for clients to read them hold " +
+                            std::to_string(options_.max_unsent_bytes_total) +
+                            " bytes, the most this server keeps; retry later",
+                        HeadOf(conn->in), std::nullopt, "Retry-After: 1\r\n");
+    if (options_.log_refusals && log::Enabled(log::Level::kWarn)) {
+        log::Warn("request refused: unsent answers over their budget",
+                  {{"status", 503},
+                   {"unsent_bytes", unsent_bytes_.load()},
+                   {"remote_addr", conn->remote_ip},
+                   {"request_id", CurrentRequestContext().request_id}});
+    }
+    SendAndForget(conn->fd, answer);
+    Linger(conn);
+}
+
 void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
     std::lock_guard<std::mutex> lock(mutex_);
     conn->busy = false;
@@ -755,17 +818,18 @@ void EventServer::Rearm(const std::shared_ptr<Connection>& conn) {
         return;
     }
     epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.events = (conn->out.empty() ? EPOLLIN : EPOLLOUT) | EPOLLONESHOT;
     ev.data.u64 = conn->id;
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, conn->fd, &ev) != 0) {
         CloseLocked(*conn);
     }
 }
 
-// Answered at least once, nothing of a next request received or waiting in the kernel: such a
-// connection may be closed while draining without losing a request.
+// Answered at least once, the answer wholly sent, nothing of a next request received or waiting
+// in the kernel: such a connection may be closed while draining without losing a request.
 bool EventServer::IdleAfterAnswer(const Connection& conn) const {
-    return conn.lingering || (conn.served > 0 && conn.in.empty() && !UnreadBytesWaiting(conn.fd));
+    return conn.lingering ||
+           (conn.served > 0 && conn.out.empty() && conn.in.empty() && !UnreadBytesWaiting(conn.fd));
 }
 
 // Caller holds mutex_. epoll_ctl and close happen under the same lock as accept's
@@ -774,6 +838,8 @@ void EventServer::CloseLocked(Connection& conn) {
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
     ::close(conn.fd);
     ReturnBudget(conn);
+    unsent_bytes_ -= conn.out_charged;
+    conn.out_charged = 0;
     auto per_address = connections_per_address_.find(conn.remote_ip);
     if (per_address != connections_per_address_.end() && --per_address->second == 0) {
         connections_per_address_.erase(per_address);
@@ -787,8 +853,9 @@ void EventServer::Close(const std::shared_ptr<Connection>& conn) {
     CloseLocked(*conn);
 }
 
-// Closes connections whose request, keep-alive or linger time is up, and idle ones while
-// draining. A request cut off part-way gets a 408 first.
+// Closes connections whose request, keep-alive or linger time is up, those whose answer the
+// client stopped reading, and idle ones while draining. A request cut off part-way gets a 408
+// first.
 void EventServer::ReaperLoop() {
     while (!stopping_) {
         std::this_thread::sleep_for(std::chrono::milliseconds(kPollIntervalMs));
@@ -797,6 +864,22 @@ void EventServer::ReaperLoop() {
         std::vector<std::shared_ptr<Connection>> expired;
         for (auto& [id, conn] : connections_) {
             if (conn->busy) continue;
+            if (!conn->out.empty()) {
+                // An answer on its way, also while draining: it is delivered unless the client
+                // takes nothing of it for the write timeout. The socket reports writable only
+                // once a third of its buffer (megabytes) is free, so a client that reads slowly
+                // but steadily shows its progress in the kernel's queue first.
+                const int queued = KernelQueuedBytes(conn->fd);
+                if (queued != conn->kernel_queued_bytes) {
+                    conn->kernel_queued_bytes = queued;
+                    conn->out_progress = now;
+                }
+                if (now - conn->out_progress > options_.write_timeout) {
+                    ++stats_.write_timed_out;
+                    expired.push_back(conn);
+                }
+                continue;
+            }
             bool timed_out = now > conn->deadline;
             // Idle between requests; a connection that has sent nothing yet keeps its time.
             bool idle_while_draining =
@@ -840,8 +923,10 @@ void EventServer::Drain() {
     std::unique_lock<std::mutex> lock(mutex_);
     drain_deadline_ = Clock::now() + grace_;
     draining_ = true;
-    // Requests in progress finish (bounded by their handler and the write timeout); the
-    // reaper closes idle connections now and partial requests once the grace is over.
+    // Requests in progress finish (bounded by their handler) and answers on their way are
+    // sent (bounded by the write timeout: the reaper closes a connection whose client takes
+    // none of its answer for that long); the reaper closes idle connections now and partial
+    // requests once the grace is over.
     changed_.wait_until(lock, drain_deadline_ + options_.write_timeout,
                         [this] { return connections_.empty(); });
     lock.unlock();

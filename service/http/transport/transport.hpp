@@ -25,10 +25,12 @@ namespace gpucost::http {
 // asks, so a body left unread became the next request. EventServer keeps every connection in one
 // epoll set, frames each request itself (FrameRequest: head and Content-Length body, strictly),
 // and hands a worker the whole frame and nothing beyond it; a worker never waits for a client to
-// send, and after the answer the whole frame is gone, whatever the handler read of it.
+// send, and after the answer the whole frame is gone, whatever the handler read of it. The
+// answer goes back to the event loop whole: what the socket does not take at once is sent on
+// EPOLLOUT, so a client that reads slowly or not at all holds memory, never a worker.
 struct TransportOptions {
-    // Threads that run handlers. They never wait on a client's input, so they only need to
-    // cover the CPUs plus requests blocked in the database or on a slow reader.
+    // Threads that run handlers. They never wait on a client's input or for a client to read
+    // an answer, so they only need to cover the CPUs plus requests blocked in the database.
     std::size_t workers = 16;
     // Open connections at most; further ones get a 503 and are closed. Kept under FD_SETSIZE
     // (1024): the library answers 500 to a request on a higher descriptor.
@@ -57,8 +59,18 @@ struct TransportOptions {
     std::chrono::milliseconds keep_alive_timeout{5000};
     // Requests per connection before the answer says Connection: close.
     std::size_t keep_alive_max_count = 1000;
-    // A blocked send (slow reader) fails after this long.
+    // A connection whose unsent answer makes no progress (not one byte taken by the client)
+    // for this long is closed (nginx send_timeout). No worker waits meanwhile: the event loop
+    // sends an answer as the client reads it.
     std::chrono::milliseconds write_timeout{5000};
+    // Answer bytes held for clients that have not read them yet, across all connections. A
+    // request that arrives while they hold this much gets a 503 (Retry-After) before any
+    // handler runs, and its connection is closed. Each connection holds at most one answer:
+    // it serves its next request only once the previous answer is wholly sent. The default is
+    // about twice what one address's share of connections (max_connections_per_address, 64)
+    // holds with the largest answers (about 1.1 MB: the Redoc bundle, a training plan at
+    // limit 500) on each.
+    std::size_t max_unsent_bytes_total = std::size_t{128} * 1024 * 1024;
     // After an answer that closes the connection, the client's remaining bytes are read and
     // dropped for at most this long (a lingering close, as nginx's lingering_time): closing a
     // socket with unread bytes sends a reset, which can destroy the answer before it is read.
@@ -86,14 +98,17 @@ using HeadGate = std::function<bool(const httplib::Request& head)>;
 struct TransportStats {
     std::size_t open_connections = 0;
     std::uint64_t accepted = 0;
-    std::uint64_t refused_over_limit = 0;   // 503: max_connections reached
-    std::uint64_t refused_per_address = 0;  // 503: max_connections_per_address reached
-    std::uint64_t timed_out = 0;            // request_timeout or keep-alive expiry
-    std::uint64_t header_too_large = 0;     // 431
-    std::uint64_t refused_framing = 0;      // any answer FrameRequest decided (400-431)
-    std::uint64_t refused_before_body = 0;  // the head gate refused; the body was never read
-    std::uint64_t refused_over_budget = 0;  // 503: max_buffered_body_bytes reached
-    std::size_t buffered_body_bytes = 0;    // bodies held now (counted against the budget)
+    std::uint64_t refused_over_limit = 0;     // 503: max_connections reached
+    std::uint64_t refused_per_address = 0;    // 503: max_connections_per_address reached
+    std::uint64_t timed_out = 0;              // request_timeout or keep-alive expiry
+    std::uint64_t header_too_large = 0;       // 431
+    std::uint64_t refused_framing = 0;        // any answer FrameRequest decided (400-431)
+    std::uint64_t refused_before_body = 0;    // the head gate refused; the body was never read
+    std::uint64_t refused_over_budget = 0;    // 503: max_buffered_body_bytes reached
+    std::size_t buffered_body_bytes = 0;      // bodies held now (counted against the budget)
+    std::size_t unsent_bytes = 0;             // answer bytes clients have not read yet (now)
+    std::uint64_t write_timed_out = 0;        // closed: no answer byte taken for write_timeout
+    std::uint64_t refused_unsent_budget = 0;  // 503: max_unsent_bytes_total reached
 };
 
 // An httplib::Server whose accepted sockets go to an epoll-based connection manager (see
@@ -155,6 +170,15 @@ private:
     // it closes or linger_timeout passes (caller owns the connection or holds mutex_).
     void BeginLinger(Connection& conn, std::chrono::steady_clock::time_point now);
     void DrainLingering(const std::shared_ptr<Connection>& conn);
+    // Sends what the socket takes of the connection's unsent answer, never waiting; false on a
+    // socket error (the answer is dropped).
+    bool SendUnsent(Connection& conn);
+    // Counts the connection's unsent answer bytes in unsent_bytes_.
+    void ChargeUnsent(Connection& conn);
+    bool OverUnsentBudget() const;
+    void RefuseOverUnsentBudget(const std::shared_ptr<Connection>& conn);
+    // Waits in epoll for the connection's next event: writable while an answer is unsent,
+    // else readable.
     void Rearm(const std::shared_ptr<Connection>& conn);
     bool IdleAfterAnswer(const Connection& conn) const;
     void CloseLocked(Connection& conn);
@@ -176,6 +200,7 @@ private:
     TransportStats stats_;
     HeadGate head_gate_;
     std::atomic<std::size_t> buffered_body_bytes_{0};  // the sum of Connection::budgeted_bytes
+    std::atomic<std::size_t> unsent_bytes_{0};         // answer bytes held across all connections
 
     std::vector<std::thread> workers_;
     std::thread reaper_;

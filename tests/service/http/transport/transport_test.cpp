@@ -25,6 +25,109 @@ namespace {
 
 const std::string kHealthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
 
+// Larger than what the kernel takes of an answer for a client that reads nothing (on loopback
+// the send buffer grows to about 2.3 MB of data by default), so that the server must hold it.
+constexpr std::size_t kBigAnswerBytes = std::size_t{4} * 1024 * 1024;
+// SO_RCVBUF of a client that reads nothing (Linux rounds it up to a few KiB).
+constexpr int kSmallReceiveBytes = 2048;
+
+std::string Get(const std::string& target) {
+    return "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
+}
+
+// An EventServer with GET /fast and GET /big?n=N (N, a colon, then kBigAnswerBytes of 'x') on an
+// ephemeral loopback port; stopped (unless stopped gracefully already) and joined on destruction.
+class BareServer {
+public:
+    explicit BareServer(const gpucost::http::TransportOptions& transport) : server_(transport) {
+        server_.Get("/fast", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content("fast", "text/plain");
+        });
+        server_.Get("/big", [](const httplib::Request& req, httplib::Response& res) {
+            res.set_content(req.get_param_value("n") + ":" + std::string(kBigAnswerBytes, 'x'),
+                            "text/plain");
+        });
+        port_ = server_.bind_to_any_port("127.0.0.1");
+        listener_ = std::thread([this] { server_.listen_after_bind(); });
+        while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ~BareServer() {
+        if (server_.is_running()) server_.stop();
+        listener_.join();
+    }
+    BareServer(const BareServer&) = delete;
+    BareServer& operator=(const BareServer&) = delete;
+    BareServer(BareServer&&) = delete;
+    BareServer& operator=(BareServer&&) = delete;
+
+    int port() const { return port_; }
+    gpucost::http::EventServer& server() { return server_; }
+    std::size_t UnsentBytes() const { return server_.Stats().unsent_bytes; }
+
+private:
+    gpucost::http::EventServer server_;
+    int port_ = 0;
+    std::thread listener_;
+};
+
+// Polls `done` every 10 ms for up to `limit` (a wait with a wide bound, not a timing check).
+template <typename Done>
+bool WaitUntil(Done done, std::chrono::milliseconds limit = std::chrono::milliseconds(10000)) {
+    auto deadline = Clock::now() + limit;
+    while (!done()) {
+        if (Clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+}
+
+struct Answer {
+    std::string head;
+    std::string body;
+};
+
+// Reads until `count` whole answers arrived (or the server closed, or 5 s passed without a
+// byte), parsing as it goes: answers of megabytes read in small pieces stay linear.
+std::vector<Answer> ReadAnswers(const RawClient& client, std::size_t count,
+                                std::size_t bytes_per_read = std::size_t{256} * 1024,
+                                std::chrono::milliseconds pause = std::chrono::milliseconds(0)) {
+    std::string out;
+    std::vector<Answer> answers;
+    std::size_t start = 0;                     // of the answer being read
+    std::size_t head_end = std::string::npos;  // its blank line, once here
+    std::size_t end = 0;                       // its end, once its head is here
+    while (answers.size() < count) {
+        if (head_end == std::string::npos) {
+            head_end = out.find("\r\n\r\n", start);
+            if (head_end != std::string::npos) {
+                std::size_t cl = out.find("Content-Length: ", start);
+                std::size_t length = cl == std::string::npos || cl > head_end
+                                         ? 0
+                                         : std::stoul(out.substr(cl + 16, 20));
+                end = head_end + 4 + length;
+            }
+        }
+        if (head_end != std::string::npos && out.size() >= end) {
+            answers.push_back({out.substr(start, head_end + 4 - start),
+                               out.substr(head_end + 4, end - head_end - 4)});
+            start = end;
+            head_end = std::string::npos;
+            continue;
+        }
+        std::string chunk = client.ReadSome(bytes_per_read);
+        if (chunk.empty()) break;
+        out += chunk;
+        std::this_thread::sleep_for(pause);
+    }
+    return answers;
+}
+
+// Whether `answer` is /big?n=`n`, whole.
+bool IsBig(const Answer& answer, const std::string& n) {
+    return answer.head.rfind("HTTP/1.1 200", 0) == 0 && answer.body.rfind(n + ":", 0) == 0 &&
+           answer.body.size() == n.size() + 1 + kBigAnswerBytes;
+}
+
 std::size_t ResidentKb() {
     std::ifstream status("/proc/self/status");
     std::string line;
@@ -72,7 +175,9 @@ TEST_SUITE("transport") {
             }
         }
         MESSAGE("slowest normal request while 200 clients trickled: " << worst_ms << " ms");
-        CHECK(worst_ms < 1000);
+        // Held workers would make it wait the 4 s request timeout; a margin under that survives
+        // a busy 2-core machine (1,024 ms was seen there against a limit of 1,000).
+        CHECK(worst_ms < 3000);
         // Every trickling client was disconnected once its request took longer than the
         // request timeout, so what they can pin is bounded by time as well as by count.
         auto stats = server.server().Stats();
@@ -335,5 +440,143 @@ TEST_SUITE("transport") {
         RawClient third(server.port());
         REQUIRE(third.Send(head + body));
         CHECK(third.Read().rfind("HTTP/1.1 200", 0) == 0);
+    }
+
+    // The Slow Read attack: a worker used to write the answer itself and wait for the client to
+    // read it (up to the write timeout), so as many non-reading clients as workers froze the
+    // server. Now the worker hands the answer to the event loop and is free at once.
+    TEST_CASE(
+        "answers no one reads hold no worker: with as many such clients as workers, "
+        "another client is answered") {
+        gpucost::http::TransportOptions transport;
+        transport.workers = 2;
+        transport.write_timeout = std::chrono::seconds(30);
+        BareServer server(transport);
+        std::vector<std::unique_ptr<RawClient>> readers_of_nothing;
+        for (int i = 0; i < 2; ++i) {
+            readers_of_nothing.push_back(
+                std::make_unique<RawClient>(server.port(), kSmallReceiveBytes));
+            REQUIRE(readers_of_nothing.back()->Send(Get("/big?n=0") + Get("/big?n=1") +
+                                                    Get("/big?n=2") + Get("/big?n=3")));
+        }
+        REQUIRE(WaitUntil([&] { return server.UnsentBytes() >= 2 * kBigAnswerBytes; }));
+        RawClient other(server.port());
+        REQUIRE(other.Send(Get("/fast")));
+        auto answers = ReadAnswers(other, 1);
+        REQUIRE(answers.size() == 1);
+        CHECK(answers[0].head.rfind("HTTP/1.1 200", 0) == 0);
+        CHECK(answers[0].body == "fast");
+    }
+
+    TEST_CASE("pipelined answers stay whole and in order when the client stops reading midway") {
+        gpucost::http::TransportOptions transport;
+        transport.workers = 1;
+        transport.write_timeout = std::chrono::seconds(30);
+        BareServer server(transport);
+        RawClient pipelining(server.port(), kSmallReceiveBytes);
+        REQUIRE(pipelining.Send(Get("/big?n=0") + Get("/fast") + Get("/big?n=2") + Get("/fast")));
+        // The first answer is held, the three requests after it wait: the one worker is free.
+        REQUIRE(WaitUntil([&] { return server.UnsentBytes() >= kBigAnswerBytes; }));
+        RawClient other(server.port());
+        REQUIRE(other.Send(Get("/fast")));
+        CHECK(other.Read().rfind("HTTP/1.1 200", 0) == 0);
+        auto answers = ReadAnswers(pipelining, 4);
+        REQUIRE(answers.size() == 4);
+        CHECK(IsBig(answers[0], "0"));
+        CHECK(answers[1].body == "fast");
+        CHECK(IsBig(answers[2], "2"));
+        CHECK(answers[3].body == "fast");
+    }
+
+    TEST_CASE("unsent answers are capped: one per connection, and beyond the total a 503") {
+        gpucost::http::TransportOptions transport;
+        transport.workers = 2;
+        transport.max_unsent_bytes_total = kBigAnswerBytes * 3 / 2;
+        BareServer server(transport);
+        RawClient first(server.port(), kSmallReceiveBytes);
+        REQUIRE(first.Send(Get("/big?n=0") + Get("/big?n=1") + Get("/big?n=2")));
+        REQUIRE(WaitUntil([&] { return server.UnsentBytes() >= kBigAnswerBytes; }));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // time to serve more
+        // The connection holds its first answer; the two requests after it wait until it is read.
+        CHECK(server.UnsentBytes() < 2 * kBigAnswerBytes);
+
+        RawClient second(server.port(), kSmallReceiveBytes);
+        REQUIRE(second.Send(Get("/big?n=9")));
+        REQUIRE(WaitUntil([&] { return server.UnsentBytes() >= 2 * kBigAnswerBytes; }));
+        // Over the total: refused before its handler runs, told when to retry, closed.
+        RawClient third(server.port());
+        REQUIRE(third.Send(Get("/fast")));
+        std::string refused = third.Read();
+        CHECK(refused.rfind("HTTP/1.1 503", 0) == 0);
+        CHECK(refused.find("\r\nRetry-After: 1\r\n") != std::string::npos);
+        CHECK(refused.find("\r\nConnection: close\r\n") != std::string::npos);
+        json problem = json::parse(refused.substr(refused.find("\r\n\r\n") + 4));
+        CHECK(problem["code"] == "overloaded");
+        CHECK(third.ClosedByServer());
+        CHECK(server.server().Stats().refused_unsent_budget == 1);
+
+        // Read by its client, a held answer goes, the requests behind it are answered in order,
+        // and the server takes new requests again.
+        auto answers = ReadAnswers(first, 3);
+        REQUIRE(answers.size() == 3);
+        CHECK(IsBig(answers[0], "0"));
+        CHECK(IsBig(answers[1], "1"));
+        CHECK(IsBig(answers[2], "2"));
+        REQUIRE(WaitUntil([&] { return server.UnsentBytes() < 2 * kBigAnswerBytes; }));
+        RawClient fourth(server.port());
+        REQUIRE(fourth.Send(Get("/fast")));
+        CHECK(fourth.Read().rfind("HTTP/1.1 200", 0) == 0);
+    }
+
+    // The write timeout is the longest the client may take no byte of its answer (nginx's
+    // send_timeout), not the longest the whole answer may take: a slow but steady reader gets
+    // all of it, one that stopped reading is closed.
+    TEST_CASE(
+        "a slow but steady reader gets its whole answer; one that reads nothing is closed "
+        "after the write timeout") {
+        gpucost::http::TransportOptions transport;
+        transport.workers = 2;
+        transport.write_timeout = std::chrono::seconds(1);
+        BareServer server(transport);
+        RawClient steady(server.port(), 16 * 1024);
+        RawClient stalled(server.port(), kSmallReceiveBytes);
+        REQUIRE(steady.Send(Get("/big?n=1")));
+        REQUIRE(stalled.Send(Get("/big?n=2") + Get("/big?n=3")));
+        auto started = Clock::now();
+        // At most about 1 MB/s (4 KiB, then 4 ms): a few seconds for the answer.
+        auto answers = ReadAnswers(steady, 1, 4096, std::chrono::milliseconds(4));
+        double took_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+        MESSAGE("the steady reader took " << took_ms
+                                          << " ms for its answer (write timeout 1000 ms)");
+        REQUIRE(answers.size() == 1);
+        CHECK(IsBig(answers[0], "1"));
+        // The stalled one: closed by the reaper, its answer's memory given back.
+        CHECK(WaitUntil([&] { return server.server().Stats().write_timed_out == 1; }));
+        CHECK(WaitUntil([&] { return server.server().Stats().open_connections == 1; }));
+        CHECK(server.UnsentBytes() == 0);
+        CHECK(ReadAnswers(stalled, 2).size() < 2);
+    }
+
+    TEST_CASE("a graceful stop delivers an answer waiting for its reader and answers the others") {
+        gpucost::http::TransportOptions transport;
+        transport.workers = 1;
+        transport.write_timeout = std::chrono::seconds(30);
+        BareServer server(transport);
+        RawClient slow(server.port(), kSmallReceiveBytes);
+        REQUIRE(slow.Send(Get("/big?n=7") + Get("/big?n=8")));
+        REQUIRE(WaitUntil([&] { return server.UnsentBytes() >= kBigAnswerBytes; }));
+        RawClient other(server.port());
+        REQUIRE(other.Send(Get("/fast")));
+        std::thread stopper(
+            [&] { server.server().StopGracefully(std::chrono::milliseconds(3000)); });
+        CHECK(other.Read().rfind("HTTP/1.1 200", 0) == 0);
+        // Both requests had arrived: both are answered, the second with Connection: close.
+        auto answers = ReadAnswers(slow, 2);
+        stopper.join();
+        REQUIRE(answers.size() == 2);
+        CHECK(IsBig(answers[0], "7"));
+        CHECK(IsBig(answers[1], "8"));
+        CHECK(answers[1].head.find("\r\nConnection: close\r\n") != std::string::npos);
+        CHECK(slow.ClosedByServer());
     }
 }
