@@ -27,11 +27,12 @@ std::string SetOne(const TestDatabase& db, const std::string& table, const std::
 // effective, list, month).
 std::string InsertCharge(const TestDatabase& db, const std::string& values) {
     return db.Scalar(
-        "WITH i AS (INSERT INTO actuals_imports (tag_key, rows_read, kept, added) VALUES "
-        "('t', 1, 1, 1) RETURNING id) INSERT INTO actual_charges (row_id, import_id, provider, "
-        "month, charge_period_start, billing_currency, sku, accelerator, region, "
-        "pricing_category, accelerator_hours, billed_cost, effective_cost, list_cost) SELECT "
-        "md5(random()::text), i.id, 'aws', v.m, '', 'USD', 'p5', 'h100', 'r', 'Standard', v.h, "
+        "WITH i AS (INSERT INTO actuals_imports (team, tag_key, rows_read, kept, added) VALUES "
+        "('default', 't', 1, 1, 1) RETURNING id) INSERT INTO actual_charges (team, row_id, "
+        "import_id, provider, month, charge_period_start, billing_currency, sku, accelerator, "
+        "region, pricing_category, accelerator_hours, billed_cost, effective_cost, list_cost) "
+        "SELECT 'default', md5(random()::text), i.id, 'aws', v.m, '', 'USD', 'p5', 'h100', 'r', "
+        "'Standard', v.h, "
         "v.b, v.e, v.l FROM i, (VALUES (" +
         values + ")) AS v(h, b, e, l, m) RETURNING 1");
 }
