@@ -699,7 +699,7 @@ if wait_for 30 through_nginx; then ok "the API answers through nginx ($NURL: /v1
 else not_ok "the API answers through nginx ($NURL)"; show_logs "${KNGX[0]}"; fi
 
 KID=aws-p5.48xlarge-eu-north-1-on-demand
-# With an Idempotency-Key, so that a second try is the same write. Once in five runs on a
+# With an Idempotency-Key, so that a second try is the same write. Once in nine runs on a
 # loaded machine the first POST got no answer within 10 s (cause not found): the logs are
 # shown and the write is tried once more; a second failure fails the check.
 kube_post() {
