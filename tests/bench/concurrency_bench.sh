@@ -8,6 +8,8 @@
 #   usage: tests/bench/concurrency_bench.sh [BINARY] [SECONDS_PER_RUN]
 # Needs wrk and curl (Debian packages). Total time is about 17 x SECONDS_PER_RUN (default 5).
 set -euo pipefail
+# shellcheck source=tests/bench/gpucost_port.sh
+source "$(dirname "$0")/gpucost_port.sh"
 binary=${1:-build/release/service/gpucost}
 seconds=${2:-5}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
@@ -21,14 +23,7 @@ start_ns=$(date +%s%N)
 "$binary" --port 0 --max-connections-per-address 900 ${BENCH_FLAGS:-} 2>"$log" >/dev/null &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-port=""
-for _ in $(seq 500); do
-    port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
-    [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-    port=""
-    sleep 0.01
-done
-[[ -n "$port" ]] || { echo "server did not start"; cat "$log"; exit 1; }
+port=$(gpucost_port "$log" 500 0.01) || { echo "server did not start"; cat "$log"; exit 1; }
 startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
 base="http://127.0.0.1:${port}"
 

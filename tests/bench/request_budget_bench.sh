@@ -14,6 +14,8 @@
 #   usage: tests/bench/request_budget_bench.sh [BINARY] [SECONDS] [REQUESTS]
 # Needs curl and python3. Total time is about 3 x SECONDS plus the sequential requests.
 set -euo pipefail
+# shellcheck source=tests/bench/gpucost_port.sh
+source "$(dirname "$0")/gpucost_port.sh"
 binary=${1:-build/release/service/gpucost}
 seconds=${2:-10}
 requests=${3:-20}
@@ -26,14 +28,7 @@ log="$work/server.log"
     2>"$log" >/dev/null &
 pid=$!
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-port=""
-for _ in $(seq 500); do
-    port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
-    [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-    port=""
-    sleep 0.02
-done
-[[ -n "$port" ]] || { echo "server did not start"; cat "$log"; exit 1; }
+port=$(gpucost_port "$log") || { echo "server did not start"; cat "$log"; exit 1; }
 base="http://127.0.0.1:$port"
 
 # A training plan for a 7B model with an inline book of $1 discount rules (the providers

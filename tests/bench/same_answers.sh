@@ -7,6 +7,8 @@
 #   usage: tests/bench/same_answers.sh BINARY OUT_DIR
 #          tests/bench/same_answers.sh --compare DIR_A DIR_B   (request ids aside)
 set -euo pipefail
+# shellcheck source=tests/bench/gpucost_port.sh
+source "$(dirname "$0")/gpucost_port.sh"
 if [[ ${1:-} == --compare ]]; then
     a=$2 b=$3 bad=0
     for f in "$a"/*; do
@@ -25,14 +27,7 @@ log=$(mktemp)
 "$bin" --port 0 --access-log false 2>"$log" >/dev/null &
 pid=$!
 trap 'kill $pid; wait $pid 2>/dev/null; rm -f "$log"' EXIT
-port=""
-for _ in $(seq 500); do
-    port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
-    [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-    port=""
-    sleep 0.02
-done
-[[ -n "$port" ]] || { echo "server did not start"; cat "$log"; exit 1; }
+port=$(gpucost_port "$log") || { echo "server did not start"; cat "$log"; exit 1; }
 b="http://127.0.0.1:$port"
 i=0
 req() {  # $1: path, $2: body

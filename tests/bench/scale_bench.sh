@@ -11,6 +11,8 @@
 # Needs wrk, curl, python3 and valgrind. SECONDS_PER_ROW defaults to 5: about 7 minutes in all
 # at 2 cores, half of it the callgrind runs.
 set -euo pipefail
+# shellcheck source=tests/bench/gpucost_port.sh
+source "$(dirname "$0")/gpucost_port.sh"
 binary=${1:-build/release/service/gpucost}
 seconds=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,18 +34,12 @@ offerings_path="/v1/offerings?sort=usd_per_accelerator_hour&limit=100"
 
 # Starts the binary on catalog directory $1 (extra flags after it); sets pid and base.
 start() {
-    local dir=$1 log="$work/server.log" port=""
+    local dir=$1 log="$work/server.log" port
     shift
     "$binary" --port 0 --catalog-dir "$dir" --access-log false \
         --max-connections-per-address 900 "$@" 2>"$log" >/dev/null &
     pid=$!
-    for _ in $(seq 1000); do
-        port=$(grep -so '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
-        [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-        port=""
-        sleep 0.02
-    done
-    [[ -n "$port" ]] || { echo "server did not start on $dir"; cat "$log"; exit 1; }
+    port=$(gpucost_port "$log" 1000) || { echo "server did not start on $dir"; cat "$log"; exit 1; }
     base="http://127.0.0.1:$port"
 }
 stop() { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=""; }
