@@ -237,6 +237,24 @@ show_logs() {
   done
 }
 
+# show_sockets CONTAINER...: the TCP sockets in each container's network namespace with their
+# queues (a request left unread sits in Recv-Q; an answer not taken, in Send-Q), and the
+# threads' stacks of its main process, so that a request that got no answer can be placed.
+show_sockets() {
+  local c pid
+  for c in "$@"; do
+    pid="$(podman inspect -f '{{.State.Pid}}' "$c" 2>/dev/null)"
+    [[ -n "$pid" && "$pid" != 0 ]] || continue
+    echo "# --- TCP sockets seen from $c (pid $pid) ---"
+    nsenter -t "$pid" -n ss -tnoi 2>&1 | sed 's/^/#   /'
+    if command -v gdb >/dev/null; then
+      echo "# --- thread stacks of $c ---"
+      timeout 20 gdb -p "$pid" -batch -ex 'thread apply all bt 8' 2>/dev/null \
+        | grep -E '^(Thread|#[0-9])' | sed 's/^/#   /' | head -200
+    fi
+  done
+}
+
 # ---------------------------------------------------------------------------------------------
 # Images
 step base-image 300 "docker/make-base-image.sh: localhost/debian:bookworm is present" \
@@ -714,6 +732,10 @@ if [[ "$status" != 201 ]]; then
   note "first POST /v1/offerings through nginx: $status $(head -c 200 "$TMP/kbody" 2>/dev/null); logs follow, then one more try"
   show_logs "${KNGX[0]}"
   for c in "${KGPU[@]}"; do show_logs "$c"; done
+  show_sockets "${KNGX[0]}" "${KGPU[@]}"
+  for c in "${KGPU[@]}"; do
+    note "GET /healthz directly from $c: $(curl -sS -m 3 -o /dev/null -w '%{http_code} in %{time_total} s' "http://$(ip_of "$c"):8080/healthz" 2>&1)"
+  done
   sleep 2
   status="$(kube_post)"
 fi
