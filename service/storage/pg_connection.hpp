@@ -1,7 +1,10 @@
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -19,7 +22,26 @@ std::string WithConnectionDefaults(const std::string& url);
 // `url` with any password replaced by "***", for logs.
 std::string RedactUrl(const std::string& url);
 
-// Opens a connection and sets statement_timeout. Throws pqxx::broken_connection.
+// A host name's numeric addresses (none when it does not resolve); blocks as long as the
+// system resolver does.
+using HostResolver = std::function<std::vector<std::string>(const std::string& host)>;
+// The system resolver (getaddrinfo): each address once, in its order.
+std::vector<std::string> ResolveWithSystem(const std::string& host);
+
+// `conninfo` with its host resolved within `timeout` on a thread of its own, and `hostaddr`
+// set when the name has exactly one address (with several, e.g. localhost's IPv4 and IPv6,
+// libpq tries each itself, and the name has just been seen to resolve in time). libpq's
+// connect_timeout does not cover the lookup (getaddrinfo blocks), and a container network's DNS can
+// miss a query while containers join it, after which glibc's resolver waits 5 s per try and per
+// server: a write then waited past 20 s for its first pooled connection, and its client (nginx, 10
+// s) gave up on an answer that came later. Unchanged when there is nothing to resolve (a socket
+// directory, a numeric address, hostaddr already set, several hosts). Throws
+// pqxx::broken_connection when the name does not resolve in time or at all.
+std::string WithResolvedHost(const std::string& conninfo, std::chrono::milliseconds timeout,
+                             const HostResolver& resolve = ResolveWithSystem);
+
+// Opens a connection (its host resolved within kConnectTimeoutS) and sets statement_timeout.
+// Throws pqxx::broken_connection.
 std::unique_ptr<pqxx::connection> Connect(const std::string& url);
 
 // SQLSTATE of a pqxx error, or "" when it carries none.

@@ -376,6 +376,42 @@ pricing::Result<std::unique_ptr<PgStore::Lease>> PgStore::Checkout() {
     return lease;
 }
 
+// Connects the pool's idle, closed slots on the refresher's thread, so that a write takes a
+// connection that is already open: while the database is reachable a request waits on
+// neither a name lookup nor a connect (a container network's DNS can miss queries for
+// seconds while containers join it).
+void PgStore::FillPool() {
+    for (;;) {
+        std::size_t slot = 0;
+        {
+            std::lock_guard<std::mutex> lock(pool_mutex_);
+            auto closed = std::find_if(free_slots_.begin(), free_slots_.end(),
+                                       [this](std::size_t s) { return !pool_[s]; });
+            if (closed == free_slots_.end()) {
+                return;
+            }
+            slot = *closed;
+            free_slots_.erase(closed);
+        }
+        std::unique_ptr<pqxx::connection> conn;
+        try {
+            conn = Connect(options_.database_url);
+        } catch (const std::exception& e) {
+            log::Debug("pool connection not opened ahead", {{"error", e.what()}});
+        }
+        const bool opened = conn != nullptr;
+        {
+            std::lock_guard<std::mutex> lock(pool_mutex_);
+            pool_[slot] = std::move(conn);
+            free_slots_.push_back(slot);
+        }
+        pool_cv_.notify_one();
+        if (!opened) {
+            return;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Lifecycle and snapshots
 
@@ -619,6 +655,7 @@ void PgStore::RefresherLoop() {
                 }
                 catch_up = false;
                 connected_ = true;
+                FillPool();
                 ReturnFreedMemory();
             }
             conn->await_notification(0, static_cast<long>(kListenSlice.count()) * 1000);

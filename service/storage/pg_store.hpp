@@ -119,6 +119,7 @@ private:
     // A pooled connection, returned on destruction (dropped if it broke).
     class Lease;
     pricing::Result<std::unique_ptr<Lease>> Checkout();
+    void FillPool();
 
     // Runs `body` in a transaction that holds the catalog_state lock, with the
     // Idempotency-Key protocol, retries and in-doubt handling; bumps the revision when the

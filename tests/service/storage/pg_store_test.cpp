@@ -137,6 +137,29 @@ TEST_SUITE("catalog_contract") {
 }
 
 TEST_SUITE("pg_store") {
+    TEST_CASE("the pool's connections are opened by the refresher, before any write needs one") {
+        TestDatabase db;
+        db.MigrateAndSeedSample();
+        storage::PgStoreOptions options;
+        options.database_url = db.url();
+        options.pool_size = 3;
+        options.refresh_interval = std::chrono::milliseconds(100);
+        auto store = storage::PgStore::Open(options);
+        REQUIRE(store.ok());
+        pqxx::connection conn(db.url());
+        int backends = 0;
+        // A wide margin: the first periodic check comes 100 ms after the start.
+        for (int i = 0; i < 200 && backends < 4; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            pqxx::nontransaction tx(conn);
+            backends = tx.exec(
+                             "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                             "current_database() AND pid <> pg_backend_pid()")[0][0]
+                           .as<int>();
+        }
+        CHECK(backends == 4);  // the refresher's LISTEN connection and the three pooled ones
+    }
+
     TEST_CASE("seeding twice changes nothing the second time") {
         TestDatabase db;
         db.MigrateAndSeedSample();
