@@ -448,29 +448,43 @@ def gpucost(binary, env, *args):
     return done.stdout.strip().split("\n")[-1]
 
 
-def fresh_database(binary, index, env):
-    """A database of its own for one doc file: migrated, seeded, with the keys the docs use."""
-    base = env["DATABASE_URL"]
-    name = f"examples_{index}"
-    subprocess.run(["psql", base, "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True,
-                   capture_output=True)
-    subprocess.run(["psql", base, "-qc", f"CREATE DATABASE {name}"], check=True,
-                   capture_output=True)
-    env = {**env, "DATABASE_URL": base.rsplit("/", 1)[0] + "/" + name}
+def template_database(binary):
+    """Migrated, seeded and holding the keys the docs use: every fresh database is a copy of
+    it (CREATE DATABASE ... TEMPLATE), so each file starts as a new deployment does, without
+    migrating and seeding again. Returns the keys."""
+    psql(os.environ["DATABASE_URL"], "CREATE DATABASE examples_template")
+    env = {**os.environ, "DATABASE_URL": database_url("examples_template")}
     gpucost(binary, env, "migrate")
     gpucost(binary, env, "seed")
-    env["GPUCOST_ADMIN_KEY"] = gpucost(binary, env, "apikey", "create", "--scope", "admin",
-                                       "--name", "pricing")
-    env["GPUCOST_READ_KEY"] = gpucost(binary, env, "apikey", "create", "--scope", "read",
-                                      "--name", "research")
-    return env
+    return {
+        "GPUCOST_ADMIN_KEY": gpucost(binary, env, "apikey", "create", "--scope", "admin",
+                                     "--name", "pricing"),
+        "GPUCOST_READ_KEY": gpucost(binary, env, "apikey", "create", "--scope", "read",
+                                    "--name", "research"),
+    }
+
+
+def fresh_database(name, keys, env):
+    """A database of its own for one file (or a block marked `fresh`)."""
+    psql(env["DATABASE_URL"], f"CREATE DATABASE examples_{name} TEMPLATE examples_template")
+    return {**env, **keys, "DATABASE_URL": database_url(f"examples_{name}")}
+
+
+def database_url(name):
+    return os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + name
+
+
+def psql(url, sql):
+    client = os.path.join(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"), "psql")
+    subprocess.run([client if os.path.exists(client) else "psql", url, "-qc", sql], check=True,
+                   capture_output=True, timeout=60)
 
 
 class Session:
     """A fresh server (in database mode on a fresh database) and a scratch directory: what a
     reader starts with at the top of a file, or at a block marked `fresh`."""
 
-    def __init__(self, binary, source, mode, name):
+    def __init__(self, binary, source, mode, name, keys):
         self.workdir = tempfile.mkdtemp(prefix="gpucost-examples-")
         for link in ("tests", "schema"):
             os.symlink(os.path.join(source, link), os.path.join(self.workdir, link))
@@ -478,7 +492,7 @@ class Session:
                if k not in ("GPUCOST_ADMIN_KEY", "GPUCOST_READ_KEY")}
         env["PATH"] = os.path.dirname(os.path.abspath(binary)) + ":" + env["PATH"]
         if mode == "database":
-            env = fresh_database(binary, name, env)
+            env = fresh_database(name, keys, env)
         else:
             env.pop("DATABASE_URL", None)
         self.env = env
@@ -499,7 +513,7 @@ class Session:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def run_file(binary, source, label, blocks, mode, index, counts):
+def run_file(binary, source, label, blocks, mode, index, counts, keys):
     runnable = [b for b in blocks if b.curls and b.mode() in ("both", mode)]
     problems, session = [], None
     try:
@@ -507,11 +521,16 @@ def run_file(binary, source, label, blocks, mode, index, counts):
             if session is None or block.fresh():
                 if session:
                     session.stop()
-                session = Session(binary, source, mode, f"{index}_{block.line}")
+                session_started = time.time()
+                session = Session(binary, source, mode, f"{index}_{block.line}", keys)
+                print(f"     a fresh server for {block.where()}: "
+                      f"{time.time() - session_started:.1f} s")
                 if session.port is None:
                     return [f"{block.where()}: the server did not start: "
                             f"{open(session.log.name).read()[-500:]}"]
+            block_started = time.time()
             found = run_block(block, session.port, session.workdir, session.env)
+            block.seconds = time.time() - block_started
             counts["run"] += 1
             counts["curls"] += len(block.curls)
             counts["answers"] += len(block.answers)
@@ -523,7 +542,7 @@ def run_file(binary, source, label, blocks, mode, index, counts):
                 print(f"FAIL {block.where()}")
             else:
                 print(f"ok   {block.where()} ({len(block.curls)} curl, "
-                      f"{len(block.answers)} answers compared)")
+                      f"{len(block.answers)} answers compared, {block.seconds:.1f} s)")
     finally:
         if session:
             session.stop()
@@ -531,13 +550,14 @@ def run_file(binary, source, label, blocks, mode, index, counts):
 
 
 def main():
-    binary, source, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    binary, source, mode = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     files = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(source, "docs"))
                                    if f.endswith(".md"))
     counts = {"run": 0, "curls": 0, "answers": 0, "failed": 0, "failed curls": 0,
               "other mode": 0}
     not_run, problems = {}, []
     started = time.time()
+    keys = template_database(binary) if mode == "database" else {}
     for index, label in enumerate(files):
         blocks = read_blocks(os.path.join(source, label), label)
         for block in blocks:
@@ -553,7 +573,7 @@ def main():
                                 f"<!-- example: not run: REASON --> or make it an example")
             elif block.mode() not in ("both", mode):
                 counts["other mode"] += 1
-        problems += run_file(binary, source, label, blocks, mode, index, counts)
+        problems += run_file(binary, source, label, blocks, mode, index, counts, keys)
     print(f"\n{mode} mode, {time.time() - started:.1f} s: {counts['run']} example blocks run "
           f"({counts['curls']} curl commands, {counts['answers']} answers compared), "
           f"{counts['failed']} failed ({counts['failed curls']} curl commands with another "
