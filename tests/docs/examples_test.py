@@ -203,7 +203,7 @@ def mismatches(shown, served, path="$"):
         if not isinstance(served, str) or not re.fullmatch(text_pattern(shown), served, re.S):
             return [f"{path}: {shown!r} shown, {json.dumps(served)[:300]} served"]
         return []
-    if shown is not served and shown != served:
+    if type(shown) is not type(served) or shown != served:
         return [f"{path}: {json.dumps(shown)} shown, {json.dumps(served)[:80]} served"]
     return []
 
@@ -242,6 +242,34 @@ def parse_cell(cell):
         return cell
 
 
+def check_rules():
+    """The comparison rules on known cases, so that a matcher that lets everything through
+    fails here rather than passing every doc."""
+    def differs(shown, served):
+        return bool(mismatches(ShownJson(shown).values()[0], served))
+    cases = [
+        ('{"a": 55.04}', {"a": 55.0400001, "b": 1}, False),
+        ('{"a": 105100}', {"a": 105139}, True),
+        ('{"a": -3266.0999999999995}', {"a": -3266.1}, False),
+        ('{"a": 1.0}', {"a": 1.2}, True),
+        ('{"a": 1}', {"a": "1"}, True),
+        ('{"a": "x"}', {}, True),
+        ('{"a": …, "b": "2026-…Z"}', {"a": [1], "b": "2026-11-27T06:51:00Z"}, False),
+        ('{"a": "… days ago"}', {"a": "553 days ago"}, False),
+        ('{"a": "540 days ago"}', {"a": "553 days ago"}, True),
+        ('[1, 2]', [1, 2, 3], True),
+        ('[1, ..., 3]', [1, 2, 3], False),
+        ('[3, ..., 1]', [1, 2, 3], True),
+        ('{"a": [{"id": "x", ...}, ...], ...}', {"a": [{"id": "x", "n": 1}, {"id": "y"}]}, False),
+        ('{"a": null}', {"a": 0}, True),
+        ('{"a": true}', {"a": 1}, True),
+    ]
+    for shown, served, expected in cases:
+        assert differs(shown, served) == expected, (shown, served)
+    assert csv_mismatches("a,b\n1,x\n", "a,b,c\n1.0000001,x,z\n") == []
+    assert csv_mismatches("a,b\n2,x\n", "a,b,c\n1,x,z\n") != []
+
+
 # --- the docs' blocks ------------------------------------------------------------------------
 
 class Block:
@@ -270,9 +298,16 @@ class Block:
 
 def shell_commands(text):
     """The block's commands as (text without comments, trailing comment): a newline ends one
-    outside quotes and unless escaped, as bash reads it."""
+    outside quotes and unless escaped, as bash reads it; a here-document's lines are data."""
     commands, current, comment, quote, i = [], "", "", None, 0
     while i < len(text):
+        heredoc = re.search(r"<<-?\s*'?(\w+)'?", current) if text[i] == "\n" and not quote else None
+        if heredoc:
+            end = re.compile(rf"^\s*{heredoc.group(1)}$", re.M).search(text, i + 1)
+            commands.append((current.strip(), comment))
+            current, comment = "", ""
+            i = end.end() if end else len(text)
+            continue
         c = text[i]
         if quote:
             current += c
@@ -354,7 +389,7 @@ def attach_answers(blocks):
         if marked:
             which = [int(n) - 1 for n in re.findall(r"\d+", block.how)]
         else:
-            which = list(range(len(example.curls) - len(shown), len(example.curls)))
+            which = list(range(max(0, len(example.curls) - len(shown)), len(example.curls)))
         for index, value in zip(which, shown):
             example.answers.append((index, value, block.lang, block.where()))
 
@@ -366,9 +401,8 @@ curl() {
   local n args=() a
   n=$(( $(cat "$EXAMPLE_LOG/count") + 1 )); echo "$n" > "$EXAMPLE_LOG/count"
   for a in "$@"; do
-    a=${a//http:\/\/localhost:8080/http:\/\/127.0.0.1:$EXAMPLE_PORT}
     a=${a//localhost:8080/127.0.0.1:$EXAMPLE_PORT}
-    a=${a//http:\/\/127.0.0.1:8080/http:\/\/127.0.0.1:$EXAMPLE_PORT}
+    a=${a//127.0.0.1:8080/127.0.0.1:$EXAMPLE_PORT}
     args+=("$a")
   done
   command curl "${args[@]}" -o "$EXAMPLE_LOG/$n.body" -w '%{response_code}' > "$EXAMPLE_LOG/$n.status"
@@ -551,6 +585,7 @@ def run_file(binary, source, label, blocks, mode, index, counts, keys):
 
 def main():
     binary, source, mode = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+    check_rules()
     files = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(source, "docs"))
                                    if f.endswith(".md"))
     counts = {"run": 0, "curls": 0, "answers": 0, "failed": 0, "failed curls": 0,
