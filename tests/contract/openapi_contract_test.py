@@ -28,6 +28,10 @@ sys.path.insert(0, __import__("os").path.dirname(__file__))
 import serve  # noqa: E402
 
 BINARY, SPEC_PATH = sys.argv[1], sys.argv[2]
+# With GPUCOST_CONTRACT_PRISM (the path of Stoplight's prism), every check below calls the
+# server through Prism in validating proxy mode, and an answer Prism finds at odds with the
+# document (its sl-violations header, location "response") fails.
+PRISM = __import__("os").environ.get("GPUCOST_CONTRACT_PRISM")
 spec = yaml.safe_load(open(SPEC_PATH, encoding="utf-8"))
 results = []
 
@@ -128,7 +132,10 @@ TRANSPORT_HEADERS = {"content-length", "content-type", "connection", "date", "co
                      "vary", "keep-alive", "transfer-encoding"}
 TRANSPORT_PREFIXES = ("access-control-",)
 
+PRISM_HEADERS = {"sl-violations"}  # Prism's report, in Prism mode
+
 undeclared = {"status": set(), "header": set(), "member": set()}  # summary counts
+prism_violations = {"request": 0, "response": 0}
 member_seen = {}  # (schema name, member) -> [answers without it, answers with it]
 
 
@@ -144,13 +151,61 @@ def check_headers(method, doc_path, status, headers):
     declared = declared_headers(resp)
     sent = {name.lower() for name in headers.keys()}
     for name in sorted(sent):
-        if name in TRANSPORT_HEADERS or name.startswith(TRANSPORT_PREFIXES) or name in declared:
+        if (name in TRANSPORT_HEADERS or name.startswith(TRANSPORT_PREFIXES) or name in declared
+                or (PRISM and name in PRISM_HEADERS)):
             continue
         undeclared["header"].add(f"{method.upper()} {doc_path} {status} {name}")
         check(False, f"{method.upper()} {doc_path} {status} declares the header {name} it sends")
     for name, h in declared.items():
         if h.get("required"):
             check(name in sent, f"{method.upper()} {doc_path} {status} sends its required header {name}")
+
+
+def check_prism_report(method, url_path, expect, report):
+    """Prism's violations for one exchange: none about the answer; about the request only
+    where the check sends a bad one on purpose (an expected 4xx)."""
+    found = json.loads(report) if report else []
+    answer = [v for v in found if v.get("location", [""])[0] == "response"]
+    asked = [v for v in found if v.get("location", [""])[0] == "request"]
+    prism_violations["response"] += len(answer)
+    prism_violations["request"] += len(asked)
+    check(not answer, f"Prism: {method.upper()} {url_path} answer matches the document" +
+          "".join(f"; {v.get('message')}" for v in answer[:3]))
+    check(not asked or expect >= 400, f"Prism: {method.upper()} {url_path} request matches the "
+          "document" + "".join(f"; {v.get('message')}" for v in asked[:3]))
+
+
+def start_prism(port):
+    """Prism in validating proxy mode in front of the server on `port`; returns (process,
+    base URL), or (None, the server's own URL) without GPUCOST_CONTRACT_PRISM."""
+    if not PRISM:
+        return None, f"http://127.0.0.1:{port}"
+    import socket
+    import tempfile
+    import time
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        prism_port = s.getsockname()[1]
+    log = tempfile.NamedTemporaryFile("w+", prefix="prism-", suffix=".log")
+    proc = subprocess.Popen([PRISM, "proxy", SPEC_PATH, f"http://127.0.0.1:{port}", "--host",
+                             "127.0.0.1", "--port", str(prism_port)], stdout=log,
+                            stderr=subprocess.STDOUT, env=dict(__import__("os").environ,
+                                                               NO_COLOR="1"))
+    proc.log = log
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if "Prism is listening" in open(log.name).read():
+            return proc, f"http://127.0.0.1:{prism_port}"
+        time.sleep(0.2)
+    check(False, "Prism started: " + open(log.name).read()[-500:])
+    proc.kill()
+    sys.exit(1)
+
+
+def stop(proc):
+    if proc is not None:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def observe(value, schema, name):
@@ -250,10 +305,12 @@ called = set()
 last_headers = {}  # the headers of call()'s last answer
 
 
-def call(doc_path, url_path, method="get", expect=200, body=None, headers=None, timeout_s=10):
+def call(doc_path, url_path, method="get", expect=200, body=None, headers=None, timeout_s=10,
+         through_prism=True):
     global last_headers
     called.add((doc_path, method))
-    req = urllib.request.Request(BASE + url_path, method=method.upper(), data=body,
+    base = BASE if through_prism else SERVER
+    req = urllib.request.Request(base + url_path, method=method.upper(), data=body,
                                  headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=timeout_s) as r:
@@ -270,6 +327,8 @@ def call(doc_path, url_path, method="get", expect=200, body=None, headers=None, 
         undeclared["status"].add(f"{method.upper()} {doc_path} {status}")
     check(str(status) in op["responses"], f"{method.upper()} {doc_path} documents {status}")
     check_headers(method, doc_path, status, last_headers)
+    if PRISM and through_prism:
+        check_prism_report(method, url_path, expect, last_headers.get("sl-violations"))
     if status == 304:
         check(not raw and not resolve(op["responses"]["304"] if "304" in op["responses"] else {})
               .get("content"), f"{method.upper()} {doc_path} 304 has and declares no content")
@@ -323,7 +382,8 @@ proc, port = serve.start(BINARY)
 check(port is not None, "server started and logged its port")
 if port is None:
     sys.exit(1)
-BASE = f"http://127.0.0.1:{port}"
+SERVER = f"http://127.0.0.1:{port}"
+prism, BASE = start_prism(port)
 
 try:
     accelerators = call("/v1/accelerators", "/v1/accelerators")
@@ -635,7 +695,8 @@ try:
     gz = urllib.request.Request(BASE + "/openapi.yaml", headers={"Accept-Encoding": "gzip"})
     with urllib.request.urlopen(gz, timeout=10) as r:
         packed = r.read()
-        check(r.headers.get("Content-Encoding") == "gzip" and
+        # Prism's client unpacks what it forwards: the run without Prism checks the coding.
+        check(PRISM or r.headers.get("Content-Encoding") == "gzip" and
               __import__("gzip").decompress(packed) == served and len(packed) < len(served) / 3,
               f"/openapi.yaml is served gzipped to a client that accepts it "
               f"({len(packed)} of {len(served)} bytes)")
@@ -647,6 +708,7 @@ try:
         for method in item:
             check((path, method) in called, f"{method.upper()} {path} was exercised")
 finally:
+    stop(prism)
     proc.terminate()
     try:
         code = proc.wait(timeout=10)
@@ -799,7 +861,10 @@ def actuals(j, a, r):
     call("/v1/actuals", "/v1/actuals", "post", expect=401, body=focus, headers=csv)
     call("/v1/actuals", "/v1/actuals", "post", expect=403, body=focus,
          headers=dict(r, **csv))
-    call("/v1/actuals", "/v1/actuals", "post", expect=415, body=focus, headers=a)
+    # Straight to the server: Prism never forwards a body that does not parse as the JSON its
+    # Content-Type claims (the request hangs).
+    call("/v1/actuals", "/v1/actuals", "post", expect=415, body=focus, headers=a,
+         through_prism=False)
     bad = focus.replace(b"784.32,627.46", b"78x,627.46")
     problem = call("/v1/actuals", "/v1/actuals", "post", expect=422, body=bad, headers=dict(a, **csv))
     check(problem.get("field") == "line 2", "a row that does not read names its line")
@@ -865,7 +930,7 @@ def run_database_mode():
     """PostgreSQL mode (issue 5), when DATABASE_URL is set (ctest: openapi_contract_pg, run
     through tests/pg/with_pg.sh): migrate, seed, issue keys, then every write, history,
     as_of and scenario operation's success and error answers against the document."""
-    global BASE
+    global BASE, SERVER
     url = __import__("os").environ["DATABASE_URL"]
 
     def gpucost(*args):
@@ -885,7 +950,8 @@ def run_database_mode():
     check(pg_port is not None, "PostgreSQL-mode server started")
     if pg_port is None:
         return
-    BASE = f"http://127.0.0.1:{pg_port}"
+    SERVER = f"http://127.0.0.1:{pg_port}"
+    pg_prism, BASE = start_prism(pg_port)
     j = {"Content-Type": "application/json"}
     a = dict(j, Authorization="Bearer " + admin)
     r = dict(j, Authorization="Bearer " + reader)
@@ -1000,6 +1066,7 @@ def run_database_mode():
         call("/v1/plans/spot", "/v1/plans/spot?as_of=2026-06-30", "post",
              body=json.dumps(spot["example"]).encode(), headers=j)
     finally:
+        stop(pg_prism)
         pg.terminate()
         try:
             code = pg.wait(timeout=10)
@@ -1053,6 +1120,9 @@ for member in always:
 check(True, f"{len(member_seen)} optional members observed")
 print(f"undeclared: {len(undeclared['status'])} statuses, {len(undeclared['header'])} headers, "
       f"{len(undeclared['member'])} members; {len(always)} always-sent members optional")
+if PRISM:
+    print(f"Prism: {prism_violations['response']} answer violations, "
+          f"{prism_violations['request']} in requests sent bad on purpose")
 
 passed = sum(results)
 failed = len(results) - passed
