@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """Contract test: runs the real gpucost binary and checks its answers against openapi.yaml.
 
-usage: openapi_contract_test.py GPUCOST_BINARY OPENAPI_YAML
+usage: [GPUCOST_CONTRACT_PRISM=PRISM] openapi_contract_test.py GPUCOST_BINARY OPENAPI_YAML
 
 Every operation in the document is called at least once; each response's status must be
 documented for that operation and its body must validate against the documented schema
 (a small validator for the subset of JSON Schema the document uses: $ref, allOf, type with
-null, required, properties, items, enum, additionalProperties, unevaluatedProperties, minimum,
-maximum). Every response schema must be closed, so a served field the document lacks fails. Examples in
-the document are validated too, so they cannot drift from the schemas.
+null, required, properties, items, enum, const, additionalProperties, unevaluatedProperties,
+minimum, maximum, and money's x-fraction-digits). Every response schema must be closed, so a
+served field the document lacks fails. Examples in the document are validated too, so they
+cannot drift from the schemas.
 Strict: every status the server answers must be documented for the operation, every response
 header it sends declared for that status (but the transport's own, TRANSPORT_HEADERS), every
 header declared `required` sent, a 304 documented without content; and a member that every
@@ -81,6 +82,9 @@ def validate(value, schema, path="$"):
     if "enum" in schema and value not in schema["enum"]:
         errors.append(f"{path}: {value!r} not in enum")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        digits = schema.get("x-fraction-digits")  # money: format decimal, so many places
+        if digits is not None and float(f"{value:.{digits}f}") != value:
+            errors.append(f"{path}: {value!r} has more than {digits} decimal places")
         if "minimum" in schema and value < schema["minimum"]:
             errors.append(f"{path}: {value} < minimum {schema['minimum']}")
         if "maximum" in schema and value > schema["maximum"]:

@@ -84,6 +84,14 @@ const ajv = new Ajv2020({ strict: true, allErrors: true });
 addFormats(ajv);
 // OpenAPI's own annotations inside schemas; they do not constrain values.
 ajv.addVocabulary(["example", "discriminator", "xml", "externalDocs"]);
+// Money (openapi.yaml's info, "Money"): a decimal amount with at most so many places.
+ajv.addFormat("decimal", { type: "number", validate: (x: number) => Number.isFinite(x) });
+ajv.addKeyword({
+    keyword: "x-fraction-digits",
+    type: "number",
+    schemaType: "number",
+    validate: (digits: number, value: number) => Number(value.toFixed(digits)) === value,
+});
 ajv.addSchema({ $id: kSchemaId, $defs: rewriteRefs(spec.components.schemas) as JsonObject });
 
 const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
