@@ -43,6 +43,8 @@ if ((redoc)); then
     exit 0
 fi
 
+# Prism's dependency @scarf/scarf reports installs home from a postinstall script; never.
+export SCARF_ANALYTICS=false
 SECONDS=0
 # npm ci writes node_modules/.package-lock.json last; a copy of the lock's packages there means
 # the tree is complete for this lock file.

@@ -4,7 +4,12 @@ import createClient from "openapi-fetch";
 import type { components, paths } from "./generated/api";
 
 export type Schemas = components["schemas"];
-export type Problem = Schemas["Problem"];
+// A problem as the page shows it: the server's, or one the page makes itself (a form it checks
+// before sending, a transport failure), which has its own codes and no request id.
+export type Problem = Omit<Schemas["Problem"], "code" | "request_id"> & {
+    code: Schemas["Problem"]["code"] | "client" | "network" | "error";
+    request_id?: string;
+};
 export type Assumption = NonNullable<Schemas["Assumptions"]>[number];
 
 // The page reads JSON answers (and problem+json errors); answers that also come as CSV are typed

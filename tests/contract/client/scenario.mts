@@ -84,6 +84,14 @@ const ajv = new Ajv2020({ strict: true, allErrors: true });
 addFormats(ajv);
 // OpenAPI's own annotations inside schemas; they do not constrain values.
 ajv.addVocabulary(["example", "discriminator", "xml", "externalDocs"]);
+// Money (openapi.yaml's info, "Money"): a decimal amount with at most so many places.
+ajv.addFormat("decimal", { type: "number", validate: (x: number) => Number.isFinite(x) });
+ajv.addKeyword({
+    keyword: "x-fraction-digits",
+    type: "number",
+    schemaType: "number",
+    validate: (digits: number, value: number) => Number(value.toFixed(digits)) === value,
+});
 ajv.addSchema({ $id: kSchemaId, $defs: rewriteRefs(spec.components.schemas) as JsonObject });
 
 const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
@@ -215,15 +223,19 @@ function stopServer(proc: ChildProcess): Promise<number | null> {
 // ---------------------------------------------------------------------------------------------
 // The scenario's steps.
 
-// Answers that also come as CSV are typed as their JSON form by naming the media types the
-// client reads (openapi-fetch's second type parameter), as an integrator's client would.
+// Answers that also come as CSV declare each media type on its own in openapi.yaml, so naming
+// the media types the client reads (openapi-fetch's second type parameter) types them as their
+// JSON form alone: no narrowing (the plans below are annotated with their schemas, so a JSON |
+// string union fails tsc).
 type JsonMedia = "application/json" | "application/problem+json";
 type Client = ReturnType<typeof createClient<paths, JsonMedia>>;
 
 async function discover(api: Client, base: string) {
     const index = await api.GET("/");
-    // "/" answers a browser (Accept: text/html) with the planning page; this client gets JSON.
-    const entry = typeof index.data === "object" ? index.data : undefined;
+    // "/" answers a browser (Accept: text/html) with the planning page; this client gets JSON,
+    // typed as JSON alone (the annotation fails to compile if the page's string were mixed in).
+    const entry: paths["/"]["get"]["responses"][200]["content"]["application/json"] | undefined =
+        index.data;
     check(index.response.status === 200 && entry?.openapi === "/openapi.yaml",
           "the index links the contract");
     const health = await api.GET("/healthz");
@@ -340,7 +352,7 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
             limit: 5,
         },
     });
-    const trainingPlan = typeof training.data === "object" ? training.data : undefined;
+    const trainingPlan: Schema["TrainingPlan"] | undefined = training.data;
     check(training.response.status === 200 && (trainingPlan?.options.length ?? 0) > 0,
           "a 7B training plan has options");
     const csv = await raw(base, "/v1/plans/training", "/v1/plans/training", {
@@ -375,6 +387,11 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
         },
     });
     check(rentVsBuy.response.status === 200, "rent vs buy against a named offering answers 200");
+    // Members always sent are required: the catalog version reads as a string, not `| undefined`.
+    if (rentVsBuy.data) {
+        const version: string = rentVsBuy.data.catalog_version;
+        check(version.length > 0, "a rent-vs-buy plan names its catalog version");
+    }
     const inference = await api.POST("/v1/plans/inference", {
         body: {
             model: { params_b: 8 },
@@ -385,7 +402,7 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
         },
     });
     check(inference.response.status === 200, "a serving plan answers 200");
-    const servingPlan = typeof inference.data === "object" ? inference.data : undefined;
+    const servingPlan: Schema["InferencePlan"] | undefined = inference.data;
     const served = servingPlan?.options[0];
     check(served !== undefined && (servingPlan?.total_count ?? 0) >= 1 &&
           served.total_accelerators === served.nodes * served.offering.accelerator_count &&
@@ -405,7 +422,7 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
                                     discount_fraction: 0.2 }] },
         },
     });
-    const bookedPlan = typeof booked.data === "object" ? booked.data : undefined;
+    const bookedPlan: Schema["TrainingPlan"] | undefined = booked.data;
     const first = bookedPlan?.options[0]?.offering;
     check(booked.response.status === 200 && bookedPlan?.pricing_basis === "price_book" &&
           bookedPlan.price_book?.name === "acme EDP" && first?.list_usd_per_hour !== undefined &&
