@@ -75,6 +75,23 @@ def client_rules(client_module, base):
           "a Decimal is sent as the same JSON number")
 
 
+def written_catalog_version(client_module, base):
+    """A write's answer names the catalog version the write made: the one GET /v1/catalog
+    serves after it; providers and history name the catalog served."""
+    admin = client_module.Client(base, api_key=os.environ["GPUCOST_KEY"])
+    offering = "aws-p5.48xlarge-us-east-1-on-demand"
+    before = admin.catalog()["catalog_version"]
+    check(admin.providers()["catalog_version"] == before, "providers name the catalog served")
+    check(admin.offering_history(offering)["catalog_version"] == before,
+          "an offering's history names the catalog served")
+    written = admin.put_price(offering, {"usd_per_hour": Decimal("55.04"),
+                                         "source": "python client test"})
+    after = admin.catalog()["catalog_version"]
+    check(written["catalog_version"] == after != before,
+          f"a price write's answer names the version it made ({written['catalog_version']}, "
+          f"catalog now {after}, before {before})")
+
+
 def start_database_server(binary):
     url = os.environ["DATABASE_URL"]
 
@@ -107,6 +124,8 @@ def main():
         sys.path.insert(0, os.path.join(source, "clients", "python"))
         import gpucost_client  # noqa: PLC0415 (after the path is set)
         client_rules(gpucost_client, base)
+        if database:
+            written_catalog_version(gpucost_client, base)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
