@@ -31,6 +31,7 @@
 #include "service/import/import_command.hpp"
 #include "service/import/sync_download.hpp"
 #include "service/log.hpp"
+#include "service/version.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/actuals_store.hpp"
 #include "service/storage/commands.hpp"
@@ -40,7 +41,6 @@
 
 namespace {
 
-constexpr char kVersion[] = "0.1.0";
 // Access-log lines buffered for the log writer thread before new ones are dropped (and
 // counted in /metrics): about 20,000 lines of ~200 bytes, a few seconds of peak traffic
 // while stderr's reader stalls.
@@ -168,7 +168,7 @@ std::optional<int> RunCommandWithoutCatalog(const gpucost::app::ServiceConfig& c
         return 0;
     }
     if (config.command == "version") {
-        std::printf("gpucost %s\n", kVersion);
+        std::printf("gpucost %s\n", std::string(gpucost::kVersion).c_str());
         return 0;
     }
     if (config.command == "import") {
@@ -308,7 +308,7 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
     deps.redoc_js = app::EmbeddedRedocJs();
     const app::WebFiles web = app::EmbeddedWebFiles();
     deps.web = {web.index_html, web.app_js, web.app_css};
-    deps.service_version = kVersion;
+    deps.service_version = gpucost::kVersion;
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
     deps.cpus = app::UsableCpus();
     deps.request_budget = std::chrono::milliseconds(config.request_budget_ms);
@@ -414,7 +414,7 @@ bool Serve(const gpucost::app::ServiceConfig& config, BoundServer& bound, const 
                             {"threads", threads},
                             {"cpus", cpus},
                             {"tls", !config.tls_cert.empty()},
-                            {"version", kVersion},
+                            {"version", gpucost::kVersion},
                             {"catalog_origin", info.origin},
                             {"catalog_version", info.version},
                             {"accelerators", info.accelerator_count},

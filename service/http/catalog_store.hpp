@@ -67,6 +67,9 @@ struct PriceInterval {
 struct OfferingHistory {
     pricing::Offering offering;
     std::int64_t version = 1;  // bumped on every write; the ETag is derived from it
+    // The catalog version this state of the offering belongs to: the served snapshot's for a
+    // read, the revision the write makes for a write's answer ("pg-r8").
+    std::string catalog_version;
     std::optional<TimestampUs> retired_at_us;
     std::vector<PriceInterval> prices;  // by valid_from, then id
 };

@@ -75,12 +75,16 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> BuildSnapshot(
             offerings.push_back(std::move(*served.value()));
         }
     }
-    std::string version = "pg-r" + std::to_string(history.revision);
+    std::string version = RevisionVersion(history.revision);
     if (at) {
         version += "@" + http::FormatTimestamp(*at);
     }
     return pricing::InMemoryCatalog::Build(history.accelerators, std::move(offerings),
                                            std::move(version), "postgresql", observations);
+}
+
+std::string RevisionVersion(std::int64_t revision) {
+    return "pg-r" + std::to_string(revision);
 }
 
 const OfferingHistory* FindHistory(const CatalogHistory& history, std::string_view id) {
@@ -211,7 +215,7 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> PatchSnapshot(
         changes.push_back(std::move(c));
     }
     return pricing::InMemoryCatalog::Patch(base_current, std::move(changes),
-                                           "pg-r" + std::to_string(next.revision));
+                                           RevisionVersion(next.revision));
 }
 
 std::vector<TimestampUs> ChangePoints(const CatalogHistory& history) {

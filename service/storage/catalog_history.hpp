@@ -44,6 +44,9 @@ struct CatalogHistory {
     std::vector<KeyRecord> keys;
 };
 
+// The catalog version a revision is served as: "pg-r7".
+std::string RevisionVersion(std::int64_t revision);
+
 // The offering with `id`, or null.
 const OfferingHistory* FindHistory(const CatalogHistory& history, std::string_view id);
 

@@ -694,8 +694,7 @@ pricing::Result<std::shared_ptr<const pricing::Catalog>> PgStore::At(http::Times
         return built.error();
     }
     pricing::CatalogInfo info = built.value()->Describe();
-    info.version =
-        "pg-r" + std::to_string(snapshot->history->revision) + "@" + http::FormatTimestamp(at);
+    info.version = RevisionVersion(snapshot->history->revision) + "@" + http::FormatTimestamp(at);
     return std::shared_ptr<const pricing::Catalog>(
         std::make_shared<const DescribedAs>(std::move(built).value(), std::move(info)));
 }
@@ -746,7 +745,9 @@ pricing::Result<http::OfferingHistory> PgStore::History(std::string_view id) con
         return MakeError(ErrorCode::kNotFound, "no offering with id '" + std::string(id) + "'",
                          "id");
     }
-    return *h;
+    OfferingHistory found = *h;
+    found.catalog_version = RevisionVersion(snapshot->history->revision);
+    return found;
 }
 
 http::StoreHealth PgStore::Health() const {
@@ -876,6 +877,31 @@ pricing::Result<http::StoredResponse> PgStore::AwaitOwnWrite(
     return outcome;
 }
 
+namespace {
+
+// The catalog version a write makes, for its answer. Every catalog write holds the
+// catalog_state lock (RunWrite) and bumps the revision once when it succeeds.
+std::string WrittenCatalogVersion(pqxx::work& tx) {
+    return RevisionVersion(
+        tx.exec("SELECT revision + 1 FROM catalog_state")[0][0].as<std::int64_t>());
+}
+
+http::OfferingHistory AsWritten(pqxx::work& tx, http::OfferingHistory history) {
+    history.catalog_version = WrittenCatalogVersion(tx);
+    return history;
+}
+
+std::vector<http::OfferingHistory> AsWritten(pqxx::work& tx,
+                                             std::vector<http::OfferingHistory> histories) {
+    const std::string version = WrittenCatalogVersion(tx);
+    for (http::OfferingHistory& h : histories) {
+        h.catalog_version = version;
+    }
+    return histories;
+}
+
+}  // namespace
+
 pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest& request,
                                                         std::string_view id,
                                                         const http::NewPrice& price,
@@ -909,7 +935,7 @@ pricing::Result<http::StoredResponse> PgStore::PutPrice(const http::WriteRequest
                             return written.error();
                         }
                         changed.offering_ids.push_back(offering_id);
-                        return encode(*LoadOfferingHistory(tx, offering_id, false));
+                        return encode(AsWritten(tx, *LoadOfferingHistory(tx, offering_id, false)));
                     });
 }
 
@@ -939,7 +965,7 @@ pricing::Result<http::StoredResponse> PgStore::PutPrices(
                             return written.error();
                         }
                         changed.offering_ids = ids;
-                        return encode(LoadOfferingHistories(tx, ids));
+                        return encode(AsWritten(tx, LoadOfferingHistories(tx, ids)));
                     });
 }
 
@@ -1032,7 +1058,7 @@ pricing::Result<http::StoredResponse> PgStore::CreateOfferings(
             for (const pricing::Offering& o : offerings) {
                 created.push_back(std::move(read.at(o.id)));
             }
-            return encode(created);
+            return encode(AsWritten(tx, std::move(created)));
         });
 }
 
@@ -1062,7 +1088,7 @@ pricing::Result<http::StoredResponse> PgStore::RetireOffering(const http::WriteR
                                            ", version = version + 1 WHERE id = $1",
                                        offering_id, now_us);
                         changed.offering_ids.push_back(offering_id);
-                        return encode(*LoadOfferingHistory(tx, offering_id, false));
+                        return encode(AsWritten(tx, *LoadOfferingHistory(tx, offering_id, false)));
                     });
 }
 

@@ -421,7 +421,8 @@ json ToJson(const pricing::ProviderSummary& p) {
 }
 
 json ToJson(const pricing::CatalogInfo& info) {
-    // `version` is catalog_version's deprecated name (kCatalogVersionRename), kept until 0.3.0.
+    // `version` is catalog_version's deprecated name, kept until 0.3.0 and at least 2027-03-01
+    // (docs/api.md, "Versions and deprecation").
     return {{"catalog_version", info.version},
             {"version", info.version},
             {"origin", info.origin},

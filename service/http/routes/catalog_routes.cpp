@@ -14,7 +14,6 @@
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/as_of.hpp"
-#include "service/http/routes/deprecation.hpp"
 #include "service/http/transport/api_version.hpp"
 
 namespace gpucost::http {
@@ -286,7 +285,10 @@ void ServeProviders(const Deps& deps, const httplib::Request& req, httplib::Resp
     for (const auto& p : catalog->Providers()) {
         items.push_back(ToJson(p));
     }
-    WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
+    // The counts and as-of ranges are the catalog's: name which catalog, as priced answers do.
+    WriteJson(res, {{"catalog_version", catalog->Describe().version},
+                    {"total_count", items.size()},
+                    {"items", std::move(items)}});
 }
 
 void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
@@ -339,7 +341,6 @@ void ServeOffering(const Deps& deps, const httplib::Request& req, httplib::Respo
 void ServeCatalog(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     auto chosen = CatalogAsOf(deps, req, res);
     if (!chosen) return;
-    SetDeprecationHeaders(res, kCatalogVersionRename);  // the body's `version`
     SetCatalogVersionHeader(res, chosen->Describe().version);
     WriteJsonText(res, CatalogSummaries().TextFor(chosen, TodayUtc()));
 }

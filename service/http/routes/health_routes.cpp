@@ -18,8 +18,10 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
         json body = {{"status", "ok"},
                      {"version", deps.service_version},
                      {"uptime_s", std::round(uptime_s)},
+                     // `version` is catalog_version's deprecated name, as in /v1/catalog.
                      {"catalog",
-                      {{"version", info.version},
+                      {{"catalog_version", info.version},
+                       {"version", info.version},
                        {"origin", info.origin},
                        {"offering_count", info.offering_count},
                        {"newest_as_of",

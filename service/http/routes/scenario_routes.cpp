@@ -15,7 +15,6 @@
 #include "service/http/router.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
-#include "service/http/routes/deprecation.hpp"
 #include "service/http/routes/plan_kinds.hpp"
 
 namespace gpucost::http {
@@ -33,11 +32,6 @@ constexpr int kMaxDiffDepth = 16;
 constexpr std::size_t kMaxNameBytes = 200;
 constexpr std::size_t kMaxTags = 20;
 constexpr std::size_t kMaxTagChars = 40;
-
-// Scenarios' integer `catalog_revision`, named by `catalog_version` as every priced answer
-// names its catalog (0.2.0; docs/api.md, "Versions and deprecation").
-constexpr Deprecation kScenarioCatalogRevisionRename{1795737600,  // 2026-11-27
-                                                     "Mon, 01 Mar 2027 00:00:00 GMT"};
 
 // Errors of the embedded plan request point into /request.
 pricing::Error UnderRequest(pricing::Error e) {
@@ -286,7 +280,6 @@ namespace {
 
 void WriteScenario(httplib::Response& res, const Scenario& s, int status) {
     res.set_header("ETag", ScenarioEtag(s.version));
-    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the body's catalog_revision
     WriteJson(res, ScenarioJson(s, /*with_bodies=*/true), status);
 }
 
@@ -496,7 +489,6 @@ void ServeListScenarios(const Deps& deps, const httplib::Request& req, httplib::
         items.push_back(ScenarioJson(list[i], /*with_bodies=*/false));
     }
     json next = more ? json(std::to_string(list[n - 1].id)) : json(nullptr);
-    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the items' catalog_revision
     WriteJson(res, {{"limit", n},
                     {"total_count", page.value().total_count},
                     {"next_cursor", next},
@@ -715,7 +707,6 @@ void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httpli
                                   caller);
     }
     auto now = AnswerSavedPlan(*kind, request, catalog.value(), deps, caller);
-    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // scenario.catalog_revision
     auto as_of = params.One(kAsOfParam);
     json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
                 {"evaluated_at", FormatTimestamp(NowUs())},

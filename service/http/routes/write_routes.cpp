@@ -116,6 +116,7 @@ json HistoryJson(const OfferingHistory& h) {
                       [](const PriceInterval& p) { return p.valid_to_us.has_value(); });
     return {
         {"id", h.offering.id},
+        {"catalog_version", h.catalog_version},
         {"currency", pricing::kCurrency},
         {"offering", std::move(offering)},
         {"retired", h.retired_at_us.has_value()},
@@ -707,7 +708,12 @@ void ServeCreateOfferings(const Deps& deps, const httplib::Request& req, httplib
             for (const auto& h : created) {
                 items.push_back(HistoryJson(h));
             }
-            return Encoded(201, {{"created_count", created.size()}, {"items", std::move(items)}},
+            json catalog_version =
+                created.empty() ? json("") : json(created.front().catalog_version);
+            return Encoded(201,
+                           {{"catalog_version", std::move(catalog_version)},
+                            {"created_count", created.size()},
+                            {"items", std::move(items)}},
                            "");
         });
     if (!stored.ok()) {

@@ -5,13 +5,16 @@
 
 #include <httplib.h>
 
+#include "service/version.hpp"
+
 namespace gpucost::http {
 
-// The contract's version (openapi.yaml info.version), sent on every answer as `API-Version`
-// so a client can log which contract answered it. Minor versions add, and rename with the old
-// name kept for one more minor version (docs/api.md, "Versions and deprecation"); the contract
-// test checks that this equals info.version.
-inline constexpr std::string_view kApiVersion = "0.2.0";
+// The contract's version, sent on every answer as `API-Version` so a client can log which
+// contract answered it. The service and its contract share one version (service/version.hpp,
+// from CMakeLists.txt's project()); a release names it (docs/development.md, "Releasing").
+// Minor versions add, and rename with the old name kept for one more minor version
+// (docs/api.md, "Versions and deprecation").
+inline constexpr std::string_view kApiVersion = kVersion;
 inline constexpr char kApiVersionHeader[] = "API-Version";
 
 // Every answer computed from catalog prices (offerings, the catalog, plans, scenario
