@@ -58,40 +58,46 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::strin
 pricing::Result<http::ActualsImport> PgActualsStore::Import(const http::WriteRequest& request,
                                                             const std::string& tag_key,
                                                             const ExportReader& read) {
-    return session_.Run<http::ActualsImport>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::ActualsImport> {
-            pqxx::work tx(conn);
-            http::ActualsImport out;
-            out.id = tx.exec_params(
-                           "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
-                           " added, team) VALUES (NULLIF($1, 0), $2, 0, 0, 0, $3) RETURNING id",
-                           request.principal.key_id, tag_key, request.principal.team)
-                         .at(0)[0]
-                         .as<std::int64_t>();
-            CreateStaging(tx);
-            std::vector<pricing::ActualCharge> batch;
-            std::size_t charges = 0;
-            const auto store_batch = [&] {
-                out.added += InsertBatch(tx, out.id, request.principal.team, batch);
-                batch.clear();
-            };
-            auto counts = read([&](const pricing::ActualCharge& c) {
-                batch.push_back(c);
-                ++charges;
-                if (batch.size() >= kChargesPerBatch) store_batch();
-            });
-            if (!counts.ok()) return counts.error();  // rolled back with the transaction
-            if (!batch.empty()) store_batch();
-            out.already_imported = charges - out.added;
-            tx.exec_params(
-                "UPDATE actuals_imports SET rows_read = $2, kept = $3, added = $4"
-                " WHERE id = $1",
-                out.id, static_cast<std::int64_t>(counts.value().rows_read),
-                static_cast<std::int64_t>(counts.value().kept),
-                static_cast<std::int64_t>(out.added));
-            tx.commit();
-            return out;
+    return session_.Run<http::ActualsImport>([&](pqxx::connection& conn)
+                                                 -> pricing::Result<http::ActualsImport> {
+        pqxx::work tx(conn);
+        // A key's team always exists; `gpucost actuals import --team` may name none.
+        if (tx.exec_params("SELECT 1 FROM teams WHERE id = $1", request.principal.team).empty()) {
+            return pricing::MakeError(
+                pricing::ErrorCode::kInvalidArgument,
+                "no team '" + request.principal.team + "' (gpucost apikey create --team makes one)",
+                "team");
+        }
+        http::ActualsImport out;
+        out.id = tx.exec_params(
+                       "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
+                       " added, team) VALUES (NULLIF($1, 0), $2, 0, 0, 0, $3) RETURNING id",
+                       request.principal.key_id, tag_key, request.principal.team)
+                     .at(0)[0]
+                     .as<std::int64_t>();
+        CreateStaging(tx);
+        std::vector<pricing::ActualCharge> batch;
+        std::size_t charges = 0;
+        const auto store_batch = [&] {
+            out.added += InsertBatch(tx, out.id, request.principal.team, batch);
+            batch.clear();
+        };
+        auto counts = read([&](const pricing::ActualCharge& c) {
+            batch.push_back(c);
+            ++charges;
+            if (batch.size() >= kChargesPerBatch) store_batch();
         });
+        if (!counts.ok()) return counts.error();  // rolled back with the transaction
+        if (!batch.empty()) store_batch();
+        out.already_imported = charges - out.added;
+        tx.exec_params(
+            "UPDATE actuals_imports SET rows_read = $2, kept = $3, added = $4"
+            " WHERE id = $1",
+            out.id, static_cast<std::int64_t>(counts.value().rows_read),
+            static_cast<std::int64_t>(counts.value().kept), static_cast<std::int64_t>(out.added));
+        tx.commit();
+        return out;
+    });
 }
 
 pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(

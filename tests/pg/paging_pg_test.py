@@ -222,6 +222,9 @@ def test_actuals_import(port, admin):
     check(bad.returncode != 0, "a file that is not FOCUS fails the command")
     status, body = request(port, "GET", "/v1/actuals/imports", key=admin)
     check((body or {}).get("total_count") == 4, "and stores no import")
+    nobody = run("actuals", "import", "focus", aws, "--team", "no-such-team")
+    check(nobody.returncode == 2 and "no team 'no-such-team'" in nobody.stderr,
+          f"an unknown --team is refused ({nobody.returncode}: {nobody.stderr.strip()[-120:]})")
     embedded = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     alone = run("actuals", "import", "focus", aws, env=embedded)
     report3 = json.loads(alone.stdout) if alone.returncode == 0 else {}
