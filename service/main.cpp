@@ -434,17 +434,44 @@ bool Serve(const gpucost::app::ServiceConfig& config, BoundServer& bound, const 
 
 namespace {
 
-// `gpucost actuals ...` (issue 25): its own arguments, the embedded catalog and mappings.
+// `gpucost actuals ...`: its own arguments and the embedded mappings; with DATABASE_URL set
+// the database's catalog and imported-spend store (the kept rows go there, as `gpucost import`
+// writes prices there), else the embedded catalog.
 int RunActuals(const std::vector<std::string>& args) {
     using namespace gpucost;
-    auto catalog = app::LoadEmbeddedCatalog();
     auto mappings = import::LoadEmbeddedMappings();
-    if (!catalog.ok() || !mappings.ok()) {
-        std::fprintf(stderr, "gpucost actuals: %s\n",
-                     (catalog.ok() ? mappings.error() : catalog.error()).message.c_str());
+    if (!mappings.ok()) {
+        std::fprintf(stderr, "gpucost actuals: %s\n", mappings.error().message.c_str());
         return import::kImportFailed;
     }
-    return import::RunActualsCommand(args, *catalog.value(), mappings.value(), stdout, stderr);
+    const std::string database_url = GetEnv("DATABASE_URL").value_or("");
+    // An explicit --into store wins over DATABASE_URL, as `gpucost import --out DIR` does.
+    const bool into_database = !database_url.empty() && !args.empty() && args[0] == "import" &&
+                               std::find(args.begin(), args.end(), "--into") == args.end();
+    if (!into_database) {
+        auto catalog = app::LoadEmbeddedCatalog();
+        if (!catalog.ok()) {
+            std::fprintf(stderr, "gpucost actuals: %s\n", catalog.error().message.c_str());
+            return import::kImportFailed;
+        }
+        return import::RunActualsCommand(args, *catalog.value(), mappings.value(), stdout, stderr);
+    }
+#ifdef GPUCOST_WITH_POSTGRES
+    storage::PgStoreOptions pg;
+    pg.database_url = database_url;
+    pg.pool_size = 1;
+    auto opened = storage::PgStore::Open(pg);
+    if (!opened.ok()) {
+        std::fprintf(stderr, "gpucost actuals: %s\n", opened.error().message.c_str());
+        return import::kImportFailed;
+    }
+    storage::PgActualsStore actuals(database_url);
+    return import::RunActualsCommand(args, *opened.value()->Current(), mappings.value(), stdout,
+                                     stderr, &actuals);
+#else
+    std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
+    return import::kImportBadInput;
+#endif
 }
 
 }  // namespace

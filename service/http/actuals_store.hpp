@@ -73,23 +73,43 @@ public:
     ActualsStore(ActualsStore&&) = delete;
     ActualsStore& operator=(ActualsStore&&) = delete;
 
+    // Where one export's kept charges go, as they are read.
+    using ChargeSink = std::function<void(const pricing::ActualCharge&)>;
+    // What an import records of the export it read.
+    struct ExportCounts {
+        std::size_t rows_read = 0;
+        std::size_t kept = 0;
+    };
+    // Reads one export, each kept charge to the sink; an error stores nothing.
+    using ExportReader = std::function<pricing::Result<ExportCounts>(const ChargeSink&)>;
+
     // One transaction: records the import (by request.principal, owned by its team, with the
-    // report's counts)
-    // and stores `charges`; a charge whose row_id the team stored already is counted, not
-    // stored again. kUnavailable when the database cannot be reached.
-    [[nodiscard]] virtual pricing::Result<ActualsImport> Import(
+    // reader's counts) and stores the charges `read` gives, in batches as they are read (an
+    // export's charges are never all in memory); a charge whose row_id the team stored
+    // already is counted, not stored again. The reader's error, or kUnavailable when the
+    // database cannot be reached, stores nothing.
+    [[nodiscard]] virtual pricing::Result<ActualsImport> Import(const WriteRequest& request,
+                                                                const std::string& tag_key,
+                                                                const ExportReader& read) = 0;
+    // The same for charges already read (`report` gives the counts).
+    [[nodiscard]] pricing::Result<ActualsImport> Import(
         const WriteRequest& request, const std::string& tag_key,
-        const pricing::ActualsReport& report,
-        const std::vector<pricing::ActualCharge>& charges) = 0;
+        const pricing::ActualsReport& report, const std::vector<pricing::ActualCharge>& charges) {
+        return Import(request, tag_key,
+                      [&](const ChargeSink& sink) -> pricing::Result<ExportCounts> {
+                          for (const pricing::ActualCharge& c : charges) sink(c);
+                          return ExportCounts{report.rows_read, report.kept};
+                      });
+    }
     // Totals of the stored charges whose import, by team `team`, read the tag `tag_key` and
     // found `tag_value`, by (currency, month), ascending. Another team's imports do not count
     // towards a team's scenario.
     [[nodiscard]] virtual pricing::Result<std::vector<ActualMonth>> MonthsTagged(
         std::string_view tag_key, std::string_view tag_value, std::string_view team) = 0;
-    // The newest `limit` imports of `team` (every team's when empty), newest first, and how
-    // many there are in all.
+    // The newest `limit` imports of `team` (every team's when empty) older than import
+    // `before` (0: from the newest), newest first, and how many there are in all.
     [[nodiscard]] virtual pricing::Result<std::pair<std::vector<ActualsImportRecord>, std::size_t>>
-    ListImports(std::string_view team, std::size_t limit) = 0;
+    ListImports(std::string_view team, std::size_t limit, std::int64_t before) = 0;
     // Deletes import `id` of request.principal's team and the charges it stored first, in one
     // transaction: kNotFound for an unknown id or another team's import.
     [[nodiscard]] virtual pricing::Result<ActualsImportRecord> DeleteImport(

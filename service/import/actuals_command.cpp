@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/plan_vs_actual.hpp"
+#include "service/http/actuals_store.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/import/focus_actuals.hpp"
@@ -28,10 +29,12 @@ struct ActualsArgs {
     std::vector<std::string> files;
     FocusReadOptions options;
     std::string into;
+    std::string team = "default";  // who owns the imports in the database
 };
 
 constexpr char kUsage[] =
     "usage: gpucost actuals import focus FILE... [--tag-key KEY] [--into STORE.csv]\n"
+    "                                   [--team TEAM] (with DATABASE_URL and no --into)\n"
     "       gpucost actuals compare --plan FORECAST.csv --actuals STORE.csv [--tag VALUE]\n"
     "                               [--currency USD]\n";
 
@@ -158,9 +161,11 @@ int RunCompare(const CompareArgs& args, std::FILE* out, std::FILE* err) {
 bool ParseArgs(const std::vector<std::string>& args, ActualsArgs& out) {
     if (args.size() < 3 || args[0] != "import" || args[1] != "focus") return false;
     for (std::size_t i = 2; i < args.size(); ++i) {
-        if (args[i] == "--tag-key" || args[i] == "--into") {
+        if (args[i] == "--tag-key" || args[i] == "--into" || args[i] == "--team") {
             if (i + 1 >= args.size() || args[i + 1].empty()) return false;
-            (args[i] == "--tag-key" ? out.options.tag_key : out.into) = args[i + 1];
+            (args[i] == "--tag-key" ? out.options.tag_key
+             : args[i] == "--into"  ? out.into
+                                    : out.team) = args[i + 1];
             ++i;
         } else if (args[i].rfind("--", 0) == 0) {
             return false;
@@ -288,8 +293,16 @@ json TotalsJson(const pricing::ActualTotals& t) {
             {"list_cost", http::Num(t.list_cost)}};
 }
 
-json ReportJson(const pricing::ActualsReport& r, const ActualsArgs& args, std::size_t added,
-                std::size_t already) {
+// What the kept rows did to a store: none (no --into and no database), the CSV store's rows
+// added, or the database's imports (one per file).
+struct Stored {
+    bool any_store = false;
+    std::size_t added = 0;
+    std::size_t already = 0;
+    json imports;  // null unless the database stored them
+};
+
+json ReportJson(const pricing::ActualsReport& r, const ActualsArgs& args, const Stored& stored) {
     json by_currency = json::object();
     for (const auto& [currency, t] : r.by_currency) by_currency[currency] = TotalsJson(t);
     json by_month = json::array();
@@ -306,17 +319,62 @@ json ReportJson(const pricing::ActualsReport& r, const ActualsArgs& args, std::s
         row["tag_value"] = key.second.empty() ? json(nullptr) : json(key.second);
         by_tag.push_back(std::move(row));
     }
-    return {{"files", args.files},
-            {"tag_key", args.options.tag_key},
-            {"rows_read", r.rows_read},
-            {"kept", r.kept},
-            {"skipped", r.skipped},
-            {"skipped_examples", r.skipped_examples},
-            {"added", args.into.empty() ? json(nullptr) : json(added)},
-            {"already_imported", args.into.empty() ? json(nullptr) : json(already)},
-            {"by_currency", std::move(by_currency)},
-            {"by_month", std::move(by_month)},
-            {"by_tag", std::move(by_tag)}};
+    json report = {{"files", args.files},
+                   {"tag_key", args.options.tag_key},
+                   {"rows_read", r.rows_read},
+                   {"kept", r.kept},
+                   {"skipped", r.skipped},
+                   {"skipped_examples", r.skipped_examples},
+                   {"added", stored.any_store ? json(stored.added) : json(nullptr)},
+                   {"already_imported", stored.any_store ? json(stored.already) : json(nullptr)},
+                   {"by_currency", std::move(by_currency)},
+                   {"by_month", std::move(by_month)},
+                   {"by_tag", std::move(by_tag)}};
+    if (!stored.imports.is_null()) {
+        report["into"] = "database";
+        report["imports"] = stored.imports;
+    }
+    return report;
+}
+
+// The kept rows of every file into the database, one import (one transaction) per file, as
+// POST /v1/actuals stores a body: streamed in batches, a row the team stored already counted,
+// not stored again. A file that fails stores nothing (the files before it stay imported).
+pricing::Result<Stored> ImportIntoDatabase(const ActualsArgs& args, const pricing::Catalog& catalog,
+                                           const Mappings& mappings, http::ActualsStore& database,
+                                           pricing::ActualsReport& report) {
+    http::WriteRequest request;
+    request.principal.team = args.team;
+    Stored stored{true, 0, 0, json::array()};
+    for (const std::string& file : args.files) {
+        auto imported = database.Import(
+            request, args.options.tag_key,
+            [&](const http::ActualsStore::ChargeSink& sink)
+                -> pricing::Result<http::ActualsStore::ExportCounts> {
+                const http::ActualsStore::ExportCounts before{report.rows_read, report.kept};
+                auto status = ReadFocusExport(file, args.options, catalog, mappings, report, sink);
+                if (!status.ok()) return status.error();
+                return http::ActualsStore::ExportCounts{report.rows_read - before.rows_read,
+                                                        report.kept - before.kept};
+            });
+        if (!imported.ok()) return imported.error();
+        stored.added += imported.value().added;
+        stored.already += imported.value().already_imported;
+        stored.imports.push_back({{"file", file},
+                                  {"import_id", std::to_string(imported.value().id)},
+                                  {"added", imported.value().added},
+                                  {"already_imported", imported.value().already_imported}});
+    }
+    return stored;
+}
+
+// An error's exit status: a file that cannot be read or stored fails, bad input is bad input.
+int ExitStatusOf(const pricing::Error& error) {
+    return error.code == pricing::ErrorCode::kNotFound ||
+                   error.code == pricing::ErrorCode::kUnavailable ||
+                   error.code == pricing::ErrorCode::kInternal
+               ? kImportFailed
+               : kImportBadInput;
 }
 
 }  // namespace
@@ -341,7 +399,8 @@ const std::vector<std::string>& ActualsStoreColumns() {
 }
 
 int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catalog& catalog,
-                      const Mappings& mappings, std::FILE* out, std::FILE* err) {
+                      const Mappings& mappings, std::FILE* out, std::FILE* err,
+                      http::ActualsStore* database) {
     if (!args.empty() && args[0] == "compare") {
         CompareArgs compare;
         if (!ParseCompareArgs(args, compare)) {
@@ -355,6 +414,16 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
         std::fputs(kUsage, err);
         return kImportBadInput;
     }
+    pricing::ActualsReport report;
+    if (parsed.into.empty() && database != nullptr) {
+        auto stored = ImportIntoDatabase(parsed, catalog, mappings, *database, report);
+        if (!stored.ok()) {
+            std::fprintf(err, "gpucost actuals: %s\n", stored.error().message.c_str());
+            return ExitStatusOf(stored.error());
+        }
+        std::fprintf(out, "%s\n", ReportJson(report, parsed, stored.value()).dump(2).c_str());
+        return kImportOk;
+    }
     KnownRowIds known;
     StoreSpool spool;
     if (!parsed.into.empty()) {
@@ -366,7 +435,6 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
         }
     }
     std::size_t already = 0;
-    pricing::ActualsReport report;
     const auto keep = [&](const pricing::ActualCharge& c) {
         if (parsed.into.empty()) return;  // no store: no ids to keep
         if (known.Insert(c.row_id)) {
@@ -379,16 +447,15 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
         auto status = ReadFocusExport(file, parsed.options, catalog, mappings, report, keep);
         if (!status.ok()) {
             std::fprintf(err, "gpucost actuals: %s\n", status.error().message.c_str());
-            return status.error().code == pricing::ErrorCode::kNotFound ? kImportFailed
-                                                                        : kImportBadInput;
+            return ExitStatusOf(status.error());
         }
     }
     if (!parsed.into.empty() && spool.rows() > 0 && !spool.AppendTo(parsed.into)) {
         std::fprintf(err, "gpucost actuals: cannot write %s\n", parsed.into.c_str());
         return kImportFailed;
     }
-    std::string text = ReportJson(report, parsed, spool.rows(), already).dump(2);
-    std::fprintf(out, "%s\n", text.c_str());
+    const Stored stored{!parsed.into.empty(), spool.rows(), already, nullptr};
+    std::fprintf(out, "%s\n", ReportJson(report, parsed, stored).dump(2).c_str());
     return kImportOk;
 }
 

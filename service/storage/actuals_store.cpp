@@ -25,15 +25,14 @@ void CreateStaging(pqxx::work& tx) {
         " ON COMMIT DROP");
 }
 
-// Stores the charges [begin, end) not stored yet for `team`; the number added. The same
+// Stores the charges of `batch` not stored yet for `team`; the number added. The same
 // statement as one row at a time gave: a row_id the team stored already (by an earlier import,
 // or earlier in this one) is not stored again, nor counted as added.
 std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::string& team,
-                        std::vector<pricing::ActualCharge>::const_iterator begin,
-                        std::vector<pricing::ActualCharge>::const_iterator end) {
+                        const std::vector<pricing::ActualCharge>& batch) {
     {
         pqxx::stream_to rows(tx, "actuals_staging");
-        for (auto c = begin; c != end; ++c) {
+        for (auto c = batch.begin(); c != batch.end(); ++c) {
             rows << std::make_tuple(c->row_id, c->provider, c->month, c->charge_period_start,
                                     c->billing_currency, c->sku, c->offering_id, c->accelerator,
                                     c->region, c->pricing_category, c->accelerator_hours,
@@ -56,34 +55,49 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::strin
 
 }  // namespace
 
-pricing::Result<http::ActualsImport> PgActualsStore::Import(
-    const http::WriteRequest& request, const std::string& tag_key,
-    const pricing::ActualsReport& report, const std::vector<pricing::ActualCharge>& charges) {
-    return session_.Run<http::ActualsImport>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::ActualsImport> {
-            pqxx::work tx(conn);
-            http::ActualsImport out;
-            out.id = tx.exec_params(
-                           "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
-                           " added, team) VALUES (NULLIF($1, 0), $2, $3, $4, 0, $5) RETURNING id",
-                           request.principal.key_id, tag_key,
-                           static_cast<std::int64_t>(report.rows_read),
-                           static_cast<std::int64_t>(report.kept), request.principal.team)
-                         .at(0)[0]
-                         .as<std::int64_t>();
-            CreateStaging(tx);
-            for (std::size_t at = 0; at < charges.size(); at += kChargesPerBatch) {
-                const std::size_t n = std::min(kChargesPerBatch, charges.size() - at);
-                const auto begin = charges.begin() + static_cast<std::ptrdiff_t>(at);
-                out.added += InsertBatch(tx, out.id, request.principal.team, begin,
-                                         begin + static_cast<std::ptrdiff_t>(n));
-            }
-            out.already_imported = charges.size() - out.added;
-            tx.exec_params("UPDATE actuals_imports SET added = $2 WHERE id = $1", out.id,
-                           static_cast<std::int64_t>(out.added));
-            tx.commit();
-            return out;
+pricing::Result<http::ActualsImport> PgActualsStore::Import(const http::WriteRequest& request,
+                                                            const std::string& tag_key,
+                                                            const ExportReader& read) {
+    return session_.Run<http::ActualsImport>([&](pqxx::connection& conn)
+                                                 -> pricing::Result<http::ActualsImport> {
+        pqxx::work tx(conn);
+        // A key's team always exists; `gpucost actuals import --team` may name none.
+        if (tx.exec_params("SELECT 1 FROM teams WHERE id = $1", request.principal.team).empty()) {
+            return pricing::MakeError(
+                pricing::ErrorCode::kInvalidArgument,
+                "no team '" + request.principal.team + "' (gpucost apikey create --team makes one)",
+                "team");
+        }
+        http::ActualsImport out;
+        out.id = tx.exec_params(
+                       "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
+                       " added, team) VALUES (NULLIF($1, 0), $2, 0, 0, 0, $3) RETURNING id",
+                       request.principal.key_id, tag_key, request.principal.team)
+                     .at(0)[0]
+                     .as<std::int64_t>();
+        CreateStaging(tx);
+        std::vector<pricing::ActualCharge> batch;
+        std::size_t charges = 0;
+        const auto store_batch = [&] {
+            out.added += InsertBatch(tx, out.id, request.principal.team, batch);
+            batch.clear();
+        };
+        auto counts = read([&](const pricing::ActualCharge& c) {
+            batch.push_back(c);
+            ++charges;
+            if (batch.size() >= kChargesPerBatch) store_batch();
         });
+        if (!counts.ok()) return counts.error();  // rolled back with the transaction
+        if (!batch.empty()) store_batch();
+        out.already_imported = charges - out.added;
+        tx.exec_params(
+            "UPDATE actuals_imports SET rows_read = $2, kept = $3, added = $4"
+            " WHERE id = $1",
+            out.id, static_cast<std::int64_t>(counts.value().rows_read),
+            static_cast<std::int64_t>(counts.value().kept), static_cast<std::int64_t>(out.added));
+        tx.commit();
+        return out;
+    });
 }
 
 pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
@@ -138,15 +152,17 @@ http::ActualsImportRecord ImportFromRow(const pqxx::row& r) {
 }  // namespace
 
 pricing::Result<std::pair<std::vector<http::ActualsImportRecord>, std::size_t>>
-PgActualsStore::ListImports(std::string_view team, std::size_t limit) {
+PgActualsStore::ListImports(std::string_view team, std::size_t limit, std::int64_t before) {
     using Page = std::pair<std::vector<http::ActualsImportRecord>, std::size_t>;
     return session_.Run<Page>([&](pqxx::connection& conn) -> pricing::Result<Page> {
         pqxx::read_transaction tx(conn);
         Page out;
         const std::string where = " WHERE ($1 = '' OR i.team = $1)";
         for (const auto& r :
-             tx.exec_params(std::string(kImportColumns) + where + " ORDER BY i.id DESC LIMIT $2",
-                            std::string(team), static_cast<std::int64_t>(limit))) {
+             tx.exec_params(std::string(kImportColumns) + where +
+                                " AND ($3::bigint = 0 OR i.id < $3::bigint)"
+                                " ORDER BY i.id DESC LIMIT $2",
+                            std::string(team), static_cast<std::int64_t>(limit), before)) {
             out.first.push_back(ImportFromRow(r));
         }
         out.second = tx.exec_params("SELECT count(*) FROM actuals_imports i" + where,

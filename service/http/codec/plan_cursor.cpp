@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "service/http/codec/idempotency.hpp"
+#include "service/http/codec/page_cursor.hpp"
 
 namespace gpucost::http {
 
@@ -10,31 +11,6 @@ namespace {
 
 constexpr std::string_view kPrefix = "pc1";  // this format's version
 constexpr char kSep = '\n';                  // never inside a version or a fingerprint
-constexpr char kHex[] = "0123456789abcdef";
-
-std::string Hex(std::string_view bytes) {
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (char c : bytes) {
-        const auto byte = static_cast<unsigned char>(c);
-        out += kHex[byte >> 4];
-        out += kHex[byte & 15];
-    }
-    return out;
-}
-
-std::optional<std::string> Unhex(std::string_view text) {
-    if (text.size() % 2 != 0) return std::nullopt;
-    std::string out;
-    out.reserve(text.size() / 2);
-    for (std::size_t i = 0; i < text.size(); i += 2) {
-        unsigned value = 0;
-        auto [end, ec] = std::from_chars(text.data() + i, text.data() + i + 2, value, 16);
-        if (ec != std::errc() || end != text.data() + i + 2) return std::nullopt;
-        out += static_cast<char>(value);
-    }
-    return out;
-}
 
 pricing::Error NotACursor() {
     return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
@@ -46,14 +22,14 @@ pricing::Error NotACursor() {
 }  // namespace
 
 std::string EncodePlanCursor(const PlanCursor& cursor) {
-    return Hex(std::string(kPrefix) + kSep + std::to_string(cursor.offset) + kSep +
-               cursor.catalog_version + kSep + cursor.request_fingerprint);
+    return SealCursor(std::string(kPrefix) + kSep + std::to_string(cursor.offset) + kSep +
+                      cursor.catalog_version + kSep + cursor.request_fingerprint);
 }
 
 pricing::Result<PlanCursor> DecodePlanCursor(std::string_view text,
                                              std::string_view request_fingerprint,
                                              std::string_view catalog_version) {
-    auto raw = Unhex(text);
+    auto raw = OpenCursor(text);
     if (!raw) return NotACursor();
     std::string_view rest = *raw;
     std::string_view parts[4];

@@ -23,7 +23,7 @@ struct PlanCursor {
     std::string request_fingerprint;
 };
 
-// Opaque, URL-safe text.
+// Opaque, URL-safe text (sealed: page_cursor.hpp).
 [[nodiscard]] std::string EncodePlanCursor(const PlanCursor& cursor);
 
 // The cursor of `text` when it was issued for this request (`request_fingerprint`) on this

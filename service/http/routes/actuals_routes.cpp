@@ -13,6 +13,7 @@
 #include "pricing/plan_vs_actual.hpp"
 #include "service/http/actuals_store.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
@@ -98,12 +99,13 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
                                      "send a FOCUS export as text/csv");
     }
     pricing::ActualsReport report;
-    std::vector<pricing::ActualCharge> charges;
-    auto read =
-        deps.read_focus(req.body, tag_key.value(), report,
-                        [&charges](const pricing::ActualCharge& c) { charges.push_back(c); });
-    if (!read.ok()) return WriteProblem(res, req, read.error());
-    auto stored = deps.actuals->Import(*write, tag_key.value(), report, charges);
+    auto stored = deps.actuals->Import(
+        *write, tag_key.value(),
+        [&](const ActualsStore::ChargeSink& sink) -> pricing::Result<ActualsStore::ExportCounts> {
+            auto read = deps.read_focus(req.body, tag_key.value(), report, sink);
+            if (!read.ok()) return read.error();
+            return ActualsStore::ExportCounts{report.rows_read, report.kept};
+        });
     if (!stored.ok()) return WriteProblem(res, req, stored.error());
     WriteJson(res, ReportJson(report, stored.value(), tag_key.value()), 201);
 }
@@ -219,9 +221,6 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     WriteJson(res, answer);
 }
 
-constexpr std::size_t kDefaultImportsListed = 100;
-constexpr std::size_t kMaxImportsListed = 500;
-
 json ImportJson(const ActualsImportRecord& i) {
     return {{"import_id", std::to_string(i.id)},
             {"team", i.team},
@@ -235,10 +234,10 @@ json ImportJson(const ActualsImportRecord& i) {
 }
 
 // GET /v1/actuals/imports: the imports of the admin key's team, or every team's for an org
-// key, newest first (?limit=, 1-500, default 100). Read keys are refused (403): what was
+// key, newest first, a page at a time (limit, cursor). Read keys are refused (403): what was
 // imported by whom is the admins' to manage.
 void ServeListImports(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    QueryParams params(req, {"limit"});
+    QueryParams params(req, {"limit", "cursor"});
     if (auto checked = params.Check(); !checked.ok())
         return WriteProblem(res, req, checked.error());
     if (!deps.store || !deps.actuals) {
@@ -256,21 +255,32 @@ void ServeListImports(const Deps& deps, const httplib::Request& req, httplib::Re
                                      "or an org key; key '" +
                                          caller->name + "' has read scope");
     }
-    auto limit = params.Int("limit");
-    if (!limit.ok()) return WriteProblem(res, req, limit.error());
-    std::size_t n = kDefaultImportsListed;
-    if (limit.value()) {
-        if (*limit.value() < 1 || static_cast<std::size_t>(*limit.value()) > kMaxImportsListed) {
-            return WriteProblem(
-                res, req, MakeError(ErrorCode::kInvalidArgument, "must be from 1 to 500", "limit"));
+    // Paged by id, newest first: an import made between pages comes on no page of this walk.
+    auto page = ReadPageRequest(params, "actuals-imports");
+    if (!page.ok()) return WriteProblem(res, req, page.error());
+    std::int64_t before = 0;  // none: from the newest
+    if (page.value().after) {
+        const std::string& text = *page.value().after;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), before);
+        if (ec != std::errc() || end != text.data() + text.size() || before <= 0) {
+            return WriteProblem(res, req,
+                                MakeError(ErrorCode::kInvalidArgument,
+                                          "is not a cursor from a previous page", "cursor"));
         }
-        n = static_cast<std::size_t>(*limit.value());
     }
-    auto listed = deps.actuals->ListImports(org ? "" : caller->team, n);
+    const std::size_t n = page.value().limit;
+    auto listed = deps.actuals->ListImports(org ? "" : caller->team, n + 1, before);
     if (!listed.ok()) return WriteProblem(res, req, listed.error());
+    const auto& found = listed.value().first;
     json items = json::array();
-    for (const ActualsImportRecord& i : listed.value().first) items.push_back(ImportJson(i));
-    WriteJson(res, {{"items", std::move(items)}, {"total_count", listed.value().second}});
+    for (std::size_t i = 0; i < found.size() && i < n; ++i) items.push_back(ImportJson(found[i]));
+    json next = found.size() > n
+                    ? json(NextPageCursor("actuals-imports", std::to_string(found[n - 1].id)))
+                    : json(nullptr);
+    WriteJson(res, {{"items", std::move(items)},
+                    {"limit", n},
+                    {"next_cursor", std::move(next)},
+                    {"total_count", listed.value().second}});
 }
 
 // DELETE /v1/actuals/imports/{id}: the import and the charges it stored first, by an admin of

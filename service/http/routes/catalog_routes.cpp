@@ -9,6 +9,7 @@
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
@@ -84,7 +85,16 @@ Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
         }
         q.sort = *parsed;
     }
-    q.cursor = cursor.value().value_or("");
+    if (cursor.value()) {
+        auto opened = OpenCursor(*cursor.value());
+        if (!opened) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "cursor is not valid for this listing (cursors are opaque: send "
+                             "next_cursor unchanged); start again without it",
+                             "cursor");
+        }
+        q.cursor = std::move(*opened);
+    }
     auto valid = q.Validate();
     if (!valid.ok()) {
         return valid.error();
@@ -310,6 +320,9 @@ void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Resp
     auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());
     if (!page.ok()) {
         return WriteProblem(res, req, page.error());
+    }
+    if (page.value().next_cursor) {
+        page.value().next_cursor = SealCursor(*page.value().next_cursor);
     }
     SetCatalogVersionHeader(res, version);
     if (WantsCsv(req)) {

@@ -9,6 +9,7 @@
 
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
+#include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/price_book_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
@@ -312,17 +313,37 @@ void ServeCreate(const Deps& deps, const httplib::Request& req, httplib::Respons
     WriteBook(res, created.value(), 201);
 }
 
-// GET /v1/price-books: the books the key reads (its team's; every team's for an org key).
+// GET /v1/price-books: the books the key reads (its team's; every team's for an org key), by
+// id, a page at a time (paged by id: a book stored between pages is listed once, or after the
+// walk's position not at all).
 void ServeList(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto caller = Begin(deps, req, res, KeyScope::kRead);
+    auto caller = Begin(deps, req, res, KeyScope::kRead, {"limit", "cursor"});
     if (!caller) return;
+    auto page = ReadPageRequest(QueryParams(req, {"limit", "cursor"}), "price-books");
+    if (!page.ok()) return WriteProblem(res, req, page.error());
     auto books = deps.price_books->List();
     if (!books.ok()) return WriteProblem(res, req, books.error());
+    // By id as bytes compare, as the cursor's position does (the database's collation may
+    // order punctuation otherwise).
+    std::sort(books.value().begin(), books.value().end(),
+              [](const StoredPriceBook& a, const StoredPriceBook& b) { return a.id < b.id; });
     json items = json::array();
+    std::size_t total_count = 0;
+    json next_cursor = nullptr;
     for (const StoredPriceBook& b : books.value()) {
-        if (ReadsBook(caller->principal, b)) items.push_back(BookJson(b));
+        if (!ReadsBook(caller->principal, b)) continue;
+        ++total_count;
+        if (page.value().after && b.id <= *page.value().after) continue;
+        if (items.size() < page.value().limit) {
+            items.push_back(BookJson(b));
+        } else if (next_cursor.is_null()) {
+            next_cursor = NextPageCursor("price-books", items.back()["id"].get<std::string>());
+        }
     }
-    WriteJson(res, {{"items", std::move(items)}});
+    WriteJson(res, {{"items", std::move(items)},
+                    {"limit", page.value().limit},
+                    {"next_cursor", std::move(next_cursor)},
+                    {"total_count", total_count}});
 }
 
 // GET /v1/price-books/{id}: its team's keys and org keys read it; a team it is shared with

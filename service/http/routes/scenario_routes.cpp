@@ -8,6 +8,7 @@
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
@@ -24,8 +25,8 @@ using pricing::ErrorCode;
 using pricing::MakeError;
 using pricing::Result;
 
-constexpr std::size_t kDefaultListLimit = 50;
-constexpr std::size_t kMaxListLimit = 500;
+constexpr std::string_view kScenarioListing = "scenarios";  // what its cursors are bound to
+
 // The change report lists at most this many differing values (the rest are counted).
 constexpr std::size_t kMaxChanges = 200;
 constexpr int kMaxDiffDepth = 16;
@@ -406,33 +407,23 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     WriteScenario(res, saved.value(), 201);
 }
 
-// GET /v1/scenarios' limit and cursor: the page size and the id the page starts after.
+// GET /v1/scenarios' limit and cursor: the page size and the id the page starts after (a
+// list paged by id: a scenario saved between pages is listed once, on the last page).
 pricing::Result<std::pair<std::size_t, std::int64_t>> ReadScenarioPage(const QueryParams& params) {
-    auto limit = params.Int("limit");
-    if (!limit.ok()) {
-        return limit.error();
-    }
-    auto cursor = params.One("cursor");
-    if (!cursor.ok()) {
-        return cursor.error();
-    }
-    std::size_t n = kDefaultListLimit;
-    if (limit.value()) {
-        if (*limit.value() < 1 || static_cast<std::size_t>(*limit.value()) > kMaxListLimit) {
-            return MakeError(ErrorCode::kInvalidArgument, "must be from 1 to 500", "limit");
-        }
-        n = static_cast<std::size_t>(*limit.value());
+    auto page = ReadPageRequest(params, kScenarioListing);
+    if (!page.ok()) {
+        return page.error();
     }
     std::int64_t after = 0;
-    if (cursor.value()) {
-        auto parsed = ParseScenarioId(*cursor.value());
+    if (page.value().after) {
+        auto parsed = ParseScenarioId(*page.value().after);
         if (!parsed) {
             return MakeError(ErrorCode::kInvalidArgument, "is not a cursor from a previous page",
                              "cursor");
         }
         after = *parsed;
     }
-    return std::make_pair(n, after);
+    return std::make_pair(page.value().limit, after);
 }
 
 // GET /v1/scenarios' filters: plan kind, tag, author (each non-empty when sent).
@@ -488,7 +479,8 @@ void ServeListScenarios(const Deps& deps, const httplib::Request& req, httplib::
     for (std::size_t i = 0; i < list.size() && i < n; ++i) {
         items.push_back(ScenarioJson(list[i], /*with_bodies=*/false));
     }
-    json next = more ? json(std::to_string(list[n - 1].id)) : json(nullptr);
+    json next = more ? json(NextPageCursor(kScenarioListing, std::to_string(list[n - 1].id)))
+                     : json(nullptr);
     WriteJson(res, {{"limit", n},
                     {"total_count", page.value().total_count},
                     {"next_cursor", next},

@@ -9,6 +9,7 @@
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
@@ -85,9 +86,12 @@ std::string MediaType(const httplib::Request& req) {
     return Lower(type);
 }
 
-json HistoryJson(const OfferingHistory& h) {
+// The offering's history with its prices [first, first + count) (all by default).
+json HistoryJson(const OfferingHistory& h, std::size_t first = 0,
+                 std::size_t count = std::string::npos) {
     json prices = json::array();
-    for (const PriceInterval& p : h.prices) {
+    for (std::size_t i = first; i < h.prices.size() && i - first < count; ++i) {
+        const PriceInterval& p = h.prices[i];
         const auto& o = p.observation;
         bool served = !p.valid_to_us || *p.valid_to_us > p.valid_from_us;
         prices.push_back(
@@ -741,9 +745,22 @@ void ServeRetireOffering(const Deps& deps, const httplib::Request& req, httplib:
     WriteStored(res, stored.value());
 }
 
-// GET /v1/offerings/{id}/history: every price the offering had (database mode).
+// Where a page of `h`'s prices starts: after the price the cursor names.
+Result<std::size_t> HistoryPageStart(const OfferingHistory& h, const PageRequest& page) {
+    if (!page.after) return std::size_t{0};
+    for (std::size_t i = 0; i < h.prices.size(); ++i) {
+        if (std::to_string(h.prices[i].id) == *page.after) return i + 1;
+    }
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "is not a cursor of this offering's history; start again without cursor",
+                     "cursor");
+}
+
+// GET /v1/offerings/{id}/history: every price the offering had (database mode), a page at a
+// time.
 void ServeOfferingHistory(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
+    const QueryParams params(req, {"limit", "cursor"});
+    if (auto checked = params.Check(); !checked.ok()) {
         return WriteProblem(res, req, checked.error());
     }
     if (!deps.store) {
@@ -752,12 +769,35 @@ void ServeOfferingHistory(const Deps& deps, const httplib::Request& req, httplib
                                                "price history is kept only in PostgreSQL "
                                                "mode: start gpucost with DATABASE_URL"));
     }
-    auto history = deps.store->History(req.matches[1].str());
+    const std::string id = req.matches[1].str();
+    auto history = deps.store->History(id);
     if (!history.ok()) {
         return WriteProblem(res, req, history.error());
     }
-    res.set_header("ETag", OfferingEtag(history.value().version));
-    WriteJson(res, HistoryJson(history.value()));
+    const OfferingHistory& h = history.value();
+    // Pinned to the offering's version: a write may place a back-dated price before the
+    // walk's position or shorten intervals already listed (409 on cursor: start again).
+    const std::string listing = "history:" + id;
+    const std::string version = "v" + std::to_string(h.version);
+    auto page = ReadPageRequest(params, listing, version);
+    if (!page.ok()) {
+        return WriteProblem(res, req, page.error());
+    }
+    auto first = HistoryPageStart(h, page.value());
+    if (!first.ok()) {
+        return WriteProblem(res, req, first.error());
+    }
+    const std::size_t limit = page.value().limit;
+    const std::size_t end = std::min(h.prices.size(), first.value() + limit);
+    json body = HistoryJson(h, first.value(), limit);
+    body["limit"] = limit;
+    body["total_count"] = h.prices.size();
+    body["next_cursor"] =
+        end < h.prices.size() && end > first.value()
+            ? json(NextPageCursor(listing, std::to_string(h.prices[end - 1].id), version))
+            : json(nullptr);
+    res.set_header("ETag", OfferingEtag(h.version));
+    WriteJson(res, body);
 }
 
 }  // namespace

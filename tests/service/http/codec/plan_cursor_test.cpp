@@ -9,7 +9,12 @@ TEST_CASE("a plan cursor reads back where its page starts, for its request and c
     auto cursor = DecodePlanCursor(text, "f1", "9004dab37bbcecb5");
     REQUIRE(cursor.ok());
     CHECK(cursor.value().offset == 40);
-    CHECK(text.find_first_not_of("0123456789abcdef") == std::string::npos);  // URL-safe
+    // URL-safe and opaque: neither the catalog version nor the offset reads in it.
+    CHECK(text.find_first_not_of(
+              "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+          std::string::npos);
+    CHECK(text.find("9004dab37bbcecb5") == std::string::npos);
+    CHECK(text.find("39303034") == std::string::npos);  // the version in hex
 }
 
 TEST_CASE("a cursor of another request is 422, of another catalog 409, on /cursor") {
