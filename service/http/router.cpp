@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/transport/api_version.hpp"
@@ -102,8 +104,7 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
 
 void WriteJson(httplib::Response& res, const nlohmann::json& body, int status) {
     res.status = status;
-    res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                    "application/json");
+    res.set_content(ToJsonText(body), "application/json");
 }
 
 namespace {
@@ -221,7 +222,7 @@ bool IsProbe(const std::string& path) {
 }
 
 std::string JsonText(const nlohmann::json& value) {
-    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return ToJsonText(value);
 }
 
 // The access log's line, byte for byte what log::Write would produce for the same fields

@@ -9,6 +9,7 @@
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
@@ -126,7 +127,7 @@ json HistoryJson(const OfferingHistory& h) {
 }
 
 StoredResponse Encoded(int status, const json& body, std::string etag) {
-    return {status, body.dump(-1, ' ', false, json::error_handler_t::replace), std::move(etag),
+    return {status, ToJsonText(body), std::move(etag),
             false};
 }
 
