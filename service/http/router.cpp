@@ -11,6 +11,7 @@
 #include "service/http/codec/json_text.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/routes/auth.hpp"
+#include "service/http/routes/negotiation.hpp"
 #include "service/http/transport/api_version.hpp"
 #include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
@@ -465,6 +466,7 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddMetricsRoute(routes, deps);
     AddDocsRoutes(routes, deps);
     AddWebRoutes(routes, deps);
+    AddContentNegotiation(routes);
     AddConditionalReads(routes, deps);
     AddReadKeyGate(routes, deps);    // wraps every route added before it
     InstrumentRoutes(routes, deps);  // last: outermost, so 401s are counted under their route
@@ -523,6 +525,13 @@ void RegisterRoutes(httplib::Server& server, const Deps& deps) {
         [cors, deps](const httplib::Request& req, httplib::Response& res) {
             cors.AddResponseHeaders(req, res);
             KeepAliveForHttp10(req, res);
+            // cpp-httplib 0.11.4 gives every empty answer `Content-Length: 0` before this hook;
+            // a 304 has no content of its own and must not state another's length or type
+            // (RFC 9110 §8.6, §15.4.5).
+            if (res.status == 304) {
+                res.headers.erase("Content-Length");
+                res.headers.erase("Content-Type");
+            }
             if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
                 VaryOnAcceptEncoding(res);
             }

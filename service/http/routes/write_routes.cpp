@@ -16,6 +16,7 @@
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/auth.hpp"
+#include "service/http/routes/conditional.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -127,8 +128,7 @@ json HistoryJson(const OfferingHistory& h) {
 }
 
 StoredResponse Encoded(int status, const json& body, std::string etag) {
-    return {status, ToJsonText(body), std::move(etag),
-            false};
+    return {status, ToJsonText(body), std::move(etag), false};
 }
 
 void WriteStored(httplib::Response& res, const StoredResponse& stored) {
@@ -173,7 +173,7 @@ std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request&
     }
     w.idempotency_key = *key;
     if (req.has_header("If-Match")) {
-        w.if_match = req.get_header_value("If-Match");
+        w.if_match = RouteValidatorsIn(req.get_header_value("If-Match"));
     }
     w.request_hash = RequestFingerprint(req);
     return w;
