@@ -105,7 +105,8 @@ std::string ContentCodingOf(const httplib::Request& req, const httplib::Response
 std::string RepresentationTag(const httplib::Request& req, const httplib::Response& res) {
     std::string tag = "\"";
     if (res.has_header("ETag")) {
-        std::string_view own = TrimSpaces(res.get_header_value("ETag"));
+        const std::string header = res.get_header_value("ETag");
+        std::string_view own = TrimSpaces(header);
         if (own.size() >= 2 && own.front() == '"' && own.back() == '"') {
             tag.append(own.substr(1, own.size() - 2));
             tag += '.';
