@@ -3,15 +3,28 @@
 #include <cmath>
 #include <set>
 
+#include "pricing/money.hpp"
 #include "pricing/plan/field_checker.hpp"
+#include "pricing/usd_sum.hpp"
 
 namespace gpucost::pricing {
 namespace {
 
+// Whole cents added as whole cents: a total of months is their sum to the cent.
+double AddCents(double a, double b) {
+    return FromCents(ToCents(a) + ToCents(b));
+}
+
 void Add(SpendFigures& total, const SpendFigures& part) {
     total.accelerator_hours += part.accelerator_hours;
-    total.effective_cost += part.effective_cost;
-    total.list_cost += part.list_cost;
+    total.effective_cost = AddCents(total.effective_cost, part.effective_cost);
+    total.list_cost = AddCents(total.list_cost, part.list_cost);
+}
+
+SpendFigures InCents(SpendFigures f) {
+    f.effective_cost = RoundToCents(f.effective_cost);
+    f.list_cost = RoundToCents(f.list_cost);
+    return f;
 }
 
 std::string Money(double value, const std::string& currency) {
@@ -64,8 +77,10 @@ PlanVsActual ComparePlanToActual(const std::map<std::string, SpendFigures>& plan
     for (const std::string& m : months) {
         MonthComparison c{m, {}, {}, {}};
         if (auto it = planned_by_month.find(m); it != planned_by_month.end())
-            c.planned = it->second;
-        if (auto it = actual_by_month.find(m); it != actual_by_month.end()) c.actual = it->second;
+            c.planned = InCents(it->second);
+        if (auto it = actual_by_month.find(m); it != actual_by_month.end()) {
+            c.actual = InCents(it->second);
+        }
         c.split = SplitGap(c.planned, c.actual);
         Add(r.planned, c.planned);
         Add(r.actual, c.actual);
@@ -81,7 +96,8 @@ PlanVsActual ComparePlanToActual(const std::map<std::string, SpendFigures>& plan
 
 GapSplit SplitGap(const SpendFigures& planned, const SpendFigures& actual) {
     GapSplit s;
-    s.gap = actual.effective_cost - planned.effective_cost;
+    const long long gap_cents = ToCents(actual.effective_cost) - ToCents(planned.effective_cost);
+    s.gap = FromCents(gap_cents);
     // Without actual hours there is no actual price: the whole gap is quantity.
     if (actual.accelerator_hours <= 0) {
         s.quantity_effect = s.gap;
@@ -89,20 +105,34 @@ GapSplit SplitGap(const SpendFigures& planned, const SpendFigures& actual) {
     }
     const double planned_price = planned.EffectivePerAcceleratorHour();
     const double actual_price = actual.EffectivePerAcceleratorHour();
-    s.price_effect = (actual_price - planned_price) * planned.accelerator_hours;
-    s.quantity_effect = (actual.accelerator_hours - planned.accelerator_hours) * actual_price;
+    // The price effect to the cent; the quantity effect is the rest of the gap, so the two add
+    // up to it exactly.
+    const long long price_cents =
+        ToCents((actual_price - planned_price) * planned.accelerator_hours);
+    s.price_effect = FromCents(price_cents);
+    s.quantity_effect = FromCents(gap_cents - price_cents);
     return s;
 }
 
 std::map<std::string, SpendFigures> PlannedAcceleratorSpend(
     const std::vector<plan::ForecastCharge>& charges) {
-    std::map<std::string, SpendFigures> by_month;
+    struct Sums {
+        double accelerator_hours = 0;
+        UsdSum effective_cost;
+        UsdSum list_cost;
+    };
+    std::map<std::string, Sums> sums;
     for (const plan::ForecastCharge& c : charges) {
         if (c.kind != plan::ChargeKind::kCompute) continue;
-        SpendFigures& f = by_month[c.period_start.substr(0, 7)];
-        f.accelerator_hours += c.accelerator_hours;
-        f.effective_cost += c.effective_cost_usd;
-        f.list_cost += c.list_cost_usd;
+        Sums& s = sums[c.period_start.substr(0, 7)];
+        s.accelerator_hours += c.accelerator_hours;
+        s.effective_cost.Add(c.effective_cost_usd);
+        s.list_cost.Add(c.list_cost_usd);
+    }
+    std::map<std::string, SpendFigures> by_month;
+    for (const auto& [month, s] : sums) {
+        by_month[month] = {s.accelerator_hours, s.effective_cost.RoundedToCents(),
+                           s.list_cost.RoundedToCents()};
     }
     return by_month;
 }

@@ -12,7 +12,7 @@
 
 namespace gpucost::pricing {
 
-// Spend in one currency over some period.
+// Spend in one currency over some period. ComparePlanToActual states the costs to the cent.
 struct SpendFigures {
     double accelerator_hours = 0;
     double effective_cost = 0;
@@ -23,7 +23,8 @@ struct SpendFigures {
     }
 };
 
-// The gap actual - planned effective cost and its two parts (PlanVsActual says how).
+// The gap actual - planned effective cost and its two parts (PlanVsActual says how), each to the
+// cent, the parts adding up to the gap exactly.
 struct GapSplit {
     double gap = 0;
     double price_effect = 0;
@@ -62,7 +63,8 @@ struct PlanVsActual {
 inline constexpr double kOnPlanFraction = 0.02;
 
 // Compares planned and actual spend keyed by month (YYYY-MM), all in `currency` (named in
-// the explanation).
+// the explanation). Money as answers state it (money.hpp): each month's costs to the cent, the
+// totals the sums of the months' cents, gaps and their parts to the cent.
 PlanVsActual ComparePlanToActual(const std::map<std::string, SpendFigures>& planned_by_month,
                                  const std::map<std::string, SpendFigures>& actual_by_month,
                                  const std::string& currency);

@@ -22,6 +22,7 @@
 #include "service/app/config.hpp"
 #include "service/app/cpus.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/router.hpp"
@@ -225,7 +226,7 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
         auto summary = http::ToJson(loaded.catalog->Describe());
         summary["price_ages"] = http::ToJson(
             pricing::SummarizePriceAges(loaded.catalog->Offerings(), http::TodayUtc()));
-        std::printf("%s\n", summary.dump(2).c_str());
+        std::printf("%s\n", gpucost::http::ToJsonText(summary, 2).c_str());
         return 0;
     }
 #ifdef GPUCOST_WITH_POSTGRES

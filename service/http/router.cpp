@@ -7,8 +7,11 @@
 #include <optional>
 #include <set>
 
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/routes/auth.hpp"
+#include "service/http/routes/negotiation.hpp"
 #include "service/http/transport/api_version.hpp"
 #include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
@@ -102,8 +105,7 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
 
 void WriteJson(httplib::Response& res, const nlohmann::json& body, int status) {
     res.status = status;
-    res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                    "application/json");
+    res.set_content(ToJsonText(body), "application/json");
 }
 
 namespace {
@@ -221,7 +223,7 @@ bool IsProbe(const std::string& path) {
 }
 
 std::string JsonText(const nlohmann::json& value) {
-    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return ToJsonText(value);
 }
 
 // The access log's line, byte for byte what log::Write would produce for the same fields
@@ -464,6 +466,7 @@ RouteTable BuildRouteTable(const Deps& deps) {
     AddMetricsRoute(routes, deps);
     AddDocsRoutes(routes, deps);
     AddWebRoutes(routes, deps);
+    AddContentNegotiation(routes);
     AddConditionalReads(routes, deps);
     AddReadKeyGate(routes, deps);    // wraps every route added before it
     InstrumentRoutes(routes, deps);  // last: outermost, so 401s are counted under their route
@@ -522,6 +525,13 @@ void RegisterRoutes(httplib::Server& server, const Deps& deps) {
         [cors, deps](const httplib::Request& req, httplib::Response& res) {
             cors.AddResponseHeaders(req, res);
             KeepAliveForHttp10(req, res);
+            // cpp-httplib 0.11.4 gives every empty answer `Content-Length: 0` before this hook;
+            // a 304 has no content of its own and must not state another's length or type
+            // (RFC 9110 §8.6, §15.4.5).
+            if (res.status == 304) {
+                res.headers.erase("Content-Length");
+                res.headers.erase("Content-Type");
+            }
             if (LibraryMayCompress(res.get_header_value("Content-Type"))) {
                 VaryOnAcceptEncoding(res);
             }

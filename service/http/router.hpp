@@ -254,9 +254,11 @@ void AddPriceBookRoutes(RouteTable& routes, const Deps& deps);
 // POST /v1/actuals, GET /v1/scenarios/{id}/actuals: actual spend (actuals_routes.cpp).
 void AddActualsRoutes(RouteTable& routes, const Deps& deps);
 void AddReadKeyGate(RouteTable& routes, const Deps& deps);
-// Catalog reads (accelerators, providers, offerings, catalog, models) answer with a strong ETag,
-// Cache-Control: no-cache and Vary, and 304 to a matching If-None-Match (conditional.cpp).
-// Wraps the routes added before it; add it before the read-key gate, which must answer first.
+// Catalog reads (accelerators, providers, offerings, an offering's history, catalog, models),
+// GET / and /openapi.yaml answer a strong ETag that is a digest of the bytes sent, one per
+// content coding (conditional.hpp), and 304 to a matching If-None-Match; catalog reads also
+// Cache-Control: no-cache and Vary (conditional.cpp). Wraps the routes added before it; add it
+// before the read-key gate, which must answer first.
 void AddConditionalReads(RouteTable& routes, const Deps& deps);
 // GET /metrics (metrics_routes.cpp); InstrumentRoutes wraps every route added before it to
 // record its template and in-flight count, ObserveAnswer counts one answer (post-routing).

@@ -12,10 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pricing/money.hpp"
 #include "pricing/plan_vs_actual.hpp"
+#include "pricing/usd_sum.hpp"
 #include "service/http/actuals_store.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
 #include "service/import/row_hash_set.hpp"
@@ -103,11 +106,35 @@ double NumberOr0(const std::string& text) {
     }
 }
 
+// Money as answers state it (docs/api.md "Money"): costs to the cent, the rate to 1e-6.
 json FiguresJson(const pricing::SpendFigures& f) {
     return {{"accelerator_hours", http::Num(f.accelerator_hours)},
-            {"effective_cost", http::Num(f.effective_cost)},
-            {"list_cost", http::Num(f.list_cost)},
-            {"effective_per_accelerator_hour", http::Num(f.EffectivePerAcceleratorHour())}};
+            {"effective_cost", http::Num(pricing::RoundToCents(f.effective_cost))},
+            {"list_cost", http::Num(pricing::RoundToCents(f.list_cost))},
+            {"effective_per_accelerator_hour",
+             http::Num(pricing::RoundToMicroUsd(f.EffectivePerAcceleratorHour()))}};
+}
+
+// One month's rows added up: the costs exactly (pricing::UsdSum), whatever the number of rows.
+struct MonthSums {
+    double accelerator_hours = 0;
+    pricing::UsdSum effective_cost;
+    pricing::UsdSum list_cost;
+    void Add(double hours, double effective, double list) {
+        accelerator_hours += hours;
+        effective_cost.Add(effective);
+        list_cost.Add(list);
+    }
+};
+
+std::map<std::string, pricing::SpendFigures> ToFigures(
+    const std::map<std::string, MonthSums>& sums) {
+    std::map<std::string, pricing::SpendFigures> out;
+    for (const auto& [month, s] : sums) {
+        out[month] = {s.accelerator_hours, s.effective_cost.RoundedToCents(),
+                      s.list_cost.RoundedToCents()};
+    }
+    return out;
 }
 
 // Planned accelerator charges (rows with x_AcceleratorHours) and imported actuals, by month.
@@ -119,26 +146,25 @@ int RunCompare(const CompareArgs& args, std::FILE* out, std::FILE* err) {
                      (plan ? args.actuals : args.plan).c_str());
         return kImportFailed;
     }
-    std::map<std::string, pricing::SpendFigures> planned;
+    std::map<std::string, MonthSums> planned;
     for (const auto& row : *plan) {
         auto hours = row.find("x_AcceleratorHours");
         if (hours == row.end() || hours->second.empty()) continue;
         if (row.count("BillingCurrency") && Cell(row, "BillingCurrency") != args.currency) continue;
-        pricing::SpendFigures& f = planned[Cell(row, "ChargePeriodStart").substr(0, 7)];
-        f.accelerator_hours += NumberOr0(hours->second);
-        f.effective_cost += NumberOr0(Cell(row, "EffectiveCost"));
-        f.list_cost += NumberOr0(Cell(row, "ListCost"));
+        planned[Cell(row, "ChargePeriodStart").substr(0, 7)].Add(
+            NumberOr0(hours->second), NumberOr0(Cell(row, "EffectiveCost")),
+            NumberOr0(Cell(row, "ListCost")));
     }
-    std::map<std::string, pricing::SpendFigures> actual;
+    std::map<std::string, MonthSums> actual;
     for (const auto& row : *actuals) {
         if (Cell(row, "billing_currency") != args.currency) continue;
         if (!args.tag.empty() && Cell(row, "tag_value") != args.tag) continue;
-        pricing::SpendFigures& f = actual[Cell(row, "month")];
-        f.accelerator_hours += NumberOr0(Cell(row, "accelerator_hours"));
-        f.effective_cost += NumberOr0(Cell(row, "effective_cost"));
-        f.list_cost += NumberOr0(Cell(row, "list_cost"));
+        actual[Cell(row, "month")].Add(NumberOr0(Cell(row, "accelerator_hours")),
+                                       NumberOr0(Cell(row, "effective_cost")),
+                                       NumberOr0(Cell(row, "list_cost")));
     }
-    const pricing::PlanVsActual r = pricing::ComparePlanToActual(planned, actual, args.currency);
+    const pricing::PlanVsActual r =
+        pricing::ComparePlanToActual(ToFigures(planned), ToFigures(actual), args.currency);
     json months = json::array();
     for (const auto& m : r.months) {
         months.push_back({{"month", m.month},
@@ -154,7 +180,7 @@ int RunCompare(const CompareArgs& args, std::FILE* out, std::FILE* err) {
                    {"price_effect", http::Num(r.price_effect)},
                    {"quantity_effect", http::Num(r.quantity_effect)},
                    {"explanation", r.explanation}};
-    std::fprintf(out, "%s\n", answer.dump(2).c_str());
+    std::fprintf(out, "%s\n", http::ToJsonText(answer, 2).c_str());
     return kImportOk;
 }
 
@@ -421,7 +447,8 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
             std::fprintf(err, "gpucost actuals: %s\n", stored.error().message.c_str());
             return ExitStatusOf(stored.error());
         }
-        std::fprintf(out, "%s\n", ReportJson(report, parsed, stored.value()).dump(2).c_str());
+        std::string text = http::ToJsonText(ReportJson(report, parsed, stored.value()), 2);
+        std::fprintf(out, "%s\n", text.c_str());
         return kImportOk;
     }
     KnownRowIds known;
@@ -455,7 +482,8 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
         return kImportFailed;
     }
     const Stored stored{!parsed.into.empty(), spool.rows(), already, nullptr};
-    std::fprintf(out, "%s\n", ReportJson(report, parsed, stored).dump(2).c_str());
+    std::string text = http::ToJsonText(ReportJson(report, parsed, stored), 2);
+    std::fprintf(out, "%s\n", text.c_str());
     return kImportOk;
 }
 

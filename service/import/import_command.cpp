@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/import/catalog_merge.hpp"
 #include "service/import/mappings.hpp"
 #include "service/import/price_file.hpp"
@@ -120,7 +122,7 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
         return kImportFailed;
     }
     summary["out"] = args.out_dir;
-    std::fprintf(out, "%s\n", summary.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    std::fprintf(out, "%s\n", http::ToJsonText(summary, 2).c_str());
     return kImportOk;
 }
 
@@ -160,7 +162,7 @@ int RunImportToStore(const ImportArgs& args, http::CatalogStore& store, std::FIL
     }
     json summary = Summary(args, *files, plan);
     summary["out"] = "database";
-    std::fprintf(out, "%s\n", summary.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    std::fprintf(out, "%s\n", http::ToJsonText(summary, 2).c_str());
     return kImportOk;
 }
 

@@ -107,8 +107,13 @@ pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
             pqxx::read_transaction tx(conn);
             std::vector<http::ActualMonth> out;
             for (const auto& r : tx.exec_params(
-                     "SELECT c.billing_currency, c.month, count(*), sum(c.accelerator_hours),"
-                     " sum(c.billed_cost), sum(c.effective_cost), sum(c.list_cost)"
+                     // Sums in numeric, exact, the costs to the cent (a sum of doubles drifts
+                     // with the number of rows: 5415.936000000005).
+                     "SELECT c.billing_currency, c.month, count(*),"
+                     " sum(c.accelerator_hours::numeric)::float8,"
+                     " round(sum(c.billed_cost::numeric), 2)::float8,"
+                     " round(sum(c.effective_cost::numeric), 2)::float8,"
+                     " round(sum(c.list_cost::numeric), 2)::float8"
                      " FROM actual_charges c JOIN actuals_imports i ON i.id = c.import_id"
                      " WHERE c.tag_value = $1 AND i.tag_key = $2 AND c.team = $3"
                      " GROUP BY c.billing_currency, c.month ORDER BY c.billing_currency, c.month",

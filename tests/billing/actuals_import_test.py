@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from decimal import Decimal
 
 
 def check(cond, message):
@@ -83,8 +84,18 @@ def main():
         check(close(cmp["actual"]["accelerator_hours"], 1280) and
               close(cmp["actual"]["effective_cost"], 5826.95), f"actual {cmp['actual']}")
         check(close(cmp["gap"], -3173.05), f"gap {cmp['gap']}")
-        check(abs(cmp["price_effect"] - -2171.543) < 1e-3, f"price {cmp['price_effect']}")
-        check(abs(cmp["quantity_effect"] - -1001.507) < 1e-3, f"qty {cmp['quantity_effect']}")
+        # Money as the API states it (docs/api.md "Money"), read exactly: every cost, gap and
+        # effect to the cent, the effects adding up to the gap; the rate to 1e-6.
+        exact = json.loads(out, parse_float=Decimal)
+        check(exact["price_effect"] == Decimal("-2171.54"), f"price {exact['price_effect']}")
+        check(exact["quantity_effect"] == Decimal("-1001.51"), f"qty {exact['quantity_effect']}")
+        check(exact["price_effect"] + exact["quantity_effect"] == exact["gap"], "effects add up")
+        check(exact["actual"]["effective_per_accelerator_hour"] == Decimal("4.552305"),
+              f"rate {exact['actual']['effective_per_accelerator_hour']}")
+        for side in [exact["planned"], exact["actual"]] + \
+                [m[k] for m in exact["by_month"] for k in ("planned", "actual")]:
+            for key in ("effective_cost", "list_cost"):
+                check(side[key] == side[key].quantize(Decimal("0.01")), f"{key} {side[key]}")
         check([m["month"] for m in cmp["by_month"]] == ["2026-12", "2027-01"], "months")
         check("Mostly price." in cmp["explanation"], cmp["explanation"])
 

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "pricing/money.hpp"
+
 using namespace gpucost::pricing;
 
 TEST_CASE("the gap between plan and actual splits into price and quantity that add up") {
@@ -86,4 +88,48 @@ TEST_CASE("the implied speed and its combination over runs") {
     REQUIRE(other);
     CHECK(CombinedHoursRatio({*speed, *other}) == doctest::Approx(1.0));
     CHECK(CombinedHoursRatio({}) == 1.0);
+}
+
+// Money as answers state it (docs/api.md "Money"): a figure is a whole number of cents, a total
+// of months is the sum of their cents, and the two effects add up to the gap in cents.
+TEST_CASE("costs, totals, gaps and effects are whole cents; the effects add up to the gap") {
+    auto whole_cents = [](double usd) { return RoundToCents(usd) == usd; };
+    // Sums as a store of doubles hands them over: a few thousandths of a cent off.
+    PlanVsActual r = ComparePlanToActual(
+        {{"2026-12", {1000, 6000.000000000001, 7317.07}}, {"2027-01", {500, 0.1 + 0.2, 3658.54}}},
+        {{"2026-12", {1280, 5415.936000000005, 6818.47}}, {"2027-01", {3, 13364.119999999999, 1}}},
+        "USD");
+    for (const SpendFigures& f : {r.planned, r.actual}) {
+        CHECK(whole_cents(f.effective_cost));
+        CHECK(whole_cents(f.list_cost));
+    }
+    CHECK(r.actual.effective_cost == 18780.06);  // 5415.94 + 13364.12
+    CHECK(r.planned.effective_cost == 6000.3);
+    for (const auto& m : r.months) {
+        CAPTURE(m.month);
+        CHECK(whole_cents(m.planned.effective_cost));
+        CHECK(whole_cents(m.actual.effective_cost));
+        CHECK(whole_cents(m.split.gap));
+        CHECK(whole_cents(m.split.price_effect));
+        CHECK(whole_cents(m.split.quantity_effect));
+        CHECK(ToCents(m.split.price_effect) + ToCents(m.split.quantity_effect) ==
+              ToCents(m.split.gap));
+    }
+    CHECK(r.gap == 12779.76);
+    CHECK(whole_cents(r.price_effect));
+    CHECK(whole_cents(r.quantity_effect));
+    CHECK(ToCents(r.price_effect) + ToCents(r.quantity_effect) == ToCents(r.gap));
+}
+
+TEST_CASE("a forecast's charges of fractions of a cent add up exactly before the cent") {
+    std::vector<plan::ForecastCharge> charges(3);
+    for (plan::ForecastCharge& c : charges) {
+        c.period_start = "2026-12-01";
+        c.accelerator_hours = 1;
+        c.effective_cost_usd = 0.004;  // three of them are 0.012: 0.01, not 3 x 0.00 = 0
+        c.list_cost_usd = 0.004;
+    }
+    const auto by_month = PlannedAcceleratorSpend(charges);
+    REQUIRE(by_month.count("2026-12") == 1);
+    CHECK(by_month.at("2026-12").effective_cost == 0.01);
 }

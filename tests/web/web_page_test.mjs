@@ -93,7 +93,7 @@ async function checkServing() {
     check(csp.includes("default-src 'none'") && csp.includes("script-src 'self'") && !csp.includes("unsafe-inline"),
           `the page's Content-Security-Policy keeps it to this server (${csp})`);
     check(page.headers.get("x-content-type-options") === "nosniff", "the page is nosniff");
-    check(page.headers.get("cache-control") === "no-cache" && /^"[0-9a-f]{16}"$/.test(page.headers.get("etag") ?? ""),
+    check(page.headers.get("cache-control") === "no-cache" && /^"[0-9a-f]{16}(-gzip|-br)?"$/.test(page.headers.get("etag") ?? ""),
           `the page is revalidated (Cache-Control ${page.headers.get("cache-control")}, ETag ${page.headers.get("etag")})`);
     const again = await fetch(`${base}/`, { headers: { Accept: "text/html", "If-None-Match": page.headers.get("etag") } });
     check(again.status === 304, `a revalidation with the same ETag answers 304 (${again.status})`);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -296,16 +297,13 @@ void AppendOfferingJson(std::string& out, const std::string& catalog_version,
     key.append(catalog_version);
     key.push_back('\0');
     key.append(offering.id);
-    Cache().Append(out, key, [&] {
-        return ToJson(offering, /*with_history=*/false)
-            .dump(-1, ' ', false, json::error_handler_t::replace);
-    });
+    Cache().Append(out, key, [&] { return ToJsonText(ToJson(offering, /*with_history=*/false)); });
 }
 
 void WriteJsonWithRaw(httplib::Response& res, json body, const std::string& member,
                       const std::string& raw_json, int status) {
     body[member] = kPlaceholderText;
-    std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text = ToJsonText(body);
     if (auto at = text.find(kPlaceholderJson); at != std::string::npos) {
         text.replace(at, kPlaceholderJson.size(), raw_json);
     }

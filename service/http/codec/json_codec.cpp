@@ -1,5 +1,7 @@
 #include "service/http/codec/json_codec.hpp"
 
+#include "service/http/codec/json_text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -140,6 +142,126 @@ private:
     std::array<Entry, 128> entries_{};
 };
 
+// Appends `text` as a JSON string, escaped as nlohmann::json escapes it (invalid UTF-8
+// replaced).
+void AppendJsonString(std::string& out, std::string_view text) {
+    // Printable ASCII without quote or backslash needs no escaping (ids, names, rules, every
+    // key): copied in one step, as most strings of an answer are. The rest goes through the
+    // library so escapes and invalid UTF-8 come out as in a DOM's dump.
+    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+        return kPlainJsonChar[static_cast<unsigned char>(c)];
+    });
+    if (!plain) {
+        out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+        return;
+    }
+    out += '"';
+    out.append(text);
+    out += '"';
+}
+
+// nlohmann::json's layout of a double (its serializer's format_buffer): plain decimals while
+// the decimal point falls within 15 digits of the first and no more than 4 zeros follow it,
+// ".0" after a whole number, else d.ddde+XX with at least two exponent digits.
+constexpr int kMinPlainExponent = -4;
+constexpr int kMaxPlainExponent = 15;
+
+// `value` (finite, not zero) as the shortest digits that read back as it, in nlohmann::json's
+// layout; returns the length written (`size` must hold 32). The digits are std::to_chars':
+// nlohmann::json 3.11's Grisu2 does not always find the shortest (1.445604 came out as
+// 1.4456039999999999).
+std::size_t FormatShortest(char* out, std::size_t size, double value) {
+    std::array<char, 32> scientific{};
+    auto [end, ec] = std::to_chars(scientific.data(), scientific.data() + scientific.size(), value,
+                                   std::chars_format::scientific);
+    if (ec != std::errc() || size < scientific.size()) return 0;
+    std::string_view text(scientific.data(), static_cast<std::size_t>(end - scientific.data()));
+    char* p = out;
+    if (text.front() == '-') {
+        *p++ = '-';
+        text.remove_prefix(1);
+    }
+    // d[.ddd]e±XX: the digits without their point, and the exponent.
+    const std::size_t e = text.find('e');
+    std::array<char, 20> digits{};
+    int k = 0;
+    for (char c : text.substr(0, e)) {
+        if (c != '.') digits[static_cast<std::size_t>(k++)] = c;
+    }
+    int exponent = 0;
+    std::string_view exponent_text = text.substr(e + 1);
+    if (exponent_text.front() == '+') exponent_text.remove_prefix(1);
+    std::from_chars(exponent_text.data(), exponent_text.data() + exponent_text.size(), exponent);
+    const int n = exponent + 1;  // where the decimal point falls, counted from the first digit
+    auto put_digits = [&p, &digits](int from, int to) {
+        for (int i = from; i < to; ++i) *p++ = digits[static_cast<std::size_t>(i)];
+    };
+    if (k <= n && n <= kMaxPlainExponent) {
+        put_digits(0, k);
+        p = std::fill_n(p, n - k, '0');
+        *p++ = '.';
+        *p++ = '0';
+    } else if (0 < n && n <= kMaxPlainExponent) {
+        put_digits(0, n);
+        *p++ = '.';
+        put_digits(n, k);
+    } else if (kMinPlainExponent < n && n <= 0) {
+        *p++ = '0';
+        *p++ = '.';
+        p = std::fill_n(p, -n, '0');
+        put_digits(0, k);
+    } else {
+        put_digits(0, 1);
+        if (k > 1) {
+            *p++ = '.';
+            put_digits(1, k);
+        }
+        *p++ = 'e';
+        *p++ = n - 1 < 0 ? '-' : '+';
+        const int magnitude = n - 1 < 0 ? 1 - n : n - 1;
+        if (magnitude < 10) *p++ = '0';
+        p = std::to_chars(p, out + size, magnitude).ptr;
+    }
+    return static_cast<std::size_t>(p - out);
+}
+
+// A DOM as nlohmann::json's dump(indent) writes it (sorted keys, ": " and newlines when
+// indenting), but doubles through AppendJsonNumber and invalid UTF-8 replaced.
+void AppendDom(std::string& out, const json& value, int indent, int depth) {
+    auto new_line = [&out, indent](int level) {
+        if (indent < 0) return;
+        out += '\n';
+        out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(level), ' ');
+    };
+    if (value.is_object() || value.is_array()) {
+        const bool object = value.is_object();
+        if (value.empty()) {
+            out += object ? "{}" : "[]";
+            return;
+        }
+        out += object ? '{' : '[';
+        bool first = true;
+        for (auto it = value.begin(); it != value.end(); ++it) {
+            if (!first) out += ',';
+            first = false;
+            new_line(depth + 1);
+            if (object) {
+                AppendJsonString(out, it.key());
+                out += indent < 0 ? ":" : ": ";
+            }
+            AppendDom(out, it.value(), indent, depth + 1);
+        }
+        new_line(depth);
+        out += object ? '}' : ']';
+    } else if (value.is_number_float()) {
+        AppendJsonNumber(out, value.get<double>());
+    } else if (value.is_string()) {
+        AppendJsonString(out, value.get_ref<const std::string&>());
+    } else {  // integers, booleans, null
+        out += value.dump();
+    }
+}
+
 }  // namespace
 
 void AppendJsonNumber(std::string& out, double value) {
@@ -156,12 +278,16 @@ void AppendJsonNumber(std::string& out, double value) {
         out += ".0";
         return;
     }
-    // The same shortest round-trip formatting nlohmann::json's serialiser uses for doubles.
     thread_local NumberTexts texts;
     texts.Append(out, value, [value](char* buffer, std::size_t size) {
-        return static_cast<std::size_t>(nlohmann::detail::to_chars(buffer, buffer + size, value) -
-                                        buffer);
+        return FormatShortest(buffer, size, value);
     });
+}
+
+std::string ToJsonText(const json& value, int indent) {
+    std::string out;
+    AppendDom(out, value, indent, 0);
+    return out;
 }
 
 void JsonWriter::Number(double value) {
@@ -212,24 +338,8 @@ void JsonWriter::String(std::string_view text) {
 }
 
 void JsonWriter::AppendString(std::string_view text, std::string_view suffix) {
-    // Printable ASCII without quote or backslash needs no escaping (ids, names, rules, every
-    // key): copied in one step, as most strings of an answer are. The rest goes through the
-    // library so escapes and invalid UTF-8 come out as in a DOM's dump.
-    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-        return kPlainJsonChar[static_cast<unsigned char>(c)];
-    });
-    if (!plain) {
-        out_ += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-        out_ += suffix;
-        return;
-    }
-    const std::size_t at = out_.size();
-    out_.resize(at + text.size() + suffix.size() + 2);
-    char* p = out_.data() + at;
-    *p++ = '"';
-    p = std::copy(text.begin(), text.end(), p);
-    *p++ = '"';
-    std::copy(suffix.begin(), suffix.end(), p);
+    AppendJsonString(out_, text);
+    out_ += suffix;
 }
 
 void JsonWriter::Raw(std::string_view json_text) {
@@ -238,7 +348,8 @@ void JsonWriter::Raw(std::string_view json_text) {
 }
 
 void JsonWriter::Dom(const json& value) {
-    Raw(value.dump(-1, ' ', false, json::error_handler_t::replace));
+    BeforeValue();
+    AppendDom(out_, value, -1, 0);
 }
 
 pricing::Result<json> ParseJsonBody(std::string_view body) {

@@ -31,19 +31,21 @@ inline constexpr std::size_t kMaxJsonStringBytes = 4096;
 // duplicate keys, or a top level that is not an object.
 [[nodiscard]] pricing::Result<json> ParseJsonBody(std::string_view body);
 
-// A number at the JSON boundary, exact: serialised as the shortest text that reads back as
-// the same double, so echoed constants equal those used (3.6e-06 stays 3.6e-06). Non-finite
-// values become null, -0 becomes 0.
+// A number at the JSON boundary, exact: written by ToJsonText (json_text.hpp) as the shortest
+// text that reads back as the same double, so echoed constants equal those used (3.6e-06
+// stays 3.6e-06). Non-finite values become null, -0 becomes 0.
 json Num(double value);
 
-// Appends `value` as Num(value).dump() writes it (shortest round-trip text, null for
-// non-finite, 0 for -0) without building a json value for it.
+// Appends `value` as ToJsonText(Num(value)) writes it: the shortest text that reads back as it
+// (std::to_chars' digits; nlohmann::json's own dump is not always shortest) in nlohmann::json's
+// layout (1.5, 0.0001, 3.6e-06, 2.0), null for non-finite, 0.0 for -0, without building a json
+// value for it.
 void AppendJsonNumber(std::string& out, double value);
 
 // Writes JSON text straight into a string, for answers encoded without building a DOM. The
-// text is byte-identical to nlohmann::json's dump of the same values: numbers through
-// Number() as Num() would give them, strings escaped the same way, and members written in the
-// order nlohmann::json keeps them (sorted keys; debug builds check it).
+// text is byte-identical to ToJsonText of the same values: numbers through Number() as Num()
+// would give them, strings escaped the same way, and members written in the order
+// nlohmann::json keeps them (sorted keys; debug builds check it).
 class JsonWriter {
 public:
     explicit JsonWriter(std::string& out) : out_(out) {}
@@ -55,7 +57,8 @@ public:
     // The next member's key, inside an object.
     void Key(std::string_view key);
 
-    // A number as Num(value) writes it: shortest round-trip text, null for non-finite, 0 for -0.
+    // A number as AppendJsonNumber writes it: shortest round-trip text, null for non-finite, 0
+    // for -0.
     void Number(double value);
     void Integer(long long value);
     void Bool(bool value);

@@ -6,6 +6,7 @@
 #include "pricing/money.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
+#include "service/http/codec/json_text.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -225,7 +226,7 @@ std::string MarkPricingBasis(std::string answer_json, const PricingView& view,
     answer["pricing_basis"] = "price_book";
     answer["price_book"] = BookEcho(*view.priced, ids);
     if (view.from_key_default) answer["price_book"]["from_key_default"] = true;
-    return answer.dump();
+    return ToJsonText(answer);
 }
 
 }  // namespace gpucost::http

@@ -115,6 +115,11 @@ int HttpStatusFor(pricing::ErrorCode code) {
     return 500;
 }
 
+void WriteNotAcceptable(httplib::Response& res, const httplib::Request& req,
+                        std::string_view detail) {
+    Write(res, req, 406, "not_acceptable", detail, "Accept", {});
+}
+
 void WriteProblem(httplib::Response& res, const httplib::Request& req,
                   const pricing::Error& error) {
     int status = HttpStatusFor(error.code);

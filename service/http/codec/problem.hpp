@@ -22,6 +22,11 @@ void WriteProblem(httplib::Response& res, const httplib::Request& req, const pri
 void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,
                            std::string_view code, std::string_view detail);
 
+// 406 `not_acceptable` naming Accept (`field`): the answer would be in a media type the request's
+// Accept does not admit. The one way every route says so.
+void WriteNotAcceptable(httplib::Response& res, const httplib::Request& req,
+                        std::string_view detail);
+
 // The same body as text, for answers the transport writes below cpp-httplib, where there is
 // no Request (431 headers too large, 503 overloaded): `instance` is the request path when
 // known (else left out), `request_id` the id this answer carries in X-Request-Id.

@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "pricing/money.hpp"
 #include "pricing/plan_vs_actual.hpp"
+#include "pricing/usd_sum.hpp"
 #include "service/http/actuals_store.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/page_cursor.hpp"
@@ -110,12 +112,13 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
     WriteJson(res, ReportJson(report, stored.value(), tag_key.value()), 201);
 }
 
+// Money as answers state it (docs/api.md "Money"): every amount to the cent.
 json ActualJson(const pricing::SpendFigures& f, std::size_t rows, double billed) {
     return {{"rows", rows},
             {"accelerator_hours", Num(f.accelerator_hours)},
-            {"billed_cost_usd", Num(billed)},
-            {"effective_cost_usd", Num(f.effective_cost)},
-            {"list_cost_usd", Num(f.list_cost)}};
+            {"billed_cost_usd", Num(pricing::RoundToCents(billed))},
+            {"effective_cost_usd", Num(pricing::RoundToCents(f.effective_cost))},
+            {"list_cost_usd", Num(pricing::RoundToCents(f.list_cost))}};
 }
 
 struct ActualsByMonth {
@@ -128,10 +131,11 @@ ActualsByMonth SplitByCurrency(const std::vector<ActualMonth>& months) {
     ActualsByMonth out;
     for (const ActualMonth& m : months) {
         if (m.billing_currency != kPlanCurrency) {
-            out.other_currencies.push_back({{"currency", m.billing_currency},
-                                            {"month", m.month},
-                                            {"rows", m.rows},
-                                            {"effective_cost", Num(m.effective_cost)}});
+            out.other_currencies.push_back(
+                {{"currency", m.billing_currency},
+                 {"month", m.month},
+                 {"rows", m.rows},
+                 {"effective_cost", Num(pricing::RoundToCents(m.effective_cost))}});
             continue;
         }
         out.figures[m.month] = {m.accelerator_hours, m.effective_cost, m.list_cost};
@@ -145,27 +149,27 @@ json ComparisonJson(const Scenario& s, const std::string& tag_key, bool has_budg
     json months = json::array();
     json without = json::array();
     std::size_t total_rows = 0;
-    double total_billed = 0;
+    pricing::UsdSum total_billed;
     for (const pricing::MonthComparison& m : r.months) {
         auto it = actual.rows_billed.find(m.month);
         const auto [rows, billed] =
             it == actual.rows_billed.end() ? std::pair<std::size_t, double>{0, 0} : it->second;
         total_rows += rows;
-        total_billed += billed;
+        total_billed.Add(billed);
         if (rows == 0) without.push_back(m.month);
         months.push_back({{"month", m.month},
-                          {"planned_usd", Num(m.planned.effective_cost)},
+                          {"planned_usd", Num(pricing::RoundToCents(m.planned.effective_cost))},
                           {"actual", ActualJson(m.actual, rows, billed)},
                           {"has_actuals", rows > 0},
-                          {"gap_usd", Num(m.actual.effective_cost - m.planned.effective_cost)}});
+                          {"gap_usd", Num(m.split.gap)}});
     }
     return {{"scenario_id", std::to_string(s.id)},
             {"plan", s.plan_kind},
             {"currency", kPlanCurrency},
             {"tag_key", tag_key},
             {"has_budget", has_budget},
-            {"planned_usd", Num(r.planned.effective_cost)},
-            {"actual", ActualJson(r.actual, total_rows, total_billed)},
+            {"planned_usd", Num(pricing::RoundToCents(r.planned.effective_cost))},
+            {"actual", ActualJson(r.actual, total_rows, total_billed.RoundedToCents())},
             {"gap_usd", Num(r.gap)},
             {"months", std::move(months)},
             {"months_without_actuals", std::move(without)},

@@ -7,6 +7,7 @@
 #include "service/http/actuals_store.hpp"
 #include "service/http/catalog_store.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
 #include "service/http/routes/tag_key.hpp"
 
@@ -118,10 +119,10 @@ pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps,
     }
     const double ratio = speed->actual_to_estimated_hours_ratio;
     if (ratio < pricing::kMinCalibrationRatio || ratio > pricing::kMaxCalibrationRatio) {
-        return Invalid(field, name + " measures " + Num(ratio).dump() +
+        return Invalid(field, name + " measures " + ToJsonText(Num(ratio)) +
                                   " actual/estimated accelerator-hours, outside [" +
-                                  Num(pricing::kMinCalibrationRatio).dump() + ", " +
-                                  Num(pricing::kMaxCalibrationRatio).dump() +
+                                  ToJsonText(Num(pricing::kMinCalibrationRatio)) + ", " +
+                                  ToJsonText(Num(pricing::kMaxCalibrationRatio)) +
                                   "]: check its tags and progress before learning from it");
     }
     return *speed;
@@ -175,10 +176,10 @@ pricing::Assumptions CalibrationAssumptions(const Calibration& calibration) {
         out.push_back({"calibration_ratio_scenario_" + std::to_string(id),
                        speed.actual_to_estimated_hours_ratio, "ratio",
                        "Scenario " + std::to_string(id) + ": " +
-                           Num(speed.actual_accelerator_hours).dump() +
-                           " accelerator-hours billed for " + Num(speed.tokens_done_b).dump() +
-                           " B tokens against " + Num(speed.estimated_accelerator_hours).dump() +
-                           " estimated",
+                           ToJsonText(Num(speed.actual_accelerator_hours)) +
+                           " accelerator-hours billed for " + ToJsonText(Num(speed.tokens_done_b)) +
+                           " B tokens against " +
+                           ToJsonText(Num(speed.estimated_accelerator_hours)) + " estimated",
                        "GET /v1/scenarios/" + std::to_string(id) + "/actuals progress" +
                            (tag_key.empty() ? "" : " (tag_key " + calibration.tag_key + ")")});
     }

@@ -9,6 +9,7 @@
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
@@ -204,7 +205,7 @@ private:
             "per offering, the most recent verified price is current; an unverified price is "
             "served (verified: false) only when no verified one exists; other observations are "
             "listed as superseded_prices on GET /v1/offerings/{id}";
-        return body.dump(-1, ' ', false, json::error_handler_t::replace);
+        return ToJsonText(body);
     }
 
     std::mutex mutex_;

@@ -117,10 +117,10 @@ void WriteOutcome(const PlanKind& kind, const PlanOutcome& outcome,
         if (!outcome.csv) {
             // One plan, not rows: a CSV would be a JSON object flattened. Say so rather than
             // answer JSON to a client that asked for CSV (issue 22).
-            return WriteTransportProblem(res, req, 406, "not_acceptable",
-                                         "a " + std::string(kind.name) +
-                                             " plan is answered as application/json only; "
-                                             "send Accept: application/json (or none)");
+            return WriteNotAcceptable(res, req,
+                                      "a " + std::string(kind.name) +
+                                          " plan is answered as application/json only; "
+                                          "send Accept: application/json (or none)");
         }
         return WriteCsv(res, outcome.csv());
     }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pricing/money.hpp"
 #include "pricing/offering.hpp"
 #include "pricing/plan/forecast.hpp"
 #include "service/http/codec/json_codec.hpp"
@@ -133,11 +134,13 @@ constexpr char kDecomposition[] =
     "quantity effect = (actual - planned accelerator-hours) x actual USD per accelerator-hour; "
     "they add up to the gap";
 
+// Money as answers state it (docs/api.md "Money"): amounts to the cent, the rate to 1e-6.
 json SpendJson(const pricing::SpendFigures& f) {
     return {{"accelerator_hours", Num(f.accelerator_hours)},
-            {"effective_cost_usd", Num(f.effective_cost)},
-            {"list_cost_usd", Num(f.list_cost)},
-            {"effective_usd_per_accelerator_hour", Num(f.EffectivePerAcceleratorHour())}};
+            {"effective_cost_usd", Num(pricing::RoundToCents(f.effective_cost))},
+            {"list_cost_usd", Num(pricing::RoundToCents(f.list_cost))},
+            {"effective_usd_per_accelerator_hour",
+             Num(pricing::RoundToMicroUsd(f.EffectivePerAcceleratorHour()))}};
 }
 
 json SplitJson(const pricing::GapSplit& split) {

@@ -8,6 +8,7 @@
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/problem.hpp"
@@ -387,7 +388,7 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     draft.name = d.name;
     draft.plan_kind = std::string(d.kind->name);
     draft.request_json = request.dump();
-    draft.saved_result_json = result.value().dump(-1, ' ', false, json::error_handler_t::replace);
+    draft.saved_result_json = ToJsonText(result.value());
     draft.catalog_revision = deps.store->Health().revision;
     // The catalog the answer was computed on, as the answer itself names it.
     const json& answer = result.value();

@@ -60,7 +60,6 @@ struct Asset {
 // The page as served: index.html with its asset placeholders replaced by the hashed names.
 struct Site {
     std::string index_html;
-    std::string index_etag;
     std::map<std::string, Asset, std::less<>> assets;  // by file name under /web/
 };
 
@@ -84,7 +83,6 @@ std::shared_ptr<const Site> BuildSite(const WebBundle& web) {
         ReplaceAll(site->index_html, "{{app.js}}", "/web/" + js);
         ReplaceAll(site->index_html, "{{app.css}}", "/web/" + css);
     }
-    site->index_etag = "\"" + ContentHash(site->index_html) + "\"";
     return site;
 }
 
@@ -100,14 +98,10 @@ void SetPageHeaders(httplib::Response& res) {
     res.set_header("Referrer-Policy", "no-referrer");
 }
 
-void WriteIndex(const Site& site, const httplib::Request& req, httplib::Response& res) {
+// Its ETag and 304 come from the conditional reads (conditional.cpp), as for every document.
+void WriteIndex(const Site& site, httplib::Response& res) {
     SetPageHeaders(res);
     res.set_header("Cache-Control", kIndexCacheControl);
-    res.set_header("ETag", site.index_etag);
-    if (req.get_header_value("If-None-Match") == site.index_etag) {
-        res.status = 304;
-        return;
-    }
     res.set_content(site.index_html, "text/html; charset=utf-8");
 }
 
@@ -116,9 +110,10 @@ void WriteIndex(const Site& site, const httplib::Request& req, httplib::Response
 void AddWebRoutes(RouteTable& routes, const Deps& deps) {
     auto site = BuildSite(deps.web);
     routes.Get("/", [deps, site](const httplib::Request& req, httplib::Response& res) {
-        res.set_header("Vary", "Accept");
+        // Both answers are compressed for clients that accept it; a 304 must name it too.
+        res.set_header("Vary", "Accept, Accept-Encoding");
         if (WantsHtml(req)) {
-            return WriteIndex(*site, req, res);
+            return WriteIndex(*site, res);
         }
         WriteJson(res, {{"service", "gpucost"},
                         {"version", deps.service_version},

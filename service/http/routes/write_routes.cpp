@@ -9,6 +9,7 @@
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/json_text.hpp"
 #include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/problem.hpp"
@@ -16,6 +17,7 @@
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/auth.hpp"
+#include "service/http/routes/conditional.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -131,8 +133,7 @@ json HistoryJson(const OfferingHistory& h, std::size_t first = 0,
 }
 
 StoredResponse Encoded(int status, const json& body, std::string etag) {
-    return {status, body.dump(-1, ' ', false, json::error_handler_t::replace), std::move(etag),
-            false};
+    return {status, ToJsonText(body), std::move(etag), false};
 }
 
 void WriteStored(httplib::Response& res, const StoredResponse& stored) {
@@ -177,7 +178,7 @@ std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request&
     }
     w.idempotency_key = *key;
     if (req.has_header("If-Match")) {
-        w.if_match = req.get_header_value("If-Match");
+        w.if_match = RouteValidatorsIn(req.get_header_value("If-Match"));
     }
     w.request_hash = RequestFingerprint(req);
     return w;

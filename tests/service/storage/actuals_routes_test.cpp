@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pricing/money.hpp"
 #include "service/storage/actuals_store.hpp"
 #include "tests/service/storage/focus_export.hpp"
 #include "tests/service/storage/pg_fixture.hpp"
@@ -87,6 +88,30 @@ TEST_SUITE("actuals_routes") {
         for (const json& m : monthly) planned_total += m["usd"].get<double>();
         CHECK(r["planned_usd"].get<double>() == doctest::Approx(planned_total));
         CHECK(r["gap_usd"].get<double>() == doctest::Approx(120 - planned_total));
+    }
+
+    // Money as answers state it (docs/api.md "Money"): the rows are added exactly and the sums
+    // stated to the cent, not as a sum of doubles (0.1 + 0.2 + 0.004 = 0.30400000000000005).
+    TEST_CASE("actual spend is added exactly and answered to the cent") {
+        Fixture f;
+        auto c = f.server->Client();
+        const json scenario = f.SaveScenario(kServingScenario, f.reader);
+        const std::string id = scenario["id"];
+        const std::string focus = std::string(kFocusHeader) + P5Row("0.1", 0.1, 1, id) +
+                                  P5Row("0.2", 0.2, 1, id) + P5Row("0.004", 0.004, 1, id);
+        auto imported = c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv");
+        REQUIRE(imported);
+        REQUIRE(imported->status == 201);
+        const json r = Body(c.Get("/v1/scenarios/" + id + "/actuals", f.Auth(f.reader)));
+        const json& actual = r["months"][0]["actual"];
+        CHECK(actual["rows"] == 3);
+        CHECK(actual["effective_cost_usd"].get<double>() == 0.3);
+        CHECK(actual["billed_cost_usd"].get<double>() == 0.3);
+        CHECK(actual["list_cost_usd"].get<double>() == 0.38);  // 1.25 x 0.304 = 0.38
+        CHECK(r["actual"]["effective_cost_usd"].get<double>() == 0.3);
+        const double planned = r["months"][0]["planned_usd"].get<double>();
+        CHECK(r["months"][0]["gap_usd"].get<double>() ==
+              pricing::FromCents(pricing::ToCents(0.3) - pricing::ToCents(planned)));
     }
 
     TEST_CASE("a row that does not read names its line and column; nothing is stored") {

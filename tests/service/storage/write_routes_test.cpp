@@ -82,11 +82,11 @@ TEST_SUITE("write_routes") {
         auto current = c.Get(kOffering);
         REQUIRE(current);
         CHECK(Body(current)["usd_per_hour"] == 44.0);
-        CHECK(current->get_header_value("ETag") == "\"v2\"");
+        CHECK(current->get_header_value("ETag").rfind("\"v2.", 0) == 0);
         auto history = c.Get((std::string(kOffering) + "/history").c_str());
         REQUIRE(history);
         CHECK(history->status == 200);
-        CHECK(history->get_header_value("ETag") == "\"v2\"");
+        CHECK(history->get_header_value("ETag").rfind("\"v2.", 0) == 0);
         CHECK(Body(history)["prices"].size() == 4);
         // The offering in the history says what the offering itself says.
         CHECK(Body(history)["offering"]["superseded_price_count"] ==
@@ -309,7 +309,7 @@ TEST_SUITE("write_routes") {
         auto current = c.Get(kOffering);
         REQUIRE(current);
         CHECK(Body(current)["usd_per_hour"] == 44.0);
-        CHECK(current->get_header_value("ETag") == "\"v2\"");
+        CHECK(current->get_header_value("ETag").rfind("\"v2.", 0) == 0);
         CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2026-11-10").c_str()))["usd_per_hour"] ==
               55.04);
         CHECK(Body(c.Get((std::string(kOffering) + "?as_of=2025-06-01T00:00:00Z")
@@ -341,22 +341,125 @@ TEST_SUITE("write_routes") {
         CHECK(c.Get("/readyz")->status == 200);
     }
 
-    TEST_CASE("an offering's version is its validator: 304 until a write changes it") {
+    // A write answers JSON only: an Accept that refuses it is 406 before anything is written,
+    // not a write whose answer the client said it cannot read.
+    TEST_CASE("a write whose JSON answer Accept refuses is 406 naming Accept, and writes nothing") {
+        Fixture f;
+        auto c = f.server->Client();
+        const std::string one = R"({"provider": "aws", "instance_type": "p5.48xlarge",
+            "accelerator": "h100-sxm", "accelerator_count": 8, "region": "eu-west-1",
+            "price_type": "on_demand", "usd_per_hour": 60.5, "as_of": "2026-11-20",
+            "source": "AWS PRICE API"})";
+        const std::string offerings = f.db.Scalar("SELECT count(*) FROM offerings");
+        const std::string prices = f.db.Scalar("SELECT count(*) FROM prices");
+        for (const char* accept : {"text/csv", "application/xml", "application/json;q=0, */*"}) {
+            INFO(accept);
+            auto post = c.Post("/v1/offerings", f.Auth(f.admin, {{"Accept", accept}}), one,
+                               "application/json");
+            CheckProblem(post, 406, "not_acceptable", "Accept");
+            std::string path = std::string(kOffering) + "/price";
+            CheckProblem(c.Put(path.c_str(), f.Auth(f.admin, {{"Accept", accept}}), kPrice,
+                               "application/json"),
+                         406, "not_acceptable");
+            CheckProblem(c.Delete(kOffering, f.Auth(f.admin, {{"Accept", accept}})), 406,
+                         "not_acceptable");
+        }
+        CHECK(f.db.Scalar("SELECT count(*) FROM offerings") == offerings);
+        CHECK(f.db.Scalar("SELECT count(*) FROM prices") == prices);
+        CHECK(c.Get(kOffering)->status == 200);  // not retired
+        auto accepted = c.Post("/v1/offerings", f.Auth(f.admin, {{"Accept", "application/*"}}), one,
+                               "application/json");
+        REQUIRE(accepted);
+        CHECK(accepted->status == 201);
+    }
+
+    TEST_CASE("an offering's ETag leads with its version: 304 until a write changes it") {
         Fixture f;
         auto c = f.server->Client();
         auto first = c.Get(kOffering);
         REQUIRE(first);
-        CHECK(first->get_header_value("ETag") == "\"v1\"");
-        auto same = c.Get(kOffering, {{"If-None-Match", "\"v1\""}});
+        const std::string etag = first->get_header_value("ETag");
+        CHECK(etag.rfind("\"v1.", 0) == 0);
+        auto same = c.Get(kOffering, {{"If-None-Match", etag}});
         REQUIRE(same);
         CHECK(same->status == 304);
         CHECK(same->body.empty());
         std::string path = std::string(kOffering) + "/price";
         REQUIRE(c.Put(path.c_str(), f.Auth(f.admin), kPrice, "application/json"));
-        auto changed = c.Get(kOffering, {{"If-None-Match", "\"v1\""}});
+        auto changed = c.Get(kOffering, {{"If-None-Match", etag}});
         REQUIRE(changed);
         CHECK(changed->status == 200);
-        CHECK(changed->get_header_value("ETag") == "\"v2\"");
+        CHECK(changed->get_header_value("ETag").rfind("\"v2.", 0) == 0);
         CHECK(Body(changed)["usd_per_hour"] == 44.0);
+    }
+
+    // The offering's body names the catalog version it was read from, which any write moves:
+    // a revalidation after ANOTHER offering's write must not keep the old catalog_version.
+    TEST_CASE("another offering's write changes the first one's ETag: 200 with the new body") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto first = c.Get(kOffering);
+        REQUIRE(first);
+        REQUIRE(first->status == 200);
+        const std::string etag = first->get_header_value("ETag");
+        const std::string other = "/v1/offerings/lambda-gpu_1x_h100-us-on-demand/price";
+        auto write = c.Put(other.c_str(), f.Auth(f.admin), kPrice, "application/json");
+        REQUIRE(write);
+        REQUIRE(write->status == 200);
+        auto again = c.Get(kOffering, {{"If-None-Match", etag}});
+        REQUIRE(again);
+        CHECK(again->status == 200);
+        CHECK(again->get_header_value("ETag") != etag);
+        CHECK(Body(again)["catalog_version"] != Body(first)["catalog_version"]);
+        CHECK(again->get_header_value("Catalog-Version") ==
+              Body(again)["catalog_version"].get<std::string>());
+        // The offering itself did not change: its tag still leads with version 1, and a write
+        // with that tag in If-Match is accepted.
+        const std::string fresh = again->get_header_value("ETag");
+        CHECK(fresh.rfind("\"v1.", 0) == 0);
+        auto unchanged = c.Get(kOffering, {{"If-None-Match", fresh}});
+        REQUIRE(unchanged);
+        CHECK(unchanged->status == 304);
+    }
+
+    TEST_CASE("If-Match takes the tag a GET answered, in any coding; a stale one is 412") {
+        Fixture f;
+        auto c = f.server->Client();
+        auto read = c.Get(kOffering, {{"Accept-Encoding", "gzip"}});
+        REQUIRE(read);
+        const std::string etag = read->get_header_value("ETag");
+        CHECK(etag.find("-gzip\"") != std::string::npos);
+        std::string path = std::string(kOffering) + "/price";
+        auto put =
+            c.Put(path.c_str(), f.Auth(f.admin, {{"If-Match", etag}}), kPrice, "application/json");
+        REQUIRE(put);
+        CHECK(put->status == 200);
+        CheckProblem(
+            c.Put(path.c_str(), f.Auth(f.admin, {{"If-Match", etag}}), kPrice, "application/json"),
+            412, "precondition_failed");
+    }
+
+    TEST_CASE("a 304 in database mode has no Content-Length or Content-Type on the wire") {
+        Fixture f;
+        auto head_of = [&f](const std::string& fields) {
+            std::string answer =
+                f.server->Raw(std::string("GET ") + kOffering + " HTTP/1.1\r\nHost: x\r\n" +
+                              fields + "Connection: close\r\n\r\n");
+            std::string head = answer.substr(0, answer.find("\r\n\r\n") + 2);
+            for (char& ch : head)
+                ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            return head;
+        };
+        const std::string ok = head_of("");
+        REQUIRE(ok.rfind("http/1.1 200", 0) == 0);
+        const std::size_t at = ok.find("\r\netag: ");
+        REQUIRE(at != std::string::npos);
+        const std::string etag = ok.substr(at + 8, ok.find("\r\n", at + 2) - at - 8);
+        const std::string head = head_of("If-None-Match: " + etag + "\r\n");
+        CAPTURE(head);
+        CHECK(head.rfind("http/1.1 304", 0) == 0);
+        CHECK(head.find("\r\ncontent-length:") == std::string::npos);
+        CHECK(head.find("\r\ncontent-type:") == std::string::npos);
+        CHECK(head.find("\r\netag: " + etag + "\r\n") != std::string::npos);
     }
 }

@@ -41,7 +41,7 @@ TEST_SUITE("web_routes") {
         CHECK(page->status == 200);
         CHECK(page->get_header_value("Content-Type") == "text/html; charset=utf-8");
         CHECK(page->get_header_value("Cache-Control") == "no-cache");
-        CHECK(page->get_header_value("Vary") == "Accept");
+        CHECK(page->get_header_value("Vary") == "Accept, Accept-Encoding");
         CHECK(page->get_header_value("Content-Security-Policy").find("script-src 'self'") !=
               std::string::npos);
         CHECK(page->body.find("{{") == std::string::npos);
