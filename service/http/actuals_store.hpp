@@ -76,11 +76,14 @@ public:
     // One transaction: records the import (by request.principal, owned by its team, with the
     // report's counts)
     // and stores `charges`; a charge whose row_id the team stored already is counted, not
-    // stored again. kUnavailable when the database cannot be reached.
-    [[nodiscard]] virtual pricing::Result<ActualsImport> Import(
+    // stored again. kUnavailable when the database cannot be reached. Answers as `encode`
+    // answers what was stored, with the Idempotency-Key protocol of the catalog writes: a
+    // retry of the same request is answered the recorded answer (replayed), not imported again.
+    using ImportEncoder = std::function<StoredResponse(const ActualsImport&)>;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> Import(
         const WriteRequest& request, const std::string& tag_key,
-        const pricing::ActualsReport& report,
-        const std::vector<pricing::ActualCharge>& charges) = 0;
+        const pricing::ActualsReport& report, const std::vector<pricing::ActualCharge>& charges,
+        const ImportEncoder& encode) = 0;
     // Totals of the stored charges whose import, by team `team`, read the tag `tag_key` and
     // found `tag_value`, by (currency, month), ascending. Another team's imports do not count
     // towards a team's scenario.
@@ -91,9 +94,10 @@ public:
     [[nodiscard]] virtual pricing::Result<std::pair<std::vector<ActualsImportRecord>, std::size_t>>
     ListImports(std::string_view team, std::size_t limit) = 0;
     // Deletes import `id` of request.principal's team and the charges it stored first, in one
-    // transaction: kNotFound for an unknown id or another team's import.
-    [[nodiscard]] virtual pricing::Result<ActualsImportRecord> DeleteImport(
-        const WriteRequest& request, std::int64_t id) = 0;
+    // transaction: kNotFound for an unknown id or another team's import. Answers
+    // DeletedAnswer(), replayed to a retry with the same Idempotency-Key.
+    [[nodiscard]] virtual pricing::Result<StoredResponse> DeleteImport(const WriteRequest& request,
+                                                                       std::int64_t id) = 0;
 };
 
 }  // namespace gpucost::http

@@ -5,6 +5,8 @@
 #include <tuple>
 #include <vector>
 
+#include "service/storage/recorded_answer.hpp"
+
 namespace gpucost::storage {
 namespace {
 
@@ -54,35 +56,46 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::strin
     return static_cast<std::size_t>(added.affected_rows());
 }
 
+// Records the import and stores its charges in batches (not committed).
+http::ActualsImport StoreImport(pqxx::work& tx, const http::WriteRequest& request,
+                                const std::string& tag_key, const pricing::ActualsReport& report,
+                                const std::vector<pricing::ActualCharge>& charges) {
+    http::ActualsImport out;
+    out.id = tx.exec_params(
+                   "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
+                   " added, team) VALUES (NULLIF($1, 0), $2, $3, $4, 0, $5) RETURNING id",
+                   request.principal.key_id, tag_key, static_cast<std::int64_t>(report.rows_read),
+                   static_cast<std::int64_t>(report.kept), request.principal.team)
+                 .at(0)[0]
+                 .as<std::int64_t>();
+    CreateStaging(tx);
+    for (std::size_t at = 0; at < charges.size(); at += kChargesPerBatch) {
+        const std::size_t n = std::min(kChargesPerBatch, charges.size() - at);
+        const auto begin = charges.begin() + static_cast<std::ptrdiff_t>(at);
+        out.added += InsertBatch(tx, out.id, request.principal.team, begin,
+                                 begin + static_cast<std::ptrdiff_t>(n));
+    }
+    out.already_imported = charges.size() - out.added;
+    tx.exec_params("UPDATE actuals_imports SET added = $2 WHERE id = $1", out.id,
+                   static_cast<std::int64_t>(out.added));
+    return out;
+}
+
 }  // namespace
 
-pricing::Result<http::ActualsImport> PgActualsStore::Import(
+pricing::Result<http::StoredResponse> PgActualsStore::Import(
     const http::WriteRequest& request, const std::string& tag_key,
-    const pricing::ActualsReport& report, const std::vector<pricing::ActualCharge>& charges) {
-    return session_.Run<http::ActualsImport>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::ActualsImport> {
+    const pricing::ActualsReport& report, const std::vector<pricing::ActualCharge>& charges,
+    const ImportEncoder& encode) {
+    return session_.Run<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
             pqxx::work tx(conn);
-            http::ActualsImport out;
-            out.id = tx.exec_params(
-                           "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
-                           " added, team) VALUES (NULLIF($1, 0), $2, $3, $4, 0, $5) RETURNING id",
-                           request.principal.key_id, tag_key,
-                           static_cast<std::int64_t>(report.rows_read),
-                           static_cast<std::int64_t>(report.kept), request.principal.team)
-                         .at(0)[0]
-                         .as<std::int64_t>();
-            CreateStaging(tx);
-            for (std::size_t at = 0; at < charges.size(); at += kChargesPerBatch) {
-                const std::size_t n = std::min(kChargesPerBatch, charges.size() - at);
-                const auto begin = charges.begin() + static_cast<std::ptrdiff_t>(at);
-                out.added += InsertBatch(tx, out.id, request.principal.team, begin,
-                                         begin + static_cast<std::ptrdiff_t>(n));
-            }
-            out.already_imported = charges.size() - out.added;
-            tx.exec_params("UPDATE actuals_imports SET added = $2 WHERE id = $1", out.id,
-                           static_cast<std::int64_t>(out.added));
-            tx.commit();
-            return out;
+            return AnswerOnce<http::ActualsImport>(
+                tx, request,
+                [&]() -> pricing::Result<http::ActualsImport> {
+                    return StoreImport(tx, request, tag_key, report, charges);
+                },
+                encode);
         });
 }
 
@@ -156,25 +169,29 @@ PgActualsStore::ListImports(std::string_view team, std::size_t limit) {
     });
 }
 
-pricing::Result<http::ActualsImportRecord> PgActualsStore::DeleteImport(
+pricing::Result<http::StoredResponse> PgActualsStore::DeleteImport(
     const http::WriteRequest& request, std::int64_t id) {
-    return session_.Run<http::ActualsImportRecord>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::ActualsImportRecord> {
+    return session_.Run<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
             pqxx::work tx(conn);
-            auto rows = tx.exec_params(
-                std::string(kImportColumns) + " WHERE i.id = $1 AND i.team = $2 FOR UPDATE OF i",
-                id, request.principal.team);
-            if (rows.empty()) {
-                return pricing::MakeError(pricing::ErrorCode::kNotFound,
-                                          "no actuals import with id " + std::to_string(id) +
-                                              " of team '" + request.principal.team + "'",
-                                          "id");
-            }
-            http::ActualsImportRecord out = ImportFromRow(rows[0]);
-            tx.exec_params("DELETE FROM actual_charges WHERE import_id = $1", id);
-            tx.exec_params("DELETE FROM actuals_imports WHERE id = $1", id);
-            tx.commit();
-            return out;
+            return AnswerOnce<std::monostate>(
+                tx, request,
+                [&]() -> pricing::Result<std::monostate> {
+                    auto rows = tx.exec_params(
+                        "SELECT 1 FROM actuals_imports WHERE id = $1 AND team = $2 FOR UPDATE", id,
+                        request.principal.team);
+                    if (rows.empty()) {
+                        return pricing::MakeError(pricing::ErrorCode::kNotFound,
+                                                  "no actuals import with id " +
+                                                      std::to_string(id) + " of team '" +
+                                                      request.principal.team + "'",
+                                                  "id");
+                    }
+                    tx.exec_params("DELETE FROM actual_charges WHERE import_id = $1", id);
+                    tx.exec_params("DELETE FROM actuals_imports WHERE id = $1", id);
+                    return std::monostate{};
+                },
+                [](const std::monostate&) { return http::DeletedAnswer(); });
         });
 }
 
