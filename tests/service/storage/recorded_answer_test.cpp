@@ -183,6 +183,35 @@ TEST_SUITE("recorded_answer") {
         CHECK(f.db.Scalar("SELECT count(*) FROM actuals_imports") == "0");
     }
 
+    TEST_CASE("the catalog writes keep the same rules: an If-Match retry replays, not 412") {
+        Fixture f;
+        auto c = f.server->Client();
+        const std::string offering = "/v1/offerings/aws-p5.48xlarge-us-east-1-on-demand";
+        const std::string price =
+            R"({"usd_per_hour": 44.0, "as_of": "2026-11-21", "source": "NEGOTIATED"})";
+        auto put = FirstThenReplay(f,
+                                   [&](const httplib::Headers& h) {
+                                       return c.Put((offering + "/price").c_str(), h, price,
+                                                    "application/json");
+                                   },
+                                   "price-1", 200, {{"If-Match", "\"v1\""}});
+        CHECK(put->get_header_value("ETag") == "\"v2\"");
+        const std::string created = R"({"provider": "aws", "instance_type": "p5.48xlarge",
+            "accelerator": "h100-sxm", "accelerator_count": 8, "region": "eu-west-1",
+            "price_type": "on_demand", "usd_per_hour": 60.5, "as_of": "2026-11-20",
+            "source": "AWS PRICE API"})";
+        FirstThenReplay(
+            f,
+            [&](const httplib::Headers& h) {
+                return c.Post("/v1/offerings", h, created, "application/json");
+            },
+            "create-1", 201);
+        FirstThenReplay(f, [&](const httplib::Headers& h) { return c.Delete(offering.c_str(), h); },
+                        "retire-1", 200, {{"If-Match", "\"v2\""}});
+        KeyReusedRefused(
+            c.Delete(offering.c_str(), f.Auth(f.admin, {{"Idempotency-Key", "price-1"}})));
+    }
+
     TEST_CASE("a malformed Idempotency-Key is 400 on every write, before anything is written") {
         Fixture f;
         auto c = f.server->Client();
