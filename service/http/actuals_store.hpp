@@ -87,19 +87,26 @@ public:
     // reader's counts) and stores the charges `read` gives, in batches as they are read (an
     // export's charges are never all in memory); a charge whose row_id the team stored
     // already is counted, not stored again. The reader's error, or kUnavailable when the
-    // database cannot be reached, stores nothing.
-    [[nodiscard]] virtual pricing::Result<ActualsImport> Import(const WriteRequest& request,
-                                                                const std::string& tag_key,
-                                                                const ExportReader& read) = 0;
+    // database cannot be reached, stores nothing. Answers as `encode` answers what was stored,
+    // with the Idempotency-Key protocol of the catalog writes: a retry of the same request is
+    // answered the recorded answer (replayed), not imported again.
+    using ImportEncoder = std::function<StoredResponse(const ActualsImport&)>;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> Import(const WriteRequest& request,
+                                                                 const std::string& tag_key,
+                                                                 const ExportReader& read,
+                                                                 const ImportEncoder& encode) = 0;
     // The same for charges already read (`report` gives the counts).
-    [[nodiscard]] pricing::Result<ActualsImport> Import(
+    [[nodiscard]] pricing::Result<StoredResponse> Import(
         const WriteRequest& request, const std::string& tag_key,
-        const pricing::ActualsReport& report, const std::vector<pricing::ActualCharge>& charges) {
-        return Import(request, tag_key,
-                      [&](const ChargeSink& sink) -> pricing::Result<ExportCounts> {
-                          for (const pricing::ActualCharge& c : charges) sink(c);
-                          return ExportCounts{report.rows_read, report.kept};
-                      });
+        const pricing::ActualsReport& report, const std::vector<pricing::ActualCharge>& charges,
+        const ImportEncoder& encode) {
+        return Import(
+            request, tag_key,
+            [&](const ChargeSink& sink) -> pricing::Result<ExportCounts> {
+                for (const pricing::ActualCharge& c : charges) sink(c);
+                return ExportCounts{report.rows_read, report.kept};
+            },
+            encode);
     }
     // Totals of the stored charges whose import, by team `team`, read the tag `tag_key` and
     // found `tag_value`, by (currency, month), ascending. Another team's imports do not count
@@ -111,9 +118,10 @@ public:
     [[nodiscard]] virtual pricing::Result<std::pair<std::vector<ActualsImportRecord>, std::size_t>>
     ListImports(std::string_view team, std::size_t limit, std::int64_t before) = 0;
     // Deletes import `id` of request.principal's team and the charges it stored first, in one
-    // transaction: kNotFound for an unknown id or another team's import.
-    [[nodiscard]] virtual pricing::Result<ActualsImportRecord> DeleteImport(
-        const WriteRequest& request, std::int64_t id) = 0;
+    // transaction: kNotFound for an unknown id or another team's import. Answers
+    // DeletedAnswer(), replayed to a retry with the same Idempotency-Key.
+    [[nodiscard]] virtual pricing::Result<StoredResponse> DeleteImport(const WriteRequest& request,
+                                                                       std::int64_t id) = 0;
 };
 
 }  // namespace gpucost::http

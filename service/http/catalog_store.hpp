@@ -86,6 +86,11 @@ struct StoredResponse {
     bool replayed = false;
 };
 
+// The answer of a delete: 204, no body (recorded with the Idempotency-Key as any other).
+inline StoredResponse DeletedAnswer() {
+    return {204, "", "", false};
+}
+
 struct WriteRequest {
     Principal principal;
     std::string idempotency_key;  // empty: none sent
@@ -263,10 +268,15 @@ public:
     // for an unknown id or a confidential scenario of another team; kFailedPrecondition on
     // kOwnerField when the principal is of another team, or neither an admin nor of the
     // owner's name (403), on kIfMatchField when request.if_match names
-    // another version (412). The change bumps the version and answers the scenario after it.
-    [[nodiscard]] virtual pricing::Result<Scenario> UpdateScenario(
-        const WriteRequest& request, std::int64_t id, const ScenarioChange& change) = 0;
-    [[nodiscard]] virtual pricing::Result<std::monostate> DeleteScenario(
+    // another version (412). The change bumps the version and answers the scenario after it,
+    // as `encode` answers it; the delete answers DeletedAnswer(). Both with the
+    // Idempotency-Key protocol of the catalog writes: a retry of the same request is answered
+    // the recorded answer (replayed) before the If-Match or the owner is judged again.
+    using ScenarioEncoder = std::function<StoredResponse(const Scenario&)>;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> UpdateScenario(
+        const WriteRequest& request, std::int64_t id, const ScenarioChange& change,
+        const ScenarioEncoder& encode) = 0;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> DeleteScenario(
         const WriteRequest& request, std::int64_t id) = 0;
 };
 

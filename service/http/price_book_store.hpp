@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,12 +61,17 @@ public:
     PriceBookStore& operator=(PriceBookStore&&) = delete;
 
     // Each call is one transaction. kUnavailable when the database cannot be reached.
+    // The writes answer as `encode` answers the version written (a delete: DeletedAnswer()),
+    // with the Idempotency-Key protocol of the catalog writes: a retry of the same request is
+    // answered the recorded answer (replayed) before the id, owner or If-Match is judged again.
+    using BookEncoder = std::function<StoredResponse(const StoredPriceBook&)>;
     // Creates version 1 of `draft` (id, name, rules_json, owned_capacity_json, shared_with) by
     // request.principal, owned by its team; kFailedPrecondition on field "/id" when the id is
     // taken (also by a deleted book, or by another team's), kInvalidArgument on
     // "/shared_with/<i>" for a team that does not exist.
-    [[nodiscard]] virtual pricing::Result<StoredPriceBook> Create(const WriteRequest& request,
-                                                                  const StoredPriceBook& draft) = 0;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> Create(const WriteRequest& request,
+                                                                 const StoredPriceBook& draft,
+                                                                 const BookEncoder& encode) = 0;
     // The latest version, or `version`; kNotFound (field "id" or "version") for an unknown or
     // deleted book or a version it never had. Whoever asks: the caller checks ReadsBook or
     // PlansWithBook.
@@ -77,12 +83,13 @@ public:
     // `next` names them), by an admin of the book's team: kNotFound for an unknown book or
     // another team's, kFailedPrecondition on kOwnerField (403) for a team the book is shared
     // with, on kIfMatchField when request.if_match names another version (412).
-    [[nodiscard]] virtual pricing::Result<StoredPriceBook> Replace(const WriteRequest& request,
-                                                                   std::string_view id,
-                                                                   const StoredPriceBook& next) = 0;
+    [[nodiscard]] virtual pricing::Result<StoredResponse> Replace(const WriteRequest& request,
+                                                                  std::string_view id,
+                                                                  const StoredPriceBook& next,
+                                                                  const BookEncoder& encode) = 0;
     // Marks the book deleted (its versions stay); kNotFound, kOwnerField, If-Match as Replace;
     // kFailedPrecondition (field "id", 409) while it is a live API key's default book.
-    [[nodiscard]] virtual pricing::Result<std::monostate> Delete(const WriteRequest& request,
+    [[nodiscard]] virtual pricing::Result<StoredResponse> Delete(const WriteRequest& request,
                                                                  std::string_view id) = 0;
 };
 

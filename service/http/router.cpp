@@ -258,6 +258,10 @@ void InstallRequestChecks(httplib::Server& server, const FrameLimits& body_limit
         res.set_header(kApiVersionHeader, std::string(kApiVersion));
         if (limiter && !IsProbe(req.path)) {
             RateDecision decision = limiter->Take(RateIdentity(req, key_store.get()));
+            if (limiter->enabled()) {
+                res.set_header("RateLimit-Policy", limiter->PolicyField());
+                res.set_header("RateLimit", RateLimiter::StateField(decision));
+            }
             if (!decision.allowed) {
                 res.set_header("Retry-After", std::to_string(decision.retry_after_s));
                 Metrics::CountRateLimited();

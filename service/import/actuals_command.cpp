@@ -373,23 +373,29 @@ pricing::Result<Stored> ImportIntoDatabase(const ActualsArgs& args, const pricin
     request.principal.team = args.team;
     Stored stored{true, 0, 0, json::array()};
     for (const std::string& file : args.files) {
-        auto imported = database.Import(
+        // No Idempotency-Key on the command line: the answer is never recorded, only read.
+        http::ActualsImport imported;
+        auto status = database.Import(
             request, args.options.tag_key,
             [&](const http::ActualsStore::ChargeSink& sink)
                 -> pricing::Result<http::ActualsStore::ExportCounts> {
                 const http::ActualsStore::ExportCounts before{report.rows_read, report.kept};
-                auto status = ReadFocusExport(file, args.options, catalog, mappings, report, sink);
-                if (!status.ok()) return status.error();
+                auto read = ReadFocusExport(file, args.options, catalog, mappings, report, sink);
+                if (!read.ok()) return read.error();
                 return http::ActualsStore::ExportCounts{report.rows_read - before.rows_read,
                                                         report.kept - before.kept};
+            },
+            [&imported](const http::ActualsImport& i) {
+                imported = i;
+                return http::StoredResponse{};
             });
-        if (!imported.ok()) return imported.error();
-        stored.added += imported.value().added;
-        stored.already += imported.value().already_imported;
+        if (!status.ok()) return status.error();
+        stored.added += imported.added;
+        stored.already += imported.already_imported;
         stored.imports.push_back({{"file", file},
-                                  {"import_id", std::to_string(imported.value().id)},
-                                  {"added", imported.value().added},
-                                  {"already_imported", imported.value().already_imported}});
+                                  {"import_id", std::to_string(imported.id)},
+                                  {"added", imported.added},
+                                  {"already_imported", imported.already_imported}});
     }
     return stored;
 }

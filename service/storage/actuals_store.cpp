@@ -5,6 +5,8 @@
 #include <tuple>
 #include <vector>
 
+#include "service/storage/recorded_answer.hpp"
+
 namespace gpucost::storage {
 namespace {
 
@@ -53,51 +55,65 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::strin
     return static_cast<std::size_t>(added.affected_rows());
 }
 
+// Records the import (by request.principal, for its team) and stores the charges `read` gives
+// in batches as they are read; not committed. The reader's error stores nothing (the caller
+// rolls the transaction back).
+pricing::Result<http::ActualsImport> StoreImport(pqxx::work& tx, const http::WriteRequest& request,
+                                                 const std::string& tag_key,
+                                                 const http::ActualsStore::ExportReader& read) {
+    // A key's team always exists; `gpucost actuals import --team` may name none.
+    if (tx.exec_params("SELECT 1 FROM teams WHERE id = $1", request.principal.team).empty()) {
+        return pricing::MakeError(
+            pricing::ErrorCode::kInvalidArgument,
+            "no team '" + request.principal.team + "' (gpucost apikey create --team makes one)",
+            "team");
+    }
+    http::ActualsImport out;
+    out.id = tx.exec_params(
+                   "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
+                   " added, team) VALUES (NULLIF($1, 0), $2, 0, 0, 0, $3) RETURNING id",
+                   request.principal.key_id, tag_key, request.principal.team)
+                 .at(0)[0]
+                 .as<std::int64_t>();
+    CreateStaging(tx);
+    std::vector<pricing::ActualCharge> batch;
+    std::size_t charges = 0;
+    const auto store_batch = [&] {
+        out.added += InsertBatch(tx, out.id, request.principal.team, batch);
+        batch.clear();
+    };
+    auto counts = read([&](const pricing::ActualCharge& c) {
+        batch.push_back(c);
+        ++charges;
+        if (batch.size() >= kChargesPerBatch) store_batch();
+    });
+    if (!counts.ok()) return counts.error();
+    if (!batch.empty()) store_batch();
+    out.already_imported = charges - out.added;
+    tx.exec_params(
+        "UPDATE actuals_imports SET rows_read = $2, kept = $3, added = $4"
+        " WHERE id = $1",
+        out.id, static_cast<std::int64_t>(counts.value().rows_read),
+        static_cast<std::int64_t>(counts.value().kept), static_cast<std::int64_t>(out.added));
+    return out;
+}
+
 }  // namespace
 
-pricing::Result<http::ActualsImport> PgActualsStore::Import(const http::WriteRequest& request,
-                                                            const std::string& tag_key,
-                                                            const ExportReader& read) {
-    return session_.Run<http::ActualsImport>([&](pqxx::connection& conn)
-                                                 -> pricing::Result<http::ActualsImport> {
-        pqxx::work tx(conn);
-        // A key's team always exists; `gpucost actuals import --team` may name none.
-        if (tx.exec_params("SELECT 1 FROM teams WHERE id = $1", request.principal.team).empty()) {
-            return pricing::MakeError(
-                pricing::ErrorCode::kInvalidArgument,
-                "no team '" + request.principal.team + "' (gpucost apikey create --team makes one)",
-                "team");
-        }
-        http::ActualsImport out;
-        out.id = tx.exec_params(
-                       "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
-                       " added, team) VALUES (NULLIF($1, 0), $2, 0, 0, 0, $3) RETURNING id",
-                       request.principal.key_id, tag_key, request.principal.team)
-                     .at(0)[0]
-                     .as<std::int64_t>();
-        CreateStaging(tx);
-        std::vector<pricing::ActualCharge> batch;
-        std::size_t charges = 0;
-        const auto store_batch = [&] {
-            out.added += InsertBatch(tx, out.id, request.principal.team, batch);
-            batch.clear();
-        };
-        auto counts = read([&](const pricing::ActualCharge& c) {
-            batch.push_back(c);
-            ++charges;
-            if (batch.size() >= kChargesPerBatch) store_batch();
+pricing::Result<http::StoredResponse> PgActualsStore::Import(const http::WriteRequest& request,
+                                                             const std::string& tag_key,
+                                                             const ExportReader& read,
+                                                             const ImportEncoder& encode) {
+    return session_.Run<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
+            pqxx::work tx(conn);
+            return AnswerOnce<http::ActualsImport>(
+                tx, request,
+                [&]() -> pricing::Result<http::ActualsImport> {
+                    return StoreImport(tx, request, tag_key, read);
+                },
+                encode);
         });
-        if (!counts.ok()) return counts.error();  // rolled back with the transaction
-        if (!batch.empty()) store_batch();
-        out.already_imported = charges - out.added;
-        tx.exec_params(
-            "UPDATE actuals_imports SET rows_read = $2, kept = $3, added = $4"
-            " WHERE id = $1",
-            out.id, static_cast<std::int64_t>(counts.value().rows_read),
-            static_cast<std::int64_t>(counts.value().kept), static_cast<std::int64_t>(out.added));
-        tx.commit();
-        return out;
-    });
 }
 
 pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
@@ -177,25 +193,29 @@ PgActualsStore::ListImports(std::string_view team, std::size_t limit, std::int64
     });
 }
 
-pricing::Result<http::ActualsImportRecord> PgActualsStore::DeleteImport(
+pricing::Result<http::StoredResponse> PgActualsStore::DeleteImport(
     const http::WriteRequest& request, std::int64_t id) {
-    return session_.Run<http::ActualsImportRecord>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::ActualsImportRecord> {
+    return session_.Run<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
             pqxx::work tx(conn);
-            auto rows = tx.exec_params(
-                std::string(kImportColumns) + " WHERE i.id = $1 AND i.team = $2 FOR UPDATE OF i",
-                id, request.principal.team);
-            if (rows.empty()) {
-                return pricing::MakeError(pricing::ErrorCode::kNotFound,
-                                          "no actuals import with id " + std::to_string(id) +
-                                              " of team '" + request.principal.team + "'",
-                                          "id");
-            }
-            http::ActualsImportRecord out = ImportFromRow(rows[0]);
-            tx.exec_params("DELETE FROM actual_charges WHERE import_id = $1", id);
-            tx.exec_params("DELETE FROM actuals_imports WHERE id = $1", id);
-            tx.commit();
-            return out;
+            return AnswerOnce<std::monostate>(
+                tx, request,
+                [&]() -> pricing::Result<std::monostate> {
+                    auto rows = tx.exec_params(
+                        "SELECT 1 FROM actuals_imports WHERE id = $1 AND team = $2 FOR UPDATE", id,
+                        request.principal.team);
+                    if (rows.empty()) {
+                        return pricing::MakeError(pricing::ErrorCode::kNotFound,
+                                                  "no actuals import with id " +
+                                                      std::to_string(id) + " of team '" +
+                                                      request.principal.team + "'",
+                                                  "id");
+                    }
+                    tx.exec_params("DELETE FROM actual_charges WHERE import_id = $1", id);
+                    tx.exec_params("DELETE FROM actuals_imports WHERE id = $1", id);
+                    return std::monostate{};
+                },
+                [](const std::monostate&) { return http::DeletedAnswer(); });
         });
 }
 

@@ -20,16 +20,17 @@ public:
     explicit PgActualsStore(std::string database_url) : session_(std::move(database_url)) {}
 
     using http::ActualsStore::Import;
-    pricing::Result<http::ActualsImport> Import(const http::WriteRequest& request,
-                                                const std::string& tag_key,
-                                                const ExportReader& read) override;
+    pricing::Result<http::StoredResponse> Import(const http::WriteRequest& request,
+                                                 const std::string& tag_key,
+                                                 const ExportReader& read,
+                                                 const ImportEncoder& encode) override;
     pricing::Result<std::vector<http::ActualMonth>> MonthsTagged(std::string_view tag_key,
                                                                  std::string_view tag_value,
                                                                  std::string_view team) override;
     pricing::Result<std::pair<std::vector<http::ActualsImportRecord>, std::size_t>> ListImports(
         std::string_view team, std::size_t limit, std::int64_t before) override;
-    pricing::Result<http::ActualsImportRecord> DeleteImport(const http::WriteRequest& request,
-                                                            std::int64_t id) override;
+    pricing::Result<http::StoredResponse> DeleteImport(const http::WriteRequest& request,
+                                                       std::int64_t id) override;
 
 private:
     PgSession session_;

@@ -19,6 +19,7 @@
 #include "service/storage/history_loader.hpp"
 #include "service/storage/migrations.hpp"
 #include "service/storage/pg_connection.hpp"
+#include "service/storage/recorded_answer.hpp"
 
 namespace gpucost::storage {
 namespace {
@@ -39,45 +40,6 @@ std::string Us(int n) {
 
 pricing::Error Unavailable(const std::string& detail) {
     return MakeError(ErrorCode::kUnavailable, detail);
-}
-
-// What an earlier request with this Idempotency-Key recorded, read in the write's own
-// transaction: nothing for a new key (or none sent), kInvalidArgument when the key came with
-// another request. The one check behind every idempotent write (catalog writes, scenarios).
-pricing::Result<std::optional<http::StoredResponse>> RecordedAnswer(
-    pqxx::transaction_base& tx, const http::WriteRequest& request) {
-    if (request.idempotency_key.empty()) {
-        return std::optional<http::StoredResponse>();
-    }
-    auto seen = tx.exec_params(
-        "SELECT request_hash, status, response_body, etag FROM idempotency_keys"
-        " WHERE api_key_id = $1 AND key = $2",
-        request.principal.key_id, request.idempotency_key);
-    if (seen.empty()) {
-        return std::optional<http::StoredResponse>();
-    }
-    if (seen[0][0].as<std::string>() != request.request_hash) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "this Idempotency-Key was already used with a different request; use a "
-                         "new key for a new request",
-                         "Idempotency-Key");
-    }
-    return std::optional<http::StoredResponse>(http::StoredResponse{
-        seen[0][1].as<int>(), seen[0][2].as<std::string>(), seen[0][3].as<std::string>(), true});
-}
-
-// Records `answer` under the request's Idempotency-Key (none sent: nothing), in the write's
-// transaction, so that a retry finds it exactly when the write committed.
-void RecordAnswer(pqxx::transaction_base& tx, const http::WriteRequest& request,
-                  const http::StoredResponse& answer) {
-    if (request.idempotency_key.empty()) {
-        return;
-    }
-    tx.exec_params(
-        "INSERT INTO idempotency_keys (api_key_id, key, request_hash, status,"
-        " response_body, etag) VALUES ($1, $2, $3, $4, $5, $6)",
-        request.principal.key_id, request.idempotency_key, request.request_hash, answer.status,
-        answer.body, answer.etag);
 }
 
 // Collects the payloads of the catalog channel's notifications, in delivery (commit) order.
@@ -1127,9 +1089,7 @@ pricing::Result<http::Scenario> PgStore::SaveScenario(const http::WriteRequest& 
         if (!request.idempotency_key.empty()) {
             // The key's row is locked for the transaction, so two retries racing each other
             // save one scenario: the second waits, then finds the first's row.
-            tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))",
-                           static_cast<int>(request.principal.key_id), request.idempotency_key);
-            auto recorded = RecordedAnswer(tx, request);
+            auto recorded = ClaimKey(tx, request);
             if (!recorded.ok()) {
                 return recorded.error();
             }
@@ -1262,46 +1222,56 @@ pricing::Result<http::Scenario> LockScenarioForChange(pqxx::work& tx,
 
 }  // namespace
 
-pricing::Result<http::Scenario> PgStore::UpdateScenario(const http::WriteRequest& request,
-                                                        std::int64_t id,
-                                                        const http::ScenarioChange& change) {
-    return RunSimple<http::Scenario>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::Scenario> {
+pricing::Result<http::StoredResponse> PgStore::UpdateScenario(const http::WriteRequest& request,
+                                                              std::int64_t id,
+                                                              const http::ScenarioChange& change,
+                                                              const ScenarioEncoder& encode) {
+    return RunSimple<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
             pqxx::work tx(conn);
-            auto locked = LockScenarioForChange(tx, request, id);
-            if (!locked.ok()) {
-                return locked.error();
-            }
-            const http::Scenario& s = locked.value();
-            tx.exec_params("UPDATE scenarios SET name = $2, tags = " + TagsFrom(3) +
-                               ", version = version + 1 WHERE id = $1",
-                           id, change.name.value_or(s.name),
-                           TagsParam(change.tags.value_or(s.tags)));
-            if (change.progress) {
-                tx.exec_params(
-                    "UPDATE scenarios SET progress_tokens_done_b = $2,"
-                    " progress_as_of = to_timestamp($3::double precision / 1000000) WHERE id = $1",
-                    id, change.progress->tokens_done_b,
-                    static_cast<double>(change.progress->as_of_us));
-            }
-            auto row = tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
-            tx.commit();
-            return ScenarioFromRow(row[0]);
+            return AnswerOnce<http::Scenario>(
+                tx, request,
+                [&]() -> pricing::Result<http::Scenario> {
+                    auto locked = LockScenarioForChange(tx, request, id);
+                    if (!locked.ok()) {
+                        return locked.error();
+                    }
+                    const http::Scenario& s = locked.value();
+                    tx.exec_params("UPDATE scenarios SET name = $2, tags = " + TagsFrom(3) +
+                                       ", version = version + 1 WHERE id = $1",
+                                   id, change.name.value_or(s.name),
+                                   TagsParam(change.tags.value_or(s.tags)));
+                    if (change.progress) {
+                        tx.exec_params(
+                            "UPDATE scenarios SET progress_tokens_done_b = $2, progress_as_of ="
+                            " to_timestamp($3::double precision / 1000000) WHERE id = $1",
+                            id, change.progress->tokens_done_b,
+                            static_cast<double>(change.progress->as_of_us));
+                    }
+                    auto row =
+                        tx.exec_params(std::string(kScenarioColumns) + " WHERE s.id = $1", id);
+                    return ScenarioFromRow(row[0]);
+                },
+                encode);
         });
 }
 
-pricing::Result<std::monostate> PgStore::DeleteScenario(const http::WriteRequest& request,
-                                                        std::int64_t id) {
-    return RunSimple<std::monostate>(
-        [&](pqxx::connection& conn) -> pricing::Result<std::monostate> {
+pricing::Result<http::StoredResponse> PgStore::DeleteScenario(const http::WriteRequest& request,
+                                                              std::int64_t id) {
+    return RunSimple<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
             pqxx::work tx(conn);
-            auto locked = LockScenarioForChange(tx, request, id);
-            if (!locked.ok()) {
-                return locked.error();
-            }
-            tx.exec_params("DELETE FROM scenarios WHERE id = $1", id);
-            tx.commit();
-            return std::monostate{};
+            return AnswerOnce<std::monostate>(
+                tx, request,
+                [&]() -> pricing::Result<std::monostate> {
+                    auto locked = LockScenarioForChange(tx, request, id);
+                    if (!locked.ok()) {
+                        return locked.error();
+                    }
+                    tx.exec_params("DELETE FROM scenarios WHERE id = $1", id);
+                    return std::monostate{};
+                },
+                [](const std::monostate&) { return http::DeletedAnswer(); });
         });
 }
 

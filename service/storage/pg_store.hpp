@@ -88,11 +88,12 @@ public:
     pricing::Result<http::ScenarioPage> FindScenarios(const http::ScenarioFilter& filter,
                                                       std::size_t limit,
                                                       std::int64_t after_id) override;
-    pricing::Result<http::Scenario> UpdateScenario(const http::WriteRequest& request,
-                                                   std::int64_t id,
-                                                   const http::ScenarioChange& change) override;
-    pricing::Result<std::monostate> DeleteScenario(const http::WriteRequest& request,
-                                                   std::int64_t id) override;
+    pricing::Result<http::StoredResponse> UpdateScenario(const http::WriteRequest& request,
+                                                         std::int64_t id,
+                                                         const http::ScenarioChange& change,
+                                                         const ScenarioEncoder& encode) override;
+    pricing::Result<http::StoredResponse> DeleteScenario(const http::WriteRequest& request,
+                                                         std::int64_t id) override;
 
     // Revision of the snapshot being served.
     std::int64_t Revision() const;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/storage/if_match.hpp"
+#include "service/storage/recorded_answer.hpp"
 
 namespace gpucost::storage {
 namespace {
@@ -133,34 +134,68 @@ pricing::Status RefuseIfKeyDefault(pqxx::work& tx, std::string_view id) {
                      "id");
 }
 
+// Version 1 of a new book: kFailedPrecondition on /id when the id is or was taken.
+Result<http::StoredPriceBook> CreateBook(pqxx::work& tx, const http::WriteRequest& request,
+                                         const http::StoredPriceBook& draft) {
+    auto inserted = tx.exec_params(
+        "INSERT INTO price_books (id, team) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING"
+        " RETURNING id",
+        draft.id, request.principal.team);
+    if (inserted.empty()) {
+        return MakeError(ErrorCode::kFailedPrecondition,
+                         "a price book with id '" + draft.id +
+                             "' exists or existed (ids of deleted books are not reused); "
+                             "PUT /v1/price-books/" +
+                             draft.id + " writes a new version of it",
+                         "/id");
+    }
+    InsertVersion(tx, request, draft.id, 1, draft);
+    if (draft.shared_with) {
+        if (auto shared = WriteShares(tx, draft.id, *draft.shared_with); !shared.ok()) {
+            return shared.error();
+        }
+    }
+    return LoadVersion(tx, draft.id, 1);
+}
+
+// The book's next version, after LockForChange's checks.
+Result<http::StoredPriceBook> WriteNextVersion(pqxx::work& tx, const http::WriteRequest& request,
+                                               std::string_view id,
+                                               const http::StoredPriceBook& next) {
+    auto current = LockForChange(tx, request, id);
+    if (!current.ok()) return current.error();
+    const std::int64_t version = current.value() + 1;
+    InsertVersion(tx, request, id, version, next);
+    tx.exec_params("UPDATE price_books SET current_version = $2 WHERE id = $1", std::string(id),
+                   version);
+    if (next.shared_with) {
+        if (auto shared = WriteShares(tx, id, *next.shared_with); !shared.ok()) {
+            return shared.error();
+        }
+    }
+    return LoadVersion(tx, id, version);
+}
+
+// Marks the book deleted, after LockForChange's checks and while no live key plans with it.
+Result<std::monostate> MarkDeleted(pqxx::work& tx, const http::WriteRequest& request,
+                                   std::string_view id) {
+    auto current = LockForChange(tx, request, id);
+    if (!current.ok()) return current.error();
+    if (auto unused = RefuseIfKeyDefault(tx, id); !unused.ok()) return unused.error();
+    tx.exec_params("UPDATE price_books SET deleted_at = now() WHERE id = $1", std::string(id));
+    return std::monostate{};
+}
+
 }  // namespace
 
-Result<http::StoredPriceBook> PgPriceBookStore::Create(const http::WriteRequest& request,
-                                                       const http::StoredPriceBook& draft) {
-    return session_.Run<http::StoredPriceBook>(
-        [&](pqxx::connection& conn) -> Result<http::StoredPriceBook> {
+Result<http::StoredResponse> PgPriceBookStore::Create(const http::WriteRequest& request,
+                                                      const http::StoredPriceBook& draft,
+                                                      const BookEncoder& encode) {
+    return session_.Run<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> Result<http::StoredResponse> {
             pqxx::work tx(conn);
-            auto inserted = tx.exec_params(
-                "INSERT INTO price_books (id, team) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING"
-                " RETURNING id",
-                draft.id, request.principal.team);
-            if (inserted.empty()) {
-                return MakeError(ErrorCode::kFailedPrecondition,
-                                 "a price book with id '" + draft.id +
-                                     "' exists or existed (ids of deleted books are not reused); "
-                                     "PUT /v1/price-books/" +
-                                     draft.id + " writes a new version of it",
-                                 "/id");
-            }
-            InsertVersion(tx, request, draft.id, 1, draft);
-            if (draft.shared_with) {
-                if (auto shared = WriteShares(tx, draft.id, *draft.shared_with); !shared.ok()) {
-                    return shared.error();
-                }
-            }
-            auto out = LoadVersion(tx, draft.id, 1);
-            tx.commit();
-            return out;
+            return AnswerOnce<http::StoredPriceBook>(
+                tx, request, [&] { return CreateBook(tx, request, draft); }, encode);
         });
 }
 
@@ -200,40 +235,27 @@ Result<std::vector<http::StoredPriceBook>> PgPriceBookStore::List() {
         });
 }
 
-Result<http::StoredPriceBook> PgPriceBookStore::Replace(const http::WriteRequest& request,
-                                                        std::string_view id,
-                                                        const http::StoredPriceBook& next) {
-    return session_.Run<http::StoredPriceBook>(
-        [&](pqxx::connection& conn) -> Result<http::StoredPriceBook> {
+Result<http::StoredResponse> PgPriceBookStore::Replace(const http::WriteRequest& request,
+                                                       std::string_view id,
+                                                       const http::StoredPriceBook& next,
+                                                       const BookEncoder& encode) {
+    return session_.Run<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> Result<http::StoredResponse> {
             pqxx::work tx(conn);
-            auto current = LockForChange(tx, request, id);
-            if (!current.ok()) return current.error();
-            const std::int64_t version = current.value() + 1;
-            InsertVersion(tx, request, id, version, next);
-            tx.exec_params("UPDATE price_books SET current_version = $2 WHERE id = $1",
-                           std::string(id), version);
-            if (next.shared_with) {
-                if (auto shared = WriteShares(tx, id, *next.shared_with); !shared.ok()) {
-                    return shared.error();
-                }
-            }
-            auto out = LoadVersion(tx, id, version);
-            tx.commit();
-            return out;
+            return AnswerOnce<http::StoredPriceBook>(
+                tx, request, [&] { return WriteNextVersion(tx, request, id, next); }, encode);
         });
 }
 
-Result<std::monostate> PgPriceBookStore::Delete(const http::WriteRequest& request,
-                                                std::string_view id) {
-    return session_.Run<std::monostate>([&](pqxx::connection& conn) -> Result<std::monostate> {
-        pqxx::work tx(conn);
-        auto current = LockForChange(tx, request, id);
-        if (!current.ok()) return current.error();
-        if (auto unused = RefuseIfKeyDefault(tx, id); !unused.ok()) return unused.error();
-        tx.exec_params("UPDATE price_books SET deleted_at = now() WHERE id = $1", std::string(id));
-        tx.commit();
-        return std::monostate{};
-    });
+Result<http::StoredResponse> PgPriceBookStore::Delete(const http::WriteRequest& request,
+                                                      std::string_view id) {
+    return session_.Run<http::StoredResponse>(
+        [&](pqxx::connection& conn) -> Result<http::StoredResponse> {
+            pqxx::work tx(conn);
+            return AnswerOnce<std::monostate>(
+                tx, request, [&] { return MarkDeleted(tx, request, id); },
+                [](const std::monostate&) { return http::DeletedAnswer(); });
+        });
 }
 
 }  // namespace gpucost::storage

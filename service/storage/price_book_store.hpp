@@ -18,16 +18,18 @@ class PgPriceBookStore final : public http::PriceBookStore {
 public:
     explicit PgPriceBookStore(std::string database_url) : session_(std::move(database_url)) {}
 
-    pricing::Result<http::StoredPriceBook> Create(const http::WriteRequest& request,
-                                                  const http::StoredPriceBook& draft) override;
+    pricing::Result<http::StoredResponse> Create(const http::WriteRequest& request,
+                                                 const http::StoredPriceBook& draft,
+                                                 const BookEncoder& encode) override;
     pricing::Result<http::StoredPriceBook> Get(std::string_view id,
                                                std::optional<std::int64_t> version) override;
     pricing::Result<std::vector<http::StoredPriceBook>> List() override;
-    pricing::Result<http::StoredPriceBook> Replace(const http::WriteRequest& request,
-                                                   std::string_view id,
-                                                   const http::StoredPriceBook& next) override;
-    pricing::Result<std::monostate> Delete(const http::WriteRequest& request,
-                                           std::string_view id) override;
+    pricing::Result<http::StoredResponse> Replace(const http::WriteRequest& request,
+                                                  std::string_view id,
+                                                  const http::StoredPriceBook& next,
+                                                  const BookEncoder& encode) override;
+    pricing::Result<http::StoredResponse> Delete(const http::WriteRequest& request,
+                                                 std::string_view id) override;
 
 private:
     PgSession session_;

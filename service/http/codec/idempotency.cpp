@@ -64,7 +64,45 @@ std::string RequestFingerprint(const httplib::Request& req) {
             body = parsed.dump(-1, ' ', false, json::error_handler_t::replace);
         }
     }
-    return pricing::ContentHash(req.method + " " + req.path + "\n" + body);
+    // The query parameters in name order (a multimap's); none: the fingerprint of a write
+    // that takes none, as it always was.
+    std::string query;
+    for (const auto& [name, value] : req.params) {
+        query += (query.empty() ? "?" : "&") + name + "=" + value;
+    }
+    return pricing::ContentHash(req.method + " " + req.path + query + "\n" + body);
+}
+
+bool ReadRetryHeaders(const httplib::Request& req, httplib::Response& res, WriteRequest& write) {
+    auto key = ReadIdempotencyKey(req, res);
+    if (!key) {
+        return false;
+    }
+    write.idempotency_key = *key;
+    if (req.has_header("If-Match")) {
+        write.if_match = req.get_header_value("If-Match");
+    }
+    write.request_hash = RequestFingerprint(req);
+    return true;
+}
+
+StoredResponse AnswerOf(const std::function<void(httplib::Response&)>& write) {
+    httplib::Response scratch;
+    write(scratch);
+    return {scratch.status, scratch.body, scratch.get_header_value("ETag"), false};
+}
+
+void WriteStored(httplib::Response& res, const StoredResponse& stored) {
+    res.status = stored.status;
+    if (!stored.body.empty()) {
+        res.set_content(stored.body, "application/json");
+    }
+    if (!stored.etag.empty()) {
+        res.set_header("ETag", stored.etag);
+    }
+    if (stored.replayed) {
+        res.set_header("Idempotent-Replayed", "true");
+    }
 }
 
 std::string JsonFingerprint(json value, std::initializer_list<std::string_view> ignored) {

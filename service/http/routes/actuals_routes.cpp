@@ -14,6 +14,7 @@
 #include "pricing/plan_vs_actual.hpp"
 #include "pricing/usd_sum.hpp"
 #include "service/http/actuals_store.hpp"
+#include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/problem.hpp"
@@ -78,6 +79,14 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
     return write;
 }
 
+// The start of a write: Begin with an admin key, then the Idempotency-Key.
+std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
+                                       httplib::Response& res) {
+    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    if (!write || !ReadRetryHeaders(req, res, *write)) return std::nullopt;
+    return write;
+}
+
 json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored,
                 const std::string& tag_key) {
     return {{"import_id", std::to_string(stored.id)},
@@ -92,7 +101,7 @@ json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored,
 
 // POST /v1/actuals: a FOCUS export as text/csv, by an admin key.
 void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    auto write = BeginWrite(deps, req, res);
     if (!write) return;
     auto tag_key = ReadTagKey(req);
     if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
@@ -107,9 +116,14 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
             auto read = deps.read_focus(req.body, tag_key.value(), report, sink);
             if (!read.ok()) return read.error();
             return ActualsStore::ExportCounts{report.rows_read, report.kept};
+        },
+        [&](const ActualsImport& imported) {
+            return AnswerOf([&](httplib::Response& r) {
+                WriteJson(r, ReportJson(report, imported, tag_key.value()), 201);
+            });
         });
     if (!stored.ok()) return WriteProblem(res, req, stored.error());
-    WriteJson(res, ReportJson(report, stored.value(), tag_key.value()), 201);
+    WriteStored(res, stored.value());
 }
 
 // Money as answers state it (docs/api.md "Money"): every amount to the cent.
@@ -293,7 +307,7 @@ void ServeDeleteImport(const Deps& deps, const httplib::Request& req, httplib::R
     if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
         return WriteProblem(res, req, checked.error());
     }
-    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    auto write = BeginWrite(deps, req, res);
     if (!write) return;
     const std::string text = req.matches[1].str();
     std::int64_t id = 0;
@@ -305,7 +319,7 @@ void ServeDeleteImport(const Deps& deps, const httplib::Request& req, httplib::R
     }
     auto deleted = deps.actuals->DeleteImport(*write, id);
     if (!deleted.ok()) return WriteProblem(res, req, deleted.error());
-    res.status = 204;
+    WriteStored(res, deleted.value());
 }
 
 }  // namespace

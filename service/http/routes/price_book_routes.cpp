@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
 #include "service/http/codec/page_cursor.hpp"
@@ -250,6 +251,21 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
     return write;
 }
 
+// The start of a write: Begin with an admin key, then the Idempotency-Key.
+std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
+                                       httplib::Response& res) {
+    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    if (!write || !ReadRetryHeaders(req, res, *write)) return std::nullopt;
+    return write;
+}
+
+// A written version's answer as recorded with the Idempotency-Key.
+PriceBookStore::BookEncoder BookAnswer(int status) {
+    return [status](const StoredPriceBook& b) {
+        return AnswerOf([&](httplib::Response& r) { WriteBook(r, b, status); });
+    };
+}
+
 // A written book (POST or PUT body: name, rules and owned capacity, and for POST its id) decoded
 // and checked
 // against the current catalog as a plan would apply it; errors name /name, /rules/<i>/...
@@ -301,16 +317,16 @@ std::optional<json> ReadBody(const httplib::Request& req, httplib::Response& res
 }
 
 void ServeCreate(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    auto write = BeginWrite(deps, req, res);
     if (!write) return;
     auto body = ReadBody(req, res);
     if (!body) return;
     auto draft = DecodeWrittenBook(deps, *body, /*with_id=*/true);
     if (!draft.ok()) return WriteProblem(res, req, draft.error());
-    auto created = deps.price_books->Create(*write, draft.value());
+    auto created = deps.price_books->Create(*write, draft.value(), BookAnswer(201));
     if (!created.ok()) return WriteBookProblem(res, req, created.error());
-    res.set_header("Location", "/v1/price-books/" + created.value().id);
-    WriteBook(res, created.value(), 201);
+    res.set_header("Location", "/v1/price-books/" + draft.value().id);
+    WriteStored(res, created.value());
 }
 
 // GET /v1/price-books: the books the key reads (its team's; every team's for an org key), by
@@ -375,23 +391,24 @@ void ServeGet(const Deps& deps, const httplib::Request& req, httplib::Response& 
 }
 
 void ServeReplace(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    auto write = BeginWrite(deps, req, res);
     if (!write) return;
     auto body = ReadBody(req, res);
     if (!body) return;
     auto next = DecodeWrittenBook(deps, *body, /*with_id=*/false);
     if (!next.ok()) return WriteProblem(res, req, next.error());
-    auto replaced = deps.price_books->Replace(*write, req.matches[1].str(), next.value());
+    auto replaced =
+        deps.price_books->Replace(*write, req.matches[1].str(), next.value(), BookAnswer(200));
     if (!replaced.ok()) return WriteBookProblem(res, req, replaced.error());
-    WriteBook(res, replaced.value(), 200);
+    WriteStored(res, replaced.value());
 }
 
 void ServeDelete(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    auto write = BeginWrite(deps, req, res);
     if (!write) return;
     auto deleted = deps.price_books->Delete(*write, req.matches[1].str());
     if (!deleted.ok()) return WriteBookProblem(res, req, deleted.error());
-    res.status = 204;
+    WriteStored(res, deleted.value());
 }
 
 }  // namespace

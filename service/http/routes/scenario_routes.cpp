@@ -248,8 +248,8 @@ std::optional<std::pair<WriteRequest, std::int64_t>> BeginChange(const Deps& dep
     }
     WriteRequest write;
     write.principal = *principal;
-    if (req.has_header("If-Match")) {
-        write.if_match = req.get_header_value("If-Match");
+    if (!ReadRetryHeaders(req, res, write)) {
+        return std::nullopt;
     }
     return std::make_pair(std::move(write), *id);
 }
@@ -283,6 +283,17 @@ namespace {
 void WriteScenario(httplib::Response& res, const Scenario& s, int status) {
     res.set_header("ETag", ScenarioEtag(s.version));
     WriteJson(res, ScenarioJson(s, /*with_bodies=*/true), status);
+}
+
+// A change's answer as recorded with its Idempotency-Key: the scenario after it.
+StoredResponse ChangedScenarioAnswer(const Scenario& s) {
+    return AnswerOf([&s](httplib::Response& r) { WriteScenario(r, s, 200); });
+}
+
+// A change's answer, first or replayed, with the headers of every scenario answer.
+void WriteChangedScenario(httplib::Response& res, const StoredResponse& answer) {
+    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the body's catalog_revision
+    WriteStored(res, answer);
 }
 
 }  // namespace
@@ -360,12 +371,9 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     }
     WriteRequest write;
     write.principal = *principal;
-    auto key = ReadIdempotencyKey(req, res);
-    if (!key) {
+    if (!ReadRetryHeaders(req, res, write)) {
         return;
     }
-    write.idempotency_key = *key;
-    write.request_hash = RequestFingerprint(req);
     if (!RequireJsonBody(req, res)) {
         return;
     }
@@ -542,11 +550,11 @@ void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::
     if (!r.ok()) {
         return WriteProblem(res, req, r.error());
     }
-    auto changed = deps.store->UpdateScenario(write, id, change);
+    auto changed = deps.store->UpdateScenario(write, id, change, &ChangedScenarioAnswer);
     if (!changed.ok()) {
         return WriteScenarioProblem(res, req, changed.error());
     }
-    WriteScenario(res, changed.value(), 200);
+    WriteChangedScenario(res, changed.value());
 }
 
 // Most tokens_done_b accepted, in billions: far beyond any run planned (the largest public
@@ -589,15 +597,18 @@ void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Re
     }
     ScenarioChange change;
     change.progress = ScenarioProgress{*tokens_done_b, at.value()};
-    auto changed = deps.store->UpdateScenario(write, id, change);
+    auto changed = deps.store->UpdateScenario(write, id, change, [](const Scenario& s) {
+        return AnswerOf([&s](httplib::Response& answer) {
+            answer.set_header("ETag", ScenarioEtag(s.version));
+            WriteJson(answer,
+                      {{"scenario_id", std::to_string(s.id)},
+                       {"tokens_done_b", Num(s.progress->tokens_done_b)},
+                       {"as_of", FormatTimestamp(s.progress->as_of_us)}},
+                      200);
+        });
+    });
     if (!changed.ok()) return WriteScenarioProblem(res, req, changed.error());
-    const Scenario& s = changed.value();
-    res.set_header("ETag", ScenarioEtag(s.version));
-    WriteJson(res,
-              {{"scenario_id", std::to_string(s.id)},
-               {"tokens_done_b", Num(s.progress->tokens_done_b)},
-               {"as_of", FormatTimestamp(s.progress->as_of_us)}},
-              200);
+    WriteStored(res, changed.value());
 }
 
 // DELETE /v1/scenarios/{id}, by the owner or an admin.
@@ -610,7 +621,7 @@ void ServeDeleteScenario(const Deps& deps, const httplib::Request& req, httplib:
     if (!deleted.ok()) {
         return WriteScenarioProblem(res, req, deleted.error());
     }
-    res.status = 204;
+    WriteStored(res, deleted.value());
 }
 
 // The differences between the saved answer and today's, as `changes` (at most kMaxChanges) and

@@ -136,17 +136,6 @@ StoredResponse Encoded(int status, const json& body, std::string etag) {
     return {status, ToJsonText(body), std::move(etag), false};
 }
 
-void WriteStored(httplib::Response& res, const StoredResponse& stored) {
-    res.status = stored.status;
-    res.set_content(stored.body, "application/json");
-    if (!stored.etag.empty()) {
-        res.set_header("ETag", stored.etag);
-    }
-    if (stored.replayed) {
-        res.set_header("Idempotent-Replayed", "true");
-    }
-}
-
 void WriteStoreError(httplib::Response& res, const httplib::Request& req, const pricing::Error& e) {
     if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
         return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
@@ -172,15 +161,14 @@ std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request&
     }
     WriteRequest w;
     w.principal = *principal;
-    auto key = ReadIdempotencyKey(req, res);
-    if (!key) {
+    if (!ReadRetryHeaders(req, res, w)) {
         return std::nullopt;
     }
-    w.idempotency_key = *key;
-    if (req.has_header("If-Match")) {
-        w.if_match = RouteValidatorsIn(req.get_header_value("If-Match"));
+    if (w.if_match) {
+        // An offering's ETag is its version and a digest of the bytes read ("v3.<digest>"); the
+        // write is judged by the version alone.
+        w.if_match = RouteValidatorsIn(*w.if_match);
     }
-    w.request_hash = RequestFingerprint(req);
     return w;
 }
 

@@ -7,7 +7,10 @@
 namespace gpucost::http {
 namespace {
 
-constexpr char kExposedHeaders[] = "ETag, Location, Retry-After, X-Request-Id";
+// Beyond the CORS-safelisted ones, every response header the API sends that a page acts on.
+constexpr char kExposedHeaders[] =
+    "ETag, Location, Retry-After, X-Request-Id, RateLimit, RateLimit-Policy, Catalog-Version, "
+    "API-Version, Deprecation, Sunset, Link, Idempotent-Replayed";
 
 }  // namespace
 

@@ -21,7 +21,8 @@ public:
 
     // On a response to an allowed Origin: Access-Control-Allow-Origin (the origin itself),
     // Vary: Origin and the response headers a page may read (ETag, Location, Retry-After,
-    // X-Request-Id). Does nothing without an Origin header or for another origin.
+    // X-Request-Id, the rate-limit fields, Catalog-Version, API-Version, Deprecation, Sunset,
+    // Link, Idempotent-Replayed). Does nothing without an Origin header or for another origin.
     void AddResponseHeaders(const httplib::Request& req, httplib::Response& res) const;
 
     // Whether `req` is a preflight: OPTIONS with Origin and Access-Control-Request-Method.
@@ -38,7 +39,7 @@ private:
 
 // Request headers a page may send: the ones the API reads.
 inline constexpr char kCorsAllowedHeaders[] =
-    "Authorization, Content-Type, Accept, If-Match, Idempotency-Key, X-Request-Id";
+    "Authorization, Content-Type, Accept, If-Match, If-None-Match, Idempotency-Key, X-Request-Id";
 // How long a browser may cache a preflight answer, in seconds (browsers cap it: Chromium at
 // 7200, Firefox at 86400).
 inline constexpr int kCorsMaxAgeS = 600;

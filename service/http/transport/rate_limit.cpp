@@ -31,13 +31,31 @@ RateDecision RateLimiter::Take(const std::string& identity, Clock::time_point no
     b.tokens =
         std::min(options_.burst, b.tokens + std::max(0.0, elapsed_s) * options_.requests_per_s);
     b.updated = now;
+    RateDecision decision;
     if (b.tokens >= 1) {
         b.tokens -= 1;
-        return {};
+    } else {
+        rejected_.fetch_add(1, std::memory_order_relaxed);
+        double wait_s = (1 - b.tokens) / options_.requests_per_s;
+        decision.allowed = false;
+        decision.retry_after_s = std::max(1, static_cast<int>(std::ceil(wait_s)));
     }
-    rejected_.fetch_add(1, std::memory_order_relaxed);
-    double wait_s = (1 - b.tokens) / options_.requests_per_s;
-    return {false, std::max(1, static_cast<int>(std::ceil(wait_s)))};
+    decision.remaining = static_cast<int>(std::floor(b.tokens));
+    decision.full_in_s =
+        static_cast<int>(std::ceil((options_.burst - b.tokens) / options_.requests_per_s));
+    return decision;
+}
+
+std::string RateLimiter::PolicyField() const {
+    const auto quota = static_cast<long long>(std::floor(options_.burst));
+    const auto window_s =
+        std::max(1LL, static_cast<long long>(std::ceil(options_.burst / options_.requests_per_s)));
+    return "\"default\";q=" + std::to_string(quota) + ";w=" + std::to_string(window_s);
+}
+
+std::string RateLimiter::StateField(const RateDecision& decision) {
+    return "\"default\";r=" + std::to_string(decision.remaining) +
+           ";t=" + std::to_string(decision.full_in_s);
 }
 
 // Drops the buckets that have refilled completely; if none has, the oldest half, so the

@@ -25,6 +25,10 @@ struct RateDecision {
     bool allowed = true;
     // Whole seconds until one token is back (the Retry-After value); 0 when allowed.
     int retry_after_s = 0;
+    // Whole tokens left in the caller's bucket after this request (RateLimit's r).
+    int remaining = 0;
+    // Whole seconds until the caller's bucket is full again (RateLimit's t); 0 when it is.
+    int full_in_s = 0;
 };
 
 // Token bucket per caller identity ("key:<id>" or "addr:<peer address>"). Thread-safe; the
@@ -37,6 +41,14 @@ public:
 
     bool enabled() const { return options_.requests_per_s > 0; }
     RateDecision Take(const std::string& identity, Clock::time_point now = Clock::now());
+
+    // The IETF rate-limit fields (draft-ietf-httpapi-ratelimit-headers-10, the structured-field
+    // form) of one token bucket, named "default": the policy is the burst as the quota `q`
+    // over the time the bucket takes to fill from empty as the window `w`; the state is the
+    // decision's whole tokens left as `r` and seconds until the bucket is full as `t`
+    // (docs/api.md "Rate limits").
+    std::string PolicyField() const;
+    static std::string StateField(const RateDecision& decision);
     // Requests refused so far (for /metrics).
     std::uint64_t rejected() const { return rejected_.load(std::memory_order_relaxed); }
 

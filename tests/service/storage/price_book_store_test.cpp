@@ -22,6 +22,19 @@ http::StoredPriceBook Draft(const std::string& id, const std::string& name,
     return b;
 }
 
+// An answer encoder that keeps the version written in `into` (the HTTP handlers encode it).
+http::PriceBookStore::BookEncoder Keep(http::StoredPriceBook& into) {
+    return [&into](const http::StoredPriceBook& b) {
+        into = b;
+        return http::StoredResponse{};
+    };
+}
+
+// An answer encoder for a write whose version the test does not look at.
+http::StoredResponse Ignore(const http::StoredPriceBook&) {
+    return {};
+}
+
 // A write by the admin key named "ops".
 http::WriteRequest ByOps(const TestDatabase& db) {
     http::WriteRequest w;
@@ -39,15 +52,19 @@ TEST_SUITE("price_book_store") {
         db.MigrateAndSeedSample();
         db.CreateKey("admin", "ops");
         storage::PgPriceBookStore store(db.url());
-        auto created = store.Create(ByOps(db), Draft("acme-2026", "acme EDP", kRulesV1));
-        REQUIRE(created.ok());
-        CHECK(created.value().version == 1);
-        CHECK(created.value().latest_version == 1);
-        CHECK(created.value().written_by == "ops");
-        auto replaced = store.Replace(ByOps(db), "acme-2026", Draft("", "acme EDP 2027", kRulesV2));
-        REQUIRE(replaced.ok());
-        CHECK(replaced.value().version == 2);
-        CHECK(replaced.value().name == "acme EDP 2027");
+        http::StoredPriceBook created;
+        REQUIRE(
+            store.Create(ByOps(db), Draft("acme-2026", "acme EDP", kRulesV1), Keep(created)).ok());
+        CHECK(created.version == 1);
+        CHECK(created.latest_version == 1);
+        CHECK(created.written_by == "ops");
+        http::StoredPriceBook replaced;
+        REQUIRE(store
+                    .Replace(ByOps(db), "acme-2026", Draft("", "acme EDP 2027", kRulesV2),
+                             Keep(replaced))
+                    .ok());
+        CHECK(replaced.version == 2);
+        CHECK(replaced.name == "acme EDP 2027");
 
         auto latest = store.Get("acme-2026", std::nullopt);
         REQUIRE(latest.ok());
@@ -72,9 +89,9 @@ TEST_SUITE("price_book_store") {
         db.MigrateAndSeedSample();
         db.CreateKey("admin", "ops");
         storage::PgPriceBookStore store(db.url());
-        REQUIRE(store.Create(ByOps(db), Draft("b", "B", kRulesV1)).ok());
-        REQUIRE(store.Create(ByOps(db), Draft("a", "A", kRulesV1)).ok());
-        auto again = store.Create(ByOps(db), Draft("b", "B again", kRulesV1));
+        REQUIRE(store.Create(ByOps(db), Draft("b", "B", kRulesV1), &Ignore).ok());
+        REQUIRE(store.Create(ByOps(db), Draft("a", "A", kRulesV1), &Ignore).ok());
+        auto again = store.Create(ByOps(db), Draft("b", "B again", kRulesV1), &Ignore);
         REQUIRE_FALSE(again.ok());
         CHECK(again.error().code == pricing::ErrorCode::kFailedPrecondition);
         CHECK(again.error().field == "/id");
@@ -90,8 +107,8 @@ TEST_SUITE("price_book_store") {
         CHECK(gone.error().code == pricing::ErrorCode::kNotFound);
         CHECK(gone.error().field == "id");
         CHECK(store.List().value().size() == 1);
-        CHECK_FALSE(store.Create(ByOps(db), Draft("b", "B reborn", kRulesV1)).ok());
-        CHECK_FALSE(store.Replace(ByOps(db), "b", Draft("", "B", kRulesV2)).ok());
+        CHECK_FALSE(store.Create(ByOps(db), Draft("b", "B reborn", kRulesV1), &Ignore).ok());
+        CHECK_FALSE(store.Replace(ByOps(db), "b", Draft("", "B", kRulesV2), &Ignore).ok());
         CHECK(db.Scalar("SELECT count(*) FROM price_book_versions WHERE book_id = 'b'") == "1");
     }
 
@@ -100,11 +117,11 @@ TEST_SUITE("price_book_store") {
         db.MigrateAndSeedSample();
         db.CreateKey("admin", "ops");
         storage::PgPriceBookStore store(db.url());
-        REQUIRE(store.Create(ByOps(db), Draft("acme", "acme", kRulesV1)).ok());
+        REQUIRE(store.Create(ByOps(db), Draft("acme", "acme", kRulesV1), &Ignore).ok());
         http::WriteRequest stale = ByOps(db);
         stale.if_match = http::PriceBookEtag(1);
-        REQUIRE(store.Replace(stale, "acme", Draft("", "acme", kRulesV2)).ok());
-        auto lost = store.Replace(stale, "acme", Draft("", "acme", kRulesV1));
+        REQUIRE(store.Replace(stale, "acme", Draft("", "acme", kRulesV2), &Ignore).ok());
+        auto lost = store.Replace(stale, "acme", Draft("", "acme", kRulesV1), &Ignore);
         REQUIRE_FALSE(lost.ok());
         CHECK(lost.error().field == http::kIfMatchField);
         auto not_deleted = store.Delete(stale, "acme");
