@@ -136,8 +136,11 @@ void AddContentNegotiation(RouteTable& routes) {
             }
             inner(req, res);
             // Problems are problem+json whatever was asked (RFC 9110 §15.5.7 lets an error
-            // answer in its own type); only a successful answer is held to Accept.
+            // answer in its own type); only a successful answer is held to Accept. A plan
+            // asked for with ?format=focus named its media type itself, over a client's default
+            // Accept.
             if (res.status != -1 && (res.status < 200 || res.status >= 300)) return;
+            if (req.has_param("format")) return;
             const std::string type = MediaTypeOfAnswer(res);
             if (type.empty() || AcceptAdmits(accept, type)) return;
             AnswerNotAcceptable(req, res, before, type);
