@@ -290,9 +290,8 @@ StoredResponse ChangedScenarioAnswer(const Scenario& s) {
     return AnswerOf([&s](httplib::Response& r) { WriteScenario(r, s, 200); });
 }
 
-// A change's answer, first or replayed, with the headers of every scenario answer.
+// A change's answer, first or replayed.
 void WriteChangedScenario(httplib::Response& res, const StoredResponse& answer) {
-    SetDeprecationHeaders(res, kScenarioCatalogRevisionRename);  // the body's catalog_revision
     WriteStored(res, answer);
 }
 
