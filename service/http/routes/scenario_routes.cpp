@@ -290,11 +290,6 @@ StoredResponse ChangedScenarioAnswer(const Scenario& s) {
     return AnswerOf([&s](httplib::Response& r) { WriteScenario(r, s, 200); });
 }
 
-// A change's answer, first or replayed.
-void WriteChangedScenario(httplib::Response& res, const StoredResponse& answer) {
-    WriteStored(res, answer);
-}
-
 }  // namespace
 
 namespace {
@@ -553,7 +548,7 @@ void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::
     if (!changed.ok()) {
         return WriteScenarioProblem(res, req, changed.error());
     }
-    WriteChangedScenario(res, changed.value());
+    WriteStored(res, changed.value());
 }
 
 // Most tokens_done_b accepted, in billions: far beyond any run planned (the largest public

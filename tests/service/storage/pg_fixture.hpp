@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "service/import/focus_actuals.hpp"
 #include "service/storage/actuals_store.hpp"
 #include "service/storage/pg_store.hpp"
@@ -13,6 +15,18 @@
 #include "tests/support/test_server.hpp"
 
 namespace gpucost::testing {
+
+// A training plan pinned to AWS H100 on demand (p5.48xlarge, 8 per instance) starting on
+// 2026-01-01, short enough to end in January; progress is recorded for training scenarios.
+inline const nlohmann::json kTrainingScenario = {
+    {"name", "7b pretraining"},
+    {"plan", "training"},
+    {"request",
+     {{"model", {{"params_b", 7}}},
+      {"tokens_b", 10},
+      {"start_date", "2026-01-01"},
+      {"constraints",
+       {{"accelerators", {"h100-sxm"}}, {"providers", {"aws"}}, {"price_types", {"on_demand"}}}}}}};
 
 // A seeded database, a PgStore over it and the API in front, with one key of each scope.
 struct Fixture {

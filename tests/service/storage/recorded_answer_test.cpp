@@ -19,6 +19,7 @@ using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
 using gpucost::testing::kFocusHeader;
+using gpucost::testing::kTrainingScenario;
 using gpucost::testing::P5Row;
 
 namespace {
@@ -26,17 +27,6 @@ namespace {
 const json kBook = {{"id", "acme-2026"},
                     {"name", "acme EDP"},
                     {"rules", {{{"provider", "aws"}, {"discount_fraction", 0.18}}}}};
-
-// A training plan short enough to save quickly; progress is recorded for training scenarios.
-const json kTrainingScenario = {
-    {"name", "7b pretraining"},
-    {"plan", "training"},
-    {"request",
-     {{"model", {{"params_b", 7}}},
-      {"tokens_b", 10},
-      {"start_date", "2026-01-01"},
-      {"constraints",
-       {{"accelerators", {"h100-sxm"}}, {"providers", {"aws"}}, {"price_types", {"on_demand"}}}}}}};
 
 using Send = std::function<httplib::Result(const httplib::Headers&)>;
 

@@ -19,23 +19,8 @@ using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
 using gpucost::testing::kFocusHeader;
+using gpucost::testing::kTrainingScenario;
 using gpucost::testing::P5Row;
-
-namespace {
-
-// A training plan pinned to AWS H100 on demand (p5.48xlarge, 8 per instance) starting on
-// 2026-01-01, short enough to end in January.
-const json kTrainingScenario = {
-    {"name", "7b pretraining"},
-    {"plan", "training"},
-    {"request",
-     {{"model", {{"params_b", 7}}},
-      {"tokens_b", 10},
-      {"start_date", "2026-01-01"},
-      {"constraints",
-       {{"accelerators", {"h100-sxm"}}, {"providers", {"aws"}}, {"price_types", {"on_demand"}}}}}}};
-
-}  // namespace
 
 TEST_SUITE("scenario_progress") {
     TEST_CASE("the gap is split into price and quantity and progress gives the implied speed") {
