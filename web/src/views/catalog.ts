@@ -2,6 +2,7 @@
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
 import { csvButton } from "../csv";
+import { latest } from "../latest";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
          formState, PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, scrollBox, select, showProblem, clearProblem, table, usd } from "../dom";
 
@@ -99,14 +100,15 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         sort: sortSelect.value as Sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
     });
 
-    // Only the latest request is shown: a sort clicked while a search is on its way wins.
-    let latest = 0;
+    // Only the latest request is shown: a sort clicked while a search is on its way aborts it.
     async function load(): Promise<void> {
-        const mine = ++latest;
+        const run = latest(form, null, false);
         clearProblem(form);
         status.textContent = "Loading…";
-        const { data, error, response } = await api.GET("/v1/offerings", { params: { query: query() } });
-        if (mine !== latest) return;
+        const answer = await run.call((signal) => api.GET("/v1/offerings", { params: { query: query() }, signal }));
+        if (!answer) return;
+        run.done();
+        const { data, error, response } = answer;
         if (!data) {
             status.textContent = "";
             showProblem(form, asProblem(error, response.status));
@@ -185,18 +187,27 @@ function summaryView(accelerators: Schemas["Accelerator"][],
                "median_usd_per_accelerator_hour", "highest_usd_per_accelerator_hour", "offerings"],
         rows: shown.map((r) => [r.acc, accName.get(r.acc) ?? r.acc, accMemory.get(r.acc), r.prov, r.type, r.min, r.mid, r.max, r.n]),
     }), "summary-csv");
-    let latest = 0;
+    // Another accelerator picked while the pages of one are on their way aborts them.
+    let running: AbortController | null = null;
     const draw = async () => {
-        const mine = ++latest;
+        running?.abort();
+        const mine = new AbortController();
+        running = mine;
         const items: Offering[] = [];
         let cursor: string | undefined;
-        do {
-            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value ? [pick.value] : undefined, limit: 500, cursor } } });
-            if (!data) break;
-            items.push(...data.items);
-            cursor = data.next_cursor ?? undefined;
-        } while (cursor);
-        if (mine !== latest) return;
+        try {
+            do {
+                const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value ? [pick.value] : undefined, limit: 500, cursor } },
+                                                                  signal: mine.signal });
+                if (!data) break;
+                items.push(...data.items);
+                cursor = data.next_cursor ?? undefined;
+            } while (cursor);
+        } catch (e) {
+            if (mine.signal.aborted) return;
+            throw e;
+        }
+        if (running !== mine) return;
         // By accelerator (by name), then cheapest first.
         const rows = summarize(items).sort((a, b) =>
             (accName.get(a.acc) ?? a.acc).localeCompare(accName.get(b.acc) ?? b.acc) || a.min - b.min);

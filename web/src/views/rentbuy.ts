@@ -1,6 +1,7 @@
 // Rent vs buy: POST /v1/plans/rent-vs-buy; cumulative cost of renting, of each rent option the
 // answer lists (commitments among them) and of owning, with the break-even month marked.
 import { compareBlock } from "../compare";
+import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, seriesClass, type Series } from "../chart";
@@ -48,8 +49,12 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         const r = optNumber(rate);
         const utilization = readPercent(util);
         const discountRate = readPercent(discount);
+        const run = latest(form, out);
         if (refuseUnreadable(form, [[util, utilization], [discount, discountRate], [count, optNumber(count)],
-                                    [rate, r], [horizon, optNumber(horizon)]])) return;
+                                    [rate, r], [horizon, optNumber(horizon)]])) {
+            run.done();
+            return;
+        }
         const body: Request = {
             buy: { accelerator: accel.value, total_accelerators: optNumber(count), utilization },
             rent: r !== undefined ? { usd_per_accelerator_hour: r }
@@ -57,7 +62,10 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
             horizon_months: optNumber(horizon), discount_rate_annual: discountRate,
         };
         out.replaceChildren(h("p", { role: "status" }, "Comparing…"));
-        const { data, error, response } = await api.POST("/v1/plans/rent-vs-buy", { body });
+        const answer = await run.call((signal) => api.POST("/v1/plans/rent-vs-buy", { body, signal }));
+        if (!answer) return;  // another request (or an edit of the form) superseded this one
+        run.done();
+        const { data, error, response } = answer;
         showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body, form), (a) => [compareBlock(form, [
             { label: "Break-even (months)", value: a.break_even_months, format: (v) => num(v, 1) },
             { label: "Break-even utilisation", value: a.break_even_utilization, format: (v) => pct(v) },

@@ -2,6 +2,7 @@
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
 import { compareBlock } from "../compare";
+import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
 import { csvButton, type Cell } from "../csv";
 import { offeringPicker } from "../picker";
@@ -55,7 +56,9 @@ export function spotView(root: HTMLElement): void {
         e.preventDefault();
         clearProblem(form);
         const id = source.value === "offering" ? offering.value.trim() : "";
+        const run = latest(form, out);
         if (source.value === "offering" && !id) {
+            run.done();
             showProblem(form, { type: "about:blank", title: "No offering", status: 400, code: "client", detail: "",
                                 errors: [{ field: "/spot_offering_id", detail: "Pick a spot offering from the list, or type its id." }] });
             return;
@@ -67,7 +70,10 @@ export function spotView(root: HTMLElement): void {
                                                    interruptions_per_hour: optNumber(rate) }),
         };
         out.replaceChildren(h("p", { role: "status" }, "Pricing…"));
-        const { data, error, response } = await api.POST("/v1/plans/spot", { body });
+        const answer = await run.call((signal) => api.POST("/v1/plans/spot", { body, signal }));
+        if (!answer) return;  // another request (or an edit of the form) superseded this one
+        run.done();
+        const { data, error, response } = answer;
         showOutcome(form, out, data, error, response.status, (a) => render(a, form), (a) => [compareBlock(form, [
             { label: "Expected cost of the recommended plan", value: recommendedCost(a), format: (v) => usd(v) },
             { label: "On-demand cost", value: a.on_demand_cost_usd, format: (v) => usd(v) },

@@ -4,10 +4,12 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { scatter, legend, type RefLine } from "../chart";
 import { monthlyCash } from "../budget";
+import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
+import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
-import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, listOf, noteAt, num, optNumber,
-         PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
+import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, formState, h, input, kStalePriceDays, listOf, noteAt, num, optNumber,
+         pct, PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
 
@@ -104,23 +106,29 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         e.preventDefault();
         clearProblem(form);
         const body = request();
+        const run = latest(form, out);
         if (typeof body === "string") {
+            run.done();
             showProblem(form, { type: "about:blank", title: "Invalid config", status: 400, detail: body, code: "client",
                                 errors: [{ field: "/model/hf_config", detail: body }] });
             return;
         }
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
-        const { data, error, response } = await api.POST("/v1/plans/training", { body });
+        const answer = await run.call((signal) => api.POST("/v1/plans/training", { body, signal }));
+        if (!answer) return;  // another request (or an edit of the form) superseded this one
+        const { data, error, response } = answer;
         const plan = jsonAnswer<Plan>(data);
         // Nothing qualifies: ask again for the options that miss, nearest first (the fastest when
         // only the deadline binds, else the cheapest), to show what relaxing would buy.
         let nearest: Plan | undefined;
         if (plan && plan.feasible_count === 0 && plan.binding_constraints.length > 0) {
             const timeOnly = plan.binding_constraints.every((b) => b.constraint === "deadline_hours");
-            const again = await api.POST("/v1/plans/training", { body: { ...body, include_infeasible: true, limit: kTableRows,
-                                                                          sort: timeOnly ? "time" : "expected_cost" } });
+            const again = await run.call((signal) => api.POST("/v1/plans/training", { signal, body: { ...body, include_infeasible: true,
+                                                                          limit: kTableRows, sort: timeOnly ? "time" : "expected_cost" } }));
+            if (!again) return;
             nearest = jsonAnswer<Plan>(again.data);
         }
+        run.done();
         showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest), (a) => [compareBlock(form, [
             { label: "Recommended run's expected cost", value: a.recommendation?.expected_cost_usd, format: (v) => usd(v) },
             { label: "Recommended run's expected time", value: a.recommendation?.expected_wall_clock_hours, format: (v) => duration(v) },
@@ -200,6 +208,8 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/training", body, "training-plan.csv");
     return [
+        choiceBlock(form, [...plan.options, ...plan.best_by_provider].map(choosable), rec ? optionKey(rec) : undefined,
+                    () => formState(form).toString()),
         h("section", { class: "card recommendation", "data-testid": "recommendation" },
           h("h3", {}, rec ? `Recommended: ${optionName(rec)}` : "No option meets every constraint"),
           rec ? h("p", { class: "figures" },
@@ -219,12 +229,31 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
                                       { name: "other price types", cls: "other" }, { name: "Pareto front", cls: "front" }]))),
         ...monthly(plan),
         h("h3", {}, "Best option per provider"),
-        optionsTable(plan.best_by_provider, "best-by-provider"),
+        optionsTable(plan.best_by_provider, "best-by-provider", false, form),
         h("h3", {}, `Ranked options (first ${Math.min(kTableRows, plan.options.length)} of ${plan.total_count})`),
-        optionsTable(plan.options.slice(0, kTableRows), "options"),
+        optionsTable(plan.options.slice(0, kTableRows), "options", false, form),
         csv,
         assumptionsBlock(plan.assumptions),
     ];
+}
+
+// An option as the URL names it when chosen: its offering and node count.
+const optionKey = (o: Option): string => `${o.offering.id}/${o.nodes}`;
+
+// What the chosen card and the side-by-side table say of an option.
+function choosable(o: Option): Choosable {
+    const off = o.offering;
+    return { key: optionKey(o), name: optionName(o), facts: [
+        { label: "Expected cost", text: usd(o.expected_cost_usd), value: o.expected_cost_usd, format: (v) => usd(v) },
+        { label: "Expected time", text: duration(o.expected_wall_clock_hours), value: o.expected_wall_clock_hours, format: (v) => duration(v) },
+        { label: "Cost p10–p90", text: `${usd(o.cost_usd_p10)}–${usd(o.cost_usd_p90)}` },
+        { label: "Accelerators", text: `${o.total_accelerators} × ${off.accelerator}`, value: o.total_accelerators, format: (v) => num(v, 0) },
+        { label: "Price", text: `${usd(off.usd_per_hour, 2)} an instance-hour, ${priceTypeName(off.price_type)}` },
+        { label: "Price as of", text: `${off.as_of}${off.as_of_estimated ? " (estimated)" : ""}` +
+                                      `${o.price_age_days !== null && o.price_age_days > kStalePriceDays ? ` (stale, ${o.price_age_days} days old)` : ""}` },
+        { label: "Price verified", text: off.verified ? "yes" : "no" },
+        ...(o.deadline_probability !== null ? [{ label: "Finishes by the deadline", text: pct(o.deadline_probability) }] : []),
+    ] };
 }
 
 const optionName = (o: Option): string =>
@@ -249,8 +278,9 @@ const misses = (o: Option): string => o.violations.map((v) =>
         : v.constraint === "deadline_hours" ? `${duration(v.value - v.limit)} past the deadline`
         : `${v.constraint.replace(/_/g, " ")} ${num(v.value)} (limit ${num(v.limit)})`).join("; ");
 
-function optionsTable(options: Option[], testid: string, withMisses = false): HTMLElement {
-    const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes },
+// `choosing`: the form whose result lists these options, for a Choose and a Compare button a row.
+function optionsTable(options: Option[], testid: string, withMisses = false, choosing?: HTMLFormElement): HTMLElement {
+    const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes, "data-key": optionKey(o) },
         h("td", {}, providerName(o.offering.provider)), h("td", {}, o.offering.instance_type),
         h("td", {}, priceTypeName(o.offering.price_type)), h("td", {}, o.offering.region),
         h("td", { class: "num" }, o.nodes), h("td", { class: "num" }, o.total_accelerators),
@@ -258,7 +288,9 @@ function optionsTable(options: Option[], testid: string, withMisses = false): HT
         h("td", { class: "num", "data-value": o.expected_cost_usd }, usd(o.expected_cost_usd)),
         h("td", { class: "num" }, `${usd(o.cost_usd_p10)}–${usd(o.cost_usd_p90)}`),
         h("td", {}, asOfCell(o.offering.as_of, o.offering.as_of_estimated)),
-        withMisses ? h("td", { "data-testid": "misses" }, misses(o)) : null));
+        withMisses ? h("td", { "data-testid": "misses" }, misses(o)) : null,
+        choosing ? choiceCell(choosing, optionKey(o), optionName(o)) : null));
     return table(["Provider", "Instance", "Price type", "Region", "Nodes", "Accelerators", "Expected hours",
-                  "Expected cost", "p10–p90", "Price as of", ...(withMisses ? ["Misses"] : [])], rows, testid, [4, 5, 6, 7, 8]);
+                  "Expected cost", "p10–p90", "Price as of", ...(withMisses ? ["Misses"] : []), ...(choosing ? ["Choose or compare"] : [])],
+                 rows, testid, [4, 5, 6, 7, 8]);
 }
