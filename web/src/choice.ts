@@ -3,7 +3,7 @@
 // (data-choice, data-compare-options) and in the URL (option, compare_options: the options' keys,
 // rememberForm), so a shared link reopens the same chosen option and the printout shows it, with
 // that link. A person planning other inputs starts again from the recommendation.
-import { h, rememberForm } from "./dom";
+import { formState, h, rememberForm } from "./dom";
 
 // A fact about an option, as the chosen card and the side-by-side table show it; `value` is the
 // API's number behind the text (data-value), `format` how a difference of it is written.
@@ -19,11 +19,11 @@ const comparedKeys = (form: HTMLFormElement): string[] => (form.dataset.compareO
 
 // A person's own submit of other inputs than the result's forgets the choice; a plan opened from
 // a link (no submitter) keeps the one the link names.
-function forgetOnNewInputs(form: HTMLFormElement, inputsNow: () => string): void {
+function forgetOnNewInputs(form: HTMLFormElement): void {
     if (watched.has(form)) return;
     watched.add(form);
     form.addEventListener("submit", (e) => {
-        if (!e.submitter || inputsNow() === form.dataset.inputs) return;
+        if (!e.submitter || formState(form).toString() === form.dataset.inputs) return;
         form.dataset.choice = "";
         form.dataset.compareOptions = "";
     });
@@ -105,10 +105,9 @@ function sideBySide(form: HTMLFormElement, a: Choosable, b: Choosable): HTMLElem
 }
 
 // The chosen option and the two compared, above the result; redrawn when a row's button is
-// pressed. `inputsNow` gives the form's inputs as the URL keeps them (formState).
-export function choiceBlock(form: HTMLFormElement, options: Choosable[], recommendedKey: string | undefined,
-                            inputsNow: () => string): HTMLElement {
-    forgetOnNewInputs(form, inputsNow);
+// pressed.
+export function choiceBlock(form: HTMLFormElement, options: Choosable[], recommendedKey: string | undefined): HTMLElement {
+    forgetOnNewInputs(form);
     const byKey = new Map(options.map((o) => [o.key, o]));
     const recommended = recommendedKey ? byKey.get(recommendedKey) : undefined;
     const box = h("div", { class: "choice", "data-testid": "choice" });

@@ -8,7 +8,7 @@ import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
 import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
-import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, formState, h, input, listOf, noteAt, num, optNumber, pct,
+import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, listOf, noteAt, num, optNumber, pct,
          PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
 
@@ -182,8 +182,7 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement 
         h("td", { class: "num" }, usd(o.api_monthly_cost_usd)), h("td", { class: "num" }, pct(o.savings_vs_api_fraction)),
         choiceCell(form, optionKey(o), name(o))));
     return [
-        choiceBlock(form, plan.options.map(choosable), plan.recommendation ? optionKey(plan.recommendation) : undefined,
-                    () => formState(form).toString()),
+        choiceBlock(form, plan.options.map(choosable), plan.recommendation ? optionKey(plan.recommendation) : undefined),
         h("section", { class: "card", "data-testid": "recommendation" },
           h("h3", {}, plan.recommendation ? `Recommended: ${name(plan.recommendation)}` : "No option meets the targets"),
           h("p", { "data-testid": "reasoning" }, prose(plan.reasoning ?? ""))),

@@ -8,7 +8,7 @@ import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
 import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
-import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, formState, h, input, kStalePriceDays, listOf, noteAt, num, optNumber,
+import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, kStalePriceDays, listOf, noteAt, num, optNumber,
          pct, PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
 import { asOfCell } from "./catalog";
@@ -208,8 +208,7 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/training", body, "training-plan.csv");
     return [
-        choiceBlock(form, [...plan.options, ...plan.best_by_provider].map(choosable), rec ? optionKey(rec) : undefined,
-                    () => formState(form).toString()),
+        choiceBlock(form, [...plan.options, ...plan.best_by_provider].map(choosable), rec ? optionKey(rec) : undefined),
         h("section", { class: "card recommendation", "data-testid": "recommendation" },
           h("h3", {}, rec ? `Recommended: ${optionName(rec)}` : "No option meets every constraint"),
           rec ? h("p", { class: "figures" },
