@@ -11,11 +11,8 @@ const running = new WeakMap<HTMLFormElement, Running>();
 const watched = new WeakSet<HTMLFormElement>();
 
 export interface Latest {
-    signal: AbortSignal;
     // The answer of `call`, or undefined when this request was superseded (aborted) meanwhile.
     call<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T | undefined>;
-    // Whether this request is still the form's latest.
-    current(): boolean;
     // The request is answered: the submit button is enabled again.
     done(): void;
 }
@@ -74,22 +71,22 @@ export function latest(form: HTMLFormElement, out: HTMLElement | null = null, bu
     if (busy) setBusy(form, run, true);
     const signal = run.controller.signal;
     const current = () => running.get(form) === run && !signal.aborted;
+    const done = () => {
+        if (running.get(form) !== run) return;
+        running.delete(form);
+        if (busy) setBusy(form, run, false);
+    };
     return {
-        signal,
-        current,
+        done,
         async call<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
             try {
                 const answer = await call(signal);
                 return current() ? answer : undefined;
             } catch (e) {
                 if (signal.aborted || !current()) return undefined;
+                done();  // a transport failure: the form can be sent again
                 throw e;
             }
-        },
-        done() {
-            if (running.get(form) !== run) return;
-            running.delete(form);
-            if (busy) setBusy(form, run, false);
         },
     };
 }
