@@ -1,7 +1,7 @@
 #include "pricing/plan/budget.hpp"
 
 #include "pricing/money.hpp"
-#include "pricing/plan/calendar.hpp"
+#include "pricing/calendar.hpp"
 
 namespace gpucost::pricing::plan {
 

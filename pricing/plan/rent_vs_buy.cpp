@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "pricing/money.hpp"
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 
 namespace gpucost::pricing::plan {

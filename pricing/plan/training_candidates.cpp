@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "pricing/estimate/training.hpp"
-#include "pricing/plan/calendar.hpp"
+#include "pricing/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"

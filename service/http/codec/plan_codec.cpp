@@ -9,8 +9,8 @@
 
 #include <set>
 #include "pricing/money.hpp"
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/plan/inference_explain.hpp"
 #include "pricing/plan/plan_ids.hpp"
 
@@ -1178,7 +1178,7 @@ pricing::Status CheckBodyIds(const pricing::plan::RentVsBuyRequest& request,
 
 std::string TodayUtcDate() {
     const auto now = std::chrono::system_clock::now().time_since_epoch();
-    return pricing::plan::IsoDateFromDays(
+    return pricing::IsoDateFromDays(
         std::chrono::duration_cast<std::chrono::hours>(now).count() / 24);
 }
 

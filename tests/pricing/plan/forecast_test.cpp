@@ -7,7 +7,7 @@
 #include <string>
 
 #include "pricing/plan/budget.hpp"
-#include "pricing/plan/calendar.hpp"
+#include "pricing/calendar.hpp"
 
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::plan;
