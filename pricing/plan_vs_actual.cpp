@@ -3,8 +3,8 @@
 #include <cmath>
 #include <set>
 
-#include "pricing/money.hpp"
 #include "pricing/field_checker.hpp"
+#include "pricing/money.hpp"
 #include "pricing/usd_sum.hpp"
 
 namespace gpucost::pricing {
@@ -45,9 +45,8 @@ std::string Explain(const PlanVsActual& r, const std::string& currency) {
     if (planned > 0 && std::fabs(r.gap) <= kOnPlanFraction * planned) {
         return out + "On plan.";
     }
-    out += "Quantity: " + Fixed(r.actual.accelerator_hours, 1) +
-           " accelerator-hours against " + Fixed(r.planned.accelerator_hours, 1) +
-           " planned (" +
+    out += "Quantity: " + Fixed(r.actual.accelerator_hours, 1) + " accelerator-hours against " +
+           Fixed(r.planned.accelerator_hours, 1) + " planned (" +
            Percent(r.actual.accelerator_hours - r.planned.accelerator_hours,
                    r.planned.accelerator_hours) +
            "), " + Money(r.quantity_effect, currency) + " of the gap. ";

@@ -1,7 +1,7 @@
 #include "pricing/plan/budget.hpp"
 
-#include "pricing/money.hpp"
 #include "pricing/calendar.hpp"
+#include "pricing/money.hpp"
 
 namespace gpucost::pricing::plan {
 

@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include "pricing/catalog_loader.hpp"
 #include "pricing/calendar.hpp"
+#include "pricing/catalog_loader.hpp"
 #include "pricing/plan/plan_ids.hpp"
 #include "tests/support/sample_catalog.hpp"
 

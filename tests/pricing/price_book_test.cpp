@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include "pricing/in_memory_catalog.hpp"
 #include "pricing/calendar.hpp"
+#include "pricing/in_memory_catalog.hpp"
 #include "pricing/plan/spot.hpp"
 #include "tests/support/sample_catalog.hpp"
 

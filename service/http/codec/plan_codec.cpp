@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include <set>
-#include "pricing/money.hpp"
 #include "pricing/calendar.hpp"
 #include "pricing/field_checker.hpp"
+#include "pricing/money.hpp"
 #include "pricing/plan/inference_explain.hpp"
 #include "pricing/plan/plan_ids.hpp"
 
@@ -1178,8 +1178,8 @@ pricing::Status CheckBodyIds(const pricing::plan::RentVsBuyRequest& request,
 
 std::string TodayUtcDate() {
     const auto now = std::chrono::system_clock::now().time_since_epoch();
-    return pricing::IsoDateFromDays(
-        std::chrono::duration_cast<std::chrono::hours>(now).count() / 24);
+    return pricing::IsoDateFromDays(std::chrono::duration_cast<std::chrono::hours>(now).count() /
+                                    24);
 }
 
 namespace {
