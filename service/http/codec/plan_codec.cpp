@@ -909,6 +909,14 @@ const auto kServingConstraintFields = std::to_array<RequestField<InferencePlanRe
     {"verified_only", &FlagOrFalse<&InferencePlanRequest::verified_only>},
     {"max_price_age_days", &Optional<&InferencePlanRequest::max_price_age_days>},
 });
+// The serving plan request's members: the workload's, which the estimator's decoder reads, then
+// the plan's own (one list each; unknown members are refused against both, in this order).
+constexpr auto kServingWorkloadKeys = std::to_array<const char*>(
+    {"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens", "efficiency",
+     "step_overhead_s", "memory_overhead_gb"});
+constexpr auto kServingPlanKeys =
+    std::to_array<const char*>({"traffic", "latency", "utilization", "constraints", "api_price",
+                                "limit", "cursor", "start_date", "budget_months"});
 const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
     {"usd_per_million_input_tokens",
      &Optional<&InferencePlanRequest::api_usd_per_million_input_tokens>},
@@ -920,19 +928,16 @@ const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
 
 pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(const json& body) {
     JsonReader r(body, "");
-    r.OnlyKnown({"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens",
-                 "efficiency", "step_overhead_s", "memory_overhead_gb", "traffic", "latency",
-                 "utilization", "constraints", "api_price", "limit", "cursor", "start_date",
-                 "budget_months"});
+    std::vector<std::string> known(kServingWorkloadKeys.begin(), kServingWorkloadKeys.end());
+    known.insert(known.end(), kServingPlanKeys.begin(), kServingPlanKeys.end());
+    r.OnlyKnown(known);
     if (!r.ok()) {
         return r.error();
     }
     // The estimator's decoder reads the workload; the planner picks hardware, batch and
     // tensor parallelism, so a placeholder hardware object stands in for them.
     json workload = json::object();
-    for (const char* key :
-         {"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens", "efficiency",
-          "step_overhead_s", "memory_overhead_gb"}) {
+    for (const char* key : kServingWorkloadKeys) {
         if (body.contains(key)) {
             workload[key] = body.at(key);
         }
