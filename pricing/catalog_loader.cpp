@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "pricing/accelerator_facts.hpp"
 #include "pricing/csv.hpp"
 
 namespace gpucost::pricing {
@@ -252,6 +253,13 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
         }
         if (!seen.insert(a.id).second) {
             return t.Fail(t.Line(row), "duplicate id '" + a.id + "'");
+        }
+        if (FindAcceleratorFacts(a.id) == nullptr) {
+            return t.Fail(t.Line(row), "id '" + a.id +
+                                           "' matches no family in pricing/accelerator_facts.cpp "
+                                           "(measured matmul efficiency, scale-up domain): add "
+                                           "its row, with sources, so estimates do not silently "
+                                           "take defaults");
         }
         a.name = t.Text(row, "name");
         a.vendor = t.Text(row, "vendor");

@@ -12,8 +12,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "pricing/calendar.hpp"
 #include "pricing/estimate/training.hpp"
-#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"

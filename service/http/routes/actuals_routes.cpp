@@ -106,8 +106,8 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
     auto tag_key = ReadTagKey(req);
     if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
     if (MediaTypeOf(req) != "text/csv") {
-        return WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                                     "send a FOCUS export as text/csv");
+        return WriteFault(res, req, Fault::kUnsupportedMediaType,
+                          "send a FOCUS export as text/csv");
     }
     pricing::ActualsReport report;
     auto stored = deps.actuals->Import(
@@ -268,10 +268,10 @@ void ServeListImports(const Deps& deps, const httplib::Request& req, httplib::Re
     if (!caller) return;
     const bool org = caller->scope == KeyScope::kOrg;
     if (!org && caller->scope != KeyScope::kAdmin) {
-        return WriteTransportProblem(res, req, 403, "forbidden",
-                                     "listing imports needs an admin key of the importing team "
-                                     "or an org key; key '" +
-                                         caller->name + "' has read scope");
+        return WriteFault(res, req, Fault::kForbidden,
+                          "listing imports needs an admin key of the importing team "
+                          "or an org key; key '" +
+                              caller->name + "' has read scope");
     }
     // Paged by id, newest first: an import made between pages comes on no page of this walk.
     auto page = ReadPageRequest(params, "actuals-imports");
