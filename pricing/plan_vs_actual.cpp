@@ -162,4 +162,24 @@ double CombinedHoursRatio(const std::vector<ImpliedSpeed>& speeds) {
     return estimated > 0 ? actual / estimated : 1.0;
 }
 
+std::optional<PlanToDate> CompareToDate(const PlanVsActual& comparison,
+                                        const std::string& through_month) {
+    if (through_month.empty()) return std::nullopt;
+    PlanToDate out;
+    out.through_month = through_month;
+    UsdSum planned;
+    UsdSum actual;
+    for (const MonthComparison& m : comparison.months) {
+        if (m.month > through_month) break;  // ascending; YYYY-MM orders as text
+        ++out.months;
+        planned.Add(RoundToCents(m.planned.effective_cost));
+        actual.Add(RoundToCents(m.actual.effective_cost));
+    }
+    out.planned = planned.RoundedToCents();
+    out.actual = actual.RoundedToCents();
+    out.gap = RoundToCents(out.actual - out.planned);
+    if (out.planned > 0) out.gap_fraction = out.gap / out.planned;
+    return out;
+}
+
 }  // namespace gpucost::pricing

@@ -128,6 +128,20 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         !ids.ok()) {
         return ids.error();
     }
+    if (auto families = CheckAcceleratorFamilies(c.accelerator_families, catalog.Accelerators(),
+                                                 {"/constraints/accelerator_families", true});
+        !families.ok()) {
+        return families.error();
+    }
+    for (std::string& family : c.accelerator_families) {
+        family = IdKey(family);  // ids compare case-insensitively
+    }
+    if (auto places =
+            CheckGeography({c.countries, c.continents}, reference.regions,
+                           {"/constraints/countries", true}, {"/constraints/continents", true});
+        !places.ok()) {
+        return places.error();
+    }
     namespace stages = training_stages;
     stages::Tally tally;
     const stages::Candidates candidates =

@@ -3,6 +3,7 @@
 import { compareBlock } from "../compare";
 import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
+import { priceBookFields, withPriceBook } from "../money";
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, seriesClass, type Series } from "../chart";
 import { offeringPicker } from "../picker";
@@ -40,6 +41,7 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Rent: USD per accelerator-hour", rate, "/rent/usd_per_accelerator_hour", "overrides the offering"),
         field("Horizon (months)", horizon, "/horizon_months"),
         field("Discount rate (% a year)", discount, "/discount_rate_annual"),
+        ...priceBookFields(),
     ], "Compare", "rentbuy-form");
     const out = h("div", { class: "results", "data-testid": "rentbuy-results" });
 
@@ -62,7 +64,7 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
             horizon_months: optNumber(horizon), discount_rate_annual: discountRate,
         };
         out.replaceChildren(h("p", { role: "status" }, "Comparing…"));
-        const answer = await run.call((signal) => api.POST("/v1/plans/rent-vs-buy", { body, signal }));
+        const answer = await run.call((signal) => api.POST("/v1/plans/rent-vs-buy", { ...withPriceBook(form, body), signal }));
         if (!answer) return;  // another request (or an edit of the form) superseded this one
         run.done();
         const { data, error, response } = answer;
@@ -72,7 +74,7 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
             { label: "NPV of renting", value: a.npv_rent_usd, format: (v) => usd(v) },
             { label: "NPV of owning", value: a.npv_own_usd, format: (v) => usd(v) },
             { label: "Monthly cost of renting", value: a.monthly_rent_usd, format: (v) => usd(v) },
-        ]), saveBlock("rent-vs-buy", body)]);
+        ]), saveBlock("rent-vs-buy", withPriceBook(form, body).body)]);
     });
     root.replaceChildren(h("h2", {}, "Rent vs buy"),
         h("p", { class: "lede" }, "Cumulative cash spent renting against owning (purchase up front, then power, hosting and staff)."),

@@ -8,6 +8,7 @@ import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
 import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
+import { priceBookFields, withPriceBook } from "../money";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, listOf, noteAt, num, optNumber, pct,
          PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
@@ -59,6 +60,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
               "empty: any age; 180 leaves out the stale ones"),
         field("Months of cash flow", budgetMonths, "/budget_months", "calendar months from the start date, 1 to 60"),
         field("Start date", startDate, "/start_date", "empty: today (UTC)"),
+        ...priceBookFields(),
     ], "Plan serving", "serving-form");
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
@@ -86,7 +88,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         };
         const run = latest(form, out);
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
-        const answer = await run.call((signal) => api.POST("/v1/plans/inference", { body, signal }));
+        const answer = await run.call((signal) => api.POST("/v1/plans/inference", { ...withPriceBook(form, body), signal }));
         if (!answer) return;  // another request (or an edit of the form) superseded this one
         run.done();
         const { data, error, response } = answer;
@@ -96,7 +98,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
             { label: "Recommended option's USD per million output tokens", value: a.recommendation?.usd_per_million_output_tokens, format: (v) => usd(v, 4) },
             { label: "Recommended option's accelerators", value: a.recommendation ? servingAccelerators(a.recommendation) : undefined, format: (v) => num(v, 0) },
             { label: "Options meeting the targets", value: servingTotal(a), format: (v) => num(v, 0) },
-        ]), saveBlock("inference", body)]);
+        ]), saveBlock("inference", withPriceBook(form, body).body)]);
         if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
             noteAt(form, "/latency/max_time_to_first_token_ms",
                    "No offering meets the latency targets: allow more time to the first token or between tokens.");

@@ -4,6 +4,7 @@ import { api, type Schemas } from "../api";
 import { compareBlock } from "../compare";
 import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
+import { priceBookFields, withPriceBook } from "../money";
 import { csvButton, type Cell } from "../csv";
 import { offeringPicker } from "../picker";
 import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, select,
@@ -50,6 +51,7 @@ export function spotView(root: HTMLElement): void {
         field("Checkpoint write (minutes)", ckpt, "/checkpoint_minutes"),
         field("Restart (minutes)", restart, "/restart_minutes"),
         field("Deadline (hours)", deadline, "/deadline_hours", "empty: none"),
+        ...priceBookFields(),
     ], "Price the risk", "spot-form");
     const out = h("div", { class: "results", "data-testid": "spot-results" });
     form.addEventListener("submit", async (e) => {
@@ -70,7 +72,7 @@ export function spotView(root: HTMLElement): void {
                                                    interruptions_per_hour: optNumber(rate) }),
         };
         out.replaceChildren(h("p", { role: "status" }, "Pricing…"));
-        const answer = await run.call((signal) => api.POST("/v1/plans/spot", { body, signal }));
+        const answer = await run.call((signal) => api.POST("/v1/plans/spot", { ...withPriceBook(form, body), signal }));
         if (!answer) return;  // another request (or an edit of the form) superseded this one
         run.done();
         const { data, error, response } = answer;
@@ -80,7 +82,7 @@ export function spotView(root: HTMLElement): void {
             { label: "Expected cost on spot", value: a.expected_spot_cost_usd, format: (v) => usd(v) },
             { label: "Expected hours on spot", value: a.expected_spot_hours, format: (v) => duration(v) },
             { label: "Deadline probability (spot alone)", value: a.spot_deadline_probability, format: (v) => pct(v) },
-        ]), saveBlock("spot", body)]);
+        ]), saveBlock("spot", withPriceBook(form, body).body)]);
     });
     root.replaceChildren(h("h2", {}, "Spot"),
         h("p", { class: "lede" }, "What interruptions cost: checkpoints, lost work and restarts, priced against on-demand."),

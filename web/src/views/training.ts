@@ -8,10 +8,11 @@ import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
 import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
+import { priceBookFields, withPriceBook } from "../money";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, kStalePriceDays, listOf, noteAt, num, optNumber,
          pct, PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
-import { asOfCell } from "./catalog";
+import { asOfCell, familyOptions } from "./catalog";
 
 type Request = Schemas["TrainingPlanRequest"];
 type Plan = Schemas["TrainingPlan"];
@@ -49,6 +50,9 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
     const verifiedOnly = checkboxes("/constraints/verified_only", [["true", "verified prices only"]], [], "Prices");
     const regions = input({ type: "text", autocomplete: "off", placeholder: "us-east-1, europe-west4", "data-testid": "t-regions" });
     const maxAge = input({ type: "number", min: 0, step: "any", inputmode: "decimal", "data-testid": "t-max-age" });
+    // "In the US", "any H100": the API's geography (its region table) and accelerator families.
+    const countries = input({ type: "text", autocomplete: "off", placeholder: "US", "data-testid": "t-countries" });
+    const family = select([["", "any"], ...familyOptions(accelerators)], "", { "data-testid": "t-family" });
 
     const libraryField = field("Model", modelId, "/model");
     const hfField = field("Hugging Face config.json", hf, "/model/hf_config");
@@ -74,7 +78,10 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
               "empty: any age; 180 leaves out the stale ones"),
         providers, priceTypes,
         field("Regions", regions, "/constraints/regions", "the provider's region ids, separated by commas; empty: any"),
+        field("Countries", countries, "/constraints/countries", "ISO codes such as US, separated by commas; empty: anywhere"),
+        field("Accelerator family", family, "/constraints/accelerator_families", "every variant, e.g. all H100s"),
         accels,
+        ...priceBookFields(),
     ], "Plan the run", "training-form");
     const out = h("div", { class: "results", "data-testid": "training-results" });
 
@@ -95,6 +102,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             constraints: { deadline_hours: optNumber(deadline), budget_usd: optNumber(budget),
                            max_total_accelerators: optNumber(maxAcc), min_total_accelerators: optNumber(minAcc),
                            accelerators: accs.length ? accs : undefined, regions: listOf(regions),
+                           countries: listOf(countries), accelerator_families: family.value ? [family.value] : undefined,
                            verified_only: checkedValues(verifiedOnly, "/constraints/verified_only").length ? true : undefined,
                            max_price_age_days: optNumber(maxAge),
                            providers: provs.length ? provs : undefined, price_types: types?.length ? types : undefined },
@@ -114,7 +122,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             return;
         }
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
-        const answer = await run.call((signal) => api.POST("/v1/plans/training", { body, signal }));
+        const answer = await run.call((signal) => api.POST("/v1/plans/training", { ...withPriceBook(form, body), signal }));
         if (!answer) return;  // another request (or an edit of the form) superseded this one
         const { data, error, response } = answer;
         const plan = jsonAnswer<Plan>(data);
@@ -123,8 +131,8 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         let nearest: Plan | undefined;
         if (plan && plan.feasible_count === 0 && plan.binding_constraints.length > 0) {
             const timeOnly = plan.binding_constraints.every((b) => b.constraint === "deadline_hours");
-            const again = await run.call((signal) => api.POST("/v1/plans/training", { signal, body: { ...body, include_infeasible: true,
-                                                                          limit: kTableRows, sort: timeOnly ? "time" : "expected_cost" } }));
+            const again = await run.call((signal) => api.POST("/v1/plans/training", { signal, ...withPriceBook(form, { ...body, include_infeasible: true,
+                                                                          limit: kTableRows, sort: timeOnly ? "time" : "expected_cost" }) }));
             if (!again) return;
             nearest = jsonAnswer<Plan>(again.data);
         }
@@ -134,7 +142,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             { label: "Recommended run's expected time", value: a.recommendation?.expected_wall_clock_hours, format: (v) => duration(v) },
             { label: "Recommended run's accelerators", value: a.recommendation?.total_accelerators, format: (v) => num(v, 0) },
             { label: "Options meeting every constraint", value: a.feasible_count, format: (v) => num(v, 0) },
-        ]), saveBlock("training", body)]);
+        ]), saveBlock("training", withPriceBook(form, body).body)]);
         for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
             noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
         }

@@ -274,6 +274,50 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/rent/price_type");
     }
 
+    TEST_CASE("POST /v1/plans/training keeps to the countries and accelerator families asked") {
+        TestServer server(SampleDeps());
+        auto plan = [&](const std::string& constraints) {
+            return Post(server, "/v1/plans/training",
+                        R"({"model": {"params_b": 7}, "tokens_b": 20, "precision": "bf16",
+                            "limit": 50, "constraints": )" +
+                            constraints + "}");
+        };
+        auto offerings = [](const json& body) {
+            std::vector<std::string> ids;
+            for (const auto& o : body["options"]) {
+                ids.push_back(o["offering"]["region"].get<std::string>() + " " +
+                              o["offering"]["accelerator"].get<std::string>());
+            }
+            return ids;
+        };
+        json any = Body(plan(R"({"max_total_accelerators": 64})"));
+        auto all = offerings(any);
+        CHECK(std::any_of(all.begin(), all.end(),
+                          [](const std::string& s) { return s == "us-central1 tpu-v5e"; }));
+        // The TPU's region has no row in the region table: not "in the US".
+        json us = Body(plan(R"({"max_total_accelerators": 64, "countries": ["us"]})"));
+        REQUIRE(us["options"].size() >= 1);
+        for (const auto& id : offerings(us)) {
+            CHECK(id.find("us-central1") == std::string::npos);
+        }
+        json h100 =
+            Body(plan(R"({"max_total_accelerators": 64, "accelerator_families": ["H100"]})"));
+        REQUIRE(h100["options"].size() >= 1);
+        for (const auto& id : offerings(h100)) {
+            CHECK(id.find("h100-sxm") != std::string::npos);
+        }
+        json europe = Body(plan(R"({"max_total_accelerators": 64, "continents": ["europe"]})"));
+        CHECK(europe["options"].empty());  // the one European region has no offering
+        auto unknown = plan(R"({"countries": ["US", "XX"], "accelerator_families": ["b300"]})");
+        CheckProblem(unknown, 422, "invalid_argument", "/constraints/accelerator_families/0");
+        auto country = plan(R"({"countries": ["US", "XX"]})");
+        CheckProblem(country, 422, "invalid_argument", "/constraints/countries/1");
+        CHECK(Body(country)["detail"].get<std::string>().find("known: DE, US") !=
+              std::string::npos);
+        CheckProblem(plan(R"({"continents": ["atlantis"]})"), 422, "invalid_argument",
+                     "/constraints/continents/0");
+    }
+
     TEST_CASE("POST /v1/plans/training ranks offerings and names cheapest, fastest and the front") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/training",
