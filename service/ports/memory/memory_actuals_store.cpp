@@ -69,12 +69,13 @@ pricing::Result<std::vector<ActualMonth>> MemoryActualsStore::MonthsTagged(
         }
         Sums& sums = by_month[{s.charge.billing_currency, s.charge.month}];
         ++sums.rows;
-        sums.hours += s.charge.accelerator_hours;
+        sums.hours += static_cast<long double>(s.charge.accelerator_hours);
         sums.billed.Add(s.charge.billed_cost);
         sums.effective.Add(s.charge.effective_cost);
         sums.list.Add(s.charge.list_cost);
     }
     std::vector<ActualMonth> out;
+    out.reserve(by_month.size());
     for (const auto& [key, sums] : by_month) {
         out.push_back({key.first, key.second, sums.rows, static_cast<double>(sums.hours),
                        sums.billed.RoundedToCents(), sums.effective.RoundedToCents(),
