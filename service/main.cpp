@@ -30,14 +30,14 @@
 #include "service/import/actuals_command.hpp"
 #include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
-#include "service/import/sync_download.hpp"
 #include "service/log.hpp"
+#include "service/sync/sync_download.hpp"
 #include "service/version.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
-#include "service/storage/actuals_store.hpp"
 #include "service/storage/commands.hpp"
+#include "service/storage/pg_actuals_store.hpp"
+#include "service/storage/pg_price_book_store.hpp"
 #include "service/storage/pg_store.hpp"
-#include "service/storage/price_book_store.hpp"
 #endif
 
 namespace {
@@ -74,13 +74,13 @@ std::set<std::string> SplitRegions(const std::string& list) {
 // import extends the previous one's result). Exit 2 when a download fails (no network).
 int RunSync(const gpucost::app::ServiceConfig& config) {
     using namespace gpucost;
-    import::SyncArgs sync;
+    sync::SyncArgs sync;
     sync.providers = config.command_args;
     sync.regions = SplitRegions(config.import_regions);
     std::error_code ec;
     auto tmp =
         std::filesystem::temp_directory_path(ec) / ("gpucost-sync-" + std::to_string(::getpid()));
-    auto downloaded = import::DownloadPriceFiles(sync, tmp.string());
+    auto downloaded = sync::DownloadPriceFiles(sync, tmp.string());
     struct Cleanup {
         std::filesystem::path dir;
         ~Cleanup() {
@@ -157,9 +157,9 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
 struct Loaded {
     std::shared_ptr<const gpucost::pricing::Catalog> catalog;
     std::shared_ptr<const gpucost::pricing::PlanReference> reference;
-    std::shared_ptr<gpucost::http::CatalogStore> store;
-    std::shared_ptr<gpucost::http::PriceBookStore> price_books;  // with `store`
-    std::shared_ptr<gpucost::http::ActualsStore> actuals;        // with `store`
+    std::shared_ptr<gpucost::ports::CatalogStore> store;
+    std::shared_ptr<gpucost::ports::PriceBookStore> price_books;  // with `store`
+    std::shared_ptr<gpucost::ports::ActualsStore> actuals;        // with `store`
 };
 
 // The commands that answer without a catalog: help, version, import, sync. nullopt: go on.
@@ -297,7 +297,7 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
     } else {
         deps.catalog = [catalog = loaded.catalog] { return catalog; };
     }
-    deps.store = loaded.store;
+    deps.UseStore(loaded.store);
     deps.price_books = loaded.price_books;
     deps.actuals = loaded.actuals;
     if (loaded.actuals) deps.read_focus = FocusReaderFor(deps.catalog);
@@ -331,7 +331,7 @@ gpucost::http::ServerOptions MakeServerOptions(const gpucost::app::ServiceConfig
     options.keep_alive_timeout_s = config.keep_alive_timeout_s;
     options.rate_limiter = std::make_shared<http::RateLimiter>(
         http::RateLimitOptions{config.rate_limit_rps, config.rate_limit_burst});
-    options.key_store = deps.store;
+    options.key_store = deps.keys;
     return options;
 }
 

@@ -160,7 +160,7 @@ std::optional<KeyScope> ScopeBeforeBody(const Deps& deps, const httplib::Request
             return routes[i].scope;
         }
     }
-    if (deps.store && deps.require_read_key && head.path.rfind("/v1/", 0) == 0) {
+    if (deps.keys && deps.require_read_key && head.path.rfind("/v1/", 0) == 0) {
         return KeyScope::kRead;
     }
     return std::nullopt;
@@ -171,10 +171,10 @@ std::optional<KeyScope> ScopeBeforeBody(const Deps& deps, const httplib::Request
 bool RefusedFromHead(const Deps& deps, const httplib::Request& head) {
     const std::optional<KeyScope> needed = ScopeBeforeBody(deps, head);
     if (!needed) return false;
-    if (!deps.store) return true;  // each such route answers database_required itself
+    if (!deps.keys) return true;  // each such route answers database_required itself
     const std::optional<std::string> key = BearerKey(head);
     if (!key) return true;
-    const std::optional<Principal> principal = deps.store->Authenticate(*key);
+    const std::optional<Principal> principal = deps.keys->Authenticate(*key);
     if (!principal) return true;
     if (principal->scope == *needed) return false;
     // Whether another scope will do is RequireKey's to say (its refusal is logged again when
@@ -205,7 +205,7 @@ namespace {
 // not buy a fresh bucket), else the socket's peer address. Never a forwarded-for header:
 // clients can set those, and cpp-httplib 0.11.4 lets a client's own REMOTE_ADDR header
 // shadow the server's.
-std::string RateIdentity(const httplib::Request& req, const CatalogStore* key_store) {
+std::string RateIdentity(const httplib::Request& req, const KeyAuthenticator* key_store) {
     if (key_store != nullptr) {
         if (auto key = BearerKey(req)) {
             if (auto principal = key_store->Authenticate(*key)) {
@@ -248,7 +248,7 @@ namespace {
 // sizes by route).
 void InstallRequestChecks(httplib::Server& server, const FrameLimits& body_limits,
                           const std::shared_ptr<RateLimiter>& limiter,
-                          const std::shared_ptr<CatalogStore>& key_store) {
+                          const std::shared_ptr<KeyAuthenticator>& key_store) {
     server.set_pre_routing_handler([body_limits, limiter, key_store](const httplib::Request& req,
                                                                      httplib::Response& res) {
         BeginRequest(req.get_header_value("X-Request-Id"));
@@ -409,7 +409,7 @@ void ConfigureServer(httplib::Server& server, const ServerOptions& options) {
 
     std::shared_ptr<RateLimiter> limiter =
         options.rate_limiter && options.rate_limiter->enabled() ? options.rate_limiter : nullptr;
-    std::shared_ptr<CatalogStore> key_store = options.key_store;
+    std::shared_ptr<KeyAuthenticator> key_store = options.key_store;
     InstallRequestChecks(server, body_limits, limiter, key_store);
 
     // Library-generated errors (400 bad request line, 413, 414, ...) get our problem body;

@@ -14,10 +14,8 @@
 
 #include "pricing/catalog.hpp"
 #include "pricing/plan_reference.hpp"
-#include "service/http/actuals_store.hpp"
-#include "service/http/catalog_store.hpp"
 #include "service/http/metrics.hpp"
-#include "service/http/price_book_store.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/transport/cors.hpp"
 #include "service/http/transport/rate_limit.hpp"
 #include "service/http/transport/transport.hpp"
@@ -52,9 +50,21 @@ struct Deps {
     // True once shutdown has begun; /readyz then answers 503.
     std::function<bool()> shutting_down = [] { return false; };
     std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
-    // PostgreSQL mode (issue 5): the writable catalog with its history. Null in embedded
-    // mode, where writes, history, as_of and scenarios answer 503.
-    std::shared_ptr<CatalogStore> store;
+    // PostgreSQL mode: the writable catalog with its history, as the ports the routes take
+    // (service/ports/), all five from one store (UseStore). Null in embedded mode, where
+    // writes, history, as_of and scenarios answer 503.
+    std::shared_ptr<CatalogReads> history;
+    std::shared_ptr<CatalogWrites> writes;
+    std::shared_ptr<KeyAuthenticator> keys;
+    std::shared_ptr<StoreHealthProbe> health;
+    std::shared_ptr<ScenarioStore> scenarios;
+    void UseStore(const std::shared_ptr<CatalogStore>& store) {
+        history = store;
+        writes = store;
+        keys = store;
+        health = store;
+        scenarios = store;
+    }
     // PostgreSQL mode: stored price books (issue 25); null in embedded mode, where
     // /v1/price-books and "price_book": "<id>" answer 409 database_required.
     std::shared_ptr<PriceBookStore> price_books;
@@ -119,7 +129,7 @@ struct ServerOptions {
     // Null or disabled: no limit. /healthz and /readyz are never limited.
     std::shared_ptr<RateLimiter> rate_limiter;
     // The store that authenticates keys for the rate limiter's identity (PostgreSQL mode).
-    std::shared_ptr<CatalogStore> key_store;
+    std::shared_ptr<KeyAuthenticator> key_store;
 };
 
 // A route handler that is a function of the dependencies: bound to `deps` for RouteTable.

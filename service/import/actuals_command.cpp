@@ -15,13 +15,12 @@
 #include "pricing/money.hpp"
 #include "pricing/plan_vs_actual.hpp"
 #include "pricing/usd_sum.hpp"
-#include "service/http/actuals_store.hpp"
-#include "service/http/codec/csv_writer.hpp"
-#include "service/http/codec/json_codec.hpp"
-#include "service/http/codec/json_text.hpp"
 #include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
 #include "service/import/row_hash_set.hpp"
+#include "service/ports/actuals_store.hpp"
+#include "service/text/csv_text.hpp"
+#include "service/text/json_text.hpp"
 
 namespace gpucost::import {
 namespace {
@@ -108,11 +107,11 @@ double NumberOr0(const std::string& text) {
 
 // Money as answers state it (docs/api.md "Money"): costs to the cent, the rate to 1e-6.
 json FiguresJson(const pricing::SpendFigures& f) {
-    return {{"accelerator_hours", http::Num(f.accelerator_hours)},
-            {"effective_cost", http::Num(pricing::RoundToCents(f.effective_cost))},
-            {"list_cost", http::Num(pricing::RoundToCents(f.list_cost))},
+    return {{"accelerator_hours", text::Num(f.accelerator_hours)},
+            {"effective_cost", text::Num(pricing::RoundToCents(f.effective_cost))},
+            {"list_cost", text::Num(pricing::RoundToCents(f.list_cost))},
             {"effective_per_accelerator_hour",
-             http::Num(pricing::RoundToMicroUsd(f.EffectivePerAcceleratorHour()))}};
+             text::Num(pricing::RoundToMicroUsd(f.EffectivePerAcceleratorHour()))}};
 }
 
 // One month's rows added up: the costs exactly (pricing::UsdSum), whatever the number of rows.
@@ -176,11 +175,11 @@ int RunCompare(const CompareArgs& args, std::FILE* out, std::FILE* err) {
                    {"planned", FiguresJson(r.planned)},
                    {"actual", FiguresJson(r.actual)},
                    {"by_month", std::move(months)},
-                   {"gap", http::Num(r.gap)},
-                   {"price_effect", http::Num(r.price_effect)},
-                   {"quantity_effect", http::Num(r.quantity_effect)},
+                   {"gap", text::Num(r.gap)},
+                   {"price_effect", text::Num(r.price_effect)},
+                   {"quantity_effect", text::Num(r.quantity_effect)},
                    {"explanation", r.explanation}};
-    std::fprintf(out, "%s\n", http::ToJsonText(answer, 2).c_str());
+    std::fprintf(out, "%s\n", text::ToJsonText(answer, 2).c_str());
     return kImportOk;
 }
 
@@ -213,10 +212,10 @@ std::vector<std::string> StoreRow(const pricing::ActualCharge& c) {
             c.accelerator,
             c.region,
             c.pricing_category,
-            http::CsvNumber(c.accelerator_hours),
-            http::CsvNumber(c.billed_cost),
-            http::CsvNumber(c.effective_cost),
-            http::CsvNumber(c.list_cost),
+            text::CsvNumber(c.accelerator_hours),
+            text::CsvNumber(c.billed_cost),
+            text::CsvNumber(c.effective_cost),
+            text::CsvNumber(c.list_cost),
             c.tag_value};
 }
 
@@ -288,7 +287,7 @@ public:
         Flush();
         const bool is_new = !std::ifstream(path).good();
         std::ofstream store(path, std::ios::app | std::ios::binary);
-        if (is_new) store << http::ToCsv(http::CsvTable{batch_.header, {}});
+        if (is_new) store << text::ToCsv(text::CsvTable{batch_.header, {}});
         std::rewind(file_.get());
         char chunk[1 << 16];
         while (std::size_t n = std::fread(chunk, 1, sizeof chunk, file_.get())) {
@@ -300,23 +299,23 @@ public:
 private:
     void Flush() {
         if (batch_.rows.empty()) return;
-        std::string text = http::ToCsv(batch_);
+        std::string text = text::ToCsv(batch_);
         text.erase(0, text.find('\n') + 1);  // the header: written once, by AppendTo
         ok_ = ok_ && std::fwrite(text.data(), 1, text.size(), file_.get()) == text.size();
         batch_.rows.clear();
     }
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, std::fclose};
-    http::CsvTable batch_;
+    text::CsvTable batch_;
     std::size_t rows_ = 0;
     bool ok_ = true;
 };
 
 json TotalsJson(const pricing::ActualTotals& t) {
     return {{"rows", t.rows},
-            {"accelerator_hours", http::Num(t.accelerator_hours)},
-            {"billed_cost", http::Num(t.billed_cost)},
-            {"effective_cost", http::Num(t.effective_cost)},
-            {"list_cost", http::Num(t.list_cost)}};
+            {"accelerator_hours", text::Num(t.accelerator_hours)},
+            {"billed_cost", text::Num(t.billed_cost)},
+            {"effective_cost", text::Num(t.effective_cost)},
+            {"list_cost", text::Num(t.list_cost)}};
 }
 
 // What the kept rows did to a store: none (no --into and no database), the CSV store's rows
@@ -367,27 +366,27 @@ json ReportJson(const pricing::ActualsReport& r, const ActualsArgs& args, const 
 // POST /v1/actuals stores a body: streamed in batches, a row the team stored already counted,
 // not stored again. A file that fails stores nothing (the files before it stay imported).
 pricing::Result<Stored> ImportIntoDatabase(const ActualsArgs& args, const pricing::Catalog& catalog,
-                                           const Mappings& mappings, http::ActualsStore& database,
+                                           const Mappings& mappings, ports::ActualsStore& database,
                                            pricing::ActualsReport& report) {
-    http::WriteRequest request;
+    ports::WriteRequest request;
     request.principal.team = args.team;
     Stored stored{true, 0, 0, json::array()};
     for (const std::string& file : args.files) {
         // No Idempotency-Key on the command line: the answer is never recorded, only read.
-        http::ActualsImport imported;
+        ports::ActualsImport imported;
         auto status = database.Import(
             request, args.options.tag_key,
-            [&](const http::ActualsStore::ChargeSink& sink)
-                -> pricing::Result<http::ActualsStore::ExportCounts> {
-                const http::ActualsStore::ExportCounts before{report.rows_read, report.kept};
+            [&](const ports::ActualsStore::ChargeSink& sink)
+                -> pricing::Result<ports::ActualsStore::ExportCounts> {
+                const ports::ActualsStore::ExportCounts before{report.rows_read, report.kept};
                 auto read = ReadFocusExport(file, args.options, catalog, mappings, report, sink);
                 if (!read.ok()) return read.error();
-                return http::ActualsStore::ExportCounts{report.rows_read - before.rows_read,
-                                                        report.kept - before.kept};
+                return ports::ActualsStore::ExportCounts{report.rows_read - before.rows_read,
+                                                         report.kept - before.kept};
             },
-            [&imported](const http::ActualsImport& i) {
+            [&imported](const ports::ActualsImport& i) {
                 imported = i;
-                return http::StoredResponse{};
+                return ports::StoredResponse{};
             });
         if (!status.ok()) return status.error();
         stored.added += imported.added;
@@ -432,7 +431,7 @@ const std::vector<std::string>& ActualsStoreColumns() {
 
 int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catalog& catalog,
                       const Mappings& mappings, std::FILE* out, std::FILE* err,
-                      http::ActualsStore* database) {
+                      ports::ActualsStore* database) {
     if (!args.empty() && args[0] == "compare") {
         CompareArgs compare;
         if (!ParseCompareArgs(args, compare)) {
@@ -453,7 +452,7 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
             std::fprintf(err, "gpucost actuals: %s\n", stored.error().message.c_str());
             return ExitStatusOf(stored.error());
         }
-        std::string text = http::ToJsonText(ReportJson(report, parsed, stored.value()), 2);
+        std::string text = text::ToJsonText(ReportJson(report, parsed, stored.value()), 2);
         std::fprintf(out, "%s\n", text.c_str());
         return kImportOk;
     }
@@ -488,7 +487,7 @@ int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catal
         return kImportFailed;
     }
     const Stored stored{!parsed.into.empty(), spool.rows(), already, nullptr};
-    std::string text = http::ToJsonText(ReportJson(report, parsed, stored), 2);
+    std::string text = text::ToJsonText(ReportJson(report, parsed, stored), 2);
     std::fprintf(out, "%s\n", text.c_str());
     return kImportOk;
 }

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "pricing/catalog.hpp"
-#include "service/http/actuals_store.hpp"
 #include "service/import/mappings.hpp"
+#include "service/ports/actuals_store.hpp"
 
 namespace gpucost::import {
 
@@ -30,6 +30,6 @@ const std::vector<std::string>& ActualsStoreColumns();
 // FOCUS).
 int RunActualsCommand(const std::vector<std::string>& args, const pricing::Catalog& catalog,
                       const Mappings& mappings, std::FILE* out, std::FILE* err,
-                      http::ActualsStore* database = nullptr);
+                      ports::ActualsStore* database = nullptr);
 
 }  // namespace gpucost::import

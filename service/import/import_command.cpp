@@ -2,11 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "service/http/codec/json_codec.hpp"
-#include "service/http/codec/json_text.hpp"
 #include "service/import/catalog_merge.hpp"
 #include "service/import/mappings.hpp"
 #include "service/import/price_file.hpp"
+#include "service/text/json_text.hpp"
 
 namespace gpucost::import {
 namespace {
@@ -122,21 +121,21 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
         return kImportFailed;
     }
     summary["out"] = args.out_dir;
-    std::fprintf(out, "%s\n", http::ToJsonText(summary, 2).c_str());
+    std::fprintf(out, "%s\n", text::ToJsonText(summary, 2).c_str());
     return kImportOk;
 }
 
-int RunImportToStore(const ImportArgs& args, http::CatalogStore& store, std::FILE* out,
+int RunImportToStore(const ImportArgs& args, ports::CatalogStore& store, std::FILE* out,
                      std::FILE* err) {
     auto files = ReadAll(args, err);
     if (!files) {
         return kImportBadInput;
     }
     ImportPlan plan = PlanImport(*store.Current(), *files);
-    http::WriteRequest request;
+    ports::WriteRequest request;
     request.principal.name = "gpucost import";  // key_id 0: recorded_by stays NULL
-    request.principal.scope = http::KeyScope::kAdmin;
-    auto no_body = [](const auto&) { return http::StoredResponse{}; };
+    request.principal.scope = ports::KeyScope::kAdmin;
+    auto no_body = [](const auto&) { return ports::StoredResponse{}; };
     if (!plan.new_offerings.empty()) {
         auto created = store.CreateOfferings(request, plan.new_offerings, no_body);
         if (!created.ok()) {
@@ -146,11 +145,11 @@ int RunImportToStore(const ImportArgs& args, http::CatalogStore& store, std::FIL
     }
     // One write for every price (one transaction, one revision, one change notification):
     // a price per write made 10,000 prices 10,000 transactions and replica updates.
-    std::vector<http::PriceUpdate> prices;
+    std::vector<ports::PriceUpdate> prices;
     prices.reserve(plan.new_prices.size());
     for (const auto& [id, p] : plan.new_prices) {
-        prices.push_back({id, http::NewPrice{p.usd_per_hour, p.as_of, p.as_of_estimated, p.source,
-                                             p.verified, p.notes}});
+        prices.push_back({id, ports::NewPrice{p.usd_per_hour, p.as_of, p.as_of_estimated, p.source,
+                                              p.verified, p.notes}});
     }
     if (!prices.empty()) {
         auto put = store.PutPrices(request, prices, no_body);
@@ -162,7 +161,7 @@ int RunImportToStore(const ImportArgs& args, http::CatalogStore& store, std::FIL
     }
     json summary = Summary(args, *files, plan);
     summary["out"] = "database";
-    std::fprintf(out, "%s\n", http::ToJsonText(summary, 2).c_str());
+    std::fprintf(out, "%s\n", text::ToJsonText(summary, 2).c_str());
     return kImportOk;
 }
 

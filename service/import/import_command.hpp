@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/catalog_store.hpp"
+#include "service/ports/catalog_store.hpp"
 
 namespace gpucost::import {
 
@@ -36,7 +36,7 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
 // The same, recorded in the writable catalog through its write path (PostgreSQL mode): new
 // offerings in one CreateOfferings write, then every new observation in one PutPrices write
 // (placed by the current-price rule, as PUT places one).
-int RunImportToStore(const ImportArgs& args, http::CatalogStore& store, std::FILE* out,
+int RunImportToStore(const ImportArgs& args, ports::CatalogStore& store, std::FILE* out,
                      std::FILE* err);
 
 }  // namespace gpucost::import

@@ -92,8 +92,8 @@ std::string HashKey(std::string_view salt, std::string_view key) {
     return digest;
 }
 
-std::optional<http::Principal> VerifyKey(const std::vector<KeyRecord>& records,
-                                         std::string_view key) {
+std::optional<ports::Principal> VerifyKey(const std::vector<KeyRecord>& records,
+                                          std::string_view key) {
     auto prefix = KeyPrefix(key);
     if (!prefix) {
         return std::nullopt;
@@ -108,7 +108,7 @@ std::optional<http::Principal> VerifyKey(const std::vector<KeyRecord>& records,
         if (!equal || r.revoked) {
             return std::nullopt;
         }
-        return http::Principal{r.id, r.name, r.prefix, r.scope, r.default_price_book, r.team};
+        return ports::Principal{r.id, r.name, r.prefix, r.scope, r.default_price_book, r.team};
     }
     return std::nullopt;
 }
@@ -183,8 +183,8 @@ pricing::Status SetKeyPriceBook(pqxx::connection& conn, const std::string& which
             return pricing::MakeError(pricing::ErrorCode::kNotFound,
                                       "no API key with prefix or id '" + which + "'");
         }
-        auto live =
-            CheckLiveBook(tx, book, key[0][0].as<std::string>(), key[0][1].as<std::string>());
+        auto live = CheckLiveBook(tx, book, key[0]["team"].as<std::string>(),
+                                  key[0]["scope"].as<std::string>());
         if (!live.ok()) return live;
     }
     BumpRevision(tx, CatalogChange{{}, /*keys=*/true, false});
@@ -203,15 +203,17 @@ pricing::Status SetKeyPriceBook(pqxx::connection& conn, const std::string& which
 std::vector<KeyInfo> ListApiKeys(pqxx::connection& conn) {
     pqxx::read_transaction tx(conn);
     std::vector<KeyInfo> out;
-    for (const auto& r : tx.exec_params(
-             "SELECT id, prefix, scope, name,"
-             " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-             " coalesce(to_char(revoked_at AT TIME ZONE 'UTC', "
-             "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), coalesce(default_price_book, ''), team"
-             " FROM api_keys ORDER BY id")) {
-        out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                       r[3].as<std::string>(), r[4].as<std::string>(), r[5].as<std::string>(),
-                       r[6].as<std::string>(), r[7].as<std::string>()});
+    for (const auto& r :
+         tx.exec_params("SELECT id, prefix, scope, name,"
+                        " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+                        " AS created_at, coalesce(to_char(revoked_at AT TIME ZONE 'UTC', "
+                        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') AS revoked_at,"
+                        " coalesce(default_price_book, '') AS default_price_book, team"
+                        " FROM api_keys ORDER BY id")) {
+        out.push_back({r["id"].as<std::int64_t>(), r["prefix"].as<std::string>(),
+                       r["scope"].as<std::string>(), r["name"].as<std::string>(),
+                       r["created_at"].as<std::string>(), r["revoked_at"].as<std::string>(),
+                       r["default_price_book"].as<std::string>(), r["team"].as<std::string>()});
     }
     return out;
 }

@@ -45,18 +45,16 @@ std::optional<std::string> KeyPrefix(std::string_view key);
 std::string HashKey(std::string_view salt, std::string_view key);
 
 // The principal of `key` among `records`: nullopt when malformed, unknown or revoked.
-std::optional<http::Principal> VerifyKey(const std::vector<KeyRecord>& records,
-                                         std::string_view key);
+std::optional<ports::Principal> VerifyKey(const std::vector<KeyRecord>& records,
+                                          std::string_view key);
 
 // Creates a key of `team` (created when new; kInvalidArgument for a bad scope, name or team, or
 // a `default_price_book` that is not a live stored book the team may plan with: field
 // --price-book) and bumps the catalog revision so that running servers learn about it. An empty
 // `default_price_book`: the key plans at list prices.
-[[nodiscard]] pricing::Result<IssuedKey> CreateApiKey(pqxx::connection& conn,
-                                                      const std::string& scope,
-                                                      const std::string& name,
-                                                      const std::string& default_price_book = "",
-                                                      const std::string& team = http::kDefaultTeam);
+[[nodiscard]] pricing::Result<IssuedKey> CreateApiKey(
+    pqxx::connection& conn, const std::string& scope, const std::string& name,
+    const std::string& default_price_book = "", const std::string& team = ports::kDefaultTeam);
 // Sets (or, with an empty `book`, clears) the default price book of the key with this prefix
 // or numeric id: kNotFound for no such key, kInvalidArgument (field --price-book) for a book
 // that is not live or that the key's team may not plan with. Bumps the revision like a create.

@@ -5,15 +5,10 @@
 #include <map>
 #include <set>
 
-#include "service/http/codec/timestamp.hpp"
+#include "service/text/timestamp.hpp"
 
 namespace gpucost::storage {
 namespace {
-
-TimestampUs DayStart(const std::string& iso_date) {
-    auto day = http::ParseIsoDate(iso_date);
-    return day.ok() ? day.value() : 0;
-}
 
 bool Contains(const PriceInterval& p, TimestampUs t) {
     bool non_empty = !p.valid_to_us || *p.valid_to_us > p.valid_from_us;
@@ -77,7 +72,7 @@ pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> BuildSnapshot(
     }
     std::string version = RevisionVersion(history.revision);
     if (at) {
-        version += "@" + http::FormatTimestamp(*at);
+        version += "@" + text::FormatTimestamp(*at);
     }
     return pricing::InMemoryCatalog::Build(history.accelerators, std::move(offerings),
                                            std::move(version), "postgresql", observations);
@@ -233,48 +228,6 @@ std::vector<TimestampUs> ChangePoints(const CatalogHistory& history) {
     return points;
 }
 
-std::vector<std::pair<TimestampUs, std::optional<TimestampUs>>> SeedIntervals(
-    const std::vector<pricing::PriceObservation>& observations) {
-    const std::size_t n = observations.size();
-    std::vector<std::pair<TimestampUs, std::optional<TimestampUs>>> out(n);
-    std::vector<bool> served_ever(n, false);
-    std::set<std::string> dates;
-    for (const auto& o : observations) {
-        dates.insert(o.as_of);
-    }
-    std::optional<std::size_t> serving;
-    for (const std::string& date : dates) {
-        std::vector<pricing::PriceObservation> known;
-        std::vector<std::size_t> index;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (observations[i].as_of <= date) {
-                known.push_back(observations[i]);
-                index.push_back(i);
-            }
-        }
-        std::size_t pick = index[pricing::SelectCurrentPrice(known)];
-        if (serving && *serving == pick) {
-            continue;
-        }
-        const TimestampUs start = DayStart(date);
-        if (serving) {
-            out[*serving].second = start;
-        }
-        // An observation, once replaced, is never selected again: a newer verified one
-        // always wins over it, and an unverified one loses to any verified one.
-        out[pick] = {start, std::nullopt};
-        served_ever[pick] = true;
-        serving = pick;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!served_ever[i]) {
-            TimestampUs day = DayStart(observations[i].as_of);
-            out[i] = {day, day};
-        }
-    }
-    return out;
-}
-
 namespace {
 
 // Whether `a` wins over `b` by the current-price rule; a tie goes to `a` (the newer write).
@@ -309,7 +262,7 @@ PricePlacement PlacePrice(const OfferingHistory& history, const pricing::PriceOb
     std::sort(served.begin(), served.end(), [](const PriceInterval* a, const PriceInterval* b) {
         return a->valid_from_us < b->valid_from_us;
     });
-    const TimestampUs day = http::ParseIsoDate(price.as_of).value();
+    const TimestampUs day = text::ParseIsoDate(price.as_of).value();
     std::optional<TimestampUs> from;
     // Before the first served row nothing is served (the offering is absent): beaten too.
     if (!served.empty() && day < served.front()->valid_from_us) {

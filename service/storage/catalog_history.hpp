@@ -11,13 +11,14 @@
 #include "pricing/accelerator.hpp"
 #include "pricing/error.hpp"
 #include "pricing/in_memory_catalog.hpp"
-#include "service/http/catalog_store.hpp"
+#include "service/ports/catalog_store.hpp"
+#include "service/ports/seed_intervals.hpp"
 
 namespace gpucost::storage {
 
-using http::OfferingHistory;
-using http::PriceInterval;
-using http::TimestampUs;
+using ports::OfferingHistory;
+using ports::PriceInterval;
+using ports::TimestampUs;
 
 // An API key as the server keeps it in memory to authenticate requests: never the key.
 struct KeyRecord {
@@ -25,11 +26,11 @@ struct KeyRecord {
     std::string prefix;
     std::string salt;      // 16 raw bytes
     std::string key_hash;  // 32 raw bytes: SHA-256(salt || key)
-    http::KeyScope scope = http::KeyScope::kRead;
+    ports::KeyScope scope = ports::KeyScope::kRead;
     std::string name;
     bool revoked = false;
     std::string default_price_book;  // the key's default book id; empty: list prices
-    std::string team = http::kDefaultTeam;
+    std::string team = ports::kDefaultTeam;
 };
 
 // Everything the database holds about the catalog at one revision, in memory. Pure data;
@@ -94,13 +95,8 @@ std::vector<TimestampUs> ChangePoints(const CatalogHistory& history);
 [[nodiscard]] pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> BuildSnapshot(
     const CatalogHistory& history, std::optional<TimestampUs> at);
 
-// Validity intervals for the seed observations of one offering, index-aligned with
-// `observations`: each date on which the served price changes (by SelectCurrentPrice over
-// the observations dated up to that day) starts an interval at that day's midnight UTC;
-// the last served observation stays open (nullopt end); an observation never served gets
-// the empty interval [its day, its day). REQUIRES: !observations.empty(), valid as_of dates.
-std::vector<std::pair<TimestampUs, std::optional<TimestampUs>>> SeedIntervals(
-    const std::vector<pricing::PriceObservation>& observations);
+// The seed observations' validity intervals: the rule both stores share (service/ports/).
+using ports::SeedIntervals;
 
 // Where a new price observation goes in one offering's served timeline (PlacePrice).
 struct PricePlacement {

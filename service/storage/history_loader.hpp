@@ -20,8 +20,8 @@ CatalogHistory LoadHistory(pqxx::transaction_base& tx);
 
 // The offerings named (unknown ids are left out), with their prices, in one round trip per
 // table: what a replica reads to apply one change.
-std::vector<http::OfferingHistory> LoadOfferingHistories(pqxx::transaction_base& tx,
-                                                         const std::vector<std::string>& ids);
+std::vector<ports::OfferingHistory> LoadOfferingHistories(pqxx::transaction_base& tx,
+                                                          const std::vector<std::string>& ids);
 
 // The API key records.
 std::vector<KeyRecord> LoadKeys(pqxx::transaction_base& tx);
@@ -31,8 +31,8 @@ std::int64_t LoadRevision(pqxx::transaction_base& tx);
 
 // One offering with its prices, or nullopt when the id is unknown. `lock` takes a row lock
 // (FOR UPDATE) on the offering.
-std::optional<http::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base& tx,
-                                                         const std::string& id, bool lock);
+std::optional<ports::OfferingHistory> LoadOfferingHistory(pqxx::transaction_base& tx,
+                                                          const std::string& id, bool lock);
 
 // Increments catalog_state.revision and queues a NOTIFY with it and what it changed
 // (EncodeChange; delivered at commit). The UPDATE's row lock also serialises catalog writers.

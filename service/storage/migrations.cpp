@@ -26,7 +26,7 @@ std::map<int, std::string> Applied(pqxx::transaction_base& tx) {
         return out;
     }
     for (const auto& row : tx.exec_params("SELECT version, checksum FROM schema_migrations")) {
-        out.emplace(row[0].as<int>(), row[1].as<std::string>());
+        out.emplace(row["version"].as<int>(), row["checksum"].as<std::string>());
     }
     return out;
 }

@@ -16,7 +16,7 @@
 
 #include "pricing/error.hpp"
 #include "pricing/in_memory_catalog.hpp"
-#include "service/http/catalog_store.hpp"
+#include "service/ports/catalog_store.hpp"
 #include "service/storage/catalog_history.hpp"
 
 namespace gpucost::storage {
@@ -48,7 +48,7 @@ struct PgStoreOptions {
 // one transaction each, serialised on the catalog_state row lock; a write returns the
 // connection before it waits for its replica to serve it. `as_of` snapshots come from a
 // small cache (kAsOfCacheEntries) keyed by the interval between change points. Thread-safe.
-class PgStore final : public http::CatalogStore {
+class PgStore final : public ports::CatalogStore {
 public:
     // Connects, checks that the schema matches this binary (kFailedPrecondition when the
     // database is ahead, behind or altered), loads the first snapshot and starts the
@@ -62,38 +62,39 @@ public:
 
     std::shared_ptr<const pricing::Catalog> Current() const override;
     pricing::Result<std::shared_ptr<const pricing::Catalog>> At(
-        http::TimestampUs at) const override;
-    pricing::Result<http::OfferingHistory> History(std::string_view id) const override;
-    http::StoreHealth Health() const override;
-    std::optional<http::Principal> Authenticate(std::string_view key) const override;
+        ports::TimestampUs at) const override;
+    pricing::Result<ports::OfferingHistory> History(std::string_view id) const override;
+    ports::StoreHealth Health() const override;
+    std::optional<ports::Principal> Authenticate(std::string_view key) const override;
 
-    pricing::Result<http::StoredResponse> PutPrice(const http::WriteRequest& request,
-                                                   std::string_view id, const http::NewPrice& price,
-                                                   const HistoryEncoder& encode) override;
-    pricing::Result<http::StoredResponse> PutPrices(const http::WriteRequest& request,
-                                                    const std::vector<http::PriceUpdate>& prices,
-                                                    const HistoriesEncoder& encode) override;
-    pricing::Result<http::StoredResponse> CreateOfferings(
-        const http::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
+    pricing::Result<ports::StoredResponse> PutPrice(const ports::WriteRequest& request,
+                                                    std::string_view id,
+                                                    const ports::NewPrice& price,
+                                                    const HistoryEncoder& encode) override;
+    pricing::Result<ports::StoredResponse> PutPrices(const ports::WriteRequest& request,
+                                                     const std::vector<ports::PriceUpdate>& prices,
+                                                     const HistoriesEncoder& encode) override;
+    pricing::Result<ports::StoredResponse> CreateOfferings(
+        const ports::WriteRequest& request, const std::vector<pricing::Offering>& offerings,
         const CreatedEncoder& encode) override;
-    pricing::Result<http::StoredResponse> RetireOffering(const http::WriteRequest& request,
-                                                         std::string_view id,
-                                                         const HistoryEncoder& encode) override;
+    pricing::Result<ports::StoredResponse> RetireOffering(const ports::WriteRequest& request,
+                                                          std::string_view id,
+                                                          const HistoryEncoder& encode) override;
 
-    pricing::Result<http::Scenario> SaveScenario(const http::WriteRequest& request,
-                                                 const http::Scenario& draft) override;
-    pricing::Result<std::vector<http::Scenario>> ListScenarios(std::size_t limit,
-                                                               std::int64_t after_id) override;
-    pricing::Result<http::Scenario> GetScenario(std::int64_t id) override;
-    pricing::Result<http::ScenarioPage> FindScenarios(const http::ScenarioFilter& filter,
-                                                      std::size_t limit,
-                                                      std::int64_t after_id) override;
-    pricing::Result<http::StoredResponse> UpdateScenario(const http::WriteRequest& request,
-                                                         std::int64_t id,
-                                                         const http::ScenarioChange& change,
-                                                         const ScenarioEncoder& encode) override;
-    pricing::Result<http::StoredResponse> DeleteScenario(const http::WriteRequest& request,
-                                                         std::int64_t id) override;
+    pricing::Result<ports::Scenario> SaveScenario(const ports::WriteRequest& request,
+                                                  const ports::Scenario& draft) override;
+    pricing::Result<std::vector<ports::Scenario>> ListScenarios(std::size_t limit,
+                                                                std::int64_t after_id) override;
+    pricing::Result<ports::Scenario> GetScenario(std::int64_t id) override;
+    pricing::Result<ports::ScenarioPage> FindScenarios(const ports::ScenarioFilter& filter,
+                                                       std::size_t limit,
+                                                       std::int64_t after_id) override;
+    pricing::Result<ports::StoredResponse> UpdateScenario(const ports::WriteRequest& request,
+                                                          std::int64_t id,
+                                                          const ports::ScenarioChange& change,
+                                                          const ScenarioEncoder& encode) override;
+    pricing::Result<ports::StoredResponse> DeleteScenario(const ports::WriteRequest& request,
+                                                          std::int64_t id) override;
 
     // Revision of the snapshot being served.
     std::int64_t Revision() const;
@@ -126,13 +127,13 @@ private:
     // Idempotency-Key protocol, retries and in-doubt handling; bumps the revision when the
     // body succeeds.
     // The body adds the ids of the offerings it changed to `changed` (the NOTIFY names them).
-    using WriteBody = std::function<pricing::Result<http::StoredResponse>(
-        pqxx::work& tx, http::TimestampUs now_us, CatalogChange& changed)>;
-    pricing::Result<http::StoredResponse> RunWrite(const http::WriteRequest& request,
-                                                   const WriteBody& body);
+    using WriteBody = std::function<pricing::Result<ports::StoredResponse>(
+        pqxx::work& tx, ports::TimestampUs now_us, CatalogChange& changed)>;
+    pricing::Result<ports::StoredResponse> RunWrite(const ports::WriteRequest& request,
+                                                    const WriteBody& body);
     // Waits (without a connection) until this replica serves `revision`, then answers.
-    pricing::Result<http::StoredResponse> AwaitOwnWrite(
-        std::int64_t revision, pricing::Result<http::StoredResponse> outcome) const;
+    pricing::Result<ports::StoredResponse> AwaitOwnWrite(
+        std::int64_t revision, pricing::Result<ports::StoredResponse> outcome) const;
     // Runs a read or a single-statement write on a pooled connection (no retry).
     template <typename T>
     pricing::Result<T> RunSimple(const std::function<pricing::Result<T>(pqxx::connection&)>& body);
@@ -143,7 +144,7 @@ private:
     void ApplyNotified(pqxx::connection& conn, const std::vector<std::string>& payloads);
     // The as_of snapshot for `at` of `snapshot`'s revision, from the cache or built.
     pricing::Result<std::shared_ptr<const pricing::InMemoryCatalog>> AsOfCatalog(
-        const Snapshot& snapshot, http::TimestampUs at) const;
+        const Snapshot& snapshot, ports::TimestampUs at) const;
     void Install(std::shared_ptr<const CatalogHistory> history,
                  std::shared_ptr<const pricing::InMemoryCatalog> current);
     void RefresherLoop();

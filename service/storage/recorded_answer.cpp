@@ -2,30 +2,31 @@
 
 namespace gpucost::storage {
 
-pricing::Result<std::optional<http::StoredResponse>> RecordedAnswer(
-    pqxx::transaction_base& tx, const http::WriteRequest& request) {
+pricing::Result<std::optional<ports::StoredResponse>> RecordedAnswer(
+    pqxx::transaction_base& tx, const ports::WriteRequest& request) {
     if (request.idempotency_key.empty()) {
-        return std::optional<http::StoredResponse>();
+        return std::optional<ports::StoredResponse>();
     }
     auto seen = tx.exec_params(
         "SELECT request_hash, status, response_body, etag FROM idempotency_keys"
         " WHERE api_key_id = $1 AND key = $2",
         request.principal.key_id, request.idempotency_key);
     if (seen.empty()) {
-        return std::optional<http::StoredResponse>();
+        return std::optional<ports::StoredResponse>();
     }
-    if (seen[0][0].as<std::string>() != request.request_hash) {
+    if (seen[0]["request_hash"].as<std::string>() != request.request_hash) {
         return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
                                   "this Idempotency-Key was already used with a different "
                                   "request; use a new key for a new request",
                                   "Idempotency-Key");
     }
-    return std::optional<http::StoredResponse>(http::StoredResponse{
-        seen[0][1].as<int>(), seen[0][2].as<std::string>(), seen[0][3].as<std::string>(), true});
+    return std::optional<ports::StoredResponse>(ports::StoredResponse{
+        seen[0]["status"].as<int>(), seen[0]["response_body"].as<std::string>(),
+        seen[0]["etag"].as<std::string>(), true});
 }
 
-void RecordAnswer(pqxx::transaction_base& tx, const http::WriteRequest& request,
-                  const http::StoredResponse& answer) {
+void RecordAnswer(pqxx::transaction_base& tx, const ports::WriteRequest& request,
+                  const ports::StoredResponse& answer) {
     if (request.idempotency_key.empty()) {
         return;
     }
@@ -36,10 +37,10 @@ void RecordAnswer(pqxx::transaction_base& tx, const http::WriteRequest& request,
         answer.body, answer.etag);
 }
 
-pricing::Result<std::optional<http::StoredResponse>> ClaimKey(pqxx::transaction_base& tx,
-                                                              const http::WriteRequest& request) {
+pricing::Result<std::optional<ports::StoredResponse>> ClaimKey(pqxx::transaction_base& tx,
+                                                               const ports::WriteRequest& request) {
     if (request.idempotency_key.empty()) {
-        return std::optional<http::StoredResponse>();
+        return std::optional<ports::StoredResponse>();
     }
     tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))",
                    static_cast<int>(request.principal.key_id), request.idempotency_key);

@@ -9,7 +9,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "service/http/catalog_store.hpp"
+#include "service/http/ports.hpp"
 
 namespace gpucost::http {
 

@@ -14,6 +14,7 @@
 #include "pricing/error.hpp"
 #include "pricing/offering.hpp"
 #include "pricing/price_age.hpp"
+#include "service/text/json_text.hpp"
 
 namespace gpucost::http {
 
@@ -31,16 +32,9 @@ inline constexpr std::size_t kMaxJsonStringBytes = 4096;
 // duplicate keys, or a top level that is not an object.
 [[nodiscard]] pricing::Result<json> ParseJsonBody(std::string_view body);
 
-// A number at the JSON boundary, exact: written by ToJsonText (json_text.hpp) as the shortest
-// text that reads back as the same double, so echoed constants equal those used (3.6e-06
-// stays 3.6e-06). Non-finite values become null, -0 becomes 0.
-json Num(double value);
-
-// Appends `value` as ToJsonText(Num(value)) writes it: the shortest text that reads back as it
-// (std::to_chars' digits; nlohmann::json's own dump is not always shortest) in nlohmann::json's
-// layout (1.5, 0.0001, 3.6e-06, 2.0), null for non-finite, 0.0 for -0, without building a json
-// value for it.
-void AppendJsonNumber(std::string& out, double value);
+// Numbers as the answers write them (service/text/json_text.hpp, shared with the commands).
+using text::AppendJsonNumber;
+using text::Num;
 
 // Writes JSON text straight into a string, for answers encoded without building a DOM. The
 // text is byte-identical to ToJsonText of the same values: numbers through Number() as Num()

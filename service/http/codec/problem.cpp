@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "service/http/catalog_store.hpp"
 #include "service/http/metrics.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/transport/request_context.hpp"
 
 namespace gpucost::http {

@@ -14,13 +14,13 @@
 #include "pricing/money.hpp"
 #include "pricing/plan_vs_actual.hpp"
 #include "pricing/usd_sum.hpp"
-#include "service/http/actuals_store.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/page_cursor.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
@@ -66,7 +66,7 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
         WriteProblem(res, req, checked.error());
         return std::nullopt;
     }
-    if (!deps.store || !deps.actuals || !deps.read_focus) {
+    if (!deps.keys || !deps.actuals || !deps.read_focus) {
         WriteProblem(res, req,
                      MakeError(ErrorCode::kDatabaseRequired,
                                "actual spend is kept only in PostgreSQL mode: start gpucost with "
@@ -235,7 +235,7 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
         return WriteProblem(
             res, req, MakeError(ErrorCode::kNotFound, "no scenario with id '" + text + "'", "id"));
     }
-    auto found = deps.store->GetScenario(id);
+    auto found = deps.scenarios->GetScenario(id);
     if (!found.ok()) return WriteProblem(res, req, found.error());
     if (!ReadsTeam(caller->principal, found.value().team)) {
         return RefuseRead(req, res, caller->principal, "no scenario with id " + text);
@@ -274,7 +274,7 @@ void ServeListImports(const Deps& deps, const httplib::Request& req, httplib::Re
     QueryParams params(req, {"limit", "cursor"});
     if (auto checked = params.Check(); !checked.ok())
         return WriteProblem(res, req, checked.error());
-    if (!deps.store || !deps.actuals) {
+    if (!deps.keys || !deps.actuals) {
         return WriteProblem(res, req,
                             MakeError(ErrorCode::kDatabaseRequired,
                                       "actual spend is kept only in PostgreSQL mode: start "

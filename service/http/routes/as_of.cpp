@@ -13,13 +13,13 @@ pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogAsOf(
     if (!at.ok()) {
         return at.error();
     }
-    if (!deps.store) {
+    if (!deps.history) {
         return pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
                                   "as_of needs price history, which only PostgreSQL mode keeps: "
                                   "start gpucost with DATABASE_URL",
                                   kAsOfParam);
     }
-    return deps.store->At(at.value());
+    return deps.history->At(at.value());
 }
 
 pricing::Result<std::shared_ptr<const pricing::Catalog>> CatalogForQuery(

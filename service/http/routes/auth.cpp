@@ -62,7 +62,7 @@ std::optional<std::string> BearerKey(const httplib::Request& req) {
 
 std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& req,
                                     httplib::Response& res, KeyScope needed) {
-    if (!deps.store) {
+    if (!deps.keys) {
         WriteProblem(res, req,
                      pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
                                         "API keys, writes, history, as_of and scenarios need "
@@ -76,7 +76,7 @@ std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& re
                "this endpoint needs an API key: send Authorization: Bearer <key>", "");
         return std::nullopt;
     }
-    auto principal = deps.store->Authenticate(*key);
+    auto principal = deps.keys->Authenticate(*key);
     if (!principal) {
         Reject(req, res, Fault::kUnauthenticated, "the API key is unknown or revoked",
                LoggablePrefix(*key));
@@ -93,9 +93,9 @@ std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& re
 }
 
 std::optional<Principal> CallerOf(const Deps& deps, const httplib::Request& req) {
-    if (!deps.store) return std::nullopt;
+    if (!deps.keys) return std::nullopt;
     auto key = BearerKey(req);
-    return key ? deps.store->Authenticate(*key) : std::nullopt;
+    return key ? deps.keys->Authenticate(*key) : std::nullopt;
 }
 
 void RefuseRead(const httplib::Request& req, httplib::Response& res,
@@ -111,7 +111,7 @@ void RefuseRead(const httplib::Request& req, httplib::Response& res,
 }
 
 void AddReadKeyGate(RouteTable& routes, const Deps& deps) {
-    if (!deps.store) {
+    if (!deps.keys) {
         return;  // no keys to check: every read is open (docs/database.md, "Who reads what")
     }
     routes.Wrap([deps](const std::string& /*method*/, const std::string& pattern,

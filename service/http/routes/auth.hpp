@@ -5,7 +5,7 @@
 
 #include <httplib.h>
 
-#include "service/http/catalog_store.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/router.hpp"
 
 namespace gpucost::http {
@@ -13,7 +13,7 @@ namespace gpucost::http {
 // The key of an "Authorization: Bearer <key>" header, or nullopt when absent/other scheme.
 std::optional<std::string> BearerKey(const httplib::Request& req);
 
-// Authenticates the request against deps.store and checks its scope (admin satisfies read).
+// Authenticates the request against deps.keys and checks its scope (admin satisfies read).
 // On failure writes the problem and returns nullopt: 401 (+ WWW-Authenticate) for a
 // missing, malformed, unknown or revoked key, 403 for a read key on an admin route, 503
 // without a database. Failures are logged with the key's non-secret prefix only.

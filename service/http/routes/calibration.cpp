@@ -4,10 +4,9 @@
 #include <charconv>
 #include <string>
 
-#include "service/http/actuals_store.hpp"
-#include "service/http/catalog_store.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_text.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
 #include "service/http/routes/tag_key.hpp"
 
@@ -87,7 +86,7 @@ pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps,
                                                        std::int64_t id, const std::string& tag_key,
                                                        const std::string& field) {
     const std::string name = "scenario " + std::to_string(id);
-    auto found = deps.store->GetScenario(id);
+    auto found = deps.scenarios->GetScenario(id);
     if (found.ok() && !ReadsTeam(caller, found.value().team)) {
         found = MakeError(ErrorCode::kNotFound, "", "id");  // not there for this caller
     }
@@ -135,7 +134,7 @@ pricing::Result<std::optional<Calibration>> TakeCalibration(
     if (!body.is_object() || !body.contains(kMember)) return std::optional<Calibration>();
     const json given = body[kMember];
     body.erase(kMember);
-    if (!deps.store || !deps.actuals) {
+    if (!deps.keys || !deps.scenarios || !deps.actuals) {
         return MakeError(ErrorCode::kDatabaseRequired,
                          "calibration measures saved scenarios against their actual spend, kept "
                          "only in PostgreSQL mode: start gpucost with DATABASE_URL",

@@ -14,7 +14,7 @@
 #include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 #include "pricing/plan_vs_actual.hpp"
-#include "service/http/catalog_store.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/router.hpp"
 
 namespace gpucost::http {

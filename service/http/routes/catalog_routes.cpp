@@ -5,7 +5,6 @@
 
 #include "pricing/money.hpp"
 #include "pricing/offering_query.hpp"
-#include "service/http/catalog_store.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/json_codec.hpp"
@@ -14,6 +13,7 @@
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/plan_kinds.hpp"
@@ -361,8 +361,8 @@ void ServeOffering(const Deps& deps, const httplib::Request& req, httplib::Respo
         return WriteProblem(res, req, found.error());
     }
     // Database mode: the current version's ETag, for If-Match on the next write.
-    if (deps.store && !req.has_param(kAsOfParam)) {
-        if (auto history = deps.store->History(found.value().id); history.ok()) {
+    if (deps.history && !req.has_param(kAsOfParam)) {
+        if (auto history = deps.history->History(found.value().id); history.ok()) {
             res.set_header("ETag", OfferingEtag(history.value().version));
         }
     }

@@ -26,9 +26,9 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
                        {"offering_count", info.offering_count},
                        {"newest_as_of",
                         info.newest_as_of.empty() ? json(nullptr) : json(info.newest_as_of)}}}};
-        if (deps.store) {
+        if (deps.health) {
             // PostgreSQL mode: without the database, reads go on from the last snapshot.
-            StoreHealth h = deps.store->Health();
+            StoreHealth h = deps.health->Health();
             body["status"] = h.database_connected ? "ok" : "degraded";
             body["database"] = {{"connected", h.database_connected},
                                 {"catalog_revision", h.revision},
@@ -53,8 +53,8 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
                               "the catalog holds no offerings; seed the database "
                               "(gpucost seed) or import prices before sending traffic");
         }
-        if (deps.store) {
-            StoreHealth h = deps.store->Health();
+        if (deps.health) {
+            StoreHealth h = deps.health->Health();
             if (!h.schema_problem.empty()) {
                 res.set_header("Retry-After", "30");
                 return WriteFault(res, req, Fault::kSchemaMismatch, h.schema_problem);

@@ -15,8 +15,8 @@ MetricsSnapshot Snapshot(const Deps& deps) {
     s.catalog_accelerator_count = info.accelerator_count;
     s.version = deps.service_version;
     s.log_lines_dropped = log::DroppedLines();
-    if (deps.store) {
-        StoreHealth h = deps.store->Health();
+    if (deps.health) {
+        StoreHealth h = deps.health->Health();
         s.catalog_snapshot_age_s = h.snapshot_age_s;
         s.database_up = h.database_connected;
     } else {

@@ -150,7 +150,7 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     std::optional<Calibration> calibration;
     if (kind.name == "training") {
         std::optional<Principal> caller;
-        if (body->contains("calibration") && deps.store) {
+        if (body->contains("calibration") && deps.keys) {
             caller = RequireKey(deps, req, res, KeyScope::kRead);
             if (!caller) return;
         }

@@ -15,14 +15,10 @@
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
-#include "service/http/price_book_store.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/routes/auth.hpp"
 
 namespace gpucost::http {
-
-std::string PriceBookEtag(std::int64_t version) {
-    return "\"b" + std::to_string(version) + "\"";
-}
 
 namespace {
 
@@ -118,9 +114,9 @@ Result<pricing::PriceBook> StoredBookForPlan(const Deps& deps, const StoredBookR
 // without a database, a key, or a default.
 Result<std::optional<pricing::PriceBook>> KeyDefaultBook(const Deps& deps,
                                                          const httplib::Request& req) {
-    if (!deps.store || !deps.price_books) return std::optional<pricing::PriceBook>{};
+    if (!deps.keys || !deps.price_books) return std::optional<pricing::PriceBook>{};
     auto key = BearerKey(req);
-    auto principal = key ? deps.store->Authenticate(*key) : std::nullopt;
+    auto principal = key ? deps.keys->Authenticate(*key) : std::nullopt;
     if (!principal || principal->default_price_book.empty()) {
         return std::optional<pricing::PriceBook>{};
     }
@@ -224,7 +220,7 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
         WriteProblem(res, req, checked.error());
         return std::nullopt;
     }
-    if (deps.store && !deps.price_books) {
+    if (deps.keys && !deps.price_books) {
         WriteProblem(res, req,
                      MakeError(ErrorCode::kDatabaseRequired,
                                "stored price books need the price book store (database mode)"));

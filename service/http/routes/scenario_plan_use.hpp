@@ -14,8 +14,7 @@
 #include "pricing/error.hpp"
 #include "pricing/plan_vs_actual.hpp"
 #include "pricing/price_book.hpp"
-#include "service/http/actuals_store.hpp"
-#include "service/http/catalog_store.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/router.hpp"
 
 namespace gpucost::http {

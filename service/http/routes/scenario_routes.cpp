@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "service/http/actuals_store.hpp"
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
@@ -14,6 +13,7 @@
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/router.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
@@ -134,7 +134,7 @@ std::optional<std::int64_t> ParseScenarioId(const std::string& text) {
 }
 
 bool NeedStore(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    if (deps.store) {
+    if (deps.scenarios && deps.history && deps.health) {
         return true;
     }
     WriteProblem(res, req,
@@ -203,7 +203,7 @@ std::optional<std::int64_t> PathScenarioId(const httplib::Request& req, httplib:
 std::optional<Scenario> ReadableScenario(const Deps& deps, const httplib::Request& req,
                                          httplib::Response& res, std::int64_t id,
                                          const std::optional<Principal>& caller) {
-    auto found = deps.store->GetScenario(id);
+    auto found = deps.scenarios->GetScenario(id);
     if (!found.ok()) {
         WriteProblem(res, req, found.error());
         return std::nullopt;
@@ -261,10 +261,6 @@ bool RequirePatchBody(const httplib::Request& req, httplib::Response& res) {
 }
 
 }  // namespace
-
-std::string ScenarioEtag(std::int64_t version) {
-    return "\"s" + std::to_string(version) + "\"";
-}
 
 namespace {
 
@@ -369,7 +365,7 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     }
     const ScenarioDraftBody& d = draft_body.value();
     const json request = WithKeyDefaultBook(*d.request, *principal);
-    auto catalog = deps.store->Current();
+    auto catalog = deps.history->Current();
     auto result = AnswerSavedPlan(*d.kind, request, catalog, deps, principal);
     if (!result.ok()) {
         return WriteProblem(res, req, UnderRequest(result.error()));
@@ -379,7 +375,7 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
     draft.plan_kind = std::string(d.kind->name);
     draft.request_json = request.dump();
     draft.saved_result_json = ToJsonText(result.value());
-    draft.catalog_revision = deps.store->Health().revision;
+    draft.catalog_revision = deps.health->Health().revision;
     // The catalog the answer was computed on, as the answer itself names it.
     const json& answer = result.value();
     draft.catalog_version = answer.is_object() && answer.contains("catalog_version") &&
@@ -387,7 +383,7 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
                                 ? answer["catalog_version"].get<std::string>()
                                 : CatalogRevisionOf(*catalog);
     draft.tags = d.tags;
-    auto saved = deps.store->SaveScenario(write, draft);
+    auto saved = deps.scenarios->SaveScenario(write, draft);
     if (!saved.ok()) {
         return WriteProblem(res, req, saved.error());
     }
@@ -460,7 +456,7 @@ void ServeListScenarios(const Deps& deps, const httplib::Request& req, httplib::
         return WriteProblem(res, req, filter.error());
     }
     filter.value().reader = CallerOf(deps, req);
-    auto page = deps.store->FindScenarios(filter.value(), n + 1, after);
+    auto page = deps.scenarios->FindScenarios(filter.value(), n + 1, after);
     if (!page.ok()) {
         return WriteProblem(res, req, page.error());
     }
@@ -532,7 +528,7 @@ void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::
     if (!r.ok()) {
         return WriteProblem(res, req, r.error());
     }
-    auto changed = deps.store->UpdateScenario(write, id, change, &ChangedScenarioAnswer);
+    auto changed = deps.scenarios->UpdateScenario(write, id, change, &ChangedScenarioAnswer);
     if (!changed.ok()) {
         return WriteProblem(res, req, changed.error());
     }
@@ -579,7 +575,7 @@ void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Re
     }
     ScenarioChange change;
     change.progress = ScenarioProgress{*tokens_done_b, at.value()};
-    auto changed = deps.store->UpdateScenario(write, id, change, [](const Scenario& s) {
+    auto changed = deps.scenarios->UpdateScenario(write, id, change, [](const Scenario& s) {
         return AnswerOf([&s](httplib::Response& answer) {
             answer.set_header("ETag", ScenarioEtag(s.version));
             WriteJson(answer,
@@ -599,7 +595,7 @@ void ServeDeleteScenario(const Deps& deps, const httplib::Request& req, httplib:
     if (!begun) {
         return;
     }
-    auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
+    auto deleted = deps.scenarios->DeleteScenario(begun->first, begun->second);
     if (!deleted.ok()) {
         return WriteProblem(res, req, deleted.error());
     }

@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "pricing/actuals.hpp"
-#include "service/http/actuals_store.hpp"
+#include "service/http/ports.hpp"
 
 namespace gpucost::http {
 namespace {

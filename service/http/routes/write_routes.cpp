@@ -601,7 +601,7 @@ void ServePutPrice(const Deps& deps, const httplib::Request& req, httplib::Respo
     if (!price.ok()) {
         return WriteProblem(res, req, price.error());
     }
-    auto stored = deps.store->PutPrice(
+    auto stored = deps.writes->PutPrice(
         *write, req.matches[1].str(), price.value(), [](const OfferingHistory& h) {
             return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
         });
@@ -680,7 +680,7 @@ void ServeCreateOfferings(const Deps& deps, const httplib::Request& req, httplib
     if (!offerings.ok()) {
         return WriteProblem(res, req, offerings.error());
     }
-    auto stored = deps.store->CreateOfferings(
+    auto stored = deps.writes->CreateOfferings(
         *write, offerings.value(), [bulk](const std::vector<OfferingHistory>& created) {
             if (!bulk && created.size() == 1) {
                 return Encoded(201, HistoryJson(created.front()),
@@ -714,7 +714,7 @@ void ServeRetireOffering(const Deps& deps, const httplib::Request& req, httplib:
         return;
     }
     auto stored =
-        deps.store->RetireOffering(*write, req.matches[1].str(), [](const OfferingHistory& h) {
+        deps.writes->RetireOffering(*write, req.matches[1].str(), [](const OfferingHistory& h) {
             return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
         });
     if (!stored.ok()) {
@@ -741,14 +741,14 @@ void ServeOfferingHistory(const Deps& deps, const httplib::Request& req, httplib
     if (auto checked = params.Check(); !checked.ok()) {
         return WriteProblem(res, req, checked.error());
     }
-    if (!deps.store) {
+    if (!deps.history) {
         return WriteProblem(res, req,
                             pricing::MakeError(pricing::ErrorCode::kDatabaseRequired,
                                                "price history is kept only in PostgreSQL "
                                                "mode: start gpucost with DATABASE_URL"));
     }
     const std::string id = req.matches[1].str();
-    auto history = deps.store->History(id);
+    auto history = deps.history->History(id);
     if (!history.ok()) {
         return WriteProblem(res, req, history.error());
     }

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/codec/timestamp.hpp"
 #include "service/storage/catalog_history.hpp"
+#include "service/text/timestamp.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost;
@@ -18,8 +18,8 @@ pricing::PriceObservation Obs(double usd, const std::string& as_of, bool verifie
     return p;
 }
 
-http::TimestampUs Day(const std::string& date) {
-    return http::ParseIsoDate(date).value();
+ports::TimestampUs Day(const std::string& date) {
+    return text::ParseIsoDate(date).value();
 }
 
 }  // namespace
@@ -42,12 +42,12 @@ TEST_SUITE("catalog_history") {
 
     TEST_CASE("a back-dated price is placed between its neighbours, a newer one is current") {
         // Served: 98.32 unverified [2025-05-01, 2026-11-09), 55.04 verified from 2026-11-09.
-        http::OfferingHistory h;
+        ports::OfferingHistory h;
         h.offering.id = "o";
         h.prices.push_back(
             {1, Obs(98.32, "2025-05-01", false), Day("2025-05-01"), Day("2026-11-09"), 0});
         h.prices.push_back({2, Obs(55.04, "2026-11-09", true), Day("2026-11-09"), std::nullopt, 0});
-        const http::TimestampUs now = Day("2026-11-21") + 3600LL * 1000000;
+        const ports::TimestampUs now = Day("2026-11-21") + 3600LL * 1000000;
 
         auto back = storage::PlacePrice(h, Obs(70, "2026-01-01", true), now);
         CHECK_FALSE(back.current);
@@ -55,7 +55,7 @@ TEST_SUITE("catalog_history") {
         CHECK(back.valid_to == Day("2026-11-09"));
         REQUIRE(back.shortened.size() == 1);
         CHECK(back.shortened[0] ==
-              std::pair<std::int64_t, http::TimestampUs>{1, Day("2026-01-01")});
+              std::pair<std::int64_t, ports::TimestampUs>{1, Day("2026-01-01")});
 
         // Older than everything and beaten by the first row: fills the time before it.
         auto older = storage::PlacePrice(h, Obs(10, "1999-01-01", false), now);
@@ -96,16 +96,16 @@ TEST_SUITE("catalog_history") {
         auto sample = pricing::LoadCatalog(testing::SampleCatalogCsv());
         REQUIRE(sample.ok());
         h.accelerators = sample.value()->Accelerators();
-        http::OfferingHistory o;
+        ports::OfferingHistory o;
         o.offering = sample.value()->Offerings().front();
         o.prices = {{1, Obs(10, "2025-01-01", true), Day("2025-01-01"), Day("2025-06-01"), 0},
                     {2, Obs(8, "2025-06-01", true), Day("2025-06-01"), std::nullopt, 0}};
-        h.offerings.push_back(std::make_shared<const http::OfferingHistory>(o));
-        http::OfferingHistory retired = o;
+        h.offerings.push_back(std::make_shared<const ports::OfferingHistory>(o));
+        ports::OfferingHistory retired = o;
         retired.offering.id = "zz-retired";
         retired.retired_at_us = Day("2025-03-01");
         retired.prices = {{3, Obs(5, "2025-01-01", true), Day("2025-01-01"), Day("2025-03-01"), 0}};
-        h.offerings.push_back(std::make_shared<const http::OfferingHistory>(retired));
+        h.offerings.push_back(std::make_shared<const ports::OfferingHistory>(retired));
 
         auto current = storage::BuildSnapshot(h, std::nullopt);
         REQUIRE(current.ok());
@@ -136,11 +136,11 @@ TEST_SUITE("catalog_history") {
         auto sample = pricing::LoadCatalog(testing::SampleCatalogCsv());
         REQUIRE(sample.ok());
         h.accelerators = sample.value()->Accelerators();
-        http::OfferingHistory o;
+        ports::OfferingHistory o;
         o.offering = sample.value()->Offerings().front();
         o.prices = {{1, Obs(10, "2025-01-01", true), Day("2025-01-01"), std::nullopt, 0},
                     {2, Obs(8, "2025-06-01", true), Day("2025-06-01"), std::nullopt, 0}};
-        h.offerings.push_back(std::make_shared<const http::OfferingHistory>(o));
+        h.offerings.push_back(std::make_shared<const ports::OfferingHistory>(o));
         auto built = storage::BuildSnapshot(h, std::nullopt);
         REQUIRE_FALSE(built.ok());
         CHECK(built.error().code == pricing::ErrorCode::kInternal);
@@ -149,17 +149,17 @@ TEST_SUITE("catalog_history") {
     TEST_CASE(
         "as_of accepts a date (end of day) or an RFC 3339 time, Z or offset, and rejects the "
         "rest") {
-        CHECK(http::ParseAsOf("2025-06-01", "as_of").value() == Day("2025-06-02") - 1);
-        CHECK(http::ParseAsOf("2025-06-01T12:00:00Z", "as_of").value() ==
+        CHECK(text::ParseAsOf("2025-06-01", "as_of").value() == Day("2025-06-02") - 1);
+        CHECK(text::ParseAsOf("2025-06-01T12:00:00Z", "as_of").value() ==
               Day("2025-06-01") + 12LL * 3600 * 1000000);
-        CHECK(http::ParseAsOf("2025-06-01T00:00:00.5Z", "as_of").value() ==
+        CHECK(text::ParseAsOf("2025-06-01T00:00:00.5Z", "as_of").value() ==
               Day("2025-06-01") + 500000);
         // RFC 3339 as clients write it: lower-case t and z, and offsets (the same instant).
         const auto noon_utc = Day("2025-06-01") + 12LL * 3600 * 1000000;
-        CHECK(http::ParseAsOf("2025-06-01t12:00:00z", "as_of").value() == noon_utc);
-        CHECK(http::ParseAsOf("2025-06-01T14:00:00+02:00", "as_of").value() == noon_utc);
-        CHECK(http::ParseAsOf("2025-06-01T07:30:00-04:30", "as_of").value() == noon_utc);
-        CHECK(http::ParseAsOf("2025-06-01T14:00:00.25+02:00", "as_of").value() ==
+        CHECK(text::ParseAsOf("2025-06-01t12:00:00z", "as_of").value() == noon_utc);
+        CHECK(text::ParseAsOf("2025-06-01T14:00:00+02:00", "as_of").value() == noon_utc);
+        CHECK(text::ParseAsOf("2025-06-01T07:30:00-04:30", "as_of").value() == noon_utc);
+        CHECK(text::ParseAsOf("2025-06-01T14:00:00.25+02:00", "as_of").value() ==
               noon_utc + 250000);
         for (const char* bad :
              {"", "2025-13-01", "2025-02-30", "yesterday", "2025-06-01T25:00:00Z",
@@ -167,13 +167,13 @@ TEST_SUITE("catalog_history") {
               "2025-06-01T12:00:00.1234567Z", "2025-06-01T12:00:00+2:00",
               "2025-06-01T12:00:00+24:00", "2025-06-01T12:00:00+02:60", "2025-06-01T12:00:00+0200",
               "2025-06-01 12:00:00Z", "2025-06-01T12:00:00Zjunk"}) {
-            auto parsed = http::ParseAsOf(bad, "as_of");
+            auto parsed = text::ParseAsOf(bad, "as_of");
             CHECK_MESSAGE(!parsed.ok(), bad);
             if (!parsed.ok()) {
                 CHECK(parsed.error().field == "as_of");
             }
         }
-        CHECK(http::FormatTimestamp(Day("2026-11-22") + 1) == "2026-11-22T00:00:00.000001Z");
+        CHECK(text::FormatTimestamp(Day("2026-11-22") + 1) == "2026-11-22T00:00:00.000001Z");
     }
 
     TEST_CASE("a change's NOTIFY payload names its rows; a bare revision means reload") {
@@ -207,24 +207,24 @@ TEST_SUITE("catalog_history") {
         base.accelerators = sample.value()->Accelerators();
         std::int64_t price_id = 0;
         for (const pricing::Offering& o : sample.value()->Offerings()) {
-            http::OfferingHistory h;
+            ports::OfferingHistory h;
             h.offering = o;
             h.prices = {
                 {++price_id, Obs(10, "2025-01-01", true), Day("2025-01-01"), Day("2025-06-01"), 0},
                 {++price_id, Obs(8, "2025-06-01", true), Day("2025-06-01"), std::nullopt, 0}};
-            base.offerings.push_back(std::make_shared<const http::OfferingHistory>(h));
+            base.offerings.push_back(std::make_shared<const ports::OfferingHistory>(h));
         }
         auto base_current = storage::BuildSnapshot(base, std::nullopt);
         REQUIRE(base_current.ok());
         // Reprice the first, retire the second, create one that sorts in the middle.
-        http::OfferingHistory repriced = *base.offerings[0];
+        ports::OfferingHistory repriced = *base.offerings[0];
         repriced.prices[1].valid_to_us = Day("2026-01-01");
         repriced.prices.push_back(
             {++price_id, Obs(6, "2026-01-01", true), Day("2026-01-01"), std::nullopt, 0});
-        http::OfferingHistory retired = *base.offerings[1];
+        ports::OfferingHistory retired = *base.offerings[1];
         retired.retired_at_us = Day("2026-01-01");
         retired.prices[1].valid_to_us = Day("2026-01-01");
-        http::OfferingHistory created = *base.offerings[2];
+        ports::OfferingHistory created = *base.offerings[2];
         created.offering.id = base.offerings[2]->offering.id + "-new";
         storage::CatalogChange change;
         change.offering_ids = {repriced.offering.id, retired.offering.id, created.offering.id};

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/codec/timestamp.hpp"
 #include "service/storage/history_loader.hpp"
 #include "service/storage/pg_store.hpp"
+#include "service/text/timestamp.hpp"
 #include "tests/service/storage/pg_test_db.hpp"
 
 using namespace gpucost;
@@ -41,23 +41,23 @@ std::unique_ptr<storage::PgStore> OpenStoreChecking(const TestDatabase& db,
     return std::move(store).value();
 }
 
-http::TimestampUs Day(const std::string& date) {
-    return http::ParseIsoDate(date).value();
+ports::TimestampUs Day(const std::string& date) {
+    return text::ParseIsoDate(date).value();
 }
 
-http::WriteRequest Admin(const storage::PgStore& store, const std::string& key,
-                         const std::string& idempotency_key = "", const std::string& hash = "h") {
+ports::WriteRequest Admin(const storage::PgStore& store, const std::string& key,
+                          const std::string& idempotency_key = "", const std::string& hash = "h") {
     auto principal = store.Authenticate(key);
     REQUIRE(principal.has_value());
-    http::WriteRequest w;
+    ports::WriteRequest w;
     w.principal = *principal;
     w.idempotency_key = idempotency_key;
     w.request_hash = hash;
     return w;
 }
 
-http::NewPrice Price(double usd) {
-    http::NewPrice p;
+ports::NewPrice Price(double usd) {
+    ports::NewPrice p;
     p.usd_per_hour = usd;
     p.as_of = "2026-11-21";
     p.source = "NEGOTIATED RATE";
@@ -65,8 +65,8 @@ http::NewPrice Price(double usd) {
 }
 
 // The encoder the handlers would pass: here the body is just the new price.
-http::StoredResponse EncodePrice(const http::OfferingHistory& h) {
-    return {200, std::to_string(h.offering.price.usd_per_hour), http::OfferingEtag(h.version),
+ports::StoredResponse EncodePrice(const ports::OfferingHistory& h) {
+    return {200, std::to_string(h.offering.price.usd_per_hour), ports::OfferingEtag(h.version),
             false};
 }
 
@@ -187,7 +187,7 @@ TEST_SUITE("pg_store") {
         db.MigrateAndSeedSample();
         const std::string key = db.CreateKey("admin");
         auto store = OpenStore(db);
-        const http::TimestampUs before_write = http::NowUs();
+        const ports::TimestampUs before_write = text::NowUs();
 
         auto put = store->PutPrice(Admin(*store, key), kOnDemand, Price(42.5), EncodePrice);
         REQUIRE(put.ok());
@@ -217,11 +217,11 @@ TEST_SUITE("pg_store") {
         REQUIRE(then.ok());
         CHECK(then.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(55.04));
-        auto early = store->At(http::ParseAsOf("2025-12-31", "as_of").value());
+        auto early = store->At(text::ParseAsOf("2025-12-31", "as_of").value());
         REQUIRE(early.ok());
         CHECK(early.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(98.32));
-        auto before_seed = store->At(http::ParseAsOf("2024-01-01", "as_of").value());
+        auto before_seed = store->At(text::ParseAsOf("2024-01-01", "as_of").value());
         REQUIRE(before_seed.ok());
         CHECK(before_seed.value()->Offerings().empty());
     }
@@ -232,7 +232,7 @@ TEST_SUITE("pg_store") {
         db.MigrateAndSeedSample();
         const std::string key = db.CreateKey("admin");
         auto store = OpenStore(db);
-        http::NewPrice old = Price(70.0);
+        ports::NewPrice old = Price(70.0);
         old.as_of = "2026-01-01";  // between 98.32 (2025-05-01, unverified) and 55.04 (2026-11-09)
         auto put = store->PutPrice(Admin(*store, key), kOnDemand, old, EncodePrice);
         REQUIRE(put.ok());
@@ -245,8 +245,8 @@ TEST_SUITE("pg_store") {
 
         auto history = store->History(kOnDemand);
         REQUIRE(history.ok());
-        const http::PriceInterval* placed = nullptr;
-        const http::PriceInterval* before = nullptr;
+        const ports::PriceInterval* placed = nullptr;
+        const ports::PriceInterval* before = nullptr;
         for (const auto& p : history.value().prices) {
             if (p.observation.usd_per_hour == doctest::Approx(70.0)) {
                 placed = &p;
@@ -261,15 +261,15 @@ TEST_SUITE("pg_store") {
         CHECK(placed->valid_to_us == Day("2026-11-09"));
         CHECK(before->valid_to_us == Day("2026-01-01"));  // shortened, still in the history
 
-        auto inside = store->At(http::ParseAsOf("2026-06-30", "as_of").value());
+        auto inside = store->At(text::ParseAsOf("2026-06-30", "as_of").value());
         REQUIRE(inside.ok());
         CHECK(inside.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(70.0));
-        auto earlier = store->At(http::ParseAsOf("2025-12-31", "as_of").value());
+        auto earlier = store->At(text::ParseAsOf("2025-12-31", "as_of").value());
         REQUIRE(earlier.ok());
         CHECK(earlier.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(98.32));
-        auto now = store->At(http::NowUs());
+        auto now = store->At(text::NowUs());
         REQUIRE(now.ok());
         CHECK(now.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(55.04));
@@ -279,7 +279,7 @@ TEST_SUITE("pg_store") {
         CHECK(store->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(42.0));
         // An unverified price never displaces a verified one (the rule), even dated today.
-        http::NewPrice unverified = Price(30.0);
+        ports::NewPrice unverified = Price(30.0);
         unverified.verified = false;
         REQUIRE(store->PutPrice(Admin(*store, key), kOnDemand, unverified, EncodePrice).ok());
         CHECK(store->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
@@ -295,14 +295,14 @@ TEST_SUITE("pg_store") {
         auto store = OpenStore(db);
         const std::int64_t revision = store->Health().revision;
         const std::string spot = "aws-p5.48xlarge-us-east-1-spot";
-        http::NewPrice back = Price(70.0);
+        ports::NewPrice back = Price(70.0);
         back.as_of = "2026-01-01";
-        std::vector<http::PriceUpdate> prices = {{kOnDemand, Price(41.0)},
-                                                 {spot, Price(20.0)},
-                                                 {kOnDemand, Price(40.5)},
-                                                 {kOnDemand, back}};
-        auto count = [](const std::vector<http::OfferingHistory>& h) {
-            return http::StoredResponse{200, std::to_string(h.size()), "", false};
+        std::vector<ports::PriceUpdate> prices = {{kOnDemand, Price(41.0)},
+                                                  {spot, Price(20.0)},
+                                                  {kOnDemand, Price(40.5)},
+                                                  {kOnDemand, back}};
+        auto count = [](const std::vector<ports::OfferingHistory>& h) {
+            return ports::StoredResponse{200, std::to_string(h.size()), "", false};
         };
         // All or nothing: an unknown id fails the batch and writes none of it.
         auto bad = prices;
@@ -321,7 +321,7 @@ TEST_SUITE("pg_store") {
         CHECK(current->FindOffering(kOnDemand).value().price.usd_per_hour == doctest::Approx(40.5));
         CHECK(current->FindOffering(spot).value().price.usd_per_hour == doctest::Approx(20.0));
         CHECK(db.Scalar("SELECT count(*) FROM prices WHERE valid_to IS NULL") == "4");
-        auto inside = store->At(http::ParseAsOf("2026-06-30", "as_of").value());
+        auto inside = store->At(text::ParseAsOf("2026-06-30", "as_of").value());
         REQUIRE(inside.ok());
         CHECK(inside.value()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(70.0));
@@ -364,7 +364,7 @@ TEST_SUITE("pg_store") {
         auto stale = store->PutPrice(w, kOnDemand, Price(51), EncodePrice);
         REQUIRE_FALSE(stale.ok());
         CHECK(stale.error().code == pricing::ErrorCode::kFailedPrecondition);
-        CHECK(stale.error().field == http::kIfMatchField);
+        CHECK(stale.error().field == ports::kIfMatchField);
         w.if_match = "\"v9\", \"v2\"";
         CHECK(store->PutPrice(w, kOnDemand, Price(52), EncodePrice).ok());
     }
@@ -403,8 +403,8 @@ TEST_SUITE("pg_store") {
         fresh.superseded_prices.clear();
         pricing::Offering dup = fresh;
         dup.id = kOnDemand;
-        auto encode = [](const std::vector<http::OfferingHistory>& created) {
-            return http::StoredResponse{201, std::to_string(created.size()), "", false};
+        auto encode = [](const std::vector<ports::OfferingHistory>& created) {
+            return ports::StoredResponse{201, std::to_string(created.size()), "", false};
         };
         auto batch = store->CreateOfferings(Admin(*store, key), {fresh, dup}, encode);
         REQUIRE_FALSE(batch.ok());
@@ -429,9 +429,9 @@ TEST_SUITE("pg_store") {
         auto store = OpenStore(db);
         auto a = store->Authenticate(admin);
         REQUIRE(a.has_value());
-        CHECK(a->scope == http::KeyScope::kAdmin);
+        CHECK(a->scope == ports::KeyScope::kAdmin);
         CHECK(a->name == "ops");
-        CHECK(store->Authenticate(reader)->scope == http::KeyScope::kRead);
+        CHECK(store->Authenticate(reader)->scope == ports::KeyScope::kRead);
         std::string tampered = admin;
         tampered.back() = tampered.back() == '0' ? '1' : '0';
         CHECK_FALSE(store->Authenticate(tampered).has_value());
@@ -528,7 +528,7 @@ TEST_SUITE("pg_store") {
         fresh.region = "eu-west-1";
         fresh.superseded_prices.clear();
         auto created = writer->CreateOfferings(Admin(*writer, key), {fresh}, [](const auto&) {
-            return http::StoredResponse{201, "", "", false};
+            return ports::StoredResponse{201, "", "", false};
         });
         REQUIRE(created.ok());
         REQUIRE(writer->RetireOffering(Admin(*writer, key), kOnDemand, EncodePrice).ok());
@@ -600,12 +600,12 @@ TEST_SUITE("pg_store") {
         pqxx::read_transaction tx(*conn);
         const storage::CatalogHistory history = storage::LoadHistory(tx);
         REQUIRE(history.revision == store->Revision());
-        std::vector<http::TimestampUs> instants = {0, Day("2025-03-01"), Day("2026-12-31")};
-        for (http::TimestampUs p : storage::ChangePoints(history)) {
+        std::vector<ports::TimestampUs> instants = {0, Day("2025-03-01"), Day("2026-12-31")};
+        for (ports::TimestampUs p : storage::ChangePoints(history)) {
             instants.insert(instants.end(), {p - 1, p, p + 1});
         }
         for (int round = 0; round < 2; ++round) {  // the second round answers from the cache
-            for (http::TimestampUs t : instants) {
+            for (ports::TimestampUs t : instants) {
                 auto got = store->At(t);
                 auto want = storage::BuildSnapshot(history, t);
                 REQUIRE(got.ok());

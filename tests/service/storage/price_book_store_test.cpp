@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "service/storage/price_book_store.hpp"
+#include "service/storage/pg_price_book_store.hpp"
 #include "tests/service/storage/pg_test_db.hpp"
 
 using namespace gpucost;
@@ -13,9 +13,9 @@ namespace {
 constexpr char kRulesV1[] = R"([{"provider": "aws", "discount_fraction": 0.18}])";
 constexpr char kRulesV2[] = R"([{"provider": "aws", "discount_fraction": 0.25}])";
 
-http::StoredPriceBook Draft(const std::string& id, const std::string& name,
-                            const std::string& rules) {
-    http::StoredPriceBook b;
+ports::StoredPriceBook Draft(const std::string& id, const std::string& name,
+                             const std::string& rules) {
+    ports::StoredPriceBook b;
     b.id = id;
     b.name = name;
     b.rules_json = rules;
@@ -23,24 +23,24 @@ http::StoredPriceBook Draft(const std::string& id, const std::string& name,
 }
 
 // An answer encoder that keeps the version written in `into` (the HTTP handlers encode it).
-http::PriceBookStore::BookEncoder Keep(http::StoredPriceBook& into) {
-    return [&into](const http::StoredPriceBook& b) {
+ports::PriceBookStore::BookEncoder Keep(ports::StoredPriceBook& into) {
+    return [&into](const ports::StoredPriceBook& b) {
         into = b;
-        return http::StoredResponse{};
+        return ports::StoredResponse{};
     };
 }
 
 // An answer encoder for a write whose version the test does not look at.
-http::StoredResponse Ignore(const http::StoredPriceBook&) {
+ports::StoredResponse Ignore(const ports::StoredPriceBook&) {
     return {};
 }
 
 // A write by the admin key named "ops".
-http::WriteRequest ByOps(const TestDatabase& db) {
-    http::WriteRequest w;
+ports::WriteRequest ByOps(const TestDatabase& db) {
+    ports::WriteRequest w;
     w.principal.key_id = std::stoll(db.Scalar("SELECT id FROM api_keys WHERE name = 'ops'"));
     w.principal.name = "ops";
-    w.principal.scope = http::KeyScope::kAdmin;
+    w.principal.scope = ports::KeyScope::kAdmin;
     return w;
 }
 
@@ -52,13 +52,13 @@ TEST_SUITE("price_book_store") {
         db.MigrateAndSeedSample();
         db.CreateKey("admin", "ops");
         storage::PgPriceBookStore store(db.url());
-        http::StoredPriceBook created;
+        ports::StoredPriceBook created;
         REQUIRE(
             store.Create(ByOps(db), Draft("acme-2026", "acme EDP", kRulesV1), Keep(created)).ok());
         CHECK(created.version == 1);
         CHECK(created.latest_version == 1);
         CHECK(created.written_by == "ops");
-        http::StoredPriceBook replaced;
+        ports::StoredPriceBook replaced;
         REQUIRE(store
                     .Replace(ByOps(db), "acme-2026", Draft("", "acme EDP 2027", kRulesV2),
                              Keep(replaced))
@@ -118,17 +118,17 @@ TEST_SUITE("price_book_store") {
         db.CreateKey("admin", "ops");
         storage::PgPriceBookStore store(db.url());
         REQUIRE(store.Create(ByOps(db), Draft("acme", "acme", kRulesV1), &Ignore).ok());
-        http::WriteRequest stale = ByOps(db);
-        stale.if_match = http::PriceBookEtag(1);
+        ports::WriteRequest stale = ByOps(db);
+        stale.if_match = ports::PriceBookEtag(1);
         REQUIRE(store.Replace(stale, "acme", Draft("", "acme", kRulesV2), &Ignore).ok());
         auto lost = store.Replace(stale, "acme", Draft("", "acme", kRulesV1), &Ignore);
         REQUIRE_FALSE(lost.ok());
-        CHECK(lost.error().field == http::kIfMatchField);
+        CHECK(lost.error().field == ports::kIfMatchField);
         auto not_deleted = store.Delete(stale, "acme");
         REQUIRE_FALSE(not_deleted.ok());
-        CHECK(not_deleted.error().field == http::kIfMatchField);
-        http::WriteRequest current = ByOps(db);
-        current.if_match = http::PriceBookEtag(2);
+        CHECK(not_deleted.error().field == ports::kIfMatchField);
+        ports::WriteRequest current = ByOps(db);
+        current.if_match = ports::PriceBookEtag(2);
         CHECK(store.Delete(current, "acme").ok());
     }
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/service/storage/focus_export.hpp"
 #include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/focus_export.hpp"
 #include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;

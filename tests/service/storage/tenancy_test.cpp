@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "service/storage/api_keys.hpp"
-#include "tests/service/storage/focus_export.hpp"
 #include "tests/service/storage/pg_fixture.hpp"
+#include "tests/support/focus_export.hpp"
 #include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;

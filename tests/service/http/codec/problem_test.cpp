@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "service/http/catalog_store.hpp"
+#include "service/http/ports.hpp"
 
 using gpucost::http::Fault;
 using gpucost::http::FaultCode;

@@ -1,4 +1,4 @@
-#include "service/storage/actuals_store.hpp"
+#include "service/storage/pg_actuals_store.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -58,9 +58,10 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::strin
 // Records the import (by request.principal, for its team) and stores the charges `read` gives
 // in batches as they are read; not committed. The reader's error stores nothing (the caller
 // rolls the transaction back).
-pricing::Result<http::ActualsImport> StoreImport(pqxx::work& tx, const http::WriteRequest& request,
-                                                 const std::string& tag_key,
-                                                 const http::ActualsStore::ExportReader& read) {
+pricing::Result<ports::ActualsImport> StoreImport(pqxx::work& tx,
+                                                  const ports::WriteRequest& request,
+                                                  const std::string& tag_key,
+                                                  const ports::ActualsStore::ExportReader& read) {
     // A key's team always exists; `gpucost actuals import --team` may name none.
     if (tx.exec_params("SELECT 1 FROM teams WHERE id = $1", request.principal.team).empty()) {
         return pricing::MakeError(
@@ -68,7 +69,7 @@ pricing::Result<http::ActualsImport> StoreImport(pqxx::work& tx, const http::Wri
             "no team '" + request.principal.team + "' (gpucost apikey create --team makes one)",
             "team");
     }
-    http::ActualsImport out;
+    ports::ActualsImport out;
     out.id = tx.exec_params(
                    "INSERT INTO actuals_imports (imported_by, tag_key, rows_read, kept,"
                    " added, team) VALUES (NULLIF($1, 0), $2, 0, 0, 0, $3) RETURNING id",
@@ -100,48 +101,48 @@ pricing::Result<http::ActualsImport> StoreImport(pqxx::work& tx, const http::Wri
 
 }  // namespace
 
-pricing::Result<http::StoredResponse> PgActualsStore::Import(const http::WriteRequest& request,
-                                                             const std::string& tag_key,
-                                                             const ExportReader& read,
-                                                             const ImportEncoder& encode) {
-    return session_.Run<http::StoredResponse>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
+pricing::Result<ports::StoredResponse> PgActualsStore::Import(const ports::WriteRequest& request,
+                                                              const std::string& tag_key,
+                                                              const ExportReader& read,
+                                                              const ImportEncoder& encode) {
+    return session_.Run<ports::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<ports::StoredResponse> {
             pqxx::work tx(conn);
-            return AnswerOnce<http::ActualsImport>(
+            return AnswerOnce<ports::ActualsImport>(
                 tx, request,
-                [&]() -> pricing::Result<http::ActualsImport> {
+                [&]() -> pricing::Result<ports::ActualsImport> {
                     return StoreImport(tx, request, tag_key, read);
                 },
                 encode);
         });
 }
 
-pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
+pricing::Result<std::vector<ports::ActualMonth>> PgActualsStore::MonthsTagged(
     std::string_view tag_key, std::string_view tag_value, std::string_view team) {
-    return session_.Run<std::vector<http::ActualMonth>>(
-        [&](pqxx::connection& conn) -> pricing::Result<std::vector<http::ActualMonth>> {
+    return session_.Run<std::vector<ports::ActualMonth>>(
+        [&](pqxx::connection& conn) -> pricing::Result<std::vector<ports::ActualMonth>> {
             pqxx::read_transaction tx(conn);
-            std::vector<http::ActualMonth> out;
+            std::vector<ports::ActualMonth> out;
             for (const auto& r : tx.exec_params(
                      // Sums in numeric, exact, the costs to the cent (a sum of doubles drifts
                      // with the number of rows: 5415.936000000005).
-                     "SELECT c.billing_currency, c.month, count(*),"
-                     " sum(c.accelerator_hours::numeric)::float8,"
-                     " round(sum(c.billed_cost::numeric), 2)::float8,"
-                     " round(sum(c.effective_cost::numeric), 2)::float8,"
-                     " round(sum(c.list_cost::numeric), 2)::float8"
+                     "SELECT c.billing_currency, c.month, count(*) AS rows,"
+                     " sum(c.accelerator_hours::numeric)::float8 AS accelerator_hours,"
+                     " round(sum(c.billed_cost::numeric), 2)::float8 AS billed_cost,"
+                     " round(sum(c.effective_cost::numeric), 2)::float8 AS effective_cost,"
+                     " round(sum(c.list_cost::numeric), 2)::float8 AS list_cost"
                      " FROM actual_charges c JOIN actuals_imports i ON i.id = c.import_id"
                      " WHERE c.tag_value = $1 AND i.tag_key = $2 AND c.team = $3"
                      " GROUP BY c.billing_currency, c.month ORDER BY c.billing_currency, c.month",
                      std::string(tag_value), std::string(tag_key), std::string(team))) {
-                http::ActualMonth m;
-                m.billing_currency = r[0].as<std::string>();
-                m.month = r[1].as<std::string>();
-                m.rows = r[2].as<std::size_t>();
-                m.accelerator_hours = r[3].as<double>();
-                m.billed_cost = r[4].as<double>();
-                m.effective_cost = r[5].as<double>();
-                m.list_cost = r[6].as<double>();
+                ports::ActualMonth m;
+                m.billing_currency = r["billing_currency"].as<std::string>();
+                m.month = r["month"].as<std::string>();
+                m.rows = r["rows"].as<std::size_t>();
+                m.accelerator_hours = r["accelerator_hours"].as<double>();
+                m.billed_cost = r["billed_cost"].as<double>();
+                m.effective_cost = r["effective_cost"].as<double>();
+                m.list_cost = r["list_cost"].as<double>();
                 out.push_back(std::move(m));
             }
             return out;
@@ -151,30 +152,31 @@ pricing::Result<std::vector<http::ActualMonth>> PgActualsStore::MonthsTagged(
 namespace {
 
 constexpr char kImportColumns[] =
-    "SELECT i.id, i.team, coalesce(k.name, ''),"
-    " (extract(epoch from i.imported_at) * 1000000)::bigint, i.tag_key, i.rows_read, i.kept,"
-    " i.added, (SELECT count(*) FROM actual_charges c WHERE c.import_id = i.id)"
+    "SELECT i.id, i.team, coalesce(k.name, '') AS imported_by,"
+    " (extract(epoch from i.imported_at) * 1000000)::bigint AS imported_at_us, i.tag_key,"
+    " i.rows_read, i.kept, i.added,"
+    " (SELECT count(*) FROM actual_charges c WHERE c.import_id = i.id) AS charges"
     " FROM actuals_imports i LEFT JOIN api_keys k ON k.id = i.imported_by";
 
-http::ActualsImportRecord ImportFromRow(const pqxx::row& r) {
-    http::ActualsImportRecord out;
-    out.id = r[0].as<std::int64_t>();
-    out.team = r[1].as<std::string>();
-    out.imported_by = r[2].as<std::string>();
-    out.imported_at_us = r[3].as<std::int64_t>();
-    out.tag_key = r[4].as<std::string>();
-    out.rows_read = r[5].as<std::size_t>();
-    out.kept = r[6].as<std::size_t>();
-    out.added = r[7].as<std::size_t>();
-    out.charges = r[8].as<std::size_t>();
+ports::ActualsImportRecord ImportFromRow(const pqxx::row& r) {
+    ports::ActualsImportRecord out;
+    out.id = r["id"].as<std::int64_t>();
+    out.team = r["team"].as<std::string>();
+    out.imported_by = r["imported_by"].as<std::string>();
+    out.imported_at_us = r["imported_at_us"].as<std::int64_t>();
+    out.tag_key = r["tag_key"].as<std::string>();
+    out.rows_read = r["rows_read"].as<std::size_t>();
+    out.kept = r["kept"].as<std::size_t>();
+    out.added = r["added"].as<std::size_t>();
+    out.charges = r["charges"].as<std::size_t>();
     return out;
 }
 
 }  // namespace
 
-pricing::Result<std::pair<std::vector<http::ActualsImportRecord>, std::size_t>>
+pricing::Result<std::pair<std::vector<ports::ActualsImportRecord>, std::size_t>>
 PgActualsStore::ListImports(std::string_view team, std::size_t limit, std::int64_t before) {
-    using Page = std::pair<std::vector<http::ActualsImportRecord>, std::size_t>;
+    using Page = std::pair<std::vector<ports::ActualsImportRecord>, std::size_t>;
     return session_.Run<Page>([&](pqxx::connection& conn) -> pricing::Result<Page> {
         pqxx::read_transaction tx(conn);
         Page out;
@@ -193,10 +195,10 @@ PgActualsStore::ListImports(std::string_view team, std::size_t limit, std::int64
     });
 }
 
-pricing::Result<http::StoredResponse> PgActualsStore::DeleteImport(
-    const http::WriteRequest& request, std::int64_t id) {
-    return session_.Run<http::StoredResponse>(
-        [&](pqxx::connection& conn) -> pricing::Result<http::StoredResponse> {
+pricing::Result<ports::StoredResponse> PgActualsStore::DeleteImport(
+    const ports::WriteRequest& request, std::int64_t id) {
+    return session_.Run<ports::StoredResponse>(
+        [&](pqxx::connection& conn) -> pricing::Result<ports::StoredResponse> {
             pqxx::work tx(conn);
             return AnswerOnce<std::monostate>(
                 tx, request,
@@ -215,7 +217,7 @@ pricing::Result<http::StoredResponse> PgActualsStore::DeleteImport(
                     tx.exec_params("DELETE FROM actuals_imports WHERE id = $1", id);
                     return std::monostate{};
                 },
-                [](const std::monostate&) { return http::DeletedAnswer(); });
+                [](const std::monostate&) { return ports::DeletedAnswer(); });
         });
 }
 

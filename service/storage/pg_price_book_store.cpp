@@ -1,8 +1,7 @@
-#include "service/storage/price_book_store.hpp"
+#include "service/storage/pg_price_book_store.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "service/storage/if_match.hpp"
 #include "service/storage/recorded_answer.hpp"
 
 namespace gpucost::storage {
@@ -14,29 +13,30 @@ using pricing::Result;
 
 // One version of a book with the book's own columns and the writer's key name.
 constexpr char kBookColumns[] =
-    "SELECT b.id, v.version, b.current_version, v.name, v.rules::text,"
-    " (extract(epoch from b.created_at) * 1000000)::bigint,"
-    " (extract(epoch from v.written_at) * 1000000)::bigint, coalesce(k.name, ''),"
-    " v.owned_capacity::text, b.team,"
+    "SELECT b.id, v.version, b.current_version, v.name, v.rules::text AS rules,"
+    " (extract(epoch from b.created_at) * 1000000)::bigint AS created_at_us,"
+    " (extract(epoch from v.written_at) * 1000000)::bigint AS written_at_us,"
+    " coalesce(k.name, '') AS written_by, v.owned_capacity::text AS owned_capacity, b.team,"
     " coalesce((SELECT array_to_json(array_agg(sh.team ORDER BY sh.team))"
-    " FROM price_book_shares sh WHERE sh.book_id = b.id)::text, '[]')"
+    " FROM price_book_shares sh WHERE sh.book_id = b.id)::text, '[]') AS shared_with"
     " FROM price_books b JOIN price_book_versions v ON v.book_id = b.id"
     " LEFT JOIN api_keys k ON k.id = v.written_by";
 
-http::StoredPriceBook BookFromRow(const pqxx::row& r) {
-    http::StoredPriceBook b;
-    b.id = r[0].as<std::string>();
-    b.version = r[1].as<std::int64_t>();
-    b.latest_version = r[2].as<std::int64_t>();
-    b.name = r[3].as<std::string>();
-    b.rules_json = r[4].as<std::string>();
-    b.created_at_us = r[5].as<std::int64_t>();
-    b.written_at_us = r[6].as<std::int64_t>();
-    b.written_by = r[7].as<std::string>();
-    b.owned_capacity_json = r[8].as<std::string>();
-    b.team = r[9].as<std::string>();
+ports::StoredPriceBook BookFromRow(const pqxx::row& r) {
+    ports::StoredPriceBook b;
+    b.id = r["id"].as<std::string>();
+    b.version = r["version"].as<std::int64_t>();
+    b.latest_version = r["current_version"].as<std::int64_t>();
+    b.name = r["name"].as<std::string>();
+    b.rules_json = r["rules"].as<std::string>();
+    b.created_at_us = r["created_at_us"].as<std::int64_t>();
+    b.written_at_us = r["written_at_us"].as<std::int64_t>();
+    b.written_by = r["written_by"].as<std::string>();
+    b.owned_capacity_json = r["owned_capacity"].as<std::string>();
+    b.team = r["team"].as<std::string>();
     std::vector<std::string> shared;
-    for (const auto& t : nlohmann::json::parse(r[10].as<std::string>(), nullptr, false)) {
+    for (const auto& t :
+         nlohmann::json::parse(r["shared_with"].as<std::string>(), nullptr, false)) {
         if (t.is_string()) shared.push_back(t.get<std::string>());
     }
     b.shared_with = std::move(shared);
@@ -48,14 +48,14 @@ pricing::Error NoBook(std::string_view id) {
 }
 
 // The version just written or read, as the answer shows it.
-http::StoredPriceBook LoadVersion(pqxx::work& tx, std::string_view id, std::int64_t version) {
+ports::StoredPriceBook LoadVersion(pqxx::work& tx, std::string_view id, std::int64_t version) {
     auto rows = tx.exec_params(std::string(kBookColumns) + " WHERE b.id = $1 AND v.version = $2",
                                std::string(id), version);
     return BookFromRow(rows.at(0));
 }
 
-void InsertVersion(pqxx::work& tx, const http::WriteRequest& request, std::string_view id,
-                   std::int64_t version, const http::StoredPriceBook& book) {
+void InsertVersion(pqxx::work& tx, const ports::WriteRequest& request, std::string_view id,
+                   std::int64_t version, const ports::StoredPriceBook& book) {
     tx.exec_params(
         "INSERT INTO price_book_versions (book_id, version, name, rules, written_by,"
         " owned_capacity) VALUES ($1, $2, $3, $4::jsonb, NULLIF($5, 0), $6::jsonb)",
@@ -87,30 +87,30 @@ pricing::Status WriteShares(pqxx::work& tx, std::string_view id,
 // The current version of a live book of the writer's team, locked for a change, after the
 // If-Match check. Another team's book is not there for the writer (404), unless it is shared
 // with the writer's team, which plans with it and may not change it (403).
-Result<std::int64_t> LockForChange(pqxx::work& tx, const http::WriteRequest& request,
+Result<std::int64_t> LockForChange(pqxx::work& tx, const ports::WriteRequest& request,
                                    std::string_view id) {
     auto rows = tx.exec_params(
         "SELECT current_version, team, EXISTS (SELECT 1 FROM price_book_shares s WHERE"
-        " s.book_id = b.id AND s.team = $2) FROM price_books b WHERE id = $1 AND"
+        " s.book_id = b.id AND s.team = $2) AS shared FROM price_books b WHERE id = $1 AND"
         " deleted_at IS NULL FOR UPDATE OF b",
         std::string(id), request.principal.team);
     if (rows.empty()) return NoBook(id);
-    if (rows[0][1].as<std::string>() != request.principal.team) {
-        if (!rows[0][2].as<bool>()) return NoBook(id);
+    if (rows[0]["team"].as<std::string>() != request.principal.team) {
+        if (!rows[0]["shared"].as<bool>()) return NoBook(id);
         return MakeError(ErrorCode::kFailedPrecondition,
                          "price book '" + std::string(id) + "' belongs to team '" +
-                             rows[0][1].as<std::string>() + "', which shares it with team '" +
+                             rows[0]["team"].as<std::string>() + "', which shares it with team '" +
                              request.principal.team + "' to plan with; only its team writes it",
-                         http::kOwnerField);
+                         ports::kOwnerField);
     }
-    const auto current = rows[0][0].as<std::int64_t>();
-    const std::string etag = http::PriceBookEtag(current);
-    if (request.if_match && !IfMatchAccepts(*request.if_match, etag)) {
+    const auto current = rows[0]["current_version"].as<std::int64_t>();
+    const std::string etag = ports::PriceBookEtag(current);
+    if (request.if_match && !ports::IfMatchAccepts(*request.if_match, etag)) {
         return MakeError(ErrorCode::kFailedPrecondition,
                          "If-Match does not match the price book's current ETag " + etag +
                              "; it changed since you read it: read it again and reapply your "
                              "change",
-                         http::kIfMatchField);
+                         ports::kIfMatchField);
     }
     return current;
 }
@@ -135,8 +135,8 @@ pricing::Status RefuseIfKeyDefault(pqxx::work& tx, std::string_view id) {
 }
 
 // Version 1 of a new book: kFailedPrecondition on /id when the id is or was taken.
-Result<http::StoredPriceBook> CreateBook(pqxx::work& tx, const http::WriteRequest& request,
-                                         const http::StoredPriceBook& draft) {
+Result<ports::StoredPriceBook> CreateBook(pqxx::work& tx, const ports::WriteRequest& request,
+                                          const ports::StoredPriceBook& draft) {
     auto inserted = tx.exec_params(
         "INSERT INTO price_books (id, team) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING"
         " RETURNING id",
@@ -159,9 +159,9 @@ Result<http::StoredPriceBook> CreateBook(pqxx::work& tx, const http::WriteReques
 }
 
 // The book's next version, after LockForChange's checks.
-Result<http::StoredPriceBook> WriteNextVersion(pqxx::work& tx, const http::WriteRequest& request,
-                                               std::string_view id,
-                                               const http::StoredPriceBook& next) {
+Result<ports::StoredPriceBook> WriteNextVersion(pqxx::work& tx, const ports::WriteRequest& request,
+                                                std::string_view id,
+                                                const ports::StoredPriceBook& next) {
     auto current = LockForChange(tx, request, id);
     if (!current.ok()) return current.error();
     const std::int64_t version = current.value() + 1;
@@ -177,7 +177,7 @@ Result<http::StoredPriceBook> WriteNextVersion(pqxx::work& tx, const http::Write
 }
 
 // Marks the book deleted, after LockForChange's checks and while no live key plans with it.
-Result<std::monostate> MarkDeleted(pqxx::work& tx, const http::WriteRequest& request,
+Result<std::monostate> MarkDeleted(pqxx::work& tx, const ports::WriteRequest& request,
                                    std::string_view id) {
     auto current = LockForChange(tx, request, id);
     if (!current.ok()) return current.error();
@@ -188,21 +188,21 @@ Result<std::monostate> MarkDeleted(pqxx::work& tx, const http::WriteRequest& req
 
 }  // namespace
 
-Result<http::StoredResponse> PgPriceBookStore::Create(const http::WriteRequest& request,
-                                                      const http::StoredPriceBook& draft,
-                                                      const BookEncoder& encode) {
-    return session_.Run<http::StoredResponse>(
-        [&](pqxx::connection& conn) -> Result<http::StoredResponse> {
+Result<ports::StoredResponse> PgPriceBookStore::Create(const ports::WriteRequest& request,
+                                                       const ports::StoredPriceBook& draft,
+                                                       const BookEncoder& encode) {
+    return session_.Run<ports::StoredResponse>(
+        [&](pqxx::connection& conn) -> Result<ports::StoredResponse> {
             pqxx::work tx(conn);
-            return AnswerOnce<http::StoredPriceBook>(
+            return AnswerOnce<ports::StoredPriceBook>(
                 tx, request, [&] { return CreateBook(tx, request, draft); }, encode);
         });
 }
 
-Result<http::StoredPriceBook> PgPriceBookStore::Get(std::string_view id,
-                                                    std::optional<std::int64_t> version) {
-    return session_.Run<http::StoredPriceBook>(
-        [&](pqxx::connection& conn) -> Result<http::StoredPriceBook> {
+Result<ports::StoredPriceBook> PgPriceBookStore::Get(std::string_view id,
+                                                     std::optional<std::int64_t> version) {
+    return session_.Run<ports::StoredPriceBook>(
+        [&](pqxx::connection& conn) -> Result<ports::StoredPriceBook> {
             pqxx::read_transaction tx(conn);
             auto rows = tx.exec_params(
                 std::string(kBookColumns) +
@@ -216,16 +216,16 @@ Result<http::StoredPriceBook> PgPriceBookStore::Get(std::string_view id,
             if (live.empty()) return NoBook(id);
             return MakeError(ErrorCode::kNotFound,
                              "price book '" + std::string(id) + "' has versions 1 to " +
-                                 live[0][0].as<std::string>(),
+                                 live[0]["current_version"].as<std::string>(),
                              "version");
         });
 }
 
-Result<std::vector<http::StoredPriceBook>> PgPriceBookStore::List() {
-    return session_.Run<std::vector<http::StoredPriceBook>>(
-        [&](pqxx::connection& conn) -> Result<std::vector<http::StoredPriceBook>> {
+Result<std::vector<ports::StoredPriceBook>> PgPriceBookStore::List() {
+    return session_.Run<std::vector<ports::StoredPriceBook>>(
+        [&](pqxx::connection& conn) -> Result<std::vector<ports::StoredPriceBook>> {
             pqxx::read_transaction tx(conn);
-            std::vector<http::StoredPriceBook> out;
+            std::vector<ports::StoredPriceBook> out;
             for (const auto& r : tx.exec(std::string(kBookColumns) +
                                          " WHERE b.deleted_at IS NULL AND"
                                          " v.version = b.current_version ORDER BY b.id")) {
@@ -235,26 +235,26 @@ Result<std::vector<http::StoredPriceBook>> PgPriceBookStore::List() {
         });
 }
 
-Result<http::StoredResponse> PgPriceBookStore::Replace(const http::WriteRequest& request,
-                                                       std::string_view id,
-                                                       const http::StoredPriceBook& next,
-                                                       const BookEncoder& encode) {
-    return session_.Run<http::StoredResponse>(
-        [&](pqxx::connection& conn) -> Result<http::StoredResponse> {
+Result<ports::StoredResponse> PgPriceBookStore::Replace(const ports::WriteRequest& request,
+                                                        std::string_view id,
+                                                        const ports::StoredPriceBook& next,
+                                                        const BookEncoder& encode) {
+    return session_.Run<ports::StoredResponse>(
+        [&](pqxx::connection& conn) -> Result<ports::StoredResponse> {
             pqxx::work tx(conn);
-            return AnswerOnce<http::StoredPriceBook>(
+            return AnswerOnce<ports::StoredPriceBook>(
                 tx, request, [&] { return WriteNextVersion(tx, request, id, next); }, encode);
         });
 }
 
-Result<http::StoredResponse> PgPriceBookStore::Delete(const http::WriteRequest& request,
-                                                      std::string_view id) {
-    return session_.Run<http::StoredResponse>(
-        [&](pqxx::connection& conn) -> Result<http::StoredResponse> {
+Result<ports::StoredResponse> PgPriceBookStore::Delete(const ports::WriteRequest& request,
+                                                       std::string_view id) {
+    return session_.Run<ports::StoredResponse>(
+        [&](pqxx::connection& conn) -> Result<ports::StoredResponse> {
             pqxx::work tx(conn);
             return AnswerOnce<std::monostate>(
                 tx, request, [&] { return MarkDeleted(tx, request, id); },
-                [](const std::monostate&) { return http::DeletedAnswer(); });
+                [](const std::monostate&) { return ports::DeletedAnswer(); });
         });
 }
 

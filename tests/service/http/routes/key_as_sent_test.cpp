@@ -3,15 +3,15 @@
 #include <cstdio>
 #include <string>
 
-#include "tests/service/storage/pg_fixture.hpp"
+#include "tests/service/http/routes/memory_fixture.hpp"
 
-using gpucost::testing::Fixture;
+using gpucost::testing::MemoryFixture;
 
 // An API key is compared as the client sent it. cpp-httplib 0.11.4 percent-decodes every field
 // value, so a key with one byte written as %XX authenticated as the key itself.
 TEST_SUITE("key_as_sent") {
     TEST_CASE("a key with a percent-encoded byte is not the key: 401") {
-        Fixture fx;
+        MemoryFixture fx;
         auto client = fx.server->Client();
         auto plain = client.Get("/v1/price-books", fx.Auth(fx.reader));
         REQUIRE(plain);

@@ -7,7 +7,7 @@
 
 #include "pricing/error.hpp"
 
-namespace gpucost::import {
+namespace gpucost::sync {
 
 // `gpucost sync`: which providers' price files to fetch, for which regions.
 struct SyncArgs {
@@ -34,4 +34,4 @@ struct DownloadedFiles {
 // Azure lists Virtual Machines prices 100 Items a page; a whole region is a few hundred pages.
 inline constexpr int kMaxAzurePages = 5000;
 
-}  // namespace gpucost::import
+}  // namespace gpucost::sync

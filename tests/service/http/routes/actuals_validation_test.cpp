@@ -9,15 +9,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/service/storage/focus_export.hpp"
-#include "tests/service/storage/pg_fixture.hpp"
+#include "tests/service/http/routes/memory_fixture.hpp"
+#include "tests/support/focus_export.hpp"
 #include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;
 using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
-using gpucost::testing::Fixture;
 using gpucost::testing::kFocusHeader;
+using gpucost::testing::MemoryFixture;
 using gpucost::testing::P5Row;
 
 namespace {
@@ -61,7 +61,7 @@ std::string RowWith(const std::string& id, const std::string& column, const std:
 
 TEST_SUITE("actuals_validation") {
     TEST_CASE("every bad cell is a 422 naming its line and column; nothing is stored") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         const std::string id = f.SaveScenario(kScenario, f.reader)["id"];
         const std::string good = P5Row("100", 80, 10, id);

@@ -1,11 +1,11 @@
-#include "service/http/codec/timestamp.hpp"
+#include "service/text/timestamp.hpp"
 
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 
-namespace gpucost::http {
+namespace gpucost::text {
 namespace {
 
 constexpr std::int64_t kUsPerSecond = 1'000'000;
@@ -42,22 +42,6 @@ pricing::Error Invalid(const std::string& field) {
 }
 
 }  // namespace
-
-std::string_view KeyScopeName(KeyScope scope) {
-    switch (scope) {
-        case KeyScope::kRead:
-            return "read";
-        case KeyScope::kAdmin:
-            return "admin";
-        case KeyScope::kOrg:
-            return "org";
-    }
-    return "read";
-}
-
-std::string OfferingEtag(std::int64_t version) {
-    return "\"v" + std::to_string(version) + "\"";
-}
 
 std::int64_t DaysFromCivil(int year, int month, int day) {
     const std::int64_t y = static_cast<std::int64_t>(year) - (month <= 2 ? 1 : 0);
@@ -185,4 +169,4 @@ std::string TodayUtc() {
     return FormatTimestamp(NowUs()).substr(0, 10);
 }
 
-}  // namespace gpucost::http
+}  // namespace gpucost::text

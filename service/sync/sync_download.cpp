@@ -1,4 +1,4 @@
-#include "service/import/sync_download.hpp"
+#include "service/sync/sync_download.hpp"
 
 #include <cctype>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-namespace gpucost::import {
+namespace gpucost::sync {
 namespace {
 
 using pricing::ErrorCode;
@@ -148,4 +148,4 @@ pricing::Result<std::vector<DownloadedFiles>> DownloadPriceFiles(const SyncArgs&
     return downloaded;
 }
 
-}  // namespace gpucost::import
+}  // namespace gpucost::sync

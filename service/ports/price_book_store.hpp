@@ -6,17 +6,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "pricing/error.hpp"
-#include "service/http/catalog_store.hpp"
+#include "service/ports/principal.hpp"
+#include "service/ports/write_request.hpp"
 
-namespace gpucost::http {
+namespace gpucost::ports {
 
-// Port between the HTTP handlers and stored price books (issue 25, PostgreSQL mode).
-// Implemented in service/storage/price_book_store.*, wired in service/main.cpp; absent (null)
-// in embedded mode, where /v1/price-books and "price_book": "<id>" answer 409
+// Port between the HTTP handlers and stored price books (PostgreSQL mode).
+// Implemented by storage::PgPriceBookStore and MemoryPriceBookStore, wired in service/main.cpp;
+// absent (null) in embedded mode, where /v1/price-books and "price_book": "<id>" answer 409
 // database_required. Every version written is kept: PUT adds one, GET ?version= reads any.
 
 // One version of a stored book.
@@ -93,4 +93,4 @@ public:
                                                                  std::string_view id) = 0;
 };
 
-}  // namespace gpucost::http
+}  // namespace gpucost::ports

@@ -9,22 +9,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/service/storage/focus_export.hpp"
-#include "tests/service/storage/pg_fixture.hpp"
+#include "tests/service/http/routes/memory_fixture.hpp"
+#include "tests/support/focus_export.hpp"
 #include "tests/support/http_checks.hpp"
 #include "tests/support/sample_deps.hpp"
 
 using json = nlohmann::json;
 using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
-using gpucost::testing::Fixture;
 using gpucost::testing::kFocusHeader;
 using gpucost::testing::kTrainingScenario;
+using gpucost::testing::MemoryFixture;
 using gpucost::testing::P5Row;
 
 TEST_SUITE("scenario_progress") {
     TEST_CASE("the gap is split into price and quantity and progress gives the implied speed") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         const json scenario = f.SaveScenario(kTrainingScenario, f.reader);
         const std::string id = scenario["id"];
@@ -104,7 +104,7 @@ TEST_SUITE("scenario_progress") {
     }
 
     TEST_CASE("owned hours the plan used count at the commitment's rate on the planned side") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         // The same run with one p5 instance owned for its first day at 30 USD an hour.
         json body = kTrainingScenario;
@@ -156,7 +156,7 @@ TEST_SUITE("scenario_progress") {
     }
 
     TEST_CASE("progress is checked, owned and for training scenarios only") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         const std::string id = f.SaveScenario(kTrainingScenario, f.reader)["id"];
         const std::string path = "/v1/scenarios/" + id + "/progress";
@@ -206,7 +206,7 @@ TEST_SUITE("scenario_progress") {
     }
 
     TEST_CASE("calibration applies the measured speed to a later plan's hours") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         const json scenario = f.SaveScenario(kTrainingScenario, f.reader);
         const std::string id = scenario["id"];
@@ -300,7 +300,7 @@ TEST_SUITE("scenario_progress") {
     }
 
     TEST_CASE("calibration reads the charges under the tag key they were imported with") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         const json scenario = f.SaveScenario(kTrainingScenario, f.reader);
         const std::string id = scenario["id"];

@@ -10,12 +10,13 @@
 
 #include "pricing/actuals.hpp"
 #include "pricing/error.hpp"
-#include "service/http/catalog_store.hpp"
+#include "service/ports/principal.hpp"
+#include "service/ports/write_request.hpp"
 
-namespace gpucost::http {
+namespace gpucost::ports {
 
-// Port between the HTTP handlers and imported actual spend (issue 25, PostgreSQL mode).
-// Implemented in service/storage/actuals_store.*, wired in service/main.cpp; absent (null) in
+// Port between the HTTP handlers and imported actual spend (PostgreSQL mode). Implemented by
+// storage::PgActualsStore and MemoryActualsStore, wired in service/main.cpp; absent (null) in
 // embedded mode, where /v1/actuals and /v1/scenarios/{id}/actuals answer 409
 // database_required.
 
@@ -124,4 +125,4 @@ public:
                                                                        std::int64_t id) = 0;
 };
 
-}  // namespace gpucost::http
+}  // namespace gpucost::ports

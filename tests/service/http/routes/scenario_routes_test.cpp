@@ -2,13 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/service/storage/pg_fixture.hpp"
+#include "tests/service/http/routes/memory_fixture.hpp"
 #include "tests/support/http_checks.hpp"
 
 using json = nlohmann::json;
 using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
-using gpucost::testing::Fixture;
+using gpucost::testing::MemoryFixture;
 
 namespace {
 
@@ -21,7 +21,7 @@ const std::string kScenario = R"({"name": "p5 training run", "plan": "spot", "re
 
 TEST_SUITE("scenario_routes") {
     TEST_CASE("a serving-plan scenario carries the model's warnings, as the plan route does") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         // params_b that no reading of Llama-2-7B's structure gives: the model warns.
         const json request = {{"model",
@@ -60,7 +60,7 @@ TEST_SUITE("scenario_routes") {
     }
 
     TEST_CASE("a saved scenario evaluates as FOCUS forecast rows tagged with its id") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         const json request = {
             {"model", {{"params_b", 7}}}, {"input_tokens", 512},
@@ -110,7 +110,7 @@ TEST_SUITE("scenario_routes") {
     }
 
     TEST_CASE("a saved scenario re-evaluates on new prices and shows what changed") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         auto saved = c.Post("/v1/scenarios", f.Auth(f.reader), kScenario, "application/json");
         REQUIRE(saved);
@@ -173,7 +173,7 @@ TEST_SUITE("scenario_routes") {
     }
 
     TEST_CASE("scenario requests are validated like plan requests, under /request") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         CheckProblem(c.Post("/v1/scenarios", kScenario, "application/json"), 401,
                      "unauthenticated");
@@ -198,11 +198,11 @@ TEST_SUITE("scenario_routes") {
                      "not_found");
         CheckProblem(c.Get("/v1/scenarios?limit=0"), 422, "invalid_argument", "limit");
         CheckProblem(c.Get("/v1/scenarios?cursor=x"), 422, "invalid_argument", "cursor");
-        CHECK(f.db.Scalar("SELECT count(*) FROM scenarios") == "0");
+        CHECK(f.ScenarioCount() == 0);
     }
 
     TEST_CASE("training and inference plans can be saved and re-evaluated too") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         for (const std::string& body :
              {std::string(R"({"name": "7B pretraining", "plan": "training",
@@ -225,7 +225,7 @@ TEST_SUITE("scenario_routes") {
 
     TEST_CASE(
         "a scenario names its model by library id, and an unknown id is refused under /request") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         auto saved = c.Post("/v1/scenarios", f.Auth(f.reader),
                             R"({"name": "Llama serving", "plan": "inference",
@@ -249,7 +249,7 @@ TEST_SUITE("scenario_routes") {
     }
 
     TEST_CASE("scenario lists page with a cursor") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         for (int i = 0; i < 3; ++i) {
             auto r = c.Post("/v1/scenarios", f.Auth(f.admin), kScenario, "application/json");
@@ -267,7 +267,7 @@ TEST_SUITE("scenario_routes") {
 
     TEST_CASE(
         "saving with an Idempotency-Key saves once; the same request written another way replays") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         auto key = [&](const std::string& k) { return f.Auth(f.admin, {{"Idempotency-Key", k}}); };
         auto first = c.Post("/v1/scenarios", key("save-1"), kScenario, "application/json");
@@ -291,7 +291,7 @@ TEST_SUITE("scenario_routes") {
                      "invalid_argument", "Idempotency-Key");
         CheckProblem(c.Post("/v1/scenarios", key(""), kScenario, "application/json"), 400,
                      "malformed_request", "Idempotency-Key");
-        CHECK(f.db.Scalar("SELECT count(*) FROM scenarios") == "1");
+        CHECK(f.ScenarioCount() == 1);
         // A name with a NUL would be stored cut at it.
         json nul = json::parse(kScenario);
         nul["name"] = std::string("run\0x", 5);
@@ -302,7 +302,7 @@ TEST_SUITE("scenario_routes") {
     TEST_CASE(
         "evaluate takes no body: a POST without Content-Length is served, as curl -X POST sends "
         "it") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         auto saved = c.Post("/v1/scenarios", f.Auth(f.admin), kScenario, "application/json");
         REQUIRE(saved);
@@ -319,7 +319,7 @@ TEST_SUITE("scenario_routes") {
     }
 
     TEST_CASE("a catalog read before every price says null for its dates, not an empty string") {
-        Fixture f;
+        MemoryFixture f;
         auto c = f.server->Client();
         json catalog = Body(c.Get("/v1/catalog?as_of=2000-01-01"));
         CHECK(catalog["oldest_as_of"].is_null());
