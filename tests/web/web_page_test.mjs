@@ -6,7 +6,10 @@
 // 390 px layout, keyboard tabs and labelled controls. Per view at 1280 and 390 px: no NaN/undefined
 // in text or SVG, nothing hidden shown, nothing past the right edge on the phone, axe-core (WCAG 2.1
 // AA) clean, charts readable; nothing-qualifies answers in words, the mixed spot headline, offerings
-// picked from a list, results reproduced from their URL after a reload, the printed page. Prints
+// picked from a list, results reproduced from their URL after a reload, the printed page. Then, in
+// fresh pages in the light and the dark colour scheme: no console error, axe-core clean, the
+// planner's button within 10 Tab presses, every refused value at its field, money with thousands
+// separators, tables within 1280 px, the charts' print key, labels and values. Prints
 // the bundle size (bytes, gzip) and the time to first render; takes a screenshot per view at 1280
 // and 390 px into SCREENSHOT_DIR.
 //
@@ -1048,6 +1051,7 @@ const luminance = (css) => {
 const unseparated = (text) => text.match(/\$\d{4,}(?:\.\d+)?|\b\d{4,}(?:\.\d+)? (?:USD|EUR)\b/g) ?? [];
 
 async function polish(browser) {
+    const started = Date.now();
     // Light: the first load and every view with no console error (a failed request included).
     const light = await freshPage(browser, "light", "#training");
     const { page } = light;
@@ -1124,6 +1128,7 @@ async function polish(browser) {
     check(dark.errors.length === 0, `dark: no console error in any view (${dark.errors.slice(0, 2).join(" | ")})`);
     await polishCharts(dp);
     await dp.context().close();
+    console.log(`# the light and dark fresh-page checks took ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 // The charts of the views drawn in `page` (training, rent vs buy, serving with their defaults).
