@@ -332,7 +332,7 @@ function numberFault(el: HTMLInputElement): string {
     if (v.badInput) return "must be a number";
     const whole = el.step === "1";
     const bounds = el.min !== "" && el.max !== "" ? `between ${el.min} and ${el.max}` : el.min !== "" ? `at least ${el.min}` : `at most ${el.max}`;
-    if (v.rangeUnderflow || v.rangeOverflow) return `must be ${whole ? "a whole number " : ""}${bounds}`;
+    if (v.rangeUnderflow || v.rangeOverflow) return `must be ${whole ? "a whole number, " : ""}${bounds}`;
     if (whole && v.stepMismatch) return "must be a whole number";
     return "";
 }
