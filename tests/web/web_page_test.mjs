@@ -193,11 +193,11 @@ async function screenshots(page, name, bottomSelector) {
     await page.screenshot({ path: join(shotDir, `${name}-1280.png`) });
 }
 
-// The catalog at a glance: one line per offering (the source cut, not wrapped), the memory per
-// accelerator shown.
+// The catalog at a glance: one short row per offering, at most two lines (the source cut, not
+// wrapped), the memory per accelerator shown.
 async function catalogRows(page, width) {
     const tallest = await page.$$eval("[data-testid=offerings] tbody tr", (r) => Math.max(...r.map((x) => x.getBoundingClientRect().height)));
-    check(tallest <= 48, `catalog at ${width} px: every offering on one line (tallest row ${tallest.toFixed(0)} px)`);
+    check(tallest <= 48, `catalog at ${width} px: every offering in a row of at most two lines (tallest row ${tallest.toFixed(0)} px)`);
     const heads = await page.$$eval("[data-testid=offerings] thead th", (t) => t.map((x) => x.textContent));
     check(heads.some((x) => /Memory/.test(x)), "the offerings table shows the memory per accelerator");
 }

@@ -243,7 +243,7 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         h("td", {}, o.provider_name ?? providerName(o.provider)),
         h("td", {}, o.instance_type),
         h("td", { class: "num" }, `${o.accelerator_count} × ${o.accelerator}`),
-        h("td", { class: "wrap" }, priceTypeName(o.price_type)),
+        h("td", {}, priceTypeName(o.price_type)),
         h("td", { class: "num", "data-value": o.usd_per_hour }, usd(o.usd_per_hour, 2)),
         h("td", { class: "num", "data-value": o.usd_per_accelerator_hour }, usd(o.usd_per_accelerator_hour, 3)),
         h("td", { class: "num" }, o.accelerator_memory_gb ? `${num(o.accelerator_memory_gb, 0)} GB` : "–"),
@@ -266,7 +266,7 @@ function planButton(o: Offering): HTMLElement {
 
 export function asOfCell(asOf: string, estimated: boolean): HTMLElement {
     const stale = ageDays(asOf) > kStalePriceDays;
-    return h("span", {}, asOf,
+    return h("span", { class: "asof" }, asOf,
              estimated ? h("span", { class: "tag", title: "the source is undated; the date is inferred" }, "estimated") : null,
              stale ? h("span", { class: "tag warn", title: `older than ${kStalePriceDays} days` }, "stale") : null);
 }
