@@ -37,9 +37,10 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Rent: offering id", offering, "/rent/offering_id", "or leave empty and give a rate"),
         offeringPicker(offering, ["on_demand", "commit_1y", "commit_3y"], "r-picker"),
         field("Rent: USD per accelerator-hour", rate, "/rent/usd_per_accelerator_hour", "overrides the offering"),
+    ], "Compare", "rentbuy-form", { legend: "Horizon and discount rate", controls: [
         field("Horizon (months)", horizon, "/horizon_months"),
         field("Discount rate (% a year)", discount, "/discount_rate_annual"),
-    ], "Compare", "rentbuy-form");
+    ] });
     const out = h("div", { class: "results", "data-testid": "rentbuy-results" });
 
     form.addEventListener("submit", async (e) => {

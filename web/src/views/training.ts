@@ -64,7 +64,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         field("Training tokens (billions)", tokens, "/tokens_b"),
         field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none; 720 h is 30 days"),
         field("Budget (USD)", budget, "/constraints/budget_usd", "empty: none"),
-    ], "Plan the run", "training-form", { legend: "Mode, precision and which offerings (optional)", controls: [
+    ], "Plan the run", "training-form", { legend: "Mode, precision and which offerings", controls: [
         field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
         field("Fewest accelerators in the cluster", minAcc, "/constraints/min_total_accelerators", "empty: 1"),
         field("Most accelerators in the cluster", maxAcc, "/constraints/max_total_accelerators", "empty: up to 4,096"),
