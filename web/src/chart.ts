@@ -3,7 +3,8 @@
 // keeps its raw value in data-x / data-y so a test can read back exactly what was drawn.
 const NS = "http://www.w3.org/2000/svg";
 
-export interface Axis { label: string; log?: boolean; format: (v: number) => string; short?: string }
+// `value`: how one value written beside its mark reads, when it needs more digits than the ticks.
+export interface Axis { label: string; log?: boolean; format: (v: number) => string; short?: string; value?: (v: number) => string }
 // The axis title for the width drawn: the short one on a phone.
 const titleOf = (a: Axis): string => (W < 560 && a.short ? a.short : a.label);
 export interface Point { x: number; y: number; label: string; group?: string }
@@ -48,6 +49,34 @@ if (typeof window !== "undefined") {
             }
         }, 150);
     });
+}
+
+// The fewest decimals (from `least` to `most`) at which values that differ (to the millionth, the
+// API's precision for rates) are written differently: bars of $0.0512 and $0.0534 must not both
+// read "$0.05".
+export function distinguishingDigits(values: number[], least = 2, most = 6): number {
+    const distinct = new Set(values.map((v) => Math.round(v * 1e6))).size;
+    for (let d = least; d < most; d++) {
+        if (new Set(values.map((v) => v.toFixed(d))).size === distinct) return d;
+    }
+    return most;
+}
+
+// A label in lines of at most `width` characters, broken at spaces (a longer word alone on its
+// line): labels are wrapped, never cut.
+export function wrapLabel(text: string, width: number): string[] {
+    const lines: string[] = [];
+    let line = "";
+    for (const word of text.split(" ")) {
+        if (line && (line + " " + word).length > width) {
+            lines.push(line);
+            line = word;
+        } else {
+            line = line ? `${line} ${word}` : word;
+        }
+    }
+    if (line) lines.push(line);
+    return lines;
 }
 
 function svg(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
@@ -125,6 +154,9 @@ function frame(title: string, xAxis: Axis, yAxis: Axis, x: Scale, y: Scale): SVG
     root.append(axes);
     return root;
 }
+
+// The height at the top of a chart where vertical reference lines write their labels.
+const kRefLabelRow = 20;
 
 function refLines(root: SVGElement, lines: RefLine[], x: Scale, y: Scale): void {
     for (const l of lines) {
@@ -207,10 +239,11 @@ function pointReadout(root: SVGSVGElement, title: string, points: Point[], x: Sc
         const px = x.map(p.x), py = y.map(p.y);
         ring.setAttribute("cx", String(px));
         ring.setAttribute("cy", String(py));
-        // The label's name and its figures (after the last ": ") on two lines, cut to the chart.
+        // The label's name and its figures (after the last ": ") on lines of their own, wrapped
+        // to the chart's width.
         const cut = p.label.lastIndexOf(": ");
         const rows = (cut > 0 ? [p.label.slice(0, cut), p.label.slice(cut + 2)] : [p.label])
-            .map((r) => (r.length > maxChars ? r.slice(0, maxChars - 1) + "…" : r));
+            .flatMap((r) => wrapLabel(r, maxChars));
         rows.push(`point ${at + 1} of ${order.length}`);
         texts.replaceChildren(...rows.map((r, k) => svg("tspan", { x: 0, dy: k === 0 ? 0 : 15 }, r)));
         const width = Math.max(...rows.map((r) => r.length)) * 6.6 + 12;
@@ -289,12 +322,15 @@ function readout(root: SVGSVGElement, title: string, xAxis: Axis, yAxis: Axis, s
         }).filter(Boolean)];
         texts.replaceChildren(...rows.map((r, k) => svg("tspan", { x: 0, dy: k === 0 ? 0 : 15 }, r)));
         const width = Math.max(...rows.map((r) => r.length)) * 6.4 + 12;
-        const left = px + width + 12 > W - M.right ? px - width - 8 : px + 8;
+        const left = Math.max(M.left + 2, px + width + 12 > W - M.right ? px - width - 8 : px + 8);
+        // Below the row where reference lines write their labels (the break-even month), which
+        // the box must never cover.
+        const top = M.top + kRefLabelRow;
         box.setAttribute("x", String(left));
-        box.setAttribute("y", String(M.top + 4));
+        box.setAttribute("y", String(top));
         box.setAttribute("width", String(width));
         box.setAttribute("height", String(rows.length * 15 + 8));
-        texts.setAttribute("transform", `translate(${left + 6} ${M.top + 18})`);
+        texts.setAttribute("transform", `translate(${left + 6} ${top + 14})`);
         for (const t of texts.querySelectorAll("tspan")) t.setAttribute("x", "0");
         g.setAttribute("visibility", "visible");
         live.textContent = rows.join("; ");
@@ -334,9 +370,11 @@ export function legend(items: { name: string; cls: string; line?: boolean }[]): 
             mark.append(svg("line", { x1: 1, x2: 27, y1: 5, y2: 5, class: `series ${i.cls}` }));
             li.append(mark, i.name);
         } else {
-            const sw = document.createElement("span");
-            sw.className = `swatch ${i.cls}`;
-            li.append(sw, i.name);
+            // A drawn dot, not a coloured background: printers drop backgrounds, so a printed key
+            // would lose its colours.
+            const mark = svg("svg", { class: "mark dot", viewBox: "0 0 12 12", width: 12, height: 12, "aria-hidden": "true" });
+            mark.append(svg("circle", { cx: 6, cy: 6, r: 5, class: `swatch ${i.cls}` }));
+            li.append(mark, i.name);
         }
         ul.append(li);
     }
@@ -351,10 +389,15 @@ export function bars(title: string, valueAxis: Axis, items: { label: string; val
 function drawBars(title: string, valueAxis: Axis, items: { label: string; value: number }[],
                   ref?: RefLine): SVGSVGElement {
     fit();
-    const rowH = 22, left = Math.round(Math.min(250, W * 0.4)), right = 64, top = 10, bottom = 46;
-    // Labels past this many characters are cut (the full text is the bar's tooltip).
+    const left = Math.round(Math.min(250, W * 0.4)), top = 10, bottom = 46, lineH = 14;
+    const valueOf = valueAxis.value ?? valueAxis.format;
+    const right = Math.max(64, ...items.map((i) => valueOf(i.value).length * 7.4 + 8));
+    // Labels past this many characters go on more lines (each bar's row is as tall as its label).
     const kMaxLabelChars = Math.floor((left - 10) / 7.4);
-    const height = top + bottom + rowH * items.length;
+    const labels = items.map((it) => wrapLabel(it.label, kMaxLabelChars));
+    const rowHs = labels.map((l) => Math.max(22, l.length * lineH + 8));
+    const rowTops = rowHs.map((_, i) => top + rowHs.slice(0, i).reduce((a, b) => a + b, 0));
+    const height = top + bottom + rowHs.reduce((a, b) => a + b, 0);
     const values = items.map((i) => i.value).concat(ref ? [ref.value] : []);
     const x = Scale.fit(values, left, W - right, false);
     const root = svg("svg", { viewBox: `0 0 ${W} ${height}`, role: "img", "aria-label": title, class: "chart" }) as SVGSVGElement;
@@ -365,14 +408,16 @@ function drawBars(title: string, valueAxis: Axis, items: { label: string; value:
                     svg("text", { x: px, y: height - bottom + 14, "text-anchor": "middle" }, valueAxis.format(t)));
     }
     items.forEach((it, i) => {
-        const y = top + i * rowH;
-        const short = it.label.length > kMaxLabelChars ? it.label.slice(0, kMaxLabelChars - 1) + "…" : it.label;
+        const y = rowTops[i]!, rowH = rowHs[i]!, lines = labels[i]!;
         const bar = svg("rect", { x: left, y: y + 3, width: Math.max(1, x.map(it.value) - left), height: rowH - 6,
                                   class: "bar", "data-x": it.value });
-        bar.append(svg("title", {}, `${it.label}: ${valueAxis.format(it.value)}`));
+        bar.append(svg("title", {}, `${it.label}: ${valueOf(it.value)}`));
+        const label = svg("text", { x: left - 6, y: y + rowH / 2 + 4 - ((lines.length - 1) * lineH) / 2, "text-anchor": "end",
+                                    "data-label": it.label });
+        label.append(...lines.map((l, k) => svg("tspan", { x: left - 6, dy: k === 0 ? 0 : lineH }, l)));
         // The value beside its bar: readable without hovering.
-        root.append(svg("text", { x: left - 6, y: y + rowH * 0.65, "text-anchor": "end" }, short), bar,
-                    svg("text", { x: x.map(it.value) + 4, y: y + rowH * 0.65, class: "value" }, valueAxis.format(it.value)));
+        root.append(label, bar,
+                    svg("text", { x: x.map(it.value) + 4, y: y + rowH / 2 + 4, class: "value" }, valueOf(it.value)));
     });
     root.append(svg("line", { x1: left, x2: left, y1: top, y2: height - bottom, class: "axis" }),
                 svg("text", { x: (left + W - right) / 2, y: height - 8, "text-anchor": "middle", class: "axis-label",

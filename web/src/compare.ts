@@ -86,7 +86,7 @@ export function compareBlock(form: HTMLFormElement, figures: Figure[]): HTMLElem
         box.replaceChildren(h("h3", {}, "A (pinned) and B (this result) side by side"),
             h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Scenarios A and B" },
               h("table", { "data-testid": "compare-table" },
-                h("thead", {}, h("tr", {}, h("th", { scope: "col" }, ""), h("th", { scope: "col" }, "A (pinned)"),
+                h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Input or figure"), h("th", { scope: "col" }, "A (pinned)"),
                                  h("th", { scope: "col" }, "B (this result)"), h("th", { scope: "col" }, "B against A"))),
                 h("tbody", {}, head("Inputs"), ...inputRows, head("Results"), ...figureRows))),
             h("p", {}, h("a", { href: `#${view}?${a.query}` }, "Open A's inputs"), " "), pinButton, " ", clearButton());

@@ -112,12 +112,17 @@ export const PRICE_TYPE_NAMES: Record<string, string> = {
     on_demand: "on-demand", spot: "spot", commit_1y: "1-year commitment", commit_3y: "3-year commitment",
     capacity_block: "capacity block",
 };
-export const PROVIDER_NAMES: Record<string, string> = {
-    aws: "AWS", gcp: "Google Cloud", azure: "Azure", lambda: "Lambda", coreweave: "CoreWeave", runpod: "RunPod",
-    vastai: "Vast.ai",
-};
+// The providers by the names the API gives them (GET /v1/providers, read once at start by
+// setProviders, before any view is drawn), in its display order: the page keeps no list of its own.
+export const PROVIDERS: [string, string][] = [];
+const providerNames = new Map<string, string>();
+export function setProviders(list: { id: string; name: string }[]): void {
+    PROVIDERS.splice(0, PROVIDERS.length, ...list.map((p): [string, string] => [p.id, p.name]));
+    providerNames.clear();
+    for (const p of list) providerNames.set(p.id, p.name);
+}
 export const priceTypeName = (id: string): string => PRICE_TYPE_NAMES[id] ?? id.replace(/_/g, " ");
-export const providerName = (id: string): string => PROVIDER_NAMES[id] ?? id;
+export const providerName = (id: string): string => providerNames.get(id) ?? id;
 
 // The API's sentences as the page shows them: dollar amounts with thousands separators
 // ("$64297.86" -> "$64,298"), price types by name, no pointers to skipped.* counts.
@@ -125,6 +130,8 @@ export function prose(text: string): string {
     return text
         .replace(/ \((?:see )?skipped\.[a-z_]+\)/g, "")  // an API field name the page does not show
         .replace(/\$(\d{4,})(\.\d+)?/g, (_m, whole: string, frac: string | undefined) => usd(Number(whole + (frac ?? ""))))
+        .replace(/\b(\d{4,})(\.\d+)? (USD|EUR|GBP)\b/g, (_m, whole: string, frac: string | undefined, cur: string) =>
+            `${Number(whole).toLocaleString("en-US")}${frac ?? ""} ${cur}`)
         .replace(/\b(on_demand|commit_1y|commit_3y|capacity_block)\b/g, (m) => PRICE_TYPE_NAMES[m] ?? m);
 }
 
@@ -141,10 +148,17 @@ function labelOf(control: HTMLElement): string {
     return label.trim();
 }
 
-// An API error detail in the page's words: the request member names it quotes become the labels
-// of the controls that fill them, 1e7 becomes 10,000,000.
+// The API's bounds in words: "must be a number > 0 and <= 10000000" reads "must be more than 0
+// and at most 10,000,000", "an integer" "a whole number".
+const kBoundWords: [RegExp, string][] = [[/>=\s*/g, "at least "], [/<=\s*/g, "at most "], [/>\s*/g, "more than "],
+                                         [/<\s*/g, "less than "], [/\ban integer\b/g, "a whole number"],
+                                         [/\bmust be a number (more|less|at)/g, "must be $1"]];
+// An API error detail in the page's words: a leading JSON pointer (the field the message is shown
+// at) dropped, the request member names it quotes become the labels of the controls that fill
+// them, bounds in words, 1e7 becomes 10,000,000.
 function errorWords(form: HTMLFormElement, detail: string): string {
-    return prose(detail)
+    const bare = detail.replace(/^\/[A-Za-z0-9_/]*:\s*/, "");
+    return kBoundWords.reduce((t, [re, w]) => t.replace(re, w), prose(bare))
         .replace(/\b[a-z]+(?:_[a-z0-9]+)+\b/g, (m) => {
             const control = form.querySelector<HTMLElement>(`[data-field$="/${CSS.escape(m)}"], [data-field="${CSS.escape(m)}"]`);
             return control ? `“${labelOf(control)}”` : m.replace(/_/g, " ");
@@ -272,12 +286,55 @@ export function optNumber(el: HTMLInputElement): number | undefined {
     return el.value.trim() === "" ? undefined : Number(el.value);
 }
 
-export function formShell(title: string, controls: HTMLElement[], submit: string, testid: string): HTMLFormElement {
-    return h("form", { class: "plan-form", "data-testid": testid, novalidate: true, "aria-label": title },
+// A view's form: its main controls, the button, then `more` (settings with defaults and filters
+// that narrow the choice) under their own heading, so that the button is a few Tab presses from
+// the top of the page. Every value the controls' own bounds refuse is said at its control, all at
+// once, before anything is sent (the API answers a value it cannot read alone, as the first fault).
+export function formShell(title: string, controls: HTMLElement[], submit: string, testid: string,
+                          more?: { legend: string; controls: HTMLElement[] }): HTMLFormElement {
+    const form = h("form", { class: "plan-form", "data-testid": testid, novalidate: true, "aria-label": title },
              h("div", { class: "grid" }, ...controls),
              h("p", { class: "form-error", role: "alert" }),
              h("p", { class: "sr-only announce", role: "status", "aria-live": "polite", "data-testid": "announce" }),
-             h("button", { type: "submit" }, submit));
+             h("button", { type: "submit" }, submit),
+             more ? h("fieldset", { class: "more" }, h("legend", {}, more.legend), h("div", { class: "grid" }, ...more.controls)) : null);
+    // Registered before the view's own handler, so a refused form never reaches it.
+    form.addEventListener("submit", (e) => {
+        const faults = boundFaults(form);
+        if (faults.length === 0) return;
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        showProblem(form, { type: "about:blank", title: "Check the values", status: 400, code: "client", detail: "", errors: faults } as Problem);
+        // The result shown was for other values: it goes, as when the API refuses the form.
+        form.parentElement?.querySelector(".results")?.replaceChildren();
+        form.querySelector(".announce")?.replaceChildren(`${faults.length} value${faults.length === 1 ? " is" : "s are"} refused; see the messages at the fields.`);
+    });
+    return form;
+}
+
+// The values a form's controls refuse by their own bounds: a number input's min, max and a whole
+// step, a percentage's 0 to 100 (its data-words), text where a number goes.
+function boundFaults(form: HTMLFormElement): { field: string; detail: string }[] {
+    const out: { field: string; detail: string }[] = [];
+    for (const el of form.querySelectorAll<HTMLInputElement>("input[type=number], input[data-percent]")) {
+        if (el.closest("[hidden]") || el.disabled || !el.dataset.field) continue;
+        const detail = el.dataset.percent ? percentFault(el) : numberFault(el);
+        if (detail) out.push({ field: el.dataset.field, detail });
+    }
+    return out;
+}
+function percentFault(el: HTMLInputElement): string {
+    const v = readPercent(el);
+    return v === undefined || (v >= 0 && v <= 1) ? "" : el.dataset.words ?? "Give a percentage from 0 to 100.";
+}
+function numberFault(el: HTMLInputElement): string {
+    const v = el.validity;
+    if (v.badInput) return "must be a number";
+    const whole = el.step === "1";
+    const bounds = el.min !== "" && el.max !== "" ? `between ${el.min} and ${el.max}` : el.min !== "" ? `at least ${el.min}` : `at most ${el.max}`;
+    if (v.rangeUnderflow || v.rangeOverflow) return `must be ${whole ? "a whole number, " : ""}${bounds}`;
+    if (whole && v.stepMismatch) return "must be a whole number";
+    return "";
 }
 
 // A wide table's own scroll box: reachable from the keyboard (arrow keys scroll it) and named.
@@ -295,8 +352,6 @@ export function table(head: string[], rows: HTMLElement[], testid: string, numer
 
 export const PRICE_TYPES: [string, string][] = [["on_demand", "on-demand"], ["spot", "spot"],
     ["commit_1y", "1-year commitment"], ["commit_3y", "3-year commitment"], ["capacity_block", "capacity block"]];
-export const PROVIDERS: [string, string][] = [["aws", "AWS"], ["gcp", "Google Cloud"], ["azure", "Azure"],
-    ["lambda", "Lambda"], ["coreweave", "CoreWeave"], ["runpod", "RunPod"], ["vastai", "Vast.ai"]];
 export const PRECISIONS: [string, string][] = ["bf16", "fp16", "fp8", "fp32", "tf32", "int8", "fp4"].map((p) => [p, p]);
 
 // A form's inputs as the URL keeps them: each named control by its request member without the

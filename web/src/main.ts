@@ -1,7 +1,7 @@
 // The planning page: one tab per view, the tab in the URL's hash so a view can be linked.
 import { api } from "./api";
 import { restoreComparison } from "./compare";
-import { applyState, h, kChoiceParam, kCompareOptionsParam, kPinnedParam } from "./dom";
+import { applyState, h, kChoiceParam, kCompareOptionsParam, kPinnedParam, setProviders } from "./dom";
 import { detectScenarios, scenariosView } from "./scenarios";
 import { catalogView } from "./views/catalog";
 import { rentBuyView } from "./views/rentbuy";
@@ -16,7 +16,9 @@ type Tab = (typeof TABS)[number][0];
 async function start(): Promise<void> {
     const main = document.getElementById("main")!;
     const nav = document.getElementById("tabs")!;
-    const [accs, models] = await Promise.all([api.GET("/v1/accelerators"), api.GET("/v1/models"), detectScenarios()]);
+    const [accs, models, providers] = await Promise.all([api.GET("/v1/accelerators"), api.GET("/v1/models"),
+                                                        api.GET("/v1/providers"), detectScenarios()]);
+    setProviders(providers.data?.items ?? []);
     const accelerators = accs.data?.items ?? [];
     const library = models.data?.items ?? [];
     const panels = new Map<Tab, HTMLElement>();
@@ -78,8 +80,27 @@ async function start(): Promise<void> {
         }
     };
     window.addEventListener("hashchange", show);
+    skipLinks(() => [...panels.values()].find((p) => !p.hidden));
     show();
     document.body.dataset.ready = "true";
+}
+
+// The skip links at the top of the page go to the view's form (its first control) or its results;
+// they move the focus only, as the URL's hash names the view.
+function skipLinks(current: () => HTMLElement | undefined): void {
+    for (const link of document.querySelectorAll<HTMLAnchorElement>("a[data-skip]")) {
+        link.addEventListener("click", (e) => {
+            e.preventDefault();
+            const panel = current();
+            const target = link.dataset.skip === "form"
+                ? panel?.querySelector<HTMLElement>("form.plan-form :is(input, select, textarea, button):not([disabled])")
+                : panel?.querySelector<HTMLElement>(".results");
+            if (!target) return;
+            if (link.dataset.skip !== "form") target.tabIndex = -1;
+            target.focus();
+            target.scrollIntoView?.({ block: "start" });
+        });
+    }
 }
 
 void start();

@@ -12,7 +12,7 @@ const kTabOf: Record<string, string> = { spot: "spot", "rent-vs-buy": "rent-vs-b
 const kPlanWords: Record<string, string> = { spot: "Spot", "rent-vs-buy": "Rent vs buy", training: "Training planner", inference: "Serving" };
 
 let databaseMode = false;
-let unavailable = "";  // the API's words when scenarios are not available
+let unavailable = "";  // the API's words when the mode could not be read
 let apiKey = "";
 let refreshList: (() => void) | null = null;
 
@@ -24,11 +24,12 @@ export function setKey(key: string): void {
     syncKey();
 }
 
-// Asks the API once, at start: a list of scenarios means database mode.
+// Asks once, at start, in a way that cannot fail for the mode: /healthz names the database only
+// in database mode (GET /v1/scenarios would answer 409 without one, an error in the console).
 export async function detectScenarios(): Promise<void> {
-    const { data, error, response } = await api.GET("/v1/scenarios", { params: { query: { limit: 1 } } });
-    databaseMode = data !== undefined;
-    if (!databaseMode) unavailable = asProblem(error, response.status).detail;
+    const { data, error, response } = await api.GET("/healthz");
+    databaseMode = data?.database !== undefined;
+    if (!data) unavailable = asProblem(error, response.status).detail;
 }
 
 let saveCounter = 0;
@@ -102,8 +103,8 @@ export function scenariosView(root: HTMLElement): void {
         h("p", { class: "lede" }, "Plans saved with their request (POST /v1/scenarios): open one to plan it again in its planner, on today's prices."));
     if (!databaseMode) {
         root.append(h("p", { class: "card", "data-testid": "scenarios-unavailable" },
-            "Saved scenarios, and their plan against the actual charges, need the server's database mode (PostgreSQL; see docs/database.md). This server answered: ",
-            h("q", {}, unavailable)));
+            "Saved scenarios, and their plan against the actual charges, need the server's database mode (PostgreSQL; see docs/database.md). ",
+            unavailable ? h("span", {}, "This server answered: ", h("q", {}, unavailable)) : "This server runs on its built-in catalog, without a database."));
         return;
     }
     const list = h("div", { "data-testid": "scenario-list" });

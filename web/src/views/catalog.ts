@@ -84,7 +84,7 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
 
     let cursors: (string | undefined)[] = [undefined];  // cursor of each page seen, for Previous
     const status = h("p", { class: "status", role: "status", "aria-live": "polite", "data-testid": "catalog-status" });
-    const results = h("div", {});
+    const results = h("div", { class: "results" });
     const prev = h("button", { type: "button", "data-testid": "prev-page" }, "Previous page");
     const next = h("button", { type: "button", "data-testid": "next-page" }, "Next page");
     // The rows on screen as CSV: this page, in this order.
@@ -152,7 +152,12 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
     prev.onclick = () => { cursors.pop(); void load(); };
     form.addEventListener("submit", (e) => { e.preventDefault(); cursors = [undefined]; void load(); });
 
+    // The filters come first, before any result (the summary's many buttons among them).
     root.replaceChildren(
+        h("h2", {}, "Offerings"),
+        h("p", { class: "lede" }, "Every priced offering in the catalog. Click a column heading to sort; ",
+          "prices marked estimated have an inferred date, stale ones are over ", kStalePriceDays, " days old."),
+        form, status, results, h("div", { class: "pager" }, prev, next, " ", csv),
         summaryView(accelerators, (accelerator, provider, priceType) => {
             accel.value = accelerator;
             priceType_.value = priceType;
@@ -161,10 +166,6 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
             void load();
             results.scrollIntoView?.({ block: "start" });
         }),
-        h("h2", {}, "Offerings"),
-        h("p", { class: "lede" }, "Every priced offering in the catalog. Click a column heading to sort; ",
-          "prices marked estimated have an inferred date, stale ones are over ", kStalePriceDays, " days old."),
-        form, status, results, h("div", { class: "pager" }, prev, next, " ", csv),
         h("h2", {}, "Accelerators"),
         acceleratorsTable(accelerators));
     void load();
@@ -232,7 +233,7 @@ function summaryView(accelerators: Schemas["Accelerator"][],
         shown = rows;
         csv.hidden = rows.length === 0;
         out.replaceChildren(rows.length === 0 ? h("p", {}, "No offering of this accelerator in the catalog.")
-            : table(["Accelerator", "Memory", "Provider", "Price type", "Cheapest", "Median", "Range", "Offerings", ""], rows.map((r, i) => {
+            : table(["Accelerator", "Memory", "Provider", "Price type", "Cheapest", "Median", "Range", "Offerings", "List"], rows.map((r, i) => {
                 const label = `${accName.get(r.acc) ?? r.acc}, ${r.name ?? providerName(r.prov)}, ${priceTypeName(r.type)}`;
                 const b = h("button", { type: "button", class: "plan-with", "aria-label": `Show ${r.n} offering${r.n === 1 ? "" : "s"}: ${label}` },
                             `Show ${r.n}`);
@@ -254,7 +255,7 @@ function summaryView(accelerators: Schemas["Accelerator"][],
     return h("section", { "aria-labelledby": "sum-title" },
              h("h2", { id: "sum-title" }, "Prices by accelerator"),
              h("p", { class: "lede" }, "USD per accelerator-hour across providers and price types: the cheapest, the median and the range ",
-               "of each provider's offerings. \"Show\" lists them below."),
+               "of each provider's offerings. \"Show\" lists them under Offerings above."),
              h("div", { class: "grid" }, field("Accelerator", pick, "summary_accelerator")), out, csv);
 }
 
@@ -341,7 +342,7 @@ function planButton(o: Offering): HTMLElement {
 
 export function asOfCell(asOf: string, estimated: boolean): HTMLElement {
     const stale = ageDays(asOf) > kStalePriceDays;
-    return h("span", {}, asOf,
+    return h("span", { class: "asof" }, asOf,
              estimated ? h("span", { class: "tag", title: "the source is undated; the date is inferred" }, "estimated") : null,
              stale ? h("span", { class: "tag warn", title: `older than ${kStalePriceDays} days` }, "stale") : null);
 }

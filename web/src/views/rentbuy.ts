@@ -39,10 +39,11 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Rent: offering id", offering, "/rent/offering_id", "or leave empty and give a rate"),
         offeringPicker(offering, ["on_demand", "commit_1y", "commit_3y"], "r-picker"),
         field("Rent: USD per accelerator-hour", rate, "/rent/usd_per_accelerator_hour", "overrides the offering"),
+    ], "Compare", "rentbuy-form", { legend: "Horizon and discount rate", controls: [
         field("Horizon (months)", horizon, "/horizon_months"),
         field("Discount rate (% a year)", discount, "/discount_rate_annual"),
         ...priceBookFields(),
-    ], "Compare", "rentbuy-form");
+    ] });
     const out = h("div", { class: "results", "data-testid": "rentbuy-results" });
 
     form.addEventListener("submit", async (e) => {
@@ -79,6 +80,26 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
     root.replaceChildren(h("h2", {}, "Rent vs buy"),
         h("p", { class: "lede" }, "Cumulative cash spent renting against owning (purchase up front, then power, hosting and staff)."),
         form, out);
+}
+
+// Owning net of resale (the dashed line) meets renting before the break-even, which counts no
+// resale: the month it first falls below renting (between two months, by straight line), or null.
+export function resaleCrossing(plan: Plan): number | null {
+    const c = plan.cumulative;
+    for (let i = 1; i < c.length; i++) {
+        const before = c[i - 1]!.own_net_of_resale_usd - c[i - 1]!.rent_usd, after = c[i]!.own_net_of_resale_usd - c[i]!.rent_usd;
+        if (before > 0 && after <= 0) return c[i - 1]!.month + (c[i]!.month - c[i - 1]!.month) * before / (before - after);
+    }
+    return null;
+}
+function crossingWords(plan: Plan): HTMLElement | null {
+    const m = resaleCrossing(plan);
+    if (m === null) return null;
+    const be = plan.break_even_months;
+    return h("p", { "data-testid": "resale-crossing", "data-value": m },
+             `The dashed line is what owning would have cost had the accelerators been sold that month at their resale value; `,
+             `it meets renting near month ${num(m, 1)}`,
+             be !== null && be !== undefined && be > m ? `, earlier than the break-even (${num(be, 1)} months), which counts no resale.` : ".");
 }
 
 // Two series that end within 0.5 % of each other are drawn on top of each other: the legend says so.
@@ -124,7 +145,7 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): HTMLElement[]
           h("p", { "data-testid": "reasoning" }, prose(plan.reasoning))),
         warningsBlock(plan.warnings, form) ?? h("span", {}),
         h("figure", {}, chart, h("figcaption", {}, legend(series.map((s, i) => ({
-            name: s.name + coincides(s, series.slice(0, i)), cls: seriesClass(s, i), line: true }))))),
+            name: s.name + coincides(s, series.slice(0, i)), cls: seriesClass(s, i), line: true }))), crossingWords(plan))),
         plan.rent_options?.length ? table(["Price type", "Offering", "USD / accelerator-hour", "Monthly", "Billed months",
                                            "Total", "NPV", "Cheaper than buying"],
             plan.rent_options.map((o) => h("tr", {}, h("td", {}, priceTypeName(o.price_type)), h("td", {}, o.offering_id),

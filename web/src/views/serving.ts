@@ -3,7 +3,7 @@
 // by calendar month (the answer's budget view).
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { daysWithin, monthlyCash } from "../budget";
-import { bars } from "../chart";
+import { bars, distinguishingDigits } from "../chart";
 import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
 import { latest } from "../latest";
@@ -52,16 +52,17 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         field("Max inter-token latency (ms)", itl, "/latency/max_inter_token_latency_ms"),
         field("API price: USD per million input tokens", apiIn, "/api_price/usd_per_million_input_tokens"),
         field("API price: USD per million output tokens", apiOut, "/api_price/usd_per_million_output_tokens"),
+        field("Months of cash flow", budgetMonths, "/budget_months", "calendar months from the start date, 1 to 60"),
+        field("Start date", startDate, "/start_date", "empty: today (UTC)"),
+    ], "Plan serving", "serving-form", { legend: "Which offerings (optional)", controls: [
         priceTypes, providers,
         field("Regions", regions, "/constraints/regions", "the provider's region ids, separated by commas; empty: any"),
         accels,
         verifiedOnly,
         field("Prices at most this many days old", maxAge, "/constraints/max_price_age_days",
               "empty: any age; 180 leaves out the stale ones"),
-        field("Months of cash flow", budgetMonths, "/budget_months", "calendar months from the start date, 1 to 60"),
-        field("Start date", startDate, "/start_date", "empty: today (UTC)"),
         ...priceBookFields(),
-    ], "Plan serving", "serving-form");
+    ] });
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
         e.preventDefault();
@@ -167,8 +168,10 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement 
         ];
     }
     const apiOut = body.api_price?.usd_per_million_output_tokens;
+    // Each bar's value with as many decimals as it takes to tell the options apart.
+    const digits = distinguishingDigits(plan.options.map((o) => o.usd_per_million_output_tokens));
     const chart = bars("USD per million output tokens of each option against the API price",
-                       { label: "USD per million output tokens", format: (v) => usd(v, 2) },
+                       { label: "USD per million output tokens", format: (v) => usd(v, 2), value: (v) => usd(v, digits) },
                        plan.options.map((o) => ({ label: barLabel(o), value: o.usd_per_million_output_tokens })),
                        apiOut !== undefined ? { axis: "x", value: apiOut, label: `API ${usd(apiOut, 2)}` } : undefined);
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");

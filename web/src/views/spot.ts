@@ -47,12 +47,13 @@ export function spotView(root: HTMLElement): void {
         field("Job length (failure-free hours)", hours, "/job_hours", "240 h is 10 days"),
         field("Prices and interruption rate", source, "price_source"),
         ...byHand, ...fromCatalog,
+        field("Deadline (hours)", deadline, "/deadline_hours", "empty: none"),
+    ], "Price the risk", "spot-form", { legend: "Nodes, checkpoint and restart", controls: [
         field("Nodes", nodes, "/nodes"),
         field("Checkpoint write (minutes)", ckpt, "/checkpoint_minutes"),
         field("Restart (minutes)", restart, "/restart_minutes"),
-        field("Deadline (hours)", deadline, "/deadline_hours", "empty: none"),
         ...priceBookFields(),
-    ], "Price the risk", "spot-form");
+    ] });
     const out = h("div", { class: "results", "data-testid": "spot-results" });
     form.addEventListener("submit", async (e) => {
         e.preventDefault();

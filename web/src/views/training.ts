@@ -68,9 +68,10 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
     const form = formShell("Training plan", [
         field("Model given as", source, "model_source"), libraryField, hfField, shapeField,
         field("Training tokens (billions)", tokens, "/tokens_b"),
-        field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
         field("Deadline (hours)", deadline, "/constraints/deadline_hours", "empty: none; 720 h is 30 days"),
         field("Budget (USD)", budget, "/constraints/budget_usd", "empty: none"),
+    ], "Plan the run", "training-form", { legend: "Mode, precision and which offerings", controls: [
+        field("Mode", mode, "/mode"), field("Precision", precision, "/precision"),
         field("Fewest accelerators in the cluster", minAcc, "/constraints/min_total_accelerators", "empty: 1"),
         field("Most accelerators in the cluster", maxAcc, "/constraints/max_total_accelerators", "empty: up to 4,096"),
         verifiedOnly,
@@ -82,7 +83,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         field("Accelerator family", family, "/constraints/accelerator_families", "every variant, e.g. all H100s"),
         accels,
         ...priceBookFields(),
-    ], "Plan the run", "training-form");
+    ] });
     const out = h("div", { class: "results", "data-testid": "training-results" });
 
     const request = (): Request | string => {
