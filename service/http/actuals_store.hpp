@@ -14,7 +14,7 @@
 
 namespace gpucost::http {
 
-// Port between the HTTP handlers and imported actual spend (issue 25, PostgreSQL mode).
+// Port between the HTTP handlers and imported actual spend (PostgreSQL mode).
 // Implemented in service/storage/actuals_store.*, wired in service/main.cpp; absent (null) in
 // embedded mode, where /v1/actuals and /v1/scenarios/{id}/actuals answer 409
 // database_required.

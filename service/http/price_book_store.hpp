@@ -14,7 +14,7 @@
 
 namespace gpucost::http {
 
-// Port between the HTTP handlers and stored price books (issue 25, PostgreSQL mode).
+// Port between the HTTP handlers and stored price books (PostgreSQL mode).
 // Implemented in service/storage/price_book_store.*, wired in service/main.cpp; absent (null)
 // in embedded mode, where /v1/price-books and "price_book": "<id>" answer 409
 // database_required. Every version written is kept: PUT adds one, GET ?version= reads any.
