@@ -6,7 +6,7 @@
 #include <httplib.h>
 
 #include "service/http/catalog_store.hpp"
-#include "service/http/router.hpp"
+#include "service/http/deps.hpp"
 
 namespace gpucost::http {
 

@@ -1,5 +1,5 @@
 #pragma once
-// A saved scenario's plan read back as the figures plan vs actual needs (issue 25 section 4,
+// A saved scenario's plan read back as the figures plan vs actual needs (
 // docs/billing.md): the recommended option's accelerator charges by month, as the plan's FOCUS
 // forecast (pricing/plan/forecast.hpp) spreads them, and the training estimate's
 // accelerator-hours and tokens for the implied speed.
@@ -16,7 +16,7 @@
 #include "pricing/price_book.hpp"
 #include "service/http/actuals_store.hpp"
 #include "service/http/catalog_store.hpp"
-#include "service/http/router.hpp"
+#include "service/http/deps.hpp"
 
 namespace gpucost::http {
 
