@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "pricing/accelerator_facts.hpp"
 #include "pricing/csv.hpp"
 
 namespace gpucost::pricing {
@@ -252,6 +253,13 @@ Result<std::vector<Accelerator>> LoadAccelerators(Table& t) {
         }
         if (!seen.insert(a.id).second) {
             return t.Fail(t.Line(row), "duplicate id '" + a.id + "'");
+        }
+        if (FindAcceleratorFacts(a.id) == nullptr) {
+            return t.Fail(t.Line(row), "id '" + a.id +
+                                           "' matches no family in pricing/accelerator_facts.cpp "
+                                           "(measured matmul efficiency, scale-up domain): add "
+                                           "its row, with sources, so estimates do not silently "
+                                           "take defaults");
         }
         a.name = t.Text(row, "name");
         a.vendor = t.Text(row, "vendor");
@@ -618,6 +626,75 @@ Result<std::vector<DataPrice>> LoadDataPrices(Table& t) {
     return out;
 }
 
+// A '|'-separated list of places; each must pass `valid`.
+Result<std::vector<std::string>> Places(Table& t, std::size_t row, const std::string& column,
+                                        bool (*valid)(const std::string&), const char* what) {
+    std::vector<std::string> out;
+    const std::string text = t.Text(row, column);
+    std::size_t start = 0;
+    while (!text.empty() && start <= text.size()) {
+        std::size_t bar = std::min(text.find('|', start), text.size());
+        std::string place = text.substr(start, bar - start);
+        if (!valid(place)) {
+            return t.Fail(t.Line(row), column + ": '" + place + "' is not " + what);
+        }
+        out.push_back(std::move(place));
+        start = bar + 1;
+    }
+    return out;
+}
+
+bool IsCountryCode(const std::string& text) {
+    return text.size() == 2 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+bool IsContinent(const std::string& text) {
+    return std::find(kContinents.begin(), kContinents.end(), text) != kContinents.end();
+}
+
+// regions.csv: where each provider region is, one row per (provider, region) with its source.
+Result<std::vector<RegionPlace>> LoadRegions(Table& t) {
+    auto header =
+        t.CheckHeader({"provider", "region", "countries", "continents", "source", "notes"});
+    if (!header.ok()) {
+        return header.error();
+    }
+    std::vector<RegionPlace> out;
+    std::set<std::pair<std::string, std::string>> seen;
+    for (std::size_t row = 0; row < t.RowCount(); ++row) {
+        RegionPlace place;
+        place.provider = t.Text(row, "provider");
+        place.region = t.Text(row, "region");
+        if (FindProvider(place.provider) == nullptr) {
+            return t.Fail(t.Line(row), "unknown provider '" + place.provider + "'");
+        }
+        if (place.region.empty()) {
+            return t.Fail(t.Line(row), "region is required");
+        }
+        if (!seen.emplace(IdKey(place.provider), IdKey(place.region)).second) {
+            return t.Fail(t.Line(row),
+                          "duplicate region '" + place.region + "' of " + place.provider);
+        }
+        GPUCOST_ASSIGN(place.countries, Places(t, row, "countries", &IsCountryCode,
+                                               "an ISO 3166-1 alpha-2 code (upper case)"));
+        GPUCOST_ASSIGN(place.continents,
+                       Places(t, row, "continents", &IsContinent,
+                              "a continent (africa, antarctica, asia, europe, north-america, "
+                              "oceania, south-america)"));
+        if (place.countries.empty() != place.continents.empty()) {
+            return t.Fail(t.Line(row), "countries and continents are given together or not at all");
+        }
+        place.source = t.Text(row, "source");
+        if (place.source.empty()) {
+            return t.Fail(t.Line(row), "source is required");
+        }
+        place.notes = t.Text(row, "notes");
+        out.push_back(std::move(place));
+    }
+    return out;
+}
+
 }  // namespace
 
 Result<PlanReference> LoadPlanReference(const PlanReferenceCsv& csv) {
@@ -634,12 +711,23 @@ Result<PlanReference> LoadPlanReference(const PlanReferenceCsv& csv) {
         Table table(csv.data_prices_name, std::move(records));
         GPUCOST_ASSIGN(reference.data_prices, LoadDataPrices(table));
     }
+    // Where regions are is optional reference data: without the table no offering is in any
+    // geography, and every plan that names none is unchanged.
+    if (!csv.regions_csv.empty()) {
+        std::vector<CsvRecord> records;
+        GPUCOST_ASSIGN(records, ParseCsv(csv.regions_csv, csv.regions_name));
+        Table table(csv.regions_name, std::move(records));
+        std::vector<RegionPlace> rows;
+        GPUCOST_ASSIGN(rows, LoadRegions(table));
+        reference.regions = RegionTable(std::move(rows));
+    }
     if (csv.catalog != nullptr) {
         for (const Accelerator& a : csv.catalog->Accelerators()) {
             reference.workloads[a.id] = a.workloads;
         }
     }
-    reference.version = ContentHash(csv.capacity_csv + '\x1f' + csv.data_prices_csv);
+    reference.version = ContentHash(csv.capacity_csv + '\x1f' + csv.data_prices_csv +
+                                    (csv.regions_csv.empty() ? "" : '\x1f' + csv.regions_csv));
     return reference;
 }
 

@@ -31,20 +31,25 @@ struct CatalogCsv {
 // as_of and source), and an offering with no price row.
 [[nodiscard]] Result<std::shared_ptr<const InMemoryCatalog>> LoadCatalog(const CatalogCsv& csv);
 
-// The planners' reference tables as CSV text (schema/seed/capacity.csv, data_prices.csv) and
+// The planners' reference tables as CSV text (schema/seed/capacity.csv, data_prices.csv,
+// regions.csv) and
 // the catalog whose accelerators' `workloads` the planners should use (the CSV catalog the
 // service started from; may be null).
 struct PlanReferenceCsv {
     std::string capacity_csv;
     std::string data_prices_csv;
+    std::string regions_csv;  // empty: no region table (no offering is in any geography)
     std::string capacity_name = "capacity.csv";
     std::string data_prices_name = "data_prices.csv";
+    std::string regions_name = "regions.csv";
     const Catalog* catalog = nullptr;
 };
 
 // Parses and validates the reference tables. Errors (kInvalidArgument) name the file and
 // line: missing or unknown column, unknown provider or price type, a bad number, boolean or
-// date, a missing source, a duplicate provider in data_prices.csv.
+// date, a missing source, a duplicate provider in data_prices.csv; in regions.csv a duplicate
+// (provider, region), a country that is not an upper-case ISO 3166-1 alpha-2 code, an unknown
+// continent, countries without continents or the reverse.
 [[nodiscard]] Result<PlanReference> LoadPlanReference(const PlanReferenceCsv& csv);
 
 // 16 hex digits of FNV-1a 64 over the text; used as the catalog version.

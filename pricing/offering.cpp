@@ -4,6 +4,9 @@
 #include <cassert>
 #include <cmath>
 
+#include "pricing/csv.hpp"
+#include "pricing/embedded_providers.hpp"
+
 namespace gpucost::pricing {
 
 std::string_view PriceTypeName(PriceType type) {
@@ -33,16 +36,20 @@ std::optional<PriceType> ParsePriceType(std::string_view name) {
     return std::nullopt;
 }
 
+// The provider table is schema/seed/providers.csv, compiled in (pricing/CMakeLists.txt): a
+// provider is added there, with its display name, and nowhere else in C++. The file is checked
+// by its test; a malformed row would leave the list without it, never half a provider.
 const std::vector<Provider>& KnownProviders() {
-    static const std::vector<Provider> kProviders = {
-        {"aws", "AWS", "hyperscaler"},
-        {"gcp", "Google Cloud", "hyperscaler"},
-        {"azure", "Microsoft Azure", "hyperscaler"},
-        {"lambda", "Lambda", "neocloud"},
-        {"coreweave", "CoreWeave", "neocloud"},
-        {"runpod", "RunPod", "neocloud"},
-        {"vastai", "Vast.ai", "marketplace"},
-    };
+    static const std::vector<Provider> kProviders = [] {
+        std::vector<Provider> providers;
+        auto records = ParseCsv(embedded::kProvidersCsv, "providers.csv");
+        if (!records.ok()) return providers;
+        for (const CsvRecord& r : records.value()) {
+            if (r.line == 1 || r.fields.size() != 3) continue;
+            providers.push_back({r.fields[0], r.fields[1], r.fields[2]});
+        }
+        return providers;
+    }();
     return kProviders;
 }
 

@@ -176,6 +176,9 @@ std::string OfferingQueryDigest(const OfferingQuery& query) {
         "sort=" + OfferingSortName(query.sort) + ";provider=" + Alternatives(query.providers) +
         ";accelerator=" + Alternatives(query.accelerators) +
         ";price_type=" + Alternatives(price_types) + ";region=" + Alternatives(query.regions) +
+        ";accelerator_family=" + Alternatives(query.accelerator_families) +
+        ";country=" + Alternatives(query.geography.countries) +
+        ";continent=" + Alternatives(query.geography.continents) +
         ";min_accelerator_count=" + optional_text(query.min_accelerator_count) +
         ";max_accelerator_count=" + optional_text(query.max_accelerator_count) +
         ";min_accelerator_memory_gb=" + optional_text(query.min_accelerator_memory_gb) +
@@ -266,7 +269,14 @@ bool Passes(const Offering& o, const OfferingQuery& query) {
         return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
     };
     if (!contains(query.providers, o.provider) || !contains(query.accelerators, o.accelerator) ||
-        !contains(query.price_types, o.price_type) || !contains(query.regions, o.region)) {
+        !contains(query.price_types, o.price_type) || !contains(query.regions, o.region) ||
+        (!query.accelerator_families.empty() &&
+         !contains(query.accelerator_families, AcceleratorFamily(o.accelerator)))) {
+        return false;
+    }
+    if (!query.geography.Any() &&
+        (query.region_table == nullptr ||
+         !query.region_table->Within(o.provider, o.region, query.geography))) {
         return false;
     }
     if (query.min_accelerator_count && o.accelerator_count < *query.min_accelerator_count) {

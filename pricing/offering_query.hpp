@@ -8,6 +8,7 @@
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/region_table.hpp"
 
 namespace gpucost::pricing {
 
@@ -43,6 +44,12 @@ struct OfferingQuery {
     std::vector<std::string> accelerators;
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;
+    // Accelerator families (AcceleratorFamily: "h100" for every H100 variant).
+    std::vector<std::string> accelerator_families;
+    // Countries and continents (the region table says where each region is).
+    Geography geography;
+    // Where regions are; needed when `geography` names any place (none: nothing matches).
+    const RegionTable* region_table = nullptr;
     std::optional<int> min_accelerator_count;
     std::optional<int> max_accelerator_count;
     std::optional<double> min_accelerator_memory_gb;

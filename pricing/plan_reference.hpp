@@ -8,11 +8,13 @@
 
 #include "pricing/accelerator.hpp"
 #include "pricing/offering.hpp"
+#include "pricing/region_table.hpp"
 
 namespace gpucost::pricing {
 
 // Reference data the planners need beyond the catalog's prices, each row with its source
-// (schema/seed/capacity.csv, data_prices.csv, the `workloads` column of accelerators.csv).
+// (schema/seed/capacity.csv, data_prices.csv, regions.csv, the `workloads` column of
+// accelerators.csv).
 
 // How many instances of an offering one customer can get at once, and whether several of
 // them form one cluster over the offering's stated scale-out network or are independent hosts
@@ -75,6 +77,8 @@ struct PlanReference {
     // What each accelerator is offered for, by id, as loaded with the CSV catalog. It
     // overrides the catalog's own accelerator rows (a database snapshot may lack the column).
     std::map<std::string, AcceleratorWorkloads> workloads;
+    // Where each provider region is (schema/seed/regions.csv): the geography filters.
+    RegionTable regions;
     std::string version;  // content hash of the reference tables
 
     // The most specific matching rule: same provider (case-insensitive), the longest

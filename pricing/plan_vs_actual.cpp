@@ -3,8 +3,8 @@
 #include <cmath>
 #include <set>
 
+#include "pricing/field_checker.hpp"
 #include "pricing/money.hpp"
-#include "pricing/plan/field_checker.hpp"
 #include "pricing/usd_sum.hpp"
 
 namespace gpucost::pricing {
@@ -28,13 +28,13 @@ SpendFigures InCents(SpendFigures f) {
 }
 
 std::string Money(double value, const std::string& currency) {
-    return (value < 0 ? "-" : "") + plan::Fixed(std::fabs(value), 2) + " " + currency;
+    return (value < 0 ? "-" : "") + Fixed(std::fabs(value), 2) + " " + currency;
 }
 
 std::string Percent(double part, double whole) {
     if (whole == 0) return "n/a";
     double p = 100 * part / whole;
-    return (p >= 0 ? "+" : "") + plan::Fixed(p, 1) + " %";
+    return (p >= 0 ? "+" : "") + Fixed(p, 1) + " %";
 }
 
 std::string Explain(const PlanVsActual& r, const std::string& currency) {
@@ -45,15 +45,14 @@ std::string Explain(const PlanVsActual& r, const std::string& currency) {
     if (planned > 0 && std::fabs(r.gap) <= kOnPlanFraction * planned) {
         return out + "On plan.";
     }
-    out += "Quantity: " + plan::Fixed(r.actual.accelerator_hours, 1) +
-           " accelerator-hours against " + plan::Fixed(r.planned.accelerator_hours, 1) +
-           " planned (" +
+    out += "Quantity: " + Fixed(r.actual.accelerator_hours, 1) + " accelerator-hours against " +
+           Fixed(r.planned.accelerator_hours, 1) + " planned (" +
            Percent(r.actual.accelerator_hours - r.planned.accelerator_hours,
                    r.planned.accelerator_hours) +
            "), " + Money(r.quantity_effect, currency) + " of the gap. ";
-    out += "Price: " + plan::Fixed(r.actual.EffectivePerAcceleratorHour(), 4) + " " + currency +
+    out += "Price: " + Fixed(r.actual.EffectivePerAcceleratorHour(), 4) + " " + currency +
            " paid per accelerator-hour against " +
-           plan::Fixed(r.planned.EffectivePerAcceleratorHour(), 4) + " planned (" +
+           Fixed(r.planned.EffectivePerAcceleratorHour(), 4) + " planned (" +
            Percent(r.actual.EffectivePerAcceleratorHour() - r.planned.EffectivePerAcceleratorHour(),
                    r.planned.EffectivePerAcceleratorHour()) +
            ": discounts, spot or another offering), " + Money(r.price_effect, currency) +
@@ -161,6 +160,26 @@ double CombinedHoursRatio(const std::vector<ImpliedSpeed>& speeds) {
         estimated += s.estimated_accelerator_hours;
     }
     return estimated > 0 ? actual / estimated : 1.0;
+}
+
+std::optional<PlanToDate> CompareToDate(const PlanVsActual& comparison,
+                                        const std::string& through_month) {
+    if (through_month.empty()) return std::nullopt;
+    PlanToDate out;
+    out.through_month = through_month;
+    UsdSum planned;
+    UsdSum actual;
+    for (const MonthComparison& m : comparison.months) {
+        if (m.month > through_month) break;  // ascending; YYYY-MM orders as text
+        ++out.months;
+        planned.Add(RoundToCents(m.planned.effective_cost));
+        actual.Add(RoundToCents(m.actual.effective_cost));
+    }
+    out.planned = planned.RoundedToCents();
+    out.actual = actual.RoundedToCents();
+    out.gap = RoundToCents(out.actual - out.planned);
+    if (out.planned > 0) out.gap_fraction = out.gap / out.planned;
+    return out;
 }
 
 }  // namespace gpucost::pricing

@@ -69,6 +69,23 @@ PlanVsActual ComparePlanToActual(const std::map<std::string, SpendFigures>& plan
                                  const std::map<std::string, SpendFigures>& actual_by_month,
                                  const std::string& currency);
 
+// The plan and the bill over the months billed to date: every month up to and including the
+// last one with charges (`through_month`). The months after it are not billed yet: counting
+// their planned spend against no charges would read as under-spend. A month inside the range
+// without charges does count (nothing was spent then).
+struct PlanToDate {
+    std::string through_month;           // YYYY-MM
+    std::size_t months = 0;              // in the plan or the bill, up to through_month
+    double planned = 0;                  // to the cent
+    double actual = 0;                   // effective cost, to the cent
+    double gap = 0;                      // actual - planned, to the cent
+    std::optional<double> gap_fraction;  // gap / planned; none without a planned amount
+};
+
+// `comparison` up to `through_month`; nullopt when that is empty (no month billed yet).
+std::optional<PlanToDate> CompareToDate(const PlanVsActual& comparison,
+                                        const std::string& through_month);
+
 // A plan forecast's accelerator charges (plan/forecast.hpp, compute only) by month: the planned
 // side of the split. Storage and egress are left out, as imports keep accelerator rows only.
 std::map<std::string, SpendFigures> PlannedAcceleratorSpend(

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <utility>
 
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 
 namespace gpucost::pricing {
 namespace {
@@ -34,7 +34,7 @@ int Narrowness(const PriceBookRule& r) {
            (r.price_types.empty() ? 0 : 1);
 }
 
-void ValidateRule(const PriceBookRule& r, const std::string& at, plan::FieldChecker& check) {
+void ValidateRule(const PriceBookRule& r, const std::string& at, FieldChecker& check) {
     if (IsFixedRate(r)) {
         if (!std::isfinite(*r.usd_per_hour) || *r.usd_per_hour <= 0) {
             check.Fail(at + "/usd_per_hour", "must be a number > 0");
@@ -72,13 +72,13 @@ void ValidateRule(const PriceBookRule& r, const std::string& at, plan::FieldChec
     }
 }
 
-void ValidateOwned(const OwnedCapacity& c, const std::string& at, plan::FieldChecker& check) {
+void ValidateOwned(const OwnedCapacity& c, const std::string& at, FieldChecker& check) {
     if (c.offering_id.empty()) {
         check.Fail(at + "/offering_id", "owned capacity names the offering it reserves");
     }
     if (c.nodes < 1) check.Fail(at + "/nodes", "must be an integer >= 1 (instances owned)");
-    const auto start = plan::DaysFromIsoDate(c.start_date);
-    const auto end = plan::DaysFromIsoDate(c.end_date);
+    const auto start = DaysFromIsoDate(c.start_date);
+    const auto end = DaysFromIsoDate(c.end_date);
     if (!start) check.Fail(at + "/start_date", "must be a date, YYYY-MM-DD (UTC)");
     if (!end) {
         check.Fail(at + "/end_date", "must be a date, YYYY-MM-DD (UTC; the day after the last)");
@@ -115,7 +115,7 @@ AppliedPrice PriceOne(const PriceBook& book, const Offering& o) {
 }  // namespace
 
 Status PriceBook::Validate(const std::string& pointer) const {
-    plan::FieldChecker check;
+    FieldChecker check;
     if (name.empty()) check.Fail(pointer + "/name", "a price book needs a name");
     if (version < 1) check.Fail(pointer + "/version", "must be an integer >= 1");
     if ((rules.empty() && owned_capacity.empty()) || rules.size() > kMaxPriceBookRules) {
@@ -164,8 +164,8 @@ OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view of
     std::vector<double> cuts = {start_hour, end_hour};
     for (const OwnedCapacity& c : owned) {
         if (IdKey(c.offering_id) != IdKey(offering_id)) continue;
-        const auto start = plan::DaysFromIsoDate(c.start_date);
-        const auto end = plan::DaysFromIsoDate(c.end_date);
+        const auto start = DaysFromIsoDate(c.start_date);
+        const auto end = DaysFromIsoDate(c.end_date);
         if (!start || !end) continue;
         Span s{static_cast<double>(*start) * kHoursPerDay, static_cast<double>(*end) * kHoursPerDay,
                &c};

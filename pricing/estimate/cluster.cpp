@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "pricing/accelerator_facts.hpp"
+
 namespace gpucost::pricing::estimate {
 namespace {
 
@@ -13,43 +15,23 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
 }
 
-// Scale-up domains larger than one node: the accelerators one NVLink switch fabric or one
-// ICI torus joins, as the vendor documents them.
-struct ScaleUpDomain {
-    std::string_view id_prefix;
-    int accelerators;
-    std::string_view source;
-};
-constexpr std::array<ScaleUpDomain, 5> kScaleUpDomains = {{
-    {"gb200", 72,
-     "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain (130 TB/s)"},
-    {"tpu-v4", 4096, "Google Cloud TPU v4 docs: a v4 Pod is 4,096 chips joined by ICI"},
-    {"tpu-v5p", 6144,
-     "Google Cloud TPU v5p docs: the largest single slice is 16x16x24 = 6,144 chips over ICI "
-     "(Pod 8,960); larger jobs are multislice over the data-centre network"},
-    {"tpu-v5e", 256,
-     "Google Cloud TPU v5e docs: a Pod (and the largest slice) is 256 chips, 2D torus"},
-    {"tpu-v6e", 256,
-     "Google Cloud TPU v6e (Trillium) docs: a Pod (and the largest slice) is 256 chips"},
-}};
-
-const ScaleUpDomain* FindDomain(const Accelerator& a) {
-    for (const ScaleUpDomain& d : kScaleUpDomains) {
-        if (StartsWith(a.id, d.id_prefix)) return &d;
-    }
-    return nullptr;
+// The family's scale-up domain beyond one node (accelerator_facts.cpp), or nullptr.
+const AcceleratorFacts* FindDomain(const Accelerator& a) {
+    const AcceleratorFacts* f = FindAcceleratorFacts(a.id);
+    return f != nullptr && f->scale_up_domain > 0 ? f : nullptr;
 }
 
 }  // namespace
 
 int DefaultScaleUpDomain(const Accelerator& a, int accelerators_per_node) {
-    const ScaleUpDomain* d = FindDomain(a);
-    return std::max(d != nullptr ? d->accelerators : 1, accelerators_per_node);
+    const AcceleratorFacts* d = FindDomain(a);
+    return std::max(d != nullptr ? d->scale_up_domain : 1, accelerators_per_node);
 }
 
 std::string ScaleUpDomainSource(const Accelerator& a) {
-    const ScaleUpDomain* d = FindDomain(a);
-    return d != nullptr ? std::string(d->source) : "one node (no multi-node scale-up fabric)";
+    const AcceleratorFacts* d = FindDomain(a);
+    return d != nullptr ? std::string(d->scale_up_domain_source)
+                        : "one node (no multi-node scale-up fabric)";
 }
 
 int BridgeDomain(const Accelerator& a) {

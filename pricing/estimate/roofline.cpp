@@ -6,32 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "pricing/accelerator_facts.hpp"
+
 namespace gpucost::pricing::estimate {
 namespace {
-
-// Maximum Achievable Matmul FLOPS (MAMF) as a fraction of dense peak, measured with
-// mamf-finder.py and published in stas00/ml-engineering compute/accelerator/README.md
-// ("Maximum Achievable Matmul FLOPS comparison table", BF16 and FP8 tables).
-struct Mamf {
-    std::string_view id_prefix;
-    double bf16;
-    double fp8;  // 0 = not measured
-};
-constexpr std::array<Mamf, 13> kMamf = {{
-    {"a100-pcie", 0.811, 0},
-    {"a100", 0.869, 0},
-    {"gh200", 0.838, 0.776},
-    {"h200", 0.803, 0.734},
-    {"h100", 0.803, 0.709},
-    {"h800", 0.803, 0.709},
-    {"gb200", 0.729, 0.723},
-    {"b200", 0.776, 0.763},
-    {"mi300x", 0.514, 0},
-    {"mi325x", 0.604, 0},
-    {"gaudi2", 0.969, 0.955},
-    {"gaudi3", 0.741, 0.769},
-    {"mi250x", 0.767, 0},
-}};
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
@@ -128,17 +106,14 @@ std::pair<double, std::string> GemmMaxEfficiency(const Accelerator& a, Precision
         mamf_source = "default for accelerators without a published MAMF measurement (0.75)" +
                       times_sustained;
     }
-    for (const Mamf& m : kMamf) {
-        if (StartsWith(a.id, m.id_prefix)) {
-            double v = IsLowPrecision(precision) ? m.fp8 : m.bf16;
-            if (v > 0) {
-                mamf = v * sustained;
-                if (with_assumptions) {
-                    mamf_source = "MAMF measurement (stas00/ml-engineering, compute/accelerator: " +
-                                  std::to_string(v).substr(0, 5) + ")" + times_sustained;
-                }
+    if (const AcceleratorFacts* f = FindAcceleratorFacts(a.id)) {
+        double v = IsLowPrecision(precision) ? f->mamf_fp8 : f->mamf_bf16;
+        if (v > 0) {
+            mamf = v * sustained;
+            if (with_assumptions) {
+                mamf_source = "MAMF measurement (stas00/ml-engineering, compute/accelerator: " +
+                              std::to_string(v).substr(0, 5) + ")" + times_sustained;
             }
-            break;
         }
     }
     return {mamf, mamf_source};

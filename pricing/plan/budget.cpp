@@ -1,7 +1,7 @@
 #include "pricing/plan/budget.hpp"
 
+#include "pricing/calendar.hpp"
 #include "pricing/money.hpp"
-#include "pricing/plan/calendar.hpp"
 
 namespace gpucost::pricing::plan {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "pricing/plan/calendar.hpp"
+#include "pricing/calendar.hpp"
 
 namespace gpucost::pricing::plan {
 namespace {

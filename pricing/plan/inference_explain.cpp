@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_plan.hpp"
 

@@ -7,12 +7,12 @@
 #include <tuple>
 #include <utility>
 
+#include "pricing/calendar.hpp"
 #include "pricing/estimate/collectives.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/money.hpp"
 #include "pricing/plan/budget.hpp"
-#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
-#include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/forecast.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/spot.hpp"

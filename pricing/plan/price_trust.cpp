@@ -1,7 +1,7 @@
 #include "pricing/plan/price_trust.hpp"
 
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 
 namespace gpucost::pricing::plan {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/money.hpp"
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 
 namespace gpucost::pricing::plan {

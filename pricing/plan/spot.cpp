@@ -4,10 +4,10 @@
 #include <cmath>
 #include <vector>
 
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/money.hpp"
 #include "pricing/plan/budget.hpp"
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
 
 namespace gpucost::pricing::plan {
 namespace {

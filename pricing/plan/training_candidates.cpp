@@ -12,8 +12,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "pricing/calendar.hpp"
 #include "pricing/estimate/training.hpp"
-#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -191,9 +191,13 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     const ShapeKey* last_key = nullptr;
     ShapeGroup* last_group = nullptr;
     const AcceleratorInfo* not_for_training = nullptr;  // the tally's example: the last one
+    const Geography geography{c.countries, c.continents};
     for (const Offering& o : catalog.Offerings()) {
         if (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
-            !Allowed(c.accelerators, o.accelerator)) {
+            !Allowed(c.accelerators, o.accelerator) ||
+            (!c.accelerator_families.empty() &&
+             !Allowed(c.accelerator_families, AcceleratorFamily(o.accelerator))) ||
+            !reference.regions.Within(o.provider, o.region, geography)) {
             tally.Add("filtered");
             continue;
         }

@@ -8,11 +8,11 @@
 #include <set>
 #include <string_view>
 
+#include "pricing/calendar.hpp"
 #include "pricing/estimate/training.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/money.hpp"
 #include "pricing/plan/budget.hpp"
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/forecast.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"

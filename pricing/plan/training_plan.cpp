@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/plan/plan_ids.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -127,6 +127,20 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     if (auto ids = ResolveConstraintIds({&c.providers, &c.regions, &c.accelerators}, catalog);
         !ids.ok()) {
         return ids.error();
+    }
+    if (auto families = CheckAcceleratorFamilies(c.accelerator_families, catalog.Accelerators(),
+                                                 {"/constraints/accelerator_families", true});
+        !families.ok()) {
+        return families.error();
+    }
+    for (std::string& family : c.accelerator_families) {
+        family = IdKey(family);  // ids compare case-insensitively
+    }
+    if (auto places =
+            CheckGeography({c.countries, c.continents}, reference.regions,
+                           {"/constraints/countries", true}, {"/constraints/continents", true});
+        !places.ok()) {
+        return places.error();
     }
     namespace stages = training_stages;
     stages::Tally tally;

@@ -123,6 +123,11 @@ struct TrainingPlanConstraints {
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;
     std::vector<std::string> accelerators;
+    // Accelerator families ("h100": every H100 variant; AcceleratorFamily) and the places an
+    // offering's region must be in (the region table: PlanReference::regions).
+    std::vector<std::string> accelerator_families;
+    std::vector<std::string> countries;
+    std::vector<std::string> continents;
     std::optional<int> max_total_accelerators;
     std::optional<int> min_total_accelerators;
     // Offerings whose current price is not verified are left out (skipped.unverified_price).

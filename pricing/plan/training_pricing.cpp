@@ -10,8 +10,8 @@
 #include <string_view>
 #include <utility>
 
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/plan/training_stages.hpp"
 
 namespace gpucost::pricing::plan::training_stages {

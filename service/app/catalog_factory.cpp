@@ -102,6 +102,8 @@ pricing::PlanReferenceCsv EmbeddedPlanReferenceCsv(const pricing::Catalog& catal
     csv.data_prices_csv = std::string(embedded::kDataPricesCsv);
     csv.capacity_name = "schema/seed/capacity.csv (embedded)";
     csv.data_prices_name = "schema/seed/data_prices.csv (embedded)";
+    csv.regions_csv = std::string(embedded::kRegionsCsv);
+    csv.regions_name = "schema/seed/regions.csv (embedded)";
     csv.catalog = &catalog;
     return csv;
 }
@@ -117,7 +119,8 @@ pricing::Result<pricing::PlanReference> LoadPlanReferenceFromDir(const std::stri
     pricing::PlanReferenceCsv csv = EmbeddedPlanReferenceCsv(catalog);
     for (auto [file, text, name] :
          {std::tuple{"/capacity.csv", &csv.capacity_csv, &csv.capacity_name},
-          std::tuple{"/data_prices.csv", &csv.data_prices_csv, &csv.data_prices_name}}) {
+          std::tuple{"/data_prices.csv", &csv.data_prices_csv, &csv.data_prices_name},
+          std::tuple{"/regions.csv", &csv.regions_csv, &csv.regions_name}}) {
         const std::string path = dir + file;
         if (!std::filesystem::exists(path)) {
             continue;  // the embedded table stands in

@@ -32,14 +32,14 @@ LoadEmbeddedCatalog();
 [[nodiscard]] pricing::Result<std::shared_ptr<const pricing::ModelLibrary>> LoadModelLibraryFromDir(
     const std::string& dir);
 
-// The planners' reference data (capacity limits, storage and egress prices) built into the
-// binary from schema/seed/capacity.csv and data_prices.csv; accelerator workloads are taken
-// from `catalog` (the CSV catalog the service started from).
+// The planners' reference data (capacity limits, storage and egress prices, where regions are)
+// built into the binary from schema/seed/capacity.csv, data_prices.csv and regions.csv;
+// accelerator workloads are taken from `catalog` (the CSV catalog the service started from).
 [[nodiscard]] pricing::Result<pricing::PlanReference> LoadEmbeddedPlanReference(
     const pricing::Catalog& catalog);
 
-// As above from `dir`: its capacity.csv and data_prices.csv where present, the embedded
-// tables otherwise. kInvalidArgument naming the file and line for bad data.
+// As above from `dir`: its capacity.csv, data_prices.csv and regions.csv where present, the
+// embedded tables otherwise. kInvalidArgument naming the file and line for bad data.
 [[nodiscard]] pricing::Result<pricing::PlanReference> LoadPlanReferenceFromDir(
     const std::string& dir, const pricing::Catalog& catalog);
 

@@ -48,11 +48,11 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
         Handler handler = [inner = r.handler, needs_length = r.needs_length](
                               const httplib::Request& req, httplib::Response& res) {
             if (needs_length && CurrentRequestContext().missing_length) {
-                WriteTransportProblem(res, req, 411, "length_required",
-                                      req.method +
-                                          " needs a Content-Length header; send the "
-                                          "JSON body (or an empty one with "
-                                          "Content-Length: 0)");
+                WriteFault(res, req, Fault::kLengthRequired,
+                           req.method +
+                               " needs a Content-Length header; send the "
+                               "JSON body (or an empty one with "
+                               "Content-Length: 0)");
                 return;
             }
             inner(req, res);
@@ -83,8 +83,7 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
             }
         }
         if (allowed.empty()) {
-            WriteTransportProblem(res, req, 404, "not_found",
-                                  "no route " + req.path + "; see /openapi.yaml");
+            WriteFault(res, req, Fault::kNotFound, "no route " + req.path + "; see /openapi.yaml");
             return;
         }
         if (CorsPolicy::IsPreflight(req)) {
@@ -96,9 +95,8 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
             allow += (allow.empty() ? "" : ", ") + m;
         }
         res.set_header("Allow", allow);
-        WriteTransportProblem(
-            res, req, 405, "method_not_allowed",
-            req.method + " is not allowed on " + req.path + "; allowed: " + allow);
+        WriteFault(res, req, Fault::kMethodNotAllowed,
+                   req.method + " is not allowed on " + req.path + "; allowed: " + allow);
     };
     // cpp-httplib tries handlers in registration order, so these catch what nothing else did.
     const std::string any = ".*";
@@ -272,26 +270,25 @@ void InstallRequestChecks(httplib::Server& server, const FrameLimits& body_limit
             if (!decision.allowed) {
                 res.set_header("Retry-After", std::to_string(decision.retry_after_s));
                 Metrics::CountRateLimited();
-                WriteTransportProblem(res, req, 429, "rate_limited",
-                                      "too many requests; retry after " +
-                                          std::to_string(decision.retry_after_s) + " s");
+                WriteFault(res, req, Fault::kRateLimited,
+                           "too many requests; retry after " +
+                               std::to_string(decision.retry_after_s) + " s");
                 return HandlerResponse::Handled;
             }
         }
         if (req.path.size() > kMaxPathBytes) {
-            WriteTransportProblem(
-                res, req, 414, "uri_too_long",
-                "request path is longer than " + std::to_string(kMaxPathBytes) + " bytes");
+            WriteFault(res, req, Fault::kUriTooLong,
+                       "request path is longer than " + std::to_string(kMaxPathBytes) + " bytes");
             return HandlerResponse::Handled;
         }
         if (req.has_header("Content-Encoding")) {
-            WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                                  "compressed request bodies (Content-Encoding) are not accepted");
+            WriteFault(res, req, Fault::kUnsupportedMediaType,
+                       "compressed request bodies (Content-Encoding) are not accepted");
             return HandlerResponse::Handled;
         }
         if (HeaderContains(req, "Transfer-Encoding", "chunked")) {
-            WriteTransportProblem(res, req, 411, "length_required",
-                                  "chunked request bodies are not accepted; send Content-Length");
+            WriteFault(res, req, Fault::kLengthRequired,
+                       "chunked request bodies are not accepted; send Content-Length");
             return HandlerResponse::Handled;
         }
         // Range and If-Range are ignored (RFC 9110 §14.2 lets a server ignore Range): every
@@ -315,15 +312,14 @@ void InstallRequestChecks(httplib::Server& server, const FrameLimits& body_limit
                           std::all_of(length.begin(), length.end(),
                                       [](unsigned char c) { return std::isdigit(c) != 0; });
             if (!digits) {
-                WriteTransportProblem(res, req, 400, "bad_request",
-                                      "Content-Length must be a decimal number of bytes");
+                WriteFault(res, req, Fault::kBadRequest,
+                           "Content-Length must be a decimal number of bytes");
                 return HandlerResponse::Handled;
             }
             const std::size_t max_body = body_limits.BodyLimitFor(req.method, req.path);
             if (length.size() > 18 || std::stoull(length) > max_body) {
-                WriteTransportProblem(
-                    res, req, 413, "payload_too_large",
-                    "request body is larger than " + std::to_string(max_body) + " bytes");
+                WriteFault(res, req, Fault::kPayloadTooLarge,
+                           "request body is larger than " + std::to_string(max_body) + " bytes");
                 return HandlerResponse::Handled;
             }
         }
@@ -354,17 +350,14 @@ void InstallErrorAnswers(httplib::Server& server) {
             bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
             if (res.status == 400 && body_method && !req.has_header("Content-Length") &&
                 !req.has_header("Transfer-Encoding")) {
-                WriteTransportProblem(res, req, 411, "length_required",
-                                      req.method +
-                                          " needs a Content-Length header; send the JSON body "
-                                          "(or an empty one with Content-Length: 0)");
+                WriteFault(res, req, Fault::kLengthRequired,
+                           req.method +
+                               " needs a Content-Length header; send the JSON body "
+                               "(or an empty one with Content-Length: 0)");
                 return HandlerResponse::Handled;
             }
-            std::string code = res.status == 413   ? "payload_too_large"
-                               : res.status == 414 ? "uri_too_long"
-                               : res.status >= 500 ? "internal"
-                                                   : "bad_request";
-            WriteTransportProblem(res, req, res.status, code, "the request could not be processed");
+            WriteFault(res, req, FaultForLibraryStatus(res.status),
+                       "the request could not be processed");
             return HandlerResponse::Handled;
         }));
 }
@@ -388,7 +381,7 @@ void InstallExceptionAnswer(httplib::Server& server) {
             res.headers.clear();
             res.set_header("X-Request-Id", CurrentRequestContext().request_id);
             res.set_header(kApiVersionHeader, std::string(kApiVersion));
-            WriteTransportProblem(res, req, 500, "internal", "internal error; see the server log");
+            WriteFault(res, req, Fault::kInternal, "internal error; see the server log");
         });
 }
 

@@ -1,5 +1,6 @@
 #include "service/import/price_file.hpp"
 
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -9,38 +10,52 @@
 
 namespace gpucost::import {
 
-std::string_view FormatName(Format format) {
-    switch (format) {
-        case Format::kAwsPriceList:
-            return "aws-price-list";
-        case Format::kAzureRetailPrices:
-            return "azure-retail-prices";
-        case Format::kGcpBillingCatalog:
-            return "gcp-billing-catalog";
+namespace {
+
+// The format table: one row per price-file format, its name on the command line, the
+// assumptions its reader makes, and its reader: of one file at a time (`per_file`: one result per
+// file), or of all the files as the pages of one catalog (`all_files`: one result).
+using ReadOneFile = pricing::Result<FileResult> (*)(const detail::Input&, const std::string&,
+                                                    const Mappings&, const ParseOptions&);
+using ReadAllFiles = pricing::Result<FileResult> (*)(const std::vector<detail::NamedInput>&,
+                                                     const Mappings&, const ParseOptions&);
+struct FormatRow {
+    Format format;
+    std::string_view name;
+    pricing::Assumptions (*assumptions)();
+    ReadOneFile per_file;
+    ReadAllFiles all_files;
+};
+const auto kFormats = std::to_array<FormatRow>({
+    {Format::kAwsPriceList, "aws-price-list", &detail::AwsAssumptions, &detail::ReadAws, nullptr},
+    {Format::kAzureRetailPrices, "azure-retail-prices", &detail::AzureAssumptions,
+     &detail::ReadAzure, nullptr},
+    {Format::kGcpBillingCatalog, "gcp-billing-catalog", &detail::GcpAssumptions, nullptr,
+     &detail::ReadGcp},
+});
+
+const FormatRow& RowOf(Format format) {
+    for (const FormatRow& row : kFormats) {
+        if (row.format == format) return row;
     }
-    return "";
+    return kFormats.front();  // unreachable: every enumerator has a row (price_file_test)
+}
+
+}  // namespace
+
+std::string_view FormatName(Format format) {
+    return RowOf(format).name;
 }
 
 std::optional<Format> ParseFormat(std::string_view name) {
-    for (Format f :
-         {Format::kAwsPriceList, Format::kAzureRetailPrices, Format::kGcpBillingCatalog}) {
-        if (FormatName(f) == name) {
-            return f;
-        }
+    for (const FormatRow& row : kFormats) {
+        if (row.name == name) return row.format;
     }
     return std::nullopt;
 }
 
 pricing::Assumptions FormatAssumptions(Format format) {
-    switch (format) {
-        case Format::kAwsPriceList:
-            return detail::AwsAssumptions();
-        case Format::kAzureRetailPrices:
-            return detail::AzureAssumptions();
-        case Format::kGcpBillingCatalog:
-            return detail::GcpAssumptions();
-    }
-    return {};
+    return RowOf(format).assumptions();
 }
 
 std::string OfferingId(std::string_view provider, std::string_view instance_type,
@@ -121,8 +136,9 @@ pricing::Result<std::vector<FileResult>> ReadPriceFiles(Format format,
         inputs.emplace_back(input, path);
     }
     std::vector<FileResult> results;
-    if (format == Format::kGcpBillingCatalog) {
-        auto read = detail::ReadGcp(inputs, mappings, options);
+    const FormatRow& row = RowOf(format);
+    if (row.all_files != nullptr) {
+        auto read = row.all_files(inputs, mappings, options);
         if (!read.ok()) {
             return read.error();
         }
@@ -130,9 +146,7 @@ pricing::Result<std::vector<FileResult>> ReadPriceFiles(Format format,
         return results;
     }
     for (const auto& [input, name] : inputs) {
-        auto read = format == Format::kAwsPriceList
-                        ? detail::ReadAws(input, name, mappings, options)
-                        : detail::ReadAzure(input, name, mappings, options);
+        auto read = row.per_file(input, name, mappings, options);
         if (!read.ok()) {
             return read.error();
         }
@@ -149,15 +163,9 @@ pricing::Result<FileResult> ReadPriceBuffer(Format format, std::string_view text
     }
     detail::Input input;
     input.buffer = text;
-    switch (format) {
-        case Format::kAwsPriceList:
-            return detail::ReadAws(input, name, mappings, options);
-        case Format::kAzureRetailPrices:
-            return detail::ReadAzure(input, name, mappings, options);
-        case Format::kGcpBillingCatalog:
-            return detail::ReadGcp({{input, name}}, mappings, options);
-    }
-    return pricing::MakeError(pricing::ErrorCode::kInternal, "unknown format");
+    const FormatRow& row = RowOf(format);
+    return row.all_files != nullptr ? row.all_files({{input, name}}, mappings, options)
+                                    : row.per_file(input, name, mappings, options);
 }
 
 namespace detail {

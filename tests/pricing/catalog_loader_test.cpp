@@ -87,6 +87,13 @@ TEST_SUITE("catalog_loader") {
         CHECK(LoadError(csv) == "accelerators.csv line 3: duplicate id 'h100-sxm'");
     }
 
+    TEST_CASE("an accelerator no family row gives facts for stops loading, naming the table") {
+        auto csv = SampleCatalogCsv();
+        csv.accelerators_csv = Replace(csv.accelerators_csv, "tpu-v5e,TPU", "zz-9000,TPU");
+        CHECK(LoadError(csv).find("accelerators.csv line 3: id 'zz-9000' matches no family in "
+                                  "pricing/accelerator_facts.cpp") == 0);
+    }
+
     TEST_CASE("a confidence rating other than high, medium or low stops loading") {
         auto csv = SampleCatalogCsv();
         csv.accelerators_csv = Replace(csv.accelerators_csv, "TEST,high,\n", "TEST,sure,\n");

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "pricing/accelerator.hpp"
 
 using namespace gpucost::pricing;
@@ -72,4 +76,27 @@ TEST_SUITE("offering") {
         CHECK(BytesPerElement(Precision::kFp4) == 0.5);
         CHECK(BytesPerElement(Precision::kTf32) == 4.0);
     }
+}
+
+namespace {
+std::string SourceFile(const std::string& path) {
+    std::ifstream in(std::string(GPUCOST_SOURCE_DIR) + "/" + path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+}  // namespace
+
+TEST_CASE("the providers are schema/seed/providers.csv's rows, and openapi.yaml names the same") {
+    std::string expected = "id,name,kind\n";
+    std::string ids;
+    for (const Provider& p : KnownProviders()) {
+        expected += p.id + "," + p.name + "," + p.kind + "\n";
+        ids += (ids.empty() ? "" : ", ") + p.id;
+    }
+    CHECK(SourceFile("schema/seed/providers.csv") == expected);
+    CHECK(KnownProviders().size() >= 7);
+    // The contract repeats the ids for readers of the document: the filter's description and
+    // the Offering schema's enum.
+    const std::string openapi = SourceFile("openapi.yaml");
+    CHECK(openapi.find("Provider ids: " + ids + " (repeated") != std::string::npos);
+    CHECK(openapi.find("provider: {type: string, enum: [" + ids + "]}") != std::string::npos);
 }

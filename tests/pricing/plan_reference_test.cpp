@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "pricing/calendar.hpp"
 #include "pricing/catalog_loader.hpp"
-#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/plan_ids.hpp"
 #include "tests/support/sample_catalog.hpp"
 
@@ -121,12 +121,12 @@ TEST_SUITE("plan_reference") {
     }
 
     TEST_CASE("calendar months split hours from a start day") {
-        const auto start = plan::DaysFromIsoDate("2026-01-31");
+        const auto start = DaysFromIsoDate("2026-01-31");
         REQUIRE(start.has_value());
-        CHECK(plan::IsoDateFromDays(*start) == "2026-01-31");
-        CHECK_FALSE(plan::DaysFromIsoDate("2026-02-29").has_value());
-        CHECK(plan::DaysFromIsoDate("2028-02-29").has_value());
-        const auto months = plan::SplitHoursByMonth(*start, 24 + 28 * 24 + 5);
+        CHECK(IsoDateFromDays(*start) == "2026-01-31");
+        CHECK_FALSE(DaysFromIsoDate("2026-02-29").has_value());
+        CHECK(DaysFromIsoDate("2028-02-29").has_value());
+        const auto months = SplitHoursByMonth(*start, 24 + 28 * 24 + 5);
         REQUIRE(months.size() == 3);
         CHECK(months[0].month == "2026-01");
         CHECK(months[0].hours == 24);

@@ -133,3 +133,30 @@ TEST_CASE("a forecast's charges of fractions of a cent add up exactly before the
     REQUIRE(by_month.count("2026-12") == 1);
     CHECK(by_month.at("2026-12").effective_cost == 0.01);
 }
+
+TEST_CASE("to date, the plan counts only the months billed so far") {
+    // Three planned months, charges in the first two: the third is not billed yet, so it is no
+    // under-spend; the second month's charges are over its plan.
+    PlanVsActual r = ComparePlanToActual(
+        {{"2026-12", {0, 1000, 0}}, {"2027-01", {0, 1000, 0}}, {"2027-02", {0, 1000, 0}}},
+        {{"2026-12", {0, 900.004, 0}}, {"2027-01", {0, 1200, 0}}}, "USD");
+    CHECK(r.gap == doctest::Approx(-900));  // the whole plan reads as under-spend
+    auto to_date = CompareToDate(r, "2027-01");
+    REQUIRE(to_date.has_value());
+    CHECK(to_date->through_month == "2027-01");
+    CHECK(to_date->months == 2);
+    CHECK(to_date->planned == doctest::Approx(2000));
+    CHECK(to_date->actual == doctest::Approx(2100));
+    CHECK(to_date->gap == doctest::Approx(100));
+    REQUIRE(to_date->gap_fraction.has_value());
+    CHECK(*to_date->gap_fraction == doctest::Approx(0.05));
+    CHECK_FALSE(CompareToDate(r, "").has_value());  // nothing billed yet
+    // Charges in a month the plan does not have: nothing planned to date, no fraction.
+    auto early = CompareToDate(
+        ComparePlanToActual({{"2027-02", {0, 1000, 0}}}, {{"2026-11", {0, 50, 0}}}, "USD"),
+        "2026-11");
+    REQUIRE(early.has_value());
+    CHECK(early->planned == 0);
+    CHECK(early->gap == doctest::Approx(50));
+    CHECK_FALSE(early->gap_fraction.has_value());
+}

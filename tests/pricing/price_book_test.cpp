@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "pricing/calendar.hpp"
 #include "pricing/in_memory_catalog.hpp"
-#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/spot.hpp"
 #include "tests/support/sample_catalog.hpp"
 
@@ -187,7 +187,7 @@ TEST_CASE("owned capacity is validated field by field and its offering must exis
 
 TEST_CASE("a run is covered by live entries of its offering, at most its nodes at a time") {
     const double day = kHoursPerDay;
-    const double dec1 = static_cast<double>(*plan::DaysFromIsoDate("2026-12-01")) * day;
+    const double dec1 = static_cast<double>(*DaysFromIsoDate("2026-12-01")) * day;
     std::vector<OwnedCapacity> owned = {
         {kP5OnDemand, 1, "2026-12-01", "2026-12-03", 10},                            // days 0-1
         {"AWS-P5.48XLARGE-US-EAST-1-ON-DEMAND", 3, "2026-12-02", "2026-12-04", 20},  // days 1-2

@@ -47,7 +47,7 @@ inline pricing::CatalogCsv SampleCatalogCsv() {
 
 // Planner reference data for the sample catalog: AWS sells up to 8 instances as one cluster
 // (capacity blocks: 4, one day to 182 days), GCP 64, Lambda 4 independent hosts; storage and
-// egress prices for AWS only.
+// egress prices for AWS only; the AWS and Lambda regions in the US.
 inline pricing::PlanReferenceCsv SamplePlanReferenceCsv() {
     pricing::PlanReferenceCsv csv;
     csv.capacity_csv =
@@ -61,6 +61,12 @@ inline pricing::PlanReferenceCsv SamplePlanReferenceCsv() {
         "provider,object_storage_usd_per_gb_month,internet_egress_usd_per_gb,as_of,"
         "as_of_estimated,source,verified,notes\n"
         "aws,0.023,0.09,2026-11-01,false,TEST S3,true,\n";
+    // Where the regions are; us-central1 has no row, so no geography filter keeps it.
+    csv.regions_csv =
+        "provider,region,countries,continents,source,notes\n"
+        "aws,us-east-1,US,north-america,TEST AWS REGIONS,\n"
+        "lambda,us,US,north-america,TEST LAMBDA,\n"
+        "aws,eu-central-1,DE,europe,TEST AWS REGIONS,no offering here\n";
     return csv;
 }
 

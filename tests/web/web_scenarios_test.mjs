@@ -174,6 +174,7 @@ async function planVsActualChecks(page) {
                 plan: g.querySelector("rect[data-series=Plan]")?.dataset.x, actual: g.querySelector("rect[data-series=Actual]")?.dataset.x ?? null,
                 missing: g.querySelector("text.missing")?.textContent ?? "" })),
             headline: root?.querySelector("[data-testid=pva-headline]")?.textContent ?? "",
+            full: root?.querySelector("[data-testid=pva-full-plan]")?.textContent ?? "",
             without: root?.querySelector("[data-testid=pva-without]")?.textContent ?? "",
             gap: root?.querySelector("[data-testid=pva-gap]")?.dataset.value,
             other: [...(root?.querySelectorAll("[data-testid=pva-other-currencies] tbody tr") ?? [])].map((tr) => tr.textContent),
@@ -191,7 +192,8 @@ async function planVsActualChecks(page) {
     const t = shown.total;
     check(cents(t.Planned?.value, answer.planned_usd) && cents(t["Actual effective"]?.value, 5562.95) && cents(t.Gap?.value, answer.gap_usd) &&
           cents(t.Billed?.value, 5562.95) && cents(t.List?.value, 6553.67) && close(t["Accelerator-hours"]?.value, 1200) && t.Charges?.value === "2" &&
-          cents(shown.gap, answer.gap_usd) && shown.headline.includes(money(5562.95)) && shown.headline.includes(money(answer.planned_usd)),
+          cents(shown.gap, answer.gap_usd) && shown.headline.includes(money(5562.95)) && shown.headline.includes(money(answer.to_date?.planned_usd ?? NaN)) &&
+          shown.full.includes(money(answer.planned_usd)),
           `the totals and headline are the API's (and the export's by hand): "${shown.headline}"`);
     const barsOk = shown.bars.length === answer.months.length && answer.months.every((m, i) => {
         const b = shown.bars[i];

@@ -53,13 +53,14 @@ export async function planVsActual(s: Schemas["ScenarioSummary"], key: string, o
         ...summary(data), ...acceleratorSplit(data), ...chart(data), monthsTable(data), ...otherCurrencies(data));
 }
 
-// The totals and the gap in words; the months without charges; what the plan has no budget for.
+// The plan against the bill to date (the headline) and the whole plan apart; the totals; the
+// months without charges; what the plan has no budget for.
 function summary(a: Answer): HTMLElement[] {
     const plannedHours = plannedHoursOf(a);
     const rows: [string, string, string, number | undefined][] = [
-        ["Planned (the saved plan's budget)", a.has_budget ? usd(a.planned_usd, 2) : "no monthly budget", "planned", a.planned_usd],
+        ["Planned, whole plan (the saved plan's budget)", a.has_budget ? usd(a.planned_usd, 2) : "no monthly budget", "planned", a.planned_usd],
         ["Actual effective cost", usd(a.actual.effective_cost_usd, 2), "actual", a.actual.effective_cost_usd],
-        ["Gap (actual − planned)", signedUsd(a.gap_usd), "gap", a.gap_usd],
+        ["Gap against the whole plan (actual − planned, months not billed yet included)", signedUsd(a.gap_usd), "gap", a.gap_usd],
         ["Billed cost", usd(a.actual.billed_cost_usd, 2), "billed", a.actual.billed_cost_usd],
         ["List cost", usd(a.actual.list_cost_usd, 2), "list", a.actual.list_cost_usd],
         ["Accelerator-hours (actual)", num(a.actual.accelerator_hours, 1), "hours", a.actual.accelerator_hours],
@@ -68,9 +69,7 @@ function summary(a: Answer): HTMLElement[] {
     if (plannedHours !== undefined) rows.splice(6, 0, ["Accelerator-hours (planned)", num(plannedHours, 1), "planned-hours", plannedHours]);
     const without = a.months_without_actuals;
     return [
-        h("p", { class: "figures", "data-testid": "pva-headline" }, a.has_budget
-            ? `Actual ${usd(a.actual.effective_cost_usd, 2)} against ${usd(a.planned_usd, 2)} planned: ${gapWords(a.gap_usd)}.`
-            : `Actual ${usd(a.actual.effective_cost_usd, 2)}; this ${kPlanWords[a.plan] ?? a.plan} plan has no monthly budget to set it against.`),
+        ...toDateHeadline(a),
         h("p", { class: "lede" }, `In ${a.currency}: the charges' FOCUS effective cost (after discounts and commitments) set against the plan, ` +
           `the charges being those tagged ${a.tag_key} = ${a.scenario_id}.` +
           (a.has_budget ? "" : " Only training and serving plans have a monthly budget; the months below are the charges alone.")),
@@ -183,4 +182,25 @@ function otherCurrencies(a: Answer): HTMLElement[] {
                 h("td", { class: "num", "data-value": c.effective_cost },
                   `${c.effective_cost.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${c.currency}`)))))),
     ];
+}
+
+// The headline a budget owner reads: the plan against the bill over the months billed so far,
+// and the whole plan's figure labelled apart (its future months are not under-spend).
+function toDateHeadline(a: Answer): HTMLElement[] {
+    const d = a.to_date;
+    const pct = (f: number | null) => (f === null ? "" : ` (${f > 0 ? "+" : f < 0 ? "−" : ""}${num(Math.abs(f) * 100, 1)} %)`);
+    const plannedMonths = a.months.filter((m) => m.planned_usd !== 0).length;
+    const full = h("p", { "data-testid": "pva-full-plan", "data-value": a.planned_usd },
+        a.has_budget ? `Whole plan: ${usd(a.planned_usd, 2)} over ${num(plannedMonths, 0)} month${plannedMonths === 1 ? "" : "s"}` +
+                       `${d ? ` (${num(a.months.filter((m) => m.month > d.through_month).length, 0)} not billed yet)` : ""}.`
+                     : "This plan has no monthly budget.");
+    if (!d) {
+        return [h("p", { class: "figures", "data-testid": "pva-headline" }, a.has_budget ? "No charges yet: nothing billed to set against the plan."
+            : `No charges yet; this ${kPlanWords[a.plan] ?? a.plan} plan has no monthly budget to set them against.`), full];
+    }
+    const through = `${num(d.months, 0)} month${d.months === 1 ? "" : "s"}, through ${monthName(d.through_month)}, the last billed`;
+    const text = a.has_budget
+        ? `To date (${through}): actual ${usd(d.actual_effective_cost_usd, 2)} against ${usd(d.planned_usd, 2)} planned: ${gapWords(d.gap_usd)}${pct(d.gap_fraction)}.`
+        : `To date (${through}): actual ${usd(d.actual_effective_cost_usd, 2)}; this ${kPlanWords[a.plan] ?? a.plan} plan has no monthly budget to set it against.`;
+    return [h("p", { class: "figures", "data-testid": "pva-headline", "data-gap": d.gap_usd, "data-planned": d.planned_usd }, text), full];
 }

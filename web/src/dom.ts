@@ -341,6 +341,16 @@ export function applyState(form: HTMLFormElement, params: URLSearchParams): bool
 // The URL member holding a pinned comparison's A (compare.ts): A's own inputs, as formState
 // writes them, so that a link reproduces the side-by-side comparison.
 export const kPinnedParam = "compare_a";
+// The URL members holding the option of the plan a person chose and the two set side by side
+// (choice.ts): the options' keys, so that a link or a print shows that option, not only the
+// recommendation.
+export const kChoiceParam = "option";
+export const kCompareOptionsParam = "compare_options";
+
+// The address of a view's result: the page with #view?inputs.
+function resultUrl(panel: HTMLElement, query: string): string {
+    return `${window.location.origin}${window.location.pathname}#${panel.id.replace(/^panel-/, "")}${query ? `?${query}` : ""}`;
+}
 
 // After a result: the view's inputs go into the URL (#tab?inputs), so a reload or a shared link
 // gives the same result; with A pinned (form.dataset.pinnedA), A's inputs too. `inputs` is the
@@ -348,12 +358,22 @@ export const kPinnedParam = "compare_a";
 export function rememberForm(form: HTMLFormElement, inputs = formState(form).toString()): void {
     const panel = form.closest<HTMLElement>("[role=tabpanel]");
     const params = new URLSearchParams(inputs);
+    form.dataset.inputs = params.toString();
     if (form.dataset.pinnedA !== undefined) params.set(kPinnedParam, form.dataset.pinnedA);
+    if (form.dataset.choice) params.set(kChoiceParam, form.dataset.choice);
+    if (form.dataset.compareOptions) params.set(kCompareOptionsParam, form.dataset.compareOptions);
     const query = params.toString();
     form.dataset.query = query;
+    if (!panel) return;
+    // The printout says where it came from: this result's own address.
+    const url = resultUrl(panel, query);
+    for (const a of panel.querySelectorAll<HTMLAnchorElement>("a[data-testid=printed-from]")) {
+        a.href = url;
+        a.textContent = url;
+    }
     // Only the view on screen writes the URL (a view loading in the background does not).
-    if (!panel || panel.hidden) return;
-    const hash = `#${panel.id.replace(/^panel-/, "")}${query ? `?${query}` : ""}`;
+    if (panel.hidden) return;
+    const hash = url.slice(url.indexOf("#"));
     if (window.location.hash !== hash) history.replaceState(null, "", hash);
 }
 
@@ -386,7 +406,9 @@ export function printedInputs(form: HTMLFormElement, answer: unknown): HTMLEleme
              h("h3", {}, "Inputs"), h("dl", { class: "kv" }, ...rows),
              h("p", {}, version ? `Catalog version ${version}. ` : "",
                dates.length ? `Prices dated ${dates[0]} to ${dates[dates.length - 1]}. ` : "",
-               `Printed ${new Date().toISOString().slice(0, 10)} from ${window.location.href}`));
+               `Printed ${new Date().toISOString().slice(0, 10)} from `,
+               // The result's address, written when the result is remembered (rememberForm).
+               h("a", { "data-testid": "printed-from" })));
 }
 
 // A form's outcome: the views drawn from the API's answer, or its problem shown at the fields

@@ -1,7 +1,7 @@
 // The planning page: one tab per view, the tab in the URL's hash so a view can be linked.
 import { api } from "./api";
 import { restoreComparison } from "./compare";
-import { applyState, h, kPinnedParam } from "./dom";
+import { applyState, h, kChoiceParam, kCompareOptionsParam, kPinnedParam } from "./dom";
 import { detectScenarios, scenariosView } from "./scenarios";
 import { catalogView } from "./views/catalog";
 import { rentBuyView } from "./views/rentbuy";
@@ -61,6 +61,11 @@ async function start(): Promise<void> {
             const params = new URLSearchParams(query);
             const pinnedA = params.get(kPinnedParam);
             params.delete(kPinnedParam);
+            // The option chosen and those compared are the result's (choice.ts): kept for it.
+            form.dataset.choice = params.get(kChoiceParam) ?? "";
+            form.dataset.compareOptions = params.get(kCompareOptionsParam) ?? "";
+            params.delete(kChoiceParam);
+            params.delete(kCompareOptionsParam);
             // A link to a comparison plans A, pins it, then plans B (compare.ts).
             if (pinnedA !== null && pinnedA !== form.dataset.pinnedA) restoreComparison(form, pinnedA, params.toString());
             else if (applyState(form, params)) form.requestSubmit();

@@ -5,6 +5,7 @@
 import { api, asProblem, type Schemas } from "./api";
 import { planVsActual } from "./actuals";
 import { field, h, input, num, scrollBox } from "./dom";
+import { uploadBlock } from "./money";
 
 export type PlanName = "spot" | "rent-vs-buy" | "training" | "inference";
 const kTabOf: Record<string, string> = { spot: "spot", "rent-vs-buy": "rent-vs-buy", training: "training", inference: "serving" };
@@ -14,6 +15,14 @@ let databaseMode = false;
 let unavailable = "";  // the API's words when scenarios are not available
 let apiKey = "";
 let refreshList: (() => void) | null = null;
+
+// The key and the mode, for the price-book and upload controls (money.ts).
+export const currentKey = (): string => apiKey;
+export const databaseModeOn = (): boolean => databaseMode;
+export function setKey(key: string): void {
+    apiKey = key;
+    syncKey();
+}
 
 // Asks the API once, at start: a list of scenarios means database mode.
 export async function detectScenarios(): Promise<void> {
@@ -128,7 +137,9 @@ export function scenariosView(root: HTMLElement): void {
     const load = async (reset: boolean) => {
         syncKey();  // after a save, the key it used
         if (reset) { items = []; cursor = null; }
-        const { data, error, response } = await api.GET("/v1/scenarios", { params: { query: { limit: 50, cursor: cursor ?? undefined } } });
+        // Scenarios are the key's team's: listed with the key when one is given.
+        const { data, error, response } = await api.GET("/v1/scenarios", { params: { query: { limit: 50, cursor: cursor ?? undefined } },
+                                                                           headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
         if (!data) { status.textContent = `The list could not be read: ${asProblem(error, response.status).detail}`; return; }
         items.push(...data.items);
         cursor = data.next_cursor;
@@ -138,7 +149,7 @@ export function scenariosView(root: HTMLElement): void {
     more.onclick = () => void load(false);
     refresh.onclick = () => void load(true);
     refreshList = () => void load(true);
-    root.append(keyBlock(), status, list, h("p", {}, more, " ", refresh), changes, actuals);
+    root.append(keyBlock(), uploadBlock(() => void load(true)) ?? "", status, list, h("p", {}, more, " ", refresh), changes, actuals);
     void load(true);
 }
 
@@ -149,7 +160,7 @@ function keyBlock(): HTMLElement {
     keyInput = input({ type: "password", autocomplete: "off", value: apiKey, "data-testid": "scenarios-key", id: "scenarios-key" });
     keyInput.oninput = () => { apiKey = keyInput?.value.trim() ?? ""; };
     return h("div", { class: "grid key-block" },
-        field("API key", keyInput, "authorization", "needed for plan vs actual (read or admin scope: spend is confidential); kept in this page only"));
+        field("API key", keyInput, "authorization", "needed for plan vs actual (read or admin scope: spend is confidential) and, admin scope, to upload an export; kept in this page only"));
 }
 // A key typed under a result since the view was drawn shows here too.
 function syncKey(): void {

@@ -8,12 +8,13 @@
 #include <cmath>
 
 #include <set>
+#include "pricing/calendar.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/money.hpp"
-#include "pricing/plan/calendar.hpp"
-#include "pricing/plan/field_checker.hpp"
 #include "pricing/plan/inference_explain.hpp"
 #include "pricing/plan/plan_ids.hpp"
 
+#include "service/http/codec/csv_fields.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
 #include "service/http/codec/field_table.hpp"
@@ -501,6 +502,9 @@ const auto kPlanConstraintFields = std::to_array<RequestField<TrainingPlanConstr
      }},
     {"regions", &FilterValues<&TrainingPlanConstraints::regions>},
     {"accelerators", &FilterValues<&TrainingPlanConstraints::accelerators>},
+    {"accelerator_families", &FilterValues<&TrainingPlanConstraints::accelerator_families>},
+    {"countries", &FilterValues<&TrainingPlanConstraints::countries>},
+    {"continents", &FilterValues<&TrainingPlanConstraints::continents>},
     {"max_total_accelerators", &Optional<&TrainingPlanConstraints::max_total_accelerators>},
     {"min_total_accelerators", &Optional<&TrainingPlanConstraints::min_total_accelerators>},
     {"max_wall_clock_days", &Optional<&TrainingPlanConstraints::max_wall_clock_days>},
@@ -808,106 +812,78 @@ std::string EncodeTrainingPlan(const TrainingAnswer& a, std::string_view assumpt
 
 namespace {
 
-// The offering's columns, first in every options CSV.
-std::vector<std::string> OfferingCsvHeader() {
-    return {"offering_id", "provider", "instance_type",        "accelerator",
-            "price_type",  "region",   "offering_usd_per_hour"};
-}
-std::vector<std::string> OfferingCells(const pricing::Offering& f) {
-    return {f.id,
-            f.provider,
-            f.instance_type,
-            f.accelerator,
-            std::string(pricing::PriceTypeName(f.price_type)),
-            f.region,
-            CsvNumber(f.price.usd_per_hour)};
+// The columns every options CSV starts with (the offering) and ends with (its provenance and
+// the catalog), named as the CSV has always named them.
+constexpr auto kOfferingCsvColumns = std::to_array<CsvColumn>({
+    {"offering_id", "/offering/id"},
+    {"provider", "/offering/provider"},
+    {"instance_type", "/offering/instance_type"},
+    {"accelerator", "/offering/accelerator"},
+    {"price_type", "/offering/price_type"},
+    {"region", "/offering/region"},
+    {"offering_usd_per_hour", "/offering/usd_per_hour"},
+});
+constexpr auto kProvenanceCsvColumns = std::to_array<CsvColumn>({
+    {"as_of_estimated", "/offering/as_of_estimated"},
+    {"verified", "/offering/verified"},
+    {"currency", "/currency"},
+    {"catalog_version", "/catalog_version"},
+});
+
+// The offering's columns, then an option's own.
+template <std::size_t N>
+constexpr auto OptionCsvColumns(const std::array<CsvColumn, N>& own) {
+    std::array<CsvColumn, kOfferingCsvColumns.size() + N> all{};
+    std::size_t i = 0;
+    for (const auto& c : kOfferingCsvColumns) all[i++] = c;
+    for (const auto& c : own) all[i++] = c;
+    return all;
 }
 
-// The price's provenance and the catalog, last in every options CSV.
-std::vector<std::string> ProvenanceCsvHeader() {
-    return {"as_of_estimated", "verified", "currency", "catalog_version"};
-}
-std::vector<std::string> ProvenanceCells(const pricing::Offering& f,
-                                         const std::string& catalog_version) {
-    return {f.price.as_of_estimated ? "true" : "false", f.price.verified ? "true" : "false",
-            pricing::kCurrency, catalog_version};
+// The answer-level members each line repeats.
+json SharedCsvMembers(const std::string& catalog_version) {
+    return {{"catalog_version", catalog_version}, {"currency", pricing::kCurrency}};
 }
 
-// One CSV line: the offering's cells, the option's own, then the provenance cells.
-std::vector<std::string> OptionLine(std::vector<std::string> offering, std::vector<std::string> own,
-                                    std::vector<std::string> provenance) {
-    offering.insert(offering.end(), std::make_move_iterator(own.begin()),
-                    std::make_move_iterator(own.end()));
-    offering.insert(offering.end(), std::make_move_iterator(provenance.begin()),
-                    std::make_move_iterator(provenance.end()));
-    return offering;
-}
-
-std::string CsvBool(bool value) {
-    return value ? "true" : "false";
-}
+// The training options CSV's first columns, in the order and with the names spreadsheets
+// already read; every other member of kTrainingOptionFields follows, named by its key, and the
+// provenance columns end the line (CsvColumnsOf).
+constexpr auto kTrainingCsvColumns = OptionCsvColumns(std::to_array<CsvColumn>({
+    {"as_of", "/offering/as_of"},
+    {"nodes", {}},
+    {"total_accelerators", {}},
+    {"tensor", "/parallelism/tensor"},
+    {"pipeline", "/parallelism/pipeline"},
+    {"data", "/parallelism/data"},
+    {"wall_clock_hours", {}},
+    {"expected_wall_clock_hours", {}},
+    {"cluster_usd_per_hour", {}},
+    {"billed_hours", {}},
+    {"cost_usd", {}},
+    {"expected_cost_usd", {}},
+    {"cost_usd_p10", {}},
+    {"cost_usd_p50", {}},
+    {"cost_usd_p90", {}},
+    {"meets_deadline", {}},
+    {"within_budget", {}},
+    {"violations", "/violations", "constraint"},
+    {"data_cost_usd", {}},
+    {"deadline_probability", {}},
+    {"owned_instance_hours", "/owned/instance_hours"},
+    {"owned_sunk_usd", "/owned/sunk_usd"},
+    {"without_owned_cost_usd", "/owned/without_owned_cost_usd"},
+}));
 
 }  // namespace
 
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan) {
+    const std::vector<CsvColumn> columns =
+        CsvColumnsOf(kTrainingCsvColumns, kTrainingOptionFields, kProvenanceCsvColumns);
     CsvTable t;
-    t.header = OptionLine(OfferingCsvHeader(),
-                          {"as_of",
-                           "nodes",
-                           "total_accelerators",
-                           "tensor",
-                           "pipeline",
-                           "data",
-                           "wall_clock_hours",
-                           "expected_wall_clock_hours",
-                           "cluster_usd_per_hour",
-                           "billed_hours",
-                           "cost_usd",
-                           "expected_cost_usd",
-                           "cost_usd_p10",
-                           "cost_usd_p50",
-                           "cost_usd_p90",
-                           "meets_deadline",
-                           "within_budget",
-                           "violations",
-                           "data_cost_usd",
-                           "deadline_probability",
-                           "owned_instance_hours",
-                           "owned_sunk_usd",
-                           "without_owned_cost_usd"},
-                          ProvenanceCsvHeader());
+    for (const auto& column : columns) t.header.emplace_back(column.name);
+    const json shared = SharedCsvMembers(plan.catalog_version);
     for (const auto& o : plan.options) {
-        const pricing::Offering& f = *o.offering;
-        std::string violations;
-        for (const auto& v : o.violations) {
-            violations += (violations.empty() ? "" : ";") + v.constraint;
-        }
-        t.rows.push_back(
-            OptionLine(OfferingCells(f),
-                       {f.price.as_of,
-                        std::to_string(o.nodes),
-                        std::to_string(o.total_accelerators),
-                        std::to_string(o.parallelism.tensor),
-                        std::to_string(o.parallelism.pipeline),
-                        std::to_string(o.parallelism.data),
-                        CsvNumber(o.wall_clock_hours),
-                        CsvNumber(o.expected_wall_clock_hours),
-                        CsvNumber(o.cluster_usd_per_hour),
-                        CsvNumber(o.billed_hours),
-                        CsvUsd(o.cost_usd),
-                        CsvUsd(o.expected_cost_usd),
-                        CsvUsd(o.cost_usd_p10),
-                        CsvUsd(o.cost_usd_p50),
-                        CsvUsd(o.cost_usd_p90),
-                        CsvBool(o.meets_deadline),
-                        CsvBool(o.within_budget),
-                        violations,
-                        o.data_cost_usd ? CsvUsd(*o.data_cost_usd) : "",
-                        o.deadline_probability ? CsvNumber(*o.deadline_probability) : "",
-                        o.owned ? CsvNumber(o.owned->instance_hours) : "",
-                        o.owned ? CsvUsd(o.owned->sunk_usd) : "",
-                        o.owned ? CsvUsd(o.owned->without_owned_cost_usd) : ""},
-                       ProvenanceCells(f, plan.catalog_version)));
+        t.rows.push_back(CsvCellsOf(CsvRowOf(o, kTrainingOptionFields, shared), columns));
     }
     return t;
 }
@@ -936,6 +912,14 @@ const auto kServingConstraintFields = std::to_array<RequestField<InferencePlanRe
     {"verified_only", &FlagOrFalse<&InferencePlanRequest::verified_only>},
     {"max_price_age_days", &Optional<&InferencePlanRequest::max_price_age_days>},
 });
+// The serving plan request's members: the workload's, which the estimator's decoder reads, then
+// the plan's own (one list each; unknown members are refused against both, in this order).
+constexpr auto kServingWorkloadKeys = std::to_array<const char*>(
+    {"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens", "efficiency",
+     "step_overhead_s", "memory_overhead_gb"});
+constexpr auto kServingPlanKeys =
+    std::to_array<const char*>({"traffic", "latency", "utilization", "constraints", "api_price",
+                                "limit", "cursor", "start_date", "budget_months"});
 const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
     {"usd_per_million_input_tokens",
      &Optional<&InferencePlanRequest::api_usd_per_million_input_tokens>},
@@ -947,19 +931,16 @@ const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
 
 pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(const json& body) {
     JsonReader r(body, "");
-    r.OnlyKnown({"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens",
-                 "efficiency", "step_overhead_s", "memory_overhead_gb", "traffic", "latency",
-                 "utilization", "constraints", "api_price", "limit", "cursor", "start_date",
-                 "budget_months"});
+    std::vector<std::string> known(kServingWorkloadKeys.begin(), kServingWorkloadKeys.end());
+    known.insert(known.end(), kServingPlanKeys.begin(), kServingPlanKeys.end());
+    r.OnlyKnown(known);
     if (!r.ok()) {
         return r.error();
     }
     // The estimator's decoder reads the workload; the planner picks hardware, batch and
     // tensor parallelism, so a placeholder hardware object stands in for them.
     json workload = json::object();
-    for (const char* key :
-         {"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens", "efficiency",
-          "step_overhead_s", "memory_overhead_gb"}) {
+    for (const char* key : kServingWorkloadKeys) {
         if (body.contains(key)) {
             workload[key] = body.at(key);
         }
@@ -1118,57 +1099,43 @@ std::string EncodeInferencePlan(const InferenceAnswer& a, std::string_view assum
     return out;
 }
 
+namespace {
+
+// The serving options CSV's first columns (as kTrainingCsvColumns for training).
+constexpr auto kServingCsvColumns = OptionCsvColumns(std::to_array<CsvColumn>({
+    {"tensor_parallel", {}},
+    {"pipeline_parallel", {}},
+    {"expert_parallel", {}},
+    {"instances_per_replica", {}},
+    {"batch_size", {}},
+    {"replicas", {}},
+    {"spare_replicas", {}},
+    {"nodes", {}},
+    {"total_accelerators", {}},
+    {"cluster_usd_per_hour", {}},
+    {"time_to_first_token_ms", {}},
+    {"inter_token_latency_ms", {}},
+    {"monthly_cost_usd", {}},
+    {"usd_per_million_input_tokens", {}},
+    {"usd_per_million_output_tokens", {}},
+    {"usd_per_million_tokens", {}},
+    {"savings_vs_api_fraction", {}},
+    {"as_of", "/offering/as_of"},
+    {"owned_instance_hours", "/owned/instance_hours"},
+    {"owned_sunk_usd", "/owned/sunk_usd"},
+    {"without_owned_monthly_cost_usd", "/owned/without_owned_monthly_cost_usd"},
+}));
+
+}  // namespace
+
 CsvTable OptionsCsv(const InferenceAnswer& answer) {
+    const std::vector<CsvColumn> columns =
+        CsvColumnsOf(kServingCsvColumns, kServingOptionFields, kProvenanceCsvColumns);
     CsvTable t;
-    t.header = OptionLine(OfferingCsvHeader(),
-                          {"tensor_parallel",
-                           "pipeline_parallel",
-                           "expert_parallel",
-                           "instances_per_replica",
-                           "batch_size",
-                           "replicas",
-                           "spare_replicas",
-                           "nodes",
-                           "total_accelerators",
-                           "cluster_usd_per_hour",
-                           "time_to_first_token_ms",
-                           "inter_token_latency_ms",
-                           "monthly_cost_usd",
-                           "usd_per_million_input_tokens",
-                           "usd_per_million_output_tokens",
-                           "usd_per_million_tokens",
-                           "savings_vs_api_fraction",
-                           "as_of",
-                           "owned_instance_hours",
-                           "owned_sunk_usd",
-                           "without_owned_monthly_cost_usd"},
-                          ProvenanceCsvHeader());
+    for (const auto& column : columns) t.header.emplace_back(column.name);
+    const json shared = SharedCsvMembers(answer.catalog_version);
     for (const auto& o : answer.page.options) {
-        const pricing::Offering& f = *o.offering;
-        t.rows.push_back(
-            OptionLine(OfferingCells(f),
-                       {std::to_string(o.tensor_parallel),
-                        std::to_string(o.pipeline_parallel),
-                        std::to_string(o.expert_parallel),
-                        std::to_string(o.instances_per_replica),
-                        std::to_string(o.batch_size),
-                        std::to_string(o.replicas),
-                        std::to_string(o.spare_replicas),
-                        std::to_string(o.nodes),
-                        std::to_string(o.total_accelerators),
-                        CsvNumber(o.nodes * f.price.usd_per_hour),
-                        CsvNumber(o.time_to_first_token_ms),
-                        CsvNumber(o.inter_token_latency_ms),
-                        CsvUsd(o.monthly_cost_usd),
-                        CsvNumber(o.usd_per_million_input_tokens),
-                        CsvNumber(o.usd_per_million_output_tokens),
-                        CsvNumber(o.usd_per_million_tokens),
-                        o.savings_vs_api_fraction ? CsvNumber(*o.savings_vs_api_fraction) : "",
-                        f.price.as_of,
-                        o.owned ? CsvNumber(o.owned->instance_hours) : "",
-                        o.owned ? CsvUsd(o.owned->sunk_usd) : "",
-                        o.owned ? CsvUsd(o.owned->without_owned_monthly_cost_usd) : ""},
-                       ProvenanceCells(f, answer.catalog_version)));
+        t.rows.push_back(CsvCellsOf(CsvRowOf(o, kServingOptionFields, shared), columns));
     }
     return t;
 }
@@ -1219,8 +1186,8 @@ pricing::Status CheckBodyIds(const pricing::plan::RentVsBuyRequest& request,
 
 std::string TodayUtcDate() {
     const auto now = std::chrono::system_clock::now().time_since_epoch();
-    return pricing::plan::IsoDateFromDays(
-        std::chrono::duration_cast<std::chrono::hours>(now).count() / 24);
+    return pricing::IsoDateFromDays(std::chrono::duration_cast<std::chrono::hours>(now).count() /
+                                    24);
 }
 
 namespace {

@@ -1,9 +1,11 @@
 #include "service/http/codec/problem.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <nlohmann/json.hpp>
 
+#include "service/http/catalog_store.hpp"
 #include "service/http/metrics.hpp"
 #include "service/http/transport/request_context.hpp"
 
@@ -11,6 +13,62 @@ namespace gpucost::http {
 namespace {
 
 using json = nlohmann::json;
+
+// The status table: every Fault's status and stable code, in the enum's order.
+struct FaultRow {
+    Fault fault;
+    int status;
+    std::string_view code;
+};
+constexpr auto kFaults = std::to_array<FaultRow>({
+    {Fault::kBadRequest, 400, "bad_request"},
+    {Fault::kUnauthenticated, 401, "unauthenticated"},
+    {Fault::kForbidden, 403, "forbidden"},
+    {Fault::kCorsOriginNotAllowed, 403, "cors_origin_not_allowed"},
+    {Fault::kNotFound, 404, "not_found"},
+    {Fault::kDocsNotBundled, 404, "docs_not_bundled"},
+    {Fault::kMethodNotAllowed, 405, "method_not_allowed"},
+    {Fault::kNotAcceptable, 406, "not_acceptable"},
+    {Fault::kRequestTimeout, 408, "request_timeout"},
+    {Fault::kLengthRequired, 411, "length_required"},
+    {Fault::kPreconditionFailed, 412, "precondition_failed"},
+    {Fault::kPayloadTooLarge, 413, "payload_too_large"},
+    {Fault::kUriTooLong, 414, "uri_too_long"},
+    {Fault::kUnsupportedMediaType, 415, "unsupported_media_type"},
+    {Fault::kBadRange, 416, "bad_request"},
+    {Fault::kExpectationFailed, 417, "expectation_failed"},
+    {Fault::kRateLimited, 429, "rate_limited"},
+    {Fault::kHeaderTooLarge, 431, "header_too_large"},
+    {Fault::kInternal, 500, "internal"},
+    {Fault::kOverloaded, 503, "overloaded"},
+    {Fault::kShuttingDown, 503, "shutting_down"},
+    {Fault::kCatalogEmpty, 503, "catalog_empty"},
+    {Fault::kSchemaMismatch, 503, "schema_mismatch"},
+    {Fault::kSnapshotStale, 503, "snapshot_stale"},
+});
+constexpr bool InEnumOrder() {
+    for (std::size_t i = 0; i < kFaults.size(); ++i) {
+        if (static_cast<std::size_t>(kFaults[i].fault) != i) return false;
+    }
+    return static_cast<std::size_t>(Fault::kSnapshotStale) + 1 == kFaults.size();
+}
+static_assert(InEnumOrder(), "one row per Fault, in the enum's order");
+
+const FaultRow& RowOf(Fault fault) {
+    return kFaults[static_cast<std::size_t>(fault)];
+}
+
+// A store refuses with kFailedPrecondition and names what failed in `field`: the version a
+// write was conditional on, the owner a team may not overwrite, the key revoked while it wrote.
+struct FieldFaultRow {
+    std::string_view field;
+    Fault fault;
+};
+constexpr auto kFieldFaults = std::to_array<FieldFaultRow>({
+    {kIfMatchField, Fault::kPreconditionFailed},
+    {kOwnerField, Fault::kForbidden},
+    {"Authorization", Fault::kUnauthenticated},
+});
 
 const char* TitleFor(int status) {
     switch (status) {
@@ -26,6 +84,8 @@ const char* TitleFor(int status) {
             return "Method Not Allowed";
         case 406:
             return "Not Acceptable";
+        case 408:
+            return "Request Timeout";
         case 409:
             return "Conflict";
         case 411:
@@ -40,6 +100,8 @@ const char* TitleFor(int status) {
             return "Unsupported Media Type";
         case 416:
             return "Range Not Satisfiable";
+        case 417:
+            return "Expectation Failed";
         case 422:
             return "Unprocessable Content";
         case 429:
@@ -115,13 +177,42 @@ int HttpStatusFor(pricing::ErrorCode code) {
     return 500;
 }
 
+int HttpStatusFor(Fault fault) {
+    return RowOf(fault).status;
+}
+
+std::string_view FaultCode(Fault fault) {
+    return RowOf(fault).code;
+}
+
+Fault FaultForLibraryStatus(int status) {
+    for (Fault fault : {Fault::kPayloadTooLarge, Fault::kUriTooLong, Fault::kBadRange}) {
+        if (HttpStatusFor(fault) == status) return fault;
+    }
+    return status >= 500 ? Fault::kInternal : Fault::kBadRequest;
+}
+
+void WriteFault(httplib::Response& res, const httplib::Request& req, Fault fault,
+                std::string_view detail) {
+    if (fault == Fault::kUnauthenticated) {
+        res.set_header("WWW-Authenticate", "Bearer realm=\"gpucost\"");
+    }
+    Write(res, req, HttpStatusFor(fault), FaultCode(fault), detail, {}, {});
+}
+
 void WriteNotAcceptable(httplib::Response& res, const httplib::Request& req,
                         std::string_view detail) {
-    Write(res, req, 406, "not_acceptable", detail, "Accept", {});
+    const Fault fault = Fault::kNotAcceptable;
+    Write(res, req, HttpStatusFor(fault), FaultCode(fault), detail, "Accept", {});
 }
 
 void WriteProblem(httplib::Response& res, const httplib::Request& req,
                   const pricing::Error& error) {
+    if (error.code == pricing::ErrorCode::kFailedPrecondition) {
+        for (const auto& row : kFieldFaults) {
+            if (error.field == row.field) return WriteFault(res, req, row.fault, error.message);
+        }
+    }
     int status = HttpStatusFor(error.code);
     std::string detail = status == 500 ? "internal error; see the server log" : error.message;
     Write(res, req, status, pricing::ErrorCodeName(error.code), detail, error.field, error.errors);
@@ -142,9 +233,9 @@ std::string ProblemText(int status, std::string_view code, std::string_view deta
     return ProblemBody(status, code, detail, instance, {}, {}, request_id);
 }
 
-void WriteTransportProblem(httplib::Response& res, const httplib::Request& req, int status,
-                           std::string_view code, std::string_view detail) {
-    Write(res, req, status, code, detail, {}, {});
+std::string ProblemText(Fault fault, std::string_view detail, std::string_view instance,
+                        std::string_view request_id) {
+    return ProblemText(HttpStatusFor(fault), FaultCode(fault), detail, instance, request_id);
 }
 
 bool RequireJsonBody(const httplib::Request& req, httplib::Response& res) {
@@ -158,8 +249,8 @@ bool RequireJsonBody(const httplib::Request& req, httplib::Response& res) {
     if (type == "application/json") {
         return true;
     }
-    WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                          "send the request body as Content-Type: application/json");
+    WriteFault(res, req, Fault::kUnsupportedMediaType,
+               "send the request body as Content-Type: application/json");
     return false;
 }
 

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,8 +107,8 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
     auto tag_key = ReadTagKey(req);
     if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
     if (MediaTypeOf(req) != "text/csv") {
-        return WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                                     "send a FOCUS export as text/csv");
+        return WriteFault(res, req, Fault::kUnsupportedMediaType,
+                          "send a FOCUS export as text/csv");
     }
     pricing::ActualsReport report;
     auto stored = deps.actuals->Import(
@@ -158,12 +159,25 @@ ActualsByMonth SplitByCurrency(const std::vector<ActualMonth>& months) {
     return out;
 }
 
+// The headline a reader compares: the plan against the bill over the months billed so far
+// (null before the first charge). The whole plan's figure stays in planned_usd.
+json ToDateJson(const std::optional<pricing::PlanToDate>& d) {
+    if (!d) return nullptr;
+    return {{"through_month", d->through_month},
+            {"months", d->months},
+            {"planned_usd", Num(d->planned)},
+            {"actual_effective_cost_usd", Num(d->actual)},
+            {"gap_usd", Num(d->gap)},
+            {"gap_fraction", d->gap_fraction ? json(Num(*d->gap_fraction)) : json(nullptr)}};
+}
+
 json ComparisonJson(const Scenario& s, const std::string& tag_key, bool has_budget,
                     const ActualsByMonth& actual, const pricing::PlanVsActual& r) {
     json months = json::array();
     json without = json::array();
     std::size_t total_rows = 0;
     pricing::UsdSum total_billed;
+    std::string last_billed;  // the last month with charges: the bill's date
     for (const pricing::MonthComparison& m : r.months) {
         auto it = actual.rows_billed.find(m.month);
         const auto [rows, billed] =
@@ -171,6 +185,7 @@ json ComparisonJson(const Scenario& s, const std::string& tag_key, bool has_budg
         total_rows += rows;
         total_billed.Add(billed);
         if (rows == 0) without.push_back(m.month);
+        if (rows > 0) last_billed = m.month;
         months.push_back({{"month", m.month},
                           {"planned_usd", Num(pricing::RoundToCents(m.planned.effective_cost))},
                           {"actual", ActualJson(m.actual, rows, billed)},
@@ -187,7 +202,8 @@ json ComparisonJson(const Scenario& s, const std::string& tag_key, bool has_budg
             {"gap_usd", Num(r.gap)},
             {"months", std::move(months)},
             {"months_without_actuals", std::move(without)},
-            {"other_currencies", actual.other_currencies}};
+            {"other_currencies", actual.other_currencies},
+            {"to_date", ToDateJson(pricing::CompareToDate(r, last_billed))}};
 }
 
 // The saved request's stored book cannot be read any more (deleted, or a version it no longer
@@ -268,10 +284,10 @@ void ServeListImports(const Deps& deps, const httplib::Request& req, httplib::Re
     if (!caller) return;
     const bool org = caller->scope == KeyScope::kOrg;
     if (!org && caller->scope != KeyScope::kAdmin) {
-        return WriteTransportProblem(res, req, 403, "forbidden",
-                                     "listing imports needs an admin key of the importing team "
-                                     "or an org key; key '" +
-                                         caller->name + "' has read scope");
+        return WriteFault(res, req, Fault::kForbidden,
+                          "listing imports needs an admin key of the importing team "
+                          "or an org key; key '" +
+                              caller->name + "' has read scope");
     }
     // Paged by id, newest first: an import made between pages comes on no page of this walk.
     auto page = ReadPageRequest(params, "actuals-imports");

@@ -27,19 +27,16 @@ std::string LoggablePrefix(const std::string& key) {
     return "(not a gpucost key)";
 }
 
-void Reject(const httplib::Request& req, httplib::Response& res, int status,
-            const std::string& code, const std::string& detail, const std::string& key_prefix) {
+void Reject(const httplib::Request& req, httplib::Response& res, Fault fault,
+            const std::string& detail, const std::string& key_prefix) {
     log::Warn("authentication failed", {{"request_id", CurrentRequestContext().request_id},
                                         {"method", req.method},
                                         {"path", req.path},
-                                        {"status", status},
-                                        {"reason", code},
+                                        {"status", HttpStatusFor(fault)},
+                                        {"reason", std::string(FaultCode(fault))},
                                         {"key_prefix", key_prefix},
                                         {"remote_addr", req.remote_addr}});
-    if (status == 401) {
-        res.set_header("WWW-Authenticate", "Bearer realm=\"gpucost\"");
-    }
-    WriteTransportProblem(res, req, status, code, detail);
+    WriteFault(res, req, fault, detail);
 }
 
 }  // namespace
@@ -76,18 +73,18 @@ std::optional<Principal> RequireKey(const Deps& deps, const httplib::Request& re
     }
     auto key = BearerKey(req);
     if (!key) {
-        Reject(req, res, 401, "unauthenticated",
+        Reject(req, res, Fault::kUnauthenticated,
                "this endpoint needs an API key: send Authorization: Bearer <key>", "");
         return std::nullopt;
     }
     auto principal = deps.store->Authenticate(*key);
     if (!principal) {
-        Reject(req, res, 401, "unauthenticated", "the API key is unknown or revoked",
+        Reject(req, res, Fault::kUnauthenticated, "the API key is unknown or revoked",
                LoggablePrefix(*key));
         return std::nullopt;
     }
     if (needed == KeyScope::kAdmin && principal->scope != KeyScope::kAdmin) {
-        Reject(req, res, 403, "forbidden",
+        Reject(req, res, Fault::kForbidden,
                "this endpoint needs an admin key; key '" + principal->name + "' has " +
                    std::string(KeyScopeName(principal->scope)) + " scope",
                "gpc_" + principal->prefix);
@@ -106,7 +103,7 @@ void RefuseRead(const httplib::Request& req, httplib::Response& res,
                 const std::optional<Principal>& caller, const std::string& not_found,
                 const std::string& field) {
     if (!caller) {
-        return Reject(req, res, 401, "unauthenticated",
+        return Reject(req, res, Fault::kUnauthenticated,
                       "this carries a team's negotiated prices or actual spend: send "
                       "Authorization: Bearer <key> of its team (or an org key)",
                       "");

@@ -16,6 +16,7 @@
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/route_table.hpp"
 #include "service/http/routes/as_of.hpp"
+#include "service/http/routes/plan_kinds.hpp"
 #include "service/http/transport/api_version.hpp"
 
 namespace gpucost::http {
@@ -34,11 +35,13 @@ Result<pricing::OfferingQuery> DecodeOfferingQuery(const QueryParams& params) {
     // Ids compare case-insensitively: filters match on the lowercase key (pricing::IdKey).
     for (auto [list, name] :
          {std::pair{&q.providers, "provider"}, std::pair{&q.accelerators, "accelerator"},
-          std::pair{&q.regions, "region"}}) {
+          std::pair{&q.regions, "region"}, std::pair{&q.accelerator_families, "accelerator_family"},
+          std::pair{&q.geography.continents, "continent"}}) {
         for (const auto& value : params.List(name)) {
             list->push_back(pricing::IdKey(value));
         }
     }
+    q.geography.countries = params.List("country");  // compared upper-case, as ISO writes them
     for (const auto& name : params.List("price_type")) {
         auto type = pricing::ParsePriceType(name);
         if (!type) {
@@ -302,11 +305,26 @@ void ServeProviders(const Deps& deps, const httplib::Request& req, httplib::Resp
                     {"items", std::move(items)}});
 }
 
+// The family and geography filters name values the catalog and the region table know (a typo is
+// a 422 naming the parameter, not an empty list); the listing then reads the region table.
+pricing::Status CheckPlaceFilters(const Deps& deps, const pricing::Catalog& catalog,
+                                  pricing::OfferingQuery& query) {
+    const pricing::RegionTable& regions = PlanReferenceOf(deps).regions;
+    if (auto families = pricing::CheckAcceleratorFamilies(
+            query.accelerator_families, catalog.Accelerators(), {"accelerator_family"});
+        !families.ok()) {
+        return families;
+    }
+    query.region_table = &regions;
+    return pricing::CheckGeography(query.geography, regions, {"country"}, {"continent"});
+}
+
 void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     QueryParams params(
         req, {"provider", "accelerator", "price_type", "region", "min_accelerator_count",
               "max_accelerator_count", "min_accelerator_memory_gb", "max_usd_per_accelerator_hour",
-              "verified", "sort", "limit", "cursor", kAsOfParam});
+              "verified", "sort", "limit", "cursor", "accelerator_family", "country", "continent",
+              kAsOfParam});
     auto query = DecodeOfferingQuery(params);
     if (!query.ok()) {
         return WriteProblem(res, req, query.error());
@@ -316,6 +334,9 @@ void ServeOfferings(const Deps& deps, const httplib::Request& req, httplib::Resp
         return WriteProblem(res, req, chosen.error());
     }
     auto catalog = chosen.value();
+    if (auto places = CheckPlaceFilters(deps, *catalog, query.value()); !places.ok()) {
+        return WriteProblem(res, req, places.error());
+    }
     const std::string version = catalog->Describe().version;
     query.value().catalog_version = version;
     auto page = pricing::QueryOfferings(catalog->Offerings(), query.value());

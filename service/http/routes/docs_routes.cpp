@@ -55,8 +55,8 @@ std::string LocalOnly(std::string_view bundle) {
 void AddDocsRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/docs", [deps](const httplib::Request& req, httplib::Response& res) {
         if (deps.redoc_js.empty()) {
-            return WriteTransportProblem(
-                res, req, 404, "docs_not_bundled",
+            return WriteFault(
+                res, req, Fault::kDocsNotBundled,
                 "this build has no API reference page (it was built without node_modules; run "
                 "npm ci and rebuild); the contract itself is at /openapi.yaml");
         }
@@ -68,8 +68,8 @@ void AddDocsRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/docs/redoc.standalone.js",
                [deps, bundle](const httplib::Request& req, httplib::Response& res) {
                    if (deps.redoc_js.empty()) {
-                       return WriteTransportProblem(res, req, 404, "docs_not_bundled",
-                                                    "this build has no API reference page");
+                       return WriteFault(res, req, Fault::kDocsNotBundled,
+                                         "this build has no API reference page");
                    }
                    res.set_header("Cache-Control", kBundleCacheControl);
                    res.set_header("X-Content-Type-Options", "nosniff");

@@ -44,26 +44,25 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/readyz", [deps](const httplib::Request& req, httplib::Response& res) {
         if (deps.shutting_down()) {
             res.set_header("Retry-After", "5");
-            return WriteTransportProblem(res, req, 503, "shutting_down",
-                                         "the server is shutting down");
+            return WriteFault(res, req, Fault::kShuttingDown, "the server is shutting down");
         }
         if (deps.catalog()->Describe().offering_count == 0) {
             // A migrated database that was never seeded: every plan would answer from nothing.
             res.set_header("Retry-After", "30");
-            return WriteTransportProblem(res, req, 503, "catalog_empty",
-                                         "the catalog holds no offerings; seed the database "
-                                         "(gpucost seed) or import prices before sending traffic");
+            return WriteFault(res, req, Fault::kCatalogEmpty,
+                              "the catalog holds no offerings; seed the database "
+                              "(gpucost seed) or import prices before sending traffic");
         }
         if (deps.store) {
             StoreHealth h = deps.store->Health();
             if (!h.schema_problem.empty()) {
                 res.set_header("Retry-After", "30");
-                return WriteTransportProblem(res, req, 503, "schema_mismatch", h.schema_problem);
+                return WriteFault(res, req, Fault::kSchemaMismatch, h.schema_problem);
             }
             if (h.snapshot_age_s > deps.max_snapshot_age_s) {
                 res.set_header("Retry-After", "5");
-                return WriteTransportProblem(
-                    res, req, 503, "snapshot_stale",
+                return WriteFault(
+                    res, req, Fault::kSnapshotStale,
                     "the catalog snapshot was last confirmed " +
                         std::to_string(static_cast<long long>(h.snapshot_age_s)) +
                         " s ago, longer than the configured maximum; the database is unreachable");

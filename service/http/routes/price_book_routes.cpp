@@ -216,19 +216,6 @@ void WriteBook(httplib::Response& res, const StoredPriceBook& b, int status) {
     WriteJson(res, BookJson(b), status);
 }
 
-// A store error: If-Match names another version (412), a team the book is shared with writes
-// (403); the rest by code.
-void WriteBookProblem(httplib::Response& res, const httplib::Request& req,
-                      const pricing::Error& e) {
-    if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
-        return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
-    }
-    if (e.code == ErrorCode::kFailedPrecondition && e.field == kOwnerField) {
-        return WriteTransportProblem(res, req, 403, "forbidden", e.message);
-    }
-    WriteProblem(res, req, e);
-}
-
 // The common start of every /v1/price-books call: no query parameters but `allowed`, a
 // database, and a key of `scope`. On failure writes the problem and returns nullopt.
 std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
@@ -325,7 +312,7 @@ void ServeCreate(const Deps& deps, const httplib::Request& req, httplib::Respons
     auto draft = DecodeWrittenBook(deps, *body, /*with_id=*/true);
     if (!draft.ok()) return WriteProblem(res, req, draft.error());
     auto created = deps.price_books->Create(*write, draft.value(), BookAnswer(201));
-    if (!created.ok()) return WriteBookProblem(res, req, created.error());
+    if (!created.ok()) return WriteProblem(res, req, created.error());
     res.set_header("Location", "/v1/price-books/" + draft.value().id);
     WriteStored(res, created.value());
 }
@@ -380,10 +367,10 @@ void ServeGet(const Deps& deps, const httplib::Request& req, httplib::Response& 
     auto book = deps.price_books->Get(id, version.value());
     if (book.ok() && !ReadsBook(caller->principal, book.value())) {
         if (PlansWithBook(caller->principal, book.value())) {
-            return WriteTransportProblem(res, req, 403, "forbidden",
-                                         "price book '" + id + "' is shared with team '" +
-                                             caller->principal.team +
-                                             "' to plan with; its rules are its team's to read");
+            return WriteFault(res, req, Fault::kForbidden,
+                              "price book '" + id + "' is shared with team '" +
+                                  caller->principal.team +
+                                  "' to plan with; its rules are its team's to read");
         }
         book = MakeError(ErrorCode::kNotFound, "no price book with id '" + id + "'", "id");
     }
@@ -400,7 +387,7 @@ void ServeReplace(const Deps& deps, const httplib::Request& req, httplib::Respon
     if (!next.ok()) return WriteProblem(res, req, next.error());
     auto replaced =
         deps.price_books->Replace(*write, req.matches[1].str(), next.value(), BookAnswer(200));
-    if (!replaced.ok()) return WriteBookProblem(res, req, replaced.error());
+    if (!replaced.ok()) return WriteProblem(res, req, replaced.error());
     WriteStored(res, replaced.value());
 }
 
@@ -408,7 +395,7 @@ void ServeDelete(const Deps& deps, const httplib::Request& req, httplib::Respons
     auto write = BeginWrite(deps, req, res);
     if (!write) return;
     auto deleted = deps.price_books->Delete(*write, req.matches[1].str());
-    if (!deleted.ok()) return WriteBookProblem(res, req, deleted.error());
+    if (!deleted.ok()) return WriteProblem(res, req, deleted.error());
     WriteStored(res, deleted.value());
 }
 

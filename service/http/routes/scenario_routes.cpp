@@ -185,18 +185,6 @@ void CheckTags(JsonReader& r, const std::vector<std::string>& tags) {
     }
 }
 
-// A store error: the caller is not the owner (403), If-Match names another version (412).
-void WriteScenarioProblem(httplib::Response& res, const httplib::Request& req,
-                          const pricing::Error& e) {
-    if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
-        return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
-    }
-    if (e.code == ErrorCode::kFailedPrecondition && e.field == kOwnerField) {
-        return WriteTransportProblem(res, req, 403, "forbidden", e.message);
-    }
-    WriteProblem(res, req, e);
-}
-
 // A scenario id from the path, or a 404 problem written and nullopt.
 std::optional<std::int64_t> PathScenarioId(const httplib::Request& req, httplib::Response& res) {
     auto id = ParseScenarioId(req.matches[1].str());
@@ -266,9 +254,9 @@ bool RequirePatchBody(const httplib::Request& req, httplib::Response& res) {
     if (type == "application/merge-patch+json" || type == "application/json") {
         return true;
     }
-    WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                          "send the change as Content-Type: application/merge-patch+json (or "
-                          "application/json)");
+    WriteFault(res, req, Fault::kUnsupportedMediaType,
+               "send the change as Content-Type: application/merge-patch+json (or "
+               "application/json)");
     return false;
 }
 
@@ -359,9 +347,9 @@ void ServeCreateScenario(const Deps& deps, const httplib::Request& req, httplib:
         return;
     }
     if (principal->scope == KeyScope::kOrg) {
-        return WriteTransportProblem(res, req, 403, "forbidden",
-                                     "an org key reads every team's scenarios and saves none; "
-                                     "save with a key of the team the scenario is for");
+        return WriteFault(res, req, Fault::kForbidden,
+                          "an org key reads every team's scenarios and saves none; "
+                          "save with a key of the team the scenario is for");
     }
     WriteRequest write;
     write.principal = *principal;
@@ -546,7 +534,7 @@ void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::
     }
     auto changed = deps.store->UpdateScenario(write, id, change, &ChangedScenarioAnswer);
     if (!changed.ok()) {
-        return WriteScenarioProblem(res, req, changed.error());
+        return WriteProblem(res, req, changed.error());
     }
     WriteStored(res, changed.value());
 }
@@ -601,7 +589,7 @@ void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Re
                       200);
         });
     });
-    if (!changed.ok()) return WriteScenarioProblem(res, req, changed.error());
+    if (!changed.ok()) return WriteProblem(res, req, changed.error());
     WriteStored(res, changed.value());
 }
 
@@ -613,7 +601,7 @@ void ServeDeleteScenario(const Deps& deps, const httplib::Request& req, httplib:
     }
     auto deleted = deps.store->DeleteScenario(begun->first, begun->second);
     if (!deleted.ok()) {
-        return WriteScenarioProblem(res, req, deleted.error());
+        return WriteProblem(res, req, deleted.error());
     }
     WriteStored(res, deleted.value());
 }

@@ -128,9 +128,9 @@ void AddWebRoutes(RouteTable& routes, const Deps& deps) {
                                                          httplib::Response& res) {
         auto it = site->assets.find(std::string_view(req.matches[1].str()));
         if (it == site->assets.end()) {
-            return WriteTransportProblem(res, req, 404, "not_found",
-                                         "no such file of the planning page (asset names change "
-                                         "with every build; reload /)");
+            return WriteFault(res, req, Fault::kNotFound,
+                              "no such file of the planning page (asset names change "
+                              "with every build; reload /)");
         }
         res.set_header("Cache-Control", kAssetCacheControl);
         res.set_header("X-Content-Type-Options", "nosniff");

@@ -136,17 +136,6 @@ StoredResponse Encoded(int status, const json& body, std::string etag) {
     return {status, ToJsonText(body), std::move(etag), false};
 }
 
-void WriteStoreError(httplib::Response& res, const httplib::Request& req, const pricing::Error& e) {
-    if (e.code == ErrorCode::kFailedPrecondition && e.field == kIfMatchField) {
-        return WriteTransportProblem(res, req, 412, "precondition_failed", e.message);
-    }
-    if (e.code == ErrorCode::kFailedPrecondition && e.field == "Authorization") {
-        res.set_header("WWW-Authenticate", "Bearer realm=\"gpucost\"");
-        return WriteTransportProblem(res, req, 401, "unauthenticated", e.message);
-    }
-    WriteProblem(res, req, e);
-}
-
 // Authentication, headers and query string common to every write. On failure writes the
 // problem and returns nullopt.
 std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
@@ -601,8 +590,8 @@ void ServePutPrice(const Deps& deps, const httplib::Request& req, httplib::Respo
         return;
     }
     if (MediaType(req) != "application/json") {
-        return WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                                     "send the new price as Content-Type: application/json");
+        return WriteFault(res, req, Fault::kUnsupportedMediaType,
+                          "send the new price as Content-Type: application/json");
     }
     auto body = ParseJsonBody(req.body);
     if (!body.ok()) {
@@ -617,7 +606,7 @@ void ServePutPrice(const Deps& deps, const httplib::Request& req, httplib::Respo
             return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
         });
     if (!stored.ok()) {
-        return WriteStoreError(res, req, stored.error());
+        return WriteProblem(res, req, stored.error());
     }
     WriteStored(res, stored.value());
 }
@@ -632,9 +621,9 @@ std::optional<json> ReadOfferingsBody(const httplib::Request& req, httplib::Resp
     } else if (type == "text/csv") {
         body = CsvToJson(req.body);
     } else {
-        WriteTransportProblem(res, req, 415, "unsupported_media_type",
-                              "send one offering or an array as application/json, or rows as "
-                              "text/csv");
+        WriteFault(res, req, Fault::kUnsupportedMediaType,
+                   "send one offering or an array as application/json, or rows as "
+                   "text/csv");
         return std::nullopt;
     }
     if (!body.ok()) {
@@ -710,7 +699,7 @@ void ServeCreateOfferings(const Deps& deps, const httplib::Request& req, httplib
                            "");
         });
     if (!stored.ok()) {
-        return WriteStoreError(res, req, stored.error());
+        return WriteProblem(res, req, stored.error());
     }
     if (!bulk && !offerings.value().empty()) {
         res.set_header("Location", "/v1/offerings/" + offerings.value().front().id);
@@ -729,7 +718,7 @@ void ServeRetireOffering(const Deps& deps, const httplib::Request& req, httplib:
             return Encoded(200, HistoryJson(h), OfferingEtag(h.version));
         });
     if (!stored.ok()) {
-        return WriteStoreError(res, req, stored.error());
+        return WriteProblem(res, req, stored.error());
     }
     WriteStored(res, stored.value());
 }

@@ -47,10 +47,10 @@ void CorsPolicy::AnswerPreflight(const httplib::Request& req, httplib::Response&
                                  const std::set<std::string>& methods) const {
     const std::string origin = req.get_header_value("Origin");
     if (!Allows(origin)) {
-        WriteTransportProblem(res, req, 403, "cors_origin_not_allowed",
-                              "origin '" + origin +
-                                  "' is not allowed to call this API from a browser; the "
-                                  "operator lists allowed origins with --cors-origins");
+        WriteFault(res, req, Fault::kCorsOriginNotAllowed,
+                   "origin '" + origin +
+                       "' is not allowed to call this API from a browser; the "
+                       "operator lists allowed origins with --cors-origins");
         return;
     }
     std::string allow;

@@ -4,6 +4,8 @@
 #include <array>
 #include <optional>
 
+#include "service/http/codec/problem.hpp"
+
 namespace gpucost::http {
 namespace {
 
@@ -48,17 +50,17 @@ std::string_view TrimOws(std::string_view s) {
     return s;
 }
 
-RequestFrame Refuse(int status, std::string code, std::string detail) {
+RequestFrame Refuse(Fault fault, std::string detail) {
     RequestFrame frame;
     frame.state = FrameState::kRefused;
-    frame.status = status;
-    frame.code = std::move(code);
+    frame.status = HttpStatusFor(fault);
+    frame.code = std::string(FaultCode(fault));
     frame.detail = std::move(detail);
     return frame;
 }
 
 RequestFrame Malformed(std::string detail) {
-    return Refuse(400, "bad_request", std::move(detail));
+    return Refuse(Fault::kBadRequest, std::move(detail));
 }
 
 struct RequestLine {
@@ -155,11 +157,11 @@ private:
             }
             std::string_view line = in_.substr(pos, lf - 1 - pos);
             if (line.size() + 2 > limit) {
-                return first ? Refuse(414, "uri_too_long", RequestLineTooLong())
-                             : Refuse(431, "header_too_large", HeaderLineTooLong());
+                return first ? Refuse(Fault::kUriTooLong, RequestLineTooLong())
+                             : Refuse(Fault::kHeaderTooLarge, HeaderLineTooLong());
             }
             if (lf + 1 > limits_.max_head_bytes) {
-                return Refuse(431, "header_too_large", HeadTooLarge());
+                return Refuse(Fault::kHeaderTooLarge, HeadTooLarge());
             }
             if (line.find('\r') != std::string_view::npos) {
                 return Malformed("a bare CR inside a line of the request head");
@@ -190,11 +192,11 @@ private:
             return Malformed("a bare CR inside a line of the request head");
         }
         if (partial > limit) {
-            return request_line ? Refuse(414, "uri_too_long", RequestLineTooLong())
-                                : Refuse(431, "header_too_large", HeaderLineTooLong());
+            return request_line ? Refuse(Fault::kUriTooLong, RequestLineTooLong())
+                                : Refuse(Fault::kHeaderTooLarge, HeaderLineTooLong());
         }
         if (in_.size() > limits_.max_head_bytes) {
-            return Refuse(431, "header_too_large", HeadTooLarge());
+            return Refuse(Fault::kHeaderTooLarge, HeadTooLarge());
         }
         return {};
     }
@@ -217,7 +219,7 @@ private:
             return Malformed("header " + std::string(name) + " holds a control character");
         }
         if (line.size() + 2 + EscapedExtraBytes(value) > limits_.max_header_line_bytes) {
-            return Refuse(431, "header_too_large", HeaderLineTooLong());
+            return Refuse(Fault::kHeaderTooLarge, HeaderLineTooLong());
         }
         if (value.empty() && empty_fields_.size() < RequestFrame::kMaxEmptyFields) {
             empty_fields_.emplace_back(name);
@@ -273,7 +275,7 @@ private:
             for (char c : text) length = length * 10 + static_cast<std::size_t>(c - '0');
         }
         if (body_.transfer_encoding) {
-            return takes_body ? Refuse(411, "length_required",
+            return takes_body ? Refuse(Fault::kLengthRequired,
                                        "request bodies with Transfer-Encoding (chunked) are not "
                                        "accepted; send Content-Length")
                               : BodyNotAllowed();
@@ -283,12 +285,12 @@ private:
         }
         if (body_.expect_fields > 1 ||
             (body_.expect_fields == 1 && !EqualsIgnoreCase(body_.expect, "100-continue"))) {
-            return Refuse(417, "expectation_failed",
+            return Refuse(Fault::kExpectationFailed,
                           "the only expectation accepted is Expect: 100-continue");
         }
         if (const std::size_t limit = limits_.BodyLimitFor(line_.method, line_.path);
             length > limit) {
-            return Refuse(413, "payload_too_large",
+            return Refuse(Fault::kPayloadTooLarge,
                           "request body is larger than " + std::to_string(limit) + " bytes");
         }
         if (connection_.host_fields > 1) {

@@ -123,6 +123,13 @@ std::string ProblemResponse(int status, std::string_view code, std::string_view 
            kApiVersionHeader + ": " + std::string(kApiVersion) + "\r\n" +
            std::string(extra_headers) + "Connection: close\r\n\r\n" + body;
 }
+// The same, for a fault of problem.cpp's table.
+std::string ProblemResponse(Fault fault, std::string_view detail, std::string_view head = {},
+                            std::optional<std::string_view> path = {},
+                            std::string_view extra_headers = {}) {
+    return ProblemResponse(HttpStatusFor(fault), FaultCode(fault), detail, head, path,
+                           extra_headers);
+}
 
 // Bytes written to `fd` that the client has not acknowledged yet (-1 when unknown).
 int KernelQueuedBytes(int fd) {
@@ -406,14 +413,14 @@ std::string EventServer::AdmissionRefusal(const std::string& remote_ip) {
     if (connections_.size() >= options_.max_connections) {
         ++stats_.refused_over_limit;
         lock.unlock();
-        return ProblemResponse(503, "overloaded", "too many open connections; retry later");
+        return ProblemResponse(Fault::kOverloaded, "too many open connections; retry later");
     }
     auto it = connections_per_address_.find(remote_ip);
     if (it != connections_per_address_.end() &&
         it->second >= options_.max_connections_per_address) {
         ++stats_.refused_per_address;
         lock.unlock();
-        return ProblemResponse(503, "overloaded",
+        return ProblemResponse(Fault::kOverloaded,
                                "too many open connections from your address (at most " +
                                    std::to_string(options_.max_connections_per_address) +
                                    "); reuse a keep-alive connection or retry later");
@@ -635,7 +642,7 @@ void EventServer::RefuseOverBudget(const std::shared_ptr<Connection>& conn) {
     const RequestFrame& frame = conn->frame;
     conn->unread_body_bytes = frame.body_bytes;
     const std::string answer = ProblemResponse(
-        503, "overloaded",
+        Fault::kOverloaded,
         "the server holds as many request bodies as it may (" +
             std::to_string(options_.max_buffered_body_bytes) + " bytes); retry later",
         std::string_view(conn->in.data(), frame.head_bytes), std::string_view(frame.path),
@@ -794,7 +801,7 @@ void EventServer::RefuseOverUnsentBudget(const std::shared_ptr<Connection>& conn
         ++stats_.refused_unsent_budget;
     }
     const std::string answer =
-        ProblemResponse(503, "overloaded",
+        ProblemResponse(Fault::kOverloaded,
                         "answers waiting for clients to read them hold " +
                             std::to_string(options_.max_unsent_bytes_total) +
                             " bytes, the most this server keeps; retry later",
@@ -901,7 +908,7 @@ void EventServer::ReaperLoop() {
                     // that bytes still arriving do not reset the connection over the answer.
                     SendAndForget(
                         conn->fd,
-                        ProblemResponse(408, "request_timeout",
+                        ProblemResponse(Fault::kRequestTimeout,
                                         "the request did not arrive whole within " +
                                             std::to_string(options_.request_timeout.count()) +
                                             " ms of its first byte",

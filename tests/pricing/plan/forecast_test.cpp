@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
+#include "pricing/calendar.hpp"
 #include "pricing/plan/budget.hpp"
-#include "pricing/plan/calendar.hpp"
 
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::plan;

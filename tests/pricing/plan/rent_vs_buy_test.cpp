@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "pricing/catalog_loader.hpp"
-#include "pricing/plan/field_checker.hpp"
+#include "pricing/field_checker.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;

@@ -9,10 +9,10 @@
 #include <set>
 #include <tuple>
 
+#include "pricing/calendar.hpp"
 #include "pricing/catalog_loader.hpp"
 #include "pricing/in_memory_catalog.hpp"
 #include "pricing/money.hpp"
-#include "pricing/plan/calendar.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
 #include "tests/support/sample_catalog.hpp"

@@ -305,4 +305,28 @@ TEST_SUITE("catalog_factory") {
     TEST_CASE("the embedded OpenAPI document is the repository's") {
         CHECK(app::EmbeddedOpenApiYaml().rfind("openapi: 3.1", 0) == 0);
     }
+
+    TEST_CASE("the region table places every region of the embedded catalog, with its source") {
+        auto catalog = Embedded();
+        auto reference = app::LoadEmbeddedPlanReference(*catalog);
+        REQUIRE(reference.ok());
+        const pricing::RegionTable& regions = reference.value().regions;
+        std::set<std::pair<std::string, std::string>> seen;
+        for (const auto& o : catalog->Offerings()) {
+            if (!seen.emplace(o.provider, o.region).second) continue;
+            const pricing::RegionPlace* place = regions.Find(o.provider, o.region);
+            const std::string missing =
+                o.provider + " region " + o.region + " has no row in schema/seed/regions.csv";
+            CHECK_MESSAGE(place != nullptr, missing);
+            if (place != nullptr) {
+                CHECK_MESSAGE(place->source.rfind("https://", 0) == 0, o.region);
+            }
+        }
+        CHECK(seen.size() >= 20);
+        // "In the US": the big clouds' US regions are, a marketplace median is not.
+        CHECK(regions.Within("aws", "us-east-1", {{"US"}, {}}));
+        CHECK(regions.Within("gcp", "us-central1", {{"US"}, {}}));
+        CHECK_FALSE(regions.Within("vastai", "marketplace", {{"US"}, {}}));
+        CHECK_FALSE(regions.Within("aws", "ap-southeast-4", {{"US"}, {}}));
+    }
 }

@@ -25,6 +25,16 @@ FileResult Read(Format format, const std::string& fixture, ParseOptions options)
     return std::move(read).value();
 }
 
+TEST_CASE("every price-file format has its row: a name that parses back and its assumptions") {
+    for (int i = 0; i <= static_cast<int>(Format::kGcpBillingCatalog); ++i) {
+        const auto format = static_cast<Format>(i);
+        CAPTURE(i);
+        CHECK(ParseFormat(FormatName(format)) == format);
+        CHECK_FALSE(FormatAssumptions(format).empty());
+    }
+    CHECK_FALSE(ParseFormat("oracle-price-list").has_value());
+}
+
 TEST_CASE("offering ids follow the seed's rule") {
     CHECK(OfferingId("aws", "p5.48xlarge", "us-east-1", pricing::PriceType::kOnDemand) ==
           "aws-p5.48xlarge-us-east-1-on-demand");

@@ -88,6 +88,21 @@ TEST_SUITE("actuals_routes") {
         for (const json& m : monthly) planned_total += m["usd"].get<double>();
         CHECK(r["planned_usd"].get<double>() == doctest::Approx(planned_total));
         CHECK(r["gap_usd"].get<double>() == doctest::Approx(120 - planned_total));
+        // To date: January alone is billed, so February and March are not under-spend.
+        const json& to_date = r["to_date"];
+        REQUIRE(to_date.is_object());
+        CHECK(to_date["through_month"] == "2026-01");
+        CHECK(to_date["months"] == 1);
+        CHECK(to_date["planned_usd"].get<double>() == doctest::Approx(planned_jan));
+        CHECK(to_date["actual_effective_cost_usd"].get<double>() == doctest::Approx(120));
+        CHECK(to_date["gap_usd"].get<double>() == doctest::Approx(120 - planned_jan));
+        CHECK(to_date["gap_fraction"].get<double>() ==
+              doctest::Approx((120 - planned_jan) / planned_jan));
+        // Before any charge there is nothing to date.
+        const json other = f.SaveScenario(kServingScenario, f.reader);
+        const json none = Body(c.Get("/v1/scenarios/" + other["id"].get<std::string>() + "/actuals",
+                                     f.Auth(f.reader)));
+        CHECK(none["to_date"].is_null());
     }
 
     // Money as answers state it (docs/api.md "Money"): the rows are added exactly and the sums

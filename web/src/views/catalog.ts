@@ -2,6 +2,7 @@
 // paging, and the hardware model (GET /v1/accelerators).
 import { api, asProblem, type OfferingQuery, type Schemas } from "../api";
 import { csvButton } from "../csv";
+import { latest } from "../latest";
 import { ageDays, checkboxes, checkedValues, field, formShell, h, input, kStalePriceDays, num, optNumber,
          formState, PRICE_TYPES, priceTypeName, PROVIDERS, providerName, rememberForm, scrollBox, select, showProblem, clearProblem, table, usd } from "../dom";
 
@@ -50,6 +51,11 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
     const priceType = select([["", "any"], ...PRICE_TYPES], "", { "data-testid": "f-price-type" });
     const priceType_ = priceType;
     const region = input({ type: "text", placeholder: "us-east-1", autocomplete: "off" });
+    // Where and which kind: a country or continent (the API's region table) and a family of
+    // accelerators ("h100": every H100 variant).
+    const country = input({ type: "text", placeholder: "US", autocomplete: "off", "data-testid": "f-country" });
+    const continent = select([["", "any"], ...CONTINENTS], "", { "data-testid": "f-continent" });
+    const family = select([["", "any"], ...familyOptions(accelerators)], "", { "data-testid": "f-family" });
     const minAcc = input({ type: "number", min: 1, step: 1, inputmode: "numeric", "data-testid": "f-min-acc" });
     const maxPrice = input({ type: "number", min: 0, step: 0.01, inputmode: "decimal", "data-testid": "f-max-price" });
     const verified = input({ type: "checkbox", "data-testid": "f-verified" });
@@ -64,6 +70,9 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Accelerator", accel, "accelerator"),
         field("Price type", priceType, "price_type"),
         field("Region", region, "region"),
+        field("Country", country, "country", "ISO code, e.g. US; several separated by commas"),
+        field("Continent", continent, "continent"),
+        field("Accelerator family", family, "accelerator_family", "every variant, e.g. all H100s"),
         field("Min accelerators per instance", minAcc, "min_accelerator_count"),
         field("Max USD per accelerator-hour", maxPrice, "max_usd_per_accelerator_hour"),
         sortField,
@@ -93,20 +102,29 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         accelerator: accel.value ? [accel.value] : undefined,
         price_type: priceType.value ? [priceType.value] as OfferingQuery["price_type"] : undefined,
         region: region.value.trim() ? [region.value.trim()] : undefined,
+        country: listOrUndefined(country.value.split(/[\s,]+/).filter(Boolean)),
+        continent: continent.value ? [continent.value] as OfferingQuery["continent"] : undefined,
+        accelerator_family: family.value ? [family.value] : undefined,
         min_accelerator_count: optNumber(minAcc),
         max_usd_per_accelerator_hour: optNumber(maxPrice),
         verified: verified.checked ? true : undefined,
         sort: sortSelect.value as Sort, limit: kPageSize, cursor: cursors[cursors.length - 1],
     });
 
-    // Only the latest request is shown: a sort clicked while a search is on its way wins.
-    let latest = 0;
+    // Each offering's commitment prices, read once, shown beside its on-demand price.
+    const commitments = commitmentIndex();
+    // Only the latest request is shown: a sort clicked while a search is on its way aborts it (and
+    // one that started while this one waited for the commitment prices wins).
+    let generation = 0;
     async function load(): Promise<void> {
-        const mine = ++latest;
+        const mine = ++generation;
+        const run = latest(form, null, false);
         clearProblem(form);
         status.textContent = "Loading…";
-        const { data, error, response } = await api.GET("/v1/offerings", { params: { query: query() } });
-        if (mine !== latest) return;
+        const answer = await run.call((signal) => api.GET("/v1/offerings", { params: { query: query() }, signal }));
+        if (!answer) return;
+        run.done();
+        const { data, error, response } = answer;
         if (!data) {
             status.textContent = "";
             showProblem(form, asProblem(error, response.status));
@@ -118,11 +136,13 @@ export function catalogView(root: HTMLElement, accelerators: Schemas["Accelerato
         rememberForm(form);
         shownItems = data.items;
         csv.hidden = data.items.length === 0;
+        await commitments.ready;
+        if (mine !== generation) return;
         results.replaceChildren(offeringsTable(data.items, sortSelect.value, (key) => {
             sortSelect.value = sortSelect.value === key ? `-${key}` : key;
             cursors = [undefined];
             void load();
-        }));
+        }, commitments.byOffering));
         // The time to first render the test reports: navigation start to the first table drawn.
         if (performance.getEntriesByName("gpucost:first-render").length === 0) performance.mark("gpucost:first-render");
         prev.disabled = cursors.length <= 1;
@@ -185,18 +205,27 @@ function summaryView(accelerators: Schemas["Accelerator"][],
                "median_usd_per_accelerator_hour", "highest_usd_per_accelerator_hour", "offerings"],
         rows: shown.map((r) => [r.acc, accName.get(r.acc) ?? r.acc, accMemory.get(r.acc), r.prov, r.type, r.min, r.mid, r.max, r.n]),
     }), "summary-csv");
-    let latest = 0;
+    // Another accelerator picked while the pages of one are on their way aborts them.
+    let running: AbortController | null = null;
     const draw = async () => {
-        const mine = ++latest;
+        running?.abort();
+        const mine = new AbortController();
+        running = mine;
         const items: Offering[] = [];
         let cursor: string | undefined;
-        do {
-            const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value ? [pick.value] : undefined, limit: 500, cursor } } });
-            if (!data) break;
-            items.push(...data.items);
-            cursor = data.next_cursor ?? undefined;
-        } while (cursor);
-        if (mine !== latest) return;
+        try {
+            do {
+                const { data } = await api.GET("/v1/offerings", { params: { query: { accelerator: pick.value ? [pick.value] : undefined, limit: 500, cursor } },
+                                                                  signal: mine.signal });
+                if (!data) break;
+                items.push(...data.items);
+                cursor = data.next_cursor ?? undefined;
+            } while (cursor);
+        } catch (e) {
+            if (mine.signal.aborted) return;
+            throw e;
+        }
+        if (running !== mine) return;
         // By accelerator (by name), then cheapest first.
         const rows = summarize(items).sort((a, b) =>
             (accName.get(a.acc) ?? a.acc).localeCompare(accName.get(b.acc) ?? b.acc) || a.min - b.min);
@@ -229,7 +258,8 @@ function summaryView(accelerators: Schemas["Accelerator"][],
              h("div", { class: "grid" }, field("Accelerator", pick, "summary_accelerator")), out, csv);
 }
 
-function offeringsTable(items: Offering[], sort: string, onSort: (key: string) => void): HTMLElement {
+function offeringsTable(items: Offering[], sort: string, onSort: (key: string) => void,
+                        commitmentsOf: Map<string, Offering[]>): HTMLElement {
     const head = h("tr", {}, ...SORTABLE.map((c) => {
         if (!c.key) return h("th", { scope: "col", class: c.numeric ? "num" : undefined }, c.label);
         const dir = sort === c.key ? "ascending" : sort === `-${c.key}` ? "descending" : undefined;
@@ -243,7 +273,7 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         h("td", {}, o.instance_type),
         h("td", { class: "num" }, `${o.accelerator_count} × ${o.accelerator}`),
         h("td", {}, priceTypeName(o.price_type)),
-        h("td", { class: "num", "data-value": o.usd_per_hour }, usd(o.usd_per_hour, 2)),
+        h("td", { class: "num", "data-value": o.usd_per_hour }, usd(o.usd_per_hour, 2), commitmentNote(o, commitmentsOf)),
         h("td", { class: "num", "data-value": o.usd_per_accelerator_hour }, usd(o.usd_per_accelerator_hour, 3)),
         h("td", { class: "num" }, o.accelerator_memory_gb ? `${num(o.accelerator_memory_gb, 0)} GB` : "–"),
         h("td", {}, o.region),
@@ -253,6 +283,52 @@ function offeringsTable(items: Offering[], sort: string, onSort: (key: string) =
         h("td", {}, planButton(o))));
     return scrollBox("Offerings table", h("table", { "data-testid": "offerings" }, h("thead", {}, head),
                                            h("tbody", {}, ...rows)));
+}
+
+// The seven continents as the API names them (GET /v1/offerings `continent`).
+const CONTINENTS: [string, string][] = [["africa", "Africa"], ["antarctica", "Antarctica"], ["asia", "Asia"], ["europe", "Europe"],
+    ["north-america", "North America"], ["oceania", "Oceania"], ["south-america", "South America"]];
+
+// Accelerator families as the API forms them (an id up to its first "-"), each with its members.
+export function familyOptions(accelerators: { id: string; name: string }[]): [string, string][] {
+    const families = new Map<string, string[]>();
+    for (const a of accelerators) {
+        const f = a.id.split("-")[0]!.toLowerCase();
+        families.set(f, [...(families.get(f) ?? []), a.name]);
+    }
+    return [...families.entries()].sort(([a], [b]) => a.localeCompare(b))
+        .map(([f, names]) => [f, names.length > 1 ? `${f.toUpperCase()}: all ${names.length} (${names.join(", ")})` : names[0]!]);
+}
+
+// The commitment offerings (1 and 3 years) by the on-demand offering they commit to: the same
+// provider, instance type and region. Read once (every page), for the note beside each price.
+const twinKey = (o: Offering): string => `${o.provider}|${o.instance_type}|${o.region}`;
+function commitmentIndex(): { byOffering: Map<string, Offering[]>; ready: Promise<void> } {
+    const byOffering = new Map<string, Offering[]>();
+    const ready = (async () => {
+        let cursor: string | undefined;
+        do {
+            const { data } = await api.GET("/v1/offerings", { params: { query: { price_type: ["commit_1y", "commit_3y"], limit: 500, cursor, sort: "id" } } });
+            if (!data) return;
+            for (const o of data.items) byOffering.set(twinKey(o), [...(byOffering.get(twinKey(o)) ?? []), o]);
+            cursor = data.next_cursor ?? undefined;
+        } while (cursor);
+    })();
+    return { byOffering, ready };
+}
+
+// Beside an on-demand price: each commitment's price and what it saves against on-demand
+// ("1-year commitment $39.66/h, saves 28 %"), as the catalog has them.
+function commitmentNote(o: Offering, commitmentsOf: Map<string, Offering[]>): HTMLElement | null {
+    if (o.price_type !== "on_demand") return null;
+    const terms = (commitmentsOf.get(twinKey(o)) ?? []).sort((a, b) => a.price_type.localeCompare(b.price_type));
+    if (terms.length === 0) return null;
+    // On the price's line (a catalog row is one line): " · 1-year commitment $25.55/h, saves 37 %".
+    return h("span", { class: "commitments", "data-testid": "commitments" }, ...terms.map((c) => {
+        const saving = o.usd_per_hour > 0 ? 1 - c.usd_per_hour / o.usd_per_hour : 0;
+        return h("small", { "data-price-type": c.price_type, "data-value": c.usd_per_hour, "data-saving": saving, "data-id": c.id },
+                 ` · ${priceTypeName(c.price_type)} ${usd(c.usd_per_hour, 2)}/h, saves ${num(saving * 100, 0)} %`);
+    }));
 }
 
 function planButton(o: Offering): HTMLElement {

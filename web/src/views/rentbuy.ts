@@ -1,7 +1,9 @@
 // Rent vs buy: POST /v1/plans/rent-vs-buy; cumulative cost of renting, of each rent option the
 // answer lists (commitments among them) and of owning, with the break-even month marked.
 import { compareBlock } from "../compare";
+import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
+import { priceBookFields, withPriceBook } from "../money";
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { legend, lines, seriesClass, type Series } from "../chart";
 import { offeringPicker } from "../picker";
@@ -39,6 +41,7 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         field("Rent: USD per accelerator-hour", rate, "/rent/usd_per_accelerator_hour", "overrides the offering"),
         field("Horizon (months)", horizon, "/horizon_months"),
         field("Discount rate (% a year)", discount, "/discount_rate_annual"),
+        ...priceBookFields(),
     ], "Compare", "rentbuy-form");
     const out = h("div", { class: "results", "data-testid": "rentbuy-results" });
 
@@ -48,8 +51,12 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
         const r = optNumber(rate);
         const utilization = readPercent(util);
         const discountRate = readPercent(discount);
+        const run = latest(form, out);
         if (refuseUnreadable(form, [[util, utilization], [discount, discountRate], [count, optNumber(count)],
-                                    [rate, r], [horizon, optNumber(horizon)]])) return;
+                                    [rate, r], [horizon, optNumber(horizon)]])) {
+            run.done();
+            return;
+        }
         const body: Request = {
             buy: { accelerator: accel.value, total_accelerators: optNumber(count), utilization },
             rent: r !== undefined ? { usd_per_accelerator_hour: r }
@@ -57,14 +64,17 @@ export function rentBuyView(root: HTMLElement, accelerators: Schemas["Accelerato
             horizon_months: optNumber(horizon), discount_rate_annual: discountRate,
         };
         out.replaceChildren(h("p", { role: "status" }, "Comparing…"));
-        const { data, error, response } = await api.POST("/v1/plans/rent-vs-buy", { body });
+        const answer = await run.call((signal) => api.POST("/v1/plans/rent-vs-buy", { ...withPriceBook(form, body), signal }));
+        if (!answer) return;  // another request (or an edit of the form) superseded this one
+        run.done();
+        const { data, error, response } = answer;
         showOutcome(form, out, jsonAnswer<Plan>(data), error, response.status, (a) => render(a, body, form), (a) => [compareBlock(form, [
             { label: "Break-even (months)", value: a.break_even_months, format: (v) => num(v, 1) },
             { label: "Break-even utilisation", value: a.break_even_utilization, format: (v) => pct(v) },
             { label: "NPV of renting", value: a.npv_rent_usd, format: (v) => usd(v) },
             { label: "NPV of owning", value: a.npv_own_usd, format: (v) => usd(v) },
             { label: "Monthly cost of renting", value: a.monthly_rent_usd, format: (v) => usd(v) },
-        ]), saveBlock("rent-vs-buy", body)]);
+        ]), saveBlock("rent-vs-buy", withPriceBook(form, body).body)]);
     });
     root.replaceChildren(h("h2", {}, "Rent vs buy"),
         h("p", { class: "lede" }, "Cumulative cash spent renting against owning (purchase up front, then power, hosting and staff)."),

@@ -4,8 +4,11 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { daysWithin, monthlyCash } from "../budget";
 import { bars } from "../chart";
+import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
+import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
+import { priceBookFields, withPriceBook } from "../money";
 import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, field, formShell, h, input, listOf, noteAt, num, optNumber, pct,
          PRECISIONS, PRICE_TYPES, priceTypeName, prose, PROVIDERS, providerName, select, table, usd, warningsBlock } from "../dom";
 import { servingAccelerators, servingNodes, servingTotal } from "../fields";
@@ -57,6 +60,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
               "empty: any age; 180 leaves out the stale ones"),
         field("Months of cash flow", budgetMonths, "/budget_months", "calendar months from the start date, 1 to 60"),
         field("Start date", startDate, "/start_date", "empty: today (UTC)"),
+        ...priceBookFields(),
     ], "Plan serving", "serving-form");
     const out = h("div", { class: "results", "data-testid": "serving-results" });
     form.addEventListener("submit", async (e) => {
@@ -82,15 +86,19 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
             api_price, limit: kOptions,
             budget_months: optNumber(budgetMonths), start_date: startDate.value || undefined,
         };
+        const run = latest(form, out);
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
-        const { data, error, response } = await api.POST("/v1/plans/inference", { body });
+        const answer = await run.call((signal) => api.POST("/v1/plans/inference", { ...withPriceBook(form, body), signal }));
+        if (!answer) return;  // another request (or an edit of the form) superseded this one
+        run.done();
+        const { data, error, response } = answer;
         const plan = jsonAnswer<Plan>(data);
         showOutcome(form, out, plan, error, response.status, (a) => render(a, body, form), (a) => [compareBlock(form, [
             { label: "Recommended option's monthly cost", value: a.recommendation?.monthly_cost_usd, format: (v) => usd(v) },
             { label: "Recommended option's USD per million output tokens", value: a.recommendation?.usd_per_million_output_tokens, format: (v) => usd(v, 4) },
             { label: "Recommended option's accelerators", value: a.recommendation ? servingAccelerators(a.recommendation) : undefined, format: (v) => num(v, 0) },
             { label: "Options meeting the targets", value: servingTotal(a), format: (v) => num(v, 0) },
-        ]), saveBlock("inference", body)]);
+        ]), saveBlock("inference", withPriceBook(form, body).body)]);
         if (plan && plan.options.length === 0 && (plan.skipped["latency_target_unmet"] ?? 0) > 0) {
             noteAt(form, "/latency/max_time_to_first_token_ms",
                    "No offering meets the latency targets: allow more time to the first token or between tokens.");
@@ -103,6 +111,27 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
 
 const barLabel = (o: Option) => `${o.offering.instance_type} (${providerName(o.offering.provider)})`;
 const name = (o: Option) => `${servingNodes(o)} × ${o.offering.instance_type} (${providerName(o.offering.provider)}, ${priceTypeName(o.offering.price_type)})`;
+
+// An option as the URL names it when chosen: its offering and instance count.
+const optionKey = (o: Option): string => `${o.offering.id}/${o.nodes}`;
+
+// What the chosen card and the side-by-side table say of an option.
+function choosable(o: Option): Choosable {
+    const off = o.offering;
+    return { key: optionKey(o), name: name(o), facts: [
+        { label: "Monthly cost", text: usd(o.monthly_cost_usd), value: o.monthly_cost_usd, format: (v) => usd(v) },
+        { label: "USD per million output tokens", text: usd(o.usd_per_million_output_tokens, 4), value: o.usd_per_million_output_tokens,
+          format: (v) => usd(v, 4) },
+        { label: "Saving against the API", text: pct(o.savings_vs_api_fraction) },
+        { label: "Accelerators", text: `${servingAccelerators(o)} × ${off.accelerator} on ${servingNodes(o)} instances`,
+          value: servingAccelerators(o), format: (v) => num(v, 0) },
+        { label: "Time to first token", text: `${num(o.time_to_first_token_ms, 0)} ms` },
+        { label: "Inter-token latency", text: `${num(o.inter_token_latency_ms, 1)} ms` },
+        { label: "Price", text: `${usd(off.usd_per_hour, 2)} an instance-hour, ${priceTypeName(off.price_type)}, ${off.region}` },
+        { label: "Price as of", text: `${off.as_of}${off.as_of_estimated ? " (estimated)" : ""}` },
+        { label: "Price verified", text: off.verified ? "yes" : "no" },
+    ] };
+}
 
 // Why offerings were left out, in words, with the API's example of each reason.
 function skippedWords(plan: Plan, body: Request): string[] {
@@ -144,7 +173,7 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement 
                        apiOut !== undefined ? { axis: "x", value: apiOut, label: `API ${usd(apiOut, 2)}` } : undefined);
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/inference", body, "serving-plan.csv");
-    const rows = plan.options.map((o) => h("tr", { "data-id": o.offering.id },
+    const rows = plan.options.map((o) => h("tr", { "data-id": o.offering.id, "data-key": optionKey(o) },
         h("td", {}, providerName(o.offering.provider)), h("td", {}, o.offering.instance_type), h("td", {}, priceTypeName(o.offering.price_type)),
         h("td", { class: "num" }, o.tensor_parallel), h("td", { class: "num" }, o.replicas),
         h("td", { class: "num" }, servingNodes(o)), h("td", { class: "num" }, servingAccelerators(o)),
@@ -152,8 +181,10 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement 
         h("td", { class: "num", "data-value": o.monthly_cost_usd }, usd(o.monthly_cost_usd)),
         h("td", { class: "num", "data-value": o.usd_per_million_input_tokens }, usd(o.usd_per_million_input_tokens, 4)),
         h("td", { class: "num", "data-value": o.usd_per_million_output_tokens }, usd(o.usd_per_million_output_tokens, 4)),
-        h("td", { class: "num" }, usd(o.api_monthly_cost_usd)), h("td", { class: "num" }, pct(o.savings_vs_api_fraction))));
+        h("td", { class: "num" }, usd(o.api_monthly_cost_usd)), h("td", { class: "num" }, pct(o.savings_vs_api_fraction)),
+        choiceCell(form, optionKey(o), name(o))));
     return [
+        choiceBlock(form, plan.options.map(choosable), plan.recommendation ? optionKey(plan.recommendation) : undefined),
         h("section", { class: "card", "data-testid": "recommendation" },
           h("h3", {}, plan.recommendation ? `Recommended: ${name(plan.recommendation)}` : "No option meets the targets"),
           h("p", { "data-testid": "reasoning" }, prose(plan.reasoning ?? ""))),
@@ -162,7 +193,7 @@ function render(plan: Plan, body: Request, form: HTMLFormElement): (HTMLElement 
           `${num(plan.output_tokens_per_second, 0)} output tokens/s to serve; the ${plan.options.length} cheapest shown.`),
         h("figure", { "data-testid": "options-chart" }, chart),
         table(["Provider", "Instance", "Price type", "Tensor parallel", "Replicas", "Nodes", "Accelerators", "TTFT ms",
-               "ITL ms", "Monthly", "USD / M input", "USD / M output", "API monthly", "Saving vs API"],
+               "ITL ms", "Monthly", "USD / M input", "USD / M output", "API monthly", "Saving vs API", "Choose or compare"],
               rows, "serving-options", [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]),
         csv,
         ...monthly(plan),

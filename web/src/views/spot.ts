@@ -2,7 +2,9 @@
 // on-demand, the checkpoint interval and the chance of meeting the deadline.
 import { api, type Schemas } from "../api";
 import { compareBlock } from "../compare";
+import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
+import { priceBookFields, withPriceBook } from "../money";
 import { csvButton, type Cell } from "../csv";
 import { offeringPicker } from "../picker";
 import { assumptionsBlock, showOutcome, clearProblem, duration, field, formShell, h, input, num, optNumber, pct, prose, select,
@@ -49,13 +51,16 @@ export function spotView(root: HTMLElement): void {
         field("Checkpoint write (minutes)", ckpt, "/checkpoint_minutes"),
         field("Restart (minutes)", restart, "/restart_minutes"),
         field("Deadline (hours)", deadline, "/deadline_hours", "empty: none"),
+        ...priceBookFields(),
     ], "Price the risk", "spot-form");
     const out = h("div", { class: "results", "data-testid": "spot-results" });
     form.addEventListener("submit", async (e) => {
         e.preventDefault();
         clearProblem(form);
         const id = source.value === "offering" ? offering.value.trim() : "";
+        const run = latest(form, out);
         if (source.value === "offering" && !id) {
+            run.done();
             showProblem(form, { type: "about:blank", title: "No offering", status: 400, code: "client", detail: "",
                                 errors: [{ field: "/spot_offering_id", detail: "Pick a spot offering from the list, or type its id." }] });
             return;
@@ -67,14 +72,17 @@ export function spotView(root: HTMLElement): void {
                                                    interruptions_per_hour: optNumber(rate) }),
         };
         out.replaceChildren(h("p", { role: "status" }, "Pricing…"));
-        const { data, error, response } = await api.POST("/v1/plans/spot", { body });
+        const answer = await run.call((signal) => api.POST("/v1/plans/spot", { ...withPriceBook(form, body), signal }));
+        if (!answer) return;  // another request (or an edit of the form) superseded this one
+        run.done();
+        const { data, error, response } = answer;
         showOutcome(form, out, data, error, response.status, (a) => render(a, form), (a) => [compareBlock(form, [
             { label: "Expected cost of the recommended plan", value: recommendedCost(a), format: (v) => usd(v) },
             { label: "On-demand cost", value: a.on_demand_cost_usd, format: (v) => usd(v) },
             { label: "Expected cost on spot", value: a.expected_spot_cost_usd, format: (v) => usd(v) },
             { label: "Expected hours on spot", value: a.expected_spot_hours, format: (v) => duration(v) },
             { label: "Deadline probability (spot alone)", value: a.spot_deadline_probability, format: (v) => pct(v) },
-        ]), saveBlock("spot", body)]);
+        ]), saveBlock("spot", withPriceBook(form, body).body)]);
     });
     root.replaceChildren(h("h2", {}, "Spot"),
         h("p", { class: "lede" }, "What interruptions cost: checkpoints, lost work and restarts, priced against on-demand."),

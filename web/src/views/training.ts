@@ -4,12 +4,15 @@
 import { api, downloadCsv, jsonAnswer, type Schemas } from "../api";
 import { scatter, legend, type RefLine } from "../chart";
 import { monthlyCash } from "../budget";
+import { choiceBlock, choiceCell, type Choosable } from "../choice";
 import { compareBlock } from "../compare";
+import { latest } from "../latest";
 import { saveBlock } from "../scenarios";
-import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, listOf, noteAt, num, optNumber,
-         PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
+import { priceBookFields, withPriceBook } from "../money";
+import { acceleratorOptions, assumptionsBlock, showOutcome, checkboxes, checkedValues, clearProblem, duration, field, formShell, h, input, kStalePriceDays, listOf, noteAt, num, optNumber,
+         pct, PRECISIONS, PRICE_TYPES, PROVIDERS, priceTypeName, prose, providerName, select, showProblem, table, usd, usdShort,
          warningsBlock } from "../dom";
-import { asOfCell } from "./catalog";
+import { asOfCell, familyOptions } from "./catalog";
 
 type Request = Schemas["TrainingPlanRequest"];
 type Plan = Schemas["TrainingPlan"];
@@ -47,6 +50,9 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
     const verifiedOnly = checkboxes("/constraints/verified_only", [["true", "verified prices only"]], [], "Prices");
     const regions = input({ type: "text", autocomplete: "off", placeholder: "us-east-1, europe-west4", "data-testid": "t-regions" });
     const maxAge = input({ type: "number", min: 0, step: "any", inputmode: "decimal", "data-testid": "t-max-age" });
+    // "In the US", "any H100": the API's geography (its region table) and accelerator families.
+    const countries = input({ type: "text", autocomplete: "off", placeholder: "US", "data-testid": "t-countries" });
+    const family = select([["", "any"], ...familyOptions(accelerators)], "", { "data-testid": "t-family" });
 
     const libraryField = field("Model", modelId, "/model");
     const hfField = field("Hugging Face config.json", hf, "/model/hf_config");
@@ -72,7 +78,10 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
               "empty: any age; 180 leaves out the stale ones"),
         providers, priceTypes,
         field("Regions", regions, "/constraints/regions", "the provider's region ids, separated by commas; empty: any"),
+        field("Countries", countries, "/constraints/countries", "ISO codes such as US, separated by commas; empty: anywhere"),
+        field("Accelerator family", family, "/constraints/accelerator_families", "every variant, e.g. all H100s"),
         accels,
+        ...priceBookFields(),
     ], "Plan the run", "training-form");
     const out = h("div", { class: "results", "data-testid": "training-results" });
 
@@ -93,6 +102,7 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
             constraints: { deadline_hours: optNumber(deadline), budget_usd: optNumber(budget),
                            max_total_accelerators: optNumber(maxAcc), min_total_accelerators: optNumber(minAcc),
                            accelerators: accs.length ? accs : undefined, regions: listOf(regions),
+                           countries: listOf(countries), accelerator_families: family.value ? [family.value] : undefined,
                            verified_only: checkedValues(verifiedOnly, "/constraints/verified_only").length ? true : undefined,
                            max_price_age_days: optNumber(maxAge),
                            providers: provs.length ? provs : undefined, price_types: types?.length ? types : undefined },
@@ -104,29 +114,35 @@ export function trainingView(root: HTMLElement, models: Schemas["LibraryModel"][
         e.preventDefault();
         clearProblem(form);
         const body = request();
+        const run = latest(form, out);
         if (typeof body === "string") {
+            run.done();
             showProblem(form, { type: "about:blank", title: "Invalid config", status: 400, detail: body, code: "client",
                                 errors: [{ field: "/model/hf_config", detail: body }] });
             return;
         }
         out.replaceChildren(h("p", { role: "status" }, "Planning…"));
-        const { data, error, response } = await api.POST("/v1/plans/training", { body });
+        const answer = await run.call((signal) => api.POST("/v1/plans/training", { ...withPriceBook(form, body), signal }));
+        if (!answer) return;  // another request (or an edit of the form) superseded this one
+        const { data, error, response } = answer;
         const plan = jsonAnswer<Plan>(data);
         // Nothing qualifies: ask again for the options that miss, nearest first (the fastest when
         // only the deadline binds, else the cheapest), to show what relaxing would buy.
         let nearest: Plan | undefined;
         if (plan && plan.feasible_count === 0 && plan.binding_constraints.length > 0) {
             const timeOnly = plan.binding_constraints.every((b) => b.constraint === "deadline_hours");
-            const again = await api.POST("/v1/plans/training", { body: { ...body, include_infeasible: true, limit: kTableRows,
-                                                                          sort: timeOnly ? "time" : "expected_cost" } });
+            const again = await run.call((signal) => api.POST("/v1/plans/training", { signal, ...withPriceBook(form, { ...body, include_infeasible: true,
+                                                                          limit: kTableRows, sort: timeOnly ? "time" : "expected_cost" }) }));
+            if (!again) return;
             nearest = jsonAnswer<Plan>(again.data);
         }
+        run.done();
         showOutcome(form, out, plan, error, response.status, (a) => renderPlan(a, body, form, nearest), (a) => [compareBlock(form, [
             { label: "Recommended run's expected cost", value: a.recommendation?.expected_cost_usd, format: (v) => usd(v) },
             { label: "Recommended run's expected time", value: a.recommendation?.expected_wall_clock_hours, format: (v) => duration(v) },
             { label: "Recommended run's accelerators", value: a.recommendation?.total_accelerators, format: (v) => num(v, 0) },
             { label: "Options meeting every constraint", value: a.feasible_count, format: (v) => num(v, 0) },
-        ]), saveBlock("training", body)]);
+        ]), saveBlock("training", withPriceBook(form, body).body)]);
         for (const b of plan?.feasible_count === 0 ? plan.binding_constraints : []) {
             noteAt(form, `/constraints/${b.constraint}`, bindingWords(b, body));
         }
@@ -200,6 +216,7 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
     const csv = h("button", { type: "button", "data-testid": "csv" }, "Download options as CSV");
     csv.onclick = () => void downloadCsv("/v1/plans/training", body, "training-plan.csv");
     return [
+        choiceBlock(form, [...plan.options, ...plan.best_by_provider].map(choosable), rec ? optionKey(rec) : undefined),
         h("section", { class: "card recommendation", "data-testid": "recommendation" },
           h("h3", {}, rec ? `Recommended: ${optionName(rec)}` : "No option meets every constraint"),
           rec ? h("p", { class: "figures" },
@@ -219,12 +236,31 @@ function renderPlan(plan: Plan, body: Request, form: HTMLFormElement, nearest?: 
                                       { name: "other price types", cls: "other" }, { name: "Pareto front", cls: "front" }]))),
         ...monthly(plan),
         h("h3", {}, "Best option per provider"),
-        optionsTable(plan.best_by_provider, "best-by-provider"),
+        optionsTable(plan.best_by_provider, "best-by-provider", false, form),
         h("h3", {}, `Ranked options (first ${Math.min(kTableRows, plan.options.length)} of ${plan.total_count})`),
-        optionsTable(plan.options.slice(0, kTableRows), "options"),
+        optionsTable(plan.options.slice(0, kTableRows), "options", false, form),
         csv,
         assumptionsBlock(plan.assumptions),
     ];
+}
+
+// An option as the URL names it when chosen: its offering and node count.
+const optionKey = (o: Option): string => `${o.offering.id}/${o.nodes}`;
+
+// What the chosen card and the side-by-side table say of an option.
+function choosable(o: Option): Choosable {
+    const off = o.offering;
+    return { key: optionKey(o), name: optionName(o), facts: [
+        { label: "Expected cost", text: usd(o.expected_cost_usd), value: o.expected_cost_usd, format: (v) => usd(v) },
+        { label: "Expected time", text: duration(o.expected_wall_clock_hours), value: o.expected_wall_clock_hours, format: (v) => duration(v) },
+        { label: "Cost p10–p90", text: `${usd(o.cost_usd_p10)}–${usd(o.cost_usd_p90)}` },
+        { label: "Accelerators", text: `${o.total_accelerators} × ${off.accelerator}`, value: o.total_accelerators, format: (v) => num(v, 0) },
+        { label: "Price", text: `${usd(off.usd_per_hour, 2)} an instance-hour, ${priceTypeName(off.price_type)}` },
+        { label: "Price as of", text: `${off.as_of}${off.as_of_estimated ? " (estimated)" : ""}` +
+                                      `${o.price_age_days !== null && o.price_age_days > kStalePriceDays ? ` (stale, ${o.price_age_days} days old)` : ""}` },
+        { label: "Price verified", text: off.verified ? "yes" : "no" },
+        ...(o.deadline_probability !== null ? [{ label: "Finishes by the deadline", text: pct(o.deadline_probability) }] : []),
+    ] };
 }
 
 const optionName = (o: Option): string =>
@@ -249,8 +285,9 @@ const misses = (o: Option): string => o.violations.map((v) =>
         : v.constraint === "deadline_hours" ? `${duration(v.value - v.limit)} past the deadline`
         : `${v.constraint.replace(/_/g, " ")} ${num(v.value)} (limit ${num(v.limit)})`).join("; ");
 
-function optionsTable(options: Option[], testid: string, withMisses = false): HTMLElement {
-    const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes },
+// `choosing`: the form whose result lists these options, for a Choose and a Compare button a row.
+function optionsTable(options: Option[], testid: string, withMisses = false, choosing?: HTMLFormElement): HTMLElement {
+    const rows = options.map((o) => h("tr", { "data-id": o.offering.id, "data-nodes": o.nodes, "data-key": optionKey(o) },
         h("td", {}, providerName(o.offering.provider)), h("td", {}, o.offering.instance_type),
         h("td", {}, priceTypeName(o.offering.price_type)), h("td", {}, o.offering.region),
         h("td", { class: "num" }, o.nodes), h("td", { class: "num" }, o.total_accelerators),
@@ -258,7 +295,9 @@ function optionsTable(options: Option[], testid: string, withMisses = false): HT
         h("td", { class: "num", "data-value": o.expected_cost_usd }, usd(o.expected_cost_usd)),
         h("td", { class: "num" }, `${usd(o.cost_usd_p10)}–${usd(o.cost_usd_p90)}`),
         h("td", {}, asOfCell(o.offering.as_of, o.offering.as_of_estimated)),
-        withMisses ? h("td", { "data-testid": "misses" }, misses(o)) : null));
+        withMisses ? h("td", { "data-testid": "misses" }, misses(o)) : null,
+        choosing ? choiceCell(choosing, optionKey(o), optionName(o)) : null));
     return table(["Provider", "Instance", "Price type", "Region", "Nodes", "Accelerators", "Expected hours",
-                  "Expected cost", "p10–p90", "Price as of", ...(withMisses ? ["Misses"] : [])], rows, testid, [4, 5, 6, 7, 8]);
+                  "Expected cost", "p10–p90", "Price as of", ...(withMisses ? ["Misses"] : []), ...(choosing ? ["Choose or compare"] : [])],
+                 rows, testid, [4, 5, 6, 7, 8]);
 }

@@ -69,6 +69,46 @@ TEST_SUITE("catalog_routes") {
         CHECK(aws["newest_as_of"] == "2026-11-09");
     }
 
+    TEST_CASE("GET /v1/offerings filters by country, continent and accelerator family") {
+        TestServer server(SampleDeps());
+        auto ids = [&](const std::string& query) {
+            json body = Body(server.Client().Get(("/v1/offerings?sort=id&" + query).c_str()));
+            std::vector<std::string> out;
+            for (const auto& o : body["items"]) out.push_back(o["id"].get<std::string>());
+            return out;
+        };
+        const std::vector<std::string> us = {"aws-p5.48xlarge-us-east-1-on-demand",
+                                             "aws-p5.48xlarge-us-east-1-spot",
+                                             "lambda-gpu_1x_h100-us-on-demand"};
+        // The TPU's region (us-central1) has no row in the region table: in no country.
+        CHECK(ids("country=US") == us);
+        CHECK(ids("country=us&continent=north-america") == us);
+        CHECK(ids("continent=europe").empty());
+        CHECK(ids("country=DE,US") == us);
+        CHECK(ids("accelerator_family=H100") == us);
+        CHECK(ids("accelerator_family=tpu") ==
+              std::vector<std::string>{"gcp-tpu-v5e-us-central1-on-demand"});
+        CHECK(ids("accelerator_family=tpu&country=US").empty());
+        for (const auto& [query, field] : std::vector<std::pair<std::string, std::string>>{
+                 {"country=XX", "country"},
+                 {"continent=atlantis", "continent"},
+                 {"accelerator_family=b300", "accelerator_family"}}) {
+            CAPTURE(query);
+            auto r = server.Client().Get(("/v1/offerings?" + query).c_str());
+            CheckProblem(r, 422, "invalid_argument", field);
+        }
+        auto r = server.Client().Get("/v1/offerings?country=JP");
+        CHECK(Body(r)["detail"].get<std::string>().find("known: DE, US") != std::string::npos);
+        // A cursor is for its filters: the geography is part of the query it was made for.
+        json first = Body(server.Client().Get("/v1/offerings?country=US&limit=1"));
+        REQUIRE(first["next_cursor"].is_string());
+        auto other = server.Client().Get(("/v1/offerings?country=DE,US&limit=1&cursor=" +
+                                          first["next_cursor"].get<std::string>())
+                                             .c_str());
+        REQUIRE(other);
+        CHECK(other->status == 400);
+    }
+
     TEST_CASE("GET /v1/offerings serves current prices with provenance") {
         TestServer server(SampleDeps());
         json body = Body(server.Client().Get("/v1/offerings?provider=aws&price_type=on_demand"));

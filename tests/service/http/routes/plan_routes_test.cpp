@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -271,6 +272,50 @@ TEST_SUITE("plan_routes") {
                               "rent": {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand",
                                        "price_type": "spot"}})"),
                      422, "invalid_argument", "/rent/price_type");
+    }
+
+    TEST_CASE("POST /v1/plans/training keeps to the countries and accelerator families asked") {
+        TestServer server(SampleDeps());
+        auto plan = [&](const std::string& constraints) {
+            return Post(server, "/v1/plans/training",
+                        R"({"model": {"params_b": 7}, "tokens_b": 20, "precision": "bf16",
+                            "limit": 50, "constraints": )" +
+                            constraints + "}");
+        };
+        auto offerings = [](const json& body) {
+            std::vector<std::string> ids;
+            for (const auto& o : body["options"]) {
+                ids.push_back(o["offering"]["region"].get<std::string>() + " " +
+                              o["offering"]["accelerator"].get<std::string>());
+            }
+            return ids;
+        };
+        json any = Body(plan(R"({"max_total_accelerators": 64})"));
+        auto all = offerings(any);
+        CHECK(std::any_of(all.begin(), all.end(),
+                          [](const std::string& s) { return s == "us-central1 tpu-v5e"; }));
+        // The TPU's region has no row in the region table: not "in the US".
+        json us = Body(plan(R"({"max_total_accelerators": 64, "countries": ["us"]})"));
+        REQUIRE(us["options"].size() >= 1);
+        for (const auto& id : offerings(us)) {
+            CHECK(id.find("us-central1") == std::string::npos);
+        }
+        json h100 =
+            Body(plan(R"({"max_total_accelerators": 64, "accelerator_families": ["H100"]})"));
+        REQUIRE(h100["options"].size() >= 1);
+        for (const auto& id : offerings(h100)) {
+            CHECK(id.find("h100-sxm") != std::string::npos);
+        }
+        json europe = Body(plan(R"({"max_total_accelerators": 64, "continents": ["europe"]})"));
+        CHECK(europe["options"].empty());  // the one European region has no offering
+        auto unknown = plan(R"({"countries": ["US", "XX"], "accelerator_families": ["b300"]})");
+        CheckProblem(unknown, 422, "invalid_argument", "/constraints/accelerator_families/0");
+        auto country = plan(R"({"countries": ["US", "XX"]})");
+        CheckProblem(country, 422, "invalid_argument", "/constraints/countries/1");
+        CHECK(Body(country)["detail"].get<std::string>().find("known: DE, US") !=
+              std::string::npos);
+        CheckProblem(plan(R"({"continents": ["atlantis"]})"), 422, "invalid_argument",
+                     "/constraints/continents/0");
     }
 
     TEST_CASE("POST /v1/plans/training ranks offerings and names cheapest, fastest and the front") {
@@ -544,6 +589,55 @@ TEST_SUITE("plan_routes") {
         CHECK(r->get_header_value("Content-Type") == "text/csv; charset=utf-8");
         CHECK(r->body.rfind("offering_id,provider,instance_type,", 0) == 0);
         CHECK(std::count(r->body.begin(), r->body.end(), '\n') == 4);
+    }
+
+    TEST_CASE("the options CSVs carry every scalar member an option's JSON has, as it states it") {
+        TestServer server(SampleDeps());
+        const std::vector<std::pair<std::string, std::string>> plans = {
+            {"/v1/plans/training", R"({"model": {"params_b": 7}, "tokens_b": 20, "limit": 2})"},
+            {"/v1/plans/inference", R"({"model": {"params_b": 7}, "input_tokens": 512,
+                 "output_tokens": 256, "traffic": {"requests_per_second": 1}, "limit": 2})"}};
+        for (const auto& [path, request] : plans) {
+            CAPTURE(path);
+            const json option = Body(Post(server, path, request))["options"].at(0);
+            auto csv = Post(server, path, request, "text/csv");
+            REQUIRE(csv);
+            REQUIRE(csv->status == 200);
+            std::vector<std::vector<std::string>> lines;
+            std::istringstream text(csv->body);
+            for (std::string line; std::getline(text, line);) {
+                std::vector<std::string> cells;
+                std::istringstream row(line.substr(0, line.find('\r')));
+                for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+                if (!line.empty() && line.substr(0, line.find('\r')).back() == ',') {
+                    cells.emplace_back();
+                }
+                lines.push_back(cells);
+            }
+            REQUIRE(lines.size() >= 2);
+            for (const auto& [key, value] : option.items()) {
+                if (value.is_object() || value.is_array() || value.is_string()) continue;
+                CAPTURE(key);
+                auto at = std::find(lines[0].begin(), lines[0].end(), key);
+                if (at == lines[0].end() && value.is_null()) {
+                    // An object member with nothing to say (owned): its named parts' columns.
+                    CHECK(std::any_of(lines[0].begin(), lines[0].end(), [&](const std::string& h) {
+                        return h.rfind(key + "_", 0) == 0;
+                    }));
+                    continue;
+                }
+                REQUIRE(at != lines[0].end());
+                const std::string& cell =
+                    lines[1].at(static_cast<std::size_t>(at - lines[0].begin()));
+                if (value.is_null()) {
+                    CHECK(cell.empty());
+                } else if (value.is_boolean()) {
+                    CHECK(cell == (value.get<bool>() ? "true" : "false"));
+                } else {
+                    CHECK(std::stod(cell) == doctest::Approx(value.get<double>()).epsilon(1e-6));
+                }
+            }
+        }
     }
 
     TEST_CASE(

@@ -1,10 +1,10 @@
-#include "pricing/plan/calendar.hpp"
+#include "pricing/calendar.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-namespace gpucost::pricing::plan {
+namespace gpucost::pricing {
 namespace {
 
 // Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian).
@@ -105,4 +105,4 @@ std::vector<MonthShare> SplitHoursByMonth(long long start_day, double hours) {
     return out;
 }
 
-}  // namespace gpucost::pricing::plan
+}  // namespace gpucost::pricing

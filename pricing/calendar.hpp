@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpucost::pricing::plan {
+namespace gpucost::pricing {
 
 // Days since 1970-01-01 of a YYYY-MM-DD date; nullopt when malformed or not a real date.
 std::optional<long long> DaysFromIsoDate(std::string_view date);
@@ -26,4 +26,4 @@ struct MonthShare {
 // The calendar months that [start day 00:00, + hours) touches, with the hours in each.
 std::vector<MonthShare> SplitHoursByMonth(long long start_day, double hours);
 
-}  // namespace gpucost::pricing::plan
+}  // namespace gpucost::pricing

@@ -10,7 +10,7 @@
 #include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 
-namespace gpucost::pricing::plan {
+namespace gpucost::pricing {
 
 // Collects every failing field of a planning request (JSON pointers) and turns them into one
 // kInvalidArgument whose message and field name the first. Numbers must be finite.
@@ -108,4 +108,4 @@ inline Assumption Echo(AssumptionText name, double value, AssumptionText unit,
                       SourceOf(from_request, std::move(default_source))};
 }
 
-}  // namespace gpucost::pricing::plan
+}  // namespace gpucost::pricing

@@ -1,0 +1,53 @@
+#include "pricing/accelerator_facts.hpp"
+
+#include <array>
+
+namespace gpucost::pricing {
+namespace {
+
+// MAMF: measured with mamf-finder.py and published in stas00/ml-engineering
+// compute/accelerator/README.md ("Maximum Achievable Matmul FLOPS comparison table", BF16 and
+// FP8 tables). Scale-up domains larger than one node, as the vendor documents them.
+constexpr auto kFacts = std::to_array<AcceleratorFacts>({
+    {"a100-pcie", 0.811, 0, 0, {}},
+    {"a100", 0.869, 0, 0, {}},
+    {"a10", 0, 0, 0, {}},  // a10, a10g
+    {"b200", 0.776, 0.763, 0, {}},
+    {"gaudi2", 0.969, 0.955, 0, {}},
+    {"gaudi3", 0.741, 0.769, 0, {}},
+    {"gb200", 0.729, 0.723, 72,
+     "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain (130 TB/s)"},
+    {"gh200", 0.838, 0.776, 0, {}},
+    {"h100", 0.803, 0.709, 0, {}},
+    {"h200", 0.803, 0.734, 0, {}},
+    {"h800", 0.803, 0.709, 0, {}},
+    {"inferentia", 0, 0, 0, {}},
+    {"l40s", 0, 0, 0, {}},
+    {"l4", 0, 0, 0, {}},
+    {"mi250x", 0.767, 0, 0, {}},
+    {"mi300x", 0.514, 0, 0, {}},
+    {"mi325x", 0.604, 0, 0, {}},
+    {"rtx-", 0, 0, 0, {}},
+    {"t4", 0, 0, 0, {}},
+    {"tpu-v4", 0, 0, 4096, "Google Cloud TPU v4 docs: a v4 Pod is 4,096 chips joined by ICI"},
+    {"tpu-v5p", 0, 0, 6144,
+     "Google Cloud TPU v5p docs: the largest single slice is 16x16x24 = 6,144 chips over ICI "
+     "(Pod 8,960); larger jobs are multislice over the data-centre network"},
+    {"tpu-v5e", 0, 0, 256,
+     "Google Cloud TPU v5e docs: a Pod (and the largest slice) is 256 chips, 2D torus"},
+    {"tpu-v6e", 0, 0, 256,
+     "Google Cloud TPU v6e (Trillium) docs: a Pod (and the largest slice) is 256 chips"},
+    {"trainium", 0, 0, 0, {}},
+    {"v100", 0, 0, 0, {}},
+});
+
+}  // namespace
+
+const AcceleratorFacts* FindAcceleratorFacts(std::string_view accelerator_id) {
+    for (const AcceleratorFacts& f : kFacts) {
+        if (accelerator_id.substr(0, f.id_prefix.size()) == f.id_prefix) return &f;
+    }
+    return nullptr;
+}
+
+}  // namespace gpucost::pricing
