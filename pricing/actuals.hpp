@@ -1,6 +1,6 @@
 #pragma once
 
-// Actual spend (issue 25): accelerator charges read from the clouds' FOCUS exports
+// Actual spend: accelerator charges read from the clouds' FOCUS exports
 // (service/import/focus_actuals.hpp reads them), tallied by currency, month and tag.
 
 #include <cstddef>

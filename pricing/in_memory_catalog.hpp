@@ -24,7 +24,7 @@ struct OfferingChange {
 // Immutable catalog held in memory; share it as std::shared_ptr<const InMemoryCatalog>.
 // Construct through Build(), which validates the data, or Patch(), which derives the next
 // version from one: a version shares the accelerators and every unchanged offering with the
-// one it came from, so a change costs a pointer per offering, not a copy (issue 23).
+// one it came from, so a change costs a pointer per offering, not a copy.
 class InMemoryCatalog final : public Catalog {
     struct Parts;
 

@@ -13,7 +13,7 @@ namespace gpucost::pricing {
 
 // `items` as shared pointers that all share one allocation (and one reference count): what
 // a catalog built in bulk holds, so that the next version, which copies every pointer,
-// touches one counter instead of one per item scattered over the heap (issue 23).
+// touches one counter instead of one per item scattered over the heap.
 template <typename T>
 std::vector<std::shared_ptr<const T>> ShareInOneBlock(std::vector<T> items) {
     auto block = std::make_shared<const std::vector<T>>(std::move(items));
@@ -28,7 +28,7 @@ std::vector<std::shared_ptr<const T>> ShareInOneBlock(std::vector<T> items) {
 // The offerings of one catalog version, in the catalog's order: an immutable sequence that
 // reads as a vector of Offering, while each offering is held by a shared pointer so that the
 // next version of a catalog (a write changing one offering) shares every offering it did not
-// change instead of copying it (issue 23: a copy of 20,000 offerings was most of a write).
+// change instead of copying it (a copy of 20,000 offerings was most of a write).
 class OfferingList {
 public:
     using Ptr = std::shared_ptr<const Offering>;

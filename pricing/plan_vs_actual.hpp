@@ -1,6 +1,6 @@
 #pragma once
 
-// Plan vs actual (issue 25): a plan's forecast spend against the spend imported from the
+// Plan vs actual: a plan's forecast spend against the spend imported from the
 // clouds' FOCUS exports, by calendar month, with the gap split into price and quantity.
 
 #include <map>

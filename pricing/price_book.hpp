@@ -1,6 +1,6 @@
 #pragma once
 
-// Price books (issue 25): negotiated prices as rules over the catalog's list prices, applied
+// Price books: negotiated prices as rules over the catalog's list prices, applied
 // as a view of the catalog before planning, so every planner ranks, budgets and compares by
 // the effective price without knowing a book exists.
 

@@ -241,7 +241,7 @@ std::optional<int> RunCatalogCommandOrOpenStore(const gpucost::app::ServiceConfi
                                   config.key_name, config.key_price_book, config.key_team);
     }
     if (!config.database_url.empty()) {
-        // PostgreSQL mode (issue 5): the database is the source of truth; reads come from a
+        // PostgreSQL mode: the database is the source of truth; reads come from a
         // snapshot of it that PgStore keeps current.
         storage::PgStoreOptions pg;
         pg.database_url = config.database_url;

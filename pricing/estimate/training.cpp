@@ -1298,7 +1298,7 @@ struct InnerChoices {
 
 // The interleaving depths searched beyond 1 for a split of p stages and `micro_batches` per
 // step. Below the deep search's scale: 2 when the even stages split in two (the search's
-// depth before issue 21). At it: every divisor of the layers per stage that leaves chunks of
+// earlier depth). At it: every divisor of the layers per stage that leaves chunks of
 // at least kMinSearchedLayersPerChunk whole layers (Narayanan et al. 2021 Sec. 2.2), when
 // every stage has a micro-batch in flight (Megatron-LM's interleaved schedule refuses fewer
 // micro-batches than stages; with fewer the (p - 1)/(m v) bubble does not hold).

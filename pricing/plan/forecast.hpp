@@ -1,6 +1,6 @@
 #pragma once
 
-// A plan as a spend forecast (issue 25): the recommended option's charges split by calendar
+// A plan as a spend forecast: the recommended option's charges split by calendar
 // month, the figures a FOCUS forecast row carries (service/http/codec/focus_codec.hpp writes them).
 
 #include <optional>

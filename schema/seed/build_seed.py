@@ -142,7 +142,7 @@ def build_accelerators():
 
     # Peaks hardware.csv lacks that a planner needs, each with its reasoning. The A10G has
     # fp32 only there ("NVIDIA does not publish A10G tensor specs"), so every AWS g5 offering
-    # was skipped as unsupported for bf16/fp16 serving and training (issue 21 item 9).
+    # was skipped as unsupported for bf16/fp16 serving and training.
     for acc_id, changes in PEAK_SUPPLEMENTS.items():
         a = by_id[acc_id]
         for column in ("tf32_tflops", "fp16_tflops", "bf16_tflops", "int8_tops"):

@@ -45,7 +45,7 @@ struct ServiceConfig {
     // HTTPS when both are set (PEM files).
     std::string tls_cert;
     std::string tls_key;
-    // PostgreSQL mode (issue 5). An empty database_url serves the embedded catalog.
+    // PostgreSQL mode. An empty database_url serves the embedded catalog.
     std::string database_url;
     int snapshot_refresh_ms = 1000;   // periodic revision check behind LISTEN/NOTIFY
     double max_snapshot_age_s = 300;  // /readyz fails once the snapshot is older

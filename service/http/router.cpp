@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
+#include <regex>
 #include <set>
+#include <utility>
 
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_text.hpp"
@@ -36,7 +38,7 @@ bool HeaderContains(const httplib::Request& req, const char* name, const char* t
 
 void RouteTable::Add(const std::string& method, const std::string& pattern, Handler handler,
                      bool needs_length) {
-    routes_.push_back({method, pattern, std::regex(pattern), std::move(handler), needs_length});
+    routes_.push_back({method, pattern, std::move(handler), needs_length});
 }
 
 void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const {
@@ -67,12 +69,17 @@ void RouteTable::Install(httplib::Server& server, const CorsPolicy& cors) const 
             server.Patch(r.pattern, handler);
         }
     }
-    auto table = std::make_shared<const std::vector<Route>>(routes_);
+    // Each route's method and compiled pattern, for the fallback's 404/405 and preflights.
+    std::vector<std::pair<std::string, std::regex>> compiled;
+    for (const Route& r : routes_) {
+        compiled.emplace_back(r.method, std::regex(r.pattern));
+    }
+    auto table = std::make_shared<const decltype(compiled)>(std::move(compiled));
     auto fallback = [table, cors](const httplib::Request& req, httplib::Response& res) {
         std::set<std::string> allowed;
-        for (const Route& r : *table) {
-            if (std::regex_match(req.path, r.regex)) {
-                allowed.insert(r.method);
+        for (const auto& [method, pattern] : *table) {
+            if (std::regex_match(req.path, pattern)) {
+                allowed.insert(method);
             }
         }
         if (allowed.empty()) {

@@ -1,101 +1,22 @@
 #pragma once
 
-#include <chrono>
+// The server's wiring: transport limits, the body-limit and keyed-route tables, the hooks
+// ConfigureServer installs and RegisterRoutes. A route file needs only route_table.hpp (and a
+// header that needs only the dependencies, deps.hpp).
+
 #include <cstddef>
-#include <functional>
 #include <memory>
-#include <regex>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 
-#include "pricing/catalog.hpp"
-#include "pricing/plan_reference.hpp"
-#include "service/http/metrics.hpp"
-#include "service/http/ports.hpp"
-#include "service/http/transport/cors.hpp"
+#include "service/http/deps.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/transport/rate_limit.hpp"
 #include "service/http/transport/transport.hpp"
 
 namespace gpucost::http {
-
-// The planning page's files (web/, built and embedded at build time); app_js empty: the binary
-// was built without them and / explains how to build them.
-struct WebBundle {
-    std::string_view index_html;
-    std::string_view app_js;
-    std::string_view app_css;
-};
-
-// What the handlers need from the rest of the service. Every member is thread-safe.
-// --request-budget-ms's default. The costliest plan the request bounds allow (docs/api.md
-// "Request bounds") took 0.6 s of CPU in the sanitized debug build on the shared 2-core VM
-// (tests/bench/request_budget_bench.sh; the old bounds' costliest: 40 ms in a release build);
-// the tests' and the planning page's plans are far smaller, and a load of 15 on 2 cores
-// stretches them about sevenfold. Ten seconds stops only a request that would hold its worker
-// far longer (a much larger catalog, a starved machine), as --request-timeout-s does.
-inline constexpr int kDefaultRequestBudgetMs = 10000;
-
-struct Deps {
-    // The catalog snapshot to serve; called once per request, so a new snapshot can be
-    // swapped in behind it at any time.
-    std::function<std::shared_ptr<const pricing::Catalog>()> catalog;
-    // Static text (built into the binary): every route captures a copy of Deps, so a
-    // std::string here cost a copy of the whole document per route (MBs of memory).
-    std::string_view openapi_yaml;
-    std::string service_version;
-    // True once shutdown has begun; /readyz then answers 503.
-    std::function<bool()> shutting_down = [] { return false; };
-    std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
-    // PostgreSQL mode: the writable catalog with its history, as the ports the routes take
-    // (service/ports/), all five from one store (UseStore). Null in embedded mode, where
-    // writes, history, as_of and scenarios answer 503.
-    std::shared_ptr<CatalogReads> history;
-    std::shared_ptr<CatalogWrites> writes;
-    std::shared_ptr<KeyAuthenticator> keys;
-    std::shared_ptr<StoreHealthProbe> health;
-    std::shared_ptr<ScenarioStore> scenarios;
-    void UseStore(const std::shared_ptr<CatalogStore>& store) {
-        history = store;
-        writes = store;
-        keys = store;
-        health = store;
-        scenarios = store;
-    }
-    // PostgreSQL mode: stored price books (issue 25); null in embedded mode, where
-    // /v1/price-books and "price_book": "<id>" answer 409 database_required.
-    std::shared_ptr<PriceBookStore> price_books;
-    // PostgreSQL mode: imported actual spend (issue 25) and the FOCUS reader that fills it;
-    // null in embedded mode, where /v1/actuals and /v1/scenarios/{id}/actuals answer 409
-    // database_required.
-    std::shared_ptr<ActualsStore> actuals;
-    FocusTextReader read_focus;
-    // Reads under /v1/ need an API key (read or admin scope) too (--require-read-key).
-    bool require_read_key = false;
-    // /readyz stays ready while the snapshot was confirmed current this recently.
-    double max_snapshot_age_s = 300;
-    // Browser origins allowed to call the API (--cors-origins); none by default.
-    std::vector<std::string> cors_origins;
-    // Redoc's standalone bundle served under /docs (embedded at build time); empty: no page.
-    std::string_view redoc_js;
-    // The planning page served at / to browsers and its assets under /web/.
-    WebBundle web;
-    // Request counters and histograms behind GET /metrics; shared by every copy of Deps.
-    std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
-    // The planners' reference data (capacity limits, storage/egress prices, accelerator
-    // workloads), loaded with the CSV catalog at start in every mode. Null: an empty one
-    // (every offering at the conservative capacity defaults).
-    std::shared_ptr<const pricing::PlanReference> plan_reference;
-    // CPUs the process may use (app::UsableCpus); a training plan spreads its estimates over
-    // those the other plans in flight leave (docs/performance.md, "Plans across idle CPUs").
-    unsigned cpus = 1;
-    // How long one plan or estimate may compute (--request-budget-ms): past it the answer is
-    // 503 request_budget_exceeded (pricing/deadline.hpp), not a worker held for the rest.
-    std::chrono::milliseconds request_budget{kDefaultRequestBudgetMs};
-};
 
 // Transport limits and pool size (docs/performance.md explains the defaults).
 // The bulk offering import (POST /v1/offerings with a JSON array or CSV of up to 1,000
@@ -132,15 +53,6 @@ struct ServerOptions {
     std::shared_ptr<KeyAuthenticator> key_store;
 };
 
-// A route handler that is a function of the dependencies: bound to `deps` for RouteTable.
-using DepsHandler = void (*)(const Deps& deps, const httplib::Request& req, httplib::Response& res);
-inline std::function<void(const httplib::Request&, httplib::Response&)> Bind(const Deps& deps,
-                                                                             DepsHandler serve) {
-    return [deps, serve](const httplib::Request& req, httplib::Response& res) {
-        serve(deps, req, res);
-    };
-}
-
 // The EventServer settings that match `options`.
 TransportOptions TransportFor(const ServerOptions& options);
 
@@ -172,64 +84,6 @@ const std::vector<KeyedBodyRoute>& KeyedBodyRoutes();
 // scope. RegisterRoutes installs it as the EventServer's HeadGate.
 bool RefusedFromHead(const Deps& deps, const httplib::Request& head);
 
-// Routes with their methods, so that a path known under another method answers 405 with
-// an Allow header and an unknown path answers 404, both as problem+json.
-class RouteTable {
-public:
-    using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-
-    void Get(const std::string& pattern, Handler handler) {
-        Add("GET", pattern, std::move(handler));
-    }
-    void Post(const std::string& pattern, Handler handler) {
-        Add("POST", pattern, std::move(handler));
-    }
-    // A POST whose body is optional (none documented): sent without Content-Length it is
-    // served, not refused with 411 (`curl -X POST` sends none).
-    void PostWithoutBody(const std::string& pattern, Handler handler) {
-        Add("POST", pattern, std::move(handler), /*needs_length=*/false);
-    }
-    void Put(const std::string& pattern, Handler handler) {
-        Add("PUT", pattern, std::move(handler));
-    }
-    void Delete(const std::string& pattern, Handler handler) {
-        Add("DELETE", pattern, std::move(handler));
-    }
-    void Patch(const std::string& pattern, Handler handler) {
-        Add("PATCH", pattern, std::move(handler));
-    }
-
-    // Replaces every handler added so far by wrap(method, pattern, handler) (auth gates).
-    void Wrap(const std::function<Handler(const std::string& method, const std::string& pattern,
-                                          Handler handler)>& wrap) {
-        for (Route& r : routes_) {
-            r.handler = wrap(r.method, r.pattern, std::move(r.handler));
-        }
-    }
-
-    // Registers every route, then per-method fallbacks that produce 404/405 and answer CORS
-    // preflights (OPTIONS) for known paths under `cors`.
-    void Install(httplib::Server& server, const CorsPolicy& cors = {}) const;
-
-    // (method, OpenAPI-style path) of every route, e.g. ("GET", "/v1/offerings/{id}").
-    std::vector<std::pair<std::string, std::string>> Describe() const;
-
-    // The OpenAPI-style path of a route pattern: kIdPattern becomes {id}.
-    static std::string Template(const std::string& pattern);
-
-private:
-    struct Route {
-        std::string method;
-        std::string pattern;
-        std::regex regex;
-        Handler handler;
-        bool needs_length = true;  // a POST/PUT without Content-Length is 411
-    };
-    void Add(const std::string& method, const std::string& pattern, Handler handler,
-             bool needs_length = true);
-    std::vector<Route> routes_;
-};
-
 // Applies limits, timeouts, the thread pool (unless `server` is an EventServer, which has
 // its own workers), TCP_NODELAY, the rate limit and the pre-routing, error,
 // exception and logging hooks. Requests that cpp-httplib 0.11.4 would mishandle are refused
@@ -243,45 +97,5 @@ RouteTable BuildRouteTable(const Deps& deps);
 // Declares every route of BuildRouteTable on `server`, and the post-routing hook that adds
 // CORS headers for deps.cors_origins to every answer.
 void RegisterRoutes(httplib::Server& server, const Deps& deps);
-
-// Regex fragment that captures a path id; Describe() shows it as {id}.
-inline constexpr char kIdPattern[] = "([A-Za-z0-9._-]{1,200})";
-
-// Route groups, one per file; each adds its routes to the table.
-void AddHealthRoutes(RouteTable& routes, const Deps& deps);
-void AddCatalogRoutes(RouteTable& routes, const Deps& deps);
-// POST /v1/estimates/{training,inference,roofline} (estimate_routes.cpp).
-void AddEstimateRoutes(RouteTable& routes, const Deps& deps);
-void AddPlanRoutes(RouteTable& routes, const Deps& deps);
-// GET /v1/models and /v1/models/{id}: the model library (model_routes.cpp).
-void AddModelRoutes(RouteTable& routes, const Deps& deps);
-// PostgreSQL mode: catalog writes, price history, saved scenarios (write_routes.cpp,
-// scenario_routes.cpp), and the read-key gate over every /v1/ route (auth.cpp; add last).
-void AddWriteRoutes(RouteTable& routes, const Deps& deps);
-void AddScenarioRoutes(RouteTable& routes, const Deps& deps);
-// /v1/price-books[/{id}]: stored, versioned price books (price_book_routes.cpp).
-void AddPriceBookRoutes(RouteTable& routes, const Deps& deps);
-// POST /v1/actuals, GET /v1/scenarios/{id}/actuals: actual spend (actuals_routes.cpp).
-void AddActualsRoutes(RouteTable& routes, const Deps& deps);
-void AddReadKeyGate(RouteTable& routes, const Deps& deps);
-// Catalog reads (accelerators, providers, offerings, an offering's history, catalog, models),
-// GET / and /openapi.yaml answer a strong ETag that is a digest of the bytes sent, one per
-// content coding (conditional.hpp), and 304 to a matching If-None-Match; catalog reads also
-// Cache-Control: no-cache and Vary (conditional.cpp). Wraps the routes added before it; add it
-// before the read-key gate, which must answer first.
-void AddConditionalReads(RouteTable& routes, const Deps& deps);
-// GET /metrics (metrics_routes.cpp); InstrumentRoutes wraps every route added before it to
-// record its template and in-flight count, ObserveAnswer counts one answer (post-routing).
-void AddMetricsRoute(RouteTable& routes, const Deps& deps);
-// GET /docs (the Redoc page over /openapi.yaml) and its bundle (docs_routes.cpp).
-void AddDocsRoutes(RouteTable& routes, const Deps& deps);
-// GET / (the planning page for browsers, the JSON entry point otherwise) and /web/{file}, the
-// page's content-hashed assets (web_routes.cpp).
-void AddWebRoutes(RouteTable& routes, const Deps& deps);
-void InstrumentRoutes(RouteTable& routes, const Deps& deps);
-void ObserveAnswer(const Deps& deps, const httplib::Request& req, const httplib::Response& res);
-
-// Writes `body` as application/json with status 200 (or `status`).
-void WriteJson(httplib::Response& res, const nlohmann::json& body, int status = 200);
 
 }  // namespace gpucost::http

@@ -1,6 +1,6 @@
 #pragma once
 
-// Reading actual spend from the clouds' FOCUS 1.0-1.2 exports (issue 25, docs/billing.md):
+// Reading actual spend from the clouds' FOCUS 1.0-1.2 exports (docs/billing.md):
 // CSV, plain or gzip, streamed record by record (memory bounded by the longest record). Each
 // accelerator usage row becomes a pricing::ActualCharge mapped to the catalog through
 // schema/seed/mappings/ (AWS x_UsageType, Azure x_SkuDetails/x_SkuMeterName, GCP SKU

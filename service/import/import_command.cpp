@@ -95,7 +95,7 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
     }
     // The base catalog and the files' offerings are dropped once the plan is made, so that
     // they and the merged catalog (loaded again below to check it) are never in memory
-    // together: the peak of a refresh at 31,000 offerings (issue 23).
+    // together: the peak of a refresh at 31,000 offerings.
     ImportPlan plan;
     json summary;
     {

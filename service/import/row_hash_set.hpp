@@ -1,6 +1,6 @@
 #pragma once
 
-// The 64-bit row hashes an actuals import remembers (issue 25 section 3: a 1 GB FOCUS export in
+// The 64-bit row hashes an actuals import remembers (a 1 GB FOCUS export in
 // as little memory as its identities allow): which rows were seen, for telling identical rows
 // apart (focus_actuals.cpp) and for the ids already in a store (actuals_command.cpp).
 

@@ -112,7 +112,7 @@ struct PricePlacement {
 
 // Places `price` (recorded at now_us) in `history`'s served timeline by the current-price
 // rule, so that a back-dated observation never becomes current just by being written last
-// (issue 22). When it beats the current price it is current from now (no rewrite of what
+//. When it beats the current price it is current from now (no rewrite of what
 // was served). Otherwise it takes over, from midnight UTC of its as_of day, every instant
 // whose served row it beats, up to the first later row that beats it, and the rows in
 // that span are shortened; when it beats nothing there it is recorded with an empty

@@ -128,7 +128,7 @@ SeedReport Seed(pqxx::connection& conn, const pricing::Catalog& catalog) {
     if (report.accelerators_inserted + report.offerings_inserted > 0) {
         // Statistics for the rows just added (ANALYZE counts this transaction's own): until
         // autovacuum got to them, a replica's read of a changed offering's prices on a freshly
-        // seeded database was slow (issue 23: at 20,000 offerings x 5 prices a write reached
+        // seeded database was slow (at 20,000 offerings x 5 prices a write reached
         // another replica after 64 ms, 6 ms with this; one run each, 2 loaded cores).
         tx.exec("ANALYZE offerings, prices");
         BumpRevision(tx, CatalogChange{{}, false, /*everything=*/true});

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Actual-spend import speed and memory at size (issue 25 section 3; not a ctest).
+"""Actual-spend import speed and memory at size (not a ctest).
 
 Generates FOCUS exports of --rows rows (default 10000, 55000, 250000, 1000000) in the shape of the test
 exports: the rows of tests/data/focus/ (AWS FOCUS 1.0, Azure FOCUS 1.2, GCP FOCUS 1.0: usage,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A price refresh at the catalog's real size (issue 23, not a ctest): time and peak RSS of
+"""A price refresh at the catalog's real size (not a ctest): time and peak RSS of
 `gpucost import` merging a new price for each of N offerings it already has, at a few N, so
 that the figures show whether the merge is linear in the input.
 
@@ -10,7 +10,7 @@ Per N: a generated AWS Price List file of N GPU offerings (the mapped instance t
 synthetic regions; scale_pg_bench.aws_price_file) imported into a catalog directory from the
 embedded catalog ("create"), then a second file with a new price for each of them imported on
 top of that directory ("refresh": --catalog-dir the first result, --out another). Wall time
-and the importer's peak RSS (wait4's rusage of that child alone). Target (issue 23): the
+and the importer's peak RSS (wait4's rusage of that child alone). Target: the
 refresh of 31k offerings linear in time and under 200 MB.
 """
 import os

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The catalog at its real size (issue 23), embedded mode: builds synthetic catalogs of 187 (the
+# The catalog at its real size, embedded mode: builds synthetic catalogs of 187 (the
 # seed), 1k, 5k and 20k offerings (tests/bench/make_scale_catalog.py: the seed's offerings
 # copied into more regions, same hardware shapes), serves each with the binary
 # (--catalog-dir) and prints one table: the full-catalog training plan's p50 with 1 client and
 # plans/s with 8, GET /v1/catalog's p50, instructions of both (callgrind, 187 and 20k only), the
 # offerings list without filters sorted by price (limit=100), and RSS after start and after the
-# load. Then the ratios 20k / 187 that issue 23's "Done when" names. Finally the database
+# load. Then the ratios 20k / 187 that docs/performance.md's targets name. Finally the database
 # half, tests/bench/scale_pg_bench.py, when that script and PostgreSQL are there.
 #   usage: tests/bench/scale_bench.sh [BINARY] [SECONDS_PER_ROW]
 # Needs wrk, curl, python3 and valgrind. SECONDS_PER_ROW defaults to 5: about 7 minutes in all

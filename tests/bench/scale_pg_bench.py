@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Database mode at the catalog's real size (issue 23): prints the database rows of the issue's
-table and its "Done when" figures, for synthetic catalogs of 187, 5k and 20k offerings with 5
+"""Database mode at the catalog's real size: prints the database rows of
+docs/performance.md's table and its target figures, for synthetic catalogs of 187, 5k and 20k offerings with 5
 price observations each (the seed's offerings copied into more regions).
 
     tests/bench/scale_pg_bench.py --bin build/release/service/gpucost [--sizes 187,5000,20000]
@@ -15,7 +15,7 @@ readers for --seconds on the other replica (req/s, p99, RSS after); seeding that
 "seeding 100k prices" figure.
 Bounded: the load phases last --seconds, a write not seen by the other replica within 5 s counts
 as inf, seeding gives up after 600 s. About 1.5 min on the current code, 9.5 min on the code
-before issue 23 (seeding 100k prices row by row), 2 cores shared. Then, in a database of its own,
+before bulk seeding (100k prices row by row), 2 cores shared. Then, in a database of its own,
 `gpucost import` of a generated AWS Price List file of --import-prices GPU offerings (the mapped
 instance types in synthetic regions): once to create them, then a second file with new prices
 for all of them, timed ("importing 10k prices into the database"; given up after

@@ -466,7 +466,7 @@ try:
          body=json.dumps({"model": "llama-9", "hardware": {"accelerator": "h100-sxm", "total_accelerators": 1},
                           "input_tokens": 128, "output_tokens": 128}).encode(),
          headers=json_headers)
-    # Estimator (issue 3): each endpoint with its documented request example, and a 422.
+    # Estimator: each endpoint with its documented request example, and a 422.
     json_headers = {"Content-Type": "application/json"}
     for est_path in ("/v1/estimates/training", "/v1/estimates/inference",
                      "/v1/estimates/roofline"):
@@ -480,7 +480,7 @@ try:
          body=json.dumps({"model": {"params_b": 7}, "tokens_b": 1,
                           "hardware": {"accelerator": "no-such-chip", "total_accelerators": 8}}).encode(),
          headers=json_headers)
-    # Planner (issue 4): each endpoint with its documented request example, CSV where offered,
+    # Planner: each endpoint with its documented request example, CSV where offered,
     # the seed scenarios, and 400/415/422 problems.
     for plan_path in ("/v1/plans/training", "/v1/plans/spot", "/v1/plans/rent-vs-buy",
                       "/v1/plans/inference"):
@@ -522,7 +522,7 @@ try:
     check(focus.startswith(b"AvailabilityZone,BilledCost,") and b"Purchase" in focus,
           "rent-vs-buy answers both paths as FOCUS rows")
     # Owned capacity in an inline book: the options it covers carry `owned`, the budget
-    # `owned_usd` (issue 25); the answer matches the closed schemas.
+    # `owned_usd`; the answer matches the closed schemas.
     owned_book = {"name": "owned p5", "owned_capacity": [
         {"offering_id": "aws-p5.48xlarge-us-east-1-on-demand", "nodes": 1,
          "start_date": "2026-12-01", "end_date": "2027-12-01", "usd_per_hour": 30}]}
@@ -611,7 +611,7 @@ try:
                 headers=csv_headers)
     check(rows.startswith(b"offering_id,") and rows.count(b"\r\n") == 6,
           "a training plan answers five CSV rows and a header")
-    # A client asking for CSV gets CSV or a 406, never JSON it did not ask for (issue 22).
+    # A client asking for CSV gets CSV or a 406, never JSON it did not ask for.
     call("/v1/plans/spot", "/v1/plans/spot", "post", expect=406,
          body=json.dumps(issue_spot).encode(), headers=csv_headers)
     offering_rows = call("/v1/offerings", "/v1/offerings?provider=aws&limit=3",
@@ -631,7 +631,7 @@ try:
     call("/v1/plans/inference", "/v1/plans/inference", "post", expect=422,
          body=b'{"model": {"params_b": 7}, "input_tokens": 10, "output_tokens": 10, "traffic": {}}',
          headers=json_headers)
-    # PostgreSQL mode (issue 5) without a database: writes, history, scenarios and as_of
+    # PostgreSQL mode without a database: writes, history, scenarios and as_of
     # answer 409 database_required (the PG run at the end checks their success paths).
     offering_path = "/v1/offerings/" + seen[0]
     admin_headers = dict(json_headers, Authorization="Bearer gpc_none")
@@ -723,7 +723,7 @@ finally:
 
 
 def scenario_owner_and_changes(example, saved, j, a, r, o, r2):
-    """Issue 22: scenarios' owner, PATCH, DELETE, tags, list filters and total_count, and one
+    """Scenarios' owner, PATCH, DELETE, tags, list filters and total_count, and one
     name for the catalog a saved answer was computed on (catalog_version; catalog_revision
     deprecated in the document, without Deprecation headers: the client used nothing
     deprecated)."""
@@ -798,7 +798,7 @@ def scenario_owner_and_changes(example, saved, j, a, r, o, r2):
 
 
 def price_books(j, a, r):
-    """Stored price books (issue 25): the documented examples, every answer against the
+    """Stored price books: the documented examples, every answer against the
     document, and plans that name a book by id."""
     create = operation("/v1/price-books", "post")["requestBody"]["content"]["application/json"]
     check(not validate(create["example"], create["schema"]), "request example POST /v1/price-books is valid")
@@ -854,7 +854,7 @@ def price_books(j, a, r):
 
 
 def actuals(j, a, r):
-    """Issue 25: a FOCUS export stored by POST /v1/actuals and set against a saved scenario's
+    """A FOCUS export stored by POST /v1/actuals and set against a saved scenario's
     planned months by GET /v1/scenarios/{id}/actuals."""
     training = operation("/v1/plans/training", "post")["requestBody"]["content"]["application/json"]
     request = dict(training["example"], start_date="2026-01-01")
@@ -888,7 +888,7 @@ def actuals(j, a, r):
           "the planned months without charges are named")
     call("/v1/scenarios/{id}/actuals", "/v1/scenarios/999999/actuals", expect=404, headers=r)
     call("/v1/scenarios/{id}/actuals", one + "?x=1", expect=400, headers=r)
-    # Another tag key: the same charge tagged under it is that key's (issue 25).
+    # Another tag key: the same charge tagged under it is that key's.
     team = focus.replace(b'""gpucost-scenario""', b'""team-scenario""').replace(b"784.32,", b"784.33,", 1)
     by_team = call("/v1/actuals", "/v1/actuals?tag_key=team-scenario", "post", expect=201,
                    body=team, headers=dict(a, **csv))
@@ -932,7 +932,7 @@ def actuals(j, a, r):
 
 
 def run_database_mode():
-    """PostgreSQL mode (issue 5), when DATABASE_URL is set (ctest: openapi_contract_pg, run
+    """PostgreSQL mode, when DATABASE_URL is set (ctest: openapi_contract_pg, run
     through tests/pg/with_pg.sh): migrate, seed, issue keys, then every write, history,
     as_of and scenario operation's success and error answers against the document."""
     global BASE, SERVER

@@ -5,7 +5,7 @@ Run through tests/pg/with_pg.sh (ctest does): it provides DATABASE_URL and `--ct
 
   python3 tests/pg/replicas_failover_test.py path/to/gpucost
 
-Checks (issue 5):
+Checks:
   * a price written through one replica is served by the others within a second;
   * while PostgreSQL is down: reads never fail, writes answer 503 with Retry-After,
     /healthz says "degraded" with the snapshot age, /readyz stays ready;

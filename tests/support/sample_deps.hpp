@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "pricing/catalog_loader.hpp"
-#include "service/http/router.hpp"
+#include "service/http/deps.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 namespace gpucost::testing {

@@ -1,6 +1,6 @@
 // gpucost_validate: runs the estimator over every row of tests/data/published-runs.csv and
 // prints predicted vs published per row, then the median and 90th-percentile absolute error
-// per group. With --check it exits 1 when a group misses its accuracy target (issue 3):
+// per group. With --check it exits 1 when a group misses its accuracy target:
 //   throughput (per-GPU TFLOP/s) and iteration (per-iteration time): median <= 10 %,
 //   worst <= 25 %; end_to_end: worst <= 20 %; inference: worst <= 30 %; finetune_memory
 //   (peak memory of LoRA/QLoRA/full fine-tuning runs): worst <= 15 %.
@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
         double median_max;
         double worst_max;
     };
-    // Issue 3 targets.
+    // The accuracy targets.
     const Target targets[] = {{"throughput", 0.10, 0.25},
                               {"iteration", 0.10, 0.25},
                               {"end_to_end", 0.20, 0.20},

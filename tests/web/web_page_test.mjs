@@ -701,7 +701,7 @@ async function serving(page) {
     await page.fill("[data-testid=v-in]", "1000");
 }
 
-// The serving plan's cash by calendar month (issue 24 item 11): the table, the bars and the total
+// The serving plan's cash by calendar month: the table, the bars and the total
 // are the API's budget view, each month's days those of [start_date, end_date).
 async function readServingMonthly(p) {
     return p.evaluate(() => ({
@@ -762,7 +762,7 @@ async function servingBudget(page) {
     await page.fill("[data-testid=v-start]", "", { timeout: 3000 }).catch(() => {});
 }
 
-// Filters (issue 24 item 10). Training: accelerators, the cluster's size, verified and recent
+// Filters. Training: accelerators, the cluster's size, verified and recent
 // prices only; the plan is the API's for the same constraints.
 async function trainingFilters(page) {
     await showTab(page, "training");
@@ -794,7 +794,7 @@ async function trainingFilters(page) {
     await page.fill("[data-testid=t-regions]", "", { timeout: 3000 }).catch(() => {});
 }
 
-// Two scenarios side by side (issue 24 item 8): a result pinned as A, the next one (B) beside
+// Two scenarios side by side: a result pinned as A, the next one (B) beside
 // it; the inputs and figures are the API's and the rows that differ are marked.
 async function trainingCompare(page) {
     await showTab(page, "training");
@@ -1303,7 +1303,7 @@ try {
     check(noDb.status === 409 && unavailable.includes("database mode") && unavailable.includes("without a database") &&
           await page.locator("[data-testid=save-scenario]").count() === 0,
           `without a database (GET /healthz names none) the saved-scenarios view says so ("${unavailable.slice(0, 120)}…") and no result offers to save`);
-    // Plan vs actual (issue 25) needs the database too: no control for it, and the view says so.
+    // Plan vs actual needs the database too: no control for it, and the view says so.
     check(/plan against the actual charges/.test(unavailable) && await page.locator("[data-testid=scenario-actuals], [data-testid=plan-vs-actual]").count() === 0,
           "without a database there is no plan-vs-actual control and the view says plan vs actual needs database mode");
     for (const tab of ["catalog", "training", "rent-vs-buy", "spot", "serving", "scenarios"]) {

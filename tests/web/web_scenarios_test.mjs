@@ -1,4 +1,4 @@
-// The planning page in database mode (issue 24 item 8: save a plan as a scenario, open saved
+// The planning page in database mode (save a plan as a scenario, open saved
 // scenarios), in headless Chromium against the real binary on a throwaway PostgreSQL 15. Run by
 // web_page_test.mjs through tests/pg/with_pg.sh (which sets DATABASE_URL), or by hand:
 //   tests/pg/with_pg.sh node tests/web/web_scenarios_test.mjs GPUCOST_BINARY SCREENSHOT_DIR [CHROMIUM]
@@ -79,7 +79,7 @@ async function showTab(page, id) {
     await page.waitForSelector(`#panel-${id}:not([hidden])`);
 }
 
-// Plan vs actual (issue 25 section 4): a serving scenario planned for December to February, with
+// Plan vs actual: a serving scenario planned for December to February, with
 // actual charges imported as a FOCUS export (POST /v1/actuals) tagged with its id: two in US
 // dollars in December (one spot), one in euros in January, one tagged with another scenario. The
 // page's chart and table must be the API's answer, and its totals the export's figures added by

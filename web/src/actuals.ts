@@ -10,7 +10,7 @@ import { h, num, scrollBox, usd, usdShort } from "./dom";
 type Answer = Schemas["ScenarioActuals"];
 type Month = Answer["months"][number];
 
-// Members the answer may carry beside those openapi.yaml has today (issue 25 section 4, being
+// Members the answer may carry beside those openapi.yaml has today (being
 // added to the same answer): the plan's accelerator charges (`planned`), the gap of those charges
 // split into price and quantity (`accelerator_split`), the price paid per accelerator-hour, and
 // the implied speed (`progress`). Read when present; nothing here depends on them.

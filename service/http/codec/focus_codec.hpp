@@ -1,6 +1,6 @@
 #pragma once
 
-// Plans as FOCUS 1.2 forecasts (issue 25, docs/billing.md): FOCUS cost-and-usage rows, one per
+// Plans as FOCUS 1.2 forecasts (docs/billing.md): FOCUS cost-and-usage rows, one per
 // calendar month and charge, for the spreadsheets and FinOps tools that read the clouds'
 // exports. Asked for with `Accept: text/csv; profile="focus"` or `?format=focus`.
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Inline price books on the plan routes (issue 25, docs/billing.md): decoding `price_book`,
+// Inline price books on the plan routes (docs/billing.md): decoding `price_book`,
 // applying it to the catalog snapshot before planning, and marking the answer with its basis.
 
 #include <memory>

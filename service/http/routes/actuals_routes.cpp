@@ -1,4 +1,4 @@
-// Actual spend in database mode (issue 25, docs/billing.md): POST /v1/actuals stores the
+// Actual spend in database mode (docs/billing.md): POST /v1/actuals stores the
 // accelerator charges of a FOCUS export (read by service/import's reader, handed in through
 // Deps), and GET /v1/scenarios/{id}/actuals sets them against a saved scenario's planned
 // monthly spend (pricing::ComparePlanToActual).
@@ -21,7 +21,7 @@
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/ports.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
 #include "service/http/routes/tag_key.hpp"

@@ -7,7 +7,7 @@
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
 #include "service/http/codec/query_params.hpp"
-#include "service/http/router.hpp"
+#include "service/http/deps.hpp"
 
 namespace gpucost::http {
 

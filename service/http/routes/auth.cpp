@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "service/http/codec/problem.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <httplib.h>
 
+#include "service/http/deps.hpp"
 #include "service/http/ports.hpp"
-#include "service/http/router.hpp"
 
 namespace gpucost::http {
 

@@ -1,5 +1,5 @@
 #pragma once
-// `calibration` of a training plan (issue 25 section 4, docs/billing.md): the speed measured on
+// `calibration` of a training plan (docs/billing.md): the speed measured on
 // saved training scenarios (their recorded progress against the accelerator-hours billed for
 // them) applied to the plan's time estimates. Taken out of the request body before the kind
 // decodes it, as the price book is, because measuring needs the database.
@@ -14,8 +14,8 @@
 #include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 #include "pricing/plan_vs_actual.hpp"
+#include "service/http/deps.hpp"
 #include "service/http/ports.hpp"
-#include "service/http/router.hpp"
 
 namespace gpucost::http {
 

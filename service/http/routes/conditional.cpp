@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 
 namespace gpucost::http {
 namespace {

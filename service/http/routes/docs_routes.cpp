@@ -3,7 +3,7 @@
 #include <string_view>
 
 #include "service/http/codec/problem.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 
 namespace gpucost::http {
 namespace {

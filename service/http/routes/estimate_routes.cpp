@@ -9,7 +9,7 @@
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 
 namespace gpucost::http {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/problem.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/transport/gzip.hpp"
 
 namespace gpucost::http {

@@ -1,7 +1,7 @@
 #include <chrono>
 
 #include "service/http/metrics.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/transport/request_context.hpp"
 #include "service/log.hpp"
 

@@ -2,7 +2,7 @@
 // The plan kinds, one row each: how a kind's request is decoded, its ids checked, planned and
 // answered (JSON, CSV, FOCUS). POST /v1/plans/{kind} and saved scenarios (create and evaluate)
 // both run a kind through its row, so a new plan kind is one row here and a live plan and a
-// saved one cannot drift apart (issue 26).
+// saved one cannot drift apart.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -20,7 +20,7 @@
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/price_book_codec.hpp"
-#include "service/http/router.hpp"
+#include "service/http/deps.hpp"
 #include "service/http/routes/calibration.hpp"
 
 namespace gpucost::http {

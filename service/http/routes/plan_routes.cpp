@@ -14,7 +14,7 @@
 #include "service/http/codec/price_book_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/deprecation.hpp"
@@ -116,7 +116,7 @@ void WriteOutcome(const PlanKind& kind, const PlanOutcome& outcome,
     if (WantsCsv(req)) {
         if (!outcome.csv) {
             // One plan, not rows: a CSV would be a JSON object flattened. Say so rather than
-            // answer JSON to a client that asked for CSV (issue 22).
+            // answer JSON to a client that asked for CSV.
             return WriteNotAcceptable(res, req,
                                       "a " + std::string(kind.name) +
                                           " plan is answered as application/json only; "

@@ -1,4 +1,4 @@
-// Stored price books (issue 25, database mode): decode -> validate against the catalog ->
+// Stored price books (database mode): decode -> validate against the catalog ->
 // PriceBookStore port; and the resolution of a plan's `price_book` (inline or by id).
 #include "service/http/routes/price_book_routes.hpp"
 
@@ -16,6 +16,7 @@
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/ports.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/routes/auth.hpp"
 
 namespace gpucost::http {

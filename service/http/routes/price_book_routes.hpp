@@ -1,6 +1,6 @@
 #pragma once
 
-// Stored price books (issue 25, database mode): the /v1/price-books routes, and the one place
+// Stored price books (database mode): the /v1/price-books routes, and the one place
 // a plan's `price_book` member is resolved, inline or by a stored book's id, for the plan
 // routes and for saved scenarios alike (docs/billing.md).
 
@@ -14,7 +14,7 @@
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
 #include "pricing/price_book.hpp"
-#include "service/http/router.hpp"
+#include "service/http/deps.hpp"
 
 namespace gpucost::http {
 

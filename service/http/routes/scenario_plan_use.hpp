@@ -1,5 +1,5 @@
 #pragma once
-// A saved scenario's plan read back as the figures plan vs actual needs (issue 25 section 4,
+// A saved scenario's plan read back as the figures plan vs actual needs (
 // docs/billing.md): the recommended option's accelerator charges by month, as the plan's FOCUS
 // forecast (pricing/plan/forecast.hpp) spreads them, and the training estimate's
 // accelerator-hours and tokens for the implied speed.
@@ -14,8 +14,8 @@
 #include "pricing/error.hpp"
 #include "pricing/plan_vs_actual.hpp"
 #include "pricing/price_book.hpp"
+#include "service/http/deps.hpp"
 #include "service/http/ports.hpp"
-#include "service/http/router.hpp"
 
 namespace gpucost::http {
 

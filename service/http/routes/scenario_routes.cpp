@@ -14,7 +14,7 @@
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/ports.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/plan_kinds.hpp"

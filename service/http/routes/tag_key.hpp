@@ -1,5 +1,5 @@
 #pragma once
-// The FOCUS Tags key that attributes imported charges to saved scenarios (issue 25,
+// The FOCUS Tags key that attributes imported charges to saved scenarios (
 // docs/billing.md): `?tag_key=` of POST /v1/actuals and GET /v1/scenarios/{id}/actuals, and
 // `calibration.tag_key` of a training plan, checked alike.
 #include <string>

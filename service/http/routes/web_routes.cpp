@@ -5,8 +5,10 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "service/http/codec/problem.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 
 namespace gpucost::http {
 namespace {

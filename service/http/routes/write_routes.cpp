@@ -15,7 +15,7 @@
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/codec/timestamp.hpp"
-#include "service/http/router.hpp"
+#include "service/http/route_table.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/conditional.hpp"
 
@@ -433,9 +433,9 @@ Result<pricing::Offering> DecodeNewOffering(const json& object, const std::strin
     return o;
 }
 
-// The CSV columns of /work/shared/data/prices.csv (the shared data), mapped to the JSON
-// members; id, scale_out_gbit_per_s, spot_interruption_bucket and as_of_estimated may be
-// added. usd_per_accel_hour is derived and ignored.
+// The columns of a bulk CSV import (docs/database.md, "Writes, history, time travel"), mapped
+// to the JSON members; id, scale_out_gbit_per_s, spot_interruption_bucket and as_of_estimated
+// may be added. usd_per_accel_hour is derived and ignored.
 const std::vector<std::pair<std::string, std::string>> kCsvColumns = {
     {"provider", "provider"},
     {"sku", "instance_type"},

@@ -409,7 +409,7 @@ async function plan(api: Client, base: string, offerings: Schema["Offering"][]) 
           Math.abs(served.cluster_usd_per_hour - served.nodes * served.offering.usd_per_hour) < 1e-6,
           "a serving option rents nodes x accelerator_count accelerators at nodes x usd_per_hour");
 
-    // Issue 25: an inline price book, and the plan as FOCUS forecast rows.
+    // An inline price book, and the plan as FOCUS forecast rows.
     const booked = await api.POST("/v1/plans/training", {
         body: {
             model: { params_b: 7 },
@@ -520,7 +520,7 @@ function gpucostCommand(...args: string[]): string {
                         { encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] }).trim();
 }
 
-// A negotiated price book stored once, versioned, and named by id in a plan (issue 25).
+// A negotiated price book stored once, versioned, and named by id in a plan.
 async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMedia>>, base: string) {
     const created = await api.POST("/v1/price-books", {
         body: { id: "client-edp", name: "client EDP",
@@ -563,7 +563,7 @@ async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMe
     check(deleted.response.status === 204, "an admin deletes the book");
 }
 
-// A team key whose default book prices its plans (issue 25); the book is not deleted under it.
+// A team key whose default book prices its plans; the book is not deleted under it.
 async function keyDefaultBook(admin: ReturnType<typeof createClient<paths, JsonMedia>>, base: string) {
     const key = gpucostCommand("apikey", "create", "--scope", "read", "--name", "client-team",
                                "--price-book", "client-edp");
@@ -586,7 +586,7 @@ async function keyDefaultBook(admin: ReturnType<typeof createClient<paths, JsonM
     gpucostCommand("apikey", "price-book", key.split("_")[1] ?? "", "none");
 }
 
-// Plan vs actual (issue 25 section 4): a training scenario's progress, the accelerator split of
+// Plan vs actual: a training scenario's progress, the accelerator split of
 // GET .../actuals, and a later plan asking for calibration from it (no charges yet: refused,
 // naming the scenario).
 async function planVsActual(api: ReturnType<typeof createClient<paths, JsonMedia>>) {

@@ -1,4 +1,4 @@
-// Expert parallel across instances (issue 21 item 8): a MoE replica whose routed experts are
+// Expert parallel across instances: a MoE replica whose routed experts are
 // spread over the accelerators of several nodes, attention data parallel on each.
 #include <doctest/doctest.h>
 

@@ -142,7 +142,7 @@ TEST_SUITE("estimate_inference") {
     }
 
     TEST_CASE("MLA and MoE routing add per-layer launches: DeepSeek-V3 on 8 x H200 at batch 1") {
-        // Issue 21 item 7: 217 tokens/s at concurrency 1 against SGLang's ~30 and under 100
+        // 217 tokens/s at concurrency 1 against SGLang's ~30 and under 100
         // for every published setup without speculative decoding.
         InferenceRequest r = Chat(gpucost::testing::DeepSeekV3Published(), Precision::kFp8);
         r.output_tokens = 1000;

@@ -994,7 +994,7 @@ TEST_SUITE("estimate_training_estimator") {
     TEST_CASE(
         "below 8,192 accelerators the search keeps even stages and at most two chunks per "
         "stage: Llama 3.1 70B on 4,096 H100 stays near its model card") {
-        // Issue 21: searched as deep as at 16k GPUs, this estimate moved from 6.65 M to
+        // Searched as deep as at 16k GPUs, this estimate moved from 6.65 M to
         // 6.34 M GPU-hours (t8 p2 d256 v20), further from the model card's 7.0 M.
         TrainingRequest r;
         r.model = Llama405();

@@ -706,7 +706,7 @@ TEST_SUITE("plan_inference_spanning_replicas") {
     }
 
     TEST_CASE("a MoE replica goes expert parallel over instances when that needs fewer") {
-        // Issue 21 item 8: at 60 requests/s pipeline stages over two instances need 6 H100
+        // At 60 requests/s pipeline stages over two instances need 6 H100
         // instances (at this commit); experts spread over the 16 GPUs of two instances
         // (attention data parallel on each) run 256 sequences per GPU and need 4.
         auto catalog = Sample();

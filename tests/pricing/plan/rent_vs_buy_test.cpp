@@ -477,7 +477,7 @@ TEST_SUITE("plan_rent_vs_buy") {
         CHECK(PlanRentVsBuy(r, *catalog).ok());
     }
 
-    // Issue 21 item 11: owning left out the cluster network, storage, hardware support and an
+    // Owning left out the cluster network, storage, hardware support and an
     // idle-power floor, and hosted at $150 per accelerator-month against its own source's
     // $195-325; all of these favoured buying.
     TEST_CASE("owning counts network, storage, support, idle power and hosting per kW, echoed") {

@@ -30,7 +30,7 @@ std::shared_ptr<const InMemoryCatalog> Sample() {
     return r.value();
 }
 
-// The example of issue 4: 100 h on a p5 at $98.32/h on demand or $30/h spot, one
+// A worked example: 100 h on a p5 at $98.32/h on demand or $30/h spot, one
 // interruption per 10 h, 3 min checkpoints, 6 min restarts.
 SpotPlanRequest IssueExample() {
     SpotPlanRequest r;
@@ -497,7 +497,7 @@ TEST_SUITE("plan_spot") {
         CHECK(plan.error().field == "/checkpoint_interval_hours");
     }
 
-    // Issue 21 item 3: the p5 spot price predates the June-2025 on-demand cut it is compared with.
+    // The p5 spot price predates the June-2025 on-demand cut it is compared with.
     TEST_CASE("a spot price dated before the on-demand price it is compared with is warned about") {
         auto catalog = Sample();
         SpotPlanRequest r;
@@ -515,7 +515,7 @@ TEST_SUITE("plan_spot") {
         CHECK(PlanSpot(r, *catalog).value().warnings.empty());
     }
 
-    // Issue 21 item 3: the spot plan refused (409) 45 of 49 catalog spot offerings that training
+    // The spot plan refused (409) 45 of 49 catalog spot offerings that training
     // plans priced at the worst bucket.
     TEST_CASE(
         "a spot offering without a bucket is planned at the worst bucket, as training "
@@ -553,7 +553,7 @@ TEST_SUITE("plan_spot") {
         CHECK(echoed);
     }
 
-    // Issue 21 item 3: the open >20 % bucket was read as 30 %/month and a 0.9999995 chance
+    // The open >20 % bucket was read as 30 %/month and a 0.9999995 chance
     // reported without a range.
     TEST_CASE("a bucket's rate gives ranges over its bounds, the open bucket up to 50 %") {
         auto catalog = Sample();

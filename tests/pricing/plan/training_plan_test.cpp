@@ -264,8 +264,8 @@ TEST_SUITE("plan_training") {
         }
     }
 
-    // Issue 21 item 1: a spot option finishing "in time" on the mean missed the deadline about
-    // as often as not; the spot plan's own model gave 0.61 for the issue's recommendation.
+    // A spot option finishing "in time" on the mean missed the deadline about
+    // as often as not; the spot plan's own model gave 0.61 for the recommendation it made.
     TEST_CASE("a spot option expected in time but likely late misses the deadline by probability") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
@@ -360,7 +360,7 @@ TEST_SUITE("plan_training") {
         CHECK(b.message.find("probability") != std::string::npos);
     }
 
-    // Issue 21 item 2: 70B on 15T tokens recommended 64 GPUs for 8.4 years and listed a
+    // 70B on 15T tokens recommended 64 GPUs for 8.4 years and listed a
     // 172-year option.
     TEST_CASE(
         "without a deadline no option over 180 days is listed, and when none is left the "
@@ -463,7 +463,7 @@ TEST_SUITE("plan_training") {
         CHECK(tight > 10);  // the bound spares most far-from-deadline runs the distribution
     }
 
-    // Issue 21 item 4: the default plan recommended an unverified price dated by estimate and
+    // The default plan recommended an unverified price dated by estimate and
     // 543 days old; max_price_age_days only warned.
     TEST_CASE("verified_only and constraints.max_price_age_days leave such prices out, counted") {
         auto catalog = Sample();
@@ -547,7 +547,7 @@ TEST_SUITE("plan_training") {
         CHECK(echoed);
     }
 
-    // Issue 21 item 1: budgets were judged on the expected cost, so a spot plan whose p90 bill
+    // Budgets were judged on the expected cost, so a spot plan whose p90 bill
     // ran over the budget was still "within budget".
     TEST_CASE("a spot option within budget on average but not at p90 misses budget_confidence") {
         auto catalog = Sample();

@@ -259,7 +259,7 @@ TEST_SUITE("catalog_history") {
             CHECK(p.price.usd_per_hour == r.price.usd_per_hour);
             CHECK(p.superseded_prices.size() == r.superseded_prices.size());
         }
-        // The unchanged offerings are the previous snapshot's own, not copies (issue 23: a
+        // The unchanged offerings are the previous snapshot's own, not copies (a
         // copy of every offering was most of a write's cost at 20,000 offerings).
         const auto& was = base_current.value()->Offerings();
         const auto& now = patched.value()->Offerings();

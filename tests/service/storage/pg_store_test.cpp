@@ -227,7 +227,7 @@ TEST_SUITE("pg_store") {
     }
 
     TEST_CASE("a back-dated price enters the history in its place and leaves the current one") {
-        // Issue 22: it used to become current because it was written last.
+        // It used to become current because it was written last.
         TestDatabase db;
         db.MigrateAndSeedSample();
         const std::string key = db.CreateKey("admin");
@@ -498,7 +498,7 @@ TEST_SUITE("pg_store") {
                   " AND (p2.valid_to IS NULL OR p2.valid_to > p2.valid_from)") == "0");
     }
 
-    // Issue 23: a write's NOTIFY names its rows and replicas apply exactly those. The other
+    // A write's NOTIFY names its rows and replicas apply exactly those. The other
     // offering is changed behind the stores' back (no new revision): a full reload would
     // pick that up, an incremental apply must not touch it.
     TEST_CASE("a write reaches another replica as a change to its rows, without a full reload") {
@@ -539,7 +539,7 @@ TEST_SUITE("pg_store") {
         CHECK(reader->Current()->Describe().offering_count == 4);
     }
 
-    // Issue 23: 8 writers through one replica whose snapshot is slow to catch up (a full
+    // 8 writers through one replica whose snapshot is slow to catch up (a full
     // reload would wait on the accelerators table, held here). A write that kept its pooled
     // connection while waiting for its replica starved the others into 503.
     TEST_CASE(
@@ -584,7 +584,7 @@ TEST_SUITE("pg_store") {
                         " WHERE name = 'NEGOTIATED RATE')") == "24");
     }
 
-    // Issue 23: as_of reads come from a cache shared by every instant between two change
+    // As_of reads come from a cache shared by every instant between two change
     // points; each answer must equal a snapshot built for that instant from a fresh load.
     TEST_CASE("as_of answers equal snapshots built from the full history at that instant") {
         TestDatabase db;

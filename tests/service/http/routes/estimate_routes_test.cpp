@@ -102,7 +102,7 @@ TEST_SUITE("estimate_routes") {
     }
 
     TEST_CASE("a library model named as itself brings its published training recipe") {
-        // Issue 21 item 6: DeepSeek-V3 by name came out at 2.2x the published GPU-hours with
+        // DeepSeek-V3 by name came out at 2.2x the published GPU-hours with
         // bf16, a 4M-token batch and an exposed all-to-all.
         TestServer server(SampleDeps());
         json req = {{"model", "deepseek-v3"},

@@ -521,7 +521,7 @@ TEST_SUITE("plan_routes") {
     }
 
     TEST_CASE("POST /v1/plans/inference spreads a MoE model's experts over instances") {
-        // Issue 21 item 8: DeepSeek-V3 by name in FP8 on H100 at 60 requests/s. Pipeline stages
+        // DeepSeek-V3 by name in FP8 on H100 at 60 requests/s. Pipeline stages
         // over two instances need 6; experts over the 16 GPUs of two instances need fewer.
         TestServer server(SampleDeps());
         const std::string request = R"({"model": "deepseek-v3", "precision": "fp8",

@@ -1,5 +1,5 @@
-// Plan vs actual split into price and quantity, and a training scenario's progress (issue 25
-// section 4; docs/billing.md): the saved plan's accelerator charges against imported FOCUS rows,
+// Plan vs actual split into price and quantity, and a training scenario's progress
+// (docs/billing.md): the saved plan's accelerator charges against imported FOCUS rows,
 // with every expected figure worked out here from the saved answer and the rows sent.
 #include <doctest/doctest.h>
 
