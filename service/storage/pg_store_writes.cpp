@@ -309,7 +309,7 @@ pricing::Result<ports::StoredResponse> PgStore::PutPrice(const ports::WriteReque
                         }
                         // Placed by the current-price rule: a back-dated price goes into the
                         // history in its place and does not become current by being written last
-                        // (issue 22).
+                        // (docs/database.md).
                         std::map<std::string, OfferingHistory> histories;
                         histories.emplace(offering_id, std::move(*h));
                         auto written =
@@ -353,7 +353,7 @@ pricing::Result<ports::StoredResponse> PgStore::PutPrices(
                     });
 }
 
-// All in bulk (issue 23): one accelerator check, multi-row INSERTs of the offerings and of
+// All in bulk: one accelerator check, multi-row INSERTs of the offerings and of
 // their first prices (PlaceAndWrite, as a price batch writes them), one read for the answer;
 // per item statements made 1,000 items about 6,000 round trips under the catalog lock.
 pricing::Result<ports::StoredResponse> PgStore::CreateOfferings(

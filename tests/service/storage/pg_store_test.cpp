@@ -507,6 +507,12 @@ TEST_SUITE("pg_store") {
         const std::string key = db.CreateKey("admin");
         auto writer = OpenStoreChecking(db, std::chrono::minutes(1));
         auto reader = OpenStoreChecking(db, std::chrono::minutes(1));
+        // A first write the reader has caught up with: its refresher is then connected and
+        // listening, so the next write's notification cannot be missed. (On a loaded machine
+        // the refresher may connect after a write; it then catches up with a full reload, as
+        // it must, and this test would see the edit below.)
+        REQUIRE(writer->PutPrice(Admin(*writer, key), kOnDemand, Price(76.6), EncodePrice).ok());
+        REQUIRE(reader->WaitForRevision(writer->Revision(), std::chrono::milliseconds(3000)));
         const std::string other = "lambda-gpu_1x_h100-us-on-demand";
         db.Scalar("UPDATE offerings SET notes = 'edited behind the stores' WHERE id = '" + other +
                   "' RETURNING 1");
@@ -518,7 +524,7 @@ TEST_SUITE("pg_store") {
         REQUIRE(reader->WaitForRevision(writer->Revision(), std::chrono::milliseconds(3000)));
         CHECK(reader->Current()->FindOffering(kOnDemand).value().price.usd_per_hour ==
               doctest::Approx(77.7));
-        CHECK(reader->History(kOnDemand).value().prices.size() == 4);
+        CHECK(reader->History(kOnDemand).value().prices.size() == 5);
         CHECK(reader->Current()->FindOffering(other).value().notes != "edited behind the stores");
         CHECK(writer->Current()->FindOffering(other).value().notes != "edited behind the stores");
         CHECK(reader->Current()->Describe().version == "pg-r" + std::to_string(writer->Revision()));
