@@ -114,8 +114,11 @@ async function splitChecks(page, answer) {
     const price = answer.accelerator_split?.price_effect_usd, quantity = answer.accelerator_split?.quantity_effect_usd;
     if (price === undefined && quantity === undefined) console.log("# plan vs actual: the answer has no price/quantity split; not checked");
     else check(cents(shown.price ?? NaN, price ?? NaN) === (price !== undefined) && cents(shown.quantity ?? NaN, quantity ?? NaN) === (quantity !== undefined) &&
-               shown.explanation === (answer.accelerator_split?.explanation ?? null),
+               (shown.explanation?.replace(/(\d),(?=\d{3}\b)/g, "$1") ?? null) === (answer.accelerator_split?.explanation ?? null),
                `the gap's price and quantity parts and its explanation are the API's (${shown.price}, ${shown.quantity})`);
+    // The API's sentence as the page shows it: amounts in USD with thousands separators.
+    const unseparatedUsd = (shown.explanation ?? "").match(/\b\d{4,}(?:\.\d+)? USD\b/g) ?? [];
+    check(unseparatedUsd.length === 0, `plan vs actual's explanation has thousands separators (${unseparatedUsd.join(", ")})`);
 }
 
 async function planVsActualChecks(page) {

@@ -5,7 +5,7 @@
 import { api, asProblem, type Schemas } from "./api";
 import { groupedBars, legend } from "./chart";
 import { monthName } from "./budget";
-import { h, num, scrollBox, usd, usdShort } from "./dom";
+import { h, num, prose, scrollBox, usd, usdShort } from "./dom";
 
 type Answer = Schemas["ScenarioActuals"];
 type Month = Answer["months"][number];
@@ -109,7 +109,7 @@ function acceleratorSplit(a: Answer): HTMLElement[] {
     if (rows.length === 0 && !split?.explanation && !speed) return [];
     return [h("section", { "data-testid": "pva-split", "aria-label": "Price and quantity" },
         h("h4", {}, "Accelerator charges: price and quantity"),
-        split?.explanation ? h("p", { "data-testid": "pva-explanation" }, split.explanation) : null,
+        split?.explanation ? h("p", { "data-testid": "pva-explanation" }, prose(split.explanation)) : null,
         rows.length ? h("dl", { class: "kv" }, ...rows.flatMap(([k, v, id, raw]) =>
             [h("dt", {}, k), h("dd", { "data-testid": `pva-${id}`, "data-value": raw }, v)])) : null,
         split?.decomposition ? h("p", { class: "lede" }, split.decomposition) : null,
