@@ -1240,7 +1240,9 @@ async function checkMoneyWords() {
     const cases = [["owning costs $1103727 in present value", "owning costs $1,103,727 in present value"],
                    ["5562.95 USD effective, 6553.67 list", "5,562.95 USD effective, 6553.67 list"],
                    ["a total of 123456 USD", "a total of 123,456 USD"], ["12.34 USD per accelerator-hour", "12.34 USD per accelerator-hour"],
-                   ["in 2027 and 2028", "in 2027 and 2028"]];
+                   ["in 2027 and 2028", "in 2027 and 2028"],
+                   ["4.6358 USD paid per accelerator-hour", "4.6358 USD paid per accelerator-hour"],
+                   ["a gap of -34490.29 USD", "a gap of -34,490.29 USD"]];
     const bad = cases.filter(([t, want]) => mod.prose(t) !== want).map(([t, want]) => `"${t}" -> "${mod.prose(t)}", want "${want}"`);
     check(bad.length === 0, `money in sentences gets thousands separators, in dollars and in USD (${bad.join("; ")})`);
 }

@@ -117,8 +117,10 @@ async function splitChecks(page, answer) {
                (shown.explanation?.replace(/(\d),(?=\d{3}\b)/g, "$1") ?? null) === (answer.accelerator_split?.explanation ?? null),
                `the gap's price and quantity parts and its explanation are the API's (${shown.price}, ${shown.quantity})`);
     // The API's sentence as the page shows it: amounts in USD with thousands separators.
-    const unseparatedUsd = (shown.explanation ?? "").match(/\b\d{4,}(?:\.\d+)? USD\b/g) ?? [];
-    check(unseparatedUsd.length === 0, `plan vs actual's explanation has thousands separators (${unseparatedUsd.join(", ")})`);
+    const unseparatedUsd = (shown.explanation ?? "").match(/(?<![\d.])\d{4,}(?:\.\d+)? USD\b/g) ?? [];
+    const splitFraction = (shown.explanation ?? "").match(/\d\.\d+,\d{3}/g) ?? [];  // "4.6,358": a separator in a fraction
+    check(unseparatedUsd.length === 0 && splitFraction.length === 0,
+          `plan vs actual's explanation has thousands separators, none in a fraction (${[...unseparatedUsd, ...splitFraction].join(", ")})`);
 }
 
 async function planVsActualChecks(page) {

@@ -125,12 +125,13 @@ export const priceTypeName = (id: string): string => PRICE_TYPE_NAMES[id] ?? id.
 export const providerName = (id: string): string => providerNames.get(id) ?? id;
 
 // The API's sentences as the page shows them: dollar amounts with thousands separators
-// ("$64297.86" -> "$64,298"), price types by name, no pointers to skipped.* counts.
+// ("$64297.86" -> "$64,298"; "5562.95 USD" -> "5,562.95 USD", never the digits after a decimal
+// point: "4.6358 USD" stays), price types by name, no pointers to skipped.* counts.
 export function prose(text: string): string {
     return text
         .replace(/ \((?:see )?skipped\.[a-z_]+\)/g, "")  // an API field name the page does not show
         .replace(/\$(\d{4,})(\.\d+)?/g, (_m, whole: string, frac: string | undefined) => usd(Number(whole + (frac ?? ""))))
-        .replace(/\b(\d{4,})(\.\d+)? (USD|EUR|GBP)\b/g, (_m, whole: string, frac: string | undefined, cur: string) =>
+        .replace(/(?<![\d.])(\d{4,})(\.\d+)? (USD|EUR|GBP)\b/g, (_m, whole: string, frac: string | undefined, cur: string) =>
             `${Number(whole).toLocaleString("en-US")}${frac ?? ""} ${cur}`)
         .replace(/\b(on_demand|commit_1y|commit_3y|capacity_block)\b/g, (m) => PRICE_TYPE_NAMES[m] ?? m);
 }
