@@ -21,21 +21,6 @@ namespace ports = gpucost::ports;
 namespace pricing = gpucost::pricing;
 namespace storage = gpucost::storage;
 
-namespace {
-
-// A serving plan whose budget view covers January to March 2026.
-const json kServingScenario = {{"name", "llama serving"},
-                               {"plan", "inference"},
-                               {"request",
-                                {{"model", "llama-2-7b"},
-                                 {"input_tokens", 512},
-                                 {"output_tokens", 256},
-                                 {"traffic", {{"requests_per_second", 1}}},
-                                 {"start_date", "2026-01-01"},
-                                 {"budget_months", 3}}}};
-
-}  // namespace
-
 TEST_SUITE("actuals_routes") {
     TEST_CASE("a large export is stored in batches, its counts exact on every import") {
         Fixture f;

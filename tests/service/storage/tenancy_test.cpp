@@ -18,25 +18,20 @@
 #include "tests/service/storage/pg_fixture.hpp"
 #include "tests/support/focus_export.hpp"
 #include "tests/support/http_checks.hpp"
+#include "tests/support/route_requests.hpp"
 
 using json = nlohmann::json;
 using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
 using gpucost::testing::Fixture;
 using gpucost::testing::kFocusHeader;
+using gpucost::testing::kSpotPlan;
 using gpucost::testing::P5Row;
 namespace storage = gpucost::storage;
 
 namespace {
 
 constexpr char kBook[] = "red-edp";
-
-const json kSpotPlan = {{"job_hours", 100},
-                        {"spot_offering_id", "aws-p5.48xlarge-us-east-1-spot"},
-                        {"on_demand_offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
-                        {"interruptions_per_hour", 0.1},
-                        {"checkpoint_minutes", 3},
-                        {"restart_minutes", 6}};
 
 // A training plan on AWS H100 on demand that ends in January 2026 (as scenario_progress_test).
 const json kTrainingPlan = {

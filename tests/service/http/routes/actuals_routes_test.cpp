@@ -9,30 +9,17 @@
 #include "tests/service/http/routes/memory_fixture.hpp"
 #include "tests/support/focus_export.hpp"
 #include "tests/support/http_checks.hpp"
+#include "tests/support/route_requests.hpp"
 
 using json = nlohmann::json;
 using gpucost::testing::Body;
 using gpucost::testing::CheckProblem;
 using gpucost::testing::kFocusHeader;
+using gpucost::testing::kServingScenario;
 using gpucost::testing::MemoryFixture;
 using gpucost::testing::P5Row;
 namespace http = gpucost::http;
 namespace pricing = gpucost::pricing;
-
-namespace {
-
-// A serving plan whose budget view covers January to March 2026.
-const json kServingScenario = {{"name", "llama serving"},
-                               {"plan", "inference"},
-                               {"request",
-                                {{"model", "llama-2-7b"},
-                                 {"input_tokens", 512},
-                                 {"output_tokens", 256},
-                                 {"traffic", {{"requests_per_second", 1}}},
-                                 {"start_date", "2026-01-01"},
-                                 {"budget_months", 3}}}};
-
-}  // namespace
 
 TEST_SUITE("actuals_routes") {
     TEST_CASE("an export is stored once and set against the scenario's planned months") {

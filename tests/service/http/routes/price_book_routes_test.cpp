@@ -2,57 +2,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
-#include <thread>
-
 #include "tests/service/http/routes/memory_fixture.hpp"
 #include "tests/support/http_checks.hpp"
+#include "tests/support/route_requests.hpp"
 
 using json = nlohmann::json;
 using gpucost::testing::Body;
+using gpucost::testing::Book;
 using gpucost::testing::CheckProblem;
+using gpucost::testing::kSpotListUsdPerHour;
+using gpucost::testing::kSpotPlan;
 using gpucost::testing::MemoryFixture;
-
-namespace {
-
-constexpr char kSpot[] = "aws-p5.48xlarge-us-east-1-spot";
-constexpr double kSpotListUsdPerHour = 20.9934;  // tests/support/sample_catalog.hpp
-
-const json kSpotPlan = {{"job_hours", 100},
-                        {"spot_offering_id", kSpot},
-                        {"on_demand_offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
-                        {"interruptions_per_hour", 0.1},
-                        {"checkpoint_minutes", 3},
-                        {"restart_minutes", 6}};
-
-json Book(double discount) {
-    return {{"id", "acme-2026"},
-            {"name", "acme EDP"},
-            {"rules", {{{"provider", "aws"}, {"discount_fraction", discount}}}}};
-}
-
-// The spot price a plan through the stored book answers with.
-double SpotPriceOf(const json& plan) {
-    const json prices = plan.value("price_book", json::object()).value("prices", json::array());
-    for (const json& p : prices) {
-        if (p["offering_id"] == kSpot) return p["usd_per_hour"].get<double>();
-    }
-    FAIL("the answer echoes no price of the spot offering");
-    return 0;
-}
-
-// Writes version 1 (18 % off AWS) and version 2 (30 % off) of acme-2026.
-void StoreTwoVersions(MemoryFixture& f, httplib::Client& c) {
-    REQUIRE(
-        c.Post("/v1/price-books", f.Auth(f.admin), Book(0.18).dump(), "application/json")->status ==
-        201);
-    json next = Book(0.3);
-    next.erase("id");
-    REQUIRE(c.Put("/v1/price-books/acme-2026", f.Auth(f.admin), next.dump(), "application/json")
-                ->status == 200);
-}
-
-}  // namespace
+using gpucost::testing::SpotPriceOf;
+using gpucost::testing::StoreTwoVersions;
 
 TEST_SUITE("price_book_routes") {
     TEST_CASE("a plan names an earlier version of a stored book as {id, version}") {
