@@ -1,15 +1,17 @@
-// Starts the real gpucost binary (embedded catalog) on a free loopback port for the browser
-// tests, reading the port from its `listening` log line; the Node twin of serve.py.
-import { spawn } from "node:child_process";
+// Starts the real gpucost binary on a free loopback port for the browser tests, reading the port
+// from its `listening` log line; the Node twin of serve.py. Embedded catalog unless `database`:
+// then on the DATABASE_URL the caller runs under (tests/pg/with_pg.sh), given longer to start.
+import { spawn, spawnSync } from "node:child_process";
 
-export function startServer(binary) {
+export function startServer(binary, { database = false } = {}) {
     return new Promise((resolve, reject) => {
         const env = { ...process.env };
-        delete env.DATABASE_URL;
+        if (!database) delete env.DATABASE_URL;
         const proc = spawn(binary, ["--port", "0", "--access-log", "false"],
                            { env, stdio: ["ignore", "ignore", "pipe"] });
         let buffered = "";
-        const timer = setTimeout(() => reject(new Error("no 'listening' line in 20 s")), 20000);
+        const waitS = database ? 30 : 20;
+        const timer = setTimeout(() => reject(new Error(`no 'listening' line in ${waitS} s`)), waitS * 1000);
         proc.stderr.on("data", (chunk) => {
             buffered += chunk.toString();
             for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
@@ -28,4 +30,11 @@ export function startServer(binary) {
         });
         proc.on("exit", (code) => reject(new Error(`gpucost exited with ${code}`)));
     });
+}
+
+// A gpucost command (migrate, seed, apikey create ...) run to its end: its standard output.
+export function gpucostCommand(binary, ...args) {
+    const r = spawnSync(binary, args, { encoding: "utf8", timeout: 60000 });
+    if (r.status !== 0) throw new Error(`gpucost ${args.join(" ")} failed: ${r.stderr}`);
+    return r.stdout.trim();
 }

@@ -7,7 +7,7 @@
 // billed yet left out of the headline, the whole plan's figure apart). Then the catalog filtered
 // to "US" and an accelerator family, and the commitment prices beside an on-demand price.
 // Prints one line per check and ends with 'N passed, M failed'.
-import { spawn, spawnSync } from "node:child_process";
+import { gpucostCommand, startServer } from "../contract/serve.mjs";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
@@ -28,35 +28,12 @@ const close = (a, b) => Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Ma
 const money = (v) => "$" + Math.abs(v).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 const kWait = { timeout: 15000 };
 
-function gpucost(...args) {
-    const r = spawnSync(binary, args, { encoding: "utf8", timeout: 60000 });
-    if (r.status !== 0) throw new Error(`gpucost ${args.join(" ")} failed: ${r.stderr}`);
-    return r.stdout.trim();
-}
+const gpucost = (...args) => gpucostCommand(binary, ...args);
 gpucost("migrate");
 gpucost("seed");
 const admin = gpucost("apikey", "create", "--scope", "admin", "--name", "finance").split(/\s+/).find((w) => w.startsWith("gpc_"));
 
-function startServer() {
-    return new Promise((resolve, reject) => {
-        const proc = spawn(binary, ["--port", "0", "--access-log", "false"], { stdio: ["ignore", "ignore", "pipe"] });
-        let buffered = "";
-        const timer = setTimeout(() => reject(new Error("no 'listening' line in 30 s")), 30000);
-        proc.stderr.on("data", (chunk) => {
-            buffered += chunk.toString();
-            for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-                const line = buffered.slice(0, nl);
-                buffered = buffered.slice(nl + 1);
-                try {
-                    const entry = JSON.parse(line);
-                    if (entry.msg === "listening") { clearTimeout(timer); resolve({ proc, port: entry.port }); }
-                } catch { /* not a log line */ }
-            }
-        });
-        proc.on("exit", (code) => reject(new Error(`gpucost exited with ${code}`)));
-    });
-}
-const { proc, port } = await startServer();
+const { proc, port } = await startServer(binary, { database: true });
 const base = `http://127.0.0.1:${port}`;
 const auth = { Authorization: `Bearer ${admin}` };
 const getJson = async (path, headers = {}) => (await fetch(base + path, { headers })).json();

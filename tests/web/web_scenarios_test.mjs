@@ -8,7 +8,7 @@
 // its planner, with the API's figures for the saved request; "What changed" is the API's
 // evaluation on today's prices; axe-core finds no violation.
 // Prints one line per check and ends with 'N passed, M failed'.
-import { spawn, spawnSync } from "node:child_process";
+import { gpucostCommand, startServer } from "../contract/serve.mjs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -28,37 +28,14 @@ function check(ok, what) {
 }
 const close = (a, b) => Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(b)));
 
-function gpucost(...args) {
-    const r = spawnSync(binary, args, { encoding: "utf8", timeout: 60000 });
-    if (r.status !== 0) throw new Error(`gpucost ${args.join(" ")} failed: ${r.stderr}`);
-    return r.stdout.trim();
-}
+const gpucost = (...args) => gpucostCommand(binary, ...args);
 gpucost("migrate");
 gpucost("seed");
 const key = gpucost("apikey", "create", "--scope", "read", "--name", "web page test").split(/\s+/).find((w) => w.startsWith("gpc_"));
 const adminKey = gpucost("apikey", "create", "--scope", "admin", "--name", "web page test admin").split(/\s+/).find((w) => w.startsWith("gpc_"));
 check(/^gpc_/.test(key ?? "") && /^gpc_/.test(adminKey ?? ""), "gpucost apikey create gives a read-scope and an admin key");
 
-function startServer() {
-    return new Promise((resolve, reject) => {
-        const proc = spawn(binary, ["--port", "0", "--access-log", "false"], { stdio: ["ignore", "ignore", "pipe"] });
-        let buffered = "";
-        const timer = setTimeout(() => reject(new Error("no 'listening' line in 30 s")), 30000);
-        proc.stderr.on("data", (chunk) => {
-            buffered += chunk.toString();
-            for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-                const line = buffered.slice(0, nl);
-                buffered = buffered.slice(nl + 1);
-                try {
-                    const entry = JSON.parse(line);
-                    if (entry.msg === "listening") { clearTimeout(timer); resolve({ proc, port: entry.port }); }
-                } catch { /* not a log line */ }
-            }
-        });
-        proc.on("exit", (code) => reject(new Error(`gpucost exited with ${code}`)));
-    });
-}
-const { proc, port } = await startServer();
+const { proc, port } = await startServer(binary, { database: true });
 const base = `http://127.0.0.1:${port}`;
 const getJson = async (path) => (await fetch(base + path)).json();
 const postJson = async (path, body, headers = {}) => {
