@@ -18,6 +18,9 @@ const std::vector<std::string> kColumns = {
     "tensor_parallel", "pipeline_parallel", "expert_parallel",     "zero_stage",
     "source"};
 constexpr int kMaxDegree = 1 << 20;
+// A request's global batch this close to the recipe's (relative) is the recipe's: the
+// difference is rounding, as kBatchChangeWarnFraction treats it.
+constexpr double kRecipeBatchTolerance = estimate::kBatchChangeWarnFraction;
 
 // Overlap schedules a recipe may name, and the share of the expert all-to-all each hides.
 struct OverlapSchedule {
@@ -31,6 +34,16 @@ constexpr OverlapSchedule kOverlapSchedules[] = {
 std::string Lower(std::string_view s) {
     std::string out(s);
     for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string Whole(double v) {
+    return std::to_string(std::llround(v));
+}
+
+std::string Joined(const std::vector<std::string>& parts) {
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
     return out;
 }
 
@@ -158,12 +171,66 @@ Result<TrainingRecipes> LoadTrainingRecipes(std::string_view csv_text, std::stri
     return TrainingRecipes(std::move(recipes));
 }
 
+std::vector<std::string> RecipeConflicts(const TrainingRecipe& recipe,
+                                         const RecipeFieldsGiven& given,
+                                         const estimate::TrainingRequest& request) {
+    std::vector<std::string> out;
+    auto differs = [&](const std::string& field, const std::string& asked,
+                       const std::string& published) {
+        out.push_back(field + " " + asked + " (the recipe's: " + published + ")");
+    };
+    if (recipe.precision && given.precision && request.precision != *recipe.precision) {
+        differs("precision", std::string(PrecisionName(request.precision)),
+                std::string(PrecisionName(*recipe.precision)));
+    }
+    if (recipe.global_batch_tokens && request.global_batch_tokens &&
+        std::abs(*request.global_batch_tokens - *recipe.global_batch_tokens) >
+            kRecipeBatchTolerance * *recipe.global_batch_tokens) {
+        differs("global_batch_tokens", Whole(*request.global_batch_tokens),
+                Whole(*recipe.global_batch_tokens));
+    }
+    if (request.parallelism) {
+        const estimate::ParallelismRequest& p = *request.parallelism;
+        const struct {
+            const char* field;
+            const std::optional<int>& asked;
+            const std::optional<int>& published;
+        } degrees[] = {{"parallelism.tensor", p.tensor, recipe.tensor_parallel},
+                       {"parallelism.pipeline", p.pipeline, recipe.pipeline_parallel},
+                       {"parallelism.expert", p.expert, recipe.expert_parallel},
+                       {"parallelism.zero_stage", p.zero_stage, recipe.zero_stage}};
+        for (const auto& d : degrees) {
+            if (d.asked && d.published && *d.asked != *d.published) {
+                differs(d.field, std::to_string(*d.asked), std::to_string(*d.published));
+            }
+        }
+    }
+    return out;
+}
+
 bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& given,
                          estimate::TrainingRequest& request) {
-    if (request.mode != estimate::TrainingMode::kPretrain) return false;
     estimate::AppliedRecipe applied;
     applied.model_id = recipe.model_id;
     applied.source = recipe.source;
+    applied.named = given.named;
+    if (request.mode != estimate::TrainingMode::kPretrain) {
+        applied.why = std::string(
+                          "the recipe is how the model was pre-trained, and the request's "
+                          "mode is ") +
+                      estimate::TrainingModeName(request.mode);
+        request.recipe = std::move(applied);
+        return false;
+    }
+    const std::vector<std::string> conflicts = RecipeConflicts(recipe, given, request);
+    if (!conflicts.empty() && !given.named) {
+        applied.why = "the request differs from it in " + Joined(conflicts) +
+                      ", so it is taken as another setup than the published one; name it with "
+                      "\"recipe\": \"" +
+                      recipe.model_id + "\" to fill the fields left unset from it anyway";
+        request.recipe = std::move(applied);
+        return false;
+    }
     if (recipe.precision && !given.precision) {
         request.precision = *recipe.precision;
         applied.precision = true;
@@ -186,12 +253,51 @@ bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& 
         layout.zero_stage = recipe.zero_stage;
         applied.layout = layout;
     }
-    if (!applied.precision && !applied.global_batch_tokens && !applied.expert_overlap_fraction &&
-        !applied.layout) {
-        return false;
+    applied.applied = applied.precision || applied.global_batch_tokens ||
+                      applied.expert_overlap_fraction || applied.layout.has_value();
+    if (given.named) {
+        applied.why = conflicts.empty()
+                          ? "the request names it with \"recipe\""
+                          : "the request names it with \"recipe\" (it differs in " +
+                                Joined(conflicts) + ", which the request's values keep)";
+    } else {
+        applied.why =
+            "the request names the library model and sets none of the recipe's fields "
+            "to another value (no precision, batch or layout of its own that differs)";
     }
+    if (!applied.applied) applied.why += "; the request sets every field the recipe has";
+    const bool filled = applied.applied;
     request.recipe = std::move(applied);
-    return true;
+    return filled;
+}
+
+Status ResolveTrainingRecipe(const TrainingRecipes& recipes, estimate::TrainingRequest& request) {
+    if (request.recipe) return Ok{};
+    const RecipeFieldsGiven given{request.precision_given, request.recipe_name.has_value()};
+    if (request.recipe_name && Lower(*request.recipe_name) == estimate::kNoRecipe) {
+        if (const TrainingRecipe* own = recipes.Find(request.library_model_id)) {
+            estimate::AppliedRecipe declined;
+            declined.model_id = own->model_id;
+            declined.source = own->source;
+            declined.why = "the request asks for none (\"recipe\": \"none\")";
+            request.recipe = std::move(declined);
+        }
+        return Ok{};
+    }
+    const std::string& id = request.recipe_name ? *request.recipe_name : request.library_model_id;
+    const TrainingRecipe* recipe = id.empty() ? nullptr : recipes.Find(id);
+    if (recipe == nullptr) {
+        if (!request.recipe_name) return Ok{};
+        std::string known;
+        for (const TrainingRecipe& r : recipes.All()) known += r.model_id + ", ";
+        Error e = MakeError(ErrorCode::kInvalidArgument,
+                            "unknown recipe '" + request.recipe_name->substr(0, 64) +
+                                "'; known: " + known + std::string(estimate::kNoRecipe),
+                            "/recipe");
+        return e;
+    }
+    ApplyTrainingRecipe(*recipe, given, request);
+    return Ok{};
 }
 
 }  // namespace gpucost::pricing

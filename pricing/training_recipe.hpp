@@ -52,16 +52,33 @@ private:
                                                           std::string_view file_name);
 
 // What the request itself set among the fields a recipe can fill (the request's precision is
-// not optional, so its presence is passed here).
+// not optional, so its presence is passed here), and whether it named the recipe.
 struct RecipeFieldsGiven {
     bool precision = false;
+    bool named = false;
 };
 
-// Fills the fields of `request` that it leaves unset from `recipe` and records which ones in
-// request.recipe (the estimate echoes them with the recipe's source). Only a pre-training
-// request takes a recipe: the recipes are how the models were pre-trained, not how they are
-// fine-tuned. Returns whether anything was filled.
+// The request's fields that contradict `recipe` (set to another value than it publishes:
+// precision, global batch, a degree of the layout), each as "field value (the recipe's:
+// value)"; empty when the request is consistent with it.
+std::vector<std::string> RecipeConflicts(const TrainingRecipe& recipe,
+                                         const RecipeFieldsGiven& given,
+                                         const estimate::TrainingRequest& request);
+
+// Decides on `recipe` for `request` and records the decision in request.recipe: a
+// pre-training request consistent with the recipe (RecipeConflicts empty), or one naming it,
+// gets the fields it leaves unset filled from it; otherwise nothing is filled and
+// request.recipe->why says which fields disagree. Only a pre-training request takes a recipe:
+// the recipes are how the models were pre-trained, not how they are fine-tuned. Returns
+// whether anything was filled.
 bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& given,
                          estimate::TrainingRequest& request);
+
+// The recipe step of a decoded request: the recipe the request names (request.recipe_name) or
+// else the one of the library model it names (request.library_model_id), applied by
+// ApplyTrainingRecipe; `"recipe": "none"` applies none. An unknown recipe name is
+// kInvalidArgument naming /recipe. Idempotent: a request whose recipe is decided is left as is.
+[[nodiscard]] Status ResolveTrainingRecipe(const TrainingRecipes& recipes,
+                                           estimate::TrainingRequest& request);
 
 }  // namespace gpucost::pricing

@@ -9,6 +9,7 @@
 
 #include "pricing/catalog.hpp"
 #include "pricing/estimate/collectives.hpp"
+#include "pricing/estimate/moe.hpp"
 
 namespace gpucost::pricing::estimate {
 namespace {
@@ -375,45 +376,50 @@ struct Eval {
     bool fits = false;
 };
 
-// Expert-parallel degrees to try: the request's, or powers of two that divide the
-// data-parallel degree and the expert count (1 for dense models). A fixed-size list: the search
-// asks for it in its innermost loops.
+// Expert-parallel degrees to try, each with its expert-tensor degree: the request's, or
+// powers of two that divide the expert count and whose expert grid tiles the tensor x data
+// ranks (1 for dense models). A fixed-size list: the search asks for it in its innermost loops.
 struct ExpertChoices {
     std::array<int, 16> degrees{1};
+    std::array<int, 16> expert_tensor{0};
     std::size_t n = 1;
 };
 
-ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const ParallelismRequest& pr,
+ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const ParallelismRequest& pr, int t,
                                        int d) {
     ExpertChoices ch;
-    if (pr.expert) {
-        ch.degrees[0] = *pr.expert;
+    auto grid = [&](int ep) {
+        return pr.expert_tensor ? *pr.expert_tensor : DefaultExpertTensorDegree(t, d, ep);
+    };
+    if (pr.expert || !m.IsMoe()) {
+        ch.degrees[0] = pr.expert.value_or(1);
+        ch.expert_tensor[0] = m.IsMoe() ? grid(ch.degrees[0]) : 1;
         return ch;
     }
-    if (!m.IsMoe()) {
-        return ch;
-    }
-    for (int ep = 2;
-         ep <= m.experts && d % ep == 0 && m.experts % ep == 0 && ch.n < ch.degrees.size();
-         ep *= 2) {
-        ch.degrees[ch.n++] = ep;
+    ch.expert_tensor[0] = grid(1);
+    for (int ep = 2; ep <= m.experts && m.experts % ep == 0 && ch.n < ch.degrees.size(); ep *= 2) {
+        const int etp = grid(ep);
+        if (etp < 1 || !ExpertGridDivides(t, d, ep, etp)) continue;
+        ch.degrees[ch.n] = ep;
+        ch.expert_tensor[ch.n++] = etp;
     }
     return ch;
 }
 
 // What one accelerator holds of a parameter split: the replicated part over tensor x
-// pipeline, the routed part also over the expert-parallel degree; with `sharded` (a ZeRO
+// pipeline, the routed part over expert-tensor x expert x pipeline; with `sharded` (a ZeRO
 // stage that covers this state) each part is further split across its own replica group:
-// the whole data-parallel degree for replicated parameters, data / expert for routed ones.
+// the whole data-parallel degree for replicated parameters, the expert-data degree for routed
+// ones.
 double PerAccelerator(const ParamSplit& p, const ParallelLayout& l, bool sharded) {
     const double model_shards = static_cast<double>(l.tensor) * l.pipeline;
     const double repl_group = sharded ? l.data : 1.0;
     if (p.routed <= 0) {
         return p.replicated / (model_shards * repl_group);  // dense: one division per layout
     }
-    const double ep = l.expert;
-    const double routed_group = sharded ? l.data / ep : 1.0;
-    return p.replicated / model_shards / repl_group + p.routed / (model_shards * ep) / routed_group;
+    const double expert_shards = static_cast<double>(ExpertModelShards(l)) * l.pipeline;
+    const double routed_group = sharded ? ExpertDataDegree(l) : 1.0;
+    return p.replicated / model_shards / repl_group + p.routed / expert_shards / routed_group;
 }
 
 // Bytes of the weights one accelerator holds per parameter it holds (frozen NF4 blocks with
@@ -565,9 +571,9 @@ double Zero3PrefetchBytes(const Ctx& c, const ParallelLayout& l) {
     double held = PerAccelerator(c.split, l, false);
     double bytes_per_param = held > 0 ? WeightBytes(c, l, false) / held : c.weight_bpe;
     double routed_per_layer = c.split.routed / m.layers;
-    double block = m.attention_params_per_layer + m.mlp_params_per_layer -
-                   routed_per_layer * (1.0 - 1.0 / l.expert);
-    return 2.0 * block / l.tensor * bytes_per_param;
+    double replicated = m.attention_params_per_layer + m.mlp_params_per_layer - routed_per_layer;
+    return 2.0 * (replicated / l.tensor + routed_per_layer / ExpertModelShards(l)) *
+           bytes_per_param;
 }
 
 MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& shape) {
@@ -604,9 +610,11 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     const int per_domain = std::max(1, c.links.scale_up_domain / model_span);
     const ParamSplit& train = Trainable(c);
     double grad_repl = train.replicated / model_span * c.weight_bpe;
-    double grad_routed = train.routed / (static_cast<double>(model_span) * l.expert) * c.weight_bpe;
-    const int routed_group = l.data / l.expert;
-    const int routed_per_domain = std::max(1, per_domain / l.expert);
+    const double expert_span = static_cast<double>(ExpertModelShards(l)) * l.pipeline;
+    double grad_routed = train.routed / expert_span * c.weight_bpe;
+    const int routed_group = ExpertDataDegree(l);
+    const int routed_per_domain =
+        std::max(1, c.links.scale_up_domain / static_cast<int>(expert_span));
     auto gather = [&](double repl, double routed) {
         double t = HierarchicalAllGatherSeconds(repl, l.data, per_domain, c.links.scale_up,
                                                 c.links.scale_out);
@@ -620,10 +628,7 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
         // Weights are gathered in their stored format (NF4 under QLoRA).
         double weight_bytes = WeightBytes(c, l, false);
         double total_local = PerAccelerator(c.split, l, false);
-        double routed_share =
-            total_local > 0
-                ? c.split.routed / (static_cast<double>(model_span) * l.expert) / total_local
-                : 0;
+        double routed_share = total_local > 0 ? c.split.routed / expert_span / total_local : 0;
         double gathers =
             2.0 * gather(weight_bytes * (1 - routed_share), weight_bytes * routed_share);
         return {micro_batches * (gathers + gather(grad_repl, grad_routed)), micro_batches * t_mb};
@@ -691,13 +696,13 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         rc_flops = lc.attention_flops;
     }
     // MoE dispatch and combine: two all-to-alls per expert layer and pass, over the expert
-    // group (tensor x expert consecutive ranks).
+    // group (expert-tensor x expert consecutive ranks).
     double comm_ep = 0;
     if (m.IsMoe() && l.expert > 1) {
         const double T = static_cast<double>(l.micro_batch_size) * m.seq_len;
         double a2a =
             2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
-                                  l.expert, LinkFor(c, l.tensor * l.expert));
+                                  l.expert, LinkFor(c, ExpertModelShards(l)));
         comm_ep = comm_passes * a2a * (1.0 - ExpertOverlap(c, l)) * MoeLayers(m) / m.layers;
     }
     // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
@@ -1121,6 +1126,42 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
 }
 
 // ---- Step 3: the fixed parallelism fields ----
+// The expert degrees against the model and, where the request fixes the tensor and data
+// degrees (data given, or implied by tensor x pipeline), against Megatron-Core's expert grid
+// (pricing/estimate/moe.hpp).
+Status CheckExpertGrid(const ParallelismRequest& pr, const Ctx& c) {
+    const bool moe = c.m.IsMoe();
+    if (pr.expert && *pr.expert > 1 && (!moe || c.m.experts % *pr.expert != 0)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "expert parallel degree must divide the expert count (" +
+                             std::to_string(c.m.experts) + ")",
+                         "/parallelism/expert");
+    }
+    if (pr.expert_tensor && *pr.expert_tensor > 1 && !moe) {
+        return MakeError(ErrorCode::kInvalidArgument, "expert_tensor applies to MoE models only",
+                         "/parallelism/expert_tensor");
+    }
+    if (!moe || !pr.tensor) return Ok{};
+    std::optional<int> data = pr.data;
+    if (!data && pr.pipeline && c.count % (*pr.tensor * *pr.pipeline) == 0) {
+        data = c.count / (*pr.tensor * *pr.pipeline);
+    }
+    if (!data) return Ok{};
+    const int ep = pr.expert.value_or(1);
+    const int etp = pr.expert_tensor.value_or(DefaultExpertTensorDegree(*pr.tensor, *data, ep));
+    if (etp < 1 || !ExpertGridDivides(*pr.tensor, *data, ep, etp)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "expert x expert_tensor (" + std::to_string(ep) + " x " +
+                             std::to_string(pr.expert_tensor.value_or(1)) +
+                             ") must divide tensor x data (" + std::to_string(*pr.tensor) + " x " +
+                             std::to_string(*data) +
+                             "): Megatron-Core forms expert groups over tensor x data "
+                             "ranks",
+                         pr.expert_tensor ? "/parallelism/expert_tensor" : "/parallelism/expert");
+    }
+    return Ok{};
+}
+
 Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
     const int n = c.count;
     struct IntCheck {
@@ -1136,6 +1177,7 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
         {&pr.micro_batch_size, "/parallelism/micro_batch_size", 1, 65536},
         {&pr.virtual_stages, "/parallelism/virtual_stages", 1, 64},
         {&pr.expert, "/parallelism/expert", 1, n},
+        {&pr.expert_tensor, "/parallelism/expert_tensor", 1, n},
     };
     for (const IntCheck& ch : checks) {
         if (*ch.v && (**ch.v < ch.lo || **ch.v > ch.hi)) {
@@ -1168,15 +1210,7 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
             "pipeline degree must not exceed layers (" + std::to_string(c.m.layers) + ")",
             "/parallelism/pipeline");
     }
-    if (pr.expert && *pr.expert > 1 &&
-        (!c.m.IsMoe() || c.m.experts % *pr.expert != 0 ||
-         (pr.data && *pr.data % *pr.expert != 0))) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "expert parallel degree must divide the expert count (" +
-                             std::to_string(c.m.experts) + ") and the data-parallel degree",
-                         "/parallelism/expert");
-    }
-    return Ok{};
+    return CheckExpertGrid(pr, c);
 }
 
 // ---- Step 4: the layout search ----
@@ -1465,10 +1499,11 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     row_ready = true;
                 }
                 const InnerChoices ch = InnerChoicesFor(c, pr, p, d, b, r.fully_given);
-                const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, d);
+                const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, t, d);
                 for (std::size_t ei = 0; ei < eps.n; ++ei) {
                     const int ep = eps.degrees[ei];
-                    if (d % ep != 0) continue;
+                    const int etp = eps.expert_tensor[ei];
+                    if (c.m.IsMoe() && !ExpertGridDivides(t, d, ep, etp)) continue;
                     ParallelLayout base;
                     base.tensor = t;
                     base.pipeline = p;
@@ -1476,6 +1511,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     base.micro_batch_size = b;
                     base.sequence_parallel = sp;
                     base.expert = ep;
+                    base.expert_tensor = etp;
                     SearchSplit(c, base, row, ch, r);
                 }
             }
@@ -1692,7 +1728,17 @@ AssumptionText FieldSource(const TrainingRequest& req, bool given, bool by_recip
 // The recipe's fields that have no other echo (the precision is a request field without a
 // number of its own).
 void AddRecipeAssumptions(const TrainingRequest& req, Assumptions& as) {
-    if (!req.recipe || !req.recipe->precision) return;
+    if (!req.recipe) return;
+    as.push_back({"recipe_applied", req.recipe->applied ? 1.0 : 0.0, "bool",
+                  std::string(req.recipe->applied ? "1: the model's published training recipe "
+                                                    "filled the fields the request left unset, "
+                                                    "as "
+                                                  : "0: the model's published training recipe "
+                                                    "was not applied, as ") +
+                      req.recipe->why,
+                  "training recipe of " + req.recipe->model_id +
+                      " (schema/seed/training_recipes.csv): " + req.recipe->source});
+    if (!req.recipe->precision) return;
     as.push_back({"recipe_precision_bytes_per_element", BytesPerElement(req.precision), "bytes",
                   "GEMM operand size at " + std::string(PrecisionName(req.precision)) +
                       ", the precision the model was published as trained in (pass precision "
@@ -1979,7 +2025,7 @@ std::vector<KeptLayerCost>& KeptFor(TrainingEstimator::LayerCostMemo& memo, cons
 }
 
 // The published layout of the model's recipe (AppliedRecipe::layout) on this cluster: whether
-// its degrees divide the accelerators (tensor x pipeline, then expert into data) and the
+// its degrees divide the accelerators (tensor x pipeline, then the expert grid) and the
 // model, and then the search over the rest of the layout (micro-batch, recompute, virtual
 // stages), `used` when a layout of it fits. Otherwise the caller searches every layout.
 SearchResult SearchFromRecipeLayout(const TrainingRequest& req, const Ctx& c, LayerCosts& layers,
@@ -1988,8 +2034,7 @@ SearchResult SearchFromRecipeLayout(const TrainingRequest& req, const Ctx& c, La
     if (req.parallelism || !req.recipe || !req.recipe->layout) return {};
     const ParallelismRequest& rl = *req.recipe->layout;
     const long long tp = static_cast<long long>(rl.tensor.value_or(1)) * rl.pipeline.value_or(1);
-    if (tp < 1 || c.count % tp != 0 || (c.count / tp) % rl.expert.value_or(1) != 0 ||
-        !ValidateParallelism(rl, c).ok()) {
+    if (tp < 1 || c.count % tp != 0 || !ValidateParallelism(rl, c).ok()) {
         return {};
     }
     SearchResult found = SearchLayouts(c, rl, layers, req.deadline);

@@ -47,7 +47,10 @@ struct ParallelLayout {
     int micro_batch_size = 1;  // sequences per micro-batch
     int virtual_stages = 1;    // interleaved pipeline chunks per device
     bool sequence_parallel = false;
-    int expert = 1;  // expert-parallel degree (MoE), divides data
+    // MoE: expert-parallel degree, and the expert-tensor-parallel degree (0: the tensor
+    // degree); expert x expert_tensor divides tensor x data (pricing/estimate/moe.hpp).
+    int expert = 1;
+    int expert_tensor = 0;
 };
 
 // What the caller fixes; unset fields are searched.
@@ -60,15 +63,21 @@ struct ParallelismRequest {
     std::optional<int> micro_batch_size;
     std::optional<int> virtual_stages;
     std::optional<bool> sequence_parallel;
-    std::optional<int> expert;  // MoE: must divide data and the expert count
+    // MoE: divides the expert count; expert x expert_tensor divides tensor x data.
+    std::optional<int> expert;
+    std::optional<int> expert_tensor;
 };
 
-// Fields of a request that the model library's published training recipe filled because the
-// request left them unset (pricing/training_recipe.hpp); the estimate echoes each with the
-// recipe's source instead of a default's.
+// What became of the model library's published training recipe (pricing/training_recipe.hpp)
+// for a request: applied only where the request is consistent with it (it sets none of the
+// recipe's fields to other values) or names it with `recipe`; then the fields the request
+// left unset are filled from it, each echoed with the recipe's source instead of a default's.
 struct AppliedRecipe {
     std::string model_id;
     std::string source;
+    bool named = false;    // the request named it with `recipe`
+    bool applied = false;  // false: nothing below was filled; `why` says why not
+    std::string why;
     bool precision = false;
     bool global_batch_tokens = false;
     bool expert_overlap_fraction = false;
@@ -78,6 +87,9 @@ struct AppliedRecipe {
     // of the layout searched; elsewhere the whole layout is searched (echoed either way).
     std::optional<ParallelismRequest> layout;
 };
+
+// The recipe value that turns recipes off for a request (`"recipe": "none"`).
+inline constexpr std::string_view kNoRecipe = "none";
 
 struct TrainingRequest {
     ModelSpec model;
@@ -109,7 +121,14 @@ struct TrainingRequest {
     // Fraction of the MoE expert all-to-all hidden behind compute (default
     // kDefaultExpertOverlapFraction).
     std::optional<double> expert_overlap_fraction;
-    // Set when a library recipe filled some of the fields above (not a request field itself).
+    // What decoding saw, for pricing::ResolveTrainingRecipe after it: the library id the model
+    // was named by (empty for a spec), the request's `recipe` (a recipe's model id, or
+    // kNoRecipe), and whether the request set `precision`.
+    std::string library_model_id;
+    std::optional<std::string> recipe_name;
+    bool precision_given = false;
+    // Set by pricing::ResolveTrainingRecipe when the model has a recipe or the request names
+    // one: what it filled, or why nothing (not a request field itself).
     std::optional<AppliedRecipe> recipe;
     // false: leave TrainingEstimate::assumptions empty. For callers that evaluate many
     // estimates (the planner) and echo the constants once; every figure is the same.

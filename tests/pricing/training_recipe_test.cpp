@@ -87,24 +87,76 @@ TEST_CASE("a recipe fills what the pre-training request leaves unset, and says s
     CHECK(plain.recipe->layout->zero_stage == 1);
     CHECK_FALSE(plain.parallelism.has_value());  // the layout applies per cluster, not here
 
-    // What the request says wins, field by field.
+    // A request consistent with the recipe (no precision, batch or degree of its own that
+    // differs) keeps what it sets and takes the rest.
     estimate::TrainingRequest own;
-    own.precision = Precision::kBf16;
-    own.global_batch_tokens = 4e6;
+    own.precision = Precision::kFp8;
+    own.global_batch_tokens = 62914560;
     own.parallelism = estimate::ParallelismRequest{};
+    own.parallelism->pipeline = 16;
     CHECK(ApplyTrainingRecipe(recipe, {/*precision=*/true}, own));
-    CHECK(own.precision == Precision::kBf16);
-    CHECK(own.global_batch_tokens == doctest::Approx(4e6));
     REQUIRE(own.recipe.has_value());
+    CHECK(own.recipe->applied);
     CHECK_FALSE(own.recipe->precision);
     CHECK_FALSE(own.recipe->global_batch_tokens);
     CHECK(own.recipe->expert_overlap_fraction);
-    CHECK_FALSE(own.recipe->layout.has_value());  // the request's parallelism, even if empty
+    CHECK_FALSE(own.recipe->layout.has_value());  // the request's parallelism, even partial
+
+    // One that differs is another setup: nothing is filled, and `why` names the fields.
+    estimate::TrainingRequest other;
+    other.precision = Precision::kBf16;
+    other.global_batch_tokens = 33554432;
+    CHECK_FALSE(ApplyTrainingRecipe(recipe, {/*precision=*/true}, other));
+    REQUIRE(other.recipe.has_value());
+    CHECK_FALSE(other.recipe->applied);
+    CHECK_FALSE(other.expert_overlap_fraction.has_value());
+    CHECK(other.recipe->why.find("precision bf16 (the recipe's: fp8)") != std::string::npos);
+    CHECK(other.recipe->why.find("global_batch_tokens 33554432") != std::string::npos);
+    // Named, the recipe fills what the request leaves unset all the same.
+    estimate::TrainingRequest named = other;
+    named.recipe.reset();
+    CHECK(ApplyTrainingRecipe(recipe, {/*precision=*/true, /*named=*/true}, named));
+    CHECK(named.precision == Precision::kBf16);
+    CHECK(named.expert_overlap_fraction ==
+          doctest::Approx(estimate::kExpertOverlapFractionDualPipe));
+    CHECK(named.recipe->named);
 
     // Fine-tuning is not how the model was pre-trained: no recipe.
     estimate::TrainingRequest lora;
     lora.mode = estimate::TrainingMode::kLora;
     CHECK_FALSE(ApplyTrainingRecipe(recipe, {}, lora));
     CHECK(lora.precision == Precision::kBf16);
-    CHECK_FALSE(lora.recipe.has_value());
+    REQUIRE(lora.recipe.has_value());
+    CHECK_FALSE(lora.recipe->applied);
+}
+
+TEST_CASE("the recipe step after decoding: the model's own, a named one, none, or unknown") {
+    auto loaded =
+        LoadTrainingRecipes(kHeader + "m,fp8,62914560,dualpipe,1,16,64,1,the report\n", "r.csv");
+    REQUIRE(loaded.ok());
+    estimate::TrainingRequest own;
+    own.library_model_id = "M";
+    REQUIRE(ResolveTrainingRecipe(loaded.value(), own).ok());
+    REQUIRE(own.recipe.has_value());
+    CHECK(own.recipe->applied);
+    CHECK(own.precision == Precision::kFp8);
+    estimate::TrainingRequest spec;  // a model given as a spec names no library model
+    REQUIRE(ResolveTrainingRecipe(loaded.value(), spec).ok());
+    CHECK_FALSE(spec.recipe.has_value());
+    spec.recipe_name = "m";
+    REQUIRE(ResolveTrainingRecipe(loaded.value(), spec).ok());
+    REQUIRE(spec.recipe.has_value());
+    CHECK(spec.recipe->named);
+    estimate::TrainingRequest none;
+    none.library_model_id = "m";
+    none.recipe_name = "none";
+    REQUIRE(ResolveTrainingRecipe(loaded.value(), none).ok());
+    REQUIRE(none.recipe.has_value());
+    CHECK_FALSE(none.recipe->applied);
+    CHECK(none.precision == Precision::kBf16);
+    estimate::TrainingRequest unknown;
+    unknown.recipe_name = "zz";
+    auto refused = ResolveTrainingRecipe(loaded.value(), unknown);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().field == "/recipe");
 }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "pricing/estimate/moe.hpp"
 #include "service/http/codec/field_table.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
@@ -68,16 +69,6 @@ std::size_t Distance(const std::string& a, const std::string& b) {
         std::swap(prev, cur);
     }
     return prev[b.size()];
-}
-
-// A library model named as itself brings its published training recipe for what the request
-// leaves unset (pricing::ApplyTrainingRecipe says which fields and when).
-void ApplyLibraryRecipe(const json& model, bool precision_given, est::TrainingRequest& req) {
-    const std::optional<std::string> id = PlainLibraryId(model);
-    if (!id) return;
-    const pricing::TrainingRecipe* recipe = TrainingRecipesInUse().Find(*id);
-    if (recipe == nullptr) return;
-    pricing::ApplyTrainingRecipe(*recipe, {precision_given}, req);
 }
 
 }  // namespace
@@ -173,6 +164,7 @@ const auto kTrainingRequestFields = std::to_array<RequestField<est::TrainingRequ
     {"memory_overhead_gb", &Optional<&est::TrainingRequest::memory_overhead_gb>},
     {"flash_attention", &Optional<&est::TrainingRequest::flash_attention>},
     {"expert_overlap_fraction", &Optional<&est::TrainingRequest::expert_overlap_fraction>},
+    {"recipe", &Optional<&est::TrainingRequest::recipe_name>},
     {"mode",
      [](JsonReader& r, std::string_view key, est::TrainingRequest& q) {
          auto mode = r.String(key);
@@ -222,7 +214,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     if (par != nullptr) {
         JsonReader p(*par, "/parallelism");
         p.OnlyKnown({"tensor", "pipeline", "data", "zero_stage", "recompute", "micro_batch_size",
-                     "virtual_stages", "sequence_parallel", "expert"});
+                     "virtual_stages", "sequence_parallel", "expert", "expert_tensor"});
         est::ParallelismRequest pr;
         pr.tensor = p.Int("tensor");
         pr.pipeline = p.Int("pipeline");
@@ -232,6 +224,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
         pr.virtual_stages = p.Int("virtual_stages");
         pr.sequence_parallel = p.Bool("sequence_parallel");
         pr.expert = p.Int("expert");
+        pr.expert_tensor = p.Int("expert_tensor");
         if (auto rc = p.String("recompute")) {
             pr.recompute = est::ParseRecompute(*rc);
             if (!pr.recompute) {
@@ -242,8 +235,9 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
         if (!p.ok()) return p.error();
         req.parallelism = pr;
     }
-    // Last, so that the recipe sees every field the request set (its parallelism included).
-    ApplyLibraryRecipe(*model, body.contains("precision"), req);
+    // What pricing::ResolveTrainingRecipe decides the model's recipe on, after decoding.
+    req.library_model_id = PlainLibraryId(*model).value_or("");
+    req.precision_given = body.contains("precision");
     return req;
 }
 
@@ -420,6 +414,8 @@ static_assert(KeysAscending(kFineTuningFields));
 constexpr auto kLayoutFields = std::to_array<AnswerField<est::ParallelLayout>>({
     {"data", &Scalar<&est::ParallelLayout::data>},
     {"expert", &Scalar<&est::ParallelLayout::expert>},
+    {"expert_tensor",
+     [](JsonWriter& w, const est::ParallelLayout& l) { w.Integer(est::ExpertTensorDegree(l)); }},
     {"micro_batch_size", &Scalar<&est::ParallelLayout::micro_batch_size>},
     {"pipeline", &Scalar<&est::ParallelLayout::pipeline>},
     {"recompute", [](JsonWriter& w,

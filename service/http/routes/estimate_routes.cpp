@@ -4,9 +4,11 @@
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/roofline.hpp"
 #include "pricing/estimate/training.hpp"
+#include "pricing/training_recipe.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/route_table.hpp"
@@ -118,22 +120,32 @@ void AnswerEstimate(const Deps& deps, const httplib::Request& req, httplib::Resp
     WriteEncoded(res, std::move(result).value(), AssumptionDetailOf(req).value());
 }
 
+// The training request decoded, then its model's published recipe decided on it (in pricing/).
+pricing::Result<pricing::estimate::TrainingRequest> DecodeTrainingWithRecipe(const json& body,
+                                                                             HardwareRequest& hw) {
+    auto decoded = DecodeTrainingRequest(body, &hw);
+    if (!decoded.ok()) return decoded;
+    if (auto recipe = pricing::ResolveTrainingRecipe(TrainingRecipesInUse(), decoded.value());
+        !recipe.ok()) {
+        return recipe.error();
+    }
+    return decoded;
+}
+
 }  // namespace
 
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     namespace est = pricing::estimate;
-    routes.Post("/v1/estimates/training", [deps](const httplib::Request& req,
-                                                 httplib::Response& res) {
-        AnswerEstimate(
-            deps, req, res,
-            [](const json& body, HardwareRequest& hw) { return DecodeTrainingRequest(body, &hw); },
-            [](est::TrainingRequest request, const est::ClusterSpec& cluster,
-               const pricing::Deadline& deadline) {
-                request.deadline = deadline;  // the layout search stops at it
-                return est::EstimateTraining(request, cluster);
-            });
-    });
+    routes.Post(
+        "/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
+            AnswerEstimate(deps, req, res, DecodeTrainingWithRecipe,
+                           [](est::TrainingRequest request, const est::ClusterSpec& cluster,
+                              const pricing::Deadline& deadline) {
+                               request.deadline = deadline;  // the layout search stops at it
+                               return est::EstimateTraining(request, cluster);
+                           });
+        });
     routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req,
                                                   httplib::Response& res) {
         AnswerEstimate(

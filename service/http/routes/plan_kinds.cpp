@@ -7,7 +7,9 @@
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_plan.hpp"
+#include "pricing/training_recipe.hpp"
 #include "service/http/codec/focus_codec.hpp"
+#include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/routes/price_book_routes.hpp"
 
@@ -40,6 +42,14 @@ Result<PreparedPlan> PrepareSpot(const json& body) {
     auto workload = DecodeSpotWorkload(body);
     if (!workload.ok()) {
         return workload.error();
+    }
+    if (workload.value()) {
+        auto recipe = pricing::ResolveTrainingRecipe(TrainingRecipesInUse(), *workload.value());
+        if (!recipe.ok()) {
+            pricing::Error e = recipe.error();
+            e.field = "/workload" + e.field;  // the workload is decoded as if it were the body
+            return e;
+        }
     }
     return PreparedPlan([request = std::move(request).value(),
                          workload = std::move(workload).value()](
@@ -117,6 +127,11 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
     auto request = DecodeTrainingPlanRequest(body);
     if (!request.ok()) {
         return request.error();
+    }
+    if (auto recipe =
+            pricing::ResolveTrainingRecipe(TrainingRecipesInUse(), request.value().workload);
+        !recipe.ok()) {
+        return recipe.error();
     }
     return PreparedPlan([request = std::move(request).value(),
                          deprecated_offset = body.contains("offset")](

@@ -5,6 +5,7 @@
 
 #include "pricing/estimate/cluster.hpp"
 #include "pricing/estimate/inference.hpp"
+#include "pricing/estimate/moe.hpp"
 #include "pricing/estimate/training.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
 
@@ -558,6 +559,58 @@ TEST_SUITE("estimate_training") {
         auto bad = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
         REQUIRE_FALSE(bad.ok());
         CHECK(bad.error().field == "/parallelism/expert");
+    }
+
+    TEST_CASE("Megatron-Core's expert layouts: expert groups over tensor x data ranks") {
+        // NVIDIA's published DeepSeek-V3 layout on 1,024 H100: TP 2, PP 16, EP 64 (data 32),
+        // expert-tensor 1 (Megatron-Core forms the 64 expert ranks from 2 tensor x 32 data).
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 1000;
+        r.global_batch_tokens = 8192.0 * 4096;
+        ParallelismRequest pr;
+        pr.tensor = 2;
+        pr.pipeline = 16;
+        pr.expert = 64;
+        pr.micro_batch_size = 1;
+        r.parallelism = pr;
+        auto folded = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE(folded.ok());
+        const ParallelLayout& l = folded.value().parallelism;
+        CHECK(l.data == 32);
+        CHECK(l.expert == 64);
+        CHECK(ExpertTensorDegree(l) == 1);
+        CHECK(ExpertDataDegree(l) == 1);
+        // The routed experts are split over expert x pipeline ranks only: 1/1024 of them each.
+        CHECK(folded.value().memory.weights_gb > 0);
+        // An expert-tensor degree that the tensor x data ranks cannot tile is refused.
+        r.parallelism->expert_tensor = 2;
+        auto bad = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE_FALSE(bad.ok());
+        CHECK(bad.error().field == "/parallelism/expert_tensor");
+        // The classic layout (expert divides data) keeps the tensor degree for the experts.
+        r.parallelism->expert_tensor.reset();
+        r.parallelism->expert = 8;
+        auto classic = EstimateTraining(r, Cluster(1024, gpucost::testing::H100Sxm()));
+        REQUIRE(classic.ok());
+        CHECK(ExpertTensorDegree(classic.value().parallelism) == 2);
+        // The search tries folded layouts too: on 64 accelerators at tensor 8 the expert degree
+        // may exceed the data degree of 8.
+        ParallelismRequest wide;
+        wide.tensor = 8;
+        wide.pipeline = 1;
+        wide.zero_stage = 1;
+        r.parallelism = wide;
+        r.model.layers = 4;
+        r.global_batch_tokens = 64.0 * 4096;
+        auto searched = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        r.parallelism->expert = 64;
+        auto wide_ep = EstimateTraining(r, Cluster(64, gpucost::testing::H100Sxm()));
+        REQUIRE(searched.ok());
+        REQUIRE(wide_ep.ok());
+        CHECK(wide_ep.value().parallelism.expert == 64);
+        CHECK(ExpertTensorDegree(wide_ep.value().parallelism) == 1);
+        CHECK(searched.value().step_time_s <= wide_ep.value().step_time_s * (1 + 1e-9));
     }
 
     TEST_CASE("expert all-to-all overlap hides the named fraction of it") {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -129,7 +130,10 @@ TEST_SUITE("estimate_routes") {
         CHECK(b["parallelism"]["tensor"] == 1);
         CHECK(b["tokens_per_step"].get<double>() == doctest::Approx(62914560.0));
 
-        // What the request says wins; an explicit precision is not the recipe's.
+        CHECK(find(b, "recipe_applied")["value"] == 1.0);
+
+        // A request that differs from the recipe (another precision) is another setup: the
+        // recipe fills nothing, and says why.
         req["precision"] = "bf16";
         req["parallelism"] = {{"pipeline", 8}};
         auto own = Post(server, "/v1/estimates/training", req);
@@ -139,7 +143,21 @@ TEST_SUITE("estimate_routes") {
         CHECK(find(o, "recipe_precision_bytes_per_element").is_null());
         CHECK(find(o, "recipe_layout_applied").is_null());
         CHECK(o["parallelism"]["pipeline"] == 8);
-        CHECK(find(o, "global_batch_tokens")["value"] == 62914560.0);
+        CHECK(find(o, "global_batch_tokens")["value"] == 4194304.0);
+        CHECK(find(o, "recipe_applied")["value"] == 0.0);
+        CHECK(find(o, "recipe_applied")["description"].get<std::string>().find("precision bf16") !=
+              std::string::npos);
+        // Named with "recipe", it fills what the request leaves unset all the same.
+        req["recipe"] = "deepseek-v3";
+        auto named = Post(server, "/v1/estimates/training", req);
+        REQUIRE(named);
+        REQUIRE(named->status == 200);
+        json n = json::parse(named->body);
+        CHECK(find(n, "recipe_applied")["value"] == 1.0);
+        CHECK(find(n, "global_batch_tokens")["value"] == 62914560.0);
+        CHECK(find(n, "recipe_precision_bytes_per_element").is_null());  // bf16 as asked
+        req["recipe"] = "deepseek-v4";
+        CheckProblem(Post(server, "/v1/estimates/training", req), 422, "/recipe");
 
         // Overridden structure is another model: no recipe. So is fine-tuning.
         json changed = {{"model", {{"id", "deepseek-v3"}, {"layers", 31}}},
@@ -150,6 +168,36 @@ TEST_SUITE("estimate_routes") {
         REQUIRE(other->status == 200);
         CHECK(find(json::parse(other->body), "global_batch_tokens")["source"] !=
               find(b, "global_batch_tokens")["source"]);
+    }
+
+    TEST_CASE("DeepSeek-V3 in BF16 at another batch does not take DualPipe's overlap") {
+        // The request NVIDIA's Megatron run answers (BF16, 8192 x 4096 tokens, 1,024 H100):
+        // DeepSeek's recipe (FP8, DualPipe, 15360 sequences) is another setup.
+        TestServer server(SampleDeps());
+        json req = json::parse(R"({"model":"deepseek-v3","tokens_b":1000,"precision":"bf16",
+            "global_batch_tokens":33554432,
+            "hardware":{"accelerator":"h100-sxm","total_accelerators":1024}})");
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        json b = json::parse(r->body);
+        std::map<std::string, json> by_name;
+        for (const auto& a : b["assumptions"]) by_name[a["name"].get<std::string>()] = a;
+        CHECK(by_name["expert_overlap_fraction"]["value"] == 0.0);
+        CHECK(by_name["recipe_applied"]["value"] == 0.0);
+        CHECK(by_name["recipe_layout_applied"].is_null());
+        // And NVIDIA's published layout for it is accepted (expert groups over tensor x data).
+        req["parallelism"] = {
+            {"tensor", 2}, {"pipeline", 16}, {"expert", 64}, {"micro_batch_size", 1}};
+        auto layout = Post(server, "/v1/estimates/training", req);
+        REQUIRE(layout);
+        CHECK(layout->status == 200);
+        if (layout->status == 200) {
+            json l = json::parse(layout->body);
+            CHECK(l["parallelism"]["expert"] == 64);
+            CHECK(l["parallelism"]["expert_tensor"] == 1);
+            CHECK(l["parallelism"]["data"] == 32);
+        }
     }
 
     TEST_CASE("impossible training requests are 422 or 400 naming the field") {
