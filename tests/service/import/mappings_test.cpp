@@ -46,6 +46,7 @@ TEST_CASE("GCP's real GPU SKU wordings map to the SKU key their machine shape na
           "gpu:b200-a4-slice");
     CHECK(key("A3 Ultra Instance Core running in Americas") == "vcpu:a3ultra");
     CHECK(key("A3 Instance Core running in Americas") == "vcpu:a3");
+    CHECK(key("Spot Preemptible A3Plus Instance Ram running in Tokyo") == "ram:a3plus");
     CHECK(m.gcp_machine_shapes.at("a3-megagpu-8g").gpu_sku == "h100-sxm-mega");
     CHECK(m.gcp_machine_shapes.at("a3-highgpu-8g").gpu_sku == "h100-sxm");
     CHECK(m.gcp_machine_shapes.at("a3-ultragpu-8g").accelerator == "h200-sxm");

@@ -195,23 +195,29 @@ FileResult ReadSkus(const std::vector<std::string>& skus) {
 }
 
 TEST_CASE("GCP: A3 Mega is priced by its own H100 SKU, whatever the order of the file") {
-    // Rates of a 2026-07 scrape of the billing catalog (Americas, per GPU-hour).
+    // Rates of a 2026-07 scrape of the billing catalog (Americas, per GPU-hour); A3 Mega's host
+    // is billed by the A3Plus core and memory SKUs.
     const std::string high = GcpSku("Nvidia H100 80GB GPU running in Americas", "OnDemand", 9.7966);
     const std::string mega =
         GcpSku("Nvidia H100 80GB Plus GPU running in Americas", "OnDemand", 10.3443);
-    const std::string core = GcpSku("A3 Instance Core running in Americas", "OnDemand", 0.0275);
-    const std::string ram =
-        GcpSku("A3 Instance Ram running in Americas", "OnDemand", 0.0029, "GiBy.h");
-    const double host = 208 * 0.0275 + 1872 * 0.0029;
-    for (const auto& skus : {std::vector<std::string>{high, mega, core, ram},
-                             std::vector<std::string>{mega, high, ram, core}}) {
+    const std::vector<std::string> hosts = {
+        GcpSku("A3 Instance Core running in Americas", "OnDemand", 0.0275),
+        GcpSku("A3 Instance Ram running in Americas", "OnDemand", 0.0029, "GiBy.h"),
+        GcpSku("A3Plus Instance Core running in Americas", "OnDemand", 0.0285),
+        GcpSku("A3Plus Instance Ram running in Americas", "OnDemand", 0.0031, "GiBy.h")};
+    for (const bool high_first : {true, false}) {
+        std::vector<std::string> skus = hosts;
+        skus.insert(skus.begin(), high_first ? high : mega);
+        skus.push_back(high_first ? mega : high);
         FileResult r = ReadSkus(skus);
         const auto* a3_mega = Find(r, "gcp-a3-megagpu-8g-us-central1-on-demand");
         const auto* a3_high = Find(r, "gcp-a3-highgpu-8g-us-central1-on-demand");
         REQUIRE(a3_mega != nullptr);
         REQUIRE(a3_high != nullptr);
-        CHECK(a3_mega->price.usd_per_hour == doctest::Approx(8 * 10.3443 + host));
-        CHECK(a3_high->price.usd_per_hour == doctest::Approx(8 * 9.7966 + host));
+        CHECK(a3_mega->price.usd_per_hour ==
+              doctest::Approx(8 * 10.3443 + 208 * 0.0285 + 1872 * 0.0031));
+        CHECK(a3_high->price.usd_per_hour ==
+              doctest::Approx(8 * 9.7966 + 208 * 0.0275 + 1872 * 0.0029));
         CHECK(r.skipped.count("duplicate_component_sku") == 0);
     }
 }
