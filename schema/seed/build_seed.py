@@ -292,12 +292,48 @@ def verified_flag(row):
     return False
 
 
+# Observations of the shared data that are not served: each (provider, sku, region label,
+# price type, source substring) with the reason. An offering left with no observation is gone.
+RETIRED = [
+    ("AWS", None, None, "capacity_block", "capacityblocks",
+     "expired: the Capacity Blocks page's December-2024 rates were valid until 2025-01-01; AWS "
+     "has priced blocks dynamically since, and no current public rate is in the sources"),
+    ("GCP TPU", "TPU v6e Trillium (per chip)", "us-central1", "spot", "catalogs/v7/gcp/",
+     "contradicted: 76 % below on-demand in an undated snapshot where Google's TPU page (via "
+     "gpuhunt, 2024-12-23) gives v6e spot 1.89 per chip-hour (30 % below) in the regions it lists"),
+    ("GCP TPU", "TPU v5p (per chip)", "us-central1", "spot", "catalogs/v7/gcp/",
+     "contradicted: 60 % below on-demand in an undated snapshot where Google's TPU page (via "
+     "gpuhunt, 2024-12-23) gives v5p spot 2.10-2.415 per chip-hour in the regions it lists"),
+    ("CoreWeave", "HGX H100 (per GPU, avg)", None, None, "compute-screener",
+     "a screener's per-GPU average of the 8-GPU nodes, which CoreWeave does not rent singly"),
+    ("CoreWeave", "HGX H200 (per GPU, avg)", None, None, "compute-screener",
+     "a screener's per-GPU average of the 8-GPU nodes, which CoreWeave does not rent singly"),
+]
+
+
+def retired(r):
+    for provider, sku, region, price_type, source, why in RETIRED:
+        if (r["provider"] == provider and sku in (None, r["sku"]) and
+                region in (None, r["region"].strip()) and price_type in (None, r["price_type"])
+                and source in r["source"]):
+            return why
+    return None
+
+
 def build_offerings(accelerator_ids):
+    # The shared data, then the dated observations gathered for this catalog (same columns;
+    # `accelerator` may be the catalog's id): see README.md "dated_prices.csv".
     rows = list(csv.DictReader(open(SHARED / "prices.csv", newline="")))
+    rows += list(csv.DictReader(open(HERE / "dated_prices.csv", newline="")))
     offerings = OrderedDict()
     prices = []
     skipped = []
     for line, r in enumerate(rows, start=2):
+        why = retired(r)
+        if why:
+            skipped.append((line, f"{r['provider']} {r['sku']} {r['region']} "
+                                  f"{r['price_type']}: {why}"))
+            continue
         if r["price_type"] == "seed_claim":
             skipped.append((line, "seed claim, checked against sources (not a price)"))
             continue
@@ -311,7 +347,7 @@ def build_offerings(accelerator_ids):
                                   "prices-sources.md conflict 2)"))
             continue
         provider = PROVIDERS[r["provider"]]
-        accelerator = ACCELERATORS[r["accelerator"]]
+        accelerator = ACCELERATORS.get(r["accelerator"], r["accelerator"])
         assert accelerator in accelerator_ids, accelerator
         instance = INSTANCE_TYPES.get(r["sku"], r["sku"].strip())
         region_label = r["region"].strip()
@@ -392,16 +428,27 @@ def write(path, columns, rows):
 
 def main():
     accelerators = build_accelerators()
+    # Rows added to accelerators.csv by hand (documented variants and newer parts) are kept.
+    built = {a["id"] for a in accelerators}
+    kept = [OrderedDict((c, a.get(c, "")) for c in ACC_COLUMNS)
+            for a in csv.DictReader(open(HERE / "accelerators.csv", newline=""))
+            if a["id"] not in built]
+    accelerators = sorted(accelerators + kept, key=lambda a: a["id"])
     offerings, prices, skipped = build_offerings({a["id"] for a in accelerators})
     for a in accelerators:
-        a["workloads"], a["workloads_source"] = WORKLOADS.get(a["id"], ("training;inference", _NVIDIA_DC))
+        if a["id"] in built:
+            a["workloads"], a["workloads_source"] = WORKLOADS.get(
+                a["id"], ("training;inference", _NVIDIA_DC))
     write(HERE / "accelerators.csv", ACC_COLUMNS, accelerators)
     write(HERE / "offerings.csv", OFF_COLUMNS, offerings)
     write(HERE / "prices.csv", PRICE_COLUMNS, prices)
     print(f"{len(accelerators)} accelerators, {len(offerings)} offerings, "
           f"{len(prices)} price observations; {len(skipped)} source rows skipped:")
+    shared_rows = sum(1 for _ in open(SHARED / "prices.csv")) - 1
     for line, why in skipped:
-        print(f"  prices.csv line {line}: {why}")
+        where = (f"prices.csv line {line}" if line <= shared_rows + 1 else
+                 f"dated_prices.csv line {line - shared_rows}")
+        print(f"  {where}: {why}")
 
 
 if __name__ == "__main__":

@@ -179,6 +179,63 @@ TEST_SUITE("catalog_factory") {
         CHECK(old_kept);
     }
 
+    TEST_CASE("the rows a dated check found wrong are corrected or retired") {
+        auto catalog = Embedded();
+        auto price = [&](const std::string& id) {
+            auto o = catalog->FindOffering(id);
+            REQUIRE_MESSAGE(o.ok(), id);
+            return o.value().price;
+        };
+        // P5en after AWS's June-2025 cut (AWS price list via instances.vantage.sh), not 84.80.
+        CHECK(price("aws-p5en.48xlarge-us-east-1-on-demand").usd_per_hour == 63.296);
+        CHECK(price("aws-p5en.48xlarge-us-east-1-on-demand").as_of >= "2025-06-05");
+        // GCP A4: 8 x the 16.11 B200 slice SKU, not a GPU-only 90.22 from an old snapshot.
+        CHECK(price("gcp-a4-highgpu-8g-us-central1-on-demand").usd_per_hour == 128.88);
+        // Trn2: the last on-demand price AWS's list gave (2025-11), not 85.96.
+        CHECK(price("aws-trn2.48xlarge-us-east-2-on-demand").usd_per_hour == 35.76);
+        // TPU spot per Google's TPU page (via gpuhunt), not 66-82 % below on-demand.
+        CHECK(price("gcp-tpu-v5e-chip-us-central1-spot").usd_per_hour == 0.63);
+        CHECK(price("gcp-tpu-v6e-chip-us-east1-spot").usd_per_hour == 1.89);
+        CHECK(price("gcp-tpu-v5p-chip-us-east5-spot").usd_per_hour == 2.415);
+        std::map<std::string, double> on_demand;  // (instance, region) -> usd/h
+        for (const auto& o : catalog->Offerings()) {
+            if (o.provider == "gcp" && o.price_type == pricing::PriceType::kOnDemand) {
+                on_demand[o.instance_type + "/" + o.region] = o.price.usd_per_hour;
+            }
+        }
+        for (const auto& o : catalog->Offerings()) {
+            // Capacity-block rates that expired on 2025-01-01 are not served.
+            if (o.price_type == pricing::PriceType::kCapacityBlock) {
+                CHECK_MESSAGE(o.price.as_of >= "2025-01-01", o.id);
+            }
+            auto od = on_demand.find(o.instance_type + "/" + o.region);
+            if (o.provider == "gcp" && o.accelerator.rfind("tpu-", 0) == 0 &&
+                o.price_type == pricing::PriceType::kSpot && od != on_demand.end()) {
+                CHECK_MESSAGE(o.price.usd_per_hour >= 0.4 * od->second, o.id);
+            }
+        }
+    }
+
+    TEST_CASE("AMD and the mapped AWS families are priced, over more than one region") {
+        auto catalog = Embedded();
+        for (const auto& [provider, prefix] : std::vector<std::pair<std::string, std::string>>{
+                 {"azure", "Standard_ND96isr_MI300X_v5"},
+                 {"aws", "p6-b200.48xlarge"},
+                 {"aws", "p5.4xlarge"},
+                 {"aws", "g6."},
+                 {"aws", "g4dn."}}) {
+            CAPTURE(prefix);
+            CHECK(FindBy(*catalog, provider, prefix) != nullptr);
+        }
+        std::set<std::string> p5_regions;
+        for (const auto& o : catalog->Offerings()) {
+            if (o.instance_type == "p5.48xlarge" && o.price_type == pricing::PriceType::kOnDemand) {
+                p5_regions.insert(o.region);
+            }
+        }
+        CHECK(p5_regions.size() >= 10);
+    }
+
     TEST_CASE("every spot offering's interruption bucket, where present, is a spot one") {
         auto catalog = Embedded();
         for (const auto& o : catalog->Offerings()) {
