@@ -216,7 +216,7 @@ TEST_SUITE("catalog_factory") {
         }
     }
 
-    TEST_CASE("AMD and the mapped AWS families are priced, over more than one region") {
+    TEST_CASE("AMD and the mapped AWS families are priced, over regions and purchase options") {
         auto catalog = Embedded();
         for (const auto& [provider, prefix] : std::vector<std::pair<std::string, std::string>>{
                  {"azure", "Standard_ND96isr_MI300X_v5"},
@@ -234,6 +234,12 @@ TEST_SUITE("catalog_factory") {
             }
         }
         CHECK(p5_regions.size() >= 10);
+        // AWS Reserved Instances are carried as commitments, below the on-demand rate.
+        auto reserved = catalog->FindOffering("aws-p4d.24xlarge-us-east-1-commit-1y");
+        auto on_demand = catalog->FindOffering("aws-p4d.24xlarge-us-east-1-on-demand");
+        REQUIRE(reserved.ok());
+        REQUIRE(on_demand.ok());
+        CHECK(reserved.value().price.usd_per_hour < on_demand.value().price.usd_per_hour);
     }
 
     TEST_CASE("every spot offering's interruption bucket, where present, is a spot one") {
