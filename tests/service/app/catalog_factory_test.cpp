@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "pricing/accelerator_facts.hpp"
+#include "pricing/estimate/cluster.hpp"
 #include "pricing/offering_query.hpp"
 #include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/training_plan.hpp"
@@ -89,6 +91,43 @@ TEST_SUITE("catalog_factory") {
         CHECK(h100.memory_gb_per_s == 3350);
         auto h800 = catalog->FindAccelerator("h800").value();
         CHECK(h800.scale_up_gb_per_s == 400);
+    }
+
+    TEST_CASE("the 2026 accelerators carry their dense datasheet peaks and scale-up domains") {
+        auto catalog = Embedded();
+        using pricing::Precision;
+        struct Part {
+            const char* id;
+            double bf16, fp8, fp4, memory_gb, memory_gb_per_s, scale_up_gb_per_s;
+            int domain;
+        };
+        // schema/seed/build_seed.py NEW_PARTS_2026 with its sources; 0 = not sold or published.
+        for (const Part& p : {Part{"b300", 2250, 4500, 13125, 288, 8000, 1800, 8},
+                              Part{"gb300", 2500, 5000, 15000, 288, 8000, 1800, 72},
+                              Part{"mi355x", 2516.6, 5033.2, 10066.3, 288, 8000, 1075, 8},
+                              Part{"tpu7x", 2307, 4614, 0, 192, 7370, 1200, 9216},
+                              Part{"trainium3", 671, 2517, 2517, 144, 4900, 2560, 144},
+                              Part{"h20", 148, 296, 0, 96, 4000, 900, 8}}) {
+            CAPTURE(p.id);
+            auto found = catalog->FindAccelerator(p.id);
+            REQUIRE(found.ok());
+            const auto& a = found.value();
+            CHECK(a.PeakTflops(Precision::kBf16).value_or(0) == doctest::Approx(p.bf16));
+            CHECK(a.PeakTflops(Precision::kFp8).value_or(0) == doctest::Approx(p.fp8));
+            CHECK(a.PeakTflops(Precision::kFp4).value_or(0) == doctest::Approx(p.fp4));
+            CHECK(a.memory_gb == p.memory_gb);
+            CHECK(a.memory_gb_per_s == p.memory_gb_per_s);
+            CHECK(a.scale_up_gb_per_s.value_or(0) == p.scale_up_gb_per_s);
+            CHECK_FALSE(a.spec_source.empty());
+            REQUIRE(pricing::FindAcceleratorFacts(p.id) != nullptr);
+            CHECK(pricing::estimate::DefaultScaleUpDomain(
+                      a, pricing::estimate::DefaultAcceleratorsPerNode(a)) == p.domain);
+        }
+        // The h20 row must not take the h200's measured efficiency (prefix order).
+        CHECK(pricing::FindAcceleratorFacts("h20")->mamf_bf16 == 0);
+        CHECK(pricing::FindAcceleratorFacts("h200-sxm")->mamf_bf16 == doctest::Approx(0.803));
+        CHECK(catalog->FindAccelerator("tpu-v5p").value().PeakTflops(Precision::kFp8) == 459);
+        CHECK(catalog->FindAccelerator("tpu-v6e").value().PeakTflops(Precision::kFp8) == 918);
     }
 
     TEST_CASE("every accelerator has a 16-bit tensor peak, the A10G at the A10's rates") {
