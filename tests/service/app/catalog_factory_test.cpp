@@ -260,6 +260,7 @@ TEST_SUITE("catalog_factory") {
         for (const auto& [provider, prefix] : std::vector<std::pair<std::string, std::string>>{
                  {"azure", "Standard_ND96isr_MI300X_v5"},
                  {"aws", "p6-b200.48xlarge"},
+                 {"aws", "p6-b300.48xlarge"},
                  {"aws", "p5.4xlarge"},
                  {"aws", "g6."},
                  {"aws", "g4dn."}}) {
