@@ -13,20 +13,28 @@ constexpr auto kFacts = std::to_array<AcceleratorFacts>({
     {"a100", 0.869, 0, 0, {}},
     {"a10", 0, 0, 0, {}},  // a10, a10g
     {"b200", 0.776, 0.763, 0, {}},
+    {"b300", 0.786, 0.745, 0, {}},
     {"gaudi2", 0.969, 0.955, 0, {}},
     {"gaudi3", 0.741, 0.769, 0, {}},
     {"gb200", 0.729, 0.723, 72,
      "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain (130 TB/s)"},
+    // Same Blackwell Ultra die as b300, measured there (B300 MAMF BF16 1769, FP8 3353).
+    {"gb300", 0.786, 0.745, 72,
+     "NVIDIA GB300 NVL72 page: 72 Blackwell Ultra GPUs in one NVLink domain (130 TB/s)"},
     {"gh200", 0.838, 0.776, 0, {}},
     {"h100", 0.803, 0.709, 0, {}},
     {"h200", 0.803, 0.734, 0, {}},
     {"h800", 0.803, 0.709, 0, {}},
+    {"h20", 0, 0, 0, {}},  // after h200: the export Hopper, not measured
     {"inferentia", 0, 0, 0, {}},
     {"l40s", 0, 0, 0, {}},
     {"l4", 0, 0, 0, {}},
     {"mi250x", 0.767, 0, 0, {}},
     {"mi300x", 0.514, 0, 0, {}},
     {"mi325x", 0.604, 0, 0, {}},
+    // MAMF BF16 1565 TFLOP/s of the 2516.6 clock-formula peak the catalog stores (ml-engineering
+    // quotes it as 68 % of MI350X-class 2300).
+    {"mi355x", 0.622, 0, 0, {}},
     {"rtx-", 0, 0, 0, {}},
     {"t4", 0, 0, 0, {}},
     {"tpu-v4", 0, 0, 4096, "Google Cloud TPU v4 docs: a v4 Pod is 4,096 chips joined by ICI"},
@@ -37,6 +45,11 @@ constexpr auto kFacts = std::to_array<AcceleratorFacts>({
      "Google Cloud TPU v5e docs: a Pod (and the largest slice) is 256 chips, 2D torus"},
     {"tpu-v6e", 0, 0, 256,
      "Google Cloud TPU v6e (Trillium) docs: a Pod (and the largest slice) is 256 chips"},
+    {"tpu7x", 0, 0, 9216,
+     "Google Cloud TPU7x (Ironwood) docs: a superpod is 9,216 chips joined by ICI (3D torus)"},
+    {"trainium3", 0, 0, 144,
+     "AWS Neuron docs trn3-arch.rst: a Trn3 UltraServer (Gen2) joins 144 chips over "
+     "NeuronLink-v4 through NeuronSwitch-v1 (Gen1: 64)"},
     {"trainium", 0, 0, 0, {}},
     {"v100", 0, 0, 0, {}},
 });

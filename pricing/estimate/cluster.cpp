@@ -41,13 +41,13 @@ int BridgeDomain(const Accelerator& a) {
 }
 
 int DefaultAcceleratorsPerNode(const Accelerator& a) {
-    if (StartsWith(a.id, "tpu-")) {
-        return 4;  // one TPU VM host has 4 chips (v4, v5p); GCP TPU docs
+    if (StartsWith(a.id, "tpu-") || StartsWith(a.id, "tpu7x")) {
+        return 4;  // one TPU VM host has 4 chips (v4, v5p, TPU7x); GCP TPU docs
     }
     if (StartsWith(a.id, "trainium")) {
         return 16;  // trn1.32xlarge / trn2.48xlarge
     }
-    if (StartsWith(a.id, "gb200")) {
+    if (StartsWith(a.id, "gb200") || StartsWith(a.id, "gb300")) {
         return 4;  // one NVL72 compute tray: 2 GB200 superchips, 4 GPUs (NVIDIA DGX GB200 docs)
     }
     return 8;  // HGX/DGX boards, OAM platforms, and 8-GPU cloud instances

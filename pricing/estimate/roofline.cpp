@@ -179,9 +179,10 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
              "HBM bandwidth reached by transfers of 100 MB or more; smaller ones follow Calculon's "
              "size table (>=10 MB 0.75, >=1 MB 0.60, else 0.30, relative to 0.90)",
              "calculon-ai/calculon systems/a100_80g.json, h100_80g_nvl8.json");
-    bool hopper_or_later = StartsWith(a.id, "h100") || StartsWith(a.id, "h200") ||
-                           StartsWith(a.id, "h800") || StartsWith(a.id, "gh200") ||
-                           StartsWith(a.id, "b200") || StartsWith(a.id, "gb200");
+    bool hopper_or_later =
+        StartsWith(a.id, "h100") || StartsWith(a.id, "h200") || StartsWith(a.id, "h800") ||
+        StartsWith(a.id, "gh200") || StartsWith(a.id, "b200") || StartsWith(a.id, "gb200") ||
+        StartsWith(a.id, "b300") || StartsWith(a.id, "gb300") || StartsWith(a.id, "h20");
     bool ampere =
         StartsWith(a.id, "a100") || StartsWith(a.id, "a10") || StartsWith(a.id, "rtx-3090");
     double attn = hopper_or_later ? kAttentionEfficiencyHopper

@@ -51,6 +51,9 @@ WORKLOADS = {
     "mi250x": ("training;inference", "AMD Instinct MI250X product page: HPC and AI training; ROCm PyTorch support"),
     "mi300x": ("training;inference", "AMD Instinct MI300X product page: generative AI training and inference"),
     "mi325x": ("training;inference", "AMD Instinct MI325X product page: AI training and inference"),
+    "mi355x": ("training;inference", "AMD Instinct MI355X product page: generative AI training and inference"),
+    "tpu7x": ("training;inference", "Google Cloud TPU7x (Ironwood) docs: large-scale training and serving"),
+    "trainium3": ("training;inference", "AWS Neuron docs (trainium3.rst): Trn3 trains and serves with PyTorch NeuronX"),
     "rtx-3090": ("training;inference", "NVIDIA GeForce RTX 3090: " + _CONSUMER),
     "rtx-4090": ("training;inference", "NVIDIA GeForce RTX 4090: " + _CONSUMER),
     "rtx-5090": ("training;inference", "NVIDIA GeForce RTX 5090: " + _CONSUMER),
@@ -72,6 +75,18 @@ PEAK_SUPPLEMENTS = {
         "notes": "tensor rates taken as A10-class (hardware-sources.md caveat 7: A10 x 0.5-1.0 "
                  "until measured; at the lower bound bf16 is 62.5 TFLOP/s and plans take up to "
                  "2x as long); NVIDIA does not publish A10G tensor specs",
+    },
+    # Google's TPU7x page tabulates v5p, v6e and TPU7x side by side with an FP8 row
+    # (docs.cloud.google.com/tpu/docs/tpu7x); hardware.csv has bf16 and int8 only.
+    "tpu-v5p": {
+        "fp8_tflops": "459",
+        "notes": "fp8 459 TFLOP/s from the Google Cloud TPU7x docs' comparison table "
+                 "(v5p / v6e / TPU7x); hardware.csv lacks it",
+    },
+    "tpu-v6e": {
+        "fp8_tflops": "918",
+        "notes": "fp8 918 TFLOP/s from the Google Cloud TPU7x docs' comparison table "
+                 "(v5p / v6e / TPU7x; STAS lists the same); hardware.csv lacks it",
     },
 }
 
@@ -145,7 +160,7 @@ def build_accelerators():
     # was skipped as unsupported for bf16/fp16 serving and training.
     for acc_id, changes in PEAK_SUPPLEMENTS.items():
         a = by_id[acc_id]
-        for column in ("tf32_tflops", "fp16_tflops", "bf16_tflops", "int8_tops"):
+        for column in ("tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops"):
             if changes.get(column) and a[column]:
                 raise SystemExit(f"{acc_id}.{column}: hardware.csv now has a figure; "
                                  "drop the supplement")
@@ -184,8 +199,97 @@ def build_accelerators():
                     "module power up to 1000 W incl. Grace CPU); compute as H100 SXM",
         notes="Lambda gpu_1x_gh200 and CoreWeave GH200 rows map here; TDP is the whole "
               "superchip (GPU + Grace CPU + memory)"))
+    out.extend(new_part(**p) for p in NEW_PARTS_2026)
     out.sort(key=lambda a: a["id"])
     return out
+
+
+def new_part(**fields):
+    a = OrderedDict((c, "") for c in ACC_COLUMNS[:-2])
+    a.update(fields)
+    return a
+
+
+# The 2026 parts hardware.csv predates: dense datasheet peaks (no 2:4 sparsity), with each
+# figure's source in spec_source and what sources disagree on in notes
+# (shared/docs/frontier-estimator-references.md section 5, catalog-sources-2026.md).
+NEW_PARTS_2026 = [
+    dict(id="b300", name="B300 (HGX/DGX, per GPU)", vendor="NVIDIA", form_factor="SXM / HGX board",
+         launch_year="2025", fp32_tflops="75", tf32_tflops="1125", fp16_tflops="2250",
+         bf16_tflops="2250", fp8_tflops="4500", fp4_tflops="13125", memory_gb="288",
+         memory_type="HBM3e", memory_gb_per_s="8000",
+         scale_up_interconnect="NVLink 5 (18 links, 900 GB/s per dir)", scale_up_gb_per_s="1800",
+         host_pcie_gen="Gen6", tdp_w="1100",
+         spec_source="NVIDIA HGX B300 table (per-GPU dense: TF32 1125, FP16/BF16 2250, FP8/FP6 "
+                     "4500); glennklockwood.com garden 'B300' (FP4 dense 13125, 288 GB HBM3e "
+                     "12-high, 8 TB/s); stas00/ml-engineering compute/accelerator (DGX B300 "
+                     "datasheet); RECALL (HGX B300 1100 W TGP)",
+         confidence="medium",
+         notes="FP6 runs at the FP8 rate (4500); dense FP4 is tabulated as 12600, 13125 and "
+               "15000 (NVFP4) by different sources: 13125 kept; INT8 is cut on Blackwell Ultra "
+               "(HGX B300 table: 2 POPS sparse per board) and left empty; TGP 1100 W on HGX "
+               "(1000 W power-capped DGX setting, 1400 W as GB300)"),
+    dict(id="gb300", name="GB300 (per Blackwell Ultra GPU in NVL72)", vendor="NVIDIA",
+         form_factor="Superchip (4 GPUs + 2 Grace per board)", launch_year="2025",
+         fp32_tflops="80", tf32_tflops="1250", fp16_tflops="2500", bf16_tflops="2500",
+         fp8_tflops="5000", fp4_tflops="15000", memory_gb="288", memory_type="HBM3e",
+         memory_gb_per_s="8000",
+         scale_up_interconnect="NVLink 5 (72-GPU domain, 900 GB/s per dir) + NVLink-C2C to Grace",
+         scale_up_gb_per_s="1800", host_pcie_gen="n/a (C2C to Grace)", tdp_w="1400",
+         spec_source="NVIDIA GB300 NVL72 page (1.1 EF dense FP4, 360 PF FP8 per 72 GPUs, ~20 TB "
+                     "HBM, 130 TB/s NVLink); glennklockwood.com garden 'B300'; NVIDIA Mission "
+                     "Control FAQ (rack budget 'four 1.4kW GPUs' per tray)",
+         confidence="medium",
+         notes="per-GPU figures are the rack's divided by 72 (FP4 15278 rounded to the 15000 "
+               "NVIDIA quotes per GPU); FP6 at the FP8 rate; 288 GB per GPU (20 TB / 72 = 278 "
+               "usable as NVIDIA rounds it)"),
+    dict(id="h20", name="H20", vendor="NVIDIA", form_factor="SXM5", launch_year="2024",
+         fp32_tflops="44", tf32_tflops="74", fp16_tflops="148", bf16_tflops="148",
+         fp8_tflops="296", int8_tops="296", memory_gb="96", memory_type="HBM3",
+         memory_gb_per_s="4000", cache_mb="60", scale_up_interconnect="NVLink 4 (18 links)",
+         scale_up_gb_per_s="900", host_pcie_gen="Gen5", tdp_w="400",
+         spec_source="SECONDARY: willitrunai.com/es/gpus/h20-96gb and press tables (FP16 148, "
+                      "INT8 296, TF32 74, FP32 44, 4.0 TB/s, 400 W); no NVIDIA datasheet found",
+         confidence="low",
+         notes="Hopper export part (78 SMs); FP8 at the INT8 rate as on every Hopper; a 141 GB "
+               "'H20-3e' exists (NVIDIA/nccl-tests #367) with unpublished specs"),
+    dict(id="mi355x", name="MI355X", vendor="AMD", form_factor="OAM", launch_year="2025",
+         fp32_tflops="157.3", fp16_tflops="2516.6", bf16_tflops="2516.6", fp8_tflops="5033.2",
+         int8_tops="5033.2", fp4_tflops="10066.3", memory_gb="288", memory_type="HBM3E",
+         memory_gb_per_s="8000", cache_mb="256",
+         scale_up_interconnect="XGMI (7 links x 76.8 GB/s per dir, 8-GPU mesh)",
+         scale_up_gb_per_s="1075", host_pcie_gen="Gen5", tdp_w="1400",
+         spec_source="AMD Instinct MI355X product page (288 GB HBM3E, 8 TB/s, 1400 W TBP; FP4/FP6 "
+                     "20.1 PF with sparsity = 10.1 dense); stas00/ml-engineering (BF16 2516.6 by "
+                     "clock: 2400 MHz x 256 CU x 4096 FLOP/clk); vllm-project/vllm PR #39080 (xGMI "
+                     "76.8 GB/s per peer); nod-ai/amd-shark-ai kernel optimization guide",
+         confidence="high",
+         notes="FP6 runs at the FP4 rate (10066 dense); no TF32 (dropped on CDNA 4); MI350X is "
+               "the same die at 2200 MHz and 1000 W"),
+    dict(id="tpu7x", name="Google TPU7x (Ironwood)", vendor="Google",
+         form_factor="TPU chip (cloud only)", launch_year="2025", bf16_tflops="2307",
+         fp8_tflops="4614", memory_gb="192", memory_type="HBM3e", memory_gb_per_s="7370",
+         scale_up_interconnect="ICI 3D torus (1200 GB/s bidirectional per chip)",
+         scale_up_gb_per_s="1200",
+         spec_source="Google Cloud TPU7x docs (docs.cloud.google.com/tpu/docs/tpu7x: BF16 2307, "
+                     "FP8 4614 TFLOP/s, 192 GiB HBM, 7.37 TB/s, ICI 1.2 TB/s, 9,216-chip pod)",
+         confidence="high",
+         notes="HBM in GiB as Google publishes it (like the other TPU rows); FP4 and power not "
+               "published"),
+    dict(id="trainium3", name="AWS Trainium3", vendor="AWS",
+         form_factor="Neuron device (cloud only)", launch_year="2025", tf32_tflops="671",
+         fp16_tflops="671", bf16_tflops="671", fp8_tflops="2517", fp4_tflops="2517",
+         memory_gb="144", memory_type="HBM3e", memory_gb_per_s="4900",
+         scale_up_interconnect="NeuronLink-v4 via NeuronSwitch-v1 (UltraServer, all-to-all)",
+         scale_up_gb_per_s="2560",
+         spec_source="aws-neuron/aws-neuron-sdk about-neuron/arch/neuron-hardware/trainium3.rst "
+                     "and trn3-arch.rst (BF16/FP16/TF32 671, MXFP8/MXFP4 2517 TFLOP/s, 144 GiB, "
+                     "4.9 TB/s, NeuronLink-v4 2.56 TB/s per device)",
+         confidence="medium",
+         notes="FP8 and FP4 are the MX block-scaled formats at one rate; BF16 is 3.75x slower "
+               "than MXFP8; the NKI guide says 4.7 TB/s and the UltraServer table 2,048 GiB/s "
+               "per device; UltraServer Gen1 64 chips, Gen2 144; power not published"),
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,12 +396,48 @@ def verified_flag(row):
     return False
 
 
+# Observations of the shared data that are not served: each (provider, sku, region label,
+# price type, source substring) with the reason. An offering left with no observation is gone.
+RETIRED = [
+    ("AWS", None, None, "capacity_block", "capacityblocks",
+     "expired: the Capacity Blocks page's December-2024 rates were valid until 2025-01-01; AWS "
+     "has priced blocks dynamically since, and no current public rate is in the sources"),
+    ("GCP TPU", "TPU v6e Trillium (per chip)", "us-central1", "spot", "catalogs/v7/gcp/",
+     "contradicted: 76 % below on-demand in an undated snapshot where Google's TPU page (via "
+     "gpuhunt, 2024-12-23) gives v6e spot 1.89 per chip-hour (30 % below) in the regions it lists"),
+    ("GCP TPU", "TPU v5p (per chip)", "us-central1", "spot", "catalogs/v7/gcp/",
+     "contradicted: 60 % below on-demand in an undated snapshot where Google's TPU page (via "
+     "gpuhunt, 2024-12-23) gives v5p spot 2.10-2.415 per chip-hour in the regions it lists"),
+    ("CoreWeave", "HGX H100 (per GPU, avg)", None, None, "compute-screener",
+     "a screener's per-GPU average of the 8-GPU nodes, which CoreWeave does not rent singly"),
+    ("CoreWeave", "HGX H200 (per GPU, avg)", None, None, "compute-screener",
+     "a screener's per-GPU average of the 8-GPU nodes, which CoreWeave does not rent singly"),
+]
+
+
+def retired(r):
+    for provider, sku, region, price_type, source, why in RETIRED:
+        if (r["provider"] == provider and sku in (None, r["sku"]) and
+                region in (None, r["region"].strip()) and price_type in (None, r["price_type"])
+                and source in r["source"]):
+            return why
+    return None
+
+
 def build_offerings(accelerator_ids):
+    # The shared data, then the dated observations gathered for this catalog (same columns;
+    # `accelerator` may be the catalog's id): see README.md "dated_prices.csv".
     rows = list(csv.DictReader(open(SHARED / "prices.csv", newline="")))
+    rows += list(csv.DictReader(open(HERE / "dated_prices.csv", newline="")))
     offerings = OrderedDict()
     prices = []
     skipped = []
     for line, r in enumerate(rows, start=2):
+        why = retired(r)
+        if why:
+            skipped.append((line, f"{r['provider']} {r['sku']} {r['region']} "
+                                  f"{r['price_type']}: {why}"))
+            continue
         if r["price_type"] == "seed_claim":
             skipped.append((line, "seed claim, checked against sources (not a price)"))
             continue
@@ -311,7 +451,7 @@ def build_offerings(accelerator_ids):
                                   "prices-sources.md conflict 2)"))
             continue
         provider = PROVIDERS[r["provider"]]
-        accelerator = ACCELERATORS[r["accelerator"]]
+        accelerator = ACCELERATORS.get(r["accelerator"], r["accelerator"])
         assert accelerator in accelerator_ids, accelerator
         instance = INSTANCE_TYPES.get(r["sku"], r["sku"].strip())
         region_label = r["region"].strip()
@@ -392,16 +532,27 @@ def write(path, columns, rows):
 
 def main():
     accelerators = build_accelerators()
+    # Rows added to accelerators.csv by hand (documented variants and newer parts) are kept.
+    built = {a["id"] for a in accelerators}
+    kept = [OrderedDict((c, a.get(c, "")) for c in ACC_COLUMNS)
+            for a in csv.DictReader(open(HERE / "accelerators.csv", newline=""))
+            if a["id"] not in built]
+    accelerators = sorted(accelerators + kept, key=lambda a: a["id"])
     offerings, prices, skipped = build_offerings({a["id"] for a in accelerators})
     for a in accelerators:
-        a["workloads"], a["workloads_source"] = WORKLOADS.get(a["id"], ("training;inference", _NVIDIA_DC))
+        if a["id"] in built:
+            a["workloads"], a["workloads_source"] = WORKLOADS.get(
+                a["id"], ("training;inference", _NVIDIA_DC))
     write(HERE / "accelerators.csv", ACC_COLUMNS, accelerators)
     write(HERE / "offerings.csv", OFF_COLUMNS, offerings)
     write(HERE / "prices.csv", PRICE_COLUMNS, prices)
     print(f"{len(accelerators)} accelerators, {len(offerings)} offerings, "
           f"{len(prices)} price observations; {len(skipped)} source rows skipped:")
+    shared_rows = sum(1 for _ in open(SHARED / "prices.csv")) - 1
     for line, why in skipped:
-        print(f"  prices.csv line {line}: {why}")
+        where = (f"prices.csv line {line}" if line <= shared_rows + 1 else
+                 f"dated_prices.csv line {line - shared_rows}")
+        print(f"  {where}: {why}")
 
 
 if __name__ == "__main__":

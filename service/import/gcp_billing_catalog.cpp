@@ -4,8 +4,10 @@
 //     "tieredRates": [ { "startUsageAmount", "unitPrice": { "currencyCode", "units",
 //     "nanos" } } ] } } ] } ], "nextPageToken": "..." }
 // GPUs, vCPUs and memory are separate SKUs; an accelerator-optimized machine's price is
-// composed from its published shape (mappings/gcp-machine-shapes.csv): GPUs x GPU rate +
-// vCPUs x core rate + GiB x memory rate of its family. Cloud TPU SKUs are per chip-hour.
+// composed from its published shape (mappings/gcp-machine-shapes.csv): GPUs x the rate of the
+// GPU SKU the shape names + vCPUs x core rate + GiB x memory rate of its family (no host
+// part where the GPU SKU is a slice of the whole machine, as A4's is). Cloud TPU SKUs are per
+// chip-hour.
 #include <charconv>
 #include <tuple>
 
@@ -22,7 +24,7 @@ constexpr double kNanosPerUnit = 1e9;
 
 struct ComponentKey {
     std::string component;  // gpu | vcpu | ram
-    std::string key;        // accelerator id or family
+    std::string key;        // GPU SKU key (a shape's gpu_sku) or family
     std::string region;
     pricing::PriceType type = pricing::PriceType::kOnDemand;
     bool operator<(const ComponentKey& o) const {
@@ -95,32 +97,18 @@ public:
         return std::nullopt;
     }
 
-    // Machine prices from the components read; a shape missing a component is counted.
+    // Machine prices from the components read; a shape missing a component is counted. Each
+    // shape takes the GPU SKU it names (gpu_sku), so which SKU prices which machine does not
+    // depend on the order of the file.
     void Compose() {
         for (const auto& [gpu, gpu_rate] : components_) {
             if (gpu.component != "gpu") {
                 continue;
             }
             for (const auto& [machine, shape] : mappings_.gcp_machine_shapes) {
-                if (shape.accelerator != gpu.key) {
-                    continue;
+                if (shape.gpu_sku == gpu.key) {
+                    ComposeMachine(machine, shape, gpu, gpu_rate);
                 }
-                auto core = components_.find({"vcpu", shape.family, gpu.region, gpu.type});
-                auto ram = components_.find({"ram", shape.family, gpu.region, gpu.type});
-                if (core == components_.end() || ram == components_.end()) {
-                    sink_.Skip("machine_shape_incomplete");
-                    continue;
-                }
-                double count = static_cast<double>(shape.accelerator_count);
-                double usd = count * gpu_rate.usd + *shape.vcpus * core->second.usd +
-                             *shape.ram_gib * ram->second.usd;
-                sink_.Add(MakeOffering(
-                    kProvider, machine, gpu.region, gpu.type, shape, usd,
-                    "composed from SKUs: " + Num(count) + " GPU x " + Num(gpu_rate.usd) + " ('" +
-                        gpu_rate.description + "') + " + Num(*shape.vcpus) + " vCPU x " +
-                        Num(core->second.usd) + " ('" + core->second.description + "') + " +
-                        Num(*shape.ram_gib) + " GiB x " + Num(ram->second.usd) + " ('" +
-                        ram->second.description + "')"));
             }
         }
     }
@@ -132,6 +120,35 @@ private:
         double usd = 0;
         std::string description;
     };
+
+    void ComposeMachine(const std::string& machine, const InstanceShape& shape,
+                        const ComponentKey& gpu, const Rate& gpu_rate) {
+        const double count = static_cast<double>(shape.accelerator_count);
+        const std::string gpus =
+            Num(count) + " GPU x " + Num(gpu_rate.usd) + " ('" + gpu_rate.description + "')";
+        if (shape.family.empty()) {
+            // A slice SKU prices the whole machine per GPU: there is no host to add.
+            sink_.Add(MakeOffering(kProvider, machine, gpu.region, gpu.type, shape,
+                                   count * gpu_rate.usd,
+                                   "composed from SKUs: " + gpus +
+                                       "; the slice SKU includes the host's vCPUs and memory"));
+            return;
+        }
+        auto core = components_.find({"vcpu", shape.family, gpu.region, gpu.type});
+        auto ram = components_.find({"ram", shape.family, gpu.region, gpu.type});
+        if (core == components_.end() || ram == components_.end()) {
+            sink_.Skip("machine_shape_incomplete");
+            return;
+        }
+        double usd = count * gpu_rate.usd + *shape.vcpus * core->second.usd +
+                     *shape.ram_gib * ram->second.usd;
+        sink_.Add(MakeOffering(kProvider, machine, gpu.region, gpu.type, shape, usd,
+                               "composed from SKUs: " + gpus + " + " + Num(*shape.vcpus) +
+                                   " vCPU x " + Num(core->second.usd) + " ('" +
+                                   core->second.description + "') + " + Num(*shape.ram_gib) +
+                                   " GiB x " + Num(ram->second.usd) + " ('" +
+                                   ram->second.description + "')"));
+    }
 
     // The single rate of a SKU's current pricing, or a skip reason.
     static std::variant<double, std::string> ReadRate(const json& sku, const std::string& unit) {
@@ -183,6 +200,11 @@ private:
         const json empty = json::object();
         const json& category = sku.contains("category") ? sku["category"] : empty;
         auto type = UsageType(Text(category, "usageType"));
+        // Some spot SKUs carry an OnDemand category ("Spot Preemptible A4 Nvidia B200 (1 gpu
+        // slice) ..."): the wording decides, else the spot rate would pass for on-demand.
+        if (type && description.find("Spot Preemptible") != std::string::npos) {
+            type = pricing::PriceType::kSpot;
+        }
         if (!type) {
             return sink_.Skip("usage_type_unknown");
         }

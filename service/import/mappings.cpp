@@ -42,6 +42,7 @@ public:
     }
 
     std::size_t Rows() const { return records_.size() - 1; }
+    bool Has(const std::string& column) const { return columns_.count(column) != 0; }
     std::size_t Line(std::size_t row) const { return records_[row + 1].line; }
     std::string Get(std::size_t row, const std::string& column) const {
         const auto& fields = records_[row + 1].fields;
@@ -126,6 +127,10 @@ pricing::Status LoadShapes(std::string_view text, const std::string& name,
         }
         if (key_column == "machine_type") {
             shape.value().family = t.Get(row, "family");
+            shape.value().gpu_sku = t.Has("gpu_sku") ? t.Get(row, "gpu_sku") : std::string();
+            if (shape.value().gpu_sku.empty()) {
+                shape.value().gpu_sku = shape.value().accelerator;
+            }
         }
         if (!out.emplace(t.Get(row, key_column), std::move(shape).value()).second) {
             return MakeError(ErrorCode::kInvalidArgument,
@@ -174,10 +179,10 @@ pricing::Result<Mappings> LoadMappings(const MappingsCsv& csv) {
         return s.error();
     }
     for (const auto& [type, shape] : m.gcp_machine_shapes) {
-        if (!shape.vcpus || !shape.ram_gib || shape.family.empty()) {
+        if (!shape.vcpus || !shape.ram_gib) {
             return MakeError(ErrorCode::kInvalidArgument,
                              "mappings/gcp-machine-shapes.csv: " + type +
-                                 " needs family, vcpus and ram_gib to compose its price");
+                                 " needs vcpus and ram_gib to compose its price");
         }
     }
     auto table = Table::Parse(csv.gcp_sku_components_csv, "mappings/gcp-sku-components.csv",

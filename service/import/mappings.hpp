@@ -17,13 +17,19 @@ struct InstanceShape {
     std::optional<double> accelerator_memory_gb;
     std::optional<double> vcpus;
     std::optional<double> ram_gib;
-    std::string family;  // GCP machine family whose vCPU and RAM SKUs price the host (a2, a3, g2)
+    // GCP machine family whose vCPU and RAM SKUs price the host (a2, a3, g2); empty where the
+    // GPU SKU is a slice of the whole machine (A4: Google sells no A4 core or RAM SKU).
+    std::string family;
+    // GCP: the gcp-sku-components.csv key of the GPU SKU that prices this shape's GPUs. One
+    // accelerator can be sold under two SKUs at two rates (A3 High's and A3 Mega's H100), so a
+    // shape names its own; defaults to `accelerator`.
+    std::string gpu_sku;
     std::string source;
 };
 
 // One line of gcp-sku-components.csv: a SKU whose description contains `description_contains`
-// is the `component` (gpu | vcpu | ram | tpu | skip) identified by `key` (accelerator id, or
-// machine family for vcpu/ram, or the skip reason).
+// is the `component` (gpu | vcpu | ram | tpu | skip) identified by `key` (the GPU SKU key a
+// machine shape's `gpu_sku` names, or machine family for vcpu/ram, or the skip reason).
 struct GcpSkuComponent {
     std::string description_contains;
     std::string component;

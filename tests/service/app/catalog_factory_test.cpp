@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "pricing/accelerator_facts.hpp"
+#include "pricing/estimate/cluster.hpp"
 #include "pricing/offering_query.hpp"
 #include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/training_plan.hpp"
@@ -89,6 +91,43 @@ TEST_SUITE("catalog_factory") {
         CHECK(h100.memory_gb_per_s == 3350);
         auto h800 = catalog->FindAccelerator("h800").value();
         CHECK(h800.scale_up_gb_per_s == 400);
+    }
+
+    TEST_CASE("the 2026 accelerators carry their dense datasheet peaks and scale-up domains") {
+        auto catalog = Embedded();
+        using pricing::Precision;
+        struct Part {
+            const char* id;
+            double bf16, fp8, fp4, memory_gb, memory_gb_per_s, scale_up_gb_per_s;
+            int domain;
+        };
+        // schema/seed/build_seed.py NEW_PARTS_2026 with its sources; 0 = not sold or published.
+        for (const Part& p : {Part{"b300", 2250, 4500, 13125, 288, 8000, 1800, 8},
+                              Part{"gb300", 2500, 5000, 15000, 288, 8000, 1800, 72},
+                              Part{"mi355x", 2516.6, 5033.2, 10066.3, 288, 8000, 1075, 8},
+                              Part{"tpu7x", 2307, 4614, 0, 192, 7370, 1200, 9216},
+                              Part{"trainium3", 671, 2517, 2517, 144, 4900, 2560, 144},
+                              Part{"h20", 148, 296, 0, 96, 4000, 900, 8}}) {
+            CAPTURE(p.id);
+            auto found = catalog->FindAccelerator(p.id);
+            REQUIRE(found.ok());
+            const auto& a = found.value();
+            CHECK(a.PeakTflops(Precision::kBf16).value_or(0) == doctest::Approx(p.bf16));
+            CHECK(a.PeakTflops(Precision::kFp8).value_or(0) == doctest::Approx(p.fp8));
+            CHECK(a.PeakTflops(Precision::kFp4).value_or(0) == doctest::Approx(p.fp4));
+            CHECK(a.memory_gb == p.memory_gb);
+            CHECK(a.memory_gb_per_s == p.memory_gb_per_s);
+            CHECK(a.scale_up_gb_per_s.value_or(0) == p.scale_up_gb_per_s);
+            CHECK_FALSE(a.spec_source.empty());
+            REQUIRE(pricing::FindAcceleratorFacts(p.id) != nullptr);
+            CHECK(pricing::estimate::DefaultScaleUpDomain(
+                      a, pricing::estimate::DefaultAcceleratorsPerNode(a)) == p.domain);
+        }
+        // The h20 row must not take the h200's measured efficiency (prefix order).
+        CHECK(pricing::FindAcceleratorFacts("h20")->mamf_bf16 == 0);
+        CHECK(pricing::FindAcceleratorFacts("h200-sxm")->mamf_bf16 == doctest::Approx(0.803));
+        CHECK(catalog->FindAccelerator("tpu-v5p").value().PeakTflops(Precision::kFp8) == 459);
+        CHECK(catalog->FindAccelerator("tpu-v6e").value().PeakTflops(Precision::kFp8) == 918);
     }
 
     TEST_CASE("every accelerator has a 16-bit tensor peak, the A10G at the A10's rates") {
@@ -177,6 +216,70 @@ TEST_SUITE("catalog_factory") {
             old_kept = old_kept || p.usd_per_hour == 98.32;
         }
         CHECK(old_kept);
+    }
+
+    TEST_CASE("the rows a dated check found wrong are corrected or retired") {
+        auto catalog = Embedded();
+        auto price = [&](const std::string& id) {
+            auto o = catalog->FindOffering(id);
+            REQUIRE_MESSAGE(o.ok(), id);
+            return o.value().price;
+        };
+        // P5en after AWS's June-2025 cut (AWS price list via instances.vantage.sh), not 84.80.
+        CHECK(price("aws-p5en.48xlarge-us-east-1-on-demand").usd_per_hour == 63.296);
+        CHECK(price("aws-p5en.48xlarge-us-east-1-on-demand").as_of >= "2025-06-05");
+        // GCP A4: 8 x the 16.11 B200 slice SKU, not a GPU-only 90.22 from an old snapshot.
+        CHECK(price("gcp-a4-highgpu-8g-us-central1-on-demand").usd_per_hour == 128.88);
+        // Trn2: the last on-demand price AWS's list gave (2025-11), not 85.96.
+        CHECK(price("aws-trn2.48xlarge-us-east-2-on-demand").usd_per_hour == 35.76);
+        // TPU spot per Google's TPU page (via gpuhunt), not 66-82 % below on-demand.
+        CHECK(price("gcp-tpu-v5e-chip-us-central1-spot").usd_per_hour == 0.63);
+        CHECK(price("gcp-tpu-v6e-chip-us-east1-spot").usd_per_hour == 1.89);
+        CHECK(price("gcp-tpu-v5p-chip-us-east5-spot").usd_per_hour == 2.415);
+        std::map<std::string, double> on_demand;  // (instance, region) -> usd/h
+        for (const auto& o : catalog->Offerings()) {
+            if (o.provider == "gcp" && o.price_type == pricing::PriceType::kOnDemand) {
+                on_demand[o.instance_type + "/" + o.region] = o.price.usd_per_hour;
+            }
+        }
+        for (const auto& o : catalog->Offerings()) {
+            // Capacity-block rates that expired on 2025-01-01 are not served.
+            if (o.price_type == pricing::PriceType::kCapacityBlock) {
+                CHECK_MESSAGE(o.price.as_of >= "2025-01-01", o.id);
+            }
+            auto od = on_demand.find(o.instance_type + "/" + o.region);
+            if (o.provider == "gcp" && o.accelerator.rfind("tpu-", 0) == 0 &&
+                o.price_type == pricing::PriceType::kSpot && od != on_demand.end()) {
+                CHECK_MESSAGE(o.price.usd_per_hour >= 0.4 * od->second, o.id);
+            }
+        }
+    }
+
+    TEST_CASE("AMD and the mapped AWS families are priced, over regions and purchase options") {
+        auto catalog = Embedded();
+        for (const auto& [provider, prefix] : std::vector<std::pair<std::string, std::string>>{
+                 {"azure", "Standard_ND96isr_MI300X_v5"},
+                 {"aws", "p6-b200.48xlarge"},
+                 {"aws", "p6-b300.48xlarge"},
+                 {"aws", "p5.4xlarge"},
+                 {"aws", "g6."},
+                 {"aws", "g4dn."}}) {
+            CAPTURE(prefix);
+            CHECK(FindBy(*catalog, provider, prefix) != nullptr);
+        }
+        std::set<std::string> p5_regions;
+        for (const auto& o : catalog->Offerings()) {
+            if (o.instance_type == "p5.48xlarge" && o.price_type == pricing::PriceType::kOnDemand) {
+                p5_regions.insert(o.region);
+            }
+        }
+        CHECK(p5_regions.size() >= 10);
+        // AWS Reserved Instances are carried as commitments, below the on-demand rate.
+        auto reserved = catalog->FindOffering("aws-p4d.24xlarge-us-east-1-commit-1y");
+        auto on_demand = catalog->FindOffering("aws-p4d.24xlarge-us-east-1-on-demand");
+        REQUIRE(reserved.ok());
+        REQUIRE(on_demand.ok());
+        CHECK(reserved.value().price.usd_per_hour < on_demand.value().price.usd_per_hour);
     }
 
     TEST_CASE("every spot offering's interruption bucket, where present, is a spot one") {

@@ -26,6 +26,35 @@ TEST_CASE("a GCP SKU matches its longest rule, and a skip rule wins over a compo
     CHECK(m.MatchGcpSku("E2 Instance Core running in Americas") == nullptr);
 }
 
+TEST_CASE("GCP's real GPU SKU wordings map to the SKU key their machine shape names") {
+    const Mappings& m = testing::EmbeddedMappings();
+    auto key = [&](const char* description) {
+        const GcpSkuComponent* c = m.MatchGcpSku(description);
+        return c == nullptr ? std::string("(none)") : c->component + ":" + c->key;
+    };
+    CHECK(key("Nvidia H100 80GB GPU running in Americas") == "gpu:h100-sxm");
+    CHECK(key("Nvidia H100 80GB Plus GPU running in Americas") == "gpu:h100-sxm-mega");
+    CHECK(key("Nvidia H100 80GB Mega GPU attached to Spot Preemptible VMs running in Tokyo") ==
+          "gpu:h100-sxm-mega");
+    CHECK(key("Commitment v1: Nvidia H100 80GB Mega GPU in Americas for 1 Year") ==
+          "gpu:h100-sxm-mega");
+    CHECK(key("Nvidia H100 Mega 80GB GPU attached to DWS Defined Duration VMs running in "
+              "Americas") == "skip:dws");
+    CHECK(key("H200 141GB GPU running in Belgium") == "gpu:h200-sxm");
+    CHECK(key("A4 Nvidia B200 (1 gpu slice) running in Americas") == "gpu:b200-a4-slice");
+    CHECK(key("Commitment v1: A4 Nvidia B200 (1 gpu slice) in Americas for 1 Year") ==
+          "gpu:b200-a4-slice");
+    CHECK(key("A3 Ultra Instance Core running in Americas") == "vcpu:a3ultra");
+    CHECK(key("A3 Instance Core running in Americas") == "vcpu:a3");
+    CHECK(key("Spot Preemptible A3Plus Instance Ram running in Tokyo") == "ram:a3plus");
+    CHECK(m.gcp_machine_shapes.at("a3-megagpu-8g").gpu_sku == "h100-sxm-mega");
+    CHECK(m.gcp_machine_shapes.at("a3-highgpu-8g").gpu_sku == "h100-sxm");
+    CHECK(m.gcp_machine_shapes.at("a3-ultragpu-8g").accelerator == "h200-sxm");
+    CHECK(m.gcp_machine_shapes.at("a4-highgpu-8g").gpu_sku == "b200-a4-slice");
+    CHECK(m.gcp_machine_shapes.at("a4-highgpu-8g").family.empty());
+    CHECK(m.gcp_machine_shapes.at("a4x-highgpu-4g").accelerator == "gb200");
+}
+
 TEST_CASE("a mapping row with a bad count is refused naming the file and line") {
     MappingsCsv csv;
     csv.aws_instance_types_csv =

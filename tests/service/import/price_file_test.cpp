@@ -167,6 +167,85 @@ TEST_CASE("GCP: machine prices are composed from GPU, vCPU and memory SKUs of th
           5 + 8);  // spot A100 x 5 shapes, L4 in europe-west4 x 8
 }
 
+// One Cloud Billing Catalog SKU in us-central1 at `usd` per `unit`, as the API words it.
+std::string GcpSku(const std::string& description, const std::string& usage_type, double usd,
+                   const std::string& unit = "h") {
+    const auto units = static_cast<long long>(usd);
+    const auto nanos = static_cast<long long>((usd - static_cast<double>(units)) * 1e9 + 0.5);
+    return R"({"description":")" + description + R"(","category":{"usageType":")" + usage_type +
+           R"("},"serviceRegions":["us-central1"],"pricingInfo":[{"pricingExpression":{
+        "usageUnit":")" +
+           unit + R"(","tieredRates":[{"startUsageAmount":0,"unitPrice":{"currencyCode":"USD",
+        "units":")" +
+           std::to_string(units) + R"(","nanos":)" + std::to_string(nanos) + "}}]}}]}";
+}
+
+FileResult ReadSkus(const std::vector<std::string>& skus) {
+    std::string doc = R"({"skus":[)";
+    for (std::size_t i = 0; i < skus.size(); ++i) {
+        doc += (i ? "," : "") + skus[i];
+    }
+    doc += "]}";
+    ParseOptions options;
+    options.as_of = "2026-07-07";
+    auto read =
+        ReadPriceBuffer(Format::kGcpBillingCatalog, doc, "skus.json", EmbeddedMappings(), options);
+    REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error().message));
+    return std::move(read).value();
+}
+
+TEST_CASE("GCP: A3 Mega is priced by its own H100 SKU, whatever the order of the file") {
+    // Rates of a 2026-07 scrape of the billing catalog (Americas, per GPU-hour); A3 Mega's host
+    // is billed by the A3Plus core and memory SKUs.
+    const std::string high = GcpSku("Nvidia H100 80GB GPU running in Americas", "OnDemand", 9.7966);
+    const std::string mega =
+        GcpSku("Nvidia H100 80GB Plus GPU running in Americas", "OnDemand", 10.3443);
+    const std::vector<std::string> hosts = {
+        GcpSku("A3 Instance Core running in Americas", "OnDemand", 0.0275),
+        GcpSku("A3 Instance Ram running in Americas", "OnDemand", 0.0029, "GiBy.h"),
+        GcpSku("A3Plus Instance Core running in Americas", "OnDemand", 0.0285),
+        GcpSku("A3Plus Instance Ram running in Americas", "OnDemand", 0.0031, "GiBy.h")};
+    for (const bool high_first : {true, false}) {
+        std::vector<std::string> skus = hosts;
+        skus.insert(skus.begin(), high_first ? high : mega);
+        skus.push_back(high_first ? mega : high);
+        FileResult r = ReadSkus(skus);
+        const auto* a3_mega = Find(r, "gcp-a3-megagpu-8g-us-central1-on-demand");
+        const auto* a3_high = Find(r, "gcp-a3-highgpu-8g-us-central1-on-demand");
+        REQUIRE(a3_mega != nullptr);
+        REQUIRE(a3_high != nullptr);
+        CHECK(a3_mega->price.usd_per_hour ==
+              doctest::Approx(8 * 10.3443 + 208 * 0.0285 + 1872 * 0.0031));
+        CHECK(a3_high->price.usd_per_hour ==
+              doctest::Approx(8 * 9.7966 + 208 * 0.0275 + 1872 * 0.0029));
+        CHECK(r.skipped.count("duplicate_component_sku") == 0);
+    }
+}
+
+TEST_CASE("GCP: the H200 and B200 SKUs in their real wording price A3 Ultra and A4") {
+    FileResult r =
+        ReadSkus({GcpSku("H200 141GB GPU running in Americas", "OnDemand", 9.3117),
+                  GcpSku("A3 Ultra Instance Core running in Americas", "OnDemand", 0.03),
+                  GcpSku("A3 Ultra Instance Ram running in Americas", "OnDemand", 0.004, "GiBy.h"),
+                  GcpSku("A4 Nvidia B200 (1 gpu slice) running in Americas", "OnDemand", 16.11),
+                  // This spot SKU's category says OnDemand; its wording says spot.
+                  GcpSku("Spot Preemptible A4 Nvidia B200 (1 gpu slice) running in Americas",
+                         "OnDemand", 4.9542)});
+    const auto* ultra = Find(r, "gcp-a3-ultragpu-8g-us-central1-on-demand");
+    REQUIRE(ultra != nullptr);
+    CHECK(ultra->accelerator == "h200-sxm");
+    CHECK(ultra->price.usd_per_hour == doctest::Approx(8 * 9.3117 + 224 * 0.03 + 2952 * 0.004));
+    const auto* a4 = Find(r, "gcp-a4-highgpu-8g-us-central1-on-demand");
+    REQUIRE(a4 != nullptr);
+    CHECK(a4->accelerator == "b200");
+    CHECK(a4->accelerator_count == 8);
+    CHECK(a4->price.usd_per_hour == doctest::Approx(8 * 16.11));  // the slice includes the host
+    const auto* a4_spot = Find(r, "gcp-a4-highgpu-8g-us-central1-spot");
+    REQUIRE(a4_spot != nullptr);
+    CHECK(a4_spot->price.usd_per_hour == doctest::Approx(8 * 4.9542));
+    CHECK(r.skipped.count("sku_not_mapped") == 0);
+}
+
 TEST_CASE("GCP: units and nanos make one price") {
     std::string doc = R"({"skus":[{"description":"Tpu-v5p chip-hour","category":{"usageType":
         "OnDemand"},"serviceRegions":["us-east5"],"pricingInfo":[{"pricingExpression":{
