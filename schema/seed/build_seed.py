@@ -229,7 +229,7 @@ NEW_PARTS_2026 = [
                "15000 (NVFP4) by different sources: 13125 kept; INT8 is cut on Blackwell Ultra "
                "(HGX B300 table: 2 POPS sparse per board) and left empty; TGP 1100 W on HGX "
                "(1000 W power-capped DGX setting, 1400 W as GB300)"),
-    dict(id="gb300", name="GB300 (per Blackwell Ultra GPU in NVL72)", vendor="NVIDIA",
+    dict(id="gb300", name="GB300 (per GPU in NVL72)", vendor="NVIDIA",
          form_factor="Superchip (4 GPUs + 2 Grace per board)", launch_year="2025",
          fp32_tflops="80", tf32_tflops="1250", fp16_tflops="2500", bf16_tflops="2500",
          fp8_tflops="5000", fp4_tflops="15000", memory_gb="288", memory_type="HBM3e",
