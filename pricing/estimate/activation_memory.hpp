@@ -1,5 +1,6 @@
 #pragma once
 
+#include "pricing/assumption.hpp"
 #include "pricing/estimate/model.hpp"
 #include "pricing/estimate/training.hpp"
 
@@ -47,5 +48,9 @@ struct LayerActivationParts {
 bool TrainedWithDropout(const ResolvedModel& model);
 
 LayerActivationParts LayerActivations(const ResolvedModel& model, const ActivationLayout& layout);
+
+// The echo of the chosen layout's activations per layer (activation_bytes_per_layer_gb).
+void AddActivationAssumption(const ResolvedModel& model, const ActivationLayout& layout,
+                             Assumptions& out);
 
 }  // namespace gpucost::pricing::estimate

@@ -1905,20 +1905,10 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     add("elementwise_hidden_elements_per_token", kElementwiseHiddenElements, "elements",
         "per layer forward: 2 norms and 2 residual adds, in units of the hidden size",
         "counted from the Megatron layer (Korthikanti et al. 2022 Fig. 2)");
-    add("activation_bytes_per_layer_gb",
-        LayerActivations(c.m, {e.layout.micro_batch_size, e.layout.tensor, e.layout.context,
-                               e.layout.sequence_parallel, e.layout.recompute, c.flash})
-                .Total() /
-            kGb,
-        "GB",
-        "activations one rank stores per layer and micro-batch for the chosen layout, by "
-        "component: norm and block inputs, Q/K/V and the attention output, the MLP's "
-        "up-projection output(s) and activation output, dropout masks for models trained with "
-        "dropout (not gated-MLP ones), FlashAttention's softmax statistics or the unfused "
-        "scores; MoE layers Korthikanti's 34 sbh; split by tensor (outside its regions only "
-        "with sequence parallelism) and context degrees",
-        "Korthikanti et al. 2022 (arXiv 2205.05198) Sec. 4.1 and Table 2, components "
-        "generalised (docs/estimator.md, Activation memory)");
+    AddActivationAssumption(c.m,
+                            {e.layout.micro_batch_size, e.layout.tensor, e.layout.context,
+                             e.layout.sequence_parallel, e.layout.recompute, c.flash},
+                            as);
     AddContextParallelAssumptions(c.m, e.layout.tensor, e.layout.context, e.layout.micro_batch_size,
                                   c.act_bpe, as);
     add("pipeline_bubble_fraction",
