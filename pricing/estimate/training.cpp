@@ -8,7 +8,9 @@
 #include <string>
 
 #include "pricing/catalog.hpp"
+#include "pricing/estimate/activation_memory.hpp"
 #include "pricing/estimate/collectives.hpp"
+#include "pricing/estimate/context_parallel.hpp"
 #include "pricing/estimate/moe.hpp"
 
 namespace gpucost::pricing::estimate {
@@ -125,6 +127,9 @@ struct LayerCost {
     double attention_flops = 0;  // non-causal count (MFU convention)
     double adapter_flops = 0;
     double tp_comm_s = 0;  // two collectives of one forward pass
+    // Exposed context-parallel key/value ring of the forward and the backward pass.
+    double cp_forward_s = 0;
+    double cp_backward_s = 0;
     // Quantising the operands of GEMMs below 16 bits: the inputs in the forward pass, the
     // output gradients in the backward pass (0 at 16 bits and above).
     double quantize_forward_s = 0;
@@ -142,7 +147,8 @@ LayerCost Blend(const LayerCost& a, double wa, const LayerCost& b, double wb) {
          {&LayerCost::gemm_compute_s, &LayerCost::gemm_memory_s, &LayerCost::attention_s,
           &LayerCost::elementwise_s, &LayerCost::adapter_compute_s, &LayerCost::adapter_memory_s,
           &LayerCost::gemm_flops, &LayerCost::attention_flops, &LayerCost::adapter_flops,
-          &LayerCost::tp_comm_s, &LayerCost::quantize_forward_s, &LayerCost::quantize_backward_s}) {
+          &LayerCost::tp_comm_s, &LayerCost::quantize_forward_s, &LayerCost::quantize_backward_s,
+          &LayerCost::cp_forward_s, &LayerCost::cp_backward_s}) {
         mix(f);
     }
     return r;  // the head is the same in both
@@ -270,10 +276,12 @@ Link TensorLink(const Ctx& c, int tp) {
     return c.links.GroupLink(tp);
 }
 
-LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp) {
+// `cp`: the context degree; this rank holds 1/cp of each sequence's tokens, whose queries
+// attend to the whole sequence (TE's load-balanced chunks: 1/cp of the attention work).
+LayerCost ComputeLayer(const Ctx& c, int tp, int cp, int b, bool sp, const MlpShape& mlp) {
     const ResolvedModel& m = c.m;
     LayerCost lc;
-    const double T = static_cast<double>(b) * m.seq_len;
+    const double T = static_cast<double>(b) * m.seq_len / cp;
     const double h = m.hidden_size;
     const double t = tp;
     const double q_width = QueryWidth(m);
@@ -312,7 +320,7 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
     } else {
         // Two batched GEMMs over all scores, then memory-bound softmax, mask and dropout.
         const double heads = static_cast<double>(m.attention_heads) / t;
-        const double scores = static_cast<double>(b) * heads * m.seq_len * m.seq_len;
+        const double scores = T * heads * m.seq_len;
         OpTime qk = CustomTime(c.bf16_dev, attn_flops / 2.0, attn_bytes / 2.0 + scores * c.act_bpe);
         OpTime av = CustomTime(c.bf16_dev, attn_flops / 2.0, attn_bytes / 2.0 + scores * c.act_bpe);
         OpTime sm = MemoryTime(c.dev, scores * (kScoreBytesPerElementForward - 2.0 * c.act_bpe));
@@ -328,6 +336,13 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
     if (tp > 1) {
         lc.tp_comm_s = 2.0 * RingAllReduceSeconds(T * h * c.act_bpe, tp, TensorLink(c, tp));
     }
+    // The context ring spans tensor x context consecutive ranks (Megatron-Core's rank order
+    // puts the context group next to the tensor group).
+    const ContextRingSeconds ring = ContextRingExposedSeconds(
+        ContextChunkBytes(m, b, tp, cp, c.act_bpe), cp, c.links.GroupLink(tp * cp), lc.attention_s,
+        kAttentionBackwardRatio);
+    lc.cp_forward_s = ring.forward_s;
+    lc.cp_backward_s = ring.backward_s;
     // Output head (logits) + loss + embedding: forward and the backward GEMMs.
     // Timed at the run's GEMM precision although FP8 recipes keep the head in BF16
     // (Megatron-Core's output layer is no Transformer Engine module; DeepSeek-V3, arXiv
@@ -347,20 +362,21 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int b, bool sp, const MlpShape& mlp
 
 // The average layer of the model: MoE models blend their dense first layers with the
 // expert layers (shared experts run for every token).
-LayerCost ComputeAverageLayer(const Ctx& c, int tp, int b, bool sp) {
+LayerCost ComputeAverageLayer(const Ctx& c, int tp, int cp, int b, bool sp) {
     const ResolvedModel& m = c.m;
     if (!m.IsMoe()) {
-        return ComputeLayer(c, tp, b, sp, MlpShape{static_cast<double>(m.ffn_hidden_size), 1.0});
+        return ComputeLayer(c, tp, cp, b, sp,
+                            MlpShape{static_cast<double>(m.ffn_hidden_size), 1.0});
     }
     const double moe = MoeLayers(m), L = m.layers;
     LayerCost expert = ComputeLayer(
-        c, tp, b, sp,
+        c, tp, cp, b, sp,
         MlpShape{ExpertWidth(m), static_cast<double>(m.experts_per_token + m.shared_experts),
                  static_cast<double>(m.experts)});
     if (moe >= L) {
         return expert;
     }
-    LayerCost dense = ComputeLayer(c, tp, b, sp, MlpShape{DenseWidth(m), 1.0});
+    LayerCost dense = ComputeLayer(c, tp, cp, b, sp, MlpShape{DenseWidth(m), 1.0});
     return Blend(expert, moe / L, dense, (L - moe) / L);
 }
 
@@ -406,6 +422,14 @@ ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const Parallelism
     return ch;
 }
 
+// The ranks that hold the same replicated weights: data x context (context ranks join the
+// gradient reduction and the distributed optimizer's sharding: "we piggyback GPUs of context
+// parallelism on data parallel group for weight gradient all-reduce", Megatron-Core
+// parallel_state.py).
+int ReplicaGroup(const ParallelLayout& l) {
+    return l.data * l.context;
+}
+
 // What one accelerator holds of a parameter split: the replicated part over tensor x
 // pipeline, the routed part over expert-tensor x expert x pipeline; with `sharded` (a ZeRO
 // stage that covers this state) each part is further split across its own replica group:
@@ -413,7 +437,7 @@ ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const Parallelism
 // ones.
 double PerAccelerator(const ParamSplit& p, const ParallelLayout& l, bool sharded) {
     const double model_shards = static_cast<double>(l.tensor) * l.pipeline;
-    const double repl_group = sharded ? l.data : 1.0;
+    const double repl_group = sharded ? ReplicaGroup(l) : 1.0;
     if (p.routed <= 0) {
         return p.replicated / (model_shards * repl_group);  // dense: one division per layout
     }
@@ -511,16 +535,18 @@ struct RowActivations {
     double logits = 0;  // fp32 logits of one micro-batch
 };
 
-RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, bool sequence_parallel) {
+RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, int context,
+                                bool sequence_parallel) {
     const ResolvedModel& m = c.m;
     RowActivations a;
     for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        const ActivationLayout layout{micro_batch, tensor, context, sequence_parallel, r, c.flash};
         a.per_layer[static_cast<std::size_t>(r)] =
-            ActivationBytesPerLayer(m, micro_batch, tensor, sequence_parallel, r, c.flash) *
-            c.act_bpe / 2.0;
+            LayerActivations(m, layout).Total() * c.act_bpe / 2.0;
     }
     const double tp = tensor;
-    a.logits = static_cast<double>(micro_batch) * m.seq_len * m.vocab_size / tp * kLogitBytes;
+    a.logits =
+        static_cast<double>(micro_batch) * m.seq_len / context * m.vocab_size / tp * kLogitBytes;
     return a;
 }
 
@@ -582,7 +608,8 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& 
     mem.gradients_gb = GradientsGb(c, l, l.zero_stage >= 2);
     mem.optimizer_gb = OptimizerGb(c, l, l.zero_stage >= 1);
     double act = StoredActivationBytes(
-        l, shape, RowActivationsOf(c, l.micro_batch_size, l.tensor, l.sequence_parallel));
+        l, shape,
+        RowActivationsOf(c, l.micro_batch_size, l.tensor, l.context, l.sequence_parallel));
     if (l.zero_stage >= 3) {
         act += Zero3PrefetchBytes(c, l);
     }
@@ -605,7 +632,7 @@ const Link& LinkFor(const Ctx& c, int span) {
 std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout& l,
                                               double micro_batches, double t_mb,
                                               double backward_s) {
-    if (l.data <= 1) return {0.0, 0.0};
+    if (ReplicaGroup(l) <= 1) return {0.0, 0.0};
     const int model_span = l.tensor * l.pipeline;
     const int per_domain = std::max(1, c.links.scale_up_domain / model_span);
     const ParamSplit& train = Trainable(c);
@@ -616,7 +643,7 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     const int routed_per_domain =
         std::max(1, c.links.scale_up_domain / static_cast<int>(expert_span));
     auto gather = [&](double repl, double routed) {
-        double t = HierarchicalAllGatherSeconds(repl, l.data, per_domain, c.links.scale_up,
+        double t = HierarchicalAllGatherSeconds(repl, ReplicaGroup(l), per_domain, c.links.scale_up,
                                                 c.links.scale_out);
         if (routed > 0) {
             t += HierarchicalAllGatherSeconds(routed, routed_group, routed_per_domain,
@@ -636,7 +663,7 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     if (l.zero_stage == 2 && micro_batches > 1) {
         return {(micro_batches + 1.0) * gather(grad_repl, grad_routed), micro_batches * backward_s};
     }
-    double all_reduce = HierarchicalAllReduceSeconds(grad_repl, l.data, per_domain,
+    double all_reduce = HierarchicalAllReduceSeconds(grad_repl, ReplicaGroup(l), per_domain,
                                                      c.links.scale_up, c.links.scale_out);
     if (grad_routed > 0) {
         all_reduce += HierarchicalAllReduceSeconds(grad_routed, routed_group, routed_per_domain,
@@ -653,9 +680,12 @@ struct StageTimes {
     double memory_s = 0;
     double tp_comm_s = 0;
     double expert_comm_s = 0;
+    double context_comm_s = 0;
     double backward_s = 0;          // the stage's backward pass (the gradient-reduction window)
     double hw_flops_per_layer = 0;  // forward + backward + recompute, one tensor rank
-    double Total() const { return compute_s + memory_s + tp_comm_s + expert_comm_s; }
+    double Total() const {
+        return compute_s + memory_s + tp_comm_s + expert_comm_s + context_comm_s;
+    }
 };
 
 // The share of the expert all-to-all hidden in layout `l` (see
@@ -686,7 +716,9 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
                    2.0 * lc.adapter_memory_s + dequant_s + lc.quantize_backward_s;
     double rc_c = 0, rc_m = 0, rc_flops = 0;
     double comm_passes = 2.0;  // forward and backward
+    double cp_layer = lc.cp_forward_s + lc.cp_backward_s;
     if (l.recompute == Recompute::kFull) {
+        cp_layer += lc.cp_forward_s;
         rc_c = fwd_c;
         rc_m = fwd_m;
         rc_flops = lc.gemm_flops + lc.attention_flops + lc.adapter_flops;
@@ -708,7 +740,8 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
     // fewer layers plus the head (the same stage for an even split).
     const double tp_layer = comm_passes * lc.tp_comm_s * (1.0 - c.tp_overlap);
-    const double per_layer = fwd_c + bwd_c + rc_c + fwd_m + bwd_m + rc_m + tp_layer + comm_ep;
+    const double per_layer =
+        fwd_c + bwd_c + rc_c + fwd_m + bwd_m + rc_m + tp_layer + comm_ep + cp_layer;
     // A multi-token-prediction module (DeepSeek-V3) adds one block and one head pass to the
     // head's stage (arXiv 2412.19437 Sec. 2.2: it shares the output head, on the last stage).
     const double mtp = m.mtp_modules;
@@ -723,6 +756,7 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     st.memory_s = n * (fwd_m + bwd_m + rc_m) + with_head * lc.head_memory_s;
     st.tp_comm_s = n * tp_layer;
     st.expert_comm_s = n * comm_ep;
+    st.context_comm_s = n * cp_layer;
     st.backward_s = n * (bwd_c + bwd_m);
     st.hw_flops_per_layer =
         (1.0 + gb) * lc.gemm_flops + 3.0 * lc.attention_flops + 3.0 * lc.adapter_flops + rc_flops;
@@ -798,8 +832,8 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
     // transfers fully exposed (docs/estimator.md).
     double pp_comm = 0;
     if (l.pipeline > 1) {
-        double bytes =
-            b * m.seq_len * m.hidden_size * c.act_bpe / (l.sequence_parallel ? l.tensor : 1);
+        double bytes = b * m.seq_len / l.context * m.hidden_size * c.act_bpe /
+                       (l.sequence_parallel ? l.tensor : 1);
         pp_comm = 2.0 * l.virtual_stages *
                   PointToPointSeconds(bytes, LinkFor(c, l.tensor * l.pipeline)) * micro_batches;
     }
@@ -813,16 +847,18 @@ StepTiming TimeStep(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
 
     br.tp_comm_s = mbs * st.tp_comm_s;
     br.expert_comm_s = mbs * st.expert_comm_s;
+    br.context_comm_s = mbs * st.context_comm_s;
     br.dp_comm_s = dp_exposed;
     br.pp_comm_s = pp_exposed;
-    br.communication_s = br.tp_comm_s + br.expert_comm_s + br.dp_comm_s + br.pp_comm_s;
+    br.communication_s =
+        br.tp_comm_s + br.expert_comm_s + br.context_comm_s + br.dp_comm_s + br.pp_comm_s;
     br.bubble_s = bubble;
     br.optimizer_s = opt_s + kStepFixedOverheadS;
     out.step_time_s =
         br.compute_s + br.memory_bound_s + br.communication_s + br.bubble_s + br.optimizer_s;
     const double mtp = m.mtp_modules;
-    double hw_per_mb =
-        ((m.layers + mtp) * st.hw_flops_per_layer + (1.0 + mtp) * lc.head_flops) * l.tensor;
+    double hw_per_mb = ((m.layers + mtp) * st.hw_flops_per_layer + (1.0 + mtp) * lc.head_flops) *
+                       l.tensor * l.context;
     out.hw_flops_per_step = hw_per_mb * mbs * l.data;
     return out;
 }
@@ -919,10 +955,10 @@ private:
     std::array<Once<double>, 2> weights_gb_;  // by sharded
     std::array<Once<double>, 2> gradients_gb_;
     std::array<Once<double>, 2> optimizer_gb_;
-    std::array<Once<double>, 2> activation_bytes_;        // by recompute choice
-    std::array<std::array<Once<double>, 3>, 2> need_gb_;  // by recompute and ZeRO choice
-    std::array<Once<StageTimes>, 2> stage_;
-    std::array<std::array<Once<DataParallelTraffic>, 3>, 2> dp_;
+    std::array<Once<double>, 3> activation_bytes_;        // by recompute choice
+    std::array<std::array<Once<double>, 3>, 3> need_gb_;  // by recompute and ZeRO choice
+    std::array<Once<StageTimes>, 3> stage_;
+    std::array<std::array<Once<DataParallelTraffic>, 3>, 3> dp_;
     std::array<Once<double>, 2> optimizer_s_;  // by sharded
 };
 
@@ -962,10 +998,10 @@ private:
 };
 
 std::string Describe(const ParallelLayout& l) {
-    return "tensor " + std::to_string(l.tensor) + ", pipeline " + std::to_string(l.pipeline) +
-           ", data " + std::to_string(l.data) + ", ZeRO " + std::to_string(l.zero_stage) +
-           ", recompute " + RecomputeName(l.recompute) + ", micro-batch " +
-           std::to_string(l.micro_batch_size);
+    return "tensor " + std::to_string(l.tensor) + ", context " + std::to_string(l.context) +
+           ", pipeline " + std::to_string(l.pipeline) + ", data " + std::to_string(l.data) +
+           ", ZeRO " + std::to_string(l.zero_stage) + ", recompute " + RecomputeName(l.recompute) +
+           ", micro-batch " + std::to_string(l.micro_batch_size);
 }
 
 Status CheckFraction(const std::optional<double>& v, const char* field, double lo) {
@@ -1127,8 +1163,8 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
 
 // ---- Step 3: the fixed parallelism fields ----
 // The expert degrees against the model and, where the request fixes the tensor and data
-// degrees (data given, or implied by tensor x pipeline), against Megatron-Core's expert grid
-// (pricing/estimate/moe.hpp).
+// degrees (data given, or implied by tensor x context x pipeline), against Megatron-Core's expert
+// grid (pricing/estimate/moe.hpp).
 Status CheckExpertGrid(const ParallelismRequest& pr, const Ctx& c) {
     const bool moe = c.m.IsMoe();
     if (pr.expert && *pr.expert > 1 && (!moe || c.m.experts % *pr.expert != 0)) {
@@ -1143,8 +1179,9 @@ Status CheckExpertGrid(const ParallelismRequest& pr, const Ctx& c) {
     }
     if (!moe || !pr.tensor) return Ok{};
     std::optional<int> data = pr.data;
-    if (!data && pr.pipeline && c.count % (*pr.tensor * *pr.pipeline) == 0) {
-        data = c.count / (*pr.tensor * *pr.pipeline);
+    const int context = pr.context.value_or(1);
+    if (!data && pr.pipeline && c.count % (*pr.tensor * *pr.pipeline * context) == 0) {
+        data = c.count / (*pr.tensor * *pr.pipeline * context);
     }
     if (!data) return Ok{};
     const int ep = pr.expert.value_or(1);
@@ -1162,6 +1199,21 @@ Status CheckExpertGrid(const ParallelismRequest& pr, const Ctx& c) {
     return Ok{};
 }
 
+// tensor x context x pipeline x data is the accelerator count; a context degree left open
+// takes what the other three leave.
+Status CheckLayoutProduct(const ParallelismRequest& pr, int n) {
+    if (!(pr.tensor && pr.pipeline && pr.data)) return Ok{};
+    const long long product =
+        static_cast<long long>(*pr.tensor) * *pr.pipeline * *pr.data * pr.context.value_or(1);
+    if (product == n || (!pr.context && n % product == 0)) return Ok{};
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string(pr.context ? "tensor x context x pipeline x data = "
+                                            : "tensor x pipeline x data = ") +
+                         std::to_string(product) + " but hardware count is " + std::to_string(n) +
+                         "; the product must equal the count",
+                     "/parallelism");
+}
+
 Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
     const int n = c.count;
     struct IntCheck {
@@ -1171,6 +1223,7 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
     };
     const IntCheck checks[] = {
         {&pr.tensor, "/parallelism/tensor", 1, n},
+        {&pr.context, "/parallelism/context", 1, n},
         {&pr.pipeline, "/parallelism/pipeline", 1, n},
         {&pr.data, "/parallelism/data", 1, n},
         {&pr.zero_stage, "/parallelism/zero_stage", 0, 3},
@@ -1188,15 +1241,14 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
                              ch.field);
         }
     }
-    if (pr.tensor && pr.pipeline && pr.data &&
-        static_cast<long long>(*pr.tensor) * *pr.pipeline * *pr.data != n) {
-        return MakeError(
-            ErrorCode::kInvalidArgument,
-            "tensor x pipeline x data = " +
-                std::to_string(static_cast<long long>(*pr.tensor) * *pr.pipeline * *pr.data) +
-                " but hardware count is " + std::to_string(n) +
-                "; the product must equal the count",
-            "/parallelism");
+    if (auto s = CheckLayoutProduct(pr, n); !s.ok()) return s.error();
+    if (pr.context && !ContextSplitsSequence(c.m.seq_len, *pr.context)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "context parallel degree must split seq_len (" +
+                             std::to_string(c.m.seq_len) +
+                             ") into 2 x context equal chunks (Transformer Engine's "
+                             "load-balanced context parallelism)",
+                         "/parallelism/context");
     }
     if (pr.tensor && c.m.attention_heads % *pr.tensor != 0) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -1271,6 +1323,25 @@ Degrees TensorCandidates(const Ctx& c, const ParallelismRequest& pr) {
     return tps;
 }
 
+// Each tensor degree with the context degrees tried beside it (ContextParallelCandidates).
+struct TensorContextChoices {
+    std::array<std::pair<int, int>, 64> pairs{};
+    std::size_t n = 0;
+    const std::pair<int, int>* begin() const { return pairs.data(); }
+    const std::pair<int, int>* end() const { return pairs.data() + n; }
+};
+
+TensorContextChoices TensorContextCandidates(const Ctx& c, const ParallelismRequest& pr) {
+    TensorContextChoices out;
+    for (int t : TensorCandidates(c, pr)) {
+        if (t < 1 || c.count % t != 0) continue;
+        for (int cp : ContextParallelCandidates(c.m.seq_len, c.count / t, pr.context)) {
+            if (out.n < out.pairs.size()) out.pairs[out.n++] = {t, cp};
+        }
+    }
+    return out;
+}
+
 Degrees MicroBatchCandidates(const Ctx& c, const ParallelismRequest& pr) {
     if (pr.micro_batch_size) return {*pr.micro_batch_size};
     Degrees mbs;
@@ -1324,7 +1395,7 @@ Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& pipeline
 struct InnerChoices {
     std::array<int, kMaxVirtualStageChoices> virtual_stages{1};
     std::size_t virtual_n = 1;
-    std::array<Recompute, 2> recompute{Recompute::kNone, Recompute::kFull};
+    std::array<Recompute, 3> recompute{Recompute::kNone, Recompute::kFull, Recompute::kSelective};
     std::size_t recompute_n = 2;
     std::array<int, 3> zero{1, 2, 3};
     std::size_t zero_n = 3;
@@ -1360,6 +1431,12 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
     if (pr.recompute) {
         ch.recompute[0] = *pr.recompute;
         ch.recompute_n = 1;
+    } else if (!c.flash) {
+        // Selective recompute of the attention core frees the score matrices of unfused
+        // attention; with FlashAttention it frees only the softmax statistics and costs an
+        // attention forward, so it is tried only without it. Tried between none and full.
+        ch.recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+        ch.recompute_n = 3;
     }
     if (pr.zero_stage) {
         ch.zero[0] = *pr.zero_stage;
@@ -1435,9 +1512,11 @@ RooflineFigures RooflineFiguresOf(const DeviceModel& d, const DeviceModel& bf16)
 // context, the request and model, is the estimator's own).
 struct KeptLayerCost {
     int tp = 1;
+    int cp = 1;
     int micro_batch = 1;
     bool sequence_parallel = false;
     Link link;
+    Link context_link;
     LayerCost cost;
 };
 
@@ -1447,17 +1526,21 @@ class LayerCosts {
 public:
     LayerCosts(const Ctx& c, std::vector<KeptLayerCost>* kept) : c_(c), kept_(kept) {}
 
-    LayerCost At(int tp, int b, bool sp) {
-        if (kept_ == nullptr) return ComputeAverageLayer(c_, tp, b, sp);
+    LayerCost At(int tp, int cp, int b, bool sp) {
+        if (kept_ == nullptr) return ComputeAverageLayer(c_, tp, cp, b, sp);
         const Link link = TensorLink(c_, tp);
+        const Link context_link = cp > 1 ? c_.links.GroupLink(tp * cp) : Link{};
+        auto same = [](const Link& x, const Link& y) {
+            return x.bytes_per_s == y.bytes_per_s && x.hop_latency_s == y.hop_latency_s;
+        };
         for (const KeptLayerCost& k : *kept_) {
-            if (k.tp == tp && k.micro_batch == b && k.sequence_parallel == sp &&
-                k.link.bytes_per_s == link.bytes_per_s &&
-                k.link.hop_latency_s == link.hop_latency_s) {
+            if (k.tp == tp && k.cp == cp && k.micro_batch == b && k.sequence_parallel == sp &&
+                same(k.link, link) && same(k.context_link, context_link)) {
                 return k.cost;
             }
         }
-        kept_->push_back({tp, b, sp, link, ComputeAverageLayer(c_, tp, b, sp)});
+        kept_->push_back(
+            {tp, cp, b, sp, link, context_link, ComputeAverageLayer(c_, tp, cp, b, sp)});
         return kept_->back().cost;
     }
 
@@ -1477,10 +1560,10 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
         pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute && pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
     const Degrees pipeline_degrees = PipelineDegrees(c);
-    for (int t : TensorCandidates(c, pr)) {
+    for (const auto& [t, cp] : TensorContextCandidates(c, pr)) {
         if (deadline.Passed()) break;  // the estimate refuses what was found (EstimateDerived)
-        if (c.count % t != 0) continue;
-        const int rest = c.count / t;
+        if (c.count % (t * cp) != 0) continue;
+        const int rest = c.count / (t * cp);
         const Degrees pps = PipelineCandidates(pr, pipeline_degrees, rest);
         for (int b : mbs_list) {
             const bool sp = pr.sequence_parallel.value_or(t > 1);
@@ -1494,8 +1577,8 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     if (!r.fully_given) continue;
                 }
                 if (!row_ready) {
-                    row.layer = layers.At(t, b, sp);
-                    row.activations = RowActivationsOf(c, b, t, sp);
+                    row.layer = layers.At(t, cp, b, sp);
+                    row.activations = RowActivationsOf(c, b, t, cp, sp);
                     row_ready = true;
                 }
                 const InnerChoices ch = InnerChoicesFor(c, pr, p, d, b, r.fully_given);
@@ -1506,6 +1589,7 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     if (c.m.IsMoe() && !ExpertGridDivides(t, d, ep, etp)) continue;
                     ParallelLayout base;
                     base.tensor = t;
+                    base.context = cp;
                     base.pipeline = p;
                     base.data = d;
                     base.micro_batch_size = b;
@@ -1561,7 +1645,8 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
         "the model does not fit: the smallest layout (" + Describe(r.best_need_layout) +
             ") needs " + std::to_string(r.best_need_gb) + " GB per accelerator but " +
             cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) + " GB" + hint,
-        pr.tensor || pr.pipeline || pr.data || pr.zero_stage || pr.recompute || pr.expert
+        pr.tensor || pr.context || pr.pipeline || pr.data || pr.zero_stage || pr.recompute ||
+                pr.expert
             ? "/parallelism"
             : "/hardware/total_accelerators");
 }
@@ -1867,14 +1952,12 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     add("elementwise_hidden_elements_per_token", kElementwiseHiddenElements, "elements",
         "per layer forward: 2 norms and 2 residual adds, in units of the hidden size",
         "counted from the Megatron layer (Korthikanti et al. 2022 Fig. 2)");
-    add("activation_bytes_per_layer_gb",
-        ActivationBytesPerLayer(c.m, e.layout.micro_batch_size, e.layout.tensor,
-                                e.layout.sequence_parallel, e.layout.recompute, c.flash) /
-            kGb,
-        "GB",
-        "Korthikanti et al. 2022 activations per layer and micro-batch for the chosen layout "
-        "(FlashAttention: no 5as/h term)",
-        "arXiv 2205.05198 Table 2");
+    AddActivationAssumption(c.m,
+                            {e.layout.micro_batch_size, e.layout.tensor, e.layout.context,
+                             e.layout.sequence_parallel, e.layout.recompute, c.flash},
+                            as);
+    AddContextParallelAssumptions(c.m, e.layout.tensor, e.layout.context, e.layout.micro_batch_size,
+                                  c.act_bpe, as);
     add("pipeline_bubble_fraction",
         PipelineBubbleFraction(e.layout.pipeline, e.micro_batches, e.layout.virtual_stages),
         "fraction", "(p - 1) / (m * v)", "Narayanan et al. 2021");
@@ -1985,16 +2068,9 @@ double ModelFlopsPerToken(const ResolvedModel& m, TrainingMode mode, double acti
 
 double ActivationBytesPerLayer(const ResolvedModel& m, int micro_batch, int tensor,
                                bool sequence_parallel, Recompute recompute, bool flash_attention) {
-    const double s = m.seq_len, b = micro_batch, h = m.hidden_size, a = m.attention_heads;
-    const double t = tensor;
-    const double sbh = s * b * h;
-    if (recompute == Recompute::kFull) {
-        return 2.0 * sbh / (sequence_parallel ? t : 1.0);
-    }
-    double base = sequence_parallel ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
-    bool keep_scores = recompute == Recompute::kNone && !flash_attention;
-    double scores = keep_scores ? sbh * 5.0 * a * s / (h * t) : 0.0;
-    return base + scores;
+    return LayerActivations(m,
+                            {micro_batch, tensor, 1, sequence_parallel, recompute, flash_attention})
+        .Total();
 }
 
 double PipelineBubbleFraction(int pipeline, int micro_batches, int virtual_stages) {

@@ -37,9 +37,10 @@ inline constexpr std::array<std::string_view, 7> kLoraTargetModules = {
     "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
 inline constexpr std::string_view kLoraAllLinear = "all-linear";
 
-// A complete parallel layout. tensor * pipeline * data == accelerator count.
+// A complete parallel layout. tensor * context * pipeline * data == accelerator count.
 struct ParallelLayout {
     int tensor = 1;
+    int context = 1;  // context-parallel degree: each sequence split over this many ranks
     int pipeline = 1;
     int data = 1;
     int zero_stage = 0;  // 0..3 (3 = FSDP FULL_SHARD)
@@ -56,6 +57,7 @@ struct ParallelLayout {
 // What the caller fixes; unset fields are searched.
 struct ParallelismRequest {
     std::optional<int> tensor;
+    std::optional<int> context;  // divides seq_len into 2 x context equal chunks
     std::optional<int> pipeline;
     std::optional<int> data;
     std::optional<int> zero_stage;
@@ -151,6 +153,7 @@ struct StepBreakdown {
     double dp_comm_s = 0;        // exposed data-parallel / ZeRO
     double pp_comm_s = 0;        // exposed pipeline point-to-point
     double expert_comm_s = 0;    // exposed MoE all-to-all
+    double context_comm_s = 0;   // exposed context-parallel key/value ring (in communication_s)
 };
 
 // Bytes per accelerator on the most loaded (first) pipeline stage, in GB (1e9).
@@ -346,8 +349,10 @@ struct ParamSplit {
     double routed = 0;
 };
 ParamSplit SplitParams(const ResolvedModel& model);
-// Korthikanti et al. 2022 activation bytes per layer for one micro-batch of `micro_batch`
-// sequences (16-bit activations). `flash_attention` drops the 5as/h term.
+// Activation bytes per layer for one micro-batch of `micro_batch` sequences (16-bit
+// activations), by component (pricing/estimate/activation_memory.hpp: Korthikanti et al.
+// 2022 generalised to grouped-query attention, gated MLPs and no dropout); `flash_attention`
+// keeps the softmax statistics in place of the score matrices.
 double ActivationBytesPerLayer(const ResolvedModel& model, int micro_batch, int tensor,
                                bool sequence_parallel, Recompute recompute, bool flash_attention);
 // Pipeline bubble fraction (p - 1) / (m * v).

@@ -214,9 +214,10 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     if (par != nullptr) {
         JsonReader p(*par, "/parallelism");
         p.OnlyKnown({"tensor", "pipeline", "data", "zero_stage", "recompute", "micro_batch_size",
-                     "virtual_stages", "sequence_parallel", "expert", "expert_tensor"});
+                     "virtual_stages", "sequence_parallel", "expert", "expert_tensor", "context"});
         est::ParallelismRequest pr;
         pr.tensor = p.Int("tensor");
+        pr.context = p.Int("context");
         pr.pipeline = p.Int("pipeline");
         pr.data = p.Int("data");
         pr.zero_stage = p.Int("zero_stage");
@@ -378,6 +379,7 @@ constexpr auto kBreakdownFields = std::to_array<AnswerField<est::StepBreakdown>>
     {"bubble_s", &Scalar<&est::StepBreakdown::bubble_s>},
     {"communication_s", &Scalar<&est::StepBreakdown::communication_s>},
     {"compute_s", &Scalar<&est::StepBreakdown::compute_s>},
+    {"context_comm_s", &Scalar<&est::StepBreakdown::context_comm_s>},
     {"dp_comm_s", &Scalar<&est::StepBreakdown::dp_comm_s>},
     {"expert_comm_s", &Scalar<&est::StepBreakdown::expert_comm_s>},
     {"memory_bound_s", &Scalar<&est::StepBreakdown::memory_bound_s>},
@@ -412,6 +414,7 @@ constexpr auto kFineTuningFields = std::to_array<AnswerField<est::FineTuning>>({
 static_assert(KeysAscending(kFineTuningFields));
 
 constexpr auto kLayoutFields = std::to_array<AnswerField<est::ParallelLayout>>({
+    {"context", &Scalar<&est::ParallelLayout::context>},
     {"data", &Scalar<&est::ParallelLayout::data>},
     {"expert", &Scalar<&est::ParallelLayout::expert>},
     {"expert_tensor",

@@ -67,6 +67,28 @@ TEST_SUITE("estimate_routes") {
         CHECK(b["assumptions"].size() > 10);
     }
 
+    TEST_CASE("parallelism.context splits each sequence and is echoed with its ring's time") {
+        TestServer server(SampleDeps());
+        json req = json::parse(R"({
+          "model": {"layers": 32, "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8,
+                    "ffn_hidden_size": 14336, "gated_mlp": true, "vocab_size": 128256,
+                    "seq_len": 8192},
+          "tokens_b": 15,
+          "hardware": {"accelerator": "h100-sxm", "total_accelerators": 16},
+          "global_batch_tokens": 1048576,
+          "parallelism": {"tensor": 1, "context": 2, "pipeline": 1, "micro_batch_size": 1}
+        })");
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        json b = json::parse(r->body);
+        CHECK(b["parallelism"]["context"] == 2);
+        CHECK(b["parallelism"]["data"] == 8);
+        CHECK(b["breakdown"]["context_comm_s"].is_number());
+        req["parallelism"]["context"] = 3;
+        CheckProblem(Post(server, "/v1/estimates/training", req), 422, "/parallelism/context");
+    }
+
     TEST_CASE("the training estimate states the share of a step idle in the pipeline bubble") {
         TestServer server(SampleDeps());
         auto r = Post(server, "/v1/estimates/training", Llama65Training());  // pipeline 4

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "pricing/assumption.hpp"
+#include "pricing/estimate/model.hpp"
+#include "pricing/estimate/training.hpp"
+
+namespace gpucost::pricing::estimate {
+
+// How one layer's activations are stored on one rank: the layout's tensor and context degrees,
+// sequence parallelism, the recompute mode and the attention kernel.
+struct ActivationLayout {
+    int micro_batch = 1;  // sequences per micro-batch
+    int tensor = 1;
+    int context = 1;  // context-parallel degree: each rank holds 1/context of every sequence
+    bool sequence_parallel = false;
+    Recompute recompute = Recompute::kNone;
+    bool flash_attention = true;
+};
+
+// The stored activations of one layer and micro-batch by component, in bytes on one rank at
+// 16 bits per element (Korthikanti et al. 2022, arXiv 2205.05198 Sec. 4.1 and Table 2, with
+// the component list generalised as docs/estimator.md gives it: query and key/value widths
+// for grouped-query attention, the MLP's own width, two up-projections for a gated MLP,
+// dropout masks only for models trained with dropout, FlashAttention's softmax statistics in
+// place of the score matrices). Regions outside tensor parallelism (norms, the inputs of the
+// first GEMMs of each block, dropout masks) are split by the tensor degree only with sequence
+// parallelism; every component is split by the context degree (each rank keeps its share of
+// the tokens).
+struct LayerActivationParts {
+    double norm_inputs = 0;       // two norms' inputs
+    double block_inputs = 0;      // QKV and first MLP GEMM inputs (the norms' outputs)
+    double attention_qkv = 0;     // Q, K and V, saved by the attention core
+    double attention_output = 0;  // the core's output, the output projection's input
+    double softmax_stats = 0;     // FlashAttention's log-sum-exp per query and head (fp32)
+    double scores = 0;            // unfused attention: softmax output (+ dropout mask, output)
+    double mlp_hidden = 0;        // the MLP's up-projection output(s) and its down input
+    double dropout_masks = 0;     // 1-byte masks after attention and MLP
+    double layer_input = 0;       // full recompute keeps only this
+    double Total() const {
+        return norm_inputs + block_inputs + attention_qkv + attention_output + softmax_stats +
+               scores + mlp_hidden + dropout_masks + layer_input;
+    }
+};
+
+// Models with a gated MLP (the Llama, Mistral and Qwen families) are trained without dropout
+// (their configs set attention and hidden dropout to 0); the GPT-style ones with it
+// (Korthikanti et al. 2022 count its masks).
+bool TrainedWithDropout(const ResolvedModel& model);
+
+LayerActivationParts LayerActivations(const ResolvedModel& model, const ActivationLayout& layout);
+
+// The echo of the chosen layout's activations per layer (activation_bytes_per_layer_gb).
+void AddActivationAssumption(const ResolvedModel& model, const ActivationLayout& layout,
+                             Assumptions& out);
+
+}  // namespace gpucost::pricing::estimate
