@@ -22,4 +22,17 @@ struct AcceleratorFacts {
 // The family row for an accelerator id; nullptr when no row matches (a catalog load error).
 const AcceleratorFacts* FindAcceleratorFacts(std::string_view accelerator_id);
 
+// A vendor library's GEMM size curve where it is measured to differ from the estimator's
+// default fit (roofline.hpp kGemmHalfEfficiencySecondsAtPeak, kGemmCurveExponent): AMD's
+// hipBLASLt reaches half its asymptote at far larger GEMMs than cuBLASLt, and more steeply.
+struct GemmCurveFacts {
+    std::string_view id_prefix;
+    double half_efficiency_seconds_at_peak = 0;
+    double exponent = 0;
+    std::string_view source;
+};
+
+// The family's measured curve; nullptr = the default fit applies.
+const GemmCurveFacts* FindGemmCurveFacts(std::string_view accelerator_id);
+
 }  // namespace gpucost::pricing

@@ -17,6 +17,7 @@ constexpr double kDefaultInferenceOverheadGb = 2.0;
 constexpr double kElementwiseHiddenElements = 10.0;
 // Bisection steps when solving for the running batch that serves an offered request rate.
 constexpr int kRateSolveSteps = 60;
+constexpr double kMaxLatencyBoundMs = 3.6e6;  // an hour: past any serving target
 
 // A figure with one decimal for messages (0.9, 71.5).
 std::string Fixed1(double v) {
@@ -313,6 +314,15 @@ Status ValidateInferenceRequest(const InferenceRequest& req) {
                          "concurrency must be between 1 and " + std::to_string(kMaxBatchSize),
                          "/concurrency");
     }
+    for (const auto& [bound, field] :
+         {std::pair{req.max_inter_token_latency_ms, "/max_inter_token_latency_ms"},
+          std::pair{req.max_time_to_first_token_ms, "/max_time_to_first_token_ms"}}) {
+        if (bound && !(std::isfinite(*bound) && *bound > 0 && *bound <= kMaxLatencyBoundMs)) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             std::string(field + 1) + " must be above 0 and at most 3600000",
+                             field);
+        }
+    }
     if (req.requests_per_second &&
         !(std::isfinite(*req.requests_per_second) && *req.requests_per_second > 0 &&
           *req.requests_per_second <= kMaxServingRequestsPerSecond)) {
@@ -331,16 +341,24 @@ Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator
     }
     DeviceModel dev = device.value();
     if (!req.efficiency.memory_bandwidth_efficiency) {
-        dev.memory_max_efficiency = kServingBandwidthEfficiency;
+        // Each vendor's software stack streams HBM at its own measured fraction.
+        const bool rocm = accelerator.vendor == "AMD";
+        const double efficiency =
+            rocm ? kRocmServingBandwidthEfficiency : kServingBandwidthEfficiency;
+        dev.memory_max_efficiency = efficiency;
         for (Assumption& a : dev.assumptions) {
             if (a.name == "memory_bandwidth_efficiency") {
-                a.value = kServingBandwidthEfficiency;
+                a.value = efficiency;
                 a.description =
-                    "HBM bandwidth reached by a serving engine streaming weights and "
-                    "KV cache, fraction of peak";
+                    rocm ? "HBM bandwidth reached by a ROCm serving engine (vLLM/SGLang on ROCm) "
+                           "streaming weights and KV cache, fraction of peak"
+                         : "HBM bandwidth reached by a serving engine on CUDA (vLLM, TensorRT-LLM, "
+                           "SGLang) streaming weights and KV cache, fraction of peak";
                 a.source =
-                    "NIM 70B FP8 decode 0.55 of peak; LLM-Viewer ideal roofline 1.5-1.9x "
-                    "optimistic vs TensorRT-LLM (estimator-references section 3.5)";
+                    rocm ? "the CUDA engines' 0.65 x the ROCm/CUDA ratio of BabelStream HBM "
+                           "fractions (MI300X 0.775, H100 0.88; Azure AI-benchmarking-guide)"
+                         : "NIM 70B FP8 decode 0.55 of peak; LLM-Viewer ideal roofline 1.5-1.9x "
+                           "optimistic vs TensorRT-LLM (estimator-references section 3.5)";
             }
         }
     }
@@ -696,10 +714,13 @@ namespace {
 
 // Continuous batching of the request's concurrency or rate on one replica, into e.serving;
 // a warning when the weights leave no room for one sequence.
+// The box's load is spread evenly over its replicas (a router's round robin): each replica
+// serves concurrency / replicas requests, or requests_per_second / replicas.
 void AddServing(const PassContext& ctx, const InferenceRequest& req, double overhead_gb,
                 const std::string& accelerator_id, InferenceEstimate& e) {
     const ServingModel serving(ctx, req, e.memory_capacity_gb, overhead_gb, accelerator_id);
     ServingEstimate s = serving.Describe();
+    const double replicas = std::max(1, e.replicas);
     if (serving.RunningLimit() < 1) {
         // The weights leave no room for a single sequence's KV cache: no operating point.
         s.mode = req.concurrency ? "concurrency" : "request_rate";
@@ -709,11 +730,11 @@ void AddServing(const PassContext& ctx, const InferenceRequest& req, double over
             {req.concurrency ? "/concurrency" : "/requests_per_second", serving.NoRoomReason()});
     } else if (req.concurrency) {
         s.mode = "concurrency";
-        s.point = serving.AtConcurrency(*req.concurrency);
+        s.point = serving.AtConcurrency(*req.concurrency / replicas);
     } else {
         s.mode = "request_rate";
-        s.offered_requests_per_second = *req.requests_per_second;
-        s.point = serving.AtRate(*req.requests_per_second, &s.saturated);
+        s.offered_requests_per_second = *req.requests_per_second / replicas;
+        s.point = serving.AtRate(*req.requests_per_second / replicas, &s.saturated);
     }
     EchoServing(req, s, e.assumptions);
     e.serving = std::move(s);
@@ -809,14 +830,32 @@ Result<int> ExpertParallelDegree(const InferenceRequest& req, const ResolvedMode
 
 }  // namespace
 
-Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
-                                            const ResolvedModel& m) {
-    if (auto s = ValidateCluster(cluster); !s.ok()) {
-        return s.error();
+namespace {
+
+// The box's figures: every replica at the estimate's per-replica figures.
+void SetClusterFigures(const InferenceRequest& req, int accelerators, InferenceEstimate& e) {
+    ClusterServing& c = e.cluster;
+    c.accelerators = accelerators;
+    c.replicas = e.replicas;
+    c.accelerators_per_replica = e.tensor_parallel * e.pipeline_parallel * e.expert_parallel;
+    double replica_tokens = e.output_tokens_per_second;
+    if (e.serving && e.serving->point) {
+        replica_tokens = e.serving->point->output_tokens_per_second;
+        c.requests_per_second = e.serving->point->requests_per_second * e.replicas;
+        c.concurrency_per_replica = req.concurrency
+                                        ? static_cast<double>(*req.concurrency) / e.replicas
+                                        : e.serving->point->concurrency;
+    } else if (e.serving) {
+        replica_tokens = 0;  // no room for a sequence: the box serves nothing
     }
-    if (auto s = ValidateInferenceRequest(req); !s.ok()) {
-        return s.error();
-    }
+    c.output_tokens_per_second = replica_tokens * e.replicas;
+    c.output_tokens_per_second_per_accelerator =
+        accelerators > 0 ? c.output_tokens_per_second / accelerators : 0;
+}
+
+// One layout: the request's tensor/pipeline/expert degrees (or their defaults) on the box.
+Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const ClusterSpec& cluster,
+                                         const ResolvedModel& m) {
     const int pp = req.pipeline_parallel.value_or(1);
     auto experts = ExpertParallelDegree(req, m, cluster.accelerator_count);
     if (!experts.ok()) {
@@ -918,7 +957,179 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
         AddServing(ctx, req, overhead_gb, cluster.accelerator.id, e);
     }
     EchoRequestConstants(req, ctx, overhead_gb, mean_context, kv_precision, e.assumptions);
+    SetClusterFigures(req, cluster.accelerator_count, e);
     return e;
+}
+
+// The layout is searched for a serving load on a box of several accelerators when the request
+// names no degree of its own.
+bool SearchesLayout(const InferenceRequest& req, const ClusterSpec& cluster) {
+    return !req.tensor_parallel && !req.pipeline_parallel && !req.expert_parallel &&
+           (req.concurrency || req.requests_per_second) && cluster.accelerator_count > 1;
+}
+
+LayoutCandidate CandidateOf(const InferenceRequest& req, const InferenceEstimate& e) {
+    LayoutCandidate c;
+    c.tensor_parallel = e.tensor_parallel;
+    c.replicas = e.replicas;
+    c.output_tokens_per_second = e.cluster.output_tokens_per_second;
+    c.output_tokens_per_second_per_accelerator = e.cluster.output_tokens_per_second_per_accelerator;
+    c.serves = e.serving && e.serving->point.has_value();
+    if (c.serves) {
+        c.inter_token_latency_ms = e.serving->point->inter_token_latency_ms;
+        c.time_to_first_token_ms = e.serving->point->time_to_first_token_ms;
+    }
+    c.meets_latency_bounds =
+        c.serves &&
+        c.inter_token_latency_ms <=
+            req.max_inter_token_latency_ms.value_or(std::numeric_limits<double>::infinity()) &&
+        c.time_to_first_token_ms <=
+            req.max_time_to_first_token_ms.value_or(std::numeric_limits<double>::infinity());
+    return c;
+}
+
+std::string LayoutName(const LayoutCandidate& c) {
+    return "tensor parallel " + std::to_string(c.tensor_parallel) + " x " +
+           std::to_string(c.replicas) + (c.replicas == 1 ? " replica" : " replicas");
+}
+
+std::string Tokens(double v) {
+    return std::to_string(static_cast<long long>(std::llround(v)));
+}
+
+// Whether `a` beats `b` for the objective (both serve; under throughput both meet the bounds
+// or neither does, the latter compared by latency).
+bool Better(LayoutObjective objective, bool by_latency, const LayoutCandidate& a,
+            const LayoutCandidate& b) {
+    if (objective == LayoutObjective::kLatency || by_latency) {
+        if (a.inter_token_latency_ms != b.inter_token_latency_ms) {
+            return a.inter_token_latency_ms < b.inter_token_latency_ms;
+        }
+    }
+    return a.output_tokens_per_second > b.output_tokens_per_second;
+}
+
+// The candidate the objective picks (index into candidates) and why, in words.
+std::pair<std::size_t, std::string> Choose(const LayoutSearch& search) {
+    const auto& all = search.candidates;
+    const bool bounded = search.max_inter_token_latency_ms || search.max_time_to_first_token_ms;
+    bool any_meets = false;
+    for (const auto& c : all) any_meets = any_meets || c.meets_latency_bounds;
+    const bool by_latency = search.objective == LayoutObjective::kThroughput && !any_meets;
+    std::optional<std::size_t> best;
+    std::optional<std::size_t> runner_up;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const bool eligible = any_meets ? all[i].meets_latency_bounds : all[i].serves;
+        if (!eligible) continue;
+        if (!best || Better(search.objective, by_latency, all[i], all[*best])) {
+            runner_up = best;
+            best = i;
+        } else if (!runner_up || Better(search.objective, by_latency, all[i], all[*runner_up])) {
+            runner_up = i;
+        }
+    }
+    const LayoutCandidate& b = all[*best];
+    std::string why;
+    if (search.objective == LayoutObjective::kLatency) {
+        why = "layout_objective latency: the shortest inter-token latency (" +
+              Fixed1(b.inter_token_latency_ms) + " ms) of the layouts that hold the model";
+    } else if (by_latency) {
+        why =
+            "no layout meets the latency bounds at this load; the one closest to them (inter-"
+            "token latency " +
+            Fixed1(b.inter_token_latency_ms) + " ms) is answered";
+    } else {
+        why = std::string("layout_objective throughput: the most output tokens/s of the box (") +
+              Tokens(b.output_tokens_per_second) + ", so the least cost per token) of the layouts" +
+              (bounded ? " meeting the latency bounds" : " that hold the model");
+    }
+    why += ": " + LayoutName(b);
+    if (runner_up) {
+        const LayoutCandidate& r = all[*runner_up];
+        why += "; next best " + LayoutName(r) + " (" + Tokens(r.output_tokens_per_second) +
+               " tokens/s, inter-token latency " + Fixed1(r.inter_token_latency_ms) + " ms)";
+    }
+    return {*best, why};
+}
+
+// Every tensor-parallel degree dividing the box (one replica per tp accelerators), each
+// estimated with the load spread over its replicas; the objective picks one. Degrees the
+// model's heads refuse are not candidates. When no replica has room for a sequence the
+// default layout (one replica on every accelerator) is answered with its warning.
+Result<InferenceEstimate> SearchServingLayout(const InferenceRequest& req,
+                                              const ClusterSpec& cluster, const ResolvedModel& m) {
+    LayoutSearch search;
+    search.objective = req.layout_objective.value_or(LayoutObjective::kThroughput);
+    search.max_inter_token_latency_ms = req.max_inter_token_latency_ms;
+    search.max_time_to_first_token_ms = req.max_time_to_first_token_ms;
+    std::vector<InferenceEstimate> estimates;
+    const int n = cluster.accelerator_count;
+    for (int tp = 1; tp <= n; ++tp) {
+        if (n % tp != 0) continue;
+        InferenceRequest one = req;
+        one.tensor_parallel = tp;
+        auto e = EstimateLayout(one, cluster, m);
+        if (!e.ok()) {
+            if (e.error().field == "/tensor_parallel") continue;  // heads do not split so
+            return e.error();
+        }
+        search.candidates.push_back(CandidateOf(req, e.value()));
+        estimates.push_back(std::move(e).value());
+    }
+    bool any_serves = false;
+    for (const auto& c : search.candidates) any_serves = any_serves || c.serves;
+    if (!any_serves) {
+        auto fallback = EstimateLayout(req, cluster, m);
+        if (!fallback.ok()) return fallback.error();
+        InferenceEstimate e = std::move(fallback).value();
+        search.chosen_because =
+            "no layout leaves a replica room for one sequence; one replica on every accelerator "
+            "is answered (warnings say why)";
+        e.layout_search = std::move(search);
+        return e;
+    }
+    auto [index, why] = Choose(search);
+    InferenceEstimate e = std::move(estimates[index]);
+    search.chosen_because = why;
+    if (!search.candidates[index].meets_latency_bounds &&
+        (req.max_inter_token_latency_ms || req.max_time_to_first_token_ms)) {
+        e.warnings.push_back({req.max_inter_token_latency_ms ? "/max_inter_token_latency_ms"
+                                                             : "/max_time_to_first_token_ms",
+                              "no layout meets the latency bounds at this load: " + why});
+    }
+    e.assumptions.push_back(
+        {"serving_layout_tensor_parallel", static_cast<double>(e.tensor_parallel), "accelerators",
+         "tensor parallel per replica chosen by the layout search (" + std::to_string(e.replicas) +
+             " replicas on " + std::to_string(n) + " accelerators)",
+         why});
+    e.layout_search = std::move(search);
+    return e;
+}
+
+}  // namespace
+
+std::optional<LayoutObjective> ParseLayoutObjective(std::string_view name) {
+    if (name == "throughput") return LayoutObjective::kThroughput;
+    if (name == "latency") return LayoutObjective::kLatency;
+    return std::nullopt;
+}
+
+std::string_view LayoutObjectiveName(LayoutObjective objective) {
+    return objective == LayoutObjective::kLatency ? "latency" : "throughput";
+}
+
+Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
+                                            const ResolvedModel& m) {
+    if (auto s = ValidateCluster(cluster); !s.ok()) {
+        return s.error();
+    }
+    if (auto s = ValidateInferenceRequest(req); !s.ok()) {
+        return s.error();
+    }
+    if (SearchesLayout(req, cluster)) {
+        return SearchServingLayout(req, cluster, m);
+    }
+    return EstimateLayout(req, cluster, m);
 }
 
 }  // namespace gpucost::pricing::estimate

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pricing/accelerator.hpp"
@@ -14,10 +15,24 @@
 
 namespace gpucost::pricing::estimate {
 
-// One model replica served by cluster.accelerator_count accelerators in tensor parallel
-// (unless `tensor_parallel` says fewer, in which case the rest are further replicas). With
-// `pipeline_parallel` stages a replica is tensor_parallel x pipeline_parallel accelerators:
-// its layers split in that many stages (one per node when tensor_parallel fills the node).
+// What a serving layout search maximises (InferenceRequest::layout_objective).
+enum class LayoutObjective {
+    // Most output tokens/s of the whole box (so the least cost per token), among the layouts
+    // meeting the latency bounds the request gives.
+    kThroughput,
+    // The shortest inter-token latency (ties: more tokens/s).
+    kLatency,
+};
+// "throughput" | "latency"; nullopt for anything else.
+std::optional<LayoutObjective> ParseLayoutObjective(std::string_view name);
+std::string_view LayoutObjectiveName(LayoutObjective objective);
+
+// Replicas of a model on cluster.accelerator_count accelerators, each `tensor_parallel`
+// accelerators (x `pipeline_parallel` stages): the layers split in that many stages (one per
+// node when tensor_parallel fills the node). Without `tensor_parallel`, a serving load
+// (`concurrency` or `requests_per_second`) has the layout searched (tensor parallel per
+// replica x replicas, for `layout_objective`); a static batch is one replica on every
+// accelerator. The load is the whole box's, spread evenly over its replicas as a router does.
 struct InferenceRequest {
     ModelSpec model;
     Precision precision = Precision::kBf16;       // weights and compute
@@ -49,6 +64,12 @@ struct InferenceRequest {
     // requests arriving at `requests_per_second` (open loop). Either adds `serving`.
     std::optional<int> concurrency;
     std::optional<double> requests_per_second;
+    // The serving layout search (see above): its objective (default throughput) and the
+    // latency bounds a layout must meet at its operating point under the throughput
+    // objective (cost under a latency bound).
+    std::optional<LayoutObjective> layout_objective;
+    std::optional<double> max_inter_token_latency_ms;
+    std::optional<double> max_time_to_first_token_ms;
 };
 
 // One operating point of a replica under continuous batching. Every engine step decodes one
@@ -82,6 +103,38 @@ struct ServingEstimate {
     int max_num_batched_tokens = 0;
 };
 
+// The whole box: every replica the request's accelerators hold, each serving its share of
+// the load. Static batch: each replica runs batch_size sequences.
+struct ClusterServing {
+    int accelerators = 0;
+    int replicas = 1;
+    int accelerators_per_replica = 1;
+    double output_tokens_per_second = 0;
+    double output_tokens_per_second_per_accelerator = 0;
+    double requests_per_second = 0;      // serving only (else 0)
+    double concurrency_per_replica = 0;  // serving: the load's share of each replica
+};
+
+// One layout the serving search tried.
+struct LayoutCandidate {
+    int tensor_parallel = 1;
+    int replicas = 1;
+    bool serves = false;  // a replica has room for at least one sequence
+    bool meets_latency_bounds = false;
+    double output_tokens_per_second = 0;  // the box's
+    double output_tokens_per_second_per_accelerator = 0;
+    double inter_token_latency_ms = 0;
+    double time_to_first_token_ms = 0;
+};
+
+struct LayoutSearch {
+    LayoutObjective objective = LayoutObjective::kThroughput;
+    std::optional<double> max_inter_token_latency_ms;
+    std::optional<double> max_time_to_first_token_ms;
+    std::vector<LayoutCandidate> candidates;  // by tensor parallel, ascending
+    std::string chosen_because;
+};
+
 struct InferenceEstimate {
     double time_to_first_token_ms = 0;    // prefill of the whole batch
     double inter_token_latency_ms = 0;    // mean decode step
@@ -104,6 +157,8 @@ struct InferenceEstimate {
     int expert_parallel = 1;  // ranks the routed experts are spread over (1: split by tp)
     int replicas = 1;
     std::optional<ServingEstimate> serving;
+    ClusterServing cluster;
+    std::optional<LayoutSearch> layout_search;  // when the layout was searched
     // About the request rather than the model's inputs (those are model.warnings): a context
     // past the model's max_context, a serving engine with no room for one sequence.
     std::vector<FieldError> warnings;
@@ -119,6 +174,12 @@ inline constexpr int kMaxBatchSize = 1 << 20;
 // estimator-references.md section 3.5. Callers override with
 // efficiency.memory_bandwidth_efficiency.
 inline constexpr double kServingBandwidthEfficiency = 0.65;
+// The same for AMD Instinct parts under ROCm engines (vLLM on ROCm, SGLang on ROCm): the NVIDIA
+// figure above scaled by the HBM fraction each vendor's stack reaches on the same streaming
+// kernels, MI300X 0.775 (BabelStream copy/triad 4.11/4.09 of 5.3 TB/s) against H100 0.88
+// (2.90/2.97 of 3.35), Azure AI-benchmarking-guide (ND MI300X v5 and ND H100 v5 results):
+// 0.65 x 0.775 / 0.88 = 0.57. The per-vendor GEMM curves are in accelerator_facts.cpp.
+inline constexpr double kRocmServingBandwidthEfficiency = 0.57;
 inline constexpr int kMaxInferenceTokens = 1 << 24;
 
 // Per-layer fixed costs of a forward pass that the per-op roofline does not see: kernels a

@@ -164,15 +164,20 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
              "serving step (sustained clocks, neighbouring kernels)",
              "LLMCompass A100 mid-size GEMMs measure 0.8 of the MAMF-anchored curve; a global "
              "fit on tests/data/published-runs.csv gives 0.78-0.80 (docs/estimator.md)");
-    d.gemm_curve_exponent = kGemmCurveExponent;
-    d.gemm_half_flops = kGemmHalfEfficiencySecondsAtPeak * d.peak_flops;
-    note("gemm_half_efficiency_seconds_at_peak", kGemmHalfEfficiencySecondsAtPeak, "s",
+    // The vendor library's own curve where it is measured (accelerator_facts.cpp).
+    const GemmCurveFacts* curve = FindGemmCurveFacts(a.id);
+    const double half_s = curve != nullptr ? curve->half_efficiency_seconds_at_peak
+                                           : kGemmHalfEfficiencySecondsAtPeak;
+    d.gemm_curve_exponent = curve != nullptr ? curve->exponent : kGemmCurveExponent;
+    d.gemm_half_flops = half_s * d.peak_flops;
+    note("gemm_half_efficiency_seconds_at_peak", half_s, "s",
          "a GEMM reaches half the asymptote when its FLOPs equal peak FLOP/s times this; "
          "eff = max / (1 + (half_flops / flops)^exponent)",
-         "fit to LLMCompass A100 fp16 GEMM measurements (PrincetonUniversity/LLMCompass "
-         "ae/figure5/ab/real_hardware/matmul_A100.csv)");
-    note("gemm_curve_exponent", kGemmCurveExponent, "1", "steepness of the GEMM efficiency curve",
-         "same fit");
+         curve != nullptr ? std::string(curve->source)
+                          : "fit to LLMCompass A100 fp16 GEMM measurements (PrincetonUniversity/"
+                            "LLMCompass ae/figure5/ab/real_hardware/matmul_A100.csv)");
+    note("gemm_curve_exponent", d.gemm_curve_exponent, "1",
+         "steepness of the GEMM efficiency curve", "same fit");
     d.memory_max_efficiency =
         pick(o.memory_bandwidth_efficiency, kDefaultMemoryEfficiency, "memory_bandwidth_efficiency",
              "fraction",

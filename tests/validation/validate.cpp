@@ -9,6 +9,7 @@
 // counts towards its group's median but not its worst case; it must stay within
 // kOutlierBound instead, so that it cannot drift unnoticed.
 // Usage: gpucost_validate [--check] <published-runs.csv> <schema/seed directory>
+//        gpucost_validate --frontier <directory of *.jsonl> (frontier.hpp; embedded catalog)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +26,8 @@
 #include "pricing/estimate/training.hpp"
 #include "pricing/model_library.hpp"
 #include "pricing/training_recipe.hpp"
+#include "service/app/catalog_factory.hpp"
+#include "tests/validation/frontier.hpp"
 
 namespace est = gpucost::pricing::estimate;
 using gpucost::pricing::Accelerator;
@@ -273,6 +276,14 @@ std::optional<Outcome> TrainingOutcome(const Row& r, const est::TrainingEstimate
 int main(int argc, char** argv) {
     bool check = false;
     std::vector<std::string> args;
+    if (argc == 3 && std::string(argv[1]) == "--frontier") {
+        auto embedded = gpucost::app::LoadEmbeddedCatalog();  // the catalog the service serves
+        if (!embedded.ok()) {
+            std::fprintf(stderr, "catalog: %s\n", embedded.error().message.c_str());
+            return 2;
+        }
+        return gpucost::validation::RunFrontier(argv[2], *embedded.value());
+    }
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--check")

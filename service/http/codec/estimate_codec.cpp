@@ -265,6 +265,19 @@ const auto kInferenceRequestFields = std::to_array<RequestField<InferenceRequest
     {"memory_overhead_gb", &Optional<&InferenceRequest::memory_overhead_gb>},
     {"concurrency", &Optional<&InferenceRequest::concurrency>},
     {"requests_per_second", &Optional<&InferenceRequest::requests_per_second>},
+    {"layout_objective",
+     [](JsonReader& r, std::string_view key, InferenceRequest& q) {
+         auto name = r.String(key);
+         if (!name) return;
+         q.layout_objective = est::ParseLayoutObjective(*name);
+         if (!q.layout_objective) {
+             r.Fail(ErrorCode::kInvalidArgument, key,
+                    "unknown layout_objective '" + name->substr(0, 16) +
+                        "'; use throughput or latency");
+         }
+     }},
+    {"max_inter_token_latency_ms", &Optional<&InferenceRequest::max_inter_token_latency_ms>},
+    {"max_time_to_first_token_ms", &Optional<&InferenceRequest::max_time_to_first_token_ms>},
 });
 
 Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareRequest* hardware) {
@@ -527,12 +540,51 @@ void WriteInferenceWarnings(JsonWriter& w, const InferenceEstimate& e) {
     WriteWarnings(w, warnings);
 }
 
+constexpr auto kClusterServingFields = std::to_array<AnswerField<est::ClusterServing>>({
+    {"accelerators", &Scalar<&est::ClusterServing::accelerators>},
+    {"accelerators_per_replica", &Scalar<&est::ClusterServing::accelerators_per_replica>},
+    {"concurrency_per_replica", &Scalar<&est::ClusterServing::concurrency_per_replica>},
+    {"output_tokens_per_second", &Scalar<&est::ClusterServing::output_tokens_per_second>},
+    {"output_tokens_per_second_per_accelerator",
+     &Scalar<&est::ClusterServing::output_tokens_per_second_per_accelerator>},
+    {"replicas", &Scalar<&est::ClusterServing::replicas>},
+    {"requests_per_second", &Scalar<&est::ClusterServing::requests_per_second>},
+});
+static_assert(KeysAscending(kClusterServingFields));
+
+constexpr auto kLayoutCandidateFields = std::to_array<AnswerField<est::LayoutCandidate>>({
+    {"inter_token_latency_ms", &Scalar<&est::LayoutCandidate::inter_token_latency_ms>},
+    {"meets_latency_bounds", &Scalar<&est::LayoutCandidate::meets_latency_bounds>},
+    {"output_tokens_per_second", &Scalar<&est::LayoutCandidate::output_tokens_per_second>},
+    {"output_tokens_per_second_per_accelerator",
+     &Scalar<&est::LayoutCandidate::output_tokens_per_second_per_accelerator>},
+    {"replicas", &Scalar<&est::LayoutCandidate::replicas>},
+    {"serves", &Scalar<&est::LayoutCandidate::serves>},
+    {"tensor_parallel", &Scalar<&est::LayoutCandidate::tensor_parallel>},
+    {"time_to_first_token_ms", &Scalar<&est::LayoutCandidate::time_to_first_token_ms>},
+});
+static_assert(KeysAscending(kLayoutCandidateFields));
+
+constexpr auto kLayoutSearchFields = std::to_array<AnswerField<est::LayoutSearch>>({
+    {"candidates", &Array<kLayoutCandidateFields, &est::LayoutSearch::candidates>},
+    {"chosen_because", &Scalar<&est::LayoutSearch::chosen_because>},
+    {"max_inter_token_latency_ms", &Scalar<&est::LayoutSearch::max_inter_token_latency_ms>},
+    {"max_time_to_first_token_ms", &Scalar<&est::LayoutSearch::max_time_to_first_token_ms>},
+    {"objective",
+     [](JsonWriter& w, const est::LayoutSearch& l) {
+         w.String(est::LayoutObjectiveName(l.objective));
+     }},
+});
+static_assert(KeysAscending(kLayoutSearchFields));
+
 // The inference estimate's members; `assumptions` is written in its place by EncodeEstimate.
 constexpr auto kInferenceEstimateFields = std::to_array<AnswerField<InferenceEstimate>>({
+    {"cluster", &Object<kClusterServingFields, &InferenceEstimate::cluster>},
     {"decode_bound", &Scalar<&InferenceEstimate::decode_bound>},
     {"fits_in_memory", &Scalar<&InferenceEstimate::fits_in_memory>},
     {"inter_token_latency_ms", &Scalar<&InferenceEstimate::inter_token_latency_ms>},
     {"kv_cache_gb_per_accelerator", &Scalar<&InferenceEstimate::kv_cache_gb_per_accelerator>},
+    {"layout_search", &Object<kLayoutSearchFields, &InferenceEstimate::layout_search>},
     {"max_batch_size", &Scalar<&InferenceEstimate::max_batch_size>},
     {"memory_capacity_gb", &Scalar<&InferenceEstimate::memory_capacity_gb>},
     {"memory_per_accelerator_gb", &Scalar<&InferenceEstimate::memory_per_accelerator_gb>},

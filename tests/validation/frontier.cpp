@@ -1,0 +1,235 @@
+#include "tests/validation/frontier.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pricing/estimate/inference.hpp"
+#include "pricing/estimate/training.hpp"
+#include "service/http/codec/estimate_codec.hpp"
+
+namespace gpucost::validation {
+namespace {
+
+using nlohmann::json;
+namespace est = pricing::estimate;
+
+// A row's `metric` as the answer member it is read from (tests/data/frontier/README.md), with
+// the factor that turns the member into the published unit. A metric not named here is read as
+// a JSON pointer into the answer ("/serving/point/output_tokens_per_second").
+struct MetricSource {
+    const char* metric;
+    const char* pointer;
+    double scale;
+};
+constexpr MetricSource kMetrics[] = {
+    // training answers
+    {"tokens_per_s", "/tokens_per_second", 1},
+    {"model_tflops_per_gpu", "/achieved_tflops_per_accelerator", 1},
+    {"mfu", "/mfu", 1},
+    {"step_time_s", "/step_time_s", 1},
+    {"wall_hours", "/wall_clock_hours", 1},
+    {"wall_days", "/wall_clock_hours", 1.0 / 24},
+    {"gpu_hours", "/accelerator_hours", 1},
+    {"memory_gb", "/memory_per_accelerator_gb", 1},
+    // inference answers: the cluster's figures (every replica the request's accelerators hold)
+    {"output_tokens_per_s", "/cluster/output_tokens_per_second", 1},
+    {"output_tokens_per_s_per_gpu", "/cluster/output_tokens_per_second_per_accelerator", 1},
+    {"replica_output_tokens_per_s", "/output_tokens_per_second", 1},
+    {"ttft_ms", "/time_to_first_token_ms", 1},
+    {"itl_ms", "/inter_token_latency_ms", 1},
+    {"request_latency_s", "/request_latency_ms", 1e-3},
+    {"serving_output_tokens_per_s", "/serving/point/output_tokens_per_second", 1},
+    {"serving_ttft_ms", "/serving/point/time_to_first_token_ms", 1},
+    {"serving_itl_ms", "/serving/point/inter_token_latency_ms", 1},
+};
+
+struct Outcome {
+    std::string id, cls, split, metric;
+    double published = 0;
+    std::optional<double> predicted;  // nullopt: no answer (the problem is in `note`)
+    std::string note;
+    double AbsError() const { return std::abs(*predicted - published) / published; }
+};
+
+// The answer as POST /v1/estimates/<endpoint> writes it, or the problem's detail.
+std::pair<std::optional<json>, std::string> Answer(const std::string& endpoint, const json& request,
+                                                   const pricing::Catalog& catalog) {
+    http::HardwareRequest hardware;
+    auto answer = [&](auto decoded, auto estimate) -> std::pair<std::optional<json>, std::string> {
+        if (!decoded.ok()) return {std::nullopt, decoded.error().message};
+        auto cluster = http::ResolveHardware(hardware, catalog);
+        if (!cluster.ok()) return {std::nullopt, cluster.error().message};
+        auto result = estimate(decoded.value(), cluster.value());
+        if (!result.ok()) return {std::nullopt, result.error().message};
+        return {json::parse(http::EncodeEstimate(result.value(), "[]")), ""};
+    };
+    if (endpoint == "training") {
+        return answer(http::DecodeTrainingRequest(request, &hardware),
+                      [](const est::TrainingRequest& r, const est::ClusterSpec& c) {
+                          return est::EstimateTraining(r, c);
+                      });
+    }
+    if (endpoint == "inference") {
+        return answer(http::DecodeInferenceRequest(request, &hardware),
+                      [](const est::InferenceRequest& r, const est::ClusterSpec& c) {
+                          return est::EstimateInference(r, c);
+                      });
+    }
+    return {std::nullopt, "endpoint must be training or inference"};
+}
+
+std::optional<double> Read(const json& answer, const std::string& metric) {
+    std::string pointer = metric;
+    double scale = 1;
+    for (const MetricSource& m : kMetrics) {
+        if (metric == m.metric) {
+            pointer = m.pointer;
+            scale = m.scale;
+        }
+    }
+    if (pointer.empty() || pointer[0] != '/') return std::nullopt;
+    const json::json_pointer p(pointer);
+    if (!answer.contains(p) || !answer.at(p).is_number()) return std::nullopt;
+    return answer.at(p).get<double>() * scale;
+}
+
+// What the answer chose, for the row's line: the training layout or the serving replicas.
+std::string Layout(const json& a) {
+    auto num = [&](const char* pointer) {
+        const json::json_pointer p(pointer);
+        return a.contains(p) && a.at(p).is_number() ? std::to_string(a.at(p).get<int>()) : "-";
+    };
+    if (a.contains("parallelism")) {
+        return "tp" + num("/parallelism/tensor") + " pp" + num("/parallelism/pipeline") + " dp" +
+               num("/parallelism/data") + " ep" + num("/parallelism/expert");
+    }
+    return "tp" + num("/tensor_parallel") + " x" + num("/replicas");
+}
+
+// One line of a .jsonl file as an outcome; false (with a message) when the line is not a row.
+bool Evaluate(const std::string& line, const pricing::Catalog& catalog, Outcome& out,
+              std::string& fault) {
+    json row = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    for (const char* key :
+         {"id", "class", "split", "endpoint", "request", "metric", "published", "source"}) {
+        if (!row.is_object() || !row.contains(key)) {
+            fault = std::string("missing '") + key + "'";
+            return false;
+        }
+    }
+    out.id = row["id"].get<std::string>();
+    out.cls = row["class"].get<std::string>();
+    out.split = row["split"].get<std::string>();
+    out.metric = row["metric"].get<std::string>();
+    out.published = row["published"].get<double>();
+    if (out.split != "fit" && out.split != "holdout") {
+        fault = "split must be fit or holdout";
+        return false;
+    }
+    if (!(out.published > 0)) {
+        fault = "published must be a positive number";
+        return false;
+    }
+    auto [answer, problem] = Answer(row["endpoint"].get<std::string>(), row["request"], catalog);
+    if (!answer) {
+        out.note = "no answer: " + problem;
+        return true;
+    }
+    out.predicted = Read(*answer, out.metric);
+    if (!out.predicted) {
+        fault = "metric '" + out.metric + "' is not a number in the answer";
+        return false;
+    }
+    out.note = Layout(*answer);
+    return true;
+}
+
+double Quantile(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    if (v.empty()) return 0;
+    double pos = q * static_cast<double>(v.size() - 1);
+    auto lo = static_cast<std::size_t>(std::floor(pos));
+    std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+void PrintSummary(const std::vector<Outcome>& outcomes) {
+    // (split, class) and (split, "all"): answered rows' median and p90 absolute error.
+    std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
+    std::map<std::pair<std::string, std::string>, std::size_t> unanswered;
+    for (const Outcome& o : outcomes) {
+        for (const std::string& cls : {o.cls, std::string("all")}) {
+            if (o.predicted) {
+                errors[{o.split, cls}].push_back(o.AbsError());
+            } else {
+                ++unanswered[{o.split, cls}];
+                errors[{o.split, cls}];
+            }
+        }
+    }
+    std::printf("\n%-8s %-22s %5s %9s %9s %9s\n", "split", "class", "rows", "no_answer", "median",
+                "p90");
+    for (const auto& [key, v] : errors) {
+        std::printf("%-8s %-22s %5zu %9zu %8.1f%% %8.1f%%\n", key.first.c_str(), key.second.c_str(),
+                    v.size() + unanswered[key], unanswered[key], 100 * Quantile(v, 0.5),
+                    100 * Quantile(v, 0.9));
+    }
+}
+
+}  // namespace
+
+int RunFrontier(const std::string& directory, const pricing::Catalog& catalog) {
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(directory, ec)) {
+        if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+    }
+    if (ec || files.empty()) {
+        std::fprintf(stderr, "no .jsonl files in %s\n", directory.c_str());
+        return 2;
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<Outcome> outcomes;
+    int faults = 0;
+    std::printf("%-6s %-16s %-7s %-28s %11s %11s %8s  %s\n", "id", "class", "split", "metric",
+                "predicted", "published", "error", "layout");
+    for (const auto& file : files) {
+        std::ifstream in(file);
+        std::string line;
+        for (int number = 1; std::getline(in, line); ++number) {
+            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+            Outcome o;
+            std::string fault;
+            if (!Evaluate(line, catalog, o, fault)) {
+                std::fprintf(stderr, "%s:%d: %s\n", file.string().c_str(), number, fault.c_str());
+                ++faults;
+                continue;
+            }
+            if (o.predicted) {
+                std::printf("%-6s %-16s %-7s %-28s %11.4g %11.4g %+7.1f%%  %s\n", o.id.c_str(),
+                            o.cls.c_str(), o.split.c_str(), o.metric.c_str(), *o.predicted,
+                            o.published, 100 * (*o.predicted - o.published) / o.published,
+                            o.note.c_str());
+            } else {
+                std::printf("%-6s %-16s %-7s %-28s %11s %11.4g %8s  %s\n", o.id.c_str(),
+                            o.cls.c_str(), o.split.c_str(), o.metric.c_str(), "-", o.published, "-",
+                            o.note.c_str());
+            }
+            outcomes.push_back(std::move(o));
+        }
+    }
+    PrintSummary(outcomes);
+    return faults == 0 ? 0 : 1;
+}
+
+}  // namespace gpucost::validation
