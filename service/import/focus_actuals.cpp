@@ -299,7 +299,7 @@ bool IsMarketplace(const Row& row, const std::string& provider) {
 std::string PricingCategoryOf(const Row& row) {
     static const std::array<const char*, 4> kCategories = {"Standard", "Dynamic", "Committed",
                                                            "Other"};
-    const std::string given = row.Get("PricingCategory");
+    std::string given = row.Get("PricingCategory");
     for (const char* category : kCategories) {
         if (Lower(given) == Lower(category)) return category;
     }
