@@ -20,12 +20,14 @@ const char* SkipReasonName(SkipReason reason) {
             return "purchase";
         case SkipReason::kAdjustment:
             return "adjustment";
-        case SkipReason::kCorrection:
-            return "correction";
         case SkipReason::kUnknownSku:
             return "unknown_sku";
         case SkipReason::kUnknownProvider:
             return "unknown_provider";
+        case SkipReason::kMarketplace:
+            return "marketplace";
+        case SkipReason::kUnusedCommitment:
+            return "unused_commitment";
     }
     return "unknown";
 }
@@ -43,6 +45,13 @@ void ActualsReport::Keep(const ActualCharge& c) {
     by_currency[c.billing_currency].Add(c);
     by_currency_month[{c.billing_currency, c.month}].Add(c);
     by_currency_tag[{c.billing_currency, c.tag_value}].Add(c);
+    by_currency_group[{c.billing_currency, c.group_value}].Add(c);
+    if (c.correction) ++corrections;
+}
+
+void ActualsReport::Unused(const ActualCharge& c, const std::string& commitment_id) {
+    Skip(SkipReason::kUnusedCommitment, commitment_id.empty() ? c.sku : commitment_id);
+    unused_commitment[{c.billing_currency, c.tag_value, commitment_id}].Add(c);
 }
 
 void ActualsReport::Skip(SkipReason reason, const std::string& example) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct ActualCharge {
     double effective_cost = 0;
     double list_cost = 0;
     std::string tag_value;  // the attribution tag's value; empty: untagged
+    // A FOCUS ChargeClass Correction of an earlier period's usage: filed under the month it
+    // corrects (its ChargePeriodStart), its figures (hours too) may be negative.
+    bool correction = false;
+    // The value of the showback tag key (FocusReadOptions::group_by); empty: untagged.
+    std::string group_value;
 };
 
 // What a kept charge's cells must hold (docs/billing.md "What an export must hold"); a row
@@ -63,14 +69,15 @@ bool IsCurrencyCode(std::string_view text);
 
 // Why a row was not kept. Names are the report's keys.
 enum class SkipReason {
-    kNonAccelerator,   // "non_accelerator": usage of something without accelerators
-    kCredit,           // "credit"
-    kTax,              // "tax"
-    kPurchase,         // "purchase": commitment and reservation purchases (their usage is kept)
-    kAdjustment,       // "adjustment"
-    kCorrection,       // "correction": ChargeClass Correction of an earlier billing period
-    kUnknownSku,       // "unknown_sku": looks like an accelerator SKU the mappings do not know
-    kUnknownProvider,  // "unknown_provider"
+    kNonAccelerator,    // "non_accelerator": usage of something without accelerators
+    kCredit,            // "credit"
+    kTax,               // "tax"
+    kPurchase,          // "purchase": commitment and reservation purchases (their usage is kept)
+    kAdjustment,        // "adjustment" (a ChargeClass Correction of accelerator usage is kept)
+    kUnknownSku,        // "unknown_sku": looks like an accelerator SKU the mappings do not know
+    kUnknownProvider,   // "unknown_provider"
+    kMarketplace,       // "marketplace": a third party's software fee billed through the cloud
+    kUnusedCommitment,  // "unused_commitment": reserved hours nobody used (reported apart)
 };
 const char* SkipReasonName(SkipReason reason);
 
@@ -84,19 +91,43 @@ struct ActualTotals {
     void Add(const ActualCharge& c);
 };
 
+// Who holds unused commitment hours: the row's currency, its attribution tag value ("" when
+// untagged) and the commitment (FOCUS CommitmentDiscountId).
+struct UnusedCommitmentKey {
+    std::string currency;
+    std::string tag_value;
+    std::string commitment_id;
+    bool operator<(const UnusedCommitmentKey& o) const {
+        return std::tie(currency, tag_value, commitment_id) <
+               std::tie(o.currency, o.tag_value, o.commitment_id);
+    }
+};
+
+// A currency the reader converted to US dollars with the export's own rate: the original
+// currency and the column the rate came from (x_EffectiveCostInUsd, x_CurrencyConversionRate).
+using CurrencyConversion = std::pair<std::string, std::string>;
+
 // What an import read: rows kept and skipped (by reason, with one example each), and totals
-// by currency, by (currency, month) and by (currency, tag value; "" untagged).
+// by currency, by (currency, month) and by (currency, tag value; "" untagged); the corrections
+// applied, the rows converted to USD, the unused commitment hours (commitment waste, never
+// usage) and, when a showback key was asked for, totals by (currency, that key's value).
 struct ActualsReport {
     std::size_t rows_read = 0;
     std::size_t kept = 0;
+    std::size_t corrections = 0;  // kept rows that correct an earlier period
     std::map<std::string, std::size_t> skipped;
     std::map<std::string, std::string> skipped_examples;
     std::map<std::string, ActualTotals> by_currency;
     std::map<std::pair<std::string, std::string>, ActualTotals> by_currency_month;
     std::map<std::pair<std::string, std::string>, ActualTotals> by_currency_tag;
+    std::map<std::pair<std::string, std::string>, ActualTotals> by_currency_group;
+    std::map<CurrencyConversion, std::size_t> converted_to_usd;
+    std::map<UnusedCommitmentKey, ActualTotals> unused_commitment;
 
     void Keep(const ActualCharge& c);
     void Skip(SkipReason reason, const std::string& example);
+    // An unused commitment row (hours reserved and not used), with its figures in `c`.
+    void Unused(const ActualCharge& c, const std::string& commitment_id);
 };
 
 }  // namespace gpucost::pricing

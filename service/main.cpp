@@ -279,13 +279,15 @@ gpucost::http::FocusTextReader FocusReaderFor(
         return nullptr;  // POST /v1/actuals answers 409 as without a database
     }
     auto shared = std::make_shared<const import::Mappings>(std::move(mappings).value());
-    return [catalog = std::move(catalog), shared](
-               std::string_view csv, const std::string& tag_key, pricing::ActualsReport& report,
-               const std::function<void(const pricing::ActualCharge&)>& on_charge) {
-        import::FocusReadOptions options;
-        options.tag_key = tag_key;
-        return import::ReadFocusText(csv, options, *catalog(), *shared, report, on_charge);
-    };
+    return
+        [catalog = std::move(catalog), shared](
+            std::string_view csv, const ports::FocusTagKeys& keys, pricing::ActualsReport& report,
+            const std::function<void(const pricing::ActualCharge&)>& on_charge) {
+            import::FocusReadOptions options;
+            options.tag_key = keys.tag_key;
+            options.group_by = keys.group_by;
+            return import::ReadFocusText(csv, options, *catalog(), *shared, report, on_charge);
+        };
 }
 
 gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Loaded& loaded,

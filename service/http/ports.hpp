@@ -19,6 +19,7 @@ using ports::CatalogReads;
 using ports::CatalogStore;
 using ports::CatalogWrites;
 using ports::DeletedAnswer;
+using ports::FocusTagKeys;
 using ports::FocusTextReader;
 using ports::kActualsTagKey;
 using ports::kDefaultTeam;

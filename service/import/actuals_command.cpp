@@ -19,6 +19,7 @@
 #include "service/import/import_command.hpp"
 #include "service/import/row_hash_set.hpp"
 #include "service/ports/actuals_store.hpp"
+#include "service/text/actuals_report_json.hpp"
 #include "service/text/csv_text.hpp"
 #include "service/text/json_text.hpp"
 
@@ -35,7 +36,8 @@ struct ActualsArgs {
 };
 
 constexpr char kUsage[] =
-    "usage: gpucost actuals import focus FILE... [--tag-key KEY] [--into STORE.csv]\n"
+    "usage: gpucost actuals import focus FILE... [--tag-key KEY] [--group-by KEY]\n"
+    "                                   [--into STORE.csv]\n"
     "                                   [--team TEAM] (with DATABASE_URL and no --into)\n"
     "       gpucost actuals compare --plan FORECAST.csv --actuals STORE.csv [--tag VALUE]\n"
     "                               [--currency USD]\n";
@@ -186,11 +188,13 @@ int RunCompare(const CompareArgs& args, std::FILE* out, std::FILE* err) {
 bool ParseArgs(const std::vector<std::string>& args, ActualsArgs& out) {
     if (args.size() < 3 || args[0] != "import" || args[1] != "focus") return false;
     for (std::size_t i = 2; i < args.size(); ++i) {
-        if (args[i] == "--tag-key" || args[i] == "--into" || args[i] == "--team") {
+        if (args[i] == "--tag-key" || args[i] == "--group-by" || args[i] == "--into" ||
+            args[i] == "--team") {
             if (i + 1 >= args.size() || args[i + 1].empty()) return false;
-            (args[i] == "--tag-key" ? out.options.tag_key
-             : args[i] == "--into"  ? out.into
-                                    : out.team) = args[i + 1];
+            (args[i] == "--tag-key"    ? out.options.tag_key
+             : args[i] == "--group-by" ? out.options.group_by
+             : args[i] == "--into"     ? out.into
+                                       : out.team) = args[i + 1];
             ++i;
         } else if (args[i].rfind("--", 0) == 0) {
             return false;
@@ -355,6 +359,7 @@ json ReportJson(const pricing::ActualsReport& r, const ActualsArgs& args, const 
                    {"by_currency", std::move(by_currency)},
                    {"by_month", std::move(by_month)},
                    {"by_tag", std::move(by_tag)}};
+    text::AddActualsFindings(r, args.options.group_by, report);
     if (!stored.imports.is_null()) {
         report["into"] = "database";
         report["imports"] = stored.imports;

@@ -1,15 +1,15 @@
 #pragma once
 
-// `gpucost actuals import focus FILE... [--tag-key KEY] [--into STORE.csv] [--team TEAM]`
-// (docs/billing.md): reads the clouds' FOCUS exports, reports what was kept and skipped (JSON on
-// `out`) and stores the kept accelerator charges not stored already (idempotent: a row already
-// imported, by its identity, is not added again): with --into, appended to STORE.csv; without
-// it and with a database (DATABASE_URL), into the database as POST /v1/actuals stores them,
-// one import per file owned by TEAM ("default"); with neither, nowhere.
-// `gpucost actuals compare --plan FORECAST.csv --actuals STORE.csv [--tag VALUE] [--currency C]`:
-// a plan's FOCUS forecast (its accelerator rows) against the imported actuals (rows with that
-// tag value, in that currency), by month, the gap split into price and quantity
-// (pricing/plan_vs_actual.hpp), as JSON on `out`.
+// `gpucost actuals import focus FILE... [--tag-key KEY] [--group-by KEY] [--into STORE.csv]
+// [--team TEAM]` (docs/billing.md): reads the clouds' FOCUS exports, reports what was kept and
+// skipped (JSON on `out`; with --group-by, the showback by that Tags key) and stores the kept
+// accelerator charges not stored already (idempotent: a row already imported, by its identity, is
+// not added again): with --into, appended to STORE.csv; without it and with a database
+// (DATABASE_URL), into the database as POST /v1/actuals stores them, one import per file owned by
+// TEAM ("default"); with neither, nowhere. `gpucost actuals compare --plan FORECAST.csv --actuals
+// STORE.csv [--tag VALUE] [--currency C]`: a plan's FOCUS forecast (its accelerator rows) against
+// the imported actuals (rows with that tag value, in that currency), by month, the gap split into
+// price and quantity (pricing/plan_vs_actual.hpp), as JSON on `out`.
 
 #include <cstdio>
 #include <string>

@@ -121,6 +121,11 @@ struct Row {
         auto it = columns.find(name);
         return it == columns.end() || it->second >= cells.size() ? "" : cells[it->second];
     }
+    // A FOCUS value column (ChargeCategory, ChargeClass, PricingCategory, ...) in lower case:
+    // Google's view writes `usage`, `correction`, `committed` where AWS and Azure write
+    // `Usage`, `Correction`, `Committed`.
+    std::string Value(const std::string& name) const { return Lower(Get(name)); }
+    bool Has(const std::string& name) const { return columns.count(name) != 0; }
 };
 
 // A cell the export may not hold: the whole export is refused (422), naming the record as
@@ -156,6 +161,7 @@ struct SkuMatch {
     bool per_accelerator = false;  // GCP GPU SKUs: quantities are accelerator-hours
     bool looks_accelerated = false;
     bool spot_meter = false;
+    bool commitment_fee = false;  // GCP's monthly CUD fee: the commitment's price, not hours
 };
 
 SkuMatch MatchAws(const Row& row, const Mappings& m) {
@@ -206,11 +212,25 @@ SkuMatch MatchAzure(const Row& row, const Mappings& m) {
     return match;
 }
 
+// Google bills Cloud TPU as "TPU v5p pod core" in its FOCUS view where the billing catalog
+// (and gcp-sku-components.csv) writes "Tpu-v5p": the description with "TPU v" as "Tpu-v".
+std::string CatalogTpuWording(const std::string& description) {
+    const std::size_t at = Lower(description).find("tpu v");
+    if (at == std::string::npos) return description;
+    return description.substr(0, at) + "Tpu-v" + description.substr(at + 5);
+}
+
 SkuMatch MatchGcp(const Row& row, const Mappings& m) {
     SkuMatch match;
     match.sku = row.Get("x_SkuDescription");
     if (match.sku.empty()) match.sku = row.Get("ChargeDescription");
+    const std::string lower = Lower(match.sku);
+    // "Spot Preemptible Nvidia H100 80GB GPU running in Americas" is the spot price of the GPU;
+    // "Commitment v1: Nvidia H100 80GB GPU in Americas for 1 Year" the commitment's fee.
+    match.spot_meter = Contains(lower, "preemptible") || lower.rfind("spot ", 0) == 0;
+    match.commitment_fee = lower.rfind("commitment", 0) == 0;
     const GcpSkuComponent* c = m.MatchGcpSku(match.sku);
+    if (c == nullptr) c = m.MatchGcpSku(CatalogTpuWording(match.sku));
     if (c != nullptr && (c->component == "gpu" || c->component == "tpu")) {
         match.accelerator = c->key;
         match.accelerator_count = 1;
@@ -238,29 +258,98 @@ std::string OfferingFor(const pricing::Catalog& catalog, const std::string& prov
     return "";
 }
 
+// A correction (FOCUS ChargeClass Correction) of usage, or Google's `adjustment` rows that
+// correct a SKU's usage, is kept: it belongs to the period it corrects, or actuals never
+// reconcile with the invoice.
+bool IsCorrection(const Row& row) {
+    return row.Value("ChargeClass") == "correction";
+}
+
 std::optional<SkipReason> ChargeSkip(const Row& row) {
-    if (row.Get("ChargeClass") == "Correction") return SkipReason::kCorrection;
-    const std::string category = row.Get("ChargeCategory");
-    if (category == "Tax") return SkipReason::kTax;
-    if (category == "Credit") return SkipReason::kCredit;
-    if (category == "Purchase") return SkipReason::kPurchase;
-    if (category == "Adjustment") return SkipReason::kAdjustment;
+    const std::string category = row.Value("ChargeCategory");
+    if (category == "tax") return SkipReason::kTax;
+    if (category == "credit") return SkipReason::kCredit;
+    if (category == "purchase") return SkipReason::kPurchase;
+    if (category == "adjustment" && !IsCorrection(row)) return SkipReason::kAdjustment;
     return std::nullopt;
 }
 
-// The attribution tag's value ("" when the row has no such tag); nullopt when Tags is not a
-// JSON object, as FOCUS requires it to be: a row whose tags cannot be read is refused rather
-// than stored untagged.
-std::optional<std::string> TagValue(const std::string& tags, const std::string& key) {
-    if (tags.empty()) return "";
-    auto parsed = nlohmann::json::parse(tags, nullptr, false);
-    if (!parsed.is_object()) return std::nullopt;
-    auto it = parsed.find(key);
-    return it != parsed.end() && it->is_string() ? it->get<std::string>() : "";
+// The words each provider's own rows carry in PublisherName; any other publisher sells
+// software through the cloud's marketplace.
+const std::map<std::string, std::vector<std::string>>& OwnPublisherWords() {
+    static const std::map<std::string, std::vector<std::string>> kWords = {
+        {"aws", {"amazon", "aws"}}, {"azure", {"microsoft"}}, {"gcp", {"google"}}};
+    return kWords;
+}
+
+// A third party's software fee billed through the cloud (AWS "NVIDIA AI Enterprise (AWS
+// Marketplace)" whose usage type names the instance it runs on; Azure x_PublisherCategory
+// Vendor): the instance's hours are billed on their own row.
+bool IsMarketplace(const Row& row, const std::string& provider) {
+    if (Contains(row.Value("ServiceName"), "marketplace")) return true;
+    if (row.Value("x_PublisherCategory") == "vendor") return true;
+    const std::string publisher = row.Value("PublisherName");
+    if (publisher.empty()) return false;
+    const auto& own = OwnPublisherWords().at(provider);
+    return std::none_of(own.begin(), own.end(),
+                        [&](const std::string& word) { return Contains(publisher, word); });
+}
+
+// FOCUS PricingCategory in the specification's case (Google writes `committed`).
+std::string PricingCategoryOf(const Row& row) {
+    static const std::array<const char*, 4> kCategories = {"Standard", "Dynamic", "Committed",
+                                                           "Other"};
+    std::string given = row.Get("PricingCategory");
+    for (const char* category : kCategories) {
+        if (Lower(given) == Lower(category)) return category;
+    }
+    return given;
+}
+
+// The prefixes a provider puts before a user's tag key: AWS writes cost allocation tags as
+// `user:KEY`; Azure and Google write the key as given.
+const std::vector<std::string>& TagKeyPrefixes() {
+    static const std::vector<std::string> kPrefixes = {"", "user:"};
+    return kPrefixes;
+}
+
+// A row's Tags as key -> value: a JSON object (FOCUS) or Google's array of {key, value, ...};
+// nullopt when they are neither: a row whose tags cannot be read is refused rather than
+// stored untagged.
+std::optional<std::map<std::string, std::string>> ReadTags(const std::string& text) {
+    std::map<std::string, std::string> tags;
+    if (text.empty()) return tags;
+    auto parsed = nlohmann::json::parse(text, nullptr, false);
+    if (parsed.is_object()) {
+        for (const auto& [key, value] : parsed.items()) {
+            if (value.is_string()) tags.emplace(key, value.get<std::string>());
+        }
+        return tags;
+    }
+    if (!parsed.is_array()) return std::nullopt;
+    for (const auto& entry : parsed) {
+        if (!entry.is_object() || !entry.contains("key") || !entry["key"].is_string()) {
+            return std::nullopt;
+        }
+        auto value = entry.find("value");
+        if (value != entry.end() && value->is_string()) {
+            tags.emplace(entry["key"].get<std::string>(), value->get<std::string>());
+        }
+    }
+    return tags;
+}
+
+// The value of tag `key` ("" when the row has none), under any of the providers' prefixes.
+std::string TagValue(const std::map<std::string, std::string>& tags, const std::string& key) {
+    if (key.empty()) return "";
+    for (const std::string& prefix : TagKeyPrefixes()) {
+        if (auto it = tags.find(prefix + key); it != tags.end()) return it->second;
+    }
+    return "";
 }
 
 // The figures of a kept row: each a number within its bounds (pricing/actuals.hpp).
-pricing::Result<std::array<double, 4>> ReadFigures(const Row& row) {
+pricing::Result<std::array<double, 4>> ReadFigures(const Row& row, bool correction) {
     static constexpr std::array<const char*, 4> kColumns = {"BilledCost", "EffectiveCost",
                                                             "ListCost", "ConsumedQuantity"};
     std::array<double, 4> figures{};
@@ -270,8 +359,9 @@ pricing::Result<std::array<double, 4>> ReadFigures(const Row& row) {
         if (!value) {
             return CellError(row.line, kColumns[i], "'" + text.substr(0, 40) + "' is not a number");
         }
-        const std::string fault =
-            i < 3 ? pricing::ChargeAmountFault(*value) : pricing::ConsumedQuantityFault(*value);
+        // A correction may take hours back, as it takes costs back.
+        const std::string fault = i < 3 || correction ? pricing::ChargeAmountFault(*value)
+                                                      : pricing::ConsumedQuantityFault(*value);
         if (!fault.empty()) {
             return CellError(row.line, kColumns[i], "'" + text.substr(0, 40) + "' " + fault);
         }
@@ -300,8 +390,108 @@ pricing::Status Fail(const std::string& path, const std::string& what) {
     return pricing::MakeError(pricing::ErrorCode::kInvalidArgument, path + ": " + what, "line 1");
 }
 
-// Classifies one row: a kept charge, or nullopt with the row counted as skipped. A bad
-// number is an error.
+// The columns Azure writes each cost in US dollars in, BilledCost, EffectiveCost, ListCost.
+constexpr std::array<const char*, 3> kAzureUsdColumns = {"x_BilledCostInUsd",
+                                                         "x_EffectiveCostInUsd", "x_ListCostInUsd"};
+// Google's rate from US dollars to the billing currency (cost / rate = USD).
+constexpr char kGcpConversionRate[] = "x_CurrencyConversionRate";
+
+// A row billed in another currency, converted to US dollars (the plans' currency) with the
+// rate the export itself gives: Azure's x_*CostInUsd columns, Google's
+// x_CurrencyConversionRate. The column the rate came from, or "" when the export gives none
+// (the costs stay in their currency, listed apart).
+pricing::Result<std::string> ConvertToUsd(const Row& row, std::array<double, 4>& figures) {
+    if (row.Get("BillingCurrency") == "USD") return std::string();
+    if (!row.Get(kAzureUsdColumns[1]).empty()) {
+        for (std::size_t i = 0; i < kAzureUsdColumns.size(); ++i) {
+            const std::string text = row.Get(kAzureUsdColumns[i]);
+            auto value = Number(text);
+            if (!value || !pricing::ChargeAmountFault(*value).empty()) {
+                return CellError(row.line, kAzureUsdColumns[i],
+                                 "'" + text.substr(0, 40) + "' is not an amount in USD");
+            }
+            figures[i] = *value;
+        }
+        return std::string(kAzureUsdColumns[1]);
+    }
+    const std::string rate_text = row.Get(kGcpConversionRate);
+    if (rate_text.empty()) return std::string();
+    auto rate = Number(rate_text);
+    if (!rate || !(*rate > 0) || !pricing::ChargeAmountFault(*rate).empty()) {
+        return CellError(row.line, kGcpConversionRate,
+                         "'" + rate_text.substr(0, 40) + "' is not a positive rate");
+    }
+    for (std::size_t i = 0; i < 3; ++i) figures[i] /= *rate;
+    return std::string(kGcpConversionRate);
+}
+
+// The charge of an accelerator row: its figures (in USD where the export gives the rate), its
+// period, tags and offering; its accelerator-hours from ConsumedQuantity.
+pricing::Result<ActualCharge> BuildCharge(const Row& row, const FocusReadOptions& options,
+                                          const pricing::Catalog& catalog,
+                                          const std::string& provider, const SkuMatch& match,
+                                          pricing::ActualsReport& report) {
+    ActualCharge c;
+    c.correction = IsCorrection(row);
+    auto figures = ReadFigures(row, c.correction);
+    if (!figures.ok()) return figures.error();
+    if (auto texts = CheckTexts(row); !texts.ok()) return texts.error();
+    const auto tags = ReadTags(row.Get("Tags"));
+    if (!tags) {
+        return CellError(row.line, "Tags",
+                         "is neither a JSON object nor an array of {key, value} objects");
+    }
+    auto rate_column = ConvertToUsd(row, figures.value());
+    if (!rate_column.ok()) return rate_column.error();
+    c.billing_currency = row.Get("BillingCurrency");
+    if (!rate_column.value().empty()) {
+        ++report.converted_to_usd[{c.billing_currency, rate_column.value()}];
+        c.billing_currency = "USD";
+    }
+    const auto [billed, effective, list, consumed] = figures.value();
+    c.provider = provider;
+    c.charge_period_start = row.Get("ChargePeriodStart");
+    c.month = c.charge_period_start.substr(0, 7);
+    c.sku = match.sku;
+    c.accelerator = match.accelerator;
+    c.region = row.Get("RegionId");
+    c.pricing_category = PricingCategoryOf(row);
+    const bool spot = match.spot_meter || c.pricing_category == "Dynamic";
+    c.offering_id = OfferingFor(catalog, provider, match, c.region, spot);
+    double hours = consumed;
+    if (Contains(row.Value("ConsumedUnit"), "second")) hours /= kSecondsPerHour;
+    c.accelerator_hours = hours * match.accelerator_count;
+    c.billed_cost = billed;
+    c.effective_cost = effective;
+    c.list_cost = list;
+    c.tag_value = TagValue(*tags, options.tag_key);
+    c.group_value = TagValue(*tags, options.group_by);
+    return c;
+}
+
+// Reserved hours nobody used (FOCUS CommitmentDiscountStatus Unused; its quantity is the
+// PricingQuantity, ConsumedQuantity being null): commitment waste, reported by who holds the
+// commitment, never kept as usage.
+pricing::Status ReportUnused(const Row& row, const FocusReadOptions& options,
+                             const pricing::Catalog& catalog, const std::string& provider,
+                             const SkuMatch& match, pricing::ActualsReport& report) {
+    auto unused = BuildCharge(row, options, catalog, provider, match, report);
+    if (!unused.ok()) return unused.error();
+    const std::string quantity_text = row.Get("PricingQuantity");
+    auto quantity = Number(quantity_text);
+    if (!quantity || !pricing::ConsumedQuantityFault(*quantity).empty()) {
+        return CellError(row.line, "PricingQuantity",
+                         "'" + quantity_text.substr(0, 40) + "' is not a quantity");
+    }
+    double hours = *quantity;
+    if (Contains(row.Value("PricingUnit"), "second")) hours /= kSecondsPerHour;
+    unused.value().accelerator_hours = hours * match.accelerator_count;
+    report.Unused(unused.value(), row.Get("CommitmentDiscountId"));
+    return pricing::Ok{};
+}
+
+// Classifies one row: a kept charge, or nullopt with the row counted as skipped (or, for
+// unused commitment hours, reported). A bad cell is an error.
 pricing::Result<std::optional<ActualCharge>> Classify(const Row& row,
                                                       const FocusReadOptions& options,
                                                       const pricing::Catalog& catalog,
@@ -317,6 +507,10 @@ pricing::Result<std::optional<ActualCharge>> Classify(const Row& row,
         report.Skip(SkipReason::kUnknownProvider, row.Get("ProviderName"));
         return std::optional<ActualCharge>{};
     }
+    if (IsMarketplace(row, provider)) {
+        report.Skip(SkipReason::kMarketplace, row.Get("ServiceName"));
+        return std::optional<ActualCharge>{};
+    }
     SkuMatch match = provider == "aws"     ? MatchAws(row, mappings)
                      : provider == "azure" ? MatchAzure(row, mappings)
                                            : MatchGcp(row, mappings);
@@ -325,31 +519,21 @@ pricing::Result<std::optional<ActualCharge>> Classify(const Row& row,
                     match.sku.empty() ? example : match.sku);
         return std::optional<ActualCharge>{};
     }
-    auto figures = ReadFigures(row);
-    if (!figures.ok()) return figures.error();
-    if (auto texts = CheckTexts(row); !texts.ok()) return texts.error();
-    const auto tag = TagValue(row.Get("Tags"), options.tag_key);
-    if (!tag) return CellError(row.line, "Tags", "is not a JSON object");
-    const auto [billed, effective, list, consumed] = figures.value();
-    ActualCharge c;
-    c.provider = provider;
-    c.charge_period_start = row.Get("ChargePeriodStart");
-    c.month = c.charge_period_start.substr(0, 7);
-    c.billing_currency = row.Get("BillingCurrency");
-    c.sku = match.sku;
-    c.accelerator = match.accelerator;
-    c.region = row.Get("RegionId");
-    c.pricing_category = row.Get("PricingCategory");
-    const bool spot = match.spot_meter || c.pricing_category == "Dynamic";
-    c.offering_id = OfferingFor(catalog, provider, match, c.region, spot);
-    double hours = consumed;
-    if (Contains(Lower(row.Get("ConsumedUnit")), "second")) hours /= kSecondsPerHour;
-    c.accelerator_hours = hours * match.accelerator_count;
-    c.billed_cost = billed;
-    c.effective_cost = effective;
-    c.list_cost = list;
-    c.tag_value = *tag;
-    return std::optional<ActualCharge>(std::move(c));
+    if (match.commitment_fee) {
+        // The commitment's price: the usage it covers is kept, at its amortised cost.
+        report.Skip(SkipReason::kPurchase, match.sku);
+        return std::optional<ActualCharge>{};
+    }
+    if (row.Value("CommitmentDiscountStatus") == "unused") {
+        if (auto status = ReportUnused(row, options, catalog, provider, match, report);
+            !status.ok()) {
+            return status.error();
+        }
+        return std::optional<ActualCharge>{};
+    }
+    auto charge = BuildCharge(row, options, catalog, provider, match, report);
+    if (!charge.ok()) return charge.error();
+    return std::optional<ActualCharge>(std::move(charge.value()));
 }
 
 }  // namespace

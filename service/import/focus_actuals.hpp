@@ -4,7 +4,12 @@
 // CSV, plain or gzip, streamed record by record (memory bounded by the longest record). Each
 // accelerator usage row becomes a pricing::ActualCharge mapped to the catalog through
 // schema/seed/mappings/ (AWS x_UsageType, Azure x_SkuDetails/x_SkuMeterName, GCP SKU
-// descriptions); every other row is counted under the reason it was skipped.
+// descriptions); every other row is counted under the reason it was skipped. Each cloud's
+// conventions are read as it writes them (docs/billing.md "Each cloud's conventions"):
+// categories in any case, Google's array Tags and AWS's `user:` tag keys, corrections filed
+// under the period they correct, commitment fees and marketplace software apart from
+// accelerator hours, unused commitment hours reported as waste, and costs in another currency
+// converted to USD with the rate the export itself gives.
 
 #include <functional>
 #include <string>
@@ -28,6 +33,9 @@ std::vector<std::string> ParseCsvRecord(std::string_view record);
 
 struct FocusReadOptions {
     std::string tag_key = kDefaultActualsTagKey;
+    // Showback: a second Tags key (team, project) whose value each kept row is totalled by
+    // (ActualsReport::by_currency_group); empty: none.
+    std::string group_by;
 };
 
 // Reads one export (`path`, gzip or plain). `on_charge` gets each kept row; `report` counts

@@ -27,11 +27,18 @@ inline constexpr char kActualsTagKey[] = "gpucost-scenario";
 // 512, GCP label keys 63), so every cloud's key fits.
 inline constexpr std::size_t kMaxActualsTagKeyBytes = 128;
 
-// Reads a FOCUS export held in memory (CSV text), attributing rows by the FOCUS Tags key
-// `tag_key`: each kept accelerator charge to `on_charge`, every row counted in `report`. The reader
+// The FOCUS Tags keys an import reads: `tag_key` attributes a row to a scenario; `group_by`,
+// when not empty, is the showback key (team, project) the report totals the rows by.
+struct FocusTagKeys {
+    std::string tag_key = kActualsTagKey;
+    std::string group_by;
+};
+
+// Reads a FOCUS export held in memory (CSV text), attributing rows by the FOCUS Tags keys
+// `keys`: each kept accelerator charge to `on_charge`, every row counted in `report`. The reader
 // lives in service/import (which depends on this library), so service/main.cpp hands it in.
 using FocusTextReader = std::function<pricing::Status(
-    std::string_view csv, const std::string& tag_key, pricing::ActualsReport& report,
+    std::string_view csv, const FocusTagKeys& keys, pricing::ActualsReport& report,
     const std::function<void(const pricing::ActualCharge&)>& on_charge)>;
 
 // What one import stored.

@@ -14,7 +14,11 @@ others, each row made distinct by its ResourceId. Then, for each size:
   export), `POST /v1/actuals` with the export as the body, and again: wall time, rows per
   second and the server's peak RSS (VmHWM) after the request. The server is started afresh
   for each size, so its VmHWM is that size's. An export over 256 MiB (1M rows: 390 MiB) is
-  imported by the CLI only.
+  imported by the CLI only;
+- in database mode, `gpucost actuals import focus FILE` with DATABASE_URL set (a fresh
+  migrated and seeded database; the kept rows streamed into it, one transaction per file), and
+  again: wall time, rows per second and the command's peak RSS (path `clidb`). `--cpus 0,1`
+  pins every command (and the server) to those CPUs, as a 2-core machine would run them.
 
     tests/pg/with_pg.sh python3 tests/bench/actuals_bench.py [--bin BINARY] [--rows 10000 ...]
     # default binary: build/release/service/gpucost
@@ -78,19 +82,28 @@ def kept_flags(binary, header, templates, workdir):
             w = csv.DictWriter(f, fieldnames=header, restval="", lineterminator="\n")
             w.writeheader()
             w.writerow(row)
+        # Without DATABASE_URL: with it, the command would store the row in the database.
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
         out = subprocess.run([binary, "actuals", "import", "focus", path], capture_output=True,
-                             text=True, check=True)
+                             text=True, check=True, env=env)
         flags.append(json.loads(out.stdout)["kept"] == 1)
     return flags
 
 
-def run_measured(argv, workdir):
+CPUS = []  # --cpus: every measured command pinned to these (taskset)
+
+
+def pinned(argv):
+    return ["taskset", "-c", ",".join(CPUS), *argv] if CPUS else list(argv)
+
+
+def run_measured(argv, workdir, env=None):
     """(seconds, peak RSS MiB, stdout) of one command. The peak is GNU time's: the wait4 of a
     child of this script would count this script's own RSS, which a forked child starts with."""
     rss_file = os.path.join(workdir, "rss")
     start = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file, *argv],
-                          capture_output=True)
+    proc = subprocess.run(pinned(["/usr/bin/time", "-f", "%M", "-o", rss_file, *argv]),
+                          capture_output=True, env=env)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{argv} failed: {proc.stderr.decode()[-2000:]}")
@@ -152,14 +165,32 @@ def bench_cli(binary, path, workdir, n_rows):
     return report["rows_read"], report["kept"], figures
 
 
-def bench_post(binary, url, path, workdir, n_rows):
-    db = f"actuals_bench_{n_rows}"
-    psql(url, f"DROP DATABASE IF EXISTS {db}")
-    psql(url, f"CREATE DATABASE {db}")
-    dburl = url.rsplit("/", 1)[0] + "/" + db
+def fresh_database(binary, url, name):
+    """(DATABASE_URL, its environment) of a new migrated and seeded database."""
+    psql(url, f"DROP DATABASE IF EXISTS {name}")
+    psql(url, f"CREATE DATABASE {name}")
+    dburl = url.rsplit("/", 1)[0] + "/" + name
     env = dict(os.environ, DATABASE_URL=dburl)
     subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True, timeout=120)
     subprocess.run([binary, "seed"], env=env, check=True, capture_output=True, timeout=600)
+    return dburl, env
+
+
+def bench_cli_db(binary, url, path, workdir, n_rows):
+    """`gpucost actuals import focus FILE` into the database, then again."""
+    dburl, env = fresh_database(binary, url, f"actuals_bench_cli_{n_rows}")
+    figures = {}
+    for label in ("first", "again"):
+        seconds, rss, out = run_measured([binary, "actuals", "import", "focus", path], workdir,
+                                         env=env)
+        report = json.loads(out)
+        figures[label] = (seconds, rss, report["added"], report["already_imported"])
+    stored = int(psql(dburl, "SELECT count(*) FROM actual_charges"))
+    return figures, stored
+
+
+def bench_post(binary, url, path, workdir, n_rows):
+    dburl, env = fresh_database(binary, url, f"actuals_bench_{n_rows}")
     key = subprocess.run([binary, "apikey", "create", "--scope", "admin", "--name", "bench"],
                          env=env, capture_output=True, text=True, check=True,
                          timeout=60).stdout.strip()
@@ -183,7 +214,13 @@ def main():
     p.add_argument("--bin", default=os.path.join(ROOT, "build/release/service/gpucost"))
     p.add_argument("--rows", type=int, nargs="+", default=[10000, 55000, 250000, 1000000])
     p.add_argument("--no-post", action="store_true", help="the CLI only (no database)")
+    p.add_argument("--paths", nargs="+", default=["cli", "post", "clidb"],
+                   choices=["cli", "post", "clidb"], help="which imports to measure")
+    p.add_argument("--cpus", default="", help="pin the commands to these CPUs (e.g. 0,1)")
     args = p.parse_args()
+    CPUS.extend(c for c in args.cpus.split(",") if c)
+    if args.no_post:
+        args.paths = ["cli"]
     url = os.environ.get("DATABASE_URL")
     if not url and not args.no_post:
         raise SystemExit("run under tests/pg/with_pg.sh (DATABASE_URL), or pass --no-post")
@@ -199,12 +236,17 @@ def main():
             write_export(path, n_rows, header, templates, kept)
             mib = os.path.getsize(path) / 2**20
             rows_read, n_kept, cli = bench_cli(args.bin, path, workdir, n_rows)
-            results = [("cli", cli)]
-            if not args.no_post and os.path.getsize(path) <= MAX_BODY_BYTES:
+            results = [("cli", cli)] if "cli" in args.paths else []
+            if "post" in args.paths and os.path.getsize(path) <= MAX_BODY_BYTES:
                 post, stored = bench_post(args.bin, url, path, workdir, n_rows)
                 results.append(("post", post))
                 if stored != n_kept:
                     raise SystemExit(f"{stored} charges stored, {n_kept} kept")
+            if "clidb" in args.paths:
+                clidb, stored = bench_cli_db(args.bin, url, path, workdir, n_rows)
+                results.append(("clidb", clidb))
+                if stored != n_kept:
+                    raise SystemExit(f"{stored} charges stored by the CLI, {n_kept} kept")
             for name, figures in results:
                 for label, (seconds, rss, added, already) in figures.items():
                     print(f"{rows_read:<8d} {mib:5.1f} {name:5s} {label:6s} {seconds:8.2f} "

@@ -40,11 +40,12 @@ struct RouteFixture {
         auto mappings = import::LoadEmbeddedMappings();
         REQUIRE(mappings.ok());
         auto shared = std::make_shared<const import::Mappings>(std::move(mappings).value());
-        return [catalog, shared](std::string_view csv, const std::string& tag_key,
+        return [catalog, shared](std::string_view csv, const ports::FocusTagKeys& keys,
                                  pricing::ActualsReport& report,
                                  const std::function<void(const pricing::ActualCharge&)>& on) {
             import::FocusReadOptions options;
-            options.tag_key = tag_key;
+            options.tag_key = keys.tag_key;
+            options.group_by = keys.group_by;
             return import::ReadFocusText(csv, options, *catalog(), *shared, report, on);
         };
     }

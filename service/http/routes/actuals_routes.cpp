@@ -7,6 +7,7 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/scenario_plan_use.hpp"
 #include "service/http/routes/tag_key.hpp"
+#include "service/text/actuals_report_json.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -47,22 +49,34 @@ std::string MediaTypeOf(const httplib::Request& req) {
 // The query parameter naming the FOCUS Tags key that attributes charges to scenarios.
 constexpr char kTagKeyParam[] = "tag_key";
 
-// ?tag_key=: the FOCUS Tags key whose value is a scenario's id (kActualsTagKey when absent);
-// 1 to kMaxActualsTagKeyBytes bytes of UTF-8 without control characters, else 422.
-pricing::Result<std::string> ReadTagKey(const httplib::Request& req) {
-    auto given = QueryParams(req, {kTagKeyParam}).One(kTagKeyParam);
+// The query parameter naming a showback Tags key (POST /v1/actuals only).
+constexpr char kGroupByParam[] = "group_by";
+
+// A Tags key given as `param` (`fallback` when absent); 1 to kMaxActualsTagKeyBytes bytes of
+// UTF-8 without control characters, else 422.
+pricing::Result<std::string> ReadKeyParam(const httplib::Request& req, const char* param,
+                                          const std::string& fallback) {
+    auto given = QueryParams(req, {param}).One(param);
     if (!given.ok()) return given.error();
-    if (!given.value()) return std::string(kActualsTagKey);
-    auto checked = CheckActualsTagKey(*given.value(), kTagKeyParam);
+    if (!given.value()) return fallback;
+    auto checked = CheckActualsTagKey(*given.value(), param);
     if (!checked.ok()) return checked.error();
     return *given.value();
 }
 
-// The common start: no query parameters but tag_key, a database with the actuals store, a key
-// of `scope`.
+// ?tag_key=: the FOCUS Tags key whose value is a scenario's id (kActualsTagKey when absent).
+pricing::Result<std::string> ReadTagKey(const httplib::Request& req) {
+    return ReadKeyParam(req, kTagKeyParam, kActualsTagKey);
+}
+
+// The common start: no query parameters but `allowed`, a database with the actuals store, a
+// key of `scope`.
 std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
-                                  httplib::Response& res, KeyScope scope) {
-    if (auto checked = QueryParams(req, {kTagKeyParam}).Check(); !checked.ok()) {
+                                  httplib::Response& res, KeyScope scope,
+                                  std::initializer_list<const char*> allowed = {kTagKeyParam}) {
+    if (auto checked =
+            QueryParams(req, std::set<std::string>(allowed.begin(), allowed.end())).Check();
+        !checked.ok()) {
         WriteProblem(res, req, checked.error());
         return std::nullopt;
     }
@@ -83,21 +97,23 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
 // The start of a write: Begin with an admin key, then the Idempotency-Key.
 std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
                                        httplib::Response& res) {
-    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+    auto write = Begin(deps, req, res, KeyScope::kAdmin, {kTagKeyParam, kGroupByParam});
     if (!write || !ReadRetryHeaders(req, res, *write)) return std::nullopt;
     return write;
 }
 
 json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored,
-                const std::string& tag_key) {
-    return {{"import_id", std::to_string(stored.id)},
-            {"tag_key", tag_key},
-            {"rows_read", r.rows_read},
-            {"kept", r.kept},
-            {"added", stored.added},
-            {"already_imported", stored.already_imported},
-            {"skipped", r.skipped},
-            {"skipped_examples", r.skipped_examples}};
+                const FocusTagKeys& keys) {
+    json report = {{"import_id", std::to_string(stored.id)},
+                   {"tag_key", keys.tag_key},
+                   {"rows_read", r.rows_read},
+                   {"kept", r.kept},
+                   {"added", stored.added},
+                   {"already_imported", stored.already_imported},
+                   {"skipped", r.skipped},
+                   {"skipped_examples", r.skipped_examples}};
+    text::AddActualsFindings(r, keys.group_by, report);
+    return report;
 }
 
 // POST /v1/actuals: a FOCUS export as text/csv, by an admin key.
@@ -106,6 +122,9 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
     if (!write) return;
     auto tag_key = ReadTagKey(req);
     if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
+    auto group_by = ReadKeyParam(req, kGroupByParam, "");
+    if (!group_by.ok()) return WriteProblem(res, req, group_by.error());
+    const FocusTagKeys keys{tag_key.value(), group_by.value()};
     if (MediaTypeOf(req) != "text/csv") {
         return WriteFault(res, req, Fault::kUnsupportedMediaType,
                           "send a FOCUS export as text/csv");
@@ -114,13 +133,13 @@ void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Respons
     auto stored = deps.actuals->Import(
         *write, tag_key.value(),
         [&](const ActualsStore::ChargeSink& sink) -> pricing::Result<ActualsStore::ExportCounts> {
-            auto read = deps.read_focus(req.body, tag_key.value(), report, sink);
+            auto read = deps.read_focus(req.body, keys, report, sink);
             if (!read.ok()) return read.error();
             return ActualsStore::ExportCounts{report.rows_read, report.kept};
         },
         [&](const ActualsImport& imported) {
             return AnswerOf([&](httplib::Response& r) {
-                WriteJson(r, ReportJson(report, imported, tag_key.value()), 201);
+                WriteJson(r, ReportJson(report, imported, keys), 201);
             });
         });
     if (!stored.ok()) return WriteProblem(res, req, stored.error());

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -287,7 +288,9 @@ TEST_CASE("a cell with invalid UTF-8 or a NUL byte is refused in any row, kept o
     CHECK(r.kept[0].region == "us-east-1 \xc3\xa9\xe2\x82\xac");
 }
 
-TEST_CASE("a kept row's currency is an ISO 4217 code and its tags a JSON object") {
+TEST_CASE(
+    "a kept row's currency is an ISO 4217 code and its tags a JSON object or an array of "
+    "{key, value}") {
     const std::string text = AwsExport();
     for (const char* value : {"usd", "US", "USDX", "", "U$D"}) {
         CAPTURE(value);
@@ -320,4 +323,165 @@ TEST_CASE("a duplicate column and an unterminated quote refuse the export") {
     CHECK(unterminated.status.error().message.find(
               "line 3: a quoted field is not closed before the end of the export") !=
           std::string::npos);
+}
+
+namespace {
+
+// The sample catalog with GCP's A3 High (H100) on demand and spot in us-central1, so that a
+// GCP GPU row finds its offering.
+std::shared_ptr<const pricing::Catalog> CatalogWithGcpH100() {
+    pricing::CatalogCsv csv = testing::SampleCatalogCsv();
+    csv.offerings_csv +=
+        "gcp-a3-highgpu-8g-us-central1-on-demand,gcp,a3-highgpu-8g,h100-sxm,8,80,208,1872,,800,"
+        "us-central1,on_demand,,\n"
+        "gcp-a3-highgpu-8g-us-central1-spot,gcp,a3-highgpu-8g,h100-sxm,8,80,208,1872,,800,"
+        "us-central1,spot,,\n";
+    csv.prices_csv +=
+        "gcp-a3-highgpu-8g-us-central1-on-demand,88.49,2026-11-01,false,TEST,true,\n"
+        "gcp-a3-highgpu-8g-us-central1-spot,20.14,2026-11-01,false,TEST,true,\n";
+    auto catalog = pricing::LoadCatalog(csv);
+    REQUIRE(catalog.ok());
+    return catalog.value();
+}
+
+struct FixtureRead {
+    pricing::Status status = pricing::Ok{};
+    pricing::ActualsReport report;
+    std::vector<pricing::ActualCharge> kept;
+};
+
+FixtureRead ReadFixture(const std::string& name, const import::FocusReadOptions& options = {}) {
+    static const auto catalog = CatalogWithGcpH100();
+    static const auto mappings = import::LoadEmbeddedMappings();
+    REQUIRE(mappings.ok());
+    FixtureRead r;
+    r.status =
+        import::ReadFocusExport(Fixture(name), options, *catalog, mappings.value(), r.report,
+                                [&](const pricing::ActualCharge& c) { r.kept.push_back(c); });
+    return r;
+}
+
+}  // namespace
+
+// Google's FOCUS view (tests/data/focus/gcp-focus-view.csv, summed in its README).
+TEST_CASE(
+    "Google's FOCUS view: array Tags, lower-case categories, the CUD fee apart, spot and TPU "
+    "rows") {
+    FixtureRead r = ReadFixture("gcp-focus-view.csv");
+    REQUIRE(r.status.ok());
+    CHECK(r.report.rows_read == 8);
+    REQUIRE(r.kept.size() == 5);
+    // Array tags attribute the usage; the CUD fee is the commitment's price, not 100 more hours.
+    CHECK(r.kept[0].tag_value == "s-3");
+    CHECK(r.kept[0].accelerator_hours == doctest::Approx(100));
+    CHECK(r.kept[0].pricing_category == "Committed");
+    CHECK(r.report.skipped.at("purchase") == 1);
+    CHECK(r.report.skipped_examples.at("purchase").rfind("Commitment v1:", 0) == 0);
+    // "Spot Preemptible ..." is the spot offering's usage.
+    CHECK(r.kept[1].offering_id == "gcp-a3-highgpu-8g-us-central1-spot");
+    CHECK(r.kept[0].offering_id == "gcp-a3-highgpu-8g-us-central1-on-demand");
+    // "TPU v5p pod core" is TPU v5p, per chip-hour.
+    CHECK(r.kept[2].accelerator == "tpu-v5p");
+    CHECK(r.kept[2].accelerator_hours == doctest::Approx(8));
+    CHECK(r.kept[2].tag_value == "s-4");
+    // Lower-case categories: the rounding adjustment and the tax are not GPU usage.
+    CHECK(r.report.skipped.at("adjustment") == 1);
+    CHECK(r.report.skipped.at("tax") == 1);
+    CHECK(r.report.skipped.count("unknown_sku") == 0);
+    CHECK(r.report.by_currency_tag.at({"USD", "s-3"}).accelerator_hours == doctest::Approx(130));
+}
+
+TEST_CASE("a correction is kept in the period it corrects, for every cloud's spelling") {
+    // Google: ChargeCategory `adjustment`, ChargeClass `correction`, November's usage
+    // corrected on December's bill.
+    FixtureRead gcp = ReadFixture("gcp-focus-view.csv");
+    REQUIRE(gcp.status.ok());
+    REQUIRE(gcp.kept.size() == 5);
+    CHECK(gcp.kept[3].correction);
+    CHECK(gcp.kept[3].month == "2026-11");
+    CHECK(gcp.kept[3].effective_cost == doctest::Approx(-30));
+    CHECK(gcp.report.corrections == 1);
+    // AWS: `Usage` / `Correction` taking back 10 instance-hours of November.
+    FixtureRead aws = ReadFixture("aws-focus-user-tags.csv");
+    REQUIRE(aws.status.ok());
+    CHECK(aws.report.skipped.count("correction") == 0);
+    CHECK(aws.report.corrections == 1);
+    const auto& november = aws.report.by_currency_month.at({"USD", "2026-11"});
+    CHECK(november.accelerator_hours == doctest::Approx(-80));
+    CHECK(november.effective_cost == doctest::Approx(-550.40));
+}
+
+TEST_CASE(
+    "AWS: user: tag keys attribute a row; a Marketplace fee naming the instance is not hours") {
+    FixtureRead r = ReadFixture("aws-focus-user-tags.csv");
+    REQUIRE(r.status.ok());
+    CHECK(r.report.rows_read == 6);
+    CHECK(r.report.skipped.at("marketplace") == 1);
+    CHECK(r.report.skipped_examples.at("marketplace") == "NVIDIA AI Enterprise (AWS Marketplace)");
+    const auto& s5 = r.report.by_currency_tag.at({"USD", "s-5"});
+    CHECK(s5.rows == 3);
+    CHECK(s5.accelerator_hours == doctest::Approx(800 - 80 + 400));
+    CHECK(s5.effective_cost == doctest::Approx(5504 - 550.40 + 1650));
+    CHECK(r.report.by_currency_tag.count({"USD", ""}) == 0);
+    // Azure's marketplace row (x_PublisherCategory Vendor) likewise.
+    FixtureRead azure = ReadFixture("azure-focus-reservations-eur.csv");
+    REQUIRE(azure.status.ok());
+    CHECK(azure.report.skipped.at("marketplace") == 1);
+    CHECK(azure.report.by_currency_tag.at({"USD", "s-6"}).accelerator_hours ==
+          doctest::Approx(80 + 160));
+}
+
+TEST_CASE("unused reservation hours are commitment waste, attributed, never untagged usage") {
+    FixtureRead aws = ReadFixture("aws-focus-user-tags.csv");
+    REQUIRE(aws.status.ok());
+    CHECK(aws.report.skipped.at("unused_commitment") == 1);
+    REQUIRE(aws.report.unused_commitment.size() == 1);
+    const auto& [key, waste] = *aws.report.unused_commitment.begin();
+    CHECK(key.currency == "USD");
+    CHECK(key.commitment_id ==
+          "arn:aws:ec2:us-east-1:111122223333:reserved-instances/4a1f6c2e-ri-p5");
+    CHECK(waste.accelerator_hours == doctest::Approx(20 * 8));
+    CHECK(waste.effective_cost == doctest::Approx(660));
+    CHECK(aws.report.kept == 3);
+}
+
+TEST_CASE("costs in another currency are converted with the rate the export gives, and said so") {
+    // Azure's x_*CostInUsd columns.
+    FixtureRead azure = ReadFixture("azure-focus-reservations-eur.csv");
+    REQUIRE(azure.status.ok());
+    CHECK(azure.report.by_currency.count("EUR") == 0);
+    const auto& usd = azure.report.by_currency.at("USD");
+    CHECK(usd.effective_cost == doctest::Approx(918 + 1296));
+    CHECK(usd.list_cost == doctest::Approx(1080 + 2160));
+    CHECK(azure.report.converted_to_usd.at({"EUR", "x_EffectiveCostInUsd"}) == 3);
+    REQUIRE(azure.report.unused_commitment.size() == 1);
+    CHECK(azure.report.unused_commitment.begin()->second.effective_cost == doctest::Approx(259.20));
+    CHECK(azure.report.unused_commitment.begin()->second.accelerator_hours ==
+          doctest::Approx(4 * 8));
+    // Google's x_CurrencyConversionRate (EUR per USD): 36.80 EUR at 0.92 is 40 USD.
+    FixtureRead gcp = ReadFixture("gcp-focus-view.csv");
+    REQUIRE(gcp.status.ok());
+    CHECK(gcp.report.converted_to_usd.at({"EUR", "x_CurrencyConversionRate"}) == 1);
+    CHECK(gcp.kept[4].billing_currency == "USD");
+    CHECK(gcp.kept[4].effective_cost == doctest::Approx(40));
+    CHECK(gcp.report.by_currency_tag.at({"USD", "s-3"}).effective_cost ==
+          doctest::Approx(180 + 42 - 30 + 40));
+}
+
+TEST_CASE("showback: the kept rows by any tag key, with the untagged remainder") {
+    import::FocusReadOptions options;
+    options.group_by = "team";
+    FixtureRead gcp = ReadFixture("gcp-focus-view.csv", options);
+    REQUIRE(gcp.status.ok());
+    const auto& groups = gcp.report.by_currency_group;
+    CHECK(groups.at({"USD", "research"}).effective_cost == doctest::Approx(180 + 42));
+    CHECK(groups.at({"USD", "infra"}).effective_cost == doctest::Approx(33.60));
+    CHECK(groups.at({"USD", ""}).effective_cost == doctest::Approx(-30 + 40));
+    CHECK(groups.at({"USD", ""}).rows == 2);
+    // AWS's user:team.
+    FixtureRead aws = ReadFixture("aws-focus-user-tags.csv", options);
+    REQUIRE(aws.status.ok());
+    CHECK(aws.report.by_currency_group.at({"USD", "research"}).accelerator_hours ==
+          doctest::Approx(800 + 400));
+    CHECK(aws.report.by_currency_group.at({"USD", ""}).accelerator_hours == doctest::Approx(-80));
 }

@@ -79,11 +79,13 @@ TEST_SUITE("migrations") {
         TestDatabase db;
         db.MigrateAndSeedSample();
         CHECK_NOTHROW(InsertCharge(db, "1.0, -1e9, 1e9, 0.0, '2026-01'"));
+        // A correction takes hours back as it takes costs back (migration 012).
+        CHECK_NOTHROW(InsertCharge(db, "-80.0, -550.4, -550.4, -550.4, '2026-11'"));
         for (const char* values :
              {"'NaN'::float8, 1.0, 1.0, 1.0, '2026-01'",
               "'Infinity'::float8, 1.0, 1.0, 1.0, "
               "'2026-01'",
-              "-1.0, 1.0, 1.0, 1.0, '2026-01'", "1.0, 'NaN'::float8, 1.0, 1.0, '2026-01'",
+              "-2e9, 1.0, 1.0, 1.0, '2026-01'", "1.0, 'NaN'::float8, 1.0, 1.0, '2026-01'",
               "1.0, -1e12, 1.0, 1.0, '2026-01'", "1.0, 1.0, 'Infinity'::float8, 1.0, '2026-01'",
               "1.0, 1.0, 1.0, 8e300, '2026-01'", "1.0, 1.0, 1.0, 1.0, '9999-99'",
               "1.0, 1.0, 1.0, 1.0, '0001-01'", "1.0, 1.0, 1.0, 1.0, '2026-13'",

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -191,5 +193,40 @@ TEST_SUITE("actuals_routes") {
         const json accented = Body(
             c.Post("/v1/actuals?tag_key=%C3%A9quipe%3Aprojet", f.Auth(f.admin), focus, "text/csv"));
         CHECK(accented["tag_key"] == "\u00e9quipe:projet");
+    }
+
+    TEST_CASE(
+        "group_by answers a showback by any tag key; corrections, unused commitment hours and "
+        "marketplace fees are reported") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        std::ifstream in(
+            std::string(GPUCOST_SOURCE_DIR) + "/tests/data/focus/aws-focus-user-tags.csv",
+            std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        auto imported =
+            c.Post("/v1/actuals?group_by=team", f.Auth(f.admin), text.str(), "text/csv");
+        REQUIRE(imported);
+        REQUIRE(imported->status == 201);
+        const json report = Body(imported);
+        CHECK(report["kept"] == 3);
+        CHECK(report["corrections"] == 1);
+        CHECK(report["skipped"]["marketplace"] == 1);
+        REQUIRE(report["unused_commitment"].size() == 1);
+        CHECK(report["unused_commitment"][0]["accelerator_hours"].get<double>() ==
+              doctest::Approx(160));
+        CHECK(report["unused_commitment"][0]["tag_value"].is_null());
+        CHECK(report["showback"]["tag_key"] == "team");
+        const json groups = report["showback"]["groups"];
+        REQUIRE(groups.size() == 2);
+        CHECK(groups[0]["value"].is_null());  // the untagged remainder: the correction
+        CHECK(groups[0]["accelerator_hours"].get<double>() == doctest::Approx(-80));
+        CHECK(groups[1]["value"] == "research");
+        CHECK(groups[1]["effective_cost"].get<double>() == doctest::Approx(5504 + 1650));
+        CHECK(Body(c.Post("/v1/actuals", f.Auth(f.admin), text.str(), "text/csv"))["showback"]
+                  .is_null());
+        CheckProblem(c.Post("/v1/actuals?group_by=", f.Auth(f.admin), text.str(), "text/csv"), 422,
+                     "invalid_argument", "group_by");
     }
 }
