@@ -119,17 +119,19 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
                "1 when PostgreSQL answered the last check, 0 otherwise (database mode only).");
         out += std::string("gpucost_database_up ") + (*snapshot.database_up ? "1" : "0") + "\n";
     }
-    Family(out, "gpucost_price_oldest_age_days", "gauge",
-           "Days since the least recently confirmed current price of each provider (its as_of).");
+    // Seconds, Prometheus's base unit, of whole days (a price's as_of is a date).
+    constexpr long kSecondsPerDay = 86400;
+    Family(out, "gpucost_price_oldest_age_seconds", "gauge",
+           "Time since the least recently confirmed current price of each provider (its as_of).");
     for (const auto& p : snapshot.price_staleness) {
-        out += "gpucost_price_oldest_age_days{provider=\"" + Label(p.provider) + "\"} " +
-               std::to_string(p.oldest_age_days) + "\n";
+        out += "gpucost_price_oldest_age_seconds{provider=\"" + Label(p.provider) + "\"} " +
+               std::to_string(p.oldest_age_days * kSecondsPerDay) + "\n";
     }
-    Family(out, "gpucost_price_stale_after_days", "gauge",
-           "Days after which a provider's price is stale (pricing/price_age.hpp).");
+    Family(out, "gpucost_price_stale_after_seconds", "gauge",
+           "Time after which a provider's price is stale (pricing/price_age.hpp).");
     for (const auto& p : snapshot.price_staleness) {
-        out += "gpucost_price_stale_after_days{provider=\"" + Label(p.provider) + "\"} " +
-               std::to_string(p.stale_after_days) + "\n";
+        out += "gpucost_price_stale_after_seconds{provider=\"" + Label(p.provider) + "\"} " +
+               std::to_string(p.stale_after_days * kSecondsPerDay) + "\n";
     }
     Family(out, "gpucost_prices_stale", "gauge",
            "Current prices of each provider older than its staleness bound.");

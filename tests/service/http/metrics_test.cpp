@@ -61,8 +61,8 @@ TEST_SUITE("metrics") {
         aws.stale_count = 12;
         s.price_staleness.push_back(aws);
         std::string text = m.Render(s);
-        CHECK(Has(text, R"(gpucost_price_oldest_age_days{provider="aws"} 584)"));
-        CHECK(Has(text, R"(gpucost_price_stale_after_days{provider="aws"} 30)"));
+        CHECK(Has(text, R"(gpucost_price_oldest_age_seconds{provider="aws"} 50457600)"));
+        CHECK(Has(text, R"(gpucost_price_stale_after_seconds{provider="aws"} 2592000)"));
         CHECK(Has(text, R"(gpucost_prices_stale{provider="aws"} 12)"));
     }
 
