@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -69,18 +70,110 @@ std::set<std::string> SplitRegions(const std::string& list) {
     return regions;
 }
 
-// `gpucost sync aws|azure... --region R,... --out DIR`: downloads the providers' price files
-// into a temporary directory, then imports them one format after another into --out (each
-// import extends the previous one's result). Exit 2 when a download fails (no network).
-int RunSync(const gpucost::app::ServiceConfig& config) {
+// `gpucost import` (and each provider of `gpucost sync`) with DATABASE_URL and no --out:
+// through the writable catalog's write path.
+int ImportToDatabase(const gpucost::import::ImportArgs& args,
+                     const gpucost::app::ServiceConfig& config) {
     using namespace gpucost;
-    sync::SyncArgs sync;
+#ifdef GPUCOST_WITH_POSTGRES
+    storage::PgStoreOptions pg;
+    pg.database_url = config.database_url;
+    pg.pool_size = 1;
+    auto opened = storage::PgStore::Open(pg);
+    if (!opened.ok()) {
+        std::fprintf(stderr, "gpucost %s: %s\n", config.command.c_str(),
+                     opened.error().message.c_str());
+        return import::kImportFailed;
+    }
+    return import::RunImportToStore(args, *opened.value(), stdout, stderr);
+#else
+    (void)args;
+    (void)config;
+    std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
+    return import::kImportBadInput;
+#endif
+}
+
+// What `gpucost sync` reads from the environment: mirrors of the providers' price files
+// (GPUCOST_SYNC_AWS_URL, _AZURE_URL, _GCP_URL; the tests point them at a fixture server), the
+// GCP API key (GCP_API_KEY, or GCP_API_KEY_FILE: a mounted Secret) and the first retry wait
+// (GPUCOST_SYNC_RETRY_WAIT_MS).
+gpucost::sync::SyncArgs SyncSettings(const gpucost::app::ServiceConfig& config) {
+    gpucost::sync::SyncArgs sync;
     sync.providers = config.command_args;
     sync.regions = SplitRegions(config.import_regions);
+    sync.aws_base = GetEnv("GPUCOST_SYNC_AWS_URL").value_or(sync.aws_base);
+    sync.azure_base = GetEnv("GPUCOST_SYNC_AZURE_URL").value_or(sync.azure_base);
+    sync.gcp_base = GetEnv("GPUCOST_SYNC_GCP_URL").value_or(sync.gcp_base);
+    sync.gcp_api_key = GetEnv("GCP_API_KEY").value_or("");
+    if (auto file = GetEnv("GCP_API_KEY_FILE"); file && sync.gcp_api_key.empty()) {
+        std::ifstream in(*file);
+        std::getline(in, sync.gcp_api_key);
+    }
+    if (auto wait = GetEnv("GPUCOST_SYNC_RETRY_WAIT_MS")) {
+        sync.retry.first_wait = std::chrono::milliseconds(std::atoll(wait->c_str()));
+    }
+    return sync;
+}
+
+// The regions of --region that apply to `provider`: those written `provider:region`, and
+// those with no provider named (one run can then name each provider's own region codes:
+// --region aws:us-east-1,azure:eastus).
+std::set<std::string> RegionsOf(const std::set<std::string>& regions, const std::string& provider) {
+    std::set<std::string> out;
+    for (const std::string& region : regions) {
+        const auto colon = region.find(':');
+        if (colon == std::string::npos) {
+            out.insert(region);
+        } else if (region.compare(0, colon, provider) == 0) {
+            out.insert(region.substr(colon + 1));
+        }
+    }
+    return out;
+}
+
+// Imports one provider's downloaded files into --out (extending `base_dir`, the catalog the
+// previous provider's import left) or, without --out, into DATABASE_URL.
+int ImportSynced(const gpucost::sync::DownloadedFiles& files,
+                 const gpucost::app::ServiceConfig& config, const std::string& base_dir) {
+    using namespace gpucost;
+    import::ImportArgs args;
+    args.format = files.format;
+    args.files = files.files;
+    args.out_dir = config.import_out;
+    args.as_of = config.import_as_of.empty() ? http::TodayUtc() : config.import_as_of;
+    args.regions = RegionsOf(SplitRegions(config.import_regions), files.provider);
+    if (args.out_dir.empty()) {
+        return ImportToDatabase(args, config);
+    }
+    auto base = app::ReadCatalogCsv(base_dir);
+    if (!base.ok()) {
+        std::fprintf(stderr, "gpucost sync: %s\n", base.error().message.c_str());
+        return import::kImportFailed;
+    }
+    return import::RunImportToDir(args, base.value(), stdout, stderr);
+}
+
+// `gpucost sync aws|azure|gcp... [--region R,...] (--out DIR | DATABASE_URL)`: per provider,
+// downloads its price files into a temporary directory, then imports them in one write. A
+// provider whose download fails, is cut short or does not parse changes nothing (its prices
+// stay as they were, and so stale in time); the others are still refreshed. Exit 2 when any
+// provider failed.
+int RunSync(const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    const sync::SyncArgs settings = SyncSettings(config);
+    for (const std::string& provider : settings.providers) {
+        sync::SyncArgs one = settings;
+        one.providers = {provider};
+        one.regions = RegionsOf(settings.regions, provider);
+        if (auto checked = sync::CheckSyncArgs(one); !checked.ok()) {
+            std::fprintf(stderr, "gpucost sync: %s\n", checked.error().message.c_str());
+            return import::kImportBadInput;
+        }
+    }
     std::error_code ec;
     auto tmp =
         std::filesystem::temp_directory_path(ec) / ("gpucost-sync-" + std::to_string(::getpid()));
-    auto downloaded = sync::DownloadPriceFiles(sync, tmp.string());
     struct Cleanup {
         std::filesystem::path dir;
         ~Cleanup() {
@@ -88,29 +181,29 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
             std::filesystem::remove_all(dir, ignored);
         }
     } cleanup{tmp};
-    if (!downloaded.ok()) {
-        std::fprintf(stderr, "gpucost sync: %s\n", downloaded.error().message.c_str());
-        return import::kImportBadInput;
-    }
     std::string base_dir = config.catalog_dir;
-    for (const auto& step : downloaded.value()) {
-        import::ImportArgs args;
-        args.format = step.format;
-        args.files = step.files;
-        args.out_dir = config.import_out;
-        args.as_of = config.import_as_of.empty() ? http::TodayUtc() : config.import_as_of;
-        args.regions = sync.regions;
-        auto base = app::ReadCatalogCsv(base_dir);
-        if (!base.ok()) {
-            std::fprintf(stderr, "gpucost sync: %s\n", base.error().message.c_str());
-            return import::kImportFailed;
+    int failed = 0;
+    for (const std::string& provider : settings.providers) {
+        sync::SyncArgs one = settings;
+        one.regions = RegionsOf(settings.regions, provider);
+        auto downloaded = sync::DownloadProvider(one, provider, (tmp / provider).string());
+        if (!downloaded.ok()) {
+            std::fprintf(stderr, "gpucost sync: %s: %s; its prices are left as they were\n",
+                         provider.c_str(), downloaded.error().message.c_str());
+            ++failed;
+            continue;
         }
-        if (int status = import::RunImportToDir(args, base.value(), stdout, stderr); status != 0) {
-            return status;
+        if (ImportSynced(downloaded.value(), config, base_dir) != import::kImportOk) {
+            std::fprintf(stderr,
+                         "gpucost sync: %s: the import failed; its prices are left as "
+                         "they were\n",
+                         provider.c_str());
+            ++failed;
+            continue;
         }
-        base_dir = config.import_out;
+        if (!config.import_out.empty()) base_dir = config.import_out;
     }
-    return import::kImportOk;
+    return failed == 0 ? import::kImportOk : import::kImportBadInput;
 }
 
 // `gpucost import`: into --out DIR (a catalog directory), or with DATABASE_URL and no --out
@@ -136,20 +229,7 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
         }
         return import::RunImportToDir(args, base.value(), stdout, stderr);
     }
-#ifdef GPUCOST_WITH_POSTGRES
-    storage::PgStoreOptions pg;
-    pg.database_url = config.database_url;
-    pg.pool_size = 1;
-    auto opened = storage::PgStore::Open(pg);
-    if (!opened.ok()) {
-        std::fprintf(stderr, "gpucost import: %s\n", opened.error().message.c_str());
-        return import::kImportFailed;
-    }
-    return import::RunImportToStore(args, *opened.value(), stdout, stderr);
-#else
-    std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
-    return import::kImportBadInput;
-#endif
+    return ImportToDatabase(args, config);
 }
 
 // What serving needs loaded before the server starts: the catalog, the planners' reference

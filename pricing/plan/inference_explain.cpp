@@ -99,10 +99,9 @@ std::string OwnedText(const InferencePlanOption& r) {
 
 // Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
 // (`best_by_provider[1]`) for comparison.
-std::string RecommendationText(const InferencePlan& plan,
+std::string RecommendationText(const InferencePlan& plan, const InferencePlanOption& r,
                                const std::vector<InferencePlanOption>& best_by_provider,
                                const Catalog& catalog) {
-    const auto& r = plan.options.front();
     std::string text =
         "Recommended: " + InferenceOptionText(r, catalog) + " at " +
         Dollars(r.monthly_cost_usd, 0) + " a month, " +
@@ -154,7 +153,39 @@ std::string RecommendationText(const InferencePlan& plan,
 
 }  // namespace
 
-InferenceRecommendation RecommendInference(const InferencePlan& plan, const Catalog& catalog) {
+// The cheapest option whose price is not stale, or the cheapest when none is (then the
+// reasoning says so) or when stale prices may rank.
+const InferencePlanOption& Recommended(const InferencePlan& plan, bool include_stale) {
+    if (!include_stale) {
+        for (const InferencePlanOption& o : plan.options) {
+            if (o.price_state != PriceState::kStale) return o;
+        }
+    }
+    return plan.options.front();
+}
+
+// Why the cheapest was passed over for its stale price, or that every price is stale.
+std::string StaleText(const InferencePlan& plan, const InferencePlanOption& r, bool include_stale) {
+    const InferencePlanOption& c = plan.options.front();
+    auto stale = [](const InferencePlanOption& o) {
+        return "stale price (confirmed " +
+               (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
+               ", over " + o.offering->provider + "'s " +
+               std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
+    };
+    if (&c != &r) {
+        return " The cheapest, " + c.offering->id + " at " + Dollars(c.monthly_cost_usd, 0) +
+               " a month, has a " + stale(c) + " (include_stale: true lets it rank first).";
+    }
+    if (!include_stale && r.price_state == PriceState::kStale) {
+        return " No option with a price that is not stale meets the targets; it has a " + stale(r) +
+               ": check the current price.";
+    }
+    return "";
+}
+
+InferenceRecommendation RecommendInference(const InferencePlan& plan, const Catalog& catalog,
+                                           bool include_stale) {
     InferenceRecommendation answer;
     answer.best_by_provider = BestByProvider(plan);
     if (plan.options.empty()) {
@@ -164,10 +195,11 @@ InferenceRecommendation RecommendInference(const InferencePlan& plan, const Cata
             OverCapacityText(plan);
         return answer;
     }
-    answer.recommendation = plan.options.front();
-    answer.reasoning = RecommendationText(plan, answer.best_by_provider, catalog);
     // Ages were set by StatePriceAges on these options.
-    const InferencePlanOption& r = plan.options.front();
+    const InferencePlanOption& r = Recommended(plan, include_stale);
+    answer.recommendation = r;
+    answer.reasoning = RecommendationText(plan, r, answer.best_by_provider, catalog) +
+                       StaleText(plan, r, include_stale);
     answer.price_warnings = PriceWarnings(*r.offering, r.price_age_days, kDefaultMaxPriceAgeDays);
     return answer;
 }
@@ -177,6 +209,7 @@ void StatePriceAges(std::vector<InferencePlanOption>& options, const std::string
     for (auto& o : options) {
         const auto as_of = DaysFromIsoDate(o.offering->price.as_of);
         if (today && as_of) o.price_age_days = *today - *as_of;
+        o.price_state = StateOfPrice(*o.offering, o.price_age_days);
     }
 }
 

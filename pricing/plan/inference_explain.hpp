@@ -21,12 +21,14 @@ struct InferenceRecommendation {
 };
 
 // `plan` holds every option planned, cheapest monthly first, their price ages set
-// (StatePriceAges). The option texts name accelerators from `catalog`.
+// (StatePriceAges). The recommendation is the cheapest whose price is not stale when one is
+// (any, with `include_stale`). The option texts name accelerators from `catalog`.
 [[nodiscard]] InferenceRecommendation RecommendInference(const InferencePlan& plan,
-                                                         const Catalog& catalog);
+                                                         const Catalog& catalog,
+                                                         bool include_stale);
 
-// Sets each option's price_age_days: whole days from its price's as_of to `today`
-// (YYYY-MM-DD), as training options carry it.
+// Sets each option's price_age_days (whole days from its price's as_of to `today`,
+// YYYY-MM-DD, as training options carry it) and price_state.
 void StatePriceAges(std::vector<InferencePlanOption>& options, const std::string& today);
 
 }  // namespace gpucost::pricing::plan

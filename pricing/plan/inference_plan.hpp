@@ -13,6 +13,7 @@
 #include "pricing/offering.hpp"
 #include "pricing/plan/budget.hpp"
 #include "pricing/plan_reference.hpp"
+#include "pricing/price_age.hpp"
 #include "pricing/price_book.hpp"
 
 namespace gpucost::pricing::plan {
@@ -78,6 +79,8 @@ struct InferencePlanRequest {
     // (skipped.price_too_old; needs `today`, YYYY-MM-DD, which the caller sets).
     bool verified_only = false;
     std::optional<double> max_price_age_days;
+    // Let a stale price be the recommendation (RecommendInference).
+    bool include_stale = false;
     std::string today;
     // Optional API price to compare with, USD per million tokens.
     std::optional<double> api_usd_per_million_input_tokens;
@@ -153,6 +156,7 @@ struct InferencePlanOption {
     // Whole days from the price's as_of to today (UTC), as training options give it; set by
     // the caller, which knows today (null when a date does not parse).
     std::optional<long long> price_age_days;
+    PriceState price_state = PriceState::kCurrent;  // set with price_age_days
 };
 
 struct InferencePlan {

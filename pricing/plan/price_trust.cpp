@@ -2,6 +2,7 @@
 
 #include "pricing/calendar.hpp"
 #include "pricing/field_checker.hpp"
+#include "pricing/price_age.hpp"
 
 namespace gpucost::pricing::plan {
 
@@ -33,6 +34,11 @@ std::optional<Distrust> DistrustedPrice(const Offering& o, const PriceTrust& tru
 std::vector<std::string> PriceWarnings(const Offering& o, std::optional<long long> age_days,
                                        double max_age_days) {
     std::vector<std::string> out;
+    if (StateOfPrice(o, age_days) == PriceState::kStale) {
+        out.push_back(o.id + ": the price is stale: confirmed " + std::to_string(*age_days) +
+                      " days ago, over " + o.provider + "'s " +
+                      std::to_string(StaleAfterDays(o.provider)) + "-day bound");
+    }
     if (age_days && static_cast<double>(*age_days) > max_age_days) {
         out.push_back(o.id + ": price dated " + o.price.as_of + " is " + std::to_string(*age_days) +
                       " days old (over " + Fixed(max_age_days, 0) + "); check the current price");

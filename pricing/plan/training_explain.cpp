@@ -158,6 +158,14 @@ std::string UntrustedText(const TrainingPlanOption& o, const PricingSettings& s)
     return out;
 }
 
+// "stale price (confirmed 40 days ago, over aws's 30-day bound)".
+std::string StaleText(const TrainingPlanOption& o) {
+    return "stale price (confirmed " +
+           (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
+           ", over " + o.offering->provider + "'s " +
+           std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
+}
+
 std::string Days(double hours) {
     const double days = hours / 24.0;
     std::string out = Fixed(days, days < 10 ? 1 : 0) + " days";
@@ -214,17 +222,26 @@ std::string HeadlineText(const TrainingPlanRequest& request, const TrainingPlan&
                          const Catalog& catalog, const PricingSettings& s) {
     const TrainingPlanOption& r = *plan.recommendation;
     const bool cheapest_passed_over = plan.cheapest && !SameOption(r, *plan.cheapest);
+    const bool stale_passed_over = cheapest_passed_over && !request.include_stale &&
+                                   plan.cheapest->price_state == PriceState::kStale;
     std::string out =
         "Recommended: " + Describe(r, catalog) + " for an expected " +
         Hours(r.expected_wall_clock_hours) + " and " + CostText(r) + ", " +
         (plan.feasible_count == 1 ? std::string("the only option that meets every constraint")
          : cheapest_passed_over
-             ? "the lowest expected cost with a trusted price among " +
-                   std::to_string(plan.feasible_count) + " options that meet every constraint"
+             ? "the lowest expected cost with " +
+                   std::string(stale_passed_over ? "a price that is not stale"
+                                                 : "a trusted price") +
+                   " among " + std::to_string(plan.feasible_count) +
+                   " options that meet every constraint"
              : "the lowest expected cost of " + std::to_string(plan.feasible_count) +
                    " options that meet every constraint") +
         ConstraintsText(request.constraints) + "; " + SpreadText(r);
-    if (cheapest_passed_over) {
+    if (stale_passed_over) {
+        const TrainingPlanOption& c = *plan.cheapest;
+        out += " The cheapest, " + Describe(c, catalog) + " at " + CostText(c) + ", has a " +
+               StaleText(c) + " (include_stale: true lets it rank first).";
+    } else if (cheapest_passed_over) {
         const TrainingPlanOption& c = *plan.cheapest;
         out += " The cheapest, " + Describe(c, catalog) + " at " + CostText(c) + " (" +
                Fixed(100.0 * (1.0 - c.ExpectedTotalUsd() / r.ExpectedTotalUsd()), 1) +
@@ -236,6 +253,10 @@ std::string HeadlineText(const TrainingPlanRequest& request, const TrainingPlan&
         out += " No option with a verified, dated price comes within " +
                Fixed(100.0 * kTrustedPriceToleranceFraction, 0) +
                "% of it (trusted_price_tolerance_fraction), so it stays first.";
+    }
+    if (r.price_state == PriceState::kStale && !request.include_stale) {
+        out += " No option with a price that is not stale meets every constraint; it has a " +
+               StaleText(r) + ": check the current price.";
     }
     return out;
 }
@@ -622,10 +643,14 @@ void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
              const PlanReference& reference, const PricingSettings& settings,
              const ShapeEstimates& estimates, TrainingPlan& plan) {
     plan.recommendation = plan.cheapest;
-    if (plan.cheapest && plan.cheapest_trusted &&
-        !TrustedPrice(*plan.cheapest, settings.max_price_age_days) &&
+    if (!request.include_stale && plan.cheapest &&
+        plan.cheapest->price_state == PriceState::kStale && plan.cheapest_not_stale) {
+        plan.recommendation = plan.cheapest_not_stale;
+    }
+    if (plan.recommendation && plan.cheapest_trusted &&
+        !TrustedPrice(*plan.recommendation, settings.max_price_age_days) &&
         plan.cheapest_trusted->ExpectedTotalUsd() <=
-            plan.cheapest->ExpectedTotalUsd() * (1.0 + kTrustedPriceToleranceFraction)) {
+            plan.recommendation->ExpectedTotalUsd() * (1.0 + kTrustedPriceToleranceFraction)) {
         plan.recommendation = plan.cheapest_trusted;
     }
     plan.reasoning = Reasoning(request, plan, catalog, settings);

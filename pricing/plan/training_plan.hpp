@@ -15,6 +15,7 @@
 #include "pricing/plan/budget.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan_reference.hpp"
+#include "pricing/price_age.hpp"
 #include "pricing/price_book.hpp"
 
 namespace gpucost::pricing::plan {
@@ -164,6 +165,10 @@ struct TrainingPlanRequest {
     // Also list options that miss a constraint, each with what it violates.
     bool include_infeasible = false;
     std::optional<double> max_price_age_days;
+    // Let a stale price (older than its provider's StaleAfterDays) be the recommendation. By
+    // default the recommendation is the cheapest option with a price that is not stale
+    // whenever one meets every constraint.
+    bool include_stale = false;
     std::optional<std::string> start_date;  // YYYY-MM-DD; the budget view's first day
     TrainingDataSizes data;
     // `calibration` (docs/billing.md): the actual/estimated accelerator-hours ratio measured on
@@ -251,6 +256,7 @@ struct TrainingPlanOption {
     bool independent_hosts = false;
     int max_instances = 1;  // what one customer can get at once (capacity.csv)
     std::optional<long long> price_age_days;
+    PriceState price_state = PriceState::kCurrent;  // by price_age_days (price_age.hpp)
     // With a deadline: the probability of finishing by it. Spot options: the distribution of
     // the interrupted run (SpotDeadlineProbability, the model of POST /v1/plans/spot, with
     // the rate, checkpoint interval, checkpoint and restart times the expected time used);
@@ -321,6 +327,8 @@ struct TrainingPlan {
     // The cheapest feasible option whose price is trusted (verified, dated, not older than
     // max_price_age_days); nullopt when none is.
     std::optional<TrainingPlanOption> cheapest_trusted;
+    // The cheapest feasible option whose price is not stale; nullopt when none is.
+    std::optional<TrainingPlanOption> cheapest_not_stale;
     // = cheapest, or cheapest_trusted when cheapest's price is not trusted and
     // cheapest_trusted costs at most kTrustedPriceToleranceFraction more.
     std::optional<TrainingPlanOption> recommendation;

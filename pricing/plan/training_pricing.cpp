@@ -460,6 +460,7 @@ void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidat
                 }
                 opt.max_instances = capacity.max_instances;
                 opt.price_age_days = price_age_days;
+                opt.price_state = StateOfPrice(o, price_age_days);
                 if (rate_per_instance) {
                     const double rate = *rate_per_instance * run.nodes;
                     opt.interruptions_per_hour = rate;

@@ -178,6 +178,7 @@ void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOpti
 
     const TrainingPlanOption* cheapest = nullptr;
     const TrainingPlanOption* cheapest_trusted = nullptr;
+    const TrainingPlanOption* cheapest_not_stale = nullptr;
     const TrainingPlanOption* fastest = nullptr;
     const double max_age = request.max_price_age_days.value_or(kDefaultMaxPriceAgeDays);
     for (const auto* o : feasible) {
@@ -185,9 +186,15 @@ void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOpti
             cheapest = o;
         }
         if (TrustedPrice(*o, max_age) &&
+            (request.include_stale || o->price_state != PriceState::kStale) &&
             (cheapest_trusted == nullptr ||
              Before(*o, *cheapest_trusted, TrainingPlanSort::kExpectedCost))) {
             cheapest_trusted = o;
+        }
+        if (o->price_state != PriceState::kStale &&
+            (cheapest_not_stale == nullptr ||
+             Before(*o, *cheapest_not_stale, TrainingPlanSort::kExpectedCost))) {
+            cheapest_not_stale = o;
         }
         if (fastest == nullptr || Before(*o, *fastest, TrainingPlanSort::kTime)) {
             fastest = o;
@@ -195,6 +202,7 @@ void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOpti
     }
     if (cheapest != nullptr) plan.cheapest = *cheapest;
     if (cheapest_trusted != nullptr) plan.cheapest_trusted = *cheapest_trusted;
+    if (cheapest_not_stale != nullptr) plan.cheapest_not_stale = *cheapest_not_stale;
     if (fastest != nullptr) plan.fastest = *fastest;
 
     // Pareto front: walk from fastest (ties: cheaper first); keep each option cheaper than

@@ -246,7 +246,7 @@ std::string HelpText() {
         "  import FORMAT FILE...  read provider price files (aws-price-list |\n"
         "                 azure-retail-prices | gcp-billing-catalog) into --out DIR or "
         "DATABASE_URL\n"
-        "  sync aws|azure...  download those price files (needs network) and import them\n"
+        "  sync aws|azure|gcp...  download those price files (needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
         "  apikey create --scope admin|read|org --name N [--team T] [--price-book ID]\n"
@@ -381,8 +381,11 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
         problems.Fail("--price-book",
                       "is for apikey create; apikey price-book PREFIX|ID BOOK changes a key's");
     }
-    if (config.command == "sync" && (config.command_args.empty() || config.import_out.empty())) {
-        problems.Fail("sync", "use: sync aws|azure... --region R,... --out DIR");
+    if (config.command == "sync" && (config.command_args.empty() ||
+                                     (config.import_out.empty() && config.database_url.empty()))) {
+        problems.Fail("sync",
+                      "use: sync aws|azure|gcp... [--region R,...] (--out DIR | "
+                      "DATABASE_URL)");
     }
     if (config.command == "import") {
         if (config.command_args.size() < 2) {

@@ -119,6 +119,26 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
                "1 when PostgreSQL answered the last check, 0 otherwise (database mode only).");
         out += std::string("gpucost_database_up ") + (*snapshot.database_up ? "1" : "0") + "\n";
     }
+    // Seconds, Prometheus's base unit, of whole days (a price's as_of is a date).
+    constexpr long kSecondsPerDay = 86400;
+    Family(out, "gpucost_price_oldest_age_seconds", "gauge",
+           "Time since the least recently confirmed current price of each provider (its as_of).");
+    for (const auto& p : snapshot.price_staleness) {
+        out += "gpucost_price_oldest_age_seconds{provider=\"" + Label(p.provider) + "\"} " +
+               std::to_string(p.oldest_age_days * kSecondsPerDay) + "\n";
+    }
+    Family(out, "gpucost_price_stale_after_seconds", "gauge",
+           "Time after which a provider's price is stale (pricing/price_age.hpp).");
+    for (const auto& p : snapshot.price_staleness) {
+        out += "gpucost_price_stale_after_seconds{provider=\"" + Label(p.provider) + "\"} " +
+               std::to_string(p.stale_after_days * kSecondsPerDay) + "\n";
+    }
+    Family(out, "gpucost_prices_stale", "gauge",
+           "Current prices of each provider older than its staleness bound.");
+    for (const auto& p : snapshot.price_staleness) {
+        out += "gpucost_prices_stale{provider=\"" + Label(p.provider) + "\"} " +
+               std::to_string(p.stale_count) + "\n";
+    }
     Family(out, "gpucost_build_info", "gauge", "Always 1; the version is a label.");
     out += "gpucost_build_info{version=\"" + Label(snapshot.version) + "\"} 1\n";
     return out;

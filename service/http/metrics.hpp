@@ -8,6 +8,9 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
+
+#include "pricing/price_age.hpp"
 
 namespace gpucost::http {
 
@@ -19,6 +22,9 @@ struct MetricsSnapshot {
     std::optional<bool> database_up;  // absent in embedded mode
     std::string version;
     std::uint64_t log_lines_dropped = 0;  // access-log lines the full log buffer dropped
+    // Per provider: its staleness bound, its least recently confirmed price's age, and how many
+    // of its current prices are stale today (SummarizePriceAges).
+    std::vector<pricing::ProviderStaleness> price_staleness;
 };
 
 // Request counters and latency histograms for the Prometheus text exposition format (0.0.4).

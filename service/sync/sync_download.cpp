@@ -1,9 +1,12 @@
 #include "service/sync/sync_download.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string_view>
+#include <thread>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -14,13 +17,11 @@ namespace {
 using pricing::ErrorCode;
 using pricing::MakeError;
 
-constexpr char kAwsOfferBase[] =
-    "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/";
-constexpr char kAzurePricesBase[] = "https://prices.azure.com/api/retail/prices?$filter=";
 // Connection setup is quick or not at all; a multi-GB offer file streams for minutes, so the
 // read timeout bounds a stall, not the download.
 constexpr std::chrono::seconds kConnectTimeout{15};
 constexpr std::chrono::seconds kReadTimeout{120};
+constexpr char kAzurePricesPath[] = "/api/retail/prices";
 
 std::string UrlEncode(const std::string& text) {
     static const char* kHex = "0123456789ABCDEF";
@@ -38,52 +39,155 @@ std::string UrlEncode(const std::string& text) {
     return out;
 }
 
-// Streams `url` into `path`.
-pricing::Status Download(const std::string& url, const std::string& path) {
+// One try at a download: how it ended, whether another try may succeed, and how long the
+// server asked to wait first (Retry-After, in seconds).
+struct Attempt {
+    pricing::Status status;
+    bool transient = false;
+    std::optional<std::chrono::milliseconds> retry_after;
+};
+
+Attempt Final(pricing::Status status) {
+    return {std::move(status), false, std::nullopt};
+}
+Attempt Transient(pricing::Status status,
+                  std::optional<std::chrono::milliseconds> retry_after = std::nullopt) {
+    return {std::move(status), true, retry_after};
+}
+
+std::optional<std::chrono::milliseconds> RetryAfter(const httplib::Response& response) {
+    const std::string value = response.get_header_value("Retry-After");
+    if (value.empty() || !std::all_of(value.begin(), value.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        })) {
+        return std::nullopt;  // absent, or an HTTP date: the doubling wait instead
+    }
+    return std::chrono::seconds(std::stoll(value.substr(0, 9)));
+}
+
+Attempt DownloadOnce(const std::string& url, const std::string& path) {
     auto scheme_end = url.find("://");
     auto path_start =
         scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
     if (path_start == std::string::npos) {
-        return MakeError(ErrorCode::kInvalidArgument, "not a URL: " + url);
+        return Final(MakeError(ErrorCode::kInvalidArgument, "not a URL: " + url));
     }
     httplib::Client client(url.substr(0, path_start));
     client.set_follow_location(true);
     client.set_connection_timeout(kConnectTimeout);
     client.set_read_timeout(kReadTimeout);
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    std::size_t bytes = 0;
     auto result = client.Get(url.substr(path_start), [&](const char* data, std::size_t length) {
         file.write(data, static_cast<std::streamsize>(length));
+        bytes += length;
         return static_cast<bool>(file);
     });
+    const std::string what = "cannot download " + url + ": ";
     if (!result) {
-        return MakeError(ErrorCode::kUnavailable,
-                         "cannot download " + url + ": " + httplib::to_string(result.error()));
+        return Transient(
+            MakeError(ErrorCode::kUnavailable, what + httplib::to_string(result.error())));
     }
-    if (result->status != 200) {
-        return MakeError(ErrorCode::kUnavailable, "cannot download " + url + ": HTTP status " +
-                                                      std::to_string(result->status));
+    const int status = result->status;
+    if (status == 429 || status >= 500) {
+        return Transient(
+            MakeError(ErrorCode::kUnavailable, what + "HTTP status " + std::to_string(status)),
+            RetryAfter(*result));
+    }
+    if (status != 200) {
+        return Final(
+            MakeError(ErrorCode::kUnavailable, what + "HTTP status " + std::to_string(status)));
+    }
+    const std::string length = result->get_header_value("Content-Length");
+    if (!length.empty() && length != std::to_string(bytes)) {
+        return Transient(MakeError(ErrorCode::kUnavailable, what + "the body was cut short (" +
+                                                                std::to_string(bytes) + " of " +
+                                                                length + " bytes)"));
     }
     file.close();
     if (!file) {
-        return MakeError(ErrorCode::kUnavailable, "cannot write " + path);
+        return Final(MakeError(ErrorCode::kUnavailable, "cannot write " + path));
+    }
+    return Final(pricing::Ok{});
+}
+
+// Streams `url` into `path`, retrying what `policy` says is worth another try.
+pricing::Status Download(const std::string& url, const std::string& path,
+                         const RetryPolicy& policy) {
+    std::chrono::milliseconds wait = policy.first_wait;
+    for (int attempt = 1;; ++attempt) {
+        Attempt tried = DownloadOnce(url, path);
+        if (tried.status.ok() || !tried.transient || attempt >= policy.attempts) {
+            if (!tried.status.ok() && tried.transient) {
+                return MakeError(
+                    ErrorCode::kUnavailable,
+                    tried.status.error().message + " (" + std::to_string(attempt) + " attempts)");
+            }
+            return tried.status;
+        }
+        std::this_thread::sleep_for(
+            std::min<std::chrono::milliseconds>(tried.retry_after.value_or(wait), policy.max_wait));
+        wait = std::min<std::chrono::milliseconds>(wait * 2, policy.max_wait);
+    }
+}
+
+// A downloaded page as its API documents it: a JSON object; kUnavailable naming the URL when
+// it is not (a body cut short without a Content-Length, an error page, a changed API).
+pricing::Result<nlohmann::json> ReadPage(const std::string& path, const std::string& url) {
+    std::ifstream in(path);
+    auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!doc.is_object()) {
+        return MakeError(ErrorCode::kUnavailable,
+                         url +
+                             " did not answer a JSON object (cut short or not the documented "
+                             "format); nothing of this provider is imported");
+    }
+    return doc;
+}
+
+// An AWS offer file is one JSON object of up to gigabytes, streamed by the importer: here only
+// its ends are looked at, so a body cut short without a Content-Length is caught before import.
+pricing::Status CheckJsonObjectEnds(const std::string& path, const std::string& url) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(64, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    in.clear();
+    in.seekg(-std::min<std::streamoff>(
+                 64, static_cast<std::streamoff>(std::filesystem::file_size(path))),
+             std::ios::end);
+    std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto first = head.find_first_not_of(" \t\r\n");
+    auto last = tail.find_last_not_of(" \t\r\n");
+    if (first == std::string::npos || head[first] != '{' || last == std::string::npos ||
+        tail[last] != '}') {
+        return MakeError(ErrorCode::kUnavailable,
+                         url +
+                             " is not a whole JSON object (cut short?); nothing of this "
+                             "provider is imported");
     }
     return pricing::Ok{};
 }
 
 pricing::Result<DownloadedFiles> DownloadAws(const SyncArgs& args, const std::string& dir) {
-    DownloadedFiles out{"aws-price-list", {}};
+    DownloadedFiles out{"aws", "aws-price-list", {}, {}};
     for (const std::string& region : args.regions) {
         std::string path = dir + "/aws-" + region + ".json";
-        if (auto got = Download(kAwsOfferBase + region + "/index.json", path); !got.ok()) {
+        std::string url = args.aws_base + region + "/index.json";
+        if (auto got = Download(url, path, args.retry); !got.ok()) {
             return got.error();
         }
+        if (auto whole = CheckJsonObjectEnds(path, url); !whole.ok()) {
+            return whole.error();
+        }
         out.files.push_back(path);
+        out.urls.push_back(url);
     }
     return out;
 }
 
 pricing::Result<DownloadedFiles> DownloadAzure(const SyncArgs& args, const std::string& dir) {
-    DownloadedFiles out{"azure-retail-prices", {}};
+    DownloadedFiles out{"azure", "azure-retail-prices", {}, {}};
     std::string filter = "serviceName eq 'Virtual Machines'";
     if (!args.regions.empty()) {
         std::string any;
@@ -92,7 +196,7 @@ pricing::Result<DownloadedFiles> DownloadAzure(const SyncArgs& args, const std::
         }
         filter += " and (" + any + ")";
     }
-    std::string url = kAzurePricesBase + UrlEncode(filter);
+    std::string url = args.azure_base + "?$filter=" + UrlEncode(filter);
     for (int page = 0; !url.empty(); ++page) {
         if (page >= kMaxAzurePages) {
             return MakeError(ErrorCode::kUnavailable, "Azure listed more than " +
@@ -100,30 +204,79 @@ pricing::Result<DownloadedFiles> DownloadAzure(const SyncArgs& args, const std::
                                                           " pages; narrow it with --region");
         }
         std::string path = dir + "/azure-page-" + std::to_string(page) + ".json";
-        if (auto got = Download(url, path); !got.ok()) {
+        if (auto got = Download(url, path, args.retry); !got.ok()) {
             return got.error();
         }
+        auto doc = ReadPage(path, url);
+        if (!doc.ok()) return doc.error();
+        if (!doc.value().contains("Items") || !doc.value()["Items"].is_array()) {
+            return MakeError(ErrorCode::kUnavailable,
+                             url +
+                                 " has no Items array (the Retail Prices API changed?); "
+                                 "nothing of this provider is imported");
+        }
         out.files.push_back(path);
-        std::ifstream in(path);
-        auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-        auto next =
-            doc.is_object() && doc.contains("NextPageLink") && doc["NextPageLink"].is_string()
-                ? doc["NextPageLink"].get<std::string>()
-                : std::string();
-        url = next;
+        out.urls.push_back(url);
+        const auto& next = doc.value()["NextPageLink"];
+        url = next.is_string() ? next.get<std::string>() : std::string();
+        // NextPageLink names Azure's own host (https://prices.azure.com:443/api/retail/prices?...);
+        // a mirror serves the same pages under its own base.
+        if (const auto at = url.find(kAzurePricesPath);
+            args.azure_base != kAzurePricesBase && at != std::string::npos) {
+            url = args.azure_base + url.substr(at + std::string_view(kAzurePricesPath).size());
+        }
+    }
+    return out;
+}
+
+pricing::Result<DownloadedFiles> DownloadGcp(const SyncArgs& args, const std::string& dir) {
+    DownloadedFiles out{"gcp", "gcp-billing-catalog", {}, {}};
+    for (const char* service : kGcpServices) {
+        std::string token;
+        for (int page = 0;; ++page) {
+            if (page >= kMaxGcpPages) {
+                return MakeError(ErrorCode::kUnavailable, std::string("GCP listed more than ") +
+                                                              std::to_string(kMaxGcpPages) +
+                                                              " pages of " + service);
+            }
+            std::string shown = args.gcp_base + service + "/skus?currencyCode=USD" +
+                                (token.empty() ? "" : "&pageToken=" + UrlEncode(token));
+            std::string path = dir + "/gcp-" + service + "-" + std::to_string(page) + ".json";
+            if (auto got =
+                    Download(shown + "&key=" + UrlEncode(args.gcp_api_key), path, args.retry);
+                !got.ok()) {
+                // The message names the URL with the key; say it without.
+                return MakeError(
+                    ErrorCode::kUnavailable,
+                    "cannot download " + shown + " (key left out): " +
+                        got.error().message.substr(got.error().message.rfind(": ") + 2));
+            }
+            auto doc = ReadPage(path, shown);
+            if (!doc.ok()) return doc.error();
+            if (!doc.value().contains("skus") || !doc.value()["skus"].is_array()) {
+                return MakeError(ErrorCode::kUnavailable,
+                                 shown +
+                                     " has no skus array (the Cloud Billing Catalog "
+                                     "changed?); nothing of this provider is imported");
+            }
+            out.files.push_back(path);
+            out.urls.push_back(shown);
+            const auto& next = doc.value()["nextPageToken"];
+            token = next.is_string() ? next.get<std::string>() : std::string();
+            if (token.empty()) break;
+        }
     }
     return out;
 }
 
 }  // namespace
 
-pricing::Result<std::vector<DownloadedFiles>> DownloadPriceFiles(const SyncArgs& args,
-                                                                 const std::string& dir) {
+pricing::Status CheckSyncArgs(const SyncArgs& args) {
     for (const std::string& p : args.providers) {
-        if (p != "aws" && p != "azure") {
+        if (std::find(kSyncProviders.begin(), kSyncProviders.end(), p) == kSyncProviders.end()) {
             return MakeError(ErrorCode::kInvalidArgument,
-                             "sync knows aws and azure; for gcp, download the Cloud Billing "
-                             "Catalog pages with an API key and use `gpucost import`",
+                             "sync knows aws, azure and gcp (" + p +
+                                 " publishes no price file the importers read)",
                              "provider");
         }
         if (p == "aws" && args.regions.empty()) {
@@ -131,21 +284,27 @@ pricing::Result<std::vector<DownloadedFiles>> DownloadPriceFiles(const SyncArgs&
                              "sync aws needs --region (AWS publishes one offer file per region)",
                              "--region");
         }
+        if (p == "gcp" && args.gcp_api_key.empty()) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "sync gcp needs an API key: GCP_API_KEY, or GCP_API_KEY_FILE naming "
+                             "a file that holds it (a mounted Secret)",
+                             "GCP_API_KEY");
+        }
     }
+    return pricing::Ok{};
+}
+
+pricing::Result<DownloadedFiles> DownloadProvider(const SyncArgs& args, const std::string& provider,
+                                                  const std::string& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) {
         return MakeError(ErrorCode::kUnavailable, "cannot create " + dir + ": " + ec.message());
     }
-    std::vector<DownloadedFiles> downloaded;
-    for (const std::string& p : args.providers) {
-        auto got = p == "aws" ? DownloadAws(args, dir) : DownloadAzure(args, dir);
-        if (!got.ok()) {
-            return got.error();
-        }
-        downloaded.push_back(std::move(got).value());
-    }
-    return downloaded;
+    if (provider == "aws") return DownloadAws(args, dir);
+    if (provider == "azure") return DownloadAzure(args, dir);
+    if (provider == "gcp") return DownloadGcp(args, dir);
+    return MakeError(ErrorCode::kInvalidArgument, "sync does not know " + provider, "provider");
 }
 
 }  // namespace gpucost::sync

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <set>
 #include <string>
 #include <utility>
@@ -9,29 +11,69 @@
 
 namespace gpucost::sync {
 
-// `gpucost sync`: which providers' price files to fetch, for which regions.
-struct SyncArgs {
-    std::vector<std::string> providers;  // aws | azure
-    std::set<std::string> regions;       // required for aws (one offer file per region)
+// Where each provider publishes its price files (docs/prices.md, "The formats"). A deployment
+// may point one at a mirror, and the tests at their fixture server (GPUCOST_SYNC_*_URL).
+inline constexpr char kAwsOfferBase[] =
+    "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/";
+inline constexpr char kAzurePricesBase[] = "https://prices.azure.com/api/retail/prices";
+inline constexpr char kGcpBillingBase[] = "https://cloudbilling.googleapis.com/v1/services/";
+// The Cloud Billing Catalog services whose SKUs price GPU machines and TPUs: Compute Engine
+// and Cloud TPU (docs/prices.md, `gcp-billing-catalog`).
+inline constexpr std::array<const char*, 2> kGcpServices = {"6F81-5844-456A", "E000-3F24-B8AA"};
+
+// How one download is retried. The providers' own guidance: Azure's Retail Prices API and
+// Google's APIs answer 429 with Retry-After when a client reads too fast; a 5xx or a body cut
+// short is transient. Four attempts with a doubling wait (1, 2, 4 s unless Retry-After says
+// otherwise, at most a minute) ride out a short outage without holding a CronJob for long.
+struct RetryPolicy {
+    int attempts = 4;
+    std::chrono::milliseconds first_wait{1000};
+    std::chrono::seconds max_wait{60};
 };
 
-// The files downloaded for one import: a format name and its files, in import order.
+// `gpucost sync`: which providers' price files to fetch, for which regions, from where.
+struct SyncArgs {
+    std::vector<std::string> providers;  // aws | azure | gcp
+    std::set<std::string> regions;       // required for aws (one offer file per region)
+    std::string aws_base = kAwsOfferBase;
+    std::string azure_base = kAzurePricesBase;
+    std::string gcp_base = kGcpBillingBase;
+    std::string gcp_api_key;  // required for gcp (GCP_API_KEY or GCP_API_KEY_FILE)
+    RetryPolicy retry;
+};
+
+// The files downloaded for one import: a format name and its files, in import order, and
+// where they came from (recorded with the run).
 struct DownloadedFiles {
+    std::string provider;
     std::string format;
     std::vector<std::string> files;
+    std::vector<std::string> urls;  // API keys left out
 };
 
-// Downloads the providers' documented price files into `dir` (created if missing):
-//   aws:
-//   https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json
-//   azure: https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual Machines'
-//          [and armRegionName eq '{region}'], every page (NextPageLink), at most kMaxAzurePages.
-// kInvalidArgument for an unknown provider or aws without regions; kUnavailable naming the URL
-// when a download fails (no network, DNS, TLS, a status other than 200).
-[[nodiscard]] pricing::Result<std::vector<DownloadedFiles>> DownloadPriceFiles(
-    const SyncArgs& args, const std::string& dir);
+// The providers sync knows (one list; `gpucost sync` refuses others by name).
+inline constexpr std::array<const char*, 3> kSyncProviders = {"aws", "azure", "gcp"};
+
+// kInvalidArgument for an unknown provider, aws without regions or gcp without an API key.
+[[nodiscard]] pricing::Status CheckSyncArgs(const SyncArgs& args);
+
+// Downloads `provider`'s documented price files into `dir` (created if missing):
+//   aws:   {aws_base}{region}/index.json, one per region
+//   azure: {azure_base}?$filter=serviceName eq 'Virtual Machines' [and (armRegionName eq
+//          '{region}' or ...)], every page (NextPageLink), at most kMaxAzurePages
+//   gcp:   {gcp_base}{service}/skus?currencyCode=USD&key=KEY for each of kGcpServices, every
+//          page (nextPageToken), at most kMaxGcpPages each
+// 429 and 5xx answers and bodies shorter than their Content-Length are retried by `retry`;
+// kUnavailable naming the URL when a download still fails (no network, DNS, TLS, another
+// status, a body cut short), and when a page is not the JSON object its API documents
+// (a truncated or changed answer): then nothing of that provider is imported.
+[[nodiscard]] pricing::Result<DownloadedFiles> DownloadProvider(const SyncArgs& args,
+                                                                const std::string& provider,
+                                                                const std::string& dir);
 
 // Azure lists Virtual Machines prices 100 Items a page; a whole region is a few hundred pages.
 inline constexpr int kMaxAzurePages = 5000;
+// GCP lists at most 5,000 SKUs a page; Compute Engine has some tens of thousands.
+inline constexpr int kMaxGcpPages = 100;
 
 }  // namespace gpucost::sync

@@ -96,6 +96,11 @@ try:
     check(s.get("gpucost_catalog_accelerators", 0) > 10, "accelerator count is reported")
     check(s.get("gpucost_catalog_snapshot_age_seconds", -1) >= 0, "snapshot age is reported")
     check("gpucost_rate_limited_requests_total" in s, "rate-limit rejections are reported")
+    check(s.get('gpucost_price_stale_after_seconds{provider="aws"}') == 30 * 86400,
+          "each provider's staleness bound is reported")
+    check(s.get('gpucost_price_oldest_age_seconds{provider="aws"}', -1) >= 0
+          and 'gpucost_prices_stale{provider="aws"}' in s,
+          "each provider's oldest price age and stale prices are reported")
     if DATABASE_URL:
         check(s.get("gpucost_database_up") == 1, "the database is up")
     else:

@@ -290,14 +290,18 @@ void WriteJsonWithAssumptions(httplib::Response& res, json body,
 }
 
 void AppendOfferingJson(std::string& out, const std::string& catalog_version,
-                        const pricing::Offering& offering) {
+                        const pricing::Offering& offering, const std::string& today) {
+    // Keyed by day too: price_age_days and price_state change at midnight UTC.
     thread_local std::string key;
     key.assign("offering");
     key.push_back('\0');
     key.append(catalog_version);
     key.push_back('\0');
+    key.append(today);
+    key.push_back('\0');
     key.append(offering.id);
-    Cache().Append(out, key, [&] { return ToJsonText(ToJson(offering, /*with_history=*/false)); });
+    Cache().Append(out, key,
+                   [&] { return ToJsonText(ToJson(offering, /*with_history=*/false, today)); });
 }
 
 void WriteJsonWithRaw(httplib::Response& res, json body, const std::string& member,

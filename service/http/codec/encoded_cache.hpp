@@ -43,10 +43,10 @@ void WriteJsonWithAssumptions(httplib::Response& res, nlohmann::json body,
 // Writes `text`, a whole answer already encoded as JSON, as application/json.
 void WriteJsonText(httplib::Response& res, std::string text, int status = 200);
 
-// Appends the JSON text of ToJson(offering, false), encoded once per catalog version (the
-// version is a content hash, so equal versions hold equal offerings).
+// Appends the JSON text of ToJson(offering, false, today), encoded once per catalog version
+// and day (the version is a content hash, so equal versions hold equal offerings).
 void AppendOfferingJson(std::string& out, const std::string& catalog_version,
-                        const pricing::Offering& offering);
+                        const pricing::Offering& offering, const std::string& today);
 
 // Writes `body` (an object) as application/json with its top-level `member` set to
 // `raw_json`, text already encoded.

@@ -271,9 +271,10 @@ json SpotInterruptionToJson(const std::optional<pricing::SpotInterruptionBucket>
             {"max_percent_per_month", bucket->max_percent_per_month}};
 }
 
-json ToJson(const pricing::Offering& o, bool with_history) {
+json ToJson(const pricing::Offering& o, bool with_history, std::string_view today) {
     const pricing::Provider* provider = pricing::FindProvider(o.provider);
     json spot = SpotInterruptionToJson(o.spot_interruption);
+    const std::optional<long> age_days = pricing::DaysBetween(o.price.as_of, today);
     json out = {
         {"id", o.id},
         {"provider", o.provider},
@@ -292,6 +293,8 @@ json ToJson(const pricing::Offering& o, bool with_history) {
         {"usd_per_accelerator_hour", Num(pricing::RoundToMicroUsd(o.UsdPerAcceleratorHour()))},
         {"as_of", o.price.as_of},
         {"as_of_estimated", o.price.as_of_estimated},
+        {"price_age_days", Opt(age_days)},
+        {"price_state", pricing::PriceStateName(pricing::StateOfPrice(o, age_days))},
         {"source", o.price.source},
         {"verified", o.price.verified},
         {"price_notes", o.price.notes},
@@ -353,7 +356,19 @@ json ToJson(const pricing::PriceAges& ages) {
             {"older_than_90_days", ages.older_than_90_days},
             {"older_than_180_days", ages.older_than_180_days},
             {"estimated_date_count", ages.estimated_date_count},
-            {"unverified_count", ages.unverified_count}};
+            {"unverified_count", ages.unverified_count},
+            {"stale_count", ages.stale_count},
+            {"stale_by_provider", [&] {
+                 json out = json::array();
+                 for (const auto& p : ages.by_provider) {
+                     out.push_back({{"provider", p.provider},
+                                    {"stale_after_days", p.stale_after_days},
+                                    {"current_price_count", p.current_price_count},
+                                    {"stale_count", p.stale_count},
+                                    {"oldest_age_days", p.oldest_age_days}});
+                 }
+                 return out;
+             }()}};
 }
 
 json ToJson(const pricing::Assumptions& assumptions) {

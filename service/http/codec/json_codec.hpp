@@ -112,8 +112,9 @@ private:
 };
 
 json ToJson(const pricing::Accelerator& a);
-// `with_history` adds superseded_prices (single-offering reads only).
-json ToJson(const pricing::Offering& o, bool with_history);
+// `with_history` adds superseded_prices (single-offering reads only). `today` (YYYY-MM-DD,
+// UTC) gives price_age_days and price_state.
+json ToJson(const pricing::Offering& o, bool with_history, std::string_view today);
 // The spot-risk object every answer uses under `spot_interruption`: {bucket,
 // min_percent_per_month, max_percent_per_month}, or null when unknown.
 json SpotInterruptionToJson(const std::optional<pricing::SpotInterruptionBucket>& bucket);

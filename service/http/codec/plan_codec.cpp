@@ -560,7 +560,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     auto workload = DecodeTrainingRequest(
         body, nullptr,
         {"constraints", "sort", "limit", "offset", "cursor", "uncertainty", "spot",
-         "include_infeasible", "max_price_age_days", "start_date", "data"});
+         "include_infeasible", "max_price_age_days", "include_stale", "start_date", "data"});
     if (!workload.ok()) {
         return workload.error();
     }
@@ -591,6 +591,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
     }
     q.include_infeasible = r.Bool("include_infeasible").value_or(false);
     q.max_price_age_days = r.Number("max_price_age_days");
+    q.include_stale = r.Bool("include_stale").value_or(false);
     q.start_date = r.String("start_date");
     const json* constraints = r.Object("constraints");
     const json* uncertainty = r.Object("uncertainty");
@@ -684,6 +685,7 @@ constexpr auto kTrainingOptionFields = std::to_array<AnswerField<Option>>({
     {"owned", &WriteOwnedUse},
     {"parallelism", [](JsonWriter& w, const Option& o) { WriteLayout(w, o.parallelism); }},
     {"price_age_days", &Scalar<&Option::price_age_days>},
+    {"price_state", &Named<&pricing::PriceStateName, &Option::price_state>},
     {"scale_out_gbit_per_s", &Scalar<&Option::scale_out_gbit_per_s>},
     {"total_accelerators", &Scalar<&Option::total_accelerators>},
     {"unused_committed_hours", &Scalar<&Option::unused_committed_hours>},
@@ -919,7 +921,7 @@ constexpr auto kServingWorkloadKeys = std::to_array<const char*>(
      "step_overhead_s", "memory_overhead_gb"});
 constexpr auto kServingPlanKeys =
     std::to_array<const char*>({"traffic", "latency", "utilization", "constraints", "api_price",
-                                "limit", "cursor", "start_date", "budget_months"});
+                                "limit", "cursor", "start_date", "budget_months", "include_stale"});
 const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
     {"usd_per_million_input_tokens",
      &Optional<&InferencePlanRequest::api_usd_per_million_input_tokens>},
@@ -955,6 +957,7 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     q.utilization = r.Number("utilization");
     q.start_date = r.String("start_date");
     q.budget_months = r.Int("budget_months");
+    q.include_stale = r.Bool("include_stale").value_or(false);
     if (auto limit = r.Int("limit")) {
         if (*limit < 0) {
             r.Fail(ErrorCode::kInvalidArgument, "limit", "must be between 1 and 500");
@@ -1030,6 +1033,7 @@ constexpr auto kServingOptionFields = std::to_array<AnswerField<ServingOption>>(
     {"owned", &WriteServingOwnedUse},
     {"pipeline_parallel", &Scalar<&ServingOption::pipeline_parallel>},
     {"price_age_days", &Scalar<&ServingOption::price_age_days>},
+    {"price_state", &Named<&pricing::PriceStateName, &ServingOption::price_state>},
     {"reasoning", &Scalar<&ServingOption::reasoning>},
     {"replicas", &Scalar<&ServingOption::replicas>},
     {"savings_vs_api_fraction", &Scalar<&ServingOption::savings_vs_api_fraction>},
@@ -1271,7 +1275,7 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     answer.offset = first;
     answer.available_count = plan.value().options.size();
     pricing::plan::InferenceRecommendation recommended =
-        pricing::plan::RecommendInference(plan.value(), catalog);
+        pricing::plan::RecommendInference(plan.value(), catalog, request.include_stale);
     answer.best_by_provider = std::move(recommended.best_by_provider);
     answer.recommendation = std::move(recommended.recommendation);
     answer.reasoning = std::move(recommended.reasoning);

@@ -121,9 +121,10 @@ std::string OfferingListJson(const pricing::OfferingPage& page, const pricing::O
     w.Member("currency", pricing::kCurrency);
     w.Key("items");
     std::string items = "[";
+    const std::string today = TodayUtc();
     for (const pricing::Offering* o : page.items) {
         if (items.size() > 1) items.push_back(',');
-        AppendOfferingJson(items, catalog_version, *o);
+        AppendOfferingJson(items, catalog_version, *o, today);
     }
     items.push_back(']');
     w.Raw(items);
@@ -366,7 +367,7 @@ void ServeOffering(const Deps& deps, const httplib::Request& req, httplib::Respo
             res.set_header("ETag", OfferingEtag(history.value().version));
         }
     }
-    json body = ToJson(found.value(), /*with_history=*/true);
+    json body = ToJson(found.value(), /*with_history=*/true, TodayUtc());
     body["catalog_version"] = catalog->Describe().version;
     body["currency"] = pricing::kCurrency;
     SetCatalogVersionHeader(res, body["catalog_version"].get<std::string>());

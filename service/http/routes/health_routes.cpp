@@ -1,8 +1,10 @@
 #include <chrono>
 #include <memory>
 
+#include "pricing/price_age.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/problem.hpp"
+#include "service/http/codec/timestamp.hpp"
 #include "service/http/route_table.hpp"
 #include "service/http/transport/gzip.hpp"
 
@@ -68,7 +70,17 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
                         " s ago, longer than the configured maximum; the database is unreachable");
             }
         }
-        WriteJson(res, {{"ready", true}});
+        // Stale prices do not make the service unready (it serves them marked stale); the
+        // detail says which providers' prices a sync has not confirmed for how long.
+        json prices = json::array();
+        for (const auto& p :
+             pricing::SummarizePriceAges(deps.catalog()->Offerings(), TodayUtc()).by_provider) {
+            prices.push_back({{"provider", p.provider},
+                              {"stale_after_days", p.stale_after_days},
+                              {"oldest_age_days", p.oldest_age_days},
+                              {"stale_count", p.stale_count}});
+        }
+        WriteJson(res, {{"ready", true}, {"price_staleness", std::move(prices)}});
     });
 
     // The contract is the largest answer (about 150 KB of YAML, a fifth of it gzipped) and the

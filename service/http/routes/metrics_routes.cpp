@@ -1,5 +1,6 @@
 #include <chrono>
 
+#include "service/http/codec/timestamp.hpp"
 #include "service/http/metrics.hpp"
 #include "service/http/route_table.hpp"
 #include "service/http/transport/request_context.hpp"
@@ -15,6 +16,9 @@ MetricsSnapshot Snapshot(const Deps& deps) {
     s.catalog_accelerator_count = info.accelerator_count;
     s.version = deps.service_version;
     s.log_lines_dropped = log::DroppedLines();
+    // A scan of every current price (a millisecond at 20,000 offerings), once per scrape.
+    s.price_staleness =
+        pricing::SummarizePriceAges(deps.catalog()->Offerings(), TodayUtc()).by_provider;
     if (deps.health) {
         StoreHealth h = deps.health->Health();
         s.catalog_snapshot_age_s = h.snapshot_age_s;

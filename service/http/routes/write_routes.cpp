@@ -116,7 +116,7 @@ json HistoryJson(const OfferingHistory& h, std::size_t first = 0,
     }
     // The history record's offering carries no superseded list of its own: count what
     // GET /v1/offerings/{id} counts, every observation but the current one.
-    json offering = ToJson(h.offering, /*with_history=*/false);
+    json offering = ToJson(h.offering, /*with_history=*/false, TodayUtc());
     offering["superseded_price_count"] =
         std::count_if(h.prices.begin(), h.prices.end(),
                       [](const PriceInterval& p) { return p.valid_to_us.has_value(); });

@@ -13,6 +13,7 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "pricing/in_memory_catalog.hpp"
+#include "pricing/plan/inference_explain.hpp"
 #include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
@@ -119,6 +120,69 @@ TEST_SUITE("price_trust") {
             CHECK(o.offering->id != std::string(kLambda));
             CHECK(std::isfinite(o.monthly_cost_usd));
         }
+    }
+
+    TEST_CASE("a training plan recommends a stale price only with include_stale") {
+        // On 2026-11-20 the sample's Lambda H100 price (2026-09-25) is 56 days old, over
+        // Lambda's 7-day bound; the P5 price (2026-11-09) is 11 days old, within AWS's 30.
+        // At 0.5 USD/h Lambda's is the cheapest run by far.
+        auto catalog = WithPrices({{kLambda, 0.5}});
+        TrainingPlanRequest r;
+        r.workload.model.params_b = 7;
+        r.workload.tokens_b = 20;
+        r.workload.precision = Precision::kBf16;
+        r.constraints.max_total_accelerators = 64;
+        r.constraints.accelerators = {"h100-sxm"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        r.today = "2026-11-20";
+        r.limit = kMaxPlanLimit;
+        auto plan = PlanTraining(r, *catalog, gpucost::testing::SamplePlanReference());
+        REQUIRE(plan.ok());
+        REQUIRE(plan.value().cheapest.has_value());
+        CHECK(plan.value().cheapest->offering->id == kLambda);
+        CHECK(plan.value().cheapest->price_state == PriceState::kStale);
+        REQUIRE(plan.value().recommendation.has_value());
+        CHECK(plan.value().recommendation->offering->id == kP5);
+        CHECK(plan.value().recommendation->price_state == PriceState::kCurrent);
+        CHECK(plan.value().reasoning.find("stale price (confirmed 56 days ago, over lambda's "
+                                          "7-day bound)") != std::string::npos);
+
+        r.include_stale = true;
+        auto with_stale = PlanTraining(r, *catalog, gpucost::testing::SamplePlanReference());
+        REQUIRE(with_stale.ok());
+        REQUIRE(with_stale.value().recommendation.has_value());
+        CHECK(with_stale.value().recommendation->offering->id == kLambda);
+        bool warned = false;
+        for (const auto& w : with_stale.value().warnings) {
+            warned = warned || w.detail.find("the price is stale") != std::string::npos;
+        }
+        CHECK(warned);
+    }
+
+    TEST_CASE("a serving plan recommends a stale price only with include_stale") {
+        auto catalog = WithPrices({});
+        InferencePlanRequest r;
+        r.workload.model.params_b = 7;
+        r.workload.precision = Precision::kBf16;
+        r.workload.input_tokens = 512;
+        r.workload.output_tokens = 256;
+        r.traffic.requests_per_second = 1;
+        r.accelerators = {"h100-sxm"};
+        r.price_types = {PriceType::kOnDemand};
+        r.today = "2026-11-20";
+        auto plan = PlanInference(r, *catalog, gpucost::testing::SamplePlanReference());
+        REQUIRE(plan.ok());
+        StatePriceAges(plan.value().options, r.today);
+        REQUIRE_FALSE(plan.value().options.empty());
+        CHECK(plan.value().options.front().offering->id == kLambda);
+        CHECK(plan.value().options.front().price_state == PriceState::kStale);
+        auto fresh = RecommendInference(plan.value(), *catalog, /*include_stale=*/false);
+        REQUIRE(fresh.recommendation.has_value());
+        CHECK(fresh.recommendation->offering->id == kP5);
+        CHECK(fresh.reasoning.find("include_stale: true lets it rank first") != std::string::npos);
+        auto any = RecommendInference(plan.value(), *catalog, /*include_stale=*/true);
+        REQUIRE(any.recommendation.has_value());
+        CHECK(any.recommendation->offering->id == kLambda);
     }
 
     TEST_CASE("spot and rent-vs-buy refuse a named offering whose price is not usable") {

@@ -51,6 +51,21 @@ TEST_SUITE("metrics") {
         CHECK(Has(m.Render(s), "gpucost_database_up 0"));
     }
 
+    TEST_CASE("each provider's oldest price age, bound and stale prices are gauges") {
+        Metrics m;
+        MetricsSnapshot s;
+        gpucost::pricing::ProviderStaleness aws;
+        aws.provider = "aws";
+        aws.stale_after_days = 30;
+        aws.oldest_age_days = 584;
+        aws.stale_count = 12;
+        s.price_staleness.push_back(aws);
+        std::string text = m.Render(s);
+        CHECK(Has(text, R"(gpucost_price_oldest_age_seconds{provider="aws"} 50457600)"));
+        CHECK(Has(text, R"(gpucost_price_stale_after_seconds{provider="aws"} 2592000)"));
+        CHECK(Has(text, R"(gpucost_prices_stale{provider="aws"} 12)"));
+    }
+
     TEST_CASE("rate-limit rejections count from any thread") {
         const auto before = Metrics::RateLimitedCount();
         std::vector<std::thread> threads;

@@ -67,16 +67,16 @@ TEST_SUITE("encoded_cache") {
         listed.id = "listed-first";
         listed.price.usd_per_hour = 1.0;
         std::string first;
-        gpucost::http::AppendOfferingJson(first, version, listed);
+        gpucost::http::AppendOfferingJson(first, version, listed, "2026-12-06");
         for (std::size_t i = 0; i < gpucost::http::kMaxCachedTexts; ++i) {
             gpucost::pricing::Offering other;
             other.id = "other-" + std::to_string(i);
             std::string ignored;
-            gpucost::http::AppendOfferingJson(ignored, version, other);
+            gpucost::http::AppendOfferingJson(ignored, version, other, "2026-12-06");
         }
         listed.price.usd_per_hour = 2.0;  // not what the cache holds
         std::string again;
-        gpucost::http::AppendOfferingJson(again, version, listed);
+        gpucost::http::AppendOfferingJson(again, version, listed, "2026-12-06");
         CHECK(again == first);
     }
 }

@@ -415,7 +415,7 @@ TEST_SUITE("price_book_codec") {
         TestServer server(SampleDeps());
         json request = json::parse(R"({"model": {"params_b": 7}, "precision": "bf16",
             "input_tokens": 512, "output_tokens": 256, "traffic": {"requests_per_second": 10},
-            "start_date": "2027-01-01", "budget_months": 12, "limit": 100,
+            "start_date": "2027-01-01", "budget_months": 12, "limit": 100, "include_stale": true,
             "constraints": {"price_types": ["on_demand"]}})");
         json listed = Ok(PostJson(server, "/v1/plans/inference", request));
         REQUIRE(listed["recommendation"]["offering"]["id"] != kP5OnDemand);

@@ -220,6 +220,32 @@ TEST_SUITE("catalog_routes") {
         CHECK(ages["older_than_90_days"].get<int>() >= ages["older_than_180_days"].get<int>());
     }
 
+    TEST_CASE("stale prices are counted per provider and each offering says its price state") {
+        // Today is at least 2026-12-06 (the day this was written): the sample's 2025 prices
+        // and Lambda's 2026-09-25 are past their provider's bound whatever day it is.
+        TestServer server(SampleDeps());
+        json ages = Body(server.Client().Get("/v1/catalog"))["price_ages"];
+        CHECK(ages["stale_count"].get<int>() >= 3);
+        REQUIRE(ages["stale_by_provider"].is_array());
+        REQUIRE(ages["stale_by_provider"].size() == 3);
+        json aws = ages["stale_by_provider"][0];
+        CHECK(aws["provider"] == "aws");
+        CHECK(aws["stale_after_days"] == 30);
+        CHECK(aws["current_price_count"] == 2);
+        CHECK(aws["oldest_age_days"].get<int>() >= 584);  // 2025-05-01 to 2026-12-06
+        json lambda = Body(server.Client().Get("/v1/offerings/lambda-gpu_1x_h100-us-on-demand"));
+        CHECK(lambda["price_state"] == "stale");
+        CHECK(lambda["price_age_days"].get<int>() >= 72);  // 2026-09-25 to 2026-12-06
+        json listed = Body(server.Client().Get("/v1/offerings"));
+        REQUIRE(listed["items"].size() == 4);
+        for (const json& item : listed["items"]) {
+            CAPTURE(item["id"]);
+            CHECK(item["price_age_days"].is_number_integer());
+            const bool spot = item["id"] == "aws-p5.48xlarge-us-east-1-spot";
+            if (spot || item["provider"] != "aws") CHECK(item["price_state"] == "stale");
+        }
+    }
+
     TEST_CASE("GET /v1/catalog reads the offerings once per snapshot, not once per request") {
         // Counts the snapshot's Offerings() calls: the price-age summary is a scan of every
         // price, which at 20,000 offerings was most of the answer's cost.
@@ -276,7 +302,13 @@ TEST_SUITE("catalog_routes") {
         json health = Body(client.Get("/healthz"));
         CHECK(health["status"] == "ok");
         CHECK(health["catalog"]["offering_count"] == 4);
-        CHECK(Body(client.Get("/readyz"))["ready"] == true);
+        json ready = Body(client.Get("/readyz"));
+        CHECK(ready["ready"] == true);
+        // Per provider, by id: how long since a source confirmed its oldest price.
+        REQUIRE(ready["price_staleness"].size() == 3);
+        CHECK(ready["price_staleness"][0]["provider"] == "aws");
+        CHECK(ready["price_staleness"][0]["stale_after_days"] == 30);
+        CHECK(ready["price_staleness"][0]["oldest_age_days"].get<int>() >= 584);
         auto spec = client.Get("/openapi.yaml");
         REQUIRE(spec);
         CHECK(spec->get_header_value("Content-Type") == "application/yaml");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pricing/catalog_loader.hpp"
+#include "service/http/codec/timestamp.hpp"
 #include "tests/support/http_checks.hpp"
 #include "tests/support/sample_catalog.hpp"
 #include "tests/support/sample_deps.hpp"
@@ -323,7 +324,7 @@ TEST_SUITE("plan_routes") {
         json body = Body(Post(server, "/v1/plans/training",
                               R"({"model": {"params_b": 7}, "tokens_b": 20, "precision": "bf16",
                                   "constraints": {"max_total_accelerators": 64, "deadline_hours": 1000},
-                                  "sort": "cost", "limit": 5})"));
+                                  "sort": "cost", "limit": 5, "include_stale": true})"));
         REQUIRE(body.contains("options"));
         CHECK(body["options"].size() == 5);
         CHECK(body["total_count"].get<int>() >= 5);
@@ -482,7 +483,7 @@ TEST_SUITE("plan_routes") {
         json body = Body(Post(server, "/v1/plans/inference",
                               R"({"model": {"params_b": 7}, "input_tokens": 100,
                                   "output_tokens": 10, "traffic": {"requests_per_second": 1},
-                                  "limit": 1})"));
+                                  "limit": 1, "include_stale": true})"));
         CHECK(body["options"].size() == 1);
         CHECK(body["recommendation"] == body["options"][0]);
         CHECK(body["reasoning"].get<std::string>().rfind("Recommended: ", 0) == 0);
@@ -496,6 +497,32 @@ TEST_SUITE("plan_routes") {
                                                        "is estimated") != std::string::npos;
         }
         CHECK(estimated_warned == price["as_of_estimated"].get<bool>());
+    }
+
+    TEST_CASE("POST /v1/plans/inference passes over a stale cheapest unless include_stale") {
+        // The sample's Lambda price (2026-09-25) is past Lambda's 7-day bound whatever today
+        // is; the P5's, confirmed today here, is current.
+        auto csv = gpucost::testing::SampleCatalogCsv();
+        csv.prices_csv += "aws-p5.48xlarge-us-east-1-on-demand,55.04," + gpucost::http::TodayUtc() +
+                          ",false,PRICE API,true,confirmed today\n";
+        auto loaded = gpucost::pricing::LoadCatalog(csv);
+        REQUIRE(loaded.ok());
+        std::shared_ptr<const gpucost::pricing::Catalog> catalog = loaded.value();
+        auto deps = SampleDeps();
+        deps.catalog = [catalog] { return catalog; };
+        TestServer server(deps);
+        const std::string request = R"({"model": {"params_b": 7}, "input_tokens": 100,
+            "output_tokens": 10, "traffic": {"requests_per_second": 1}, "limit": 1)";
+        json body = Body(Post(server, "/v1/plans/inference", request + "}"));
+        CHECK(body["options"][0]["offering"]["provider"] == "lambda");
+        CHECK(body["options"][0]["price_state"] == "stale");
+        CHECK(body["recommendation"]["offering"]["id"] == "aws-p5.48xlarge-us-east-1-on-demand");
+        CHECK(body["recommendation"]["price_state"] == "current");
+        json with_stale =
+            Body(Post(server, "/v1/plans/inference", request + R"(, "include_stale": true})"));
+        CHECK(with_stale["recommendation"]["offering"]["provider"] == "lambda");
+        CheckProblem(Post(server, "/v1/plans/inference", request + R"(, "include_stale": 1})"), 400,
+                     "malformed_request", "/include_stale");
     }
 
     TEST_CASE("POST /v1/plans/inference spans instances when one cannot hold the model") {
