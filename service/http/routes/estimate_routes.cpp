@@ -7,6 +7,7 @@
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
 #include "service/http/route_table.hpp"
@@ -123,27 +124,31 @@ void AnswerEstimate(const Deps& deps, const httplib::Request& req, httplib::Resp
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     namespace est = pricing::estimate;
-    routes.Post("/v1/estimates/training", [deps](const httplib::Request& req,
-                                                 httplib::Response& res) {
-        AnswerEstimate(
-            deps, req, res,
-            [](const json& body, HardwareRequest& hw) { return DecodeTrainingRequest(body, &hw); },
-            [](est::TrainingRequest request, const est::ClusterSpec& cluster,
-               const pricing::Deadline& deadline) {
-                request.deadline = deadline;  // the layout search stops at it
-                return est::EstimateTraining(request, cluster);
-            });
-    });
-    routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req,
-                                                  httplib::Response& res) {
-        AnswerEstimate(
-            deps, req, res,
-            [](const json& body, HardwareRequest& hw) { return DecodeInferenceRequest(body, &hw); },
-            [](const est::InferenceRequest& request, const est::ClusterSpec& cluster,
-               const pricing::Deadline& /*deadline: one estimate, checked before it*/) {
-                return est::EstimateInference(request, cluster);
-            });
-    });
+    routes.Post("/v1/estimates/training",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+                    AnswerEstimate(
+                        deps, req, res,
+                        [&deps](const json& body, HardwareRequest& hw) {
+                            return DecodeTrainingRequest(body, ModelsOf(deps), &hw);
+                        },
+                        [](est::TrainingRequest request, const est::ClusterSpec& cluster,
+                           const pricing::Deadline& deadline) {
+                            request.deadline = deadline;  // the layout search stops at it
+                            return est::EstimateTraining(request, cluster);
+                        });
+                });
+    routes.Post("/v1/estimates/inference",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+                    AnswerEstimate(
+                        deps, req, res,
+                        [&deps](const json& body, HardwareRequest& hw) {
+                            return DecodeInferenceRequest(body, ModelsOf(deps), &hw);
+                        },
+                        [](const est::InferenceRequest& request, const est::ClusterSpec& cluster,
+                           const pricing::Deadline& /*deadline: one estimate, checked before it*/) {
+                            return est::EstimateInference(request, cluster);
+                        });
+                });
     routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req,
                                                  httplib::Response& res) {
         AnswerEstimate(
