@@ -84,13 +84,23 @@ inline std::string Fixed(double value, int decimals) {
     return std::string(buf.data(), end);
 }
 
-// "$1,234" (whole dollars with thousands separators), "$12.34" below $100.
-inline std::string UsdText(double usd) {
+// Money in every text an answer carries (reasoning, explanations, warnings), the one format:
+// "$12.34" below $100, "$1,234" from $100 (whole dollars with thousands separators: cents do
+// not change a choice between runs of thousands, and the planning page writes amounts so);
+// "-$12.34" when negative (a loss, a saving that costs). `decimals` places below $100 for
+// a price of a small unit ("$0.1500" per million tokens).
+inline std::string UsdText(double usd, int decimals = 2) {
+    if (std::isfinite(usd) && usd < 0) {
+        std::string out = "-";
+        out += UsdText(-usd, decimals);
+        return out;
+    }
+    std::string out = "$";
     if (!std::isfinite(usd) || usd < 100) {
-        return "$" + Fixed(usd, 2);
+        out += Fixed(usd, decimals);
+        return out;
     }
     const std::string digits = Fixed(usd, 0);
-    std::string out = "$";
     for (std::size_t i = 0; i < digits.size(); ++i) {
         if (i > 0 && (digits.size() - i) % 3 == 0) {
             out += ',';

@@ -24,7 +24,6 @@
 #include "service/app/cpus.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_text.hpp"
-#include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/router.hpp"
 #include "service/http/transport/transport.hpp"
@@ -237,6 +236,8 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
 struct Loaded {
     std::shared_ptr<const gpucost::pricing::Catalog> catalog;
     std::shared_ptr<const gpucost::pricing::PlanReference> reference;
+    // --catalog-dir's models.csv; null: the compiled-in library.
+    std::shared_ptr<const gpucost::pricing::ModelLibrary> models;
     std::shared_ptr<gpucost::ports::CatalogStore> store;
     std::shared_ptr<gpucost::ports::PriceBookStore> price_books;  // with `store`
     std::shared_ptr<gpucost::ports::ActualsStore> actuals;        // with `store`
@@ -280,7 +281,7 @@ std::optional<Loaded> LoadCatalog(const gpucost::app::ServiceConfig& config) {
             log::Error("model library rejected; not starting", {{"error", models.error().message}});
             return std::nullopt;
         }
-        if (models.value()) http::UseModelLibrary(models.value());
+        out.models = models.value();
     }
     // The planners' reference data comes with the CSV catalog in every mode (a database
     // snapshot has no capacity or storage tables).
@@ -384,6 +385,7 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
     deps.actuals = loaded.actuals;
     if (loaded.actuals) deps.read_focus = FocusReaderFor(deps.catalog);
     deps.plan_reference = loaded.reference;
+    deps.models = loaded.models;
     deps.require_read_key = config.require_read_key;
     deps.max_snapshot_age_s = config.max_snapshot_age_s;
     deps.cors_origins = config.cors_origins;

@@ -11,10 +11,6 @@ namespace gpucost::pricing::plan {
 
 namespace {
 
-std::string Dollars(double usd, int decimals) {
-    return decimals == 0 ? UsdText(usd) : "$" + Fixed(usd, decimals);
-}
-
 std::string InferenceOptionText(const InferencePlanOption& o, const Catalog& catalog) {
     const Offering& f = *o.offering;
     auto a = catalog.FindAccelerator(f.accelerator);
@@ -103,8 +99,8 @@ std::string RecommendationText(const InferencePlan& plan, const InferencePlanOpt
                                const std::vector<InferencePlanOption>& best_by_provider,
                                const Catalog& catalog) {
     std::string text =
-        "Recommended: " + InferenceOptionText(r, catalog) + " at " +
-        Dollars(r.monthly_cost_usd, 0) + " a month, " +
+        "Recommended: " + InferenceOptionText(r, catalog) + " at " + UsdText(r.monthly_cost_usd) +
+        " a month, " +
         (plan.total_count == 1 ? std::string("the only option")
                                : "the lowest of " + std::to_string(plan.total_count) + " options") +
         " meeting the latency targets: " + std::to_string(r.replicas) +
@@ -120,14 +116,14 @@ std::string RecommendationText(const InferencePlan& plan, const InferencePlanOpt
                                : std::string()) +
         " at batch " + std::to_string(r.batch_size) + ", " + Fixed(r.time_to_first_token_ms, 0) +
         " ms to first token, " + Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
-        Dollars(r.usd_per_million_input_tokens, 4) + " / " +
-        Dollars(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
+        UsdText(r.usd_per_million_input_tokens, 4) + " / " +
+        UsdText(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
     if (best_by_provider.size() > 1) {
         const auto& o = best_by_provider[1];
         // Owned capacity can make the recommendation cost nothing at the margin: no ratio then.
         text +=
             " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
-            Dollars(o.monthly_cost_usd, 0) + " a month" +
+            UsdText(o.monthly_cost_usd) + " a month" +
             (r.monthly_cost_usd > 0
                  ? " (+" + Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) + "%)."
                  : ".");

@@ -22,10 +22,6 @@ constexpr double kNearTieFraction = 0.02;
 // (1-3 year terms). Definition.
 constexpr int kMaxOwnedRentMonths = 1200;
 
-std::string Usd(double value) {
-    return UsdText(value);
-}
-
 // Present value of `usd_per_month` paid at the end of each of `months` months.
 double Annuity(double usd_per_month, double months, double monthly_rate) {
     if (monthly_rate <= 0) {
@@ -274,8 +270,9 @@ void WarnOnDisagreeingRent(double hourly_reading, RentVsBuyPlan& plan) {
     }
     plan.warnings.push_back(
         {"/rent/usd_per_month",
-         "rent.usd_per_month " + Usd(given) + " disagrees with the hourly figures, which give " +
-             Usd(hourly_reading) + " a month (" + Fixed(*plan.rent_usd_per_accelerator_hour, 2) +
+         "rent.usd_per_month " + UsdText(given) +
+             " disagrees with the hourly figures, which give " + UsdText(hourly_reading) +
+             " a month (" + Fixed(*plan.rent_usd_per_accelerator_hour, 2) +
              " USD per accelerator-hour); " +
              "usd_per_month is used throughout, the rate it implies included; give one or "
              "figures that agree"});
@@ -296,11 +293,11 @@ void WarnOnWinByResale(double horizon_discount, double monthly_rate, RentVsBuyPl
          "owning wins over " + Fixed(horizon, 0) +
              " months only through the resale value "
              "credited at the horizon, " +
-             Usd(plan.residual_value_at_horizon_usd) + " (" +
+             UsdText(plan.residual_value_at_horizon_usd) + " (" +
              Fixed(plan.residual_value_at_horizon_usd / plan.capex_usd * 100.0, 1) +
              "% of capex: straight-line book value less the used-market haircut); it stays "
              "cheaper than renting only if the hardware resells for at least " +
-             Usd(needed) + " (" + Fixed(needed / plan.capex_usd * 100.0, 1) +
+             UsdText(needed) + " (" + Fixed(needed / plan.capex_usd * 100.0, 1) +
              "% of capex) then. Used accelerators lose value in steps as new generations ship; "
              "a horizon this short against the depreciation period rests on that price"});
 }
@@ -868,19 +865,19 @@ void Recommend(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Ownin
         WarnOnWinByResale(horizon_discount, monthly_rate, plan);
     }
     std::string why = "over " + Fixed(horizon, 0) + " months at " + Fixed(rate * 100.0, 1) +
-                      "% a year, owning costs " + Usd(plan.npv_own_usd) +
-                      " in present value (net of " + Usd(plan.residual_value_at_horizon_usd) +
-                      " resale) against " + Usd(plan.npv_rent_usd) + " for renting; ";
+                      "% a year, owning costs " + UsdText(plan.npv_own_usd) +
+                      " in present value (net of " + UsdText(plan.residual_value_at_horizon_usd) +
+                      " resale) against " + UsdText(plan.npv_rent_usd) + " for renting; ";
     if (plan.rent_nodes && !rent.usd_per_month) {
         why += "the rent is a " + std::string(PriceTypeName(offering->price_type)) +
                " commitment: " + std::to_string(*plan.rent_nodes) + " x " +
-               offering->instance_type + " reserved every hour (" + Usd(plan.monthly_rent_usd) +
+               offering->instance_type + " reserved every hour (" + UsdText(plan.monthly_rent_usd) +
                "/month, used or not), billed for " + std::to_string(plan.rent_billed_months) +
                " months of whole terms; ";
     }
     if (!plan.break_even_months) {
-        why += "owning never breaks even: its running cost (" + Usd(plan.opex_usd_per_month) +
-               "/month) is at least the rent (" + Usd(plan.monthly_rent_usd) + "/month)";
+        why += "owning never breaks even: its running cost (" + UsdText(plan.opex_usd_per_month) +
+               "/month) is at least the rent (" + UsdText(plan.monthly_rent_usd) + "/month)";
     } else {
         why += "cash break-even after " + Fixed(*plan.break_even_months, 1) + " months (" +
                Fixed(*plan.break_even_months / 12.0, 1) + " years), ";
@@ -918,7 +915,7 @@ void Recommend(const RentVsBuyRequest& request, RentVsBuyPlan& plan, const Ownin
         for (std::size_t i = 0; i < plan.rent_options.size(); ++i) {
             const RentOption& r = plan.rent_options[i];
             why += std::string(i > 0 ? "," : "") + " " + std::string(PriceTypeName(r.price_type)) +
-                   " " + Usd(r.npv_usd) + " (" + Usd(r.monthly_usd) + "/month for " +
+                   " " + UsdText(r.npv_usd) + " (" + UsdText(r.monthly_usd) + "/month for " +
                    std::to_string(r.billed_months) + " months" +
                    (r.cheaper_than_buying ? ", cheaper than buying)" : ")");
         }
@@ -952,10 +949,10 @@ std::string OwnedRentText(const RentVsBuyRequest& request, const RentVsBuyPlan& 
     return "; owned capacity (the price book's owned_capacity) covers " +
            Fixed(plan.owned->instance_hours, 1) + " instance-hours of " + own.offering->id +
            " the rent path would use from " + plan.owned->first_month +
-           " at no marginal cost (paid whether or not you buy: " + Usd(plan.owned->sunk_usd) +
-           " at the commitment's rate), so renting costs " + Usd(plan.total_rent_usd) +
+           " at no marginal cost (paid whether or not you buy: " + UsdText(plan.owned->sunk_usd) +
+           " at the commitment's rate), so renting costs " + UsdText(plan.total_rent_usd) +
            " at the margin over " + std::to_string(plan.rent_billed_months) + " months against " +
-           Usd(plan.owned->without_owned_rent_usd) +
+           UsdText(plan.owned->without_owned_rent_usd) +
            " without it; its present value and the break-evens above are the marginal rent's";
 }
 

@@ -36,10 +36,6 @@ constexpr double kMaxCheckpointStretches = 1e9;
 // Monthly percentage used for the open Spot Advisor bucket (>20%); see the header.
 constexpr double kOpenBucketPercentPerMonth = 30.0;
 
-// "$12.34"; a negative amount (a saving that is a loss) as "-$12.34".
-std::string Usd(double value) {
-    return (value < 0 ? "-$" : "$") + Fixed(std::fabs(value), 2);
-}
 std::string Pct(double fraction) {
     return Fixed(fraction * 100.0, 1) + "%";
 }
@@ -553,10 +549,10 @@ Status ResolvePrices(const SpotPlanRequest& request, const Catalog& catalog,
     plan.spot_usd_per_hour =
         request.spot_usd_per_hour.value_or(spot_offering ? spot_offering->price.usd_per_hour : 0);
     if (request.spot_usd_per_hour && spot_offering) {
-        WarnOnOverride("/spot_usd_per_hour", "$" + Fixed(*request.spot_usd_per_hour, 4) + "/h",
+        WarnOnOverride("/spot_usd_per_hour", UsdText(*request.spot_usd_per_hour, 4) + "/h",
                        *request.spot_usd_per_hour, spot_offering->price.usd_per_hour,
-                       "the catalog's spot price of " + spot_offering->id + ", $" +
-                           Fixed(spot_offering->price.usd_per_hour, 4) + "/h (as of " +
+                       "the catalog's spot price of " + spot_offering->id + ", " +
+                           UsdText(spot_offering->price.usd_per_hour, 4) + "/h (as of " +
                            spot_offering->price.as_of + ")",
                        plan);
     }
@@ -751,8 +747,8 @@ void PriceRange(SpotPlan& plan) {
         (percent.high == kOpenBucketUpperPercentPerMonth
              ? ", the open end taken at " + Fixed(kOpenBucketUpperPercentPerMonth, 0) + "%"
              : std::string()) +
-        "), spot is expected to cost " + Usd(plan.expected_spot_cost_usd_range->low) + "-" +
-        Usd(plan.expected_spot_cost_usd_range->high);
+        "), spot is expected to cost " + UsdText(plan.expected_spot_cost_usd_range->low) + "-" +
+        UsdText(plan.expected_spot_cost_usd_range->high);
     if (plan.deadline_hours) {
         plan.spot_deadline_probability_range =
             SpotRange{SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.high)),
@@ -877,14 +873,14 @@ std::string OwnedText(const SpotPlanRequest& request, const SpotPlan& plan) {
         Fixed(plan.owned->instance_hours, 1) + " of the on-demand path's " +
         Fixed(run_instance_hours, 1) + " instance-hours from " +
         plan.start_date.value_or("the start date") +
-        " at no marginal cost (paid whether used or not: " + Usd(plan.owned->sunk_usd) +
+        " at no marginal cost (paid whether used or not: " + UsdText(plan.owned->sunk_usd) +
         " at the commitment's rate)";
     out += rest > kOwnedHoursResidue ? "; the job outlasts it, and the other " + Fixed(rest, 1) +
                                            " instance-hours are paid on demand at " +
-                                           Usd(plan.on_demand_usd_per_hour) + "/h: "
+                                           UsdText(plan.on_demand_usd_per_hour) + "/h: "
                                      : ": ";
-    out += Usd(plan.on_demand_cost_usd) + " at the margin against " +
-           Usd(plan.owned->without_owned_cost_usd) +
+    out += UsdText(plan.on_demand_cost_usd) + " at the margin against " +
+           UsdText(plan.owned->without_owned_cost_usd) +
            " without it, and spot's saving is measured "
            "against the marginal cost";
     return out;
@@ -899,22 +895,23 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                                     request.min_savings_fraction.has_value(),
                                     "default: judgement"));
     const std::string saving_text =
-        "expected saving " + Usd(plan.expected_savings_usd) +
+        "expected saving " + UsdText(plan.expected_savings_usd) +
         (plan.expected_savings_fraction ? " (" + Pct(*plan.expected_savings_fraction) + ")"
                                         : std::string()) +
         " after " + Pct(plan.expected_overhead_fraction) +
         " expected overhead from checkpoints, lost work and restarts";
     if (request.max_spot_usd_per_hour && plan.spot_usd_per_hour > *request.max_spot_usd_per_hour) {
         plan.recommendation = SpotRecommendation::kOnDemand;
-        plan.reasoning = "the spot price " + Usd(plan.spot_usd_per_hour) +
-                         "/h is above your maximum " + Usd(*request.max_spot_usd_per_hour) + "/h";
+        plan.reasoning = "the spot price " + UsdText(plan.spot_usd_per_hour) +
+                         "/h is above your maximum " + UsdText(*request.max_spot_usd_per_hour) +
+                         "/h";
     } else if (plan.expected_savings_usd <= 0) {
         plan.recommendation = SpotRecommendation::kOnDemand;
         plan.reasoning = plan.owned
                              ? "running on owned capacity beats spot: on-demand costs " +
-                                   Usd(plan.on_demand_cost_usd) +
+                                   UsdText(plan.on_demand_cost_usd) +
                                    " at the margin against spot's expected " +
-                                   Usd(plan.expected_spot_cost_usd) + " (" + saving_text + ")"
+                                   UsdText(plan.expected_spot_cost_usd) + " (" + saving_text + ")"
                              : "spot costs more than on-demand once interruptions are "
                                "priced in (" +
                                    saving_text + ")";
@@ -941,8 +938,8 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
             "hours reach the deadline (" +
             Fixed(deadline - work, 1) +
             " h allowed for checkpoints, lost work and restarts: " + slack_text +
-            ") is expected to cost " + Usd(*plan.expected_mixed_cost_usd) + ", saving " +
-            Usd(mixed_saving) + " (" + Pct(*plan.expected_mixed_savings_fraction) + ")";
+            ") is expected to cost " + UsdText(*plan.expected_mixed_cost_usd) + ", saving " +
+            UsdText(mixed_saving) + " (" + Pct(*plan.expected_mixed_savings_fraction) + ")";
         if (*plan.expected_mixed_savings_fraction >= min_savings) {
             plan.recommendation = SpotRecommendation::kMixed;
             plan.reasoning = "spot alone finishes by the deadline with probability " +
@@ -969,8 +966,8 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
     }
     if (plan.nodes > 1) {
         plan.reasoning += " (" + std::to_string(plan.nodes) + " instances: cluster rates " +
-                          Usd(plan.spot_cluster_usd_per_hour) + "/h spot, " +
-                          Usd(plan.on_demand_cluster_usd_per_hour) +
+                          UsdText(plan.spot_cluster_usd_per_hour) + "/h spot, " +
+                          UsdText(plan.on_demand_cluster_usd_per_hour) +
                           "/h on-demand; the job is interrupted when any instance is)";
     }
     const bool different_hardware =

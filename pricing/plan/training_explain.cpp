@@ -66,10 +66,6 @@ std::optional<estimate::ClusterSpec> ClusterOf(const TrainingPlanOption& o,
 // slack gets a sentence on the risk of missing it; judgement (about one day in a week).
 constexpr double kThinDeadlineSlackFraction = 0.15;
 
-std::string Money(double usd) {
-    return UsdText(usd);
-}
-
 std::string Hours(double hours) {
     return Fixed(hours, hours < 10 ? 2 : 1) + " h";
 }
@@ -117,7 +113,7 @@ std::string ConstraintsText(const TrainingPlanConstraints& c) {
         out += "deadline " + Hours(*c.deadline_hours);
     }
     if (c.budget_usd) {
-        out += (out.empty() ? "" : ", ") + std::string("budget ") + Money(*c.budget_usd);
+        out += (out.empty() ? "" : ", ") + std::string("budget ") + UsdText(*c.budget_usd);
     }
     return out.empty() ? "" : " (" + out + ")";
 }
@@ -126,9 +122,9 @@ std::string ConstraintsText(const TrainingPlanConstraints& c) {
 // in it when the request gave `data`.
 std::string CostText(const TrainingPlanOption& o) {
     if (!o.data_cost_usd) {
-        return Money(o.expected_cost_usd);
+        return UsdText(o.expected_cost_usd);
     }
-    return Money(o.ExpectedTotalUsd()) + " with " + Money(*o.data_cost_usd) +
+    return UsdText(o.ExpectedTotalUsd()) + " with " + UsdText(*o.data_cost_usd) +
            " of storage and egress";
 }
 
@@ -140,8 +136,8 @@ std::string SpreadText(const TrainingPlanOption& r) {
         return IsCommitted(r.offering->price_type) ? "a fixed cost, whatever the run's length."
                                                    : "no spread at the uncertainty given.";
     }
-    return std::string(r.data_cost_usd ? "compute " : "") + "p10-p90 " + Money(r.cost_usd_p10) +
-           "-" + Money(r.cost_usd_p90) + ".";
+    return std::string(r.data_cost_usd ? "compute " : "") + "p10-p90 " + UsdText(r.cost_usd_p10) +
+           "-" + UsdText(r.cost_usd_p90) + ".";
 }
 
 bool SameOption(const TrainingPlanOption& a, const TrainingPlanOption& b) {
@@ -187,7 +183,7 @@ std::string BeyondCeilingText(const TrainingPlanRequest& request, const Training
     for (std::size_t i = 0; i < plan.beyond_max_wall_clock.size(); ++i) {
         const TrainingPlanOption& o = plan.beyond_max_wall_clock[i];
         out += std::string(i > 0 ? ";" : "") + " " + Describe(o, catalog) + " would take " +
-               Days(o.expected_wall_clock_hours) + " for " + Money(o.ExpectedTotalUsd());
+               Days(o.expected_wall_clock_hours) + " for " + UsdText(o.ExpectedTotalUsd());
     }
     return out +
            ". Each is as large as one customer can rent of that offering (capacity.csv); "
@@ -312,7 +308,7 @@ std::string SpotRiskText(const TrainingPlanRequest& request, const TrainingPlanO
     if (r.interruptions_per_hour && request.constraints.budget_usd && r.budget_probability) {
         out += " It stays within the budget with probability " +
                Fixed(100.0 * *r.budget_probability, 1) + "% (budget_confidence " +
-               Fixed(100.0 * s.budget_confidence, 1) + "%; compute p90 " + Money(r.cost_usd_p90) +
+               Fixed(100.0 * s.budget_confidence, 1) + "%; compute p90 " + UsdText(r.cost_usd_p90) +
                ", judged with its spot price and efficiency spreads).";
     }
     return out;
@@ -357,12 +353,12 @@ std::string OwnedText(const TrainingPlanOption& r) {
                       Hours(r.owned->instance_hours) + " of its " + Hours(run_instance_hours) +
                       " instance-hours at no marginal cost: it is paid whether used or not.";
     out += r.owned->instance_hours < run_instance_hours
-               ? " The rest is paid at the effective price: " + Money(r.expected_cost_usd) +
+               ? " The rest is paid at the effective price: " + UsdText(r.expected_cost_usd) +
                      " marginal"
-               : " Marginal cost: " + Money(r.expected_cost_usd);
-    out += ", ranked as such (" + Money(r.owned->without_owned_cost_usd) +
+               : " Marginal cost: " + UsdText(r.expected_cost_usd);
+    out += ", ranked as such (" + UsdText(r.owned->without_owned_cost_usd) +
            " without it); fully loaded with the owned hours at the commitment's rate, " +
-           Money(r.FullyLoadedCostUsd()) + ".";
+           UsdText(r.FullyLoadedCostUsd()) + ".";
     return out;
 }
 

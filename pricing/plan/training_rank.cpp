@@ -14,10 +14,6 @@
 namespace gpucost::pricing::plan::training_stages {
 namespace {
 
-std::string Money(double usd) {
-    return UsdText(usd);
-}
-
 // A probability constraint is met from above; hours and dollars from below.
 bool HigherIsBetter(const std::string& constraint) {
     return constraint == "deadline_confidence" || constraint == "budget_confidence";
@@ -25,7 +21,7 @@ bool HigherIsBetter(const std::string& constraint) {
 
 std::string ValueText(const std::string& constraint, double value) {
     if (HigherIsBetter(constraint)) return Fixed(100.0 * value, 1) + "%";
-    return constraint == "budget_usd" ? Money(value) : Fixed(value, 1) + " h";
+    return constraint == "budget_usd" ? UsdText(value) : Fixed(value, 1) + " h";
 }
 
 std::string BindingMessage(const std::string& name, const BindingConstraint& b) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pricing/catalog.hpp"
+#include "pricing/model_library.hpp"
 #include "pricing/plan_reference.hpp"
 #include "service/http/metrics.hpp"
 #include "service/http/ports.hpp"
@@ -81,6 +82,9 @@ struct Deps {
     WebBundle web;
     // Request counters and histograms behind GET /metrics; shared by every copy of Deps.
     std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
+    // The model library that ids in requests and GET /v1/models name: --catalog-dir's
+    // models.csv when it has one. Null: the compiled-in library (ModelsOf in model_codec.hpp).
+    std::shared_ptr<const pricing::ModelLibrary> models;
     // The planners' reference data (capacity limits, storage/egress prices, accelerator
     // workloads), loaded with the CSV catalog at start in every mode. Null: an empty one
     // (every offering at the conservative capacity defaults).

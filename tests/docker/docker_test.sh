@@ -18,12 +18,17 @@
 # installed. Prints `ok - ...` / `not ok - ...` per check, then `N passed, M failed`; exits 1 on
 # any failure. Keeps the images (layer cache for the next run) and the base image tag.
 #
+# Usage: tests/docker/docker_test.sh [GPUCOST_BINARY]: with a binary (ctest passes the release
+# build's, which its release_build test makes first), the gpucost image is that binary on the
+# runtime stage (`--target prebuilt`); without one, docker/Dockerfile compiles it in the image.
+#
 # Env: GPUCOST_TEST_KEEP=1 leaves the compose stack running after the stop checks for debugging
 #      (no compose teardown; the Kubernetes part is skipped; the containers.conf path to use is
 #      printed); GPUCOST_TEST_PORT=NNNNN forces the published port.
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PREBUILT="${1:-}"
 COMPOSE_FILE="$REPO/docker/compose.yaml"
 KUBE_DIR="$REPO/docker/kubernetes"
 KUBE_TOOL=(python3 "$REPO/tests/docker/kube_tool.py")
@@ -261,14 +266,25 @@ step base-image 300 "docker/make-base-image.sh: localhost/debian:bookworm is pre
   "$REPO/docker/make-base-image.sh"
 # The image has no Node: it embeds the planning page bundled here (web/dist), when the npm tools
 # are installed (`.ci/install-deps test`); without them the image serves a page saying how.
-if [[ -f "$REPO/web/node_modules/.package-lock.json" ]] && command -v node >/dev/null 2>&1; then
+if [[ -n "$PREBUILT" ]]; then
+  : # the release build embedded the planning page already
+elif [[ -f "$REPO/web/node_modules/.package-lock.json" ]] && command -v node >/dev/null 2>&1; then
   step web-dist 300 "web/dist is built for the image (the planning page)" \
     bash -c "cd '$REPO/web' && npm run --silent build"
 else
   note "web/node_modules missing: the image will serve the page-less / (run npm ci in web/)"
 fi
-step build-gpucost 1200 "docker/Dockerfile builds $GPUCOST_IMAGE" \
-  podman build --layers --format docker -f "$REPO/docker/Dockerfile" -t "$GPUCOST_IMAGE" "$REPO"
+if [[ -n "$PREBUILT" ]]; then
+  # The release build's binary, stripped as the compile stage strips its own.
+  mkdir -p "$TMP/gpucost-binary"
+  strip --strip-unneeded -o "$TMP/gpucost-binary/gpucost" "$PREBUILT"
+  step build-gpucost 600 "docker/Dockerfile --target prebuilt builds $GPUCOST_IMAGE from $PREBUILT" \
+    podman build --layers --format docker -f "$REPO/docker/Dockerfile" --target prebuilt \
+      --build-context gpucost-binary="$TMP/gpucost-binary" -t "$GPUCOST_IMAGE" "$REPO"
+else
+  step build-gpucost 1200 "docker/Dockerfile builds $GPUCOST_IMAGE" \
+    podman build --layers --format docker -f "$REPO/docker/Dockerfile" -t "$GPUCOST_IMAGE" "$REPO"
+fi
 step build-nginx 300 "docker/Dockerfile.nginx builds $NGINX_IMAGE" \
   podman build --layers --format docker -f "$REPO/docker/Dockerfile.nginx" -t "$NGINX_IMAGE" "$REPO"
 step build-postgres 300 "docker/Dockerfile.postgres builds $POSTGRES_IMAGE" \

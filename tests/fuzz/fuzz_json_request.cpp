@@ -6,6 +6,7 @@
 
 #include "service/http/codec/estimate_codec.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -18,16 +19,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     HardwareRequest hw;
     switch (data[0] % 8) {
         case 0:
-            (void)DecodeTrainingRequest(json, &hw);
+            (void)DecodeTrainingRequest(json, CompiledInModels(), &hw);
             break;
         case 1:
-            (void)DecodeInferenceRequest(json, &hw);
+            (void)DecodeInferenceRequest(json, CompiledInModels(), &hw);
             break;
         case 2:
             (void)DecodeRooflineRequest(json);
             break;
         case 3:
-            (void)DecodeTrainingPlanRequest(json);
+            (void)DecodeTrainingPlanRequest(json, CompiledInModels());
             break;
         case 4:
             (void)DecodeSpotPlanRequest(json);
@@ -36,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)DecodeRentVsBuyRequest(json);
             break;
         case 6:
-            (void)DecodeInferencePlanRequest(json);
+            (void)DecodeInferencePlanRequest(json, CompiledInModels());
             break;
         default:
-            (void)DecodeSpotWorkload(json);
+            (void)DecodeSpotWorkload(json, CompiledInModels());
             break;
     }
     return 0;

@@ -15,7 +15,9 @@
 
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/training.hpp"
+#include "pricing/training_recipe.hpp"
 #include "service/http/codec/estimate_codec.hpp"
+#include "service/http/codec/model_codec.hpp"
 
 namespace gpucost::validation {
 namespace {
@@ -74,13 +76,21 @@ std::pair<std::optional<json>, std::string> Answer(const std::string& endpoint, 
         return {json::parse(http::EncodeEstimate(result.value(), "[]")), ""};
     };
     if (endpoint == "training") {
-        return answer(http::DecodeTrainingRequest(request, &hardware),
-                      [](const est::TrainingRequest& r, const est::ClusterSpec& c) {
-                          return est::EstimateTraining(r, c);
-                      });
+        auto decoded = http::DecodeTrainingRequest(request, http::CompiledInModels(), &hardware);
+        if (decoded.ok()) {
+            // The route's next step: the model's published recipe, where the request fits it.
+            if (auto recipe =
+                    pricing::ResolveTrainingRecipe(http::TrainingRecipesInUse(), decoded.value());
+                !recipe.ok()) {
+                return {std::nullopt, recipe.error().message};
+            }
+        }
+        return answer(decoded, [](const est::TrainingRequest& r, const est::ClusterSpec& c) {
+            return est::EstimateTraining(r, c);
+        });
     }
     if (endpoint == "inference") {
-        return answer(http::DecodeInferenceRequest(request, &hardware),
+        return answer(http::DecodeInferenceRequest(request, http::CompiledInModels(), &hardware),
                       [](const est::InferenceRequest& r, const est::ClusterSpec& c) {
                           return est::EstimateInference(r, c);
                       });

@@ -73,20 +73,27 @@ std::size_t Distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+namespace {
+
+// The estimate's `hardware` object: its members, read in this order (any other is refused).
+const auto kHardwareFields = std::to_array<RequestField<HardwareRequest>>({
+    {"accelerator",
+     [](JsonReader& r, std::string_view key, HardwareRequest& h) {
+         r.Require(key);
+         h.accelerator = pricing::IdKey(r.String(key).value_or(""));
+     }},
+    {"total_accelerators", &Required<&HardwareRequest::total_accelerators>},
+    {"accelerator_count", &Optional<&HardwareRequest::accelerator_count>},
+    {"scale_out_gbit_per_s_per_node", &Optional<&HardwareRequest::scale_out_gbit_per_s_per_node>},
+    {"scale_up_gb_per_s", &Optional<&HardwareRequest::scale_up_gb_per_s>},
+    {"scale_up_domain", &Optional<&HardwareRequest::scale_up_domain>},
+});
+
+}  // namespace
+
 Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
-    JsonReader r(j, ptr);
-    r.OnlyKnown({"accelerator", "total_accelerators", "accelerator_count",
-                 "scale_out_gbit_per_s_per_node", "scale_up_gb_per_s", "scale_up_domain"});
-    r.Require("accelerator");
-    r.Require("total_accelerators");
     HardwareRequest h;
-    h.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
-    h.total_accelerators = r.Int("total_accelerators").value_or(1);
-    h.accelerator_count = r.Int("accelerator_count");
-    h.scale_out_gbit_per_s_per_node = r.Number("scale_out_gbit_per_s_per_node");
-    h.scale_up_gb_per_s = r.Number("scale_up_gb_per_s");
-    h.scale_up_domain = r.Int("scale_up_domain");
-    if (!r.ok()) return r.error();
+    if (auto read = ReadNested(&j, ptr, h, kHardwareFields); !read.ok()) return read.error();
     if (h.accelerator.size() > 200) {
         return MakeError(ErrorCode::kInvalidArgument, "accelerator id is too long",
                          ptr + "/accelerator");
@@ -183,7 +190,9 @@ const auto kTrainingRequestFields = std::to_array<RequestField<est::TrainingRequ
     {"efficiency"},
 });
 
-Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareRequest* hardware,
+Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
+                                                   const pricing::ModelLibrary& models,
+                                                   HardwareRequest* hardware,
                                                    const std::vector<std::string>& extra_keys) {
     JsonReader r(body, "");
     static const std::vector<std::string> kKnown = RequestKeys(kTrainingRequestFields);
@@ -198,7 +207,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body, HardwareReq
     const json* par = r.Object("parallelism");
     const json* eff = r.Object("efficiency");
     if (!r.ok()) return r.error();
-    auto m = DecodeModel(*model, "/model");
+    auto m = DecodeModel(*model, models, "/model");
     if (!m.ok()) return m.error();
     req.model = m.value();
     if (hardware != nullptr && hw != nullptr) {
@@ -280,7 +289,9 @@ const auto kInferenceRequestFields = std::to_array<RequestField<InferenceRequest
     {"max_time_to_first_token_ms", &Optional<&InferenceRequest::max_time_to_first_token_ms>},
 });
 
-Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareRequest* hardware) {
+Result<est::InferenceRequest> DecodeInferenceRequest(const json& body,
+                                                     const pricing::ModelLibrary& models,
+                                                     HardwareRequest* hardware) {
     JsonReader r(body, "");
     static const std::vector<std::string> kKnown = RequestKeys(kInferenceRequestFields);
     r.OnlyKnown(kKnown);
@@ -294,7 +305,7 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
     const json* eff = r.Object("efficiency");
     ReadFields(r, req, kInferenceRequestFields);
     if (!r.ok()) return r.error();
-    auto m = DecodeModel(*model, "/model");
+    auto m = DecodeModel(*model, models, "/model");
     if (!m.ok()) return m.error();
     req.model = m.value();
     auto h = DecodeHardware(*hw, "/hardware");
@@ -308,24 +319,80 @@ Result<est::InferenceRequest> DecodeInferenceRequest(const json& body, HardwareR
     return req;
 }
 
+namespace {
+
+// The roofline request's members, read in this order (any other is refused); `ops` is checked
+// here as a whole and decoded op by op below, by the tables of each kind of op.
+const auto kRooflineFields = std::to_array<RequestField<RooflineRequest>>({
+    {"accelerator",
+     [](JsonReader& r, std::string_view key, RooflineRequest& q) {
+         r.Require(key);
+         q.accelerator = pricing::IdKey(r.String(key).value_or(""));
+     }},
+    {"precision",
+     [](JsonReader& r, std::string_view key, RooflineRequest& q) {
+         q.precision = PrecisionField(r, std::string(key)).value_or(pricing::Precision::kBf16);
+     }},
+    {"ops",
+     [](JsonReader& r, std::string_view key, RooflineRequest& /*q*/) {
+         r.Require(key);
+         const json* ops = r.Member(key);
+         if (ops != nullptr && !ops->is_array()) {
+             r.Fail(ErrorCode::kMalformed, key, "ops must be an array");
+         } else if (ops != nullptr && ops->size() > est::kMaxRooflineOps) {
+             // Refused before any op is decoded (the estimator's own check comes after).
+             r.Fail(ErrorCode::kInvalidArgument, key,
+                    "ops must hold between 1 and " + std::to_string(est::kMaxRooflineOps) +
+                        " operations");
+         }
+     }},
+    {"efficiency", nullptr},  // read apart (DecodeEfficiency)
+});
+// One op of each kind: `kind` and `name` (read first, apart), then the kind's own members.
+const auto kGemmOpFields = std::to_array<RequestField<est::RooflineOp>>({
+    {"kind", nullptr},
+    {"name", nullptr},
+    {"m", &Required<&est::RooflineOp::m>},
+    {"n", &Required<&est::RooflineOp::n>},
+    {"k", &Required<&est::RooflineOp::k>},
+});
+// An op's number that is 0 when absent or null (OrDefault takes no double as its default:
+// clang, which clang-tidy runs, has no floating-point template arguments before version 18).
+template <double est::RooflineOp::*Member>
+void NumberOrZero(JsonReader& r, std::string_view key, est::RooflineOp& op) {
+    op.*Member = r.Number(key).value_or(0);
+}
+const auto kMemoryOpFields = std::to_array<RequestField<est::RooflineOp>>({
+    {"kind", nullptr},
+    {"name", nullptr},
+    {"bytes_read", &NumberOrZero<&est::RooflineOp::bytes_read>},
+    {"bytes_written", &NumberOrZero<&est::RooflineOp::bytes_written>},
+});
+const auto kCustomOpFields = std::to_array<RequestField<est::RooflineOp>>({
+    {"kind", nullptr},
+    {"name", nullptr},
+    {"flops", &NumberOrZero<&est::RooflineOp::flops>},
+    {"bytes", &NumberOrZero<&est::RooflineOp::bytes>},
+});
+
+// The op's own members by its table (unknown ones refused), then read.
+template <std::size_t N>
+void ReadOp(JsonReader& o, est::RooflineOp& op, est::OpKind kind,
+            const std::array<RequestField<est::RooflineOp>, N>& fields) {
+    o.OnlyKnown(RequestKeys(fields));
+    op.kind = kind;
+    ReadFields(o, op, fields);
+}
+
+}  // namespace
+
 Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
     JsonReader r(body, "");
-    r.OnlyKnown({"accelerator", "precision", "ops", "efficiency"});
-    r.Require("accelerator");
-    r.Require("ops");
+    r.OnlyKnown(RequestKeys(kRooflineFields));
     RooflineRequest req;
-    req.accelerator = pricing::IdKey(r.String("accelerator").value_or(""));
-    req.precision = PrecisionField(r, "precision").value_or(pricing::Precision::kBf16);
+    ReadFields(r, req, kRooflineFields);
     const json* eff = r.Object("efficiency");
     const json* ops = r.Member("ops");
-    if (ops != nullptr && !ops->is_array()) {
-        r.Fail(ErrorCode::kMalformed, "ops", "ops must be an array");
-    } else if (ops != nullptr && ops->size() > est::kMaxRooflineOps) {
-        // Refused before any op is decoded (the estimator's own check comes after).
-        r.Fail(
-            ErrorCode::kInvalidArgument, "ops",
-            "ops must hold between 1 and " + std::to_string(est::kMaxRooflineOps) + " operations");
-    }
     if (!r.ok()) return r.error();
     if (eff != nullptr) {
         auto e = DecodeEfficiency(*eff, "/efficiency");
@@ -345,24 +412,11 @@ Result<RooflineRequest> DecodeRooflineRequest(const json& body) {
         est::RooflineOp rop;
         rop.name = o.String("name").value_or("");
         if (kind == "gemm") {
-            o.OnlyKnown({"kind", "name", "m", "n", "k"});
-            rop.kind = est::OpKind::kGemm;
-            o.Require("m");
-            o.Require("n");
-            o.Require("k");
-            rop.m = o.Number("m").value_or(0);
-            rop.n = o.Number("n").value_or(0);
-            rop.k = o.Number("k").value_or(0);
+            ReadOp(o, rop, est::OpKind::kGemm, kGemmOpFields);
         } else if (kind == "memory") {
-            o.OnlyKnown({"kind", "name", "bytes_read", "bytes_written"});
-            rop.kind = est::OpKind::kMemory;
-            rop.bytes_read = o.Number("bytes_read").value_or(0);
-            rop.bytes_written = o.Number("bytes_written").value_or(0);
+            ReadOp(o, rop, est::OpKind::kMemory, kMemoryOpFields);
         } else if (kind == "custom") {
-            o.OnlyKnown({"kind", "name", "flops", "bytes"});
-            rop.kind = est::OpKind::kCustom;
-            rop.flops = o.Number("flops").value_or(0);
-            rop.bytes = o.Number("bytes").value_or(0);
+            ReadOp(o, rop, est::OpKind::kCustom, kCustomOpFields);
         } else {
             return MakeError(ErrorCode::kInvalidArgument, "kind must be gemm, memory or custom",
                              ptr + "/kind");

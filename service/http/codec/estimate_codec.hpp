@@ -12,6 +12,7 @@
 #include "pricing/estimate/inference.hpp"
 #include "pricing/estimate/roofline.hpp"
 #include "pricing/estimate/training.hpp"
+#include "pricing/model_library.hpp"
 
 namespace gpucost::http {
 
@@ -28,14 +29,15 @@ struct HardwareRequest {
 // POST /v1/estimates/training body (openapi.yaml TrainingEstimateRequest). Wrong types and
 // unknown keys are kMalformed (400), bad values kInvalidArgument (422), each naming a JSON
 // pointer. `extra_keys` are top-level keys a caller layering on this request (the planner)
-// accepts besides the estimator's; they are not read here.
+// accepts besides the estimator's; they are not read here. A library id is looked up in
+// `models` (ModelsOf(deps) in a route).
 [[nodiscard]] pricing::Result<pricing::estimate::TrainingRequest> DecodeTrainingRequest(
-    const nlohmann::json& body, HardwareRequest* hardware,
+    const nlohmann::json& body, const pricing::ModelLibrary& models, HardwareRequest* hardware,
     const std::vector<std::string>& extra_keys = {});
 
 // POST /v1/estimates/inference body (InferenceEstimateRequest).
 [[nodiscard]] pricing::Result<pricing::estimate::InferenceRequest> DecodeInferenceRequest(
-    const nlohmann::json& body, HardwareRequest* hardware);
+    const nlohmann::json& body, const pricing::ModelLibrary& models, HardwareRequest* hardware);
 
 // Decodes a `hardware` object found at `pointer` (e.g. "/hardware").
 [[nodiscard]] pricing::Result<HardwareRequest> DecodeHardware(const nlohmann::json& hardware,

@@ -269,6 +269,24 @@ void OrDefault(JsonReader& r, std::string_view key,
     }
 }
 
+// The row's reader for a required string, number or int member: absent or null is 422 "is
+// required" (JsonReader::Require) and leaves the member as it was.
+template <auto Member>
+void Required(JsonReader& r, std::string_view key,
+              typename field_detail::MemberPointer<decltype(Member)>::Class& o) {
+    r.Require(key);
+    auto& member = o.*Member;
+    using V = std::remove_reference_t<decltype(member)>;
+    if constexpr (std::is_same_v<V, std::string>) {
+        member = r.String(key).value_or(member);
+    } else if constexpr (std::is_same_v<V, int>) {
+        member = r.Int(key).value_or(member);
+    } else {
+        static_assert(std::is_same_v<V, double>, "no required reader for this type");
+        member = r.Number(key).value_or(member);
+    }
+}
+
 // The row's reader for a list member that is empty when absent (strings).
 template <auto Member>
 void ListOrEmpty(JsonReader& r, std::string_view key,

@@ -1,6 +1,5 @@
 #include "service/http/codec/model_codec.hpp"
 
-#include <atomic>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -8,6 +7,7 @@
 #include "service/http/codec/hf_config.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
+#include "service/http/deps.hpp"
 #include "service/http/embedded_models.hpp"
 
 namespace gpucost::http {
@@ -80,11 +80,12 @@ void ApplyStructure(JsonReader& r, est::ModelSpec& s) {
     Override(s.sliding_window_layers, r.Int("sliding_window_layers"));
 }
 
-Result<est::ModelSpec> FromLibrary(const std::string& id, const std::string& pointer) {
-    const pricing::LibraryModel* found = ModelLibraryInUse().Find(id);
+Result<est::ModelSpec> FromLibrary(const std::string& id, const pricing::ModelLibrary& models,
+                                   const std::string& pointer) {
+    const pricing::LibraryModel* found = models.Find(id);
     if (found == nullptr) {
         std::string closest;
-        for (const std::string& c : ModelLibraryInUse().Closest(id, 5)) {
+        for (const std::string& c : models.Closest(id, 5)) {
             closest += (closest.empty() ? "" : ", ") + c;
         }
         return MakeError(ErrorCode::kInvalidArgument,
@@ -95,7 +96,8 @@ Result<est::ModelSpec> FromLibrary(const std::string& id, const std::string& poi
     return found->spec;
 }
 
-Result<est::ModelSpec> FromObject(const json& j, const std::string& pointer) {
+Result<est::ModelSpec> FromObject(const json& j, const pricing::ModelLibrary& models,
+                                  const std::string& pointer) {
     static const std::vector<std::string> kKnown = [] {
         std::vector<std::string> known = kStructureKeys;
         known.push_back("id");
@@ -113,7 +115,7 @@ Result<est::ModelSpec> FromObject(const json& j, const std::string& pointer) {
                          pointer + "/hf_config");
     }
     if (id) {
-        auto base = FromLibrary(*id, pointer + "/id");
+        auto base = FromLibrary(*id, models, pointer + "/id");
         if (!base.ok()) return base.error();
         spec = base.value();
     } else if (hf != nullptr) {
@@ -128,8 +130,6 @@ Result<est::ModelSpec> FromObject(const json& j, const std::string& pointer) {
 
 }  // namespace
 
-namespace {
-
 const pricing::ModelLibrary& CompiledInModels() {
     static const pricing::ModelLibrary library = [] {
         auto loaded = pricing::LoadModelLibrary(app::embedded::kModelsCsv,
@@ -141,20 +141,8 @@ const pricing::ModelLibrary& CompiledInModels() {
     return library;
 }
 
-// Set once at start-up, before any request is served; read by every request.
-std::shared_ptr<const pricing::ModelLibrary> replacement_library;
-std::atomic<const pricing::ModelLibrary*> library_in_use{nullptr};
-
-}  // namespace
-
-const pricing::ModelLibrary& ModelLibraryInUse() {
-    const pricing::ModelLibrary* replaced = library_in_use.load(std::memory_order_acquire);
-    return replaced != nullptr ? *replaced : CompiledInModels();
-}
-
-void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library) {
-    replacement_library = std::move(library);
-    library_in_use.store(replacement_library.get(), std::memory_order_release);
+const pricing::ModelLibrary& ModelsOf(const Deps& deps) {
+    return deps.models != nullptr ? *deps.models : CompiledInModels();
 }
 
 const pricing::TrainingRecipes& TrainingRecipesInUse() {
@@ -176,15 +164,16 @@ std::optional<std::string> PlainLibraryId(const json& model) {
     return std::nullopt;
 }
 
-Result<est::ModelSpec> DecodeModel(const json& model, const std::string& pointer) {
+Result<est::ModelSpec> DecodeModel(const json& model, const pricing::ModelLibrary& models,
+                                   const std::string& pointer) {
     if (model.is_string()) {
-        return FromLibrary(model.get<std::string>(), pointer);
+        return FromLibrary(model.get<std::string>(), models, pointer);
     }
     if (!model.is_object()) {
         return MakeError(ErrorCode::kMalformed,
                          pointer + ": must be a library id (string) or an object", pointer);
     }
-    return FromObject(model, pointer);
+    return FromObject(model, models, pointer);
 }
 
 void WriteModel(JsonWriter& w, const est::ResolvedModel& m) {

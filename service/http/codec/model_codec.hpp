@@ -14,13 +14,14 @@
 
 namespace gpucost::http {
 
-// The model library the API serves: schema/seed/models.csv compiled into the binary (a unit
-// test loads every build's copy), unless UseModelLibrary replaced it at start-up.
-const pricing::ModelLibrary& ModelLibraryInUse();
+struct Deps;
 
-// Serves `library` instead of the compiled-in one (--catalog-dir with a models.csv). Call
-// before the server starts; the library must outlive it.
-void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library);
+// schema/seed/models.csv as compiled into the binary (a unit test loads every build's copy).
+const pricing::ModelLibrary& CompiledInModels();
+
+// The model library a server serves and decodes ids against: Deps::models (--catalog-dir with
+// a models.csv), or the compiled-in one when that is null.
+const pricing::ModelLibrary& ModelsOf(const Deps& deps);
 
 // The one decoder of the `model` member of every estimate, plan and saved scenario, found at
 // `pointer` (e.g. "/model"). Four forms:
@@ -30,8 +31,9 @@ void UseModelLibrary(std::shared_ptr<const pricing::ModelLibrary> library);
 //   {"params_b": 70, "layers": 80, ...}          the structure itself
 // Unknown id -> kInvalidArgument (422) naming pointer (or pointer/id) with the closest ids;
 // unknown keys and wrong types -> kMalformed (400).
-[[nodiscard]] pricing::Result<pricing::estimate::ModelSpec> DecodeModel(const nlohmann::json& model,
-                                                                        const std::string& pointer);
+// Library ids are looked up in `models`.
+[[nodiscard]] pricing::Result<pricing::estimate::ModelSpec> DecodeModel(
+    const nlohmann::json& model, const pricing::ModelLibrary& models, const std::string& pointer);
 
 // The published training recipes of library models (schema/seed/training_recipes.csv,
 // compiled into the binary; a unit test loads every build's copy).

@@ -315,14 +315,21 @@ const auto kRentFields = std::to_array<RequestField<RentSide>>({
     {"accelerator_hours_per_month", &Optional<&RentSide::accelerator_hours_per_month>},
 });
 
+// The rent-vs-buy request's top level; `buy` and `rent` are read by their own tables.
+const auto kRentVsBuyRequestFields = std::to_array<RequestField<pricing::plan::RentVsBuyRequest>>({
+    {"buy", nullptr},
+    {"rent", nullptr},
+    {"discount_rate_annual", &Optional<&pricing::plan::RentVsBuyRequest::discount_rate_annual>},
+    {"horizon_months", &Optional<&pricing::plan::RentVsBuyRequest::horizon_months>},
+});
+
 }  // namespace
 
 pricing::Result<pricing::plan::RentVsBuyRequest> DecodeRentVsBuyRequest(const json& body) {
     JsonReader r(body, "");
-    r.OnlyKnown({"buy", "rent", "discount_rate_annual", "horizon_months"});
+    r.OnlyKnown(RequestKeys(kRentVsBuyRequestFields));
     pricing::plan::RentVsBuyRequest q;
-    q.discount_rate_annual = r.Number("discount_rate_annual");
-    q.horizon_months = r.Int("horizon_months");
+    ReadFields(r, q, kRentVsBuyRequestFields);
     const json* buy = r.Object("buy");
     const json* rent = r.Object("rent");
     if (r.ok() && buy == nullptr) {
@@ -445,7 +452,7 @@ CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan) {
 }
 
 pricing::Result<std::optional<pricing::estimate::TrainingRequest>> DecodeSpotWorkload(
-    const json& body) {
+    const json& body, const pricing::ModelLibrary& models) {
     auto it = body.find("workload");
     if (it == body.end() || it->is_null()) {
         return std::optional<pricing::estimate::TrainingRequest>{};
@@ -460,7 +467,7 @@ pricing::Result<std::optional<pricing::estimate::TrainingRequest>> DecodeSpotWor
                                   "hardware; remove it",
                                   "/workload/hardware");
     }
-    auto decoded = DecodeTrainingRequest(*it, nullptr);
+    auto decoded = DecodeTrainingRequest(*it, models, nullptr);
     if (!decoded.ok()) {
         return UnderPointer(decoded.error(), "/workload");
     }
@@ -550,7 +557,8 @@ pricing::Status ReadPlanConstraints(const json& constraints,
 
 }  // namespace
 
-pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(const json& body) {
+pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(
+    const json& body, const pricing::ModelLibrary& models) {
     if (body.contains("hardware")) {
         return pricing::MakeError(ErrorCode::kMalformed,
                                   "/hardware: the planner chooses the hardware; narrow it with "
@@ -558,7 +566,7 @@ pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(co
                                   "/hardware");
     }
     auto workload = DecodeTrainingRequest(
-        body, nullptr,
+        body, models, nullptr,
         {"constraints", "sort", "limit", "offset", "cursor", "uncertainty", "spot",
          "include_infeasible", "max_price_age_days", "include_stale", "start_date", "data"});
     if (!workload.ok()) {
@@ -931,7 +939,8 @@ const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
 
 }  // namespace
 
-pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(const json& body) {
+pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
+    const json& body, const pricing::ModelLibrary& models) {
     JsonReader r(body, "");
     std::vector<std::string> known(kServingWorkloadKeys.begin(), kServingWorkloadKeys.end());
     known.insert(known.end(), kServingPlanKeys.begin(), kServingPlanKeys.end());
@@ -948,7 +957,7 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
         }
     }
     workload["hardware"] = {{"accelerator", "planner"}, {"total_accelerators", 1}};
-    auto decoded = DecodeInferenceRequest(workload, nullptr);
+    auto decoded = DecodeInferenceRequest(workload, models, nullptr);
     if (!decoded.ok()) {
         return decoded.error();
     }

@@ -11,6 +11,7 @@
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
 #include "pricing/estimate/training.hpp"
+#include "pricing/model_library.hpp"
 #include "pricing/plan/inference_plan.hpp"
 #include "pricing/plan/rent_vs_buy.hpp"
 #include "pricing/plan/spot.hpp"
@@ -43,12 +44,12 @@ CsvTable CumulativeCsv(const pricing::plan::RentVsBuyPlan& plan);
 // it, without `hardware` (the spot offering and `nodes` supply it). Errors point under
 // /workload. nullopt when the body has no workload.
 [[nodiscard]] pricing::Result<std::optional<pricing::estimate::TrainingRequest>> DecodeSpotWorkload(
-    const nlohmann::json& body);
+    const nlohmann::json& body, const pricing::ModelLibrary& models);
 
 // POST /v1/plans/training: the estimator's training request (without `hardware`) plus
 // constraints, sort, limit, offset, uncertainty and spot.
 [[nodiscard]] pricing::Result<pricing::plan::TrainingPlanRequest> DecodeTrainingPlanRequest(
-    const nlohmann::json& body);
+    const nlohmann::json& body, const pricing::ModelLibrary& models);
 // One row per option of the page.
 CsvTable OptionsCsv(const pricing::plan::TrainingPlan& plan);
 
@@ -109,7 +110,7 @@ struct InferenceAnswer {
 
 // POST /v1/plans/inference.
 [[nodiscard]] pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
-    const nlohmann::json& body);
+    const nlohmann::json& body, const pricing::ModelLibrary& models);
 // The answer as JSON text with `assumptions_json`, written without a DOM (byte-identical to
 // one).
 std::string EncodeInferencePlan(const InferenceAnswer& answer, std::string_view assumptions_json);

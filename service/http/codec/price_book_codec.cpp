@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "pricing/money.hpp"
+#include "service/http/codec/field_table.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
 #include "service/http/codec/json_text.hpp"
@@ -13,54 +14,68 @@ namespace {
 
 constexpr char kPointer[] = "/price_book";
 
-pricing::Result<pricing::PriceBookRule> DecodeRule(const json& value, const std::string& at) {
+// The price types a rule applies to (empty: any); an unknown one is 422 naming its element.
+void RulePriceTypes(JsonReader& r, std::string_view key, pricing::PriceBookRule& rule) {
+    auto types = r.Strings(key);
+    if (!types) return;
+    for (std::size_t i = 0; i < types->size(); ++i) {
+        auto type = pricing::ParsePriceType((*types)[i]);
+        if (!type) {
+            r.FailAt(pricing::ErrorCode::kInvalidArgument, key, i,
+                     "unknown price type '" + (*types)[i] +
+                         "' (on_demand, spot, commit_1y, commit_3y, capacity_block)");
+            return;
+        }
+        rule.price_types.push_back(*type);
+    }
+}
+
+// The members of a book, of each of its rules and of each owned capacity entry (read in this
+// order; any other member is refused).
+const auto kRuleFields = std::to_array<RequestField<pricing::PriceBookRule>>({
+    {"provider", &Optional<&pricing::PriceBookRule::provider>},
+    {"instance_family", &Optional<&pricing::PriceBookRule::instance_family>},
+    {"accelerator", &Optional<&pricing::PriceBookRule::accelerator>},
+    {"region", &Optional<&pricing::PriceBookRule::region>},
+    {"discount_fraction", &Optional<&pricing::PriceBookRule::discount_fraction>},
+    {"offering_id", &Optional<&pricing::PriceBookRule::offering_id>},
+    {"usd_per_hour", &Optional<&pricing::PriceBookRule::usd_per_hour>},
+    {"price_types", &RulePriceTypes},
+});
+const auto kOwnedFields = std::to_array<RequestField<pricing::OwnedCapacity>>({
+    {"offering_id", &Required<&pricing::OwnedCapacity::offering_id>},
+    {"nodes", &Required<&pricing::OwnedCapacity::nodes>},
+    {"start_date", &Required<&pricing::OwnedCapacity::start_date>},
+    {"end_date", &Required<&pricing::OwnedCapacity::end_date>},
+    {"usd_per_hour", &Required<&pricing::OwnedCapacity::usd_per_hour>},
+});
+const auto kBookFields = std::to_array<RequestField<pricing::PriceBook>>({
+    {"name", &Required<&pricing::PriceBook::name>},
+    {"id", [](JsonReader& r, std::string_view key,
+              pricing::PriceBook& book) { book.id = r.String(key).value_or(""); }},
+    {"version", &OrDefault<&pricing::PriceBook::version, 1>},
+    {"rules", nullptr},           // read apart, element by element (DecodeList)
+    {"owned_capacity", nullptr},  // the same
+});
+
+// One element of a list of objects read by its table; errors name `at` and its members.
+template <typename T, std::size_t N>
+pricing::Result<T> DecodeElement(const json& value, const std::string& at,
+                                 const std::array<RequestField<T>, N>& fields) {
     if (!value.is_object()) {
         return pricing::MakeError(pricing::ErrorCode::kMalformed, at + ": must be an object", at);
     }
-    JsonReader r(value, at);
-    r.OnlyKnown({"provider", "instance_family", "accelerator", "region", "price_types",
-                 "discount_fraction", "offering_id", "usd_per_hour"});
-    pricing::PriceBookRule rule;
-    rule.provider = r.String("provider");
-    rule.instance_family = r.String("instance_family");
-    rule.accelerator = r.String("accelerator");
-    rule.region = r.String("region");
-    rule.discount_fraction = r.Number("discount_fraction");
-    rule.offering_id = r.String("offering_id");
-    rule.usd_per_hour = r.Number("usd_per_hour");
-    if (auto types = r.Strings("price_types")) {
-        for (std::size_t i = 0; i < types->size(); ++i) {
-            auto type = pricing::ParsePriceType((*types)[i]);
-            if (!type) {
-                r.FailAt(pricing::ErrorCode::kInvalidArgument, "price_types", i,
-                         "unknown price type '" + (*types)[i] +
-                             "' (on_demand, spot, commit_1y, commit_3y, capacity_block)");
-                break;
-            }
-            rule.price_types.push_back(*type);
-        }
-    }
-    if (!r.ok()) return r.error();
-    return rule;
+    T element;
+    if (auto read = ReadNested(&value, at, element, fields); !read.ok()) return read.error();
+    return element;
+}
+
+pricing::Result<pricing::PriceBookRule> DecodeRule(const json& value, const std::string& at) {
+    return DecodeElement(value, at, kRuleFields);
 }
 
 pricing::Result<pricing::OwnedCapacity> DecodeOwned(const json& value, const std::string& at) {
-    if (!value.is_object()) {
-        return pricing::MakeError(pricing::ErrorCode::kMalformed, at + ": must be an object", at);
-    }
-    JsonReader r(value, at);
-    r.OnlyKnown({"offering_id", "nodes", "start_date", "end_date", "usd_per_hour"});
-    for (const char* key : {"offering_id", "nodes", "start_date", "end_date", "usd_per_hour"}) {
-        r.Require(key);
-    }
-    pricing::OwnedCapacity owned;
-    owned.offering_id = r.String("offering_id").value_or("");
-    owned.nodes = r.Int("nodes").value_or(0);
-    owned.start_date = r.String("start_date").value_or("");
-    owned.end_date = r.String("end_date").value_or("");
-    owned.usd_per_hour = r.Number("usd_per_hour").value_or(0);
-    if (!r.ok()) return r.error();
-    return owned;
+    return DecodeElement(value, at, kOwnedFields);
 }
 
 // The array member `key` of a book, each element decoded by `decode` at `<pointer>/key/<i>`;
@@ -95,14 +110,11 @@ pricing::Status DecodeList(const json& book, const std::string& pointer, const c
 pricing::Result<pricing::PriceBook> DecodePriceBook(const json& value, const std::string& pointer,
                                                     std::size_t max_rules) {
     JsonReader r(value, pointer);
-    r.OnlyKnown({"name", "id", "version", "rules", "owned_capacity"});
-    r.Require("name");
+    r.OnlyKnown(RequestKeys(kBookFields));
+    pricing::PriceBook book;
+    ReadFields(r, book, kBookFields);
     // A book of owned capacity alone needs no rules.
     if (value.is_object() && !value.contains("owned_capacity")) r.Require("rules");
-    pricing::PriceBook book;
-    book.name = r.String("name").value_or("");
-    book.id = r.String("id").value_or("");
-    book.version = r.Int("version").value_or(1);
     if (!r.ok()) return r.error();
     const std::string store_it =
         max_rules < pricing::kMaxPriceBookRules

@@ -121,9 +121,9 @@ void AnswerEstimate(const Deps& deps, const httplib::Request& req, httplib::Resp
 }
 
 // The training request decoded, then its model's published recipe decided on it (in pricing/).
-pricing::Result<pricing::estimate::TrainingRequest> DecodeTrainingWithRecipe(const json& body,
-                                                                             HardwareRequest& hw) {
-    auto decoded = DecodeTrainingRequest(body, &hw);
+pricing::Result<pricing::estimate::TrainingRequest> DecodeTrainingWithRecipe(
+    const json& body, const pricing::ModelLibrary& models, HardwareRequest& hw) {
+    auto decoded = DecodeTrainingRequest(body, models, &hw);
     if (!decoded.ok()) return decoded;
     if (auto recipe = pricing::ResolveTrainingRecipe(TrainingRecipesInUse(), decoded.value());
         !recipe.ok()) {
@@ -137,25 +137,31 @@ pricing::Result<pricing::estimate::TrainingRequest> DecodeTrainingWithRecipe(con
 // Thin handlers: decode -> look the accelerator up -> call the estimator core -> encode.
 void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
     namespace est = pricing::estimate;
-    routes.Post(
-        "/v1/estimates/training", [deps](const httplib::Request& req, httplib::Response& res) {
-            AnswerEstimate(deps, req, res, DecodeTrainingWithRecipe,
-                           [](est::TrainingRequest request, const est::ClusterSpec& cluster,
-                              const pricing::Deadline& deadline) {
-                               request.deadline = deadline;  // the layout search stops at it
-                               return est::EstimateTraining(request, cluster);
-                           });
-        });
-    routes.Post("/v1/estimates/inference", [deps](const httplib::Request& req,
-                                                  httplib::Response& res) {
-        AnswerEstimate(
-            deps, req, res,
-            [](const json& body, HardwareRequest& hw) { return DecodeInferenceRequest(body, &hw); },
-            [](const est::InferenceRequest& request, const est::ClusterSpec& cluster,
-               const pricing::Deadline& /*deadline: one estimate, checked before it*/) {
-                return est::EstimateInference(request, cluster);
-            });
-    });
+    routes.Post("/v1/estimates/training",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+                    AnswerEstimate(
+                        deps, req, res,
+                        [&deps](const json& body, HardwareRequest& hw) {
+                            return DecodeTrainingWithRecipe(body, ModelsOf(deps), hw);
+                        },
+                        [](est::TrainingRequest request, const est::ClusterSpec& cluster,
+                           const pricing::Deadline& deadline) {
+                            request.deadline = deadline;  // the layout search stops at it
+                            return est::EstimateTraining(request, cluster);
+                        });
+                });
+    routes.Post("/v1/estimates/inference",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+                    AnswerEstimate(
+                        deps, req, res,
+                        [&deps](const json& body, HardwareRequest& hw) {
+                            return DecodeInferenceRequest(body, ModelsOf(deps), &hw);
+                        },
+                        [](const est::InferenceRequest& request, const est::ClusterSpec& cluster,
+                           const pricing::Deadline& /*deadline: one estimate, checked before it*/) {
+                            return est::EstimateInference(request, cluster);
+                        });
+                });
     routes.Post("/v1/estimates/roofline", [deps](const httplib::Request& req,
                                                  httplib::Response& res) {
         AnswerEstimate(

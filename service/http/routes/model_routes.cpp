@@ -9,15 +9,15 @@
 namespace gpucost::http {
 
 // GET /v1/models (optionally ?family=llama) and GET /v1/models/{id}: the model library.
-void AddModelRoutes(RouteTable& routes, const Deps& /*deps*/) {
-    routes.Get("/v1/models", [](const httplib::Request& req, httplib::Response& res) {
+void AddModelRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Get("/v1/models", [deps](const httplib::Request& req, httplib::Response& res) {
         QueryParams params(req, {"family"});
         if (auto checked = params.Check(); !checked.ok()) {
             return WriteProblem(res, req, checked.error());
         }
         const std::vector<std::string> families = params.List("family");
         json items = json::array();
-        for (const pricing::LibraryModel& m : ModelLibraryInUse().All()) {
+        for (const pricing::LibraryModel& m : ModelsOf(deps).All()) {
             if (families.empty() ||
                 std::find(families.begin(), families.end(), m.family) != families.end()) {
                 items.push_back(LibraryModelJson(m, false));
@@ -26,16 +26,17 @@ void AddModelRoutes(RouteTable& routes, const Deps& /*deps*/) {
         WriteJson(res, {{"total_count", items.size()}, {"items", std::move(items)}});
     });
 
-    routes.Get(std::string("/v1/models/") + kIdPattern, [](const httplib::Request& req,
-                                                           httplib::Response& res) {
+    routes.Get(std::string("/v1/models/") + kIdPattern, [deps](const httplib::Request& req,
+                                                               httplib::Response& res) {
         if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
             return WriteProblem(res, req, checked.error());
         }
         const std::string id = req.matches[1].str();
-        const pricing::LibraryModel* found = ModelLibraryInUse().Find(id);
+        const pricing::ModelLibrary& models = ModelsOf(deps);
+        const pricing::LibraryModel* found = models.Find(id);
         if (found == nullptr) {
             std::string closest;
-            for (const std::string& c : ModelLibraryInUse().Closest(id, 5)) {
+            for (const std::string& c : models.Closest(id, 5)) {
                 closest += (closest.empty() ? "" : ", ") + c;
             }
             return WriteProblem(res, req,

@@ -34,12 +34,12 @@ std::string AssumptionsJson(const pricing::Assumptions& assumptions, const Prici
 }
 
 // POST /v1/plans/spot: spot or on-demand for one job, or for a training workload it estimates.
-Result<PreparedPlan> PrepareSpot(const json& body) {
+Result<PreparedPlan> PrepareSpot(const json& body, const pricing::ModelLibrary& models) {
     auto request = DecodeSpotPlanRequest(body, {"workload"});
     if (!request.ok()) {
         return request.error();
     }
-    auto workload = DecodeSpotWorkload(body);
+    auto workload = DecodeSpotWorkload(body, models);
     if (!workload.ok()) {
         return workload.error();
     }
@@ -85,7 +85,8 @@ Result<PreparedPlan> PrepareSpot(const json& body) {
 
 // POST /v1/plans/rent-vs-buy: owning against renting over a horizon (CSV: the series; FOCUS:
 // both paths by month from this month).
-Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
+Result<PreparedPlan> PrepareRentVsBuy(const json& body,
+                                      const pricing::ModelLibrary& /*models: no model*/) {
     auto request = DecodeRentVsBuyRequest(body);
     if (!request.ok()) {
         return request.error();
@@ -123,8 +124,8 @@ Result<PreparedPlan> PrepareRentVsBuy(const json& body) {
 }
 
 // POST /v1/plans/training: every offering ranked for a run (CSV, FOCUS; paged by cursor).
-Result<PreparedPlan> PrepareTraining(const json& body) {
-    auto request = DecodeTrainingPlanRequest(body);
+Result<PreparedPlan> PrepareTraining(const json& body, const pricing::ModelLibrary& models) {
+    auto request = DecodeTrainingPlanRequest(body, models);
     if (!request.ok()) {
         return request.error();
     }
@@ -178,8 +179,8 @@ Result<PreparedPlan> PrepareTraining(const json& body) {
 
 // POST /v1/plans/inference: offerings sized for serving traffic (CSV, FOCUS; cursor), on the
 // price book's owned capacity first.
-Result<PreparedPlan> PrepareInference(const json& body) {
-    auto request = DecodeInferencePlanRequest(body);
+Result<PreparedPlan> PrepareInference(const json& body, const pricing::ModelLibrary& models) {
+    auto request = DecodeInferencePlanRequest(body, models);
     if (!request.ok()) {
         return request.error();
     }
@@ -260,7 +261,7 @@ Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
         if (!taken.ok()) return taken.error();
         calibration = std::move(taken).value();
     }
-    auto prepared = kind.prepare(request);
+    auto prepared = kind.prepare(request, ModelsOf(deps));
     if (!prepared.ok()) {
         return prepared.error();
     }

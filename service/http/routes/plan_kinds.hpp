@@ -67,9 +67,10 @@ struct PlanKind {
     std::string_view name;  // the path under /v1/plans/ and a scenario's `plan`
     bool paged = false;     // takes `cursor` and answers `next_cursor`
     bool focus = false;     // answers FOCUS rows for ?format=focus
-    // Decodes the request body (its price book already taken out); request errors only, before
-    // any catalog is read.
-    pricing::Result<PreparedPlan> (*prepare)(const nlohmann::json& body) = nullptr;
+    // Decodes the request body (its price book already taken out; library ids looked up in
+    // `models`); request errors only, before any catalog is read.
+    pricing::Result<PreparedPlan> (*prepare)(const nlohmann::json& body,
+                                             const pricing::ModelLibrary& models) = nullptr;
 };
 
 // Every plan kind, in the order error messages list them.

@@ -9,6 +9,7 @@
 #include "service/http/codec/estimate_codec.hpp"
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/json_codec.hpp"
+#include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
 #include "service/http/codec/plan_cursor.hpp"
 #include "service/http/codec/price_book_codec.hpp"
@@ -158,7 +159,7 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
         if (!taken.ok()) return WriteProblem(res, req, taken.error());
         calibration = std::move(taken).value();
     }
-    auto prepared = kind.prepare(*body);
+    auto prepared = kind.prepare(*body, ModelsOf(deps));
     if (!prepared.ok()) {
         return WriteProblem(res, req, prepared.error());
     }

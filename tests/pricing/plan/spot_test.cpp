@@ -677,8 +677,8 @@ TEST_SUITE("plan_spot_owned") {
         CHECK_FALSE(p.expected_savings_fraction.has_value());
         CHECK(p.recommendation == SpotRecommendation::kOnDemand);
         CHECK(p.reasoning.find("running on owned capacity beats spot") != std::string::npos);
-        // A negative saving reads as money: "-$4198.68", not "$-4198.68".
-        CHECK(p.reasoning.find("expected saving -$4198.68") != std::string::npos);
+        // A negative saving reads as money: "-$4,199", not "$-4198.68".
+        CHECK(p.reasoning.find("expected saving -$4,199") != std::string::npos);
         CHECK(p.reasoning.find("$-") == std::string::npos);
     }
 

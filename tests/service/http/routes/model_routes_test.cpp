@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "pricing/model_library.hpp"
 #include "tests/support/sample_deps.hpp"
 #include "tests/support/test_server.hpp"
 
@@ -209,5 +211,46 @@ TEST_SUITE("model_routes") {
         bad_hf["hidden_size"] = "big";
         CHECK(Body(Post(server, "/v1/estimates/training", Llama2Training({{"hf_config", bad_hf}})),
                    400)["field"] == "/model/hf_config/hidden_size");
+    }
+
+    // The library is the server's (Deps::models), not the process's: two servers in one
+    // process serve their own, and the estimate decodes an id against its server's library.
+    TEST_CASE("each server serves and decodes against the model library its Deps hold") {
+        // models.csv's header and its Llama 2 7B row, under another id.
+        std::ifstream seed(std::string(GPUCOST_SOURCE_DIR) + "/schema/seed/models.csv");
+        std::string header;
+        std::string row;
+        std::getline(seed, header);
+        while (std::getline(seed, row) && row.rfind("llama-2-7b,", 0) != 0) {
+        }
+        REQUIRE(row.rfind("llama-2-7b,", 0) == 0);
+        const std::string csv = header + "\nhouse-test-7b" + row.substr(row.find(',')) + "\n";
+        auto own = gpucost::pricing::LoadModelLibrary(csv, "models.csv (test)");
+        REQUIRE_MESSAGE(own.ok(), (own.ok() ? "" : own.error().message));
+        gpucost::http::Deps deps = SampleDeps();
+        deps.models = std::make_shared<const gpucost::pricing::ModelLibrary>(own.value());
+        TestServer custom(deps);
+        TestServer compiled_in(SampleDeps());
+
+        json listed = Body(custom.Client().Get("/v1/models"));
+        CHECK(listed["total_count"] == 1);
+        CHECK(listed["items"][0]["id"] == "house-test-7b");
+        Body(custom.Client().Get("/v1/models/house-test-7b"));
+        Body(custom.Client().Get("/v1/models/llama-2-7b"), 404);
+        CHECK(Body(compiled_in.Client().Get("/v1/models"))["total_count"].get<int>() >= 30);
+        Body(compiled_in.Client().Get("/v1/models/house-test-7b"), 404);
+
+        json estimate =
+            Body(Post(custom, "/v1/estimates/training", Llama2Training("house-test-7b")));
+        CHECK(estimate["model"]["params_b"].get<double>() > 6);
+        json unknown =
+            Body(Post(compiled_in, "/v1/estimates/training", Llama2Training("house-test-7b")), 422);
+        CHECK(unknown["field"] == "/model");
+        Body(Post(custom, "/v1/plans/training",
+                  json::parse(R"({"model": "house-test-7b", "tokens_b": 20, "limit": 1,
+                      "constraints": {"max_total_accelerators": 64}})")));
+        Body(Post(compiled_in, "/v1/plans/training",
+                  json::parse(R"({"model": "house-test-7b", "tokens_b": 20, "limit": 1})")),
+             422);
     }
 }
