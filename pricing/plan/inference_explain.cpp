@@ -170,7 +170,7 @@ std::string StaleText(const InferencePlan& plan, const InferencePlanOption& r, b
                std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
     };
     if (&c != &r) {
-        return " The cheapest, " + c.offering->id + " at " + Dollars(c.monthly_cost_usd, 0) +
+        return " The cheapest, " + c.offering->id + " at " + UsdText(c.monthly_cost_usd) +
                " a month, has a " + stale(c) + " (include_stale: true lets it rank first).";
     }
     if (!include_stale && r.price_state == PriceState::kStale) {
