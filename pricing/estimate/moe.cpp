@@ -88,7 +88,8 @@ double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links) 
     return std::max(up_s, out_s) + (s.expert - 1.0) * links.scale_out.hop_latency_s;
 }
 
-void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links, Assumptions& as) {
+void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
+                            double host_exposed_s, Assumptions& as) {
     constexpr const char* kDispatcher =
         "Megatron-Core MoEAlltoAllTokenDispatcher (token_dispatcher.py): router, permute, "
         "dispatch, grouped GEMMs, combine, unpermute";
@@ -119,6 +120,12 @@ void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links, A
                   "the published Megatron-Bridge benchmarks (unbalanced routing runs slower)",
                   "NVIDIA-NeMo/Megatron-Bridge performance summary (--moe-router-force-load-"
                   "balancing); TensorRT-LLM EP load-balancer statistics give 2.6 unbalanced"});
+    as.push_back({"moe_layer_host_exposed_s_per_pass", host_exposed_s, "s",
+                  "host time each MoE layer and pass leaves the GPU waiting after the dropless "
+                  "dispatcher's device-to-host synchronisation (0 where the all-to-all is "
+                  "overlapped)",
+                  "fitted on the fit rows of the MoE frontier set (docs/estimator.md); sync: "
+                  "Megatron-LM token_dispatcher.py MoEAlltoAllTokenDispatcher cuda_sync_point"});
     as.push_back({"expert_a2a_scale_out_share", ExpertScaleOutShare(s, links), "fraction",
                   "share of each rank's dispatched token-slots that cross the scale-out "
                   "network (the rest of the expert group shares its scale-up domain); the two "

@@ -67,6 +67,18 @@ inline constexpr double kRouterKernelsPerPass = 18;
 // docs/performance-summary: "routing force-balanced"; --moe-router-force-load-balancing).
 inline constexpr double kForceBalancedLoadImbalance = 1.0;
 
+// Host time a Megatron-Core MoE layer exposes per pass: the dropless alltoall dispatcher
+// copies the tokens per expert to the host and synchronises ("A cuda stream synchronization is
+// needed ... because there are several non-blocking DtoH data transfers", token_dispatcher.py
+// MoEAlltoAllTokenDispatcher, cuda_sync_point), so the GPU's queue drains and waits while the
+// host launches the rest of the layer in eager PyTorch. Fitted: of 1-5 ms in 0.5 ms steps,
+// the value with the lowest mean |log(predicted / published)| over the fit rows of
+// tests/data/frontier/moe.jsonl (the held-out rows not used), so it also carries what else
+// those runs spend beyond the modelled kernels (docs/estimator.md, MoE). Not applied where
+// the all-to-all is overlapped (DualPipe, or Megatron's EP overlap schedule, which run
+// micro-batches against each other).
+inline constexpr double kMoeLayerHostExposedSecondsPerPass = 3.0e-3;
+
 // Tokens per rank at the MoE input (sequence parallel splits them over tensor ranks):
 // T_r = b s / t.
 double MoeTokensPerRank(const MoeLayerShape& s);
@@ -86,7 +98,9 @@ double ExpertScaleOutShare(const MoeLayerShape& s, const ClusterLinks& links);
 // once on their own links, the slower sets the time (frontier-estimator-references 1b.6).
 double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links);
 
-// Echoes the MoE layer's figures and constants above under `assumptions`.
-void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links, Assumptions& as);
+// Echoes the MoE layer's figures and constants above under `assumptions`, with the host time
+// the layout exposes per layer and pass.
+void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
+                            double host_exposed_s, Assumptions& as);
 
 }  // namespace gpucost::pricing::estimate

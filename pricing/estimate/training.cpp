@@ -684,6 +684,19 @@ double ExpertOverlap(const Ctx& c, const ParallelLayout& l) {
                                                              : c.expert_overlap;
 }
 
+// Whether layout `l` runs Megatron-Core's alltoall dispatcher as published (unfused router,
+// permute and unpermute passes, a host synchronisation per layer): not where the all-to-all
+// is overlapped, as DualPipe with DeepEP does, whose dispatch kernels write the tokens in
+// expert order and whose framework fuses the router (DeepSeek-V3, arXiv 2412.19437 §3.2).
+bool MegatronDispatcher(const Ctx& c, const ParallelLayout& l) {
+    return !(ExpertOverlap(c, l) > 0);
+}
+
+// The host time an MoE layer exposes per pass in layout `l` (pricing/estimate/moe.hpp).
+double MoeHostExposedSeconds(const Ctx& c, const ParallelLayout& l) {
+    return MegatronDispatcher(c, l) ? kMoeLayerHostExposedSecondsPerPass : 0.0;
+}
+
 StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
                            const SplitShape& shape) {
     const ResolvedModel& m = c.m;
@@ -724,7 +737,10 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         const double moe_share = static_cast<double>(MoeLayers(m)) / m.layers;
         const double a2a = 2.0 * ExpertAllToAllSeconds(ms, c.links);
         comm_ep = comm_passes * a2a * (1.0 - ExpertOverlap(c, l)) * moe_share;
-        const double routing_s = RoutingSecondsPerPass(c.dev, ms) * moe_share;
+        const double routing_s =
+            MegatronDispatcher(c, l)
+                ? (RoutingSecondsPerPass(c.dev, ms) + MoeHostExposedSeconds(c, l)) * moe_share
+                : 0.0;
         fwd_m += routing_s;
         bwd_m += routing_s;
         rc_m += l.recompute == Recompute::kFull ? routing_s : 0.0;
@@ -1831,7 +1847,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
                         req.recipe && req.recipe->expert_overlap_fraction,
                         "default: on the critical path; DualPipe-style schedules hide most of "
                         "it (DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them"));
-        AddMoeLayerAssumptions(MoeShapeOf(c, e.layout), c.links, as);
+        AddMoeLayerAssumptions(MoeShapeOf(c, e.layout), c.links, MoeHostExposedSeconds(c, e.layout),
+                               as);
     }
     AddRecipeAssumptions(req, as);
     AddLowPrecisionAssumptions(c, as);
