@@ -1,6 +1,7 @@
 #include "pricing/estimate/moe.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpucost::pricing::estimate {
 
@@ -26,6 +27,111 @@ bool ExpertGridDivides(int tensor, int data, int expert, int expert_tensor) {
 int DefaultExpertTensorDegree(int tensor, int data, int expert) {
     if (expert >= 1 && data % expert == 0) return tensor;
     return ExpertGridDivides(tensor, data, expert, 1) ? 1 : 0;
+}
+
+MoeLayerShape MoeLayerShapeOf(const ParallelLayout& l, double tokens, int experts, int top_k,
+                              double hidden, double act_bpe) {
+    MoeLayerShape s;
+    s.tokens = tokens;
+    s.tensor = std::max(1, l.tensor);
+    s.expert = std::max(1, l.expert);
+    s.expert_tensor = std::max(1, ExpertTensorDegree(l));
+    s.experts = std::max(1, experts);
+    s.top_k = std::max(1, top_k);
+    s.hidden = hidden;
+    s.act_bpe = act_bpe;
+    return s;
+}
+
+double MoeTokensPerRank(const MoeLayerShape& s) {
+    return s.tokens / s.tensor;
+}
+
+double TokensPerLocalExpert(const MoeLayerShape& s) {
+    return MoeTokensPerRank(s) * s.top_k * s.expert * s.expert_tensor / s.experts;
+}
+
+double GroupedGemmTileFill(const MoeLayerShape& s) {
+    const double rows = TokensPerLocalExpert(s);
+    if (!(rows > 0)) return 1.0;
+    return rows / (kGroupedGemmTileRows * std::ceil(rows / kGroupedGemmTileRows));
+}
+
+double PermuteBytesPerPass(const MoeLayerShape& s) {
+    const double slots = MoeTokensPerRank(s) * s.top_k;
+    return slots * (kPermuteUnpermuteSlotPasses * s.hidden * s.act_bpe + kRouterProbBytesPerSlot);
+}
+
+double RoutingSecondsPerPass(const DeviceModel& dev, const MoeLayerShape& s) {
+    return MemoryTime(dev, PermuteBytesPerPass(s)).seconds +
+           kRouterKernelsPerPass * dev.kernel_overhead_s;
+}
+
+double ExpertScaleOutShare(const MoeLayerShape& s, const ClusterLinks& links) {
+    if (s.expert * s.expert_tensor <= links.scale_up_domain) return 0;
+    const double local = std::max(1, links.scale_up_domain / s.expert_tensor);
+    return (s.expert - local) / s.expert;
+}
+
+double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links) {
+    if (s.expert <= 1) return 0;
+    const double bytes =
+        MoeTokensPerRank(s) * s.top_k * s.hidden * s.act_bpe * kForceBalancedLoadImbalance;
+    const double out_share = ExpertScaleOutShare(s, links);
+    const double up_share = (s.expert - 1.0) / s.expert - out_share;
+    if (out_share <= 0) {
+        const Link& up = links.GroupLink(s.expert * s.expert_tensor);
+        return up_share * bytes / up.bytes_per_s + (s.expert - 1.0) * up.hop_latency_s;
+    }
+    const double up_s = up_share > 0 ? up_share * bytes / links.scale_up.bytes_per_s : 0;
+    const double out_s = out_share * bytes / links.scale_out.bytes_per_s;
+    return std::max(up_s, out_s) + (s.expert - 1.0) * links.scale_out.hop_latency_s;
+}
+
+void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
+                            double host_exposed_s, Assumptions& as) {
+    constexpr const char* kDispatcher =
+        "Megatron-Core MoEAlltoAllTokenDispatcher (token_dispatcher.py): router, permute, "
+        "dispatch, grouped GEMMs, combine, unpermute";
+    as.push_back({"moe_tokens_per_local_expert", TokensPerLocalExpert(s), "tokens",
+                  "mean tokens each local expert's GEMM receives per micro-batch: T_r k EP ETP / E "
+                  "(T_r: tokens per rank at the MoE input)",
+                  "token_dispatcher.py num_global_tokens = num_local_tokens x TP x EP; "
+                  "frontier-estimator-references 1b.1"});
+    as.push_back({"grouped_gemm_tile_fill", GroupedGemmTileFill(s), "fraction",
+                  "share of the grouped expert GEMM's 128-row tiles that carry tokens; the "
+                  "routed GEMMs take 1 / fill of their dense time (Transformer Engine "
+                  "GroupedLinear, --moe-grouped-gemm)",
+                  "DeepGEMM README (contiguous layout: expert segments aligned to the M block); "
+                  "efficiency on the grouped kernel's total FLOPs: TransformerEngine PR #2045 "
+                  "(H100 BF16 grouped GEMMs 554-651 TFLOP/s)"});
+    as.push_back({"moe_permute_bytes_per_layer_pass", PermuteBytesPerPass(s), "bytes",
+                  "HBM traffic of the permute and unpermute around the dispatch (each reads "
+                  "and writes every routed slot at full width) and the fp32 router "
+                  "probabilities, per MoE layer, micro-batch and pass",
+                  kDispatcher});
+    as.push_back({"moe_router_kernels_per_pass", kRouterKernelsPerPass, "kernels",
+                  "unfused top-k router kernels per MoE layer and pass, each at "
+                  "kernel_overhead_s",
+                  "NVIDIA/TensorRT-LLM tech blog 3 (DeepSeek R1 on Blackwell): unfused "
+                  "group-limited top-k is 18 PyTorch ops"});
+    as.push_back({"moe_load_imbalance", kForceBalancedLoadImbalance, "ratio",
+                  "busiest expert rank's tokens over the mean: 1, routing force-balanced as in "
+                  "the published Megatron-Bridge benchmarks (unbalanced routing runs slower)",
+                  "NVIDIA-NeMo/Megatron-Bridge performance summary (--moe-router-force-load-"
+                  "balancing); TensorRT-LLM EP load-balancer statistics give 2.6 unbalanced"});
+    as.push_back({"moe_layer_host_exposed_s_per_pass", host_exposed_s, "s",
+                  "host time each MoE layer and pass leaves the GPU waiting after the dropless "
+                  "dispatcher's device-to-host synchronisation (0 where the all-to-all is "
+                  "overlapped)",
+                  "fitted on the fit rows of the MoE frontier set (docs/estimator.md); sync: "
+                  "Megatron-LM token_dispatcher.py MoEAlltoAllTokenDispatcher cuda_sync_point"});
+    as.push_back({"expert_a2a_scale_out_share", ExpertScaleOutShare(s, links), "fraction",
+                  "share of each rank's dispatched token-slots that cross the scale-out "
+                  "network (the rest of the expert group shares its scale-up domain); the two "
+                  "tiers run at once and the slower sets the all-to-all's time",
+                  "frontier-estimator-references 1b.6 (DeepEP docs: NVLink and RDMA shares of "
+                  "one dispatch)"});
 }
 
 }  // namespace gpucost::pricing::estimate

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "pricing/estimate/collectives.hpp"
+#include "pricing/estimate/roofline.hpp"
 #include "pricing/estimate/training.hpp"
 
 namespace gpucost::pricing::estimate {
@@ -28,5 +30,77 @@ bool ExpertGridDivides(int tensor, int data, int expert, int expert_tensor);
 // data (the folded layout the MoE README recommends for fine-grained MoE: "Recommended to set
 // to 1 for fine-grained MoE models"), else 0: no grid.
 int DefaultExpertTensorDegree(int tensor, int data, int expert);
+
+// What one MoE layer costs under Megatron-Core's alltoall dispatcher beyond its GEMM FLOPs
+// (router, permute, dispatch, grouped expert GEMMs, combine, unpermute: the stages of
+// megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher), for one
+// micro-batch on one rank of layout `l`.
+struct MoeLayerShape {
+    double tokens = 0;  // tokens of one micro-batch (micro-batch size x sequence)
+    int tensor = 1;
+    int expert = 1;
+    int expert_tensor = 1;
+    int experts = 1;     // routed experts of the layer
+    int top_k = 1;       // routed experts per token
+    double hidden = 0;   // model width
+    double act_bpe = 2;  // bytes per activation element
+};
+MoeLayerShape MoeLayerShapeOf(const ParallelLayout& l, double tokens, int experts, int top_k,
+                              double hidden, double act_bpe);
+
+// Grouped-GEMM kernels tile each expert's rows in blocks of this many (DeepGEMM's contiguous
+// layout aligns "each expert segment" to the GEMM M block, deepseek-ai/DeepGEMM README;
+// Transformer Engine's grouped GEMMs use CUTLASS/cuBLAS tiles of 128 rows on Hopper/Blackwell).
+inline constexpr double kGroupedGemmTileRows = 128;
+// Memory passes of the permute and unpermute around the dispatch, each reading and writing
+// every routed token-slot (frontier-estimator-references 1b.2: bytes ~ 2 x T_r k h B each).
+inline constexpr double kPermuteUnpermuteSlotPasses = 4;
+// The router's probabilities, fp32 per routed slot (Megatron recommends
+// --moe-router-dtype fp32, megatron/core/transformer/moe/README.md).
+inline constexpr double kRouterProbBytesPerSlot = 4;
+// Kernels of an unfused top-k router per pass: "18 PyTorch ops" for DeepSeek-style group-
+// limited top-k (NVIDIA/TensorRT-LLM tech blog 3, Optimizing DeepSeek R1 on Blackwell), each
+// timed at the device's per-kernel overhead.
+inline constexpr double kRouterKernelsPerPass = 18;
+// Load imbalance (busiest expert rank over the mean) of the published Megatron-Bridge
+// benchmarks, which force-balance routing (NVIDIA-NeMo/Megatron-Bridge
+// docs/performance-summary: "routing force-balanced"; --moe-router-force-load-balancing).
+inline constexpr double kForceBalancedLoadImbalance = 1.0;
+
+// Host time a Megatron-Core MoE layer exposes per pass: the dropless alltoall dispatcher
+// copies the tokens per expert to the host and synchronises ("A cuda stream synchronization is
+// needed ... because there are several non-blocking DtoH data transfers", token_dispatcher.py
+// MoEAlltoAllTokenDispatcher, cuda_sync_point), so the GPU's queue drains and waits while the
+// host launches the rest of the layer in eager PyTorch. Fitted: of 1-5 ms in 0.5 ms steps,
+// the value with the lowest mean |log(predicted / published)| over the fit rows of
+// tests/data/frontier/moe.jsonl (the held-out rows not used), so it also carries what else
+// those runs spend beyond the modelled kernels (docs/estimator.md, MoE). Not applied where
+// the all-to-all is overlapped (DualPipe, or Megatron's EP overlap schedule, which run
+// micro-batches against each other).
+inline constexpr double kMoeLayerHostExposedSecondsPerPass = 3.0e-3;
+
+// Tokens per rank at the MoE input (sequence parallel splits them over tensor ranks):
+// T_r = b s / t.
+double MoeTokensPerRank(const MoeLayerShape& s);
+// Mean tokens each local expert receives after dispatch: T_r k EP ETP / E.
+double TokensPerLocalExpert(const MoeLayerShape& s);
+// Share of the grouped GEMM's tile rows that carry tokens: M_e / (128 ceil(M_e / 128)).
+double GroupedGemmTileFill(const MoeLayerShape& s);
+// Bytes the permute and unpermute (and the router's probabilities) move per pass.
+double PermuteBytesPerPass(const MoeLayerShape& s);
+// Seconds of one pass's permute, unpermute and router kernels on `dev`.
+double RoutingSecondsPerPass(const DeviceModel& dev, const MoeLayerShape& s);
+// Share of a rank's dispatched token-slots that cross the scale-out network: the expert
+// group spans expert-tensor x expert consecutive ranks, of which a scale-up domain holds
+// domain / expert-tensor expert ranks; a slot bound for the rank itself moves nothing.
+double ExpertScaleOutShare(const MoeLayerShape& s, const ClusterLinks& links);
+// One all-to-all (dispatch or combine) of a pass: the scale-up and scale-out shares run at
+// once on their own links, the slower sets the time (frontier-estimator-references 1b.6).
+double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links);
+
+// Echoes the MoE layer's figures and constants above under `assumptions`, with the host time
+// the layout exposes per layer and pass.
+void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
+                            double host_exposed_s, Assumptions& as);
 
 }  // namespace gpucost::pricing::estimate

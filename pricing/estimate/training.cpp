@@ -688,11 +688,43 @@ struct StageTimes {
     }
 };
 
+// The MoE layer of layout `l` for one micro-batch (pricing/estimate/moe.hpp).
+MoeLayerShape MoeShapeOf(const Ctx& c, const ParallelLayout& l) {
+    const double tokens = static_cast<double>(l.micro_batch_size) * c.m.seq_len;
+    return MoeLayerShapeOf(l, tokens, c.m.experts, c.m.experts_per_token, c.m.hidden_size,
+                           c.act_bpe);
+}
+
+// The compute-bound forward GEMM time of the average layer's routed experts in layout `l`:
+// their share of the layer's forward GEMM FLOPs (up, gate and down of the top-k experts per
+// token, split over the tensor ranks like the layer's own count).
+double RoutedGemmSeconds(const Ctx& c, const ParallelLayout& l, const LayerCost& lc) {
+    const ResolvedModel& m = c.m;
+    if (!(lc.gemm_flops > 0)) return 0;
+    const double tokens = static_cast<double>(l.micro_batch_size) * m.seq_len;
+    const double routed_flops = 2.0 * tokens * MlpMatrices(m) * m.hidden_size * ExpertWidth(m) *
+                                m.experts_per_token * MoeLayers(m) / m.layers / l.tensor;
+    return lc.gemm_compute_s * std::min(1.0, routed_flops / lc.gemm_flops);
+}
+
 // The share of the expert all-to-all hidden in layout `l` (see
 // Ctx::expert_overlap_needs_pipeline).
 double ExpertOverlap(const Ctx& c, const ParallelLayout& l) {
     return c.expert_overlap_needs_pipeline && l.pipeline < 2 ? kDefaultExpertOverlapFraction
                                                              : c.expert_overlap;
+}
+
+// Whether layout `l` runs Megatron-Core's alltoall dispatcher as published (unfused router,
+// permute and unpermute passes, a host synchronisation per layer): not where the all-to-all
+// is overlapped, as DualPipe with DeepEP does, whose dispatch kernels write the tokens in
+// expert order and whose framework fuses the router (DeepSeek-V3, arXiv 2412.19437 §3.2).
+bool MegatronDispatcher(const Ctx& c, const ParallelLayout& l) {
+    return !(ExpertOverlap(c, l) > 0);
+}
+
+// The host time an MoE layer exposes per pass in layout `l` (pricing/estimate/moe.hpp).
+double MoeHostExposedSeconds(const Ctx& c, const ParallelLayout& l) {
+    return MegatronDispatcher(c, l) ? kMoeLayerHostExposedSecondsPerPass : 0.0;
 }
 
 StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
@@ -729,13 +761,26 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     }
     // MoE dispatch and combine: two all-to-alls per expert layer and pass, over the expert
     // group (expert-tensor x expert consecutive ranks).
+    // Megatron-Core's routing around them (permute, unpermute, router kernels) and the
+    // grouped GEMMs' unfilled tile rows at k-of-N routing, per pass (pricing/estimate/moe.hpp).
     double comm_ep = 0;
-    if (m.IsMoe() && l.expert > 1) {
-        const double T = static_cast<double>(l.micro_batch_size) * m.seq_len;
-        double a2a =
-            2.0 * AllToAllSeconds(T * m.experts_per_token * m.hidden_size * c.act_bpe / l.tensor,
-                                  l.expert, LinkFor(c, ExpertModelShards(l)));
-        comm_ep = comm_passes * a2a * (1.0 - ExpertOverlap(c, l)) * MoeLayers(m) / m.layers;
+    if (m.IsMoe()) {
+        const MoeLayerShape ms = MoeShapeOf(c, l);
+        const double moe_share = static_cast<double>(MoeLayers(m)) / m.layers;
+        const double a2a = 2.0 * ExpertAllToAllSeconds(ms, c.links);
+        comm_ep = comm_passes * a2a * (1.0 - ExpertOverlap(c, l)) * moe_share;
+        const double routing_s =
+            MegatronDispatcher(c, l)
+                ? (RoutingSecondsPerPass(c.dev, ms) + MoeHostExposedSeconds(c, l)) * moe_share
+                : 0.0;
+        fwd_m += routing_s;
+        bwd_m += routing_s;
+        rc_m += l.recompute == Recompute::kFull ? routing_s : 0.0;
+        const double padding_s =
+            RoutedGemmSeconds(c, l, lc) * (1.0 / GroupedGemmTileFill(ms) - 1.0);
+        fwd_c += padding_s;
+        bwd_c += gb * padding_s;
+        rc_c += l.recompute == Recompute::kFull ? padding_s : 0.0;
     }
     // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
     // fewer layers plus the head (the same stage for an even split).
@@ -1887,6 +1932,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
                         req.recipe && req.recipe->expert_overlap_fraction,
                         "default: on the critical path; DualPipe-style schedules hide most of "
                         "it (DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them"));
+        AddMoeLayerAssumptions(MoeShapeOf(c, e.layout), c.links, MoeHostExposedSeconds(c, e.layout),
+                               as);
     }
     AddRecipeAssumptions(req, as);
     AddLowPrecisionAssumptions(c, as);

@@ -614,6 +614,70 @@ TEST_SUITE("estimate_training") {
         CHECK(searched.value().step_time_s <= wide_ep.value().step_time_s * (1 + 1e-9));
     }
 
+    TEST_CASE("an MoE layer as Megatron-Core runs it: routing, grouped GEMMs, host and links") {
+        // NVIDIA's published DeepSeek-V3 run on 512 GB200 (dgxc-benchmarking, NeMo 25.04, BF16:
+        // TP 2, PP 4, EP 64, ETP 1, 4096 x 4096 tokens a step): 248.5 model TFLOP/s per GPU.
+        // Timing the expert layers as dense GEMMs gave 826; the permute, router, tile and host
+        // costs of Megatron-Core's dispatcher bring it within the band below.
+        TrainingRequest r;
+        r.model = DeepSeekV3();
+        r.tokens_b = 1000;
+        r.global_batch_tokens = 4096.0 * 4096;
+        ParallelismRequest pr;
+        pr.tensor = 2;
+        pr.pipeline = 4;
+        pr.expert = 64;
+        pr.expert_tensor = 1;
+        pr.micro_batch_size = 1;
+        r.parallelism = pr;
+        auto gb200 = EstimateTraining(r, Cluster(512, gpucost::testing::Gb200()));
+        REQUIRE(gb200.ok());
+        const double published_tflops = 248.5;
+        const double tflops = gb200.value().achieved_tflops_per_accelerator;
+        CHECK(tflops > 0.8 * published_tflops);
+        CHECK(tflops < 2.2 * published_tflops);
+        const auto& as = gb200.value().assumptions;
+        // T_r 2048 tokens per rank x top-8 x EP 64 / 256 experts.
+        CHECK(AssumptionValue(as, "moe_tokens_per_local_expert") == doctest::Approx(4096));
+        CHECK(AssumptionValue(as, "grouped_gemm_tile_fill") == doctest::Approx(1.0));
+        CHECK(AssumptionValue(as, "moe_load_imbalance") == doctest::Approx(1.0));
+        CHECK(AssumptionValue(as, "moe_permute_bytes_per_layer_pass") > 0);
+        CHECK(AssumptionValue(as, "moe_layer_host_exposed_s_per_pass") ==
+              doctest::Approx(kMoeLayerHostExposedSecondsPerPass));
+        // 64 expert ranks inside one NVL72 domain: nothing crosses the network.
+        CHECK(AssumptionValue(as, "expert_a2a_scale_out_share") == doctest::Approx(0.0));
+
+        // On 8-GPU H100 nodes 56 of a rank's 64 destinations are off the node.
+        MoeLayerShape ms;
+        ms.tokens = 4096;
+        ms.expert = 64;
+        ms.experts = 256;
+        ms.top_k = 8;
+        ms.hidden = 7168;
+        ClusterLinks links;
+        links.scale_up_domain = 8;
+        links.scale_up.bytes_per_s = 400e9;
+        links.scale_out.bytes_per_s = 50e9;
+        CHECK(ExpertScaleOutShare(ms, links) == doctest::Approx(56.0 / 64));
+        // The slower tier sets the time: 56/64 of T_r k h B over 50 GB/s.
+        const double bytes = 4096.0 * 8 * 7168 * 2;
+        CHECK(ExpertAllToAllSeconds(ms, links) >= 56.0 / 64 * bytes / 50e9);
+        // 8-of-256 routing at EP 1 leaves 128 tokens per expert at T_r 4096; at 100 tokens a
+        // 128-row tile is 100/128 full and the routed GEMMs take 128/100 of their time.
+        ms.expert = 1;
+        CHECK(TokensPerLocalExpert(ms) == doctest::Approx(128));
+        ms.tokens = 3200;
+        CHECK(GroupedGemmTileFill(ms) == doctest::Approx(100.0 / 128));
+
+        // DualPipe-style overlap (DeepSeek's own framework with DeepEP) is timed without the
+        // Megatron dispatcher's host synchronisation.
+        r.expert_overlap_fraction = 0.9;
+        auto overlapped = EstimateTraining(r, Cluster(512, gpucost::testing::Gb200()));
+        REQUIRE(overlapped.ok());
+        CHECK(AssumptionValue(overlapped.value().assumptions,
+                              "moe_layer_host_exposed_s_per_pass") == doctest::Approx(0.0));
+    }
+
     TEST_CASE("expert all-to-all overlap hides the named fraction of it") {
         TrainingRequest r;
         r.model = DeepSeekV3();
