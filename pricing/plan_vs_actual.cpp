@@ -182,4 +182,142 @@ std::optional<PlanToDate> CompareToDate(const PlanVsActual& comparison,
     return out;
 }
 
+std::map<std::string, SpendFigures> MonthsThrough(
+    const std::map<std::string, SpendFigures>& by_month, const std::string& through_month) {
+    std::map<std::string, SpendFigures> out;
+    for (const auto& [month, figures] : by_month) {
+        if (month <= through_month) out.emplace(month, figures);  // YYYY-MM orders as text
+    }
+    return out;
+}
+
+std::optional<RunRateReforecast> ReforecastFromRunRate(const PlanVsActual& comparison,
+                                                       const std::string& through_month) {
+    const std::optional<PlanToDate> to_date = CompareToDate(comparison, through_month);
+    if (!to_date) return std::nullopt;
+    RunRateReforecast out;
+    out.through_month = through_month;
+    out.planned_to_date = to_date->planned;
+    out.actual_to_date = to_date->actual;
+    if (to_date->planned > 0) out.run_rate = to_date->actual / to_date->planned;
+    UsdSum planned_total;
+    UsdSum planned_remaining;
+    UsdSum reforecast_remaining;
+    for (const MonthComparison& m : comparison.months) {
+        const double planned = RoundToCents(m.planned.effective_cost);
+        planned_total.Add(planned);
+        if (m.month <= through_month) continue;
+        const double reforecast = RoundToCents(planned * out.run_rate.value_or(1.0));
+        out.remaining.push_back({m.month, planned, reforecast});
+        planned_remaining.Add(planned);
+        reforecast_remaining.Add(reforecast);
+    }
+    out.planned_remaining = planned_remaining.RoundedToCents();
+    out.reforecast_remaining = reforecast_remaining.RoundedToCents();
+    out.planned_total = planned_total.RoundedToCents();
+    out.reforecast_total = RoundToCents(out.actual_to_date + out.reforecast_remaining);
+    return out;
+}
+
+std::map<std::string, std::vector<PriceClassSpend>> PlannedPriceClasses(
+    const std::vector<plan::ForecastCharge>& charges) {
+    std::map<std::string, std::vector<PriceClassSpend>> out;
+    for (const plan::ForecastCharge& c : charges) {
+        if (c.kind != plan::ChargeKind::kCompute) continue;
+        const bool committed =
+            c.owned || (c.offering != nullptr && (c.offering->price_type == PriceType::kCommit1y ||
+                                                  c.offering->price_type == PriceType::kCommit3y));
+        out[c.period_start.substr(0, 7)].push_back(
+            {committed, c.offering != nullptr ? c.offering->id : std::string(), c.accelerator_hours,
+             c.effective_cost_usd});
+    }
+    return out;
+}
+
+namespace {
+
+// Accelerator-hours and cost by class: "committed", or the offering's id.
+struct ClassTotals {
+    std::map<std::string, SpendFigures> by_class;
+    double hours = 0;
+    double cost = 0;
+};
+
+ClassTotals TotalsByClass(const std::vector<PriceClassSpend>& spend) {
+    ClassTotals out;
+    for (const PriceClassSpend& c : spend) {
+        SpendFigures& f =
+            out.by_class[c.committed ? std::string("committed") : "offering:" + c.offering_id];
+        f.accelerator_hours += c.accelerator_hours;
+        f.effective_cost += c.effective_cost;
+        out.hours += c.accelerator_hours;
+        out.cost += c.effective_cost;
+    }
+    return out;
+}
+
+// Hours at reference prices, committed apart from those billed as used.
+struct Mix {
+    double committed_hours = 0;
+    double committed_cost = 0;
+    double other_hours = 0;
+    double other_cost = 0;
+    void Add(const std::string& name, double hours, double price) {
+        if (name == "committed") {
+            committed_hours += hours;
+            committed_cost += hours * price;
+        } else {
+            other_hours += hours;
+            other_cost += hours * price;
+        }
+    }
+    double OtherPrice() const { return other_hours > 0 ? other_cost / other_hours : 0; }
+};
+
+}  // namespace
+
+PriceEffectSplit SplitPriceEffect(const std::vector<PriceClassSpend>& planned,
+                                  const std::vector<PriceClassSpend>& actual, double price_effect) {
+    const ClassTotals p = TotalsByClass(planned);
+    const ClassTotals a = TotalsByClass(actual);
+    if (p.hours <= 0 || a.hours <= 0) return {};
+    // Each class's reference price: the plan's, else (a class only the bill has) the bill's.
+    auto reference = [&](const std::string& name) {
+        auto it = p.by_class.find(name);
+        if (it != p.by_class.end() && it->second.accelerator_hours > 0) {
+            return it->second.EffectivePerAcceleratorHour();
+        }
+        return a.by_class.at(name).EffectivePerAcceleratorHour();
+    };
+    double rate = 0;
+    Mix actual_mix;  // the bill's hours at the reference prices
+    for (const auto& [name, f] : a.by_class) {
+        if (f.accelerator_hours <= 0) continue;
+        rate += p.hours * (f.accelerator_hours / a.hours) *
+                (f.EffectivePerAcceleratorHour() - reference(name));
+        actual_mix.Add(name, f.accelerator_hours, reference(name));
+    }
+    Mix planned_mix;
+    for (const auto& [name, f] : p.by_class) {
+        if (f.accelerator_hours > 0) planned_mix.Add(name, f.accelerator_hours, reference(name));
+    }
+    const double planned_share = planned_mix.committed_hours / p.hours;
+    const double actual_share = actual_mix.committed_hours / a.hours;
+    // The price of the hours billed as used: the plan's, else the bill's (then no mix).
+    const double planned_other =
+        planned_mix.other_hours > 0 ? planned_mix.OtherPrice() : actual_mix.OtherPrice();
+    const double committed_price =
+        planned_mix.committed_hours > 0
+            ? planned_mix.committed_cost / planned_mix.committed_hours
+            : (actual_mix.committed_hours > 0
+                   ? actual_mix.committed_cost / actual_mix.committed_hours
+                   : 0.0);
+    PriceEffectSplit out;
+    out.rate = RoundToCents(rate);
+    out.coverage =
+        RoundToCents(p.hours * (actual_share - planned_share) * (committed_price - planned_other));
+    out.mix = RoundToCents(price_effect - out.rate - out.coverage);
+    return out;
+}
+
 }  // namespace gpucost::pricing

@@ -86,9 +86,74 @@ struct PlanToDate {
 std::optional<PlanToDate> CompareToDate(const PlanVsActual& comparison,
                                         const std::string& through_month);
 
+// One kind of accelerator charge, for splitting the price effect: hours under a commitment
+// (a reservation, owned capacity, a commitment's rate: FOCUS PricingCategory Committed), or an
+// offering billed as used (on demand, spot, another offering), named by its id.
+struct PriceClassSpend {
+    bool committed = false;
+    std::string offering_id;  // ignored when committed: commitments are one class
+    double accelerator_hours = 0;
+    double effective_cost = 0;
+};
+
+// The price effect (SplitGap's, to the cent) split so that the parts add up to it exactly.
+// Every class is priced at a reference: the plan's price for it, or the bill's for a class the
+// plan did not have. With H_p the planned accelerator-hours, s_c the share of hours under
+// commitments, r_c their reference price and r_o the reference price of the hours billed as
+// used (their mix's average; the plan's mix, or the bill's when the plan had none):
+//   rate     = H_p x sum_k s_actual,k x (r_actual,k - ref_k)   (a class paid another price)
+//   coverage = H_p x (s_actual,c - s_planned,c) x (r_c - r_o,planned)   (more or fewer hours
+//              under commitments than planned)
+//   mix      = H_p x (1 - s_actual,c) x (r_o,actual - r_o,planned)   (hours moved between
+//              offerings billed as used: spot, another offering)
+// which add up to (actual - planned price) x H_p. Rate and coverage to the cent, mix the rest
+// of the price effect; all three 0 without planned or actual hours.
+struct PriceEffectSplit {
+    double rate = 0;
+    double coverage = 0;
+    double mix = 0;
+};
+PriceEffectSplit SplitPriceEffect(const std::vector<PriceClassSpend>& planned,
+                                  const std::vector<PriceClassSpend>& actual, double price_effect);
+
+// The months of `by_month` up to and including `through_month` (YYYY-MM): what a headline over
+// the months billed so far compares, so the months not billed yet are not read as a saving.
+std::map<std::string, SpendFigures> MonthsThrough(
+    const std::map<std::string, SpendFigures>& by_month, const std::string& through_month);
+
+// The months after the last one billed, re-forecast from the run rate billed so far: each
+// remaining month's planned cost x (actual / planned effective cost over the months billed),
+// the rate the bill has run at against the plan. Without planned spend to date there is no
+// rate and the remaining months keep their planned cost.
+struct RunRateReforecast {
+    struct Month {
+        std::string month;      // YYYY-MM
+        double planned = 0;     // to the cent
+        double reforecast = 0;  // to the cent
+    };
+    std::string through_month;
+    std::optional<double> run_rate;   // actual / planned to date; none without planned spend
+    double planned_to_date = 0;       // to the cent
+    double actual_to_date = 0;        // to the cent
+    std::vector<Month> remaining;     // the months after through_month, ascending
+    double planned_remaining = 0;     // to the cent
+    double reforecast_remaining = 0;  // the remaining months' reforecasts added, to the cent
+    double planned_total = 0;         // the whole plan, to the cent
+    double reforecast_total = 0;      // actual to date + reforecast remaining, to the cent
+};
+
+// `comparison` re-forecast after `through_month`; nullopt when nothing is billed yet (empty).
+std::optional<RunRateReforecast> ReforecastFromRunRate(const PlanVsActual& comparison,
+                                                       const std::string& through_month);
+
 // A plan forecast's accelerator charges (plan/forecast.hpp, compute only) by month: the planned
 // side of the split. Storage and egress are left out, as imports keep accelerator rows only.
 std::map<std::string, SpendFigures> PlannedAcceleratorSpend(
+    const std::vector<plan::ForecastCharge>& charges);
+
+// The same accelerator charges by month and kind (PriceClassSpend): owned capacity's hours
+// and an offering under a commitment's terms are committed, the rest by offering.
+std::map<std::string, std::vector<PriceClassSpend>> PlannedPriceClasses(
     const std::vector<plan::ForecastCharge>& charges);
 
 // The speed a training run shows so far (a scenario's recorded progress): the accelerator-hours

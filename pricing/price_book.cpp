@@ -153,6 +153,15 @@ double StatedOwnedHours(double instance_hours) {
     return std::round(instance_hours * residues_per_hour) / residues_per_hour;
 }
 
+std::optional<std::pair<double, double>> OwnedSpanHours(const OwnedCapacity& entry) {
+    const auto start = DaysFromIsoDate(entry.start_date);
+    const auto end = DaysFromIsoDate(entry.end_date);
+    if (!start || !end) return std::nullopt;
+    return std::pair<double, double>{
+        entry.from_hour.value_or(static_cast<double>(*start) * kHoursPerDay),
+        entry.until_hour.value_or(static_cast<double>(*end) * kHoursPerDay)};
+}
+
 OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view offering_id,
                     int nodes, double start_hour, double end_hour) {
     struct Span {
@@ -164,11 +173,9 @@ OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view of
     std::vector<double> cuts = {start_hour, end_hour};
     for (const OwnedCapacity& c : owned) {
         if (IdKey(c.offering_id) != IdKey(offering_id)) continue;
-        const auto start = DaysFromIsoDate(c.start_date);
-        const auto end = DaysFromIsoDate(c.end_date);
-        if (!start || !end) continue;
-        Span s{static_cast<double>(*start) * kHoursPerDay, static_cast<double>(*end) * kHoursPerDay,
-               &c};
+        const auto hours = OwnedSpanHours(c);
+        if (!hours) continue;
+        Span s{hours->first, hours->second, &c};
         if (s.end_hour <= start_hour || s.start_hour >= end_hour) continue;
         spans.push_back(s);
         cuts.push_back(std::clamp(s.start_hour, start_hour, end_hour));

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "pricing/assumption.hpp"
@@ -61,7 +62,15 @@ struct OwnedCapacity {
     std::string start_date;  // YYYY-MM-DD
     std::string end_date;    // YYYY-MM-DD, the day after the last day owned
     double usd_per_hour = 0;
+    // A part of an entry that the plans ahead of this one left (owned_ledger.hpp): hours since
+    // 1970-01-01 UTC, finer than the dates, which they then override. Unset in a book.
+    std::optional<double> from_hour = std::nullopt;
+    std::optional<double> until_hour = std::nullopt;
 };
+
+// The hours [start, end) an entry owns (since 1970-01-01 UTC): its from_hour/until_hour when
+// set, else its dates; nullopt for a malformed date.
+std::optional<std::pair<double, double>> OwnedSpanHours(const OwnedCapacity& entry);
 
 // Covered instance-hours as stated: to kOwnedHoursResidue (hours counted from 1970, about 5e5,
 // leave residue in the last bits of their differences: 6131.999999999999 h for 6132).

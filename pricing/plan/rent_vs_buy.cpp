@@ -68,8 +68,11 @@ int OwnedRentMonths(const std::vector<OwnedCapacity>& owned, const Offering& off
                     long long first_day, int billed_months) {
     long long last_day = first_day;
     for (const OwnedCapacity& c : owned) {
-        const auto end = DaysFromIsoDate(c.end_date);
-        if (end && IdKey(c.offering_id) == IdKey(offering.id)) last_day = std::max(last_day, *end);
+        const auto hours = OwnedSpanHours(c);
+        if (hours && IdKey(c.offering_id) == IdKey(offering.id)) {
+            last_day =
+                std::max(last_day, static_cast<long long>(std::ceil(hours->second / kHoursPerDay)));
+        }
     }
     int months = billed_months;
     while (months < kMaxOwnedRentMonths && AddCalendarMonths(first_day, months) < last_day) {

@@ -11,6 +11,7 @@ namespace gpucost::http {
 
 // The storage ports (service/ports/) under the names the handlers use: the HTTP adapter
 // depends on them, and nothing under service/ports/ depends back.
+using ports::ActualClassMonth;
 using ports::ActualMonth;
 using ports::ActualsImport;
 using ports::ActualsImportRecord;

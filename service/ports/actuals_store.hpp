@@ -72,6 +72,18 @@ struct ActualMonth {
     double list_cost = 0;
 };
 
+// MonthsTagged's charges by kind: FOCUS PricingCategory and the catalog offering, in one
+// currency and month. What the price effect's split into rate, commitment coverage and mix
+// reads (pricing/plan_vs_actual.hpp SplitPriceEffect).
+struct ActualClassMonth {
+    std::string billing_currency;
+    std::string month;             // YYYY-MM
+    std::string pricing_category;  // Standard | Dynamic | Committed | Other
+    std::string offering_id;       // empty when the catalog has none
+    double accelerator_hours = 0;
+    double effective_cost = 0;  // to the cent
+};
+
 class ActualsStore {
 public:
     ActualsStore() = default;
@@ -120,6 +132,10 @@ public:
     // found `tag_value`, by (currency, month), ascending. Another team's imports do not count
     // towards a team's scenario.
     [[nodiscard]] virtual pricing::Result<std::vector<ActualMonth>> MonthsTagged(
+        std::string_view tag_key, std::string_view tag_value, std::string_view team) = 0;
+    // The same charges as MonthsTagged by (currency, month, pricing category, offering),
+    // ascending.
+    [[nodiscard]] virtual pricing::Result<std::vector<ActualClassMonth>> ClassesTagged(
         std::string_view tag_key, std::string_view tag_value, std::string_view team) = 0;
     // The newest `limit` imports of `team` (every team's when empty) older than import
     // `before` (0: from the newest), newest first, and how many there are in all.

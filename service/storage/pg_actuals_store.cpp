@@ -149,6 +149,34 @@ pricing::Result<std::vector<ports::ActualMonth>> PgActualsStore::MonthsTagged(
         });
 }
 
+pricing::Result<std::vector<ports::ActualClassMonth>> PgActualsStore::ClassesTagged(
+    std::string_view tag_key, std::string_view tag_value, std::string_view team) {
+    return session_.Run<std::vector<ports::ActualClassMonth>>(
+        [&](pqxx::connection& conn) -> pricing::Result<std::vector<ports::ActualClassMonth>> {
+            pqxx::read_transaction tx(conn);
+            std::vector<ports::ActualClassMonth> out;
+            for (const auto& r : tx.exec_params(
+                     "SELECT c.billing_currency, c.month, c.pricing_category,"
+                     " coalesce(c.offering_id, '') AS offering_id,"
+                     " sum(c.accelerator_hours::numeric)::float8 AS accelerator_hours,"
+                     " round(sum(c.effective_cost::numeric), 2)::float8 AS effective_cost"
+                     " FROM actual_charges c JOIN actuals_imports i ON i.id = c.import_id"
+                     " WHERE c.tag_value = $1 AND i.tag_key = $2 AND c.team = $3"
+                     " GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
+                     std::string(tag_value), std::string(tag_key), std::string(team))) {
+                ports::ActualClassMonth m;
+                m.billing_currency = r["billing_currency"].as<std::string>();
+                m.month = r["month"].as<std::string>();
+                m.pricing_category = r["pricing_category"].as<std::string>();
+                m.offering_id = r["offering_id"].as<std::string>();
+                m.accelerator_hours = r["accelerator_hours"].as<double>();
+                m.effective_cost = r["effective_cost"].as<double>();
+                out.push_back(std::move(m));
+            }
+            return out;
+        });
+}
+
 namespace {
 
 constexpr char kImportColumns[] =

@@ -27,6 +27,8 @@ public:
     pricing::Result<std::vector<ports::ActualMonth>> MonthsTagged(std::string_view tag_key,
                                                                   std::string_view tag_value,
                                                                   std::string_view team) override;
+    pricing::Result<std::vector<ports::ActualClassMonth>> ClassesTagged(
+        std::string_view tag_key, std::string_view tag_value, std::string_view team) override;
     pricing::Result<std::pair<std::vector<ports::ActualsImportRecord>, std::size_t>> ListImports(
         std::string_view team, std::size_t limit, std::int64_t before) override;
     pricing::Result<ports::StoredResponse> DeleteImport(const ports::WriteRequest& request,

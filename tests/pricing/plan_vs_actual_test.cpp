@@ -160,3 +160,51 @@ TEST_CASE("to date, the plan counts only the months billed so far") {
     CHECK(early->gap == doctest::Approx(50));
     CHECK_FALSE(early->gap_fraction.has_value());
 }
+
+TEST_CASE("the headline is over the months billed and the rest is re-forecast from the run rate") {
+    // A two-month serving plan, only December billed: 7000 planned a month, 8000 billed in
+    // December. The whole plan reads -42.9 %; December, the only month billed, is +14.3 %.
+    const std::map<std::string, SpendFigures> planned = {{"2026-12", {1000, 7000, 7000}},
+                                                         {"2027-01", {1000, 7000, 7000}}};
+    const std::map<std::string, SpendFigures> actual = {{"2026-12", {1000, 8000, 8000}}};
+    const PlanVsActual whole = ComparePlanToActual(planned, actual, "USD");
+    CHECK(whole.explanation.find("(-42.9 %)") != std::string::npos);
+    const PlanVsActual billed =
+        ComparePlanToActual(MonthsThrough(planned, "2026-12"), actual, "USD");
+    CHECK(billed.gap == doctest::Approx(1000));
+    CHECK(billed.explanation.find("(+14.3 %)") != std::string::npos);
+    CHECK(billed.explanation.find("Mostly price.") != std::string::npos);
+
+    const auto reforecast = ReforecastFromRunRate(whole, "2026-12");
+    REQUIRE(reforecast);
+    CHECK(*reforecast->run_rate == doctest::Approx(8000.0 / 7000.0));
+    REQUIRE(reforecast->remaining.size() == 1);
+    CHECK(reforecast->remaining[0].month == "2027-01");
+    CHECK(reforecast->remaining[0].planned == doctest::Approx(7000));
+    CHECK(reforecast->remaining[0].reforecast == doctest::Approx(8000));
+    CHECK(reforecast->planned_total == doctest::Approx(14000));
+    CHECK(reforecast->reforecast_total == doctest::Approx(16000));
+    CHECK_FALSE(ReforecastFromRunRate(whole, "").has_value());
+}
+
+TEST_CASE("the price effect splits into rate, commitment coverage and mix that add up to it") {
+    // Planned: 1000 accelerator-hours on demand at 6. Billed: 600 under a commitment at 3, 300
+    // on demand at 5.5, 100 on spot at 2: 1000 hours for 3650, a price effect of -2350.
+    const std::vector<PriceClassSpend> planned = {{false, "od", 1000, 6000}};
+    const std::vector<PriceClassSpend> actual = {
+        {true, "", 600, 1800}, {false, "od", 300, 1650}, {false, "spot", 100, 200}};
+    const PriceEffectSplit split = SplitPriceEffect(planned, actual, -2350);
+    // By hand: rate 1000 x 0.3 x (5.5 - 6) = -150; coverage 1000 x 0.6 x (3 - 6) = -1800;
+    // mix 1000 x 0.1 x (2 - 6) = -400.
+    CHECK(split.rate == doctest::Approx(-150));
+    CHECK(split.coverage == doctest::Approx(-1800));
+    CHECK(split.mix == doctest::Approx(-400));
+    CHECK(split.rate + split.coverage + split.mix == doctest::Approx(-2350));
+    // A plan counting on 500 committed hours at 3 that the bill shows on demand at 6: coverage.
+    const PriceEffectSplit lost = SplitPriceEffect(
+        {{true, "", 500, 1500}, {false, "od", 500, 3000}}, {{false, "od", 1000, 6000}}, 1500);
+    CHECK(lost.coverage == doctest::Approx(1500));  // 1000 x (0 - 0.5) x (3 - 4.5)
+    CHECK(lost.rate == doctest::Approx(0));
+    CHECK(lost.mix == doctest::Approx(0));
+    CHECK(SplitPriceEffect({}, actual, 0).rate == 0);
+}

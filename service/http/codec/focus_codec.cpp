@@ -336,9 +336,7 @@ CsvTable ServingFocusCsv(const std::optional<pricing::plan::InferencePlanOption>
     FocusContext context{"serving", "list", "", catalog_version, tags};
     if (!recommendation || !budget) return FocusForecastCsv({}, context);
     const double list_usd_per_hour = ListPriceFor(recommendation->offering, view, context);
-    static const std::vector<pricing::OwnedCapacity> kNothingOwned;
-    const std::vector<pricing::OwnedCapacity>& owned =
-        view.priced ? view.priced->Book().owned_capacity : kNothingOwned;
+    const std::vector<pricing::OwnedCapacity>& owned = OwnedOf(view);
     return FocusForecastCsv(
         pricing::plan::ForecastServing(*recommendation, *budget, list_usd_per_hour, owned),
         context);

@@ -214,6 +214,12 @@ pricing::Result<PricingView> ViewThroughBook(std::shared_ptr<const pricing::Cata
     return PricingView{priced.value(), priced.value()};
 }
 
+const std::vector<pricing::OwnedCapacity>& OwnedOf(const PricingView& view) {
+    static const std::vector<pricing::OwnedCapacity> kNothingOwned;
+    if (view.ledger) return view.ledger->ledger.left;
+    return view.priced ? view.priced->Book().owned_capacity : kNothingOwned;
+}
+
 pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions,
                                          const PricingView& view) {
     pricing::Assumptions out = assumptions;

@@ -12,6 +12,7 @@
 
 #include "pricing/catalog.hpp"
 #include "pricing/error.hpp"
+#include "pricing/owned_ledger.hpp"
 #include "pricing/price_book.hpp"
 
 namespace gpucost::http {
@@ -40,12 +41,29 @@ inline constexpr std::size_t kMaxInlinePriceBookRules = 200;
     const nlohmann::json& value, const std::string& pointer,
     std::size_t max_rules = pricing::kMaxPriceBookRules);
 
+// A stored book's owned capacity as a ledger (pricing/owned_ledger.hpp): what the saved
+// scenarios ahead of a plan hold (one holding per scenario, `holder` its id, `teams` its
+// team) and what they left for it.
+struct OwnedLedgerView {
+    std::vector<pricing::OwnedHolding> holdings;
+    std::vector<std::string> teams;  // parallel to holdings
+    pricing::OwnedLedger ledger;     // holdings drawn in order: ledger.left is the plan's
+    // Which scenarios draw ahead of the plan: every saved one, or those saved before one.
+    std::string position;
+};
+
 // The catalog the planners get: `base` itself without a book, else the book applied to it.
 struct PricingView {
     std::shared_ptr<const pricing::Catalog> catalog;
     std::shared_ptr<const pricing::PricedCatalog> priced;  // null: list prices
     bool from_key_default = false;  // the book is the calling key's default (echoed)
+    // A stored book's ledger (database mode); null: the book's owned capacity is the plan's.
+    std::shared_ptr<const OwnedLedgerView> ledger = nullptr;
 };
+
+// The owned capacity a plan through `view` may use: what the ledger left it, else the book's
+// (nothing without a book).
+const std::vector<pricing::OwnedCapacity>& OwnedOf(const PricingView& view);
 [[nodiscard]] pricing::Result<PricingView> ViewThroughBook(
     std::shared_ptr<const pricing::Catalog> base, std::optional<pricing::PriceBook> book);
 

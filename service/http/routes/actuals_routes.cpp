@@ -270,7 +270,11 @@ void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib
     const auto compared = pricing::ComparePlanToActual(planned, actual.figures, kPlanCurrency);
     json answer =
         ComparisonJson(found.value(), tag_key.value(), !planned.empty(), actual, compared);
-    AddAcceleratorComparison(answer, found.value(), use, actual.figures, tagged.value());
+    auto classes =
+        deps.actuals->ClassesTagged(tag_key.value(), std::to_string(id), found.value().team);
+    if (!classes.ok()) return WriteProblem(res, req, classes.error());
+    AddAcceleratorComparison(answer, found.value(), use, actual.figures, tagged.value(),
+                             classes.value());
     WriteJson(res, answer);
 }
 

@@ -11,6 +11,7 @@
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/model_codec.hpp"
 #include "service/http/codec/plan_codec.hpp"
+#include "service/http/routes/owned_ledger.hpp"
 #include "service/http/routes/price_book_routes.hpp"
 
 namespace gpucost::http {
@@ -60,9 +61,7 @@ Result<PreparedPlan> PrepareSpot(const json& body, const pricing::ModelLibrary& 
         }
         auto dated = request;
         dated.today = TodayUtcDate();
-        if (context.view.priced) {
-            dated.owned_capacity = context.view.priced->Book().owned_capacity;
-        }
+        dated.owned_capacity = OwnedOf(context.view);
         std::optional<pricing::estimate::TrainingRequest> timed = workload;
         if (timed) timed->deadline = context.deadline;  // its estimate's layout search
         auto plan = timed ? pricing::plan::PlanSpotForTraining(dated, *timed, catalog)
@@ -99,9 +98,7 @@ Result<PreparedPlan> PrepareRentVsBuy(const json& body,
             }
             auto dated = request;
             dated.today = TodayUtcDate();
-            if (context.view.priced) {
-                dated.owned_capacity = context.view.priced->Book().owned_capacity;
-            }
+            dated.owned_capacity = OwnedOf(context.view);
             auto plan = pricing::plan::PlanRentVsBuy(dated, catalog);
             if (!plan.ok()) {
                 return plan.error();
@@ -138,9 +135,7 @@ Result<PreparedPlan> PrepareTraining(const json& body, const pricing::ModelLibra
                          deprecated_offset = body.contains("offset")](
                             const PlanContext& context) -> Result<PlanOutcome> {
         auto paged = request;
-        if (context.view.priced) {
-            paged.owned_capacity = context.view.priced->Book().owned_capacity;
-        }
+        paged.owned_capacity = OwnedOf(context.view);
         if (context.cursor_offset) {
             paged.offset = *context.cursor_offset;
         }
@@ -187,9 +182,7 @@ Result<PreparedPlan> PrepareInference(const json& body, const pricing::ModelLibr
     return PreparedPlan([request = std::move(request).value()](
                             const PlanContext& context) -> Result<PlanOutcome> {
         auto owned = request;
-        if (context.view.priced) {
-            owned.owned_capacity = context.view.priced->Book().owned_capacity;
-        }
+        owned.owned_capacity = OwnedOf(context.view);
         owned.deadline = context.deadline;
         auto answer = AnswerInferencePlan(owned, *context.view.catalog, *context.reference,
                                           context.cursor_offset.value_or(0));
@@ -250,7 +243,8 @@ const pricing::PlanReference& PlanReferenceOf(const Deps& deps) {
 
 Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
                                      std::shared_ptr<const pricing::Catalog> catalog,
-                                     const Deps& deps, const std::optional<Principal>& caller) {
+                                     const Deps& deps, const std::optional<Principal>& caller,
+                                     std::optional<std::int64_t> ledger_before) {
     auto book = ResolvePlanBook(deps, request, caller);
     if (!book.ok()) {
         return book.error();
@@ -269,15 +263,22 @@ Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
     if (!view.ok()) {
         return view.error();
     }
-    return prepared.value()(PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus,
-                                        std::nullopt, std::move(calibration),
-                                        pricing::Deadline::After(deps.request_budget)});
+    if (auto ledger = UseOwnedLedger(deps, view.value(), ledger_before); !ledger.ok()) {
+        return ledger.error();
+    }
+    auto outcome = prepared.value()(PlanContext{view.value(), &PlanReferenceOf(deps), deps.cpus,
+                                                std::nullopt, std::move(calibration),
+                                                pricing::Deadline::After(deps.request_budget)});
+    if (outcome.ok()) AddOwnedLedger(outcome.value(), view.value(), kind.name);
+    return outcome;
 }
 
 Result<json> AnswerSavedPlan(const PlanKind& kind, json request,
                              std::shared_ptr<const pricing::Catalog> catalog, const Deps& deps,
-                             const std::optional<Principal>& caller) {
-    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps, caller);
+                             const std::optional<Principal>& caller,
+                             std::optional<std::int64_t> ledger_before) {
+    auto outcome =
+        PlanSavedRequest(kind, std::move(request), std::move(catalog), deps, caller, ledger_before);
     if (!outcome.ok()) {
         return outcome.error();
     }

@@ -4,6 +4,7 @@
 // both run a kind through its row, so a new plan kind is one row here and a live plan and a
 // saved one cannot drift apart.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -90,14 +91,17 @@ const pricing::PlanReference& PlanReferenceOf(const Deps& deps);
 // CPUs, for `caller`: its stored book and calibration are read only as far as the caller may
 // read them (docs/database.md, "Teams and who reads what"). Errors are the request's own, with
 // fields as in the request.
-pricing::Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, nlohmann::json request,
-                                              std::shared_ptr<const pricing::Catalog> catalog,
-                                              const Deps& deps,
-                                              const std::optional<Principal>& caller);
+// A stored book's owned capacity is what the saved scenarios ahead of the plan left it
+// (owned_ledger.hpp): every saved one (`ledger_before` none: a scenario being saved), or those
+// saved before scenario `ledger_before` (one evaluated again).
+pricing::Result<PlanOutcome> PlanSavedRequest(
+    const PlanKind& kind, nlohmann::json request, std::shared_ptr<const pricing::Catalog> catalog,
+    const Deps& deps, const std::optional<Principal>& caller,
+    std::optional<std::int64_t> ledger_before = std::nullopt);
 // The same answer as a DOM (what a scenario saves and compares).
-pricing::Result<nlohmann::json> AnswerSavedPlan(const PlanKind& kind, nlohmann::json request,
-                                                std::shared_ptr<const pricing::Catalog> catalog,
-                                                const Deps& deps,
-                                                const std::optional<Principal>& caller);
+pricing::Result<nlohmann::json> AnswerSavedPlan(
+    const PlanKind& kind, nlohmann::json request, std::shared_ptr<const pricing::Catalog> catalog,
+    const Deps& deps, const std::optional<Principal>& caller,
+    std::optional<std::int64_t> ledger_before = std::nullopt);
 
 }  // namespace gpucost::http

@@ -19,6 +19,7 @@
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
 #include "service/http/routes/deprecation.hpp"
+#include "service/http/routes/owned_ledger.hpp"
 #include "service/http/routes/plan_kinds.hpp"
 #include "service/http/routes/price_book_routes.hpp"
 #include "service/http/transport/api_version.hpp"
@@ -80,6 +81,11 @@ std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request&
         return std::nullopt;
     }
     view.value().from_key_default = book.from_key_default;
+    // A live plan sees what every saved scenario already holds of the book's owned capacity.
+    if (auto ledger = UseOwnedLedger(deps, view.value(), std::nullopt); !ledger.ok()) {
+        WriteProblem(res, req, ledger.error());
+        return std::nullopt;
+    }
     SetCatalogVersionHeader(res, catalog.value()->Describe().version);
     return std::move(view).value();
 }
@@ -179,6 +185,7 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     if (!outcome.ok()) {
         return WriteProblem(res, req, outcome.error());
     }
+    AddOwnedLedger(outcome.value(), *view, kind.name);
     std::optional<std::string> next_cursor;
     if (const auto& page = outcome.value().page; pages && page) {
         next_cursor = pages->Next(page->offset, page->shown, page->total);

@@ -1,5 +1,6 @@
 #include "service/http/routes/scenario_plan_use.hpp"
 
+#include <functional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "pricing/plan/forecast.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/timestamp.hpp"
+#include "service/http/routes/owned_ledger.hpp"
 #include "service/http/routes/price_book_routes.hpp"
 
 namespace gpucost::http {
@@ -143,9 +145,36 @@ json SpendJson(const pricing::SpendFigures& f) {
              Num(pricing::RoundToMicroUsd(f.EffectivePerAcceleratorHour()))}};
 }
 
-json SplitJson(const pricing::GapSplit& split) {
+// The months a split covers: all of them, those up to the last billed, or one.
+using MonthFilter = std::function<bool(const std::string& month)>;
+
+// The price effect of a split over the months `in` admits, split into rate, commitment
+// coverage and mix (pricing::SplitPriceEffect): the plan's charges by kind against the bill's
+// USD charges by kind (FOCUS PricingCategory Committed, else by offering).
+json PriceEffectJson(const SavedPlanUse& use, const std::vector<ActualClassMonth>& classes,
+                     double price_effect, const MonthFilter& in) {
+    std::vector<pricing::PriceClassSpend> planned;
+    for (const auto& [month, spend] : use.price_classes_by_month) {
+        if (in(month)) planned.insert(planned.end(), spend.begin(), spend.end());
+    }
+    std::vector<pricing::PriceClassSpend> actual;
+    for (const ActualClassMonth& c : classes) {
+        if (c.billing_currency != "USD" || !in(c.month)) continue;
+        actual.push_back({c.pricing_category == "Committed", c.offering_id, c.accelerator_hours,
+                          c.effective_cost});
+    }
+    const pricing::PriceEffectSplit split =
+        pricing::SplitPriceEffect(planned, actual, price_effect);
+    return {{"rate_usd", Num(split.rate)},
+            {"commitment_coverage_usd", Num(split.coverage)},
+            {"mix_usd", Num(split.mix)}};
+}
+
+json SplitJson(const pricing::GapSplit& split, const SavedPlanUse& use,
+               const std::vector<ActualClassMonth>& classes, const MonthFilter& in) {
     return {{"gap_usd", Num(split.gap)},
             {"price_effect_usd", Num(split.price_effect)},
+            {"price_effect_split", PriceEffectJson(use, classes, split.price_effect, in)},
             {"quantity_effect_usd", Num(split.quantity_effect)}};
 }
 
@@ -168,13 +197,47 @@ json ProgressJson(const Scenario& s, const SavedPlanUse& use,
     return out;
 }
 
+// The remaining months re-forecast from the run rate billed so far; null before any charge.
+json ReforecastJson(const std::optional<pricing::RunRateReforecast>& f) {
+    if (!f) return nullptr;
+    json months = json::array();
+    for (const auto& m : f->remaining) {
+        months.push_back({{"month", m.month},
+                          {"planned_usd", Num(m.planned)},
+                          {"reforecast_usd", Num(m.reforecast)}});
+    }
+    return {{"through_month", f->through_month},
+            {"run_rate", f->run_rate ? json(Num(*f->run_rate)) : json(nullptr)},
+            {"planned_to_date_usd", Num(f->planned_to_date)},
+            {"actual_to_date_usd", Num(f->actual_to_date)},
+            {"months", std::move(months)},
+            {"planned_remaining_usd", Num(f->planned_remaining)},
+            {"reforecast_remaining_usd", Num(f->reforecast_remaining)},
+            {"planned_total_usd", Num(f->planned_total)},
+            {"reforecast_total_usd", Num(f->reforecast_total)}};
+}
+
+// A split at the top of the answer: the figures, the decomposition and the explanation.
+json TopSplitJson(const pricing::PlanVsActual& r, const std::string& over, const SavedPlanUse& use,
+                  const std::vector<ActualClassMonth>& classes, const MonthFilter& in) {
+    json split = SplitJson({r.gap, r.price_effect, r.quantity_effect}, use, classes, in);
+    split["decomposition"] = kDecomposition;
+    split["explanation"] = over + r.explanation;
+    return split;
+}
+
 }  // namespace
 
 void AddAcceleratorComparison(json& answer, const Scenario& s, const SavedPlanUse& use,
                               const std::map<std::string, pricing::SpendFigures>& actual_usd,
-                              const std::vector<ActualMonth>& tagged) {
+                              const std::vector<ActualMonth>& tagged,
+                              const std::vector<ActualClassMonth>& classes) {
     const pricing::PlanVsActual r =
         pricing::ComparePlanToActual(use.accelerator_spend_by_month, actual_usd, "USD");
+    // The bill's date: the last month with charges. The headline stops there, so months not
+    // billed yet are not read as a saving; the whole plan is stated beside it.
+    const std::string through_month =
+        actual_usd.empty() ? std::string() : actual_usd.rbegin()->first;
     std::map<std::string, const pricing::MonthComparison*> by_month;
     for (const pricing::MonthComparison& m : r.months) by_month[m.month] = &m;
     for (json& month : answer["months"]) {
@@ -184,15 +247,27 @@ void AddAcceleratorComparison(json& answer, const Scenario& s, const SavedPlanUs
         month["planned"] = SpendJson(m.planned);
         month["actual"]["effective_usd_per_accelerator_hour"] =
             Num(m.actual.EffectivePerAcceleratorHour());
-        month["accelerator_split"] = SplitJson(m.split);
+        const std::string name = month["month"].get<std::string>();
+        month["accelerator_split"] = SplitJson(
+            m.split, use, classes, [&name](const std::string& other) { return other == name; });
     }
     answer["planned"] = SpendJson(r.planned);
     answer["actual"]["effective_usd_per_accelerator_hour"] =
         Num(r.actual.EffectivePerAcceleratorHour());
-    json split = SplitJson({r.gap, r.price_effect, r.quantity_effect});
-    split["decomposition"] = kDecomposition;
-    split["explanation"] = r.explanation;
-    answer["accelerator_split"] = std::move(split);
+    const MonthFilter every = [](const std::string&) { return true; };
+    if (through_month.empty()) {
+        answer["accelerator_split"] = TopSplitJson(r, "", use, classes, every);
+    } else {
+        const pricing::PlanVsActual billed = pricing::ComparePlanToActual(
+            pricing::MonthsThrough(use.accelerator_spend_by_month, through_month), actual_usd,
+            "USD");
+        answer["accelerator_split"] = TopSplitJson(
+            billed, "Over the months billed so far (through " + through_month + "): ", use, classes,
+            [&through_month](const std::string& m) { return m <= through_month; });
+    }
+    answer["accelerator_split_full_plan"] =
+        TopSplitJson(r, "Over the whole plan: ", use, classes, every);
+    answer["reforecast"] = ReforecastJson(pricing::ReforecastFromRunRate(r, through_month));
     answer["progress"] = ProgressJson(s, use, tagged);
 }
 
@@ -211,6 +286,7 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedC
     if (s.plan_kind == "training") {
         const auto charges = TrainingCharges(answer, *offering, owned);
         use.accelerator_spend_by_month = pricing::PlannedAcceleratorSpend(charges);
+        use.price_classes_by_month = pricing::PlannedPriceClasses(charges);
         AddOwnedCharges(charges, use.planned_by_month);
         const json& r = answer["recommendation"];
         use.estimated_accelerator_hours =
@@ -219,6 +295,7 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedC
     } else if (s.plan_kind == "inference") {
         const auto charges = ServingCharges(answer, *offering, owned);
         use.accelerator_spend_by_month = pricing::PlannedAcceleratorSpend(charges);
+        use.price_classes_by_month = pricing::PlannedPriceClasses(charges);
         AddOwnedCharges(charges, use.planned_by_month);
     }
     return use;
@@ -243,6 +320,10 @@ pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(
     auto book = ResolvePlanBook(deps, request, caller);
     if (!book.ok()) return book.error();
     if (!book.value()) return std::vector<pricing::OwnedCapacity>();
+    // A stored book's scenario was planned on what the scenarios saved before it left.
+    auto ledger = LedgerOf(deps, *book.value(), s.id);
+    if (!ledger.ok()) return ledger.error();
+    if (ledger.value()) return ledger.value()->ledger.left;
     return std::move(book.value()->owned_capacity);
 }
 

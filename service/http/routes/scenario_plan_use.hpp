@@ -23,6 +23,9 @@ struct SavedPlanUse {
     // Compute charges of the saved recommendation by month (USD); empty when the saved answer
     // has no recommendation or no budget view (other plan kinds).
     std::map<std::string, pricing::SpendFigures> accelerator_spend_by_month;
+    // The same charges by month and kind (committed, or by offering): the planned side of the
+    // price effect's split into rate, commitment coverage and mix.
+    std::map<std::string, std::vector<pricing::PriceClassSpend>> price_classes_by_month;
     // The saved answer's budget.monthly (training and serving plans) as planned spend by month,
     // with the owned hours the plan used at the commitment's rate added (its FOCUS forecast's
     // Committed rows; budget.owned_usd): `monthly` is the marginal cash and leaves them out,
@@ -57,8 +60,13 @@ pricing::Result<std::vector<pricing::OwnedCapacity>> SavedOwnedCapacity(
 // accelerator charges), the price paid per accelerator-hour beside each `actual`, and
 // `progress` (null without recorded progress) with the implied speed, whose actual hours are
 // those of `tagged` in every currency (hours are hours).
+// The headline `accelerator_split` is over the months billed so far (up to the last month with
+// charges), `accelerator_split_full_plan` over the whole plan, and `reforecast` the months not
+// billed yet at the run rate billed so far; every split's price effect is split into rate,
+// commitment coverage and mix (`price_effect_split`) from `classes`, the tagged charges by kind.
 void AddAcceleratorComparison(nlohmann::json& answer, const Scenario& s, const SavedPlanUse& use,
                               const std::map<std::string, pricing::SpendFigures>& actual_usd,
-                              const std::vector<ActualMonth>& tagged);
+                              const std::vector<ActualMonth>& tagged,
+                              const std::vector<ActualClassMonth>& classes);
 
 }  // namespace gpucost::http

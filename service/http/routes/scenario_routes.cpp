@@ -638,7 +638,8 @@ void ServeScenarioFocus(const Deps& deps, const httplib::Request& req, httplib::
                                           "rent-vs-buy plans have)",
                                       kFormatParam));
     }
-    auto outcome = PlanSavedRequest(kind, std::move(request), std::move(catalog), deps, caller);
+    auto outcome =
+        PlanSavedRequest(kind, std::move(request), std::move(catalog), deps, caller, s.id);
     if (!outcome.ok()) {
         return WriteProblem(res, req, outcome.error());
     }
@@ -688,7 +689,7 @@ void ServeEvaluateScenario(const Deps& deps, const httplib::Request& req, httpli
         return ServeScenarioFocus(deps, req, res, s, *kind, std::move(request), catalog.value(),
                                   caller);
     }
-    auto now = AnswerSavedPlan(*kind, request, catalog.value(), deps, caller);
+    auto now = AnswerSavedPlan(*kind, request, catalog.value(), deps, caller, s.id);
     auto as_of = params.One(kAsOfParam);
     json out = {{"scenario", ScenarioJson(s, /*with_bodies=*/false)},
                 {"evaluated_at", FormatTimestamp(NowUs())},

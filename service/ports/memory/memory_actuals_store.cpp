@@ -84,6 +84,34 @@ pricing::Result<std::vector<ActualMonth>> MemoryActualsStore::MonthsTagged(
     return out;
 }
 
+pricing::Result<std::vector<ActualClassMonth>> MemoryActualsStore::ClassesTagged(
+    std::string_view tag_key, std::string_view tag_value, std::string_view team) {
+    std::lock_guard lock(mutex_);
+    struct Sums {
+        long double hours = 0;
+        pricing::UsdSum effective;
+    };
+    // By (currency, month, category, offering) ascending, as the database groups them.
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, Sums> by_class;
+    for (const StoredCharge& s : charges_) {
+        const auto import = imports_.find(s.import_id);
+        if (s.team != team || s.charge.tag_value != tag_value || s.charge.tag_value.empty() ||
+            import == imports_.end() || import->second.tag_key != tag_key) {
+            continue;
+        }
+        Sums& sums = by_class[{s.charge.billing_currency, s.charge.month, s.charge.pricing_category,
+                               s.charge.offering_id}];
+        sums.hours += static_cast<long double>(s.charge.accelerator_hours);
+        sums.effective.Add(s.charge.effective_cost);
+    }
+    std::vector<ActualClassMonth> out;
+    for (const auto& [key, sums] : by_class) {
+        out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                       static_cast<double>(sums.hours), sums.effective.RoundedToCents()});
+    }
+    return out;
+}
+
 pricing::Result<std::pair<std::vector<ActualsImportRecord>, std::size_t>>
 MemoryActualsStore::ListImports(std::string_view team, std::size_t limit, std::int64_t before) {
     std::lock_guard lock(mutex_);

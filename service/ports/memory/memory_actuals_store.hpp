@@ -31,6 +31,9 @@ public:
     pricing::Result<std::vector<ActualMonth>> MonthsTagged(std::string_view tag_key,
                                                            std::string_view tag_value,
                                                            std::string_view team) override;
+    pricing::Result<std::vector<ActualClassMonth>> ClassesTagged(std::string_view tag_key,
+                                                                 std::string_view tag_value,
+                                                                 std::string_view team) override;
     pricing::Result<std::pair<std::vector<ActualsImportRecord>, std::size_t>> ListImports(
         std::string_view team, std::size_t limit, std::int64_t before) override;
     pricing::Result<StoredResponse> DeleteImport(const WriteRequest& request,

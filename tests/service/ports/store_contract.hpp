@@ -452,6 +452,16 @@ TEST_CASE_TEMPLATE_DEFINE(
     CHECK(months.value()[0].accelerator_hours == doctest::Approx(16));
     CHECK(actuals.MonthsTagged("gpucost-scenario", "7", "other").value().empty());
     CHECK(actuals.MonthsTagged("another-key", "7", "default").value().empty());
+    // The same charges by kind (category and offering): the price effect's split reads them.
+    auto classes = actuals.ClassesTagged("gpucost-scenario", "7", "default");
+    REQUIRE(classes.ok());
+    REQUIRE(classes.value().size() == 1);
+    CHECK(classes.value()[0].month == "2026-01");
+    CHECK(classes.value()[0].pricing_category == "Standard");
+    CHECK(classes.value()[0].offering_id.empty());
+    CHECK(classes.value()[0].effective_cost == 0.3);
+    CHECK(classes.value()[0].accelerator_hours == doctest::Approx(16));
+    CHECK(actuals.ClassesTagged("gpucost-scenario", "7", "other").value().empty());
 
     auto listed = actuals.ListImports("default", 10, 0);
     REQUIRE(listed.ok());

@@ -12,6 +12,7 @@
 #include "tests/service/http/routes/memory_fixture.hpp"
 #include "tests/support/focus_export.hpp"
 #include "tests/support/http_checks.hpp"
+#include "tests/support/route_requests.hpp"
 #include "tests/support/sample_deps.hpp"
 
 using json = nlohmann::json;
@@ -153,6 +154,77 @@ TEST_SUITE("scenario_progress") {
               doctest::Approx(0).epsilon(0.01).scale(1));
         CHECK(r["accelerator_split"]["quantity_effect_usd"].get<double>() ==
               doctest::Approx(0).epsilon(0.01).scale(1));
+    }
+
+    TEST_CASE("owned hours billed on demand are a commitment-coverage price effect") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        json body = kTrainingScenario;
+        body["request"]["price_book"] = {{"name", "reserved p5"},
+                                         {"owned_capacity",
+                                          {{{"offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
+                                            {"nodes", 1},
+                                            {"start_date", "2025-12-01"},
+                                            {"end_date", "2026-01-02"},
+                                            {"usd_per_hour", 30}}}}};
+        const json scenario = f.SaveScenario(body, f.reader);
+        const std::string id = scenario["id"];
+        const json rec = scenario["saved_result"]["recommendation"];
+        REQUIRE(rec["owned"]["instance_hours"].get<double>() == doctest::Approx(24));
+        const double run_instance_hours =
+            rec["expected_wall_clock_hours"].get<double>() * rec["nodes"].get<double>();
+        const double usd_per_hour = rec["offering"]["usd_per_hour"].get<double>();
+        // The bill: every hour on demand, the reservation not applied (another plan held it).
+        const std::string focus =
+            std::string(kFocusHeader) +
+            P5Row(run_instance_hours * usd_per_hour, run_instance_hours, id, "2026-01-01");
+        REQUIRE(c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv")->status == 201);
+        const json split =
+            Body(c.Get("/v1/scenarios/" + id + "/actuals", f.Auth(f.reader)))["accelerator_split"];
+        // By hand: the 24 owned hours planned at 30 were billed at the on-demand price, the
+        // rest as planned: all of the price effect is coverage, none rate or mix.
+        const double price_effect = split["price_effect_usd"].get<double>();
+        CHECK(price_effect == doctest::Approx(24 * (usd_per_hour - 30)).epsilon(1e-4));
+        const json parts = split["price_effect_split"];
+        CHECK(parts["commitment_coverage_usd"].get<double>() ==
+              doctest::Approx(price_effect).epsilon(1e-4));
+        CHECK(std::fabs(parts["rate_usd"].get<double>()) < 0.05);
+        CHECK(std::fabs(parts["mix_usd"].get<double>()) < 0.05);
+        CHECK(parts["rate_usd"].get<double>() + parts["commitment_coverage_usd"].get<double>() +
+                  parts["mix_usd"].get<double>() ==
+              doctest::Approx(price_effect));
+    }
+
+    TEST_CASE("the headline is over the months billed, the whole plan beside it, re-forecast") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        // Serving from January to March 2026; only January is billed.
+        const json scenario = f.SaveScenario(gpucost::testing::kServingScenario, f.reader);
+        const std::string id = scenario["id"];
+        const std::string focus = std::string(kFocusHeader) + P5Row(5000, 100, id, "2026-01-05");
+        REQUIRE(c.Post("/v1/actuals", f.Auth(f.admin), focus, "text/csv")->status == 201);
+        const json r = Body(c.Get("/v1/scenarios/" + id + "/actuals", f.Auth(f.reader)));
+        REQUIRE(r["months"].size() == 3);
+        const json january = r["months"][0];
+        REQUIRE(january["month"] == "2026-01");
+        const double planned_january = january["planned"]["effective_cost_usd"].get<double>();
+        const double planned_rest = r["months"][1]["planned"]["effective_cost_usd"].get<double>() +
+                                    r["months"][2]["planned"]["effective_cost_usd"].get<double>();
+        REQUIRE(planned_january > 0);
+        // The headline is January's gap, not the whole plan's against January's bill.
+        CHECK(r["accelerator_split"]["gap_usd"].get<double>() ==
+              doctest::Approx(5000 - planned_january).epsilon(1e-6));
+        CHECK(r["accelerator_split"]["explanation"].get<std::string>().find("through 2026-01") !=
+              std::string::npos);
+        CHECK(r["accelerator_split_full_plan"]["gap_usd"].get<double>() ==
+              doctest::Approx(5000 - planned_january - planned_rest).epsilon(1e-6));
+        // The rest re-forecast at the rate billed so far.
+        const json reforecast = r["reforecast"];
+        CHECK(reforecast["through_month"] == "2026-01");
+        CHECK(reforecast["run_rate"].get<double>() == doctest::Approx(5000 / planned_january));
+        CHECK(reforecast["months"].size() == 2);
+        CHECK(reforecast["reforecast_total_usd"].get<double>() ==
+              doctest::Approx(5000 + planned_rest * 5000 / planned_january).epsilon(1e-6));
     }
 
     TEST_CASE("progress is checked, owned and for training scenarios only") {
