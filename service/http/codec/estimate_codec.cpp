@@ -190,6 +190,31 @@ const auto kTrainingRequestFields = std::to_array<RequestField<est::TrainingRequ
     {"efficiency"},
 });
 
+// The training request's `parallelism` members, read in this order (the first fault in it is
+// the one answered); each row also makes its key known.
+using est::ParallelismRequest;
+const auto kParallelismFields = std::to_array<RequestField<ParallelismRequest>>({
+    {"tensor", &Optional<&ParallelismRequest::tensor>},
+    {"context", &Optional<&ParallelismRequest::context>},
+    {"pipeline", &Optional<&ParallelismRequest::pipeline>},
+    {"data", &Optional<&ParallelismRequest::data>},
+    {"zero_stage", &Optional<&ParallelismRequest::zero_stage>},
+    {"micro_batch_size", &Optional<&ParallelismRequest::micro_batch_size>},
+    {"virtual_stages", &Optional<&ParallelismRequest::virtual_stages>},
+    {"sequence_parallel", &Optional<&ParallelismRequest::sequence_parallel>},
+    {"expert", &Optional<&ParallelismRequest::expert>},
+    {"expert_tensor", &Optional<&ParallelismRequest::expert_tensor>},
+    {"recompute",
+     [](JsonReader& r, std::string_view key, ParallelismRequest& pr) {
+         auto name = r.String(key);
+         if (!name) return;
+         pr.recompute = est::ParseRecompute(*name);
+         if (!pr.recompute) {
+             r.Fail(ErrorCode::kInvalidArgument, key, "recompute must be none, selective or full");
+         }
+     }},
+});
+
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
                                                    const pricing::ModelLibrary& models,
                                                    HardwareRequest* hardware,
@@ -221,28 +246,9 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
         req.efficiency = e.value();
     }
     if (par != nullptr) {
-        JsonReader p(*par, "/parallelism");
-        p.OnlyKnown({"tensor", "pipeline", "data", "zero_stage", "recompute", "micro_batch_size",
-                     "virtual_stages", "sequence_parallel", "expert", "expert_tensor", "context"});
         est::ParallelismRequest pr;
-        pr.tensor = p.Int("tensor");
-        pr.context = p.Int("context");
-        pr.pipeline = p.Int("pipeline");
-        pr.data = p.Int("data");
-        pr.zero_stage = p.Int("zero_stage");
-        pr.micro_batch_size = p.Int("micro_batch_size");
-        pr.virtual_stages = p.Int("virtual_stages");
-        pr.sequence_parallel = p.Bool("sequence_parallel");
-        pr.expert = p.Int("expert");
-        pr.expert_tensor = p.Int("expert_tensor");
-        if (auto rc = p.String("recompute")) {
-            pr.recompute = est::ParseRecompute(*rc);
-            if (!pr.recompute) {
-                p.Fail(ErrorCode::kInvalidArgument, "recompute",
-                       "recompute must be none, selective or full");
-            }
-        }
-        if (!p.ok()) return p.error();
+        auto read = ReadNested(par, "/parallelism", pr, kParallelismFields);
+        if (!read.ok()) return read.error();
         req.parallelism = pr;
     }
     // What pricing::ResolveTrainingRecipe decides the model's recipe on, after decoding.

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "service/http/codec/field_table.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
@@ -65,18 +66,29 @@ bool NamesStoredBook(const json& value) {
             !value.contains("rules") && !value.contains("owned_capacity"));
 }
 
+// A stored book named by an object: its members, read in this order.
+const auto kStoredBookRefFields = std::to_array<RequestField<StoredBookRef>>({
+    {"id", [](JsonReader& r, std::string_view key,
+              StoredBookRef& ref) { ref.id = r.String(key).value_or(""); }},
+    {"version",
+     [](JsonReader& r, std::string_view key, StoredBookRef& ref) {
+         if (auto version = r.Int(key)) {
+             if (*version < 1 && r.ok()) {
+                 r.Fail(ErrorCode::kInvalidArgument, key,
+                        "must be an integer >= 1 (versions start at 1); leave it out for the "
+                        "latest");
+             }
+             ref.version = *version;
+         }
+     }},
+});
+
 Result<StoredBookRef> ReadStoredBookRef(const json& value) {
     if (value.is_string()) return StoredBookRef{value.get<std::string>(), std::nullopt, false};
     JsonReader r(value, kPlanPointer);
-    r.OnlyKnown({"id", "version"});
-    StoredBookRef ref{r.String("id").value_or(""), std::nullopt, true};
-    if (auto version = r.Int("version")) {
-        if (*version < 1 && r.ok()) {
-            r.Fail(ErrorCode::kInvalidArgument, "version",
-                   "must be an integer >= 1 (versions start at 1); leave it out for the latest");
-        }
-        ref.version = *version;
-    }
+    r.OnlyKnown(RequestKeys(kStoredBookRefFields));
+    StoredBookRef ref{"", std::nullopt, true};
+    ReadFields(r, ref, kStoredBookRefFields);
     if (!r.ok()) return r.error();
     return ref;
 }
@@ -250,20 +262,32 @@ PriceBookStore::BookEncoder BookAnswer(int status) {
     };
 }
 
+// A written book's members, read in this order ("id" first: only POST sends it); the name,
+// rules and owned capacity are decoded apart (DecodePriceBook).
+const auto kWrittenBookFields = std::to_array<RequestField<StoredPriceBook>>({
+    {"id", [](JsonReader& r, std::string_view key,
+              StoredPriceBook& b) { b.id = r.String(key).value_or(""); }},
+    {"name"},
+    {"rules"},
+    {"owned_capacity"},
+    {"shared_with", &Optional<&StoredPriceBook::shared_with>},
+});
+
 // A written book (POST or PUT body: name, rules and owned capacity, and for POST its id) decoded
 // and checked
 // against the current catalog as a plan would apply it; errors name /name, /rules/<i>/...
 Result<StoredPriceBook> DecodeWrittenBook(const Deps& deps, const json& body, bool with_id) {
     JsonReader r(body, "");
+    std::vector<std::string> known = RequestKeys(kWrittenBookFields);
     if (with_id) {
-        r.OnlyKnown({"id", "name", "rules", "owned_capacity", "shared_with"});
+        r.OnlyKnown(known);
         r.Require("id");
     } else {
-        r.OnlyKnown({"name", "rules", "owned_capacity", "shared_with"});
+        known.erase(known.begin());  // PUT names the book in its path, not its body
+        r.OnlyKnown(known);
     }
     StoredPriceBook out;
-    out.id = r.String("id").value_or("");
-    out.shared_with = r.Strings("shared_with");
+    ReadFields(r, out, kWrittenBookFields);
     if (r.ok() && with_id && !IsBookId(out.id)) {
         r.Fail(ErrorCode::kInvalidArgument, "id",
                "must be 1-200 characters of a-z, 0-9, '.', '-' and '_'");

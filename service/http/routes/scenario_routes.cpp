@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "service/http/codec/field_table.hpp"
 #include "service/http/codec/focus_codec.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
@@ -286,13 +287,27 @@ struct ScenarioDraftBody {
     std::vector<std::string> tags;
 };
 
+// The draft's members as sent, read in this order; each row also makes its key known.
+struct ScenarioDraftMembers {
+    std::optional<std::string> name;
+    std::optional<std::string> plan;
+    const json* request = nullptr;
+    std::optional<std::vector<std::string>> tags;
+};
+const auto kScenarioDraftFields = std::to_array<RequestField<ScenarioDraftMembers>>({
+    {"name", &Optional<&ScenarioDraftMembers::name>},
+    {"plan", &Optional<&ScenarioDraftMembers::plan>},
+    {"request", [](JsonReader& r, std::string_view key,
+                   ScenarioDraftMembers& m) { m.request = r.Object(key); }},
+    {"tags", &Optional<&ScenarioDraftMembers::tags>},
+});
+
 pricing::Result<ScenarioDraftBody> ReadScenarioDraft(const json& body) {
     JsonReader r(body, "");
-    r.OnlyKnown({"name", "plan", "request", "tags"});
-    auto name = r.String("name");
-    auto kind = r.String("plan");
-    const json* request = r.Object("request");
-    auto tags = r.Strings("tags");
+    r.OnlyKnown(RequestKeys(kScenarioDraftFields));
+    ScenarioDraftMembers members;
+    ReadFields(r, members, kScenarioDraftFields);
+    auto& [name, kind, request, tags] = members;
     if (r.ok() && !name) {
         r.Fail(ErrorCode::kInvalidArgument, "name", "is required");
     }
@@ -493,6 +508,12 @@ void ServeGetScenario(const Deps& deps, const httplib::Request& req, httplib::Re
     WriteScenario(res, *found, 200);
 }
 
+// The members a scenario's PATCH may change, read in this order.
+const auto kScenarioPatchFields = std::to_array<RequestField<ScenarioChange>>({
+    {"name", &Optional<&ScenarioChange::name>},
+    {"tags", &Optional<&ScenarioChange::tags>},
+});
+
 // PATCH /v1/scenarios/{id}: a new name or tags (merge patch), by the owner or an admin.
 void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
     auto begun = BeginChange(deps, req, res);
@@ -508,10 +529,9 @@ void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::
         return WriteProblem(res, req, body.error());
     }
     JsonReader r(body.value(), "");
-    r.OnlyKnown({"name", "tags"});
+    r.OnlyKnown(RequestKeys(kScenarioPatchFields));
     ScenarioChange change;
-    change.name = r.String("name");
-    change.tags = r.Strings("tags");
+    ReadFields(r, change, kScenarioPatchFields);
     // Merge patch: null removes a member. A scenario keeps a name; its tags can go.
     if (r.ok() && body.value().contains("name") && body.value()["name"].is_null()) {
         r.Fail(ErrorCode::kInvalidArgument, "name", "cannot be removed; send a new name");
@@ -540,6 +560,16 @@ void ServePatchScenario(const Deps& deps, const httplib::Request& req, httplib::
 // as a plain count), not a limit on real runs. Judgement.
 constexpr double kMaxTokensDoneB = 1e6;
 
+// The progress body's members, read in this order (both required, checked before reading).
+struct ProgressMembers {
+    std::optional<double> tokens_done_b;
+    std::optional<std::string> as_of;
+};
+const auto kProgressFields = std::to_array<RequestField<ProgressMembers>>({
+    {"tokens_done_b", &Optional<&ProgressMembers::tokens_done_b>},
+    {"as_of", &Optional<&ProgressMembers::as_of>},
+});
+
 // PUT /v1/scenarios/{id}/progress: {"tokens_done_b", "as_of"} of a training scenario, by its
 // owner or an admin (as the scenario's other changes). Replaces the progress recorded before.
 void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
@@ -550,11 +580,12 @@ void ServePutProgress(const Deps& deps, const httplib::Request& req, httplib::Re
     auto body = ParseJsonBody(req.body);
     if (!body.ok()) return WriteProblem(res, req, body.error());
     JsonReader r(body.value(), "");
-    r.OnlyKnown({"tokens_done_b", "as_of"});
+    r.OnlyKnown(RequestKeys(kProgressFields));
     r.Require("tokens_done_b");
     r.Require("as_of");
-    const auto tokens_done_b = r.Number("tokens_done_b");
-    const auto as_of = r.String("as_of");
+    ProgressMembers progress;
+    ReadFields(r, progress, kProgressFields);
+    const auto& [tokens_done_b, as_of] = progress;
     if (tokens_done_b && !(*tokens_done_b >= 0 && *tokens_done_b <= kMaxTokensDoneB)) {
         r.Fail(ErrorCode::kInvalidArgument, "tokens_done_b",
                "must be between 0 and 1000000 (billions of tokens)");

@@ -7,6 +7,7 @@
 #include "pricing/csv.hpp"
 #include "pricing/money.hpp"
 #include "service/http/codec/csv_writer.hpp"
+#include "service/http/codec/field_table.hpp"
 #include "service/http/codec/idempotency.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_text.hpp"
@@ -200,14 +201,24 @@ std::optional<std::string> ResolveAccelerator(const pricing::Catalog& catalog,
 // max_percent_per_month}). The bounds follow from the bucket, so they may be left out; given,
 // they must be the bucket's (422 otherwise): a stored offering cannot carry a range its
 // bucket contradicts.
+struct SpotInterruptionMembers {
+    std::optional<std::string> bucket;
+    std::optional<double> min_percent_per_month, max_percent_per_month;
+};
+const auto kSpotInterruptionFields = std::to_array<RequestField<SpotInterruptionMembers>>({
+    {"bucket", &Optional<&SpotInterruptionMembers::bucket>},
+    {"min_percent_per_month", &Optional<&SpotInterruptionMembers::min_percent_per_month>},
+    {"max_percent_per_month", &Optional<&SpotInterruptionMembers::max_percent_per_month>},
+});
+
 Result<pricing::SpotInterruptionBucket> DecodeSpotInterruption(const json& object,
                                                                const std::string& pointer) {
     JsonReader r(object, pointer + "/spot_interruption");
-    r.OnlyKnown({"bucket", "min_percent_per_month", "max_percent_per_month"});
+    r.OnlyKnown(RequestKeys(kSpotInterruptionFields));
     r.Require("bucket");
-    auto label = r.String("bucket");
-    auto min_percent = r.Number("min_percent_per_month");
-    auto max_percent = r.Number("max_percent_per_month");
+    SpotInterruptionMembers members;
+    ReadFields(r, members, kSpotInterruptionFields);
+    const auto& [label, min_percent, max_percent] = members;
     if (!r.ok()) {
         return r.error();
     }
@@ -231,27 +242,6 @@ Result<pricing::SpotInterruptionBucket> DecodeSpotInterruption(const json& objec
     return *bucket;
 }
 
-const std::vector<std::string> kOfferingMembers = {"id",
-                                                   "provider",
-                                                   "instance_type",
-                                                   "accelerator",
-                                                   "accelerator_count",
-                                                   "accelerator_memory_gb",
-                                                   "vcpus",
-                                                   "ram_gib",
-                                                   "interconnect",
-                                                   "scale_out_gbit_per_s",
-                                                   "region",
-                                                   "price_type",
-                                                   "spot_interruption",
-                                                   "notes",
-                                                   "usd_per_hour",
-                                                   "as_of",
-                                                   "as_of_estimated",
-                                                   "source",
-                                                   "verified",
-                                                   "price_notes"};
-
 // The members of a new offering as sent, before they are checked.
 struct OfferingMembers {
     std::optional<std::string> id, provider, instance_type, accelerator, interconnect, region,
@@ -262,29 +252,35 @@ struct OfferingMembers {
     const json* spot_interruption = nullptr;
 };
 
+// A new offering's members, read in this order; each row also makes its key known.
+const auto kOfferingFields = std::to_array<RequestField<OfferingMembers>>({
+    {"id", &Optional<&OfferingMembers::id>},
+    {"provider", &Optional<&OfferingMembers::provider>},
+    {"instance_type", &Optional<&OfferingMembers::instance_type>},
+    {"accelerator", &Optional<&OfferingMembers::accelerator>},
+    {"accelerator_count", &Optional<&OfferingMembers::count>},
+    {"accelerator_memory_gb", &Optional<&OfferingMembers::memory>},
+    {"vcpus", &Optional<&OfferingMembers::vcpus>},
+    {"ram_gib", &Optional<&OfferingMembers::ram>},
+    {"interconnect", &Optional<&OfferingMembers::interconnect>},
+    {"scale_out_gbit_per_s", &Optional<&OfferingMembers::scale_out>},
+    {"region", &Optional<&OfferingMembers::region>},
+    {"price_type", &Optional<&OfferingMembers::price_type>},
+    {"spot_interruption", [](JsonReader& r, std::string_view key,
+                             OfferingMembers& m) { m.spot_interruption = r.Object(key); }},
+    {"notes", &Optional<&OfferingMembers::notes>},
+    {"usd_per_hour", &Optional<&OfferingMembers::usd>},
+    {"as_of", &Optional<&OfferingMembers::as_of>},
+    {"as_of_estimated", &Optional<&OfferingMembers::estimated>},
+    {"source", &Optional<&OfferingMembers::source>},
+    {"verified", &Optional<&OfferingMembers::verified>},
+    {"price_notes", &Optional<&OfferingMembers::price_notes>},
+});
+
 OfferingMembers ReadOfferingMembers(JsonReader& r) {
-    r.OnlyKnown(kOfferingMembers);
+    r.OnlyKnown(RequestKeys(kOfferingFields));
     OfferingMembers m;
-    m.id = r.String("id");
-    m.provider = r.String("provider");
-    m.instance_type = r.String("instance_type");
-    m.accelerator = r.String("accelerator");
-    m.count = r.Int("accelerator_count");
-    m.memory = r.Number("accelerator_memory_gb");
-    m.vcpus = r.Number("vcpus");
-    m.ram = r.Number("ram_gib");
-    m.interconnect = r.String("interconnect");
-    m.scale_out = r.Number("scale_out_gbit_per_s");
-    m.region = r.String("region");
-    m.price_type = r.String("price_type");
-    m.spot_interruption = r.Object("spot_interruption");
-    m.notes = r.String("notes");
-    m.usd = r.Number("usd_per_hour");
-    m.as_of = r.String("as_of");
-    m.estimated = r.Bool("as_of_estimated");
-    m.source = r.String("source");
-    m.verified = r.Bool("verified");
-    m.price_notes = r.String("price_notes");
+    ReadFields(r, m, kOfferingFields);
     return m;
 }
 
@@ -540,18 +536,33 @@ Result<json> CsvToJson(const std::string& body) {
 
 namespace {
 
+// The new price's members as sent, read in this order; each row also makes its key known.
+struct NewPriceMembers {
+    std::optional<double> usd_per_hour;
+    std::optional<std::string> as_of, source;
+    std::optional<bool> as_of_estimated, verified;
+    std::optional<std::string> notes;
+};
+const auto kNewPriceFields = std::to_array<RequestField<NewPriceMembers>>({
+    {"usd_per_hour", &Optional<&NewPriceMembers::usd_per_hour>},
+    {"as_of", &Optional<&NewPriceMembers::as_of>},
+    {"source", &Optional<&NewPriceMembers::source>},
+    {"as_of_estimated", &Optional<&NewPriceMembers::as_of_estimated>},
+    {"verified", &Optional<&NewPriceMembers::verified>},
+    {"notes", &Optional<&NewPriceMembers::notes>},
+});
+
 // PUT /v1/offerings/{id}/price's body: the new price, checked field by field.
 Result<NewPrice> DecodeNewPrice(const json& body) {
     JsonReader r(body, "");
-    r.OnlyKnown({"usd_per_hour", "as_of", "as_of_estimated", "source", "verified", "notes"});
+    r.OnlyKnown(RequestKeys(kNewPriceFields));
+    NewPriceMembers members;
+    ReadFields(r, members, kNewPriceFields);
+    const auto& [usd, as_of, source, as_of_estimated, verified, notes] = members;
     NewPrice price;
-    auto usd = r.Number("usd_per_hour");
-    auto as_of = r.String("as_of");
-    auto source = r.String("source");
-    price.as_of_estimated = r.Bool("as_of_estimated").value_or(false);
-    auto verified = r.Bool("verified");
+    price.as_of_estimated = as_of_estimated.value_or(false);
     price.verified = verified.value_or(!price.as_of_estimated);
-    price.notes = r.String("notes").value_or("");
+    price.notes = notes.value_or("");
     if (r.ok() && !usd) {
         r.Fail(ErrorCode::kInvalidArgument, "usd_per_hour", "is required");
     }

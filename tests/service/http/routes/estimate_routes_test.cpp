@@ -523,3 +523,26 @@ TEST_SUITE("estimate_routes request bounds and budget") {
         }
     }
 }
+
+TEST_SUITE("estimate_routes") {
+    // `parallelism` is read by its request table: the unknown-member answer lists exactly the
+    // members read, and a bad recompute still names its member.
+    TEST_CASE("an unknown parallelism member is 400 listing the members read") {
+        TestServer server(SampleDeps());
+        json body = Llama65Training();
+        body["parallelism"]["experts"] = 8;
+        auto r = Post(server, "/v1/estimates/training", body);
+        CheckProblem(r, 400, "/parallelism/experts");
+        CHECK(json::parse(r->body)["detail"] ==
+              "/parallelism/experts: unknown member; known members: context, data, expert, "
+              "expert_tensor, "
+              "micro_batch_size, pipeline, recompute, sequence_parallel, tensor, virtual_stages, "
+              "zero_stage");
+        body = Llama65Training();
+        body["parallelism"]["recompute"] = "some";
+        auto bad = Post(server, "/v1/estimates/training", body);
+        CheckProblem(bad, 422, "/parallelism/recompute");
+        CHECK(json::parse(bad->body)["detail"] ==
+              "/parallelism/recompute: recompute must be none, selective or full");
+    }
+}

@@ -294,3 +294,31 @@ TEST_SUITE("price_book_routes") {
         CHECK(f.stores.books->Get("acme-2026", std::nullopt).value().latest_version == 1);
     }
 }
+
+TEST_SUITE("price_book_routes") {
+    // The bodies' members come from their request tables: the unknown-member answer lists
+    // exactly the members each route reads.
+    TEST_CASE(
+        "an unknown member of a written book or a book reference is 400 listing the members") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        StoreTwoVersions(f, c);
+        auto detail = [](const httplib::Result& r) { return Body(r).value("detail", ""); };
+        auto post = c.Post("/v1/price-books", f.Auth(f.admin), R"({"id": "x", "title": "x"})",
+                           "application/json");
+        CheckProblem(post, 400, "malformed_request", "/title");
+        CHECK(
+            detail(post) ==
+            "/title: unknown member; known members: id, name, owned_capacity, rules, shared_with");
+        auto put = c.Put("/v1/price-books/acme-2026", f.Auth(f.admin, {{"If-Match", "\"b2\""}}),
+                         R"({"id": "acme-2026"})", "application/json");
+        CheckProblem(put, 400, "malformed_request", "/id");
+        CHECK(detail(put) ==
+              "/id: unknown member; known members: name, owned_capacity, rules, shared_with");
+        json request = kSpotPlan;
+        request["price_book"] = {{"id", "acme-2026"}, {"revision", 1}};
+        auto plan = c.Post("/v1/plans/spot", f.Auth(f.reader), request.dump(), "application/json");
+        CheckProblem(plan, 400, "malformed_request", "/price_book/revision");
+        CHECK(detail(plan) == "/price_book/revision: unknown member; known members: id, version");
+    }
+}

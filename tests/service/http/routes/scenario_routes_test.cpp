@@ -328,3 +328,26 @@ TEST_SUITE("scenario_routes") {
         CHECK(current["newest_as_of"].is_string());
     }
 }
+
+TEST_SUITE("scenario_routes") {
+    // The bodies' members come from their request tables: the unknown-member answer lists
+    // exactly the members each route reads.
+    TEST_CASE("an unknown member of a scenario body is 400 listing the members read") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        auto detail = [](const httplib::Result& r) { return Body(r).value("detail", ""); };
+        auto draft =
+            c.Post("/v1/scenarios", f.Auth(f.reader), R"({"nmae": "x"})", "application/json");
+        CheckProblem(draft, 400, "malformed_request", "/nmae");
+        CHECK(detail(draft) == "/nmae: unknown member; known members: name, plan, request, tags");
+        auto patch =
+            c.Patch("/v1/scenarios/999", f.Auth(f.reader), R"({"tag": []})", "application/json");
+        CheckProblem(patch, 400, "malformed_request", "/tag");
+        CHECK(detail(patch) == "/tag: unknown member; known members: name, tags");
+        auto progress = c.Put("/v1/scenarios/999/progress", f.Auth(f.reader),
+                              R"({"tokens_done": 1, "as_of": "2026-11-21"})", "application/json");
+        CheckProblem(progress, 400, "malformed_request", "/tokens_done");
+        CHECK(detail(progress) ==
+              "/tokens_done: unknown member; known members: as_of, tokens_done_b");
+    }
+}

@@ -440,3 +440,38 @@ TEST_SUITE("write_routes") {
         CHECK(head.find("\r\netag: " + etag + "\r\n") != std::string::npos);
     }
 }
+
+TEST_SUITE("write_routes") {
+    // The bodies' members come from their request tables: the unknown-member answer lists
+    // exactly the members each route reads.
+    TEST_CASE("an unknown member of a price or offering body is 400 listing the members read") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        auto detail = [](const httplib::Result& r) { return Body(r).value("detail", ""); };
+        const std::string path = std::string(kOffering) + "/price";
+        auto price = c.Put(path.c_str(), f.Auth(f.admin), R"({"usd": 1})", "application/json");
+        CheckProblem(price, 400, "malformed_request", "/usd");
+        CHECK(detail(price) ==
+              "/usd: unknown member; known members: as_of, as_of_estimated, notes, "
+              "source, usd_per_hour, verified");
+        auto offering =
+            c.Post("/v1/offerings", f.Auth(f.admin), R"({"gpus": 8})", "application/json");
+        CheckProblem(offering, 400, "malformed_request", "/gpus");
+        CHECK(detail(offering) ==
+              "/gpus: unknown member; known members: accelerator, accelerator_count, "
+              "accelerator_memory_gb, as_of, as_of_estimated, id, instance_type, interconnect, "
+              "notes, price_notes, price_type, provider, ram_gib, region, scale_out_gbit_per_s, "
+              "source, spot_interruption, usd_per_hour, vcpus, verified");
+        auto spot = c.Post("/v1/offerings", f.Auth(f.admin), R"({"provider": "aws",
+                "instance_type": "p5.48xlarge", "accelerator": "h100-sxm", "accelerator_count": 8,
+                "region": "eu-north-1", "price_type": "spot", "usd_per_hour": 30.5,
+                "as_of": "2026-11-20", "source": "spot page",
+                "spot_interruption": {"bucket": ">20%", "min_percent": 5}})",
+                           "application/json");
+        CheckProblem(spot, 400, "malformed_request", "/spot_interruption/min_percent");
+        CHECK(detail(spot) ==
+              "/spot_interruption/min_percent: unknown member; known members: bucket, "
+              "max_percent_per_month, "
+              "min_percent_per_month");
+    }
+}
