@@ -142,8 +142,13 @@ std::map<std::string, std::map<std::string, double>> OwnedHoursByMonth(
     for (const OwnedCapacity& c : owned) {
         const auto span = OwnedSpanHours(c);
         if (!span || span->second <= span->first) continue;
-        std::vector<double> cuts = MonthStartsWithin(span->first, span->second);
-        cuts.insert(cuts.begin(), span->first);
+        // Built front to back: GCC 12 at -O3 reads an insert at begin() as a possible null
+        // dereference (-Werror=null-dereference in the release build).
+        const std::vector<double> starts = MonthStartsWithin(span->first, span->second);
+        std::vector<double> cuts;
+        cuts.reserve(starts.size() + 2);
+        cuts.push_back(span->first);
+        cuts.insert(cuts.end(), starts.begin(), starts.end());
         cuts.push_back(span->second);
         for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
             double& hours = out[MonthOfHour(cuts[k])][c.offering_id];
