@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -156,7 +157,9 @@ pricing::Status CheckJsonObjectEnds(const std::string& path, const std::string& 
     in.seekg(-std::min<std::streamoff>(
                  64, static_cast<std::streamoff>(std::filesystem::file_size(path))),
              std::ios::end);
-    std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ostringstream rest;  // not istreambuf_iterator: GCC 12 -O3 -Werror=null-dereference
+    rest << in.rdbuf();
+    const std::string tail = rest.str();
     auto first = head.find_first_not_of(" \t\r\n");
     auto last = tail.find_last_not_of(" \t\r\n");
     if (first == std::string::npos || head[first] != '{' || last == std::string::npos ||

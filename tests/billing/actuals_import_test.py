@@ -39,28 +39,28 @@ def main():
         check(rc == 0, f"import: {rc} {err}")
         report = json.loads(out)
         check(report["rows_read"] == 20, f"rows_read {report['rows_read']}")
-        check(report["kept"] == 6, f"kept {report['kept']}")
-        check(report["skipped"] == {"non_accelerator": 3, "unknown_sku": 3, "tax": 3,
+        check(report["kept"] == 7, f"kept {report['kept']}")
+        check(report["skipped"] == {"non_accelerator": 3, "unknown_sku": 2, "tax": 3,
                                     "credit": 2, "purchase": 2, "adjustment": 1},
               f"skipped {report['skipped']}")
         check(report["skipped_examples"]["unknown_sku"] == "p6-b300.48xlarge",
               f"examples {report['skipped_examples']}")
         usd, eur = report["by_currency"]["USD"], report["by_currency"]["EUR"]
-        check(usd["rows"] == 4 and close(usd["accelerator_hours"], 1440), f"USD {usd}")
-        check(close(usd["billed_cost"], 6927.75) and close(usd["effective_cost"], 6729.61) and
-              close(usd["list_cost"], 7918.47), f"USD costs {usd}")
+        check(usd["rows"] == 5 and close(usd["accelerator_hours"], 1450), f"USD {usd}")
+        check(close(usd["billed_cost"], 6960.75) and close(usd["effective_cost"], 6762.61) and
+              close(usd["list_cost"], 7951.47), f"USD costs {usd}")
         check(eur["rows"] == 2 and close(eur["accelerator_hours"], 120) and
               close(eur["effective_cost"], 950) and close(eur["list_cost"], 1100), f"EUR {eur}")
         tags = {(t["currency"], t["tag_value"]): t for t in report["by_tag"]}
         check(close(tags[("USD", "s-1")]["effective_cost"], 5826.95), f"s-1 {tags}")
-        check(close(tags[("USD", None)]["effective_cost"], 902.66), "untagged USD")
+        check(close(tags[("USD", None)]["effective_cost"], 935.66), "untagged USD")
         check(close(tags[("EUR", "s-2")]["effective_cost"], 950), "s-2 EUR")
         months = {(m["currency"], m["month"]): m for m in report["by_month"]}
         check(close(months[("USD", "2027-01")]["accelerator_hours"], 160), "January")
-        check(report["added"] == 6 and report["already_imported"] == 0, "first import adds 6")
+        check(report["added"] == 7 and report["already_imported"] == 0, "first import adds 7")
         with open(store, newline="") as f:
             rows = list(csv.DictReader(f))
-        check(len(rows) == 6, f"store rows {len(rows)}")
+        check(len(rows) == 7, f"store rows {len(rows)}")
         offerings = {r["offering_id"] for r in rows}
         check({"aws-p5.48xlarge-us-east-1-on-demand", "aws-p5.48xlarge-us-east-1-spot",
                "azure-standard_nd96isr_h100_v5-eastus-on-demand"} <= offerings,
@@ -69,10 +69,10 @@ def main():
         # Idempotent: the same exports again add nothing.
         rc, out, err = run(binary, "import", "focus", *files, "--into", store)
         again = json.loads(out)
-        check(rc == 0 and again["added"] == 0 and again["already_imported"] == 6,
+        check(rc == 0 and again["added"] == 0 and again["already_imported"] == 7,
               f"re-import {again.get('added')} {again.get('already_imported')}")
         with open(store, newline="") as f:
-            check(len(list(csv.DictReader(f))) == 6, "store unchanged")
+            check(len(list(csv.DictReader(f))) == 7, "store unchanged")
 
         # Plan vs actual for scenario s-1, figures worked by hand in tests/data/focus/README.md.
         rc, out, err = run(binary, "compare", "--plan", os.path.join(data, "plan-s-1.focus.csv"),

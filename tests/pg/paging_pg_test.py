@@ -195,11 +195,11 @@ def test_actuals_import(port, admin):
     imports = report.get("imports") or []
     check(report.get("into") == "database" and len(imports) == 2,
           f"one import per file, into the database ({report.get('into')}, {len(imports)})")
-    check(report.get("kept") == 4 and report.get("added") == 4 and report.get("already_imported") == 0,
-          f"the 4 kept rows are added ({report.get('kept')}, {report.get('added')})")
+    check(report.get("kept") == 5 and report.get("added") == 5 and report.get("already_imported") == 0,
+          f"the 5 kept rows are added ({report.get('kept')}, {report.get('added')})")
     again = run("actuals", "import", "focus", aws, gcp)
     report2 = json.loads(again.stdout) if again.returncode == 0 else {}
-    check(report2.get("added") == 0 and report2.get("already_imported") == 4,
+    check(report2.get("added") == 0 and report2.get("already_imported") == 5,
           f"importing again adds nothing ({report2.get('added')}, {report2.get('already_imported')})")
     status, body = request(port, "GET", "/v1/actuals/imports", key=admin)
     ids = {i.get("import_id") for i in imports + (report2.get("imports") or [])}
@@ -216,7 +216,7 @@ def test_actuals_import(port, admin):
     charges = subprocess.run([os.path.join(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"), "psql"), os.environ["DATABASE_URL"], "-Atc",
                               "SELECT count(*), sum(effective_cost)::numeric(12,2) FROM actual_charges"],
                              capture_output=True, text=True).stdout.strip()
-    check(charges == "4|6729.61", f"the database holds the 4 charges, effective 6729.61 USD ({charges})")
+    check(charges == "5|6762.61", f"the database holds the 5 charges, effective 6762.61 USD ({charges})")
     broken = os.path.join(os.path.dirname(os.path.abspath(__file__)), "paging_pg_test.py")
     bad = run("actuals", "import", "focus", broken)
     check(bad.returncode != 0, "a file that is not FOCUS fails the command")
