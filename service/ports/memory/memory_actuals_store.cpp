@@ -105,6 +105,7 @@ pricing::Result<std::vector<ActualClassMonth>> MemoryActualsStore::ClassesTagged
         sums.effective.Add(s.charge.effective_cost);
     }
     std::vector<ActualClassMonth> out;
+    out.reserve(by_class.size());
     for (const auto& [key, sums] : by_class) {
         out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
                        static_cast<double>(sums.hours), sums.effective.RoundedToCents()});
