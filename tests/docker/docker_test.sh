@@ -732,7 +732,7 @@ through_nginx() {
 if wait_for 30 through_nginx; then ok "the API answers through nginx ($NURL: /v1/accelerators, /readyz) within $WAITED s"
 else not_ok "the API answers through nginx ($NURL)"; show_logs "${KNGX[0]}"; fi
 
-KID=aws-p5.48xlarge-eu-north-1-on-demand
+KID=aws-p5.48xlarge-eu-central-1-on-demand
 # With an Idempotency-Key, so that a second try is the same write. Once in nine runs on a
 # loaded machine the first POST got no answer within 10 s (cause not found): the logs are
 # shown and the write is tried once more; a second failure fails the check.
@@ -741,7 +741,7 @@ kube_post() {
   curl -sS -m 10 -o "$TMP/kbody" -w '%{http_code}' -X POST "$NURL/v1/offerings" \
     -H "Authorization: Bearer $KKEY" -H 'Content-Type: application/json' \
     -H "Idempotency-Key: kube-offering-$$" \
-    --data-binary "${OFFERING_BODY/eu-west-3/eu-north-1}" 2>&1
+    --data-binary "${OFFERING_BODY/eu-west-3/eu-central-1}" 2>&1
 }
 status="$(kube_post)"
 if [[ "$status" != 201 ]]; then
