@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The documented release build, every target: `cmake --preset release && cmake --build --preset
-# release` (-O3, -Werror). GCC warns at -O3 about code the Debug build compiles cleanly (its
+# The documented release build: `cmake --preset release && cmake --build --preset release`
+# (-O3, -Werror; the preset's targets are the service, gpucost_validate and the benchmarks). GCC warns at -O3 about code the Debug build compiles cleanly (its
 # inlining follows paths -O0 never looks at), so only this build shows that the preset builds.
 # Prints the compiler's diagnostics and the seconds it took; an exported
 # CMAKE_CXX_COMPILER_LAUNCHER (ccache) is used. The compile runs at nice 10: under ctest it
