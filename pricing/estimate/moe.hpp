@@ -75,7 +75,7 @@ inline constexpr double kForceBalancedLoadImbalance = 1.0;
 // copies the tokens per expert to the host and synchronises ("A cuda stream synchronization is
 // needed ... because there are several non-blocking DtoH data transfers", token_dispatcher.py
 // MoEAlltoAllTokenDispatcher, cuda_sync_point), so the GPU's queue drains and waits while the
-// host launches the rest of the layer in eager PyTorch. Fitted: of 1-5 ms in 0.5 ms steps,
+// host launches the rest of the layer in eager PyTorch. Fitted: of 2-5 ms in 0.5 ms steps,
 // the value with the lowest mean |log(predicted / published)| over the fit rows of
 // tests/data/frontier/moe.jsonl (the held-out rows not shown while fitting), after the
 // sourced dispatch terms below, so it also carries what else those runs spend beyond the
