@@ -14,7 +14,7 @@ int ExpertModelShards(const ParallelLayout& l) {
 }
 
 int ExpertDataDegree(const ParallelLayout& l) {
-    const long long ranks = static_cast<long long>(l.tensor) * l.data;
+    const long long ranks = static_cast<long long>(l.tensor) * std::max(1, l.context) * l.data;
     return static_cast<int>(std::max(1LL, ranks / ExpertModelShards(l)));
 }
 
@@ -30,7 +30,7 @@ int DefaultExpertTensorDegree(int tensor, int data, int expert) {
 }
 
 MoeLayerShape MoeLayerShapeOf(const ParallelLayout& l, double tokens, int experts, int top_k,
-                              double hidden, double act_bpe) {
+                              double hidden, double act_bpe, bool low_precision_gemms) {
     MoeLayerShape s;
     s.tokens = tokens;
     s.tensor = std::max(1, l.tensor);
@@ -40,11 +40,13 @@ MoeLayerShape MoeLayerShapeOf(const ParallelLayout& l, double tokens, int expert
     s.top_k = std::max(1, top_k);
     s.hidden = hidden;
     s.act_bpe = act_bpe;
+    s.dispatch_bpe = low_precision_gemms ? std::min(act_bpe, kFp8DispatchBytesPerElement) : act_bpe;
+    s.context = std::max(1, l.context);
     return s;
 }
 
 double MoeTokensPerRank(const MoeLayerShape& s) {
-    return s.tokens / s.tensor;
+    return s.tokens / (static_cast<double>(s.tensor) * s.context);
 }
 
 double TokensPerLocalExpert(const MoeLayerShape& s) {
@@ -73,19 +75,52 @@ double ExpertScaleOutShare(const MoeLayerShape& s, const ClusterLinks& links) {
     return (s.expert - local) / s.expert;
 }
 
-double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links) {
+int ExpertGroupDomains(const MoeLayerShape& s, const ClusterLinks& links) {
+    const int per_domain = std::max(1, links.scale_up_domain / s.expert_tensor);
+    return std::max(1, (s.expert + per_domain - 1) / per_domain);
+}
+
+double RemoteDomainsPerToken(const MoeLayerShape& s, const ClusterLinks& links) {
+    const double domains = ExpertGroupDomains(s, links);
+    if (domains <= 1) return 0;
+    return (domains - 1.0) * (1.0 - std::pow(1.0 - 1.0 / domains, s.top_k));
+}
+
+double ScaleOutCopiesPerToken(const MoeLayerShape& s, const ClusterLinks& links) {
+    const double slots = s.top_k * ExpertScaleOutShare(s, links);
+    if (!kFlexDispatcherDeduplicatesScaleOut) return slots;
+    return std::min(slots, RemoteDomainsPerToken(s, links));
+}
+
+double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links,
+                             double bytes_per_element) {
     if (s.expert <= 1) return 0;
-    const double bytes =
-        MoeTokensPerRank(s) * s.top_k * s.hidden * s.act_bpe * kForceBalancedLoadImbalance;
+    const double token_bytes = s.hidden * bytes_per_element * kForceBalancedLoadImbalance;
+    const double bytes = MoeTokensPerRank(s) * s.top_k * token_bytes;
     const double out_share = ExpertScaleOutShare(s, links);
-    const double up_share = (s.expert - 1.0) / s.expert - out_share;
     if (out_share <= 0) {
+        const double up_share = (s.expert - 1.0) / s.expert;
         const Link& up = links.GroupLink(s.expert * s.expert_tensor);
         return up_share * bytes / up.bytes_per_s + (s.expert - 1.0) * up.hop_latency_s;
     }
-    const double up_s = up_share > 0 ? up_share * bytes / links.scale_up.bytes_per_s : 0;
-    const double out_s = out_share * bytes / links.scale_out.bytes_per_s;
+    // Every slot not bound for the rank itself crosses the scale-up links once: directly, or
+    // forwarded inside the remote domain after the network.
+    const double up_s = (s.expert - 1.0) / s.expert * bytes / links.scale_up.bytes_per_s;
+    const double out_bytes = MoeTokensPerRank(s) * ScaleOutCopiesPerToken(s, links) * token_bytes;
+    const double out_s = out_bytes / links.scale_out.bytes_per_s;
     return std::max(up_s, out_s) + (s.expert - 1.0) * links.scale_out.hop_latency_s;
+}
+
+double ExpertTensorGatherSeconds(const MoeLayerShape& s, const ClusterLinks& links) {
+    if (s.expert_tensor <= 1) return 0;
+    const double block = MoeTokensPerRank(s) * s.top_k * s.hidden * s.act_bpe;
+    const Link& link = links.GroupLink(s.expert_tensor);
+    return (s.expert_tensor - 1.0) * (block / link.bytes_per_s + link.hop_latency_s);
+}
+
+double ExpertDispatchCombineSeconds(const MoeLayerShape& s, const ClusterLinks& links) {
+    return ExpertAllToAllSeconds(s, links, s.dispatch_bpe) +
+           ExpertAllToAllSeconds(s, links, s.act_bpe) + 2.0 * ExpertTensorGatherSeconds(s, links);
 }
 
 void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
@@ -126,6 +161,27 @@ void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
                   "overlapped)",
                   "fitted on the fit rows of the MoE frontier set (docs/estimator.md); sync: "
                   "Megatron-LM token_dispatcher.py MoEAlltoAllTokenDispatcher cuda_sync_point"});
+    as.push_back({"moe_dispatch_bytes_per_element", s.dispatch_bpe, "bytes",
+                  "width of the dispatched tokens (1 where the expert GEMMs run below 16 bits: "
+                  "FP8 dispatch halves the dispatch volume; the combine stays at the "
+                  "activation width)",
+                  "Megatron-LM megatron/core/transformer/moe/README.md, FP8 Training: \"50% EP "
+                  "dispatch volume\"; DeepEP: FP8 dispatching and BF16 combining"});
+    as.push_back({"expert_a2a_scale_out_copies_per_token", ScaleOutCopiesPerToken(s, links),
+                  "copies",
+                  "copies of each token that cross the scale-out network per all-to-all: the "
+                  "flex dispatcher sends a token once per remote scale-up domain holding one of "
+                  "its experts ((D - 1)(1 - (1 - 1/D)^k) for D domains, uniform routing) and "
+                  "forwards it over the scale-up links",
+                  "Megatron-LM MoE README, Token Dispatching (DeepEP: \"Removes redundant tokens "
+                  "during cross-node communication\"); Megatron-Bridge performance recipes "
+                  "(moe_flex_dispatcher_backend deepep / hybridep)"});
+    as.push_back({"expert_tensor_gather_s_per_pass", ExpertTensorGatherSeconds(s, links), "s",
+                  "all-gather of the dispatched tokens over the expert-tensor ranks before the "
+                  "experts (and the reduce-scatter after), each per MoE layer and pass; 0 at "
+                  "expert_tensor 1",
+                  "Megatron-LM token_dispatcher.py MoEAlltoAllTokenDispatcher: dispatch "
+                  "postprocess AG(TP), combine preprocess RS(TP)"});
     as.push_back({"expert_a2a_scale_out_share", ExpertScaleOutShare(s, links), "fraction",
                   "share of each rank's dispatched token-slots that cross the scale-out "
                   "network (the rest of the expert group shares its scale-up domain); the two "

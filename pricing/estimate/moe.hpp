@@ -20,9 +20,11 @@ int ExpertTensorDegree(const ParallelLayout& l);
 // Ranks of one pipeline stage that split its routed experts: expert-tensor x expert.
 int ExpertModelShards(const ParallelLayout& l);
 // Replicas of each routed-expert shard, which reduce its gradients (and shard its optimizer
-// state under ZeRO): tensor x data / (expert-tensor x expert).
+// state under ZeRO): tensor x context x data / (expert-tensor x expert).
 int ExpertDataDegree(const ParallelLayout& l);
-// Whether expert-tensor x expert ranks tile the tensor x data ranks of a stage.
+// Whether expert-tensor x expert ranks tile the tensor x data ranks of a stage. Context ranks
+// join the grid (the folded EP group is "a sub-group of DP x CP x TP"): callers pass data x
+// context as `data`.
 bool ExpertGridDivides(int tensor, int data, int expert, int expert_tensor);
 // The expert-tensor degree a layout gets when the request does not set it: the tensor degree
 // where the expert degree divides the data degree (the classic layout, experts a sub-group of
@@ -40,13 +42,15 @@ struct MoeLayerShape {
     int tensor = 1;
     int expert = 1;
     int expert_tensor = 1;
-    int experts = 1;     // routed experts of the layer
-    int top_k = 1;       // routed experts per token
-    double hidden = 0;   // model width
-    double act_bpe = 2;  // bytes per activation element
+    int experts = 1;          // routed experts of the layer
+    int top_k = 1;            // routed experts per token
+    double hidden = 0;        // model width
+    double act_bpe = 2;       // bytes per activation element (the combine's and gathers' width)
+    double dispatch_bpe = 2;  // bytes per element of the dispatched tokens
+    int context = 1;          // context-parallel degree: splits the sequence like tensor ranks
 };
 MoeLayerShape MoeLayerShapeOf(const ParallelLayout& l, double tokens, int experts, int top_k,
-                              double hidden, double act_bpe);
+                              double hidden, double act_bpe, bool low_precision_gemms);
 
 // Grouped-GEMM kernels tile each expert's rows in blocks of this many (DeepGEMM's contiguous
 // layout aligns "each expert segment" to the GEMM M block, deepseek-ai/DeepGEMM README;
@@ -71,16 +75,30 @@ inline constexpr double kForceBalancedLoadImbalance = 1.0;
 // copies the tokens per expert to the host and synchronises ("A cuda stream synchronization is
 // needed ... because there are several non-blocking DtoH data transfers", token_dispatcher.py
 // MoEAlltoAllTokenDispatcher, cuda_sync_point), so the GPU's queue drains and waits while the
-// host launches the rest of the layer in eager PyTorch. Fitted: of 1-5 ms in 0.5 ms steps,
+// host launches the rest of the layer in eager PyTorch. Fitted: of 2-5 ms in 0.5 ms steps,
 // the value with the lowest mean |log(predicted / published)| over the fit rows of
-// tests/data/frontier/moe.jsonl (the held-out rows not used), so it also carries what else
-// those runs spend beyond the modelled kernels (docs/estimator.md, MoE). Not applied where
-// the all-to-all is overlapped (DualPipe, or Megatron's EP overlap schedule, which run
-// micro-batches against each other).
+// tests/data/frontier/moe.jsonl (the held-out rows not shown while fitting), after the
+// sourced dispatch terms below, so it also carries what else those runs spend beyond the
+// modelled kernels (docs/estimator.md, MoE). A host time that hides behind a layer's GPU time
+// (max(0, host - GPU)) fitted worse and was left out. Not applied where the all-to-all is
+// overlapped (DualPipe, or Megatron's EP overlap schedule, which run micro-batches against
+// each other).
 inline constexpr double kMoeLayerHostExposedSecondsPerPass = 3.0e-3;
+// Bytes per element of the dispatched tokens when the expert GEMMs run below 16 bits: "50% EP
+// dispatch volume: Dispatches tokens in FP8 instead of BF16" (Megatron-LM
+// megatron/core/transformer/moe/README.md, FP8 Training); the combine stays in BF16 (DeepEP's
+// tests: "FP8 dispatching and BF16 combining").
+inline constexpr double kFp8DispatchBytesPerElement = 1;
+// Megatron-Bridge's MoE performance recipes run the flex dispatcher (DeepEP or HybridEP:
+// moe_flex_dispatcher_backend "deepep" / "hybridep", scripts/performance/configs/deepseek/
+// deepseek_workload_base_configs.py), which "Removes redundant tokens during cross-node
+// communication" (Megatron-LM MoE README, Token Dispatching): a token crosses the network once
+// per remote scale-up domain that holds one of its experts, then is forwarded over the
+// scale-up links. Echoed as expert_a2a_scale_out_copies_per_token.
+inline constexpr bool kFlexDispatcherDeduplicatesScaleOut = true;
 
-// Tokens per rank at the MoE input (sequence parallel splits them over tensor ranks):
-// T_r = b s / t.
+// Tokens per rank at the MoE input (sequence parallel splits them over tensor ranks, context
+// parallel over context ranks): T_r = b s / (t c).
 double MoeTokensPerRank(const MoeLayerShape& s);
 // Mean tokens each local expert receives after dispatch: T_r k EP ETP / E.
 double TokensPerLocalExpert(const MoeLayerShape& s);
@@ -94,9 +112,25 @@ double RoutingSecondsPerPass(const DeviceModel& dev, const MoeLayerShape& s);
 // group spans expert-tensor x expert consecutive ranks, of which a scale-up domain holds
 // domain / expert-tensor expert ranks; a slot bound for the rank itself moves nothing.
 double ExpertScaleOutShare(const MoeLayerShape& s, const ClusterLinks& links);
-// One all-to-all (dispatch or combine) of a pass: the scale-up and scale-out shares run at
+// Scale-up domains the expert group spans, and how many of the other ones a token's top-k
+// experts reach on average under uniform routing: (D - 1)(1 - (1 - 1/D)^k).
+int ExpertGroupDomains(const MoeLayerShape& s, const ClusterLinks& links);
+double RemoteDomainsPerToken(const MoeLayerShape& s, const ClusterLinks& links);
+// Copies of each token that cross the scale-out network in one all-to-all: its slots bound
+// off the domain, or, deduplicated by the flex dispatcher, the remote domains it reaches.
+double ScaleOutCopiesPerToken(const MoeLayerShape& s, const ClusterLinks& links);
+// One all-to-all of a pass at `bytes_per_element`: the scale-up and scale-out shares run at
 // once on their own links, the slower sets the time (frontier-estimator-references 1b.6).
-double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links);
+double ExpertAllToAllSeconds(const MoeLayerShape& s, const ClusterLinks& links,
+                             double bytes_per_element);
+// With expert-tensor ranks (ETP > 1) the dispatcher all-gathers the received tokens over them
+// before the experts and reduce-scatters after ("dispatch postprocess: AG(TP)->sort_chunk ...
+// combine preprocess: sort_chunk->RS(TP)", token_dispatcher.py): each rank receives
+// (ETP - 1) blocks of its T_r k slots. One of the two, per pass.
+double ExpertTensorGatherSeconds(const MoeLayerShape& s, const ClusterLinks& links);
+// Dispatch (at dispatch_bpe) and combine (at act_bpe) of one pass, with the expert-tensor
+// gather and scatter around the experts.
+double ExpertDispatchCombineSeconds(const MoeLayerShape& s, const ClusterLinks& links);
 
 // Echoes the MoE layer's figures and constants above under `assumptions`, with the host time
 // the layout exposes per layer and pass.

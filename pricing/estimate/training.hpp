@@ -65,7 +65,7 @@ struct ParallelismRequest {
     std::optional<int> micro_batch_size;
     std::optional<int> virtual_stages;
     std::optional<bool> sequence_parallel;
-    // MoE: divides the expert count; expert x expert_tensor divides tensor x data.
+    // MoE: divides the expert count; expert x expert_tensor divides tensor x context x data.
     std::optional<int> expert;
     std::optional<int> expert_tensor;
 };

@@ -26,15 +26,18 @@ Status CheckExpertGrid(const ParallelismRequest& pr, const Ctx& c) {
     }
     if (!data) return Ok{};
     const int ep = pr.expert.value_or(1);
-    const int etp = pr.expert_tensor.value_or(DefaultExpertTensorDegree(*pr.tensor, *data, ep));
-    if (etp < 1 || !ExpertGridDivides(*pr.tensor, *data, ep, etp)) {
+    // Context ranks join the expert grid (MoE Parallel Folding: tensor x context x data).
+    const int grid_data = *data * context;
+    const int etp = pr.expert_tensor.value_or(DefaultExpertTensorDegree(*pr.tensor, grid_data, ep));
+    if (etp < 1 || !ExpertGridDivides(*pr.tensor, grid_data, ep, etp)) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "expert x expert_tensor (" + std::to_string(ep) + " x " +
                              std::to_string(pr.expert_tensor.value_or(1)) +
-                             ") must divide tensor x data (" + std::to_string(*pr.tensor) + " x " +
+                             ") must divide tensor x context x data (" +
+                             std::to_string(*pr.tensor) + " x " + std::to_string(context) + " x " +
                              std::to_string(*data) +
-                             "): Megatron-Core forms expert groups over tensor x data "
-                             "ranks",
+                             "): Megatron-Core forms expert groups over tensor x context x "
+                             "data ranks",
                          pr.expert_tensor ? "/parallelism/expert_tensor" : "/parallelism/expert");
     }
     return Ok{};
@@ -312,11 +315,11 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     row_ready = true;
                 }
                 const InnerChoices ch = InnerChoicesFor(c, pr, p, d, b, r.fully_given);
-                const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, t, d);
+                const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, t, d * cp);
                 for (std::size_t ei = 0; ei < eps.n; ++ei) {
                     const int ep = eps.degrees[ei];
                     const int etp = eps.expert_tensor[ei];
-                    if (c.m.IsMoe() && !ExpertGridDivides(t, d, ep, etp)) continue;
+                    if (c.m.IsMoe() && !ExpertGridDivides(t, d * cp, ep, etp)) continue;
                     ParallelLayout base;
                     base.tensor = t;
                     base.context = cp;

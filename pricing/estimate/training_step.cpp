@@ -58,7 +58,7 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
 MoeLayerShape MoeShapeOf(const Ctx& c, const ParallelLayout& l) {
     const double tokens = static_cast<double>(l.micro_batch_size) * c.m.seq_len;
     return MoeLayerShapeOf(l, tokens, c.m.experts, c.m.experts_per_token, c.m.hidden_size,
-                           c.act_bpe);
+                           c.act_bpe, c.low_precision_gemms);
 }
 
 // The compute-bound forward GEMM time of the average layer's routed experts in layout `l`:
@@ -133,7 +133,7 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     if (m.IsMoe()) {
         const MoeLayerShape ms = MoeShapeOf(c, l);
         const double moe_share = static_cast<double>(MoeLayers(m)) / m.layers;
-        const double a2a = 2.0 * ExpertAllToAllSeconds(ms, c.links);
+        const double a2a = ExpertDispatchCombineSeconds(ms, c.links);
         comm_ep = comm_passes * a2a * (1.0 - ExpertOverlap(c, l)) * moe_share;
         const double routing_s =
             MegatronDispatcher(c, l)
