@@ -408,6 +408,10 @@ RETIRED = [
     ("GCP TPU", "TPU v5p (per chip)", "us-central1", "spot", "catalogs/v7/gcp/",
      "contradicted: 60 % below on-demand in an undated snapshot where Google's TPU page (via "
      "gpuhunt, 2024-12-23) gives v5p spot 2.10-2.415 per chip-hour in the regions it lists"),
+    ("AWS", None, None, "commit_1y", "_instances.js @7412fd2",
+     "a different purchase option: No Upfront, where the catalog's commitment price is the "
+     "lowest of No / Partial / All Upfront (as the AWS importer serves it); the 2025-11-30 dump "
+     "of the same list, whose No Upfront rates equal these, gives that rate"),
     ("CoreWeave", "HGX H100 (per GPU, avg)", None, None, "compute-screener",
      "a screener's per-GPU average of the 8-GPU nodes, which CoreWeave does not rent singly"),
     ("CoreWeave", "HGX H200 (per GPU, avg)", None, None, "compute-screener",
@@ -475,6 +479,13 @@ def build_offerings(accelerator_ids):
                 o["spot_interruption_bucket"] = SPOT_BUCKETS[(instance, region)]
                 o["notes"] = "; ".join(x for x in [o["notes"], SPOT_BUCKET_SOURCE] if x)
             offerings[oid] = o
+        # A dated observation that states the Spot Advisor bucket replaces the older snapshot's.
+        bucket = (r.get("spot_interruption_bucket") or "").strip()
+        if price_type == "spot" and bucket:
+            o["spot_interruption_bucket"] = bucket
+            notes = [x for x in o["notes"].replace(SPOT_BUCKET_SOURCE, "").split("; ") if x]
+            o["notes"] = "; ".join(notes + [f"AWS Spot Advisor bucket as of {r['as_of'].strip()} "
+                                            f"({r['source'].split(' (')[0]})"])
         else:
             # Later rows of the same offering fill in what earlier rows left blank.
             for key, value in (("vcpus", r["vcpus"]), ("ram_gib", r["ram_gib"]),

@@ -104,9 +104,11 @@ def check_summaries(s):
           aws.get("skipped", {}).get("not_shared_tenancy") == 1 and
           aws.get("skipped", {}).get("capacity_reservation_status") == 2,
           f"AWS distractors counted by reason: {aws.get('skipped')}")
-    # p6-b200 in us-east-1 is in the seed (AWS's list, 2026-01-21): the file adds the two p5
-    # commitments and a newer observation of p6-b200.
-    check(aws.get("offerings_added") == 2, f"AWS adds two p5 commitments: {aws}")
+    # p6-b200 in us-east-1 (AWS's list, 2026-01-21) and p5's 3-year Reserved rate (20.695, a
+    # 2025-11-30 copy of the list) are in the seed: the file adds p5's 1-year commitment, and
+    # its 3-year rate (24.041096) is one of the two prices it changes.
+    check(aws.get("offerings_added") == 1, f"AWS adds p5's 1-year commitment: {aws}")
+    check(aws.get("prices_changed") == 2, f"AWS changes two seed prices, p5's 3-year one: {aws}")
     check({"name": "hours_per_reserved_year", "value": 8760}.items() <=
           next((a for a in aws.get("assumptions", []) if a.get("name") == "hours_per_reserved_year"),
                {}).items(), "the summary echoes the hours a Reserved year is spread over")

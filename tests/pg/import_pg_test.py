@@ -17,8 +17,9 @@ import serve  # noqa: E402
 
 BINARY, FIXTURES = sys.argv[1], sys.argv[2]
 AWS = os.path.join(FIXTURES, "aws-price-list-us-east-1.json")
-# Not in the seed (which carries p6-b200 and P5 on demand): the file's 3-year P5 commitment.
-NEW = "aws-p5.48xlarge-us-east-1-commit-3y"
+# Not in the seed (which carries p6-b200, P5 on demand and P5's 3-year Reserved rate): the
+# file's 1-year P5 commitment.
+NEW = "aws-p5.48xlarge-us-east-1-commit-1y"
 KNOWN = "aws-p5.48xlarge-us-east-1-on-demand"
 failures = []
 
@@ -57,7 +58,7 @@ def main():
         done = run("import", "aws-price-list", AWS, "--region", "us-east-1")
         check(done.returncode == 0, f"import into the database exits 0: {done.stderr.strip()}")
         summary = json.loads(done.stdout) if done.returncode == 0 else {}
-        check(summary.get("offerings_added") == 2 and summary.get("out") == "database",
+        check(summary.get("offerings_added") == 1 and summary.get("out") == "database",
               f"summary: {summary.get('offerings_added')} offerings added")
 
         deadline = time.time() + 10
@@ -68,7 +69,7 @@ def main():
         check(status == 200, "the running replica serves the imported offering (NOTIFY)")
         if status == 200:
             price = body.get("price") if isinstance(body.get("price"), dict) else body
-            check(abs(price["usd_per_hour"] - 24.041096) < 1e-6, "at the file's price")
+            check(abs(price["usd_per_hour"] - 37.534247) < 1e-6, "at the file's price")
 
         status, history, etag_after = get(port, f"/v1/offerings/{KNOWN}/history")
         check(status == 200 and etag_after != etag_before,

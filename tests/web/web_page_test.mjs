@@ -269,6 +269,8 @@ async function catalog(page) {
     const want = "aws-p5.48xlarge-us-east-1-spot";
     await page.selectOption("[data-testid=f-price-type]", "spot");
     await page.fill("[data-testid=f-min-acc]", "8");
+    // The H100 family keeps the row on the first page however many spot regions the catalog has.
+    await page.selectOption("[data-testid=f-family]", "h100");
     await page.click("[data-testid=catalog-form] button[type=submit]");
     const planned = await page.waitForSelector(`[data-testid=offerings] tr[data-id="${want}"] [data-testid=plan-with]`, { timeout: 10000 })
         .then((b) => b.click()).then(() => page.waitForSelector("[data-testid=spot-results] [data-testid=spot-offering]", { timeout: 15000 }))
@@ -281,6 +283,7 @@ async function catalog(page) {
     await page.selectOption("[data-testid=s-source]", "hand").catch(() => {});
     await showTab(page, "catalog");
     await page.fill("[data-testid=f-min-acc]", "");
+    await page.selectOption("[data-testid=f-family]", "");
     await page.selectOption("[data-testid=f-price-type]", "");
     await page.click("[data-testid=catalog-form] button[type=submit]");
 

@@ -282,6 +282,39 @@ TEST_SUITE("catalog_factory") {
         CHECK(reserved.value().price.usd_per_hour < on_demand.value().price.usd_per_hour);
     }
 
+    TEST_CASE("AWS spot and Reserved terms are dated per region, Azure beyond eastus") {
+        auto catalog = Embedded();
+        auto offering = [&](const std::string& id) {
+            auto o = catalog->FindOffering(id);
+            REQUIRE_MESSAGE(o.ok(), id);
+            return o.value();
+        };
+        // AWS spot from the 2025-11-30 copy of AWS's prices (cheapest zone), with its Spot
+        // Advisor bucket, not the undated 2025-05 snapshot's 20.9934 and >20 %.
+        const pricing::Offering p5_spot = offering("aws-p5.48xlarge-us-east-1-spot");
+        CHECK(p5_spot.price.usd_per_hour == 13.2182);
+        CHECK(p5_spot.price.as_of == "2025-11-30");
+        CHECK(p5_spot.price.verified);
+        REQUIRE(p5_spot.spot_interruption.has_value());
+        CHECK(p5_spot.spot_interruption->label == "5-10%");
+        // A commitment's price is its lowest purchase option (All Upfront here), as the AWS
+        // importer serves it, not the No Upfront 13.9211.
+        CHECK(offering("aws-p4d.24xlarge-us-east-1-commit-1y").price.usd_per_hour == 12.993037);
+        CHECK(offering("aws-p5.48xlarge-us-east-1-commit-3y").price.usd_per_hour == 20.695053);
+        std::set<std::string> p5_spot_regions;
+        std::set<std::string> azure_a100_regions;
+        for (const auto& o : catalog->Offerings()) {
+            if (o.instance_type == "p5.48xlarge" && o.price_type == pricing::PriceType::kSpot) {
+                p5_spot_regions.insert(o.region);
+            }
+            if (o.instance_type == "Standard_NC24ads_A100_v4") {
+                azure_a100_regions.insert(o.region);
+            }
+        }
+        CHECK(p5_spot_regions.size() >= 10);
+        CHECK(azure_a100_regions.size() >= 7);
+    }
+
     TEST_CASE("every spot offering's interruption bucket, where present, is a spot one") {
         auto catalog = Embedded();
         for (const auto& o : catalog->Offerings()) {
