@@ -108,6 +108,10 @@ def check_forecast(port, body):
               f"SkuId is the offering less its price type: {r['SkuId']}")
         check((r["ProviderName"], r["PublisherName"], r["ServiceName"]) in aws_names,
               f"compute rows carry AWS's own names: {r['ServiceName']}")
+        details = json.loads(r["SkuPriceDetails"])
+        check(details["InstanceType"] == rec["offering"]["instance_type"] and
+              details["GpuCount"] == rec["offering"]["accelerator_count"],
+              f"SkuPriceDetails: {details}")
         check(r["x_Accelerator"] == rec["offering"]["accelerator"], "x_Accelerator")
         check(json.loads(r["Tags"])["gpucost-plan"] == "training", "Tags name the plan")
     return plan, rows

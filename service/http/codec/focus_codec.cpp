@@ -98,6 +98,25 @@ std::string SkuIdOf(const pricing::Offering& o) {
     return o.provider + "-" + o.instance_type + "-" + o.region;
 }
 
+// Accelerators FOCUS's GpuCount counts: GPUs (NVIDIA's and AMD's), not TPU chips or Neuron
+// and Gaudi devices.
+constexpr std::array<std::string_view, 2> kGpuVendors = {"NVIDIA", "AMD"};
+
+// FOCUS's SKU price properties of an instance offering: InstanceType, GpuCount (GPUs only) and
+// the price type (x_PriceType: on demand, spot, a commitment's term, a capacity block).
+std::string PriceDetails(const pricing::Offering& o, const FocusContext& context) {
+    nlohmann::json details = {{"InstanceType", o.instance_type},
+                              {"x_PriceType", pricing::PriceTypeName(o.price_type)}};
+    if (context.view != nullptr) {
+        auto accelerator = context.view->catalog->FindAccelerator(o.accelerator);
+        if (accelerator.ok() && std::find(kGpuVendors.begin(), kGpuVendors.end(),
+                                          accelerator.value().vendor) != kGpuVendors.end()) {
+            details["GpuCount"] = o.accelerator_count;
+        }
+    }
+    return details.dump();
+}
+
 // One row: column -> cell; a column absent is null.
 using Cells = std::map<std::string, std::string>;
 
@@ -124,11 +143,7 @@ void SetProvenance(const ForecastCharge& c, const FocusContext& context, Cells& 
             Set(row, "SkuId", sku);
             Set(row, "SkuPriceId", o.id);
             Set(row, "SkuMeter", "Instance Hours");
-            Set(row, "SkuPriceDetails",
-                nlohmann::json{{"InstanceType", o.instance_type},
-                               {"GpuCount", o.accelerator_count},
-                               {"x_PriceType", pricing::PriceTypeName(o.price_type)}}
-                    .dump());
+            Set(row, "SkuPriceDetails", PriceDetails(o, context));
             Set(row, "ResourceId", "gpucost-forecast/" + context.plan_kind + "/" + sku);
             Set(row, "ResourceName",
                 (c.nodes > 0 ? std::to_string(c.nodes) + " x " : "") + o.instance_type +
