@@ -37,6 +37,7 @@ BLOCK = "aws-p5.48xlarge-us-east-1-capacity-block"
 # AWS's own names in its FOCUS export (tests/data/focus/aws-focus-1.0.csv), which a forecast's
 # compute rows must carry to group with the bill's.
 AWS_EXPORT = os.path.join(os.path.dirname(__file__), "..", "data", "focus", "aws-focus-1.0.csv")
+GCP_EXPORT = os.path.join(os.path.dirname(__file__), "..", "data", "focus", "gcp-focus-view.csv")
 
 
 def catalog_with_block(directory):
@@ -323,6 +324,18 @@ def main():
               "effective rent: marginal + sunk")
 
         check_paid_ahead(port)
+        # Google's TPUs bill under Cloud TPU in its own export; a TPU is no GPU (no GpuCount).
+        gcp = dict(PLAN, constraints={"providers": ["gcp"], "price_types": ["on_demand"]})
+        status, _, text = post(port, "/v1/plans/training?format=focus", gcp)
+        problems = validate(text)
+        check(status == 200 and not problems, "GCP FOCUS validator: " + "; ".join(problems[:10]))
+        gcp_names = {(r["ProviderName"], r["PublisherName"], r["ServiceName"])
+                     for r in rows_of(open(GCP_EXPORT).read())}
+        tpu = [r for r in rows_of(text) if r["ServiceCategory"] == "Compute"]
+        check(tpu and all((r["ProviderName"], r["PublisherName"], r["ServiceName"]) in gcp_names
+                          and "GpuCount" not in json.loads(r["SkuPriceDetails"])
+                          for r in tpu if r["x_Accelerator"].startswith("tpu")),
+              f"GCP rows carry Google's own names: {[r['ServiceName'] for r in tpu]}")
         # One dataset: the on-demand plan on owned capacity and the same plan on spot name one
         # SKU for the instance whatever the price type.
         spot = dict(owned_training, constraints=dict(owned_training["constraints"],

@@ -47,17 +47,19 @@ struct ProviderNames {
     std::string_view storage;
     std::string_view egress;
     std::string_view commitment_type;  // CommitmentDiscountType of its commitments
+    std::string_view tpu;              // the service its TPUs bill under (Google: Cloud TPU)
 };
 constexpr std::array<ProviderNames, 3> kProviderNames = {{
     {"aws", "AWS", "Amazon Web Services", "Amazon Elastic Compute Cloud",
-     "Amazon Simple Storage Service", "AWS Data Transfer", "Reserved Instance"},
-    {"azure", "Microsoft", "Microsoft", "Virtual Machines", "Storage", "Bandwidth", "Reservation"},
+     "Amazon Simple Storage Service", "AWS Data Transfer", "Reserved Instance", ""},
+    {"azure", "Microsoft", "Microsoft", "Virtual Machines", "Storage", "Bandwidth", "Reservation",
+     ""},
     {"gcp", "Google Cloud", "Google Cloud", "Compute Engine", "Cloud Storage", "Networking",
-     "Committed Use Discount"},
+     "Committed Use Discount", "Cloud TPU"},
 }};
 
 struct Names {
-    std::string provider, publisher, compute, storage, egress, commitment_type;
+    std::string provider, publisher, compute, storage, egress, commitment_type, tpu;
 };
 
 Names NamesOf(const std::string& id) {
@@ -65,13 +67,14 @@ Names NamesOf(const std::string& id) {
         if (n.id == id) {
             return {std::string(n.provider), std::string(n.publisher),
                     std::string(n.compute),  std::string(n.storage),
-                    std::string(n.egress),   std::string(n.commitment_type)};
+                    std::string(n.egress),   std::string(n.commitment_type),
+                    std::string(n.tpu)};
         }
     }
     const pricing::Provider* p = pricing::FindProvider(id);
     const std::string name = p != nullptr ? p->name : id;
-    return {name,        name, name + " GPU instances", name + " storage", name + " data transfer",
-            "Commitment"};
+    return {name,         name, name + " GPU instances", name + " storage", name + " data transfer",
+            "Commitment", ""};
 }
 
 // Who provides charges without a catalog offering: the buyer's own hardware, or a rent
@@ -101,18 +104,22 @@ std::string SkuIdOf(const pricing::Offering& o) {
 // Accelerators FOCUS's GpuCount counts: GPUs (NVIDIA's and AMD's), not TPU chips or Neuron
 // and Gaudi devices.
 constexpr std::array<std::string_view, 2> kGpuVendors = {"NVIDIA", "AMD"};
+constexpr char kTpuVendor[] = "Google";
+
+// The vendor of the offering's accelerator (empty when the plan's catalog is not at hand).
+std::string VendorOf(const pricing::Offering& o, const FocusContext& context) {
+    if (context.view == nullptr) return "";
+    auto accelerator = context.view->catalog->FindAccelerator(o.accelerator);
+    return accelerator.ok() ? accelerator.value().vendor : "";
+}
 
 // FOCUS's SKU price properties of an instance offering: InstanceType, GpuCount (GPUs only) and
 // the price type (x_PriceType: on demand, spot, a commitment's term, a capacity block).
-std::string PriceDetails(const pricing::Offering& o, const FocusContext& context) {
+std::string PriceDetails(const pricing::Offering& o, const std::string& vendor) {
     nlohmann::json details = {{"InstanceType", o.instance_type},
                               {"x_PriceType", pricing::PriceTypeName(o.price_type)}};
-    if (context.view != nullptr) {
-        auto accelerator = context.view->catalog->FindAccelerator(o.accelerator);
-        if (accelerator.ok() && std::find(kGpuVendors.begin(), kGpuVendors.end(),
-                                          accelerator.value().vendor) != kGpuVendors.end()) {
-            details["GpuCount"] = o.accelerator_count;
-        }
+    if (std::find(kGpuVendors.begin(), kGpuVendors.end(), vendor) != kGpuVendors.end()) {
+        details["GpuCount"] = o.accelerator_count;
     }
     return details.dump();
 }
@@ -138,12 +145,14 @@ void SetProvenance(const ForecastCharge& c, const FocusContext& context, Cells& 
         Set(row, "RegionName", o.region);
         if (c.kind == ChargeKind::kCompute) {
             const std::string sku = SkuIdOf(o);
-            Set(row, "ServiceName", names.compute);
+            const std::string vendor = VendorOf(o, context);
+            Set(row, "ServiceName",
+                vendor == kTpuVendor && !names.tpu.empty() ? names.tpu : names.compute);
             Set(row, "ServiceSubcategory", "Virtual Machines");
             Set(row, "SkuId", sku);
             Set(row, "SkuPriceId", o.id);
             Set(row, "SkuMeter", "Instance Hours");
-            Set(row, "SkuPriceDetails", PriceDetails(o, context));
+            Set(row, "SkuPriceDetails", PriceDetails(o, vendor));
             Set(row, "ResourceId", "gpucost-forecast/" + context.plan_kind + "/" + sku);
             Set(row, "ResourceName",
                 (c.nodes > 0 ? std::to_string(c.nodes) + " x " : "") + o.instance_type +
