@@ -1,6 +1,7 @@
 #include "pricing/plan/forecast.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -52,6 +53,34 @@ ForecastCharge OwnedCharge(const Offering* offering, int nodes, const ComputeMon
     return c;
 }
 
+// The run's instance-hours in `month` (its wall-clock hours there on every node).
+double RunInstanceHoursIn(const std::vector<MonthShare>& run, const std::string& month, int nodes) {
+    for (const MonthShare& m : run) {
+        if (m.month == month) return m.hours * nodes;
+    }
+    return 0;
+}
+
+// A term's month or a capacity block: the hours it reserves by month (a block's from the
+// start, over its billed hours) and those the run uses of them.
+void MarkReserved(const TrainingPlanOption& o, long long start_day, double term_share,
+                  ForecastCharge& c) {
+    const auto run = SplitHoursByMonth(start_day, o.expected_wall_clock_hours);
+    c.reserved_from = IsoDateFromDays(start_day);
+    std::vector<MonthShare> reserved;
+    if (o.offering->price_type == PriceType::kCapacityBlock) {
+        reserved = SplitHoursByMonth(start_day, o.billed_hours);
+        for (MonthShare& m : reserved) m.hours *= o.nodes * term_share;
+    } else {
+        reserved.push_back({c.period_start.substr(0, 7), c.pricing_quantity});
+    }
+    for (const MonthShare& m : reserved) {
+        const double used = std::min(m.hours, RunInstanceHoursIn(run, m.month, o.nodes));
+        auto [start, end] = MonthBounds(m.month);
+        c.reserved_months.push_back({start, end, m.hours, used});
+    }
+}
+
 void AddCompute(const TrainingPlanOption& o, const std::vector<OwnedCapacity>& owned,
                 long long start_day, double list_usd_per_hour, std::vector<ForecastCharge>& out) {
     const double effective_usd_per_hour = o.offering->price.usd_per_hour;
@@ -86,6 +115,7 @@ void AddCompute(const TrainingPlanOption& o, const std::vector<OwnedCapacity>& o
         c.accelerator_hours = c.pricing_quantity * o.offering->accelerator_count;
         c.cost_usd_p10 = o.cost_usd_p10 * share;
         c.cost_usd_p90 = o.cost_usd_p90 * share;
+        if (!hourly) MarkReserved(o, start_day, term_share, c);
         out.push_back(std::move(c));
     }
 }
@@ -219,6 +249,65 @@ std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
         c.effective_cost_usd = instance_hours * effective_usd_per_hour;
         c.accelerator_hours = instance_hours * option.offering->accelerator_count;
         out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::vector<ForecastCharge> WithUnusedOwned(const std::vector<ForecastCharge>& charges,
+                                            const std::vector<OwnedCapacity>& owned) {
+    int owned_nodes = 0;
+    for (const OwnedCapacity& e : owned) owned_nodes += e.nodes;
+    if (owned_nodes == 0) return charges;
+    // Per month and offering: the first compute charge (its period and list price) and the
+    // owned hours the charges use.
+    std::map<std::pair<std::string, std::string>, std::pair<const ForecastCharge*, double>> used;
+    for (const ForecastCharge& c : charges) {
+        if (c.offering == nullptr || c.kind != ChargeKind::kCompute) continue;
+        auto& entry = used[{c.period_start, c.offering->id}];
+        if (entry.first == nullptr) entry.first = &c;
+        if (c.owned && !c.unused) entry.second += c.pricing_quantity;
+    }
+    std::map<std::pair<std::string, std::string>, ForecastCharge> idle_by_key;
+    for (const auto& [key, entry] : used) {
+        const ForecastCharge& first = *entry.first;
+        const auto start = DaysFromIsoDate(first.period_start);
+        const auto end = DaysFromIsoDate(first.period_end);
+        if (!start || !end) continue;
+        const OwnedCover reserved = CoverRun(owned, first.offering->id, owned_nodes,
+                                             static_cast<double>(*start) * kHoursPerDay,
+                                             static_cast<double>(*end) * kHoursPerDay);
+        const double idle = StatedOwnedHours(reserved.instance_hours - entry.second);
+        if (idle <= kOwnedHoursResidue) continue;
+        ForecastCharge c;
+        c.period_start = first.period_start;
+        c.period_end = first.period_end;
+        c.offering = first.offering;
+        c.path = first.path;
+        c.owned = true;
+        c.unused = true;
+        c.pricing_quantity = idle;
+        c.list_unit_price_usd = first.list_unit_price_usd;
+        c.list_cost_usd = idle * first.list_unit_price_usd;
+        c.effective_cost_usd = reserved.sunk_usd * idle / reserved.instance_hours;
+        c.effective_unit_price_usd = c.effective_cost_usd / idle;
+        c.billed_cost_usd = 0;
+        idle_by_key.emplace(key, std::move(c));
+    }
+    // Each month's idle hours after the last charge of that month and offering.
+    std::vector<ForecastCharge> out;
+    for (std::size_t i = 0; i < charges.size(); ++i) {
+        out.push_back(charges[i]);
+        const ForecastCharge& c = charges[i];
+        if (c.offering == nullptr || c.kind != ChargeKind::kCompute) continue;
+        const auto key = std::make_pair(c.period_start, c.offering->id);
+        const auto idle = idle_by_key.find(key);
+        if (idle == idle_by_key.end()) continue;
+        bool last = true;
+        for (std::size_t j = i + 1; j < charges.size() && last; ++j) {
+            last = charges[j].offering == nullptr || charges[j].kind != ChargeKind::kCompute ||
+                   std::make_pair(charges[j].period_start, charges[j].offering->id) != key;
+        }
+        if (last) out.push_back(idle->second);
     }
     return out;
 }

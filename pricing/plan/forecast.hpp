@@ -20,6 +20,16 @@ enum class ChargeKind { kCompute, kStorage, kEgress, kHardware, kOperations };
 // Usage is paid as used; a purchase is paid up front (capacity blocks).
 enum class ChargeCategoryKind { kUsage, kPurchase };
 
+// A month of hours paid ahead (a commitment term's month, a capacity block's months): the
+// instance-hours reserved and those the run uses of them, so a FOCUS forecast can write the
+// purchase apart from its used and unused hours.
+struct ReservedMonth {
+    std::string period_start;  // the month's first day and the next month's, as a charge's
+    std::string period_end;
+    double reserved_instance_hours = 0;
+    double used_instance_hours = 0;
+};
+
 // One charge in one calendar month. Periods are UTC dates, [start, end): the month's first
 // day and the next month's. Quantities: instance-hours ("Hours") for compute, GB-months for
 // storage, GB for egress. Costs in USD; list_* at the catalog's list price, effective_* at
@@ -44,8 +54,16 @@ struct ForecastCharge {
     // into later months); nullopt: the effective cost.
     std::optional<double> contracted_cost_usd;
     // Hours of owned capacity (a price book's owned_capacity, or rent-vs-buy's owned hardware
-    // amortised): PricingCategory Committed.
+    // amortised), paid by their purchase: billed 0.
     bool owned = false;
+    // Owned capacity's hours in the month that no plan uses: reserved and paid, idle
+    // (UnusedOwnedCharges); `owned` is set too.
+    bool unused = false;
+    // Compute paid ahead for reserved hours (a commitment term's month; a capacity block's
+    // purchase): by calendar month, the hours reserved and those the run uses of them, and the
+    // run's start date (YYYY-MM-DD), which names the reservation. Empty otherwise.
+    std::vector<ReservedMonth> reserved_months;
+    std::string reserved_from;
     // Billed every month whatever the use (rent-vs-buy's opex): ChargeFrequency Recurring.
     bool recurring = false;
     // Rent-vs-buy: which path the charge belongs to, "rent" or "buy" (Tags' `gpucost-path`);
@@ -111,6 +129,15 @@ std::vector<ForecastCharge> ForecastServing(const InferencePlanOption& option,
                                             const ServingBudgetView& budget,
                                             double list_usd_per_hour,
                                             const std::vector<OwnedCapacity>& owned = {});
+
+// `charges` with the instance-hours that `owned` reserves of each offering they run on, in
+// each calendar month they fall in, that no charge uses (reserved less the owned charges'
+// hours): one charge per month and offering after that month's last charge of it, `owned` and
+// `unused`, billed 0, effective at the entries' own rates (their average over the month's
+// reserved hours), list at the month's list price. With a ledger, `owned` is what the plans
+// ahead left, so the hours they hold are not idle.
+std::vector<ForecastCharge> WithUnusedOwned(const std::vector<ForecastCharge>& charges,
+                                            const std::vector<OwnedCapacity>& owned);
 
 // A rent-vs-buy plan's two paths as monthly charges from `first_month` (YYYY-MM; the month
 // of the purchase), each month one rent-vs-buy model month (kHoursPerMonth, 730 h) dated by

@@ -38,12 +38,21 @@ struct FocusContext {
     std::string price_book;  // empty: none
     std::string catalog_version;
     FocusTags tags;
+    // The book's id (empty for an inline book) and version (x_PriceBookId, x_PriceBookVersion).
+    std::string price_book_id;
+    std::optional<int> price_book_version;
+    // The catalog the plan priced on: a commitment's hours are priced before its discount at
+    // the on-demand offering of the same instance (ContractedUnitPrice, ListUnitPrice) where
+    // it has one. Null: at the charge's own prices.
+    const PricingView* view = nullptr;
 };
 
 // The FOCUS 1.2 columns written, in order (FOCUS columns, then x_ ones).
 const std::vector<std::string>& FocusColumns();
 
-// One FOCUS row per charge, in USD; see docs/billing.md for each column's meaning here.
+// FOCUS rows of the charges, in USD: one per charge, except a charge paid ahead for reserved
+// hours (a commitment term's month, a capacity block), which is its purchase and, per month,
+// its used and unused hours; see docs/billing.md for each column's meaning here.
 CsvTable FocusForecastCsv(const std::vector<pricing::plan::ForecastCharge>& charges,
                           const FocusContext& context);
 

@@ -202,3 +202,73 @@ TEST_CASE("months in cents add up to the total, each within a cent of its share"
     CHECK_FALSE(StartOfBudget(std::string("May 7"), "2027-05-06").has_value());
     CHECK_FALSE(StartOfBudget(std::nullopt, "").has_value());
 }
+
+TEST_CASE("owned hours no plan uses are an unused charge after the month's last charge") {
+    Offering o;
+    o.id = "x-on-demand";
+    o.accelerator_count = 8;
+    o.price.usd_per_hour = 2;
+    InferencePlanOption option;
+    option.offering = &o;
+    option.nodes = 1;
+    ServingBudgetView budget;
+    budget.start_date = "2027-01-01";
+    budget.end_date = "2027-03-01";
+    // Two instances owned in January at 1.5 USD an hour; the fleet uses one of them.
+    const std::vector<OwnedCapacity> owned = {{"x-on-demand", 2, "2027-01-01", "2027-02-01", 1.5}};
+    const auto rows = WithUnusedOwned(ForecastServing(option, budget, 2.5, owned), owned);
+    // January: the used owned hours, then the idle ones; February: the paid hours only.
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].owned);
+    CHECK_FALSE(rows[0].unused);
+    CHECK(rows[1].unused);
+    CHECK(rows[1].owned);
+    CHECK(rows[1].period_start == "2027-01-01");
+    CHECK(rows[1].pricing_quantity == doctest::Approx(31 * 24));
+    CHECK(rows[1].effective_cost_usd == doctest::Approx(31 * 24 * 1.5));
+    CHECK(*rows[1].billed_cost_usd == 0);
+    CHECK(rows[1].list_cost_usd == doctest::Approx(31 * 24 * 2.5));
+    CHECK(rows[1].accelerator_hours == 0);
+    CHECK_FALSE(rows[2].owned);
+    // Nothing owned: the charges as they were.
+    CHECK(WithUnusedOwned(ForecastServing(option, budget, 2.5), {}).size() == 2);
+}
+
+TEST_CASE("a term's months and a block carry the hours they reserve and the run uses") {
+    Offering o;
+    o.id = "x-commit-1y";
+    o.accelerator_count = 8;
+    o.price_type = PriceType::kCommit1y;
+    o.price.usd_per_hour = 5;
+    TrainingPlanOption option;
+    option.offering = &o;
+    option.nodes = 1;
+    option.expected_wall_clock_hours = 48;  // from 2027-01-31: 24 h in January, 24 in February
+    option.billed_hours = 29 * 24;          // the term billed to the end of February
+    option.expected_cost_usd = 5 * 29 * 24;
+    TrainingPlan plan;
+    plan.recommendation = option;
+    plan.budget = BudgetView{};
+    plan.budget->start_date = "2027-01-31";
+    auto rows = ForecastTraining(plan, TrainingPlanRequest{}, 6.0);
+    REQUIRE(rows.size() == 2);
+    REQUIRE(rows[0].reserved_months.size() == 1);
+    CHECK(rows[0].reserved_from == "2027-01-31");
+    CHECK(rows[0].reserved_months[0].period_start == "2027-01-01");
+    CHECK(rows[0].reserved_months[0].reserved_instance_hours == doctest::Approx(24));
+    CHECK(rows[0].reserved_months[0].used_instance_hours == doctest::Approx(24));
+    CHECK(rows[1].reserved_months[0].reserved_instance_hours == doctest::Approx(28 * 24));
+    CHECK(rows[1].reserved_months[0].used_instance_hours == doctest::Approx(24));
+
+    o.price_type = PriceType::kCapacityBlock;
+    option.billed_hours = 72;
+    option.expected_cost_usd = 5 * 72;
+    plan.recommendation = option;
+    rows = ForecastTraining(plan, TrainingPlanRequest{}, 6.0);
+    REQUIRE(rows.size() == 1);
+    REQUIRE(rows[0].reserved_months.size() == 2);
+    CHECK(rows[0].reserved_months[0].reserved_instance_hours == doctest::Approx(24));
+    CHECK(rows[0].reserved_months[1].period_start == "2027-02-01");
+    CHECK(rows[0].reserved_months[1].reserved_instance_hours == doctest::Approx(48));
+    CHECK(rows[0].reserved_months[1].used_instance_hours == doctest::Approx(24));
+}
