@@ -241,24 +241,33 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     ShapeGroup* last_group = nullptr;
     const AcceleratorInfo* not_for_training = nullptr;  // the tally's example: the last one
     const Geography geography{c.countries, c.continents};
+    // Without these constraints (the usual full-catalog plan) no offering is looked at for
+    // them; the counts of what is left out are added once at the end (the tally keeps its
+    // reasons in a fixed order).
+    const bool narrowed = !c.providers.empty() || !c.regions.empty() || !c.accelerators.empty() ||
+                          !c.accelerator_families.empty() || !geography.Any();
+    std::size_t filtered = 0;
+    std::size_t not_requested = 0;
     for (const Offering& o : catalog.Offerings()) {
-        if (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
-            !Allowed(c.accelerators, o.accelerator) ||
-            (!c.accelerator_families.empty() &&
-             !Allowed(c.accelerator_families, AcceleratorFamily(o.accelerator))) ||
-            !reference.regions.Within(o.provider, o.region, geography)) {
-            tally.Add("filtered");
+        if (narrowed && (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
+                         !Allowed(c.accelerators, o.accelerator) ||
+                         (!c.accelerator_families.empty() &&
+                          !Allowed(c.accelerator_families, AcceleratorFamily(o.accelerator))) ||
+                         !reference.regions.Within(o.provider, o.region, geography))) {
+            ++filtered;
             continue;
         }
         if (c.price_types.empty() ? !ConsideredByDefault(o.price_type)
                                   : !Allowed(c.price_types, o.price_type)) {
             if (c.price_types.empty()) {
-                tally.Add("price_type_not_requested");
-                tally.Example("price_type_not_requested",
-                              "commitments (commit_1y, commit_3y) bill the whole term whether "
-                              "used or not; name them in constraints.price_types to see them");
+                if (not_requested++ == 0) {
+                    tally.Example("price_type_not_requested",
+                                  "commitments (commit_1y, commit_3y) bill the whole term "
+                                  "whether used or not; name them in constraints.price_types "
+                                  "to see them");
+                }
             } else {
-                tally.Add("filtered");
+                ++filtered;
             }
             continue;
         }
@@ -278,7 +287,7 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
         }
         const AcceleratorInfo& info = *last_info;
         if (!info.accelerator.ok()) {
-            tally.Add("filtered");
+            ++filtered;
             continue;
         }
         if (!info.workloads.training) {
@@ -321,6 +330,8 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     if (not_for_training != nullptr) {
         tally.Example("not_for_training", NotForTraining(*not_for_training));
     }
+    if (filtered > 0) tally.Add("filtered", filtered);
+    if (not_requested > 0) tally.Add("price_type_not_requested", not_requested);
     return out;
 }
 
