@@ -17,6 +17,7 @@
 #include "pricing/plan/catalog_lookup.hpp"
 #include "pricing/plan/price_trust.hpp"
 #include "pricing/plan/training_stages.hpp"
+#include "pricing/price_age.hpp"
 
 namespace gpucost::pricing::plan::training_stages {
 namespace {
@@ -146,6 +147,50 @@ private:
     const OfferingCapacity* last_ = nullptr;
 };
 
+// Each offering's price age and state (StateOfPrice), worked out again only when its date,
+// provider or estimated flag differs from the offering's before (neighbours mostly share
+// them).
+class PriceAges {
+public:
+    explicit PriceAges(std::string_view today) : today_(DaysFromIsoDate(today)) {}
+
+    std::optional<long long> AgeOf(const Offering& o) {
+        if (!as_of_known_ || o.price.as_of != as_of_text_) {
+            as_of_known_ = true;
+            as_of_text_ = o.price.as_of;
+            as_of_ = DaysFromIsoDate(o.price.as_of);
+        }
+        return today_ && as_of_ ? std::optional<long long>(*today_ - *as_of_) : std::nullopt;
+    }
+
+    PriceState StateOf(const Offering& o, std::optional<long long> age_days) {
+        const long long age = age_days.value_or(0);
+        if (!state_known_ || provider_ != o.provider || has_age_ != age_days.has_value() ||
+            age_ != age || estimated_ != o.price.as_of_estimated) {
+            state_known_ = true;
+            provider_ = o.provider;
+            has_age_ = age_days.has_value();
+            age_ = age;
+            estimated_ = o.price.as_of_estimated;
+            state_ = StateOfPrice(o, age_days);
+        }
+        return state_;
+    }
+
+private:
+    // Views of the catalog's own strings, which outlive the plan.
+    std::optional<long long> today_;
+    bool as_of_known_ = false;
+    std::string_view as_of_text_;
+    std::optional<long long> as_of_;
+    bool state_known_ = false;
+    std::string_view provider_;
+    bool has_age_ = false;
+    long long age_ = 0;
+    bool estimated_ = false;
+    PriceState state_ = PriceState::kCurrent;
+};
+
 }  // namespace
 
 Tally::Tally() {
@@ -183,33 +228,46 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     Candidates out;
     AcceleratorLookup accelerators(catalog, reference);
     CapacityLookup capacities(reference, out.capacities);
+    const PricingSettings settings = SettingsFor(request);  // the rate of unknown spot buckets
+    PriceAges ages(request.today);
     const PriceTrust trust{c.verified_only, c.max_price_age_days, DaysFromIsoDate(request.today)};
     // Per offering only a hash (accelerator) and usually one compare (shape): offerings sorted
     // by id put one instance type's regions next to each other, so most share the shape of
     // the offering before them. Keys view the catalog's strings.
-    std::unordered_map<std::string_view, AcceleratorInfo> infos;
+    std::unordered_map<std::string_view, AcceleratorInfo> infos;  // its nodes never move
+    std::string_view last_accelerator;
+    const AcceleratorInfo* last_info = nullptr;
     const ShapeKey* last_key = nullptr;
     ShapeGroup* last_group = nullptr;
     const AcceleratorInfo* not_for_training = nullptr;  // the tally's example: the last one
     const Geography geography{c.countries, c.continents};
+    // Without these constraints (the usual full-catalog plan) no offering is looked at for
+    // them; the counts of what is left out are added once at the end (the tally keeps its
+    // reasons in a fixed order).
+    const bool narrowed = !c.providers.empty() || !c.regions.empty() || !c.accelerators.empty() ||
+                          !c.accelerator_families.empty() || !geography.Any();
+    std::size_t filtered = 0;
+    std::size_t not_requested = 0;
     for (const Offering& o : catalog.Offerings()) {
-        if (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
-            !Allowed(c.accelerators, o.accelerator) ||
-            (!c.accelerator_families.empty() &&
-             !Allowed(c.accelerator_families, AcceleratorFamily(o.accelerator))) ||
-            !reference.regions.Within(o.provider, o.region, geography)) {
-            tally.Add("filtered");
+        if (narrowed && (!Allowed(c.providers, o.provider) || !Allowed(c.regions, o.region) ||
+                         !Allowed(c.accelerators, o.accelerator) ||
+                         (!c.accelerator_families.empty() &&
+                          !Allowed(c.accelerator_families, AcceleratorFamily(o.accelerator))) ||
+                         !reference.regions.Within(o.provider, o.region, geography))) {
+            ++filtered;
             continue;
         }
         if (c.price_types.empty() ? !ConsideredByDefault(o.price_type)
                                   : !Allowed(c.price_types, o.price_type)) {
             if (c.price_types.empty()) {
-                tally.Add("price_type_not_requested");
-                tally.Example("price_type_not_requested",
-                              "commitments (commit_1y, commit_3y) bill the whole term whether "
-                              "used or not; name them in constraints.price_types to see them");
+                if (not_requested++ == 0) {
+                    tally.Example("price_type_not_requested",
+                                  "commitments (commit_1y, commit_3y) bill the whole term "
+                                  "whether used or not; name them in constraints.price_types "
+                                  "to see them");
+                }
             } else {
-                tally.Add("filtered");
+                ++filtered;
             }
             continue;
         }
@@ -218,13 +276,18 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
             tally.Example(distrust->reason, distrust->example);
             continue;
         }
-        auto found = infos.find(o.accelerator);
-        if (found == infos.end()) {
-            found = infos.emplace(o.accelerator, accelerators.Of(o.accelerator)).first;
+        // Neighbours mostly share their accelerator: the hash only when it changes.
+        if (last_info == nullptr || last_accelerator != o.accelerator) {
+            auto found = infos.find(o.accelerator);
+            if (found == infos.end()) {
+                found = infos.emplace(o.accelerator, accelerators.Of(o.accelerator)).first;
+            }
+            last_accelerator = o.accelerator;
+            last_info = &found->second;
         }
-        const AcceleratorInfo& info = found->second;
+        const AcceleratorInfo& info = *last_info;
         if (!info.accelerator.ok()) {
-            tally.Add("filtered");
+            ++filtered;
             continue;
         }
         if (!info.workloads.training) {
@@ -236,7 +299,14 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
             continue;
         }
         ++out.offerings_considered;
-        CandidateOffering candidate{&o, &capacities.Of(o)};
+        CandidateOffering candidate;
+        candidate.offering = &o;
+        candidate.capacity = &capacities.Of(o);
+        candidate.usd_per_hour = o.price.usd_per_hour;
+        candidate.price_type = o.price_type;
+        candidate.spot_rate_per_instance = SpotRate(o, settings);
+        candidate.price_age_days = ages.AgeOf(o);
+        candidate.price_state = ages.StateOf(o, candidate.price_age_days);
         const bool independent_hosts = !candidate.capacity->cluster;
         const double scale_out =
             independent_hosts ? kIndependentHostsGbitPerS : o.scale_out_gbit_per_s.value_or(-1);
@@ -260,6 +330,8 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     if (not_for_training != nullptr) {
         tally.Example("not_for_training", NotForTraining(*not_for_training));
     }
+    if (filtered > 0) tally.Add("filtered", filtered);
+    if (not_requested > 0) tally.Add("price_type_not_requested", not_requested);
     return out;
 }
 

@@ -155,31 +155,11 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     }
     const stages::PricingSettings settings = stages::SettingsFor(resolved);
     stages::DeadlineProbabilities probabilities(resolved, settings);
-    // Stages 3 and 4 one option at a time: an option that misses a constraint is kept only
-    // when the request lists such options; otherwise it is counted and its figures go into
-    // the binding constraints. At 20,000 offerings that keeps thousands of options, not
-    // 60,000.
-    stages::WallClockCeiling ceiling(resolved, tally);
-    stages::ConstraintJudge judge(resolved, settings, probabilities);
-    stages::BindingTally binding(resolved);
-    std::vector<TrainingPlanOption> options;
-    std::size_t within_ceiling = 0;
-    std::size_t infeasible_not_kept = 0;
-    bool owned_covers_some = false;
+    // Stages 3 and 4 one option at a time (OptionJudging).
+    stages::OptionJudging judging(resolved, settings, probabilities, tally);
     stages::PriceOptions(resolved, candidates, estimates.value(), settings, reference, tally,
-                         [&](TrainingPlanOption& o) {
-                             owned_covers_some = owned_covers_some || o.owned.has_value();
-                             if (ceiling.Over(o)) return;
-                             ++within_ceiling;
-                             judge.Judge(o);
-                             if (!o.Feasible()) binding.Add(o);
-                             if (o.Feasible() || resolved.include_infeasible) {
-                                 options.push_back(std::move(o));
-                             } else {
-                                 ++infeasible_not_kept;
-                             }
-                         });
-    std::vector<TrainingPlanOption> beyond = ceiling.Finish();
+                         judging);
+    std::vector<TrainingPlanOption> beyond = judging.ceiling.Finish();
     if (auto time_left = request.deadline.Check(); !time_left.ok()) {
         return time_left.error();
     }
@@ -190,10 +170,10 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     plan.hardware_shapes = candidates.shapes.size();
     plan.estimates = estimates.value().estimates;
     plan.max_wall_clock_days = stages::WallClockCeilingDays(resolved);
-    if (within_ceiling == 0) {
+    if (judging.within_ceiling == 0) {
         plan.beyond_max_wall_clock = std::move(beyond);
     }
-    stages::Rank(resolved, options, plan, infeasible_not_kept, binding);
+    stages::Rank(resolved, judging.kept, plan, judging.infeasible_not_kept, judging.binding);
     stages::FillShownProbabilities(probabilities, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();
@@ -201,7 +181,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         return time_left.error();
     }
     stages::Explain(resolved, catalog, reference, settings, estimates.value(), plan);
-    if (!resolved.owned_capacity.empty() && !owned_covers_some) {
+    if (!resolved.owned_capacity.empty() && !judging.owned_covers_some) {
         plan.warnings.push_back(OwnedCoversNothing(
             resolved.owned_capacity,
             "the options planned, runs starting " + resolved.start_date.value_or(resolved.today)));

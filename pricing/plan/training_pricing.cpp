@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "pricing/calendar.hpp"
@@ -128,20 +130,6 @@ double StretchLostVariance(double rate, double hours, double restart_hours) {
     return n_mean * (x.Variance() + y_var) + n_var * w_mean * w_mean;
 }
 
-// Interruptions per instance-hour of a spot offering: its Spot Advisor bucket, or the worst
-// bucket when it has none; nullopt for other price types.
-std::optional<double> SpotRate(const Offering& o, const PricingSettings& settings) {
-    if (o.price_type != PriceType::kSpot) {
-        return std::nullopt;
-    }
-    if (o.spot_interruption) {
-        if (auto p = RepresentativePercentPerMonth(*o.spot_interruption)) {
-            return InterruptionsPerHourFromMonthlyPercent(*p);
-        }
-    }
-    return settings.unknown_spot_rate;
-}
-
 // An option's storage and egress at its provider's list prices; nullopt without `data` or
 // without a price on record.
 std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice* price,
@@ -153,6 +141,18 @@ std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice
 }
 
 }  // namespace
+
+std::optional<double> SpotRate(const Offering& o, const PricingSettings& settings) {
+    if (o.price_type != PriceType::kSpot) {
+        return std::nullopt;
+    }
+    if (o.spot_interruption) {
+        if (auto p = RepresentativePercentPerMonth(*o.spot_interruption)) {
+            return InterruptionsPerHourFromMonthlyPercent(*p);
+        }
+    }
+    return settings.unknown_spot_rate;
+}
 
 InterruptedRun RunOf(const TrainingPlanOption& o, const PricingSettings& settings) {
     const double rate = o.interruptions_per_hour.value_or(0);
@@ -320,27 +320,36 @@ struct SkippedOption {
 };
 
 // Counts skipped options and keeps each reason's example: the first one written at once (so
-// the reasons keep the order in which they first occurred), the last one written by Flush.
+// the reasons keep the order in which they first occurred), the last one and the counts
+// written by Flush (at the catalog's real size tens of thousands are skipped; the tally's
+// counts keep a fixed order, so when they are added does not matter).
 class SkipTally {
 public:
     explicit SkipTally(Tally& tally) : tally_(tally) {}
     void Add(const SkippedOption& skipped) {
         const bool size = skipped.why == SkippedOption::Why::kSizeNotSold;
-        tally_.Add(skipped.Reason());
+        ++(size ? size_count_ : capacity_count_);
         std::optional<SkippedOption>& last = size ? size_last_ : capacity_last_;
         if (!last) tally_.Example(skipped.Reason(), skipped.Text());
         last = skipped;
     }
+    void AddImpractical() { ++impractical_count_; }
     void Flush() {
         for (const auto* last : {&size_last_, &capacity_last_}) {
             if (*last) tally_.Example((*last)->Reason(), (*last)->Text());
         }
+        if (size_count_ > 0) tally_.Add("size_not_sold", size_count_);
+        if (capacity_count_ > 0) tally_.Add("over_capacity", capacity_count_);
+        if (impractical_count_ > 0) tally_.Add("spot_impractical", impractical_count_);
     }
 
 private:
     Tally& tally_;
     std::optional<SkippedOption> size_last_;
     std::optional<SkippedOption> capacity_last_;
+    std::size_t size_count_ = 0;
+    std::size_t capacity_count_ = 0;
+    std::size_t impractical_count_ = 0;
 };
 
 // A provider's storage and egress prices, looked up once per provider (not per option).
@@ -394,119 +403,258 @@ void ApplyOwnedCapacity(const std::vector<OwnedCapacity>& owned, double start_ho
     o.cost_usd_p90 *= share;
 }
 
-}  // namespace
-std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
-                                             const Candidates& candidates,
-                                             const ShapeEstimates& estimates,
-                                             const PricingSettings& settings,
-                                             const PlanReference& reference, Tally& tally) {
-    std::vector<TrainingPlanOption> out;
-    PriceOptions(request, candidates, estimates, settings, reference, tally,
-                 [&out](TrainingPlanOption& o) { out.push_back(std::move(o)); });
-    return out;
+// What every option of a plan shares: the request, its settings and what is worked out once
+// (today's date, each provider's data prices, the expected hours of each spot run).
+struct PricingContext {
+    const TrainingPlanRequest& request;
+    const PricingSettings& settings;
+    // The time factor alone (p90/p50 of run time): committed prices are fixed once bought,
+    // so only the hours (and with them the blocks or terms billed) are uncertain.
+    double time_factor = 1;
+    std::optional<double> owned_start_hour;
+    // The expected hours of a spot run depend only on its failure-free hours and rate
+    // (offerings of one shape and bucket share them).
+    std::map<std::pair<double, double>, double> spot_hours;
+};
+
+// One offering's own figures, worked out once for all its node counts.
+struct OfferingFigures {
+    const CandidateOffering* candidate = nullptr;
+    const DataPrice* data_price = nullptr;
+};
+
+enum class RunVerdict { kPriced, kSkipped, kImpractical };
+
+// The fields of the option of `run` that depend on the offering only through its capacity
+// record, price type and spot rate (so every offering of one price class shares them), and
+// whether such an option is sold at all. On kSkipped, `why` says why.
+RunVerdict PriceSharedFields(PricingContext& ctx, const ShapeKey& key, const ShapeRun& run,
+                             const OfferingFigures& figures, TrainingPlanOption& opt,
+                             SkippedOption::Why& why) {
+    const OfferingCapacity& capacity = *figures.candidate->capacity;
+    const PriceType type = figures.candidate->price_type;
+    if (run.nodes > capacity.max_instances) {
+        why = SkippedOption::Why::kOverInstances;
+        return RunVerdict::kSkipped;
+    }
+    if (!capacity.Sells(run.nodes)) {
+        why = SkippedOption::Why::kSizeNotSold;
+        return RunVerdict::kSkipped;
+    }
+    opt.nodes = run.nodes;
+    opt.total_accelerators = run.nodes * key.per_node;
+    opt.parallelism = run.layout;
+    opt.mfu = run.mfu;
+    opt.wall_clock_hours = run.wall_clock_hours * ctx.request.calibration_hours_factor;
+    opt.expected_wall_clock_hours = opt.wall_clock_hours;
+    opt.independent_hosts = key.independent_hosts;
+    if (key.scale_out >= 0) {
+        opt.scale_out_gbit_per_s = key.scale_out;
+    }
+    opt.max_instances = capacity.max_instances;
+    if (figures.candidate->spot_rate_per_instance) {
+        const double rate = *figures.candidate->spot_rate_per_instance * run.nodes;
+        opt.interruptions_per_hour = rate;
+        auto [it, fresh] = ctx.spot_hours.try_emplace({opt.wall_clock_hours, rate}, 0.0);
+        if (fresh) it->second = ExpectedHoursWithInterruptions(RunOf(opt, ctx.settings));
+        opt.expected_wall_clock_hours = it->second;
+    }
+    if (!std::isfinite(opt.expected_wall_clock_hours) ||
+        opt.expected_wall_clock_hours > opt.wall_clock_hours * kMaxSpotSlowdown) {
+        return RunVerdict::kImpractical;
+    }
+    opt.billed_hours = BilledHours(type, opt.expected_wall_clock_hours, capacity);
+    if (capacity.max_block_hours && opt.billed_hours > *capacity.max_block_hours) {
+        // A longer run would need several reservations, each its own purchase.
+        why = SkippedOption::Why::kOverBlock;
+        return RunVerdict::kSkipped;
+    }
+    if (IsCommitted(type)) {
+        opt.unused_committed_hours = opt.billed_hours - opt.expected_wall_clock_hours;
+    }
+    return RunVerdict::kPriced;
 }
+
+// The fields that depend on the offering's own price, date, id and provider, over the shared
+// fields PriceSharedFields set (overwriting those of another offering of the same class).
+void PriceOwnFields(const PricingContext& ctx, const OfferingFigures& figures,
+                    TrainingPlanOption& opt) {
+    const CandidateOffering& candidate = *figures.candidate;
+    const OfferingCapacity& capacity = *candidate.capacity;
+    const PriceType type = candidate.price_type;
+    opt.offering = candidate.offering;
+    opt.cluster_usd_per_hour = candidate.usd_per_hour * opt.nodes;
+    opt.price_age_days = candidate.price_age_days;
+    opt.price_state = candidate.price_state;
+    const auto bill = [&](double hours) {
+        return BilledHours(type, hours, capacity) * opt.cluster_usd_per_hour;
+    };
+    opt.cost_usd = bill(opt.wall_clock_hours);
+    opt.expected_cost_usd = bill(opt.expected_wall_clock_hours);
+    opt.cost_usd_p50 = opt.expected_cost_usd;
+    if (IsCommitted(type)) {
+        opt.cost_usd_p10 = bill(opt.expected_wall_clock_hours / ctx.time_factor);
+        opt.cost_usd_p90 = bill(opt.expected_wall_clock_hours * ctx.time_factor);
+    } else {
+        const double factor =
+            candidate.spot_rate_per_instance ? ctx.settings.factor_spot : ctx.settings.factor_fixed;
+        opt.cost_usd_p10 = opt.expected_cost_usd / factor;
+        opt.cost_usd_p90 = opt.expected_cost_usd * factor;
+    }
+    opt.owned.reset();
+    if (ctx.owned_start_hour) {
+        ApplyOwnedCapacity(ctx.request.owned_capacity, *ctx.owned_start_hour, bill, opt);
+    }
+    opt.data_cost_usd =
+        DataCostUsd(ctx.request.data, figures.data_price, opt.expected_wall_clock_hours);
+}
+
+// What the first offering of a price class found at one node count, for the others of the
+// class: skipped (and why), impractical, over the wall-clock ceiling, or priced with the
+// deadline judged (`option` holds the shared fields and the deadline's verdict).
+struct ClassRun {
+    enum class Kind { kUnknown, kSkipped, kImpractical, kOverCeiling, kJudged };
+    Kind kind = Kind::kUnknown;
+    SkippedOption::Why why = SkippedOption::Why::kOverInstances;
+    TrainingPlanOption option;
+};
+
+// Offerings of one shape whose options agree in everything but the price, date, id and
+// provider: the same capacity record (provider, instance type, price type) and spot rate.
+// Copies of an instance type in more regions are one class, so at the catalog's real size
+// a shape's thousands of offerings are a few classes.
+class PriceClasses {
+public:
+    explicit PriceClasses(std::size_t runs) : runs_(runs) {}
+    std::vector<ClassRun>& Of(const OfferingFigures& figures) {
+        const Key key{figures.candidate->capacity, figures.candidate->price_type,
+                      figures.candidate->spot_rate_per_instance};
+        if (last_ != nullptr && last_->first == key) return last_->second;
+        for (auto& known : classes_) {
+            if (known.first == key) {
+                last_ = &known;
+                return known.second;
+            }
+        }
+        last_ = &classes_.emplace_back(key, std::vector<ClassRun>(runs_));
+        return last_->second;
+    }
+
+private:
+    using Key = std::tuple<const OfferingCapacity*, PriceType, std::optional<double>>;
+    std::size_t runs_;
+    std::deque<std::pair<Key, std::vector<ClassRun>>> classes_;  // a deque: never moves
+    std::pair<Key, std::vector<ClassRun>>* last_ = nullptr;
+};
+
+// One (offering, node count): the first offering of its class at this count works it out in
+// full and leaves the shared part in `shared`; the others reuse it and price only their own
+// fields. Every option goes through the same steps as if priced alone, in the same order.
+void PriceRun(PricingContext& ctx, const ShapeKey& key, const ShapeRun& run,
+              const OfferingFigures& figures, ClassRun& shared, SkipTally& skipped,
+              OptionJudging& judging) {
+    using Kind = ClassRun::Kind;
+    const CandidateOffering& candidate = *figures.candidate;
+    if (shared.kind == Kind::kUnknown) {
+        TrainingPlanOption& opt = shared.option;
+        switch (PriceSharedFields(ctx, key, run, figures, opt, shared.why)) {
+            case RunVerdict::kSkipped:
+                shared.kind = Kind::kSkipped;
+                break;
+            case RunVerdict::kImpractical:
+                shared.kind = Kind::kImpractical;
+                break;
+            case RunVerdict::kPriced:
+                PriceOwnFields(ctx, figures, opt);
+                // The budget's fields are the offering's own: the next offering of the
+                // class overwrites them (PriceOwnFields, JudgeBudget).
+                shared.kind = judging.TakeUntilBudget(opt) ? Kind::kJudged : Kind::kOverCeiling;
+                if (shared.kind == Kind::kJudged) judging.TakeBudget(opt);
+                return;
+        }
+    }
+    switch (shared.kind) {
+        case Kind::kSkipped:
+            skipped.Add({shared.why, &candidate, run.nodes, shared.option.billed_hours});
+            return;
+        case Kind::kImpractical:
+            skipped.AddImpractical();
+            return;
+        case Kind::kOverCeiling:
+        case Kind::kJudged:
+            PriceOwnFields(ctx, figures, shared.option);
+            if (shared.kind == Kind::kOverCeiling) {
+                judging.TakeUntilBudget(shared.option);
+            } else {
+                judging.TakeBudgetOfJudged(shared.option);
+            }
+            return;
+        case Kind::kUnknown:
+            return;
+    }
+}
+
+}  // namespace
 
 void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidates,
                   const ShapeEstimates& estimates, const PricingSettings& settings,
-                  const PlanReference& reference, Tally& tally, const OptionSink& sink) {
-    // The time factor alone (p90/p50 of run time): committed prices are fixed once bought,
-    // so only the hours (and with them the blocks or terms billed) are uncertain.
-    const double time_factor = 1.0 + settings.efficiency_spread;
-    // What options share is worked out once: today's date, each provider's data prices, and
-    // the expected hours of a spot run, which depend only on its failure-free hours and
-    // rate (offerings of one shape and bucket share them).
-    const std::optional<long long> today = DaysFromIsoDate(request.today);
-    const std::optional<double> owned_start_hour = OwnedRunStartHour(request);
+                  const PlanReference& reference, Tally& tally, OptionJudging& judging) {
+    PricingContext ctx{
+        request, settings, 1.0 + settings.efficiency_spread, OwnedRunStartHour(request), {}};
+    const bool data_priced = request.data.stored_gb || request.data.egress_gb;
     DataPriceLookup data_prices(reference);
-    std::map<std::pair<double, double>, double> spot_hours;
     SkipTally skipped(tally);
-    std::string_view last_as_of_text;
-    std::optional<long long> last_as_of = DaysFromIsoDate(last_as_of_text);
     for (const auto& [key, runs] : estimates.runs) {
         const ShapeGroup& group = candidates.shapes.at(key);
+        PriceClasses classes(runs.size());
         for (const CandidateOffering& candidate : group.offerings) {
-            const Offering& o = *candidate.offering;
-            const OfferingCapacity& capacity = *candidate.capacity;
-            const std::optional<double> rate_per_instance = SpotRate(o, settings);
-            if (o.price.as_of != last_as_of_text) {  // neighbours mostly share a date
-                last_as_of_text = o.price.as_of;
-                last_as_of = DaysFromIsoDate(o.price.as_of);
-            }
-            const std::optional<long long> as_of = last_as_of;
-            const std::optional<long long> price_age_days =
-                today && as_of ? std::optional<long long>(*today - *as_of) : std::nullopt;
-            const DataPrice* data_price = data_prices.Of(o.provider);
-            for (const ShapeRun& run : runs) {
-                if (run.nodes > capacity.max_instances) {
-                    skipped.Add({SkippedOption::Why::kOverInstances, &candidate, run.nodes, 0});
-                    continue;
-                }
-                if (!capacity.Sells(run.nodes)) {
-                    skipped.Add({SkippedOption::Why::kSizeNotSold, &candidate, run.nodes, 0});
-                    continue;
-                }
-                TrainingPlanOption opt;
-                opt.offering = &o;
-                opt.nodes = run.nodes;
-                opt.total_accelerators = run.nodes * key.per_node;
-                opt.parallelism = run.layout;
-                opt.mfu = run.mfu;
-                opt.wall_clock_hours = run.wall_clock_hours * request.calibration_hours_factor;
-                opt.cluster_usd_per_hour = o.price.usd_per_hour * run.nodes;
-                opt.expected_wall_clock_hours = opt.wall_clock_hours;
-                opt.independent_hosts = key.independent_hosts;
-                if (key.scale_out >= 0) {
-                    opt.scale_out_gbit_per_s = key.scale_out;
-                }
-                opt.max_instances = capacity.max_instances;
-                opt.price_age_days = price_age_days;
-                opt.price_state = StateOfPrice(o, price_age_days);
-                if (rate_per_instance) {
-                    const double rate = *rate_per_instance * run.nodes;
-                    opt.interruptions_per_hour = rate;
-                    auto [it, fresh] = spot_hours.try_emplace({opt.wall_clock_hours, rate}, 0.0);
-                    if (fresh) it->second = ExpectedHoursWithInterruptions(RunOf(opt, settings));
-                    opt.expected_wall_clock_hours = it->second;
-                }
-                if (!std::isfinite(opt.expected_wall_clock_hours) ||
-                    opt.expected_wall_clock_hours > opt.wall_clock_hours * kMaxSpotSlowdown) {
-                    tally.Add("spot_impractical");
-                    continue;
-                }
-                const auto bill = [&](double hours) {
-                    return BilledHours(o.price_type, hours, capacity) * opt.cluster_usd_per_hour;
-                };
-                opt.billed_hours =
-                    BilledHours(o.price_type, opt.expected_wall_clock_hours, capacity);
-                if (capacity.max_block_hours && opt.billed_hours > *capacity.max_block_hours) {
-                    // A longer run would need several reservations, each its own purchase.
-                    skipped.Add(
-                        {SkippedOption::Why::kOverBlock, &candidate, run.nodes, opt.billed_hours});
-                    continue;
-                }
-                opt.cost_usd = bill(opt.wall_clock_hours);
-                opt.expected_cost_usd = bill(opt.expected_wall_clock_hours);
-                opt.cost_usd_p50 = opt.expected_cost_usd;
-                if (IsCommitted(o.price_type)) {
-                    opt.unused_committed_hours = opt.billed_hours - opt.expected_wall_clock_hours;
-                    opt.cost_usd_p10 = bill(opt.expected_wall_clock_hours / time_factor);
-                    opt.cost_usd_p90 = bill(opt.expected_wall_clock_hours * time_factor);
-                } else {
-                    const double factor =
-                        rate_per_instance ? settings.factor_spot : settings.factor_fixed;
-                    opt.cost_usd_p10 = opt.expected_cost_usd / factor;
-                    opt.cost_usd_p90 = opt.expected_cost_usd * factor;
-                }
-                if (owned_start_hour) {
-                    ApplyOwnedCapacity(request.owned_capacity, *owned_start_hour, bill, opt);
-                }
-                opt.data_cost_usd =
-                    DataCostUsd(request.data, data_price, opt.expected_wall_clock_hours);
-                sink(opt);
+            OfferingFigures figures;
+            figures.candidate = &candidate;
+            figures.data_price =
+                data_priced ? data_prices.Of(candidate.offering->provider) : nullptr;
+            std::vector<ClassRun>& class_runs = classes.Of(figures);
+            for (std::size_t r = 0; r < runs.size(); ++r) {
+                PriceRun(ctx, key, runs[r], figures, class_runs[r], skipped, judging);
             }
         }
     }
     skipped.Flush();
+}
+
+OptionJudging::OptionJudging(const TrainingPlanRequest& request, const PricingSettings& settings,
+                             DeadlineProbabilities& probabilities, Tally& tally)
+    : ceiling(request, tally),
+      judge(request, settings, probabilities),
+      binding(request),
+      keep_infeasible(request.include_infeasible) {}
+
+void OptionJudging::Take(TrainingPlanOption& o) {
+    if (TakeUntilBudget(o)) TakeBudget(o);
+}
+
+bool OptionJudging::TakeUntilBudget(TrainingPlanOption& o) {
+    owned_covers_some = owned_covers_some || o.owned.has_value();
+    if (ceiling.Over(o)) return false;
+    judge.JudgeDeadline(o);
+    return true;
+}
+
+void OptionJudging::TakeBudgetOfJudged(TrainingPlanOption& o) {
+    owned_covers_some = owned_covers_some || o.owned.has_value();
+    TakeBudget(o);
+}
+
+void OptionJudging::TakeBudget(TrainingPlanOption& o) {
+    ++within_ceiling;
+    judge.JudgeBudget(o);
+    // The binding constraints are read only when no option is feasible (Rank).
+    any_feasible = any_feasible || o.Feasible();
+    if (!any_feasible) binding.Add(o);
+    if (o.Feasible() || keep_infeasible) {
+        kept.push_back(o);
+    } else {
+        ++infeasible_not_kept;
+    }
 }
 
 std::optional<double> WallClockCeilingDays(const TrainingPlanRequest& request) {
@@ -587,6 +735,11 @@ bool ConstraintJudge::Cleared(const TrainingPlanOption& o) {
 }
 
 void ConstraintJudge::Judge(TrainingPlanOption& o) {
+    JudgeDeadline(o);
+    JudgeBudget(o);
+}
+
+void ConstraintJudge::JudgeDeadline(TrainingPlanOption& o) {
     const TrainingPlanConstraints& c = constraints_;
     o.violations.clear();
     o.deadline_probability.reset();
@@ -597,6 +750,10 @@ void ConstraintJudge::Judge(TrainingPlanOption& o) {
     }
     o.meets_deadline =
         !c.deadline_hours || !o.deadline_probability || *o.deadline_probability >= confidence_;
+}
+
+void ConstraintJudge::JudgeBudget(TrainingPlanOption& o) {
+    const TrainingPlanConstraints& c = constraints_;
     o.budget_probability.reset();
     if (c.budget_usd) {
         o.budget_probability = BudgetProbability(o, *c.budget_usd, settings_.factor_spot);

@@ -56,10 +56,17 @@ struct ShapeKey {
 };
 
 // `capacity` points into Candidates::capacities: offerings of one provider, instance type
-// and price type share one record, so selecting copies none per offering.
+// and price type share one record, so selecting copies none per offering. The rest is what
+// pricing reads of the offering, copied while it is selected: at 20,000 offerings walking
+// the offerings' own memory is most of a plan's per-offering time, so it is walked once.
 struct CandidateOffering {
     const Offering* offering = nullptr;
     const OfferingCapacity* capacity = nullptr;
+    double usd_per_hour = 0;  // offering->price.usd_per_hour
+    PriceType price_type = PriceType::kOnDemand;
+    std::optional<double> spot_rate_per_instance;  // SpotRate
+    std::optional<long long> price_age_days;       // from the request's today
+    PriceState price_state = PriceState::kCurrent;
 };
 
 struct ShapeGroup {
@@ -115,6 +122,10 @@ struct PricingSettings {
 };
 PricingSettings SettingsFor(const TrainingPlanRequest& request);
 
+// Interruptions per instance-hour of a spot offering: its Spot Advisor bucket, or the worst
+// bucket when it has none; nullopt for other price types.
+std::optional<double> SpotRate(const Offering& o, const PricingSettings& settings);
+
 // Commitments and capacity blocks: paid for up front, whatever the run's length.
 bool IsCommitted(PriceType type);
 
@@ -132,21 +143,6 @@ struct DataCosts {
 };
 DataCosts DataCostsFor(const TrainingDataSizes& data, const DataPrice& price,
                        double expected_hours);
-
-// Stage 3: every (offering, node count) within the offering's capacity, billed as sold, with
-// the storage and egress of `data` at the provider's list prices; over-capacity, unsold sizes
-// and impractical spot options counted.
-std::vector<TrainingPlanOption> PriceOptions(const TrainingPlanRequest& request,
-                                             const Candidates& candidates,
-                                             const ShapeEstimates& estimates,
-                                             const PricingSettings& settings,
-                                             const PlanReference& reference, Tally& tally);
-// The same, handing each option to `sink` as it is priced (it may move from it): a plan keeps
-// only the options that can matter, not tens of thousands at the catalog's real size.
-using OptionSink = std::function<void(TrainingPlanOption&)>;
-void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidates,
-                  const ShapeEstimates& estimates, const PricingSettings& settings,
-                  const PlanReference& reference, Tally& tally, const OptionSink& sink);
 
 // The ceiling on expected wall-clock days: the request's max_wall_clock_days, else
 // kDefaultMaxWallClockDays without a deadline, else none.
@@ -227,6 +223,10 @@ public:
     ConstraintJudge(const TrainingPlanRequest& request, const PricingSettings& settings,
                     DeadlineProbabilities& probabilities);
     void Judge(TrainingPlanOption& o);
+    // Judge in two steps: the deadline depends only on the run (hours and spot rate), which
+    // the offerings of one price class share; the budget on the offering's own price.
+    void JudgeDeadline(TrainingPlanOption& o);
+    void JudgeBudget(TrainingPlanOption& o);
 
 private:
     bool Cleared(const TrainingPlanOption& o);
@@ -288,6 +288,45 @@ private:
     const TrainingPlanConstraints& constraints_;
     std::array<Slot, 4> slots_{};
 };
+
+// Stage 4 over the options stage 3 prices, one at a time: options expected to run past the
+// ceiling are counted; the others are judged, and kept when feasible (or when the request
+// lists the infeasible ones), else counted and their figures noted for the binding
+// constraints. At 20,000 offerings that keeps thousands of options, not 60,000.
+struct OptionJudging {
+    OptionJudging(const TrainingPlanRequest& request, const PricingSettings& settings,
+                  DeadlineProbabilities& probabilities, Tally& tally);
+    // The whole of stage 4 for one option.
+    void Take(TrainingPlanOption& o);
+    // Take in two steps: the ceiling and the deadline (false when over the ceiling), then
+    // the budget and what is kept. TakeBudgetOfJudged is the second step for an option whose
+    // deadline fields were copied from another option of the same run and price class.
+    bool TakeUntilBudget(TrainingPlanOption& o);
+    void TakeBudget(TrainingPlanOption& o);
+    void TakeBudgetOfJudged(TrainingPlanOption& o);
+
+    WallClockCeiling ceiling;
+    ConstraintJudge judge;
+    BindingTally binding;
+    bool keep_infeasible = false;
+    std::vector<TrainingPlanOption> kept;
+    std::size_t within_ceiling = 0;
+    std::size_t infeasible_not_kept = 0;
+    bool owned_covers_some = false;
+    bool any_feasible = false;
+};
+
+// Stage 3: every (offering, node count) within the offering's capacity, billed as sold, with
+// the storage and egress of `data` at the provider's list prices, handed to `judging`;
+// over-capacity, unsold sizes and impractical spot options counted. Offerings of one shape
+// that share their capacity record, price type and spot rate (a price class: the same
+// instance sold in more regions) differ only in their price, date, id and provider, so what
+// does not depend on those (the skips, the hours, the deadline's verdict) is worked out once
+// per class and node count and the rest per offering; every option is judged as if priced
+// alone, in the same order.
+void PriceOptions(const TrainingPlanRequest& request, const Candidates& candidates,
+                  const ShapeEstimates& estimates, const PricingSettings& settings,
+                  const PlanReference& reference, Tally& tally, OptionJudging& judging);
 
 // `options` are those judged (stage 4) and kept: the feasible ones, and the rest when the
 // request lists them (include_infeasible); `infeasible_not_kept` counts the others, and

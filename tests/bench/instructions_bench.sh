@@ -4,6 +4,8 @@
 # N requests of one kind one at a time with curl, stops it with SIGTERM, and subtracts the
 # instructions of a run without requests (start-up and shutdown).
 #   usage: tests/bench/instructions_bench.sh [BINARY] [N]     (about 2 minutes)
+#   BENCH_FLAGS adds server flags, e.g. BENCH_FLAGS="--catalog-dir DIR" for the plan over
+#   tests/bench/make_scale_catalog.py's 20,000 offerings.
 # Needs valgrind and curl.
 set -euo pipefail
 binary=${1:-build/release/service/gpucost}
@@ -17,8 +19,9 @@ inference='{"model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_hea
 
 instructions() {  # $1: path ("" for none), $2: body, $3: count -> total instructions
     local log="$work/server.log" out="$work/callgrind.out" port=""
+    # shellcheck disable=SC2086  # BENCH_FLAGS: words
     valgrind --tool=callgrind --callgrind-out-file="$out" "$binary" --port 0 --threads 2 \
-        2>"$log" >/dev/null &
+        ${BENCH_FLAGS:-} 2>"$log" >/dev/null &
     local pid=$!
     for _ in $(seq 600); do
         port=$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)

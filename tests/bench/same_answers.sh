@@ -3,8 +3,10 @@
 # LoRA, QLoRA, not fitting; inference estimates incl. MoE and serving; training plans incl.
 # MoE, QLoRA and CSV; inference, spot and rent-vs-buy plans; problems from the request
 # reader), so a speed change can show that it changes no answer: run it with the binary
-# before and after, then compare the two directories.
-#   usage: tests/bench/same_answers.sh BINARY OUT_DIR
+# before and after, then compare the two directories. With CATALOG_DIR the binary serves
+# that catalog (--catalog-dir; e.g. tests/bench/make_scale_catalog.py's 20,000 offerings,
+# whose copy 0 is the seed, so every request still finds its offerings).
+#   usage: tests/bench/same_answers.sh BINARY OUT_DIR [CATALOG_DIR]
 #          tests/bench/same_answers.sh --compare DIR_A DIR_B   (request ids aside)
 set -euo pipefail
 # shellcheck source=tests/bench/gpucost_port.sh
@@ -21,10 +23,11 @@ if [[ ${1:-} == --compare ]]; then
     [[ $bad == 0 ]] && echo "all $(ls "$a" | wc -l) files identical"
     exit $bad
 fi
-bin=$1 out=$2
+bin=$1 out=$2 catalog=()
+[[ -n ${3:-} ]] && catalog=(--catalog-dir "$3")
 mkdir -p "$out"
 log=$(mktemp)
-"$bin" --port 0 --access-log false 2>"$log" >/dev/null &
+"$bin" --port 0 --access-log false "${catalog[@]}" 2>"$log" >/dev/null &
 pid=$!
 trap 'kill $pid; wait $pid 2>/dev/null; rm -f "$log"' EXIT
 port=$(gpucost_port "$log") || { echo "server did not start"; cat "$log"; exit 1; }
@@ -91,4 +94,10 @@ reqcsv /v1/plans/rent-vs-buy '{"buy": {"capex_usd": 800000, "opex_usd_per_month"
 req /v1/plans/training '{"model": {"params_b": 70}, "tokens_b": 15000, "constraints": {"deadline_hours": 24}, "include_infeasible": true, "limit": 2}'
 req /v1/plans/spot '{"job_hours": 336, "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "nodes": 8, "deadline_hours": 384}'
 reqcsv /v1/plans/inference '{"model": {"id": "llama-3.1-70b"}, "input_tokens": 2000, "output_tokens": 500, "traffic": {"requests_per_second": 20}, "limit": 5}'
+# Training plans whose options are mostly infeasible or skipped, where the planner works per
+# price class (pricing/plan/training_pricing.cpp): the infeasible options paged by cost; capacity
+# blocks, commitments and spot with data costs by time; a spot budget that binds in probability.
+req /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000, "constraints": {"deadline_hours": 720, "budget_usd": 150000, "price_types": ["on_demand", "spot"]}, "include_infeasible": true, "offset": 40, "limit": 5, "sort": "cost"}'
+req /v1/plans/training '{"model": {"params_b": 70}, "tokens_b": 2000, "constraints": {"price_types": ["capacity_block", "commit_1y", "spot"], "budget_usd": 2000000, "deadline_hours": 400}, "data": {"stored_gb": 1000, "egress_gb": 200}, "sort": "time", "limit": 4}'
+req /v1/plans/training '{"model": {"params_b": 7}, "tokens_b": 1000, "constraints": {"budget_usd": 9000, "budget_confidence": 0.99, "price_types": ["spot"]}, "limit": 2}'
 echo "$i requests; codes: $(cat $out/*.code | sort | uniq -c | tr '\n' ' ')"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -1050,6 +1051,145 @@ TEST_SUITE("plan_training") {
         REQUIRE(too_long.ok());
         CHECK(too_long.value().options.empty());
         CHECK(Skipped(too_long.value(), "over_capacity") == 1);
+    }
+
+    TEST_CASE("each offering is priced and judged as if it were the only one of its shape") {
+        // Offerings of one shape, price type and capacity share every figure but those of
+        // their own price, so the planner works the shared ones out once per node count.
+        // Variants of the p5 offerings that share only some of it (another spot bucket,
+        // another instance type and so capacity record, another date) and prices on both
+        // sides of the budget: a plan of all of them must list each variant's options exactly
+        // as a plan where it is the only p5 offering does, and count them the same.
+        using Variant = std::pair<std::string, std::function<void(Offering&)>>;
+        const auto price = [](double usd) {
+            return [usd](Offering& o) { o.price.usd_per_hour = usd; };
+        };
+        const auto spot = [](const char* bucket, double usd) {
+            return [bucket, usd](Offering& o) {
+                o.spot_interruption = ParseSpotInterruptionBucket(bucket);
+                o.price.usd_per_hour = usd;
+            };
+        };
+        const std::string on_demand_id = "aws-p5.48xlarge-us-east-1-on-demand";
+        const std::string spot_id = "aws-p5.48xlarge-us-east-1-spot";
+        const std::vector<std::pair<std::string, Variant>> all = {
+            {on_demand_id, {"as-sold", [](Offering&) {}}},
+            {on_demand_id, {"cheap", price(40)}},
+            {on_demand_id, {"dear", price(160)}},
+            {on_demand_id, {"dearer", price(400)}},
+            {on_demand_id, {"same-price", price(160)}},
+            {on_demand_id,
+             {"other-type",
+              [](Offering& o) {
+                  o.instance_type = "p5.48xlarge-other";  // no capacity rule: another record
+                  o.price.usd_per_hour = 50;
+              }}},
+            {on_demand_id,
+             {"old",
+              [](Offering& o) {
+                  o.price.as_of = "2024-01-01";
+                  o.price.usd_per_hour = 45;
+              }}},
+            {on_demand_id, {"estimated", [](Offering& o) { o.price.as_of_estimated = true; }}},
+            {spot_id, {"as-sold", [](Offering&) {}}},
+            {spot_id, {"calm-cheap", spot("<5%", 20)}},
+            {spot_id, {"calm-dear", spot("<5%", 90)}},
+            {spot_id, {"middling", spot("10-15%", 20)}},
+            {spot_id, {"stormy", spot(">20%", 20)}},
+            {spot_id, {"unknown", [](Offering& o) { o.spot_interruption.reset(); }}},
+        };
+        // The sample without its p5 offerings, plus `list`.
+        const auto catalog_of = [](const std::vector<std::pair<std::string, Variant>>& list) {
+            auto sample = Sample();
+            std::vector<Offering> offerings;
+            for (const Offering& o : sample->Offerings()) {
+                if (o.instance_type != "p5.48xlarge") offerings.push_back(o);
+            }
+            for (const auto& [base_id, variant] : list) {
+                auto found = sample->FindOffering(base_id);
+                REQUIRE(found.ok());
+                Offering o = found.value();
+                o.id = base_id + "-" + variant.first;
+                variant.second(o);
+                offerings.push_back(o);
+            }
+            auto r = InMemoryCatalog::Build(sample->Accelerators(), offerings, "v", "test", 0);
+            REQUIRE(r.ok());
+            return r.value();
+        };
+        const auto everything = catalog_of(all);
+
+        TrainingPlanRequest r = SevenB();
+        r.today = "2026-11-27";
+        r.include_infeasible = true;
+        r.constraints.price_types = {PriceType::kOnDemand, PriceType::kSpot};
+        // A budget and deadline that split the variants: the medians of their options.
+        auto open = Plan(r, *everything);
+        REQUIRE(open.ok());
+        std::vector<double> costs;
+        std::vector<double> hours;
+        for (const auto& o : open.value().options) {
+            if (o.offering->instance_type.rfind("p5.48xlarge", 0) != 0) continue;
+            costs.push_back(o.ExpectedTotalUsd());
+            hours.push_back(o.expected_wall_clock_hours);
+        }
+        REQUIRE(costs.size() > 20);
+        std::sort(costs.begin(), costs.end());
+        std::sort(hours.begin(), hours.end());
+        r.constraints.budget_usd = costs[costs.size() / 2];
+        r.constraints.deadline_hours = hours[hours.size() / 2];
+        auto together = Plan(r, *everything);
+        REQUIRE(together.ok());
+        const auto rest_catalog = catalog_of({});
+        const auto base = Plan(r, *rest_catalog);
+        REQUIRE(base.ok());
+
+        std::map<std::string, const TrainingPlanOption*> listed;
+        for (const auto& o : together.value().options) listed[KeyOf(o)] = &o;
+        std::set<std::pair<bool, bool>> verdicts;  // (meets_deadline, within_budget) seen
+        std::set<double> spot_rates;               // per instance-hour
+        std::size_t feasible = base.value().feasible_count;
+        std::size_t infeasible = base.value().infeasible_count;
+        for (const auto& entry : all) {
+            const std::string id = entry.first + "-" + entry.second.first;
+            CAPTURE(id);
+            const auto alone_catalog = catalog_of({entry});  // the options point into it
+            auto alone = Plan(r, *alone_catalog);
+            REQUIRE(alone.ok());
+            feasible += alone.value().feasible_count - base.value().feasible_count;
+            infeasible += alone.value().infeasible_count - base.value().infeasible_count;
+            std::size_t seen = 0;
+            for (const auto& a : alone.value().options) {
+                if (a.offering->id != id) continue;
+                ++seen;
+                CAPTURE(a.nodes);
+                REQUIRE(listed.count(KeyOf(a)) == 1);
+                const TrainingPlanOption& t = *listed[KeyOf(a)];
+                CHECK(t.expected_wall_clock_hours == a.expected_wall_clock_hours);
+                CHECK(t.cost_usd == a.cost_usd);
+                CHECK(t.expected_cost_usd == a.expected_cost_usd);
+                CHECK(t.cost_usd_p10 == a.cost_usd_p10);
+                CHECK(t.cost_usd_p90 == a.cost_usd_p90);
+                CHECK(t.billed_hours == a.billed_hours);
+                CHECK(t.max_instances == a.max_instances);
+                CHECK(t.interruptions_per_hour == a.interruptions_per_hour);
+                CHECK(t.price_age_days == a.price_age_days);
+                CHECK(t.price_state == a.price_state);
+                CHECK(t.deadline_probability == a.deadline_probability);
+                CHECK(t.budget_probability == a.budget_probability);
+                CHECK(t.meets_deadline == a.meets_deadline);
+                CHECK(t.within_budget == a.within_budget);
+                verdicts.emplace(a.meets_deadline, a.within_budget);
+                if (a.interruptions_per_hour)
+                    spot_rates.insert(*a.interruptions_per_hour / a.nodes);
+            }
+            CHECK(seen > 0);
+        }
+        CHECK(together.value().feasible_count == feasible);
+        CHECK(together.value().infeasible_count == infeasible);
+        // The variants fall on every side of both constraints, at several spot rates.
+        CHECK(verdicts.size() == 4);
+        CHECK(spot_rates.size() >= 3);
     }
 
     TEST_CASE("a time tie breaks by cost and a cost tie by time") {
