@@ -649,6 +649,8 @@ try:
     call("/v1/scenarios/{id}", "/v1/scenarios/1", "delete", expect=409, headers=admin_headers)
     call("/v1/scenarios/{id}/evaluate", "/v1/scenarios/1/evaluate", "post", expect=409)
     call("/v1/price-books", "/v1/price-books", "post", expect=409, body=b"{}", headers=admin_headers)
+    call("/v1/plans/commitments", "/v1/plans/commitments", "post", expect=409,
+         body=b'{"price_book": "acme"}', headers={"Content-Type": "application/json"})
     call("/v1/price-books", "/v1/price-books", expect=409)
     call("/v1/price-books/{id}", "/v1/price-books/acme", expect=409)
     call("/v1/price-books/{id}", "/v1/price-books/acme", "put", expect=409, body=b"{}",
@@ -846,6 +848,18 @@ def price_books(j, a, r):
          body=json.dumps(dict(training["example"], price_book=book["id"])).encode())
     call("/v1/plans/training", "/v1/plans/training", "post", expect=422, headers=r,
          body=json.dumps(dict(training["example"], price_book="nope")).encode())
+    # The commitments a portfolio should buy: a saved run on the book is its demand.
+    call("/v1/scenarios", "/v1/scenarios", "post", expect=201, headers=r,
+         body=json.dumps({"name": "run on the book", "plan": "training",
+                          "request": dict(training["example"], price_book=book["id"])}).encode())
+    commit = operation("/v1/plans/commitments", "post")["requestBody"]["content"]["application/json"]
+    check(not validate(commit["example"], commit["schema"]), "request example POST /v1/plans/commitments is valid")
+    bought = call("/v1/plans/commitments", "/v1/plans/commitments", "post", headers=r,
+                  body=json.dumps({"price_book": book["id"], "slip_days": 30}).encode())
+    check(len(bought["scenarios"]) == 1 and bought["scenarios"][0]["counted"] in (True, False),
+          "the commitments read the saved scenario on the book")
+    call("/v1/plans/commitments", "/v1/plans/commitments", "post", expect=422, headers=r,
+         body=json.dumps({"price_book": book["id"], "slip_days": 5000}).encode())
     call("/v1/price-books/{id}", one, "delete", expect=403, headers=r)
     call("/v1/price-books/{id}", one, "delete", expect=412, headers=dict(a, **{"If-Match": '"b1"'}))
     call("/v1/price-books/{id}", one, "delete", expect=204, headers=a)

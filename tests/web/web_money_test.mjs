@@ -136,6 +136,21 @@ async function planVsActual(page) {
           `the headline is the plan to date against the bill, the whole plan apart ("${headline}"; whole plan ${full})`);
 }
 
+// The commitments the plan saved on the book should buy, asked for on the page: what it shows is
+// the API's answer for the same book and slip.
+async function commitments(page) {
+    await page.fill("[data-testid=commit-book]", "acme-2026", kWait);
+    await page.fill("[data-testid=commit-slip]", "30", kWait);
+    await page.click("[data-testid=commit-form] button[type=submit]");
+    const shown = await page.waitForSelector("[data-testid=commit-status][data-count]", kWait)
+        .then(() => page.getAttribute("[data-testid=commit-status]", "data-count"), () => null);
+    const answer = (await postJson("/v1/plans/commitments", { price_book: "acme-2026", slip_days: 30 }, auth)).body;
+    const text = await page.textContent("[data-testid=commit-status]").catch(() => "");
+    check(answer.scenarios?.length === 1 && shown === String(answer.commitments?.length) &&
+          text.includes(`${answer.scenarios.filter((s) => s.counted).length} of 1 saved scenario counted`),
+          `the page shows the API's commitments for the book's saved scenario (${shown}; "${text}")`);
+}
+
 // The catalog kept to the US and to one accelerator family, as the API lists them; and the
 // commitment prices beside an on-demand price, as the catalog has them.
 async function catalogFilters(page) {
@@ -170,7 +185,7 @@ try {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
-    for (const step of [bookPlan, planVsActual, catalogFilters]) {
+    for (const step of [bookPlan, planVsActual, commitments, catalogFilters]) {
         try { await step(page); } catch (e) { check(false, `${step.name} ran to the end (${e.message?.split("\n")[0] ?? e})`); }
     }
     check(errors.length === 0, `no script errors (${errors.slice(0, 3).join(" | ")})`);

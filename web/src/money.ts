@@ -4,7 +4,7 @@
 // The API key is the one the page keeps in memory for scenarios (scenarios.ts), never in the URL.
 import { api, asProblem, type Schemas } from "./api";
 import { currentKey, databaseModeOn, setKey } from "./scenarios";
-import { h, input, num } from "./dom";
+import { h, input, num, pct, table, usd } from "./dom";
 
 type Book = Schemas["StoredPriceBook"];
 
@@ -123,4 +123,64 @@ export function uploadBlock(onImported: () => void): HTMLElement | null {
         onImported();
     });
     return form;
+}
+
+type Commitments = Schemas["CommitmentsPlan"];
+
+// The commitments a book's saved scenarios should buy (POST /v1/plans/commitments, a key of either
+// scope): per line the term, instances, the utilisation it assumes, the saving, and what a slip
+// of the plans would leave unused. Every figure is the answer's.
+export function commitmentsBlock(): HTMLElement | null {
+    if (!databaseModeOn()) return null;
+    bookList();
+    const book = input({ type: "text", list: kBookList, autocomplete: "off", "data-testid": "commit-book", id: "commit-book" });
+    const slip = input({ type: "number", min: "0", max: "1095", step: "1", value: "90", "data-testid": "commit-slip", id: "commit-slip" });
+    const status = h("p", { role: "status", "data-testid": "commit-status" });
+    const out = h("div", { "data-testid": "commit-result" });
+    const form = h("form", { class: "save-form", "data-testid": "commit-form", "aria-label": "Commitments to buy", novalidate: true },
+        h("h3", {}, "Commitments to buy"),
+        h("p", { class: "lede" }, "From the saved training and serving scenarios that plan with a stored price book: how many instances to reserve ",
+          "for 1 or 3 years, the utilisation that assumes, the saving against on-demand, and what is left unused if the plans start later."),
+        h("div", { class: "grid" },
+          h("div", { class: "field" }, h("label", { for: book.id }, "Price book"), book, h("small", {}, "a stored book's id; its saved scenarios are the demand")),
+          h("div", { class: "field" }, h("label", { for: slip.id }, "Slip (days)"), slip, h("small", {}, "how much later the plans may start"))),
+        h("button", { type: "submit", class: "csv" }, "Recommend commitments"), status, out);
+    form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        out.replaceChildren();
+        status.className = "";
+        if (!book.value.trim()) { status.className = "field-error"; status.textContent = "Give a stored price book's id first."; return; }
+        status.textContent = "Reading the saved scenarios…";
+        const key = currentKey();
+        const slipDays = slip.value.trim() === "" ? undefined : Number(slip.value);
+        const { data, error, response } = await api.POST("/v1/plans/commitments", {
+            body: { price_book: book.value.trim(), slip_days: slipDays }, headers: key ? { Authorization: `Bearer ${key}` } : {} });
+        if (!data) {
+            const p = asProblem(error, response.status);
+            status.className = "field-error";
+            status.textContent = `No recommendation: the server answered ${p.status} ${p.title}: ${p.detail}${p.field ? ` (${p.field})` : ""}.` +
+                (response.status === 401 ? " Give an API key above (read or admin scope)." : "");
+            return;
+        }
+        showCommitments(data, status, out);
+    });
+    return form;
+}
+
+function showCommitments(a: Commitments, status: HTMLElement, out: HTMLElement): void {
+    const counted = a.scenarios.filter((s) => s.counted).length;
+    status.dataset.count = String(a.commitments.length);
+    status.textContent = `${counted} of ${a.scenarios.length} saved scenario${a.scenarios.length === 1 ? "" : "s"} counted; ` +
+        (a.commitments.length === 0 ? "no commitment pays for the demand they plan."
+            : `${a.commitments.length} commitment${a.commitments.length === 1 ? "" : "s"} from ${a.start_date}: ` +
+              `${usd(a.totals.commitment_cost_usd, 2)} over their terms, saving ${usd(a.totals.expected_saving_usd, 2)} ` +
+              `(${usd(a.totals.slipped_saving_usd, 2)} if the plans slip).`);
+    const rows = a.commitments.map((c) => h("tr", { "data-offering": c.offering_id },
+        h("td", {}, c.on_demand_offering_id), h("td", {}, c.term), h("td", { class: "num" }, num(c.instances, 0)),
+        h("td", { class: "num" }, pct(c.expected.utilisation)), h("td", { class: "num" }, pct(c.break_even_utilisation)),
+        h("td", { class: "num" }, usd(c.expected.saving_usd, 2)), h("td", { class: "num" }, usd(c.slipped.unused_cost_usd, 2))));
+    const skipped = a.scenarios.filter((s) => !s.counted).map((s) => h("li", {}, `Scenario ${s.scenario_id}: ${s.skipped_reason ?? "not counted"}.`));
+    out.replaceChildren(...(rows.length > 0 ? [table(["Offering", "Term", "Instances", "Utilisation", "Break-even", "Saving", "Unused if slipped"],
+                                                     rows, "commit-table", [2, 3, 4, 5, 6])] : []),
+                        ...(skipped.length > 0 ? [h("ul", { "data-testid": "commit-skipped" }, ...skipped)] : []));
 }

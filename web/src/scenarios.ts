@@ -5,7 +5,7 @@
 import { api, asProblem, type Schemas } from "./api";
 import { planVsActual } from "./actuals";
 import { field, h, input, num, scrollBox } from "./dom";
-import { uploadBlock } from "./money";
+import { commitmentsBlock, uploadBlock } from "./money";
 
 export type PlanName = "spot" | "rent-vs-buy" | "training" | "inference";
 const kTabOf: Record<string, string> = { spot: "spot", "rent-vs-buy": "rent-vs-buy", training: "training", inference: "serving" };
@@ -150,7 +150,7 @@ export function scenariosView(root: HTMLElement): void {
     more.onclick = () => void load(false);
     refresh.onclick = () => void load(true);
     refreshList = () => void load(true);
-    root.append(keyBlock(), uploadBlock(() => void load(true)) ?? "", status, list, h("p", {}, more, " ", refresh), changes, actuals);
+    root.append(keyBlock(), uploadBlock(() => void load(true)) ?? "", commitmentsBlock() ?? "", status, list, h("p", {}, more, " ", refresh), changes, actuals);
     void load(true);
 }
 

@@ -74,6 +74,36 @@ pricing::Status GatherHoldings(const Deps& deps, const std::string& book_id,
     }
 }
 
+// What a plan answer's recommendation (of plan kind `kind`) runs: its offering and nodes over
+// its run (training: the budget's start date for its expected hours; serving: the budget
+// window). nullopt without a recommendation or budget, or for another kind.
+std::optional<pricing::OwnedHolding> RunOfAnswer(std::string_view kind, const json& answer,
+                                                 std::string holder) {
+    if (!answer.is_object() || !answer.contains("recommendation") || !answer.contains("budget")) {
+        return std::nullopt;
+    }
+    const json& r = answer["recommendation"];
+    const json& b = answer["budget"];
+    if (!r.is_object() || !r.contains("offering") || !r["offering"].is_object() ||
+        !r["offering"].contains("id") || !r["offering"]["id"].is_string()) {
+        return std::nullopt;
+    }
+    const std::optional<double> start = HourOfDate(b, "start_date");
+    if (!start) return std::nullopt;
+    double end = *start;
+    if (kind == "training") {
+        end = *start + NumberAt(r, "expected_wall_clock_hours");
+    } else if (kind == "inference") {
+        const std::optional<double> last = HourOfDate(b, "end_date");
+        if (!last) return std::nullopt;
+        end = *last;
+    } else {
+        return std::nullopt;
+    }
+    return pricing::OwnedHolding{std::move(holder), r["offering"]["id"].get<std::string>(),
+                                 static_cast<int>(NumberAt(r, "nodes")), *start, end};
+}
+
 json HoldersJson(const OwnedLedgerView& ledger) {
     json out = json::array();
     for (std::size_t i = 0; i < ledger.ledger.draws.size(); ++i) {
@@ -148,30 +178,33 @@ json LedgerJson(const PricingView& view, const std::optional<pricing::OwnedHoldi
 
 std::optional<pricing::OwnedHolding> HoldingOfAnswer(std::string_view kind, const json& answer,
                                                      std::string holder) {
-    if (!answer.is_object() || !answer.contains("recommendation") || !answer.contains("budget")) {
-        return std::nullopt;
-    }
+    if (!answer.is_object() || !answer.contains("recommendation")) return std::nullopt;
     const json& r = answer["recommendation"];
-    const json& b = answer["budget"];
-    if (!r.is_object() || !r.contains("owned") || !r["owned"].is_object() ||
-        !r.contains("offering") || !r["offering"].is_object() || !r["offering"].contains("id") ||
-        !r["offering"]["id"].is_string()) {
-        return std::nullopt;
+    if (!r.is_object() || !r.contains("owned") || !r["owned"].is_object()) return std::nullopt;
+    return RunOfAnswer(kind, answer, std::move(holder));
+}
+
+pricing::Result<std::vector<PlannedRun>> PlannedRunsOf(const Deps& deps,
+                                                       const std::string& book_id) {
+    std::vector<PlannedRun> out;
+    if (!deps.scenarios) return out;
+    ports::ScenarioFilter every;
+    every.reader = Principal{};
+    every.reader->scope = ports::KeyScope::kOrg;  // every team's: the commitment is one
+    std::int64_t after = 0;
+    for (;;) {
+        auto page = deps.scenarios->FindScenarios(every, kScenariosPerPage, after);
+        if (!page.ok()) return page.error();
+        for (const Scenario& s : page.value().items) {
+            after = s.id;
+            const json request = json::parse(s.request_json, nullptr, false);
+            if (pricing::IdKey(BookIdOf(request)) != pricing::IdKey(book_id)) continue;
+            auto run = RunOfAnswer(s.plan_kind, json::parse(s.saved_result_json, nullptr, false),
+                                   std::to_string(s.id));
+            if (run) out.push_back({std::to_string(s.id), s.plan_kind, s.team, std::move(*run)});
+        }
+        if (page.value().items.size() < kScenariosPerPage) return out;
     }
-    const std::optional<double> start = HourOfDate(b, "start_date");
-    if (!start) return std::nullopt;
-    double end = *start;
-    if (kind == "training") {
-        end = *start + NumberAt(r, "expected_wall_clock_hours");
-    } else if (kind == "inference") {
-        const std::optional<double> last = HourOfDate(b, "end_date");
-        if (!last) return std::nullopt;
-        end = *last;
-    } else {
-        return std::nullopt;
-    }
-    return pricing::OwnedHolding{std::move(holder), r["offering"]["id"].get<std::string>(),
-                                 static_cast<int>(NumberAt(r, "nodes")), *start, end};
 }
 
 pricing::Result<std::shared_ptr<const OwnedLedgerView>> LedgerOf(

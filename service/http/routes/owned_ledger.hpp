@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,20 @@ namespace gpucost::http {
 std::optional<pricing::OwnedHolding> HoldingOfAnswer(std::string_view kind,
                                                      const nlohmann::json& answer,
                                                      std::string holder);
+
+// What one saved scenario planning with a stored book will run, read from its saved answer.
+struct PlannedRun {
+    std::string scenario_id;
+    std::string plan_kind;
+    std::string team;           // whose imported bills are the scenario's actual spend
+    pricing::OwnedHolding run;  // its offering, nodes and hours, owned capacity or not
+};
+
+// Every saved training and serving scenario (every team's) planning with `book_id` whose saved
+// answer recommends a run, in the order saved: the planned demand a commitment is bought for
+// (POST /v1/plans/commitments). Errors: the store's.
+pricing::Result<std::vector<PlannedRun>> PlannedRunsOf(const Deps& deps,
+                                                       const std::string& book_id);
 
 // The ledger of `book` (a stored book with owned capacity, database mode) for a plan drawing
 // after every saved scenario that plans with it (`before_scenario_id` none) or after those

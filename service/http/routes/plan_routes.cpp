@@ -4,6 +4,8 @@
 #include <optional>
 #include <set>
 
+#include "pricing/plan/commitment.hpp"
+#include "service/http/codec/commitment_codec.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/encoded_cache.hpp"
 #include "service/http/codec/estimate_codec.hpp"
@@ -15,6 +17,7 @@
 #include "service/http/codec/price_book_codec.hpp"
 #include "service/http/codec/problem.hpp"
 #include "service/http/codec/query_params.hpp"
+#include "service/http/ports.hpp"
 #include "service/http/route_table.hpp"
 #include "service/http/routes/as_of.hpp"
 #include "service/http/routes/auth.hpp"
@@ -196,9 +199,128 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
     WriteOutcome(kind, outcome.value(), next_cursor, req, res);
 }
 
+// POST /v1/plans/commitments answers as the plan kinds do (JSON, CSV, ?format=focus), but is
+// no kind: it plans over saved scenarios, so it is not itself saved as one.
+constexpr PlanKind kCommitmentsRow{"commitments", false, true, nullptr};
+
+// The saved runs as planned demand on `catalog`: each offering found by id (null when the
+// catalog no longer has it, which the plan reports).
+std::vector<pricing::plan::PlannedDemand> DemandOf(const std::vector<PlannedRun>& runs,
+                                                   const pricing::Catalog& catalog) {
+    std::vector<pricing::plan::PlannedDemand> out;
+    for (const PlannedRun& r : runs) {
+        const pricing::Offering* offering = nullptr;
+        for (const pricing::Offering& o : catalog.Offerings()) {
+            if (pricing::IdKey(o.id) == pricing::IdKey(r.run.offering_id)) offering = &o;
+        }
+        out.push_back(
+            {r.scenario_id, r.plan_kind, offering, r.run.nodes, r.run.start_hour, r.run.end_hour});
+    }
+    return out;
+}
+
+// The book's owned offerings month by month against the saved runs: held by the ledger, planned,
+// and from each run's imported bill (tagged with its id, as plan vs actual reads it) the
+// instance-hours of the owned shape billed in all and as Committed.
+pricing::Result<std::vector<pricing::plan::OwnedMonthUse>> OwnedUseOf(
+    const Deps& deps, const PricingView& view, const std::vector<PlannedRun>& runs,
+    const std::vector<pricing::plan::PlannedDemand>& demand) {
+    const pricing::Catalog& catalog = *view.catalog;
+    const auto& owned = view.priced->Book().owned_capacity;
+    std::vector<pricing::OwnedDraw> draws;
+    if (view.ledger) draws = view.ledger->ledger.draws;
+    auto uses = pricing::plan::OwnedUseByMonth(catalog, owned, draws, demand);
+    if (!deps.actuals || uses.empty()) return uses;
+    for (const PlannedRun& r : runs) {
+        auto classes = deps.actuals->ClassesTagged(ports::kActualsTagKey, r.scenario_id, r.team);
+        if (!classes.ok()) return classes.error();
+        for (const ports::ActualClassMonth& c : classes.value()) {
+            auto billed = catalog.FindOffering(c.offering_id);
+            if (!billed.ok()) continue;
+            for (pricing::plan::OwnedMonthUse& u : uses) {
+                auto own = catalog.FindOffering(u.offering_id);
+                if (u.month != c.month || !own.ok() ||
+                    pricing::IdKey(own.value().instance_type) !=
+                        pricing::IdKey(billed.value().instance_type) ||
+                    pricing::IdKey(own.value().region) != pricing::IdKey(billed.value().region)) {
+                    continue;
+                }
+                const double hours = c.accelerator_hours / billed.value().accelerator_count;
+                u.actual_instance_hours += hours;
+                if (c.pricing_category == "Committed") u.actual_committed_instance_hours += hours;
+            }
+        }
+    }
+    for (pricing::plan::OwnedMonthUse& u : uses) {
+        if (u.actual_instance_hours <= 0) continue;
+        u.actual_utilisation = u.actual_committed_instance_hours / u.reserved_instance_hours;
+        u.actual_coverage = u.actual_committed_instance_hours / u.actual_instance_hours;
+    }
+    return uses;
+}
+
+// POST /v1/plans/commitments: the commitments to buy for the planned demand of the saved
+// scenarios that plan with a stored book (docs/billing.md).
+void ServeCommitments(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
+    auto body = ReadJsonBody(req, res, true);
+    if (!body) return;
+    auto book = TakePlanPriceBook(deps, *body, req, res);
+    if (!book) return;
+    if (!book->book || book->book->id.empty()) {
+        return WriteProblem(
+            res, req,
+            pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
+                               "a stored price book (its id): the saved scenarios planning with "
+                               "it are the demand",
+                               "/price_book"));
+    }
+    auto options = DecodeCommitmentRequest(*body);
+    if (!options.ok()) return WriteProblem(res, req, options.error());
+    const std::string book_id = book->book->id;
+    auto view = PlanPricing(deps, req, res, std::move(*book));
+    if (!view) return;
+    auto runs = PlannedRunsOf(deps, book_id);
+    if (!runs.ok()) return WriteProblem(res, req, runs.error());
+    pricing::plan::CommitmentRequest request;
+    request.demand = DemandOf(runs.value(), *view->catalog);
+    request.owned = view->priced->Book().owned_capacity;
+    request.start_hour = options.value().start_hour;
+    request.slip_days_given = options.value().slip_days.has_value();
+    request.slip_days = options.value().slip_days.value_or(pricing::plan::kDefaultSlipDays);
+    auto plan = std::make_shared<const pricing::plan::CommitmentPlan>(
+        pricing::plan::RecommendCommitments(*view->catalog, request));
+    auto owned_use = OwnedUseOf(deps, *view, runs.value(), request.demand);
+    if (!owned_use.ok()) return WriteProblem(res, req, owned_use.error());
+    PlanOutcome outcome;
+    // The book's echo lists the price of every offering the commitments compare.
+    std::vector<std::string> named;
+    for (const pricing::plan::CommitmentLine& l : plan->lines) {
+        named.push_back(l.on_demand->id);
+        named.push_back(l.commitment->id);
+    }
+    outcome.json_text = [plan, demand = request.demand, use = std::move(owned_use).value(),
+                         v = *view,
+                         named](AssumptionDetail detail, const std::optional<std::string>&) {
+        return MarkPricingBasis(
+            EncodeCommitmentPlan(
+                *plan, demand, use,
+                EncodeAssumptions(WithBookAssumptions(plan->assumptions, v), detail)),
+            v, named);
+    };
+    outcome.csv = [plan] { return CommitmentCsv(*plan); };
+    outcome.focus = [plan, v = *view](const FocusTags&) {
+        return CommitmentFocusCsv(*plan, v, v.catalog->Describe().version);
+    };
+    WriteOutcome(kCommitmentsRow, outcome, std::nullopt, req, res);
+}
+
 }  // namespace
 
 void AddPlanRoutes(RouteTable& routes, const Deps& deps) {
+    routes.Post("/v1/plans/commitments",
+                [deps](const httplib::Request& req, httplib::Response& res) {
+                    ServeCommitments(deps, req, res);
+                });
     for (const PlanKind& kind : PlanKinds()) {
         routes.Post("/v1/plans/" + std::string(kind.name),
                     [deps, row = &kind](const httplib::Request& req, httplib::Response& res) {

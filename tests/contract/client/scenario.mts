@@ -558,9 +558,31 @@ async function storedPriceBook(api: ReturnType<typeof createClient<paths, JsonMe
           "a plan names version 1 of the book as {id, version}");
     const listed = await api.GET("/v1/price-books");
     check(listed.data?.items.some((b) => b.id === "client-edp") === true, "the book is listed");
+    await commitmentsOnBook(api);
     await keyDefaultBook(api, base);
     const deleted = await api.DELETE("/v1/price-books/{id}", { params: { path: { id: "client-edp" } } });
     check(deleted.response.status === 204, "an admin deletes the book");
+}
+
+// The commitments a portfolio should buy (POST /v1/plans/commitments): a run saved on the book
+// is the demand it reads, and the answer echoes the slip asked for.
+async function commitmentsOnBook(api: ReturnType<typeof createClient<paths, JsonMedia>>) {
+    const run = await api.POST("/v1/scenarios", {
+        body: { name: "client run on the book", plan: "training",
+                request: { model: { params_b: 7 }, tokens_b: 100, price_book: "client-edp",
+                           constraints: { providers: ["aws"], price_types: ["on_demand"] } } },
+    });
+    const id = String(run.data?.id ?? "0");
+    const commitments = await api.POST("/v1/plans/commitments", {
+        body: { price_book: "client-edp", slip_days: 30 },
+    });
+    check(run.response.status === 201 && commitments.response.status === 200 &&
+          commitments.data?.scenarios.some((s) => s.scenario_id === id) === true &&
+          commitments.data?.assumptions.some((a) => a.name === "commitment.slip_days" &&
+                                                    a.value === 30) === true,
+          "the commitments route reads the run saved on the book and echoes slip_days");
+    const deleted = await api.DELETE("/v1/scenarios/{id}", { params: { path: { id } } });
+    check(deleted.response.status === 204, "the run on the book is deleted again");
 }
 
 // A team key whose default book prices its plans; the book is not deleted under it.

@@ -3,7 +3,10 @@
 // hold, over the in-memory stores.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +15,7 @@
 
 using json = nlohmann::json;
 using gpucost::testing::Body;
+using gpucost::testing::CheckProblem;
 using gpucost::testing::MemoryFixture;
 
 namespace {
@@ -48,6 +52,50 @@ json FineTune() {
 
 double Hours(const json& v) {
     return v.get<double>();
+}
+
+// A book with no owned capacity: what the commitments route plans for is the saved scenarios'
+// demand alone.
+const json kCommitBook = {{"id", "fleet-book"},
+                          {"name", "serving fleet"},
+                          {"rules", {{{"provider", "aws"}, {"discount_fraction", 0.1}}}}};
+
+// A serving fleet on AWS H100s in us-east-1 for three years from 2027-01-01.
+json ThreeYearFleet() {
+    return {{"name", "three-year fleet"},
+            {"plan", "inference"},
+            {"request",
+             {{"model", "llama-2-7b"},
+              {"input_tokens", 512},
+              {"output_tokens", 256},
+              {"traffic", {{"requests_per_second", 20}}},
+              {"constraints",
+               {{"providers", {"aws"}},
+                {"regions", {"us-east-1"}},
+                {"accelerators", {"h100-sxm"}},
+                {"price_types", {"on_demand"}}}},
+              {"start_date", "2027-01-01"},
+              {"budget_months", 36},
+              {"price_book", "fleet-book"}}}};
+}
+
+// A 1- and a 3-year commitment of `on_demand`'s shape at 60 % and 40 % of its list price.
+json CommitSiblings(const json& on_demand) {
+    json out = json::array();
+    for (const auto& [type, share] : {std::pair{"commit_1y", 0.6}, std::pair{"commit_3y", 0.4}}) {
+        out.push_back({{"id", "test-fleet-" + std::string(type)},
+                       {"provider", on_demand["provider"]},
+                       {"instance_type", on_demand["instance_type"]},
+                       {"accelerator", on_demand["accelerator"]},
+                       {"accelerator_count", on_demand["accelerator_count"]},
+                       {"region", on_demand["region"]},
+                       {"price_type", type},
+                       {"usd_per_hour",
+                        std::round(on_demand["usd_per_hour"].get<double>() * share * 1e6) / 1e6},
+                       {"as_of", "2026-11-20"},
+                       {"source", "test"}});
+    }
+    return out;
 }
 
 }  // namespace
@@ -102,6 +150,27 @@ TEST_SUITE("owned_ledger") {
         CHECK(Hours(plan["owned_ledger"]["held_instance_hours"]) ==
               doctest::Approx(fine_tune_hours));
 
+        // Utilisation and coverage per month (the commitments answer's owned_use): December's
+        // reserved hours, those the fine-tune holds, and the two runs' demand.
+        auto commitments = c.Post("/v1/plans/commitments", f.Auth(f.reader),
+                                  json{{"price_book", "reserved-p5"}}.dump(), "application/json");
+        REQUIRE(commitments);
+        REQUIRE(commitments->status == 200);
+        const json use = Body(commitments)["owned_use"];
+        REQUIRE(use.size() == 12);
+        CHECK(use[0]["month"] == "2026-12");
+        CHECK(Hours(use[0]["reserved_instance_hours"]) == doctest::Approx(kDecemberReserved));
+        CHECK(Hours(use[0]["held_instance_hours"]) == doctest::Approx(fine_tune_hours));
+        CHECK(Hours(use[0]["utilisation"]) ==
+              doctest::Approx(fine_tune_hours / kDecemberReserved).epsilon(1e-5));
+        const double planned =
+            fine_tune_hours + sv["nodes"].get<int>() * Hours(sv["expected_wall_clock_hours"]);
+        CHECK(Hours(use[0]["planned_instance_hours"]) == doctest::Approx(planned).epsilon(1e-6));
+        CHECK(Hours(use[0]["coverage"]) ==
+              doctest::Approx(fine_tune_hours / planned).epsilon(1e-5));
+        CHECK(use[0]["actual_utilisation"].is_null());
+        CHECK(Hours(use[1]["held_instance_hours"]) == doctest::Approx(0));
+
         // Evaluated again, the fine-tune still draws first and keeps its hours.
         auto again = c.Post("/v1/scenarios/" + fine_tune["id"].get<std::string>() + "/evaluate",
                             f.Auth(f.reader), "", "application/json");
@@ -109,5 +178,78 @@ TEST_SUITE("owned_ledger") {
         REQUIRE(again->status == 200);
         CHECK(Hours(Body(again)["result"]["recommendation"]["owned"]["instance_hours"]) ==
               doctest::Approx(fine_tune_hours));
+    }
+
+    TEST_CASE("the commitments route buys 3-year terms for a saved 3-year fleet") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        REQUIRE(c.Post("/v1/price-books", f.Auth(f.admin), kCommitBook.dump(), "application/json")
+                    ->status == 201);
+        const json fleet = f.SaveScenario(ThreeYearFleet(), f.reader);
+        const json rec = fleet["saved_result"]["recommendation"];
+        const std::string offering_id = rec["offering"]["id"];
+        const int nodes = rec["nodes"];
+        auto offering = c.Get("/v1/offerings/" + offering_id);
+        REQUIRE(offering);
+        auto added = c.Post("/v1/offerings", f.Auth(f.admin), CommitSiblings(Body(offering)).dump(),
+                            "application/json");
+        REQUIRE(added);
+        REQUIRE(added->status == 201);
+
+        auto r = c.Post("/v1/plans/commitments", f.Auth(f.reader),
+                        json{{"price_book", "fleet-book"}}.dump(), "application/json");
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        const json plan = Body(r);
+        CHECK(plan["start_date"] == "2027-01-01");
+        REQUIRE(plan["scenarios"].size() == 1);
+        CHECK(plan["scenarios"][0]["scenario_id"] == fleet["id"]);
+        CHECK(plan["scenarios"][0]["counted"] == true);
+        REQUIRE(plan["demand"].size() == 1);
+        CHECK(plan["demand"][0]["offering_id"] == offering_id);
+        CHECK(plan["demand"][0]["peak_instances"] == nodes);
+        // Every instance runs the whole 3-year term (1,095 days of the fleet's 1,096): all on
+        // 3-year terms, used in full; a quarter's slip leaves 90 days of each unused.
+        REQUIRE(plan["commitments"].size() == 1);
+        const json line = plan["commitments"][0];
+        CHECK(line["term"] == "3y");
+        CHECK(line["offering_id"] == "test-fleet-commit_3y");
+        CHECK(line["instances"] == nodes);
+        CHECK(line["expected"]["utilisation"] == 1);
+        CHECK(Hours(line["slipped"]["unused_instance_hours"]) == doctest::Approx(nodes * 2160.0));
+        CHECK(Hours(line["commitment_cost_usd"]) ==
+              doctest::Approx(nodes * 26280 * line["commit_usd_per_hour"].get<double>()));
+        CHECK(line["break_even_utilisation"] == doctest::Approx(0.4));
+        CHECK(Hours(plan["totals"]["expected_saving_usd"]) ==
+              doctest::Approx(nodes * 26280 * 0.6 * line["on_demand_usd_per_hour"].get<double>())
+                  .epsilon(1e-6));
+        bool echoed = false;
+        for (const json& a : plan["assumptions"]) echoed |= a["name"] == "commitment.slip_days";
+        CHECK(echoed);
+
+        // The same answer as CSV (one row per commitment) and as FOCUS rows (one per month of
+        // the term).
+        auto csv = c.Post("/v1/plans/commitments", f.Auth(f.reader, {{"Accept", "text/csv"}}),
+                          json{{"price_book", "fleet-book"}}.dump(), "application/json");
+        REQUIRE(csv);
+        CHECK(csv->status == 200);
+        CHECK(std::count(csv->body.begin(), csv->body.end(), '\n') == 2);
+        auto focus = c.Post("/v1/plans/commitments?format=focus", f.Auth(f.reader),
+                            json{{"price_book", "fleet-book"}}.dump(), "application/json");
+        REQUIRE(focus);
+        CHECK(focus->status == 200);
+        CHECK(focus->body.find("test-fleet-commit_3y") != std::string::npos);
+
+        CheckProblem(c.Post("/v1/plans/commitments", f.Auth(f.reader),
+                            json{{"price_book", "fleet-book"}, {"slip_days", -1}}.dump(),
+                            "application/json"),
+                     422, "invalid_argument", "/slip_days");
+        CheckProblem(
+            c.Post("/v1/plans/commitments", f.Auth(f.reader),
+                   json{{"price_book", "fleet-book"}, {"terms", "1y"}}.dump(), "application/json"),
+            422, "invalid_argument", "/terms");
+        CheckProblem(c.Post("/v1/plans/commitments", f.Auth(f.reader), json::object().dump(),
+                            "application/json"),
+                     422, "invalid_argument", "/price_book");
     }
 }
