@@ -93,9 +93,20 @@ int ImportToDatabase(const gpucost::import::ImportArgs& args,
 #endif
 }
 
+// An API key from `name`, or from the file `name`_FILE names (a mounted Secret).
+std::string ApiKey(const std::string& name) {
+    std::string key = GetEnv(name).value_or("");
+    if (auto file = GetEnv(name + "_FILE"); file && key.empty()) {
+        std::ifstream in(*file);
+        std::getline(in, key);
+    }
+    return key;
+}
+
 // What `gpucost sync` reads from the environment: mirrors of the providers' price files
-// (GPUCOST_SYNC_AWS_URL, _AZURE_URL, _GCP_URL; the tests point them at a fixture server), the
-// GCP API key (GCP_API_KEY, or GCP_API_KEY_FILE: a mounted Secret) and the first retry wait
+// (GPUCOST_SYNC_AWS_URL, _AZURE_URL, _GCP_URL, _LAMBDA_URL, _RUNPOD_URL, _VASTAI_URL,
+// _COREWEAVE_URL; the tests point them at a fixture server), the GCP and Lambda API keys
+// (GCP_API_KEY, LAMBDA_API_KEY, or *_FILE: a mounted Secret) and the first retry wait
 // (GPUCOST_SYNC_RETRY_WAIT_MS).
 gpucost::sync::SyncArgs SyncSettings(const gpucost::app::ServiceConfig& config) {
     gpucost::sync::SyncArgs sync;
@@ -104,11 +115,12 @@ gpucost::sync::SyncArgs SyncSettings(const gpucost::app::ServiceConfig& config) 
     sync.aws_base = GetEnv("GPUCOST_SYNC_AWS_URL").value_or(sync.aws_base);
     sync.azure_base = GetEnv("GPUCOST_SYNC_AZURE_URL").value_or(sync.azure_base);
     sync.gcp_base = GetEnv("GPUCOST_SYNC_GCP_URL").value_or(sync.gcp_base);
-    sync.gcp_api_key = GetEnv("GCP_API_KEY").value_or("");
-    if (auto file = GetEnv("GCP_API_KEY_FILE"); file && sync.gcp_api_key.empty()) {
-        std::ifstream in(*file);
-        std::getline(in, sync.gcp_api_key);
-    }
+    sync.lambda_url = GetEnv("GPUCOST_SYNC_LAMBDA_URL").value_or(sync.lambda_url);
+    sync.runpod_url = GetEnv("GPUCOST_SYNC_RUNPOD_URL").value_or(sync.runpod_url);
+    sync.vastai_url = GetEnv("GPUCOST_SYNC_VASTAI_URL").value_or(sync.vastai_url);
+    sync.coreweave_url = GetEnv("GPUCOST_SYNC_COREWEAVE_URL").value_or(sync.coreweave_url);
+    sync.gcp_api_key = ApiKey("GCP_API_KEY");
+    sync.lambda_api_key = ApiKey("LAMBDA_API_KEY");
     if (auto wait = GetEnv("GPUCOST_SYNC_RETRY_WAIT_MS")) {
         sync.retry.first_wait = std::chrono::milliseconds(std::atoll(wait->c_str()));
     }
@@ -153,7 +165,7 @@ int ImportSynced(const gpucost::sync::DownloadedFiles& files,
     return import::RunImportToDir(args, base.value(), stdout, stderr);
 }
 
-// `gpucost sync aws|azure|gcp... [--region R,...] (--out DIR | DATABASE_URL)`: per provider,
+// `gpucost sync PROVIDER... [--region R,...] (--out DIR | DATABASE_URL)`: per provider,
 // downloads its price files into a temporary directory, then imports them in one write. A
 // provider whose download fails, is cut short or does not parse changes nothing (its prices
 // stay as they were, and so stale in time); the others are still refreshed. Exit 2 when any

@@ -244,9 +244,11 @@ std::string HelpText() {
         "  serve          run the HTTP API (default)\n"
         "  check-catalog  load and validate the catalog, print its summary, exit\n"
         "  import FORMAT FILE...  read provider price files (aws-price-list |\n"
-        "                 azure-retail-prices | gcp-billing-catalog) into --out DIR or "
-        "DATABASE_URL\n"
-        "  sync aws|azure|gcp...  download those price files (needs network) and import them\n"
+        "                 azure-retail-prices | gcp-billing-catalog | lambda-instance-types |\n"
+        "                 runpod-gpu-types | vastai-bundles | coreweave-pricing) into --out DIR\n"
+        "                 or DATABASE_URL\n"
+        "  sync PROVIDER...  download those providers' prices (aws azure gcp lambda runpod\n"
+        "                 vastai coreweave; needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
         "  apikey create --scope admin|read|org --name N [--team T] [--price-book ID]\n"
@@ -384,8 +386,8 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
     if (config.command == "sync" && (config.command_args.empty() ||
                                      (config.import_out.empty() && config.database_url.empty()))) {
         problems.Fail("sync",
-                      "use: sync aws|azure|gcp... [--region R,...] (--out DIR | "
-                      "DATABASE_URL)");
+                      "use: sync aws|azure|gcp|lambda|runpod|vastai|coreweave... "
+                      "[--region R,...] (--out DIR | DATABASE_URL)");
     }
     if (config.command == "import") {
         if (config.command_args.size() < 2) {

@@ -21,7 +21,9 @@ std::optional<std::vector<FileResult>> ReadAll(const ImportArgs& args, std::FILE
     auto format = ParseFormat(args.format);
     if (!format) {
         Fail(err, "unknown format '" + args.format +
-                      "'; use aws-price-list, azure-retail-prices or gcp-billing-catalog");
+                      "'; use aws-price-list, azure-retail-prices, gcp-billing-catalog, "
+                      "lambda-instance-types, runpod-gpu-types, vastai-bundles or "
+                      "coreweave-pricing");
         return std::nullopt;
     }
     if (args.files.empty()) {
