@@ -87,6 +87,16 @@ json Summary(const ImportArgs& args, const std::vector<FileResult>& files, const
     return out;
 }
 
+// The counts and changed prices of `plan` for the caller that asked (args.changed).
+void Report(const ImportArgs& args, const ImportPlan& plan) {
+    if (args.changed == nullptr) return;
+    args.changed->offerings_added = plan.offerings_added;
+    args.changed->prices_added = plan.prices_added;
+    args.changed->prices_changed = plan.prices_changed;
+    args.changed->prices_unchanged = plan.prices_unchanged;
+    args.changed->price_changes = plan.price_changes;
+}
+
 }  // namespace
 
 int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std::FILE* out,
@@ -108,6 +118,7 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
         }
         plan = PlanImport(*catalog.value(), *files);
         summary = Summary(args, *files, plan);
+        Report(args, plan);
         files.reset();
     }
     pricing::CatalogCsv merged = AppendToCatalog(base, plan);
@@ -162,6 +173,7 @@ int RunImportToStore(const ImportArgs& args, ports::CatalogStore& store, std::FI
         }
     }
     json summary = Summary(args, *files, plan);
+    Report(args, plan);
     summary["out"] = "database";
     std::fprintf(out, "%s\n", text::ToJsonText(summary, 2).c_str());
     return kImportOk;

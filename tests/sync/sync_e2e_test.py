@@ -6,6 +6,7 @@ API key exits 2 and changes nothing; one provider failing leaves the others refr
     python3 tests/sync/sync_e2e_test.py BINARY FIXTURE_DIR
 """
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -45,9 +46,12 @@ def sync(env, out, *providers_and_flags, first=False):
 
 
 def snapshot(directory):
+    """The catalog files' digests (sync-runs.jsonl, the run log, grows with every run)."""
     digest = {}
     for root, _, names in os.walk(directory):
         for name in names:
+            if name == "sync-runs.jsonl":
+                continue
             with open(os.path.join(root, name), "rb") as f:
                 digest[os.path.relpath(os.path.join(root, name), directory)] = \
                     hashlib.sha256(f.read()).hexdigest()
@@ -132,6 +136,31 @@ with tempfile.TemporaryDirectory() as tmp:
           % done.stderr)
     check("azure-standard_nd96isr_mi300x_v5-eastus-on-demand,48,2026-12-01" in prices(out),
           "azure refreshed while gcp was down")
+
+    # 4. Every run recorded, newest first: what it read, how it ended, what changed by how much.
+    done = subprocess.run([BINARY, "sync", "--history", "40", "--out", out], capture_output=True,
+                          text=True, timeout=60)
+    check(done.returncode == 0, "sync --history: %s" % done.stderr)
+    runs = json.loads(done.stdout or "[]")
+    # flaky aws, azure, gcp, 4 neoclouds; 3 x 7 + 3 failures; azure + gcp
+    check(len(runs) == 33, "33 runs recorded (got %d)" % len(runs))
+    check([r["id"] for r in runs] == sorted((r["id"] for r in runs), reverse=True),
+          "newest first")
+    by = {(r["provider"], r["outcome"]): r for r in reversed(runs)}  # each one's first run
+    runpod = by.get(("runpod", "imported"), {})
+    check(runpod.get("sources") == ["%s/flaky/runpod/graphql" % BASE], "runpod's URL recorded")
+    check(runpod.get("offerings_added") == 3, "runpod: 3 offerings added: %s" % runpod)
+    change = [c for c in runpod.get("price_changes", [])
+              if c["offering_id"] == "runpod-h100-sxm-secure-global-on-demand"]
+    check(change == [{"offering_id": "runpod-h100-sxm-secure-global-on-demand",
+                      "old_usd_per_hour": 3.99, "new_usd_per_hour": 2.99,
+                      "change_percent": -25.06}], "runpod H100 3.99 -> 2.99 recorded: %s" % change)
+    check(runpod.get("prices_changed") == len(runpod.get("price_changes", [])),
+          "every changed price listed")
+    cut = by.get(("coreweave", "failed"), {})
+    check("cut short" in cut.get("message", "") or "Read" in cut.get("message", ""),
+          "a failed run says why: %s" % cut)
+    check(by.get(("lambda", "failed"), {}).get("offerings_added") == 0, "failed: nothing added")
 
 server.shutdown()
 if failures:
