@@ -19,7 +19,9 @@ GPUCOST_SYNC_RUNPOD_URL=http://HOST:PORT/ok/runpod/graphql,
 GPUCOST_SYNC_VASTAI_URL=http://HOST:PORT/ok/vastai/api/v0/bundles/,
 GPUCOST_SYNC_COREWEAVE_URL=http://HOST:PORT/ok/coreweave/pricing, GCP_API_KEY=fixture-key and
 LAMBDA_API_KEY=fixture-key (`env_for(base, behaviour)` gives them all). Standalone:
-python3 fixture_server.py FIXTURE_DIR [PORT] prints "listening on PORT" and serves until killed.
+python3 fixture_server.py FIXTURE_DIR [PORT [HOST]] prints "listening on PORT" and serves until
+killed (HOST 0.0.0.0: containers reach it at their network's gateway); python3 fixture_server.py
+--env BASE prints env_for(BASE, "ok") as NAME=VALUE lines.
 """
 import http.server
 import json
@@ -73,8 +75,10 @@ class Fixtures:
         if parts[0] == "coreweave" and parts[1:] == ["pricing"]:
             return 200, self.coreweave
         if parts[0] == "aws" and len(parts) == 3 and parts[2] == "index.json":
-            doc = self.aws.get(parts[1])
-            return (200, doc) if doc else (404, {"error": "no such region"})
+            # One recorded offer file: another region's request gets it too (its rows are
+            # us-east-1's, which an import of that region passes over), as the CronJob's regions
+            # all answer.
+            return 200, self.aws["us-east-1"]
         if parts[0] == "azure" and len(parts) == 1:
             skip = int(query.get("$skip", ["0"])[0])
             return 200, self.azure[0 if skip == 0 else 1]
@@ -174,14 +178,18 @@ def make_handler(fixtures):
     return Handler
 
 
-def start(directory, port=0):
+def start(directory, port=0, host="127.0.0.1"):
     """Starts the server on a thread; returns it (server.server_port is the port)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), make_handler(Fixtures(directory)))
+    server = http.server.ThreadingHTTPServer((host, port), make_handler(Fixtures(directory)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
-if __name__ == "__main__":
-    srv = start(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+if __name__ == "__main__" and sys.argv[1:2] == ["--env"]:
+    for name, value in env_for(sys.argv[2], "ok").items():
+        print("%s=%s" % (name, value))
+elif __name__ == "__main__":
+    srv = start(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0,
+                sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1")
     print("listening on", srv.server_port, flush=True)
     threading.Event().wait()
