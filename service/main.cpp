@@ -32,12 +32,16 @@
 #include "service/import/import_command.hpp"
 #include "service/log.hpp"
 #include "service/sync/sync_download.hpp"
+#include "service/sync/sync_runs.hpp"
+#include "service/text/json_text.hpp"
+#include "service/text/timestamp.hpp"
 #include "service/version.hpp"
 #ifdef GPUCOST_WITH_POSTGRES
 #include "service/storage/commands.hpp"
 #include "service/storage/pg_actuals_store.hpp"
 #include "service/storage/pg_price_book_store.hpp"
 #include "service/storage/pg_store.hpp"
+#include "service/storage/pg_sync_run_log.hpp"
 #endif
 
 namespace {
@@ -93,9 +97,20 @@ int ImportToDatabase(const gpucost::import::ImportArgs& args,
 #endif
 }
 
+// An API key from `name`, or from the file `name`_FILE names (a mounted Secret).
+std::string ApiKey(const std::string& name) {
+    std::string key = GetEnv(name).value_or("");
+    if (auto file = GetEnv(name + "_FILE"); file && key.empty()) {
+        std::ifstream in(*file);
+        std::getline(in, key);
+    }
+    return key;
+}
+
 // What `gpucost sync` reads from the environment: mirrors of the providers' price files
-// (GPUCOST_SYNC_AWS_URL, _AZURE_URL, _GCP_URL; the tests point them at a fixture server), the
-// GCP API key (GCP_API_KEY, or GCP_API_KEY_FILE: a mounted Secret) and the first retry wait
+// (GPUCOST_SYNC_AWS_URL, _AZURE_URL, _GCP_URL, _LAMBDA_URL, _RUNPOD_URL, _VASTAI_URL,
+// _COREWEAVE_URL; the tests point them at a fixture server), the GCP and Lambda API keys
+// (GCP_API_KEY, LAMBDA_API_KEY, or *_FILE: a mounted Secret) and the first retry wait
 // (GPUCOST_SYNC_RETRY_WAIT_MS).
 gpucost::sync::SyncArgs SyncSettings(const gpucost::app::ServiceConfig& config) {
     gpucost::sync::SyncArgs sync;
@@ -104,11 +119,12 @@ gpucost::sync::SyncArgs SyncSettings(const gpucost::app::ServiceConfig& config) 
     sync.aws_base = GetEnv("GPUCOST_SYNC_AWS_URL").value_or(sync.aws_base);
     sync.azure_base = GetEnv("GPUCOST_SYNC_AZURE_URL").value_or(sync.azure_base);
     sync.gcp_base = GetEnv("GPUCOST_SYNC_GCP_URL").value_or(sync.gcp_base);
-    sync.gcp_api_key = GetEnv("GCP_API_KEY").value_or("");
-    if (auto file = GetEnv("GCP_API_KEY_FILE"); file && sync.gcp_api_key.empty()) {
-        std::ifstream in(*file);
-        std::getline(in, sync.gcp_api_key);
-    }
+    sync.lambda_url = GetEnv("GPUCOST_SYNC_LAMBDA_URL").value_or(sync.lambda_url);
+    sync.runpod_url = GetEnv("GPUCOST_SYNC_RUNPOD_URL").value_or(sync.runpod_url);
+    sync.vastai_url = GetEnv("GPUCOST_SYNC_VASTAI_URL").value_or(sync.vastai_url);
+    sync.coreweave_url = GetEnv("GPUCOST_SYNC_COREWEAVE_URL").value_or(sync.coreweave_url);
+    sync.gcp_api_key = ApiKey("GCP_API_KEY");
+    sync.lambda_api_key = ApiKey("LAMBDA_API_KEY");
     if (auto wait = GetEnv("GPUCOST_SYNC_RETRY_WAIT_MS")) {
         sync.retry.first_wait = std::chrono::milliseconds(std::atoll(wait->c_str()));
     }
@@ -132,9 +148,11 @@ std::set<std::string> RegionsOf(const std::set<std::string>& regions, const std:
 }
 
 // Imports one provider's downloaded files into --out (extending `base_dir`, the catalog the
-// previous provider's import left) or, without --out, into DATABASE_URL.
+// previous provider's import left) or, without --out, into DATABASE_URL; `changed` receives
+// what the import changed.
 int ImportSynced(const gpucost::sync::DownloadedFiles& files,
-                 const gpucost::app::ServiceConfig& config, const std::string& base_dir) {
+                 const gpucost::app::ServiceConfig& config, const std::string& base_dir,
+                 gpucost::import::ImportPlan& changed) {
     using namespace gpucost;
     import::ImportArgs args;
     args.format = files.format;
@@ -142,6 +160,7 @@ int ImportSynced(const gpucost::sync::DownloadedFiles& files,
     args.out_dir = config.import_out;
     args.as_of = config.import_as_of.empty() ? http::TodayUtc() : config.import_as_of;
     args.regions = RegionsOf(SplitRegions(config.import_regions), files.provider);
+    args.changed = &changed;
     if (args.out_dir.empty()) {
         return ImportToDatabase(args, config);
     }
@@ -153,13 +172,86 @@ int ImportSynced(const gpucost::sync::DownloadedFiles& files,
     return import::RunImportToDir(args, base.value(), stdout, stderr);
 }
 
-// `gpucost sync aws|azure|gcp... [--region R,...] (--out DIR | DATABASE_URL)`: per provider,
+// Where sync runs are recorded: --out DIR's sync-runs.jsonl, else DATABASE_URL's sync_runs.
+std::unique_ptr<gpucost::ports::SyncRunLog> OpenRunLog(const gpucost::app::ServiceConfig& config) {
+    if (!config.import_out.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(config.import_out, ec);
+        return std::make_unique<gpucost::sync::FileSyncRunLog>(config.import_out +
+                                                               "/sync-runs.jsonl");
+    }
+#ifdef GPUCOST_WITH_POSTGRES
+    return std::make_unique<gpucost::storage::PgSyncRunLog>(config.database_url);
+#else
+    return nullptr;
+#endif
+}
+
+// `gpucost sync --history N`: the latest N runs, newest first, as a JSON array.
+int PrintSyncHistory(const gpucost::app::ServiceConfig& config) {
+    auto log = OpenRunLog(config);
+    if (log == nullptr) {
+        std::fprintf(stderr, "gpucost: built without PostgreSQL (GPUCOST_WITH_POSTGRES=OFF)\n");
+        return gpucost::import::kImportBadInput;
+    }
+    auto runs = log->Latest(static_cast<std::size_t>(config.sync_history));
+    if (!runs.ok()) {
+        std::fprintf(stderr, "gpucost sync: %s\n", runs.error().message.c_str());
+        return gpucost::import::kImportFailed;
+    }
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& run : runs.value()) out.push_back(gpucost::sync::SyncRunJson(run));
+    std::printf("%s\n", gpucost::text::ToJsonText(out, 2).c_str());
+    return gpucost::import::kImportOk;
+}
+
+// One provider of `gpucost sync`: downloads its price files into `tmp`, imports them in one
+// write, and says how it went as a run to record.
+gpucost::ports::SyncRun SyncProvider(const gpucost::app::ServiceConfig& config,
+                                     const gpucost::sync::SyncArgs& settings,
+                                     const std::string& provider, const std::filesystem::path& tmp,
+                                     const std::string& base_dir) {
+    using namespace gpucost;
+    ports::SyncRun run;
+    run.provider = provider;
+    run.started_at = text::FormatTimestamp(text::NowUs());
+    sync::SyncArgs one = settings;
+    one.regions = RegionsOf(settings.regions, provider);
+    auto downloaded = sync::DownloadProvider(one, provider, (tmp / provider).string());
+    run.outcome = ports::kSyncFailed;
+    if (!downloaded.ok()) {
+        run.message = downloaded.error().message;
+    } else {
+        run.sources = downloaded.value().urls;
+        import::ImportPlan changed;
+        if (ImportSynced(downloaded.value(), config, base_dir, changed) != import::kImportOk) {
+            run.message = "the import failed (its message is above)";
+        } else {
+            run.outcome = ports::kSyncImported;
+            run.offerings_added = changed.offerings_added;
+            run.prices_changed = changed.prices_changed;
+            run.prices_unchanged = changed.prices_unchanged;
+            for (const auto& c : changed.price_changes) {
+                run.price_changes.push_back(
+                    {c.offering_id, c.old_usd_per_hour, c.new_usd_per_hour});
+            }
+        }
+    }
+    run.finished_at = text::FormatTimestamp(text::NowUs());
+    return run;
+}
+
+// `gpucost sync PROVIDER... [--region R,...] (--out DIR | DATABASE_URL)`: per provider,
 // downloads its price files into a temporary directory, then imports them in one write. A
 // provider whose download fails, is cut short or does not parse changes nothing (its prices
-// stay as they were, and so stale in time); the others are still refreshed. Exit 2 when any
-// provider failed.
+// stay as they were, and so stale in time); the others are still refreshed. Each provider's run
+// is recorded (OpenRunLog), failed or not. Exit 2 when any provider failed, 1 when a run could
+// not be recorded.
 int RunSync(const gpucost::app::ServiceConfig& config) {
     using namespace gpucost;
+    if (config.sync_history > 0) {
+        return PrintSyncHistory(config);
+    }
     const sync::SyncArgs settings = SyncSettings(config);
     for (const std::string& provider : settings.providers) {
         sync::SyncArgs one = settings;
@@ -170,6 +262,7 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
             return import::kImportBadInput;
         }
     }
+    auto log = OpenRunLog(config);
     std::error_code ec;
     auto tmp =
         std::filesystem::temp_directory_path(ec) / ("gpucost-sync-" + std::to_string(::getpid()));
@@ -182,27 +275,26 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
     } cleanup{tmp};
     std::string base_dir = config.catalog_dir;
     int failed = 0;
+    bool unrecorded = false;
     for (const std::string& provider : settings.providers) {
-        sync::SyncArgs one = settings;
-        one.regions = RegionsOf(settings.regions, provider);
-        auto downloaded = sync::DownloadProvider(one, provider, (tmp / provider).string());
-        if (!downloaded.ok()) {
+        const ports::SyncRun run = SyncProvider(config, settings, provider, tmp, base_dir);
+        if (run.outcome != ports::kSyncImported) {
             std::fprintf(stderr, "gpucost sync: %s: %s; its prices are left as they were\n",
-                         provider.c_str(), downloaded.error().message.c_str());
+                         provider.c_str(), run.message.c_str());
             ++failed;
-            continue;
+        } else if (!config.import_out.empty()) {
+            base_dir = config.import_out;
         }
-        if (ImportSynced(downloaded.value(), config, base_dir) != import::kImportOk) {
-            std::fprintf(stderr,
-                         "gpucost sync: %s: the import failed; its prices are left as "
-                         "they were\n",
-                         provider.c_str());
-            ++failed;
-            continue;
+        if (log != nullptr) {
+            if (auto recorded = log->Record(run); !recorded.ok()) {
+                std::fprintf(stderr, "gpucost sync: %s: the run was not recorded: %s\n",
+                             provider.c_str(), recorded.error().message.c_str());
+                unrecorded = true;
+            }
         }
-        if (!config.import_out.empty()) base_dir = config.import_out;
     }
-    return failed == 0 ? import::kImportOk : import::kImportBadInput;
+    if (failed > 0) return import::kImportBadInput;
+    return unrecorded ? import::kImportFailed : import::kImportOk;
 }
 
 // `gpucost import`: into --out DIR (a catalog directory), or with DATABASE_URL and no --out

@@ -216,6 +216,10 @@ constexpr Setting kSettings[] = {
     {"--as-of", "GPUCOST_IMPORT_AS_OF", "(the file's publication date)",
      "import: date of the prices (YYYY-MM-DD); required for Azure and GCP files",
      SetText<&ServiceConfig::import_as_of>},
+    {"--history", "GPUCOST_SYNC_HISTORY", "0 (sync)",
+     "sync: print the latest N recorded sync runs (DATABASE_URL, or --out DIR's sync-runs.jsonl) "
+     "as JSON instead of syncing (1-1000)",
+     SetInteger<&ServiceConfig::sync_history, 1, 1000>},
     {"--region", "GPUCOST_IMPORT_REGIONS", "(all)",
      "import: comma-separated regions to import; rows of other regions are skipped",
      SetText<&ServiceConfig::import_regions>},
@@ -244,9 +248,11 @@ std::string HelpText() {
         "  serve          run the HTTP API (default)\n"
         "  check-catalog  load and validate the catalog, print its summary, exit\n"
         "  import FORMAT FILE...  read provider price files (aws-price-list |\n"
-        "                 azure-retail-prices | gcp-billing-catalog) into --out DIR or "
-        "DATABASE_URL\n"
-        "  sync aws|azure|gcp...  download those price files (needs network) and import them\n"
+        "                 azure-retail-prices | gcp-billing-catalog | lambda-instance-types |\n"
+        "                 runpod-gpu-types | vastai-bundles | coreweave-pricing) into --out DIR\n"
+        "                 or DATABASE_URL\n"
+        "  sync PROVIDER...  download those providers' prices (aws azure gcp lambda runpod\n"
+        "                 vastai coreweave; needs network) and import them\n"
         "  migrate        apply the missing schema/migrations to DATABASE_URL\n"
         "  seed           load the shipped catalog into DATABASE_URL (idempotent)\n"
         "  apikey create --scope admin|read|org --name N [--team T] [--price-book ID]\n"
@@ -381,11 +387,12 @@ void CheckCombinations(const ServiceConfig& config, Problems& problems) {
         problems.Fail("--price-book",
                       "is for apikey create; apikey price-book PREFIX|ID BOOK changes a key's");
     }
-    if (config.command == "sync" && (config.command_args.empty() ||
+    if (config.command == "sync" && ((config.command_args.empty() && config.sync_history == 0) ||
                                      (config.import_out.empty() && config.database_url.empty()))) {
         problems.Fail("sync",
-                      "use: sync aws|azure|gcp... [--region R,...] (--out DIR | "
-                      "DATABASE_URL)");
+                      "use: sync aws|azure|gcp|lambda|runpod|vastai|coreweave... "
+                      "[--region R,...] (--out DIR | DATABASE_URL); sync --history N "
+                      "(--out DIR | DATABASE_URL)");
     }
     if (config.command == "import") {
         if (config.command_args.size() < 2) {

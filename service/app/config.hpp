@@ -60,6 +60,8 @@ struct ServiceConfig {
     std::string key_name;
     std::string key_price_book;        // apikey create --price-book: the key's default book
     std::string key_team = "default";  // apikey create --team: the key's team (made when new)
+    // `sync --history N`: print the latest N recorded sync runs instead of syncing (0: sync).
+    int sync_history = 0;
     // `import FORMAT FILE...` (format and files are in command_args) and `sync PROVIDER...`.
     std::string import_out;      // --out DIR; empty with DATABASE_URL: record in the database
     std::string import_as_of;    // --as-of YYYY-MM-DD

@@ -160,6 +160,8 @@ ImportPlan PlanImport(const pricing::Catalog& base, const std::vector<FileResult
             ++plan.by_provider[o.provider].prices_added;
             if (std::fabs(existing->price.usd_per_hour - o.price.usd_per_hour) > kSamePriceUsd) {
                 ++plan.prices_changed;
+                plan.price_changes.push_back(
+                    {o.id, existing->price.usd_per_hour, o.price.usd_per_hour});
             } else {
                 ++plan.prices_unchanged;
             }

@@ -17,6 +17,13 @@ struct ProviderCounts {
     std::size_t prices_added = 0;
 };
 
+// A price an import changes: the offering's current price and the imported one.
+struct PriceChange {
+    std::string offering_id;
+    double old_usd_per_hour = 0;
+    double new_usd_per_hour = 0;
+};
+
 // What an import adds to a catalog, and the counts the summary prints.
 struct ImportPlan {
     std::vector<pricing::Offering> new_offerings;  // each carries its first price in `price`
@@ -26,6 +33,7 @@ struct ImportPlan {
     std::size_t prices_added = 0;
     std::size_t prices_changed = 0;              // differ from the offering's current price
     std::size_t prices_unchanged = 0;            // same price, newer observation
+    std::vector<PriceChange> price_changes;      // one per prices_changed
     std::map<std::string, std::size_t> skipped;  // the files' skips plus the merge's own
     std::map<std::string, ProviderCounts> by_provider;
 };

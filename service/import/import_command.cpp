@@ -21,7 +21,9 @@ std::optional<std::vector<FileResult>> ReadAll(const ImportArgs& args, std::FILE
     auto format = ParseFormat(args.format);
     if (!format) {
         Fail(err, "unknown format '" + args.format +
-                      "'; use aws-price-list, azure-retail-prices or gcp-billing-catalog");
+                      "'; use aws-price-list, azure-retail-prices, gcp-billing-catalog, "
+                      "lambda-instance-types, runpod-gpu-types, vastai-bundles or "
+                      "coreweave-pricing");
         return std::nullopt;
     }
     if (args.files.empty()) {
@@ -85,6 +87,16 @@ json Summary(const ImportArgs& args, const std::vector<FileResult>& files, const
     return out;
 }
 
+// The counts and changed prices of `plan` for the caller that asked (args.changed).
+void Report(const ImportArgs& args, const ImportPlan& plan) {
+    if (args.changed == nullptr) return;
+    args.changed->offerings_added = plan.offerings_added;
+    args.changed->prices_added = plan.prices_added;
+    args.changed->prices_changed = plan.prices_changed;
+    args.changed->prices_unchanged = plan.prices_unchanged;
+    args.changed->price_changes = plan.price_changes;
+}
+
 }  // namespace
 
 int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std::FILE* out,
@@ -106,6 +118,7 @@ int RunImportToDir(const ImportArgs& args, const pricing::CatalogCsv& base, std:
         }
         plan = PlanImport(*catalog.value(), *files);
         summary = Summary(args, *files, plan);
+        Report(args, plan);
         files.reset();
     }
     pricing::CatalogCsv merged = AppendToCatalog(base, plan);
@@ -160,6 +173,7 @@ int RunImportToStore(const ImportArgs& args, ports::CatalogStore& store, std::FI
         }
     }
     json summary = Summary(args, *files, plan);
+    Report(args, plan);
     summary["out"] = "database";
     std::fprintf(out, "%s\n", text::ToJsonText(summary, 2).c_str());
     return kImportOk;

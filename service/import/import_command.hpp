@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pricing/catalog_loader.hpp"
+#include "service/import/catalog_merge.hpp"
 #include "service/ports/catalog_store.hpp"
 
 namespace gpucost::import {
@@ -20,6 +21,8 @@ struct ImportArgs {
     // Directory holding the four mapping CSVs (the base catalog directory's mappings/ when it
     // has one); empty: the tables embedded in the binary.
     std::string mappings_dir;
+    // When set, receives what the import changed (`gpucost sync` records it with the run).
+    ImportPlan* changed = nullptr;
 };
 
 // Exit status of the import subcommand: 0 done, 1 the catalog or the database refused the

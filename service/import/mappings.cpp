@@ -141,7 +141,40 @@ pricing::Status LoadShapes(std::string_view text, const std::string& name,
     return pricing::Ok{};
 }
 
+// neocloud-gpus.csv: one row per provider and GPU name.
+pricing::Status LoadNeocloudGpus(std::string_view text,
+                                 std::map<std::string, InstanceShape, std::less<>>& out) {
+    if (text.empty()) {
+        return pricing::Ok{};
+    }
+    auto table = Table::Parse(text, "mappings/neocloud-gpus.csv",
+                              {"provider", "gpu_name", "accelerator", "accelerator_count",
+                               "accelerator_memory_gb", "source"});
+    if (!table.ok()) {
+        return table.error();
+    }
+    const Table& t = table.value();
+    for (std::size_t row = 0; row < t.Rows(); ++row) {
+        auto shape = ReadShape(t, row, {"accelerator_memory_gb"});
+        if (!shape.ok()) {
+            return shape.error();
+        }
+        const std::string key = t.Get(row, "provider") + ":" + t.Get(row, "gpu_name");
+        if (!out.emplace(key, std::move(shape).value()).second) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             t.Name() + " line " + std::to_string(t.Line(row)) +
+                                 ": duplicate provider and gpu_name '" + key + "'");
+        }
+    }
+    return pricing::Ok{};
+}
+
 }  // namespace
+
+const InstanceShape* Mappings::NeocloudGpu(std::string_view provider, std::string_view name) const {
+    auto it = neocloud_gpus.find(std::string(provider) + ":" + std::string(name));
+    return it == neocloud_gpus.end() ? nullptr : &it->second;
+}
 
 const GcpSkuComponent* Mappings::MatchGcpSku(std::string_view description) const {
     const GcpSkuComponent* best = nullptr;
@@ -204,6 +237,9 @@ pricing::Result<Mappings> LoadMappings(const MappingsCsv& csv) {
         }
         m.gcp_sku_components.push_back(std::move(c));
     }
+    if (auto s = LoadNeocloudGpus(csv.neocloud_gpus_csv, m.neocloud_gpus); !s.ok()) {
+        return s.error();
+    }
     return m;
 }
 
@@ -221,6 +257,12 @@ pricing::Result<Mappings> LoadMappingsFromDir(const std::string& dir) {
         text << in.rdbuf();
         *out = text.str();
     }
+    // A catalog directory written before the neocloud readers has no neocloud-gpus.csv.
+    if (std::ifstream in(dir + "/neocloud-gpus.csv", std::ios::binary); in) {
+        std::ostringstream text;
+        text << in.rdbuf();
+        csv.neocloud_gpus_csv = text.str();
+    }
     return LoadMappings(csv);
 }
 
@@ -230,6 +272,7 @@ pricing::Result<Mappings> LoadEmbeddedMappings() {
     csv.azure_vm_sizes_csv = std::string(app::embedded::kAzureVmSizesCsv);
     csv.gcp_machine_shapes_csv = std::string(app::embedded::kGcpMachineShapesCsv);
     csv.gcp_sku_components_csv = std::string(app::embedded::kGcpSkuComponentsCsv);
+    csv.neocloud_gpus_csv = std::string(app::embedded::kNeocloudGpusCsv);
     return LoadMappings(csv);
 }
 

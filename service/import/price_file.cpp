@@ -32,6 +32,14 @@ const auto kFormats = std::to_array<FormatRow>({
      &detail::ReadAzure, nullptr},
     {Format::kGcpBillingCatalog, "gcp-billing-catalog", &detail::GcpAssumptions, nullptr,
      &detail::ReadGcp},
+    {Format::kLambdaInstanceTypes, "lambda-instance-types", &detail::LambdaAssumptions,
+     &detail::ReadLambda, nullptr},
+    {Format::kRunpodGpuTypes, "runpod-gpu-types", &detail::RunpodAssumptions, &detail::ReadRunpod,
+     nullptr},
+    {Format::kVastaiBundles, "vastai-bundles", &detail::VastaiAssumptions, &detail::ReadVastai,
+     nullptr},
+    {Format::kCoreweavePricing, "coreweave-pricing", &detail::CoreweaveAssumptions,
+     &detail::ReadCoreweave, nullptr},
 });
 
 const FormatRow& RowOf(Format format) {

@@ -17,9 +17,18 @@
 namespace gpucost::import {
 
 // The provider price-file formats gpucost reads (docs/prices.md describes each).
-enum class Format { kAwsPriceList, kAzureRetailPrices, kGcpBillingCatalog };
+enum class Format {
+    kAwsPriceList,
+    kAzureRetailPrices,
+    kGcpBillingCatalog,
+    kLambdaInstanceTypes,
+    kRunpodGpuTypes,
+    kVastaiBundles,
+    kCoreweavePricing,
+};
 
-// "aws-price-list", "azure-retail-prices", "gcp-billing-catalog".
+// "aws-price-list", "azure-retail-prices", "gcp-billing-catalog", "lambda-instance-types",
+// "runpod-gpu-types", "vastai-bundles", "coreweave-pricing".
 std::string_view FormatName(Format format);
 std::optional<Format> ParseFormat(std::string_view name);
 

@@ -1,5 +1,5 @@
 #pragma once
-// Shared pieces of the three price-file readers (internal to service/import).
+// Shared pieces of the price-file readers (internal to service/import).
 
 #include <map>
 #include <optional>
@@ -86,11 +86,24 @@ pricing::Status StampObservations(FileResult& result, const ParseOptions& option
 pricing::Assumptions AwsAssumptions();
 pricing::Assumptions AzureAssumptions();
 pricing::Assumptions GcpAssumptions();
+pricing::Assumptions LambdaAssumptions();
+pricing::Assumptions RunpodAssumptions();
+pricing::Assumptions VastaiAssumptions();
+pricing::Assumptions CoreweaveAssumptions();
 
 pricing::Result<FileResult> ReadAws(const Input& input, const std::string& name,
                                     const Mappings& mappings, const ParseOptions& options);
 pricing::Result<FileResult> ReadAzure(const Input& input, const std::string& name,
                                       const Mappings& mappings, const ParseOptions& options);
+// The neoclouds' answers (neocloud_prices.cpp): one answer per file.
+pricing::Result<FileResult> ReadLambda(const Input& input, const std::string& name,
+                                       const Mappings& mappings, const ParseOptions& options);
+pricing::Result<FileResult> ReadRunpod(const Input& input, const std::string& name,
+                                       const Mappings& mappings, const ParseOptions& options);
+pricing::Result<FileResult> ReadVastai(const Input& input, const std::string& name,
+                                       const Mappings& mappings, const ParseOptions& options);
+pricing::Result<FileResult> ReadCoreweave(const Input& input, const std::string& name,
+                                          const Mappings& mappings, const ParseOptions& options);
 // GCP lists SKUs over several pages: a machine's GPU, vCPU and memory SKUs may sit on
 // different pages, so all pages of one listing are read together.
 using NamedInput = std::pair<Input, std::string>;

@@ -66,7 +66,16 @@ std::optional<std::chrono::milliseconds> RetryAfter(const httplib::Response& res
     return std::chrono::seconds(std::stoll(value.substr(0, 9)));
 }
 
-Attempt DownloadOnce(const std::string& url, const std::string& path) {
+// One request: GET unless `post_body` is set (RunPod's GraphQL query), with `headers` (an API
+// key as a Bearer token).
+struct Fetch {
+    std::string url;
+    httplib::Headers headers;
+    std::optional<std::string> post_body;
+};
+
+Attempt DownloadOnce(const Fetch& fetch, const std::string& path) {
+    const std::string& url = fetch.url;
     auto scheme_end = url.find("://");
     auto path_start =
         scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
@@ -79,11 +88,17 @@ Attempt DownloadOnce(const std::string& url, const std::string& path) {
     client.set_read_timeout(kReadTimeout);
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
     std::size_t bytes = 0;
-    auto result = client.Get(url.substr(path_start), [&](const char* data, std::size_t length) {
+    auto write = [&](const char* data, std::size_t length) {
         file.write(data, static_cast<std::streamsize>(length));
         bytes += length;
         return static_cast<bool>(file);
-    });
+    };
+    auto result = fetch.post_body ? client.Post(url.substr(path_start), fetch.headers,
+                                                *fetch.post_body, "application/json")
+                                  : client.Get(url.substr(path_start), fetch.headers, write);
+    if (result && fetch.post_body) {
+        write(result->body.data(), result->body.size());
+    }
     const std::string what = "cannot download " + url + ": ";
     if (!result) {
         return Transient(
@@ -113,11 +128,10 @@ Attempt DownloadOnce(const std::string& url, const std::string& path) {
 }
 
 // Streams `url` into `path`, retrying what `policy` says is worth another try.
-pricing::Status Download(const std::string& url, const std::string& path,
-                         const RetryPolicy& policy) {
+pricing::Status Download(const Fetch& fetch, const std::string& path, const RetryPolicy& policy) {
     std::chrono::milliseconds wait = policy.first_wait;
     for (int attempt = 1;; ++attempt) {
-        Attempt tried = DownloadOnce(url, path);
+        Attempt tried = DownloadOnce(fetch, path);
         if (tried.status.ok() || !tried.transient || attempt >= policy.attempts) {
             if (!tried.status.ok() && tried.transient) {
                 return MakeError(
@@ -177,7 +191,7 @@ pricing::Result<DownloadedFiles> DownloadAws(const SyncArgs& args, const std::st
     for (const std::string& region : args.regions) {
         std::string path = dir + "/aws-" + region + ".json";
         std::string url = args.aws_base + region + "/index.json";
-        if (auto got = Download(url, path, args.retry); !got.ok()) {
+        if (auto got = Download({url, {}, std::nullopt}, path, args.retry); !got.ok()) {
             return got.error();
         }
         if (auto whole = CheckJsonObjectEnds(path, url); !whole.ok()) {
@@ -207,7 +221,7 @@ pricing::Result<DownloadedFiles> DownloadAzure(const SyncArgs& args, const std::
                                                           " pages; narrow it with --region");
         }
         std::string path = dir + "/azure-page-" + std::to_string(page) + ".json";
-        if (auto got = Download(url, path, args.retry); !got.ok()) {
+        if (auto got = Download({url, {}, std::nullopt}, path, args.retry); !got.ok()) {
             return got.error();
         }
         auto doc = ReadPage(path, url);
@@ -246,7 +260,8 @@ pricing::Result<DownloadedFiles> DownloadGcp(const SyncArgs& args, const std::st
                                 (token.empty() ? "" : "&pageToken=" + UrlEncode(token));
             std::string path = dir + "/gcp-" + service + "-" + std::to_string(page) + ".json";
             if (auto got =
-                    Download(shown + "&key=" + UrlEncode(args.gcp_api_key), path, args.retry);
+                    Download({shown + "&key=" + UrlEncode(args.gcp_api_key), {}, std::nullopt},
+                             path, args.retry);
                 !got.ok()) {
                 // The message names the URL with the key; say it without.
                 return MakeError(
@@ -272,14 +287,79 @@ pricing::Result<DownloadedFiles> DownloadGcp(const SyncArgs& args, const std::st
     return out;
 }
 
+// The fields RunPod's gpuTypes query asks for: the GPU, the clouds that rent it and their
+// on-demand and spot prices per GPU-hour.
+constexpr char kRunpodQuery[] =
+    R"({"query":"query GpuTypes { gpuTypes { id displayName manufacturer memoryInGb )"
+    R"(secureCloud communityCloud securePrice communityPrice secureSpotPrice )"
+    R"(communitySpotPrice } }"})";
+
+// One answer of a neocloud, downloaded and checked to be whole and in its documented shape.
+pricing::Result<DownloadedFiles> DownloadOne(const SyncArgs& args, const std::string& provider,
+                                             const std::string& dir) {
+    Fetch fetch;
+    std::string format;
+    std::string shown;
+    if (provider == "lambda") {
+        fetch.url = args.lambda_url;
+        fetch.headers = {{"Authorization", "Bearer " + args.lambda_api_key}};
+        format = "lambda-instance-types";
+    } else if (provider == "runpod") {
+        fetch.url = args.runpod_url;
+        fetch.post_body = kRunpodQuery;
+        format = "runpod-gpu-types";
+    } else if (provider == "vastai") {
+        const std::string query = R"({"rentable":{"eq":true},"verified":{"eq":true},)"
+                                  R"("type":"on-demand","limit":)" +
+                                  std::to_string(kVastaiOfferLimit) + "}";
+        fetch.url = args.vastai_url + "?q=" + UrlEncode(query);
+        format = "vastai-bundles";
+    } else {
+        fetch.url = args.coreweave_url;
+        format = "coreweave-pricing";
+    }
+    const std::string path = dir + "/" + provider + (provider == "coreweave" ? ".html" : ".json");
+    if (auto got = Download(fetch, path, args.retry); !got.ok()) {
+        return got.error();
+    }
+    const std::string changed =
+        " is not the documented answer (the API changed?); nothing of this provider is imported";
+    if (provider == "coreweave") {
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        if (text.str().find("</html>") == std::string::npos) {
+            return MakeError(ErrorCode::kUnavailable,
+                             fetch.url +
+                                 " is not a whole HTML page (cut short?); nothing of this "
+                                 "provider is imported");
+        }
+    } else {
+        auto doc = ReadPage(path, fetch.url);
+        if (!doc.ok()) return doc.error();
+        const nlohmann::json& page = doc.value();
+        const bool documented =
+            provider == "lambda" ? page.contains("data") && page["data"].is_object()
+            : provider == "runpod"
+                ? !page.contains("errors") && page.contains("data") && page["data"].is_object() &&
+                      page["data"].contains("gpuTypes") && page["data"]["gpuTypes"].is_array()
+                : page.contains("offers") && page["offers"].is_array();
+        if (!documented) {
+            return MakeError(ErrorCode::kUnavailable, fetch.url + changed);
+        }
+    }
+    return DownloadedFiles{provider, format, {path}, {fetch.url}};
+}
+
 }  // namespace
 
 pricing::Status CheckSyncArgs(const SyncArgs& args) {
     for (const std::string& p : args.providers) {
         if (std::find(kSyncProviders.begin(), kSyncProviders.end(), p) == kSyncProviders.end()) {
             return MakeError(ErrorCode::kInvalidArgument,
-                             "sync knows aws, azure and gcp (" + p +
-                                 " publishes no price file the importers read)",
+                             "sync knows aws, azure, gcp, lambda, runpod, vastai and coreweave "
+                             "(" +
+                                 p + " publishes no price file the importers read)",
                              "provider");
         }
         if (p == "aws" && args.regions.empty()) {
@@ -292,6 +372,12 @@ pricing::Status CheckSyncArgs(const SyncArgs& args) {
                              "sync gcp needs an API key: GCP_API_KEY, or GCP_API_KEY_FILE naming "
                              "a file that holds it (a mounted Secret)",
                              "GCP_API_KEY");
+        }
+        if (p == "lambda" && args.lambda_api_key.empty()) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "sync lambda needs an API key: LAMBDA_API_KEY, or "
+                             "LAMBDA_API_KEY_FILE naming a file that holds it (a mounted Secret)",
+                             "LAMBDA_API_KEY");
         }
     }
     return pricing::Ok{};
@@ -307,6 +393,9 @@ pricing::Result<DownloadedFiles> DownloadProvider(const SyncArgs& args, const st
     if (provider == "aws") return DownloadAws(args, dir);
     if (provider == "azure") return DownloadAzure(args, dir);
     if (provider == "gcp") return DownloadGcp(args, dir);
+    if (std::find(kSyncProviders.begin(), kSyncProviders.end(), provider) != kSyncProviders.end()) {
+        return DownloadOne(args, provider, dir);
+    }
     return MakeError(ErrorCode::kInvalidArgument, "sync does not know " + provider, "provider");
 }
 

@@ -17,6 +17,13 @@ inline constexpr char kAwsOfferBase[] =
     "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/";
 inline constexpr char kAzurePricesBase[] = "https://prices.azure.com/api/retail/prices";
 inline constexpr char kGcpBillingBase[] = "https://cloudbilling.googleapis.com/v1/services/";
+// The neoclouds' own price answers: Lambda's instance-types API (needs an API key), RunPod's
+// public GraphQL API (gpuTypes), Vast.ai's public bundles search and CoreWeave's pricing page.
+inline constexpr char kLambdaInstanceTypesUrl[] =
+    "https://cloud.lambdalabs.com/api/v1/instance-types";
+inline constexpr char kRunpodGraphqlUrl[] = "https://api.runpod.io/graphql";
+inline constexpr char kVastaiBundlesUrl[] = "https://console.vast.ai/api/v0/bundles/";
+inline constexpr char kCoreweavePricingUrl[] = "https://www.coreweave.com/pricing";
 // The Cloud Billing Catalog services whose SKUs price GPU machines and TPUs: Compute Engine
 // and Cloud TPU (docs/prices.md, `gcp-billing-catalog`).
 inline constexpr std::array<const char*, 2> kGcpServices = {"6F81-5844-456A", "E000-3F24-B8AA"};
@@ -33,12 +40,17 @@ struct RetryPolicy {
 
 // `gpucost sync`: which providers' price files to fetch, for which regions, from where.
 struct SyncArgs {
-    std::vector<std::string> providers;  // aws | azure | gcp
+    std::vector<std::string> providers;  // one of kSyncProviders each
     std::set<std::string> regions;       // required for aws (one offer file per region)
     std::string aws_base = kAwsOfferBase;
     std::string azure_base = kAzurePricesBase;
     std::string gcp_base = kGcpBillingBase;
     std::string gcp_api_key;  // required for gcp (GCP_API_KEY or GCP_API_KEY_FILE)
+    std::string lambda_url = kLambdaInstanceTypesUrl;
+    std::string runpod_url = kRunpodGraphqlUrl;
+    std::string vastai_url = kVastaiBundlesUrl;
+    std::string coreweave_url = kCoreweavePricingUrl;
+    std::string lambda_api_key;  // required for lambda (LAMBDA_API_KEY or LAMBDA_API_KEY_FILE)
     RetryPolicy retry;
 };
 
@@ -52,9 +64,11 @@ struct DownloadedFiles {
 };
 
 // The providers sync knows (one list; `gpucost sync` refuses others by name).
-inline constexpr std::array<const char*, 3> kSyncProviders = {"aws", "azure", "gcp"};
+inline constexpr std::array<const char*, 7> kSyncProviders = {
+    "aws", "azure", "gcp", "lambda", "runpod", "vastai", "coreweave"};
 
-// kInvalidArgument for an unknown provider, aws without regions or gcp without an API key.
+// kInvalidArgument for an unknown provider, aws without regions, gcp or lambda without an API
+// key.
 [[nodiscard]] pricing::Status CheckSyncArgs(const SyncArgs& args);
 
 // Downloads `provider`'s documented price files into `dir` (created if missing):
@@ -63,6 +77,11 @@ inline constexpr std::array<const char*, 3> kSyncProviders = {"aws", "azure", "g
 //          '{region}' or ...)], every page (NextPageLink), at most kMaxAzurePages
 //   gcp:   {gcp_base}{service}/skus?currencyCode=USD&key=KEY for each of kGcpServices, every
 //          page (nextPageToken), at most kMaxGcpPages each
+//   lambda:    GET {lambda_url} with the API key as a Bearer token; a JSON object with `data`
+//   runpod:    POST {runpod_url} the gpuTypes query; `data.gpuTypes` and no GraphQL `errors`
+//   vastai:    GET {vastai_url}?q={rentable, verified, on-demand, limit kVastaiOfferLimit};
+//              `offers`
+//   coreweave: GET {coreweave_url}; a whole HTML page (its GPU table is read at import)
 // 429 and 5xx answers and bodies shorter than their Content-Length are retried by `retry`;
 // kUnavailable naming the URL when a download still fails (no network, DNS, TLS, another
 // status, a body cut short), and when a page is not the JSON object its API documents
@@ -75,5 +94,8 @@ inline constexpr std::array<const char*, 3> kSyncProviders = {"aws", "azure", "g
 inline constexpr int kMaxAzurePages = 5000;
 // GCP lists at most 5,000 SKUs a page; Compute Engine has some tens of thousands.
 inline constexpr int kMaxGcpPages = 100;
+// Vast.ai's marketplace lists a few thousand rentable verified offers; the search answers at
+// most `limit` of them in one page.
+inline constexpr int kVastaiOfferLimit = 10000;
 
 }  // namespace gpucost::sync

@@ -12,6 +12,9 @@
 #     front of it; the probes' own commands report ready, the API answers from the pod and
 #     through nginx, a write through nginx is read back from each pod; then `podman kube down`
 #     and that pods, secrets, volumes and network are gone.
+#  Both parts run `gpucost sync` once against tests/sync/fixture_server.py (on the host, reached
+#  at the network's gateway): compose's `sync` service by its entrypoint, the CronJob by its
+#  container's command, then read the runs back with `gpucost sync --history`.
 #
 # Needs root (CI is root). Installs podman, buildah, debootstrap, runc and podman-compose with
 # apt-get when missing. Skips (exit 0, "skipped: ...") only when not root or podman cannot be
@@ -173,6 +176,7 @@ cleanup() {
     note "remove with: podman-compose -p $PROJECT -f $COMPOSE_FILE down -v && podman network rm $NETWORK"
     return
   fi
+  [[ -n "${FIXTURE_PID:-}" ]] && kill "$FIXTURE_PID" 2>/dev/null
   compose_leftovers
   kube_down
   drop_netavark_tables
@@ -297,6 +301,31 @@ done
 # ---------------------------------------------------------------------------------------------
 # Compose: start
 T_COMPOSE=$SECONDS
+# The fixture server of the providers' price answers (tests/sync/fixture_server.py) on the host,
+# on every address: containers reach it at their network's gateway.
+FIXTURE_PORT="$(pick_port)"
+python3 "$REPO/tests/sync/fixture_server.py" "$REPO/tests/data/import" "$FIXTURE_PORT" 0.0.0.0 \
+  >"$TMP/fixture.log" 2>&1 &
+FIXTURE_PID=$!
+gateway_of() { podman network inspect "$1" -f '{{range .Subnets}}{{.Gateway}}{{end}}' 2>/dev/null; }
+# fixture_env NETWORK: `-e NAME=VALUE` arguments pointing every provider at the fixture server.
+fixture_env() {
+  local line
+  while IFS= read -r line; do printf '%s\n' -e "$line"; done \
+    < <(python3 "$REPO/tests/sync/fixture_server.py" --env "http://$(gateway_of "$1"):$FIXTURE_PORT")
+}
+# synced CONTAINER PROVIDER...: the container's `gpucost sync --history` (DATABASE_URL from its
+# environment) holds an imported run of each provider that read the fixture server.
+synced() {
+  local c="$1"; shift
+  podman exec "$c" /usr/local/bin/gpucost sync --history 50 2>/dev/null | python3 -c '
+import json, sys
+runs = json.load(sys.stdin)
+got = {r["provider"] for r in runs if r["outcome"] == "imported" and
+       all(":'"$FIXTURE_PORT"'/ok/" in s for s in r["sources"])}
+sys.exit(0 if set(sys.argv[1:]) <= got else 1)' "$@"
+}
+
 step compose-up 180 "podman-compose up: postgres, migrate, 2 gpucost replicas, nginx (project $PROJECT, nginx on 127.0.0.1:$PORT)" \
   "${COMPOSE[@]}" up -d --no-build
 
@@ -530,6 +559,28 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
+# Compose: the `sync` service once (its entrypoint from compose.yaml, GPUCOST_SYNC_INTERVAL_S=0)
+# against the fixture server, on the project network; the runs recorded, the prices served.
+mapfile -t SYNC_ENTRY < <("${KUBE_TOOL[@]}" compose-entrypoint "$COMPOSE_FILE" sync)
+mapfile -t FIX_ENV < <(fixture_env "$NETWORK")
+if timeout 120 podman run --rm --network "$NETWORK" --read-only --tmpfs /tmp --cap-drop ALL \
+     --security-opt no-new-privileges "${FIX_ENV[@]}" -e GPUCOST_SYNC_RETRY_WAIT_MS=10 \
+     -e DATABASE_URL="postgresql://gpucost:$GPUCOST_DB_PASSWORD@postgres:5432/gpucost" \
+     -e GPUCOST_SYNC_PROVIDERS="aws runpod vastai coreweave" -e GPUCOST_SYNC_REGIONS=aws:us-east-1 \
+     -e GPUCOST_SYNC_INTERVAL_S=0 --entrypoint "${SYNC_ENTRY[0]}" localhost/gpucost:latest \
+     "${SYNC_ENTRY[@]:1}" >"$TMP/compose-sync.log" 2>&1; then
+  ok "compose's sync service synced aws, runpod, vastai and coreweave once from the fixture server (exit 0)"
+else
+  not_ok "compose's sync service syncs once from the fixture server"; tail -n 15 "$TMP/compose-sync.log" | sed 's/^/#   /'
+fi
+if synced "${CTR_REPLICAS[0]}" aws runpod vastai coreweave; then
+  ok "each provider's run is recorded: \`gpucost sync --history\` in a replica lists them, imported"
+else not_ok "each provider's sync run is recorded and read back by \`gpucost sync --history\`"; fi
+synced_served() { curl -fsS -m 2 "$BASE/v1/offerings/runpod-mi300x-secure-global-on-demand" | grep -q '"usd_per_hour":2.49'; }
+if wait_for 10 synced_served; then ok "the synced RunPod MI300X price is served through nginx within $WAITED s"
+else not_ok "the synced RunPod MI300X price is served through nginx within 10 s"; fi
+
+# ---------------------------------------------------------------------------------------------
 # Compose: container properties
 for c in "$CTR_POSTGRES" "${CTR_REPLICAS[@]}" "$CTR_NGINX"; do
   if out="$(timeout 20 podman healthcheck run "$c" 2>&1)"; then
@@ -692,6 +743,24 @@ else not_ok "the API answers from the pod ($KURL) on the seeded PostgreSQL catal
 if podman exec "${KGPU[0]}" printenv GPUCOST_SNAPSHOT_REFRESH_MS 2>/dev/null | grep -qx 1000; then
   ok "the ConfigMap's settings are in the pod's environment"
 else not_ok "the ConfigMap's settings are in the pod's environment"; fi
+
+# The CronJob: its container's command and args (every provider it names, the manifest's
+# regions) as its Job would run them, on the pods' network against the fixture server, with
+# the Secret's DATABASE_URL; the runs recorded.
+mapfile -t CRON_CMD < <("${KUBE_TOOL[@]}" cronjob-command "$KUBE_DIR/sync-cronjob.yaml")
+mapfile -t FIX_ENV < <(fixture_env "$KNET")
+KDB_URL="$("${KUBE_TOOL[@]}" secret-value "$KUBE_DIR/secret.yaml" gpucost-database DATABASE_URL "$GPUCOST_DB_PASSWORD")"
+if timeout 180 podman run --rm --network "$KNET" --read-only --tmpfs /tmp --user 10001:10001 \
+     --cap-drop ALL --security-opt no-new-privileges "${FIX_ENV[@]}" -e GPUCOST_SYNC_RETRY_WAIT_MS=10 \
+     -e DATABASE_URL="$KDB_URL" --entrypoint "${CRON_CMD[0]}" localhost/gpucost:latest \
+     "${CRON_CMD[@]:1}" >"$TMP/cron-sync.log" 2>&1; then
+  ok "the sync CronJob's command synced every provider it names from the fixture server (exit 0: ${CRON_CMD[*]:5})"
+else
+  not_ok "the sync CronJob's command syncs from the fixture server"; tail -n 15 "$TMP/cron-sync.log" | sed 's/^/#   /'
+fi
+if synced "${KGPU[0]}" aws azure gcp runpod vastai coreweave; then
+  ok "the CronJob's runs are recorded: \`gpucost sync --history\` in a pod lists each provider, imported"
+else not_ok "the CronJob's sync runs are recorded and read back by \`gpucost sync --history\`"; fi
 
 # Made before nginx's pods join the network: made just after, the key command once printed no
 # key (while containers join a network its DNS can miss a lookup; docs/deployment.md).

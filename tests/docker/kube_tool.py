@@ -16,6 +16,11 @@ lacks some of what those manifests use (see docs/deployment.md):
                                livenessProbe, startupProbe) of the Deployment's first container,
                                one argument per line.
   replicas FILE DEPLOYMENT     spec.replicas of the Deployment.
+  cronjob-command FILE         the command and args of the first CronJob's container, one per
+                               line (the container test runs it as its Job would).
+  secret-value FILE NAME KEY PASSWORD   the value of a Secret's key, CHANGE_ME as PASSWORD.
+  compose-entrypoint FILE SERVICE       a compose service's entrypoint, one argument per line,
+                               `$$` unescaped to `$` as compose does.
 """
 import base64
 import json
@@ -78,8 +83,36 @@ def probe(path, name, kind):
     print("\n".join(container[kind]["exec"]["command"]))
 
 
+def cronjob_command(path):
+    for d in docs(path):
+        if d.get("kind") == "CronJob":
+            container = d["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+            print("\n".join(container.get("command", []) + container.get("args", [])))
+            return
+    sys.exit(f"no CronJob in {path}")
+
+
+def secret_value(path, name, key, password):
+    for d in docs(path):
+        if d.get("kind") == "Secret" and d["metadata"]["name"] == name:
+            values = dict(d.get("stringData") or {})
+            for k, b64 in (d.get("data") or {}).items():
+                values[k] = base64.b64decode(b64).decode()
+            print(values[key].replace("CHANGE_ME", password))
+            return
+    sys.exit(f"no Secret {name} in {path}")
+
+
+def compose_entrypoint(path, service):
+    with open(path, encoding="utf-8") as f:
+        entry = yaml.safe_load(f)["services"][service]["entrypoint"]
+    print("\n".join(arg.replace("$$", "$") for arg in entry))
+
+
 def main(argv):
     commands = {"secrets": (secrets, 2), "job-pods": (job_pods, 1), "probe": (probe, 3),
+                "cronjob-command": (cronjob_command, 1), "secret-value": (secret_value, 4),
+                "compose-entrypoint": (compose_entrypoint, 2),
                 "unpublished": (unpublished, 1),
                 "replicas": (lambda p, n: print(deployment(p, n)["spec"].get("replicas", 1)), 2)}
     if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <string_view>
 
 #include "service/import/price_file.hpp"
@@ -25,9 +26,11 @@ const gpucost::import::Mappings& EmbeddedMappings() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     using gpucost::import::Format;
-    constexpr Format kFormats[] = {Format::kAwsPriceList, Format::kAzureRetailPrices,
-                                   Format::kGcpBillingCatalog};
-    const Format format = kFormats[data[0] % 3];
+    constexpr Format kFormats[] = {Format::kAwsPriceList,      Format::kAzureRetailPrices,
+                                   Format::kGcpBillingCatalog, Format::kLambdaInstanceTypes,
+                                   Format::kRunpodGpuTypes,    Format::kVastaiBundles,
+                                   Format::kCoreweavePricing};
+    const Format format = kFormats[data[0] % std::size(kFormats)];
     std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
     gpucost::import::ParseOptions options;
     options.as_of = "2026-11-01";

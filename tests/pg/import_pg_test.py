@@ -1,7 +1,9 @@
 """Database-mode import: `gpucost import` with DATABASE_URL and no --out records through the
 API's write path. A replica started before the import serves the new offerings without a
 restart (NOTIFY), the repriced offering's ETag version moves on and its history keeps the
-seed's price beside the imported one; importing the same file again adds nothing.
+seed's price beside the imported one; importing the same file again adds nothing. `gpucost sync`
+into the database (against tests/sync/fixture_server.py) records each provider's run in
+sync_runs, read back by `gpucost sync --history`.
 
     tests/pg/with_pg.sh python3 tests/pg/import_pg_test.py BINARY FIXTURE_DIR
 """
@@ -13,6 +15,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "contract"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sync"))
+import fixture_server  # noqa: E402
 import serve  # noqa: E402
 
 BINARY, FIXTURES = sys.argv[1], sys.argv[2]
@@ -84,11 +88,42 @@ def main():
         check(again.returncode == 0 and repeat.get("prices_added") == 0 and
               repeat.get("skipped", {}).get("already_recorded") == 6,
               f"importing the same file again adds nothing: {repeat.get('skipped')}")
+        check_sync(port)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
     print(f"{len(failures)} failure(s)" if failures else "database import: all checks passed")
     return 1 if failures else 0
+
+
+def check_sync(port):
+    """Two providers synced and one down: each run recorded in the database, what it changed."""
+    server = fixture_server.start(FIXTURES)
+    env = dict(os.environ)
+    env.update(fixture_server.env_for("http://127.0.0.1:%d" % server.server_port, "ok",
+                                      vastai="down"))
+    env["GPUCOST_SYNC_RETRY_WAIT_MS"] = "10"
+    done = subprocess.run([BINARY, "sync", "runpod", "vastai", "coreweave"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    server.shutdown()
+    check(done.returncode == 2 and "vastai:" in done.stderr and "runpod:" not in done.stderr,
+          f"sync into the database: runpod and coreweave imported, vastai down: {done.stderr}")
+    history = run("sync", "--history", "5")
+    runs = json.loads(history.stdout) if history.returncode == 0 else []
+    check([(r["provider"], r["outcome"]) for r in runs] ==
+          [("coreweave", "imported"), ("vastai", "failed"), ("runpod", "imported")],
+          f"sync --history reads the three runs back, newest first: {history.stderr}")
+    runpod = runs[2] if len(runs) == 3 else {}
+    check(runpod.get("offerings_added") == 3 and {
+        "offering_id": "runpod-h100-sxm-secure-global-on-demand", "old_usd_per_hour": 3.99,
+        "new_usd_per_hour": 2.99, "change_percent": -25.06} in runpod.get("price_changes", []),
+        f"runpod's run says what changed and by how much: {runpod}")
+    deadline = time.time() + 10
+    status = 404
+    while time.time() < deadline and status != 200:
+        status, _, _ = get(port, "/v1/offerings/runpod-mi300x-secure-global-on-demand")
+        time.sleep(0.1)
+    check(status == 200, "the replica serves the synced RunPod MI300X offering")
 
 
 if __name__ == "__main__":

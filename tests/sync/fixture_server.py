@@ -1,17 +1,27 @@
 """A stand-in for the providers' price endpoints, serving the recorded real-format answers in
-tests/data/import (AWS offer file, Azure Retail Prices pages, GCP Cloud Billing Catalog SKUs)
-under the paths `gpucost sync` asks for, in five behaviours chosen by the first path part:
+tests/data/import (AWS offer file, Azure Retail Prices pages, GCP Cloud Billing Catalog SKUs,
+Lambda's instance types, RunPod's GraphQL gpuTypes, Vast.ai's bundles search, CoreWeave's
+pricing page) under the paths `gpucost sync` asks for, in behaviours chosen by the first path
+part:
 
   /ok/...         every answer as recorded
   /flaky/...      each URL answers 429 (Retry-After: 0), then 503, then as recorded
   /truncated/...  the body is cut off after half its Content-Length
-  /changed/...    the documented member renamed (Items, skus, products): a changed schema
+  /nolength/...   the body is cut off after half, sent without a Content-Length (close-delimited)
+  /changed/...    the documented member renamed (Items, skus, products, data, offers), RunPod's
+                  GraphQL answering `errors`, CoreWeave's price column renamed: a changed schema
   /down/...       503 always
 
 Point gpucost at it with GPUCOST_SYNC_AWS_URL=http://HOST:PORT/ok/aws/ (then REGION/index.json),
-GPUCOST_SYNC_AZURE_URL=http://HOST:PORT/ok/azure, GPUCOST_SYNC_GCP_URL=http://HOST:PORT/ok/gcp/
-and GCP_API_KEY=fixture-key. Standalone: python3 fixture_server.py FIXTURE_DIR [PORT] prints
-"listening on PORT" and serves until killed.
+GPUCOST_SYNC_AZURE_URL=http://HOST:PORT/ok/azure, GPUCOST_SYNC_GCP_URL=http://HOST:PORT/ok/gcp/,
+GPUCOST_SYNC_LAMBDA_URL=http://HOST:PORT/ok/lambda/api/v1/instance-types,
+GPUCOST_SYNC_RUNPOD_URL=http://HOST:PORT/ok/runpod/graphql,
+GPUCOST_SYNC_VASTAI_URL=http://HOST:PORT/ok/vastai/api/v0/bundles/,
+GPUCOST_SYNC_COREWEAVE_URL=http://HOST:PORT/ok/coreweave/pricing, GCP_API_KEY=fixture-key and
+LAMBDA_API_KEY=fixture-key (`env_for(base, behaviour)` gives them all). Standalone:
+python3 fixture_server.py FIXTURE_DIR [PORT [HOST]] prints "listening on PORT" and serves until
+killed (HOST 0.0.0.0: containers reach it at their network's gateway); python3 fixture_server.py
+--env BASE prints env_for(BASE, "ok") as NAME=VALUE lines.
 """
 import http.server
 import json
@@ -38,15 +48,37 @@ class Fixtures:
         # importer must see every page of both services in one import.
         self.gcp_pages = {"": {"skus": skus[:half], "nextPageToken": "page-2"},
                           "page-2": {"skus": skus[half:], "nextPageToken": ""}}
+        self.lambda_types = load("lambda-instance-types.json")
+        self.runpod = load("runpod-gpu-types.json")
+        self.vastai = load("vastai-bundles.json")
+        with open(os.path.join(directory, "coreweave-pricing.html"), encoding="utf-8") as f:
+            self.coreweave = f.read()
         self.tries = {}
         self.lock = threading.Lock()
 
-    def answer(self, path, query):
-        """(status, body dict or None) for a path below the behaviour part."""
+    def answer(self, path, query, headers=None, body=None):
+        """(status, body dict or HTML text) for a path below the behaviour part."""
         parts = path.strip("/").split("/")
+        if parts[0] == "lambda" and parts[1:] == ["api", "v1", "instance-types"]:
+            if (headers or {}).get("Authorization") != "Bearer " + GCP_KEY:
+                return 401, {"error": {"code": "global/invalid-api-key",
+                                       "message": "API key was invalid, expired, or deleted."}}
+            return 200, self.lambda_types
+        if parts[0] == "runpod" and parts[1:] == ["graphql"]:
+            if body is None or "gpuTypes" not in body.get("query", ""):
+                return 400, {"errors": [{"message": "Must provide query string."}]}
+            return 200, self.runpod
+        if parts[0] == "vastai" and parts[1:] == ["api", "v0", "bundles"]:
+            q = json.loads(query.get("q", ["{}"])[0])
+            limit = q.get("limit", 64)
+            return 200, {"offers": self.vastai["offers"][:limit]}
+        if parts[0] == "coreweave" and parts[1:] == ["pricing"]:
+            return 200, self.coreweave
         if parts[0] == "aws" and len(parts) == 3 and parts[2] == "index.json":
-            doc = self.aws.get(parts[1])
-            return (200, doc) if doc else (404, {"error": "no such region"})
+            # One recorded offer file: another region's request gets it too (its rows are
+            # us-east-1's, which an import of that region passes over), as the CronJob's regions
+            # all answer.
+            return 200, self.aws["us-east-1"]
         if parts[0] == "azure" and len(parts) == 1:
             skip = int(query.get("$skip", ["0"])[0])
             return 200, self.azure[0 if skip == 0 else 1]
@@ -61,8 +93,32 @@ class Fixtures:
 
 
 def changed(doc):
-    renamed = {"Items": "items_v2", "skus": "sku_list", "products": "productsV2"}
+    if isinstance(doc, str):  # CoreWeave's page with its price column renamed
+        return doc.replace("Instance Price", "Price / Hour")
+    if "data" in doc and "gpuTypes" in doc["data"]:  # RunPod: a field gone from the schema
+        return {"errors": [{"message": 'Cannot query field "securePrice" on type "GpuType".',
+                            "extensions": {"code": "GRAPHQL_VALIDATION_FAILED"}}]}
+    renamed = {"Items": "items_v2", "skus": "sku_list", "products": "productsV2",
+               "data": "instance_types", "offers": "bundles"}
     return {renamed.get(k, k): v for k, v in doc.items()}
+
+
+def env_for(base, behaviour, **overrides):
+    """The GPUCOST_SYNC_* variables and API keys that point every provider at `base`, one
+    behaviour for all (overrides: provider=behaviour)."""
+    def at(provider, tail):
+        return "%s/%s/%s%s" % (base, overrides.get(provider, behaviour), provider, tail)
+    return {
+        "GPUCOST_SYNC_AWS_URL": at("aws", "/"),
+        "GPUCOST_SYNC_AZURE_URL": at("azure", ""),
+        "GPUCOST_SYNC_GCP_URL": at("gcp", "/"),
+        "GPUCOST_SYNC_LAMBDA_URL": at("lambda", "/api/v1/instance-types"),
+        "GPUCOST_SYNC_RUNPOD_URL": at("runpod", "/graphql"),
+        "GPUCOST_SYNC_VASTAI_URL": at("vastai", "/api/v0/bundles/"),
+        "GPUCOST_SYNC_COREWEAVE_URL": at("coreweave", "/pricing"),
+        "GCP_API_KEY": GCP_KEY,
+        "LAMBDA_API_KEY": GCP_KEY,
+    }
 
 
 def make_handler(fixtures):
@@ -72,11 +128,16 @@ def make_handler(fixtures):
         def log_message(self, *args):
             pass
 
-        def send(self, status, body, headers=(), cut=False):
-            data = json.dumps(body).encode()
+        def send(self, status, body, headers=(), cut=False, length=True):
+            html = isinstance(body, str)
+            data = body.encode() if html else json.dumps(body).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Type", "text/html; charset=utf-8" if html
+                             else "application/json")
+            if length:
+                self.send_header("Content-Length", str(len(data)))
+            else:
+                cut = True
             for name, value in headers:
                 self.send_header(name, value)
             if cut:
@@ -86,7 +147,15 @@ def make_handler(fixtures):
             if cut:
                 self.close_connection = True
 
-        def do_GET(self):
+        def do_POST(self):
+            size = int(self.headers.get("Content-Length", "0"))
+            try:
+                body = json.loads(self.rfile.read(size) or b"null")
+            except ValueError:
+                body = None
+            self.do_GET(body if isinstance(body, dict) else {})
+
+        def do_GET(self, post_body=None):
             url = urllib.parse.urlsplit(self.path)
             behaviour, _, rest = url.path.lstrip("/").partition("/")
             query = urllib.parse.parse_qs(url.query)
@@ -100,22 +169,27 @@ def make_handler(fixtures):
                     return self.send(429, {"error": "too many requests"}, [("Retry-After", "0")])
                 if tries == 1:
                     return self.send(503, {"error": "unavailable"})
-            status, body = fixtures.answer(rest, query)
+            status, body = fixtures.answer(rest, query, self.headers, post_body)
             if status == 200 and behaviour == "changed":
                 body = changed(body)
-            self.send(status, body, cut=(status == 200 and behaviour == "truncated"))
+            self.send(status, body, cut=(status == 200 and behaviour == "truncated"),
+                      length=not (status == 200 and behaviour == "nolength"))
 
     return Handler
 
 
-def start(directory, port=0):
+def start(directory, port=0, host="127.0.0.1"):
     """Starts the server on a thread; returns it (server.server_port is the port)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), make_handler(Fixtures(directory)))
+    server = http.server.ThreadingHTTPServer((host, port), make_handler(Fixtures(directory)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
-if __name__ == "__main__":
-    srv = start(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+if __name__ == "__main__" and sys.argv[1:2] == ["--env"]:
+    for name, value in env_for(sys.argv[2], "ok").items():
+        print("%s=%s" % (name, value))
+elif __name__ == "__main__":
+    srv = start(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0,
+                sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1")
     print("listening on", srv.server_port, flush=True)
     threading.Event().wait()

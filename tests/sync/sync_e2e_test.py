@@ -6,6 +6,7 @@ API key exits 2 and changes nothing; one provider failing leaves the others refr
     python3 tests/sync/sync_e2e_test.py BINARY FIXTURE_DIR
 """
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -30,14 +31,10 @@ BASE = "http://127.0.0.1:%d" % server.server_port
 
 def sync_env(behaviour, gcp_behaviour=None, **extra):
     env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "GCP_API_KEY", "GCP_API_KEY_FILE")}
-    env.update({
-        "GPUCOST_SYNC_AWS_URL": "%s/%s/aws/" % (BASE, behaviour),
-        "GPUCOST_SYNC_AZURE_URL": "%s/%s/azure" % (BASE, behaviour),
-        "GPUCOST_SYNC_GCP_URL": "%s/%s/gcp/" % (BASE, gcp_behaviour or behaviour),
-        "GCP_API_KEY": fixture_server.GCP_KEY,
-        "GPUCOST_SYNC_RETRY_WAIT_MS": "10",
-    })
+           if k not in ("DATABASE_URL", "GCP_API_KEY", "GCP_API_KEY_FILE", "LAMBDA_API_KEY",
+                        "LAMBDA_API_KEY_FILE")}
+    env.update(fixture_server.env_for(BASE, behaviour, gcp=gcp_behaviour or behaviour))
+    env["GPUCOST_SYNC_RETRY_WAIT_MS"] = "10"
     env.update(extra)
     return env
 
@@ -49,9 +46,12 @@ def sync(env, out, *providers_and_flags, first=False):
 
 
 def snapshot(directory):
+    """The catalog files' digests (sync-runs.jsonl, the run log, grows with every run)."""
     digest = {}
     for root, _, names in os.walk(directory):
         for name in names:
+            if name == "sync-runs.jsonl":
+                continue
             with open(os.path.join(root, name), "rb") as f:
                 digest[os.path.relpath(os.path.join(root, name), directory)] = \
                     hashlib.sha256(f.read()).hexdigest()
@@ -85,24 +85,48 @@ with tempfile.TemporaryDirectory() as tmp:
     check(done.returncode == 0, "gcp sync with the key from a file: %s" % done.stderr)
     check("gcp-a2-highgpu-1g-us-central1-on-demand,3.6734," in prices(out),
           "gcp a2 composed from SKUs on both pages")
+    # The neoclouds' own answers: Lambda (API key), RunPod (GraphQL POST), Vast.ai (the
+    # cheapest of a marketplace's offers), CoreWeave (the pricing page's GPU table).
+    done = sync(sync_env("flaky"), out, "lambda", "runpod", "vastai", "coreweave")
+    check(done.returncode == 0, "neocloud sync through 429 and 503: %s" % done.stderr)
+    got = prices(out)
+    for row in ("lambda-gpu_8x_h100_sxm5-us-on-demand,23.92,",
+                "runpod-h100-sxm-secure-global-on-demand,2.99,",
+                "runpod-h100-sxm-secure-global-spot,1.75,",
+                "runpod-mi300x-secure-global-on-demand,2.49,",
+                "vastai-1x-h100_sxm-texas-us-on-demand,1.87,",
+                "vastai-1x-h100_sxm-texas-us-spot,1.05,",
+                "vastai-8x-h100_sxm-vietnam-on-demand,15.2,",
+                "coreweave-nvidia-hgx-h100-8x-north-america-on-demand,49.24,",
+                "coreweave-nvidia-gb200-nvl72-4x-north-america-on-demand,42,"):
+        check(row in got, "neocloud price row %s" % row)
 
     # 2. Anything short of every page whole and in the documented shape changes nothing.
     before = snapshot(out)
-    cases = [(b, p) for b in ("truncated", "changed", "down") for p in ("aws", "azure", "gcp")]
-    for behaviour, provider in cases:
-        region = ["--region", "us-east-1"] if provider == "aws" else []
-        done = sync(sync_env(behaviour), out, provider, *region)
-        check(done.returncode == 2, "%s %s exits 2 (got %d)" % (behaviour, provider,
-                                                               done.returncode))
-        check("left as they were" in done.stderr, "%s %s says so: %s" % (behaviour, provider,
-                                                                         done.stderr))
-        check(snapshot(out) == before, "%s %s changed the catalog" % (behaviour, provider))
+    # One run per behaviour, every provider in it (a process start is most of a run's time):
+    # each is named as left as it was, and the catalog directory is byte for byte the same.
+    everyone = ("aws", "azure", "gcp", "lambda", "runpod", "vastai", "coreweave")
+    for behaviour, providers in (("truncated", everyone), ("changed", everyone),
+                                 ("down", everyone), ("nolength", ("aws", "lambda", "coreweave"))):
+        done = sync(sync_env(behaviour), out, *providers, "--region", "aws:us-east-1")
+        check(done.returncode == 2, "%s exits 2 (got %d)" % (behaviour, done.returncode))
+        for provider in providers:
+            check("gpucost sync: %s: " % provider in done.stderr and
+                  "left as they were" in done.stderr,
+                  "%s %s is named as left as it was: %s" % (behaviour, provider, done.stderr))
+        check(snapshot(out) == before, "%s changed the catalog" % behaviour)
     env = sync_env("ok")
     del env["GCP_API_KEY"]
     done = sync(env, out, "gcp")
     check(done.returncode == 2 and "GCP_API_KEY" in done.stderr, "gcp without a key: %s"
           % done.stderr)
     check(snapshot(out) == before, "gcp without a key changed the catalog")
+    env = sync_env("ok")
+    del env["LAMBDA_API_KEY"]
+    done = sync(env, out, "lambda")
+    check(done.returncode == 2 and "LAMBDA_API_KEY" in done.stderr, "lambda without a key: %s"
+          % done.stderr)
+    check(snapshot(out) == before, "lambda without a key changed the catalog")
 
     # 3. One provider down leaves the others refreshed.
     done = sync(sync_env("ok", gcp_behaviour="down"), out, "azure", "gcp", "--as-of",
@@ -112,6 +136,31 @@ with tempfile.TemporaryDirectory() as tmp:
           % done.stderr)
     check("azure-standard_nd96isr_mi300x_v5-eastus-on-demand,48,2026-12-01" in prices(out),
           "azure refreshed while gcp was down")
+
+    # 4. Every run recorded, newest first: what it read, how it ended, what changed by how much.
+    done = subprocess.run([BINARY, "sync", "--history", "40", "--out", out], capture_output=True,
+                          text=True, timeout=60)
+    check(done.returncode == 0, "sync --history: %s" % done.stderr)
+    runs = json.loads(done.stdout or "[]")
+    # flaky aws, azure, gcp, 4 neoclouds; 3 x 7 + 3 failures; azure + gcp
+    check(len(runs) == 33, "33 runs recorded (got %d)" % len(runs))
+    check([r["id"] for r in runs] == sorted((r["id"] for r in runs), reverse=True),
+          "newest first")
+    by = {(r["provider"], r["outcome"]): r for r in reversed(runs)}  # each one's first run
+    runpod = by.get(("runpod", "imported"), {})
+    check(runpod.get("sources") == ["%s/flaky/runpod/graphql" % BASE], "runpod's URL recorded")
+    check(runpod.get("offerings_added") == 3, "runpod: 3 offerings added: %s" % runpod)
+    change = [c for c in runpod.get("price_changes", [])
+              if c["offering_id"] == "runpod-h100-sxm-secure-global-on-demand"]
+    check(change == [{"offering_id": "runpod-h100-sxm-secure-global-on-demand",
+                      "old_usd_per_hour": 3.99, "new_usd_per_hour": 2.99,
+                      "change_percent": -25.06}], "runpod H100 3.99 -> 2.99 recorded: %s" % change)
+    check(runpod.get("prices_changed") == len(runpod.get("price_changes", [])),
+          "every changed price listed")
+    cut = by.get(("coreweave", "failed"), {})
+    check("cut short" in cut.get("message", "") or "Read" in cut.get("message", ""),
+          "a failed run says why: %s" % cut)
+    check(by.get(("lambda", "failed"), {}).get("offerings_added") == 0, "failed: nothing added")
 
 server.shutdown()
 if failures:

@@ -134,6 +134,17 @@ TEST_SUITE("config") {
         CHECK_FALSE(ParseConfig({"sync", "--out", "cat"}, Env({})).ok());
     }
 
+    TEST_CASE("sync --history N reads the recorded runs: no provider, --out or DATABASE_URL") {
+        auto r = ParseConfig({"sync", "--history", "20", "--out", "cat"}, Env({}));
+        REQUIRE(r.ok());
+        CHECK(r.value().sync_history == 20);
+        CHECK(
+            ParseConfig({"sync", "--history", "5"}, Env({{"DATABASE_URL", "postgresql://x@h/db"}}))
+                .ok());
+        CHECK_FALSE(ParseConfig({"sync", "--history", "5"}, Env({})).ok());
+        CHECK_FALSE(ParseConfig({"sync", "--history", "0", "--out", "cat"}, Env({})).ok());
+    }
+
     TEST_CASE("every invalid value is reported at once, naming flag or variable") {
         auto r = ParseConfig({"--port", "99999", "--bogus", "--threads", "0"},
                              Env({{"GPUCOST_LOG_LEVEL", "loud"}}));

@@ -26,7 +26,7 @@ FileResult Read(Format format, const std::string& fixture, ParseOptions options)
 }
 
 TEST_CASE("every price-file format has its row: a name that parses back and its assumptions") {
-    for (int i = 0; i <= static_cast<int>(Format::kGcpBillingCatalog); ++i) {
+    for (int i = 0; i <= static_cast<int>(Format::kCoreweavePricing); ++i) {
         const auto format = static_cast<Format>(i);
         CAPTURE(i);
         CHECK(ParseFormat(FormatName(format)) == format);

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "service/ports/sync_run_log.hpp"
+
+namespace gpucost::sync {
+
+// A run as `gpucost sync --history` prints it and sync-runs.jsonl keeps it: its members
+// (id, started_at, finished_at, provider, sources, outcome, message, offerings_added,
+// prices_changed, prices_unchanged, price_changes [{offering_id, old_usd_per_hour,
+// new_usd_per_hour, change_percent}]).
+nlohmann::json SyncRunJson(const ports::SyncRun& run);
+ports::SyncRun SyncRunFromJson(const nlohmann::json& doc);
+
+// The runs of `gpucost sync --out DIR`: one JSON line per run appended to DIR/sync-runs.jsonl
+// beside the catalog files it changed (a failed run is recorded there too; the catalog files
+// stay as they were).
+class FileSyncRunLog final : public ports::SyncRunLog {
+public:
+    explicit FileSyncRunLog(std::string path) : path_(std::move(path)) {}
+
+    [[nodiscard]] pricing::Status Record(const ports::SyncRun& run) override;
+    [[nodiscard]] pricing::Result<std::vector<ports::SyncRun>> Latest(std::size_t limit) override;
+
+private:
+    pricing::Result<std::vector<ports::SyncRun>> ReadAll() const;
+    std::string path_;
+};
+
+}  // namespace gpucost::sync
