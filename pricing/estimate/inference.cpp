@@ -1009,6 +1009,29 @@ bool Better(LayoutObjective objective, bool by_latency, const LayoutCandidate& a
     return a.output_tokens_per_second > b.output_tokens_per_second;
 }
 
+// The layouts that would have beaten `chosen` but miss a latency bound, each with the bound it
+// misses, in words ("" when none).
+std::string OverTheBounds(const LayoutSearch& search, const LayoutCandidate& chosen) {
+    std::string out;
+    for (const LayoutCandidate& c : search.candidates) {
+        if (!c.serves || c.meets_latency_bounds || !Better(search.objective, false, c, chosen)) {
+            continue;
+        }
+        std::string missed;
+        if (search.max_inter_token_latency_ms &&
+            c.inter_token_latency_ms > *search.max_inter_token_latency_ms) {
+            missed = "inter-token latency " + Fixed1(c.inter_token_latency_ms) + " ms over " +
+                     Fixed1(*search.max_inter_token_latency_ms);
+        } else if (search.max_time_to_first_token_ms) {
+            missed = "time to first token " + Fixed1(c.time_to_first_token_ms) + " ms over " +
+                     Fixed1(*search.max_time_to_first_token_ms);
+        }
+        out += (out.empty() ? "; not chosen for missing a latency bound: " : ", ") + LayoutName(c) +
+               " (" + Tokens(c.output_tokens_per_second) + " tokens/s, " + missed + ")";
+    }
+    return out;
+}
+
 // The candidate the objective picks (index into candidates) and why, in words.
 std::pair<std::size_t, std::string> Choose(const LayoutSearch& search) {
     const auto& all = search.candidates;
@@ -1044,6 +1067,7 @@ std::pair<std::size_t, std::string> Choose(const LayoutSearch& search) {
               (bounded ? " meeting the latency bounds" : " that hold the model");
     }
     why += ": " + LayoutName(b);
+    if (!by_latency) why += OverTheBounds(search, b);
     if (runner_up) {
         const LayoutCandidate& r = all[*runner_up];
         why += "; next best " + LayoutName(r) + " (" + Tokens(r.output_tokens_per_second) +
@@ -1066,6 +1090,9 @@ Result<InferenceEstimate> SearchServingLayout(const InferenceRequest& req,
     const int n = cluster.accelerator_count;
     for (int tp = 1; tp <= n; ++tp) {
         if (n % tp != 0) continue;
+        // Each candidate is a whole serving estimate: past the request's computing budget the
+        // search gives up with no figures rather than answer from the candidates it has.
+        if (auto time_left = req.deadline.Check(); !time_left.ok()) return time_left.error();
         InferenceRequest one = req;
         one.tensor_parallel = tp;
         auto e = EstimateLayout(one, cluster, m);

@@ -7,6 +7,7 @@
 
 #include "pricing/accelerator.hpp"
 #include "pricing/assumption.hpp"
+#include "pricing/deadline.hpp"
 #include "pricing/error.hpp"
 #include "pricing/estimate/cluster.hpp"
 #include "pricing/estimate/collectives.hpp"
@@ -70,6 +71,10 @@ struct InferenceRequest {
     std::optional<LayoutObjective> layout_objective;
     std::optional<double> max_inter_token_latency_ms;
     std::optional<double> max_time_to_first_token_ms;
+    // When the caller stops waiting: the serving layout search checks it before each
+    // candidate layout it estimates; past it the estimate is kBudgetExceeded (not a request
+    // field). Default: never.
+    Deadline deadline;
 };
 
 // One operating point of a replica under continuous batching. Every engine step decodes one

@@ -122,7 +122,7 @@ Error NoLayoutError(const Ctx& c, const ParallelismRequest& pr, const SearchResu
             ") needs " + std::to_string(r.best_need_gb) + " GB per accelerator but " +
             cluster.accelerator.id + " has " + std::to_string(c.capacity_gb) + " GB" + hint,
         pr.tensor || pr.context || pr.pipeline || pr.data || pr.zero_stage || pr.recompute ||
-                pr.expert
+                pr.recompute_layers || pr.expert
             ? "/parallelism"
             : "/hardware/total_accelerators");
 }

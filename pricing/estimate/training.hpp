@@ -45,6 +45,11 @@ struct ParallelLayout {
     int data = 1;
     int zero_stage = 0;  // 0..3 (3 = FSDP FULL_SHARD)
     Recompute recompute = Recompute::kNone;
+    // Full recompute only: how many layers of each pipeline chunk (virtual stage; the stage
+    // without interleaving) are recomputed, the chunk's first ones, while the rest keep every
+    // activation (Megatron-Core --recompute-method block --recompute-num-layers N); 0 (and a
+    // count at or above the chunk's layers): every layer. The chosen layout echoes the count.
+    int recompute_layers = 0;
     int micro_batch_size = 1;  // sequences per micro-batch
     int virtual_stages = 1;    // interleaved pipeline chunks per device
     bool sequence_parallel = false;
@@ -62,6 +67,8 @@ struct ParallelismRequest {
     std::optional<int> data;
     std::optional<int> zero_stage;
     std::optional<Recompute> recompute;
+    // Block recompute of this many layers per pipeline chunk; implies recompute full.
+    std::optional<int> recompute_layers;
     std::optional<int> micro_batch_size;
     std::optional<int> virtual_stages;
     std::optional<bool> sequence_parallel;

@@ -139,6 +139,10 @@ int EndStagesLayers(int layers, int pipeline);
 int HeadStageLayers(int layers, int pipeline);
 int MicroBatchesPerStep(const Ctx& c, int data, int micro_batch);
 SplitShape SplitShapeOf(const Ctx& c, const ParallelLayout& l);
+int LayersPerChunk(const ParallelLayout& l, const SplitShape& shape);
+int RecomputedLayersPerChunk(const ParallelLayout& l, const SplitShape& shape);
+double RecomputedShare(const ParallelLayout& l, const SplitShape& shape);
+bool BlockRecompute(const ParallelLayout& l, const SplitShape& shape);
 RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, int context,
                                 bool sequence_parallel);
 double InFlightLayerBytes(const ParallelLayout& l, const SplitShape& shape,
@@ -389,7 +393,7 @@ public:
 
     // Memory().total_gb of `l`, the split with recompute choice `ri` and ZeRO choice `zi`.
     double NeedGb(const ParallelLayout& l, std::size_t ri, std::size_t zi) {
-        if (l.virtual_stages > 1) return NeedGbUncached(l, ri);
+        if (l.virtual_stages > 1 || BlockRecompute(l, shape_)) return NeedGbUncached(l, ri);
         return need_gb_[ri][zi].Get([&] { return NeedGbUncached(l, ri); });
     }
 
@@ -397,6 +401,7 @@ public:
     // infinite step time. The data-parallel traffic and optimizer time do not depend on the
     // virtual stages either, and are kept for the next layout that shares them.
     StepTiming Time(const ParallelLayout& l, std::size_t ri, std::size_t zi, double cannot_win_at) {
+        if (BlockRecompute(l, shape_)) return TimeUncached(l, cannot_win_at);
         const StageTimes& st =
             stage_[ri].Get([&] { return MicroBatchStage(c_, l, row_.layer, shape_); });
         const int mbs = shape_.micro_batches;
@@ -413,11 +418,30 @@ public:
     }
 
 private:
+    // Time without the per-recompute-mode memos: block recompute's share of recomputed
+    // layers varies with the virtual stages and the count, which the memos do not key on.
+    StepTiming TimeUncached(const ParallelLayout& l, double cannot_win_at) {
+        const StageTimes st = MicroBatchStage(c_, l, row_.layer, shape_);
+        const int mbs = shape_.micro_batches;
+        if (ReachesBound(l, st, mbs, cannot_win_at)) {
+            StepTiming never;
+            never.step_time_s = std::numeric_limits<double>::infinity();
+            return never;
+        }
+        const DataParallelTraffic dp = DataParallelTrafficOf(c_, l, st, mbs);
+        const double opt_s =
+            optimizer_s_[l.zero_stage >= 1].Get([&] { return OptimizerSeconds(c_, l); });
+        return TimeStep(c_, l, row_.layer, st, mbs, dp, opt_s);
+    }
+
     // NeedGb without the (recompute, ZeRO) memo: interleaved layouts differ by their virtual
-    // stages, which the memo does not key on.
+    // stages, which the memo does not key on (nor on block recompute's count).
     double NeedGbUncached(const ParallelLayout& l, std::size_t ri) {
-        double act = activation_bytes_[ri].Get(
-            [&] { return StoredActivationBytes1F1B(l, shape_, row_.activations); });
+        double act = BlockRecompute(l, shape_)
+                         ? StoredActivationBytes1F1B(l, shape_, row_.activations)
+                         : activation_bytes_[ri].Get([&] {
+                               return StoredActivationBytes1F1B(l, shape_, row_.activations);
+                           });
         act += InterleavedExtraBytes(l, shape_, row_.activations);
         if (l.zero_stage >= 3) {
             act += Zero3PrefetchBytes(c_, l);
@@ -547,6 +571,9 @@ struct InnerChoices {
     std::size_t virtual_n = 1;
     std::array<Recompute, 3> recompute{Recompute::kNone, Recompute::kFull, Recompute::kSelective};
     std::size_t recompute_n = 2;
+    int recompute_layers = 0;  // full recompute's layers per chunk (0: all)
+    // Also try block recompute: the fewest layers per chunk that make the layout fit.
+    bool block = true;
     std::array<int, 3> zero{1, 2, 3};
     std::size_t zero_n = 3;
 };

@@ -94,6 +94,38 @@ SplitShape SplitShapeOf(const Ctx& c, const ParallelLayout& l) {
     return out;
 }
 
+// Layers of one pipeline chunk on a full stage: ceil(layers per stage / virtual stages).
+int LayersPerChunk(const ParallelLayout& l, const SplitShape& shape) {
+    const int per_stage = static_cast<int>(shape.layers_per_stage);
+    const int v = std::max(1, l.virtual_stages);
+    return std::max(1, (per_stage + v - 1) / v);
+}
+
+// The layers of each chunk that full recompute runs again: all of them unless the layout
+// names fewer (block recompute); none without full recompute.
+int RecomputedLayersPerChunk(const ParallelLayout& l, const SplitShape& shape) {
+    if (l.recompute != Recompute::kFull) return 0;
+    const int chunk = LayersPerChunk(l, shape);
+    return l.recompute_layers > 0 ? std::min(l.recompute_layers, chunk) : chunk;
+}
+
+// The share of a stage's layers whose activations are recomputed rather than kept: 1 under
+// full recompute of every layer, N / (layers per chunk) under block recompute of N layers per
+// chunk ("recompute_num_layers specifies the number of layers per virtual pipeline stage",
+// NeMo activation_recomputation.rst), 0 otherwise.
+double RecomputedShare(const ParallelLayout& l, const SplitShape& shape) {
+    if (l.recompute != Recompute::kFull) return 0.0;
+    const int n = RecomputedLayersPerChunk(l, shape);
+    const int chunk = LayersPerChunk(l, shape);
+    return n >= chunk ? 1.0 : static_cast<double>(n) / chunk;
+}
+
+// Full recompute of only some of each chunk's layers (the search's caches key on the
+// recompute mode alone, so such layouts are worked out without them).
+bool BlockRecompute(const ParallelLayout& l, const SplitShape& shape) {
+    return RecomputedShare(l, shape) < 1.0 && l.recompute == Recompute::kFull;
+}
+
 RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, int context,
                                 bool sequence_parallel) {
     const ResolvedModel& m = c.m;
@@ -110,13 +142,19 @@ RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, int c
 }
 
 // The activations of the first pipeline stage's layers while its micro-batches are in
-// flight, in bytes: min(p, m) micro-batches under 1F1B.
+// flight, in bytes: min(p, m) micro-batches under 1F1B. Under block recompute the
+// recomputed share of the layers keeps its input only and the rest everything.
 double InFlightLayerBytes(const ParallelLayout& l, const SplitShape& shape,
                           const RowActivations& row) {
     const double pp = l.pipeline;
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, shape.micro_batches) : 1.0;
-    return row.per_layer[static_cast<std::size_t>(l.recompute)] * shape.layers_per_stage *
-           in_flight;
+    double per_layer = row.per_layer[static_cast<std::size_t>(l.recompute)];
+    if (BlockRecompute(l, shape)) {
+        const double share = RecomputedShare(l, shape);
+        per_layer = share * per_layer +
+                    (1.0 - share) * row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
+    }
+    return per_layer * shape.layers_per_stage * in_flight;
 }
 
 // What interleaving adds to the first stage's activations, in bytes: its warm-up runs

@@ -85,6 +85,19 @@ Status ValidateParallelism(const ParallelismRequest& pr, const Ctx& c) {
                              ch.field);
         }
     }
+    if (pr.recompute_layers && (*pr.recompute_layers < 1 || *pr.recompute_layers > c.m.layers)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "recompute_layers must be between 1 and the model's layers (" +
+                             std::to_string(c.m.layers) + ")",
+                         "/parallelism/recompute_layers");
+    }
+    if (pr.recompute_layers && pr.recompute && *pr.recompute != Recompute::kFull) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "recompute_layers applies to full recompute only (Megatron-Core "
+                         "--recompute-granularity full --recompute-method block "
+                         "--recompute-num-layers); give recompute full or leave it out",
+                         "/parallelism/recompute_layers");
+    }
     if (auto s = CheckLayoutProduct(pr, n); !s.ok()) return s.error();
     if (pr.context && !ContextSplitsSequence(c.m.seq_len, *pr.context)) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -206,9 +219,11 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
     } else if (!fully_given && p > 1) {
         AddVirtualStageChoices(c, p, MicroBatchesPerStep(c, d, b), ch);
     }
-    if (pr.recompute) {
-        ch.recompute[0] = *pr.recompute;
+    if (pr.recompute || pr.recompute_layers) {
+        ch.recompute[0] = pr.recompute.value_or(Recompute::kFull);
         ch.recompute_n = 1;
+        ch.recompute_layers = pr.recompute_layers.value_or(0);
+        ch.block = false;
     } else if (!c.flash) {
         // Selective recompute of the attention core frees the score matrices of unfused
         // attention; with FlashAttention it frees only the softmax statistics and costs an
@@ -226,6 +241,54 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
     return ch;
 }
 
+// The index of full recompute among the choices (its memo slot), or recompute_n.
+std::size_t FullRecomputeIndex(const InnerChoices& ch) {
+    for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
+        if (ch.recompute[ri] == Recompute::kFull) return ri;
+    }
+    return ch.recompute_n;
+}
+
+// Block recompute (Megatron-Core --recompute-method block): of the layouts `l` with full
+// recompute of N < all layers per chunk, the fewest N that fits is the fastest (each
+// recomputed layer adds a forward), found by bisection; 0 when even all but one do not fit
+// or none is needed. Stored activations grow as N falls, so the need is monotone in N.
+int FewestRecomputedLayersThatFit(const Ctx& c, ParallelLayout l, std::size_t ri, std::size_t zi,
+                                  SplitCosts& costs) {
+    const int chunk = LayersPerChunk(l, costs.shape());
+    if (chunk < 2) return 0;
+    auto fits = [&](int n) {
+        l.recompute_layers = n;
+        return costs.NeedGb(l, ri, zi) <= c.capacity_gb;
+    };
+    if (!fits(chunk - 1)) return 0;
+    int lo = 0, hi = chunk - 1;  // lo does not fit (0: none, known not to), hi fits
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        (fits(mid) ? hi : lo) = mid;
+    }
+    return hi;
+}
+
+// Tries block recompute at each ZeRO stage below the lowest at which keeping every
+// activation fits (there keeping them is faster): the fewest recomputed layers that fit.
+void SearchBlockRecompute(const Ctx& c, ParallelLayout l, const InnerChoices& ch,
+                          std::size_t none_fits_zi, SplitCosts& costs, SearchResult& r) {
+    const std::size_t ri = FullRecomputeIndex(ch);
+    if (ri == ch.recompute_n) return;
+    l.recompute = Recompute::kFull;
+    for (std::size_t zi = 0; zi < std::min(none_fits_zi, ch.zero_n); ++zi) {
+        l.zero_stage = ch.zero[zi];
+        const int n = FewestRecomputedLayersThatFit(c, l, ri, zi, costs);
+        if (n == 0) continue;
+        l.recompute_layers = n;
+        const StepTiming timing = costs.Time(l, ri, zi, r.CannotWinAt());
+        r.ConsiderFitting(timing.step_time_s,
+                          [&] { return MakeEval(c, l, costs.shape(), true, timing); });
+        return;
+    }
+}
+
 // Evaluates the settings of one split; for each recompute mode the lowest ZeRO stage that
 // fits is the fastest, so the stages after it are skipped.
 void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const InnerChoices& ch,
@@ -235,11 +298,13 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
     // spares timing the shallower ones.
     for (std::size_t vn = ch.virtual_n; vn > 0; --vn) {
         const std::size_t vi = vn - 1;
+        std::size_t none_fits_zi = ch.zero_n;  // the lowest ZeRO choice keeping all fits at
         for (std::size_t ri = 0; ri < ch.recompute_n; ++ri) {
             for (std::size_t zi = 0; zi < ch.zero_n; ++zi) {
                 ParallelLayout l = base;
                 l.virtual_stages = ch.virtual_stages[vi];
                 l.recompute = ch.recompute[ri];
+                l.recompute_layers = l.recompute == Recompute::kFull ? ch.recompute_layers : 0;
                 l.zero_stage = ch.zero[zi];
                 const double need_gb = costs.NeedGb(l, ri, zi);
                 const bool fits = need_gb <= c.capacity_gb;
@@ -254,11 +319,17 @@ void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const I
                     r.ConsiderUnfitting(need_gb, l);
                     continue;
                 }
+                if (l.recompute == Recompute::kNone) none_fits_zi = std::min(none_fits_zi, zi);
                 const StepTiming timing = costs.Time(l, ri, zi, r.CannotWinAt());
                 r.ConsiderFitting(timing.step_time_s,
                                   [&] { return MakeEval(c, l, costs.shape(), fits, timing); });
                 break;
             }
+        }
+        if (ch.block && !r.fully_given) {
+            ParallelLayout l = base;
+            l.virtual_stages = ch.virtual_stages[vi];
+            SearchBlockRecompute(c, l, ch, none_fits_zi, costs, r);
         }
     }
 }
@@ -289,8 +360,8 @@ RooflineFigures RooflineFiguresOf(const DeviceModel& d, const DeviceModel& bf16)
 SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers,
                            const Deadline& deadline) {
     SearchResult r;
-    r.fully_given =
-        pr.tensor && pr.pipeline && pr.data && pr.zero_stage && pr.recompute && pr.micro_batch_size;
+    r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage &&
+                    (pr.recompute || pr.recompute_layers) && pr.micro_batch_size;
     const Degrees mbs_list = MicroBatchCandidates(c, pr);
     const Degrees pipeline_degrees = PipelineDegrees(c);
     for (const auto& [t, cp] : TensorContextCandidates(c, pr)) {

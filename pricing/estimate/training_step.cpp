@@ -115,12 +115,15 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     double rc_c = 0, rc_m = 0, rc_flops = 0;
     double comm_passes = 2.0;  // forward and backward
     double cp_layer = lc.cp_forward_s + lc.cp_backward_s;
+    // Full recompute runs the forward again over its share of the layers (all of them, or
+    // block recompute's first N of each chunk).
+    const double rc_share = RecomputedShare(l, shape);
     if (l.recompute == Recompute::kFull) {
-        cp_layer += lc.cp_forward_s;
-        rc_c = fwd_c;
-        rc_m = fwd_m;
-        rc_flops = lc.gemm_flops + lc.attention_flops + lc.adapter_flops;
-        comm_passes = 3.0;
+        cp_layer += rc_share * lc.cp_forward_s;
+        rc_c = rc_share * fwd_c;
+        rc_m = rc_share * fwd_m;
+        rc_flops = rc_share * (lc.gemm_flops + lc.attention_flops + lc.adapter_flops);
+        comm_passes = 2.0 + rc_share;
     } else if (l.recompute == Recompute::kSelective) {
         rc_c = lc.attention_s;
         rc_flops = lc.attention_flops;
@@ -141,12 +144,12 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
                 : 0.0;
         fwd_m += routing_s;
         bwd_m += routing_s;
-        rc_m += l.recompute == Recompute::kFull ? routing_s : 0.0;
+        rc_m += rc_share * routing_s;
         const double padding_s =
             RoutedGemmSeconds(c, l, lc) * (1.0 / GroupedGemmTileFill(ms) - 1.0);
         fwd_c += padding_s;
         bwd_c += gb * padding_s;
-        rc_c += l.recompute == Recompute::kFull ? padding_s : 0.0;
+        rc_c += rc_share * padding_s;
     }
     // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
     // fewer layers plus the head (the same stage for an even split).
@@ -264,6 +267,7 @@ Eval MakeEval(const Ctx& c, const ParallelLayout& l, const SplitShape& shape, bo
               const StepTiming& timing) {
     Eval e;
     e.layout = l;
+    e.layout.recompute_layers = RecomputedLayersPerChunk(l, shape);  // the count echoed
     e.valid = true;
     e.step_time_s = timing.step_time_s;
     e.micro_batches = shape.micro_batches;

@@ -213,6 +213,7 @@ const auto kParallelismFields = std::to_array<RequestField<ParallelismRequest>>(
              r.Fail(ErrorCode::kInvalidArgument, key, "recompute must be none, selective or full");
          }
      }},
+    {"recompute_layers", &Optional<&ParallelismRequest::recompute_layers>},
 });
 
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
@@ -496,6 +497,7 @@ constexpr auto kLayoutFields = std::to_array<AnswerField<est::ParallelLayout>>({
     {"pipeline", &Scalar<&est::ParallelLayout::pipeline>},
     {"recompute", [](JsonWriter& w,
                      const est::ParallelLayout& l) { w.String(est::RecomputeName(l.recompute)); }},
+    {"recompute_layers", &Scalar<&est::ParallelLayout::recompute_layers>},
     {"sequence_parallel", &Scalar<&est::ParallelLayout::sequence_parallel>},
     {"tensor", &Scalar<&est::ParallelLayout::tensor>},
     {"virtual_stages", &Scalar<&est::ParallelLayout::virtual_stages>},

@@ -89,9 +89,10 @@ void NameHardwareField(pricing::Error& error, std::string_view pointer) {
 
 // Every estimate route's steps: the query checked, the JSON body decoded (with the hardware it
 // names), the hardware resolved from the catalog, the request's computing budget checked
-// (Deps::request_budget, from the handler's start; the training estimator checks it again in its
-// layout search), the estimator run, its headline figures checked finite, and the answer written
-// with its assumptions at the requested detail. The first fault is answered as problem+json.
+// (Deps::request_budget, from the handler's start; the training and serving estimators check
+// it again in their layout searches), the estimator run, its headline figures checked finite,
+// and the answer written with its assumptions at the requested detail. The first fault is
+// answered as problem+json.
 template <typename Decode, typename Estimate>
 void AnswerEstimate(const Deps& deps, const httplib::Request& req, httplib::Response& res,
                     Decode decode, Estimate estimate, std::string_view hardware_pointer = {}) {
@@ -157,8 +158,9 @@ void AddEstimateRoutes(RouteTable& routes, const Deps& deps) {
                         [&deps](const json& body, HardwareRequest& hw) {
                             return DecodeInferenceRequest(body, ModelsOf(deps), &hw);
                         },
-                        [](const est::InferenceRequest& request, const est::ClusterSpec& cluster,
-                           const pricing::Deadline& /*deadline: one estimate, checked before it*/) {
+                        [](est::InferenceRequest request, const est::ClusterSpec& cluster,
+                           const pricing::Deadline& deadline) {
+                            request.deadline = deadline;  // the layout search stops at it
                             return est::EstimateInference(request, cluster);
                         });
                 });

@@ -122,12 +122,17 @@ TEST_SUITE("context_parallel") {
         REQUIRE(searched.ok());
         CHECK(searched.value().parallelism.context == 2);
         CHECK(searched.value().parallelism.recompute == Recompute::kNone);
-        // Without context parallelism the same layout needs full recompute.
+        // Without context parallelism the same layout needs recompute: block recompute of
+        // some of each chunk's layers (all of them would be slower still).
         r.parallelism->context = 1;
         auto without = EstimateTraining(r, H100s(576));
         REQUIRE(without.ok());
         CHECK(without.value().parallelism.recompute == Recompute::kFull);
-        CHECK(searched.value().tokens_per_second > 1.2 * without.value().tokens_per_second);
+        CHECK(searched.value().tokens_per_second > 1.1 * without.value().tokens_per_second);
+        r.parallelism->recompute = Recompute::kFull;
+        auto all_layers = EstimateTraining(r, H100s(576));
+        REQUIRE(all_layers.ok());
+        CHECK(searched.value().tokens_per_second > 1.2 * all_layers.value().tokens_per_second);
     }
 
     TEST_CASE("a context degree must split the sequence and complete the accelerator count") {

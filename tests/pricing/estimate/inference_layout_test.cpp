@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <string>
+
 #include "pricing/estimate/inference.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
 
@@ -119,6 +122,39 @@ TEST_SUITE("inference_layout") {
         REQUIRE_FALSE(missed.warnings.empty());
         CHECK(missed.warnings.back().field == "/max_inter_token_latency_ms");
         CHECK(missed.tensor_parallel == fastest.tensor_parallel);
+    }
+
+    TEST_CASE("a faster layout over a latency bound is passed over, and the answer says why") {
+        // MLPerf's offline load on 8 H200: TP 1 x 8 serves the most tokens/s (S02) but each of
+        // its replicas decodes 512 sequences, with longer steps than TP 4 x 2.
+        InferenceRequest r = MlperfOffline();
+        const InferenceEstimate open = Estimate(r, Box(gpucost::testing::H200Sxm(), 8));
+        REQUIRE(open.tensor_parallel == 1);
+        const double open_itl_ms = open.serving->point->inter_token_latency_ms;
+        r.max_inter_token_latency_ms = 0.8 * open_itl_ms;
+        const InferenceEstimate bounded = Estimate(r, Box(gpucost::testing::H200Sxm(), 8));
+        CHECK(bounded.tensor_parallel > 1);
+        CHECK(bounded.serving->point->inter_token_latency_ms <= *r.max_inter_token_latency_ms);
+        CHECK(bounded.warnings.empty());
+        const std::string& why = bounded.layout_search->chosen_because;
+        CHECK(why.find("not chosen for missing a latency bound: tensor parallel 1 x 8 replicas") !=
+              std::string::npos);
+        CHECK(why.find("inter-token latency") != std::string::npos);
+        // Without a bound nothing is passed over.
+        CHECK(open.layout_search->chosen_because.find("not chosen") == std::string::npos);
+    }
+
+    TEST_CASE("the layout search stops at the request's computing budget") {
+        // Each candidate is a whole serving estimate; a budget already spent is answered with
+        // no figures (kBudgetExceeded), as the training layout search does.
+        InferenceRequest r = MlperfOffline();
+        r.deadline = Deadline::After(std::chrono::milliseconds(0));
+        auto e = EstimateInference(r, Box(gpucost::testing::H100Sxm(), 8));
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().code == ErrorCode::kBudgetExceeded);
+        // A named degree is one estimate, checked by the route before it.
+        r.tensor_parallel = 2;
+        CHECK(EstimateInference(r, Box(gpucost::testing::H100Sxm(), 8)).ok());
     }
 
     TEST_CASE("a named tensor_parallel is kept and the load is spread over its replicas") {

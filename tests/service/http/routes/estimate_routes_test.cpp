@@ -536,13 +536,18 @@ TEST_SUITE("estimate_routes") {
         CHECK(json::parse(r->body)["detail"] ==
               "/parallelism/experts: unknown member; known members: context, data, expert, "
               "expert_tensor, "
-              "micro_batch_size, pipeline, recompute, sequence_parallel, tensor, virtual_stages, "
-              "zero_stage");
+              "micro_batch_size, pipeline, recompute, recompute_layers, sequence_parallel, tensor, "
+              "virtual_stages, zero_stage");
         body = Llama65Training();
         body["parallelism"]["recompute"] = "some";
         auto bad = Post(server, "/v1/estimates/training", body);
         CheckProblem(bad, 422, "/parallelism/recompute");
         CHECK(json::parse(bad->body)["detail"] ==
               "/parallelism/recompute: recompute must be none, selective or full");
+        // Block recompute is full recompute of some layers: with another mode it is refused.
+        body = Llama65Training();
+        body["parallelism"]["recompute_layers"] = 2;
+        auto block = Post(server, "/v1/estimates/training", body);
+        CheckProblem(block, 422, "/parallelism/recompute_layers");
     }
 }
