@@ -230,10 +230,14 @@ CsvTable CommitmentCsv(const pl::CommitmentPlan& plan) {
 
 CsvTable CommitmentFocusCsv(const pl::CommitmentPlan& plan, const PricingView& view,
                             const std::string& catalog_version) {
-    FocusContext context{"commitments", "list", "", catalog_version, {}};
+    FocusContext context;
+    context.plan_kind = "commitments";
+    context.catalog_version = catalog_version;
     if (view.priced) {
         context.pricing_basis = "price_book";
         context.price_book = view.priced->Book().name;
+        context.price_book_id = view.priced->Book().id;
+        context.price_book_version = view.priced->Book().version;
     }
     std::vector<pl::ForecastCharge> charges;
     for (const pl::CommitmentLine& l : plan.lines) {
