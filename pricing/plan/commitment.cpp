@@ -177,6 +177,29 @@ CommitmentOutcome OutcomeOf(const std::vector<Segment>& segments, const std::vec
     return out;
 }
 
+// The line's term by calendar month, with the hours its layers are used in each under one
+// what-if: the same layering as OutcomeOf, cut at the months' first hours, so the months add up
+// to its used hours.
+std::vector<CommitmentMonth> MonthsOf(const std::vector<Segment>& segments,
+                                      const std::vector<int>& layers, const CommitmentLine& line) {
+    std::vector<CommitmentMonth> out;
+    const double until = line.start_hour + line.term_hours;
+    const auto first_day = static_cast<long long>(std::floor(line.start_hour / kHoursPerDay));
+    const long long month_day =
+        DaysFromIsoDate(IsoDateFromDays(first_day).substr(0, 7) + "-01").value_or(first_day);
+    double from = line.start_hour;
+    for (int m = 1; from < until; ++m) {
+        const double next =
+            std::min(until, static_cast<double>(AddCalendarMonths(month_day, m)) * kHoursPerDay);
+        CommitmentMonth month{from, next, line.instances * (next - from), 0};
+        for (int layer : layers)
+            month.used_instance_hours += LayerHours(segments, layer, from, next);
+        out.push_back(month);
+        from = next;
+    }
+    return out;
+}
+
 OfferingDemand DemandOf(const Group& g, const std::vector<Segment>& expected,
                         std::vector<const Offering*> terms) {
     OfferingDemand out{g.on_demand, 0, 0, 0, std::move(terms)};
@@ -244,6 +267,7 @@ void AddLines(const Catalog& catalog, const Group& g, const CommitmentRequest& r
         line.p10_duration = OutcomeOf(segments[1], layers, line);
         line.p90_duration = OutcomeOf(segments[2], layers, line);
         line.slipped = OutcomeOf(segments[3], layers, line);
+        line.months = MonthsOf(segments[0], layers, line);
         plan.lines.push_back(line);
     }
 }

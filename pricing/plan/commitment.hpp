@@ -59,6 +59,16 @@ struct CommitmentOutcome {
     double saving_usd = 0;       // used hours at on-demand - the commitment's cost
 };
 
+// One calendar month of a line's term (the first from the term's start, the last to its end):
+// the instance-hours it reserves and those the saved plans use of them, so a FOCUS forecast
+// writes each month's purchase apart from its used and unused hours.
+struct CommitmentMonth {
+    double from_hour = 0;  // hours since 1970-01-01 UTC, as the line's start_hour
+    double until_hour = 0;
+    double reserved_instance_hours = 0;
+    double used_instance_hours = 0;
+};
+
 // Reserve `instances` of `commitment` (the on-demand offering's commit_1y/commit_3y sibling:
 // same provider, instance type and region) from `start_hour` for its term.
 struct CommitmentLine {
@@ -75,6 +85,8 @@ struct CommitmentLine {
     CommitmentOutcome p10_duration;     // runs as short as their p10
     CommitmentOutcome p90_duration;     // runs as long as their p90
     CommitmentOutcome slipped;          // every plan starting slip_days later
+    // The term by calendar month, as saved: the months' used hours add up to expected's.
+    std::vector<CommitmentMonth> months;
 };
 
 // The planned demand of one on-demand offering: its peak, instance-hours, what owned capacity

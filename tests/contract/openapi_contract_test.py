@@ -17,6 +17,8 @@ answer of the run carried must be `required` in its schema (typed clients would 
 see `| undefined` on a member that is always there).
 Prints one line per check and ends with 'N passed, M failed'.
 """
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -27,6 +29,9 @@ import yaml
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import serve  # noqa: E402
+
+sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), "..", "billing"))
+import focus_validator  # noqa: E402
 
 BINARY, SPEC_PATH = sys.argv[1], sys.argv[2]
 # With GPUCOST_CONTRACT_PRISM (the path of Stoplight's prism), every check below calls the
@@ -860,11 +865,39 @@ def price_books(j, a, r):
           "the commitments read the saved scenario on the book")
     call("/v1/plans/commitments", "/v1/plans/commitments", "post", expect=422, headers=r,
          body=json.dumps({"price_book": book["id"], "slip_days": 5000}).encode())
+    commitments_focus(r, book["id"])
     call("/v1/price-books/{id}", one, "delete", expect=403, headers=r)
     call("/v1/price-books/{id}", one, "delete", expect=412, headers=dict(a, **{"If-Match": '"b1"'}))
     call("/v1/price-books/{id}", one, "delete", expect=204, headers=a)
     call("/v1/price-books/{id}", one, expect=404, headers=r)
     call("/v1/price-books/{id}", one, "delete", expect=404, headers=a)
+
+
+def commitments_focus(r, book_id):
+    """A serving fleet saved on the book for three years buys a commitment; its `?format=focus`
+    answer (a Recurring purchase per month, each month's Used and Unused hours) is FOCUS 1.2 as
+    tests/billing/focus_validator.py reads the specification."""
+    fleet = call("/v1/scenarios", "/v1/scenarios", "post", expect=201, headers=r,
+                 body=json.dumps({"name": "fleet on the book", "plan": "inference", "request": {
+                     "model": "llama-2-7b", "input_tokens": 512, "output_tokens": 256,
+                     "traffic": {"requests_per_second": 20},
+                     "constraints": {"providers": ["aws"], "regions": ["us-east-1"],
+                                     "accelerators": ["h100-sxm"], "price_types": ["on_demand"]},
+                     "start_date": "2027-01-01", "budget_months": 36,
+                     "price_book": book_id}}).encode())
+    body = json.dumps({"price_book": book_id, "slip_days": 30}).encode()
+    bought = call("/v1/plans/commitments", "/v1/plans/commitments", "post", headers=r, body=body)
+    check(len(bought["commitments"]) >= 1, "a three-year fleet on the book buys a commitment")
+    text = call("/v1/plans/commitments", "/v1/plans/commitments?format=focus", "post", headers=r,
+                body=body).decode()
+    kinds = {(row["ChargeCategory"], row["ChargeFrequency"], row["CommitmentDiscountStatus"])
+             for row in csv.DictReader(io.StringIO(text))}
+    check(("Purchase", "Recurring", "") in kinds and ("Usage", "Usage-Based", "Used") in kinds,
+          f"the commitments' FOCUS rows are a Recurring purchase and Used hours ({sorted(kinds)})")
+    findings = focus_validator.validate(text)
+    check(not findings, f"the commitments' FOCUS answer passes the FOCUS 1.2 checker ({len(findings)} "
+          "findings" + ("" if not findings else ": " + "; ".join(findings[:3])) + ")")
+    call("/v1/scenarios/{id}", "/v1/scenarios/" + fleet["id"], "delete", expect=204, headers=r)
 
 
 def actuals(j, a, r):

@@ -124,24 +124,6 @@ json OwnedUseJson(const std::vector<pl::OwnedMonthUse>& uses) {
     return out;
 }
 
-// The calendar-month stretches of [from, until): each month's first hour (or `from`) to the
-// next's (or `until`).
-std::vector<std::pair<double, double>> MonthsOf(double from, double until) {
-    std::vector<std::pair<double, double>> out;
-    const auto first_day = static_cast<long long>(std::floor(from / pricing::kHoursPerDay));
-    const long long month_day =
-        *pricing::DaysFromIsoDate(pricing::IsoDateFromDays(first_day).substr(0, 7) + "-01");
-    double a = from;
-    for (int m = 1; a < until; ++m) {
-        const double next =
-            std::min(until, static_cast<double>(pricing::AddCalendarMonths(month_day, m)) *
-                                pricing::kHoursPerDay);
-        out.emplace_back(a, next);
-        a = next;
-    }
-    return out;
-}
-
 }  // namespace
 
 pricing::Result<CommitmentOptions> DecodeCommitmentRequest(const json& body) {
@@ -247,23 +229,24 @@ CsvTable CommitmentFocusCsv(const pl::CommitmentPlan& plan, const PricingView& v
                 list_rate = p->list_usd_per_hour;
             }
         }
-        for (const auto& [from, until] : MonthsOf(l.start_hour, l.start_hour + l.term_hours)) {
+        // One Recurring purchase per month of the term, with the month's hours the saved
+        // plans use and those they leave (the shared writer's Used and Unused rows).
+        for (const pl::CommitmentMonth& m : l.months) {
             pl::ForecastCharge c;
-            c.period_start = DateOfHour(from);
-            c.period_end = DateOfHour(until);
+            c.period_start = DateOfHour(m.from_hour);
+            c.period_end = DateOfHour(m.until_hour);
             c.category = pl::ChargeCategoryKind::kPurchase;
             c.offering = l.commitment;
             c.nodes = l.instances;
-            c.pricing_quantity = l.instances * (until - from);
+            c.pricing_quantity = m.reserved_instance_hours;
             c.list_unit_price_usd = list_rate;
             c.effective_unit_price_usd = l.commit_usd_per_hour;
             c.list_cost_usd = c.pricing_quantity * list_rate;
             c.effective_cost_usd = c.pricing_quantity * l.commit_usd_per_hour;
-            c.owned = true;
-            c.recurring = true;
-            c.accelerator = l.commitment->accelerator;
-            c.accelerators = l.instances * l.commitment->accelerator_count;
             c.accelerator_hours = c.pricing_quantity * l.commitment->accelerator_count;
+            c.reserved_from = DateOfHour(l.start_hour);
+            c.reserved_months.push_back(
+                {c.period_start, c.period_end, m.reserved_instance_hours, m.used_instance_hours});
             charges.push_back(std::move(c));
         }
     }

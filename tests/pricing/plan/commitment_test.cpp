@@ -166,3 +166,44 @@ TEST_CASE("owned capacity per month: held by the saved plans against reserved an
     CHECK(idle[0].utilisation == doctest::Approx(0));
     CHECK(*idle[0].coverage == doctest::Approx(0));
 }
+
+TEST_CASE("a line's term by calendar month: reserved hours, and used hours adding up to expected") {
+    auto catalog = ShapeCatalog();
+    const Offering od = catalog->FindOffering("x9-od").value();
+    const CommitmentPlan plan = RecommendCommitments(*catalog, Portfolio(od));
+    REQUIRE(plan.lines.size() == 2);
+    // The 1-year line (layers 3-4, the run of 7,300 h from 2027-01-01, to 2027-11-01 04:00):
+    // January to October used in full, November 4 h of each instance, December none.
+    const CommitmentLine& one = plan.lines[1];
+    REQUIRE(one.months.size() == 12);
+    CHECK(one.months[0].from_hour == HourOf("2027-01-01"));
+    CHECK(one.months[0].until_hour == HourOf("2027-02-01"));
+    CHECK(one.months[0].reserved_instance_hours == doctest::Approx(2 * 744));
+    CHECK(one.months[0].used_instance_hours == doctest::Approx(2 * 744));
+    CHECK(one.months[1].reserved_instance_hours == doctest::Approx(2 * 672));
+    CHECK(one.months[10].reserved_instance_hours == doctest::Approx(2 * 720));
+    CHECK(one.months[10].used_instance_hours == doctest::Approx(2 * 4));
+    CHECK(one.months[11].until_hour == HourOf("2028-01-01"));
+    CHECK(one.months[11].used_instance_hours == doctest::Approx(0));
+    for (const CommitmentLine& line : plan.lines) {
+        double reserved = 0;
+        double used = 0;
+        for (const CommitmentMonth& m : line.months) {
+            reserved += m.reserved_instance_hours;
+            used += m.used_instance_hours;
+        }
+        CHECK(reserved == doctest::Approx(line.instances * line.term_hours));
+        CHECK(used == doctest::Approx(line.expected.used_instance_hours));
+    }
+    // The 3-year line's 36 months; a term from mid-month starts and ends mid-month.
+    CHECK(plan.lines[0].months.size() == 36);
+    CommitmentRequest later = Portfolio(od);
+    later.start_hour = HourOf("2027-01-15");
+    const CommitmentPlan mid = RecommendCommitments(*catalog, later);
+    REQUIRE(!mid.lines.empty());
+    const CommitmentLine& l = mid.lines[0];
+    REQUIRE(l.months.size() == 37);
+    CHECK(l.months[0].reserved_instance_hours == doctest::Approx(l.instances * 17 * 24.0));
+    CHECK(l.months.back().from_hour == HourOf("2030-01-01"));
+    CHECK(l.months.back().until_hour == doctest::Approx(HourOf("2027-01-15") + kCommit3yTermHours));
+}
