@@ -34,7 +34,34 @@ int Narrowness(const PriceBookRule& r) {
            (r.price_types.empty() ? 0 : 1);
 }
 
+bool IsCurrencyCode(const std::string& code) {
+    return code.size() == 3 &&
+           std::all_of(code.begin(), code.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+// A book not in USD holds no amount: plans price in the catalog's USD (PriceBook::currency).
+std::string AmountsAreUsd(const std::string& currency) {
+    return "a " + currency +
+           " book gives discounts only: plans price in USD (the catalog's currency), so an "
+           "amount here would be read as USD; give the rate as a discount_fraction, or in a USD "
+           "book converted at the contract's rate";
+}
+
+void ValidateWindow(const PriceBookRule& r, const std::string& at, FieldChecker& check) {
+    const auto from = r.valid_from ? DaysFromIsoDate(*r.valid_from) : std::nullopt;
+    const auto until = r.valid_until ? DaysFromIsoDate(*r.valid_until) : std::nullopt;
+    if (r.valid_from && !from) {
+        check.Fail(at + "/valid_from", "must be a date, YYYY-MM-DD (UTC; the first day)");
+    }
+    if (r.valid_until && !until) {
+        check.Fail(at + "/valid_until", "must be a date, YYYY-MM-DD (UTC; the last day)");
+    } else if (from && until && *until < *from) {
+        check.Fail(at + "/valid_until", "must not be before valid_from (both days are included)");
+    }
+}
+
 void ValidateRule(const PriceBookRule& r, const std::string& at, FieldChecker& check) {
+    ValidateWindow(r, at, check);
     if (IsFixedRate(r)) {
         if (!std::isfinite(*r.usd_per_hour) || *r.usd_per_hour <= 0) {
             check.Fail(at + "/usd_per_hour", "must be a number > 0");
@@ -48,7 +75,9 @@ void ValidateRule(const PriceBookRule& r, const std::string& at, FieldChecker& c
         }
         if (r.instance_family || r.accelerator || r.region || !r.price_types.empty() ||
             r.provider) {
-            check.Fail(at, "a fixed-rate rule names one offering_id and nothing else to match");
+            check.Fail(at,
+                       "a fixed-rate rule names one offering_id (and its validity) and nothing "
+                       "else to match");
         }
         return;
     }
@@ -90,10 +119,33 @@ void ValidateOwned(const OwnedCapacity& c, const std::string& at, FieldChecker& 
     }
 }
 
-AppliedPrice PriceOne(const PriceBook& book, const Offering& o) {
+// The currency and the amounts a book not in USD may not hold.
+void ValidateCurrency(const PriceBook& book, const std::string& pointer, FieldChecker& check) {
+    if (!IsCurrencyCode(book.currency)) {
+        check.Fail(pointer + "/currency", "must be an ISO 4217 code, three capital letters");
+        return;
+    }
+    if (book.currency == kBookCurrencyDefault) return;
+    for (std::size_t i = 0; i < book.rules.size() && i < kMaxPriceBookRules; ++i) {
+        if (IsFixedRate(book.rules[i])) {
+            check.Fail(pointer + "/rules/" + std::to_string(i) + "/usd_per_hour",
+                       AmountsAreUsd(book.currency));
+        }
+    }
+    for (std::size_t i = 0; i < book.owned_capacity.size() && i < kMaxOwnedCapacity; ++i) {
+        if (book.owned_capacity[i].usd_per_hour > 0) {
+            check.Fail(pointer + "/owned_capacity/" + std::to_string(i) + "/usd_per_hour",
+                       AmountsAreUsd(book.currency));
+        }
+    }
+}
+
+// `in_force[i]`: rule i applies on the day priced (every rule when no day is).
+AppliedPrice PriceOne(const PriceBook& book, const std::vector<bool>& in_force, const Offering& o) {
     AppliedPrice applied{o.price.usd_per_hour, o.price.usd_per_hour, std::nullopt};
     int best_narrowness = -1;
     for (std::size_t i = 0; i < book.rules.size(); ++i) {
+        if (!in_force[i]) continue;
         const PriceBookRule& r = book.rules[i];
         if (IsFixedRate(r)) {
             if (IdKey(*r.offering_id) == IdKey(o.id)) {
@@ -132,6 +184,7 @@ Status PriceBook::Validate(const std::string& pointer) const {
     for (std::size_t i = 0; i < owned_capacity.size() && i < kMaxOwnedCapacity; ++i) {
         ValidateOwned(owned_capacity[i], pointer + "/owned_capacity/" + std::to_string(i), check);
     }
+    ValidateCurrency(*this, pointer, check);
     return check.Done();
 }
 
@@ -203,27 +256,37 @@ OwnedCover CoverRun(const std::vector<OwnedCapacity>& owned, std::string_view of
     return cover;
 }
 
+std::vector<PriceType> RulePriceTypes(const PriceBookRule& rule) {
+    if (rule.price_types.empty()) return {PriceType::kOnDemand};
+    return rule.price_types;
+}
+
+bool RuleInForce(const PriceBookRule& rule, long long day) {
+    const auto from = rule.valid_from ? DaysFromIsoDate(*rule.valid_from) : std::nullopt;
+    const auto until = rule.valid_until ? DaysFromIsoDate(*rule.valid_until) : std::nullopt;
+    return (!from || day >= *from) && (!until || day <= *until);
+}
+
 bool RuleMatches(const PriceBookRule& r, const Offering& o) {
     if (IsFixedRate(r)) return r.offering_id && IdKey(*r.offering_id) == IdKey(o.id);
     if (!SameId(r.provider, o.provider) || !SameId(r.accelerator, o.accelerator) ||
         !SameId(r.region, o.region) || !FamilyMatches(r.instance_family, o.instance_type)) {
         return false;
     }
-    if (r.price_types.empty()) return true;
-    for (PriceType t : r.price_types) {
-        if (t == o.price_type) return true;
-    }
-    return false;
+    const std::vector<PriceType> types = RulePriceTypes(r);
+    return std::find(types.begin(), types.end(), o.price_type) != types.end();
 }
 
 PricedCatalog::PricedCatalog(std::shared_ptr<const Catalog> base, PriceBook book,
                              std::vector<Offering> offerings, std::vector<AppliedPrice> applied,
-                             std::vector<std::size_t> matches_per_rule)
+                             std::vector<std::size_t> matches_per_rule,
+                             std::optional<std::string> priced_on)
     : base_(std::move(base)),
       book_(std::move(book)),
       offerings_(OfferingList::FromVector(std::move(offerings))),
       applied_(std::move(applied)),
-      matches_per_rule_(std::move(matches_per_rule)) {
+      matches_per_rule_(std::move(matches_per_rule)),
+      priced_on_(std::move(priced_on)) {
     for (std::size_t i = 0; i < offerings_.size(); ++i) index_.emplace(IdKey(offerings_[i].id), i);
 }
 
@@ -241,13 +304,53 @@ const AppliedPrice* PricedCatalog::PriceOf(std::string_view offering_id) const {
     return it == index_.end() ? nullptr : &applied_[it->second];
 }
 
+namespace {
+
+// Why rule `at` is out of force on `day` (`priced_on`), or nullopt when it is in force.
+std::optional<FieldError> OutOfForce(const PriceBookRule& r, const std::string& at, long long day,
+                                     const std::string& priced_on) {
+    if (RuleInForce(r, day)) return std::nullopt;
+    const auto from = r.valid_from ? DaysFromIsoDate(*r.valid_from) : std::nullopt;
+    if (from && day < *from) {
+        return FieldError{at + "/valid_from", "this rule applies from " + *r.valid_from +
+                                                  ", after the plan's pricing day " + priced_on +
+                                                  ": it prices nothing in this answer"};
+    }
+    return FieldError{at + "/valid_until", "this rule applied until " + r.valid_until.value_or("") +
+                                               ", before the plan's pricing day " + priced_on +
+                                               ": it prices nothing in this answer"};
+}
+
+}  // namespace
+
 std::vector<FieldError> PricedCatalog::Warnings() const {
     std::vector<FieldError> out;
+    const auto day = priced_on_ ? DaysFromIsoDate(*priced_on_) : std::nullopt;
     for (std::size_t i = 0; i < matches_per_rule_.size(); ++i) {
-        if (matches_per_rule_[i] != 0) continue;
-        out.push_back({"/price_book/rules/" + std::to_string(i),
-                       "this rule prices no offering of the catalog (nothing matches it, or a "
-                       "narrower rule or a fixed rate wins everywhere it matches)"});
+        const PriceBookRule& r = book_.rules[i];
+        const std::string at = "/price_book/rules/" + std::to_string(i);
+        const auto out_of_force = day ? OutOfForce(r, at, *day, *priced_on_) : std::nullopt;
+        if (out_of_force) {
+            out.push_back(*out_of_force);
+        } else if (matches_per_rule_[i] == 0) {
+            out.push_back({at,
+                           "this rule prices no offering of the catalog (nothing matches it, or "
+                           "a narrower rule or a fixed rate wins everywhere it matches)"});
+        }
+        if (std::find(r.price_types.begin(), r.price_types.end(), PriceType::kSpot) !=
+            r.price_types.end()) {
+            out.push_back({at + "/price_types",
+                           "this rule discounts spot prices: a provider's enterprise discount "
+                           "(EDP, private pricing) usually excludes spot, so check the contract "
+                           "before planning on it"});
+        }
+    }
+    if (book_.currency != kBookCurrencyDefault) {
+        out.push_back({"/price_book/currency",
+                       "the book's contract is in " + book_.currency +
+                           ": its discounts are applied to the catalog's USD list prices and "
+                           "every amount in this answer is USD; the invoice will be in " +
+                           book_.currency + " at the provider's exchange rate"});
     }
     return out;
 }
@@ -284,9 +387,19 @@ Assumptions PricedCatalog::BookAssumptions() const {
     return out;
 }
 
-Result<std::shared_ptr<const PricedCatalog>> ApplyPriceBook(std::shared_ptr<const Catalog> base,
-                                                            PriceBook book) {
+Result<std::shared_ptr<const PricedCatalog>> ApplyPriceBook(
+    std::shared_ptr<const Catalog> base, PriceBook book,
+    const std::optional<std::string>& priced_on) {
     if (auto valid = book.Validate(); !valid.ok()) return valid.error();
+    const auto day = priced_on ? DaysFromIsoDate(*priced_on) : std::nullopt;
+    if (priced_on && !day) {
+        return MakeError(ErrorCode::kInvalidArgument, "must be a date, YYYY-MM-DD (UTC)",
+                         "start_date");
+    }
+    std::vector<bool> in_force(book.rules.size(), true);
+    for (std::size_t i = 0; i < book.rules.size() && day; ++i) {
+        in_force[i] = RuleInForce(book.rules[i], *day);
+    }
     for (std::size_t i = 0; i < book.rules.size(); ++i) {
         const PriceBookRule& r = book.rules[i];
         if (r.offering_id && !base->FindOffering(*r.offering_id).ok()) {
@@ -308,14 +421,14 @@ Result<std::shared_ptr<const PricedCatalog>> ApplyPriceBook(std::shared_ptr<cons
     applied.reserve(offerings.size());
     std::vector<std::size_t> matches(book.rules.size(), 0);
     for (Offering& o : offerings) {
-        AppliedPrice a = PriceOne(book, o);
+        AppliedPrice a = PriceOne(book, in_force, o);
         if (a.rule_index) ++matches[*a.rule_index];
         o.price.usd_per_hour = a.effective_usd_per_hour;
         applied.push_back(a);
     }
     return std::make_shared<const PricedCatalog>(std::move(base), std::move(book),
                                                  std::move(offerings), std::move(applied),
-                                                 std::move(matches));
+                                                 std::move(matches), priced_on);
 }
 
 }  // namespace gpucost::pricing

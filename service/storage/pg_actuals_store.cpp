@@ -1,8 +1,14 @@
 #include "service/storage/pg_actuals_store.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "service/storage/recorded_answer.hpp"
@@ -55,9 +61,86 @@ std::size_t InsertBatch(pqxx::work& tx, std::int64_t import_id, const std::strin
     return static_cast<std::size_t>(added.affected_rows());
 }
 
+// Full batches waiting for the database while the next one is read: two keep the database busy
+// while the reader fills a third, and bound the memory to a few batches.
+constexpr std::size_t kBatchesQueued = 2;
+
+// Stores an import's batches on a thread of its own while the export is read. Reading (the
+// importer's CPU) and storing (the database's) then overlap, so a large export takes about the
+// longer of the two rather than their sum (docs/billing.md, "Imports at size"). Only the
+// writer's thread uses the transaction until Finish returns. A failed store is rethrown to the
+// reader at its next batch and by Finish, so the import fails and nothing is committed.
+class BatchWriter {
+public:
+    BatchWriter(pqxx::work& tx, std::int64_t import_id, const std::string& team)
+        : thread_([this, &tx, import_id, &team] { Drain(tx, import_id, team); }) {}
+    BatchWriter(const BatchWriter&) = delete;
+    BatchWriter& operator=(const BatchWriter&) = delete;
+    ~BatchWriter() { Stop(); }
+
+    // Queues `batch` (waiting while kBatchesQueued are queued); rethrows a failed store.
+    void Push(std::vector<pricing::ActualCharge> batch) {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return queue_.size() < kBatchesQueued || failure_; });
+        if (failure_) std::rethrow_exception(failure_);
+        queue_.push_back(std::move(batch));
+        changed_.notify_all();
+    }
+
+    // Waits until every queued batch is stored; the charges added. Rethrows a failed store.
+    std::size_t Finish() {
+        Stop();
+        if (failure_) std::rethrow_exception(failure_);
+        return added_;
+    }
+
+private:
+    void Stop() {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        changed_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+
+    void Drain(pqxx::work& tx, std::int64_t import_id, const std::string& team) {
+        for (;;) {
+            std::vector<pricing::ActualCharge> batch;
+            {
+                std::unique_lock lock(mutex_);
+                changed_.wait(lock, [this] { return !queue_.empty() || done_; });
+                if (queue_.empty()) return;
+                batch = std::move(queue_.front());
+                queue_.pop_front();
+                changed_.notify_all();
+            }
+            try {
+                const std::size_t added = InsertBatch(tx, import_id, team, batch);
+                std::lock_guard lock(mutex_);
+                added_ += added;
+            } catch (...) {
+                std::lock_guard lock(mutex_);
+                failure_ = std::current_exception();
+                queue_.clear();
+                changed_.notify_all();
+                return;
+            }
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::vector<pricing::ActualCharge>> queue_;
+    std::exception_ptr failure_;
+    std::size_t added_ = 0;
+    bool done_ = false;
+    std::thread thread_;  // last: starts once the members above exist
+};
+
 // Records the import (by request.principal, for its team) and stores the charges `read` gives
-// in batches as they are read; not committed. The reader's error stores nothing (the caller
-// rolls the transaction back).
+// in batches as they are read, on a writer thread beside the reader; not committed. The reader's
+// error stores nothing (the caller rolls the transaction back).
 pricing::Result<ports::ActualsImport> StoreImport(pqxx::work& tx,
                                                   const ports::WriteRequest& request,
                                                   const std::string& tag_key,
@@ -79,17 +162,22 @@ pricing::Result<ports::ActualsImport> StoreImport(pqxx::work& tx,
     CreateStaging(tx);
     std::vector<pricing::ActualCharge> batch;
     std::size_t charges = 0;
-    const auto store_batch = [&] {
-        out.added += InsertBatch(tx, out.id, request.principal.team, batch);
-        batch.clear();
-    };
-    auto counts = read([&](const pricing::ActualCharge& c) {
-        batch.push_back(c);
-        ++charges;
-        if (batch.size() >= kChargesPerBatch) store_batch();
-    });
+    pricing::Result<ports::ActualsStore::ExportCounts> counts = ports::ActualsStore::ExportCounts{};
+    {
+        BatchWriter writer(tx, out.id, request.principal.team);
+        counts = read([&](const pricing::ActualCharge& c) {
+            batch.push_back(c);
+            ++charges;
+            if (batch.size() >= kChargesPerBatch) {
+                writer.Push(std::move(batch));
+                batch = {};
+                batch.reserve(kChargesPerBatch);
+            }
+        });
+        if (counts.ok() && !batch.empty()) writer.Push(std::move(batch));
+        out.added = writer.Finish();  // also on a reader's error: the thread is joined
+    }
     if (!counts.ok()) return counts.error();
-    if (!batch.empty()) store_batch();
     out.already_imported = charges - out.added;
     tx.exec_params(
         "UPDATE actuals_imports SET rows_read = $2, kept = $3, added = $4"

@@ -30,16 +30,18 @@ const char kLambda[] = "lambda-gpu_1x_h100-us-on-demand";
 
 }  // namespace
 
-TEST_CASE("a provider-wide discount lowers every offering of that provider and no other") {
+TEST_CASE("a provider-wide discount lowers the on-demand prices of that provider and no other") {
     auto priced = ApplyPriceBook(Sample(), {"acme EDP", "", 1, {Discount("aws", 0.18)}, {}});
     REQUIRE(priced.ok());
     const PricedCatalog& c = *priced.value();
     CHECK(c.FindOffering(kP5OnDemand).value().price.usd_per_hour == doctest::Approx(55.04 * 0.82));
-    CHECK(c.FindOffering(kP5Spot).value().price.usd_per_hour == doctest::Approx(20.9934 * 0.82));
+    // An enterprise discount is written against on-demand rates: spot keeps its list price.
+    CHECK(c.FindOffering(kP5Spot).value().price.usd_per_hour == doctest::Approx(20.9934));
+    CHECK(c.PriceOf(kP5Spot)->rule_index == std::nullopt);
     CHECK(c.FindOffering(kLambda).value().price.usd_per_hour == doctest::Approx(4.29));
     CHECK(c.PriceOf(kP5OnDemand)->list_usd_per_hour == doctest::Approx(55.04));
     CHECK(c.PriceOf(kLambda)->rule_index == std::nullopt);
-    CHECK(c.MatchesPerRule() == std::vector<std::size_t>{2});
+    CHECK(c.MatchesPerRule() == std::vector<std::size_t>{1});
     CHECK(c.Warnings().empty());
     // The view keeps provenance: the date and source of the list price are unchanged.
     CHECK(c.FindOffering(kP5OnDemand).value().price.as_of == "2026-11-09");
@@ -68,9 +70,11 @@ TEST_CASE(
     CHECK(c.PriceOf(kP5OnDemand)->effective_usd_per_hour == doctest::Approx(55.04 * 0.82));
     CHECK(c.PriceOf(kLambda)->effective_usd_per_hour == doctest::Approx(2.5));
     CHECK(c.PriceOf(kLambda)->rule_index == 2u);
-    // The lambda-wide rule matched but lost everywhere to the fixed rate: warned.
-    REQUIRE(c.Warnings().size() == 1);
-    CHECK(c.Warnings()[0].field == "/price_book/rules/3");
+    // The spot deal is warned (contracts rarely discount spot); the lambda-wide rule matched but
+    // lost everywhere to the fixed rate: warned.
+    REQUIRE(c.Warnings().size() == 2);
+    CHECK(c.Warnings()[0].field == "/price_book/rules/1/price_types");
+    CHECK(c.Warnings()[1].field == "/price_book/rules/3");
     auto echoed = c.BookAssumptions();
     REQUIRE(echoed.size() == 4);
     CHECK(echoed[2].name == "price_book.rules[2].usd_per_hour");
@@ -203,4 +207,92 @@ TEST_CASE("a run is covered by live entries of its offering, at most its nodes a
     CHECK(CoverRun(owned, kP5OnDemand, 1, dec1 - day, dec1).instance_hours == 0);
     CHECK(CoverRun(owned, kP5OnDemand, 1, dec1 + 2.5 * day, dec1 + 5 * day).instance_hours ==
           doctest::Approx(0.5 * day));
+}
+
+TEST_CASE("a discount reaches spot and commitment prices only where price_types opts in") {
+    Offering commit;
+    commit.provider = "aws";
+    commit.instance_type = "p5.48xlarge";
+    commit.price_type = PriceType::kCommit1y;
+    PriceBookRule edp = Discount("aws", 0.1);
+    CHECK_FALSE(RuleMatches(edp, commit));  // EDP-style discounts do not stack on commitments
+    PriceBookRule on_commitments = edp;
+    on_commitments.price_types = {PriceType::kCommit1y};
+    CHECK(RuleMatches(on_commitments, commit));
+
+    PriceBookRule with_spot = Discount("aws", 0.3);
+    with_spot.price_types = {PriceType::kOnDemand, PriceType::kSpot};
+    auto priced = ApplyPriceBook(Sample(), {"spot too", "", 1, {with_spot}, {}});
+    REQUIRE(priced.ok());
+    CHECK(priced.value()->PriceOf(kP5Spot)->effective_usd_per_hour ==
+          doctest::Approx(20.9934 * 0.7));
+    // Applying a discount to spot is allowed and warned: contracts rarely grant it.
+    REQUIRE(priced.value()->Warnings().size() == 1);
+    CHECK(priced.value()->Warnings()[0].field == "/price_book/rules/0/price_types");
+    CHECK(priced.value()->Warnings()[0].detail.find("spot") != std::string::npos);
+}
+
+TEST_CASE("a rule prices only on the days its contract grants it, and the answer says so") {
+    PriceBookRule expired = Discount("aws", 0.18);
+    expired.valid_from = "2026-01-01";
+    expired.valid_until = "2026-06-30";
+    PriceBookRule later = Discount("lambda", 0.1);
+    later.valid_from = "2027-01-01";
+    PriceBook book{"dated", "", 1, {expired, later}, {}};
+    REQUIRE(book.Validate().ok());
+    auto december = ApplyPriceBook(Sample(), book, std::string("2026-12-06"));
+    REQUIRE(december.ok());
+    CHECK(december.value()->PriceOf(kP5OnDemand)->effective_usd_per_hour == doctest::Approx(55.04));
+    CHECK(december.value()->PriceOf(kLambda)->rule_index == std::nullopt);
+    CHECK(december.value()->PricedOn() == std::optional<std::string>("2026-12-06"));
+    const auto warnings = december.value()->Warnings();
+    REQUIRE(warnings.size() == 2);
+    CHECK(warnings[0].field == "/price_book/rules/0/valid_until");
+    CHECK(warnings[0].detail.find("2026-06-30") != std::string::npos);
+    CHECK(warnings[1].field == "/price_book/rules/1/valid_from");
+    // Both ends are days included.
+    auto last_day = ApplyPriceBook(Sample(), book, std::string("2026-06-30"));
+    REQUIRE(last_day.ok());
+    CHECK(last_day.value()->PriceOf(kP5OnDemand)->effective_usd_per_hour ==
+          doctest::Approx(55.04 * 0.82));
+    CHECK(RuleInForce(later, *DaysFromIsoDate("2027-01-01")));
+    CHECK_FALSE(RuleInForce(later, *DaysFromIsoDate("2026-12-31")));
+
+    PriceBookRule backwards = Discount("aws", 0.1);
+    backwards.valid_from = "2026-07-01";
+    backwards.valid_until = "2026-06-30";
+    PriceBookRule not_a_date = Discount("aws", 0.1);
+    not_a_date.valid_from = "July 2026";
+    auto s = PriceBook{"bad", "", 1, {backwards, not_a_date}, {}}.Validate();
+    REQUIRE_FALSE(s.ok());
+    std::vector<std::string> fields;
+    for (const auto& e : s.error().errors) fields.push_back(e.field);
+    CHECK(fields == std::vector<std::string>{"/price_book/rules/0/valid_until",
+                                             "/price_book/rules/1/valid_from"});
+}
+
+TEST_CASE("a book in another currency gives discounts only and says its amounts are USD") {
+    PriceBook eur{"EU contract", "", 1, {Discount("aws", 0.18)}, {}};
+    eur.currency = "EUR";
+    auto priced = ApplyPriceBook(Sample(), eur);
+    REQUIRE(priced.ok());
+    CHECK(priced.value()->PriceOf(kP5OnDemand)->effective_usd_per_hour ==
+          doctest::Approx(55.04 * 0.82));
+    REQUIRE(priced.value()->Warnings().size() == 1);
+    CHECK(priced.value()->Warnings()[0].field == "/price_book/currency");
+    CHECK(priced.value()->Warnings()[0].detail.find("USD") != std::string::npos);
+
+    PriceBookRule fixed;
+    fixed.offering_id = kLambda;
+    fixed.usd_per_hour = 2.5;
+    eur.rules.push_back(fixed);
+    eur.owned_capacity.push_back({kP5OnDemand, 1, "2026-12-01", "2027-12-01", 30});
+    auto mixed = eur.Validate();
+    REQUIRE_FALSE(mixed.ok());
+    std::vector<std::string> fields;
+    for (const auto& e : mixed.error().errors) fields.push_back(e.field);
+    CHECK(fields == std::vector<std::string>{"/price_book/rules/1/usd_per_hour",
+                                             "/price_book/owned_capacity/0/usd_per_hour"});
+    eur.currency = "eur";
+    CHECK(eur.Validate().error().field == "/price_book/currency");
 }

@@ -33,11 +33,15 @@ inline const nlohmann::json kServingScenario = {{"name", "llama serving"},
                                                   {"start_date", "2026-01-01"},
                                                   {"budget_months", 3}}}};
 
-// The book acme-2026: `discount` off every AWS price.
+// The book acme-2026: `discount` off every AWS on-demand and spot price (spot opted into, as a
+// contract that grants it says).
 inline nlohmann::json Book(double discount) {
     return {{"id", "acme-2026"},
             {"name", "acme EDP"},
-            {"rules", {{{"provider", "aws"}, {"discount_fraction", discount}}}}};
+            {"rules",
+             {{{"provider", "aws"},
+               {"price_types", {"on_demand", "spot"}},
+               {"discount_fraction", discount}}}}};
 }
 
 // The spot price a plan through the stored book answers with.

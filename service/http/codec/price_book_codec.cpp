@@ -3,11 +3,14 @@
 #include <set>
 #include <utility>
 
+#include "pricing/calendar.hpp"
 #include "pricing/money.hpp"
 #include "service/http/codec/field_table.hpp"
 #include "service/http/codec/json_codec.hpp"
 #include "service/http/codec/json_reader.hpp"
 #include "service/http/codec/json_text.hpp"
+#include "service/http/codec/plan_codec.hpp"
+#include "service/http/codec/timestamp.hpp"
 
 namespace gpucost::http {
 namespace {
@@ -41,6 +44,8 @@ const auto kRuleFields = std::to_array<RequestField<pricing::PriceBookRule>>({
     {"offering_id", &Optional<&pricing::PriceBookRule::offering_id>},
     {"usd_per_hour", &Optional<&pricing::PriceBookRule::usd_per_hour>},
     {"price_types", &RulePriceTypes},
+    {"valid_from", &Optional<&pricing::PriceBookRule::valid_from>},
+    {"valid_until", &Optional<&pricing::PriceBookRule::valid_until>},
 });
 const auto kOwnedFields = std::to_array<RequestField<pricing::OwnedCapacity>>({
     {"offering_id", &Required<&pricing::OwnedCapacity::offering_id>},
@@ -54,6 +59,10 @@ const auto kBookFields = std::to_array<RequestField<pricing::PriceBook>>({
     {"id", [](JsonReader& r, std::string_view key,
               pricing::PriceBook& book) { book.id = r.String(key).value_or(""); }},
     {"version", &OrDefault<&pricing::PriceBook::version, 1>},
+    {"currency",
+     [](JsonReader& r, std::string_view key, pricing::PriceBook& book) {
+         book.currency = r.String(key).value_or(pricing::kBookCurrencyDefault);
+     }},
     {"rules", nullptr},           // read apart, element by element (DecodeList)
     {"owned_capacity", nullptr},  // the same
 });
@@ -178,6 +187,8 @@ json BookEcho(const pricing::PricedCatalog& priced, const std::set<std::string>&
     return {{"id", book.id.empty() ? json(nullptr) : json(book.id)},
             {"name", book.name},
             {"version", book.version},
+            {"currency", book.currency},
+            {"priced_on", priced.PricedOn() ? json(*priced.PricedOn()) : json(nullptr)},
             {"rules_matched", priced.MatchesPerRule()},
             {"warnings", std::move(warnings)},
             {"prices", std::move(prices)}};
@@ -206,10 +217,26 @@ pricing::Result<std::optional<pricing::PriceBook>> TakePriceBook(json& body) {
     return std::optional<pricing::PriceBook>(std::move(book).value());
 }
 
+std::optional<std::string> PlanPricingDay(const json& body,
+                                          const std::optional<std::string>& as_of) {
+    // A start date that is not a date is the plan's own fault to report, not the book's.
+    auto start = body.find("start_date");
+    if (start != body.end() && start->is_string() &&
+        pricing::DaysFromIsoDate(start->get<std::string>())) {
+        return start->get<std::string>();
+    }
+    if (!as_of) return std::nullopt;
+    auto at = ParseAsOf(*as_of, "as_of");  // checked before: the catalog is taken as of it
+    if (!at.ok()) return std::nullopt;
+    return FormatTimestamp(at.value()).substr(0, kIsoDateChars);  // its UTC day
+}
+
 pricing::Result<PricingView> ViewThroughBook(std::shared_ptr<const pricing::Catalog> base,
-                                             std::optional<pricing::PriceBook> book) {
+                                             std::optional<pricing::PriceBook> book,
+                                             const std::optional<std::string>& priced_on) {
     if (!book) return PricingView{std::move(base), nullptr};
-    auto priced = pricing::ApplyPriceBook(std::move(base), std::move(*book));
+    auto priced = pricing::ApplyPriceBook(std::move(base), std::move(*book),
+                                          priced_on.value_or(TodayUtcDate()));
     if (!priced.ok()) return priced.error();
     return PricingView{priced.value(), priced.value()};
 }

@@ -64,15 +64,28 @@ struct PricingView {
 // The owned capacity a plan through `view` may use: what the ledger left it, else the book's
 // (nothing without a book).
 const std::vector<pricing::OwnedCapacity>& OwnedOf(const PricingView& view);
+
+// Characters of a date (YYYY-MM-DD), the first of an as_of instant.
+inline constexpr std::size_t kIsoDateChars = 10;
+
+// The day a plan's book rules must be in force (their valid_from / valid_until): the plan's
+// `start_date` (a date member of `body`), else the UTC day of its `as_of` instant, else
+// nullopt (today).
+std::optional<std::string> PlanPricingDay(const nlohmann::json& body,
+                                          const std::optional<std::string>& as_of);
+
+// `base` seen through `book` with the rules in force on `priced_on` (nullopt: today, UTC).
 [[nodiscard]] pricing::Result<PricingView> ViewThroughBook(
-    std::shared_ptr<const pricing::Catalog> base, std::optional<pricing::PriceBook> book);
+    std::shared_ptr<const pricing::Catalog> base, std::optional<pricing::PriceBook> book,
+    const std::optional<std::string>& priced_on = std::nullopt);
 
 // `assumptions` followed by the book's rules as echoed constants (none without a book).
 pricing::Assumptions WithBookAssumptions(const pricing::Assumptions& assumptions,
                                          const PricingView& view);
 
 // The answer (a JSON object's text) with `pricing_basis` and, with a book, `price_book`:
-// {id, name, version, rules_matched: [count per rule], warnings, prices, and
+// {id, name, version, currency, priced_on (the day its rules' validity was checked against),
+// rules_matched: [count per rule], warnings, prices, and
 // from_key_default: true when the book is the calling key's default} where prices lists
 // {offering_id, list_usd_per_hour, usd_per_hour, rule} for every offering the answer names
 // (objects with `id` and `usd_per_hour`, which also get `list_usd_per_hour`) and for

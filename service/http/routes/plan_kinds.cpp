@@ -255,11 +255,12 @@ Result<PlanOutcome> PlanSavedRequest(const PlanKind& kind, json request,
         if (!taken.ok()) return taken.error();
         calibration = std::move(taken).value();
     }
+    auto priced_on = PlanPricingDay(request, std::nullopt);
     auto prepared = kind.prepare(request, ModelsOf(deps));
     if (!prepared.ok()) {
         return prepared.error();
     }
-    auto view = ViewThroughBook(std::move(catalog), std::move(book).value());
+    auto view = ViewThroughBook(std::move(catalog), std::move(book).value(), priced_on);
     if (!view.ok()) {
         return view.error();
     }

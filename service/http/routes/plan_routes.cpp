@@ -71,14 +71,16 @@ std::optional<json> ReadJsonBody(const httplib::Request& req, httplib::Response&
 
 // The plan's catalog snapshot seen through the price book (list prices without one); on
 // failure writes the problem and returns nullopt. The view keeps the snapshot alive.
+// `priced_on`: the day the book's rules must be in force (PlanPricingDay).
 std::optional<PricingView> PlanPricing(const Deps& deps, const httplib::Request& req,
-                                       httplib::Response& res, PlanBook book) {
+                                       httplib::Response& res, PlanBook book,
+                                       const std::optional<std::string>& priced_on) {
     auto catalog = PlanCatalog(deps, req);
     if (!catalog.ok()) {
         WriteProblem(res, req, catalog.error());
         return std::nullopt;
     }
-    auto view = ViewThroughBook(catalog.value(), std::move(book.book));
+    auto view = ViewThroughBook(catalog.value(), std::move(book.book), priced_on);
     if (!view.ok()) {
         WriteProblem(res, req, view.error());
         return std::nullopt;
@@ -168,11 +170,13 @@ void ServePlan(const PlanKind& kind, const Deps& deps, const httplib::Request& r
         if (!taken.ok()) return WriteProblem(res, req, taken.error());
         calibration = std::move(taken).value();
     }
+    auto as_of = QueryParams(req, {kAsOfParam, kAssumptionsParam}).One(kAsOfParam);
+    auto priced_on = PlanPricingDay(*body, as_of.ok() ? as_of.value() : std::nullopt);
     auto prepared = kind.prepare(*body, ModelsOf(deps));
     if (!prepared.ok()) {
         return WriteProblem(res, req, prepared.error());
     }
-    auto view = PlanPricing(deps, req, res, std::move(*book));
+    auto view = PlanPricing(deps, req, res, std::move(*book), priced_on);
     if (!view) {
         return;
     }

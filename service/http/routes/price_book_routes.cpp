@@ -37,12 +37,50 @@ bool IsBookId(const std::string& id) {
     });
 }
 
+// Where a stored book keeps its currency: a version has no column for it (rules and owned
+// capacity are JSON arrays as written), so a book not in USD stamps it on each of its rules
+// and owned entries as stored, and reading lifts it back to the book. A USD book, and every
+// book stored before books had a currency, stamps nothing.
+constexpr char kCurrencyMember[] = "currency";
+
+std::string StoredList(json list, const std::string& currency) {
+    if (currency != pricing::kBookCurrencyDefault && list.is_array()) {
+        for (json& element : list) {
+            if (element.is_object()) element[kCurrencyMember] = currency;
+        }
+    }
+    return list.dump();
+}
+
+// A stored version's rules and owned capacity as written, and the currency lifted off them.
+struct WrittenLists {
+    json rules;
+    json owned_capacity;
+    std::string currency = pricing::kBookCurrencyDefault;
+};
+
+WrittenLists ListsOf(const StoredPriceBook& stored) {
+    WrittenLists out{json::parse(stored.rules_json, nullptr, false),
+                     json::parse(stored.owned_capacity_json, nullptr, false)};
+    for (json* list : {&out.rules, &out.owned_capacity}) {
+        if (!list->is_array()) continue;
+        for (json& element : *list) {
+            auto it = element.is_object() ? element.find(kCurrencyMember) : element.end();
+            if (it == element.end()) continue;
+            if (it->is_string()) out.currency = it->get<std::string>();
+            element.erase(it);
+        }
+    }
+    return out;
+}
+
 // The stored version as a pricing::PriceBook (its id and version echoed by every answer it
 // prices); errors name `pointer`/... as the inline book's do.
 Result<pricing::PriceBook> BookOf(const StoredPriceBook& stored, const std::string& pointer) {
-    json written = {{"name", stored.name},
-                    {"rules", json::parse(stored.rules_json, nullptr, false)}};
-    const json owned = json::parse(stored.owned_capacity_json, nullptr, false);
+    WrittenLists lists = ListsOf(stored);
+    json written = {
+        {"name", stored.name}, {"rules", std::move(lists.rules)}, {"currency", lists.currency}};
+    const json& owned = lists.owned_capacity;
     if (owned.is_array() && !owned.empty()) written["owned_capacity"] = owned;
     auto book = DecodePriceBook(written, pointer);
     if (!book.ok()) return book.error();
@@ -206,12 +244,14 @@ std::optional<PlanBook> TakePlanPriceBook(const Deps& deps, json& body, const ht
 namespace {
 
 json BookJson(const StoredPriceBook& b) {
+    WrittenLists lists = ListsOf(b);
     return {{"id", b.id},
             {"name", b.name},
             {"version", b.version},
             {"latest_version", b.latest_version},
-            {"rules", json::parse(b.rules_json, nullptr, false)},
-            {"owned_capacity", json::parse(b.owned_capacity_json, nullptr, false)},
+            {"currency", lists.currency},
+            {"rules", std::move(lists.rules)},
+            {"owned_capacity", std::move(lists.owned_capacity)},
             {"created_at", FormatTimestamp(b.created_at_us)},
             {"written_at", FormatTimestamp(b.written_at_us)},
             {"written_by", b.written_by.empty() ? json(nullptr) : json(b.written_by)},
@@ -263,11 +303,12 @@ PriceBookStore::BookEncoder BookAnswer(int status) {
 }
 
 // A written book's members, read in this order ("id" first: only POST sends it); the name,
-// rules and owned capacity are decoded apart (DecodePriceBook).
+// currency, rules and owned capacity are decoded apart (DecodePriceBook).
 const auto kWrittenBookFields = std::to_array<RequestField<StoredPriceBook>>({
     {"id", [](JsonReader& r, std::string_view key,
               StoredPriceBook& b) { b.id = r.String(key).value_or(""); }},
     {"name"},
+    {"currency"},
     {"rules"},
     {"owned_capacity"},
     {"shared_with", &Optional<&StoredPriceBook::shared_with>},
@@ -309,8 +350,9 @@ Result<StoredPriceBook> DecodeWrittenBook(const Deps& deps, const json& body, bo
         return e;
     }
     out.name = book.value().name;
-    out.rules_json = body.value("rules", json::array()).dump();
-    out.owned_capacity_json = body.value("owned_capacity", json::array()).dump();
+    out.rules_json = StoredList(body.value("rules", json::array()), book.value().currency);
+    out.owned_capacity_json =
+        StoredList(body.value("owned_capacity", json::array()), book.value().currency);
     return out;
 }
 

@@ -97,7 +97,7 @@ TEST_CASE(
     CHECK(rule.error().field == "/book/rules/0/discount");
     CHECK(known(rule.error()) ==
           "accelerator, discount_fraction, instance_family, offering_id, price_types, provider, "
-          "region, usd_per_hour");
+          "region, usd_per_hour, valid_from, valid_until");
 
     auto owned = DecodePriceBook(
         json::parse(R"({"name": "b", "owned_capacity": [{"offering_id": "x", "count": 1}]})"),
@@ -108,7 +108,7 @@ TEST_CASE(
 
     auto book = DecodePriceBook(json::parse(R"({"name": "b", "rules": [], "tag": 1})"), "/book", 1);
     REQUIRE_FALSE(book.ok());
-    CHECK(known(book.error()) == "id, name, owned_capacity, rules, version");
+    CHECK(known(book.error()) == "currency, id, name, owned_capacity, rules, version");
 
     auto every_owned =
         DecodePriceBook(json::parse(R"({"name": "b", "id": "b", "version": 2, "owned_capacity": [

@@ -123,8 +123,10 @@ TEST_SUITE("price_book_codec") {
         CHECK(book["id"] == "acme-2026");
         CHECK(book["version"] == 2);
         CHECK(book["rules_matched"] == json::array({1, 1, 1, 0}));
-        REQUIRE(book["warnings"].size() == 1);
-        CHECK(book["warnings"][0]["field"] == "/price_book/rules/3");
+        CHECK(book["currency"] == "USD");
+        REQUIRE(book["warnings"].size() == 2);
+        CHECK(book["warnings"][0]["field"] == "/price_book/rules/1/price_types");  // spot
+        CHECK(book["warnings"][1]["field"] == "/price_book/rules/3");
         bool saw_lambda = false;
         for (const json& option : body["options"]) {
             const json& o = option["offering"];
@@ -229,6 +231,45 @@ TEST_SUITE("price_book_codec") {
              {{{"provider", "aws"}, {"price_types", {"reserved"}}, {"discount_fraction", 0.1}}}}};
         CheckProblem(PostJson(server, "/v1/plans/training", request), 422, "invalid_argument",
                      "/price_book/rules/0/price_types/0");
+    }
+
+    TEST_CASE(
+        "an inline book's rules apply on the plan's day, to on-demand unless they opt in, in "
+        "USD") {
+        TestServer server(SampleDeps());
+        json spot = {{"job_hours", 10},
+                     {"spot_offering_id", kP5Spot},
+                     {"on_demand_offering_id", kP5OnDemand},
+                     {"interruptions_per_hour", 0.1},
+                     {"start_date", "2026-12-06"}};
+        spot["price_book"] = json::parse(R"({"name": "EU EDP", "currency": "EUR", "rules": [
+            {"provider": "aws", "discount_fraction": 0.18, "valid_until": "2026-06-30"},
+            {"provider": "aws", "discount_fraction": 0.1, "valid_from": "2026-07-01"}]})");
+        json plan = Ok(PostJson(server, "/v1/plans/spot", spot));
+        const json& book = plan["price_book"];
+        CHECK(book["currency"] == "EUR");
+        CHECK(book["priced_on"] == "2026-12-06");
+        CHECK(book["rules_matched"] == json::array({0, 1}));
+        // The enterprise discount in force is on-demand only: spot keeps its list price.
+        CHECK(plan["on_demand_usd_per_hour"].get<double>() == doctest::Approx(55.04 * 0.9));
+        CHECK(plan["spot_usd_per_hour"].get<double>() == doctest::Approx(20.9934));
+        std::vector<std::string> warned;
+        for (const json& w : book["warnings"]) warned.push_back(w["field"]);
+        CHECK(warned ==
+              std::vector<std::string>{"/price_book/rules/0/valid_until", "/price_book/currency"});
+        // Opting spot in discounts it, and is warned.
+        spot["price_book"]["rules"][1]["price_types"] = {"on_demand", "spot"};
+        json with_spot = Ok(PostJson(server, "/v1/plans/spot", spot));
+        CHECK(with_spot["spot_usd_per_hour"].get<double>() == doctest::Approx(20.9934 * 0.9));
+        CHECK(with_spot["price_book"]["warnings"][1]["field"] == "/price_book/rules/1/price_types");
+        // Faults name the member, 422 as every bad value of a book.
+        spot["price_book"]["rules"][1]["valid_from"] = "2026-07";
+        CheckProblem(PostJson(server, "/v1/plans/spot", spot), 422, "invalid_argument",
+                     "/price_book/rules/1/valid_from");
+        spot["price_book"]["rules"][1]["valid_from"] = "2026-07-01";
+        spot["price_book"]["currency"] = "euro";
+        CheckProblem(PostJson(server, "/v1/plans/spot", spot), 422, "invalid_argument",
+                     "/price_book/currency");
     }
 
     TEST_CASE("owned capacity in a book: training plans use it first") {

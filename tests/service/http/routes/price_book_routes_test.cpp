@@ -307,18 +307,56 @@ TEST_SUITE("price_book_routes") {
         auto post = c.Post("/v1/price-books", f.Auth(f.admin), R"({"id": "x", "title": "x"})",
                            "application/json");
         CheckProblem(post, 400, "malformed_request", "/title");
-        CHECK(
-            detail(post) ==
-            "/title: unknown member; known members: id, name, owned_capacity, rules, shared_with");
+        CHECK(detail(post) ==
+              "/title: unknown member; known members: currency, id, name, owned_capacity, rules, "
+              "shared_with");
         auto put = c.Put("/v1/price-books/acme-2026", f.Auth(f.admin, {{"If-Match", "\"b2\""}}),
                          R"({"id": "acme-2026"})", "application/json");
         CheckProblem(put, 400, "malformed_request", "/id");
         CHECK(detail(put) ==
-              "/id: unknown member; known members: name, owned_capacity, rules, shared_with");
+              "/id: unknown member; known members: currency, name, owned_capacity, rules, "
+              "shared_with");
         json request = kSpotPlan;
         request["price_book"] = {{"id", "acme-2026"}, {"revision", 1}};
         auto plan = c.Post("/v1/plans/spot", f.Auth(f.reader), request.dump(), "application/json");
         CheckProblem(plan, 400, "malformed_request", "/price_book/revision");
         CHECK(detail(plan) == "/price_book/revision: unknown member; known members: id, version");
+    }
+
+    TEST_CASE("a stored book keeps its currency and its rules' validity, and plans are told") {
+        MemoryFixture f;
+        auto c = f.server->Client();
+        json eur = {
+            {"id", "eu-2026"},
+            {"name", "EU contract"},
+            {"currency", "EUR"},
+            {"rules",
+             {{{"provider", "aws"}, {"discount_fraction", 0.2}, {"valid_until", "2026-12-31"}},
+              {{"provider", "aws"}, {"discount_fraction", 0.1}, {"valid_from", "2027-01-01"}}}}};
+        REQUIRE(
+            c.Post("/v1/price-books", f.Auth(f.admin), eur.dump(), "application/json")->status ==
+            201);
+        json read = Body(c.Get("/v1/price-books/eu-2026", f.Auth(f.reader)));
+        CHECK(read["currency"] == "EUR");
+        CHECK(read["rules"] == eur["rules"]);  // as written: the currency is the book's
+        json request = kSpotPlan;
+        request["price_book"] = "eu-2026";
+        request["start_date"] = "2027-02-01";
+        json plan =
+            Body(c.Post("/v1/plans/spot", f.Auth(f.reader), request.dump(), "application/json"));
+        CHECK(plan["price_book"]["currency"] == "EUR");
+        CHECK(plan["price_book"]["priced_on"] == "2027-02-01");
+        CHECK(plan["on_demand_usd_per_hour"].get<double>() == doctest::Approx(55.04 * 0.9));
+        CHECK(SpotPriceOf(plan) == doctest::Approx(kSpotListUsdPerHour));  // on-demand only
+        std::vector<std::string> warned;
+        for (const json& w : plan["price_book"]["warnings"]) warned.push_back(w["field"]);
+        CHECK(warned ==
+              std::vector<std::string>{"/price_book/rules/0/valid_until", "/price_book/currency"});
+        // An amount in a book not in USD would mix currencies: refused, naming it.
+        eur["id"] = "eu-fixed";
+        eur["rules"] = {
+            {{"offering_id", "aws-p5.48xlarge-us-east-1-on-demand"}, {"usd_per_hour", 40}}};
+        CheckProblem(c.Post("/v1/price-books", f.Auth(f.admin), eur.dump(), "application/json"),
+                     422, "invalid_argument", "/rules/0/usd_per_hour");
     }
 }
