@@ -110,6 +110,14 @@ inline std::string UsdText(double usd, int decimals = 2) {
     return out;
 }
 
+// A change against a reference in answers' texts, always signed ("+1.1%", "-87.5%"): an
+// alternative can cost more or, when the cheaper one was passed over (a stale price), less.
+inline std::string SignedPercentText(double change_fraction, int decimals = 1) {
+    const std::string digits = Fixed(100.0 * change_fraction, decimals);
+    if (!std::isfinite(change_fraction) || digits.front() == '-') return digits + "%";
+    return "+" + digits + "%";
+}
+
 // An Assumption whose source says whether the caller gave it.
 inline Assumption Echo(AssumptionText name, double value, AssumptionText unit,
                        AssumptionText description, bool from_request,

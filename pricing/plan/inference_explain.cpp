@@ -125,7 +125,7 @@ std::string RecommendationText(const InferencePlan& plan, const InferencePlanOpt
             " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
             UsdText(o.monthly_cost_usd) + " a month" +
             (r.monthly_cost_usd > 0
-                 ? " (+" + Fixed(100.0 * (o.monthly_cost_usd / r.monthly_cost_usd - 1.0), 1) + "%)."
+                 ? " (" + SignedPercentText(o.monthly_cost_usd / r.monthly_cost_usd - 1.0) + ")."
                  : ".");
     }
     if (r.savings_vs_api_fraction) {

@@ -264,9 +264,8 @@ std::string AlternativesText(const TrainingPlan& plan, const Catalog& catalog) {
     for (const auto& other : plan.best_by_provider) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
-                   Hours(other.expected_wall_clock_hours) + " for " + CostText(other) + " (+" +
-                   Fixed(100.0 * (other.ExpectedTotalUsd() / r.ExpectedTotalUsd() - 1.0), 1) +
-                   "%).";
+                   Hours(other.expected_wall_clock_hours) + " for " + CostText(other) + " (" +
+                   SignedPercentText(other.ExpectedTotalUsd() / r.ExpectedTotalUsd() - 1.0) + ").";
             break;
         }
     }

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+using gpucost::pricing::SignedPercentText;
 using gpucost::pricing::UsdText;
 
 // The one format of money in the answers' texts (reasoning, explanations, warnings).
@@ -17,4 +18,13 @@ TEST_CASE("UsdText: cents below $100, whole dollars with separators from $100, t
     CHECK(UsdText(0.015, 4) == "$0.0150");
     CHECK(UsdText(2.5, 4) == "$2.5000");
     CHECK(UsdText(std::numeric_limits<double>::infinity()) == "$inf");
+}
+
+// A passed-over alternative may cost less than the recommendation (its price is stale): the
+// texts once wrote that as "+-87.5%".
+TEST_CASE("SignedPercentText: one sign, whichever way the change goes") {
+    CHECK(SignedPercentText(0.011) == "+1.1%");
+    CHECK(SignedPercentText(-0.875) == "-87.5%");
+    CHECK(SignedPercentText(0) == "+0.0%");
+    CHECK(SignedPercentText(std::numeric_limits<double>::quiet_NaN()) == "nan%");
 }
