@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/pricing/estimate/estimate_test_support.hpp"
+
 using namespace gpucost::pricing::estimate;
 
 namespace {
@@ -19,18 +21,9 @@ ResolvedModel Gpt175() {
     return m.value();
 }
 
-// Llama 3.1 405B: 126 x 16384, 128 heads, 8 KV heads, SwiGLU 53248, sequences of 8192.
-ResolvedModel Llama405() {
-    ModelSpec s;
-    s.layers = 126;
-    s.hidden_size = 16384;
-    s.attention_heads = 128;
-    s.kv_heads = 8;
-    s.ffn_hidden_size = 53248;
-    s.gated_mlp = true;
-    s.vocab_size = 128256;
-    s.seq_len = 8192;
-    auto m = DeriveModel(s);
+// Llama 3.1 405B, resolved.
+ResolvedModel ResolvedLlama405() {
+    auto m = DeriveModel(gpucost::testing::Llama405());
     REQUIRE(m.ok());
     return m.value();
 }
@@ -59,7 +52,7 @@ TEST_SUITE("activation_memory") {
     }
 
     TEST_CASE("a Llama-class layer counts its KV heads, SwiGLU width and no dropout masks") {
-        const ResolvedModel m = Llama405();
+        const ResolvedModel m = ResolvedLlama405();
         CHECK_FALSE(TrainedWithDropout(m));
         const double s = 8192, h = 16384, f = 53248, t = 8;
         const double sbh = s * h;
@@ -94,7 +87,7 @@ TEST_SUITE("activation_memory") {
     TEST_CASE("context parallelism splits every stored activation by its degree") {
         for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
             for (bool flash : {true, false}) {
-                const ResolvedModel m = Llama405();
+                const ResolvedModel m = ResolvedLlama405();
                 const double one = LayerActivations(m, Layout(8, 1, true, rc, flash)).Total();
                 const double two = LayerActivations(m, Layout(8, 2, true, rc, flash)).Total();
                 CAPTURE(RecomputeName(rc));

@@ -10,26 +10,12 @@
 using namespace gpucost::pricing::estimate;
 using gpucost::pricing::ErrorCode;
 using gpucost::pricing::Precision;
+using gpucost::testing::Llama405;
 
 namespace {
 
 std::vector<int> Degrees(const ContextChoices& ch) {
     return {ch.begin(), ch.end()};
-}
-
-// Llama 3.1 405B (HF config: 126 x 16384, 128 heads, 8 KV heads, SwiGLU 53248, vocab 128256,
-// 8k sequences).
-ModelSpec Llama405() {
-    ModelSpec s;
-    s.layers = 126;
-    s.hidden_size = 16384;
-    s.attention_heads = 128;
-    s.kv_heads = 8;
-    s.ffn_hidden_size = 53248;
-    s.gated_mlp = true;
-    s.vocab_size = 128256;
-    s.seq_len = 8192;
-    return s;
 }
 
 // NVIDIA's published Llama 3.1 405B pre-training on 576 H100 (NVIDIA/dgxc-benchmarking

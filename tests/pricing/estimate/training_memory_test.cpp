@@ -6,23 +6,9 @@
 using namespace gpucost::pricing::estimate;
 using gpucost::pricing::ErrorCode;
 using gpucost::pricing::Precision;
+using gpucost::testing::Llama405;
 
 namespace {
-
-// Llama 3.1 405B (HF config: 126 x 16384, 128 heads, 8 KV heads, SwiGLU 53248, vocab 128256,
-// 8k sequences).
-ModelSpec Llama405() {
-    ModelSpec s;
-    s.layers = 126;
-    s.hidden_size = 16384;
-    s.attention_heads = 128;
-    s.kv_heads = 8;
-    s.ffn_hidden_size = 53248;
-    s.gated_mlp = true;
-    s.vocab_size = 128256;
-    s.seq_len = 8192;
-    return s;
-}
 
 // NVIDIA's published Llama 3.1 405B run on 256 GB200 (Megatron-Bridge performance summary,
 // 25.11 container; scripts/performance llama31_workload_base_configs.py GB200 FP8_CS_V2):

@@ -13,6 +13,7 @@ using namespace gpucost::pricing::estimate;
 using gpucost::pricing::Precision;
 using gpucost::testing::AssumptionSource;
 using gpucost::testing::AssumptionValue;
+using gpucost::testing::Llama405;
 
 namespace {
 
@@ -61,20 +62,6 @@ ModelSpec DeepSeekV3() {
     return s;
 }
 
-// Llama 3.1 405B (HF config: 126 x 16384, 128 heads, 8 KV heads, SwiGLU 53248, vocab
-// 128256; pre-trained at 8k sequences, arXiv 2407.21783 Table 3).
-ModelSpec Llama405() {
-    ModelSpec s;
-    s.layers = 126;
-    s.hidden_size = 16384;
-    s.attention_heads = 128;
-    s.kv_heads = 8;
-    s.ffn_hidden_size = 53248;
-    s.gated_mlp = true;
-    s.vocab_size = 128256;
-    s.seq_len = 8192;
-    return s;
-}
 ParallelismRequest Fixed(int t, int p, int d, int z, int ep, Recompute rc = Recompute::kFull) {
     ParallelismRequest pr;
     pr.tensor = t;

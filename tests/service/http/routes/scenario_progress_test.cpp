@@ -23,6 +23,23 @@ using gpucost::testing::kTrainingScenario;
 using gpucost::testing::MemoryFixture;
 using gpucost::testing::P5Row;
 
+namespace {
+
+// The training scenario with one p5 instance owned for its first day at 30 USD an hour.
+json ReservedP5Scenario() {
+    json body = kTrainingScenario;
+    body["request"]["price_book"] = {{"name", "reserved p5"},
+                                     {"owned_capacity",
+                                      {{{"offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
+                                        {"nodes", 1},
+                                        {"start_date", "2025-12-01"},
+                                        {"end_date", "2026-01-02"},
+                                        {"usd_per_hour", 30}}}}};
+    return body;
+}
+
+}  // namespace
+
 TEST_SUITE("scenario_progress") {
     TEST_CASE("the gap is split into price and quantity and progress gives the implied speed") {
         MemoryFixture f;
@@ -107,16 +124,7 @@ TEST_SUITE("scenario_progress") {
     TEST_CASE("owned hours the plan used count at the commitment's rate on the planned side") {
         MemoryFixture f;
         auto c = f.server->Client();
-        // The same run with one p5 instance owned for its first day at 30 USD an hour.
-        json body = kTrainingScenario;
-        body["request"]["price_book"] = {{"name", "reserved p5"},
-                                         {"owned_capacity",
-                                          {{{"offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
-                                            {"nodes", 1},
-                                            {"start_date", "2025-12-01"},
-                                            {"end_date", "2026-01-02"},
-                                            {"usd_per_hour", 30}}}}};
-        const json scenario = f.SaveScenario(body, f.reader);
+        const json scenario = f.SaveScenario(ReservedP5Scenario(), f.reader);
         const std::string id = scenario["id"];
         const json rec = scenario["saved_result"]["recommendation"];
         REQUIRE(rec["offering"]["id"] == "aws-p5.48xlarge-us-east-1-on-demand");
@@ -159,15 +167,7 @@ TEST_SUITE("scenario_progress") {
     TEST_CASE("owned hours billed on demand are a commitment-coverage price effect") {
         MemoryFixture f;
         auto c = f.server->Client();
-        json body = kTrainingScenario;
-        body["request"]["price_book"] = {{"name", "reserved p5"},
-                                         {"owned_capacity",
-                                          {{{"offering_id", "aws-p5.48xlarge-us-east-1-on-demand"},
-                                            {"nodes", 1},
-                                            {"start_date", "2025-12-01"},
-                                            {"end_date", "2026-01-02"},
-                                            {"usd_per_hour", 30}}}}};
-        const json scenario = f.SaveScenario(body, f.reader);
+        const json scenario = f.SaveScenario(ReservedP5Scenario(), f.reader);
         const std::string id = scenario["id"];
         const json rec = scenario["saved_result"]["recommendation"];
         REQUIRE(rec["owned"]["instance_hours"].get<double>() == doctest::Approx(24));
