@@ -281,7 +281,8 @@ void ServeCommitments(const Deps& deps, const httplib::Request& req, httplib::Re
     auto options = DecodeCommitmentRequest(*body);
     if (!options.ok()) return WriteProblem(res, req, options.error());
     const std::string book_id = book->book->id;
-    auto view = PlanPricing(deps, req, res, std::move(*book));
+    // The book's rules in force on the commitments' start date (else today).
+    auto view = PlanPricing(deps, req, res, std::move(*book), PlanPricingDay(*body, std::nullopt));
     if (!view) return;
     auto runs = PlannedRunsOf(deps, book_id);
     if (!runs.ok()) return WriteProblem(res, req, runs.error());
