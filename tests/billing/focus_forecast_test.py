@@ -338,8 +338,11 @@ def main():
               f"GCP rows carry Google's own names: {[r['ServiceName'] for r in tpu]}")
         # One dataset: the on-demand plan on owned capacity and the same plan on spot name one
         # SKU for the instance whatever the price type.
+        # The same instance in the same region (the catalog sells p5 spot in many regions).
+        owned_offering = owned_answer["recommendation"]["offering"]
         spot = dict(owned_training, constraints=dict(owned_training["constraints"],
-                                                     price_types=["spot"]))
+                                                     price_types=["spot"],
+                                                     regions=[owned_offering["region"]]))
         spot.pop("price_book")
         status, _, spot_text = post(port, "/v1/plans/training?format=focus", spot)
         check(status == 200 and "-spot" in spot_text, f"spot plan: {status}")
