@@ -1,6 +1,8 @@
 #include "service/http/routes/owned_ledger.hpp"
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -46,14 +48,15 @@ std::string BookIdOf(const json& request) {
     return {};
 }
 
-// Each saved scenario planning with `book_id` whose saved recommendation ran on owned
-// capacity, in the order saved (by id), up to `before_scenario_id`.
-pricing::Status GatherHoldings(const Deps& deps, const std::string& book_id,
-                               std::optional<std::int64_t> before_scenario_id,
-                               OwnedLedgerView& out) {
+// Every team's saved scenarios planning with `book_id` (a book's capacity and commitments are
+// one, whoever plans on them), in the order saved (by id) and up to `before_scenario_id`, each
+// handed to `visit` with its saved answer.
+pricing::Status ForEachScenarioOnBook(
+    const Deps& deps, const std::string& book_id, std::optional<std::int64_t> before_scenario_id,
+    const std::function<void(const Scenario&, const json& saved_answer)>& visit) {
     ports::ScenarioFilter every;
     every.reader = Principal{};
-    every.reader->scope = ports::KeyScope::kOrg;  // every team's: the capacity is one
+    every.reader->scope = ports::KeyScope::kOrg;
     std::int64_t after = 0;
     for (;;) {
         auto page = deps.scenarios->FindScenarios(every, kScenariosPerPage, after);
@@ -63,15 +66,24 @@ pricing::Status GatherHoldings(const Deps& deps, const std::string& book_id,
             if (before_scenario_id && s.id >= *before_scenario_id) return pricing::Ok{};
             const json request = json::parse(s.request_json, nullptr, false);
             if (pricing::IdKey(BookIdOf(request)) != pricing::IdKey(book_id)) continue;
-            auto holding =
-                HoldingOfAnswer(s.plan_kind, json::parse(s.saved_result_json, nullptr, false),
-                                std::to_string(s.id));
-            if (!holding) continue;
-            out.holdings.push_back(std::move(*holding));
-            out.teams.push_back(s.team);
+            visit(s, json::parse(s.saved_result_json, nullptr, false));
         }
         if (page.value().items.size() < kScenariosPerPage) return pricing::Ok{};
     }
+}
+
+// Each saved scenario planning with `book_id` whose saved recommendation ran on owned
+// capacity, in the order saved (by id), up to `before_scenario_id`.
+pricing::Status GatherHoldings(const Deps& deps, const std::string& book_id,
+                               std::optional<std::int64_t> before_scenario_id,
+                               OwnedLedgerView& out) {
+    return ForEachScenarioOnBook(
+        deps, book_id, before_scenario_id, [&](const Scenario& s, const json& answer) {
+            auto holding = HoldingOfAnswer(s.plan_kind, answer, std::to_string(s.id));
+            if (!holding) return;
+            out.holdings.push_back(std::move(*holding));
+            out.teams.push_back(s.team);
+        });
 }
 
 // What a plan answer's recommendation (of plan kind `kind`) runs: its offering and nodes over
@@ -188,23 +200,13 @@ pricing::Result<std::vector<PlannedRun>> PlannedRunsOf(const Deps& deps,
                                                        const std::string& book_id) {
     std::vector<PlannedRun> out;
     if (!deps.scenarios) return out;
-    ports::ScenarioFilter every;
-    every.reader = Principal{};
-    every.reader->scope = ports::KeyScope::kOrg;  // every team's: the commitment is one
-    std::int64_t after = 0;
-    for (;;) {
-        auto page = deps.scenarios->FindScenarios(every, kScenariosPerPage, after);
-        if (!page.ok()) return page.error();
-        for (const Scenario& s : page.value().items) {
-            after = s.id;
-            const json request = json::parse(s.request_json, nullptr, false);
-            if (pricing::IdKey(BookIdOf(request)) != pricing::IdKey(book_id)) continue;
-            auto run = RunOfAnswer(s.plan_kind, json::parse(s.saved_result_json, nullptr, false),
-                                   std::to_string(s.id));
+    auto every = ForEachScenarioOnBook(
+        deps, book_id, std::nullopt, [&](const Scenario& s, const json& answer) {
+            auto run = RunOfAnswer(s.plan_kind, answer, std::to_string(s.id));
             if (run) out.push_back({std::to_string(s.id), s.plan_kind, s.team, std::move(*run)});
-        }
-        if (page.value().items.size() < kScenariosPerPage) return out;
-    }
+        });
+    if (!every.ok()) return every.error();
+    return out;
 }
 
 pricing::Result<std::shared_ptr<const OwnedLedgerView>> LedgerOf(
