@@ -6,6 +6,22 @@
 
 namespace gpucost::testing {
 
+// Llama 3.1 405B (HF config: 126 x 16384, 128 heads, 8 KV heads, SwiGLU 53248, vocab 128256;
+// pre-trained at 8k sequences, arXiv 2407.21783 Table 3): the dense model the 80 GB parts'
+// layouts (context parallel, recompute) are checked on.
+inline pricing::estimate::ModelSpec Llama405() {
+    pricing::estimate::ModelSpec s;
+    s.layers = 126;
+    s.hidden_size = 16384;
+    s.attention_heads = 128;
+    s.kv_heads = 8;
+    s.ffn_hidden_size = 53248;
+    s.gated_mlp = true;
+    s.vocab_size = 128256;
+    s.seq_len = 8192;
+    return s;
+}
+
 // gpt-oss-120b as published (huggingface.co/openai/gpt-oss-120b config.json): 36 x 2880,
 // 64 heads of 64, 8 KV heads, 128 experts of 2880, top-4, half the layers a 128-token window.
 inline pricing::estimate::ModelSpec GptOss120b() {

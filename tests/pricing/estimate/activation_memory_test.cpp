@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "tests/pricing/estimate/estimate_test_support.hpp"
+#include "tests/support/published_models.hpp"
 
 using namespace gpucost::pricing::estimate;
 

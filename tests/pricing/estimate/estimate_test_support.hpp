@@ -5,25 +5,8 @@
 
 #include "pricing/accelerator.hpp"
 #include "pricing/assumption.hpp"
-#include "pricing/estimate/model.hpp"
 
 namespace gpucost::testing {
-
-// Llama 3.1 405B (HF config: 126 x 16384, 128 heads, 8 KV heads, SwiGLU 53248, vocab 128256;
-// pre-trained at 8k sequences, arXiv 2407.21783 Table 3): the dense model the 80 GB parts'
-// layouts (context parallel, recompute) are checked on.
-inline pricing::estimate::ModelSpec Llama405() {
-    pricing::estimate::ModelSpec s;
-    s.layers = 126;
-    s.hidden_size = 16384;
-    s.attention_heads = 128;
-    s.kv_heads = 8;
-    s.ffn_hidden_size = 53248;
-    s.gated_mlp = true;
-    s.vocab_size = 128256;
-    s.seq_len = 8192;
-    return s;
-}
 
 // Hand-built accelerators with catalog figures (shared/data/hardware.csv).
 inline pricing::Accelerator A100Sxm80() {

@@ -2,6 +2,7 @@
 
 #include "pricing/estimate/training.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
+#include "tests/support/published_models.hpp"
 
 using namespace gpucost::pricing::estimate;
 using gpucost::pricing::ErrorCode;
