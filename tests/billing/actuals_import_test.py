@@ -43,7 +43,7 @@ def main():
         check(report["skipped"] == {"non_accelerator": 3, "unknown_sku": 2, "tax": 3,
                                     "credit": 2, "purchase": 2, "adjustment": 1},
               f"skipped {report['skipped']}")
-        check(report["skipped_examples"]["unknown_sku"] == "p6-b300.48xlarge",
+        check(report["skipped_examples"]["unknown_sku"] == "g6f.2xlarge",
               f"examples {report['skipped_examples']}")
         usd, eur = report["by_currency"]["USD"], report["by_currency"]["EUR"]
         check(usd["rows"] == 5 and close(usd["accelerator_hours"], 1450), f"USD {usd}")

@@ -55,6 +55,22 @@ TEST_CASE("GCP's real GPU SKU wordings map to the SKU key their machine shape na
     CHECK(m.gcp_machine_shapes.at("a4x-highgpu-4g").accelerator == "gb200");
 }
 
+TEST_CASE("the 2026 families map under the names AWS and Azure sell them by") {
+    const Mappings& m = testing::EmbeddedMappings();
+    REQUIRE(m.aws_instance_types.count("p6-b300.48xlarge"));
+    CHECK(m.aws_instance_types.at("p6-b300.48xlarge").accelerator == "b300");
+    CHECK(m.aws_instance_types.at("p6-b300.48xlarge").accelerator_count == 8);
+    REQUIRE(m.aws_instance_types.count("p6e-gb200.36xlarge"));
+    CHECK(m.aws_instance_types.at("p6e-gb200.36xlarge").accelerator == "gb200");
+    CHECK(m.aws_instance_types.at("p6e-gb200.36xlarge").accelerator_count == 4);
+    REQUIRE(m.azure_vm_sizes.count("Standard_ND128isr_NDR_GB200_v6"));
+    CHECK(m.azure_vm_sizes.at("Standard_ND128isr_NDR_GB200_v6").accelerator == "gb200");
+    CHECK(m.azure_vm_sizes.at("Standard_ND128isr_NDR_GB200_v6").accelerator_count == 4);
+    REQUIRE(m.azure_vm_sizes.count("Standard_ND128isr_GB300_v6"));
+    CHECK(m.azure_vm_sizes.at("Standard_ND128isr_GB300_v6").accelerator == "gb300");
+    CHECK(m.azure_vm_sizes.at("Standard_ND128isr_GB300_v6").accelerator_count == 4);
+}
+
 TEST_CASE("a mapping row with a bad count is refused naming the file and line") {
     MappingsCsv csv;
     csv.aws_instance_types_csv =

@@ -136,6 +136,30 @@ TEST_CASE("Azure: spot, on-demand and whole-term reservations of ND MI300X v5") 
     CHECK(r.offerings.size() == 4);
 }
 
+TEST_CASE("Azure: ND GB200 v6 in the Retail Prices API's own wording is a 4 x GB200 offering") {
+    // The item as the API words it (productName, meterName, armSkuName), at the westus3 rate a
+    // reader of the API recorded on 2026-09-06.
+    const std::string page = R"({"BillingCurrency": "USD", "CustomerEntityId": "Default",
+      "CustomerEntityType": "Retail", "NextPageLink": null, "Count": 1, "Items": [{
+        "currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": 108.16,
+        "unitPrice": 108.16, "armRegionName": "westus3", "location": "US West 3",
+        "effectiveStartDate": "2025-06-01T00:00:00Z", "meterId": "m", "meterName": "ND128isr",
+        "productId": "p", "skuId": "p/s", "productName": "Virtual Machines NDsr GB200 v6 Series",
+        "skuName": "ND128isr", "serviceName": "Virtual Machines", "serviceId": "s",
+        "serviceFamily": "Compute", "unitOfMeasure": "1 Hour", "type": "Consumption",
+        "isPrimaryMeterRegion": true, "armSkuName": "Standard_ND128isr_NDR_GB200_v6"}]})";
+    ParseOptions options;
+    options.as_of = "2026-09-06";
+    auto read = ReadPriceBuffer(Format::kAzureRetailPrices, page, "gb200.json", EmbeddedMappings(),
+                                options);
+    REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error().message));
+    const auto* od = Find(read.value(), "azure-standard_nd128isr_ndr_gb200_v6-westus3-on-demand");
+    REQUIRE(od != nullptr);
+    CHECK(od->accelerator == "gb200");
+    CHECK(od->accelerator_count == 4);
+    CHECK(od->price.usd_per_hour == doctest::Approx(108.16));
+}
+
 TEST_CASE("Azure: a page carries no date, so --as-of is required") {
     auto read =
         ReadPriceBuffer(Format::kAzureRetailPrices, Fixture("azure-retail-prices-page2.json"),
