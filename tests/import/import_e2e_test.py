@@ -56,7 +56,6 @@ ABSENT = [
     "aws-m5.large-us-east-1-on-demand",
     "azure-standard_nd96isr_mi300x_v5-westeurope-on-demand",
     "azure-standard_d2s_v3-eastus-on-demand",
-    "gcp-g2-standard-4-europe-west4-on-demand",
     "gcp-g2-standard-12-us-central1-commit-3y",  # 3-year L4 tiers differ
 ]
 # Seed offerings that a skipped row would have repriced: their served source stays the seed's.
@@ -66,6 +65,8 @@ NOT_FROM_IMPORT = [
     ("gcp-g2-standard-4-us-central1-commit-3y", "Cloud Billing Catalog API"),  # 3-year L4 tiers
     # The seed carries P5 in us-west-2; the file's us-west-2 row is outside --region us-east-1.
     ("aws-p5.48xlarge-us-west-2-on-demand", "AmazonEC2 offer file"),
+    # Likewise G2 in europe-west4, outside --region us-central1,us-east5.
+    ("gcp-g2-standard-4-europe-west4-on-demand", "Cloud Billing Catalog API"),
 ]
 
 
