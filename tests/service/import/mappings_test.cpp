@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "import_test_support.hpp"
 
 namespace gpucost::import {
@@ -69,6 +73,19 @@ TEST_CASE("the 2026 families map under the names AWS and Azure sell them by") {
     REQUIRE(m.azure_vm_sizes.count("Standard_ND128isr_GB300_v6"));
     CHECK(m.azure_vm_sizes.at("Standard_ND128isr_GB300_v6").accelerator == "gb300");
     CHECK(m.azure_vm_sizes.at("Standard_ND128isr_GB300_v6").accelerator_count == 4);
+}
+
+TEST_CASE("A3 High's 1-, 2- and 4-GPU shapes are priced by the H100 SKU and A3's host SKUs") {
+    const Mappings& m = testing::EmbeddedMappings();
+    for (const auto& [type, gpus] : std::vector<std::pair<std::string, int>>{
+             {"a3-highgpu-1g", 1}, {"a3-highgpu-2g", 2}, {"a3-highgpu-4g", 4}}) {
+        CAPTURE(type);
+        REQUIRE(m.gcp_machine_shapes.count(type));
+        CHECK(m.gcp_machine_shapes.at(type).accelerator == "h100-sxm");
+        CHECK(m.gcp_machine_shapes.at(type).accelerator_count == gpus);
+        CHECK(m.gcp_machine_shapes.at(type).family == "a3");
+        CHECK(m.gcp_machine_shapes.at(type).vcpus.value_or(0) == 26 * gpus);
+    }
 }
 
 TEST_CASE("a mapping row with a bad count is refused naming the file and line") {
