@@ -514,6 +514,11 @@ def build_offerings(accelerator_ids):
         verified = verified_flag(r) and estimated == "false"
         if verified_flag(r) and not verified:
             note = "; ".join(x for x in [note, "not verified: the source is undated"] if x)
+        # The database keeps a source's name in at most 200 characters (migration 001): a
+        # longer one loads from the embedded catalog but fails `gpucost seed`.
+        if len(r["source"].strip()) > 200:
+            raise SystemExit(f"prices.csv line {line}: source over 200 characters; put the "
+                             f"detail in notes")
         prices.append(OrderedDict(
             offering_id=oid, usd_per_hour=r["usd_per_hour"].strip(), as_of=as_of,
             as_of_estimated=estimated, source=r["source"].strip(),
