@@ -3,8 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "import_test_support.hpp"
 
@@ -77,14 +75,15 @@ TEST_CASE("the 2026 families map under the names AWS and Azure sell them by") {
 
 TEST_CASE("A3 High's 1-, 2- and 4-GPU shapes are priced by the H100 SKU and A3's host SKUs") {
     const Mappings& m = testing::EmbeddedMappings();
-    for (const auto& [type, gpus] : std::vector<std::pair<std::string, int>>{
-             {"a3-highgpu-1g", 1}, {"a3-highgpu-2g", 2}, {"a3-highgpu-4g", 4}}) {
+    for (int gpus : {1, 2, 4}) {
+        const std::string type = "a3-highgpu-" + std::to_string(gpus) + "g";
         CAPTURE(type);
         REQUIRE(m.gcp_machine_shapes.count(type));
-        CHECK(m.gcp_machine_shapes.at(type).accelerator == "h100-sxm");
-        CHECK(m.gcp_machine_shapes.at(type).accelerator_count == gpus);
-        CHECK(m.gcp_machine_shapes.at(type).family == "a3");
-        CHECK(m.gcp_machine_shapes.at(type).vcpus.value_or(0) == 26 * gpus);
+        const InstanceShape& shape = m.gcp_machine_shapes.at(type);
+        CHECK(shape.accelerator == "h100-sxm");
+        CHECK(shape.accelerator_count == gpus);
+        CHECK(shape.family == "a3");
+        CHECK(shape.vcpus.value_or(0) == 26 * gpus);
     }
 }
 
