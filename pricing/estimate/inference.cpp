@@ -54,6 +54,7 @@ struct PassContext {
     bool fp8 = false;   // FP8 GEMMs: each input quantised by its own kernel
     int pp = 1;         // pipeline stages, each of tp accelerators
     int ep = 1;         // expert-parallel ranks, each with its own sequences (tp = pp = 1)
+    bool rccl_all_reduce = false;  // TP all-reduces on RCCL's measured curve (ROCm CDNA3)
 };
 
 // Ranks a replica's sequences are spread over: each expert-parallel rank runs its own
@@ -196,7 +197,8 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
         // As in training: within a bridged pair the bridge, within the scale-up domain (an
         // NVL72 rack spans 18 trays of 4) the scale-up link, beyond it the network.
         const Link& link = c.links.GroupLink(c.tp);
-        const double ar = 2.0 * RingAllReduceSeconds(M * h * 2.0, c.tp, link);
+        const double ar = 2.0 * (c.rccl_all_reduce ? RcclAllReduceSeconds(M * h * 2.0, c.tp)
+                                                   : RingAllReduceSeconds(M * h * 2.0, c.tp, link));
         layer.seconds += ar;
         layer.memory_s += ar;
     }
@@ -333,8 +335,49 @@ Status ValidateInferenceRequest(const InferenceRequest& req) {
     return Ok{};
 }
 
-// The serving engine's device model: serving bandwidth unless the caller set one.
-Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator& accelerator) {
+// True for the CDNA3 parts whose ROCm serving GEMMs are measured (kRocmCdna3ServingIds).
+bool ServesOnRocmCdna3(const Accelerator& accelerator) {
+    return accelerator.vendor == "AMD" &&
+           std::any_of(kRocmCdna3ServingIds.begin(), kRocmCdna3ServingIds.end(),
+                       [&](std::string_view id) { return accelerator.id.rfind(id, 0) == 0; });
+}
+
+// The GEMMs of a tensor-parallel ROCm vLLM replica on CDNA3 reach
+// kRocmCdna3TensorParallelGemmFraction of the in-step asymptote; the answer says which stack was
+// applied and why.
+void ApplyRocmServingGemm(DeviceModel& dev, const Accelerator& accelerator) {
+    dev.gemm_max_efficiency *= kRocmCdna3TensorParallelGemmFraction;
+    for (Assumption& a : dev.assumptions) {
+        if (a.name == "gemm_max_efficiency") {
+            a.value = dev.gemm_max_efficiency;
+            a.description = a.description.str() +
+                            ", times rocm_tensor_parallel_gemm_fraction (ROCm vLLM stack)";
+        }
+    }
+    dev.assumptions.push_back(
+        {"rocm_tensor_parallel_gemm_fraction", kRocmCdna3TensorParallelGemmFraction, "fraction",
+         "share of the in-step GEMM asymptote that the GEMMs of a tensor-parallel ROCm vLLM "
+         "replica reach; applied because " +
+             accelerator.name +
+             " is an AMD CDNA3 part served under ROCm with tensor parallel over 1 (CUDA "
+             "engines and single-GPU replicas are timed without it)",
+         "fitted to AMD's published ROCm vLLM throughput on 8 x MI300X, TP 8 (AMD ROCm hub "
+         "performance results, vLLM 0.10.2, Llama 3.1 70B/405B FP8; Oracle OCI's 2024 vLLM "
+         "table): mean log error 0 on those rows (docs/estimator.md, vendor serving stacks)"});
+}
+
+// TP all-reduces follow RCCL's measured curve on a CDNA3 box served under ROCm, unless the
+// request sets scale_up_efficiency or the group is larger than the 8-GPU xGMI mesh (vLLM
+// places a TP group of up to 8 in one node).
+bool RcclAllReduces(const InferenceRequest& req, const Accelerator& accelerator, int tp) {
+    return tp > 1 && ServesOnRocmCdna3(accelerator) && !req.efficiency.scale_up_efficiency &&
+           tp <= kRcclMeshGpus;
+}
+
+// The serving engine's device model: serving bandwidth unless the caller set one, and the
+// vendor stack's GEMM share.
+Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator& accelerator,
+                                  int tp) {
     auto device = MakeDeviceModel(accelerator, req.precision, req.efficiency);
     if (!device.ok()) {
         return device.error();
@@ -361,6 +404,22 @@ Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator
                            "optimistic vs TensorRT-LLM (estimator-references section 3.5)";
             }
         }
+    }
+    if (!req.efficiency.gemm_max_efficiency && tp > 1 && ServesOnRocmCdna3(accelerator)) {
+        ApplyRocmServingGemm(dev, accelerator);
+    }
+    if (RcclAllReduces(req, accelerator, tp)) {
+        const double at_16mb = kRcclMi300xAllReduceBusBandwidth[3].gb_per_s;
+        dev.assumptions.push_back(
+            {"rccl_all_reduce_bus_gb_per_s_16mb", at_16mb, "GB/s",
+             "tensor-parallel all-reduces timed on RCCL's measured bus bandwidth at their message "
+             "size (1 MB 22.4, 4 MB 82.5, 16 MB 171.5, 134 MB 290.8, 8 GB 316.8 GB/s over 8 "
+             "GPUs, (t - 1) / 7 of it for t < 8; 14 us up to 64 KB), not the link times "
+             "scale_up_efficiency; applied because " +
+                 accelerator.name + " is an AMD CDNA3 part served under ROCm",
+             "RCCL 2.22.3 all_reduce_perf on 8 x MI300X (samuel-bohman/AI-benchmarking-guide "
+             "ND_MI300X_v5_results.md @3de0c294); 13-14 us for 1-64 KB (hisohara/ai-scripts "
+             "rccl-smoketest); ROCm/rccl PR #1270 for t < 8"});
     }
     return dev;
 }
@@ -868,7 +927,7 @@ Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const Clus
         return degree.error();
     }
     const int tp = degree.value();
-    auto device = ServingDevice(req, cluster.accelerator);
+    auto device = ServingDevice(req, cluster.accelerator, tp);
     if (!device.ok()) {
         return device.error();
     }
@@ -884,7 +943,8 @@ Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const Clus
                           BytesPerElement(kv_precision),
                           req.precision == Precision::kFp8,
                           pp,
-                          ep};
+                          ep,
+                          RcclAllReduces(req, cluster.accelerator, tp)};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;
@@ -1157,6 +1217,29 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
         return SearchServingLayout(req, cluster, m);
     }
     return EstimateLayout(req, cluster, m);
+}
+
+double RcclAllReduceSeconds(double bytes, int ranks) {
+    if (ranks <= 1 || !(bytes > 0)) {
+        return 0;
+    }
+    const auto& table = kRcclMi300xAllReduceBusBandwidth;
+    const double share = 2.0 * (ranks - 1.0) / ranks;
+    const double mesh = std::min(1.0, (ranks - 1.0) / (kRcclMeshGpus - 1.0));
+    if (bytes <= table.front().bytes) {
+        return kRcclSmallAllReduceSeconds / mesh;
+    }
+    double gb_per_s = table.back().gb_per_s;
+    for (std::size_t i = 1; i < table.size(); ++i) {
+        if (bytes <= table[i].bytes) {
+            const AllReduceBusBandwidth& lo = table[i - 1];
+            const AllReduceBusBandwidth& hi = table[i];
+            const double x = std::log(bytes / lo.bytes) / std::log(hi.bytes / lo.bytes);
+            gb_per_s = lo.gb_per_s * std::pow(hi.gb_per_s / lo.gb_per_s, x);
+            break;
+        }
+    }
+    return share * bytes / (gb_per_s * 1e9 * mesh);
 }
 
 }  // namespace gpucost::pricing::estimate

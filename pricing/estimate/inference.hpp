@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -185,6 +186,53 @@ inline constexpr double kServingBandwidthEfficiency = 0.65;
 // (2.90/2.97 of 3.35), Azure AI-benchmarking-guide (ND MI300X v5 and ND H100 v5 results):
 // 0.65 x 0.775 / 0.88 = 0.57. The per-vendor GEMM curves are in accelerator_facts.cpp.
 inline constexpr double kRocmServingBandwidthEfficiency = 0.57;
+// The share of the in-step GEMM asymptote (AMD's Maximum Achievable FLOPS x
+// kGemmSustainedFractionOfMamf, on the hipBLASLt size curve of accelerator_facts.cpp) that the
+// GEMMs of a tensor-parallel ROCm vLLM replica reach on CDNA3 (MI300X, MI325X: one compute
+// die). No kernel-level measurement of sharded serving GEMMs on ROCm is published, so it is
+// fitted to AMD's own end-to-end figures: the value that leaves the fit rows of
+// tests/data/frontier/serving.jsonl on MI300X (S19-S26, AMD's ROCm vLLM 0.10.2 table; S28,
+// Oracle's 2024 vLLM table; all TP 8) with a mean log error of zero once the all-reduces are
+// timed on RCCL's curve (median |error| 42.1 % before either, 23.7 % with RCCL's curve alone,
+// 6.0-9.3 % with both). The held-out AMD rows were not consulted. A single-GPU replica keeps
+// the curve as measured: MLPerf's TP 1 MI300X results (inference_stack_test) are met without
+// it. The likely mechanism, not modelled: a shard's GEMMs are 1/t of the layer wide, too few
+// output tiles to fill MI300X's 304 compute units (H100: 132 SMs).
+inline constexpr double kRocmCdna3TensorParallelGemmFraction = 0.62;
+// CDNA3 ids these ROCm serving terms apply to (the fit's part and the one sharing its die).
+inline constexpr std::array<std::string_view, 2> kRocmCdna3ServingIds = {"mi300x", "mi325x"};
+// Tensor-parallel all-reduces of a ROCm serving engine on CDNA3 are timed on RCCL's measured
+// bus bandwidth at the message size, not on the link's bandwidth times the flat
+// scale_up_efficiency the CUDA engines' rows were fitted with: all-reduce busbw on 8 MI300X
+// in one node (RCCL 2.22.3, in place; samuel-bohman/AI-benchmarking-guide
+// Azure_Results/ND_MI300X_v5_results.md @3de0c294), and 64 KB at the 13-14 us that RCCL takes
+// for 1-64 KB messages on 8 MI300X (hisohara/ai-scripts training/01_rccl-smoketest). NCCL on 8
+// H100 measures 43.7 / 128.7 / 234.5 / 400.6 GB/s at 1 / 4 / 16 / 134 MB (same guide): RCCL
+// reaches 0.51-0.73 of it where decode steps all-reduce (0.1-64 MB).
+struct AllReduceBusBandwidth {
+    double bytes = 0;
+    double gb_per_s = 0;
+};
+inline constexpr std::array<AllReduceBusBandwidth, 6> kRcclMi300xAllReduceBusBandwidth = {{
+    {65536.0, 8.19},  // 2 x 7/8 x 64 KB in 14 us
+    {1048576.0, 22.4},
+    {4194304.0, 82.5},
+    {16777216.0, 171.5},
+    {134217728.0, 290.8},
+    {8589934592.0, 316.8},
+}};
+// Below the table's first size a message costs what 64 KB does (latency-bound).
+inline constexpr double kRcclSmallAllReduceSeconds = 14e-6;
+// The table is measured over all 8 GPUs of the xGMI mesh; a group of t < 8 uses t - 1 of each
+// GPU's 7 links ("When using less than 8 GPUs, one can only achieve a fraction of the potential
+// bandwidth", ROCm/rccl PR #1270), so its bus bandwidth is (t - 1) / 7 of the table's.
+inline constexpr int kRcclMeshGpus = 8;
+
+// Seconds of one RCCL all-reduce of `bytes` per rank over `ranks` CDNA3 GPUs of one node:
+// 2 (n - 1) / n x bytes / busbw(bytes), busbw interpolated log-log in
+// kRcclMi300xAllReduceBusBandwidth. 0 for ranks <= 1.
+double RcclAllReduceSeconds(double bytes, int ranks);
+
 inline constexpr int kMaxInferenceTokens = 1 << 24;
 
 // Per-layer fixed costs of a forward pass that the per-op roofline does not see: kernels a

@@ -4,6 +4,7 @@
 
 #include "pricing/estimate/inference.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
+#include "tests/support/published_models.hpp"
 
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::estimate;
@@ -55,6 +56,20 @@ InferenceRequest Llama2Offline() {
     return r;
 }
 
+// AMD's ROCm vLLM 0.10.2 throughput table on 8 x MI300X (frontier row S19): Llama 3.1 405B
+// (amd/Llama-3.1-405B-Instruct-FP8-KV), TP 8, input 128 / output 2048, 1,500 prompts at once.
+InferenceRequest Llama405RocmTable() {
+    InferenceRequest r;
+    r.model = gpucost::testing::Llama405();
+    r.precision = Precision::kFp8;
+    r.kv_cache_precision = Precision::kFp8;
+    r.tensor_parallel = 8;
+    r.input_tokens = 128;
+    r.output_tokens = 2048;
+    r.concurrency = 1500;
+    return r;
+}
+
 double ClusterTokens(const InferenceRequest& r, const ClusterSpec& c) {
     auto e = EstimateInference(r, c);
     REQUIRE(e.ok());
@@ -95,5 +110,52 @@ TEST_SUITE("inference_stack") {
         REQUIRE(nvidia.ok());
         CHECK(AssumptionValue(nvidia.value().assumptions, "memory_bandwidth_efficiency") ==
               doctest::Approx(kServingBandwidthEfficiency));
+    }
+
+    TEST_CASE("Llama 3.1 405B FP8 on 8 MI300X at TP 8 is timed as ROCm vLLM serves it") {
+        // Published 4,201.7 output tokens/s; with the CUDA engines' GEMM and all-reduce terms
+        // the estimate was 5,338 (+27 %), and +52 to +91 % on the table's other rows.
+        const double tokens = ClusterTokens(Llama405RocmTable(), Box(Mi300x(), 8));
+        CHECK(tokens / 4201.7 > 0.75);
+        CHECK(tokens / 4201.7 < 1.2);
+    }
+
+    TEST_CASE("a tensor-parallel ROCm replica says which stack's terms it used, and why") {
+        auto tp8 = EstimateInference(Llama405RocmTable(), Box(Mi300x(), 8));
+        REQUIRE(tp8.ok());
+        const Assumptions& as = tp8.value().assumptions;
+        CHECK(AssumptionValue(as, "rocm_tensor_parallel_gemm_fraction") ==
+              doctest::Approx(kRocmCdna3TensorParallelGemmFraction));
+        CHECK(AssumptionValue(as, "gemm_max_efficiency") ==
+              doctest::Approx(0.487 * 0.8 * kRocmCdna3TensorParallelGemmFraction));
+        CHECK(AssumptionValue(as, "rccl_all_reduce_bus_gb_per_s_16mb") == doctest::Approx(171.5));
+        CHECK(AssumptionSource(as, "rccl_all_reduce_bus_gb_per_s_16mb").find("RCCL") !=
+              std::string::npos);
+
+        // One GPU per replica (MLPerf's TP 1) and the CUDA engines keep the measured curve.
+        auto one = EstimateInference(Llama2Offline(), Box(Mi300x(), 1));
+        REQUIRE(one.ok());
+        CHECK(AssumptionValue(one.value().assumptions, "rocm_tensor_parallel_gemm_fraction") == -1);
+        auto nvidia = EstimateInference(Llama405RocmTable(), Box(gpucost::testing::H100Sxm(), 8));
+        REQUIRE(nvidia.ok());
+        CHECK(AssumptionValue(nvidia.value().assumptions, "rocm_tensor_parallel_gemm_fraction") ==
+              -1);
+        CHECK(AssumptionValue(nvidia.value().assumptions, "rccl_all_reduce_bus_gb_per_s_16mb") ==
+              -1);
+    }
+
+    TEST_CASE("RCCL's measured all-reduce curve times a ROCm tensor-parallel all-reduce") {
+        const double mib16 = 16.0 * 1024 * 1024;
+        CHECK(RcclAllReduceSeconds(mib16, 8) == doctest::Approx(2.0 * 7 / 8 * mib16 / 171.5e9));
+        CHECK(RcclAllReduceSeconds(32768, 8) == doctest::Approx(kRcclSmallAllReduceSeconds));
+        CHECK(RcclAllReduceSeconds(mib16, 1) == 0);
+        // Between two measured sizes the bandwidth is interpolated, never outside them.
+        const double mib8 = 8.0 * 1024 * 1024;
+        const double bw8 = 2.0 * 7 / 8 * mib8 / RcclAllReduceSeconds(mib8, 8) / 1e9;
+        CHECK(bw8 > 82.5);
+        CHECK(bw8 < 171.5);
+        // A TP-4 group uses 3 of each GPU's 7 xGMI links.
+        CHECK(RcclAllReduceSeconds(mib16, 4) ==
+              doctest::Approx(1.5 * mib16 / (171.5e9 * 3.0 / 7.0)));
     }
 }
