@@ -845,8 +845,6 @@ void FillShownProbabilities(DeadlineProbabilities& probabilities, const Constrai
             judge.FillBudget(**one);
         }
     }
-    // The recommendation when the cheapest is stale (Explain).
-    if (plan.cheapest_not_stale) judge.FillBudget(*plan.cheapest_not_stale);
 }
 
 bool Before(const TrainingPlanOption& a, const TrainingPlanOption& b, TrainingPlanSort sort) {
