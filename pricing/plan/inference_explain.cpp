@@ -172,15 +172,18 @@ const InferencePlanOption& Recommended(const InferencePlan& plan, bool include_s
     return plan.options.front();
 }
 
+// "stale price (confirmed 40 days ago, over vastai's 7-day bound)".
+std::string StalePriceText(const InferencePlanOption& o) {
+    return "stale price (confirmed " +
+           (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
+           ", over " + o.offering->provider + "'s " +
+           std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
+}
+
 // Why the cheapest was passed over for its stale price, or that every price is stale.
 std::string StaleText(const InferencePlan& plan, const InferencePlanOption& r, bool include_stale) {
     const InferencePlanOption& c = plan.options.front();
-    auto stale = [](const InferencePlanOption& o) {
-        return "stale price (confirmed " +
-               (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
-               ", over " + o.offering->provider + "'s " +
-               std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
-    };
+    const auto stale = StalePriceText;
     if (&c != &r) {
         return " The cheapest, " + c.offering->id + " at " + UsdText(c.monthly_cost_usd) +
                " a month, has a " + stale(c) + " (include_stale: true lets it rank first).";
@@ -209,6 +212,15 @@ InferenceRecommendation RecommendInference(const InferencePlan& plan, const Cata
     answer.reasoning = RecommendationText(plan, r, answer.best_by_provider, catalog) +
                        StaleText(plan, r, include_stale);
     answer.price_warnings = PriceWarnings(*r.offering, r.price_age_days, kDefaultMaxPriceAgeDays);
+    for (std::size_t i = 0; !include_stale && i < answer.best_by_provider.size(); ++i) {
+        const InferencePlanOption& o = answer.best_by_provider[i];
+        if (o.price_state != PriceState::kStale) continue;
+        answer.stale_warnings.push_back({"/best_by_provider/" + std::to_string(i) + "/offering",
+                                         "no option of " + o.offering->provider +
+                                             " with a price that is not stale meets the targets; " +
+                                             o.offering->id + " has a " + StalePriceText(o) +
+                                             ": check the current price"});
+    }
     return answer;
 }
 

@@ -240,6 +240,19 @@ TEST_SUITE("price_trust") {
         };
         CHECK(aws_best(false) == kP5);     // current, over AWS's cheaper stale spot price
         CHECK(aws_best(true) == kP5Spot);  // stale prices rank as any other
+        // Lambda's only price is stale: named, with a warning at its entry.
+        auto fresh = RecommendInference(plan.value(), *catalog, /*include_stale=*/false);
+        std::vector<std::string> warned;
+        for (const auto& w : fresh.stale_warnings) warned.push_back(w.field);
+        std::vector<std::string> expected;
+        for (std::size_t i = 0; i < fresh.best_by_provider.size(); ++i) {
+            if (fresh.best_by_provider[i].offering->provider == "lambda") {
+                expected.push_back("/best_by_provider/" + std::to_string(i) + "/offering");
+            }
+        }
+        CHECK(expected.size() == 1);
+        CHECK(warned == expected);
+        CHECK(RecommendInference(plan.value(), *catalog, true).stale_warnings.empty());
     }
 
     TEST_CASE("a serving plan recommends a stale price only with include_stale") {
