@@ -40,6 +40,7 @@ std::vector<InferencePlanOption> BestByProvider(const InferencePlan& plan, bool 
     }
     std::sort(best.begin(), best.end());
     std::vector<InferencePlanOption> out;
+    out.reserve(best.size());
     for (std::size_t i : best) out.push_back(plan.options[i]);
     return out;
 }
