@@ -1,5 +1,6 @@
 #include "pricing/plan/inference_explain.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "pricing/calendar.hpp"
@@ -20,19 +21,28 @@ std::string InferenceOptionText(const InferencePlanOption& o, const Catalog& cat
            std::string(PriceTypeName(f.price_type)) + ", " + f.provider + " " + f.region + ")";
 }
 
-// The planner lists options cheapest monthly first; the first of each provider is its best.
-std::vector<InferencePlanOption> BestByProvider(const InferencePlan& plan) {
-    std::vector<InferencePlanOption> best;
-    for (const auto& o : plan.options) {
-        bool seen = false;
-        for (const auto& b : best) {
-            seen = seen || b.offering->provider == o.offering->provider;
-        }
-        if (!seen) {
-            best.push_back(o);
+// The planner lists options cheapest monthly first; the first of each provider is its best,
+// the first whose price is not stale when the provider has one (unless stale prices rank as
+// any other), as the recommendation is chosen. Kept cheapest first.
+std::vector<InferencePlanOption> BestByProvider(const InferencePlan& plan, bool include_stale) {
+    std::vector<std::size_t> best;  // positions in plan.options
+    for (std::size_t i = 0; i < plan.options.size(); ++i) {
+        const InferencePlanOption& o = plan.options[i];
+        auto same = std::find_if(best.begin(), best.end(), [&](std::size_t b) {
+            return plan.options[b].offering->provider == o.offering->provider;
+        });
+        if (same == best.end()) {
+            best.push_back(i);
+        } else if (!include_stale && plan.options[*same].price_state == PriceState::kStale &&
+                   o.price_state != PriceState::kStale) {
+            *same = i;
         }
     }
-    return best;
+    std::sort(best.begin(), best.end());
+    std::vector<InferencePlanOption> out;
+    out.reserve(best.size());
+    for (std::size_t i : best) out.push_back(plan.options[i]);
+    return out;
 }
 
 // What buying a serving option's price type commits to, beyond the monthly figure.
@@ -94,7 +104,7 @@ std::string OwnedText(const InferencePlanOption& r) {
 }
 
 // Why the recommended option `r` (the cheapest) wins, with the cheapest of another provider
-// (`best_by_provider[1]`) for comparison.
+// (from `best_by_provider`) for comparison.
 std::string RecommendationText(const InferencePlan& plan, const InferencePlanOption& r,
                                const std::vector<InferencePlanOption>& best_by_provider,
                                const Catalog& catalog) {
@@ -118,8 +128,11 @@ std::string RecommendationText(const InferencePlan& plan, const InferencePlanOpt
         " ms to first token, " + Fixed(r.inter_token_latency_ms, 1) + " ms between tokens, " +
         UsdText(r.usd_per_million_input_tokens, 4) + " / " +
         UsdText(r.usd_per_million_output_tokens, 4) + " per million input / output tokens.";
-    if (best_by_provider.size() > 1) {
-        const auto& o = best_by_provider[1];
+    const auto other =
+        std::find_if(best_by_provider.begin(), best_by_provider.end(),
+                     [&r](const auto& o) { return o.offering->provider != r.offering->provider; });
+    if (other != best_by_provider.end()) {
+        const auto& o = *other;
         // Owned capacity can make the recommendation cost nothing at the margin: no ratio then.
         text +=
             " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
@@ -160,15 +173,18 @@ const InferencePlanOption& Recommended(const InferencePlan& plan, bool include_s
     return plan.options.front();
 }
 
+// "stale price (confirmed 40 days ago, over vastai's 7-day bound)".
+std::string StalePriceText(const InferencePlanOption& o) {
+    return "stale price (confirmed " +
+           (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
+           ", over " + o.offering->provider + "'s " +
+           std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
+}
+
 // Why the cheapest was passed over for its stale price, or that every price is stale.
 std::string StaleText(const InferencePlan& plan, const InferencePlanOption& r, bool include_stale) {
     const InferencePlanOption& c = plan.options.front();
-    auto stale = [](const InferencePlanOption& o) {
-        return "stale price (confirmed " +
-               (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
-               ", over " + o.offering->provider + "'s " +
-               std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
-    };
+    const auto stale = StalePriceText;
     if (&c != &r) {
         return " The cheapest, " + c.offering->id + " at " + UsdText(c.monthly_cost_usd) +
                " a month, has a " + stale(c) + " (include_stale: true lets it rank first).";
@@ -183,7 +199,7 @@ std::string StaleText(const InferencePlan& plan, const InferencePlanOption& r, b
 InferenceRecommendation RecommendInference(const InferencePlan& plan, const Catalog& catalog,
                                            bool include_stale) {
     InferenceRecommendation answer;
-    answer.best_by_provider = BestByProvider(plan);
+    answer.best_by_provider = BestByProvider(plan, include_stale);
     if (plan.options.empty()) {
         answer.reasoning =
             "No offering can serve this traffic within the constraints and latency targets; "
@@ -197,6 +213,15 @@ InferenceRecommendation RecommendInference(const InferencePlan& plan, const Cata
     answer.reasoning = RecommendationText(plan, r, answer.best_by_provider, catalog) +
                        StaleText(plan, r, include_stale);
     answer.price_warnings = PriceWarnings(*r.offering, r.price_age_days, kDefaultMaxPriceAgeDays);
+    for (std::size_t i = 0; !include_stale && i < answer.best_by_provider.size(); ++i) {
+        const InferencePlanOption& o = answer.best_by_provider[i];
+        if (o.price_state != PriceState::kStale) continue;
+        answer.stale_warnings.push_back({"/best_by_provider/" + std::to_string(i) + "/offering",
+                                         "no option of " + o.offering->provider +
+                                             " with a price that is not stale meets the targets; " +
+                                             o.offering->id + " has a " + StalePriceText(o) +
+                                             ": check the current price"});
+    }
     return answer;
 }
 

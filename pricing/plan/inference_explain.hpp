@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pricing/catalog.hpp"
+#include "pricing/error.hpp"
 #include "pricing/plan/inference_plan.hpp"
 
 namespace gpucost::pricing::plan {
@@ -13,11 +14,15 @@ namespace gpucost::pricing::plan {
 // for training plans): the cheapest option, why, the cheapest per provider for comparison, and
 // warnings about the recommended price.
 struct InferenceRecommendation {
-    // From every option planned: the cheapest per provider, cheapest first.
+    // From every option planned: the cheapest per provider, cheapest first (its cheapest
+    // whose price is not stale when it has one, unless `include_stale`).
     std::vector<InferencePlanOption> best_by_provider;
     std::optional<InferencePlanOption> recommendation;  // none when nothing qualifies
     std::string reasoning;
     std::vector<std::string> price_warnings;  // an old, estimated or unverified price
+    // A provider's best named with a stale price (it has no other; never with include_stale),
+    // each at /best_by_provider/N/offering.
+    std::vector<FieldError> stale_warnings;
 };
 
 // `plan` holds every option planned, cheapest monthly first, their price ages set

@@ -217,9 +217,14 @@ std::string NothingRecommendedText(const TrainingPlanRequest& request, const Tra
 std::string HeadlineText(const TrainingPlanRequest& request, const TrainingPlan& plan,
                          const Catalog& catalog, const PricingSettings& s) {
     const TrainingPlanOption& r = *plan.recommendation;
-    const bool cheapest_passed_over = plan.cheapest && !SameOption(r, *plan.cheapest);
-    const bool stale_passed_over = cheapest_passed_over && !request.include_stale &&
-                                   plan.cheapest->price_state == PriceState::kStale;
+    // The cheapest of all, passed over for its stale price (`cheapest` is then the cheapest
+    // that is not stale) or for an untrusted one.
+    const bool stale_passed_over = plan.cheaper_stale.has_value();
+    const TrainingPlanOption* passed_over = stale_passed_over ? &*plan.cheaper_stale
+                                            : plan.cheapest && !SameOption(r, *plan.cheapest)
+                                                ? &*plan.cheapest
+                                                : nullptr;
+    const bool cheapest_passed_over = passed_over != nullptr;
     std::string out =
         "Recommended: " + Describe(r, catalog) + " for an expected " +
         Hours(r.expected_wall_clock_hours) + " and " + CostText(r) + ", " +
@@ -234,11 +239,11 @@ std::string HeadlineText(const TrainingPlanRequest& request, const TrainingPlan&
                    " options that meet every constraint") +
         ConstraintsText(request.constraints) + "; " + SpreadText(r);
     if (stale_passed_over) {
-        const TrainingPlanOption& c = *plan.cheapest;
+        const TrainingPlanOption& c = *passed_over;
         out += " The cheapest, " + Describe(c, catalog) + " at " + CostText(c) + ", has a " +
                StaleText(c) + " (include_stale: true lets it rank first).";
     } else if (cheapest_passed_over) {
-        const TrainingPlanOption& c = *plan.cheapest;
+        const TrainingPlanOption& c = *passed_over;
         out += " The cheapest, " + Describe(c, catalog) + " at " + CostText(c) + " (" +
                Fixed(100.0 * (1.0 - c.ExpectedTotalUsd() / r.ExpectedTotalUsd()), 1) +
                "% less), has a price that is " + UntrustedText(c, s) +
@@ -632,16 +637,26 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
                     "hours a 3-year commitment bills per instance, used or not", "3 x 365 x 24"});
     EchoShownHardware(request, catalog, estimates, plan);
 }
+// A provider's best names a stale price only where none of its options with a price that is
+// not stale meets every constraint (Rank): said here, one warning per such provider. (A
+// stale `cheapest` is the recommendation, whose reasoning says so.)
+void AddStaleWarnings(TrainingPlan& plan) {
+    for (std::size_t i = 0; i < plan.best_by_provider.size(); ++i) {
+        const TrainingPlanOption& o = plan.best_by_provider[i];
+        if (o.price_state != PriceState::kStale) continue;
+        plan.warnings.push_back({"/best_by_provider/" + std::to_string(i) + "/offering",
+                                 "no option of " + o.offering->provider +
+                                     " with a price that is not stale meets every constraint; " +
+                                     o.offering->id + " has a " + StaleText(o) +
+                                     ": check the current price"});
+    }
+}
 }  // namespace
 
 void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
              const PlanReference& reference, const PricingSettings& settings,
              const ShapeEstimates& estimates, TrainingPlan& plan) {
-    plan.recommendation = plan.cheapest;
-    if (!request.include_stale && plan.cheapest &&
-        plan.cheapest->price_state == PriceState::kStale && plan.cheapest_not_stale) {
-        plan.recommendation = plan.cheapest_not_stale;
-    }
+    plan.recommendation = plan.cheapest;  // not stale when any feasible option is not (Rank)
     if (plan.recommendation && plan.cheapest_trusted &&
         !TrustedPrice(*plan.recommendation, settings.max_price_age_days) &&
         plan.cheapest_trusted->ExpectedTotalUsd() <=
@@ -657,6 +672,7 @@ void Explain(const TrainingPlanRequest& request, const Catalog& catalog,
          plan.fastest->nodes != plan.recommendation->nodes)) {
         AddWarnings(*plan.fastest, settings, "/fastest/offering", plan.warnings);
     }
+    if (!request.include_stale) AddStaleWarnings(plan);
     if (auto caveat = estimate::TrainingPrecisionCaveat(request.workload.precision)) {
         plan.warnings.push_back({"/precision", std::move(*caveat)});
     }

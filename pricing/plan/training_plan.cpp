@@ -174,7 +174,7 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
         plan.beyond_max_wall_clock = std::move(beyond);
     }
     stages::Rank(resolved, judging.kept, plan, judging.infeasible_not_kept, judging.binding);
-    stages::FillShownProbabilities(probabilities, plan);
+    stages::FillShownProbabilities(probabilities, judging.judge, plan);
     plan.skipped = tally.counts();
     plan.skipped_examples = tally.examples();
     if (auto time_left = request.deadline.Check(); !time_left.ok()) {

@@ -315,20 +315,23 @@ struct TrainingPlan {
     std::size_t total_count = 0;
     std::size_t feasible_count = 0;
     std::size_t infeasible_count = 0;
-    // Among options meeting every constraint: cheapest by expected cost (ties: faster),
+    // Among options meeting every constraint: cheapest by expected cost (ties: faster), of
+    // those whose price is not stale when there are any (all of them with include_stale);
     // fastest by expected time (ties: cheaper); nullopt when none is feasible.
     std::optional<TrainingPlanOption> cheapest;
     std::optional<TrainingPlanOption> fastest;
     // Feasible options no other feasible option beats on both expected cost and expected
     // time, fastest first.
     std::vector<TrainingPlanOption> pareto_front;
-    // The cheapest feasible option per provider, cheapest first.
+    // The cheapest feasible option per provider, cheapest first: of the provider's options
+    // whose price is not stale when it has any (as `cheapest`).
     std::vector<TrainingPlanOption> best_by_provider;
     // The cheapest feasible option whose price is trusted (verified, dated, not older than
     // max_price_age_days); nullopt when none is.
     std::optional<TrainingPlanOption> cheapest_trusted;
-    // The cheapest feasible option whose price is not stale; nullopt when none is.
-    std::optional<TrainingPlanOption> cheapest_not_stale;
+    // The cheapest feasible option of all when its price is stale and `cheapest` passed it
+    // over for one that is not (the reasoning names it); nullopt otherwise.
+    std::optional<TrainingPlanOption> cheaper_stale;
     // = cheapest, or cheapest_trusted when cheapest's price is not trusted and
     // cheapest_trusted costs at most kTrustedPriceToleranceFraction more.
     std::optional<TrainingPlanOption> recommendation;

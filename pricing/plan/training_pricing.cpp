@@ -646,7 +646,9 @@ void OptionJudging::TakeBudgetOfJudged(TrainingPlanOption& o) {
 
 void OptionJudging::TakeBudget(TrainingPlanOption& o) {
     ++within_ceiling;
-    judge.JudgeBudget(o);
+    // The probability itself is read here only by the binding constraints (while nothing is
+    // feasible) and by infeasible options listed; options shown get theirs afterwards.
+    judge.JudgeBudget(o, !any_feasible || keep_infeasible);
     // The binding constraints are read only when no option is feasible (Rank).
     any_feasible = any_feasible || o.Feasible();
     if (!any_feasible) binding.Add(o);
@@ -704,12 +706,11 @@ std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest&
 
 double BudgetProbability(const TrainingPlanOption& o, double budget_usd, double factor_spot) {
     const bool fits = o.ExpectedTotalUsd() <= budget_usd;
+    if (!o.interruptions_per_hour || !(o.expected_cost_usd > 0)) return fits ? 1.0 : 0.0;
     // The spread of a spot bill: sigma = ln(p90 / p50) / z90 of the log-normal compute cost.
     const double sigma = std::log(factor_spot) / kZ90;
+    if (!(sigma > 0)) return fits ? 1.0 : 0.0;
     const double compute_budget_usd = budget_usd - o.data_cost_usd.value_or(0);
-    if (!o.interruptions_per_hour || !(sigma > 0) || !(o.expected_cost_usd > 0)) {
-        return fits ? 1.0 : 0.0;
-    }
     if (!(compute_budget_usd > 0)) return 0.0;
     const double z = std::log(compute_budget_usd / o.expected_cost_usd) / sigma;
     return 0.5 * std::erfc(-z / std::sqrt(2.0));
@@ -722,7 +723,8 @@ ConstraintJudge::ConstraintJudge(const TrainingPlanRequest& request,
       settings_(settings),
       probabilities_(probabilities),
       confidence_(request.constraints.deadline_confidence.value_or(kDefaultDeadlineConfidence)),
-      target_(std::min(1.0, confidence_ + kDeadlineBoundMargin)) {}
+      target_(std::min(1.0, confidence_ + kDeadlineBoundMargin)),
+      spot_sigma_(std::log(settings.factor_spot) / kZ90) {}
 
 bool ConstraintJudge::Cleared(const TrainingPlanOption& o) {
     if (!o.interruptions_per_hour) return !(probabilities_.LowerBound(o, target_) < target_);
@@ -752,13 +754,48 @@ void ConstraintJudge::JudgeDeadline(TrainingPlanOption& o) {
         !c.deadline_hours || !o.deadline_probability || *o.deadline_probability >= confidence_;
 }
 
-void ConstraintJudge::JudgeBudget(TrainingPlanOption& o) {
+std::optional<double> ConstraintJudge::SpotBudgetRatio(const TrainingPlanOption& o) const {
+    // The cases in which BudgetProbability takes the log-normal's probability, and its ratio.
+    if (!constraints_.budget_usd || !o.interruptions_per_hour || !(spot_sigma_ > 0) ||
+        !(o.expected_cost_usd > 0)) {
+        return std::nullopt;
+    }
+    const double compute_budget_usd = *constraints_.budget_usd - o.data_cost_usd.value_or(0);
+    if (!(compute_budget_usd > 0)) return std::nullopt;
+    return compute_budget_usd / o.expected_cost_usd;
+}
+
+void ConstraintJudge::JudgeBudget(TrainingPlanOption& o, bool probability_needed) {
     const TrainingPlanConstraints& c = constraints_;
     o.budget_probability.reset();
-    if (c.budget_usd) {
-        o.budget_probability = BudgetProbability(o, *c.budget_usd, settings_.factor_spot);
+    if (!c.budget_usd) {
+        o.within_budget = true;
+        return;
     }
-    o.within_budget = !o.budget_probability || *o.budget_probability >= settings_.budget_confidence;
+    const std::optional<double> ratio = SpotBudgetRatio(o);
+    if (ratio && !probability_needed) {
+        if (*ratio >= settled_within_ratio_ || *ratio <= settled_outside_ratio_) {
+            o.within_budget = *ratio >= settled_within_ratio_;
+            return;
+        }
+    }
+    o.budget_probability = BudgetProbability(o, *c.budget_usd, settings_.factor_spot);
+    o.within_budget = *o.budget_probability >= settings_.budget_confidence;
+    // Only a verdict far wider than the rounding of log and erfc (about 1e-15) settles the
+    // ratios beyond it: the probability computed there lands on the same side.
+    constexpr double kSettledMargin = 1e-9;
+    if (ratio && *o.budget_probability >= settings_.budget_confidence + kSettledMargin) {
+        settled_within_ratio_ = std::min(settled_within_ratio_, *ratio);
+    } else if (ratio && *o.budget_probability <= settings_.budget_confidence - kSettledMargin) {
+        settled_outside_ratio_ = std::max(settled_outside_ratio_, *ratio);
+    }
+}
+
+void ConstraintJudge::FillBudget(TrainingPlanOption& o) const {
+    if (constraints_.budget_usd && !o.budget_probability) {
+        o.budget_probability =
+            BudgetProbability(o, *constraints_.budget_usd, settings_.factor_spot);
+    }
 }
 
 void Constrain(const TrainingPlanRequest& request, const PricingSettings& settings,
@@ -793,13 +830,20 @@ void ListViolations(const TrainingPlanRequest& request, TrainingPlanOption& o) {
     }
 }
 
-void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& plan) {
+void FillShownProbabilities(DeadlineProbabilities& probabilities, const ConstraintJudge& judge,
+                            TrainingPlan& plan) {
     for (auto* list : {&plan.options, &plan.pareto_front, &plan.best_by_provider}) {
-        for (TrainingPlanOption& o : *list) probabilities.Fill(o);
+        for (TrainingPlanOption& o : *list) {
+            probabilities.Fill(o);
+            judge.FillBudget(o);
+        }
     }
     for (auto* one :
          {&plan.cheapest, &plan.cheapest_trusted, &plan.fastest, &plan.recommendation}) {
-        if (*one) probabilities.Fill(**one);
+        if (*one) {
+            probabilities.Fill(**one);
+            judge.FillBudget(**one);
+        }
     }
 }
 

@@ -172,33 +172,42 @@ void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOpti
     plan.feasible_count = feasible.size();
     plan.infeasible_count = infeasible.size() + infeasible_not_kept;
 
+    // A stale price is not served as the cheapest while a current one meets every
+    // constraint, unless the request lets stale prices rank as any other (include_stale):
+    // `cheapest` and each provider's best are the cheapest with a price that is not stale,
+    // a stale one only where there is none (Explain warns of it).
+    const auto ranks_first = [&request](const TrainingPlanOption& o) {
+        return request.include_stale || o.price_state != PriceState::kStale;
+    };
+    const auto cheaper_pick = [&ranks_first](const TrainingPlanOption& o,
+                                             const TrainingPlanOption* best) {
+        if (best == nullptr) return true;
+        if (ranks_first(o) != ranks_first(*best)) return ranks_first(o);
+        return Before(o, *best, TrainingPlanSort::kExpectedCost);
+    };
     const TrainingPlanOption* cheapest = nullptr;
+    const TrainingPlanOption* cheapest_of_all = nullptr;
     const TrainingPlanOption* cheapest_trusted = nullptr;
-    const TrainingPlanOption* cheapest_not_stale = nullptr;
     const TrainingPlanOption* fastest = nullptr;
     const double max_age = request.max_price_age_days.value_or(kDefaultMaxPriceAgeDays);
     for (const auto* o : feasible) {
-        if (cheapest == nullptr || Before(*o, *cheapest, TrainingPlanSort::kExpectedCost)) {
-            cheapest = o;
+        if (cheaper_pick(*o, cheapest)) cheapest = o;
+        if (cheapest_of_all == nullptr ||
+            Before(*o, *cheapest_of_all, TrainingPlanSort::kExpectedCost)) {
+            cheapest_of_all = o;
         }
-        if (TrustedPrice(*o, max_age) &&
-            (request.include_stale || o->price_state != PriceState::kStale) &&
+        if (TrustedPrice(*o, max_age) && ranks_first(*o) &&
             (cheapest_trusted == nullptr ||
              Before(*o, *cheapest_trusted, TrainingPlanSort::kExpectedCost))) {
             cheapest_trusted = o;
-        }
-        if (o->price_state != PriceState::kStale &&
-            (cheapest_not_stale == nullptr ||
-             Before(*o, *cheapest_not_stale, TrainingPlanSort::kExpectedCost))) {
-            cheapest_not_stale = o;
         }
         if (fastest == nullptr || Before(*o, *fastest, TrainingPlanSort::kTime)) {
             fastest = o;
         }
     }
     if (cheapest != nullptr) plan.cheapest = *cheapest;
+    if (cheapest_of_all != cheapest) plan.cheaper_stale = *cheapest_of_all;
     if (cheapest_trusted != nullptr) plan.cheapest_trusted = *cheapest_trusted;
-    if (cheapest_not_stale != nullptr) plan.cheapest_not_stale = *cheapest_not_stale;
     if (fastest != nullptr) plan.fastest = *fastest;
 
     // Pareto front: walk from fastest (ties: cheaper first); keep each option cheaper than
@@ -218,9 +227,7 @@ void Rank(const TrainingPlanRequest& request, const std::vector<TrainingPlanOpti
     std::map<std::string, const TrainingPlanOption*> per_provider;
     for (const auto* o : feasible) {
         auto& best = per_provider[o->offering->provider];
-        if (best == nullptr || Before(*o, *best, TrainingPlanSort::kExpectedCost)) {
-            best = o;
-        }
+        if (cheaper_pick(*o, best)) best = o;
     }
     for (const auto& [provider, o] : per_provider) {
         plan.best_by_provider.push_back(*o);

@@ -226,16 +226,28 @@ public:
     // Judge in two steps: the deadline depends only on the run (hours and spot rate), which
     // the offerings of one price class share; the budget on the offering's own price.
     void JudgeDeadline(TrainingPlanOption& o);
-    void JudgeBudget(TrainingPlanOption& o);
+    // With `probability_needed` false, a spot option's budget may be judged without its
+    // budget_probability (left unset for FillBudget) when a ratio judged before settles it.
+    void JudgeBudget(TrainingPlanOption& o, bool probability_needed = true);
+    // Sets o.budget_probability where JudgeBudget left it unset (a no-op without a budget).
+    void FillBudget(TrainingPlanOption& o) const;
 
 private:
     bool Cleared(const TrainingPlanOption& o);
+    std::optional<double> SpotBudgetRatio(const TrainingPlanOption& o) const;
     const TrainingPlanConstraints& constraints_;
     const PricingSettings& settings_;
     DeadlineProbabilities& probabilities_;
     double confidence_;
     double target_;
     std::map<std::pair<double, double>, bool> cleared_spot_runs_;
+    // A spot option's budget probability rises with the ratio of its compute budget to its
+    // expected compute cost (log-normal cost). Where one ratio's probability came out clearly
+    // above (below) the confidence, every larger (smaller) ratio is judged the same without
+    // the log and erfc: at 20,000 offerings most spot options are settled so.
+    double spot_sigma_ = 0;
+    double settled_within_ratio_ = std::numeric_limits<double>::infinity();
+    double settled_outside_ratio_ = -std::numeric_limits<double>::infinity();
 };
 
 // Sets o.violations from its flags (deadline_hours or deadline_confidence, then budget_usd or
@@ -243,8 +255,9 @@ private:
 // REQUIRES: Constrain has judged `o`.
 void ListViolations(const TrainingPlanRequest& request, TrainingPlanOption& o);
 
-// After stage 5: deadline_probability on every option the plan shows.
-void FillShownProbabilities(DeadlineProbabilities& probabilities, TrainingPlan& plan);
+// After stage 5: deadline_probability and budget_probability on every option the plan shows.
+void FillShownProbabilities(DeadlineProbabilities& probabilities, const ConstraintJudge& judge,
+                            TrainingPlan& plan);
 
 // A price the recommendation can lean on: verified, with a known date, at most
 // `max_price_age_days` old (an unknown age counts as fresh).

@@ -1070,11 +1070,12 @@ constexpr auto kServingBudgetFields = std::to_array<AnswerField<ServingBudgetVie
 });
 static_assert(KeysAscending(kServingBudgetFields));
 
-// The price warnings (each about the recommended option's offering), then the workload
-// model's consistency warnings.
+// The price warnings (each about the recommended option's offering), those of stale
+// best_by_provider entries, then the workload model's consistency warnings.
 void WriteServingWarnings(JsonWriter& w, const InferenceAnswer& a) {
     w.BeginArray();
     for (const auto& text : a.price_warnings) WriteWarning(w, "/recommendation/offering", text);
+    for (const auto& s : a.stale_warnings) WriteWarning(w, s.field, s.detail);
     for (const auto& m : a.model_warnings) WriteWarning(w, m.field, m.detail);
     w.EndArray();
 }
@@ -1289,6 +1290,7 @@ pricing::Result<InferenceAnswer> AnswerInferencePlan(pricing::plan::InferencePla
     answer.recommendation = std::move(recommended.recommendation);
     answer.reasoning = std::move(recommended.reasoning);
     answer.price_warnings = std::move(recommended.price_warnings);
+    answer.stale_warnings = std::move(recommended.stale_warnings);
     if (answer.recommendation) {
         answer.budget = pricing::plan::ServingBudget(request, *answer.recommendation);
     }

@@ -94,6 +94,7 @@ struct InferenceAnswer {
     std::optional<pricing::plan::InferencePlanOption> recommendation;
     std::string reasoning;
     std::vector<std::string> price_warnings;
+    std::vector<pricing::FieldError> stale_warnings;  // best_by_provider's stale entries
     // The recommendation's cash by calendar month from the request's start date (or today).
     std::optional<pricing::plan::ServingBudgetView> budget;
     std::string catalog_version;

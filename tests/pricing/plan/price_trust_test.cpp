@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "pricing/catalog_loader.hpp"
 #include "pricing/in_memory_catalog.hpp"
@@ -138,9 +139,9 @@ TEST_SUITE("price_trust") {
         r.limit = kMaxPlanLimit;
         auto plan = PlanTraining(r, *catalog, gpucost::testing::SamplePlanReference());
         REQUIRE(plan.ok());
-        REQUIRE(plan.value().cheapest.has_value());
-        CHECK(plan.value().cheapest->offering->id == kLambda);
-        CHECK(plan.value().cheapest->price_state == PriceState::kStale);
+        REQUIRE(plan.value().cheaper_stale.has_value());
+        CHECK(plan.value().cheaper_stale->offering->id == kLambda);
+        CHECK(plan.value().cheaper_stale->price_state == PriceState::kStale);
         REQUIRE(plan.value().recommendation.has_value());
         CHECK(plan.value().recommendation->offering->id == kP5);
         CHECK(plan.value().recommendation->price_state == PriceState::kCurrent);
@@ -157,6 +158,101 @@ TEST_SUITE("price_trust") {
             warned = warned || w.detail.find("the price is stale") != std::string::npos;
         }
         CHECK(warned);
+    }
+
+    TEST_CASE("cheapest and best_by_provider name a stale price only where none is current") {
+        // On 2026-11-20 the sample's P5 spot price (2025-05-01) and Lambda's (2026-09-25) are
+        // stale; P5 on demand (2026-11-09) is current. Spot is AWS's cheaper run; Lambda has
+        // no current price at all.
+        auto catalog = WithPrices({});
+        TrainingPlanRequest r;
+        r.workload.model.params_b = 7;
+        r.workload.tokens_b = 20;
+        r.workload.precision = Precision::kBf16;
+        r.constraints.max_total_accelerators = 64;
+        r.constraints.accelerators = {"h100-sxm"};
+        r.constraints.price_types = {PriceType::kOnDemand, PriceType::kSpot};
+        r.today = "2026-11-20";
+        auto best_of = [](const TrainingPlan& p, const std::string& provider) {
+            for (std::size_t i = 0; i < p.best_by_provider.size(); ++i) {
+                if (p.best_by_provider[i].offering->provider == provider) return i;
+            }
+            FAIL("no best option of " << provider);
+            return std::size_t{0};
+        };
+        auto stale_warnings = [](const TrainingPlan& p) {
+            std::vector<std::string> fields;
+            for (const auto& w : p.warnings) {
+                if (w.detail.find("with a price that is not stale") != std::string::npos) {
+                    fields.push_back(w.field);
+                }
+            }
+            return fields;
+        };
+        auto plan = PlanTraining(r, *catalog, gpucost::testing::SamplePlanReference());
+        REQUIRE(plan.ok());
+        const TrainingPlan& p = plan.value();
+        REQUIRE(p.cheapest.has_value());
+        CHECK(p.cheapest->offering->id == kP5);
+        CHECK(p.cheapest->price_state == PriceState::kCurrent);
+        REQUIRE(p.cheaper_stale.has_value());
+        CHECK(p.cheaper_stale->price_state == PriceState::kStale);
+        const std::size_t aws = best_of(p, "aws");
+        const std::size_t lambda = best_of(p, "lambda");
+        CHECK(p.best_by_provider[aws].offering->id == kP5);
+        CHECK(p.best_by_provider[lambda].offering->id == kLambda);
+        CHECK(p.best_by_provider[lambda].price_state == PriceState::kStale);
+        CHECK(stale_warnings(p) == std::vector<std::string>{"/best_by_provider/" +
+                                                            std::to_string(lambda) + "/offering"});
+
+        r.include_stale = true;  // stale prices rank as any other
+        auto any = PlanTraining(r, *catalog, gpucost::testing::SamplePlanReference());
+        REQUIRE(any.ok());
+        const TrainingPlan& a = any.value();
+        REQUIRE(a.cheapest.has_value());
+        CHECK(a.cheapest->price_state == PriceState::kStale);
+        CHECK_FALSE(a.cheaper_stale.has_value());
+        CHECK(a.best_by_provider[best_of(a, "aws")].offering->id == kP5Spot);
+        CHECK(stale_warnings(a).empty());
+    }
+
+    TEST_CASE("a serving plan's best_by_provider prefers a provider's current price") {
+        auto catalog = WithPrices({});
+        InferencePlanRequest r;
+        r.workload.model.params_b = 7;
+        r.workload.precision = Precision::kBf16;
+        r.workload.input_tokens = 512;
+        r.workload.output_tokens = 256;
+        r.traffic.requests_per_second = 1;
+        r.accelerators = {"h100-sxm"};
+        r.price_types = {PriceType::kOnDemand, PriceType::kSpot};
+        r.today = "2026-11-20";
+        r.limit = 200;
+        auto plan = PlanInference(r, *catalog, gpucost::testing::SamplePlanReference());
+        REQUIRE(plan.ok());
+        StatePriceAges(plan.value().options, r.today);
+        auto aws_best = [&](bool include_stale) {
+            auto answer = RecommendInference(plan.value(), *catalog, include_stale);
+            for (const auto& o : answer.best_by_provider) {
+                if (o.offering->provider == "aws") return o.offering->id;
+            }
+            return std::string("none");
+        };
+        CHECK(aws_best(false) == kP5);     // current, over AWS's cheaper stale spot price
+        CHECK(aws_best(true) == kP5Spot);  // stale prices rank as any other
+        // Lambda's only price is stale: named, with a warning at its entry.
+        auto fresh = RecommendInference(plan.value(), *catalog, /*include_stale=*/false);
+        std::vector<std::string> warned;
+        for (const auto& w : fresh.stale_warnings) warned.push_back(w.field);
+        std::vector<std::string> expected;
+        for (std::size_t i = 0; i < fresh.best_by_provider.size(); ++i) {
+            if (fresh.best_by_provider[i].offering->provider == "lambda") {
+                expected.push_back("/best_by_provider/" + std::to_string(i) + "/offering");
+            }
+        }
+        CHECK(expected.size() == 1);
+        CHECK(warned == expected);
+        CHECK(RecommendInference(plan.value(), *catalog, true).stale_warnings.empty());
     }
 
     TEST_CASE("a serving plan recommends a stale price only with include_stale") {
