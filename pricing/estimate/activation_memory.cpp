@@ -95,15 +95,24 @@ LayerActivationParts LayerActivations(const ResolvedModel& m, const ActivationLa
     return p;
 }
 
-void AddActivationAssumption(const ResolvedModel& m, const ActivationLayout& l, Assumptions& out) {
+void AddActivationAssumption(const ResolvedModel& m, const ActivationLayout& l,
+                             double recomputed_share, Assumptions& out) {
+    double bytes = LayerActivations(m, l).Total();
+    if (l.recompute == Recompute::kFull && recomputed_share < 1.0) {
+        ActivationLayout kept = l;
+        kept.recompute = Recompute::kNone;
+        const double share = std::clamp(recomputed_share, 0.0, 1.0);
+        bytes = share * bytes + (1.0 - share) * LayerActivations(m, kept).Total();
+    }
     out.push_back(
-        {"activation_bytes_per_layer_gb", LayerActivations(m, l).Total() / 1e9, "GB",
+        {"activation_bytes_per_layer_gb", bytes / 1e9, "GB",
          "activations one rank stores per layer and micro-batch for the chosen layout, by "
          "component: norm and block inputs, Q/K/V and the attention output, the MLP's "
          "up-projection output(s) and activation output, dropout masks for models trained with "
          "dropout (not gated-MLP ones), FlashAttention's softmax statistics or the unfused "
          "scores; MoE layers Korthikanti's 34 sbh; split by tensor (outside its regions only "
-         "with sequence parallelism) and context degrees",
+         "with sequence parallelism) and context degrees; under block recompute the mean over "
+         "the layers (recomputed ones keep their input only)",
          "Korthikanti et al. 2022 (arXiv 2205.05198) Sec. 4.1 and Table 2, components "
          "generalised (docs/estimator.md, \"Context parallelism, selective recompute and "
          "activation memory\")"});

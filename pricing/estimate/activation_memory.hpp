@@ -50,7 +50,9 @@ bool TrainedWithDropout(const ResolvedModel& model);
 LayerActivationParts LayerActivations(const ResolvedModel& model, const ActivationLayout& layout);
 
 // The echo of the chosen layout's activations per layer (activation_bytes_per_layer_gb).
+// Under full recompute `recomputed_share` of the layers keeps its input only and the rest
+// everything (block recompute: the mean per layer, as the memory counts them).
 void AddActivationAssumption(const ResolvedModel& model, const ActivationLayout& layout,
-                             Assumptions& out);
+                             double recomputed_share, Assumptions& out);
 
 }  // namespace gpucost::pricing::estimate

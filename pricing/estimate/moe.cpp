@@ -1,6 +1,7 @@
 #include "pricing/estimate/moe.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace gpucost::pricing::estimate {
@@ -123,6 +124,45 @@ double ExpertDispatchCombineSeconds(const MoeLayerShape& s, const ClusterLinks& 
            ExpertAllToAllSeconds(s, links, s.act_bpe) + 2.0 * ExpertTensorGatherSeconds(s, links);
 }
 
+namespace {
+
+// The request's names of the CUDA-graph modes, in MoeCudaGraphs order.
+constexpr std::array<const char*, 3> kMoeCudaGraphsNames = {"none", "router", "full_iteration"};
+
+}  // namespace
+
+const char* MoeCudaGraphsName(MoeCudaGraphs g) {
+    return kMoeCudaGraphsNames.at(static_cast<std::size_t>(g));
+}
+
+std::optional<MoeCudaGraphs> ParseMoeCudaGraphs(std::string_view name) {
+    for (std::size_t i = 0; i < kMoeCudaGraphsNames.size(); ++i) {
+        if (name == kMoeCudaGraphsNames[i]) return static_cast<MoeCudaGraphs>(i);
+    }
+    return std::nullopt;
+}
+
+double MoeLayerHostSecondsPerPass(MoeCudaGraphs graphs) {
+    switch (graphs) {
+        case MoeCudaGraphs::kRouter:
+            return kMoeLayerHostExposedSecondsPerPassRouterGraphs;
+        case MoeCudaGraphs::kFullIteration:
+            return kMoeLayerHostExposedSecondsPerPassFullIteration;
+        case MoeCudaGraphs::kNone:
+            break;
+    }
+    return kMoeLayerHostExposedSecondsPerPass;
+}
+
+bool MoeA2aOverlapAllowed(const ParallelLayout& l) {
+    return l.expert > 1 && l.recompute != Recompute::kFull &&
+           (l.pipeline <= 1 || l.virtual_stages > 1);
+}
+
+double ExposedExpertAllToAllSeconds(double a2a_s, double paired_compute_s, bool overlapped) {
+    return overlapped ? std::max(0.0, a2a_s - paired_compute_s) : a2a_s;
+}
+
 void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
                             double host_exposed_s, Assumptions& as) {
     constexpr const char* kDispatcher =
@@ -188,6 +228,36 @@ void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
                   "tiers run at once and the slower sets the all-to-all's time",
                   "frontier-estimator-references 1b.6 (DeepEP docs: NVLink and RDMA shares of "
                   "one dispatch)"});
+}
+
+void AddMoeSwitchAssumptions(const MoeOptions& given, MoeCudaGraphs graphs, bool a2a_overlap,
+                             const ParallelLayout& l, Assumptions& as) {
+    as.push_back({"moe_cuda_graphs", static_cast<double>(graphs), "mode",
+                  std::string("how the MoE layers are launched (0 none: eager; 1 router: CUDA "
+                              "graphs over the router and dispatch preprocessing; 2 "
+                              "full_iteration): ") +
+                      MoeCudaGraphsName(graphs) + ", which sets moe_layer_host_exposed_s_per_pass",
+                  given.cuda_graphs ? AssumptionText("request (moe.cuda_graphs)")
+                                    : AssumptionText("default: Megatron-Core --cuda-graph-impl "
+                                                     "none; Megatron-Bridge recipes set "
+                                                     "cuda_graph_impl / cuda_graph_scope")});
+    const bool applied = a2a_overlap && MoeA2aOverlapAllowed(l);
+    std::string what = applied ? "1: the EP all-to-all hides behind the paired micro-batch's "
+                                 "layer compute; only what exceeds it is exposed"
+                               : "0: the EP all-to-all is on the critical path";
+    if (a2a_overlap && !applied) {
+        what +=
+            " (asked for, but Megatron-Core allows it only with expert parallelism, without "
+            "full recompute and with virtual pipeline stages where the pipeline has more "
+            "than one stage: the chosen layout is not such)";
+    }
+    as.push_back({"moe_a2a_overlap", applied ? 1.0 : 0.0, "bool", what,
+                  given.a2a_overlap
+                      ? AssumptionText("request (moe.a2a_overlap); Megatron-LM MoE README, EP "
+                                       "communication overlap; transformer_config.py "
+                                       "preconditions")
+                      : AssumptionText("default: Megatron-Core --overlap-moe-expert-parallel-"
+                                       "comm off; Megatron-Bridge recipes set moe_a2a_overlap")});
 }
 
 }  // namespace gpucost::pricing::estimate

@@ -75,15 +75,37 @@ inline constexpr double kForceBalancedLoadImbalance = 1.0;
 // copies the tokens per expert to the host and synchronises ("A cuda stream synchronization is
 // needed ... because there are several non-blocking DtoH data transfers", token_dispatcher.py
 // MoEAlltoAllTokenDispatcher, cuda_sync_point), so the GPU's queue drains and waits while the
-// host launches the rest of the layer in eager PyTorch. Fitted: of 2-5 ms in 0.5 ms steps,
-// the value with the lowest mean |log(predicted / published)| over the fit rows of
-// tests/data/frontier/moe.jsonl (the held-out rows not shown while fitting), after the
-// sourced dispatch terms below, so it also carries what else those runs spend beyond the
-// modelled kernels (docs/estimator.md, MoE). A host time that hides behind a layer's GPU time
-// (max(0, host - GPU)) fitted worse and was left out. Not applied where the all-to-all is
-// overlapped (DualPipe, or Megatron's EP overlap schedule, which run micro-batches against
-// each other).
-inline constexpr double kMoeLayerHostExposedSecondsPerPass = 3.0e-3;
+// host launches the rest of the layer. Two fitted lumps, one per way the layer is launched
+// (the request's moe.cuda_graphs), fitted together: of 1-6 ms (eager) and 0-5 ms (router
+// graphs) in 0.5 ms steps, the pair with the lowest mean |log(predicted / published)| over
+// the 24 fit rows of tests/data/frontier/moe.jsonl, each row with its recipe's switches (the
+// held-out rows not shown while fitting), after the sourced dispatch terms below; each also
+// carries what else those runs spend beyond the modelled kernels (docs/estimator.md, MoE). A
+// host time hidden behind the layer's expert GEMMs (max(0, host - GPU)) fitted worse and was
+// left out. Not applied where the all-to-all is overlapped by DualPipe.
+// Eager: every kernel of the layer launched from Python (--cuda-graph-impl none, Megatron-
+// Core's default).
+inline constexpr double kMoeLayerHostExposedSecondsPerPass = 5.5e-3;
+// Transformer Engine CUDA graphs over the router and the dispatch preprocessing
+// (cuda_graph_scope moe_router, moe_preprocess: the part before the synchronisation is
+// replayed as one graph; the experts and the combine after it are launched eagerly).
+inline constexpr double kMoeLayerHostExposedSecondsPerPassRouterGraphs = 2.5e-3;
+// A captured iteration replays without host launches or synchronisation
+// (cuda_graph_impl full_iteration, which Megatron-Bridge's MXFP8 DeepSeek-V3 recipes run).
+inline constexpr double kMoeLayerHostExposedSecondsPerPassFullIteration = 0.0;
+// The host time per MoE layer and pass of `graphs`.
+double MoeLayerHostSecondsPerPass(MoeCudaGraphs graphs);
+
+// Megatron-Core's EP all-to-all overlap (--overlap-moe-expert-parallel-comm with
+// --delay-wgrad-compute; Megatron-Bridge moe_a2a_overlap) "overlaps All-to-All with
+// computation by merging FWD-BWD passes of adjacent microbatches" (Megatron-LM MoE README):
+// in steady state a layer's dispatch and combine run while the paired micro-batch's layer
+// computes, so only what exceeds that compute stays exposed. Megatron-Core accepts it only
+// with expert parallelism, without full recompute, and with virtual pipeline stages where
+// there is pipeline parallelism (transformer_config.py __post_init__).
+bool MoeA2aOverlapAllowed(const ParallelLayout& l);
+// The layer's all-to-all seconds left exposed when `overlapped` behind `paired_compute_s`.
+double ExposedExpertAllToAllSeconds(double a2a_s, double paired_compute_s, bool overlapped);
 // Bytes per element of the dispatched tokens when the expert GEMMs run below 16 bits: "50% EP
 // dispatch volume: Dispatches tokens in FP8 instead of BF16" (Megatron-LM
 // megatron/core/transformer/moe/README.md, FP8 Training); the combine stays in BF16 (DeepEP's
@@ -136,5 +158,9 @@ double ExpertDispatchCombineSeconds(const MoeLayerShape& s, const ClusterLinks& 
 // the layout exposes per layer and pass.
 void AddMoeLayerAssumptions(const MoeLayerShape& s, const ClusterLinks& links,
                             double host_exposed_s, Assumptions& as);
+// Echoes the request's MoE switches as used: the CUDA-graph mode and whether the EP
+// all-to-all overlap was asked for and applies to the chosen layout `l`.
+void AddMoeSwitchAssumptions(const MoeOptions& given, MoeCudaGraphs graphs, bool a2a_overlap,
+                             const ParallelLayout& l, Assumptions& as);
 
 }  // namespace gpucost::pricing::estimate

@@ -365,6 +365,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
                         "it (DeepSeek-V3, arXiv 2412.19437 §3.2.1), pass 0.9 for them"));
         AddMoeLayerAssumptions(MoeShapeOf(c, e.layout), c.links, MoeHostExposedSeconds(c, e.layout),
                                as);
+        AddMoeSwitchAssumptions(req.moe, c.moe_cuda_graphs, c.moe_a2a_overlap, e.layout, as);
     }
     AddRecipeAssumptions(req, as);
     AddLowPrecisionAssumptions(c, as);
@@ -433,7 +434,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     AddActivationAssumption(c.m,
                             {e.layout.micro_batch_size, e.layout.tensor, e.layout.context,
                              e.layout.sequence_parallel, e.layout.recompute, c.flash},
-                            as);
+                            RecomputedShare(e.layout, SplitShapeOf(c, e.layout)), as);
     AddContextParallelAssumptions(c.m, e.layout.tensor, e.layout.context, e.layout.micro_batch_size,
                                   c.act_bpe, as);
     add("pipeline_bubble_fraction",

@@ -77,6 +77,24 @@ struct ParallelismRequest {
     std::optional<int> expert_tensor;
 };
 
+// How Megatron-Core runs the MoE layers, as a Megatron-Bridge recipe sets it (the request's
+// `moe`; pricing/estimate/moe.hpp has the terms each switch changes). Unset: Megatron-Core's
+// defaults (no CUDA graphs, --cuda-graph-impl none; no EP all-to-all overlap).
+enum class MoeCudaGraphs {
+    kNone,           // eager launches (--cuda-graph-impl none)
+    kRouter,         // Transformer Engine graphs over the router and dispatch preprocessing
+                     // (cuda_graph_scope moe_router, moe_preprocess; attn optional)
+    kFullIteration,  // the whole iteration captured (cuda_graph_impl full_iteration)
+};
+const char* MoeCudaGraphsName(MoeCudaGraphs g);
+std::optional<MoeCudaGraphs> ParseMoeCudaGraphs(std::string_view name);
+
+struct MoeOptions {
+    std::optional<MoeCudaGraphs> cuda_graphs;
+    // --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap).
+    std::optional<bool> a2a_overlap;
+};
+
 // What became of the model library's published training recipe (pricing/training_recipe.hpp)
 // for a request: applied only where the request is consistent with it (it sets none of the
 // recipe's fields to other values) or names it with `recipe`; then the fields the request
@@ -130,6 +148,8 @@ struct TrainingRequest {
     // Fraction of the MoE expert all-to-all hidden behind compute (default
     // kDefaultExpertOverlapFraction).
     std::optional<double> expert_overlap_fraction;
+    // MoE execution switches (CUDA graphs, EP all-to-all overlap); 422 for a dense model.
+    MoeOptions moe;
     // What decoding saw, for pricing::ResolveTrainingRecipe after it: the library id the model
     // was named by (empty for a spec), the request's `recipe` (a recipe's model id, or
     // kNoRecipe), and whether the request set `precision`.

@@ -298,6 +298,13 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     c.expert_overlap = req.expert_overlap_fraction.value_or(kDefaultExpertOverlapFraction);
     c.expert_overlap_needs_pipeline = req.recipe && req.recipe->expert_overlap_fraction &&
                                       req.recipe->expert_overlap_schedule == "dualpipe";
+    if ((req.moe.cuda_graphs || req.moe.a2a_overlap) && !c.m.IsMoe()) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "moe applies only to mixture-of-experts models; this model is dense",
+                         "/moe");
+    }
+    c.moe_cuda_graphs = req.moe.cuda_graphs.value_or(MoeCudaGraphs::kNone);
+    c.moe_a2a_overlap = req.moe.a2a_overlap.value_or(false);
     c.overhead_gb = req.memory_overhead_gb.value_or(kDefaultMemoryOverheadGb);
     c.tokens = req.tokens_b * 1e9;
     c.flash = req.flash_attention.value_or(true);

@@ -250,6 +250,9 @@ struct Ctx {
     // pairing forward and backward chunks of different micro-batches across pipeline stages:
     // without pipeline parallelism there is no such schedule and the default holds.
     bool expert_overlap_needs_pipeline = false;
+    // The request's MoE switches, Megatron-Core's defaults where unset (MoeOptions).
+    MoeCudaGraphs moe_cuda_graphs = MoeCudaGraphs::kNone;
+    bool moe_a2a_overlap = false;
     double overhead_gb = kDefaultMemoryOverheadGb;
     bool flash = true;
     double global_batch_seqs = 0;

@@ -90,7 +90,7 @@ bool MegatronDispatcher(const Ctx& c, const ParallelLayout& l) {
 
 // The host time an MoE layer exposes per pass in layout `l` (pricing/estimate/moe.hpp).
 double MoeHostExposedSeconds(const Ctx& c, const ParallelLayout& l) {
-    return MegatronDispatcher(c, l) ? kMoeLayerHostExposedSecondsPerPass : 0.0;
+    return MegatronDispatcher(c, l) ? MoeLayerHostSecondsPerPass(c.moe_cuda_graphs) : 0.0;
 }
 
 StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
@@ -150,6 +150,10 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         fwd_c += padding_s;
         bwd_c += gb * padding_s;
         rc_c += rc_share * padding_s;
+        // Megatron-Core's EP overlap runs this layer's all-to-alls against the paired
+        // micro-batch's forward and backward compute of the same layer.
+        comm_ep = ExposedExpertAllToAllSeconds(comm_ep, fwd_c + bwd_c,
+                                               c.moe_a2a_overlap && MoeA2aOverlapAllowed(l));
     }
     // The slowest stage sets the pipeline's pace: a full stage, or the head's stage with its
     // fewer layers plus the head (the same stage for an even split).

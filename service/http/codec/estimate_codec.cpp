@@ -188,6 +188,23 @@ const auto kTrainingRequestFields = std::to_array<RequestField<est::TrainingRequ
     {"lora_target_modules", &Optional<&est::TrainingRequest::lora_target_modules>},
     {"parallelism"},
     {"efficiency"},
+    {"moe"},
+});
+
+// The training request's `moe` members (how Megatron-Core runs the MoE layers).
+const auto kMoeFields = std::to_array<RequestField<est::MoeOptions>>({
+    {"cuda_graphs",
+     [](JsonReader& r, std::string_view key, est::MoeOptions& o) {
+         auto name = r.String(key);
+         if (!name) return;
+         o.cuda_graphs = est::ParseMoeCudaGraphs(*name);
+         if (!o.cuda_graphs) {
+             r.Fail(ErrorCode::kInvalidArgument, key,
+                    "unknown cuda_graphs '" + name->substr(0, 16) +
+                        "'; use none, router or full_iteration");
+         }
+     }},
+    {"a2a_overlap", &Optional<&est::MoeOptions::a2a_overlap>},
 });
 
 // The training request's `parallelism` members, read in this order (the first fault in it is
@@ -232,6 +249,7 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
     ReadFields(r, req, kTrainingRequestFields);
     const json* par = r.Object("parallelism");
     const json* eff = r.Object("efficiency");
+    const json* moe = r.Object("moe");
     if (!r.ok()) return r.error();
     auto m = DecodeModel(*model, models, "/model");
     if (!m.ok()) return m.error();
@@ -251,6 +269,10 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
         auto read = ReadNested(par, "/parallelism", pr, kParallelismFields);
         if (!read.ok()) return read.error();
         req.parallelism = pr;
+    }
+    if (moe != nullptr) {
+        auto read = ReadNested(moe, "/moe", req.moe, kMoeFields);
+        if (!read.ok()) return read.error();
     }
     // What pricing::ResolveTrainingRecipe decides the model's recipe on, after decoding.
     req.library_model_id = PlainLibraryId(*model).value_or("");

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "pricing/estimate/training.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
@@ -145,5 +147,89 @@ TEST_SUITE("moe layer") {
         // An expert degree above tensor x context x data is still refused.
         r.parallelism->expert = 16;
         CHECK_FALSE(EstimateTraining(r, Cluster(8, gpucost::testing::H100Sxm())).ok());
+    }
+
+    TEST_CASE("CUDA graphs shorten the MoE layer's host time; a captured iteration has none") {
+        // One expert group on 8 GPUs, the layout fixed so only the launch mode differs.
+        TrainingRequest r = SmallMoeRequest(Precision::kBf16);
+        ParallelismRequest pr;
+        pr.tensor = 1;
+        pr.pipeline = 1;
+        pr.expert = 8;
+        pr.micro_batch_size = 1;
+        r.parallelism = pr;
+        auto run = [&](std::optional<MoeCudaGraphs> graphs) {
+            r.moe.cuda_graphs = graphs;
+            auto e = EstimateTraining(r, Cluster(8, gpucost::testing::H100Sxm()));
+            REQUIRE(e.ok());
+            return e.value();
+        };
+        const TrainingEstimate eager = run(std::nullopt);  // Megatron-Core's default
+        const TrainingEstimate router = run(MoeCudaGraphs::kRouter);
+        const TrainingEstimate full = run(MoeCudaGraphs::kFullIteration);
+        CHECK(AssumptionValue(eager.assumptions, "moe_cuda_graphs") == doctest::Approx(0));
+        CHECK(AssumptionValue(router.assumptions, "moe_cuda_graphs") == doctest::Approx(1));
+        CHECK(AssumptionValue(full.assumptions, "moe_cuda_graphs") == doctest::Approx(2));
+        CHECK(AssumptionValue(eager.assumptions, "moe_layer_host_exposed_s_per_pass") ==
+              doctest::Approx(kMoeLayerHostExposedSecondsPerPass));
+        CHECK(AssumptionValue(router.assumptions, "moe_layer_host_exposed_s_per_pass") ==
+              doctest::Approx(kMoeLayerHostExposedSecondsPerPassRouterGraphs));
+        CHECK(AssumptionValue(full.assumptions, "moe_layer_host_exposed_s_per_pass") ==
+              doctest::Approx(0));
+        CHECK(router.step_time_s < eager.step_time_s);
+        CHECK(full.step_time_s < router.step_time_s);
+        // Four MoE layers, forward and backward: the host time per pass, 8 micro-batches.
+        const double per_step = 4 * 2 * 8.0;
+        CHECK(eager.step_time_s - full.step_time_s ==
+              doctest::Approx(per_step * kMoeLayerHostExposedSecondsPerPass).epsilon(1e-6));
+    }
+
+    TEST_CASE("the EP all-to-all overlap hides the dispatch behind the paired layer's compute") {
+        // EP 16 over two 8-GPU nodes: the all-to-all crosses the network.
+        TrainingRequest r = SmallMoeRequest(Precision::kBf16);
+        r.model.experts = 16;
+        r.global_batch_tokens = 128.0 * 8192;
+        ParallelismRequest pr;
+        pr.tensor = 1;
+        pr.pipeline = 1;
+        pr.expert = 16;
+        pr.micro_batch_size = 1;
+        pr.recompute = Recompute::kNone;
+        r.parallelism = pr;
+        auto run = [&](std::optional<bool> overlap) {
+            r.moe.a2a_overlap = overlap;
+            auto e = EstimateTraining(r, Cluster(16, gpucost::testing::H100Sxm()));
+            REQUIRE(e.ok());
+            return e.value();
+        };
+        const TrainingEstimate exposed = run(std::nullopt);  // Megatron-Core's default: off
+        const TrainingEstimate hidden = run(true);
+        CHECK(AssumptionValue(exposed.assumptions, "moe_a2a_overlap") == doctest::Approx(0));
+        CHECK(AssumptionValue(hidden.assumptions, "moe_a2a_overlap") == doctest::Approx(1));
+        REQUIRE(exposed.breakdown.expert_comm_s > 0);
+        CHECK(hidden.breakdown.expert_comm_s < exposed.breakdown.expert_comm_s);
+        CHECK(hidden.step_time_s < exposed.step_time_s);
+        // Megatron-Core refuses the overlap with full recompute: asked for, it is not applied.
+        r.parallelism->recompute = Recompute::kFull;
+        const TrainingEstimate full_exposed = run(std::nullopt);
+        const TrainingEstimate full_asked = run(true);
+        CHECK(AssumptionValue(full_asked.assumptions, "moe_a2a_overlap") == doctest::Approx(0));
+        CHECK(full_asked.step_time_s == doctest::Approx(full_exposed.step_time_s));
+        CHECK(ExposedExpertAllToAllSeconds(3e-3, 1e-3, true) == doctest::Approx(2e-3));
+        CHECK(ExposedExpertAllToAllSeconds(3e-3, 5e-3, true) == doctest::Approx(0));
+        CHECK(ExposedExpertAllToAllSeconds(3e-3, 5e-3, false) == doctest::Approx(3e-3));
+    }
+
+    TEST_CASE("the moe switches are refused for a dense model, naming moe") {
+        TrainingRequest r = SmallMoeRequest(Precision::kBf16);
+        r.model.experts.reset();
+        r.model.experts_per_token.reset();
+        r.moe.a2a_overlap = true;
+        auto e = EstimateTraining(r, Cluster(8, gpucost::testing::H100Sxm()));
+        REQUIRE_FALSE(e.ok());
+        CHECK(e.error().field == "/moe");
+        CHECK(ParseMoeCudaGraphs("router") == MoeCudaGraphs::kRouter);
+        CHECK_FALSE(ParseMoeCudaGraphs("eager").has_value());
+        CHECK(std::string(MoeCudaGraphsName(MoeCudaGraphs::kFullIteration)) == "full_iteration");
     }
 }

@@ -78,6 +78,12 @@ TEST_SUITE("training_memory") {
         CHECK(t_one < t_full);
         CHECK(t_one > t_none);
         CHECK(t_full - t_one == doctest::Approx(t_one - t_none).epsilon(0.1));
+        // The per-layer echo is the same mean, not the full-recompute figure.
+        auto echo = [](const TrainingEstimate& e) {
+            return gpucost::testing::AssumptionValue(e.assumptions,
+                                                     "activation_bytes_per_layer_gb");
+        };
+        CHECK(echo(one.value()) == doctest::Approx((echo(full.value()) + echo(none.value())) / 2));
     }
 
     TEST_CASE("the search recomputes the fewest layers per chunk that make the layout fit") {

@@ -222,6 +222,29 @@ TEST_SUITE("estimate_routes") {
         }
     }
 
+    TEST_CASE("the moe switches are read and echoed; a bad value names its member") {
+        // Megatron-Bridge's Qwen3 30B-A3B recipes capture the router in CUDA graphs and
+        // overlap the EP all-to-all (moe_a2a_overlap) on H100.
+        TestServer server(SampleDeps());
+        json req = json::parse(R"({"model":"qwen3-30b-a3b","tokens_b":1000,"precision":"bf16",
+            "global_batch_tokens":2097152,
+            "hardware":{"accelerator":"h100-sxm","total_accelerators":8},
+            "parallelism":{"tensor":1,"pipeline":1,"expert":8,"micro_batch_size":1},
+            "moe":{"cuda_graphs":"router","a2a_overlap":true}})");
+        auto r = Post(server, "/v1/estimates/training", req);
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        const json answer = json::parse(r->body);
+        std::map<std::string, json> by_name;
+        for (const auto& a : answer["assumptions"]) by_name[a["name"].get<std::string>()] = a;
+        CHECK(by_name["moe_cuda_graphs"]["value"] == 1.0);
+        CHECK(by_name["moe_a2a_overlap"]["value"] == 1.0);
+        req["moe"] = {{"cuda_graphs", "eager"}};
+        CheckProblem(Post(server, "/v1/estimates/training", req), 422, "/moe/cuda_graphs");
+        req["moe"] = {{"overlap", true}};
+        CheckProblem(Post(server, "/v1/estimates/training", req), 400, "/moe/overlap");
+    }
+
     TEST_CASE("impossible training requests are 422 or 400 naming the field") {
         TestServer server(SampleDeps());
         json bad = Llama65Training();
