@@ -10,49 +10,44 @@
 #include <utility>
 
 #include "pricing/csv.hpp"
+#include "pricing/text_case.hpp"
 
 namespace gpucost::pricing {
 namespace {
 
-const std::vector<std::string> kColumns = {"id",
-                                           "name",
-                                           "family",
-                                           "published_params_b",
-                                           "published_active_params_b",
-                                           "layers",
-                                           "hidden_size",
-                                           "attention_heads",
-                                           "kv_heads",
-                                           "head_dim",
-                                           "ffn_hidden_size",
-                                           "expert_ffn_hidden_size",
-                                           "dense_ffn_hidden_size",
-                                           "vocab_size",
-                                           "seq_len",
-                                           "max_context",
-                                           "gated_mlp",
-                                           "tied_embeddings",
-                                           "experts",
-                                           "experts_per_token",
-                                           "shared_experts",
-                                           "dense_layers",
-                                           "q_lora_rank",
-                                           "kv_lora_rank",
-                                           "qk_rope_head_dim",
-                                           "qk_nope_head_dim",
-                                           "v_head_dim",
-                                           "sliding_window",
-                                           "sliding_window_layers",
-                                           "mtp_modules",
-                                           "source"};
+const std::vector<std::string> kModelColumns = {"id",
+                                                "name",
+                                                "family",
+                                                "published_params_b",
+                                                "published_active_params_b",
+                                                "layers",
+                                                "hidden_size",
+                                                "attention_heads",
+                                                "kv_heads",
+                                                "head_dim",
+                                                "ffn_hidden_size",
+                                                "expert_ffn_hidden_size",
+                                                "dense_ffn_hidden_size",
+                                                "vocab_size",
+                                                "seq_len",
+                                                "max_context",
+                                                "gated_mlp",
+                                                "tied_embeddings",
+                                                "experts",
+                                                "experts_per_token",
+                                                "shared_experts",
+                                                "dense_layers",
+                                                "q_lora_rank",
+                                                "kv_lora_rank",
+                                                "qk_rope_head_dim",
+                                                "qk_nope_head_dim",
+                                                "v_head_dim",
+                                                "sliding_window",
+                                                "sliding_window_layers",
+                                                "mtp_modules",
+                                                "source"};
 
-std::string Lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-bool IsSlug(const std::string& id) {
+bool IsModelSlug(const std::string& id) {
     if (id.empty() || id.size() > 100) return false;
     return std::all_of(id.begin(), id.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
@@ -148,13 +143,14 @@ Result<std::unordered_map<std::string, std::size_t>> ReadHeader(
     std::unordered_map<std::string, std::size_t> columns;
     const auto& header = records.front().fields;
     for (std::size_t i = 0; i < header.size(); ++i) {
-        if (std::find(kColumns.begin(), kColumns.end(), header[i]) == kColumns.end()) {
+        if (std::find(kModelColumns.begin(), kModelColumns.end(), header[i]) ==
+            kModelColumns.end()) {
             return fail("unknown column '" + header[i] + "'");
         }
         if (!columns.emplace(header[i], i).second)
             return fail("duplicate column '" + header[i] + "'");
     }
-    for (const auto& c : kColumns) {
+    for (const auto& c : kModelColumns) {
         if (columns.count(c) == 0) return fail("missing column '" + c + "'");
     }
     return columns;
@@ -166,7 +162,7 @@ Result<LibraryModel> ReadModel(Row& row) {
     m.name = row.Text("name");
     m.family = row.Text("family");
     m.source = row.Text("source");
-    if (!IsSlug(m.id)) row.Fail("id '" + m.id + "' must be a lowercase slug (a-z 0-9 . _ -)");
+    if (!IsModelSlug(m.id)) row.Fail("id '" + m.id + "' must be a lowercase slug (a-z 0-9 . _ -)");
     if (m.name.empty()) row.Fail("name is required");
     if (m.source.empty()) row.Fail("source is required: say where the shape comes from");
     m.published_params_b = row.Number("published_params_b");
@@ -221,7 +217,7 @@ Result<LibraryModel> ReadModel(Row& row) {
 ModelLibrary::ModelLibrary(std::vector<LibraryModel> models) : models_(std::move(models)) {}
 
 const LibraryModel* ModelLibrary::Find(std::string_view id) const {
-    const std::string key = Lower(id);
+    const std::string key = LowerAscii(id);
     for (const LibraryModel& m : models_) {
         if (m.id == key) return &m;
     }
@@ -229,7 +225,7 @@ const LibraryModel* ModelLibrary::Find(std::string_view id) const {
 }
 
 std::vector<std::string> ModelLibrary::Closest(std::string_view id, std::size_t count) const {
-    const std::string key = Lower(id.substr(0, 200));
+    const std::string key = LowerAscii(id.substr(0, 200));
     std::vector<std::pair<std::size_t, std::string>> ranked;
     for (const LibraryModel& m : models_) ranked.emplace_back(EditDistance(key, m.id), m.id);
     std::stable_sort(ranked.begin(), ranked.end(),

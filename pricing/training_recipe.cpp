@@ -9,11 +9,12 @@
 #include <utility>
 
 #include "pricing/csv.hpp"
+#include "pricing/text_case.hpp"
 
 namespace gpucost::pricing {
 namespace {
 
-const std::vector<std::string> kColumns = {
+const std::vector<std::string> kRecipeColumns = {
     "model_id",        "precision",         "global_batch_tokens", "expert_overlap_schedule",
     "tensor_parallel", "pipeline_parallel", "expert_parallel",     "zero_stage",
     "source"};
@@ -31,17 +32,11 @@ constexpr OverlapSchedule kOverlapSchedules[] = {
     {"dualpipe", estimate::kExpertOverlapFractionDualPipe},
 };
 
-std::string Lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 std::string Whole(double v) {
     return std::to_string(std::llround(v));
 }
 
-std::string Joined(const std::vector<std::string>& parts) {
+std::string JoinedNames(const std::vector<std::string>& parts) {
     std::string out;
     for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
     return out;
@@ -59,14 +54,14 @@ Result<std::unordered_map<std::string, std::size_t>> ReadHeader(const CsvRecord&
     std::unordered_map<std::string, std::size_t> columns;
     for (std::size_t i = 0; i < header.fields.size(); ++i) {
         const std::string& name = header.fields[i];
-        if (std::find(kColumns.begin(), kColumns.end(), name) == kColumns.end()) {
+        if (std::find(kRecipeColumns.begin(), kRecipeColumns.end(), name) == kRecipeColumns.end()) {
             return LineError(file_name, 1, "unknown column '" + name + "'");
         }
         if (!columns.emplace(name, i).second) {
             return LineError(file_name, 1, "duplicate column '" + name + "'");
         }
     }
-    for (const auto& c : kColumns) {
+    for (const auto& c : kRecipeColumns) {
         if (columns.count(c) == 0) return LineError(file_name, 1, "missing column '" + c + "'");
     }
     return columns;
@@ -82,7 +77,7 @@ Result<TrainingRecipe> ReadRecipe(const CsvRecord& record,
     };
     auto fail = [&](const std::string& what) { return LineError(file_name, record.line, what); };
     TrainingRecipe r;
-    r.model_id = Lower(text("model_id"));
+    r.model_id = LowerAscii(text("model_id"));
     r.source = text("source");
     if (r.model_id.empty()) return fail("model_id is required");
     if (r.source.empty()) return fail("source is required: say where the recipe is published");
@@ -142,7 +137,7 @@ TrainingRecipes::TrainingRecipes(std::vector<TrainingRecipe> recipes)
     : recipes_(std::move(recipes)) {}
 
 const TrainingRecipe* TrainingRecipes::Find(std::string_view model_id) const {
-    const std::string key = Lower(model_id);
+    const std::string key = LowerAscii(model_id);
     for (const TrainingRecipe& r : recipes_) {
         if (r.model_id == key) return &r;
     }
@@ -224,7 +219,7 @@ bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& 
     }
     const std::vector<std::string> conflicts = RecipeConflicts(recipe, given, request);
     if (!conflicts.empty() && !given.named) {
-        applied.why = "the request differs from it in " + Joined(conflicts) +
+        applied.why = "the request differs from it in " + JoinedNames(conflicts) +
                       ", so it is taken as another setup than the published one; name it with "
                       "\"recipe\": \"" +
                       recipe.model_id + "\" to fill the fields left unset from it anyway";
@@ -259,7 +254,7 @@ bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& 
         applied.why = conflicts.empty()
                           ? "the request names it with \"recipe\""
                           : "the request names it with \"recipe\" (it differs in " +
-                                Joined(conflicts) + ", which the request's values keep)";
+                                JoinedNames(conflicts) + ", which the request's values keep)";
     } else {
         applied.why =
             "the request names the library model and sets none of the recipe's fields "
@@ -274,7 +269,7 @@ bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& 
 Status ResolveTrainingRecipe(const TrainingRecipes& recipes, estimate::TrainingRequest& request) {
     if (request.recipe) return Ok{};
     const RecipeFieldsGiven given{request.precision_given, request.recipe_name.has_value()};
-    if (request.recipe_name && Lower(*request.recipe_name) == estimate::kNoRecipe) {
+    if (request.recipe_name && LowerAscii(*request.recipe_name) == estimate::kNoRecipe) {
         if (const TrainingRecipe* own = recipes.Find(request.library_model_id)) {
             estimate::AppliedRecipe declined;
             declined.model_id = own->model_id;

@@ -11,10 +11,6 @@
 namespace gpucost::pricing::estimate {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
 // The family's scale-up domain beyond one node (accelerator_facts.cpp), or nullptr.
 const AcceleratorFacts* FindDomain(const Accelerator& a) {
     const AcceleratorFacts* f = FindAcceleratorFacts(a.id);
@@ -41,13 +37,13 @@ int BridgeDomain(const Accelerator& a) {
 }
 
 int DefaultAcceleratorsPerNode(const Accelerator& a) {
-    if (StartsWith(a.id, "tpu-") || StartsWith(a.id, "tpu7x")) {
+    if (a.id.starts_with("tpu-") || a.id.starts_with("tpu7x")) {
         return 4;  // one TPU VM host has 4 chips (v4, v5p, TPU7x); GCP TPU docs
     }
-    if (StartsWith(a.id, "trainium")) {
+    if (a.id.starts_with("trainium")) {
         return 16;  // trn1.32xlarge / trn2.48xlarge
     }
-    if (StartsWith(a.id, "gb200") || StartsWith(a.id, "gb300")) {
+    if (a.id.starts_with("gb200") || a.id.starts_with("gb300")) {
         return 4;  // one NVL72 compute tray: 2 GB200 superchips, 4 GPUs (NVIDIA DGX GB200 docs)
     }
     return 8;  // HGX/DGX boards, OAM platforms, and 8-GPU cloud instances
@@ -55,21 +51,21 @@ int DefaultAcceleratorsPerNode(const Accelerator& a) {
 
 double DefaultScaleOutGbitPerSPerNode(const Accelerator& a, int accelerators_per_node) {
     std::string_view id = a.id;
-    if (!StartsWith(id, "tpu-") && accelerators_per_node > 0 &&
+    if (!id.starts_with("tpu-") && accelerators_per_node > 0 &&
         accelerators_per_node < DefaultAcceleratorsPerNode(a)) {
         return kPartialNodeScaleOutGbitPerS;
     }
-    if (StartsWith(id, "a100")) {
+    if (id.starts_with("a100")) {
         return 1600;  // DGX A100: 8 x 200 Gbit/s HDR InfiniBand
     }
-    if (StartsWith(id, "gb200")) {
+    if (id.starts_with("gb200")) {
         // DGX GB200 rack: 72 single-port ConnectX-7 400 Gbit/s, one per GPU (datasheet).
         return 1600;
     }
-    if (StartsWith(id, "v100")) {
+    if (id.starts_with("v100")) {
         return 400;  // p3dn.24xlarge: 100 Gbit/s x 4 (DGX-2 class: 8 x 100)
     }
-    if (StartsWith(id, "tpu-")) {
+    if (id.starts_with("tpu-")) {
         // TPU slices talk over ICI across hosts; take 4 chips' ICI as the node's bandwidth.
         // (Between slices the data-centre network is far slower, 50 Gbit/s per chip on v5p; it
         // is not the default yet because the inference step still picks its tensor-parallel

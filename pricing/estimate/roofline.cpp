@@ -11,10 +11,6 @@
 namespace gpucost::pricing::estimate {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
 bool IsLowPrecision(Precision p) {
     return p == Precision::kFp8 || p == Precision::kInt8 || p == Precision::kFp4;
 }
@@ -185,11 +181,11 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
              "size table (>=10 MB 0.75, >=1 MB 0.60, else 0.30, relative to 0.90)",
              "calculon-ai/calculon systems/a100_80g.json, h100_80g_nvl8.json");
     bool hopper_or_later =
-        StartsWith(a.id, "h100") || StartsWith(a.id, "h200") || StartsWith(a.id, "h800") ||
-        StartsWith(a.id, "gh200") || StartsWith(a.id, "b200") || StartsWith(a.id, "gb200") ||
-        StartsWith(a.id, "b300") || StartsWith(a.id, "gb300") || StartsWith(a.id, "h20");
+        a.id.starts_with("h100") || a.id.starts_with("h200") || a.id.starts_with("h800") ||
+        a.id.starts_with("gh200") || a.id.starts_with("b200") || a.id.starts_with("gb200") ||
+        a.id.starts_with("b300") || a.id.starts_with("gb300") || a.id.starts_with("h20");
     bool ampere =
-        StartsWith(a.id, "a100") || StartsWith(a.id, "a10") || StartsWith(a.id, "rtx-3090");
+        a.id.starts_with("a100") || a.id.starts_with("a10") || a.id.starts_with("rtx-3090");
     double attn = hopper_or_later ? kAttentionEfficiencyHopper
                   : ampere        ? kAttentionEfficiencyAmpere
                                   : kAttentionEfficiencyOther;

@@ -1,4 +1,5 @@
 #include "pricing/plan/plan_ids.hpp"
+#include "pricing/text_case.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,13 +7,6 @@
 
 namespace gpucost::pricing::plan {
 namespace {
-
-std::string Lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
 
 std::size_t EditDistance(const std::string& a, const std::string& b) {
     std::vector<std::size_t> row(b.size() + 1);
@@ -40,9 +34,9 @@ void Resolve(std::vector<std::string>* ids, const std::vector<std::string>& know
     }
     for (std::size_t i = 0; i < ids->size(); ++i) {
         std::string& id = (*ids)[i];
-        const std::string lower = Lower(id);
+        const std::string lower = LowerAscii(id);
         auto it = std::find_if(known.begin(), known.end(),
-                               [&](const std::string& k) { return Lower(k) == lower; });
+                               [&](const std::string& k) { return LowerAscii(k) == lower; });
         if (it != known.end()) {
             id = *it;
             continue;
@@ -64,10 +58,10 @@ void Resolve(std::vector<std::string>* ids, const std::vector<std::string>& know
 std::vector<std::string> CloseMatches(std::string_view query,
                                       const std::vector<std::string>& candidates,
                                       std::size_t limit) {
-    const std::string q = Lower(query);
+    const std::string q = LowerAscii(query);
     std::vector<std::pair<std::size_t, std::string>> scored;
     for (const std::string& c : candidates) {
-        const std::string lower = Lower(c);
+        const std::string lower = LowerAscii(c);
         std::size_t distance = EditDistance(q, lower);
         const bool contains = !q.empty() && (lower.find(q) != std::string::npos ||
                                              q.find(lower) != std::string::npos);

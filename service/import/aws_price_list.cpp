@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kProvider[] = "aws";
+constexpr char kAwsProvider[] = "aws";
 // AWS Reserved Instance terms are 365-day years (docs.aws.amazon.com/AWSEC2/latest/UserGuide/
 // ec2-reserved-instances.html: "1-year (31536000 seconds) or 3-year (94608000 seconds)").
 constexpr double kHoursPerReservedYear = 8760;
@@ -174,8 +174,8 @@ private:
         InstanceShape shape = *p.shape;
         shape.vcpus = p.vcpus;
         shape.ram_gib = p.ram_gib;
-        auto o =
-            MakeOffering(kProvider, p.instance_type, p.region, type, shape, usd, std::move(notes));
+        auto o = MakeOffering(kAwsProvider, p.instance_type, p.region, type, shape, usd,
+                              std::move(notes));
         o.interconnect = p.network;
         if (p.network.find("Gigabit") != std::string::npos) {
             o.scale_out_gbit_per_s = LeadingNumber(p.network);

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kProvider[] = "azure";
+constexpr char kAzureProvider[] = "azure";
 // A reservation's unitPrice is the price of the whole term (learn.microsoft.com/rest/api/
 // cost-management/retail-prices/azure-retail-prices: "unitPrice ... for reservations, the
 // price of the whole term"); terms are 365-day years.
@@ -103,8 +103,8 @@ private:
 
     void Add(const std::string& size, const std::string& region, pricing::PriceType type,
              const InstanceShape& shape, double usd_per_hour, std::string notes) {
-        sink_.Add(
-            MakeOffering(kProvider, size, region, type, shape, usd_per_hour, std::move(notes)));
+        sink_.Add(MakeOffering(kAzureProvider, size, region, type, shape, usd_per_hour,
+                               std::move(notes)));
     }
 
     FileResult& result_;

@@ -136,7 +136,7 @@ pricing::Error CellError(std::size_t line, const std::string& column, const std:
                               where + ": " + column + " " + what, where);
 }
 
-std::optional<double> Number(const std::string& text) {
+std::optional<double> ChargeNumber(const std::string& text) {
     if (text.empty()) return 0.0;
     double v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -355,7 +355,7 @@ pricing::Result<std::array<double, 4>> ReadFigures(const Row& row, bool correcti
     std::array<double, 4> figures{};
     for (std::size_t i = 0; i < kColumns.size(); ++i) {
         const std::string text = row.Get(kColumns[i]);
-        auto value = Number(text);
+        auto value = ChargeNumber(text);
         if (!value) {
             return CellError(row.line, kColumns[i], "'" + text.substr(0, 40) + "' is not a number");
         }
@@ -405,7 +405,7 @@ pricing::Result<std::string> ConvertToUsd(const Row& row, std::array<double, 4>&
     if (!row.Get(kAzureUsdColumns[1]).empty()) {
         for (std::size_t i = 0; i < kAzureUsdColumns.size(); ++i) {
             const std::string text = row.Get(kAzureUsdColumns[i]);
-            auto value = Number(text);
+            auto value = ChargeNumber(text);
             if (!value || !pricing::ChargeAmountFault(*value).empty()) {
                 return CellError(row.line, kAzureUsdColumns[i],
                                  "'" + text.substr(0, 40) + "' is not an amount in USD");
@@ -416,7 +416,7 @@ pricing::Result<std::string> ConvertToUsd(const Row& row, std::array<double, 4>&
     }
     const std::string rate_text = row.Get(kGcpConversionRate);
     if (rate_text.empty()) return std::string();
-    auto rate = Number(rate_text);
+    auto rate = ChargeNumber(rate_text);
     if (!rate || !(*rate > 0) || !pricing::ChargeAmountFault(*rate).empty()) {
         return CellError(row.line, kGcpConversionRate,
                          "'" + rate_text.substr(0, 40) + "' is not a positive rate");
@@ -478,7 +478,7 @@ pricing::Status ReportUnused(const Row& row, const FocusReadOptions& options,
     auto unused = BuildCharge(row, options, catalog, provider, match, report);
     if (!unused.ok()) return unused.error();
     const std::string quantity_text = row.Get("PricingQuantity");
-    auto quantity = Number(quantity_text);
+    auto quantity = ChargeNumber(quantity_text);
     if (!quantity || !pricing::ConsumedQuantityFault(*quantity).empty()) {
         return CellError(row.line, "PricingQuantity",
                          "'" + quantity_text.substr(0, 40) + "' is not a quantity");

@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kProvider[] = "gcp";
+constexpr char kGcpProvider[] = "gcp";
 // A Money value's nanos are billionths of a unit (google.type.Money).
 constexpr double kNanosPerUnit = 1e9;
 
@@ -128,7 +128,7 @@ private:
             Num(count) + " GPU x " + Num(gpu_rate.usd) + " ('" + gpu_rate.description + "')";
         if (shape.family.empty()) {
             // A slice SKU prices the whole machine per GPU: there is no host to add.
-            sink_.Add(MakeOffering(kProvider, machine, gpu.region, gpu.type, shape,
+            sink_.Add(MakeOffering(kGcpProvider, machine, gpu.region, gpu.type, shape,
                                    count * gpu_rate.usd,
                                    "composed from SKUs: " + gpus +
                                        "; the slice SKU includes the host's vCPUs and memory"));
@@ -142,7 +142,7 @@ private:
         }
         double usd = count * gpu_rate.usd + *shape.vcpus * core->second.usd +
                      *shape.ram_gib * ram->second.usd;
-        sink_.Add(MakeOffering(kProvider, machine, gpu.region, gpu.type, shape, usd,
+        sink_.Add(MakeOffering(kGcpProvider, machine, gpu.region, gpu.type, shape, usd,
                                "composed from SKUs: " + gpus + " + " + Num(*shape.vcpus) +
                                    " vCPU x " + Num(core->second.usd) + " ('" +
                                    core->second.description + "') + " + Num(*shape.ram_gib) +
@@ -231,7 +231,7 @@ private:
                 chip.accelerator = match->key;
                 chip.accelerator_count = 1;
                 chip.source = "one chip of a Cloud TPU slice, priced per chip-hour";
-                sink_.Add(MakeOffering(kProvider, match->key + "-chip", region, *type, chip, usd,
+                sink_.Add(MakeOffering(kGcpProvider, match->key + "-chip", region, *type, chip, usd,
                                        "SKU '" + description + "'"));
             } else if (!components_
                             .emplace(ComponentKey{match->component, match->key, region, *type},

@@ -57,7 +57,7 @@ private:
     std::map<std::string, std::size_t> columns_;
 };
 
-std::optional<double> Number(const std::string& text) {
+std::optional<double> MappedNumber(const std::string& text) {
     double value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) {
@@ -79,7 +79,7 @@ pricing::Result<InstanceShape> ReadShape(const Table& t, std::size_t row,
     InstanceShape shape;
     shape.accelerator = t.Get(row, "accelerator");
     shape.source = t.Get(row, "source");
-    auto count = Number(t.Get(row, "accelerator_count"));
+    auto count = MappedNumber(t.Get(row, "accelerator_count"));
     if (!count || *count < 1 || *count != static_cast<double>(static_cast<int>(*count))) {
         return BadValue(t, row, "accelerator_count");
     }
@@ -88,7 +88,7 @@ pricing::Result<InstanceShape> ReadShape(const Table& t, std::size_t row,
         std::string text = t.Get(row, column);
         std::optional<double> value;
         if (!text.empty()) {
-            value = Number(text);
+            value = MappedNumber(text);
             if (!value) {
                 return BadValue(t, row, column);
             }

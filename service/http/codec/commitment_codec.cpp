@@ -101,7 +101,7 @@ json DemandJson(const pl::CommitmentPlan& plan) {
     return out;
 }
 
-json Optional(const std::optional<double>& f) {
+json OptionalFraction(const std::optional<double>& f) {
     return f ? Fraction(*f) : json(nullptr);
 }
 
@@ -110,10 +110,10 @@ json OwnedUseJson(const std::vector<pl::OwnedMonthUse>& uses) {
     for (const pl::OwnedMonthUse& u : uses) {
         out.push_back(
             {{"actual_committed_instance_hours", Hours(u.actual_committed_instance_hours)},
-             {"actual_coverage", Optional(u.actual_coverage)},
+             {"actual_coverage", OptionalFraction(u.actual_coverage)},
              {"actual_instance_hours", Hours(u.actual_instance_hours)},
-             {"actual_utilisation", Optional(u.actual_utilisation)},
-             {"coverage", Optional(u.coverage)},
+             {"actual_utilisation", OptionalFraction(u.actual_utilisation)},
+             {"coverage", OptionalFraction(u.coverage)},
              {"held_instance_hours", Hours(u.held_instance_hours)},
              {"month", u.month},
              {"offering_id", u.offering_id},

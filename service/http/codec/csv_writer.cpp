@@ -1,4 +1,5 @@
 #include "service/http/codec/csv_writer.hpp"
+#include "pricing/text_case.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,12 +7,6 @@
 
 namespace gpucost::http {
 namespace {
-
-std::string Lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
 
 std::string Trim(const std::string& s) {
     auto begin = s.find_first_not_of(" \t");
@@ -28,7 +23,7 @@ bool WantsCsv(const httplib::Request& req) {
     if (!req.has_header("Accept")) {
         return false;
     }
-    const std::string accept = Lower(req.get_header_value("Accept")).substr(0, 1024);
+    const std::string accept = pricing::LowerAscii(req.get_header_value("Accept")).substr(0, 1024);
     double q_json = -1;
     double q_csv = -1;
     std::size_t start = 0;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pricing/offering.hpp"
+#include "pricing/text_case.hpp"
 #include "service/http/codec/query_params.hpp"
 
 namespace gpucost::http {
@@ -23,12 +24,6 @@ constexpr char kForecastAccountId[] = "gpucost-forecast";
 constexpr char kForecastAccountName[] = "gpucost forecast (not billed)";
 constexpr char kBillingCurrency[] = "USD";
 constexpr char kHoursUnit[] = "Hours";
-
-std::string Lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
 
 std::string DateTime(const std::string& date) {
     return date + "T00:00:00Z";
@@ -473,7 +468,7 @@ pricing::Result<bool> WantsFocus(const httplib::Request& req) {
         return true;
     }
     if (!WantsCsv(req)) return false;
-    const std::string accept = Lower(req.get_header_value("Accept"));
+    const std::string accept = pricing::LowerAscii(req.get_header_value("Accept"));
     return accept.find("profile=\"focus\"") != std::string::npos ||
            accept.find("profile=focus") != std::string::npos;
 }

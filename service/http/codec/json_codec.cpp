@@ -21,7 +21,7 @@ struct JsonLimitExceeded : std::runtime_error {
 };
 
 template <typename T>
-json Opt(const std::optional<T>& v) {
+json NullableJson(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
 }
 
@@ -249,12 +249,12 @@ json ToJson(const pricing::Accelerator& a) {
             {"memory_gb", a.memory_gb},
             {"memory_type", a.memory_type},
             {"memory_gb_per_s", a.memory_gb_per_s},
-            {"cache_mb", Opt(a.cache_mb)},
+            {"cache_mb", NullableJson(a.cache_mb)},
             {"scale_up_interconnect", a.scale_up_interconnect},
-            {"scale_up_gb_per_s", Opt(a.scale_up_gb_per_s)},
+            {"scale_up_gb_per_s", NullableJson(a.scale_up_gb_per_s)},
             {"host_pcie_gen", a.host_pcie_gen},
-            {"tdp_w", Opt(a.tdp_w)},
-            {"purchase_price_usd", Opt(a.purchase_price_usd)},
+            {"tdp_w", NullableJson(a.tdp_w)},
+            {"purchase_price_usd", NullableJson(a.purchase_price_usd)},
             {"purchase_price_as_of", a.purchase_price_as_of},
             {"purchase_price_source", a.purchase_price_source},
             {"spec_source", a.spec_source},
@@ -282,18 +282,18 @@ json ToJson(const pricing::Offering& o, bool with_history, std::string_view toda
         {"instance_type", o.instance_type},
         {"accelerator", o.accelerator},
         {"accelerator_count", o.accelerator_count},
-        {"accelerator_memory_gb", Opt(o.accelerator_memory_gb)},
-        {"vcpus", Opt(o.vcpus)},
-        {"ram_gib", Opt(o.ram_gib)},
+        {"accelerator_memory_gb", NullableJson(o.accelerator_memory_gb)},
+        {"vcpus", NullableJson(o.vcpus)},
+        {"ram_gib", NullableJson(o.ram_gib)},
         {"interconnect", o.interconnect},
-        {"scale_out_gbit_per_s", Opt(o.scale_out_gbit_per_s)},
+        {"scale_out_gbit_per_s", NullableJson(o.scale_out_gbit_per_s)},
         {"region", o.region},
         {"price_type", pricing::PriceTypeName(o.price_type)},
         {"usd_per_hour", Num(pricing::RoundToMicroUsd(o.price.usd_per_hour))},
         {"usd_per_accelerator_hour", Num(pricing::RoundToMicroUsd(o.UsdPerAcceleratorHour()))},
         {"as_of", o.price.as_of},
         {"as_of_estimated", o.price.as_of_estimated},
-        {"price_age_days", Opt(age_days)},
+        {"price_age_days", NullableJson(age_days)},
         {"price_state", pricing::PriceStateName(pricing::StateOfPrice(o, age_days))},
         {"source", o.price.source},
         {"verified", o.price.verified},

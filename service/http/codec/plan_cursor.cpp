@@ -10,9 +10,9 @@ namespace gpucost::http {
 namespace {
 
 constexpr std::string_view kPrefix = "pc1";  // this format's version
-constexpr char kSep = '\n';                  // never inside a version or a fingerprint
+constexpr char kPlanCursorSep = '\n';        // never inside a version or a fingerprint
 
-pricing::Error NotACursor() {
+pricing::Error NotAPlanCursor() {
     return pricing::MakeError(pricing::ErrorCode::kInvalidArgument,
                               "/cursor: is not a cursor this plan issued; send next_cursor of "
                               "the previous page, or start again without cursor",
@@ -22,20 +22,21 @@ pricing::Error NotACursor() {
 }  // namespace
 
 std::string EncodePlanCursor(const PlanCursor& cursor) {
-    return SealCursor(std::string(kPrefix) + kSep + std::to_string(cursor.offset) + kSep +
-                      cursor.catalog_version + kSep + cursor.request_fingerprint);
+    return SealCursor(std::string(kPrefix) + kPlanCursorSep + std::to_string(cursor.offset) +
+                      kPlanCursorSep + cursor.catalog_version + kPlanCursorSep +
+                      cursor.request_fingerprint);
 }
 
 pricing::Result<PlanCursor> DecodePlanCursor(std::string_view text,
                                              std::string_view request_fingerprint,
                                              std::string_view catalog_version) {
     auto raw = OpenCursor(text);
-    if (!raw) return NotACursor();
+    if (!raw) return NotAPlanCursor();
     std::string_view rest = *raw;
     std::string_view parts[4];
     for (int i = 0; i < 3; ++i) {
-        std::size_t sep = rest.find(kSep);
-        if (sep == std::string_view::npos) return NotACursor();
+        std::size_t sep = rest.find(kPlanCursorSep);
+        if (sep == std::string_view::npos) return NotAPlanCursor();
         parts[i] = rest.substr(0, sep);
         rest.remove_prefix(sep + 1);
     }
@@ -44,7 +45,7 @@ pricing::Result<PlanCursor> DecodePlanCursor(std::string_view text,
     auto [end, ec] =
         std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), cursor.offset);
     if (parts[0] != kPrefix || ec != std::errc() || end != parts[1].data() + parts[1].size()) {
-        return NotACursor();
+        return NotAPlanCursor();
     }
     cursor.catalog_version = parts[2];
     cursor.request_fingerprint = parts[3];

@@ -71,9 +71,10 @@ pricing::Result<std::string> ReadTagKey(const httplib::Request& req) {
 
 // The common start: no query parameters but `allowed`, a database with the actuals store, a
 // key of `scope`.
-std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
-                                  httplib::Response& res, KeyScope scope,
-                                  std::initializer_list<const char*> allowed = {kTagKeyParam}) {
+std::optional<WriteRequest> BeginActualsCall(const Deps& deps, const httplib::Request& req,
+                                             httplib::Response& res, KeyScope scope,
+                                             std::initializer_list<const char*> allowed = {
+                                                 kTagKeyParam}) {
     if (auto checked =
             QueryParams(req, std::set<std::string>(allowed.begin(), allowed.end())).Check();
         !checked.ok()) {
@@ -94,10 +95,10 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
     return write;
 }
 
-// The start of a write: Begin with an admin key, then the Idempotency-Key.
-std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
-                                       httplib::Response& res) {
-    auto write = Begin(deps, req, res, KeyScope::kAdmin, {kTagKeyParam, kGroupByParam});
+// The start of a write: BeginActualsCall with an admin key, then the Idempotency-Key.
+std::optional<WriteRequest> BeginActualsWrite(const Deps& deps, const httplib::Request& req,
+                                              httplib::Response& res) {
+    auto write = BeginActualsCall(deps, req, res, KeyScope::kAdmin, {kTagKeyParam, kGroupByParam});
     if (!write || !ReadRetryHeaders(req, res, *write)) return std::nullopt;
     return write;
 }
@@ -118,7 +119,7 @@ json ReportJson(const pricing::ActualsReport& r, const ActualsImport& stored,
 
 // POST /v1/actuals: a FOCUS export as text/csv, by an admin key.
 void ServeImport(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginActualsWrite(deps, req, res);
     if (!write) return;
     auto tag_key = ReadTagKey(req);
     if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
@@ -243,7 +244,7 @@ pricing::Error BookGoneProblem(std::int64_t id, const pricing::Error& e) {
 // GET /v1/scenarios/{id}/actuals, by a key of the scenario's team or an org key (spend is
 // confidential; to other teams the scenario does not exist).
 void ServeScenarioActuals(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto caller = Begin(deps, req, res, KeyScope::kRead);
+    auto caller = BeginActualsCall(deps, req, res, KeyScope::kRead);
     if (!caller) return;
     auto tag_key = ReadTagKey(req);
     if (!tag_key.ok()) return WriteProblem(res, req, tag_key.error());
@@ -346,7 +347,7 @@ void ServeDeleteImport(const Deps& deps, const httplib::Request& req, httplib::R
     if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
         return WriteProblem(res, req, checked.error());
     }
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginActualsWrite(deps, req, res);
     if (!write) return;
     const std::string text = req.matches[1].str();
     std::int64_t id = 0;

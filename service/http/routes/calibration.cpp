@@ -19,7 +19,7 @@ using pricing::MakeError;
 
 constexpr char kMember[] = "calibration";
 
-pricing::Error Invalid(const std::string& field, const std::string& message) {
+pricing::Error InvalidCalibration(const std::string& field, const std::string& message) {
     return MakeError(ErrorCode::kInvalidArgument, field + ": " + message, field);
 }
 
@@ -38,18 +38,19 @@ pricing::Result<std::string> ReadTagKey(const json& calibration) {
     const auto given = calibration.find("tag_key");
     if (given == calibration.end()) return std::string(kActualsTagKey);
     const std::string field = "/calibration/tag_key";
-    if (!given->is_string()) return Invalid(field, "must be a string (a FOCUS Tags key)");
+    if (!given->is_string())
+        return InvalidCalibration(field, "must be a string (a FOCUS Tags key)");
     auto checked = CheckActualsTagKey(given->get<std::string>(), field);
     if (!checked.ok()) return checked.error();
     return given->get<std::string>();
 }
 
 pricing::Result<CalibrationRequest> ReadRequest(const json& calibration) {
-    if (!calibration.is_object()) return Invalid("/calibration", "must be an object");
+    if (!calibration.is_object()) return InvalidCalibration("/calibration", "must be an object");
     for (const auto& [key, value] : calibration.items()) {
         if (key != "scenario_ids" && key != "tag_key") {
-            return Invalid("/calibration/" + key,
-                           "unknown member; give scenario_ids (and tag_key)");
+            return InvalidCalibration("/calibration/" + key,
+                                      "unknown member; give scenario_ids (and tag_key)");
         }
     }
     CalibrationRequest out;
@@ -59,9 +60,9 @@ pricing::Result<CalibrationRequest> ReadRequest(const json& calibration) {
     const auto ids = calibration.find("scenario_ids");
     if (ids == calibration.end() || !ids->is_array() || ids->empty() ||
         ids->size() > kMaxCalibrationScenarios) {
-        return Invalid("/calibration/scenario_ids", "must list 1 to " +
-                                                        std::to_string(kMaxCalibrationScenarios) +
-                                                        " saved training scenario ids");
+        return InvalidCalibration("/calibration/scenario_ids",
+                                  "must list 1 to " + std::to_string(kMaxCalibrationScenarios) +
+                                      " saved training scenario ids");
     }
     std::vector<std::int64_t>& ids_out = out.scenario_ids;
     for (std::size_t i = 0; i < ids->size(); ++i) {
@@ -70,10 +71,11 @@ pricing::Result<CalibrationRequest> ReadRequest(const json& calibration) {
         const std::string text = id.is_string() ? id.get<std::string>() : std::string();
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-            return Invalid(IdField(i), "must be a scenario id (a string such as \"12\")");
+            return InvalidCalibration(IdField(i),
+                                      "must be a scenario id (a string such as \"12\")");
         }
         if (std::find(ids_out.begin(), ids_out.end(), value) != ids_out.end()) {
-            return Invalid(IdField(i), "scenario " + text + " is listed twice");
+            return InvalidCalibration(IdField(i), "scenario " + text + " is listed twice");
         }
         ids_out.push_back(value);
     }
@@ -92,18 +94,19 @@ pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps,
     }
     if (!found.ok()) {
         if (found.error().code == ErrorCode::kNotFound) {
-            return Invalid(field, "no " + name);
+            return InvalidCalibration(field, "no " + name);
         }
         return found.error();
     }
     const Scenario& s = found.value();
     if (s.plan_kind != "training") {
-        return Invalid(field, name + " is a '" + s.plan_kind + "' plan; calibration measures " +
-                                  "training scenarios");
+        return InvalidCalibration(field, name + " is a '" + s.plan_kind +
+                                             "' plan; calibration measures " +
+                                             "training scenarios");
     }
     if (!s.progress) {
-        return Invalid(field, name + " has no progress recorded (PUT /v1/scenarios/" +
-                                  std::to_string(id) + "/progress)");
+        return InvalidCalibration(field, name + " has no progress recorded (PUT /v1/scenarios/" +
+                                             std::to_string(id) + "/progress)");
     }
     auto tagged = deps.actuals->MonthsTagged(tag_key, std::to_string(id), s.team);
     if (!tagged.ok()) return tagged.error();
@@ -113,16 +116,18 @@ pricing::Result<pricing::ImpliedSpeed> MeasureScenario(const Deps& deps,
     auto speed = pricing::ImpliedSpeedOf(s.progress->tokens_done_b, use.tokens_planned_b,
                                          use.estimated_accelerator_hours, actual_hours);
     if (!speed) {
-        return Invalid(field, name + " has nothing to measure yet (no tokens done, no hours " +
-                                  "planned, or no accelerator charges tagged with it)");
+        return InvalidCalibration(field,
+                                  name + " has nothing to measure yet (no tokens done, no hours " +
+                                      "planned, or no accelerator charges tagged with it)");
     }
     const double ratio = speed->actual_to_estimated_hours_ratio;
     if (ratio < pricing::kMinCalibrationRatio || ratio > pricing::kMaxCalibrationRatio) {
-        return Invalid(field, name + " measures " + ToJsonText(Num(ratio)) +
-                                  " actual/estimated accelerator-hours, outside [" +
-                                  ToJsonText(Num(pricing::kMinCalibrationRatio)) + ", " +
-                                  ToJsonText(Num(pricing::kMaxCalibrationRatio)) +
-                                  "]: check its tags and progress before learning from it");
+        return InvalidCalibration(field,
+                                  name + " measures " + ToJsonText(Num(ratio)) +
+                                      " actual/estimated accelerator-hours, outside [" +
+                                      ToJsonText(Num(pricing::kMinCalibrationRatio)) + ", " +
+                                      ToJsonText(Num(pricing::kMaxCalibrationRatio)) +
+                                      "]: check its tags and progress before learning from it");
     }
     return *speed;
 }

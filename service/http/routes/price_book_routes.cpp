@@ -266,9 +266,9 @@ void WriteBook(httplib::Response& res, const StoredPriceBook& b, int status) {
 
 // The common start of every /v1/price-books call: no query parameters but `allowed`, a
 // database, and a key of `scope`. On failure writes the problem and returns nullopt.
-std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
-                                  httplib::Response& res, KeyScope scope,
-                                  std::set<std::string> allowed = {}) {
+std::optional<WriteRequest> BeginBookCall(const Deps& deps, const httplib::Request& req,
+                                          httplib::Response& res, KeyScope scope,
+                                          std::set<std::string> allowed = {}) {
     if (auto checked = QueryParams(req, std::move(allowed)).Check(); !checked.ok()) {
         WriteProblem(res, req, checked.error());
         return std::nullopt;
@@ -287,10 +287,10 @@ std::optional<WriteRequest> Begin(const Deps& deps, const httplib::Request& req,
     return write;
 }
 
-// The start of a write: Begin with an admin key, then the Idempotency-Key.
-std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
-                                       httplib::Response& res) {
-    auto write = Begin(deps, req, res, KeyScope::kAdmin);
+// The start of a write: BeginBookCall with an admin key, then the Idempotency-Key.
+std::optional<WriteRequest> BeginBookWrite(const Deps& deps, const httplib::Request& req,
+                                           httplib::Response& res) {
+    auto write = BeginBookCall(deps, req, res, KeyScope::kAdmin);
     if (!write || !ReadRetryHeaders(req, res, *write)) return std::nullopt;
     return write;
 }
@@ -367,7 +367,7 @@ std::optional<json> ReadBody(const httplib::Request& req, httplib::Response& res
 }
 
 void ServeCreate(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginBookWrite(deps, req, res);
     if (!write) return;
     auto body = ReadBody(req, res);
     if (!body) return;
@@ -383,7 +383,7 @@ void ServeCreate(const Deps& deps, const httplib::Request& req, httplib::Respons
 // id, a page at a time (paged by id: a book stored between pages is listed once, or after the
 // walk's position not at all).
 void ServeList(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto caller = Begin(deps, req, res, KeyScope::kRead, {"limit", "cursor"});
+    auto caller = BeginBookCall(deps, req, res, KeyScope::kRead, {"limit", "cursor"});
     if (!caller) return;
     auto page = ReadPageRequest(QueryParams(req, {"limit", "cursor"}), "price-books");
     if (!page.ok()) return WriteProblem(res, req, page.error());
@@ -415,7 +415,7 @@ void ServeList(const Deps& deps, const httplib::Request& req, httplib::Response&
 // GET /v1/price-books/{id}: its team's keys and org keys read it; a team it is shared with
 // plans with it and is refused its rules (403); to any other team it does not exist (404).
 void ServeGet(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto caller = Begin(deps, req, res, KeyScope::kRead, {"version"});
+    auto caller = BeginBookCall(deps, req, res, KeyScope::kRead, {"version"});
     if (!caller) return;
     auto version = QueryParams(req, {"version"}).Int("version");
     if (!version.ok()) return WriteProblem(res, req, version.error());
@@ -441,7 +441,7 @@ void ServeGet(const Deps& deps, const httplib::Request& req, httplib::Response& 
 }
 
 void ServeReplace(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginBookWrite(deps, req, res);
     if (!write) return;
     auto body = ReadBody(req, res);
     if (!body) return;
@@ -454,7 +454,7 @@ void ServeReplace(const Deps& deps, const httplib::Request& req, httplib::Respon
 }
 
 void ServeDelete(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginBookWrite(deps, req, res);
     if (!write) return;
     auto deleted = deps.price_books->Delete(*write, req.matches[1].str());
     if (!deleted.ok()) return WriteProblem(res, req, deleted.error());

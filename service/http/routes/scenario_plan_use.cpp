@@ -18,7 +18,7 @@ namespace {
 
 using json = nlohmann::json;
 
-double NumberAt(const json& object, const char* key) {
+double PlanNumberAt(const json& object, const char* key) {
     if (!object.is_object()) return 0;
     auto it = object.find(key);
     return it != object.end() && it->is_number() ? it->get<double>() : 0;
@@ -36,20 +36,20 @@ std::optional<pricing::Offering> OfferingOf(const json& option) {
     if (!option.is_object() || !option.contains("offering")) return std::nullopt;
     const json& o = option["offering"];
     auto type = pricing::ParsePriceType(StringAt(o, "price_type"));
-    const double accelerators = NumberAt(o, "accelerator_count");
+    const double accelerators = PlanNumberAt(o, "accelerator_count");
     if (!type || accelerators < 1) return std::nullopt;
     pricing::Offering offering;
     offering.id = StringAt(o, "id");
     offering.accelerator_count = static_cast<int>(accelerators);
     offering.price_type = *type;
-    offering.price.usd_per_hour = NumberAt(o, "usd_per_hour");
+    offering.price.usd_per_hour = PlanNumberAt(o, "usd_per_hour");
     return offering;
 }
 
 // A price book's answer names the list price beside the effective one; a list answer's price
 // is the list price.
 double ListUsdPerHourOf(const json& option, const pricing::Offering& offering) {
-    const double list = NumberAt(option["offering"], "list_usd_per_hour");
+    const double list = PlanNumberAt(option["offering"], "list_usd_per_hour");
     return list > 0 ? list : offering.price.usd_per_hour;
 }
 
@@ -59,8 +59,8 @@ std::optional<pricing::plan::OwnedUse> OwnedUseOf(const json& option) {
         return std::nullopt;
     }
     const json& o = option["owned"];
-    return pricing::plan::OwnedUse{NumberAt(o, "instance_hours"), NumberAt(o, "sunk_usd"),
-                                   NumberAt(o, "without_owned_cost_usd")};
+    return pricing::plan::OwnedUse{PlanNumberAt(o, "instance_hours"), PlanNumberAt(o, "sunk_usd"),
+                                   PlanNumberAt(o, "without_owned_cost_usd")};
 }
 
 std::vector<pricing::plan::ForecastCharge> TrainingCharges(
@@ -70,13 +70,13 @@ std::vector<pricing::plan::ForecastCharge> TrainingCharges(
     pricing::plan::TrainingPlan plan;
     pricing::plan::TrainingPlanOption o;
     o.offering = &offering;
-    o.nodes = static_cast<int>(NumberAt(r, "nodes"));
-    o.total_accelerators = static_cast<int>(NumberAt(r, "total_accelerators"));
-    o.expected_wall_clock_hours = NumberAt(r, "expected_wall_clock_hours");
-    o.billed_hours = NumberAt(r, "billed_hours");
-    o.expected_cost_usd = NumberAt(r, "expected_cost_usd");
-    o.cost_usd_p10 = NumberAt(r, "cost_usd_p10");
-    o.cost_usd_p90 = NumberAt(r, "cost_usd_p90");
+    o.nodes = static_cast<int>(PlanNumberAt(r, "nodes"));
+    o.total_accelerators = static_cast<int>(PlanNumberAt(r, "total_accelerators"));
+    o.expected_wall_clock_hours = PlanNumberAt(r, "expected_wall_clock_hours");
+    o.billed_hours = PlanNumberAt(r, "billed_hours");
+    o.expected_cost_usd = PlanNumberAt(r, "expected_cost_usd");
+    o.cost_usd_p10 = PlanNumberAt(r, "cost_usd_p10");
+    o.cost_usd_p90 = PlanNumberAt(r, "cost_usd_p90");
     o.owned = OwnedUseOf(r);
     plan.recommendation = o;
     plan.budget = pricing::plan::BudgetView{};
@@ -94,12 +94,12 @@ std::vector<pricing::plan::ForecastCharge> ServingCharges(
     const json& b = answer["budget"];
     pricing::plan::InferencePlanOption o;
     o.offering = &offering;
-    o.nodes = static_cast<int>(NumberAt(r, "nodes"));
+    o.nodes = static_cast<int>(PlanNumberAt(r, "nodes"));
     // The saved budget view's dates and months: what ForecastServing spreads the hours over.
     pricing::plan::ServingBudgetView view;
     view.start_date = StringAt(b, "start_date");
     view.end_date = StringAt(b, "end_date");
-    view.months = static_cast<int>(NumberAt(b, "months"));
+    view.months = static_cast<int>(PlanNumberAt(b, "months"));
     return pricing::plan::ForecastServing(o, view, ListUsdPerHourOf(r, offering), owned);
 }
 
@@ -290,8 +290,9 @@ SavedPlanUse SavedPlanUseOf(const Scenario& s, const std::vector<pricing::OwnedC
         AddOwnedCharges(charges, use.planned_by_month);
         const json& r = answer["recommendation"];
         use.estimated_accelerator_hours =
-            NumberAt(r, "expected_wall_clock_hours") * NumberAt(r, "total_accelerators");
-        use.tokens_planned_b = NumberAt(json::parse(s.request_json, nullptr, false), "tokens_b");
+            PlanNumberAt(r, "expected_wall_clock_hours") * PlanNumberAt(r, "total_accelerators");
+        use.tokens_planned_b =
+            PlanNumberAt(json::parse(s.request_json, nullptr, false), "tokens_b");
     } else if (s.plan_kind == "inference") {
         const auto charges = ServingCharges(answer, *offering, owned);
         use.accelerator_spend_by_month = pricing::PlannedAcceleratorSpend(charges);

@@ -6,6 +6,7 @@
 #include "pricing/catalog_loader.hpp"
 #include "pricing/csv.hpp"
 #include "pricing/money.hpp"
+#include "pricing/text_case.hpp"
 #include "service/http/codec/csv_writer.hpp"
 #include "service/http/codec/field_table.hpp"
 #include "service/http/codec/idempotency.hpp"
@@ -68,12 +69,6 @@ bool CheckPriceDate(JsonReader& r, const std::string& as_of, bool estimated,
     return true;
 }
 
-std::string Lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-
 bool IsSlug(const std::string& id) {
     return !id.empty() && id.size() <= 200 && std::all_of(id.begin(), id.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
@@ -86,7 +81,7 @@ std::string MediaType(const httplib::Request& req) {
     while (!type.empty() && type.back() == ' ') {
         type.pop_back();
     }
-    return Lower(type);
+    return pricing::LowerAscii(type);
 }
 
 // The offering's history with its prices [first, first + count) (all by default).
@@ -139,8 +134,8 @@ StoredResponse Encoded(int status, const json& body, std::string etag) {
 
 // Authentication, headers and query string common to every write. On failure writes the
 // problem and returns nullopt.
-std::optional<WriteRequest> BeginWrite(const Deps& deps, const httplib::Request& req,
-                                       httplib::Response& res) {
+std::optional<WriteRequest> BeginOfferingWrite(const Deps& deps, const httplib::Request& req,
+                                               httplib::Response& res) {
     if (auto checked = QueryParams(req, {}).Check(); !checked.ok()) {
         WriteProblem(res, req, checked.error());
         return std::nullopt;
@@ -179,7 +174,8 @@ Result<json> ParseBodyAllowingArray(const httplib::Request& req) {
 // Provider id from an id or display name ("aws", "AWS").
 std::optional<std::string> ResolveProvider(const std::string& text) {
     for (const auto& p : pricing::KnownProviders()) {
-        if (Lower(text) == p.id || Lower(text) == Lower(p.name)) {
+        if (pricing::LowerAscii(text) == p.id ||
+            pricing::LowerAscii(text) == pricing::LowerAscii(p.name)) {
             return p.id;
         }
     }
@@ -190,7 +186,7 @@ std::optional<std::string> ResolveProvider(const std::string& text) {
 std::optional<std::string> ResolveAccelerator(const pricing::Catalog& catalog,
                                               const std::string& text) {
     for (const auto& a : catalog.Accelerators()) {
-        if (text == a.id || Lower(text) == Lower(a.name)) {
+        if (text == a.id || pricing::LowerAscii(text) == pricing::LowerAscii(a.name)) {
             return a.id;
         }
     }
@@ -381,8 +377,8 @@ void SetFirstPrice(JsonReader& r, const OfferingMembers& m, pricing::Offering& o
 void SetOfferingId(JsonReader& r, const OfferingMembers& m, pricing::Offering& o) {
     std::string price_type_slug(pricing::PriceTypeName(o.price_type));
     std::replace(price_type_slug.begin(), price_type_slug.end(), '_', '-');
-    o.id = m.id.value_or(
-        Lower(o.provider + "-" + o.instance_type + "-" + o.region + "-" + price_type_slug));
+    o.id = m.id.value_or(pricing::LowerAscii(o.provider + "-" + o.instance_type + "-" + o.region +
+                                             "-" + price_type_slug));
     if (r.ok() && !IsSlug(o.id)) {
         r.Fail(ErrorCode::kInvalidArgument, m.id ? "id" : "instance_type",
                "the offering id '" + o.id.substr(0, 60) +
@@ -517,7 +513,7 @@ Result<json> CsvToJson(const std::string& body) {
             } else if (key == "spot_interruption") {
                 item[key] = {{"bucket", value}};  // the bounds follow from the bucket
             } else if (key == "verified" || key == "as_of_estimated") {
-                std::string v = Lower(value);
+                std::string v = pricing::LowerAscii(value);
                 if (v != "yes" && v != "no" && v != "true" && v != "false") {
                     return MakeError(ErrorCode::kInvalidArgument,
                                      where + ": " + key + " must be yes, no, true or false", where);
@@ -596,7 +592,7 @@ Result<NewPrice> DecodeNewPrice(const json& body) {
 
 // PUT /v1/offerings/{id}/price: a new price observation (admin key).
 void ServePutPrice(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginOfferingWrite(deps, req, res);
     if (!write) {
         return;
     }
@@ -678,7 +674,7 @@ Result<std::vector<pricing::Offering>> DecodeNewOfferings(const json& body, bool
 
 // POST /v1/offerings: one new offering (201 with it) or up to 1000 (201 with a list).
 void ServeCreateOfferings(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginOfferingWrite(deps, req, res);
     if (!write) {
         return;
     }
@@ -720,7 +716,7 @@ void ServeCreateOfferings(const Deps& deps, const httplib::Request& req, httplib
 
 // DELETE /v1/offerings/{id}: the offering retired (kept in history; admin key).
 void ServeRetireOffering(const Deps& deps, const httplib::Request& req, httplib::Response& res) {
-    auto write = BeginWrite(deps, req, res);
+    auto write = BeginOfferingWrite(deps, req, res);
     if (!write) {
         return;
     }

@@ -14,17 +14,17 @@ namespace {
 constexpr int kGzipWindowBits = 15 + 16;
 constexpr int kMemLevel = 8;  // zlib's default
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimCoding(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
 }
 
 // The q value of one coding's parameters ("q=0.5"); 1 without one.
-double QualityOf(std::string_view params) {
+double GzipQualityOf(std::string_view params) {
     while (!params.empty()) {
         std::size_t semi = params.find(';');
-        std::string_view param = Trim(params.substr(0, semi));
+        std::string_view param = TrimCoding(params.substr(0, semi));
         params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
         if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
             try {
@@ -66,10 +66,10 @@ bool AcceptsGzip(std::string_view accept_encoding) {
         accept_encoding = comma == std::string_view::npos ? std::string_view()
                                                           : accept_encoding.substr(comma + 1);
         std::size_t semi = coding.find(';');
-        std::string_view name = Trim(coding.substr(0, semi));
+        std::string_view name = TrimCoding(coding.substr(0, semi));
         std::string_view params =
             semi == std::string_view::npos ? std::string_view() : coding.substr(semi + 1);
-        if ((EqualsIgnoreCase(name, "gzip") || name == "*") && QualityOf(params) > 0) {
+        if ((EqualsIgnoreCase(name, "gzip") || name == "*") && GzipQualityOf(params) > 0) {
             return true;
         }
     }

@@ -68,7 +68,7 @@ void SendAndForget(int fd, std::string_view bytes) {
     (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimHeaderValue(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
         s.remove_suffix(1);
@@ -86,8 +86,8 @@ std::vector<std::string_view> HeaderValues(std::string_view head, std::string_vi
             head.substr(begin, end == std::string_view::npos ? end : end - begin);
         std::size_t colon = line.find(':');
         if (colon != std::string_view::npos &&
-            EqualsIgnoreCase(Trim(line.substr(0, colon)), name)) {
-            values.push_back(Trim(line.substr(colon + 1)));
+            EqualsIgnoreCase(TrimHeaderValue(line.substr(0, colon)), name)) {
+            values.push_back(TrimHeaderValue(line.substr(colon + 1)));
         }
         line_start = end;
     }
@@ -185,8 +185,9 @@ httplib::Request HeadRequest(std::string_view head, const RequestFrame& frame,
         std::string_view line =
             head.substr(begin, end == std::string_view::npos ? end : end - begin);
         std::size_t colon = line.find(':');
-        std::string_view value =
-            colon == std::string_view::npos ? std::string_view() : Trim(line.substr(colon + 1));
+        std::string_view value = colon == std::string_view::npos
+                                     ? std::string_view()
+                                     : TrimHeaderValue(line.substr(colon + 1));
         if (!value.empty()) {
             req.headers.emplace(std::string(line.substr(0, colon)), std::string(value));
         }
