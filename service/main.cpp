@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -217,6 +218,12 @@ gpucost::ports::SyncRun SyncProvider(const gpucost::app::ServiceConfig& config,
     run.started_at = text::FormatTimestamp(text::NowUs());
     sync::SyncArgs one = settings;
     one.regions = RegionsOf(settings.regions, provider);
+    if (auto missing = sync::MissingApiKey(one, provider)) {
+        run.outcome = ports::kSyncSkipped;
+        run.message = *missing;
+        run.finished_at = text::FormatTimestamp(text::NowUs());
+        return run;
+    }
     auto downloaded = sync::DownloadProvider(one, provider, (tmp / provider).string());
     run.outcome = ports::kSyncFailed;
     if (!downloaded.ok()) {
@@ -242,11 +249,12 @@ gpucost::ports::SyncRun SyncProvider(const gpucost::app::ServiceConfig& config,
 }
 
 // `gpucost sync PROVIDER... [--region R,...] (--out DIR | DATABASE_URL)`: per provider,
-// downloads its price files into a temporary directory, then imports them in one write. A
-// provider whose download fails, is cut short or does not parse changes nothing (its prices
-// stay as they were, and so stale in time); the others are still refreshed. Each provider's run
-// is recorded (OpenRunLog), failed or not. Exit 2 when any provider failed, 1 when a run could
-// not be recorded.
+// downloads its price files into a temporary directory, then imports them in one write. Each
+// provider stands alone: one without its API key is skipped, one whose download fails, is cut
+// short or does not parse changes nothing (its prices stay as they were, and so stale in time),
+// and the others are still refreshed. Each provider's run is recorded (OpenRunLog), whatever its
+// outcome, and the last line says how each ended. Exit status: sync::kSyncOk, kSyncSomeFailed,
+// kSyncBadInput (also when every provider named was skipped), kSyncNotRecorded.
 int RunSync(const gpucost::app::ServiceConfig& config) {
     using namespace gpucost;
     if (config.sync_history > 0) {
@@ -259,7 +267,7 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
         one.regions = RegionsOf(settings.regions, provider);
         if (auto checked = sync::CheckSyncArgs(one); !checked.ok()) {
             std::fprintf(stderr, "gpucost sync: %s\n", checked.error().message.c_str());
-            return import::kImportBadInput;
+            return sync::kSyncBadInput;
         }
     }
     auto log = OpenRunLog(config);
@@ -274,14 +282,18 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
         }
     } cleanup{tmp};
     std::string base_dir = config.catalog_dir;
-    int failed = 0;
+    std::map<std::string, std::vector<std::string>> by_outcome;  // outcome -> providers
     bool unrecorded = false;
     for (const std::string& provider : settings.providers) {
         const ports::SyncRun run = SyncProvider(config, settings, provider, tmp, base_dir);
-        if (run.outcome != ports::kSyncImported) {
+        by_outcome[run.outcome].push_back(provider);
+        if (run.outcome == ports::kSyncSkipped) {
+            std::fprintf(stderr,
+                         "gpucost sync: %s: skipped, %s; its prices are left as they were\n",
+                         provider.c_str(), run.message.c_str());
+        } else if (run.outcome != ports::kSyncImported) {
             std::fprintf(stderr, "gpucost sync: %s: %s; its prices are left as they were\n",
                          provider.c_str(), run.message.c_str());
-            ++failed;
         } else if (!config.import_out.empty()) {
             base_dir = config.import_out;
         }
@@ -293,8 +305,15 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
             }
         }
     }
-    if (failed > 0) return import::kImportBadInput;
-    return unrecorded ? import::kImportFailed : import::kImportOk;
+    std::string summary;
+    for (const auto& [outcome, providers] : by_outcome) {
+        summary += (summary.empty() ? "" : "; ") + outcome;
+        for (const std::string& p : providers) summary += " " + p;
+    }
+    std::fprintf(stderr, "gpucost sync: %s\n", summary.c_str());
+    if (by_outcome.count(ports::kSyncFailed) > 0) return sync::kSyncSomeFailed;
+    if (by_outcome.count(ports::kSyncImported) == 0) return sync::kSyncBadInput;
+    return unrecorded ? sync::kSyncNotRecorded : sync::kSyncOk;
 }
 
 // `gpucost import`: into --out DIR (a catalog directory), or with DATABASE_URL and no --out

@@ -23,8 +23,8 @@ struct SyncRun {
     std::string finished_at;  // RFC 3339, UTC
     std::string provider;
     std::vector<std::string> sources;  // the URLs read (API keys left out)
-    std::string outcome;               // kSyncImported | kSyncFailed
-    std::string message;               // why it failed; empty when imported
+    std::string outcome;               // kSyncImported | kSyncFailed | kSyncSkipped
+    std::string message;               // why it failed or was skipped; empty when imported
     std::size_t offerings_added = 0;
     std::size_t prices_changed = 0;
     std::size_t prices_unchanged = 0;
@@ -33,6 +33,9 @@ struct SyncRun {
 
 inline constexpr char kSyncImported[] = "imported";
 inline constexpr char kSyncFailed[] = "failed";
+// Named but not run: its API key is not set (an optional Secret left empty). Its prices are left
+// as they were, and turn stale at their bound like a failed provider's.
+inline constexpr char kSyncSkipped[] = "skipped";
 
 // Where sync runs are recorded and read back: the database (storage::PgSyncRunLog), a catalog
 // directory's sync-runs.jsonl (sync::FileSyncRunLog) or memory (MemorySyncRunLog, the tests').

@@ -367,20 +367,20 @@ pricing::Status CheckSyncArgs(const SyncArgs& args) {
                              "sync aws needs --region (AWS publishes one offer file per region)",
                              "--region");
         }
-        if (p == "gcp" && args.gcp_api_key.empty()) {
-            return MakeError(ErrorCode::kInvalidArgument,
-                             "sync gcp needs an API key: GCP_API_KEY, or GCP_API_KEY_FILE naming "
-                             "a file that holds it (a mounted Secret)",
-                             "GCP_API_KEY");
-        }
-        if (p == "lambda" && args.lambda_api_key.empty()) {
-            return MakeError(ErrorCode::kInvalidArgument,
-                             "sync lambda needs an API key: LAMBDA_API_KEY, or "
-                             "LAMBDA_API_KEY_FILE naming a file that holds it (a mounted Secret)",
-                             "LAMBDA_API_KEY");
-        }
     }
     return pricing::Ok{};
+}
+
+std::optional<std::string> MissingApiKey(const SyncArgs& args, const std::string& provider) {
+    if (provider == "gcp" && args.gcp_api_key.empty()) {
+        return "no API key: the Cloud Billing Catalog needs one (set GCP_API_KEY, or "
+               "GCP_API_KEY_FILE naming a file that holds it, a mounted Secret)";
+    }
+    if (provider == "lambda" && args.lambda_api_key.empty()) {
+        return "no API key: Lambda's instance-types API needs one (set LAMBDA_API_KEY, or "
+               "LAMBDA_API_KEY_FILE naming a file that holds it, a mounted Secret)";
+    }
+    return std::nullopt;
 }
 
 pricing::Result<DownloadedFiles> DownloadProvider(const SyncArgs& args, const std::string& provider,

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -67,9 +68,21 @@ struct DownloadedFiles {
 inline constexpr std::array<const char*, 7> kSyncProviders = {
     "aws", "azure", "gcp", "lambda", "runpod", "vastai", "coreweave"};
 
-// kInvalidArgument for an unknown provider, aws without regions, gcp or lambda without an API
-// key.
+// kInvalidArgument for an unknown provider or aws without regions (a mistake in the command).
 [[nodiscard]] pricing::Status CheckSyncArgs(const SyncArgs& args);
+
+// Why `provider` cannot be synced in this deployment: gcp or lambda without its API key (the
+// variable to set); nullopt when it can. Such a provider is skipped and recorded as skipped,
+// and the others are still synced.
+[[nodiscard]] std::optional<std::string> MissingApiKey(const SyncArgs& args,
+                                                       const std::string& provider);
+
+// `gpucost sync`'s exit status, so that a CronJob's job status says how the run went:
+inline constexpr int kSyncOk = 0;  // each provider named synced, or was skipped for want of its key
+inline constexpr int kSyncNotRecorded = 1;  // synced, but a run could not be recorded
+inline constexpr int kSyncBadInput = 2;     // a mistake in the command, or none could run (no keys)
+inline constexpr int kSyncSomeFailed = 3;   // a download or import failed: those providers' prices
+                                            // left as they were, the others' applied
 
 // Downloads `provider`'s documented price files into `dir` (created if missing):
 //   aws:   {aws_base}{region}/index.json, one per region
