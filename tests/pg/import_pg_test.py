@@ -97,23 +97,26 @@ def main():
 
 
 def check_sync(port):
-    """Two providers synced and one down: each run recorded in the database, what it changed."""
+    """Two providers synced, one down and one without its API key: each run recorded in the
+    database (the skipped one too), what it changed."""
     server = fixture_server.start(FIXTURES)
     env = dict(os.environ)
     env.update(fixture_server.env_for("http://127.0.0.1:%d" % server.server_port, "ok",
                                       vastai="down"))
     env["GPUCOST_SYNC_RETRY_WAIT_MS"] = "10"
-    done = subprocess.run([BINARY, "sync", "runpod", "vastai", "coreweave"], env=env,
+    del env["LAMBDA_API_KEY"]
+    done = subprocess.run([BINARY, "sync", "runpod", "vastai", "lambda", "coreweave"], env=env,
                           capture_output=True, text=True, timeout=120)
     server.shutdown()
-    check(done.returncode == 2 and "vastai:" in done.stderr and "runpod:" not in done.stderr,
+    check(done.returncode == 3 and "vastai:" in done.stderr and "runpod:" not in done.stderr,
           f"sync into the database: runpod and coreweave imported, vastai down: {done.stderr}")
     history = run("sync", "--history", "5")
     runs = json.loads(history.stdout) if history.returncode == 0 else []
     check([(r["provider"], r["outcome"]) for r in runs] ==
-          [("coreweave", "imported"), ("vastai", "failed"), ("runpod", "imported")],
-          f"sync --history reads the three runs back, newest first: {history.stderr}")
-    runpod = runs[2] if len(runs) == 3 else {}
+          [("coreweave", "imported"), ("lambda", "skipped"), ("vastai", "failed"),
+           ("runpod", "imported")],
+          f"sync --history reads the four runs back, newest first: {history.stderr} {runs}")
+    runpod = runs[3] if len(runs) == 4 else {}
     check(runpod.get("offerings_added") == 3 and {
         "offering_id": "runpod-h100-sxm-secure-global-on-demand", "old_usd_per_hour": 3.99,
         "new_usd_per_hour": 2.99, "change_percent": -25.06} in runpod.get("price_changes", []),
