@@ -482,6 +482,26 @@ gpucost::http::FocusTextReader FocusReaderFor(
         };
 }
 
+// Where the server reads each provider's sync runs for /metrics and /readyz: the database's
+// sync_runs, or --catalog-dir's sync-runs.jsonl (what `gpucost sync --out DIR` writes); none in
+// embedded mode. Read at most once a minute, well within the 6-hour sync schedule.
+std::function<std::vector<gpucost::ports::ProviderSyncState>()> SyncStatesFor(
+    const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    constexpr std::chrono::seconds kSyncStateMaxAge{60};
+    std::unique_ptr<ports::SyncRunLog> log;
+    if (!config.database_url.empty()) {
+#ifdef GPUCOST_WITH_POSTGRES
+        log = std::make_unique<storage::PgSyncRunLog>(config.database_url);
+#endif
+    } else if (!config.catalog_dir.empty()) {
+        log = std::make_unique<sync::FileSyncRunLog>(config.catalog_dir + "/sync-runs.jsonl");
+    }
+    if (log == nullptr) return nullptr;
+    auto cache = std::make_shared<sync::SyncStateCache>(std::move(log), kSyncStateMaxAge);
+    return [cache] { return cache->Get(); };
+}
+
 gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Loaded& loaded,
                              const std::atomic<bool>& shutting_down) {
     using namespace gpucost;
@@ -508,6 +528,7 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
     deps.cpus = app::UsableCpus();
     deps.request_budget = std::chrono::milliseconds(config.request_budget_ms);
+    deps.sync_states = SyncStatesFor(config);
     return deps;
 }
 

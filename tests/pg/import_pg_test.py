@@ -127,6 +127,21 @@ def check_sync(port):
         status, _, _ = get(port, "/v1/offerings/runpod-mi300x-secure-global-on-demand")
         time.sleep(0.1)
     check(status == 200, "the replica serves the synced RunPod MI300X offering")
+    # Each provider's latest sync, read from sync_runs, in /metrics and /readyz.
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        metrics = r.read().decode()
+    for line in ('gpucost_sync_last_run_outcome{provider="lambda",outcome="skipped"} 1',
+                 'gpucost_sync_last_run_outcome{provider="vastai",outcome="failed"} 1',
+                 'gpucost_sync_last_run_outcome{provider="runpod",outcome="imported"} 1'):
+        check(line in metrics.splitlines(), f"/metrics from the database: {line}")
+    check('gpucost_sync_last_success_timestamp_seconds{provider="runpod"}' in metrics and
+          'gpucost_sync_last_success_timestamp_seconds{provider="vastai"}' not in metrics,
+          "/metrics: a last successful sync for runpod, none for vastai")
+    status, ready, _ = get(port, "/readyz")
+    detail = {p["provider"]: p.get("last_sync") for p in (ready or {}).get("price_staleness", [])}
+    check((detail.get("vastai") or {}).get("outcome") == "failed" and
+          (detail.get("vastai") or {}).get("last_imported_at", "x") is None,
+          f"/readyz from the database: vastai failed, never imported: {detail.get('vastai')}")
 
 
 if __name__ == "__main__":

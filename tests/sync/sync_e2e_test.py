@@ -9,12 +9,17 @@ the only one); one provider down and another without its key leave the others re
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "contract"))
 import fixture_server  # noqa: E402
+import serve  # noqa: E402
 
 BINARY, FIXTURES = sys.argv[1], sys.argv[2]
 failures = []
@@ -211,6 +216,44 @@ with tempfile.TemporaryDirectory() as tmp:
     del env["GCP_API_KEY"]
     done = sync(env, out, "lambda", "gcp")
     check(done.returncode == 2, "only providers without keys exits 2 (got %d)" % done.returncode)
+
+    # 6. A server over the synced catalog shows each provider's latest sync in /metrics (valid
+    # for promtool) and in /readyz's detail: when its prices were last confirmed by a sync and
+    # how its latest run ended.
+    proc, port = serve.start(BINARY, ["--catalog-dir", out])
+    check(port is not None, "gpucost serves the synced catalog")
+    if port is not None:
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                metrics = r.read().decode()
+            with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port, timeout=10) as r:
+                ready = json.loads(r.read())
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        samples = dict(line.rsplit(" ", 1) for line in metrics.splitlines()
+                       if line.startswith("gpucost_sync_"))
+        for provider, latest in (("azure", "imported"), ("runpod", "failed"),
+                                 ("lambda", "skipped"), ("gcp", "skipped")):
+            synced_at = float(samples.get(
+                'gpucost_sync_last_success_timestamp_seconds{provider="%s"}' % provider, "0"))
+            check(abs(synced_at - time.time()) < 86400,
+                  "%s's last successful sync in /metrics: %s" % (provider, synced_at))
+            for outcome in ("imported", "failed", "skipped"):
+                key = 'gpucost_sync_last_run_outcome{provider="%s",outcome="%s"}' % (
+                    provider, outcome)
+                check(samples.get(key) == ("1" if outcome == latest else "0"),
+                      "/metrics %s = %s" % (key, samples.get(key)))
+        if shutil.which("promtool"):
+            promtool = subprocess.run(["promtool", "check", "metrics"], input=metrics,
+                                      capture_output=True, text=True, timeout=60)
+            check(promtool.returncode == 0, "promtool check metrics: %s" % promtool.stdout)
+        detail = {p["provider"]: p for p in ready.get("price_staleness", [])}
+        last = detail.get("lambda", {}).get("last_sync") or {}
+        check(last.get("outcome") == "skipped" and last.get("last_imported_at"),
+              "/readyz: lambda's latest sync skipped, its last import dated: %s" % last)
+        last = detail.get("runpod", {}).get("last_sync") or {}
+        check(last.get("outcome") == "failed", "/readyz: runpod's latest sync failed: %s" % last)
 
 server.shutdown()
 if failures:
