@@ -92,8 +92,9 @@ inline constexpr int kSyncSomeFailed = 3;   // a download or import failed: thos
 //          page (nextPageToken), at most kMaxGcpPages each
 //   lambda:    GET {lambda_url} with the API key as a Bearer token; a JSON object with `data`
 //   runpod:    POST {runpod_url} the gpuTypes query; `data.gpuTypes` and no GraphQL `errors`
-//   vastai:    GET {vastai_url}?q={rentable, verified, on-demand, limit kVastaiOfferLimit};
-//              `offers`
+//   vastai:    GET {vastai_url}?q={rentable, verified, on-demand, ascending id, limit
+//              kVastaiOfferLimit[, id above the previous page's last]}: `offers`, every page
+//              until one answers none, at most kMaxVastaiPages
 //   coreweave: GET {coreweave_url}; a whole HTML page (its GPU table is read at import)
 // 429 and 5xx answers and bodies shorter than their Content-Length are retried by `retry`;
 // kUnavailable naming the URL when a download still fails (no network, DNS, TLS, another
@@ -108,7 +109,9 @@ inline constexpr int kMaxAzurePages = 5000;
 // GCP lists at most 5,000 SKUs a page; Compute Engine has some tens of thousands.
 inline constexpr int kMaxGcpPages = 100;
 // Vast.ai's marketplace lists a few thousand rentable verified offers; the search answers at
-// most `limit` of them in one page.
+// most `limit` of them in one page, and sync asks for the next page (offers above the last id)
+// until one is empty, so a search that answers fewer than asked still yields every offer.
 inline constexpr int kVastaiOfferLimit = 10000;
+inline constexpr int kMaxVastaiPages = 100;
 
 }  // namespace gpucost::sync

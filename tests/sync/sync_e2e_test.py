@@ -106,6 +106,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 "vastai-1x-h100_sxm-texas-us-on-demand,1.87,",
                 "vastai-1x-h100_sxm-texas-us-spot,1.05,",
                 "vastai-8x-h100_sxm-vietnam-on-demand,15.2,",
+                "vastai-1x-rtx_4090-quebec-ca-on-demand,0.35,",  # the search's second page
                 "coreweave-nvidia-hgx-h100-8x-north-america-on-demand,49.24,",
                 "coreweave-nvidia-gb200-nvl72-4x-north-america-on-demand,42,"):
         check(row in got, "neocloud price row %s" % row)
