@@ -29,6 +29,7 @@
 #include "service/http/router.hpp"
 #include "service/http/transport/transport.hpp"
 #include "service/import/actuals_command.hpp"
+#include "service/import/catalog_merge.hpp"
 #include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
 #include "service/log.hpp"
@@ -148,6 +149,12 @@ std::set<std::string> RegionsOf(const std::set<std::string>& regions, const std:
     return out;
 }
 
+// `dir` (a catalog directory; empty: the embedded catalog) with an interrupted write finished.
+gpucost::pricing::Status FinishedDir(const std::string& dir) {
+    if (dir.empty() || !std::filesystem::is_directory(dir)) return gpucost::pricing::Ok{};
+    return gpucost::import::FinishCatalogDirWrite(dir);
+}
+
 // Imports one provider's downloaded files into --out (extending `base_dir`, the catalog the
 // previous provider's import left) or, without --out, into DATABASE_URL; `changed` receives
 // what the import changed.
@@ -164,6 +171,12 @@ int ImportSynced(const gpucost::sync::DownloadedFiles& files,
     args.changed = &changed;
     if (args.out_dir.empty()) {
         return ImportToDatabase(args, config);
+    }
+    // A write of the directory a crash stopped after its commit point is finished first, so
+    // the catalog extended is never a mix of two writes.
+    if (auto finished = FinishedDir(base_dir); !finished.ok()) {
+        std::fprintf(stderr, "gpucost sync: %s\n", finished.error().message.c_str());
+        return import::kImportFailed;
     }
     auto base = app::ReadCatalogCsv(base_dir);
     if (!base.ok()) {
@@ -332,6 +345,10 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
         args.mappings_dir = config.catalog_dir + "/mappings";
     }
     if (!args.out_dir.empty()) {
+        if (auto finished = FinishedDir(config.catalog_dir); !finished.ok()) {
+            std::fprintf(stderr, "gpucost import: %s\n", finished.error().message.c_str());
+            return import::kImportFailed;
+        }
         auto base = app::ReadCatalogCsv(config.catalog_dir);
         if (!base.ok()) {
             std::fprintf(stderr, "gpucost import: %s\n", base.error().message.c_str());

@@ -218,6 +218,19 @@ with tempfile.TemporaryDirectory() as tmp:
     done = sync(env, out, "lambda", "gcp")
     check(done.returncode == 2, "only providers without keys exits 2 (got %d)" % done.returncode)
 
+    # A write a crash stopped after its commit point (prices.csv still staged beside the old
+    # one) is finished by the next run before it extends the catalog: never a mix of two writes.
+    staged = prices(out).replace("runpod-mi300x-secure-global-on-demand,2.49,",
+                                 "runpod-mi300x-secure-global-on-demand,2.39,")
+    with open(os.path.join(out, ".prices.csv.import-tmp"), "w", encoding="utf-8") as f:
+        f.write(staged)
+    with open(os.path.join(out, ".import-commit"), "w", encoding="utf-8") as f:
+        f.write("staged catalog files, to be renamed\n")
+    done = sync(sync_env("ok"), out, "coreweave")
+    check(done.returncode == 0 and "runpod-mi300x-secure-global-on-demand,2.39," in prices(out)
+          and not os.path.exists(os.path.join(out, ".import-commit")),
+          "an interrupted write finished before the next sync: %s" % done.stderr)
+
     # 6. A server over the synced catalog shows each provider's latest sync in /metrics (valid
     # for promtool) and in /readyz's detail: when its prices were last confirmed by a sync and
     # how its latest run ended.
