@@ -314,11 +314,21 @@ fixture_env() {
   while IFS= read -r line; do printf '%s\n' -e "$line"; done \
     < <(python3 "$REPO/tests/sync/fixture_server.py" --env "http://$(gateway_of "$1"):$FIXTURE_PORT")
 }
-# synced CONTAINER PROVIDER...: the container's `gpucost sync --history` (DATABASE_URL from its
-# environment) holds an imported run of each provider that read the fixture server.
+# history_of CONTAINER: the container's `gpucost sync --history 50` (DATABASE_URL from its
+# environment); an exec that printed nothing (seen once on a loaded machine) is tried again.
+history_of() {
+  local out=""
+  for _ in 1 2 3; do
+    out="$(podman exec "$1" /usr/local/bin/gpucost sync --history 50 2>/dev/null)" && [ -n "$out" ] && break
+    sleep 1
+  done
+  printf '%s\n' "$out"
+}
+# synced CONTAINER PROVIDER...: the container's sync history holds an imported run of each
+# provider that read the fixture server.
 synced() {
   local c="$1"; shift
-  podman exec "$c" /usr/local/bin/gpucost sync --history 50 2>/dev/null | python3 -c '
+  history_of "$c" | python3 -c '
 import json, sys
 runs = json.load(sys.stdin)
 got = {r["provider"] for r in runs if r["outcome"] == "imported" and
@@ -329,7 +339,7 @@ sys.exit(0 if set(sys.argv[1:]) <= got else 1)' "$@"
 # API key it lacks named.
 skipped() {
   local c="$1"; shift
-  podman exec "$c" /usr/local/bin/gpucost sync --history 50 2>/dev/null | python3 -c '
+  history_of "$c" | python3 -c '
 import json, sys
 latest = {}
 for r in reversed(json.load(sys.stdin)):
@@ -590,7 +600,10 @@ else
 fi
 if synced "${CTR_REPLICAS[0]}" aws runpod vastai coreweave && skipped "${CTR_REPLICAS[0]}" gcp lambda; then
   ok "each provider's run is recorded: \`gpucost sync --history\` in a replica lists them, imported or skipped"
-else not_ok "each provider's sync run is recorded and read back by \`gpucost sync --history\`"; fi
+else
+  not_ok "each provider's sync run is recorded and read back by \`gpucost sync --history\`"
+  podman exec "${CTR_REPLICAS[0]}" /usr/local/bin/gpucost sync --history 50 2>&1 | tail -n 15 | sed 's/^/#   /'
+fi
 synced_served() { curl -fsS -m 2 "$BASE/v1/offerings/runpod-mi300x-secure-global-on-demand" | grep -q '"usd_per_hour":2.49'; }
 if wait_for 10 synced_served; then ok "the synced RunPod MI300X price is served through nginx within $WAITED s"
 else not_ok "the synced RunPod MI300X price is served through nginx within 10 s"; fi
