@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -28,6 +29,7 @@
 #include "service/http/router.hpp"
 #include "service/http/transport/transport.hpp"
 #include "service/import/actuals_command.hpp"
+#include "service/import/catalog_merge.hpp"
 #include "service/import/focus_actuals.hpp"
 #include "service/import/import_command.hpp"
 #include "service/log.hpp"
@@ -147,6 +149,12 @@ std::set<std::string> RegionsOf(const std::set<std::string>& regions, const std:
     return out;
 }
 
+// `dir` (a catalog directory; empty: the embedded catalog) with an interrupted write finished.
+gpucost::pricing::Status FinishedDir(const std::string& dir) {
+    if (dir.empty() || !std::filesystem::is_directory(dir)) return gpucost::pricing::Ok{};
+    return gpucost::import::FinishCatalogDirWrite(dir);
+}
+
 // Imports one provider's downloaded files into --out (extending `base_dir`, the catalog the
 // previous provider's import left) or, without --out, into DATABASE_URL; `changed` receives
 // what the import changed.
@@ -163,6 +171,12 @@ int ImportSynced(const gpucost::sync::DownloadedFiles& files,
     args.changed = &changed;
     if (args.out_dir.empty()) {
         return ImportToDatabase(args, config);
+    }
+    // A write of the directory a crash stopped after its commit point is finished first, so
+    // the catalog extended is never a mix of two writes.
+    if (auto finished = FinishedDir(base_dir); !finished.ok()) {
+        std::fprintf(stderr, "gpucost sync: %s\n", finished.error().message.c_str());
+        return import::kImportFailed;
     }
     auto base = app::ReadCatalogCsv(base_dir);
     if (!base.ok()) {
@@ -217,6 +231,12 @@ gpucost::ports::SyncRun SyncProvider(const gpucost::app::ServiceConfig& config,
     run.started_at = text::FormatTimestamp(text::NowUs());
     sync::SyncArgs one = settings;
     one.regions = RegionsOf(settings.regions, provider);
+    if (auto missing = sync::MissingApiKey(one, provider)) {
+        run.outcome = ports::kSyncSkipped;
+        run.message = *missing;
+        run.finished_at = text::FormatTimestamp(text::NowUs());
+        return run;
+    }
     auto downloaded = sync::DownloadProvider(one, provider, (tmp / provider).string());
     run.outcome = ports::kSyncFailed;
     if (!downloaded.ok()) {
@@ -242,11 +262,12 @@ gpucost::ports::SyncRun SyncProvider(const gpucost::app::ServiceConfig& config,
 }
 
 // `gpucost sync PROVIDER... [--region R,...] (--out DIR | DATABASE_URL)`: per provider,
-// downloads its price files into a temporary directory, then imports them in one write. A
-// provider whose download fails, is cut short or does not parse changes nothing (its prices
-// stay as they were, and so stale in time); the others are still refreshed. Each provider's run
-// is recorded (OpenRunLog), failed or not. Exit 2 when any provider failed, 1 when a run could
-// not be recorded.
+// downloads its price files into a temporary directory, then imports them in one write. Each
+// provider stands alone: one without its API key is skipped, one whose download fails, is cut
+// short or does not parse changes nothing (its prices stay as they were, and so stale in time),
+// and the others are still refreshed. Each provider's run is recorded (OpenRunLog), whatever its
+// outcome, and the last line says how each ended. Exit status: sync::kSyncOk, kSyncSomeFailed,
+// kSyncBadInput (also when every provider named was skipped), kSyncNotRecorded.
 int RunSync(const gpucost::app::ServiceConfig& config) {
     using namespace gpucost;
     if (config.sync_history > 0) {
@@ -259,7 +280,7 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
         one.regions = RegionsOf(settings.regions, provider);
         if (auto checked = sync::CheckSyncArgs(one); !checked.ok()) {
             std::fprintf(stderr, "gpucost sync: %s\n", checked.error().message.c_str());
-            return import::kImportBadInput;
+            return sync::kSyncBadInput;
         }
     }
     auto log = OpenRunLog(config);
@@ -274,14 +295,18 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
         }
     } cleanup{tmp};
     std::string base_dir = config.catalog_dir;
-    int failed = 0;
+    std::map<std::string, std::vector<std::string>> by_outcome;  // outcome -> providers
     bool unrecorded = false;
     for (const std::string& provider : settings.providers) {
         const ports::SyncRun run = SyncProvider(config, settings, provider, tmp, base_dir);
-        if (run.outcome != ports::kSyncImported) {
+        by_outcome[run.outcome].push_back(provider);
+        if (run.outcome == ports::kSyncSkipped) {
+            std::fprintf(stderr,
+                         "gpucost sync: %s: skipped, %s; its prices are left as they were\n",
+                         provider.c_str(), run.message.c_str());
+        } else if (run.outcome != ports::kSyncImported) {
             std::fprintf(stderr, "gpucost sync: %s: %s; its prices are left as they were\n",
                          provider.c_str(), run.message.c_str());
-            ++failed;
         } else if (!config.import_out.empty()) {
             base_dir = config.import_out;
         }
@@ -293,8 +318,15 @@ int RunSync(const gpucost::app::ServiceConfig& config) {
             }
         }
     }
-    if (failed > 0) return import::kImportBadInput;
-    return unrecorded ? import::kImportFailed : import::kImportOk;
+    std::string summary;
+    for (const auto& [outcome, providers] : by_outcome) {
+        summary += (summary.empty() ? "" : "; ") + outcome;
+        for (const std::string& p : providers) summary += " " + p;
+    }
+    std::fprintf(stderr, "gpucost sync: %s\n", summary.c_str());
+    if (by_outcome.count(ports::kSyncFailed) > 0) return sync::kSyncSomeFailed;
+    if (by_outcome.count(ports::kSyncImported) == 0) return sync::kSyncBadInput;
+    return unrecorded ? sync::kSyncNotRecorded : sync::kSyncOk;
 }
 
 // `gpucost import`: into --out DIR (a catalog directory), or with DATABASE_URL and no --out
@@ -313,6 +345,10 @@ int RunImport(const gpucost::app::ServiceConfig& config) {
         args.mappings_dir = config.catalog_dir + "/mappings";
     }
     if (!args.out_dir.empty()) {
+        if (auto finished = FinishedDir(config.catalog_dir); !finished.ok()) {
+            std::fprintf(stderr, "gpucost import: %s\n", finished.error().message.c_str());
+            return import::kImportFailed;
+        }
         auto base = app::ReadCatalogCsv(config.catalog_dir);
         if (!base.ok()) {
             std::fprintf(stderr, "gpucost import: %s\n", base.error().message.c_str());
@@ -463,6 +499,26 @@ gpucost::http::FocusTextReader FocusReaderFor(
         };
 }
 
+// Where the server reads each provider's sync runs for /metrics and /readyz: the database's
+// sync_runs, or --catalog-dir's sync-runs.jsonl (what `gpucost sync --out DIR` writes); none in
+// embedded mode. Read at most once a minute, well within the 6-hour sync schedule.
+std::function<std::vector<gpucost::ports::ProviderSyncState>()> SyncStatesFor(
+    const gpucost::app::ServiceConfig& config) {
+    using namespace gpucost;
+    constexpr std::chrono::seconds kSyncStateMaxAge{60};
+    std::unique_ptr<ports::SyncRunLog> log;
+    if (!config.database_url.empty()) {
+#ifdef GPUCOST_WITH_POSTGRES
+        log = std::make_unique<storage::PgSyncRunLog>(config.database_url);
+#endif
+    } else if (!config.catalog_dir.empty()) {
+        log = std::make_unique<sync::FileSyncRunLog>(config.catalog_dir + "/sync-runs.jsonl");
+    }
+    if (log == nullptr) return nullptr;
+    auto cache = std::make_shared<sync::SyncStateCache>(std::move(log), kSyncStateMaxAge);
+    return [cache] { return cache->Get(); };
+}
+
 gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Loaded& loaded,
                              const std::atomic<bool>& shutting_down) {
     using namespace gpucost;
@@ -489,6 +545,7 @@ gpucost::http::Deps MakeDeps(const gpucost::app::ServiceConfig& config, const Lo
     deps.shutting_down = [&shutting_down] { return shutting_down.load(); };
     deps.cpus = app::UsableCpus();
     deps.request_budget = std::chrono::milliseconds(config.request_budget_ms);
+    deps.sync_states = SyncStatesFor(config);
     return deps;
 }
 

@@ -16,6 +16,7 @@
 #include "pricing/plan_reference.hpp"
 #include "service/http/metrics.hpp"
 #include "service/http/ports.hpp"
+#include "service/ports/sync_run_log.hpp"
 
 namespace gpucost::http {
 
@@ -80,6 +81,9 @@ struct Deps {
     std::string_view redoc_js;
     // The planning page served at / to browsers and its assets under /web/.
     WebBundle web;
+    // Each provider's recorded `gpucost sync` runs (the database's sync_runs, or --catalog-dir's
+    // sync-runs.jsonl), read for /metrics and /readyz; null where none is read (embedded mode).
+    std::function<std::vector<ports::ProviderSyncState>()> sync_states;
     // Request counters and histograms behind GET /metrics; shared by every copy of Deps.
     std::shared_ptr<Metrics> metrics = std::make_shared<Metrics>();
     // The model library that ids in requests and GET /v1/models name: --catalog-dir's

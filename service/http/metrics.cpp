@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "service/ports/sync_run_log.hpp"
+
 namespace gpucost::http {
 namespace {
 
@@ -37,6 +39,35 @@ std::string Number(double value) {
 
 void Family(std::string& out, const char* name, const char* type, const char* help) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+// Each provider's sync runs: when its prices were last confirmed by a sync, and how its
+// latest run ended as a state set (one series per outcome, 1 for the latest), so an alert can
+// tell a provider that keeps failing or is skipped from one that was never synced.
+void RenderSyncRuns(std::string& out, const std::vector<ProviderSyncMetrics>& runs) {
+    Family(out, "gpucost_sync_last_success_timestamp_seconds", "gauge",
+           "Unix time the provider's latest imported gpucost sync run ended (absent: none).");
+    for (const auto& r : runs) {
+        if (r.last_imported_s) {
+            out += "gpucost_sync_last_success_timestamp_seconds{provider=\"" + Label(r.provider) +
+                   "\"} " + Number(*r.last_imported_s) + "\n";
+        }
+    }
+    Family(out, "gpucost_sync_last_run_timestamp_seconds", "gauge",
+           "Unix time the provider's latest gpucost sync run ended, whatever its outcome.");
+    for (const auto& r : runs) {
+        out += "gpucost_sync_last_run_timestamp_seconds{provider=\"" + Label(r.provider) + "\"} " +
+               Number(r.last_run_s) + "\n";
+    }
+    Family(out, "gpucost_sync_last_run_outcome", "gauge",
+           "1 for the outcome of the provider's latest gpucost sync run, 0 for the others.");
+    for (const auto& r : runs) {
+        for (const char* outcome : ports::kSyncOutcomes) {
+            out += "gpucost_sync_last_run_outcome{provider=\"" + Label(r.provider) +
+                   "\",outcome=\"" + outcome + "\"} " + (r.last_outcome == outcome ? "1" : "0") +
+                   "\n";
+        }
+    }
 }
 
 }  // namespace
@@ -139,6 +170,7 @@ std::string Metrics::Render(const MetricsSnapshot& snapshot) const {
         out += "gpucost_prices_stale{provider=\"" + Label(p.provider) + "\"} " +
                std::to_string(p.stale_count) + "\n";
     }
+    RenderSyncRuns(out, snapshot.sync_runs);
     Family(out, "gpucost_build_info", "gauge", "Always 1; the version is a label.");
     out += "gpucost_build_info{version=\"" + Label(snapshot.version) + "\"} 1\n";
     return out;

@@ -14,6 +14,14 @@
 
 namespace gpucost::http {
 
+// One provider's `gpucost sync` runs as /metrics shows them (Unix seconds).
+struct ProviderSyncMetrics {
+    std::string provider;
+    double last_run_s = 0;                  // when its latest run ended
+    std::string last_outcome;               // imported | failed | skipped
+    std::optional<double> last_imported_s;  // when its latest imported run ended; none: never
+};
+
 // What GET /metrics reports besides the request counters: read when it is scraped.
 struct MetricsSnapshot {
     double catalog_snapshot_age_s = 0;  // since the snapshot was loaded or confirmed current
@@ -25,6 +33,9 @@ struct MetricsSnapshot {
     // Per provider: its staleness bound, its least recently confirmed price's age, and how many
     // of its current prices are stale today (SummarizePriceAges).
     std::vector<pricing::ProviderStaleness> price_staleness;
+    // Per provider that has a recorded sync run; empty where no sync log is read (embedded mode
+    // without a --catalog-dir).
+    std::vector<ProviderSyncMetrics> sync_runs;
 };
 
 // Request counters and latency histograms for the Prometheus text exposition format (0.0.4).

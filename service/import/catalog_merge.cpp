@@ -1,5 +1,9 @@
 #include "service/import/catalog_merge.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -184,47 +188,104 @@ pricing::CatalogCsv AppendToCatalog(const pricing::CatalogCsv& base, const Impor
     return out;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The files of a catalog directory a write replaces, and the marker that is its commit point:
+// once the marker exists every staged file is whole, and renaming them over the old ones only
+// finishes the write (FinishCatalogDirWrite).
+constexpr std::array<const char*, 3> kCatalogFiles = {"accelerators.csv", "offerings.csv",
+                                                      "prices.csv"};
+constexpr char kCommitMarker[] = ".import-commit";
+
+fs::path Staged(const std::string& dir, const char* name) {
+    return fs::path(dir) / ("." + std::string(name) + ".import-tmp");
+}
+
+// Flushes a written file or a directory to disk, so that a rename never makes a file current
+// whose bytes a crash could still lose, nor a crash undo a rename.
+bool Flushed(const fs::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) return false;
+    const bool ok = ::fsync(fd) == 0;
+    ::close(fd);
+    return ok;
+}
+
+pricing::Status WriteFlushed(const fs::path& path, const std::string& text) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.close();
+    if (!file || !Flushed(path)) {
+        return pricing::MakeError(pricing::ErrorCode::kUnavailable,
+                                  "cannot write " + path.string());
+    }
+    return pricing::Ok{};
+}
+
+// Renames every staged file over its target, then drops the commit marker.
+pricing::Status RenameStaged(const std::string& dir) {
+    std::error_code ec;
+    for (const char* name : kCatalogFiles) {
+        if (!fs::exists(Staged(dir, name))) continue;  // renamed before an interruption
+        fs::rename(Staged(dir, name), fs::path(dir) / name, ec);
+        if (ec) {
+            return pricing::MakeError(pricing::ErrorCode::kUnavailable,
+                                      "cannot rename " + Staged(dir, name).string() + ": " +
+                                          ec.message() + " (the next import or sync finishes it)");
+        }
+    }
+    Flushed(dir);
+    fs::remove(fs::path(dir) / kCommitMarker, ec);
+    return pricing::Ok{};
+}
+
+}  // namespace
+
+pricing::Status FinishCatalogDirWrite(const std::string& dir) {
+    std::error_code ec;
+    if (fs::exists(fs::path(dir) / kCommitMarker, ec)) {
+        return RenameStaged(dir);
+    }
+    for (const char* name : kCatalogFiles) {
+        fs::remove(Staged(dir, name), ec);  // a write stopped before its commit point
+    }
+    return pricing::Ok{};
+}
+
 pricing::Status WriteCatalogDir(const std::string& dir, const pricing::CatalogCsv& csv) {
-    namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) {
         return pricing::MakeError(pricing::ErrorCode::kUnavailable,
                                   "cannot create " + dir + ": " + ec.message());
     }
-    const std::pair<const char*, const std::string*> files[] = {
-        {"accelerators.csv", &csv.accelerators_csv},
-        {"offerings.csv", &csv.offerings_csv},
-        {"prices.csv", &csv.prices_csv}};
-    std::vector<std::pair<fs::path, fs::path>> staged;  // (temporary, target)
-    auto discard = [&] {
-        for (const auto& [tmp, target] : staged) {
-            fs::remove(tmp, ec);
-        }
-    };
-    for (const auto& [name, text] : files) {
-        fs::path target = fs::path(dir) / name;
-        fs::path tmp = fs::path(dir) / ("." + std::string(name) + ".import-tmp");
-        staged.emplace_back(tmp, target);
-        std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-        file << *text;
-        file.close();
-        if (!file) {
-            discard();
-            return pricing::MakeError(pricing::ErrorCode::kUnavailable,
-                                      "cannot write " + tmp.string());
+    if (auto finished = FinishCatalogDirWrite(dir); !finished.ok()) return finished;
+    const std::array<const std::string*, 3> texts = {&csv.accelerators_csv, &csv.offerings_csv,
+                                                     &csv.prices_csv};
+    for (std::size_t i = 0; i < kCatalogFiles.size(); ++i) {
+        if (auto written = WriteFlushed(Staged(dir, kCatalogFiles[i]), *texts[i]); !written.ok()) {
+            (void)FinishCatalogDirWrite(dir);  // no marker yet: discards what was staged
+            return written;
         }
     }
-    for (const auto& [tmp, target] : staged) {
-        fs::rename(tmp, target, ec);
-        if (ec) {
-            discard();
-            return pricing::MakeError(
-                pricing::ErrorCode::kUnavailable,
-                "cannot rename " + tmp.string() + " to " + target.string() + ": " + ec.message());
-        }
+    // The commit point: from here the write is finished, now or by the next import or sync.
+    const fs::path marker = fs::path(dir) / kCommitMarker;
+    const fs::path marker_tmp = fs::path(dir) / (std::string(kCommitMarker) + ".tmp");
+    if (auto written = WriteFlushed(marker_tmp, "staged catalog files, to be renamed\n");
+        !written.ok()) {
+        (void)FinishCatalogDirWrite(dir);
+        return written;
     }
-    return pricing::Ok{};
+    fs::rename(marker_tmp, marker, ec);
+    if (ec) {
+        (void)FinishCatalogDirWrite(dir);
+        return pricing::MakeError(pricing::ErrorCode::kUnavailable,
+                                  "cannot commit the write to " + dir + ": " + ec.message());
+    }
+    Flushed(dir);
+    return RenameStaged(dir);
 }
 
 }  // namespace gpucost::import

@@ -49,9 +49,16 @@ ImportPlan PlanImport(const pricing::Catalog& base, const std::vector<FileResult
 pricing::CatalogCsv AppendToCatalog(const pricing::CatalogCsv& base, const ImportPlan& plan);
 
 // Writes accelerators.csv, offerings.csv and prices.csv to `dir` (created if missing): each
-// file is written beside its target and renamed over it only after all three were written,
-// so a failed import leaves the directory as it was.
+// file is written beside its target and flushed; then a marker records that all three are
+// whole (the commit point), and they are renamed over the old ones. A failed import leaves the
+// directory as it was; one stopped (a crash, a killed Job) before the marker leaves the old
+// files, after it the next write or FinishCatalogDirWrite completes the renames: the three
+// files never stay a mix of two writes.
 [[nodiscard]] pricing::Status WriteCatalogDir(const std::string& dir,
                                               const pricing::CatalogCsv& csv);
+
+// Completes a write of `dir` stopped after its commit point (renames what is staged), or
+// discards one stopped before it. Called before a catalog directory is read to be extended.
+[[nodiscard]] pricing::Status FinishCatalogDirWrite(const std::string& dir);
 
 }  // namespace gpucost::import

@@ -5,8 +5,9 @@
 //   RunPod    POST /graphql gpuTypes: { "data": { "gpuTypes": [ { "id", "displayName",
 //             "secureCloud", "communityCloud", "securePrice", "communityPrice",
 //             "secureSpotPrice", "communitySpotPrice" } ] } } (GraphQL "errors" refused)
-//   Vast.ai   GET /api/v0/bundles/: { "offers": [ { "gpu_name", "num_gpus", "geolocation",
-//             "dph_total", "min_bid", "cpu_cores_effective", "cpu_ram", "rentable" } ] }
+//   Vast.ai   GET /api/v0/bundles/: { "offers": [ { "id", "gpu_name", "num_gpus", "geolocation",
+//             "dph_total", "min_bid", "cpu_cores_effective", "cpu_ram", "rentable" } ] }, in
+//             pages (sync follows them by offer id) read together
 //   CoreWeave the GPU table of its pricing page (HTML): GPU Model | GPU Count | ... |
 //             Instance Price ($ per hour), found by its header cells
 // The answers are small (a few hundred kilobytes), so each is read whole. GPU names are mapped
@@ -243,6 +244,49 @@ pricing::Result<FileResult> ReadRunpod(const Input& input, const std::string& na
                   "RunPod GraphQL API (api.runpod.io/graphql gpuTypes)");
 }
 
+namespace {
+
+// One offer of the bundles search: skipped with a reason, or kept in `cheapest` when it is the
+// cheapest yet of its offering id (on-demand dph_total, spot min_bid).
+void KeepCheapestVastaiOffer(const json& offer, const Mappings& mappings, OfferingSink& sink,
+                             std::map<std::string, std::pair<pricing::Offering, int>>& cheapest) {
+    if (Member(offer, "rentable") == false) {
+        sink.Skip("not_rentable");
+        return;
+    }
+    const std::string gpu_name = Text(offer, "gpu_name");
+    const InstanceShape* gpu = mappings.NeocloudGpu("vastai", gpu_name);
+    const int count = GpuCount(Member(offer, "num_gpus"));
+    const std::string region = Slug(Text(offer, "geolocation"));
+    if (gpu == nullptr || count < 1) {
+        sink.Skip("gpu_not_mapped");
+        return;
+    }
+    if (region.empty()) {
+        sink.Skip("no_region");
+        return;
+    }
+    std::string type = std::to_string(count) + "x-" + gpu_name;
+    std::replace(type.begin(), type.end(), ' ', '_');
+    const std::string row = "offer " + Num(Number(Member(offer, "id")).value_or(0));
+    for (auto [member, price_type] : {std::pair{"dph_total", pricing::PriceType::kOnDemand},
+                                      std::pair{"min_bid", pricing::PriceType::kSpot}}) {
+        const json& value = Member(offer, member);
+        if (value.is_null()) continue;
+        auto usd = Price(sink, value, 1, row + " " + member);
+        if (!usd) continue;
+        pricing::Offering o =
+            MakeOffering("vastai", type, region, price_type, ShapeOf(*gpu, count), *usd, member);
+        auto [it, fresh] = cheapest.try_emplace(o.id, o, 0);
+        ++it->second.second;
+        if (!fresh && o.price.usd_per_hour < it->second.first.price.usd_per_hour) {
+            it->second.first = std::move(o);
+        }
+    }
+}
+
+}  // namespace
+
 pricing::Assumptions VastaiAssumptions() {
     return {{"vastai_offer_kept", 1, "offer",
              "a marketplace: per GPU, count and location the cheapest rentable offer's dph_total "
@@ -250,54 +294,24 @@ pricing::Assumptions VastaiAssumptions() {
              "Vast.ai bundles search (console.vast.ai/api/v0/bundles)"}};
 }
 
-pricing::Result<FileResult> ReadVastai(const Input& input, const std::string& name,
+pricing::Result<FileResult> ReadVastai(const std::vector<NamedInput>& pages,
                                        const Mappings& mappings, const ParseOptions& options) {
-    auto doc = ParseJson(input, name);
-    if (!doc.ok()) return doc.error();
-    const json& offers = Member(doc.value(), "offers");
-    if (!offers.is_array()) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         name + ": not a Vast.ai bundles answer (needs an offers array)");
-    }
     FileResult result;
-    result.file = name;
     OfferingSink sink(result);
-    // The cheapest offer per offering id and how many offers it was chosen from.
+    // The cheapest offer per offering id over every page, and how many offers it was chosen from.
     std::map<std::string, std::pair<pricing::Offering, int>> cheapest;
-    for (const json& offer : offers) {
-        ++result.records_read;
-        if (Member(offer, "rentable") == false) {
-            sink.Skip("not_rentable");
-            continue;
+    for (const auto& [input, name] : pages) {
+        result.file += (result.file.empty() ? "" : ", ") + name;
+        auto doc = ParseJson(input, name);
+        if (!doc.ok()) return doc.error();
+        const json& offers = Member(doc.value(), "offers");
+        if (!offers.is_array()) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             name + ": not a Vast.ai bundles answer (needs an offers array)");
         }
-        const std::string gpu_name = Text(offer, "gpu_name");
-        const InstanceShape* gpu = mappings.NeocloudGpu("vastai", gpu_name);
-        const int count = GpuCount(Member(offer, "num_gpus"));
-        const std::string region = Slug(Text(offer, "geolocation"));
-        if (gpu == nullptr || count < 1) {
-            sink.Skip("gpu_not_mapped");
-            continue;
-        }
-        if (region.empty()) {
-            sink.Skip("no_region");
-            continue;
-        }
-        std::string type = std::to_string(count) + "x-" + gpu_name;
-        std::replace(type.begin(), type.end(), ' ', '_');
-        const std::string row = "offer " + Num(Number(Member(offer, "id")).value_or(0));
-        for (auto [member, price_type] : {std::pair{"dph_total", pricing::PriceType::kOnDemand},
-                                          std::pair{"min_bid", pricing::PriceType::kSpot}}) {
-            const json& value = Member(offer, member);
-            if (value.is_null()) continue;
-            auto usd = Price(sink, value, 1, row + " " + member);
-            if (!usd) continue;
-            pricing::Offering o = MakeOffering("vastai", type, region, price_type,
-                                               ShapeOf(*gpu, count), *usd, member);
-            auto [it, fresh] = cheapest.try_emplace(o.id, o, 0);
-            ++it->second.second;
-            if (!fresh && o.price.usd_per_hour < it->second.first.price.usd_per_hour) {
-                it->second.first = std::move(o);
-            }
+        for (const json& offer : offers) {
+            ++result.records_read;
+            KeepCheapestVastaiOffer(offer, mappings, sink, cheapest);
         }
     }
     for (auto& [id, kept] : cheapest) {

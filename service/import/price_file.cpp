@@ -36,8 +36,8 @@ const auto kFormats = std::to_array<FormatRow>({
      &detail::ReadLambda, nullptr},
     {Format::kRunpodGpuTypes, "runpod-gpu-types", &detail::RunpodAssumptions, &detail::ReadRunpod,
      nullptr},
-    {Format::kVastaiBundles, "vastai-bundles", &detail::VastaiAssumptions, &detail::ReadVastai,
-     nullptr},
+    {Format::kVastaiBundles, "vastai-bundles", &detail::VastaiAssumptions, nullptr,
+     &detail::ReadVastai},
     {Format::kCoreweavePricing, "coreweave-pricing", &detail::CoreweaveAssumptions,
      &detail::ReadCoreweave, nullptr},
 });

@@ -64,8 +64,8 @@ struct FileResult {
 };
 
 // Reads the price files of one import, each as a stream: memory stays bounded by the rows
-// kept, never the document. One result per file, except GCP, whose pages are one SKU listing
-// composed together (one result naming all of them). kNotFound for a file that cannot be
+// kept, never the document. One result per file, except GCP and Vast.ai, whose pages are one
+// listing read together (one result naming all of them). kNotFound for a file that cannot be
 // opened; kInvalidArgument naming the file and the byte offset for a malformed, truncated or
 // wrongly shaped document.
 [[nodiscard]] pricing::Result<std::vector<FileResult>> ReadPriceFiles(

@@ -100,8 +100,6 @@ pricing::Result<FileResult> ReadLambda(const Input& input, const std::string& na
                                        const Mappings& mappings, const ParseOptions& options);
 pricing::Result<FileResult> ReadRunpod(const Input& input, const std::string& name,
                                        const Mappings& mappings, const ParseOptions& options);
-pricing::Result<FileResult> ReadVastai(const Input& input, const std::string& name,
-                                       const Mappings& mappings, const ParseOptions& options);
 pricing::Result<FileResult> ReadCoreweave(const Input& input, const std::string& name,
                                           const Mappings& mappings, const ParseOptions& options);
 // GCP lists SKUs over several pages: a machine's GPU, vCPU and memory SKUs may sit on
@@ -109,5 +107,9 @@ pricing::Result<FileResult> ReadCoreweave(const Input& input, const std::string&
 using NamedInput = std::pair<Input, std::string>;
 pricing::Result<FileResult> ReadGcp(const std::vector<NamedInput>& pages, const Mappings& mappings,
                                     const ParseOptions& options);
+// Vast.ai's search answers in pages (sync follows them by offer id): the cheapest offer per
+// GPU, count and location is chosen over all pages together.
+pricing::Result<FileResult> ReadVastai(const std::vector<NamedInput>& pages,
+                                       const Mappings& mappings, const ParseOptions& options);
 
 }  // namespace gpucost::import::detail

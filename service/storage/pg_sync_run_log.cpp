@@ -21,6 +21,16 @@ constexpr char kLatestRuns[] =
     " prices_unchanged, price_changes::text"
     " FROM sync_runs ORDER BY id DESC LIMIT $1";
 
+// Each provider's latest run and its latest imported run, without reading any run's changes.
+constexpr char kProviderStates[] =
+    "SELECT provider,"
+    " to_char((array_agg(finished_at ORDER BY id DESC))[1] AT TIME ZONE 'UTC',"
+    " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
+    " (array_agg(outcome ORDER BY id DESC))[1],"
+    " coalesce(to_char(max(finished_at) FILTER (WHERE outcome = 'imported') AT TIME ZONE 'UTC',"
+    " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), '')"
+    " FROM sync_runs GROUP BY provider ORDER BY provider";
+
 std::string ChangesJson(const std::vector<ports::SyncPriceChange>& changes) {
     json out = json::array();
     for (const auto& c : changes) {
@@ -79,6 +89,19 @@ pricing::Result<std::vector<ports::SyncRun>> PgSyncRunLog::Latest(std::size_t li
             run.prices_unchanged = r[9].as<std::size_t>();
             run.price_changes = ChangesFrom(r[10].as<std::string>());
             out.push_back(std::move(run));
+        }
+        return out;
+    });
+}
+
+pricing::Result<std::vector<ports::ProviderSyncState>> PgSyncRunLog::ProviderStates() {
+    using States = std::vector<ports::ProviderSyncState>;
+    return session_.Run<States>([&](pqxx::connection& conn) -> pricing::Result<States> {
+        pqxx::read_transaction tx(conn);
+        States out;
+        for (const auto& r : tx.exec(kProviderStates)) {
+            out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
+                           r[3].as<std::string>()});
         }
         return out;
     });

@@ -17,6 +17,7 @@ public:
 
     [[nodiscard]] pricing::Status Record(const ports::SyncRun& run) override;
     [[nodiscard]] pricing::Result<std::vector<ports::SyncRun>> Latest(std::size_t limit) override;
+    [[nodiscard]] pricing::Result<std::vector<ports::ProviderSyncState>> ProviderStates() override;
 
 private:
     PgSession session_;

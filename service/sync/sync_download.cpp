@@ -287,6 +287,73 @@ pricing::Result<DownloadedFiles> DownloadGcp(const SyncArgs& args, const std::st
     return out;
 }
 
+// The bundles search's query for one page: rentable verified on-demand offers in ascending
+// offer id, those above `after_id` (the previous page's last). The search has no page token or
+// offset (vast-ai/vast-python vast.py `search offers` sends one query and reads `offers`), but
+// it filters and orders by any offer field, `id` among them: keyset paging.
+std::string VastaiPageUrl(const SyncArgs& args, std::optional<std::int64_t> after_id) {
+    std::string query = R"({"rentable":{"eq":true},"verified":{"eq":true},"type":"on-demand",)"
+                        R"("order":[["id","asc"]],)";
+    if (after_id) query += R"("id":{"gt":)" + std::to_string(*after_id) + "},";
+    query += R"("limit":)" + std::to_string(kVastaiOfferLimit) + "}";
+    return args.vastai_url + "?q=" + UrlEncode(query);
+}
+
+// The highest offer id of a page; nullopt when an offer has no integer id (a changed answer:
+// the next page cannot be asked for).
+std::optional<std::int64_t> LastOfferId(const nlohmann::json& offers) {
+    std::optional<std::int64_t> last;
+    for (const auto& offer : offers) {
+        if (!offer.is_object() || !offer.contains("id") || !offer["id"].is_number_integer()) {
+            return std::nullopt;
+        }
+        last = std::max(last.value_or(offer["id"].get<std::int64_t>()),
+                        offer["id"].get<std::int64_t>());
+    }
+    return last;
+}
+
+// Every page of the bundles search, until one answers no offers. Asking until an empty page,
+// rather than stopping at a page shorter than `limit`, also reads every offer where the search
+// answers fewer than asked per page.
+pricing::Result<DownloadedFiles> DownloadVastai(const SyncArgs& args, const std::string& dir) {
+    DownloadedFiles out{"vastai", "vastai-bundles", {}, {}};
+    std::optional<std::int64_t> after_id;
+    for (int page = 0;; ++page) {
+        if (page >= kMaxVastaiPages) {
+            return MakeError(
+                ErrorCode::kUnavailable,
+                "Vast.ai listed more than " + std::to_string(kMaxVastaiPages) + " pages of offers");
+        }
+        const std::string url = VastaiPageUrl(args, after_id);
+        const std::string path = dir + "/vastai-page-" + std::to_string(page) + ".json";
+        if (auto got = Download({url, {}, std::nullopt}, path, args.retry); !got.ok()) {
+            return got.error();
+        }
+        auto doc = ReadPage(path, url);
+        if (!doc.ok()) return doc.error();
+        const nlohmann::json& offers = doc.value()["offers"];
+        if (!offers.is_array()) {
+            return MakeError(ErrorCode::kUnavailable,
+                             url +
+                                 " has no offers array (the bundles search changed?); nothing of "
+                                 "this provider is imported");
+        }
+        if (offers.empty()) break;
+        const auto last = LastOfferId(offers);
+        if (!last || (after_id && *last <= *after_id)) {
+            return MakeError(ErrorCode::kUnavailable,
+                             url +
+                                 " answered offers without increasing integer ids, so the next "
+                                 "page cannot be asked for; nothing of this provider is imported");
+        }
+        out.files.push_back(path);
+        out.urls.push_back(url);
+        after_id = last;
+    }
+    return out;
+}
+
 // The fields RunPod's gpuTypes query asks for: the GPU, the clouds that rent it and their
 // on-demand and spot prices per GPU-hour.
 constexpr char kRunpodQuery[] =
@@ -308,12 +375,6 @@ pricing::Result<DownloadedFiles> DownloadOne(const SyncArgs& args, const std::st
         fetch.url = args.runpod_url;
         fetch.post_body = kRunpodQuery;
         format = "runpod-gpu-types";
-    } else if (provider == "vastai") {
-        const std::string query = R"({"rentable":{"eq":true},"verified":{"eq":true},)"
-                                  R"("type":"on-demand","limit":)" +
-                                  std::to_string(kVastaiOfferLimit) + "}";
-        fetch.url = args.vastai_url + "?q=" + UrlEncode(query);
-        format = "vastai-bundles";
     } else {
         fetch.url = args.coreweave_url;
         format = "coreweave-pricing";
@@ -339,11 +400,10 @@ pricing::Result<DownloadedFiles> DownloadOne(const SyncArgs& args, const std::st
         if (!doc.ok()) return doc.error();
         const nlohmann::json& page = doc.value();
         const bool documented =
-            provider == "lambda" ? page.contains("data") && page["data"].is_object()
-            : provider == "runpod"
-                ? !page.contains("errors") && page.contains("data") && page["data"].is_object() &&
-                      page["data"].contains("gpuTypes") && page["data"]["gpuTypes"].is_array()
-                : page.contains("offers") && page["offers"].is_array();
+            provider == "lambda"
+                ? page.contains("data") && page["data"].is_object()
+                : !page.contains("errors") && page.contains("data") && page["data"].is_object() &&
+                      page["data"].contains("gpuTypes") && page["data"]["gpuTypes"].is_array();
         if (!documented) {
             return MakeError(ErrorCode::kUnavailable, fetch.url + changed);
         }
@@ -367,20 +427,20 @@ pricing::Status CheckSyncArgs(const SyncArgs& args) {
                              "sync aws needs --region (AWS publishes one offer file per region)",
                              "--region");
         }
-        if (p == "gcp" && args.gcp_api_key.empty()) {
-            return MakeError(ErrorCode::kInvalidArgument,
-                             "sync gcp needs an API key: GCP_API_KEY, or GCP_API_KEY_FILE naming "
-                             "a file that holds it (a mounted Secret)",
-                             "GCP_API_KEY");
-        }
-        if (p == "lambda" && args.lambda_api_key.empty()) {
-            return MakeError(ErrorCode::kInvalidArgument,
-                             "sync lambda needs an API key: LAMBDA_API_KEY, or "
-                             "LAMBDA_API_KEY_FILE naming a file that holds it (a mounted Secret)",
-                             "LAMBDA_API_KEY");
-        }
     }
     return pricing::Ok{};
+}
+
+std::optional<std::string> MissingApiKey(const SyncArgs& args, const std::string& provider) {
+    if (provider == "gcp" && args.gcp_api_key.empty()) {
+        return "no API key: the Cloud Billing Catalog needs one (set GCP_API_KEY, or "
+               "GCP_API_KEY_FILE naming a file that holds it, a mounted Secret)";
+    }
+    if (provider == "lambda" && args.lambda_api_key.empty()) {
+        return "no API key: Lambda's instance-types API needs one (set LAMBDA_API_KEY, or "
+               "LAMBDA_API_KEY_FILE naming a file that holds it, a mounted Secret)";
+    }
+    return std::nullopt;
 }
 
 pricing::Result<DownloadedFiles> DownloadProvider(const SyncArgs& args, const std::string& provider,
@@ -393,6 +453,7 @@ pricing::Result<DownloadedFiles> DownloadProvider(const SyncArgs& args, const st
     if (provider == "aws") return DownloadAws(args, dir);
     if (provider == "azure") return DownloadAzure(args, dir);
     if (provider == "gcp") return DownloadGcp(args, dir);
+    if (provider == "vastai") return DownloadVastai(args, dir);
     if (std::find(kSyncProviders.begin(), kSyncProviders.end(), provider) != kSyncProviders.end()) {
         return DownloadOne(args, provider, dir);
     }

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -67,9 +68,21 @@ struct DownloadedFiles {
 inline constexpr std::array<const char*, 7> kSyncProviders = {
     "aws", "azure", "gcp", "lambda", "runpod", "vastai", "coreweave"};
 
-// kInvalidArgument for an unknown provider, aws without regions, gcp or lambda without an API
-// key.
+// kInvalidArgument for an unknown provider or aws without regions (a mistake in the command).
 [[nodiscard]] pricing::Status CheckSyncArgs(const SyncArgs& args);
+
+// Why `provider` cannot be synced in this deployment: gcp or lambda without its API key (the
+// variable to set); nullopt when it can. Such a provider is skipped and recorded as skipped,
+// and the others are still synced.
+[[nodiscard]] std::optional<std::string> MissingApiKey(const SyncArgs& args,
+                                                       const std::string& provider);
+
+// `gpucost sync`'s exit status, so that a CronJob's job status says how the run went:
+inline constexpr int kSyncOk = 0;  // each provider named synced, or was skipped for want of its key
+inline constexpr int kSyncNotRecorded = 1;  // synced, but a run could not be recorded
+inline constexpr int kSyncBadInput = 2;     // a mistake in the command, or none could run (no keys)
+inline constexpr int kSyncSomeFailed = 3;   // a download or import failed: those providers' prices
+                                            // left as they were, the others' applied
 
 // Downloads `provider`'s documented price files into `dir` (created if missing):
 //   aws:   {aws_base}{region}/index.json, one per region
@@ -79,8 +92,9 @@ inline constexpr std::array<const char*, 7> kSyncProviders = {
 //          page (nextPageToken), at most kMaxGcpPages each
 //   lambda:    GET {lambda_url} with the API key as a Bearer token; a JSON object with `data`
 //   runpod:    POST {runpod_url} the gpuTypes query; `data.gpuTypes` and no GraphQL `errors`
-//   vastai:    GET {vastai_url}?q={rentable, verified, on-demand, limit kVastaiOfferLimit};
-//              `offers`
+//   vastai:    GET {vastai_url}?q={rentable, verified, on-demand, ascending id, limit
+//              kVastaiOfferLimit[, id above the previous page's last]}: `offers`, every page
+//              until one answers none, at most kMaxVastaiPages
 //   coreweave: GET {coreweave_url}; a whole HTML page (its GPU table is read at import)
 // 429 and 5xx answers and bodies shorter than their Content-Length are retried by `retry`;
 // kUnavailable naming the URL when a download still fails (no network, DNS, TLS, another
@@ -95,7 +109,9 @@ inline constexpr int kMaxAzurePages = 5000;
 // GCP lists at most 5,000 SKUs a page; Compute Engine has some tens of thousands.
 inline constexpr int kMaxGcpPages = 100;
 // Vast.ai's marketplace lists a few thousand rentable verified offers; the search answers at
-// most `limit` of them in one page.
+// most `limit` of them in one page, and sync asks for the next page (offers above the last id)
+// until one is empty, so a search that answers fewer than asked still yields every offer.
 inline constexpr int kVastaiOfferLimit = 10000;
+inline constexpr int kMaxVastaiPages = 100;
 
 }  // namespace gpucost::sync

@@ -100,4 +100,24 @@ pricing::Result<std::vector<ports::SyncRun>> FileSyncRunLog::Latest(std::size_t 
     return out;
 }
 
+std::vector<ports::ProviderSyncState> SyncStateCache::Get() {
+    std::unique_lock<std::mutex> reading(reading_, std::try_to_lock);
+    if (reading.owns_lock()) {
+        const auto now = std::chrono::steady_clock::now();
+        bool due = false;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            due = !read_at_ || now - *read_at_ >= max_age_;
+        }
+        if (due) {
+            auto states = log_->ProviderStates();
+            std::lock_guard<std::mutex> lock(mutex_);
+            read_at_ = now;
+            if (states.ok()) states_ = std::move(states).value();
+        }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    return states_;
+}
+
 }  // namespace gpucost::sync

@@ -1,5 +1,9 @@
 #pragma once
 
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,26 @@ public:
 private:
     pricing::Result<std::vector<ports::SyncRun>> ReadAll() const;
     std::string path_;
+};
+
+// Each provider's sync state as /metrics and /readyz show it, read from `log` at most once per
+// `max_age`: a scrape or probe every few seconds must not query the database each time, and a
+// probe never waits on another's query (it answers the last states read). While the log cannot
+// be read, the last states read are kept. Thread-safe.
+class SyncStateCache {
+public:
+    SyncStateCache(std::unique_ptr<ports::SyncRunLog> log, std::chrono::seconds max_age)
+        : log_(std::move(log)), max_age_(max_age) {}
+
+    [[nodiscard]] std::vector<ports::ProviderSyncState> Get();
+
+private:
+    std::unique_ptr<ports::SyncRunLog> log_;
+    std::chrono::seconds max_age_;
+    std::mutex reading_;  // held by the one caller reading the log
+    std::mutex mutex_;    // guards the members below
+    std::optional<std::chrono::steady_clock::time_point> read_at_;
+    std::vector<ports::ProviderSyncState> states_;
 };
 
 }  // namespace gpucost::sync

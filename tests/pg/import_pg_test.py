@@ -97,23 +97,26 @@ def main():
 
 
 def check_sync(port):
-    """Two providers synced and one down: each run recorded in the database, what it changed."""
+    """Two providers synced, one down and one without its API key: each run recorded in the
+    database (the skipped one too), what it changed."""
     server = fixture_server.start(FIXTURES)
     env = dict(os.environ)
     env.update(fixture_server.env_for("http://127.0.0.1:%d" % server.server_port, "ok",
                                       vastai="down"))
     env["GPUCOST_SYNC_RETRY_WAIT_MS"] = "10"
-    done = subprocess.run([BINARY, "sync", "runpod", "vastai", "coreweave"], env=env,
+    del env["LAMBDA_API_KEY"]
+    done = subprocess.run([BINARY, "sync", "runpod", "vastai", "lambda", "coreweave"], env=env,
                           capture_output=True, text=True, timeout=120)
     server.shutdown()
-    check(done.returncode == 2 and "vastai:" in done.stderr and "runpod:" not in done.stderr,
+    check(done.returncode == 3 and "vastai:" in done.stderr and "runpod:" not in done.stderr,
           f"sync into the database: runpod and coreweave imported, vastai down: {done.stderr}")
     history = run("sync", "--history", "5")
     runs = json.loads(history.stdout) if history.returncode == 0 else []
     check([(r["provider"], r["outcome"]) for r in runs] ==
-          [("coreweave", "imported"), ("vastai", "failed"), ("runpod", "imported")],
-          f"sync --history reads the three runs back, newest first: {history.stderr}")
-    runpod = runs[2] if len(runs) == 3 else {}
+          [("coreweave", "imported"), ("lambda", "skipped"), ("vastai", "failed"),
+           ("runpod", "imported")],
+          f"sync --history reads the four runs back, newest first: {history.stderr} {runs}")
+    runpod = runs[3] if len(runs) == 4 else {}
     check(runpod.get("offerings_added") == 3 and {
         "offering_id": "runpod-h100-sxm-secure-global-on-demand", "old_usd_per_hour": 3.99,
         "new_usd_per_hour": 2.99, "change_percent": -25.06} in runpod.get("price_changes", []),
@@ -124,6 +127,21 @@ def check_sync(port):
         status, _, _ = get(port, "/v1/offerings/runpod-mi300x-secure-global-on-demand")
         time.sleep(0.1)
     check(status == 200, "the replica serves the synced RunPod MI300X offering")
+    # Each provider's latest sync, read from sync_runs, in /metrics and /readyz.
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        metrics = r.read().decode()
+    for line in ('gpucost_sync_last_run_outcome{provider="lambda",outcome="skipped"} 1',
+                 'gpucost_sync_last_run_outcome{provider="vastai",outcome="failed"} 1',
+                 'gpucost_sync_last_run_outcome{provider="runpod",outcome="imported"} 1'):
+        check(line in metrics.splitlines(), f"/metrics from the database: {line}")
+    check('gpucost_sync_last_success_timestamp_seconds{provider="runpod"}' in metrics and
+          'gpucost_sync_last_success_timestamp_seconds{provider="vastai"}' not in metrics,
+          "/metrics: a last successful sync for runpod, none for vastai")
+    status, ready, _ = get(port, "/readyz")
+    detail = {p["provider"]: p.get("last_sync") for p in (ready or {}).get("price_staleness", [])}
+    check((detail.get("vastai") or {}).get("outcome") == "failed" and
+          (detail.get("vastai") or {}).get("last_imported_at", "x") is None,
+          f"/readyz from the database: vastai failed, never imported: {detail.get('vastai')}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """A stand-in for the providers' price endpoints, serving the recorded real-format answers in
 tests/data/import (AWS offer file, Azure Retail Prices pages, GCP Cloud Billing Catalog SKUs,
-Lambda's instance types, RunPod's GraphQL gpuTypes, Vast.ai's bundles search, CoreWeave's
-pricing page) under the paths `gpucost sync` asks for, in behaviours chosen by the first path
+Lambda's instance types, RunPod's GraphQL gpuTypes, Vast.ai's bundles search in pages of
+three offers, CoreWeave's pricing page) under the paths `gpucost sync` asks for, in behaviours chosen by the first path
 part:
 
   /ok/...         every answer as recorded
@@ -31,6 +31,8 @@ import threading
 import urllib.parse
 
 GCP_KEY = "fixture-key"
+# Offers per Vast.ai search answer here, fewer than sync's limit: sync must follow the pages.
+VASTAI_PAGE = 3
 GCP_COMPUTE = "6F81-5844-456A"
 
 
@@ -69,9 +71,13 @@ class Fixtures:
                 return 400, {"errors": [{"message": "Must provide query string."}]}
             return 200, self.runpod
         if parts[0] == "vastai" and parts[1:] == ["api", "v0", "bundles"]:
+            # Offers above the query's id filter in ascending id, at most VASTAI_PAGE whatever
+            # the limit asked: the recorded six offers come in two pages, then an empty one.
             q = json.loads(query.get("q", ["{}"])[0])
-            limit = q.get("limit", 64)
-            return 200, {"offers": self.vastai["offers"][:limit]}
+            after = q.get("id", {}).get("gt", -1)
+            offers = sorted((o for o in self.vastai["offers"] if o["id"] > after),
+                            key=lambda o: o["id"])
+            return 200, {"offers": offers[:min(q.get("limit", 64), VASTAI_PAGE)]}
         if parts[0] == "coreweave" and parts[1:] == ["pricing"]:
             return 200, self.coreweave
         if parts[0] == "aws" and len(parts) == 3 and parts[2] == "index.json":

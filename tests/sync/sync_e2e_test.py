@@ -1,19 +1,25 @@
 """End to end: `gpucost sync` for each provider against the fixture server (fixture_server.py,
 recorded real-format answers): rate limits and 5xx are retried and the prices land in the
-catalog directory; a body cut short, a changed schema, a provider that stays down or a missing
-API key exits 2 and changes nothing; one provider failing leaves the others refreshed.
+catalog directory; a body cut short, a changed schema or a provider that stays down exits 3 and
+changes nothing of that provider; a provider without its API key is skipped (exit 2 when it is
+the only one); one provider down and another without its key leave the others refreshed.
 
     python3 tests/sync/sync_e2e_test.py BINARY FIXTURE_DIR
 """
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "contract"))
 import fixture_server  # noqa: E402
+import serve  # noqa: E402
 
 BINARY, FIXTURES = sys.argv[1], sys.argv[2]
 failures = []
@@ -29,11 +35,14 @@ server = fixture_server.start(FIXTURES)
 BASE = "http://127.0.0.1:%d" % server.server_port
 
 
-def sync_env(behaviour, gcp_behaviour=None, **extra):
+def sync_env(behaviour, gcp_behaviour=None, providers=None, **extra):
+    """The environment of a sync against the fixture server in `behaviour`; gcp_behaviour and
+    providers ({provider: behaviour}) set other behaviours for some; extra: more variables."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "GCP_API_KEY", "GCP_API_KEY_FILE", "LAMBDA_API_KEY",
                         "LAMBDA_API_KEY_FILE")}
-    env.update(fixture_server.env_for(BASE, behaviour, gcp=gcp_behaviour or behaviour))
+    env.update(fixture_server.env_for(BASE, behaviour, gcp=gcp_behaviour or behaviour,
+                                      **(providers or {})))
     env["GPUCOST_SYNC_RETRY_WAIT_MS"] = "10"
     env.update(extra)
     return env
@@ -97,6 +106,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 "vastai-1x-h100_sxm-texas-us-on-demand,1.87,",
                 "vastai-1x-h100_sxm-texas-us-spot,1.05,",
                 "vastai-8x-h100_sxm-vietnam-on-demand,15.2,",
+                "vastai-1x-rtx_4090-quebec-ca-on-demand,0.35,",  # the search's second page
                 "coreweave-nvidia-hgx-h100-8x-north-america-on-demand,49.24,",
                 "coreweave-nvidia-gb200-nvl72-4x-north-america-on-demand,42,"):
         check(row in got, "neocloud price row %s" % row)
@@ -109,7 +119,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for behaviour, providers in (("truncated", everyone), ("changed", everyone),
                                  ("down", everyone), ("nolength", ("aws", "lambda", "coreweave"))):
         done = sync(sync_env(behaviour), out, *providers, "--region", "aws:us-east-1")
-        check(done.returncode == 2, "%s exits 2 (got %d)" % (behaviour, done.returncode))
+        check(done.returncode == 3, "%s exits 3 (got %d)" % (behaviour, done.returncode))
         for provider in providers:
             check("gpucost sync: %s: " % provider in done.stderr and
                   "left as they were" in done.stderr,
@@ -131,7 +141,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # 3. One provider down leaves the others refreshed.
     done = sync(sync_env("ok", gcp_behaviour="down"), out, "azure", "gcp", "--as-of",
                 "2026-12-01")
-    check(done.returncode == 2, "azure ok + gcp down exits 2")
+    check(done.returncode == 3, "azure ok + gcp down exits 3")
     check("gcp:" in done.stderr and "azure:" not in done.stderr, "names gcp only: %s"
           % done.stderr)
     check("azure-standard_nd96isr_mi300x_v5-eastus-on-demand,48,2026-12-01" in prices(out),
@@ -142,8 +152,8 @@ with tempfile.TemporaryDirectory() as tmp:
                           text=True, timeout=60)
     check(done.returncode == 0, "sync --history: %s" % done.stderr)
     runs = json.loads(done.stdout or "[]")
-    # flaky aws, azure, gcp, 4 neoclouds; 3 x 7 + 3 failures; azure + gcp
-    check(len(runs) == 33, "33 runs recorded (got %d)" % len(runs))
+    # flaky aws, azure, gcp, 4 neoclouds; 3 x 7 + 3 failures; gcp and lambda skipped; azure + gcp
+    check(len(runs) == 35, "35 runs recorded (got %d)" % len(runs))
     check([r["id"] for r in runs] == sorted((r["id"] for r in runs), reverse=True),
           "newest first")
     by = {(r["provider"], r["outcome"]): r for r in reversed(runs)}  # each one's first run
@@ -161,6 +171,103 @@ with tempfile.TemporaryDirectory() as tmp:
     check("cut short" in cut.get("message", "") or "Read" in cut.get("message", ""),
           "a failed run says why: %s" % cut)
     check(by.get(("lambda", "failed"), {}).get("offerings_added") == 0, "failed: nothing added")
+
+    # 5. Each provider stands alone: RunPod down and Lambda without its key (an optional Secret
+    # left empty) leave their rows byte for byte as they were, the others are applied, every
+    # run is recorded with its outcome, and the exit status says some failed.
+    def rows_of(providers):
+        kept = {}
+        for name in ("offerings.csv", "prices.csv"):
+            with open(os.path.join(out, name), encoding="utf-8") as f:
+                kept[name] = [line for line in f if line.startswith(providers)]
+        return kept
+
+    untouched = rows_of(("runpod-", "lambda-"))
+    check(untouched["prices.csv"], "runpod and lambda rows to compare")
+    env = sync_env("ok", providers={"runpod": "down"})
+    del env["LAMBDA_API_KEY"]
+    done = sync(env, out, "runpod", "lambda", "azure", "vastai", "coreweave", "--as-of",
+                "2026-12-02")
+    check(done.returncode == 3, "runpod down + lambda without a key exits 3 (got %d): %s"
+          % (done.returncode, done.stderr))
+    check("gpucost sync: lambda: skipped, no API key" in done.stderr and
+          "LAMBDA_API_KEY" in done.stderr, "lambda named as skipped: %s" % done.stderr)
+    check("gpucost sync: runpod: " in done.stderr, "runpod named as failed: %s" % done.stderr)
+    check(done.stderr.rstrip().endswith(
+        "gpucost sync: failed runpod; imported azure vastai coreweave; skipped lambda"),
+        "the last line says how each ended: %s" % done.stderr)
+    check(rows_of(("runpod-", "lambda-")) == untouched, "runpod's and lambda's rows unchanged")
+    got = prices(out)
+    for row in ("azure-standard_nd96isr_mi300x_v5-eastus-on-demand,48,2026-12-02",
+                "vastai-1x-h100_sxm-texas-us-on-demand,1.87,2026-12-02",
+                "coreweave-nvidia-hgx-h100-8x-north-america-on-demand,49.24,2026-12-02"):
+        check(row in got, "applied beside a failed and a skipped provider: %s" % row)
+    done = subprocess.run([BINARY, "sync", "--history", "5", "--out", out], capture_output=True,
+                          text=True, timeout=60)
+    runs = {r["provider"]: r for r in json.loads(done.stdout or "[]")}
+    check(runs.get("lambda", {}).get("outcome") == "skipped" and
+          "LAMBDA_API_KEY" in runs["lambda"].get("message", ""),
+          "lambda recorded as skipped, with why: %s" % runs.get("lambda"))
+    check(runs.get("runpod", {}).get("outcome") == "failed", "runpod recorded as failed")
+    check(all(runs.get(p, {}).get("outcome") == "imported"
+              for p in ("azure", "vastai", "coreweave")), "the others recorded as imported")
+    # Every provider named without its key: nothing could run, a mistake in the deployment.
+    env = sync_env("ok")
+    del env["LAMBDA_API_KEY"]
+    del env["GCP_API_KEY"]
+    done = sync(env, out, "lambda", "gcp")
+    check(done.returncode == 2, "only providers without keys exits 2 (got %d)" % done.returncode)
+
+    # A write a crash stopped after its commit point (prices.csv still staged beside the old
+    # one) is finished by the next run before it extends the catalog: never a mix of two writes.
+    staged = prices(out).replace("runpod-mi300x-secure-global-on-demand,2.49,",
+                                 "runpod-mi300x-secure-global-on-demand,2.39,")
+    with open(os.path.join(out, ".prices.csv.import-tmp"), "w", encoding="utf-8") as f:
+        f.write(staged)
+    with open(os.path.join(out, ".import-commit"), "w", encoding="utf-8") as f:
+        f.write("staged catalog files, to be renamed\n")
+    done = sync(sync_env("ok"), out, "coreweave")
+    check(done.returncode == 0 and "runpod-mi300x-secure-global-on-demand,2.39," in prices(out)
+          and not os.path.exists(os.path.join(out, ".import-commit")),
+          "an interrupted write finished before the next sync: %s" % done.stderr)
+
+    # 6. A server over the synced catalog shows each provider's latest sync in /metrics (valid
+    # for promtool) and in /readyz's detail: when its prices were last confirmed by a sync and
+    # how its latest run ended.
+    proc, port = serve.start(BINARY, ["--catalog-dir", out])
+    check(port is not None, "gpucost serves the synced catalog")
+    if port is not None:
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                metrics = r.read().decode()
+            with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port, timeout=10) as r:
+                ready = json.loads(r.read())
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        samples = dict(line.rsplit(" ", 1) for line in metrics.splitlines()
+                       if line.startswith("gpucost_sync_"))
+        for provider, latest in (("azure", "imported"), ("runpod", "failed"),
+                                 ("lambda", "skipped"), ("gcp", "skipped")):
+            synced_at = float(samples.get(
+                'gpucost_sync_last_success_timestamp_seconds{provider="%s"}' % provider, "0"))
+            check(abs(synced_at - time.time()) < 86400,
+                  "%s's last successful sync in /metrics: %s" % (provider, synced_at))
+            for outcome in ("imported", "failed", "skipped"):
+                key = 'gpucost_sync_last_run_outcome{provider="%s",outcome="%s"}' % (
+                    provider, outcome)
+                check(samples.get(key) == ("1" if outcome == latest else "0"),
+                      "/metrics %s = %s" % (key, samples.get(key)))
+        if shutil.which("promtool"):
+            promtool = subprocess.run(["promtool", "check", "metrics"], input=metrics,
+                                      capture_output=True, text=True, timeout=60)
+            check(promtool.returncode == 0, "promtool check metrics: %s" % promtool.stdout)
+        detail = {p["provider"]: p for p in ready.get("price_staleness", [])}
+        last = detail.get("lambda", {}).get("last_sync") or {}
+        check(last.get("outcome") == "skipped" and last.get("last_imported_at"),
+              "/readyz: lambda's latest sync skipped, its last import dated: %s" % last)
+        last = detail.get("runpod", {}).get("last_sync") or {}
+        check(last.get("outcome") == "failed", "/readyz: runpod's latest sync failed: %s" % last)
 
 server.shutdown()
 if failures:

@@ -10,6 +10,23 @@
 
 namespace gpucost::http {
 
+namespace {
+
+// A provider's latest sync run for /readyz: when it ended, how, and when the latest imported one
+// ended (null: never); null when none is recorded.
+json LastSyncJson(const std::vector<ports::ProviderSyncState>& syncs, const std::string& provider) {
+    for (const auto& s : syncs) {
+        if (s.provider != provider) continue;
+        return {{"finished_at", s.last_run_at},
+                {"outcome", s.last_outcome},
+                {"last_imported_at",
+                 s.last_imported_at.empty() ? json(nullptr) : json(s.last_imported_at)}};
+    }
+    return nullptr;
+}
+
+}  // namespace
+
 void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
     routes.Get("/healthz", [deps](const httplib::Request&, httplib::Response& res) {
         auto catalog = deps.catalog();
@@ -71,14 +88,18 @@ void AddHealthRoutes(RouteTable& routes, const Deps& deps) {
             }
         }
         // Stale prices do not make the service unready (it serves them marked stale); the
-        // detail says which providers' prices a sync has not confirmed for how long.
+        // detail says which providers' prices a sync has not confirmed for how long, and how
+        // each provider's latest sync ended (null: none recorded, or no sync log is read).
+        const std::vector<ports::ProviderSyncState> syncs =
+            deps.sync_states ? deps.sync_states() : std::vector<ports::ProviderSyncState>{};
         json prices = json::array();
         for (const auto& p :
              pricing::SummarizePriceAges(deps.catalog()->Offerings(), TodayUtc()).by_provider) {
             prices.push_back({{"provider", p.provider},
                               {"stale_after_days", p.stale_after_days},
                               {"oldest_age_days", p.oldest_age_days},
-                              {"stale_count", p.stale_count}});
+                              {"stale_count", p.stale_count},
+                              {"last_sync", LastSyncJson(syncs, p.provider)}});
         }
         WriteJson(res, {{"ready", true}, {"price_staleness", std::move(prices)}});
     });

@@ -1,4 +1,5 @@
 #include <chrono>
+#include <optional>
 
 #include "service/http/codec/timestamp.hpp"
 #include "service/http/metrics.hpp"
@@ -8,6 +9,26 @@
 
 namespace gpucost::http {
 namespace {
+
+// An RFC 3339 instant as Unix seconds; nullopt when empty or unreadable.
+std::optional<double> UnixSeconds(const std::string& at) {
+    if (at.empty()) return std::nullopt;
+    auto parsed = ParseAsOf(at, "finished_at");
+    if (!parsed.ok()) return std::nullopt;
+    return static_cast<double>(parsed.value()) / 1e6;
+}
+
+std::vector<ProviderSyncMetrics> SyncRunMetrics(const Deps& deps) {
+    std::vector<ProviderSyncMetrics> out;
+    if (!deps.sync_states) return out;
+    for (const auto& state : deps.sync_states()) {
+        auto last_run_s = UnixSeconds(state.last_run_at);
+        if (!last_run_s) continue;
+        out.push_back(
+            {state.provider, *last_run_s, state.last_outcome, UnixSeconds(state.last_imported_at)});
+    }
+    return out;
+}
 
 MetricsSnapshot Snapshot(const Deps& deps) {
     MetricsSnapshot s;
@@ -19,6 +40,7 @@ MetricsSnapshot Snapshot(const Deps& deps) {
     // A scan of every current price (a millisecond at 20,000 offerings), once per scrape.
     s.price_staleness =
         pricing::SummarizePriceAges(deps.catalog()->Offerings(), TodayUtc()).by_provider;
+    s.sync_runs = SyncRunMetrics(deps);
     if (deps.health) {
         StoreHealth h = deps.health->Health();
         s.catalog_snapshot_age_s = h.snapshot_age_s;

@@ -66,6 +66,22 @@ TEST_SUITE("metrics") {
         CHECK(Has(text, R"(gpucost_prices_stale{provider="aws"} 12)"));
     }
 
+    TEST_CASE("each provider's latest sync: its last success, last run and outcome state set") {
+        Metrics m;
+        MetricsSnapshot s;
+        s.sync_runs.push_back({"gcp", 1796536800.5, "skipped", 1796515200});
+        s.sync_runs.push_back({"vastai", 1796536801, "failed", std::nullopt});
+        std::string text = m.Render(s);
+        CHECK(
+            Has(text, R"(gpucost_sync_last_success_timestamp_seconds{provider="gcp"} 1796515200)"));
+        CHECK(text.find(R"(gpucost_sync_last_success_timestamp_seconds{provider="vastai"})") ==
+              std::string::npos);  // never imported: no series to age
+        CHECK(Has(text, R"(gpucost_sync_last_run_timestamp_seconds{provider="gcp"} 1796536800.5)"));
+        CHECK(Has(text, R"(gpucost_sync_last_run_outcome{provider="gcp",outcome="skipped"} 1)"));
+        CHECK(Has(text, R"(gpucost_sync_last_run_outcome{provider="gcp",outcome="imported"} 0)"));
+        CHECK(Has(text, R"(gpucost_sync_last_run_outcome{provider="vastai",outcome="failed"} 1)"));
+    }
+
     TEST_CASE("rate-limit rejections count from any thread") {
         const auto before = Metrics::RateLimitedCount();
         std::vector<std::thread> threads;

@@ -2,7 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "import_test_support.hpp"
 
@@ -106,6 +110,41 @@ TEST_CASE("the catalog directory is written whole") {
     CHECK(std::filesystem::exists(dir / "accelerators.csv"));
     CHECK(std::filesystem::exists(dir / "offerings.csv"));
     CHECK(std::filesystem::exists(dir / "prices.csv"));
+    CHECK_FALSE(std::filesystem::exists(dir / ".prices.csv.import-tmp"));
+    std::filesystem::remove_all(dir);
+}
+
+// What a crash leaves between the commit point and the last rename: accelerators.csv already
+// the new file, offerings.csv and prices.csv still staged.
+void StopAfterCommit(const std::filesystem::path& dir, const pricing::CatalogCsv& next) {
+    std::ofstream(dir / "accelerators.csv") << next.accelerators_csv;
+    std::ofstream(dir / ".offerings.csv.import-tmp") << next.offerings_csv;
+    std::ofstream(dir / ".prices.csv.import-tmp") << next.prices_csv;
+    std::ofstream(dir / ".import-commit") << "staged catalog files, to be renamed\n";
+}
+
+std::string Text(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_CASE("a write stopped after its commit point is finished, one stopped before it undone") {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("gpucost-merge-commit-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    REQUIRE(WriteCatalogDir(dir.string(), SmallCatalog()).ok());
+    pricing::CatalogCsv next = SmallCatalog();
+    next.prices_csv += "p5.48xlarge-on-demand,55.04,2026-12-06,,,,\n";
+    StopAfterCommit(dir, next);
+    REQUIRE(FinishCatalogDirWrite(dir.string()).ok());
+    CHECK(Text(dir / "prices.csv") == next.prices_csv);
+    CHECK(Text(dir / "offerings.csv") == next.offerings_csv);
+    CHECK_FALSE(std::filesystem::exists(dir / ".import-commit"));
+
+    // Staged files without the marker: the old files are whole, the staged ones dropped.
+    std::ofstream(dir / ".prices.csv.import-tmp") << "half a fil";
+    REQUIRE(FinishCatalogDirWrite(dir.string()).ok());
+    CHECK(Text(dir / "prices.csv") == next.prices_csv);
     CHECK_FALSE(std::filesystem::exists(dir / ".prices.csv.import-tmp"));
     std::filesystem::remove_all(dir);
 }

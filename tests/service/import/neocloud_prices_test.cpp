@@ -3,6 +3,14 @@
 // cut-short answer refused whole.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "import_test_support.hpp"
 #include "service/import/price_file.hpp"
 
@@ -64,6 +72,39 @@ TEST_CASE("RunPod: secure and community clouds, on-demand and spot, per GPU") {
     CHECK(r.offerings.size() == 6);
     CHECK(Refusal(Format::kRunpodGpuTypes, R"({"errors":[{"message":"Cannot query field"}]})")
               .find("GraphQL errors") != std::string::npos);
+}
+
+TEST_CASE("Vast.ai: the search's pages read as one answer, the cheapest over all of them") {
+    // The two Texas H100 offers on different pages (sync follows the search page by page).
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpucost-vastai-pages-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto offers = nlohmann::json::parse(Fixture("vastai-bundles.json"))["offers"];
+    std::vector<std::string> paths;
+    for (const auto& [page, ids] : {std::pair{0, std::vector<int>{10011, 10021}},
+                                    std::pair{1, std::vector<int>{10012, 10031, 10041, 10051}}}) {
+        nlohmann::json kept = nlohmann::json::array();
+        for (const auto& offer : offers) {
+            if (std::find(ids.begin(), ids.end(), offer["id"].get<int>()) != ids.end()) {
+                kept.push_back(offer);
+            }
+        }
+        paths.push_back((dir / ("page-" + std::to_string(page) + ".json")).string());
+        std::ofstream(paths.back()) << nlohmann::json{{"offers", kept}}.dump();
+    }
+    auto read = ReadPriceFiles(Format::kVastaiBundles, paths, EmbeddedMappings(), Dated());
+    std::filesystem::remove_all(dir);
+    REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error().message));
+    REQUIRE(read.value().size() == 1);
+    const FileResult& r = read.value().front();
+    CHECK(r.records_read == 6);
+    const auto& texas = Get(r, "vastai-1x-h100_sxm-texas-us-on-demand");
+    CHECK(texas.price.usd_per_hour == doctest::Approx(1.87));  // page 1, not page 2's 2.10
+    CHECK(texas.price.notes == "cheapest dph_total of 2 offer(s)");
+    CHECK(Get(r, "vastai-1x-h100_sxm-texas-us-spot").price.usd_per_hour ==
+          doctest::Approx(1.05));  // page 2's lower bid
+    CHECK(Get(r, "vastai-1x-rtx_4090-quebec-ca-on-demand").price.usd_per_hour ==
+          doctest::Approx(0.35));
 }
 
 TEST_CASE("Vast.ai: the cheapest rentable offer per GPU, count and location") {

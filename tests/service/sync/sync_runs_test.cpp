@@ -67,5 +67,44 @@ TEST_CASE("a run as --history prints it: the change in percent of the old price"
           "runpod-h100-sxm-secure-global-on-demand");
 }
 
+TEST_CASE("each provider's sync state: its latest run and its latest imported run") {
+    ports::MemorySyncRunLog log;
+    auto later = [](ports::SyncRun run, const char* at) {
+        run.finished_at = at;
+        return run;
+    };
+    REQUIRE(log.Record(Run("runpod", ports::kSyncImported)).ok());
+    REQUIRE(log.Record(Run("vastai", ports::kSyncFailed)).ok());
+    REQUIRE(
+        log.Record(later(Run("runpod", ports::kSyncFailed), "2026-12-06T12:00:00.000000Z")).ok());
+    auto states = log.ProviderStates();
+    REQUIRE(states.ok());
+    REQUIRE(states.value().size() == 2);
+    const ports::ProviderSyncState& runpod = states.value()[0];
+    CHECK(runpod.provider == "runpod");
+    CHECK(runpod.last_outcome == ports::kSyncFailed);
+    CHECK(runpod.last_run_at == "2026-12-06T12:00:00.000000Z");
+    CHECK(runpod.last_imported_at == "2026-12-06T06:00:02.500000Z");
+    CHECK(states.value()[1].provider == "vastai");
+    CHECK(states.value()[1].last_imported_at.empty());
+}
+
+TEST_CASE("the sync states /metrics and /readyz show are read at most once per max age") {
+    auto owned = std::make_unique<ports::MemorySyncRunLog>();
+    ports::MemorySyncRunLog& log = *owned;
+    REQUIRE(log.Record(Run("runpod", ports::kSyncImported)).ok());
+    SyncStateCache hourly(std::move(owned), std::chrono::hours(1));
+    REQUIRE(hourly.Get().size() == 1);
+    REQUIRE(log.Record(Run("vastai", ports::kSyncFailed)).ok());
+    CHECK(hourly.Get().size() == 1);  // within the hour: the states read before
+
+    auto fresh_log = std::make_unique<ports::MemorySyncRunLog>();
+    ports::MemorySyncRunLog& fresh = *fresh_log;
+    SyncStateCache always(std::move(fresh_log), std::chrono::seconds(0));
+    CHECK(always.Get().empty());
+    REQUIRE(fresh.Record(Run("vastai", ports::kSyncFailed)).ok());
+    CHECK(always.Get().size() == 1);
+}
+
 }  // namespace
 }  // namespace gpucost::sync
