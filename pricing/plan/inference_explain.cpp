@@ -173,18 +173,12 @@ const InferencePlanOption& Recommended(const InferencePlan& plan, bool include_s
     return plan.options.front();
 }
 
-// "stale price (confirmed 40 days ago, over vastai's 7-day bound)".
-std::string StalePriceText(const InferencePlanOption& o) {
-    return "stale price (confirmed " +
-           (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
-           ", over " + o.offering->provider + "'s " +
-           std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
-}
-
 // Why the cheapest was passed over for its stale price, or that every price is stale.
 std::string StaleText(const InferencePlan& plan, const InferencePlanOption& r, bool include_stale) {
     const InferencePlanOption& c = plan.options.front();
-    const auto stale = StalePriceText;
+    auto stale = [](const InferencePlanOption& o) {
+        return StalePriceText(*o.offering, o.price_age_days);
+    };
     if (&c != &r) {
         return " The cheapest, " + c.offering->id + " at " + UsdText(c.monthly_cost_usd) +
                " a month, has a " + stale(c) + " (include_stale: true lets it rank first).";
@@ -216,11 +210,8 @@ InferenceRecommendation RecommendInference(const InferencePlan& plan, const Cata
     for (std::size_t i = 0; !include_stale && i < answer.best_by_provider.size(); ++i) {
         const InferencePlanOption& o = answer.best_by_provider[i];
         if (o.price_state != PriceState::kStale) continue;
-        answer.stale_warnings.push_back({"/best_by_provider/" + std::to_string(i) + "/offering",
-                                         "no option of " + o.offering->provider +
-                                             " with a price that is not stale meets the targets; " +
-                                             o.offering->id + " has a " + StalePriceText(o) +
-                                             ": check the current price"});
+        answer.stale_warnings.push_back(
+            StaleBestWarning(i, *o.offering, o.price_age_days, "meets the targets"));
     }
     return answer;
 }

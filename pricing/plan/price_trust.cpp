@@ -53,4 +53,18 @@ std::vector<std::string> PriceWarnings(const Offering& o, std::optional<long lon
     return out;
 }
 
+std::string StalePriceText(const Offering& o, std::optional<long long> age_days) {
+    return "stale price (confirmed " +
+           (age_days ? std::to_string(*age_days) + " days ago" : "long ago") + ", over " +
+           o.provider + "'s " + std::to_string(StaleAfterDays(o.provider)) + "-day bound)";
+}
+
+FieldError StaleBestWarning(std::size_t index, const Offering& o, std::optional<long long> age_days,
+                            std::string_view meets) {
+    return {"/best_by_provider/" + std::to_string(index) + "/offering",
+            "no option of " + o.provider + " with a price that is not stale " + std::string(meets) +
+                "; " + o.id + " has a " + StalePriceText(o, age_days) +
+                ": check the current price"};
+}
+
 }  // namespace gpucost::pricing::plan

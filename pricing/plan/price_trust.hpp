@@ -1,9 +1,12 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "pricing/error.hpp"
 #include "pricing/offering.hpp"
 
 namespace gpucost::pricing::plan {
@@ -31,5 +34,15 @@ struct Distrust {
 [[nodiscard]] std::vector<std::string> PriceWarnings(const Offering& o,
                                                      std::optional<long long> age_days,
                                                      double max_age_days);
+
+// "stale price (confirmed 40 days ago, over aws's 30-day bound)": a price older than its
+// provider's staleness bound (price_age.hpp), in the same words for every plan.
+[[nodiscard]] std::string StalePriceText(const Offering& o, std::optional<long long> age_days);
+
+// The warning on best_by_provider[index] when a provider's best has a stale price: none of its
+// options with a price that is not stale `meets` ("meets every constraint", "meets the targets").
+[[nodiscard]] FieldError StaleBestWarning(std::size_t index, const Offering& o,
+                                          std::optional<long long> age_days,
+                                          std::string_view meets);
 
 }  // namespace gpucost::pricing::plan

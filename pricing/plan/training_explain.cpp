@@ -154,12 +154,8 @@ std::string UntrustedText(const TrainingPlanOption& o, const PricingSettings& s)
     return out;
 }
 
-// "stale price (confirmed 40 days ago, over aws's 30-day bound)".
 std::string StaleText(const TrainingPlanOption& o) {
-    return "stale price (confirmed " +
-           (o.price_age_days ? std::to_string(*o.price_age_days) + " days ago" : "long ago") +
-           ", over " + o.offering->provider + "'s " +
-           std::to_string(StaleAfterDays(o.offering->provider)) + "-day bound)";
+    return StalePriceText(*o.offering, o.price_age_days);
 }
 
 std::string Days(double hours) {
@@ -644,11 +640,8 @@ void AddStaleWarnings(TrainingPlan& plan) {
     for (std::size_t i = 0; i < plan.best_by_provider.size(); ++i) {
         const TrainingPlanOption& o = plan.best_by_provider[i];
         if (o.price_state != PriceState::kStale) continue;
-        plan.warnings.push_back({"/best_by_provider/" + std::to_string(i) + "/offering",
-                                 "no option of " + o.offering->provider +
-                                     " with a price that is not stale meets every constraint; " +
-                                     o.offering->id + " has a " + StaleText(o) +
-                                     ": check the current price"});
+        plan.warnings.push_back(
+            StaleBestWarning(i, *o.offering, o.price_age_days, "meets every constraint"));
     }
 }
 }  // namespace
