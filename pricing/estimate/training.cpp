@@ -593,7 +593,7 @@ SearchResult SearchFromRecipeLayout(const TrainingRequest& req, const Ctx& c, La
     if (tp < 1 || c.count % tp != 0 || !ValidateParallelism(rl, c).ok()) {
         return {};
     }
-    SearchResult found = SearchLayouts(c, rl, layers, req.deadline);
+    SearchResult found = SearchLayouts(c, rl, layers, req.deadline, SearchZeroCap(c, rl));
     used = found.best.valid;
     return found;
 }
@@ -610,6 +610,37 @@ void AddRecipeLayoutAssumption(const TrainingRequest& req, bool used, Assumption
          "training recipe of " + req.recipe->model_id + ": " + req.recipe->source});
 }
 
+// The search in its two tries: a mixture-of-experts model is first searched at the ZeRO
+// stages its published runs used (kMoeSearchMaxZeroStage), and at every stage only when no
+// such layout fits; `widened` says whether the second try ran.
+SearchResult SearchWithZeroCap(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers,
+                               const Deadline& deadline, bool& widened) {
+    widened = false;
+    const int cap = SearchZeroCap(c, pr);
+    SearchResult found = SearchLayouts(c, pr, layers, deadline, cap);
+    if (found.best.valid || cap >= 3 || deadline.Passed()) return found;
+    widened = true;
+    return SearchLayouts(c, pr, layers, deadline, 3);
+}
+
+void AddZeroSearchAssumption(const Ctx& c, const ParallelismRequest& pr, bool widened,
+                             Assumptions& as) {
+    if (!c.m.IsMoe() || pr.zero_stage) return;
+    as.push_back(
+        {"moe_search_max_zero_stage", widened ? 3.0 : static_cast<double>(kMoeSearchMaxZeroStage),
+         "stage",
+         widened ? AssumptionText("3: no layout at ZeRO 1 or below fits, so ZeRO 2 and 3 (sharded "
+                                  "gradients and weights with expert parallelism) were searched "
+                                  "too; no published MoE run was checked at those stages")
+                 : AssumptionText("1: the search tried Megatron-Core's distributed optimizer (ZeRO "
+                                  "1), the stage of the published MoE runs the estimate was "
+                                  "checked against; pass parallelism.zero_stage to time ZeRO 2 "
+                                  "or 3"),
+         "NVIDIA-NeMo/Megatron-Bridge performance recipes, NVIDIA/dgxc-benchmarking deepseek_v3 "
+         "(distributed optimizer); FSDP with EP since MCore v0.15 (Megatron-LM "
+         "megatron/core/transformer/moe/README.md), no published throughput"});
+}
+
 // The estimate after the request's checks and the model derivation: build the run's
 // context, check the fixed parallelism, search the layouts, then summarise the best one with
 // its assumptions.
@@ -623,8 +654,9 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     if (auto s = ValidateParallelism(pr, c); !s.ok()) return s.error();
     LayerCosts layers(c, memo != nullptr ? &KeptFor(*memo, c) : nullptr);
     bool recipe_layout = false;
+    bool zero_widened = false;
     SearchResult found = SearchFromRecipeLayout(req, c, layers, recipe_layout);
-    if (!recipe_layout) found = SearchLayouts(c, pr, layers, req.deadline);
+    if (!recipe_layout) found = SearchWithZeroCap(c, pr, layers, req.deadline, zero_widened);
     if (auto time_left = req.deadline.Check(); !time_left.ok()) return time_left.error();
     if (!found.best.valid) return NoLayoutError(c, pr, found, cluster);
     TrainingEstimate out = Summarize(c, found);
@@ -639,6 +671,7 @@ Result<TrainingEstimate> EstimateDerived(const TrainingRequest& req, const Clust
     if (req.with_assumptions) {
         out.assumptions = TrainingAssumptions(req, c, found.best);
         AddRecipeLayoutAssumption(req, recipe_layout, out.assumptions);
+        if (!recipe_layout) AddZeroSearchAssumption(c, pr, zero_widened, out.assumptions);
     }
     return out;
 }

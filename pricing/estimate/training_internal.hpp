@@ -192,12 +192,17 @@ Degrees PipelineDegrees(const Ctx& c);
 Degrees PipelineCandidates(const ParallelismRequest& pr, const Degrees& pipeline_degrees, int rest);
 void AddVirtualStageChoices(const Ctx& c, int p, int micro_batches, InnerChoices& ch);
 InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d, int b,
-                             bool fully_given);
+                             bool fully_given, int max_zero_stage);
 void SearchSplit(const Ctx& c, ParallelLayout base, const RowCosts& row, const InnerChoices& ch,
                  SearchResult& r);
 RooflineFigures RooflineFiguresOf(const DeviceModel& d, const DeviceModel& bf16);
+// `max_zero_stage`: the highest ZeRO stage tried where the request names none
+// (SearchZeroCap).
 SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers,
-                           const Deadline& deadline);
+                           const Deadline& deadline, int max_zero_stage);
+// The highest ZeRO stage the first search tries: kMoeSearchMaxZeroStage for a mixture-of-
+// experts model whose request names no stage, else 3 (every stage).
+int SearchZeroCap(const Ctx& c, const ParallelismRequest& pr);
 
 // training.cpp
 Status ValidateRequest(const TrainingRequest& req);

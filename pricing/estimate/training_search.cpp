@@ -212,7 +212,7 @@ void AddVirtualStageChoices(const Ctx& c, int p, int micro_batches, InnerChoices
 }
 
 InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, int d, int b,
-                             bool fully_given) {
+                             bool fully_given, int max_zero_stage) {
     InnerChoices ch;
     if (pr.virtual_stages) {
         ch.virtual_stages[0] = *pr.virtual_stages;
@@ -237,6 +237,8 @@ InnerChoices InnerChoicesFor(const Ctx& c, const ParallelismRequest& pr, int p, 
     } else if (d == 1) {
         ch.zero[0] = 0;
         ch.zero_n = 1;
+    } else {
+        while (ch.zero_n > 1 && ch.zero[ch.zero_n - 1] > max_zero_stage) --ch.zero_n;
     }
     return ch;
 }
@@ -357,8 +359,12 @@ RooflineFigures RooflineFiguresOf(const DeviceModel& d, const DeviceModel& bf16)
 // layout (all of tensor, pipeline, data, ZeRO, recompute and micro-batch) is timed whether
 // or not it fits; among its expert-parallel choices the fastest that fits wins, else the one
 // that needs the least memory.
+int SearchZeroCap(const Ctx& c, const ParallelismRequest& pr) {
+    return c.m.IsMoe() && !pr.zero_stage ? kMoeSearchMaxZeroStage : 3;
+}
+
 SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCosts& layers,
-                           const Deadline& deadline) {
+                           const Deadline& deadline, int max_zero_stage) {
     SearchResult r;
     r.fully_given = pr.tensor && pr.pipeline && pr.data && pr.zero_stage &&
                     (pr.recompute || pr.recompute_layers) && pr.micro_batch_size;
@@ -385,7 +391,8 @@ SearchResult SearchLayouts(const Ctx& c, const ParallelismRequest& pr, LayerCost
                     row.activations = RowActivationsOf(c, b, t, cp, sp);
                     row_ready = true;
                 }
-                const InnerChoices ch = InnerChoicesFor(c, pr, p, d, b, r.fully_given);
+                const InnerChoices ch =
+                    InnerChoicesFor(c, pr, p, d, b, r.fully_given, max_zero_stage);
                 const ExpertChoices eps = ExpertParallelCandidates(c.m, pr, t, d * cp);
                 for (std::size_t ei = 0; ei < eps.n; ++ei) {
                     const int ep = eps.degrees[ei];

@@ -57,6 +57,7 @@ constexpr MetricSource kMetrics[] = {
 
 struct Outcome {
     std::string id, cls, split, metric;
+    bool searched = false;  // answered without the request's layout members (WithoutLayout)
     double published = 0;
     std::optional<double> predicted;  // nullopt: no answer (the problem is in `note`)
     std::string note;
@@ -126,8 +127,18 @@ std::string Layout(const json& a) {
     return "tp" + num("/tensor_parallel") + " x" + num("/replicas");
 }
 
+// The members that fix a layout: a user who does not know the published one sends the request
+// without them and the estimator searches (training: every parallel degree; serving: the
+// replica layout).
+constexpr const char* kLayoutMembers[] = {"parallelism", "tensor_parallel"};
+void WithoutLayout(json& request) {
+    for (const char* member : kLayoutMembers) request.erase(member);
+}
+
 // One line of a .jsonl file as an outcome; false (with a message) when the line is not a row.
-bool Evaluate(const std::string& line, const pricing::Catalog& catalog, Outcome& out,
+// `searched`: the request is answered without its layout members (a row without any is
+// answered as it is in both passes).
+bool Evaluate(const std::string& line, const pricing::Catalog& catalog, bool searched, Outcome& out,
               std::string& fault) {
     json row = json::parse(line, nullptr, /*allow_exceptions=*/false);
     for (const char* key :
@@ -150,6 +161,8 @@ bool Evaluate(const std::string& line, const pricing::Catalog& catalog, Outcome&
         fault = "published must be a positive number";
         return false;
     }
+    out.searched = searched;
+    if (searched) WithoutLayout(row["request"]);
     auto [answer, problem] = Answer(row["endpoint"].get<std::string>(), row["request"], catalog);
     if (!answer) {
         out.note = "no answer: " + problem;
@@ -173,11 +186,12 @@ double Quantile(std::vector<double> v, double q) {
     return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-void PrintSummary(const std::vector<Outcome>& outcomes) {
+void PrintSummary(const std::vector<Outcome>& outcomes, bool searched) {
     // (split, class) and (split, "all"): answered rows' median and p90 absolute error.
     std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
     std::map<std::pair<std::string, std::string>, std::size_t> unanswered;
     for (const Outcome& o : outcomes) {
+        if (o.searched != searched) continue;
         for (const std::string& cls : {o.cls, std::string("all")}) {
             if (o.predicted) {
                 errors[{o.split, cls}].push_back(o.AbsError());
@@ -187,13 +201,46 @@ void PrintSummary(const std::vector<Outcome>& outcomes) {
             }
         }
     }
-    std::printf("\n%-8s %-22s %5s %9s %9s %9s\n", "split", "class", "rows", "no_answer", "median",
-                "p90");
+    std::printf("\n%s\n%-8s %-22s %5s %9s %9s %9s\n",
+                searched ? "layout searched (rows sent without parallelism / tensor_parallel):"
+                         : "as published (each row's request as it is):",
+                "split", "class", "rows", "no_answer", "median", "p90");
     for (const auto& [key, v] : errors) {
         std::printf("%-8s %-22s %5zu %9zu %8.1f%% %8.1f%%\n", key.first.c_str(), key.second.c_str(),
                     v.size() + unanswered[key], unanswered[key], 100 * Quantile(v, 0.5),
                     100 * Quantile(v, 0.9));
     }
+}
+
+// Evaluates and prints every row of `file` in one pass; returns the malformed rows (reported
+// in the given pass only, the searched pass reads the same lines).
+int EvaluateFile(const std::filesystem::path& file, const pricing::Catalog& catalog, bool searched,
+                 std::vector<Outcome>& outcomes) {
+    int faults = 0;
+    std::ifstream in(file);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        Outcome o;
+        std::string fault;
+        if (!Evaluate(line, catalog, searched, o, fault)) {
+            if (!searched) {
+                std::fprintf(stderr, "%s:%d: %s\n", file.string().c_str(), number, fault.c_str());
+                ++faults;
+            }
+            continue;
+        }
+        if (o.predicted) {
+            std::printf("%-6s %-16s %-7s %-28s %11.4g %11.4g %+7.1f%%  %s\n", o.id.c_str(),
+                        o.cls.c_str(), o.split.c_str(), o.metric.c_str(), *o.predicted, o.published,
+                        100 * (*o.predicted - o.published) / o.published, o.note.c_str());
+        } else {
+            std::printf("%-6s %-16s %-7s %-28s %11s %11.4g %8s  %s\n", o.id.c_str(), o.cls.c_str(),
+                        o.split.c_str(), o.metric.c_str(), "-", o.published, "-", o.note.c_str());
+        }
+        outcomes.push_back(std::move(o));
+    }
+    return faults;
 }
 
 }  // namespace
@@ -213,32 +260,12 @@ int RunFrontier(const std::string& directory, const pricing::Catalog& catalog) {
     int faults = 0;
     std::printf("%-6s %-16s %-7s %-28s %11s %11s %8s  %s\n", "id", "class", "split", "metric",
                 "predicted", "published", "error", "layout");
-    for (const auto& file : files) {
-        std::ifstream in(file);
-        std::string line;
-        for (int number = 1; std::getline(in, line); ++number) {
-            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-            Outcome o;
-            std::string fault;
-            if (!Evaluate(line, catalog, o, fault)) {
-                std::fprintf(stderr, "%s:%d: %s\n", file.string().c_str(), number, fault.c_str());
-                ++faults;
-                continue;
-            }
-            if (o.predicted) {
-                std::printf("%-6s %-16s %-7s %-28s %11.4g %11.4g %+7.1f%%  %s\n", o.id.c_str(),
-                            o.cls.c_str(), o.split.c_str(), o.metric.c_str(), *o.predicted,
-                            o.published, 100 * (*o.predicted - o.published) / o.published,
-                            o.note.c_str());
-            } else {
-                std::printf("%-6s %-16s %-7s %-28s %11s %11.4g %8s  %s\n", o.id.c_str(),
-                            o.cls.c_str(), o.split.c_str(), o.metric.c_str(), "-", o.published, "-",
-                            o.note.c_str());
-            }
-            outcomes.push_back(std::move(o));
-        }
+    for (const bool searched : {false, true}) {
+        if (searched) std::printf("\nthe same rows without their layout members:\n");
+        for (const auto& file : files) faults += EvaluateFile(file, catalog, searched, outcomes);
     }
-    PrintSummary(outcomes);
+    PrintSummary(outcomes, false);
+    PrintSummary(outcomes, true);
     return faults == 0 ? 0 : 1;
 }
 
