@@ -548,8 +548,12 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
     echo.push_back(Echo("efficiency_spread_fraction", s.efficiency_spread, "fraction",
                         "p90/p50 - 1 of run time from efficiency uncertainty (log-normal)",
                         request.efficiency_spread_fraction.has_value(),
-                        "default: judgement (published MFUs for one model and chip differ by "
-                        "about +-20%)"));
+                        s.moe_efficiency_spread
+                            ? AssumptionText("default for a mixture-of-experts model: measured, "
+                                             "the estimator's error on the 40 MoE rows of the "
+                                             "frontier validation set (docs/estimator.md)")
+                            : AssumptionText("default: judgement (published MFUs for one model "
+                                             "and chip differ by about +-20%)")));
     echo.push_back(Echo("price_spread_fraction", s.price_spread, "fraction",
                         "p90/p50 - 1 of on-demand prices (log-normal); committed prices are "
                         "fixed once bought",

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "pricing/calendar.hpp"
+#include "pricing/estimate/model.hpp"
 #include "pricing/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -246,8 +247,13 @@ PricingSettings SettingsFor(const TrainingPlanRequest& request) {
     PricingSettings s;
     s.checkpoint_hours = request.checkpoint_minutes.value_or(kDefaultCheckpointMinutes) / 60.0;
     s.restart_hours = request.restart_minutes.value_or(kDefaultRestartMinutes) / 60.0;
-    s.efficiency_spread =
-        request.efficiency_spread_fraction.value_or(kDefaultEfficiencySpreadFraction);
+    // The run-time spread defaults to the estimator's measured error for a mixture-of-experts
+    // model, which is wider than the dense models' judgement.
+    const auto model = estimate::DeriveModel(request.workload.model);
+    s.moe_efficiency_spread =
+        !request.efficiency_spread_fraction && model.ok() && model.value().IsMoe();
+    s.efficiency_spread = request.efficiency_spread_fraction.value_or(
+        s.moe_efficiency_spread ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction);
     s.price_spread = request.price_spread_fraction.value_or(kDefaultPriceSpreadFraction);
     s.spot_price_spread =
         request.spot_price_spread_fraction.value_or(kDefaultSpotPriceSpreadFraction);

@@ -111,6 +111,7 @@ struct PricingSettings {
     double checkpoint_hours = 0;
     double restart_hours = 0;
     double efficiency_spread = 0;
+    bool moe_efficiency_spread = false;  // the default taken was kMoeEfficiencySpreadFraction
     double price_spread = 0;
     double spot_price_spread = 0;
     double factor_fixed = 1;

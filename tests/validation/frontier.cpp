@@ -62,6 +62,7 @@ struct Outcome {
     std::optional<double> predicted;  // nullopt: no answer (the problem is in `note`)
     std::string note;
     double AbsError() const { return std::abs(*predicted - published) / published; }
+    double AbsLogError() const { return std::abs(std::log(*predicted / published)); }
 };
 
 // The answer as POST /v1/estimates/<endpoint> writes it, or the problem's detail.
@@ -187,28 +188,38 @@ double Quantile(std::vector<double> v, double q) {
 }
 
 void PrintSummary(const std::vector<Outcome>& outcomes, bool searched) {
-    // (split, class) and (split, "all"): answered rows' median and p90 absolute error.
-    std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
-    std::map<std::pair<std::string, std::string>, std::size_t> unanswered;
+    // (split, class) and (split, "all"), split "both" for fit and held out together: answered
+    // rows' median and p90 absolute error, and the spread a log-normal with the rows' errors
+    // has (exp(80th percentile of |ln error|) - 1, its p90/p50 - 1: the planners'
+    // efficiency_spread_fraction).
+    struct Errors {
+        std::vector<double> abs, abs_log;
+        std::size_t unanswered = 0;
+    };
+    std::map<std::pair<std::string, std::string>, Errors> errors;
     for (const Outcome& o : outcomes) {
         if (o.searched != searched) continue;
-        for (const std::string& cls : {o.cls, std::string("all")}) {
-            if (o.predicted) {
-                errors[{o.split, cls}].push_back(o.AbsError());
-            } else {
-                ++unanswered[{o.split, cls}];
-                errors[{o.split, cls}];
+        for (const std::string& split : {o.split, std::string("both")}) {
+            for (const std::string& cls : {o.cls, std::string("all")}) {
+                Errors& e = errors[{split, cls}];
+                if (o.predicted) {
+                    e.abs.push_back(o.AbsError());
+                    e.abs_log.push_back(o.AbsLogError());
+                } else {
+                    ++e.unanswered;
+                }
             }
         }
     }
-    std::printf("\n%s\n%-8s %-22s %5s %9s %9s %9s\n",
+    std::printf("\n%s\n%-8s %-22s %5s %9s %9s %9s %9s\n",
                 searched ? "layout searched (rows sent without parallelism / tensor_parallel):"
                          : "as published (each row's request as it is):",
-                "split", "class", "rows", "no_answer", "median", "p90");
-    for (const auto& [key, v] : errors) {
-        std::printf("%-8s %-22s %5zu %9zu %8.1f%% %8.1f%%\n", key.first.c_str(), key.second.c_str(),
-                    v.size() + unanswered[key], unanswered[key], 100 * Quantile(v, 0.5),
-                    100 * Quantile(v, 0.9));
+                "split", "class", "rows", "no_answer", "median", "p90", "spread");
+    for (const auto& [key, e] : errors) {
+        std::printf("%-8s %-22s %5zu %9zu %8.1f%% %8.1f%% %9.3f\n", key.first.c_str(),
+                    key.second.c_str(), e.abs.size() + e.unanswered, e.unanswered,
+                    100 * Quantile(e.abs, 0.5), 100 * Quantile(e.abs, 0.9),
+                    std::exp(Quantile(e.abs_log, 0.8)) - 1);
     }
 }
 

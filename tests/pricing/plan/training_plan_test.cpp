@@ -1777,6 +1777,43 @@ TEST_SUITE("plan_training") {
     }
 }
 
+TEST_SUITE("plan_training uncertainty") {
+    TEST_CASE("a mixture-of-experts run's time spread is the estimator's measured MoE error") {
+        auto catalog = Sample();
+        auto spread_of = [](const TrainingPlan& plan) {
+            for (const auto& a : plan.assumptions) {
+                if (a.name.view() == "efficiency_spread_fraction") return a.value;
+            }
+            FAIL("no efficiency_spread_fraction echo");
+            return 0.0;
+        };
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        auto dense = Plan(r, *catalog);
+        REQUIRE(dense.ok());
+        CHECK(spread_of(dense.value()) == doctest::Approx(kDefaultEfficiencySpreadFraction));
+        // A Mixtral-sized MoE (47B parameters, 13B active: experts derived).
+        r.workload.model.params_b = 47;
+        r.workload.model.active_params_b = 13;
+        r.workload.tokens_b = 5;
+        auto moe = Plan(r, *catalog);
+        REQUIRE(moe.ok());
+        CHECK(spread_of(moe.value()) == doctest::Approx(kMoeEfficiencySpreadFraction));
+        REQUIRE(moe.value().recommendation.has_value());
+        const TrainingPlanOption& o = *moe.value().recommendation;
+        // An on-demand option: run time and list price as independent log-normals.
+        const double ratio = std::exp(std::hypot(std::log1p(kMoeEfficiencySpreadFraction),
+                                                 std::log1p(kDefaultPriceSpreadFraction)));
+        CHECK(o.cost_usd_p90 / o.cost_usd_p50 == doctest::Approx(ratio).epsilon(1e-3));
+        // A spread the request gives is used as given.
+        r.efficiency_spread_fraction = 0.2;
+        auto given = Plan(r, *catalog);
+        REQUIRE(given.ok());
+        CHECK(spread_of(given.value()) == doctest::Approx(0.2));
+    }
+}
+
 TEST_SUITE("plan_training deadline") {
     // Budgets of 0 only: a deadline that has passed already, so no test depends on the speed
     // of the machine.
