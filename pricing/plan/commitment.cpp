@@ -59,7 +59,10 @@ Span SpanOf(const PlannedDemand& d, Variant variant, double slip_hours) {
     const double duration = d.end_hour - d.start_hour;
     // Training runs take as long as the estimator's efficiency lets them; a serving fleet
     // runs its budget window whatever its speed.
-    const double spread = 1 + (d.plan_kind == "training" ? kDefaultEfficiencySpreadFraction : 0);
+    const double spread =
+        1 + (d.plan_kind == "training"
+                 ? d.duration_spread_fraction.value_or(kDefaultEfficiencySpreadFraction)
+                 : 0);
     switch (variant) {
         case Variant::kP10Duration:
             return {d.start_hour, d.start_hour + duration / spread, d.nodes};
@@ -289,7 +292,9 @@ Assumptions CommitmentAssumptions(const CommitmentRequest& request) {
         {"commitment.training_duration_spread_fraction", kDefaultEfficiencySpreadFraction,
          "fraction",
          "A training run's p90 duration is (1 + this) x its expected duration and its p10 the "
-         "expected / (1 + this); serving fleets run their fixed budget window",
+         "expected / (1 + this), unless its saved plan echoes its own "
+         "efficiency_spread_fraction (0.39 for a mixture-of-experts model); serving fleets run "
+         "their fixed budget window",
          "the training plans' efficiency spread (published MFUs for one model and hardware "
          "differ by about +-20 % between frameworks; estimator-references); judgement"},
         {"commitment.demand_outside_plans", 0, "instances",

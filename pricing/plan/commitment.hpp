@@ -40,6 +40,9 @@ struct PlannedDemand {
     int nodes = 0;
     double start_hour = 0;
     double end_hour = 0;
+    // A training run's p90 duration over its expected one, less 1: its own plan's
+    // efficiency_spread_fraction (the saved answer's echo); none: the training plans' default.
+    std::optional<double> duration_spread_fraction;
 };
 
 struct CommitmentRequest {

@@ -116,6 +116,20 @@ std::optional<pricing::OwnedHolding> RunOfAnswer(std::string_view kind, const js
                                  static_cast<int>(NumberAt(r, "nodes")), *start, end};
 }
 
+// The value a saved answer echoes under `assumptions` as `name`, if it does.
+std::optional<double> EchoedValue(const json& answer, std::string_view name) {
+    if (!answer.is_object() || !answer.contains("assumptions")) return std::nullopt;
+    const json& echoes = answer["assumptions"];
+    if (!echoes.is_array()) return std::nullopt;
+    for (const json& a : echoes) {
+        if (a.is_object() && a.value("name", "") == name && a.contains("value") &&
+            a["value"].is_number()) {
+            return a["value"].get<double>();
+        }
+    }
+    return std::nullopt;
+}
+
 json HoldersJson(const OwnedLedgerView& ledger) {
     json out = json::array();
     for (std::size_t i = 0; i < ledger.ledger.draws.size(); ++i) {
@@ -203,7 +217,10 @@ pricing::Result<std::vector<PlannedRun>> PlannedRunsOf(const Deps& deps,
     auto every = ForEachScenarioOnBook(
         deps, book_id, std::nullopt, [&](const Scenario& s, const json& answer) {
             auto run = RunOfAnswer(s.plan_kind, answer, std::to_string(s.id));
-            if (run) out.push_back({std::to_string(s.id), s.plan_kind, s.team, std::move(*run)});
+            if (run) {
+                out.push_back({std::to_string(s.id), s.plan_kind, s.team, std::move(*run),
+                               EchoedValue(answer, "efficiency_spread_fraction")});
+            }
         });
     if (!every.ok()) return every.error();
     return out;

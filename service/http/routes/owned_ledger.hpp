@@ -32,6 +32,8 @@ struct PlannedRun {
     std::string plan_kind;
     std::string team;           // whose imported bills are the scenario's actual spend
     pricing::OwnedHolding run;  // its offering, nodes and hours, owned capacity or not
+    // The saved training plan's efficiency_spread_fraction echo (its run time's p90/p50 - 1).
+    std::optional<double> duration_spread_fraction;
 };
 
 // Every saved training and serving scenario (every team's) planning with `book_id` whose saved

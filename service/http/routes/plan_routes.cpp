@@ -217,8 +217,8 @@ std::vector<pricing::plan::PlannedDemand> DemandOf(const std::vector<PlannedRun>
         for (const pricing::Offering& o : catalog.Offerings()) {
             if (pricing::IdKey(o.id) == pricing::IdKey(r.run.offering_id)) offering = &o;
         }
-        out.push_back(
-            {r.scenario_id, r.plan_kind, offering, r.run.nodes, r.run.start_hour, r.run.end_hour});
+        out.push_back({r.scenario_id, r.plan_kind, offering, r.run.nodes, r.run.start_hour,
+                       r.run.end_hour, r.duration_spread_fraction});
     }
     return out;
 }

@@ -53,8 +53,8 @@ std::shared_ptr<const InMemoryCatalog> ShapeCatalog() {
 CommitmentRequest Portfolio(const Offering& od) {
     const double start = HourOf("2027-01-01");
     CommitmentRequest r;
-    r.demand.push_back({"1", "inference", &od, 2, start, start + kCommit3yTermHours});
-    r.demand.push_back({"2", "training", &od, 2, start, start + 7300});
+    r.demand.push_back({"1", "inference", &od, 2, start, start + kCommit3yTermHours, std::nullopt});
+    r.demand.push_back({"2", "training", &od, 2, start, start + 7300, std::nullopt});
     return r;
 }
 
@@ -107,12 +107,25 @@ TEST_CASE("planned demand buys 3-year terms for the fleet and 1-year terms for t
     CHECK(plan.slipped_saving_usd == doctest::Approx(2727600));
 }
 
+TEST_CASE("a training run is spread by its own plan's run-time spread where it has one") {
+    auto catalog = ShapeCatalog();
+    const Offering od = catalog->FindOffering("x9-od").value();
+    CommitmentRequest r = Portfolio(od);
+    r.demand[1].duration_spread_fraction = 0.39;  // a mixture-of-experts run's plan
+    const CommitmentPlan plan = RecommendCommitments(*catalog, r);
+    REQUIRE(plan.lines.size() == 2);
+    const CommitmentLine& one = plan.lines[1];
+    CHECK(one.p10_duration.used_instance_hours == doctest::Approx(2 * 7300 / 1.39));
+    CHECK(one.expected.used_instance_hours == doctest::Approx(2 * 7300));
+}
+
 TEST_CASE("owned capacity is used first and spot plans are not counted") {
     auto catalog = ShapeCatalog();
     const Offering od = catalog->FindOffering("x9-od").value();
     const Offering spot = catalog->FindOffering("x9-spot").value();
     CommitmentRequest r = Portfolio(od);
-    r.demand.push_back({"3", "training", &spot, 8, HourOf("2027-01-01"), HourOf("2027-06-01")});
+    r.demand.push_back(
+        {"3", "training", &spot, 8, HourOf("2027-01-01"), HourOf("2027-06-01"), std::nullopt});
     // One instance already reserved for 2027: layer 3 of that year is covered.
     r.owned.push_back({"x9-1y", 1, "2027-01-01", "2028-01-01", kCommit1yUsd});
     const CommitmentPlan plan = RecommendCommitments(*catalog, r);
@@ -132,7 +145,7 @@ TEST_CASE("a layer used below the break-even utilisation is left on demand") {
     const double start = HourOf("2027-01-01");
     CommitmentRequest r;
     // 5,000 h of a year's 8,760: 0.571, below the 1-year break-even of 0.6.
-    r.demand.push_back({"1", "inference", &od, 1, start, start + 5000});
+    r.demand.push_back({"1", "inference", &od, 1, start, start + 5000, std::nullopt});
     const CommitmentPlan plan = RecommendCommitments(*catalog, r);
     CHECK(plan.lines.empty());
     CHECK(plan.demand[0].terms_offered.size() == 2);
