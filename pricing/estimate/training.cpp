@@ -369,6 +369,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     }
     AddRecipeAssumptions(req, as);
     AddLowPrecisionAssumptions(c, as);
+    AddDataParallelAssumptions(c, e.layout, as);
     add("cross_entropy_bytes_per_logit", kCrossEntropyBytesPerLogit, "bytes",
         "HBM traffic of the fp32 softmax cross-entropy per logit element, forward + backward",
         "counted: cast, max, exp-sum, gather; softmax gradient, cast back");

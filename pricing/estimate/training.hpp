@@ -255,6 +255,15 @@ inline constexpr double kDefaultGlobalBatchTokens = 4194304;  // 4M tokens (LLaM
 inline constexpr double kBatchChangeWarnFraction = 0.01;
 inline constexpr double kDefaultGoodput = 0.85;
 inline constexpr double kDefaultCommOverlapFraction = 0.8;
+// Bytes per parameter of the distributed optimizer's (ZeRO 1) all-gather of the updated
+// parameters in an FP8 run: Megatron-Core gathers them in FP8 with fp8_param_gather, which
+// the FP8 mixed-precision presets set (NeMo 2 nemo/collections/llm/recipes/precision/
+// mixed_precision.py bf16_with_fp8_mixed and bf16_with_fp8_current_scaling_mixed; Megatron-
+// Bridge src/megatron/bridge/training/mixed_precision.py, the same presets); the embedding and
+// output projection stay 16-bit. The gradients are reduce-scattered at the weight width: the
+// presets' grad_reduce_in_fp32 is turned off by the published runs' performance recipes
+// (docs/estimator.md, "Data-parallel traffic").
+inline constexpr double kFp8ParamGatherBytesPerParam = 1;
 inline constexpr double kDefaultTpOverlapFraction = 0.0;
 // Share of tensor-parallel traffic hidden behind GEMMs when a framework overlaps it
 // (Megatron-Core --tp-comm-overlap, TransformerEngine userbuffers). Assumed; pass it as

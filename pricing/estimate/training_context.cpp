@@ -291,6 +291,9 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     c.gemm_bpe = BytesPerElement(req.precision);
     c.act_bpe = fp32 ? 4.0 : 2.0;
     c.weight_bpe = fp32 ? 4.0 : 2.0;
+    c.param_gather_bpe = req.precision == Precision::kFp8 && !IsAdapterMode(req.mode)
+                             ? kFp8ParamGatherBytesPerParam
+                             : c.weight_bpe;
     c.adam_bytes = fp32 ? kAdamBytesPerParamFp32 : kAdamBytesPerParamMixed;
     c.goodput = req.goodput.value_or(kDefaultGoodput);
     c.overlap = req.comm_overlap_fraction.value_or(kDefaultCommOverlapFraction);

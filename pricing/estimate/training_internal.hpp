@@ -160,6 +160,7 @@ MemoryBreakdown Memory(const Ctx& c, const ParallelLayout& l, const SplitShape& 
 const Link& LinkFor(const Ctx& c, int span);
 std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout& l,
                                               double micro_batches, double t_mb, double backward_s);
+void AddDataParallelAssumptions(const Ctx& c, const ParallelLayout& l, Assumptions& as);
 MoeLayerShape MoeShapeOf(const Ctx& c, const ParallelLayout& l);
 double RoutedGemmSeconds(const Ctx& c, const ParallelLayout& l, const LayerCost& lc);
 double ExpertOverlap(const Ctx& c, const ParallelLayout& l);
@@ -246,6 +247,10 @@ struct Ctx {
     DeviceModel bf16_dev;
     double act_bpe = 2;     // stored activations, communication
     double weight_bpe = 2;  // trainable weights and gradients
+    // The distributed optimizer's all-gather of the updated block weights (the embedding and
+    // output projection are gathered at `weight_bpe`): kFp8ParamGatherBytesPerParam in an FP8
+    // run that trains every weight, else `weight_bpe`.
+    double param_gather_bpe = 2;
     double adam_bytes = 12;
     double goodput = kDefaultGoodput;
     double overlap = kDefaultCommOverlapFraction;

@@ -6,10 +6,20 @@ const Link& LinkFor(const Ctx& c, int span) {
     return c.links.GroupLink(span);
 }
 
-// Data-parallel traffic of one step: gradient all-reduce (ZeRO 0/1), reduce-scatter per
-// micro-batch (ZeRO 2), or gathers and reduce-scatters per micro-batch (ZeRO 3), each for
-// the replicated parameters over the data-parallel group and for the routed experts over
-// their data / expert replica group. Returns the communication and the compute window it
+namespace {
+
+// The input embedding and output projection (one matrix when tied).
+double EmbeddingParams(const ResolvedModel& m) {
+    return (m.tied_embeddings ? 1.0 : 2.0) * m.vocab_size * static_cast<double>(m.hidden_size);
+}
+
+}  // namespace
+
+// Data-parallel traffic of one step: gradient all-reduce (ZeRO 0/1; at ZeRO 1 in an FP8 run
+// its second half, the weights' all-gather, in FP8), reduce-scatter per micro-batch (ZeRO 2),
+// or gathers and reduce-scatters per micro-batch (ZeRO 3), each for the replicated parameters
+// over the data-parallel group and for the routed experts over their data / expert replica
+// group. Returns the communication and the compute window it
 // can hide behind.
 std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout& l,
                                               double micro_batches, double t_mb,
@@ -45,6 +55,17 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
     if (l.zero_stage == 2 && micro_batches > 1) {
         return {(micro_batches + 1.0) * gather(grad_repl, grad_routed), micro_batches * backward_s};
     }
+    if (l.zero_stage == 1 && c.param_gather_bpe != c.weight_bpe) {
+        // The distributed optimizer reduce-scatters the gradients and all-gathers the updated
+        // weights (the two halves of a ring all-reduce), the block weights at
+        // `param_gather_bpe`; both hide behind the last backward like the all-reduce.
+        const double embedding = std::min(train.replicated, EmbeddingParams(c.m));
+        const double gather_repl =
+            ((train.replicated - embedding) * c.param_gather_bpe + embedding * c.weight_bpe) /
+            model_span;
+        const double gather_routed = train.routed / expert_span * c.param_gather_bpe;
+        return {gather(grad_repl, grad_routed) + gather(gather_repl, gather_routed), backward_s};
+    }
     double all_reduce = HierarchicalAllReduceSeconds(grad_repl, ReplicaGroup(l), per_domain,
                                                      c.links.scale_up, c.links.scale_out);
     if (grad_routed > 0) {
@@ -52,6 +73,18 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
                                                    c.links.scale_up, c.links.scale_out);
     }
     return {all_reduce, backward_s};  // backward of the last micro-batch
+}
+
+// The data-parallel assumptions that layout `l` uses.
+void AddDataParallelAssumptions(const Ctx& c, const ParallelLayout& l, Assumptions& as) {
+    if (l.zero_stage != 1 || ReplicaGroup(l) <= 1 || c.param_gather_bpe == c.weight_bpe) return;
+    as.push_back({"dp_param_gather_bytes_per_param", c.param_gather_bpe, "bytes",
+                  "the distributed optimizer's (ZeRO 1) all-gather of the updated block weights "
+                  "in an FP8 run, after the gradients' reduce-scatter at the weight width; the "
+                  "embedding and output projection are gathered at 16 bits",
+                  "Megatron-Core fp8_param_gather, set by the FP8 presets of NeMo 2 "
+                  "(recipes/precision/mixed_precision.py) and Megatron-Bridge "
+                  "(training/mixed_precision.py)"});
 }
 
 // The MoE layer of layout `l` for one micro-batch (pricing/estimate/moe.hpp).
