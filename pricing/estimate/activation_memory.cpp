@@ -47,6 +47,64 @@ LayerActivationParts KorthikantiLayer(const ResolvedModel& m, const ActivationLa
     return p;
 }
 
+// Korthikanti et al.'s dense GPT layer by his components (Sec. 4.1; the same 34 sbh in total
+// as KorthikantiLayer): outside the tensor-parallel regions the two norms' inputs (4 sbh),
+// the QKV and fc1 inputs (4 sbh) and the two dropout masks (2 sbh); inside Q, K, V (6 sbh),
+// the output projection's input (2 sbh) and the MLP's GeLU input and fc2 input (16 sbh). Only
+// module recompute reads it, so the lump's answers stay as they were.
+LayerActivationParts KorthikantiComponents(const ResolvedModel& m, const ActivationLayout& l,
+                                           double tokens, double outside, double t) {
+    const double sbh = tokens * m.hidden_size;
+    LayerActivationParts p = KorthikantiLayer(m, l, tokens, outside, t);
+    p.norm_inputs = 4.0 * sbh / outside;
+    p.block_inputs = 4.0 * sbh / outside;
+    p.dropout_masks = 2.0 * sbh / outside;
+    p.attention_qkv = 6.0 * sbh / t;
+    p.attention_output = 2.0 * sbh / t;
+    p.mlp_hidden = 16.0 * sbh / t;
+    return p;
+}
+
+// The share of an MoE model's MLP activations in the routed experts' MLPs of its MoE layers:
+// the top-k routed experts against the shared ones a token also passes (same width).
+double RoutedShare(const ResolvedModel& m) {
+    const double k = m.experts_per_token;
+    return k / (k + m.shared_experts);
+}
+
+// The share of the MLP activations a set of modules frees (mlp_hidden): dense MLPs for mlp
+// (every layer of a dense model, the leading dense layers of an MoE one), the whole MoE
+// layer for moe, its shared experts for shared_experts, and for moe_act the routed experts'
+// activation output, half of what Korthikanti counts for an MLP (the fc2 input, of GeLU
+// input and fc2 input).
+double MlpShareFreed(const ResolvedModel& m, const RecomputeModules& modules) {
+    if (!m.IsMoe()) return modules.Has(RecomputeModule::kMlp) ? 1.0 : 0.0;
+    const double moe_layers = static_cast<double>(m.MoeLayers()) / m.layers;
+    double dense = modules.Has(RecomputeModule::kMlp) ? 1.0 - moe_layers : 0.0;
+    if (modules.Has(RecomputeModule::kMoe)) return dense + moe_layers;
+    const double routed = RoutedShare(m);
+    double moe = 0;
+    if (modules.Has(RecomputeModule::kMoeAct)) moe += routed * 0.5;
+    if (modules.Has(RecomputeModule::kSharedExperts)) moe += 1.0 - routed;
+    return dense + moe_layers * moe;
+}
+
+// Module recompute other than the attention core's: each module drops what the layer's count
+// holds for it (RecomputeModuleFreedBytes).
+LayerActivationParts ModuleRecomputeLayer(const ResolvedModel& m, const ActivationLayout& l,
+                                          double tokens, double outside, double t) {
+    ActivationLayout base = l;
+    base.recompute =
+        l.modules.Has(RecomputeModule::kCoreAttn) ? Recompute::kSelective : Recompute::kNone;
+    base.modules = kSelectiveDefaultModules;
+    LayerActivationParts p =
+        m.IsMoe() ? KorthikantiComponents(m, base, tokens, outside, t) : LayerActivations(m, base);
+    if (l.modules.Has(RecomputeModule::kLayernorm)) p.block_inputs = 0;
+    if (l.modules.Has(RecomputeModule::kMlaUpProj) && m.IsMla()) p.attention_qkv = 0;
+    p.mlp_hidden *= 1.0 - MlpShareFreed(m, l.modules);
+    return p;
+}
+
 }  // namespace
 
 bool TrainedWithDropout(const ResolvedModel& model) {
@@ -64,6 +122,9 @@ LayerActivationParts LayerActivations(const ResolvedModel& m, const ActivationLa
     if (l.recompute == Recompute::kFull) {
         p.layer_input = kActivationBytes * tokens * h / outside;
         return p;
+    }
+    if (l.recompute == Recompute::kSelective && l.modules != kSelectiveDefaultModules) {
+        return ModuleRecomputeLayer(m, l, tokens, outside, t);
     }
     if (m.IsMoe()) return KorthikantiLayer(m, l, tokens, outside, t);
     const AttentionWidths w = WidthsOf(m);
@@ -93,6 +154,17 @@ LayerActivationParts LayerActivations(const ResolvedModel& m, const ActivationLa
         p.scores = per_score * heads * tokens * m.seq_len;
     }
     return p;
+}
+
+double RecomputeModuleFreedBytes(const ResolvedModel& m, const ActivationLayout& l,
+                                 RecomputeModule module) {
+    ActivationLayout kept = l;
+    kept.recompute = Recompute::kNone;
+    ActivationLayout recomputed = l;
+    recomputed.recompute = Recompute::kSelective;
+    recomputed.modules = {};
+    recomputed.modules.Add(module);
+    return LayerActivations(m, kept).Total() - LayerActivations(m, recomputed).Total();
 }
 
 void AddActivationAssumption(const ResolvedModel& m, const ActivationLayout& l,

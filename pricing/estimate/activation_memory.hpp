@@ -15,6 +15,9 @@ struct ActivationLayout {
     bool sequence_parallel = false;
     Recompute recompute = Recompute::kNone;
     bool flash_attention = true;
+    // Selective recompute only: Megatron-Core's recompute modules (the attention core alone by
+    // default, as the estimate has always counted selective recompute).
+    RecomputeModules modules = kSelectiveDefaultModules;
 };
 
 // The stored activations of one layer and micro-batch by component, in bytes on one rank at
@@ -48,6 +51,16 @@ struct LayerActivationParts {
 bool TrainedWithDropout(const ResolvedModel& model);
 
 LayerActivationParts LayerActivations(const ResolvedModel& model, const ActivationLayout& layout);
+
+// The bytes one layer and micro-batch no longer stores when `module` alone is recomputed:
+// what the layer's count above holds for it (the component list; for MoE models Korthikanti's
+// 34 sbh split into his components, Sec. 4.1). layernorm drops the two norms' outputs,
+// mla_up_proj the up-projected Q/K/V (MLA models only), moe_act the activation output of the
+// routed experts' MLP, mlp / moe / shared_experts their module's internals (dense layers, MoE
+// layers, the shared experts' share of them), core_attn what selective recompute has always
+// dropped. 0 where the model has no such module.
+double RecomputeModuleFreedBytes(const ResolvedModel& model, const ActivationLayout& layout,
+                                 RecomputeModule module);
 
 // The echo of the chosen layout's activations per layer (activation_bytes_per_layer_gb).
 // Under full recompute `recomputed_share` of the layers keeps its input only and the rest

@@ -328,6 +328,39 @@ void AddLowPrecisionAssumptions(const Ctx& c, Assumptions& as) {
                   "Sec. 3.3.1); catalog BF16 peak"});
 }
 
+// Each recompute module the request named, on the chosen layout: the activation bytes one
+// layer and micro-batch no longer stores, and the forward seconds it adds to the backward pass.
+void AddRecomputeModuleAssumptions(const Ctx& c, const ParallelLayout& l, Assumptions& as) {
+    if (!c.recompute_modules_named || l.recompute != Recompute::kSelective) return;
+    const ActivationLayout act{
+        l.micro_batch_size,    l.tensor, l.context,          l.sequence_parallel,
+        Recompute::kSelective, c.flash,  c.recompute_modules};
+    const LayerCost lc =
+        ComputeAverageLayer(c, l.tensor, l.context, l.micro_batch_size, l.sequence_parallel);
+    for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
+        const auto module = static_cast<RecomputeModule>(i);
+        if (!c.recompute_modules.Has(module)) continue;
+        const std::string name(kRecomputeModuleNames[i]);
+        RecomputeModules alone;
+        alone.Add(module);
+        const double freed = RecomputeModuleFreedBytes(c.m, act, module) * c.act_bpe / 2.0;
+        const RecomputeWork w = ModuleRecomputeWork(c, l, lc, alone);
+        as.push_back({"recompute_" + name + "_freed_gb_per_layer", freed / 1e9, "GB",
+                      "activations one rank no longer stores per layer and micro-batch with " +
+                          name + " recomputed (what the layer's activation count holds for it)",
+                      "Megatron-Core transformer_config.py recompute_modules and MoE README "
+                      "\"Fine-grained Recomputation\"; components per docs/estimator.md "
+                      "\"Megatron's recompute modules\""});
+        as.push_back({"recompute_" + name + "_forward_s_per_layer", w.compute_s + w.memory_s, "s",
+                      "forward work " + name +
+                          " adds to each micro-batch's backward pass per layer and rank (the "
+                          "MoE layer's routing and all-to-all under moe not included)",
+                      "Megatron-Core MoE README \"Fine-grained Recomputation\" (checkpoints "
+                      "rerun their module's forward); docs/estimator.md \"Megatron's recompute "
+                      "modules\""});
+    }
+}
+
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
     Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
@@ -432,10 +465,12 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     add("elementwise_hidden_elements_per_token", kElementwiseHiddenElements, "elements",
         "per layer forward: 2 norms and 2 residual adds, in units of the hidden size",
         "counted from the Megatron layer (Korthikanti et al. 2022 Fig. 2)");
-    AddActivationAssumption(c.m,
-                            {e.layout.micro_batch_size, e.layout.tensor, e.layout.context,
-                             e.layout.sequence_parallel, e.layout.recompute, c.flash},
-                            RecomputedShare(e.layout, SplitShapeOf(c, e.layout)), as);
+    AddActivationAssumption(
+        c.m,
+        {e.layout.micro_batch_size, e.layout.tensor, e.layout.context, e.layout.sequence_parallel,
+         e.layout.recompute, c.flash, c.recompute_modules},
+        RecomputedShare(e.layout, SplitShapeOf(c, e.layout)), as);
+    AddRecomputeModuleAssumptions(c, e.layout, as);
     AddContextParallelAssumptions(c.m, e.layout.tensor, e.layout.context, e.layout.micro_batch_size,
                                   c.act_bpe, as);
     add("pipeline_bubble_fraction",
@@ -495,6 +530,21 @@ std::optional<Recompute> ParseRecompute(std::string_view name) {
         }
     }
     return std::nullopt;
+}
+
+std::optional<RecomputeModule> ParseRecomputeModule(std::string_view name) {
+    for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
+        if (name == kRecomputeModuleNames[i]) return static_cast<RecomputeModule>(i);
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> RecomputeModules::Names() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
+        if (Has(static_cast<RecomputeModule>(i))) out.emplace_back(kRecomputeModuleNames[i]);
+    }
+    return out;
 }
 
 const char* TrainingModeName(TrainingMode mode) {

@@ -21,6 +21,40 @@ enum class Recompute { kNone, kSelective, kFull };
 const char* RecomputeName(Recompute r);
 std::optional<Recompute> ParseRecompute(std::string_view name);
 
+// Megatron-Core's selective recompute modules (--recompute-granularity selective
+// --recompute-modules ...; transformer_config.py `recompute_modules`, whose default is
+// core_attn). moe_act, layernorm and mla_up_proj are output-discarding checkpoints, the others
+// standard checkpoints that keep the module's input and run its forward again (Megatron-Core
+// MoE README, "Fine-grained Recomputation"). pricing/estimate/activation_memory.hpp has what
+// each frees, training_step.cpp what each adds to the backward pass.
+enum class RecomputeModule {
+    kCoreAttn,
+    kMoeAct,
+    kLayernorm,
+    kMlaUpProj,
+    kMlp,
+    kMoe,
+    kSharedExperts
+};
+inline constexpr std::array<std::string_view, 7> kRecomputeModuleNames = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
+std::optional<RecomputeModule> ParseRecomputeModule(std::string_view name);
+
+// A set of recompute modules, one bit per RecomputeModule.
+struct RecomputeModules {
+    unsigned bits = 0;
+    bool Has(RecomputeModule m) const { return (bits & Bit(m)) != 0; }
+    void Add(RecomputeModule m) { bits |= Bit(m); }
+    bool Empty() const { return bits == 0; }
+    bool operator==(const RecomputeModules&) const = default;
+    // The modules in Megatron-Core's spelling, in kRecomputeModuleNames's order.
+    std::vector<std::string> Names() const;
+    static unsigned Bit(RecomputeModule m) { return 1U << static_cast<unsigned>(m); }
+};
+// What `recompute: selective` recomputes when the request names no modules: the attention
+// core, Megatron-Core's default.
+inline constexpr RecomputeModules kSelectiveDefaultModules{1U};
+
 // What is trained. kPretrain and kFullFinetune update every weight (the same physics; the
 // name is echoed). kLora freezes the base weights in 16-bit and trains low-rank adapters
 // (Hu et al. 2021, arXiv 2106.09685); kQlora stores the frozen base in 4-bit NF4 with double
@@ -50,6 +84,9 @@ struct ParallelLayout {
     // activation (Megatron-Core --recompute-method block --recompute-num-layers N); 0 (and a
     // count at or above the chunk's layers): every layer. The chosen layout echoes the count.
     int recompute_layers = 0;
+    // Selective recompute only: the modules recomputed (the echo; the estimate reads the
+    // request's list, which the search does not vary).
+    RecomputeModules recompute_modules;
     int micro_batch_size = 1;  // sequences per micro-batch
     int virtual_stages = 1;    // interleaved pipeline chunks per device
     bool sequence_parallel = false;
@@ -69,6 +106,9 @@ struct ParallelismRequest {
     std::optional<Recompute> recompute;
     // Block recompute of this many layers per pipeline chunk; implies recompute full.
     std::optional<int> recompute_layers;
+    // Megatron-Core's selective recompute modules; implies recompute selective (unset with
+    // selective: kSelectiveDefaultModules).
+    std::optional<RecomputeModules> recompute_modules;
     std::optional<int> micro_batch_size;
     std::optional<int> virtual_stages;
     std::optional<bool> sequence_parallel;

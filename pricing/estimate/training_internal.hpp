@@ -25,6 +25,25 @@
 #include "pricing/estimate/training.hpp"
 
 namespace gpucost::pricing::estimate::detail {
+// Megatron-Core's recompute modules (RecomputeModule), as they run again before the backward
+// pass (docs/estimator.md, "Megatron's recompute modules"): layernorm runs the layer's two
+// norms again, each reading and writing the hidden state at 16 bits (4 bytes per element, a
+// memory-bound pass); moe_act reads the routed experts' up-projection output(s) and writes the
+// activation output, 16-bit GEMM outputs (Megatron-Core MoE README "Fine-grained
+// Recomputation"; transformer_config.py `recompute_modules`).
+constexpr double kNormsPerLayer = 2.0;
+constexpr double kNormPassBytesPerElement = 4.0;
+constexpr double kMoeActBytesPerElement = 2.0;
+
+// The forward work selective recompute adds to a micro-batch's backward pass on one (average)
+// layer and rank; the MoE layer's routing, tile padding and all-to-all again under `moe` are
+// MicroBatchStage's (moe_layer_again).
+struct RecomputeWork {
+    double compute_s = 0;
+    double memory_s = 0;
+    double flops = 0;
+    bool moe_layer_again = false;
+};
 // Causal masking: FlashAttention skips the upper triangle, so half the score/context work runs.
 constexpr double kCausalWorkFraction = 0.5;
 // FlashAttention backward runs 5 GEMM-like products against 2 forward (recomputes S = QK^T):
@@ -166,6 +185,8 @@ double RoutedGemmSeconds(const Ctx& c, const ParallelLayout& l, const LayerCost&
 double ExpertOverlap(const Ctx& c, const ParallelLayout& l);
 bool MegatronDispatcher(const Ctx& c, const ParallelLayout& l);
 double MoeHostExposedSeconds(const Ctx& c, const ParallelLayout& l);
+RecomputeWork ModuleRecomputeWork(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
+                                  RecomputeModules modules);
 StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
                            const SplitShape& shape);
 bool ReachesBound(const ParallelLayout& l, const StageTimes& st, int micro_batches,
@@ -265,6 +286,9 @@ struct Ctx {
     bool moe_a2a_overlap = false;
     double overhead_gb = kDefaultMemoryOverheadGb;
     bool flash = true;
+    // What selective recompute recomputes: the request's modules, else the attention core.
+    RecomputeModules recompute_modules = kSelectiveDefaultModules;
+    bool recompute_modules_named = false;  // the request named them (echoed then)
     double global_batch_seqs = 0;
     double tokens = 0;
     TrainingMode mode = TrainingMode::kPretrain;

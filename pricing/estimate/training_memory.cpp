@@ -131,7 +131,8 @@ RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, int c
     const ResolvedModel& m = c.m;
     RowActivations a;
     for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-        const ActivationLayout layout{micro_batch, tensor, context, sequence_parallel, r, c.flash};
+        const ActivationLayout layout{
+            micro_batch, tensor, context, sequence_parallel, r, c.flash, c.recompute_modules};
         a.per_layer[static_cast<std::size_t>(r)] =
             LayerActivations(m, layout).Total() * c.act_bpe / 2.0;
     }

@@ -126,6 +126,85 @@ double MoeHostExposedSeconds(const Ctx& c, const ParallelLayout& l) {
     return MegatronDispatcher(c, l) ? MoeLayerHostSecondsPerPass(c.moe_cuda_graphs) : 0.0;
 }
 
+namespace {
+
+// The share of the average layer's GEMM time in `flops` of its forward GEMM FLOPs (one
+// module's), added to `w`.
+void AddGemmShare(const LayerCost& lc, double flops, RecomputeWork& w) {
+    if (!(lc.gemm_flops > 0) || !(flops > 0)) return;
+    const double share = std::min(1.0, flops / lc.gemm_flops);
+    w.compute_s += share * lc.gemm_compute_s;
+    w.memory_s += share * lc.gemm_memory_s;
+    w.flops += share * lc.gemm_flops;
+}
+
+// The forward GEMM FLOPs of one MLP kind on one rank of the average layer: `width` wide,
+// `per_token` of them per token, in `layers` of the model's layers.
+double MlpFlops(const Ctx& c, const ParallelLayout& l, double width, double per_token,
+                double layers) {
+    const ResolvedModel& m = c.m;
+    const double tokens = static_cast<double>(l.micro_batch_size) * m.seq_len / l.context;
+    return 2.0 * tokens * MlpMatrices(m) * m.hidden_size * width * per_token * layers / m.layers /
+           l.tensor;
+}
+
+// MLA's query and key/value up-projection GEMMs (q_b and kv_b) of one rank, run again.
+void AddMlaUpProjection(const Ctx& c, const ParallelLayout& l, RecomputeWork& w) {
+    const ResolvedModel& m = c.m;
+    if (!m.IsMla()) return;
+    const double tokens = static_cast<double>(l.micro_batch_size) * m.seq_len / l.context;
+    const double heads = static_cast<double>(m.attention_heads) / l.tensor;
+    LayerCost up;
+    if (m.q_lora_rank > 0) {
+        AddGemm(c, up, tokens, heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), m.q_lora_rank);
+    }
+    const double v = m.v_head_dim > 0 ? m.v_head_dim : m.head_dim;
+    AddGemm(c, up, tokens, heads * (m.qk_nope_head_dim + v), m.kv_lora_rank);
+    w.compute_s += up.gemm_compute_s;
+    w.memory_s += up.gemm_memory_s + up.quantize_forward_s;
+    w.flops += up.gemm_flops;
+}
+
+}  // namespace
+
+RecomputeWork ModuleRecomputeWork(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
+                                  RecomputeModules modules) {
+    const ResolvedModel& m = c.m;
+    RecomputeWork w;
+    if (modules.Has(RecomputeModule::kCoreAttn)) {
+        w.compute_s += lc.attention_s;
+        w.flops += lc.attention_flops;
+    }
+    const double tokens = static_cast<double>(l.micro_batch_size) * m.seq_len / l.context;
+    const double outside = l.sequence_parallel ? l.tensor : 1.0;
+    if (modules.Has(RecomputeModule::kLayernorm)) {
+        const double bytes =
+            kNormsPerLayer * kNormPassBytesPerElement * tokens * m.hidden_size / outside;
+        w.memory_s += MemoryTime(c.dev, bytes).seconds;
+    }
+    if (modules.Has(RecomputeModule::kMlaUpProj)) AddMlaUpProjection(c, l, w);
+    const double moe_layers = MoeLayers(m);
+    if (modules.Has(RecomputeModule::kMlp)) {
+        AddGemmShare(lc, MlpFlops(c, l, DenseWidth(m), 1.0, m.layers - moe_layers), w);
+    }
+    if (!m.IsMoe()) return w;
+    const double shared = MlpFlops(c, l, ExpertWidth(m), m.shared_experts, moe_layers);
+    if (modules.Has(RecomputeModule::kMoe)) {
+        AddGemmShare(lc, MlpFlops(c, l, ExpertWidth(m), m.experts_per_token, moe_layers), w);
+        AddGemmShare(lc, shared, w);
+        w.moe_layer_again = true;
+        return w;
+    }
+    if (modules.Has(RecomputeModule::kSharedExperts)) AddGemmShare(lc, shared, w);
+    if (modules.Has(RecomputeModule::kMoeAct)) {
+        // Read the up-projection output(s), write the activation output.
+        const double elements = tokens * m.experts_per_token * ExpertWidth(m) * MlpMatrices(m) *
+                                moe_layers / m.layers / l.tensor;
+        w.memory_s += MemoryTime(c.dev, kMoeActBytesPerElement * elements).seconds;
+    }
+    return w;
+}
+
 StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCost& lc,
                            const SplitShape& shape) {
     const ResolvedModel& m = c.m;
@@ -148,6 +227,7 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
     double rc_c = 0, rc_m = 0, rc_flops = 0;
     double comm_passes = 2.0;  // forward and backward
     double cp_layer = lc.cp_forward_s + lc.cp_backward_s;
+    double moe_again = 0;  // the MoE layer's routing and all-to-all run again (module moe)
     // Full recompute runs the forward again over its share of the layers (all of them, or
     // block recompute's first N of each chunk).
     const double rc_share = RecomputedShare(l, shape);
@@ -157,9 +237,16 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         rc_m = rc_share * fwd_m;
         rc_flops = rc_share * (lc.gemm_flops + lc.attention_flops + lc.adapter_flops);
         comm_passes = 2.0 + rc_share;
-    } else if (l.recompute == Recompute::kSelective) {
+    } else if (l.recompute == Recompute::kSelective &&
+               c.recompute_modules == kSelectiveDefaultModules) {
         rc_c = lc.attention_s;
         rc_flops = lc.attention_flops;
+    } else if (l.recompute == Recompute::kSelective) {
+        const RecomputeWork w = ModuleRecomputeWork(c, l, lc, c.recompute_modules);
+        rc_c = w.compute_s;
+        rc_m = w.memory_s;
+        rc_flops = w.flops;
+        moe_again = w.moe_layer_again ? 1.0 : 0.0;
     }
     // MoE dispatch and combine: two all-to-alls per expert layer and pass, over the expert
     // group (expert-tensor x expert consecutive ranks).
@@ -170,19 +257,19 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         const MoeLayerShape ms = MoeShapeOf(c, l);
         const double moe_share = static_cast<double>(MoeLayers(m)) / m.layers;
         const double a2a = ExpertDispatchCombineSeconds(ms, c.links);
-        comm_ep = comm_passes * a2a * (1.0 - ExpertOverlap(c, l)) * moe_share;
+        comm_ep = (comm_passes + moe_again) * a2a * (1.0 - ExpertOverlap(c, l)) * moe_share;
         const double routing_s =
             MegatronDispatcher(c, l)
                 ? (RoutingSecondsPerPass(c.dev, ms) + MoeHostExposedSeconds(c, l)) * moe_share
                 : 0.0;
         fwd_m += routing_s;
         bwd_m += routing_s;
-        rc_m += rc_share * routing_s;
+        rc_m += (rc_share + moe_again) * routing_s;
         const double padding_s =
             RoutedGemmSeconds(c, l, lc) * (1.0 / GroupedGemmTileFill(ms) - 1.0);
         fwd_c += padding_s;
         bwd_c += gb * padding_s;
-        rc_c += rc_share * padding_s;
+        rc_c += (rc_share + moe_again) * padding_s;
         // Megatron-Core's EP overlap runs this layer's all-to-alls against the paired
         // micro-batch's forward and backward compute of the same layer.
         comm_ep = ExposedExpertAllToAllSeconds(comm_ep, fwd_c + bwd_c,
@@ -305,6 +392,7 @@ Eval MakeEval(const Ctx& c, const ParallelLayout& l, const SplitShape& shape, bo
     Eval e;
     e.layout = l;
     e.layout.recompute_layers = RecomputedLayersPerChunk(l, shape);  // the count echoed
+    if (l.recompute == Recompute::kSelective) e.layout.recompute_modules = c.recompute_modules;
     e.valid = true;
     e.step_time_s = timing.step_time_s;
     e.micro_batches = shape.micro_batches;

@@ -207,6 +207,39 @@ const auto kMoeFields = std::to_array<RequestField<est::MoeOptions>>({
     {"a2a_overlap", &Optional<&est::MoeOptions::a2a_overlap>},
 });
 
+// `parallelism.recompute_modules`: Megatron-Core's selective recompute modules, read after
+// `recompute` and `recompute_layers`, which they must agree with (they imply selective).
+void ReadRecomputeModules(JsonReader& r, std::string_view key, est::ParallelismRequest& pr) {
+    auto names = r.Strings(key);
+    if (!names) return;
+    if (names->empty()) {
+        r.Fail(ErrorCode::kInvalidArgument, key,
+               "recompute_modules names at least one module; leave it out for none");
+        return;
+    }
+    if ((pr.recompute && *pr.recompute != est::Recompute::kSelective) || pr.recompute_layers) {
+        r.Fail(ErrorCode::kInvalidArgument, key,
+               "recompute_modules is selective recompute (Megatron-Core --recompute-granularity "
+               "selective --recompute-modules); give recompute selective or leave it out, and "
+               "no recompute_layers");
+        return;
+    }
+    est::RecomputeModules modules;
+    for (std::size_t i = 0; i < names->size(); ++i) {
+        auto module = est::ParseRecomputeModule((*names)[i]);
+        if (!module) {
+            r.FailAt(ErrorCode::kInvalidArgument, key, i,
+                     "unknown recompute module '" + (*names)[i].substr(0, 16) +
+                         "'; use core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or "
+                         "shared_experts");
+            return;
+        }
+        modules.Add(*module);
+    }
+    pr.recompute_modules = modules;
+    pr.recompute = est::Recompute::kSelective;
+}
+
 // The training request's `parallelism` members, read in this order (the first fault in it is
 // the one answered); each row also makes its key known.
 using est::ParallelismRequest;
@@ -231,6 +264,7 @@ const auto kParallelismFields = std::to_array<RequestField<ParallelismRequest>>(
          }
      }},
     {"recompute_layers", &Optional<&ParallelismRequest::recompute_layers>},
+    {"recompute_modules", &ReadRecomputeModules},
 });
 
 Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
@@ -520,6 +554,12 @@ constexpr auto kLayoutFields = std::to_array<AnswerField<est::ParallelLayout>>({
     {"recompute", [](JsonWriter& w,
                      const est::ParallelLayout& l) { w.String(est::RecomputeName(l.recompute)); }},
     {"recompute_layers", &Scalar<&est::ParallelLayout::recompute_layers>},
+    {"recompute_modules",
+     [](JsonWriter& w, const est::ParallelLayout& l) {
+         w.BeginArray();
+         for (const auto& name : l.recompute_modules.Names()) w.String(name);
+         w.EndArray();
+     }},
     {"sequence_parallel", &Scalar<&est::ParallelLayout::sequence_parallel>},
     {"tensor", &Scalar<&est::ParallelLayout::tensor>},
     {"virtual_stages", &Scalar<&est::ParallelLayout::virtual_stages>},

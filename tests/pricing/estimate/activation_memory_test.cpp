@@ -32,6 +32,24 @@ ActivationLayout Layout(int tensor, int context, bool sp, Recompute rc, bool fla
     return {1, tensor, context, sp, rc, flash};
 }
 
+// DeepSeek-V3 as published (MLA, 1 shared and 8 of 256 routed experts, 3 dense layers of 61).
+ResolvedModel ResolvedDeepSeekV3() {
+    auto m = DeriveModel(gpucost::testing::DeepSeekV3Published());
+    REQUIRE(m.ok());
+    return m.value();
+}
+
+RecomputeModules Modules(std::initializer_list<RecomputeModule> list) {
+    RecomputeModules out;
+    for (RecomputeModule m : list) out.Add(m);
+    return out;
+}
+
+// Selective recompute of `modules` on one rank of tensor degree 2 with sequence parallelism.
+ActivationLayout ModuleLayout(RecomputeModules modules) {
+    return {1, 2, 1, true, Recompute::kSelective, true, modules};
+}
+
 }  // namespace
 
 TEST_SUITE("activation_memory") {
@@ -94,5 +112,39 @@ TEST_SUITE("activation_memory") {
                 CHECK(two == doctest::Approx(one / 2));
             }
         }
+    }
+
+    TEST_CASE("each recompute module frees what the layer's count holds for it") {
+        const ResolvedModel v3 = ResolvedDeepSeekV3();
+        REQUIRE(v3.IsMla());
+        const double t = 2, sbh = 4096.0 * 7168;
+        auto freed = [&](const ResolvedModel& m, RecomputeModule module) {
+            return RecomputeModuleFreedBytes(m, ModuleLayout({}), module);
+        };
+        // DeepSeek-V3's MoE layers are Korthikanti's 34 sbh: mla_up_proj drops its Q, K and V
+        // (6 sbh), layernorm the QKV and fc1 inputs (4 sbh), moe_act half the MLP's 16 sbh in
+        // the routed experts' share (8 of 9 experts a token passes) of the 58 MoE layers.
+        CHECK(freed(v3, RecomputeModule::kMlaUpProj) == doctest::Approx(6 * sbh / t));
+        CHECK(freed(v3, RecomputeModule::kLayernorm) == doctest::Approx(4 * sbh / t));
+        CHECK(freed(v3, RecomputeModule::kMoeAct) ==
+              doctest::Approx(8 * sbh / t * 8.0 / 9 * 58.0 / 61));
+        CHECK(freed(v3, RecomputeModule::kMoe) == doctest::Approx(16 * sbh / t * 58.0 / 61));
+        CHECK(freed(v3, RecomputeModule::kMlp) == doctest::Approx(16 * sbh / t * 3.0 / 61));
+        // Together they add up, and the stored layer keeps the rest of its 34 sbh.
+        const auto both = LayerActivations(
+            v3, ModuleLayout(Modules({RecomputeModule::kMlaUpProj, RecomputeModule::kLayernorm})));
+        CHECK(both.Total() == doctest::Approx(34 * sbh / t - 10 * sbh / t));
+        // core_attn alone is selective recompute as it has always been counted.
+        CHECK(LayerActivations(v3, ModuleLayout(Modules({RecomputeModule::kCoreAttn}))).Total() ==
+              LayerActivations(v3, Layout(2, 1, true, Recompute::kSelective, true)).Total());
+
+        // A dense Llama layer: mla_up_proj frees nothing, mlp its SwiGLU internals
+        // (gate and up outputs and the activation output, 3 x 53248 wide at 2 bytes).
+        const ResolvedModel llama = ResolvedLlama405();
+        const double s = 8192;
+        CHECK(freed(llama, RecomputeModule::kMlaUpProj) == 0);
+        CHECK(freed(llama, RecomputeModule::kMoeAct) == 0);
+        CHECK(freed(llama, RecomputeModule::kMlp) == doctest::Approx(2 * s * 3 * 53248 / t));
+        CHECK(freed(llama, RecomputeModule::kLayernorm) == doctest::Approx(4 * s * 16384 / t));
     }
 }

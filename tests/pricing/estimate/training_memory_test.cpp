@@ -7,6 +7,7 @@
 using namespace gpucost::pricing::estimate;
 using gpucost::pricing::ErrorCode;
 using gpucost::pricing::Precision;
+using gpucost::testing::AssumptionValue;
 using gpucost::testing::Llama405;
 
 namespace {
@@ -41,6 +42,33 @@ ClusterSpec Gb200s(int count) {
     c.accelerator.peak_tflops[static_cast<std::size_t>(Precision::kFp8)] = 5000;
     c.accelerator_count = count;
     return c;
+}
+
+// DeepSeek-V3 on 256 GB200 in NVIDIA's published layout (Megatron-Bridge performance
+// summary, 25.11 container, BF16: TP 1, PP 4, VP 4, EP 64, global batch 2048 x 4096), with
+// the recompute modules given.
+TrainingRequest DeepSeekV3OnGb200(std::optional<RecomputeModules> modules) {
+    TrainingRequest r;
+    r.model = gpucost::testing::DeepSeekV3Published();
+    r.tokens_b = 1000;
+    r.precision = Precision::kBf16;
+    r.global_batch_tokens = 2048.0 * 4096;
+    ParallelismRequest pr;
+    pr.tensor = 1;
+    pr.pipeline = 4;
+    pr.virtual_stages = 4;
+    pr.expert = 64;
+    pr.micro_batch_size = 1;
+    pr.recompute = Recompute::kSelective;
+    pr.recompute_modules = modules;
+    r.parallelism = pr;
+    return r;
+}
+
+RecomputeModules Modules(std::initializer_list<RecomputeModule> list) {
+    RecomputeModules out;
+    for (RecomputeModule m : list) out.Add(m);
+    return out;
 }
 
 }  // namespace
@@ -108,5 +136,39 @@ TEST_SUITE("training_memory") {
         auto zero = EstimateTraining(Llama405OnGb200(std::nullopt, 0), Gb200s(256));
         REQUIRE_FALSE(zero.ok());
         CHECK(zero.error().field == "/parallelism/recompute_layers");
+    }
+
+    TEST_CASE("recompute modules free their activations and add their forward pass") {
+        const auto core = EstimateTraining(DeepSeekV3OnGb200(std::nullopt), Gb200s(256));
+        const auto listed =
+            EstimateTraining(DeepSeekV3OnGb200(Modules({RecomputeModule::kCoreAttn})), Gb200s(256));
+        const auto mla = EstimateTraining(DeepSeekV3OnGb200(Modules({RecomputeModule::kMlaUpProj})),
+                                          Gb200s(256));
+        const auto act = EstimateTraining(
+            DeepSeekV3OnGb200(Modules({RecomputeModule::kCoreAttn, RecomputeModule::kMoeAct})),
+            Gb200s(256));
+        REQUIRE(core.ok());
+        REQUIRE(listed.ok());
+        REQUIRE(mla.ok());
+        REQUIRE(act.ok());
+        // Naming core_attn is today's selective recompute, bit for bit.
+        CHECK(listed.value().step_time_s == core.value().step_time_s);
+        CHECK(listed.value().memory.activations_gb == core.value().memory.activations_gb);
+        CHECK(core.value().parallelism.recompute_modules.Names() ==
+              std::vector<std::string>{"core_attn"});
+        // mla_up_proj stores less and runs the up-projection GEMMs again.
+        CHECK(mla.value().memory.activations_gb < core.value().memory.activations_gb);
+        CHECK(mla.value().parallelism.recompute_modules.Names() ==
+              std::vector<std::string>{"mla_up_proj"});
+        const double up_s =
+            AssumptionValue(mla.value().assumptions, "recompute_mla_up_proj_forward_s_per_layer");
+        CHECK(up_s > 0);
+        CHECK(AssumptionValue(mla.value().assumptions, "recompute_mla_up_proj_freed_gb_per_layer") >
+              0);
+        // moe_act adds its activation pass to core_attn's.
+        CHECK(act.value().step_time_s > core.value().step_time_s);
+        CHECK(act.value().memory.activations_gb < core.value().memory.activations_gb);
+        CHECK(AssumptionValue(act.value().assumptions, "recompute_moe_act_forward_s_per_layer") >
+              0);
     }
 }

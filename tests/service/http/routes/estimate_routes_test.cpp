@@ -601,8 +601,8 @@ TEST_SUITE("estimate_routes") {
         CHECK(json::parse(r->body)["detail"] ==
               "/parallelism/experts: unknown member; known members: context, data, expert, "
               "expert_tensor, "
-              "micro_batch_size, pipeline, recompute, recompute_layers, sequence_parallel, tensor, "
-              "virtual_stages, zero_stage");
+              "micro_batch_size, pipeline, recompute, recompute_layers, recompute_modules, "
+              "sequence_parallel, tensor, virtual_stages, zero_stage");
         body = Llama65Training();
         body["parallelism"]["recompute"] = "some";
         auto bad = Post(server, "/v1/estimates/training", body);
@@ -614,5 +614,49 @@ TEST_SUITE("estimate_routes") {
         body["parallelism"]["recompute_layers"] = 2;
         auto block = Post(server, "/v1/estimates/training", body);
         CheckProblem(block, 422, "/parallelism/recompute_layers");
+    }
+
+    // Megatron-Core's selective recompute modules: decoded, echoed in the layout and in
+    // assumptions, and refused where they contradict the recompute mode or name no module.
+    TEST_CASE("recompute_modules is selective recompute of Megatron's named modules") {
+        TestServer server(SampleDeps());
+        json body = Llama65Training();
+        body["parallelism"].erase("recompute");
+        body["parallelism"]["recompute_modules"] = {"layernorm", "mlp"};
+        auto r = Post(server, "/v1/estimates/training", body);
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        const json answer = json::parse(r->body);
+        CHECK(answer["parallelism"]["recompute"] == "selective");
+        CHECK(answer["parallelism"]["recompute_modules"] == json({"layernorm", "mlp"}));
+        int echoed = 0;
+        for (const auto& a : answer["assumptions"]) {
+            const std::string name = a["name"];
+            if (name == "recompute_mlp_freed_gb_per_layer" ||
+                name == "recompute_layernorm_forward_s_per_layer") {
+                CHECK(a["value"].get<double>() > 0);
+                ++echoed;
+            }
+        }
+        CHECK(echoed == 2);
+        // Plain selective recompute echoes its default module.
+        auto plain = Post(server, "/v1/estimates/training", Llama65Training());
+        REQUIRE(plain);
+        CHECK(json::parse(plain->body)["parallelism"]["recompute_modules"] == json({"core_attn"}));
+
+        body["parallelism"]["recompute_modules"] = {"layernorm", "attention"};
+        CheckProblem(Post(server, "/v1/estimates/training", body), 422,
+                     "/parallelism/recompute_modules/1");
+        body["parallelism"]["recompute_modules"] = json::array();
+        CheckProblem(Post(server, "/v1/estimates/training", body), 422,
+                     "/parallelism/recompute_modules");
+        body["parallelism"]["recompute_modules"] = {"mlp"};
+        body["parallelism"]["recompute"] = "full";
+        CheckProblem(Post(server, "/v1/estimates/training", body), 422,
+                     "/parallelism/recompute_modules");
+        body["parallelism"]["recompute"] = "selective";
+        body["parallelism"]["recompute_layers"] = 2;
+        CheckProblem(Post(server, "/v1/estimates/training", body), 422,
+                     "/parallelism/recompute_modules");
     }
 }
