@@ -293,7 +293,7 @@ Assumptions CommitmentAssumptions(const CommitmentRequest& request) {
          "fraction",
          "A training run's p90 duration is (1 + this) x its expected duration and its p10 the "
          "expected / (1 + this), unless its saved plan echoes its own "
-         "efficiency_spread_fraction (0.39 for a mixture-of-experts model); serving fleets run "
+         "efficiency_spread_fraction (0.40 for a mixture-of-experts model); serving fleets run "
          "their fixed budget window",
          "the training plans' efficiency spread (published MFUs for one model and hardware "
          "differ by about +-20 % between frameworks; estimator-references); judgement"},

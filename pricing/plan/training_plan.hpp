@@ -34,8 +34,8 @@ inline constexpr double kDefaultEfficiencySpreadFraction = 0.20;
 // held out, each row's published layout; docs/estimator.md), exp(80th percentile of
 // |ln(predicted / published)|) - 1, the p90/p50 - 1 of a log-normal with that spread (the
 // 80th percentile of |ln| is the two-sided p10..p90). `gpucost_validate --frontier` prints it
-// per class; the dense rows measure 0.12, inside the default above.
-inline constexpr double kMoeEfficiencySpreadFraction = 0.39;
+// per class; the dense rows measure 0.10, inside the default above.
+inline constexpr double kMoeEfficiencySpreadFraction = 0.40;
 // z of the standard normal's 90th percentile.
 inline constexpr double kZ90 = 1.2815515655446004;
 // On-demand and committed list prices change rarely between catalog refreshes; judgement.

@@ -122,8 +122,10 @@ std::string Layout(const json& a) {
         return a.contains(p) && a.at(p).is_number() ? std::to_string(a.at(p).get<int>()) : "-";
     };
     if (a.contains("parallelism")) {
+        const bool over = a.contains("fits_in_memory") && a["fits_in_memory"] == false;
         return "tp" + num("/parallelism/tensor") + " pp" + num("/parallelism/pipeline") + " dp" +
-               num("/parallelism/data") + " ep" + num("/parallelism/expert");
+               num("/parallelism/data") + " ep" + num("/parallelism/expert") +
+               (over ? " (over memory in the estimate)" : "");
     }
     return "tp" + num("/tensor_parallel") + " x" + num("/replicas");
 }
