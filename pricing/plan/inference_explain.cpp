@@ -134,12 +134,17 @@ std::string RecommendationText(const InferencePlan& plan, const InferencePlanOpt
     if (other != best_by_provider.end()) {
         const auto& o = *other;
         // Owned capacity can make the recommendation cost nothing at the margin: no ratio then.
-        text +=
-            " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
-            UsdText(o.monthly_cost_usd) + " a month" +
-            (r.monthly_cost_usd > 0
-                 ? " (" + SignedPercentText(o.monthly_cost_usd / r.monthly_cost_usd - 1.0) + ")."
-                 : ".");
+        text += " Cheapest from another provider: " + InferenceOptionText(o, catalog) + " at " +
+                UsdText(o.monthly_cost_usd) + " a month" +
+                (r.monthly_cost_usd > 0
+                     ? " (" + SignedPercentText(o.monthly_cost_usd / r.monthly_cost_usd - 1.0) + ")"
+                     : "");
+        // Its provider may have no current price: the comparison says so (unless it is the
+        // cheapest overall, passed over for it, which the stale sentence names).
+        const bool named = o.offering == plan.options.front().offering;
+        text += o.price_state == PriceState::kStale && !named
+                    ? "; it has a " + StalePriceText(*o.offering, o.price_age_days) + "."
+                    : ".";
     }
     if (r.savings_vs_api_fraction) {
         text += " Against the API price it " +

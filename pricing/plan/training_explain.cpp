@@ -266,7 +266,15 @@ std::string AlternativesText(const TrainingPlan& plan, const Catalog& catalog) {
         if (other.offering->provider != r.offering->provider) {
             out += " Cheapest from another provider: " + Describe(other, catalog) + ", " +
                    Hours(other.expected_wall_clock_hours) + " for " + CostText(other) + " (" +
-                   SignedPercentText(other.ExpectedTotalUsd() / r.ExpectedTotalUsd() - 1.0) + ").";
+                   SignedPercentText(other.ExpectedTotalUsd() / r.ExpectedTotalUsd() - 1.0) + ")";
+            // Its provider may have no current price: the comparison says so (unless it is the
+            // cheaper stale option the headline already named).
+            const bool named = plan.cheaper_stale &&
+                               plan.cheaper_stale->offering == other.offering &&
+                               plan.cheaper_stale->nodes == other.nodes;
+            out += other.price_state == PriceState::kStale && !named
+                       ? "; it has a " + StaleText(other) + "."
+                       : ".";
             break;
         }
     }

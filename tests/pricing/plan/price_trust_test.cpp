@@ -50,6 +50,13 @@ std::size_t Skipped(const Plan& plan, const std::string& reason) {
     return 0;
 }
 
+// How many times `what` occurs in `text`.
+std::size_t Occurrences(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
 const char kLambda[] = "lambda-gpu_1x_h100-us-on-demand";
 const char kP5[] = "aws-p5.48xlarge-us-east-1-on-demand";
 const char kP5Spot[] = "aws-p5.48xlarge-us-east-1-spot";
@@ -204,6 +211,15 @@ TEST_SUITE("price_trust") {
         CHECK(p.best_by_provider[lambda].price_state == PriceState::kStale);
         CHECK(stale_warnings(p) == std::vector<std::string>{"/best_by_provider/" +
                                                             std::to_string(lambda) + "/offering"});
+        // The reasoning says once that the cheapest from another provider has a stale price.
+        REQUIRE(p.recommendation.has_value());
+        for (const auto& other : p.best_by_provider) {
+            if (other.offering->provider == p.recommendation->offering->provider) continue;
+            REQUIRE(other.price_state == PriceState::kStale);  // the sample's: Lambda
+            CHECK(Occurrences(p.reasoning, StalePriceText(*other.offering, other.price_age_days)) ==
+                  1);
+            break;
+        }
 
         r.include_stale = true;  // stale prices rank as any other
         auto any = PlanTraining(r, *catalog, gpucost::testing::SamplePlanReference());
@@ -253,6 +269,15 @@ TEST_SUITE("price_trust") {
         CHECK(expected.size() == 1);
         CHECK(warned == expected);
         CHECK(RecommendInference(plan.value(), *catalog, true).stale_warnings.empty());
+        // The reasoning says once that the cheapest from another provider has a stale price.
+        REQUIRE(fresh.recommendation.has_value());
+        for (const auto& other : fresh.best_by_provider) {
+            if (other.offering->provider == fresh.recommendation->offering->provider) continue;
+            REQUIRE(other.price_state == PriceState::kStale);  // the sample's: Lambda
+            CHECK(Occurrences(fresh.reasoning,
+                              StalePriceText(*other.offering, other.price_age_days)) == 1);
+            break;
+        }
     }
 
     TEST_CASE("a serving plan recommends a stale price only with include_stale") {
