@@ -26,12 +26,14 @@ ModelSpec Llama70() {
     return s;
 }
 
-// The data-parallel communication of Llama 3 70B on 128 H100 at TP 8, DP 16 and ZeRO
-// `zero_stage`, trained at `precision` in `mode`.
-double DataParallelComm(Precision precision, int zero_stage,
-                        TrainingMode mode = TrainingMode::kPretrain) {
-    auto model = DeriveModel(Llama70());
-    REQUIRE(model.ok());
+// Llama 3 70B derived once: a run's context refers to its model.
+const ResolvedModel& Llama70Model() {
+    static const ResolvedModel model = DeriveModel(Llama70()).value();
+    return model;
+}
+
+// The run's context for Llama 3 70B on 128 H100, trained at `precision` in `mode`.
+detail::Ctx Llama70Context(Precision precision, TrainingMode mode = TrainingMode::kPretrain) {
     TrainingRequest r;
     r.model = Llama70();
     r.tokens_b = 100;
@@ -40,13 +42,27 @@ double DataParallelComm(Precision precision, int zero_stage,
     ClusterSpec cluster;
     cluster.accelerator = gpucost::testing::H100Sxm();
     cluster.accelerator_count = 128;
-    auto c = detail::MakeContext(r, cluster, model.value());
+    auto c = detail::MakeContext(r, cluster, Llama70Model());
     REQUIRE(c.ok());
+    return c.value();
+}
+
+// TP 8 x DP 16 at ZeRO `zero_stage`.
+ParallelLayout Tp8Dp16(int zero_stage) {
     ParallelLayout l;
     l.tensor = 8;
     l.data = 16;
     l.zero_stage = zero_stage;
-    return detail::DataParallelSeconds(c.value(), l, 8, 1.0, 1.0).first;
+    return l;
+}
+
+// The data-parallel communication of Llama 3 70B on 128 H100 at TP 8, DP 16 and ZeRO
+// `zero_stage`, trained at `precision` in `mode`.
+double DataParallelComm(Precision precision, int zero_stage,
+                        TrainingMode mode = TrainingMode::kPretrain) {
+    return detail::DataParallelSeconds(Llama70Context(precision, mode), Tp8Dp16(zero_stage), 8, 1.0,
+                                       1.0)
+        .first;
 }
 
 }  // namespace
@@ -70,29 +86,16 @@ TEST_SUITE("estimate_training_data_parallel") {
     }
 
     TEST_CASE("the FP8 weight gather is echoed where a layout uses it") {
-        auto model = DeriveModel(Llama70());
-        REQUIRE(model.ok());
-        TrainingRequest r;
-        r.model = Llama70();
-        r.tokens_b = 100;
-        r.precision = Precision::kFp8;
-        ClusterSpec cluster;
-        cluster.accelerator = gpucost::testing::H100Sxm();
-        cluster.accelerator_count = 128;
-        auto c = detail::MakeContext(r, cluster, model.value());
-        REQUIRE(c.ok());
-        ParallelLayout l;
-        l.tensor = 8;
-        l.data = 16;
-        l.zero_stage = 1;
+        const detail::Ctx c = Llama70Context(Precision::kFp8);
+        ParallelLayout l = Tp8Dp16(1);
         Assumptions as;
-        detail::AddDataParallelAssumptions(c.value(), l, as);
+        detail::AddDataParallelAssumptions(c, l, as);
         REQUIRE(as.size() == 1);
         CHECK(std::string_view(as[0].name) == "dp_param_gather_bytes_per_param");
         CHECK(as[0].value == kFp8ParamGatherBytesPerParam);
         l.zero_stage = 0;  // no distributed optimizer: no weight gather, nothing said
         Assumptions none;
-        detail::AddDataParallelAssumptions(c.value(), l, none);
+        detail::AddDataParallelAssumptions(c, l, none);
         CHECK(none.empty());
     }
 }
