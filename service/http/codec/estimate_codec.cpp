@@ -207,6 +207,15 @@ const auto kMoeFields = std::to_array<RequestField<est::MoeOptions>>({
     {"a2a_overlap", &Optional<&est::MoeOptions::a2a_overlap>},
 });
 
+// The recompute modules a request may name, for the message that refuses another.
+std::string RecomputeModuleChoices() {
+    std::string out;
+    for (std::string_view name : est::kRecomputeModuleNames) {
+        out += (out.empty() ? "" : ", ") + std::string(name);
+    }
+    return out;
+}
+
 // `parallelism.recompute_modules`: Megatron-Core's selective recompute modules, read after
 // `recompute` and `recompute_layers`, which they must agree with (they imply selective).
 void ReadRecomputeModules(JsonReader& r, std::string_view key, est::ParallelismRequest& pr) {
@@ -229,9 +238,8 @@ void ReadRecomputeModules(JsonReader& r, std::string_view key, est::ParallelismR
         auto module = est::ParseRecomputeModule((*names)[i]);
         if (!module) {
             r.FailAt(ErrorCode::kInvalidArgument, key, i,
-                     "unknown recompute module '" + (*names)[i].substr(0, 16) +
-                         "'; use core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or "
-                         "shared_experts");
+                     "unknown recompute module '" + (*names)[i].substr(0, 16) + "'; use one of " +
+                         RecomputeModuleChoices());
             return;
         }
         modules.Add(*module);
