@@ -330,8 +330,10 @@ void AddLowPrecisionAssumptions(const Ctx& c, Assumptions& as) {
 
 // Each recompute module the request named, on the chosen layout: the activation bytes one
 // layer and micro-batch no longer stores, and the forward seconds it adds to the backward pass.
-void AddRecomputeModuleAssumptions(const Ctx& c, const ParallelLayout& l, Assumptions& as) {
-    if (!c.recompute_modules_named || l.recompute != Recompute::kSelective) return;
+void AddRecomputeModuleAssumptions(const TrainingRequest& req, const Ctx& c,
+                                   const ParallelLayout& l, Assumptions& as) {
+    const bool named = req.parallelism && req.parallelism->recompute_modules;
+    if (!named || l.recompute != Recompute::kSelective) return;
     const ActivationLayout act{
         l.micro_batch_size,    l.tensor, l.context,          l.sequence_parallel,
         Recompute::kSelective, c.flash,  c.recompute_modules};
@@ -470,7 +472,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         {e.layout.micro_batch_size, e.layout.tensor, e.layout.context, e.layout.sequence_parallel,
          e.layout.recompute, c.flash, c.recompute_modules},
         RecomputedShare(e.layout, SplitShapeOf(c, e.layout)), as);
-    AddRecomputeModuleAssumptions(c, e.layout, as);
+    AddRecomputeModuleAssumptions(req, c, e.layout, as);
     AddContextParallelAssumptions(c.m, e.layout.tensor, e.layout.context, e.layout.micro_batch_size,
                                   c.act_bpe, as);
     add("pipeline_bubble_fraction",

@@ -313,7 +313,6 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     c.flash = req.flash_attention.value_or(true);
     if (req.parallelism && req.parallelism->recompute_modules) {
         c.recompute_modules = *req.parallelism->recompute_modules;
-        c.recompute_modules_named = true;
     }
     double gbt = req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens);
     c.global_batch_seqs = std::max(1.0, std::round(gbt / c.m.seq_len));

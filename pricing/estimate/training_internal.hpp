@@ -288,7 +288,6 @@ struct Ctx {
     bool flash = true;
     // What selective recompute recomputes: the request's modules, else the attention core.
     RecomputeModules recompute_modules = kSelectiveDefaultModules;
-    bool recompute_modules_named = false;  // the request named them (echoed then)
     double global_batch_seqs = 0;
     double tokens = 0;
     TrainingMode mode = TrainingMode::kPretrain;

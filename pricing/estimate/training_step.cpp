@@ -6,15 +6,6 @@ const Link& LinkFor(const Ctx& c, int span) {
     return c.links.GroupLink(span);
 }
 
-namespace {
-
-// The input embedding and output projection (one matrix when tied).
-double EmbeddingParams(const ResolvedModel& m) {
-    return (m.tied_embeddings ? 1.0 : 2.0) * m.vocab_size * static_cast<double>(m.hidden_size);
-}
-
-}  // namespace
-
 // Data-parallel traffic of one step: gradient all-reduce (ZeRO 0/1; at ZeRO 1 in an FP8 run
 // its second half, the weights' all-gather, in FP8), reduce-scatter per micro-batch (ZeRO 2),
 // or gathers and reduce-scatters per micro-batch (ZeRO 3), each for the replicated parameters
@@ -59,7 +50,7 @@ std::pair<double, double> DataParallelSeconds(const Ctx& c, const ParallelLayout
         // The distributed optimizer reduce-scatters the gradients and all-gathers the updated
         // weights (the two halves of a ring all-reduce), the block weights at
         // `param_gather_bpe`; both hide behind the last backward like the all-reduce.
-        const double embedding = std::min(train.replicated, EmbeddingParams(c.m));
+        const double embedding = std::min(train.replicated, c.m.embedding_params);
         const double gather_repl =
             ((train.replicated - embedding) * c.param_gather_bpe + embedding * c.weight_bpe) /
             model_span;
@@ -128,6 +119,11 @@ double MoeHostExposedSeconds(const Ctx& c, const ParallelLayout& l) {
 
 namespace {
 
+// Tokens of one micro-batch on one context rank.
+double MicroBatchTokensPerRank(const Ctx& c, const ParallelLayout& l) {
+    return static_cast<double>(l.micro_batch_size) * c.m.seq_len / l.context;
+}
+
 // The share of the average layer's GEMM time in `flops` of its forward GEMM FLOPs (one
 // module's), added to `w`.
 void AddGemmShare(const LayerCost& lc, double flops, RecomputeWork& w) {
@@ -143,7 +139,7 @@ void AddGemmShare(const LayerCost& lc, double flops, RecomputeWork& w) {
 double MlpFlops(const Ctx& c, const ParallelLayout& l, double width, double per_token,
                 double layers) {
     const ResolvedModel& m = c.m;
-    const double tokens = static_cast<double>(l.micro_batch_size) * m.seq_len / l.context;
+    const double tokens = MicroBatchTokensPerRank(c, l);
     return 2.0 * tokens * MlpMatrices(m) * m.hidden_size * width * per_token * layers / m.layers /
            l.tensor;
 }
@@ -152,7 +148,7 @@ double MlpFlops(const Ctx& c, const ParallelLayout& l, double width, double per_
 void AddMlaUpProjection(const Ctx& c, const ParallelLayout& l, RecomputeWork& w) {
     const ResolvedModel& m = c.m;
     if (!m.IsMla()) return;
-    const double tokens = static_cast<double>(l.micro_batch_size) * m.seq_len / l.context;
+    const double tokens = MicroBatchTokensPerRank(c, l);
     const double heads = static_cast<double>(m.attention_heads) / l.tensor;
     LayerCost up;
     if (m.q_lora_rank > 0) {
@@ -175,7 +171,7 @@ RecomputeWork ModuleRecomputeWork(const Ctx& c, const ParallelLayout& l, const L
         w.compute_s += lc.attention_s;
         w.flops += lc.attention_flops;
     }
-    const double tokens = static_cast<double>(l.micro_batch_size) * m.seq_len / l.context;
+    const double tokens = MicroBatchTokensPerRank(c, l);
     const double outside = l.sequence_parallel ? l.tensor : 1.0;
     if (modules.Has(RecomputeModule::kLayernorm)) {
         const double bytes =
@@ -237,10 +233,6 @@ StageTimes MicroBatchStage(const Ctx& c, const ParallelLayout& l, const LayerCos
         rc_m = rc_share * fwd_m;
         rc_flops = rc_share * (lc.gemm_flops + lc.attention_flops + lc.adapter_flops);
         comm_passes = 2.0 + rc_share;
-    } else if (l.recompute == Recompute::kSelective &&
-               c.recompute_modules == kSelectiveDefaultModules) {
-        rc_c = lc.attention_s;
-        rc_flops = lc.attention_flops;
     } else if (l.recompute == Recompute::kSelective) {
         const RecomputeWork w = ModuleRecomputeWork(c, l, lc, c.recompute_modules);
         rc_c = w.compute_s;
