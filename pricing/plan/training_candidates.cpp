@@ -228,7 +228,6 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
     Candidates out;
     AcceleratorLookup accelerators(catalog, reference);
     CapacityLookup capacities(reference, out.capacities);
-    const PricingSettings settings = SettingsFor(request);  // the rate of unknown spot buckets
     PriceAges ages(request.today);
     const PriceTrust trust{c.verified_only, c.max_price_age_days, DaysFromIsoDate(request.today)};
     // Per offering only a hash (accelerator) and usually one compare (shape): offerings sorted
@@ -304,7 +303,7 @@ Candidates SelectCandidates(const TrainingPlanRequest& request, const Catalog& c
         candidate.capacity = &capacities.Of(o);
         candidate.usd_per_hour = o.price.usd_per_hour;
         candidate.price_type = o.price_type;
-        candidate.spot_rate_per_instance = SpotRate(o, settings);
+        candidate.spot_rate_per_instance = SpotRate(o);
         candidate.price_age_days = ages.AgeOf(o);
         candidate.price_state = ages.StateOf(o, candidate.price_age_days);
         const bool independent_hosts = !candidate.capacity->cluster;
@@ -578,6 +577,7 @@ Result<ShapeEstimates> EstimateShapes(const TrainingPlanRequest& request,
     // Counted in the candidates' order: the first workload error is the plan's error, and
     // the tally's examples are those of the first shapes.
     ShapeEstimates out;
+    out.mixture_of_experts = model.ok() && model.value().IsMoe();
     std::size_t i = 0;
     for (const auto& [key, group] : candidates.shapes) {
         ShapeOutcome& o = outcomes[i++];

@@ -153,7 +153,8 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     if (!estimates.ok()) {
         return estimates.error();
     }
-    const stages::PricingSettings settings = stages::SettingsFor(resolved);
+    const stages::PricingSettings settings =
+        stages::SettingsFor(resolved, estimates.value().mixture_of_experts);
     stages::DeadlineProbabilities probabilities(resolved, settings);
     // Stages 3 and 4 one option at a time (OptionJudging).
     stages::OptionJudging judging(resolved, settings, probabilities, tally);

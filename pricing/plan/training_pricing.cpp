@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "pricing/calendar.hpp"
-#include "pricing/estimate/model.hpp"
 #include "pricing/field_checker.hpp"
 #include "pricing/plan/spot.hpp"
 #include "pricing/plan/training_stages.hpp"
@@ -143,7 +142,7 @@ std::optional<double> DataCostUsd(const TrainingDataSizes& data, const DataPrice
 
 }  // namespace
 
-std::optional<double> SpotRate(const Offering& o, const PricingSettings& settings) {
+std::optional<double> SpotRate(const Offering& o) {
     if (o.price_type != PriceType::kSpot) {
         return std::nullopt;
     }
@@ -152,7 +151,7 @@ std::optional<double> SpotRate(const Offering& o, const PricingSettings& setting
             return InterruptionsPerHourFromMonthlyPercent(*p);
         }
     }
-    return settings.unknown_spot_rate;
+    return InterruptionsPerHourFromMonthlyPercent(kDefaultUnknownSpotPercentPerMonth);
 }
 
 InterruptedRun RunOf(const TrainingPlanOption& o, const PricingSettings& settings) {
@@ -243,15 +242,13 @@ DataCosts DataCostsFor(const TrainingDataSizes& data, const DataPrice& price,
     return out;
 }
 
-PricingSettings SettingsFor(const TrainingPlanRequest& request) {
+PricingSettings SettingsFor(const TrainingPlanRequest& request, bool mixture_of_experts) {
     PricingSettings s;
     s.checkpoint_hours = request.checkpoint_minutes.value_or(kDefaultCheckpointMinutes) / 60.0;
     s.restart_hours = request.restart_minutes.value_or(kDefaultRestartMinutes) / 60.0;
     // The run-time spread defaults to the estimator's measured error for a mixture-of-experts
     // model, which is wider than the dense models' judgement.
-    const auto model = estimate::DeriveModel(request.workload.model);
-    s.moe_efficiency_spread =
-        !request.efficiency_spread_fraction && model.ok() && model.value().IsMoe();
+    s.moe_efficiency_spread = !request.efficiency_spread_fraction && mixture_of_experts;
     s.efficiency_spread = request.efficiency_spread_fraction.value_or(
         s.moe_efficiency_spread ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction);
     s.price_spread = request.price_spread_fraction.value_or(kDefaultPriceSpreadFraction);
@@ -259,8 +256,6 @@ PricingSettings SettingsFor(const TrainingPlanRequest& request) {
         request.spot_price_spread_fraction.value_or(kDefaultSpotPriceSpreadFraction);
     s.factor_fixed = CostQuantileFactor(s.efficiency_spread, s.price_spread);
     s.factor_spot = CostQuantileFactor(s.efficiency_spread, s.spot_price_spread);
-    s.unknown_spot_rate =
-        InterruptionsPerHourFromMonthlyPercent(kDefaultUnknownSpotPercentPerMonth);
     s.max_price_age_days = request.max_price_age_days.value_or(kDefaultMaxPriceAgeDays);
     s.deadline_confidence =
         request.constraints.deadline_confidence.value_or(kDefaultDeadlineConfidence);

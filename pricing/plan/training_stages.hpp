@@ -99,6 +99,7 @@ struct ShapeEstimates {
     std::map<ShapeKey, std::vector<ShapeRun>> runs;
     std::size_t estimates = 0;
     std::optional<estimate::ClusterSpec> first_cluster;  // for the workload-level echo
+    bool mixture_of_experts = false;  // the workload's model, as derived for the estimates
 };
 
 // Stage 2: each shape over its node-count ladder (capped by the shape's capacity). A
@@ -116,16 +117,17 @@ struct PricingSettings {
     double spot_price_spread = 0;
     double factor_fixed = 1;
     double factor_spot = 1;
-    double unknown_spot_rate = 0;  // interruptions per instance-hour
     double max_price_age_days = kDefaultMaxPriceAgeDays;
     double deadline_confidence = kDefaultDeadlineConfidence;
     double budget_confidence = kDefaultBudgetConfidence;
 };
-PricingSettings SettingsFor(const TrainingPlanRequest& request);
+// `mixture_of_experts`: the workload's model is one (ShapeEstimates), which sets the default
+// efficiency spread.
+PricingSettings SettingsFor(const TrainingPlanRequest& request, bool mixture_of_experts);
 
 // Interruptions per instance-hour of a spot offering: its Spot Advisor bucket, or the worst
 // bucket when it has none; nullopt for other price types.
-std::optional<double> SpotRate(const Offering& o, const PricingSettings& settings);
+std::optional<double> SpotRate(const Offering& o);
 
 // Commitments and capacity blocks: paid for up front, whatever the run's length.
 bool IsCommitted(PriceType type);

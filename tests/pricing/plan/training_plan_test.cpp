@@ -431,7 +431,7 @@ TEST_SUITE("plan_training") {
 
     TEST_CASE("the cheap deadline bounds never exceed the distribution, and shown ones are close") {
         TrainingPlanRequest r = SevenB();
-        const training_stages::PricingSettings settings = training_stages::SettingsFor(r);
+        const training_stages::PricingSettings settings = training_stages::SettingsFor(r, false);
         int tight = 0;
         for (double deadline : {100.0, 400.0, 720.0}) {
             r.constraints.deadline_hours = deadline;
