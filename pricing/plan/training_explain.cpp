@@ -322,6 +322,30 @@ std::string SpotRiskText(const TrainingPlanRequest& request, const TrainingPlanO
     return out;
 }
 
+// The estimate's own error against a deadline: deadline_probability counts the interruption
+// model only (and is 1 for a fixed-price option whose expected time fits), so the share of runs
+// that the run-time spread alone puts past the deadline is said beside it. The spread is the
+// plan's efficiency_spread_fraction, as p90/p50 - 1 of a log-normal run time around the expected
+// hours (the same log-normal that widens cost_usd_p10/p90).
+std::string RunTimeRiskText(const TrainingPlanRequest& request, const TrainingPlanOption& r,
+                            const PricingSettings& s) {
+    const std::optional<double>& deadline_hours = request.constraints.deadline_hours;
+    const double sigma = std::log1p(s.efficiency_spread) / kZ90;
+    if (!deadline_hours || !(sigma > 0) || !(r.expected_wall_clock_hours > 0)) {
+        return "";
+    }
+    const double z = std::log(*deadline_hours / r.expected_wall_clock_hours) / sigma;
+    const double late_fraction = 0.5 * std::erfc(z / std::sqrt(2.0));
+    const std::string late_percent = Fixed(100.0 * late_fraction, 1);
+    if (late_percent == "0.0") {
+        return "";
+    }
+    return " Its run time is an estimate (efficiency_spread_fraction " +
+           Fixed(s.efficiency_spread, 2) + ", log-normal around the expected " +
+           Hours(r.expected_wall_clock_hours) + "): that spread alone puts about " + late_percent +
+           "% of runs past the deadline, which deadline_probability does not count.";
+}
+
 // Committed capacity and capacity blocks: the hours paid whether used or not.
 std::string CommitmentText(const TrainingPlanOption& r, const PricingSettings& s) {
     if (!r.unused_committed_hours) {
@@ -379,7 +403,8 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     }
     const TrainingPlanOption& r = *plan.recommendation;
     std::string out = HeadlineText(request, plan, catalog, s) + AlternativesText(plan, catalog) +
-                      SpotRiskText(request, r, s) + CommitmentText(r, s) + OwnedText(r);
+                      SpotRiskText(request, r, s) + RunTimeRiskText(request, r, s) +
+                      CommitmentText(r, s) + OwnedText(r);
     const Offering& o = *r.offering;
     if (StalePrice(r, s) || o.price.as_of_estimated || !o.price.verified) {
         out += " Its price is dated " + o.price.as_of +

@@ -12,6 +12,7 @@
 
 #include "pricing/calendar.hpp"
 #include "pricing/catalog_loader.hpp"
+#include "pricing/field_checker.hpp"
 #include "pricing/in_memory_catalog.hpp"
 #include "pricing/money.hpp"
 #include "pricing/plan/spot.hpp"
@@ -1811,6 +1812,41 @@ TEST_SUITE("plan_training uncertainty") {
         auto given = Plan(r, *catalog);
         REQUIRE(given.ok());
         CHECK(spread_of(given.value()) == doctest::Approx(0.2));
+    }
+}
+
+TEST_SUITE("plan_training run-time risk") {
+    TEST_CASE("the reasoning says how many runs the run-time spread alone puts past the deadline") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.providers = {"aws"};
+        r.constraints.price_types = {PriceType::kOnDemand};
+        auto open = Plan(r, *catalog);
+        REQUIRE(open.ok());
+        REQUIRE(open.value().recommendation.has_value());
+        CHECK(open.value().reasoning.find("past the deadline") == std::string::npos);
+        // A deadline 10 % beyond the cheapest option's expected time: it still meets it (a
+        // fixed-price option's deadline_probability is 1), yet a quarter of runs would not.
+        const double expected_hours = open.value().recommendation->expected_wall_clock_hours;
+        r.constraints.deadline_hours = 1.1 * expected_hours;
+        auto tight = Plan(r, *catalog);
+        REQUIRE(tight.ok());
+        REQUIRE(tight.value().recommendation.has_value());
+        const TrainingPlanOption& o = *tight.value().recommendation;
+        CHECK(o.expected_wall_clock_hours == doctest::Approx(expected_hours));
+        CHECK(o.deadline_probability.value_or(1.0) == doctest::Approx(1.0));
+        const double sigma = std::log1p(kDefaultEfficiencySpreadFraction) / kZ90;
+        const double late = 0.5 * std::erfc(std::log(1.1) / sigma / std::sqrt(2.0));
+        CHECK(late == doctest::Approx(0.251).epsilon(0.01));
+        const std::string said = "that spread alone puts about " + Fixed(100.0 * late, 1) +
+                                 "% of runs past the deadline, which deadline_probability does "
+                                 "not count.";
+        CHECK(tight.value().reasoning.find(said) != std::string::npos);
+        // A deadline far beyond it: nothing to say.
+        r.constraints.deadline_hours = 10.0 * expected_hours;
+        auto loose = Plan(r, *catalog);
+        REQUIRE(loose.ok());
+        CHECK(loose.value().reasoning.find("past the deadline") == std::string::npos);
     }
 }
 
