@@ -329,15 +329,13 @@ std::string SpotRiskText(const TrainingPlanRequest& request, const TrainingPlanO
 // hours (the same log-normal that widens cost_usd_p10/p90).
 std::string RunTimeRiskText(const TrainingPlanRequest& request, const TrainingPlanOption& r,
                             const PricingSettings& s) {
-    const std::optional<double>& deadline_hours = request.constraints.deadline_hours;
-    const double sigma = std::log1p(s.efficiency_spread) / kZ90;
-    if (!deadline_hours || !(sigma > 0) || !(r.expected_wall_clock_hours > 0)) {
+    if (!request.constraints.deadline_hours) {
         return "";
     }
-    const double z = std::log(*deadline_hours / r.expected_wall_clock_hours) / sigma;
-    const double late_fraction = 0.5 * std::erfc(z / std::sqrt(2.0));
+    const double late_fraction = RunTimeLateFraction(
+        r.expected_wall_clock_hours, *request.constraints.deadline_hours, s.efficiency_spread);
     const std::string late_percent = Fixed(100.0 * late_fraction, 1);
-    if (late_percent == "0.0") {
+    if (!(s.efficiency_spread > 0) || late_percent == "0.0") {
         return "";
     }
     return " Its run time is an estimate (efficiency_spread_fraction " +
@@ -581,12 +579,7 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
     echo.push_back(Echo("efficiency_spread_fraction", s.efficiency_spread, "fraction",
                         "p90/p50 - 1 of run time from efficiency uncertainty (log-normal)",
                         request.efficiency_spread_fraction.has_value(),
-                        s.moe_efficiency_spread
-                            ? AssumptionText("default for a mixture-of-experts model: measured, "
-                                             "the estimator's error on the 40 MoE rows of the "
-                                             "frontier validation set (docs/estimator.md)")
-                            : AssumptionText("default: judgement (published MFUs for one model "
-                                             "and chip differ by about +-20%)")));
+                        EfficiencySpreadDefaultSource(s.moe_efficiency_spread)));
     echo.push_back(Echo("price_spread_fraction", s.price_spread, "fraction",
                         "p90/p50 - 1 of on-demand prices (log-normal); committed prices are "
                         "fixed once bought",

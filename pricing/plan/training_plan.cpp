@@ -45,6 +45,24 @@ double CostQuantileFactor(double time_spread_fraction, double price_spread_fract
     return std::exp(kZ90 * std::sqrt(s_time * s_time + s_price * s_price));
 }
 
+double RunTimeLateFraction(double expected_hours, double deadline_hours,
+                           double time_spread_fraction) {
+    const double sigma = std::log1p(time_spread_fraction) / kZ90;
+    if (!(sigma > 0) || !(expected_hours > 0) || !(deadline_hours > 0)) {
+        return expected_hours > deadline_hours ? 1.0 : 0.0;
+    }
+    const double z = std::log(deadline_hours / expected_hours) / sigma;
+    return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
+
+AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts) {
+    if (mixture_of_experts) {
+        return "default for a mixture-of-experts model: measured, the estimator's error on the 40 "
+               "MoE rows of the frontier validation set (docs/estimator.md)";
+    }
+    return "default: judgement (published MFUs for one model and chip differ by about +-20%)";
+}
+
 std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators,
                                      int max_total_accelerators) {
     std::vector<int> out;
@@ -190,6 +208,40 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
     return plan;
 }
 
+namespace {
+
+// A spot plan given a workload times the job by the estimate, whose own error (the training
+// plans' default efficiency spread, wider for a mixture-of-experts model) moves the job's hours:
+// the share of on-demand runs that error alone puts past the deadline is said beside the
+// interruption model's probabilities, which do not count it.
+void SayRunTimeRisk(const SpotPlanRequest& request, const estimate::TrainingEstimate& estimate,
+                    SpotPlan& plan) {
+    const bool mixture_of_experts = estimate.model.IsMoe();
+    const double spread =
+        mixture_of_experts ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction;
+    plan.assumptions.push_back(
+        {"efficiency_spread_fraction", spread, "fraction",
+         "p90/p50 - 1 of the job's run time from the estimate's own error (log-normal); said "
+         "against the deadline, not counted in its probabilities",
+         EfficiencySpreadDefaultSource(mixture_of_experts)});
+    if (!request.deadline_hours) {
+        return;
+    }
+    const double late_fraction =
+        RunTimeLateFraction(estimate.wall_clock_hours, *request.deadline_hours, spread);
+    const std::string late_percent = Fixed(100.0 * late_fraction, 1);
+    if (late_percent == "0.0") {
+        return;
+    }
+    plan.reasoning += " The job's " + Fixed(estimate.wall_clock_hours, 1) +
+                      " h is an estimate (efficiency_spread_fraction " + Fixed(spread, 2) +
+                      "): that spread alone puts about " + late_percent +
+                      "% of on-demand runs past the deadline, which the deadline probabilities "
+                      "above do not count.";
+}
+
+}  // namespace
+
 Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
                                      const estimate::TrainingRequest& workload,
                                      const Catalog& catalog) {
@@ -244,6 +296,7 @@ Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
                                                 std::to_string(cluster.accelerator_count) + " x " +
                                                 cluster.accelerator.id,
                                             "estimator (POST /v1/estimates/training)"});
+        SayRunTimeRisk(request, estimate.value(), plan.value());
     }
     return plan;
 }

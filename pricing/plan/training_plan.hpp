@@ -403,4 +403,13 @@ std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators,
 // The quantile factor exp(z * sigma) for the 90th percentile given spreads as above.
 double CostQuantileFactor(double time_spread_fraction, double price_spread_fraction);
 
+// The share of runs that a log-normal run time around `expected_hours` (p90/p50 - 1 of
+// `time_spread_fraction`, as above) puts past `deadline_hours`: what the estimate's own error
+// alone costs a deadline, which the interruption model's probabilities do not count.
+double RunTimeLateFraction(double expected_hours, double deadline_hours,
+                           double time_spread_fraction);
+
+// The source an efficiency_spread_fraction echo names when the default spread is used.
+AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts);
+
 }  // namespace gpucost::pricing::plan

@@ -1816,6 +1816,16 @@ TEST_SUITE("plan_training uncertainty") {
 }
 
 TEST_SUITE("plan_training run-time risk") {
+    TEST_CASE("the share of runs a run-time spread puts past a deadline") {
+        // The median misses half the time; the 90th percentile (1 + spread) one run in ten.
+        CHECK(RunTimeLateFraction(100, 100, 0.2) == doctest::Approx(0.5));
+        CHECK(RunTimeLateFraction(100, 120, 0.2) == doctest::Approx(0.1));
+        CHECK(RunTimeLateFraction(100, 140, 0.4) == doctest::Approx(0.1));
+        // Without a spread it is whether the expected time fits.
+        CHECK(RunTimeLateFraction(100, 99, 0) == doctest::Approx(1.0));
+        CHECK(RunTimeLateFraction(100, 101, 0) == doctest::Approx(0.0));
+    }
+
     TEST_CASE("the reasoning says how many runs the run-time spread alone puts past the deadline") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();

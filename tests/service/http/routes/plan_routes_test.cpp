@@ -750,6 +750,35 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/job_hours");
     }
 
+    TEST_CASE(
+        "POST /v1/plans/spot with a workload says what the estimate's error costs a deadline") {
+        TestServer server(SampleDeps());
+        const std::string workload =
+            R"({"workload": {"model": {"params_b": 7}, "tokens_b": 20},
+                "spot_offering_id": "aws-p5.48xlarge-us-east-1-spot", "nodes": 2)";
+        json open = Body(Post(server, "/v1/plans/spot", workload + "}"));
+        REQUIRE(open.contains("job_hours"));
+        const double job_hours = open["job_hours"].get<double>();
+        CHECK(open["reasoning"].get<std::string>().find("past the deadline") == std::string::npos);
+        auto spread_echo = [](const json& plan) {
+            for (const auto& a : plan["assumptions"]) {
+                if (a["name"] == "efficiency_spread_fraction") return a;
+            }
+            return json();
+        };
+        REQUIRE(spread_echo(open).is_object());
+        CHECK(spread_echo(open)["value"].get<double>() == doctest::Approx(0.2));
+        // The deadline at the run time's 90th percentile (1.2 x the median at a 0.20 spread):
+        // on-demand makes it for certain by the interruption model, one run in ten misses it.
+        json tight =
+            Body(Post(server, "/v1/plans/spot",
+                      workload + ", \"deadline_hours\": " + std::to_string(1.2 * job_hours) + "}"));
+        CHECK(tight["on_demand_deadline_probability"].get<double>() == doctest::Approx(1.0));
+        CHECK(tight["reasoning"].get<std::string>().find(
+                  "that spread alone puts about 10.0% of on-demand runs past the deadline") !=
+              std::string::npos);
+    }
+
     TEST_CASE("POST /v1/plans/inference sizes each offering for the traffic") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/inference",
