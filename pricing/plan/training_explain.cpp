@@ -332,16 +332,16 @@ std::string RunTimeRiskText(const TrainingPlanRequest& request, const TrainingPl
     if (!request.constraints.deadline_hours) {
         return "";
     }
-    const double late_fraction = RunTimeLateFraction(
-        r.expected_wall_clock_hours, *request.constraints.deadline_hours, s.efficiency_spread);
-    const std::string late_percent = Fixed(100.0 * late_fraction, 1);
-    if (!(s.efficiency_spread > 0) || late_percent == "0.0") {
+    const std::string late =
+        RunTimeLateText(r.expected_wall_clock_hours, *request.constraints.deadline_hours,
+                        s.efficiency_spread, "runs");
+    if (late.empty()) {
         return "";
     }
     return " Its run time is an estimate (efficiency_spread_fraction " +
            Fixed(s.efficiency_spread, 2) + ", log-normal around the expected " +
-           Hours(r.expected_wall_clock_hours) + "): that spread alone puts about " + late_percent +
-           "% of runs past the deadline, which deadline_probability does not count.";
+           Hours(r.expected_wall_clock_hours) + "): " + late +
+           ", which deadline_probability does not count.";
 }
 
 // Committed capacity and capacity blocks: the hours paid whether used or not.

@@ -55,6 +55,20 @@ double RunTimeLateFraction(double expected_hours, double deadline_hours,
     return 0.5 * std::erfc(z / std::sqrt(2.0));
 }
 
+std::string RunTimeLateText(double expected_hours, double deadline_hours,
+                            double time_spread_fraction, std::string_view runs) {
+    if (!(time_spread_fraction > 0)) {
+        return "";
+    }
+    const std::string late_percent =
+        Fixed(100.0 * RunTimeLateFraction(expected_hours, deadline_hours, time_spread_fraction), 1);
+    if (late_percent == "0.0") {
+        return "";
+    }
+    return "that spread alone puts about " + late_percent + "% of " + std::string(runs) +
+           " past the deadline";
+}
+
 AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts) {
     if (mixture_of_experts) {
         return "default for a mixture-of-experts model: measured, the estimator's error on the 40 "
@@ -227,17 +241,14 @@ void SayRunTimeRisk(const SpotPlanRequest& request, const estimate::TrainingEsti
     if (!request.deadline_hours) {
         return;
     }
-    const double late_fraction =
-        RunTimeLateFraction(estimate.wall_clock_hours, *request.deadline_hours, spread);
-    const std::string late_percent = Fixed(100.0 * late_fraction, 1);
-    if (late_percent == "0.0") {
+    const std::string late = RunTimeLateText(estimate.wall_clock_hours, *request.deadline_hours,
+                                             spread, "on-demand runs");
+    if (late.empty()) {
         return;
     }
     plan.reasoning += " The job's " + Fixed(estimate.wall_clock_hours, 1) +
                       " h is an estimate (efficiency_spread_fraction " + Fixed(spread, 2) +
-                      "): that spread alone puts about " + late_percent +
-                      "% of on-demand runs past the deadline, which the deadline probabilities "
-                      "above do not count.";
+                      "): " + late + ", which the deadline probabilities above do not count.";
 }
 
 }  // namespace

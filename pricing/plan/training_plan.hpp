@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pricing/accelerator.hpp"
@@ -408,6 +409,11 @@ double CostQuantileFactor(double time_spread_fraction, double price_spread_fract
 // alone costs a deadline, which the interruption model's probabilities do not count.
 double RunTimeLateFraction(double expected_hours, double deadline_hours,
                            double time_spread_fraction);
+
+// "that spread alone puts about X% of <runs> past the deadline", X from RunTimeLateFraction to
+// 0.1 %; empty without a spread or where X rounds to 0.0 (nothing worth a sentence).
+std::string RunTimeLateText(double expected_hours, double deadline_hours,
+                            double time_spread_fraction, std::string_view runs);
 
 // The source an efficiency_spread_fraction echo names when the default spread is used.
 AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts);
