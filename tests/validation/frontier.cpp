@@ -156,8 +156,8 @@ bool Evaluate(const std::string& line, const pricing::Catalog& catalog, bool sea
     out.split = row["split"].get<std::string>();
     out.metric = row["metric"].get<std::string>();
     out.published = row["published"].get<double>();
-    if (out.split != "fit" && out.split != "holdout") {
-        fault = "split must be fit or holdout";
+    if (out.split != "fit" && out.split != "holdout" && out.split != "fresh") {
+        fault = "split must be fit, holdout or fresh";
         return false;
     }
     if (!(out.published > 0)) {
@@ -190,7 +190,8 @@ double Quantile(std::vector<double> v, double q) {
 }
 
 void PrintSummary(const std::vector<Outcome>& outcomes, bool searched) {
-    // (split, class) and (split, "all"), split "both" for fit and held out together: answered
+    // (split, class) and (split, "all"), split "both" for fit and held out together (the fresh
+    // rows, added after the fit was frozen, stand alone): answered
     // rows' median and p90 absolute error, and the spread a log-normal with the rows' errors
     // has (exp(80th percentile of |ln error|) - 1, its p90/p50 - 1: the planners'
     // efficiency_spread_fraction).
@@ -202,6 +203,7 @@ void PrintSummary(const std::vector<Outcome>& outcomes, bool searched) {
     for (const Outcome& o : outcomes) {
         if (o.searched != searched) continue;
         for (const std::string& split : {o.split, std::string("both")}) {
+            if (split == "both" && o.split == "fresh") continue;
             for (const std::string& cls : {o.cls, std::string("all")}) {
                 Errors& e = errors[{split, cls}];
                 if (o.predicted) {
