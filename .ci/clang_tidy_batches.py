@@ -5,7 +5,7 @@ clang-tidy's checks walk the whole AST of a translation unit, standard library, 
 and cpp-httplib included, so one file at a time pays for those headers once per file: about 80 %
 of clang_tidy's CPU time went to headers no finding may come from. A batch (one .cpp that
 includes eight of one target's sources, compiled with that target's flags) pays once per eight,
-as the release preset's unity build does; the sources are written to compile together (no two
+as the presets' unity builds do; the sources are written to compile together (no two
 files of one target share a name in an anonymous namespace), which the release build checks too.
 
 Writes OUT_DIR/compile_commands.json and OUT_DIR/batch_N.cpp, and prints one line per run:
@@ -15,6 +15,7 @@ the build's database and the flags it infers).
 """
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -35,6 +36,17 @@ def target_flags(entry):
     return kept
 
 
+def entry_sources(entry):
+    """The sources an entry compiles: its file, or the files a unity build's unit includes (the
+    dev preset's libraries compile eight sources to a unit, CMake's unity_N_cxx.cxx, which
+    includes each by its absolute path)."""
+    path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
+    if not re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", path):
+        return [path]
+    with open(path, encoding="utf-8") as f:
+        return [os.path.normpath(m.group(1)) for m in re.finditer(r'#include "([^"]+)"', f.read())]
+
+
 def main():
     build_dir, out_dir, folders = sys.argv[1], sys.argv[2], sys.argv[3:]
     root = os.getcwd()
@@ -47,12 +59,12 @@ def main():
     groups = {}  # (directory, flags) -> sources, in the build's order
     seen = set()
     for entry in database:
-        source = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
-        if source not in wanted or source in seen:
-            continue
-        seen.add(source)
         key = (entry["directory"], tuple(target_flags(entry)))
-        groups.setdefault(key, []).append(source)
+        for source in entry_sources(entry):
+            if source not in wanted or source in seen:
+                continue
+            seen.add(source)
+            groups.setdefault(key, []).append(source)
     os.makedirs(out_dir, exist_ok=True)
     commands, batches = [], []
     for (directory, flags), sources in groups.items():
