@@ -1031,6 +1031,7 @@ bool SearchesLayout(const InferenceRequest& req, const ClusterSpec& cluster) {
 LayoutCandidate CandidateOf(const InferenceRequest& req, const InferenceEstimate& e) {
     LayoutCandidate c;
     c.tensor_parallel = e.tensor_parallel;
+    c.expert_parallel = e.expert_parallel;
     c.replicas = e.replicas;
     c.output_tokens_per_second = e.cluster.output_tokens_per_second;
     c.output_tokens_per_second_per_accelerator = e.cluster.output_tokens_per_second_per_accelerator;
@@ -1049,8 +1050,12 @@ LayoutCandidate CandidateOf(const InferenceRequest& req, const InferenceEstimate
 }
 
 std::string LayoutName(const LayoutCandidate& c) {
-    return "tensor parallel " + std::to_string(c.tensor_parallel) + " x " +
-           std::to_string(c.replicas) + (c.replicas == 1 ? " replica" : " replicas");
+    const std::string degree =
+        c.expert_parallel > 1
+            ? "expert parallel " + std::to_string(c.expert_parallel) + " (attention data parallel)"
+            : "tensor parallel " + std::to_string(c.tensor_parallel);
+    return degree + " x " + std::to_string(c.replicas) +
+           (c.replicas == 1 ? " replica" : " replicas");
 }
 
 std::string Tokens(double v) {
@@ -1136,10 +1141,25 @@ std::pair<std::size_t, std::string> Choose(const LayoutSearch& search) {
     return {*best, why};
 }
 
-// Every tensor-parallel degree dividing the box (one replica per tp accelerators), each
-// estimated with the load spread over its replicas; the objective picks one. Degrees the
-// model's heads refuse are not candidates. When no replica has room for a sequence the
-// default layout (one replica on every accelerator) is answered with its warning.
+// The request with one layout of the search: `degree` accelerators per replica, tensor
+// parallel, or expert parallel with attention data parallel on every rank.
+InferenceRequest WithLayout(const InferenceRequest& req, int degree, bool expert) {
+    InferenceRequest one = req;
+    if (expert) {
+        one.expert_parallel = degree;
+    } else {
+        one.tensor_parallel = degree;
+    }
+    return one;
+}
+
+// Every tensor-parallel degree dividing the box (one replica per tp accelerators) and, for a
+// mixture-of-experts model, every expert-parallel degree dividing it (the experts spread over
+// the replica's ranks, attention data parallel on each: how TensorRT-LLM's DEP layouts, SGLang
+// and vLLM serve DeepSeek and Qwen3 MoE models for throughput), each estimated with the load
+// spread over its replicas; the objective picks one. Degrees the model's heads or experts
+// refuse are not candidates. When no replica has room for a sequence the default layout (one
+// replica on every accelerator) is answered with its warning.
 Result<InferenceEstimate> SearchServingLayout(const InferenceRequest& req,
                                               const ClusterSpec& cluster, const ResolvedModel& m) {
     LayoutSearch search;
@@ -1148,20 +1168,22 @@ Result<InferenceEstimate> SearchServingLayout(const InferenceRequest& req,
     search.max_time_to_first_token_ms = req.max_time_to_first_token_ms;
     std::vector<InferenceEstimate> estimates;
     const int n = cluster.accelerator_count;
-    for (int tp = 1; tp <= n; ++tp) {
-        if (n % tp != 0) continue;
-        // Each candidate is a whole serving estimate: past the request's computing budget the
-        // search gives up with no figures rather than answer from the candidates it has.
-        if (auto time_left = req.deadline.Check(); !time_left.ok()) return time_left.error();
-        InferenceRequest one = req;
-        one.tensor_parallel = tp;
-        auto e = EstimateLayout(one, cluster, m);
-        if (!e.ok()) {
-            if (e.error().field == "/tensor_parallel") continue;  // heads do not split so
-            return e.error();
+    for (const bool expert : {false, true}) {
+        if (expert && !m.IsMoe()) break;
+        for (int degree = expert ? 2 : 1; degree <= n; ++degree) {
+            if (n % degree != 0) continue;
+            // Each candidate is a whole serving estimate: past the request's computing budget
+            // the search gives up with no figures rather than answer from the candidates it has.
+            if (auto time_left = req.deadline.Check(); !time_left.ok()) return time_left.error();
+            auto e = EstimateLayout(WithLayout(req, degree, expert), cluster, m);
+            if (!e.ok()) {
+                // Heads or experts that do not split so.
+                if (e.error().field == (expert ? "/expert_parallel" : "/tensor_parallel")) continue;
+                return e.error();
+            }
+            search.candidates.push_back(CandidateOf(req, e.value()));
+            estimates.push_back(std::move(e).value());
         }
-        search.candidates.push_back(CandidateOf(req, e.value()));
-        estimates.push_back(std::move(e).value());
     }
     bool any_serves = false;
     for (const auto& c : search.candidates) any_serves = any_serves || c.serves;
@@ -1189,6 +1211,16 @@ Result<InferenceEstimate> SearchServingLayout(const InferenceRequest& req,
          "tensor parallel per replica chosen by the layout search (" + std::to_string(e.replicas) +
              " replicas on " + std::to_string(n) + " accelerators)",
          why});
+    if (e.expert_parallel > 1) {
+        e.assumptions.push_back(
+            {"serving_layout_expert_parallel", static_cast<double>(e.expert_parallel),
+             "accelerators",
+             "expert-parallel ranks per replica chosen by the layout search, attention data "
+             "parallel on each (" +
+                 std::to_string(e.replicas) + " replicas on " + std::to_string(n) +
+                 " accelerators)",
+             why});
+    }
     e.layout_search = std::move(search);
     return e;
 }

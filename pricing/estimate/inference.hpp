@@ -124,6 +124,9 @@ struct ClusterServing {
 // One layout the serving search tried.
 struct LayoutCandidate {
     int tensor_parallel = 1;
+    // Expert-parallel ranks of a replica (MoE models; attention data parallel on each rank,
+    // tensor_parallel then 1); 1 for a tensor-parallel replica.
+    int expert_parallel = 1;
     int replicas = 1;
     bool serves = false;  // a replica has room for at least one sequence
     bool meets_latency_bounds = false;
@@ -137,7 +140,8 @@ struct LayoutSearch {
     LayoutObjective objective = LayoutObjective::kThroughput;
     std::optional<double> max_inter_token_latency_ms;
     std::optional<double> max_time_to_first_token_ms;
-    std::vector<LayoutCandidate> candidates;  // by tensor parallel, ascending
+    // By tensor parallel, ascending; then, for MoE models, by expert parallel, ascending.
+    std::vector<LayoutCandidate> candidates;
     std::string chosen_because;
 };
 

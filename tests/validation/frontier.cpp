@@ -127,13 +127,20 @@ std::string Layout(const json& a) {
                num("/parallelism/data") + " ep" + num("/parallelism/expert") +
                (over ? " (over memory in the estimate)" : "");
     }
-    return "tp" + num("/tensor_parallel") + " x" + num("/replicas");
+    const bool expert = a.contains("expert_parallel") && a["expert_parallel"].is_number() &&
+                        a["expert_parallel"].get<int>() > 1;
+    return (expert ? "ep" + num("/expert_parallel") : "tp" + num("/tensor_parallel")) +
+           (a.contains("pipeline_parallel") && a["pipeline_parallel"] != 1
+                ? " pp" + num("/pipeline_parallel")
+                : "") +
+           " x" + num("/replicas");
 }
 
 // The members that fix a layout: a user who does not know the published one sends the request
 // without them and the estimator searches (training: every parallel degree; serving: the
 // replica layout).
-constexpr const char* kLayoutMembers[] = {"parallelism", "tensor_parallel"};
+constexpr const char* kLayoutMembers[] = {"parallelism", "tensor_parallel", "pipeline_parallel",
+                                          "expert_parallel"};
 void WithoutLayout(json& request) {
     for (const char* member : kLayoutMembers) request.erase(member);
 }

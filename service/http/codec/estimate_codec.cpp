@@ -340,6 +340,8 @@ const auto kInferenceRequestFields = std::to_array<RequestField<InferenceRequest
     {"input_tokens", &OrDefault<&InferenceRequest::input_tokens, 0>},
     {"output_tokens", &OrDefault<&InferenceRequest::output_tokens, 0>},
     {"tensor_parallel", &Optional<&InferenceRequest::tensor_parallel>},
+    {"pipeline_parallel", &Optional<&InferenceRequest::pipeline_parallel>},
+    {"expert_parallel", &Optional<&InferenceRequest::expert_parallel>},
     {"efficiency"},
     {"step_overhead_s", &Optional<&InferenceRequest::step_overhead_s>},
     {"memory_overhead_gb", &Optional<&InferenceRequest::memory_overhead_gb>},
@@ -685,6 +687,7 @@ constexpr auto kClusterServingFields = std::to_array<AnswerField<est::ClusterSer
 static_assert(KeysAscending(kClusterServingFields));
 
 constexpr auto kLayoutCandidateFields = std::to_array<AnswerField<est::LayoutCandidate>>({
+    {"expert_parallel", &Scalar<&est::LayoutCandidate::expert_parallel>},
     {"inter_token_latency_ms", &Scalar<&est::LayoutCandidate::inter_token_latency_ms>},
     {"meets_latency_bounds", &Scalar<&est::LayoutCandidate::meets_latency_bounds>},
     {"output_tokens_per_second", &Scalar<&est::LayoutCandidate::output_tokens_per_second>},
@@ -713,6 +716,7 @@ static_assert(KeysAscending(kLayoutSearchFields));
 constexpr auto kInferenceEstimateFields = std::to_array<AnswerField<InferenceEstimate>>({
     {"cluster", &Object<kClusterServingFields, &InferenceEstimate::cluster>},
     {"decode_bound", &Scalar<&InferenceEstimate::decode_bound>},
+    {"expert_parallel", &Scalar<&InferenceEstimate::expert_parallel>},
     {"fits_in_memory", &Scalar<&InferenceEstimate::fits_in_memory>},
     {"inter_token_latency_ms", &Scalar<&InferenceEstimate::inter_token_latency_ms>},
     {"kv_cache_gb_per_accelerator", &Scalar<&InferenceEstimate::kv_cache_gb_per_accelerator>},
@@ -724,6 +728,7 @@ constexpr auto kInferenceEstimateFields = std::to_array<AnswerField<InferenceEst
     {"output_tokens_per_second", &Scalar<&InferenceEstimate::output_tokens_per_second>},
     {"output_tokens_per_second_per_accelerator",
      &Scalar<&InferenceEstimate::output_tokens_per_second_per_accelerator>},
+    {"pipeline_parallel", &Scalar<&InferenceEstimate::pipeline_parallel>},
     {"prefill_bound", &Scalar<&InferenceEstimate::prefill_bound>},
     {"prefill_tokens_per_second", &Scalar<&InferenceEstimate::prefill_tokens_per_second>},
     {"replicas", &Scalar<&InferenceEstimate::replicas>},

@@ -103,8 +103,10 @@ TEST_SUITE("estimate_inference_expert_parallel") {
         CHECK(e.value().serving->max_num_seqs == 16 * kExpertParallelMaxSequencesPerRank);
         REQUIRE(e.value().serving->point.has_value());
         CHECK(e.value().serving->point->running_sequences == 4096);
-        // The same model at TP 8 in one H200 node runs at most 1024 (vLLM's max_num_seqs).
+        // The same model at TP 8 in one H200 node runs at most 1024 (vLLM's max_num_seqs);
+        // named, as the layout search would lay the node out expert parallel.
         InferenceRequest tp = DeepSeekFp8(1000, 1000);
+        tp.tensor_parallel = 8;
         tp.concurrency = 4096;
         auto one = EstimateInference(tp, Nodes(gpucost::testing::H200Sxm(), 1));
         REQUIRE(one.ok());

@@ -5,6 +5,7 @@
 
 #include "pricing/estimate/inference.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
+#include "tests/support/published_models.hpp"
 
 using namespace gpucost::pricing;
 using namespace gpucost::pricing::estimate;
@@ -84,6 +85,43 @@ TEST_SUITE("inference_layout") {
         CHECK(e.cluster.output_tokens_per_second > 1.5 * tp8);
         CHECK(AssumptionValue(e.assumptions, "serving_layout_tensor_parallel") ==
               e.tensor_parallel);
+    }
+
+    TEST_CASE("an MoE serving load is laid out expert parallel where that serves more") {
+        // TensorRT-LLM 1.2 serves DeepSeek-R1 FP8 on 8 H200 as DEP8 (attention data parallel,
+        // experts over the 8 GPUs) for throughput. Tensor parallel copies MLA's latent KV cache
+        // onto every rank, so one TP-8 replica holds an eighth of the sequences DEP8 does.
+        InferenceRequest r;
+        r.model = gpucost::testing::DeepSeekV3Published();
+        r.precision = Precision::kFp8;
+        r.kv_cache_precision = Precision::kFp8;
+        r.input_tokens = 1024;
+        r.output_tokens = 8192;
+        r.concurrency = 1500;
+        const InferenceEstimate e = Estimate(r, Box(gpucost::testing::H200Sxm(), 8));
+        REQUIRE(e.layout_search.has_value());
+        const LayoutCandidate* tp8 = nullptr;
+        const LayoutCandidate* ep8 = nullptr;
+        for (const LayoutCandidate& c : e.layout_search->candidates) {
+            if (c.expert_parallel == 1 && c.tensor_parallel == 8) tp8 = &c;
+            if (c.expert_parallel == 8) ep8 = &c;
+        }
+        REQUIRE(tp8 != nullptr);
+        REQUIRE(ep8 != nullptr);
+        CHECK(ep8->tensor_parallel == 1);
+        CHECK(ep8->serves);
+        CHECK(ep8->output_tokens_per_second > tp8->output_tokens_per_second);
+        CHECK(e.expert_parallel == 8);
+        CHECK(e.tensor_parallel == 1);
+        CHECK(e.cluster.accelerators_per_replica == 8);
+        CHECK(e.layout_search->chosen_because.find("expert parallel 8") != std::string::npos);
+        CHECK(AssumptionValue(e.assumptions, "serving_layout_expert_parallel") == 8);
+        // A dense model is laid out tensor parallel only.
+        const InferenceEstimate dense =
+            Estimate(MlperfOffline(), Box(gpucost::testing::H100Sxm(), 8));
+        for (const LayoutCandidate& c : dense.layout_search->candidates) {
+            CHECK(c.expert_parallel == 1);
+        }
     }
 
     TEST_CASE("H200 over H100 on the MLPerf offline load follows the published 1.29") {

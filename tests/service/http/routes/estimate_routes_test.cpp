@@ -474,6 +474,47 @@ TEST_SUITE("estimate_routes") {
         CHECK(context);
     }
 
+    // The estimator had expert- and pipeline-parallel serving (the inference planner laid
+    // replicas out so), but the estimate request refused both members as unknown: an MoE model
+    // could not be asked for as TensorRT-LLM's DEP layouts serve it.
+    TEST_CASE("POST /v1/estimates/inference takes expert_parallel and pipeline_parallel") {
+        TestServer server(SampleDeps());
+        json req = {{"model", "qwen3-30b-a3b"},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 2}}},
+                    {"precision", "fp8"},
+                    {"input_tokens", 1024},
+                    {"output_tokens", 1024},
+                    {"expert_parallel", 2},
+                    {"concurrency", 1024}};
+        auto r = Post(server, "/v1/estimates/inference", req);
+        REQUIRE(r);
+        REQUIRE_MESSAGE(r->status == 200, r->body);
+        json b = json::parse(r->body);
+        CHECK(b["expert_parallel"] == 2);
+        CHECK(b["tensor_parallel"] == 1);
+        CHECK(b["pipeline_parallel"] == 1);
+        CHECK(b["cluster"]["accelerators_per_replica"] == 2);
+        CHECK(b["layout_search"].is_null());
+        json bad = req;
+        bad["tensor_parallel"] = 2;
+        CheckProblem(Post(server, "/v1/estimates/inference", bad), 422, "/expert_parallel");
+        bad = req;
+        bad["model"] = "llama-3.1-70b";
+        CheckProblem(Post(server, "/v1/estimates/inference", bad), 422, "/expert_parallel");
+        json piped = {{"model", "llama-3.1-70b"},
+                      {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 4}}},
+                      {"precision", "fp8"},
+                      {"input_tokens", 1000},
+                      {"output_tokens", 200},
+                      {"pipeline_parallel", 2}};
+        b = json::parse(Post(server, "/v1/estimates/inference", piped)->body);
+        CHECK(b["pipeline_parallel"] == 2);
+        CHECK(b["tensor_parallel"] == 2);
+        CHECK(b["expert_parallel"] == 1);
+        piped["pipeline_parallel"] = 3;
+        CheckProblem(Post(server, "/v1/estimates/inference", piped), 422, "/pipeline_parallel");
+    }
+
     TEST_CASE("POST /v1/estimates/roofline classifies ops and totals them") {
         TestServer server(SampleDeps());
         json req = {{"accelerator", "h100-sxm"},
