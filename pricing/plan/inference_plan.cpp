@@ -388,39 +388,85 @@ Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& 
     return Ok{};
 }
 
-// The best tensor-parallel degree on one instance shape: the one needing the fewest
-// instances for the plan's output tokens per second; then, on full nodes, replicas spanning
-// instances (ChooseSpanning).
+// Why an expert-parallel replica within one instance beats the best layout before it.
+std::string WithinInstanceExpertReason(const ShapeChoice& chosen, const ShapeChoice& best) {
+    std::string text = "each replica is expert parallel " + std::to_string(chosen.expert_parallel) +
+                       " within one instance (attention data parallel: each accelerator holds "
+                       "1/" +
+                       std::to_string(chosen.expert_parallel) +
+                       " of the routed experts and its own sequences' KV cache, which tensor "
+                       "parallel would split or copy)";
+    if (best.ok) {
+        // Instances before rounding up: equal whole instances still differ in headroom.
+        text +=
+            ": the traffic needs " + Fixed(chosen.instances, 2) + " instances' capacity against " +
+            Fixed(best.instances, 2) + " at " +
+            (best.expert_parallel > 1 ? "expert parallel " + std::to_string(best.expert_parallel)
+                                      : "tensor parallel " + std::to_string(best.tensor_parallel));
+    }
+    return text;
+}
+
+// One layout of whole replicas within one instance (tensor parallel tp, or expert parallel ep
+// with attention data parallel), sized for the plan; nullopt when it cannot serve. `best`
+// collects why a layout cannot serve, as ChooseConcurrency says.
+Result<std::optional<ShapeChoice>> WithinInstance(const InferencePlanRequest& request,
+                                                  const InferencePlan& plan,
+                                                  const InstanceShape& shape, double utilization,
+                                                  const ReplicaLayout& layout, ShapeChoice& best,
+                                                  std::size_t& estimates) {
+    const int degree = layout.ep > 1 ? layout.ep : layout.tp;
+    estimate::ClusterSpec cluster;
+    cluster.accelerator = shape.accelerator;
+    cluster.accelerator_count = degree;
+    cluster.accelerators_per_node = degree;
+    Status failure = Ok{};
+    auto chosen = ChooseConcurrency(request, cluster, layout, best, estimates, failure);
+    if (!failure.ok()) {
+        return failure.error();
+    }
+    if (!chosen) {
+        return std::optional<ShapeChoice>();
+    }
+    const int whole_replicas_per_instance = shape.per_node / degree;  // a replica never straddles
+    chosen->replicas_per_instance = static_cast<double>(whole_replicas_per_instance);
+    SizeChoice(plan, utilization, *chosen);
+    return chosen;
+}
+
+// The best layout on one instance shape: the tensor-parallel degree, or for a mixture-of-experts
+// model the expert-parallel degree within the instance (as TensorRT-LLM's DEP layouts and
+// SGLang serve DeepSeek and Qwen3 MoE models), needing the fewest instances for the plan's
+// output tokens per second; then, on full nodes, replicas spanning instances (ChooseSpanning).
 Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const InferencePlan& plan,
                                 const InstanceShape& shape, double utilization,
                                 std::size_t& estimates) {
     ShapeChoice best;
     best.reason = "does_not_fit";
     const int per_node = shape.per_node;
-    for (int tp = 1; tp <= per_node; tp *= 2) {
-        if (per_node % tp != 0) {
+    const auto model = estimate::DeriveModel(request.workload.model);
+    const int experts = model.ok() && model.value().IsMoe() ? model.value().experts : 0;
+    std::vector<ReplicaLayout> layouts;
+    for (int tp = 1; tp <= per_node; tp *= 2) layouts.push_back({tp, 1, 1});
+    for (int ep = 2; ep <= per_node && ep <= experts; ep *= 2) layouts.push_back({1, 1, ep});
+    for (const ReplicaLayout& layout : layouts) {
+        if (per_node % std::max(layout.tp, layout.ep) != 0) {
             continue;
         }
-        estimate::ClusterSpec cluster;
-        cluster.accelerator = shape.accelerator;
-        cluster.accelerator_count = tp;
-        cluster.accelerators_per_node = tp;
-        Status failure = Ok{};
-        auto chosen = ChooseConcurrency(request, cluster, {tp, 1, 1}, best, estimates, failure);
-        if (!failure.ok()) {
-            return failure.error();
+        auto chosen = WithinInstance(request, plan, shape, utilization, layout, best, estimates);
+        if (!chosen.ok()) {
+            return chosen.error();
         }
         if (best.reason == "precision_unsupported") {
             return best;
         }
-        if (!chosen) {
+        if (!chosen.value()) {
             continue;
         }
-        const int whole_replicas_per_instance = per_node / tp;  // a replica never straddles
-        chosen->replicas_per_instance = static_cast<double>(whole_replicas_per_instance);
-        SizeChoice(plan, utilization, *chosen);
-        if (!best.ok || chosen->instances < best.instances) {
-            best = *chosen;
+        ShapeChoice& c = *chosen.value();
+        if (!best.ok || c.instances < best.instances) {
+            if (layout.ep > 1) c.span_reason = WithinInstanceExpertReason(c, best);
+            best = c;
         }
     }
     // Only full nodes (HGX/DGX-class instances, on the provider's cluster network) are joined

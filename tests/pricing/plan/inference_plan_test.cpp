@@ -172,10 +172,16 @@ TEST_SUITE("plan_inference") {
         auto h100 = catalog->FindAccelerator("h100-sxm");
         REQUIRE(h100.ok());
         cluster.accelerator = h100.value();
-        cluster.accelerator_count = first.tensor_parallel;
-        cluster.accelerators_per_node = first.tensor_parallel;
+        // The first option's replica: tensor parallel, or expert parallel within the instance.
+        const int replica = first.tensor_parallel * first.expert_parallel;
+        cluster.accelerator_count = replica;
+        cluster.accelerators_per_node = replica;
         estimate::InferenceRequest w = r.workload;
-        w.tensor_parallel = first.tensor_parallel;
+        if (first.expert_parallel > 1) {
+            w.expert_parallel = first.expert_parallel;
+        } else {
+            w.tensor_parallel = first.tensor_parallel;
+        }
         w.concurrency = 1;
         auto curve = estimate::EstimateInference(w, cluster);
         REQUIRE(curve.ok());
@@ -186,7 +192,10 @@ TEST_SUITE("plan_inference") {
         REQUIRE(tight.ok());
         for (const auto& o : tight.value().options) {
             CAPTURE(o.offering->id);
-            if (o.tensor_parallel != first.tensor_parallel) continue;
+            if (o.tensor_parallel != first.tensor_parallel ||
+                o.expert_parallel != first.expert_parallel) {
+                continue;
+            }
             for (const auto& p : points) {
                 if (p.inter_token_latency_ms <= *r.max_inter_token_latency_ms) {
                     CHECK(o.output_tokens_per_second_per_replica >=
@@ -734,6 +743,35 @@ TEST_SUITE("plan_inference_spanning_replicas") {
               estimate::kExpertCombineBytesPerElement);
         CHECK(echoed["expert_parallel_max_sequences_per_rank"] ==
               estimate::kExpertParallelMaxSequencesPerRank);
+    }
+
+    TEST_CASE("a MoE replica goes expert parallel within one instance when that needs fewer") {
+        // GPT-OSS 120B in FP8 on 8-GPU instances: tensor parallel splits the attention and
+        // the KV cache of one engine; experts spread over the 8 GPUs, attention data parallel
+        // on each, give every GPU its own sequences (as TensorRT-LLM's DEP layouts and SGLang
+        // serve MoE models). The planner laid out within an instance tensor parallel only.
+        auto catalog = Sample();
+        InferencePlanRequest r = Chat();
+        r.workload.model = gpucost::testing::GptOss120b();
+        r.workload.precision = Precision::kFp8;
+        r.workload.input_tokens = 1000;
+        r.workload.output_tokens = 1000;
+        r.traffic.requests_per_second = 5;
+        auto plan = PlanInference(r, *catalog, Ref());
+        REQUIRE(plan.ok());
+        bool within = false;
+        for (const auto& o : plan.value().options) {
+            if (o.expert_parallel <= 1 || o.instances_per_replica != 1) continue;
+            within = true;
+            CHECK(o.tensor_parallel == 1);
+            CHECK(o.pipeline_parallel == 1);
+            CHECK(o.offering->accelerator_count % o.expert_parallel == 0);
+            CHECK(o.capacity_requests_per_second >= 5 - 1e-9);
+            REQUIRE(o.reasoning.has_value());
+            CHECK(o.reasoning->find("expert parallel " + std::to_string(o.expert_parallel) +
+                                    " within one instance") != std::string::npos);
+        }
+        CHECK(within);
     }
 
     TEST_CASE("spot spares of a spanning replica are whole replicas") {
