@@ -52,6 +52,18 @@ InferencePlanRequest Chat() {
     return r;
 }
 
+// GPT-OSS 120B in FP8 answering `requests_per_second` of the given prompt and answer lengths.
+InferencePlanRequest GptOss120bFp8(int input_tokens, int output_tokens,
+                                   double requests_per_second) {
+    InferencePlanRequest r = Chat();
+    r.workload.model = gpucost::testing::GptOss120b();
+    r.workload.precision = Precision::kFp8;
+    r.workload.input_tokens = input_tokens;
+    r.workload.output_tokens = output_tokens;
+    r.traffic.requests_per_second = requests_per_second;
+    return r;
+}
+
 }  // namespace
 
 TEST_SUITE("plan_inference") {
@@ -158,12 +170,7 @@ TEST_SUITE("plan_inference") {
     TEST_CASE(
         "each replica runs the concurrency with the most output tokens/s within the targets") {
         auto catalog = Sample();
-        InferencePlanRequest r = Chat();
-        r.workload.model = gpucost::testing::GptOss120b();
-        r.workload.precision = Precision::kFp8;
-        r.workload.input_tokens = 8000;
-        r.workload.output_tokens = 500;
-        r.traffic.requests_per_second = 1;
+        InferencePlanRequest r = GptOss120bFp8(8000, 500, 1);
         auto loose = PlanInference(r, *catalog, Ref());
         REQUIRE(loose.ok());
         REQUIRE_FALSE(loose.value().options.empty());
@@ -751,12 +758,7 @@ TEST_SUITE("plan_inference_spanning_replicas") {
         // on each, give every GPU its own sequences (as TensorRT-LLM's DEP layouts and SGLang
         // serve MoE models). The planner laid out within an instance tensor parallel only.
         auto catalog = Sample();
-        InferencePlanRequest r = Chat();
-        r.workload.model = gpucost::testing::GptOss120b();
-        r.workload.precision = Precision::kFp8;
-        r.workload.input_tokens = 1000;
-        r.workload.output_tokens = 1000;
-        r.traffic.requests_per_second = 5;
+        InferencePlanRequest r = GptOss120bFp8(1000, 1000, 5);
         auto plan = PlanInference(r, *catalog, Ref());
         REQUIRE(plan.ok());
         bool within = false;
