@@ -340,18 +340,17 @@ std::string SpanReason(const ShapeChoice& chosen, const ShapeChoice& best, bool 
 // Replicas of 2, 4 ... kMaxInstancesPerReplica instances: pipeline stages (tensor parallel over
 // each whole instance) and, for MoE models, expert parallel over all their accelerators; each
 // takes `best`'s place when nothing before could hold the model or when it needs strictly
-// fewer whole instances than the best so far; the reason goes into the option.
+// fewer whole instances than the best so far; the reason goes into the option. `experts`: the
+// model's routed experts (0 for a dense model), which bound the expert-parallel degrees.
 Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& plan,
-                      const InstanceShape& shape, double utilization, ShapeChoice& best,
-                      std::size_t& estimates) {
+                      const InstanceShape& shape, double utilization, int experts,
+                      ShapeChoice& best, std::size_t& estimates) {
     const bool fits_one = best.ok;
     const std::string one_instance_example = best.example;
-    const auto model = estimate::DeriveModel(request.workload.model);
-    const bool moe = model.ok() && model.value().IsMoe();
     std::vector<ReplicaLayout> layouts;
     for (int n = 2; n <= kMaxInstancesPerReplica; n *= 2) {
         layouts.push_back({shape.per_node, n, 1});
-        if (moe && shape.per_node * n <= model.value().experts) {
+        if (shape.per_node * n <= experts) {
             layouts.push_back({1, 1, shape.per_node * n});
         }
     }
@@ -398,11 +397,9 @@ std::string WithinInstanceExpertReason(const ShapeChoice& chosen, const ShapeCho
                        "parallel would split or copy)";
     if (best.ok) {
         // Instances before rounding up: equal whole instances still differ in headroom.
-        text +=
-            ": the traffic needs " + Fixed(chosen.instances, 2) + " instances' capacity against " +
-            Fixed(best.instances, 2) + " at " +
-            (best.expert_parallel > 1 ? "expert parallel " + std::to_string(best.expert_parallel)
-                                      : "tensor parallel " + std::to_string(best.tensor_parallel));
+        text += ": the traffic needs " + Fixed(chosen.instances, 2) +
+                " instances' capacity against " + Fixed(best.instances, 2) + " at " +
+                LayoutText({best.tensor_parallel, best.pipeline_parallel, best.expert_parallel});
     }
     return text;
 }
@@ -475,7 +472,7 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
     if (per_node < estimate::DefaultAcceleratorsPerNode(shape.accelerator)) {
         return best;
     }
-    if (auto spanning = ChooseSpanning(request, plan, shape, utilization, best, estimates);
+    if (auto spanning = ChooseSpanning(request, plan, shape, utilization, experts, best, estimates);
         !spanning.ok()) {
         return spanning.error();
     }

@@ -127,13 +127,11 @@ std::string Layout(const json& a) {
                num("/parallelism/data") + " ep" + num("/parallelism/expert") +
                (over ? " (over memory in the estimate)" : "");
     }
-    const bool expert = a.contains("expert_parallel") && a["expert_parallel"].is_number() &&
-                        a["expert_parallel"].get<int>() > 1;
-    return (expert ? "ep" + num("/expert_parallel") : "tp" + num("/tensor_parallel")) +
-           (a.contains("pipeline_parallel") && a["pipeline_parallel"] != 1
-                ? " pp" + num("/pipeline_parallel")
-                : "") +
-           " x" + num("/replicas");
+    // An inference answer always has the three degrees (1 where unused).
+    return (a.value("expert_parallel", 1) > 1 ? "ep" + num("/expert_parallel")
+                                              : "tp" + num("/tensor_parallel")) +
+           (a.value("pipeline_parallel", 1) != 1 ? " pp" + num("/pipeline_parallel") : "") + " x" +
+           num("/replicas");
 }
 
 // The members that fix a layout: a user who does not know the published one sends the request
