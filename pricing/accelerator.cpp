@@ -43,7 +43,7 @@ double BytesPerElement(Precision precision) {
         case Precision::kInt8:
             return 1.0;
         case Precision::kFp4:
-            return 0.5;
+            return kFp4BytesPerElement;
     }
     return 4.0;
 }

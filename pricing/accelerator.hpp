@@ -19,8 +19,18 @@ std::string_view PrecisionName(Precision precision);
 // Inverse of PrecisionName (case-sensitive); nullopt for anything else.
 std::optional<Precision> ParsePrecision(std::string_view name);
 // Bytes per element of a tensor stored in this precision (fp32/tf32 4, fp16/bf16 2,
-// fp8/int8 1, fp4 0.5).
+// fp8/int8 1, fp4 kFp4BytesPerElement).
 double BytesPerElement(Precision precision);
+
+// An fp4 tensor is 4-bit E2M1 values plus their block scales: NVFP4, the format of NVIDIA's
+// fp4 checkpoints and Blackwell's fp4 peak, gives every 16 values one FP8 E4M3 scale (4.5 bits
+// a value; its per-tensor FP32 scale is negligible). OCP MXFP4 (one E8M0 scale per 32 values,
+// 4.25 bits) is 5.6 % smaller; the estimate takes NVFP4's, the larger.
+inline constexpr double kFp4BytesPerElement = (4.0 + 8.0 / 16.0) / 8.0;
+inline constexpr char kFp4BytesSource[] =
+    "NVIDIA Technical Blog 'Introducing NVFP4 for Efficient and Accurate Low-Precision "
+    "Inference' (2025-06): 16-value blocks with an FP8 E4M3 scale; OCP Microscaling Formats "
+    "(MX) v1.0: MXFP4 blocks of 32 with an E8M0 scale";
 
 // Which workloads an accelerator is offered for, with the vendor's document that says so.
 // Unset in a catalog file means both (the column is optional for older files).

@@ -150,6 +150,11 @@ Result<DeviceModel> MakeDeviceModel(const Accelerator& a, Precision precision,
                 {std::move(name), v, std::move(unit), std::move(desc), std::move(source)});
         }
     };
+    if (precision == Precision::kFp4)
+        note("fp4_bytes_per_element", kFp4BytesPerElement, "bytes",
+             "an fp4 value with its share of the NVFP4 block scale (4 + 8 / 16 bits), for "
+             "weights, activations and memory; an MXFP4 checkpoint is 4.25 bits",
+             kFp4BytesSource);
     d.gemm_max_efficiency =
         pick(o.gemm_max_efficiency, mamf, "gemm_max_efficiency", "fraction",
              "large-GEMM throughput as a fraction of dense peak (asymptote of the GEMM curve)",

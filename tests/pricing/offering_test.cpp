@@ -74,7 +74,8 @@ TEST_SUITE("offering") {
     TEST_CASE("bytes per element follow the precision") {
         CHECK(BytesPerElement(Precision::kBf16) == 2.0);
         CHECK(BytesPerElement(Precision::kFp8) == 1.0);
-        CHECK(BytesPerElement(Precision::kFp4) == 0.5);
+        // NVFP4: 4-bit values and one 8-bit scale per 16 of them.
+        CHECK(BytesPerElement(Precision::kFp4) == 0.5625);
         CHECK(BytesPerElement(Precision::kTf32) == 4.0);
     }
 }

@@ -354,7 +354,9 @@ TEST_SUITE("estimate_inference") {
         CHECK(curve[1].inter_token_latency_ms < 2 * curve[0].inter_token_latency_ms);
     }
 
-    TEST_CASE("fp4 on Blackwell halves the weights and keeps an fp8 KV cache") {
+    TEST_CASE(
+        "fp4 on Blackwell stores NVFP4 weights (4.5 bits with their block scales) and "
+        "keeps an fp8 KV cache") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         auto fp8 = EstimateInference(r, Cluster(B200(), 1));
         r.precision = Precision::kFp4;
@@ -362,7 +364,10 @@ TEST_SUITE("estimate_inference") {
         REQUIRE(fp8.ok());
         REQUIRE(fp4.ok());
         CHECK(fp4.value().weights_gb_per_accelerator ==
-              doctest::Approx(fp8.value().weights_gb_per_accelerator / 2));
+              doctest::Approx(fp8.value().weights_gb_per_accelerator * 4.5 / 8));
+        using gpucost::testing::AssumptionValue;
+        CHECK(AssumptionValue(fp4.value().assumptions, "fp4_bytes_per_element") == 0.5625);
+        CHECK(AssumptionValue(fp8.value().assumptions, "fp4_bytes_per_element") == -1);
         CHECK(fp4.value().kv_cache_gb_per_accelerator ==
               doctest::Approx(fp8.value().kv_cache_gb_per_accelerator));
         CHECK(fp4.value().inter_token_latency_ms < 0.7 * fp8.value().inter_token_latency_ms);
