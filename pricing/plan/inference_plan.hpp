@@ -33,6 +33,16 @@ inline constexpr int kMaxPlanBatchSize = 1024;
 // instances of one pool together.
 inline constexpr double kSpotServingSpareInstanceFraction = 0.25;
 inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
+// How far a replica's real throughput may stray from the estimate, measured as the training
+// plans' kMoeEfficiencySpreadFraction is: the 80th percentile of |ln(estimated / published)|
+// (the two-sided p10..p90) over the serving rows of the frontier validation set (each row's
+// published layout; tests/data/frontier/serving.jsonl, docs/estimator.md), as exp(.) - 1, the
+// p90/p50 - 1 of a log-normal. Dense models: 38 rows of all three splits (Hopper, MI300X and
+// Blackwell; most within 15 %). Mixture-of-experts models: the 48 fresh rows (TensorRT-LLM's
+// Blackwell and H200 tables), the only MoE serving rows, which the estimator reads up to 2.3x
+// too fast: the spread is that wide because the estimate is that far off there.
+inline constexpr double kServingThroughputSpreadFraction = 0.19;
+inline constexpr double kMoeServingThroughputSpreadFraction = 0.73;
 // Calendar months a serving budget view covers from its start date unless the request says
 // (budget_months): a budget year; judgement. The FOCUS forecast covers as many (forecast.hpp).
 inline constexpr int kDefaultServingBudgetMonths = 12;
@@ -143,6 +153,10 @@ struct InferencePlanOption {
     double inter_token_latency_ms = 0;
     double output_tokens_per_second_per_replica = 0;
     double capacity_requests_per_second = 0;  // without spares, at the planned utilisation
+    // Chance that the replicas the traffic needs (without spares) carry its average load at
+    // full throughput, the estimate taken as the median of a log-normal with the serving
+    // spread: Phi(ln(needed x per-replica throughput / traffic) / sigma).
+    double traffic_met_probability = 0;
     // Nodes x the price x kHoursPerMonth; with owned capacity the marginal month: the
     // uncovered share of the budget window's hours (owned) at that rate.
     double monthly_cost_usd = 0;

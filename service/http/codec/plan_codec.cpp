@@ -1050,6 +1050,7 @@ constexpr auto kServingOptionFields = std::to_array<AnswerField<ServingOption>>(
     {"tensor_parallel", &Scalar<&ServingOption::tensor_parallel>},
     {"time_to_first_token_ms", &Scalar<&ServingOption::time_to_first_token_ms>},
     {"total_accelerators", &Scalar<&ServingOption::total_accelerators>},
+    {"traffic_met_probability", &Scalar<&ServingOption::traffic_met_probability>},
     {"usd_per_million_input_tokens", &UsdRate<&ServingOption::usd_per_million_input_tokens>},
     {"usd_per_million_output_tokens", &UsdRate<&ServingOption::usd_per_million_output_tokens>},
     {"usd_per_million_tokens", &UsdRate<&ServingOption::usd_per_million_tokens>},

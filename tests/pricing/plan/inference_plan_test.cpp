@@ -9,6 +9,7 @@
 
 #include "pricing/catalog_loader.hpp"
 #include "pricing/money.hpp"
+#include "pricing/plan/training_plan.hpp"
 #include "tests/support/published_models.hpp"
 #include "tests/support/sample_catalog.hpp"
 
@@ -774,6 +775,38 @@ TEST_SUITE("plan_inference_spanning_replicas") {
                                     " within one instance") != std::string::npos);
         }
         CHECK(within);
+    }
+
+    TEST_CASE("an option says how likely it carries the traffic, the estimate's error counted") {
+        // The chance the needed replicas' real throughput covers the traffic: Phi(ln(headroom)
+        // / sigma), sigma = ln(1 + spread) / z90, from the serving rows' measured spread (a
+        // MoE model's wider). Options gave a point capacity as if the estimate were exact.
+        auto catalog = Sample();
+        auto probability = [](double headroom, double spread) {
+            const double sigma = std::log1p(spread) / kZ90;
+            return 0.5 * std::erfc(-std::log(headroom) / (sigma * std::sqrt(2.0)));
+        };
+        auto check_plan = [&](const InferencePlanRequest& r, double spread) {
+            auto plan = PlanInference(r, *catalog, Ref());
+            REQUIRE(plan.ok());
+            REQUIRE_FALSE(plan.value().options.empty());
+            for (const auto& o : plan.value().options) {
+                const double needed = o.replicas - o.spare_replicas;
+                const double headroom = needed * o.output_tokens_per_second_per_replica /
+                                        plan.value().output_tokens_per_second;
+                CHECK(headroom >= 1 / 0.7 - 1e-9);
+                CHECK(o.traffic_met_probability ==
+                      doctest::Approx(probability(headroom, spread)).epsilon(1e-12));
+            }
+            return plan.value().options.front().traffic_met_probability;
+        };
+        // A 7B model at the default utilisation 0.7: ln(1 / 0.7) against sigma 0.136.
+        CHECK(check_plan(Chat(), 0.19) > 0.99);
+        // GPT-OSS 120B on many instances (little rounding headroom): the MoE spread 0.73 leaves
+        // about one chance in five at 0.7.
+        const double moe = check_plan(GptOss120bFp8(1000, 1000, 300), 0.73);
+        CHECK(moe > 0.75);
+        CHECK(moe < 0.99);
     }
 
     TEST_CASE("spot spares of a spanning replica are whole replicas") {

@@ -126,6 +126,8 @@ function choosable(o: Option): Choosable {
         { label: "Saving against the API", text: pct(o.savings_vs_api_fraction) },
         { label: "Accelerators", text: `${servingAccelerators(o)} × ${off.accelerator} on ${servingNodes(o)} instances`,
           value: servingAccelerators(o), format: (v) => num(v, 0) },
+        { label: "Chance it carries the traffic", text: pct(o.traffic_met_probability),
+          value: o.traffic_met_probability, format: (v) => pct(v) },
         { label: "Time to first token", text: `${num(o.time_to_first_token_ms, 0)} ms` },
         { label: "Inter-token latency", text: `${num(o.inter_token_latency_ms, 1)} ms` },
         { label: "Price", text: `${usd(off.usd_per_hour, 2)} an instance-hour, ${priceTypeName(off.price_type)}, ${off.region}` },
