@@ -59,6 +59,7 @@ Status InferencePlanRequest::Validate() const {
     check.Range(max_time_to_first_token_ms, "/latency/max_time_to_first_token_ms", 0, 1e7, true);
     check.Range(max_inter_token_latency_ms, "/latency/max_inter_token_latency_ms", 0, 1e7, true);
     check.Range(utilization, "/utilization", 0, 1, true);
+    check.Range(throughput_spread_fraction, "/uncertainty/throughput_spread_fraction", 0, 10);
     check.Range(max_price_age_days, "/constraints/max_price_age_days", 0, 36500);
     check.Range(api_usd_per_million_input_tokens, "/api_price/usd_per_million_input_tokens", 0,
                 1e6);
@@ -200,16 +201,19 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     return choice;
 }
 
-// The serving throughput spread of a model's class (kMoeServingThroughputSpreadFraction for a
-// mixture of experts).
-double ServingSpread(const estimate::ResolvedModel& m) {
+// The serving throughput spread: the request's, else its model class's
+// (kMoeServingThroughputSpreadFraction for a mixture of experts).
+double ServingSpread(const InferencePlanRequest& request, const estimate::ResolvedModel& m) {
+    if (request.throughput_spread_fraction) return *request.throughput_spread_fraction;
     return m.experts > 1 ? kMoeServingThroughputSpreadFraction : kServingThroughputSpreadFraction;
 }
 
 // P(real capacity >= traffic) where capacity is the estimate times a log-normal factor of
-// median 1 whose 90th percentile is 1 + spread: Phi(ln(headroom) / sigma).
+// median 1 whose 90th percentile is 1 + spread: Phi(ln(headroom) / sigma). A spread of 0 takes
+// the estimate as exact.
 double TrafficMetProbability(double headroom, double spread) {
     const double sigma = std::log1p(spread) / kZ90;
+    if (sigma <= 0) return headroom >= 1 ? 1.0 : 0.0;
     return 0.5 * std::erfc(-std::log(headroom) / (sigma * std::sqrt(2.0)));
 }
 
@@ -269,7 +273,7 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.capacity_requests_per_second = needed * point.output_tokens_per_second * utilization / out;
     opt.traffic_met_probability = TrafficMetProbability(
         needed * point.output_tokens_per_second / plan.output_tokens_per_second,
-        ServingSpread(s.estimate.model));
+        ServingSpread(request, s.estimate.model));
     opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
@@ -688,6 +692,32 @@ void UseOwnedCapacity(const InferencePlanRequest& request, std::vector<Inference
                                         : std::string())));
 }
 
+// The spread traffic_met_probability uses: the request's, or both defaults (the model's class
+// decides which applies).
+void EchoServingSpread(const InferencePlanRequest& request, Assumptions& echo) {
+    if (request.throughput_spread_fraction) {
+        echo.push_back({"throughput_spread_fraction", *request.throughput_spread_fraction,
+                        "fraction",
+                        "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
+                        "log-normal, the estimate its median), for traffic_met_probability",
+                        "request"});
+        return;
+    }
+    echo.push_back({"serving_throughput_spread_fraction", kServingThroughputSpreadFraction,
+                    "fraction",
+                    "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
+                    "log-normal, the estimate its median), for traffic_met_probability; dense "
+                    "models (uncertainty.throughput_spread_fraction overrides)",
+                    "measured: 80th percentile of |ln(estimated / published)| over the 38 dense "
+                    "serving rows of tests/data/frontier (docs/estimator.md)"});
+    echo.push_back({"moe_serving_throughput_spread_fraction", kMoeServingThroughputSpreadFraction,
+                    "fraction",
+                    "the same for mixture-of-experts models, whose serving estimates read up to "
+                    "2.3x too fast on the published tables",
+                    "measured: 80th percentile of |ln(estimated / published)| over the 48 MoE "
+                    "serving rows of tests/data/frontier (TensorRT-LLM 1.2 tables)"});
+}
+
 void EchoPlanConstants(const InferencePlanRequest& request, double utilization, Assumptions& echo) {
     echo.push_back(Echo("utilization", utilization, "fraction",
                         "average load as a share of a replica's maximum throughput",
@@ -698,19 +728,7 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization, 
                     "least one); a reclaim takes a whole instance with its replicas",
                     "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to start a "
                     "replacement replica; reclaims hit several instances of a pool together"});
-    echo.push_back({"serving_throughput_spread_fraction", kServingThroughputSpreadFraction,
-                    "fraction",
-                    "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
-                    "log-normal, the estimate its median), for traffic_met_probability; dense "
-                    "models",
-                    "measured: 80th percentile of |ln(estimated / published)| over the 38 dense "
-                    "serving rows of tests/data/frontier (docs/estimator.md)"});
-    echo.push_back({"moe_serving_throughput_spread_fraction", kMoeServingThroughputSpreadFraction,
-                    "fraction",
-                    "the same for mixture-of-experts models, whose serving estimates read up to "
-                    "2.3x too fast on the published tables",
-                    "measured: 80th percentile of |ln(estimated / published)| over the 48 MoE "
-                    "serving rows of tests/data/frontier (TensorRT-LLM 1.2 tables)"});
+    EchoServingSpread(request, echo);
     echo.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
                     "most concurrent requests per replica the planner tries (also capped by "
                     "the engine's max_num_seqs and the KV cache)",

@@ -80,6 +80,10 @@ struct InferencePlanRequest {
     std::optional<double> max_time_to_first_token_ms;
     std::optional<double> max_inter_token_latency_ms;
     std::optional<double> utilization;
+    // p90 / p50 - 1 of a replica's real throughput against the estimate, for
+    // traffic_met_probability (a team that measured its own replica knows it better); default
+    // kServingThroughputSpreadFraction, kMoeServingThroughputSpreadFraction for a MoE model.
+    std::optional<double> throughput_spread_fraction;
     std::vector<std::string> providers;
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;

@@ -927,9 +927,12 @@ const auto kServingConstraintFields = std::to_array<RequestField<InferencePlanRe
 constexpr auto kServingWorkloadKeys = std::to_array<const char*>(
     {"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens", "efficiency",
      "step_overhead_s", "memory_overhead_gb"});
-constexpr auto kServingPlanKeys =
-    std::to_array<const char*>({"traffic", "latency", "utilization", "constraints", "api_price",
-                                "limit", "cursor", "start_date", "budget_months", "include_stale"});
+constexpr auto kServingPlanKeys = std::to_array<const char*>(
+    {"traffic", "latency", "utilization", "uncertainty", "constraints", "api_price", "limit",
+     "cursor", "start_date", "budget_months", "include_stale"});
+const auto kServingUncertaintyFields = std::to_array<RequestField<InferencePlanRequest>>({
+    {"throughput_spread_fraction", &Optional<&InferencePlanRequest::throughput_spread_fraction>},
+});
 const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
     {"usd_per_million_input_tokens",
      &Optional<&InferencePlanRequest::api_usd_per_million_input_tokens>},
@@ -978,6 +981,7 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
     const json* latency = r.Object("latency");
     const json* constraints = r.Object("constraints");
     const json* api = r.Object("api_price");
+    const json* uncertainty = r.Object("uncertainty");
     if (r.ok() && traffic == nullptr) {
         r.Fail(ErrorCode::kInvalidArgument, "traffic", "is required");
     }
@@ -995,6 +999,10 @@ pricing::Result<pricing::plan::InferencePlanRequest> DecodeInferencePlanRequest(
         return read.error();
     }
     if (auto read = ReadNested(api, "/api_price", q, kApiPriceFields); !read.ok()) {
+        return read.error();
+    }
+    if (auto read = ReadNested(uncertainty, "/uncertainty", q, kServingUncertaintyFields);
+        !read.ok()) {
         return read.error();
     }
     return q;

@@ -779,6 +779,38 @@ TEST_SUITE("plan_routes") {
               std::string::npos);
     }
 
+    TEST_CASE("POST /v1/plans/inference: each option's traffic_met_probability, with the spread") {
+        TestServer server(SampleDeps());
+        const std::string request =
+            R"({"model": {"params_b": 7}, "input_tokens": 512, "output_tokens": 256,
+                "traffic": {"requests_per_second": 10})";
+        auto spread_echo = [](const json& body, const std::string& name) {
+            for (const json& a : body["assumptions"]) {
+                if (a["name"] == name) return a;
+            }
+            return json();
+        };
+        json defaults = Body(Post(server, "/v1/plans/inference", request + "}"));
+        REQUIRE(defaults["options"].size() >= 1);
+        CHECK(defaults["options"][0]["traffic_met_probability"].get<double>() > 0.99);
+        CHECK(spread_echo(defaults, "serving_throughput_spread_fraction")["value"] == 0.19);
+        CHECK(spread_echo(defaults, "moe_serving_throughput_spread_fraction")["value"] == 0.73);
+        // A team's own measured spread replaces both; 0 takes the estimate as exact.
+        json exact = Body(Post(server, "/v1/plans/inference",
+                               request + R"(, "uncertainty": {"throughput_spread_fraction": 0}})"));
+        REQUIRE(exact["options"].size() >= 1);
+        CHECK(exact["options"][0]["traffic_met_probability"] == 1.0);
+        const json echo = spread_echo(exact, "throughput_spread_fraction");
+        CHECK(echo["source"] == "request");
+        CHECK(spread_echo(exact, "serving_throughput_spread_fraction").is_null());
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          request + R"(, "uncertainty": {"throughput_spread_fraction": -1}})"),
+                     422, "invalid_argument", "/uncertainty/throughput_spread_fraction");
+        CheckProblem(
+            Post(server, "/v1/plans/inference", request + R"(, "uncertainty": {"spread": 0.1}})"),
+            400, "malformed_request", "/uncertainty/spread");
+    }
+
     TEST_CASE("POST /v1/plans/inference sizes each offering for the traffic") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/inference",
