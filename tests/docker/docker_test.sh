@@ -315,13 +315,16 @@ fixture_env() {
     < <(python3 "$REPO/tests/sync/fixture_server.py" --env "http://$(gateway_of "$1"):$FIXTURE_PORT")
 }
 # history_of CONTAINER: the container's `gpucost sync --history 50` (DATABASE_URL from its
-# environment); an exec that printed nothing (seen once on a loaded machine) is tried again.
+# environment); an exec that printed nothing is tried again, up to 10 times 2 s apart (three
+# tries 1 s apart all came back empty once, on a loaded 2-core machine, just after the sync
+# run). What the last try wrote to stderr goes to the test's log as a comment.
 history_of() {
-  local out=""
-  for _ in 1 2 3; do
-    out="$(podman exec "$1" /usr/local/bin/gpucost sync --history 50 2>/dev/null)" && [ -n "$out" ] && break
-    sleep 1
+  local out="" err="$TMP/history.err"
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    out="$(podman exec "$1" /usr/local/bin/gpucost sync --history 50 2>"$err")" && [ -n "$out" ] && break
+    sleep 2
   done
+  [ -n "$out" ] || sed 's/^/# history stderr: /' "$err" >&2
   printf '%s\n' "$out"
 }
 # synced CONTAINER PROVIDER...: the container's sync history holds an imported run of each
