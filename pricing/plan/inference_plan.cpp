@@ -208,15 +208,6 @@ double ServingSpread(const InferencePlanRequest& request, const estimate::Resolv
     return m.experts > 1 ? kMoeServingThroughputSpreadFraction : kServingThroughputSpreadFraction;
 }
 
-// P(real capacity >= traffic) where capacity is the estimate times a log-normal factor of
-// median 1 whose 90th percentile is 1 + spread: Phi(ln(headroom) / sigma). A spread of 0 takes
-// the estimate as exact.
-double TrafficMetProbability(double headroom, double spread) {
-    const double sigma = std::log1p(spread) / kZ90;
-    if (sigma <= 0) return headroom >= 1 ? 1.0 : 0.0;
-    return 0.5 * std::erfc(-std::log(headroom) / (sigma * std::sqrt(2.0)));
-}
-
 // The option for offering `o` on its shape's choice: whole instances for the replicas the
 // traffic needs, plus spare instances on spot (kSpotServingSpareInstanceFraction, at least
 // one), so that the fleet still carries the traffic when that many instances are reclaimed.
@@ -271,9 +262,12 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     opt.inter_token_latency_ms = point.inter_token_latency_ms;
     opt.output_tokens_per_second_per_replica = point.output_tokens_per_second;
     opt.capacity_requests_per_second = needed * point.output_tokens_per_second * utilization / out;
-    opt.traffic_met_probability = TrafficMetProbability(
-        needed * point.output_tokens_per_second / plan.output_tokens_per_second,
-        ServingSpread(request, s.estimate.model));
+    // The needed replicas serve one second of the traffic in 1 / headroom seconds at the
+    // estimate's pace, a log-normal time with the serving spread (the training plans' run-time
+    // model): the traffic is carried unless that time runs past the second.
+    const double headroom = needed * point.output_tokens_per_second / plan.output_tokens_per_second;
+    opt.traffic_met_probability =
+        1.0 - RunTimeLateFraction(1.0 / headroom, 1.0, ServingSpread(request, s.estimate.model));
     opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;

@@ -27,16 +27,16 @@ harnesses=(json_request query_string catalog_csv price_file request_frame)
 # time that RelWithDebInfo's -O2 -g took. The libraries under test build as the release preset's
 # do, eight sources to a compiler run (the headers parsed and instrumented once per eight).
 if [[ $mode != run ]]; then
-cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_UNITY_BUILD=ON \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
-    "-DGPUCOST_SANITIZERS=address;undefined;fuzzer-no-link" -DGPUCOST_FUZZ=ON \
-    -DGPUCOST_BUILD_TESTS=OFF -DGPUCOST_WITH_POSTGRES=OFF -DGPUCOST_WERROR=OFF "${launcher[@]}" \
-    >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
-nice=()
-[[ $mode == build ]] && nice=(nice -n 10)
-"${nice[@]}" cmake --build "$build" -j2 --target "${harnesses[@]/#/fuzz_}" >"$build.build.log" 2>&1 ||
-    { tail -50 "$build.build.log"; exit 1; }
+    cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_UNITY_BUILD=ON \
+        "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+        "-DGPUCOST_SANITIZERS=address;undefined;fuzzer-no-link" -DGPUCOST_FUZZ=ON \
+        -DGPUCOST_BUILD_TESTS=OFF -DGPUCOST_WITH_POSTGRES=OFF -DGPUCOST_WERROR=OFF "${launcher[@]}" \
+        >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+    nice=()
+    [[ $mode == build ]] && nice=(nice -n 10)
+    "${nice[@]}" cmake --build "$build" -j2 --target "${harnesses[@]/#/fuzz_}" >"$build.build.log" 2>&1 ||
+        { tail -50 "$build.build.log"; exit 1; }
 fi
 [[ $mode == build ]] && { echo "fuzz harnesses built in $build"; exit 0; }
 for name in "${harnesses[@]}"; do
