@@ -14,10 +14,16 @@
 namespace gpucost::pricing {
 namespace {
 
-const std::vector<std::string> kRecipeColumns = {
-    "model_id",        "precision",         "global_batch_tokens", "expert_overlap_schedule",
-    "tensor_parallel", "pipeline_parallel", "expert_parallel",     "zero_stage",
-    "source"};
+const std::vector<std::string> kRecipeColumns = {"model_id",
+                                                 "precision",
+                                                 "global_batch_tokens",
+                                                 "expert_overlap_schedule",
+                                                 "tensor_parallel",
+                                                 "pipeline_parallel",
+                                                 "expert_parallel",
+                                                 "zero_stage",
+                                                 "recompute_modules",
+                                                 "source"};
 constexpr int kMaxDegree = 1 << 20;
 // A request's global batch this close to the recipe's (relative) is the recipe's: the
 // difference is rounding, as kBatchChangeWarnFraction treats it.
@@ -65,6 +71,28 @@ Result<std::unordered_map<std::string, std::size_t>> ReadHeader(const CsvRecord&
         if (columns.count(c) == 0) return LineError(file_name, 1, "missing column '" + c + "'");
     }
     return columns;
+}
+
+// Space-separated Megatron-Core module names ("layernorm mla_up_proj").
+Result<estimate::RecomputeModules> ReadRecomputeModules(const std::string& names) {
+    estimate::RecomputeModules modules;
+    std::size_t at = 0;
+    while (at < names.size()) {
+        const std::size_t end = std::min(names.find(' ', at), names.size());
+        const std::string name = names.substr(at, end - at);
+        at = end + 1;
+        if (name.empty()) continue;
+        const auto module = estimate::ParseRecomputeModule(name);
+        if (!module) {
+            return MakeError(ErrorCode::kInvalidArgument,
+                             "unknown recompute module '" + name + "'");
+        }
+        modules.Add(*module);
+    }
+    if (modules.Names().empty()) {
+        return MakeError(ErrorCode::kInvalidArgument, "names no module");
+    }
+    return modules;
 }
 
 // One row into a recipe; the first fault names the line.
@@ -123,12 +151,30 @@ Result<TrainingRecipe> ReadRecipe(const CsvRecord& record,
         }
         *d.field = v;
     }
+    if (const std::string names = text("recompute_modules"); !names.empty()) {
+        auto modules = ReadRecomputeModules(names);
+        if (!modules.ok())
+            return fail("recompute_modules '" + names + "': " + modules.error().message);
+        r.recompute_modules = modules.value();
+    }
     const bool layout =
         r.tensor_parallel || r.pipeline_parallel || r.expert_parallel || r.zero_stage;
-    if (!r.precision && !r.global_batch_tokens && !r.expert_overlap_fraction && !layout) {
+    if (!r.precision && !r.global_batch_tokens && !r.expert_overlap_fraction && !layout &&
+        !r.recompute_modules) {
         return fail("the recipe sets nothing");
     }
     return r;
+}
+
+// Fills the recipe's recompute modules into `pr` (a request's parallelism or the published
+// layout) unless it chooses its recompute itself; returns whether it filled them.
+bool FillRecomputeModules(const TrainingRecipe& recipe, estimate::ParallelismRequest& pr) {
+    if (!recipe.recompute_modules || pr.recompute || pr.recompute_layers || pr.recompute_modules) {
+        return false;
+    }
+    pr.recompute_modules = recipe.recompute_modules;
+    pr.recompute = estimate::Recompute::kSelective;
+    return true;
 }
 
 }  // namespace
@@ -239,17 +285,21 @@ bool ApplyTrainingRecipe(const TrainingRecipe& recipe, const RecipeFieldsGiven& 
         applied.expert_overlap_fraction = true;
         applied.expert_overlap_schedule = recipe.expert_overlap_schedule;
     }
-    if (!request.parallelism && (recipe.tensor_parallel || recipe.pipeline_parallel ||
-                                 recipe.expert_parallel || recipe.zero_stage)) {
+    if (request.parallelism) {
+        applied.recompute_modules = FillRecomputeModules(recipe, *request.parallelism);
+    } else if (recipe.tensor_parallel || recipe.pipeline_parallel || recipe.expert_parallel ||
+               recipe.zero_stage) {
         estimate::ParallelismRequest layout;
         layout.tensor = recipe.tensor_parallel;
         layout.pipeline = recipe.pipeline_parallel;
         layout.expert = recipe.expert_parallel;
         layout.zero_stage = recipe.zero_stage;
+        applied.recompute_modules = FillRecomputeModules(recipe, layout);
         applied.layout = layout;
     }
     applied.applied = applied.precision || applied.global_batch_tokens ||
-                      applied.expert_overlap_fraction || applied.layout.has_value();
+                      applied.expert_overlap_fraction || applied.layout.has_value() ||
+                      applied.recompute_modules;
     if (given.named) {
         applied.why = conflicts.empty()
                           ? "the request names it with \"recipe\""

@@ -28,6 +28,9 @@ struct TrainingRecipe {
     std::optional<int> pipeline_parallel;
     std::optional<int> expert_parallel;
     std::optional<int> zero_stage;
+    // The published run's selective recompute, as Megatron-Core's modules (empty: none
+    // published); applied where the request chooses no recompute of its own.
+    std::optional<estimate::RecomputeModules> recompute_modules;
     std::string source;
 };
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "pricing/estimate/moe.hpp"
+#include "pricing/estimate/training_internal.hpp"
+
 namespace gpucost::pricing::estimate {
 namespace {
 
@@ -32,80 +35,113 @@ AttentionWidths WidthsOf(const ResolvedModel& m) {
     return {heads * m.head_dim, kv, kv};
 }
 
-// Korthikanti et al.'s dense GPT layer (34 sbh, 10 of them outside the tensor-parallel
-// regions, plus 5as/h of scores), which MoE layers keep: their token copies per routed
-// expert, permutation buffers and MLA up-projections are the MoE model's own terms.
-LayerActivationParts KorthikantiLayer(const ResolvedModel& m, const ActivationLayout& l,
-                                      double tokens, double outside, double t) {
-    const double h = m.hidden_size;
-    LayerActivationParts p;
-    p.norm_inputs = 10.0 * tokens * h / outside;
-    p.mlp_hidden = 24.0 * tokens * h / t;
-    if (l.recompute == Recompute::kNone && !l.flash_attention) {
-        p.scores = 5.0 * m.attention_heads / t * tokens * m.seq_len;
+// Elements (16-bit) per token that one layer's MLP stores, averaged over the model's layers
+// (an MoE model's leading dense layers and its MoE layers by their shares), per tensor rank.
+// A routed expert stores, for each of a token's k copies, the permuted copy itself (its fc1
+// input, at full width: the expert-tensor all-gather gives each expert-tensor rank the tokens
+// of its group, counted per expert-tensor degree 1 here), the up-projection output(s) and the
+// activation output, and one fp32 router probability; EP does not divide them (each rank
+// receives T_r k slots on average). Megatron-Core multiplies the probabilities in the
+// activation function, so the fc2 output is not kept (frontier-estimator-references 1b.9).
+int ExpertTensor(const ActivationLayout& l) {
+    return std::max(1, l.expert_tensor);
+}
+
+struct MlpStoredElements {
+    double dense_up = 0;       // dense MLPs' up-projection output(s)
+    double dense_down = 0;     // dense MLPs' activation output (the down projection's input)
+    double routed_inputs = 0;  // the routed copies of each token (the experts' fc1 inputs)
+    double routed_up = 0;      // routed experts' up-projection output(s)
+    double routed_down = 0;    // routed experts' activation output (fc2 input)
+    double router_probs = 0;   // fp32 probability per routed slot, in 16-bit elements
+    double shared_up = 0;      // shared experts' up-projection output(s)
+    double shared_down = 0;    // shared experts' activation output
+    // Saved by the activation functions and the router, at 16 bits.
+    double Up() const { return dense_up + routed_up + shared_up + router_probs; }
+    // Saved by the down projections as their inputs (a linear layer's input).
+    double Down() const { return dense_down + routed_down + shared_down; }
+};
+
+MlpStoredElements MlpStoredOf(const ResolvedModel& m) {
+    const double up = m.gated_mlp ? 2.0 : 1.0;
+    MlpStoredElements e;
+    if (!m.IsMoe()) {
+        e.dense_up = up * m.ffn_hidden_size;
+        e.dense_down = m.ffn_hidden_size;
+        return e;
     }
-    return p;
+    const double moe = static_cast<double>(m.MoeLayers()) / m.layers;
+    const double k = m.experts_per_token, width = m.expert_ffn_hidden_size;
+    e.dense_up = (1.0 - moe) * up * m.dense_ffn_hidden_size;
+    e.dense_down = (1.0 - moe) * m.dense_ffn_hidden_size;
+    e.routed_inputs = moe * k * m.hidden_size;
+    e.routed_up = moe * k * up * width;
+    e.routed_down = moe * k * width;
+    e.router_probs = moe * k * kRouterProbBytesPerSlot / kActivationBytes;
+    e.shared_up = moe * m.shared_experts * up * width;
+    e.shared_down = moe * m.shared_experts * width;
+    return e;
 }
 
-// Korthikanti et al.'s dense GPT layer by his components (Sec. 4.1; the same 34 sbh in total
-// as KorthikantiLayer): outside the tensor-parallel regions the two norms' inputs (4 sbh),
-// the QKV and fc1 inputs (4 sbh) and the two dropout masks (2 sbh); inside Q, K, V (6 sbh),
-// the output projection's input (2 sbh) and the MLP's GeLU input and fc2 input (16 sbh). Only
-// module recompute reads it, so the lump's answers stay as they were.
-LayerActivationParts KorthikantiComponents(const ResolvedModel& m, const ActivationLayout& l,
-                                           double tokens, double outside, double t) {
-    const double sbh = tokens * m.hidden_size;
-    LayerActivationParts p = KorthikantiLayer(m, l, tokens, outside, t);
-    p.norm_inputs = 4.0 * sbh / outside;
-    p.block_inputs = 4.0 * sbh / outside;
-    p.dropout_masks = 2.0 * sbh / outside;
-    p.attention_qkv = 6.0 * sbh / t;
-    p.attention_output = 2.0 * sbh / t;
-    p.mlp_hidden = 16.0 * sbh / t;
-    return p;
+// The elements of MlpStoredOf a set of recompute modules frees: mlp the dense MLPs' internals
+// (every layer of a dense model, the leading dense layers of an MoE one), moe the whole MoE
+// layer's (routed copies, outputs and probabilities, shared experts), moe_act the routed
+// experts' activation output, shared_experts the shared experts' internals.
+MlpStoredElements MlpFreed(const MlpStoredElements& e, const RecomputeModules& modules) {
+    MlpStoredElements freed;
+    if (modules.Has(RecomputeModule::kMlp)) {
+        freed.dense_up = e.dense_up;
+        freed.dense_down = e.dense_down;
+    }
+    if (modules.Has(RecomputeModule::kMoe)) {
+        MlpStoredElements moe = e;
+        moe.dense_up = freed.dense_up;
+        moe.dense_down = freed.dense_down;
+        return moe;
+    }
+    if (modules.Has(RecomputeModule::kMoeAct)) freed.routed_down = e.routed_down;
+    if (modules.Has(RecomputeModule::kSharedExperts)) {
+        freed.shared_up = e.shared_up;
+        freed.shared_down = e.shared_down;
+    }
+    return freed;
 }
 
-// The share of an MoE model's MLP activations in the routed experts' MLPs of its MoE layers:
-// the top-k routed experts against the shared ones a token also passes (same width).
-double RoutedShare(const ResolvedModel& m) {
-    const double k = m.experts_per_token;
-    return k / (k + m.shared_experts);
-}
-
-// The share of the MLP activations a set of modules frees (mlp_hidden): dense MLPs for mlp
-// (every layer of a dense model, the leading dense layers of an MoE one), the whole MoE
-// layer for moe, its shared experts for shared_experts, and for moe_act the routed experts'
-// activation output, half of what Korthikanti counts for an MLP (the fc2 input, of GeLU
-// input and fc2 input).
-double MlpShareFreed(const ResolvedModel& m, const RecomputeModules& modules) {
-    if (!m.IsMoe()) return modules.Has(RecomputeModule::kMlp) ? 1.0 : 0.0;
-    const double moe_layers = static_cast<double>(m.MoeLayers()) / m.layers;
-    double dense = modules.Has(RecomputeModule::kMlp) ? 1.0 - moe_layers : 0.0;
-    if (modules.Has(RecomputeModule::kMoe)) return dense + moe_layers;
-    const double routed = RoutedShare(m);
-    double moe = 0;
-    if (modules.Has(RecomputeModule::kMoeAct)) moe += routed * 0.5;
-    if (modules.Has(RecomputeModule::kSharedExperts)) moe += 1.0 - routed;
-    return dense + moe_layers * moe;
+// The MLP's stored bytes of `e` for `tokens` on a rank of tensor degree `t`: the up side at
+// 16 bits, the down projections' inputs and the routed copies as linear-layer inputs.
+void SetMlpParts(const MlpStoredElements& e, const ActivationLayout& l, double tokens, double t,
+                 LayerActivationParts& p) {
+    p.mlp_hidden = kActivationBytes * tokens * e.Up() / t;
+    p.mlp_down_inputs = l.linear_input_bytes * tokens * e.Down() / t;
+    p.expert_inputs = l.linear_input_bytes * tokens * e.routed_inputs * ExpertTensor(l) / t;
 }
 
 // Module recompute other than the attention core's: each module drops what the layer's count
 // holds for it (RecomputeModuleFreedBytes).
 LayerActivationParts ModuleRecomputeLayer(const ResolvedModel& m, const ActivationLayout& l,
-                                          double tokens, double outside, double t) {
+                                          double tokens, double t) {
     ActivationLayout base = l;
     base.recompute =
         l.modules.Has(RecomputeModule::kCoreAttn) ? Recompute::kSelective : Recompute::kNone;
     base.modules = kSelectiveDefaultModules;
-    LayerActivationParts p =
-        m.IsMoe() ? KorthikantiComponents(m, base, tokens, outside, t) : LayerActivations(m, base);
+    LayerActivationParts p = LayerActivations(m, base);
     if (l.modules.Has(RecomputeModule::kLayernorm)) p.block_inputs = 0;
     if (l.modules.Has(RecomputeModule::kMlaUpProj) && m.IsMla()) p.attention_qkv = 0;
-    p.mlp_hidden *= 1.0 - MlpShareFreed(m, l.modules);
+    LayerActivationParts freed;
+    SetMlpParts(MlpFreed(MlpStoredOf(m), l.modules), l, tokens, t, freed);
+    p.mlp_hidden -= freed.mlp_hidden;
+    p.mlp_down_inputs -= freed.mlp_down_inputs;
+    p.expert_inputs -= freed.expert_inputs;
     return p;
 }
 
 }  // namespace
+
+double LinearInputBytes(Precision precision) {
+    if (!detail::IsBelow16Bits(precision)) return kActivationBytes;
+    const double scales = precision == Precision::kFp8 ? kFp8ActivationScaleBytesPerElement : 0.0;
+    return BytesPerElement(precision) + scales;
+}
 
 bool TrainedWithDropout(const ResolvedModel& model) {
     return !model.gated_mlp;
@@ -124,18 +160,21 @@ LayerActivationParts LayerActivations(const ResolvedModel& m, const ActivationLa
         return p;
     }
     if (l.recompute == Recompute::kSelective && l.modules != kSelectiveDefaultModules) {
-        return ModuleRecomputeLayer(m, l, tokens, outside, t);
+        return ModuleRecomputeLayer(m, l, tokens, t);
     }
-    if (m.IsMoe()) return KorthikantiLayer(m, l, tokens, outside, t);
     const AttentionWidths w = WidthsOf(m);
     // The MLP saves its up-projection output(s) for the activation function and the
-    // activation's output for the down projection.
-    const double mlp_hidden = (m.gated_mlp ? 3.0 : 2.0) * m.ffn_hidden_size;
+    // activation's output for the down projection; routed experts also their token copies.
+    SetMlpParts(MlpStoredOf(m), l, tokens, t, p);
     p.norm_inputs = 2.0 * kActivationBytes * tokens * h / outside;
-    p.block_inputs = 2.0 * kActivationBytes * tokens * h / outside;
+    // The norms' outputs are the QKV and first MLP GEMMs' inputs.
+    p.block_inputs = 2.0 * l.linear_input_bytes * tokens * h / outside;
     p.attention_qkv = kActivationBytes * tokens * (w.query + w.key + w.value) / t;
-    p.attention_output = kActivationBytes * tokens * w.query / t;
-    p.mlp_hidden = kActivationBytes * tokens * mlp_hidden / t;
+    // The attention core keeps its output for its backward; the output projection shares it,
+    // or below 16 bits saves its own quantised copy beside it.
+    const double output_bytes =
+        kActivationBytes + (l.linear_input_bytes < kActivationBytes ? l.linear_input_bytes : 0.0);
+    p.attention_output = output_bytes * tokens * w.query / t;
     const bool dropout = TrainedWithDropout(m);
     if (dropout) {
         p.dropout_masks = 2.0 * kMaskBytes * tokens * h / outside;
@@ -182,12 +221,14 @@ void AddActivationAssumption(const ResolvedModel& m, const ActivationLayout& l,
          "component: norm and block inputs, Q/K/V and the attention output, the MLP's "
          "up-projection output(s) and activation output, dropout masks for models trained with "
          "dropout (not gated-MLP ones), FlashAttention's softmax statistics or the unfused "
-         "scores; MoE layers Korthikanti's 34 sbh; split by tensor (outside its regions only "
+         "scores; MoE layers also each token's routed copies (the experts' fc1 inputs, times "
+         "the expert-tensor degree) and fp32 router probabilities, with the routed experts' "
+         "outputs per copy; split by tensor (outside its regions only "
          "with sequence parallelism) and context degrees; under block recompute the mean over "
          "the layers (recomputed ones keep their input only)",
          "Korthikanti et al. 2022 (arXiv 2205.05198) Sec. 4.1 and Table 2, components "
-         "generalised (docs/estimator.md, \"Context parallelism, selective recompute and "
-         "activation memory\")"});
+         "generalised; MoE layers from Megatron-Core's dispatcher dataflow (docs/estimator.md, "
+         "\"Context parallelism, selective recompute and activation memory\")"});
 }
 
 }  // namespace gpucost::pricing::estimate

@@ -6,6 +6,18 @@
 
 namespace gpucost::pricing::estimate {
 
+// Megatron-Core's FP8 training "Stores linear layer inputs in FP8 instead of BF16" ("50%
+// activation reduction", megatron/core/transformer/moe/README.md, FP8 Training): Transformer
+// Engine's linear layers save the quantised input their weight gradient reads. FP8 inputs
+// carry block scales: one fp32 per 1x128 (blockwise) or one E8M0 per 32 (MXFP8), 1/32 byte per
+// element either way (frontier-estimator-references 2b.7; per-tensor scaling would be less).
+inline constexpr double kFp8ActivationScaleBytesPerElement = 1.0 / 32;
+
+// Bytes per element of a saved linear-layer input at `precision`, on the 16-bit scale of
+// LayerActivations (fp32 runs scale the whole count): 2 at 16 bits and above, FP8 with its
+// block scales, NVFP4 with its own (kFp4BytesPerElement).
+double LinearInputBytes(Precision precision);
+
 // How one layer's activations are stored on one rank: the layout's tensor and context degrees,
 // sequence parallelism, the recompute mode and the attention kernel.
 struct ActivationLayout {
@@ -18,6 +30,12 @@ struct ActivationLayout {
     // Selective recompute only: Megatron-Core's recompute modules (the attention core alone by
     // default, as the estimate has always counted selective recompute).
     RecomputeModules modules = kSelectiveDefaultModules;
+    // MoE: the expert-tensor degree, over which each expert-tensor rank gathers the routed
+    // token copies at full width.
+    int expert_tensor = 1;
+    // Bytes per element of what a linear layer saves as its input for its weight gradient:
+    // 16-bit, or below 16 bits the quantised copy (LinearInputBytes).
+    double linear_input_bytes = 2.0;
 };
 
 // The stored activations of one layer and micro-batch by component, in bytes on one rank at
@@ -36,12 +54,14 @@ struct LayerActivationParts {
     double attention_output = 0;  // the core's output, the output projection's input
     double softmax_stats = 0;     // FlashAttention's log-sum-exp per query and head (fp32)
     double scores = 0;            // unfused attention: softmax output (+ dropout mask, output)
-    double mlp_hidden = 0;        // the MLP's up-projection output(s) and its down input
+    double mlp_hidden = 0;        // the MLP's up-projection output(s) (and router probabilities)
+    double mlp_down_inputs = 0;   // the activation output, the down projection's input
+    double expert_inputs = 0;     // MoE: each token's routed copies at the experts' fc1 inputs
     double dropout_masks = 0;     // 1-byte masks after attention and MLP
     double layer_input = 0;       // full recompute keeps only this
     double Total() const {
         return norm_inputs + block_inputs + attention_qkv + attention_output + softmax_stats +
-               scores + mlp_hidden + dropout_masks + layer_input;
+               scores + mlp_hidden + mlp_down_inputs + expert_inputs + dropout_masks + layer_input;
     }
 };
 

@@ -299,6 +299,17 @@ void AddRecipeAssumptions(const TrainingRequest& req, Assumptions& as) {
                       req.recipe->why,
                   "training recipe of " + req.recipe->model_id +
                       " (schema/seed/training_recipes.csv): " + req.recipe->source});
+    if (req.recipe->recompute_modules) {
+        const RecomputeModules* modules = NamedRecomputeModules(req);
+        std::string names;
+        for (const std::string& n : modules->Names()) names += (names.empty() ? "" : ", ") + n;
+        as.push_back({"recipe_recompute_modules", static_cast<double>(modules->Names().size()),
+                      "modules",
+                      "selective recompute of " + names +
+                          " (Megatron-Core's module names for what the published run "
+                          "recomputes), where the request chose no recompute of its own",
+                      FieldSource(req, false, true, "")});
+    }
     if (!req.recipe->precision) return;
     as.push_back({"recipe_precision_bytes_per_element", BytesPerElement(req.precision), "bytes",
                   "GEMM operand size at " + std::string(PrecisionName(req.precision)) +
@@ -332,11 +343,11 @@ void AddLowPrecisionAssumptions(const Ctx& c, Assumptions& as) {
 // layer and micro-batch no longer stores, and the forward seconds it adds to the backward pass.
 void AddRecomputeModuleAssumptions(const TrainingRequest& req, const Ctx& c,
                                    const ParallelLayout& l, Assumptions& as) {
-    const bool named = req.parallelism && req.parallelism->recompute_modules;
-    if (!named || l.recompute != Recompute::kSelective) return;
+    if (NamedRecomputeModules(req) == nullptr || l.recompute != Recompute::kSelective) return;
     const ActivationLayout act{
-        l.micro_batch_size,    l.tensor, l.context,          l.sequence_parallel,
-        Recompute::kSelective, c.flash,  c.recompute_modules};
+        l.micro_batch_size,    l.tensor, l.context,           l.sequence_parallel,
+        Recompute::kSelective, c.flash,  c.recompute_modules, std::max(1, ExpertTensorDegree(l)),
+        c.linear_input_bpe};
     const LayerCost lc =
         ComputeAverageLayer(c, l.tensor, l.context, l.micro_batch_size, l.sequence_parallel);
     for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
@@ -470,7 +481,8 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
     AddActivationAssumption(
         c.m,
         {e.layout.micro_batch_size, e.layout.tensor, e.layout.context, e.layout.sequence_parallel,
-         e.layout.recompute, c.flash, c.recompute_modules},
+         e.layout.recompute, c.flash, c.recompute_modules,
+         std::max(1, ExpertTensorDegree(e.layout)), c.linear_input_bpe},
         RecomputedShare(e.layout, SplitShapeOf(c, e.layout)), as);
     AddRecomputeModuleAssumptions(req, c, e.layout, as);
     AddContextParallelAssumptions(c.m, e.layout.tensor, e.layout.context, e.layout.micro_batch_size,

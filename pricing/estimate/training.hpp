@@ -153,6 +153,9 @@ struct AppliedRecipe {
     // gave no `parallelism`. The estimate uses it on a cluster it divides and fits, the rest
     // of the layout searched; elsewhere the whole layout is searched (echoed either way).
     std::optional<ParallelismRequest> layout;
+    // The published selective recompute filled in (into the request's parallelism, or the
+    // published layout's when the request gave none).
+    bool recompute_modules = false;
 };
 
 // The recipe value that turns recipes off for a request (`"recipe": "none"`).

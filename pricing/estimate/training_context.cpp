@@ -265,6 +265,16 @@ ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const Parallelism
 }
 
 // ---- Step 2: model, device, links and the constants of this run ----
+const RecomputeModules* NamedRecomputeModules(const TrainingRequest& req) {
+    if (req.parallelism) {
+        return req.parallelism->recompute_modules ? &*req.parallelism->recompute_modules : nullptr;
+    }
+    if (req.recipe && req.recipe->layout && req.recipe->layout->recompute_modules) {
+        return &*req.recipe->layout->recompute_modules;
+    }
+    return nullptr;
+}
+
 Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
                         const ResolvedModel& model) {
     auto device = MakeDeviceModel(cluster.accelerator, req.precision, req.efficiency, "/precision",
@@ -289,6 +299,7 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     c.capacity_gb = cluster.accelerator.memory_gb;
     bool fp32 = req.precision == Precision::kFp32 || req.precision == Precision::kTf32;
     c.gemm_bpe = BytesPerElement(req.precision);
+    c.linear_input_bpe = LinearInputBytes(req.precision);
     c.act_bpe = fp32 ? 4.0 : 2.0;
     c.weight_bpe = fp32 ? 4.0 : 2.0;
     c.param_gather_bpe = req.precision == Precision::kFp8 && !IsAdapterMode(req.mode)
@@ -311,8 +322,8 @@ Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
     c.overhead_gb = req.memory_overhead_gb.value_or(kDefaultMemoryOverheadGb);
     c.tokens = req.tokens_b * 1e9;
     c.flash = req.flash_attention.value_or(true);
-    if (req.parallelism && req.parallelism->recompute_modules) {
-        c.recompute_modules = *req.parallelism->recompute_modules;
+    if (const RecomputeModules* named = NamedRecomputeModules(req)) {
+        c.recompute_modules = *named;
     }
     double gbt = req.global_batch_tokens.value_or(kDefaultGlobalBatchTokens);
     c.global_batch_seqs = std::max(1.0, std::round(gbt / c.m.seq_len));

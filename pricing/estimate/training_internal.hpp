@@ -142,6 +142,9 @@ LayerCost ComputeLayer(const Ctx& c, int tp, int cp, int b, bool sp, const MlpSh
 LayerCost ComputeAverageLayer(const Ctx& c, int tp, int cp, int b, bool sp);
 ExpertChoices ExpertParallelCandidates(const ResolvedModel& m, const ParallelismRequest& pr, int t,
                                        int d);
+// The selective recompute modules the run names: the request's parallelism's, or else
+// those its recipe filled into the published layout (nullptr: none named).
+const RecomputeModules* NamedRecomputeModules(const TrainingRequest& req);
 Result<Ctx> MakeContext(const TrainingRequest& req, const ClusterSpec& cluster,
                         const ResolvedModel& model);
 
@@ -260,7 +263,8 @@ struct Ctx {
     ClusterLinks links;
     int count = 1;
     double capacity_gb = 0;
-    double gemm_bpe = 2;  // operand bytes of GEMMs at the compute precision
+    double gemm_bpe = 2;          // operand bytes of GEMMs at the compute precision
+    double linear_input_bpe = 2;  // saved linear-layer inputs (LinearInputBytes)
     // GEMMs below 16 bits (fp8, int8, fp4): their operands are quantised by extra passes, and
     // the attention core stays in BF16 on `bf16_dev` (FP8 recipes keep it there: Transformer
     // Engine's FP8 attention is opt-in). Otherwise `bf16_dev` is `dev`.
@@ -372,8 +376,15 @@ struct RowActivations {
     // Stored per layer, by recompute mode. Adapters on the linear layers keep those layers'
     // inputs for their own gradients, so the stored activations are those of full training
     // (the rank-r intermediates are negligible).
+    // At expert-tensor degree 1; expert_inputs: the MoE layers' routed token copies in it,
+    // which each expert-tensor rank holds for its whole group.
     std::array<double, 3> per_layer{};
+    std::array<double, 3> expert_inputs{};
     double logits = 0;  // fp32 logits of one micro-batch
+    double PerLayer(Recompute r, int expert_tensor) const {
+        const auto i = static_cast<std::size_t>(r);
+        return per_layer[i] + (expert_tensor - 1.0) * expert_inputs[i];
+    }
 };
 
 // One micro-batch on one pipeline stage: forward, backward and recompute passes over the

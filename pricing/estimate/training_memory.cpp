@@ -131,10 +131,12 @@ RowActivations RowActivationsOf(const Ctx& c, int micro_batch, int tensor, int c
     const ResolvedModel& m = c.m;
     RowActivations a;
     for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-        const ActivationLayout layout{
-            micro_batch, tensor, context, sequence_parallel, r, c.flash, c.recompute_modules};
-        a.per_layer[static_cast<std::size_t>(r)] =
-            LayerActivations(m, layout).Total() * c.act_bpe / 2.0;
+        const ActivationLayout layout{micro_batch,         tensor, context,
+                                      sequence_parallel,   r,      c.flash,
+                                      c.recompute_modules, 1,      c.linear_input_bpe};
+        const LayerActivationParts parts = LayerActivations(m, layout);
+        a.per_layer[static_cast<std::size_t>(r)] = parts.Total() * c.act_bpe / 2.0;
+        a.expert_inputs[static_cast<std::size_t>(r)] = parts.expert_inputs * c.act_bpe / 2.0;
     }
     const double tp = tensor;
     a.logits =
@@ -149,11 +151,11 @@ double InFlightLayerBytes(const ParallelLayout& l, const SplitShape& shape,
                           const RowActivations& row) {
     const double pp = l.pipeline;
     double in_flight = l.pipeline > 1 ? std::min<double>(pp, shape.micro_batches) : 1.0;
-    double per_layer = row.per_layer[static_cast<std::size_t>(l.recompute)];
+    const int etp = std::max(1, ExpertTensorDegree(l));
+    double per_layer = row.PerLayer(l.recompute, etp);
     if (BlockRecompute(l, shape)) {
         const double share = RecomputedShare(l, shape);
-        per_layer = share * per_layer +
-                    (1.0 - share) * row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
+        per_layer = share * per_layer + (1.0 - share) * row.PerLayer(Recompute::kNone, etp);
     }
     return per_layer * shape.layers_per_stage * in_flight;
 }
@@ -176,7 +178,7 @@ double StoredActivationBytes1F1B(const ParallelLayout& l, const SplitShape& shap
     double act = InFlightLayerBytes(l, shape, row);
     if (l.recompute == Recompute::kFull) {
         // The layer being recomputed holds its full activations once.
-        act += row.per_layer[static_cast<std::size_t>(Recompute::kNone)];
+        act += row.PerLayer(Recompute::kNone, std::max(1, ExpertTensorDegree(l)));
     }
     act += row.logits;
     return act;

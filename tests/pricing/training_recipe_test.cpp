@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "pricing/model_library.hpp"
 #include "pricing/training_recipe.hpp"
@@ -20,7 +21,7 @@ std::string ReadSeedFile(const std::string& name) {
 
 const std::string kHeader =
     "model_id,precision,global_batch_tokens,expert_overlap_schedule,tensor_parallel,"
-    "pipeline_parallel,expert_parallel,zero_stage,source\n";
+    "pipeline_parallel,expert_parallel,zero_stage,recompute_modules,source\n";
 
 }  // namespace
 
@@ -46,26 +47,67 @@ TEST_CASE("the seed's training recipes load and each names a library model") {
     CHECK(ds->pipeline_parallel == 16);
     CHECK(ds->expert_parallel == 64);
     CHECK(ds->zero_stage == 1);
+    // §3.2.3 recomputes RMSNorm and the MLA up-projections, §3.3.3 the SwiGLU output.
+    REQUIRE(ds->recompute_modules.has_value());
+    CHECK(ds->recompute_modules->Names() ==
+          std::vector<std::string>{"moe_act", "layernorm", "mla_up_proj"});
 }
 
 TEST_CASE("a bad recipe file is refused naming the line") {
-    auto unknown = LoadTrainingRecipes(kHeader + "m,fp9,,,,,,,src\n", "r.csv");
+    auto unknown = LoadTrainingRecipes(kHeader + "m,fp9,,,,,,,,src\n", "r.csv");
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error().field == "r.csv:2");
     CHECK(unknown.error().message.find("fp9") != std::string::npos);
-    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,zigzag,,,,,src\n", "r.csv").ok());
-    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,0,,,,,,src\n", "r.csv").ok());
-    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,,,,,src\n", "r.csv").ok());  // sets nothing
-    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,fp8,,,,,,,\n", "r.csv").ok());  // no source
-    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,fp8,,,,,,,a\nM,bf16,,,,,,,b\n", "r.csv").ok());
-    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,0,,,,src\n", "r.csv").ok());  // tensor 0
-    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,,,,4,src\n", "r.csv").ok());  // ZeRO 4
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,zigzag,,,,,,src\n", "r.csv").ok());
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,0,,,,,,,src\n", "r.csv").ok());
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,,,,,,src\n", "r.csv").ok());  // sets nothing
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,fp8,,,,,,,,\n", "r.csv").ok());  // no source
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,fp8,,,,,,,,a\nM,bf16,,,,,,,,b\n", "r.csv").ok());
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,0,,,,,src\n", "r.csv").ok());  // tensor 0
+    CHECK_FALSE(LoadTrainingRecipes(kHeader + "m,,,,,,,4,,src\n", "r.csv").ok());  // ZeRO 4
     CHECK_FALSE(LoadTrainingRecipes("model_id,precision,source\nm,fp8,a\n", "r.csv").ok());
+    auto module = LoadTrainingRecipes(kHeader + "m,,,,,,,,layernorm attn,src\n", "r.csv");
+    REQUIRE_FALSE(module.ok());
+    CHECK(module.error().message.find("unknown recompute module 'attn'") != std::string::npos);
+    // A recipe of recompute modules alone sets something.
+    CHECK(LoadTrainingRecipes(kHeader + "m,,,,,,,,moe_act,src\n", "r.csv").ok());
+}
+
+TEST_CASE("a recipe's recompute modules fill a request that chooses no recompute") {
+    auto loaded = LoadTrainingRecipes(
+        kHeader + "m,fp8,62914560,dualpipe,1,16,64,1,layernorm mla_up_proj,the report\n", "r.csv");
+    REQUIRE(loaded.ok());
+    const TrainingRecipe& recipe = loaded.value().All().front();
+    // Without parallelism: into the published layout, which the estimate tries first.
+    estimate::TrainingRequest plain;
+    CHECK(ApplyTrainingRecipe(recipe, {}, plain));
+    REQUIRE(plain.recipe.has_value());
+    CHECK(plain.recipe->recompute_modules);
+    REQUIRE(plain.recipe->layout.has_value());
+    CHECK(plain.recipe->layout->recompute == estimate::Recompute::kSelective);
+    CHECK(plain.recipe->layout->recompute_modules->Names() ==
+          std::vector<std::string>{"layernorm", "mla_up_proj"});
+    // With a layout of its own but no recompute choice: into the request's parallelism.
+    estimate::TrainingRequest layout;
+    layout.parallelism = estimate::ParallelismRequest{};
+    layout.parallelism->pipeline = 16;
+    CHECK(ApplyTrainingRecipe(recipe, {}, layout));
+    CHECK(layout.recipe->recompute_modules);
+    CHECK(layout.parallelism->recompute == estimate::Recompute::kSelective);
+    REQUIRE(layout.parallelism->recompute_modules.has_value());
+    // A request that chooses its recompute keeps it.
+    estimate::TrainingRequest full;
+    full.parallelism = estimate::ParallelismRequest{};
+    full.parallelism->recompute = estimate::Recompute::kFull;
+    ApplyTrainingRecipe(recipe, {}, full);
+    CHECK_FALSE(full.recipe->recompute_modules);
+    CHECK(full.parallelism->recompute == estimate::Recompute::kFull);
+    CHECK_FALSE(full.parallelism->recompute_modules.has_value());
 }
 
 TEST_CASE("a recipe fills what the pre-training request leaves unset, and says so") {
     auto loaded =
-        LoadTrainingRecipes(kHeader + "m,fp8,62914560,dualpipe,1,16,64,1,the report\n", "r.csv");
+        LoadTrainingRecipes(kHeader + "m,fp8,62914560,dualpipe,1,16,64,1,,the report\n", "r.csv");
     REQUIRE(loaded.ok());
     const TrainingRecipe& recipe = loaded.value().All().front();
 
@@ -132,7 +174,7 @@ TEST_CASE("a recipe fills what the pre-training request leaves unset, and says s
 
 TEST_CASE("the recipe step after decoding: the model's own, a named one, none, or unknown") {
     auto loaded =
-        LoadTrainingRecipes(kHeader + "m,fp8,62914560,dualpipe,1,16,64,1,the report\n", "r.csv");
+        LoadTrainingRecipes(kHeader + "m,fp8,62914560,dualpipe,1,16,64,1,,the report\n", "r.csv");
     REQUIRE(loaded.ok());
     estimate::TrainingRequest own;
     own.library_model_id = "M";

@@ -137,6 +137,16 @@ void ApplyRunInputs(const Row& r, est::TrainingRequest& req, est::ParallelismReq
         while (std::getline(ts, t, '|')) targets.push_back(t);
         req.lora_target_modules = targets;
     }
+    if (auto it = in.find("recompute_modules"); it != in.end()) {
+        est::RecomputeModules modules;
+        std::stringstream ms(it->second);
+        std::string name;
+        while (std::getline(ms, name, '|')) {
+            if (auto module = est::ParseRecomputeModule(name)) modules.Add(*module);
+        }
+        pr.recompute_modules = modules;
+        pr.recompute = est::Recompute::kSelective;
+    }
     pr.expert = IntInput(in, "ep");
     pr.virtual_stages = IntInput(in, "vp");  // interleaved chunks per stage, where published
     // A run that documents a DualPipe-style schedule gets the estimator's general figure for

@@ -5,6 +5,7 @@
 #include "tests/support/published_models.hpp"
 
 using namespace gpucost::pricing::estimate;
+using gpucost::pricing::Precision;
 
 namespace {
 
@@ -78,7 +79,9 @@ TEST_SUITE("activation_memory") {
         // Norm inputs 4, QKV and MLP inputs 4, Q 2 and K, V 2 x 2/16 of h, output 2, gate and
         // up outputs 4F, SwiGLU output 2F (bytes per token, / t with sequence parallelism).
         CHECK(p.attention_qkv == doctest::Approx(sbh * (2 + 4.0 / 16) / t));
-        CHECK(p.mlp_hidden == doctest::Approx(6 * s * f / t));
+        CHECK(p.mlp_hidden == doctest::Approx(4 * s * f / t));
+        CHECK(p.mlp_down_inputs == doctest::Approx(2 * s * f / t));
+        CHECK(p.expert_inputs == 0);
         CHECK(p.dropout_masks == 0);
         CHECK(p.scores == 0);
         CHECK(p.softmax_stats == doctest::Approx(4.0 * 128 / t * s));
@@ -114,26 +117,80 @@ TEST_SUITE("activation_memory") {
         }
     }
 
+    TEST_CASE("an MoE layer stores each token's routed copies and their expert outputs") {
+        const ResolvedModel v3 = ResolvedDeepSeekV3();
+        const double s = 4096, h = 7168, k = 8, f = 2048, moe = 58.0 / 61;
+        // frontier-estimator-references 1b.9's DeepSeek-V3 example, T_r 4096, k 8: routed
+        // copies 2 T_r k h and gate, up and SwiGLU outputs 6 T_r k F_e, 0.87 GB per MoE layer;
+        // with the fp32 router probabilities (4 T_r k) and the shared expert's 6 T_r F_s.
+        const double routed = 2 * s * k * h + 6 * s * k * f;
+        CHECK(routed / 1e9 == doctest::Approx(0.87).epsilon(0.01));
+        const auto one = LayerActivations(v3, Layout(1, 1, false, Recompute::kNone, true));
+        CHECK(one.expert_inputs == doctest::Approx(moe * 2 * s * k * h));
+        CHECK(RecomputeModuleFreedBytes(v3, Layout(1, 1, false, Recompute::kNone, true),
+                                        RecomputeModule::kMoe) ==
+              doctest::Approx(moe * (routed + 4 * s * k + 6 * s * f)));
+        // Korthikanti's count, which MoE layers kept before, held 16 sbh for the whole MLP.
+        CHECK(routed > 1.8 * 16 * s * h);
+        // Each expert-tensor rank gathers its group's tokens at full width.
+        ActivationLayout etp2 = Layout(2, 1, true, Recompute::kNone, true);
+        const auto t2 = LayerActivations(v3, etp2);
+        etp2.expert_tensor = 2;
+        CHECK(LayerActivations(v3, etp2).expert_inputs == doctest::Approx(2 * t2.expert_inputs));
+        CHECK(t2.expert_inputs == doctest::Approx(moe * 2 * s * k * h / 2));
+    }
+
+    TEST_CASE("below 16 bits the linear layers' saved inputs are the quantised copies") {
+        const ResolvedModel v3 = ResolvedDeepSeekV3();
+        const double fp8 = LinearInputBytes(Precision::kFp8);
+        CHECK(fp8 == doctest::Approx(1 + 1.0 / 32));
+        CHECK(LinearInputBytes(Precision::kBf16) == 2);
+        CHECK(LinearInputBytes(Precision::kFp32) == 2);  // fp32 runs scale the whole count
+        CHECK(LinearInputBytes(Precision::kFp4) == doctest::Approx(0.5625));
+        ActivationLayout l = Layout(1, 1, false, Recompute::kNone, true);
+        const auto bf16 = LayerActivations(v3, l);
+        l.linear_input_bytes = fp8;
+        const auto low = LayerActivations(v3, l);
+        // The norms' outputs (QKV and fc1 inputs), the down projections' inputs and the
+        // routed copies shrink to the quantised size; what non-linear ops keep (norm inputs,
+        // Q/K/V, the up-projection outputs) stays 16-bit.
+        CHECK(low.block_inputs == doctest::Approx(bf16.block_inputs * fp8 / 2));
+        CHECK(low.mlp_down_inputs == doctest::Approx(bf16.mlp_down_inputs * fp8 / 2));
+        CHECK(low.expert_inputs == doctest::Approx(bf16.expert_inputs * fp8 / 2));
+        CHECK(low.norm_inputs == bf16.norm_inputs);
+        CHECK(low.attention_qkv == bf16.attention_qkv);
+        CHECK(low.mlp_hidden == bf16.mlp_hidden);
+        // The attention output is kept by the attention core at 16 bits, and the output
+        // projection saves its quantised copy beside it.
+        CHECK(low.attention_output == doctest::Approx(bf16.attention_output * (2 + fp8) / 2));
+    }
+
     TEST_CASE("each recompute module frees what the layer's count holds for it") {
         const ResolvedModel v3 = ResolvedDeepSeekV3();
         REQUIRE(v3.IsMla());
-        const double t = 2, sbh = 4096.0 * 7168;
+        const double t = 2, s = 4096, h = 7168, k = 8, f = 2048, moe = 58.0 / 61;
         auto freed = [&](const ResolvedModel& m, RecomputeModule module) {
             return RecomputeModuleFreedBytes(m, ModuleLayout({}), module);
         };
-        // DeepSeek-V3's MoE layers are Korthikanti's 34 sbh: mla_up_proj drops its Q, K and V
-        // (6 sbh), layernorm the QKV and fc1 inputs (4 sbh), moe_act half the MLP's 16 sbh in
-        // the routed experts' share (8 of 9 experts a token passes) of the 58 MoE layers.
-        CHECK(freed(v3, RecomputeModule::kMlaUpProj) == doctest::Approx(6 * sbh / t));
-        CHECK(freed(v3, RecomputeModule::kLayernorm) == doctest::Approx(4 * sbh / t));
-        CHECK(freed(v3, RecomputeModule::kMoeAct) ==
-              doctest::Approx(8 * sbh / t * 8.0 / 9 * 58.0 / 61));
-        CHECK(freed(v3, RecomputeModule::kMoe) == doctest::Approx(16 * sbh / t * 58.0 / 61));
-        CHECK(freed(v3, RecomputeModule::kMlp) == doctest::Approx(16 * sbh / t * 3.0 / 61));
-        // Together they add up, and the stored layer keeps the rest of its 34 sbh.
+        // mla_up_proj drops the up-projected Q, K (128 heads x 192) and V (128 x 128), layernorm
+        // the QKV and fc1 inputs (2 x 2h, / t with sequence parallelism), moe_act the routed
+        // experts' SwiGLU outputs (k F_e) in the 58 MoE layers of 61, mlp the 3 dense layers'
+        // gate, up and SwiGLU outputs (3 x 18432), moe the MoE layer's routed copies, outputs,
+        // router probabilities and shared expert.
+        CHECK(freed(v3, RecomputeModule::kMlaUpProj) ==
+              doctest::Approx(2 * s * (2 * 128 * 192 + 128 * 128) / t));
+        CHECK(freed(v3, RecomputeModule::kLayernorm) == doctest::Approx(4 * s * h / t));
+        CHECK(freed(v3, RecomputeModule::kMoeAct) == doctest::Approx(2 * s * k * f * moe / t));
+        CHECK(freed(v3, RecomputeModule::kMlp) ==
+              doctest::Approx(2 * s * 3 * 18432 * (1 - moe) / t));
+        CHECK(freed(v3, RecomputeModule::kMoe) ==
+              doctest::Approx(moe * s * (2 * k * h + 6 * k * f + 4 * k + 6 * f) / t));
+        // Together they add up.
+        const double all = LayerActivations(v3, ModuleLayout({})).Total();
         const auto both = LayerActivations(
             v3, ModuleLayout(Modules({RecomputeModule::kMlaUpProj, RecomputeModule::kLayernorm})));
-        CHECK(both.Total() == doctest::Approx(34 * sbh / t - 10 * sbh / t));
+        CHECK(both.Total() == doctest::Approx(all - freed(v3, RecomputeModule::kMlaUpProj) -
+                                              freed(v3, RecomputeModule::kLayernorm)));
         // core_attn alone is selective recompute as it has always been counted.
         CHECK(LayerActivations(v3, ModuleLayout(Modules({RecomputeModule::kCoreAttn}))).Total() ==
               LayerActivations(v3, Layout(2, 1, true, Recompute::kSelective, true)).Total());
@@ -141,10 +198,11 @@ TEST_SUITE("activation_memory") {
         // A dense Llama layer: mla_up_proj frees nothing, mlp its SwiGLU internals
         // (gate and up outputs and the activation output, 3 x 53248 wide at 2 bytes).
         const ResolvedModel llama = ResolvedLlama405();
-        const double s = 8192;
+        const double s_llama = 8192;
         CHECK(freed(llama, RecomputeModule::kMlaUpProj) == 0);
         CHECK(freed(llama, RecomputeModule::kMoeAct) == 0);
-        CHECK(freed(llama, RecomputeModule::kMlp) == doctest::Approx(2 * s * 3 * 53248 / t));
-        CHECK(freed(llama, RecomputeModule::kLayernorm) == doctest::Approx(4 * s * 16384 / t));
+        CHECK(freed(llama, RecomputeModule::kMlp) == doctest::Approx(2 * s_llama * 3 * 53248 / t));
+        CHECK(freed(llama, RecomputeModule::kLayernorm) ==
+              doctest::Approx(4 * s_llama * 16384 / t));
     }
 }
