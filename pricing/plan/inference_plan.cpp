@@ -43,6 +43,9 @@ struct ShapeChoice {
     estimate::InferenceEstimate estimate;
     double replicas_per_instance = 1;  // 1 / instances_per_replica for a spanning replica
     double instances = 0;              // fractional before rounding up, for comparing degrees
+    // Replicas per replica the traffic needs at the estimate's throughput: 1 / utilisation, or
+    // the traffic_confidence's headroom where that is larger.
+    double sizing_headroom = 1;
 };
 
 }  // namespace
@@ -60,6 +63,8 @@ Status InferencePlanRequest::Validate() const {
     check.Range(max_inter_token_latency_ms, "/latency/max_inter_token_latency_ms", 0, 1e7, true);
     check.Range(utilization, "/utilization", 0, 1, true);
     check.Range(throughput_spread_fraction, "/uncertainty/throughput_spread_fraction", 0, 10);
+    check.Range(traffic_confidence, "/uncertainty/traffic_confidence", kMinTrafficConfidence,
+                kMaxTrafficConfidence);
     check.Range(max_price_age_days, "/constraints/max_price_age_days", 0, 36500);
     check.Range(api_usd_per_million_input_tokens, "/api_price/usd_per_million_input_tokens", 0,
                 1e6);
@@ -208,6 +213,22 @@ double ServingSpread(const InferencePlanRequest& request, const estimate::Resolv
     return m.experts > 1 ? kMoeServingThroughputSpreadFraction : kServingThroughputSpreadFraction;
 }
 
+// What traffic_confidence added to a choice's `needed` replicas, where it added any.
+std::optional<std::string> ConfidenceSizingText(const InferencePlanRequest& request,
+                                                const InferencePlan& plan, const ShapeChoice& s,
+                                                int needed, double utilization) {
+    if (!request.traffic_confidence) return std::nullopt;
+    const double per_replica = s.estimate.serving->point->output_tokens_per_second;
+    const int by_utilization = std::max(
+        1, static_cast<int>(
+               std::ceil(plan.output_tokens_per_second / (per_replica * utilization) - 1e-9)));
+    if (needed <= by_utilization) return std::nullopt;
+    return "sized to carry the traffic with probability " + Fixed(*request.traffic_confidence, 3) +
+           " (traffic_confidence): " + std::to_string(needed) + " replica(s), " +
+           Fixed(s.sizing_headroom, 2) + "x the estimate's capacity, where utilisation " +
+           Fixed(utilization, 2) + " alone needs " + std::to_string(by_utilization);
+}
+
 // The option for offering `o` on its shape's choice: whole instances for the replicas the
 // traffic needs, plus spare instances on spot (kSpotServingSpareInstanceFraction, at least
 // one), so that the fleet still carries the traffic when that many instances are reclaimed.
@@ -257,6 +278,9 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     if (!s.span_reason.empty()) {
         opt.reasoning = s.span_reason + (opt.reasoning ? "; " + *opt.reasoning : "");
     }
+    if (auto sized = ConfidenceSizingText(request, plan, s, needed, utilization)) {
+        opt.reasoning = *sized + (opt.reasoning ? "; " + *opt.reasoning : "");
+    }
     opt.total_accelerators = opt.nodes * o.accelerator_count;
     opt.time_to_first_token_ms = point.time_to_first_token_ms;
     opt.inter_token_latency_ms = point.inter_token_latency_ms;
@@ -300,11 +324,37 @@ double WholeInstances(const ShapeChoice& c) {
     return std::max(1.0, std::ceil(replicas / c.replicas_per_instance - 1e-9));
 }
 
-// Sizes a choice for the plan's output tokens per second at the planned utilisation.
-void SizeChoice(const InferencePlan& plan, double utilization, ShapeChoice& c) {
+// The least capacity over the estimate, as a multiple, at which the replicas carry the traffic
+// with probability `confidence` under the serving spread (BuildOption's
+// traffic_met_probability, solved for the headroom by bisection on its logarithm: it rises
+// with the headroom). 1 at confidence 0.5 or below, or without a spread.
+double ConfidenceHeadroom(double confidence, double spread) {
+    auto met = [&](double headroom) {
+        return 1.0 - RunTimeLateFraction(1.0 / headroom, 1.0, spread);
+    };
+    if (met(1.0) >= confidence) return 1.0;
+    double lo = 0.0, hi = 1.0;  // ln of the headroom
+    while (met(std::exp(hi)) < confidence && hi < kMaxConfidenceHeadroomLog) hi *= 2.0;
+    for (int i = 0; i < 100 && hi - lo > 1e-12; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (met(std::exp(mid)) >= confidence ? hi : lo) = mid;
+    }
+    return std::exp(hi);
+}
+
+// Sizes a choice for the plan's output tokens per second: at the planned utilisation, and at
+// the request's traffic_confidence where that needs more.
+void SizeChoice(const InferencePlanRequest& request, const InferencePlan& plan, double utilization,
+                ShapeChoice& c) {
     const estimate::ServingPoint& point = *c.estimate.serving->point;
+    c.sizing_headroom = 1.0 / utilization;
+    if (request.traffic_confidence) {
+        c.sizing_headroom = std::max(c.sizing_headroom,
+                                     ConfidenceHeadroom(*request.traffic_confidence,
+                                                        ServingSpread(request, c.estimate.model)));
+    }
     const double replicas =
-        plan.output_tokens_per_second / (point.output_tokens_per_second * utilization);
+        plan.output_tokens_per_second / point.output_tokens_per_second * c.sizing_headroom;
     c.instances = replicas / c.replicas_per_instance;
 }
 
@@ -391,7 +441,7 @@ Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& 
         }
         chosen->instances_per_replica = instances;
         chosen->replicas_per_instance = 1.0 / instances;
-        SizeChoice(plan, utilization, *chosen);
+        SizeChoice(request, plan, utilization, *chosen);
         if (best.ok && !(WholeInstances(*chosen) < WholeInstances(best))) {
             continue;
         }
@@ -442,7 +492,7 @@ Result<std::optional<ShapeChoice>> WithinInstance(const InferencePlanRequest& re
     }
     const int whole_replicas_per_instance = shape.per_node / degree;  // a replica never straddles
     chosen->replicas_per_instance = static_cast<double>(whole_replicas_per_instance);
-    SizeChoice(plan, utilization, *chosen);
+    SizeChoice(request, plan, utilization, *chosen);
     return chosen;
 }
 
@@ -712,6 +762,16 @@ void EchoServingSpread(const InferencePlanRequest& request, Assumptions& echo) {
                     "serving rows of tests/data/frontier (TensorRT-LLM 1.2 tables)"});
 }
 
+// The confidence the options were sized to, where the request gave one.
+void EchoTrafficConfidence(const InferencePlanRequest& request, Assumptions& echo) {
+    if (!request.traffic_confidence) return;
+    echo.push_back({"traffic_confidence", *request.traffic_confidence, "probability",
+                    "each option rents the replicas that carry the traffic with at least this "
+                    "probability under the serving spread (traffic_met_probability), where "
+                    "that asks more than the utilisation does",
+                    "request"});
+}
+
 void EchoPlanConstants(const InferencePlanRequest& request, double utilization, Assumptions& echo) {
     echo.push_back(Echo("utilization", utilization, "fraction",
                         "average load as a share of a replica's maximum throughput",
@@ -723,6 +783,7 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization, 
                     "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to start a "
                     "replacement replica; reclaims hit several instances of a pool together"});
     EchoServingSpread(request, echo);
+    EchoTrafficConfidence(request, echo);
     echo.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
                     "most concurrent requests per replica the planner tries (also capped by "
                     "the engine's max_num_seqs and the KV cache)",

@@ -43,6 +43,12 @@ inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
 // too fast: the spread is that wide because the estimate is that far off there.
 inline constexpr double kServingThroughputSpreadFraction = 0.19;
 inline constexpr double kMoeServingThroughputSpreadFraction = 0.73;
+// The traffic_confidence a request may ask: from the median (the estimate itself) to 0.999.
+inline constexpr double kMinTrafficConfidence = 0.5;
+inline constexpr double kMaxTrafficConfidence = 0.999;
+// Bound of the confidence headroom's search, as its natural logarithm (a headroom of e^64:
+// beyond any spread the request accepts, 10 at confidence 0.999 is e^6.5).
+inline constexpr double kMaxConfidenceHeadroomLog = 64;
 // Calendar months a serving budget view covers from its start date unless the request says
 // (budget_months): a budget year; judgement. The FOCUS forecast covers as many (forecast.hpp).
 inline constexpr int kDefaultServingBudgetMonths = 12;
@@ -84,6 +90,10 @@ struct InferencePlanRequest {
     // traffic_met_probability (a team that measured its own replica knows it better); default
     // kServingThroughputSpreadFraction, kMoeServingThroughputSpreadFraction for a MoE model.
     std::optional<double> throughput_spread_fraction;
+    // Size each option so that the replicas the traffic needs carry it with at least this
+    // probability under that spread (its traffic_met_probability), where utilisation alone
+    // would rent fewer; unset: sized by utilisation only.
+    std::optional<double> traffic_confidence;
     std::vector<std::string> providers;
     std::vector<PriceType> price_types;
     std::vector<std::string> regions;

@@ -763,6 +763,23 @@ async function servingBudget(page) {
           `0 months of cash: the API's error at its control, in the form's words ("${err.text}")`);
     await page.fill("[data-testid=v-months]", "12", { timeout: 3000 }).catch(() => {});
     await page.fill("[data-testid=v-start]", "", { timeout: 3000 }).catch(() => {});
+    await servingConfidence(page);
+}
+
+// Sizing to a probability of carrying the traffic: out of range is the API's error at its
+// control; in range the plan echoes it.
+async function servingConfidence(page) {
+    await page.fill("[data-testid=v-confidence]", "2", { timeout: 3000 }).catch(() => {});
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const err = await fieldError(page, "serving-form", "/uncertainty/traffic_confidence").catch(() => ({ text: "", described: 0 }));
+    check(err.described === 1 && /0\.999/.test(err.text),
+          `a traffic confidence of 2: the API's error at its control ("${err.text}")`);
+    await page.fill("[data-testid=v-confidence]", "0.99", { timeout: 3000 }).catch(() => {});
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const echoed = await page.waitForFunction(() => (document.querySelector("[data-testid=serving-results]")?.textContent ?? "")
+        .includes("traffic_confidence"), null, { timeout: 15000 }).then(() => true).catch(() => false);
+    check(echoed, "a traffic confidence of 0.99: the plan's answer names traffic_confidence");
+    await page.fill("[data-testid=v-confidence]", "", { timeout: 3000 }).catch(() => {});
 }
 
 // Filters. Training: accelerators, the cluster's size, verified and recent

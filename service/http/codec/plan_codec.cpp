@@ -932,6 +932,7 @@ constexpr auto kServingPlanKeys = std::to_array<const char*>(
      "cursor", "start_date", "budget_months", "include_stale"});
 const auto kServingUncertaintyFields = std::to_array<RequestField<InferencePlanRequest>>({
     {"throughput_spread_fraction", &Optional<&InferencePlanRequest::throughput_spread_fraction>},
+    {"traffic_confidence", &Optional<&InferencePlanRequest::traffic_confidence>},
 });
 const auto kApiPriceFields = std::to_array<RequestField<InferencePlanRequest>>({
     {"usd_per_million_input_tokens",

@@ -809,6 +809,67 @@ TEST_SUITE("plan_inference_spanning_replicas") {
         CHECK(moe < 0.99);
     }
 
+    TEST_CASE("traffic_confidence rents the replicas that carry the traffic that likely") {
+        // Sized by utilisation alone a MoE fleet carries its traffic with about 80 %: a
+        // request asking 0.95 gets each option's probability at or above it, and no fewer
+        // replicas than utilisation asks.
+        auto catalog = Sample();
+        InferencePlanRequest r = GptOss120bFp8(1000, 1000, 300);
+        auto plain = PlanInference(r, *catalog, Ref());
+        r.traffic_confidence = 0.95;
+        auto sized = PlanInference(r, *catalog, Ref());
+        REQUIRE(plain.ok());
+        REQUIRE(sized.ok());
+        REQUIRE_FALSE(sized.value().options.empty());
+        bool enlarged = false;
+        for (const auto& o : sized.value().options) {
+            CAPTURE(o.offering->id);
+            CHECK(o.traffic_met_probability >= 0.95 - 1e-12);
+            for (const auto& p : plain.value().options) {
+                if (p.offering != o.offering) continue;
+                CHECK(o.replicas - o.spare_replicas >= p.replicas - p.spare_replicas);
+                if (o.replicas - o.spare_replicas > p.replicas - p.spare_replicas) {
+                    enlarged = true;
+                    REQUIRE(o.reasoning.has_value());
+                    CHECK(o.reasoning->find("(traffic_confidence)") != std::string::npos);
+                }
+            }
+        }
+        CHECK(enlarged);
+        // At 0.95 the MoE spread 0.73 asks exp(1.645 x ln(1.73) / 1.2816) = 2.02x the
+        // traffic over the estimate's throughput.
+        const auto& first = sized.value().options.front();
+        const double needed = first.replicas - first.spare_replicas;
+        CHECK(needed * first.output_tokens_per_second_per_replica /
+                  sized.value().output_tokens_per_second >=
+              2.02);
+        bool echoed = false;
+        for (const auto& a : sized.value().assumptions) {
+            if (a.name == "traffic_confidence") {
+                echoed = true;
+                CHECK(a.value == 0.95);
+                CHECK(a.source == "request");
+            }
+        }
+        CHECK(echoed);
+        // A dense model at the default utilisation already meets 0.95 (1.43x >= 1.25x).
+        InferencePlanRequest chat = Chat();
+        auto chat_plain = PlanInference(chat, *catalog, Ref());
+        chat.traffic_confidence = 0.95;
+        auto chat_sized = PlanInference(chat, *catalog, Ref());
+        REQUIRE(chat_plain.ok());
+        REQUIRE(chat_sized.ok());
+        REQUIRE(chat_plain.value().options.size() == chat_sized.value().options.size());
+        for (std::size_t i = 0; i < chat_sized.value().options.size(); ++i) {
+            CHECK(chat_sized.value().options[i].replicas == chat_plain.value().options[i].replicas);
+        }
+        // Out of its range it is refused naming the field.
+        r.traffic_confidence = 0.2;
+        auto refused = PlanInference(r, *catalog, Ref());
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().field == "/uncertainty/traffic_confidence");
+    }
+
     TEST_CASE("spot spares of a spanning replica are whole replicas") {
         auto catalog = Sample();
         InferencePlanRequest r = DeepSeekOnH100();

@@ -29,6 +29,10 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     const rps = input({ type: "number", min: 0, step: "any", value: 5, "data-testid": "v-rps" });
     const ttft = input({ type: "number", min: 0, step: "any", value: 1000, "data-testid": "v-ttft" });
     const itl = input({ type: "number", min: 0, step: "any", value: 50, "data-testid": "v-itl" });
+    // Size to a probability of carrying the traffic (uncertainty.traffic_confidence); empty: by
+    // the utilisation alone.
+    const confidence = input({ type: "number", min: 0.5, max: 0.999, step: "any", inputmode: "decimal",
+                               "data-testid": "v-confidence" });
     const apiIn = input({ type: "number", min: 0, step: "any", value: 0.2, "data-testid": "v-api-in" });
     const apiOut = input({ type: "number", min: 0, step: "any", value: 0.6, "data-testid": "v-api-out" });
     const priceTypes = checkboxes("/constraints/price_types", PRICE_TYPES.slice(0, 2), ["on_demand"]);
@@ -50,6 +54,8 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         field("Requests per second", rps, "/traffic/requests_per_second"),
         field("Max time to first token (ms)", ttft, "/latency/max_time_to_first_token_ms"),
         field("Max inter-token latency (ms)", itl, "/latency/max_inter_token_latency_ms"),
+        field("Size to carry the traffic with probability", confidence, "/uncertainty/traffic_confidence",
+              "0.5 to 0.999, the estimate's measured error counted; empty: sized at 70 % load only"),
         field("API price: USD per million input tokens", apiIn, "/api_price/usd_per_million_input_tokens"),
         field("API price: USD per million output tokens", apiOut, "/api_price/usd_per_million_output_tokens"),
         field("Months of cash flow", budgetMonths, "/budget_months", "calendar months from the start date, 1 to 60"),
@@ -80,6 +86,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
             input_tokens: Number(inTok.value), output_tokens: Number(outTok.value),
             traffic: { requests_per_second: optNumber(rps) },
             latency: { max_time_to_first_token_ms: optNumber(ttft), max_inter_token_latency_ms: optNumber(itl) },
+            uncertainty: optNumber(confidence) === undefined ? undefined : { traffic_confidence: optNumber(confidence) },
             constraints: types.length || provs.length || accs.length || regs || verified || age !== undefined
                 ? { price_types: types.length ? types : undefined, providers: provs.length ? provs : undefined,
                     accelerators: accs.length ? accs : undefined, regions: regs,

@@ -809,6 +809,25 @@ TEST_SUITE("plan_routes") {
         CheckProblem(
             Post(server, "/v1/plans/inference", request + R"(, "uncertainty": {"spread": 0.1}})"),
             400, "malformed_request", "/uncertainty/spread");
+        // traffic_confidence sizes each option to that probability at least (with a wide
+        // spread, so that utilisation alone would not meet it).
+        json sized = Body(Post(
+            server, "/v1/plans/inference",
+            request +
+                R"(, "uncertainty": {"throughput_spread_fraction": 1, "traffic_confidence": 0.99}})"));
+        REQUIRE(sized["options"].size() >= 1);
+        for (const json& o : sized["options"]) {
+            CHECK(o["traffic_met_probability"].get<double>() >= 0.99);
+        }
+        CHECK(spread_echo(sized, "traffic_confidence")["value"] == 0.99);
+        CHECK(sized["options"][0]["reasoning"].get<std::string>().find("(traffic_confidence)") !=
+              std::string::npos);
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          request + R"(, "uncertainty": {"traffic_confidence": 1}})"),
+                     422, "invalid_argument", "/uncertainty/traffic_confidence");
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          request + R"(, "uncertainty": {"traffic_confidence": "high"}})"),
+                     400, "malformed_request", "/uncertainty/traffic_confidence");
     }
 
     TEST_CASE("POST /v1/plans/inference sizes each offering for the traffic") {
