@@ -736,9 +736,9 @@ void UseOwnedCapacity(const InferencePlanRequest& request, std::vector<Inference
                                         : std::string())));
 }
 
-// The spread traffic_met_probability uses: the request's, or both defaults (the model's class
-// decides which applies).
-void EchoServingSpread(const InferencePlanRequest& request, Assumptions& echo) {
+// The spread traffic_met_probability uses: the request's, or the default of the model's class
+// (dense or mixture of experts).
+void EchoServingSpread(const InferencePlanRequest& request, bool moe, Assumptions& echo) {
     if (request.throughput_spread_fraction) {
         echo.push_back({"throughput_spread_fraction", *request.throughput_spread_fraction,
                         "fraction",
@@ -747,17 +747,23 @@ void EchoServingSpread(const InferencePlanRequest& request, Assumptions& echo) {
                         "request"});
         return;
     }
-    echo.push_back({"serving_throughput_spread_fraction", kServingThroughputSpreadFraction,
-                    "fraction",
-                    "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
-                    "log-normal, the estimate its median), for traffic_met_probability; dense "
-                    "models (uncertainty.throughput_spread_fraction overrides)",
-                    "measured: 80th percentile of |ln(estimated / published)| over the 38 dense "
-                    "serving rows of tests/data/frontier (docs/estimator.md)"});
+    if (!moe) {
+        echo.push_back(
+            {"serving_throughput_spread_fraction", kServingThroughputSpreadFraction, "fraction",
+             "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
+             "log-normal, the estimate its median), for traffic_met_probability; dense "
+             "models (uncertainty.throughput_spread_fraction overrides)",
+             "measured: 80th percentile of |ln(estimated / published)| over the 38 dense "
+             "serving rows of tests/data/frontier (docs/estimator.md)"});
+        return;
+    }
     echo.push_back({"moe_serving_throughput_spread_fraction", kMoeServingThroughputSpreadFraction,
                     "fraction",
-                    "the same for mixture-of-experts models, whose serving estimates read up to "
-                    "2.3x too fast on the published tables",
+                    "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
+                    "log-normal, the estimate its median), for traffic_met_probability; "
+                    "mixture-of-experts models, whose serving estimates read up to 2.3x too "
+                    "fast on the published tables (uncertainty.throughput_spread_fraction "
+                    "overrides)",
                     "measured: 80th percentile of |ln(estimated / published)| over the 48 MoE "
                     "serving rows of tests/data/frontier (TensorRT-LLM 1.2 tables)"});
 }
@@ -772,7 +778,8 @@ void EchoTrafficConfidence(const InferencePlanRequest& request, Assumptions& ech
                     "request"});
 }
 
-void EchoPlanConstants(const InferencePlanRequest& request, double utilization, Assumptions& echo) {
+void EchoPlanConstants(const InferencePlanRequest& request, double utilization, bool moe,
+                       Assumptions& echo) {
     echo.push_back(Echo("utilization", utilization, "fraction",
                         "average load as a share of a replica's maximum throughput",
                         request.utilization.has_value(),
@@ -782,7 +789,7 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization, 
                     "least one); a reclaim takes a whole instance with its replicas",
                     "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to start a "
                     "replacement replica; reclaims hit several instances of a pool together"});
-    EchoServingSpread(request, echo);
+    EchoServingSpread(request, moe, echo);
     EchoTrafficConfidence(request, echo);
     echo.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
                     "most concurrent requests per replica the planner tries (also capped by "
@@ -828,7 +835,9 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     plan.output_tokens_per_second = plan.requests_per_second * out;
     const double utilization = request.utilization.value_or(kDefaultServingUtilization);
 
+    bool moe = false;
     if (auto model = estimate::DeriveModel(request.workload.model); model.ok()) {
+        moe = model.value().IsMoe();
         if (auto w = estimate::ContextWarning(model.value(), in + out, "/input_tokens",
                                               "input_tokens + output_tokens")) {
             plan.warnings.push_back(std::move(*w));
@@ -855,7 +864,7 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     for (const auto& [reason, message] : tally.examples) {
         plan.skipped_examples.emplace_back(reason, message);
     }
-    EchoPlanConstants(request, utilization, plan.assumptions);
+    EchoPlanConstants(request, utilization, moe, plan.assumptions);
     return plan;
 }
 
