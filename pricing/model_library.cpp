@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "pricing/close_match.hpp"
 #include "pricing/csv.hpp"
 #include "pricing/text_case.hpp"
 
@@ -52,20 +53,6 @@ bool IsModelSlug(const std::string& id) {
     return std::all_of(id.begin(), id.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
     });
-}
-
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-        }
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
 }
 
 // Reads one row's cells by column name, failing with the file and line.
@@ -225,14 +212,10 @@ const LibraryModel* ModelLibrary::Find(std::string_view id) const {
 }
 
 std::vector<std::string> ModelLibrary::Closest(std::string_view id, std::size_t count) const {
-    const std::string key = LowerAscii(id.substr(0, 200));
-    std::vector<std::pair<std::size_t, std::string>> ranked;
-    for (const LibraryModel& m : models_) ranked.emplace_back(EditDistance(key, m.id), m.id);
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < ranked.size() && i < count; ++i) out.push_back(ranked[i].second);
-    return out;
+    std::vector<std::string> ids;
+    ids.reserve(models_.size());
+    for (const LibraryModel& m : models_) ids.push_back(m.id);
+    return NearestIds(id.substr(0, 200), ids, count);
 }
 
 Result<ModelLibrary> LoadModelLibrary(std::string_view csv_text, std::string_view file_name) {

@@ -21,10 +21,4 @@ struct ConstraintIds {
 [[nodiscard]] Status ResolveConstraintIds(const ConstraintIds& ids, const Catalog& catalog,
                                           const std::string& prefix = "/constraints");
 
-// Up to `limit` of `candidates` closest to `query` (case-insensitive Levenshtein distance,
-// then containment), nearest first; only reasonably close ones.
-std::vector<std::string> CloseMatches(std::string_view query,
-                                      const std::vector<std::string>& candidates,
-                                      std::size_t limit = 3);
-
 }  // namespace gpucost::pricing::plan

@@ -4,7 +4,6 @@
 
 #include "pricing/calendar.hpp"
 #include "pricing/catalog_loader.hpp"
-#include "pricing/plan/plan_ids.hpp"
 #include "tests/support/sample_catalog.hpp"
 
 using namespace gpucost::pricing;
@@ -110,14 +109,6 @@ TEST_SUITE("plan_reference") {
         const std::size_t at = wrong.accelerators_csv.find(",inference,TEST V5E");
         wrong.accelerators_csv.replace(at, std::string(",inference").size(), ",serving");
         CHECK_FALSE(LoadCatalog(wrong).ok());
-    }
-
-    TEST_CASE("close matches rank by edit distance and containment") {
-        const std::vector<std::string> ids = {"h100-sxm", "h100-pcie", "h200-sxm", "a10"};
-        auto close = plan::CloseMatches("h100", ids);
-        REQUIRE(close.size() >= 2);
-        CHECK(close[0].rfind("h100", 0) == 0);
-        CHECK(plan::CloseMatches("zzzzzz", ids).empty());
     }
 
     TEST_CASE("calendar months split hours from a start day") {

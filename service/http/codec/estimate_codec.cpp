@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "pricing/close_match.hpp"
 #include "pricing/estimate/moe.hpp"
 #include "service/http/codec/field_table.hpp"
 #include "service/http/codec/json_codec.hpp"
@@ -56,21 +57,6 @@ json Opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
 }
 
-// Levenshtein distance, for "did you mean" lists of accelerator ids (ids are short).
-std::size_t Distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-        }
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
-
 }  // namespace
 
 namespace {
@@ -103,14 +89,11 @@ Result<HardwareRequest> DecodeHardware(const json& j, const std::string& ptr) {
 
 pricing::Error UnknownAccelerator(const std::string& id, const pricing::Catalog& catalog,
                                   const std::string& field) {
-    std::vector<std::pair<std::size_t, std::string>> ranked;
-    for (const auto& a : catalog.Accelerators()) {
-        ranked.emplace_back(Distance(id, a.id), a.id);
-    }
-    std::sort(ranked.begin(), ranked.end());
+    std::vector<std::string> ids;
+    for (const auto& a : catalog.Accelerators()) ids.push_back(a.id);
     std::string closest;
-    for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
-        closest += (i ? ", " : "") + ranked[i].second;
+    for (const std::string& near : pricing::NearestIds(id, ids, 5)) {
+        closest += (closest.empty() ? "" : ", ") + near;
     }
     return MakeError(ErrorCode::kInvalidArgument,
                      "unknown accelerator '" + id.substr(0, 64) +

@@ -9,6 +9,7 @@
 
 #include <set>
 #include "pricing/calendar.hpp"
+#include "pricing/close_match.hpp"
 #include "pricing/field_checker.hpp"
 #include "pricing/money.hpp"
 #include "pricing/plan/inference_explain.hpp"
@@ -1177,7 +1178,7 @@ pricing::Status KnownOffering(const std::optional<std::string>& id, const pricin
         ids.push_back(o.id);
     }
     std::string closest;
-    for (const auto& match : pricing::plan::CloseMatches(*id, ids)) {
+    for (const auto& match : pricing::CloseMatches(*id, ids)) {
         closest += (closest.empty() ? "" : ", ") + match;
     }
     return pricing::MakeError(ErrorCode::kInvalidArgument,

@@ -680,6 +680,14 @@ TEST_SUITE("plan_routes") {
                              R"({"model": {"params_b": 7}, "tokens_b": 20,
                                  "hardware": {"accelerator": "h100-sxmm", "total_accelerators": 8}})");
         CheckProblem(estimate, 422, "invalid_argument", "/hardware/accelerator");
+        // The name users type for a part with several ids lists those ids first, not the id
+        // one letter away (h800).
+        auto abbreviated = Post(server, "/v1/estimates/training",
+                                R"({"model": {"params_b": 7}, "tokens_b": 20,
+                                    "hardware": {"accelerator": "h100", "total_accelerators": 8}})");
+        CheckProblem(abbreviated, 422, "invalid_argument", "/hardware/accelerator");
+        CHECK(json::parse(abbreviated->body)["detail"].get<std::string>().find(
+                  "closest known ids: h100-") != std::string::npos);
         auto inference = Post(server, "/v1/plans/inference",
                               R"({"model": {"params_b": 7}, "input_tokens": 5, "output_tokens": 5,
                                   "traffic": {"requests_per_second": 1},
