@@ -288,7 +288,8 @@ AssumptionText FieldSource(const TrainingRequest& req, bool given, bool by_recip
 
 // The recipe's fields that have no other echo (the precision is a request field without a
 // number of its own).
-void AddRecipeAssumptions(const TrainingRequest& req, Assumptions& as) {
+void AddRecipeAssumptions(const TrainingRequest& req, const ParallelLayout& layout,
+                          Assumptions& as) {
     if (!req.recipe) return;
     as.push_back({"recipe_applied", req.recipe->applied ? 1.0 : 0.0, "bool",
                   std::string(req.recipe->applied ? "1: the model's published training recipe "
@@ -299,7 +300,9 @@ void AddRecipeAssumptions(const TrainingRequest& req, Assumptions& as) {
                       req.recipe->why,
                   "training recipe of " + req.recipe->model_id +
                       " (schema/seed/training_recipes.csv): " + req.recipe->source});
-    if (req.recipe->recompute_modules) {
+    // Only where the layout runs them: a published layout that does not fit the cluster leaves
+    // the search free to choose none or full recompute.
+    if (req.recipe->recompute_modules && layout.recompute == Recompute::kSelective) {
         const RecomputeModules* modules = NamedRecomputeModules(req);
         std::string names;
         for (const std::string& n : modules->Names()) names += (names.empty() ? "" : ", ") + n;
@@ -413,7 +416,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
                                as);
         AddMoeSwitchAssumptions(req.moe, c.moe_cuda_graphs, c.moe_a2a_overlap, e.layout, as);
     }
-    AddRecipeAssumptions(req, as);
+    AddRecipeAssumptions(req, e.layout, as);
     AddLowPrecisionAssumptions(c, as);
     AddDataParallelAssumptions(c, e.layout, as);
     add("cross_entropy_bytes_per_logit", kCrossEntropyBytesPerLogit, "bytes",

@@ -768,6 +768,53 @@ TEST_SUITE("estimate_training") {
         CHECK(asked.value().parallelism.pipeline == 8);
     }
 
+    TEST_CASE("a recipe's recompute modules run in its published layout, and are echoed") {
+        // DeepSeek-V3's report recomputes RMSNorm and the MLA up-projections and the SwiGLU
+        // output: on 2,048 80 GB parts in its layout that is what fits without full recompute.
+        TrainingRequest r;
+        r.model = gpucost::testing::DeepSeekV3Published();
+        r.tokens_b = 14800;
+        r.precision = Precision::kFp8;
+        r.global_batch_tokens = 15360.0 * 4096;
+        r.expert_overlap_fraction = kExpertOverlapFractionDualPipe;
+        AppliedRecipe recipe;
+        recipe.model_id = "deepseek-v3";
+        recipe.source = "the report";
+        recipe.recompute_modules = true;
+        ParallelismRequest layout;
+        layout.tensor = 1;
+        layout.pipeline = 16;
+        layout.expert = 64;
+        layout.zero_stage = 1;
+        layout.recompute = Recompute::kSelective;
+        RecomputeModules modules;
+        for (RecomputeModule m :
+             {RecomputeModule::kLayernorm, RecomputeModule::kMlaUpProj, RecomputeModule::kMoeAct}) {
+            modules.Add(m);
+        }
+        layout.recompute_modules = modules;
+        recipe.layout = layout;
+        r.recipe = recipe;
+        auto e = EstimateTraining(r, Cluster(2048, gpucost::testing::H100Sxm()));
+        REQUIRE(e.ok());
+        CHECK(e.value().parallelism.recompute == Recompute::kSelective);
+        CHECK(e.value().parallelism.recompute_modules.Names() ==
+              std::vector<std::string>{"moe_act", "layernorm", "mla_up_proj"});
+        CHECK(e.value().memory.total_gb <= 80);
+        CHECK(AssumptionValue(e.value().assumptions, "recipe_recompute_modules") == 3.0);
+        CHECK(AssumptionValue(e.value().assumptions, "recompute_mla_up_proj_freed_gb_per_layer") >
+              0);
+        // Without them the same layout needs full recompute to fit.
+        r.recipe->recompute_modules = false;
+        r.recipe->layout->recompute.reset();
+        r.recipe->layout->recompute_modules.reset();
+        auto plain = EstimateTraining(r, Cluster(2048, gpucost::testing::H100Sxm()));
+        REQUIRE(plain.ok());
+        CHECK(plain.value().parallelism.pipeline == 16);
+        CHECK(plain.value().parallelism.recompute == Recompute::kFull);
+        CHECK(plain.value().step_time_s > e.value().step_time_s);
+    }
+
     TEST_CASE(
         "routed experts are what expert parallelism shards; dense first layers and shared experts "
         "are not") {
