@@ -6,10 +6,6 @@
 
 namespace gpucost::pricing::estimate {
 
-int ExpertTensorDegree(const ParallelLayout& l) {
-    return l.expert_tensor > 0 ? l.expert_tensor : l.tensor;
-}
-
 int ExpertModelShards(const ParallelLayout& l) {
     return ExpertTensorDegree(l) * l.expert;
 }

@@ -16,7 +16,10 @@ namespace gpucost::pricing::estimate {
 
 // The expert-tensor-parallel degree of `l`: its own, or the tensor degree (Megatron-Core's
 // default, --expert-tensor-parallel-size unset).
-int ExpertTensorDegree(const ParallelLayout& l);
+// Inline: the layout search asks it for every memory check.
+inline int ExpertTensorDegree(const ParallelLayout& l) {
+    return l.expert_tensor > 0 ? l.expert_tensor : l.tensor;
+}
 // Ranks of one pipeline stage that split its routed experts: expert-tensor x expert.
 int ExpertModelShards(const ParallelLayout& l);
 // Replicas of each routed-expert shard, which reduce its gradients (and shard its optimizer

@@ -383,6 +383,7 @@ struct RowActivations {
     double logits = 0;  // fp32 logits of one micro-batch
     double PerLayer(Recompute r, int expert_tensor) const {
         const auto i = static_cast<std::size_t>(r);
+        if (expert_tensor <= 1) return per_layer[i];
         return per_layer[i] + (expert_tensor - 1.0) * expert_inputs[i];
     }
 };
