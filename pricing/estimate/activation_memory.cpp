@@ -35,6 +35,11 @@ AttentionWidths WidthsOf(const ResolvedModel& m) {
     return {heads * m.head_dim, kv, kv};
 }
 
+// The expert-tensor degree of a layout (1 where unset).
+int ExpertTensor(const ActivationLayout& l) {
+    return std::max(1, l.expert_tensor);
+}
+
 // Elements (16-bit) per token that one layer's MLP stores, averaged over the model's layers
 // (an MoE model's leading dense layers and its MoE layers by their shares), per tensor rank.
 // A routed expert stores, for each of a token's k copies, the permuted copy itself (its fc1
@@ -43,10 +48,6 @@ AttentionWidths WidthsOf(const ResolvedModel& m) {
 // activation output, and one fp32 router probability; EP does not divide them (each rank
 // receives T_r k slots on average). Megatron-Core multiplies the probabilities in the
 // activation function, so the fc2 output is not kept (frontier-estimator-references 1b.9).
-int ExpertTensor(const ActivationLayout& l) {
-    return std::max(1, l.expert_tensor);
-}
-
 struct MlpStoredElements {
     double dense_up = 0;       // dense MLPs' up-projection output(s)
     double dense_down = 0;     // dense MLPs' activation output (the down projection's input)

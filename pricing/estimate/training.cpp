@@ -333,6 +333,14 @@ void AddLowPrecisionAssumptions(const Ctx& c, Assumptions& as) {
                   "Transformer Engine docs, Performance considerations (handling transposes: "
                   "Hopper FP8 GEMMs take only the TN layout) and nvte_cast_transpose; FP8 "
                   "weight caching across micro-batches"});
+    as.push_back({"linear_input_bytes_per_element", c.linear_input_bpe, "bytes",
+                  "what a linear layer saves of its input for its weight gradient: the quantised "
+                  "copy (the norms' outputs, the down projections' inputs, MoE layers' routed "
+                  "token copies; activation_bytes_per_layer_gb counts them at this size), FP8 "
+                  "with its block scales (kFp8ActivationScaleBytesPerElement per element)",
+                  "Megatron-Core MoE README, FP8 Training: \"Stores linear layer inputs in FP8 "
+                  "instead of BF16\"; Transformer Engine blockwise (1x128, fp32 scales) and MXFP8 "
+                  "(1x32, E8M0) recipes"});
     as.push_back({"attention_peak_tflops", c.bf16_dev.peak_flops / 1e12, "TFLOP/s",
                   "peak the attention core (FlashAttention, at attention_efficiency) runs at: "
                   "FP8 recipes keep it in BF16 (the output head, also BF16 in them, is timed "

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "pricing/estimate/activation_memory.hpp"
 #include "pricing/estimate/training.hpp"
 #include "tests/pricing/estimate/estimate_test_support.hpp"
 #include "tests/support/published_models.hpp"
@@ -155,6 +156,8 @@ TEST_SUITE("training_memory") {
         const double ratio = low.value().memory.activations_gb / high.value().memory.activations_gb;
         CHECK(ratio < 0.9);
         CHECK(ratio > 0.6);
+        CHECK(AssumptionValue(low.value().assumptions, "linear_input_bytes_per_element") ==
+              doctest::Approx(1 + kFp8ActivationScaleBytesPerElement));
     }
 
     TEST_CASE("NVIDIA's DeepSeek-V3 layout on GB200 fits with the recipe's mla_up_proj only") {
