@@ -153,8 +153,9 @@ Result<TrainingRecipe> ReadRecipe(const CsvRecord& record,
     }
     if (const std::string names = text("recompute_modules"); !names.empty()) {
         auto modules = ReadRecomputeModules(names);
-        if (!modules.ok())
+        if (!modules.ok()) {
             return fail("recompute_modules '" + names + "': " + modules.error().message);
+        }
         r.recompute_modules = modules.value();
     }
     const bool layout =

@@ -43,8 +43,8 @@ struct ShapeChoice {
     estimate::InferenceEstimate estimate;
     double replicas_per_instance = 1;  // 1 / instances_per_replica for a spanning replica
     double instances = 0;              // fractional before rounding up, for comparing degrees
-    // Replicas per replica the traffic needs at the estimate's throughput: 1 / utilisation, or
-    // the traffic_confidence's headroom where that is larger.
+    // Capacity rented over the traffic at the estimate's throughput, as a multiple: 1 /
+    // utilisation, or the traffic_confidence's headroom where that is larger.
     double sizing_headroom = 1;
 };
 

@@ -46,8 +46,8 @@ inline constexpr double kMoeServingThroughputSpreadFraction = 0.73;
 // The traffic_confidence a request may ask: from the median (the estimate itself) to 0.999.
 inline constexpr double kMinTrafficConfidence = 0.5;
 inline constexpr double kMaxTrafficConfidence = 0.999;
-// Bound of the confidence headroom's search, as its natural logarithm (a headroom of e^64:
-// beyond any spread the request accepts, 10 at confidence 0.999 is e^6.5).
+// Bound of the confidence headroom's search, as its natural logarithm (a headroom of e^64,
+// far beyond what the request's bounds can ask: spread 10 at confidence 0.999 asks e^5.8).
 inline constexpr double kMaxConfidenceHeadroomLog = 64;
 // Calendar months a serving budget view covers from its start date unless the request says
 // (budget_months): a budget year; judgement. The FOCUS forecast covers as many (forecast.hpp).
