@@ -43,9 +43,14 @@ struct ShapeChoice {
     estimate::InferenceEstimate estimate;
     double replicas_per_instance = 1;  // 1 / instances_per_replica for a spanning replica
     double instances = 0;              // fractional before rounding up, for comparing degrees
-    // Capacity rented over the traffic at the estimate's throughput, as a multiple: 1 /
-    // utilisation, or the traffic_confidence's headroom where that is larger.
-    double sizing_headroom = 1;
+};
+
+// How the plan sizes every option, worked out once: the planned utilisation, and the capacity
+// rented over the traffic at the estimate's throughput, as a multiple (1 / utilisation, or the
+// traffic_confidence's headroom where that is larger).
+struct Sizing {
+    double utilization = kDefaultServingUtilization;
+    double headroom = 1.0 / kDefaultServingUtilization;
 };
 
 }  // namespace
@@ -208,16 +213,17 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
 
 // The serving throughput spread: the request's, else its model class's
 // (kMoeServingThroughputSpreadFraction for a mixture of experts).
-double ServingSpread(const InferencePlanRequest& request, const estimate::ResolvedModel& m) {
+double ServingSpread(const InferencePlanRequest& request, bool moe) {
     if (request.throughput_spread_fraction) return *request.throughput_spread_fraction;
-    return m.experts > 1 ? kMoeServingThroughputSpreadFraction : kServingThroughputSpreadFraction;
+    return moe ? kMoeServingThroughputSpreadFraction : kServingThroughputSpreadFraction;
 }
 
 // What traffic_confidence added to a choice's `needed` replicas, where it added any.
 std::optional<std::string> ConfidenceSizingText(const InferencePlanRequest& request,
                                                 const InferencePlan& plan, const ShapeChoice& s,
-                                                int needed, double utilization) {
+                                                int needed, const Sizing& sizing) {
     if (!request.traffic_confidence) return std::nullopt;
+    const double utilization = sizing.utilization;
     const double per_replica = s.estimate.serving->point->output_tokens_per_second;
     const int by_utilization = std::max(
         1, static_cast<int>(
@@ -225,7 +231,7 @@ std::optional<std::string> ConfidenceSizingText(const InferencePlanRequest& requ
     if (needed <= by_utilization) return std::nullopt;
     return "sized to carry the traffic with probability " + Fixed(*request.traffic_confidence, 3) +
            " (traffic_confidence): " + std::to_string(needed) + " replica(s), " +
-           Fixed(s.sizing_headroom, 2) + "x the estimate's capacity, where utilisation " +
+           Fixed(sizing.headroom, 2) + "x the estimate's capacity, where utilisation " +
            Fixed(utilization, 2) + " alone needs " + std::to_string(by_utilization);
 }
 
@@ -233,7 +239,8 @@ std::optional<std::string> ConfidenceSizingText(const InferencePlanRequest& requ
 // traffic needs, plus spare instances on spot (kSpotServingSpareInstanceFraction, at least
 // one), so that the fleet still carries the traffic when that many instances are reclaimed.
 InferencePlanOption BuildOption(const InferencePlanRequest& request, const InferencePlan& plan,
-                                const Offering& o, const ShapeChoice& s, double utilization) {
+                                const Offering& o, const ShapeChoice& s, const Sizing& sizing) {
+    const double utilization = sizing.utilization;
     const double in = request.workload.input_tokens;
     const double out = request.workload.output_tokens;
     const estimate::ServingPoint& point = *s.estimate.serving->point;
@@ -278,7 +285,7 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     if (!s.span_reason.empty()) {
         opt.reasoning = s.span_reason + (opt.reasoning ? "; " + *opt.reasoning : "");
     }
-    if (auto sized = ConfidenceSizingText(request, plan, s, needed, utilization)) {
+    if (auto sized = ConfidenceSizingText(request, plan, s, needed, sizing)) {
         opt.reasoning = *sized + (opt.reasoning ? "; " + *opt.reasoning : "");
     }
     opt.total_accelerators = opt.nodes * o.accelerator_count;
@@ -291,7 +298,8 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     // model): the traffic is carried unless that time runs past the second.
     const double headroom = needed * point.output_tokens_per_second / plan.output_tokens_per_second;
     opt.traffic_met_probability =
-        1.0 - RunTimeLateFraction(1.0 / headroom, 1.0, ServingSpread(request, s.estimate.model));
+        1.0 -
+        RunTimeLateFraction(1.0 / headroom, 1.0, ServingSpread(request, s.estimate.model.IsMoe()));
     opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
@@ -342,19 +350,23 @@ double ConfidenceHeadroom(double confidence, double spread) {
     return std::exp(hi);
 }
 
-// Sizes a choice for the plan's output tokens per second: at the planned utilisation, and at
-// the request's traffic_confidence where that needs more.
-void SizeChoice(const InferencePlanRequest& request, const InferencePlan& plan, double utilization,
-                ShapeChoice& c) {
-    const estimate::ServingPoint& point = *c.estimate.serving->point;
-    c.sizing_headroom = 1.0 / utilization;
+// The plan's sizing: the capacity the utilisation asks, or the request's traffic_confidence
+// where that asks more (under the spread of the model's class).
+Sizing SizingOf(const InferencePlanRequest& request, double utilization, bool moe) {
+    Sizing sizing{utilization, 1.0 / utilization};
     if (request.traffic_confidence) {
-        c.sizing_headroom = std::max(c.sizing_headroom,
-                                     ConfidenceHeadroom(*request.traffic_confidence,
-                                                        ServingSpread(request, c.estimate.model)));
+        sizing.headroom =
+            std::max(sizing.headroom,
+                     ConfidenceHeadroom(*request.traffic_confidence, ServingSpread(request, moe)));
     }
+    return sizing;
+}
+
+// Sizes a choice for the plan's output tokens per second at the plan's headroom.
+void SizeChoice(const InferencePlan& plan, const Sizing& sizing, ShapeChoice& c) {
+    const estimate::ServingPoint& point = *c.estimate.serving->point;
     const double replicas =
-        plan.output_tokens_per_second / point.output_tokens_per_second * c.sizing_headroom;
+        plan.output_tokens_per_second / point.output_tokens_per_second * sizing.headroom;
     c.instances = replicas / c.replicas_per_instance;
 }
 
@@ -408,7 +420,7 @@ std::string SpanReason(const ShapeChoice& chosen, const ShapeChoice& best, bool 
 // fewer whole instances than the best so far; the reason goes into the option. `experts`: the
 // model's routed experts (0 for a dense model), which bound the expert-parallel degrees.
 Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& plan,
-                      const InstanceShape& shape, double utilization, int experts,
+                      const InstanceShape& shape, const Sizing& sizing, int experts,
                       ShapeChoice& best, std::size_t& estimates) {
     const bool fits_one = best.ok;
     const std::string one_instance_example = best.example;
@@ -441,7 +453,7 @@ Status ChooseSpanning(const InferencePlanRequest& request, const InferencePlan& 
         }
         chosen->instances_per_replica = instances;
         chosen->replicas_per_instance = 1.0 / instances;
-        SizeChoice(request, plan, utilization, *chosen);
+        SizeChoice(plan, sizing, *chosen);
         if (best.ok && !(WholeInstances(*chosen) < WholeInstances(best))) {
             continue;
         }
@@ -474,7 +486,7 @@ std::string WithinInstanceExpertReason(const ShapeChoice& chosen, const ShapeCho
 // collects why a layout cannot serve, as ChooseConcurrency says.
 Result<std::optional<ShapeChoice>> WithinInstance(const InferencePlanRequest& request,
                                                   const InferencePlan& plan,
-                                                  const InstanceShape& shape, double utilization,
+                                                  const InstanceShape& shape, const Sizing& sizing,
                                                   const ReplicaLayout& layout, ShapeChoice& best,
                                                   std::size_t& estimates) {
     const int degree = layout.ep > 1 ? layout.ep : layout.tp;
@@ -492,7 +504,7 @@ Result<std::optional<ShapeChoice>> WithinInstance(const InferencePlanRequest& re
     }
     const int whole_replicas_per_instance = shape.per_node / degree;  // a replica never straddles
     chosen->replicas_per_instance = static_cast<double>(whole_replicas_per_instance);
-    SizeChoice(request, plan, utilization, *chosen);
+    SizeChoice(plan, sizing, *chosen);
     return chosen;
 }
 
@@ -501,7 +513,7 @@ Result<std::optional<ShapeChoice>> WithinInstance(const InferencePlanRequest& re
 // SGLang serve DeepSeek and Qwen3 MoE models), needing the fewest instances for the plan's
 // output tokens per second; then, on full nodes, replicas spanning instances (ChooseSpanning).
 Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const InferencePlan& plan,
-                                const InstanceShape& shape, double utilization,
+                                const InstanceShape& shape, const Sizing& sizing,
                                 std::size_t& estimates) {
     ShapeChoice best;
     best.reason = "does_not_fit";
@@ -515,7 +527,7 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
         if (per_node % std::max(layout.tp, layout.ep) != 0) {
             continue;
         }
-        auto chosen = WithinInstance(request, plan, shape, utilization, layout, best, estimates);
+        auto chosen = WithinInstance(request, plan, shape, sizing, layout, best, estimates);
         if (!chosen.ok()) {
             return chosen.error();
         }
@@ -537,7 +549,7 @@ Result<ShapeChoice> ChooseShape(const InferencePlanRequest& request, const Infer
     if (per_node < estimate::DefaultAcceleratorsPerNode(shape.accelerator)) {
         return best;
     }
-    if (auto spanning = ChooseSpanning(request, plan, shape, utilization, experts, best, estimates);
+    if (auto spanning = ChooseSpanning(request, plan, shape, sizing, experts, best, estimates);
         !spanning.ok()) {
         return spanning.error();
     }
@@ -561,7 +573,7 @@ struct SkipTally {
 Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanRequest& request,
                                                        const Catalog& catalog,
                                                        const PlanReference& reference,
-                                                       double utilization, InferencePlan& plan,
+                                                       const Sizing& sizing, InferencePlan& plan,
                                                        SkipTally& tally) {
     AcceleratorLookup accelerators(catalog, reference);
     // Keyed by accelerator, accelerators per instance and network Gbit/s (-1: the default).
@@ -605,7 +617,7 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
             }
             const InstanceShape shape{info.accelerator.value(), o.accelerator_count,
                                       o.scale_out_gbit_per_s};
-            auto chosen = ChooseShape(request, plan, shape, utilization, plan.estimates);
+            auto chosen = ChooseShape(request, plan, shape, sizing, plan.estimates);
             if (!chosen.ok()) {
                 return chosen.error();
             }
@@ -620,7 +632,7 @@ Result<std::vector<InferencePlanOption>> SizeOfferings(const InferencePlanReques
             tally.Add("traffic_too_large");
             continue;
         }
-        InferencePlanOption option = BuildOption(request, plan, o, s, utilization);
+        InferencePlanOption option = BuildOption(request, plan, o, s, sizing);
         const OfferingCapacity capacity = reference.CapacityOf(o);
         if (option.nodes > capacity.max_instances) {
             tally.Add("over_capacity", o.id + ": " + std::to_string(option.nodes) +
@@ -739,31 +751,28 @@ void UseOwnedCapacity(const InferencePlanRequest& request, std::vector<Inference
 // The spread traffic_met_probability uses: the request's, or the default of the model's class
 // (dense or mixture of experts).
 void EchoServingSpread(const InferencePlanRequest& request, bool moe, Assumptions& echo) {
+    const std::string what =
+        "p90 / p50 - 1 of a replica's real throughput against the estimate (a log-normal, the "
+        "estimate its median), for traffic_met_probability";
     if (request.throughput_spread_fraction) {
         echo.push_back({"throughput_spread_fraction", *request.throughput_spread_fraction,
-                        "fraction",
-                        "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
-                        "log-normal, the estimate its median), for traffic_met_probability",
-                        "request"});
+                        "fraction", what, "request"});
         return;
     }
+    const std::string overrides = " (uncertainty.throughput_spread_fraction overrides)";
     if (!moe) {
-        echo.push_back(
-            {"serving_throughput_spread_fraction", kServingThroughputSpreadFraction, "fraction",
-             "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
-             "log-normal, the estimate its median), for traffic_met_probability; dense "
-             "models (uncertainty.throughput_spread_fraction overrides)",
-             "measured: 80th percentile of |ln(estimated / published)| over the 38 dense "
-             "serving rows of tests/data/frontier (docs/estimator.md)"});
+        echo.push_back({"serving_throughput_spread_fraction", kServingThroughputSpreadFraction,
+                        "fraction", what + "; dense models" + overrides,
+                        "measured: 80th percentile of |ln(estimated / published)| over the 38 "
+                        "dense serving rows of tests/data/frontier (docs/estimator.md)"});
         return;
     }
     echo.push_back({"moe_serving_throughput_spread_fraction", kMoeServingThroughputSpreadFraction,
                     "fraction",
-                    "p90 / p50 - 1 of a replica's real throughput against the estimate (a "
-                    "log-normal, the estimate its median), for traffic_met_probability; "
-                    "mixture-of-experts models, whose serving estimates read up to 2.3x too "
-                    "fast on the published tables (uncertainty.throughput_spread_fraction "
-                    "overrides)",
+                    what +
+                        "; mixture-of-experts models, whose serving estimates read up to 2.3x too "
+                        "fast on the published tables" +
+                        overrides,
                     "measured: 80th percentile of |ln(estimated / published)| over the 48 MoE "
                     "serving rows of tests/data/frontier (TensorRT-LLM 1.2 tables)"});
 }
@@ -845,7 +854,8 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     }
 
     SkipTally tally;
-    auto sized = SizeOfferings(request, catalog, reference, utilization, plan, tally);
+    auto sized = SizeOfferings(request, catalog, reference, SizingOf(request, utilization, moe),
+                               plan, tally);
     if (!sized.ok()) {
         return sized.error();
     }
