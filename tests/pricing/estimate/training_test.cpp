@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <utility>
 #include <vector>
 
 #include "pricing/estimate/cluster.hpp"
@@ -61,6 +62,28 @@ ModelSpec DeepSeekV3() {
     s.vocab_size = 129280;
     s.seq_len = 4096;
     return s;
+}
+
+// DeepSeek-V3's pre-training run as its report gives it (arXiv 2412.19437: FP8, 15,360 x
+// 4,096-token batches), with the report's layout (TP 1, PP 16, EP 64, ZeRO 1) as the model's
+// recipe fills it in for a request without parallelism.
+TrainingRequest DeepSeekReportRun(ModelSpec model) {
+    TrainingRequest r;
+    r.model = std::move(model);
+    r.tokens_b = 14800;
+    r.precision = Precision::kFp8;
+    r.global_batch_tokens = 15360.0 * 4096;
+    AppliedRecipe recipe;
+    recipe.model_id = "deepseek-v3";
+    recipe.source = "the report";
+    ParallelismRequest layout;
+    layout.tensor = 1;
+    layout.pipeline = 16;
+    layout.expert = 64;
+    layout.zero_stage = 1;
+    recipe.layout = layout;
+    r.recipe = recipe;
+    return r;
 }
 
 ParallelismRequest Fixed(int t, int p, int d, int z, int ep, Recompute rc = Recompute::kFull) {
@@ -731,21 +754,7 @@ TEST_SUITE("estimate_training") {
     }
 
     TEST_CASE("a recipe's published layout is used where it divides the cluster, else searched") {
-        TrainingRequest r;
-        r.model = DeepSeekV3();
-        r.tokens_b = 14800;
-        r.precision = Precision::kFp8;
-        r.global_batch_tokens = 15360.0 * 4096;
-        AppliedRecipe recipe;
-        recipe.model_id = "deepseek-v3";
-        recipe.source = "the report";
-        ParallelismRequest layout;
-        layout.tensor = 1;
-        layout.pipeline = 16;
-        layout.expert = 64;
-        layout.zero_stage = 1;
-        recipe.layout = layout;
-        r.recipe = recipe;
+        TrainingRequest r = DeepSeekReportRun(DeepSeekV3());
         auto on_2048 = EstimateTraining(r, Cluster(2048, gpucost::testing::H100Sxm()));
         REQUIRE(on_2048.ok());
         const ParallelLayout& l = on_2048.value().parallelism;
@@ -771,21 +780,10 @@ TEST_SUITE("estimate_training") {
     TEST_CASE("a recipe's recompute modules run in its published layout, and are echoed") {
         // DeepSeek-V3's report recomputes RMSNorm and the MLA up-projections and the SwiGLU
         // output: on 2,048 80 GB parts in its layout that is what fits without full recompute.
-        TrainingRequest r;
-        r.model = gpucost::testing::DeepSeekV3Published();
-        r.tokens_b = 14800;
-        r.precision = Precision::kFp8;
-        r.global_batch_tokens = 15360.0 * 4096;
+        TrainingRequest r = DeepSeekReportRun(gpucost::testing::DeepSeekV3Published());
         r.expert_overlap_fraction = kExpertOverlapFractionDualPipe;
-        AppliedRecipe recipe;
-        recipe.model_id = "deepseek-v3";
-        recipe.source = "the report";
-        recipe.recompute_modules = true;
-        ParallelismRequest layout;
-        layout.tensor = 1;
-        layout.pipeline = 16;
-        layout.expert = 64;
-        layout.zero_stage = 1;
+        r.recipe->recompute_modules = true;
+        ParallelismRequest& layout = *r.recipe->layout;
         layout.recompute = Recompute::kSelective;
         RecomputeModules modules;
         for (RecomputeModule m :
@@ -793,8 +791,6 @@ TEST_SUITE("estimate_training") {
             modules.Add(m);
         }
         layout.recompute_modules = modules;
-        recipe.layout = layout;
-        r.recipe = recipe;
         auto e = EstimateTraining(r, Cluster(2048, gpucost::testing::H100Sxm()));
         REQUIRE(e.ok());
         CHECK(e.value().parallelism.recompute == Recompute::kSelective);
