@@ -15,6 +15,15 @@ constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 constexpr double kCausalWorkFraction = 0.5;
 constexpr double kDefaultInferenceOverheadGb = 2.0;
 constexpr double kElementwiseHiddenElements = 10.0;
+// What a serving step below 16 bits keeps at 16 bits. Quantised checkpoints quantise the
+// linear layers of the blocks and leave the output head out (ModelOpt, whose checkpoints
+// TensorRT-LLM's tables serve, disables "*lm_head*" in _default_disabled_quantizer_cfg;
+// vLLM's ParallelLMHead takes no fp8 method); the embedding table is looked up, not
+// multiplied; norms and residual adds read and write the 16-bit hidden state; attention's
+// math is timed at the 16-bit peak, as the training estimate times it (FlashAttention-2
+// takes fp16/bf16).
+constexpr double kUnquantisedBytesPerElement = 2.0;
+constexpr Precision kUnquantisedPrecision = Precision::kBf16;
 // Bisection steps when solving for the running batch that serves an offered request rate.
 constexpr int kRateSolveSteps = 60;
 constexpr double kMaxLatencyBoundMs = 3.6e6;  // an hour: past any serving target
@@ -55,6 +64,10 @@ struct PassContext {
     int pp = 1;         // pipeline stages, each of tp accelerators
     int ep = 1;         // expert-parallel ranks, each with its own sequences (tp = pp = 1)
     bool rccl_all_reduce = false;  // TP all-reduces on RCCL's measured curve (ROCm CDNA3)
+    // The device and width of the work a low-precision checkpoint leaves at 16 bits (head,
+    // embeddings, norms and residuals, attention math); `dev` and `bpe` at 16 bits and above.
+    const DeviceModel* wide = nullptr;
+    double wide_bpe = 2;
 };
 
 // Ranks a replica's sequences are spread over: each expert-parallel rank runs its own
@@ -72,10 +85,12 @@ double PerRank(const PassContext& c, double sequences) {
 // Weight bytes one accelerator holds: under expert parallel the non-expert weights whole and
 // 1/ep of the routed experts; otherwise 1/(tp pp) of everything.
 double WeightBytesPerAccelerator(const PassContext& c) {
+    const double embeddings = c.m.embedding_params;
     if (c.ep > 1) {
-        return (c.m.NonExpertParams() + c.m.RoutedExpertParams() / c.ep) * c.bpe;
+        return (c.m.NonExpertParams() - embeddings + c.m.RoutedExpertParams() / c.ep) * c.bpe +
+               embeddings * c.wide_bpe;
     }
-    return c.m.params * c.bpe / c.tp / c.pp;
+    return ((c.m.params - embeddings) * c.bpe + embeddings * c.wide_bpe) / c.tp / c.pp;
 }
 
 // Micro-batches `running` sequences are split in across the pipeline: one per stage, never
@@ -192,7 +207,7 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
     PassCost layer;
     Add(layer, GemmTime(c.dev, M, in_params / h / t, h, c.bpe));
     Add(layer, GemmTime(c.dev, M, h, out_params / h / t, c.bpe));
-    Add(layer, MemoryTime(c.dev, M * kElementwiseHiddenElements * h * c.bpe));
+    Add(layer, MemoryTime(c.dev, M * kElementwiseHiddenElements * h * c.wide_bpe));
     if (c.tp > 1) {
         // As in training: within a bridged pair the bridge, within the scale-up domain (an
         // NVL72 rack spans 18 trays of 4) the scale-up link, beyond it the network.
@@ -226,7 +241,7 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
         Add(total, one, moe_layers);
     }
     if (sampled > 0) {
-        Add(total, GemmTime(c.dev, sampled, m.vocab_size / t, h, c.bpe));
+        Add(total, GemmTime(*c.wide, sampled, m.vocab_size / t, h, c.wide_bpe));
     }
     // Launch-bound, not compute: counted with the memory side, as the roofline's own
     // per-kernel overhead is counted with each op's bound.
@@ -253,10 +268,10 @@ PassCost AttentionCost(const PassContext& c, double batch, double tokens, double
             fraction = causal ? 1.0 - window / (2.0 * tokens) : 1.0;
         }
         const double flops = 2.0 * M * ctx * heads * (QkHeadDim(m) + VHeadDim(m));
-        const double q_and_out = M * heads * (QkHeadDim(m) + VHeadDim(m)) * c.bpe;
+        const double q_and_out = M * heads * (QkHeadDim(m) + VHeadDim(m)) * c.wide_bpe;
         const double bytes = batch * ctx * kv_token + q_and_out;
         PassCost one;
-        Add(one, AttentionTime(c.dev, flops, fraction, bytes));
+        Add(one, AttentionTime(*c.wide, flops, fraction, bytes));
         return one;
     };
     const double window_layers = m.WindowLayers();
@@ -374,11 +389,12 @@ bool RcclAllReduces(const InferenceRequest& req, const Accelerator& accelerator,
            tp <= kRcclMeshGpus;
 }
 
-// The serving engine's device model: serving bandwidth unless the caller set one, and the
-// vendor stack's GEMM share.
+// The serving engine's device model at `precision`: serving bandwidth unless the caller set
+// one, and the vendor stack's GEMM share.
 Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator& accelerator,
-                                  int tp) {
-    auto device = MakeDeviceModel(accelerator, req.precision, req.efficiency);
+                                  int tp, Precision precision, bool with_assumptions = true) {
+    auto device =
+        MakeDeviceModel(accelerator, precision, req.efficiency, "/precision", with_assumptions);
     if (!device.ok()) {
         return device.error();
     }
@@ -818,6 +834,17 @@ void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, d
                     : req.precision == Precision::kFp4
                         ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
                         : "same as precision"});
+    if (ctx.bpe < kUnquantisedBytesPerElement) {
+        echo.push_back(
+            {"unquantised_bytes_per_element", ctx.wide_bpe, "bytes",
+             "below 16 bits only the linear layers of the blocks are quantised: the output head "
+             "(its GEMM and weights), the embedding table, the norms' and residual adds' "
+             "traffic and attention's math stay at 16 bits (bf16 peak)",
+             "NVIDIA Model Optimizer modelopt/torch/quantization/config.py "
+             "_default_disabled_quantizer_cfg ('*lm_head*': enable False), the quantiser of "
+             "TensorRT-LLM's and NVIDIA's published fp8/fp4 checkpoints; vLLM ParallelLMHead "
+             "(no fp8 method); FlashAttention-2 (fp16/bf16 only)"});
+    }
     const Assumptions& derivation = ModelDerivationAssumptions();
     echo.insert(echo.end(), derivation.begin(), derivation.end());
 }
@@ -927,11 +954,16 @@ Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const Clus
         return degree.error();
     }
     const int tp = degree.value();
-    auto device = ServingDevice(req, cluster.accelerator, tp);
+    auto device = ServingDevice(req, cluster.accelerator, tp, req.precision);
     if (!device.ok()) {
         return device.error();
     }
     const DeviceModel& dev = device.value();
+    const bool quantised = BytesPerElement(req.precision) < kUnquantisedBytesPerElement;
+    const auto wide_device =
+        quantised ? ServingDevice(req, cluster.accelerator, tp, kUnquantisedPrecision, false)
+                  : Result<DeviceModel>(DeviceModel{});
+    const DeviceModel& wide = quantised && wide_device.ok() ? wide_device.value() : dev;
     ClusterLinks links = MakeClusterLinks(cluster, dev);
     const Precision kv_precision =
         req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
@@ -944,7 +976,9 @@ Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const Clus
                           req.precision == Precision::kFp8,
                           pp,
                           ep,
-                          RcclAllReduces(req, cluster.accelerator, tp)};
+                          RcclAllReduces(req, cluster.accelerator, tp),
+                          &wide,
+                          quantised ? kUnquantisedBytesPerElement : BytesPerElement(req.precision)};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;

@@ -39,7 +39,8 @@ TEST_SUITE("estimate_inference_expert_parallel") {
     TEST_CASE("expert parallel holds the dense weights whole and 1/ep of the routed experts") {
         // DeepSeek-V3 in FP8 does not fit one 8 x 80 GB node at TP 8 (86 GB per GPU); over two
         // nodes at EP16 each GPU holds the attention, dense and shared weights whole and 16 of
-        // the 256 routed experts of every MoE layer.
+        // the 256 routed experts of every MoE layer; the embedding table and output head stay
+        // 16-bit.
         InferenceRequest r = DeepSeekFp8(1000, 1000);
         r.batch_size = 32;
         r.expert_parallel = 16;
@@ -51,7 +52,8 @@ TEST_SUITE("estimate_inference_expert_parallel") {
         CHECK(e.value().tensor_parallel == 1);
         CHECK(e.value().replicas == 1);
         CHECK(e.value().weights_gb_per_accelerator ==
-              doctest::Approx((m.NonExpertParams() + m.RoutedExpertParams() / 16) / 1e9));
+              doctest::Approx(
+                  (m.NonExpertParams() + m.embedding_params + m.RoutedExpertParams() / 16) / 1e9));
         CHECK(e.value().weights_gb_per_accelerator < 80 * 0.9);
         CHECK(e.value().fits_in_memory);
         // 32 sequences over 16 ranks: each rank caches 2 (MLA latent, fp8: 576 bytes a layer).

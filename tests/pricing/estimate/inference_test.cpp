@@ -363,8 +363,10 @@ TEST_SUITE("estimate_inference") {
         auto fp4 = EstimateInference(r, Cluster(B200(), 1));
         REQUIRE(fp8.ok());
         REQUIRE(fp4.ok());
-        CHECK(fp4.value().weights_gb_per_accelerator ==
-              doctest::Approx(fp8.value().weights_gb_per_accelerator * 4.5 / 8));
+        // The blocks' weights shrink; the embedding table and output head stay 16-bit.
+        const double embeddings_gb = fp8.value().model.embedding_params * 2.0 / 1e9;
+        CHECK(fp4.value().weights_gb_per_accelerator - embeddings_gb ==
+              doctest::Approx((fp8.value().weights_gb_per_accelerator - embeddings_gb) * 4.5 / 8));
         using gpucost::testing::AssumptionValue;
         CHECK(AssumptionValue(fp4.value().assumptions, "fp4_bytes_per_element") == 0.5625);
         CHECK(AssumptionValue(fp8.value().assumptions, "fp4_bytes_per_element") == -1);
@@ -376,6 +378,36 @@ TEST_SUITE("estimate_inference") {
         auto hopper = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
         REQUIRE_FALSE(hopper.ok());
         CHECK(hopper.error().field == "/precision");
+    }
+
+    TEST_CASE(
+        "below 16 bits the output head, embeddings, hidden-state traffic and attention math "
+        "stay 16-bit") {
+        InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
+        auto bf16_request = r;
+        bf16_request.precision = Precision::kBf16;
+        auto fp8 = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        auto bf16 = EstimateInference(bf16_request, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(fp8.ok());
+        REQUIRE(bf16.ok());
+        const ResolvedModel& m = fp8.value().model;
+        const double embeddings = m.embedding_params;
+        CHECK(fp8.value().weights_gb_per_accelerator ==
+              doctest::Approx(((m.params - embeddings) * 1.0 + embeddings * 2.0) / 2 / 1e9));
+        CHECK(bf16.value().weights_gb_per_accelerator == doctest::Approx(m.params * 2.0 / 2 / 1e9));
+        using gpucost::testing::AssumptionValue;
+        CHECK(AssumptionValue(fp8.value().assumptions, "unquantised_bytes_per_element") == 2.0);
+        CHECK(AssumptionValue(bf16.value().assumptions, "unquantised_bytes_per_element") == -1);
+        // A long prompt's prefill is attention-heavy: attention at the 16-bit peak keeps fp8's
+        // prefill well short of twice bf16's speed.
+        r.input_tokens = 32768;
+        bf16_request.input_tokens = 32768;
+        auto fp8_long = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 2));
+        auto bf16_long = EstimateInference(bf16_request, Cluster(gpucost::testing::H100Sxm(), 2));
+        REQUIRE(fp8_long.ok());
+        REQUIRE(bf16_long.ok());
+        CHECK(fp8_long.value().prefill_tokens_per_second <
+              1.6 * bf16_long.value().prefill_tokens_per_second);
     }
 
     TEST_CASE(
