@@ -46,6 +46,7 @@ const std::vector<std::string> kModelColumns = {"id",
                                                 "sliding_window",
                                                 "sliding_window_layers",
                                                 "mtp_modules",
+                                                "low_precision_scope",
                                                 "source"};
 
 bool IsModelSlug(const std::string& id) {
@@ -180,6 +181,12 @@ Result<LibraryModel> ReadModel(Row& row) {
     s.sliding_window = row.Int("sliding_window");
     s.sliding_window_layers = row.Int("sliding_window_layers");
     s.mtp_modules = row.Int("mtp_modules");
+    if (const std::string scope = row.Text("low_precision_scope"); !scope.empty()) {
+        s.low_precision_scope = estimate::ParseLowPrecisionScope(scope);
+        if (!s.low_precision_scope) {
+            row.Fail("low_precision_scope '" + scope + "' must be linear_layers or routed_experts");
+        }
+    }
     if (m.max_context > 0) {
         s.max_context = m.max_context;
         s.max_context_source = "model library " + m.id + " max_context: " + m.source;

@@ -68,6 +68,11 @@ struct PassContext {
     // embeddings, norms and residuals, attention math); `dev` and `bpe` at 16 bits and above.
     const DeviceModel* wide = nullptr;
     double wide_bpe = 2;
+    // The device and width of the linear layers outside the routed experts (attention
+    // projections, dense MLPs, shared experts): `wide` where the model's checkpoint quantises
+    // only its routed experts (LowPrecisionScope), else `dev` and `bpe`.
+    const DeviceModel* dense_linear = nullptr;
+    double dense_linear_bpe = 2;
 };
 
 // Ranks a replica's sequences are spread over: each expert-parallel rank runs its own
@@ -85,12 +90,13 @@ double PerRank(const PassContext& c, double sequences) {
 // Weight bytes one accelerator holds: under expert parallel the non-expert weights whole and
 // 1/ep of the routed experts; otherwise 1/(tp pp) of everything.
 double WeightBytesPerAccelerator(const PassContext& c) {
-    const double embeddings = c.m.embedding_params;
+    const double embeddings = c.m.embedding_params * c.wide_bpe;
+    const double routed = c.m.RoutedExpertParams() * c.bpe;
+    const double dense = (c.m.NonExpertParams() - c.m.embedding_params) * c.dense_linear_bpe;
     if (c.ep > 1) {
-        return (c.m.NonExpertParams() - embeddings + c.m.RoutedExpertParams() / c.ep) * c.bpe +
-               embeddings * c.wide_bpe;
+        return dense + embeddings + routed / c.ep;
     }
-    return ((c.m.params - embeddings) * c.bpe + embeddings * c.wide_bpe) / c.tp / c.pp;
+    return (dense + embeddings + routed) / c.tp / c.pp;
 }
 
 // Micro-batches `running` sequences are split in across the pipeline: one per stage, never
@@ -158,21 +164,38 @@ double TouchedExperts(double experts, double top_k, double tokens) {
 
 // MLP of one layer for M tokens: `ffn` wide, `routed` experts of which each token uses
 // `top_k`, plus `shared` experts every token uses (dense: 1 routed, top-1, none shared).
-OpTime MlpTime(const PassContext& c, double M, double ffn, double routed, double top_k,
-               double shared) {
+PassCost MlpTime(const PassContext& c, double M, double ffn, double routed, double top_k,
+                 double shared) {
     const double h = c.m.hidden_size;
     const double t = c.tp;
     const double mult = c.m.gated_mlp ? 3.0 : 2.0;
     const double per_expert = mult * h * ffn / t;
-    const double used = top_k + shared;
+    const double io_per_expert = h + mult * ffn / t;  // activations in and out, per token
+    // `experts` of them read whole, `per_token` of them used by each of the M tokens.
+    auto experts_time = [&](const DeviceModel& dev, double bpe, double experts, double per_token) {
+        return CustomTime(dev, 2.0 * M * per_token * per_expert,
+                          (experts * per_expert + M * per_token * io_per_expert) * bpe);
+    };
+    PassCost cost;
+    if (routed <= 1) {
+        Add(cost, experts_time(*c.dense_linear, c.dense_linear_bpe, 1, 1));
+        return cost;
+    }
     // Under expert parallel a rank holds 1/ep of the routed experts and receives its share of
     // the tokens of every rank (M top_k routed tokens when balanced): it reads the experts of
     // its own that the replica's ep M tokens touch.
-    const double ranks = routed > 1 && c.ep > 1 ? c.ep : 1.0;
-    const double touched = TouchedExperts(routed, top_k, M * ranks) / ranks + shared;
-    const double flops = 2.0 * M * used * per_expert;
-    const double bytes = (touched * per_expert + M * used * (h + mult * ffn / t)) * c.bpe;
-    return CustomTime(c.dev, flops, bytes);
+    const double ranks = c.ep > 1 ? c.ep : 1.0;
+    const double touched = TouchedExperts(routed, top_k, M * ranks) / ranks;
+    if (c.dense_linear == &c.dev) {
+        // One checkpoint precision: routed and shared experts timed as one grouped op.
+        Add(cost, experts_time(c.dev, c.bpe, touched + shared, top_k + shared));
+        return cost;
+    }
+    Add(cost, experts_time(c.dev, c.bpe, touched, top_k));
+    if (shared > 0) {
+        Add(cost, experts_time(*c.dense_linear, c.dense_linear_bpe, shared, shared));
+    }
+    return cost;
 }
 
 // Kernels one forward pass launches beyond the ops LinearCost and AttentionCost time: what
@@ -205,8 +228,8 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
                                  ? m.attention_params_per_layer - out_params
                                  : h * (h + 2.0 * m.kv_heads * static_cast<double>(m.head_dim));
     PassCost layer;
-    Add(layer, GemmTime(c.dev, M, in_params / h / t, h, c.bpe));
-    Add(layer, GemmTime(c.dev, M, h, out_params / h / t, c.bpe));
+    Add(layer, GemmTime(*c.dense_linear, M, in_params / h / t, h, c.dense_linear_bpe));
+    Add(layer, GemmTime(*c.dense_linear, M, h, out_params / h / t, c.dense_linear_bpe));
     Add(layer, MemoryTime(c.dev, M * kElementwiseHiddenElements * h * c.wide_bpe));
     if (c.tp > 1) {
         // As in training: within a bridged pair the bridge, within the scale-up domain (an
@@ -438,6 +461,44 @@ Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator
              "rccl-smoketest); ROCm/rccl PR #1270 for t < 8"});
     }
     return dev;
+}
+
+// The devices one serving layout runs on.
+struct ServingDevices {
+    DeviceModel at_precision;                  // the request's precision: its constants are echoed
+    std::optional<DeviceModel> wide_below;     // 16 bits, for a precision below
+    std::optional<DeviceModel> experts_below;  // a routed-experts checkpoint's GEMMs at fp4
+    bool quantised = false;                    // below 16 bits
+    bool experts_only = false;                 // below 16 bits with a routed-experts checkpoint
+
+    // The work kept at 16 bits, and the routed experts' GEMMs.
+    const DeviceModel& Wide() const { return wide_below ? *wide_below : at_precision; }
+    const DeviceModel& Experts() const { return experts_below ? *experts_below : at_precision; }
+};
+
+// A routed-experts checkpoint at fp4 is GPT-OSS's MXFP4, whose weights Blackwell multiplies
+// with 8-bit (MXFP8) activations (TensorRT-LLM's GPT-OSS support matrix, Blackwell: mxfp8
+// activations, mxfp4 weights): the experts' GEMMs run at the fp8 peak.
+Result<ServingDevices> MakeServingDevices(const InferenceRequest& req,
+                                          const Accelerator& accelerator, int tp,
+                                          const ResolvedModel& m) {
+    auto device = ServingDevice(req, accelerator, tp, req.precision);
+    if (!device.ok()) {
+        return device.error();
+    }
+    ServingDevices d;
+    d.at_precision = std::move(device.value());
+    d.quantised = BytesPerElement(req.precision) < kUnquantisedBytesPerElement;
+    d.experts_only = d.quantised && m.low_precision_scope == LowPrecisionScope::kRoutedExperts;
+    if (d.quantised) {
+        auto wide = ServingDevice(req, accelerator, tp, kUnquantisedPrecision, false);
+        if (wide.ok()) d.wide_below = std::move(wide.value());
+    }
+    if (d.experts_only && req.precision == Precision::kFp4) {
+        auto experts = ServingDevice(req, accelerator, tp, Precision::kFp8, false);
+        if (experts.ok()) d.experts_below = std::move(experts.value());
+    }
+    return d;
 }
 
 // KV cache of fp4 weights defaults to fp8: serving engines offer no fp4 KV cache (vLLM's
@@ -845,6 +906,17 @@ void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, d
              "TensorRT-LLM's and NVIDIA's published fp8/fp4 checkpoints; vLLM ParallelLMHead "
              "(no fp8 method); FlashAttention-2 (fp16/bf16 only)"});
     }
+    if (ctx.dense_linear != &ctx.dev) {
+        echo.push_back(
+            {"routed_expert_gemm_peak_tflops", ctx.dev.peak_flops / 1e12, "TFLOP/s",
+             "the model's checkpoint quantises only its routed experts (low_precision_scope "
+             "routed_experts): their GEMMs run at this peak (at fp4 the MXFP4 weights are "
+             "multiplied with 8-bit MXFP8 activations, the fp8 peak) and every other linear "
+             "layer (attention projections, shared experts, dense MLPs) at 16 bits",
+             "TensorRT-LLM examples/models/core/gpt_oss/README.md: 'MoE weights quantized with "
+             "mxfp4. All the other weights are in bf16'; MoE support matrix, Blackwell: mxfp8 "
+             "activations x mxfp4 weights"});
+    }
     const Assumptions& derivation = ModelDerivationAssumptions();
     echo.insert(echo.end(), derivation.begin(), derivation.end());
 }
@@ -954,31 +1026,31 @@ Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const Clus
         return degree.error();
     }
     const int tp = degree.value();
-    auto device = ServingDevice(req, cluster.accelerator, tp, req.precision);
+    auto device = MakeServingDevices(req, cluster.accelerator, tp, m);
     if (!device.ok()) {
         return device.error();
     }
-    const DeviceModel& dev = device.value();
-    const bool quantised = BytesPerElement(req.precision) < kUnquantisedBytesPerElement;
-    const auto wide_device =
-        quantised ? ServingDevice(req, cluster.accelerator, tp, kUnquantisedPrecision, false)
-                  : Result<DeviceModel>(DeviceModel{});
-    const DeviceModel& wide = quantised && wide_device.ok() ? wide_device.value() : dev;
+    const ServingDevices& devices = device.value();
+    const DeviceModel& dev = devices.at_precision;
     ClusterLinks links = MakeClusterLinks(cluster, dev);
     const Precision kv_precision =
         req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
+    const double bpe = BytesPerElement(req.precision);
+    const double wide_bpe = devices.quantised ? kUnquantisedBytesPerElement : bpe;
     const PassContext ctx{m,
-                          dev,
+                          devices.Experts(),
                           links,
                           tp,
-                          BytesPerElement(req.precision),
+                          bpe,
                           BytesPerElement(kv_precision),
                           req.precision == Precision::kFp8,
                           pp,
                           ep,
                           RcclAllReduces(req, cluster.accelerator, tp),
-                          &wide,
-                          quantised ? kUnquantisedBytesPerElement : BytesPerElement(req.precision)};
+                          &devices.Wide(),
+                          wide_bpe,
+                          devices.experts_only ? &devices.Wide() : &devices.Experts(),
+                          devices.experts_only ? wide_bpe : bpe};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;

@@ -353,6 +353,7 @@ void ResolveSlidingWindow(Derivation& d) {
 
 void ResolveMtp(Derivation& d) {
     d.m.mtp_modules = d.spec.mtp_modules.value_or(0);
+    d.m.low_precision_scope = d.spec.low_precision_scope.value_or(LowPrecisionScope::kLinearLayers);
 }
 
 void ResolveMoe(Derivation& d) {
@@ -722,7 +723,24 @@ Result<ResolvedModel> DeriveModel(const ModelSpec& spec, std::string_view prefix
     ResolveMoe(d);
     if (auto s = ResolveMlpWidths(d); !s.ok()) return s.error();
     if (auto s = ReconcileCounts(d); !s.ok()) return s.error();
+    if (d.m.low_precision_scope == LowPrecisionScope::kRoutedExperts && !d.m.IsMoe()) {
+        return Invalid(prefix, "low_precision_scope",
+                       "low_precision_scope routed_experts needs a mixture of experts (experts "
+                       "above 1)");
+    }
     return std::move(d.m);
+}
+
+const char* LowPrecisionScopeName(LowPrecisionScope scope) {
+    return scope == LowPrecisionScope::kRoutedExperts ? "routed_experts" : "linear_layers";
+}
+
+std::optional<LowPrecisionScope> ParseLowPrecisionScope(std::string_view name) {
+    for (LowPrecisionScope s :
+         {LowPrecisionScope::kLinearLayers, LowPrecisionScope::kRoutedExperts}) {
+        if (name == LowPrecisionScopeName(s)) return s;
+    }
+    return std::nullopt;
 }
 
 std::optional<FieldError> ContextWarning(const ResolvedModel& m, double tokens,

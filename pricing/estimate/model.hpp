@@ -10,6 +10,15 @@
 
 namespace gpucost::pricing::estimate {
 
+// Which weights the model's checkpoints below 16 bits quantise, for serving: every linear
+// layer of the blocks (ModelOpt's fp8 and NVFP4 checkpoints, the default) or only the routed
+// experts, the rest kept at 16 bits (GPT-OSS's release: "MoE weights quantized with mxfp4.
+// All the other weights are in bf16", TensorRT-LLM examples/models/core/gpt_oss/README.md).
+enum class LowPrecisionScope { kLinearLayers, kRoutedExperts };
+// "linear_layers", "routed_experts".
+const char* LowPrecisionScopeName(LowPrecisionScope scope);
+std::optional<LowPrecisionScope> ParseLowPrecisionScope(std::string_view name);
+
 // A transformer as the caller describes it. Only params_b, or layers + hidden_size, is
 // required; DeriveModel fills the rest with the documented rules (docs/estimator.md).
 struct ModelSpec {
@@ -44,6 +53,9 @@ struct ModelSpec {
     // num_nextn_predict_layers): each runs one more block and one more output-head pass per
     // token on the pipeline's last stage. Not part of the inference model.
     std::optional<int> mtp_modules;
+    // Serving below 16 bits: which weights take the request's precision (unset: every linear
+    // layer of the blocks). Routed experts only needs experts > 1.
+    std::optional<LowPrecisionScope> low_precision_scope;
     // The longest context the released model accepts and where that figure comes from (the
     // model library's max_context and source). Not part of the structure: nothing derives
     // from it; estimates warn when a request runs past it.
@@ -81,7 +93,8 @@ struct ResolvedModel {
     int sliding_window = 0;         // 0: every layer attends to the whole context
     int sliding_window_layers = 0;  // layers that use the window (0 when sliding_window is 0)
     int mtp_modules = 0;            // multi-token-prediction modules (training only)
-    int max_context = 0;            // the spec's max_context (0: unknown)
+    LowPrecisionScope low_precision_scope = LowPrecisionScope::kLinearLayers;  // serving
+    int max_context = 0;  // the spec's max_context (0: unknown)
     std::string max_context_source;
     // Per layer: Q, K, V and output projections (MLA: the down- and up-projections and the
     // decoupled RoPE key).

@@ -770,7 +770,7 @@ void EchoServingSpread(const InferencePlanRequest& request, bool moe, Assumption
     echo.push_back({"moe_serving_throughput_spread_fraction", kMoeServingThroughputSpreadFraction,
                     "fraction",
                     what +
-                        "; mixture-of-experts models, whose serving estimates read up to 2.3x too "
+                        "; mixture-of-experts models, whose serving estimates read up to 2.2x too "
                         "fast on the published tables" +
                         overrides,
                     "measured: 80th percentile of |ln(estimated / published)| over the 48 MoE "

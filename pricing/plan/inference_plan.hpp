@@ -39,10 +39,10 @@ inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
 // published layout; tests/data/frontier/serving.jsonl, docs/estimator.md), as exp(.) - 1, the
 // p90/p50 - 1 of a log-normal. Dense models: 38 rows of all three splits (Hopper, MI300X and
 // Blackwell; most within 15 %). Mixture-of-experts models: the 48 fresh rows (TensorRT-LLM's
-// Blackwell and H200 tables), the only MoE serving rows, which the estimator reads up to 2.3x
+// Blackwell and H200 tables), the only MoE serving rows, which the estimator reads up to 2.2x
 // too fast: the spread is that wide because the estimate is that far off there.
-inline constexpr double kServingThroughputSpreadFraction = 0.19;
-inline constexpr double kMoeServingThroughputSpreadFraction = 0.73;
+inline constexpr double kServingThroughputSpreadFraction = 0.20;
+inline constexpr double kMoeServingThroughputSpreadFraction = 0.51;
 // The traffic_confidence a request may ask: from the median (the estimate itself) to 0.999.
 inline constexpr double kMinTrafficConfidence = 0.5;
 inline constexpr double kMaxTrafficConfidence = 0.999;

@@ -96,6 +96,25 @@ TEST_SUITE("model_library") {
         CHECK(std::find(close.begin(), close.end(), "llama-3.1-70b") != close.end());
     }
 
+    TEST_CASE("GPT-OSS's rows quantise only the routed experts; an unknown scope is refused") {
+        for (const char* id : {"gpt-oss-20b", "gpt-oss-120b"}) {
+            const LibraryModel* m = Seed().Find(id);
+            REQUIRE(m != nullptr);
+            CHECK(m->spec.low_precision_scope == estimate::LowPrecisionScope::kRoutedExperts);
+        }
+        const LibraryModel* llama = Seed().Find("llama-3.1-8b");
+        REQUIRE(llama != nullptr);
+        CHECK_FALSE(llama->spec.low_precision_scope.has_value());
+        std::string text = ReadSeed();
+        const std::string cell = ",routed_experts,";
+        const auto at = text.find(cell);
+        REQUIRE(at != std::string::npos);
+        text.replace(at, cell.size(), ",experts,");
+        auto r = LoadModelLibrary(text, "models.csv");
+        REQUIRE(!r.ok());
+        CHECK(r.error().message.find("low_precision_scope 'experts'") != std::string::npos);
+    }
+
     TEST_CASE("a malformed file is refused naming the line") {
         std::string text = ReadSeed();
         auto header_end = text.find('\n');

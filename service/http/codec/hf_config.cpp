@@ -203,6 +203,18 @@ void ReadMlp(ConfigReader& r, const std::string& type, est::ModelSpec& s) {
     }
 }
 
+// An MXFP4 checkpoint (quant_method "mxfp4", GPT-OSS's release) quantises only the MoE experts:
+// its modules_to_not_convert keep attention, the router, the embeddings and the output head in
+// bf16 (huggingface.co/openai/gpt-oss-20b config.json).
+void ReadQuantisationScope(const json& config, est::ModelSpec& s) {
+    const auto q = config.find("quantization_config");
+    if (!s.experts || q == config.end() || !q->is_object()) return;
+    const auto method = q->find("quant_method");
+    if (method != q->end() && method->is_string() && method->get<std::string>() == "mxfp4") {
+        s.low_precision_scope = est::LowPrecisionScope::kRoutedExperts;
+    }
+}
+
 }  // namespace
 
 pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config,
@@ -230,6 +242,7 @@ pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config,
     }
     ReadAttention(r, s);
     ReadMlp(r, type, s);
+    ReadQuantisationScope(config, s);
     ReadSlidingWindow(r, type, s);
     s.tied_embeddings = r.Bool({"tie_word_embeddings"});
     if (!s.tied_embeddings) {

@@ -44,7 +44,8 @@ const std::vector<std::string> kStructureKeys = {"params_b",
                                                  "qk_nope_head_dim",
                                                  "v_head_dim",
                                                  "sliding_window",
-                                                 "sliding_window_layers"};
+                                                 "sliding_window_layers",
+                                                 "low_precision_scope"};
 
 template <typename T>
 void Override(std::optional<T>& field, std::optional<T> value) {
@@ -78,6 +79,13 @@ void ApplyStructure(JsonReader& r, est::ModelSpec& s) {
     Override(s.v_head_dim, r.Int("v_head_dim"));
     Override(s.sliding_window, r.Int("sliding_window"));
     Override(s.sliding_window_layers, r.Int("sliding_window_layers"));
+    if (auto scope = r.String("low_precision_scope")) {
+        s.low_precision_scope = est::ParseLowPrecisionScope(*scope);
+        if (!s.low_precision_scope) {
+            r.Fail(ErrorCode::kInvalidArgument, "low_precision_scope",
+                   "low_precision_scope must be linear_layers or routed_experts");
+        }
+    }
 }
 
 Result<est::ModelSpec> FromLibrary(const std::string& id, const pricing::ModelLibrary& models,
@@ -203,6 +211,7 @@ void WriteModel(JsonWriter& w, const est::ResolvedModel& m) {
     w.Member("kv_heads", m.kv_heads);
     w.Member("kv_lora_rank", m.kv_lora_rank);
     w.Member("layers", m.layers);
+    w.Member("low_precision_scope", est::LowPrecisionScopeName(m.low_precision_scope));
     w.Member("mlp_active_params_per_layer", m.mlp_active_params_per_layer);
     w.Member("mlp_params_per_layer", m.mlp_params_per_layer);
     w.Member("params_b", m.params / 1e9);
@@ -248,29 +257,33 @@ void WriteModelWarnings(JsonWriter& w, const est::ResolvedModel& m) {
 json LibraryModelJson(const pricing::LibraryModel& m, bool resolved) {
     const est::ModelSpec& s = m.spec;
     auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
-    json structure = {{"layers", opt(s.layers)},
-                      {"hidden_size", opt(s.hidden_size)},
-                      {"attention_heads", opt(s.attention_heads)},
-                      {"kv_heads", opt(s.kv_heads)},
-                      {"head_dim", opt(s.head_dim)},
-                      {"ffn_hidden_size", opt(s.ffn_hidden_size)},
-                      {"expert_ffn_hidden_size", opt(s.expert_ffn_hidden_size)},
-                      {"dense_ffn_hidden_size", opt(s.dense_ffn_hidden_size)},
-                      {"vocab_size", opt(s.vocab_size)},
-                      {"seq_len", opt(s.seq_len)},
-                      {"gated_mlp", opt(s.gated_mlp)},
-                      {"tied_embeddings", opt(s.tied_embeddings)},
-                      {"experts", opt(s.experts)},
-                      {"experts_per_token", opt(s.experts_per_token)},
-                      {"shared_experts", opt(s.shared_experts)},
-                      {"dense_layers", opt(s.dense_layers)},
-                      {"q_lora_rank", opt(s.q_lora_rank)},
-                      {"kv_lora_rank", opt(s.kv_lora_rank)},
-                      {"qk_rope_head_dim", opt(s.qk_rope_head_dim)},
-                      {"qk_nope_head_dim", opt(s.qk_nope_head_dim)},
-                      {"v_head_dim", opt(s.v_head_dim)},
-                      {"sliding_window", opt(s.sliding_window)},
-                      {"sliding_window_layers", opt(s.sliding_window_layers)}};
+    json structure = {
+        {"layers", opt(s.layers)},
+        {"hidden_size", opt(s.hidden_size)},
+        {"attention_heads", opt(s.attention_heads)},
+        {"kv_heads", opt(s.kv_heads)},
+        {"head_dim", opt(s.head_dim)},
+        {"ffn_hidden_size", opt(s.ffn_hidden_size)},
+        {"expert_ffn_hidden_size", opt(s.expert_ffn_hidden_size)},
+        {"dense_ffn_hidden_size", opt(s.dense_ffn_hidden_size)},
+        {"vocab_size", opt(s.vocab_size)},
+        {"seq_len", opt(s.seq_len)},
+        {"gated_mlp", opt(s.gated_mlp)},
+        {"tied_embeddings", opt(s.tied_embeddings)},
+        {"experts", opt(s.experts)},
+        {"experts_per_token", opt(s.experts_per_token)},
+        {"shared_experts", opt(s.shared_experts)},
+        {"dense_layers", opt(s.dense_layers)},
+        {"q_lora_rank", opt(s.q_lora_rank)},
+        {"kv_lora_rank", opt(s.kv_lora_rank)},
+        {"qk_rope_head_dim", opt(s.qk_rope_head_dim)},
+        {"qk_nope_head_dim", opt(s.qk_nope_head_dim)},
+        {"v_head_dim", opt(s.v_head_dim)},
+        {"sliding_window", opt(s.sliding_window)},
+        {"sliding_window_layers", opt(s.sliding_window_layers)},
+        {"low_precision_scope", s.low_precision_scope
+                                    ? json(est::LowPrecisionScopeName(*s.low_precision_scope))
+                                    : json(nullptr)}};
     json out = {
         {"id", m.id},
         {"name", m.name},

@@ -410,6 +410,53 @@ TEST_SUITE("estimate_inference") {
               1.6 * bf16_long.value().prefill_tokens_per_second);
     }
 
+    // GPT-OSS was served as if every weight were fp4: its release quantises only the MoE
+    // weights (MXFP4, multiplied in 8 bits on Blackwell) and keeps the rest in bf16.
+    TEST_CASE(
+        "a routed-experts checkpoint keeps every other linear layer 16-bit and multiplies its "
+        "fp4 experts at the fp8 peak") {
+        ModelSpec experts_only = gpucost::testing::GptOss120b();
+        experts_only.low_precision_scope = LowPrecisionScope::kRoutedExperts;
+        InferenceRequest r = Chat(experts_only, Precision::kFp4);
+        r.concurrency = 512;
+        auto scoped = EstimateInference(r, Cluster(B200(), 1));
+        r.model = gpucost::testing::GptOss120b();
+        auto everything = EstimateInference(r, Cluster(B200(), 1));
+        REQUIRE(scoped.ok());
+        REQUIRE(everything.ok());
+        const ResolvedModel& m = scoped.value().model;
+        CHECK(m.low_precision_scope == LowPrecisionScope::kRoutedExperts);
+        const double routed = m.RoutedExpertParams();
+        CHECK(scoped.value().weights_gb_per_accelerator ==
+              doctest::Approx((routed * 0.5625 + (m.params - routed) * 2.0) / 1e9));
+        using gpucost::testing::AssumptionValue;
+        CHECK(AssumptionValue(scoped.value().assumptions, "routed_expert_gemm_peak_tflops") ==
+              4500);
+        CHECK(AssumptionValue(everything.value().assumptions, "routed_expert_gemm_peak_tflops") ==
+              -1);
+        // More bytes and 16-bit attention projections: slower at every point.
+        CHECK(scoped.value().inter_token_latency_ms >
+              1.1 * everything.value().inter_token_latency_ms);
+        CHECK(scoped.value().cluster.output_tokens_per_second <
+              everything.value().cluster.output_tokens_per_second / 1.1);
+        // At 16 bits and above there is nothing to keep apart.
+        r.model = experts_only;
+        r.precision = Precision::kBf16;
+        auto bf16 = EstimateInference(r, Cluster(B200(), 1));
+        r.model = gpucost::testing::GptOss120b();
+        auto bf16_everything = EstimateInference(r, Cluster(B200(), 1));
+        REQUIRE(bf16.ok());
+        REQUIRE(bf16_everything.ok());
+        CHECK(bf16.value().inter_token_latency_ms ==
+              doctest::Approx(bf16_everything.value().inter_token_latency_ms));
+        // A dense model has no routed experts to quantise alone.
+        ModelSpec dense = Llama70B();
+        dense.low_precision_scope = LowPrecisionScope::kRoutedExperts;
+        auto refused = EstimateInference(Chat(dense, Precision::kFp8), Cluster(B200(), 1));
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().field == "/model/low_precision_scope");
+    }
+
     TEST_CASE(
         "continuous batching: throughput and step time grow with concurrency up to the KV limit") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);

@@ -132,8 +132,11 @@ TEST_SUITE("hf_config") {
         CHECK(m.params / 1e9 == doctest::Approx(3.82).epsilon(0.01));
     }
 
-    TEST_CASE("gpt-oss-20b: experts_per_token, head_dim 64 and layer_types") {
+    TEST_CASE(
+        "gpt-oss-20b: experts_per_token, head_dim 64, layer_types and its MXFP4 experts-only "
+        "checkpoint") {
         auto m = Resolve("gpt-oss-20b");
+        CHECK(m.low_precision_scope == est::LowPrecisionScope::kRoutedExperts);
         CHECK(m.experts == 32);
         CHECK(m.experts_per_token == 4);
         CHECK(m.head_dim == 64);
