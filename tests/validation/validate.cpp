@@ -123,11 +123,17 @@ est::ModelSpec ModelOf(const Row& r) {
     return m;
 }
 
-// Fine-tuning and schedule inputs of the `inputs` column.
-void ApplyRunInputs(const Row& r, est::TrainingRequest& req, est::ParallelismRequest& pr) {
+// Fine-tuning and schedule inputs of the `inputs` column; false (with a message) for a name
+// the estimator does not know, which would otherwise drop out of the row unseen.
+bool ApplyRunInputs(const Row& r, est::TrainingRequest& req, est::ParallelismRequest& pr) {
     const auto in = InputsOf(r);
     if (auto it = in.find("mode"); it != in.end()) {
-        req.mode = est::ParseTrainingMode(it->second).value_or(est::TrainingMode::kPretrain);
+        const auto mode = est::ParseTrainingMode(it->second);
+        if (!mode) {
+            std::fprintf(stderr, "%s: unknown mode %s\n", r["id"].c_str(), it->second.c_str());
+            return false;
+        }
+        req.mode = *mode;
     }
     req.lora_rank = IntInput(in, "lora_rank");
     if (auto it = in.find("lora_target_modules"); it != in.end()) {
@@ -142,7 +148,13 @@ void ApplyRunInputs(const Row& r, est::TrainingRequest& req, est::ParallelismReq
         std::stringstream ms(it->second);
         std::string name;
         while (std::getline(ms, name, '|')) {
-            if (auto module = est::ParseRecomputeModule(name)) modules.Add(*module);
+            const auto module = est::ParseRecomputeModule(name);
+            if (!module) {
+                std::fprintf(stderr, "%s: unknown recompute module %s\n", r["id"].c_str(),
+                             name.c_str());
+                return false;
+            }
+            modules.Add(*module);
         }
         pr.recompute_modules = modules;
         pr.recompute = est::Recompute::kSelective;
@@ -154,6 +166,7 @@ void ApplyRunInputs(const Row& r, est::TrainingRequest& req, est::ParallelismReq
     if (in.count("expert_overlap") && in.at("expert_overlap") == "dualpipe") {
         req.expert_overlap_fraction = est::kExpertOverlapFractionDualPipe;
     }
+    return true;
 }
 
 // The model library and its training recipes, read from the seed directory.
@@ -199,8 +212,8 @@ std::string LayoutText(const est::ParallelLayout& l) {
 }
 
 // A training row as its columns describe the run: architecture, precision, batch, layout and
-// the documented schedules.
-est::TrainingRequest RequestFromColumns(const Row& r) {
+// the documented schedules; nullopt (with a message) for an input the estimator does not know.
+std::optional<est::TrainingRequest> RequestFromColumns(const Row& r) {
     est::TrainingRequest req;
     req.model = ModelOf(r);
     req.precision = PrecisionOf(r);
@@ -214,7 +227,7 @@ est::TrainingRequest RequestFromColumns(const Row& r) {
     pr.micro_batch_size = r.Int("micro_batch");
     if (!r["recompute"].empty()) pr.recompute = est::ParseRecompute(r["recompute"]);
     if (!r["sequence_parallel"].empty()) pr.sequence_parallel = r["sequence_parallel"] == "true";
-    ApplyRunInputs(r, req, pr);
+    if (!ApplyRunInputs(r, req, pr)) return std::nullopt;
     req.parallelism = pr;
     if (!r["flash_attention"].empty()) req.flash_attention = r["flash_attention"] == "true";
     // A run that documents tensor-parallel communication overlap gets the estimator's
@@ -348,8 +361,11 @@ int main(int argc, char** argv) {
                     ++failures;
                     continue;
                 }
+            } else if (auto from_columns = RequestFromColumns(r)) {
+                req = std::move(*from_columns);
             } else {
-                req = RequestFromColumns(r);
+                ++failures;
+                continue;
             }
             const bool per_iteration = r["notes"].rfind("ONE ITERATION", 0) == 0;
             auto e = est::EstimateTraining(req, cluster);
