@@ -87,8 +87,10 @@ double PerRank(const PassContext& c, double sequences) {
     return std::max(sequences / SequenceRanks(c), std::min(sequences, 1.0));
 }
 
-// Weight bytes one accelerator holds: under expert parallel the non-expert weights whole and
-// 1/ep of the routed experts; otherwise 1/(tp pp) of everything.
+// Weight bytes one accelerator holds, each part at its width (embeddings and head at 16 bits,
+// the other dense weights at the checkpoint's or 16 bits by its scope, routed experts at the
+// request's): under expert parallel the non-expert weights whole and 1/ep of the routed
+// experts; otherwise 1/(tp pp) of everything.
 double WeightBytesPerAccelerator(const PassContext& c) {
     const double embeddings = c.m.embedding_params * c.wide_bpe;
     const double routed = c.m.RoutedExpertParams() * c.bpe;

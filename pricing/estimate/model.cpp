@@ -353,7 +353,6 @@ void ResolveSlidingWindow(Derivation& d) {
 
 void ResolveMtp(Derivation& d) {
     d.m.mtp_modules = d.spec.mtp_modules.value_or(0);
-    d.m.low_precision_scope = d.spec.low_precision_scope.value_or(LowPrecisionScope::kLinearLayers);
 }
 
 void ResolveMoe(Derivation& d) {
@@ -716,6 +715,7 @@ Result<ResolvedModel> DeriveModel(const ModelSpec& spec, std::string_view prefix
     ResolveContext(d);
     d.m.max_context = spec.max_context.value_or(0);
     d.m.max_context_source = spec.max_context_source;
+    d.m.low_precision_scope = spec.low_precision_scope.value_or(LowPrecisionScope::kLinearLayers);
     ResolveDepthAndWidth(d);
     if (auto s = ResolveHeads(d); !s.ok()) return s.error();
     ResolveSlidingWindow(d);
