@@ -185,17 +185,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "# interrupted"; exit 130' INT TERM HUP
 
-# A free high port on 127.0.0.1.
+# A free port on 127.0.0.1 below the kernel's ephemeral range: the other tests' servers (port 0)
+# and every client connection take their ports from that range, and a port one of them holds
+# when podman publishes it fails the container's start (a port no socket holds, in any state).
 pick_port() {
-  local p
-  if [[ -n "${GPUCOST_TEST_PORT:-}" ]]; then echo "$GPUCOST_TEST_PORT"; return; fi
+  local p low
+  low="$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)"
+  [[ "$low" =~ ^[0-9]+$ ]] && ((low > 21000)) || low=32768
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
-    [[ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ]] && { echo "$p"; return; }
+    p=$((20000 + RANDOM % (low - 20000)))
+    [[ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ]] && { echo "$p"; return; }
   done
   echo 28080
 }
-PORT="$(pick_port)"
+PORT="${GPUCOST_TEST_PORT:-$(pick_port)}"
 export GPUCOST_HTTP_PORT="$PORT"
 BASE="http://127.0.0.1:$PORT"
 
@@ -304,6 +307,7 @@ T_COMPOSE=$SECONDS
 # The fixture server of the providers' price answers (tests/sync/fixture_server.py) on the host,
 # on every address: containers reach it at their network's gateway.
 FIXTURE_PORT="$(pick_port)"
+while [[ "$FIXTURE_PORT" == "$PORT" ]]; do FIXTURE_PORT="$(pick_port)"; done
 python3 "$REPO/tests/sync/fixture_server.py" "$REPO/tests/data/import" "$FIXTURE_PORT" 0.0.0.0 \
   >"$TMP/fixture.log" 2>&1 &
 FIXTURE_PID=$!
@@ -356,10 +360,24 @@ step compose-up 180 "podman-compose up: postgres, migrate, 2 gpucost replicas, n
 # podman-compose 1.0.3 once left nginx "Created" after `up -d` (no log, every other container
 # up; a rerun passed): a container it created but did not start is started here and named, so
 # the checks below judge the stack rather than the launcher.
+# What podman said when the start failed goes to the log, so a failure names its cause.
 for c in $(podman ps -a --filter "label=io.podman.compose.project=$PROJECT" --filter status=created \
              --format '{{.Names}}' 2>/dev/null); do
   echo "# podman-compose left $c created, not started: starting it"
-  podman start "$c" >/dev/null 2>&1 || echo "# podman start $c failed"
+  grep -iE 'error|fail|in use' "$TMP/compose-up.log" | grep -v '^podman' | tail -n 5 | sed 's/^/#   compose-up: /'
+  for try in 1 2 3; do
+    podman start "$c" >/dev/null 2>"$TMP/start.err" && { echo "# podman start $c: started (try $try)"; break; }
+    sed "s/^/#   podman start $c (try $try): /" "$TMP/start.err" | tail -n 3
+    sleep 2
+  done
+  # nginx's published port taken after it was picked: nginx again on another free port.
+  if [[ "$c" == "$CTR_NGINX" && "$(state_of "$c")" != running* ]] \
+     && grep -qi 'address already in use' "$TMP/start.err" "$TMP/compose-up.log"; then
+    PORT="$(pick_port)"; export GPUCOST_HTTP_PORT="$PORT"; BASE="http://127.0.0.1:$PORT"
+    podman rm -f "$c" >/dev/null 2>&1
+    run_logged compose-up-nginx 120 "${COMPOSE[@]}" up -d --no-build --no-deps nginx \
+      && echo "# $c created again on 127.0.0.1:$PORT ($(state_of "$c"))"
+  fi
 done
 
 if wait_for 90 has_exited "$CTR_MIGRATE" && [[ "$(state_of "$CTR_MIGRATE")" == "exited 0" ]] \
