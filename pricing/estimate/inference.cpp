@@ -73,6 +73,11 @@ struct PassContext {
     // only its routed experts (LowPrecisionScope), else `dev` and `bpe`.
     const DeviceModel* dense_linear = nullptr;
     double dense_linear_bpe = 2;
+    // Stored widths of the routed (or only) linear weights and of the other linear layers'
+    // weights: `bpe` and `dense_linear_bpe` unless weight-only quantisation stores them
+    // narrower than their GEMMs' inputs (InferenceRequest::weight_precision).
+    double weight_bpe = 2;
+    double dense_linear_weight_bpe = 2;
 };
 
 // Ranks a replica's sequences are spread over: each expert-parallel rank runs its own
@@ -93,8 +98,8 @@ double PerRank(const PassContext& c, double sequences) {
 // experts; otherwise 1/(tp pp) of everything.
 double WeightBytesPerAccelerator(const PassContext& c) {
     const double embeddings = c.m.embedding_params * c.wide_bpe;
-    const double routed = c.m.RoutedExpertParams() * c.bpe;
-    const double dense = (c.m.NonExpertParams() - c.m.embedding_params) * c.dense_linear_bpe;
+    const double routed = c.m.RoutedExpertParams() * c.weight_bpe;
+    const double dense = (c.m.NonExpertParams() - c.m.embedding_params) * c.dense_linear_weight_bpe;
     if (c.ep > 1) {
         return dense + embeddings + routed / c.ep;
     }
@@ -173,14 +178,17 @@ PassCost MlpTime(const PassContext& c, double M, double ffn, double routed, doub
     const double mult = c.m.gated_mlp ? 3.0 : 2.0;
     const double per_expert = mult * h * ffn / t;
     const double io_per_expert = h + mult * ffn / t;  // activations in and out, per token
-    // `experts` of them read whole, `per_token` of them used by each of the M tokens.
-    auto experts_time = [&](const DeviceModel& dev, double bpe, double experts, double per_token) {
+    // `experts` of them read whole (weights at `weight_bpe`), `per_token` of them used by each
+    // of the M tokens (activations at `bpe`).
+    auto experts_time = [&](const DeviceModel& dev, double bpe, double weight_bpe, double experts,
+                            double per_token) {
         return CustomTime(dev, 2.0 * M * per_token * per_expert,
-                          (experts * per_expert + M * per_token * io_per_expert) * bpe);
+                          experts * per_expert * weight_bpe + M * per_token * io_per_expert * bpe);
     };
     PassCost cost;
     if (routed <= 1) {
-        Add(cost, experts_time(*c.dense_linear, c.dense_linear_bpe, 1, 1));
+        Add(cost,
+            experts_time(*c.dense_linear, c.dense_linear_bpe, c.dense_linear_weight_bpe, 1, 1));
         return cost;
     }
     // Under expert parallel a rank holds 1/ep of the routed experts and receives its share of
@@ -188,14 +196,15 @@ PassCost MlpTime(const PassContext& c, double M, double ffn, double routed, doub
     // its own that the replica's ep M tokens touch.
     const double ranks = c.ep > 1 ? c.ep : 1.0;
     const double touched = TouchedExperts(routed, top_k, M * ranks) / ranks;
-    if (c.dense_linear == &c.dev) {
+    if (c.dense_linear == &c.dev && c.dense_linear_weight_bpe == c.weight_bpe) {
         // One checkpoint precision: routed and shared experts timed as one grouped op.
-        Add(cost, experts_time(c.dev, c.bpe, touched + shared, top_k + shared));
+        Add(cost, experts_time(c.dev, c.bpe, c.weight_bpe, touched + shared, top_k + shared));
         return cost;
     }
-    Add(cost, experts_time(c.dev, c.bpe, touched, top_k));
+    Add(cost, experts_time(c.dev, c.bpe, c.weight_bpe, touched, top_k));
     if (shared > 0) {
-        Add(cost, experts_time(*c.dense_linear, c.dense_linear_bpe, shared, shared));
+        Add(cost, experts_time(*c.dense_linear, c.dense_linear_bpe, c.dense_linear_weight_bpe,
+                               shared, shared));
     }
     return cost;
 }
@@ -216,6 +225,16 @@ double ExtraKernelsPerPass(const ResolvedModel& m, bool fp8) {
     return kernels;
 }
 
+// An attention projection of M tokens, k inputs to n outputs per rank: a GEMM on the other
+// linear layers' device, its weights at their stored width.
+OpTime ProjectionTime(const PassContext& c, double M, double n, double k) {
+    if (c.dense_linear_weight_bpe == c.dense_linear_bpe) {
+        return GemmTime(*c.dense_linear, M, n, k, c.dense_linear_bpe);
+    }
+    return CustomTime(*c.dense_linear, 2.0 * M * n * k,
+                      (M * k + M * n) * c.dense_linear_bpe + k * n * c.dense_linear_weight_bpe);
+}
+
 // Projections, MLP, elementwise work and TP all-reduces of every layer for M tokens, and the
 // logits of `sampled` sequences, with the per-layer fixed costs of MLA and MoE routing.
 // Attention over the context is AttentionCost.
@@ -230,8 +249,8 @@ PassCost LinearCost(const PassContext& c, double M, double sampled) {
                                  ? m.attention_params_per_layer - out_params
                                  : h * (h + 2.0 * m.kv_heads * static_cast<double>(m.head_dim));
     PassCost layer;
-    Add(layer, GemmTime(*c.dense_linear, M, in_params / h / t, h, c.dense_linear_bpe));
-    Add(layer, GemmTime(*c.dense_linear, M, h, out_params / h / t, c.dense_linear_bpe));
+    Add(layer, ProjectionTime(c, M, in_params / h / t, h));
+    Add(layer, ProjectionTime(c, M, h, out_params / h / t));
     Add(layer, MemoryTime(c.dev, M * kElementwiseHiddenElements * h * c.wide_bpe));
     if (c.tp > 1) {
         // As in training: within a bridged pair the bridge, within the scale-up domain (an
@@ -350,6 +369,9 @@ Status ValidateInferenceRequest(const InferenceRequest& req) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "give at most one of concurrency and requests_per_second",
                          "/requests_per_second");
+    }
+    if (auto problem = WeightPrecisionProblem(req)) {
+        return MakeError(ErrorCode::kInvalidArgument, *problem, "/weight_precision");
     }
     if (req.concurrency && (*req.concurrency < 1 || *req.concurrency > kMaxBatchSize)) {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -501,6 +523,22 @@ Result<ServingDevices> MakeServingDevices(const InferenceRequest& req,
         if (experts.ok()) d.experts_below = std::move(experts.value());
     }
     return d;
+}
+
+// The stored width of the routed (or only) linear weights: `weight_precision`'s where the
+// request quantises weights only, else their GEMMs' `bpe`.
+double StoredWeightBytesPerElement(const InferenceRequest& req, double bpe) {
+    return req.weight_precision ? BytesPerElement(*req.weight_precision) : bpe;
+}
+
+// The stored width of the other linear layers' weights (attention projections, dense MLPs,
+// shared experts): quantised with the rest where the checkpoint quantises every linear layer,
+// left at their GEMMs' `dense_bpe` where it quantises only its routed experts.
+double StoredDenseWeightBytesPerElement(const InferenceRequest& req, const ResolvedModel& m,
+                                        double dense_bpe) {
+    return req.weight_precision && m.low_precision_scope == LowPrecisionScope::kLinearLayers
+               ? BytesPerElement(*req.weight_precision)
+               : dense_bpe;
 }
 
 // KV cache of fp4 weights defaults to fp8: serving engines offer no fp4 KV cache (vLLM's
@@ -744,6 +782,17 @@ void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumpti
 
 }  // namespace
 
+std::optional<std::string> WeightPrecisionProblem(const InferenceRequest& req) {
+    if (!req.weight_precision) return std::nullopt;
+    const double bytes = BytesPerElement(*req.weight_precision);
+    if (bytes < kUnquantisedBytesPerElement && bytes < BytesPerElement(req.precision)) {
+        return std::nullopt;
+    }
+    return "weight_precision must be below 16 bits and narrower than precision '" +
+           std::string(PrecisionName(req.precision)) +
+           "' (weights the GEMMs read at their own width are precision alone)";
+}
+
 void EchoPipelineConstants(Assumptions& echo) {
     echo.push_back({"pipeline_activation_bytes_per_element", kPipelineActivationBytesPerElement,
                     "bytes",
@@ -897,6 +946,20 @@ void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, d
                     : req.precision == Precision::kFp4
                         ? "fp8 for fp4 weights (vLLM --kv-cache-dtype has no fp4)"
                         : "same as precision"});
+    if (req.weight_precision) {
+        echo.push_back(
+            {"weight_bytes_per_element", ctx.weight_bpe, "bytes",
+             "weight-only quantisation: the checkpoint's " +
+                 std::string(LowPrecisionScopeName(ctx.m.low_precision_scope)) +
+                 " weights stored as " + std::string(PrecisionName(*req.weight_precision)) +
+                 " (memory and weight reads at this width), dequantised inside GEMMs that run at " +
+                 std::string(PrecisionName(req.precision)) + "'s peak",
+             "request; IST-DASLab/marlin README (FP16xINT4: 'close to ideal (4x) speedups up "
+             "to batchsizes of 16-32 tokens'; its ideal model reads the weights at 4 bits plus "
+             "group scales and times the math at the fp16 peak, as here); vLLM's Marlin kernels "
+             "serve AWQ/GPTQ and MXFP4 weights (MarlinMxFp4LinearKernel) on GPUs without FP4 "
+             "math"});
+    }
     if (ctx.bpe < kUnquantisedBytesPerElement) {
         echo.push_back(
             {"unquantised_bytes_per_element", ctx.wide_bpe, "bytes",
@@ -1039,20 +1102,23 @@ Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const Clus
         req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
     const double bpe = BytesPerElement(req.precision);
     const double wide_bpe = devices.quantised ? kUnquantisedBytesPerElement : bpe;
-    const PassContext ctx{m,
-                          devices.Experts(),
-                          links,
-                          tp,
-                          bpe,
-                          BytesPerElement(kv_precision),
-                          req.precision == Precision::kFp8,
-                          pp,
-                          ep,
-                          RcclAllReduces(req, cluster.accelerator, tp),
-                          &devices.Wide(),
-                          wide_bpe,
-                          devices.experts_only ? &devices.Wide() : &devices.Experts(),
-                          devices.experts_only ? wide_bpe : bpe};
+    const PassContext ctx{
+        m,
+        devices.Experts(),
+        links,
+        tp,
+        bpe,
+        BytesPerElement(kv_precision),
+        req.precision == Precision::kFp8,
+        pp,
+        ep,
+        RcclAllReduces(req, cluster.accelerator, tp),
+        &devices.Wide(),
+        wide_bpe,
+        devices.experts_only ? &devices.Wide() : &devices.Experts(),
+        devices.experts_only ? wide_bpe : bpe,
+        StoredWeightBytesPerElement(req, bpe),
+        StoredDenseWeightBytesPerElement(req, m, devices.experts_only ? wide_bpe : bpe)};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;

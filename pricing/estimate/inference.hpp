@@ -39,9 +39,14 @@ struct InferenceRequest {
     ModelSpec model;
     Precision precision = Precision::kBf16;       // weights and compute
     std::optional<Precision> kv_cache_precision;  // default: same as weights
-    int batch_size = 1;                           // sequences decoded together
-    int input_tokens = 0;                         // prompt length per sequence
-    int output_tokens = 0;                        // generated tokens per sequence
+    // Weight-only quantisation: the checkpoint's linear-layer weights (its low_precision_scope)
+    // stored below 16 bits and narrower than `precision`, dequantised inside the GEMMs, which
+    // run at `precision` (AWQ/GPTQ 4-bit with 16-bit math, MXFP4 on parts without FP4 math).
+    // Memory and weight reads at its width; default: `precision`.
+    std::optional<Precision> weight_precision;
+    int batch_size = 1;     // sequences decoded together
+    int input_tokens = 0;   // prompt length per sequence
+    int output_tokens = 0;  // generated tokens per sequence
     std::optional<int> tensor_parallel;
     // Pipeline stages of one replica, each of tensor_parallel accelerators (default 1). Each
     // accelerator holds 1/pp of the weights and of every sequence's KV cache; the running
@@ -238,6 +243,10 @@ inline constexpr int kRcclMeshGpus = 8;
 double RcclAllReduceSeconds(double bytes, int ranks);
 
 inline constexpr int kMaxInferenceTokens = 1 << 24;
+
+// Why the request's weight_precision cannot be weight-only quantisation (not below 16 bits, or
+// not narrower than its precision); nullopt when it can or is absent.
+std::optional<std::string> WeightPrecisionProblem(const InferenceRequest& req);
 
 // Per-layer fixed costs of a forward pass that the per-op roofline does not see: kernels a
 // layer launches besides the ops it times, each costing the device's kernel_overhead_s

@@ -81,6 +81,9 @@ Status InferencePlanRequest::Validate() const {
                        "unknown provider '" + providers[i].substr(0, 64) + "'");
         }
     }
+    if (auto problem = estimate::WeightPrecisionProblem(workload)) {
+        check.Fail("/weight_precision", *problem);
+    }
     check.IntRange(workload.input_tokens, "/input_tokens", 1, estimate::kMaxInferenceTokens);
     check.IntRange(workload.output_tokens, "/output_tokens", 1, estimate::kMaxInferenceTokens);
     if (limit < 1 || limit > 500) {

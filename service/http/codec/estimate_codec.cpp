@@ -308,6 +308,11 @@ Result<est::TrainingRequest> DecodeTrainingRequest(const json& body,
 // The inference estimate request's members, in the order the unknown-member check lists
 // them; the nested objects (model, hardware, efficiency) are read apart.
 using est::InferenceRequest;
+// An optional precision member: absent stays absent, an unknown name fails naming it.
+template <std::optional<pricing::Precision> InferenceRequest::*Member>
+void OptionalPrecision(JsonReader& r, std::string_view key, InferenceRequest& q) {
+    q.*Member = PrecisionField(r, std::string(key));
+}
 const auto kInferenceRequestFields = std::to_array<RequestField<InferenceRequest>>({
     {"model"},
     {"hardware"},
@@ -315,10 +320,8 @@ const auto kInferenceRequestFields = std::to_array<RequestField<InferenceRequest
      [](JsonReader& r, std::string_view key, InferenceRequest& q) {
          q.precision = PrecisionField(r, std::string(key)).value_or(pricing::Precision::kBf16);
      }},
-    {"kv_cache_precision",
-     [](JsonReader& r, std::string_view key, InferenceRequest& q) {
-         q.kv_cache_precision = PrecisionField(r, std::string(key));
-     }},
+    {"kv_cache_precision", &OptionalPrecision<&InferenceRequest::kv_cache_precision>},
+    {"weight_precision", &OptionalPrecision<&InferenceRequest::weight_precision>},
     {"batch_size", &OrDefault<&InferenceRequest::batch_size, 1>},
     {"input_tokens", &OrDefault<&InferenceRequest::input_tokens, 0>},
     {"output_tokens", &OrDefault<&InferenceRequest::output_tokens, 0>},

@@ -926,8 +926,8 @@ const auto kServingConstraintFields = std::to_array<RequestField<InferencePlanRe
 // The serving plan request's members: the workload's, which the estimator's decoder reads, then
 // the plan's own (one list each; unknown members are refused against both, in this order).
 constexpr auto kServingWorkloadKeys = std::to_array<const char*>(
-    {"model", "precision", "kv_cache_precision", "input_tokens", "output_tokens", "efficiency",
-     "step_overhead_s", "memory_overhead_gb"});
+    {"model", "precision", "kv_cache_precision", "weight_precision", "input_tokens",
+     "output_tokens", "efficiency", "step_overhead_s", "memory_overhead_gb"});
 constexpr auto kServingPlanKeys = std::to_array<const char*>(
     {"traffic", "latency", "utilization", "uncertainty", "constraints", "api_price", "limit",
      "cursor", "start_date", "budget_months", "include_stale"});

@@ -458,6 +458,66 @@ TEST_SUITE("estimate_inference") {
     }
 
     TEST_CASE(
+        "weight-only quantisation stores and reads the weights narrow and multiplies at the "
+        "request's precision") {
+        using gpucost::testing::AssumptionValue;
+        InferenceRequest r = Chat(Llama70B(), Precision::kBf16);
+        r.batch_size = 1;
+        auto bf16 = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 1));
+        r.weight_precision = Precision::kFp4;
+        auto w4a16 = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 1));
+        r.weight_precision.reset();
+        r.precision = Precision::kFp8;
+        auto fp8 = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 1));
+        REQUIRE(bf16.ok());
+        REQUIRE(w4a16.ok());
+        REQUIRE(fp8.ok());
+        const ResolvedModel& m = w4a16.value().model;
+        const double linear = m.params - m.embedding_params;
+        CHECK(w4a16.value().weights_gb_per_accelerator ==
+              doctest::Approx((linear * 0.5625 + m.embedding_params * 2.0) / 1e9));
+        CHECK(AssumptionValue(w4a16.value().assumptions, "weight_bytes_per_element") == 0.5625);
+        CHECK(AssumptionValue(bf16.value().assumptions, "weight_bytes_per_element") == -1);
+        // Decoding one sequence reads the weights: faster than 8-bit weights.
+        CHECK(w4a16.value().inter_token_latency_ms < fp8.value().inter_token_latency_ms);
+        CHECK(w4a16.value().inter_token_latency_ms < 0.5 * bf16.value().inter_token_latency_ms);
+        // A long prompt is compute-bound at the 16-bit peak: as slow as bf16, slower than fp8.
+        r.precision = Precision::kBf16;
+        r.weight_precision = Precision::kFp4;
+        r.input_tokens = 8192;
+        auto long_w4a16 = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 1));
+        r.weight_precision.reset();
+        auto long_bf16 = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 1));
+        REQUIRE(long_w4a16.ok());
+        REQUIRE(long_bf16.ok());
+        CHECK(long_w4a16.value().prefill_tokens_per_second ==
+              doctest::Approx(long_bf16.value().prefill_tokens_per_second).epsilon(0.03));
+        // Only weights narrower than the GEMMs' inputs and below 16 bits are weight-only.
+        for (auto [precision, weights] : {std::pair{Precision::kFp8, Precision::kFp8},
+                                          std::pair{Precision::kBf16, Precision::kFp16},
+                                          std::pair{Precision::kFp4, Precision::kFp8}}) {
+            r.precision = precision;
+            r.weight_precision = weights;
+            auto refused = EstimateInference(r, Cluster(B200(), 1));
+            REQUIRE_FALSE(refused.ok());
+            CHECK(refused.error().field == "/weight_precision");
+        }
+    }
+
+    TEST_CASE("weight-only quantisation of a routed-experts checkpoint narrows only the experts") {
+        ModelSpec experts_only = gpucost::testing::GptOss120b();
+        experts_only.low_precision_scope = LowPrecisionScope::kRoutedExperts;
+        InferenceRequest r = Chat(experts_only, Precision::kBf16);
+        r.weight_precision = Precision::kFp4;
+        auto e = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 1));
+        REQUIRE(e.ok());
+        const ResolvedModel& m = e.value().model;
+        const double routed = m.RoutedExpertParams();
+        CHECK(e.value().weights_gb_per_accelerator ==
+              doctest::Approx((routed * 0.5625 + (m.params - routed) * 2.0) / 1e9));
+    }
+
+    TEST_CASE(
         "continuous batching: throughput and step time grow with concurrency up to the KV limit") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         r.concurrency = 1;

@@ -477,6 +477,32 @@ TEST_SUITE("estimate_routes") {
     // The estimator had expert- and pipeline-parallel serving (the inference planner laid
     // replicas out so), but the estimate request refused both members as unknown: an MoE model
     // could not be asked for as TensorRT-LLM's DEP layouts serve it.
+    TEST_CASE("weight_precision stores the weights narrow, echoes them and names a bad value") {
+        TestServer server(SampleDeps());
+        json req = {{"model", "llama-3.1-70b"},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
+                    {"precision", "bf16"},
+                    {"weight_precision", "fp4"},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200}};
+        auto r = Post(server, "/v1/estimates/inference", req);
+        REQUIRE(r);
+        REQUIRE_MESSAGE(r->status == 200, r->body);
+        json b = json::parse(r->body);
+        CHECK(b["fits_in_memory"] == true);
+        CHECK(b["weights_gb_per_accelerator"].get<double>() < 45);
+        bool echoed = false;
+        for (const auto& a : b["assumptions"]) {
+            echoed = echoed || (a["name"] == "weight_bytes_per_element" && a["value"] == 0.5625);
+        }
+        CHECK(echoed);
+        json bad = req;
+        bad["weight_precision"] = "bf16";
+        CheckProblem(Post(server, "/v1/estimates/inference", bad), 422, "/weight_precision");
+        bad["weight_precision"] = "int4";
+        CheckProblem(Post(server, "/v1/estimates/inference", bad), 422, "/weight_precision");
+    }
+
     TEST_CASE("POST /v1/estimates/inference takes expert_parallel and pipeline_parallel") {
         TestServer server(SampleDeps());
         json req = {{"model", "qwen3-30b-a3b"},

@@ -478,6 +478,24 @@ TEST_SUITE("plan_routes") {
                      422, "invalid_argument", "/constraints/regions/0");
     }
 
+    TEST_CASE("POST /v1/plans/inference reads weight_precision and names a bad one") {
+        TestServer server(SampleDeps());
+        const std::string head =
+            R"({"model": {"params_b": 70}, "input_tokens": 100, "output_tokens": 10,
+                "traffic": {"requests_per_second": 1}, "limit": 1, "include_stale": true,
+                "constraints": {"accelerators": ["h100-sxm"]}, )";
+        json narrow =
+            Body(Post(server, "/v1/plans/inference", head + R"("weight_precision": "fp4"})"));
+        json wide = Body(Post(server, "/v1/plans/inference", head + R"("precision": "bf16"})"));
+        REQUIRE(narrow["options"].size() == 1);
+        REQUIRE(wide["options"].size() == 1);
+        CHECK(narrow["options"][0]["total_accelerators"].get<int>() <
+              wide["options"][0]["total_accelerators"].get<int>());
+        CheckProblem(Post(server, "/v1/plans/inference",
+                          head + R"("precision": "fp8", "weight_precision": "int8"})"),
+                     422, "invalid_argument", "/weight_precision");
+    }
+
     TEST_CASE("POST /v1/plans/inference recommends and compares providers") {
         TestServer server(SampleDeps());
         json body = Body(Post(server, "/v1/plans/inference",
