@@ -697,6 +697,27 @@ async function serving(page) {
     check(awsRows.length > 0 && JSON.stringify(awsRows) === JSON.stringify(awsOnly.options.map((o) => o.offering.id)),
           `serving for AWS only: the API's ${awsRows.length} AWS options`);
     await page.uncheck("[data-testid=serving-form] input[name='/constraints/providers'][value=aws]").catch(() => {});
+    // 4-bit weights with 16-bit math (weight_precision): the API's figures for that request.
+    await page.selectOption("[data-testid=v-weight-precision]", "fp4").catch(() => {});
+    await page.click("[data-testid=serving-form] button[type=submit]");
+    const w4 = await postJson("/v1/plans/inference", { model: "llama-3.1-8b", precision: "bf16", weight_precision: "fp4",
+        input_tokens: 1000, output_tokens: 250, traffic: { requests_per_second: 5 },
+        latency: { max_time_to_first_token_ms: 1000, max_inter_token_latency_ms: 50 },
+        constraints: { price_types: ["on_demand"] },
+        api_price: { usd_per_million_input_tokens: 0.2, usd_per_million_output_tokens: 0.6 }, limit: 15 });
+    const w4First = w4.options[0]?.usd_per_million_output_tokens;
+    await page.waitForFunction((v) => {
+        const cell = document.querySelector("[data-testid=serving-options] tbody tr:first-child")?.children[11];
+        return cell !== undefined && Math.abs(Number(cell.dataset.value) - v) <= 1e-9 * Math.max(1, v);
+    }, w4First, { timeout: 10000 }).catch(() => {});
+    const w4Rows = await page.$$eval("[data-testid=serving-options] tbody tr",
+                                     (r) => r.map((x) => [x.dataset.id, Number(x.children[11].dataset.value)]));
+    check(w4Rows.length === w4.options.length && w4.options.length > 0 &&
+          w4Rows.every(([id, v], i) => id === w4.options[i].offering.id && close(v, w4.options[i].usd_per_million_output_tokens)) &&
+          w4First !== plan.options[0].usd_per_million_output_tokens,
+          `serving with 4-bit weights and bf16 math: the API's ${w4Rows.length} options (weight_precision fp4), ` +
+          `first at ${w4First} against ${plan.options[0].usd_per_million_output_tokens} with 16-bit weights`);
+    await page.selectOption("[data-testid=v-weight-precision]", "").catch(() => {});
     await page.fill("[data-testid=v-in]", "0");
     await page.click("[data-testid=serving-form] button[type=submit]");
     const err = await fieldError(page, "serving-form", "/input_tokens");

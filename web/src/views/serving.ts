@@ -24,6 +24,9 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
                          models.some((m) => m.id === "llama-3.1-8b") ? "llama-3.1-8b" : (models[0]?.id ?? ""),
                          { "data-testid": "v-model" });
     const precision = select(PRECISIONS, "bf16", { "data-testid": "v-precision" });
+    // Weight-only quantisation (weight_precision): a 4-bit checkpoint served with 16-bit math.
+    const weights = select([["", "as the precision"], ["fp8", "fp8"], ["int8", "int8"], ["fp4", "4-bit (AWQ, GPTQ, MXFP4)"]],
+                           "", { "data-testid": "v-weight-precision" });
     const inTok = input({ type: "number", min: 1, step: 1, value: 1000, "data-testid": "v-in" });
     const outTok = input({ type: "number", min: 1, step: 1, value: 250, "data-testid": "v-out" });
     const rps = input({ type: "number", min: 0, step: "any", value: 5, "data-testid": "v-rps" });
@@ -49,6 +52,8 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     const startDate = input({ type: "date", "data-testid": "v-start" });
     const form = formShell("Serving plan", [
         field("Model", model, "/model"), field("Precision", precision, "/precision"),
+        field("Weights stored as", weights, "/weight_precision",
+              "weight-only quantisation: weights at this width, the math at the precision above"),
         field("Input tokens per request", inTok, "/input_tokens"),
         field("Output tokens per request", outTok, "/output_tokens"),
         field("Requests per second", rps, "/traffic/requests_per_second"),
@@ -83,6 +88,7 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
         const age = optNumber(maxAge);
         const body: Request = {
             model: model.value, precision: precision.value as Request["precision"],
+            weight_precision: (weights.value || undefined) as Request["weight_precision"],
             input_tokens: Number(inTok.value), output_tokens: Number(outTok.value),
             traffic: { requests_per_second: optNumber(rps) },
             latency: { max_time_to_first_token_ms: optNumber(ttft), max_inter_token_latency_ms: optNumber(itl) },
