@@ -443,7 +443,18 @@ Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator
     auto device =
         MakeDeviceModel(accelerator, precision, req.efficiency, "/precision", with_assumptions);
     if (!device.ok()) {
-        return device.error();
+        const Error& e = device.error();
+        if (e.field != "/precision" ||
+            !(BytesPerElement(precision) < kUnquantisedBytesPerElement)) {
+            return e;
+        }
+        // A narrow checkpoint still serves there with 16-bit math (weight-only).
+        return MakeError(e.code,
+                         e.message + "; a checkpoint stored at " +
+                             std::string(PrecisionName(precision)) +
+                             " serves with 16-bit math as precision bf16, weight_precision " +
+                             std::string(PrecisionName(precision)),
+                         e.field);
     }
     DeviceModel dev = device.value();
     if (!req.efficiency.memory_bandwidth_efficiency) {

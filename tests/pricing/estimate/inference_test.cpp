@@ -492,6 +492,14 @@ TEST_SUITE("estimate_inference") {
         REQUIRE(long_bf16.ok());
         CHECK(long_w4a16.value().prefill_tokens_per_second ==
               doctest::Approx(long_bf16.value().prefill_tokens_per_second).epsilon(0.03));
+        // fp4 math refused on a part without an fp4 peak names the weight-only request.
+        r.precision = Precision::kFp4;
+        r.weight_precision.reset();
+        auto no_fp4 = EstimateInference(r, Cluster(gpucost::testing::H100Sxm(), 1));
+        REQUIRE_FALSE(no_fp4.ok());
+        CHECK(no_fp4.error().field == "/precision");
+        CHECK(no_fp4.error().message.find("precision bf16, weight_precision fp4") !=
+              std::string::npos);
         // Only weights narrower than the GEMMs' inputs and below 16 bits are weight-only.
         for (auto [precision, weights] : {std::pair{Precision::kFp8, Precision::kFp8},
                                           std::pair{Precision::kBf16, Precision::kFp16},
