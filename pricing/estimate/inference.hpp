@@ -37,7 +37,7 @@ std::string_view LayoutObjectiveName(LayoutObjective objective);
 // accelerator. The load is the whole box's, spread evenly over its replicas as a router does.
 struct InferenceRequest {
     ModelSpec model;
-    Precision precision = Precision::kBf16;       // weights and compute
+    Precision precision = Precision::kBf16;       // compute, and weights but for weight_precision
     std::optional<Precision> kv_cache_precision;  // default: same as weights
     // Weight-only quantisation: the checkpoint's linear-layer weights (its low_precision_scope)
     // stored below 16 bits and narrower than `precision`, dequantised inside the GEMMs, which
