@@ -226,7 +226,8 @@ double ExtraKernelsPerPass(const ResolvedModel& m, bool fp8) {
 }
 
 // An attention projection of M tokens, k inputs to n outputs per rank: a GEMM on the other
-// linear layers' device, its weights at their stored width.
+// linear layers' device, its weights at their stored width (GemmTime itself where that is the
+// inputs' width, so that such answers are GemmTime's to the last bit).
 OpTime ProjectionTime(const PassContext& c, double M, double n, double k) {
     if (c.dense_linear_weight_bpe == c.dense_linear_bpe) {
         return GemmTime(*c.dense_linear, M, n, k, c.dense_linear_bpe);
@@ -443,18 +444,7 @@ Result<DeviceModel> ServingDevice(const InferenceRequest& req, const Accelerator
     auto device =
         MakeDeviceModel(accelerator, precision, req.efficiency, "/precision", with_assumptions);
     if (!device.ok()) {
-        const Error& e = device.error();
-        if (e.field != "/precision" ||
-            !(BytesPerElement(precision) < kUnquantisedBytesPerElement)) {
-            return e;
-        }
-        // A narrow checkpoint still serves there with 16-bit math (weight-only).
-        return MakeError(e.code,
-                         e.message + "; a checkpoint stored at " +
-                             std::string(PrecisionName(precision)) +
-                             " serves with 16-bit math as precision bf16, weight_precision " +
-                             std::string(PrecisionName(precision)),
-                         e.field);
+        return device.error();
     }
     DeviceModel dev = device.value();
     if (!req.efficiency.memory_bandwidth_efficiency) {
@@ -519,7 +509,18 @@ Result<ServingDevices> MakeServingDevices(const InferenceRequest& req,
                                           const ResolvedModel& m) {
     auto device = ServingDevice(req, accelerator, tp, req.precision);
     if (!device.ok()) {
-        return device.error();
+        const Error& e = device.error();
+        if (e.field != "/precision" ||
+            !(BytesPerElement(req.precision) < kUnquantisedBytesPerElement)) {
+            return e;
+        }
+        // A narrow checkpoint still serves there with 16-bit math (weight-only).
+        const std::string narrow(PrecisionName(req.precision));
+        return MakeError(e.code,
+                         e.message + "; a checkpoint stored at " + narrow +
+                             " serves with 16-bit math as precision bf16, weight_precision " +
+                             narrow,
+                         e.field);
     }
     ServingDevices d;
     d.at_precision = std::move(device.value());
@@ -1113,23 +1114,23 @@ Result<InferenceEstimate> EstimateLayout(const InferenceRequest& req, const Clus
         req.kv_cache_precision.value_or(DefaultKvPrecision(req.precision));
     const double bpe = BytesPerElement(req.precision);
     const double wide_bpe = devices.quantised ? kUnquantisedBytesPerElement : bpe;
-    const PassContext ctx{
-        m,
-        devices.Experts(),
-        links,
-        tp,
-        bpe,
-        BytesPerElement(kv_precision),
-        req.precision == Precision::kFp8,
-        pp,
-        ep,
-        RcclAllReduces(req, cluster.accelerator, tp),
-        &devices.Wide(),
-        wide_bpe,
-        devices.experts_only ? &devices.Wide() : &devices.Experts(),
-        devices.experts_only ? wide_bpe : bpe,
-        StoredWeightBytesPerElement(req, bpe),
-        StoredDenseWeightBytesPerElement(req, m, devices.experts_only ? wide_bpe : bpe)};
+    const double dense_bpe = devices.experts_only ? wide_bpe : bpe;
+    const PassContext ctx{m,
+                          devices.Experts(),
+                          links,
+                          tp,
+                          bpe,
+                          BytesPerElement(kv_precision),
+                          req.precision == Precision::kFp8,
+                          pp,
+                          ep,
+                          RcclAllReduces(req, cluster.accelerator, tp),
+                          &devices.Wide(),
+                          wide_bpe,
+                          devices.experts_only ? &devices.Wide() : &devices.Experts(),
+                          dense_bpe,
+                          StoredWeightBytesPerElement(req, bpe),
+                          StoredDenseWeightBytesPerElement(req, m, dense_bpe)};
     const double step_overhead = req.step_overhead_s.value_or(0.0);
     const double overhead_gb = req.memory_overhead_gb.value_or(kDefaultInferenceOverheadGb);
     const double batch = req.batch_size;
