@@ -47,7 +47,14 @@ const std::vector<std::string> kModelColumns = {"id",
                                                 "sliding_window_layers",
                                                 "mtp_modules",
                                                 "low_precision_scope",
+                                                "checkpoint_precision",
                                                 "source"};
+
+// The serving-quantisation columns came after the others: a library written before them (an
+// operator's own models.csv) leaves them out, which reads as unset.
+bool IsServingQuantisationColumn(const std::string& column) {
+    return column == "low_precision_scope" || column == "checkpoint_precision";
+}
 
 bool IsModelSlug(const std::string& id) {
     if (id.empty() || id.size() > 100) return false;
@@ -64,8 +71,9 @@ public:
         : record_(record), columns_(columns), file_name_(file_name) {}
 
     std::string Text(const std::string& column) const {
-        std::size_t i = columns_.at(column);
-        return i < record_.fields.size() ? record_.fields[i] : std::string();
+        auto it = columns_.find(column);
+        if (it == columns_.end()) return std::string();  // an optional column left out
+        return it->second < record_.fields.size() ? record_.fields[it->second] : std::string();
     }
 
     std::optional<int> Int(const std::string& column) {
@@ -139,7 +147,9 @@ Result<std::unordered_map<std::string, std::size_t>> ReadHeader(
             return fail("duplicate column '" + header[i] + "'");
     }
     for (const auto& c : kModelColumns) {
-        if (columns.count(c) == 0) return fail("missing column '" + c + "'");
+        if (columns.count(c) == 0 && !IsServingQuantisationColumn(c)) {
+            return fail("missing column '" + c + "'");
+        }
     }
     return columns;
 }
@@ -185,6 +195,13 @@ Result<LibraryModel> ReadModel(Row& row) {
         s.low_precision_scope = estimate::ParseLowPrecisionScope(scope);
         if (!s.low_precision_scope) {
             row.Fail("low_precision_scope '" + scope + "' must be linear_layers or routed_experts");
+        }
+    }
+    if (const std::string stored = row.Text("checkpoint_precision"); !stored.empty()) {
+        s.checkpoint_precision = ParsePrecision(stored);
+        s.checkpoint_precision_source = "model library " + m.id + " checkpoint_precision";
+        if (!s.checkpoint_precision) {
+            row.Fail("checkpoint_precision '" + stored + "' must be fp8, int8 or fp4");
         }
     }
     if (m.max_context > 0) {

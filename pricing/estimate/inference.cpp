@@ -797,6 +797,13 @@ void EchoServing(const InferenceRequest& req, const ServingEstimate& s, Assumpti
 std::optional<std::string> WeightPrecisionProblem(const InferenceRequest& req) {
     if (!req.weight_precision) return std::nullopt;
     const double bytes = BytesPerElement(*req.weight_precision);
+    if (const auto& stored = req.model.checkpoint_precision;
+        stored && BytesPerElement(*stored) != bytes) {
+        return "weight_precision " + std::string(PrecisionName(*req.weight_precision)) +
+               " disagrees with the model's checkpoint, stored as " +
+               std::string(PrecisionName(*stored)) + " (" + req.model.checkpoint_precision_source +
+               "); leave weight_precision out to serve the checkpoint as stored";
+    }
     if (bytes < kUnquantisedBytesPerElement && bytes < BytesPerElement(req.precision)) {
         return std::nullopt;
     }
@@ -966,11 +973,15 @@ void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, d
                  " weights stored as " + std::string(PrecisionName(*req.weight_precision)) +
                  " (memory and weight reads at this width), dequantised inside GEMMs that run at " +
                  std::string(PrecisionName(req.precision)) + "'s peak",
-             "request; IST-DASLab/marlin README (FP16xINT4: 'close to ideal (4x) speedups up "
-             "to batchsizes of 16-32 tokens'; its ideal model reads the weights at 4 bits plus "
-             "group scales and times the math at the fp16 peak, as here); vLLM's Marlin kernels "
-             "serve AWQ/GPTQ and MXFP4 weights (MarlinMxFp4LinearKernel) on GPUs without FP4 "
-             "math"});
+             std::string(ctx.m.checkpoint_precision == req.weight_precision
+                             ? "the model's checkpoint (" + ctx.m.checkpoint_precision_source + ")"
+                             : "request") +
+                 "; IST-DASLab/marlin README (FP16xINT4: 'close to ideal (4x) speedups up "
+                 "to batchsizes of 16-32 tokens'; its ideal model reads the weights at 4 bits plus "
+                 "group scales and times the math at the fp16 peak, as here); vLLM's Marlin "
+                 "kernels "
+                 "serve AWQ/GPTQ and MXFP4 weights (MarlinMxFp4LinearKernel) on GPUs without FP4 "
+                 "math"});
     }
     if (ctx.bpe < kUnquantisedBytesPerElement) {
         echo.push_back(
@@ -1423,6 +1434,34 @@ std::string_view LayoutObjectiveName(LayoutObjective objective) {
     return objective == LayoutObjective::kLatency ? "latency" : "throughput";
 }
 
+InferenceRequest ServedAsStored(const InferenceRequest& req, const ResolvedModel& m) {
+    InferenceRequest served = req;
+    if (!req.weight_precision && m.checkpoint_precision &&
+        BytesPerElement(*m.checkpoint_precision) < BytesPerElement(req.precision)) {
+        served.weight_precision = m.checkpoint_precision;
+    }
+    return served;
+}
+
+namespace {
+
+// A precision narrower than the checkpoint's stored width is a requantised checkpoint, not
+// the one the model names: said, since the figures are not that checkpoint's.
+std::optional<FieldError> RequantisedWarning(const InferenceRequest& req, const ResolvedModel& m) {
+    if (!m.checkpoint_precision ||
+        !(BytesPerElement(req.precision) < BytesPerElement(*m.checkpoint_precision))) {
+        return std::nullopt;
+    }
+    return FieldError{"/precision", "precision " + std::string(PrecisionName(req.precision)) +
+                                        " is narrower than the model's checkpoint, stored as " +
+                                        std::string(PrecisionName(*m.checkpoint_precision)) + " (" +
+                                        m.checkpoint_precision_source +
+                                        "): the figures are for a checkpoint requantised to " +
+                                        std::string(PrecisionName(req.precision))};
+}
+
+}  // namespace
+
 Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const ClusterSpec& cluster,
                                             const ResolvedModel& m) {
     if (auto s = ValidateCluster(cluster); !s.ok()) {
@@ -1431,10 +1470,15 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     if (auto s = ValidateInferenceRequest(req); !s.ok()) {
         return s.error();
     }
-    if (SearchesLayout(req, cluster)) {
-        return SearchServingLayout(req, cluster, m);
+    const InferenceRequest served = ServedAsStored(req, m);
+    auto estimate = SearchesLayout(served, cluster) ? SearchServingLayout(served, cluster, m)
+                                                    : EstimateLayout(served, cluster, m);
+    if (estimate.ok()) {
+        if (auto warning = RequantisedWarning(req, m)) {
+            estimate.value().warnings.push_back(std::move(*warning));
+        }
     }
-    return EstimateLayout(req, cluster, m);
+    return estimate;
 }
 
 double RcclAllReduceSeconds(double bytes, int ranks) {

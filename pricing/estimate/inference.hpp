@@ -244,9 +244,16 @@ double RcclAllReduceSeconds(double bytes, int ranks);
 
 inline constexpr int kMaxInferenceTokens = 1 << 24;
 
-// Why the request's weight_precision cannot be weight-only quantisation (not below 16 bits, or
-// not narrower than its precision); nullopt when it can or is absent.
+// Why the request's weight_precision cannot be weight-only quantisation (not below 16 bits,
+// not narrower than its precision, or another width than the model's checkpoint stores);
+// nullopt when it can or is absent.
 std::optional<std::string> WeightPrecisionProblem(const InferenceRequest& req);
+
+// The request as the engine serves the model's checkpoint: a checkpoint stored narrower than
+// the request's precision (ModelSpec::checkpoint_precision) is read weight-only at its own
+// width when the request names no weight_precision (vLLM loads an AWQ/GPTQ checkpoint for
+// 16-bit math with its Marlin kernels, GPT-OSS's MXFP4 on Hopper likewise).
+InferenceRequest ServedAsStored(const InferenceRequest& req, const ResolvedModel& m);
 
 // Per-layer fixed costs of a forward pass that the per-op roofline does not see: kernels a
 // layer launches besides the ops it times, each costing the device's kernel_overhead_s

@@ -640,6 +640,29 @@ Status ReconcileCounts(Derivation& d) {
     return Ok{};
 }
 
+// The checkpoint's stored width, below 16 bits (a 16-bit checkpoint is every precision's
+// default); a quantisation the reader could not size is a warning.
+Status ResolveCheckpointPrecision(const ModelSpec& spec, std::string_view prefix,
+                                  ResolvedModel& m) {
+    if (spec.checkpoint_precision) {
+        if (!(BytesPerElement(*spec.checkpoint_precision) < 2.0)) {
+            return Invalid(prefix, "checkpoint_precision",
+                           "checkpoint_precision must be fp8, int8 or fp4 (a checkpoint stored "
+                           "below 16 bits)");
+        }
+        m.checkpoint_precision = spec.checkpoint_precision;
+        m.checkpoint_precision_source = spec.checkpoint_precision_source;
+    }
+    if (spec.unread_quantisation) {
+        m.warnings.push_back(
+            {std::string(prefix) + "/hf_config/quantization_config",
+             "quantization_config quant_method '" + spec.unread_quantisation->substr(0, 64) +
+                 "' gives no weight width here: a serving estimate counts the weights at "
+                 "precision (send weight_precision for a weight-only checkpoint)"});
+    }
+    return Ok{};
+}
+
 }  // namespace
 
 double ResolvedModel::RoutedExpertParams() const {
@@ -723,6 +746,7 @@ Result<ResolvedModel> DeriveModel(const ModelSpec& spec, std::string_view prefix
     ResolveMoe(d);
     if (auto s = ResolveMlpWidths(d); !s.ok()) return s.error();
     if (auto s = ReconcileCounts(d); !s.ok()) return s.error();
+    if (auto s = ResolveCheckpointPrecision(spec, prefix, d.m); !s.ok()) return s.error();
     if (d.m.low_precision_scope == LowPrecisionScope::kRoutedExperts && !d.m.IsMoe()) {
         return Invalid(prefix, "low_precision_scope",
                        "low_precision_scope routed_experts needs a mixture of experts (experts "

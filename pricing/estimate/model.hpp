@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pricing/accelerator.hpp"
 #include "pricing/assumption.hpp"
 #include "pricing/error.hpp"
 
@@ -56,6 +57,15 @@ struct ModelSpec {
     // Serving below 16 bits: which weights take the request's precision (unset: every linear
     // layer of the blocks). Routed experts only needs experts > 1.
     std::optional<LowPrecisionScope> low_precision_scope;
+    // The width the released checkpoint stores those weights at (below 16 bits), and where
+    // that is read (a Hugging Face config's quantization_config, the model library). A serving
+    // request at a wider precision reads them weight-only, as engines load such a checkpoint
+    // (InferenceRequest::weight_precision); training ignores it.
+    std::optional<Precision> checkpoint_precision;
+    std::string checkpoint_precision_source;
+    // A quantization_config whose method gives no width here (named in a warning, so that
+    // weights counted at the request's precision are not a silent choice).
+    std::optional<std::string> unread_quantisation;
     // The longest context the released model accepts and where that figure comes from (the
     // model library's max_context and source). Not part of the structure: nothing derives
     // from it; estimates warn when a request runs past it.
@@ -94,6 +104,8 @@ struct ResolvedModel {
     int sliding_window_layers = 0;  // layers that use the window (0 when sliding_window is 0)
     int mtp_modules = 0;            // multi-token-prediction modules (training only)
     LowPrecisionScope low_precision_scope = LowPrecisionScope::kLinearLayers;  // serving
+    std::optional<Precision> checkpoint_precision;  // the spec's, for serving
+    std::string checkpoint_precision_source;
     int max_context = 0;  // the spec's max_context (0: unknown)
     std::string max_context_source;
     // Per layer: Q, K, V and output projections (MLA: the down- and up-projections and the

@@ -42,7 +42,7 @@ inline constexpr double kSecondsPerMonth = 730.0 * 3600.0;
 // Blackwell and H200 tables), the only MoE serving rows, which the estimator reads up to 2.2x
 // too fast: the spread is that wide because the estimate is that far off there.
 inline constexpr double kServingThroughputSpreadFraction = 0.20;
-inline constexpr double kMoeServingThroughputSpreadFraction = 0.51;
+inline constexpr double kMoeServingThroughputSpreadFraction = 0.57;
 // The traffic_confidence a request may ask: from the median (the estimate itself) to 0.999.
 inline constexpr double kMinTrafficConfidence = 0.5;
 inline constexpr double kMaxTrafficConfidence = 0.999;

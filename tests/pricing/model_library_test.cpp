@@ -115,6 +115,43 @@ TEST_SUITE("model_library") {
         CHECK(r.error().message.find("low_precision_scope 'experts'") != std::string::npos);
     }
 
+    TEST_CASE(
+        "GPT-OSS's release is stored at 4 bits; a library written before the serving-"
+        "quantisation columns still loads") {
+        for (const char* id : {"gpt-oss-20b", "gpt-oss-120b"}) {
+            const LibraryModel* m = Seed().Find(id);
+            REQUIRE(m != nullptr);
+            CHECK(m->spec.checkpoint_precision == Precision::kFp4);
+            CHECK(m->spec.checkpoint_precision_source.find(id) != std::string::npos);
+        }
+        CHECK_FALSE(Seed().Find("llama-3.1-70b")->spec.checkpoint_precision.has_value());
+        std::string text = ReadSeed();
+        const std::string cell = ",routed_experts,fp4,";
+        const auto at = text.find(cell);
+        REQUIRE(at != std::string::npos);
+        std::string bad = text;
+        bad.replace(at, cell.size(), ",routed_experts,bf16,");
+        auto refused = LoadModelLibrary(bad, "models.csv");
+        REQUIRE(!refused.ok());
+        CHECK(refused.error().message.find("fp8, int8 or fp4") != std::string::npos);
+        // An operator's models.csv from before low_precision_scope and checkpoint_precision.
+        const std::string older =
+            "id,name,family,published_params_b,published_active_params_b,layers,hidden_size,"
+            "attention_heads,kv_heads,head_dim,ffn_hidden_size,expert_ffn_hidden_size,"
+            "dense_ffn_hidden_size,vocab_size,seq_len,max_context,gated_mlp,tied_embeddings,"
+            "experts,experts_per_token,shared_experts,dense_layers,q_lora_rank,kv_lora_rank,"
+            "qk_rope_head_dim,qk_nope_head_dim,v_head_dim,sliding_window,sliding_window_layers,"
+            "mtp_modules,source\n"
+            "team-7b,Team 7B,llama,6.74,,32,4096,32,32,,11008,,,32000,4096,4096,true,false,1,1,,,,"
+            ",,,,,,,our own\n";
+        auto loaded = LoadModelLibrary(older, "models.csv");
+        REQUIRE(loaded.ok());
+        const LibraryModel* team = loaded.value().Find("team-7b");
+        REQUIRE(team != nullptr);
+        CHECK_FALSE(team->spec.checkpoint_precision.has_value());
+        CHECK_FALSE(team->spec.low_precision_scope.has_value());
+    }
+
     TEST_CASE("a malformed file is refused naming the line") {
         std::string text = ReadSeed();
         auto header_end = text.find('\n');

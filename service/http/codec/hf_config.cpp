@@ -203,14 +203,94 @@ void ReadMlp(ConfigReader& r, const std::string& type, est::ModelSpec& s) {
     }
 }
 
-// An MXFP4 checkpoint (quant_method "mxfp4", GPT-OSS's release) quantises only the MoE experts:
-// its modules_to_not_convert keep attention, the router, the embeddings and the output head in
-// bf16 (huggingface.co/openai/gpt-oss-20b config.json).
-void ReadQuantisationScope(const json& config, est::ModelSpec& s) {
+// A bit count of a 4- or 8-bit integer weight format as the width it is counted at: 4-bit
+// integers weigh as fp4 (4 bits plus group scales), 8-bit ones as int8.
+std::optional<pricing::Precision> IntegerWidth(const json& bits) {
+    if (!bits.is_number_integer()) return std::nullopt;
+    if (bits.get<long long>() == 4) return pricing::Precision::kFp4;
+    if (bits.get<long long>() == 8) return pricing::Precision::kInt8;
+    return std::nullopt;
+}
+
+const json* Member(const json& object, const char* key) {
+    auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
+bool IsTrue(const json* value) {
+    return value != nullptr && value->is_boolean() && value->get<bool>();
+}
+
+// compressed-tensors (llm-compressor's checkpoints): every config group's weights scheme
+// gives num_bits and type ("int" or "float"); a width only when the groups agree.
+std::optional<pricing::Precision> CompressedTensorsWidth(const json& q) {
+    const json* groups = Member(q, "config_groups");
+    if (groups == nullptr || !groups->is_object() || groups->empty()) return std::nullopt;
+    std::optional<pricing::Precision> width;
+    for (const auto& [name, group] : groups->items()) {
+        const json* weights = group.is_object() ? Member(group, "weights") : nullptr;
+        if (weights == nullptr || !weights->is_object()) return std::nullopt;
+        const json* bits = Member(*weights, "num_bits");
+        const json* type = Member(*weights, "type");
+        std::optional<pricing::Precision> w = bits != nullptr ? IntegerWidth(*bits) : std::nullopt;
+        if (w == pricing::Precision::kInt8 && type != nullptr && *type == "float") {
+            w = pricing::Precision::kFp8;
+        }
+        if (!w || (width && *width != *w)) return std::nullopt;
+        width = w;
+    }
+    return width;
+}
+
+// The stored width a quantization_config gives, by its quant_method as Hugging Face
+// transformers writes it (utils/quantization_config.py: AwqConfig and GPTQConfig "bits",
+// BitsAndBytesConfig "load_in_4bit"/"load_in_8bit", FbgemmFp8Config, FineGrainedFP8Config
+// "fp8" as DeepSeek-V3's release, Mxfp4Config) and NVIDIA Model Optimizer's "modelopt"
+// (quant_algo FP8 or NVFP4).
+std::optional<pricing::Precision> QuantisedWidth(const std::string& method, const json& q) {
+    using pricing::Precision;
+    if (method == "awq" || method == "gptq" || method == "auto-round") {
+        const json* bits = Member(q, "bits");
+        if (bits == nullptr) bits = Member(q, "w_bit");  // AutoAWQ's own key
+        return bits != nullptr ? IntegerWidth(*bits) : std::nullopt;
+    }
+    if (method == "fp8" || method == "fbgemm_fp8") return Precision::kFp8;
+    if (method == "mxfp4") return Precision::kFp4;
+    if (method == "bitsandbytes") {
+        if (IsTrue(Member(q, "load_in_4bit"))) return Precision::kFp4;
+        if (IsTrue(Member(q, "load_in_8bit"))) return Precision::kInt8;
+        return std::nullopt;
+    }
+    if (method == "compressed-tensors") return CompressedTensorsWidth(q);
+    if (method == "modelopt") {
+        const json* algo = Member(q, "quant_algo");
+        if (algo != nullptr && *algo == "FP8") return Precision::kFp8;
+        if (algo != nullptr && *algo == "NVFP4") return Precision::kFp4;
+    }
+    return std::nullopt;
+}
+
+// A quantised checkpoint's config.json says how its weights are stored; serving reads them
+// at that width (ModelSpec::checkpoint_precision). An MXFP4 checkpoint (GPT-OSS's release)
+// quantises only the MoE experts: its modules_to_not_convert keep attention, the router, the
+// embeddings and the output head in bf16 (huggingface.co/openai/gpt-oss-20b config.json).
+void ReadQuantisation(const json& config, est::ModelSpec& s) {
     const auto q = config.find("quantization_config");
-    if (!s.experts || q == config.end() || !q->is_object()) return;
-    const auto method = q->find("quant_method");
-    if (method != q->end() && method->is_string() && method->get<std::string>() == "mxfp4") {
+    if (q == config.end() || !q->is_object()) return;
+    const json* method_value = Member(*q, "quant_method");
+    const std::string method = method_value != nullptr && method_value->is_string()
+                                   ? method_value->get<std::string>()
+                                   : std::string("(none)");
+    const std::optional<pricing::Precision> width = QuantisedWidth(method, *q);
+    if (!width) {
+        s.unread_quantisation = method;
+        return;
+    }
+    s.checkpoint_precision = width;
+    s.checkpoint_precision_source =
+        "hf_config quantization_config, quant_method " + method +
+        (*width == pricing::Precision::kFp4 ? " (4-bit weights)" : " (8-bit weights)");
+    if (method == "mxfp4" && s.experts) {
         s.low_precision_scope = est::LowPrecisionScope::kRoutedExperts;
     }
 }
@@ -242,7 +322,7 @@ pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config,
     }
     ReadAttention(r, s);
     ReadMlp(r, type, s);
-    ReadQuantisationScope(config, s);
+    ReadQuantisation(config, s);
     ReadSlidingWindow(r, type, s);
     s.tied_embeddings = r.Bool({"tie_word_embeddings"});
     if (!s.tied_embeddings) {

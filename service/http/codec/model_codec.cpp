@@ -45,7 +45,8 @@ const std::vector<std::string> kStructureKeys = {"params_b",
                                                  "v_head_dim",
                                                  "sliding_window",
                                                  "sliding_window_layers",
-                                                 "low_precision_scope"};
+                                                 "low_precision_scope",
+                                                 "checkpoint_precision"};
 
 template <typename T>
 void Override(std::optional<T>& field, std::optional<T> value) {
@@ -84,6 +85,14 @@ void ApplyStructure(JsonReader& r, est::ModelSpec& s) {
         if (!s.low_precision_scope) {
             r.Fail(ErrorCode::kInvalidArgument, "low_precision_scope",
                    "low_precision_scope must be linear_layers or routed_experts");
+        }
+    }
+    if (auto stored = r.String("checkpoint_precision")) {
+        s.checkpoint_precision = pricing::ParsePrecision(*stored);
+        s.checkpoint_precision_source = "request model checkpoint_precision";
+        if (!s.checkpoint_precision) {
+            r.Fail(ErrorCode::kInvalidArgument, "checkpoint_precision",
+                   "checkpoint_precision must be fp8, int8 or fp4");
         }
     }
 }
@@ -189,6 +198,9 @@ void WriteModel(JsonWriter& w, const est::ResolvedModel& m) {
     w.Member("active_params_b", m.active_params / 1e9);
     w.Member("attention_heads", m.attention_heads);
     w.Member("attention_params_per_layer", m.attention_params_per_layer);
+    if (m.checkpoint_precision) {
+        w.Member("checkpoint_precision", pricing::PrecisionName(*m.checkpoint_precision));
+    }
     w.Member("dense_ffn_hidden_size", m.dense_ffn_hidden_size);
     w.Member("dense_layers", m.dense_layers);
     w.Key("derived");
@@ -283,7 +295,10 @@ json LibraryModelJson(const pricing::LibraryModel& m, bool resolved) {
         {"sliding_window_layers", opt(s.sliding_window_layers)},
         {"low_precision_scope", s.low_precision_scope
                                     ? json(est::LowPrecisionScopeName(*s.low_precision_scope))
-                                    : json(nullptr)}};
+                                    : json(nullptr)},
+        {"checkpoint_precision", s.checkpoint_precision
+                                     ? json(pricing::PrecisionName(*s.checkpoint_precision))
+                                     : json(nullptr)}};
     json out = {
         {"id", m.id},
         {"name", m.name},

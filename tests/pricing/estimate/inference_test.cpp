@@ -526,6 +526,55 @@ TEST_SUITE("estimate_inference") {
     }
 
     TEST_CASE(
+        "a checkpoint stored below the request's precision is served as stored, weight-only") {
+        using gpucost::testing::AssumptionSource;
+        using gpucost::testing::AssumptionValue;
+        ModelSpec awq = Llama70B();
+        awq.checkpoint_precision = Precision::kFp4;
+        awq.checkpoint_precision_source = "hf_config quantization_config, quant_method awq";
+        InferenceRequest stored = Chat(awq, Precision::kBf16);
+        InferenceRequest named = Chat(Llama70B(), Precision::kBf16);
+        named.weight_precision = Precision::kFp4;
+        auto as_stored = EstimateInference(stored, Cluster(gpucost::testing::H100Sxm(), 1));
+        auto as_named = EstimateInference(named, Cluster(gpucost::testing::H100Sxm(), 1));
+        REQUIRE(as_stored.ok());
+        REQUIRE(as_named.ok());
+        // The same figures as naming the width: 4-bit weights fit one H100 (a 16-bit 70B does
+        // not), read at 4 bits per decode step.
+        CHECK(as_stored.value().fits_in_memory);
+        CHECK(as_stored.value().weights_gb_per_accelerator ==
+              as_named.value().weights_gb_per_accelerator);
+        CHECK(as_stored.value().inter_token_latency_ms == as_named.value().inter_token_latency_ms);
+        CHECK(AssumptionValue(as_stored.value().assumptions, "weight_bytes_per_element") == 0.5625);
+        CHECK(AssumptionSource(as_stored.value().assumptions, "weight_bytes_per_element")
+                  .find("checkpoint (hf_config quantization_config") != std::string::npos);
+        CHECK(as_stored.value().warnings.empty());
+        // Naming another width than the checkpoint's is a disagreement, refused.
+        stored.weight_precision = Precision::kFp8;
+        auto disagree = EstimateInference(stored, Cluster(gpucost::testing::H100Sxm(), 1));
+        REQUIRE_FALSE(disagree.ok());
+        CHECK(disagree.error().field == "/weight_precision");
+        CHECK(disagree.error().message.find("quant_method awq") != std::string::npos);
+        // The checkpoint's own width at the GEMMs' precision is the checkpoint as it is.
+        ModelSpec fp8_release = Llama70B();
+        fp8_release.checkpoint_precision = Precision::kFp8;
+        fp8_release.checkpoint_precision_source = "hf_config quantization_config, quant_method fp8";
+        InferenceRequest at_fp8 = Chat(fp8_release, Precision::kFp8);
+        auto same = EstimateInference(at_fp8, Cluster(B200(), 1));
+        REQUIRE(same.ok());
+        CHECK(AssumptionValue(same.value().assumptions, "weight_bytes_per_element") == -1);
+        CHECK(same.value().warnings.empty());
+        // A precision narrower than the checkpoint is a requantised checkpoint: said.
+        at_fp8.precision = Precision::kFp4;
+        auto requantised = EstimateInference(at_fp8, Cluster(B200(), 1));
+        REQUIRE(requantised.ok());
+        REQUIRE(requantised.value().warnings.size() == 1);
+        CHECK(requantised.value().warnings[0].field == "/precision");
+        CHECK(requantised.value().warnings[0].detail.find("requantised to fp4") !=
+              std::string::npos);
+    }
+
+    TEST_CASE(
         "continuous batching: throughput and step time grow with concurrency up to the KV limit") {
         InferenceRequest r = Chat(Llama70B(), Precision::kFp8);
         r.concurrency = 1;

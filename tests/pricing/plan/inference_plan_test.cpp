@@ -802,15 +802,15 @@ TEST_SUITE("plan_inference_spanning_replicas") {
         };
         // A 7B model at the default utilisation 0.7: ln(1 / 0.7) against sigma 0.142.
         CHECK(check_plan(Chat(), 0.20) > 0.99);
-        // GPT-OSS 120B on many instances (little rounding headroom): the MoE spread 0.51 leaves
-        // about one chance in seven at 0.7.
-        const double moe = check_plan(GptOss120bFp8(1000, 1000, 300), 0.51);
+        // GPT-OSS 120B on many instances (little rounding headroom): the MoE spread 0.57 leaves
+        // about one chance in six at 0.7.
+        const double moe = check_plan(GptOss120bFp8(1000, 1000, 300), 0.57);
         CHECK(moe > 0.75);
         CHECK(moe < 0.99);
     }
 
     TEST_CASE("traffic_confidence rents the replicas that carry the traffic that likely") {
-        // Sized by utilisation alone a MoE fleet carries its traffic with about 87 %: a
+        // Sized by utilisation alone a MoE fleet carries its traffic with about 84 %: a
         // request asking 0.95 gets each option's probability at or above it, and no fewer
         // replicas than utilisation asks.
         auto catalog = Sample();

@@ -369,7 +369,7 @@ TEST_SUITE("catalog_factory") {
         {
             std::ofstream out(dir / "models.csv", std::ios::app);
             out << "llama-3.1-70b,dup,llama,70,,80,8192,64,8,,28672,,,128256,8192,8192,true,false,"
-                   "1,1,,,,,,,,,,,,src\n";
+                   "1,1,,,,,,,,,,,,,src\n";
         }
         auto dup = app::LoadModelLibraryFromDir(dir.string());
         REQUIRE(!dup.ok());

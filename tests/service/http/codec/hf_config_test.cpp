@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +35,60 @@ est::ResolvedModel Resolve(const std::string& name) {
 }  // namespace
 
 TEST_SUITE("hf_config") {
+    TEST_CASE(
+        "a quantised checkpoint's quantization_config gives the width its weights are stored at") {
+        using gpucost::pricing::Precision;
+        // quantization_config blocks as Hugging Face transformers (utils/quantization_config.py)
+        // and the quantisers write them into a checkpoint's config.json.
+        const std::vector<std::pair<json, std::optional<Precision>>> cases = {
+            {{{"quant_method", "awq"},
+              {"bits", 4},
+              {"group_size", 128},
+              {"zero_point", true},
+              {"version", "gemm"}},
+             Precision::kFp4},
+            {{{"quant_method", "gptq"}, {"bits", 8}, {"group_size", 128}, {"desc_act", false}},
+             Precision::kInt8},
+            {{{"quant_method", "awq"}, {"w_bit", 4}, {"q_group_size", 128}}, Precision::kFp4},
+            {{{"quant_method", "fp8"},
+              {"fmt", "e4m3"},
+              {"activation_scheme", "dynamic"},
+              {"weight_block_size", {128, 128}}},
+             Precision::kFp8},
+            {{{"quant_method", "fbgemm_fp8"}}, Precision::kFp8},
+            {{{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}}, Precision::kFp4},
+            {{{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}, Precision::kInt8},
+            {{{"quant_method", "compressed-tensors"},
+              {"config_groups",
+               {{"group_0", {{"weights", {{"num_bits", 8}, {"type", "float"}}}}}}}},
+             Precision::kFp8},
+            {{{"quant_method", "compressed-tensors"},
+              {"config_groups", {{"group_0", {{"weights", {{"num_bits", 4}, {"type", "int"}}}}}}}},
+             Precision::kFp4},
+            {{{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}}, Precision::kFp4},
+            {{{"quant_method", "gptq"}, {"bits", 3}}, std::nullopt},
+            {{{"quant_method", "hqq"}, {"nbits", 4}}, std::nullopt},
+        };
+        for (const auto& [quantisation, width] : cases) {
+            CAPTURE(quantisation.dump());
+            json config = Config("llama-3.1-70b");
+            config["quantization_config"] = quantisation;
+            auto spec = ModelSpecFromHfConfig(config, "/model/hf_config");
+            REQUIRE(spec.ok());
+            CHECK(spec.value().checkpoint_precision == width);
+            auto m = est::DeriveModel(spec.value(), "/model");
+            REQUIRE(m.ok());
+            CHECK(m.value().checkpoint_precision == width);
+            CHECK(m.value().low_precision_scope == est::LowPrecisionScope::kLinearLayers);
+            // A method read as no width is said, not passed over.
+            const bool warned =
+                !m.value().warnings.empty() &&
+                m.value().warnings.back().field == "/model/hf_config/quantization_config";
+            CHECK(warned == !width.has_value());
+        }
+        CHECK_FALSE(Resolve("llama-3.1-70b").checkpoint_precision.has_value());
+    }
+
     TEST_CASE("Llama 2 7B: SiLU means a gated MLP, untied, 6.74 B") {
         auto m = Resolve("llama-2-7b");
         CHECK(m.gated_mlp);
@@ -137,6 +194,7 @@ TEST_SUITE("hf_config") {
         "checkpoint") {
         auto m = Resolve("gpt-oss-20b");
         CHECK(m.low_precision_scope == est::LowPrecisionScope::kRoutedExperts);
+        CHECK(m.checkpoint_precision == gpucost::pricing::Precision::kFp4);
         CHECK(m.experts == 32);
         CHECK(m.experts_per_token == 4);
         CHECK(m.head_dim == 64);

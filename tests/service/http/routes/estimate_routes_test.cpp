@@ -503,6 +503,62 @@ TEST_SUITE("estimate_routes") {
         CheckProblem(Post(server, "/v1/estimates/inference", bad), 422, "/weight_precision");
     }
 
+    // A quantised checkpoint's hf_config was read for its shape only: an AWQ 70B was counted
+    // at 16 bits (141 GB, "does not fit" one H100) and GPT-OSS's MXFP4 release needed four.
+    TEST_CASE("a quantised checkpoint is served as stored: hf_config, library and model object") {
+        TestServer server(SampleDeps());
+        const json awq_config = {
+            {"model_type", "llama"},
+            {"num_hidden_layers", 80},
+            {"hidden_size", 8192},
+            {"num_attention_heads", 64},
+            {"num_key_value_heads", 8},
+            {"intermediate_size", 28672},
+            {"vocab_size", 128256},
+            {"hidden_act", "silu"},
+            {"tie_word_embeddings", false},
+            {"quantization_config",
+             {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"version", "gemm"}}}};
+        json req = {{"model", {{"hf_config", awq_config}}},
+                    {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
+                    {"input_tokens", 1000},
+                    {"output_tokens", 200}};
+        auto r = Post(server, "/v1/estimates/inference", req);
+        REQUIRE(r);
+        REQUIRE_MESSAGE(r->status == 200, r->body);
+        json b = json::parse(r->body);
+        CHECK(b["fits_in_memory"] == true);
+        CHECK(b["weights_gb_per_accelerator"].get<double>() < 45);
+        CHECK(b["model"]["checkpoint_precision"] == "fp4");
+        bool from_checkpoint = false;
+        for (const auto& a : b["assumptions"]) {
+            from_checkpoint =
+                from_checkpoint ||
+                (a["name"] == "weight_bytes_per_element" &&
+                 a["source"].get<std::string>().find("quant_method awq") != std::string::npos);
+        }
+        CHECK(from_checkpoint);
+        json disagree = req;
+        disagree["weight_precision"] = "fp8";
+        CheckProblem(Post(server, "/v1/estimates/inference", disagree), 422, "/weight_precision");
+        json described = req;
+        described["model"] = {{"id", "llama-3.1-70b"}, {"checkpoint_precision", "fp4"}};
+        auto d = Post(server, "/v1/estimates/inference", described);
+        REQUIRE(d);
+        REQUIRE_MESSAGE(d->status == 200, d->body);
+        CHECK(json::parse(d->body)["weights_gb_per_accelerator"] ==
+              b["weights_gb_per_accelerator"]);
+        described["model"]["checkpoint_precision"] = "bf16";
+        CheckProblem(Post(server, "/v1/estimates/inference", described), 422,
+                     "/model/checkpoint_precision");
+        json oss = req;
+        oss["model"] = "gpt-oss-120b";
+        auto o = Post(server, "/v1/estimates/inference", oss);
+        REQUIRE(o);
+        REQUIRE_MESSAGE(o->status == 200, o->body);
+        CHECK(json::parse(o->body)["fits_in_memory"] == true);
+    }
+
     TEST_CASE("POST /v1/estimates/inference takes expert_parallel and pipeline_parallel") {
         TestServer server(SampleDeps());
         json req = {{"model", "qwen3-30b-a3b"},
