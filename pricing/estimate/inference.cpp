@@ -1434,16 +1434,34 @@ std::string_view LayoutObjectiveName(LayoutObjective objective) {
     return objective == LayoutObjective::kLatency ? "latency" : "throughput";
 }
 
-InferenceRequest ServedAsStored(const InferenceRequest& req, const ResolvedModel& m) {
-    InferenceRequest served = req;
+std::optional<Precision> StoredWeightPrecision(const InferenceRequest& req,
+                                               const ResolvedModel& m) {
     if (!req.weight_precision && m.checkpoint_precision &&
         BytesPerElement(*m.checkpoint_precision) < BytesPerElement(req.precision)) {
-        served.weight_precision = m.checkpoint_precision;
+        return m.checkpoint_precision;
     }
-    return served;
+    return std::nullopt;
 }
 
 namespace {
+
+Result<InferenceEstimate> EstimateServed(const InferenceRequest& req, const ClusterSpec& cluster,
+                                         const ResolvedModel& m) {
+    return SearchesLayout(req, cluster) ? SearchServingLayout(req, cluster, m)
+                                        : EstimateLayout(req, cluster, m);
+}
+
+// The request with the checkpoint's stored width where it names none (StoredWeightPrecision);
+// copied only then, the planners' many estimates of a 16-bit model take none.
+Result<InferenceEstimate> EstimateAsServed(const InferenceRequest& req, const ClusterSpec& cluster,
+                                           const ResolvedModel& m) {
+    if (auto stored = StoredWeightPrecision(req, m)) {
+        InferenceRequest served = req;
+        served.weight_precision = stored;
+        return EstimateServed(served, cluster, m);
+    }
+    return EstimateServed(req, cluster, m);
+}
 
 // A precision narrower than the checkpoint's stored width is a requantised checkpoint, not
 // the one the model names: said, since the figures are not that checkpoint's.
@@ -1470,9 +1488,7 @@ Result<InferenceEstimate> EstimateInference(const InferenceRequest& req, const C
     if (auto s = ValidateInferenceRequest(req); !s.ok()) {
         return s.error();
     }
-    const InferenceRequest served = ServedAsStored(req, m);
-    auto estimate = SearchesLayout(served, cluster) ? SearchServingLayout(served, cluster, m)
-                                                    : EstimateLayout(served, cluster, m);
+    auto estimate = EstimateAsServed(req, cluster, m);
     if (estimate.ok()) {
         if (auto warning = RequantisedWarning(req, m)) {
             estimate.value().warnings.push_back(std::move(*warning));

@@ -249,11 +249,11 @@ inline constexpr int kMaxInferenceTokens = 1 << 24;
 // nullopt when it can or is absent.
 std::optional<std::string> WeightPrecisionProblem(const InferenceRequest& req);
 
-// The request as the engine serves the model's checkpoint: a checkpoint stored narrower than
-// the request's precision (ModelSpec::checkpoint_precision) is read weight-only at its own
-// width when the request names no weight_precision (vLLM loads an AWQ/GPTQ checkpoint for
-// 16-bit math with its Marlin kernels, GPT-OSS's MXFP4 on Hopper likewise).
-InferenceRequest ServedAsStored(const InferenceRequest& req, const ResolvedModel& m);
+// The weight-only width the engine serves the model's checkpoint at when the request names
+// none: the checkpoint's own (ModelSpec::checkpoint_precision) where it is narrower than the
+// request's precision (vLLM loads an AWQ/GPTQ checkpoint for 16-bit math with its Marlin
+// kernels, GPT-OSS's MXFP4 on Hopper likewise); nullopt where the request is served as sent.
+std::optional<Precision> StoredWeightPrecision(const InferenceRequest& req, const ResolvedModel& m);
 
 // Per-layer fixed costs of a forward pass that the per-op roofline does not see: kernels a
 // layer launches besides the ops it times, each costing the device's kernel_overhead_s
