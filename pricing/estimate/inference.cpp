@@ -979,9 +979,8 @@ void EchoRequestConstants(const InferenceRequest& req, const PassContext& ctx, d
                  "; IST-DASLab/marlin README (FP16xINT4: 'close to ideal (4x) speedups up "
                  "to batchsizes of 16-32 tokens'; its ideal model reads the weights at 4 bits plus "
                  "group scales and times the math at the fp16 peak, as here); vLLM's Marlin "
-                 "kernels "
-                 "serve AWQ/GPTQ and MXFP4 weights (MarlinMxFp4LinearKernel) on GPUs without FP4 "
-                 "math"});
+                 "kernels serve AWQ/GPTQ and MXFP4 weights (MarlinMxFp4LinearKernel) on GPUs "
+                 "without FP4 math"});
     }
     if (ctx.bpe < kUnquantisedBytesPerElement) {
         echo.push_back(

@@ -88,11 +88,19 @@ void ApplyStructure(JsonReader& r, est::ModelSpec& s) {
         }
     }
     if (auto stored = r.String("checkpoint_precision")) {
-        s.checkpoint_precision = pricing::ParsePrecision(*stored);
-        s.checkpoint_precision_source = "request model checkpoint_precision";
-        if (!s.checkpoint_precision) {
+        const auto width = pricing::ParsePrecision(*stored);
+        if (!width) {
             r.Fail(ErrorCode::kInvalidArgument, "checkpoint_precision",
-                   "checkpoint_precision must be fp8, int8 or fp4");
+                   "checkpoint_precision must be fp8, int8 or fp4, or bf16/fp16 for a 16-bit "
+                   "checkpoint");
+        } else if (pricing::BytesPerElement(*width) <
+                   pricing::BytesPerElement(pricing::Precision::kBf16)) {
+            s.checkpoint_precision = width;
+            s.checkpoint_precision_source = "request model checkpoint_precision";
+        } else {
+            // A 16-bit build of a library model whose release is quantised (a BF16 gpt-oss).
+            s.checkpoint_precision.reset();
+            s.checkpoint_precision_source.clear();
         }
     }
 }

@@ -548,7 +548,7 @@ TEST_SUITE("estimate_routes") {
         REQUIRE_MESSAGE(d->status == 200, d->body);
         CHECK(json::parse(d->body)["weights_gb_per_accelerator"] ==
               b["weights_gb_per_accelerator"]);
-        described["model"]["checkpoint_precision"] = "bf16";
+        described["model"]["checkpoint_precision"] = "int4";
         CheckProblem(Post(server, "/v1/estimates/inference", described), 422,
                      "/model/checkpoint_precision");
         json oss = req;
@@ -557,6 +557,12 @@ TEST_SUITE("estimate_routes") {
         REQUIRE(o);
         REQUIRE_MESSAGE(o->status == 200, o->body);
         CHECK(json::parse(o->body)["fits_in_memory"] == true);
+        // A 16-bit build of it (a BF16 conversion) is named so: its weights at 2 bytes.
+        oss["model"] = {{"id", "gpt-oss-120b"}, {"checkpoint_precision", "bf16"}};
+        auto sixteen = Post(server, "/v1/estimates/inference", oss);
+        REQUIRE(sixteen);
+        REQUIRE_MESSAGE(sixteen->status == 200, sixteen->body);
+        CHECK(json::parse(sixteen->body)["weights_gb_per_accelerator"].get<double>() > 200);
     }
 
     TEST_CASE("POST /v1/estimates/inference takes expert_parallel and pipeline_parallel") {
