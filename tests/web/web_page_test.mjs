@@ -718,6 +718,14 @@ async function serving(page) {
           `serving with 4-bit weights and bf16 math: the API's ${w4Rows.length} options (weight_precision fp4), ` +
           `first at ${w4First} against ${plan.options[0].usd_per_million_output_tokens} with 16-bit weights`);
     await page.selectOption("[data-testid=v-weight-precision]", "").catch(() => {});
+    // A quantised release (gpt-oss: checkpoint_precision fp4) is served as stored: the default
+    // option says so for it and not for a 16-bit model.
+    await page.selectOption("[data-testid=v-model]", "gpt-oss-120b").catch(() => {});
+    const storedLabel = await page.$eval("[data-testid=v-weight-precision] option[value='']", (o) => o.textContent);
+    await page.selectOption("[data-testid=v-model]", "llama-3.1-8b").catch(() => {});
+    const plainLabel = await page.$eval("[data-testid=v-weight-precision] option[value='']", (o) => o.textContent);
+    check(storedLabel.includes("checkpoint stores them (fp4)") && plainLabel === "as the precision",
+          `the weights' default names gpt-oss's stored width ("${storedLabel}"), a 16-bit model's the precision ("${plainLabel}")`);
     await page.fill("[data-testid=v-in]", "0");
     await page.click("[data-testid=serving-form] button[type=submit]");
     const err = await fieldError(page, "serving-form", "/input_tokens");

@@ -27,6 +27,19 @@ export function servingView(root: HTMLElement, models: Schemas["LibraryModel"][]
     // Weight-only quantisation (weight_precision): a 4-bit checkpoint served with 16-bit math.
     const weights = select([["", "as the precision"], ["fp8", "fp8"], ["int8", "int8"], ["fp4", "4-bit (AWQ, GPTQ, MXFP4)"]],
                            "", { "data-testid": "v-weight-precision" });
+    // A model whose release is quantised (the library's checkpoint_precision: gpt-oss's MXFP4) is
+    // served at its stored width unless the precision is narrower: the default option says so.
+    const storedWidth = (): string | undefined => {
+        const stored = models.find((m) => m.id === model.value)?.structure["checkpoint_precision"];
+        return typeof stored === "string" ? stored : undefined;
+    };
+    const labelDefaultWeights = (): void => {
+        const stored = storedWidth();
+        const first = weights.options.item(0);
+        if (first) first.textContent = stored ? `as the checkpoint stores them (${stored})` : "as the precision";
+    };
+    model.addEventListener("change", labelDefaultWeights);
+    labelDefaultWeights();
     const inTok = input({ type: "number", min: 1, step: 1, value: 1000, "data-testid": "v-in" });
     const outTok = input({ type: "number", min: 1, step: 1, value: 250, "data-testid": "v-out" });
     const rps = input({ type: "number", min: 0, step: "any", value: 5, "data-testid": "v-rps" });
