@@ -51,7 +51,12 @@ struct ShapeChoice {
 struct Sizing {
     double utilization = kDefaultServingUtilization;
     double headroom = 1.0 / kDefaultServingUtilization;
+    double spread = kServingThroughputSpreadFraction;  // ServingSpread of the plan's class
 };
+
+// Which measured serving error a plan's estimates carry (the spread constants'
+// classes): weight-only serving first, whatever the model, then mixture of experts.
+enum class ServingErrorClass { kDense, kMoe, kWeightOnly };
 
 }  // namespace
 
@@ -214,11 +219,28 @@ std::optional<ShapeChoice> ChooseConcurrency(const InferencePlanRequest& request
     return choice;
 }
 
-// The serving throughput spread: the request's, else its model class's
-// (kMoeServingThroughputSpreadFraction for a mixture of experts).
-double ServingSpread(const InferencePlanRequest& request, bool moe) {
+// A plan's error class: weight-only where its estimates read weights narrower than their math
+// (the request's weight_precision, or the checkpoint's width read as stored), else by model.
+ServingErrorClass ErrorClassOf(const InferencePlanRequest& request,
+                               const estimate::ResolvedModel& m) {
+    if (request.workload.weight_precision || estimate::StoredWeightPrecision(request.workload, m)) {
+        return ServingErrorClass::kWeightOnly;
+    }
+    return m.IsMoe() ? ServingErrorClass::kMoe : ServingErrorClass::kDense;
+}
+
+// The serving throughput spread: the request's, else its error class's.
+double ServingSpread(const InferencePlanRequest& request, ServingErrorClass error_class) {
     if (request.throughput_spread_fraction) return *request.throughput_spread_fraction;
-    return moe ? kMoeServingThroughputSpreadFraction : kServingThroughputSpreadFraction;
+    switch (error_class) {
+        case ServingErrorClass::kWeightOnly:
+            return kWeightOnlyServingThroughputSpreadFraction;
+        case ServingErrorClass::kMoe:
+            return kMoeServingThroughputSpreadFraction;
+        case ServingErrorClass::kDense:
+            break;
+    }
+    return kServingThroughputSpreadFraction;
 }
 
 // What traffic_confidence added to a choice's `needed` replicas, where it added any.
@@ -300,9 +322,7 @@ InferencePlanOption BuildOption(const InferencePlanRequest& request, const Infer
     // estimate's pace, a log-normal time with the serving spread (the training plans' run-time
     // model): the traffic is carried unless that time runs past the second.
     const double headroom = needed * point.output_tokens_per_second / plan.output_tokens_per_second;
-    opt.traffic_met_probability =
-        1.0 -
-        RunTimeLateFraction(1.0 / headroom, 1.0, ServingSpread(request, s.estimate.model.IsMoe()));
+    opt.traffic_met_probability = 1.0 - RunTimeLateFraction(1.0 / headroom, 1.0, sizing.spread);
     opt.monthly_cost_usd = opt.nodes * o.price.usd_per_hour * kHoursPerMonth;
     const double requests_per_month = plan.requests_per_second * kSecondsPerMonth;
     const double usd_per_request = opt.monthly_cost_usd / requests_per_month;
@@ -354,13 +374,13 @@ double ConfidenceHeadroom(double confidence, double spread) {
 }
 
 // The plan's sizing: the capacity the utilisation asks, or the request's traffic_confidence
-// where that asks more (under the spread of the model's class).
-Sizing SizingOf(const InferencePlanRequest& request, double utilization, bool moe) {
-    Sizing sizing{utilization, 1.0 / utilization};
+// where that asks more (under the spread of the plan's error class).
+Sizing SizingOf(const InferencePlanRequest& request, double utilization,
+                ServingErrorClass error_class) {
+    Sizing sizing{utilization, 1.0 / utilization, ServingSpread(request, error_class)};
     if (request.traffic_confidence) {
-        sizing.headroom =
-            std::max(sizing.headroom,
-                     ConfidenceHeadroom(*request.traffic_confidence, ServingSpread(request, moe)));
+        sizing.headroom = std::max(sizing.headroom,
+                                   ConfidenceHeadroom(*request.traffic_confidence, sizing.spread));
     }
     return sizing;
 }
@@ -751,9 +771,10 @@ void UseOwnedCapacity(const InferencePlanRequest& request, std::vector<Inference
                                         : std::string())));
 }
 
-// The spread traffic_met_probability uses: the request's, or the default of the model's class
-// (dense or mixture of experts).
-void EchoServingSpread(const InferencePlanRequest& request, bool moe, Assumptions& echo) {
+// The spread traffic_met_probability uses: the request's, or the default of the plan's error
+// class (dense, mixture of experts, weight-only).
+void EchoServingSpread(const InferencePlanRequest& request, ServingErrorClass error_class,
+                       Assumptions& echo) {
     const std::string what =
         "p90 / p50 - 1 of a replica's real throughput against the estimate (a log-normal, the "
         "estimate its median), for traffic_met_probability";
@@ -763,10 +784,24 @@ void EchoServingSpread(const InferencePlanRequest& request, bool moe, Assumption
         return;
     }
     const std::string overrides = " (uncertainty.throughput_spread_fraction overrides)";
-    if (!moe) {
+    if (error_class == ServingErrorClass::kWeightOnly) {
+        echo.push_back(
+            {"weight_only_serving_throughput_spread_fraction",
+             kWeightOnlyServingThroughputSpreadFraction, "fraction",
+             what +
+                 "; weight-only serving (weights narrower than the math: weight_precision, or "
+                 "a quantised checkpoint read as stored), whose estimates read 1.18-2.18x too "
+                 "fast on the published tables" +
+                 overrides,
+             "measured: 80th percentile of |ln(estimated / published)| over the 16 weight-only "
+             "serving rows of tests/data/frontier (NVIDIA Model Optimizer's INT4 and W4A8 AWQ "
+             "on H200, TensorRT-LLM 0.15; gpt-oss on H200, TensorRT-LLM 1.2)"});
+        return;
+    }
+    if (error_class == ServingErrorClass::kDense) {
         echo.push_back({"serving_throughput_spread_fraction", kServingThroughputSpreadFraction,
                         "fraction", what + "; dense models" + overrides,
-                        "measured: 80th percentile of |ln(estimated / published)| over the 38 "
+                        "measured: 80th percentile of |ln(estimated / published)| over the 50 "
                         "dense serving rows of tests/data/frontier (docs/estimator.md)"});
         return;
     }
@@ -776,8 +811,9 @@ void EchoServingSpread(const InferencePlanRequest& request, bool moe, Assumption
                         "; mixture-of-experts models, whose serving estimates read up to 2.2x too "
                         "fast on the published tables" +
                         overrides,
-                    "measured: 80th percentile of |ln(estimated / published)| over the 48 MoE "
-                    "serving rows of tests/data/frontier (TensorRT-LLM 1.2 tables)"});
+                    "measured: 80th percentile of |ln(estimated / published)| over the 44 MoE "
+                    "serving rows of tests/data/frontier not served weight-only (TensorRT-LLM "
+                    "1.2 tables)"});
 }
 
 // The confidence the options were sized to, where the request gave one.
@@ -790,8 +826,8 @@ void EchoTrafficConfidence(const InferencePlanRequest& request, Assumptions& ech
                     "request"});
 }
 
-void EchoPlanConstants(const InferencePlanRequest& request, double utilization, bool moe,
-                       Assumptions& echo) {
+void EchoPlanConstants(const InferencePlanRequest& request, double utilization,
+                       ServingErrorClass error_class, Assumptions& echo) {
     echo.push_back(Echo("utilization", utilization, "fraction",
                         "average load as a share of a replica's maximum throughput",
                         request.utilization.has_value(),
@@ -801,7 +837,7 @@ void EchoPlanConstants(const InferencePlanRequest& request, double utilization, 
                     "least one); a reclaim takes a whole instance with its replicas",
                     "judgement: 2-minute reclaim notice (AWS) against ~10 minutes to start a "
                     "replacement replica; reclaims hit several instances of a pool together"});
-    EchoServingSpread(request, moe, echo);
+    EchoServingSpread(request, error_class, echo);
     EchoTrafficConfidence(request, echo);
     echo.push_back({"max_batch_size_considered", kMaxPlanBatchSize, "sequences",
                     "most concurrent requests per replica the planner tries (also capped by "
@@ -847,9 +883,9 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     plan.output_tokens_per_second = plan.requests_per_second * out;
     const double utilization = request.utilization.value_or(kDefaultServingUtilization);
 
-    bool moe = false;
+    ServingErrorClass error_class = ServingErrorClass::kDense;
     if (auto model = estimate::DeriveModel(request.workload.model); model.ok()) {
-        moe = model.value().IsMoe();
+        error_class = ErrorClassOf(request, model.value());
         if (auto w = estimate::ContextWarning(model.value(), in + out, "/input_tokens",
                                               "input_tokens + output_tokens")) {
             plan.warnings.push_back(std::move(*w));
@@ -857,8 +893,8 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     }
 
     SkipTally tally;
-    auto sized = SizeOfferings(request, catalog, reference, SizingOf(request, utilization, moe),
-                               plan, tally);
+    auto sized = SizeOfferings(request, catalog, reference,
+                               SizingOf(request, utilization, error_class), plan, tally);
     if (!sized.ok()) {
         return sized.error();
     }
@@ -877,7 +913,7 @@ Result<InferencePlan> PlanInference(const InferencePlanRequest& request, const C
     for (const auto& [reason, message] : tally.examples) {
         plan.skipped_examples.emplace_back(reason, message);
     }
-    EchoPlanConstants(request, utilization, moe, plan.assumptions);
+    EchoPlanConstants(request, utilization, error_class, plan.assumptions);
     return plan;
 }
 

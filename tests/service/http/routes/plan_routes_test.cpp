@@ -820,13 +820,21 @@ TEST_SUITE("plan_routes") {
         REQUIRE(defaults["options"].size() >= 1);
         CHECK(defaults["options"][0]["traffic_met_probability"].get<double>() > 0.99);
         // Only the spread of the model's class is echoed: the one used.
-        CHECK(spread_echo(defaults, "serving_throughput_spread_fraction")["value"] == 0.20);
+        CHECK(spread_echo(defaults, "serving_throughput_spread_fraction")["value"] == 0.21);
         CHECK(spread_echo(defaults, "moe_serving_throughput_spread_fraction").is_null());
         json moe = Body(Post(server, "/v1/plans/inference",
                              R"({"model": "mixtral-8x7b", "input_tokens": 512, "output_tokens": 256,
                                  "traffic": {"requests_per_second": 10}})"));
-        CHECK(spread_echo(moe, "moe_serving_throughput_spread_fraction")["value"] == 0.57);
+        CHECK(spread_echo(moe, "moe_serving_throughput_spread_fraction")["value"] == 0.51);
         CHECK(spread_echo(moe, "serving_throughput_spread_fraction").is_null());
+        // A quantised release served weight-only (gpt-oss at bf16 reads its MXFP4 experts at 4
+        // bits) takes the weight-only spread, not its model class's.
+        json weight_only = Body(Post(server, "/v1/plans/inference",
+                                     R"({"model": "gpt-oss-120b", "input_tokens": 512,
+                                         "output_tokens": 256, "traffic": {"requests_per_second": 10}})"));
+        CHECK(spread_echo(weight_only, "weight_only_serving_throughput_spread_fraction")["value"] ==
+              0.86);
+        CHECK(spread_echo(weight_only, "moe_serving_throughput_spread_fraction").is_null());
         // A team's own measured spread replaces both; 0 takes the estimate as exact.
         json exact = Body(Post(server, "/v1/plans/inference",
                                request + R"(, "uncertainty": {"throughput_spread_fraction": 0}})"));
