@@ -507,6 +507,12 @@ TEST_SUITE("estimate_routes") {
     // at 16 bits (141 GB, "does not fit" one H100) and GPT-OSS's MXFP4 release needed four.
     TEST_CASE("a quantised checkpoint is served as stored: hf_config, library and model object") {
         TestServer server(SampleDeps());
+        auto answer = [&](const json& request) {
+            auto r = Post(server, "/v1/estimates/inference", request);
+            REQUIRE(r);
+            REQUIRE_MESSAGE(r->status == 200, r->body);
+            return json::parse(r->body);
+        };
         const json awq_config = {
             {"model_type", "llama"},
             {"num_hidden_layers", 80},
@@ -523,10 +529,7 @@ TEST_SUITE("estimate_routes") {
                     {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
                     {"input_tokens", 1000},
                     {"output_tokens", 200}};
-        auto r = Post(server, "/v1/estimates/inference", req);
-        REQUIRE(r);
-        REQUIRE_MESSAGE(r->status == 200, r->body);
-        json b = json::parse(r->body);
+        const json b = answer(req);
         CHECK(b["fits_in_memory"] == true);
         CHECK(b["weights_gb_per_accelerator"].get<double>() < 45);
         CHECK(b["model"]["checkpoint_precision"] == "fp4");
@@ -543,26 +546,16 @@ TEST_SUITE("estimate_routes") {
         CheckProblem(Post(server, "/v1/estimates/inference", disagree), 422, "/weight_precision");
         json described = req;
         described["model"] = {{"id", "llama-3.1-70b"}, {"checkpoint_precision", "fp4"}};
-        auto d = Post(server, "/v1/estimates/inference", described);
-        REQUIRE(d);
-        REQUIRE_MESSAGE(d->status == 200, d->body);
-        CHECK(json::parse(d->body)["weights_gb_per_accelerator"] ==
-              b["weights_gb_per_accelerator"]);
+        CHECK(answer(described)["weights_gb_per_accelerator"] == b["weights_gb_per_accelerator"]);
         described["model"]["checkpoint_precision"] = "int4";
         CheckProblem(Post(server, "/v1/estimates/inference", described), 422,
                      "/model/checkpoint_precision");
         json oss = req;
         oss["model"] = "gpt-oss-120b";
-        auto o = Post(server, "/v1/estimates/inference", oss);
-        REQUIRE(o);
-        REQUIRE_MESSAGE(o->status == 200, o->body);
-        CHECK(json::parse(o->body)["fits_in_memory"] == true);
+        CHECK(answer(oss)["fits_in_memory"] == true);
         // A 16-bit build of it (a BF16 conversion) is named so: its weights at 2 bytes.
         oss["model"] = {{"id", "gpt-oss-120b"}, {"checkpoint_precision", "bf16"}};
-        auto sixteen = Post(server, "/v1/estimates/inference", oss);
-        REQUIRE(sixteen);
-        REQUIRE_MESSAGE(sixteen->status == 200, sixteen->body);
-        CHECK(json::parse(sixteen->body)["weights_gb_per_accelerator"].get<double>() > 200);
+        CHECK(answer(oss)["weights_gb_per_accelerator"].get<double>() > 200);
     }
 
     TEST_CASE("POST /v1/estimates/inference takes expert_parallel and pipeline_parallel") {
