@@ -53,6 +53,27 @@ void Override(std::optional<T>& field, std::optional<T> value) {
     if (value) field = value;
 }
 
+// checkpoint_precision: fp8, int8 or fp4 for a quantised checkpoint; bf16 or fp16 names a 16-bit
+// build of a library model whose release is quantised (a BF16 conversion of gpt-oss).
+void ApplyCheckpointPrecision(JsonReader& r, est::ModelSpec& s) {
+    const auto stored = r.String("checkpoint_precision");
+    if (!stored) return;
+    const auto width = pricing::ParsePrecision(*stored);
+    const bool quantised = width && pricing::BytesPerElement(*width) <
+                                        pricing::BytesPerElement(pricing::Precision::kBf16);
+    if (quantised) {
+        s.checkpoint_precision = width;
+        s.checkpoint_precision_source = "request model checkpoint_precision";
+    } else if (width == pricing::Precision::kBf16 || width == pricing::Precision::kFp16) {
+        s.checkpoint_precision.reset();
+        s.checkpoint_precision_source.clear();
+    } else {
+        r.Fail(ErrorCode::kInvalidArgument, "checkpoint_precision",
+               "checkpoint_precision must be fp8, int8 or fp4, or bf16/fp16 for a 16-bit "
+               "checkpoint");
+    }
+}
+
 // Every structure key present in `r` replaces the field in `s`.
 void ApplyStructure(JsonReader& r, est::ModelSpec& s) {
     Override(s.params_b, r.Number("params_b"));
@@ -87,22 +108,7 @@ void ApplyStructure(JsonReader& r, est::ModelSpec& s) {
                    "low_precision_scope must be linear_layers or routed_experts");
         }
     }
-    if (auto stored = r.String("checkpoint_precision")) {
-        const auto width = pricing::ParsePrecision(*stored);
-        if (!width) {
-            r.Fail(ErrorCode::kInvalidArgument, "checkpoint_precision",
-                   "checkpoint_precision must be fp8, int8 or fp4, or bf16/fp16 for a 16-bit "
-                   "checkpoint");
-        } else if (pricing::BytesPerElement(*width) <
-                   pricing::BytesPerElement(pricing::Precision::kBf16)) {
-            s.checkpoint_precision = width;
-            s.checkpoint_precision_source = "request model checkpoint_precision";
-        } else {
-            // A 16-bit build of a library model whose release is quantised (a BF16 gpt-oss).
-            s.checkpoint_precision.reset();
-            s.checkpoint_precision_source.clear();
-        }
-    }
+    ApplyCheckpointPrecision(r, s);
 }
 
 Result<est::ModelSpec> FromLibrary(const std::string& id, const pricing::ModelLibrary& models,

@@ -547,9 +547,11 @@ TEST_SUITE("estimate_routes") {
         json described = req;
         described["model"] = {{"id", "llama-3.1-70b"}, {"checkpoint_precision", "fp4"}};
         CHECK(answer(described)["weights_gb_per_accelerator"] == b["weights_gb_per_accelerator"]);
-        described["model"]["checkpoint_precision"] = "int4";
-        CheckProblem(Post(server, "/v1/estimates/inference", described), 422,
-                     "/model/checkpoint_precision");
+        for (const char* outside : {"int4", "fp32"}) {  // the contract's enum, no more
+            described["model"]["checkpoint_precision"] = outside;
+            CheckProblem(Post(server, "/v1/estimates/inference", described), 422,
+                         "/model/checkpoint_precision");
+        }
         json oss = req;
         oss["model"] = "gpt-oss-120b";
         CHECK(answer(oss)["fits_in_memory"] == true);
