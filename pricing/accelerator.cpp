@@ -31,6 +31,10 @@ std::optional<Precision> ParsePrecision(std::string_view name) {
     return std::nullopt;
 }
 
+bool IsBelowSixteenBits(Precision precision) {
+    return BytesPerElement(precision) < BytesPerElement(Precision::kBf16);
+}
+
 double BytesPerElement(Precision precision) {
     switch (precision) {
         case Precision::kFp32:

@@ -21,6 +21,8 @@ std::optional<Precision> ParsePrecision(std::string_view name);
 // Bytes per element of a tensor stored in this precision (fp32/tf32 4, fp16/bf16 2,
 // fp8/int8 1, fp4 kFp4BytesPerElement).
 double BytesPerElement(Precision precision);
+// A quantised width: stored in fewer bytes than fp16/bf16 (fp8, int8, fp4).
+bool IsBelowSixteenBits(Precision precision);
 
 // An fp4 tensor is 4-bit E2M1 values plus their block scales: NVFP4, the format of NVIDIA's
 // fp4 checkpoints and Blackwell's fp4 peak, gives every 16 values one FP8 E4M3 scale (4.5 bits

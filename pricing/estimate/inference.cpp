@@ -510,8 +510,7 @@ Result<ServingDevices> MakeServingDevices(const InferenceRequest& req,
     auto device = ServingDevice(req, accelerator, tp, req.precision);
     if (!device.ok()) {
         const Error& e = device.error();
-        if (e.field != "/precision" ||
-            !(BytesPerElement(req.precision) < kUnquantisedBytesPerElement)) {
+        if (e.field != "/precision" || !IsBelowSixteenBits(req.precision)) {
             return e;
         }
         // A narrow checkpoint still serves there with 16-bit math (weight-only).
@@ -524,7 +523,7 @@ Result<ServingDevices> MakeServingDevices(const InferenceRequest& req,
     }
     ServingDevices d;
     d.at_precision = std::move(device.value());
-    d.quantised = BytesPerElement(req.precision) < kUnquantisedBytesPerElement;
+    d.quantised = IsBelowSixteenBits(req.precision);
     d.experts_only = d.quantised && m.low_precision_scope == LowPrecisionScope::kRoutedExperts;
     if (d.quantised) {
         auto wide = ServingDevice(req, accelerator, tp, kUnquantisedPrecision, false);
@@ -804,7 +803,7 @@ std::optional<std::string> WeightPrecisionProblem(const InferenceRequest& req) {
                std::string(PrecisionName(*stored)) + " (" + req.model.checkpoint_precision_source +
                "); leave weight_precision out to serve the checkpoint as stored";
     }
-    if (bytes < kUnquantisedBytesPerElement && bytes < BytesPerElement(req.precision)) {
+    if (IsBelowSixteenBits(*req.weight_precision) && bytes < BytesPerElement(req.precision)) {
         return std::nullopt;
     }
     return "weight_precision must be below 16 bits and narrower than precision '" +

@@ -645,7 +645,7 @@ Status ReconcileCounts(Derivation& d) {
 Status ResolveCheckpointPrecision(const ModelSpec& spec, std::string_view prefix,
                                   ResolvedModel& m) {
     if (spec.checkpoint_precision) {
-        if (!(BytesPerElement(*spec.checkpoint_precision) < BytesPerElement(Precision::kBf16))) {
+        if (!IsBelowSixteenBits(*spec.checkpoint_precision)) {
             return Invalid(prefix, "checkpoint_precision",
                            "checkpoint_precision must be fp8, int8 or fp4 (a checkpoint stored "
                            "below 16 bits)");

@@ -212,26 +212,22 @@ std::optional<pricing::Precision> IntegerWidth(const json& bits) {
     return std::nullopt;
 }
 
-const json* Member(const json& object, const char* key) {
-    auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
-}
-
 bool IsTrue(const json* value) {
     return value != nullptr && value->is_boolean() && value->get<bool>();
 }
 
 // compressed-tensors (llm-compressor's checkpoints): every config group's weights scheme
 // gives num_bits and type ("int" or "float"); a width only when the groups agree.
-std::optional<pricing::Precision> CompressedTensorsWidth(const json& q) {
-    const json* groups = Member(q, "config_groups");
+std::optional<pricing::Precision> CompressedTensorsWidth(const ConfigReader& q) {
+    const json* groups = q.Find({"config_groups"});
     if (groups == nullptr || !groups->is_object() || groups->empty()) return std::nullopt;
     std::optional<pricing::Precision> width;
     for (const auto& [name, group] : groups->items()) {
-        const json* weights = group.is_object() ? Member(group, "weights") : nullptr;
+        const json* weights = ConfigReader(group, name).Find({"weights"});
         if (weights == nullptr || !weights->is_object()) return std::nullopt;
-        const json* bits = Member(*weights, "num_bits");
-        const json* type = Member(*weights, "type");
+        const ConfigReader scheme(*weights, name);
+        const json* bits = scheme.Find({"num_bits"});
+        const json* type = scheme.Find({"type"});
         std::optional<pricing::Precision> w = bits != nullptr ? IntegerWidth(*bits) : std::nullopt;
         if (w == pricing::Precision::kInt8 && type != nullptr && *type == "float") {
             w = pricing::Precision::kFp8;
@@ -247,23 +243,22 @@ std::optional<pricing::Precision> CompressedTensorsWidth(const json& q) {
 // BitsAndBytesConfig "load_in_4bit"/"load_in_8bit", FbgemmFp8Config, FineGrainedFP8Config
 // "fp8" as DeepSeek-V3's release, Mxfp4Config) and NVIDIA Model Optimizer's "modelopt"
 // (quant_algo FP8 or NVFP4).
-std::optional<pricing::Precision> QuantisedWidth(const std::string& method, const json& q) {
+std::optional<pricing::Precision> QuantisedWidth(const std::string& method, const ConfigReader& q) {
     using pricing::Precision;
     if (method == "awq" || method == "gptq" || method == "auto-round") {
-        const json* bits = Member(q, "bits");
-        if (bits == nullptr) bits = Member(q, "w_bit");  // AutoAWQ's own key
+        const json* bits = q.Find({"bits", "w_bit"});  // w_bit: AutoAWQ's own key
         return bits != nullptr ? IntegerWidth(*bits) : std::nullopt;
     }
     if (method == "fp8" || method == "fbgemm_fp8") return Precision::kFp8;
     if (method == "mxfp4") return Precision::kFp4;
     if (method == "bitsandbytes") {
-        if (IsTrue(Member(q, "load_in_4bit"))) return Precision::kFp4;
-        if (IsTrue(Member(q, "load_in_8bit"))) return Precision::kInt8;
+        if (IsTrue(q.Find({"load_in_4bit"}))) return Precision::kFp4;
+        if (IsTrue(q.Find({"load_in_8bit"}))) return Precision::kInt8;
         return std::nullopt;
     }
     if (method == "compressed-tensors") return CompressedTensorsWidth(q);
     if (method == "modelopt") {
-        const json* algo = Member(q, "quant_algo");
+        const json* algo = q.Find({"quant_algo"});
         if (algo != nullptr && *algo == "FP8") return Precision::kFp8;
         if (algo != nullptr && *algo == "NVFP4") return Precision::kFp4;
     }
@@ -274,14 +269,15 @@ std::optional<pricing::Precision> QuantisedWidth(const std::string& method, cons
 // at that width (ModelSpec::checkpoint_precision). An MXFP4 checkpoint (GPT-OSS's release)
 // quantises only the MoE experts: its modules_to_not_convert keep attention, the router, the
 // embeddings and the output head in bf16 (huggingface.co/openai/gpt-oss-20b config.json).
-void ReadQuantisation(const json& config, est::ModelSpec& s) {
-    const auto q = config.find("quantization_config");
-    if (q == config.end() || !q->is_object()) return;
-    const json* method_value = Member(*q, "quant_method");
+void ReadQuantisation(const ConfigReader& outer, est::ModelSpec& s) {
+    const json* block = outer.Find({"quantization_config"});
+    if (block == nullptr || !block->is_object()) return;
+    const ConfigReader q(*block, "quantization_config");
+    const json* method_value = q.Find({"quant_method"});
     const std::string method = method_value != nullptr && method_value->is_string()
                                    ? method_value->get<std::string>()
                                    : std::string("(none)");
-    const std::optional<pricing::Precision> width = QuantisedWidth(method, *q);
+    const std::optional<pricing::Precision> width = QuantisedWidth(method, q);
     if (!width) {
         s.unread_quantisation = method;
         return;
@@ -322,7 +318,7 @@ pricing::Result<est::ModelSpec> ModelSpecFromHfConfig(const json& config,
     }
     ReadAttention(r, s);
     ReadMlp(r, type, s);
-    ReadQuantisation(config, s);
+    ReadQuantisation(outer, s);
     ReadSlidingWindow(r, type, s);
     s.tied_embeddings = r.Bool({"tie_word_embeddings"});
     if (!s.tied_embeddings) {

@@ -59,9 +59,7 @@ void ApplyCheckpointPrecision(JsonReader& r, est::ModelSpec& s) {
     const auto stored = r.String("checkpoint_precision");
     if (!stored) return;
     const auto width = pricing::ParsePrecision(*stored);
-    const bool quantised = width && pricing::BytesPerElement(*width) <
-                                        pricing::BytesPerElement(pricing::Precision::kBf16);
-    if (quantised) {
+    if (width && pricing::IsBelowSixteenBits(*width)) {
         s.checkpoint_precision = width;
         s.checkpoint_precision_source = "request model checkpoint_precision";
     } else if (width == pricing::Precision::kBf16 || width == pricing::Precision::kFp16) {

@@ -36,6 +36,14 @@ httplib::Result Post(TestServer& s, const std::string& path, const json& body) {
     return s.Client().Post(path.c_str(), body.dump(), "application/json");
 }
 
+// The body of an estimate the route must answer (200).
+json Answered(TestServer& s, const json& body) {
+    auto r = Post(s, "/v1/estimates/inference", body);
+    REQUIRE(r);
+    REQUIRE_MESSAGE(r->status == 200, r->body);
+    return json::parse(r->body);
+}
+
 void CheckProblem(const httplib::Result& r, int status, const std::string& field) {
     REQUIRE(r);
     CHECK(r->status == status);
@@ -485,10 +493,7 @@ TEST_SUITE("estimate_routes") {
                     {"weight_precision", "fp4"},
                     {"input_tokens", 1000},
                     {"output_tokens", 200}};
-        auto r = Post(server, "/v1/estimates/inference", req);
-        REQUIRE(r);
-        REQUIRE_MESSAGE(r->status == 200, r->body);
-        json b = json::parse(r->body);
+        const json b = Answered(server, req);
         CHECK(b["fits_in_memory"] == true);
         CHECK(b["weights_gb_per_accelerator"].get<double>() < 45);
         bool echoed = false;
@@ -507,12 +512,6 @@ TEST_SUITE("estimate_routes") {
     // at 16 bits (141 GB, "does not fit" one H100) and GPT-OSS's MXFP4 release needed four.
     TEST_CASE("a quantised checkpoint is served as stored: hf_config, library and model object") {
         TestServer server(SampleDeps());
-        auto answer = [&](const json& request) {
-            auto r = Post(server, "/v1/estimates/inference", request);
-            REQUIRE(r);
-            REQUIRE_MESSAGE(r->status == 200, r->body);
-            return json::parse(r->body);
-        };
         const json awq_config = {
             {"model_type", "llama"},
             {"num_hidden_layers", 80},
@@ -529,7 +528,7 @@ TEST_SUITE("estimate_routes") {
                     {"hardware", {{"accelerator", "h100-sxm"}, {"total_accelerators", 1}}},
                     {"input_tokens", 1000},
                     {"output_tokens", 200}};
-        const json b = answer(req);
+        const json b = Answered(server, req);
         CHECK(b["fits_in_memory"] == true);
         CHECK(b["weights_gb_per_accelerator"].get<double>() < 45);
         CHECK(b["model"]["checkpoint_precision"] == "fp4");
@@ -546,7 +545,8 @@ TEST_SUITE("estimate_routes") {
         CheckProblem(Post(server, "/v1/estimates/inference", disagree), 422, "/weight_precision");
         json described = req;
         described["model"] = {{"id", "llama-3.1-70b"}, {"checkpoint_precision", "fp4"}};
-        CHECK(answer(described)["weights_gb_per_accelerator"] == b["weights_gb_per_accelerator"]);
+        CHECK(Answered(server, described)["weights_gb_per_accelerator"] ==
+              b["weights_gb_per_accelerator"]);
         for (const char* outside : {"int4", "fp32"}) {  // the contract's enum, no more
             described["model"]["checkpoint_precision"] = outside;
             CheckProblem(Post(server, "/v1/estimates/inference", described), 422,
@@ -554,10 +554,10 @@ TEST_SUITE("estimate_routes") {
         }
         json oss = req;
         oss["model"] = "gpt-oss-120b";
-        CHECK(answer(oss)["fits_in_memory"] == true);
+        CHECK(Answered(server, oss)["fits_in_memory"] == true);
         // A 16-bit build of it (a BF16 conversion) is named so: its weights at 2 bytes.
         oss["model"] = {{"id", "gpt-oss-120b"}, {"checkpoint_precision", "bf16"}};
-        CHECK(answer(oss)["weights_gb_per_accelerator"].get<double>() > 200);
+        CHECK(Answered(server, oss)["weights_gb_per_accelerator"].get<double>() > 200);
     }
 
     TEST_CASE("POST /v1/estimates/inference takes expert_parallel and pipeline_parallel") {
@@ -569,10 +569,7 @@ TEST_SUITE("estimate_routes") {
                     {"output_tokens", 1024},
                     {"expert_parallel", 2},
                     {"concurrency", 1024}};
-        auto r = Post(server, "/v1/estimates/inference", req);
-        REQUIRE(r);
-        REQUIRE_MESSAGE(r->status == 200, r->body);
-        json b = json::parse(r->body);
+        json b = Answered(server, req);
         CHECK(b["expert_parallel"] == 2);
         CHECK(b["tensor_parallel"] == 1);
         CHECK(b["pipeline_parallel"] == 1);
