@@ -112,6 +112,15 @@ int main(int argc, char** argv) {
     const gpucost::pricing::PlanReference& ref = reference.value();
     Timing one = TimePlan(request, base, ref, iterations);
     Print("embedded catalog", one, one.median_ms);
+    // The session's constraints (720 h, $150K, on-demand and spot): every option's deadline and
+    // budget probabilities, spot ones through their bounds or the lost-time distribution.
+    plan::TrainingPlanRequest constrained = request;
+    constrained.constraints.deadline_hours = 720;
+    constrained.constraints.budget_usd = 150000;
+    constrained.constraints.price_types = {gpucost::pricing::PriceType::kOnDemand,
+                                           gpucost::pricing::PriceType::kSpot};
+    Print("embedded, deadline and budget", TimePlan(constrained, base, ref, iterations),
+          one.median_ms);
     for (int copies : {2, 4}) {
         auto same = Copies(base, copies, false);
         Print((std::to_string(copies) + "x, same shapes").c_str(),
