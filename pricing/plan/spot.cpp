@@ -248,6 +248,9 @@ LostTime StretchLostTime(std::size_t cells, double cell_hours, const Interrupted
                          double hours) {
     const double rate = run.interruptions_per_hour;
     LostTime restart(cells + 1, 0.0);
+    if (restart.empty()) {
+        return restart;  // no grid (keeps GCC's null-dereference check quiet, as GeometricSum)
+    }
     restart[0] = 1.0;
     if (run.restart_hours > 0) {
         const LostTime broken_restarts =
@@ -259,7 +262,7 @@ LostTime StretchLostTime(std::size_t cells, double cell_hours, const Interrupted
     return GeometricSum(failure, std::exp(-rate * hours));
 }
 
-// A lost-time distribution on kDeadlineGridCells cells of `cell_hours`. Cells are the
+// A lost-time distribution on `cells` cells of `cell_hours`. Cells are the
 // deadline grid (slack / cells) halved j times: fine enough for one stretch's lost time, and
 // doubled (Coarsen) as sums grow, so the spread that putting masses on the grid adds is paid
 // once per doubling of the sum rather than once per interruption.
@@ -326,8 +329,8 @@ Spread SumOfCopies(Spread a, double count, double deadline_cell_hours) {
 // kStretchSpanMeans times the stretch's expected hours plus an expected restart: a geometric
 // sum's tail decays exponentially on the scale of its mean, so the mass cut there is far
 // below double precision.
-Spread StretchSpread(const InterruptedRun& run, double hours, double deadline_cell_hours) {
-    const std::size_t cells = kDeadlineGridCells;
+Spread StretchSpread(const InterruptedRun& run, double hours, double deadline_cell_hours,
+                     std::size_t cells) {
     const double m = 1.0 / run.interruptions_per_hour;
     const double expected_restart_hours = m * std::expm1(run.restart_hours / m);
     const double span = kStretchSpanMeans * (ExpectedStretchHours(hours, m, run.restart_hours) +
@@ -365,6 +368,41 @@ double ExpectedHoursWithInterruptions(double work_hours, double interruptions_pe
         work_hours, interruptions_per_hour, checkpoint_hours, restart_hours, interval_hours});
 }
 
+namespace {
+
+// Lost time of `run` (laid out as `layout`) on `cells` cells reaching `horizon_hours`, past
+// which mass is dropped.
+// REQUIRES: interruptions_per_hour > 0, horizon_hours > 0, cells >= 1.
+Spread LostTimeSpread(const InterruptedRun& run, const CheckpointLayout& layout,
+                      double horizon_hours, std::size_t cells) {
+    const double horizon_cell_hours = horizon_hours / static_cast<double>(cells);
+    Spread lost = StretchSpread(run, layout.last_stretch_hours, horizon_cell_hours, cells);
+    if (layout.full_stretches > 0) {
+        lost = Combine(
+            lost,
+            SumOfCopies(StretchSpread(run, layout.full_stretch_hours, horizon_cell_hours, cells),
+                        layout.full_stretches, horizon_cell_hours),
+            horizon_cell_hours);
+    }
+    return lost;
+}
+
+// Cells of the lost-time grid under a run-time factor: kRunTimeGridCellsPerSigma per sigma x
+// deadline of the horizon, within kMinRunTimeGridCells .. kDeadlineGridCells.
+std::size_t RunTimeGridCells(double horizon_hours, double deadline_hours, double sigma) {
+    const double cells =
+        std::ceil(kRunTimeGridCellsPerSigma * horizon_hours / (sigma * deadline_hours));
+    return static_cast<std::size_t>(std::clamp(cells, static_cast<double>(kMinRunTimeGridCells),
+                                               static_cast<double>(kDeadlineGridCells)));
+}
+
+// Standard normal distribution function.
+double NormalCdf(double z) {
+    return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+
+}  // namespace
+
 double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run) {
     const double rate = run.interruptions_per_hour;
     const CheckpointLayout layout =
@@ -379,15 +417,7 @@ double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run)
     if (slack_hours == 0) {
         return std::exp(-rate * layout.failure_free_hours);  // not a single interruption
     }
-    const double deadline_cell_hours = slack_hours / static_cast<double>(kDeadlineGridCells);
-    Spread lost = StretchSpread(run, layout.last_stretch_hours, deadline_cell_hours);
-    if (layout.full_stretches > 0) {
-        lost =
-            Combine(lost,
-                    SumOfCopies(StretchSpread(run, layout.full_stretch_hours, deadline_cell_hours),
-                                layout.full_stretches, deadline_cell_hours),
-                    deadline_cell_hours);
-    }
+    const Spread lost = LostTimeSpread(run, layout, slack_hours, kDeadlineGridCells);
     // Each grid mass stands for a hat of one cell either side of its point (that is how
     // Deposit spread it), so a point on the deadline itself counts half. Finer grids end
     // before the deadline and count whole.
@@ -395,8 +425,50 @@ double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run)
     for (double mass : lost.mass) {
         probability += mass;
     }
-    if (lost.cell_hours >= deadline_cell_hours) {
+    if (lost.cell_hours >= slack_hours / static_cast<double>(kDeadlineGridCells)) {
         probability -= 0.5 * lost.mass.back();
+    }
+    return std::clamp(probability, 0.0, 1.0);
+}
+
+double RunTimeDeadlineProbability(double deadline_hours, double expected_hours,
+                                  double run_time_sigma) {
+    if (!(run_time_sigma > 0)) {
+        return expected_hours <= deadline_hours ? 1.0 : 0.0;
+    }
+    if (!(expected_hours > 0)) {
+        return 1.0;
+    }
+    return NormalCdf(std::log(deadline_hours / expected_hours) / run_time_sigma);
+}
+
+double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run,
+                               double run_time_sigma) {
+    if (!(run_time_sigma > 0)) {
+        return SpotDeadlineProbability(deadline_hours, run);
+    }
+    const CheckpointLayout layout =
+        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours);
+    const double failure_free = layout.failure_free_hours;
+    const double latest_hours = deadline_hours * std::exp(kRunTimeSigmasCounted * run_time_sigma);
+    if (run.interruptions_per_hour <= 0 || !(latest_hours > failure_free)) {
+        // No lost time; or even the failure-free run is beyond every run-time factor counted
+        // (the answer is then at most Phi(-kRunTimeSigmasCounted)).
+        return RunTimeDeadlineProbability(deadline_hours, failure_free, run_time_sigma);
+    }
+    // T = E (T0 + L): the interrupted run's hours on the lost-time grid, each weighted by the
+    // chance that the run-time factor E brings it within the deadline.
+    const double horizon_hours = latest_hours - failure_free;
+    const Spread lost =
+        LostTimeSpread(run, layout, horizon_hours,
+                       RunTimeGridCells(horizon_hours, deadline_hours, run_time_sigma));
+    double probability = 0;
+    for (std::size_t i = 0; i < lost.mass.size(); ++i) {
+        if (lost.mass[i] > 0) {
+            const double hours = failure_free + lost.cell_hours * static_cast<double>(i);
+            probability +=
+                lost.mass[i] * RunTimeDeadlineProbability(deadline_hours, hours, run_time_sigma);
+        }
     }
     return std::clamp(probability, 0.0, 1.0);
 }
@@ -751,8 +823,10 @@ void PriceRange(SpotPlan& plan) {
         UsdText(plan.expected_spot_cost_usd_range->high);
     if (plan.deadline_hours) {
         plan.spot_deadline_probability_range =
-            SpotRange{SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.high)),
-                      SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.low))};
+            SpotRange{SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.high),
+                                              plan.run_time_sigma),
+                      SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.low),
+                                              plan.run_time_sigma)};
         text += " and to finish by the deadline with probability " +
                 probability(plan.spot_deadline_probability_range->low) + "-" +
                 probability(plan.spot_deadline_probability_range->high);
@@ -917,8 +991,16 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
                                    saving_text + ")";
     } else if (!spot_meets_deadline && !on_demand_meets_deadline) {
         plan.recommendation = SpotRecommendation::kOnDemand;
-        plan.reasoning = "neither meets the deadline; on-demand is the faster (" + Fixed(work, 1) +
-                         " h without interruptions)";
+        plan.reasoning =
+            plan.run_time_sigma > 0
+                ? "neither meets the deadline with probability " + Pct(required) +
+                      ": on-demand finishes by it with probability " +
+                      Pct(*plan.on_demand_deadline_probability) + ", spot " +
+                      Pct(*plan.spot_deadline_probability) + " (" + saving_text +
+                      "); on-demand is the likelier, and more nodes or a later deadline would "
+                      "meet it"
+                : "neither meets the deadline; on-demand is the faster (" + Fixed(work, 1) +
+                      " h without interruptions)";
     } else if (!spot_meets_deadline) {
         const double deadline = *request.deadline_hours;
         plan.mixed_slack_hours = deadline - plan.failure_free_hours;
@@ -1041,10 +1123,15 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
     if (request.deadline_hours) {
         const double deadline = *request.deadline_hours;
         plan.deadline_hours = deadline;
-        plan.spot_deadline_probability = SpotDeadlineProbability(deadline, RunOf(plan));
-        plan.on_demand_deadline_probability = plan.job_hours <= deadline ? 1.0 : 0.0;
+        const double sigma = request.run_time_sigma;
+        plan.run_time_sigma = sigma;
+        plan.spot_deadline_probability = SpotDeadlineProbability(deadline, RunOf(plan), sigma);
+        plan.on_demand_deadline_probability =
+            RunTimeDeadlineProbability(deadline, plan.job_hours, sigma);
         spot_meets_deadline = *plan.spot_deadline_probability >= required;
-        on_demand_meets_deadline = plan.job_hours <= deadline;
+        // Exact hours meet the deadline by their length (whatever `required` is).
+        on_demand_meets_deadline = sigma > 0 ? *plan.on_demand_deadline_probability >= required
+                                             : plan.job_hours <= deadline;
         plan.assumptions.push_back(
             Echo("required_deadline_probability", required, "fraction",
                  "probability of finishing by the deadline that counts as meeting it",

@@ -123,6 +123,34 @@ inline constexpr std::size_t kDeadlineGridCells = 2048;
 // REQUIRES: the preconditions of ExpectedHoursWithInterruptions; deadline_hours finite.
 double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run);
 
+// Where a run's hours are an estimate, its real hours are the estimate times a run-time factor
+// E, log-normal with median 1 and ln E ~ N(0, sigma^2) (sigma = ln(1 + efficiency spread) /
+// z90, the log-normal that widens the plans' cost p10-p90), independent of interruptions.
+// Run-time factors beyond this many sigmas are not counted: Phi(-6) is 1e-9, below every
+// probability the plans print.
+inline constexpr double kRunTimeSigmasCounted = 6.0;
+// Under a run-time factor the lost time only needs a grid fine beside the factor's own spread
+// (sigma x deadline hours): this many cells per sigma x deadline of the grid's span, at least
+// kMinRunTimeGridCells, at most kDeadlineGridCells. At 32 a cell is 1/32 sigma: Phi moves by at
+// most 0.0125 across one, and the masses keep their means (checked against a simulation that
+// draws the work, tests/pricing/plan/spot_test.cpp). Definition; a dense plan's grid has about
+// 350 cells rather than 2,048, some 30 times less work per distribution.
+inline constexpr double kRunTimeGridCellsPerSigma = 32;
+inline constexpr std::size_t kMinRunTimeGridCells = 64;
+// Probability that a run expected to take `expected_hours` (no interruptions) finishes within
+// `deadline_hours`: Phi(ln(deadline / expected) / sigma); 1 or 0 by the expected hours when
+// sigma is 0.
+double RunTimeDeadlineProbability(double deadline_hours, double expected_hours,
+                                  double run_time_sigma);
+// SpotDeadlineProbability of a run whose work hours are an estimate: its interrupted hours
+// T0 + L (failure-free hours plus lost time, the distribution above, carried on a grid
+// reaching deadline x e^(kRunTimeSigmasCounted sigma)) scaled by the run-time factor E,
+// P(E (T0 + L) <= D) = sum over the grid of P(L = l) Phi(ln(D / (T0 + l)) / sigma). Scaling
+// the lost time with the work keeps its mean exact (interruptions arrive per hour run); its
+// own spread, which E also stretches, is narrow beside E's. The plain probability at sigma 0.
+double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run,
+                               double run_time_sigma);
+
 // What a spot plan is asked. Prices and the interruption rate are per instance, given
 // directly or read from offerings: the spot offering supplies its price and its Spot Advisor
 // bucket; the on-demand price comes from `on_demand_offering_id` or, when absent, from the
@@ -154,6 +182,10 @@ struct SpotPlanRequest {
     // validated there): a reservation is on-demand capacity, so the on-demand path's hours it
     // covers (of on_demand_offering_id or the spot offering's twin) cost nothing at the margin.
     std::vector<OwnedCapacity> owned_capacity;
+    // sigma of the job's run-time factor (kRunTimeSigmasCounted): 0 for job_hours given, taken
+    // as exact; set by PlanSpotForTraining from the estimate's own error, so that both
+    // deadline probabilities count it. Not a request field.
+    double run_time_sigma = 0;
 
     // Ranges and combinations; reports every failing field as a JSON pointer
     // ("/job_hours"), kInvalidArgument.
@@ -229,6 +261,8 @@ struct SpotPlan {
     std::optional<double> deadline_hours;
     std::optional<double> spot_deadline_probability;
     std::optional<double> on_demand_deadline_probability;
+    // The request's run_time_sigma, which both probabilities above count (0: job_hours exact).
+    double run_time_sigma = 0;
     // When spot alone misses the deadline too often and on-demand meets it, the mixed plan
     // (start on spot, move to on-demand once hours elapsed + remaining work reach the
     // deadline) is weighed. Its slack: hours of lost work and restarts a spot run writing all

@@ -286,9 +286,8 @@ std::string AlternativesText(const TrainingPlan& plan, const Catalog& catalog) {
     return out;
 }
 
-// Spot capacity: how often it is interrupted, and the chance of the deadline and the budget.
-std::string SpotRiskText(const TrainingPlanRequest& request, const TrainingPlanOption& r,
-                         const PricingSettings& s) {
+// Spot capacity: how often it is interrupted, and what that adds to the expected time.
+std::string SpotRiskText(const TrainingPlanOption& r) {
     std::string out;
     const Offering& o = *r.offering;
     if (r.interruptions_per_hour) {
@@ -301,47 +300,51 @@ std::string SpotRiskText(const TrainingPlanRequest& request, const TrainingPlanO
                Fixed(100.0 * (r.expected_wall_clock_hours / r.wall_clock_hours - 1.0), 1) +
                "% expected time for checkpoints, lost work and restarts.";
     }
-    // Spot risk against a deadline: the probability, and a thin margin said out loud.
-    if (r.interruptions_per_hour && request.constraints.deadline_hours && r.deadline_probability) {
-        const double slack = *request.constraints.deadline_hours - r.expected_wall_clock_hours;
-        out += " It finishes by the deadline with probability " +
-               Fixed(100.0 * *r.deadline_probability, 1) + "% (deadline_confidence " +
-               Fixed(100.0 * s.deadline_confidence, 1) +
-               "%; the interruption model of POST /v1/plans/spot)";
-        out += slack < kThinDeadlineSlackFraction * *request.constraints.deadline_hours
-                   ? ", " + Hours(slack) + " before it in expectation."
-                   : ".";
-    }
-    // Spot risk against a budget: how likely the bill stays within it, and at what p90.
-    if (r.interruptions_per_hour && request.constraints.budget_usd && r.budget_probability) {
-        out += " It stays within the budget with probability " +
-               Fixed(100.0 * *r.budget_probability, 1) + "% (budget_confidence " +
-               Fixed(100.0 * s.budget_confidence, 1) + "%; compute p90 " + UsdText(r.cost_usd_p90) +
-               ", judged with its spot price and efficiency spreads).";
-    }
     return out;
 }
 
-// The estimate's own error against a deadline: deadline_probability counts the interruption
-// model only (and is 1 for a fixed-price option whose expected time fits), so the share of runs
-// that the run-time spread alone puts past the deadline is said beside it. The spread is the
-// plan's efficiency_spread_fraction, as p90/p50 - 1 of a log-normal run time around the expected
-// hours (the same log-normal that widens cost_usd_p10/p90).
+// The risk against a deadline and a budget: the probabilities, the run-time spread they count,
+// and a thin margin said out loud. deadline_probability counts the estimate's own error (the
+// plan's efficiency_spread_fraction, as p90/p50 - 1 of a log-normal run time around the
+// expected hours, the same log-normal that widens cost_usd_p10/p90) and, on spot, the
+// interruption model; budget_probability the cost's log-normal (fixed for commitments).
 std::string RunTimeRiskText(const TrainingPlanRequest& request, const TrainingPlanOption& r,
                             const PricingSettings& s) {
-    if (!request.constraints.deadline_hours) {
-        return "";
+    std::string out;
+    const bool spot = r.interruptions_per_hour.has_value();
+    if (request.constraints.deadline_hours && r.deadline_probability) {
+        const double deadline = *request.constraints.deadline_hours;
+        const double slack = deadline - r.expected_wall_clock_hours;
+        out += " It finishes by the deadline with probability " +
+               Fixed(100.0 * *r.deadline_probability, 1) + "% (deadline_confidence " +
+               Fixed(100.0 * s.deadline_confidence, 1) + "%" +
+               (s.efficiency_spread > 0 ? "; the run-time spread" : "") +
+               (spot ? std::string(s.efficiency_spread > 0 ? " and" : ";") +
+                           " the interruption model of POST /v1/plans/spot"
+                     : "") +
+               ")";
+        out += slack < kThinDeadlineSlackFraction * deadline
+                   ? ", " + Hours(slack) + " before it in expectation."
+                   : ".";
+        const std::string late =
+            RunTimeLateText(r.expected_wall_clock_hours, deadline, s.efficiency_spread, "runs");
+        if (!late.empty()) {
+            out += " Its run time is an estimate (efficiency_spread_fraction " +
+                   Fixed(s.efficiency_spread, 2) + ", log-normal around the expected " +
+                   Hours(r.expected_wall_clock_hours) + "): " + late +
+                   (spot ? ", counted in that probability with the interruptions."
+                         : ", counted in that probability.");
+        }
     }
-    const std::string late =
-        RunTimeLateText(r.expected_wall_clock_hours, *request.constraints.deadline_hours,
-                        s.efficiency_spread, "runs");
-    if (late.empty()) {
-        return "";
+    if (request.constraints.budget_usd && r.budget_probability &&
+        !IsCommitted(r.offering->price_type)) {
+        out += " It stays within the budget with probability " +
+               Fixed(100.0 * *r.budget_probability, 1) + "% (budget_confidence " +
+               Fixed(100.0 * s.budget_confidence, 1) + "%; compute p90 " + UsdText(r.cost_usd_p90) +
+               (spot ? ", judged with its spot price and efficiency spreads)."
+                     : ", judged with its price and efficiency spreads).");
     }
-    return " Its run time is an estimate (efficiency_spread_fraction " +
-           Fixed(s.efficiency_spread, 2) + ", log-normal around the expected " +
-           Hours(r.expected_wall_clock_hours) + "): " + late +
-           ", which deadline_probability does not count.";
+    return out;
 }
 
 // Committed capacity and capacity blocks: the hours paid whether used or not.
@@ -401,8 +404,8 @@ std::string Reasoning(const TrainingPlanRequest& request, const TrainingPlan& pl
     }
     const TrainingPlanOption& r = *plan.recommendation;
     std::string out = HeadlineText(request, plan, catalog, s) + AlternativesText(plan, catalog) +
-                      SpotRiskText(request, r, s) + RunTimeRiskText(request, r, s) +
-                      CommitmentText(r, s) + OwnedText(r);
+                      SpotRiskText(r) + RunTimeRiskText(request, r, s) + CommitmentText(r, s) +
+                      OwnedText(r);
     const Offering& o = *r.offering;
     if (StalePrice(r, s) || o.price.as_of_estimated || !o.price.verified) {
         out += " Its price is dated " + o.price.as_of +
@@ -577,7 +580,9 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
     const TrainingPlanConstraints& c = request.constraints;
     Assumptions& echo = plan.assumptions;
     echo.push_back(Echo("efficiency_spread_fraction", s.efficiency_spread, "fraction",
-                        "p90/p50 - 1 of run time from efficiency uncertainty (log-normal)",
+                        "p90/p50 - 1 of run time from efficiency uncertainty (log-normal, "
+                        "independent of interruptions); counted in deadline_probability, "
+                        "budget_probability and cost_usd_p10/p90",
                         request.efficiency_spread_fraction.has_value(),
                         EfficiencySpreadDefaultSource(s.moe_efficiency_spread)));
     echo.push_back(Echo("price_spread_fraction", s.price_spread, "fraction",
@@ -601,8 +606,9 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
     if (c.deadline_hours) {
         echo.push_back(Echo("deadline_confidence", s.deadline_confidence, "probability",
                             "an option meets deadline_hours when it finishes by it with at "
-                            "least this probability (spot: the interruption model of POST "
-                            "/v1/plans/spot; other price types: 1 when the expected time fits)",
+                            "least this probability: its run time log-normal around the "
+                            "expected hours (efficiency_spread_fraction), on spot times the "
+                            "interruption model of POST /v1/plans/spot",
                             c.deadline_confidence.has_value(),
                             "default: as the spot plan's required_deadline_probability "
                             "(judgement)"));
@@ -616,9 +622,9 @@ void EchoAssumptions(const TrainingPlanRequest& request, const Catalog& catalog,
     if (c.budget_usd) {
         echo.push_back(Echo("budget_confidence", s.budget_confidence, "probability",
                             "an option is within budget_usd when its total cost stays within it "
-                            "with at least this probability (spot: log-normal compute cost, "
-                            "p50 expected_cost_usd, p90 cost_usd_p90; other price types: 1 "
-                            "when the expected total fits)",
+                            "with at least this probability (log-normal compute cost, p50 "
+                            "expected_cost_usd, p90 cost_usd_p90; commitments and capacity "
+                            "blocks, billed whole: 1 when the expected total fits)",
                             c.budget_confidence.has_value(),
                             "default: as deadline_confidence (judgement)"));
     }

@@ -47,12 +47,15 @@ double CostQuantileFactor(double time_spread_fraction, double price_spread_fract
 
 double RunTimeLateFraction(double expected_hours, double deadline_hours,
                            double time_spread_fraction) {
-    const double sigma = std::log1p(time_spread_fraction) / kZ90;
-    if (!(sigma > 0) || !(expected_hours > 0) || !(deadline_hours > 0)) {
+    if (!(deadline_hours > 0)) {
         return expected_hours > deadline_hours ? 1.0 : 0.0;
     }
-    const double z = std::log(deadline_hours / expected_hours) / sigma;
-    return 0.5 * std::erfc(z / std::sqrt(2.0));
+    return 1.0 - RunTimeDeadlineProbability(deadline_hours, expected_hours,
+                                            RunTimeSigma(time_spread_fraction));
+}
+
+double RunTimeSigma(double time_spread_fraction) {
+    return std::log1p(time_spread_fraction) / kZ90;
 }
 
 std::string RunTimeLateText(double expected_hours, double deadline_hours,
@@ -224,19 +227,23 @@ Result<TrainingPlan> PlanTraining(const TrainingPlanRequest& request, const Cata
 
 namespace {
 
-// A spot plan given a workload times the job by the estimate, whose own error (the training
-// plans' default efficiency spread, wider for a mixture-of-experts model) moves the job's hours:
-// the share of on-demand runs that error alone puts past the deadline is said beside the
-// interruption model's probabilities, which do not count it.
+// The run-time spread of a spot plan given a workload: the estimate's own error (the training
+// plans' default efficiency spread, wider for a mixture-of-experts model) moves the job's hours.
+double WorkloadSpread(const estimate::TrainingEstimate& estimate) {
+    return estimate.model.IsMoe() ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction;
+}
+
+// Echoes that spread, which both deadline probabilities count, and says beside them what it
+// alone costs the on-demand run.
 void SayRunTimeRisk(const SpotPlanRequest& request, const estimate::TrainingEstimate& estimate,
                     SpotPlan& plan) {
     const bool mixture_of_experts = estimate.model.IsMoe();
-    const double spread =
-        mixture_of_experts ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction;
+    const double spread = WorkloadSpread(estimate);
     plan.assumptions.push_back(
         {"efficiency_spread_fraction", spread, "fraction",
-         "p90/p50 - 1 of the job's run time from the estimate's own error (log-normal); said "
-         "against the deadline, not counted in its probabilities",
+         "p90/p50 - 1 of the job's run time from the estimate's own error (log-normal, "
+         "independent of interruptions); counted in spot_deadline_probability and "
+         "on_demand_deadline_probability",
          EfficiencySpreadDefaultSource(mixture_of_experts)});
     if (!request.deadline_hours) {
         return;
@@ -248,7 +255,7 @@ void SayRunTimeRisk(const SpotPlanRequest& request, const estimate::TrainingEsti
     }
     plan.reasoning += " The job's " + Fixed(estimate.wall_clock_hours, 1) +
                       " h is an estimate (efficiency_spread_fraction " + Fixed(spread, 2) +
-                      "): " + late + ", which the deadline probabilities above do not count.";
+                      "): " + late + ", which both deadline probabilities count.";
 }
 
 }  // namespace
@@ -300,6 +307,7 @@ Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
         return e;
     }
     request.job_hours = estimate.value().wall_clock_hours;
+    request.run_time_sigma = RunTimeSigma(WorkloadSpread(estimate.value()));
     auto plan = PlanSpot(request, catalog);
     if (plan.ok()) {
         plan.value().assumptions.push_back({"job_hours", estimate.value().wall_clock_hours, "h",

@@ -406,9 +406,13 @@ double CostQuantileFactor(double time_spread_fraction, double price_spread_fract
 
 // The share of runs that a log-normal run time around `expected_hours` (p90/p50 - 1 of
 // `time_spread_fraction`, as above) puts past `deadline_hours`: what the estimate's own error
-// alone costs a deadline, which the interruption model's probabilities do not count.
+// alone costs a deadline (1 - RunTimeDeadlineProbability), said beside the probabilities that
+// count it.
 double RunTimeLateFraction(double expected_hours, double deadline_hours,
                            double time_spread_fraction);
+// The run-time factor's sigma for a spread fraction: ln(1 + spread) / z90 (p90/p50 - 1 of
+// the log-normal is the spread).
+double RunTimeSigma(double time_spread_fraction);
 
 // "that spread alone puts about X% of <runs> past the deadline", X from RunTimeLateFraction to
 // 0.1 %; empty without a spread or where X rounds to 0.0 (nothing worth a sentence).

@@ -2,6 +2,7 @@
 // bills it within what one customer can buy, then checked against the constraints.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -29,6 +30,13 @@ constexpr double kMaxSpotSlowdown = 1e3;
 // tested against a simulation), so a cleared option never shows a probability below the
 // confidence. Definition (a computing shortcut; answers do not depend on it).
 constexpr double kDeadlineBoundMargin = 0.05;
+
+// The run-time factor's quantiles (in sigmas) at which a spot option's deadline bound splits
+// the deadline between the factor and the interruptions (DeadlineProbabilities::LowerBound):
+// Phi(z) from 0.84 to 0.99997, so a bound clears targets up to 0.99997 (confidences up to 0.95
+// with the margin above); a higher one takes the distribution. Definition (a computing
+// shortcut; answers do not depend on it).
+constexpr std::array<double, 7> kRunTimeBoundSigmas = {1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0};
 
 // log E[e^(theta Z)] for an exponential time Z of `rate` truncated to [0, width]:
 // rate / (rate - theta) * (1 - e^-(rate - theta) width) / (1 - e^-rate width).
@@ -168,31 +176,69 @@ DeadlineProbabilities::DeadlineProbabilities(const TrainingPlanRequest& request,
 
 double DeadlineProbabilities::Of(const TrainingPlanOption& o) {
     if (!o.interruptions_per_hour) {
-        return o.expected_wall_clock_hours <= *deadline_hours_ ? 1.0 : 0.0;
+        return RunTimeDeadlineProbability(*deadline_hours_, o.expected_wall_clock_hours,
+                                          settings_.run_time_sigma);
     }
     auto [it, fresh] = cache_.try_emplace({o.wall_clock_hours, *o.interruptions_per_hour}, 0.0);
     if (fresh) {
-        it->second = SpotDeadlineProbability(*deadline_hours_, RunOf(o, settings_));
+        it->second = SpotDeadlineProbability(*deadline_hours_, RunOf(o, settings_),
+                                             settings_.run_time_sigma);
     }
     return it->second;
 }
 
 double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o, double target) const {
     if (!o.interruptions_per_hour) {
-        return o.expected_wall_clock_hours <= *deadline_hours_ ? 1.0 : 0.0;
+        return RunTimeDeadlineProbability(*deadline_hours_, o.expected_wall_clock_hours,
+                                          settings_.run_time_sigma);
     }
     const InterruptedRun run = RunOf(o, settings_);
+    const double sigma = settings_.run_time_sigma;
+    if (!(sigma > 0)) {
+        return InterruptedLowerBound(run, o.expected_wall_clock_hours, *deadline_hours_, target,
+                                     /*chernoff=*/true);
+    }
+    // With a run-time factor E: P(E T <= D) >= P(E <= e^(sigma z)) P(T <= D e^(-sigma z)) for
+    // every z (E and the interruptions are independent); the best of a few z. None reaches a
+    // target above P(E T0 <= D), T0 the failure-free hours, nor one above Phi(z) at that z.
+    // The O(1) bounds only: the distribution on the run-time grid (RunTimeGridCells) costs
+    // about what Chernoff's searches at several z would, and none of these reaches the
+    // 1 - kDeadlineBoundShownTolerance at which a shown option would show a bound.
     const double failure_free =
         LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours)
             .failure_free_hours;
-    const double slack = *deadline_hours_ - failure_free;
+    const bool every_bound = target > 1.0;  // Fill: the best of them, whatever it is
+    if (!every_bound &&
+        RunTimeDeadlineProbability(*deadline_hours_, failure_free, sigma) < target) {
+        return 0.0;
+    }
+    double best = 0;
+    for (double z : kRunTimeBoundSigmas) {
+        const double in_time = RunTimeDeadlineProbability(std::exp(sigma * z), 1.0, sigma);
+        if (!(in_time > best) || (!every_bound && in_time < target)) continue;
+        const double inner = InterruptedLowerBound(run, o.expected_wall_clock_hours,
+                                                   *deadline_hours_ * std::exp(-sigma * z),
+                                                   target / in_time, /*chernoff=*/false);
+        best = std::max(best, in_time * inner);
+        if (best >= target) break;
+    }
+    return best;
+}
+
+double DeadlineProbabilities::InterruptedLowerBound(const InterruptedRun& run,
+                                                    double expected_hours, double deadline_hours,
+                                                    double target, bool chernoff) {
+    const double failure_free =
+        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours)
+            .failure_free_hours;
+    const double slack = deadline_hours - failure_free;
     if (slack < 0) {
         return 0.0;
     }
     // Not one interruption; Markov's inequality on the lost time L = T - T0 >= 0; Cantelli's
     // with L's variance (a sum over independent stretches).
     const double none = std::exp(-run.interruptions_per_hour * failure_free);
-    const double lost = o.expected_wall_clock_hours - failure_free;
+    const double lost = expected_hours - failure_free;
     const double markov = slack > 0 ? 1.0 - lost / slack : 0.0;
     double cantelli = 0;
     if (slack > lost) {
@@ -207,7 +253,7 @@ double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o, double tar
         const double gap = slack - lost;
         if (std::isfinite(variance)) cantelli = 1.0 - variance / (variance + gap * gap);
         const double cheap = std::max({none, markov, cantelli});
-        if (cheap >= target) {
+        if (cheap >= target || !chernoff) {
             return cheap;
         }
         // Chernoff's costs a search over theta (hundreds of log/exp): only when needed.
@@ -251,6 +297,7 @@ PricingSettings SettingsFor(const TrainingPlanRequest& request, bool mixture_of_
     s.moe_efficiency_spread = !request.efficiency_spread_fraction && mixture_of_experts;
     s.efficiency_spread = request.efficiency_spread_fraction.value_or(
         s.moe_efficiency_spread ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction);
+    s.run_time_sigma = RunTimeSigma(s.efficiency_spread);
     s.price_spread = request.price_spread_fraction.value_or(kDefaultPriceSpreadFraction);
     s.spot_price_spread =
         request.spot_price_spread_fraction.value_or(kDefaultSpotPriceSpreadFraction);
@@ -705,11 +752,13 @@ std::vector<TrainingPlanOption> ApplyWallClockCeiling(const TrainingPlanRequest&
     return ceiling.Finish();
 }
 
-double BudgetProbability(const TrainingPlanOption& o, double budget_usd, double factor_spot) {
+double BudgetProbability(const TrainingPlanOption& o, double budget_usd) {
     const bool fits = o.ExpectedTotalUsd() <= budget_usd;
-    if (!o.interruptions_per_hour || !(o.expected_cost_usd > 0)) return fits ? 1.0 : 0.0;
-    // The spread of a spot bill: sigma = ln(p90 / p50) / z90 of the log-normal compute cost.
-    const double sigma = std::log(factor_spot) / kZ90;
+    if (IsCommitted(o.offering->price_type) || !(o.expected_cost_usd > 0)) {
+        return fits ? 1.0 : 0.0;
+    }
+    // The spread of the bill: sigma = ln(p90 / p50) / z90 of the log-normal compute cost.
+    const double sigma = std::log(o.cost_usd_p90 / o.expected_cost_usd) / kZ90;
     if (!(sigma > 0)) return fits ? 1.0 : 0.0;
     const double compute_budget_usd = budget_usd - o.data_cost_usd.value_or(0);
     if (!(compute_budget_usd > 0)) return 0.0;
@@ -780,7 +829,7 @@ void ConstraintJudge::JudgeBudget(TrainingPlanOption& o, bool probability_needed
             return;
         }
     }
-    o.budget_probability = BudgetProbability(o, *c.budget_usd, settings_.factor_spot);
+    o.budget_probability = BudgetProbability(o, *c.budget_usd);
     o.within_budget = *o.budget_probability >= settings_.budget_confidence;
     // Only a verdict far wider than the rounding of log and erfc (about 1e-15) settles the
     // ratios beyond it: the probability computed there lands on the same side.
@@ -794,8 +843,7 @@ void ConstraintJudge::JudgeBudget(TrainingPlanOption& o, bool probability_needed
 
 void ConstraintJudge::FillBudget(TrainingPlanOption& o) const {
     if (constraints_.budget_usd && !o.budget_probability) {
-        o.budget_probability =
-            BudgetProbability(o, *constraints_.budget_usd, settings_.factor_spot);
+        o.budget_probability = BudgetProbability(o, *constraints_.budget_usd);
     }
 }
 

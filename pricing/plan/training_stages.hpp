@@ -112,6 +112,8 @@ struct PricingSettings {
     double checkpoint_hours = 0;
     double restart_hours = 0;
     double efficiency_spread = 0;
+    // sigma of the run-time factor the deadline probabilities count (RunTimeSigma).
+    double run_time_sigma = 0;
     bool moe_efficiency_spread = false;  // the default taken was kMoeEfficiencySpreadFraction
     double price_spread = 0;
     double spot_price_spread = 0;
@@ -187,29 +189,40 @@ InterruptedRun RunOf(const TrainingPlanOption& o, const PricingSettings& setting
 class DeadlineProbabilities {
 public:
     DeadlineProbabilities(const TrainingPlanRequest& request, const PricingSettings& settings);
-    // The probability itself: spot options from the distribution of RunOf(o), others 1 when
-    // the expected time fits, else 0.
+    // The probability itself, counting the estimate's run-time factor (settings'
+    // run_time_sigma): spot options from the distribution of RunOf(o) scaled by it
+    // (SpotDeadlineProbability with sigma), others Phi(ln(deadline / expected) / sigma)
+    // (RunTimeDeadlineProbability; 1 or 0 by the expected time at sigma 0).
     double Of(const TrainingPlanOption& o);
-    // A lower bound on Of(o): 0 when the failure-free run is late; else the largest of "no
+    // A lower bound on Of(o). Others than spot: Of(o) itself (O(1)). Spot, of the run alone
+    // (InterruptedLowerBound): 0 when the failure-free run is late; else the largest of "no
     // interruption at all" (e^(-rate T0)), Markov's inequality on the lost time
     // (1 - (E[T] - T0) / (D - T0)), Cantelli's with its variance, and Chernoff's. The first
     // three are O(1) and tried first; Chernoff's (a search over theta) only when they fall
     // short of `target`, so the answer is at least `target` whenever the four together are.
+    // With a run-time factor: the best over z in kRunTimeBoundSigmas of Phi(z) times the
+    // run's O(1) bounds against deadline x e^(-sigma z) (Chernoff's is left to the
+    // distribution, which costs about as much on the run-time grid).
     double LowerBound(const TrainingPlanOption& o, double target) const;
     // Sets o.deadline_probability where unset (a no-op without a deadline).
     void Fill(TrainingPlanOption& o);
 
 private:
+    // The bound above for `run` alone (its hours taken as exact) against `deadline_hours`;
+    // Chernoff's only with `chernoff`.
+    static double InterruptedLowerBound(const InterruptedRun& run, double expected_hours,
+                                        double deadline_hours, double target, bool chernoff);
     std::optional<double> deadline_hours_;
     const PricingSettings& settings_;
     std::map<std::pair<double, double>, double> cache_;
 };
 
 // The probability that o's total cost (compute + data) stays within `budget_usd`
-// (TrainingPlanOption::budget_probability): spot compute cost log-normal with median
-// expected_cost_usd and 90th percentile expected_cost_usd x `factor_spot` (= cost_usd_p90);
-// other price types 1 when the expected total fits, else 0.
-double BudgetProbability(const TrainingPlanOption& o, double budget_usd, double factor_spot);
+// (TrainingPlanOption::budget_probability): the compute cost is the log-normal its p10-p90
+// show, median expected_cost_usd and 90th percentile cost_usd_p90 (the run-time spread and
+// the spot or list price spread); commitments and capacity blocks, billed whole whatever the
+// run's length, 1 when the expected total fits, else 0.
+double BudgetProbability(const TrainingPlanOption& o, double budget_usd);
 
 // Stage 4: whether each option meets the deadline and the budget (meets_deadline,
 // within_budget, each judged by its probability against its confidence). An option meets the

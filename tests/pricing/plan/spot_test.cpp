@@ -1,4 +1,5 @@
 #include "pricing/plan/spot.hpp"
+#include "pricing/plan/training_plan.hpp"
 
 #include <doctest/doctest.h>
 
@@ -269,6 +270,96 @@ TEST_SUITE("plan_spot") {
                   (c.runs < 20000 ? 0.025 : 0.015));
             CHECK(std::abs(p.expected_spot_hours / sim.mean_hours - 1.0) < 0.01);
         }
+    }
+
+    // A job timed by the estimator was taken as exact: both deadline probabilities ignored the
+    // estimate's own error. With a run-time sigma the work itself is drawn log-normal here and
+    // the run replayed with the plan's interval (the model scales the interrupted hours
+    // instead: within the grid's tolerance plus a little, these cases say).
+    TEST_CASE("with a run-time spread the deadline probabilities match a simulation of the work") {
+        auto catalog = Sample();
+        struct Case {
+            double job_hours, rate, deadline_hours, spread;
+        };
+        const Case cases[] = {
+            {100, 1.0, 201.4, 0.20},  // the example: interruptions dominate
+            {100, 0.1, 120, 0.20},    // a tight deadline at a modest rate
+            {500, 0.02, 600, 0.40},   // a long job, the mixture-of-experts spread
+            {20, 0.05, 21, 0.20},     // few interruptions: the run-time factor dominates
+        };
+        constexpr int kRuns = 20000;
+        std::mt19937_64 rng(20261207);
+        for (const Case& c : cases) {
+            SpotPlanRequest r;
+            r.job_hours = c.job_hours;
+            r.on_demand_usd_per_hour = 10;
+            r.spot_usd_per_hour = 2;
+            r.interruptions_per_hour = c.rate;
+            r.checkpoint_minutes = 5;
+            r.restart_minutes = 10;
+            r.deadline_hours = c.deadline_hours;
+            auto exact = PlanSpot(r, *catalog);
+            REQUIRE(exact.ok());
+            r.run_time_sigma = RunTimeSigma(c.spread);
+            auto plan = PlanSpot(r, *catalog);
+            REQUIRE(plan.ok());
+            const SpotPlan& p = plan.value();
+            std::normal_distribution<double> z(0.0, r.run_time_sigma);
+            double in_time = 0;
+            double on_demand_in_time = 0;
+            for (int i = 0; i < kRuns; ++i) {
+                SpotPlan drawn = p;
+                drawn.job_hours = c.job_hours * std::exp(z(rng));
+                in_time += Simulate(rng, drawn, c.deadline_hours, 1).deadline_probability;
+                on_demand_in_time += drawn.job_hours <= c.deadline_hours ? 1.0 : 0.0;
+            }
+            INFO("job " << c.job_hours << " h, rate " << c.rate << ", deadline " << c.deadline_hours
+                        << ", spread " << c.spread << ": analytic " << *p.spot_deadline_probability
+                        << " simulated " << in_time / kRuns << "; without the spread "
+                        << *exact.value().spot_deadline_probability);
+            CHECK(std::abs(*p.spot_deadline_probability - in_time / kRuns) < 0.02);
+            CHECK(std::abs(*p.on_demand_deadline_probability - on_demand_in_time / kRuns) < 0.015);
+            // The spread pulls a likely finish down and an unlikely one up (faster runs too).
+            const double without = *exact.value().spot_deadline_probability;
+            CHECK((*p.spot_deadline_probability < without) == (without > 0.5));
+            CHECK(*p.on_demand_deadline_probability < 1.0);
+            CHECK(*exact.value().on_demand_deadline_probability == 1.0);
+        }
+        // At sigma 0 the probability is the interruption model's alone, to the digit.
+        const InterruptedRun run{100, 1.0, 5.0 / 60, 10.0 / 60, 0.5};
+        CHECK(SpotDeadlineProbability(201.4, run, 0.0) == SpotDeadlineProbability(201.4, run));
+    }
+
+    // With the spread counted, a deadline 5 % past an estimated job is met 9 times in 10 by
+    // neither path: the answer stays on-demand (the likelier) and says both chances and the
+    // saving given up.
+    TEST_CASE(
+        "when neither path meets the deadline under the run-time spread, the answer says so") {
+        auto catalog = Sample();
+        SpotPlanRequest r;
+        r.job_hours = 100;
+        r.on_demand_usd_per_hour = 10;
+        r.spot_usd_per_hour = 2;
+        r.interruptions_per_hour = 0.01;
+        r.deadline_hours = 105;
+        r.run_time_sigma = RunTimeSigma(kDefaultEfficiencySpreadFraction);
+        auto plan = PlanSpot(r, *catalog);
+        REQUIRE(plan.ok());
+        const SpotPlan& p = plan.value();
+        CHECK(*p.on_demand_deadline_probability ==
+              doctest::Approx(RunTimeDeadlineProbability(105, 100, r.run_time_sigma)));
+        CHECK(*p.on_demand_deadline_probability < 0.9);
+        CHECK(*p.spot_deadline_probability < *p.on_demand_deadline_probability);
+        CHECK(p.recommendation == SpotRecommendation::kOnDemand);
+        CAPTURE(p.reasoning);
+        CHECK(p.reasoning.find("neither meets the deadline with probability 90.0%: on-demand "
+                               "finishes by it with probability ") != std::string::npos);
+        CHECK(p.reasoning.find("expected saving") != std::string::npos);
+        // Taken as exact, the same hours meet it on-demand for certain.
+        r.run_time_sigma = 0;
+        auto exact = PlanSpot(r, *catalog);
+        REQUIRE(exact.ok());
+        CHECK(*exact.value().on_demand_deadline_probability == 1.0);
     }
 
     TEST_CASE("the issue's high-rate example now finishes by 201.4 h almost surely") {

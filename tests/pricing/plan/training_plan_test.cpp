@@ -305,6 +305,8 @@ TEST_SUITE("plan_training") {
         same.interruptions_per_hour = *judged->interruptions_per_hour / judged->nodes;
         same.nodes = judged->nodes;
         same.deadline_hours = r.constraints.deadline_hours;
+        // It counts the plan's run-time spread as well: the spot plan's model at the same sigma.
+        same.run_time_sigma = RunTimeSigma(kDefaultEfficiencySpreadFraction);
         auto spot_plan = PlanSpot(same, *catalog);
         REQUIRE(spot_plan.ok());
         CHECK(*judged->deadline_probability ==
@@ -313,13 +315,17 @@ TEST_SUITE("plan_training") {
         CHECK_FALSE(judged->meets_deadline);
         REQUIRE(judged->violations.size() == 1);
         CHECK(judged->violations[0].constraint == "deadline_confidence");
-        // Never recommended; on-demand options finish in time with probability 1 or 0.
+        // Never recommended; on-demand options finish in time with the probability of their
+        // log-normal run time.
         REQUIRE(plan.value().recommendation.has_value());
         CHECK(*plan.value().recommendation->deadline_probability >= kDefaultDeadlineConfidence);
+        const double sigma = RunTimeSigma(kDefaultEfficiencySpreadFraction);
         for (const auto& o : plan.value().options) {
             if (!o.interruptions_per_hour) {
+                const double z =
+                    std::log(*r.constraints.deadline_hours / o.expected_wall_clock_hours) / sigma;
                 CHECK(*o.deadline_probability ==
-                      (o.expected_wall_clock_hours <= *r.constraints.deadline_hours ? 1.0 : 0.0));
+                      doctest::Approx(0.5 * std::erfc(-z / std::sqrt(2.0))));
             }
         }
         bool echoed = false;
@@ -430,39 +436,53 @@ TEST_SUITE("plan_training") {
         CHECK(with_deadline.value().total_count == all.value().total_count);
     }
 
+    // With the run-time spread (the default) and without it (efficiency_spread_fraction 0: the
+    // interruption model alone).
     TEST_CASE("the cheap deadline bounds never exceed the distribution, and shown ones are close") {
-        TrainingPlanRequest r = SevenB();
-        const training_stages::PricingSettings settings = training_stages::SettingsFor(r, false);
-        int tight = 0;
-        for (double deadline : {100.0, 400.0, 720.0}) {
-            r.constraints.deadline_hours = deadline;
-            training_stages::DeadlineProbabilities probabilities(r, settings);
-            for (double work : {20.0, 95.0, 190.0, 370.0, 550.0, 675.0}) {
-                for (double rate : {0.0005, 0.004, 0.03, 0.12}) {
-                    TrainingPlanOption o;
-                    o.wall_clock_hours = work;
-                    o.interruptions_per_hour = rate;
-                    o.expected_wall_clock_hours =
-                        ExpectedHoursWithInterruptions(training_stages::RunOf(o, settings));
-                    const double bound = probabilities.LowerBound(o, 2.0);  // every bound
-                    const double exact = probabilities.Of(o);
-                    // A reachable target stops at the cheap bounds once they reach it, and
-                    // never says less than the target where all four together reach it.
-                    const double stopped = probabilities.LowerBound(o, 0.9);
-                    CHECK(stopped <= bound);
-                    CHECK((stopped >= 0.9) == (bound >= 0.9));
-                    CAPTURE(deadline);
-                    CAPTURE(work);
-                    CAPTURE(rate);
-                    CHECK(bound <= exact + 0.015);  // the grid's own error (spot.hpp)
-                    TrainingPlanOption shown = o;
-                    probabilities.Fill(shown);
-                    CHECK(std::abs(*shown.deadline_probability - exact) < 1e-6);
-                    tight += bound >= 1 - 1e-6 ? 1 : 0;
+        for (double spread : {0.0, kDefaultEfficiencySpreadFraction}) {
+            TrainingPlanRequest r = SevenB();
+            r.efficiency_spread_fraction = spread;
+            const training_stages::PricingSettings settings =
+                training_stages::SettingsFor(r, false);
+            int tight = 0;
+            for (double deadline : {100.0, 400.0, 720.0}) {
+                r.constraints.deadline_hours = deadline;
+                training_stages::DeadlineProbabilities probabilities(r, settings);
+                for (double work : {20.0, 95.0, 190.0, 370.0, 550.0, 675.0}) {
+                    for (double rate : {0.0005, 0.004, 0.03, 0.12}) {
+                        TrainingPlanOption o;
+                        o.wall_clock_hours = work;
+                        o.interruptions_per_hour = rate;
+                        o.expected_wall_clock_hours =
+                            ExpectedHoursWithInterruptions(training_stages::RunOf(o, settings));
+                        const double bound = probabilities.LowerBound(o, 2.0);  // every bound
+                        const double exact = probabilities.Of(o);
+                        // A reachable target stops at the cheap bounds once they reach it, and
+                        // never says less than the target where all four together reach it.
+                        const double stopped = probabilities.LowerBound(o, 0.9);
+                        CHECK(stopped <= bound);
+                        CHECK((stopped >= 0.9) == (bound >= 0.9));
+                        CAPTURE(spread);
+                        CAPTURE(deadline);
+                        CAPTURE(work);
+                        CAPTURE(rate);
+                        CHECK(bound <= exact + 0.015);  // the grid's own error (spot.hpp)
+                        TrainingPlanOption shown = o;
+                        probabilities.Fill(shown);
+                        CHECK(std::abs(*shown.deadline_probability - exact) < 1e-6);
+                        tight += bound >= 1 - 1e-6 ? 1 : 0;
+                        // Far from the deadline, the bound through the run-time factor's
+                        // quantiles still clears a 0.9 confidence without the distribution.
+                        if (spread > 0 && work * 2.0 < deadline && rate <= 0.004) {
+                            CHECK(stopped >= 0.9);
+                        }
+                    }
                 }
             }
+            if (spread == 0) {
+                CHECK(tight > 10);  // the bound spares most far-from-deadline runs the distribution
+            }
         }
-        CHECK(tight > 10);  // the bound spares most far-from-deadline runs the distribution
     }
 
     // The default plan recommended an unverified price dated by estimate and
@@ -592,11 +612,18 @@ TEST_SUITE("plan_training") {
         if (plan.value().recommendation) {
             CHECK(*plan.value().recommendation->budget_probability >= kDefaultBudgetConfidence);
         }
-        // On-demand options are billed at a fixed rate: 1 when the expected total fits, else 0.
+        // On-demand options bill a fixed rate for hours that are an estimate: the same
+        // log-normal, with the list price's spread in place of spot's.
         for (const auto& o : plan.value().options) {
             if (!o.interruptions_per_hour) {
+                const double s = std::log(o.cost_usd_p90 / o.expected_cost_usd) / kZ90;
+                const double zo = std::log(*r.constraints.budget_usd / o.expected_cost_usd) / s;
+                CHECK(s ==
+                      doctest::Approx(std::log(CostQuantileFactor(kDefaultEfficiencySpreadFraction,
+                                                                  kDefaultPriceSpreadFraction)) /
+                                      kZ90));
                 CHECK(*o.budget_probability ==
-                      (o.ExpectedTotalUsd() <= *r.constraints.budget_usd ? 1.0 : 0.0));
+                      doctest::Approx(0.5 * std::erfc(-zo / std::sqrt(2.0))));
             }
         }
         bool echoed = false;
@@ -681,6 +708,41 @@ TEST_SUITE("plan_training") {
               base.value().cheapest->expected_cost_usd);
     }
 
+    // An on-demand option's budget_probability was 1 whenever its expected total fitted, while
+    // its own cost_usd_p90 (the run-time and list price spreads) ran over the budget.
+    TEST_CASE(
+        "an on-demand option within budget on average but not at p90 misses budget_confidence") {
+        auto catalog = Sample();
+        TrainingPlanRequest r = SevenB();
+        r.constraints.price_types = {PriceType::kOnDemand};
+        r.constraints.accelerators = {"h100-sxm"};
+        auto free = Plan(r, *catalog);
+        REQUIRE(free.ok());
+        REQUIRE(free.value().recommendation.has_value());
+        const TrainingPlanOption& cheapest = *free.value().recommendation;
+        REQUIRE(cheapest.cost_usd_p90 > cheapest.expected_cost_usd);
+        r.constraints.budget_usd = (cheapest.expected_cost_usd + cheapest.cost_usd_p90) / 2;
+        r.include_infeasible = true;
+        auto plan = Plan(r, *catalog);
+        REQUIRE(plan.ok());
+        const TrainingPlanOption* judged = nullptr;
+        for (const auto& o : plan.value().options) {
+            if (KeyOf(o) == KeyOf(cheapest)) judged = &o;
+        }
+        REQUIRE(judged != nullptr);
+        REQUIRE(judged->budget_probability.has_value());
+        const double sigma = std::log(CostQuantileFactor(kDefaultEfficiencySpreadFraction,
+                                                         kDefaultPriceSpreadFraction)) /
+                             kZ90;
+        const double z = std::log(*r.constraints.budget_usd / judged->expected_cost_usd) / sigma;
+        CHECK(*judged->budget_probability == doctest::Approx(0.5 * std::erfc(-z / std::sqrt(2.0))));
+        CHECK(*judged->budget_probability > 0.5);
+        CHECK(*judged->budget_probability < kDefaultBudgetConfidence);
+        CHECK_FALSE(judged->within_budget);
+        REQUIRE(judged->violations.size() == 1);
+        CHECK(judged->violations[0].constraint == "budget_confidence");
+    }
+
     TEST_CASE("a later deadline never removes feasible options, and an earlier one never adds") {
         auto catalog = Sample();
         TrainingPlanRequest base = SevenB();
@@ -706,7 +768,10 @@ TEST_SUITE("plan_training") {
                 REQUIRE(o.deadline_probability.has_value());
                 CHECK(o.Feasible() == (*o.deadline_probability >= kDefaultDeadlineConfidence));
                 if (!o.interruptions_per_hour) {
-                    CHECK(o.Feasible() == (o.expected_wall_clock_hours <= deadline));
+                    // In time 9 runs in 10 under the run-time spread: expected by deadline / 1.2.
+                    CHECK(o.Feasible() ==
+                          (o.expected_wall_clock_hours * (1.0 + kDefaultEfficiencySpreadFraction) <=
+                           deadline * (1.0 + 1e-12)));
                 }
                 if (o.Feasible()) {
                     meeting.insert(KeyOf(o));
@@ -1826,7 +1891,10 @@ TEST_SUITE("plan_training run-time risk") {
         CHECK(RunTimeLateFraction(100, 101, 0) == doctest::Approx(0.0));
     }
 
-    TEST_CASE("the reasoning says how many runs the run-time spread alone puts past the deadline") {
+    // A fixed-price option's deadline_probability was 1 whenever its expected time fitted: one
+    // expected at 1/1.1 of the deadline was recommended as certain where a quarter of runs,
+    // under the plan's own run-time spread, would miss it.
+    TEST_CASE("a fixed-price option's deadline probability counts the run-time spread") {
         auto catalog = Sample();
         TrainingPlanRequest r = SevenB();
         r.constraints.providers = {"aws"};
@@ -1835,24 +1903,53 @@ TEST_SUITE("plan_training run-time risk") {
         REQUIRE(open.ok());
         REQUIRE(open.value().recommendation.has_value());
         CHECK(open.value().reasoning.find("past the deadline") == std::string::npos);
-        // A deadline 10 % beyond the cheapest option's expected time: it still meets it (a
-        // fixed-price option's deadline_probability is 1), yet a quarter of runs would not.
+        const std::string key = KeyOf(*open.value().recommendation);
         const double expected_hours = open.value().recommendation->expected_wall_clock_hours;
+        // A deadline 10 % beyond the cheapest option's expected time: a quarter of its runs miss.
         r.constraints.deadline_hours = 1.1 * expected_hours;
+        r.include_infeasible = true;
         auto tight = Plan(r, *catalog);
         REQUIRE(tight.ok());
-        REQUIRE(tight.value().recommendation.has_value());
-        const TrainingPlanOption& o = *tight.value().recommendation;
-        CHECK(o.expected_wall_clock_hours == doctest::Approx(expected_hours));
-        CHECK(o.deadline_probability.value_or(1.0) == doctest::Approx(1.0));
+        const TrainingPlanOption* judged = nullptr;
+        for (const auto& o : tight.value().options) {
+            if (KeyOf(o) == key) judged = &o;
+        }
+        REQUIRE(judged != nullptr);
         const double sigma = std::log1p(kDefaultEfficiencySpreadFraction) / kZ90;
         const double late = 0.5 * std::erfc(std::log(1.1) / sigma / std::sqrt(2.0));
         CHECK(late == doctest::Approx(0.251).epsilon(0.01));
-        const std::string said = "that spread alone puts about " + Fixed(100.0 * late, 1) +
-                                 "% of runs past the deadline, which deadline_probability does "
-                                 "not count.";
-        CHECK(tight.value().reasoning.find(said) != std::string::npos);
+        CHECK(judged->deadline_probability.value_or(1.0) == doctest::Approx(1.0 - late));
+        CHECK_FALSE(judged->meets_deadline);
+        REQUIRE(judged->violations.size() == 1);
+        CHECK(judged->violations[0].constraint == "deadline_confidence");
+        // What is recommended finishes in time 9 runs in 10, and the reasoning says the spread.
+        if (tight.value().recommendation) {
+            const TrainingPlanOption& o = *tight.value().recommendation;
+            CHECK(*o.deadline_probability >= kDefaultDeadlineConfidence);
+            CHECK(o.expected_wall_clock_hours * (1.0 + kDefaultEfficiencySpreadFraction) <=
+                  *r.constraints.deadline_hours);
+            const double o_late =
+                0.5 *
+                std::erfc(std::log(*r.constraints.deadline_hours / o.expected_wall_clock_hours) /
+                          sigma / std::sqrt(2.0));
+            const std::string said = "that spread alone puts about " + Fixed(100.0 * o_late, 1) +
+                                     "% of runs past the deadline, counted in that probability.";
+            CAPTURE(tight.value().reasoning);
+            CHECK(tight.value().reasoning.find("It finishes by the deadline with probability " +
+                                               Fixed(100.0 * *o.deadline_probability, 1) + "%") !=
+                  std::string::npos);
+            CHECK((tight.value().reasoning.find(said) != std::string::npos) ==
+                  (Fixed(100.0 * o_late, 1) != "0.0"));
+        }
+        // Without a spread (efficiency_spread_fraction 0) the expected time alone decides.
+        r.efficiency_spread_fraction = 0.0;
+        auto exact = Plan(r, *catalog);
+        REQUIRE(exact.ok());
+        REQUIRE(exact.value().recommendation.has_value());
+        CHECK(KeyOf(*exact.value().recommendation) == key);
+        CHECK(*exact.value().recommendation->deadline_probability == 1.0);
         // A deadline far beyond it: nothing to say.
+        r.efficiency_spread_fraction.reset();
         r.constraints.deadline_hours = 10.0 * expected_hours;
         auto loose = Plan(r, *catalog);
         REQUIRE(loose.ok());
