@@ -196,6 +196,9 @@ TrainingEstimate Summarize(const Ctx& c, const SearchResult& r) {
     out.ideal_wall_clock_hours = ideal_s / 3600.0;
     out.ideal_accelerator_hours = out.ideal_wall_clock_hours * n;
     out.wall_clock_hours = out.ideal_wall_clock_hours / c.goodput;
+    const double spread = RunTimeSpreadFraction(c.m);
+    out.wall_clock_hours_p10 = out.wall_clock_hours / (1.0 + spread);
+    out.wall_clock_hours_p90 = out.wall_clock_hours * (1.0 + spread);
     out.accelerator_hours = out.wall_clock_hours * n;
     out.memory = e.memory;
     out.memory_per_accelerator_gb = e.memory.total_gb;
@@ -385,6 +388,43 @@ void AddRecomputeModuleAssumptions(const TrainingRequest& req, const Ctx& c,
     }
 }
 
+// The adapters' figures of a LoRA or QLoRA run (none for full training).
+void AddAdapterAssumptions(const TrainingRequest& req, const Ctx& c, Assumptions& as) {
+    auto add = [&](AssumptionText name, double v, AssumptionText unit, AssumptionText desc,
+                   AssumptionText source) {
+        as.push_back({std::move(name), v, std::move(unit), std::move(desc), std::move(source)});
+    };
+    if (!c.frozen_base) {
+        return;
+    }
+    add("lora_rank", c.adapters.rank, "1", "rank r of every adapter (r * (in + out) parameters)",
+        SourceOf(req.lora_rank.has_value(),
+                 "QLoRA paper setting (Dettmers et al. 2023 §4: r = 64 on all linear layers)"));
+    add("frozen_weight_bytes_per_param", c.frozen_weight_bpe, "bytes",
+        "storage of a frozen block weight (embeddings and output head stay 16-bit)",
+        c.quantized_base ? "NF4 + double quantisation, 4.127 bits (Dettmers et al. 2023 §3)"
+                         : "16-bit base (LoRA)");
+    if (c.quantized_base) {
+        add("dequantize_bytes_per_param", c.frozen_weight_bpe + c.weight_bpe, "bytes",
+            "HBM traffic to dequantise one weight before each forward and backward GEMM "
+            "(read NF4, write 16-bit)",
+            "bitsandbytes 4-bit linear layers dequantise to the compute dtype per call");
+    }
+}
+
+// The run-time spread wall_clock_hours_p10 and _p90 take (RunTimeSpreadFraction), as echoed.
+Assumption RunTimeSpreadEcho(const ResolvedModel& m) {
+    return {"efficiency_spread_fraction", RunTimeSpreadFraction(m), "fraction",
+            "p90/p50 - 1 of the run time from the estimate's own error (log-normal around "
+            "wall_clock_hours): wall_clock_hours_p10 and _p90 are wall_clock_hours / and x (1 + "
+            "this)",
+            m.IsMoe() ? "measured: the estimator's error on the 40 MoE training rows of the "
+                        "frontier validation set, exp(80th percentile of |ln(estimated / "
+                        "published)|) - 1 (docs/estimator.md)"
+                      : "judgement: published MFUs for one model and hardware differ by about "
+                        "+-20 % between frameworks and tuning (estimator-references)"};
+}
+
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
     Assumptions as = c.dev.assumptions;
     as.insert(as.end(), c.links.assumptions.begin(), c.links.assumptions.end());
@@ -392,6 +432,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
                    AssumptionText source) {
         as.push_back({std::move(name), v, std::move(unit), std::move(desc), std::move(source)});
     };
+    as.push_back(RunTimeSpreadEcho(c.m));
     add("goodput", c.goodput, "fraction",
         "productive share of wall-clock time (restarts, checkpoints, evaluation excluded); "
         "expected hours = ideal hours / goodput",
@@ -470,22 +511,7 @@ Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const 
         "backward GEMMs per forward GEMM of a base weight: 2 when it trains (input and weight "
         "gradient), 1 when it is frozen (input gradient only)",
         "backpropagation through a linear layer");
-    if (c.frozen_base) {
-        add("lora_rank", c.adapters.rank, "1",
-            "rank r of every adapter (r * (in + out) parameters)",
-            SourceOf(req.lora_rank.has_value(),
-                     "QLoRA paper setting (Dettmers et al. 2023 §4: r = 64 on all linear layers)"));
-        add("frozen_weight_bytes_per_param", c.frozen_weight_bpe, "bytes",
-            "storage of a frozen block weight (embeddings and output head stay 16-bit)",
-            c.quantized_base ? "NF4 + double quantisation, 4.127 bits (Dettmers et al. 2023 §3)"
-                             : "16-bit base (LoRA)");
-        if (c.quantized_base) {
-            add("dequantize_bytes_per_param", c.frozen_weight_bpe + c.weight_bpe, "bytes",
-                "HBM traffic to dequantise one weight before each forward and backward GEMM "
-                "(read NF4, write 16-bit)",
-                "bitsandbytes 4-bit linear layers dequantise to the compute dtype per call");
-        }
-    }
+    AddAdapterAssumptions(req, c, as);
     add("elementwise_hidden_elements_per_token", kElementwiseHiddenElements, "elements",
         "per layer forward: 2 norms and 2 residual adds, in units of the hidden size",
         "counted from the Megatron layer (Korthikanti et al. 2022 Fig. 2)");
@@ -606,6 +632,10 @@ ParamSplit SplitParams(const ResolvedModel& m) {
     double room = m.params - m.embedding_params - m.layers * m.attention_params_per_layer;
     routed = std::clamp(routed, 0.0, std::max(0.0, room));
     return {m.params - routed, routed};
+}
+
+double RunTimeSpreadFraction(const ResolvedModel& m) {
+    return m.IsMoe() ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction;
 }
 
 double ModelFlopsPerToken(const ResolvedModel& m) {

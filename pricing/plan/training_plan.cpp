@@ -230,7 +230,7 @@ namespace {
 // The run-time spread of a spot plan given a workload: the estimate's own error (the training
 // plans' default efficiency spread, wider for a mixture-of-experts model) moves the job's hours.
 double WorkloadSpread(const estimate::TrainingEstimate& estimate) {
-    return estimate.model.IsMoe() ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction;
+    return estimate::RunTimeSpreadFraction(estimate.model);
 }
 
 // Echoes that spread, which both deadline probabilities count, and says beside them what it

@@ -27,16 +27,11 @@ namespace gpucost::pricing::plan {
 // sigma = ln(1 + spread) / z per factor and cost quantiles are median * exp(+-z * sigma)
 // with sigma = sqrt(sigma_time^2 + sigma_price^2).
 //
-// Efficiency: published MFUs for the same model on the same hardware differ by about +-20 %
-// between frameworks and tuning (see ../shared/docs/estimator-references.md); judgement.
-inline constexpr double kDefaultEfficiencySpreadFraction = 0.20;
-// For a mixture-of-experts model the estimator's own measured error is wider than that: over the
-// 40 MoE training rows of the frontier validation set (tests/data/frontier/moe.jsonl, fit and
-// held out, each row's published layout; docs/estimator.md), exp(80th percentile of
-// |ln(predicted / published)|) - 1, the p90/p50 - 1 of a log-normal with that spread (the
-// 80th percentile of |ln| is the two-sided p10..p90). `gpucost_validate --frontier` prints it
-// per class; the dense rows measure 0.10, inside the default above.
-inline constexpr double kMoeEfficiencySpreadFraction = 0.40;
+// The run-time spreads are the estimator's (pricing/estimate/training.hpp, where training
+// estimates answer wall_clock_hours_p10/p90 with them): 0.20 by judgement, 0.40 measured for a
+// mixture-of-experts model.
+using estimate::kDefaultEfficiencySpreadFraction;
+using estimate::kMoeEfficiencySpreadFraction;
 // z of the standard normal's 90th percentile.
 inline constexpr double kZ90 = 1.2815515655446004;
 // On-demand and committed list prices change rarely between catalog refreshes; judgement.

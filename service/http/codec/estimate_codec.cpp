@@ -618,6 +618,8 @@ constexpr auto kTrainingEstimateFields = std::to_array<AnswerField<TrainingEstim
     {"tokens_per_step", &Scalar<&TrainingEstimate::tokens_per_step>},
     {"total_model_flops", &Scalar<&TrainingEstimate::total_model_flops>},
     {"wall_clock_hours", &Scalar<&TrainingEstimate::wall_clock_hours>},
+    {"wall_clock_hours_p10", &Scalar<&TrainingEstimate::wall_clock_hours_p10>},
+    {"wall_clock_hours_p90", &Scalar<&TrainingEstimate::wall_clock_hours_p90>},
     {"warnings", [](JsonWriter& w, const TrainingEstimate& e) { WriteModelWarnings(w, e.model); }},
 });
 static_assert(KeysAscending(kTrainingEstimateFields));

@@ -75,6 +75,38 @@ TEST_SUITE("estimate_routes") {
         CHECK(b["assumptions"].size() > 10);
     }
 
+    // A training estimate answered one number: how far it may be off was said only by the
+    // plans (their efficiency_spread_fraction), never beside the estimate itself.
+    TEST_CASE("a training estimate states its run-time spread: p10 and p90 of wall_clock_hours") {
+        TestServer server(SampleDeps());
+        auto spread_of = [](const json& b) {
+            for (const json& a : b["assumptions"]) {
+                if (a["name"] == "efficiency_spread_fraction") return a["value"].get<double>();
+            }
+            return -1.0;
+        };
+        auto r = Post(server, "/v1/estimates/training", Llama65Training());
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        json dense = json::parse(r->body);
+        const double hours = dense["wall_clock_hours"].get<double>();
+        CHECK(spread_of(dense) == doctest::Approx(0.20));
+        CHECK(dense["wall_clock_hours_p10"].get<double>() == doctest::Approx(hours / 1.2));
+        CHECK(dense["wall_clock_hours_p90"].get<double>() == doctest::Approx(hours * 1.2));
+        // A mixture-of-experts model: the estimator's measured error on its MoE rows, 0.40.
+        auto m = Post(server, "/v1/estimates/training",
+                      json::parse(R"({"model": "qwen3-30b-a3b", "tokens_b": 100,
+                                      "precision": "fp8",
+                                      "hardware": {"accelerator": "h100-sxm",
+                                                   "total_accelerators": 16}})"));
+        REQUIRE(m);
+        REQUIRE_MESSAGE(m->status == 200, m->body);
+        json moe = json::parse(m->body);
+        CHECK(spread_of(moe) == doctest::Approx(0.40));
+        CHECK(moe["wall_clock_hours_p90"].get<double>() ==
+              doctest::Approx(moe["wall_clock_hours"].get<double>() * 1.4));
+    }
+
     TEST_CASE("parallelism.context splits each sequence and is echoed with its ring's time") {
         TestServer server(SampleDeps());
         json req = json::parse(R"({
