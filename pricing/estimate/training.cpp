@@ -418,11 +418,7 @@ Assumption RunTimeSpreadEcho(const ResolvedModel& m) {
             "p90/p50 - 1 of the run time from the estimate's own error (log-normal around "
             "wall_clock_hours): wall_clock_hours_p10 and _p90 are wall_clock_hours / and x (1 + "
             "this)",
-            m.IsMoe() ? "measured: the estimator's error on the 40 MoE training rows of the "
-                        "frontier validation set, exp(80th percentile of |ln(estimated / "
-                        "published)|) - 1 (docs/estimator.md)"
-                      : "judgement: published MFUs for one model and hardware differ by about "
-                        "+-20 % between frameworks and tuning (estimator-references)"};
+            EfficiencySpreadDefaultSource(m.IsMoe())};
 }
 
 Assumptions TrainingAssumptions(const TrainingRequest& req, const Ctx& c, const Eval& e) {
@@ -636,6 +632,14 @@ ParamSplit SplitParams(const ResolvedModel& m) {
 
 double RunTimeSpreadFraction(const ResolvedModel& m) {
     return m.IsMoe() ? kMoeEfficiencySpreadFraction : kDefaultEfficiencySpreadFraction;
+}
+
+AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts) {
+    if (mixture_of_experts) {
+        return "default for a mixture-of-experts model: measured, the estimator's error on the 40 "
+               "MoE rows of the frontier validation set (docs/estimator.md)";
+    }
+    return "default: judgement (published MFUs for one model and chip differ by about +-20%)";
 }
 
 double ModelFlopsPerToken(const ResolvedModel& m) {

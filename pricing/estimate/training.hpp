@@ -269,6 +269,9 @@ inline constexpr double kMoeEfficiencySpreadFraction = 0.40;
 // The run-time spread of model `m`'s class: kMoeEfficiencySpreadFraction for a
 // mixture-of-experts model, else kDefaultEfficiencySpreadFraction.
 double RunTimeSpreadFraction(const ResolvedModel& m);
+// The source an efficiency_spread_fraction echo names for the spread of its class (the
+// estimate's, and the plans' when the request gives none).
+AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts);
 
 struct TrainingEstimate {
     // Expected (with goodput) and ideal (goodput 1) figures for the whole run.

@@ -396,12 +396,11 @@ std::size_t RunTimeGridCells(double horizon_hours, double deadline_hours, double
                                                static_cast<double>(kDeadlineGridCells)));
 }
 
-// Standard normal distribution function.
+}  // namespace
+
 double NormalCdf(double z) {
     return 0.5 * std::erfc(-z / std::sqrt(2.0));
 }
-
-}  // namespace
 
 double SpotDeadlineProbability(double deadline_hours, const InterruptedRun& run) {
     const double rate = run.interruptions_per_hour;
@@ -790,8 +789,8 @@ InterruptedRun RunOf(const SpotPlan& plan) {
 }
 
 // The expected cost and deadline probability at both ends of the interruption share's range,
-// with the plan's checkpoint interval; said in the reasoning.
-void PriceRange(SpotPlan& plan) {
+// with the plan's checkpoint interval and the request's `run_time_sigma`; said in the reasoning.
+void PriceRange(SpotPlan& plan, double run_time_sigma) {
     if (!plan.interruption_percent_per_month_range) return;
     const SpotRange percent = *plan.interruption_percent_per_month_range;
     const double nodes = static_cast<double>(plan.nodes);
@@ -822,11 +821,9 @@ void PriceRange(SpotPlan& plan) {
         "), spot is expected to cost " + UsdText(plan.expected_spot_cost_usd_range->low) + "-" +
         UsdText(plan.expected_spot_cost_usd_range->high);
     if (plan.deadline_hours) {
-        plan.spot_deadline_probability_range =
-            SpotRange{SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.high),
-                                              plan.run_time_sigma),
-                      SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.low),
-                                              plan.run_time_sigma)};
+        plan.spot_deadline_probability_range = SpotRange{
+            SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.high), run_time_sigma),
+            SpotDeadlineProbability(*plan.deadline_hours, run_at(percent.low), run_time_sigma)};
         text += " and to finish by the deadline with probability " +
                 probability(plan.spot_deadline_probability_range->low) + "-" +
                 probability(plan.spot_deadline_probability_range->high);
@@ -992,7 +989,7 @@ void Recommend(const SpotPlanRequest& request, double required, bool spot_meets_
     } else if (!spot_meets_deadline && !on_demand_meets_deadline) {
         plan.recommendation = SpotRecommendation::kOnDemand;
         plan.reasoning =
-            plan.run_time_sigma > 0
+            request.run_time_sigma > 0
                 ? "neither meets the deadline with probability " + Pct(required) +
                       ": on-demand finishes by it with probability " +
                       Pct(*plan.on_demand_deadline_probability) + ", spot " +
@@ -1124,7 +1121,6 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
         const double deadline = *request.deadline_hours;
         plan.deadline_hours = deadline;
         const double sigma = request.run_time_sigma;
-        plan.run_time_sigma = sigma;
         plan.spot_deadline_probability = SpotDeadlineProbability(deadline, RunOf(plan), sigma);
         plan.on_demand_deadline_probability =
             RunTimeDeadlineProbability(deadline, plan.job_hours, sigma);
@@ -1149,7 +1145,7 @@ Result<SpotPlan> PlanSpot(const SpotPlanRequest& request, const Catalog& catalog
             request.owned_capacity,
             "the on-demand path's hours from " + plan.start_date.value_or("the start date")));
     }
-    PriceRange(plan);
+    PriceRange(plan, request.run_time_sigma);
     return plan;
 }
 

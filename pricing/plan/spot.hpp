@@ -137,6 +137,8 @@ inline constexpr double kRunTimeSigmasCounted = 6.0;
 // 350 cells rather than 2,048, some 30 times less work per distribution.
 inline constexpr double kRunTimeGridCellsPerSigma = 32;
 inline constexpr std::size_t kMinRunTimeGridCells = 64;
+// The standard normal distribution function, Phi.
+double NormalCdf(double z);
 // Probability that a run expected to take `expected_hours` (no interruptions) finishes within
 // `deadline_hours`: Phi(ln(deadline / expected) / sigma); 1 or 0 by the expected hours when
 // sigma is 0.
@@ -261,8 +263,6 @@ struct SpotPlan {
     std::optional<double> deadline_hours;
     std::optional<double> spot_deadline_probability;
     std::optional<double> on_demand_deadline_probability;
-    // The request's run_time_sigma, which both probabilities above count (0: job_hours exact).
-    double run_time_sigma = 0;
     // When spot alone misses the deadline too often and on-demand meets it, the mixed plan
     // (start on spot, move to on-demand once hours elapsed + remaining work reach the
     // deadline) is weighed. Its slack: hours of lost work and restarts a spot run writing all

@@ -315,14 +315,16 @@ std::string RunTimeRiskText(const TrainingPlanRequest& request, const TrainingPl
     if (request.constraints.deadline_hours && r.deadline_probability) {
         const double deadline = *request.constraints.deadline_hours;
         const double slack = deadline - r.expected_wall_clock_hours;
+        // What the probability counts: the run-time spread, the interruptions, or both.
+        std::string counted = s.efficiency_spread > 0 ? "the run-time spread" : "";
+        if (spot) {
+            counted += (counted.empty() ? "" : " and ") +
+                       std::string("the interruption model of POST /v1/plans/spot");
+        }
         out += " It finishes by the deadline with probability " +
                Fixed(100.0 * *r.deadline_probability, 1) + "% (deadline_confidence " +
                Fixed(100.0 * s.deadline_confidence, 1) + "%" +
-               (s.efficiency_spread > 0 ? "; the run-time spread" : "") +
-               (spot ? std::string(s.efficiency_spread > 0 ? " and" : ";") +
-                           " the interruption model of POST /v1/plans/spot"
-                     : "") +
-               ")";
+               (counted.empty() ? "" : "; " + counted) + ")";
         out += slack < kThinDeadlineSlackFraction * deadline
                    ? ", " + Hours(slack) + " before it in expectation."
                    : ".";

@@ -72,14 +72,6 @@ std::string RunTimeLateText(double expected_hours, double deadline_hours,
            " past the deadline";
 }
 
-AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts) {
-    if (mixture_of_experts) {
-        return "default for a mixture-of-experts model: measured, the estimator's error on the 40 "
-               "MoE rows of the frontier validation set (docs/estimator.md)";
-    }
-    return "default: judgement (published MFUs for one model and chip differ by about +-20%)";
-}
-
 std::vector<int> CandidateNodeCounts(int per_node, int min_total_accelerators,
                                      int max_total_accelerators) {
     std::vector<int> out;
@@ -229,16 +221,12 @@ namespace {
 
 // The run-time spread of a spot plan given a workload: the estimate's own error (the training
 // plans' default efficiency spread, wider for a mixture-of-experts model) moves the job's hours.
-double WorkloadSpread(const estimate::TrainingEstimate& estimate) {
-    return estimate::RunTimeSpreadFraction(estimate.model);
-}
-
-// Echoes that spread, which both deadline probabilities count, and says beside them what it
-// alone costs the on-demand run.
+// Echoes it, as both deadline probabilities count it, and says beside them what it alone costs
+// the on-demand run.
 void SayRunTimeRisk(const SpotPlanRequest& request, const estimate::TrainingEstimate& estimate,
                     SpotPlan& plan) {
     const bool mixture_of_experts = estimate.model.IsMoe();
-    const double spread = WorkloadSpread(estimate);
+    const double spread = estimate::RunTimeSpreadFraction(estimate.model);
     plan.assumptions.push_back(
         {"efficiency_spread_fraction", spread, "fraction",
          "p90/p50 - 1 of the job's run time from the estimate's own error (log-normal, "
@@ -307,7 +295,7 @@ Result<SpotPlan> PlanSpotForTraining(SpotPlanRequest request,
         return e;
     }
     request.job_hours = estimate.value().wall_clock_hours;
-    request.run_time_sigma = RunTimeSigma(WorkloadSpread(estimate.value()));
+    request.run_time_sigma = RunTimeSigma(estimate::RunTimeSpreadFraction(estimate.value().model));
     auto plan = PlanSpot(request, catalog);
     if (plan.ok()) {
         plan.value().assumptions.push_back({"job_hours", estimate.value().wall_clock_hours, "h",

@@ -414,7 +414,6 @@ double RunTimeSigma(double time_spread_fraction);
 std::string RunTimeLateText(double expected_hours, double deadline_hours,
                             double time_spread_fraction, std::string_view runs);
 
-// The source an efficiency_spread_fraction echo names when the default spread is used.
-AssumptionText EfficiencySpreadDefaultSource(bool mixture_of_experts);
+using estimate::EfficiencySpreadDefaultSource;
 
 }  // namespace gpucost::pricing::plan

@@ -193,10 +193,12 @@ double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o, double tar
                                           settings_.run_time_sigma);
     }
     const InterruptedRun run = RunOf(o, settings_);
+    const CheckpointLayout layout =
+        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours);
     const double sigma = settings_.run_time_sigma;
     if (!(sigma > 0)) {
-        return InterruptedLowerBound(run, o.expected_wall_clock_hours, *deadline_hours_, target,
-                                     /*chernoff=*/true);
+        return InterruptedLowerBound(run, layout, o.expected_wall_clock_hours, *deadline_hours_,
+                                     target, /*chernoff=*/true);
     }
     // With a run-time factor E: P(E T <= D) >= P(E <= e^(sigma z)) P(T <= D e^(-sigma z)) for
     // every z (E and the interruptions are independent); the best of a few z. None reaches a
@@ -204,19 +206,16 @@ double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o, double tar
     // The O(1) bounds only: the distribution on the run-time grid (RunTimeGridCells) costs
     // about what Chernoff's searches at several z would, and none of these reaches the
     // 1 - kDeadlineBoundShownTolerance at which a shown option would show a bound.
-    const double failure_free =
-        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours)
-            .failure_free_hours;
     const bool every_bound = target > 1.0;  // Fill: the best of them, whatever it is
     if (!every_bound &&
-        RunTimeDeadlineProbability(*deadline_hours_, failure_free, sigma) < target) {
+        RunTimeDeadlineProbability(*deadline_hours_, layout.failure_free_hours, sigma) < target) {
         return 0.0;
     }
     double best = 0;
     for (double z : kRunTimeBoundSigmas) {
         const double in_time = RunTimeDeadlineProbability(std::exp(sigma * z), 1.0, sigma);
         if (!(in_time > best) || (!every_bound && in_time < target)) continue;
-        const double inner = InterruptedLowerBound(run, o.expected_wall_clock_hours,
+        const double inner = InterruptedLowerBound(run, layout, o.expected_wall_clock_hours,
                                                    *deadline_hours_ * std::exp(-sigma * z),
                                                    target / in_time, /*chernoff=*/false);
         best = std::max(best, in_time * inner);
@@ -226,11 +225,10 @@ double DeadlineProbabilities::LowerBound(const TrainingPlanOption& o, double tar
 }
 
 double DeadlineProbabilities::InterruptedLowerBound(const InterruptedRun& run,
+                                                    const CheckpointLayout& layout,
                                                     double expected_hours, double deadline_hours,
                                                     double target, bool chernoff) {
-    const double failure_free =
-        LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours)
-            .failure_free_hours;
+    const double failure_free = layout.failure_free_hours;
     const double slack = deadline_hours - failure_free;
     if (slack < 0) {
         return 0.0;
@@ -242,8 +240,6 @@ double DeadlineProbabilities::InterruptedLowerBound(const InterruptedRun& run,
     const double markov = slack > 0 ? 1.0 - lost / slack : 0.0;
     double cantelli = 0;
     if (slack > lost) {
-        const CheckpointLayout layout =
-            LayOutCheckpoints(run.work_hours, run.interval_hours, run.checkpoint_hours);
         const double rate = run.interruptions_per_hour;
         double variance = StretchLostVariance(rate, layout.last_stretch_hours, run.restart_hours);
         if (layout.full_stretches > 0) {
@@ -762,8 +758,7 @@ double BudgetProbability(const TrainingPlanOption& o, double budget_usd) {
     if (!(sigma > 0)) return fits ? 1.0 : 0.0;
     const double compute_budget_usd = budget_usd - o.data_cost_usd.value_or(0);
     if (!(compute_budget_usd > 0)) return 0.0;
-    const double z = std::log(compute_budget_usd / o.expected_cost_usd) / sigma;
-    return 0.5 * std::erfc(-z / std::sqrt(2.0));
+    return NormalCdf(std::log(compute_budget_usd / o.expected_cost_usd) / sigma);
 }
 
 ConstraintJudge::ConstraintJudge(const TrainingPlanRequest& request,

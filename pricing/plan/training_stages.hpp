@@ -208,10 +208,11 @@ public:
     void Fill(TrainingPlanOption& o);
 
 private:
-    // The bound above for `run` alone (its hours taken as exact) against `deadline_hours`;
-    // Chernoff's only with `chernoff`.
-    static double InterruptedLowerBound(const InterruptedRun& run, double expected_hours,
-                                        double deadline_hours, double target, bool chernoff);
+    // The bound above for `run` alone (laid out as `layout`, its hours taken as exact) against
+    // `deadline_hours`; Chernoff's only with `chernoff`.
+    static double InterruptedLowerBound(const InterruptedRun& run, const CheckpointLayout& layout,
+                                        double expected_hours, double deadline_hours, double target,
+                                        bool chernoff);
     std::optional<double> deadline_hours_;
     const PricingSettings& settings_;
     std::map<std::pair<double, double>, double> cache_;
