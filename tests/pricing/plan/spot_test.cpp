@@ -44,6 +44,21 @@ SpotPlanRequest IssueExample() {
     return r;
 }
 
+// A job of `job_hours` at $10/h on demand or $2/h spot, interrupted `rate` times an hour, with
+// its checkpoint and restart minutes and a deadline: the cases replayed by simulation below.
+SpotPlanRequest SimulatedCase(double job_hours, double rate, double checkpoint_minutes,
+                              double restart_minutes, double deadline_hours) {
+    SpotPlanRequest r;
+    r.job_hours = job_hours;
+    r.on_demand_usd_per_hour = 10;
+    r.spot_usd_per_hour = 2;
+    r.interruptions_per_hour = rate;
+    r.checkpoint_minutes = checkpoint_minutes;
+    r.restart_minutes = restart_minutes;
+    r.deadline_hours = deadline_hours;
+    return r;
+}
+
 struct Simulated {
     double deadline_probability = 0;
     double mean_hours = 0;
@@ -250,14 +265,8 @@ TEST_SUITE("plan_spot") {
         };
         std::mt19937_64 rng(20261123);
         for (const Case& c : cases) {
-            SpotPlanRequest r;
-            r.job_hours = c.job_hours;
-            r.on_demand_usd_per_hour = 10;
-            r.spot_usd_per_hour = 2;
-            r.interruptions_per_hour = c.rate;
-            r.checkpoint_minutes = c.checkpoint_minutes;
-            r.restart_minutes = c.restart_minutes;
-            r.deadline_hours = c.deadline_hours;
+            const SpotPlanRequest r = SimulatedCase(c.job_hours, c.rate, c.checkpoint_minutes,
+                                                    c.restart_minutes, c.deadline_hours);
             auto plan = PlanSpot(r, *catalog);
             REQUIRE(plan.ok());
             const SpotPlan& p = plan.value();
@@ -290,14 +299,7 @@ TEST_SUITE("plan_spot") {
         constexpr int kRuns = 20000;
         std::mt19937_64 rng(20261207);
         for (const Case& c : cases) {
-            SpotPlanRequest r;
-            r.job_hours = c.job_hours;
-            r.on_demand_usd_per_hour = 10;
-            r.spot_usd_per_hour = 2;
-            r.interruptions_per_hour = c.rate;
-            r.checkpoint_minutes = 5;
-            r.restart_minutes = 10;
-            r.deadline_hours = c.deadline_hours;
+            SpotPlanRequest r = SimulatedCase(c.job_hours, c.rate, 5, 10, c.deadline_hours);
             auto exact = PlanSpot(r, *catalog);
             REQUIRE(exact.ok());
             r.run_time_sigma = RunTimeSigma(c.spread);

@@ -56,6 +56,29 @@ std::string KeyOf(const TrainingPlanOption& o) {
     return o.offering->id + "@" + std::to_string(o.nodes);
 }
 
+// Checks that `judged`, within `budget_usd` on average but not at its p90, has the log-normal
+// budget_probability of `sigma` (median its expected bill) and misses budget_confidence by it.
+void CheckMissesBudgetConfidence(const TrainingPlanOption& judged, double budget_usd,
+                                 double sigma) {
+    REQUIRE(judged.budget_probability.has_value());
+    const double z = std::log(budget_usd / judged.expected_cost_usd) / sigma;
+    CHECK(*judged.budget_probability == doctest::Approx(0.5 * std::erfc(-z / std::sqrt(2.0))));
+    CHECK(*judged.budget_probability > 0.5);
+    CHECK(*judged.budget_probability < kDefaultBudgetConfidence);
+    CHECK_FALSE(judged.within_budget);
+    REQUIRE(judged.violations.size() == 1);
+    CHECK(judged.violations[0].constraint == "budget_confidence");
+    CHECK(judged.violations[0].limit == kDefaultBudgetConfidence);
+}
+
+// The option of `plan` with key `key` (KeyOf), or null when it is not listed.
+const TrainingPlanOption* FindOption(const TrainingPlan& plan, const std::string& key) {
+    for (const auto& o : plan.options) {
+        if (KeyOf(o) == key) return &o;
+    }
+    return nullptr;
+}
+
 const PlanReference& Ref() {
     return gpucost::testing::SamplePlanReference();
 }
@@ -291,10 +314,7 @@ TEST_SUITE("plan_training") {
         r.include_infeasible = true;
         auto plan = Plan(r, *catalog);
         REQUIRE(plan.ok());
-        const TrainingPlanOption* judged = nullptr;
-        for (const auto& o : plan.value().options) {
-            if (KeyOf(o) == KeyOf(*spot)) judged = &o;
-        }
+        const TrainingPlanOption* judged = FindOption(plan.value(), KeyOf(*spot));
         REQUIRE(judged != nullptr);
         REQUIRE(judged->deadline_probability.has_value());
         // The spot plan, asked about the same run, gives the same probability.
@@ -593,22 +613,12 @@ TEST_SUITE("plan_training") {
         r.include_infeasible = true;
         auto plan = Plan(r, *catalog);
         REQUIRE(plan.ok());
-        const TrainingPlanOption* judged = nullptr;
-        for (const auto& o : plan.value().options) {
-            if (KeyOf(o) == KeyOf(*spot)) judged = &o;
-        }
+        const TrainingPlanOption* judged = FindOption(plan.value(), KeyOf(*spot));
         REQUIRE(judged != nullptr);
-        REQUIRE(judged->budget_probability.has_value());
         // By hand: log-normal with median the expected bill and sigma = ln(p90 / p50) / z90.
-        const double sigma = std::log(judged->cost_usd_p90 / judged->expected_cost_usd) / kZ90;
-        const double z = std::log(*r.constraints.budget_usd / judged->expected_cost_usd) / sigma;
-        CHECK(*judged->budget_probability == doctest::Approx(0.5 * std::erfc(-z / std::sqrt(2.0))));
-        CHECK(*judged->budget_probability > 0.5);
-        CHECK(*judged->budget_probability < kDefaultBudgetConfidence);
-        CHECK_FALSE(judged->within_budget);
-        REQUIRE(judged->violations.size() == 1);
-        CHECK(judged->violations[0].constraint == "budget_confidence");
-        CHECK(judged->violations[0].limit == kDefaultBudgetConfidence);
+        CheckMissesBudgetConfidence(
+            *judged, *r.constraints.budget_usd,
+            std::log(judged->cost_usd_p90 / judged->expected_cost_usd) / kZ90);
         if (plan.value().recommendation) {
             CHECK(*plan.value().recommendation->budget_probability >= kDefaultBudgetConfidence);
         }
@@ -725,22 +735,12 @@ TEST_SUITE("plan_training") {
         r.include_infeasible = true;
         auto plan = Plan(r, *catalog);
         REQUIRE(plan.ok());
-        const TrainingPlanOption* judged = nullptr;
-        for (const auto& o : plan.value().options) {
-            if (KeyOf(o) == KeyOf(cheapest)) judged = &o;
-        }
+        const TrainingPlanOption* judged = FindOption(plan.value(), KeyOf(cheapest));
         REQUIRE(judged != nullptr);
-        REQUIRE(judged->budget_probability.has_value());
-        const double sigma = std::log(CostQuantileFactor(kDefaultEfficiencySpreadFraction,
-                                                         kDefaultPriceSpreadFraction)) /
-                             kZ90;
-        const double z = std::log(*r.constraints.budget_usd / judged->expected_cost_usd) / sigma;
-        CHECK(*judged->budget_probability == doctest::Approx(0.5 * std::erfc(-z / std::sqrt(2.0))));
-        CHECK(*judged->budget_probability > 0.5);
-        CHECK(*judged->budget_probability < kDefaultBudgetConfidence);
-        CHECK_FALSE(judged->within_budget);
-        REQUIRE(judged->violations.size() == 1);
-        CHECK(judged->violations[0].constraint == "budget_confidence");
+        CheckMissesBudgetConfidence(*judged, *r.constraints.budget_usd,
+                                    std::log(CostQuantileFactor(kDefaultEfficiencySpreadFraction,
+                                                                kDefaultPriceSpreadFraction)) /
+                                        kZ90);
     }
 
     TEST_CASE("a later deadline never removes feasible options, and an earlier one never adds") {
@@ -1910,10 +1910,7 @@ TEST_SUITE("plan_training run-time risk") {
         r.include_infeasible = true;
         auto tight = Plan(r, *catalog);
         REQUIRE(tight.ok());
-        const TrainingPlanOption* judged = nullptr;
-        for (const auto& o : tight.value().options) {
-            if (KeyOf(o) == key) judged = &o;
-        }
+        const TrainingPlanOption* judged = FindOption(tight.value(), key);
         REQUIRE(judged != nullptr);
         const double sigma = std::log1p(kDefaultEfficiencySpreadFraction) / kZ90;
         const double late = 0.5 * std::erfc(std::log(1.1) / sigma / std::sqrt(2.0));
